@@ -1,0 +1,13 @@
+# Locates nvcc for the parts of the build that produce PTX or SASS.
+# DLC_NVCC is the nvcc executable ("" when no CUDA toolkit is installed).
+find_program(DLC_NVCC nvcc
+  HINTS ENV CUDA_PATH ENV CUDA_HOME /usr/local/cuda
+  PATH_SUFFIXES bin)
+if(DLC_NVCC)
+  execute_process(COMMAND ${DLC_NVCC} --version OUTPUT_VARIABLE _dlc_nvcc_ver)
+  string(REGEX MATCH "release ([0-9]+\\.[0-9]+)" _m "${_dlc_nvcc_ver}")
+  set(DLC_NVCC_VERSION ${CMAKE_MATCH_1})
+  message(STATUS "dlc: nvcc ${DLC_NVCC_VERSION} at ${DLC_NVCC}")
+else()
+  message(STATUS "dlc: nvcc not found; PTX-based tests and the kernel library are disabled")
+endif()

@@ -1,0 +1,101 @@
+/* dlcgen: the command-line driver.
+ *
+ *   dlcgen --graph FILE [--dtype T] [--dump=STAGES] [--dump-dir DIR] [--diag=json]
+ *   dlcgen --manifest FILE --out DIR [--dump=STAGES] [--diag=json] [--quiet]
+ *
+ * The pipeline runs the stages in spec order (pipeline.c); a verifier runs
+ * after each.  Exit status: 0 success, 1 user error (diagnostics printed),
+ * 2 usage error, 3 internal error. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline.h"
+
+#ifndef DLC_VERSION
+#define DLC_VERSION "0.0.0"
+#endif
+
+static void usage(FILE *f) {
+  fputs("usage: dlcgen --graph FILE [--dtype fp16|bf16|fp32] [--dump=STAGES] [--dump-dir DIR] [--diag=json|text]\n"
+        "       dlcgen --manifest FILE --out DIR [--dump=STAGES] [--diag=json|text] [--quiet]\n"
+        "       dlcgen --help | --version\n"
+        "\n"
+        "Compiles a Frontend graph, or every entry of a dlc-manifest/1 manifest, through the\n"
+        "pipeline of the dlc specification.\n"
+        "\n"
+        "  --graph FILE      compile one graph (format: docs/graph-format.md)\n"
+        "  --dtype T         instantiate the graph's dtype parameter T (default fp16)\n"
+        "  --manifest FILE   compile every op x dtype x variant of a manifest (docs/manifest.md)\n"
+        "  --out DIR         where --manifest writes its outputs (rewritten only when changed)\n"
+        "  --dump=STAGES     comma-separated stages to dump as JSON, or 'all':\n"
+        "                    frontend,tiny,indexbook,poly_view\n"
+        "  --dump-dir DIR    write each dump to DIR/<stage>.json instead of stdout\n"
+        "  --diag=json       print diagnostics as one JSON document on stderr\n"
+        "  --quiet           no progress output\n"
+        "\n"
+        "Exit status: 0 success, 1 error in the input (diagnostics printed), 2 usage error.\n",
+        f);
+}
+
+static int usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "dlcgen: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\nTry 'dlcgen --help'.\n");
+  return 2;
+}
+
+/* "--opt=value" or "--opt value" */
+static const char *opt_value(int argc, char **argv, int *i, const char *name, bool *err) {
+  size_t n = strlen(name);
+  const char *a = argv[*i];
+  if (strncmp(a, name, n) != 0) return NULL;
+  if (a[n] == '=') return a + n + 1;
+  if (a[n] != 0) return NULL;
+  if (*i + 1 >= argc) {
+    *err = true;
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+int main(int argc, char **argv) {
+  pipeline_opts o = {0};
+  o.dtype = "fp16";
+  bool err = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      return 0;
+    }
+    if (strcmp(a, "--version") == 0) {
+      printf("dlcgen %s\n", DLC_VERSION);
+      return 0;
+    }
+    if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+      o.quiet = true;
+      continue;
+    }
+    if ((v = opt_value(argc, argv, &i, "--graph", &err))) o.graph = v;
+    else if ((v = opt_value(argc, argv, &i, "--manifest", &err))) o.manifest = v;
+    else if ((v = opt_value(argc, argv, &i, "--out", &err))) o.out_dir = v;
+    else if ((v = opt_value(argc, argv, &i, "--dtype", &err))) o.dtype = v;
+    else if ((v = opt_value(argc, argv, &i, "--dump-dir", &err))) o.dump_dir = v;
+    else if ((v = opt_value(argc, argv, &i, "--dump", &err))) {
+      if (!pipeline_parse_stages(v, &o.dump)) return usage_error("unknown stage in --dump=%s", v);
+    } else if ((v = opt_value(argc, argv, &i, "--diag", &err))) {
+      if (strcmp(v, "json") == 0) o.diag_json = true;
+      else if (strcmp(v, "text") != 0) return usage_error("--diag takes json or text, not '%s'", v);
+    } else if (err) {
+      return usage_error("option '%s' needs a value", a);
+    } else {
+      return usage_error("unknown argument '%s'", a);
+    }
+    if (err) return usage_error("option '%s' needs a value", a);
+  }
+  if (!o.graph == !o.manifest) return usage_error("%s", "give exactly one of --graph and --manifest");
+  if (o.manifest && !o.out_dir) return usage_error("%s", "--manifest needs --out DIR");
+  if (o.graph && o.out_dir) return usage_error("%s", "--out goes with --manifest; use --dump-dir with --graph");
+  return pipeline_main(&o);
+}

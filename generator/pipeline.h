@@ -1,0 +1,32 @@
+/* The pipeline driver: runs the stages in spec order (as QBE's main lists
+ * its passes), verifying after each and dumping what was asked for. */
+#ifndef DLC_PIPELINE_H
+#define DLC_PIPELINE_H
+
+#include <stdbool.h>
+
+/* Stages that can be dumped, in pipeline order. */
+#define DLC_STAGES(X) \
+  X(STAGE_FRONTEND, "frontend") \
+  X(STAGE_TINY, "tiny") \
+  X(STAGE_INDEXBOOK, "indexbook") \
+  X(STAGE_POLY_VIEW, "poly_view")
+
+typedef enum {
+#define X(e, name) e,
+  DLC_STAGES(X)
+#undef X
+  STAGE__COUNT
+} dlc_stage;
+
+typedef struct pipeline_opts {
+  const char *graph, *manifest, *out_dir, *dump_dir, *dtype;
+  unsigned dump; /* bit per dlc_stage */
+  bool diag_json, quiet;
+} pipeline_opts;
+
+bool pipeline_parse_stages(const char *list, unsigned *mask);
+/* Runs the whole command; returns the process exit status. */
+int pipeline_main(const pipeline_opts *o);
+
+#endif

@@ -1,0 +1,639 @@
+/* Playback: a dense interpreter of Tiny IR and of IndexBook views (spec
+ * §6.11; see playback.h).  Each UOp becomes a gather loop over its output
+ * index; sizes and index maps are sx expressions evaluated under the
+ * binding.  Correctness beats speed: tensors are small test tensors. */
+#include "playback.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *pb_status_name(pb_status s) {
+  switch (s) {
+  case PB_OK: return "ok";
+  case PB_ERR_SHAPE: return "shape mismatch";
+  case PB_ERR_UNBOUND: return "unbound symbol";
+  case PB_ERR_TOO_LARGE: return "tensor too large";
+  case PB_ERR_INPUT: return "bad input";
+  case PB_ERR_OOB: return "out-of-bounds read";
+  case PB_ERR_UNSUPPORTED: return "unsupported";
+  }
+  return "?";
+}
+
+static pb_status fail(char *why, size_t nwhy, pb_status st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static pb_status fail(char *why, size_t nwhy, pb_status st, const char *fmt, ...) {
+  if (why && nwhy) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, nwhy, fmt, ap);
+    va_end(ap);
+  }
+  return st;
+}
+
+/* ---- tensors and bindings ------------------------------------------------------- */
+
+pb_status pb_tensor_alloc(pb_tensor *t, int rank, const int64_t *shape) {
+  memset(t, 0, sizeof *t);
+  if (rank < 0 || rank > TINY_MAX_RANK) return PB_ERR_SHAPE;
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) {
+    if (shape[i] < 0) return PB_ERR_SHAPE;
+    if (shape[i] > 0 && n > PB_MAX_ELEMS / shape[i]) return PB_ERR_TOO_LARGE;
+    n *= shape[i];
+  }
+  if (n > PB_MAX_ELEMS) return PB_ERR_TOO_LARGE;
+  t->rank = rank;
+  for (int i = 0; i < rank; i++) t->shape[i] = shape[i];
+  t->n = n;
+  t->data = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
+  if (!t->data) return PB_ERR_TOO_LARGE;
+  return PB_OK;
+}
+
+void pb_tensor_free(pb_tensor *t) {
+  if (!t) return;
+  free(t->data);
+  t->data = NULL;
+  t->n = 0;
+}
+
+bool pb_bind(pb_binding *b, const char *name, int64_t v) {
+  for (int i = 0; i < b->n; i++)
+    if (strcmp(b->name[i], name) == 0) {
+      b->value[i] = v;
+      return true;
+    }
+  if (b->n >= PB_MAX_BIND) return false;
+  b->name[b->n] = name;
+  b->value[b->n++] = v;
+  return true;
+}
+
+bool pb_lookup(const pb_binding *b, const char *name, int64_t *v) {
+  for (int i = 0; b && i < b->n; i++)
+    if (strcmp(b->name[i], name) == 0) {
+      *v = b->value[i];
+      return true;
+    }
+  return false;
+}
+
+/* sx_eval context: dim symbols from the binding, index variables from an
+ * index vector (either "<prefix><k>" names or an explicit name list). */
+typedef struct lookup_ctx {
+  const pb_binding *b;
+  char prefix;             /* 'v' for VIEW maps, 0 when `names` is used */
+  const char *const *names; /* IndexBook axis names */
+  int nidx;
+  const int64_t *idx;
+  const char *missing;     /* the first name that failed */
+} lookup_ctx;
+
+static bool lookup_fn(void *vctx, sx_atom_kind kind, const char *name, int64_t *v) {
+  lookup_ctx *c = vctx;
+  if (kind == SXA_PARAM) {
+    if (pb_lookup(c->b, name, v)) return true;
+  } else if (c->names) {
+    for (int i = 0; i < c->nidx; i++)
+      if (strcmp(c->names[i], name) == 0) {
+        *v = c->idx[i];
+        return true;
+      }
+  } else if (c->prefix && name[0] == c->prefix && name[1]) {
+    char *end;
+    long k = strtol(name + 1, &end, 10);
+    if (!*end && k >= 0 && k < c->nidx) {
+      *v = c->idx[k];
+      return true;
+    }
+  }
+  if (!c->missing) c->missing = name;
+  return false;
+}
+
+/* Evaluates x; PB_ERR_UNBOUND names the missing symbol. */
+static pb_status eval_sx(const sx *x, lookup_ctx *c, int64_t *out, char *why, size_t nwhy) {
+  c->missing = NULL;
+  if (sx_eval(x, lookup_fn, c, out)) return PB_OK;
+  arena A;
+  arena_init(&A);
+  const char *s = sx_str(&A, x);
+  pb_status st = c->missing ? fail(why, nwhy, PB_ERR_UNBOUND, "'%s' is unbound in %s", c->missing, s)
+                            : fail(why, nwhy, PB_ERR_SHAPE, "cannot evaluate %s (overflow or division by 0)", s);
+  arena_free(&A);
+  return st;
+}
+
+pb_status pb_shape_eval(const pb_binding *b, int rank, const sx *const *shape, int64_t *out, char *why,
+                        size_t nwhy) {
+  lookup_ctx c = {.b = b};
+  for (int i = 0; i < rank; i++) {
+    pb_status st = eval_sx(shape[i], &c, &out[i], why, nwhy);
+    if (st != PB_OK) return st;
+    if (out[i] < 0) return fail(why, nwhy, PB_ERR_SHAPE, "size %d evaluates to %lld", i, (long long)out[i]);
+  }
+  return PB_OK;
+}
+
+/* ---- index helpers ---------------------------------------------------------------- */
+
+static void strides_of(int rank, const int64_t *shape, int64_t *st) {
+  int64_t s = 1;
+  for (int k = rank - 1; k >= 0; k--) {
+    st[k] = s;
+    s *= shape[k];
+  }
+}
+
+/* Advances a row-major multi-index; false after the last one. */
+static bool next_index(int rank, const int64_t *shape, int64_t *idx) {
+  for (int k = rank - 1; k >= 0; k--) {
+    if (++idx[k] < shape[k]) return true;
+    idx[k] = 0;
+  }
+  return false;
+}
+
+static const char *shape_text(char *buf, size_t n, int rank, const int64_t *shape) {
+  size_t p = 0;
+  p += (size_t)snprintf(buf + p, n - p, "[");
+  for (int i = 0; i < rank && p < n; i++) p += (size_t)snprintf(buf + p, n - p, "%s%lld", i ? "," : "", (long long)shape[i]);
+  if (p < n) snprintf(buf + p, n - p, "]");
+  return buf;
+}
+
+static bool same_shape(int ra, const int64_t *a, int rb, const int64_t *b) {
+  if (ra != rb) return false;
+  for (int i = 0; i < ra; i++)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+/* ---- per-op evaluation -------------------------------------------------------------- */
+
+typedef struct ev {
+  const tiny_dag *d;
+  const pb_binding *b;
+  pb_tensor *v; /* one per node */
+  char *why;
+  size_t nwhy;
+} ev;
+
+/* The source index of a movement op for output index `o`; false when the
+ * output element is padding.  Checks bounds for VIEW maps. */
+typedef struct mv {
+  const tiny_uop *u;
+  const pb_tensor *src;
+  int64_t lo[TINY_MAX_RANK], hi[TINY_MAX_RANK];
+  lookup_ctx lc;
+} mv;
+
+static pb_status eval_movement(ev *E, int i, const int64_t *osh) {
+  const tiny_uop *u = &E->d->u[i];
+  const pb_tensor *s = &E->v[u->src[0]];
+  pb_tensor *o = &E->v[i];
+  char b1[96], b2[96];
+  int64_t lo[TINY_MAX_RANK] = {0}, hi[TINY_MAX_RANK] = {0};
+  lookup_ctx lc = {.b = E->b};
+  pb_status st;
+  /* shape rule per op, checked against the node's own shape */
+  int64_t want[TINY_MAX_RANK];
+  int wrank = u->rank;
+  switch (u->op) {
+  case TINY_RESHAPE: {
+    int64_t n = 1;
+    for (int k = 0; k < u->rank; k++) n *= osh[k];
+    if (n != s->n)
+      return fail(E->why, E->nwhy, PB_ERR_SHAPE, "RESHAPE of %s (%lld elements) to %s", shape_text(b1, sizeof b1, s->rank, s->shape),
+                  (long long)s->n, shape_text(b2, sizeof b2, u->rank, osh));
+    memcpy(want, osh, sizeof(int64_t) * (size_t)u->rank);
+    break;
+  }
+  case TINY_PERMUTE:
+    if (u->rank != s->rank) return fail(E->why, E->nwhy, PB_ERR_SHAPE, "PERMUTE changes the rank");
+    for (int k = 0; k < u->rank; k++) {
+      if (u->perm[k] < 0 || u->perm[k] >= s->rank) return fail(E->why, E->nwhy, PB_ERR_SHAPE, "bad PERMUTE");
+      want[k] = s->shape[u->perm[k]];
+    }
+    break;
+  case TINY_EXPAND:
+    if (u->rank != s->rank) return fail(E->why, E->nwhy, PB_ERR_SHAPE, "EXPAND changes the rank");
+    for (int k = 0; k < u->rank; k++) {
+      if (s->shape[k] != 1 && s->shape[k] != osh[k])
+        return fail(E->why, E->nwhy, PB_ERR_SHAPE, "EXPAND of %s to %s", shape_text(b1, sizeof b1, s->rank, s->shape),
+                    shape_text(b2, sizeof b2, u->rank, osh));
+      want[k] = osh[k];
+    }
+    break;
+  case TINY_PAD:
+  case TINY_SHRINK:
+    if (u->rank != s->rank) return fail(E->why, E->nwhy, PB_ERR_SHAPE, "%s changes the rank", tiny_op_name(u->op));
+    for (int k = 0; k < u->rank; k++) {
+      if ((st = eval_sx(u->lo[k], &lc, &lo[k], E->why, E->nwhy)) != PB_OK ||
+          (st = eval_sx(u->hi[k], &lc, &hi[k], E->why, E->nwhy)) != PB_OK)
+        return st;
+      if (u->op == TINY_PAD) {
+        if (lo[k] < 0 || hi[k] < 0) return fail(E->why, E->nwhy, PB_ERR_SHAPE, "PAD axis %d by %lld, %lld", k, (long long)lo[k], (long long)hi[k]);
+        want[k] = s->shape[k] + lo[k] + hi[k];
+      } else {
+        int64_t step = u->step ? u->step[k] : 1;
+        if (step < 1 || lo[k] < 0 || hi[k] > s->shape[k] || lo[k] >= hi[k])
+          return fail(E->why, E->nwhy, PB_ERR_SHAPE, "SHRINK axis %d: [%lld, %lld) step %lld is not inside [0, %lld)", k,
+                      (long long)lo[k], (long long)hi[k], (long long)step, (long long)s->shape[k]);
+        want[k] = (hi[k] - lo[k] + step - 1) / step;
+      }
+    }
+    break;
+  case TINY_FLIP:
+    if (u->rank != s->rank) return fail(E->why, E->nwhy, PB_ERR_SHAPE, "FLIP changes the rank");
+    memcpy(want, s->shape, sizeof(int64_t) * (size_t)s->rank);
+    break;
+  case TINY_VIEW:
+    memcpy(want, osh, sizeof(int64_t) * (size_t)u->rank);
+    break;
+  default:
+    return fail(E->why, E->nwhy, PB_ERR_UNSUPPORTED, "%s is not a movement op", tiny_op_name(u->op));
+  }
+  if (!same_shape(wrank, want, u->rank, osh))
+    return fail(E->why, E->nwhy, PB_ERR_SHAPE, "%s gives %s but the node's shape is %s", tiny_op_name(u->op),
+                shape_text(b1, sizeof b1, wrank, want), shape_text(b2, sizeof b2, u->rank, osh));
+  if ((st = pb_tensor_alloc(o, u->rank, osh)) != PB_OK)
+    return fail(E->why, E->nwhy, st, "cannot allocate %s", shape_text(b1, sizeof b1, u->rank, osh));
+  if (u->op == TINY_RESHAPE) {
+    memcpy(o->data, s->data, sizeof(double) * (size_t)s->n);
+    return PB_OK;
+  }
+  int64_t sst[TINY_MAX_RANK], idx[TINY_MAX_RANK] = {0};
+  strides_of(s->rank, s->shape, sst);
+  lc.prefix = 'v';
+  lc.nidx = u->rank;
+  lc.idx = idx;
+  for (int64_t f = 0; f < o->n; f++, next_index(u->rank, osh, idx)) {
+    int64_t off = 0;
+    bool pad = false;
+    for (int k = 0; k < s->rank; k++) {
+      int64_t j = 0;
+      switch (u->op) {
+      case TINY_PERMUTE: j = idx[k]; break; /* handled below */
+      case TINY_EXPAND: j = s->shape[k] == 1 ? 0 : idx[k]; break;
+      case TINY_PAD:
+        j = idx[k] - lo[k];
+        if (j < 0 || j >= s->shape[k]) pad = true;
+        break;
+      case TINY_SHRINK: j = lo[k] + idx[k] * (u->step ? u->step[k] : 1); break;
+      case TINY_FLIP: j = u->flip[k] ? s->shape[k] - 1 - idx[k] : idx[k]; break;
+      case TINY_VIEW:
+        if ((st = eval_sx(u->vmap[k], &lc, &j, E->why, E->nwhy)) != PB_OK) return st;
+        if (j < 0 || j >= s->shape[k])
+          return fail(E->why, E->nwhy, PB_ERR_OOB, "VIEW reads index %lld of axis %d (size %lld)", (long long)j, k,
+                      (long long)s->shape[k]);
+        break;
+      default: break;
+      }
+      if (u->op == TINY_PERMUTE) off += idx[k] * sst[u->perm[k]];
+      else off += j * sst[k];
+    }
+    o->data[f] = pad ? u->cval : s->data[off];
+  }
+  return PB_OK;
+}
+
+static pb_status eval_alu(ev *E, int i, const int64_t *osh) {
+  const tiny_uop *u = &E->d->u[i];
+  pb_tensor *o = &E->v[i];
+  char b1[96], b2[96];
+  const pb_tensor *s[3] = {0};
+  for (int k = 0; k < u->nsrc; k++) {
+    s[k] = &E->v[u->src[k]];
+    if (s[k]->rank != 0 && !same_shape(s[k]->rank, s[k]->shape, u->rank, osh))
+      return fail(E->why, E->nwhy, PB_ERR_SHAPE, "%s operand %d has shape %s, not %s", tiny_op_name(u->op), k,
+                  shape_text(b1, sizeof b1, s[k]->rank, s[k]->shape), shape_text(b2, sizeof b2, u->rank, osh));
+  }
+  pb_status st = pb_tensor_alloc(o, u->rank, osh);
+  if (st != PB_OK) return fail(E->why, E->nwhy, st, "cannot allocate %s", shape_text(b1, sizeof b1, u->rank, osh));
+  for (int64_t f = 0; f < o->n; f++) {
+    double a[3] = {0, 0, 0};
+    for (int k = 0; k < u->nsrc; k++) a[k] = s[k]->data[s[k]->rank ? f : 0];
+    o->data[f] = tiny_op_eval(u->op, a[0], a[1], a[2]);
+  }
+  return PB_OK;
+}
+
+static pb_status eval_reduce(ev *E, int i, const int64_t *osh) {
+  const tiny_uop *u = &E->d->u[i];
+  const pb_tensor *s = &E->v[u->src[0]];
+  pb_tensor *o = &E->v[i];
+  char b1[96], b2[96];
+  bool red[TINY_MAX_RANK] = {0};
+  for (int k = 0; k < u->naxes; k++) {
+    if (u->axes[k] < 0 || u->axes[k] >= s->rank || red[u->axes[k]])
+      return fail(E->why, E->nwhy, PB_ERR_SHAPE, "REDUCE axis %d of rank %d", u->axes[k], s->rank);
+    red[u->axes[k]] = true;
+  }
+  int64_t want[TINY_MAX_RANK];
+  int wr = 0;
+  for (int k = 0; k < s->rank; k++)
+    if (!red[k]) want[wr++] = s->shape[k];
+  if (!same_shape(wr, want, u->rank, osh))
+    return fail(E->why, E->nwhy, PB_ERR_SHAPE, "REDUCE gives %s but the node's shape is %s", shape_text(b1, sizeof b1, wr, want),
+                shape_text(b2, sizeof b2, u->rank, osh));
+  pb_status st = pb_tensor_alloc(o, u->rank, osh);
+  if (st != PB_OK) return fail(E->why, E->nwhy, st, "cannot allocate %s", shape_text(b1, sizeof b1, u->rank, osh));
+  double neutral = u->rop == RED_SUM ? 0.0 : u->rop == RED_MAX ? -INFINITY : INFINITY;
+  for (int64_t f = 0; f < o->n; f++) o->data[f] = neutral;
+  int64_t ost[TINY_MAX_RANK], idx[TINY_MAX_RANK] = {0};
+  strides_of(u->rank, osh, ost);
+  for (int64_t f = 0; f < s->n; f++, next_index(s->rank, s->shape, idx)) {
+    int64_t off = 0;
+    for (int k = 0, j = 0; k < s->rank; k++)
+      if (!red[k]) off += idx[k] * ost[j++];
+    double x = s->data[f], *acc = &o->data[off];
+    if (u->rop == RED_SUM) *acc += x;
+    else if (u->rop == RED_MAX) *acc = x > *acc || isnan(x) ? x : *acc;
+    else *acc = x < *acc || isnan(x) ? x : *acc;
+  }
+  return PB_OK;
+}
+
+static int label_pos(const char *const *l, int n, const char *s) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(l[i], s) == 0) return i;
+  return -1;
+}
+
+/* out[out_idx] = sum over reduce_idx of lhs[lhs_idx] * rhs[rhs_idx]. */
+static pb_status eval_contract(ev *E, int i, const int64_t *osh) {
+  const tiny_uop *u = &E->d->u[i];
+  const tiny_contract *c = u->con;
+  const pb_tensor *op[2] = {&E->v[u->src[0]], &E->v[u->src[1]]};
+  pb_tensor *o = &E->v[i];
+  char b1[96];
+  if (!c || c->nl != op[0]->rank || c->nr != op[1]->rank || c->no != u->rank)
+    return fail(E->why, E->nwhy, PB_ERR_SHAPE, "CONTRACT index lists do not match the operand ranks");
+  /* every operand label is an output or a reduce label, with one size */
+  int nall = c->no + c->nk;
+  if (nall > 2 * TINY_MAX_RANK) return fail(E->why, E->nwhy, PB_ERR_UNSUPPORTED, "too many CONTRACT labels");
+  const char *all[2 * TINY_MAX_RANK];
+  int64_t size[2 * TINY_MAX_RANK];
+  for (int k = 0; k < nall; k++) {
+    all[k] = k < c->no ? c->out_idx[k] : c->reduce_idx[k - c->no];
+    size[k] = -1;
+  }
+  int pos[2][TINY_MAX_RANK];
+  for (int side = 0; side < 2; side++) {
+    const char *const *lab = side ? c->rhs_idx : c->lhs_idx;
+    for (int k = 0; k < op[side]->rank; k++) {
+      int p = label_pos(all, nall, lab[k]);
+      if (p < 0)
+        return fail(E->why, E->nwhy, PB_ERR_UNSUPPORTED, "CONTRACT label '%s' is neither kept nor reduced", lab[k]);
+      if (size[p] >= 0 && size[p] != op[side]->shape[k])
+        return fail(E->why, E->nwhy, PB_ERR_SHAPE, "CONTRACT label '%s' has sizes %lld and %lld", lab[k],
+                    (long long)size[p], (long long)op[side]->shape[k]);
+      size[p] = op[side]->shape[k];
+      pos[side][k] = p;
+    }
+  }
+  for (int k = 0; k < nall; k++) {
+    if (size[k] < 0) return fail(E->why, E->nwhy, PB_ERR_SHAPE, "CONTRACT label '%s' is in no operand", all[k]);
+    if (k < c->no && size[k] != osh[k])
+      return fail(E->why, E->nwhy, PB_ERR_SHAPE, "CONTRACT output '%s' has size %lld but the node says %lld", all[k],
+                  (long long)size[k], (long long)osh[k]);
+  }
+  pb_status st = pb_tensor_alloc(o, u->rank, osh);
+  if (st != PB_OK) return fail(E->why, E->nwhy, st, "cannot allocate %s", shape_text(b1, sizeof b1, u->rank, osh));
+  /* stride of each label in each operand */
+  int64_t lst[2][2 * TINY_MAX_RANK] = {{0}}, st0[TINY_MAX_RANK];
+  for (int side = 0; side < 2; side++) {
+    strides_of(op[side]->rank, op[side]->shape, st0);
+    for (int k = 0; k < op[side]->rank; k++) lst[side][pos[side][k]] += st0[k];
+  }
+  int64_t oi[TINY_MAX_RANK] = {0}, ri[TINY_MAX_RANK] = {0};
+  int64_t nred = 1;
+  for (int k = 0; k < c->nk; k++) nred *= size[c->no + k];
+  for (int64_t f = 0; f < o->n; f++, next_index(c->no, osh, oi)) {
+    int64_t base[2] = {0, 0};
+    for (int k = 0; k < c->no; k++) base[0] += oi[k] * lst[0][k], base[1] += oi[k] * lst[1][k];
+    double acc = 0;
+    memset(ri, 0, sizeof ri);
+    for (int64_t r = 0; r < nred; r++, next_index(c->nk, size + c->no, ri)) {
+      int64_t a = base[0], bb = base[1];
+      for (int k = 0; k < c->nk; k++) a += ri[k] * lst[0][c->no + k], bb += ri[k] * lst[1][c->no + k];
+      acc += op[0]->data[a] * op[1]->data[bb];
+    }
+    o->data[f] = acc;
+  }
+  return PB_OK;
+}
+
+static pb_status eval_node(ev *E, int i, int nin, const pb_tensor *inputs, int *next_input) {
+  const tiny_uop *u = &E->d->u[i];
+  pb_tensor *o = &E->v[i];
+  char b1[96], b2[96];
+  int64_t osh[TINY_MAX_RANK];
+  if (u->rank < 0 || u->rank > TINY_MAX_RANK) return fail(E->why, E->nwhy, PB_ERR_UNSUPPORTED, "rank %d", u->rank);
+  for (int k = 0; k < u->nsrc; k++)
+    if (u->src[k] < 0 || u->src[k] >= i) return fail(E->why, E->nwhy, PB_ERR_UNSUPPORTED, "source %d is not an earlier node", k);
+  pb_status st = pb_shape_eval(E->b, u->rank, u->shape, osh, E->why, E->nwhy);
+  if (st != PB_OK) return st;
+  switch (tiny_op_kind(u->op)) {
+  case TK_LEAF:
+    if (u->op == TINY_BUFFER) {
+      int k = (*next_input)++;
+      if (k >= nin) return fail(E->why, E->nwhy, PB_ERR_INPUT, "no input given for BUFFER '%s'", u->tensor);
+      if (!same_shape(inputs[k].rank, inputs[k].shape, u->rank, osh))
+        return fail(E->why, E->nwhy, PB_ERR_INPUT, "input '%s' has shape %s, the BUFFER needs %s", u->tensor,
+                    shape_text(b1, sizeof b1, inputs[k].rank, inputs[k].shape), shape_text(b2, sizeof b2, u->rank, osh));
+      if ((st = pb_tensor_alloc(o, u->rank, osh)) != PB_OK) return fail(E->why, E->nwhy, st, "cannot allocate input");
+      memcpy(o->data, inputs[k].data, sizeof(double) * (size_t)o->n);
+    } else if (u->op == TINY_CONST) {
+      if ((st = pb_tensor_alloc(o, u->rank, osh)) != PB_OK) return fail(E->why, E->nwhy, st, "cannot allocate");
+      double v = u->cval;
+      if (u->crsqrt) {
+        int64_t dv;
+        if (!pb_lookup(E->b, u->crsqrt, &dv))
+          return fail(E->why, E->nwhy, PB_ERR_UNBOUND, "'%s' is unbound (CONST times rsqrt(%s))", u->crsqrt, u->crsqrt);
+        if (dv <= 0) return fail(E->why, E->nwhy, PB_ERR_SHAPE, "rsqrt(%s) of %lld", u->crsqrt, (long long)dv);
+        v *= 1.0 / sqrt((double)dv);
+      }
+      for (int64_t f = 0; f < o->n; f++) o->data[f] = v;
+    } else { /* RANGE: the index along `axis` */
+      if (u->axis < 0 || u->axis >= u->rank) return fail(E->why, E->nwhy, PB_ERR_SHAPE, "RANGE axis %d of rank %d", u->axis, u->rank);
+      if ((st = pb_tensor_alloc(o, u->rank, osh)) != PB_OK) return fail(E->why, E->nwhy, st, "cannot allocate RANGE");
+      int64_t idx[TINY_MAX_RANK] = {0};
+      for (int64_t f = 0; f < o->n; f++, next_index(u->rank, osh, idx)) o->data[f] = (double)idx[u->axis];
+    }
+    break;
+  case TK_MOVE: st = eval_movement(E, i, osh); break;
+  case TK_ALU: st = eval_alu(E, i, osh); break;
+  case TK_REDUCE: st = eval_reduce(E, i, osh); break;
+  case TK_CONTRACT: st = eval_contract(E, i, osh); break;
+  case TK_STORE: {
+    const pb_tensor *s = &E->v[u->src[0]];
+    if (!same_shape(s->rank, s->shape, u->rank, osh))
+      return fail(E->why, E->nwhy, PB_ERR_SHAPE, "STORE of %s into %s", shape_text(b1, sizeof b1, s->rank, s->shape),
+                  shape_text(b2, sizeof b2, u->rank, osh));
+    if ((st = pb_tensor_alloc(o, u->rank, osh)) != PB_OK) return fail(E->why, E->nwhy, st, "cannot allocate");
+    memcpy(o->data, s->data, sizeof(double) * (size_t)o->n);
+    break;
+  }
+  }
+  if (st != PB_OK) return st;
+  /* every node rounds to its dtype; REDUCE and CONTRACT summed in double */
+  for (int64_t f = 0; f < o->n; f++) o->data[f] = dtype_round(u->dt, o->data[f]);
+  return PB_OK;
+}
+
+int pb_num_inputs(const tiny_dag *d) {
+  int n = 0;
+  for (int i = 0; i < d->n; i++) n += d->u[i].op == TINY_BUFFER;
+  return n;
+}
+
+const char *pb_input_name(const tiny_dag *d, int k) {
+  for (int i = 0; i < d->n; i++)
+    if (d->u[i].op == TINY_BUFFER && k-- == 0) return d->u[i].tensor;
+  return NULL;
+}
+
+pb_status pb_eval_tiny(const tiny_dag *d, const pb_binding *b, int nin, const pb_tensor *inputs, bool keep_values,
+                       pb_result *res) {
+  memset(res, 0, sizeof *res);
+  res->failed_node = -1;
+  int nbuf = pb_num_inputs(d);
+  if (nin != nbuf) return fail(res->why, sizeof res->why, PB_ERR_INPUT, "%d inputs given for %d BUFFERs", nin, nbuf);
+  ev E = {d, b, calloc((size_t)d->n + 1, sizeof(pb_tensor)), res->why, sizeof res->why};
+  if (!E.v) return fail(res->why, sizeof res->why, PB_ERR_TOO_LARGE, "out of memory");
+  pb_status st = PB_OK;
+  int next_input = 0, nstore = 0;
+  for (int i = 0; i < d->n && st == PB_OK; i++) {
+    st = eval_node(&E, i, nin, inputs, &next_input);
+    if (st != PB_OK) {
+      res->failed_node = i;
+      size_t n = strlen(res->why);
+      snprintf(res->why + n, sizeof res->why - n, " (at tiny[%d] %s)", i, d->u[i].out);
+    }
+    nstore += d->u[i].op == TINY_STORE;
+  }
+  if (st == PB_OK) {
+    res->out = calloc((size_t)nstore + 1, sizeof(pb_tensor));
+    res->out_name = calloc((size_t)nstore + 1, sizeof(const char *));
+    if (!res->out || !res->out_name) st = fail(res->why, sizeof res->why, PB_ERR_TOO_LARGE, "out of memory");
+  }
+  for (int i = 0; i < d->n && st == PB_OK; i++) {
+    if (d->u[i].op != TINY_STORE) continue;
+    /* the STORE's value moves to the result; a kept copy stays in vals */
+    pb_tensor *t = &res->out[res->nout];
+    if (keep_values) {
+      if ((st = pb_tensor_alloc(t, E.v[i].rank, E.v[i].shape)) != PB_OK) break;
+      memcpy(t->data, E.v[i].data, sizeof(double) * (size_t)t->n);
+    } else {
+      *t = E.v[i];
+      memset(&E.v[i], 0, sizeof E.v[i]);
+    }
+    res->out_name[res->nout++] = d->u[i].tensor;
+  }
+  if (keep_values && st == PB_OK) {
+    res->vals = E.v;
+    res->nvals = d->n;
+  } else {
+    for (int i = 0; i < d->n; i++) pb_tensor_free(&E.v[i]);
+    free(E.v);
+  }
+  return st;
+}
+
+void pb_result_free(pb_result *res) {
+  for (int i = 0; i < res->nout; i++) pb_tensor_free(&res->out[i]);
+  for (int i = 0; i < res->nvals; i++) pb_tensor_free(&res->vals[i]);
+  free(res->out);
+  free(res->out_name);
+  free(res->vals);
+  res->out = NULL;
+  res->out_name = NULL;
+  res->vals = NULL;
+  res->nout = res->nvals = 0;
+}
+
+/* ---- IndexBook views ------------------------------------------------------------------ */
+
+pb_status pb_eval_view(const indexbook *ib, int entry, const pb_binding *b, const pb_tensor *vals, pb_tensor *out,
+                       char *why, size_t nwhy) {
+  memset(out, 0, sizeof *out);
+  if (entry < 0 || entry >= ib->n) return fail(why, nwhy, PB_ERR_INPUT, "no IndexBook entry %d", entry);
+  const ib_entry *e = &ib->e[entry];
+  if ((e->kind != IBK_VIEW && e->kind != IBK_STORE) || e->nin != 1 || e->in[0].is_const || e->uop < 0)
+    return fail(why, nwhy, PB_ERR_UNSUPPORTED, "entry %s is not a view", e->value);
+  if (e->rank > TINY_MAX_RANK) return fail(why, nwhy, PB_ERR_UNSUPPORTED, "rank %d", e->rank);
+  const ib_input *in = &e->in[0];
+  if (in->entry < 0 || in->entry >= ib->n) return fail(why, nwhy, PB_ERR_UNSUPPORTED, "bad root of %s", e->value);
+  const ib_entry *re = &ib->e[in->entry];
+  /* the root: a Tiny value, or a non_scop view evaluated through the book */
+  pb_tensor rootv = {0};
+  const pb_tensor *root;
+  pb_status st;
+  if (re->kind == IBK_VIEW && in->entry != entry) {
+    if ((st = pb_eval_view(ib, in->entry, b, vals, &rootv, why, nwhy)) != PB_OK) return st;
+    root = &rootv;
+  } else if (re->uop >= 0) {
+    root = &vals[re->uop];
+  } else {
+    return fail(why, nwhy, PB_ERR_UNSUPPORTED, "root %s of %s is not a Tiny value", re->value, e->value);
+  }
+  if (in->n != root->rank) {
+    pb_tensor_free(&rootv);
+    return fail(why, nwhy, PB_ERR_SHAPE, "map of %s has %d entries for the root's rank %d", e->value, in->n, root->rank);
+  }
+  int64_t osh[TINY_MAX_RANK], idx[TINY_MAX_RANK] = {0}, rst[TINY_MAX_RANK];
+  const char *names[TINY_MAX_RANK];
+  lookup_ctx lc = {.b = b, .names = names, .nidx = e->rank, .idx = idx};
+  for (int k = 0; k < e->rank; k++) {
+    names[k] = e->axes[k].name;
+    if ((st = eval_sx(e->axes[k].size, &lc, &osh[k], why, nwhy)) != PB_OK) goto done;
+  }
+  if ((st = pb_tensor_alloc(out, e->rank, osh)) != PB_OK) {
+    fail(why, nwhy, st, "cannot allocate view %s", e->value);
+    goto done;
+  }
+  dtype dt = ib->dag->u[e->uop].dt;
+  strides_of(root->rank, root->shape, rst);
+  for (int64_t f = 0; f < out->n; f++, next_index(e->rank, osh, idx)) {
+    bool inb = true;
+    for (int g = 0; g < in->nguards && inb; g++) {
+      int64_t x, lo, hi;
+      if ((st = eval_sx(in->guards[g].e, &lc, &x, why, nwhy)) != PB_OK ||
+          (st = eval_sx(in->guards[g].lo, &lc, &lo, why, nwhy)) != PB_OK ||
+          (st = eval_sx(in->guards[g].hi, &lc, &hi, why, nwhy)) != PB_OK)
+        goto done;
+      inb = lo <= x && x < hi;
+    }
+    double v = in->pad_value;
+    if (inb) {
+      int64_t off = 0;
+      for (int k = 0; k < in->n; k++) {
+        int64_t j;
+        if ((st = eval_sx(in->map[k], &lc, &j, why, nwhy)) != PB_OK) goto done;
+        if (j < 0 || j >= root->shape[k]) {
+          arena A;
+          arena_init(&A);
+          st = fail(why, nwhy, PB_ERR_OOB, "%s reads %s axis %d at %lld (size %lld) by map %s: unguarded access",
+                    e->value, re->value, k, (long long)j, (long long)root->shape[k], sx_str(&A, in->map[k]));
+          arena_free(&A);
+          goto done;
+        }
+        off += j * rst[k];
+      }
+      v = root->data[off];
+    }
+    out->data[f] = dtype_round(dt, v);
+  }
+  st = PB_OK;
+done:
+  pb_tensor_free(&rootv);
+  if (st != PB_OK) pb_tensor_free(out);
+  return st;
+}
