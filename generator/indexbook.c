@@ -164,7 +164,7 @@ static void add_guard(indexbook *b, view *v, const ib_entry *dst, const sx *e, c
   for (int i = 0; i < v->ng; i++)
     if (sx_equal(v->g[i].e, e) && sx_equal(v->g[i].lo, lo) && sx_equal(v->g[i].hi, hi)) return;
   ib_guard *ng = ARENA_ARRAY(b->A, ib_guard, v->ng + 1);
-  memcpy(ng, v->g, sizeof(ib_guard) * (size_t)v->ng);
+  if (v->ng) memcpy(ng, v->g, sizeof(ib_guard) * (size_t)v->ng);
   ng[v->ng++] = g;
   v->g = ng;
 }
@@ -269,7 +269,7 @@ static void collect_floors(indexbook *b, ib_entry *e, const sx *x) {
     for (int i = 0; i < e->ndiv_guards; i++) dup |= sx_equal(e->div_guards[i], one);
     if (!dup) {
       const sx **ng = ARENA_ARRAY(b->A, const sx *, e->ndiv_guards + 1);
-      memcpy(ng, e->div_guards, sizeof(*ng) * (size_t)e->ndiv_guards);
+      if (e->ndiv_guards) memcpy(ng, e->div_guards, sizeof(*ng) * (size_t)e->ndiv_guards);
       ng[e->ndiv_guards++] = one;
       e->div_guards = ng;
     }
@@ -355,9 +355,14 @@ static void build_movement(indexbook *b, int ui, ib_entry *e, diag_list *dl) {
     DLC_ASSERT(0);
   }
   if (u->op == TINY_PAD && v.ng > 0 && v.pad != u->cval) {
-    /* two pads with different values cannot share one pad piece */
+    /* two pads with different values cannot share one pad piece: read the
+     * inner padded view as a value of its own, so that its pad piece keeps
+     * its value (composing would give it the outer pad's value) */
     e->non_scop = true;
     e->non_scop_why = "nested pads with different values";
+    view id = {.root = se, .n = src->rank, .map = ARENA_ARRAY(A, const sx *, src->rank > 0 ? src->rank : 1)};
+    for (int i = 0; i < src->rank; i++) id.map[i] = sx_var(A, src->axes[i].name);
+    v = id;
   }
   view r = compose(b, src, v, idx, e);
   if (u->op == TINY_PAD) {
@@ -609,8 +614,10 @@ bool ib_align_params(indexbook *b, diag_list *dl) {
         if (found < 0) {
           const char **nn = ARENA_ARRAY(A, const char *, b->nderived + 1);
           const sx **nv = ARENA_ARRAY(A, const sx *, b->nderived + 1);
-          memcpy(nn, b->dname, sizeof(*nn) * (size_t)b->nderived);
-          memcpy(nv, b->dval, sizeof(*nv) * (size_t)b->nderived);
+          if (b->nderived) {
+            memcpy(nn, b->dname, sizeof(*nn) * (size_t)b->nderived);
+            memcpy(nv, b->dval, sizeof(*nv) * (size_t)b->nderived);
+          }
           nn[b->nderived] = sym;
           nv[b->nderived] = have;
           b->dname = nn;
@@ -674,8 +681,9 @@ bool indexbook_verify(const indexbook *b, diag_list *dl) {
       if (in->is_const) continue;
       const ib_entry *src = &b->e[in->entry];
       if (in->n != src->rank) FAIL("input %s: map has %d entries for rank %d", in->value, in->n, src->rank);
-      /* 7: movement chains are composed: inputs name roots */
-      if (src->kind == IBK_VIEW && !src->non_scop) FAIL("input %s is an uncomposed view", in->value);
+      /* 7: movement chains are composed: inputs name roots (a non_scop view
+       * may read the view it cannot compose with) */
+      if (src->kind == IBK_VIEW && !src->non_scop && !e->non_scop) FAIL("input %s is an uncomposed view", in->value);
       for (int m = 0; m < in->n; m++) {
         /* 1 and 5: affine + floordiv unless non_scop; 6: positive denominators */
         if (!sx_is_affine(in->map[m]) && !e->non_scop) FAIL("map %s is not quasi-affine", sx_str(A, in->map[m]));

@@ -59,7 +59,7 @@ static void collect_params(builder *b, const sx *x) {
     const sx_atom *a = x->terms[t].atom;
     if (a->kind == SXA_PARAM && !is_param(b->pv, a->name)) {
       const char **np = ARENA_ARRAY(b->A, const char *, b->pv->nparams + 1);
-      memcpy(np, b->pv->params, sizeof(*np) * (size_t)b->pv->nparams);
+      if (b->pv->nparams) memcpy(np, b->pv->params, sizeof(*np) * (size_t)b->pv->nparams);
       np[b->pv->nparams++] = a->name;
       b->pv->params = np;
     }

@@ -114,7 +114,7 @@ static const sx *b_finish(builder *b) {
     r->nterms = 1;
     return r;
   }
-  qsort(b->t, (size_t)b->n, sizeof(sx_term), term_cmp);
+  if (b->n > 1) qsort(b->t, (size_t)b->n, sizeof(sx_term), term_cmp); /* qsort(NULL, 0) is UB */
   int m = 0;
   for (int i = 0; i < b->n; i++) {
     if (m > 0 && atom_cmp(b->t[m - 1].atom, b->t[i].atom) == 0) {
