@@ -363,6 +363,10 @@ int tiny_alu(tiny_dag *d, tiny_op op, int a, int b, int c, diag_list *dl, const 
   for (int i = 0; i < ar; i++) u.src[i] = src[i];
   u.dt = tiny_table[op].dr == DR_BOOL ? DT_BOOL : dt;
   u.origin = origin;
+  /* axis labels (m, n, k, ...) carry through pointwise ops, so that a later
+   * REDUCE names the axes it removes (spec §3.5.3: REDUCE over "n") */
+  for (int i = 0; i < ar && !u.labels; i++)
+    if (d->u[src[i]].labels && d->u[src[i]].rank == n) u.labels = d->u[src[i]].labels;
   /* name after the first non-constant operand */
   const char *base = NULL;
   for (int i = 0; i < ar && !base; i++)
