@@ -28,7 +28,8 @@ typedef struct ib_axis {
   ib_axis_kind kind;
 } ib_axis;
 
-/* lo <= e < hi, over the entry's axis names and signature dims. */
+/* lo <= e < hi, over the entry's axis names and signature dims (hi NULL:
+ * unbounded above; only Region SSA makes such guards, for index comparisons). */
 typedef struct ib_guard {
   const sx *e, *lo, *hi;
 } ib_guard;

@@ -17,6 +17,7 @@
 #include "jsonutil.h"
 #include "manifest.h"
 #include "polyview.h"
+#include "region.h"
 #include "tiny.h"
 
 static const char *const stage_names[] = {
@@ -55,6 +56,7 @@ typedef struct run {
   tiny_dag *tiny;
   indexbook *ib;
   poly_view *pv;
+  region_set *rs;
   cJSON *dumps[STAGE__COUNT];
 } run;
 
@@ -78,6 +80,9 @@ static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_i
   r->pv = pv_build(&r->A, r->ib, dl);
   if (!r->pv) return false;
   if (dump & (1u << STAGE_POLY_VIEW)) r->dumps[STAGE_POLY_VIEW] = pv_dump(r->pv);
+  r->rs = region_build(&r->A, r->pv, dl);
+  if (!r->rs) return false;
+  if (dump & (1u << STAGE_REGION)) r->dumps[STAGE_REGION] = region_dump(r->rs);
   return !diag_has_errors(dl);
 }
 

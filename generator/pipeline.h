@@ -10,7 +10,8 @@
   X(STAGE_FRONTEND, "frontend") \
   X(STAGE_TINY, "tiny") \
   X(STAGE_INDEXBOOK, "indexbook") \
-  X(STAGE_POLY_VIEW, "poly_view")
+  X(STAGE_POLY_VIEW, "poly_view") \
+  X(STAGE_REGION, "region")
 
 typedef enum {
 #define X(e, name) e,

@@ -1,0 +1,127 @@
+/* Region Buffer SSA (spec §6): one region is one kernel.
+ *
+ * Regions are formed from Poly-View blocks: a contraction block with its
+ * epilogue starts a region, and a fused block joins the region of its
+ * producer when it reads the producer's values at the same points (compute-at
+ * with no halo), as attention's row softmax joins QK^T.  Inside a region
+ * values are SSA lets over the region's iteration axes; only outputs are
+ * memrefs (yield, with the cast).  The vocabulary is Read / Unary / Binary /
+ * Select / Reduce / BroadcastInDim / Transpose (plus constants and let
+ * references).  Normal forms (C-CON1, SRNF R0-R4, epilogue after the reduce)
+ * are established by region_normalize() and checked by region_verify(). */
+#ifndef DLC_REGION_H
+#define DLC_REGION_H
+
+#include <cJSON.h>
+
+#include "polyview.h"
+
+typedef enum {
+  RX_READ,      /* Read(tensor, map) */
+  RX_CONST,     /* a scalar */
+  RX_LET,       /* reference to an earlier let */
+  RX_UNARY,     /* op in tiny.def (NEG, RECIP, EXP2, CAST, ...) */
+  RX_BINARY,    /* ADD, SUB, MUL, FDIV, MAX, CMPLT, CMPNE */
+  RX_SELECT,    /* Select(pred, then, else): pred is guards (pads/tails) or a bool value */
+  RX_REDUCE,    /* Reduce(op, axes, init, dtype, body) */
+  RX_BCAST,     /* BroadcastInDim(operand, result axes, broadcast_dimensions) */
+  RX_TRANSPOSE, /* Transpose(operand, permutation) */
+} rx_kind;
+
+typedef struct rexpr rexpr;
+struct rexpr {
+  rx_kind k;
+  tiny_op op;            /* UNARY/BINARY */
+  dtype dt;              /* result dtype (REDUCE: accumulate dtype) */
+  rexpr *a, *b, *c;      /* operands; SELECT: a = value pred (or NULL), b = then, c = else */
+  /* axes this value varies over: indices into the region's iters (reduce
+   * axes are numbered after the iters) */
+  int nax;
+  int *ax;
+  /* READ */
+  int input;             /* region input */
+  int nmap;
+  const sx **map;        /* index per tensor axis, over iter and reduce names */
+  /* CONST */
+  double cval;
+  const char *crsqrt;    /* times rsqrt(dim) */
+  /* LET */
+  int let;
+  /* SELECT with guards: lo <= e < hi for all */
+  int ng;
+  ib_guard *guards;
+  /* REDUCE */
+  reduce_op rop;
+  int nred;
+  int *red;              /* reduce axes (indices >= niters) */
+  double init;
+  /* BCAST: a's axes placed at `bdims` of this expression's axes */
+  int *bdims;
+  /* TRANSPOSE: this expression's axis i is a's axis perm[i] */
+  int *perm;
+};
+
+typedef struct region_axis {
+  const char *name;      /* m, n, k, h, kh, ... */
+  const sx *size;
+} region_axis;
+
+typedef struct region_memref {
+  const char *name;      /* the value or signature tensor */
+  int entry;             /* IndexBook entry of the root value */
+  dtype dt;
+  int rank;
+  const sx **shape;
+  int alignment;         /* bytes guaranteed (the runtime checks more) */
+  bool noalias;
+  const char *layout;    /* "row_major" (the last axis is contiguous) */
+  const char *materialize; /* outputs: "gmem" or "deferred" */
+  bool signature;        /* a signature tensor (else a value between regions) */
+} region_memref;
+
+typedef struct region_let {
+  const char *name;
+  rexpr *e;
+  bool post_reduce;      /* an epilogue let (R3): applied to the accumulator */
+} region_let;
+
+typedef struct region_yield {
+  int let;
+  int output;
+  dtype cast;            /* the stored dtype */
+} region_yield;
+
+typedef struct region {
+  const char *name;
+  int niters, nred;
+  region_axis *it;       /* iters, then reduce axes */
+  int nin, nout, nlets, nyields;
+  region_memref *in, *out;
+  region_let *lets;
+  region_yield *yields;
+  int nblocks;
+  int *blocks;           /* Poly-View blocks it was formed from */
+  int acc_let;           /* the contraction's accumulator let, or -1 */
+} region;
+
+typedef struct region_set {
+  arena *A;
+  const poly_view *pv;
+  int n;
+  region *r;
+} region_set;
+
+region_set *region_build(arena *A, const poly_view *pv, diag_list *dl);
+/* SRNF: R0 merge nested reductions of one op, R1 hoist reduce-invariant
+ * factors, R3 move post-reduce pointwise work onto the accumulator; R4 keeps
+ * reductions of different ops apart (merging them is E1601). */
+void region_normalize(region_set *rs, region *r, diag_list *dl);
+/* Applies R0 to `outer`, whose body is `inner`; reports E1601 when their ops
+ * differ (R4). Exposed for tests. */
+rexpr *region_merge_reduce(region_set *rs, rexpr *outer, diag_list *dl);
+bool region_verify(const region_set *rs, diag_list *dl);
+cJSON *region_dump(const region_set *rs);
+/* Axis names of an expression, for messages. */
+char *region_expr_str(const region_set *rs, const region *r, const rexpr *e);
+
+#endif

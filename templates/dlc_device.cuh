@@ -1,0 +1,136 @@
+// dlc device primitives: every piece of inline PTX the kernels use, written
+// once.  The per-arch skeletons (sm80_contraction.cuh, ...) are built on
+// these; generated kernels never contain inline asm of their own.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+namespace dlc {
+
+__device__ __forceinline__ uint32_t smem_addr(const void *p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// Global -> shared copy of BYTES bytes, of which the first `src_bytes` come
+// from `gmem` and the rest are zero-filled (tails and padding).  4, 8 and 16
+// bytes are asynchronous (cp.async, completed by cp_async_wait); 2 bytes is a
+// plain synchronous copy for 2-byte-aligned operands.
+template <int BYTES>
+__device__ __forceinline__ void copy_g2s(void *smem, const void *gmem, int src_bytes) {
+  static_assert(BYTES == 2 || BYTES == 4 || BYTES == 8 || BYTES == 16, "copy size");
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem),
+                 "r"(src_bytes));
+  } else if constexpr (BYTES == 2) {
+    *static_cast<uint16_t *>(smem) = src_bytes ? __ldg(static_cast<const unsigned short *>(gmem)) : 0;
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_addr(smem)), "l"(gmem), "n"(BYTES),
+                 "r"(src_bytes));
+  }
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+
+// Wait until at most N committed groups are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// Four 8x8 b16 matrices from shared memory; lane l gives the row address of
+// matrix l/8.  TRANS loads each matrix transposed.
+template <bool TRANS>
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void *smem) {
+  if constexpr (TRANS)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(smem)));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(smem)));
+}
+
+// D = A * B + D on the tensor cores: m16n8k16, row-major A, column-major B,
+// fp32 accumulators, for T = __half or __nv_bfloat16.
+template <typename T>
+struct mma16816;
+template <>
+struct mma16816<__half> {
+  static __device__ __forceinline__ void run(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                 "{%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+template <>
+struct mma16816<__nv_bfloat16> {
+  static __device__ __forceinline__ void run(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                 "{%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+template <typename T>
+__device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  mma16816<T>::run(d, a, b);
+}
+
+// Element conversions (round to nearest even, as the IR's CAST).
+__device__ __forceinline__ float to_f32(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ float to_f32(float x) { return x; }
+template <typename T> __device__ __forceinline__ T from_f32(float x);
+template <> __device__ __forceinline__ __half from_f32<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+template <> __device__ __forceinline__ float from_f32<float>(float x) { return x; }
+
+// Read-only loads of 1 or 4 consecutive elements (the 4-wide form needs
+// 4-element alignment) as fp32.
+template <typename T>
+__device__ __forceinline__ float ld1(const T *p) {
+  return to_f32(__ldg(p));
+}
+template <typename T>
+__device__ __forceinline__ void ld4(float (&v)[4], const T *p) {
+  if constexpr (sizeof(T) == 2) {
+    uint2 raw = __ldg(reinterpret_cast<const uint2 *>(p));
+    const T *e = reinterpret_cast<const T *>(&raw);
+    for (int i = 0; i < 4; ++i) v[i] = to_f32(e[i]);
+  } else {
+    float4 raw = __ldg(reinterpret_cast<const float4 *>(p));
+    v[0] = raw.x, v[1] = raw.y, v[2] = raw.z, v[3] = raw.w;
+  }
+}
+
+// Stores of 1 or 4 consecutive elements from fp32 (the 4-wide form is one
+// vector st.global and needs 4-element alignment).
+template <typename T>
+__device__ __forceinline__ void st1(T *p, float v) {
+  *p = from_f32<T>(v);
+}
+// Two fp32 values rounded and packed into one 32-bit word of T pairs.
+template <typename T> __device__ __forceinline__ uint32_t pack2(float a, float b);
+template <> __device__ __forceinline__ uint32_t pack2<__half>(float a, float b) {
+  __half2 h = __floats2half2_rn(a, b);
+  return *reinterpret_cast<uint32_t *>(&h);
+}
+template <> __device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float a, float b) {
+  __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+  return *reinterpret_cast<uint32_t *>(&h);
+}
+template <typename T>
+__device__ __forceinline__ void st4(T *p, const float (&v)[4]) {
+  if constexpr (sizeof(T) == 2)
+    asm volatile("st.global.v2.b32 [%0], {%1, %2};\n" ::"l"(__cvta_generic_to_global(p)), "r"(pack2<T>(v[0], v[1])), "r"(pack2<T>(v[2], v[3]))
+                 : "memory");
+  else
+    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(__cvta_generic_to_global(p)), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3])
+                 : "memory");
+}
+
+}  // namespace dlc
