@@ -44,6 +44,9 @@ typedef struct builder {
   diag_list *dl;
   const char **iname;    /* isl tuple name per IndexBook entry */
   const char ***dimname; /* per entry: names of axes then reduce axes */
+  int nalias;            /* non-affine sizes and their parameter names */
+  const sx **alias_of;
+  const char **alias_name;
 } builder;
 
 /* ---- names ------------------------------------------------------------------- */
@@ -75,6 +78,39 @@ static void collect_params(builder *b, const sx *x) {
           collect_params(b, &one);
         }
   }
+}
+
+/* A size that is not quasi-affine (M*N from a symbolic reshape) cannot be
+ * written in isl; it becomes a parameter of its own ("p_M_N"), of which only
+ * p_M_N >= 1 is known.  Registered before the context is built. */
+static const char *sanitize(builder *b, const char *value);
+
+static void note_size(builder *b, const sx *x) {
+  if (sx_is_affine(x)) return;
+  for (int i = 0; i < b->nalias; i++)
+    if (sx_equal(b->alias_of[i], x)) return;
+  const char *nm = sanitize(b, arena_printf(b->A, "p_%s", sx_str(b->A, x)));
+  if (is_param(b->pv, nm)) nm = arena_printf(b->A, "%s_%d", nm, b->nalias);
+  const sx **no = ARENA_ARRAY(b->A, const sx *, b->nalias + 1);
+  const char **nn = ARENA_ARRAY(b->A, const char *, b->nalias + 1);
+  if (b->nalias) {
+    memcpy(no, b->alias_of, sizeof(*no) * (size_t)b->nalias);
+    memcpy(nn, b->alias_name, sizeof(*nn) * (size_t)b->nalias);
+  }
+  no[b->nalias] = x;
+  nn[b->nalias++] = nm;
+  b->alias_of = no;
+  b->alias_name = nn;
+  const char **np = ARENA_ARRAY(b->A, const char *, b->pv->nparams + 1);
+  if (b->pv->nparams) memcpy(np, b->pv->params, sizeof(*np) * (size_t)b->pv->nparams);
+  np[b->pv->nparams++] = nm;
+  b->pv->params = np;
+}
+
+static const char *size_text(builder *b, const sx *x) {
+  for (int i = 0; i < b->nalias; i++)
+    if (sx_equal(b->alias_of[i], x)) return b->alias_name[i];
+  return sx_str(b->A, x);
 }
 
 static const char *sanitize(builder *b, const char *value) {
@@ -146,7 +182,7 @@ static void tuple_with_bounds(builder *b, strbuf *s, const char *name, const cha
   sb_put(s, " : ");
   for (int i = 0; i < n; i++) {
     if (i) sb_put(s, " and ");
-    sb_put(s, arena_printf(b->A, "0 <= %s < %s", dims[i], sx_str(b->A, sizes[i])));
+    sb_put(s, arena_printf(b->A, "0 <= %s < %s", dims[i], size_text(b, sizes[i])));
   }
 }
 
@@ -197,13 +233,15 @@ static bool add_access(builder *b, pv_stmt *st, const ib_entry *e, const ib_inpu
                 "the read of '%s' by '%s' keeps a `%%` in its AxisMap", in->value, e->value);
     return false;
   }
-  for (int i = 0; i < in->n; i++)
-    if (!sx_is_affine(in->map[i])) {
+  for (int i = 0; i < in->n + in->nguards; i++) {
+    const sx *x = i < in->n ? in->map[i] : in->guards[i - in->n].e;
+    if (!sx_is_affine(x)) {
       /* a non-affine read only appears at a non_scop boundary: keep it out of isl */
-      acc.map = arena_printf(A, "non-affine: %s", render(b, e, in->map[i]));
+      acc.map = arena_printf(A, "non-affine: %s", render(b, e, x));
       ARENA_PUSH(A, st->acc, st->nacc, st->cap_acc, acc);
       return true;
     }
+  }
   strbuf s = {0};
   params_prefix(b, &s);
   sb_put(&s, "{ ");
@@ -219,7 +257,7 @@ static bool add_access(builder *b, pv_stmt *st, const ib_entry *e, const ib_inpu
   for (int g = 0; g < in->nguards; g++) {
     const char *ex = render(b, e, in->guards[g].e);
     sb_put(&s, g ? " and " : " : ");
-    sb_put(&s, arena_printf(A, "%s <= %s < %s", sx_str(A, in->guards[g].lo), ex, sx_str(A, in->guards[g].hi)));
+    sb_put(&s, arena_printf(A, "%s <= %s < %s", size_text(b, in->guards[g].lo), ex, size_text(b, in->guards[g].hi)));
   }
   sb_put(&s, " }");
   char *text = sb_take(&s, A);
@@ -617,7 +655,7 @@ poly_view *pv_build(arena *A, const indexbook *ib, diag_list *dl) {
   poly_view *pv = ARENA_NEW(A, poly_view);
   pv->A = A;
   pv->ib = ib;
-  builder b = {A, isl_ctx_alloc(), ib, pv, dl, NULL, NULL};
+  builder b = {A, isl_ctx_alloc(), ib, pv, dl, NULL, NULL, 0, NULL, NULL};
   if (!b.ctx) dlc_die_oom();
   isl_options_set_on_error(b.ctx, ISL_ON_ERROR_CONTINUE);
   int nerr0 = dl->nerrors;
@@ -626,12 +664,16 @@ poly_view *pv_build(arena *A, const indexbook *ib, diag_list *dl) {
     const ib_entry *e = &ib->e[i];
     for (int k = 0; k < e->rank; k++) collect_params(&b, e->axes[k].size);
     for (int k = 0; k < e->nred; k++) collect_params(&b, e->red[k].size);
+    for (int k = 0; k < e->rank; k++) note_size(&b, e->axes[k].size);
+    for (int k = 0; k < e->nred; k++) note_size(&b, e->red[k].size);
     for (int k = 0; k < e->nin; k++) {
       for (int m = 0; m < e->in[k].n; m++) collect_params(&b, e->in[k].map[m]);
       for (int g = 0; g < e->in[k].nguards; g++) {
         collect_params(&b, e->in[k].guards[g].e);
         collect_params(&b, e->in[k].guards[g].lo);
         collect_params(&b, e->in[k].guards[g].hi);
+        note_size(&b, e->in[k].guards[g].lo);
+        note_size(&b, e->in[k].guards[g].hi);
       }
     }
   }
