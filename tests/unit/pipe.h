@@ -29,31 +29,31 @@ static inline const char *J(const char *text) {
 }
 
 /* Everything one test case builds, freed at once by pipe_free(). */
-typedef struct pipe {
+typedef struct front {
   arena A;
   diag_list dl;
   fe_graph *fe;
   tiny_dag *tiny;
   indexbook *ib;
   poly_view *pv;
-} pipe;
+} front;
 
 typedef enum { TO_FRONTEND, TO_TINY, TO_INDEXBOOK, TO_POLY_VIEW } pipe_stage;
 
-static inline void pipe_init(pipe *p) {
+static inline void pipe_init(front *p) {
   memset(p, 0, sizeof *p);
   arena_init(&p->A);
   diag_init(&p->dl);
 }
 
-static inline void pipe_free(pipe *p) {
+static inline void pipe_free(front *p) {
   diag_free(&p->dl);
   arena_free(&p->A);
 }
 
 /* Runs graph text through the stages up to `last`; returns false as soon as
  * a stage fails (the diagnostics are in p->dl). */
-static inline bool pipe_run_inst(pipe *p, const char *text, const fe_instance *inst, pipe_stage last) {
+static inline bool pipe_run_inst(front *p, const char *text, const fe_instance *inst, pipe_stage last) {
   p->fe = fe_read_text(&p->A, text, "test", inst, &p->dl);
   if (!p->fe) return false;
   if (last == TO_FRONTEND) return true;
@@ -67,7 +67,7 @@ static inline bool pipe_run_inst(pipe *p, const char *text, const fe_instance *i
   return p->pv != NULL;
 }
 
-static inline bool pipe_run(pipe *p, const char *text, pipe_stage last) {
+static inline bool pipe_run(front *p, const char *text, pipe_stage last) {
   fe_instance inst = {DT_FP16, NULL, NULL};
   return pipe_run_inst(p, text, &inst, last);
 }
@@ -87,7 +87,7 @@ static inline char *shared_graph(const char *name) {
   return t;
 }
 
-static inline bool pipe_run_file(pipe *p, const char *name, dtype T, pipe_stage last) {
+static inline bool pipe_run_file(front *p, const char *name, dtype T, pipe_stage last) {
   char *t = shared_graph(name);
   fe_instance inst = {T, NULL, NULL};
   bool ok = pipe_run_inst(p, t, &inst, last);
@@ -109,7 +109,7 @@ static inline const diag *diag_find(const diag_list *dl, const char *code) {
 }
 
 /* Prints the diagnostics of a run that was expected to pass. */
-static inline void pipe_show(const pipe *p) {
+static inline void pipe_show(const front *p) {
   if (p->dl.n) diag_print_text(&p->dl, "unexpected");
 }
 

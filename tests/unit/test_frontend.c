@@ -48,7 +48,7 @@ static const char *one_node(const char *xshape, const char *xdt, const char *ysh
 
 /* The inferred result of the single node of one_node(). */
 static const char *infer(const char *xshape, const char *yshape, const char *node, dtype *dt) {
-  pipe p;
+  front p;
   pipe_init(&p);
   const char *r = NULL;
   if (pipe_run(&p, one_node(xshape, "T", yshape, "T", "['M']", node), TO_FRONTEND)) {
@@ -63,7 +63,7 @@ static const char *infer(const char *xshape, const char *yshape, const char *nod
 
 /* The first error code of a one-node graph, or "" when it reads. */
 static const char *infer_error(const char *xshape, const char *yshape, const char *node) {
-  pipe p;
+  front p;
   pipe_init(&p);
   const char *r = "";
   if (!pipe_run(&p, one_node(xshape, "T", yshape, "T", "['M']", node), TO_FRONTEND))
@@ -74,7 +74,7 @@ static const char *infer_error(const char *xshape, const char *yshape, const cha
 }
 
 static void test_gemm_signature_and_intermediates(void) {
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run_file(&p, "gemm_bias_relu.json", DT_FP16, TO_FRONTEND));
   const fe_graph *g = p.fe;
@@ -112,7 +112,7 @@ static void test_gemm_signature_and_intermediates(void) {
 /* Conv2D: P = floor((H + 2*pad - dil*(R-1) - 1)/stride) + 1, and the runtime
  * attrs stride/pad take the values of the instance. */
 static void test_conv_output_size_rule(void) {
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run_file(&p, "conv2d_bias_silu.json", DT_FP16, TO_FRONTEND));
   CHECK_STR(tshape(p.fe, "Y0"), "[N,floor((H+1)/2),floor((W+1)/2),K]");
@@ -163,7 +163,7 @@ static void test_conv_output_size_rule(void) {
  * an input's: inputs are the ABI. */
 static void test_derived_symbols_only_on_outputs(void) {
   CHECK_STR(infer_error("['M','P']", NULL, "'op':'Cast','attrs':{'to':'fp32'}"), "E0211");
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run(&p, one_node("['M','N']", "T", NULL, NULL, "['M','P']", "'op':'Cast','attrs':{'to':'fp32'}"),
                  TO_FRONTEND));
@@ -171,7 +171,7 @@ static void test_derived_symbols_only_on_outputs(void) {
 }
 
 static void test_attention_and_compile_time_dims(void) {
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run_file(&p, "attention_causal.json", DT_FP16, TO_FRONTEND));
   const fe_node *nd = &p.fe->nodes[0];
@@ -217,7 +217,7 @@ static void test_shape_rules(void) {
   CHECK_STR(infer("['M',1]", "[1,'N']", "'op':'Elementwise','fn':'add'", NULL), "[M,N]");
   CHECK_STR(infer("['M','N']", "['N']", "'op':'Elementwise','fn':'mul'", NULL), "[M,N]");
   CHECK_STR(infer("['M','N']", NULL, "'op':'Elementwise','fn':'mul','attrs':{'scalar':2.5}", NULL), "[M,N]");
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run(&p, one_node("['M','N']", "fp16", "['N']", "fp32", "['M','N']", "'op':'Elementwise','fn':'sub'"),
                  TO_FRONTEND));
@@ -267,7 +267,7 @@ static void test_topological_order(void) {
                     "'graph':[{'op':'Elementwise','name':'last','fn':'neg','inputs':['B'],'outputs':['Z']},"
                     "{'op':'Elementwise','name':'mid','fn':'exp','inputs':['A1'],'outputs':['B']},"
                     "{'op':'Elementwise','name':'first','fn':'abs','inputs':['X'],'outputs':['A1']}]}");
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run(&p, g, TO_FRONTEND));
   if (p.fe) {
@@ -287,7 +287,7 @@ static void test_verify(void) {
                     "'tensors':{'X':{'dtype':'T','shape':['M']},'U':{'dtype':'T','shape':['M']},"
                     "'Z':{'dtype':'T','shape':['M']}},"
                     "'graph':[{'op':'Elementwise','fn':'neg','inputs':['X'],'outputs':['Z']}]}");
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run(&p, g, TO_FRONTEND));
   CHECK(diag_count(&p.dl, "W2102") == 1 && !diag_has_errors(&p.dl));
@@ -308,7 +308,7 @@ static void test_verify(void) {
 
 /* The dump has the spec's top-level keys and round-trips names. */
 static void test_dump(void) {
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run_file(&p, "conv2d_bias_silu.json", DT_FP16, TO_FRONTEND));
   cJSON *d = fe_dump(p.fe);

@@ -204,7 +204,7 @@ static void test_reduce_keeps_ids(void) {
 
 /* spec §4.5: the GEMM product entry and its reduction. */
 static void test_gemm_entries(void) {
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run_file(&p, "gemm_bias_relu.json", DT_FP16, TO_INDEXBOOK));
   const indexbook *ib = p.ib;
@@ -237,7 +237,7 @@ static void test_gemm_entries(void) {
 /* spec §4.5 Conv: the padded view has an in-bounds piece 0 <= 2*h+kh-1 < H
  * and a pad piece; P and Q are derived symbols bound by align_params. */
 static void test_conv_entries_and_derived_symbols(void) {
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run_file(&p, "conv2d_bias_silu.json", DT_FP16, TO_INDEXBOOK));
   const indexbook *ib = p.ib;
@@ -271,7 +271,7 @@ static void test_align_params_mismatch(void) {
   char *bad = strstr(g, "\"C\":    {\"dtype\": \"T\", \"shape\": [\"M\", \"N\"]}");
   CHECK(bad != NULL);
   if (bad) memcpy(bad + strlen("\"C\":    {\"dtype\": \"T\", \"shape\": [\"M\", \""), "K", 1);
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(!pipe_run(&p, g, TO_INDEXBOOK));
   CHECK(diag_count(&p.dl, "E1304") == 1);
@@ -304,7 +304,7 @@ static void test_align_params_mismatch(void) {
 
 /* indexbook_verify catches a corrupted book (the §4.3 invariants). */
 static void test_verify(void) {
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run_file(&p, "conv2d_bias_silu.json", DT_FP16, TO_INDEXBOOK));
   indexbook *ib = p.ib;

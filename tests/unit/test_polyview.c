@@ -41,7 +41,7 @@ static const pv_stmt *stmt_of(const poly_view *pv, const char *value) {
 }
 
 static void test_gemm_matmul_and_epilogue(void) {
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run_file(&p, "gemm_bias_relu.json", DT_FP16, TO_POLY_VIEW));
   const poly_view *pv = p.pv;
@@ -73,7 +73,7 @@ static void test_gemm_matmul_and_epilogue(void) {
 /* Conv 3x3 s2 p1: pattern conv with the affine offsets 2*h+kh-1; the read of
  * the padded input is restricted to its in-bounds piece. */
 static void test_conv_pattern(void) {
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run_file(&p, "conv2d_bias_silu.json", DT_FP16, TO_POLY_VIEW));
   const poly_view *pv = p.pv;
@@ -111,7 +111,7 @@ static void test_conv_pattern(void) {
 /* Causal attention: two contraction blocks (QK^T and PV) and the softmax
  * block between them, connected by edges. */
 static void test_attention_blocks(void) {
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run_file(&p, "attention_causal.json", DT_FP16, TO_POLY_VIEW));
   const poly_view *pv = p.pv;
@@ -154,7 +154,7 @@ static const char *through(const char *xshape, const char *zshape, const char *n
 /* E1401: a slice with a symbolic end past the tensor's size reads outside
  * it; isl proves it and names a point. */
 static void test_unguarded_access(void) {
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(!pipe_run(&p, through("['N']", "['N+1']", "'op':'Slice','attrs':{'starts':[0],'ends':['N+1']}"),
                   TO_POLY_VIEW));
@@ -173,7 +173,7 @@ static void test_unguarded_access(void) {
 
 /* W2101: a pad in five dims leaves ten pad pieces after coalesce. */
 static void test_excessive_piecewise(void) {
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run(&p,
                  through("['N',2,3,4,5]", "['N+2',4,5,6,7]",
@@ -192,7 +192,7 @@ static void test_excessive_piecewise(void) {
 
 /* A non-affine view ends the SCoP: it is a boundary block of its own. */
 static void test_non_scop_boundary(void) {
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run(&p, through("['N','M']", "['N*M']", "'op':'Reshape','attrs':{'shape':['N*M']}"), TO_POLY_VIEW));
   if (p.pv) {
@@ -210,7 +210,7 @@ static void test_non_scop_boundary(void) {
 /* E1203: an AxisMap that keeps a symbolic `%` in a view that is not marked
  * non_scop.  Built by hand: the IndexBook's reshape rule never produces it. */
 static void test_missing_div_guard(void) {
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run(&p, through("['N']", "['N']", "'op':'Flip','attrs':{'axes':[0]}"), TO_INDEXBOOK));
   if (p.ib) {
@@ -239,7 +239,7 @@ static void test_missing_div_guard(void) {
 
 /* The dump: spec §5.2 keys. */
 static void test_dump(void) {
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run_file(&p, "gemm_bias_relu.json", DT_FP16, TO_POLY_VIEW));
   if (p.pv) {

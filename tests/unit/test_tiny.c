@@ -28,7 +28,7 @@ static const char *graph(const char *dims, const char *x, const char *y, const c
                         dims, y ? ",{'tensor':'Y'}" : "", x, y ? ",'Y':" : "", y ? y : "", z, nodes));
 }
 
-static bool lower(pipe *p, const char *text) {
+static bool lower(front *p, const char *text) {
   pipe_init(p);
   bool ok = pipe_run(p, text, TO_TINY);
   if (!ok) pipe_show(p);
@@ -38,7 +38,7 @@ static bool lower(pipe *p, const char *text) {
 /* GEMM + bias + ReLU as spec §3.5.1: CONTRACT, the bias cast to the
  * accumulator and EXPANDed, ADD, ReLU as WHERE(CMPLT(0,x),x,0), CAST back. */
 static void test_gemm_bias_relu(void) {
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run_file(&p, "gemm_bias_relu.json", DT_FP16, TO_TINY));
   const tiny_dag *d = p.tiny;
@@ -73,7 +73,7 @@ static void test_gemm_bias_relu(void) {
 
 /* Conv 3x3 s2 p1 (spec §3.5.2): PAD, the affine VIEW (im2col), CONTRACT. */
 static void test_conv(void) {
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run_file(&p, "conv2d_bias_silu.json", DT_FP16, TO_TINY));
   const tiny_dag *d = p.tiny;
@@ -105,7 +105,7 @@ static void test_conv(void) {
  * in, the mask as WHERE on RANGE comparisons, REDUCE MAX / SUB / EXP2 /
  * REDUCE SUM / FDIV over the key axis n, CAST, PV CONTRACT. */
 static void test_attention(void) {
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run_file(&p, "attention_causal.json", DT_FP16, TO_TINY));
   const tiny_dag *d = p.tiny;
@@ -194,7 +194,7 @@ static void test_ewise_decompositions(void) {
     const char *node = arena_printf(&A, "[{'op':'Elementwise','fn':'%s','inputs':['X'%s],'outputs':['Z']}]",
                                     ewise_name((ewise_fn)fn), ar == 2 ? ",'Y'" : "");
     const char *t = "{'dtype':'fp32','shape':['M']}";
-    pipe p;
+    front p;
     CHECK(lower(&p, graph("['M']", t, ar == 2 ? t : NULL, t, node)));
     if (p.tiny) {
       const char *want = decomp_ops(ewise_decomposition((ewise_fn)fn)), *got = alu_ops_sorted(p.tiny);
@@ -205,7 +205,7 @@ static void test_ewise_decompositions(void) {
     pipe_free(&p);
   }
   /* where: a non-bool condition is compared with 0; cast is a CAST */
-  pipe p;
+  front p;
   CHECK(lower(&p, J("{'signature':{'dims':['M'],'inputs':[{'tensor':'X'},{'tensor':'Y'},{'tensor':'W'}],"
                     "'outputs':[{'tensor':'Z'}]},'tensors':{'X':{'dtype':'fp32','shape':['M']},"
                     "'Y':{'dtype':'fp32','shape':['M']},'W':{'dtype':'fp32','shape':[1]},'Z':{'dtype':'fp32','shape':['M']}},"
@@ -229,7 +229,7 @@ static void test_ewise_decompositions(void) {
 /* Right-aligned broadcast inserts RESHAPE (leading 1s) and EXPAND, and
  * nothing when the shapes agree. */
 static void test_auto_expand(void) {
-  pipe p;
+  front p;
   CHECK(lower(&p, graph("['M','N']", "{'dtype':'fp32','shape':['M',1]}", "{'dtype':'fp32','shape':[1,'N']}",
                         "{'dtype':'fp32','shape':['M','N']}",
                         "[{'op':'Elementwise','fn':'mul','inputs':['X','Y'],'outputs':['Z']}]")));
@@ -259,7 +259,7 @@ static void test_auto_expand(void) {
 /* Promotion: the narrower operand is CAST; fp16 with bf16 meet in fp32; the
  * result is CAST to the declared output dtype before the STORE. */
 static void test_dtype_promotion(void) {
-  pipe p;
+  front p;
   CHECK(lower(&p, graph("['M']", "{'dtype':'fp16','shape':['M']}", "{'dtype':'fp32','shape':['M']}",
                         "{'dtype':'fp32','shape':['M']}",
                         "[{'op':'Elementwise','fn':'add','inputs':['X','Y'],'outputs':['Z']}]")));
@@ -295,7 +295,7 @@ static void test_dtype_promotion(void) {
 
 /* The movement ops and Softmax. */
 static void test_movement_and_softmax(void) {
-  pipe p;
+  front p;
   const char *x = "{'dtype':'fp32','shape':['M',6]}";
   CHECK(lower(&p, graph("['M']", x, NULL, "{'dtype':'fp32','shape':[6,'M']}",
                         "[{'op':'Transpose','inputs':['X'],'outputs':['Z'],'attrs':{'perm':[1,0]}}]")));
@@ -365,7 +365,7 @@ static void same_contract(const tiny_contract *a, const tiny_contract *b) {
 }
 
 static void test_naive_matmul_folds_to_contract(void) {
-  pipe g, n;
+  front g, n;
   pipe_init(&g);
   CHECK(pipe_run_file(&g, "gemm_bias_relu.json", DT_FP16, TO_TINY));
   CHECK(lower(&n, J(arena_printf(&A, naive_gemm, "", ""))));
@@ -465,7 +465,7 @@ static void test_builders_and_verify(void) {
 
 /* The dump names ops and args as spec §3.5 does. */
 static void test_dump(void) {
-  pipe p;
+  front p;
   pipe_init(&p);
   CHECK(pipe_run_file(&p, "gemm_bias_relu.json", DT_FP16, TO_TINY));
   cJSON *d = tiny_dump(p.tiny);
