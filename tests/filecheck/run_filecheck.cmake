@@ -1,0 +1,28 @@
+# Runs `dlcgen --graph GRAPH --dtype DTYPE --dump=STAGE` and pipes the dump
+# into FileCheck with --check-prefix=PREFIX (and --implicit-check-not=NOT when
+# given).  Usage, from CTest:
+#   cmake -DDLCGEN=... -DFILECHECK=... -DGRAPH=... -DDTYPE=fp16 -DSTAGE=tiny
+#         -DCHECK_FILE=... -DPREFIX=TINY [-DNOT=pattern] -P run_filecheck.cmake
+foreach(v DLCGEN FILECHECK GRAPH DTYPE STAGE CHECK_FILE PREFIX)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "run_filecheck.cmake: ${v} is not set")
+  endif()
+endforeach()
+set(extra)
+if(DEFINED NOT)
+  list(APPEND extra "--implicit-check-not=${NOT}")
+endif()
+execute_process(
+  COMMAND ${DLCGEN} --graph ${GRAPH} --dtype ${DTYPE} --dump=${STAGE}
+  COMMAND ${FILECHECK} ${CHECK_FILE} --check-prefix=${PREFIX} --dump-input=fail ${extra}
+  RESULTS_VARIABLE rcs
+  OUTPUT_VARIABLE out
+  ERROR_VARIABLE err)
+list(GET rcs 0 rc_dlcgen)
+list(GET rcs 1 rc_filecheck)
+if(NOT rc_dlcgen EQUAL 0)
+  message(FATAL_ERROR "dlcgen --graph ${GRAPH} --dump=${STAGE} exited with ${rc_dlcgen}:\n${err}")
+endif()
+if(NOT rc_filecheck EQUAL 0)
+  message(FATAL_ERROR "FileCheck ${CHECK_FILE} --check-prefix=${PREFIX} failed:\n${out}${err}")
+endif()
