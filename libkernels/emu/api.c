@@ -1,0 +1,210 @@
+/*
+ * api.c: the public C API (include/dlc/dlcemu.h) around the parser, linker
+ * and launch driver: module and function handles, status names, the
+ * per-thread error detail and settings.  Handles are validated against the
+ * set of live modules, so a stale or bogus handle gets a status, not a crash.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu.h"
+
+static _Thread_local char detail[8192];
+static _Thread_local unsigned long long limit_instructions = 20000000000ull;
+static _Thread_local int uninit_check;
+
+static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
+static emu_module **modules;
+static int nmodules, capmodules;
+
+int emu_fail(int status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(detail, sizeof detail, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+void emu_clear_error(void) { detail[0] = 0; }
+
+int emu_grow(void *pp, int *cap, int n, size_t es) {
+  if (n <= *cap) return 0;
+  int nc = *cap ? *cap * 2 : 16;
+  while (nc < n) nc *= 2;
+  void **p = pp;
+  void *q = realloc(*p, (size_t)nc * es);
+  if (!q) return -1;
+  *p = q;
+  *cap = nc;
+  return 0;
+}
+
+unsigned long long emu_limit_instructions(void) { return limit_instructions; }
+int emu_check_uninit_shared(void) { return uninit_check; }
+
+static int module_live_locked(const emu_module *m) {
+  for (int i = 0; i < nmodules; i++)
+    if (modules[i] == m) return 1;
+  return 0;
+}
+
+static int module_live(const emu_module *m) {
+  pthread_mutex_lock(&modules_lock);
+  int ok = module_live_locked(m);
+  pthread_mutex_unlock(&modules_lock);
+  return ok;
+}
+
+static int function_live(const emu_kernel *k) {
+  pthread_mutex_lock(&modules_lock);
+  int ok = 0;
+  for (int i = 0; i < nmodules && !ok; i++) {
+    emu_module *m = modules[i];
+    for (int f = 0; f < m->nfuncs && !ok; f++) ok = m->kernels[f] == k && k;
+  }
+  pthread_mutex_unlock(&modules_lock);
+  return ok;
+}
+
+int dlcemu_module_load_data(dlcemu_module *mod, const char *ptx_text) {
+  if (!mod || !ptx_text) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_module_load_data: NULL argument");
+  *mod = NULL;
+  emu_module *m = calloc(1, sizeof *m);
+  if (!m) return emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+  int rc = emu_parse_module(m, ptx_text);
+  if (!rc) {
+    m->kernels = calloc((size_t)(m->nfuncs ? m->nfuncs : 1), sizeof(emu_kernel *));
+    if (!m->kernels) rc = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+  }
+  for (int i = 0; !rc && i < m->nfuncs; i++)
+    if (m->funcs[i].is_entry && m->funcs[i].has_body) rc = emu_link_kernel(m, i, &m->kernels[i]);
+  if (!rc) {
+    pthread_mutex_lock(&modules_lock);
+    if (emu_grow(&modules, &capmodules, nmodules + 1, sizeof(emu_module *)))
+      rc = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+    else
+      modules[nmodules++] = m;
+    pthread_mutex_unlock(&modules_lock);
+  }
+  if (rc) {
+    emu_module_free(m);
+    return rc;
+  }
+  *mod = m;
+  return 0;
+}
+
+int dlcemu_module_unload(dlcemu_module mod) {
+  pthread_mutex_lock(&modules_lock);
+  int found = -1;
+  for (int i = 0; i < nmodules; i++)
+    if (modules[i] == mod) found = i;
+  if (found >= 0) {
+    modules[found] = modules[--nmodules];
+    if (!nmodules) {
+      free(modules);
+      modules = NULL;
+      capmodules = 0;
+    }
+  }
+  pthread_mutex_unlock(&modules_lock);
+  if (found < 0) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_module_unload: not a loaded module");
+  emu_module_free(mod);
+  return 0;
+}
+
+int dlcemu_module_get_function(dlcemu_function *fn, dlcemu_module mod, const char *name) {
+  if (!fn || !name) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_module_get_function: NULL argument");
+  *fn = NULL;
+  if (!module_live(mod)) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_module_get_function: not a loaded module");
+  for (int i = 0; i < mod->nfuncs; i++)
+    if (mod->kernels[i] && !strcmp(mod->funcs[i].name, name)) {
+      *fn = mod->kernels[i];
+      return 0;
+    }
+  return emu_fail(DLCEMU_ERROR_NOT_FOUND, "dlcemu_module_get_function: the module has no .entry named '%s'", name);
+}
+
+int dlcemu_module_get_global(dlcemu_deviceptr *ptr, size_t *bytes, dlcemu_module mod, const char *name) {
+  if (!name) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_module_get_global: name is NULL");
+  if (!module_live(mod)) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_module_get_global: not a loaded module");
+  for (int i = 0; i < mod->nsyms; i++) {
+    emu_sym *s = &mod->syms[i];
+    if ((s->kind == SYM_GLOBAL || s->kind == SYM_CONST) && s->owner < 0 && !strcmp(s->name, name)) {
+      if (ptr) *ptr = (dlcemu_deviceptr)(uintptr_t)s->host;
+      if (bytes) *bytes = (size_t)s->size;
+      return 0;
+    }
+  }
+  return emu_fail(DLCEMU_ERROR_NOT_FOUND, "dlcemu_module_get_global: no .global/.const variable named '%s'", name);
+}
+
+int dlcemu_launch_kernel(dlcemu_function fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                         unsigned bz, unsigned shared_bytes, void **params) {
+  if (!function_live(fn)) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_launch_kernel: not a valid function");
+  unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
+  return emu_launch(fn, g, b, shared_bytes, params);
+}
+
+int dlcemu_function_get_attribute(int *value, dlcemu_function_attribute attrib, dlcemu_function fn) {
+  if (!value) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_function_get_attribute: value is NULL");
+  if (!function_live(fn)) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_function_get_attribute: not a valid function");
+  emu_func *f = &fn->mod->funcs[fn->func];
+  switch (attrib) {
+  case DLCEMU_FUNC_ATTRIBUTE_NUM_PARAMS: *value = f->nparams; return 0;
+  case DLCEMU_FUNC_ATTRIBUTE_PARAM_BYTES: *value = (int)f->kparam_bytes; return 0;
+  case DLCEMU_FUNC_ATTRIBUTE_STATIC_SHARED_BYTES: *value = (int)fn->static_shared; return 0;
+  case DLCEMU_FUNC_ATTRIBUTE_LOCAL_BYTES: *value = (int)fn->local_bytes; return 0;
+  case DLCEMU_FUNC_ATTRIBUTE_MAX_THREADS: *value = (int)fn->max_threads; return 0;
+  case DLCEMU_FUNC_ATTRIBUTE_NUM_REGS: *value = fn->nregs_total; return 0;
+  case DLCEMU_FUNC_ATTRIBUTE_NUM_INSTRUCTIONS: *value = fn->ncode; return 0;
+  default: return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_function_get_attribute: unknown attribute %d", (int)attrib);
+  }
+}
+
+int dlcemu_function_get_param_info(dlcemu_function fn, int index, size_t *offset, size_t *bytes) {
+  if (!function_live(fn)) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_function_get_param_info: not a valid function");
+  emu_func *f = &fn->mod->funcs[fn->func];
+  if (index < 0 || index >= f->nparams)
+    return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_function_get_param_info: %s has %d parameters, not %d", f->name,
+                    f->nparams, index + 1);
+  emu_sym *s = &fn->mod->syms[f->params[index]];
+  if (offset) *offset = (size_t)s->off;
+  if (bytes) *bytes = (size_t)s->size;
+  return 0;
+}
+
+int dlcemu_set_limit(dlcemu_limit which, unsigned long long value) {
+  switch (which) {
+  case DLCEMU_LIMIT_WARP_INSTRUCTIONS: limit_instructions = value; return 0;
+  case DLCEMU_LIMIT_CHECK_UNINIT_SHARED: uninit_check = value != 0; return 0;
+  default: return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_set_limit: unknown setting %d", (int)which);
+  }
+}
+
+const char *dlcemu_error_string(int status) {
+  switch (status) {
+  case DLCEMU_SUCCESS: return "DLCEMU_SUCCESS";
+  case DLCEMU_ERROR_INVALID_VALUE: return "DLCEMU_ERROR_INVALID_VALUE";
+  case DLCEMU_ERROR_OUT_OF_MEMORY: return "DLCEMU_ERROR_OUT_OF_MEMORY";
+  case DLCEMU_ERROR_PARSE: return "DLCEMU_ERROR_PARSE";
+  case DLCEMU_ERROR_UNSUPPORTED: return "DLCEMU_ERROR_UNSUPPORTED";
+  case DLCEMU_ERROR_NOT_FOUND: return "DLCEMU_ERROR_NOT_FOUND";
+  case DLCEMU_ERROR_INVALID_POINTER: return "DLCEMU_ERROR_INVALID_POINTER";
+  case DLCEMU_ERROR_LAUNCH_CONFIG: return "DLCEMU_ERROR_LAUNCH_CONFIG";
+  case DLCEMU_ERROR_OUT_OF_BOUNDS: return "DLCEMU_ERROR_OUT_OF_BOUNDS";
+  case DLCEMU_ERROR_MISALIGNED: return "DLCEMU_ERROR_MISALIGNED";
+  case DLCEMU_ERROR_POISON: return "DLCEMU_ERROR_POISON";
+  case DLCEMU_ERROR_DEADLOCK: return "DLCEMU_ERROR_DEADLOCK";
+  case DLCEMU_ERROR_TRAP: return "DLCEMU_ERROR_TRAP";
+  case DLCEMU_ERROR_ILLEGAL: return "DLCEMU_ERROR_ILLEGAL";
+  case DLCEMU_ERROR_LIMIT: return "DLCEMU_ERROR_LIMIT";
+  case DLCEMU_ERROR_RACE: return "DLCEMU_ERROR_RACE";
+  default: return "DLCEMU_ERROR_UNKNOWN";
+  }
+}
+
+const char *dlcemu_last_error_detail(void) { return detail; }

@@ -1,0 +1,590 @@
+/*
+ * launch.c: runs a kernel launch (the scheduling model of docs/emulator.md).
+ *
+ * Blocks run one after another in linear order (x fastest).  In a block the
+ * warps take turns: each runs until all its lanes are blocked (barrier, warp
+ * collective), have exited, or a quantum of instructions has passed; then
+ * the next warp runs.  When no warp can run and some lanes are still alive
+ * the block is deadlocked, which is reported with the waiting and the missing
+ * threads.
+ *
+ * Barriers follow the PTX ISA: a warp arrives at barrier b when all of its
+ * non-exited lanes have arrived (bar.sync / bar.red wait, bar.arrive does
+ * not), and counts as 32 threads; a barrier without a thread count completes
+ * when every warp with live lanes has arrived, one with a count when that
+ * many threads have.  Threads that exit may complete a barrier.  bar.sync is
+ * .aligned: the lanes of one warp must wait at the same instruction.
+ *
+ * cp.async copies are held per thread in commit groups and land (bytes
+ * written, shadow made valid) at the cp.async.wait_group / wait_all of the
+ * thread that issued them, or when that thread exits.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu.h"
+#include "run.h"
+
+#define QUANTUM 2048
+
+static void thread_coords(const emu_run *R, const emu_warp *w, int lane, unsigned t[3]) {
+  unsigned lin = (unsigned)w->id * 32u + (unsigned)lane;
+  t[0] = lin % R->block[0];
+  t[1] = (lin / R->block[0]) % R->block[1];
+  t[2] = lin / (R->block[0] * R->block[1]);
+}
+
+static void where(const emu_run *R, const emu_warp *w, int lane, const emu_insn *in, char *buf, size_t cap) {
+  unsigned t[3];
+  thread_coords(R, w, lane, t);
+  const emu_module *m = R->m;
+  char src[300] = "";
+  if (in->loc_file > 0 && in->loc_file < m->nfiles && m->files[in->loc_file] && in->loc_line > 0) {
+    const char *f = m->files[in->loc_file];
+    const char *slash = strrchr(f, '/');
+    snprintf(src, sizeof src, " (%s:%d)", slash ? slash + 1 : f, in->loc_line);
+  }
+  snprintf(buf, cap, "kernel '%s' block (%u,%u,%u) thread (%u,%u,%u) PTX line %u%s `%s`",
+           m->funcs[R->k->func].name, R->bidx[0], R->bidx[1], R->bidx[2], t[0], t[1], t[2], in->line, src,
+           m->pool + in->text);
+}
+
+void emu_report(emu_run *R, int status, const emu_warp *w, int lane, const emu_insn *in, const char *fmt, ...) {
+  if (R->status) return;
+  R->status = status;
+  char what[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  char loc[1024];
+  where(R, w, lane, in, loc, sizeof loc);
+  snprintf(R->msg, R->msg_cap, "%s: %s: %s", dlcemu_error_string(status), loc, what);
+}
+
+const emu_range *emu_find_range(emu_run *R, uint64_t a) {
+  if (R->last_range >= 0) {
+    const emu_range *g = &R->ranges[R->last_range];
+    if (a >= g->base && a < g->end) return g;
+  }
+  int lo = 0, hi = R->nranges - 1, best = -1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (R->ranges[mid].base <= a) {
+      best = mid;
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  if (best >= 0 && a < R->ranges[best].end) {
+    R->last_range = best;
+    return &R->ranges[best];
+  }
+  /* the nearest allocation below, for the message */
+  if (best >= 0 && a < R->ranges[best].end + (1u << 20)) return &R->ranges[best];
+  return NULL;
+}
+
+/* ------------------------------------------------------------- cp.async */
+int emu_cp_land(emu_run *R, emu_warp *w, int lane, int all, uint32_t keep_groups) {
+  emu_cpq *q = &w->cp[lane];
+  uint32_t limit = q->committed > keep_groups ? q->committed - keep_groups : 0;
+  int j = 0;
+  for (int i = 0; i < q->n; i++) {
+    emu_cp *e = &q->e[i];
+    if (all || e->group < limit) {
+      memcpy(R->smem + e->dst, e->data, e->size);
+      memset(R->shadow + e->dst, SH_VALID, e->size);
+      R->pending_bytes -= e->size;
+    } else {
+      q->e[j++] = *e;
+    }
+  }
+  if (all && j != q->n) q->committed++; /* wait_all closes the open group */
+  q->n = j;
+  R->shadow_active = R->pending_bytes != 0 || R->check_uninit;
+  return 0;
+}
+
+void emu_poison_report(emu_run *R, const emu_warp *w, int lane, const emu_insn *in, uint64_t off, unsigned size,
+                       int write) {
+  /* find the pending copy that covers the bytes */
+  for (uint32_t wi = 0; wi < R->nwarps; wi++) {
+    const emu_warp *ww = &R->warps[wi];
+    for (int l = 0; l < 32; l++) {
+      const emu_cpq *q = &ww->cp[l];
+      for (int i = 0; i < q->n; i++) {
+        const emu_cp *e = &q->e[i];
+        if (e->dst < off + size && off < (uint64_t)e->dst + e->size) {
+          char issuer[1024];
+          where(R, ww, l, &R->k->code[e->pc], issuer, sizeof issuer);
+          emu_report(R, write ? DLCEMU_ERROR_RACE : DLCEMU_ERROR_POISON, w, lane, in,
+                     "%s shared memory [0x%llx, 0x%llx) while a cp.async to it is pending (poisoned until the "
+                     "issuing thread's cp.async.wait_group/wait_all covers it); the copy was issued at %s",
+                     write ? "write to" : "read of", (unsigned long long)off, (unsigned long long)(off + size), issuer);
+          return;
+        }
+      }
+    }
+  }
+  emu_report(R, DLCEMU_ERROR_POISON, w, lane, in,
+             "read of shared memory [0x%llx, 0x%llx) that no thread of the block has written",
+             (unsigned long long)off, (unsigned long long)(off + size));
+}
+
+/* ------------------------------------------------------------- barriers */
+static void bar_release(emu_run *R, int b) {
+  emu_barrier *B = &R->bars[b];
+  for (uint32_t wi = 0; wi < R->nwarps; wi++) {
+    emu_warp *w = &R->warps[wi];
+    uint32_t m = 0, bw = w->bar_wait;
+    while (bw) {
+      int l = __builtin_ctz(bw);
+      bw &= bw - 1;
+      if (w->bar_id[l] == b) m |= 1u << l;
+    }
+    if (!m) continue;
+    emu_materialize(w);
+    w->bar_wait &= ~m;
+    while (m) {
+      int l = __builtin_ctz(m);
+      m &= m - 1;
+      const emu_insn *in = &R->k->code[w->pc[l]];
+      if (in->sub == BAR_RED) {
+        if (in->sub2 == BRED_POPC) {
+          w->r[in->a[0]][l] = B->red_popc;
+        } else {
+          int v = in->sub2 == BRED_AND ? B->red_and : B->red_or;
+          w->p[in->a[0]] = (w->p[in->a[0]] & ~(1u << l)) | ((uint32_t)(v != 0) << l);
+        }
+      }
+      w->pc[l]++;
+    }
+  }
+  memset(B, 0, sizeof *B);
+  R->bar_active &= ~(1u << b);
+  R->st.barriers++;
+}
+
+static void bar_check_complete(emu_run *R, int b) {
+  emu_barrier *B = &R->bars[b];
+  int done = B->expected ? B->count >= B->expected : (B->warps & R->live_warps) == R->live_warps;
+  if (done) bar_release(R, b);
+}
+
+/* warp w arrives at barrier b once all its live lanes have */
+static void bar_check_warp(emu_run *R, emu_warp *w, int b, const emu_insn *in) {
+  emu_barrier *B = &R->bars[b];
+  if (B->warps & (1u << w->id)) return;
+  uint32_t lanes = w->bar_lanes[b] & w->live;
+  if (!lanes || lanes != w->live) return;
+  /* an aligned barrier must be reached by the whole warp at one instruction */
+  uint32_t waiting = 0, bw = w->bar_wait;
+  while (bw) {
+    int l = __builtin_ctz(bw);
+    bw &= bw - 1;
+    if (w->bar_id[l] == b) waiting |= 1u << l;
+  }
+  if (waiting) {
+    int l0 = __builtin_ctz(waiting);
+    uint32_t pc0 = w->pc[l0];
+    uint32_t m = waiting;
+    while (m) {
+      int l = __builtin_ctz(m);
+      m &= m - 1;
+      if (w->pc[l] != pc0 && (R->k->code[pc0].flags & IF_ALIGNED)) {
+        emu_report(R, DLCEMU_ERROR_ILLEGAL, w, l, &R->k->code[w->pc[l]],
+                   "lanes of one warp wait at barrier %d at different instructions (PTX lines %u and %u); "
+                   "bar.sync is .aligned, so every thread of a warp must execute the same one",
+                   b, R->k->code[pc0].line, R->k->code[w->pc[l]].line);
+        return;
+      }
+    }
+  }
+  (void)in;
+  B->warps |= 1u << w->id;
+  B->count += 32;
+  w->bar_lanes[b] = 0;
+  R->st.barrier_arrivals++;
+  bar_check_complete(R, b);
+}
+
+void emu_bar_exec(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t pc, uint32_t active, uint32_t exec) {
+  if (!exec) {
+    if (!w->diverged) {
+      w->upc = pc + 1;
+    } else {
+      uint32_t m = active;
+      while (m) {
+        int l = __builtin_ctz(m);
+        m &= m - 1;
+        w->pc[l] = pc + 1;
+      }
+    }
+    return;
+  }
+  int l0 = __builtin_ctz(exec);
+  int red = in->sub == BAR_RED;
+  uint32_t id_slot = red ? in->a[1] : in->a[0];
+  uint32_t cnt_slot = red ? in->a[2] : in->a[1];
+  uint64_t b = w->r[id_slot][l0];
+  if (b > 15) {
+    emu_report(R, DLCEMU_ERROR_ILLEGAL, w, l0, in, "barrier id %llu is not in 0..15", (unsigned long long)b);
+    return;
+  }
+  uint32_t cnt = 0;
+  if (cnt_slot != SLOT_NONE) {
+    uint64_t c = w->r[cnt_slot][l0] & 0xFFFFFFFFu;
+    if (c == 0 || c % 32 || c > R->nwarps * 32u) {
+      emu_report(R, DLCEMU_ERROR_ILLEGAL, w, l0, in,
+                 "barrier thread count %llu must be a nonzero multiple of 32 no larger than the block (%u warps)",
+                 (unsigned long long)c, R->nwarps);
+      return;
+    }
+    cnt = (uint32_t)c;
+  }
+  emu_barrier *B = &R->bars[b];
+  if (!(R->bar_active & (1u << b))) {
+    memset(B, 0, sizeof *B);
+    B->expected = cnt;
+    B->red_and = 1;
+    R->bar_active |= 1u << b;
+  }
+  emu_materialize(w);
+  uint32_t m = active;
+  int blocking = in->sub != BAR_ARRIVE;
+  uint32_t pv = 0;
+  if (red) {
+    pv = w->p[in->a[3]];
+    if (in->flags & IF_NEGB) pv = ~pv;
+  }
+  while (m) {
+    int l = __builtin_ctz(m);
+    m &= m - 1;
+    if ((exec >> l & 1) && blocking) {
+      w->pc[l] = pc;
+      w->bar_id[l] = (uint8_t)b;
+      if (red) {
+        int v = (pv >> l) & 1;
+        B->red_popc += (uint32_t)v;
+        B->red_and &= v;
+        B->red_or |= v;
+      }
+    } else {
+      w->pc[l] = pc + 1;
+    }
+  }
+  if (blocking) w->bar_wait |= exec;
+  w->bar_lanes[b] |= exec;
+  bar_check_warp(R, w, (int)b, in);
+}
+
+void emu_lanes_exit(emu_run *R, emu_warp *w, uint32_t lanes) {
+  /* the copies of an exiting thread still complete */
+  uint32_t m = lanes;
+  while (m) {
+    int l = __builtin_ctz(m);
+    m &= m - 1;
+    emu_cp_land(R, w, l, 1, 0);
+  }
+  w->live &= ~lanes;
+  if (!w->live) R->live_warps &= ~(1u << w->id);
+  uint32_t act = R->bar_active;
+  while (act) {
+    int b = __builtin_ctz(act);
+    act &= act - 1;
+    if (!(R->bar_active & (1u << b))) continue;
+    if (w->live) bar_check_warp(R, w, b, NULL);
+    if (R->status) return;
+    if (R->bar_active & (1u << b)) bar_check_complete(R, b);
+  }
+}
+
+/* ------------------------------------------------------------- deadlock */
+static void describe_lane(emu_run *R, const emu_warp *w, int l, char *buf, size_t cap) {
+  unsigned t[3];
+  thread_coords(R, w, l, t);
+  if (!(w->live >> l & 1)) {
+    snprintf(buf, cap, "thread (%u,%u,%u) has exited", t[0], t[1], t[2]);
+  } else if (w->bar_wait >> l & 1) {
+    const emu_insn *in = &R->k->code[w->pc[l]];
+    snprintf(buf, cap, "thread (%u,%u,%u) waits at barrier %u at PTX line %u `%s`", t[0], t[1], t[2],
+             w->bar_id[l], in->line, R->m->pool + in->text);
+  } else if (w->coll_wait >> l & 1) {
+    const emu_insn *in = &R->k->code[w->pc[l]];
+    snprintf(buf, cap, "thread (%u,%u,%u) waits at the warp collective at PTX line %u `%s`", t[0], t[1], t[2],
+             in->line, R->m->pool + in->text);
+  } else {
+    snprintf(buf, cap, "thread (%u,%u,%u) is runnable", t[0], t[1], t[2]);
+  }
+}
+
+static void deadlock_report(emu_run *R) {
+  char other[1200];
+  for (uint32_t wi = 0; wi < R->nwarps; wi++) {
+    emu_warp *w = &R->warps[wi];
+    if (!w->bar_wait) continue;
+    int l = __builtin_ctz(w->bar_wait);
+    int b = w->bar_id[l];
+    emu_barrier *B = &R->bars[b];
+    const emu_insn *in = &R->k->code[w->pc[l]];
+    other[0] = 0;
+    /* a live thread that has not arrived */
+    for (uint32_t wj = 0; wj < R->nwarps && !other[0]; wj++) {
+      emu_warp *v = &R->warps[wj];
+      if (B->warps & (1u << wj)) continue;
+      uint32_t missing = v->live & ~v->bar_lanes[wj == wi ? b : b];
+      uint32_t waiting_b = 0, bw = v->bar_wait;
+      while (bw) {
+        int k = __builtin_ctz(bw);
+        bw &= bw - 1;
+        if (v->bar_id[k] == b) waiting_b |= 1u << k;
+      }
+      missing &= ~waiting_b;
+      if (missing) describe_lane(R, v, __builtin_ctz(missing), other, sizeof other);
+    }
+    if (!other[0] && B->expected)
+      snprintf(other, sizeof other, "it expects %u threads but only %u have arrived and no other thread can",
+               B->expected, B->count);
+    if (!other[0]) snprintf(other, sizeof other, "no other thread can reach it");
+    emu_report(R, DLCEMU_ERROR_DEADLOCK, w, l, in, "barrier %d can never complete: %s", b, other);
+    return;
+  }
+  for (uint32_t wi = 0; wi < R->nwarps; wi++) {
+    emu_warp *w = &R->warps[wi];
+    if (!w->coll_wait) continue;
+    int l = __builtin_ctz(w->coll_wait);
+    uint32_t pc = w->pc[l];
+    const emu_insn *in = &R->k->code[pc];
+    uint32_t here = 0, cw = w->coll_wait;
+    while (cw) {
+      int k = __builtin_ctz(cw);
+      cw &= cw - 1;
+      if (w->pc[k] == pc) here |= 1u << k;
+    }
+    uint32_t missing = w->live & ~here;
+    other[0] = 0;
+    if (missing) describe_lane(R, w, __builtin_ctz(missing), other, sizeof other);
+    else snprintf(other, sizeof other, "its member mask names lanes that never arrive");
+    emu_report(R, DLCEMU_ERROR_DEADLOCK, w, l, in,
+               "warp collective can never complete: lanes 0x%08x wait here, the others do not arrive: %s", here, other);
+    return;
+  }
+  emu_report(R, DLCEMU_ERROR_DEADLOCK, &R->warps[0], 0, &R->k->code[0], "the block cannot make progress");
+}
+
+/* ------------------------------------------------------------- blocks */
+static void init_block(emu_run *R) {
+  emu_kernel *k = R->k;
+  memset(R->smem, 0xFF, R->shared_size); /* shared memory starts as garbage */
+  memset(R->shadow, R->check_uninit ? SH_UNINIT : SH_VALID, R->shared_size);
+  R->pending_bytes = 0;
+  R->shadow_active = R->check_uninit;
+  memset(R->bars, 0, sizeof R->bars);
+  R->bar_active = 0;
+  R->live_warps = 0;
+  unsigned bx = R->block[0], by = R->block[1];
+  uint64_t dyn = R->dyn_shared, total = R->shared_size;
+  for (uint32_t wi = 0; wi < R->nwarps; wi++) {
+    emu_warp *w = &R->warps[wi];
+    uint64_t(*r)[32] = w->r;
+    uint32_t first = wi * 32u;
+    uint32_t n = R->nthreads - first < 32 ? R->nthreads - first : 32;
+    w->exist = n == 32 ? 0xFFFFFFFFu : (1u << n) - 1;
+    w->live = w->exist;
+    w->bar_wait = w->coll_wait = 0;
+    memset(w->bar_lanes, 0, sizeof w->bar_lanes);
+    w->upc = 0;
+    w->diverged = 0;
+    memset(w->depth, 0, sizeof w->depth);
+    for (int l = 0; l < 32; l++) {
+      w->cp[l].n = 0;
+      w->cp[l].committed = 0;
+      uint32_t t = first + (uint32_t)l;
+      r[SR_TID_X][l] = t % bx;
+      r[SR_TID_Y][l] = (t / bx) % by;
+      r[SR_TID_Z][l] = t / (bx * by);
+      r[SR_LANEID][l] = (uint64_t)l;
+      r[SR_LANEMASK_EQ][l] = 1u << l;
+      r[SR_LANEMASK_LT][l] = (1u << l) - 1;
+      r[SR_LANEMASK_LE][l] = l == 31 ? 0xFFFFFFFFu : (2u << l) - 1;
+      r[SR_LANEMASK_GT][l] = l == 31 ? 0 : ~((2u << l) - 1);
+      r[SR_LANEMASK_GE][l] = ~((1u << l) - 1);
+      r[SR_CARRY][l] = 0;
+    }
+    uint64_t vals[][2] = {
+      {SR_NTID_X, R->block[0]}, {SR_NTID_Y, R->block[1]}, {SR_NTID_Z, R->block[2]},
+      {SR_CTAID_X, R->bidx[0]}, {SR_CTAID_Y, R->bidx[1]}, {SR_CTAID_Z, R->bidx[2]},
+      {SR_NCTAID_X, R->grid[0]}, {SR_NCTAID_Y, R->grid[1]}, {SR_NCTAID_Z, R->grid[2]},
+      {SR_WARPID, wi}, {SR_NWARPID, 64}, {SR_SMID, R->block_linear % (uint64_t)R->nsm},
+      {SR_NSMID, (uint64_t)R->nsm}, {SR_GRIDID, 1}, {SR_DYN_SMEM, dyn}, {SR_TOTAL_SMEM, total},
+      {SR_CLUSTER_CTAID_X, 0}, {SR_CLUSTER_CTAID_Y, 0}, {SR_CLUSTER_CTAID_Z, 0},
+      {SR_CLUSTER_NCTAID_X, 1}, {SR_CLUSTER_NCTAID_Y, 1}, {SR_CLUSTER_NCTAID_Z, 1},
+      {SR_CLUSTERID_X, R->bidx[0]}, {SR_CLUSTERID_Y, R->bidx[1]}, {SR_CLUSTERID_Z, R->bidx[2]},
+      {SR_NCLUSTERID_X, R->grid[0]}, {SR_NCLUSTERID_Y, R->grid[1]}, {SR_NCLUSTERID_Z, R->grid[2]},
+      {SR_CLUSTER_CTARANK, 0}, {SR_CLUSTER_NCTARANK, 1}, {SR_IS_EXPLICIT_CLUSTER, 0},
+    };
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
+      for (int l = 0; l < 32; l++) r[vals[i][0]][l] = vals[i][1];
+    w->p[PSLOT_FALSE] = 0;
+    w->p[PSLOT_TRUE] = 0xFFFFFFFFu;
+    if (w->live) R->live_warps |= 1u << wi;
+  }
+  (void)k;
+}
+
+static void run_block(emu_run *R) {
+  init_block(R);
+  for (;;) {
+    int progress = 0;
+    for (uint32_t wi = 0; wi < R->nwarps; wi++) {
+      emu_warp *w = &R->warps[wi];
+      if (!(w->live & ~(w->bar_wait | w->coll_wait))) continue;
+      emu_exec_warp(R, w, QUANTUM);
+      progress = 1;
+      if (R->status) return;
+      if (R->limit && R->st.warp_instructions > R->limit) {
+        uint32_t run = w->live & ~(w->bar_wait | w->coll_wait);
+        int l = run ? __builtin_ctz(run) : 0;
+        uint32_t pc = w->diverged ? w->pc[l] : w->upc;
+        emu_report(R, DLCEMU_ERROR_LIMIT, w, l, &R->k->code[pc < (uint32_t)R->k->ncode ? pc : 0],
+                   "the launch exceeded %llu warp instructions (endless loop? raise DLCEMU_LIMIT_WARP_INSTRUCTIONS)",
+                   R->limit);
+        return;
+      }
+    }
+    if (!R->live_warps) break;
+    if (!progress) {
+      deadlock_report(R);
+      return;
+    }
+  }
+  /* copies never waited for still land (and are discarded with the block) */
+  for (uint32_t wi = 0; wi < R->nwarps; wi++)
+    for (int l = 0; l < 32; l++) R->warps[wi].cp[l].n = 0;
+}
+
+static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+static void free_run(emu_run *R) {
+  if (R->warps) {
+    for (uint32_t wi = 0; wi < R->nwarps; wi++) {
+      emu_warp *w = &R->warps[wi];
+      free(w->r);
+      free(w->p);
+      free(w->local);
+      free(w->tparam);
+      free(w->cstack);
+      for (int l = 0; l < 32; l++) free(w->cp[l].e);
+    }
+    free(R->warps);
+  }
+  free(R->params);
+  free(R->smem);
+  free(R->shadow);
+  free(R->ranges);
+  free(R->msg);
+}
+
+int emu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shared, void **params) {
+  emu_module *m = k->mod;
+  emu_func *entry = &m->funcs[k->func];
+  const char *name = entry->name;
+  if (!g[0] || !g[1] || !g[2] || !b[0] || !b[1] || !b[2])
+    return emu_fail(DLCEMU_ERROR_LAUNCH_CONFIG, "launch of %s: grid and block dimensions must be nonzero", name);
+  if (g[0] > 2147483647u || g[1] > 65535 || g[2] > 65535)
+    return emu_fail(DLCEMU_ERROR_LAUNCH_CONFIG, "launch of %s: grid (%u,%u,%u) is too large", name, g[0], g[1], g[2]);
+  uint64_t nthreads = (uint64_t)b[0] * b[1] * b[2];
+  if (b[0] > 1024 || b[1] > 1024 || b[2] > 64 || nthreads > 1024)
+    return emu_fail(DLCEMU_ERROR_LAUNCH_CONFIG, "launch of %s: block (%u,%u,%u) is too large", name, b[0], b[1], b[2]);
+  if (nthreads > k->max_threads)
+    return emu_fail(DLCEMU_ERROR_LAUNCH_CONFIG, "launch of %s: %llu threads per block exceed its .maxntid/.reqntid (%u)",
+                    name, (unsigned long long)nthreads, k->max_threads);
+  if (k->reqntid[0] && (b[0] != k->reqntid[0] || b[1] != (k->reqntid[1] ? k->reqntid[1] : 1) ||
+                        b[2] != (k->reqntid[2] ? k->reqntid[2] : 1)))
+    return emu_fail(DLCEMU_ERROR_LAUNCH_CONFIG, "launch of %s: block (%u,%u,%u) differs from its .reqntid", name, b[0],
+                    b[1], b[2]);
+  uint64_t max_shared = m->target_sm >= 90 ? 232448 : m->target_sm == 80 ? 166912 : 101376;
+  uint64_t dyn_base = dyn_shared ? align_up(k->static_shared, k->dyn_align) : k->static_shared;
+  uint64_t shared_size = dyn_base + dyn_shared;
+  if (shared_size > max_shared)
+    return emu_fail(DLCEMU_ERROR_LAUNCH_CONFIG,
+                    "launch of %s: %llu bytes of shared memory (%llu static + %u dynamic) exceed the %llu of sm_%d", name,
+                    (unsigned long long)shared_size, (unsigned long long)k->static_shared, dyn_shared,
+                    (unsigned long long)max_shared, m->target_sm);
+  if (entry->nparams && !params)
+    return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "launch of %s: the kernel takes %d parameters but params is NULL", name,
+                    entry->nparams);
+
+  emu_run R;
+  memset(&R, 0, sizeof R);
+  R.k = k;
+  R.m = m;
+  memcpy(R.grid, g, sizeof R.grid);
+  memcpy(R.block, b, sizeof R.block);
+  R.nthreads = (uint32_t)nthreads;
+  R.nwarps = (R.nthreads + 31) / 32;
+  R.dyn_shared = dyn_shared;
+  R.dyn_base = dyn_base;
+  R.shared_size = shared_size;
+  R.check_uninit = emu_check_uninit_shared();
+  R.limit = emu_limit_instructions();
+  R.last_range = -1;
+  R.nsm = m->target_sm >= 90 ? 132 : m->target_sm == 80 ? 108 : 84;
+  R.msg_cap = 4096;
+  R.msg = malloc(R.msg_cap);
+  R.param_bytes = entry->kparam_bytes;
+  R.params = calloc(1, R.param_bytes ? R.param_bytes : 1);
+  R.smem = malloc(shared_size ? shared_size : 1);
+  R.shadow = malloc(shared_size ? shared_size : 1);
+  R.warps = calloc(R.nwarps, sizeof(emu_warp));
+  int rc = 0;
+  if (!R.msg || !R.params || !R.smem || !R.shadow || !R.warps) {
+    rc = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory for the launch of %s", name);
+    goto out;
+  }
+  R.msg[0] = 0;
+  for (int i = 0; i < entry->nparams; i++) {
+    emu_sym *s = &m->syms[entry->params[i]];
+    if (!params[i]) {
+      rc = emu_fail(DLCEMU_ERROR_INVALID_VALUE, "launch of %s: params[%d] is NULL", name, i);
+      goto out;
+    }
+    memcpy(R.params + s->off, params[i], s->size);
+  }
+  if ((rc = emu_mem_snapshot(&R.ranges, &R.nranges))) goto out;
+  for (uint32_t wi = 0; wi < R.nwarps; wi++) {
+    emu_warp *w = &R.warps[wi];
+    w->id = (int)wi;
+    w->r = calloc((size_t)k->nslots * 32, sizeof(uint64_t));
+    w->p = calloc(k->npreds, sizeof(uint32_t));
+    w->local = calloc(1, (size_t)k->local_bytes * 32 + 1);
+    w->tparam = calloc(1, (size_t)k->tparam_bytes * 32 + 1);
+    w->cstack = calloc((size_t)(k->max_call_depth + 1) * 32, sizeof(uint32_t));
+    if (!w->r || !w->p || !w->local || !w->tparam || !w->cstack) {
+      rc = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory for the launch of %s", name);
+      goto out;
+    }
+    for (uint32_t i = 0; i < k->nconsts; i++)
+      for (int l = 0; l < 32; l++) w->r[k->const_base + i][l] = k->const_vals[i];
+  }
+  for (unsigned z = 0; z < g[2] && !R.status; z++)
+    for (unsigned y = 0; y < g[1] && !R.status; y++)
+      for (unsigned x = 0; x < g[0] && !R.status; x++) {
+        R.bidx[0] = x;
+        R.bidx[1] = y;
+        R.bidx[2] = z;
+        R.block_linear = ((uint64_t)z * g[1] + y) * g[0] + x;
+        run_block(&R);
+        R.st.blocks++;
+      }
+  emu_stats_publish(&R.st, name, g, b, dyn_shared, k->static_shared);
+  if (R.status) rc = emu_fail(R.status, "%s", R.msg);
+  else emu_clear_error();
+out:
+  free_run(&R);
+  return rc;
+}

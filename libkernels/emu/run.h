@@ -1,0 +1,130 @@
+/*
+ * run.h: the state of one launch, shared by the launch driver (launch.c) and
+ * the interpreter (exec.c).
+ *
+ * A launch runs its blocks one after another.  A block's warps live in
+ * emu_warp: the register file uint64_t reg[slot][32], one predicate mask per
+ * predicate register, per-lane PCs, lane masks (live / blocked at a barrier /
+ * waiting at a warp collective), per-lane .local and .param frames, call
+ * stacks and cp.async queues.  Shared memory has a shadow byte per byte:
+ * valid, pending (a cp.async has not landed yet: reading is an error) or
+ * never written (only when uninitialized reads are checked).
+ *
+ * Generic addresses: global pointers are host addresses; the shared, local
+ * and kernel-parameter windows sit at 0x1.., 0x2.. and 0x3.. in the top
+ * nibble, which no host pointer uses.
+ */
+#ifndef DLC_EMU_RUN_H
+#define DLC_EMU_RUN_H
+
+#include <stdint.h>
+
+#include "emu.h"
+
+#define WIN_SHARED 0x1000000000000000ull
+#define WIN_LOCAL 0x2000000000000000ull
+#define WIN_PARAM 0x3000000000000000ull
+#define WIN_TAG(a) ((a) >> 60)
+
+enum { SH_VALID = 0, SH_PENDING = 1, SH_UNINIT = 2 };
+
+/* one cp.async in flight: its bytes were read at issue and land at the wait */
+typedef struct emu_cp {
+  uint32_t dst;      /* shared offset */
+  uint32_t group;    /* commit-group number of its thread */
+  uint32_t pc;       /* issuing instruction */
+  uint8_t size;
+  uint8_t data[16];
+} emu_cp;
+
+typedef struct emu_cpq {
+  emu_cp *e;
+  int n, cap;
+  uint32_t committed; /* groups committed by this thread */
+} emu_cpq;
+
+typedef struct emu_warp {
+  uint64_t (*r)[32];  /* register file [nslots][32] */
+  uint32_t *p;        /* predicate masks [npreds] */
+  uint32_t pc[32];    /* per-lane pc; authoritative for all lanes while diverged */
+  uint32_t upc;       /* pc of every runnable lane while !diverged */
+  int diverged;
+  uint32_t exist;     /* lanes that are threads of the block */
+  uint32_t live;      /* exist and not exited */
+  uint32_t bar_wait;  /* blocked at a barrier */
+  uint32_t coll_wait; /* waiting at a warp collective for the rest of its mask */
+  uint32_t bar_lanes[16]; /* lanes that arrived (sync or arrive) at barrier b, this round */
+  uint8_t bar_id[32]; /* barrier a blocked lane waits for */
+  uint8_t *local;     /* [32][local_bytes] */
+  uint8_t *tparam;    /* [32][tparam_bytes] */
+  uint32_t *cstack;   /* [32][max_depth]: pc of each active call */
+  uint8_t depth[32];
+  emu_cpq cp[32];
+  int id;             /* warp index in the block */
+} emu_warp;
+
+typedef struct emu_barrier {
+  uint32_t warps;     /* warps that arrived (bit per warp) */
+  uint32_t expected;  /* thread count of the barrier (0: all threads of the block) */
+  uint32_t count;     /* threads counted so far (a warp counts as 32) */
+  uint32_t red_popc;  /* bar.red accumulators */
+  int red_and, red_or;
+} emu_barrier;
+
+typedef struct emu_run {
+  emu_kernel *k;
+  emu_module *m;
+  unsigned grid[3], block[3];
+  uint32_t nthreads, nwarps;
+  uint8_t *params;
+  uint64_t param_bytes;
+  uint32_t dyn_shared;
+  uint64_t dyn_base;      /* offset of the dynamic window */
+  uint64_t shared_size;   /* static + dynamic */
+  uint8_t *smem, *shadow;
+  uint64_t pending_bytes; /* shadow bytes in state SH_PENDING */
+  int check_uninit;
+  int shadow_active;      /* pending_bytes || check_uninit */
+  emu_warp *warps;
+  uint32_t live_warps;    /* bit per warp with live lanes */
+  emu_barrier bars[16];
+  uint32_t bar_active;    /* barriers with arrivals this round */
+  emu_range *ranges;
+  int nranges;
+  int last_range;
+  dlcemu_launch_stats st;
+  unsigned bidx[3];       /* current block */
+  uint64_t block_linear;
+  int status;             /* first error of the launch */
+  char *msg;              /* its message */
+  size_t msg_cap;
+  unsigned long long limit;
+  uint64_t clock;         /* deterministic clock: warp instructions so far */
+  int nsm;
+} emu_run;
+
+/* launch.c */
+void emu_report(emu_run *R, int status, const emu_warp *w, int lane, const emu_insn *in, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+void emu_bar_exec(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t pc, uint32_t active, uint32_t exec);
+void emu_lanes_exit(emu_run *R, emu_warp *w, uint32_t lanes);
+int emu_cp_land(emu_run *R, emu_warp *w, int lane, int all, uint32_t keep_groups);
+void emu_poison_report(emu_run *R, const emu_warp *w, int lane, const emu_insn *in, uint64_t off, unsigned size,
+                       int write);
+const emu_range *emu_find_range(emu_run *R, uint64_t a);
+
+/* exec.c: run warp w for at most budget instructions */
+void emu_exec_warp(emu_run *R, emu_warp *w, int budget);
+
+static inline void emu_materialize(emu_warp *w) {
+  if (w->diverged) return;
+  uint32_t m = w->live & ~(w->bar_wait | w->coll_wait);
+  while (m) {
+    int l = __builtin_ctz(m);
+    m &= m - 1;
+    w->pc[l] = w->upc;
+  }
+  w->diverged = 1;
+}
+
+#endif /* DLC_EMU_RUN_H */
