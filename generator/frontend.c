@@ -149,8 +149,8 @@ static bool read_dtype(reader *r, const cJSON *obj, const char *key, const char 
   const char *s;
   if (!ju_string(&r->jc, obj, key, path, required, &s)) return false;
   dtype d;
-  if (!dtype_parse(s, &d) || (d == DT_T && !allow_T) || d == DT_FP64 ||
-      (!allow_T && d != DT_FP16 && d != DT_BF16 && d != DT_FP32)) {
+  /* graphs compute in fp16, bf16 and fp32 only (bool and int32 are internal) */
+  if (!dtype_parse(s, &d) || !(d == DT_FP16 || d == DT_BF16 || d == DT_FP32 || (d == DT_T && allow_T))) {
     diag_report(r->dl, D_BAD_DTYPE, ju_path_key(&r->jc, path, key), NULL, "unknown dtype '%s'", s);
     return false;
   }

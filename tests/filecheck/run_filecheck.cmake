@@ -3,6 +3,7 @@
 # given).  Usage, from CTest:
 #   cmake -DDLCGEN=... -DFILECHECK=... -DGRAPH=... -DDTYPE=fp16 -DSTAGE=tiny
 #         -DCHECK_FILE=... -DPREFIX=TINY [-DNOT=pattern] -P run_filecheck.cmake
+cmake_minimum_required(VERSION 3.25)
 foreach(v DLCGEN FILECHECK GRAPH DTYPE STAGE CHECK_FILE PREFIX)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "run_filecheck.cmake: ${v} is not set")

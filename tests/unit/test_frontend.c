@@ -254,6 +254,23 @@ static void test_shape_rules(void) {
   CHECK_STR(infer("['M','N']", NULL, "'op':'Flip','attrs':{'axes':[-1]}", NULL), "[M,N]");
   CHECK_STR(infer("[1,'N']", NULL, "'op':'Expand','attrs':{'shape':['K','M','N']}", NULL), "[K,M,N]");
   CHECK_STR(infer_error("[2,'N']", NULL, "'op':'Expand','attrs':{'shape':['M','N']}"), "E1001");
+  /* dtypes are fp16, bf16, fp32 and T; bool and int32 exist only inside the IR */
+  pipe_init(&p);
+  CHECK(!pipe_run(&p, one_node("['M']", "bool", NULL, NULL, "['M']", "'op':'Cast','attrs':{'to':'fp32'}"),
+                  TO_FRONTEND));
+  CHECK(diag_count(&p.dl, "E0210") == 1);
+  pipe_free(&p);
+  pipe_init(&p);
+  CHECK(!pipe_run(&p, one_node("['M']", "fp32", NULL, NULL, "['M']", "'op':'Cast','attrs':{'to':'int32'}"),
+                  TO_FRONTEND));
+  CHECK(diag_count(&p.dl, "E0210") == 1);
+  pipe_free(&p);
+  pipe_init(&p);
+  CHECK(!pipe_run(&p, one_node("['M','K']", "fp16", "['K','N']", "fp16", "['M','N']",
+                               "'op':'GEMM','attrs':{'acc_dtype':'T'}"),
+                  TO_FRONTEND));
+  CHECK(diag_count(&p.dl, "E0210") == 1);
+  pipe_free(&p);
   /* contraction and broadcast mismatches */
   CHECK_STR(infer_error("['M','K']", "['N','K']", "'op':'GEMM','attrs':{'acc_dtype':'fp32'}"), "E1002");
   CHECK_STR(infer_error("['M','N']", "['K']", "'op':'Elementwise','fn':'add'"), "E1001");
