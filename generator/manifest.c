@@ -14,6 +14,8 @@ static const char *const plan_keys[] = {"tile", "stages", "bind", "warp_tile", "
                                         "local_edges", "async", "barrier_model", NULL};
 static const char *const shape_set_keys[] = {"name", "bounds", NULL};
 static const char *const known_archs[] = {"sm80", "sm86", "sm89", "sm90a", "sm100", "sm120", NULL};
+/* Variant combinations per dtype that mf_instances enumerates. */
+#define MF_MAX_COMBOS 4096
 
 bool mf_arch_known(const char *arch) {
   for (const char *const *a = known_archs; *a; a++)
@@ -311,6 +313,12 @@ manifest *mf_read(arena *A, const char *path, diag_list *dl) {
       else read_plans(&c, op, plans, ju_path_key(&c, op_path, "plans"));
       const cJSON *var = cJSON_GetObjectItemCaseSensitive(o, "variants");
       if (var) read_variants(&c, op, var, ju_path_key(&c, op_path, "variants"));
+      double combos = 1;
+      for (int k = 0; k < op->nvkeys; k++) combos *= op->vkeys[k].nvalues;
+      if (combos > MF_MAX_COMBOS)
+        diag_report(dl, D_MANIFEST_VALUE, ju_path_key(&c, op_path, "variants"),
+                    "Split the op into several ops, or list fewer variant values.",
+                    "the variants give %.0f combinations per dtype; the limit is %d", combos, MF_MAX_COMBOS);
       const cJSON *ss = cJSON_GetObjectItemCaseSensitive(o, "shape_sets");
       if (ss) read_shape_sets(&c, op, ss, ju_path_key(&c, op_path, "shape_sets"));
       m->nops++;
@@ -344,7 +352,7 @@ int mf_instances(arena *A, const mf_op *op, mf_instance **out) {
   int combos = 1;
   for (int k = 0; k < op->nvkeys; k++) {
     combos *= op->vkeys[k].nvalues;
-    if (combos > 4096) combos = 4096;
+    if (combos > MF_MAX_COMBOS) combos = MF_MAX_COMBOS; /* mf_read reported it */
   }
   int n = op->ndtypes * combos;
   mf_instance *v = calloc((size_t)(n > 0 ? n : 1), sizeof(mf_instance));

@@ -219,6 +219,15 @@ static void test_bad_values(void) {
   expect(MF("['sm80']", "{'name':'g'," GEMM ",'dtypes':['fp16']}"), "E0101", "missing required key 'plans'");
   expect("[1,2]", "E0101", "a JSON object");
   expect("{'schema':'dlc-manifest/1',", "E0002", "line 1");
+  /* more than 4096 variant combinations is an error, not a silent cut */
+  {
+    char *ds = arena_alloc(&A, 4096), *q = ds;
+    for (int i = 1; i <= 65; i++) q += sprintf(q, "%s%d", i > 1 ? "," : "", i);
+    expect(arena_printf(&A, MF("['sm80']", "{'name':'a','graph':'@G/attention_causal.json','dtypes':['fp16'],"
+                                           "'plans':'auto','variants':{'D':[%s],'S':[%s]}}"),
+                        ds, ds),
+           "E0103", "4225 combinations");
+  }
   /* a missing manifest */
   diag_list dl;
   diag_init(&dl);
