@@ -105,6 +105,12 @@ static const sx *read_size(reader *r, const cJSON *item, const char *path, int64
     return NULL;
   }
   const char *text = item->valuestring;
+  /* the size syntax: integers, symbols, + - * / % floor() and parentheses
+   * (sx_parse also reads primed names such as N', which are not symbols) */
+  if (strspn(text, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_ +-*/%()") != strlen(text)) {
+    diag_report(r->dl, D_BAD_SHAPE, path, NULL, "cannot parse size expression '%s'", text);
+    return NULL;
+  }
   /* every identifier in the expression is a PARAM; check them against dims */
   const char **names = ARENA_ARRAY(r->A, const char *, strlen(text) + 1);
   int nn = 0;

@@ -251,10 +251,11 @@ static cJSON *replacement(int kind) {
   case 16: return cJSON_CreateString("M*N");                 /* a product of dims */
   case 17: return cJSON_CreateString("N-M");                 /* may be <= 0 */
   case 18: return cJSON_CreateString("M/N");
+  case 19: return cJSON_CreateString("M'");                  /* sx_parse reads primes */
   default: return cJSON_CreateNumber(1);
   }
 }
-#define NREPL 20
+#define NREPL 21
 
 static void emit(cJSON *doc, const char *label, runner run) {
   char *s = cJSON_PrintUnformatted(doc);

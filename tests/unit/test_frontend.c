@@ -163,6 +163,10 @@ static void test_conv_output_size_rule(void) {
  * an input's: inputs are the ABI. */
 static void test_derived_symbols_only_on_outputs(void) {
   CHECK_STR(infer_error("['M','P']", NULL, "'op':'Cast','attrs':{'to':'fp32'}"), "E0211");
+  /* sizes are expressions over symbols; a primed name is not one */
+  CHECK_STR(infer_error("['M','N\\u0027']", NULL, "'op':'Cast','attrs':{'to':'fp32'}"), "E0211");
+  CHECK_STR(infer_error("['M','N+1']", NULL, "'op':'Cast','attrs':{'to':'fp32'}"), "");
+  CHECK_STR(infer_error("['M','N;']", NULL, "'op':'Cast','attrs':{'to':'fp32'}"), "E0211");
   front p;
   pipe_init(&p);
   CHECK(pipe_run(&p, one_node("['M','N']", "T", NULL, NULL, "['M','P']", "'op':'Cast','attrs':{'to':'fp32'}"),
