@@ -674,10 +674,12 @@ static uint64_t cvt_lane(const emu_insn *in, uint64_t v) {
 }
 
 /* ---------------------------------------------------------------- memory */
+/* a 32-bit address register makes 32-bit address arithmetic: nvcc relies on
+ * the wrap-around (e.g. [%r1+256] with %r1 = base - 256) */
 static uint64_t lane_addr(const emu_warp *w, uint32_t slot, int lane, int64_t off, int addr32) {
   uint64_t b = slot == SLOT_NONE ? 0 : w->r[slot][lane];
-  if (addr32) b &= 0xFFFFFFFFu;
-  return b + (uint64_t)off;
+  uint64_t a = b + (uint64_t)off;
+  return addr32 ? a & 0xFFFFFFFFu : a;
 }
 
 static const char *space_name(int sp) {
@@ -940,25 +942,23 @@ static void exec_mma(emu_run *R, emu_warp *w, const emu_insn *in) {
       else c[row][col] = fp_f16_to_f32((uint16_t)(r[C[i >> 1]][l] >> (16 * (i & 1))));
     }
   }
-  /* D = C + sum_k A[i][k] * B[k][j], accumulated in fp32 in k order; f16
-   * products are exact in fp32, so the multiply-add rounds once per step */
-  float d[16][8];
+  /* D = C + sum_k A[i][k] * B[k][j]: every product is exact (at most 22
+   * significant bits); C and the products are summed in double in k order and
+   * the sum is rounded once to the accumulator type (see docs/emulator.md) */
+  double d[16][8];
   for (int i = 0; i < 16; i++) {
-    float acc[8];
+    double acc[8];
     for (int j = 0; j < 8; j++) acc[j] = c[i][j];
-    if (at == T_F16) {
-      for (int kk = 0; kk < K; kk++)
-        for (int j = 0; j < 8; j++) acc[j] += a[i][kk] * b[kk][j];
-    } else {
-      for (int kk = 0; kk < K; kk++)
-        for (int j = 0; j < 8; j++) acc[j] = fmaf(a[i][kk], b[kk][j], acc[j]);
+    for (int kk = 0; kk < K; kk++) {
+      double x = a[i][kk];
+      for (int j = 0; j < 8; j++) acc[j] += x * (double)b[kk][j];
     }
     for (int j = 0; j < 8; j++) d[i][j] = acc[j];
   }
   for (int l = 0; l < 32; l++) {
     int g = l >> 2, t = l & 3;
     if (in->t == T_F32) {
-      for (int i = 0; i < 4; i++) r[D[i]][l] = canon32(d[g + 8 * (i >> 1)][t * 2 + (i & 1)]);
+      for (int i = 0; i < 4; i++) r[D[i]][l] = canon32((float)d[g + 8 * (i >> 1)][t * 2 + (i & 1)]);
     } else {
       for (int i = 0; i < 2; i++) {
         uint64_t lo = fp_from_double(FMT_F16, d[g + 8 * i][t * 2], RND_RN, 0);
@@ -1704,7 +1704,7 @@ void emu_exec_warp(emu_run *R, emu_warp *w, int budget) {
       }
       set_pcs(w, active & ~exec, pc + 1);
       if (leaving) emu_lanes_exit(R, w, leaving);
-      if (R->status) return;
+      if (R->status || R->restart) return;
       continue;
     }
     case OP_TRAP:
@@ -1717,7 +1717,7 @@ void emu_exec_warp(emu_run *R, emu_warp *w, int budget) {
       break;
     case OP_BAR:
       emu_bar_exec(R, w, in, pc, active, exec);
-      if (R->status) return;
+      if (R->status || R->restart) return;
       continue;
     case OP_NANOSLEEP:
       budget = 0; /* let the other warps run */

@@ -2,9 +2,10 @@
  * launch.c: runs a kernel launch (the scheduling model of docs/emulator.md).
  *
  * Blocks run one after another in linear order (x fastest).  In a block the
- * warps take turns: each runs until all its lanes are blocked (barrier, warp
- * collective), have exited, or a quantum of instructions has passed; then
- * the next warp runs.  When no warp can run and some lanes are still alive
+ * warps take turns in index order: each runs until all its lanes are blocked
+ * (barrier, warp collective), have exited, or a quantum of instructions has
+ * passed; then the next warp runs.  When a barrier completes, the round
+ * starts again at warp 0.  When no warp can run and some lanes are still alive
  * the block is deadlocked, which is reported with the waiting and the missing
  * threads.
  *
@@ -167,6 +168,7 @@ static void bar_release(emu_run *R, int b) {
   memset(B, 0, sizeof *B);
   R->bar_active &= ~(1u << b);
   R->st.barriers++;
+  R->restart = 1;
 }
 
 static void bar_check_complete(emu_run *R, int b) {
@@ -446,6 +448,10 @@ static void run_block(emu_run *R) {
       emu_exec_warp(R, w, QUANTUM);
       progress = 1;
       if (R->status) return;
+      if (R->restart) { /* after a barrier the warps go on in index order */
+        R->restart = 0;
+        break;
+      }
       if (R->limit && R->st.warp_instructions > R->limit) {
         uint32_t run = w->live & ~(w->bar_wait | w->coll_wait);
         int l = run ? __builtin_ctz(run) : 0;

@@ -101,6 +101,7 @@ typedef struct emu_run {
   unsigned long long limit;
   uint64_t clock;         /* deterministic clock: warp instructions so far */
   int nsm;
+  int restart;            /* a barrier completed: restart the round at warp 0 */
 } emu_run;
 
 /* launch.c */
