@@ -1,0 +1,1021 @@
+/* Schedule Plan (spec §8, §11; seed 001 §5): the tile, warp and pipeline
+ * choices that parameterize the sm80 contraction skeleton
+ * (templates/sm80_contraction.cuh) for one region on one arch.
+ *
+ * A plan is BM x BN x BK (the CTA tile), STAGES (the cp.async ring),
+ * WARPS_M x WARPS_N warps (each a warp tile of m16n8k16 MMAs) and VEC (the
+ * width of one global->shared copy).  Everything else in the §8.1 object
+ * (bind, cache, barrier model, ...) is fixed by the skeleton or read off the
+ * region and its Poly Core analysis, and is reported so that a reader sees
+ * what the kernel does.
+ *
+ * A pinned plan (manifest "plans": [{...}]) is read by plan_from_json(),
+ * checked by plan_validate() and used as given.  Otherwise plan_choose()
+ * walks a fixed space of 20 candidates from small to large, drops those that
+ * hit a STOP rule of §11 (shared memory over 80% of the per-block limit,
+ * registers that leave one CTA per SM, a vector width below the widest the
+ * operands allow) and keeps the one whose estimated time, by the §11 model
+ * (plan_time_us), has the smallest mean over the representative shapes (the
+ * time to run each of them once).  docs/plan.md documents the model and its constants. */
+#include "plan.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonutil.h"
+
+/* ---- arch table --------------------------------------------------------------------- */
+
+/* One row per arch the manifest accepts.  Peaks are dense (no structured
+ * sparsity) fp16/bf16 tensor math with fp32 accumulation, and DRAM bandwidth,
+ * of the reference part; limits are the compute capability's, from the CUDA
+ * C++ Programming Guide ("Technical Specifications per Compute Capability").
+ * Every limit row keeps 1 KB of shared memory per resident block for the
+ * system (per-SM capacity minus per-block maximum).  tc_flop_per_clk_sm is
+ * the dense tensor rate per SM and clock (peak / (SMs x boost clock)). */
+static const arch_info ARCHS[] = {
+    /* A100 SXM4 80GB.  NVIDIA A100 Tensor Core GPU datasheet: FP16 Tensor
+     * Core 312 TFLOPS (624 with sparsity), 2,039 GB/s HBM2e.  NVIDIA A100
+     * Tensor Core GPU Architecture whitepaper: 108 SMs, 1024 dense FP16 FMA
+     * per clock per SM.  Compute capability 8.0: 164 KB shared memory per SM,
+     * 163 KB per block, 64K registers, 2048 threads and 32 blocks per SM. */
+    {"sm80", 80, "A100 SXM4 80GB", 108, 312.0, 2039.0, 166912, 167936, 65536, 2048, 32, 1024, 2048, 128},
+    /* GeForce RTX 3090.  NVIDIA Ampere GA102 GPU Architecture whitepaper:
+     * 82 SMs, peak FP16 Tensor TFLOPS with FP32 accumulate 71 (142 with
+     * sparsity), 936 GB/s GDDR6X, 1695 MHz boost.  Compute capability 8.6:
+     * 100 KB per SM, 99 KB per block, 1536 threads and 16 blocks per SM. */
+    {"sm86", 86, "GeForce RTX 3090", 82, 71.0, 936.0, 101376, 102400, 65536, 1536, 16, 1024, 512, 128},
+    /* GeForce RTX 4090.  NVIDIA Ada GPU Architecture whitepaper: 128 SMs,
+     * peak FP16 Tensor TFLOPS with FP32 accumulate 165.2 (330.4 with
+     * sparsity), 1008 GB/s GDDR6X, 2520 MHz boost.  Compute capability 8.9:
+     * 100 KB per SM, 99 KB per block, 1536 threads and 24 blocks per SM. */
+    {"sm89", 89, "GeForce RTX 4090", 128, 165.2, 1008.0, 101376, 102400, 65536, 1536, 24, 1024, 512, 128},
+    /* H100 SXM5.  NVIDIA H100 Tensor Core GPU datasheet: FP16 Tensor Core
+     * 1,979 TFLOPS with sparsity (989 dense), 3.35 TB/s HBM3.  NVIDIA H100
+     * Tensor Core GPU Architecture whitepaper: 132 SMs on SXM5, twice the
+     * A100 SM's dense MMA rate per clock.  Compute capability 9.0: 228 KB
+     * per SM, 227 KB per block, 2048 threads and 32 blocks per SM. */
+    {"sm90a", 90, "H100 SXM5", 132, 989.0, 3350.0, 232448, 233472, 65536, 2048, 32, 1024, 4096, 128},
+    /* B200.  NVIDIA HGX B200 datasheet: FP16/BF16 Tensor Core 4.5 PFLOPS
+     * per GPU with sparsity (2.25 dense), 8 TB/s HBM3e per GPU; 148 SMs as
+     * the CUDA runtime reports them (multiProcessorCount).  Compute
+     * capability 10.0: 228 KB per SM, 227 KB per block, 2048 threads and 32
+     * blocks per SM.  NVIDIA publishes no per-clock rate for sm_100:
+     * 8192 FLOP/clk/SM is the dense peak over 148 SMs at about 1.86 GHz. */
+    {"sm100", 100, "B200", 148, 2250.0, 8000.0, 232448, 233472, 65536, 2048, 32, 1024, 8192, 128},
+    /* GeForce RTX 5090.  NVIDIA RTX Blackwell GPU Architecture whitepaper:
+     * 170 SMs, peak FP16 Tensor TFLOPS with FP32 accumulate 209.5 (419 with
+     * sparsity), 1792 GB/s GDDR7, 2407 MHz boost.  Compute capability 12.0:
+     * 100 KB per SM, 99 KB per block, 1536 threads and 32 blocks per SM. */
+    {"sm120", 120, "GeForce RTX 5090", 170, 209.5, 1792.0, 101376, 102400, 65536, 1536, 32, 1024, 512, 128},
+};
+
+const arch_info *plan_arch(const char *name) {
+  if (!name) return NULL;
+  if (strcmp(name, "sm90") == 0) name = "sm90a";
+  for (size_t i = 0; i < sizeof ARCHS / sizeof *ARCHS; i++)
+    if (strcmp(ARCHS[i].name, name) == 0) return &ARCHS[i];
+  return NULL;
+}
+
+/* ---- resources: shared memory, registers, CTAs per SM -------------------------------- */
+
+/* Registers per thread beyond the accumulators and one k-step's fragments:
+ * addresses, loop state, predicates.  Calibrated on the hand-instantiated
+ * 128x128x32, 3-stage, 2x2-warp fp16 kernel: 128 + 16 + 16 + 56 = 216, what
+ * ptxas reports (nvcc 13, sm_80, 0 spills). */
+#define REG_OVERHEAD 56
+
+typedef struct plan_res {
+  int smem, regs, warps, threads;
+  int ctas_smem, ctas_regs, ctas_threads, ctas;
+} plan_res;
+
+static int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+static int smem_bytes(const sched_plan *p, int elem) {
+  int ring = p->stages * (p->tile[0] + p->tile[1]) * p->tile[2] * elem;
+  int stage = p->tile[0] * (p->tile[1] + 8) * 4; /* the epilogue's fp32 staging tile */
+  return ring > stage ? ring : stage;
+}
+
+/* acc[MT][NTL][4] floats, af[MT][4] and bfr[NTL][2] fragments, overhead;
+ * rounded to the allocation unit of 8 per thread. */
+static int regs_estimate(int wm_elems, int wn_elems) {
+  int mt = ceil_div(wm_elems, 16), ntl = ceil_div(wn_elems, 8);
+  int r = mt * ntl * 4 + 4 * mt + 2 * ntl + REG_OVERHEAD;
+  return ceil_div(r, 8) * 8;
+}
+
+static bool shape_ok(const sched_plan *p) {
+  return p->tile[0] > 0 && p->tile[1] > 0 && p->tile[2] > 0 && p->warps_m > 0 && p->warps_n > 0 &&
+         p->tile[0] <= 4096 && p->tile[1] <= 4096 && p->tile[2] <= 4096 && p->warps_m <= 64 && p->warps_n <= 64 &&
+         p->stages > 0 && p->stages <= 64;
+}
+
+static plan_res resources(const sched_plan *p, int elem, const arch_info *ai) {
+  plan_res r = {0};
+  if (!shape_ok(p)) return r;
+  r.smem = smem_bytes(p, elem);
+  r.warps = p->warps_m * p->warps_n;
+  r.threads = 32 * r.warps;
+  r.regs = regs_estimate(ceil_div(p->tile[0], p->warps_m), ceil_div(p->tile[1], p->warps_n));
+  r.ctas_smem = ai->smem_per_sm / (r.smem + ai->smem_reserved_per_block);
+  int warps_by_regs = ai->regs_per_sm / (r.regs * 32);
+  r.ctas_regs = r.regs > PLAN_MAX_REGS ? 0 : warps_by_regs / r.warps;
+  r.ctas_threads = ai->max_threads_per_sm / r.threads;
+  r.ctas = ai->max_ctas_per_sm;
+  if (r.ctas_smem < r.ctas) r.ctas = r.ctas_smem;
+  if (r.ctas_regs < r.ctas) r.ctas = r.ctas_regs;
+  if (r.ctas_threads < r.ctas) r.ctas = r.ctas_threads;
+  if (r.smem > ai->smem_per_block) r.ctas = 0;
+  return r;
+}
+
+/* ---- the cost model (spec §11) -------------------------------------------------------- */
+
+/* Overlap of loads with MMAs by ring depth: the wait before each k-tile is
+ * exposed less the more tiles are in flight. */
+static double stage_eff(int stages) {
+  static const double eff[] = {0, 0.5, 0.80, 0.90, 0.95};
+  if (stages < 1) return 0.5;
+  return stages < 5 ? eff[stages] : 0.95;
+}
+
+/* Fragment loads: per 16-deep k-step a warp reads (WM + WN) x 16 elements with
+ * ldmatrix and the CTA writes (BM + BN) x 16 with cp.async; the MMAs of that
+ * step take 2 BM BN 16 / tc_flop_per_clk_sm clocks.  Small warp tiles read
+ * more per MMA, and shared memory becomes the limit.  Clocks of one k-step of
+ * one CTA with the SM to itself: */
+static double kstep_clocks(const sched_plan *p, const arch_info *ai, int elem, double *t_mma) {
+  double BM = p->tile[0], BN = p->tile[1];
+  double WM = BM / p->warps_m, WN = BN / p->warps_n;
+  double mma = 2.0 * BM * BN * 16 / ai->tc_flop_per_clk_sm;
+  double smem = (p->warps_m * p->warps_n * (WM + WN) + BM + BN) * 16 * elem / ai->smem_bytes_per_clk_sm;
+  if (t_mma) *t_mma = mma;
+  return mma > smem ? mma : smem;
+}
+
+static double frag_eff(const sched_plan *p, const arch_info *ai, int elem) {
+  double mma, t = kstep_clocks(p, ai, elem, &mma);
+  return mma / t;
+}
+
+/* Each k-iteration (BK / 16 k-steps) of a CTA ends in a wait on the ring and a
+ * barrier, then ldmatrix latency before the first MMA: about SYNC_CLOCKS in
+ * which that CTA issues nothing.  A second resident CTA fills the gap; one CTA
+ * alone keeps the SM busy t_k / (t_k + SYNC_CLOCKS) of the time. */
+#define SYNC_CLOCKS 128.0
+
+/* Fraction of the SM's throughput that `ctas` resident CTAs use. */
+static double sm_busy(const sched_plan *p, const arch_info *ai, int elem, int64_t ctas) {
+  double t_k = kstep_clocks(p, ai, elem, NULL) * p->tile[2] / 16;
+  double b = (double)ctas * t_k / (t_k + SYNC_CLOCKS);
+  return b < 1 ? b : 1;
+}
+
+/* L2-to-SM bandwidth as a multiple of DRAM bandwidth, for the traffic every
+ * tile loads (A100: 5120 B/clk of L2 read bandwidth at 1.41 GHz is 7.2 TB/s,
+ * 3.5x its 2.04 TB/s of DRAM).  Applied to every arch. */
+#define L2_BW_FACTOR 3.5
+
+/* An SM alone draws more than its 1/SMs share of the bandwidth (its
+ * outstanding cp.async requests, not the memory system, bound it): up to
+ * SM_BW_FACTOR shares.  So a grid that keeps a quarter of the SMs busy can
+ * reach full bandwidth. */
+#define SM_BW_FACTOR 4.0
+
+static double pipeline_eff(const sched_plan *p, const arch_info *ai, int elem) {
+  return stage_eff(p->stages) * frag_eff(p, ai, elem);
+}
+
+typedef struct shape_est {
+  double us, occ, dram_bytes, l2_bytes;
+  bool memory_bound;
+} shape_est;
+
+static int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* DRAM bytes of the operands: tiles are issued in raster order (n fastest,
+ * then m, then batch), a wave of `slots` concurrent tiles sweeps k in rough
+ * lockstep, so each A row-panel and B column-panel that the wave touches is
+ * read from DRAM once per wave and shared by its tiles through L2.  This lies
+ * between the ideal (each operand once) and the cache-less tile-reuse bound
+ * elem (M K ceil(N/BN) + K N ceil(M/BM)). */
+static double operand_bytes(int64_t M, int64_t N, int64_t K, int64_t batch, int BM, int BN, int64_t slots,
+                            int elem) {
+  int64_t tm = ceil_div64(M, BM), tn = ceil_div64(N, BN), per_b = tm * tn, T = per_b * batch;
+  double elems = 0;
+  for (int64_t t0 = 0; t0 < T; t0 += slots) {
+    int64_t t1 = min64(T, t0 + slots);
+    for (int64_t s = t0; s < t1;) { /* one batch slice of the wave at a time */
+      int64_t b = s / per_b, e = min64(t1, (b + 1) * per_b);
+      int64_t s0 = s - b * per_b, s1 = e - b * per_b, count = s1 - s0;
+      int64_t r0 = s0 / tn, r1 = (s1 - 1) / tn;
+      int64_t rows = min64((r1 + 1) * BM, M) - r0 * BM, cols;
+      int64_t c0 = s0 % tn, c1 = (s1 - 1) % tn;
+      if (count >= tn) cols = N;
+      else if (c0 <= c1) cols = min64((c1 + 1) * BN, N) - c0 * BN;
+      else cols = (N - c0 * BN) + min64((c1 + 1) * BN, N);
+      elems += (double)K * (double)(rows + cols);
+      s = e;
+    }
+  }
+  return elems * elem;
+}
+
+/* time = max(FLOPs / (peak occ eff), Bytes / (bw occ_bw)).  occ follows the
+ * waves: a full wave runs `ctas` tiles per SM; the last, partial one spreads
+ * its tiles over the SMs first.  Each SM's tensor throughput is shared by its
+ * resident tiles, who keep it sm_busy() busy.  So occ counts tile padding
+ * (M, N and K rounded up to the tile), wave quantization and the barriers
+ * one CTA cannot hide; occ_bw is the time-weighted fraction of busy SMs
+ * times SM_BW_FACTOR, at most 1.
+ * Bytes are checked at two levels: DRAM (operand_bytes, shared per wave) and
+ * L2 (the tile-reuse bytes elem (M K ceil(N/BN) + K N ceil(M/BM)), which every
+ * tile loads through L2, at L2_BW_FACTOR times the DRAM bandwidth). */
+static shape_est model(const sched_plan *p, const arch_info *ai, int64_t M, int64_t N, int64_t K, int64_t batch,
+                       int elem, int out_elem) {
+  shape_est e = {0, 0, 0, 0, false};
+  if (M <= 0 || N <= 0 || K <= 0 || batch <= 0) return e;
+  plan_res r = resources(p, elem, ai);
+  if (r.ctas < 1) {
+    e.us = INFINITY;
+    return e;
+  }
+  int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2];
+  int64_t T = ceil_div64(M, BM) * ceil_div64(N, BN) * batch;
+  int64_t sms = ai->sm_count, slots = sms * r.ctas;
+  double peak = ai->peak_tflops * 1e12, p_sm = peak / (double)sms;
+  double tile_flops = 2.0 * BM * BN * (double)(ceil_div64(K, BK) * BK);
+  int64_t nfull = T / slots, rem = T % slots;
+  double t_full = tile_flops * r.ctas / (p_sm * sm_busy(p, ai, elem, r.ctas));
+  double t = (double)nfull * t_full, busy = (double)nfull * t_full * (double)sms;
+  if (rem) {
+    int64_t c = ceil_div64(rem, sms);
+    double t_rem = tile_flops * (double)c / (p_sm * sm_busy(p, ai, elem, c));
+    t += t_rem;
+    busy += t_rem * (double)min64(rem, sms);
+  }
+  double flops = 2.0 * (double)M * (double)N * (double)K * (double)batch;
+  e.occ = flops / (peak * t);
+  double occ_bw = SM_BW_FACTOR * busy / ((double)sms * t);
+  if (occ_bw > 1) occ_bw = 1;
+  double compute_s = flops / (peak * e.occ * pipeline_eff(p, ai, elem));
+  double out_bytes = (double)M * (double)N * (double)batch * out_elem;
+  e.dram_bytes = operand_bytes(M, N, K, batch, BM, BN, slots, elem) + out_bytes;
+  e.l2_bytes = (double)elem * (double)K * ((double)M * (double)ceil_div64(N, BN) + (double)N * (double)ceil_div64(M, BM)) *
+                   (double)batch +
+               out_bytes;
+  double bw = ai->peak_gbs * 1e9 * occ_bw;
+  double memory_s = fmax(e.dram_bytes / bw, e.l2_bytes / (L2_BW_FACTOR * bw));
+  e.memory_bound = memory_s > compute_s;
+  e.us = (e.memory_bound ? memory_s : compute_s) * 1e6;
+  return e;
+}
+
+double plan_time_us(const sched_plan *p, const arch_info *ai, int64_t M, int64_t N, int64_t K, int elem_bytes) {
+  return model(p, ai, M, N, K, 1, elem_bytes, elem_bytes).us;
+}
+
+/* ---- the region's side of the plan ----------------------------------------------------- */
+
+static const rexpr *operand_read(const rexpr *e) {
+  if (e && e->k == RX_SELECT && !e->a) e = e->b;
+  if (e && e->k == RX_UNARY && e->op == TINY_CAST) e = e->a;
+  return e && e->k == RX_READ ? e : NULL;
+}
+
+/* "conv" when an operand is read through affine offsets (2*h+kh-1),
+ * "attention" when more reductions (the softmax) follow the contraction in
+ * the region, else "matmul". */
+static const char *pattern_of(const region *r, const pc_contraction *c) {
+  int nred = 0;
+  for (int l = 0; l < r->nlets; l++) nred += r->lets[l].e->k == RX_REDUCE;
+  if (nred > 1) return "attention";
+  const rexpr *rd[2] = {operand_read(c->lhs_read), operand_read(c->rhs_read)};
+  for (int s = 0; s < 2; s++)
+    for (int d = 0; rd[s] && d < rd[s]->nmap; d++)
+      if (!sx_as_var(rd[s]->map[d])) return "conv";
+  return "matmul";
+}
+
+static int operand_elem(const region *r, const pc_contraction *c) {
+  return c->present && c->lhs >= 0 ? dtype_bytes(r->in[c->lhs].dt) : 2;
+}
+
+static int out_elem(const region *r) { return r->nyields ? dtype_bytes(r->yields[0].cast) : 2; }
+
+/* The widest copy an operand allows: 16 bytes along its contiguous axis, one
+ * element when no single axis is contiguous (a gather). */
+static int vec_legal(const region *r, const pc_contraction *c) {
+  int elem = operand_elem(r, c), v = 16 / elem;
+  if (v > 8) v = 8;
+  if (c->lhs_contig < 0 || c->rhs_contig < 0) v = 1;
+  return v;
+}
+
+/* The tile extent each operand's copies run along (gpuir keeps K-major tiles
+ * for operands with no contiguous axis). */
+static void contig_extents(const sched_plan *p, const pc_contraction *c, int *ea, int *eb) {
+  *ea = (c->lhs_k_contig || c->lhs_contig < 0) ? p->tile[2] : p->tile[0];
+  *eb = (c->rhs_k_contig || c->rhs_contig < 0) ? p->tile[2] : p->tile[1];
+}
+
+/* The widest of {8,4,2,1} within `legal` that divides both extents. */
+static int vec_for_tile(const sched_plan *p, const pc_contraction *c, int legal) {
+  int ea, eb;
+  contig_extents(p, c, &ea, &eb);
+  for (int v = legal; v > 1; v /= 2)
+    if (ea % v == 0 && eb % v == 0) return v;
+  return 1;
+}
+
+static const char *vec_axis(arena *A, const pc_contraction *c) {
+  const char *a = c->lhs_contig < 0 ? NULL : c->lhs_k_contig ? "k.i.i" : "m.i.i";
+  const char *b = c->rhs_contig < 0 ? NULL : c->rhs_k_contig ? "k.i.i" : "n.i.i";
+  if (!a && !b) return "none";
+  if (!a || !b || strcmp(a, b) == 0) return a ? a : b;
+  return arena_printf(A, "%s,%s", a, b);
+}
+
+static int64_t group_const_extent(const region *r, const int *ax, int n) {
+  int64_t e = 1;
+  for (int i = 0; i < n; i++) {
+    int64_t v;
+    if (!sx_is_int(r->it[ax[i]].size, &v)) return -1;
+    e *= v;
+  }
+  return e;
+}
+
+static bool in_group(const int *ax, int n, int i) {
+  for (int j = 0; j < n; j++)
+    if (ax[j] == i) return true;
+  return false;
+}
+
+/* predicate_tail: the tiled groups (m, n, k) that hold one of Poly Core's
+ * tail axes, unless the group's extent is a constant multiple of the tile. */
+static void fill_tails(arena *A, const region *r, const pc_analysis *a, sched_plan *p) {
+  const pc_contraction *c = &a->con;
+  const int *ax[3] = {c->m_axes, c->n_axes, c->k_axes};
+  int nax[3] = {c->nm, c->nn, c->nk};
+  static const char *const names[3] = {"m.i.i", "n.i.i", "k.i.i"};
+  p->predicate_tail = ARENA_ARRAY(A, const char *, 3);
+  p->npred = 0;
+  for (int g = 0; g < 3; g++) {
+    bool tail = false;
+    for (int t = 0; t < a->ntail && !tail; t++)
+      for (int i = 0; i < r->niters + r->nred; i++)
+        if (strcmp(r->it[i].name, a->tail_axes[t]) == 0 && in_group(ax[g], nax[g], i)) tail = true;
+    int64_t ext = group_const_extent(r, ax[g], nax[g]);
+    if (tail && ext > 0 && ext % p->tile[g] == 0) tail = false;
+    if (tail) p->predicate_tail[p->npred++] = names[g];
+  }
+}
+
+static void fill_async(sched_plan *p) {
+  p->async_enable = p->stages > 2;
+  p->prefetch_depth = p->stages - 1;
+  p->epilogue_overlap = false;
+}
+
+/* Everything but the tile, stages, warps and vec: from the skeleton, the
+ * region and the analysis. */
+static void fill_defaults(arena *A, const region *r, const pc_analysis *a, sched_plan *p) {
+  const pc_contraction *c = &a->con;
+  memset(p, 0, sizeof *p);
+  p->tile[0] = 128, p->tile[1] = 128, p->tile[2] = 32;
+  p->stages = 3;
+  p->warps_m = p->warps_n = 2;
+  p->elem_bytes = operand_elem(r, c);
+  p->vec_axis = vec_axis(A, c);
+  p->algo_key = pattern_of(r, c);
+  p->algo = strcmp(p->algo_key, "attention") == 0 ? "streaming_softmax" : "implicit_gemm";
+  p->a_swizzle = p->b_swizzle = true;
+  p->c_stride = "row";
+  p->barrier_model = "cp_async_group";
+  p->cache_tensor[0] = c->lhs >= 0 ? r->in[c->lhs].name : "A";
+  p->cache_tensor[1] = c->rhs >= 0 ? r->in[c->rhs].name : "B";
+  p->batched = c->nb > 0;
+  p->epilogue = ARENA_ARRAY(A, const char *, r->nlets + 1);
+  int last = -1;
+  for (int l = 0; l < r->nlets; l++)
+    if (r->lets[l].post_reduce) p->epilogue[p->nepi++] = r->lets[l].name, last = l;
+  p->edges = ARENA_ARRAY(A, plan_edge, 1);
+  if (r->acc_let >= 0 && last >= 0)
+    p->edges[p->nedges++] = (plan_edge){r->lets[r->acc_let].name, r->lets[last].name, "reg", 0};
+  fill_async(p);
+}
+
+/* ---- validation -------------------------------------------------------------------------- */
+
+static const char *key_at(arena *A, const char *at, const char *key) {
+  return at && *at ? arena_printf(A, "%s.%s", at, key) : key;
+}
+
+bool plan_validate(const sched_plan *p, const region *r, const pc_analysis *a, const arch_info *ai, diag_list *dl,
+                   const char *at) {
+  arena A;
+  arena_init(&A);
+  int n0 = dl->nerrors;
+  const pc_contraction *c = &a->con;
+  if (!c->present) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s has no contraction for the skeleton to tile", r->name);
+    arena_free(&A);
+    return false;
+  }
+  int elem = operand_elem(r, c);
+  int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2];
+  bool dims_ok = true;
+  if (BM < 16 || BN < 16 || BK < 16 || BM > 1024 || BN > 1024 || BK > 1024) {
+    diag_report(dl, D_PLAN_SCHEMA, key_at(&A, at, "tile"), "Use tile sizes between 16 and 1024.",
+                "tile [%d, %d, %d] is out of range", BM, BN, BK);
+    dims_ok = false;
+  }
+  if (p->stages < 2 || p->stages > 4)
+    diag_report(dl, D_PLAN_SCHEMA, key_at(&A, at, "stages"), "Use 2, 3 or 4 stages.",
+                "stages = %d; the cp.async ring of the sm80 skeleton takes 2 to 4", p->stages);
+  if (p->warps_m < 1 || p->warps_m > 8 || p->warps_n < 1 || p->warps_n > 8) {
+    diag_report(dl, D_PLAN_SCHEMA, key_at(&A, at, "warp_tile"), "Use 1 to 8 warps along each of M and N.",
+                "the warp grid is %d x %d", p->warps_m, p->warps_n);
+    dims_ok = false;
+  } else if (32 * p->warps_m * p->warps_n > 1024) {
+    diag_report(dl, D_PLAN_SCHEMA, key_at(&A, at, "warp_tile"), "Use at most 32 warps (1024 threads) per CTA.",
+                "%d x %d warps are %d threads", p->warps_m, p->warps_n, 32 * p->warps_m * p->warps_n);
+    dims_ok = false;
+  }
+  if (dims_ok) {
+    if (BM % p->warps_m || BN % p->warps_n) {
+      diag_report(dl, D_PLAN_MMA, key_at(&A, at, "warp_tile"), NULL,
+                  "%d x %d warps do not divide the %d x %d tile evenly", p->warps_m, p->warps_n, BM, BN);
+      dims_ok = false;
+    } else {
+      int WM = BM / p->warps_m, WN = BN / p->warps_n;
+      if (WM % 16 || WN % 16 || BK % 16) {
+        diag_report(dl, D_PLAN_MMA, key_at(&A, at, WM % 16 || WN % 16 ? "warp_tile" : "tile"), NULL,
+                    "warp tile %dx%d with BK = %d: the skeleton needs M and N multiples of 16 (m16 tiles, B "
+                    "fragments loaded in pairs of n8) and BK a multiple of 16 (k16)",
+                    WM, WN, BK);
+        dims_ok = false;
+      }
+    }
+  }
+  /* vector width */
+  int legal = vec_legal(r, c);
+  if (p->vec != 1 && p->vec != 2 && p->vec != 4 && p->vec != 8) {
+    diag_report(dl, D_PLAN_VEC, key_at(&A, at, "vectorize.width"), NULL, "width %d is not 1, 2, 4 or 8 elements",
+                p->vec);
+  } else if (p->vec * elem > 16) {
+    diag_report(dl, D_PLAN_VEC, key_at(&A, at, "vectorize.width"), NULL,
+                "width %d of %d-byte elements is %d bytes; one cp.async copies at most 16", p->vec, elem,
+                p->vec * elem);
+  } else if (p->vec > legal) {
+    diag_report(dl, D_PLAN_VEC, key_at(&A, at, "vectorize.width"), "Use vectorize.width 1 for this region.",
+                "width %d, but operand %s has no contiguous axis among its indices: its elements are gathered one "
+                "at a time",
+                p->vec, c->lhs_contig < 0 ? p->cache_tensor[0] : p->cache_tensor[1]);
+  } else if (BM > 0 && BN > 0 && BK > 0) {
+    int ea, eb;
+    contig_extents(p, c, &ea, &eb);
+    if (ea % p->vec || eb % p->vec)
+      diag_report(dl, D_PLAN_VEC, key_at(&A, at, "vectorize.width"), NULL,
+                  "width %d does not divide the contiguous tile extents (%d along %s's contiguous axis, %d along "
+                  "%s's)",
+                  p->vec, ea, p->cache_tensor[0], eb, p->cache_tensor[1]);
+  }
+  /* resources */
+  if (dims_ok && p->stages >= 1) {
+    plan_res res = resources(p, elem, ai);
+    int limit = (int)(PLAN_SMEM_FRACTION * ai->smem_per_block);
+    if (res.smem > limit)
+      diag_report(dl, D_PLAN_SMEM, key_at(&A, at, "tile"), NULL,
+                  "the plan needs %d bytes of shared memory (max of %d stages x (%d + %d) x %d x %d bytes and the "
+                  "%d x %d fp32 staging tile); %s allows %d per block, 80%% of which is %d",
+                  res.smem, p->stages, BM, BN, BK, elem, BM, BN + 8, ai->name, ai->smem_per_block, limit);
+    if (res.regs > PLAN_MAX_REGS)
+      diag_report(dl, D_PLAN_REGS, key_at(&A, at, "warp_tile"), NULL,
+                  "warp tile %dx%d needs about %d registers per thread (%d accumulators, fragments and addresses); "
+                  "the limit is %d",
+                  BM / p->warps_m, BN / p->warps_n, res.regs, ceil_div(BM / p->warps_m, 16) * (BN / p->warps_n / 8) * 4,
+                  PLAN_MAX_REGS);
+  }
+  /* what the sm80 skeleton realizes */
+  if (p->prefetch_depth != p->stages - 1)
+    diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "async.prefetch_depth"),
+                "Set prefetch_depth to stages - 1 or leave it out.",
+                "prefetch_depth %d with %d stages; the sm80 skeleton's ring prefetches stages - 1 = %d k-tiles",
+                p->prefetch_depth, p->stages, p->stages - 1);
+  if (p->epilogue_overlap)
+    diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "async.epilogue_overlap"),
+                "Set epilogue_overlap to false; overlap arrives with the sm90 skeleton.",
+                "the sm80 skeleton drains the ring before the epilogue and reuses it as the staging tile");
+  if (!p->barrier_model || strcmp(p->barrier_model, "cp_async_group") != 0)
+    diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "barrier_model"), "Use \"cp_async_group\".",
+                "barrier_model '%s': the sm80 skeleton synchronizes with cp.async groups", p->barrier_model);
+  if (!p->a_swizzle || !p->b_swizzle || !p->c_stride || strcmp(p->c_stride, "row") != 0)
+    diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "layout_hints"),
+                "Use {\"A_swizzle\": true, \"B_swizzle\": true, \"C_stride\": \"row\"}.",
+                "the skeleton always swizzles its shared tiles and stores C by rows");
+  if (!p->algo || (strcmp(p->algo, "implicit_gemm") != 0 && strcmp(p->algo, "streaming_softmax") != 0))
+    diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "algo_choice"), "Use \"implicit_gemm\".",
+                "algo_choice '%s' has no skeleton", p->algo ? p->algo : "(none)");
+  arena_free(&A);
+  return dl->nerrors == n0;
+}
+
+/* ---- pinned plans -------------------------------------------------------------------------- */
+
+static const char *const PLAN_KEYS[] = {"tile", "stages", "bind", "warp_tile", "cache", "vectorize",
+                                        "predicate_tail", "epilogue", "arch", "layout_hints", "algo_choice",
+                                        "local_edges", "async", "barrier_model", NULL};
+
+/* bind of the sm80 skeleton: the only one it realizes */
+static const char *const BIND[][2] = {
+    {"m.o", "block.y"}, {"n.o", "block.x"}, {"b", "block.z"}, {"m.i.o", "warp.y"}, {"n.i.o", "warp.x"}};
+
+static bool int_item(ju_ctx *c, const cJSON *it, const char *path, int *out) {
+  if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble != floor(it->valuedouble) ||
+      fabs(it->valuedouble) > 1e6) {
+    diag_report(c->dl, D_PLAN_SCHEMA, path, NULL, "expected an integer, found %s",
+                cJSON_IsNumber(it) ? "a non-integer number" : ju_type_name(it));
+    return false;
+  }
+  *out = (int)it->valuedouble;
+  return true;
+}
+
+static bool int_key(ju_ctx *c, const cJSON *obj, const char *key, const char *path, int *out) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+  return it ? int_item(c, it, ju_path_key(c, path, key), out) : false;
+}
+
+static bool string_list(ju_ctx *c, const cJSON *obj, const char *key, const char *path, int *n,
+                        const char ***out) {
+  const cJSON *arr = ju_array(c, obj, key, path, false);
+  if (!arr) return false;
+  const char *ap = ju_path_key(c, path, key);
+  int cnt = cJSON_GetArraySize(arr), i = 0;
+  const char **v = ARENA_ARRAY(c->A, const char *, cnt + 1);
+  bool ok = true;
+  for (const cJSON *it = arr->child; it; it = it->next, i++) {
+    if (!cJSON_IsString(it)) {
+      diag_report(c->dl, D_PLAN_SCHEMA, ju_path_idx(c, ap, i), NULL, "expected a string, found %s",
+                  ju_type_name(it));
+      ok = false;
+      continue;
+    }
+    v[i] = arena_strdup(c->A, it->valuestring);
+  }
+  if (ok) *n = cnt, *out = v;
+  return ok;
+}
+
+/* "64x32" */
+static bool parse_wxh(const char *s, int *a, int *b) {
+  char tail;
+  return sscanf(s, "%d x %d%c", a, b, &tail) == 2 || sscanf(s, "%dx%d%c", a, b, &tail) == 2;
+}
+
+static void read_bind(ju_ctx *c, const cJSON *b, const char *path) {
+  for (const cJSON *it = b->child; it; it = it->next) {
+    const char *kp = ju_path_key(c, path, it->string);
+    int k = -1;
+    for (int i = 0; i < 5; i++)
+      if (strcmp(BIND[i][0], it->string) == 0) k = i;
+    if (k < 0) {
+      diag_report(c->dl, D_PLAN_SCHEMA, kp, "Bind m.o, n.o, b (batch), m.i.o and n.i.o.", "unknown loop '%s' in bind",
+                  it->string);
+    } else if (!cJSON_IsString(it)) {
+      diag_report(c->dl, D_PLAN_SCHEMA, kp, NULL, "a bind target is a string, not %s", ju_type_name(it));
+    } else if (strcmp(it->valuestring, BIND[k][1]) != 0) {
+      diag_report(c->dl, D_PLAN_UNSUPPORTED, kp, arena_printf(c->A, "Bind %s to %s.", BIND[k][0], BIND[k][1]),
+                  "the sm80 skeleton binds %s to %s, not %s", BIND[k][0], BIND[k][1], it->valuestring);
+    }
+  }
+}
+
+static void read_cache(ju_ctx *c, const cJSON *arr, const char *path, const sched_plan *p) {
+  static const char *const keys[] = {"tensor", "where", "at", "pingpong", NULL};
+  int i = 0;
+  for (const cJSON *it = arr->child; it; it = it->next, i++) {
+    const char *ip = ju_path_idx(c, path, i);
+    if (!cJSON_IsObject(it)) {
+      diag_report(c->dl, D_PLAN_SCHEMA, ip, NULL, "a cache entry is an object, not %s", ju_type_name(it));
+      continue;
+    }
+    ju_check_keys(c, it, ip, keys);
+    const char *tensor = NULL, *where = "smem", *atk = "k.i";
+    bool pp = true;
+    ju_string(c, it, "tensor", ip, true, &tensor);
+    ju_string(c, it, "where", ip, false, &where);
+    ju_string(c, it, "at", ip, false, &atk);
+    ju_bool(c, it, "pingpong", ip, false, &pp);
+    if (tensor && strcmp(tensor, p->cache_tensor[0]) != 0 && strcmp(tensor, p->cache_tensor[1]) != 0)
+      diag_report(c->dl, D_PLAN_SCHEMA, ju_path_key(c, ip, "tensor"),
+                  arena_printf(c->A, "Name an operand of the contraction: %s or %s.", p->cache_tensor[0],
+                               p->cache_tensor[1]),
+                  "'%s' is not an operand of the contraction", tensor);
+    if (strcmp(where, "smem") != 0 || strcmp(atk, "k.i") != 0 || !pp)
+      diag_report(c->dl, D_PLAN_UNSUPPORTED, ip, "Use {\"where\": \"smem\", \"at\": \"k.i\", \"pingpong\": true}.",
+                  "the sm80 skeleton stages both operands in a shared-memory ring at k.i");
+  }
+}
+
+static void read_edges(ju_ctx *c, const cJSON *arr, const char *path, sched_plan *p) {
+  static const char *const keys[] = {"from", "to", "buffer", "depth", NULL};
+  int n = cJSON_GetArraySize(arr), i = 0;
+  plan_edge *e = ARENA_ARRAY(c->A, plan_edge, n + 1);
+  int ne = 0;
+  for (const cJSON *it = arr->child; it; it = it->next, i++) {
+    const char *ip = ju_path_idx(c, path, i);
+    if (!cJSON_IsObject(it)) {
+      diag_report(c->dl, D_PLAN_SCHEMA, ip, NULL, "a local edge is an object, not %s", ju_type_name(it));
+      continue;
+    }
+    ju_check_keys(c, it, ip, keys);
+    plan_edge x = {NULL, NULL, NULL, 0};
+    bool ok = ju_string(c, it, "from", ip, true, &x.from) & ju_string(c, it, "to", ip, true, &x.to) &
+              ju_string(c, it, "buffer", ip, true, &x.buffer);
+    if (cJSON_GetObjectItemCaseSensitive(it, "depth")) ok &= int_key(c, it, "depth", ip, &x.depth);
+    if (x.buffer && strcmp(x.buffer, "reg") != 0 && strcmp(x.buffer, "smem_ring") != 0) {
+      diag_report(c->dl, D_PLAN_SCHEMA, ju_path_key(c, ip, "buffer"), "Use \"reg\" or \"smem_ring\".",
+                  "unknown buffer '%s'", x.buffer);
+      ok = false;
+    }
+    if (ok) e[ne++] = x;
+  }
+  p->edges = e, p->nedges = ne;
+}
+
+bool plan_from_json(arena *A, const cJSON *j, const region *r, const pc_analysis *a, sched_plan *out, diag_list *dl,
+                    const char *at) {
+  ju_ctx cx = {A, dl, D_PLAN_SCHEMA, D_PLAN_SCHEMA, NULL}, *c = &cx;
+  int n0 = dl->nerrors;
+  const char *path = at ? at : "plan";
+  sched_plan p;
+  fill_defaults(A, r, a, &p);
+  if (!cJSON_IsObject(j)) {
+    diag_report(dl, D_PLAN_SCHEMA, path, NULL, "a plan is an object, not %s", ju_type_name(j));
+    return false;
+  }
+  ju_check_keys(c, j, path, PLAN_KEYS);
+  const cJSON *t = ju_array(c, j, "tile", path, false);
+  if (t) {
+    if (cJSON_GetArraySize(t) != 3)
+      diag_report(dl, D_PLAN_SCHEMA, ju_path_key(c, path, "tile"), "Write tile as [BM, BN, BK].",
+                  "tile has %d entries, not 3", cJSON_GetArraySize(t));
+    else
+      for (int i = 0; i < 3; i++)
+        int_item(c, cJSON_GetArrayItem(t, i), ju_path_idx(c, ju_path_key(c, path, "tile"), i), &p.tile[i]);
+  }
+  bool have_stages = int_key(c, j, "stages", path, &p.stages);
+  (void)have_stages;
+  const cJSON *b = ju_object(c, j, "bind", path, false);
+  if (b) read_bind(c, b, ju_path_key(c, path, "bind"));
+  const char *wt = NULL;
+  if (ju_string(c, j, "warp_tile", path, false, &wt)) {
+    int wm, wn;
+    const char *wp = ju_path_key(c, path, "warp_tile");
+    if (!parse_wxh(wt, &wm, &wn) || wm <= 0 || wn <= 0)
+      diag_report(dl, D_PLAN_SCHEMA, wp, "Write the warp tile as \"<M>x<N>\", e.g. \"64x64\".",
+                  "cannot read warp_tile '%s'", wt);
+    else if (p.tile[0] % wm || p.tile[1] % wn)
+      diag_report(dl, D_PLAN_MMA, wp, NULL, "warp tile %dx%d does not divide the %dx%d CTA tile", wm, wn, p.tile[0],
+                  p.tile[1]);
+    else
+      p.warps_m = p.tile[0] / wm, p.warps_n = p.tile[1] / wn;
+  } else if (!cJSON_GetObjectItemCaseSensitive(j, "warp_tile")) {
+    p.warps_m = p.tile[0] >= 32 ? 2 : 1, p.warps_n = p.tile[1] >= 32 ? 2 : 1;
+  }
+  const cJSON *cache = ju_array(c, j, "cache", path, false);
+  if (cache) read_cache(c, cache, ju_path_key(c, path, "cache"), &p);
+  const cJSON *v = ju_object(c, j, "vectorize", path, false);
+  bool have_vec = false;
+  if (v) {
+    static const char *const keys[] = {"axis", "width", NULL};
+    const char *vp = ju_path_key(c, path, "vectorize");
+    ju_check_keys(c, v, vp, keys);
+    ju_string(c, v, "axis", vp, false, &p.vec_axis);
+    have_vec = int_key(c, v, "width", vp, &p.vec);
+  }
+  if (!have_vec) p.vec = vec_for_tile(&p, &a->con, vec_legal(r, &a->con));
+  bool have_tail = string_list(c, j, "predicate_tail", path, &p.npred, &p.predicate_tail);
+  if (!have_tail && !cJSON_GetObjectItemCaseSensitive(j, "predicate_tail")) fill_tails(A, r, a, &p);
+  string_list(c, j, "epilogue", path, &p.nepi, &p.epilogue);
+  const char *arch = NULL;
+  if (ju_string(c, j, "arch", path, false, &arch)) {
+    if (!plan_arch(arch))
+      diag_report(dl, D_PLAN_SCHEMA, ju_path_key(c, path, "arch"), "Use sm80, sm86, sm89, sm90a, sm100 or sm120.",
+                  "unknown arch '%s'", arch);
+    else
+      p.arch = plan_arch(arch)->name;
+  }
+  const cJSON *lh = ju_object(c, j, "layout_hints", path, false);
+  if (lh) {
+    static const char *const keys[] = {"A_swizzle", "B_swizzle", "C_stride", NULL};
+    const char *lp = ju_path_key(c, path, "layout_hints");
+    ju_check_keys(c, lh, lp, keys);
+    ju_bool(c, lh, "A_swizzle", lp, false, &p.a_swizzle);
+    ju_bool(c, lh, "B_swizzle", lp, false, &p.b_swizzle);
+    ju_string(c, lh, "C_stride", lp, false, &p.c_stride);
+  }
+  const cJSON *al = ju_object(c, j, "algo_choice", path, false);
+  if (al) {
+    const char *ap = ju_path_key(c, path, "algo_choice");
+    if (cJSON_GetArraySize(al) != 1)
+      diag_report(dl, D_PLAN_SCHEMA, ap, "Give one entry, e.g. {\"matmul\": \"implicit_gemm\"}.",
+                  "algo_choice has %d entries, not 1", cJSON_GetArraySize(al));
+    else {
+      static const char *const keys[] = {"matmul", "conv", "attention", NULL};
+      ju_check_keys(c, al, ap, keys);
+      const char *val = NULL;
+      if (ju_string(c, al, al->child->string, ap, true, &val)) {
+        if (strcmp(al->child->string, p.algo_key) != 0)
+          diag_report(dl, D_PLAN_SCHEMA, ju_path_key(c, ap, al->child->string),
+                      arena_printf(A, "This region is a %s: write {\"%s\": ...}.", p.algo_key, p.algo_key),
+                      "algo_choice is for a %s, but the region's contraction is a %s", al->child->string,
+                      p.algo_key);
+        p.algo = val;
+      }
+    }
+  }
+  const cJSON *le = ju_array(c, j, "local_edges", path, false);
+  if (le) read_edges(c, le, ju_path_key(c, path, "local_edges"), &p);
+  /* async defaults follow the (pinned) stages */
+  fill_async(&p);
+  const cJSON *as = ju_object(c, j, "async", path, false);
+  if (as) {
+    static const char *const keys[] = {"enable", "prefetch_depth", "epilogue_overlap", NULL};
+    const char *ap = ju_path_key(c, path, "async");
+    ju_check_keys(c, as, ap, keys);
+    ju_bool(c, as, "enable", ap, false, &p.async_enable);
+    int_key(c, as, "prefetch_depth", ap, &p.prefetch_depth);
+    ju_bool(c, as, "epilogue_overlap", ap, false, &p.epilogue_overlap);
+  }
+  const char *bm = NULL;
+  if (ju_string(c, j, "barrier_model", path, false, &bm)) {
+    if (strcmp(bm, "cp_async_group") != 0 && strcmp(bm, "mbarrier") != 0)
+      diag_report(dl, D_PLAN_SCHEMA, ju_path_key(c, path, "barrier_model"), "Use \"cp_async_group\" or \"mbarrier\".",
+                  "unknown barrier_model '%s'", bm);
+    p.barrier_model = bm;
+  }
+  p.pinned = true;
+  *out = p;
+  return dl->nerrors == n0;
+}
+
+const cJSON *plan_pinned_for(cJSON *const *plans, int n, const char *arch) {
+  const arch_info *want = plan_arch(arch);
+  const cJSON *any = NULL;
+  for (int i = 0; i < n; i++) {
+    const cJSON *a = cJSON_IsObject(plans[i]) ? cJSON_GetObjectItemCaseSensitive(plans[i], "arch") : NULL;
+    if (!a) {
+      if (!any) any = plans[i];
+    } else if (cJSON_IsString(a) && want && plan_arch(a->valuestring) == want) {
+      return plans[i];
+    }
+  }
+  return any;
+}
+
+/* ---- estimates and search ------------------------------------------------------------------ */
+
+static const int64_t DEFAULT_SHAPES[][3] = {{4096, 4096, 4096}, {1024, 1024, 1024}, {128, 4096, 4096}};
+
+/* Fills the resource and time estimates of p over the shapes. */
+static void estimate(arena *A, sched_plan *p, const region *r, const arch_info *ai, int nshapes,
+                     int64_t (*shapes)[3]) {
+  plan_res res = resources(p, p->elem_bytes, ai);
+  p->smem_bytes = res.smem;
+  p->regs_per_thread = res.regs;
+  p->threads = res.threads;
+  p->ctas_per_sm = res.ctas;
+  p->occ = (double)(res.ctas * res.warps) / (ai->max_threads_per_sm / 32);
+  p->pipeline_eff = pipeline_eff(p, ai, p->elem_bytes);
+  p->nshapes = nshapes;
+  p->shape_us = ARENA_ARRAY(A, double, nshapes + 1);
+  p->shape_occ = ARENA_ARRAY(A, double, nshapes + 1);
+  p->shape_bound = ARENA_ARRAY(A, const char *, nshapes + 1);
+  double sum = 0;
+  for (int s = 0; s < nshapes; s++) {
+    shape_est e = model(p, ai, shapes[s][0], shapes[s][1], shapes[s][2], 1, p->elem_bytes, out_elem(r));
+    p->shape_us[s] = e.us;
+    p->shape_occ[s] = e.occ;
+    p->shape_bound[s] = e.memory_bound ? "memory" : "compute";
+    sum += e.us;
+  }
+  p->time_us = nshapes ? sum / nshapes : 0;
+}
+
+/* The search space, small to large: CTA tiles {64,128} x {64,128}; for each,
+ * BK 32 with 2, 3 and 4 stages and BK 64 with 3, 2x2 warps; the 128-wide
+ * tiles also with 8 warps (2x4 or 4x2, 3 stages).  20 points. */
+typedef struct cand_spec {
+  int bm, bn, bk, stages, wm, wn;
+} cand_spec;
+
+static const cand_spec SPACE[] = {
+    {64, 64, 32, 2, 2, 2},    {64, 64, 32, 3, 2, 2},    {64, 64, 32, 4, 2, 2},    {64, 64, 64, 3, 2, 2},
+    {64, 128, 32, 2, 2, 2},   {64, 128, 32, 3, 2, 2},   {64, 128, 32, 3, 2, 4},   {64, 128, 32, 4, 2, 2},
+    {64, 128, 64, 3, 2, 2},   {128, 64, 32, 2, 2, 2},   {128, 64, 32, 3, 2, 2},   {128, 64, 32, 3, 4, 2},
+    {128, 64, 32, 4, 2, 2},   {128, 64, 64, 3, 2, 2},   {128, 128, 32, 2, 2, 2},  {128, 128, 32, 3, 2, 2},
+    {128, 128, 32, 3, 2, 4},  {128, 128, 32, 3, 4, 2},  {128, 128, 32, 4, 2, 2},  {128, 128, 64, 3, 2, 2},
+};
+#define NSPACE ((int)(sizeof SPACE / sizeof *SPACE))
+
+plan_result *plan_choose(arena *A, const region *r, const pc_analysis *a, const arch_info *ai, const cJSON *pinned,
+                         int nshapes, const int64_t (*shapes)[3], diag_list *dl, const char *at) {
+  if (!a->con.present) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s has no contraction: there is no plan to choose",
+                r->name);
+    return NULL;
+  }
+  plan_result *res = ARENA_NEW(A, plan_result);
+  res->region = a->region;
+  if (!shapes || nshapes <= 0) shapes = DEFAULT_SHAPES, nshapes = 3;
+  res->nshapes = nshapes;
+  res->shapes = (int64_t(*)[3])arena_alloc(A, sizeof(int64_t[3]) * (size_t)nshapes);
+  memcpy(res->shapes, shapes, sizeof(int64_t[3]) * (size_t)nshapes);
+
+  if (pinned) {
+    sched_plan p;
+    if (!plan_from_json(A, pinned, r, a, &p, dl, at)) return NULL;
+    if (!p.arch) p.arch = ai->name;
+    if (!plan_validate(&p, r, a, ai, dl, at)) return NULL;
+    estimate(A, &p, r, ai, nshapes, res->shapes);
+    res->chosen = p;
+    return res;
+  }
+
+  int legal = vec_legal(r, &a->con);
+  int smem_limit = (int)(PLAN_SMEM_FRACTION * ai->smem_per_block);
+  res->cand = ARENA_ARRAY(A, plan_candidate, NSPACE);
+  int best = -1;
+  for (int i = 0; i < NSPACE; i++) {
+    const cand_spec *s = &SPACE[i];
+    plan_candidate *c = &res->cand[res->ncand++];
+    fill_defaults(A, r, a, &c->p);
+    c->p.arch = ai->name;
+    c->p.tile[0] = s->bm, c->p.tile[1] = s->bn, c->p.tile[2] = s->bk;
+    c->p.stages = s->stages;
+    c->p.warps_m = s->wm, c->p.warps_n = s->wn;
+    c->p.vec = vec_for_tile(&c->p, &a->con, legal);
+    fill_async(&c->p);
+    fill_tails(A, r, a, &c->p);
+    plan_res pr = resources(&c->p, c->p.elem_bytes, ai);
+    c->p.smem_bytes = pr.smem, c->p.regs_per_thread = pr.regs, c->p.threads = pr.threads;
+    c->p.ctas_per_sm = pr.ctas;
+    /* STOP rules (spec §11) */
+    if (pr.smem > smem_limit) {
+      c->stop = "smem_over_80pct";
+      c->why = arena_printf(A, "%d B > 80%% of %d B", pr.smem, ai->smem_per_block);
+    } else if (pr.ctas_regs <= 1) {
+      c->stop = "regs_one_cta_per_sm";
+      c->why = arena_printf(A, "%d regs x %d threads leave %d CTA per SM", pr.regs, pr.threads, pr.ctas_regs);
+    } else if (c->p.vec < legal) {
+      c->stop = "vec_narrowed";
+      c->why = arena_printf(A, "width %d < %d the operands allow", c->p.vec, legal);
+    }
+    if (c->stop) continue;
+    diag_list scratch;
+    diag_init(&scratch);
+    bool ok = plan_validate(&c->p, r, a, ai, &scratch, at);
+    diag_free(&scratch);
+    DLC_ASSERT(ok); /* the space only holds plans the skeleton realizes */
+    c->kept = true;
+    estimate(A, &c->p, r, ai, nshapes, res->shapes);
+    if (best < 0 || c->p.time_us < res->cand[best].p.time_us) best = i;
+  }
+  if (best < 0) {
+    diag_report(dl, D_PLAN_SMEM, at, NULL,
+                "no candidate plan fits %s (%d B of shared memory per block): every one hit a STOP rule", ai->name,
+                ai->smem_per_block);
+    return NULL;
+  }
+  res->chosen = res->cand[best].p;
+  return res;
+}
+
+/* ---- dump ------------------------------------------------------------------------------------ */
+
+static double round_to(double x, double unit) { return isfinite(x) ? round(x / unit) * unit : -1; }
+
+static cJSON *str_array(int n, const char *const *s) {
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(s[i]));
+  return a;
+}
+
+static cJSON *tile_json(const sched_plan *p) {
+  cJSON *t = cJSON_CreateArray();
+  for (int i = 0; i < 3; i++) cJSON_AddItemToArray(t, cJSON_CreateNumber(p->tile[i]));
+  return t;
+}
+
+static const char *warp_tile_str(char *buf, size_t n, const sched_plan *p) {
+  snprintf(buf, n, "%dx%d", p->warps_m ? p->tile[0] / p->warps_m : 0, p->warps_n ? p->tile[1] / p->warps_n : 0);
+  return buf;
+}
+
+/* The §8.1 object. */
+static cJSON *plan_json(const sched_plan *p) {
+  char buf[32];
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddItemToObject(o, "tile", tile_json(p));
+  cJSON_AddNumberToObject(o, "stages", p->stages);
+  cJSON *b = cJSON_AddObjectToObject(o, "bind");
+  for (int i = 0; i < 5; i++)
+    if (i != 2 || p->batched) cJSON_AddStringToObject(b, BIND[i][0], BIND[i][1]);
+  cJSON_AddStringToObject(o, "warp_tile", warp_tile_str(buf, sizeof buf, p));
+  cJSON *cache = cJSON_AddArrayToObject(o, "cache");
+  for (int i = 0; i < 2; i++) {
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "tensor", p->cache_tensor[i] ? p->cache_tensor[i] : (i ? "B" : "A"));
+    cJSON_AddStringToObject(e, "where", "smem");
+    cJSON_AddStringToObject(e, "at", "k.i");
+    cJSON_AddBoolToObject(e, "pingpong", true);
+    cJSON_AddItemToArray(cache, e);
+  }
+  cJSON *v = cJSON_AddObjectToObject(o, "vectorize");
+  cJSON_AddStringToObject(v, "axis", p->vec_axis ? p->vec_axis : "none");
+  cJSON_AddNumberToObject(v, "width", p->vec);
+  cJSON_AddItemToObject(o, "predicate_tail", str_array(p->npred, p->predicate_tail));
+  cJSON_AddItemToObject(o, "epilogue", str_array(p->nepi, p->epilogue));
+  cJSON_AddStringToObject(o, "arch", p->arch ? p->arch : "");
+  cJSON *lh = cJSON_AddObjectToObject(o, "layout_hints");
+  cJSON_AddBoolToObject(lh, "A_swizzle", p->a_swizzle);
+  cJSON_AddBoolToObject(lh, "B_swizzle", p->b_swizzle);
+  cJSON_AddStringToObject(lh, "C_stride", p->c_stride ? p->c_stride : "row");
+  cJSON *al = cJSON_AddObjectToObject(o, "algo_choice");
+  cJSON_AddStringToObject(al, p->algo_key ? p->algo_key : "matmul", p->algo ? p->algo : "implicit_gemm");
+  cJSON *le = cJSON_AddArrayToObject(o, "local_edges");
+  for (int i = 0; i < p->nedges; i++) {
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "from", p->edges[i].from);
+    cJSON_AddStringToObject(e, "to", p->edges[i].to);
+    cJSON_AddStringToObject(e, "buffer", p->edges[i].buffer);
+    if (strcmp(p->edges[i].buffer, "smem_ring") == 0) cJSON_AddNumberToObject(e, "depth", p->edges[i].depth);
+    cJSON_AddItemToArray(le, e);
+  }
+  cJSON *as = cJSON_AddObjectToObject(o, "async");
+  cJSON_AddBoolToObject(as, "enable", p->async_enable);
+  cJSON_AddNumberToObject(as, "prefetch_depth", p->prefetch_depth);
+  cJSON_AddBoolToObject(as, "epilogue_overlap", p->epilogue_overlap);
+  cJSON_AddStringToObject(o, "barrier_model", p->barrier_model ? p->barrier_model : "cp_async_group");
+  return o;
+}
+
+static cJSON *estimate_json(const sched_plan *p, const plan_result *r, bool full) {
+  cJSON *e = cJSON_CreateObject();
+  if (full) cJSON_AddStringToObject(e, "source", p->pinned ? "pinned" : "search");
+  cJSON_AddNumberToObject(e, "smem_bytes", p->smem_bytes);
+  cJSON_AddNumberToObject(e, "regs_per_thread", p->regs_per_thread);
+  if (full) cJSON_AddNumberToObject(e, "threads", p->threads);
+  cJSON_AddNumberToObject(e, "ctas_per_sm", p->ctas_per_sm);
+  if (!p->shape_us) return e; /* dropped by a STOP rule: not timed */
+  if (full) cJSON_AddNumberToObject(e, "warp_occupancy", round_to(p->occ, 0.001));
+  if (full) cJSON_AddNumberToObject(e, "pipeline_eff", round_to(p->pipeline_eff, 0.001));
+  cJSON_AddNumberToObject(e, "time_us", round_to(p->time_us, 0.01));
+  if (!full) return e;
+  cJSON *sh = cJSON_AddArrayToObject(e, "shapes");
+  for (int s = 0; s < p->nshapes && s < r->nshapes; s++) {
+    cJSON *x = cJSON_CreateObject();
+    cJSON *mnk = cJSON_AddArrayToObject(x, "mnk");
+    for (int d = 0; d < 3; d++) cJSON_AddItemToArray(mnk, cJSON_CreateNumber((double)r->shapes[s][d]));
+    cJSON_AddNumberToObject(x, "time_us", round_to(p->shape_us[s], 0.01));
+    cJSON_AddNumberToObject(x, "occ", round_to(p->shape_occ[s], 0.001));
+    cJSON_AddStringToObject(x, "bound", p->shape_bound[s]);
+    cJSON_AddItemToArray(sh, x);
+  }
+  return e;
+}
+
+cJSON *plan_dump(const plan_result *r) {
+  cJSON *o = plan_json(&r->chosen);
+  cJSON_AddItemToObject(o, "estimate", estimate_json(&r->chosen, r, true));
+  cJSON *cs = cJSON_AddArrayToObject(o, "candidates");
+  char buf[32];
+  for (int i = 0; i < r->ncand; i++) {
+    const plan_candidate *c = &r->cand[i];
+    const sched_plan *p = &c->p;
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddItemToObject(x, "tile", tile_json(p));
+    cJSON_AddNumberToObject(x, "stages", p->stages);
+    cJSON_AddStringToObject(x, "warp_tile", warp_tile_str(buf, sizeof buf, p));
+    cJSON_AddNumberToObject(x, "vec", p->vec);
+    cJSON_AddItemToObject(x, "estimate", estimate_json(p, r, false));
+    if (c->stop) {
+      cJSON_AddStringToObject(x, "stop", c->stop);
+      cJSON_AddStringToObject(x, "why", c->why);
+    } else {
+      cJSON_AddNullToObject(x, "stop");
+    }
+    cJSON_AddItemToArray(cs, x);
+  }
+  return o;
+}

@@ -1,0 +1,132 @@
+/* Schedule Plan (spec §8, §11): the tile, warp and pipeline choices for a
+ * contraction region on one arch.
+ *
+ * A plan pinned in the manifest is validated, then used as given.
+ * Otherwise plan_search() enumerates 10-20 candidates (tile x stages x warp
+ * tile x vector width), drops those that hit a STOP rule (shared memory over
+ * 80% of the arch limit, register pressure down to one CTA per SM, vector
+ * width shrinking below the widest legal one), and keeps the one the cost
+ * model (time_est = max(FLOPs / (peak * occ * pipeline_eff), Bytes /
+ * (peak_bw * occ))) ranks fastest on the op's representative shapes. */
+#ifndef DLC_PLAN_H
+#define DLC_PLAN_H
+
+#include <cJSON.h>
+
+#include "polycore.h"
+
+/* Per-arch limits and peaks (dense fp16/bf16 tensor-core math with fp32
+ * accumulation, DRAM bandwidth), from the vendors' published datasheets. */
+typedef struct arch_info {
+  const char *name;        /* "sm80", "sm90a", "sm100", "sm120" */
+  int cc;                  /* 80, 90, 100, 120 */
+  const char *part;        /* the reference part of the peaks */
+  int sm_count;
+  double peak_tflops;      /* fp16 in, fp32 accumulate, dense */
+  double peak_gbs;         /* DRAM */
+  int smem_per_block;      /* max dynamic shared memory per block, bytes */
+  int smem_per_sm;
+  int regs_per_sm;
+  int max_threads_per_sm;
+  int max_ctas_per_sm;
+  int smem_reserved_per_block; /* shared memory the system keeps per resident block */
+  int tc_flop_per_clk_sm;  /* dense fp16 tensor FLOP per clock per SM (fp32 acc) */
+  int smem_bytes_per_clk_sm; /* shared-memory bandwidth per SM */
+} arch_info;
+
+/* The table row of an arch ("sm80", "sm86", "sm89", "sm90a" (or "sm90"),
+ * "sm100", "sm120"), or NULL. */
+const arch_info *plan_arch(const char *name);
+
+/* A value handed from one let to another (spec §8.1 local_edges). */
+typedef struct plan_edge {
+  const char *from, *to;
+  const char *buffer;      /* "reg" or "smem_ring" */
+  int depth;               /* smem_ring depth; 0 for reg */
+} plan_edge;
+
+typedef struct sched_plan {
+  const char *arch;
+  int tile[3];             /* BM, BN, BK */
+  int stages;
+  int warps_m, warps_n;    /* warp grid; warp_tile = BM/warps_m x BN/warps_n */
+  int vec;                 /* vectorize.width in elements (the widest kernel) */
+  const char *vec_axis;
+  const char *algo_key, *algo;  /* algo_choice, e.g. "matmul": "implicit_gemm" */
+  bool a_swizzle, b_swizzle;
+  const char *c_stride;    /* "row" */
+  int npred;
+  const char **predicate_tail;
+  int nepi;
+  const char **epilogue;   /* let names applied to the accumulator */
+  bool async_enable;
+  int prefetch_depth;
+  bool epilogue_overlap;
+  const char *barrier_model;  /* "cp_async_group" | "mbarrier" */
+  bool pinned;
+  /* fixed by the skeleton, kept for the dump */
+  const char *cache_tensor[2]; /* the operands staged in shared memory (A, B) */
+  bool batched;            /* the region has batch axes (bound to block.z) */
+  int nedges;
+  plan_edge *edges;        /* local_edges */
+  /* estimates */
+  int elem_bytes;          /* operand element size the estimates assume */
+  int smem_bytes, regs_per_thread, threads, ctas_per_sm;
+  double occ;              /* resident warps / max warps per SM */
+  double pipeline_eff;     /* stage overlap x fragment-load efficiency */
+  double time_us;          /* mean over the representative shapes */
+  int nshapes;
+  double *shape_us, *shape_occ; /* per representative shape (plan_result.shapes) */
+  const char **shape_bound;     /* "compute" or "memory" */
+} sched_plan;
+
+typedef struct plan_candidate {
+  sched_plan p;
+  bool kept;
+  const char *stop;        /* the STOP rule that dropped it, or NULL */
+  const char *why;         /* the numbers behind the STOP rule */
+} plan_candidate;
+
+typedef struct plan_result {
+  int region;
+  sched_plan chosen;
+  int ncand;
+  plan_candidate *cand;
+  int nshapes;
+  int64_t (*shapes)[3];    /* representative M, N, K used for ranking */
+} plan_result;
+
+/* Checks a plan against the arch and the region: shared memory at most 80%
+ * of the arch limit (E1702), the register estimate (E1703), MMA shape
+ * divisibility (E1704), vector width against alignment (E1705), ranges
+ * (E1701) and what the sm80 skeleton can realize (E1706).  Reports
+ * diagnostics at `at`; does not look at p->arch (a kernel's plan is checked
+ * against every arch it is compiled for). */
+bool plan_validate(const sched_plan *p, const region *r, const pc_analysis *a, const arch_info *ai, diag_list *dl,
+                   const char *at);
+/* Reads a pinned plan object (spec §8.1 keys): every key is optional and
+ * takes the skeleton's default, or the region's (epilogue, predicate_tail,
+ * algo_choice); warps_m/n come from tile / warp_tile.  Type errors are E1701
+ * at the key's JSON path.  Does not validate (plan_validate does). */
+bool plan_from_json(arena *A, const cJSON *j, const region *r, const pc_analysis *a, sched_plan *out, diag_list *dl,
+                    const char *at);
+/* Searches, or takes the pinned plan when `pinned` is not NULL.  `shapes`
+ * (nshapes x {M,N,K}) are the representative shapes; NULL uses defaults.
+ * NULL with diagnostics when the pinned plan is invalid, when no candidate
+ * survives the STOP rules, or when the region has no contraction (E1706). */
+plan_result *plan_choose(arena *A, const region *r, const pc_analysis *a, const arch_info *ai, const cJSON *pinned,
+                         int nshapes, const int64_t (*shapes)[3], diag_list *dl, const char *at);
+/* Spec §11 estimate for one plan and shape (batch 1), in microseconds
+ * (docs/plan.md). */
+double plan_time_us(const sched_plan *p, const arch_info *ai, int64_t M, int64_t N, int64_t K, int elem_bytes);
+/* The chosen plan in the shape of spec §8.1, plus "estimate" and
+ * "candidates". */
+cJSON *plan_dump(const plan_result *r);
+/* The first of `n` pinned plan objects whose "arch" is `arch` (sm90 and
+ * sm90a match), else the first without an "arch", else NULL. */
+const cJSON *plan_pinned_for(cJSON *const *plans, int n, const char *arch);
+/* The spec §11 constants, for docs and tests. */
+#define PLAN_SMEM_FRACTION 0.8
+#define PLAN_MAX_REGS 255
+
+#endif
