@@ -926,6 +926,21 @@ static int dec_cp_async(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int 
   return 0;
 }
 
+int emu_opcode_known(const char *opcode) {
+  char buf[128];
+  char *parts[24];
+  int np = 0, used = 0;
+  snprintf(buf, sizeof buf, "%s", opcode);
+  for (char *p = buf; *p && np < 24;) {
+    parts[np++] = p;
+    char *d = strchr(p, '.');
+    if (!d) break;
+    *d = 0;
+    p = d + 1;
+  }
+  return find_base(parts, np, &used) >= 0;
+}
+
 /* which of a[0..3] the interpreter reads as register slots */
 static uint8_t reg_mask(const emu_insn *in) {
   switch (in->op) {

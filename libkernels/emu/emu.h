@@ -291,6 +291,9 @@ struct emu_parse_ctx;
 int emu_decode(struct emu_parse_ctx *pc, const char *opcode, struct emu_operand *ops, int nops,
                emu_insn *out);
 
+/* is the base opcode of "opcode.mod.mod" one the decoder knows? */
+int emu_opcode_known(const char *opcode);
+
 /* link.c */
 int emu_link_kernel(emu_module *m, int func, emu_kernel **out);
 void emu_kernel_free(emu_kernel *k);

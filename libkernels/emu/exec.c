@@ -1183,6 +1183,7 @@ static void exec_cp_async(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t 
     if (!dp) return;
     emu_cp e;
     memset(&e, 0, sizeof e);
+    (void)ssp;
     if (n) {
       /* the source must be aligned to the copy size and the bytes read in bounds */
       if (s & (size - 1)) {
@@ -1190,15 +1191,21 @@ static void exec_cp_async(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t 
                    (unsigned long long)s, size);
         return;
       }
-      uint8_t *sp = resolve(R, w, in, l, &ssp, &s, 1, 0);
-      if (!sp) return;
       const emu_range *g = emu_find_range(R, s);
-      if (ssp != SP_GLOBAL || !g || s + n > g->end) {
-        emu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, l, in, "out-of-bounds cp.async read of %u bytes at 0x%llx", n,
-                   (unsigned long long)s);
+      if (WIN_TAG(s) != 0 || !g || s < g->base || s + n > g->end) {
+        if (g && s >= g->base)
+          emu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, l, in,
+                     "out-of-bounds cp.async read of %u bytes at 0x%llx: %llu bytes past the end of the %llu-byte "
+                     "allocation at 0x%llx",
+                     n, (unsigned long long)s, (unsigned long long)(s + n - g->end),
+                     (unsigned long long)(g->end - g->base), (unsigned long long)g->base);
+        else
+          emu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, l, in,
+                     "out-of-bounds cp.async read of %u bytes at 0x%llx: not inside any allocation", n,
+                     (unsigned long long)s);
         return;
       }
-      memcpy(e.data, sp, n);
+      memcpy(e.data, (const void *)(uintptr_t)s, n);
       mg |= 1u << l;
     }
     srcs[l] = s;

@@ -294,6 +294,12 @@ void emu_lanes_exit(emu_run *R, emu_warp *w, uint32_t lanes) {
   }
   w->live &= ~lanes;
   if (!w->live) R->live_warps &= ~(1u << w->id);
+  /* lanes waiting at a warp collective look again: the exited lanes no
+   * longer count (shfl.sync waits for the non-exited lanes of its mask) */
+  if (w->coll_wait) {
+    emu_materialize(w);
+    w->coll_wait = 0;
+  }
   uint32_t act = R->bar_active;
   while (act) {
     int b = __builtin_ctz(act);

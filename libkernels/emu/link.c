@@ -60,6 +60,14 @@ static int visit(linker *L, int f, int *depth_out) {
   return 0;
 }
 
+/* a body that can fall off its end gets an implicit ret, so control never
+ * runs into the next function of the flat code array */
+static int needs_ret(const emu_func *fn) {
+  if (!fn->ncode) return 1;
+  const emu_insn *last = &fn->code[fn->ncode - 1];
+  return last->guard != SLOT_NONE || (last->op != OP_RET && last->op != OP_EXIT && last->op != OP_BRA);
+}
+
 /* the address of a symbol in its state space, as this kernel lays it out */
 static int sym_addr(linker *L, int s, int user_func, uint64_t *out) {
   emu_sym *y = &L->m->syms[s];
@@ -320,7 +328,7 @@ int emu_link_kernel(emu_module *m, int func, emu_kernel **out) {
     L.tpbase[f] = tparam;
     tparam += fn->tparam_bytes;
     L.codebase[f] = code;
-    code += fn->ncode;
+    code += fn->ncode + needs_ret(fn);
     k->nregs_total += fn->nregs + fn->npreds;
   }
   k->const_base = slot;
@@ -358,6 +366,20 @@ int emu_link_kernel(emu_module *m, int func, emu_kernel **out) {
       emu_insn *in = &k->code[L.codebase[f] + j];
       *in = fn->code[j];
       if ((rc = link_insn(&L, f, in))) goto fail;
+    }
+    if (needs_ret(fn)) {
+      emu_insn *in = &k->code[L.codebase[f] + fn->ncode];
+      memset(in, 0, sizeof *in);
+      in->op = OP_RET;
+      in->cls = DLCEMU_CLASS_CONTROL;
+      in->guard = SLOT_NONE;
+      in->sym = in->sym2 = -1;
+      in->loc_file = -1;
+      for (int o = 0; o < 6; o++) in->a[o] = SLOT_NONE;
+      if (fn->ncode) {
+        in->line = fn->code[fn->ncode - 1].line;
+        in->text = fn->code[fn->ncode - 1].text;
+      }
     }
   }
   k->nslots = k->const_base + k->nconsts;

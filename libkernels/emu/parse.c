@@ -941,6 +941,15 @@ static int parse_instruction(parser *P) {
   token op = P->tok;
   if (op.kind != TK_WORD) return perr(P, "expected an instruction, found '%.*s'", op.len, op.s);
   line = op.line;
+  {
+    char name[128];
+    int nl = op.len < 127 ? op.len : 127;
+    memcpy(name, op.s, (size_t)nl);
+    name[nl] = 0;
+    if (!emu_opcode_known(name))
+      return P->err = emu_fail(DLCEMU_ERROR_UNSUPPORTED, "PTX line %d: unsupported instruction '%s' (unknown opcode)",
+                               line, name);
+  }
   advance(P);
   emu_operand ops[16];
   int nops = 0;
@@ -1435,6 +1444,8 @@ int emu_parse_module(emu_module *m, const char *text) {
   if (!m->text) return emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
   memcpy(m->text, text, n + 1);
   m->text_len = n;
+  uint32_t empty;
+  if (append_text(m, "", "", &empty)) return emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory"); /* offset 0: "" */
   parser P;
   memset(&P, 0, sizeof P);
   P.m = m;
