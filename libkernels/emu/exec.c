@@ -19,6 +19,7 @@
  * resolve(), which does memcheck, and feed the statistics.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -851,6 +852,15 @@ static void stat_shared(dlcemu_shared_stats *s, const uint64_t *addr, uint32_t m
       for (uint64_t wd = first; wd <= last && n < 32; wd++) words[n++] = wd;
     }
     if (!n) continue;
+    uint64_t lo = words[0], hi = words[0];
+    for (int i = 1; i < n; i++) {
+      if (words[i] < lo) lo = words[i];
+      if (words[i] > hi) hi = words[i];
+    }
+    if (hi - lo < 32) { /* distinct words of a 32-word window sit in distinct banks */
+      s->wavefronts += 1;
+      continue;
+    }
     sort_u64(words, n);
     unsigned per_bank[32] = {0};
     unsigned worst = 0;
@@ -909,13 +919,21 @@ static uint32_t member_mask(const emu_warp *w, uint32_t slot, uint32_t exec) {
 }
 
 /* ------------------------------------------------------------- tensor ops */
+/* f16 -> float for every bit pattern, filled once */
+static float f16_table[65536];
+static pthread_once_t f16_once = PTHREAD_ONCE_INIT;
+static void f16_table_init(void) {
+  for (uint32_t h = 0; h < 65536; h++) f16_table[h] = fp_f16_to_f32((uint16_t)h);
+}
+
 static void exec_mma(emu_run *R, emu_warp *w, const emu_insn *in) {
   const uint32_t *vp = R->k->vpool;
   const uint32_t *D = &vp[in->a[0] + 1], *A = &vp[in->a[1] + 1], *B = &vp[in->a[2] + 1], *C = &vp[in->a[3] + 1];
   int K = in->sub == MMA_M16N8K16 ? 16 : 8;
   int at = in->t2;
-  float a[16][16], b[16][8], c[16][8];
+  double a[16][16], b[16][8], c[16][8];
   uint64_t(*r)[32] = w->r;
+  pthread_once(&f16_once, f16_table_init);
   for (int l = 0; l < 32; l++) {
     int g = l >> 2, t = l & 3;
     if (at == T_TF32) {
@@ -928,32 +946,37 @@ static void exec_mma(emu_run *R, emu_warp *w, const emu_insn *in) {
       for (int i = 0; i < na; i++) {
         uint16_t h = (uint16_t)(r[A[i >> 1]][l] >> (16 * (i & 1)));
         int row = g + 8 * ((i >> 1) & 1), col = t * 2 + (i & 1) + 8 * (i >> 2);
-        a[row][col] = bf ? fp_bf16_to_f32(h) : fp_f16_to_f32(h);
+        a[row][col] = bf ? fp_bf16_to_f32(h) : f16_table[h];
       }
       for (int i = 0; i < nb; i++) {
         uint16_t h = (uint16_t)(r[B[i >> 1]][l] >> (16 * (i & 1)));
         int krow = t * 2 + (i & 1) + 8 * (i >> 1);
-        b[krow][g] = bf ? fp_bf16_to_f32(h) : fp_f16_to_f32(h);
+        b[krow][g] = bf ? fp_bf16_to_f32(h) : f16_table[h];
       }
     }
     for (int i = 0; i < 4; i++) {
       int row = g + 8 * (i >> 1), col = t * 2 + (i & 1);
       if (in->sub2 == T_F32) c[row][col] = F32(r[C[i]][l]);
-      else c[row][col] = fp_f16_to_f32((uint16_t)(r[C[i >> 1]][l] >> (16 * (i & 1))));
+      else c[row][col] = f16_table[(uint16_t)(r[C[i >> 1]][l] >> (16 * (i & 1)))];
     }
   }
-  /* D = C + sum_k A[i][k] * B[k][j]: every product is exact (at most 22
-   * significant bits); C and the products are summed in double in k order and
-   * the sum is rounded once to the accumulator type (see docs/emulator.md) */
+  /* D = C + sum_k A[i][k] * B[k][j]: every product is exact in double (at
+   * most 22 significant bits); C and the products are summed in double in k
+   * order and the sum is rounded once to the accumulator type (see
+   * docs/emulator.md) */
+  typedef double v2d __attribute__((vector_size(16))); /* two lanes of j at a time, same roundings */
   double d[16][8];
   for (int i = 0; i < 16; i++) {
-    double acc[8];
-    for (int j = 0; j < 8; j++) acc[j] = c[i][j];
+    v2d acc[4];
+    for (int j = 0; j < 4; j++) acc[j] = (v2d){c[i][2 * j], c[i][2 * j + 1]};
     for (int kk = 0; kk < K; kk++) {
-      double x = a[i][kk];
-      for (int j = 0; j < 8; j++) acc[j] += x * (double)b[kk][j];
+      v2d x = {a[i][kk], a[i][kk]};
+      for (int j = 0; j < 4; j++) acc[j] += x * (v2d){b[kk][2 * j], b[kk][2 * j + 1]};
     }
-    for (int j = 0; j < 8; j++) d[i][j] = acc[j];
+    for (int j = 0; j < 4; j++) {
+      d[i][2 * j] = acc[j][0];
+      d[i][2 * j + 1] = acc[j][1];
+    }
   }
   for (int l = 0; l < 32; l++) {
     int g = l >> 2, t = l & 3;
@@ -1333,7 +1356,7 @@ void emu_exec_warp(emu_run *R, emu_warp *w, int budget) {
       exec &= (in->guard & GUARD_NEG) ? ~pm : pm;
     }
     st->warp_instructions++;
-    st->thread_instructions += (unsigned)__builtin_popcount(exec);
+    st->thread_instructions += exec == FULL ? 32u : (unsigned)__builtin_popcount(exec);
     st->class_count[in->cls]++;
     R->clock++;
     uint32_t next = pc + 1;
@@ -1435,8 +1458,35 @@ void emu_exec_warp(emu_run *R, emu_warp *w, int budget) {
         case OP_AND: LANES(exec, d[l] = a[l] & b[l] & M); goto advance;
         case OP_OR: LANES(exec, d[l] = (a[l] | b[l]) & M); goto advance;
         case OP_XOR: LANES(exec, d[l] = (a[l] ^ b[l]) & M); goto advance;
+        case OP_SHL: LANES(exec, {
+            uint64_t sh = b[l] & 0xFFFFFFFFu;
+            d[l] = sh >= n ? 0 : (a[l] << sh) & M;
+          });
+          goto advance;
+        case OP_SHR:
+          if (tsigned[t]) LANES(exec, {
+              uint64_t sh = b[l] & 0xFFFFFFFFu;
+              int64_t x = sext(a[l], n);
+              d[l] = (uint64_t)(x >> (sh >= n ? n - 1 : sh)) & M;
+            });
+          else LANES(exec, {
+              uint64_t sh = b[l] & 0xFFFFFFFFu;
+              d[l] = sh >= n ? 0 : (a[l] & M) >> sh;
+            });
+          goto advance;
         default: break;
         }
+      } else if ((in->op == OP_MUL || in->op == OP_MAD) && (in->flags & (IF_WIDE | IF_CC | IF_SAT)) == IF_WIDE &&
+                 n == 32) {
+        /* mul.wide / mad.wide of 32-bit operands: address arithmetic */
+        if (tsigned[t]) {
+          if (in->op == OP_MUL) LANES(exec, d[l] = (uint64_t)((int64_t)(int32_t)a[l] * (int32_t)b[l]));
+          else LANES(exec, d[l] = (uint64_t)((int64_t)(int32_t)a[l] * (int32_t)b[l]) + c[l]);
+        } else {
+          if (in->op == OP_MUL) LANES(exec, d[l] = (a[l] & 0xFFFFFFFFu) * (b[l] & 0xFFFFFFFFu));
+          else LANES(exec, d[l] = (a[l] & 0xFFFFFFFFu) * (b[l] & 0xFFFFFFFFu) + c[l]);
+        }
+        goto advance;
       }
       uint64_t *carry = r[SR_CARRY];
       const uint64_t *e4 = in->a[4] != SLOT_NONE ? r[in->a[4]] : NULL;
@@ -1591,6 +1641,11 @@ void emu_exec_warp(emu_run *R, emu_warp *w, int budget) {
         int opts = ((in->flags & IF_RELU) ? FPO_RELU : 0) | ((in->flags & IF_SATFINITE) ? FPO_SATFINITE : 0);
         int rnd = in->rnd ? in->rnd : RND_RN;
         LANES(exec, d[l] = fp_from_double(fmt, F32(a[l]), rnd, opts) << 16 | fp_from_double(fmt, F32(b[l]), rnd, opts));
+      } else if ((in->t == T_S64 || in->t == T_U64) && (in->t2 == T_S32 || in->t2 == T_U32) && !in->flags) {
+        if (in->t2 == T_S32) LANES(exec, d[l] = (uint64_t)(int64_t)(int32_t)a[l]);
+        else LANES(exec, d[l] = a[l] & 0xFFFFFFFFu);
+      } else if ((in->t == T_S32 || in->t == T_U32) && (in->t2 == T_S64 || in->t2 == T_U64) && !in->flags) {
+        LANES(exec, d[l] = a[l] & 0xFFFFFFFFu);
       } else {
         LANES(exec, d[l] = cvt_lane(in, a[l]));
       }

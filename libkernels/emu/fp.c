@@ -52,17 +52,6 @@ static uint64_t max_finite(const fmt_info *f) {
   return ((uint64_t)((1 << f->e) - 2) << f->m) | ((1ull << f->m) - 1);
 }
 
-float fp_f16_to_f32(uint16_t h) {
-  uint32_t s = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
-  if (e == 0) {
-    float v = (float)m * 0x1p-24f; /* exact: m < 2^10 */
-    return s ? -v : v;
-  }
-  if (e == 31) return fp_f32(s | 0x7F800000u | (m << 13));
-  return fp_f32(s | ((e + 112u) << 23) | (m << 13));
-}
-
 uint64_t fp_round(int fmt, int sign, uint64_t mant, int exp, int sticky, int rnd, int opts) {
   const fmt_info *f = &fmts[fmt];
   uint64_t sbit = (uint64_t)(sign ? 1 : 0) << (f->m + f->e);

@@ -33,7 +33,16 @@ static inline double fp_f64(uint64_t u) { double f; memcpy(&f, &u, 8); return f;
 static inline uint64_t fp_u64(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }
 
 /* exact widening conversions */
-float fp_f16_to_f32(uint16_t h);
+static inline float fp_f16_to_f32(uint16_t h) {
+  uint32_t s = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+  if (e == 0) {
+    float v = (float)m * 0x1p-24f; /* exact: m < 2^10 */
+    return s ? -v : v;
+  }
+  if (e == 31) return fp_f32(s | 0x7F800000u | (m << 13));
+  return fp_f32(s | ((e + 112u) << 23) | (m << 13));
+}
 static inline float fp_bf16_to_f32(uint16_t h) { return fp_f32((uint32_t)h << 16); }
 
 /* Round (-1)^sign * mant * 2^exp (+ a nonzero tail below mant when sticky) to

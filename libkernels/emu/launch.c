@@ -97,8 +97,12 @@ int emu_cp_land(emu_run *R, emu_warp *w, int lane, int all, uint32_t keep_groups
   for (int i = 0; i < q->n; i++) {
     emu_cp *e = &q->e[i];
     if (all || e->group < limit) {
-      memcpy(R->smem + e->dst, e->data, e->size);
-      memset(R->shadow + e->dst, SH_VALID, e->size);
+      uint8_t *d = R->smem + e->dst, *sh = R->shadow + e->dst;
+      switch (e->size) { /* constant sizes: inline copies */
+      case 16: memcpy(d, e->data, 16); memset(sh, SH_VALID, 16); break;
+      case 8: memcpy(d, e->data, 8); memset(sh, SH_VALID, 8); break;
+      default: memcpy(d, e->data, 4); memset(sh, SH_VALID, 4); break;
+      }
       R->pending_bytes -= e->size;
     } else {
       q->e[j++] = *e;
