@@ -10,7 +10,7 @@ string(REPLACE "|" ";" args "${ARGS}")
 string(REPLACE "@OUT@" "${WORK}/out" args "${args}")
 execute_process(
   COMMAND ${VALGRIND} --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect
-          --track-origins=yes -q ${DLCGEN} ${args}
+          -q ${DLCGEN} ${args}
   RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
 if(rc EQUAL 99)
   message(FATAL_ERROR "valgrind reports errors or leaks:\n${err}")
