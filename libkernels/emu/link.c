@@ -383,6 +383,22 @@ int emu_link_kernel(emu_module *m, int func, emu_kernel **out) {
     }
   }
   k->nslots = k->const_base + k->nconsts;
+  /* limits that keep a launch's memory sane (the hardware's are lower) */
+  if (k->nslots > (1u << 20) || k->npreds > (1u << 20)) {
+    rc = emu_fail(DLCEMU_ERROR_UNSUPPORTED, "kernel %s needs %u registers; at most 2^20 are supported",
+                  m->funcs[func].name, k->nslots);
+    goto fail;
+  }
+  if (k->local_bytes > (512u << 10) || k->tparam_bytes > (64u << 10)) {
+    rc = emu_fail(DLCEMU_ERROR_UNSUPPORTED, "kernel %s needs %llu bytes of local memory per thread (at most 512 KiB)",
+                  m->funcs[func].name, (unsigned long long)k->local_bytes);
+    goto fail;
+  }
+  if (m->funcs[func].kparam_bytes > (32u << 10)) {
+    rc = emu_fail(DLCEMU_ERROR_UNSUPPORTED, "kernel %s has %llu bytes of parameters (at most 32 KiB)",
+                  m->funcs[func].name, (unsigned long long)m->funcs[func].kparam_bytes);
+    goto fail;
+  }
 
   emu_func *entry = &m->funcs[func];
   k->max_threads = 1024;

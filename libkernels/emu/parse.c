@@ -777,6 +777,10 @@ static int parse_var(parser *P, const decl *d, int owner, int sym_kind_override)
       if (parse_initializer(P, type, &init, &ninit)) return P->err;
       if (unsized) size = ninit * es;
     }
+    if (size > ((uint64_t)1 << 30) || count > ((uint64_t)1 << 30)) {
+      free(init);
+      return punsupported(P, name.line, "variable larger than 1 GiB", name.s, name.len);
+    }
     int kind;
     if (sym_kind_override >= 0) kind = sym_kind_override;
     else if (d->space == SP_GLOBAL) kind = SYM_GLOBAL;
