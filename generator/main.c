@@ -27,9 +27,12 @@ static void usage(FILE *f) {
         "  --graph FILE      compile one graph (format: docs/graph-format.md)\n"
         "  --dtype T         instantiate the graph's dtype parameter T (default fp16)\n"
         "  --manifest FILE   compile every op x dtype x variant of a manifest (docs/manifest.md)\n"
-        "  --out DIR         where --manifest writes its outputs (rewritten only when changed)\n"
-        "  --dump=STAGES     comma-separated stages to dump as JSON, or 'all':\n"
-        "                    frontend,tiny,indexbook,poly_view\n"
+        "  --out DIR         where --manifest writes its outputs (rewritten only when changed);\n"
+        "                    dumps go to DIR/dumps/<op>/<instance>/<stage>.json\n"
+        "  --dump=STAGES     comma-separated stages to dump, or 'all': frontend, tiny,\n"
+        "                    indexbook, poly_view, region, analysis, plan, gpu (JSON) and cu\n"
+        "  --until=STAGE     stop after STAGE (default: cu, i.e. compile to CUDA; --manifest\n"
+        "                    then writes kernels/, src/ and include/ under --out)\n"
         "  --dump-dir DIR    write each dump to DIR/<stage>.json instead of stdout\n"
         "  --diag=json       print diagnostics as one JSON document on stderr\n"
         "  --quiet           no progress output\n"
@@ -62,6 +65,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, bo
 int main(int argc, char **argv) {
   pipeline_opts o = {0};
   o.dtype = "fp16";
+  o.until = STAGE_CU;
   bool err = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
@@ -84,6 +88,10 @@ int main(int argc, char **argv) {
     else if ((v = opt_value(argc, argv, &i, "--dump-dir", &err))) o.dump_dir = v;
     else if ((v = opt_value(argc, argv, &i, "--dump", &err))) {
       if (!pipeline_parse_stages(v, &o.dump)) return usage_error("unknown stage in --dump=%s", v);
+    } else if ((v = opt_value(argc, argv, &i, "--until", &err))) {
+      unsigned m;
+      if (!pipeline_parse_stages(v, &m) || (m & (m - 1)) || !strcmp(v, "all")) return usage_error("--until takes one stage, not '%s'", v);
+      o.until = __builtin_ctz(m);
     } else if ((v = opt_value(argc, argv, &i, "--diag", &err))) {
       if (strcmp(v, "json") == 0) o.diag_json = true;
       else if (strcmp(v, "text") != 0) return usage_error("--diag takes json or text, not '%s'", v);

@@ -282,9 +282,11 @@ manifest *mf_read(arena *A, const char *path, diag_list *dl) {
         cJSON_AddItemToArray(m->graphs, gj);
         op->graph = gj;
         op->graph_where = gp;
+        op->graph_ref = arena_strdup(A, g->valuestring);
       } else if (cJSON_IsObject(g)) {
         op->graph = g;
         op->graph_where = ju_path_key(&c, op_path, "graph");
+        op->graph_ref = "(inline)";
       } else {
         diag_report(dl, D_MANIFEST_SCHEMA, ju_path_key(&c, op_path, "graph"), NULL,
                     "graph must be a path or an inline graph object, not %s", ju_type_name(g));

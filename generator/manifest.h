@@ -36,6 +36,7 @@ typedef struct mf_op {
   const char *at;        /* "manifest.ops[0]" */
   cJSON *graph;          /* the graph JSON (owned by the manifest) */
   const char *graph_where; /* path or "manifest.ops[0].graph" */
+  const char *graph_ref;   /* as the manifest writes it: a relative path, or "(inline)" */
   int ndtypes;
   dtype *dtypes;
   bool plans_auto;

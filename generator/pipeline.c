@@ -1,9 +1,15 @@
-/* Pipeline driver (see pipeline.h).  Stages, in spec order:
- *   frontend  (frontend.c)   spec §2
- *   tiny      (tiny.c)       spec §3
- *   indexbook (indexbook.c)  spec §4
- *   poly_view (polyview.c)   spec §5
- * Nothing is written unless the whole run succeeds. */
+/* Pipeline driver (see pipeline.h).  The stages, in spec order:
+ *   frontend  (frontend.c)   spec §2     graph -> Frontend IR
+ *   tiny      (tiny.c)       spec §3     -> UOp DAG
+ *   indexbook (indexbook.c)  spec §4     -> axes, domains, AxisMaps
+ *   poly_view (polyview.c)   spec §5     -> isl statements, contraction patterns
+ *   region    (region.c)     spec §6     -> Region SSA, one region per kernel
+ *   analysis  (polycore.c)   spec §7     -> dependences, axes, halo, buffers
+ *   plan      (plan.c)       spec §8,11  -> Schedule Plan per kernel
+ *   gpu       (gpuir.c)      spec §9     -> the skeleton with tokens
+ *   cu        (emit.c)       001 §7      -> CUDA and C sources
+ * Each stage verifies its output.  Nothing is written unless the whole run
+ * succeeds, and unchanged files are not rewritten. */
 #include "pipeline.h"
 
 #include <cJSON.h>
@@ -12,10 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emit.h"
 #include "frontend.h"
+#include "gpuir.h"
 #include "indexbook.h"
 #include "jsonutil.h"
 #include "manifest.h"
+#include "plan.h"
+#include "polycore.h"
 #include "polyview.h"
 #include "region.h"
 #include "tiny.h"
@@ -57,6 +67,9 @@ typedef struct run {
   indexbook *ib;
   poly_view *pv;
   region_set *rs;
+  pc_report *pc;
+  plan_result *plan;     /* of the kernel region */
+  gpu_kernel *kernel;    /* NULL when the graph is not compiled to a kernel */
   cJSON *dumps[STAGE__COUNT];
 } run;
 
@@ -65,24 +78,97 @@ static void run_free(run *r) {
   arena_free(&r->A);
 }
 
+/* What the back half needs from the manifest. */
+typedef struct codegen_opts {
+  bool enabled;
+  const char *kernel_name;     /* e.g. "dlc_gemm_bias_relu_fp16" */
+  int narchs;
+  const char *const *archs;
+  int nplans;
+  cJSON *const *plans;         /* pinned plans, or none */
+  const char *at;
+} codegen_opts;
+
+/* The arch a plan for all `archs` is chosen on: the skeleton's arch (sm80)
+ * for the cost model's peaks, with the tightest shared-memory limits of all
+ * the archs the kernel is compiled for. */
+static arch_info planning_arch(const codegen_opts *cg) {
+  arch_info ai = *plan_arch("sm80");
+  for (int i = 0; i < cg->narchs; i++) {
+    const arch_info *a = plan_arch(cg->archs[i]);
+    if (!a) continue;
+    if (a->smem_per_block < ai.smem_per_block) ai.smem_per_block = a->smem_per_block;
+    if (a->smem_per_sm < ai.smem_per_sm) ai.smem_per_sm = a->smem_per_sm;
+  }
+  return ai;
+}
+
+static cJSON *array_of(int n, cJSON *const *items) {
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, items[i]);
+  return a;
+}
+
 /* Runs the stages on a parsed graph object.  Returns false with diagnostics. */
 static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_instance *inst, unsigned dump,
-                       diag_list *dl) {
+                       int until, const codegen_opts *cg, diag_list *dl) {
+#define DONE(stage) if (until <= (stage)) return !diag_has_errors(dl)
   r->fe = fe_read_json(&r->A, graph, where, inst, dl);
   if (!r->fe) return false;
   if (dump & (1u << STAGE_FRONTEND)) r->dumps[STAGE_FRONTEND] = fe_dump(r->fe);
+  DONE(STAGE_FRONTEND);
   r->tiny = tiny_lower(&r->A, r->fe, dl);
   if (!r->tiny) return false;
   if (dump & (1u << STAGE_TINY)) r->dumps[STAGE_TINY] = tiny_dump(r->tiny);
+  DONE(STAGE_TINY);
   r->ib = ib_build(&r->A, r->tiny, dl);
   if (!r->ib) return false;
   if (dump & (1u << STAGE_INDEXBOOK)) r->dumps[STAGE_INDEXBOOK] = ib_dump(r->ib);
+  DONE(STAGE_INDEXBOOK);
   r->pv = pv_build(&r->A, r->ib, dl);
   if (!r->pv) return false;
   if (dump & (1u << STAGE_POLY_VIEW)) r->dumps[STAGE_POLY_VIEW] = pv_dump(r->pv);
+  DONE(STAGE_POLY_VIEW);
   r->rs = region_build(&r->A, r->pv, dl);
   if (!r->rs) return false;
   if (dump & (1u << STAGE_REGION)) r->dumps[STAGE_REGION] = region_dump(r->rs);
+  DONE(STAGE_REGION);
+  r->pc = pc_analyze(&r->A, r->rs, dl);
+  if (!r->pc) return false;
+  if (dump & (1u << STAGE_ANALYSIS)) r->dumps[STAGE_ANALYSIS] = pc_dump(r->pc);
+  DONE(STAGE_ANALYSIS);
+#undef DONE
+  if (!cg || !cg->enabled) return !diag_has_errors(dl);
+  /* the back half: one kernel per graph, from its contraction region */
+  int kr = -1, nk = 0;
+  for (int i = 0; i < r->rs->n; i++)
+    if (r->rs->r[i].acc_let >= 0) kr = i, nk++;
+  if (nk != 1 || r->rs->n != 1) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, cg->at, NULL,
+                "the graph forms %d regions with %d contractions; the sm80 contraction skeleton compiles graphs "
+                "that form one region with one contraction",
+                r->rs->n, nk);
+    return false;
+  }
+  const region *reg = &r->rs->r[kr];
+  const pc_analysis *an = &r->pc->a[kr];
+  arch_info pa = planning_arch(cg);
+  const arch_info *ai = &pa;
+  const cJSON *pinned = NULL;
+  for (int i = 0; i < cg->nplans && !pinned; i++) pinned = cg->plans[i];
+  r->plan = plan_choose(&r->A, reg, an, ai, pinned, 0, NULL, dl, cg->at);
+  if (!r->plan) return false;
+  /* the kernel is compiled for every arch: its plan must fit each */
+  for (int i = 0; i < cg->narchs; i++) {
+    const arch_info *a = plan_arch(cg->archs[i]);
+    if (a && !plan_validate(&r->plan->chosen, reg, an, a, dl, arena_printf(&r->A, "%s (arch %s)", cg->at, cg->archs[i])))
+      return false;
+  }
+  if (dump & (1u << STAGE_PLAN)) r->dumps[STAGE_PLAN] = array_of(1, (cJSON *[]){plan_dump(r->plan)});
+  if (until <= STAGE_PLAN) return !diag_has_errors(dl);
+  r->kernel = gpuir_build(&r->A, reg, an, &r->plan->chosen, cg->kernel_name, dl);
+  if (!r->kernel) return false;
+  if (dump & (1u << STAGE_GPU)) r->dumps[STAGE_GPU] = gpuir_dump(r->kernel);
   return !diag_has_errors(dl);
 }
 
@@ -91,61 +177,8 @@ static void print_diags(const pipeline_opts *o, const diag_list *dl) {
   else diag_print_text(dl, "dlcgen");
 }
 
-static int graph_main(const pipeline_opts *o) {
-  diag_list dl;
-  diag_init(&dl);
-  int status = 0;
-  dtype T;
-  if (!dtype_parse(o->dtype, &T) || (T != DT_FP16 && T != DT_BF16 && T != DT_FP32)) {
-    fprintf(stderr, "dlcgen: --dtype takes fp16, bf16 or fp32, not '%s'\n", o->dtype);
-    return 2;
-  }
-  run r = {0};
-  arena_init(&r.A);
-  char *text = ju_read_file(o->graph, &dl, o->graph);
-  cJSON *j = text ? ju_parse(text, &dl, o->graph) : NULL;
-  free(text);
-  fe_instance inst = {T, NULL, NULL};
-  bool ok = j && run_stages(&r, j, o->graph, &inst, o->dump, &dl);
-  cJSON_Delete(j);
-  if (ok && o->dump) {
-    if (o->dump_dir && ju_mkdirs(o->dump_dir) != 0) {
-      diag_report(&dl, D_OUTPUT_IO, o->dump_dir, NULL, "cannot create '%s': %s", o->dump_dir, strerror(errno));
-      ok = false;
-    }
-    for (int s = 0; ok && s < STAGE__COUNT; s++) {
-      if (!r.dumps[s]) continue;
-      char *txt = cJSON_Print(r.dumps[s]);
-      if (!txt) dlc_die_oom();
-      if (o->dump_dir) {
-        char *path = arena_printf(&r.A, "%s/%s.json", o->dump_dir, stage_names[s]);
-        size_t n = strlen(txt);
-        char *withnl = malloc(n + 2);
-        if (!withnl) dlc_die_oom();
-        memcpy(withnl, txt, n);
-        withnl[n] = '\n';
-        withnl[n + 1] = 0;
-        bool changed;
-        if (ju_write_if_changed(path, withnl, &changed) != 0) {
-          diag_report(&dl, D_OUTPUT_IO, path, NULL, "cannot write '%s': %s", path, strerror(errno));
-          ok = false;
-        }
-        free(withnl);
-      } else {
-        fputs(txt, stdout);
-        fputc('\n', stdout);
-      }
-      free(txt);
-    }
-  }
-  if (dl.n) print_diags(o, &dl);
-  if (!ok || diag_has_errors(&dl)) status = 1;
-  run_free(&r);
-  diag_free(&dl);
-  return status;
-}
+/* ---- output files ----------------------------------------------------------------- */
 
-/* Files a manifest run produces, written only after every instance passed. */
 typedef struct outfile {
   char *path, *text;
 } outfile;
@@ -190,10 +223,26 @@ static char *json_text(cJSON *j) {
   return r;
 }
 
-/* Removes files listed in the previous run's index that this run did not
- * produce, then writes the new index. */
-static bool sync_outputs(const pipeline_opts *o, outlist *l, diag_list *dl) {
-  char *idx_path = xprintf("%s/%s%s", o->out_dir, "dlcgen.outputs", "");
+/* Writes every file (only those whose content changed), then removes files
+ * a previous run listed in DIR/dlcgen.outputs that this run did not
+ * produce, and rewrites that list. */
+static bool write_outputs(const char *dir, outlist *l, diag_list *dl) {
+  bool ok = true;
+  int changed_n = 0;
+  for (int i = 0; ok && i < l->n; i++) {
+    char *d = xprintf("%s%s%s", l->f[i].path, "", "");
+    char *slash = strrchr(d, '/');
+    if (slash) *slash = 0;
+    bool changed;
+    if ((slash && ju_mkdirs(d) != 0) || ju_write_if_changed(l->f[i].path, l->f[i].text, &changed) != 0) {
+      diag_report(dl, D_OUTPUT_IO, l->f[i].path, NULL, "cannot write '%s': %s", l->f[i].path, strerror(errno));
+      ok = false;
+    }
+    changed_n += changed;
+    free(d);
+  }
+  if (!ok) return false;
+  char *idx_path = xprintf("%s/%s%s", dir, "dlcgen.outputs", "");
   FILE *f = fopen(idx_path, "r");
   if (f) {
     char line[4096];
@@ -201,12 +250,9 @@ static bool sync_outputs(const pipeline_opts *o, outlist *l, diag_list *dl) {
       line[strcspn(line, "\n")] = 0;
       if (!*line || strstr(line, "..") || line[0] == '/') continue;
       bool keep = false;
-      for (int i = 0; i < l->n && !keep; i++) {
-        const char *rel = l->f[i].path + strlen(o->out_dir) + 1;
-        keep = strcmp(rel, line) == 0;
-      }
+      for (int i = 0; i < l->n && !keep; i++) keep = strcmp(l->f[i].path + strlen(dir) + 1, line) == 0;
       if (!keep) {
-        char *p = xprintf("%s/%s%s", o->out_dir, line, "");
+        char *p = xprintf("%s/%s%s", dir, line, "");
         remove(p);
         free(p);
       }
@@ -218,8 +264,8 @@ static bool sync_outputs(const pipeline_opts *o, outlist *l, diag_list *dl) {
   char *idx = malloc(len), *q = idx;
   if (!idx) dlc_die_oom();
   *q = 0;
-  for (int i = 0; i < l->n; i++) q += sprintf(q, "%s\n", l->f[i].path + strlen(o->out_dir) + 1);
-  bool changed, ok = true;
+  for (int i = 0; i < l->n; i++) q += sprintf(q, "%s\n", l->f[i].path + strlen(dir) + 1);
+  bool changed;
   if (ju_write_if_changed(idx_path, idx, &changed) != 0) {
     diag_report(dl, D_OUTPUT_IO, idx_path, NULL, "cannot write '%s': %s", idx_path, strerror(errno));
     ok = false;
@@ -229,81 +275,158 @@ static bool sync_outputs(const pipeline_opts *o, outlist *l, diag_list *dl) {
   return ok;
 }
 
+/* ---- --graph ------------------------------------------------------------------------- */
+
+static int graph_main(const pipeline_opts *o) {
+  diag_list dl;
+  diag_init(&dl);
+  dtype T;
+  if (!dtype_parse(o->dtype, &T) || (T != DT_FP16 && T != DT_BF16 && T != DT_FP32)) {
+    fprintf(stderr, "dlcgen: --dtype takes fp16, bf16 or fp32, not '%s'\n", o->dtype);
+    return 2;
+  }
+  run r = {0};
+  arena_init(&r.A);
+  char *text = ju_read_file(o->graph, &dl, o->graph);
+  cJSON *j = text ? ju_parse(text, &dl, o->graph) : NULL;
+  free(text);
+  fe_instance inst = {T, NULL, NULL};
+  /* the back half runs when one of its dumps is asked for, for sm80 */
+  unsigned back = (1u << STAGE_PLAN) | (1u << STAGE_GPU) | (1u << STAGE_CU);
+  static const char *const archs[] = {"sm80"};
+  codegen_opts cg = {(o->dump & back) != 0 && o->until >= STAGE_PLAN, "dlc_graph", 1, archs, 0, NULL, o->graph};
+  bool ok = j && run_stages(&r, j, o->graph, &inst, o->dump, o->until, &cg, &dl);
+  cJSON_Delete(j);
+  char *cu = NULL;
+  if (ok && (o->dump & (1u << STAGE_CU)) && r.kernel) {
+    /* one op, one instance: the same emitter as --manifest */
+    mf_op op = {0};
+    op.name = r.fe->name;
+    op.graph_where = o->graph;
+    op.ndtypes = 1;
+    op.dtypes = &T;
+    emit_instance in = {dtype_name(T), T, NULL, NULL, r.fe, r.kernel, r.plan};
+    emit_op eo = {&op, 0, 1, &in};
+    static const char *const a80[] = {"sm80"};
+    manifest m = {0};
+    m.narchs = 1;
+    m.archs = (const char **)a80;
+    emit_ctx ec = {&r.A, &m, o->graph, 1, &eo, &dl};
+    cu = emit_op_cu(&ec, &eo);
+  }
+  if (ok && o->dump) {
+    if (o->dump_dir && ju_mkdirs(o->dump_dir) != 0) {
+      diag_report(&dl, D_OUTPUT_IO, o->dump_dir, NULL, "cannot create '%s': %s", o->dump_dir, strerror(errno));
+      ok = false;
+    }
+    outlist out = {0};
+    for (int s = 0; ok && s < STAGE__COUNT; s++) {
+      char *txt = s == STAGE_CU ? (cu ? xprintf("%s%s%s", cu, "", "") : NULL) : r.dumps[s] ? json_text(r.dumps[s]) : NULL;
+      if (!txt) continue;
+      if (o->dump_dir) out_add(&out, xprintf("%s/%s.%s", o->dump_dir, stage_names[s], s == STAGE_CU ? "cu" : "json"), txt);
+      else fputs(txt, stdout), free(txt);
+    }
+    for (int i = 0; ok && i < out.n; i++) {
+      bool changed;
+      if (ju_write_if_changed(out.f[i].path, out.f[i].text, &changed) != 0) {
+        diag_report(&dl, D_OUTPUT_IO, out.f[i].path, NULL, "cannot write '%s': %s", out.f[i].path, strerror(errno));
+        ok = false;
+      }
+    }
+    out_free(&out);
+  }
+  free(cu);
+  if (dl.n) print_diags(o, &dl);
+  int status = ok && !diag_has_errors(&dl) ? 0 : 1;
+  run_free(&r);
+  diag_free(&dl);
+  return status;
+}
+
+/* ---- --manifest ------------------------------------------------------------------------ */
+
 static int manifest_main(const pipeline_opts *o) {
   diag_list dl;
   diag_init(&dl);
   arena A;
   arena_init(&A);
   outlist out = {0};
-  unsigned dump = o->dump ? o->dump : (1u << STAGE__COUNT) - 1;
   manifest *m = mf_read(&A, o->manifest, &dl);
   bool ok = m != NULL;
   int total = 0, done = 0;
+  emit_op *eops = m ? ARENA_ARRAY(&A, emit_op, m->nops + 1) : NULL;
+  mf_instance **insts = m ? ARENA_ARRAY(&A, mf_instance *, m->nops + 1) : NULL;
+  run **runs = m ? ARENA_ARRAY(&A, run *, m->nops + 1) : NULL;
   for (int i = 0; ok && i < m->nops; i++) {
-    mf_instance *inst;
-    int n = mf_instances(&A, &m->ops[i], &inst);
-    total += n;
-    mf_instances_free(inst, n);
+    eops[i].ninst = mf_instances(&A, &m->ops[i], &insts[i]);
+    total += eops[i].ninst;
   }
-  cJSON *index = cJSON_CreateObject();
-  cJSON_AddStringToObject(index, "schema", "dlc-manifest-index/1");
-  cJSON *iarchs = cJSON_AddArrayToObject(index, "archs");
-  cJSON *iops = cJSON_AddArrayToObject(index, "ops");
-  for (int i = 0; ok && i < m->narchs; i++) cJSON_AddItemToArray(iarchs, cJSON_CreateString(m->archs[i]));
   for (int i = 0; ok && i < m->nops; i++) {
     const mf_op *op = &m->ops[i];
-    mf_instance *inst;
-    int n = mf_instances(&A, op, &inst);
-    cJSON *jo = cJSON_CreateObject();
-    cJSON_AddStringToObject(jo, "name", op->name);
-    cJSON *ji = cJSON_AddArrayToObject(jo, "instances");
-    cJSON_AddItemToArray(iops, jo);
-    for (int k = 0; k < n; k++) {
+    emit_op *eo = &eops[i];
+    eo->op = op;
+    eo->index = i;
+    eo->inst = ARENA_ARRAY(&A, emit_instance, eo->ninst + 1);
+    runs[i] = calloc((size_t)eo->ninst + 1, sizeof(run));
+    if (!runs[i]) dlc_die_oom();
+    for (int k = 0; k < eo->ninst; k++) {
+      mf_instance *mi = &insts[i][k];
       done++;
-      if (!o->quiet) fprintf(stderr, "[%d/%d] %s %s\n", done, total, op->name, inst[k].tag);
-      run r = {0};
-      arena_init(&r.A);
-      fe_instance fi = {inst[k].dt, inst[k].attr_values, inst[k].dim_values};
+      if (!o->quiet) fprintf(stderr, "[%d/%d] %s %s\n", done, total, op->name, mi->tag);
+      run *r = &runs[i][k];
+      arena_init(&r->A);
+      fe_instance fi = {mi->dt, mi->attr_values, mi->dim_values};
+      codegen_opts cg = {o->until >= STAGE_PLAN,
+                         arena_printf(&A, "dlc_%s_%s", op->name, mi->tag),
+                         m->narchs,
+                         m->archs,
+                         op->nplans,
+                         op->plans,
+                         arena_printf(&A, "%s (%s)", op->at, mi->tag)};
       diag_list local;
       diag_init(&local);
-      bool rok = run_stages(&r, op->graph, op->graph_where, &fi, dump, &local);
-      /* name the instance in every diagnostic it produced */
+      bool rok = run_stages(r, op->graph, op->graph_where, &fi, o->dump, o->until, &cg, &local);
       for (int d = 0; d < local.n; d++) {
-        char *at = xprintf("%s %s: %s", op->name, inst[k].tag, local.items[d].at);
+        char *at = xprintf("%s %s: %s", op->name, mi->tag, local.items[d].at);
         free(local.items[d].at);
         local.items[d].at = at;
       }
       diag_append(&dl, &local);
-      if (!rok) ok = false;
-      cJSON_AddItemToArray(ji, cJSON_CreateString(inst[k].tag));
-      char *dir = xprintf("%s/%s/%s", o->out_dir, op->name, inst[k].tag);
-      for (int s = 0; rok && s < STAGE__COUNT; s++)
-        if (r.dumps[s]) out_add(&out, xprintf("%s/%s.json%s", dir, stage_names[s], ""), json_text(r.dumps[s]));
-      free(dir);
-      run_free(&r);
+      if (!rok) {
+        ok = false;
+        continue;
+      }
+      eo->inst[k] = (emit_instance){mi->tag, mi->dt, mi->attr_values, mi->dim_values, r->fe, r->kernel, r->plan};
+      if (o->dump) {
+        char *dir = xprintf("%s/dumps/%s/%s", o->out_dir, op->name, mi->tag);
+        for (int s = 0; s < STAGE__COUNT; s++)
+          if (r->dumps[s]) out_add(&out, xprintf("%s/%s.json%s", dir, stage_names[s], ""), json_text(r->dumps[s]));
+        free(dir);
+      }
     }
-    mf_instances_free(inst, n);
   }
-  if (ok) out_add(&out, xprintf("%s/%s%s", o->out_dir, "manifest_index.json", ""), json_text(index));
-  cJSON_Delete(index);
-  /* write only when everything succeeded */
-  for (int i = 0; ok && i < out.n; i++) {
-    char *dir = xprintf("%s%s%s", out.f[i].path, "", "");
-    if (!dir) dlc_die_oom();
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = 0;
-    bool changed;
-    if ((slash && ju_mkdirs(dir) != 0) || ju_write_if_changed(out.f[i].path, out.f[i].text, &changed) != 0) {
-      diag_report(&dl, D_OUTPUT_IO, out.f[i].path, NULL, "cannot write '%s': %s", out.f[i].path, strerror(errno));
-      ok = false;
-    }
-    free(dir);
+  if (ok && o->until >= STAGE_CU) {
+    emit_ctx ec = {&A, m, o->manifest, m->nops, eops, &dl};
+    if (!o->quiet) fprintf(stderr, "dlcgen: emitting CUDA and C for %d op%s\n", m->nops, m->nops == 1 ? "" : "s");
+    for (int i = 0; i < m->nops; i++)
+      out_add(&out, xprintf("%s/kernels/%s.cu%s", o->out_dir, m->ops[i].name, ""), emit_op_cu(&ec, &eops[i]));
+    out_add(&out, xprintf("%s/include/dlc/dlc_ops.h%s%s", o->out_dir, "", ""), emit_ops_h(&ec));
+    out_add(&out, xprintf("%s/src/dlc_params.h%s%s", o->out_dir, "", ""), emit_params_h(&ec));
+    out_add(&out, xprintf("%s/src/dlc_dispatch.c%s%s", o->out_dir, "", ""), emit_dispatch_c(&ec));
+    out_add(&out, xprintf("%s/src/dlc_ops.def%s%s", o->out_dir, "", ""), emit_ops_def(&ec));
+    ok = !diag_has_errors(&dl);
   }
-  if (ok) ok = sync_outputs(o, &out, &dl);
+  if (ok) ok = write_outputs(o->out_dir, &out, &dl);
   if (dl.n) print_diags(o, &dl);
   int status = ok && !diag_has_errors(&dl) ? 0 : 1;
-  if (!o->quiet && status == 0) fprintf(stderr, "dlcgen: %d instance%s of %d op%s -> %s\n", total, total == 1 ? "" : "s",
-                                        m->nops, m->nops == 1 ? "" : "s", o->out_dir);
+  if (!o->quiet && status == 0)
+    fprintf(stderr, "dlcgen: %d instance%s of %d op%s -> %s\n", total, total == 1 ? "" : "s", m->nops,
+            m->nops == 1 ? "" : "s", o->out_dir);
+  for (int i = 0; m && i < m->nops; i++) {
+    for (int k = 0; runs[i] && k < eops[i].ninst; k++) run_free(&runs[i][k]);
+    free(runs[i]);
+    if (insts[i]) mf_instances_free(insts[i], eops[i].ninst);
+  }
   out_free(&out);
   if (m) mf_free(m);
   arena_free(&A);

@@ -11,7 +11,11 @@
   X(STAGE_TINY, "tiny") \
   X(STAGE_INDEXBOOK, "indexbook") \
   X(STAGE_POLY_VIEW, "poly_view") \
-  X(STAGE_REGION, "region")
+  X(STAGE_REGION, "region") \
+  X(STAGE_ANALYSIS, "analysis") \
+  X(STAGE_PLAN, "plan") \
+  X(STAGE_GPU, "gpu") \
+  X(STAGE_CU, "cu")
 
 typedef enum {
 #define X(e, name) e,
@@ -23,6 +27,7 @@ typedef enum {
 typedef struct pipeline_opts {
   const char *graph, *manifest, *out_dir, *dump_dir, *dtype;
   unsigned dump; /* bit per dlc_stage */
+  int until;     /* last stage to run (--until); STAGE_CU by default */
   bool diag_json, quiet;
 } pipeline_opts;
 

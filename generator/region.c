@@ -897,8 +897,7 @@ static const char *lower(arena *A, const char *s) {
   return r;
 }
 
-static cJSON *expr_json(const region_set *rs, const region *r, const rexpr *e) {
-  arena *A = rs->A;
+static cJSON *expr_json(arena *A, const region *r, const rexpr *e) {
   cJSON *o;
   switch (e->k) {
   case RX_CONST:
@@ -924,18 +923,18 @@ static cJSON *expr_json(const region_set *rs, const region *r, const rexpr *e) {
     if (e->op == TINY_CAST) {
       cJSON *c = cJSON_AddObjectToObject(o, "cast");
       cJSON_AddStringToObject(c, "to", dtype_name(e->dt));
-      cJSON_AddItemToObject(c, "x", expr_json(rs, r, e->a));
+      cJSON_AddItemToObject(c, "x", expr_json(A, r, e->a));
       return o;
     }
     cJSON *arr = cJSON_AddArrayToObject(o, lower(A, tiny_op_name(e->op)));
-    cJSON_AddItemToArray(arr, expr_json(rs, r, e->a));
-    if (e->k == RX_BINARY) cJSON_AddItemToArray(arr, expr_json(rs, r, e->b));
+    cJSON_AddItemToArray(arr, expr_json(A, r, e->a));
+    if (e->k == RX_BINARY) cJSON_AddItemToArray(arr, expr_json(A, r, e->b));
     return o;
   }
   case RX_SELECT: {
     o = cJSON_CreateObject();
     cJSON *s = cJSON_AddObjectToObject(o, "select");
-    if (e->a) cJSON_AddItemToObject(s, "pred", expr_json(rs, r, e->a));
+    if (e->a) cJSON_AddItemToObject(s, "pred", expr_json(A, r, e->a));
     else {
       cJSON *p = cJSON_AddObjectToObject(s, "pred");
       cJSON *and = cJSON_AddArrayToObject(p, "and");
@@ -946,8 +945,8 @@ static cJSON *expr_json(const region_set *rs, const region *r, const rexpr *e) {
           cJSON_AddItemToArray(and, cJSON_CreateString(arena_printf(A, "%s<%s", ex, sx_str(A, e->guards[g].hi))));
       }
     }
-    cJSON_AddItemToObject(s, "then", expr_json(rs, r, e->b));
-    cJSON_AddItemToObject(s, "else", expr_json(rs, r, e->c));
+    cJSON_AddItemToObject(s, "then", expr_json(A, r, e->b));
+    cJSON_AddItemToObject(s, "else", expr_json(A, r, e->c));
     return o;
   }
   case RX_REDUCE: {
@@ -958,13 +957,13 @@ static cJSON *expr_json(const region_set *rs, const region *r, const rexpr *e) {
     for (int i = 0; i < e->nred; i++) cJSON_AddItemToArray(ax, cJSON_CreateString(r->it[e->red[i]].name));
     cJSON_AddItemToObject(rd, "init", num_json(e->init));
     cJSON_AddStringToObject(rd, "dtype", dtype_name(e->dt));
-    cJSON_AddItemToObject(rd, "body", expr_json(rs, r, e->a));
+    cJSON_AddItemToObject(rd, "body", expr_json(A, r, e->a));
     return o;
   }
   case RX_BCAST: {
     o = cJSON_CreateObject();
     cJSON *bc = cJSON_AddObjectToObject(o, "BroadcastInDim");
-    cJSON_AddItemToObject(bc, "operand", expr_json(rs, r, e->a));
+    cJSON_AddItemToObject(bc, "operand", expr_json(A, r, e->a));
     cJSON *rsh = cJSON_AddArrayToObject(bc, "result_shape");
     for (int i = 0; i < e->nax; i++) cJSON_AddItemToArray(rsh, size_json(A, r->it[e->ax[i]].size));
     cJSON *bd = cJSON_AddArrayToObject(bc, "broadcast_dimensions");
@@ -974,7 +973,7 @@ static cJSON *expr_json(const region_set *rs, const region *r, const rexpr *e) {
   case RX_TRANSPOSE: {
     o = cJSON_CreateObject();
     cJSON *t = cJSON_AddObjectToObject(o, "Transpose");
-    cJSON_AddItemToObject(t, "operand", expr_json(rs, r, e->a));
+    cJSON_AddItemToObject(t, "operand", expr_json(A, r, e->a));
     cJSON *p = cJSON_AddArrayToObject(t, "permutation");
     for (int i = 0; i < e->nax; i++) cJSON_AddItemToArray(p, cJSON_CreateNumber(e->perm[i]));
     return o;
@@ -983,10 +982,10 @@ static cJSON *expr_json(const region_set *rs, const region *r, const rexpr *e) {
   return cJSON_CreateNull();
 }
 
-char *region_expr_str(const region_set *rs, const region *r, const rexpr *e) {
-  cJSON *j = expr_json(rs, r, e);
+char *region_expr_str(arena *A, const region *r, const rexpr *e) {
+  cJSON *j = expr_json(A, r, e);
   char *s = cJSON_PrintUnformatted(j);
-  char *res = arena_strdup(rs->A, s ? s : "");
+  char *res = arena_strdup(A, s ? s : "");
   free(s);
   cJSON_Delete(j);
   return res;
@@ -1037,7 +1036,7 @@ cJSON *region_dump(const region_set *rs) {
     for (int l = 0; l < r->nlets; l++) {
       cJSON *lo = cJSON_CreateObject();
       cJSON_AddStringToObject(lo, "let", r->lets[l].name);
-      cJSON_AddItemToObject(lo, "expr", expr_json(rs, r, r->lets[l].e));
+      cJSON_AddItemToObject(lo, "expr", expr_json(rs->A, r, r->lets[l].e));
       cJSON *ax = cJSON_AddArrayToObject(lo, "axes");
       for (int i = 0; i < r->lets[l].e->nax; i++) cJSON_AddItemToArray(ax, cJSON_CreateString(r->it[r->lets[l].e->ax[i]].name));
       if (r->lets[l].post_reduce) cJSON_AddBoolToObject(lo, "epilogue", true);

@@ -121,7 +121,7 @@ void region_normalize(region_set *rs, region *r, diag_list *dl);
 rexpr *region_merge_reduce(region_set *rs, rexpr *outer, diag_list *dl);
 bool region_verify(const region_set *rs, diag_list *dl);
 cJSON *region_dump(const region_set *rs);
-/* Axis names of an expression, for messages. */
-char *region_expr_str(const region_set *rs, const region *r, const rexpr *e);
+/* An expression as one line of JSON, for comments and messages. */
+char *region_expr_str(arena *A, const region *r, const rexpr *e);
 
 #endif

@@ -1,0 +1,769 @@
+/* CUDA and C emission (see emit.h).  The renderer is a walk of the IR:
+ * sx index expressions -> C, rexpr lets -> CUDA expressions through the
+ * spellings of tiny.def, and the GPU IR's decisions -> the constants and
+ * functions of the `Op` that the skeleton calls. */
+#include "emit.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strbuf.h"
+
+#ifndef DLC_VERSION
+#define DLC_VERSION "0.1.0"
+#endif
+
+/* ---- names ------------------------------------------------------------------ */
+
+static const char *lc(arena *A, const char *s) {
+  char *r = arena_strdup(A, s);
+  for (char *p = r; *p; p++) {
+    if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
+    else if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_')) *p = '_';
+  }
+  return r;
+}
+
+static const char *cid(arena *A, const char *s) {
+  char *r = arena_strdup(A, s);
+  for (char *p = r; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_')) *p = '_';
+  return r;
+}
+
+static const char *ctype(dtype t) {
+  switch (t) {
+  case DT_FP16: return "__half";
+  case DT_BF16: return "__nv_bfloat16";
+  case DT_FP32: return "float";
+  default: return "float";
+  }
+}
+
+static const char *dlc_dtype_enum(dtype t) {
+  switch (t) {
+  case DT_FP16: return "DLC_F16";
+  case DT_BF16: return "DLC_BF16";
+  default: return "DLC_F32";
+  }
+}
+
+/* ---- sx -> C ------------------------------------------------------------------ */
+
+typedef struct cprint {
+  arena *A;
+  bool host;        /* dlc__floordiv vs dlc::floordiv */
+} cprint;
+
+static void c_sx(cprint *cp, strbuf *s, const sx *x);
+
+static void c_atom(cprint *cp, strbuf *s, const sx_atom *a) {
+  switch (a->kind) {
+  case SXA_PARAM: sb_printf(s, "%s->%s", cp->host ? "dlc_p" : "p", lc(cp->A, a->name)); break;
+  case SXA_VAR: sb_printf(s, "i_%s", cid(cp->A, a->name)); break;
+  case SXA_FLOOR:
+    sb_puts(s, cp->host ? "dlc__floordiv(" : "dlc::floordiv(");
+    c_sx(cp, s, a->a);
+    sb_printf(s, ", %lld)", (long long)a->den);
+    break;
+  case SXA_PROD:
+    for (int i = 0; i < a->nf; i++) {
+      if (i) sb_puts(s, " * ");
+      c_atom(cp, s, a->f[i]);
+    }
+    break;
+  case SXA_FDIVSYM:
+  case SXA_MODSYM:
+    sb_puts(s, cp->host ? (a->kind == SXA_FDIVSYM ? "dlc__floordiv(" : "dlc__floormod(")
+                        : (a->kind == SXA_FDIVSYM ? "dlc::floordiv(" : "dlc::floormod("));
+    c_sx(cp, s, a->a);
+    sb_puts(s, ", ");
+    c_sx(cp, s, a->b);
+    sb_puts(s, ")");
+    break;
+  case SXA_OVERFLOW: sb_puts(s, "0 /* overflow */"); break;
+  }
+}
+
+static void c_sx(cprint *cp, strbuf *s, const sx *x) {
+  if (x->nterms == 0) {
+    sb_printf(s, "%lld", (long long)x->c0);
+    return;
+  }
+  sb_puts(s, "(");
+  for (int i = 0; i < x->nterms; i++) {
+    int64_t c = x->terms[i].coef;
+    if (i) sb_puts(s, c < 0 ? " - " : " + ");
+    else if (c < 0) sb_puts(s, "-");
+    int64_t ac = c < 0 ? -c : c;
+    if (ac != 1) sb_printf(s, "%lld * ", (long long)ac);
+    c_atom(cp, s, x->terms[i].atom);
+  }
+  if (x->c0 > 0) sb_printf(s, " + %lld", (long long)x->c0);
+  else if (x->c0 < 0) sb_printf(s, " - %lld", -(long long)x->c0);
+  sb_puts(s, ")");
+}
+
+static char *sxc(arena *A, const sx *x, bool host) {
+  cprint cp = {A, host};
+  strbuf s = {0};
+  c_sx(&cp, &s, x);
+  char *t = sb_take(&s);
+  char *r = arena_strdup(A, t);
+  free(t);
+  return r;
+}
+
+char *emit_sx_c(arena *A, const sx *x) { return sxc(A, x, false); }
+
+static const char *flit(arena *A, double v, dtype t) {
+  if (t == DT_BOOL) return v != 0 ? "true" : "false";
+  if (isinf(v)) return v < 0 ? "-INFINITY" : "INFINITY";
+  if (isnan(v)) return "NAN";
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.9g", v);
+  if (!strpbrk(buf, ".eEn")) strcat(buf, ".0");
+  return arena_printf(A, "%sf", buf);
+}
+
+/* ---- memrefs: element offsets --------------------------------------------------- */
+
+/* Stride of dim d of a region memref: the leading dimension for rank-2
+ * signature tensors, packed row-major otherwise. */
+static const sx *stride_of(arena *A, const region_memref *m, int d) {
+  if (m->rank == 2 && d == 0) return sx_param(A, arena_printf(A, "ld%s", lc(A, m->name)));
+  const sx *s = sx_int(A, 1);
+  for (int e = d + 1; e < m->rank; e++) s = sx_mul(A, s, m->shape[e]);
+  return s;
+}
+
+static const sx *offset_of(arena *A, const region_memref *m, const sx *const *map) {
+  const sx *o = sx_int(A, 0);
+  for (int d = 0; d < m->rank; d++) o = sx_add(A, o, sx_mul(A, map[d], stride_of(A, m, d)));
+  return o;
+}
+
+/* ---- the Op struct ---------------------------------------------------------------- */
+
+typedef struct opgen {
+  arena *A;
+  const gpu_kernel *k;
+  const region *r;
+  strbuf *s;
+  const char *T, *OutT;
+} opgen;
+
+static const sx *group_extent(opgen *g, const int *ax, int n) {
+  const sx *e = sx_int(g->A, 1);
+  for (int i = 0; i < n; i++) e = sx_mul(g->A, e, g->r->it[ax[i]].size);
+  return e;
+}
+
+/* Declares i_<axis> for every axis of a group from the flattened index. */
+static void decompose(opgen *g, const char *idx, const int *ax, int n, const char *indent) {
+  if (n == 0) return;
+  if (n == 1) {
+    sb_printf(g->s, "%s[[maybe_unused]] const int64_t i_%s = %s;\n", indent, cid(g->A, g->r->it[ax[0]].name), idx);
+    return;
+  }
+  sb_printf(g->s, "%sint64_t t_%s = %s;\n", indent, idx, idx);
+  for (int i = n - 1; i >= 1; i--) {
+    const char *e = sxc(g->A, g->r->it[ax[i]].size, false);
+    sb_printf(g->s, "%s[[maybe_unused]] const int64_t i_%s = t_%s %% %s;\n", indent, cid(g->A, g->r->it[ax[i]].name), idx, e);
+    sb_printf(g->s, "%st_%s /= %s;\n", indent, idx, e);
+  }
+  sb_printf(g->s, "%s[[maybe_unused]] const int64_t i_%s = t_%s;\n", indent, cid(g->A, g->r->it[ax[0]].name), idx);
+}
+
+static bool group_has_tail(opgen *g, const int *ax, int n) {
+  for (int i = 0; i < n; i++)
+    for (int t = 0; t < g->k->ntail; t++)
+      if (strcmp(g->k->tail[t], g->r->it[ax[i]].name) == 0) return true;
+  return false;
+}
+
+static const rexpr *read_of(const rexpr *e) {
+  if (e->k == RX_SELECT && !e->a) e = e->b;
+  if (e->k == RX_UNARY && e->op == TINY_CAST) e = e->a;
+  return e;
+}
+
+static void guards_c(opgen *g, strbuf *s, const ib_guard *gd, int ng) {
+  for (int i = 0; i < ng; i++) {
+    const char *e = sxc(g->A, gd[i].e, false);
+    sb_printf(s, "%s(%s <= %s", i ? " && " : "", sxc(g->A, gd[i].lo, false), e);
+    if (gd[i].hi) sb_printf(s, " && %s < %s", e, sxc(g->A, gd[i].hi, false));
+    sb_puts(s, ")");
+  }
+}
+
+/* The chunk function of one operand. */
+static void chunk_fn(opgen *g, bool is_a) {
+  const gpu_kernel *k = g->k;
+  const region *r = g->r;
+  const gpu_operand *o = is_a ? &k->A : &k->B;
+  const rexpr *sel = o->read, *rd = read_of(o->read);
+  const region_memref *m = &r->in[o->input];
+  const int *gax = is_a ? k->m_axes : k->n_axes;
+  int ngax = is_a ? k->nm : k->nn;
+  const char *gi = is_a ? "mi" : "ni", *gname = is_a ? "m" : "n";
+  strbuf *s = g->s;
+  sb_printf(s, "  // operand %s = %s[", is_a ? "A" : "B", m->name);
+  for (int d = 0; d < rd->nmap; d++) sb_printf(s, "%s%s", d ? ", " : "", sx_str(g->A, rd->map[d]));
+  sb_printf(s, "]: %s contiguous; chunks of VEC elements run along %s\n",
+            o->contig_axis >= 0 ? r->it[o->contig_axis].name : "nothing",
+            o->contig_axis >= 0 ? r->it[o->contig_axis].name : "(VEC = 1)");
+  sb_printf(s,
+            "  template <int VEC>\n  static __device__ __forceinline__ int %s_chunk(const Params *p, int64_t %s, int64_t ki, "
+            "int64_t bi, const T **src) {\n",
+            is_a ? "a" : "b", gi);
+  sb_printf(s, "    const T *base = static_cast<const T *>(p->%s);\n    *src = base;\n", lc(g->A, m->name));
+  /* tail predicates on the flattened groups */
+  if (group_has_tail(g, gax, ngax)) sb_printf(s, "    if (%s >= extent_%s(p)) return 0;\n", gi, gname);
+  if (group_has_tail(g, k->k_axes, k->nk)) sb_puts(s, "    if (ki >= extent_k(p)) return 0;\n");
+  decompose(g, gi, gax, ngax, "    ");
+  decompose(g, "ki", k->k_axes, k->nk, "    ");
+  decompose(g, "bi", k->b_axes, k->nb, "    ");
+  if (sel->k == RX_SELECT && !sel->a && sel->ng) {
+    strbuf c = {0};
+    guards_c(g, &c, sel->guards, sel->ng);
+    sb_printf(s, "    if (!(%s)) return 0;  // pad piece: zero fill\n", sb_str(&c));
+    sb_free(&c);
+  }
+  if (o->contig_axis >= 0) {
+    sb_printf(s, "    const int64_t left = %s - i_%s;\n", sxc(g->A, r->it[o->contig_axis].size, false),
+              cid(g->A, r->it[o->contig_axis].name));
+  } else {
+    sb_puts(s, "    const int64_t left = 1;\n");
+  }
+  sb_printf(s, "    *src = base + %s;\n", sxc(g->A, offset_of(g->A, m, rd->map), false));
+  sb_puts(s, "    return left < VEC ? (int)left : VEC;\n  }\n");
+}
+
+/* Epilogue reads that load 4 consecutive values at once. */
+typedef struct vread {
+  const rexpr *rd;
+  int id;
+} vread;
+
+typedef struct epigen {
+  opgen *g;
+  vread v[16];
+  int nv;
+  int ninner;        /* the innermost N axis */
+  bool n_single;
+} epigen;
+
+static bool unit_along(epigen *eg, const rexpr *rd) {
+  const region *r = eg->g->r;
+  const char *nm = r->it[eg->ninner].name;
+  if (!eg->n_single || rd->nmap == 0) return false;
+  for (int d = 0; d < rd->nmap - 1; d++)
+    if (sx_mentions(rd->map[d], SXA_VAR, nm)) return false;
+  const sx *last = rd->map[rd->nmap - 1];
+  const char *v = sx_as_var(last);
+  return v && strcmp(v, nm) == 0;
+}
+
+static bool same_read(const rexpr *a, const rexpr *b) {
+  if (a == b) return true;
+  if (a->input != b->input || a->nmap != b->nmap) return false;
+  for (int d = 0; d < a->nmap; d++)
+    if (!sx_equal(a->map[d], b->map[d])) return false;
+  return true;
+}
+
+static void collect_vreads(epigen *eg, const rexpr *e) {
+  if (!e) return;
+  if (e->k == RX_READ && unit_along(eg, e)) {
+    for (int i = 0; i < eg->nv; i++)
+      if (same_read(eg->v[i].rd, e)) return;
+    if (eg->nv < 16) eg->v[eg->nv] = (vread){e, eg->nv}, eg->nv++;
+    return;
+  }
+  collect_vreads(eg, e->a);
+  collect_vreads(eg, e->b);
+  collect_vreads(eg, e->c);
+}
+
+static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
+  opgen *g = eg->g;
+  const region *r = g->r;
+  switch (e->k) {
+  case RX_CONST:
+    if (e->crsqrt) sb_printf(s, "(%s * rsqrtf((float)p->%s))", flit(g->A, e->cval, DT_FP32), lc(g->A, e->crsqrt));
+    else sb_puts(s, flit(g->A, e->cval, e->dt));
+    return;
+  case RX_LET:
+    if (e->let == r->acc_let) sb_puts(s, "acc[j]");
+    else sb_printf(s, "v_%s", cid(g->A, r->lets[e->let].name));
+    return;
+  case RX_READ: {
+    for (int i = 0; i < eg->nv; i++)
+      if (same_read(eg->v[i].rd, e)) {
+        sb_printf(s, "rd%d[j]", i);
+        return;
+      }
+    const region_memref *m = &r->in[e->input];
+    sb_printf(s, "dlc::ld1(static_cast<const %s *>(p->%s) + %s)", ctype(m->dt), lc(g->A, m->name),
+              sxc(g->A, offset_of(g->A, m, e->map), false));
+    return;
+  }
+  case RX_UNARY:
+  case RX_BINARY: {
+    if (e->op == TINY_CAST) {
+      if (e->dt == DT_FP16 || e->dt == DT_BF16) {
+        sb_printf(s, "dlc::to_f32(dlc::from_f32<%s>(", ctype(e->dt));
+        expr_c(eg, s, e->a);
+        sb_puts(s, "))");
+      } else {
+        expr_c(eg, s, e->a);
+      }
+      return;
+    }
+    const char *f = tiny_op_cuda(e->op);
+    for (const char *p = f; *p; p++) {
+      if (*p == '$' && (p[1] == '0' || p[1] == '1')) {
+        expr_c(eg, s, p[1] == '0' ? e->a : e->b);
+        p++;
+      } else {
+        char c[2] = {*p, 0};
+        sb_puts(s, c);
+      }
+    }
+    return;
+  }
+  case RX_SELECT:
+    sb_puts(s, "(");
+    if (e->a) expr_c(eg, s, e->a);
+    else guards_c(g, s, e->guards, e->ng);
+    sb_puts(s, " ? ");
+    expr_c(eg, s, e->b);
+    sb_puts(s, " : ");
+    expr_c(eg, s, e->c);
+    sb_puts(s, ")");
+    return;
+  case RX_BCAST:
+  case RX_TRANSPOSE:
+    /* evaluated at the point: the view needs no code */
+    expr_c(eg, s, e->a);
+    return;
+  case RX_REDUCE:
+    sb_puts(s, "0.0f /* unsupported */");
+    return;
+  }
+}
+
+static void epilogue_fn(opgen *g) {
+  const gpu_kernel *k = g->k;
+  const region *r = g->r;
+  strbuf *s = g->s;
+  epigen eg = {g, {{0}}, 0, k->n_axes[k->nn - 1], k->nn == 1};
+  for (int l = 0; l < r->nlets; l++)
+    if (r->lets[l].post_reduce) collect_vreads(&eg, r->lets[l].e);
+  const region_memref *om = &r->out[k->out];
+  const rexpr *ol = r->lets[k->out_let].e;
+  /* the output's index: the yielded let's axes, in the tensor's order */
+  const sx **omap = ARENA_ARRAY(g->A, const sx *, om->rank + 1);
+  for (int d = 0; d < om->rank; d++) omap[d] = sx_var(g->A, r->it[ol->ax[d]].name);
+  bool out_unit = eg.n_single && om->rank > 0 && ol->ax[om->rank - 1] == eg.ninner;
+  sb_puts(s, "  // epilogue: the region's post-reduce lets on the fp32 accumulator, then the store\n");
+  for (int l = 0; l < r->nlets; l++)
+    if (r->lets[l].post_reduce || l == r->acc_let)
+      sb_printf(s, "  //   %s = %s\n", r->lets[l].name, region_expr_str(g->A, r, r->lets[l].e));
+  sb_printf(s, "  //   yield %s -> %s (%s)\n", r->lets[k->out_let].name, om->name, dtype_name(k->out_dt));
+  sb_puts(s,
+          "  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,\n"
+          "                                                 const float (&acc)[4]) {\n");
+  if (group_has_tail(g, k->m_axes, k->nm)) sb_puts(s, "    if (mi >= extent_m(p)) return;\n");
+  sb_puts(s, "    const int64_t nleft = extent_n(p) - ni;\n    if (nleft <= 0) return;\n");
+  decompose(g, "mi", k->m_axes, k->nm, "    ");
+  decompose(g, "bi", k->b_axes, k->nb, "    ");
+  for (int i = 0; i < eg.nv; i++) {
+    const rexpr *rd = eg.v[i].rd;
+    const region_memref *m = &r->in[rd->input];
+    sb_printf(s, "    float rd%d[4];\n", i);
+    sb_puts(s, "    {\n");
+    decompose(g, "ni", k->n_axes, k->nn, "      ");
+    sb_printf(s, "      const %s *src = static_cast<const %s *>(p->%s) + %s;\n", ctype(m->dt), ctype(m->dt),
+              lc(g->A, m->name), sxc(g->A, offset_of(g->A, m, rd->map), false));
+    sb_printf(s,
+              "      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) %% (4 * sizeof(*src)) == 0) dlc::ld4(rd%d, src);\n"
+              "      else\n"
+              "        for (int j = 0; j < 4; ++j) rd%d[j] = j < nleft ? dlc::ld1(src + j) : 0.f;\n",
+              i, i);
+    sb_puts(s, "    }\n");
+  }
+  sb_puts(s, "    float out[4];\n    int64_t off[4];\n#pragma unroll\n    for (int j = 0; j < 4; ++j) {\n");
+  sb_puts(s, "      if (j >= nleft) break;\n      const int64_t nj = ni + j;\n");
+  decompose(g, "nj", k->n_axes, k->nn, "      ");
+  for (int l = 0; l < r->nlets; l++) {
+    if (!r->lets[l].post_reduce) continue;
+    const rexpr *e = r->lets[l].e;
+    strbuf x = {0};
+    expr_c(&eg, &x, e);
+    sb_printf(s, "      const %s v_%s = %s;\n", e->dt == DT_BOOL ? "bool" : "float", cid(g->A, r->lets[l].name), sb_str(&x));
+    sb_free(&x);
+  }
+  sb_printf(s, "      out[j] = %s;\n", k->out_let == r->acc_let ? "acc[j]" : arena_printf(g->A, "v_%s", cid(g->A, r->lets[k->out_let].name)));
+  sb_printf(s, "      off[j] = %s;\n", sxc(g->A, offset_of(g->A, om, omap), false));
+  sb_puts(s, "    }\n");
+  sb_printf(s, "    OutT *dst = static_cast<OutT *>(p->%s);\n", lc(g->A, om->name));
+  if (out_unit)
+    sb_puts(s,
+            "    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {\n"
+            "      dlc::st4(dst + off[0], out);\n      return;\n    }\n");
+  sb_puts(s, "    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);\n  }\n");
+}
+
+static void op_struct(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in) {
+  arena *A = c->A;
+  const gpu_kernel *k = in->k;
+  const region *r = k->r;
+  opgen g = {A, k, r, s, ctype(k->T), ctype(k->out_dt)};
+  const sched_plan *p = &k->plan;
+  sb_printf(s, "// ---- %s %s: region %s\n", eo->op->name, in->tag, r->name);
+  sb_printf(s, "// plan (%s): tile %dx%dx%d, %d stages, warps %dx%d (warp tile %dx%d), vec %d, %s\n",
+            p->pinned ? "pinned in the manifest" : "searched", p->tile[0], p->tile[1], p->tile[2], p->stages, p->warps_m,
+            p->warps_n, p->tile[0] / p->warps_m, p->tile[1] / p->warps_n, p->vec, k->algo);
+  sb_printf(s, "struct Op_%s {\n", cid(A, in->tag));
+  sb_printf(s, "  using T = %s;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n", g.T, g.OutT, eo->op->name);
+  sb_printf(s, "  static constexpr int BM = %d, BN = %d, BK = %d, STAGES = %d, WARPS_M = %d, WARPS_N = %d;\n", p->tile[0],
+            p->tile[1], p->tile[2], p->stages, p->warps_m, p->warps_n);
+  sb_printf(s, "  static constexpr bool A_K_CONTIG = %s, B_K_CONTIG = %s;\n", k->A.k_contig ? "true" : "false",
+            k->B.k_contig ? "true" : "false");
+  static const char *const gname[] = {"m", "n", "k", "b"};
+  const int *gax[] = {k->m_axes, k->n_axes, k->k_axes, k->b_axes};
+  int gn[] = {k->nm, k->nn, k->nk, k->nb};
+  for (int i = 0; i < 4; i++) {
+    sb_printf(s, "  // %s group: (", gname[i]);
+    for (int j = 0; j < gn[i]; j++) sb_printf(s, "%s%s", j ? ", " : "", r->it[gax[i][j]].name);
+    sb_printf(s, ")\n  static __device__ __forceinline__ int64_t extent_%s(const Params *p) { return %s; }\n", gname[i],
+              sxc(A, group_extent(&g, gax[i], gn[i]), false));
+  }
+  chunk_fn(&g, true);
+  chunk_fn(&g, false);
+  epilogue_fn(&g);
+  sb_puts(s, "};\n\n");
+}
+
+static int kernel_threads(const gpu_kernel *k) { return 32 * k->plan.warps_m * k->plan.warps_n; }
+
+static const char *kernel_name(arena *A, const emit_op *eo, const emit_instance *in, int vec) {
+  return arena_printf(A, "dlc_%s_%s_v%d", eo->op->name, cid(A, in->tag), vec);
+}
+
+char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
+  arena *A = c->A;
+  strbuf s = {0};
+  sb_printf(&s, "// Generated by dlcgen %s from manifest entry ops[%d] \"%s\" (graph: %s).\n", DLC_VERSION, eo->index,
+            eo->op->name, eo->op->graph_ref ? eo->op->graph_ref : eo->op->graph_where);
+  sb_printf(&s, "// Regenerate with: dlcgen --manifest %s --out <dir>\n", c->manifest_path);
+  sb_puts(&s, "// Do not edit: the kernels below are the IR of that entry laid onto templates/sm80_contraction.cuh.\n");
+  sb_puts(&s, "// Built for:");
+  for (int i = 0; i < c->m->narchs; i++) sb_printf(&s, " %s", c->m->archs[i]);
+  sb_puts(&s, " (SASS only).\n\n#include \"dlc_params.h\"\n#include \"sm80_contraction.cuh\"\n\n");
+  sb_printf(&s, "namespace dlc_%s {\n\n", eo->op->name);
+  for (int i = 0; i < eo->ninst; i++) op_struct(c, &s, eo, &eo->inst[i]);
+  sb_printf(&s, "}  // namespace dlc_%s\n\nextern \"C\" {\n", eo->op->name);
+  for (int i = 0; i < eo->ninst; i++) {
+    const emit_instance *in = &eo->inst[i];
+    for (int v = 0; v < in->k->nvec; v++)
+      sb_printf(&s,
+                "__global__ void __launch_bounds__(%d) %s(const dlc__p_%s p) {\n"
+                "  dlc::sm80_contraction<dlc_%s::Op_%s, %d>(&p);\n}\n",
+                kernel_threads(in->k), kernel_name(A, eo, in, in->k->vecs[v]), eo->op->name, eo->op->name,
+                cid(A, in->tag), in->k->vecs[v]);
+  }
+  sb_printf(&s, "\n// Kernel handles for the CUDA backend, in the order of the dispatch table.\n");
+  sb_printf(&s, "extern const void *const dlc__fns_%s[] = {\n", eo->op->name);
+  for (int i = 0; i < eo->ninst; i++)
+    for (int v = 0; v < eo->inst[i].k->nvec; v++)
+      sb_printf(&s, "    (const void *)%s,\n", kernel_name(A, eo, &eo->inst[i], eo->inst[i].k->vecs[v]));
+  sb_puts(&s, "};\n}  // extern \"C\"\n");
+  return sb_take(&s);
+}
+
+/* ---- entry points -------------------------------------------------------------------- */
+
+typedef struct arg {
+  const char *name;   /* C identifier */
+  const char *type;   /* "int64_t", "const void *", "void *" */
+  const char *doc;
+} arg;
+
+static int entry_args(emit_ctx *c, const emit_op *eo, arg **out) {
+  arena *A = c->A;
+  const fe_graph *g = eo->inst[0].fe;
+  int cap = 4 + g->ndims + 2 * g->nsig_attrs + 2 * (g->nin + g->nout), n = 0;
+  arg *a = ARENA_ARRAY(A, arg, cap);
+  for (int i = 0; i < g->ndims; i++)
+    a[n++] = (arg){lc(A, g->dims[i]), "int64_t", arena_printf(A, "signature dim %s", g->dims[i])};
+  for (int i = 0; i < g->nsig_attrs; i++)
+    for (int e = 0; e < 2; e++)
+      a[n++] = (arg){arena_printf(A, "%s%d", lc(A, g->sig_attrs[i]), e), "int64_t",
+                     arena_printf(A, "%s[%d]", g->sig_attrs[i], e)};
+  for (int io = 0; io < 2; io++) {
+    int nt = io ? g->nout : g->nin;
+    for (int i = 0; i < nt; i++) {
+      const fe_tensor *t = &g->tensors[io ? g->outputs[i] : g->inputs[i]];
+      const char *shape = "";
+      for (int d = 0; d < t->rank; d++) shape = arena_printf(A, "%s%s%s", shape, d ? "," : "", sx_str(A, t->shape[d]));
+      a[n++] = (arg){lc(A, t->name), io ? "void *" : "const void *",
+                     arena_printf(A, "%s %s [%s], %s", io ? "output" : "input", t->name, shape,
+                                  t->rank == 2 ? "rows of ld elements" : "packed row-major")};
+      if (t->rank == 2)
+        a[n++] = (arg){arena_printf(A, "ld%s", lc(A, t->name)), "int64_t",
+                       arena_printf(A, "leading dimension of %s, in elements (>= %s)", t->name, sx_str(A, t->shape[1]))};
+    }
+  }
+  *out = a;
+  return n;
+}
+
+static void prototype(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n) {
+  sb_printf(s, "dlc_status dlc_%s(dlc_dtype dtype", eo->op->name);
+  for (int i = 0; i < n; i++) sb_printf(s, ",%s%s%s%s", i % 4 == 0 ? "\n    " : " ", a[i].type,
+                                        a[i].type[strlen(a[i].type) - 1] == '*' ? "" : " ", a[i].name);
+  sb_puts(s, ",\n    struct CUstream_st *stream)");
+}
+
+char *emit_ops_h(emit_ctx *c) {
+  strbuf s = {0};
+  sb_printf(&s, "/* Generated by dlcgen %s from %s.  Do not edit.\n", DLC_VERSION, c->manifest_path);
+  sb_puts(&s, " * The entry points of the kernels in this build of libdlckernels; include <dlc/dlc.h>. */\n");
+  sb_puts(&s, "#ifndef DLC_OPS_H\n#define DLC_OPS_H\n\n#ifndef DLC_H\n#error \"include <dlc/dlc.h>, not dlc_ops.h\"\n#endif\n\n");
+  sb_puts(&s, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+  for (int o = 0; o < c->nops; o++) {
+    const emit_op *eo = &c->ops[o];
+    arg *a;
+    int n = entry_args(c, eo, &a);
+    sb_printf(&s, "/** %s", eo->op->name);
+    sb_printf(&s, " (manifest ops[%d]).  dtypes:", eo->index);
+    for (int d = 0; d < eo->op->ndtypes; d++) sb_printf(&s, " %s", dlc_dtype_enum(eo->op->dtypes[d]));
+    sb_puts(&s, ".\n");
+    for (int i = 0; i < n; i++) sb_printf(&s, " * @param %s %s\n", a[i].name, a[i].doc);
+    sb_puts(&s, " * @param stream CUDA stream (NULL: the default stream; must be NULL with libdlckernels-emu)\n");
+    sb_puts(&s, " * @return DLC_SUCCESS, or an error status with dlc_last_error_detail() saying why. */\n");
+    prototype(c, &s, eo, a, n);
+    sb_puts(&s, ";\n\n");
+  }
+  sb_puts(&s, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
+  return sb_take(&s);
+}
+
+char *emit_params_h(emit_ctx *c) {
+  arena *A = c->A;
+  strbuf s = {0};
+  sb_printf(&s, "/* Generated by dlcgen %s from %s.  Do not edit.\n", DLC_VERSION, c->manifest_path);
+  sb_puts(&s, " * The parameter block each op's kernels take (one by-value struct), shared by the\n"
+              " * host dispatch (C) and the kernels (CUDA). */\n");
+  sb_puts(&s, "#ifndef DLC_PARAMS_H\n#define DLC_PARAMS_H\n\n#include <stdint.h>\n\n");
+  for (int o = 0; o < c->nops; o++) {
+    const emit_op *eo = &c->ops[o];
+    arg *a;
+    int n = entry_args(c, eo, &a);
+    sb_printf(&s, "typedef struct dlc__p_%s {\n", eo->op->name);
+    for (int i = 0; i < n; i++) sb_printf(&s, "  %s%s%s;\n", a[i].type, a[i].type[strlen(a[i].type) - 1] == '*' ? "" : " ", a[i].name);
+    sb_printf(&s, "} dlc__p_%s;\n\n", eo->op->name);
+  }
+  (void)A;
+  sb_puts(&s, "#endif\n");
+  return sb_take(&s);
+}
+
+char *emit_ops_def(emit_ctx *c) {
+  strbuf s = {0};
+  sb_printf(&s, "/* Generated by dlcgen %s from %s.  Do not edit.\n", DLC_VERSION, c->manifest_path);
+  sb_puts(&s, " * X(index, op): the ops whose kernels this library holds, for the runtime backends. */\n");
+  for (int o = 0; o < c->nops; o++) sb_printf(&s, "X(%d, %s)\n", o, c->ops[o].op->name);
+  return sb_take(&s);
+}
+
+/* ---- dispatch --------------------------------------------------------------------------- */
+
+static const char *arch_mask(emit_ctx *c) {
+  const char *m = "";
+  for (int i = 0; i < c->m->narchs; i++) {
+    const char *a = c->m->archs[i];
+    const char *bit = strcmp(a, "sm80") == 0 ? "DLC__ARCH_SM80" : strcmp(a, "sm86") == 0 ? "DLC__ARCH_SM86"
+                      : strcmp(a, "sm89") == 0 ? "DLC__ARCH_SM89" : strcmp(a, "sm90a") == 0 ? "DLC__ARCH_SM90A"
+                      : strcmp(a, "sm100") == 0 ? "DLC__ARCH_SM100" : "DLC__ARCH_SM120";
+    m = arena_printf(c->A, "%s%s%s", m, i ? " | " : "", bit);
+  }
+  return *m ? m : "0";
+}
+
+/* Host-side sx: params are the entry's arguments, already in p. */
+static char *hsx(arena *A, const sx *x) {
+  char *t = sxc(A, x, true);
+  return t;
+}
+
+static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
+  arena *A = c->A;
+  const fe_graph *g = eo->inst[0].fe;
+  arg *a;
+  int n = entry_args(c, eo, &a);
+  const char *on = eo->op->name;
+  /* kernel table */
+  sb_printf(s, "static const dlc__kernel dlc__k_%s[] = {\n", on);
+  int idx = 0;
+  for (int i = 0; i < eo->ninst; i++) {
+    const gpu_kernel *k = eo->inst[i].k;
+    int smem_ring = k->plan.stages * (k->plan.tile[0] + k->plan.tile[1]) * k->plan.tile[2] * dtype_bytes(k->T);
+    int smem_stage = k->plan.tile[0] * (k->plan.tile[1] + 8) * 4;
+    for (int v = 0; v < k->nvec; v++)
+      sb_printf(s, "    {\"%s\", %d, %d, %d, %d, %s},\n", kernel_name(A, eo, &eo->inst[i], k->vecs[v]), eo->index,
+                idx++, kernel_threads(k), smem_ring > smem_stage ? smem_ring : smem_stage, arch_mask(c));
+  }
+  sb_puts(s, "};\n\n");
+  prototype(c, s, eo, a, n);
+  sb_puts(s, " {\n  dlc__clear_detail();\n");
+  sb_printf(s, "  dlc__p_%s dlc_params = {0}, *dlc_p = &dlc_params;\n", on);
+  for (int i = 0; i < n; i++) sb_printf(s, "  dlc_p->%s = %s;\n", a[i].name, a[i].name);
+  /* dims and attrs */
+  for (int i = 0; i < g->ndims; i++) {
+    const char *d = lc(A, g->dims[i]);
+    sb_printf(s, "  if (dlc_p->%s < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s = %%lld is negative\", (long long)dlc_p->%s);\n", d, d, d);
+  }
+  /* instance: dtype, runtime attrs and compile-time dims */
+  sb_puts(s, "  int dlc_inst = -1;\n");
+  for (int i = 0; i < eo->ninst; i++) {
+    const emit_instance *in = &eo->inst[i];
+    sb_printf(s, "  if (dlc_inst < 0 && dtype == %s", dlc_dtype_enum(in->dt));
+    for (const cJSON *v = in->attr_values ? in->attr_values->child : NULL; v; v = v->next) {
+      for (int e = 0; e < 2; e++) {
+        double val = cJSON_IsArray(v) ? cJSON_GetArrayItem(v, e)->valuedouble : v->valuedouble;
+        sb_printf(s, " && dlc_p->%s%d == %lld", lc(A, v->string), e, (long long)val);
+      }
+    }
+    for (const cJSON *v = in->dim_values ? in->dim_values->child : NULL; v; v = v->next)
+      sb_printf(s, " && dlc_p->%s == %lld", lc(A, v->string), (long long)v->valuedouble);
+    sb_printf(s, ") dlc_inst = %d;\n", i);
+  }
+  /* a clear reason when nothing matches */
+  sb_puts(s, "  if (dlc_inst < 0) {\n    int dlc_dtype_ok = 0;\n");
+  for (int d = 0; d < eo->op->ndtypes; d++) sb_printf(s, "    dlc_dtype_ok |= dtype == %s;\n", dlc_dtype_enum(eo->op->dtypes[d]));
+  sb_printf(s, "    if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: dtype %%s is not compiled; add it to the manifest's dtypes\", dlc__dtype_name(dtype));\n", on);
+  if (eo->op->nvkeys) {
+    const char *fmt = "", *args = "";
+    for (int i = 0; i < g->nsig_attrs; i++) {
+      const char *nm = lc(A, g->sig_attrs[i]);
+      fmt = arena_printf(A, "%s%s%s=(%%lld,%%lld)", fmt, *fmt ? " " : "", g->sig_attrs[i]);
+      args = arena_printf(A, "%s, (long long)dlc_p->%s0, (long long)dlc_p->%s1", args, nm, nm);
+    }
+    for (int k2 = 0; k2 < eo->op->nvkeys; k2++)
+      if (eo->op->vkeys[k2].is_dim) {
+        const char *nm = lc(A, eo->op->vkeys[k2].name);
+        fmt = arena_printf(A, "%s%s%s=%%lld", fmt, *fmt ? " " : "", eo->op->vkeys[k2].name);
+        args = arena_printf(A, "%s, (long long)dlc_p->%s", args, nm);
+      }
+    sb_printf(s,
+              "    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: no kernel compiled for %s; add this variant to the "
+              "manifest's ops[%d].variants\"%s);\n",
+              on, fmt, eo->index, args);
+  } else {
+    sb_printf(s, "    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: no kernel for this call\");\n", on);
+  }
+  sb_puts(s, "  }\n");
+  /* every later check depends on the instance */
+  sb_puts(s, "  switch (dlc_inst) {\n");
+  idx = 0;
+  for (int i = 0; i < eo->ninst; i++) {
+    const emit_instance *in = &eo->inst[i];
+    const gpu_kernel *k = in->k;
+    const region *r = k->r;
+    sb_printf(s, "  case %d: {\n", i);
+    /* tensors: element counts, NULL pointers, leading dims */
+    sb_puts(s, "    int64_t dlc_count;\n");
+    /* outputs first: an empty output makes the call a no-op */
+    for (int pass = 0; pass < 2; pass++) {
+      int io = 1 - pass;
+      int nt = io ? g->nout : g->nin;
+      for (int t = 0; t < nt; t++) {
+        const fe_tensor *ft = &g->tensors[io ? g->outputs[t] : g->inputs[t]];
+        const char *nm = lc(A, ft->name);
+        /* the instance's graph has its own (bound) shapes; outputs take the
+         * shape rule's (derived symbols such as P are not arguments) */
+        dtype idt;
+        int irank;
+        const sx *const *ishape;
+        fe_tensor_value(in->fe, fe_find_tensor(in->fe, ft->name), &idt, &irank, &ishape);
+        struct {
+          int rank;
+          const sx *const *shape;
+        } it_ = {irank, ishape}, *it = &it_;
+        sb_puts(s, "    dlc_count = 1;\n");
+        for (int d = 0; d < it->rank; d++)
+          sb_printf(s,
+                    "    if (dlc__mul_overflow(dlc_count, %s, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s has more "
+                    "than 2^63 elements\");\n",
+                    hsx(A, it->shape[d]), ft->name);
+        if (io == 1)
+          sb_puts(s, "    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */\n");
+        sb_printf(s, "    if (dlc_count > 0 && !dlc_p->%s) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s is NULL\");\n", nm, nm);
+        if (it->rank == 2)
+          sb_printf(s,
+                    "    if (dlc_p->ld%s < %s || dlc_p->ld%s < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"ld%s = %%lld is "
+                    "smaller than the row length %%lld of %s\", (long long)dlc_p->ld%s, (long long)%s);\n",
+                    nm, hsx(A, it->shape[1]), nm, nm, ft->name, nm, hsx(A, it->shape[1]));
+      }
+    }
+    /* the chunk width: the widest whose alignment every operand meets */
+    sb_puts(s, "    int dlc_vec = 0;\n");
+    for (int v = 0; v < k->nvec; v++) {
+      int w = k->vecs[v];
+      strbuf cond = {0};
+      sb_puts(&cond, "1");
+      for (int side = 0; side < 2; side++) {
+        const gpu_operand *o = side ? &k->B : &k->A;
+        const region_memref *m = &r->in[o->input];
+        int eb = dtype_bytes(m->dt);
+        sb_printf(&cond, " && dlc__aligned(dlc_p->%s, %d)", lc(A, m->name), w * eb);
+        for (int d = 0; d < m->rank - 1; d++) sb_printf(&cond, " && %s %% %d == 0", hsx(A, stride_of(A, m, d)), w);
+        /* a chunk must not cross into the next index of a flattened group */
+        int ng = o->k_contig ? k->nk : side ? k->nn : k->nm;
+        if (o->contig_axis >= 0 && ng > 1 && w > 1)
+          sb_printf(&cond, " && %s %% %d == 0", hsx(A, r->it[o->contig_axis].size), w);
+      }
+      sb_printf(s, "    if (!dlc_vec && %s) dlc_vec = %d;\n", sb_str(&cond), w);
+      sb_free(&cond);
+    }
+    sb_printf(s,
+              "    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, \"%s: %s and %s must be aligned to their %d-byte elements\");\n",
+              on, r->in[k->A.input].name, r->in[k->B.input].name, dtype_bytes(k->T));
+    /* grid */
+    const sx *em = group_extent(&(opgen){A, k, r, NULL, NULL, NULL}, k->m_axes, k->nm);
+    const sx *en = group_extent(&(opgen){A, k, r, NULL, NULL, NULL}, k->n_axes, k->nn);
+    const sx *eb = group_extent(&(opgen){A, k, r, NULL, NULL, NULL}, k->b_axes, k->nb);
+    sb_printf(s, "    const int64_t dlc_gx = (%s + %d) / %d, dlc_gy = (%s + %d) / %d, dlc_gz = %s;\n", hsx(A, en), k->plan.tile[1] - 1,
+              k->plan.tile[1], hsx(A, em), k->plan.tile[0] - 1, k->plan.tile[0], hsx(A, eb));
+    sb_printf(s,
+              "    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)\n"
+              "      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: the launch grid (%%lld, %%lld, %%lld) exceeds the "
+              "device limits\", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);\n",
+              on);
+    int first = idx;
+    sb_puts(s, "    int dlc_k = -1;\n    switch (dlc_vec) {\n");
+    for (int v = 0; v < k->nvec; v++) sb_printf(s, "    case %d: dlc_k = %d; break;\n", k->vecs[v], first + v);
+    sb_puts(s, "    }\n");
+    sb_printf(s, "    return dlc__launch(&dlc__k_%s[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);\n",
+              on);
+    sb_puts(s, "  }\n");
+    idx += k->nvec;
+  }
+  sb_printf(s, "  }\n  return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no instance\");\n}\n\n", on);
+}
+
+char *emit_dispatch_c(emit_ctx *c) {
+  strbuf s = {0};
+  sb_printf(&s, "/* Generated by dlcgen %s from %s.  Do not edit.\n", DLC_VERSION, c->manifest_path);
+  sb_puts(&s, " * The entry points: argument checks, instance and kernel selection (arch, dtype,\n"
+              " * variant, alignment), the launch grid, and the launch through the backend. */\n");
+  sb_puts(&s, "#include <stdint.h>\n\n#include \"dlc/dlc.h\"\n#include \"dlc_internal.h\"\n#include \"dlc_params.h\"\n\n");
+  for (int o = 0; o < c->nops; o++) dispatch_op(c, &s, &c->ops[o]);
+  return sb_take(&s);
+}

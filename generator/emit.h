@@ -1,0 +1,57 @@
+/* CUDA and C emission (spec §7 of 001, §12): GPU IR -> text.
+ *
+ * For a manifest dlcgen writes:
+ *   kernels/<op>.cu           the op's kernels: for every instance (dtype x
+ *                             variant) the generated `Op` that fills the
+ *                             per-arch skeleton in templates/, and one entry
+ *                             point per vector width;
+ *   include/dlc/dlc_ops.h     the public entry points dlc_<op>(...);
+ *   src/dlc_params.h          the parameter block of each op's kernels;
+ *   src/dlc_dispatch.c        argument checks, kernel selection, launch;
+ *   src/dlc_ops.def           the op list for the runtime backends.
+ * Every index, predicate and epilogue expression in the .cu comes from the
+ * IR (AxisMaps, domains, the region's lets); templates/ holds only the
+ * skeleton. */
+#ifndef DLC_EMIT_H
+#define DLC_EMIT_H
+
+#include "gpuir.h"
+#include "manifest.h"
+
+/* One compiled instance of a manifest op. */
+typedef struct emit_instance {
+  const char *tag;             /* "fp16", "fp16.stride2x2.pad1x1" */
+  dtype dt;
+  const cJSON *attr_values;    /* runtime attr values of this instance, or NULL */
+  const cJSON *dim_values;     /* compile-time dims bound, or NULL */
+  const fe_graph *fe;
+  const gpu_kernel *k;
+  const plan_result *plan;
+} emit_instance;
+
+typedef struct emit_op {
+  const mf_op *op;
+  int index;                   /* in the manifest */
+  int ninst;
+  emit_instance *inst;
+} emit_op;
+
+typedef struct emit_ctx {
+  arena *A;
+  const manifest *m;
+  const char *manifest_path;   /* as given on the command line */
+  int nops;
+  emit_op *ops;
+  diag_list *dl;
+} emit_ctx;
+
+/* Each returns a malloc'ed text, or NULL with a diagnostic. */
+char *emit_op_cu(emit_ctx *c, const emit_op *op);
+char *emit_ops_h(emit_ctx *c);
+char *emit_params_h(emit_ctx *c);
+char *emit_dispatch_c(emit_ctx *c);
+char *emit_ops_def(emit_ctx *c);
+/* sx as a C expression: PARAM X -> p.x, VAR a -> i_a. */
+char *emit_sx_c(arena *A, const sx *x);
+
+#endif

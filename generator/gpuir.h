@@ -1,0 +1,82 @@
+/* GPU IR (spec §9): a contraction region and its plan, laid onto the fixed
+ * per-arch skeleton, with async tokens.
+ *
+ * For sm80 the skeleton is cp.async ring -> commit/wait -> ldmatrix from a
+ * swizzled shared layout -> mma.sync m16n8k16 -> epilogue on the fp32
+ * accumulator -> vectorized st.global.  gpuir_build() decides everything the
+ * emitter needs: the operand tiles (which index is contiguous, hence which
+ * ldmatrix form), the flattened M/N/K groups and the batch, the tail
+ * predicates (from Poly Core's tail axes), the epilogue lets, the stored
+ * output, and the vector widths to instantiate.  Its statement list carries
+ * TokLoad / TokCompute / TokEpilogue tokens, checked by gpuir_verify(). */
+#ifndef DLC_GPUIR_H
+#define DLC_GPUIR_H
+
+#include <cJSON.h>
+
+#include "plan.h"
+
+typedef enum {
+  GS_ALLOC_SHARED, /* a shared tile */
+  GS_CP_ASYNC,     /* global -> shared copy of one operand tile: produces TokLoad */
+  GS_COMMIT,       /* cp.async.commit_group of the tokens of one stage */
+  GS_WAIT,         /* cp.async.wait_group: consumes TokLoads */
+  GS_BARRIER,      /* bar.sync */
+  GS_LOOP,         /* begin of the k-tile loop */
+  GS_END_LOOP,
+  GS_LDMATRIX,     /* shared -> fragments (needs its tile's TokLoad consumed) */
+  GS_MMA,          /* produces TokCompute */
+  GS_STAGE_ACC,    /* accumulators -> shared staging tile */
+  GS_EPILOGUE,     /* the region's post-reduce lets: consumes TokCompute, produces TokEpilogue */
+  GS_ST_GLOBAL,    /* vectorized store: consumes TokEpilogue */
+} gpu_stmt_kind;
+
+typedef struct gpu_stmt {
+  gpu_stmt_kind k;
+  const char *what;      /* tile, tensor or instruction form */
+  const char *detail;    /* index expression, shape, predicate ... */
+  int nin;
+  const char *in[4];     /* tokens consumed */
+  const char *out;       /* token produced, or NULL */
+} gpu_stmt;
+
+/* One operand of the contraction as the skeleton loads it. */
+typedef struct gpu_operand {
+  const char *tensor;
+  int input;             /* region input */
+  const rexpr *read;     /* its Read, or Select(guards, Read, pad) */
+  bool k_contig;         /* stored along K in shared memory (else along M / N) */
+  int contig_axis;       /* region axis along which chunks run */
+  int vec_max;           /* widest chunk the layout allows (1 when not contiguous) */
+} gpu_operand;
+
+typedef struct gpu_kernel {
+  const char *name;      /* entry point name without the vector suffix */
+  const char *skeleton;  /* "sm80_contraction" */
+  const char *algo;
+  const region *r;
+  const pc_analysis *a;
+  sched_plan plan;
+  dtype T;               /* operand element type */
+  gpu_operand A, B;      /* lhs (M side), rhs (N side) */
+  int nm, nn, nb, nk;    /* axis groups (region axis indices) */
+  const int *m_axes, *n_axes, *b_axes, *k_axes;
+  int ntail;
+  const char **tail;     /* predicated axes */
+  int out;               /* region output stored by the kernel */
+  int out_let;           /* the let yielded to it */
+  dtype out_dt;
+  int nvec;
+  int vecs[4];           /* instantiated chunk widths, widest first */
+  int nst, cap_st;
+  gpu_stmt *st;
+} gpu_kernel;
+
+/* NULL with E1706 when the region is not a single contraction with a
+ * pointwise epilogue (what the sm80 contraction skeleton compiles). */
+gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
+                        diag_list *dl);
+bool gpuir_verify(const gpu_kernel *k, diag_list *dl);
+cJSON *gpuir_dump(const gpu_kernel *k);
+
+#endif
