@@ -80,6 +80,12 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4],
   mma16816<T>::run(d, a, b);
 }
 
+// One 8-byte shared store of two floats (a single st.shared.v2, so that the
+// staging of accumulators stays conflict-free: see sm80_contraction.cuh).
+__device__ __forceinline__ void st_shared_v2(void *smem, float a, float b) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(smem_addr(smem)), "f"(a), "f"(b) : "memory");
+}
+
 // Element conversions (round to nearest even, as the IR's CAST).
 __device__ __forceinline__ float to_f32(__half x) { return __half2float(x); }
 __device__ __forceinline__ float to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }

@@ -14,7 +14,7 @@
 //
 // Op provides:
 //   T, BM, BN, BK, STAGES, WARPS_M, WARPS_N, A_K_CONTIG, B_K_CONTIG, Params
-//   extent_m/n/k(p)
+//   extent_m/n/k/b(p)   (p: const Params *)
 //   a_chunk<VEC>(p, m, k, b, &src) -> elements valid in [0, VEC]; src is the
 //     chunk's address, or the tensor's base when nothing is valid.  The chunk
 //     runs along k when A_K_CONTIG, else along m.  b_chunk likewise.
@@ -41,7 +41,7 @@ __device__ __forceinline__ int swz(int row, int col) {
 // KC: the operand's contiguous index is k (rows are m or n, L = BK);
 // otherwise rows are k and L = BM or BN.
 template <class Op, int VEC, bool IS_A>
-__device__ __forceinline__ void load_operand(const typename Op::Params &p, typename Op::T *tile, int64_t r0,
+__device__ __forceinline__ void load_operand(const typename Op::Params *p, typename Op::T *tile, int64_t r0,
                                              int64_t k0, int64_t b) {
   using T = typename Op::T;
   constexpr int NT = 32 * Op::WARPS_M * Op::WARPS_N;
@@ -63,7 +63,7 @@ __device__ __forceinline__ void load_operand(const typename Op::Params &p, typen
 }
 
 template <class Op, int VEC>
-__device__ __forceinline__ void sm80_contraction(const typename Op::Params &p) {
+__device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   using T = typename Op::T;
   constexpr int BM = Op::BM, BN = Op::BN, BK = Op::BK, STAGES = Op::STAGES;
   constexpr int WARPS_N = Op::WARPS_N, NT = 32 * Op::WARPS_M * Op::WARPS_N;
@@ -152,8 +152,8 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params &p) {
 #pragma unroll
     for (int j = 0; j < NTL; ++j) {
       const int r = wm * WM + i * 16 + lane / 4, c = wn * WN + j * 8 + 2 * (lane % 4);
-      *reinterpret_cast<float2 *>(&stage[r * SROW + c]) = make_float2(acc[i][j][0], acc[i][j][1]);
-      *reinterpret_cast<float2 *>(&stage[(r + 8) * SROW + c]) = make_float2(acc[i][j][2], acc[i][j][3]);
+      st_shared_v2(&stage[r * SROW + c], acc[i][j][0], acc[i][j][1]);
+      st_shared_v2(&stage[(r + 8) * SROW + c], acc[i][j][2], acc[i][j][3]);
     }
   __syncthreads();
 #pragma unroll 2

@@ -1,0 +1,117 @@
+# dlc_add_kernel_library(<name> MANIFEST <file> [ARCHS_FROM_MANIFEST] [EMU_ONLY])
+#
+# Runs dlcgen on a manifest at build time into ${CMAKE_BINARY_DIR}/<name>-gen
+# and builds from its output:
+#   <name>      (unless EMU_ONLY) the kernels as SASS for every manifest arch
+#               (-gencode arch=compute_XX,code=sm_XX: no PTX is embedded), the
+#               dispatch and the CUDA backend;
+#   <name>-emu  the same entry points on the kernels' sm_80 PTX, run by the
+#               PTX emulator.
+# Sets <name>_PTXAS_LOGS (the ptxas -v report of each op's .cu) and
+# <name>_GEN (the dlcgen output directory) in the parent scope.
+include_guard(GLOBAL)
+include(DlcPtx)
+
+function(dlc_add_kernel_library name)
+  cmake_parse_arguments(K "EMU_ONLY" "MANIFEST" "" ${ARGN})
+  set(gen ${CMAKE_BINARY_DIR}/${name}-gen)
+  set(bin ${CMAKE_CURRENT_BINARY_DIR}/${name}-build)
+  # the ops and archs of the manifest name the generated files
+  file(READ ${K_MANIFEST} m)
+  string(JSON nops ERROR_VARIABLE e1 LENGTH "${m}" ops)
+  string(JSON narchs ERROR_VARIABLE e2 LENGTH "${m}" archs)
+  if(e1 OR e2 OR nops EQUAL 0 OR narchs EQUAL 0)
+    message(FATAL_ERROR "dlc: ${K_MANIFEST} has no ops or archs (dlcgen --manifest on it says why)")
+  endif()
+  math(EXPR last "${nops} - 1")
+  set(ops)
+  foreach(i RANGE ${last})
+    string(JSON op GET "${m}" ops ${i} name)
+    list(APPEND ops ${op})
+  endforeach()
+  math(EXPR last "${narchs} - 1")
+  set(gencode)
+  set(archs)
+  foreach(i RANGE ${last})
+    string(JSON arch GET "${m}" archs ${i})
+    string(REPLACE "sm" "" num ${arch})
+    list(APPEND gencode -gencode arch=compute_${num},code=sm_${num})
+    list(APPEND archs ${arch})
+  endforeach()
+
+  set(gen_files ${gen}/src/dlc_dispatch.c ${gen}/src/dlc_params.h ${gen}/src/dlc_ops.def ${gen}/include/dlc/dlc_ops.h)
+  foreach(op ${ops})
+    list(APPEND gen_files ${gen}/kernels/${op}.cu)
+  endforeach()
+  get_filename_component(mdir ${K_MANIFEST} DIRECTORY)
+  file(GLOB_RECURSE graphs CONFIGURE_DEPENDS ${mdir}/*.json)
+  # dlcgen rewrites only changed files; as byproducts Ninja sees that
+  # (restat), so editing one op recompiles that op's kernels alone
+  add_custom_command(
+    OUTPUT ${gen}/dlcgen.stamp
+    BYPRODUCTS ${gen_files}
+    COMMAND dlcgen --manifest ${K_MANIFEST} --out ${gen} --dump=all
+    COMMAND ${CMAKE_COMMAND} -E touch ${gen}/dlcgen.stamp
+    DEPENDS dlcgen ${K_MANIFEST} ${graphs}
+    COMMENT "dlcgen: compiling ${K_MANIFEST}"
+    VERBATIM)
+  add_custom_target(${name}_generate DEPENDS ${gen}/dlcgen.stamp)
+
+  file(GLOB templates CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/templates/*.cuh)
+  set(inc -I${PROJECT_SOURCE_DIR}/templates -I${gen}/src)
+  set(objs)
+  set(ptx_c)
+  set(logs)
+  foreach(op ${ops})
+    set(cu ${gen}/kernels/${op}.cu)
+    if(NOT K_EMU_ONLY)
+      set(obj ${bin}/${op}.o)
+      set(log ${bin}/${op}.ptxas.log)
+      add_custom_command(
+        OUTPUT ${obj} ${log}
+        COMMAND ${CMAKE_COMMAND} -E make_directory ${bin}
+        COMMAND ${CMAKE_COMMAND} -DNVCC=${DLC_NVCC} -DSRC=${cu} -DOUT=${obj} -DLOG=${log}
+                "-DFLAGS=-std=c++17;-O3;${inc};-Xptxas=-v;${gencode}" -P ${PROJECT_SOURCE_DIR}/cmake/nvcc_log.cmake
+        DEPENDS ${cu} ${gen}/src/dlc_params.h ${templates} ${name}_generate
+        COMMENT "nvcc ${op}.cu for ${archs} (SASS only)"
+        VERBATIM)
+      list(APPEND objs ${obj})
+      list(APPEND logs ${log})
+    endif()
+    dlc_add_ptx(ptx SOURCE ${cu} ARCH sm_80 NAME ${op} OUTPUT_DIR ${bin}/ptx
+                OPTIONS -std=c++17 -O3 ${inc}
+                DEPENDS ${gen}/src/dlc_params.h ${templates} ${name}_generate)
+    set(c ${bin}/ptx/${op}_ptx.c)
+    add_custom_command(
+      OUTPUT ${c}
+      COMMAND ${CMAKE_COMMAND} -DIN=${ptx} -DOUT=${c} -DSYMBOL=dlc__ptx_${op} -P ${PROJECT_SOURCE_DIR}/cmake/embed_text.cmake
+      DEPENDS ${ptx} ${PROJECT_SOURCE_DIR}/cmake/embed_text.cmake
+      COMMENT "embedding ${op}.sm_80.ptx"
+      VERBATIM)
+    list(APPEND ptx_c ${c})
+  endforeach()
+  set_source_files_properties(${gen_files} PROPERTIES GENERATED TRUE)
+
+  set(rt ${PROJECT_SOURCE_DIR}/libkernels)
+  set(libs ${name}-emu)
+  add_library(${name}-emu STATIC ${rt}/runtime.c ${rt}/backend_emu.c ${gen}/src/dlc_dispatch.c ${ptx_c})
+  target_link_libraries(${name}-emu PUBLIC dlcemu)
+  if(NOT K_EMU_ONLY)
+    set_source_files_properties(${objs} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
+    add_library(${name} STATIC ${rt}/runtime.c ${rt}/backend_cuda.c ${gen}/src/dlc_dispatch.c ${objs})
+    target_link_libraries(${name} PUBLIC CUDA::cudart_static stdc++)
+    list(APPEND libs ${name})
+  endif()
+  foreach(lib ${libs})
+    add_dependencies(${lib} ${name}_generate)
+    target_include_directories(${lib}
+      PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<BUILD_INTERFACE:${gen}/include> $<INSTALL_INTERFACE:include>
+      PRIVATE ${rt} ${gen}/src)
+    target_compile_options(${lib} PRIVATE ${DLC_WARNINGS})
+    target_compile_definitions(${lib} PRIVATE DLC_VERSION_STRING="${PROJECT_VERSION}")
+  endforeach()
+  set(${name}_PTXAS_LOGS ${logs} PARENT_SCOPE)
+  set(${name}_GEN ${gen} PARENT_SCOPE)
+  set(${name}_OPS ${ops} PARENT_SCOPE)
+  set(${name}_ARCHS ${archs} PARENT_SCOPE)
+endfunction()

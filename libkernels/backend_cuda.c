@@ -1,0 +1,76 @@
+/* CUDA backend of libdlckernels.a: arch detection (cached per device) and
+ * launch through the CUDA runtime.  The kernels are SASS compiled for every
+ * manifest arch; the runtime picks the SASS of the device's arch. */
+#include <cuda_runtime_api.h>
+#include <stdatomic.h>
+
+#include "dlc_internal.h"
+
+/* Kernel handles, one array per op (defined in the generated kernels/<op>.cu). */
+#define X(i, op) extern const void *const dlc__fns_##op[];
+#include "dlc_ops.def"
+#undef X
+static const void *const *const fns[] = {
+#define X(i, op) dlc__fns_##op,
+#include "dlc_ops.def"
+#undef X
+};
+
+enum { MAX_DEVICES = 64 };
+static atomic_int device_cc[MAX_DEVICES]; /* 0: not yet queried */
+
+static dlc_status device_cc_of(int *dev, int *cc) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0) {
+    cudaGetLastError(); /* clear the sticky error of a missing driver */
+    return dlc__fail(DLC_ERROR_NO_DEVICE, "no CUDA device: %s", e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+  }
+  if ((e = cudaGetDevice(dev)) != cudaSuccess)
+    return dlc__fail(DLC_ERROR_NO_DEVICE, "cudaGetDevice: %s", cudaGetErrorString(e));
+  if (*dev < 0 || *dev >= MAX_DEVICES) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "device %d: too many devices", *dev);
+  int c = atomic_load(&device_cc[*dev]);
+  if (!c) {
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, *dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, *dev) != cudaSuccess)
+      return dlc__fail(DLC_ERROR_NO_DEVICE, "cannot read the compute capability of device %d", *dev);
+    c = major * 10 + minor;
+    atomic_store(&device_cc[*dev], c);
+  }
+  *cc = c;
+  return DLC_SUCCESS;
+}
+
+/* The row's arch bit that SASS for this compute capability runs under. */
+static unsigned arch_bit(int cc) {
+  if (cc == 86 || cc == 87) return DLC__ARCH_SM86 | DLC__ARCH_SM80;
+  if (cc == 89) return DLC__ARCH_SM89 | DLC__ARCH_SM80;
+  if (cc / 10 == 8) return DLC__ARCH_SM80;
+  if (cc == 90) return DLC__ARCH_SM90A;
+  if (cc / 10 == 10) return DLC__ARCH_SM100;
+  if (cc / 10 == 12) return DLC__ARCH_SM120;
+  return 0;
+}
+
+dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, unsigned gx, unsigned gy, unsigned gz,
+                       struct CUstream_st *stream) {
+  (void)size;
+  int dev = 0, cc = 0;
+  dlc_status s = device_cc_of(&dev, &cc);
+  if (s != DLC_SUCCESS) return s;
+  if (!(arch_bit(cc) & k->archs))
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "%s has no SASS for sm_%d (compute capability %d.%d) in this library",
+                     k->name, cc, cc / 10, cc % 10);
+  const void *fn = fns[k->op][k->index];
+  cudaError_t e;
+  if (k->smem > 48 * 1024 &&
+      (e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, k->smem)) != cudaSuccess)
+    return dlc__fail(DLC_ERROR_LAUNCH_FAILED, "%s: %d bytes of shared memory: %s", k->name, k->smem,
+                     cudaGetErrorString(e));
+  void *args[1] = {(void *)params};
+  dim3 grid = {gx, gy, gz}, block = {(unsigned)k->threads, 1, 1};
+  e = cudaLaunchKernel(fn, grid, block, args, (size_t)k->smem, (cudaStream_t)stream);
+  if (e != cudaSuccess) return dlc__fail(DLC_ERROR_LAUNCH_FAILED, "%s: %s", k->name, cudaGetErrorString(e));
+  return DLC_SUCCESS;
+}

@@ -1,0 +1,51 @@
+/* Emulator backend of libdlckernels-emu.a: the same entry points, run on
+ * the PTX that nvcc emits for sm_80, in the dlcemu PTX emulator (spec: every
+ * kernel is proven in the emulator).  Device pointers are dlcemu_mem_alloc
+ * allocations; the stream must be NULL; every call runs synchronously.
+ * Modules are loaded on first use and kept for the process. */
+#include <pthread.h>
+#include <stddef.h>
+
+#include "dlc/dlcemu.h"
+#include "dlc_internal.h"
+
+/* PTX text, one per op (embedded by the build from nvcc -ptx). */
+#define X(i, op) extern const char dlc__ptx_##op[];
+#include "dlc_ops.def"
+#undef X
+static const char *const ptx[] = {
+#define X(i, op) dlc__ptx_##op,
+#include "dlc_ops.def"
+#undef X
+};
+enum { NOPS = sizeof ptx / sizeof ptx[0] };
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static dlcemu_module modules[NOPS];
+
+dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, unsigned gx, unsigned gy, unsigned gz,
+                       struct CUstream_st *stream) {
+  (void)size;
+  if (stream)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "libdlckernels-emu runs synchronously: the stream must be NULL");
+  if (!(k->archs & DLC__ARCH_SM80))
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "%s has no sm80 build to emulate", k->name);
+  if (k->op < 0 || k->op >= NOPS) return dlc__fail(DLC_ERROR_INTERNAL, "%s: op %d out of range", k->name, k->op);
+  /* one launch at a time: the emulator is a single device */
+  dlc_status r = DLC_SUCCESS;
+  pthread_mutex_lock(&lock);
+  int st = 0;
+  dlcemu_function fn;
+  if (!modules[k->op] && (st = dlcemu_module_load_data(&modules[k->op], ptx[k->op])) != 0) {
+    r = dlc__fail(DLC_ERROR_LAUNCH_FAILED, "%s: the emulator cannot load its PTX: %s", k->name,
+                  dlcemu_last_error_detail());
+  } else if ((st = dlcemu_module_get_function(&fn, modules[k->op], k->name)) != 0) {
+    r = dlc__fail(DLC_ERROR_INTERNAL, "%s: not in the PTX: %s", k->name, dlcemu_error_string(st));
+  } else {
+    void *args[1] = {(void *)params};
+    st = dlcemu_launch_kernel(fn, gx, gy, gz, (unsigned)k->threads, 1, 1, (unsigned)k->smem, args);
+    if (st != 0) r = dlc__fail(DLC_ERROR_LAUNCH_FAILED, "%s: %s", k->name, dlcemu_last_error_detail());
+  }
+  pthread_mutex_unlock(&lock);
+  return r;
+}

@@ -1,0 +1,103 @@
+/* The entry points' argument checks (libdlckernels-emu): bad arguments get
+ * the right status and a detail string, and write nothing; dims of zero are
+ * a no-op; misaligned pointers go to a narrower kernel or, when nothing can
+ * take them, DLC_ERROR_MISALIGNED. */
+#include "../unit/check.h"
+#include "kt.h"
+
+#define CANARY 0x7E5Bu
+enum { M = 20, N = 24, K = 40 };
+
+static kt_buf A, B, bias, C;
+
+static void reset_c(void) {
+  for (size_t i = 0; i < C.n; i++) C.host[i] = CANARY;
+  kt_upload(&C);
+}
+
+static int c_untouched(void) {
+  kt_download(&C);
+  for (size_t i = 0; i < C.n; i++)
+    if (C.host[i] != CANARY) return 0;
+  return 1;
+}
+
+static dlc_status call(dlc_dtype dt, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda, const void *b,
+                       int64_t ldb, const void *bs, void *c, int64_t ldc, struct CUstream_st *stream) {
+  reset_c();
+  return dlc_gemm_bias_relu(dt, m, n, k, a, lda, b, ldb, bs, c, ldc, stream);
+}
+
+#define EXPECT(st, expr)                                                                       \
+  do {                                                                                         \
+    dlc_status got_ = (expr);                                                                  \
+    CHECK(got_ == (st));                                                                       \
+    if (got_ != (st)) fprintf(stderr, "  got %s: %s\n", dlc_status_string(got_), dlc_last_error_detail()); \
+    if ((st) != DLC_SUCCESS) CHECK(dlc_last_error_detail()[0] != 0);                           \
+  } while (0)
+
+int main(void) {
+  kt_alloc(&A, M * K + 16, 0), kt_alloc(&B, K * N + 16, 0), kt_alloc(&bias, N + 16, 0), kt_alloc(&C, M * N + 16, 0);
+  uint64_t s = 7;
+  for (size_t i = 0; i < A.n; i++) A.host[i] = kt_f32_to_f16((float)kt_uniform(&s));
+  for (size_t i = 0; i < B.n; i++) B.host[i] = kt_f32_to_f16((float)kt_uniform(&s));
+  for (size_t i = 0; i < bias.n; i++) bias.host[i] = kt_f32_to_f16((float)kt_uniform(&s));
+  kt_upload(&A), kt_upload(&B), kt_upload(&bias);
+  void *a = kt_ptr(A.dev), *b = kt_ptr(B.dev), *bs = kt_ptr(bias.dev), *c = kt_ptr(C.dev);
+  char *a1 = (char *)a + 2, *a_odd = (char *)a + 1;
+
+  /* status names */
+  CHECK(strcmp(dlc_status_string(DLC_SUCCESS), "DLC_SUCCESS") == 0);
+  CHECK(strcmp(dlc_status_string(DLC_ERROR_MISALIGNED), "DLC_ERROR_MISALIGNED") == 0);
+  CHECK(dlc_status_string((dlc_status)99) != NULL);
+
+  EXPECT(DLC_SUCCESS, call(DLC_F16, M, N, K, a, K, b, N, bs, c, N, NULL));
+  CHECK(!c_untouched());
+  /* NULL pointers */
+  EXPECT(DLC_ERROR_INVALID_VALUE, call(DLC_F16, M, N, K, NULL, K, b, N, bs, c, N, NULL));
+  CHECK(c_untouched());
+  EXPECT(DLC_ERROR_INVALID_VALUE, call(DLC_F16, M, N, K, a, K, NULL, N, bs, c, N, NULL));
+  EXPECT(DLC_ERROR_INVALID_VALUE, call(DLC_F16, M, N, K, a, K, b, N, NULL, c, N, NULL));
+  EXPECT(DLC_ERROR_INVALID_VALUE, call(DLC_F16, M, N, K, a, K, b, N, bs, NULL, N, NULL));
+  /* negative dims */
+  EXPECT(DLC_ERROR_INVALID_VALUE, call(DLC_F16, -1, N, K, a, K, b, N, bs, c, N, NULL));
+  EXPECT(DLC_ERROR_INVALID_VALUE, call(DLC_F16, M, -5, K, a, K, b, N, bs, c, N, NULL));
+  EXPECT(DLC_ERROR_INVALID_VALUE, call(DLC_F16, M, N, -2, a, K, b, N, bs, c, N, NULL));
+  CHECK(c_untouched());
+  /* leading dimensions smaller than the row */
+  EXPECT(DLC_ERROR_INVALID_VALUE, call(DLC_F16, M, N, K, a, K - 1, b, N, bs, c, N, NULL));
+  EXPECT(DLC_ERROR_INVALID_VALUE, call(DLC_F16, M, N, K, a, K, b, N - 1, bs, c, N, NULL));
+  EXPECT(DLC_ERROR_INVALID_VALUE, call(DLC_F16, M, N, K, a, K, b, N, bs, c, N - 1, NULL));
+  CHECK(c_untouched());
+  /* an output with no elements is a no-op */
+  EXPECT(DLC_SUCCESS, call(DLC_F16, 0, N, K, a, K, b, N, bs, c, N, NULL));
+  EXPECT(DLC_SUCCESS, call(DLC_F16, M, 0, K, NULL, K, NULL, 1, NULL, NULL, 1, NULL));
+  CHECK(c_untouched());
+  /* K = 0: C = relu(bias) */
+  EXPECT(DLC_SUCCESS, call(DLC_F16, M, N, 0, a, 1, b, N, bs, c, N, NULL));
+  kt_download(&C);
+  int ok = 1;
+  for (int n = 0; n < N; n++) {
+    float want = kt_f16_to_f32(bias.host[n]);
+    if (want < 0) want = 0;
+    ok &= kt_f16_to_f32(C.host[n]) == want;
+  }
+  CHECK(ok);
+  /* misaligned: a 2-byte offset still runs (a narrower chunk), an odd byte
+   * address cannot */
+  EXPECT(DLC_SUCCESS, call(DLC_F16, M, N, K, a1, K, b, N, bs, c, N, NULL));
+  EXPECT(DLC_ERROR_MISALIGNED, call(DLC_F16, M, N, K, a_odd, K, b, N, bs, c, N, NULL));
+  CHECK(c_untouched());
+  EXPECT(DLC_SUCCESS, call(DLC_F16, M, N, K, a, K, b, N, bs, (char *)c + 2, N, NULL));
+  /* the emulator runs synchronously: no streams */
+  EXPECT(DLC_ERROR_INVALID_VALUE, call(DLC_F16, M, N, K, a, K, b, N, bs, c, N, (struct CUstream_st *)0x1));
+  CHECK(c_untouched());
+  /* a dtype that is not compiled */
+  EXPECT(DLC_ERROR_NOT_SUPPORTED, call(DLC_F32, M, N, K, a, K, b, N, bs, c, N, NULL));
+  CHECK(c_untouched());
+  /* the detail string is cleared by a success */
+  EXPECT(DLC_SUCCESS, call(DLC_F16, M, N, K, a, K, b, N, bs, c, N, NULL));
+  CHECK(dlc_last_error_detail()[0] == 0);
+  kt_free(&A), kt_free(&B), kt_free(&bias), kt_free(&C);
+  return check_status("test_api_emu");
+}

@@ -1,0 +1,103 @@
+/* Ops that are not in the default manifest (tests/kernels/extra/), built by
+ * the same dlcgen and templates with no change to either, run in the PTX
+ * emulator against an FP64 reference (tolerance: kt.h):
+ *   gemm_gelu_residual  Y = sigmoid(gelu_tanh(A B + bias) / 2 + R) - R
+ *   gemm_at_silu        Y = silu(At^T B), the lhs stored transposed [K,M]
+ * with tails in every dimension and padded leading dimensions. */
+#include "kt.h"
+
+static double gelu(double x) { return 0.5 * x * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x))); }
+static double sigm(double x) { return 1 / (1 + exp(-x)); }
+
+static int check(const char *what, dlc_dtype dt, int64_t M, int64_t N, const kt_buf *Y, int64_t ldy, const double *ref) {
+  double R = 0, worst = 0;
+  for (int64_t i = 0; i < M * N; i++) R = fmax(R, fabs(ref[i]));
+  int bad = 0;
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++) {
+      double r = ref[m * N + n], rr = kt_round(dt, r), v = kt_to_f32(dt, Y->host[m * ldy + n]);
+      double err = fabs(v - rr), tol = fmax(kt_ulp(dt, rr), 1e-3 * (fabs(r) + R));
+      if (!(err <= tol) && bad++ < 5)
+        fprintf(stderr, "%s M=%lld N=%lld: Y[%lld][%lld] = %g, expected %g\n", what, (long long)M, (long long)N,
+                (long long)m, (long long)n, v, rr);
+      if (err / tol > worst) worst = err / tol;
+    }
+  printf("%s %s M=%lld N=%lld: worst %.3f of the tolerance%s\n", what, dt == DLC_F16 ? "fp16" : "bf16", (long long)M,
+         (long long)N, worst, bad ? " FAILED" : "");
+  return bad != 0;
+}
+
+static int gelu_residual(dlc_dtype dt, int64_t M, int64_t N, int64_t K, uint64_t seed) {
+  int64_t lda = K + 8, ldb = N + 2, ldr = N + 5, ldy = N;
+  kt_buf A = {0}, B = {0}, bias = {0}, Rb = {0}, Y = {0};
+  kt_alloc(&A, (size_t)(M * lda), 0), kt_alloc(&B, (size_t)(K * ldb), 0), kt_alloc(&bias, (size_t)N, 0);
+  kt_alloc(&Rb, (size_t)(M * ldr), 0), kt_alloc(&Y, (size_t)(M * ldy), 0);
+  uint64_t s = seed;
+  for (size_t i = 0; i < A.n; i++) A.host[i] = kt_from_f32(dt, (float)(0.25 * kt_uniform(&s)));
+  for (size_t i = 0; i < B.n; i++) B.host[i] = kt_from_f32(dt, (float)(0.25 * kt_uniform(&s)));
+  for (size_t i = 0; i < bias.n; i++) bias.host[i] = kt_from_f32(dt, (float)kt_uniform(&s));
+  for (size_t i = 0; i < Rb.n; i++) Rb.host[i] = kt_from_f32(dt, (float)kt_uniform(&s));
+  kt_upload(&A), kt_upload(&B), kt_upload(&bias), kt_upload(&Rb), kt_upload(&Y);
+  dlc_status st = dlc_gemm_gelu_residual(dt, M, N, K, kt_ptr(A.dev), lda, kt_ptr(B.dev), ldb, kt_ptr(bias.dev),
+                                         kt_ptr(Rb.dev), ldr, kt_ptr(Y.dev), ldy, NULL);
+  int fail = 0;
+  if (st != DLC_SUCCESS) {
+    fprintf(stderr, "gemm_gelu_residual: %s: %s\n", dlc_status_string(st), dlc_last_error_detail());
+    fail = 1;
+  } else {
+    kt_download(&Y);
+    double *ref = malloc(sizeof(double) * (size_t)(M * N));
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t n = 0; n < N; n++) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; k++) acc += (double)kt_to_f32(dt, A.host[m * lda + k]) * kt_to_f32(dt, B.host[k * ldb + n]);
+        double r = kt_to_f32(dt, Rb.host[m * ldr + n]);
+        ref[m * N + n] = sigm(gelu(acc + kt_to_f32(dt, bias.host[n])) * 0.5 + r) - r;
+      }
+    fail = check("gemm_gelu_residual", dt, M, N, &Y, ldy, ref);
+    free(ref);
+  }
+  kt_free(&A), kt_free(&B), kt_free(&bias), kt_free(&Rb), kt_free(&Y);
+  return fail;
+}
+
+static int at_silu(int64_t M, int64_t N, int64_t K, uint64_t seed) {
+  dlc_dtype dt = DLC_F16;
+  int64_t ldat = M + 8, ldb = N + 8, ldy = N + 3;
+  kt_buf At = {0}, B = {0}, Y = {0};
+  kt_alloc(&At, (size_t)(K * ldat), 0), kt_alloc(&B, (size_t)(K * ldb), 0), kt_alloc(&Y, (size_t)(M * ldy), 0);
+  uint64_t s = seed;
+  for (size_t i = 0; i < At.n; i++) At.host[i] = kt_from_f32(dt, (float)kt_uniform(&s));
+  for (size_t i = 0; i < B.n; i++) B.host[i] = kt_from_f32(dt, (float)kt_uniform(&s));
+  kt_upload(&At), kt_upload(&B), kt_upload(&Y);
+  dlc_status st = dlc_gemm_at_silu(dt, M, N, K, kt_ptr(At.dev), ldat, kt_ptr(B.dev), ldb, kt_ptr(Y.dev), ldy, NULL);
+  int fail = 0;
+  if (st != DLC_SUCCESS) {
+    fprintf(stderr, "gemm_at_silu: %s: %s\n", dlc_status_string(st), dlc_last_error_detail());
+    fail = 1;
+  } else {
+    kt_download(&Y);
+    double *ref = malloc(sizeof(double) * (size_t)(M * N));
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t n = 0; n < N; n++) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; k++) acc += (double)kt_to_f32(dt, At.host[k * ldat + m]) * kt_to_f32(dt, B.host[k * ldb + n]);
+        ref[m * N + n] = acc * sigm(acc);
+      }
+    fail = check("gemm_at_silu", dt, M, N, &Y, ldy, ref);
+    free(ref);
+  }
+  kt_free(&At), kt_free(&B), kt_free(&Y);
+  return fail;
+}
+
+int main(void) {
+  static const int64_t shapes[][3] = {{1, 1, 1}, {7, 9, 13}, {64, 64, 64}, {129, 70, 255}, {200, 257, 100}};
+  int fails = 0;
+  for (int i = 0; i < 5; i++) {
+    fails += gelu_residual(DLC_F16, shapes[i][0], shapes[i][1], shapes[i][2], 11 + (uint64_t)i);
+    fails += gelu_residual(DLC_BF16, shapes[i][1], shapes[i][0], shapes[i][2], 21 + (uint64_t)i);
+    fails += at_silu(shapes[i][0], shapes[i][1], shapes[i][2], 31 + (uint64_t)i);
+  }
+  return fails ? 1 : 0;
+}

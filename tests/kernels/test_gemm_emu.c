@@ -1,0 +1,102 @@
+/* GEMM + bias + ReLU from libdlckernels-emu, run in the PTX emulator on the
+ * PTX nvcc emits, against an FP64 reference (tolerance: kt.h).
+ *
+ *   test_gemm_emu <nn|nt> <fp16|bf16>
+ *
+ * nn: dlc_gemm_bias_relu with B stored [K,N]; nt: dlc_gemm_bias_relu_nt with
+ * B stored [N,K].  Shapes: every pair of M, N in {1, 7, 64, 129, 255, 1000}
+ * with K cycling through the same values (each value in every role), and
+ * leading dimensions packed, padded by 8 and padded by an odd amount (which
+ * makes dispatch pick a narrower chunk width).  Every launch must pass the
+ * emulator's memcheck; the padding of C must keep its canary. */
+#include "kt.h"
+
+static const int64_t vals[] = {1, 7, 64, 129, 255, 1000};
+#define CANARY 0x7E5Bu /* a NaN payload no kernel writes */
+
+static int run_case(int nt, dlc_dtype dt, int64_t M, int64_t N, int64_t K, int pad, uint64_t seed, double *worst) {
+  int64_t lda = K + pad, ldb = (nt ? K : N) + pad, ldc = N + pad;
+  int64_t brows = nt ? N : K;
+  kt_buf A = {0}, B = {0}, bias = {0}, C = {0};
+  int fail = 0;
+  if (kt_alloc(&A, (size_t)(M * lda), 0) || kt_alloc(&B, (size_t)(brows * ldb), 0) || kt_alloc(&bias, (size_t)N, 0) ||
+      kt_alloc(&C, (size_t)(M * ldc), 0)) {
+    fprintf(stderr, "allocation failed\n");
+    return 1;
+  }
+  uint64_t s = seed;
+  for (size_t i = 0; i < A.n; i++) A.host[i] = kt_from_f32(dt, (float)kt_uniform(&s));
+  for (size_t i = 0; i < B.n; i++) B.host[i] = kt_from_f32(dt, (float)kt_uniform(&s));
+  for (size_t i = 0; i < bias.n; i++) bias.host[i] = kt_from_f32(dt, (float)kt_uniform(&s));
+  for (size_t i = 0; i < C.n; i++) C.host[i] = CANARY;
+  kt_upload(&A), kt_upload(&B), kt_upload(&bias), kt_upload(&C);
+  dlc_status st = nt ? dlc_gemm_bias_relu_nt(dt, M, N, K, kt_ptr(A.dev), lda, kt_ptr(B.dev), ldb, kt_ptr(bias.dev),
+                                             kt_ptr(C.dev), ldc, NULL)
+                     : dlc_gemm_bias_relu(dt, M, N, K, kt_ptr(A.dev), lda, kt_ptr(B.dev), ldb, kt_ptr(bias.dev),
+                                          kt_ptr(C.dev), ldc, NULL);
+  if (st != DLC_SUCCESS) {
+    fprintf(stderr, "M=%lld N=%lld K=%lld pad=%d: %s: %s\n", (long long)M, (long long)N, (long long)K, pad,
+            dlc_status_string(st), dlc_last_error_detail());
+    fail = 1;
+    goto out;
+  }
+  kt_download(&C);
+  double *ref = malloc(sizeof(double) * (size_t)(M * N));
+  double R = 0;
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; k++)
+        acc += (double)kt_to_f32(dt, A.host[m * lda + k]) *
+               (double)kt_to_f32(dt, nt ? B.host[n * ldb + k] : B.host[k * ldb + n]);
+      acc += kt_to_f32(dt, bias.host[n]);
+      ref[m * N + n] = acc > 0 ? acc : 0;
+      if (fabs(ref[m * N + n]) > R) R = fabs(ref[m * N + n]);
+    }
+  int bad = 0;
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < ldc; n++) {
+      uint16_t y = C.host[m * ldc + n];
+      if (n >= N) {
+        if (y != CANARY && bad++ < 5)
+          fprintf(stderr, "M=%lld N=%lld K=%lld: C[%lld][%lld] in the padding was written\n", (long long)M, (long long)N,
+                  (long long)K, (long long)m, (long long)n);
+        continue;
+      }
+      double r = ref[m * N + n], rr = kt_round(dt, r), v = kt_to_f32(dt, y);
+      double err = fabs(v - rr), tol = fmax(kt_ulp(dt, rr), 1e-3 * (fabs(r) + R));
+      if (!(err <= tol)) {
+        if (bad++ < 5)
+          fprintf(stderr, "M=%lld N=%lld K=%lld pad=%d: C[%lld][%lld] = %g, expected %g (tol %g)\n", (long long)M,
+                  (long long)N, (long long)K, pad, (long long)m, (long long)n, v, rr, tol);
+      } else if (err / tol > *worst) {
+        *worst = err / tol;
+      }
+    }
+  free(ref);
+  fail = bad != 0;
+out:
+  kt_free(&A), kt_free(&B), kt_free(&bias), kt_free(&C);
+  return fail;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3 || (strcmp(argv[1], "nn") && strcmp(argv[1], "nt")) || (strcmp(argv[2], "fp16") && strcmp(argv[2], "bf16"))) {
+    fprintf(stderr, "usage: test_gemm_emu <nn|nt> <fp16|bf16>\n");
+    return 2;
+  }
+  int nt = strcmp(argv[1], "nt") == 0;
+  dlc_dtype dt = strcmp(argv[2], "fp16") == 0 ? DLC_F16 : DLC_BF16;
+  int fails = 0, cases = 0;
+  double worst = 0;
+  static const int pads[] = {0, 8, 3};
+  for (int i = 0; i < 6; i++)
+    for (int j = 0; j < 6; j++) {
+      int64_t M = vals[i], N = vals[j], K = vals[(i + 2 * j) % 6];
+      int pad = pads[(i + j) % 3];
+      fails += run_case(nt, dt, M, N, K, pad, 0x9E3779B97F4A7C15ull ^ (uint64_t)(i * 6 + j + 1), &worst);
+      cases++;
+    }
+  printf("%s %s: %d cases, %d failed; worst error %.3f of the tolerance\n", argv[1], argv[2], cases, fails, worst);
+  return fails ? 1 : 0;
+}
