@@ -377,7 +377,7 @@ static int dec_arith(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, 
     nsrc = 1;
     break;
   case OP_MAD: case OP_FMA: case OP_MAD24: case OP_SAD: case OP_MADC: case OP_BFE: case OP_PRMT:
-  case OP_SHF: case OP_DP4A: case OP_DP2A:
+  case OP_SHF: case OP_DP4A: case OP_DP2A: case OP_FNS:
     nsrc = 3;
     break;
   case OP_BFI:
@@ -393,6 +393,10 @@ static int dec_arith(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, 
     else take(m, "lo");
   }
   if (op == OP_BFIND && take(m, "shiftamt")) in->flags |= IF_HI;
+  if (op == OP_BMSK) {
+    if (take(m, "wrap")) in->flags |= IF_WRAP;
+    else if (!take(m, "clamp")) return emu_pc_error(pc, "bmsk needs .clamp or .wrap");
+  }
   if (op == OP_SHF) {
     if (take(m, "l")) in->flags |= IF_LEFT;
     else if (!take(m, "r")) return emu_pc_error(pc, "shf needs .l or .r");
@@ -950,7 +954,7 @@ static uint8_t reg_mask(const emu_insn *in) {
   case OP_SHL: case OP_SHR: case OP_AND: case OP_OR: case OP_XOR: case OP_NOT: case OP_CNOT:
   case OP_LOP3: case OP_DP4A: case OP_DP2A: case OP_ADDC: case OP_SUBC: case OP_MADC:
   case OP_COPYSIGN: case OP_FMA: case OP_RCP: case OP_SQRT: case OP_RSQRT: case OP_SIN: case OP_COS:
-  case OP_LG2: case OP_EX2: case OP_TANH: case OP_SLCT:
+  case OP_LG2: case OP_EX2: case OP_TANH: case OP_SLCT: case OP_FNS: case OP_BMSK:
     return 0xF;
   case OP_SELP: case OP_CVT: return 0x7;
   case OP_MOV: case OP_CVTA: return 0x3;
@@ -992,7 +996,7 @@ int emu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int nops
   case OP_SHL: case OP_SHR: case OP_AND: case OP_OR: case OP_XOR: case OP_NOT: case OP_CNOT:
   case OP_LOP3: case OP_DP4A: case OP_DP2A: case OP_ADDC: case OP_SUBC: case OP_MADC:
   case OP_COPYSIGN: case OP_FMA: case OP_RCP: case OP_SQRT: case OP_RSQRT: case OP_SIN: case OP_COS:
-  case OP_LG2: case OP_EX2: case OP_TANH:
+  case OP_LG2: case OP_EX2: case OP_TANH: case OP_FNS: case OP_BMSK:
     rc = dec_arith(pc, op, &m, ops, nops, in);
     if (!rc && in->op != OP_PRED_LOGIC && in->cls == CLS_ARITH) in->cls = (uint8_t)class_for_type(in->t);
     if (!rc && in->op != OP_PRED_LOGIC) {

@@ -256,6 +256,34 @@ static uint64_t int_op(const emu_insn *in, uint64_t a, uint64_t b, uint64_t c, u
     return ((ub & ~m) | ((ua << pos) & m)) & M;
   }
   case OP_PRMT: return prmt(in->sub, (uint32_t)a, (uint32_t)b, (uint32_t)c);
+  case OP_BMSK: {
+    uint32_t pos = (uint32_t)a, w = (uint32_t)b, a1 = pos & 31, b1 = w & 31, sum = a1 + b1;
+    uint32_t mask0 = 0xFFFFFFFFu << a1, mask1 = sum < 32 ? 0xFFFFFFFFu << sum : 0;
+    int overflow = sum >= 32;
+    if (!(in->flags & IF_WRAP)) {
+      if (pos >= 32) {
+        overflow = 1;
+        mask0 = 0;
+      }
+      if (w >= 32) overflow = 1;
+    }
+    if (overflow) mask1 = 0;
+    else if (b1 == 0) mask1 = 0xFFFFFFFFu;
+    return mask0 & ~mask1;
+  }
+  case OP_FNS: {
+    uint32_t mask = (uint32_t)a, base = (uint32_t)b & 31;
+    int32_t off = (int32_t)c;
+    if (off == 0) return (mask >> base & 1) ? base : 0xFFFFFFFFu;
+    int pos = (int)base, inc = off > 0 ? 1 : -1;
+    int64_t count = (off > 0 ? (int64_t)off : -(int64_t)off) - 1;
+    for (; pos >= 0 && pos < 32; pos += inc)
+      if (mask >> pos & 1) {
+        if (count == 0) return (uint32_t)pos;
+        count--;
+      }
+    return 0xFFFFFFFFu;
+  }
   case OP_SHF: {
     uint32_t sh = (uint32_t)c;
     unsigned k = (in->flags & IF_WRAP) ? (sh & 31) : (sh > 32 ? 32 : sh);
@@ -1432,6 +1460,8 @@ void emu_exec_warp(emu_run *R, emu_warp *w, int budget) {
     case OP_REM:
     case OP_POPC:
     case OP_CLZ:
+    case OP_FNS:
+    case OP_BMSK:
     case OP_BFIND:
     case OP_BREV:
     case OP_BFE:

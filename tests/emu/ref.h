@@ -137,6 +137,31 @@ static inline uint32_t r_prmt(uint32_t a, uint32_t b, uint32_t c, int mode) {
   return d;
 }
 
+/* bmsk: the PTX ISA pseudocode */
+static inline uint32_t r_bmsk(uint32_t a, uint32_t b, int clamp) {
+  uint32_t a1 = a & 0x1f, b1 = b & 0x1f, sum = a1 + b1;
+  uint64_t mask0 = (0xFFFFFFFFull << a1) & 0xFFFFFFFFu, mask1 = (0xFFFFFFFFull << sum) & 0xFFFFFFFFu;
+  int over = sum >= 32;
+  if (clamp) {
+    if (a >= 32) {
+      over = 1;
+      mask0 = 0;
+    }
+    if (b >= 32) over = 1;
+  }
+  if (over) mask1 = 0;
+  else if (b1 == 0) mask1 = 0xFFFFFFFFu;
+  return (uint32_t)(mask0 & ~mask1);
+}
+/* fns: the n-th set bit from base, searching up (offset > 0) or down */
+static inline uint32_t r_fns(uint32_t mask, uint32_t base, int32_t offset) {
+  if (offset == 0) return ((mask >> base) & 1) ? base : 0xFFFFFFFFu;
+  int count = 0, want = offset > 0 ? offset : -offset;
+  for (int pos = (int)base; pos >= 0 && pos < 32; pos += offset > 0 ? 1 : -1)
+    if ((mask >> pos) & 1 && ++count == want) return (uint32_t)pos;
+  return 0xFFFFFFFFu;
+}
+
 /* shf: funnel shift of the 64-bit value {b, a} */
 static inline uint32_t r_shf(uint32_t a, uint32_t b, uint32_t c, int left, int wrap) {
   uint32_t n = wrap ? (c & 31) : (c > 32 ? 32 : c);

@@ -1,0 +1,66 @@
+/*
+ * t_library.c: real library code in the emulator (kernels/library.cu):
+ * CUB BlockReduce, BlockScan and BlockRadixSort against the host, half2
+ * atomics, a run-time index into a by-value struct parameter.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu_test.h"
+
+static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+int test_cub_block_reduce_scan_and_radix_sort(tctx *t) {
+  dlcemu_function f = t_func(t, t_load(t, "library"), "cub_kernels");
+  REQUIRE(f, "no kernel");
+  int in[128], out[1024];
+  for (int i = 0; i < 128; i++) in[i] = (i * 37) % 101 - 20;
+  float fv[128];
+  for (int i = 0; i < 128; i++) fv[i] = (float)i * 0.5f;
+  uint16_t zero[8] = {0};
+  dlcemu_deviceptr din = t_alloc(t, sizeof in, in), dout = t_alloc(t, sizeof out, NULL), df = t_alloc(t, sizeof fv, fv),
+                   dh = t_alloc(t, sizeof zero, zero);
+  void *params[] = {&din, &dout, &df, &dh};
+  OK(t_launch(t, f, 1, 128, 0, params));
+  t_download(t, out, dout, sizeof out);
+  int sum = 0;
+  for (int i = 0; i < 128; i++) sum += in[i];
+  CHECK(out[0] == sum, "BlockReduce sum %d, want %d", out[0], sum);
+  int excl = 0;
+  for (int i = 0; i < 128; i++) {
+    CHECK(out[1 + i] == excl, "BlockScan thread %d: %d, want %d", i, out[1 + i], excl);
+    excl += in[i];
+  }
+  int keys[512];
+  for (int th = 0; th < 128; th++)
+    for (int i = 0; i < 4; i++) keys[th * 4 + i] = in[(th * 4 + i) % 128] * 7 % 1000;
+  qsort(keys, 512, sizeof(int), cmp_int);
+  for (int i = 0; i < 512; i++) CHECK(out[200 + i] == keys[i], "BlockRadixSort key %d: %d, want %d", i, out[200 + i], keys[i]);
+  uint16_t h[8];
+  t_download(t, h, dh, sizeof h);
+  for (int i = 0; i < 4; i++) CHECK(h[2 * i] == 0x5000 && h[2 * i + 1] == 0x5400, "half2 atomicAdd %d: %04x %04x", i, h[2 * i], h[2 * i + 1]);
+  t_download(t, fv, df, sizeof fv);
+  for (int i = 0; i < 128; i++) CHECK(fv[i] == (float)i, "__hmul %d: %g", i, fv[i]);
+  return 0;
+}
+
+struct S {
+  int arr[8];
+  float f;
+};
+
+int test_struct_parameter_indexed_at_run_time(tctx *t) {
+  dlcemu_function f = t_func(t, t_load(t, "library"), "param_index");
+  REQUIRE(f, "no kernel");
+  struct S s;
+  for (int i = 0; i < 8; i++) s.arr[i] = i * i - 3;
+  s.f = 10.5f;
+  dlcemu_deviceptr dout = t_alloc(t, 64 * 4, NULL);
+  void *params[] = {&s, &dout};
+  OK(t_launch(t, f, 1, 64, 0, params));
+  int out[64];
+  t_download(t, out, dout, sizeof out);
+  for (int i = 0; i < 64; i++) CHECK(out[i] == s.arr[i % 8] + 10, "thread %d: %d", i, out[i]);
+  return 0;
+}
