@@ -1172,6 +1172,22 @@ int emu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int nops
   case OP_PMEVENT:
     in->op = OP_NOP;
     break;
+  case OP_CREATEPOLICY: {
+    /* createpolicy.fractional/range.L2::evict_*.b64 d, ... : the policy is 0 */
+    for (int i = 0; i < m.nrest; i++)
+      if (!strcmp(m.rest[i], "fractional") || !strcmp(m.rest[i], "range") || !strcmp(m.rest[i], "cvt") ||
+          !strncmp(m.rest[i], "L2::", 4))
+        m.used[i] = 1;
+    if ((rc = check_rest(pc, &m))) break;
+    if (nops < 1) {
+      rc = emu_pc_error(pc, "createpolicy needs a destination");
+      break;
+    }
+    in->op = OP_MOV;
+    in->t = T_B64;
+    if (!(rc = dst(pc, &ops[0], 0, &in->a[0]))) in->a[1] = emu_pc_const(pc, 0);
+    break;
+  }
   case OP_GRIDDEP:
     take(&m, "wait");
     take(&m, "launch_dependents");

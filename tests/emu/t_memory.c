@@ -44,6 +44,7 @@ int test_load_store_widths_and_sign_extension(tctx *t) {
     CHECK(o[10] == (uint16_t)(int16_t)(int8_t)p[1], "ld.s8 into .b16: 0x%x", o[10]);
     CHECK(o[11] == (u32[0] ^ u32[1] ^ u32[2] ^ u32[3]), "ld.v4.u32");
     CHECK(o[12] == (u16_12 | (uint32_t)u16_14 << 16), "ld.v2.u16: 0x%08x", o[12]);
+    CHECK(o[13] == u32[2], "ld with .L2::cache_hint and a createpolicy operand");
     const uint8_t *q = dst + 16 * i;
     uint32_t w4, w8, w12;
     uint16_t w2;

@@ -24,6 +24,10 @@ extern "C" __global__ void ld_st_widths(const uint8_t *src, uint32_t *out, uint8
   o[11] = a ^ b ^ c ^ d;
   asm volatile("ld.global.v2.u16 {%0, %1}, [%2+12];" : "=h"(h), "=h"(*(unsigned short *)&v) : "l"(p));
   o[12] = h | (v << 16);
+  uint64_t pol;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+  asm volatile("ld.global.L1::evict_last.L2::cache_hint.u32 %0, [%1+8], %2;" : "=r"(v) : "l"(p), "l"(pol));
+  o[13] = v;
   uint8_t *q = dst + t * 16;
   asm volatile("st.global.u8 [%0], %1;" ::"l"(q), "r"(0x1234A5u));
   asm volatile("st.global.u16 [%0+2], %1;" ::"l"(q), "h"((unsigned short)0xBEEF));
