@@ -242,7 +242,9 @@ int test_atomics_global_and_shared(tctx *t) {
   for (int k = 0; k < 4; k++) CHECK(gi[9 + k] == 32, "shared atomics %d", gi[9 + k]);
   CHECK(gu[0] == 2 && gu[1] == 4, "inc/dec %u %u", gu[0], gu[1]);
   CHECK(gu[2] == 0xFFFFFF00u && gu[3] == 0xFFFFFF7Fu, "unsigned min/max 0x%x 0x%x", gu[2], gu[3]);
-  CHECK(gf[0] == 64.0f && gf[1] == 192.0f, "float add %g %g", gf[0], gf[1]);
+  CHECK(gf[0] == 64.0f && gf[1] == 256.0f, "float add %g %g", gf[0], gf[1]);
+  CHECK(gi[13] == 128 && gi[14] == 127 && (uint32_t)gi[15] == 0x58005800u, "red add/max/f16x2: %d %d 0x%08x", gi[13],
+        gi[14], (uint32_t)gi[15]);
   CHECK(gd == 32.0 && gl == (128ull << 33), "double/u64 add %g %llu", gd, gl);
   return 0;
 }

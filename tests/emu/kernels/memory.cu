@@ -150,6 +150,10 @@ extern "C" __global__ void atomics(int *gi, unsigned *gu, float *gf, double *gd,
   atomicAdd(&gl[0], 1ull << 33);
   atomicAdd(&si[t % 4], 1);
   atomicAdd(&sf, 1.5f);
+  asm volatile("red.global.add.u32 [%0], %1;" ::"l"(&gi[13]), "r"(1));
+  asm volatile("red.relaxed.gpu.global.max.s32 [%0], %1;" ::"l"(&gi[14]), "r"(t));
+  asm volatile("red.shared.add.f32 [%0], %1;" ::"r"((unsigned)__cvta_generic_to_shared(&sf)), "f"(0.5f));
+  asm volatile("red.global.add.noftz.f16x2 [%0], %1;" ::"l"(&gi[15]), "r"(0x3C003C00));
   __syncthreads();
   if (threadIdx.x < 4) atomicAdd(&gi[9 + threadIdx.x], si[threadIdx.x]);
   if (threadIdx.x == 0) atomicAdd(&gf[1], sf);
