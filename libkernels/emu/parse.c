@@ -348,49 +348,45 @@ static int find_sreg(const char *s, int len) {
   return -1;
 }
 
-/* resolve a name in the function scopes (registers, ranges, variables) */
+/* resolve a name in the function scopes (registers, ranges, variables); an
+ * exact declaration and a %r<N> range can both match: the innermost (the
+ * later entry) wins */
 static int resolve_local(parser *P, const char *s, int len, emu_operand *o) {
-  name_ent *e = map_find(&P->names, s, len);
-  if (e) {
-    if (e->kind == NE_REG) {
-      o->kind = OPD_REG;
-      o->reg = e->idx;
-      o->rtype = e->type;
-      return 1;
-    }
-    if (e->kind == NE_PRED) {
-      o->kind = OPD_PRED;
-      o->reg = e->idx;
-      o->rtype = T_PRED;
-      return 1;
-    }
-    if (e->kind == NE_SYM) {
-      o->kind = OPD_SYM;
-      o->sym = e->idx;
-      return 1;
-    }
-  }
-  /* %r123 inside a %r<N> range */
+  name_ent *exact = map_find(&P->names, s, len), *range = NULL;
+  long n = 0;
   int k = len;
   while (k > 0 && isdigit((unsigned char)s[k - 1])) k--;
-  if (k == len || k == 0) return 0;
-  if (len - k > 1 && s[k] == '0') return 0;
-  long n = strtol(s + k, NULL, 10);
-  e = map_find(&P->names, s, k);
-  if (!e || n >= e->count) return 0;
-  if (e->kind == NE_REGRANGE) {
-    o->kind = OPD_REG;
-    o->reg = e->idx + (int)n;
-    o->rtype = e->type;
-    return 1;
+  if (k != len && k != 0 && !(len - k > 1 && s[k] == '0')) {
+    n = strtol(s + k, NULL, 10);
+    range = map_find(&P->names, s, k);
+    if (range && !((range->kind == NE_REGRANGE || range->kind == NE_PREDRANGE) && n < range->count)) range = NULL;
   }
-  if (e->kind == NE_PREDRANGE) {
-    o->kind = OPD_PRED;
-    o->reg = e->idx + (int)n;
-    o->rtype = T_PRED;
-    return 1;
+  if (exact && range && range > exact) exact = NULL;
+  if (exact) {
+    switch (exact->kind) {
+    case NE_REG:
+      o->kind = OPD_REG;
+      o->reg = exact->idx;
+      o->rtype = exact->type;
+      return 1;
+    case NE_PRED:
+      o->kind = OPD_PRED;
+      o->reg = exact->idx;
+      o->rtype = T_PRED;
+      return 1;
+    case NE_SYM:
+      o->kind = OPD_SYM;
+      o->sym = exact->idx;
+      return 1;
+    default:
+      break;
+    }
   }
-  return 0;
+  if (!range) return 0;
+  o->kind = range->kind == NE_REGRANGE ? OPD_REG : OPD_PRED;
+  o->reg = range->idx + (int)n;
+  o->rtype = range->kind == NE_REGRANGE ? range->type : T_PRED;
+  return 1;
 }
 
 static int resolve_name(parser *P, const char *s, int len, emu_operand *o) {

@@ -348,3 +348,22 @@ int test_api_library_prints_nothing(tctx *t) {
   if (m) dlcemu_module_unload(m);
   return 0;
 }
+
+int test_api_register_scopes_shadow_outer_names(tctx *t) {
+  static const char ptx[] = HEADER
+      ".visible .entry sc(.param .u64 p)\n{\n"
+      " .reg .b32 %r1;\n .reg .b64 %rd1;\n"
+      " ld.param.u64 %rd1, [p];\n mov.u32 %r1, 5;\n"
+      " { .reg .b32 %r<3>; mov.u32 %r1, 7; st.global.u32 [%rd1+4], %r1; }\n"
+      " { .reg .b32 %r1; mov.u32 %r1, 9; { st.global.u32 [%rd1+8], %r1; } }\n"
+      " st.global.u32 [%rd1], %r1;\n ret;\n}\n";
+  dlcemu_function f = t_func(t, t_load_text(t, ptx), "sc");
+  REQUIRE(f, "no kernel");
+  dlcemu_deviceptr d = t_alloc(t, 16, NULL);
+  void *params[] = {&d};
+  OK(dlcemu_launch_kernel(f, 1, 1, 1, 1, 1, 1, 0, params));
+  unsigned out[3];
+  t_download(t, out, d, sizeof out);
+  CHECK(out[0] == 5 && out[1] == 7 && out[2] == 9, "scopes: %u %u %u", out[0], out[1], out[2]);
+  return 0;
+}
