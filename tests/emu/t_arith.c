@@ -35,9 +35,11 @@ int test_int32_instructions_match_host(tctx *t) {
   static const char *names[] = {
 #define A(name, ...) #name,
 #define O A
+#define S A
 #include "kernels/ops_i32.def"
 #undef A
 #undef O
+#undef S
   };
   int count = (int)(sizeof names / sizeof names[0]);
   uint32_t va[N], vb[N], vc[N], s = 12345;
@@ -61,9 +63,11 @@ int test_int32_instructions_match_host(tctx *t) {
     k++;                                                                                                               \
   }
 #define O A
+#define S(name, tpl, fb, arch, n, ...) A(name, tpl, n, __VA_ARGS__)
 #include "kernels/ops_i32.def"
 #undef A
 #undef O
+#undef S
   }
   free(out);
   return rc;
@@ -176,9 +180,11 @@ int test_f32_instructions_match_host(tctx *t) {
   static const char *names[] = {
 #define A(name, ...) #name,
 #define O A
+#define S A
 #include "kernels/ops_f32.def"
 #undef A
 #undef O
+#undef S
   };
   int count = (int)(sizeof names / sizeof names[0]);
   float va[N], vb[N], vc[N];
@@ -205,9 +211,11 @@ int test_f32_instructions_match_host(tctx *t) {
     k++;                                                                                                               \
   }
 #define O A
+#define S(name, tpl, fb, arch, n, ...) A(name, tpl, n, __VA_ARGS__)
 #include "kernels/ops_f32.def"
 #undef A
 #undef O
+#undef S
   }
   free(out);
   return rc;

@@ -20,9 +20,15 @@
 #define A(name, tpl, n, ...) \
   __device__ __forceinline__ uint32_t i32_##name(uint32_t a, uint32_t b, uint32_t c) { uint32_t d; ASM##n(tpl, "r", d, a, b, c); return d; }
 #define O(name, op, n, ...) A(name, TPL##n(op), n, __VA_ARGS__)
+#define S(name, tpl, fb, arch, n, ...) \
+  __device__ __forceinline__ uint32_t i32_##name(uint32_t a, uint32_t b, uint32_t c) { \
+    uint32_t d; \
+    if (__CUDA_ARCH__ >= arch) ASM##n(tpl, "r", d, a, b, c); else ASM##n(fb, "r", d, a, b, c); \
+    return d; }
 #include "ops_i32.def"
 #undef A
 #undef O
+#undef S
 /* ---- 64-bit integers */
 #define A(name, tpl, n, ...) \
   __device__ __forceinline__ uint64_t i64_##name(uint64_t a, uint64_t b, uint64_t c) { uint64_t d; ASM##n(tpl, "l", d, a, b, c); return d; }
@@ -41,10 +47,16 @@
 #define A(name, tpl, n, ...) \
   __device__ __forceinline__ float f32_##name(float a, float b, float c) { float d; ASM##n(tpl, "f", d, a, b, c); return d; }
 #define O(name, op, n, ...) A(name, TPL##n(op), n, __VA_ARGS__)
+#define S(name, tpl, fb, arch, n, ...) \
+  __device__ __forceinline__ float f32_##name(float a, float b, float c) { \
+    float d; \
+    if (__CUDA_ARCH__ >= arch) ASM##n(tpl, "f", d, a, b, c); else ASM##n(fb, "f", d, a, b, c); \
+    return d; }
 #include "ops_f32.def"
 #include "ops_f32_approx.def"
 #undef A
 #undef O
+#undef S
 /* ---- f64 */
 #define A(name, tpl, n, ...) \
   __device__ __forceinline__ double f64_##name(double a, double b, double c) { double d; ASM##n(tpl, "d", d, a, b, c); return d; }
@@ -71,9 +83,11 @@
 TABLE_KERNEL(ops_i32, uint32_t, i32)
 #define A(name, tpl, n, ...) o[k++] = i32_##name(a, b, c);
 #define O A
+#define S(name, ...) o[k++] = i32_##name(a, b, c);
 #include "ops_i32.def"
 #undef A
 #undef O
+#undef S
 }
 
 TABLE_KERNEL(ops_i64, uint64_t, i64)
@@ -95,9 +109,11 @@ TABLE_KERNEL(ops_i16, unsigned short, i16)
 TABLE_KERNEL(ops_f32, float, f32)
 #define A(name, tpl, n, ...) o[k++] = f32_##name(a, b, c);
 #define O A
+#define S(name, ...) o[k++] = f32_##name(a, b, c);
 #include "ops_f32.def"
 #undef A
 #undef O
+#undef S
 }
 
 TABLE_KERNEL(ops_f32_approx, float, f32)
