@@ -945,6 +945,28 @@ int emu_opcode_known(const char *opcode) {
   return find_base(parts, np, &used) >= 0;
 }
 
+/* instructions newer than the module's .target fail like ptxas would */
+static int arch_check(emu_parse_ctx *pc, const emu_insn *in) {
+  int sm = pc->m->target_sm, need = 0;
+  int bf = in->t == T_BF16 || in->t == T_BF16X2;
+  switch (in->op) {
+  case OP_STMATRIX: need = 90; break;
+  case OP_ADD: case OP_SUB: case OP_MUL: case OP_EX2: case OP_TANH: need = bf ? 90 : 0; break;
+  case OP_MIN:
+  case OP_MAX:
+    if (in->sub == 1) need = 86;                                  /* .xorsign.abs */
+    if ((in->flags & IF_RELU) && !emu_type_is_float(in->t)) need = 90; /* integer .relu */
+    break;
+  default: break;
+  }
+  if (need > sm) {
+    char what[64];
+    snprintf(what, sizeof what, "requires sm_%d, the module targets sm_%d", need, sm);
+    return emu_pc_unsupported(pc, what);
+  }
+  return 0;
+}
+
 /* which of a[0..3] the interpreter reads as register slots */
 static uint8_t reg_mask(const emu_insn *in) {
   switch (in->op) {
@@ -1213,5 +1235,6 @@ int emu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int nops
   }
   if (!rc && in->cls == CLS_ARITH) in->cls = (uint8_t)class_for_type(in->t);
   if (!rc) in->rmask = reg_mask(in);
+  if (!rc) rc = arch_check(pc, in);
   return rc;
 }

@@ -116,6 +116,12 @@ int test_api_unsupported_instruction_fails_at_load(tctx *t) {
   s = with_line(17, "  mbarrier.init.shared.b64 [%rd3], 1;");
   expect_load_error(t, s, DLCEMU_ERROR_UNSUPPORTED, "PTX line 17", "mbarrier");
   free(s);
+  s = with_line(17, "  stmatrix.sync.aligned.m8n8.x1.shared.b16 [%rd3], {%r3};");
+  expect_load_error(t, s, DLCEMU_ERROR_UNSUPPORTED, "requires sm_90, the module targets sm_80", "stmatrix");
+  free(s);
+  s = with_line(17, "  add.rn.bf16x2 %r3, %r3, %r3;");
+  expect_load_error(t, s, DLCEMU_ERROR_UNSUPPORTED, "requires sm_90", "PTX line 17");
+  free(s);
   expect_load_error(t, ".version 8.0\n.target sm_60\n.address_size 64\n", DLCEMU_ERROR_UNSUPPORTED, "target", "sm_60");
   expect_load_error(t, ".version 8.0\n.target sm_80\n.address_size 32\n", DLCEMU_ERROR_UNSUPPORTED, "address size", NULL);
   static const char rec[] = HEADER
