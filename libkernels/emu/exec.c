@@ -786,6 +786,7 @@ static uint8_t *resolve(emu_run *R, emu_warp *w, const emu_insn *in, int lane, i
   default: {
     const emu_range *g = emu_find_range(R, x);
     if (!g || x + size > g->end) {
+      if (!g) g = emu_near_range(R, x);
       if (g)
         emu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, lane, in,
                    "out-of-bounds %s %s of %u bytes at 0x%llx: %llu bytes past the end of the %llu-byte allocation "
@@ -1243,8 +1244,9 @@ static void exec_cp_async(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t 
         return;
       }
       const emu_range *g = emu_find_range(R, s);
-      if (WIN_TAG(s) != 0 || !g || s < g->base || s + n > g->end) {
-        if (g && s >= g->base)
+      if (WIN_TAG(s) != 0 || !g || s + n > g->end) {
+        if (!g) g = emu_near_range(R, s);
+        if (g)
           emu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, l, in,
                      "out-of-bounds cp.async read of %u bytes at 0x%llx: %llu bytes past the end of the %llu-byte "
                      "allocation at 0x%llx",

@@ -84,8 +84,22 @@ const emu_range *emu_find_range(emu_run *R, uint64_t a) {
     R->last_range = best;
     return &R->ranges[best];
   }
-  /* the nearest allocation below, for the message */
-  if (best >= 0 && a < R->ranges[best].end + (1u << 20)) return &R->ranges[best];
+  return NULL;
+}
+
+const emu_range *emu_near_range(emu_run *R, uint64_t a) {
+  int lo = 0, hi = R->nranges - 1, best = -1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (R->ranges[mid].base <= a) {
+      best = mid;
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  if (best >= 0 && a - R->ranges[best].base < R->ranges[best].end - R->ranges[best].base + (1u << 20))
+    return &R->ranges[best];
   return NULL;
 }
 

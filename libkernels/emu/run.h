@@ -112,7 +112,8 @@ void emu_lanes_exit(emu_run *R, emu_warp *w, uint32_t lanes);
 int emu_cp_land(emu_run *R, emu_warp *w, int lane, int all, uint32_t keep_groups);
 void emu_poison_report(emu_run *R, const emu_warp *w, int lane, const emu_insn *in, uint64_t off, unsigned size,
                        int write);
-const emu_range *emu_find_range(emu_run *R, uint64_t a);
+const emu_range *emu_find_range(emu_run *R, uint64_t a); /* the allocation containing a, or NULL */
+const emu_range *emu_near_range(emu_run *R, uint64_t a); /* the allocation at or just below a (messages) */
 
 /* exec.c: run warp w for at most budget instructions */
 void emu_exec_warp(emu_run *R, emu_warp *w, int budget);
