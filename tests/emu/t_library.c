@@ -64,3 +64,23 @@ int test_struct_parameter_indexed_at_run_time(tctx *t) {
   for (int i = 0; i < 64; i++) CHECK(out[i] == s.arr[i % 8] + 10, "thread %d: %d", i, out[i]);
   return 0;
 }
+
+struct P16 {
+  int a[16];
+  float s;
+};
+
+int test_grid_constant_parameter_by_generic_address(tctx *t) {
+  dlcemu_function f = t_func(t, t_load(t, "library"), "grid_constant_param");
+  REQUIRE(f, "no kernel");
+  struct P16 p;
+  for (int i = 0; i < 16; i++) p.a[i] = 100 * i + 1;
+  p.s = 4.0f;
+  dlcemu_deviceptr dout = t_alloc(t, 32 * 4, NULL);
+  void *params[] = {&p, &dout};
+  OK(t_launch(t, f, 1, 32, 0, params));
+  int out[32];
+  t_download(t, out, dout, sizeof out);
+  for (int i = 0; i < 32; i++) CHECK(out[i] == p.a[i & 15] + 4, "thread %d: %d", i, out[i]);
+  return 0;
+}

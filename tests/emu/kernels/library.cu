@@ -31,3 +31,10 @@ extern "C" __global__ void param_index(S s, int *out) {
   const S *p = &s;
   out[threadIdx.x] = p->arr[threadIdx.x % 8] + (int)p->f;
 }
+
+struct P16 { int a[16]; float s; };
+__device__ __noinline__ int pick(const P16 *p, int i) { return p->a[i & 15]; }
+// __grid_constant__: the parameter's own address (cvta.param) passed to a function
+extern "C" __global__ void grid_constant_param(const __grid_constant__ P16 p, int *out) {
+  out[threadIdx.x] = pick(&p, threadIdx.x) + (int)p.s;
+}
