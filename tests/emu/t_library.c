@@ -3,6 +3,7 @@
  * CUB BlockReduce, BlockScan and BlockRadixSort against the host, half2
  * atomics, a run-time index into a by-value struct parameter.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,5 +83,30 @@ int test_grid_constant_parameter_by_generic_address(tctx *t) {
   int out[32];
   t_download(t, out, dout, sizeof out);
   for (int i = 0; i < 32; i++) CHECK(out[i] == p.a[i & 15] + 4, "thread %d: %d", i, out[i]);
+  return 0;
+}
+
+int test_softmax_rows_bf16_within_tolerance(tctx *t) {
+  dlcemu_function f = t_func(t, t_load(t, "library"), "softmax_rows");
+  REQUIRE(f, "no kernel");
+  enum { rows = 10 };
+  static float in[rows * 256];
+  uint32_t s = 17;
+  for (int i = 0; i < rows * 256; i++) in[i] = (float)((int)(t_rand(&s) % 2001) - 1000) / 100.0f;
+  dlcemu_deviceptr din = t_alloc(t, sizeof in, in), dout = t_alloc(t, rows * 256 * 2, NULL);
+  int n = rows;
+  void *params[] = {&din, &dout, &n};
+  OK(t_launch(t, f, 3, 128, 0, params)); /* 12 warps, the last 2 exit at once */
+  uint16_t out[rows * 256];
+  t_download(t, out, dout, sizeof out);
+  for (int r = 0; r < rows; r++) {
+    double m = -1e300, sum = 0;
+    for (int i = 0; i < 256; i++) m = in[r * 256 + i] > m ? in[r * 256 + i] : m;
+    for (int i = 0; i < 256; i++) sum += exp(in[r * 256 + i] - m);
+    for (int i = 0; i < 256; i++) {
+      double want = exp(in[r * 256 + i] - m) / sum, got = t_bf2f(out[r * 256 + i]);
+      CHECK(fabs(got - want) <= 1e-3 + 8e-3 * want, "row %d col %d: %g, want %g", r, i, got, want);
+    }
+  }
   return 0;
 }

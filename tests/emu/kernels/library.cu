@@ -38,3 +38,28 @@ __device__ __noinline__ int pick(const P16 *p, int i) { return p->a[i & 15]; }
 extern "C" __global__ void grid_constant_param(const __grid_constant__ P16 p, int *out) {
   out[threadIdx.x] = pick(&p, threadIdx.x) + (int)p.s;
 }
+
+#include <cuda_bf16.h>
+// row softmax, one warp per row of 256 floats: shuffle max/sum, fast exp, bf16 output
+extern "C" __global__ void softmax_rows(const float *in, __nv_bfloat16 *out, int rows) {
+  int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
+  if (warp >= rows) return;
+  const float *x = in + (size_t)warp * 256;
+  float v[8], m = -INFINITY;
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    v[i] = x[lane + 32 * i];
+    m = fmaxf(m, v[i]);
+  }
+  for (int off = 16; off; off >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
+  float s = 0;
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    v[i] = __expf(v[i] - m);
+    s += v[i];
+  }
+  for (int off = 16; off; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
+  float inv = __frcp_rn(s);
+#pragma unroll
+  for (int i = 0; i < 8; i++) out[(size_t)warp * 256 + lane + 32 * i] = __float2bfloat16(v[i] * inv);
+}
