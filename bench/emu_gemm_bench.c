@@ -104,11 +104,14 @@ int main(int argc, char **argv) {
   CHECK(dlcemu_memcpy_htod(dB, B, sizeof(uint16_t) * (size_t)K * N));
   void *params[] = {&dA, &dB, &dC, &M, &N, &K};
 
-  struct timespec t0, t1;
+  struct timespec t0, t1, c0, c1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
   CHECK(dlcemu_launch_kernel(fn, (unsigned)N / 64, (unsigned)M / 64, 1, 128, 1, 1, 0, params));
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  double cpu = (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
   dlcemu_launch_stats st;
   CHECK(dlcemu_last_launch_stats(&st));
 
@@ -133,9 +136,10 @@ int main(int argc, char **argv) {
     }
   }
   printf("emu_gemm_bench: %dx%dx%d fp16 mma.sync GEMM, %llu blocks of 128 threads\n", M, N, K, st.blocks);
-  printf("wall time: %.3f s\n", secs);
+  printf("wall time: %.3f s (cpu time %.3f s, one thread)\n", secs, cpu);
   printf("warp instructions: %llu (%llu thread instructions)\n", st.warp_instructions, st.thread_instructions);
-  printf("warp instructions per second: %.3g\n", (double)st.warp_instructions / secs);
+  printf("warp instructions per second: %.3g (per cpu second: %.3g)\n", (double)st.warp_instructions / secs,
+         (double)st.warp_instructions / cpu);
   printf("max abs error vs fp64 reference: %.3g (%zu elements outside rtol=atol=1e-3)\n", max_err, bad);
   printf("stats: %s\n", dlcemu_last_launch_stats_json());
   free(row);

@@ -1333,6 +1333,54 @@ static void exec_call_extern(emu_run *R, emu_warp *w, const emu_insn *in, uint32
   });
 }
 
+/* fma.rn.f32 over a lane mask; on CPUs with FMA the clone uses the instruction
+ * instead of a libm call per lane (same results: fmaf is exact either way) */
+__attribute__((target_clones("default", "fma"))) static void fma_lanes_f32(uint64_t *d, const uint64_t *a,
+                                                                          const uint64_t *b, const uint64_t *c,
+                                                                          uint32_t exec) {
+  LANES(exec, d[l] = canon32(fmaf(F32(a[l]), F32(b[l]), F32(c[l]))));
+}
+
+/* compare results of a scalar 32-bit integer or f32 setp, switch outside the lane loop */
+static int cmp_fast(const emu_insn *in, const uint64_t *x, const uint64_t *y, uint32_t exec, uint32_t *res) {
+  uint32_t r = 0;
+  int t = in->t2;
+#define CMPLOOP(expr) LANES(exec, if (expr) r |= 1u << l)
+  if (t == T_S32 || t == T_U32 || t == T_B32) {
+    int sg = t == T_S32;
+    switch (in->sub) {
+    case CMP_EQ: CMPLOOP((uint32_t)x[l] == (uint32_t)y[l]); break;
+    case CMP_NE: CMPLOOP((uint32_t)x[l] != (uint32_t)y[l]); break;
+    case CMP_LT: if (sg) CMPLOOP((int32_t)x[l] < (int32_t)y[l]); else CMPLOOP((uint32_t)x[l] < (uint32_t)y[l]); break;
+    case CMP_LE: if (sg) CMPLOOP((int32_t)x[l] <= (int32_t)y[l]); else CMPLOOP((uint32_t)x[l] <= (uint32_t)y[l]); break;
+    case CMP_GT: if (sg) CMPLOOP((int32_t)x[l] > (int32_t)y[l]); else CMPLOOP((uint32_t)x[l] > (uint32_t)y[l]); break;
+    case CMP_GE: if (sg) CMPLOOP((int32_t)x[l] >= (int32_t)y[l]); else CMPLOOP((uint32_t)x[l] >= (uint32_t)y[l]); break;
+    case CMP_LO: CMPLOOP((uint32_t)x[l] < (uint32_t)y[l]); break;
+    case CMP_LS: CMPLOOP((uint32_t)x[l] <= (uint32_t)y[l]); break;
+    case CMP_HI: CMPLOOP((uint32_t)x[l] > (uint32_t)y[l]); break;
+    case CMP_HS: CMPLOOP((uint32_t)x[l] >= (uint32_t)y[l]); break;
+    default: return 0;
+    }
+  } else if (t == T_F32 && !(in->flags & IF_FTZ)) {
+    switch (in->sub) { /* ordered compares are false on NaN, as C's are */
+    case CMP_EQ: CMPLOOP(F32(x[l]) == F32(y[l])); break;
+    case CMP_LT: CMPLOOP(F32(x[l]) < F32(y[l])); break;
+    case CMP_LE: CMPLOOP(F32(x[l]) <= F32(y[l])); break;
+    case CMP_GT: CMPLOOP(F32(x[l]) > F32(y[l])); break;
+    case CMP_GE: CMPLOOP(F32(x[l]) >= F32(y[l])); break;
+    case CMP_NEU: CMPLOOP(!(F32(x[l]) == F32(y[l]))); break;
+    case CMP_GEU: CMPLOOP(!(F32(x[l]) < F32(y[l]))); break;
+    case CMP_LTU: CMPLOOP(!(F32(x[l]) >= F32(y[l]))); break;
+    default: return 0;
+    }
+  } else {
+    return 0;
+  }
+#undef CMPLOOP
+  *res = r;
+  return 1;
+}
+
 /* ------------------------------------------------------------ the loop */
 static void set_pcs(emu_warp *w, uint32_t lanes, uint32_t pc) {
   while (lanes) {
@@ -1426,7 +1474,7 @@ void emu_exec_warp(emu_run *R, emu_warp *w, int budget) {
           case OP_SUB: LANES(exec, d[l] = canon32(F32(a[l]) - F32(b[l]))); goto advance;
           case OP_MUL: LANES(exec, d[l] = canon32(F32(a[l]) * F32(b[l]))); goto advance;
           case OP_FMA:
-          case OP_MAD: LANES(exec, d[l] = canon32(fmaf(F32(a[l]), F32(b[l]), F32(c[l])))); goto advance;
+          case OP_MAD: fma_lanes_f32(d, a, b, c, exec); goto advance;
           default: break;
           }
         }
@@ -1555,20 +1603,22 @@ void emu_exec_warp(emu_run *R, emu_warp *w, int budget) {
       uint32_t cm = p[in->a[4]];
       if (in->flags & IF_NEGB) cm = ~cm;
       const uint64_t *x = r[in->a[2]], *y = r[in->a[3]];
-      LANES(exec, {
-        if (cmp_lane(in, in->t2, x[l], y[l], 0)) res |= 1u << l;
-        if (packed && cmp_lane(in, in->t2, x[l], y[l], 1)) res_hi |= 1u << l;
-      });
-      if (in->op == OP_SETP) {
-        uint32_t pv = 0, qv = 0;
+      if (packed || !cmp_fast(in, x, y, exec, &res))
         LANES(exec, {
-          int rr = res >> l & 1, cc = cm >> l & 1;
-          if (combine(in->sub2, rr, cc)) pv |= 1u << l;
-          int qq = packed ? (res_hi >> l & 1) : !rr;
-          if (combine(in->sub2, qq, cc)) qv |= 1u << l;
+          if (cmp_lane(in, in->t2, x[l], y[l], 0)) res |= 1u << l;
+          if (packed && cmp_lane(in, in->t2, x[l], y[l], 1)) res_hi |= 1u << l;
         });
+      if (in->op == OP_SETP) {
+        /* p = r op c, q = !r op c (the upper half's compare for packed types), as masks */
+        uint32_t rq = packed ? res_hi : ~res, pv, qv;
+        switch (in->sub2) {
+        case BOOL_AND: pv = res & cm; qv = rq & cm; break;
+        case BOOL_OR: pv = res | cm; qv = rq | cm; break;
+        case BOOL_XOR: pv = res ^ cm; qv = rq ^ cm; break;
+        default: pv = res; qv = rq; break;
+        }
         pwrite(p, in->a[0], exec, pv);
-        pwrite(p, in->a[1], exec, qv);
+        if (in->a[1] != PSLOT_SINK) pwrite(p, in->a[1], exec, qv);
       } else {
         int dt = in->t;
         LANES(exec, {
