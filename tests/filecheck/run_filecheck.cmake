@@ -1,4 +1,5 @@
-# Runs `dlcgen --graph GRAPH --dtype DTYPE --dump=STAGE` and pipes the dump
+# Runs `dlcgen --graph GRAPH --dtype DTYPE --dump=STAGE --until=STAGE` (the
+# later stages do not run) and pipes the dump
 # into FileCheck with --check-prefix=PREFIX (and --implicit-check-not=NOT when
 # given).  Usage, from CTest:
 #   cmake -DDLCGEN=... -DFILECHECK=... -DGRAPH=... -DDTYPE=fp16 -DSTAGE=tiny
@@ -14,7 +15,7 @@ if(DEFINED NOT)
   list(APPEND extra "--implicit-check-not=${NOT}")
 endif()
 execute_process(
-  COMMAND ${DLCGEN} --graph ${GRAPH} --dtype ${DTYPE} --dump=${STAGE}
+  COMMAND ${DLCGEN} --graph ${GRAPH} --dtype ${DTYPE} --dump=${STAGE} --until=${STAGE}
   COMMAND ${FILECHECK} ${CHECK_FILE} --check-prefix=${PREFIX} --dump-input=fail ${extra}
   RESULTS_VARIABLE rcs
   OUTPUT_VARIABLE out
