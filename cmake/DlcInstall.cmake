@@ -1,0 +1,121 @@
+# Install rules: dlc ships like a distro library (GNUInstallDirs layout).
+#
+#   bin/dlcgen                                  the compiler
+#   lib/libdlckernels.a                         SASS kernels + dispatch + CUDA backend
+#   lib/libdlckernels-emu.a, lib/libdlcemu.a    the same API in the PTX emulator
+#   include/dlc/{dlc.h,dlc_ops.h,dlcemu.h}      public headers (dlc_ops.h is generated)
+#   lib/pkgconfig/{dlckernels,dlckernels-emu}.pc
+#   lib/cmake/dlckernels/                       find_package(dlckernels): dlc::dlckernels,
+#                                               dlc::dlckernels-emu, dlc::dlcemu
+#   share/dlc/templates/*.cuh                   what dlcgen's .cu files include
+#   share/dlc/manifests/                        default.json and its graphs
+#   share/doc/dlc/                              README and docs/*.md
+#
+# Included from the top-level CMakeLists.txt after libkernels/, so that it sees
+# the targets dlcgen, dlcemu and (with nvcc) dlckernels and dlckernels-emu.
+# Only the library of ${DLC_MANIFEST} is installed; test libraries made with
+# dlc_add_kernel_library() (dlcextra, ...) are not.
+include_guard(GLOBAL)
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(DLC_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/dlckernels CACHE STRING
+    "Where the dlckernels CMake package is installed (relative to the prefix)")
+set(DLC_INSTALL_PKGCONFIGDIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig CACHE STRING
+    "Where the pkg-config files are installed (relative to the prefix)")
+set(DLC_INSTALL_TEMPLATEDIR ${CMAKE_INSTALL_DATADIR}/dlc/templates)
+
+# the compiler, and the templates its output includes
+install(TARGETS dlcgen RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+file(GLOB _dlc_templates CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/templates/*.cuh)
+install(FILES ${_dlc_templates} DESTINATION ${DLC_INSTALL_TEMPLATEDIR})
+# the default manifest and its graphs: the starting point for a user's own
+install(FILES ${PROJECT_SOURCE_DIR}/manifests/default.json DESTINATION ${CMAKE_INSTALL_DATADIR}/dlc/manifests)
+file(GLOB _dlc_graphs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/manifests/graphs/*.json)
+install(FILES ${_dlc_graphs} DESTINATION ${CMAKE_INSTALL_DATADIR}/dlc/manifests/graphs)
+
+# documentation
+file(GLOB _dlc_docs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${_dlc_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
+# libraries and headers
+set(_dlc_export_targets dlcemu)
+install(FILES ${PROJECT_SOURCE_DIR}/include/dlc/dlcemu.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dlc)
+if(TARGET dlckernels-emu)
+  list(APPEND _dlc_export_targets dlckernels-emu)
+  # dlc_ops.h: the entry points dlcgen generated for ${DLC_MANIFEST}
+  get_directory_property(_dlc_gen DIRECTORY ${PROJECT_SOURCE_DIR}/libkernels DEFINITION dlckernels_GEN)
+  install(FILES ${PROJECT_SOURCE_DIR}/include/dlc/dlc.h ${_dlc_gen}/include/dlc/dlc_ops.h
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dlc)
+endif()
+set(DLC_INSTALL_HAVE_CUDA OFF)
+if(TARGET dlckernels)
+  list(APPEND _dlc_export_targets dlckernels)
+  set(DLC_INSTALL_HAVE_CUDA ON)
+endif()
+# (the kernel libraries carry $<INSTALL_INTERFACE:include> themselves; dlcemu's
+# include directory is a build-tree path, so it gets INCLUDES DESTINATION)
+list(REMOVE_ITEM _dlc_export_targets dlcemu)
+install(TARGETS dlcemu EXPORT dlckernelsTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(_dlc_export_targets)
+  install(TARGETS ${_dlc_export_targets} EXPORT dlckernelsTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
+
+# CMake package
+install(EXPORT dlckernelsTargets NAMESPACE dlc:: DESTINATION ${DLC_INSTALL_CMAKEDIR})
+set(DLC_CUDA_ROOT_HINT "")
+if(DLC_INSTALL_HAVE_CUDA)
+  get_filename_component(DLC_CUDA_ROOT_HINT "${CUDAToolkit_BIN_DIR}" DIRECTORY)
+endif()
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/dlckernelsConfig.cmake.in
+  ${CMAKE_BINARY_DIR}/dlc-install/dlckernelsConfig.cmake
+  INSTALL_DESTINATION ${DLC_INSTALL_CMAKEDIR})
+# 0.x: a minor release may change the API
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/dlc-install/dlckernelsConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/dlc-install/dlckernelsConfig.cmake
+              ${CMAKE_BINARY_DIR}/dlc-install/dlckernelsConfigVersion.cmake
+        DESTINATION ${DLC_INSTALL_CMAKEDIR})
+
+# pkg-config files, made at configure time for ${CMAKE_INSTALL_PREFIX}.
+# ${libdir} and ${includedir} are relative to ${prefix} when the GNUInstallDirs
+# are; `cmake --install --prefix P` then rewrites the prefix= line of the
+# installed copies to P.
+foreach(_v LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${_v}}")
+    set(DLC_PC_${_v} "${CMAKE_INSTALL_${_v}}")
+  else()
+    set(DLC_PC_${_v} "\${prefix}/${CMAKE_INSTALL_${_v}}")
+  endif()
+endforeach()
+set(DLC_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+set(_dlc_pcs)
+if(TARGET dlckernels-emu)
+  list(APPEND _dlc_pcs dlckernels-emu)
+endif()
+if(DLC_INSTALL_HAVE_CUDA)
+  # where cudart_static was found (the build links the same one)
+  set(DLC_PC_CUDA_LIBDIR "${CUDAToolkit_LIBRARY_DIR}")
+  if(CUDA_cudart_static_LIBRARY)
+    get_filename_component(DLC_PC_CUDA_LIBDIR "${CUDA_cudart_static_LIBRARY}" DIRECTORY)
+  endif()
+  list(APPEND _dlc_pcs dlckernels)
+endif()
+foreach(_pc ${_dlc_pcs})
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/${_pc}.pc.in ${CMAKE_BINARY_DIR}/dlc-install/${_pc}.pc @ONLY)
+  install(FILES ${CMAKE_BINARY_DIR}/dlc-install/${_pc}.pc DESTINATION ${DLC_INSTALL_PKGCONFIGDIR})
+  # install time: point prefix= at the prefix actually installed to
+  install(CODE "set(_dlc_pc \"${DLC_INSTALL_PKGCONFIGDIR}/${_pc}.pc\")\nset(_dlc_pc_prefix \"${DLC_PC_PREFIX}\")")
+  install(CODE [[
+    if(NOT IS_ABSOLUTE "${_dlc_pc}")
+      set(_dlc_pc "${CMAKE_INSTALL_PREFIX}/${_dlc_pc}")
+    endif()
+    set(_dlc_pc "$ENV{DESTDIR}${_dlc_pc}")
+    if(NOT CMAKE_INSTALL_PREFIX STREQUAL _dlc_pc_prefix AND EXISTS "${_dlc_pc}")
+      file(READ "${_dlc_pc}" _dlc_s)
+      string(REGEX REPLACE "(^|\n)prefix=[^\n]*" "\\1prefix=${CMAKE_INSTALL_PREFIX}" _dlc_s "${_dlc_s}")
+      file(WRITE "${_dlc_pc}" "${_dlc_s}")
+    endif()]])
+endforeach()
