@@ -283,12 +283,12 @@ static int parse_number(parser *P, const token *t, emu_operand *o) {
     o->imm_kind = IMM_F64;
     o->fval = strtod(buf, NULL);
     double d = o->fval;
-    uint64_t u;
+    uint64_t u = 0;
     memcpy(&u, &d, 8);
     o->ival = (int64_t)u;
     return 0;
   }
-  uint64_t v;
+  uint64_t v = 0;
   if (parse_uint(P, t, &v)) return P->err;
   o->imm_kind = IMM_INT;
   o->ival = (int64_t)v;
@@ -460,7 +460,7 @@ static int parse_address(parser *P, emu_operand *o) {
     }
     advance(P);
   } else if (t.kind == TK_NUM) {
-    uint64_t v;
+    uint64_t v = 0;
     if (parse_uint(P, &t, &v)) return P->err;
     o->ival = (int64_t)v;
     advance(P);
@@ -474,7 +474,7 @@ static int parse_address(parser *P, emu_operand *o) {
       neg = !neg;
       advance(P);
     }
-    uint64_t v;
+    uint64_t v = 0;
     if (parse_uint(P, &P->tok, &v)) return P->err;
     o->ival += neg ? -(int64_t)v : (int64_t)v;
     advance(P);
@@ -533,7 +533,7 @@ static int parse_operand(parser *P, emu_operand *o) {
   advance(P);
   if (o->kind == OPD_SYM && (tok_punct(&P->tok, '+'))) {
     advance(P);
-    uint64_t v;
+    uint64_t v = 0;
     if (parse_uint(P, &P->tok, &v)) return P->err;
     o->ival = (int64_t)v;
     advance(P);
@@ -638,7 +638,7 @@ static int parse_decl_words(parser *P, decl *d) {
       } else if (!strcmp(buf, "ptr")) d->ptr_attrs = 1;
       else if (!strcmp(buf, "align")) {
         advance(P);
-        uint64_t a;
+        uint64_t a = 0;
         if (parse_uint(P, &P->tok, &a)) return P->err;
         if (a == 0 || (a & (a - 1)) || a > 4096) return perr(P, "bad alignment %llu", (unsigned long long)a);
         d->align = (int)a;
@@ -668,7 +668,7 @@ static int parse_dims(parser *P, uint64_t *count, int *unsized) {
       advance(P);
       continue;
     }
-    uint64_t n;
+    uint64_t n = 0;
     if (parse_uint(P, &P->tok, &n)) return P->err;
     *count *= n;
     advance(P);
@@ -758,7 +758,7 @@ static int parse_var(parser *P, const decl *d, int owner, int sym_kind_override)
     token name = P->tok;
     if (name.kind != TK_WORD) return perr(P, "expected a variable name");
     advance(P);
-    uint64_t count;
+    uint64_t count = 0;
     int unsized;
     if (parse_dims(P, &count, &unsized)) return P->err;
     int type = d->type ? d->type : T_B8;
@@ -867,7 +867,7 @@ static int parse_reg_decl(parser *P, const decl *d) {
     int is_pred = d->type == T_PRED;
     if (tok_punct(&P->tok, '<')) {
       advance(P);
-      uint64_t n;
+      uint64_t n = 0;
       if (parse_uint(P, &P->tok, &n)) return P->err;
       advance(P);
       if (expect_punct(P, '>')) return P->err;
@@ -1136,7 +1136,7 @@ static int parse_params(parser *P, int fi, int is_entry, int **out, int *nout) {
     token name = P->tok;
     if (name.kind != TK_WORD) return perr(P, "expected a parameter name");
     advance(P);
-    uint64_t count;
+    uint64_t count = 0;
     int unsized;
     if (parse_dims(P, &count, &unsized)) return P->err;
     int type = d.type ? d.type : T_B8;
@@ -1174,7 +1174,7 @@ static int parse_params(parser *P, int fi, int is_entry, int **out, int *nout) {
 static int parse_dim3(parser *P, unsigned v[3]) {
   v[0] = v[1] = v[2] = 1;
   for (int i = 0; i < 3; i++) {
-    uint64_t n;
+    uint64_t n = 0;
     if (parse_uint(P, &P->tok, &n)) return P->err;
     v[i] = (unsigned)n;
     advance(P);
@@ -1345,7 +1345,7 @@ static int parse_target(parser *P) {
 
 static int parse_file_directive(parser *P) {
   advance(P);
-  uint64_t idx;
+  uint64_t idx = 0;
   if (parse_uint(P, &P->tok, &idx)) return P->err;
   advance(P);
   if (P->tok.kind != TK_STR) return perr(P, "expected a file name");
@@ -1388,7 +1388,7 @@ static int parse_toplevel(parser *P) {
       have_target = 1;
     } else if (tok_is(&t, ".address_size")) {
       advance(P);
-      uint64_t n;
+      uint64_t n = 0;
       if (parse_uint(P, &P->tok, &n)) return P->err;
       if (n != 64) return punsupported(P, t.line, "address size", P->tok.s, P->tok.len);
       advance(P);
