@@ -591,7 +591,6 @@ static int dec_cvt(emu_parse_ctx *pc, mods *m, emu_operand *o, int n, emu_insn *
 static int dec_mem(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, emu_insn *in) {
   int rc, t = T_NONE;
   if (m->cache_hint) n--; /* the cache-policy operand */
-  take(m, "global"); /* ld.global.nc.L2::... ordering handled by classify */
   if ((rc = check_rest(pc, m)) || (rc = one_type(pc, m, &t))) return rc;
   in->t = (uint8_t)t;
   in->space = (uint8_t)(m->space < 0 ? SP_GENERIC : m->space);

@@ -11,11 +11,6 @@
 #define ASM2(tpl, k, d, a, b, c) asm volatile(tpl : "=" k(d) : k(a), k(b))
 #define ASM3(tpl, k, d, a, b, c) asm volatile(tpl : "=" k(d) : k(a), k(b), k(c))
 
-#define DEFINE_OPS(prefix, T, K)                                                                   \
-  /* nothing: the including file defines O and A */
-
-#define COUNT_O(...) +1
-
 /* ---- 32-bit integers */
 #define A(name, tpl, n, ...) \
   __device__ __forceinline__ uint32_t i32_##name(uint32_t a, uint32_t b, uint32_t c) { uint32_t d; ASM##n(tpl, "r", d, a, b, c); return d; }
@@ -77,8 +72,6 @@
     T a = A_[i], b = B_[i], c = C_[i];                                                             \
     T *o = out + (size_t)i * count;                                                                \
     int k = 0;
-
-#define CALL(prefix) o[k++] = prefix
 
 TABLE_KERNEL(ops_i32, uint32_t, i32)
 #define A(name, tpl, n, ...) o[k++] = i32_##name(a, b, c);
