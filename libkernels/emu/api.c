@@ -20,7 +20,7 @@ static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
 static emu_module **modules;
 static int nmodules, capmodules;
 
-int emu_fail(int status, const char *fmt, ...) {
+int dlcemu_fail(int status, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(detail, sizeof detail, fmt, ap);
@@ -28,9 +28,9 @@ int emu_fail(int status, const char *fmt, ...) {
   return status;
 }
 
-void emu_clear_error(void) { detail[0] = 0; }
+void dlcemu_clear_error(void) { detail[0] = 0; }
 
-int emu_grow(void *pp, int *cap, int n, size_t es) {
+int dlcemu_grow(void *pp, int *cap, int n, size_t es) {
   if (n <= *cap) return 0;
   int nc = *cap ? *cap * 2 : 16;
   while (nc < n) nc *= 2;
@@ -42,8 +42,8 @@ int emu_grow(void *pp, int *cap, int n, size_t es) {
   return 0;
 }
 
-unsigned long long emu_limit_instructions(void) { return limit_instructions; }
-int emu_check_uninit_shared(void) { return uninit_check; }
+unsigned long long dlcemu_limit_instructions(void) { return limit_instructions; }
+int dlcemu_check_uninit_shared(void) { return uninit_check; }
 
 static int module_live_locked(const emu_module *m) {
   for (int i = 0; i < nmodules; i++)
@@ -70,27 +70,27 @@ static int function_live(const emu_kernel *k) {
 }
 
 int dlcemu_module_load_data(dlcemu_module *mod, const char *ptx_text) {
-  if (!mod || !ptx_text) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_module_load_data: NULL argument");
+  if (!mod || !ptx_text) return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_module_load_data: NULL argument");
   *mod = NULL;
   emu_module *m = calloc(1, sizeof *m);
-  if (!m) return emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
-  int rc = emu_parse_module(m, ptx_text);
+  if (!m) return dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+  int rc = dlcemu_parse_module(m, ptx_text);
   if (!rc) {
     m->kernels = calloc((size_t)(m->nfuncs ? m->nfuncs : 1), sizeof(emu_kernel *));
-    if (!m->kernels) rc = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (!m->kernels) rc = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
   }
   for (int i = 0; !rc && i < m->nfuncs; i++)
-    if (m->funcs[i].is_entry && m->funcs[i].has_body) rc = emu_link_kernel(m, i, &m->kernels[i]);
+    if (m->funcs[i].is_entry && m->funcs[i].has_body) rc = dlcemu_link_kernel(m, i, &m->kernels[i]);
   if (!rc) {
     pthread_mutex_lock(&modules_lock);
-    if (emu_grow(&modules, &capmodules, nmodules + 1, sizeof(emu_module *)))
-      rc = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (dlcemu_grow(&modules, &capmodules, nmodules + 1, sizeof(emu_module *)))
+      rc = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
     else
       modules[nmodules++] = m;
     pthread_mutex_unlock(&modules_lock);
   }
   if (rc) {
-    emu_module_free(m);
+    dlcemu_module_free(m);
     return rc;
   }
   *mod = m;
@@ -111,26 +111,26 @@ int dlcemu_module_unload(dlcemu_module mod) {
     }
   }
   pthread_mutex_unlock(&modules_lock);
-  if (found < 0) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_module_unload: not a loaded module");
-  emu_module_free(mod);
+  if (found < 0) return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_module_unload: not a loaded module");
+  dlcemu_module_free(mod);
   return 0;
 }
 
 int dlcemu_module_get_function(dlcemu_function *fn, dlcemu_module mod, const char *name) {
-  if (!fn || !name) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_module_get_function: NULL argument");
+  if (!fn || !name) return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_module_get_function: NULL argument");
   *fn = NULL;
-  if (!module_live(mod)) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_module_get_function: not a loaded module");
+  if (!module_live(mod)) return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_module_get_function: not a loaded module");
   for (int i = 0; i < mod->nfuncs; i++)
     if (mod->kernels[i] && !strcmp(mod->funcs[i].name, name)) {
       *fn = mod->kernels[i];
       return 0;
     }
-  return emu_fail(DLCEMU_ERROR_NOT_FOUND, "dlcemu_module_get_function: the module has no .entry named '%s'", name);
+  return dlcemu_fail(DLCEMU_ERROR_NOT_FOUND, "dlcemu_module_get_function: the module has no .entry named '%s'", name);
 }
 
 int dlcemu_module_get_global(dlcemu_deviceptr *ptr, size_t *bytes, dlcemu_module mod, const char *name) {
-  if (!name) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_module_get_global: name is NULL");
-  if (!module_live(mod)) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_module_get_global: not a loaded module");
+  if (!name) return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_module_get_global: name is NULL");
+  if (!module_live(mod)) return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_module_get_global: not a loaded module");
   for (int i = 0; i < mod->nsyms; i++) {
     emu_sym *s = &mod->syms[i];
     if ((s->kind == SYM_GLOBAL || s->kind == SYM_CONST) && s->owner < 0 && !strcmp(s->name, name)) {
@@ -139,19 +139,19 @@ int dlcemu_module_get_global(dlcemu_deviceptr *ptr, size_t *bytes, dlcemu_module
       return 0;
     }
   }
-  return emu_fail(DLCEMU_ERROR_NOT_FOUND, "dlcemu_module_get_global: no .global/.const variable named '%s'", name);
+  return dlcemu_fail(DLCEMU_ERROR_NOT_FOUND, "dlcemu_module_get_global: no .global/.const variable named '%s'", name);
 }
 
 int dlcemu_launch_kernel(dlcemu_function fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                          unsigned bz, unsigned shared_bytes, void **params) {
-  if (!function_live(fn)) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_launch_kernel: not a valid function");
+  if (!function_live(fn)) return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_launch_kernel: not a valid function");
   unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
-  return emu_launch(fn, g, b, shared_bytes, params);
+  return dlcemu_launch(fn, g, b, shared_bytes, params);
 }
 
 int dlcemu_function_get_attribute(int *value, dlcemu_function_attribute attrib, dlcemu_function fn) {
-  if (!value) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_function_get_attribute: value is NULL");
-  if (!function_live(fn)) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_function_get_attribute: not a valid function");
+  if (!value) return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_function_get_attribute: value is NULL");
+  if (!function_live(fn)) return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_function_get_attribute: not a valid function");
   emu_func *f = &fn->mod->funcs[fn->func];
   switch (attrib) {
   case DLCEMU_FUNC_ATTRIBUTE_NUM_PARAMS: *value = f->nparams; return 0;
@@ -161,15 +161,15 @@ int dlcemu_function_get_attribute(int *value, dlcemu_function_attribute attrib, 
   case DLCEMU_FUNC_ATTRIBUTE_MAX_THREADS: *value = (int)fn->max_threads; return 0;
   case DLCEMU_FUNC_ATTRIBUTE_NUM_REGS: *value = fn->nregs_total; return 0;
   case DLCEMU_FUNC_ATTRIBUTE_NUM_INSTRUCTIONS: *value = fn->ncode; return 0;
-  default: return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_function_get_attribute: unknown attribute %d", (int)attrib);
+  default: return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_function_get_attribute: unknown attribute %d", (int)attrib);
   }
 }
 
 int dlcemu_function_get_param_info(dlcemu_function fn, int index, size_t *offset, size_t *bytes) {
-  if (!function_live(fn)) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_function_get_param_info: not a valid function");
+  if (!function_live(fn)) return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_function_get_param_info: not a valid function");
   emu_func *f = &fn->mod->funcs[fn->func];
   if (index < 0 || index >= f->nparams)
-    return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_function_get_param_info: %s has %d parameters, not %d", f->name,
+    return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_function_get_param_info: %s has %d parameters, not %d", f->name,
                     f->nparams, index + 1);
   emu_sym *s = &fn->mod->syms[f->params[index]];
   if (offset) *offset = (size_t)s->off;
@@ -181,7 +181,7 @@ int dlcemu_set_limit(dlcemu_limit which, unsigned long long value) {
   switch (which) {
   case DLCEMU_LIMIT_WARP_INSTRUCTIONS: limit_instructions = value; return 0;
   case DLCEMU_LIMIT_CHECK_UNINIT_SHARED: uninit_check = value != 0; return 0;
-  default: return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_set_limit: unknown setting %d", (int)which);
+  default: return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_set_limit: unknown setting %d", (int)which);
   }
 }
 

@@ -19,7 +19,7 @@
 #include "fp.h"
 #include "parse.h"
 
-const char *const emu_op_names[OP_COUNT] = {
+const char *const dlcemu_op_names[OP_COUNT] = {
 #define OP(e, name, cls) name,
 #include "ops.def"
 #undef OP
@@ -65,12 +65,12 @@ static const struct {
   [T_PRED] = {"pred", 0, 0, 0},
 };
 
-unsigned emu_type_size(int t) { return t > 0 && t < T_COUNT ? type_info[t].size : 0; }
-int emu_type_is_signed(int t) { return t > 0 && t < T_COUNT && type_info[t].sign && !type_info[t].fl; }
-int emu_type_is_float(int t) { return t > 0 && t < T_COUNT && type_info[t].fl; }
-const char *emu_type_name(int t) { return t >= 0 && t < T_COUNT ? type_info[t].name : "?"; }
+unsigned dlcemu_type_size(int t) { return t > 0 && t < T_COUNT ? type_info[t].size : 0; }
+int dlcemu_type_is_signed(int t) { return t > 0 && t < T_COUNT && type_info[t].sign && !type_info[t].fl; }
+int dlcemu_type_is_float(int t) { return t > 0 && t < T_COUNT && type_info[t].fl; }
+const char *dlcemu_type_name(int t) { return t >= 0 && t < T_COUNT ? type_info[t].name : "?"; }
 
-int emu_type_from_name(const char *s) {
+int dlcemu_type_from_name(const char *s) {
   for (int t = 1; t < T_COUNT; t++)
     if (!strcmp(type_info[t].name, s)) return t;
   return T_NONE;
@@ -135,7 +135,7 @@ static void classify(mods *m, char **parts, int n) {
   m->vec = 1;
   for (int i = 0; i < n; i++) {
     const char *w = parts[i];
-    int t = emu_type_from_name(w);
+    int t = dlcemu_type_from_name(w);
     int r = rnd_from_name(w);
     int sp = space_from_name(w);
     if (t != T_NONE && m->ntypes < 4) m->types[m->ntypes++] = t;
@@ -177,7 +177,7 @@ static int check_rest(emu_parse_ctx *pc, mods *m) {
     if (!m->used[i]) {
       char what[64];
       snprintf(what, sizeof what, "modifier .%s", m->rest[i]);
-      return emu_pc_unsupported(pc, what);
+      return dlcemu_pc_unsupported(pc, what);
     }
   return 0;
 }
@@ -198,8 +198,8 @@ static uint64_t imm_for_type(const emu_operand *o, int type) {
   case T_F16:
   case T_BF16: {
     int fmt = type == T_F16 ? FMT_F16 : FMT_BF16;
-    if (k == IMM_F32) return fp_from_double(fmt, fp_f32((uint32_t)o->ival), RND_RN, 0);
-    if (k == IMM_F64) return fp_from_double(fmt, fp_f64((uint64_t)o->ival), RND_RN, 0);
+    if (k == IMM_F32) return dlcemu_fp_from_double(fmt, fp_f32((uint32_t)o->ival), RND_RN, 0);
+    if (k == IMM_F64) return dlcemu_fp_from_double(fmt, fp_f64((uint64_t)o->ival), RND_RN, 0);
     return (uint64_t)o->ival & 0xFFFFu;
   }
   default:
@@ -208,22 +208,22 @@ static uint64_t imm_for_type(const emu_operand *o, int type) {
 }
 
 static int bad_operand(emu_parse_ctx *pc, int i, const char *want) {
-  return emu_pc_error(pc, "operand %d: expected %s", i + 1, want);
+  return dlcemu_pc_error(pc, "operand %d: expected %s", i + 1, want);
 }
 
 /* a value source: register, immediate, static special register, symbol address */
 static int src(emu_parse_ctx *pc, const emu_operand *o, int type, int i, uint32_t *ref) {
   switch (o->kind) {
   case OPD_REG: *ref = REF_REG | (uint32_t)o->reg; return 0;
-  case OPD_IMM: *ref = emu_pc_const(pc, imm_for_type(o, type)); return 0;
+  case OPD_IMM: *ref = dlcemu_pc_const(pc, imm_for_type(o, type)); return 0;
   case OPD_SREG:
-    if (o->reg >= SR_COUNT_STATIC) return emu_pc_unsupported(pc, "this use of %clock/%globaltimer");
+    if (o->reg >= SR_COUNT_STATIC) return dlcemu_pc_unsupported(pc, "this use of %clock/%globaltimer");
     *ref = REF_SREG | (uint32_t)o->reg;
     return 0;
   case OPD_SYM: {
     int k = pc->m->syms[o->sym].kind;
-    if (k == SYM_FUNC) return emu_pc_unsupported(pc, "address of a function");
-    *ref = emu_pc_const_sym(pc, o->sym, o->ival);
+    if (k == SYM_FUNC) return dlcemu_pc_unsupported(pc, "address of a function");
+    *ref = dlcemu_pc_const_sym(pc, o->sym, o->ival);
     return 0;
   }
   default: return bad_operand(pc, i, "a register or immediate");
@@ -271,7 +271,7 @@ static int pdst(emu_parse_ctx *pc, const emu_operand *o, int i, uint32_t *ref) {
 static int addr(emu_parse_ctx *pc, const emu_operand *o, int i, uint32_t *base, int64_t *off, int32_t *sym,
                 emu_insn *in, uint32_t flag32) {
   if (o->kind != OPD_ADDR) return bad_operand(pc, i, "an address [...]");
-  if (o->base_reg >= 0 && emu_type_size(o->rtype) < 8) in->flags |= flag32;
+  if (o->base_reg >= 0 && dlcemu_type_size(o->rtype) < 8) in->flags |= flag32;
   *base = o->base_reg >= 0 ? REF_REG | (uint32_t)o->base_reg : REF_NONE;
   *off = o->ival;
   *sym = o->sym;
@@ -295,18 +295,18 @@ static int vec(emu_parse_ctx *pc, const emu_operand *o, int i, int n, int type, 
     if (rc) return rc;
   }
   if (count) *count = o->nelems;
-  return emu_pc_vec(pc, refs, o->nelems, ref);
+  return dlcemu_pc_vec(pc, refs, o->nelems, ref);
 }
 
 /* ---------------------------------------------------------------- helpers */
 static int one_type(emu_parse_ctx *pc, const mods *m, int *t) {
-  if (m->ntypes != 1) return emu_pc_error(pc, "expected exactly one type modifier");
+  if (m->ntypes != 1) return dlcemu_pc_error(pc, "expected exactly one type modifier");
   *t = m->types[0];
   return 0;
 }
 
 static int nops_is(emu_parse_ctx *pc, int nops, int want) {
-  if (nops != want) return emu_pc_error(pc, "expected %d operands, found %d", want, nops);
+  if (nops != want) return dlcemu_pc_error(pc, "expected %d operands, found %d", want, nops);
   return 0;
 }
 
@@ -353,7 +353,7 @@ static int find_base(char **parts, int n, int *used) {
       strcat(buf, parts[i]);
     }
     for (int op = 0; op < OP_COUNT; op++)
-      if (emu_op_names[op] && !strcmp(emu_op_names[op], buf)) {
+      if (dlcemu_op_names[op] && !strcmp(dlcemu_op_names[op], buf)) {
         *used = k;
         return op;
       }
@@ -395,13 +395,13 @@ static int dec_arith(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, 
   if (op == OP_BFIND && take(m, "shiftamt")) in->flags |= IF_HI;
   if (op == OP_BMSK) {
     if (take(m, "wrap")) in->flags |= IF_WRAP;
-    else if (!take(m, "clamp")) return emu_pc_error(pc, "bmsk needs .clamp or .wrap");
+    else if (!take(m, "clamp")) return dlcemu_pc_error(pc, "bmsk needs .clamp or .wrap");
   }
   if (op == OP_SHF) {
     if (take(m, "l")) in->flags |= IF_LEFT;
-    else if (!take(m, "r")) return emu_pc_error(pc, "shf needs .l or .r");
+    else if (!take(m, "r")) return dlcemu_pc_error(pc, "shf needs .l or .r");
     if (take(m, "wrap")) in->flags |= IF_WRAP;
-    else if (!take(m, "clamp")) return emu_pc_error(pc, "shf needs .wrap or .clamp");
+    else if (!take(m, "clamp")) return dlcemu_pc_error(pc, "shf needs .wrap or .clamp");
   }
   if (op == OP_PRMT) {
     static const char *const modes[] = {"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"};
@@ -414,12 +414,12 @@ static int dec_arith(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, 
   }
   if (op == OP_MIN || op == OP_MAX) {
     if (m->xorsign) {
-      if (!take(m, "abs")) return emu_pc_error(pc, ".xorsign needs .abs");
+      if (!take(m, "abs")) return dlcemu_pc_error(pc, ".xorsign needs .abs");
       in->sub = 1;
     }
   }
   if ((op == OP_DP4A || op == OP_DP2A)) {
-    if (m->ntypes != 2) return emu_pc_error(pc, "dp4a/dp2a need two types");
+    if (m->ntypes != 2) return dlcemu_pc_error(pc, "dp4a/dp2a need two types");
   }
   if ((rc = check_rest(pc, m))) return rc;
   if (op == OP_DP4A || op == OP_DP2A) {
@@ -427,7 +427,7 @@ static int dec_arith(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, 
     in->t2 = (uint8_t)m->types[1];
     t = T_U32;
   } else if (m->ntypes != 1) {
-    return emu_pc_error(pc, "expected one type");
+    return dlcemu_pc_error(pc, "expected one type");
   }
   if (t == T_PRED) {
     /* and/or/xor/not/mov on predicates */
@@ -437,7 +437,7 @@ static int dec_arith(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, 
     case OP_OR: sub = 2; break;
     case OP_XOR: sub = 3; break;
     case OP_NOT: sub = 4; break;
-    default: return emu_pc_unsupported(pc, "this operation on .pred");
+    default: return dlcemu_pc_unsupported(pc, "this operation on .pred");
     }
     if ((rc = nops_is(pc, n, nsrc + 1))) return rc;
     in->op = OP_PRED_LOGIC;
@@ -477,7 +477,7 @@ static int dec_arith(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, 
 static int dec_setp(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, emu_insn *in) {
   int rc;
   int cmp = cmp_from_mods(m);
-  if (cmp < 0) return emu_pc_error(pc, "missing comparison operator");
+  if (cmp < 0) return dlcemu_pc_error(pc, "missing comparison operator");
   int b = bool_from_mods(m);
   in->sub = (uint8_t)cmp;
   in->sub2 = (uint8_t)b;
@@ -485,7 +485,7 @@ static int dec_setp(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, e
   if ((rc = check_rest(pc, m))) return rc;
   int stype;
   if (op == OP_SETP) {
-    if (m->ntypes != 1) return emu_pc_error(pc, "expected one type");
+    if (m->ntypes != 1) return dlcemu_pc_error(pc, "expected one type");
     stype = m->types[0];
     in->t = (uint8_t)stype;
     in->t2 = (uint8_t)stype;
@@ -503,7 +503,7 @@ static int dec_setp(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, e
       in->a[4] = PRED_TRUE_REF;
     }
   } else {
-    if (m->ntypes != 2) return emu_pc_error(pc, "set needs a destination and a source type");
+    if (m->ntypes != 2) return dlcemu_pc_error(pc, "set needs a destination and a source type");
     in->t = (uint8_t)m->types[0];
     in->t2 = (uint8_t)m->types[1];
     stype = in->t2;
@@ -535,10 +535,10 @@ static int dec_mov(emu_parse_ctx *pc, mods *m, emu_operand *o, int n, emu_insn *
     if (neg) in->flags |= IF_NEGA;
     return 0;
   }
-  unsigned size = emu_type_size(t);
+  unsigned size = dlcemu_type_size(t);
   if (o[0].kind == OPD_VEC) { /* unpack */
     int cnt = o[0].nelems;
-    if (cnt < 2 || size % (unsigned)cnt) return emu_pc_error(pc, "bad unpack vector");
+    if (cnt < 2 || size % (unsigned)cnt) return dlcemu_pc_error(pc, "bad unpack vector");
     in->op = OP_MOV_UNPACK;
     in->vec = (uint8_t)cnt;
     if ((rc = vec(pc, &o[0], 0, cnt, T_NONE, 1, &in->a[0], NULL))) return rc;
@@ -546,7 +546,7 @@ static int dec_mov(emu_parse_ctx *pc, mods *m, emu_operand *o, int n, emu_insn *
   }
   if (o[1].kind == OPD_VEC) { /* pack */
     int cnt = o[1].nelems;
-    if (cnt < 2 || size % (unsigned)cnt) return emu_pc_error(pc, "bad pack vector");
+    if (cnt < 2 || size % (unsigned)cnt) return dlcemu_pc_error(pc, "bad pack vector");
     int et = size / (unsigned)cnt == 1 ? T_B8 : size / (unsigned)cnt == 2 ? T_B16 : size / (unsigned)cnt == 4 ? T_B32 : T_B64;
     in->op = OP_MOV_PACK;
     in->vec = (uint8_t)cnt;
@@ -564,16 +564,16 @@ static int dec_mov(emu_parse_ctx *pc, mods *m, emu_operand *o, int n, emu_insn *
 
 static int dec_cvt(emu_parse_ctx *pc, mods *m, emu_operand *o, int n, emu_insn *in) {
   int rc;
-  if (take(m, "pack")) return emu_pc_unsupported(pc, "cvt.pack");
+  if (take(m, "pack")) return dlcemu_pc_unsupported(pc, "cvt.pack");
   if ((rc = check_rest(pc, m))) return rc;
-  if (m->ntypes != 2) return emu_pc_error(pc, "cvt needs two types");
+  if (m->ntypes != 2) return dlcemu_pc_error(pc, "cvt needs two types");
   in->t = (uint8_t)m->types[0];
   in->t2 = (uint8_t)m->types[1];
   in->rnd = (uint8_t)m->rnd;
   float_flags(in, m);
   int dt = in->t, stt = in->t2;
   if (dt == T_F16X2 || dt == T_BF16X2) {
-    if (stt != T_F32) return emu_pc_unsupported(pc, "packed conversion from this type");
+    if (stt != T_F32) return dlcemu_pc_unsupported(pc, "packed conversion from this type");
     if ((rc = nops_is(pc, n, 3))) return rc;
     if ((rc = dst(pc, &o[0], 0, &in->a[0])) || (rc = src(pc, &o[1], T_F32, 1, &in->a[1])) ||
         (rc = src(pc, &o[2], T_F32, 2, &in->a[2])))
@@ -582,7 +582,7 @@ static int dec_cvt(emu_parse_ctx *pc, mods *m, emu_operand *o, int n, emu_insn *
   }
   if (dt == T_PRED || stt == T_PRED || dt == T_B128 || stt == T_B128 ||
       (dt == T_TF32 && stt != T_F32) || stt == T_TF32)
-    return emu_pc_unsupported(pc, "conversion between these types");
+    return dlcemu_pc_unsupported(pc, "conversion between these types");
   if ((rc = nops_is(pc, n, 2))) return rc;
   if ((rc = dst(pc, &o[0], 0, &in->a[0]))) return rc;
   return src(pc, &o[1], stt, 1, &in->a[1]);
@@ -596,7 +596,7 @@ static int dec_mem(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, em
   in->space = (uint8_t)(m->space < 0 ? SP_GENERIC : m->space);
   in->vec = (uint8_t)m->vec;
   if ((rc = nops_is(pc, n, 2))) return rc;
-  if (t == T_PRED) return emu_pc_unsupported(pc, "ld/st of .pred");
+  if (t == T_PRED) return dlcemu_pc_unsupported(pc, "ld/st of .pred");
   int di = op == OP_ST ? 1 : 0, ai = op == OP_ST ? 0 : 1;
   uint32_t base;
   if ((rc = addr(pc, &o[ai], ai, &base, &in->imm, &in->sym, in, IF_ADDR32))) return rc;
@@ -611,7 +611,7 @@ static int dec_mem(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, em
     in->a[0] = base;
   } else {
     const emu_operand *d0 = m->vec > 1 ? &o[di].elems[0] : &o[di];
-    unsigned w = d0->kind == OPD_REG ? emu_type_size(d0->rtype) : 8;
+    unsigned w = d0->kind == OPD_REG ? dlcemu_type_size(d0->rtype) : 8;
     in->sub2 = (uint8_t)(w ? w : 8);
   }
   if (op != OP_ST) in->a[1] = base;
@@ -623,22 +623,22 @@ static int dec_atom(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, e
   int rc, t = T_NONE;
   if (m->cache_hint) n--;
   int aop = aop_from_mods(m);
-  if (aop < 0) return emu_pc_error(pc, "missing atomic operation");
+  if (aop < 0) return dlcemu_pc_error(pc, "missing atomic operation");
   if ((rc = check_rest(pc, m)) || (rc = one_type(pc, m, &t))) return rc;
-  if (m->vec != 1) return emu_pc_unsupported(pc, "vector atomics");
+  if (m->vec != 1) return dlcemu_pc_unsupported(pc, "vector atomics");
   in->t = (uint8_t)t;
   in->sub = (uint8_t)aop;
   in->space = (uint8_t)(m->space < 0 ? SP_GENERIC : m->space);
   if (in->space != SP_GENERIC && in->space != SP_GLOBAL && in->space != SP_SHARED)
-    return emu_pc_error(pc, "atomics work on global or shared memory");
+    return dlcemu_pc_error(pc, "atomics work on global or shared memory");
   if (t == T_BF16X2 || t == T_F16X2 || t == T_BF16 || t == T_F16) {
-    if (aop != AOP_ADD && aop != AOP_MIN && aop != AOP_MAX) return emu_pc_unsupported(pc, "this atomic on half types");
-  } else if (emu_type_is_float(t)) {
+    if (aop != AOP_ADD && aop != AOP_MIN && aop != AOP_MAX) return dlcemu_pc_unsupported(pc, "this atomic on half types");
+  } else if (dlcemu_type_is_float(t)) {
     if (aop != AOP_ADD && aop != AOP_EXCH && aop != AOP_MIN && aop != AOP_MAX)
-      return emu_pc_unsupported(pc, "this atomic on floats");
+      return dlcemu_pc_unsupported(pc, "this atomic on floats");
   }
-  if (emu_type_size(t) < 2 || (emu_type_size(t) == 2 && !is_half_type(t) && aop != AOP_CAS))
-    return emu_pc_unsupported(pc, "atomics of this size");
+  if (dlcemu_type_size(t) < 2 || (dlcemu_type_size(t) == 2 && !is_half_type(t) && aop != AOP_CAS))
+    return dlcemu_pc_unsupported(pc, "atomics of this size");
   int want = (op == OP_RED ? 2 : 3) + (aop == AOP_CAS ? 1 : 0);
   if ((rc = nops_is(pc, n, want))) return rc;
   int k = 0;
@@ -663,37 +663,37 @@ static int dec_call(emu_parse_ctx *pc, mods *m, emu_operand *o, int n, emu_insn 
   const emu_operand *rets = NULL, *args = NULL;
   if (k < n && o[k].kind == OPD_LIST) rets = &o[k++];
   if (k >= n || o[k].kind != OPD_SYM || pc->m->syms[o[k].sym].kind != SYM_FUNC) {
-    if (k < n && o[k].kind == OPD_REG) return emu_pc_unsupported(pc, "indirect call");
-    return emu_pc_error(pc, "expected a function name");
+    if (k < n && o[k].kind == OPD_REG) return dlcemu_pc_unsupported(pc, "indirect call");
+    return dlcemu_pc_error(pc, "expected a function name");
   }
   int fi = pc->m->syms[o[k++].sym].func;
   if (k < n && o[k].kind == OPD_LIST) args = &o[k++];
-  if (k != n) return emu_pc_error(pc, "unexpected operands after the argument list");
+  if (k != n) return dlcemu_pc_error(pc, "unexpected operands after the argument list");
   emu_func *callee = &pc->m->funcs[fi];
-  if (!rets && !args && n != 1) return emu_pc_error(pc, "bad call");
+  if (!rets && !args && n != 1) return dlcemu_pc_error(pc, "bad call");
   if (rets && !args && callee->nparams) { /* call (args)? with no returns: the list was the args */
     args = rets;
     rets = NULL;
   }
   uint32_t list[32];
   int na = args ? args->nelems : 0, nr = rets ? rets->nelems : 0;
-  if (na > 32 || nr > 32) return emu_pc_unsupported(pc, "call with more than 32 arguments");
+  if (na > 32 || nr > 32) return dlcemu_pc_unsupported(pc, "call with more than 32 arguments");
   for (int i = 0; i < na; i++) {
     const emu_operand *e = &args->elems[i];
     if (e->kind != OPD_SYM || pc->m->syms[e->sym].kind != SYM_TPARAM)
-      return emu_pc_unsupported(pc, "call argument that is not a .param variable");
+      return dlcemu_pc_unsupported(pc, "call argument that is not a .param variable");
     list[i] = (uint32_t)e->sym;
   }
   in->a[1] = REF_NONE;
   in->a[2] = REF_NONE;
-  if (na && (rc = emu_pc_vec(pc, list, na, &in->a[1]))) return rc;
+  if (na && (rc = dlcemu_pc_vec(pc, list, na, &in->a[1]))) return rc;
   for (int i = 0; i < nr; i++) {
     const emu_operand *e = &rets->elems[i];
     if (e->kind != OPD_SYM || pc->m->syms[e->sym].kind != SYM_TPARAM)
-      return emu_pc_unsupported(pc, "call return that is not a .param variable");
+      return dlcemu_pc_unsupported(pc, "call return that is not a .param variable");
     list[i] = (uint32_t)e->sym;
   }
-  if (nr && (rc = emu_pc_vec(pc, list, nr, &in->a[2]))) return rc;
+  if (nr && (rc = dlcemu_pc_vec(pc, list, nr, &in->a[2]))) return rc;
   in->a[0] = (uint32_t)fi;
   in->vec = (uint8_t)na;
   in->sub = (uint8_t)nr;
@@ -704,7 +704,7 @@ static int dec_call(emu_parse_ctx *pc, mods *m, emu_operand *o, int n, emu_insn 
     else {
       char what[160];
       snprintf(what, sizeof what, "call of external function %s", callee->name);
-      return emu_pc_unsupported(pc, what);
+      return dlcemu_pc_unsupported(pc, what);
     }
     in->op = OP_CALL_EXTERN;
   }
@@ -718,7 +718,7 @@ static int dec_bar(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, em
   if (m->sync) kind = BAR_SYNC;
   else if (take(m, "arrive")) kind = BAR_ARRIVE;
   else if (take(m, "red")) kind = BAR_RED;
-  else return emu_pc_unsupported(pc, "barrier form");
+  else return dlcemu_pc_unsupported(pc, "barrier form");
   in->sub = (uint8_t)kind;
   if (op == OP_BAR || m->aligned) in->flags |= IF_ALIGNED;
   in->op = OP_BAR;
@@ -727,10 +727,10 @@ static int dec_bar(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, em
     if (take(m, "popc")) r = BRED_POPC;
     else if (take(m, "and")) r = BRED_AND;
     else if (take(m, "or")) r = BRED_OR;
-    else return emu_pc_error(pc, "bar.red needs .popc, .and or .or");
+    else return dlcemu_pc_error(pc, "bar.red needs .popc, .and or .or");
     in->sub2 = (uint8_t)r;
     if ((rc = check_rest(pc, m))) return rc;
-    if (n != 3 && n != 4) return emu_pc_error(pc, "bar.red needs 3 or 4 operands");
+    if (n != 3 && n != 4) return dlcemu_pc_error(pc, "bar.red needs 3 or 4 operands");
     if (r == BRED_POPC) {
       if ((rc = dst(pc, &o[0], 0, &in->a[0]))) return rc;
     } else if ((rc = pdst(pc, &o[0], 0, &in->a[0]))) {
@@ -745,8 +745,8 @@ static int dec_bar(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, em
     return 0;
   }
   if ((rc = check_rest(pc, m))) return rc;
-  if (n < 1 || n > 2) return emu_pc_error(pc, "barrier needs 1 or 2 operands");
-  if (kind == BAR_ARRIVE && n != 2) return emu_pc_error(pc, "bar.arrive needs a thread count");
+  if (n < 1 || n > 2) return dlcemu_pc_error(pc, "barrier needs 1 or 2 operands");
+  if (kind == BAR_ARRIVE && n != 2) return dlcemu_pc_error(pc, "bar.arrive needs a thread count");
   if ((rc = src(pc, &o[0], T_U32, 0, &in->a[0]))) return rc;
   in->a[1] = REF_NONE;
   if (n == 2 && (rc = src(pc, &o[1], T_U32, 1, &in->a[1]))) return rc;
@@ -763,13 +763,13 @@ static int dec_warp(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, e
     if ((rc = check_rest(pc, m)) || (rc = nops_is(pc, n, 1))) return rc;
     return src(pc, &o[0], T_U32, 0, &in->a[0]);
   }
-  if (!m->sync) return emu_pc_unsupported(pc, "warp operation without .sync");
+  if (!m->sync) return dlcemu_pc_unsupported(pc, "warp operation without .sync");
   if (op == OP_SHFL) {
     static const char *const modes[] = {"up", "down", "bfly", "idx"};
     int mode = -1;
     for (int i = 0; i < 4; i++)
       if (take(m, modes[i])) mode = i;
-    if (mode < 0) return emu_pc_error(pc, "shfl needs a mode");
+    if (mode < 0) return dlcemu_pc_error(pc, "shfl needs a mode");
     in->sub = (uint8_t)mode;
     if ((rc = check_rest(pc, m)) || (rc = nops_is(pc, n, 5))) return rc;
     in->t = T_B32;
@@ -786,7 +786,7 @@ static int dec_warp(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, e
     else if (take(m, "uni")) mode = VOTE_UNI;
     else if (take(m, "ballot")) mode = VOTE_BALLOT;
     if (mode < 0 && m->uni) mode = VOTE_UNI;
-    if (mode < 0) return emu_pc_error(pc, "vote needs a mode");
+    if (mode < 0) return dlcemu_pc_error(pc, "vote needs a mode");
     in->sub = (uint8_t)mode;
     if ((rc = check_rest(pc, m)) || (rc = nops_is(pc, n, 3))) return rc;
     if (mode == VOTE_BALLOT) {
@@ -802,7 +802,7 @@ static int dec_warp(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, e
     int mode;
     if (take(m, "any")) mode = 0;
     else if (take(m, "all")) mode = 1;
-    else return emu_pc_error(pc, "match needs .any or .all");
+    else return dlcemu_pc_error(pc, "match needs .any or .all");
     in->sub = (uint8_t)mode;
     int t = T_NONE;
     if ((rc = check_rest(pc, m)) || (rc = one_type(pc, m, &t)) || (rc = nops_is(pc, n, 3))) return rc;
@@ -815,10 +815,10 @@ static int dec_warp(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, e
   /* redux */
   int aop = aop_from_mods(m);
   if (aop < 0 || aop == AOP_INC || aop == AOP_DEC || aop == AOP_EXCH || aop == AOP_CAS)
-    return emu_pc_error(pc, "redux needs .add/.min/.max/.and/.or/.xor");
+    return dlcemu_pc_error(pc, "redux needs .add/.min/.max/.and/.or/.xor");
   int t = T_NONE;
   if ((rc = check_rest(pc, m)) || (rc = one_type(pc, m, &t)) || (rc = nops_is(pc, n, 3))) return rc;
-  if (emu_type_is_float(t)) return emu_pc_unsupported(pc, "floating-point redux");
+  if (dlcemu_type_is_float(t)) return dlcemu_pc_unsupported(pc, "floating-point redux");
   in->sub = (uint8_t)aop;
   in->t = (uint8_t)t;
   if ((rc = dst(pc, &o[0], 0, &in->a[0])) || (rc = src(pc, &o[1], t, 1, &in->a[1]))) return rc;
@@ -827,25 +827,25 @@ static int dec_warp(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, e
 
 static int dec_mma(emu_parse_ctx *pc, mods *m, emu_operand *o, int n, emu_insn *in) {
   int rc;
-  if (!m->sync || !m->aligned) return emu_pc_error(pc, "mma needs .sync.aligned");
+  if (!m->sync || !m->aligned) return dlcemu_pc_error(pc, "mma needs .sync.aligned");
   int shape = 0;
   if (take(m, "m16n8k16")) shape = MMA_M16N8K16;
   else if (take(m, "m16n8k8")) shape = MMA_M16N8K8;
-  else return emu_pc_unsupported(pc, "mma shape");
-  if (!take(m, "row") || !take(m, "col")) return emu_pc_unsupported(pc, "mma layout other than .row.col");
+  else return dlcemu_pc_unsupported(pc, "mma shape");
+  if (!take(m, "row") || !take(m, "col")) return dlcemu_pc_unsupported(pc, "mma layout other than .row.col");
   if ((rc = check_rest(pc, m))) return rc;
-  if (m->ntypes != 4) return emu_pc_error(pc, "mma needs .dtype.atype.btype.ctype");
-  if (m->satfinite || m->ftz || m->rnd) return emu_pc_unsupported(pc, "mma modifier");
+  if (m->ntypes != 4) return dlcemu_pc_error(pc, "mma needs .dtype.atype.btype.ctype");
+  if (m->satfinite || m->ftz || m->rnd) return dlcemu_pc_unsupported(pc, "mma modifier");
   int dt = m->types[0], at = m->types[1], bt = m->types[2], ct = m->types[3];
-  if (at != bt) return emu_pc_unsupported(pc, "mma with different A and B types");
+  if (at != bt) return dlcemu_pc_unsupported(pc, "mma with different A and B types");
   if (at == T_F16) {
     if ((dt != T_F32 && dt != T_F16) || (ct != T_F32 && ct != T_F16))
-      return emu_pc_unsupported(pc, "mma accumulator type");
+      return dlcemu_pc_unsupported(pc, "mma accumulator type");
   } else if (at == T_BF16 || at == T_TF32) {
-    if (dt != T_F32 || ct != T_F32) return emu_pc_unsupported(pc, "mma accumulator type");
-    if (at == T_TF32 && shape != MMA_M16N8K8) return emu_pc_unsupported(pc, "tf32 mma shape");
+    if (dt != T_F32 || ct != T_F32) return dlcemu_pc_unsupported(pc, "mma accumulator type");
+    if (at == T_TF32 && shape != MMA_M16N8K8) return dlcemu_pc_unsupported(pc, "tf32 mma shape");
   } else {
-    return emu_pc_unsupported(pc, "mma input type");
+    return dlcemu_pc_unsupported(pc, "mma input type");
   }
   if ((rc = nops_is(pc, n, 4))) return rc;
   int na = at == T_TF32 ? 4 : (shape == MMA_M16N8K16 ? 4 : 2);
@@ -866,17 +866,17 @@ static int dec_mma(emu_parse_ctx *pc, mods *m, emu_operand *o, int n, emu_insn *
 
 static int dec_matrix(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, emu_insn *in) {
   int rc;
-  if (!m->sync || !m->aligned) return emu_pc_error(pc, "ldmatrix/stmatrix need .sync.aligned");
-  if (!take(m, "m8n8")) return emu_pc_unsupported(pc, "matrix shape");
+  if (!m->sync || !m->aligned) return dlcemu_pc_error(pc, "ldmatrix/stmatrix need .sync.aligned");
+  if (!take(m, "m8n8")) return dlcemu_pc_unsupported(pc, "matrix shape");
   int num = 0;
   if (take(m, "x1")) num = 1;
   else if (take(m, "x2")) num = 2;
   else if (take(m, "x4")) num = 4;
-  else return emu_pc_error(pc, "missing .x1/.x2/.x4");
+  else return dlcemu_pc_error(pc, "missing .x1/.x2/.x4");
   if (take(m, "trans")) in->flags |= IF_TRANS;
   if ((rc = check_rest(pc, m))) return rc;
-  if (m->ntypes != 1 || m->types[0] != T_B16) return emu_pc_unsupported(pc, "matrix element type");
-  if (m->space >= 0 && m->space != SP_SHARED) return emu_pc_error(pc, "matrices live in shared memory");
+  if (m->ntypes != 1 || m->types[0] != T_B16) return dlcemu_pc_unsupported(pc, "matrix element type");
+  if (m->space >= 0 && m->space != SP_SHARED) return dlcemu_pc_error(pc, "matrices live in shared memory");
   if ((rc = nops_is(pc, n, 2))) return rc;
   in->vec = (uint8_t)num;
   in->t = T_B16;
@@ -904,11 +904,11 @@ static int dec_cp_async(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int 
     return 0;
   }
   /* cp.async.ca/cg.shared{::cta}.global [dst], [src], size{, src-size | ignore-src}{, policy} */
-  if (take(m, "bulk") || take(m, "mbarrier")) return emu_pc_unsupported(pc, "Hopper cp.async form");
+  if (take(m, "bulk") || take(m, "mbarrier")) return dlcemu_pc_unsupported(pc, "Hopper cp.async form");
   if ((rc = check_rest(pc, m))) return rc;
-  if (m->ntypes) return emu_pc_unsupported(pc, "cp.async with a type");
+  if (m->ntypes) return dlcemu_pc_unsupported(pc, "cp.async with a type");
   if (m->cache_hint) n--;
-  if (n < 3 || n > 4) return emu_pc_error(pc, "cp.async needs 3 or 4 operands");
+  if (n < 3 || n > 4) return dlcemu_pc_error(pc, "cp.async needs 3 or 4 operands");
   if ((rc = addr(pc, &o[0], 0, &in->a[0], &in->imm, &in->sym, in, IF_ADDR32))) return rc;
   if ((rc = addr(pc, &o[1], 1, &in->a[1], &in->imm2, &in->sym2, in, IF_ADDR32B))) return rc;
   if (o[2].kind != OPD_IMM || o[2].imm_kind != IMM_INT ||
@@ -929,7 +929,7 @@ static int dec_cp_async(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int 
   return 0;
 }
 
-int emu_opcode_known(const char *opcode) {
+int dlcemu_opcode_known(const char *opcode) {
   char buf[128];
   char *parts[24];
   int np = 0, used = 0;
@@ -954,14 +954,14 @@ static int arch_check(emu_parse_ctx *pc, const emu_insn *in) {
   case OP_MIN:
   case OP_MAX:
     if (in->sub == 1) need = 86;                                  /* .xorsign.abs */
-    if ((in->flags & IF_RELU) && !emu_type_is_float(in->t)) need = 90; /* integer .relu */
+    if ((in->flags & IF_RELU) && !dlcemu_type_is_float(in->t)) need = 90; /* integer .relu */
     break;
   default: break;
   }
   if (need > sm) {
     char what[64];
     snprintf(what, sizeof what, "requires sm_%d, the module targets sm_%d", need, sm);
-    return emu_pc_unsupported(pc, what);
+    return dlcemu_pc_unsupported(pc, what);
   }
   return 0;
 }
@@ -988,7 +988,7 @@ static uint8_t reg_mask(const emu_insn *in) {
   }
 }
 
-int emu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int nops, emu_insn *in) {
+int dlcemu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int nops, emu_insn *in) {
   char buf[128];
   char *parts[24];
   int np = 0;
@@ -1002,7 +1002,7 @@ int emu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int nops
   }
   int used = 0;
   int op = find_base(parts, np, &used);
-  if (op < 0) return emu_pc_unsupported(pc, "unknown opcode");
+  if (op < 0) return dlcemu_pc_unsupported(pc, "unknown opcode");
   mods m;
   classify(&m, parts + used, np - used);
   in->op = (uint16_t)op;
@@ -1023,35 +1023,35 @@ int emu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int nops
     if (!rc && in->op != OP_PRED_LOGIC) {
       int t = in->t;
       /* what each operation accepts */
-      int fl = emu_type_is_float(t);
+      int fl = dlcemu_type_is_float(t);
       switch (op) {
       case OP_FMA:
-        if (!fl || t == T_TF32) rc = emu_pc_unsupported(pc, "fma type");
-        else if (!in->rnd) rc = emu_pc_error(pc, "fma needs a rounding mode");
+        if (!fl || t == T_TF32) rc = dlcemu_pc_unsupported(pc, "fma type");
+        else if (!in->rnd) rc = dlcemu_pc_error(pc, "fma needs a rounding mode");
         break;
       case OP_RCP: case OP_SQRT: case OP_RSQRT: case OP_SIN: case OP_COS: case OP_LG2: case OP_EX2:
       case OP_TANH:
-        if (!fl) rc = emu_pc_error(pc, "floating-point type expected");
+        if (!fl) rc = dlcemu_pc_error(pc, "floating-point type expected");
         else if (t != T_F32 && t != T_F64 && !((op == OP_EX2 || op == OP_TANH) && is_half_type(t)))
-          rc = emu_pc_unsupported(pc, "type of this special function");
-        if (!rc && (in->flags & IF_APPROX) == 0 && !in->rnd) rc = emu_pc_error(pc, "needs .approx or a rounding mode");
+          rc = dlcemu_pc_unsupported(pc, "type of this special function");
+        if (!rc && (in->flags & IF_APPROX) == 0 && !in->rnd) rc = dlcemu_pc_error(pc, "needs .approx or a rounding mode");
         if (!rc && (op == OP_SQRT || op == OP_RCP) && in->rnd) in->cls = (uint8_t)class_for_type(t);
         break;
       case OP_DIV:
-        if (t == T_F32 && !in->rnd && !(in->flags & IF_APPROX)) rc = emu_pc_error(pc, "div.f32 needs a rounding mode, .approx or .full");
-        if (is_half_type(t)) rc = emu_pc_unsupported(pc, "div of half types");
+        if (t == T_F32 && !in->rnd && !(in->flags & IF_APPROX)) rc = dlcemu_pc_error(pc, "div.f32 needs a rounding mode, .approx or .full");
+        if (is_half_type(t)) rc = dlcemu_pc_unsupported(pc, "div of half types");
         break;
       case OP_ADD: case OP_SUB: case OP_MUL: case OP_MIN: case OP_MAX: case OP_ABS: case OP_NEG:
       case OP_MAD:
-        if (t == T_TF32 || t == T_B128) rc = emu_pc_unsupported(pc, "type");
-        if (op == OP_MAD && fl && t != T_F32 && t != T_F64) rc = emu_pc_unsupported(pc, "mad type");
+        if (t == T_TF32 || t == T_B128) rc = dlcemu_pc_unsupported(pc, "type");
+        if (op == OP_MAD && fl && t != T_F32 && t != T_F64) rc = dlcemu_pc_unsupported(pc, "mad type");
         break;
       case OP_COPYSIGN: case OP_TESTP:
-        if (t != T_F32 && t != T_F64) rc = emu_pc_unsupported(pc, "type");
+        if (t != T_F32 && t != T_F64) rc = dlcemu_pc_unsupported(pc, "type");
         break;
       default:
-        if (fl) rc = emu_pc_unsupported(pc, "floating-point type for an integer operation");
-        else if (!is_int_type(t)) rc = emu_pc_unsupported(pc, "type");
+        if (fl) rc = dlcemu_pc_unsupported(pc, "floating-point type for an integer operation");
+        else if (!is_int_type(t)) rc = dlcemu_pc_unsupported(pc, "type");
         break;
       }
     }
@@ -1063,12 +1063,12 @@ int emu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int nops
       if (take(&m, kinds[i])) k = i;
     int t = T_NONE;
     if (k < 0) {
-      rc = emu_pc_error(pc, "testp needs a test");
+      rc = dlcemu_pc_error(pc, "testp needs a test");
     } else if (!(rc = check_rest(pc, &m)) && !(rc = one_type(pc, &m, &t)) && !(rc = nops_is(pc, nops, 2))) {
       in->sub = (uint8_t)k;
       in->t = (uint8_t)t;
       in->cls = (uint8_t)class_for_type(t);
-      if (t != T_F32 && t != T_F64) rc = emu_pc_unsupported(pc, "testp type");
+      if (t != T_F32 && t != T_F64) rc = dlcemu_pc_unsupported(pc, "testp type");
       else if (!(rc = pdst(pc, &ops[0], 0, &in->a[0]))) rc = src(pc, &ops[1], t, 1, &in->a[1]);
     }
     break;
@@ -1086,7 +1086,7 @@ int emu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int nops
       if ((rc = one_type(pc, &m, &t)) || (rc = nops_is(pc, nops, 4))) break;
       in->t = (uint8_t)t;
       if (t == T_PRED) {
-        rc = emu_pc_unsupported(pc, "selp.pred");
+        rc = dlcemu_pc_unsupported(pc, "selp.pred");
         break;
       }
       if ((rc = dst(pc, &ops[0], 0, &in->a[0])) || (rc = src(pc, &ops[1], t, 1, &in->a[1])) ||
@@ -1095,14 +1095,14 @@ int emu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int nops
       if (neg) in->flags |= IF_NEGB;
     } else {
       if (m.ntypes != 2) {
-        rc = emu_pc_error(pc, "slct needs two types");
+        rc = dlcemu_pc_error(pc, "slct needs two types");
         break;
       }
       if ((rc = nops_is(pc, nops, 4))) break;
       in->t = (uint8_t)m.types[0];
       in->t2 = (uint8_t)m.types[1];
       if (in->t2 != T_S32 && in->t2 != T_F32) {
-        rc = emu_pc_unsupported(pc, "slct selector type");
+        rc = dlcemu_pc_unsupported(pc, "slct selector type");
         break;
       }
       if ((rc = dst(pc, &ops[0], 0, &in->a[0])) || (rc = src(pc, &ops[1], in->t, 1, &in->a[1])) ||
@@ -1122,7 +1122,7 @@ int emu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int nops
     int t = T_NONE;
     if ((rc = check_rest(pc, &m)) || (rc = one_type(pc, &m, &t)) || (rc = nops_is(pc, nops, 2))) break;
     if (m.space < 0 || (t != T_U32 && t != T_U64)) {
-      rc = emu_pc_error(pc, "cvta needs a state space and .u32/.u64");
+      rc = dlcemu_pc_error(pc, "cvta needs a state space and .u32/.u64");
       break;
     }
     in->t = (uint8_t)t;
@@ -1134,7 +1134,7 @@ int emu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int nops
   case OP_ISSPACEP:
     if ((rc = check_rest(pc, &m)) || (rc = nops_is(pc, nops, 2))) break;
     if (m.space < 0) {
-      rc = emu_pc_error(pc, "isspacep needs a state space");
+      rc = dlcemu_pc_error(pc, "isspacep needs a state space");
       break;
     }
     in->space = (uint8_t)m.space;
@@ -1157,7 +1157,7 @@ int emu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int nops
     break;
   case OP_BRA:
     if ((rc = check_rest(pc, &m)) || (rc = nops_is(pc, nops, 1))) break;
-    if (ops[0].kind != OPD_LABEL) rc = emu_pc_unsupported(pc, "branch target that is not a label");
+    if (ops[0].kind != OPD_LABEL) rc = dlcemu_pc_unsupported(pc, "branch target that is not a label");
     break;
   case OP_CALL:
     rc = dec_call(pc, &m, ops, nops, in);
@@ -1171,7 +1171,7 @@ int emu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int nops
   case OP_BAR:
   case OP_BARRIER:
     if (take(&m, "cluster")) {
-      rc = emu_pc_unsupported(pc, "cluster barrier");
+      rc = dlcemu_pc_unsupported(pc, "cluster barrier");
       break;
     }
     rc = dec_bar(pc, op, &m, ops, nops, in);
@@ -1179,7 +1179,7 @@ int emu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int nops
   case OP_MEMBAR:
   case OP_FENCE:
     if (take(&m, "proxy") || take(&m, "proxy::async")) {
-      rc = emu_pc_unsupported(pc, "proxy fence (Hopper async proxy)");
+      rc = dlcemu_pc_unsupported(pc, "proxy fence (Hopper async proxy)");
       break;
     }
     take(&m, "gl");
@@ -1201,12 +1201,12 @@ int emu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int nops
         m.used[i] = 1;
     if ((rc = check_rest(pc, &m))) break;
     if (nops < 1) {
-      rc = emu_pc_error(pc, "createpolicy needs a destination");
+      rc = dlcemu_pc_error(pc, "createpolicy needs a destination");
       break;
     }
     in->op = OP_MOV;
     in->t = T_B64;
-    if (!(rc = dst(pc, &ops[0], 0, &in->a[0]))) in->a[1] = emu_pc_const(pc, 0);
+    if (!(rc = dst(pc, &ops[0], 0, &in->a[0]))) in->a[1] = dlcemu_pc_const(pc, 0);
     break;
   }
   case OP_GRIDDEP:
@@ -1229,7 +1229,7 @@ int emu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int nops
     rc = dec_cp_async(pc, op, &m, ops, nops, in);
     break;
   default:
-    rc = emu_pc_unsupported(pc, "opcode");
+    rc = dlcemu_pc_unsupported(pc, "opcode");
     break;
   }
   if (!rc && in->cls == CLS_ARITH) in->cls = (uint8_t)class_for_type(in->t);

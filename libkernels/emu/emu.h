@@ -12,6 +12,9 @@
  *   exec.c    runs a kernel warp by warp (SIMT, per-lane PCs, min-PC
  *             reconvergence); launch.c drives blocks, barriers, cp.async and
  *             memcheck; stats.c renders the statistics.
+ * Every function shared between these files is named dlcemu_* like the public
+ * API, so the static library exports nothing outside that namespace; the
+ * public API is only what include/dlc/dlcemu.h declares.
  * Values live in a per-warp register file uint64_t reg[slot][32]; immediates
  * and special registers are slots too, filled before the block runs, so every
  * operand is a slot and the interpreter's inner loops are plain array code.
@@ -32,7 +35,7 @@ typedef enum emu_op {
   OP_COUNT
 } emu_op;
 
-extern const char *const emu_op_names[OP_COUNT];
+extern const char *const dlcemu_op_names[OP_COUNT];
 
 /* ------------------------------------------------------------------ types */
 typedef enum emu_type {
@@ -45,11 +48,11 @@ typedef enum emu_type {
   T_COUNT
 } emu_type;
 
-unsigned emu_type_size(int t);           /* bytes; 0 for T_NONE / T_PRED */
-int emu_type_is_signed(int t);
-int emu_type_is_float(int t);            /* f16..f64 (packed included) */
-int emu_type_from_name(const char *s);   /* "u32" -> T_U32, else T_NONE */
-const char *emu_type_name(int t);
+unsigned dlcemu_type_size(int t);           /* bytes; 0 for T_NONE / T_PRED */
+int dlcemu_type_is_signed(int t);
+int dlcemu_type_is_float(int t);            /* f16..f64 (packed included) */
+int dlcemu_type_from_name(const char *s);   /* "u32" -> T_U32, else T_NONE */
+const char *dlcemu_type_name(int t);
 
 /* rounding modes (cvt, arithmetic) */
 enum { RND_NONE, RND_RN, RND_RZ, RND_RM, RND_RP, RND_RNA, RND_RNI, RND_RZI, RND_RMI, RND_RPI };
@@ -274,29 +277,29 @@ typedef struct dlcemu_module_st {
 
 /* --------------------------------------------------------------- helpers */
 /* errors: the thread-local detail message and status */
-int emu_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void emu_clear_error(void);
+int dlcemu_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void dlcemu_clear_error(void);
 
 /* growable arrays: grows *p (element size es) to hold n elements */
-int emu_grow(void *pp, int *cap, int n, size_t es);
+int dlcemu_grow(void *pp, int *cap, int n, size_t es);
 
 /* parse.c */
-int emu_parse_module(emu_module *m, const char *text);
-void emu_module_free(emu_module *m);
+int dlcemu_parse_module(emu_module *m, const char *text);
+void dlcemu_module_free(emu_module *m);
 
 /* decode.c: opcode + modifiers + operands -> instruction (see parse.c for the
  * operand form).  Returns 0 or an error status (detail set). */
 struct emu_operand;
 struct emu_parse_ctx;
-int emu_decode(struct emu_parse_ctx *pc, const char *opcode, struct emu_operand *ops, int nops,
+int dlcemu_decode(struct emu_parse_ctx *pc, const char *opcode, struct emu_operand *ops, int nops,
                emu_insn *out);
 
 /* is the base opcode of "opcode.mod.mod" one the decoder knows? */
-int emu_opcode_known(const char *opcode);
+int dlcemu_opcode_known(const char *opcode);
 
 /* link.c */
-int emu_link_kernel(emu_module *m, int func, emu_kernel **out);
-void emu_kernel_free(emu_kernel *k);
+int dlcemu_link_kernel(emu_module *m, int func, emu_kernel **out);
+void dlcemu_kernel_free(emu_kernel *k);
 
 /* mem.c: the global allocation table */
 typedef struct emu_range {
@@ -304,20 +307,20 @@ typedef struct emu_range {
   int readonly;           /* .const variable */
   int user;               /* made by dlcemu_mem_alloc (may be freed by the user) */
 } emu_range;
-int emu_mem_register(uint64_t base, uint64_t size, int readonly, int user);
-int emu_mem_unregister(uint64_t base);
+int dlcemu_mem_register(uint64_t base, uint64_t size, int readonly, int user);
+int dlcemu_mem_unregister(uint64_t base);
 /* copies the table for a launch; *out is malloc'd, sorted by base */
-int emu_mem_snapshot(emu_range **out, int *n);
+int dlcemu_mem_snapshot(emu_range **out, int *n);
 
 /* launch.c */
-int emu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shared, void **params);
+int dlcemu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shared, void **params);
 
 /* settings (per thread) */
-unsigned long long emu_limit_instructions(void);
-int emu_check_uninit_shared(void);
+unsigned long long dlcemu_limit_instructions(void);
+int dlcemu_check_uninit_shared(void);
 
 /* stats.c */
-void emu_stats_publish(const dlcemu_launch_stats *s, const char *kernel, const unsigned g[3],
+void dlcemu_stats_publish(const dlcemu_launch_stats *s, const char *kernel, const unsigned g[3],
                        const unsigned b[3], unsigned dyn_shared, uint64_t static_shared);
 
 #endif /* DLC_EMU_H */

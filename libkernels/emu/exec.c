@@ -345,7 +345,7 @@ static uint64_t int_op(const emu_insn *in, uint64_t a, uint64_t b, uint64_t c, u
 /* ------------------------------------------------------ float semantics */
 static float sat01f(float r) { return r != r || r <= 0 ? 0.0f : r > 1 ? 1.0f : r; }
 
-static float round_f32(double x, int rnd) { return fp_f32((uint32_t)fp_from_double(FMT_F32, x, rnd, 0)); }
+static float round_f32(double x, int rnd) { return fp_f32((uint32_t)dlcemu_fp_from_double(FMT_F32, x, rnd, 0)); }
 
 static int is_directed(int rnd) { return rnd == RND_RZ || rnd == RND_RM || rnd == RND_RP; }
 
@@ -380,21 +380,21 @@ static uint32_t f32_op(const emu_insn *in, uint32_t ua, uint32_t ub, uint32_t uc
   int dir = is_directed(rnd);
   float r;
   switch (in->op) {
-  case OP_ADD: r = dir ? round_f32(fp_rto_add(a, b), rnd) : a + b; break;
-  case OP_SUB: r = dir ? round_f32(fp_rto_add(a, -(double)b), rnd) : a - b; break;
+  case OP_ADD: r = dir ? round_f32(dlcemu_fp_rto_add(a, b), rnd) : a + b; break;
+  case OP_SUB: r = dir ? round_f32(dlcemu_fp_rto_add(a, -(double)b), rnd) : a - b; break;
   case OP_MUL: r = dir ? round_f32((double)a * b, rnd) : a * b; break;
   case OP_MAD:
-  case OP_FMA: r = dir ? round_f32(fp_rto_fma(a, b, c), rnd) : fmaf(a, b, c); break;
+  case OP_FMA: r = dir ? round_f32(dlcemu_fp_rto_fma(a, b, c), rnd) : fmaf(a, b, c); break;
   case OP_DIV:
-    if (dir) r = round_f32(fp_rto_div(a, b), rnd);
+    if (dir) r = round_f32(dlcemu_fp_rto_div(a, b), rnd);
     else r = a / b; /* .rn exact; .full/.approx use the exact quotient too */
     break;
   case OP_RCP:
-    if (dir) r = round_f32(fp_rto_div(1.0, a), rnd);
+    if (dir) r = round_f32(dlcemu_fp_rto_div(1.0, a), rnd);
     else r = 1.0f / a;
     break;
   case OP_SQRT:
-    if (dir) r = round_f32(fp_rto_sqrt(a), rnd);
+    if (dir) r = round_f32(dlcemu_fp_rto_sqrt(a), rnd);
     else r = sqrtf(a);
     break;
   case OP_RSQRT: r = 1.0f / sqrtf(a); break;
@@ -445,14 +445,14 @@ static uint64_t f64_op(const emu_insn *in, uint64_t ua, uint64_t ub, uint64_t uc
   int dir = is_directed(rnd);
   double r;
   switch (in->op) {
-  case OP_ADD: r = dir ? fp_f64_op(FP64_ADD, a, b, 0, rnd) : a + b; break;
-  case OP_SUB: r = dir ? fp_f64_op(FP64_ADD, a, -b, 0, rnd) : a - b; break;
-  case OP_MUL: r = dir ? fp_f64_op(FP64_MUL, a, b, 0, rnd) : a * b; break;
+  case OP_ADD: r = dir ? dlcemu_fp_f64_op(FP64_ADD, a, b, 0, rnd) : a + b; break;
+  case OP_SUB: r = dir ? dlcemu_fp_f64_op(FP64_ADD, a, -b, 0, rnd) : a - b; break;
+  case OP_MUL: r = dir ? dlcemu_fp_f64_op(FP64_MUL, a, b, 0, rnd) : a * b; break;
   case OP_MAD:
-  case OP_FMA: r = dir ? fp_f64_op(FP64_FMA, a, b, c, rnd) : fma(a, b, c); break;
-  case OP_DIV: r = dir ? fp_f64_op(FP64_DIV, a, b, 0, rnd) : a / b; break;
-  case OP_RCP: r = dir ? fp_f64_op(FP64_RCP, a, 0, 0, rnd) : 1.0 / a; break;
-  case OP_SQRT: r = dir ? fp_f64_op(FP64_SQRT, a, 0, 0, rnd) : sqrt(a); break;
+  case OP_FMA: r = dir ? dlcemu_fp_f64_op(FP64_FMA, a, b, c, rnd) : fma(a, b, c); break;
+  case OP_DIV: r = dir ? dlcemu_fp_f64_op(FP64_DIV, a, b, 0, rnd) : a / b; break;
+  case OP_RCP: r = dir ? dlcemu_fp_f64_op(FP64_RCP, a, 0, 0, rnd) : 1.0 / a; break;
+  case OP_SQRT: r = dir ? dlcemu_fp_f64_op(FP64_SQRT, a, 0, 0, rnd) : sqrt(a); break;
   case OP_RSQRT: r = 1.0 / sqrt(a); break;
   case OP_SIN: r = sin(a); break;
   case OP_COS: r = cos(a); break;
@@ -489,17 +489,17 @@ static uint16_t half_op(const emu_insn *in, int fmt, uint16_t ua, uint16_t ub, u
   case OP_NEG: return ua ^ signbit16;
   default: break;
   }
-  double a = fp_to_double(fmt, ua), b = fp_to_double(fmt, ub), c = fp_to_double(fmt, uc);
+  double a = dlcemu_fp_to_double(fmt, ua), b = dlcemu_fp_to_double(fmt, ub), c = dlcemu_fp_to_double(fmt, uc);
   int opts = (ftz ? FPO_FTZ : 0) | ((in->flags & IF_SAT) ? FPO_SAT01 : 0) | ((in->flags & IF_RELU) ? FPO_RELU : 0) |
              ((in->flags & IF_SATFINITE) ? FPO_SATFINITE : 0);
   int rnd = in->rnd ? in->rnd : RND_RN;
   double r;
   switch (in->op) {
-  case OP_ADD: r = fp_rto_add(a, b); break;
-  case OP_SUB: r = fp_rto_add(a, -b); break;
+  case OP_ADD: r = dlcemu_fp_rto_add(a, b); break;
+  case OP_SUB: r = dlcemu_fp_rto_add(a, -b); break;
   case OP_MUL: r = a * b; break;
   case OP_FMA:
-  case OP_MAD: r = fp_rto_fma(a, b, c); break;
+  case OP_MAD: r = dlcemu_fp_rto_fma(a, b, c); break;
   case OP_EX2: r = exp2((double)(float)a); rnd = RND_RN; break;
   case OP_TANH: r = tanh((double)(float)a); rnd = RND_RN; break;
   case OP_MIN:
@@ -511,14 +511,14 @@ static uint16_t half_op(const emu_insn *in, int fmt, uint16_t ua, uint16_t ub, u
       int n2;
       r = fminmax(in->op == OP_MAX, (in->flags & IF_NAN) != 0, fabs(a), fabs(b), &n2);
       uint16_t s = (ua ^ ub) & signbit16;
-      return (uint16_t)(fp_from_double(fmt, r, RND_RN, 0) | s);
+      return (uint16_t)(dlcemu_fp_from_double(fmt, r, RND_RN, 0) | s);
     }
     if ((in->flags & IF_RELU) && r < 0) r = 0;
-    return (uint16_t)fp_from_double(fmt, r, RND_RN, 0);
+    return (uint16_t)dlcemu_fp_from_double(fmt, r, RND_RN, 0);
   }
   default: r = 0; break;
   }
-  return (uint16_t)fp_from_double(fmt, r, rnd, opts);
+  return (uint16_t)dlcemu_fp_from_double(fmt, r, rnd, opts);
 }
 
 static int fcmp(int cmp, double a, double b) {
@@ -631,7 +631,7 @@ static uint64_t float_to_int(double x, int rnd, int dt) {
 
 static uint64_t cvt_lane(const emu_insn *in, uint64_t v) {
   int dt = in->t, st = in->t2;
-  int dfl = emu_type_is_float(dt), sfl = emu_type_is_float(st);
+  int dfl = dlcemu_type_is_float(dt), sfl = dlcemu_type_is_float(st);
   unsigned dn = tsize[dt] * 8u, sn = tsize[st] * 8u;
   int opts = ((in->flags & IF_FTZ) ? FPO_FTZ : 0) | ((in->flags & IF_SATFINITE) ? FPO_SATFINITE : 0) |
              ((in->flags & IF_RELU) ? FPO_RELU : 0) | ((in->flags & IF_SAT) ? FPO_SAT01 : 0);
@@ -667,8 +667,8 @@ static uint64_t cvt_lane(const emu_insn *in, uint64_t v) {
     }
     int rnd = in->rnd ? in->rnd : RND_RN;
     if (!mag) return 0;
-    uint64_t r = fp_round(fmt_of(dt), neg, mag, 0, 0, rnd, opts & ~FPO_SAT01);
-    if (in->flags & IF_SAT) r = fp_from_double(fmt_of(dt), fp_to_double(fmt_of(dt), r), RND_RN, FPO_SAT01);
+    uint64_t r = dlcemu_fp_round(fmt_of(dt), neg, mag, 0, 0, rnd, opts & ~FPO_SAT01);
+    if (in->flags & IF_SAT) r = dlcemu_fp_from_double(fmt_of(dt), dlcemu_fp_to_double(fmt_of(dt), r), RND_RN, FPO_SAT01);
     return r;
   }
   /* float source */
@@ -682,7 +682,7 @@ static uint64_t cvt_lane(const emu_insn *in, uint64_t v) {
     if (in->flags & IF_FTZ) h = fp_ftz16(h);
     x = fp_f16_to_f32(h);
   } else {
-    x = fp_to_double(fmt_of(st), v);
+    x = dlcemu_fp_to_double(fmt_of(st), v);
   }
   if (!dfl) return float_to_int(x, in->rnd, dt);
   int rnd = in->rnd;
@@ -696,10 +696,10 @@ static uint64_t cvt_lane(const emu_insn *in, uint64_t v) {
       default: y = trunc(x); break;
       }
     }
-    return fp_from_double(fmt_of(dt), y, RND_RN, opts);
+    return dlcemu_fp_from_double(fmt_of(dt), y, RND_RN, opts);
   }
   if (dt == T_F64 && (opts & ~FPO_FTZ) == 0) return x != x ? F64_CANON_NAN : fp_u64(x);
-  return fp_from_double(fmt_of(dt), x, rnd ? rnd : RND_RN, opts);
+  return dlcemu_fp_from_double(fmt_of(dt), x, rnd ? rnd : RND_RN, opts);
 }
 
 /* ---------------------------------------------------------------- memory */
@@ -741,14 +741,14 @@ static uint8_t *resolve(emu_run *R, emu_warp *w, const emu_insn *in, int lane, i
   *a = x;
   const char *rw = write ? "write" : "read";
   if (x & (size - 1)) {
-    emu_report(R, DLCEMU_ERROR_MISALIGNED, w, lane, in, "misaligned %s %s of %u bytes at %s address 0x%llx",
+    dlcemu_report(R, DLCEMU_ERROR_MISALIGNED, w, lane, in, "misaligned %s %s of %u bytes at %s address 0x%llx",
                space_name(space), rw, size, space_name(space), (unsigned long long)x);
     return NULL;
   }
   switch (space) {
   case SP_SHARED:
     if (x >= R->shared_size || x + size > R->shared_size) {
-      emu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, lane, in,
+      dlcemu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, lane, in,
                  "out-of-bounds shared %s of %u bytes at offset 0x%llx (the block has %llu bytes of shared memory: "
                  "%llu static + %u dynamic)",
                  rw, size, (unsigned long long)x, (unsigned long long)R->shared_size,
@@ -758,7 +758,7 @@ static uint8_t *resolve(emu_run *R, emu_warp *w, const emu_insn *in, int lane, i
     return R->smem + x;
   case SP_LOCAL:
     if (x >= R->k->local_bytes || x + size > R->k->local_bytes) {
-      emu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, lane, in,
+      dlcemu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, lane, in,
                  "out-of-bounds local %s of %u bytes at offset 0x%llx (the thread has %llu bytes of local memory)",
                  rw, size, (unsigned long long)x, (unsigned long long)R->k->local_bytes);
       return NULL;
@@ -766,11 +766,11 @@ static uint8_t *resolve(emu_run *R, emu_warp *w, const emu_insn *in, int lane, i
     return w->local + (size_t)lane * R->k->local_bytes + x;
   case SP_KPARAM:
     if (write) {
-      emu_report(R, DLCEMU_ERROR_ILLEGAL, w, lane, in, "write to kernel parameter space");
+      dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, lane, in, "write to kernel parameter space");
       return NULL;
     }
     if (x >= R->param_bytes || x + size > R->param_bytes) {
-      emu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, lane, in,
+      dlcemu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, lane, in,
                  "out-of-bounds kernel parameter read of %u bytes at offset 0x%llx (%llu bytes of parameters)", size,
                  (unsigned long long)x, (unsigned long long)R->param_bytes);
       return NULL;
@@ -778,34 +778,34 @@ static uint8_t *resolve(emu_run *R, emu_warp *w, const emu_insn *in, int lane, i
     return R->params + x;
   case SP_TPARAM:
     if (x >= R->k->tparam_bytes || x + size > R->k->tparam_bytes) {
-      emu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, lane, in, "out-of-bounds .param %s at offset 0x%llx", rw,
+      dlcemu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, lane, in, "out-of-bounds .param %s at offset 0x%llx", rw,
                  (unsigned long long)x);
       return NULL;
     }
     return w->tparam + (size_t)lane * R->k->tparam_bytes + x;
   default: {
-    const emu_range *g = emu_find_range(R, x);
+    const emu_range *g = dlcemu_find_range(R, x);
     if (!g || x + size > g->end) {
-      if (!g) g = emu_near_range(R, x);
+      if (!g) g = dlcemu_near_range(R, x);
       if (g)
-        emu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, lane, in,
+        dlcemu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, lane, in,
                    "out-of-bounds %s %s of %u bytes at 0x%llx: %llu bytes past the end of the %llu-byte allocation "
                    "at 0x%llx",
                    space_name(space), rw, size, (unsigned long long)x, (unsigned long long)(x + size - g->end),
                    (unsigned long long)(g->end - g->base), (unsigned long long)g->base);
       else
-        emu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, lane, in,
+        dlcemu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, lane, in,
                    "out-of-bounds %s %s of %u bytes at 0x%llx: not inside any allocation", space_name(space), rw,
                    size, (unsigned long long)x);
       return NULL;
     }
     if (space == SP_CONST && !g->readonly) {
-      emu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, lane, in, "const %s at 0x%llx outside constant memory", rw,
+      dlcemu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, lane, in, "const %s at 0x%llx outside constant memory", rw,
                  (unsigned long long)x);
       return NULL;
     }
     if (write && g->readonly) {
-      emu_report(R, DLCEMU_ERROR_ILLEGAL, w, lane, in, "write to constant memory at 0x%llx", (unsigned long long)x);
+      dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, lane, in, "write to constant memory at 0x%llx", (unsigned long long)x);
       return NULL;
     }
     return (uint8_t *)(uintptr_t)x;
@@ -822,7 +822,7 @@ static int shared_check(emu_run *R, emu_warp *w, const emu_insn *in, int lane, u
   for (unsigned i = 0; i < size; i++) {
     if (sh[i] == SH_VALID) continue;
     if (write && sh[i] == SH_UNINIT) continue;
-    emu_poison_report(R, w, lane, in, off, size, write);
+    dlcemu_poison_report(R, w, lane, in, off, size, write);
     return -1;
   }
   if (write && R->check_uninit) memset(R->shadow + off, SH_VALID, size);
@@ -1013,8 +1013,8 @@ static void exec_mma(emu_run *R, emu_warp *w, const emu_insn *in) {
       for (int i = 0; i < 4; i++) r[D[i]][l] = canon32((float)d[g + 8 * (i >> 1)][t * 2 + (i & 1)]);
     } else {
       for (int i = 0; i < 2; i++) {
-        uint64_t lo = fp_from_double(FMT_F16, d[g + 8 * i][t * 2], RND_RN, 0);
-        uint64_t hi = fp_from_double(FMT_F16, d[g + 8 * i][t * 2 + 1], RND_RN, 0);
+        uint64_t lo = dlcemu_fp_from_double(FMT_F16, d[g + 8 * i][t * 2], RND_RN, 0);
+        uint64_t hi = dlcemu_fp_from_double(FMT_F16, d[g + 8 * i][t * 2 + 1], RND_RN, 0);
         r[D[i]][l] = lo | hi << 16;
       }
     }
@@ -1037,7 +1037,7 @@ static void exec_matrix(emu_run *R, emu_warp *w, const emu_insn *in) {
     ptr[l] = resolve(R, w, in, l, &sp, &a, 16, store);
     if (!ptr[l]) return;
     if (sp != SP_SHARED) {
-      emu_report(R, DLCEMU_ERROR_ILLEGAL, w, l, in, "%s address is not in shared memory", store ? "stmatrix" : "ldmatrix");
+      dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, l, in, "%s address is not in shared memory", store ? "stmatrix" : "ldmatrix");
       return;
     }
     off[l] = a;
@@ -1185,7 +1185,7 @@ static void exec_atom(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t exec
     uint8_t *p = resolve(R, w, in, l, &sp, &a, es, 1);
     if (!p) return;
     if (sp != SP_GLOBAL && sp != SP_SHARED) {
-      emu_report(R, DLCEMU_ERROR_ILLEGAL, w, l, in, "atomic on %s memory", space_name(sp));
+      dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, l, in, "atomic on %s memory", space_name(sp));
       return;
     }
     addrs[l] = a;
@@ -1220,7 +1220,7 @@ static void exec_cp_async(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t 
     if (in->a[2] != SLOT_NONE) {
       uint64_t ss = w->r[in->a[2]][l] & 0xFFFFFFFFu;
       if (ss > size) {
-        emu_report(R, DLCEMU_ERROR_ILLEGAL, w, l, in, "cp.async src-size %llu is larger than the copy size %u",
+        dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, l, in, "cp.async src-size %llu is larger than the copy size %u",
                    (unsigned long long)ss, size);
         return;
       }
@@ -1239,21 +1239,21 @@ static void exec_cp_async(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t 
     if (n) {
       /* the source must be aligned to the copy size and the bytes read in bounds */
       if (s & (size - 1)) {
-        emu_report(R, DLCEMU_ERROR_MISALIGNED, w, l, in, "misaligned cp.async source 0x%llx for a %u-byte copy",
+        dlcemu_report(R, DLCEMU_ERROR_MISALIGNED, w, l, in, "misaligned cp.async source 0x%llx for a %u-byte copy",
                    (unsigned long long)s, size);
         return;
       }
-      const emu_range *g = emu_find_range(R, s);
+      const emu_range *g = dlcemu_find_range(R, s);
       if (WIN_TAG(s) != 0 || !g || s + n > g->end) {
-        if (!g) g = emu_near_range(R, s);
+        if (!g) g = dlcemu_near_range(R, s);
         if (g)
-          emu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, l, in,
+          dlcemu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, l, in,
                      "out-of-bounds cp.async read of %u bytes at 0x%llx: %llu bytes past the end of the %llu-byte "
                      "allocation at 0x%llx",
                      n, (unsigned long long)s, (unsigned long long)(s + n - g->end),
                      (unsigned long long)(g->end - g->base), (unsigned long long)g->base);
         else
-          emu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, l, in,
+          dlcemu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, l, in,
                      "out-of-bounds cp.async read of %u bytes at 0x%llx: not inside any allocation", n,
                      (unsigned long long)s);
         return;
@@ -1266,7 +1266,7 @@ static void exec_cp_async(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t 
     if (R->shadow_active) {
       for (unsigned i = 0; i < size; i++)
         if (R->shadow[d + i] == SH_PENDING) {
-          emu_poison_report(R, w, l, in, d, size, 1);
+          dlcemu_poison_report(R, w, l, in, d, size, 1);
           return;
         }
     }
@@ -1275,8 +1275,8 @@ static void exec_cp_async(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t 
     e.pc = pc;
     emu_cpq *q = &w->cp[l];
     e.group = q->committed;
-    if (emu_grow(&q->e, &q->cap, q->n + 1, sizeof(emu_cp))) {
-      emu_report(R, DLCEMU_ERROR_OUT_OF_MEMORY, w, l, in, "out of memory for the cp.async queue");
+    if (dlcemu_grow(&q->e, &q->cap, q->n + 1, sizeof(emu_cp))) {
+      dlcemu_report(R, DLCEMU_ERROR_OUT_OF_MEMORY, w, l, in, "out of memory for the cp.async queue");
       return;
     }
     q->e[q->n++] = e;
@@ -1299,7 +1299,7 @@ static void copy_frames(emu_run *R, emu_warp *w, int lane, const uint32_t *tripl
 
 static void read_cstring(emu_run *R, uint64_t a, char *out, size_t cap) {
   out[0] = 0;
-  const emu_range *g = emu_find_range(R, a);
+  const emu_range *g = dlcemu_find_range(R, a);
   if (!g) return;
   size_t i = 0;
   for (; i + 1 < cap && a + i < g->end; i++) {
@@ -1323,7 +1323,7 @@ static void exec_call_extern(emu_run *R, emu_warp *w, const emu_insn *in, uint32
     char m[256], f[256];
     read_cstring(R, msg, m, sizeof m);
     read_cstring(R, file, f, sizeof f);
-    emu_report(R, DLCEMU_ERROR_TRAP, w, l, in, "device-side assertion failed: %s (%s:%u)", m, f, (unsigned)line);
+    dlcemu_report(R, DLCEMU_ERROR_TRAP, w, l, in, "device-side assertion failed: %s (%s:%u)", m, f, (unsigned)line);
     return;
   }
   /* vprintf: prints nothing and returns 0 */
@@ -1394,7 +1394,7 @@ static inline void pwrite(uint32_t *p, uint32_t slot, uint32_t exec, uint32_t va
   p[slot] = (p[slot] & ~exec) | (val & exec);
 }
 
-void emu_exec_warp(emu_run *R, emu_warp *w, int budget) {
+void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget) {
   emu_kernel *k = R->k;
   const emu_insn *code = k->code;
   uint64_t(*r)[32] = w->r;
@@ -1722,7 +1722,7 @@ void emu_exec_warp(emu_run *R, emu_warp *w, int budget) {
         int fmt = in->t == T_F16X2 ? FMT_F16 : FMT_BF16;
         int opts = ((in->flags & IF_RELU) ? FPO_RELU : 0) | ((in->flags & IF_SATFINITE) ? FPO_SATFINITE : 0);
         int rnd = in->rnd ? in->rnd : RND_RN;
-        LANES(exec, d[l] = fp_from_double(fmt, F32(a[l]), rnd, opts) << 16 | fp_from_double(fmt, F32(b[l]), rnd, opts));
+        LANES(exec, d[l] = dlcemu_fp_from_double(fmt, F32(a[l]), rnd, opts) << 16 | dlcemu_fp_from_double(fmt, F32(b[l]), rnd, opts));
       } else if ((in->t == T_S64 || in->t == T_U64) && (in->t2 == T_S32 || in->t2 == T_U32) && !in->flags) {
         if (in->t2 == T_S32) LANES(exec, d[l] = (uint64_t)(int64_t)(int32_t)a[l]);
         else LANES(exec, d[l] = a[l] & 0xFFFFFFFFu);
@@ -1752,7 +1752,7 @@ void emu_exec_warp(emu_run *R, emu_warp *w, int budget) {
         case SP_LOCAL: yes = WIN_TAG(x) == 2; break;
         case SP_KPARAM: yes = WIN_TAG(x) == 3; break;
         case SP_CONST: {
-          const emu_range *g = emu_find_range(R, x);
+          const emu_range *g = dlcemu_find_range(R, x);
           yes = g && g->readonly;
           break;
         }
@@ -1791,7 +1791,7 @@ void emu_exec_warp(emu_run *R, emu_warp *w, int budget) {
       uint32_t maxd = k->max_call_depth;
       LANES(exec, {
         if (w->depth[l] >= maxd) {
-          emu_report(R, DLCEMU_ERROR_ILLEGAL, w, l, in, "call stack overflow");
+          dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, l, in, "call stack overflow");
           return;
         }
         copy_frames(R, w, l, ci + 2, ci[0]);
@@ -1847,20 +1847,20 @@ void emu_exec_warp(emu_run *R, emu_warp *w, int budget) {
         });
       }
       set_pcs(w, active & ~exec, pc + 1);
-      if (leaving) emu_lanes_exit(R, w, leaving);
+      if (leaving) dlcemu_lanes_exit(R, w, leaving);
       if (R->status || R->restart) return;
       continue;
     }
     case OP_TRAP:
     case OP_BRKPT:
       if (exec) {
-        emu_report(R, DLCEMU_ERROR_TRAP, w, __builtin_ctz(exec), in, "%s executed",
+        dlcemu_report(R, DLCEMU_ERROR_TRAP, w, __builtin_ctz(exec), in, "%s executed",
                    in->op == OP_TRAP ? "trap" : "brkpt");
         return;
       }
       break;
     case OP_BAR:
-      emu_bar_exec(R, w, in, pc, active, exec);
+      dlcemu_bar_exec(R, w, in, pc, active, exec);
       if (R->status || R->restart) return;
       continue;
     case OP_NANOSLEEP:
@@ -1972,9 +1972,9 @@ void emu_exec_warp(emu_run *R, emu_warp *w, int budget) {
     case OP_LDMATRIX:
     case OP_STMATRIX: {
       if (w->live != FULL || exec != active) {
-        emu_report(R, DLCEMU_ERROR_ILLEGAL, w, __builtin_ctz(active), in,
+        dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, __builtin_ctz(active), in,
                    "%s needs all 32 lanes of the warp (live lanes 0x%08x, executing 0x%08x)",
-                   emu_op_names[in->op], w->live, exec);
+                   dlcemu_op_names[in->op], w->live, exec);
         return;
       }
       if (!gather(w, pc, active, &exec, FULL)) continue;
@@ -1994,12 +1994,12 @@ void emu_exec_warp(emu_run *R, emu_warp *w, int budget) {
       break;
     case OP_CP_WAIT:
     case OP_CP_WAIT_ALL:
-      LANES(exec, emu_cp_land(R, w, l, in->op == OP_CP_WAIT_ALL, (uint32_t)in->imm));
+      LANES(exec, dlcemu_cp_land(R, w, l, in->op == OP_CP_WAIT_ALL, (uint32_t)in->imm));
       R->st.cp_async_waits++;
       break;
     default:
-      emu_report(R, DLCEMU_ERROR_UNSUPPORTED, w, __builtin_ctz(active), in, "internal: no implementation of %s",
-                 emu_op_names[in->op] ? emu_op_names[in->op] : "this op");
+      dlcemu_report(R, DLCEMU_ERROR_UNSUPPORTED, w, __builtin_ctz(active), in, "internal: no implementation of %s",
+                 dlcemu_op_names[in->op] ? dlcemu_op_names[in->op] : "this op");
       return;
     }
   advance:

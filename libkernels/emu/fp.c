@@ -1,12 +1,12 @@
 /*
  * fp.c: exact floating-point rounding for the emulator (see fp.h).
  *
- * The hardware rounds every conversion once; so does fp_round(): it takes the
+ * The hardware rounds every conversion once; so does dlcemu_fp_round(): it takes the
  * exact value as sign, 64-bit significand, exponent and sticky bit and
  * produces the target's bits for RN (ties to even), RNA (ties away), RZ, RM
  * and RP, including subnormals and the overflow rule of each mode.  Directed
  * f32/f16 arithmetic uses round-to-odd in double (TwoSum / exact remainders),
- * then one fp_round(); f64 in a directed mode sets the host rounding mode
+ * then one dlcemu_fp_round(); f64 in a directed mode sets the host rounding mode
  * (this file is compiled with -frounding-math).
  */
 #include "fp.h"
@@ -52,7 +52,7 @@ static uint64_t max_finite(const fmt_info *f) {
   return ((uint64_t)((1 << f->e) - 2) << f->m) | ((1ull << f->m) - 1);
 }
 
-uint64_t fp_round(int fmt, int sign, uint64_t mant, int exp, int sticky, int rnd, int opts) {
+uint64_t dlcemu_fp_round(int fmt, int sign, uint64_t mant, int exp, int sticky, int rnd, int opts) {
   const fmt_info *f = &fmts[fmt];
   uint64_t sbit = (uint64_t)(sign ? 1 : 0) << (f->m + f->e);
   if (mant == 0) {
@@ -114,7 +114,7 @@ uint64_t fp_round(int fmt, int sign, uint64_t mant, int exp, int sticky, int rnd
   return container(fmt, sbit | bits);
 }
 
-uint64_t fp_from_double(int fmt, double x, int rnd, int opts) {
+uint64_t dlcemu_fp_from_double(int fmt, double x, int rnd, int opts) {
   const fmt_info *f = &fmts[fmt];
   uint64_t u = fp_u64(x);
   int sign = (int)(u >> 63);
@@ -138,15 +138,15 @@ uint64_t fp_from_double(int fmt, double x, int rnd, int opts) {
   }
   uint64_t mant = e ? frac | (1ull << 52) : frac;
   int ex = e ? e - 1075 : -1074;
-  return fp_round(fmt, sign, mant, ex, 0, rnd, opts);
+  return dlcemu_fp_round(fmt, sign, mant, ex, 0, rnd, opts);
 }
 
-uint64_t fp_from_int(int fmt, int neg, uint64_t mag, int rnd, int opts) {
+uint64_t dlcemu_fp_from_int(int fmt, int neg, uint64_t mag, int rnd, int opts) {
   if (mag == 0) return 0;
-  return fp_round(fmt, neg, mag, 0, 0, rnd, opts);
+  return dlcemu_fp_round(fmt, neg, mag, 0, 0, rnd, opts);
 }
 
-double fp_to_double(int fmt, uint64_t bits) {
+double dlcemu_fp_to_double(int fmt, uint64_t bits) {
   switch (fmt) {
   case FMT_F16: return fp_f16_to_f32((uint16_t)bits);
   case FMT_BF16: return fp_bf16_to_f32((uint16_t)bits);
@@ -164,7 +164,7 @@ static double make_odd(double x, double err) {
   return nextafter(x, err > 0 ? INFINITY : -INFINITY);
 }
 
-double fp_rto_add(double a, double b) {
+double dlcemu_fp_rto_add(double a, double b) {
   double s = a + b;
   if (isinf(s) || isnan(s)) return s;
   double bb = s - a;
@@ -172,9 +172,9 @@ double fp_rto_add(double a, double b) {
   return make_odd(s, err);
 }
 
-double fp_rto_fma(double a, double b, double c) { return fp_rto_add(a * b, c); }
+double dlcemu_fp_rto_fma(double a, double b, double c) { return dlcemu_fp_rto_add(a * b, c); }
 
-double fp_rto_div(double a, double b) {
+double dlcemu_fp_rto_div(double a, double b) {
   double q = a / b;
   if (isinf(q) || isnan(q) || q == 0) return q;
   double r = fma(-q, b, a); /* exact remainder */
@@ -183,7 +183,7 @@ double fp_rto_div(double a, double b) {
   return make_odd(q, (r > 0) == (b > 0) ? 1.0 : -1.0);
 }
 
-double fp_rto_sqrt(double a) {
+double dlcemu_fp_rto_sqrt(double a) {
   double s = sqrt(a);
   if (isinf(s) || isnan(s) || s == 0) return s;
   double r = fma(-s, s, a);
@@ -191,7 +191,7 @@ double fp_rto_sqrt(double a) {
   return make_odd(s, r);
 }
 
-double fp_f64_op(int op, double a, double b, double c, int rnd) {
+double dlcemu_fp_f64_op(int op, double a, double b, double c, int rnd) {
   int mode = FE_TONEAREST;
   switch (rnd) {
   case RND_RZ: mode = FE_TOWARDZERO; break;

@@ -2,7 +2,7 @@
  * fp.h: floating-point formats and exact rounding for the emulator.
  *
  * Every narrowing conversion (f64/f32 -> f32/f16/bf16/tf32, integer -> float)
- * goes through one routine, fp_round(), that rounds an exact value
+ * goes through one routine, dlcemu_fp_round(), that rounds an exact value
  * (sign, 64-bit significand, binary exponent, sticky bit) to a target format
  * in any PTX rounding mode, with IEEE subnormals, overflow to Inf or to the
  * largest finite value (.satfinite / directed modes), and optional flush to
@@ -18,7 +18,7 @@
 
 enum { FMT_F16, FMT_BF16, FMT_TF32, FMT_F32, FMT_F64 };
 
-/* options of fp_round / fp_from_double */
+/* options of dlcemu_fp_round / dlcemu_fp_from_double */
 enum { FPO_SATFINITE = 1, FPO_FTZ = 2, FPO_RELU = 4, FPO_SAT01 = 8 };
 
 /* canonical NaNs produced by the hardware */
@@ -48,24 +48,24 @@ static inline float fp_bf16_to_f32(uint16_t h) { return fp_f32((uint32_t)h << 16
 /* Round (-1)^sign * mant * 2^exp (+ a nonzero tail below mant when sticky) to
  * format fmt with rounding mode rnd (RND_RN, RND_RZ, RND_RM, RND_RP, RND_RNA)
  * and options FPO_*.  Returns the bit pattern. */
-uint64_t fp_round(int fmt, int sign, uint64_t mant, int exp, int sticky, int rnd, int opts);
+uint64_t dlcemu_fp_round(int fmt, int sign, uint64_t mant, int exp, int sticky, int rnd, int opts);
 
 /* Round a double (NaN/Inf/zero handled) to fmt. */
-uint64_t fp_from_double(int fmt, double x, int rnd, int opts);
+uint64_t dlcemu_fp_from_double(int fmt, double x, int rnd, int opts);
 /* Round an integer magnitude with sign to fmt. */
-uint64_t fp_from_int(int fmt, int neg, uint64_t mag, int rnd, int opts);
+uint64_t dlcemu_fp_from_int(int fmt, int neg, uint64_t mag, int rnd, int opts);
 /* Value of a format's bits as a double (exact). */
-double fp_to_double(int fmt, uint64_t bits);
+double dlcemu_fp_to_double(int fmt, uint64_t bits);
 
 /* Round-to-odd double arithmetic: the result carries the sticky bit in its
  * last place, so one later rounding to a narrower format is exact. */
-double fp_rto_add(double a, double b);
-double fp_rto_fma(double a, double b, double c);   /* a*b must be exact in double */
-double fp_rto_div(double a, double b);
-double fp_rto_sqrt(double a);
+double dlcemu_fp_rto_add(double a, double b);
+double dlcemu_fp_rto_fma(double a, double b, double c);   /* a*b must be exact in double */
+double dlcemu_fp_rto_div(double a, double b);
+double dlcemu_fp_rto_sqrt(double a);
 
 /* f64 arithmetic in a directed mode (fesetround around the host op). */
-double fp_f64_op(int op, double a, double b, double c, int rnd);
+double dlcemu_fp_f64_op(int op, double a, double b, double c, int rnd);
 enum { FP64_ADD, FP64_MUL, FP64_FMA, FP64_DIV, FP64_SQRT, FP64_RCP };
 
 /* flush a subnormal f32 / f16 to a sign-preserving zero */

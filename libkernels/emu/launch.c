@@ -52,7 +52,7 @@ static void where(const emu_run *R, const emu_warp *w, int lane, const emu_insn 
            m->pool + in->text);
 }
 
-void emu_report(emu_run *R, int status, const emu_warp *w, int lane, const emu_insn *in, const char *fmt, ...) {
+void dlcemu_report(emu_run *R, int status, const emu_warp *w, int lane, const emu_insn *in, const char *fmt, ...) {
   if (R->status) return;
   R->status = status;
   char what[1024];
@@ -65,7 +65,7 @@ void emu_report(emu_run *R, int status, const emu_warp *w, int lane, const emu_i
   snprintf(R->msg, R->msg_cap, "%s: %s: %s", dlcemu_error_string(status), loc, what);
 }
 
-const emu_range *emu_find_range(emu_run *R, uint64_t a) {
+const emu_range *dlcemu_find_range(emu_run *R, uint64_t a) {
   if (R->last_range >= 0) {
     const emu_range *g = &R->ranges[R->last_range];
     if (a >= g->base && a < g->end) return g;
@@ -87,7 +87,7 @@ const emu_range *emu_find_range(emu_run *R, uint64_t a) {
   return NULL;
 }
 
-const emu_range *emu_near_range(emu_run *R, uint64_t a) {
+const emu_range *dlcemu_near_range(emu_run *R, uint64_t a) {
   int lo = 0, hi = R->nranges - 1, best = -1;
   while (lo <= hi) {
     int mid = (lo + hi) / 2;
@@ -104,7 +104,7 @@ const emu_range *emu_near_range(emu_run *R, uint64_t a) {
 }
 
 /* ------------------------------------------------------------- cp.async */
-int emu_cp_land(emu_run *R, emu_warp *w, int lane, int all, uint32_t keep_groups) {
+int dlcemu_cp_land(emu_run *R, emu_warp *w, int lane, int all, uint32_t keep_groups) {
   emu_cpq *q = &w->cp[lane];
   uint32_t limit = q->committed > keep_groups ? q->committed - keep_groups : 0;
   int j = 0;
@@ -128,7 +128,7 @@ int emu_cp_land(emu_run *R, emu_warp *w, int lane, int all, uint32_t keep_groups
   return 0;
 }
 
-void emu_poison_report(emu_run *R, const emu_warp *w, int lane, const emu_insn *in, uint64_t off, unsigned size,
+void dlcemu_poison_report(emu_run *R, const emu_warp *w, int lane, const emu_insn *in, uint64_t off, unsigned size,
                        int write) {
   /* find the pending copy that covers the bytes */
   for (uint32_t wi = 0; wi < R->nwarps; wi++) {
@@ -140,7 +140,7 @@ void emu_poison_report(emu_run *R, const emu_warp *w, int lane, const emu_insn *
         if (e->dst < off + size && off < (uint64_t)e->dst + e->size) {
           char issuer[1024];
           where(R, ww, l, &R->k->code[e->pc], issuer, sizeof issuer);
-          emu_report(R, write ? DLCEMU_ERROR_RACE : DLCEMU_ERROR_POISON, w, lane, in,
+          dlcemu_report(R, write ? DLCEMU_ERROR_RACE : DLCEMU_ERROR_POISON, w, lane, in,
                      "%s shared memory [0x%llx, 0x%llx) while a cp.async to it is pending (poisoned until the "
                      "issuing thread's cp.async.wait_group/wait_all covers it); the copy was issued at %s",
                      write ? "write to" : "read of", (unsigned long long)off, (unsigned long long)(off + size), issuer);
@@ -149,7 +149,7 @@ void emu_poison_report(emu_run *R, const emu_warp *w, int lane, const emu_insn *
       }
     }
   }
-  emu_report(R, DLCEMU_ERROR_POISON, w, lane, in,
+  dlcemu_report(R, DLCEMU_ERROR_POISON, w, lane, in,
              "read of shared memory [0x%llx, 0x%llx) that no thread of the block has written",
              (unsigned long long)off, (unsigned long long)(off + size));
 }
@@ -216,7 +216,7 @@ static void bar_check_warp(emu_run *R, emu_warp *w, int b, const emu_insn *in) {
       int l = __builtin_ctz(m);
       m &= m - 1;
       if (w->pc[l] != pc0 && (R->k->code[pc0].flags & IF_ALIGNED)) {
-        emu_report(R, DLCEMU_ERROR_ILLEGAL, w, l, &R->k->code[w->pc[l]],
+        dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, l, &R->k->code[w->pc[l]],
                    "lanes of one warp wait at barrier %d at different instructions (PTX lines %u and %u); "
                    "bar.sync is .aligned, so every thread of a warp must execute the same one",
                    b, R->k->code[pc0].line, R->k->code[w->pc[l]].line);
@@ -232,7 +232,7 @@ static void bar_check_warp(emu_run *R, emu_warp *w, int b, const emu_insn *in) {
   bar_check_complete(R, b);
 }
 
-void emu_bar_exec(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t pc, uint32_t active, uint32_t exec) {
+void dlcemu_bar_exec(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t pc, uint32_t active, uint32_t exec) {
   if (!exec) {
     if (!w->diverged) {
       w->upc = pc + 1;
@@ -252,14 +252,14 @@ void emu_bar_exec(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t pc, uint
   uint32_t cnt_slot = red ? in->a[2] : in->a[1];
   uint64_t b = w->r[id_slot][l0];
   if (b > 15) {
-    emu_report(R, DLCEMU_ERROR_ILLEGAL, w, l0, in, "barrier id %llu is not in 0..15", (unsigned long long)b);
+    dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, l0, in, "barrier id %llu is not in 0..15", (unsigned long long)b);
     return;
   }
   uint32_t cnt = 0;
   if (cnt_slot != SLOT_NONE) {
     uint64_t c = w->r[cnt_slot][l0] & 0xFFFFFFFFu;
     if (c == 0 || c % 32 || c > R->nwarps * 32u) {
-      emu_report(R, DLCEMU_ERROR_ILLEGAL, w, l0, in,
+      dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, l0, in,
                  "barrier thread count %llu must be a nonzero multiple of 32 no larger than the block (%u warps)",
                  (unsigned long long)c, R->nwarps);
       return;
@@ -302,13 +302,13 @@ void emu_bar_exec(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t pc, uint
   bar_check_warp(R, w, (int)b, in);
 }
 
-void emu_lanes_exit(emu_run *R, emu_warp *w, uint32_t lanes) {
+void dlcemu_lanes_exit(emu_run *R, emu_warp *w, uint32_t lanes) {
   /* the copies of an exiting thread still complete */
   uint32_t m = lanes;
   while (m) {
     int l = __builtin_ctz(m);
     m &= m - 1;
-    emu_cp_land(R, w, l, 1, 0);
+    dlcemu_cp_land(R, w, l, 1, 0);
   }
   w->live &= ~lanes;
   if (!w->live) R->live_warps &= ~(1u << w->id);
@@ -376,7 +376,7 @@ static void deadlock_report(emu_run *R) {
       snprintf(other, sizeof other, "it expects %u threads but only %u have arrived and no other thread can",
                B->expected, B->count);
     if (!other[0]) snprintf(other, sizeof other, "no other thread can reach it");
-    emu_report(R, DLCEMU_ERROR_DEADLOCK, w, l, in, "barrier %d can never complete: %s", b, other);
+    dlcemu_report(R, DLCEMU_ERROR_DEADLOCK, w, l, in, "barrier %d can never complete: %s", b, other);
     return;
   }
   for (uint32_t wi = 0; wi < R->nwarps; wi++) {
@@ -395,11 +395,11 @@ static void deadlock_report(emu_run *R) {
     other[0] = 0;
     if (missing) describe_lane(R, w, __builtin_ctz(missing), other, sizeof other);
     else snprintf(other, sizeof other, "its member mask names lanes that never arrive");
-    emu_report(R, DLCEMU_ERROR_DEADLOCK, w, l, in,
+    dlcemu_report(R, DLCEMU_ERROR_DEADLOCK, w, l, in,
                "warp collective can never complete: lanes 0x%08x wait here, the others do not arrive: %s", here, other);
     return;
   }
-  emu_report(R, DLCEMU_ERROR_DEADLOCK, &R->warps[0], 0, &R->k->code[0], "the block cannot make progress");
+  dlcemu_report(R, DLCEMU_ERROR_DEADLOCK, &R->warps[0], 0, &R->k->code[0], "the block cannot make progress");
 }
 
 /* ------------------------------------------------------------- blocks */
@@ -469,7 +469,7 @@ static void run_block(emu_run *R) {
     for (uint32_t wi = 0; wi < R->nwarps; wi++) {
       emu_warp *w = &R->warps[wi];
       if (!(w->live & ~(w->bar_wait | w->coll_wait))) continue;
-      emu_exec_warp(R, w, QUANTUM);
+      dlcemu_exec_warp(R, w, QUANTUM);
       progress = 1;
       if (R->status) return;
       if (R->restart) { /* after a barrier the warps go on in index order */
@@ -480,7 +480,7 @@ static void run_block(emu_run *R) {
         uint32_t run = w->live & ~(w->bar_wait | w->coll_wait);
         int l = run ? __builtin_ctz(run) : 0;
         uint32_t pc = w->diverged ? w->pc[l] : w->upc;
-        emu_report(R, DLCEMU_ERROR_LIMIT, w, l, &R->k->code[pc < (uint32_t)R->k->ncode ? pc : 0],
+        dlcemu_report(R, DLCEMU_ERROR_LIMIT, w, l, &R->k->code[pc < (uint32_t)R->k->ncode ? pc : 0],
                    "the launch exceeded %llu warp instructions (endless loop? raise DLCEMU_LIMIT_WARP_INSTRUCTIONS)",
                    R->limit);
         return;
@@ -519,34 +519,34 @@ static void free_run(emu_run *R) {
   free(R->msg);
 }
 
-int emu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shared, void **params) {
+int dlcemu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shared, void **params) {
   emu_module *m = k->mod;
   emu_func *entry = &m->funcs[k->func];
   const char *name = entry->name;
   if (!g[0] || !g[1] || !g[2] || !b[0] || !b[1] || !b[2])
-    return emu_fail(DLCEMU_ERROR_LAUNCH_CONFIG, "launch of %s: grid and block dimensions must be nonzero", name);
+    return dlcemu_fail(DLCEMU_ERROR_LAUNCH_CONFIG, "launch of %s: grid and block dimensions must be nonzero", name);
   if (g[0] > 2147483647u || g[1] > 65535 || g[2] > 65535)
-    return emu_fail(DLCEMU_ERROR_LAUNCH_CONFIG, "launch of %s: grid (%u,%u,%u) is too large", name, g[0], g[1], g[2]);
+    return dlcemu_fail(DLCEMU_ERROR_LAUNCH_CONFIG, "launch of %s: grid (%u,%u,%u) is too large", name, g[0], g[1], g[2]);
   uint64_t nthreads = (uint64_t)b[0] * b[1] * b[2];
   if (b[0] > 1024 || b[1] > 1024 || b[2] > 64 || nthreads > 1024)
-    return emu_fail(DLCEMU_ERROR_LAUNCH_CONFIG, "launch of %s: block (%u,%u,%u) is too large", name, b[0], b[1], b[2]);
+    return dlcemu_fail(DLCEMU_ERROR_LAUNCH_CONFIG, "launch of %s: block (%u,%u,%u) is too large", name, b[0], b[1], b[2]);
   if (nthreads > k->max_threads)
-    return emu_fail(DLCEMU_ERROR_LAUNCH_CONFIG, "launch of %s: %llu threads per block exceed its .maxntid/.reqntid (%u)",
+    return dlcemu_fail(DLCEMU_ERROR_LAUNCH_CONFIG, "launch of %s: %llu threads per block exceed its .maxntid/.reqntid (%u)",
                     name, (unsigned long long)nthreads, k->max_threads);
   if (k->reqntid[0] && (b[0] != k->reqntid[0] || b[1] != (k->reqntid[1] ? k->reqntid[1] : 1) ||
                         b[2] != (k->reqntid[2] ? k->reqntid[2] : 1)))
-    return emu_fail(DLCEMU_ERROR_LAUNCH_CONFIG, "launch of %s: block (%u,%u,%u) differs from its .reqntid", name, b[0],
+    return dlcemu_fail(DLCEMU_ERROR_LAUNCH_CONFIG, "launch of %s: block (%u,%u,%u) differs from its .reqntid", name, b[0],
                     b[1], b[2]);
   uint64_t max_shared = m->target_sm >= 90 ? 232448 : m->target_sm == 80 ? 166912 : 101376;
   uint64_t dyn_base = dyn_shared ? align_up(k->static_shared, k->dyn_align) : k->static_shared;
   uint64_t shared_size = dyn_base + dyn_shared;
   if (shared_size > max_shared)
-    return emu_fail(DLCEMU_ERROR_LAUNCH_CONFIG,
+    return dlcemu_fail(DLCEMU_ERROR_LAUNCH_CONFIG,
                     "launch of %s: %llu bytes of shared memory (%llu static + %u dynamic) exceed the %llu of sm_%d", name,
                     (unsigned long long)shared_size, (unsigned long long)k->static_shared, dyn_shared,
                     (unsigned long long)max_shared, m->target_sm);
   if (entry->nparams && !params)
-    return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "launch of %s: the kernel takes %d parameters but params is NULL", name,
+    return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "launch of %s: the kernel takes %d parameters but params is NULL", name,
                     entry->nparams);
 
   emu_run R;
@@ -560,8 +560,8 @@ int emu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shared,
   R.dyn_shared = dyn_shared;
   R.dyn_base = dyn_base;
   R.shared_size = shared_size;
-  R.check_uninit = emu_check_uninit_shared();
-  R.limit = emu_limit_instructions();
+  R.check_uninit = dlcemu_check_uninit_shared();
+  R.limit = dlcemu_limit_instructions();
   R.last_range = -1;
   R.nsm = m->target_sm >= 90 ? 132 : m->target_sm == 80 ? 108 : 84;
   R.msg_cap = 4096;
@@ -573,19 +573,19 @@ int emu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shared,
   R.warps = calloc(R.nwarps, sizeof(emu_warp));
   int rc = 0;
   if (!R.msg || !R.params || !R.smem || !R.shadow || !R.warps) {
-    rc = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory for the launch of %s", name);
+    rc = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory for the launch of %s", name);
     goto out;
   }
   R.msg[0] = 0;
   for (int i = 0; i < entry->nparams; i++) {
     emu_sym *s = &m->syms[entry->params[i]];
     if (!params[i]) {
-      rc = emu_fail(DLCEMU_ERROR_INVALID_VALUE, "launch of %s: params[%d] is NULL", name, i);
+      rc = dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "launch of %s: params[%d] is NULL", name, i);
       goto out;
     }
     memcpy(R.params + s->off, params[i], s->size);
   }
-  if ((rc = emu_mem_snapshot(&R.ranges, &R.nranges))) goto out;
+  if ((rc = dlcemu_mem_snapshot(&R.ranges, &R.nranges))) goto out;
   for (uint32_t wi = 0; wi < R.nwarps; wi++) {
     emu_warp *w = &R.warps[wi];
     w->id = (int)wi;
@@ -595,7 +595,7 @@ int emu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shared,
     w->tparam = calloc(1, (size_t)k->tparam_bytes * 32 + 1);
     w->cstack = calloc((size_t)(k->max_call_depth + 1) * 32, sizeof(uint32_t));
     if (!w->r || !w->p || !w->local || !w->tparam || !w->cstack) {
-      rc = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory for the launch of %s", name);
+      rc = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory for the launch of %s", name);
       goto out;
     }
     for (uint32_t i = 0; i < k->nconsts; i++)
@@ -611,9 +611,9 @@ int emu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shared,
         run_block(&R);
         R.st.blocks++;
       }
-  emu_stats_publish(&R.st, name, g, b, dyn_shared, k->static_shared);
-  if (R.status) rc = emu_fail(R.status, "%s", R.msg);
-  else emu_clear_error();
+  dlcemu_stats_publish(&R.st, name, g, b, dyn_shared, k->static_shared);
+  if (R.status) rc = dlcemu_fail(R.status, "%s", R.msg);
+  else dlcemu_clear_error();
 out:
   free_run(&R);
   return rc;

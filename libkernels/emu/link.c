@@ -37,14 +37,14 @@ static uint64_t align_up(uint64_t x, uint64_t a) { return a ? (x + a - 1) / a * 
 static int visit(linker *L, int f, int *depth_out) {
   emu_func *fn = &L->m->funcs[f];
   if (L->state[f] == 1)
-    return emu_fail(DLCEMU_ERROR_UNSUPPORTED, "PTX line %d: recursive call of %s is not supported",
+    return dlcemu_fail(DLCEMU_ERROR_UNSUPPORTED, "PTX line %d: recursive call of %s is not supported",
                     fn->decl_line, fn->name);
   if (L->state[f] == 2) {
     *depth_out = L->depth[f];
     return 0;
   }
   if (!fn->has_body)
-    return emu_fail(DLCEMU_ERROR_UNSUPPORTED, "function %s is declared but has no body", fn->name);
+    return dlcemu_fail(DLCEMU_ERROR_UNSUPPORTED, "function %s is declared but has no body", fn->name);
   L->state[f] = 1;
   L->order[L->norder++] = f;
   int d = 0;
@@ -79,13 +79,13 @@ static int sym_addr(linker *L, int s, int user_func, uint64_t *out) {
   case SYM_LOCAL: *out = L->localbase[y->owner] + y->off; return 0;
   case SYM_KPARAM:
     if (y->owner != L->k->func)
-      return emu_fail(DLCEMU_ERROR_UNSUPPORTED, "parameter %s of another kernel used in %s", y->name,
+      return dlcemu_fail(DLCEMU_ERROR_UNSUPPORTED, "parameter %s of another kernel used in %s", y->name,
                       L->m->funcs[user_func].name);
     *out = y->off;
     return 0;
   case SYM_TPARAM: *out = L->tpbase[y->owner] + y->off; return 0;
   default:
-    return emu_fail(DLCEMU_ERROR_UNSUPPORTED, "symbol %s cannot be used as an address", y->name);
+    return dlcemu_fail(DLCEMU_ERROR_UNSUPPORTED, "symbol %s cannot be used as an address", y->name);
   }
 }
 
@@ -97,8 +97,8 @@ static int const_slot(linker *L, uint64_t v, uint32_t *slot) {
       return 0;
     }
   int n = (int)k->nconsts;
-  if (emu_grow(&k->const_vals, &L->capconsts, n + 1, sizeof(uint64_t)))
-    return emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+  if (dlcemu_grow(&k->const_vals, &L->capconsts, n + 1, sizeof(uint64_t)))
+    return dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
   k->const_vals[n] = v;
   k->nconsts++;
   *slot = k->const_base + (uint32_t)n;
@@ -112,8 +112,8 @@ static int vec_slots(linker *L, int f, uint32_t ref, uint32_t *out) {
   uint32_t at = REF_IDX(ref);
   uint32_t n = fn->vpool[at];
   emu_kernel *k = L->k;
-  if (emu_grow(&k->vpool, &L->capvpool, k->nvpool + (int)n + 1, sizeof(uint32_t)))
-    return emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+  if (dlcemu_grow(&k->vpool, &L->capvpool, k->nvpool + (int)n + 1, sizeof(uint32_t)))
+    return dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
   int base = k->nvpool;
   k->vpool[k->nvpool++] = n;
   for (uint32_t i = 0; i < n; i++) {
@@ -151,7 +151,7 @@ static int ref_slot(linker *L, int f, uint32_t ref, uint32_t *out) {
     return const_slot(L, v, out);
   }
   case REF_VEC: return vec_slots(L, f, ref, out);
-  default: return emu_fail(DLCEMU_ERROR_UNSUPPORTED, "internal: bad operand reference");
+  default: return dlcemu_fail(DLCEMU_ERROR_UNSUPPORTED, "internal: bad operand reference");
   }
 }
 
@@ -173,7 +173,7 @@ static int fold_address(linker *L, int f, emu_insn *in, int32_t sym, int64_t *of
     else if (y->kind == SYM_LOCAL) *off += (int64_t)0x2000000000000000ll;
     else if (y->kind == SYM_KPARAM) *off += (int64_t)0x3000000000000000ll;
     else if (y->kind == SYM_TPARAM)
-      return emu_fail(DLCEMU_ERROR_UNSUPPORTED, "PTX line %u: generic access to a .func parameter", in->line);
+      return dlcemu_fail(DLCEMU_ERROR_UNSUPPORTED, "PTX line %u: generic access to a .func parameter", in->line);
   }
   return 0;
 }
@@ -186,11 +186,11 @@ static int link_call(linker *L, int f, emu_insn *in) {
   emu_func *cf = &m->funcs[callee];
   int na = in->vec, nr = in->sub;
   if (in->op == OP_CALL && (na != cf->nparams || nr != cf->nrets))
-    return emu_fail(DLCEMU_ERROR_PARSE, "PTX line %u: call of %s with %d arguments and %d returns (it takes %d and %d)",
+    return dlcemu_fail(DLCEMU_ERROR_PARSE, "PTX line %u: call of %s with %d arguments and %d returns (it takes %d and %d)",
                     in->line, cf->name, na, nr, cf->nparams, cf->nrets);
   int need = 2 + 3 * (na + nr);
-  if (emu_grow(&k->call_info, &L->capcall, k->ncall_info + need, sizeof(uint32_t)))
-    return emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+  if (dlcemu_grow(&k->call_info, &L->capcall, k->ncall_info + need, sizeof(uint32_t)))
+    return dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
   int at = k->ncall_info;
   uint32_t *ci = k->call_info + at;
   ci[0] = (uint32_t)na;
@@ -282,7 +282,7 @@ static void linker_free(linker *L) {
   free(L->sym_off);
 }
 
-int emu_link_kernel(emu_module *m, int func, emu_kernel **out) {
+int dlcemu_link_kernel(emu_module *m, int func, emu_kernel **out) {
   linker L;
   memset(&L, 0, sizeof L);
   L.m = m;
@@ -300,7 +300,7 @@ int emu_link_kernel(emu_module *m, int func, emu_kernel **out) {
   int rc = 0;
   if (!k || !L.order || !L.state || !L.depth || !L.regbase || !L.predbase || !L.localbase || !L.tpbase ||
       !L.codebase || !L.sym_off) {
-    rc = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+    rc = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
     goto fail;
   }
   L.k = k;
@@ -355,7 +355,7 @@ int emu_link_kernel(emu_module *m, int func, emu_kernel **out) {
   /* code */
   k->code = calloc((size_t)(code ? code : 1), sizeof(emu_insn));
   if (!k->code) {
-    rc = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+    rc = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
     goto fail;
   }
   k->ncode = code;
@@ -385,17 +385,17 @@ int emu_link_kernel(emu_module *m, int func, emu_kernel **out) {
   k->nslots = k->const_base + k->nconsts;
   /* limits that keep a launch's memory sane (the hardware's are lower) */
   if (k->nslots > (1u << 20) || k->npreds > (1u << 20)) {
-    rc = emu_fail(DLCEMU_ERROR_UNSUPPORTED, "kernel %s needs %u registers; at most 2^20 are supported",
+    rc = dlcemu_fail(DLCEMU_ERROR_UNSUPPORTED, "kernel %s needs %u registers; at most 2^20 are supported",
                   m->funcs[func].name, k->nslots);
     goto fail;
   }
   if (k->local_bytes > (512u << 10) || k->tparam_bytes > (64u << 10)) {
-    rc = emu_fail(DLCEMU_ERROR_UNSUPPORTED, "kernel %s needs %llu bytes of local memory per thread (at most 512 KiB)",
+    rc = dlcemu_fail(DLCEMU_ERROR_UNSUPPORTED, "kernel %s needs %llu bytes of local memory per thread (at most 512 KiB)",
                   m->funcs[func].name, (unsigned long long)k->local_bytes);
     goto fail;
   }
   if (m->funcs[func].kparam_bytes > (32u << 10)) {
-    rc = emu_fail(DLCEMU_ERROR_UNSUPPORTED, "kernel %s has %llu bytes of parameters (at most 32 KiB)",
+    rc = dlcemu_fail(DLCEMU_ERROR_UNSUPPORTED, "kernel %s has %llu bytes of parameters (at most 32 KiB)",
                   m->funcs[func].name, (unsigned long long)m->funcs[func].kparam_bytes);
     goto fail;
   }
@@ -410,11 +410,11 @@ int emu_link_kernel(emu_module *m, int func, emu_kernel **out) {
   return 0;
 fail:
   linker_free(&L);
-  emu_kernel_free(k);
+  dlcemu_kernel_free(k);
   return rc;
 }
 
-void emu_kernel_free(emu_kernel *k) {
+void dlcemu_kernel_free(emu_kernel *k) {
   if (!k) return;
   free(k->code);
   free(k->vpool);

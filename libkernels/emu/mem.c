@@ -33,11 +33,11 @@ static int find_locked(uint64_t a) {
   return best >= 0 && a < table[best].end ? best : -1;
 }
 
-int emu_mem_register(uint64_t base, uint64_t size, int readonly, int user) {
+int dlcemu_mem_register(uint64_t base, uint64_t size, int readonly, int user) {
   pthread_mutex_lock(&table_lock);
   int rc = 0;
-  if (emu_grow(&table, &captable, ntable + 1, sizeof(emu_range))) {
-    rc = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory for the allocation table");
+  if (dlcemu_grow(&table, &captable, ntable + 1, sizeof(emu_range))) {
+    rc = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory for the allocation table");
   } else {
     int i = ntable;
     while (i > 0 && table[i - 1].base > base) {
@@ -51,7 +51,7 @@ int emu_mem_register(uint64_t base, uint64_t size, int readonly, int user) {
   return rc;
 }
 
-int emu_mem_unregister(uint64_t base) {
+int dlcemu_mem_unregister(uint64_t base) {
   pthread_mutex_lock(&table_lock);
   int i = find_locked(base);
   int rc = DLCEMU_ERROR_INVALID_POINTER;
@@ -64,12 +64,12 @@ int emu_mem_unregister(uint64_t base) {
   return rc;
 }
 
-int emu_mem_snapshot(emu_range **out, int *n) {
+int dlcemu_mem_snapshot(emu_range **out, int *n) {
   pthread_mutex_lock(&table_lock);
   emu_range *copy = malloc(sizeof(emu_range) * (size_t)(ntable ? ntable : 1));
   int rc = 0;
   if (!copy) {
-    rc = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+    rc = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
   } else {
     if (ntable) memcpy(copy, table, sizeof(emu_range) * (size_t)ntable);
     *out = copy;
@@ -80,14 +80,14 @@ int emu_mem_snapshot(emu_range **out, int *n) {
 }
 
 int dlcemu_mem_alloc(dlcemu_deviceptr *ptr, size_t bytes) {
-  if (!ptr) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_mem_alloc: ptr is NULL");
-  if (!bytes) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_mem_alloc: size is 0");
-  if (bytes > ((size_t)1 << 40)) return emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "dlcemu_mem_alloc: %zu bytes", bytes);
+  if (!ptr) return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_mem_alloc: ptr is NULL");
+  if (!bytes) return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_mem_alloc: size is 0");
+  if (bytes > ((size_t)1 << 40)) return dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "dlcemu_mem_alloc: %zu bytes", bytes);
   size_t rounded = (bytes + 255) / 256 * 256;
   void *p = aligned_alloc(256, rounded);
-  if (!p) return emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "dlcemu_mem_alloc: %zu bytes", bytes);
+  if (!p) return dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "dlcemu_mem_alloc: %zu bytes", bytes);
   memset(p, 0xFF, rounded); /* undefined contents: a NaN pattern rather than friendly zeros */
-  int rc = emu_mem_register((uint64_t)(uintptr_t)p, bytes, 0, 1);
+  int rc = dlcemu_mem_register((uint64_t)(uintptr_t)p, bytes, 0, 1);
   if (rc) {
     free(p);
     return rc;
@@ -106,7 +106,7 @@ int dlcemu_mem_free(dlcemu_deviceptr ptr) {
   }
   pthread_mutex_unlock(&table_lock);
   if (!ok)
-    return emu_fail(DLCEMU_ERROR_INVALID_POINTER, "dlcemu_mem_free: 0x%llx is not an allocation made by dlcemu_mem_alloc",
+    return dlcemu_fail(DLCEMU_ERROR_INVALID_POINTER, "dlcemu_mem_free: 0x%llx is not an allocation made by dlcemu_mem_alloc",
                     ptr);
   free((void *)(uintptr_t)ptr);
   return 0;
@@ -120,15 +120,15 @@ static int check_span(const char *fn, dlcemu_deviceptr p, size_t bytes) {
   uint64_t base = i >= 0 ? table[i].base : 0, end = i >= 0 ? table[i].end : 0;
   pthread_mutex_unlock(&table_lock);
   if (ok) return 0;
-  if (i < 0) return emu_fail(DLCEMU_ERROR_INVALID_POINTER, "%s: 0x%llx is not inside any allocation", fn, p);
-  return emu_fail(DLCEMU_ERROR_INVALID_POINTER,
+  if (i < 0) return dlcemu_fail(DLCEMU_ERROR_INVALID_POINTER, "%s: 0x%llx is not inside any allocation", fn, p);
+  return dlcemu_fail(DLCEMU_ERROR_INVALID_POINTER,
                   "%s: %zu bytes at 0x%llx run past the end of the %llu-byte allocation at 0x%llx", fn, bytes, p,
                   (unsigned long long)(end - base), (unsigned long long)base);
 }
 
 int dlcemu_memcpy_htod(dlcemu_deviceptr dst, const void *src, size_t bytes) {
   if (!bytes) return 0;
-  if (!src) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_memcpy_htod: src is NULL");
+  if (!src) return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_memcpy_htod: src is NULL");
   int rc = check_span("dlcemu_memcpy_htod", dst, bytes);
   if (rc) return rc;
   memcpy((void *)(uintptr_t)dst, src, bytes);
@@ -137,7 +137,7 @@ int dlcemu_memcpy_htod(dlcemu_deviceptr dst, const void *src, size_t bytes) {
 
 int dlcemu_memcpy_dtoh(void *dst, dlcemu_deviceptr src, size_t bytes) {
   if (!bytes) return 0;
-  if (!dst) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_memcpy_dtoh: dst is NULL");
+  if (!dst) return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_memcpy_dtoh: dst is NULL");
   int rc = check_span("dlcemu_memcpy_dtoh", src, bytes);
   if (rc) return rc;
   memcpy(dst, (const void *)(uintptr_t)src, bytes);

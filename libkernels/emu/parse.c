@@ -9,7 +9,7 @@
  * nested { } scopes (inline asm declares registers inside them), labels,
  * .loc, call sequences, predicates and every operand form.  Names are resolved
  * while reading, innermost scope first; each instruction is handed to
- * emu_decode() at once, so an unsupported opcode stops the load with its line.
+ * dlcemu_decode() at once, so an unsupported opcode stops the load with its line.
  */
 #include <ctype.h>
 #include <stdarg.h>
@@ -164,7 +164,7 @@ static void map_free(name_map *m) {
 }
 
 static int map_add(name_map *m, const char *name, int len, int kind, int idx, int count, int type) {
-  if (emu_grow(&m->ents, &m->capents, m->nents + 1, sizeof(name_ent)))
+  if (dlcemu_grow(&m->ents, &m->capents, m->nents + 1, sizeof(name_ent)))
     return DLCEMU_ERROR_OUT_OF_MEMORY;
   unsigned b = hash_name(name, len) % (unsigned)m->nbuckets;
   name_ent *e = &m->ents[m->nents];
@@ -228,12 +228,12 @@ static int perr(parser *P, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  P->err = emu_fail(DLCEMU_ERROR_PARSE, "PTX parse error at line %d: %s", P->tok.line, msg);
+  P->err = dlcemu_fail(DLCEMU_ERROR_PARSE, "PTX parse error at line %d: %s", P->tok.line, msg);
   return P->err;
 }
 
 static int punsupported(parser *P, int line, const char *what, const char *s, int len) {
-  P->err = emu_fail(DLCEMU_ERROR_UNSUPPORTED, "PTX line %d: unsupported %s '%.*s'", line, what, len, s);
+  P->err = dlcemu_fail(DLCEMU_ERROR_UNSUPPORTED, "PTX line %d: unsupported %s '%.*s'", line, what, len, s);
   return P->err;
 }
 
@@ -298,7 +298,7 @@ static int parse_number(parser *P, const token *t, emu_operand *o) {
 /* ---------------------------------------------------------- symbol tables */
 static int add_sym(parser *P, const char *name, int len, int kind, int owner) {
   emu_module *m = P->m;
-  if (emu_grow(&m->syms, &m->capsyms, m->nsyms + 1, sizeof(emu_sym))) return -1;
+  if (dlcemu_grow(&m->syms, &m->capsyms, m->nsyms + 1, sizeof(emu_sym))) return -1;
   emu_sym *s = &m->syms[m->nsyms];
   memset(s, 0, sizeof *s);
   s->name = malloc((size_t)len + 1);
@@ -427,8 +427,8 @@ static int parse_list(parser *P, emu_operand *o, char close) {
   advance(P); /* the opening bracket */
   while (!tok_punct(&P->tok, close)) {
     if (P->tok.kind == TK_EOF) return perr(P, "unterminated operand list");
-    if (emu_grow(&o->elems, &cap, o->nelems + 1, sizeof(emu_operand)))
-      return P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (dlcemu_grow(&o->elems, &cap, o->nelems + 1, sizeof(emu_operand)))
+      return P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
     emu_operand *e = &o->elems[o->nelems++];
     memset(e, 0, sizeof *e);
     if (parse_operand(P, e)) return P->err;
@@ -553,46 +553,46 @@ static int parse_operand(parser *P, emu_operand *o) {
 /* ---------------------------------------------------- services for decode */
 static emu_func *cur_func(emu_parse_ctx *pc) { return &pc->m->funcs[pc->func]; }
 
-uint32_t emu_pc_const(emu_parse_ctx *pc, uint64_t value) {
+uint32_t dlcemu_pc_const(emu_parse_ctx *pc, uint64_t value) {
   emu_func *f = cur_func(pc);
   for (int i = 0; i < f->nconsts; i++)
     if (f->consts[i].sym < 0 && f->consts[i].value == value) return REF_CONST | (uint32_t)i;
-  if (emu_grow(&f->consts, &f->capconsts, f->nconsts + 1, sizeof(emu_const))) return REF_NONE;
+  if (dlcemu_grow(&f->consts, &f->capconsts, f->nconsts + 1, sizeof(emu_const))) return REF_NONE;
   f->consts[f->nconsts].value = value;
   f->consts[f->nconsts].sym = -1;
   return REF_CONST | (uint32_t)f->nconsts++;
 }
 
-uint32_t emu_pc_const_sym(emu_parse_ctx *pc, int sym, int64_t off) {
+uint32_t dlcemu_pc_const_sym(emu_parse_ctx *pc, int sym, int64_t off) {
   emu_func *f = cur_func(pc);
-  if (emu_grow(&f->consts, &f->capconsts, f->nconsts + 1, sizeof(emu_const))) return REF_NONE;
+  if (dlcemu_grow(&f->consts, &f->capconsts, f->nconsts + 1, sizeof(emu_const))) return REF_NONE;
   f->consts[f->nconsts].value = (uint64_t)off;
   f->consts[f->nconsts].sym = sym;
   return REF_CONST | (uint32_t)f->nconsts++;
 }
 
-int emu_pc_vec(emu_parse_ctx *pc, const uint32_t *refs, int n, uint32_t *out) {
+int dlcemu_pc_vec(emu_parse_ctx *pc, const uint32_t *refs, int n, uint32_t *out) {
   emu_func *f = cur_func(pc);
-  if (emu_grow(&f->vpool, &f->capvpool, f->nvpool + n + 1, sizeof(uint32_t)))
-    return emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+  if (dlcemu_grow(&f->vpool, &f->capvpool, f->nvpool + n + 1, sizeof(uint32_t)))
+    return dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
   *out = REF_VEC | (uint32_t)f->nvpool;
   f->vpool[f->nvpool++] = (uint32_t)n;
   for (int i = 0; i < n; i++) f->vpool[f->nvpool++] = refs[i];
   return 0;
 }
 
-int emu_pc_unsupported(emu_parse_ctx *pc, const char *what) {
-  return emu_fail(DLCEMU_ERROR_UNSUPPORTED, "PTX line %d: unsupported instruction '%s' (%s)", pc->line,
+int dlcemu_pc_unsupported(emu_parse_ctx *pc, const char *what) {
+  return dlcemu_fail(DLCEMU_ERROR_UNSUPPORTED, "PTX line %d: unsupported instruction '%s' (%s)", pc->line,
                   pc->opcode_text, what);
 }
 
-int emu_pc_error(emu_parse_ctx *pc, const char *fmt, ...) {
+int dlcemu_pc_error(emu_parse_ctx *pc, const char *fmt, ...) {
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return emu_fail(DLCEMU_ERROR_PARSE, "PTX line %d: '%s': %s", pc->line, pc->opcode_text, msg);
+  return dlcemu_fail(DLCEMU_ERROR_PARSE, "PTX line %d: '%s': %s", pc->line, pc->opcode_text, msg);
 }
 
 /* ------------------------------------------------------------- declarations */
@@ -626,7 +626,7 @@ static int parse_decl_words(parser *P, decl *d) {
       if (wl > 31) wl = 31;
       memcpy(buf, w, (size_t)wl);
       buf[wl] = 0;
-      int ty = emu_type_from_name(buf);
+      int ty = dlcemu_type_from_name(buf);
       if (!strcmp(buf, "reg")) d->is_reg = 1;
       else if (!strcmp(buf, "shared")) d->space = SP_SHARED;
       else if (!strcmp(buf, "global")) d->space = d->space == SP_KPARAM ? SP_KPARAM : SP_GLOBAL;
@@ -679,7 +679,7 @@ static int parse_dims(parser *P, uint64_t *count, int *unsized) {
 
 /* = { v, v, ... } or = v, written into buf (elements of elem_size bytes) */
 static int parse_initializer(parser *P, int type, uint8_t **buf, uint64_t *nelem) {
-  unsigned es = emu_type_size(type);
+  unsigned es = dlcemu_type_size(type);
   uint64_t cap = 0, n = 0;
   uint8_t *b = NULL;
   int depth = 0;
@@ -734,7 +734,7 @@ static int parse_initializer(parser *P, int type, uint8_t **buf, uint64_t *nelem
       uint8_t *nb = realloc(b, cap * es);
       if (!nb) {
         free(b);
-        return P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+        return P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
       }
       b = nb;
     }
@@ -762,7 +762,7 @@ static int parse_var(parser *P, const decl *d, int owner, int sym_kind_override)
     int unsized;
     if (parse_dims(P, &count, &unsized)) return P->err;
     int type = d->type ? d->type : T_B8;
-    unsigned es = emu_type_size(type);
+    unsigned es = dlcemu_type_size(type);
     if (!es) return perr(P, "variable '%.*s' has no type", name.len, name.s);
     uint64_t size = count * es * (uint64_t)d->vec;
     uint32_t align = d->align ? (uint32_t)d->align : es * (uint32_t)d->vec;
@@ -798,7 +798,7 @@ static int parse_var(parser *P, const decl *d, int owner, int sym_kind_override)
     int si = add_sym(P, name.s, name.len, kind, owner);
     if (si < 0) {
       free(init);
-      return P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+      return P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
     }
     emu_sym *s = &P->m->syms[si];
     s->size = size;
@@ -809,11 +809,11 @@ static int parse_var(parser *P, const decl *d, int owner, int sym_kind_override)
       uint64_t al = align < 256 ? 256 : align;
       uint64_t bytes = align_up(size ? size : 1, al);
       s->host = aligned_alloc(al, bytes);
-      if (!s->host) rc = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+      if (!s->host) rc = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
       else {
         memset(s->host, 0, bytes);
         if (init) memcpy(s->host, init, ninit * es < size ? ninit * es : size);
-        rc = emu_mem_register((uint64_t)(uintptr_t)s->host, size ? size : 1, kind == SYM_CONST, 0);
+        rc = dlcemu_mem_register((uint64_t)(uintptr_t)s->host, size ? size : 1, kind == SYM_CONST, 0);
         if (rc) {
           free(s->host);
           s->host = NULL;
@@ -837,8 +837,8 @@ static int parse_var(parser *P, const decl *d, int owner, int sym_kind_override)
       if (align > f->tparam_align) f->tparam_align = align;
     } else if (kind == SYM_SHARED) {
       emu_func *f = &P->m->funcs[owner];
-      if (emu_grow(&f->shared_syms, &f->capshared, f->nshared + 1, sizeof(int)))
-        rc = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+      if (dlcemu_grow(&f->shared_syms, &f->capshared, f->nshared + 1, sizeof(int)))
+        rc = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
       else
         f->shared_syms[f->nshared++] = si;
     }
@@ -846,7 +846,7 @@ static int parse_var(parser *P, const decl *d, int owner, int sym_kind_override)
     if (rc) return P->err = rc;
     name_map *map = owner < 0 ? &P->modnames : &P->names;
     if (map_add(map, name.s, name.len, NE_SYM, si, 0, type))
-      return P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+      return P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
     if (tok_punct(&P->tok, ',')) {
       advance(P);
       continue;
@@ -876,11 +876,11 @@ static int parse_reg_decl(parser *P, const decl *d) {
       if (is_pred) f->npreds += (int)n;
       else f->nregs += (int)n;
       if (map_add(&P->names, name.s, name.len, is_pred ? NE_PREDRANGE : NE_REGRANGE, base, (int)n, d->type))
-        return P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+        return P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
     } else {
       int idx = is_pred ? f->npreds++ : f->nregs++;
       if (map_add(&P->names, name.s, name.len, is_pred ? NE_PRED : NE_REG, idx, 1, d->type))
-        return P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+        return P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
     }
     if (tok_punct(&P->tok, ',')) {
       advance(P);
@@ -946,8 +946,8 @@ static int parse_instruction(parser *P) {
     int nl = op.len < 127 ? op.len : 127;
     memcpy(name, op.s, (size_t)nl);
     name[nl] = 0;
-    if (!emu_opcode_known(name))
-      return P->err = emu_fail(DLCEMU_ERROR_UNSUPPORTED, "PTX line %d: unsupported instruction '%s' (unknown opcode)",
+    if (!dlcemu_opcode_known(name))
+      return P->err = dlcemu_fail(DLCEMU_ERROR_UNSUPPORTED, "PTX line %d: unsupported instruction '%s' (unknown opcode)",
                                line, name);
   }
   advance(P);
@@ -981,7 +981,7 @@ static int parse_instruction(parser *P) {
   emu_insn ins;
   memset(&ins, 0, sizeof ins);
   ins.sym = ins.sym2 = -1;
-  if ((rc = emu_decode(&pc, opname, ops, nops, &ins))) {
+  if ((rc = dlcemu_decode(&pc, opname, ops, nops, &ins))) {
     P->err = rc;
     goto out;
   }
@@ -991,17 +991,17 @@ static int parse_instruction(parser *P) {
   ins.loc_file = P->loc_file;
   ins.loc_line = P->loc_line;
   if (append_text(m, start, end, &ins.text)) {
-    rc = P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+    rc = P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
     goto out;
   }
-  if (emu_grow(&f->code, &f->capcode, f->ncode + 1, sizeof(emu_insn))) {
-    rc = P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+  if (dlcemu_grow(&f->code, &f->capcode, f->ncode + 1, sizeof(emu_insn))) {
+    rc = P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
     goto out;
   }
   if (ins.op == OP_BRA) {
     emu_operand *t = &ops[nops - 1];
-    if (emu_grow(&P->fixes, &P->capfixes, P->nfixes + 1, sizeof(label_fix))) {
-      rc = P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (dlcemu_grow(&P->fixes, &P->capfixes, P->nfixes + 1, sizeof(label_fix))) {
+      rc = P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
       goto out;
     }
     P->fixes[P->nfixes++] = (label_fix){f->ncode, t->name, t->name_len, line};
@@ -1011,8 +1011,8 @@ static int parse_instruction(parser *P) {
     int found = 0;
     for (int i = 0; i < f->ncallees; i++) found |= f->callees[i] == callee;
     if (!found) {
-      if (emu_grow(&f->callees, &f->capcallees, f->ncallees + 1, sizeof(int))) {
-        rc = P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+      if (dlcemu_grow(&f->callees, &f->capcallees, f->ncallees + 1, sizeof(int))) {
+        rc = P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
         goto out;
       }
       f->callees[f->ncallees++] = callee;
@@ -1064,7 +1064,7 @@ static int parse_body(parser *P) {
           }
         }
         P->err = 0;
-        emu_clear_error();
+        dlcemu_clear_error();
         skip_line(P);
         continue;
       }
@@ -1104,7 +1104,7 @@ static int parse_body(parser *P) {
         emu_func *f = &P->m->funcs[P->func];
         if (map_find(&P->labels, t.s, t.len)) return perr(P, "label '%.*s' defined twice", t.len, t.s);
         if (map_add(&P->labels, t.s, t.len, NE_LABEL, f->ncode, 0, 0))
-          return P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+          return P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
         continue;
       }
       P->L = save;
@@ -1116,7 +1116,7 @@ static int parse_body(parser *P) {
   for (int i = 0; i < P->nfixes; i++) {
     name_ent *e = map_find(&P->labels, P->fixes[i].name, P->fixes[i].len);
     if (!e)
-      return P->err = emu_fail(DLCEMU_ERROR_PARSE, "PTX parse error at line %d: unknown label '%.*s'",
+      return P->err = dlcemu_fail(DLCEMU_ERROR_PARSE, "PTX parse error at line %d: unknown label '%.*s'",
                                P->fixes[i].line, P->fixes[i].len, P->fixes[i].name);
     f->code[P->fixes[i].insn].imm = e->idx;
   }
@@ -1140,13 +1140,13 @@ static int parse_params(parser *P, int fi, int is_entry, int **out, int *nout) {
     int unsized;
     if (parse_dims(P, &count, &unsized)) return P->err;
     int type = d.type ? d.type : T_B8;
-    unsigned es = emu_type_size(type);
+    unsigned es = dlcemu_type_size(type);
     uint64_t size = count * es * (uint64_t)d.vec;
     uint32_t align = d.align && !d.ptr_attrs ? (uint32_t)d.align : es * (uint32_t)d.vec;
     if (d.align && d.ptr_attrs) align = es; /* .ptr .align N describes the pointee */
     if (d.align && !d.ptr_attrs && (uint32_t)d.align > align) align = (uint32_t)d.align;
     int si = add_sym(P, name.s, name.len, is_entry ? SYM_KPARAM : SYM_TPARAM, fi);
-    if (si < 0) return P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (si < 0) return P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
     emu_sym *s = &P->m->syms[si];
     emu_func *f = &P->m->funcs[fi];
     s->size = size;
@@ -1162,7 +1162,7 @@ static int parse_params(parser *P, int fi, int is_entry, int **out, int *nout) {
       f->tparam_bytes += size;
       if (align > f->tparam_align) f->tparam_align = align;
     }
-    if (emu_grow(out, &cap, *nout + 1, sizeof(int))) return P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (dlcemu_grow(out, &cap, *nout + 1, sizeof(int))) return P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
     (*out)[(*nout)++] = si;
     if (tok_punct(&P->tok, ',')) advance(P);
     else if (!tok_punct(&P->tok, ')')) return perr(P, "expected ',' or ')' in parameter list");
@@ -1215,23 +1215,23 @@ static int parse_function(parser *P, int is_entry) {
   } else if (prev) {
     return perr(P, "'%.*s' redefined", name.len, name.s);
   } else {
-    if (emu_grow(&m->funcs, &m->capfuncs, m->nfuncs + 1, sizeof(emu_func)))
-      return P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (dlcemu_grow(&m->funcs, &m->capfuncs, m->nfuncs + 1, sizeof(emu_func)))
+      return P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
     fi = m->nfuncs++;
     emu_func *f = &m->funcs[fi];
     memset(f, 0, sizeof *f);
     f->name = malloc((size_t)name.len + 1);
-    if (!f->name) return P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (!f->name) return P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
     memcpy(f->name, name.s, (size_t)name.len);
     f->name[name.len] = 0;
     f->is_entry = is_entry;
     f->decl_line = line;
     f->local_align = f->tparam_align = 1;
     int si = add_sym(P, name.s, name.len, SYM_FUNC, -1);
-    if (si < 0) return P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (si < 0) return P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
     m->syms[si].func = fi;
     if (map_add(&P->modnames, name.s, name.len, NE_SYM, si, 0, 0))
-      return P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+      return P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
   }
   /* a redeclaration re-reads the lists into throwaway symbols only when it has no body */
   emu_func *f = &m->funcs[fi];
@@ -1306,12 +1306,12 @@ static int parse_function(parser *P, int is_entry) {
   for (int i = 0; i < f->nparams; i++) {
     emu_sym *s = &m->syms[f->params[i]];
     if (map_add(&P->names, s->name, (int)strlen(s->name), NE_SYM, f->params[i], 0, s->type))
-      return P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+      return P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
   }
   for (int i = 0; i < f->nrets; i++) {
     emu_sym *s = &m->syms[f->rets[i]];
     if (map_add(&P->names, s->name, (int)strlen(s->name), NE_SYM, f->rets[i], 0, s->type))
-      return P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+      return P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
   }
   P->loc_file = -1;
   P->loc_line = 0;
@@ -1359,14 +1359,14 @@ static int parse_file_directive(parser *P) {
   if (idx > 100000) return 0;
   if ((int)idx >= m->nfiles) {
     char **nf = realloc(m->files, sizeof(char *) * (idx + 1));
-    if (!nf) return P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (!nf) return P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
     for (int i = m->nfiles; i <= (int)idx; i++) nf[i] = NULL;
     m->files = nf;
     m->nfiles = (int)idx + 1;
   }
   free(m->files[idx]);
   m->files[idx] = malloc((size_t)s.len);
-  if (!m->files[idx]) return P->err = emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+  if (!m->files[idx]) return P->err = dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
   memcpy(m->files[idx], s.s + 1, (size_t)s.len - 2);
   m->files[idx][s.len - 2] = 0;
   return 0;
@@ -1438,14 +1438,14 @@ static int parse_toplevel(parser *P) {
   return 0;
 }
 
-int emu_parse_module(emu_module *m, const char *text) {
+int dlcemu_parse_module(emu_module *m, const char *text) {
   size_t n = strlen(text);
   m->text = malloc(n + 1);
-  if (!m->text) return emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+  if (!m->text) return dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
   memcpy(m->text, text, n + 1);
   m->text_len = n;
   uint32_t empty;
-  if (append_text(m, "", "", &empty)) return emu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory"); /* offset 0: "" */
+  if (append_text(m, "", "", &empty)) return dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory"); /* offset 0: "" */
   parser P;
   memset(&P, 0, sizeof P);
   P.m = m;
@@ -1455,7 +1455,7 @@ int emu_parse_module(emu_module *m, const char *text) {
   int rc = 0;
   if ((rc = map_init(&P.modnames, 1024)) || (rc = map_init(&P.names, 4096)) ||
       (rc = map_init(&P.labels, 1024))) {
-    emu_fail(rc, "out of memory");
+    dlcemu_fail(rc, "out of memory");
   } else {
     advance(&P);
     rc = parse_toplevel(&P);
@@ -1467,15 +1467,15 @@ int emu_parse_module(emu_module *m, const char *text) {
   return rc;
 }
 
-void emu_module_free(emu_module *m) {
+void dlcemu_module_free(emu_module *m) {
   if (m->kernels) {
-    for (int i = 0; i < m->nfuncs; i++) emu_kernel_free(m->kernels[i]);
+    for (int i = 0; i < m->nfuncs; i++) dlcemu_kernel_free(m->kernels[i]);
     free(m->kernels);
   }
   for (int i = 0; i < m->nsyms; i++) {
     emu_sym *s = &m->syms[i];
     if (s->host) {
-      emu_mem_unregister((uint64_t)(uintptr_t)s->host);
+      dlcemu_mem_unregister((uint64_t)(uintptr_t)s->host);
       free(s->host);
     }
     free(s->name);

@@ -53,10 +53,10 @@ typedef struct emu_parse_ctx {
 } emu_parse_ctx;
 
 /* decoder services provided by parse.c */
-uint32_t emu_pc_const(emu_parse_ctx *pc, uint64_t value);          /* -> REF_CONST */
-uint32_t emu_pc_const_sym(emu_parse_ctx *pc, int sym, int64_t off); /* -> REF_CONST */
-int emu_pc_vec(emu_parse_ctx *pc, const uint32_t *refs, int n, uint32_t *out); /* -> REF_VEC */
-int emu_pc_unsupported(emu_parse_ctx *pc, const char *what);
-int emu_pc_error(emu_parse_ctx *pc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+uint32_t dlcemu_pc_const(emu_parse_ctx *pc, uint64_t value);          /* -> REF_CONST */
+uint32_t dlcemu_pc_const_sym(emu_parse_ctx *pc, int sym, int64_t off); /* -> REF_CONST */
+int dlcemu_pc_vec(emu_parse_ctx *pc, const uint32_t *refs, int n, uint32_t *out); /* -> REF_VEC */
+int dlcemu_pc_unsupported(emu_parse_ctx *pc, const char *what);
+int dlcemu_pc_error(emu_parse_ctx *pc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif /* DLC_EMU_PARSE_H */

@@ -105,18 +105,18 @@ typedef struct emu_run {
 } emu_run;
 
 /* launch.c */
-void emu_report(emu_run *R, int status, const emu_warp *w, int lane, const emu_insn *in, const char *fmt, ...)
+void dlcemu_report(emu_run *R, int status, const emu_warp *w, int lane, const emu_insn *in, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
-void emu_bar_exec(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t pc, uint32_t active, uint32_t exec);
-void emu_lanes_exit(emu_run *R, emu_warp *w, uint32_t lanes);
-int emu_cp_land(emu_run *R, emu_warp *w, int lane, int all, uint32_t keep_groups);
-void emu_poison_report(emu_run *R, const emu_warp *w, int lane, const emu_insn *in, uint64_t off, unsigned size,
+void dlcemu_bar_exec(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t pc, uint32_t active, uint32_t exec);
+void dlcemu_lanes_exit(emu_run *R, emu_warp *w, uint32_t lanes);
+int dlcemu_cp_land(emu_run *R, emu_warp *w, int lane, int all, uint32_t keep_groups);
+void dlcemu_poison_report(emu_run *R, const emu_warp *w, int lane, const emu_insn *in, uint64_t off, unsigned size,
                        int write);
-const emu_range *emu_find_range(emu_run *R, uint64_t a); /* the allocation containing a, or NULL */
-const emu_range *emu_near_range(emu_run *R, uint64_t a); /* the allocation at or just below a (messages) */
+const emu_range *dlcemu_find_range(emu_run *R, uint64_t a); /* the allocation containing a, or NULL */
+const emu_range *dlcemu_near_range(emu_run *R, uint64_t a); /* the allocation at or just below a (messages) */
 
 /* exec.c: run warp w for at most budget instructions */
-void emu_exec_warp(emu_run *R, emu_warp *w, int budget);
+void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget);
 
 static inline void emu_materialize(emu_warp *w) {
   if (w->diverged) return;

@@ -43,7 +43,7 @@ static void put_shared(out *o, const char *name, const dlcemu_shared_stats *s, i
       s->requests, s->bytes, s->wavefronts, s->ideal_wavefronts, comma ? ", " : "");
 }
 
-void emu_stats_publish(const dlcemu_launch_stats *s, const char *kernel, const unsigned g[3], const unsigned b[3],
+void dlcemu_stats_publish(const dlcemu_launch_stats *s, const char *kernel, const unsigned g[3], const unsigned b[3],
                        unsigned dyn_shared, uint64_t static_shared) {
   last = *s;
   out o = {json, sizeof json};
@@ -88,7 +88,7 @@ void emu_stats_publish(const dlcemu_launch_stats *s, const char *kernel, const u
 }
 
 int dlcemu_last_launch_stats(dlcemu_launch_stats *outp) {
-  if (!outp) return emu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_last_launch_stats: out is NULL");
+  if (!outp) return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_last_launch_stats: out is NULL");
   *outp = last;
   return 0;
 }
