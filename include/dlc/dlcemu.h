@@ -128,7 +128,15 @@ typedef enum dlcemu_limit {
   /** Abort a launch with ::DLCEMU_ERROR_LIMIT after this many warp-instructions (default 2e10; 0 = none). */
   DLCEMU_LIMIT_WARP_INSTRUCTIONS = 0,
   /** Nonzero: reading shared memory never written in the block is an ::DLCEMU_ERROR_POISON error (default 0). */
-  DLCEMU_LIMIT_CHECK_UNINIT_SHARED = 1
+  DLCEMU_LIMIT_CHECK_UNINIT_SHARED = 1,
+  /**
+   * Nonzero (the default): a shared-memory access by one warp that conflicts
+   * with an access by another warp not ordered by a barrier (a read after an
+   * unordered write, a write after an unordered read or write) is an
+   * ::DLCEMU_ERROR_RACE error.  Atomics, .volatile/.relaxed/.acquire/.release
+   * accesses and writes of the value already stored are not races.
+   */
+  DLCEMU_LIMIT_CHECK_SHARED_RACES = 2
 } dlcemu_limit;
 
 /** Change a per-thread setting for subsequent launches on this thread. */

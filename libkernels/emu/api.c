@@ -15,6 +15,7 @@
 static _Thread_local char detail[8192];
 static _Thread_local unsigned long long limit_instructions = 20000000000ull;
 static _Thread_local int uninit_check;
+static _Thread_local int race_check = 1;
 
 static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
 static emu_module **modules;
@@ -44,6 +45,7 @@ int dlcemu_grow(void *pp, int *cap, int n, size_t es) {
 
 unsigned long long dlcemu_limit_instructions(void) { return limit_instructions; }
 int dlcemu_check_uninit_shared(void) { return uninit_check; }
+int dlcemu_check_races(void) { return race_check; }
 
 static int module_live_locked(const emu_module *m) {
   for (int i = 0; i < nmodules; i++)
@@ -181,6 +183,7 @@ int dlcemu_set_limit(dlcemu_limit which, unsigned long long value) {
   switch (which) {
   case DLCEMU_LIMIT_WARP_INSTRUCTIONS: limit_instructions = value; return 0;
   case DLCEMU_LIMIT_CHECK_UNINIT_SHARED: uninit_check = value != 0; return 0;
+  case DLCEMU_LIMIT_CHECK_SHARED_RACES: race_check = value != 0; return 0;
   default: return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_set_limit: unknown setting %d", (int)which);
   }
 }

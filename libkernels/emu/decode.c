@@ -96,6 +96,7 @@ typedef struct mods {
   int vec;
   int sync, aligned, uni;
   int cache_hint; /* .L2::cache_hint: one extra operand */
+  int strong;     /* .volatile/.relaxed/.acquire/.release/... */
   const char *rest[12];
   int nrest;
   int used[12];
@@ -158,6 +159,9 @@ static void classify(mods *m, char **parts, int n) {
     else if (!strcmp(w, "uni")) m->uni = 1;
     else if (!strcmp(w, "L2::cache_hint")) m->cache_hint = 1;
     else if (is_ignored_hint(w)) {
+      if (!strcmp(w, "volatile") || !strcmp(w, "relaxed") || !strcmp(w, "acquire") || !strcmp(w, "release") ||
+          !strcmp(w, "acq_rel") || !strcmp(w, "sc") || !strcmp(w, "mmio"))
+        m->strong = 1;
     } else if (m->nrest < 12) m->rest[m->nrest++] = w;
   }
 }
@@ -595,6 +599,7 @@ static int dec_mem(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, em
   in->t = (uint8_t)t;
   in->space = (uint8_t)(m->space < 0 ? SP_GENERIC : m->space);
   in->vec = (uint8_t)m->vec;
+  if (m->strong) in->flags |= IF_STRONG;
   if ((rc = nops_is(pc, n, 2))) return rc;
   if (t == T_PRED) return dlcemu_pc_unsupported(pc, "ld/st of .pred");
   int di = op == OP_ST ? 1 : 0, ai = op == OP_ST ? 0 : 1;

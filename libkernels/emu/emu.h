@@ -103,7 +103,8 @@ enum {
   IF_LEFT = 1 << 14,    /* shf .l */
   IF_TO = 1 << 15,      /* cvta.to */
   IF_ADDR32 = 1 << 16,  /* the address base register is 32-bit */
-  IF_ADDR32B = 1 << 17  /* the second address (cp.async source) base is 32-bit */
+  IF_ADDR32B = 1 << 17, /* the second address (cp.async source) base is 32-bit */
+  IF_STRONG = 1 << 18   /* .volatile/.relaxed/.acquire/.release: a synchronizing access */
 };
 
 /* ------------------------------------------------------ operand references
@@ -318,6 +319,7 @@ int dlcemu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shar
 /* settings (per thread) */
 unsigned long long dlcemu_limit_instructions(void);
 int dlcemu_check_uninit_shared(void);
+int dlcemu_check_races(void);
 
 /* stats.c */
 void dlcemu_stats_publish(const dlcemu_launch_stats *s, const char *kernel, const unsigned g[3],

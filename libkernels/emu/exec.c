@@ -1042,6 +1042,7 @@ static void exec_matrix(emu_run *R, emu_warp *w, const emu_insn *in) {
     }
     off[l] = a;
     if (shared_check(R, w, in, l, a, 16, store)) return;
+    if (!store && R->check_races && dlcemu_race_read(R, w, l, in, (uint32_t)(in - R->k->code), a, 16)) return;
     if (!store) memcpy(rows[l >> 3][l & 7], ptr[l], 16);
   }
   for (int l = 0; l < 32; l++) {
@@ -1059,7 +1060,12 @@ static void exec_matrix(emu_run *R, emu_warp *w, const emu_insn *in) {
     }
   }
   if (store)
-    for (int l = 0; l < 8 * num; l++) memcpy(ptr[l], rows[l >> 3][l & 7], 16);
+    for (int l = 0; l < 8 * num; l++) {
+      if (R->check_races &&
+          dlcemu_race_write(R, w, l, in, (uint32_t)(in - R->k->code), off[l], 16, (const uint8_t *)rows[l >> 3][l & 7]))
+        return;
+      memcpy(ptr[l], rows[l >> 3][l & 7], 16);
+    }
   stat_shared(store ? &R->st.stmatrix : &R->st.ldmatrix, off, amask, 16);
 }
 
@@ -1087,6 +1093,16 @@ static void exec_ldst(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t exec
     if (sp == SP_SHARED) {
       ms |= 1u << l;
       if (shared_check(R, w, in, l, a, size, store)) return;
+      if (R->check_races && !(in->flags & IF_STRONG)) {
+        uint32_t pc = (uint32_t)(in - R->k->code);
+        if (store) {
+          uint8_t bytes[64];
+          for (unsigned i = 0; i < n; i++) st_le(bytes + i * es, w->r[vl[i]][l], es);
+          if (dlcemu_race_write(R, w, l, in, pc, a, size, bytes)) return;
+        } else if (dlcemu_race_read(R, w, l, in, pc, a, size)) {
+          return;
+        }
+      }
     } else if (sp == SP_GLOBAL) {
       mg |= 1u << l;
     } else if (sp == SP_LOCAL) {
@@ -1270,6 +1286,7 @@ static void exec_cp_async(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t 
           return;
         }
     }
+    if (R->check_races && dlcemu_race_write(R, w, l, in, pc, d, size, NULL)) return;
     e.dst = (uint32_t)d;
     e.size = (uint8_t)size;
     e.pc = pc;

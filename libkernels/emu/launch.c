@@ -117,6 +117,7 @@ int dlcemu_cp_land(emu_run *R, emu_warp *w, int lane, int all, uint32_t keep_gro
       case 8: memcpy(d, e->data, 8); memset(sh, SH_VALID, 8); break;
       default: memcpy(d, e->data, 4); memset(sh, SH_VALID, 4); break;
       }
+      if (R->check_races) dlcemu_race_landed(R, w, lane, e->pc, e->dst, e->size);
       R->pending_bytes -= e->size;
     } else {
       q->e[j++] = *e;
@@ -167,6 +168,7 @@ static void bar_release(emu_run *R, int b) {
     }
     if (!m) continue;
     emu_materialize(w);
+    if (R->check_races) dlcemu_race_release(R, w, b);
     w->bar_wait &= ~m;
     while (m) {
       int l = __builtin_ctz(m);
@@ -184,6 +186,7 @@ static void bar_release(emu_run *R, int b) {
     }
   }
   memset(B, 0, sizeof *B);
+  if (R->check_races) dlcemu_race_barrier_done(R, b);
   R->bar_active &= ~(1u << b);
   R->st.barriers++;
   R->restart = 1;
@@ -227,6 +230,7 @@ static void bar_check_warp(emu_run *R, emu_warp *w, int b, const emu_insn *in) {
   (void)in;
   B->warps |= 1u << w->id;
   B->count += 32;
+  if (R->check_races) dlcemu_race_arrive(R, w, b);
   w->bar_lanes[b] = 0;
   R->st.barrier_arrivals++;
   bar_check_complete(R, b);
@@ -409,6 +413,7 @@ static void init_block(emu_run *R) {
   memset(R->shadow, R->check_uninit ? SH_UNINIT : SH_VALID, R->shared_size);
   R->pending_bytes = 0;
   R->shadow_active = R->check_uninit;
+  dlcemu_race_block(R);
   memset(R->bars, 0, sizeof R->bars);
   R->bar_active = 0;
   R->live_warps = 0;
@@ -517,6 +522,7 @@ static void free_run(emu_run *R) {
   free(R->shadow);
   free(R->ranges);
   free(R->msg);
+  dlcemu_race_free(R);
 }
 
 int dlcemu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shared, void **params) {
@@ -561,6 +567,7 @@ int dlcemu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shar
   R.dyn_base = dyn_base;
   R.shared_size = shared_size;
   R.check_uninit = dlcemu_check_uninit_shared();
+  R.check_races = dlcemu_check_races();
   R.limit = dlcemu_limit_instructions();
   R.last_range = -1;
   R.nsm = m->target_sm >= 90 ? 132 : m->target_sm == 80 ? 108 : 84;
@@ -586,6 +593,7 @@ int dlcemu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shar
     memcpy(R.params + s->off, params[i], s->size);
   }
   if ((rc = dlcemu_mem_snapshot(&R.ranges, &R.nranges))) goto out;
+  if (R.check_races && (rc = dlcemu_race_alloc(&R))) goto out;
   for (uint32_t wi = 0; wi < R.nwarps; wi++) {
     emu_warp *w = &R.warps[wi];
     w->id = (int)wi;

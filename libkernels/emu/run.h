@@ -102,6 +102,11 @@ typedef struct emu_run {
   uint64_t clock;         /* deterministic clock: warp instructions so far */
   int nsm;
   int restart;            /* a barrier completed: restart the round at warp 0 */
+  int check_races;        /* race.c: the shared-memory race detector */
+  uint32_t *race_w, *race_r;       /* per shared byte: last write / read (epoch << 5 | warp) */
+  uint32_t *race_wsrc, *race_rsrc; /* per shared byte: where (pc << 5 | lane) */
+  uint32_t vc[32][32];    /* vector clock of each warp */
+  uint32_t bar_vc[16][32];/* join of the clocks that arrived at each barrier */
 } emu_run;
 
 /* launch.c */
@@ -114,6 +119,19 @@ void dlcemu_poison_report(emu_run *R, const emu_warp *w, int lane, const emu_ins
                        int write);
 const emu_range *dlcemu_find_range(emu_run *R, uint64_t a); /* the allocation containing a, or NULL */
 const emu_range *dlcemu_near_range(emu_run *R, uint64_t a); /* the allocation at or just below a (messages) */
+
+/* race.c */
+int dlcemu_race_alloc(emu_run *R);
+void dlcemu_race_free(emu_run *R);
+void dlcemu_race_block(emu_run *R);
+int dlcemu_race_read(emu_run *R, const emu_warp *w, int lane, const emu_insn *in, uint32_t pc, uint64_t off,
+                     unsigned size);
+int dlcemu_race_write(emu_run *R, const emu_warp *w, int lane, const emu_insn *in, uint32_t pc, uint64_t off,
+                      unsigned size, const uint8_t *value);
+void dlcemu_race_landed(emu_run *R, const emu_warp *w, int lane, uint32_t pc, uint64_t off, unsigned size);
+void dlcemu_race_arrive(emu_run *R, const emu_warp *w, int b);
+void dlcemu_race_release(emu_run *R, const emu_warp *w, int b);
+void dlcemu_race_barrier_done(emu_run *R, int b);
 
 /* exec.c: run warp w for at most budget instructions */
 void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget);

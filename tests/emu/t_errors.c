@@ -208,3 +208,43 @@ int test_module_stays_usable_after_an_error(tctx *t) {
   OK(t_launch(t, bad, 1, 64, 0, p1));
   return 0;
 }
+
+int test_missing_barrier_between_warps_is_a_race(tctx *t) {
+  dlcemu_deviceptr dout = t_alloc(t, 64 * 4, NULL);
+  void *params[] = {&dout};
+  /* warp 0 read s[32..63] before warp 1 wrote it */
+  static const char *const want[] = {"DLCEMU_ERROR_RACE", "data race on shared memory", "thread (32,0,0)",
+                                     "overwrites what thread (0,0,0) read", "ld.shared", "with no barrier between them",
+                                     NULL};
+  return expect_error(t, "missing_barrier", 1, 64, 0, params, DLCEMU_ERROR_RACE, want);
+}
+
+int test_conflicting_writes_race_same_value_and_volatile_do_not(tctx *t) {
+  dlcemu_deviceptr dout = t_alloc(t, 64 * 4, NULL);
+  void *params[] = {&dout};
+  static const char *const want[] = {"overwrites what thread (31,0,0) wrote", "thread (32,0,0)", NULL};
+  if (expect_error(t, "conflicting_writes", 1, 64, 0, params, DLCEMU_ERROR_RACE, want)) return 1;
+  dlcemu_module m = t_load(t, "errors");
+  OK(t_launch(t, t_func(t, m, "same_value_writes"), 1, 64, 0, params));
+  OK(t_launch(t, t_func(t, m, "volatile_writes"), 1, 64, 0, params));
+  return 0;
+}
+
+int test_reusing_a_stage_without_a_barrier_is_a_race(tctx *t) {
+  dlcemu_deviceptr src = t_alloc(t, 128 * 16, NULL), dout = t_alloc(t, 64 * 4, NULL);
+  void *params[] = {&src, &dout};
+  static const char *const want[] = {"DLCEMU_ERROR_RACE", "reads what thread (0,0,0) wrote", "cp.async", NULL};
+  return expect_error(t, "stage_reuse_without_barrier", 1, 64, 0, params, DLCEMU_ERROR_RACE, want);
+}
+
+int test_race_detector_can_be_turned_off(tctx *t) {
+  dlcemu_function f = t_func(t, t_load(t, "errors"), "missing_barrier");
+  REQUIRE(f, "no kernel");
+  dlcemu_deviceptr dout = t_alloc(t, 64 * 4, NULL);
+  void *params[] = {&dout};
+  OK(dlcemu_set_limit(DLCEMU_LIMIT_CHECK_SHARED_RACES, 0));
+  int rc = t_launch(t, f, 1, 64, 0, params);
+  OK(dlcemu_set_limit(DLCEMU_LIMIT_CHECK_SHARED_RACES, 1));
+  CHECK(rc == 0, "without the detector the racy kernel runs: %s", dlcemu_error_string(rc));
+  return 0;
+}

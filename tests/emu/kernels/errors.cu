@@ -157,3 +157,49 @@ extern "C" __global__ void cp_async_oob_source(const int4 *src, int4 *out, int n
   asm volatile("cp.async.wait_all;");
   out[t] = s[t];
 }
+
+// warps exchange data through shared memory without a barrier
+extern "C" __global__ void missing_barrier(int *out) {
+  __shared__ int s[64];
+  int t = threadIdx.x;
+  s[t] = t;
+  out[t] = s[(t + 32) % 64]; /* the bug: no __syncthreads() */
+}
+
+// warp 0 and warp 1 write different values to one word, unordered
+extern "C" __global__ void conflicting_writes(int *out) {
+  __shared__ int v;
+  v = threadIdx.x / 32;
+  __syncthreads();
+  out[threadIdx.x] = v;
+}
+
+// every thread writes the same value: benign
+extern "C" __global__ void same_value_writes(int *out) {
+  __shared__ int v;
+  v = 7;
+  __syncthreads();
+  out[threadIdx.x] = v;
+}
+
+// volatile accesses synchronize; they are not data races
+extern "C" __global__ void volatile_writes(int *out) {
+  __shared__ volatile int v[1];
+  if (threadIdx.x % 32 == 0) v[0] = threadIdx.x;
+  __syncthreads();
+  out[threadIdx.x] = v[0];
+}
+
+// a cp.async stage is refilled while another warp may still read it
+extern "C" __global__ void stage_reuse_without_barrier(const int4 *src, int *out) {
+  __shared__ int4 s[64];
+  int t = threadIdx.x;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sa(&s[t])), "l"(&src[t]));
+  asm volatile("cp.async.wait_all;");
+  __syncthreads();
+  int v = s[(t + 32) % 64].x;
+  /* the bug: no __syncthreads() before the stage is refilled */
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sa(&s[t])), "l"(&src[64 + t]));
+  asm volatile("cp.async.wait_all;");
+  out[t] = v;
+}
