@@ -101,11 +101,12 @@ static int smem_bytes(const sched_plan *p, int elem) {
   return ring > stage ? ring : stage;
 }
 
-/* acc[MT][NTL][4] floats, af[MT][4] and bfr[NTL][2] fragments, overhead;
- * rounded to the allocation unit of 8 per thread. */
-static int regs_estimate(int wm_elems, int wn_elems) {
+/* acc[MT][NTL][4] floats, af[MT][4] and bfr[NTL][2] fragments, overhead
+ * (plus the region's extra index arithmetic); rounded to the allocation
+ * unit of 8 per thread. */
+static int regs_estimate(int wm_elems, int wn_elems, int addr_regs) {
   int mt = ceil_div(wm_elems, 16), ntl = ceil_div(wn_elems, 8);
-  int r = mt * ntl * 4 + 4 * mt + 2 * ntl + REG_OVERHEAD;
+  int r = mt * ntl * 4 + 4 * mt + 2 * ntl + REG_OVERHEAD + addr_regs;
   return ceil_div(r, 8) * 8;
 }
 
@@ -121,7 +122,7 @@ static plan_res resources(const sched_plan *p, int elem, const arch_info *ai) {
   r.smem = smem_bytes(p, elem);
   r.warps = p->warps_m * p->warps_n;
   r.threads = 32 * r.warps;
-  r.regs = regs_estimate(ceil_div(p->tile[0], p->warps_m), ceil_div(p->tile[1], p->warps_n));
+  r.regs = regs_estimate(ceil_div(p->tile[0], p->warps_m), ceil_div(p->tile[1], p->warps_n), p->addr_regs);
   r.ctas_smem = ai->smem_per_sm / (r.smem + ai->smem_reserved_per_block);
   int warps_by_regs = ai->regs_per_sm / (r.regs * 32);
   r.ctas_regs = r.regs > PLAN_MAX_REGS ? 0 : warps_by_regs / r.warps;
@@ -384,6 +385,19 @@ static void fill_async(sched_plan *p) {
   p->epilogue_overlap = false;
 }
 
+/* Index arithmetic beyond a GEMM's: each extra axis of a flattened M, N, K
+ * or batch group is a division and a remainder kept live in the chunk and
+ * epilogue functions, and a guarded (padded) operand adds its predicate.
+ * Calibrated on the conv 3x3 kernels, whose 128x128 tiles spill 8 bytes on
+ * sm_120 without it (nvcc 13). */
+static int addr_regs(const pc_contraction *c) {
+  int axes = c->nm + c->nn + c->nk + c->nb;
+  int extra = axes > 3 ? 8 * (axes - 3) : 0;
+  if (c->lhs_read && c->lhs_read->k == RX_SELECT) extra += 8;
+  if (c->rhs_read && c->rhs_read->k == RX_SELECT) extra += 8;
+  return extra;
+}
+
 /* Everything but the tile, stages, warps and vec: from the skeleton, the
  * region and the analysis. */
 static void fill_defaults(arena *A, const region *r, const pc_analysis *a, sched_plan *p) {
@@ -393,6 +407,7 @@ static void fill_defaults(arena *A, const region *r, const pc_analysis *a, sched
   p->stages = 3;
   p->warps_m = p->warps_n = 2;
   p->elem_bytes = operand_elem(r, c);
+  p->addr_regs = addr_regs(c);
   p->vec_axis = vec_axis(A, c);
   p->algo_key = pattern_of(r, c);
   p->algo = strcmp(p->algo_key, "attention") == 0 ? "streaming_softmax" : "implicit_gemm";
@@ -828,13 +843,36 @@ static const cand_spec SPACE[] = {
 };
 #define NSPACE ((int)(sizeof SPACE / sizeof *SPACE))
 
-plan_result *plan_choose(arena *A, const region *r, const pc_analysis *a, const arch_info *ai, const cJSON *pinned,
-                         int nshapes, const int64_t (*shapes)[3], diag_list *dl, const char *at) {
+/* The STOP rule a candidate hits on one arch, or NULL. */
+static const char *stop_rule(arena *A, const sched_plan *p, const arch_info *ai, int legal, const char **why) {
+  plan_res pr = resources(p, p->elem_bytes, ai);
+  int smem_limit = (int)(PLAN_SMEM_FRACTION * ai->smem_per_block);
+  if (pr.smem > smem_limit) {
+    *why = arena_printf(A, "%s: %d B > 80%% of %d B", ai->name, pr.smem, ai->smem_per_block);
+    return "smem_over_80pct";
+  }
+  if (pr.ctas_regs <= 1) {
+    *why = arena_printf(A, "%s: %d regs x %d threads leave %d CTA per SM", ai->name, pr.regs, pr.threads,
+                        pr.ctas_regs);
+    return "regs_one_cta_per_sm";
+  }
+  if (p->vec < legal) {
+    *why = arena_printf(A, "width %d < %d the operands allow", p->vec, legal);
+    return "vec_narrowed";
+  }
+  return NULL;
+}
+
+plan_result *plan_choose_multi(arena *A, const region *r, const pc_analysis *a, const arch_info *const *archs,
+                               int narchs, const cJSON *pinned, int nshapes, const int64_t (*shapes)[3],
+                               diag_list *dl, const char *at) {
+  DLC_ASSERT(narchs >= 1);
   if (!a->con.present) {
     diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s has no contraction: there is no plan to choose",
                 r->name);
     return NULL;
   }
+  const arch_info *ai = archs[0];
   plan_result *res = ARENA_NEW(A, plan_result);
   res->region = a->region;
   if (!shapes || nshapes <= 0) shapes = DEFAULT_SHAPES, nshapes = 3;
@@ -846,16 +884,18 @@ plan_result *plan_choose(arena *A, const region *r, const pc_analysis *a, const 
     sched_plan p;
     if (!plan_from_json(A, pinned, r, a, &p, dl, at)) return NULL;
     if (!p.arch) p.arch = ai->name;
-    if (!plan_validate(&p, r, a, ai, dl, at)) return NULL;
+    bool ok = true;
+    for (int k = 0; k < narchs; k++)
+      ok &= plan_validate(&p, r, a, archs[k], dl, narchs > 1 ? arena_printf(A, "%s (arch %s)", at, archs[k]->name) : at);
+    if (!ok) return NULL;
     estimate(A, &p, r, ai, nshapes, res->shapes);
     res->chosen = p;
     return res;
   }
 
   int legal = vec_legal(r, &a->con);
-  int smem_limit = (int)(PLAN_SMEM_FRACTION * ai->smem_per_block);
   res->cand = ARENA_ARRAY(A, plan_candidate, NSPACE);
-  int best = -1;
+  double *t = ARENA_ARRAY(A, double, (size_t)NSPACE * (size_t)narchs); /* mean time per candidate and arch */
   for (int i = 0; i < NSPACE; i++) {
     const cand_spec *s = &SPACE[i];
     plan_candidate *c = &res->cand[res->ncand++];
@@ -870,35 +910,50 @@ plan_result *plan_choose(arena *A, const region *r, const pc_analysis *a, const 
     plan_res pr = resources(&c->p, c->p.elem_bytes, ai);
     c->p.smem_bytes = pr.smem, c->p.regs_per_thread = pr.regs, c->p.threads = pr.threads;
     c->p.ctas_per_sm = pr.ctas;
-    /* STOP rules (spec §11) */
-    if (pr.smem > smem_limit) {
-      c->stop = "smem_over_80pct";
-      c->why = arena_printf(A, "%d B > 80%% of %d B", pr.smem, ai->smem_per_block);
-    } else if (pr.ctas_regs <= 1) {
-      c->stop = "regs_one_cta_per_sm";
-      c->why = arena_printf(A, "%d regs x %d threads leave %d CTA per SM", pr.regs, pr.threads, pr.ctas_regs);
-    } else if (c->p.vec < legal) {
-      c->stop = "vec_narrowed";
-      c->why = arena_printf(A, "width %d < %d the operands allow", c->p.vec, legal);
-    }
+    /* STOP rules (spec §11), on every arch the kernel is built for */
+    for (int k = 0; k < narchs && !c->stop; k++) c->stop = stop_rule(A, &c->p, archs[k], legal, &c->why);
     if (c->stop) continue;
-    diag_list scratch;
-    diag_init(&scratch);
-    bool ok = plan_validate(&c->p, r, a, ai, &scratch, at);
-    diag_free(&scratch);
-    DLC_ASSERT(ok); /* the space only holds plans the skeleton realizes */
+    for (int k = 0; k < narchs; k++) {
+      diag_list scratch;
+      diag_init(&scratch);
+      bool ok = plan_validate(&c->p, r, a, archs[k], &scratch, at);
+      diag_free(&scratch);
+      DLC_ASSERT(ok); /* the space only holds plans the skeleton realizes */
+      sched_plan q = c->p;
+      estimate(A, &q, r, archs[k], nshapes, res->shapes);
+      t[i * narchs + k] = q.time_us;
+      if (k == 0) c->p = q;
+    }
     c->kept = true;
-    estimate(A, &c->p, r, ai, nshapes, res->shapes);
-    if (best < 0 || c->p.time_us < res->cand[best].p.time_us) best = i;
+  }
+  /* score: the mean over archs of the time relative to that arch's best */
+  int best = -1;
+  for (int i = 0; i < NSPACE; i++) {
+    plan_candidate *c = &res->cand[i];
+    if (!c->kept) continue;
+    double sc = 0;
+    for (int k = 0; k < narchs; k++) {
+      double bk = INFINITY;
+      for (int j = 0; j < NSPACE; j++)
+        if (res->cand[j].kept && t[j * narchs + k] < bk) bk = t[j * narchs + k];
+      sc += t[i * narchs + k] / bk;
+    }
+    c->score = sc / narchs;
+    if (best < 0 || c->score < res->cand[best].score) best = i;
   }
   if (best < 0) {
-    diag_report(dl, D_PLAN_SMEM, at, NULL,
-                "no candidate plan fits %s (%d B of shared memory per block): every one hit a STOP rule", ai->name,
-                ai->smem_per_block);
+    diag_report(dl, D_PLAN_SMEM, at, NULL, "no candidate plan fits %s: every one hit a STOP rule",
+                narchs > 1 ? "every arch" : ai->name);
     return NULL;
   }
   res->chosen = res->cand[best].p;
   return res;
+}
+
+plan_result *plan_choose(arena *A, const region *r, const pc_analysis *a, const arch_info *ai, const cJSON *pinned,
+                         int nshapes, const int64_t (*shapes)[3], diag_list *dl, const char *at) {
+  const arch_info *one[1] = {ai};
+  return plan_choose_multi(A, r, a, one, 1, pinned, nshapes, shapes, dl, at);
 }
 
 /* ---- dump ------------------------------------------------------------------------------------ */
@@ -1009,6 +1064,7 @@ cJSON *plan_dump(const plan_result *r) {
     cJSON_AddStringToObject(x, "warp_tile", warp_tile_str(buf, sizeof buf, p));
     cJSON_AddNumberToObject(x, "vec", p->vec);
     cJSON_AddItemToObject(x, "estimate", estimate_json(p, r, false));
+    if (c->kept) cJSON_AddNumberToObject(x, "score", round_to(c->score, 0.001));
     if (c->stop) {
       cJSON_AddStringToObject(x, "stop", c->stop);
       cJSON_AddStringToObject(x, "why", c->why);

@@ -71,6 +71,7 @@ typedef struct sched_plan {
   plan_edge *edges;        /* local_edges */
   /* estimates */
   int elem_bytes;          /* operand element size the estimates assume */
+  int addr_regs;           /* registers for index arithmetic beyond a plain GEMM's */
   int smem_bytes, regs_per_thread, threads, ctas_per_sm;
   double occ;              /* resident warps / max warps per SM */
   double pipeline_eff;     /* stage overlap x fragment-load efficiency */
@@ -85,6 +86,8 @@ typedef struct plan_candidate {
   bool kept;
   const char *stop;        /* the STOP rule that dropped it, or NULL */
   const char *why;         /* the numbers behind the STOP rule */
+  double score;            /* ranking key of a kept candidate: mean over the
+                            * archs of its time / the arch's best (1 = best) */
 } plan_candidate;
 
 typedef struct plan_result {
@@ -116,6 +119,13 @@ bool plan_from_json(arena *A, const cJSON *j, const region *r, const pc_analysis
  * survives the STOP rules, or when the region has no contraction (E1706). */
 plan_result *plan_choose(arena *A, const region *r, const pc_analysis *a, const arch_info *ai, const cJSON *pinned,
                          int nshapes, const int64_t (*shapes)[3], diag_list *dl, const char *at);
+/* One plan for a kernel compiled for several archs: the STOP rules and
+ * validation apply on every arch, and candidates rank by the mean over the
+ * archs of (time / that arch's best time).  Estimates in the result are for
+ * archs[0].  plan_choose is this with one arch. */
+plan_result *plan_choose_multi(arena *A, const region *r, const pc_analysis *a, const arch_info *const *archs,
+                               int narchs, const cJSON *pinned, int nshapes, const int64_t (*shapes)[3],
+                               diag_list *dl, const char *at);
 /* Spec §11 estimate for one plan and shape (batch 1), in microseconds
  * (docs/plan.md). */
 double plan_time_us(const sched_plan *p, const arch_info *ai, int64_t M, int64_t N, int64_t K, int elem_bytes);

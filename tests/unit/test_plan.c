@@ -298,6 +298,51 @@ static void test_caller_shapes(void) {
   prun_free(&x);
 }
 
+/* One plan for several archs: STOP rules on each, validates on each, and the
+ * ranking is relative per arch (a lone arch's best scores 1). */
+static void test_multi_arch(void) {
+  prun x;
+  CHECK(prun_file(&x, "gemm_bias_relu.json", DT_FP16, 0));
+  if (!x.r) return prun_free(&x);
+  const arch_info *archs[4] = {plan_arch("sm80"), plan_arch("sm90a"), plan_arch("sm100"), plan_arch("sm120")};
+  diag_list dl;
+  diag_init(&dl);
+  plan_result *pr = plan_choose_multi(&x.f.A, x.r, &x.an, archs, 4, NULL, 0, NULL, &dl, "multi");
+  CHECK(pr != NULL && dl.n == 0);
+  if (pr) {
+    const plan_candidate *big = find_cand(pr, 128, 128, 64, 3, 2, 2);
+    CHECK(big && big->stop && strcmp(big->stop, "smem_over_80pct") == 0 && strstr(big->why, "sm120"));
+    double best = 1e300;
+    for (int i = 0; i < pr->ncand; i++)
+      if (pr->cand[i].kept) {
+        CHECK(pr->cand[i].score >= 1.0);
+        if (pr->cand[i].score < best) best = pr->cand[i].score;
+      }
+    CHECK_STR(pr->chosen.arch, "sm80");
+    for (int k = 0; k < 4; k++) CHECK(plan_validate(&pr->chosen, x.r, &x.an, archs[k], &dl, "multi"));
+    /* the chosen candidate has the best score */
+    for (int i = 0; i < pr->ncand; i++)
+      if (pr->cand[i].kept && pr->cand[i].p.tile[0] == pr->chosen.tile[0] &&
+          pr->cand[i].p.tile[1] == pr->chosen.tile[1] && pr->cand[i].p.tile[2] == pr->chosen.tile[2] &&
+          pr->cand[i].p.stages == pr->chosen.stages && pr->cand[i].p.warps_m == pr->chosen.warps_m &&
+          pr->cand[i].p.warps_n == pr->chosen.warps_n)
+        CHECK(pr->cand[i].score == best);
+  }
+  /* one arch: the best scores exactly 1 */
+  pr = plan_choose_multi(&x.f.A, x.r, &x.an, archs, 1, NULL, 0, NULL, &dl, "one");
+  CHECK(pr != NULL);
+  for (int i = 0; pr && i < pr->ncand; i++)
+    if (pr->cand[i].kept && pr->cand[i].p.time_us == pr->chosen.time_us) CHECK(pr->cand[i].score == 1.0);
+  /* a pinned plan must fit every arch: 128 KB of ring is over 80% of sm120's 99 KB */
+  cJSON *j = parse("{'tile':[128,128,64],'stages':4}");
+  CHECK(plan_choose_multi(&x.f.A, x.r, &x.an, archs, 4, j, 0, NULL, &dl, "p") == NULL);
+  const diag *d = diag_find(&dl, "E1702");
+  CHECK(d && strstr(d->at, "sm120"));
+  cJSON_Delete(j);
+  diag_free(&dl);
+  prun_free(&x);
+}
+
 /* ---- pinned plans ---------------------------------------------------------------------------- */
 
 static void test_pinned_used_as_given(void) {
@@ -615,6 +660,7 @@ int main(void) {
   test_dump_shape();
   test_determinism();
   test_caller_shapes();
+  test_multi_arch();
   test_pinned_used_as_given();
   test_pinned_errors();
   test_pinned_for();
