@@ -47,13 +47,26 @@ void dlcemu_race_free(emu_run *R) {
   free(R->race_rsrc);
 }
 
+/* A new block starts as if after a barrier of everything before: every
+ * clock starts above every epoch recorded so far, so the records of earlier
+ * blocks never conflict and need no clearing (until the epochs run out). */
 void dlcemu_race_block(emu_run *R) {
   if (!R->check_races) return;
-  memset(R->race_w, 0, R->shared_size * sizeof(uint32_t));
-  memset(R->race_r, 0, R->shared_size * sizeof(uint32_t));
-  memset(R->vc, 0, sizeof R->vc);
+  uint32_t top = 0;
+  for (int w = 0; w < 32; w++)
+    for (int u = 0; u < 32; u++)
+      if (R->vc[w][u] > top) top = R->vc[w][u];
+  uint32_t base = top + 1;
+  if (base > (1u << 26)) {
+    memset(R->race_w, 0, R->shared_size * sizeof(uint32_t));
+    memset(R->race_r, 0, R->shared_size * sizeof(uint32_t));
+    base = 1;
+  }
+  for (int w = 0; w < 32; w++) {
+    for (int u = 0; u < 32; u++) R->vc[w][u] = base;
+    R->vc[w][w] = base + 1;
+  }
   memset(R->bar_vc, 0, sizeof R->bar_vc);
-  for (int w = 0; w < 32; w++) R->vc[w][w] = 1;
 }
 
 static void race_report(emu_run *R, const emu_warp *w, int lane, const emu_insn *in, uint64_t off, int write,
