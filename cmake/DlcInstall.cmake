@@ -11,6 +11,9 @@
 #   share/dlc/manifests/                        default.json and its graphs
 #   share/doc/dlc/                              README and docs/*.md
 #
+# Components (cmake --install --component C): dlcgen (bin, templates,
+# manifests), dev (libraries, headers, pkg-config, CMake package), doc.
+#
 # Included from the top-level CMakeLists.txt after libkernels/, so that it sees
 # the targets dlcgen, dlcemu and (with nvcc) dlckernels and dlckernels-emu.
 # Only the library of ${DLC_MANIFEST} is installed; test libraries made with
@@ -26,27 +29,28 @@ set(DLC_INSTALL_PKGCONFIGDIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig CACHE STRING
 set(DLC_INSTALL_TEMPLATEDIR ${CMAKE_INSTALL_DATADIR}/dlc/templates)
 
 # the compiler, and the templates its output includes
-install(TARGETS dlcgen RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS dlcgen RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT dlcgen)
 file(GLOB _dlc_templates CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/templates/*.cuh)
-install(FILES ${_dlc_templates} DESTINATION ${DLC_INSTALL_TEMPLATEDIR})
+install(FILES ${_dlc_templates} DESTINATION ${DLC_INSTALL_TEMPLATEDIR} COMPONENT dlcgen)
 # the default manifest and its graphs: the starting point for a user's own
-install(FILES ${PROJECT_SOURCE_DIR}/manifests/default.json DESTINATION ${CMAKE_INSTALL_DATADIR}/dlc/manifests)
+install(FILES ${PROJECT_SOURCE_DIR}/manifests/default.json DESTINATION ${CMAKE_INSTALL_DATADIR}/dlc/manifests
+        COMPONENT dlcgen)
 file(GLOB _dlc_graphs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/manifests/graphs/*.json)
-install(FILES ${_dlc_graphs} DESTINATION ${CMAKE_INSTALL_DATADIR}/dlc/manifests/graphs)
+install(FILES ${_dlc_graphs} DESTINATION ${CMAKE_INSTALL_DATADIR}/dlc/manifests/graphs COMPONENT dlcgen)
 
 # documentation
 file(GLOB _dlc_docs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
-install(FILES ${PROJECT_SOURCE_DIR}/README.md ${_dlc_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${_dlc_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT doc)
 
 # libraries and headers
 set(_dlc_export_targets dlcemu)
-install(FILES ${PROJECT_SOURCE_DIR}/include/dlc/dlcemu.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dlc)
+install(FILES ${PROJECT_SOURCE_DIR}/include/dlc/dlcemu.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dlc COMPONENT dev)
 if(TARGET dlckernels-emu)
   list(APPEND _dlc_export_targets dlckernels-emu)
   # dlc_ops.h: the entry points dlcgen generated for ${DLC_MANIFEST}
   get_directory_property(_dlc_gen DIRECTORY ${PROJECT_SOURCE_DIR}/libkernels DEFINITION dlckernels_GEN)
   install(FILES ${PROJECT_SOURCE_DIR}/include/dlc/dlc.h ${_dlc_gen}/include/dlc/dlc_ops.h
-          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dlc)
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dlc COMPONENT dev)
 endif()
 set(DLC_INSTALL_HAVE_CUDA OFF)
 if(TARGET dlckernels)
@@ -57,14 +61,15 @@ endif()
 # include directory is a build-tree path, so it gets INCLUDES DESTINATION)
 list(REMOVE_ITEM _dlc_export_targets dlcemu)
 install(TARGETS dlcemu EXPORT dlckernelsTargets
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 if(_dlc_export_targets)
-  install(TARGETS ${_dlc_export_targets} EXPORT dlckernelsTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(TARGETS ${_dlc_export_targets} EXPORT dlckernelsTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
 endif()
 
 # CMake package
-install(EXPORT dlckernelsTargets NAMESPACE dlc:: DESTINATION ${DLC_INSTALL_CMAKEDIR})
+install(EXPORT dlckernelsTargets NAMESPACE dlc:: DESTINATION ${DLC_INSTALL_CMAKEDIR} COMPONENT dev)
 set(DLC_CUDA_ROOT_HINT "")
 if(DLC_INSTALL_HAVE_CUDA)
   get_filename_component(DLC_CUDA_ROOT_HINT "${CUDAToolkit_BIN_DIR}" DIRECTORY)
@@ -77,7 +82,7 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/dlc-install/dlckernelsConfi
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/dlc-install/dlckernelsConfig.cmake
               ${CMAKE_BINARY_DIR}/dlc-install/dlckernelsConfigVersion.cmake
-        DESTINATION ${DLC_INSTALL_CMAKEDIR})
+        DESTINATION ${DLC_INSTALL_CMAKEDIR} COMPONENT dev)
 
 # pkg-config files, made at configure time for ${CMAKE_INSTALL_PREFIX}.
 # ${libdir} and ${includedir} are relative to ${prefix} when the GNUInstallDirs
@@ -105,9 +110,9 @@ if(DLC_INSTALL_HAVE_CUDA)
 endif()
 foreach(_pc ${_dlc_pcs})
   configure_file(${CMAKE_CURRENT_LIST_DIR}/${_pc}.pc.in ${CMAKE_BINARY_DIR}/dlc-install/${_pc}.pc @ONLY)
-  install(FILES ${CMAKE_BINARY_DIR}/dlc-install/${_pc}.pc DESTINATION ${DLC_INSTALL_PKGCONFIGDIR})
+  install(FILES ${CMAKE_BINARY_DIR}/dlc-install/${_pc}.pc DESTINATION ${DLC_INSTALL_PKGCONFIGDIR} COMPONENT dev)
   # install time: point prefix= at the prefix actually installed to
-  install(CODE "set(_dlc_pc \"${DLC_INSTALL_PKGCONFIGDIR}/${_pc}.pc\")\nset(_dlc_pc_prefix \"${DLC_PC_PREFIX}\")")
+  install(CODE "set(_dlc_pc \"${DLC_INSTALL_PKGCONFIGDIR}/${_pc}.pc\")\nset(_dlc_pc_prefix \"${DLC_PC_PREFIX}\")" COMPONENT dev)
   install(CODE [[
     if(NOT IS_ABSOLUTE "${_dlc_pc}")
       set(_dlc_pc "${CMAKE_INSTALL_PREFIX}/${_dlc_pc}")
@@ -117,5 +122,5 @@ foreach(_pc ${_dlc_pcs})
       file(READ "${_dlc_pc}" _dlc_s)
       string(REGEX REPLACE "(^|\n)prefix=[^\n]*" "\\1prefix=${CMAKE_INSTALL_PREFIX}" _dlc_s "${_dlc_s}")
       file(WRITE "${_dlc_pc}" "${_dlc_s}")
-    endif()]])
+    endif()]] COMPONENT dev)
 endforeach()
