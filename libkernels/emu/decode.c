@@ -702,17 +702,10 @@ static int dec_call(emu_parse_ctx *pc, mods *m, emu_operand *o, int n, emu_insn 
   in->a[0] = (uint32_t)fi;
   in->vec = (uint8_t)na;
   in->sub = (uint8_t)nr;
-  if (!callee->has_body) {
-    /* only body-less functions the runtime provides */
-    if (!strcmp(callee->name, "vprintf")) in->sub2 = 1;
-    else if (!strcmp(callee->name, "__assertfail") || !strcmp(callee->name, "__assert_fail")) in->sub2 = 2;
-    else {
-      char what[160];
-      snprintf(what, sizeof what, "call of external function %s", callee->name);
-      return dlcemu_pc_unsupported(pc, what);
-    }
-    in->op = OP_CALL_EXTERN;
-  }
+  /* the functions the runtime provides when they have no body; whether a
+   * function has one is known only at the end of the module (link.c) */
+  if (!strcmp(callee->name, "vprintf")) in->sub2 = EXT_VPRINTF;
+  else if (!strcmp(callee->name, "__assertfail") || !strcmp(callee->name, "__assert_fail")) in->sub2 = EXT_ASSERT;
   return 0;
 }
 

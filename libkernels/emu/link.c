@@ -34,6 +34,12 @@ typedef struct linker {
 
 static uint64_t align_up(uint64_t x, uint64_t a) { return a ? (x + a - 1) / a * a : x; }
 
+/* a body-less function the runtime provides (vprintf, __assertfail) */
+static int is_runtime_extern(const emu_func *fn) {
+  return !fn->has_body && (!strcmp(fn->name, "vprintf") || !strcmp(fn->name, "__assertfail") ||
+                           !strcmp(fn->name, "__assert_fail"));
+}
+
 static int visit(linker *L, int f, int *depth_out) {
   emu_func *fn = &L->m->funcs[f];
   if (L->state[f] == 1)
@@ -44,12 +50,14 @@ static int visit(linker *L, int f, int *depth_out) {
     return 0;
   }
   if (!fn->has_body)
-    return dlcemu_fail(DLCEMU_ERROR_UNSUPPORTED, "function %s is declared but has no body", fn->name);
+    return dlcemu_fail(DLCEMU_ERROR_UNSUPPORTED, "PTX line %d: call of external function %s is not supported",
+                       fn->decl_line, fn->name);
   L->state[f] = 1;
   L->order[L->norder++] = f;
   int d = 0;
   for (int i = 0; i < fn->ncallees; i++) {
     int cd;
+    if (is_runtime_extern(&L->m->funcs[fn->callees[i]])) continue;
     int rc = visit(L, fn->callees[i], &cd);
     if (rc) return rc;
     if (cd + 1 > d) d = cd + 1;
@@ -236,6 +244,7 @@ static int link_insn(linker *L, int f, emu_insn *in) {
     if ((rc = ref_slot(L, f, in->guard & ~GUARD_NEG, &s))) return rc;
     in->guard = s | neg;
   }
+  if (in->op == OP_CALL && is_runtime_extern(&L->m->funcs[in->a[0]])) in->op = OP_CALL_EXTERN;
   if (in->op == OP_CALL || in->op == OP_CALL_EXTERN) return link_call(L, f, in);
   if (in->op == OP_BRA) {
     in->imm += L->codebase[f];

@@ -373,3 +373,36 @@ int test_api_register_scopes_shadow_outer_names(tctx *t) {
   CHECK(out[0] == 5 && out[1] == 7 && out[2] == 9, "scopes: %u %u %u", out[0], out[1], out[2]);
   return 0;
 }
+
+/* nvcc -G declares every .func before its body; such calls are internal calls */
+int test_api_forward_declared_function_calls(tctx *t) {
+  static const char ptx[] = HEADER
+      ".func (.param .b32 r) twice(.param .b32 x);\n"
+      ".visible .entry fw(.param .u64 p)\n{\n"
+      " .reg .b32 %r<3>;\n .reg .b64 %rd1;\n"
+      " ld.param.u64 %rd1, [p];\n mov.u32 %r1, 21;\n"
+      " { .param .b32 a; st.param.b32 [a], %r1; .param .b32 b;\n"
+      "   call.uni (b), twice, (a); ld.param.b32 %r2, [b]; }\n"
+      " st.global.u32 [%rd1], %r2;\n ret;\n}\n"
+      ".func (.param .b32 r) twice(.param .b32 x)\n{\n"
+      " .reg .b32 %v;\n ld.param.b32 %v, [x];\n add.s32 %v, %v, %v;\n"
+      " st.param.b32 [r], %v;\n ret;\n}\n";
+  dlcemu_function f = t_func(t, t_load_text(t, ptx), "fw");
+  REQUIRE(f, "no kernel");
+  dlcemu_deviceptr d = t_alloc(t, 4, NULL);
+  void *params[] = {&d};
+  OK(dlcemu_launch_kernel(f, 1, 1, 1, 32, 1, 1, 0, params));
+  unsigned out = 0;
+  t_download(t, &out, d, sizeof out);
+  CHECK(out == 42, "forward-declared call returned %u", out);
+
+  /* declared but never defined (and not a runtime function): fails at load */
+  static const char ext[] = HEADER
+      ".extern .func (.param .b32 r) missing(.param .b32 x);\n"
+      ".visible .entry ex()\n{\n"
+      " .reg .b32 %r1;\n mov.u32 %r1, 1;\n"
+      " { .param .b32 a; st.param.b32 [a], %r1; .param .b32 b;\n"
+      "   call.uni (b), missing, (a); ld.param.b32 %r1, [b]; }\n ret;\n}\n";
+  expect_load_error(t, ext, DLCEMU_ERROR_UNSUPPORTED, "external function missing", "line 4");
+  return 0;
+}
