@@ -177,6 +177,7 @@ typedef struct dlcemu_launch_stats {
   unsigned long long cp_async_copies, cp_async_bytes, cp_async_groups, cp_async_waits;
   unsigned long long barriers;            /**< barrier completions (all participants released) */
   unsigned long long barrier_arrivals;    /**< warp arrivals at barriers */
+  unsigned long long warpgroup_syncs;     /**< warpgroup collectives completed (all 4 warps met) */
   unsigned long long blocks;              /**< blocks run */
 } dlcemu_launch_stats;
 

@@ -810,6 +810,14 @@ static int dec_warp(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, e
     if ((rc = src(pc, &o[1], t, 1, &in->a[2]))) return rc;
     return src(pc, &o[2], T_U32, 2, &in->a[3]);
   }
+  if (op == OP_ELECT) {
+    /* elect.sync d|p, membermask */
+    if ((rc = check_rest(pc, m)) || (rc = nops_is(pc, n, 2))) return rc;
+    in->t = T_B32;
+    if ((rc = dst(pc, &o[0], 0, &in->a[0]))) return rc;
+    in->a[1] = o[0].reg2 >= 0 ? REF_PRED | (uint32_t)o[0].reg2 : PRED_SINK_REF;
+    return src(pc, &o[1], T_U32, 1, &in->a[2]);
+  }
   /* redux */
   int aop = aop_from_mods(m);
   if (aop < 0 || aop == AOP_INC || aop == AOP_DEC || aop == AOP_EXCH || aop == AOP_CAS)
@@ -888,6 +896,32 @@ static int dec_matrix(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n,
   return vec(pc, &o[1], 1, num, T_B32, 0, &in->a[1], NULL);
 }
 
+/* warpgroup collectives: wgmma.fence / commit_group / wait_group N, setmaxnreg.inc/dec.u32 N */
+static int dec_warpgroup(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, emu_insn *in) {
+  int rc;
+  if (!m->sync || !m->aligned) return dlcemu_pc_error(pc, "warpgroup instructions need .sync.aligned");
+  in->flags |= IF_ALIGNED;
+  if (op == OP_SETMAXNREG) {
+    if (take(m, "inc")) in->sub = 1;
+    else if (take(m, "dec")) in->sub = 0;
+    else return dlcemu_pc_error(pc, "setmaxnreg needs .inc or .dec");
+    int t = T_NONE;
+    if ((rc = check_rest(pc, m)) || (rc = one_type(pc, m, &t)) || (rc = nops_is(pc, n, 1))) return rc;
+    if (t != T_U32) return dlcemu_pc_error(pc, "setmaxnreg needs .u32");
+    if (o[0].kind != OPD_IMM || o[0].imm_kind != IMM_INT || o[0].ival < 24 || o[0].ival > 256 || o[0].ival % 8)
+      return bad_operand(pc, 0, "a register count in 24..256, a multiple of 8");
+    in->imm = o[0].ival;
+    return 0;
+  }
+  if ((rc = check_rest(pc, m))) return rc;
+  if (op != OP_WG_WAIT) return nops_is(pc, n, 0);
+  if ((rc = nops_is(pc, n, 1))) return rc;
+  if (o[0].kind != OPD_IMM || o[0].imm_kind != IMM_INT || o[0].ival < 0 || o[0].ival > 7)
+    return bad_operand(pc, 0, "an immediate group count in 0..7");
+  in->imm = o[0].ival;
+  return 0;
+}
+
 static int dec_cp_async(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, emu_insn *in) {
   int rc;
   if (op == OP_CP_COMMIT || op == OP_CP_WAIT_ALL) {
@@ -947,7 +981,15 @@ static int arch_check(emu_parse_ctx *pc, const emu_insn *in) {
   int sm = pc->m->target_sm, need = 0;
   int bf = in->t == T_BF16 || in->t == T_BF16X2;
   switch (in->op) {
-  case OP_STMATRIX: need = 90; break;
+  case OP_STMATRIX: case OP_ELECT: need = 90; break;
+  case OP_WG_FENCE: case OP_WG_COMMIT: case OP_WG_WAIT: case OP_SETMAXNREG:
+    /* wgmma exists on sm_90a only; setmaxnreg on the arch-specific targets from sm_90a */
+    if (!pc->m->target_arch_a || sm < 90 || (sm != 90 && in->op != OP_SETMAXNREG)) {
+      char what[64];
+      snprintf(what, sizeof what, "requires sm_90a, the module targets sm_%d%s", sm, pc->m->target_arch_a ? "a" : "");
+      return dlcemu_pc_unsupported(pc, what);
+    }
+    break;
   case OP_ADD: case OP_SUB: case OP_MUL: case OP_EX2: case OP_TANH: need = bf ? 90 : 0; break;
   case OP_MIN:
   case OP_MAX:
@@ -978,7 +1020,7 @@ static uint8_t reg_mask(const emu_insn *in) {
   case OP_SELP: case OP_CVT: return 0x7;
   case OP_MOV: case OP_CVTA: return 0x3;
   case OP_MOV_PACK: case OP_MOV_CLOCK: case OP_SET: case OP_ACTIVEMASK: case OP_SHFL: case OP_MATCH:
-  case OP_REDUX:
+  case OP_REDUX: case OP_ELECT:
     return 0x1;
   case OP_VOTE: return in->sub == VOTE_BALLOT ? 0x1 : 0;
   case OP_MOV_UNPACK: case OP_ISSPACEP: case OP_TESTP: return 0x2;
@@ -1214,7 +1256,11 @@ int dlcemu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int n
     in->op = OP_NOP;
     break;
   case OP_SHFL: case OP_VOTE: case OP_MATCH: case OP_REDUX: case OP_ACTIVEMASK: case OP_BAR_WARP:
+  case OP_ELECT:
     rc = dec_warp(pc, op, &m, ops, nops, in);
+    break;
+  case OP_WG_FENCE: case OP_WG_COMMIT: case OP_WG_WAIT: case OP_SETMAXNREG:
+    rc = dec_warpgroup(pc, op, &m, ops, nops, in);
     break;
   case OP_MMA:
     rc = dec_mma(pc, &m, ops, nops, in);

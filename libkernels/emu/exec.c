@@ -1418,7 +1418,7 @@ void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget) {
   uint32_t *p = w->p;
   dlcemu_launch_stats *st = &R->st;
   while (budget-- > 0) {
-    uint32_t runnable = w->live & ~(w->bar_wait | w->coll_wait);
+    uint32_t runnable = emu_runnable(w);
     if (!runnable) return;
     uint32_t pc, active;
     if (!w->diverged) {
@@ -1895,12 +1895,13 @@ void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget) {
     case OP_SHFL:
     case OP_VOTE:
     case OP_MATCH:
-    case OP_REDUX: {
+    case OP_REDUX:
+    case OP_ELECT: {
       if (!exec) break;
       uint32_t mslot = in->op == OP_BAR_WARP ? in->a[0]
                        : in->op == OP_SHFL   ? in->a[5]
                        : in->op == OP_MATCH  ? in->a[3]
-                                             : in->a[2];
+                                             : in->a[2]; /* vote, redux, elect */
       uint32_t need = member_mask(w, mslot, exec) & w->live;
       if (!gather(w, pc, active, &exec, need)) continue;
       if (in->op == OP_SHFL) {
@@ -1956,6 +1957,13 @@ void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget) {
           LANES(exec, d[l] = all ? exec : 0);
           pwrite(p, in->a[1], exec, all ? FULL : 0);
         }
+      } else if (in->op == OP_ELECT) {
+        /* the leader is the lowest executing lane of the member mask (lanes
+         * outside the mask are undefined behaviour: they get the same answer) */
+        uint32_t in_mask = exec & member_mask(w, mslot, exec);
+        uint32_t leader = (uint32_t)__builtin_ctz(in_mask ? in_mask : exec);
+        LANES(exec, d[l] = leader);
+        pwrite(p, in->a[1], exec, 1u << leader);
       } else if (in->op == OP_REDUX) {
         const uint64_t *x = r[in->a[1]];
         int sg = tsigned[t];
@@ -1998,6 +2006,25 @@ void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget) {
       if (in->op == OP_MMA) exec_mma(R, w, in);
       else exec_matrix(R, w, in);
       if (R->status) return;
+      break;
+    }
+    case OP_WG_FENCE:
+    case OP_WG_COMMIT:
+    case OP_WG_WAIT:
+    case OP_SETMAXNREG: {
+      /* warpgroup collectives: the whole warp, then the 4 warps of the warpgroup */
+      if (w->live != FULL || exec != active) {
+        dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, __builtin_ctz(active), in,
+                      "%s is a warpgroup collective: all 32 lanes of each warp must execute it (live lanes 0x%08x, "
+                      "executing 0x%08x)",
+                      dlcemu_op_names[in->op], w->live, exec);
+        return;
+      }
+      if (!gather(w, pc, active, &exec, FULL)) continue;
+      if (!dlcemu_wg_arrive(R, w, in, pc)) {
+        if (R->status) return;
+        continue; /* waits for the rest of its warpgroup */
+      }
       break;
     }
     /* ---------------------------------------------- cp.async */

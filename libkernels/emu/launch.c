@@ -306,6 +306,51 @@ void dlcemu_bar_exec(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t pc, u
   bar_check_warp(R, w, (int)b, in);
 }
 
+/* ------------------------------------------------------------- warpgroups */
+/* Warp w (all 32 lanes, gathered at pc) arrives at a warpgroup collective.
+ * Returns 1 when it completed the rendezvous (the instruction runs now and the
+ * other three warps go on at pc + 1), 0 when it waits or on an error. */
+int dlcemu_wg_arrive(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t pc) {
+  uint32_t g = (uint32_t)w->id / 4, bit = 1u << (w->id % 4);
+  if (4 * g + 3 >= R->nwarps) {
+    dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, 0, in,
+                  "%s is a warpgroup collective: warpgroup %u needs warps %u..%u, but the block has %u warps "
+                  "(launch a multiple of 128 threads)",
+                  dlcemu_op_names[in->op], g, 4 * g, 4 * g + 3, R->nwarps);
+    return 0;
+  }
+  emu_wgroup *G = &R->wgroups[g];
+  if (G->arrived && G->pc != pc) {
+    const emu_insn *other = &R->k->code[G->pc];
+    dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, 0, in,
+                  "the warps of warpgroup %u are at different warpgroup collectives (PTX lines %u and %u); "
+                  ".aligned requires all 4 warps to execute the same one",
+                  g, in->line, other->line);
+    return 0;
+  }
+  G->pc = pc;
+  G->arrived |= bit;
+  if (G->arrived != 0xFu) {
+    w->wg_wait = w->live;
+    for (int l = 0; l < 32; l++) w->pc[l] = pc;
+    w->upc = pc;
+    w->diverged = 1;
+    return 0;
+  }
+  /* complete: the instruction runs now for the whole warpgroup (it has no
+   * effect until wgmma.mma_async exists); the waiting warps move on */
+  for (uint32_t wi = 4 * g; wi < 4 * g + 4; wi++) {
+    emu_warp *v = &R->warps[wi];
+    if (v == w) continue;
+    v->wg_wait = 0;
+    v->diverged = 0;
+    v->upc = pc + 1;
+  }
+  G->arrived = 0;
+  R->st.warpgroup_syncs++;
+  return 1;
+}
+
 void dlcemu_lanes_exit(emu_run *R, emu_warp *w, uint32_t lanes) {
   /* the copies of an exiting thread still complete */
   uint32_t m = lanes;
@@ -343,6 +388,10 @@ static void describe_lane(emu_run *R, const emu_warp *w, int l, char *buf, size_
     const emu_insn *in = &R->k->code[w->pc[l]];
     snprintf(buf, cap, "thread (%u,%u,%u) waits at barrier %u at PTX line %u `%s`", t[0], t[1], t[2],
              w->bar_id[l], in->line, R->m->pool + in->text);
+  } else if (w->wg_wait >> l & 1) {
+    const emu_insn *in = &R->k->code[w->pc[l]];
+    snprintf(buf, cap, "thread (%u,%u,%u) waits at the warpgroup collective at PTX line %u `%s`", t[0], t[1],
+             t[2], in->line, R->m->pool + in->text);
   } else if (w->coll_wait >> l & 1) {
     const emu_insn *in = &R->k->code[w->pc[l]];
     snprintf(buf, cap, "thread (%u,%u,%u) waits at the warp collective at PTX line %u `%s`", t[0], t[1], t[2],
@@ -403,6 +452,24 @@ static void deadlock_report(emu_run *R) {
                "warp collective can never complete: lanes 0x%08x wait here, the others do not arrive: %s", here, other);
     return;
   }
+  for (uint32_t wi = 0; wi < R->nwarps; wi++) {
+    emu_warp *w = &R->warps[wi];
+    if (!w->wg_wait) continue;
+    uint32_t g = wi / 4;
+    const emu_insn *in = &R->k->code[w->pc[0]];
+    other[0] = 0;
+    for (uint32_t wj = 4 * g; wj < 4 * g + 4 && !other[0]; wj++) {
+      emu_warp *v = &R->warps[wj];
+      if (R->wgroups[g].arrived >> (wj % 4) & 1) continue;
+      uint32_t stuck = v->live ? v->live : v->exist;
+      describe_lane(R, v, __builtin_ctz(stuck), other, sizeof other);
+    }
+    dlcemu_report(R, DLCEMU_ERROR_DEADLOCK, w, 0, in,
+                  "warpgroup collective can never complete: warps 0x%x of warpgroup %u wait here, warp %u does not "
+                  "arrive: %s",
+                  R->wgroups[g].arrived, g, 4 * g + (uint32_t)__builtin_ctz(~R->wgroups[g].arrived & 0xFu), other);
+    return;
+  }
   dlcemu_report(R, DLCEMU_ERROR_DEADLOCK, &R->warps[0], 0, &R->k->code[0], "the block cannot make progress");
 }
 
@@ -415,6 +482,7 @@ static void init_block(emu_run *R) {
   R->shadow_active = R->check_uninit;
   dlcemu_race_block(R);
   memset(R->bars, 0, sizeof R->bars);
+  memset(R->wgroups, 0, sizeof R->wgroups);
   R->bar_active = 0;
   R->live_warps = 0;
   unsigned bx = R->block[0], by = R->block[1];
@@ -426,7 +494,7 @@ static void init_block(emu_run *R) {
     uint32_t n = R->nthreads - first < 32 ? R->nthreads - first : 32;
     w->exist = n == 32 ? 0xFFFFFFFFu : (1u << n) - 1;
     w->live = w->exist;
-    w->bar_wait = w->coll_wait = 0;
+    w->bar_wait = w->coll_wait = w->wg_wait = 0;
     memset(w->bar_lanes, 0, sizeof w->bar_lanes);
     w->upc = 0;
     w->diverged = 0;
@@ -473,7 +541,7 @@ static void run_block(emu_run *R) {
     int progress = 0;
     for (uint32_t wi = 0; wi < R->nwarps; wi++) {
       emu_warp *w = &R->warps[wi];
-      if (!(w->live & ~(w->bar_wait | w->coll_wait))) continue;
+      if (!(emu_runnable(w))) continue;
       dlcemu_exec_warp(R, w, QUANTUM);
       progress = 1;
       if (R->status) return;
@@ -482,7 +550,7 @@ static void run_block(emu_run *R) {
         break;
       }
       if (R->limit && R->st.warp_instructions > R->limit) {
-        uint32_t run = w->live & ~(w->bar_wait | w->coll_wait);
+        uint32_t run = emu_runnable(w);
         int l = run ? __builtin_ctz(run) : 0;
         uint32_t pc = w->diverged ? w->pc[l] : w->upc;
         dlcemu_report(R, DLCEMU_ERROR_LIMIT, w, l, &R->k->code[pc < (uint32_t)R->k->ncode ? pc : 0],

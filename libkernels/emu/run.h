@@ -53,6 +53,7 @@ typedef struct emu_warp {
   uint32_t live;      /* exist and not exited */
   uint32_t bar_wait;  /* blocked at a barrier */
   uint32_t coll_wait; /* waiting at a warp collective for the rest of its mask */
+  uint32_t wg_wait;   /* waiting at a warpgroup collective for the other warps of its warpgroup */
   uint32_t bar_lanes[16]; /* lanes that arrived (sync or arrive) at barrier b, this round */
   uint8_t bar_id[32]; /* barrier a blocked lane waits for */
   uint8_t *local;     /* [32][local_bytes] */
@@ -70,6 +71,13 @@ typedef struct emu_barrier {
   uint32_t red_popc;  /* bar.red accumulators */
   int red_and, red_or;
 } emu_barrier;
+
+/* a warpgroup collective (wgmma.*, setmaxnreg): the 4 warps 4g..4g+3 meet at
+ * one instruction, which then runs once for all of them */
+typedef struct emu_wgroup {
+  uint32_t arrived;   /* bit per warp of the group (id % 4) */
+  uint32_t pc;        /* the instruction they meet at */
+} emu_wgroup;
 
 typedef struct emu_run {
   emu_kernel *k;
@@ -89,6 +97,7 @@ typedef struct emu_run {
   uint32_t live_warps;    /* bit per warp with live lanes */
   emu_barrier bars[16];
   uint32_t bar_active;    /* barriers with arrivals this round */
+  emu_wgroup wgroups[8];  /* warpgroup rendezvous, one per 4 warps */
   emu_range *ranges;
   int nranges;
   int last_range;
@@ -113,6 +122,7 @@ typedef struct emu_run {
 void dlcemu_report(emu_run *R, int status, const emu_warp *w, int lane, const emu_insn *in, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 void dlcemu_bar_exec(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t pc, uint32_t active, uint32_t exec);
+int dlcemu_wg_arrive(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t pc);
 void dlcemu_lanes_exit(emu_run *R, emu_warp *w, uint32_t lanes);
 int dlcemu_cp_land(emu_run *R, emu_warp *w, int lane, int all, uint32_t keep_groups);
 void dlcemu_poison_report(emu_run *R, const emu_warp *w, int lane, const emu_insn *in, uint64_t off, unsigned size,
@@ -136,9 +146,14 @@ void dlcemu_race_barrier_done(emu_run *R, int b);
 /* exec.c: run warp w for at most budget instructions */
 void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget);
 
+/* lanes that can run now */
+static inline uint32_t emu_runnable(const emu_warp *w) {
+  return w->live & ~(w->bar_wait | w->coll_wait | w->wg_wait);
+}
+
 static inline void emu_materialize(emu_warp *w) {
   if (w->diverged) return;
-  uint32_t m = w->live & ~(w->bar_wait | w->coll_wait);
+  uint32_t m = emu_runnable(w);
   while (m) {
     int l = __builtin_ctz(m);
     m &= m - 1;

@@ -104,9 +104,19 @@ int test_api_bad_ptx_is_a_parse_error_with_line(tctx *t) {
 }
 
 int test_api_unsupported_instruction_fails_at_load(tctx *t) {
-  char *s = with_line(17, "  wgmma.fence.sync.aligned;");
-  expect_load_error(t, s, DLCEMU_ERROR_UNSUPPORTED, "PTX line 17", "wgmma.fence.sync.aligned");
+  char *s = with_line(17, "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%r3, %r3, %r3, %r3}, %rd3, %rd3, 1, 1, 1, 0, 0;");
+  expect_load_error(t, s, DLCEMU_ERROR_UNSUPPORTED, "PTX line 17", "wgmma.mma_async");
   free(s);
+  s = with_line(17, "  wgmma.fence.sync.aligned;"); /* the module targets sm_80 */
+  expect_load_error(t, s, DLCEMU_ERROR_UNSUPPORTED, "requires sm_90a, the module targets sm_80", "wgmma.fence.sync.aligned");
+  free(s);
+  s = with_line(17, "  elect.sync %r3|%p1, -1;");
+  expect_load_error(t, s, DLCEMU_ERROR_UNSUPPORTED, "requires sm_90", "elect.sync");
+  free(s);
+  expect_load_error(t,
+                    ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"
+                    "  setmaxnreg.inc.sync.aligned.u32 20;\n  ret;\n}\n",
+                    DLCEMU_ERROR_PARSE, "line 6", "register count in 24..256");
   s = with_line(17, "  tex.2d.v4.u32.s32 {%r3, %r3, %r3, %r3}, [tex0, {%r1, %r1}];");
   expect_load_error(t, s, DLCEMU_ERROR_UNSUPPORTED, "PTX line 17", "tex.2d");
   free(s);

@@ -248,3 +248,19 @@ int test_race_detector_can_be_turned_off(tctx *t) {
   CHECK(rc == 0, "without the detector the racy kernel runs: %s", dlcemu_error_string(rc));
   return 0;
 }
+
+int test_warpgroup_collective_errors(tctx *t) {
+  dlcemu_deviceptr dout = t_alloc(t, 256 * 4, NULL);
+  void *params[] = {&dout};
+  static const char *const w1[] = {"DLCEMU_ERROR_DEADLOCK", "warpgroup collective can never complete",
+                                   "warp 2 does not arrive", "thread (64,0,0) has exited", "wgmma.fence.sync.aligned",
+                                   NULL};
+  if (expect_error(t, "warpgroup_exited_warp", 1, 128, 0, params, DLCEMU_ERROR_DEADLOCK, w1)) return 1;
+  static const char *const w2[] = {"DLCEMU_ERROR_ILLEGAL", "different warpgroup collectives", ".aligned", NULL};
+  if (expect_error(t, "warpgroup_mismatch", 1, 128, 0, params, DLCEMU_ERROR_ILLEGAL, w2)) return 1;
+  static const char *const w3[] = {"DLCEMU_ERROR_ILLEGAL", "warpgroup 0 needs warps 0..3", "the block has 3 warps", NULL};
+  if (expect_error(t, "warpgroup_partial", 1, 96, 0, params, DLCEMU_ERROR_ILLEGAL, w3)) return 1;
+  /* 160 threads: warpgroup 0 completes, warp 4 alone cannot */
+  static const char *const w4[] = {"warpgroup 1 needs warps 4..7", "the block has 5 warps", "thread (128,0,0)", NULL};
+  return expect_error(t, "warpgroup_partial", 1, 160, 0, params, DLCEMU_ERROR_ILLEGAL, w4);
+}

@@ -109,7 +109,7 @@ int test_stats_json_schema_and_class_totals(tctx *t) {
                                      "\"thread_instructions\": ", "\"instruction_classes\": {\"int\": ", "\"tensor\": ",
                                      "\"global\": {\"load\": {\"requests\": ", "\"sectors\": ",
                                      "\"shared\": {\"ld\": {", "\"ldmatrix\": {", "\"stmatrix\": {", "\"cp_async\": {",
-                                     "\"total\": {", "\"local\": {", "\"barriers\": {\"completed\": ", NULL};
+                                     "\"total\": {", "\"local\": {", "\"barriers\": {\"completed\": ", "\"warpgroup_syncs\": 0}", NULL};
   for (int i = 0; keys[i]; i++) CHECK(strstr(json, keys[i]) != NULL, "json lacks %s: %s", keys[i], json);
   int depth = 0, ok = 1;
   for (const char *p = json; *p; p++) {

@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "emu_test.h"
 
@@ -239,6 +240,51 @@ int test_syncwarp_exchange(tctx *t) {
   for (int l = 0; l < 32; l++) {
     int src = 31 - l;
     CHECK(out[l] == (src < 16 ? src * 10 : -src), "lane %d", l);
+  }
+  return 0;
+}
+
+int test_warpgroup_collectives_wait_for_all_four_warps(tctx *t) {
+  dlcemu_function f = t_func(t, t_load(t, "warp"), "warpgroup_rendezvous");
+  REQUIRE(f, "no kernel");
+  dlcemu_deviceptr dout = t_alloc(t, 8 * 8 * 4, NULL), dcnt = t_alloc(t, 4, NULL);
+  void *params[] = {&dout, &dcnt};
+  OK(t_launch(t, f, 1, 256, 0, params));
+  int out[64];
+  t_download(t, out, dout, sizeof out);
+  static const char *const what[] = {"wgmma.fence", "wgmma.commit_group + wait_group", "setmaxnreg"};
+  for (int g = 0; g < 2; g++)
+    for (int s = 0; s < 3; s++) {
+      int last_before = -1, first_after = 1 << 30;
+      for (int w = 4 * g; w < 4 * g + 4; w++) {
+        if (out[w * 8 + 2 * s] > last_before) last_before = out[w * 8 + 2 * s];
+        if (out[w * 8 + 2 * s + 1] < first_after) first_after = out[w * 8 + 2 * s + 1];
+      }
+      CHECK(last_before < first_after, "warpgroup %d, %s: a warp went on (ticket %d) before the last arrived (%d)", g,
+            what[s], first_after, last_before);
+    }
+  /* the warps did arrive at different times: warp 0 took its ticket before warp 3 */
+  CHECK(out[0] < out[3 * 8], "warp 0 ticket %d, warp 3 ticket %d", out[0], out[3 * 8]);
+  dlcemu_launch_stats st;
+  OK(dlcemu_last_launch_stats(&st));
+  CHECK(st.warpgroup_syncs == 8, "warpgroup_syncs %llu, want 2 groups x 4 collectives", st.warpgroup_syncs);
+  CHECK(strstr(dlcemu_last_launch_stats_json(), "\"warpgroup_syncs\": 8") != NULL, "JSON: %s",
+        dlcemu_last_launch_stats_json());
+  return 0;
+}
+
+int test_elect_sync_picks_lowest_member_lane(tctx *t) {
+  dlcemu_function f = t_func(t, t_load(t, "warp"), "elect_leaders");
+  REQUIRE(f, "no kernel");
+  dlcemu_deviceptr dout = t_alloc(t, 32 * 4 * 4, NULL);
+  void *params[] = {&dout};
+  OK(t_launch(t, f, 1, 32, 0, params));
+  int out[128];
+  t_download(t, out, dout, sizeof out);
+  for (int l = 0; l < 32; l++) {
+    CHECK(out[l * 4] == (l == 0 ? 1 : 0), "full mask, lane %d: %d", l, out[l * 4]);
+    CHECK(out[l * 4 + 1] == ((l & 1) ? (l == 1 ? 3 : 2) : -1), "odd lanes, lane %d: %d", l, out[l * 4 + 1]);
+    CHECK(out[l * 4 + 2] == (l >= 16 ? l == 16 : -1), "sink form, lane %d: %d", l, out[l * 4 + 2]);
   }
   return 0;
 }

@@ -203,3 +203,27 @@ extern "C" __global__ void stage_reuse_without_barrier(const int4 *src, int *out
   asm volatile("cp.async.wait_all;");
   out[t] = v;
 }
+
+// Warpgroup collectives (sm_90a) that cannot complete or are misused.
+extern "C" __global__ void warpgroup_exited_warp(int *out) {
+#if __CUDA_ARCH__ >= 900
+  if (threadIdx.x / 32 == 2) return; /* warp 2 leaves its warpgroup */
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+  out[threadIdx.x] = 1;
+#endif
+}
+
+extern "C" __global__ void warpgroup_mismatch(int *out) {
+#if __CUDA_ARCH__ >= 900
+  if (threadIdx.x / 32 == 1) asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+  else asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+  out[threadIdx.x] = 1;
+#endif
+}
+
+extern "C" __global__ void warpgroup_partial(int *out) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+  out[threadIdx.x] = 1;
+#endif
+}

@@ -148,3 +148,50 @@ extern "C" __global__ void syncwarp_exchange(int *out) {
   __syncwarp();
   out[lane] = s[31 - lane];
 }
+
+// Warpgroup collectives (sm_90a): the warps of a warpgroup reach wgmma.fence after
+// different amounts of work; lane 0 of each warp takes a ticket before and after
+// each collective, so the tickets show whether any warp went on early.
+// out[warp * 8 + 0..5]: tickets around fence, commit_group + wait_group, setmaxnreg.
+extern "C" __global__ void warpgroup_rendezvous(int *out, int *counter) {
+#if __CUDA_ARCH__ >= 900
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  volatile int sink = 0;
+  for (int i = 0; i < (warp % 4) * 700; i++) sink = sink + i; /* warp 3 of a group is thousands of instructions late */
+  int *o = out + warp * 8;
+  if (lane == 0) o[0] = atomicAdd(counter, 1);
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+  if (lane == 0) o[1] = atomicAdd(counter, 1);
+  for (int i = 0; i < (3 - warp % 4) * 700; i++) sink = sink + i; /* now warp 0 is late */
+  if (lane == 0) o[2] = atomicAdd(counter, 1);
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  if (lane == 0) o[3] = atomicAdd(counter, 1);
+  for (int i = 0; i < (warp % 4) * 300; i++) sink = sink + i;
+  if (lane == 0) o[4] = atomicAdd(counter, 1);
+  if (warp / 4 == 0) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+  else asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+  if (lane == 0) o[5] = atomicAdd(counter, 1);
+#endif
+}
+
+// elect.sync (sm_90): out[t*4 + 0..3] = leader and is-leader for the full warp, then for
+// the odd lanes inside a branch (member mask 0xaaaaaaaa), and the sink form.
+extern "C" __global__ void elect_leaders(int *out) {
+#if __CUDA_ARCH__ >= 900
+  int t = threadIdx.x;
+  int leader, is;
+  asm volatile("{ .reg .pred p; elect.sync %0|p, 0xffffffff; selp.b32 %1, 1, 0, p; }" : "=r"(leader), "=r"(is));
+  out[t * 4 + 0] = leader * 2 + is;
+  out[t * 4 + 1] = -1;
+  if (t & 1) {
+    asm volatile("{ .reg .pred p; elect.sync %0|p, 0xaaaaaaaa; selp.b32 %1, 1, 0, p; }" : "=r"(leader), "=r"(is));
+    out[t * 4 + 1] = leader * 2 + is;
+  }
+  /* the upper half elects under a guard predicate (nvcc would hoist a branch) */
+  asm volatile("{ .reg .pred p, q; setp.ge.u32 q, %1, 16; setp.eq.u32 p, 0, 1;\n"
+               "  @q elect.sync _|p, %2; selp.b32 %0, 1, 0, p; }"
+               : "=r"(is) : "r"(t), "r"(0xffff0000u));
+  out[t * 4 + 2] = t >= 16 ? is : -1;
+#endif
+}
