@@ -955,12 +955,37 @@ static void f16_table_init(void) {
   for (uint32_t h = 0; h < 65536; h++) f16_table[h] = fp_f16_to_f32((uint16_t)h);
 }
 
+/* d[i][j] += sum over k < K of a[i][k] * b[k][j], in k order for every
+ * element; four rows at a time keep eight independent accumulator chains.
+ * The AVX2 clone does the same operations four lanes wide (same results). */
+typedef double v4d __attribute__((vector_size(32)));
+__attribute__((target_clones("default", "avx2"))) static void mma_compute(double (*a)[16],
+                                                                          double (*b)[8], double (*d)[8],
+                                                                          int K) {
+  for (int i0 = 0; i0 < 16; i0 += 4) {
+    v4d acc[4][2];
+    memcpy(acc, d[i0], sizeof acc);
+    for (int kk = 0; kk < K; kk++) {
+      v4d b0, b1;
+      memcpy(&b0, &b[kk][0], sizeof b0);
+      memcpy(&b1, &b[kk][4], sizeof b1);
+      for (int r = 0; r < 4; r++) {
+        double x = a[i0 + r][kk];
+        v4d xv = {x, x, x, x};
+        acc[r][0] += xv * b0;
+        acc[r][1] += xv * b1;
+      }
+    }
+    memcpy(d[i0], acc, sizeof acc);
+  }
+}
+
 static void exec_mma(emu_run *R, emu_warp *w, const emu_insn *in) {
   const uint32_t *vp = R->k->vpool;
   const uint32_t *D = &vp[in->a[0] + 1], *A = &vp[in->a[1] + 1], *B = &vp[in->a[2] + 1], *C = &vp[in->a[3] + 1];
   int K = in->sub == MMA_M16N8K16 ? 16 : 8;
   int at = in->t2;
-  double a[16][16], b[16][8], c[16][8];
+  double a[16][16] __attribute__((aligned(32))), b[16][8] __attribute__((aligned(32))), c[16][8];
   uint64_t(*r)[32] = w->r;
   pthread_once(&f16_once, f16_table_init);
   for (int l = 0; l < 32; l++) {
@@ -993,20 +1018,9 @@ static void exec_mma(emu_run *R, emu_warp *w, const emu_insn *in) {
    * most 22 significant bits); C and the products are summed in double in k
    * order and the sum is rounded once to the accumulator type (see
    * docs/emulator.md) */
-  typedef double v2d __attribute__((vector_size(16))); /* two lanes of j at a time, same roundings */
-  double d[16][8];
-  for (int i = 0; i < 16; i++) {
-    v2d acc[4];
-    for (int j = 0; j < 4; j++) acc[j] = (v2d){c[i][2 * j], c[i][2 * j + 1]};
-    for (int kk = 0; kk < K; kk++) {
-      v2d x = {a[i][kk], a[i][kk]};
-      for (int j = 0; j < 4; j++) acc[j] += x * (v2d){b[kk][2 * j], b[kk][2 * j + 1]};
-    }
-    for (int j = 0; j < 4; j++) {
-      d[i][2 * j] = acc[j][0];
-      d[i][2 * j + 1] = acc[j][1];
-    }
-  }
+  double d[16][8] __attribute__((aligned(32)));
+  memcpy(d, c, sizeof d);
+  mma_compute(a, b, d, K);
   for (int l = 0; l < 32; l++) {
     int g = l >> 2, t = l & 3;
     if (in->t == T_F32) {
