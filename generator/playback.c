@@ -637,3 +637,326 @@ done:
   if (st != PB_OK) pb_tensor_free(out);
   return st;
 }
+
+/* ---- Region SSA ------------------------------------------------------------------------- */
+
+#define PB_RG_MAXAX 64
+
+typedef struct rg_ev {
+  const region *r;
+  const pb_binding *b;
+  int nax;                 /* iters + reduce axes */
+  const char **names;      /* region axis names */
+  int64_t *size;           /* concrete size of each axis */
+  const pb_tensor **in;    /* per region input */
+  pb_tensor *lets;         /* per let, dense over its axes */
+  int cur;                 /* the let being evaluated */
+  pb_status st;            /* first failure */
+  char *why;
+  size_t nwhy;
+} rg_ev;
+
+static double rg_fail(rg_ev *E, pb_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static double rg_fail(rg_ev *E, pb_status st, const char *fmt, ...) {
+  if (E->st == PB_OK) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(E->why, E->nwhy, fmt, ap);
+    va_end(ap);
+    E->st = st;
+  }
+  return NAN;
+}
+
+/* An index or guard expression at the point `env`. */
+static bool rg_index(rg_ev *E, const sx *x, const int64_t *env, int64_t *v) {
+  lookup_ctx lc = {.b = E->b, .names = E->names, .nidx = E->nax, .idx = env};
+  pb_status st = eval_sx(x, &lc, v, E->why, E->nwhy);
+  if (st == PB_OK) return true;
+  if (E->st == PB_OK) E->st = st;
+  return false;
+}
+
+static double rg_eval(rg_ev *E, const rexpr *e, int64_t *env, int depth);
+
+/* The value of a let at the coordinates `env` gives its axes. */
+static double rg_let(rg_ev *E, int l, const int64_t *env) {
+  const region *r = E->r;
+  if (l < 0 || l >= E->cur) return rg_fail(E, PB_ERR_UNSUPPORTED, "let %d is not an earlier let", l);
+  const rexpr *le = r->lets[l].e;
+  const pb_tensor *t = &E->lets[l];
+  int64_t off = 0;
+  for (int i = 0; i < le->nax; i++) {
+    int64_t j = env[le->ax[i]];
+    if (j < 0 || j >= t->shape[i]) return rg_fail(E, PB_ERR_OOB, "let %s read at %lld on axis %d (size %lld)", r->lets[l].name, (long long)j, i, (long long)t->shape[i]);
+    off = off * t->shape[i] + j;
+  }
+  return t->data[off];
+}
+
+static double rg_read(rg_ev *E, const rexpr *e, const int64_t *env) {
+  const region *r = E->r;
+  const pb_tensor *t = E->in[e->input];
+  if (e->nmap != t->rank) return rg_fail(E, PB_ERR_SHAPE, "read of %s with %d indices for rank %d", r->in[e->input].name, e->nmap, t->rank);
+  int64_t off = 0;
+  for (int i = 0; i < e->nmap; i++) {
+    int64_t j;
+    if (!rg_index(E, e->map[i], env, &j)) return NAN;
+    if (j < 0 || j >= t->shape[i]) {
+      arena A;
+      arena_init(&A);
+      rg_fail(E, PB_ERR_OOB, "read of %s axis %d at %lld (size %lld) by map %s: unguarded access", r->in[e->input].name, i,
+              (long long)j, (long long)t->shape[i], sx_str(&A, e->map[i]));
+      arena_free(&A);
+      return NAN;
+    }
+    off = off * t->shape[i] + j;
+  }
+  return t->data[off];
+}
+
+static bool rg_guards(rg_ev *E, const rexpr *e, const int64_t *env, bool *holds) {
+  *holds = true;
+  for (int g = 0; g < e->ng && *holds; g++) {
+    int64_t x, lo, hi = 0;
+    if (!rg_index(E, e->guards[g].e, env, &x) || !rg_index(E, e->guards[g].lo, env, &lo)) return false;
+    if (e->guards[g].hi && !rg_index(E, e->guards[g].hi, env, &hi)) return false;
+    *holds = lo <= x && (!e->guards[g].hi || x < hi);
+  }
+  return true;
+}
+
+/* Reduce: loop over the reduce axes with the point's other coordinates
+ * fixed, accumulate in double (max/min propagate NaN as Tiny playback
+ * does), round once to the accumulate dtype. */
+static double rg_reduce(rg_ev *E, const rexpr *e, int64_t *env, int depth) {
+  if (e->nred < 1 || e->nred > PB_RG_MAXAX) return rg_fail(E, PB_ERR_UNSUPPORTED, "Reduce over %d axes", e->nred);
+  int64_t saved[PB_RG_MAXAX], n = 1;
+  for (int i = 0; i < e->nred; i++) {
+    if (e->red[i] < 0 || e->red[i] >= E->nax) return rg_fail(E, PB_ERR_UNSUPPORTED, "Reduce axis %d unknown", e->red[i]);
+    saved[i] = env[e->red[i]];
+    env[e->red[i]] = 0;
+    n *= E->size[e->red[i]];
+  }
+  double acc = e->init;
+  for (int64_t f = 0; f < n && E->st == PB_OK; f++) {
+    double x = rg_eval(E, e->a, env, depth + 1);
+    if (e->rop == RED_SUM) acc += x;
+    else if (e->rop == RED_MAX) acc = x > acc || isnan(x) ? x : acc;
+    else acc = x < acc || isnan(x) ? x : acc;
+    for (int i = e->nred - 1; i >= 0; i--) { /* row-major over the reduce axes */
+      if (++env[e->red[i]] < E->size[e->red[i]]) break;
+      env[e->red[i]] = 0;
+    }
+  }
+  for (int i = 0; i < e->nred; i++) env[e->red[i]] = saved[i];
+  return dtype_round(e->dt, acc);
+}
+
+static double rg_eval(rg_ev *E, const rexpr *e, int64_t *env, int depth) {
+  if (E->st != PB_OK) return NAN;
+  if (!e) return rg_fail(E, PB_ERR_UNSUPPORTED, "missing operand");
+  if (depth > 400) return rg_fail(E, PB_ERR_UNSUPPORTED, "expression nested too deeply");
+  switch (e->k) {
+  case RX_CONST: {
+    double v = e->cval;
+    if (e->crsqrt) {
+      int64_t dv;
+      if (!pb_lookup(E->b, e->crsqrt, &dv)) return rg_fail(E, PB_ERR_UNBOUND, "'%s' is unbound (const times rsqrt(%s))", e->crsqrt, e->crsqrt);
+      if (dv <= 0) return rg_fail(E, PB_ERR_SHAPE, "rsqrt(%s) of %lld", e->crsqrt, (long long)dv);
+      v *= 1.0 / sqrt((double)dv);
+    }
+    return dtype_round(e->dt, v);
+  }
+  case RX_LET: return rg_let(E, e->let, env);
+  case RX_READ:
+    if (e->input < 0 || e->input >= E->r->nin) return rg_fail(E, PB_ERR_UNSUPPORTED, "read of input %d", e->input);
+    return dtype_round(e->dt, rg_read(E, e, env));
+  case RX_UNARY:
+    return dtype_round(e->dt, tiny_op_eval(e->op, rg_eval(E, e->a, env, depth + 1), 0, 0));
+  case RX_BINARY: {
+    double a = rg_eval(E, e->a, env, depth + 1), b = rg_eval(E, e->b, env, depth + 1);
+    return dtype_round(e->dt, tiny_op_eval(e->op, a, b, 0));
+  }
+  case RX_SELECT: {
+    bool p;
+    if (e->a) p = rg_eval(E, e->a, env, depth + 1) != 0;
+    else if (!rg_guards(E, e, env, &p)) return NAN;
+    /* only the chosen branch is evaluated: the other may read out of bounds */
+    return dtype_round(e->dt, rg_eval(E, p ? e->b : e->c, env, depth + 1));
+  }
+  case RX_REDUCE: return rg_reduce(E, e, env, depth);
+  case RX_BCAST:
+  case RX_TRANSPOSE: {
+    /* the operand at the coordinates of its own axes: operand axis j is
+     * result dimension bdims[j] (BroadcastInDim); result dimension i is
+     * operand axis perm[i] (Transpose) */
+    if (!e->a || e->a->nax > PB_RG_MAXAX || E->nax > PB_RG_MAXAX) return rg_fail(E, PB_ERR_UNSUPPORTED, "bad %s", e->k == RX_BCAST ? "BroadcastInDim" : "Transpose");
+    int64_t sub[PB_RG_MAXAX];
+    memcpy(sub, env, sizeof(int64_t) * (size_t)E->nax);
+    if (e->k == RX_BCAST) {
+      for (int j = 0; j < e->a->nax; j++) {
+        if (!e->bdims || e->bdims[j] < 0 || e->bdims[j] >= e->nax) return rg_fail(E, PB_ERR_SHAPE, "BroadcastInDim dimension out of range");
+        sub[e->a->ax[j]] = env[e->ax[e->bdims[j]]];
+      }
+    } else {
+      if (e->a->nax != e->nax || !e->perm) return rg_fail(E, PB_ERR_SHAPE, "Transpose changes the rank");
+      for (int i = 0; i < e->nax; i++) {
+        if (e->perm[i] < 0 || e->perm[i] >= e->nax) return rg_fail(E, PB_ERR_SHAPE, "Transpose permutation out of range");
+        sub[e->a->ax[e->perm[i]]] = env[e->ax[i]];
+      }
+    }
+    return rg_eval(E, e->a, sub, depth + 1);
+  }
+  }
+  return rg_fail(E, PB_ERR_UNSUPPORTED, "expression kind %d", (int)e->k);
+}
+
+/* A value yielded by an earlier region for later ones. */
+typedef struct rg_value {
+  int entry;
+  const char *name;
+  pb_tensor t;
+} rg_value;
+
+static pb_status rg_region(const region *r, const pb_binding *b, int nin, const char *const *in_names,
+                           const pb_tensor *inputs, rg_value *vals, int *nvals, pb_result *res) {
+  char *why = res->why;
+  size_t nwhy = sizeof res->why;
+  int nax = r->niters + r->nred;
+  if (nax > PB_RG_MAXAX) return fail(why, nwhy, PB_ERR_UNSUPPORTED, "%d axes", nax);
+  rg_ev E = {r, b, nax, calloc((size_t)nax + 1, sizeof(char *)), calloc((size_t)nax + 1, sizeof(int64_t)),
+             calloc((size_t)r->nin + 1, sizeof(pb_tensor *)), calloc((size_t)r->nlets + 1, sizeof(pb_tensor)), 0, PB_OK,
+             why, nwhy};
+  pb_status st = PB_OK;
+  if (!E.names || !E.size || !E.in || !E.lets) {
+    st = fail(why, nwhy, PB_ERR_TOO_LARGE, "out of memory");
+    goto done;
+  }
+  for (int i = 0; i < nax && st == PB_OK; i++) {
+    E.names[i] = r->it[i].name;
+    st = pb_shape_eval(b, 1, &r->it[i].size, &E.size[i], why, nwhy);
+  }
+  /* inputs: signature tensors by name, or values of earlier regions */
+  for (int i = 0; i < r->nin && st == PB_OK; i++) {
+    const region_memref *m = &r->in[i];
+    if (m->signature) {
+      for (int k = 0; k < nin && !E.in[i]; k++)
+        if (strcmp(in_names[k], m->name) == 0) E.in[i] = &inputs[k];
+    } else {
+      for (int k = 0; k < *nvals && !E.in[i]; k++)
+        if (vals[k].entry == m->entry) E.in[i] = &vals[k].t;
+    }
+    if (!E.in[i]) {
+      st = fail(why, nwhy, PB_ERR_INPUT, m->signature ? "no input tensor '%s' is given" : "no earlier region yields '%s'",
+                m->name);
+      break;
+    }
+    int64_t want[TINY_MAX_RANK];
+    char b1[96], b2[96];
+    if (m->rank > TINY_MAX_RANK) st = fail(why, nwhy, PB_ERR_UNSUPPORTED, "rank %d", m->rank);
+    else if ((st = pb_shape_eval(b, m->rank, m->shape, want, why, nwhy)) != PB_OK) break;
+    else if (!same_shape(E.in[i]->rank, E.in[i]->shape, m->rank, want))
+      st = fail(why, nwhy, PB_ERR_INPUT, "input '%s' has shape %s, the region reads %s", m->name,
+                shape_text(b1, sizeof b1, E.in[i]->rank, E.in[i]->shape), shape_text(b2, sizeof b2, m->rank, want));
+  }
+  /* lets in order, each dense over its axes */
+  for (int l = 0; l < r->nlets && st == PB_OK; l++) {
+    const rexpr *e = r->lets[l].e;
+    int64_t sh[PB_RG_MAXAX];
+    if (e->nax > TINY_MAX_RANK) {
+      st = fail(why, nwhy, PB_ERR_UNSUPPORTED, "let %s over %d axes", r->lets[l].name, e->nax);
+      break;
+    }
+    for (int i = 0; i < e->nax; i++) {
+      if (e->ax[i] < 0 || e->ax[i] >= nax) {
+        st = fail(why, nwhy, PB_ERR_UNSUPPORTED, "let %s varies over an unknown axis", r->lets[l].name);
+        break;
+      }
+      sh[i] = E.size[e->ax[i]];
+    }
+    if (st != PB_OK) break;
+    if ((st = pb_tensor_alloc(&E.lets[l], e->nax, sh)) != PB_OK) {
+      fail(why, nwhy, st, "cannot allocate let %s", r->lets[l].name);
+      break;
+    }
+    E.cur = l;
+    int64_t env[PB_RG_MAXAX] = {0}, idx[TINY_MAX_RANK] = {0};
+    pb_tensor *t = &E.lets[l];
+    for (int64_t f = 0; f < t->n && E.st == PB_OK; f++, next_index(e->nax, sh, idx)) {
+      for (int i = 0; i < e->nax; i++) env[e->ax[i]] = idx[i];
+      t->data[f] = rg_eval(&E, e, env, 0);
+    }
+    if (E.st != PB_OK) {
+      st = E.st;
+      size_t n = strlen(why);
+      snprintf(why + n, nwhy - n, " (in let %s)", r->lets[l].name);
+    }
+  }
+  /* yields, with their cast */
+  for (int y = 0; y < r->nyields && st == PB_OK; y++) {
+    const region_yield *yi = &r->yields[y];
+    if (yi->let < 0 || yi->let >= r->nlets || yi->output < 0 || yi->output >= r->nout) {
+      st = fail(why, nwhy, PB_ERR_UNSUPPORTED, "yield %d out of range", y);
+      break;
+    }
+    const region_memref *m = &r->out[yi->output];
+    const pb_tensor *lt = &E.lets[yi->let];
+    int64_t want[TINY_MAX_RANK];
+    char b1[96], b2[96];
+    if (m->rank > TINY_MAX_RANK) st = fail(why, nwhy, PB_ERR_UNSUPPORTED, "rank %d", m->rank);
+    else if ((st = pb_shape_eval(b, m->rank, m->shape, want, why, nwhy)) != PB_OK) break;
+    else if (!same_shape(lt->rank, lt->shape, m->rank, want))
+      st = fail(why, nwhy, PB_ERR_SHAPE, "yield of %s %s into %s %s", r->lets[yi->let].name,
+                shape_text(b1, sizeof b1, lt->rank, lt->shape), m->name, shape_text(b2, sizeof b2, m->rank, want));
+    if (st != PB_OK) break;
+    pb_tensor t;
+    if ((st = pb_tensor_alloc(&t, m->rank, want)) != PB_OK) {
+      fail(why, nwhy, st, "cannot allocate %s", m->name);
+      break;
+    }
+    for (int64_t f = 0; f < t.n; f++) t.data[f] = dtype_round(yi->cast, lt->data[f]);
+    if (m->signature) {
+      res->out[res->nout] = t;
+      res->out_name[res->nout++] = m->name;
+    } else {
+      vals[*nvals] = (rg_value){m->entry, m->name, t};
+      (*nvals)++;
+    }
+  }
+done:
+  for (int l = 0; E.lets && l < r->nlets; l++) pb_tensor_free(&E.lets[l]);
+  free(E.lets);
+  free(E.in);
+  free(E.size);
+  free(E.names);
+  return st;
+}
+
+pb_status pb_eval_regions(const region_set *rs, const pb_binding *b, int nin, const char *const *in_names,
+                          const pb_tensor *inputs, pb_result *res) {
+  memset(res, 0, sizeof *res);
+  res->failed_node = -1;
+  int nouts = 0;
+  for (int i = 0; i < rs->n; i++) nouts += rs->r[i].nyields;
+  res->out = calloc((size_t)nouts + 1, sizeof(pb_tensor));
+  res->out_name = calloc((size_t)nouts + 1, sizeof(const char *));
+  rg_value *vals = calloc((size_t)nouts + 1, sizeof(rg_value));
+  if (!res->out || !res->out_name || !vals) {
+    free(vals);
+    return fail(res->why, sizeof res->why, PB_ERR_TOO_LARGE, "out of memory");
+  }
+  int nvals = 0;
+  pb_status st = PB_OK;
+  for (int i = 0; i < rs->n && st == PB_OK; i++) {
+    st = rg_region(&rs->r[i], b, nin, in_names, inputs, vals, &nvals, res);
+    if (st != PB_OK) {
+      res->failed_node = i;
+      size_t n = strlen(res->why);
+      snprintf(res->why + n, sizeof res->why - n, " (region %s)", rs->r[i].name);
+    }
+  }
+  for (int k = 0; k < nvals; k++) pb_tensor_free(&vals[k].t);
+  free(vals);
+  return st;
+}

@@ -15,6 +15,17 @@
  * pad value elsewhere.  Tests compare the two, and compare pb_eval_tiny()
  * with a plain FP64 reference of the Frontend graph (tests/playback/).
  *
+ * pb_eval_regions() evaluates Region SSA (spec §6): each let is a dense
+ * tensor over its axes, computed point by point with the region's axis names
+ * bound to the point's coordinates.  Reads go through their maps, Selects
+ * test their guards (or bool predicate) before touching a branch, a Reduce
+ * loops over its reduce axes (which may be iters: softmax's n) summing in
+ * double and rounding once, BroadcastInDim and Transpose evaluate their
+ * operand at the coordinates of its own axes, and every node rounds to its
+ * dtype as Tiny playback does.  Yields cast into the region's outputs;
+ * values materialized for later regions ("deferred" or "gmem") feed them.
+ * Tests compare it with pb_eval_tiny() on the same inputs.
+ *
  * Nothing here aborts on bad input: shape mismatches, unbound symbols and
  * oversized tensors return a pb_status with a readable reason. */
 #ifndef DLC_PLAYBACK_H
@@ -25,6 +36,7 @@
 #include <stdint.h>
 
 #include "indexbook.h"
+#include "region.h"
 #include "tiny.h"
 
 /* Largest tensor playback allocates, in elements (2 GiB of doubles). */
@@ -99,5 +111,14 @@ void pb_result_free(pb_result *res);
  * itself a root is evaluated recursively. */
 pb_status pb_eval_view(const indexbook *ib, int entry, const pb_binding *b, const pb_tensor *vals, pb_tensor *out,
                        char *why, size_t nwhy);
+
+/* Evaluates every region of `rs` in order.  Signature inputs are given by
+ * tensor name (`in_names[k]` is `inputs[k]`, with its concrete shape; extra
+ * names are ignored).  res->out holds every yield into a signature output,
+ * cast to its dtype, named by tensor; res->vals stays empty.  On failure
+ * res->failed_node is the region's index and res->why names the region and
+ * let.  Release the result with pb_result_free() whatever the status. */
+pb_status pb_eval_regions(const region_set *rs, const pb_binding *b, int nin, const char *const *in_names,
+                          const pb_tensor *inputs, pb_result *res);
 
 #endif

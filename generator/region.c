@@ -1,11 +1,34 @@
 /* Region Buffer SSA: formation from Poly-View blocks, SRNF normalization,
- * verification and dump (spec §6, §10 step 5). */
+ * verification and dump (spec §6, §10 step 5).
+ *
+ * Formation.  A region is one contraction block (or one fused or boundary
+ * block) plus the fused blocks that join it.  Every Poly-View statement
+ * names its own dims (IndexBook labels such as m, n, k when they are unique,
+ * else entry-local names i0, r0), so dims are first unified into region
+ * axes: a statement that reads a value computed in the region with a plain
+ * variable at position i iterates that dim together with the value's dim i
+ * (union-find; only when the sizes agree and no statement would get two of
+ * its dims in one axis).  An axis is an iter when some statement computes
+ * over it, else a reduce axis; so a reduction may run over an iter (the n
+ * of a row softmax).  Statements then become lets over their axes:
+ *   - side statements (pointwise work on region inputs only) are inlined
+ *     where they are read;
+ *   - the reduction of a contraction block reads its operands directly
+ *     (C-CON1) and is the region's accumulator (acc_let);
+ *   - operands are made to vary over the statement's axes with Transpose and
+ *     BroadcastInDim (spec §6.4); pads become Select with the pad value;
+ *   - stores, and values that later regions read, become yields.
+ * A value of the region read at other indices than its own axes (a shift,
+ * or a reversed transpose of a square value) cannot be a let reference: it
+ * is reported, and region_build() returns NULL. */
 #include "region.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define RG_MAXAX 32 /* axes one expression can vary over */
 
 typedef struct builder {
   arena *A;
@@ -15,15 +38,22 @@ typedef struct builder {
   diag_list *dl;
   int *region_of_block;
   int *let_of_entry;   /* entry -> let in the current region, or -1 */
+  int *entry_of_let;   /* let -> entry, in the current region */
+  int let_cap;
   bool *side;          /* entry -> a side statement, inlined where it is read */
+  bool *read_outside;  /* entry -> read by a statement of another region */
+  const char ***rdim;  /* statement -> region axis name of each of its dims */
+  bool failed;         /* an error was reported */
 } builder;
 
-static rexpr *rx_new(arena *A, rx_kind k) {
+rexpr *region_expr_new(arena *A, rx_kind k) {
   rexpr *e = ARENA_NEW(A, rexpr);
   e->k = k;
   e->input = e->let = -1;
   return e;
 }
+
+static rexpr *rx_new(arena *A, rx_kind k) { return region_expr_new(A, k); }
 
 static int axis_index(const region *r, const char *name) {
   for (int i = 0; i < r->niters + r->nred; i++)
@@ -33,24 +63,35 @@ static int axis_index(const region *r, const char *name) {
 
 /* ---- region axes --------------------------------------------------------------- */
 
-static void add_axis(builder *b, region *r, const char *name, const sx *size, bool reduce, int *cap) {
-  if (axis_index(r, name) >= 0) return;
+static int add_axis(builder *b, region *r, const char *name, const sx *size, bool reduce, int *cap) {
+  int have = axis_index(r, name);
+  if (have >= 0) return have;
   region_axis ax = {name, size};
   int n = r->niters + r->nred;
-  ARENA_PUSH(b->A, r->it, n, *cap, ax);
-  if (reduce) r->nred++;
-  else {
-    /* iters stay before reduce axes */
-    for (int i = n - 1; i > r->niters; i--) {
-      region_axis t = r->it[i];
-      r->it[i] = r->it[i - 1];
-      r->it[i - 1] = t;
-    }
-    r->niters++;
+  ARENA_PUSH(b->A, r->it, n, *cap, ax); /* n is now the new count */
+  if (reduce) {
+    r->nred++;
+    return n - 1;
+  }
+  /* iters stay before reduce axes */
+  for (int i = n - 1; i > r->niters; i--) {
+    region_axis t = r->it[i];
+    r->it[i] = r->it[i - 1];
+    r->it[i - 1] = t;
+  }
+  return r->niters++;
+}
+
+/* A region axis name not taken yet: the dim's own name, else name_1, ... */
+static const char *fresh_axis_name(arena *A, const region *r, const char *name) {
+  if (axis_index(r, name) < 0) return name;
+  for (int k = 1;; k++) {
+    const char *s = arena_printf(A, "%s_%d", name, k);
+    if (axis_index(r, s) < 0) return s;
   }
 }
 
-/* Entry axis name (i0.., r0..) -> region axis name (the statement's dims). */
+/* Entry axis name (i0.., r0..) -> region axis name of the statement's dim. */
 typedef struct rn_ctx {
   const ib_entry *e;
   const char *const *dims;
@@ -67,8 +108,13 @@ static const sx *rn_fn(void *ctx, sx_atom_kind kind, const char *name) {
   return NULL;
 }
 
+static const char *const *stmt_dims(const builder *b, const pv_stmt *st) {
+  const char **d = b->rdim ? b->rdim[st - b->pv->st] : NULL;
+  return d ? d : st->dims;
+}
+
 static const sx *rename_sx(builder *b, const pv_stmt *st, const sx *x) {
-  rn_ctx c = {&b->ib->e[st->entry], st->dims, b->A};
+  rn_ctx c = {&b->ib->e[st->entry], stmt_dims(b, st), b->A};
   return sx_subst(b->A, x, rn_fn, &c);
 }
 
@@ -86,27 +132,40 @@ static const sx *subst_f(void *ctx, sx_atom_kind kind, const char *name) {
   return NULL;
 }
 
+static void add_ax(int *ax, int *n, int i) {
+  if (i < 0 || *n >= RG_MAXAX) return;
+  for (int j = 0; j < *n; j++)
+    if (ax[j] == i) return;
+  ax[(*n)++] = i;
+}
+
+static void axes_of_sx(const region *r, const sx *x, int *ax, int *n);
+
+static void axes_of_atom(const region *r, const sx_atom *a, int *ax, int *n) {
+  switch (a->kind) {
+  case SXA_VAR: add_ax(ax, n, axis_index(r, a->name)); break;
+  case SXA_FLOOR: axes_of_sx(r, a->a, ax, n); break;
+  case SXA_FDIVSYM:
+  case SXA_MODSYM:
+    axes_of_sx(r, a->a, ax, n);
+    axes_of_sx(r, a->b, ax, n);
+    break;
+  case SXA_PROD:
+    for (int f = 0; f < a->nf; f++) axes_of_atom(r, a->f[f], ax, n);
+    break;
+  default: break;
+  }
+}
+
 /* Region axes an sx mentions, in order of first appearance. */
 static void axes_of_sx(const region *r, const sx *x, int *ax, int *n) {
-  for (int t = 0; t < x->nterms; t++) {
-    const sx_atom *a = x->terms[t].atom;
-    if (a->kind == SXA_VAR) {
-      int i = axis_index(r, a->name);
-      bool dup = false;
-      for (int j = 0; j < *n; j++) dup |= ax[j] == i;
-      if (i >= 0 && !dup) ax[(*n)++] = i;
-    } else if (a->kind == SXA_FLOOR) {
-      axes_of_sx(r, a->a, ax, n);
-    } else if (a->kind == SXA_PROD) {
-      for (int f = 0; f < a->nf; f++) {
-        if (a->f[f]->kind != SXA_VAR) continue;
-        int i = axis_index(r, a->f[f]->name);
-        bool dup = false;
-        for (int j = 0; j < *n; j++) dup |= ax[j] == i;
-        if (i >= 0 && !dup) ax[(*n)++] = i;
-      }
-    }
-  }
+  for (int t = 0; t < x->nterms; t++) axes_of_atom(r, x->terms[t].atom, ax, n);
+}
+
+static void set_axes(arena *A, rexpr *e, int n, const int *ax) {
+  e->nax = n;
+  e->ax = ARENA_ARRAY(A, int, n + 1);
+  memcpy(e->ax, ax, sizeof(int) * (size_t)n);
 }
 
 /* ---- expressions ------------------------------------------------------------------ */
@@ -131,6 +190,30 @@ static int memref_of(builder *b, region *r, int entry, int *cap) {
   return r->nin - 1;
 }
 
+/* `x` under the guards of a padded read: Select(guards, x, pad value). */
+static rexpr *pad_select(builder *b, region *r, const pv_stmt *st, const ib_input *in, rexpr *x) {
+  arena *A = b->A;
+  int ax[RG_MAXAX], n = 0;
+  for (int i = 0; i < x->nax; i++) add_ax(ax, &n, x->ax[i]);
+  rexpr *s = rx_new(A, RX_SELECT);
+  s->dt = x->dt;
+  s->pad = true;
+  s->ng = in->nguards;
+  s->guards = ARENA_ARRAY(A, ib_guard, in->nguards);
+  for (int g = 0; g < in->nguards; g++) {
+    s->guards[g].e = st ? rename_sx(b, st, in->guards[g].e) : in->guards[g].e;
+    s->guards[g].lo = in->guards[g].lo;
+    s->guards[g].hi = in->guards[g].hi;
+    axes_of_sx(r, s->guards[g].e, ax, &n);
+  }
+  s->b = x;
+  s->c = rx_new(A, RX_CONST);
+  s->c->dt = x->dt;
+  s->c->cval = in->pad_value;
+  set_axes(A, s, n, ax);
+  return s;
+}
+
 /* A read of `in` by statement `st`: Read, under Select when guarded. */
 static rexpr *read_expr(builder *b, region *r, const pv_stmt *st, const ib_input *in, int *incap) {
   arena *A = b->A;
@@ -139,48 +222,27 @@ static rexpr *read_expr(builder *b, region *r, const pv_stmt *st, const ib_input
   rd->dt = r->in[rd->input].dt;
   rd->nmap = in->n;
   rd->map = ARENA_ARRAY(A, const sx *, in->n + 1);
-  int ax[32], n = 0;
+  int ax[RG_MAXAX], n = 0;
   for (int i = 0; i < in->n; i++) {
     rd->map[i] = st ? rename_sx(b, st, in->map[i]) : in->map[i];
-    if (n < 24) axes_of_sx(r, rd->map[i], ax, &n);
+    axes_of_sx(r, rd->map[i], ax, &n);
   }
-  rd->nax = n;
-  rd->ax = ARENA_ARRAY(A, int, n + 1);
-  memcpy(rd->ax, ax, sizeof(int) * (size_t)n);
-  if (!in->nguards) return rd;
-  rexpr *s = rx_new(A, RX_SELECT);
-  s->dt = rd->dt;
-  s->ng = in->nguards;
-  s->guards = ARENA_ARRAY(A, ib_guard, in->nguards);
-  for (int g = 0; g < in->nguards; g++) {
-    s->guards[g].e = st ? rename_sx(b, st, in->guards[g].e) : in->guards[g].e;
-    s->guards[g].lo = in->guards[g].lo;
-    s->guards[g].hi = in->guards[g].hi;
-    if (n < 24) axes_of_sx(r, s->guards[g].e, ax, &n);
-  }
-  s->b = rd;
-  s->c = rx_new(A, RX_CONST);
-  s->c->dt = rd->dt;
-  s->c->cval = in->pad_value;
-  s->nax = n;
-  s->ax = ARENA_ARRAY(A, int, n + 1);
-  memcpy(s->ax, ax, sizeof(int) * (size_t)n);
-  return s;
+  set_axes(A, rd, n, ax);
+  return in->nguards ? pad_select(b, r, st, in, rd) : rd;
 }
 
 /* Make `e` vary over exactly `ax` (in that order): Transpose when the order
  * differs, BroadcastInDim when axes are missing (spec §6.4). */
-static rexpr *conform(builder *b, rexpr *e, int nax, const int *ax) {
-  arena *A = b->A;
+static rexpr *conform(arena *A, rexpr *e, int nax, const int *ax) {
   if (e->k == RX_CONST) return e;
   bool same = e->nax == nax;
   for (int i = 0; same && i < nax; i++) same = e->ax[i] == ax[i];
   if (same) return e;
   /* order e's axes as they appear in `ax` */
-  int ord[32], no = 0;
+  int ord[RG_MAXAX], no = 0;
   for (int i = 0; i < nax; i++)
     for (int j = 0; j < e->nax; j++)
-      if (e->ax[j] == ax[i]) ord[no++] = j;
+      if (e->ax[j] == ax[i] && no < RG_MAXAX) ord[no++] = j;
   bool inorder = true;
   for (int i = 0; i < no; i++) inorder &= ord[i] == i;
   if (!inorder && no == e->nax) {
@@ -200,9 +262,7 @@ static rexpr *conform(builder *b, rexpr *e, int nax, const int *ax) {
   rexpr *bc = rx_new(A, RX_BCAST);
   bc->dt = e->dt;
   bc->a = e;
-  bc->nax = nax;
-  bc->ax = ARENA_ARRAY(A, int, nax);
-  memcpy(bc->ax, ax, sizeof(int) * (size_t)nax);
+  set_axes(A, bc, nax, ax);
   bc->bdims = ARENA_ARRAY(A, int, e->nax + 1);
   for (int j = 0; j < e->nax; j++)
     for (int i = 0; i < nax; i++)
@@ -210,8 +270,8 @@ static rexpr *conform(builder *b, rexpr *e, int nax, const int *ax) {
   return bc;
 }
 
-static rexpr *let_ref(builder *b, region *r, int let) {
-  rexpr *e = rx_new(b->A, RX_LET);
+static rexpr *let_ref(arena *A, region *r, int let) {
+  rexpr *e = rx_new(A, RX_LET);
   e->let = let;
   e->dt = r->lets[let].e->dt;
   e->nax = r->lets[let].e->nax;
@@ -219,19 +279,20 @@ static rexpr *let_ref(builder *b, region *r, int let) {
   return e;
 }
 
-/* A side statement: pointwise work on region inputs only (e.g. a cast of the
- * bias), independent of everything else in the region.  It is inlined at
- * its reads, so that its axes are the reader's. */
-static bool is_side(const builder *b, const region *r, int entry, const int *sts, int nsts) {
+/* A side statement: pointwise work on values from outside the region only
+ * (e.g. a cast of the bias), independent of everything else in the region.
+ * It is inlined at its reads, so that its axes are the reader's.  A value
+ * that another region reads is a let, never a side statement. */
+static bool is_side(const builder *b, int entry, const int *sts, int nsts) {
   const indexbook *ib = b->ib;
   const ib_entry *e = &ib->e[entry];
-  if (e->kind != IBK_ALU) return false;
+  if (e->kind != IBK_ALU || b->read_outside[entry]) return false;
   for (int k = 0; k < e->nin; k++) {
     if (e->in[k].is_const) continue;
     int src = e->in[k].entry;
     bool in_region = false;
     for (int j = 0; j < nsts; j++) in_region |= b->pv->st[sts[j]].entry == src;
-    if (in_region && !is_side(b, r, src, sts, nsts)) return false;
+    if (in_region && !is_side(b, src, sts, nsts)) return false;
   }
   return true;
 }
@@ -273,11 +334,9 @@ static rexpr *index_guard(builder *b, region *r, const sx_pair *cmp) {
   x->c = rx_new(A, RX_CONST);
   x->c->dt = DT_BOOL;
   x->dt = DT_BOOL;
-  int gax[32], ng = 0;
+  int gax[RG_MAXAX], ng = 0;
   axes_of_sx(r, x->guards->e, gax, &ng);
-  x->nax = ng;
-  x->ax = ARENA_ARRAY(A, int, ng + 1);
-  memcpy(x->ax, gax, sizeof(int) * (size_t)ng);
+  set_axes(A, x, ng, gax);
   return x;
 }
 
@@ -292,7 +351,7 @@ static rexpr *inline_side(builder *b, region *r, int se, const sx *const *idx, i
   sx_pair cmp;
   if (u->op == TINY_CMPLT && index_operands(b, e, &sub, &cmp)) return index_guard(b, r, &cmp);
   rexpr *ops[3] = {0};
-  int ax[32], nax = 0;
+  int ax[RG_MAXAX], nax = 0;
   for (int k = 0; k < e->nin; k++) {
     const ib_input *in = &e->in[k];
     if (in->is_const) {
@@ -306,26 +365,19 @@ static rexpr *inline_side(builder *b, region *r, int se, const sx *const *idx, i
     } else {
       ib_input x = *in;
       x.map = m;
-      x.nguards = 0; /* guards of side reads: substituted below */
       if (in->nguards) {
         x.guards = ARENA_ARRAY(A, ib_guard, in->nguards);
         for (int g = 0; g < in->nguards; g++) {
           x.guards[g] = in->guards[g];
           x.guards[g].e = sx_subst(A, in->guards[g].e, subst_f, &sub);
         }
-        x.nguards = in->nguards;
       }
       ops[k] = read_expr(b, r, NULL, &x, incap);
     }
-    for (int i = 0; i < ops[k]->nax && nax < 24; i++) {
-      bool dup = false;
-      for (int j = 0; j < nax; j++) dup |= ax[j] == ops[k]->ax[i];
-      if (!dup) ax[nax++] = ops[k]->ax[i];
-    }
+    for (int i = 0; i < ops[k]->nax; i++) add_ax(ax, &nax, ops[k]->ax[i]);
   }
   rexpr *x;
-  if (0) {
-  } else if (u->op == TINY_WHERE) {
+  if (u->op == TINY_WHERE) {
     x = rx_new(A, RX_SELECT);
     x->a = ops[0], x->b = ops[1], x->c = ops[2];
   } else {
@@ -334,14 +386,11 @@ static rexpr *inline_side(builder *b, region *r, int se, const sx *const *idx, i
     x->a = ops[0], x->b = ops[1];
   }
   x->dt = u->dt;
-  x->nax = nax;
-  x->ax = ARENA_ARRAY(A, int, nax + 1);
-  memcpy(x->ax, ax, sizeof(int) * (size_t)nax);
-  for (int k = 0; k < 3; k++)
-    if (x->k != RX_SELECT && ops[k] && ops[k]->k != RX_CONST) {
-      if (k == 0) x->a = conform(b, x->a, nax, ax);
-      if (k == 1) x->b = conform(b, x->b, nax, ax);
-    }
+  set_axes(A, x, nax, ax);
+  if (x->k != RX_SELECT) {
+    if (x->a) x->a = conform(A, x->a, nax, ax);
+    if (x->b) x->b = conform(A, x->b, nax, ax);
+  }
   return x;
 }
 
@@ -362,32 +411,51 @@ static rexpr *operand(builder *b, region *r, const pv_stmt *st, const ib_input *
     return inline_side(b, r, in->entry, m, incap);
   }
   int l = b->let_of_entry[in->entry];
-  if (l >= 0 && !in->nguards) {
-    /* a value of this region read at this statement's point, possibly through
-     * a broadcasting view: each index must be the let's own axis */
-    const rexpr *le = r->lets[l].e;
-    bool ok = in->n == le->nax;
-    for (int i = 0; ok && i < in->n; i++) {
-      const sx *m = st ? rename_sx(b, st, in->map[i]) : in->map[i];
-      const char *v = sx_as_var(m);
-      ok = v && axis_index(r, v) == le->ax[i];
-    }
-    if (ok) return let_ref(b, r, l);
-    diag_report(b->dl, D_GRAPH_SCHEMA, arena_printf(b->A, "Region[%s]", r->name),
-                "This is a compiler bug; please report it.", "'%s' is read at shifted indices inside its region",
-                r->lets[l].name);
+  if (l < 0) return read_expr(b, r, st, in, incap);
+  /* a value of this region, read at this statement's point through a view
+   * that may broadcast it or permute its axes: each index must be the let's
+   * own axis (axis unification made it so when the view allows) */
+  const rexpr *le = r->lets[l].e;
+  bool ok = in->n == le->nax;
+  const char **idx = ARENA_ARRAY(b->A, const char *, in->n + 1);
+  for (int i = 0; i < in->n; i++) {
+    const sx *m = st ? rename_sx(b, st, in->map[i]) : in->map[i];
+    idx[i] = sx_str(b->A, m);
+    const char *v = sx_as_var(m);
+    ok &= i < le->nax && v && axis_index(r, v) == le->ax[i];
   }
-  return read_expr(b, r, st, in, incap);
+  if (!ok) {
+    const char **own = ARENA_ARRAY(b->A, const char *, le->nax + 1);
+    for (int i = 0; i < le->nax; i++) own[i] = r->it[le->ax[i]].name;
+    char *want = arena_strdup(b->A, ""), *got = arena_strdup(b->A, "");
+    for (int i = 0; i < le->nax; i++) want = arena_printf(b->A, "%s%s%s", want, i ? "," : "", own[i]);
+    for (int i = 0; i < in->n; i++) got = arena_printf(b->A, "%s%s%s", got, i ? "," : "", idx[i]);
+    diag_report(b->dl, D_PLAN_UNSUPPORTED, arena_printf(b->A, "Region[%s]", r->name),
+                "Region formation keeps a fused value in registers at its own point; a read at other indices "
+                "needs the value materialized between two kernels, which this release does not do.",
+                "'%s' (over %s) is read at [%s] inside its region", r->lets[l].name, want, got);
+    b->failed = true;
+  }
+  rexpr *x = let_ref(b->A, r, l);
+  return in->nguards ? pad_select(b, r, st, in, x) : x;
 }
 
-static void stmt_axes(const region *r, const pv_stmt *st, const ib_entry *e, int *ax, int *n) {
+static void stmt_axes(const builder *b, const region *r, const pv_stmt *st, const ib_entry *e, int *ax, int *n) {
+  const char *const *d = stmt_dims(b, st);
   *n = 0;
-  for (int i = 0; i < e->rank; i++) ax[(*n)++] = axis_index(r, st->dims[i]);
+  for (int i = 0; i < e->rank && i < RG_MAXAX; i++) ax[(*n)++] = axis_index(r, d[i]);
 }
 
-static int add_let(builder *b, region *r, const char *name, rexpr *e, int *cap) {
+static int add_let(builder *b, region *r, const char *name, rexpr *e, int entry, int *cap) {
   region_let l = {name, e, false};
   ARENA_PUSH(b->A, r->lets, r->nlets, *cap, l);
+  if (r->nlets > b->let_cap) {
+    int ncap = r->nlets * 2;
+    b->entry_of_let = arena_grow(b->A, b->entry_of_let, (size_t)b->let_cap, (size_t)ncap, sizeof(int));
+    b->let_cap = ncap;
+  }
+  b->entry_of_let[r->nlets - 1] = entry;
+  if (entry >= 0) b->let_of_entry[entry] = r->nlets - 1;
   return r->nlets - 1;
 }
 
@@ -412,14 +480,6 @@ static void mark_lets(const rexpr *e, bool *live) {
   mark_lets(e->c, live);
 }
 
-static void renumber_lets(rexpr *e, const int *map) {
-  if (!e) return;
-  if (e->k == RX_LET) e->let = map[e->let];
-  renumber_lets(e->a, map);
-  renumber_lets(e->b, map);
-  renumber_lets(e->c, map);
-}
-
 static void mark_inputs(const rexpr *e, bool *used) {
   if (!e) return;
   if (e->k == RX_READ) used[e->input] = true;
@@ -428,21 +488,33 @@ static void mark_inputs(const rexpr *e, bool *used) {
   mark_inputs(e->c, used);
 }
 
-static void renumber_inputs(rexpr *e, const int *map) {
+/* Every distinct LET or READ node of the expression, once even when a
+ * subtree is shared, so that renumbering touches each node once. */
+typedef struct node_set {
+  int n, cap;
+  rexpr **v;
+} node_set;
+
+static void collect_refs(arena *A, rexpr *e, node_set *s) {
   if (!e) return;
-  if (e->k == RX_READ) e->input = map[e->input];
-  renumber_inputs(e->a, map);
-  renumber_inputs(e->b, map);
-  renumber_inputs(e->c, map);
+  if (e->k == RX_LET || e->k == RX_READ) {
+    for (int i = 0; i < s->n; i++)
+      if (s->v[i] == e) return;
+    ARENA_PUSH(A, s->v, s->n, s->cap, e);
+  }
+  collect_refs(A, e->a, s);
+  collect_refs(A, e->b, s);
+  collect_refs(A, e->c, s);
 }
 
-/* Drop lets that no yield needs (e.g. a CAST the yield carries), and the
- * inputs only they read. */
-static void remove_dead_lets(builder *b, region *r) {
+/* Drop lets that no yield needs (e.g. a CAST the yield carries, or a
+ * reduction R0 merged into another), and the inputs only they read. */
+static void remove_dead_lets(arena *A, region *r) {
   bool *live = calloc((size_t)r->nlets + 1, sizeof(bool));
   int *map = calloc((size_t)r->nlets + 1, sizeof(int));
   if (!live || !map) dlc_die_oom();
-  for (int y = 0; y < r->nyields; y++) live[r->yields[y].let] = true;
+  for (int y = 0; y < r->nyields; y++)
+    if (r->yields[y].let >= 0 && r->yields[y].let < r->nlets) live[r->yields[y].let] = true;
   for (int l = r->nlets - 1; l >= 0; l--)
     if (live[l]) mark_lets(r->lets[l].e, live);
   int n = 0;
@@ -450,7 +522,6 @@ static void remove_dead_lets(builder *b, region *r) {
     map[l] = live[l] ? n : -1;
     if (live[l]) r->lets[n++] = r->lets[l];
   }
-  for (int l = 0; l < n; l++) renumber_lets(r->lets[l].e, map);
   /* inputs no remaining let reads */
   bool *used = calloc((size_t)r->nin + 1, sizeof(bool));
   int *imap = calloc((size_t)r->nin + 1, sizeof(int));
@@ -462,15 +533,17 @@ static void remove_dead_lets(builder *b, region *r) {
     if (used[i]) r->in[ni++] = r->in[i];
   }
   r->nin = ni;
-  for (int l = 0; l < n; l++) renumber_inputs(r->lets[l].e, imap);
+  node_set refs = {0};
+  for (int l = 0; l < n; l++) collect_refs(A, r->lets[l].e, &refs);
+  for (int i = 0; i < refs.n; i++) {
+    if (refs.v[i]->k == RX_LET) refs.v[i]->let = map[refs.v[i]->let];
+    else refs.v[i]->input = imap[refs.v[i]->input];
+  }
   free(used);
   free(imap);
-  for (int y = 0; y < r->nyields; y++) r->yields[y].let = map[r->yields[y].let];
-  if (r->acc_let >= 0) r->acc_let = map[r->acc_let];
-  for (int e = 0; e < b->ib->n; e++)
-    if (b->let_of_entry[e] >= 0 && b->let_of_entry[e] < r->nlets + 0) {
-      /* only lets of this region are renumbered: they were created last */
-    }
+  for (int y = 0; y < r->nyields; y++)
+    if (r->yields[y].let >= 0 && r->yields[y].let < r->nlets) r->yields[y].let = map[r->yields[y].let];
+  if (r->acc_let >= 0) r->acc_let = r->acc_let < r->nlets ? map[r->acc_let] : -1;
   r->nlets = n;
   free(live);
   free(map);
@@ -482,108 +555,232 @@ static bool epilogue_deps(const region *r, const rexpr *e) {
   return epilogue_deps(r, e->a) && epilogue_deps(r, e->b) && epilogue_deps(r, e->c);
 }
 
-static void build_region(builder *b, region *r) {
+/* The epilogue (R3): pointwise lets after the accumulator that read only the
+ * accumulator, other epilogue lets and inputs. */
+static void mark_epilogue(region *r) {
+  for (int l = 0; l < r->nlets; l++) r->lets[l].post_reduce = false;
+  if (r->acc_let < 0) return;
+  for (int l = r->acc_let + 1; l < r->nlets; l++) {
+    bool red = false;
+    for (int i = 0; i < r->lets[l].e->nax; i++) red |= r->lets[l].e->ax[i] >= r->niters;
+    r->lets[l].post_reduce = !red && r->lets[l].e->k != RX_REDUCE && epilogue_deps(r, r->lets[l].e);
+  }
+}
+
+/* ---- axis unification ----------------------------------------------------------------- */
+
+typedef struct axes_uf {
+  int n;          /* elements: one per (statement, dim) */
+  int *par;
+  int *owner;     /* element -> statement position in the region */
+  const sx **size;
+} axes_uf;
+
+static int uf_find(int *p, int x) {
+  while (p[x] != x) x = p[x] = p[p[x]];
+  return x;
+}
+
+/* Joins two dims into one region axis, unless their sizes differ or some
+ * statement would iterate one axis twice (a diagonal read). */
+static void uf_join(axes_uf *u, int a, int b) {
+  int ra = uf_find(u->par, a), rb = uf_find(u->par, b);
+  if (ra == rb || !sx_equal(u->size[a], u->size[b])) return;
+  for (int x = 0; x < u->n; x++) {
+    if (uf_find(u->par, x) != ra) continue;
+    for (int y = 0; y < u->n; y++)
+      if (u->owner[y] == u->owner[x] && uf_find(u->par, y) == rb) return;
+  }
+  u->par[ra] = rb;
+}
+
+static const sx *dim_size(const ib_entry *e, int j) { return j < e->rank ? e->axes[j].size : e->red[j - e->rank].size; }
+
+static int dim_of_var(const ib_entry *e, const char *v) {
+  for (int j = 0; j < e->rank + e->nred; j++)
+    if (strcmp(j < e->rank ? e->axes[j].name : e->red[j - e->rank].name, v) == 0) return j;
+  return -1;
+}
+
+typedef enum { ROLE_LET, ROLE_SIDE, ROLE_PRODUCT } stmt_role;
+
+/* Region axes from the dims of the region's statements; fills b->rdim. */
+static void unify_axes(builder *b, region *r, const int *sts, int nsts, const stmt_role *role, int con, int *axcap) {
+  arena *A = b->A;
+  const poly_view *pv = b->pv;
+  const indexbook *ib = b->ib;
+  int *pos = ARENA_ARRAY(A, int, pv->nst + 1), *off = ARENA_ARRAY(A, int, nsts + 1);
+  for (int i = 0; i < pv->nst; i++) pos[i] = -1;
+  axes_uf u = {0};
+  for (int k = 0; k < nsts; k++) {
+    pos[sts[k]] = k;
+    off[k] = u.n;
+    const ib_entry *e = &ib->e[pv->st[sts[k]].entry];
+    u.n += e->rank + e->nred;
+  }
+  u.par = ARENA_ARRAY(A, int, u.n + 1);
+  u.owner = ARENA_ARRAY(A, int, u.n + 1);
+  u.size = ARENA_ARRAY(A, const sx *, u.n + 1);
+  for (int k = 0; k < nsts; k++) {
+    const ib_entry *e = &ib->e[pv->st[sts[k]].entry];
+    for (int j = 0; j < e->rank + e->nred; j++) {
+      u.par[off[k] + j] = off[k] + j;
+      u.owner[off[k] + j] = k;
+      u.size[off[k] + j] = dim_size(e, j);
+    }
+  }
+  /* a plain variable at position i of a read of a region value: that dim
+   * and the value's dim i are one axis */
+  for (int k = 0; k < nsts; k++) {
+    const ib_entry *e = &ib->e[pv->st[sts[k]].entry];
+    for (int q = 0; q < e->nin; q++) {
+      const ib_input *in = &e->in[q];
+      if (in->is_const) continue;
+      int ss = pv->stmt_of_entry[in->entry];
+      int ks = ss >= 0 ? pos[ss] : -1;
+      if (ks < 0 || ks == k) continue;
+      int srank = ib->e[in->entry].rank;
+      for (int i = 0; i < in->n && i < srank; i++) {
+        const char *v = sx_as_var(in->map[i]);
+        int j = v ? dim_of_var(e, v) : -1;
+        if (j >= 0) uf_join(&u, off[k] + j, off[ks] + i);
+      }
+    }
+  }
+  /* one region axis per class that holds a dim of a let statement: iters
+   * first (a class with an output dim), named in the order contraction,
+   * stores, other statements; then the reduce axes */
+  int *order = ARENA_ARRAY(A, int, nsts + 1), no = 0;
+  if (con >= 0) order[no++] = con;
+  for (int k = 0; k < nsts; k++)
+    if (k != con && role[k] == ROLE_LET && ib->e[pv->st[sts[k]].entry].kind == IBK_STORE) order[no++] = k;
+  for (int k = 0; k < nsts; k++)
+    if (k != con && role[k] == ROLE_LET && ib->e[pv->st[sts[k]].entry].kind != IBK_STORE) order[no++] = k;
+  int *axis_of = ARENA_ARRAY(A, int, u.n + 1);
+  for (int i = 0; i < u.n; i++) axis_of[i] = -1;
+  for (int pass = 0; pass < 2; pass++)
+    for (int q = 0; q < no; q++) {
+      int k = order[q];
+      const pv_stmt *st = &pv->st[sts[k]];
+      const ib_entry *e = &ib->e[st->entry];
+      for (int j = 0; j < e->rank + e->nred; j++) {
+        if ((j < e->rank) != (pass == 0)) continue;
+        int root = uf_find(u.par, off[k] + j);
+        if (axis_of[root] >= 0) continue;
+        axis_of[root] = add_axis(b, r, fresh_axis_name(A, r, st->dims[j]), dim_size(e, j), pass == 1, axcap);
+      }
+    }
+  for (int k = 0; k < nsts; k++) {
+    const pv_stmt *st = &pv->st[sts[k]];
+    const ib_entry *e = &ib->e[st->entry];
+    const char **d = ARENA_ARRAY(A, const char *, e->rank + e->nred + 1);
+    for (int j = 0; j < e->rank + e->nred; j++) {
+      int ax = axis_of[uf_find(u.par, off[k] + j)];
+      d[j] = ax >= 0 ? r->it[ax].name : st->dims[j];
+    }
+    b->rdim[sts[k]] = d;
+  }
+}
+
+/* The reduction of a contraction block in this region: C-CON1, the body is
+ * mul(Read, Read) of the product's operands at the needed indices. */
+static rexpr *contraction_body(builder *b, region *r, const pv_block *blk, int nb, const int *bax, int *incap) {
+  const pv_stmt *ps = &b->pv->st[blk->product_stmt];
+  const ib_entry *pe = &b->ib->e[ps->entry];
+  const tiny_uop *pu = pe->uop >= 0 ? &b->ib->dag->u[pe->uop] : NULL;
+  rexpr *mul = rx_new(b->A, RX_BINARY);
+  mul->op = TINY_MUL;
+  mul->a = read_expr(b, r, ps, &pe->in[0], incap);
+  mul->b = read_expr(b, r, ps, &pe->in[1], incap);
+  /* reads at the needed indices, no broadcast.  A CONTRACT's products are
+   * exact (as mma's are): fp64 holds the product of two fp16, bf16 or fp32
+   * values without rounding, and only the sum rounds, once, to the
+   * accumulator dtype.  A
+   * MUL that Poly-View folded into the pattern rounds to its own dtype. */
+  mul->dt = pu && pu->op == TINY_MUL ? pu->dt : DT_FP64;
+  set_axes(b->A, mul, nb, bax);
+  return mul;
+}
+
+static void build_region(builder *b, region *r, int my) {
   arena *A = b->A;
   const poly_view *pv = b->pv;
   const indexbook *ib = b->ib;
   int axcap = 0, incap = 0, outcap = 0, letcap = 0, ycap = 0;
   r->acc_let = -1;
+  for (int i = 0; i < ib->n; i++) b->let_of_entry[i] = -1;
   /* statements of the region in program order */
   int *sts = ARENA_ARRAY(A, int, pv->nst + 1), nsts = 0;
   for (int si = 0; si < pv->nst; si++)
     for (int k = 0; k < r->nblocks; k++)
       if (pv->block_of_stmt[si] == r->blocks[k]) sts[nsts++] = si;
-  /* axes: the main statement's output and reduce dims, then the dims of the
-   * other statements (side statements are inlined where they are read) */
-  const pv_block *first = &pv->blk[r->blocks[0]];
-  int main_st = first->kind == PVB_CONTRACTION ? first->reduce_stmt : first->st[0];
-  const ib_entry *me = &ib->e[pv->st[main_st].entry];
-  for (int i = 0; i < me->rank; i++) add_axis(b, r, pv->st[main_st].dims[i], me->axes[i].size, false, &axcap);
-  for (int i = 0; i < me->nred; i++) add_axis(b, r, pv->st[main_st].dims[me->rank + i], me->red[i].size, true, &axcap);
   bool *side = ARENA_ARRAY(A, bool, ib->n + 1);
-  for (int k = 0; k < nsts; k++) {
-    const pv_stmt *st = &pv->st[sts[k]];
-    const ib_entry *e = &ib->e[st->entry];
-    side[st->entry] = is_side(b, r, st->entry, sts, nsts);
-    if (e->kind == IBK_PRODUCT || side[st->entry]) continue;
-    for (int i = 0; i < e->rank; i++) add_axis(b, r, st->dims[i], e->axes[i].size, false, &axcap);
-    for (int i = 0; i < e->nred; i++) add_axis(b, r, st->dims[e->rank + i], e->red[i].size, true, &axcap);
-  }
   b->side = side;
+  stmt_role *role = ARENA_ARRAY(A, stmt_role, nsts + 1);
+  int con = -1;
   for (int k = 0; k < nsts; k++) {
     const pv_stmt *st = &pv->st[sts[k]];
+    const pv_block *blk = &pv->blk[pv->block_of_stmt[sts[k]]];
+    side[st->entry] = is_side(b, st->entry, sts, nsts);
+    role[k] = side[st->entry] ? ROLE_SIDE : ROLE_LET;
+    if (ib->e[st->entry].kind == IBK_PRODUCT || (blk->kind == PVB_CONTRACTION && blk->product_stmt == sts[k])) {
+      role[k] = ROLE_PRODUCT; /* C-CON1: read directly in the body */
+      side[st->entry] = false;
+    }
+    if (blk->kind == PVB_CONTRACTION && blk->reduce_stmt == sts[k] && con < 0) con = k;
+  }
+  unify_axes(b, r, sts, nsts, role, con, &axcap);
+  for (int k = 0; k < nsts; k++) {
+    if (role[k] != ROLE_LET) continue;
+    const pv_stmt *st = &pv->st[sts[k]];
     const ib_entry *e = &ib->e[st->entry];
-    int ax[32], nax;
-    stmt_axes(r, st, e, ax, &nax);
+    int ax[RG_MAXAX], nax;
+    stmt_axes(b, r, st, e, ax, &nax);
     rexpr *x = NULL;
-    if (e->kind == IBK_PRODUCT || side[st->entry]) continue; /* C-CON1 / inlined at the read */
-    if (e->kind == IBK_ALU && pv->block_of_stmt[sts[k]] >= 0 &&
-        pv->blk[pv->block_of_stmt[sts[k]]].kind == PVB_CONTRACTION &&
-        pv->blk[pv->block_of_stmt[sts[k]]].product_stmt == sts[k])
-      continue; /* an unfolded mul feeding the contraction */
     if (e->kind == IBK_REDUCE) {
       const tiny_uop *u = &ib->dag->u[e->uop];
+      const char *const *d = stmt_dims(b, st);
       x = rx_new(A, RX_REDUCE);
       x->rop = u->op == TINY_CONTRACT ? RED_SUM : u->rop;
       x->dt = u->dt;
       x->init = x->rop == RED_SUM ? 0.0 : x->rop == RED_MAX ? -INFINITY : INFINITY;
       x->nred = e->nred;
       x->red = ARENA_ARRAY(A, int, e->nred + 1);
-      for (int i = 0; i < e->nred; i++) x->red[i] = axis_index(r, st->dims[e->rank + i]);
-      const ib_entry *src = &ib->e[e->in[0].entry];
-      int bax[32], nb = 0;
+      for (int i = 0; i < e->nred; i++) x->red[i] = axis_index(r, d[e->rank + i]);
+      int bax[RG_MAXAX], nb = 0;
       for (int i = 0; i < nax; i++) bax[nb++] = ax[i];
-      for (int i = 0; i < e->nred; i++) bax[nb++] = x->red[i];
-      if (src->kind == IBK_PRODUCT || (src->kind == IBK_ALU && ib->dag->u[src->uop].op == TINY_MUL &&
-                                       pv->stmt_of_entry[e->in[0].entry] >= 0 &&
-                                       b->let_of_entry[e->in[0].entry] < 0)) {
-        /* C-CON1: mul(Read, Read) directly in the body */
-        const pv_stmt *ps = &pv->st[pv->stmt_of_entry[e->in[0].entry]];
-        rexpr *mul = rx_new(A, RX_BINARY);
-        mul->op = TINY_MUL;
-        mul->a = read_expr(b, r, ps, &src->in[0], &incap);
-        mul->b = read_expr(b, r, ps, &src->in[1], &incap);
-        mul->dt = mul->a->dt; /* C-CON1: reads at the needed indices, no broadcast */
-        mul->nax = nb;
-        mul->ax = ARENA_ARRAY(A, int, nb);
-        memcpy(mul->ax, bax, sizeof(int) * (size_t)nb);
-        x->a = mul;
-        r->acc_let = r->nlets; /* set below */
-      } else {
-        x->a = conform(b, operand(b, r, st, &e->in[0], &incap), nb, bax);
-      }
-      x->nax = nax;
-      x->ax = ARENA_ARRAY(A, int, nax + 1);
-      memcpy(x->ax, ax, sizeof(int) * (size_t)nax);
-    } else if (e->kind == IBK_ALU) {
+      for (int i = 0; i < e->nred && nb < RG_MAXAX; i++) bax[nb++] = x->red[i];
+      if (k == con) x->a = contraction_body(b, r, &pv->blk[pv->block_of_stmt[sts[k]]], nb, bax, &incap);
+      else x->a = conform(A, operand(b, r, st, &e->in[0], &incap), nb, bax);
+      set_axes(A, x, nax, ax);
+      int li = add_let(b, r, e->value, x, st->entry, &letcap);
+      if (k == con) r->acc_let = li;
+      continue;
+    }
+    if (e->kind == IBK_ALU) {
       const tiny_uop *u = &ib->dag->u[e->uop];
       rexpr *ops[3] = {0};
-      for (int i = 0; i < e->nin; i++) ops[i] = conform(b, operand(b, r, st, &e->in[i], &incap), nax, ax);
-      int ar = tiny_op_arity(u->op);
+      for (int i = 0; i < e->nin && i < 3; i++) ops[i] = conform(A, operand(b, r, st, &e->in[i], &incap), nax, ax);
       if (u->op == TINY_WHERE) {
         x = rx_new(A, RX_SELECT);
         x->a = ops[0], x->b = ops[1], x->c = ops[2];
       } else {
-        x = rx_new(A, ar == 1 ? RX_UNARY : RX_BINARY);
+        x = rx_new(A, tiny_op_arity(u->op) == 1 ? RX_UNARY : RX_BINARY);
         x->op = u->op;
         x->a = ops[0], x->b = ops[1];
       }
       x->dt = u->dt;
-      x->nax = nax;
-      x->ax = ARENA_ARRAY(A, int, nax + 1);
-      memcpy(x->ax, ax, sizeof(int) * (size_t)nax);
+      set_axes(A, x, nax, ax);
     } else if (e->kind == IBK_VIEW) {
       /* a non_scop view: this region only materializes it */
-      x = conform(b, read_expr(b, r, st, &e->in[0], &incap), nax, ax);
+      x = conform(A, read_expr(b, r, st, &e->in[0], &incap), nax, ax);
     } else if (e->kind == IBK_STORE) {
       const tiny_uop *u = &ib->dag->u[e->uop];
-      int l = b->let_of_entry[e->in[0].entry];
-      if (l < 0) {
-        x = conform(b, operand(b, r, st, &e->in[0], &incap), nax, ax);
-        l = add_let(b, r, e->value, x, &letcap);
-      }
+      /* the stored value over the store's axes: a let, or a new let that
+       * transposes, broadcasts or pads it */
+      x = conform(A, operand(b, r, st, &e->in[0], &incap), nax, ax);
+      int l = x->k == RX_LET ? x->let : add_let(b, r, e->value, x, -1, &letcap);
       region_memref m = {0};
-      const ib_entry *src = &ib->e[e->in[0].entry];
       m.name = u->tensor;
       m.entry = st->entry;
       m.dt = u->dt;
@@ -596,39 +793,32 @@ static void build_region(builder *b, region *r) {
       m.materialize = "gmem";
       m.signature = true;
       ARENA_PUSH(A, r->out, r->nout, outcap, m);
-      /* the yield carries the cast: yield the CAST's operand when it is a let */
+      /* the yield carries the cast: yield the CAST's operand when it is a let
+       * over the same axes */
       region_yield y = {l, r->nout - 1, u->dt};
-      rexpr *le = r->lets[l].e;
+      const rexpr *le = r->lets[l].e;
       if (le->k == RX_UNARY && le->op == TINY_CAST && le->a->k == RX_LET) y.let = le->a->let;
-      (void)src;
       ARENA_PUSH(A, r->yields, r->nyields, ycap, y);
       continue;
     } else {
       continue;
     }
-    int li = add_let(b, r, e->value, x, &letcap);
-    if (r->acc_let == li || (r->acc_let < 0 && false)) r->acc_let = li;
-    b->let_of_entry[st->entry] = li;
+    add_let(b, r, e->value, x, st->entry, &letcap);
   }
-  /* values read by other regions: outputs */
+  /* values read by other regions: outputs, "deferred" when only the next
+   * region reads them (spec §6.7 step 8) */
   for (int l = 0; l < r->nlets; l++) {
-    int entry = -1;
-    for (int e = 0; e < ib->n; e++)
-      if (b->let_of_entry[e] == l) entry = e;
-    if (entry < 0) continue;
-    bool outside = false, only_next = true;
-    int my = b->region_of_block[r->blocks[0]];
+    int entry = b->entry_of_let[l];
+    if (entry < 0 || !b->read_outside[entry]) continue;
+    bool only_next = true;
     for (int si = 0; si < pv->nst; si++) {
-      int rb = b->region_of_block[pv->block_of_stmt[si]];
+      int bl = pv->block_of_stmt[si];
+      int rb = bl >= 0 ? b->region_of_block[bl] : -1;
       if (rb == my) continue;
       const ib_entry *e = &ib->e[pv->st[si].entry];
       for (int k = 0; k < e->nin; k++)
-        if (!e->in[k].is_const && e->in[k].entry == entry) {
-          outside = true;
-          if (rb != my + 1) only_next = false;
-        }
+        if (!e->in[k].is_const && e->in[k].entry == entry && rb != my + 1) only_next = false;
     }
-    if (!outside) continue;
     region_memref m = {0};
     m.name = r->lets[l].name;
     m.entry = entry;
@@ -644,23 +834,18 @@ static void build_region(builder *b, region *r) {
     region_yield y = {l, r->nout - 1, m.dt};
     ARENA_PUSH(A, r->yields, r->nyields, ycap, y);
   }
-  remove_dead_lets(b, r);
-  /* the epilogue (R3): pointwise lets after the accumulator that read only
-   * the accumulator, other epilogue lets and inputs */
-  if (r->acc_let >= 0)
-    for (int l = r->acc_let + 1; l < r->nlets; l++) {
-      bool red = false;
-      for (int i = 0; i < r->lets[l].e->nax; i++) red |= r->lets[l].e->ax[i] >= r->niters;
-      r->lets[l].post_reduce = !red && r->lets[l].e->k != RX_REDUCE && epilogue_deps(r, r->lets[l].e);
-    }
+  remove_dead_lets(b->A, r);
+  mark_epilogue(r);
 }
 
 region_set *region_build(arena *A, const poly_view *pv, diag_list *dl) {
+  int nerr0 = dl->nerrors;
   region_set *rs = ARENA_NEW(A, region_set);
   rs->A = A;
   rs->pv = pv;
-  builder b = {A, rs, pv, pv->ib, dl, ARENA_ARRAY(A, int, pv->nblk + 1), ARENA_ARRAY(A, int, pv->ib->n + 1), NULL};
-  for (int i = 0; i < pv->ib->n; i++) b.let_of_entry[i] = -1;
+  const indexbook *ib = pv->ib;
+  builder b = {A, rs, pv, ib, dl, ARENA_ARRAY(A, int, pv->nblk + 1), ARENA_ARRAY(A, int, ib->n + 1),
+               NULL, 0, NULL, ARENA_ARRAY(A, bool, ib->n + 1), ARENA_ARRAY(A, const char **, pv->nst + 1), false};
   rs->r = ARENA_ARRAY(A, region, pv->nblk + 1);
   for (int bi = 0; bi < pv->nblk; bi++) {
     int prod;
@@ -675,18 +860,37 @@ region_set *region_build(arena *A, const poly_view *pv, diag_list *dl) {
     }
     region *r = &rs->r[rs->n++];
     r->name = pv->blk[bi].name;
-    if (pv->ib->dag->fe) r->name = arena_printf(A, "%s.%s", pv->ib->dag->fe->name, pv->blk[bi].name);
+    if (ib->dag->fe) r->name = arena_printf(A, "%s.%s", ib->dag->fe->name, pv->blk[bi].name);
     r->blocks = ARENA_ARRAY(A, int, 1);
     r->blocks[0] = bi;
     r->nblocks = 1;
     b.region_of_block[bi] = rs->n - 1;
   }
+  /* values that a statement of another region reads */
+  for (int si = 0; si < pv->nst; si++) {
+    int bl = pv->block_of_stmt[si];
+    if (bl < 0) continue;
+    const ib_entry *e = &ib->e[pv->st[si].entry];
+    for (int k = 0; k < e->nin; k++) {
+      if (e->in[k].is_const) continue;
+      int sj = pv->stmt_of_entry[e->in[k].entry];
+      int bj = sj >= 0 ? pv->block_of_stmt[sj] : -1;
+      if (bj >= 0 && b.region_of_block[bj] != b.region_of_block[bl]) b.read_outside[e->in[k].entry] = true;
+    }
+  }
   for (int i = 0; i < rs->n; i++) {
-    build_region(&b, &rs->r[i]);
+    for (int s = 0; s < pv->nst; s++) b.rdim[s] = NULL;
+    build_region(&b, &rs->r[i], i);
     region_normalize(rs, &rs->r[i], dl);
   }
-  if (!region_verify(rs, dl)) return NULL;
-  return rs;
+  /* a region that yields nothing (its values died, e.g. a mul that Tiny
+   * recomputed in the accumulator type) is no kernel */
+  int n = 0;
+  for (int i = 0; i < rs->n; i++)
+    if (rs->r[i].nyields > 0) rs->r[n++] = rs->r[i];
+  rs->n = n;
+  bool ok = region_verify(rs, dl);
+  return ok && !b.failed && dl->nerrors == nerr0 ? rs : NULL;
 }
 
 /* ---- SRNF ------------------------------------------------------------------------------ */
@@ -696,6 +900,13 @@ static bool uses_axes(const rexpr *e, const int *axes, int n) {
     for (int j = 0; j < n; j++)
       if (e->ax[i] == axes[j]) return true;
   return false;
+}
+
+/* Depends(e, K) (spec §6.7 step 4): whether e's value changes along an axis
+ * of K.  A BroadcastInDim or Transpose changes as its operand does. */
+static bool depends(const rexpr *e, const int *axes, int n) {
+  while (e->k == RX_BCAST || e->k == RX_TRANSPOSE) e = e->a;
+  return uses_axes(e, axes, n);
 }
 
 rexpr *region_merge_reduce(region_set *rs, rexpr *outer, diag_list *dl) {
@@ -717,46 +928,72 @@ rexpr *region_merge_reduce(region_set *rs, rexpr *outer, diag_list *dl) {
   return m;
 }
 
-/* R1: sum_K(g * E) with g independent of K is g * sum_K(E). */
+/* R1: sum_K(g * E) with g independent of K is g * sum_K(E).  C-CON1 keeps
+ * operand reads inside the body, so only computed factors move out. */
 static rexpr *hoist(region_set *rs, rexpr *red) {
   rexpr *body = red->a;
   if (red->rop != RED_SUM || body->k != RX_BINARY || body->op != TINY_MUL) return red;
   rexpr *g = NULL, *rest = NULL;
-  if (!uses_axes(body->a, red->red, red->nred) && uses_axes(body->b, red->red, red->nred)) g = body->a, rest = body->b;
-  else if (!uses_axes(body->b, red->red, red->nred) && uses_axes(body->a, red->red, red->nred)) g = body->b, rest = body->a;
-  if (!g || g->k == RX_READ || g->k == RX_SELECT) return red; /* C-CON1 keeps operand reads inside */
+  bool da = depends(body->a, red->red, red->nred), db = depends(body->b, red->red, red->nred);
+  if (!da && db) g = body->a, rest = body->b;
+  else if (!db && da) g = body->b, rest = body->a;
+  if (!g) return red;
+  rexpr *g0 = g;
+  while (g0->k == RX_BCAST || g0->k == RX_TRANSPOSE) g0 = g0->a;
+  if (g0->k == RX_READ || g0->k == RX_SELECT) return red;
   rexpr *inner = rx_new(rs->A, RX_REDUCE);
   *inner = *red;
   inner->a = rest;
   rexpr *mul = rx_new(rs->A, RX_BINARY);
   *mul = *body;
-  mul->a = g;
+  mul->dt = red->dt;
+  mul->a = conform(rs->A, g0, red->nax, red->ax);
   mul->b = inner;
   mul->nax = red->nax;
   mul->ax = red->ax;
   return mul;
 }
 
+static int count_let_refs(const rexpr *e, int l) {
+  if (!e) return 0;
+  return (e->k == RX_LET && e->let == l) + count_let_refs(e->a, l) + count_let_refs(e->b, l) + count_let_refs(e->c, l);
+}
+
+/* References to let l from other lets and from yields. */
+static int let_uses(const region *r, int l) {
+  int n = 0;
+  for (int k = 0; k < r->nlets; k++) n += count_let_refs(r->lets[k].e, l);
+  for (int y = 0; y < r->nyields; y++) n += r->yields[y].let == l;
+  return n;
+}
+
 void region_normalize(region_set *rs, region *r, diag_list *dl) {
+  bool merged = false;
   for (int l = 0; l < r->nlets; l++) {
     rexpr *e = r->lets[l].e;
     if (e->k != RX_REDUCE) continue;
-    /* R0 through a let: Reduce(op){ LET x } where x = Reduce(op){..} is read only here */
-    if (e->a->k == RX_LET) {
-      const rexpr *x = r->lets[e->a->let].e;
-      int uses = 0;
-      for (int k = 0; k < r->nlets; k++)
-        if (r->lets[k].e->k == RX_REDUCE && r->lets[k].e->a->k == RX_LET && r->lets[k].e->a->let == e->a->let) uses++;
-      if (x->k == RX_REDUCE && x->rop == e->rop && uses == 1 && !r->lets[e->a->let].post_reduce) {
+    /* R0 through a let: Reduce(op){ x } where x = Reduce(op){..} is read only
+     * here (a Transpose of x only reorders the body's axes) */
+    const rexpr *ref = e->a->k == RX_TRANSPOSE ? e->a->a : e->a;
+    if (ref->k == RX_LET) {
+      int x = ref->let;
+      const rexpr *xe = r->lets[x].e;
+      if (xe->k == RX_REDUCE && xe->rop == e->rop && let_uses(r, x) == 1 && !r->lets[x].post_reduce) {
         rexpr *outer = rx_new(rs->A, RX_REDUCE);
         *outer = *e;
-        outer->a = (rexpr *)x;
+        outer->a = (rexpr *)xe;
         e = region_merge_reduce(rs, outer, dl);
+        if (x == r->acc_let) r->acc_let = l; /* the contraction now sums over both */
+        merged = true;
       }
-    } else if (e->a->k == RX_REDUCE) {
+    } else if (e->a->k == RX_REDUCE && e->a->rop == e->rop) {
       e = region_merge_reduce(rs, e, dl); /* R0 */
     }
     r->lets[l].e = hoist(rs, e); /* R1 */
+  }
+  if (merged) {
+    remove_dead_lets(rs->A, r);
+    mark_epilogue(r);
   }
 }
 
@@ -777,48 +1014,153 @@ static bool is_operand_read(const rexpr *e) {
   return e->k == RX_READ;
 }
 
-static bool is_operand_read(const rexpr *e);
-static bool verify_expr(const region_set *rs, const region *r, const rexpr *e, int depth, diag_list *dl,
+static double neutral_of(reduce_op op) { return op == RED_SUM ? 0.0 : op == RED_MAX ? -INFINITY : INFINITY; }
+
+/* E1602 NeutralInvalid.  A guard Select that is not a pad (a tail or bounds
+ * predicate: "this iteration does not exist") must give the reduction's
+ * neutral where it reaches the accumulator: as the body, under a cast or a
+ * Broadcast/Transpose, in the then-branch of such a Select, or (for sum) as a
+ * factor of a product, where 0 annihilates.  A pad Select's else value is
+ * data (a pad of -1 really adds -1), and a value predicate (WHERE) is data
+ * too, so neither is checked.  Bool Selects are predicates, not values. */
+static bool check_neutral(const region_set *rs, const region *r, const rexpr *e, reduce_op op, diag_list *dl,
+                          const char *at) {
+  bool ok = true;
+  switch (e->k) {
+  case RX_SELECT:
+    if (!e->a && !e->pad && e->dt != DT_BOOL && e->c) {
+      double nv = neutral_of(op);
+      bool neutral = e->c->k == RX_CONST && !e->c->crsqrt && e->c->cval == nv;
+      if (!neutral) {
+        diag_report(dl, D_NEUTRAL_INVALID, at, NULL,
+                    "a tail/bounds Select inside a %s reduction gives %s where its guards fail; the reduction's "
+                    "neutral is %s",
+                    reduce_op_name(op), region_expr_str(rs->A, r, e->c),
+                    op == RED_SUM ? "0" : op == RED_MAX ? "-inf" : "+inf");
+        ok = false;
+      }
+    }
+    if (!e->a && e->b) ok &= check_neutral(rs, r, e->b, op, dl, at);
+    break;
+  case RX_UNARY:
+    if (e->op == TINY_CAST && e->a) ok &= check_neutral(rs, r, e->a, op, dl, at);
+    break;
+  case RX_BCAST:
+  case RX_TRANSPOSE:
+    if (e->a) ok &= check_neutral(rs, r, e->a, op, dl, at);
+    break;
+  case RX_BINARY:
+    if (op == RED_SUM && e->op == TINY_MUL && e->a && e->b)
+      ok &= check_neutral(rs, r, e->a, op, dl, at) & check_neutral(rs, r, e->b, op, dl, at);
+    break;
+  default: break;
+  }
+  return ok;
+}
+
+static bool axis_ok(const region *r, int a) { return a >= 0 && a < r->niters + r->nred; }
+
+static bool verify_expr(const region_set *rs, const region *r, int let, const rexpr *e, int depth, diag_list *dl,
                         const char *at, bool ccon1) {
   bool ok = true;
+  if (!e) {
+    diag_report(dl, D_GRAPH_SCHEMA, at, "This is a compiler bug; please report it.", "missing operand");
+    return false;
+  }
   if (depth > 200) return false;
 #define FAIL(...)                                                                            \
   do {                                                                                       \
     diag_report(dl, D_GRAPH_SCHEMA, at, "This is a compiler bug; please report it.", __VA_ARGS__); \
     ok = false;                                                                              \
   } while (0)
+  for (int i = 0; i < e->nax; i++)
+    if (!axis_ok(r, e->ax[i])) {
+      FAIL("an expression varies over axis %d, which the region does not have", e->ax[i]);
+      return false;
+    }
   switch (e->k) {
+  case RX_UNARY:
+    if (!e->a) FAIL("Unary %s without an operand", tiny_op_name(e->op));
+    else if (e->a->k != RX_CONST && !same_axes(e, e->a))
+      FAIL("Unary %s varies over other axes than its operand", tiny_op_name(e->op));
+    break;
   case RX_BINARY:
-    if (!ccon1 && e->a->k != RX_CONST && e->b->k != RX_CONST && !same_axes(e->a, e->b))
+    if (!e->a || !e->b) FAIL("Binary %s without two operands", tiny_op_name(e->op));
+    else if (!ccon1 && e->a->k != RX_CONST && e->b->k != RX_CONST && !same_axes(e->a, e->b))
       FAIL("Binary %s operands vary over different axes (BroadcastInDim missing)", tiny_op_name(e->op));
     break;
   case RX_SELECT:
+    if (!e->b || !e->c) FAIL("Select without then and else");
     if (e->a && e->a->dt != DT_BOOL) FAIL("Select predicate is not bool");
+    if (!e->a && e->ng < 1) FAIL("Select without a predicate or guards (UnguardedAccess)");
+    for (int g = 0; g < e->ng; g++)
+      if (!e->guards[g].e || !e->guards[g].lo) FAIL("Select guard %d is incomplete", g);
     break;
   case RX_REDUCE:
     if (e->nred < 1) FAIL("Reduce without axes");
-    for (int i = 0; i < e->nred; i++)
-      if (e->red[i] < 0) FAIL("Reduce axis unknown");
-    for (int i = 0; i < e->nax; i++)
-      for (int j = 0; j < e->nred; j++)
-        if (e->ax[i] == e->red[j]) FAIL("Reduce keeps its reduced axis %s", r->it[e->red[j]].name);
+    if (!e->a) {
+      FAIL("Reduce without a body");
+      break;
+    }
+    for (int i = 0; i < e->nred; i++) {
+      if (!axis_ok(r, e->red[i])) {
+        FAIL("Reduce axis %d unknown", e->red[i]);
+        continue;
+      }
+      for (int j = 0; j < e->nax; j++)
+        if (e->ax[j] == e->red[i]) FAIL("Reduce keeps its reduced axis %s", r->it[e->red[i]].name);
+    }
+    for (int i = 0; i < e->a->nax; i++) {
+      bool known = false;
+      for (int j = 0; j < e->nax; j++) known |= e->a->ax[i] == e->ax[j];
+      for (int j = 0; j < e->nred; j++) known |= e->a->ax[i] == e->red[j];
+      if (!known && axis_ok(r, e->a->ax[i]))
+        FAIL("Reduce body varies over %s, which the reduction neither keeps nor reduces", r->it[e->a->ax[i]].name);
+    }
+    if (!check_neutral(rs, r, e->a, e->rop, dl, at)) ok = false;
     break;
   case RX_LET:
     if (e->let < 0 || e->let >= r->nlets) FAIL("let reference out of range");
+    else if (let >= 0 && e->let >= let) FAIL("let %s refers to %s, which is not an earlier let (SSA)", r->lets[let].name, r->lets[e->let].name);
     break;
   case RX_READ:
     if (e->input < 0 || e->input >= r->nin) FAIL("read of an unknown input");
     else if (e->nmap != r->in[e->input].rank) FAIL("read map of %d entries for rank %d", e->nmap, r->in[e->input].rank);
     break;
-  default:
+  case RX_BCAST:
+    if (!e->a || !e->bdims || e->a->nax > e->nax) {
+      FAIL("BroadcastInDim with a missing operand or more operand axes than result axes");
+      break;
+    }
+    for (int j = 0; j < e->a->nax; j++)
+      if (e->bdims[j] < 0 || e->bdims[j] >= e->nax || e->ax[e->bdims[j]] != e->a->ax[j])
+        FAIL("BroadcastInDim puts operand axis %d at result dimension %d, which is another axis", j, e->bdims[j]);
+    break;
+  case RX_TRANSPOSE: {
+    if (!e->a || !e->perm || e->a->nax != e->nax) {
+      FAIL("Transpose with a missing operand or another rank than its operand");
+      break;
+    }
+    unsigned seen = 0;
+    for (int i = 0; i < e->nax; i++) {
+      if (e->perm[i] < 0 || e->perm[i] >= e->nax || e->perm[i] >= 32 || (seen >> e->perm[i] & 1u)) {
+        FAIL("Transpose permutation is not a permutation");
+        break;
+      }
+      seen |= 1u << e->perm[i];
+      if (e->ax[i] != e->a->ax[e->perm[i]]) FAIL("Transpose result axis %d is not operand axis %d", i, e->perm[i]);
+    }
     break;
   }
+  case RX_CONST: break;
+  }
 #undef FAIL
-  bool body = e->k == RX_REDUCE && e->a->k == RX_BINARY && e->a->op == TINY_MUL && is_operand_read(e->a->a) &&
-              is_operand_read(e->a->b);
-  if (e->a && !verify_expr(rs, r, e->a, depth + 1, dl, at, body)) ok = false;
-  if (e->b && !verify_expr(rs, r, e->b, depth + 1, dl, at, false)) ok = false;
-  if (e->c && !verify_expr(rs, r, e->c, depth + 1, dl, at, false)) ok = false;
+  if (!ok) return false;
+  bool body = e->k == RX_REDUCE && e->a->k == RX_BINARY && e->a->op == TINY_MUL && e->a->a && e->a->b &&
+              is_operand_read(e->a->a) && is_operand_read(e->a->b);
+  if (e->a && !verify_expr(rs, r, let, e->a, depth + 1, dl, at, body)) ok = false;
+  if (e->b && !verify_expr(rs, r, let, e->b, depth + 1, dl, at, false)) ok = false;
+  if (e->c && !verify_expr(rs, r, let, e->c, depth + 1, dl, at, false)) ok = false;
   return ok;
 }
 
@@ -828,51 +1170,55 @@ bool region_verify(const region_set *rs, diag_list *dl) {
   for (int ri = 0; ri < rs->n; ri++) {
     const region *r = &rs->r[ri];
     const char *at = arena_printf(A, "Region[%s]", r->name);
+#define BUG(...)                                                                                  \
+  do {                                                                                            \
+    diag_report(dl, D_GRAPH_SCHEMA, at, "This is a compiler bug; please report it.", __VA_ARGS__); \
+    ok = false;                                                                                   \
+  } while (0)
+    if (r->acc_let >= r->nlets) BUG("the accumulator let %d is out of range", r->acc_let);
     for (int l = 0; l < r->nlets; l++) {
       const rexpr *e = r->lets[l].e;
-      ok &= verify_expr(rs, r, e, 0, dl, arena_printf(A, "Region[%s].%s", r->name, r->lets[l].name), false);
-      /* lets refer only to earlier lets (SSA) */
+      if (!verify_expr(rs, r, l, e, 0, dl, arena_printf(A, "Region[%s].%s", r->name, r->lets[l].name), false)) {
+        ok = false;
+        continue;
+      }
       if (e->k == RX_REDUCE && (dtype_bytes(e->dt) < 4) && e->rop == RED_SUM) {
         diag_report(dl, D_ACC_DTYPE_MISSING, at, NULL, "let %s sums in %s", r->lets[l].name, dtype_name(e->dt));
         ok = false;
       }
       if (l == r->acc_let) {
-        /* C-CON1: the contraction body reads its operands directly */
-        const rexpr *body = e->a;
-        if (!(body->k == RX_BINARY && body->op == TINY_MUL && is_operand_read(body->a) && is_operand_read(body->b))) {
-          diag_report(dl, D_GRAPH_SCHEMA, at, "This is a compiler bug; please report it.",
-                      "the contraction %s does not read its operands directly (C-CON1)", r->lets[l].name);
-          ok = false;
-        }
+        /* C-CON1: the contraction is a sum whose body reads its operands directly */
+        const rexpr *body = e->k == RX_REDUCE ? e->a : NULL;
+        if (e->k != RX_REDUCE || e->rop != RED_SUM)
+          BUG("the accumulator %s is not a Reduce(sum)", r->lets[l].name);
+        else if (!(body->k == RX_BINARY && body->op == TINY_MUL && is_operand_read(body->a) && is_operand_read(body->b)))
+          BUG("the contraction %s does not read its operands directly (C-CON1)", r->lets[l].name);
       }
-      if (r->lets[l].post_reduce && l <= r->acc_let) {
-        diag_report(dl, D_GRAPH_SCHEMA, at, "This is a compiler bug; please report it.",
-                    "epilogue let %s precedes the reduction (R3)", r->lets[l].name);
-        ok = false;
-      }
+      if (r->lets[l].post_reduce && l <= r->acc_let) BUG("epilogue let %s precedes the reduction (R3)", r->lets[l].name);
+      if (r->lets[l].post_reduce && r->acc_let < 0) BUG("epilogue let %s in a region without a contraction", r->lets[l].name);
     }
     bool *yielded = calloc((size_t)r->nout + 1, sizeof(bool));
     if (!yielded) dlc_die_oom();
     for (int y = 0; y < r->nyields; y++) {
-      if (r->yields[y].let < 0 || r->yields[y].let >= r->nlets || r->yields[y].output < 0 || r->yields[y].output >= r->nout) {
-        diag_report(dl, D_GRAPH_SCHEMA, at, "This is a compiler bug; please report it.", "yield %d is out of range", y);
-        ok = false;
+      const region_yield *yi = &r->yields[y];
+      if (yi->let < 0 || yi->let >= r->nlets || yi->output < 0 || yi->output >= r->nout) {
+        BUG("yield %d is out of range", y);
         continue;
       }
-      if (yielded[r->yields[y].output]) {
-        diag_report(dl, D_GRAPH_SCHEMA, at, "This is a compiler bug; please report it.", "output %s is yielded twice",
-                    r->out[r->yields[y].output].name);
-        ok = false;
-      }
-      yielded[r->yields[y].output] = true;
+      if (yielded[yi->output]) BUG("output %s is yielded twice", r->out[yi->output].name);
+      yielded[yi->output] = true;
+      const rexpr *le = r->lets[yi->let].e;
+      if (le->nax != r->out[yi->output].rank)
+        BUG("yield of %s (%d axes) into %s of rank %d", r->lets[yi->let].name, le->nax, r->out[yi->output].name,
+            r->out[yi->output].rank);
+      for (int i = 0; i < le->nax; i++)
+        if (le->ax[i] >= r->niters) BUG("yield of %s, which varies over the reduce axis %s", r->lets[yi->let].name,
+                                        axis_ok(r, le->ax[i]) ? r->it[le->ax[i]].name : "?");
     }
     for (int o = 0; o < r->nout; o++)
-      if (!yielded[o]) {
-        diag_report(dl, D_GRAPH_SCHEMA, at, "This is a compiler bug; please report it.", "output %s is never yielded",
-                    r->out[o].name);
-        ok = false;
-      }
+      if (!yielded[o]) BUG("output %s is never yielded", r->out[o].name);
     free(yielded);
+#undef BUG
   }
   return ok;
 }

@@ -35,7 +35,7 @@ struct rexpr {
   dtype dt;              /* result dtype (REDUCE: accumulate dtype) */
   rexpr *a, *b, *c;      /* operands; SELECT: a = value pred (or NULL), b = then, c = else */
   /* axes this value varies over: indices into the region's iters (reduce
-   * axes are numbered after the iters) */
+   * axes are numbered after the iters; a Reduce may also reduce an iter) */
   int nax;
   int *ax;
   /* READ */
@@ -47,9 +47,11 @@ struct rexpr {
   const char *crsqrt;    /* times rsqrt(dim) */
   /* LET */
   int let;
-  /* SELECT with guards: lo <= e < hi for all */
+  /* SELECT with guards: lo <= e < hi for all (hi NULL: unbounded above) */
   int ng;
   ib_guard *guards;
+  bool pad;              /* the guards and else come from a pad: else is data,
+                          * not a neutral (see region_verify, E1602) */
   /* REDUCE */
   reduce_op rop;
   int nred;
@@ -111,7 +113,11 @@ typedef struct region_set {
   region *r;
 } region_set;
 
+/* Forms the regions, normalizes and verifies them; NULL when any error was
+ * reported. */
 region_set *region_build(arena *A, const poly_view *pv, diag_list *dl);
+/* A zeroed expression of kind k (input and let -1), for builders and tests. */
+rexpr *region_expr_new(arena *A, rx_kind k);
 /* SRNF: R0 merge nested reductions of one op, R1 hoist reduce-invariant
  * factors, R3 move post-reduce pointwise work onto the accumulator; R4 keeps
  * reductions of different ops apart (merging them is E1601). */
@@ -119,6 +125,11 @@ void region_normalize(region_set *rs, region *r, diag_list *dl);
 /* Applies R0 to `outer`, whose body is `inner`; reports E1601 when their ops
  * differ (R4). Exposed for tests. */
 rexpr *region_merge_reduce(region_set *rs, rexpr *outer, diag_list *dl);
+/* The invariants of spec §6: axes in range, SSA order, Binary operands over
+ * the same axes outside C-CON1 bodies, consistent BroadcastInDim/Transpose,
+ * accumulate dtype of sums (E1501), the accumulator is a C-CON1 Reduce(sum),
+ * the epilogue after it (R3), tail Selects in reductions give the neutral
+ * (E1602), every output yielded once over its rank. */
 bool region_verify(const region_set *rs, diag_list *dl);
 cJSON *region_dump(const region_set *rs);
 /* An expression as one line of JSON, for comments and messages. */

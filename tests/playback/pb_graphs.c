@@ -100,6 +100,11 @@ static const gcase cases[] = {
                             "M=3,N=4", ANY2, 40, 0, false}},
     {"movement_ops_mixed", {"pad,slice,flip,transpose,reshape,expand", G("movement_mix.json"), NULL, DT_FP32, NULL,
                             "M=1,N=2", ANY2, 41, 0, false}},
+    /* SRNF inputs of pb_regions: a sum over a GEMM output, a scaled sum */
+    {"gemm_rowsum", {"rowsum(A B)", G("gemm_rowsum.json"), NULL, DT_FP16, NULL, "M=5,N=9,K=7", ANY2, 42, 0, false}},
+    {"gemm_rowsum", {"rowsum(A B)", G("gemm_rowsum.json"), NULL, DT_BF16, NULL, "M=3,N=16,K=33", ANY2, 43, 0, false}},
+    {"scaled_rowsum", {"sum(0.3 X)", G("scaled_rowsum.json"), NULL, DT_FP16, NULL, "M=4,N=33", ANY2, 44, 0, false}},
+    {"scaled_rowsum", {"sum(0.3 X)", G("scaled_rowsum.json"), NULL, DT_FP32, NULL, "M=7,N=5", ANY2, 45, 0, false}},
     /* the shared graphs */
     {"shared_gemm_bias_relu", {"gemm_bias_relu", SG("gemm_bias_relu.json"), NULL, DT_FP16, NULL, "M=9,N=7,K=13", ANY2, 50, 0, false}},
     {"shared_gemm_bias_relu", {"gemm_bias_relu", SG("gemm_bias_relu.json"), NULL, DT_BF16, NULL, "M=16,N=16,K=32", ANY2, 51, 0, false}},

@@ -255,3 +255,119 @@ out:
   arena_free(&A);
   return pbt_failures == fails0;
 }
+
+bool pbt_run_regions(const pbt_case *c, pbt_agree agree, pbt_err *err, int *nregions) {
+  int fails0 = pbt_failures;
+  arena A;
+  arena_init(&A);
+  diag_list dl;
+  diag_init(&dl);
+  char *text = c->graph_path ? read_file(c->graph_path) : NULL;
+  cJSON *attrs = c->attrs_json ? cJSON_Parse(c->attrs_json) : NULL;
+  pb_binding pb = {0};
+  ref_dims rd = {0};
+  fe_graph *g = NULL;
+  tiny_dag *d = NULL;
+  region_set *rs = NULL;
+  pb_result tres = {0}, rres = {0};
+  pb_tensor *sig = NULL, *pin = NULL;
+  const char **names = NULL;
+  int nsig = 0, nbuf = 0;
+  pbt_err e = {0};
+
+  PBT_CHECK(text || c->graph_text, "%s: cannot read %s", c->name, c->graph_path);
+  PBT_CHECK(!c->attrs_json || attrs, "%s: bad attrs JSON", c->name);
+  PBT_CHECK(parse_dims(&A, c->dims, &pb, &rd), "%s: bad dims '%s'", c->name, c->dims);
+  if (pbt_failures != fails0) goto out;
+  fe_instance inst = {c->T, attrs, NULL};
+  g = fe_read_text(&A, text ? text : c->graph_text, c->name, &inst, &dl);
+  if (g) d = tiny_lower(&A, g, &dl);
+  indexbook *ib = d ? ib_build(&A, d, &dl) : NULL;
+  poly_view *pv = ib ? pv_build(&A, ib, &dl) : NULL;
+  if (pv) rs = region_build(&A, pv, &dl);
+  if (!rs || diag_has_errors(&dl)) {
+    diag_print_text(&dl, c->name);
+    PBT_CHECK(0, "%s: the graph does not form regions", c->name);
+    goto out;
+  }
+  if (nregions) *nregions += rs->n;
+
+  /* random signature inputs, representable in their dtype */
+  pbt_rng rng = {c->seed};
+  nsig = g->nin;
+  sig = calloc((size_t)nsig + 1, sizeof(pb_tensor));
+  names = calloc((size_t)nsig + 1, sizeof(const char *));
+  for (int i = 0; i < nsig; i++) {
+    const fe_tensor *t = &g->tensors[g->inputs[i]];
+    int64_t shape[REF_MAX_RANK];
+    names[i] = t->name;
+    if (t->rank > REF_MAX_RANK || !ref_shape(&rd, t->rank, t->shape, shape) ||
+        pb_tensor_alloc(&sig[i], t->rank, shape) != PB_OK) {
+      PBT_CHECK(0, "%s: cannot make input %s", c->name, t->name);
+      goto out;
+    }
+    for (int64_t f = 0; f < sig[i].n; f++) sig[i].data[f] = dtype_round(t->dt, draw(&rng, i < 4 ? c->dom[i] : DOM_ANY));
+  }
+  /* Tiny playback takes them in BUFFER order */
+  nbuf = pb_num_inputs(d);
+  pin = calloc((size_t)nbuf + 1, sizeof(pb_tensor));
+  for (int k = 0; k < nbuf; k++) {
+    const char *nm = pb_input_name(d, k);
+    int j = -1;
+    for (int i = 0; i < nsig; i++)
+      if (strcmp(names[i], nm) == 0) j = i;
+    if (j < 0 || pb_tensor_alloc(&pin[k], sig[j].rank, sig[j].shape) != PB_OK) {
+      PBT_CHECK(0, "%s: BUFFER %s is no signature input", c->name, nm);
+      goto out;
+    }
+    memcpy(pin[k].data, sig[j].data, sizeof(double) * (size_t)sig[j].n);
+  }
+  pb_status st = pb_eval_tiny(d, &pb, nbuf, pin, false, &tres);
+  PBT_CHECK(st == PB_OK, "%s: Tiny playback failed: %s: %s", c->name, pb_status_name(st), tres.why);
+  pb_status rst = pb_eval_regions(rs, &pb, nsig, names, sig, &rres);
+  PBT_CHECK(rst == PB_OK, "%s: region playback failed: %s: %s", c->name, pb_status_name(rst), rres.why);
+  if (st != PB_OK || rst != PB_OK) goto out;
+
+  double tol = c->tol > 0 ? c->tol : pbt_tol(c->T);
+  for (int i = 0; i < g->nout; i++) {
+    const char *nm = g->tensors[g->outputs[i]].name;
+    int kt = -1, kr = -1, nr = 0;
+    for (int j = 0; j < tres.nout; j++)
+      if (strcmp(tres.out_name[j], nm) == 0) kt = j;
+    for (int j = 0; j < rres.nout; j++)
+      if (strcmp(rres.out_name[j], nm) == 0) kr = j, nr++;
+    PBT_CHECK(nr == 1, "%s: the regions yield output %s %d times", c->name, nm, nr);
+    if (kt < 0 || kr < 0) continue;
+    const pb_tensor *want = &tres.out[kt], *got = &rres.out[kr];
+    bool same_shape = got->rank == want->rank;
+    for (int a = 0; same_shape && a < want->rank; a++) same_shape = got->shape[a] == want->shape[a];
+    PBT_CHECK(same_shape, "%s: output %s: the regions give another shape than Tiny", c->name, nm);
+    if (!same_shape) continue;
+    if (agree == PBT_EXACT) {
+      PBT_CHECK(pbt_same(nm, got->data, want->data, want->n), "%s: output %s: region playback differs from Tiny playback",
+                c->name, nm);
+      e.n += want->n;
+    } else {
+      PBT_CHECK(pbt_close(nm, got->data, want->data, want->n, tol, &e),
+                "%s: output %s: region playback is not within rounding of Tiny playback", c->name, nm);
+    }
+  }
+
+out:
+  printf("%-40s %-4s %-26s %-8s regions %d  %6lld elems  max|d| %.3g  worst/allowed %.3f  %s\n", c->name,
+         dtype_name(c->T), c->dims ? c->dims : "", agree == PBT_EXACT ? "exact" : "rounding", rs ? rs->n : 0,
+         (long long)e.n, e.max_abs, e.worst_ratio, pbt_failures == fails0 ? "ok" : "FAILED");
+  if (err) pbt_err_merge(err, &e);
+  pb_result_free(&tres);
+  pb_result_free(&rres);
+  for (int i = 0; sig && i < nsig; i++) pb_tensor_free(&sig[i]);
+  for (int k = 0; pin && k < nbuf; k++) pb_tensor_free(&pin[k]);
+  free(sig);
+  free(pin);
+  free(names);
+  free(text);
+  cJSON_Delete(attrs);
+  diag_free(&dl);
+  arena_free(&A);
+  return pbt_failures == fails0;
+}

@@ -77,4 +77,23 @@ typedef struct pbt_case {
  * failures) when anything disagrees. */
 bool pbt_run_graph(const pbt_case *c, pbt_err *err, int *views_checked);
 
+/* How region playback must agree with Tiny playback. */
+typedef enum {
+  PBT_EXACT,     /* bit for bit: the regions compute the same operations in
+                  * the same dtypes (a C-CON1 product is exact in the
+                  * accumulator, as CONTRACT's), and every reduction sums in
+                  * double and rounds once, as Tiny's REDUCE/CONTRACT */
+  PBT_ROUNDING,  /* within pbt_close's tolerance: SRNF reassociated a
+                  * reduction (R0 sums nested sums at once, R1 multiplies
+                  * after summing), so roundings differ */
+} pbt_agree;
+
+/* Region playback against Tiny playback (spec §6.11): the case's graph goes
+ * through the front half and region_build (which must succeed), then
+ * pb_eval_regions() and pb_eval_tiny() run on the same random inputs and
+ * every signature output is compared.  `nregions` (if not NULL) adds the
+ * number of regions formed.  Prints a summary line; false on any
+ * disagreement. */
+bool pbt_run_regions(const pbt_case *c, pbt_agree agree, pbt_err *err, int *nregions);
+
 #endif
