@@ -1006,12 +1006,14 @@ static bool same_axes(const rexpr *a, const rexpr *b) {
   return true;
 }
 
+/* A read of an operand, possibly under a pad Select, a cast or a
+ * Broadcast/Transpose: what C-CON1 allows as a factor of the body. */
 static bool is_operand_read(const rexpr *e) {
-  if (e->k == RX_BCAST || e->k == RX_TRANSPOSE) e = e->a;
-  if (e->k == RX_TRANSPOSE) e = e->a;
-  if (e->k == RX_SELECT && !e->a) e = e->b;
-  if (e->k == RX_UNARY && e->op == TINY_CAST) e = e->a;
-  return e->k == RX_READ;
+  if (e && (e->k == RX_BCAST || e->k == RX_TRANSPOSE)) e = e->a;
+  if (e && e->k == RX_TRANSPOSE) e = e->a;
+  if (e && e->k == RX_SELECT && !e->a) e = e->b;
+  if (e && e->k == RX_UNARY && e->op == TINY_CAST) e = e->a;
+  return e && e->k == RX_READ;
 }
 
 static double neutral_of(reduce_op op) { return op == RED_SUM ? 0.0 : op == RED_MAX ? -INFINITY : INFINITY; }
@@ -1178,10 +1180,12 @@ bool region_verify(const region_set *rs, diag_list *dl) {
     if (r->acc_let >= r->nlets) BUG("the accumulator let %d is out of range", r->acc_let);
     for (int l = 0; l < r->nlets; l++) {
       const rexpr *e = r->lets[l].e;
-      if (!verify_expr(rs, r, l, e, 0, dl, arena_printf(A, "Region[%s].%s", r->name, r->lets[l].name), false)) {
-        ok = false;
+      if (!e) {
+        BUG("let %s has no expression", r->lets[l].name);
         continue;
       }
+      if (!verify_expr(rs, r, l, e, 0, dl, arena_printf(A, "Region[%s].%s", r->name, r->lets[l].name), false))
+        ok = false;
       if (e->k == RX_REDUCE && (dtype_bytes(e->dt) < 4) && e->rop == RED_SUM) {
         diag_report(dl, D_ACC_DTYPE_MISSING, at, NULL, "let %s sums in %s", r->lets[l].name, dtype_name(e->dt));
         ok = false;
@@ -1189,7 +1193,7 @@ bool region_verify(const region_set *rs, diag_list *dl) {
       if (l == r->acc_let) {
         /* C-CON1: the contraction is a sum whose body reads its operands directly */
         const rexpr *body = e->k == RX_REDUCE ? e->a : NULL;
-        if (e->k != RX_REDUCE || e->rop != RED_SUM)
+        if (e->k != RX_REDUCE || e->rop != RED_SUM || !body)
           BUG("the accumulator %s is not a Reduce(sum)", r->lets[l].name);
         else if (!(body->k == RX_BINARY && body->op == TINY_MUL && is_operand_read(body->a) && is_operand_read(body->b)))
           BUG("the contraction %s does not read its operands directly (C-CON1)", r->lets[l].name);
