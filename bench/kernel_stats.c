@@ -1,10 +1,12 @@
 #define _POSIX_C_SOURCE 200809L
-/* Emulator report for the library's GEMM kernels at aligned shapes: shared
- * memory bank-conflict wavefronts against the ideal, global 32-byte sectors
- * against bytes requested / 32, and mma.sync instructions against
- * FLOPs / (2*16*8*16).  A benchmark that prints figures; ctest does not run it.
+/* Emulator report for the library's kernels: shared-memory bank-conflict
+ * wavefronts against the ideal, global 32-byte sectors against bytes
+ * requested / 32, and mma.sync m16n8k16 instructions against
+ * FLOPs / (2*16*8*16), for the GEMMs at aligned shapes, the 3x3
+ * convolutions and causal attention.  A benchmark that prints figures;
+ * ctest does not run it.
  *
- *   kernel_stats [M N K]      (default 512 512 512) */
+ *   kernel_stats [M N K]      (GEMM shape; default 512 512 512) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,31 @@ static void grow(const char *what, const dlcemu_global_stats *g) {
          g->sectors, g->bytes / 32, g->sectors * 32 == g->bytes ? "= bytes/32" : "(partial sectors)");
 }
 
+static void report(const char *name, double secs, double useful_flops) {
+  dlcemu_launch_stats s;
+  dlcemu_last_launch_stats(&s);
+  double mma_ideal = useful_flops / (2.0 * 16 * 8 * 16);
+  printf("%s  (%.2f s emulated, %.1f M warp-instr/s)\n", name, secs, (double)s.warp_instructions / secs / 1e6);
+  printf(" shared memory:\n");
+  row("cp.async st", &s.cp_async);
+  row("ldmatrix", &s.ldmatrix);
+  row("st.shared", &s.shared_store);
+  row("ld.shared", &s.shared_load);
+  printf(" global memory:\n");
+  grow("loads", &s.global_load);
+  grow("stores", &s.global_store);
+  /* the tensor class counts ldmatrix and stmatrix too */
+  unsigned long long mma = s.class_count[DLCEMU_CLASS_TENSOR] - s.ldmatrix.requests - s.stmatrix.requests;
+  printf(" tensor cores: mma.sync m16n8k16 %llu, useful FLOPs/(2*16*8*16) = %.0f (ratio %.3f)\n\n", mma, mma_ideal,
+         mma_ideal > 0 ? (double)mma / mma_ideal : 0.0);
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 int main(int argc, char **argv) {
   int64_t M = 512, N = 512, K = 512;
   if (argc == 4) M = atoll(argv[1]), N = atoll(argv[2]), K = atoll(argv[3]);
@@ -51,33 +78,56 @@ int main(int argc, char **argv) {
                {"gemm_bias_relu_nt fp16", 1, DLC_F16},
                {"gemm_bias_relu_nt bf16", 1, DLC_BF16}};
   for (int i = 0; i < 4; i++) {
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = now();
     dlc_status st = cases[i].nt ? dlc_gemm_bias_relu_nt(cases[i].dt, M, N, K, a, K, b, K, bias, c, N, NULL)
                                 : dlc_gemm_bias_relu(cases[i].dt, M, N, K, a, K, b, N, bias, c, N, NULL);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double t1 = now();
     if (st != DLC_SUCCESS) {
       fprintf(stderr, "%s: %s: %s\n", cases[i].name, dlc_status_string(st), dlc_last_error_detail());
       return 1;
     }
-    dlcemu_launch_stats s;
-    dlcemu_last_launch_stats(&s);
-    double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    double mma_ideal = 2.0 * (double)M * N * K / (2.0 * 16 * 8 * 16);
-    printf("%s  M=%lld N=%lld K=%lld  (%.2f s emulated, %.1f M warp-instr/s)\n", cases[i].name, (long long)M,
-           (long long)N, (long long)K, secs, (double)s.warp_instructions / secs / 1e6);
-    printf(" shared memory:\n");
-    row("cp.async st", &s.cp_async);
-    row("ldmatrix", &s.ldmatrix);
-    row("st.shared", &s.shared_store);
-    row("ld.shared", &s.shared_load);
-    printf(" global memory:\n");
-    grow("loads", &s.global_load);
-    grow("stores", &s.global_store);
-    /* the tensor class counts ldmatrix and stmatrix too */
-    unsigned long long mma = s.class_count[DLCEMU_CLASS_TENSOR] - s.ldmatrix.requests - s.stmatrix.requests;
-    printf(" tensor cores: mma.sync m16n8k16 %llu, FLOPs/(2*16*8*16) = %.0f (%s)\n\n", mma, mma_ideal,
-           (double)mma == mma_ideal ? "equal" : "differ");
+    char name[128];
+    snprintf(name, sizeof name, "%s  M=%lld N=%lld K=%lld", cases[i].name, (long long)M, (long long)N, (long long)K);
+    report(name, t1 - t0, 2.0 * (double)M * N * K);
+  }
+  /* conv 3x3, pad 1: N=2, 56x56, C=K=64 (the MMAs also run on the zero padding and the K tail) */
+  {
+    const int64_t n = 2, h = 56, w = 56, ch = 64, k = 64;
+    void *x = buf((size_t)(n * h * w * ch) * 2, &seed), *wt = buf((size_t)(k * 9 * ch) * 2, &seed);
+    void *cb = buf((size_t)k * 2, &seed), *y = buf((size_t)(n * h * w * k) * 2, &seed);
+    for (int s = 1; s <= 2; s++) {
+      double t0 = now();
+      dlc_status st = dlc_conv2d_bias_silu(DLC_F16, n, h, w, ch, k, s, s, 1, 1, x, wt, cb, y, NULL);
+      double t1 = now();
+      if (st != DLC_SUCCESS) {
+        fprintf(stderr, "conv: %s: %s\n", dlc_status_string(st), dlc_last_error_detail());
+        return 1;
+      }
+      int64_t p = (h - 1) / s + 1, q = (w - 1) / s + 1;
+      char name[128];
+      snprintf(name, sizeof name, "conv2d_bias_silu fp16  N=%lld H=W=%lld C=K=%lld stride %d", (long long)n, (long long)h,
+               (long long)ch, s);
+      report(name, t1 - t0, 2.0 * (double)(n * p * q) * k * 9 * ch);
+    }
+  }
+  /* causal attention: B=1, H=2, S=256 (the useful FLOPs count only the unmasked half) */
+  {
+    const int64_t B = 1, H = 2, S = 256;
+    for (int64_t D = 64; D <= 128; D *= 2) {
+      size_t bytes = (size_t)(B * H * S * D) * 2;
+      void *q = buf(bytes, &seed), *k = buf(bytes, &seed), *v = buf(bytes, &seed), *o = buf(bytes, &seed);
+      double t0 = now();
+      dlc_status st = dlc_attention_causal(DLC_F16, B, H, S, D, q, k, v, o, NULL);
+      double t1 = now();
+      if (st != DLC_SUCCESS) {
+        fprintf(stderr, "attention: %s: %s\n", dlc_status_string(st), dlc_last_error_detail());
+        return 1;
+      }
+      char name[128];
+      snprintf(name, sizeof name, "attention_causal fp16  B=%lld H=%lld S=%lld D=%lld", (long long)B, (long long)H,
+               (long long)S, (long long)D);
+      report(name, t1 - t0, 2.0 * 2.0 * (double)(B * H) * (double)S * (S + 1) / 2.0 * D);
+    }
   }
   return 0;
 }

@@ -149,10 +149,9 @@ static const sx *offset_of(arena *A, const region_memref *m, const sx *const *ma
 
 typedef struct opgen {
   arena *A;
-  const gpu_kernel *k;
+  const gpu_view *v;    /* the region and its groups */
   const region *r;
   strbuf *s;
-  const char *T, *OutT;
 } opgen;
 
 static const sx *group_extent(opgen *g, const int *ax, int n) {
@@ -177,11 +176,13 @@ static void decompose(opgen *g, const char *idx, const int *ax, int n, const cha
   sb_printf(g->s, "%s[[maybe_unused]] const int64_t i_%s = t_%s;\n", indent, cid(g->A, g->r->it[ax[0]].name), idx);
 }
 
-static bool group_has_tail(opgen *g, const int *ax, int n) {
+/* A tail predicate: the bound check of a flattened group, when Poly Core
+ * says one of its axes is a tail. */
+static void tail_check(opgen *g, const char *idx, const int *ax, int n) {
+  bool tail = false;
   for (int i = 0; i < n; i++)
-    for (int t = 0; t < g->k->ntail; t++)
-      if (strcmp(g->k->tail[t], g->r->it[ax[i]].name) == 0) return true;
-  return false;
+    for (int t = 0; t < g->v->ntail; t++) tail |= strcmp(g->v->tail[t], g->r->it[ax[i]].name) == 0;
+  if (tail) sb_printf(g->s, "    if (%s >= %s) return 0;\n", idx, sxc(g->A, group_extent(g, ax, n), false));
 }
 
 static const rexpr *read_of(const rexpr *e) {
@@ -199,45 +200,40 @@ static void guards_c(opgen *g, strbuf *s, const ib_guard *gd, int ng) {
   }
 }
 
-/* The chunk function of one operand. */
-static void chunk_fn(opgen *g, bool is_a) {
-  const gpu_kernel *k = g->k;
+/* The chunk function of one operand: the elements valid in the chunk that
+ * starts at (rows index ri, k index ki, batch bi), and its address, from the
+ * operand's Read map (offset), its Select guards (pads) and the tails. */
+static void chunk_fn(opgen *g, const gpu_operand *o, const char *fname, const int *rax, int nr, const int *kax, int nk,
+                     const char *role) {
   const region *r = g->r;
-  const gpu_operand *o = is_a ? &k->A : &k->B;
   const rexpr *sel = o->read, *rd = read_of(o->read);
   const region_memref *m = &r->in[o->input];
-  const int *gax = is_a ? k->m_axes : k->n_axes;
-  int ngax = is_a ? k->nm : k->nn;
-  const char *gi = is_a ? "mi" : "ni", *gname = is_a ? "m" : "n";
   strbuf *s = g->s;
-  sb_printf(s, "  // operand %s = %s[", is_a ? "A" : "B", m->name);
+  sb_printf(s, "  // %s = %s[", role, m->name);
   for (int d = 0; d < rd->nmap; d++) sb_printf(s, "%s%s", d ? ", " : "", sx_str(g->A, rd->map[d]));
-  sb_printf(s, "]: %s contiguous; chunks of VEC elements run along %s\n",
-            o->contig_axis >= 0 ? r->it[o->contig_axis].name : "nothing",
-            o->contig_axis >= 0 ? r->it[o->contig_axis].name : "(VEC = 1)");
+  sb_printf(s, "]: chunks of VEC elements run along %s\n",
+            o->contig_axis >= 0 ? r->it[o->contig_axis].name : "nothing (VEC = 1)");
   sb_printf(s,
-            "  template <int VEC>\n  static __device__ __forceinline__ int %s_chunk(const Params *p, int64_t %s, int64_t ki, "
+            "  template <int VEC>\n  static __device__ __forceinline__ int %s(const Params *p, int64_t ri, int64_t ki, "
             "int64_t bi, const T **src) {\n",
-            is_a ? "a" : "b", gi);
+            fname);
   sb_printf(s, "    const T *base = static_cast<const T *>(p->%s);\n    *src = base;\n", lc(g->A, m->name));
-  /* tail predicates on the flattened groups */
-  if (group_has_tail(g, gax, ngax)) sb_printf(s, "    if (%s >= extent_%s(p)) return 0;\n", gi, gname);
-  if (group_has_tail(g, k->k_axes, k->nk)) sb_puts(s, "    if (ki >= extent_k(p)) return 0;\n");
-  decompose(g, gi, gax, ngax, "    ");
-  decompose(g, "ki", k->k_axes, k->nk, "    ");
-  decompose(g, "bi", k->b_axes, k->nb, "    ");
+  tail_check(g, "ri", rax, nr);
+  tail_check(g, "ki", kax, nk);
+  decompose(g, "ri", rax, nr, "    ");
+  decompose(g, "ki", kax, nk, "    ");
+  decompose(g, "bi", g->v->b_axes, g->v->nb, "    ");
   if (sel->k == RX_SELECT && !sel->a && sel->ng) {
     strbuf c = {0};
     guards_c(g, &c, sel->guards, sel->ng);
     sb_printf(s, "    if (!(%s)) return 0;  // pad piece: zero fill\n", sb_str(&c));
     sb_free(&c);
   }
-  if (o->contig_axis >= 0) {
+  if (o->contig_axis >= 0)
     sb_printf(s, "    const int64_t left = %s - i_%s;\n", sxc(g->A, r->it[o->contig_axis].size, false),
               cid(g->A, r->it[o->contig_axis].name));
-  } else {
+  else
     sb_puts(s, "    const int64_t left = 1;\n");
-  }
   sb_printf(s, "    *src = base + %s;\n", sxc(g->A, offset_of(g->A, m, rd->map), false));
   sb_puts(s, "    return left < VEC ? (int)left : VEC;\n  }\n");
 }
@@ -254,16 +250,19 @@ typedef struct epigen {
   int nv;
   int ninner;        /* the innermost N axis */
   bool n_single;
+  const char *acc;   /* how the accumulator let is spelled */
+  int nsub;          /* lets spelled by a given expression instead */
+  int sub_let[4];
+  const char *sub_expr[4];
 } epigen;
 
 static bool unit_along(epigen *eg, const rexpr *rd) {
   const region *r = eg->g->r;
+  if (eg->ninner < 0 || !eg->n_single || rd->nmap == 0) return false;
   const char *nm = r->it[eg->ninner].name;
-  if (!eg->n_single || rd->nmap == 0) return false;
   for (int d = 0; d < rd->nmap - 1; d++)
     if (sx_mentions(rd->map[d], SXA_VAR, nm)) return false;
-  const sx *last = rd->map[rd->nmap - 1];
-  const char *v = sx_as_var(last);
+  const char *v = sx_as_var(rd->map[rd->nmap - 1]);
   return v && strcmp(v, nm) == 0;
 }
 
@@ -297,7 +296,12 @@ static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
     else sb_puts(s, flit(g->A, e->cval, e->dt));
     return;
   case RX_LET:
-    if (e->let == r->acc_let) sb_puts(s, "acc[j]");
+    for (int i = 0; i < eg->nsub; i++)
+      if (eg->sub_let[i] == e->let) {
+        sb_puts(s, eg->sub_expr[i]);
+        return;
+      }
+    if (e->let == r->acc_let) sb_puts(s, eg->acc);
     else sb_printf(s, "v_%s", cid(g->A, r->lets[e->let].name));
     return;
   case RX_READ: {
@@ -351,54 +355,56 @@ static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
     expr_c(eg, s, e->a);
     return;
   case RX_REDUCE:
-    sb_puts(s, "0.0f /* unsupported */");
+    sb_puts(s, "0.0f /* a reduction is not pointwise */");
     return;
   }
 }
 
-static void epilogue_fn(opgen *g) {
-  const gpu_kernel *k = g->k;
+/* The region's post-reduce lets, on the accumulator, for 4 consecutive N
+ * indices, and the store of the yielded value. */
+static void epilogue_fn(opgen *g, const char *rows_note) {
+  const gpu_view *v = g->v;
   const region *r = g->r;
   strbuf *s = g->s;
-  epigen eg = {g, {{0}}, 0, k->n_axes[k->nn - 1], k->nn == 1};
+  epigen eg = {g, {{0}}, 0, v->n_axes[v->nn - 1], v->nn == 1, "acc[j]", 0, {0}, {0}};
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) collect_vreads(&eg, r->lets[l].e);
-  const region_memref *om = &r->out[k->out];
-  const rexpr *ol = r->lets[k->out_let].e;
+  const region_memref *om = &r->out[v->out];
+  const rexpr *ol = r->lets[v->out_let].e;
   /* the output's index: the yielded let's axes, in the tensor's order */
   const sx **omap = ARENA_ARRAY(g->A, const sx *, om->rank + 1);
   for (int d = 0; d < om->rank; d++) omap[d] = sx_var(g->A, r->it[ol->ax[d]].name);
   bool out_unit = eg.n_single && om->rank > 0 && ol->ax[om->rank - 1] == eg.ninner;
-  sb_puts(s, "  // epilogue: the region's post-reduce lets on the fp32 accumulator, then the store\n");
+  sb_printf(s, "  // epilogue of region %s: its post-reduce lets on the fp32 accumulator%s, then the store\n", r->name,
+            rows_note);
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce || l == r->acc_let)
       sb_printf(s, "  //   %s = %s\n", r->lets[l].name, region_expr_str(g->A, r, r->lets[l].e));
-  sb_printf(s, "  //   yield %s -> %s (%s)\n", r->lets[k->out_let].name, om->name, dtype_name(k->out_dt));
+  sb_printf(s, "  //   yield %s -> %s (%s)\n", r->lets[v->out_let].name, om->name, dtype_name(v->out_dt));
   sb_puts(s,
           "  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,\n"
           "                                                 const float (&acc)[4]) {\n");
-  if (group_has_tail(g, k->m_axes, k->nm)) sb_puts(s, "    if (mi >= extent_m(p)) return;\n");
-  sb_puts(s, "    const int64_t nleft = extent_n(p) - ni;\n    if (nleft <= 0) return;\n");
-  decompose(g, "mi", k->m_axes, k->nm, "    ");
-  decompose(g, "bi", k->b_axes, k->nb, "    ");
+  sb_printf(s, "    if (mi >= %s) return;\n", sxc(g->A, group_extent(g, v->m_axes, v->nm), false));
+  sb_printf(s, "    const int64_t nleft = %s - ni;\n    if (nleft <= 0) return;\n",
+            sxc(g->A, group_extent(g, v->n_axes, v->nn), false));
+  decompose(g, "mi", v->m_axes, v->nm, "    ");
+  decompose(g, "bi", v->b_axes, v->nb, "    ");
   for (int i = 0; i < eg.nv; i++) {
     const rexpr *rd = eg.v[i].rd;
     const region_memref *m = &r->in[rd->input];
-    sb_printf(s, "    float rd%d[4];\n", i);
-    sb_puts(s, "    {\n");
-    decompose(g, "ni", k->n_axes, k->nn, "      ");
+    sb_printf(s, "    float rd%d[4];\n    {\n", i);
+    decompose(g, "ni", v->n_axes, v->nn, "      ");
     sb_printf(s, "      const %s *src = static_cast<const %s *>(p->%s) + %s;\n", ctype(m->dt), ctype(m->dt),
               lc(g->A, m->name), sxc(g->A, offset_of(g->A, m, rd->map), false));
     sb_printf(s,
               "      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) %% (4 * sizeof(*src)) == 0) dlc::ld4(rd%d, src);\n"
               "      else\n"
-              "        for (int j = 0; j < 4; ++j) rd%d[j] = j < nleft ? dlc::ld1(src + j) : 0.f;\n",
+              "        for (int j = 0; j < 4; ++j) rd%d[j] = j < nleft ? dlc::ld1(src + j) : 0.f;\n    }\n",
               i, i);
-    sb_puts(s, "    }\n");
   }
   sb_puts(s, "    float out[4];\n    int64_t off[4];\n#pragma unroll\n    for (int j = 0; j < 4; ++j) {\n");
   sb_puts(s, "      if (j >= nleft) break;\n      const int64_t nj = ni + j;\n");
-  decompose(g, "nj", k->n_axes, k->nn, "      ");
+  decompose(g, "nj", v->n_axes, v->nn, "      ");
   for (int l = 0; l < r->nlets; l++) {
     if (!r->lets[l].post_reduce) continue;
     const rexpr *e = r->lets[l].e;
@@ -407,7 +413,8 @@ static void epilogue_fn(opgen *g) {
     sb_printf(s, "      const %s v_%s = %s;\n", e->dt == DT_BOOL ? "bool" : "float", cid(g->A, r->lets[l].name), sb_str(&x));
     sb_free(&x);
   }
-  sb_printf(s, "      out[j] = %s;\n", k->out_let == r->acc_let ? "acc[j]" : arena_printf(g->A, "v_%s", cid(g->A, r->lets[k->out_let].name)));
+  sb_printf(s, "      out[j] = %s;\n",
+            v->out_let == r->acc_let ? "acc[j]" : arena_printf(g->A, "v_%s", cid(g->A, r->lets[v->out_let].name)));
   sb_printf(s, "      off[j] = %s;\n", sxc(g->A, offset_of(g->A, om, omap), false));
   sb_puts(s, "    }\n");
   sb_printf(s, "    OutT *dst = static_cast<OutT *>(p->%s);\n", lc(g->A, om->name));
@@ -418,38 +425,178 @@ static void epilogue_fn(opgen *g) {
   sb_puts(s, "    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);\n  }\n");
 }
 
-static void op_struct(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in) {
+static void group_comment(opgen *g, const char *name, const int *ax, int n) {
+  sb_printf(g->s, "  // %s: (", name);
+  for (int j = 0; j < n; j++) sb_printf(g->s, "%s%s", j ? ", " : "", g->r->it[ax[j]].name);
+  sb_printf(g->s, "), extent %s\n", sx_str(g->A, group_extent(g, ax, n)));
+}
+
+static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in) {
   arena *A = c->A;
   const gpu_kernel *k = in->k;
-  const region *r = k->r;
-  opgen g = {A, k, r, s, ctype(k->T), ctype(k->out_dt)};
+  opgen g = {A, &k->v, k->r, s};
   const sched_plan *p = &k->plan;
-  sb_printf(s, "// ---- %s %s: region %s\n", eo->op->name, in->tag, r->name);
   sb_printf(s, "// plan (%s): tile %dx%dx%d, %d stages, warps %dx%d (warp tile %dx%d), vec %d, %s\n",
             p->pinned ? "pinned in the manifest" : "searched", p->tile[0], p->tile[1], p->tile[2], p->stages, p->warps_m,
             p->warps_n, p->tile[0] / p->warps_m, p->tile[1] / p->warps_n, p->vec, k->algo);
   sb_printf(s, "struct Op_%s {\n", cid(A, in->tag));
-  sb_printf(s, "  using T = %s;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n", g.T, g.OutT, eo->op->name);
+  sb_printf(s, "  using T = %s;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n", ctype(k->T), ctype(k->v.out_dt),
+            eo->op->name);
   sb_printf(s, "  static constexpr int BM = %d, BN = %d, BK = %d, STAGES = %d, WARPS_M = %d, WARPS_N = %d;\n", p->tile[0],
             p->tile[1], p->tile[2], p->stages, p->warps_m, p->warps_n);
   sb_printf(s, "  static constexpr bool A_K_CONTIG = %s, B_K_CONTIG = %s;\n", k->A.k_contig ? "true" : "false",
             k->B.k_contig ? "true" : "false");
-  static const char *const gname[] = {"m", "n", "k", "b"};
-  const int *gax[] = {k->m_axes, k->n_axes, k->k_axes, k->b_axes};
-  int gn[] = {k->nm, k->nn, k->nk, k->nb};
-  for (int i = 0; i < 4; i++) {
-    sb_printf(s, "  // %s group: (", gname[i]);
-    for (int j = 0; j < gn[i]; j++) sb_printf(s, "%s%s", j ? ", " : "", r->it[gax[i][j]].name);
-    sb_printf(s, ")\n  static __device__ __forceinline__ int64_t extent_%s(const Params *p) { return %s; }\n", gname[i],
-              sxc(A, group_extent(&g, gax[i], gn[i]), false));
-  }
-  chunk_fn(&g, true);
-  chunk_fn(&g, false);
-  epilogue_fn(&g);
+  group_comment(&g, "M", k->v.m_axes, k->v.nm);
+  group_comment(&g, "N", k->v.n_axes, k->v.nn);
+  group_comment(&g, "K", k->v.k_axes, k->v.nk);
+  group_comment(&g, "batch", k->v.b_axes, k->v.nb);
+  sb_printf(s, "  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return %s; }\n",
+            sxc(A, group_extent(&g, k->v.k_axes, k->v.nk), false));
+  chunk_fn(&g, &k->A, "a_chunk", k->v.m_axes, k->v.nm, k->v.k_axes, k->v.nk, "operand A");
+  chunk_fn(&g, &k->B, "b_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "operand B");
+  epilogue_fn(&g, "");
   sb_puts(s, "};\n\n");
 }
 
-static int kernel_threads(const gpu_kernel *k) { return 32 * k->plan.warps_m * k->plan.warps_n; }
+/* The tile_live test from the mask: a guard Select in the score lets whose
+ * one branch is the row max's neutral removes a tile when, over the tile's
+ * corners, the guard holds everywhere (neutral on `then`) or nowhere. */
+static void tile_live_fn(opgen *g, const gpu_kernel *k) {
+  const region *r = g->r;
+  strbuf *s = g->s;
+  int mq = k->v.m_axes[0], nk = k->v.n_axes[0];
+  sb_puts(s, "  // false when the mask (the score lets' guard Selects) removes every element of the tile\n");
+  sb_puts(s,
+          "  static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,\n"
+          "                                                  int64_t n1, int64_t bi) {\n");
+  int nmasks = 0;
+  for (int l = 0; l <= k->sm.x; l++) {
+    const rexpr *e = r->lets[l].e;
+    if (e->k != RX_SELECT || !e->a) continue;
+    const rexpr *pr = e->a;
+    while (pr->k == RX_BCAST || pr->k == RX_TRANSPOSE) pr = pr->a;
+    if (pr->k != RX_SELECT || pr->a || pr->ng != 1 || pr->b->k != RX_CONST || pr->c->k != RX_CONST) continue;
+    bool kill_then = e->b->k == RX_CONST && e->b->cval == k->sm.max_init && pr->b->cval != 0;
+    bool kill_else = e->c->k == RX_CONST && e->c->cval == k->sm.max_init && pr->b->cval != 0;
+    if (!kill_then && !kill_else) continue;
+    const ib_guard *gd = &pr->guards[0];
+    /* only guards over the query and key axes bound by corners */
+    const sx *ge = gd->e;
+    bool affine_mn = sx_is_affine(ge);
+    for (int t = 0; t < ge->nterms && affine_mn; t++) {
+      const sx_atom *at = ge->terms[t].atom;
+      if (at->kind == SXA_VAR && strcmp(at->name, r->it[mq].name) && strcmp(at->name, r->it[nk].name)) affine_mn = false;
+      if (at->kind != SXA_VAR && at->kind != SXA_PARAM) affine_mn = false;
+    }
+    if (!affine_mn) continue;
+    /* min and max of the guard expression over the tile */
+    strbuf lo = {0}, hi = {0};
+    sb_printf(&lo, "%lld", (long long)ge->c0);
+    sb_printf(&hi, "%lld", (long long)ge->c0);
+    for (int t = 0; t < ge->nterms; t++) {
+      const sx_atom *at = ge->terms[t].atom;
+      int64_t cf = ge->terms[t].coef;
+      if (at->kind == SXA_PARAM) {
+        sb_printf(&lo, " + %lld * p->%s", (long long)cf, lc(g->A, at->name));
+        sb_printf(&hi, " + %lld * p->%s", (long long)cf, lc(g->A, at->name));
+        continue;
+      }
+      bool is_m = strcmp(at->name, r->it[mq].name) == 0;
+      const char *a0 = is_m ? "m0" : "n0", *a1 = is_m ? "(m1 - 1)" : "(n1 - 1)";
+      sb_printf(&lo, " + %lld * %s", (long long)cf, cf > 0 ? a0 : a1);
+      sb_printf(&hi, " + %lld * %s", (long long)cf, cf > 0 ? a1 : a0);
+    }
+    const char *glo = sxc(g->A, gd->lo, false);
+    sb_printf(s, "    {  // mask %s: %s\n", r->lets[l].name, region_expr_str(g->A, r, e));
+    sb_printf(s, "      [[maybe_unused]] const int64_t emin = %s, emax = %s;\n", sb_str(&lo), sb_str(&hi));
+    if (gd->hi) {
+      const char *ghi = sxc(g->A, gd->hi, false);
+      if (kill_then) sb_printf(s, "      if (emin >= %s && emax < %s) return false;  // the guard holds everywhere\n", glo, ghi);
+      else sb_printf(s, "      if (emax < %s || emin >= %s) return false;  // the guard holds nowhere\n", glo, ghi);
+    } else {
+      if (kill_then) sb_printf(s, "      if (emin >= %s) return false;  // the guard holds everywhere\n", glo);
+      else sb_printf(s, "      if (emax < %s) return false;  // the guard holds nowhere\n", glo);
+    }
+    sb_puts(s, "    }\n");
+    sb_free(&lo);
+    sb_free(&hi);
+    nmasks++;
+  }
+  if (!nmasks) sb_puts(s, "    (void)p, (void)m0, (void)m1, (void)n0, (void)n1;\n");
+  sb_puts(s, "    (void)bi;\n    return true;\n  }\n");
+}
+
+static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in) {
+  arena *A = c->A;
+  const gpu_kernel *k = in->k;
+  const region *r = k->r;
+  opgen g = {A, &k->v, r, s};
+  const sched_plan *p = &k->plan;
+  sb_printf(s, "// plan: %d query rows x %d keys per step (4 warps x 16 rows), head dims %d / %d, vec %d, %s\n",
+            p->tile[0], p->tile[1], k->D, k->DV, p->vec, k->algo);
+  sb_printf(s, "struct Op_%s {\n", cid(A, in->tag));
+  sb_printf(s, "  using T = %s;\n  using PT = %s;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n", ctype(k->T),
+            ctype(k->sm.pt), ctype(k->v2.out_dt), eo->op->name);
+  sb_printf(s, "  static constexpr int BM = %d, BN = %d, D = %d, DV = %d;\n", p->tile[0], p->tile[1], k->D, k->DV);
+  sb_printf(s, "  static constexpr bool Q_REGS = %s;  // Q fragments %s\n", p->a_frag_regs ? "true" : "false",
+            p->a_frag_regs ? "stay in registers" : "are re-read from shared memory per key tile");
+  sb_printf(s, "  static constexpr float MAX_INIT = %s;  // %s's init\n", flit(A, k->sm.max_init, DT_FP32),
+            r->lets[k->sm.max].name);
+  group_comment(&g, "queries", k->v.m_axes, k->v.nm);
+  group_comment(&g, "keys", k->v.n_axes, k->v.nn);
+  group_comment(&g, "batch", k->v.b_axes, k->v.nb);
+  sb_printf(s, "  static __device__ __forceinline__ int64_t extent_q(const Params *p) { return %s; }\n",
+            sxc(A, group_extent(&g, k->v.m_axes, k->v.nm), false));
+  sb_printf(s, "  static __device__ __forceinline__ int64_t extent_kv(const Params *p) { return %s; }\n",
+            sxc(A, group_extent(&g, k->v.n_axes, k->v.nn), false));
+  chunk_fn(&g, &k->A, "q_chunk", k->v.m_axes, k->v.nm, k->v.k_axes, k->v.nk, "Q");
+  chunk_fn(&g, &k->B, "k_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "K");
+  /* the score lets */
+  epigen eg = {&g, {{0}}, 0, -1, false, "s", 0, {0}, {0}};
+  sb_printf(s, "  // the score lets of region %s on one element s of %s = QK^T\n", r->name, r->lets[r->acc_let].name);
+  for (int l = 0; l <= k->sm.x; l++)
+    if (l != r->acc_let) sb_printf(s, "  //   %s = %s\n", r->lets[l].name, region_expr_str(A, r, r->lets[l].e));
+  sb_puts(s, "  static __device__ __forceinline__ float score(const Params *p, int64_t mi, int64_t ni, int64_t bi, float s) {\n");
+  decompose(&g, "mi", k->v.m_axes, k->v.nm, "    ");
+  decompose(&g, "ni", k->v.n_axes, k->v.nn, "    ");
+  decompose(&g, "bi", k->v.b_axes, k->v.nb, "    ");
+  for (int l = 0; l <= k->sm.x; l++) {
+    if (l == r->acc_let) continue;
+    strbuf x = {0};
+    expr_c(&eg, &x, r->lets[l].e);
+    sb_printf(s, "    const %s v_%s = %s;\n", r->lets[l].e->dt == DT_BOOL ? "bool" : "float", cid(A, r->lets[l].name),
+              sb_str(&x));
+    sb_free(&x);
+  }
+  sb_printf(s, "    (void)p;\n    return %s;\n  }\n",
+            k->sm.x == r->acc_let ? "s" : arena_printf(A, "v_%s", cid(A, r->lets[k->sm.x].name)));
+  /* exp2(a - b) and a / l, from the softmax lets */
+  epigen ex = {&g, {{0}}, 0, -1, false, "s", 2, {k->sm.x, k->sm.max}, {"a", "b"}};
+  strbuf x = {0};
+  expr_c(&ex, &x, r->lets[k->sm.sub].e);
+  sb_printf(s, "  // %s = %s; %s = %s\n", r->lets[k->sm.sub].name, region_expr_str(A, r, r->lets[k->sm.sub].e),
+            r->lets[k->sm.exp].name, region_expr_str(A, r, r->lets[k->sm.exp].e));
+  sb_printf(s, "  static __device__ __forceinline__ float expdiff(float a, float b) {\n    const float v_%s = %s;\n",
+            cid(A, r->lets[k->sm.sub].name), sb_str(&x));
+  sb_free(&x);
+  epigen ex2 = {&g, {{0}}, 0, -1, false, "s", 0, {0}, {0}};
+  expr_c(&ex2, &x, r->lets[k->sm.exp].e);
+  sb_printf(s, "    return %s;\n  }\n", sb_str(&x));
+  sb_free(&x);
+  epigen dv = {&g, {{0}}, 0, -1, false, "s", 2, {k->sm.exp, k->sm.sum}, {"o", "l"}};
+  expr_c(&dv, &x, r->lets[k->sm.div].e);
+  sb_printf(s, "  // %s = %s\n", r->lets[k->sm.div].name, region_expr_str(A, r, r->lets[k->sm.div].e));
+  sb_printf(s, "  static __device__ __forceinline__ float finish(float o, float l) { return %s; }\n", sb_str(&x));
+  sb_free(&x);
+  tile_live_fn(&g, k);
+  /* region 2: V and the output */
+  opgen g2 = {A, &k->v2, k->v2.r, s};
+  chunk_fn(&g2, &k->V, "v_chunk", k->v2.n_axes, k->v2.nn, k->v2.k_axes, k->v2.nk, "V");
+  epilogue_fn(&g2, " (O already divided by the row sum)");
+  sb_puts(s, "};\n\n");
+}
+
+static int kernel_threads(const gpu_kernel *k) { return k->threads; }
 
 static const char *kernel_name(arena *A, const emit_op *eo, const emit_instance *in, int vec) {
   return arena_printf(A, "dlc_%s_%s_v%d", eo->op->name, cid(A, in->tag), vec);
@@ -464,17 +611,30 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
   sb_puts(&s, "// Do not edit: the kernels below are the IR of that entry laid onto templates/sm80_contraction.cuh.\n");
   sb_puts(&s, "// Built for:");
   for (int i = 0; i < c->m->narchs; i++) sb_printf(&s, " %s", c->m->archs[i]);
-  sb_puts(&s, " (SASS only).\n\n#include \"dlc_params.h\"\n#include \"sm80_contraction.cuh\"\n\n");
+  sb_puts(&s, " (SASS only).\n\n#include \"dlc_params.h\"\n");
+  bool att = false, con = false;
+  for (int i = 0; i < eo->ninst; i++) att |= eo->inst[i].k->attention, con |= !eo->inst[i].k->attention;
+  if (con) sb_puts(&s, "#include \"sm80_contraction.cuh\"\n");
+  if (att) sb_puts(&s, "#include \"sm80_attention.cuh\"\n");
+  sb_puts(&s, "\n");
   sb_printf(&s, "namespace dlc_%s {\n\n", eo->op->name);
-  for (int i = 0; i < eo->ninst; i++) op_struct(c, &s, eo, &eo->inst[i]);
+  for (int i = 0; i < eo->ninst; i++) {
+    const emit_instance *in = &eo->inst[i];
+    sb_printf(&s, "// ---- %s %s: %s\n", eo->op->name, in->tag,
+              in->k->attention ? arena_printf(A, "regions %s and %s", in->k->r->name, in->k->v2.r->name)
+                               : arena_printf(A, "region %s", in->k->r->name));
+    if (in->k->attention) attention_op(c, &s, eo, in);
+    else contraction_op(c, &s, eo, in);
+  }
   sb_printf(&s, "}  // namespace dlc_%s\n\nextern \"C\" {\n", eo->op->name);
   for (int i = 0; i < eo->ninst; i++) {
     const emit_instance *in = &eo->inst[i];
     for (int v = 0; v < in->k->nvec; v++)
       sb_printf(&s,
-                "__global__ void __launch_bounds__(%d) %s(const dlc__p_%s p) {\n"
-                "  dlc::sm80_contraction<dlc_%s::Op_%s, %d>(&p);\n}\n",
-                kernel_threads(in->k), kernel_name(A, eo, in, in->k->vecs[v]), eo->op->name, eo->op->name,
+                "__global__ void __launch_bounds__(%d, %d) %s(const dlc__p_%s p) {\n"
+                "  dlc::%s<dlc_%s::Op_%s, %d>(&p);\n}\n",
+                kernel_threads(in->k), in->k->plan.ctas_per_sm > 0 ? in->k->plan.ctas_per_sm : 1,
+                kernel_name(A, eo, in, in->k->vecs[v]), eo->op->name, in->k->skeleton, eo->op->name,
                 cid(A, in->tag), in->k->vecs[v]);
   }
   sb_printf(&s, "\n// Kernel handles for the CUDA backend, in the order of the dispatch table.\n");
@@ -613,11 +773,9 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
   int idx = 0;
   for (int i = 0; i < eo->ninst; i++) {
     const gpu_kernel *k = eo->inst[i].k;
-    int smem_ring = k->plan.stages * (k->plan.tile[0] + k->plan.tile[1]) * k->plan.tile[2] * dtype_bytes(k->T);
-    int smem_stage = k->plan.tile[0] * (k->plan.tile[1] + 8) * 4;
     for (int v = 0; v < k->nvec; v++)
       sb_printf(s, "    {\"%s\", %d, %d, %d, %d, %s},\n", kernel_name(A, eo, &eo->inst[i], k->vecs[v]), eo->index,
-                idx++, kernel_threads(k), smem_ring > smem_stage ? smem_ring : smem_stage, arch_mask(c));
+                idx++, k->threads, k->smem, arch_mask(c));
   }
   sb_puts(s, "};\n\n");
   prototype(c, s, eo, a, n);
@@ -675,7 +833,6 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
   for (int i = 0; i < eo->ninst; i++) {
     const emit_instance *in = &eo->inst[i];
     const gpu_kernel *k = in->k;
-    const region *r = k->r;
     sb_printf(s, "  case %d: {\n", i);
     /* tensors: element counts, NULL pointers, leading dims */
     sb_puts(s, "    int64_t dlc_count;\n");
@@ -718,29 +875,27 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
       int w = k->vecs[v];
       strbuf cond = {0};
       sb_puts(&cond, "1");
-      for (int side = 0; side < 2; side++) {
-        const gpu_operand *o = side ? &k->B : &k->A;
-        const region_memref *m = &r->in[o->input];
+      for (int side = 0; side < (k->attention ? 3 : 2); side++) {
+        const gpu_operand *o = side == 2 ? &k->V : side ? &k->B : &k->A;
+        const gpu_view *gv = side == 2 ? &k->v2 : &k->v;
+        const region_memref *m = &gv->r->in[o->input];
         int eb = dtype_bytes(m->dt);
         sb_printf(&cond, " && dlc__aligned(dlc_p->%s, %d)", lc(A, m->name), w * eb);
         for (int d = 0; d < m->rank - 1; d++) sb_printf(&cond, " && %s %% %d == 0", hsx(A, stride_of(A, m, d)), w);
         /* a chunk must not cross into the next index of a flattened group */
-        int ng = o->k_contig ? k->nk : side ? k->nn : k->nm;
+        int ng = o->k_contig ? gv->nk : (side == 0 ? gv->nm : gv->nn);
         if (o->contig_axis >= 0 && ng > 1 && w > 1)
-          sb_printf(&cond, " && %s %% %d == 0", hsx(A, r->it[o->contig_axis].size), w);
+          sb_printf(&cond, " && %s %% %d == 0", hsx(A, gv->r->it[o->contig_axis].size), w);
       }
       sb_printf(s, "    if (!dlc_vec && %s) dlc_vec = %d;\n", sb_str(&cond), w);
       sb_free(&cond);
     }
     sb_printf(s,
-              "    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, \"%s: %s and %s must be aligned to their %d-byte elements\");\n",
-              on, r->in[k->A.input].name, r->in[k->B.input].name, dtype_bytes(k->T));
-    /* grid */
-    const sx *em = group_extent(&(opgen){A, k, r, NULL, NULL, NULL}, k->m_axes, k->nm);
-    const sx *en = group_extent(&(opgen){A, k, r, NULL, NULL, NULL}, k->n_axes, k->nn);
-    const sx *eb = group_extent(&(opgen){A, k, r, NULL, NULL, NULL}, k->b_axes, k->nb);
-    sb_printf(s, "    const int64_t dlc_gx = (%s + %d) / %d, dlc_gy = (%s + %d) / %d, dlc_gz = %s;\n", hsx(A, en), k->plan.tile[1] - 1,
-              k->plan.tile[1], hsx(A, em), k->plan.tile[0] - 1, k->plan.tile[0], hsx(A, eb));
+              "    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, \"%s: the operands must be aligned to their %d-byte elements\");\n",
+              on, dtype_bytes(k->T));
+    /* grid: from the GPU IR */
+    sb_printf(s, "    const int64_t dlc_gx = %s, dlc_gy = %s, dlc_gz = %s;\n", hsx(A, k->grid[0]), hsx(A, k->grid[1]),
+              hsx(A, k->grid[2]));
     sb_printf(s,
               "    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)\n"
               "      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: the launch grid (%%lld, %%lld, %%lld) exceeds the "

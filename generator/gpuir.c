@@ -1,5 +1,9 @@
-/* GPU IR: the sm80 contraction skeleton with the plan injected, async tokens
- * and tail predication (spec §9). */
+/* GPU IR: regions and plans laid onto the fixed per-arch skeletons, with
+ * async tokens and tail predication (spec §9).
+ *   sm80_contraction: one contraction region with a pointwise epilogue
+ *     (GEMM, implicit-GEMM convolution);
+ *   sm80_attention: QK^T + score lets + row softmax (region 1, P deferred)
+ *     and P V (region 2), streamed FlashAttention-2 style. */
 #include "gpuir.h"
 
 #include <stdio.h>
@@ -15,6 +19,57 @@ static const char *axes_str(arena *A, const region *r, const int *ax, int n) {
   const char *s = "";
   for (int i = 0; i < n; i++) s = arena_printf(A, "%s%s%s", s, i ? "," : "", r->it[ax[i]].name);
   return arena_printf(A, "(%s)", s);
+}
+
+static const sx *extent(arena *A, const region *r, const int *ax, int n) {
+  const sx *e = sx_int(A, 1);
+  for (int i = 0; i < n; i++) e = sx_mul(A, e, r->it[ax[i]].size);
+  return e;
+}
+
+static void view_of(arena *A, gpu_view *v, const region *r, const pc_analysis *a) {
+  const pc_contraction *c = &a->con;
+  v->r = r;
+  v->a = a;
+  v->nm = c->nm, v->nn = c->nn, v->nb = c->nb, v->nk = c->nk;
+  v->m_axes = c->m_axes, v->n_axes = c->n_axes, v->b_axes = c->b_axes, v->k_axes = c->k_axes;
+  v->tail = ARENA_ARRAY(A, const char *, a->ntail + 1);
+  for (int i = 0; i < a->ntail; i++) v->tail[v->ntail++] = a->tail_axes[i];
+  v->out = v->out_let = -1;
+}
+
+/* The operand chunks of one side of a contraction. */
+static void operand_of(arena *A, diag_list *dl, const char *at, const region *r, const pc_contraction *c, bool rhs,
+                       gpu_operand *o) {
+  o->input = rhs ? c->rhs : c->lhs;
+  o->tensor = r->in[o->input].name;
+  o->read = rhs ? c->rhs_read : c->lhs_read;
+  o->k_contig = rhs ? c->rhs_k_contig : c->lhs_k_contig;
+  o->contig_axis = rhs ? c->rhs_contig : c->lhs_contig;
+  o->vec_max = o->contig_axis >= 0 ? 16 / dtype_bytes(r->in[o->input].dt) : 1;
+  if (o->contig_axis >= 0) return;
+  o->k_contig = true; /* scalar chunks: any layout; keep K-major tiles */
+  const rexpr *rd = o->read;
+  if (rd->k == RX_SELECT && !rd->a) rd = rd->b;
+  if (rd->k == RX_UNARY) rd = rd->a;
+  diag_report(dl, D_LAYOUT_COST, at, NULL,
+              "operand %s is contiguous along %s, which is not a single M, N or K index: it is loaded one "
+              "element per copy instead of %d-element 16-byte cp.async chunks, about %dx the copy instructions "
+              "and smaller memory transactions",
+              o->tensor, rd->k == RX_READ && rd->nmap ? sx_str(A, rd->map[rd->nmap - 1]) : "?",
+              16 / dtype_bytes(r->in[o->input].dt), 16 / dtype_bytes(r->in[o->input].dt));
+}
+
+static void vec_variants(gpu_kernel *k, int vmax) {
+  if (k->plan.vec < vmax) vmax = k->plan.vec;
+  if (vmax < 1) vmax = 1;
+  for (int v = vmax; v >= 1; v /= 2) k->vecs[k->nvec++] = v;
+}
+
+static const char *tail_pred(arena *A, const gpu_view *v) {
+  const char *pred = "";
+  for (int i = 0; i < v->ntail; i++) pred = arena_printf(A, "%s%s%s < %s", pred, i ? " && " : "", v->tail[i], v->tail[i]);
+  return *pred ? pred : "none";
 }
 
 gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
@@ -34,18 +89,18 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
                   r->name);
       return NULL;
     }
-  int nsig = 0;
   gpu_kernel *k = ARENA_NEW(A, gpu_kernel);
-  for (int y = 0; y < r->nyields; y++)
-    if (strcmp(r->out[r->yields[y].output].materialize, "gmem") == 0) {
-      k->out = r->yields[y].output;
-      k->out_let = r->yields[y].let;
-      k->out_dt = r->yields[y].cast;
-      nsig++;
-    }
-  if (nsig != 1 || r->nyields != 1) {
+  view_of(A, &k->v, r, a);
+  if (r->nyields != 1 || strcmp(r->out[r->yields[0].output].materialize, "gmem") != 0) {
     diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s stores %d outputs; the skeleton stores exactly one",
                 r->name, r->nyields);
+    return NULL;
+  }
+  k->v.out = r->yields[0].output;
+  k->v.out_let = r->yields[0].let;
+  k->v.out_dt = r->yields[0].cast;
+  if (k->v.nm == 0 || k->v.nn == 0) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s has an empty M or N group", r->name);
     return NULL;
   }
   k->name = name;
@@ -54,47 +109,35 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   k->r = r;
   k->a = a;
   k->plan = *p;
-  k->nm = c->nm, k->nn = c->nn, k->nb = c->nb, k->nk = c->nk;
-  k->m_axes = c->m_axes, k->n_axes = c->n_axes, k->b_axes = c->b_axes, k->k_axes = c->k_axes;
-  if (k->nm == 0 || k->nn == 0) {
-    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s has an empty M or N group", r->name);
-    return NULL;
-  }
-  for (int side = 0; side < 2; side++) {
-    gpu_operand *o = side ? &k->B : &k->A;
-    o->input = side ? c->rhs : c->lhs;
-    o->tensor = r->in[o->input].name;
-    o->read = side ? c->rhs_read : c->lhs_read;
-    o->k_contig = side ? c->rhs_k_contig : c->lhs_k_contig;
-    o->contig_axis = side ? c->rhs_contig : c->lhs_contig;
-    o->vec_max = o->contig_axis >= 0 ? 16 / dtype_bytes(r->in[o->input].dt) : 1;
-    if (o->contig_axis < 0) o->k_contig = true; /* scalar chunks: any layout; keep K-major tiles */
-  }
+  operand_of(A, dl, at, r, c, false, &k->A);
+  operand_of(A, dl, at, r, c, true, &k->B);
   k->T = r->in[k->A.input].dt;
   if (k->T != r->in[k->B.input].dt || (k->T != DT_FP16 && k->T != DT_BF16)) {
-    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "the tensor-core skeleton takes fp16 or bf16 operands of one dtype, not %s x %s",
+    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL,
+                "the tensor-core skeleton takes fp16 or bf16 operands of one dtype, not %s x %s",
                 dtype_name(r->in[k->A.input].dt), dtype_name(r->in[k->B.input].dt));
     return NULL;
   }
   /* chunk widths: the plan's width and every narrower one, for operands whose
    * pointers or leading dimensions are less aligned (dispatch picks) */
-  int vmax = k->A.vec_max < k->B.vec_max ? k->A.vec_max : k->B.vec_max;
-  if (p->vec < vmax) vmax = p->vec;
-  for (int v = vmax; v >= 1; v /= 2) k->vecs[k->nvec++] = v;
-  /* tails: Poly Core's tail axes */
-  k->tail = ARENA_ARRAY(A, const char *, a->ntail + 1);
-  for (int i = 0; i < a->ntail; i++) k->tail[k->ntail++] = a->tail_axes[i];
+  vec_variants(k, k->A.vec_max < k->B.vec_max ? k->A.vec_max : k->B.vec_max);
+  int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages;
+  k->threads = 32 * p->warps_m * p->warps_n;
+  int ring = S * (BM + BN) * BK * dtype_bytes(k->T), stage = BM * (BN + 8) * 4;
+  k->smem = ring > stage ? ring : stage;
+  k->grid[0] = sx_ceildiv_int(A, extent(A, r, k->v.n_axes, k->v.nn), BN);
+  k->grid[1] = sx_ceildiv_int(A, extent(A, r, k->v.m_axes, k->v.nm), BM);
+  k->grid[2] = extent(A, r, k->v.b_axes, k->v.nb);
 
   /* the skeleton, with tokens */
-  int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages;
   const char *ta = k->A.k_contig ? arena_printf(A, "[%d][%d][%d] (M x K, K contiguous)", S, BM, BK)
                                  : arena_printf(A, "[%d][%d][%d] (K x M, M contiguous)", S, BK, BM);
   const char *tb = k->B.k_contig ? arena_printf(A, "[%d][%d][%d] (N x K, K contiguous)", S, BN, BK)
                                  : arena_printf(A, "[%d][%d][%d] (K x N, N contiguous)", S, BK, BN);
   emit(k, A, GS_ALLOC_SHARED, "smA", arena_printf(A, "%s %s, swizzle xor16B", dtype_name(k->T), ta), NULL, 0, NULL, NULL);
   emit(k, A, GS_ALLOC_SHARED, "smB", arena_printf(A, "%s %s, swizzle xor16B", dtype_name(k->T), tb), NULL, 0, NULL, NULL);
-  const char *pm = axes_str(A, r, k->m_axes, k->nm), *pn = axes_str(A, r, k->n_axes, k->nn),
-             *pk = axes_str(A, r, k->k_axes, k->nk);
+  const char *pm = axes_str(A, r, k->v.m_axes, k->v.nm), *pn = axes_str(A, r, k->v.n_axes, k->v.nn),
+             *pk = axes_str(A, r, k->v.k_axes, k->v.nk);
   for (int s = 0; s < S - 1; s++) {
     const char *tA = arena_printf(A, "tA%d", s), *tB = arena_printf(A, "tB%d", s);
     emit(k, A, GS_CP_ASYNC, arena_printf(A, "smA[%d] <- %s", s, k->A.tensor),
@@ -128,21 +171,203 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
     if (r->lets[l].post_reduce) lets = arena_printf(A, "%s%s%s", lets, *lets ? ", " : "", r->lets[l].name);
   emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name, arena_printf(A, "lets: %s", *lets ? lets : "(none)"), "tE", 1,
        "tStage", NULL);
-  const char *pred = "";
-  for (int i = 0; i < k->ntail; i++) pred = arena_printf(A, "%s%s%s < %s", pred, i ? " && " : "", k->tail[i], k->tail[i]);
-  emit(k, A, GS_ST_GLOBAL, arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->out_dt), r->out[k->out].name),
-       arena_printf(A, "pred tails (%s), scalar where a row ends or is misaligned", *pred ? pred : "none"), NULL, 1, "tE",
+  emit(k, A, GS_ST_GLOBAL, arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v.out_dt), r->out[k->v.out].name),
+       arena_printf(A, "pred tails (%s), scalar where a row ends or is misaligned", tail_pred(A, &k->v)), NULL, 1, "tE",
        NULL);
   if (!gpuir_verify(k, dl)) return NULL;
   return k;
 }
 
+/* ---- attention ------------------------------------------------------------------- */
+
+static bool let_is(const region *r, const rexpr *e, int *let) {
+  while (e && (e->k == RX_BCAST || e->k == RX_TRANSPOSE)) e = e->a;
+  if (!e || e->k != RX_LET) return false;
+  *let = e->let;
+  return true;
+}
+
+/* Finds the row softmax after the score lets in region 1 (see gpu_softmax). */
+static bool find_softmax(const region *r, gpu_softmax *sm) {
+  memset(sm, 0, sizeof *sm);
+  sm->max = -1;
+  for (int l = 0; l < r->nlets; l++) {
+    const rexpr *e = r->lets[l].e;
+    if (e->k == RX_REDUCE && e->rop == RED_MAX && e->nred == 1 && let_is(r, e->a, &sm->x)) {
+      sm->max = l;
+      sm->key_axis = e->red[0];
+      sm->max_init = e->init;
+      break;
+    }
+  }
+  if (sm->max < 0) return false;
+  /* sub = x - bcast(max); exp = exp2(sub); sum = Reduce(sum){exp}; div = exp / bcast(sum); p = cast(div) */
+  int found = 0, a, b;
+  for (int l = sm->max + 1; l < r->nlets; l++) {
+    const rexpr *e = r->lets[l].e;
+    if (found == 0 && e->k == RX_BINARY && e->op == TINY_SUB && let_is(r, e->a, &a) && a == sm->x &&
+        let_is(r, e->b, &b) && b == sm->max)
+      sm->sub = l, found++;
+    else if (found == 1 && e->k == RX_UNARY && e->op == TINY_EXP2 && let_is(r, e->a, &a) && a == sm->sub)
+      sm->exp = l, found++;
+    else if (found == 2 && e->k == RX_REDUCE && e->rop == RED_SUM && e->nred == 1 && e->red[0] == sm->key_axis &&
+             let_is(r, e->a, &a) && a == sm->exp)
+      sm->sum = l, found++;
+    else if (found == 3 && e->k == RX_BINARY && e->op == TINY_FDIV && let_is(r, e->a, &a) && a == sm->exp &&
+             let_is(r, e->b, &b) && b == sm->sum)
+      sm->div = l, found++;
+    else if (found == 4 && e->k == RX_UNARY && e->op == TINY_CAST && let_is(r, e->a, &a) && a == sm->div)
+      sm->p = l, sm->pt = e->dt, found++;
+    else
+      return false;
+  }
+  if (found == 4) sm->p = sm->div, sm->pt = r->lets[sm->div].e->dt, found++; /* P kept in fp32 */
+  return found == 5;
+}
+
+gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
+                                  const char *name, diag_list *dl) {
+  const char *at = arena_printf(A, "GPU IR[%s]", rs->n ? rs->r[0].name : "?");
+  if (rs->n != 2 || !pc->a[0].con.present || !pc->a[1].con.present) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL,
+                "the attention skeleton takes two contraction regions (QK^T with the softmax, then P V)");
+    return NULL;
+  }
+  const region *r1 = &rs->r[0], *r2 = &rs->r[1];
+  gpu_kernel *k = ARENA_NEW(A, gpu_kernel);
+  k->attention = true;
+  k->name = name;
+  k->skeleton = "sm80_attention";
+  k->algo = "streaming_softmax";
+  k->r = r1;
+  k->a = &pc->a[0];
+  k->plan = *p;
+  view_of(A, &k->v, r1, &pc->a[0]);
+  view_of(A, &k->v2, r2, &pc->a[1]);
+  if (!find_softmax(r1, &k->sm)) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL,
+                "region %s does not end in the row softmax Reduce(max), exp2(x - max), Reduce(sum), division, cast "
+                "that the streaming skeleton implements",
+                r1->name);
+    return NULL;
+  }
+  /* the score lets between QK^T and the softmax are pointwise */
+  for (int l = 0; l <= k->sm.x; l++)
+    if (l != r1->acc_let && !r1->lets[l].post_reduce) {
+      diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "let %s before the softmax is not pointwise on QK^T", r1->lets[l].name);
+      return NULL;
+    }
+  /* P V reads the deferred P at the same points; its epilogue is pointwise */
+  const pc_contraction *c2 = &pc->a[1].con;
+  if (r2->nyields != 1 || strcmp(r2->out[r2->yields[0].output].materialize, "gmem") != 0 ||
+      r1->nyields != 1 || strcmp(r1->out[r1->yields[0].output].materialize, "deferred") != 0 ||
+      r1->yields[0].let != k->sm.p || strcmp(r2->in[c2->lhs].name, r1->out[r1->yields[0].output].name) != 0) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s must consume region %s's deferred P and store one output",
+                r2->name, r1->name);
+    return NULL;
+  }
+  for (int l = 0; l < r2->nlets; l++)
+    if (l != r2->acc_let && !r2->lets[l].post_reduce) {
+      diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "let %s after P V is not pointwise", r2->lets[l].name);
+      return NULL;
+    }
+  k->v2.out = r2->yields[0].output;
+  k->v2.out_let = r2->yields[0].let;
+  k->v2.out_dt = r2->yields[0].cast;
+  /* one query axis, one key axis, a K of region 1 that is the head dim */
+  const gpu_view *v = &k->v;
+  int64_t d, dv;
+  if (v->nm != 1 || v->nn != 1 || v->nk != 1 || v->n_axes[0] != k->sm.key_axis || k->v2.nk != 1 ||
+      k->v2.nn != 1 || !sx_is_int(r1->it[v->k_axes[0]].size, &d) || !sx_is_int(r2->it[k->v2.n_axes[0]].size, &dv) ||
+      d % 16 || dv % 16 || d > 256 || dv > 256) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at, "Bind the head dim with a manifest variant (e.g. \"D\": [64, 128]).",
+                "the streaming skeleton needs one query axis, one key axis, and head dims that are compile-time "
+                "multiples of 16 up to 256");
+    return NULL;
+  }
+  k->D = (int)d, k->DV = (int)dv;
+  operand_of(A, dl, at, r1, &pc->a[0].con, false, &k->A); /* Q */
+  operand_of(A, dl, at, r1, &pc->a[0].con, true, &k->B);  /* K */
+  operand_of(A, dl, at, r2, c2, true, &k->V);
+  k->T = r1->in[k->A.input].dt;
+  if (!k->A.k_contig || !k->B.k_contig || k->V.k_contig || k->A.contig_axis < 0 || k->B.contig_axis < 0 ||
+      k->V.contig_axis < 0 || k->T != r1->in[k->B.input].dt || k->T != r2->in[k->V.input].dt ||
+      (k->T != DT_FP16 && k->T != DT_BF16) || (k->sm.pt != k->T && k->sm.pt != DT_FP32)) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL,
+                "the streaming skeleton takes fp16 or bf16 Q, K, V of one dtype, contiguous along the head dim, and "
+                "P in that dtype or fp32");
+    return NULL;
+  }
+  vec_variants(k, k->A.vec_max);
+  k->threads = 128;
+  int BM = p->tile[0], BN = p->tile[1];
+  int ring = (BM * k->D + 2 * BN * (k->D + k->DV)) * dtype_bytes(k->T), stage = BM * (k->DV + 8) * 4;
+  k->smem = ring > stage ? ring : stage;
+  k->grid[0] = sx_ceildiv_int(A, extent(A, r1, v->m_axes, v->nm), BM);
+  k->grid[1] = extent(A, r1, v->b_axes, v->nb);
+  k->grid[2] = sx_int(A, 1);
+
+  /* the statements, with tokens */
+  emit(k, A, GS_ALLOC_SHARED, "smQ", arena_printf(A, "%s [%d][%d], swizzle xor16B", dtype_name(k->T), BM, k->D), NULL, 0,
+       NULL, NULL);
+  emit(k, A, GS_ALLOC_SHARED, "smK,smV", arena_printf(A, "%s [2][%d][%d] and [2][%d][%d] ring", dtype_name(k->T), BN, k->D, BN, k->DV),
+       NULL, 0, NULL, NULL);
+  emit(k, A, GS_CP_ASYNC, arena_printf(A, "smQ <- %s", k->A.tensor), "query rows m0..m0+BM, pred tails", "tQ", 0, NULL, NULL);
+  emit(k, A, GS_CP_ASYNC, arena_printf(A, "smK[0], smV[0] <- %s, %s", k->B.tensor, k->V.tensor), "key tile 0", "tKV0", 0,
+       NULL, NULL);
+  emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, "tQ", "tKV0");
+  emit(k, A, GS_LOOP, "t", "live key tiles (Op::tile_live: the mask predicate's affine bound)", NULL, 0, NULL, NULL);
+  emit(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[(t+1)%%2] <- %s, %s", k->B.tensor, k->V.tensor), "key tile t+1",
+       "tKV[t+1]", 0, NULL, NULL);
+  emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, "tKV[t+1]", NULL);
+  emit(k, A, GS_WAIT, "cp.async.wait_group", "1", NULL, 2, "tQ", "tKV[t]");
+  emit(k, A, GS_BARRIER, "bar.sync", "tile t landed", NULL, 0, NULL, NULL);
+  emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smQ: Q fragments (once)", NULL, 1, "tQ", NULL);
+  emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smK[t%2]: K^T fragments", NULL, 1, "tKV[t]", NULL);
+  emit(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 S = Q K^T (%s)", r1->lets[r1->acc_let].name), "16 rows per warp",
+       "tS", 0, NULL, NULL);
+  const char *score = "";
+  for (int l = 0; l <= k->sm.x; l++)
+    if (l != r1->acc_let) score = arena_printf(A, "%s%s%s", score, *score ? ", " : "", r1->lets[l].name);
+  emit(k, A, GS_EPILOGUE, "score", arena_printf(A, "lets: %s; key tails -> %s's neutral", *score ? score : "(none)",
+                                                r1->lets[k->sm.max].name),
+       "tScore", 1, "tS", NULL);
+  emit(k, A, GS_EPILOGUE, "row_max", arena_printf(A, "%s: running max, quad shuffles", r1->lets[k->sm.max].name), "tMax",
+       1, "tScore", NULL);
+  emit(k, A, GS_EPILOGUE, "rescale", arena_printf(A, "%s(%s) of the old and new max on O and the row sum",
+                                                  r1->lets[k->sm.exp].name, r1->lets[k->sm.sub].name),
+       "tRescale", 1, "tMax", NULL);
+  emit(k, A, GS_EPILOGUE, "probabilities", arena_printf(A, "%s = %s(%s); %s += row sum", r1->lets[k->sm.exp].name,
+                                                        "exp2", r1->lets[k->sm.sub].name, r1->lets[k->sm.sum].name),
+       "tP", 1, "tRescale", NULL);
+  emit(k, A, GS_EPILOGUE, "P fragments",
+       k->sm.pt == DT_FP32
+           ? arena_printf(A, "%s: fp32 P as hi + lo %s A fragments in registers (deferred; two mma per step)",
+                          r1->lets[k->sm.p].name, dtype_name(k->T))
+           : arena_printf(A, "%s: cvt to %s A fragments in registers (deferred)", r1->lets[k->sm.p].name,
+                          dtype_name(k->sm.pt)),
+       "tPf", 1, "tP", NULL);
+  emit(k, A, GS_LDMATRIX, "ldmatrix.x4.trans", "smV[t%2]: V fragments", NULL, 1, "tKV[t]", NULL);
+  emit(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 O += P V (%s)", r2->lets[r2->acc_let].name), NULL, "tO", 1, "tPf",
+       NULL);
+  emit(k, A, GS_BARRIER, "bar.sync", "stage t%2 free", NULL, 0, NULL, NULL);
+  emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
+  emit(k, A, GS_EPILOGUE, "finish", arena_printf(A, "%s: O / row sum", r1->lets[k->sm.div].name), "tFin", 1, "tO", NULL);
+  emit(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "O -> stage[%d][%d+8] fp32", BM, k->DV), "tStage", 1, "tFin",
+       NULL);
+  emit(k, A, GS_EPILOGUE, r2->lets[r2->acc_let].name, "the P V region's post-reduce lets", "tE", 1, "tStage", NULL);
+  emit(k, A, GS_ST_GLOBAL,
+       arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v2.out_dt), r2->out[k->v2.out].name),
+       arena_printf(A, "pred tails (%s)", tail_pred(A, &k->v2)), NULL, 1, "tE", NULL);
+  if (!gpuir_verify(k, dl)) return NULL;
+  return k;
+}
+
 /* Tokens: a TokLoad is consumed by the wait that covers it before any
- * ldmatrix reads its tile; mma produces TokCompute, which the staging and
- * epilogue consume in order; the store consumes TokEpilogue; nothing is used
+ * ldmatrix reads its tile; mma produces TokCompute, which the epilogue
+ * steps consume in order; the store consumes TokEpilogue; nothing is used
  * before it is produced.  Loop-carried tokens are written "tA[kt]": the
- * wait of iteration kt covers the load issued STAGES-1 iterations earlier
- * (or in the prologue). */
+ * wait of iteration kt covers the load issued earlier (prologue or refill). */
 bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
   const char *produced[64], *waited[64];
   int np = 0, nw = 0;
@@ -153,13 +378,10 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
       const char *tok = s->in[t];
       bool have = false;
       for (int j = 0; j < np; j++) have |= strcmp(produced[j], tok) == 0;
-      /* a loop-carried load token is produced by the prologue (tA0..) and by
-       * the refill of earlier iterations (tA[kt+S-1]) */
+      /* a loop-carried token is produced by the prologue (tA0) or a refill (tA[kt+S-1]) */
       if (!have && strchr(tok, '[')) {
-        char pre[8] = {0};
         size_t n = (size_t)(strchr(tok, '[') - tok);
-        memcpy(pre, tok, n < 7 ? n : 7);
-        for (int j = 0; j < np; j++) have |= strncmp(produced[j], pre, n) == 0;
+        for (int j = 0; j < np; j++) have |= strncmp(produced[j], tok, n) == 0;
       }
       if (!have) {
         diag_report(dl, D_GRAPH_SCHEMA, "GPU IR", "This is a compiler bug; please report it.",
@@ -202,21 +424,28 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
   char wt[32];
   snprintf(wt, sizeof wt, "%dx%d", k->plan.tile[0] / k->plan.warps_m, k->plan.tile[1] / k->plan.warps_n);
   cJSON_AddStringToObject(g, "warp_tile", wt);
+  cJSON_AddNumberToObject(g, "threads", k->threads);
+  cJSON_AddNumberToObject(g, "smem_bytes", k->smem);
+  if (k->attention) {
+    cJSON_AddNumberToObject(g, "head_dim", k->D);
+    cJSON_AddNumberToObject(g, "value_dim", k->DV);
+  }
   cJSON *v = cJSON_AddArrayToObject(g, "vec_variants");
   for (int i = 0; i < k->nvec; i++) cJSON_AddItemToArray(v, cJSON_CreateNumber(k->vecs[i]));
   cJSON *ops = cJSON_AddArrayToObject(g, "operands");
-  for (int side = 0; side < 2; side++) {
-    const gpu_operand *o = side ? &k->B : &k->A;
+  for (int side = 0; side < (k->attention ? 3 : 2); side++) {
+    const gpu_operand *o = side == 2 ? &k->V : side ? &k->B : &k->A;
+    const region *r = side == 2 ? k->v2.r : k->r;
     cJSON *oo = cJSON_CreateObject();
-    cJSON_AddStringToObject(oo, "role", side ? "B" : "A");
+    cJSON_AddStringToObject(oo, "role", side == 2 ? "V" : side ? "B" : "A");
     cJSON_AddStringToObject(oo, "tensor", o->tensor);
-    cJSON_AddStringToObject(oo, "contiguous", o->contig_axis >= 0 ? k->r->it[o->contig_axis].name : "none");
+    cJSON_AddStringToObject(oo, "contiguous", o->contig_axis >= 0 ? r->it[o->contig_axis].name : "none");
     cJSON_AddBoolToObject(oo, "k_contiguous", o->k_contig);
     cJSON_AddStringToObject(oo, "ldmatrix", o->k_contig ? "x4" : "x4.trans");
     cJSON_AddItemToArray(ops, oo);
   }
   cJSON *tails = cJSON_AddArrayToObject(g, "tail_predicates");
-  for (int i = 0; i < k->ntail; i++) cJSON_AddItemToArray(tails, cJSON_CreateString(k->tail[i]));
+  for (int i = 0; i < k->v.ntail; i++) cJSON_AddItemToArray(tails, cJSON_CreateString(k->v.tail[i]));
   cJSON *st = cJSON_AddArrayToObject(g, "stmts");
   for (int i = 0; i < k->nst; i++) {
     const gpu_stmt *s = &k->st[i];

@@ -50,22 +50,48 @@ typedef struct gpu_operand {
   int vec_max;           /* widest chunk the layout allows (1 when not contiguous) */
 } gpu_operand;
 
+/* A contraction region seen as GEMM groups (from Poly Core), with the
+ * axes it predicates and the output the kernel stores from it. */
+typedef struct gpu_view {
+  const region *r;
+  const pc_analysis *a;
+  int nm, nn, nb, nk;    /* axis groups (region axis indices, outer to inner) */
+  const int *m_axes, *n_axes, *b_axes, *k_axes;
+  int ntail;
+  const char **tail;     /* predicated axes (Poly Core's tail axes) */
+  int out, out_let;      /* the region output stored, and the let yielded to it; -1 if none */
+  dtype out_dt;
+} gpu_view;
+
+/* The pieces of the streaming softmax, as lets of the first region: the
+ * score lets end in `x`; max = Reduce(max){x}; e = exp2(x - max) (the `sub`
+ * and `exp` lets); sum = Reduce(sum){e}; div = e / sum; p = cast(div). */
+typedef struct gpu_softmax {
+  int x, max, sub, exp, sum, div, p;
+  int key_axis;          /* the axis the row reductions run over */
+  double max_init;
+  dtype pt;              /* P's dtype: the A operand of P V */
+} gpu_softmax;
+
 typedef struct gpu_kernel {
   const char *name;      /* entry point name without the vector suffix */
-  const char *skeleton;  /* "sm80_contraction" */
+  const char *skeleton;  /* "sm80_contraction" or "sm80_attention" */
   const char *algo;
-  const region *r;
+  const region *r;       /* the (first) region */
   const pc_analysis *a;
   sched_plan plan;
   dtype T;               /* operand element type */
-  gpu_operand A, B;      /* lhs (M side), rhs (N side) */
-  int nm, nn, nb, nk;    /* axis groups (region axis indices) */
-  const int *m_axes, *n_axes, *b_axes, *k_axes;
-  int ntail;
-  const char **tail;     /* predicated axes */
-  int out;               /* region output stored by the kernel */
-  int out_let;           /* the let yielded to it */
-  dtype out_dt;
+  gpu_operand A, B;      /* lhs (M side), rhs (N side) of the first region */
+  gpu_view v;            /* the first region's groups */
+  /* attention: the P V region, its rhs, and the softmax between */
+  bool attention;
+  gpu_view v2;
+  gpu_operand V;
+  gpu_softmax sm;
+  int D, DV;             /* head dims: QK^T contraction, PV output */
+  /* launch */
+  int threads, smem;
+  const sx *grid[3];     /* blocks in x, y, z, over signature dims */
   int nvec;
   int vecs[4];           /* instantiated chunk widths, widest first */
   int nst, cap_st;
@@ -76,6 +102,11 @@ typedef struct gpu_kernel {
  * pointwise epilogue (what the sm80 contraction skeleton compiles). */
 gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
                         diag_list *dl);
+/* Attention (algo_choice "streaming_softmax"): region 1 is QK^T with its
+ * score lets and the row softmax yielding P deferred, region 2 is P V.
+ * NULL with E1706 when the regions do not have that shape. */
+gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
+                                  const char *name, diag_list *dl);
 bool gpuir_verify(const gpu_kernel *k, diag_list *dl);
 cJSON *gpuir_dump(const gpu_kernel *k);
 

@@ -89,20 +89,6 @@ typedef struct codegen_opts {
   const char *at;
 } codegen_opts;
 
-/* The arch a plan for all `archs` is chosen on: the skeleton's arch (sm80)
- * for the cost model's peaks, with the tightest shared-memory limits of all
- * the archs the kernel is compiled for. */
-static arch_info planning_arch(const codegen_opts *cg) {
-  arch_info ai = *plan_arch("sm80");
-  for (int i = 0; i < cg->narchs; i++) {
-    const arch_info *a = plan_arch(cg->archs[i]);
-    if (!a) continue;
-    if (a->smem_per_block < ai.smem_per_block) ai.smem_per_block = a->smem_per_block;
-    if (a->smem_per_sm < ai.smem_per_sm) ai.smem_per_sm = a->smem_per_sm;
-  }
-  return ai;
-}
-
 static cJSON *array_of(int n, cJSON *const *items) {
   cJSON *a = cJSON_CreateArray();
   for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, items[i]);
@@ -139,35 +125,56 @@ static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_i
   DONE(STAGE_ANALYSIS);
 #undef DONE
   if (!cg || !cg->enabled) return !diag_has_errors(dl);
-  /* the back half: one kernel per graph, from its contraction region */
-  int kr = -1, nk = 0;
-  for (int i = 0; i < r->rs->n; i++)
-    if (r->rs->r[i].acc_let >= 0) kr = i, nk++;
-  if (nk != 1 || r->rs->n != 1) {
-    diag_report(dl, D_PLAN_UNSUPPORTED, cg->at, NULL,
-                "the graph forms %d regions with %d contractions; the sm80 contraction skeleton compiles graphs "
-                "that form one region with one contraction",
-                r->rs->n, nk);
-    return false;
-  }
-  const region *reg = &r->rs->r[kr];
-  const pc_analysis *an = &r->pc->a[kr];
-  arch_info pa = planning_arch(cg);
-  const arch_info *ai = &pa;
-  const cJSON *pinned = NULL;
-  for (int i = 0; i < cg->nplans && !pinned; i++) pinned = cg->plans[i];
-  r->plan = plan_choose(&r->A, reg, an, ai, pinned, 0, NULL, dl, cg->at);
-  if (!r->plan) return false;
-  /* the kernel is compiled for every arch: its plan must fit each */
-  for (int i = 0; i < cg->narchs; i++) {
-    const arch_info *a = plan_arch(cg->archs[i]);
-    if (a && !plan_validate(&r->plan->chosen, reg, an, a, dl, arena_printf(&r->A, "%s (arch %s)", cg->at, cg->archs[i])))
+  /* the back half: one kernel per graph, on the skeleton its regions fit */
+  const arch_info *archs[16];
+  int na = 0;
+  for (int i = 0; i < cg->narchs && na < 16; i++)
+    if (plan_arch(cg->archs[i])) archs[na++] = plan_arch(cg->archs[i]);
+  if (na == 0) archs[na++] = plan_arch("sm80");
+  /* plans rank on sm80 (the skeleton's arch) and must fit every arch */
+  for (int i = 1; i < na; i++)
+    if (strcmp(archs[i]->name, "sm80") == 0) archs[i] = archs[0], archs[0] = plan_arch("sm80");
+  if (r->rs->n == 2 && r->rs->r[0].nyields == 1 &&
+      strcmp(r->rs->r[0].out[r->rs->r[0].yields[0].output].materialize, "deferred") == 0) {
+    /* attention: QK^T + softmax, then P V (streaming skeleton) */
+    const region *r1 = &r->rs->r[0], *r2 = &r->rs->r[1];
+    const pc_contraction *c1 = &r->pc->a[0].con, *c2 = &r->pc->a[1].con;
+    int64_t d = 0, dv = 0;
+    if (c1->present && c2->present && c1->nk == 1 && c2->nn == 1)
+      sx_is_int(r1->it[c1->k_axes[0]].size, &d), sx_is_int(r2->it[c2->n_axes[0]].size, &dv);
+    if (d <= 0 || dv <= 0 || d > 256 || dv > 256) {
+      diag_report(dl, D_PLAN_UNSUPPORTED, cg->at, "Bind the head dim with a manifest variant (e.g. \"D\": [64, 128]).",
+                  "attention needs compile-time head dims (at most 256) for the streaming skeleton");
       return false;
+    }
+    r->plan = plan_attention(&r->A, r1, &r->pc->a[0], (int)d, (int)dv, archs, na, dl, cg->at);
+    if (!r->plan) return false;
+    if (dump & (1u << STAGE_PLAN)) r->dumps[STAGE_PLAN] = array_of(1, (cJSON *[]){plan_dump(r->plan)});
+    if (until <= STAGE_PLAN) return !diag_has_errors(dl);
+    r->kernel = gpuir_build_attention(&r->A, r->rs, r->pc, &r->plan->chosen, cg->kernel_name, dl);
+    if (!r->kernel) return false;
+  } else {
+    int kr = -1, nk = 0;
+    for (int i = 0; i < r->rs->n; i++)
+      if (r->rs->r[i].acc_let >= 0) kr = i, nk++;
+    if (nk != 1 || r->rs->n != 1) {
+      diag_report(dl, D_PLAN_UNSUPPORTED, cg->at, NULL,
+                  "the graph forms %d regions with %d contractions; the skeletons compile one contraction region "
+                  "(GEMM, convolution) or attention's two",
+                  r->rs->n, nk);
+      return false;
+    }
+    const region *reg = &r->rs->r[kr];
+    const pc_analysis *an = &r->pc->a[kr];
+    const cJSON *pinned = NULL;
+    for (int i = 0; i < cg->nplans && !pinned; i++) pinned = cg->plans[i];
+    r->plan = plan_choose_multi(&r->A, reg, an, archs, na, pinned, 0, NULL, dl, cg->at);
+    if (!r->plan) return false;
+    if (dump & (1u << STAGE_PLAN)) r->dumps[STAGE_PLAN] = array_of(1, (cJSON *[]){plan_dump(r->plan)});
+    if (until <= STAGE_PLAN) return !diag_has_errors(dl);
+    r->kernel = gpuir_build(&r->A, reg, an, &r->plan->chosen, cg->kernel_name, dl);
+    if (!r->kernel) return false;
   }
-  if (dump & (1u << STAGE_PLAN)) r->dumps[STAGE_PLAN] = array_of(1, (cJSON *[]){plan_dump(r->plan)});
-  if (until <= STAGE_PLAN) return !diag_has_errors(dl);
-  r->kernel = gpuir_build(&r->A, reg, an, &r->plan->chosen, cg->kernel_name, dl);
-  if (!r->kernel) return false;
   if (dump & (1u << STAGE_GPU)) r->dumps[STAGE_GPU] = gpuir_dump(r->kernel);
   return !diag_has_errors(dl);
 }

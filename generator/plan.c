@@ -87,6 +87,12 @@ const arch_info *plan_arch(const char *name) {
  * 128x128x32, 3-stage, 2x2-warp fp16 kernel: 128 + 16 + 16 + 56 = 216, what
  * ptxas reports (nvcc 13, sm_80, 0 spills). */
 #define REG_OVERHEAD 56
+/* The same for the streaming_softmax skeleton (softmax state, mask and key
+ * tail arithmetic, the K/V ring's addresses).  Calibrated on the default
+ * manifest's attention kernels (nvcc 13; D = 64 with 128 keys per step and
+ * D = 128 with 32): the most registers any of sm_80/sm_90a/sm_100/sm_120
+ * used beyond the counted fragments, when allowed 255, was 103. */
+#define ATT_REG_OVERHEAD 104
 
 typedef struct plan_res {
   int smem, regs, warps, threads;
@@ -956,6 +962,73 @@ plan_result *plan_choose(arena *A, const region *r, const pc_analysis *a, const 
   return plan_choose_multi(A, r, a, one, 1, pinned, nshapes, shapes, dl, at);
 }
 
+/* ---- attention ------------------------------------------------------------------------------- */
+
+/* The streaming-softmax skeleton (templates/sm80_attention.cuh) runs 4
+ * warps of 16 query rows (BM = 64) and a 2-stage K/V ring; its choice is
+ * the key tile BN.  Larger key tiles halve the loop's barriers and rescales;
+ * the STOP rules drop those whose Q tile plus ring exceeds 80% of an arch's
+ * shared memory or whose registers (Q fragments, S and O accumulators) leave
+ * one CTA per SM.  The largest surviving BN is kept. */
+plan_result *plan_attention(arena *A, const region *r1, const pc_analysis *a1, int D, int DV,
+                            const arch_info *const *archs, int narchs, diag_list *dl, const char *at) {
+  static const int bns[] = {128, 64, 32};
+  plan_result *res = ARENA_NEW(A, plan_result);
+  res->region = a1->region;
+  res->cand = ARENA_ARRAY(A, plan_candidate, 3);
+  int best = -1;
+  for (int i = 0; i < 3; i++) {
+    plan_candidate *c = &res->cand[res->ncand++];
+    fill_defaults(A, r1, a1, &c->p);
+    sched_plan *p = &c->p;
+    p->arch = archs[0]->name;
+    p->tile[0] = 64, p->tile[1] = bns[i], p->tile[2] = D;
+    p->stages = 2;
+    p->warps_m = 4, p->warps_n = 1;
+    p->vec = 16 / p->elem_bytes;
+    p->algo_key = "attention";
+    p->algo = "streaming_softmax";
+    p->async_enable = true;
+    p->prefetch_depth = 1;
+    p->epilogue_overlap = false;
+    fill_tails(A, r1, a1, p);
+    int ring = (64 * D + 2 * bns[i] * (D + DV)) * p->elem_bytes, stage = 64 * (DV + 8) * 4;
+    p->smem_bytes = ring > stage ? ring : stage;
+    p->threads = 128;
+    /* Q's fragments stay in registers while they are small; larger head dims
+     * re-read them from shared memory on each key tile (one ldmatrix.x4 per
+     * k-step).  At D = 128 this measured 207 -> 167 registers on sm_80 and
+     * removed the spills ptxas made for sm_100 and sm_120. */
+    p->a_frag_regs = D / 16 * 4 <= PLAN_ATT_Q_REGS;
+    /* Q fragments, S and O accumulators, P (hi + lo) and K/V fragments, row
+     * state, overhead */
+    int frags = (p->a_frag_regs ? D / 16 * 4 : 4) + bns[i] / 8 * 4 + DV / 8 * 4 + 8 + 8 + 8;
+    p->regs_per_thread = ceil_div(frags + ATT_REG_OVERHEAD, 8) * 8;
+    for (int k = 0; k < narchs && !c->stop; k++) {
+      const arch_info *ai = archs[k];
+      if (p->smem_bytes > (int)(PLAN_SMEM_FRACTION * ai->smem_per_block)) {
+        c->stop = "smem_over_80pct";
+        c->why = arena_printf(A, "%s: %d B > 80%% of %d B", ai->name, p->smem_bytes, ai->smem_per_block);
+      } else if (p->regs_per_thread > PLAN_MAX_REGS || ai->regs_per_sm / (p->regs_per_thread * p->threads) <= 1) {
+        c->stop = "regs_one_cta_per_sm";
+        c->why = arena_printf(A, "%s: %d regs x %d threads", ai->name, p->regs_per_thread, p->threads);
+      }
+    }
+    if (c->stop) continue;
+    int ctas = archs[0]->regs_per_sm / (p->regs_per_thread * p->threads);
+    int by_smem = archs[0]->smem_per_sm / p->smem_bytes;
+    p->ctas_per_sm = ctas < by_smem ? ctas : by_smem;
+    c->kept = true;
+    if (best < 0) best = i;
+  }
+  if (best < 0) {
+    diag_report(dl, D_PLAN_SMEM, at, NULL, "no key tile fits head dims %d/%d on every arch", D, DV);
+    return NULL;
+  }
+  res->chosen = res->cand[best].p;
+  return res;
+}
+
 /* ---- dump ------------------------------------------------------------------------------------ */
 
 static double round_to(double x, double unit) { return isfinite(x) ? round(x / unit) * unit : -1; }
@@ -1008,6 +1081,8 @@ static cJSON *plan_json(const sched_plan *p) {
   cJSON_AddStringToObject(lh, "C_stride", p->c_stride ? p->c_stride : "row");
   cJSON *al = cJSON_AddObjectToObject(o, "algo_choice");
   cJSON_AddStringToObject(al, p->algo_key ? p->algo_key : "matmul", p->algo ? p->algo : "implicit_gemm");
+  if (p->algo && strcmp(p->algo, "streaming_softmax") == 0)
+    cJSON_AddStringToObject(o, "q_fragments", p->a_frag_regs ? "registers" : "smem");
   cJSON *le = cJSON_AddArrayToObject(o, "local_edges");
   for (int i = 0; i < p->nedges; i++) {
     cJSON *e = cJSON_CreateObject();

@@ -63,6 +63,8 @@ typedef struct sched_plan {
   int prefetch_depth;
   bool epilogue_overlap;
   const char *barrier_model;  /* "cp_async_group" | "mbarrier" */
+  bool a_frag_regs;        /* streaming_softmax: Q's A fragments stay in registers
+                            * across key tiles (else re-read from shared memory) */
   bool pinned;
   /* fixed by the skeleton, kept for the dump */
   const char *cache_tensor[2]; /* the operands staged in shared memory (A, B) */
@@ -126,6 +128,10 @@ plan_result *plan_choose(arena *A, const region *r, const pc_analysis *a, const 
 plan_result *plan_choose_multi(arena *A, const region *r, const pc_analysis *a, const arch_info *const *archs,
                                int narchs, const cJSON *pinned, int nshapes, const int64_t (*shapes)[3],
                                diag_list *dl, const char *at);
+/* The streaming-softmax skeleton's plan for attention (region 1 is QK^T
+ * with the softmax): the key tile, by the STOP rules on every arch. */
+plan_result *plan_attention(arena *A, const region *r1, const pc_analysis *a1, int D, int DV,
+                            const arch_info *const *archs, int narchs, diag_list *dl, const char *at);
 /* Spec §11 estimate for one plan and shape (batch 1), in microseconds
  * (docs/plan.md). */
 double plan_time_us(const sched_plan *p, const arch_info *ai, int64_t M, int64_t N, int64_t K, int elem_bytes);
@@ -138,5 +144,8 @@ const cJSON *plan_pinned_for(cJSON *const *plans, int n, const char *arch);
 /* The spec §11 constants, for docs and tests. */
 #define PLAN_SMEM_FRACTION 0.8
 #define PLAN_MAX_REGS 255
+/* streaming_softmax keeps Q's fragments in registers up to this many per
+ * thread (D <= 64) */
+#define PLAN_ATT_Q_REGS 16
 
 #endif

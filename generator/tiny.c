@@ -652,7 +652,10 @@ static int lower_attention(lowerer *L, const fe_node *nd) {
   int p = lower_softmax_core(L, s2, n - 1, nd->name);
   if (p < 0) return -1;
   d->u[p].out = fresh_name(d, "P_fp32");
-  int pc = tiny_cast(d, p, d->u[v].dt);
+  /* P feeds the second contraction in V's dtype when that keeps the
+   * probabilities to 2^-12 (fp16); bf16's 8 mantissa bits would lose 2^-9 of
+   * each, so with bf16 P stays in the accumulator type */
+  int pc = tiny_cast(d, p, d->u[v].dt == DT_BF16 ? acc : d->u[v].dt);
   d->u[pc].out = fresh_name(d, "P");
   tiny_contract *c2 = ARENA_NEW(A, tiny_contract);
   c2->pattern = "matmul";

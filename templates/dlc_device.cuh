@@ -9,6 +9,13 @@
 
 namespace dlc {
 
+// Floor division and modulo of index expressions (the IR's floordiv).
+__device__ __forceinline__ int64_t floordiv(int64_t a, int64_t b) {
+  const int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+__device__ __forceinline__ int64_t floormod(int64_t a, int64_t b) { return a - floordiv(a, b) * b; }
+
 __device__ __forceinline__ uint32_t smem_addr(const void *p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }

@@ -9,48 +9,45 @@
 namespace dlc_gemm_bias_relu {
 
 // ---- gemm_bias_relu fp16: region gemm_bias_relu.C0_matmul
-// plan (searched): tile 64x128x32, 4 stages, warps 2x2 (warp tile 32x64), vec 8, implicit_gemm
+// plan (searched): tile 128x128x32, 4 stages, warps 2x2 (warp tile 64x64), vec 8, implicit_gemm
 struct Op_fp16 {
   using T = __half;
   using OutT = __half;
   using Params = dlc__p_gemm_bias_relu;
-  static constexpr int BM = 64, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
+  static constexpr int BM = 128, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
   static constexpr bool A_K_CONTIG = true, B_K_CONTIG = false;
-  // m group: (m)
-  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->m); }
-  // n group: (n)
-  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->n); }
-  // k group: (k)
+  // M: (m), extent M
+  // N: (n), extent N
+  // K: (k), extent K
+  // batch: (), extent 1
   static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (p->k); }
-  // b group: ()
-  static __device__ __forceinline__ int64_t extent_b(const Params *p) { return 1; }
-  // operand A = A[m, k]: k contiguous; chunks of VEC elements run along k
+  // operand A = A[m, k]: chunks of VEC elements run along k
   template <int VEC>
-  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t mi, int64_t ki, int64_t bi, const T **src) {
+  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
     const T *base = static_cast<const T *>(p->a);
     *src = base;
-    if (mi >= extent_m(p)) return 0;
-    if (ki >= extent_k(p)) return 0;
-    [[maybe_unused]] const int64_t i_m = mi;
+    if (ri >= (p->m)) return 0;
+    if (ki >= (p->k)) return 0;
+    [[maybe_unused]] const int64_t i_m = ri;
     [[maybe_unused]] const int64_t i_k = ki;
     const int64_t left = (p->k) - i_k;
     *src = base + (i_k + p->lda * i_m);
     return left < VEC ? (int)left : VEC;
   }
-  // operand B = B[k, n]: n contiguous; chunks of VEC elements run along n
+  // operand B = B[k, n]: chunks of VEC elements run along n
   template <int VEC>
-  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ni, int64_t ki, int64_t bi, const T **src) {
+  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
     const T *base = static_cast<const T *>(p->b);
     *src = base;
-    if (ni >= extent_n(p)) return 0;
-    if (ki >= extent_k(p)) return 0;
-    [[maybe_unused]] const int64_t i_n = ni;
+    if (ri >= (p->n)) return 0;
+    if (ki >= (p->k)) return 0;
+    [[maybe_unused]] const int64_t i_n = ri;
     [[maybe_unused]] const int64_t i_k = ki;
     const int64_t left = (p->n) - i_n;
     *src = base + (i_n + p->ldb * i_k);
     return left < VEC ? (int)left : VEC;
   }
-  // epilogue: the region's post-reduce lets on the fp32 accumulator, then the store
+  // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
   //   C0 = {"reduce":{"op":"sum","axes":["k"],"init":0,"dtype":"fp32","body":{"mul":[{"read":{"tensor":"A","map":["m","k"]}},{"read":{"tensor":"B","map":["k","n"]}}]}}}
   //   C1 = {"add":["C0",{"BroadcastInDim":{"operand":{"cast":{"to":"fp32","x":{"read":{"tensor":"bias","map":["n"]}}}},"result_shape":["M","N"],"broadcast_dimensions":[1]}}]}
   //   C1.cmplt = {"cmplt":[0,"C1"]}
@@ -58,8 +55,8 @@ struct Op_fp16 {
   //   yield C -> C (fp16)
   static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
                                                  const float (&acc)[4]) {
-    if (mi >= extent_m(p)) return;
-    const int64_t nleft = extent_n(p) - ni;
+    if (mi >= (p->m)) return;
+    const int64_t nleft = (p->n) - ni;
     if (nleft <= 0) return;
     [[maybe_unused]] const int64_t i_m = mi;
     float rd0[4];
@@ -93,48 +90,45 @@ struct Op_fp16 {
 };
 
 // ---- gemm_bias_relu bf16: region gemm_bias_relu.C0_matmul
-// plan (searched): tile 64x128x32, 4 stages, warps 2x2 (warp tile 32x64), vec 8, implicit_gemm
+// plan (searched): tile 128x128x32, 4 stages, warps 2x2 (warp tile 64x64), vec 8, implicit_gemm
 struct Op_bf16 {
   using T = __nv_bfloat16;
   using OutT = __nv_bfloat16;
   using Params = dlc__p_gemm_bias_relu;
-  static constexpr int BM = 64, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
+  static constexpr int BM = 128, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
   static constexpr bool A_K_CONTIG = true, B_K_CONTIG = false;
-  // m group: (m)
-  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->m); }
-  // n group: (n)
-  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->n); }
-  // k group: (k)
+  // M: (m), extent M
+  // N: (n), extent N
+  // K: (k), extent K
+  // batch: (), extent 1
   static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (p->k); }
-  // b group: ()
-  static __device__ __forceinline__ int64_t extent_b(const Params *p) { return 1; }
-  // operand A = A[m, k]: k contiguous; chunks of VEC elements run along k
+  // operand A = A[m, k]: chunks of VEC elements run along k
   template <int VEC>
-  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t mi, int64_t ki, int64_t bi, const T **src) {
+  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
     const T *base = static_cast<const T *>(p->a);
     *src = base;
-    if (mi >= extent_m(p)) return 0;
-    if (ki >= extent_k(p)) return 0;
-    [[maybe_unused]] const int64_t i_m = mi;
+    if (ri >= (p->m)) return 0;
+    if (ki >= (p->k)) return 0;
+    [[maybe_unused]] const int64_t i_m = ri;
     [[maybe_unused]] const int64_t i_k = ki;
     const int64_t left = (p->k) - i_k;
     *src = base + (i_k + p->lda * i_m);
     return left < VEC ? (int)left : VEC;
   }
-  // operand B = B[k, n]: n contiguous; chunks of VEC elements run along n
+  // operand B = B[k, n]: chunks of VEC elements run along n
   template <int VEC>
-  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ni, int64_t ki, int64_t bi, const T **src) {
+  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
     const T *base = static_cast<const T *>(p->b);
     *src = base;
-    if (ni >= extent_n(p)) return 0;
-    if (ki >= extent_k(p)) return 0;
-    [[maybe_unused]] const int64_t i_n = ni;
+    if (ri >= (p->n)) return 0;
+    if (ki >= (p->k)) return 0;
+    [[maybe_unused]] const int64_t i_n = ri;
     [[maybe_unused]] const int64_t i_k = ki;
     const int64_t left = (p->n) - i_n;
     *src = base + (i_n + p->ldb * i_k);
     return left < VEC ? (int)left : VEC;
   }
-  // epilogue: the region's post-reduce lets on the fp32 accumulator, then the store
+  // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
   //   C0 = {"reduce":{"op":"sum","axes":["k"],"init":0,"dtype":"fp32","body":{"mul":[{"read":{"tensor":"A","map":["m","k"]}},{"read":{"tensor":"B","map":["k","n"]}}]}}}
   //   C1 = {"add":["C0",{"BroadcastInDim":{"operand":{"cast":{"to":"fp32","x":{"read":{"tensor":"bias","map":["n"]}}}},"result_shape":["M","N"],"broadcast_dimensions":[1]}}]}
   //   C1.cmplt = {"cmplt":[0,"C1"]}
@@ -142,8 +136,8 @@ struct Op_bf16 {
   //   yield C -> C (bf16)
   static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
                                                  const float (&acc)[4]) {
-    if (mi >= extent_m(p)) return;
-    const int64_t nleft = extent_n(p) - ni;
+    if (mi >= (p->m)) return;
+    const int64_t nleft = (p->n) - ni;
     if (nleft <= 0) return;
     [[maybe_unused]] const int64_t i_m = mi;
     float rd0[4];
@@ -179,28 +173,28 @@ struct Op_bf16 {
 }  // namespace dlc_gemm_bias_relu
 
 extern "C" {
-__global__ void __launch_bounds__(128) dlc_gemm_bias_relu_fp16_v8(const dlc__p_gemm_bias_relu p) {
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_v8(const dlc__p_gemm_bias_relu p) {
   dlc::sm80_contraction<dlc_gemm_bias_relu::Op_fp16, 8>(&p);
 }
-__global__ void __launch_bounds__(128) dlc_gemm_bias_relu_fp16_v4(const dlc__p_gemm_bias_relu p) {
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_v4(const dlc__p_gemm_bias_relu p) {
   dlc::sm80_contraction<dlc_gemm_bias_relu::Op_fp16, 4>(&p);
 }
-__global__ void __launch_bounds__(128) dlc_gemm_bias_relu_fp16_v2(const dlc__p_gemm_bias_relu p) {
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_v2(const dlc__p_gemm_bias_relu p) {
   dlc::sm80_contraction<dlc_gemm_bias_relu::Op_fp16, 2>(&p);
 }
-__global__ void __launch_bounds__(128) dlc_gemm_bias_relu_fp16_v1(const dlc__p_gemm_bias_relu p) {
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_v1(const dlc__p_gemm_bias_relu p) {
   dlc::sm80_contraction<dlc_gemm_bias_relu::Op_fp16, 1>(&p);
 }
-__global__ void __launch_bounds__(128) dlc_gemm_bias_relu_bf16_v8(const dlc__p_gemm_bias_relu p) {
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_v8(const dlc__p_gemm_bias_relu p) {
   dlc::sm80_contraction<dlc_gemm_bias_relu::Op_bf16, 8>(&p);
 }
-__global__ void __launch_bounds__(128) dlc_gemm_bias_relu_bf16_v4(const dlc__p_gemm_bias_relu p) {
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_v4(const dlc__p_gemm_bias_relu p) {
   dlc::sm80_contraction<dlc_gemm_bias_relu::Op_bf16, 4>(&p);
 }
-__global__ void __launch_bounds__(128) dlc_gemm_bias_relu_bf16_v2(const dlc__p_gemm_bias_relu p) {
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_v2(const dlc__p_gemm_bias_relu p) {
   dlc::sm80_contraction<dlc_gemm_bias_relu::Op_bf16, 2>(&p);
 }
-__global__ void __launch_bounds__(128) dlc_gemm_bias_relu_bf16_v1(const dlc__p_gemm_bias_relu p) {
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_v1(const dlc__p_gemm_bias_relu p) {
   dlc::sm80_contraction<dlc_gemm_bias_relu::Op_bf16, 1>(&p);
 }
 

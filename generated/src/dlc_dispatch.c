@@ -8,14 +8,14 @@
 #include "dlc_params.h"
 
 static const dlc__kernel dlc__k_gemm_bias_relu[] = {
-    {"dlc_gemm_bias_relu_fp16_v8", 0, 0, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_fp16_v4", 0, 1, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_fp16_v2", 0, 2, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_fp16_v1", 0, 3, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_bf16_v8", 0, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_bf16_v4", 0, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_bf16_v2", 0, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_bf16_v1", 0, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_gemm_bias_relu_fp16_v8", 0, 0, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_gemm_bias_relu_fp16_v4", 0, 1, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_gemm_bias_relu_fp16_v2", 0, 2, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_gemm_bias_relu_fp16_v1", 0, 3, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_gemm_bias_relu_bf16_v8", 0, 4, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_gemm_bias_relu_bf16_v4", 0, 5, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_gemm_bias_relu_bf16_v2", 0, 6, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_gemm_bias_relu_bf16_v1", 0, 7, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
 };
 
 dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
@@ -75,8 +75,8 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
     if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 8) && (dlc_p->lda) % 4 == 0 && dlc__aligned(dlc_p->b, 8) && (dlc_p->ldb) % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 4) && (dlc_p->lda) % 2 == 0 && dlc__aligned(dlc_p->b, 4) && (dlc_p->ldb) % 2 == 0) dlc_vec = 2;
     if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 2) && (dlc_p->lda) % 1 == 0 && dlc__aligned(dlc_p->b, 2) && (dlc_p->ldb) % 1 == 0) dlc_vec = 1;
-    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "gemm_bias_relu: A and B must be aligned to their 2-byte elements");
-    const int64_t dlc_gx = ((dlc_p->n) + 127) / 128, dlc_gy = ((dlc_p->m) + 63) / 64, dlc_gz = 1;
+    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "gemm_bias_relu: the operands must be aligned to their 2-byte elements");
+    const int64_t dlc_gx = (dlc_p->n - dlc__floordiv((127 * dlc_p->n), 128)), dlc_gy = (dlc_p->m - dlc__floordiv((127 * dlc_p->m), 128)), dlc_gz = 1;
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     int dlc_k = -1;
@@ -114,8 +114,8 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
     if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 8) && (dlc_p->lda) % 4 == 0 && dlc__aligned(dlc_p->b, 8) && (dlc_p->ldb) % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 4) && (dlc_p->lda) % 2 == 0 && dlc__aligned(dlc_p->b, 4) && (dlc_p->ldb) % 2 == 0) dlc_vec = 2;
     if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 2) && (dlc_p->lda) % 1 == 0 && dlc__aligned(dlc_p->b, 2) && (dlc_p->ldb) % 1 == 0) dlc_vec = 1;
-    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "gemm_bias_relu: A and B must be aligned to their 2-byte elements");
-    const int64_t dlc_gx = ((dlc_p->n) + 127) / 128, dlc_gy = ((dlc_p->m) + 63) / 64, dlc_gz = 1;
+    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "gemm_bias_relu: the operands must be aligned to their 2-byte elements");
+    const int64_t dlc_gx = (dlc_p->n - dlc__floordiv((127 * dlc_p->n), 128)), dlc_gy = (dlc_p->m - dlc__floordiv((127 * dlc_p->m), 128)), dlc_gz = 1;
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     int dlc_k = -1;
@@ -132,14 +132,14 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
 }
 
 static const dlc__kernel dlc__k_gemm_bias_relu_nt[] = {
-    {"dlc_gemm_bias_relu_nt_fp16_v8", 1, 0, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_nt_fp16_v4", 1, 1, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_nt_fp16_v2", 1, 2, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_nt_fp16_v1", 1, 3, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_nt_bf16_v8", 1, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_nt_bf16_v4", 1, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_nt_bf16_v2", 1, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_nt_bf16_v1", 1, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_gemm_bias_relu_nt_fp16_v8", 1, 0, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_gemm_bias_relu_nt_fp16_v4", 1, 1, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_gemm_bias_relu_nt_fp16_v2", 1, 2, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_gemm_bias_relu_nt_fp16_v1", 1, 3, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_gemm_bias_relu_nt_bf16_v8", 1, 4, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_gemm_bias_relu_nt_bf16_v4", 1, 5, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_gemm_bias_relu_nt_bf16_v2", 1, 6, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_gemm_bias_relu_nt_bf16_v1", 1, 7, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
 };
 
 dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
@@ -199,8 +199,8 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
     if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 8) && (dlc_p->lda) % 4 == 0 && dlc__aligned(dlc_p->b, 8) && (dlc_p->ldb) % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 4) && (dlc_p->lda) % 2 == 0 && dlc__aligned(dlc_p->b, 4) && (dlc_p->ldb) % 2 == 0) dlc_vec = 2;
     if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 2) && (dlc_p->lda) % 1 == 0 && dlc__aligned(dlc_p->b, 2) && (dlc_p->ldb) % 1 == 0) dlc_vec = 1;
-    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "gemm_bias_relu_nt: A and B must be aligned to their 2-byte elements");
-    const int64_t dlc_gx = ((dlc_p->n) + 127) / 128, dlc_gy = ((dlc_p->m) + 63) / 64, dlc_gz = 1;
+    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "gemm_bias_relu_nt: the operands must be aligned to their 2-byte elements");
+    const int64_t dlc_gx = (dlc_p->n - dlc__floordiv((127 * dlc_p->n), 128)), dlc_gy = (dlc_p->m - dlc__floordiv((127 * dlc_p->m), 128)), dlc_gz = 1;
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     int dlc_k = -1;
@@ -238,8 +238,8 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
     if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 8) && (dlc_p->lda) % 4 == 0 && dlc__aligned(dlc_p->b, 8) && (dlc_p->ldb) % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 4) && (dlc_p->lda) % 2 == 0 && dlc__aligned(dlc_p->b, 4) && (dlc_p->ldb) % 2 == 0) dlc_vec = 2;
     if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 2) && (dlc_p->lda) % 1 == 0 && dlc__aligned(dlc_p->b, 2) && (dlc_p->ldb) % 1 == 0) dlc_vec = 1;
-    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "gemm_bias_relu_nt: A and B must be aligned to their 2-byte elements");
-    const int64_t dlc_gx = ((dlc_p->n) + 127) / 128, dlc_gy = ((dlc_p->m) + 63) / 64, dlc_gz = 1;
+    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "gemm_bias_relu_nt: the operands must be aligned to their 2-byte elements");
+    const int64_t dlc_gx = (dlc_p->n - dlc__floordiv((127 * dlc_p->n), 128)), dlc_gy = (dlc_p->m - dlc__floordiv((127 * dlc_p->m), 128)), dlc_gz = 1;
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     int dlc_k = -1;
@@ -253,5 +253,469 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
   }
   }
   return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no instance");
+}
+
+static const dlc__kernel dlc__k_conv2d_bias_silu[] = {
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8", 2, 0, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4", 2, 1, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2", 2, 2, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1", 2, 3, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8", 2, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4", 2, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2", 2, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1", 2, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8", 2, 8, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4", 2, 9, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2", 2, 10, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1", 2, 11, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8", 2, 12, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4", 2, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2", 2, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1", 2, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+};
+
+dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
+    int64_t n, int64_t h, int64_t w, int64_t c,
+    int64_t k, int64_t stride0, int64_t stride1, int64_t pad0,
+    int64_t pad1, const void *x, const void *wt, const void *bias,
+    void *y,
+    struct CUstream_st *stream) {
+  dlc__clear_detail();
+  dlc__p_conv2d_bias_silu dlc_params = {0}, *dlc_p = &dlc_params;
+  dlc_p->n = n;
+  dlc_p->h = h;
+  dlc_p->w = w;
+  dlc_p->c = c;
+  dlc_p->k = k;
+  dlc_p->stride0 = stride0;
+  dlc_p->stride1 = stride1;
+  dlc_p->pad0 = pad0;
+  dlc_p->pad1 = pad1;
+  dlc_p->x = x;
+  dlc_p->wt = wt;
+  dlc_p->bias = bias;
+  dlc_p->y = y;
+  if (dlc_p->n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)dlc_p->n);
+  if (dlc_p->h < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "h = %lld is negative", (long long)dlc_p->h);
+  if (dlc_p->w < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "w = %lld is negative", (long long)dlc_p->w);
+  if (dlc_p->c < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "c = %lld is negative", (long long)dlc_p->c);
+  if (dlc_p->k < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "k = %lld is negative", (long long)dlc_p->k);
+  int dlc_inst = -1;
+  if (dlc_inst < 0 && dtype == DLC_F16 && dlc_p->stride0 == 1 && dlc_p->stride1 == 1 && dlc_p->pad0 == 1 && dlc_p->pad1 == 1) dlc_inst = 0;
+  if (dlc_inst < 0 && dtype == DLC_F16 && dlc_p->stride0 == 2 && dlc_p->stride1 == 2 && dlc_p->pad0 == 1 && dlc_p->pad1 == 1) dlc_inst = 1;
+  if (dlc_inst < 0 && dtype == DLC_BF16 && dlc_p->stride0 == 1 && dlc_p->stride1 == 1 && dlc_p->pad0 == 1 && dlc_p->pad1 == 1) dlc_inst = 2;
+  if (dlc_inst < 0 && dtype == DLC_BF16 && dlc_p->stride0 == 2 && dlc_p->stride1 == 2 && dlc_p->pad0 == 1 && dlc_p->pad1 == 1) dlc_inst = 3;
+  if (dlc_inst < 0) {
+    int dlc_dtype_ok = 0;
+    dlc_dtype_ok |= dtype == DLC_F16;
+    dlc_dtype_ok |= dtype == DLC_BF16;
+    if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: dtype %s is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype));
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: no kernel compiled for stride=(%lld,%lld) pad=(%lld,%lld); add this variant to the manifest's ops[2].variants", (long long)dlc_p->stride0, (long long)dlc_p->stride1, (long long)dlc_p->pad0, (long long)dlc_p->pad1);
+  }
+  switch (dlc_inst) {
+  case 0: {
+    int64_t dlc_count;
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->w), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
+    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
+    if (dlc_count > 0 && !dlc_p->y) return dlc__fail(DLC_ERROR_INVALID_VALUE, "y is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->w), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->c), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->x) return dlc__fail(DLC_ERROR_INVALID_VALUE, "x is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 3, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 3, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->c), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->wt) return dlc__fail(DLC_ERROR_INVALID_VALUE, "wt is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->bias) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias is NULL");
+    int dlc_vec = 0;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 16) && (dlc_p->c * dlc_p->h * dlc_p->w) % 8 == 0 && (dlc_p->c * dlc_p->w) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && (9 * dlc_p->c) % 8 == 0 && (3 * dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 8) && (dlc_p->c * dlc_p->h * dlc_p->w) % 4 == 0 && (dlc_p->c * dlc_p->w) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && (9 * dlc_p->c) % 4 == 0 && (3 * dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 4) && (dlc_p->c * dlc_p->h * dlc_p->w) % 2 == 0 && (dlc_p->c * dlc_p->w) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && (9 * dlc_p->c) % 2 == 0 && (3 * dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 2) && (dlc_p->c * dlc_p->h * dlc_p->w) % 1 == 0 && (dlc_p->c * dlc_p->w) % 1 == 0 && (dlc_p->c) % 1 == 0 && dlc__aligned(dlc_p->wt, 2) && (9 * dlc_p->c) % 1 == 0 && (3 * dlc_p->c) % 1 == 0 && (dlc_p->c) % 1 == 0) dlc_vec = 1;
+    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "conv2d_bias_silu: the operands must be aligned to their 2-byte elements");
+    const int64_t dlc_gx = (dlc_p->k - dlc__floordiv((127 * dlc_p->k), 128)), dlc_gy = (-dlc__floordiv((63 * dlc_p->h * dlc_p->n * dlc_p->w), 64) + dlc_p->h * dlc_p->n * dlc_p->w), dlc_gz = 1;
+    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    int dlc_k = -1;
+    switch (dlc_vec) {
+    case 8: dlc_k = 0; break;
+    case 4: dlc_k = 1; break;
+    case 2: dlc_k = 2; break;
+    case 1: dlc_k = 3; break;
+    }
+    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 1: {
+    int64_t dlc_count;
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc__floordiv((dlc_p->h + 1), 2)), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc__floordiv((dlc_p->w + 1), 2)), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
+    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
+    if (dlc_count > 0 && !dlc_p->y) return dlc__fail(DLC_ERROR_INVALID_VALUE, "y is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->w), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->c), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->x) return dlc__fail(DLC_ERROR_INVALID_VALUE, "x is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 3, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 3, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->c), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->wt) return dlc__fail(DLC_ERROR_INVALID_VALUE, "wt is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->bias) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias is NULL");
+    int dlc_vec = 0;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 16) && (dlc_p->c * dlc_p->h * dlc_p->w) % 8 == 0 && (dlc_p->c * dlc_p->w) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && (9 * dlc_p->c) % 8 == 0 && (3 * dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 8) && (dlc_p->c * dlc_p->h * dlc_p->w) % 4 == 0 && (dlc_p->c * dlc_p->w) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && (9 * dlc_p->c) % 4 == 0 && (3 * dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 4) && (dlc_p->c * dlc_p->h * dlc_p->w) % 2 == 0 && (dlc_p->c * dlc_p->w) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && (9 * dlc_p->c) % 2 == 0 && (3 * dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 2) && (dlc_p->c * dlc_p->h * dlc_p->w) % 1 == 0 && (dlc_p->c * dlc_p->w) % 1 == 0 && (dlc_p->c) % 1 == 0 && dlc__aligned(dlc_p->wt, 2) && (9 * dlc_p->c) % 1 == 0 && (3 * dlc_p->c) % 1 == 0 && (dlc_p->c) % 1 == 0) dlc_vec = 1;
+    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "conv2d_bias_silu: the operands must be aligned to their 2-byte elements");
+    const int64_t dlc_gx = (dlc_p->k - dlc__floordiv((127 * dlc_p->k), 128)), dlc_gy = (-dlc__floordiv((63 * dlc_p->n * dlc__floordiv((dlc_p->h + 1), 2) * dlc__floordiv((dlc_p->w + 1), 2)), 64) + dlc_p->n * dlc__floordiv((dlc_p->h + 1), 2) * dlc__floordiv((dlc_p->w + 1), 2)), dlc_gz = 1;
+    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    int dlc_k = -1;
+    switch (dlc_vec) {
+    case 8: dlc_k = 4; break;
+    case 4: dlc_k = 5; break;
+    case 2: dlc_k = 6; break;
+    case 1: dlc_k = 7; break;
+    }
+    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 2: {
+    int64_t dlc_count;
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->w), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
+    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
+    if (dlc_count > 0 && !dlc_p->y) return dlc__fail(DLC_ERROR_INVALID_VALUE, "y is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->w), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->c), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->x) return dlc__fail(DLC_ERROR_INVALID_VALUE, "x is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 3, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 3, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->c), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->wt) return dlc__fail(DLC_ERROR_INVALID_VALUE, "wt is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->bias) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias is NULL");
+    int dlc_vec = 0;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 16) && (dlc_p->c * dlc_p->h * dlc_p->w) % 8 == 0 && (dlc_p->c * dlc_p->w) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && (9 * dlc_p->c) % 8 == 0 && (3 * dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 8) && (dlc_p->c * dlc_p->h * dlc_p->w) % 4 == 0 && (dlc_p->c * dlc_p->w) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && (9 * dlc_p->c) % 4 == 0 && (3 * dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 4) && (dlc_p->c * dlc_p->h * dlc_p->w) % 2 == 0 && (dlc_p->c * dlc_p->w) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && (9 * dlc_p->c) % 2 == 0 && (3 * dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 2) && (dlc_p->c * dlc_p->h * dlc_p->w) % 1 == 0 && (dlc_p->c * dlc_p->w) % 1 == 0 && (dlc_p->c) % 1 == 0 && dlc__aligned(dlc_p->wt, 2) && (9 * dlc_p->c) % 1 == 0 && (3 * dlc_p->c) % 1 == 0 && (dlc_p->c) % 1 == 0) dlc_vec = 1;
+    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "conv2d_bias_silu: the operands must be aligned to their 2-byte elements");
+    const int64_t dlc_gx = (dlc_p->k - dlc__floordiv((127 * dlc_p->k), 128)), dlc_gy = (-dlc__floordiv((63 * dlc_p->h * dlc_p->n * dlc_p->w), 64) + dlc_p->h * dlc_p->n * dlc_p->w), dlc_gz = 1;
+    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    int dlc_k = -1;
+    switch (dlc_vec) {
+    case 8: dlc_k = 8; break;
+    case 4: dlc_k = 9; break;
+    case 2: dlc_k = 10; break;
+    case 1: dlc_k = 11; break;
+    }
+    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 3: {
+    int64_t dlc_count;
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc__floordiv((dlc_p->h + 1), 2)), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc__floordiv((dlc_p->w + 1), 2)), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
+    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
+    if (dlc_count > 0 && !dlc_p->y) return dlc__fail(DLC_ERROR_INVALID_VALUE, "y is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->w), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->c), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->x) return dlc__fail(DLC_ERROR_INVALID_VALUE, "x is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 3, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 3, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->c), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->wt) return dlc__fail(DLC_ERROR_INVALID_VALUE, "wt is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->bias) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias is NULL");
+    int dlc_vec = 0;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 16) && (dlc_p->c * dlc_p->h * dlc_p->w) % 8 == 0 && (dlc_p->c * dlc_p->w) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && (9 * dlc_p->c) % 8 == 0 && (3 * dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 8) && (dlc_p->c * dlc_p->h * dlc_p->w) % 4 == 0 && (dlc_p->c * dlc_p->w) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && (9 * dlc_p->c) % 4 == 0 && (3 * dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 4) && (dlc_p->c * dlc_p->h * dlc_p->w) % 2 == 0 && (dlc_p->c * dlc_p->w) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && (9 * dlc_p->c) % 2 == 0 && (3 * dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 2) && (dlc_p->c * dlc_p->h * dlc_p->w) % 1 == 0 && (dlc_p->c * dlc_p->w) % 1 == 0 && (dlc_p->c) % 1 == 0 && dlc__aligned(dlc_p->wt, 2) && (9 * dlc_p->c) % 1 == 0 && (3 * dlc_p->c) % 1 == 0 && (dlc_p->c) % 1 == 0) dlc_vec = 1;
+    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "conv2d_bias_silu: the operands must be aligned to their 2-byte elements");
+    const int64_t dlc_gx = (dlc_p->k - dlc__floordiv((127 * dlc_p->k), 128)), dlc_gy = (-dlc__floordiv((63 * dlc_p->n * dlc__floordiv((dlc_p->h + 1), 2) * dlc__floordiv((dlc_p->w + 1), 2)), 64) + dlc_p->n * dlc__floordiv((dlc_p->h + 1), 2) * dlc__floordiv((dlc_p->w + 1), 2)), dlc_gz = 1;
+    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    int dlc_k = -1;
+    switch (dlc_vec) {
+    case 8: dlc_k = 12; break;
+    case 4: dlc_k = 13; break;
+    case 2: dlc_k = 14; break;
+    case 1: dlc_k = 15; break;
+    }
+    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  }
+  return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no instance");
+}
+
+static const dlc__kernel dlc__k_attention_causal[] = {
+    {"dlc_attention_causal_fp16_D64_v8", 3, 0, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_attention_causal_fp16_D64_v4", 3, 1, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_attention_causal_fp16_D64_v2", 3, 2, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_attention_causal_fp16_D64_v1", 3, 3, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_attention_causal_fp16_D128_v8", 3, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_attention_causal_fp16_D128_v4", 3, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_attention_causal_fp16_D128_v2", 3, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_attention_causal_fp16_D128_v1", 3, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_attention_causal_bf16_D64_v8", 3, 8, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_attention_causal_bf16_D64_v4", 3, 9, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_attention_causal_bf16_D64_v2", 3, 10, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_attention_causal_bf16_D64_v1", 3, 11, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_attention_causal_bf16_D128_v8", 3, 12, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_attention_causal_bf16_D128_v4", 3, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_attention_causal_bf16_D128_v2", 3, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_attention_causal_bf16_D128_v1", 3, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+};
+
+dlc_status dlc_attention_causal(dlc_dtype dtype,
+    int64_t b, int64_t h, int64_t s, int64_t d,
+    const void *q, const void *k, const void *v, void *o,
+    struct CUstream_st *stream) {
+  dlc__clear_detail();
+  dlc__p_attention_causal dlc_params = {0}, *dlc_p = &dlc_params;
+  dlc_p->b = b;
+  dlc_p->h = h;
+  dlc_p->s = s;
+  dlc_p->d = d;
+  dlc_p->q = q;
+  dlc_p->k = k;
+  dlc_p->v = v;
+  dlc_p->o = o;
+  if (dlc_p->b < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "b = %lld is negative", (long long)dlc_p->b);
+  if (dlc_p->h < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "h = %lld is negative", (long long)dlc_p->h);
+  if (dlc_p->s < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "s = %lld is negative", (long long)dlc_p->s);
+  if (dlc_p->d < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "d = %lld is negative", (long long)dlc_p->d);
+  int dlc_inst = -1;
+  if (dlc_inst < 0 && dtype == DLC_F16 && dlc_p->d == 64) dlc_inst = 0;
+  if (dlc_inst < 0 && dtype == DLC_F16 && dlc_p->d == 128) dlc_inst = 1;
+  if (dlc_inst < 0 && dtype == DLC_BF16 && dlc_p->d == 64) dlc_inst = 2;
+  if (dlc_inst < 0 && dtype == DLC_BF16 && dlc_p->d == 128) dlc_inst = 3;
+  if (dlc_inst < 0) {
+    int dlc_dtype_ok = 0;
+    dlc_dtype_ok |= dtype == DLC_F16;
+    dlc_dtype_ok |= dtype == DLC_BF16;
+    if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: dtype %s is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype));
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: no kernel compiled for D=%lld; add this variant to the manifest's ops[3].variants", (long long)dlc_p->d);
+  }
+  switch (dlc_inst) {
+  case 0: {
+    int64_t dlc_count;
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 64, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
+    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
+    if (dlc_count > 0 && !dlc_p->o) return dlc__fail(DLC_ERROR_INVALID_VALUE, "o is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 64, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->q) return dlc__fail(DLC_ERROR_INVALID_VALUE, "q is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 64, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->k) return dlc__fail(DLC_ERROR_INVALID_VALUE, "k is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 64, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->v) return dlc__fail(DLC_ERROR_INVALID_VALUE, "v is NULL");
+    int dlc_vec = 0;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0 && 64 % 8 == 0 && dlc__aligned(dlc_p->k, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0 && 64 % 8 == 0 && dlc__aligned(dlc_p->v, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0 && 64 % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0 && 64 % 4 == 0 && dlc__aligned(dlc_p->k, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0 && 64 % 4 == 0 && dlc__aligned(dlc_p->v, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0 && 64 % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0 && 64 % 2 == 0 && dlc__aligned(dlc_p->k, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0 && 64 % 2 == 0 && dlc__aligned(dlc_p->v, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0 && 64 % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 2) && (64 * dlc_p->h * dlc_p->s) % 1 == 0 && (64 * dlc_p->s) % 1 == 0 && 64 % 1 == 0 && dlc__aligned(dlc_p->k, 2) && (64 * dlc_p->h * dlc_p->s) % 1 == 0 && (64 * dlc_p->s) % 1 == 0 && 64 % 1 == 0 && dlc__aligned(dlc_p->v, 2) && (64 * dlc_p->h * dlc_p->s) % 1 == 0 && (64 * dlc_p->s) % 1 == 0 && 64 % 1 == 0) dlc_vec = 1;
+    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "attention_causal: the operands must be aligned to their 2-byte elements");
+    const int64_t dlc_gx = (dlc_p->s - dlc__floordiv((63 * dlc_p->s), 64)), dlc_gy = (dlc_p->b * dlc_p->h), dlc_gz = 1;
+    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    int dlc_k = -1;
+    switch (dlc_vec) {
+    case 8: dlc_k = 0; break;
+    case 4: dlc_k = 1; break;
+    case 2: dlc_k = 2; break;
+    case 1: dlc_k = 3; break;
+    }
+    return dlc__launch(&dlc__k_attention_causal[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 1: {
+    int64_t dlc_count;
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 128, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
+    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
+    if (dlc_count > 0 && !dlc_p->o) return dlc__fail(DLC_ERROR_INVALID_VALUE, "o is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 128, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->q) return dlc__fail(DLC_ERROR_INVALID_VALUE, "q is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 128, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->k) return dlc__fail(DLC_ERROR_INVALID_VALUE, "k is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 128, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->v) return dlc__fail(DLC_ERROR_INVALID_VALUE, "v is NULL");
+    int dlc_vec = 0;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0 && 128 % 8 == 0 && dlc__aligned(dlc_p->k, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0 && 128 % 8 == 0 && dlc__aligned(dlc_p->v, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0 && 128 % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0 && 128 % 4 == 0 && dlc__aligned(dlc_p->k, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0 && 128 % 4 == 0 && dlc__aligned(dlc_p->v, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0 && 128 % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0 && 128 % 2 == 0 && dlc__aligned(dlc_p->k, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0 && 128 % 2 == 0 && dlc__aligned(dlc_p->v, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0 && 128 % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 2) && (128 * dlc_p->h * dlc_p->s) % 1 == 0 && (128 * dlc_p->s) % 1 == 0 && 128 % 1 == 0 && dlc__aligned(dlc_p->k, 2) && (128 * dlc_p->h * dlc_p->s) % 1 == 0 && (128 * dlc_p->s) % 1 == 0 && 128 % 1 == 0 && dlc__aligned(dlc_p->v, 2) && (128 * dlc_p->h * dlc_p->s) % 1 == 0 && (128 * dlc_p->s) % 1 == 0 && 128 % 1 == 0) dlc_vec = 1;
+    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "attention_causal: the operands must be aligned to their 2-byte elements");
+    const int64_t dlc_gx = (dlc_p->s - dlc__floordiv((63 * dlc_p->s), 64)), dlc_gy = (dlc_p->b * dlc_p->h), dlc_gz = 1;
+    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    int dlc_k = -1;
+    switch (dlc_vec) {
+    case 8: dlc_k = 4; break;
+    case 4: dlc_k = 5; break;
+    case 2: dlc_k = 6; break;
+    case 1: dlc_k = 7; break;
+    }
+    return dlc__launch(&dlc__k_attention_causal[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 2: {
+    int64_t dlc_count;
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 64, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
+    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
+    if (dlc_count > 0 && !dlc_p->o) return dlc__fail(DLC_ERROR_INVALID_VALUE, "o is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 64, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->q) return dlc__fail(DLC_ERROR_INVALID_VALUE, "q is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 64, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->k) return dlc__fail(DLC_ERROR_INVALID_VALUE, "k is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 64, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->v) return dlc__fail(DLC_ERROR_INVALID_VALUE, "v is NULL");
+    int dlc_vec = 0;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0 && 64 % 8 == 0 && dlc__aligned(dlc_p->k, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0 && 64 % 8 == 0 && dlc__aligned(dlc_p->v, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0 && 64 % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0 && 64 % 4 == 0 && dlc__aligned(dlc_p->k, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0 && 64 % 4 == 0 && dlc__aligned(dlc_p->v, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0 && 64 % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0 && 64 % 2 == 0 && dlc__aligned(dlc_p->k, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0 && 64 % 2 == 0 && dlc__aligned(dlc_p->v, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0 && 64 % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 2) && (64 * dlc_p->h * dlc_p->s) % 1 == 0 && (64 * dlc_p->s) % 1 == 0 && 64 % 1 == 0 && dlc__aligned(dlc_p->k, 2) && (64 * dlc_p->h * dlc_p->s) % 1 == 0 && (64 * dlc_p->s) % 1 == 0 && 64 % 1 == 0 && dlc__aligned(dlc_p->v, 2) && (64 * dlc_p->h * dlc_p->s) % 1 == 0 && (64 * dlc_p->s) % 1 == 0 && 64 % 1 == 0) dlc_vec = 1;
+    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "attention_causal: the operands must be aligned to their 2-byte elements");
+    const int64_t dlc_gx = (dlc_p->s - dlc__floordiv((63 * dlc_p->s), 64)), dlc_gy = (dlc_p->b * dlc_p->h), dlc_gz = 1;
+    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    int dlc_k = -1;
+    switch (dlc_vec) {
+    case 8: dlc_k = 8; break;
+    case 4: dlc_k = 9; break;
+    case 2: dlc_k = 10; break;
+    case 1: dlc_k = 11; break;
+    }
+    return dlc__launch(&dlc__k_attention_causal[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 3: {
+    int64_t dlc_count;
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 128, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
+    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
+    if (dlc_count > 0 && !dlc_p->o) return dlc__fail(DLC_ERROR_INVALID_VALUE, "o is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 128, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->q) return dlc__fail(DLC_ERROR_INVALID_VALUE, "q is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 128, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->k) return dlc__fail(DLC_ERROR_INVALID_VALUE, "k is NULL");
+    dlc_count = 1;
+    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
+    if (dlc__mul_overflow(dlc_count, 128, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
+    if (dlc_count > 0 && !dlc_p->v) return dlc__fail(DLC_ERROR_INVALID_VALUE, "v is NULL");
+    int dlc_vec = 0;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0 && 128 % 8 == 0 && dlc__aligned(dlc_p->k, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0 && 128 % 8 == 0 && dlc__aligned(dlc_p->v, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0 && 128 % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0 && 128 % 4 == 0 && dlc__aligned(dlc_p->k, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0 && 128 % 4 == 0 && dlc__aligned(dlc_p->v, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0 && 128 % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0 && 128 % 2 == 0 && dlc__aligned(dlc_p->k, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0 && 128 % 2 == 0 && dlc__aligned(dlc_p->v, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0 && 128 % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 2) && (128 * dlc_p->h * dlc_p->s) % 1 == 0 && (128 * dlc_p->s) % 1 == 0 && 128 % 1 == 0 && dlc__aligned(dlc_p->k, 2) && (128 * dlc_p->h * dlc_p->s) % 1 == 0 && (128 * dlc_p->s) % 1 == 0 && 128 % 1 == 0 && dlc__aligned(dlc_p->v, 2) && (128 * dlc_p->h * dlc_p->s) % 1 == 0 && (128 * dlc_p->s) % 1 == 0 && 128 % 1 == 0) dlc_vec = 1;
+    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "attention_causal: the operands must be aligned to their 2-byte elements");
+    const int64_t dlc_gx = (dlc_p->s - dlc__floordiv((63 * dlc_p->s), 64)), dlc_gy = (dlc_p->b * dlc_p->h), dlc_gz = 1;
+    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    int dlc_k = -1;
+    switch (dlc_vec) {
+    case 8: dlc_k = 12; break;
+    case 4: dlc_k = 13; break;
+    case 2: dlc_k = 14; break;
+    case 1: dlc_k = 15; break;
+    }
+    return dlc__launch(&dlc__k_attention_causal[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  }
+  return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: no instance");
 }
 

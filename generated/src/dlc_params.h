@@ -32,4 +32,31 @@ typedef struct dlc__p_gemm_bias_relu_nt {
   int64_t ldc;
 } dlc__p_gemm_bias_relu_nt;
 
+typedef struct dlc__p_conv2d_bias_silu {
+  int64_t n;
+  int64_t h;
+  int64_t w;
+  int64_t c;
+  int64_t k;
+  int64_t stride0;
+  int64_t stride1;
+  int64_t pad0;
+  int64_t pad1;
+  const void *x;
+  const void *wt;
+  const void *bias;
+  void *y;
+} dlc__p_conv2d_bias_silu;
+
+typedef struct dlc__p_attention_causal {
+  int64_t b;
+  int64_t h;
+  int64_t s;
+  int64_t d;
+  const void *q;
+  const void *k;
+  const void *v;
+  void *o;
+} dlc__p_attention_causal;
+
 #endif

@@ -95,6 +95,18 @@ int main(void) {
   /* a dtype that is not compiled */
   EXPECT(DLC_ERROR_NOT_SUPPORTED, call(DLC_F32, M, N, K, a, K, b, N, bs, c, N, NULL));
   CHECK(c_untouched());
+  /* a conv variant the manifest does not list: the detail names it */
+  {
+    dlc_status st = dlc_conv2d_bias_silu(DLC_F16, 1, 8, 8, 8, 8, 3, 3, 1, 1, a, b, bs, c, NULL);
+    CHECK(st == DLC_ERROR_NOT_SUPPORTED);
+    CHECK(strstr(dlc_last_error_detail(), "stride=(3,3)") != NULL);
+    CHECK(strstr(dlc_last_error_detail(), "variants") != NULL);
+    CHECK(c_untouched());
+    /* C % 8 != 0 cannot use 16-byte chunks along C: a narrower kernel runs */
+    reset_c();
+    st = dlc_conv2d_bias_silu(DLC_F16, 1, 4, 4, 3, 2, 1, 1, 1, 1, a, b, bs, c, NULL);
+    CHECK(st == DLC_SUCCESS);
+  }
   /* the detail string is cleared by a success */
   EXPECT(DLC_SUCCESS, call(DLC_F16, M, N, K, a, K, b, N, bs, c, N, NULL));
   CHECK(dlc_last_error_detail()[0] == 0);

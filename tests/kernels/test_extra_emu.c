@@ -3,6 +3,7 @@
  * emulator against an FP64 reference (tolerance: kt.h):
  *   gemm_gelu_residual  Y = sigmoid(gelu_tanh(A B + bias) / 2 + R) - R
  *   gemm_at_silu        Y = silu(At^T B), the lhs stored transposed [K,M]
+ *   conv_nchw           Y = conv3x3(X, Wt), NCHW / KCRS (element-wise loads)
  * with tails in every dimension and padded leading dimensions. */
 #include "kt.h"
 
@@ -91,6 +92,44 @@ static int at_silu(int64_t M, int64_t N, int64_t K, uint64_t seed) {
   return fail;
 }
 
+static int conv_nchw(int64_t N, int64_t H, int64_t W, int64_t C, int64_t K, uint64_t seed) {
+  dlc_dtype dt = DLC_F16;
+  kt_buf X = {0}, Wt = {0}, Y = {0};
+  kt_alloc(&X, (size_t)(N * C * H * W), 0), kt_alloc(&Wt, (size_t)(K * C * 9), 0), kt_alloc(&Y, (size_t)(N * K * H * W), 0);
+  uint64_t s = seed;
+  for (size_t i = 0; i < X.n; i++) X.host[i] = kt_from_f32(dt, (float)kt_uniform(&s));
+  for (size_t i = 0; i < Wt.n; i++) Wt.host[i] = kt_from_f32(dt, (float)kt_uniform(&s));
+  kt_upload(&X), kt_upload(&Wt), kt_upload(&Y);
+  dlc_status st = dlc_conv_nchw(dt, N, H, W, C, K, kt_ptr(X.dev), kt_ptr(Wt.dev), kt_ptr(Y.dev), NULL);
+  int fail = 0;
+  if (st != DLC_SUCCESS) {
+    fprintf(stderr, "conv_nchw: %s: %s\n", dlc_status_string(st), dlc_last_error_detail());
+    fail = 1;
+  } else {
+    kt_download(&Y);
+    double *ref = malloc(sizeof(double) * (size_t)(N * K * H * W));
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t k = 0; k < K; k++)
+        for (int64_t p = 0; p < H; p++)
+          for (int64_t q = 0; q < W; q++) {
+            double acc = 0;
+            for (int64_t c = 0; c < C; c++)
+              for (int64_t r = 0; r < 3; r++)
+                for (int64_t t = 0; t < 3; t++) {
+                  int64_t h = p + r - 1, w = q + t - 1;
+                  if (h >= 0 && h < H && w >= 0 && w < W)
+                    acc += (double)kt_to_f32(dt, X.host[((n * C + c) * H + h) * W + w]) *
+                           kt_to_f32(dt, Wt.host[((k * C + c) * 3 + r) * 3 + t]);
+                }
+            ref[((n * K + k) * H + p) * W + q] = acc;
+          }
+    fail = check("conv_nchw", dt, N * K * H, W, &Y, W, ref);
+    free(ref);
+  }
+  kt_free(&X), kt_free(&Wt), kt_free(&Y);
+  return fail;
+}
+
 int main(void) {
   static const int64_t shapes[][3] = {{1, 1, 1}, {7, 9, 13}, {64, 64, 64}, {129, 70, 255}, {200, 257, 100}};
   int fails = 0;
@@ -99,5 +138,8 @@ int main(void) {
     fails += gelu_residual(DLC_BF16, shapes[i][1], shapes[i][0], shapes[i][2], 21 + (uint64_t)i);
     fails += at_silu(shapes[i][0], shapes[i][1], shapes[i][2], 31 + (uint64_t)i);
   }
+  fails += conv_nchw(1, 5, 6, 3, 4, 41);
+  fails += conv_nchw(2, 9, 7, 8, 24, 42);
+  fails += conv_nchw(1, 14, 14, 17, 5, 43);
   return fails ? 1 : 0;
 }

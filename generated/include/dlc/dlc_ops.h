@@ -49,6 +49,45 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
     void *c, int64_t ldc,
     struct CUstream_st *stream);
 
+/** conv2d_bias_silu (manifest ops[2]).  dtypes: DLC_F16 DLC_BF16.
+ * @param n signature dim N
+ * @param h signature dim H
+ * @param w signature dim W
+ * @param c signature dim C
+ * @param k signature dim K
+ * @param stride0 stride[0]
+ * @param stride1 stride[1]
+ * @param pad0 pad[0]
+ * @param pad1 pad[1]
+ * @param x input X [N,H,W,C], packed row-major
+ * @param wt input Wt [K,3,3,C], packed row-major
+ * @param bias input bias [K], packed row-major
+ * @param y output Y [N,P,Q,K], packed row-major
+ * @param stream CUDA stream (NULL: the default stream; must be NULL with libdlckernels-emu)
+ * @return DLC_SUCCESS, or an error status with dlc_last_error_detail() saying why. */
+dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
+    int64_t n, int64_t h, int64_t w, int64_t c,
+    int64_t k, int64_t stride0, int64_t stride1, int64_t pad0,
+    int64_t pad1, const void *x, const void *wt, const void *bias,
+    void *y,
+    struct CUstream_st *stream);
+
+/** attention_causal (manifest ops[3]).  dtypes: DLC_F16 DLC_BF16.
+ * @param b signature dim B
+ * @param h signature dim H
+ * @param s signature dim S
+ * @param d signature dim D
+ * @param q input Q [B,H,S,64], packed row-major
+ * @param k input K [B,H,S,64], packed row-major
+ * @param v input V [B,H,S,64], packed row-major
+ * @param o output O [B,H,S,64], packed row-major
+ * @param stream CUDA stream (NULL: the default stream; must be NULL with libdlckernels-emu)
+ * @return DLC_SUCCESS, or an error status with dlc_last_error_detail() saying why. */
+dlc_status dlc_attention_causal(dlc_dtype dtype,
+    int64_t b, int64_t h, int64_t s, int64_t d,
+    const void *q, const void *k, const void *v, void *o,
+    struct CUstream_st *stream);
+
 #ifdef __cplusplus
 }
 #endif

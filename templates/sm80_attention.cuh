@@ -1,0 +1,237 @@
+// The sm80 skeleton for attention (spec §15.3, algo_choice "streaming_softmax"),
+// FlashAttention-2 style.  One block computes BM query rows (4 warps x 16
+// rows) of one batch index, streaming over key tiles of BN:
+//
+//   cp.async Q tile and a 2-stage K/V ring -> S = Q K^T (mma.sync, Q's
+//   fragments in registers, or re-read from shared memory when Op::Q_REGS
+//   is false) -> the score lets (scale, mask; key tails take the max's
+//   neutral) -> online softmax: running row max and sum, rescaled with the
+//   IR's exp2 shift -> P converted in registers to A fragments -> O += P V
+//   (V through ldmatrix.trans) -> O / l -> the output epilogue and store.
+//
+// P never leaves registers (it is the region's "deferred" value).  Key tiles
+// on which the mask holds everywhere are skipped (Op::tile_live).
+//
+// Op provides:
+//   T (Q/K/V), PT (the type of P: T, or float, which is fed to the tensor
+//   cores as a hi + lo pair of T fragments), BM, BN, D (QK^T contraction), DV
+//   (PV output), Q_REGS (the plan's q_fragments), Params; extent_q(p),
+//   extent_kv(p) (query and key lengths), extent_b(p) (the batch);
+//   q_chunk<VEC>(p, m, d, b, &src), k_chunk<VEC>(p, n, d, b, &src),
+//   v_chunk<VEC>(p, dv, n, b, &src): elements valid, as in sm80_contraction;
+//   score(p, m, n, b, s): the score lets on one QK^T element;
+//   MAX_INIT: the neutral of the row max (key tails and the initial max);
+//   expdiff(a, b): the IR's exp2(a - b) (probabilities and rescaling);
+//   finish(o, l): the IR's division of the accumulator by the row sum;
+//   tile_live(p, m0, m1, n0, n1, b): false when the mask removes the whole tile;
+//   epilogue4(p, m, dv, b, o[4]): the output lets and the store of 4 values.
+#pragma once
+
+#include "sm80_contraction.cuh"
+
+namespace dlc {
+
+// A K (VT = false, rows are keys, d contiguous) or V (VT = true, the same
+// layout read transposed) tile of BN x L elements, or the Q tile.
+template <class Op, int VEC, int KIND>  // 0: Q, 1: K, 2: V
+__device__ __forceinline__ void load_att_tile(const typename Op::Params *p, typename Op::T *tile, int64_t r0, int64_t b) {
+  using T = typename Op::T;
+  constexpr int NT = 128;
+  constexpr int ROWS = KIND == 0 ? Op::BM : Op::BN;
+  constexpr int L = KIND == 2 ? Op::DV : Op::D;
+  constexpr int CHUNKS = ROWS * (L / VEC);
+  // partly unrolled: full unrolling of the narrow-vector variants made
+  // ptxas spill on sm_100/sm_120
+#pragma unroll 4
+  for (int i = threadIdx.x; i < CHUNKS; i += NT) {
+    const int row = i / (L / VEC), col = (i % (L / VEC)) * VEC;
+    const T *src;
+    int valid;
+    if constexpr (KIND == 0) valid = Op::template q_chunk<VEC>(p, r0 + row, col, b, &src);
+    else if constexpr (KIND == 1) valid = Op::template k_chunk<VEC>(p, r0 + row, col, b, &src);
+    else valid = Op::template v_chunk<VEC>(p, col, r0 + row, b, &src);
+    copy_g2s<VEC * (int)sizeof(T)>(tile + swz<L>(row, col), src, valid * (int)sizeof(T));
+  }
+}
+
+template <class Op, int VEC>
+__device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
+  using T = typename Op::T;
+  using PT = typename Op::PT;
+  constexpr int BM = Op::BM, BN = Op::BN, D = Op::D, DV = Op::DV;
+  constexpr int NTS = BN / 8;   // n8 tiles of S per warp
+  constexpr int NTO = DV / 8;   // n8 tiles of O per warp
+  constexpr int KD = D / 16;    // k-steps of QK^T
+  static_assert(BM == 64 && BN % 16 == 0 && D % 16 == 0 && DV % 16 == 0, "attention tiling");
+
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  T *smQ = reinterpret_cast<T *>(smem_raw);
+  T *smK = smQ + BM * D;          // [2][BN][D]
+  T *smV = smK + 2 * BN * D;      // [2][BN][DV]
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t m0 = (int64_t)blockIdx.x * BM, b = blockIdx.y;
+  const int64_t SQ = Op::extent_q(p), SK = Op::extent_kv(p);
+  const int64_t NT = (SK + BN - 1) / BN;
+  // the last key tile the mask leaves anything of
+  int64_t nt = NT;
+  while (nt > 0 && !Op::tile_live(p, m0, m0 + BM, (nt - 1) * BN, nt * BN, b)) --nt;
+
+  load_att_tile<Op, VEC, 0>(p, smQ, m0, b);
+  if (nt > 0) {
+    load_att_tile<Op, VEC, 1>(p, smK, 0, b);
+    load_att_tile<Op, VEC, 2>(p, smV, 0, b);
+  }
+  cp_async_commit();  // TokLoad Q, K0, V0
+
+  constexpr bool QREG = Op::Q_REGS;
+  uint32_t qf[QREG ? KD : 1][4];
+  float o[NTO][4];
+#pragma unroll
+  for (int j = 0; j < NTO; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+  float mrow[2] = {Op::MAX_INIT, Op::MAX_INIT}, lrow[2] = {0.f, 0.f};  // rows lane/4 and lane/4+8
+  const int r8 = lane % 8, mat = lane / 8;
+
+  for (int64_t t = 0; t < nt; ++t) {
+    if (t + 1 < nt) {
+      load_att_tile<Op, VEC, 1>(p, smK + ((t + 1) % 2) * BN * D, (t + 1) * BN, b);
+      load_att_tile<Op, VEC, 2>(p, smV + ((t + 1) % 2) * BN * DV, (t + 1) * BN, b);
+    }
+    cp_async_commit();
+    cp_async_wait<1>();  // Wait(TokLoad t)
+    __syncthreads();
+    if (QREG && t == 0) {
+#pragma unroll
+      for (int kk = 0; kk < (QREG ? KD : 0); ++kk) {
+        const int m = warp * 16 + (mat & 1) * 8, k = kk * 16 + (mat >> 1) * 8;
+        ldmatrix_x4<false>(qf[kk], smQ + swz<D>(m + r8, k));
+      }
+    }
+    const int64_t n0 = t * BN;
+    if (Op::tile_live(p, m0, m0 + BM, n0, n0 + BN, b)) {
+      const T *sK = smK + (t % 2) * BN * D, *sV = smV + (t % 2) * BN * DV;
+      // S = Q K^T (TokCompute)
+      float s[NTS][4];
+#pragma unroll
+      for (int j = 0; j < NTS; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+#pragma unroll
+      for (int kk = 0; kk < KD; ++kk) {
+        uint32_t qk[4];
+        if constexpr (!QREG) {
+          const int m = warp * 16 + (mat & 1) * 8, k = kk * 16 + (mat >> 1) * 8;
+          ldmatrix_x4<false>(qk, smQ + swz<D>(m + r8, k));
+        }
+        const uint32_t(&qa)[4] = QREG ? qf[QREG ? kk : 0] : qk;
+#pragma unroll
+        for (int j = 0; j < NTS; j += 2) {
+          uint32_t kf[4];
+          const int n = j * 8 + (mat >> 1) * 8, k = kk * 16 + (mat & 1) * 8;
+          ldmatrix_x4<false>(kf, sK + swz<D>(n + r8, k));
+          const uint32_t b0[2] = {kf[0], kf[1]}, b1[2] = {kf[2], kf[3]};
+          mma_16816<T>(s[j], qa, b0);
+          mma_16816<T>(s[j + 1], qa, b1);
+        }
+      }
+      // the score lets; key tails take the row max's neutral
+      const int64_t mr0 = m0 + warp * 16 + lane / 4;
+      float mnew[2] = {mrow[0], mrow[1]};
+#pragma unroll
+      for (int j = 0; j < NTS; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int64_t m = mr0 + (e >> 1) * 8, n = n0 + j * 8 + 2 * (lane % 4) + (e & 1);
+          s[j][e] = n < SK ? Op::score(p, m, n, b, s[j][e]) : Op::MAX_INIT;
+          mnew[e >> 1] = fmaxf(mnew[e >> 1], s[j][e]);
+        }
+      // the running row max across the quad that shares each row
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        mnew[h] = fmaxf(mnew[h], __shfl_xor_sync(0xffffffffu, mnew[h], 1));
+        mnew[h] = fmaxf(mnew[h], __shfl_xor_sync(0xffffffffu, mnew[h], 2));
+      }
+      float scale[2], psum[2] = {0.f, 0.f};
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        // a row with nothing unmasked yet keeps a zero shift (no inf - inf)
+        const float mref = mnew[h] == Op::MAX_INIT ? 0.f : mnew[h];
+        scale[h] = mrow[h] == Op::MAX_INIT ? 0.f : Op::expdiff(mrow[h], mref);
+        mrow[h] = mnew[h];
+#pragma unroll
+        for (int j = 0; j < NTS; ++j) {
+          s[j][2 * h] = Op::expdiff(s[j][2 * h], mref);
+          s[j][2 * h + 1] = Op::expdiff(s[j][2 * h + 1], mref);
+          psum[h] += s[j][2 * h] + s[j][2 * h + 1];
+        }
+        lrow[h] = lrow[h] * scale[h] + psum[h];  // the quad's partial sums are combined at the end
+      }
+#pragma unroll
+      for (int j = 0; j < NTO; ++j) {
+        o[j][0] *= scale[0], o[j][1] *= scale[0];
+        o[j][2] *= scale[1], o[j][3] *= scale[1];
+      }
+      // O += P V: the S accumulators of two n8 tiles are one A fragment of P
+      constexpr bool SPLIT = sizeof(PT) == 4;  // fp32 P: hi + lo fragments of T
+#pragma unroll
+      for (int kk = 0; kk < BN / 16; ++kk) {
+        uint32_t pf[4], pl[4];
+        const float *q[4] = {&s[2 * kk][0], &s[2 * kk][2], &s[2 * kk + 1][0], &s[2 * kk + 1][2]};
+#pragma unroll
+        for (int f = 0; f < 4; ++f) {
+          pf[f] = pack2<T>(q[f][0], q[f][1]);
+          if constexpr (SPLIT) {
+            const float h0 = to_f32(from_f32<T>(q[f][0])), h1 = to_f32(from_f32<T>(q[f][1]));
+            pl[f] = pack2<T>(q[f][0] - h0, q[f][1] - h1);
+          }
+        }
+#pragma unroll
+        for (int j = 0; j < NTO; j += 2) {
+          uint32_t vf[4];
+          const int n = j * 8 + (mat >> 1) * 8, k = kk * 16 + (mat & 1) * 8;
+          ldmatrix_x4<true>(vf, sV + swz<DV>(k + r8, n));
+          const uint32_t b0[2] = {vf[0], vf[1]}, b1[2] = {vf[2], vf[3]};
+          mma_16816<T>(o[j], pf, b0);
+          mma_16816<T>(o[j + 1], pf, b1);
+          if constexpr (SPLIT) {
+            mma_16816<T>(o[j], pl, b0);
+            mma_16816<T>(o[j + 1], pl, b1);
+          }
+        }
+      }
+    }
+    __syncthreads();  // the stage is free for the load two tiles ahead
+  }
+  cp_async_wait<0>();
+  // the row sums over the quad, then O / l (the IR's division)
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    lrow[h] += __shfl_xor_sync(0xffffffffu, lrow[h], 1);
+    lrow[h] += __shfl_xor_sync(0xffffffffu, lrow[h], 2);
+  }
+  __syncthreads();
+  constexpr int SROW = DV + 8;
+  float *stage = reinterpret_cast<float *>(smem_raw);
+#pragma unroll
+  for (int j = 0; j < NTO; ++j) {
+    const int r = warp * 16 + lane / 4, c = j * 8 + 2 * (lane % 4);
+    st_shared_v2(&stage[r * SROW + c], Op::finish(o[j][0], lrow[0]), Op::finish(o[j][1], lrow[0]));
+    st_shared_v2(&stage[(r + 8) * SROW + c], Op::finish(o[j][2], lrow[1]), Op::finish(o[j][3], lrow[1]));
+  }
+  __syncthreads();
+  (void)SQ;
+#pragma unroll 2
+  for (int i = threadIdx.x; i < BM * DV / 4; i += 128) {
+    const int r = i / (DV / 4), c = (i % (DV / 4)) * 4;
+    const float4 v = *reinterpret_cast<const float4 *>(&stage[r * SROW + c]);
+    const float a4[4] = {v.x, v.y, v.z, v.w};
+    Op::epilogue4(p, m0 + r, c, b, a4);
+  }
+}
+
+template <class Op>
+constexpr int sm80_attention_smem() {
+  constexpr int ring = (Op::BM * Op::D + 2 * Op::BN * (Op::D + Op::DV)) * (int)sizeof(typename Op::T);
+  constexpr int stage = Op::BM * (Op::DV + 8) * (int)sizeof(float);
+  return ring > stage ? ring : stage;
+}
+
+}  // namespace dlc

@@ -1,0 +1,96 @@
+/* Causal attention (FlashAttention-2 style, streaming softmax) from
+ * libdlckernels-emu in the PTX emulator against an FP64 reference
+ * (tolerance: kt.h).
+ *
+ *   test_attention_emu <fp16|bf16> <D>
+ *
+ * Shapes: every B in {1, 2}, H in {1, 3}, S in {1, 17, 64, 200} (16 cases);
+ * packed [B,H,S,D] tensors, scale 1/sqrt(D).  Besides the values, the
+ * emulator's statistics must show that the kernel writes exactly O: as many
+ * global store bytes as O has. */
+#include "kt.h"
+
+static int run_case(dlc_dtype dt, int64_t B, int64_t H, int64_t S, int64_t D, uint64_t seed, double *worst) {
+  size_t n = (size_t)(B * H * S * D);
+  kt_buf Q = {0}, K = {0}, V = {0}, O = {0};
+  kt_alloc(&Q, n, 0), kt_alloc(&K, n, 0), kt_alloc(&V, n, 0), kt_alloc(&O, n, 0);
+  uint64_t st = seed;
+  for (size_t i = 0; i < n; i++) {
+    Q.host[i] = kt_from_f32(dt, (float)kt_uniform(&st));
+    K.host[i] = kt_from_f32(dt, (float)kt_uniform(&st));
+    V.host[i] = kt_from_f32(dt, (float)kt_uniform(&st));
+  }
+  kt_upload(&Q), kt_upload(&K), kt_upload(&V), kt_upload(&O);
+  dlc_status r = dlc_attention_causal(dt, B, H, S, D, kt_ptr(Q.dev), kt_ptr(K.dev), kt_ptr(V.dev), kt_ptr(O.dev), NULL);
+  int bad = 0;
+  if (r != DLC_SUCCESS) {
+    fprintf(stderr, "B=%lld H=%lld S=%lld D=%lld: %s: %s\n", (long long)B, (long long)H, (long long)S, (long long)D,
+            dlc_status_string(r), dlc_last_error_detail());
+    bad = 1;
+    goto out;
+  }
+  dlcemu_launch_stats stats;
+  dlcemu_last_launch_stats(&stats);
+  if (stats.global_store.bytes != n * 2) {
+    fprintf(stderr, "B=%lld H=%lld S=%lld D=%lld: the kernel stored %llu bytes; O has %zu\n", (long long)B,
+            (long long)H, (long long)S, (long long)D, stats.global_store.bytes, n * 2);
+    bad = 1;
+  }
+  kt_download(&O);
+  double *ref = malloc(sizeof(double) * n), *w = malloc(sizeof(double) * (size_t)S), R = 0;
+  const double scale = 1.0 / sqrt((double)D);
+  for (int64_t bh = 0; bh < B * H; bh++)
+    for (int64_t m = 0; m < S; m++) {
+      const uint16_t *q = Q.host + (bh * S + m) * D;
+      double mx = -INFINITY, sum = 0;
+      for (int64_t j = 0; j <= m; j++) {
+        const uint16_t *k = K.host + (bh * S + j) * D;
+        double s = 0;
+        for (int64_t d = 0; d < D; d++) s += (double)kt_to_f32(dt, q[d]) * kt_to_f32(dt, k[d]);
+        w[j] = s * scale;
+        if (w[j] > mx) mx = w[j];
+      }
+      for (int64_t j = 0; j <= m; j++) sum += (w[j] = exp(w[j] - mx));
+      for (int64_t d = 0; d < D; d++) {
+        double acc = 0;
+        for (int64_t j = 0; j <= m; j++) acc += w[j] / sum * kt_to_f32(dt, V.host[(bh * S + j) * D + d]);
+        ref[(bh * S + m) * D + d] = acc;
+        if (fabs(acc) > R) R = fabs(acc);
+      }
+    }
+  for (size_t i = 0; i < n; i++) {
+    double rr = kt_round(dt, ref[i]), v = kt_to_f32(dt, O.host[i]);
+    double err = fabs(v - rr), tol = fmax(kt_ulp(dt, rr), 1e-3 * (fabs(ref[i]) + R));
+    if (!(err <= tol)) {
+      if (bad++ < 3)
+        fprintf(stderr, "B=%lld H=%lld S=%lld D=%lld: O[%zu] = %g, expected %g (tol %g)\n", (long long)B, (long long)H,
+                (long long)S, (long long)D, i, v, rr, tol);
+    } else if (err / tol > *worst) {
+      *worst = err / tol;
+    }
+  }
+  free(ref);
+  free(w);
+out:
+  kt_free(&Q), kt_free(&K), kt_free(&V), kt_free(&O);
+  return bad != 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3 || (strcmp(argv[1], "fp16") && strcmp(argv[1], "bf16")) || (atoi(argv[2]) != 64 && atoi(argv[2]) != 128)) {
+    fprintf(stderr, "usage: test_attention_emu <fp16|bf16> <64|128>\n");
+    return 2;
+  }
+  dlc_dtype dt = strcmp(argv[1], "fp16") == 0 ? DLC_F16 : DLC_BF16;
+  int64_t D = atoi(argv[2]);
+  static const int64_t bs[] = {1, 2}, hs[] = {1, 3}, ss[] = {1, 17, 64, 200};
+  int fails = 0, cases = 0;
+  double worst = 0;
+  for (int i = 0; i < 16; i++) {
+    fails += run_case(dt, bs[i / 8], hs[(i / 4) % 2], ss[i % 4], D, 77 + (uint64_t)i, &worst);
+    cases++;
+  }
+  printf("attention %s D=%lld: %d cases, %d failed; worst error %.3f of the tolerance\n", argv[1], (long long)D, cases,
+         fails, worst);
+  return fails ? 1 : 0;
+}

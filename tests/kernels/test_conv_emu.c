@@ -1,0 +1,87 @@
+/* Conv2D 3x3 + bias + SiLU (NHWC activations, KRSC filters, implicit GEMM)
+ * from libdlckernels-emu in the PTX emulator against an FP64 reference
+ * (tolerance: kt.h).
+ *
+ *   test_conv_emu <fp16|bf16> <stride>      (pad 1)
+ *
+ * Shapes: every combination of H, W in {1, 7, 14, 33} and C, K in
+ * {8, 24, 64, 136} (256 cases), with N alternating between 1 and 3. */
+#include "kt.h"
+
+static double silu(double x) { return x / (1 + exp(-x)); }
+
+static int run_case(dlc_dtype dt, int64_t N, int64_t H, int64_t W, int64_t C, int64_t K, int64_t s, uint64_t seed,
+                    double *worst) {
+  const int64_t pad = 1, P = (H + 2 * pad - 3) / s + 1, Q = (W + 2 * pad - 3) / s + 1;
+  kt_buf X = {0}, Wt = {0}, bias = {0}, Y = {0};
+  kt_alloc(&X, (size_t)(N * H * W * C), 0), kt_alloc(&Wt, (size_t)(K * 9 * C), 0), kt_alloc(&bias, (size_t)K, 0);
+  kt_alloc(&Y, (size_t)(N * P * Q * K), 0);
+  uint64_t st = seed;
+  for (size_t i = 0; i < X.n; i++) X.host[i] = kt_from_f32(dt, (float)kt_uniform(&st));
+  for (size_t i = 0; i < Wt.n; i++) Wt.host[i] = kt_from_f32(dt, (float)(0.5 * kt_uniform(&st)));
+  for (size_t i = 0; i < bias.n; i++) bias.host[i] = kt_from_f32(dt, (float)kt_uniform(&st));
+  for (size_t i = 0; i < Y.n; i++) Y.host[i] = 0x7E5B;
+  kt_upload(&X), kt_upload(&Wt), kt_upload(&bias), kt_upload(&Y);
+  dlc_status r = dlc_conv2d_bias_silu(dt, N, H, W, C, K, s, s, pad, pad, kt_ptr(X.dev), kt_ptr(Wt.dev),
+                                      kt_ptr(bias.dev), kt_ptr(Y.dev), NULL);
+  int bad = 0;
+  if (r != DLC_SUCCESS) {
+    fprintf(stderr, "N=%lld H=%lld W=%lld C=%lld K=%lld s=%lld: %s: %s\n", (long long)N, (long long)H, (long long)W,
+            (long long)C, (long long)K, (long long)s, dlc_status_string(r), dlc_last_error_detail());
+    bad = 1;
+  } else {
+    kt_download(&Y);
+    size_t ny = Y.n;
+    double *ref = malloc(sizeof(double) * ny), R = 0;
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t p = 0; p < P; p++)
+        for (int64_t q = 0; q < Q; q++)
+          for (int64_t k = 0; k < K; k++) {
+            double acc = kt_to_f32(dt, bias.host[k]);
+            for (int64_t kh = 0; kh < 3; kh++)
+              for (int64_t kw = 0; kw < 3; kw++) {
+                int64_t h = s * p + kh - pad, w = s * q + kw - pad;
+                if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                for (int64_t c = 0; c < C; c++)
+                  acc += (double)kt_to_f32(dt, X.host[((n * H + h) * W + w) * C + c]) *
+                         kt_to_f32(dt, Wt.host[((k * 3 + kh) * 3 + kw) * C + c]);
+              }
+            ref[((n * P + p) * Q + q) * K + k] = silu(acc);
+          }
+    for (size_t i = 0; i < ny; i++) R = fmax(R, fabs(ref[i]));
+    for (size_t i = 0; i < ny; i++) {
+      double rr = kt_round(dt, ref[i]), v = kt_to_f32(dt, Y.host[i]);
+      double err = fabs(v - rr), tol = fmax(kt_ulp(dt, rr), 1e-3 * (fabs(ref[i]) + R));
+      if (!(err <= tol)) {
+        if (bad++ < 3)
+          fprintf(stderr, "N=%lld H=%lld W=%lld C=%lld K=%lld s=%lld: Y[%zu] = %g, expected %g\n", (long long)N,
+                  (long long)H, (long long)W, (long long)C, (long long)K, (long long)s, i, v, rr);
+      } else if (err / tol > *worst) {
+        *worst = err / tol;
+      }
+    }
+    free(ref);
+  }
+  kt_free(&X), kt_free(&Wt), kt_free(&bias), kt_free(&Y);
+  return bad != 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3 || (strcmp(argv[1], "fp16") && strcmp(argv[1], "bf16")) || (atoi(argv[2]) != 1 && atoi(argv[2]) != 2)) {
+    fprintf(stderr, "usage: test_conv_emu <fp16|bf16> <1|2>\n");
+    return 2;
+  }
+  dlc_dtype dt = strcmp(argv[1], "fp16") == 0 ? DLC_F16 : DLC_BF16;
+  int64_t s = atoi(argv[2]);
+  static const int64_t ns[] = {1, 3}, hw[] = {1, 7, 14, 33}, ck[] = {8, 24, 64, 136};
+  int fails = 0, cases = 0;
+  double worst = 0;
+  for (int i = 0; i < 256; i++) {
+    int64_t H = hw[i / 64], W = hw[(i / 16) % 4], C = ck[(i / 4) % 4], K = ck[i % 4], N = ns[(i + i / 4 + i / 16) % 2];
+    fails += run_case(dt, N, H, W, C, K, s, 1000 + (uint64_t)i, &worst);
+    cases++;
+  }
+  printf("conv %s stride %lld: %d cases, %d failed; worst error %.3f of the tolerance\n", argv[1], (long long)s, cases,
+         fails, worst);
+  return fails ? 1 : 0;
+}
