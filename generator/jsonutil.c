@@ -248,33 +248,35 @@ int ju_mkdirs(const char *path) {
   return 0;
 }
 
-int ju_write_if_changed(const char *path, const char *text, bool *changed) {
-  size_t n = strlen(text);
-  *changed = false;
+static bool same_content(const char *path, const char *text, size_t n) {
   FILE *f = fopen(path, "rb");
-  if (f) {
-    bool same = true;
-    char buf[65536];
-    size_t off = 0, k;
-    while ((k = fread(buf, 1, sizeof buf, f)) > 0) {
-      if (off + k > n || memcmp(buf, text + off, k) != 0) {
-        same = false;
-        break;
-      }
-      off += k;
+  if (!f) return false;
+  bool same = true;
+  char buf[65536];
+  size_t off = 0, k;
+  while ((k = fread(buf, 1, sizeof buf, f)) > 0) {
+    if (off + k > n || memcmp(buf, text + off, k) != 0) {
+      same = false;
+      break;
     }
-    if (off != n) same = false;
-    fclose(f);
-    if (same) return 0;
+    off += k;
   }
+  if (off != n) same = false;
+  fclose(f);
+  return same;
+}
+
+/* Writes text to "<path>.tmp.<pid>"; returns the temporary name (malloc'ed)
+ * or NULL with errno set. */
+static char *write_temp(const char *path, const char *text, size_t n) {
   size_t plen = strlen(path) + 32;
   char *tmp = malloc(plen);
   if (!tmp) dlc_die_oom();
   snprintf(tmp, plen, "%s.tmp.%ld", path, (long)getpid());
-  f = fopen(tmp, "wb");
+  FILE *f = fopen(tmp, "wb");
   if (!f) {
     free(tmp);
-    return -1;
+    return NULL;
   }
   bool wrote = fwrite(text, 1, n, f) == n;
   if (fclose(f) != 0) wrote = false;
@@ -283,16 +285,51 @@ int ju_write_if_changed(const char *path, const char *text, bool *changed) {
     unlink(tmp);
     free(tmp);
     errno = e;
-    return -1;
+    return NULL;
   }
-  if (rename(tmp, path) != 0) {
-    int e = errno;
-    unlink(tmp);
-    free(tmp);
-    errno = e;
-    return -1;
+  return tmp;
+}
+
+int ju_write_if_changed(const char *path, const char *text, bool *changed) {
+  *changed = false;
+  return ju_write_batch(1, &path, &text, NULL, changed);
+}
+
+int ju_write_batch(int n, const char *const *paths, const char *const *texts, const char **failed, bool *changed) {
+  char **tmp = calloc((size_t)n + 1, sizeof(char *));
+  if (!tmp) dlc_die_oom();
+  int rc = 0, nchanged = 0;
+  /* first every changed file to its temporary; nothing is replaced yet */
+  for (int i = 0; i < n && rc == 0; i++) {
+    size_t len = strlen(texts[i]);
+    if (same_content(paths[i], texts[i], len)) continue;
+    char *dir = malloc(strlen(paths[i]) + 1);
+    if (!dir) dlc_die_oom();
+    strcpy(dir, paths[i]);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) *slash = 0;
+    if ((slash && slash != dir && ju_mkdirs(dir) != 0) || !(tmp[i] = write_temp(paths[i], texts[i], len))) {
+      rc = -1;
+      if (failed) *failed = paths[i];
+    }
+    free(dir);
+  }
+  /* then replace them all, or none */
+  int e = errno;
+  for (int i = 0; i < n; i++) {
+    if (!tmp[i]) continue;
+    if (rc == 0 && rename(tmp[i], paths[i]) != 0) {
+      e = errno;
+      rc = -1;
+      if (failed) *failed = paths[i];
+    } else if (rc == 0) {
+      nchanged++;
+    }
+    if (rc != 0) unlink(tmp[i]);
+    free(tmp[i]);
   }
   free(tmp);
-  *changed = true;
-  return 0;
+  if (changed) *changed = nchanged > 0;
+  errno = e;
+  return rc;
 }

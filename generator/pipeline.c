@@ -230,25 +230,20 @@ static char *json_text(cJSON *j) {
   return r;
 }
 
-/* Writes every file (only those whose content changed), then removes files
- * a previous run listed in DIR/dlcgen.outputs that this run did not
- * produce, and rewrites that list. */
-static bool write_outputs(const char *dir, outlist *l, diag_list *dl) {
-  bool ok = true;
-  int changed_n = 0;
-  for (int i = 0; ok && i < l->n; i++) {
-    char *d = xprintf("%s%s%s", l->f[i].path, "", "");
-    char *slash = strrchr(d, '/');
-    if (slash) *slash = 0;
-    bool changed;
-    if ((slash && ju_mkdirs(d) != 0) || ju_write_if_changed(l->f[i].path, l->f[i].text, &changed) != 0) {
-      diag_report(dl, D_OUTPUT_IO, l->f[i].path, NULL, "cannot write '%s': %s", l->f[i].path, strerror(errno));
-      ok = false;
-    }
-    changed_n += changed;
-    free(d);
-  }
-  if (!ok) return false;
+/* Writes every file in one transaction (only those whose content changed).
+ * When `manage` is set the run owns DIR: files a previous run listed in
+ * DIR/dlcgen.outputs that this run did not produce are removed, and the list
+ * is rewritten. */
+static bool write_outputs(const char *dir, outlist *l, bool manage, diag_list *dl) {
+  const char **paths = calloc((size_t)l->n + 1, sizeof(char *)), **texts = calloc((size_t)l->n + 1, sizeof(char *));
+  if (!paths || !texts) dlc_die_oom();
+  for (int i = 0; i < l->n; i++) paths[i] = l->f[i].path, texts[i] = l->f[i].text;
+  const char *failed = NULL;
+  bool changed, ok = ju_write_batch(l->n, paths, texts, &failed, &changed) == 0;
+  if (!ok) diag_report(dl, D_OUTPUT_IO, failed, NULL, "cannot write '%s': %s", failed, strerror(errno));
+  free(paths);
+  free(texts);
+  if (!ok || !manage) return ok;
   char *idx_path = xprintf("%s/%s%s", dir, "dlcgen.outputs", "");
   FILE *f = fopen(idx_path, "r");
   if (f) {
@@ -272,7 +267,6 @@ static bool write_outputs(const char *dir, outlist *l, diag_list *dl) {
   if (!idx) dlc_die_oom();
   *q = 0;
   for (int i = 0; i < l->n; i++) q += sprintf(q, "%s\n", l->f[i].path + strlen(dir) + 1);
-  bool changed;
   if (ju_write_if_changed(idx_path, idx, &changed) != 0) {
     diag_report(dl, D_OUTPUT_IO, idx_path, NULL, "cannot write '%s': %s", idx_path, strerror(errno));
     ok = false;
@@ -289,7 +283,8 @@ static int graph_main(const pipeline_opts *o) {
   diag_init(&dl);
   dtype T;
   if (!dtype_parse(o->dtype, &T) || (T != DT_FP16 && T != DT_BF16 && T != DT_FP32)) {
-    fprintf(stderr, "dlcgen: --dtype takes fp16, bf16 or fp32, not '%s'\n", o->dtype);
+    fprintf(stderr, "dlcgen: --dtype takes fp16, bf16 or fp32, not '%s'\nTry 'dlcgen --help'.\n",
+            o->dtype);
     return 2;
   }
   run r = {0};
@@ -298,11 +293,19 @@ static int graph_main(const pipeline_opts *o) {
   cJSON *j = text ? ju_parse(text, &dl, o->graph) : NULL;
   free(text);
   fe_instance inst = {T, NULL, NULL};
+  /* stages after the last one dumped are not run */
+  int until = o->until;
+  if (o->dump) {
+    int last = 0;
+    for (int s = 0; s < STAGE__COUNT; s++)
+      if (o->dump & (1u << s)) last = s;
+    if (last < until) until = last;
+  }
   /* the back half runs when one of its dumps is asked for, for sm80 */
   unsigned back = (1u << STAGE_PLAN) | (1u << STAGE_GPU) | (1u << STAGE_CU);
   static const char *const archs[] = {"sm80"};
-  codegen_opts cg = {(o->dump & back) != 0 && o->until >= STAGE_PLAN, "dlc_graph", 1, archs, 0, NULL, o->graph};
-  bool ok = j && run_stages(&r, j, o->graph, &inst, o->dump, o->until, &cg, &dl);
+  codegen_opts cg = {(o->dump & back) != 0 && until >= STAGE_PLAN, "dlc_graph", 1, archs, 0, NULL, o->graph};
+  bool ok = j && run_stages(&r, j, o->graph, &inst, o->dump, until, &cg, &dl);
   cJSON_Delete(j);
   char *cu = NULL;
   if (ok && (o->dump & (1u << STAGE_CU)) && r.kernel) {
@@ -322,24 +325,14 @@ static int graph_main(const pipeline_opts *o) {
     cu = emit_op_cu(&ec, &eo);
   }
   if (ok && o->dump) {
-    if (o->dump_dir && ju_mkdirs(o->dump_dir) != 0) {
-      diag_report(&dl, D_OUTPUT_IO, o->dump_dir, NULL, "cannot create '%s': %s", o->dump_dir, strerror(errno));
-      ok = false;
-    }
     outlist out = {0};
-    for (int s = 0; ok && s < STAGE__COUNT; s++) {
+    for (int s = 0; s < STAGE__COUNT; s++) {
       char *txt = s == STAGE_CU ? (cu ? xprintf("%s%s%s", cu, "", "") : NULL) : r.dumps[s] ? json_text(r.dumps[s]) : NULL;
       if (!txt) continue;
       if (o->dump_dir) out_add(&out, xprintf("%s/%s.%s", o->dump_dir, stage_names[s], s == STAGE_CU ? "cu" : "json"), txt);
       else fputs(txt, stdout), free(txt);
     }
-    for (int i = 0; ok && i < out.n; i++) {
-      bool changed;
-      if (ju_write_if_changed(out.f[i].path, out.f[i].text, &changed) != 0) {
-        diag_report(&dl, D_OUTPUT_IO, out.f[i].path, NULL, "cannot write '%s': %s", out.f[i].path, strerror(errno));
-        ok = false;
-      }
-    }
+    if (o->dump_dir && !write_outputs(o->dump_dir, &out, false, &dl)) ok = false;
     out_free(&out);
   }
   free(cu);
@@ -423,7 +416,9 @@ static int manifest_main(const pipeline_opts *o) {
     out_add(&out, xprintf("%s/src/dlc_ops.def%s%s", o->out_dir, "", ""), emit_ops_def(&ec));
     ok = !diag_has_errors(&dl);
   }
-  if (ok) ok = write_outputs(o->out_dir, &out, &dl);
+  /* a run that stops before emission validates (and dumps) without
+   * touching the code of an earlier run */
+  if (ok) ok = write_outputs(o->out_dir, &out, o->until >= STAGE_CU, &dl);
   if (dl.n) print_diags(o, &dl);
   int status = ok && !diag_has_errors(&dl) ? 0 : 1;
   if (!o->quiet && status == 0)
