@@ -299,9 +299,18 @@ int ju_write_batch(int n, const char *const *paths, const char *const *texts, co
   char **tmp = calloc((size_t)n + 1, sizeof(char *));
   if (!tmp) dlc_die_oom();
   int rc = 0, nchanged = 0;
-  /* first every changed file to its temporary; nothing is replaced yet */
+  /* first every changed file to its temporary; nothing is replaced yet.  A
+   * rename onto a regular file or a free name does not fail once the
+   * temporary beside it exists, so the other targets are checked here. */
   for (int i = 0; i < n && rc == 0; i++) {
     size_t len = strlen(texts[i]);
+    struct stat st;
+    if (stat(paths[i], &st) == 0 && !S_ISREG(st.st_mode)) {
+      rc = -1;
+      errno = S_ISDIR(st.st_mode) ? EISDIR : EEXIST;
+      if (failed) *failed = paths[i];
+      break;
+    }
     if (same_content(paths[i], texts[i], len)) continue;
     char *dir = malloc(strlen(paths[i]) + 1);
     if (!dir) dlc_die_oom();
