@@ -1,8 +1,9 @@
 # A manifest run whose writing fails replaces none of an earlier run's
-# outputs.  From CTest:
+# outputs, and one that stops before emission leaves them alone.  From CTest:
 #   cmake -DDLCGEN=... -DMANIFEST=<manifest> -DWORK=<scratch dir> -P run_write_txn.cmake
 # 1. a first run writes WORK/out;
-# 2. a second run of the same manifest for one arch only (its outputs differ)
+# 2. a run with --until=plan succeeds and changes nothing there;
+# 3. a run of the same manifest for one arch only (its outputs differ)
 #    meets a directory where its last output, src/dlc_ops.def, goes: it must
 #    exit 1 with E0003 and leave every other file as the first run wrote it,
 #    with no temporaries behind.
@@ -25,6 +26,26 @@ foreach(f ${before})
   file(SHA256 ${out}/${f} h_${f})
 endforeach()
 
+function(check_unchanged what)
+  file(GLOB_RECURSE after RELATIVE ${out} ${out}/*)
+  if(NOT "${after}" STREQUAL "${before}")
+    message(FATAL_ERROR "${what} changed the file list:\nbefore: ${before}\nafter: ${after}")
+  endif()
+  foreach(f ${before})
+    file(SHA256 ${out}/${f} h)
+    if(NOT h STREQUAL h_${f})
+      message(FATAL_ERROR "${what} rewrote ${f}")
+    endif()
+  endforeach()
+endfunction()
+
+execute_process(COMMAND ${DLCGEN} --manifest ${MANIFEST} --out ${out} --quiet --until=plan RESULT_VARIABLE rc
+                ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the --until=plan run failed (${rc}):\n${err}")
+endif()
+check_unchanged("the --until=plan run")
+
 # the same ops for sm80 alone: the graph paths are made absolute
 get_filename_component(mdir ${MANIFEST} DIRECTORY)
 file(READ ${MANIFEST} m)
@@ -40,13 +61,4 @@ execute_process(COMMAND ${DLCGEN} --manifest ${WORK}/sm80.json --out ${out} --qu
 if(NOT rc EQUAL 1 OR NOT err MATCHES "E0003")
   message(FATAL_ERROR "expected exit status 1 with E0003, got ${rc}:\n${err}")
 endif()
-file(GLOB_RECURSE after RELATIVE ${out} ${out}/*)
-if(NOT "${after}" STREQUAL "${before}")
-  message(FATAL_ERROR "the failed run changed the file list:\nbefore: ${before}\nafter: ${after}")
-endif()
-foreach(f ${before})
-  file(SHA256 ${out}/${f} h)
-  if(NOT h STREQUAL h_${f})
-    message(FATAL_ERROR "the failed run rewrote ${f}")
-  endif()
-endforeach()
+check_unchanged("the failed run")
