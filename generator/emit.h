@@ -39,7 +39,7 @@ typedef struct emit_op {
 typedef struct emit_ctx {
   arena *A;
   const manifest *m;
-  const char *manifest_path;   /* as given on the command line */
+  const char *manifest_path;   /* the manifest's file name, for comments */
   int nops;
   emit_op *ops;
   diag_list *dl;

@@ -406,7 +406,10 @@ static int manifest_main(const pipeline_opts *o) {
     }
   }
   if (ok && o->until >= STAGE_CU) {
-    emit_ctx ec = {&A, m, o->manifest, m->nops, eops, &dl};
+    /* the outputs name the manifest by its file name: they do not depend on
+     * how its path was spelled */
+    const char *base = strrchr(o->manifest, '/');
+    emit_ctx ec = {&A, m, base ? base + 1 : o->manifest, m->nops, eops, &dl};
     if (!o->quiet) fprintf(stderr, "dlcgen: emitting CUDA and C for %d op%s\n", m->nops, m->nops == 1 ? "" : "s");
     for (int i = 0; i < m->nops; i++)
       out_add(&out, xprintf("%s/kernels/%s.cu%s", o->out_dir, m->ops[i].name, ""), emit_op_cu(&ec, &eops[i]));

@@ -1,11 +1,13 @@
 # generated/ is dlcgen's output for manifests/default.json, byte for byte:
-# regenerate into a scratch directory (from the source tree, with the same
-# relative paths as the committed run) and compare every file.
+# regenerate into a scratch directory (with the manifest's absolute path, from
+# another directory: the output must not depend on either) and compare every
+# file.
 file(REMOVE_RECURSE ${SCRATCH})
-execute_process(COMMAND ${DLCGEN} --quiet --manifest manifests/default.json --out ${SCRATCH}
-                WORKING_DIRECTORY ${SRC} RESULT_VARIABLE rc ERROR_VARIABLE err)
+get_filename_component(elsewhere ${SCRATCH} DIRECTORY)
+execute_process(COMMAND ${DLCGEN} --quiet --manifest ${SRC}/manifests/default.json --out ${SCRATCH}
+                WORKING_DIRECTORY ${elsewhere} RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "dlcgen failed:\n${err}")
+  message(FATAL_ERROR "dlcgen failed (${rc}):\n${err}")
 endif()
 execute_process(COMMAND diff -r ${SRC}/generated ${SCRATCH} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
 if(NOT rc EQUAL 0)
