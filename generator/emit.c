@@ -654,13 +654,45 @@ typedef struct arg {
   const char *doc;
 } arg;
 
+/* A tensor's shape as its graph writes it ("B,H,S,D"; the instances have
+ * the variant-bound dims replaced by numbers), with the symbols that are not
+ * signature dims named as derived ("[N,P,Q,K] (P, Q derived)"). */
+static const char *written_shape(arena *A, const emit_op *eo, const fe_tensor *t) {
+  const fe_graph *g = eo->inst[0].fe;
+  const cJSON *ts = cJSON_GetObjectItemCaseSensitive(eo->op->graph, "tensors");
+  const cJSON *sh = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ts, t->name), "shape");
+  const char *shape = "", *derived = "";
+  int d = 0;
+  for (const cJSON *e = sh ? sh->child : NULL; e; e = e->next, d++) {
+    const char *v = cJSON_IsString(e) ? e->valuestring : arena_printf(A, "%lld", (long long)e->valuedouble);
+    shape = arena_printf(A, "%s%s%s", shape, d ? "," : "", v);
+    bool sig = !cJSON_IsString(e);
+    for (int i = 0; i < g->ndims && !sig; i++) sig = strcmp(g->dims[i], v) == 0;
+    if (!sig) derived = arena_printf(A, "%s%s%s", derived, *derived ? ", " : "", v);
+  }
+  if (d == t->rank) return *derived ? arena_printf(A, "[%s] (%s derived)", shape, derived) : arena_printf(A, "[%s]", shape);
+  shape = "";
+  for (d = 0; d < t->rank; d++) shape = arena_printf(A, "%s%s%s", shape, d ? "," : "", sx_str(A, t->shape[d]));
+  return arena_printf(A, "[%s]", shape);
+}
+
 static int entry_args(emit_ctx *c, const emit_op *eo, arg **out) {
   arena *A = c->A;
   const fe_graph *g = eo->inst[0].fe;
   int cap = 4 + g->ndims + 2 * g->nsig_attrs + 2 * (g->nin + g->nout), n = 0;
   arg *a = ARENA_ARRAY(A, arg, cap);
-  for (int i = 0; i < g->ndims; i++)
-    a[n++] = (arg){lc(A, g->dims[i]), "int64_t", arena_printf(A, "signature dim %s", g->dims[i])};
+  for (int i = 0; i < g->ndims; i++) {
+    const char *doc = arena_printf(A, "signature dim %s", g->dims[i]);
+    for (int v = 0; v < eo->op->nvkeys; v++) {
+      const mf_variant_key *vk = &eo->op->vkeys[v];
+      if (!vk->is_dim || strcmp(vk->name, g->dims[i]) != 0) continue;
+      doc = arena_printf(A, "%s, one of", doc);
+      for (int j = 0; j < vk->nvalues; j++)
+        doc = arena_printf(A, "%s%s %lld", doc, j ? "," : "", (long long)vk->values[j]->valuedouble);
+      doc = arena_printf(A, "%s (compiled in)", doc);
+    }
+    a[n++] = (arg){lc(A, g->dims[i]), "int64_t", doc};
+  }
   for (int i = 0; i < g->nsig_attrs; i++)
     for (int e = 0; e < 2; e++)
       a[n++] = (arg){arena_printf(A, "%s%d", lc(A, g->sig_attrs[i]), e), "int64_t",
@@ -669,10 +701,9 @@ static int entry_args(emit_ctx *c, const emit_op *eo, arg **out) {
     int nt = io ? g->nout : g->nin;
     for (int i = 0; i < nt; i++) {
       const fe_tensor *t = &g->tensors[io ? g->outputs[i] : g->inputs[i]];
-      const char *shape = "";
-      for (int d = 0; d < t->rank; d++) shape = arena_printf(A, "%s%s%s", shape, d ? "," : "", sx_str(A, t->shape[d]));
+      const char *shape = written_shape(A, eo, t);
       a[n++] = (arg){lc(A, t->name), io ? "void *" : "const void *",
-                     arena_printf(A, "%s %s [%s], %s", io ? "output" : "input", t->name, shape,
+                     arena_printf(A, "%s %s %s, %s", io ? "output" : "input", t->name, shape,
                                   t->rank == 2 ? "rows of ld elements" : "packed row-major")};
       if (t->rank == 2)
         a[n++] = (arg){arena_printf(A, "ld%s", lc(A, t->name)), "int64_t",

@@ -62,7 +62,7 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
  * @param x input X [N,H,W,C], packed row-major
  * @param wt input Wt [K,3,3,C], packed row-major
  * @param bias input bias [K], packed row-major
- * @param y output Y [N,P,Q,K], packed row-major
+ * @param y output Y [N,P,Q,K] (P, Q derived), packed row-major
  * @param stream CUDA stream (NULL: the default stream; must be NULL with libdlckernels-emu)
  * @return DLC_SUCCESS, or an error status with dlc_last_error_detail() saying why. */
 dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
@@ -76,11 +76,11 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
  * @param b signature dim B
  * @param h signature dim H
  * @param s signature dim S
- * @param d signature dim D
- * @param q input Q [B,H,S,64], packed row-major
- * @param k input K [B,H,S,64], packed row-major
- * @param v input V [B,H,S,64], packed row-major
- * @param o output O [B,H,S,64], packed row-major
+ * @param d signature dim D, one of 64, 128 (compiled in)
+ * @param q input Q [B,H,S,D], packed row-major
+ * @param k input K [B,H,S,D], packed row-major
+ * @param v input V [B,H,S,D], packed row-major
+ * @param o output O [B,H,S,D], packed row-major
  * @param stream CUDA stream (NULL: the default stream; must be NULL with libdlckernels-emu)
  * @return DLC_SUCCESS, or an error status with dlc_last_error_detail() saying why. */
 dlc_status dlc_attention_causal(dlc_dtype dtype,
