@@ -4,8 +4,11 @@
  * epilogue starts a region, and a fused block joins the region of its
  * producer when it reads the producer's values at the same points (compute-at
  * with no halo), as attention's row softmax joins QK^T.  Inside a region
- * values are SSA lets over the region's iteration axes; only outputs are
- * memrefs (yield, with the cast).  The vocabulary is Read / Unary / Binary /
+ * values are SSA lets over the region's axes, which unify the statements'
+ * dims by data flow (region.c); only outputs are memrefs (yield, with the
+ * cast), "gmem" or "deferred" when only the next region reads them.  A
+ * region that would read one of its own values at other indices (a shift)
+ * is reported, and region_build() returns NULL.  The vocabulary is Read / Unary / Binary /
  * Select / Reduce / BroadcastInDim / Transpose (plus constants and let
  * references).  Normal forms (C-CON1, SRNF R0-R4, epilogue after the reduce)
  * are established by region_normalize() and checked by region_verify(). */
