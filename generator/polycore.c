@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strbuf.h"
+
 /* ---- contraction classification -------------------------------------------------- */
 
 static const rexpr *operand_read(const rexpr *e) {
@@ -107,38 +109,13 @@ void pc_classify(arena *A, const region *r, pc_contraction *con) {
 
 /* ---- text ------------------------------------------------------------------------------ */
 
-typedef struct pc_text {
-  char *p;
-  size_t n, cap;
-} pc_text;
-
-static void tx_put(pc_text *t, const char *s) {
-  size_t k = strlen(s);
-  if (t->n + k + 1 > t->cap) {
-    size_t nc = (t->cap ? t->cap * 2 : 256) + k;
-    char *np = realloc(t->p, nc);
-    if (!np) dlc_die_oom();
-    t->p = np;
-    t->cap = nc;
-  }
-  memcpy(t->p + t->n, s, k + 1);
-  t->n += k;
-}
-
-static char *tx_take(pc_text *t, arena *A) {
-  char *r = arena_strdup(A, t->p ? t->p : "");
-  free(t->p);
-  memset(t, 0, sizeof *t);
-  return r;
-}
-
 static const char *join_names(arena *A, int n, const char *const *s) {
-  pc_text t = {0};
+  strbuf t = {0};
   for (int i = 0; i < n; i++) {
-    if (i) tx_put(&t, ", ");
-    tx_put(&t, s[i]);
+    if (i) sb_puts(&t, ", ");
+    sb_puts(&t, s[i]);
   }
-  return tx_take(&t, A);
+  return sb_take_arena(&t, A);
 }
 
 /* ---- the builder of one region's analysis ------------------------------------------ */
@@ -265,20 +242,20 @@ static void setup_params(pcb *b) {
   for (int i = 0; pv && i < pv->nparams; i++) add_param(b, pv->params[i]);
   for (int i = 0; i < r->niters + r->nred; i++) collect_params(b, r->it[i].size), note_size(b, r->it[i].size);
   for (int l = 0; l < r->nlets; l++) params_of_expr(b, r->lets[l].e);
-  pc_text t = {0};
-  tx_put(&t, "[");
-  tx_put(&t, join_names(b->A, b->nparams, b->params));
-  tx_put(&t, "] -> ");
-  b->pfx = tx_take(&t, b->A);
-  tx_put(&t, b->pfx);
-  tx_put(&t, "{ : ");
+  strbuf t = {0};
+  sb_puts(&t, "[");
+  sb_puts(&t, join_names(b->A, b->nparams, b->params));
+  sb_puts(&t, "] -> ");
+  b->pfx = sb_take_arena(&t, b->A);
+  sb_puts(&t, b->pfx);
+  sb_puts(&t, "{ : ");
   for (int i = 0; i < b->nparams; i++) {
-    if (i) tx_put(&t, " and ");
-    tx_put(&t, arena_printf(b->A, "%s >= 1", b->params[i]));
+    if (i) sb_puts(&t, " and ");
+    sb_puts(&t, arena_printf(b->A, "%s >= 1", b->params[i]));
   }
-  if (!b->nparams) tx_put(&t, "true");
-  tx_put(&t, " }");
-  b->context = tx_take(&t, b->A);
+  if (!b->nparams) sb_puts(&t, "true");
+  sb_puts(&t, " }");
+  b->context = sb_take_arena(&t, b->A);
 }
 
 static int cmp_int(const void *x, const void *y) { return *(const int *)x - *(const int *)y; }
@@ -294,13 +271,13 @@ static const char *stmt_tuple(pcb *b, const pc_stmt *s) {
 
 /* "0 <= m < M and 0 <= n < N" (or "true") */
 static const char *bounds_text(pcb *b, int n, const int *dims) {
-  pc_text t = {0};
+  strbuf t = {0};
   for (int i = 0; i < n; i++) {
-    if (i) tx_put(&t, " and ");
-    tx_put(&t, arena_printf(b->A, "0 <= %s < %s", axis_name(b, dims[i]), size_text(b, b->r->it[dims[i]].size)));
+    if (i) sb_puts(&t, " and ");
+    sb_puts(&t, arena_printf(b->A, "0 <= %s < %s", axis_name(b, dims[i]), size_text(b, b->r->it[dims[i]].size)));
   }
-  if (!n) tx_put(&t, "true");
-  return tx_take(&t, b->A);
+  if (!n) sb_puts(&t, "true");
+  return sb_take_arena(&t, b->A);
 }
 
 /* The value array of a let: "L3[m, n]" over the let's axes. */
@@ -370,26 +347,26 @@ typedef struct guard_list {
 
 static bool guard_affine(const ib_guard *g) { return sx_is_affine(g->e); }
 
-static void put_guards(pcb *b, pc_text *t, const guard_list *gl) {
+static void put_guards(pcb *b, strbuf *t, const guard_list *gl) {
   for (int i = 0; i < gl->n; i++) {
     const ib_guard *g = gl->g[i];
     const char *e = sx_str(b->A, g->e);
-    tx_put(t, i ? " and " : " : ");
-    if (g->lo) tx_put(t, arena_printf(b->A, "%s <= %s", size_text(b, g->lo), e));
-    if (g->lo && g->hi) tx_put(t, " and ");
-    if (g->hi) tx_put(t, arena_printf(b->A, "%s < %s", e, size_text(b, g->hi)));
-    if (!g->lo && !g->hi) tx_put(t, "true");
+    sb_puts(t, i ? " and " : " : ");
+    if (g->lo) sb_puts(t, arena_printf(b->A, "%s <= %s", size_text(b, g->lo), e));
+    if (g->lo && g->hi) sb_puts(t, " and ");
+    if (g->hi) sb_puts(t, arena_printf(b->A, "%s < %s", e, size_text(b, g->hi)));
+    if (!g->lo && !g->hi) sb_puts(t, "true");
   }
 }
 
-static void add_access(pc_text *t, const char *text) {
-  if (t->n) tx_put(t, "; ");
-  tx_put(t, text);
+static void add_access(strbuf *t, const char *text) {
+  if (t->n) sb_puts(t, "; ");
+  sb_puts(t, text);
 }
 
 /* Reads of `e` by statement s: region inputs "I<k>[map]" (under the guards
  * of the Selects above them) and lets "L<l>[axes]". */
-static void walk_reads(pcb *b, const pc_stmt *s, const rexpr *e, guard_list gl, pc_text *reads) {
+static void walk_reads(pcb *b, const pc_stmt *s, const rexpr *e, guard_list gl, strbuf *reads) {
   if (!e || b->failed) return;
   switch (e->k) {
   case RX_READ: {
@@ -402,16 +379,16 @@ static void walk_reads(pcb *b, const pc_stmt *s, const rexpr *e, guard_list gl, 
       b->affine = false;
       return;
     }
-    pc_text t = {0};
-    tx_put(&t, stmt_tuple(b, s));
-    tx_put(&t, arena_printf(b->A, " -> I%d[", e->input));
+    strbuf t = {0};
+    sb_puts(&t, stmt_tuple(b, s));
+    sb_puts(&t, arena_printf(b->A, " -> I%d[", e->input));
     for (int i = 0; i < e->nmap; i++) {
-      if (i) tx_put(&t, ", ");
-      tx_put(&t, sx_str(b->A, e->map[i]));
+      if (i) sb_puts(&t, ", ");
+      sb_puts(&t, sx_str(b->A, e->map[i]));
     }
-    tx_put(&t, "]");
+    sb_puts(&t, "]");
     put_guards(b, &t, &gl);
-    add_access(reads, tx_take(&t, b->A));
+    add_access(reads, sb_take_arena(&t, b->A));
     return;
   }
   case RX_LET: {
@@ -549,18 +526,18 @@ static char *map_text(arena *A, __isl_keep isl_map *m) {
  * three kinds of dependences; marks the axes they carry. */
 static void dependences(pcb *b, pc_analysis *an, bool *carried) {
   const region *r = b->r;
-  pc_text dom = {0}, rd = {0}, wr = {0}, sc = {0};
+  strbuf dom = {0}, rd = {0}, wr = {0}, sc = {0};
   int maxd = 0;
   for (int i = 0; i < b->nst; i++) maxd = b->st[i].ndims > maxd ? b->st[i].ndims : maxd;
   for (int i = 0; i < b->nst && !b->failed; i++) {
     const pc_stmt *s = &b->st[i];
     const char *tup = stmt_tuple(b, s);
     add_access(&dom, arena_printf(b->A, "%s : %s", tup, bounds_text(b, s->ndims, s->dims)));
-    pc_text t = {0};
-    tx_put(&t, arena_printf(b->A, "%s -> [%d", tup, i));
-    for (int d = 0; d < maxd; d++) tx_put(&t, d < s->ndims ? arena_printf(b->A, ", %s", axis_name(b, s->dims[d])) : ", 0");
-    tx_put(&t, "]");
-    add_access(&sc, tx_take(&t, b->A));
+    strbuf t = {0};
+    sb_puts(&t, arena_printf(b->A, "%s -> [%d", tup, i));
+    for (int d = 0; d < maxd; d++) sb_puts(&t, d < s->ndims ? arena_printf(b->A, ", %s", axis_name(b, s->dims[d])) : ", 0");
+    sb_puts(&t, "]");
+    add_access(&sc, sb_take_arena(&t, b->A));
     if (s->let >= 0) {
       const rexpr *e = r->lets[s->let].e;
       guard_list none = {0};
@@ -576,8 +553,8 @@ static void dependences(pcb *b, pc_analysis *an, bool *carried) {
       add_access(&wr, arena_printf(b->A, "%s -> O%d[%s]", tup, y->output, join_names(b->A, e->nax, n)));
     }
   }
-  char *dom_s = tx_take(&dom, b->A), *rd_s = tx_take(&rd, b->A), *wr_s = tx_take(&wr, b->A),
-       *sc_s = tx_take(&sc, b->A);
+  char *dom_s = sb_take_arena(&dom, b->A), *rd_s = sb_take_arena(&rd, b->A), *wr_s = sb_take_arena(&wr, b->A),
+       *sc_s = sb_take_arena(&sc, b->A);
   if (b->failed) return;
   const char *dom_text = arena_printf(b->A, "%s{ %s }", b->pfx, dom_s);
   isl_union_set *domain = isl_union_set_read_from_str(b->ctx, dom_text);
@@ -789,10 +766,10 @@ static void read_halo(pcb *b, pc_analysis *an, const pc_stmt *s, const rexpr *le
   const region *r = b->r;
   for (int i = 0; i < rd->nmap; i++)
     if (!sx_is_affine(rd->map[i])) return;
-  pc_text k = {0};
-  tx_put(&k, arena_printf(b->A, "%d", rd->input));
-  for (int i = 0; i < rd->nmap; i++) tx_put(&k, arena_printf(b->A, "|%s", sx_str(b->A, rd->map[i])));
-  const char *key = tx_take(&k, b->A);
+  strbuf k = {0};
+  sb_puts(&k, arena_printf(b->A, "%d", rd->input));
+  for (int i = 0; i < rd->nmap; i++) sb_puts(&k, arena_printf(b->A, "|%s", sx_str(b->A, rd->map[i])));
+  const char *key = sb_take_arena(&k, b->A);
   for (int i = 0; i < seen->n; i++)
     if (strcmp(seen->key[i], key) == 0) return;
   ARENA_PUSH(b->A, seen->key, seen->n, seen->cap, key);

@@ -11,30 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct strbuf {
-  char *p;
-  size_t n, cap;
-} strbuf;
-
-static void sb_put(strbuf *s, const char *t) {
-  size_t k = strlen(t);
-  if (s->n + k + 1 > s->cap) {
-    size_t nc = (s->cap ? s->cap * 2 : 256) + k;
-    char *np = realloc(s->p, nc);
-    if (!np) dlc_die_oom();
-    s->p = np;
-    s->cap = nc;
-  }
-  memcpy(s->p + s->n, t, k + 1);
-  s->n += k;
-}
-
-static char *sb_take(strbuf *s, arena *A) {
-  char *r = arena_strdup(A, s->p ? s->p : "");
-  free(s->p);
-  memset(s, 0, sizeof *s);
-  return r;
-}
+#include "strbuf.h"
 
 typedef struct builder {
   arena *A;
@@ -160,29 +137,29 @@ static char *render(builder *b, const ib_entry *e, const sx *x) {
 }
 
 static void params_prefix(builder *b, strbuf *s) {
-  sb_put(s, "[");
+  sb_puts(s, "[");
   for (int i = 0; i < b->pv->nparams; i++) {
-    if (i) sb_put(s, ", ");
-    sb_put(s, b->pv->params[i]);
+    if (i) sb_puts(s, ", ");
+    sb_puts(s, b->pv->params[i]);
   }
-  sb_put(s, "] -> ");
+  sb_puts(s, "] -> ");
 }
 
 /* "S[d0, d1] : 0 <= d0 < s0 and ..." without braces */
 static void tuple_with_bounds(builder *b, strbuf *s, const char *name, const char **dims, int n,
                               const sx *const *sizes, bool bounds) {
-  sb_put(s, name);
-  sb_put(s, "[");
+  sb_puts(s, name);
+  sb_puts(s, "[");
   for (int i = 0; i < n; i++) {
-    if (i) sb_put(s, ", ");
-    sb_put(s, dims[i]);
+    if (i) sb_puts(s, ", ");
+    sb_puts(s, dims[i]);
   }
-  sb_put(s, "]");
+  sb_puts(s, "]");
   if (!bounds || n == 0) return;
-  sb_put(s, " : ");
+  sb_puts(s, " : ");
   for (int i = 0; i < n; i++) {
-    if (i) sb_put(s, " and ");
-    sb_put(s, arena_printf(b->A, "0 <= %s < %s", dims[i], size_text(b, sizes[i])));
+    if (i) sb_puts(s, " and ");
+    sb_puts(s, arena_printf(b->A, "0 <= %s < %s", dims[i], size_text(b, sizes[i])));
   }
 }
 
@@ -244,23 +221,23 @@ static bool add_access(builder *b, pv_stmt *st, const ib_entry *e, const ib_inpu
   }
   strbuf s = {0};
   params_prefix(b, &s);
-  sb_put(&s, "{ ");
+  sb_puts(&s, "{ ");
   tuple_with_bounds(b, &s, st->name, st->dims, st->ndims, NULL, false);
-  sb_put(&s, " -> ");
-  sb_put(&s, b->iname[in->entry]);
-  sb_put(&s, "[");
+  sb_puts(&s, " -> ");
+  sb_puts(&s, b->iname[in->entry]);
+  sb_puts(&s, "[");
   for (int i = 0; i < in->n; i++) {
-    if (i) sb_put(&s, ", ");
-    sb_put(&s, render(b, e, in->map[i]));
+    if (i) sb_puts(&s, ", ");
+    sb_puts(&s, render(b, e, in->map[i]));
   }
-  sb_put(&s, "]");
+  sb_puts(&s, "]");
   for (int g = 0; g < in->nguards; g++) {
     const char *ex = render(b, e, in->guards[g].e);
-    sb_put(&s, g ? " and " : " : ");
-    sb_put(&s, arena_printf(A, "%s <= %s < %s", size_text(b, in->guards[g].lo), ex, size_text(b, in->guards[g].hi)));
+    sb_puts(&s, g ? " and " : " : ");
+    sb_puts(&s, arena_printf(A, "%s <= %s < %s", size_text(b, in->guards[g].lo), ex, size_text(b, in->guards[g].hi)));
   }
-  sb_put(&s, " }");
-  char *text = sb_take(&s, A);
+  sb_puts(&s, " }");
+  char *text = sb_take_arena(&s, A);
   isl_map *m = isl_map_read_from_str(b->ctx, text);
   if (!m) {
     diag_report(b->dl, D_GRAPH_SCHEMA, "Poly-View", "This is a compiler bug; please report it.",
@@ -298,14 +275,14 @@ static bool add_access(builder *b, pv_stmt *st, const ib_entry *e, const ib_inpu
   /* every read stays inside the root tensor */
   strbuf x = {0};
   params_prefix(b, &x);
-  sb_put(&x, "{ ");
+  sb_puts(&x, "{ ");
   const char **rd = ARENA_ARRAY(A, const char *, root->rank + 1);
   for (int i = 0; i < root->rank; i++) rd[i] = arena_printf(A, "a%d", i);
   const sx **rs = ARENA_ARRAY(A, const sx *, root->rank + 1);
   for (int i = 0; i < root->rank; i++) rs[i] = root->axes[i].size;
   tuple_with_bounds(b, &x, b->iname[in->entry], rd, root->rank, rs, true);
-  sb_put(&x, " }");
-  char *xt = sb_take(&x, A);
+  sb_puts(&x, " }");
+  char *xt = sb_take_arena(&x, A);
   isl_set *extent = isl_set_read_from_str(b->ctx, xt);
   isl_set *range = isl_map_range(mdom);
   isl_set *ctxs = isl_set_read_from_str(b->ctx, b->pv->context);
@@ -348,10 +325,10 @@ static bool build_stmt(builder *b, int ei) {
   st.ndims = e->rank + e->nred;
   strbuf s = {0};
   params_prefix(b, &s);
-  sb_put(&s, "{ ");
+  sb_puts(&s, "{ ");
   tuple_with_bounds(b, &s, st.name, st.dims, st.ndims, entry_sizes(b, e), true);
-  sb_put(&s, " }");
-  char *text = sb_take(&s, A);
+  sb_puts(&s, " }");
+  char *text = sb_take_arena(&s, A);
   isl_set *dom = NULL;
   st.domain = simplified_set(b, text, &dom);
   if (!st.domain) {
@@ -379,12 +356,12 @@ static bool build_stmt(builder *b, int ei) {
   w.write = true;
   strbuf ws = {0};
   params_prefix(b, &ws);
-  sb_put(&ws, "{ ");
+  sb_puts(&ws, "{ ");
   tuple_with_bounds(b, &ws, st.name, st.dims, st.ndims, NULL, false);
-  sb_put(&ws, " -> ");
+  sb_puts(&ws, " -> ");
   tuple_with_bounds(b, &ws, b->iname[ei], st.dims, e->rank, NULL, false);
-  sb_put(&ws, " }");
-  char *wt = sb_take(&ws, A);
+  sb_puts(&ws, " }");
+  char *wt = sb_take_arena(&ws, A);
   isl_map *wm = isl_map_read_from_str(b->ctx, wt);
   wm = isl_map_intersect_domain(wm, isl_set_copy(dom));
   wm = isl_map_coalesce(wm);
@@ -693,13 +670,13 @@ poly_view *pv_build(arena *A, const indexbook *ib, diag_list *dl) {
   }
   strbuf s = {0};
   params_prefix(&b, &s);
-  sb_put(&s, "{ : ");
+  sb_puts(&s, "{ : ");
   for (int i = 0; i < pv->nparams; i++) {
-    if (i) sb_put(&s, " and ");
-    sb_put(&s, arena_printf(A, "%s >= 1", pv->params[i]));
+    if (i) sb_puts(&s, " and ");
+    sb_puts(&s, arena_printf(A, "%s >= 1", pv->params[i]));
   }
-  sb_put(&s, " }");
-  pv->context = sb_take(&s, A);
+  sb_puts(&s, " }");
+  pv->context = sb_take_arena(&s, A);
   b.iname = ARENA_ARRAY(A, const char *, ib->n + 1);
   b.dimname = ARENA_ARRAY(A, const char **, ib->n + 1);
   for (int i = 0; i < ib->n; i++) {

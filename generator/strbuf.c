@@ -42,6 +42,12 @@ const char *sb_str(strbuf *s) {
   return s->p;
 }
 
+char *sb_take_arena(strbuf *s, arena *A) {
+  char *r = arena_strdup(A, sb_str(s));
+  sb_free(s);
+  return r;
+}
+
 char *sb_take(strbuf *s) {
   sb_str(s);
   char *r = s->p;

@@ -16,6 +16,9 @@ void sb_printf(strbuf *s, const char *fmt, ...) __attribute__((format(printf, 2,
 const char *sb_str(strbuf *s);
 /* Hands the buffer over (malloc'ed, caller frees) and resets s. */
 char *sb_take(strbuf *s);
+/* The text copied into the arena; frees the buffer and resets s. */
+struct arena;
+char *sb_take_arena(strbuf *s, struct arena *A);
 void sb_free(strbuf *s);
 
 #endif

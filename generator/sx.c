@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strbuf.h"
+
 /* ---- atoms ------------------------------------------------------------ */
 
 static int atom_cmp(const sx_atom *a, const sx_atom *b);
@@ -530,28 +532,10 @@ static const sx *atom_simplify(arena *A, const sx_atom *a, simp_ctx *sc) {
 
 /* ---- printing ------------------------------------------------------------- */
 
-typedef struct strbuf {
-  char *p;
-  size_t n, cap;
-} strbuf;
-
-static void sb_put(strbuf *s, const char *t) {
-  size_t k = strlen(t);
-  if (s->n + k + 1 > s->cap) {
-    size_t nc = (s->cap ? s->cap * 2 : 64) + k;
-    char *np = realloc(s->p, nc);
-    if (!np) dlc_die_oom();
-    s->p = np;
-    s->cap = nc;
-  }
-  memcpy(s->p + s->n, t, k + 1);
-  s->n += k;
-}
-
 static void sb_int(strbuf *s, int64_t v) {
   char buf[32];
   snprintf(buf, sizeof buf, "%lld", (long long)v);
-  sb_put(s, buf);
+  sb_puts(s, buf);
 }
 
 static void print_sx(strbuf *s, const sx *x);
@@ -560,44 +544,44 @@ static bool simple_sx(const sx *x) { return x->c0 == 0 && x->nterms == 1 && x->t
 
 static void print_paren(strbuf *s, const sx *x) {
   bool p = !simple_sx(x) && !(x->nterms == 0 && x->c0 >= 0);
-  if (p) sb_put(s, "(");
+  if (p) sb_puts(s, "(");
   print_sx(s, x);
-  if (p) sb_put(s, ")");
+  if (p) sb_puts(s, ")");
 }
 
 static void print_atom(strbuf *s, const sx_atom *a) {
   switch (a->kind) {
   case SXA_PARAM:
   case SXA_VAR:
-    sb_put(s, a->name);
+    sb_puts(s, a->name);
     break;
   case SXA_FLOOR:
-    sb_put(s, "floor(");
+    sb_puts(s, "floor(");
     print_paren(s, a->a);
-    sb_put(s, "/");
+    sb_puts(s, "/");
     sb_int(s, a->den);
-    sb_put(s, ")");
+    sb_puts(s, ")");
     break;
   case SXA_PROD:
     for (int i = 0; i < a->nf; i++) {
-      if (i) sb_put(s, "*");
+      if (i) sb_puts(s, "*");
       print_atom(s, a->f[i]);
     }
     break;
   case SXA_FDIVSYM:
-    sb_put(s, "floor(");
+    sb_puts(s, "floor(");
     print_paren(s, a->a);
-    sb_put(s, "/");
+    sb_puts(s, "/");
     print_paren(s, a->b);
-    sb_put(s, ")");
+    sb_puts(s, ")");
     break;
   case SXA_MODSYM:
     print_paren(s, a->a);
-    sb_put(s, "%");
+    sb_puts(s, "%");
     print_paren(s, a->b);
     break;
   case SXA_OVERFLOW:
-    sb_put(s, "<overflow>");
+    sb_puts(s, "<overflow>");
     break;
   }
 }
@@ -630,19 +614,19 @@ static void print_sx(strbuf *s, const sx *x) {
     const sx_term *term = i < 64 ? ord[i] : &x->terms[i];
     int64_t c = term->coef;
     if (c < 0) {
-      sb_put(s, "-");
+      sb_puts(s, "-");
       if (c != INT64_MIN) c = -c;
     } else if (i) {
-      sb_put(s, "+");
+      sb_puts(s, "+");
     }
     if (c != 1) {
       sb_int(s, c);
-      sb_put(s, "*");
+      sb_puts(s, "*");
     }
     print_atom(s, term->atom);
   }
   if (x->c0 > 0) {
-    sb_put(s, "+");
+    sb_puts(s, "+");
     sb_int(s, x->c0);
   } else if (x->c0 < 0) {
     sb_int(s, x->c0);
@@ -652,9 +636,7 @@ static void print_sx(strbuf *s, const sx *x) {
 char *sx_str(arena *A, const sx *x) {
   strbuf s = {0};
   print_sx(&s, x);
-  char *r = arena_strdup(A, s.p ? s.p : "");
-  free(s.p);
-  return r;
+  return sb_take_arena(&s, A);
 }
 
 /* ---- parsing ---------------------------------------------------------------- */
