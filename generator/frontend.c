@@ -706,26 +706,6 @@ static bool topo_sort(reader *r, fe_node *nodes, int n) {
 
 /* ---- shape inference ------------------------------------------------------------ */
 
-static char *shape_str(arena *A, int rank, const sx *const *shape) {
-  size_t cap = 16;
-  char **parts = ARENA_ARRAY(A, char *, rank > 0 ? rank : 1);
-  for (int i = 0; i < rank; i++) {
-    parts[i] = sx_str(A, shape[i]);
-    cap += strlen(parts[i]) + 2;
-  }
-  char *s = arena_alloc(A, cap), *p = s;
-  *p++ = '[';
-  for (int i = 0; i < rank; i++) p += sprintf(p, "%s%s", i ? "," : "", parts[i]);
-  *p++ = ']';
-  *p = 0;
-  return s;
-}
-
-static bool is_one(const sx *e) {
-  int64_t v;
-  return sx_is_int(e, &v) && v == 1;
-}
-
 /* Right-aligned broadcast of two shapes (spec §3.3). */
 static bool broadcast_shapes(reader *r, const fe_node *nd, int ra, const sx *const *a, int rb, const sx *const *b,
                              int *rout, const sx ***out) {
@@ -736,12 +716,12 @@ static bool broadcast_shapes(reader *r, const fe_node *nd, int ra, const sx *con
     const sx *x = ia >= 0 ? a[ia] : NULL, *y = ib >= 0 ? b[ib] : NULL;
     if (!x) o[i] = y;
     else if (!y) o[i] = x;
-    else if (sx_equal(x, y) || is_one(y)) o[i] = x;
-    else if (is_one(x)) o[i] = y;
+    else if (sx_equal(x, y) || sx_is_one(y)) o[i] = x;
+    else if (sx_is_one(x)) o[i] = y;
     else {
       diag_report(r->dl, D_BROADCAST_MISMATCH, nd->at, NULL,
                   "right-aligned broadcast of %s and %s: axis %d has sizes %s and %s, neither 1",
-                  shape_str(r->A, ra, a), shape_str(r->A, rb, b), i, sx_str(r->A, x), sx_str(r->A, y));
+                  sx_shape_str(r->A, ra, a), sx_shape_str(r->A, rb, b), i, sx_str(r->A, x), sx_str(r->A, y));
       return false;
     }
   }
@@ -902,7 +882,7 @@ static bool infer_node(reader *r, fe_node *nd) {
     if (!sx_equal(q->shape[n - 1], k->shape[n - 1]) || !sx_equal(k->shape[n - 2], v->shape[n - 2])) {
       diag_report(r->dl, D_CONTRACT_MISMATCH, nd->at, NULL,
                   "Attention needs Q[...,S,D], K[...,Sk,D], V[...,Sk,Dv]; got %s, %s, %s",
-                  shape_str(A, n, q->shape), shape_str(A, n, k->shape), shape_str(A, n, v->shape));
+                  sx_shape_str(A, n, q->shape), sx_shape_str(A, n, k->shape), sx_shape_str(A, n, v->shape));
       return false;
     }
     if (q->dt != k->dt || q->dt != v->dt) {
@@ -983,7 +963,7 @@ static bool infer_node(reader *r, fe_node *nd) {
     const sx *p0 = prod(A, in[0]->rank, in[0]->shape), *p1 = prod(A, a->nshape, a->shape);
     if (!sx_equal(p0, p1)) {
       diag_report(r->dl, D_RESHAPE_MISMATCH, nd->at, NULL, "reshape of %s (%s elements) to %s (%s elements)",
-                  shape_str(A, in[0]->rank, in[0]->shape), sx_str(A, p0), shape_str(A, a->nshape, a->shape),
+                  sx_shape_str(A, in[0]->rank, in[0]->shape), sx_str(A, p0), sx_shape_str(A, a->nshape, a->shape),
                   sx_str(A, p1));
       return false;
     }
@@ -1051,7 +1031,7 @@ static bool infer_node(reader *r, fe_node *nd) {
     }
     for (int i = 0; i < x->rank; i++) {
       const sx *s = x->shape[i], *t = a->shape[a->nshape - x->rank + i];
-      if (!is_one(s) && !sx_equal(s, t)) {
+      if (!sx_is_one(s) && !sx_equal(s, t)) {
         diag_report(r->dl, D_BROADCAST_MISMATCH, nd->at, NULL, "cannot expand axis of size %s to %s",
                     sx_str(A, s), sx_str(A, t));
         return false;

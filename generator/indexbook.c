@@ -198,11 +198,6 @@ static ib_input input_from_view(indexbook *b, const view *v) {
 
 /* ---- reshape: linearize and re-decompose, group by group ------------------------ */
 
-static bool is_one(const sx *e) {
-  int64_t v;
-  return sx_is_int(e, &v) && v == 1;
-}
-
 /* Source axis indices of a RESHAPE in terms of the new axes.  Axes are
  * matched in groups whose element counts agree; within a group the new
  * index is linearized (L = sum o_j * stride'_j) and decomposed
@@ -212,11 +207,11 @@ static void reshape_index(indexbook *b, const ib_entry *src, ib_entry *dst, cons
   int i = 0, j = 0, ns = src->rank, nd = dst->rank;
   while (i < ns || j < nd) {
     /* size-1 axes on either side map to/from 0 */
-    if (i < ns && is_one(src->axes[i].size)) {
+    if (i < ns && sx_is_one(src->axes[i].size)) {
       out[i++] = sx_int(A, 0);
       continue;
     }
-    if (j < nd && is_one(dst->axes[j].size)) {
+    if (j < nd && sx_is_one(dst->axes[j].size)) {
       j++;
       continue;
     }
@@ -239,7 +234,7 @@ static void reshape_index(indexbook *b, const ib_entry *src, ib_entry *dst, cons
     /* linear index of the group from the new axes */
     const sx *L = sx_int(A, 0), *stride = sx_int(A, 1);
     for (int k = j - 1; k >= j0; k--) {
-      if (!is_one(dst->axes[k].size))
+      if (!sx_is_one(dst->axes[k].size))
         L = sx_add(A, L, sx_mul(A, sx_var(A, dst->axes[k].name), stride));
       stride = sx_mul(A, stride, dst->axes[k].size);
     }
@@ -325,7 +320,7 @@ static void build_movement(indexbook *b, int ui, ib_entry *e, diag_list *dl) {
     break;
   case TINY_EXPAND:
     for (int i = 0; i < u->rank; i++) {
-      bool bc = is_one(src->axes[i].size) && !is_one(u->shape[i]);
+      bool bc = sx_is_one(src->axes[i].size) && !sx_is_one(u->shape[i]);
       idx[i] = bc ? sx_int(A, 0) : o[i];
       if (bc) e->axes[i].kind = AX_BROADCAST;
     }

@@ -189,6 +189,11 @@ const sx *sx_neg(arena *A, const sx *x) { return sx_scale(A, x, -1); }
 
 const sx *sx_add_int(arena *A, const sx *x, int64_t v) { return sx_add(A, x, sx_int(A, v)); }
 
+bool sx_is_one(const sx *x) {
+  int64_t v;
+  return sx_is_int(x, &v) && v == 1;
+}
+
 bool sx_is_int(const sx *x, int64_t *v) {
   if (x->nterms) return false;
   if (v) *v = x->c0;
@@ -636,6 +641,17 @@ static void print_sx(strbuf *s, const sx *x) {
 char *sx_str(arena *A, const sx *x) {
   strbuf s = {0};
   print_sx(&s, x);
+  return sb_take_arena(&s, A);
+}
+
+char *sx_shape_str(arena *A, int rank, const sx *const *shape) {
+  strbuf s = {0};
+  sb_puts(&s, "[");
+  for (int i = 0; i < rank; i++) {
+    if (i) sb_puts(&s, ",");
+    print_sx(&s, shape[i]);
+  }
+  sb_puts(&s, "]");
   return sb_take_arena(&s, A);
 }
 

@@ -68,6 +68,7 @@ const sx *sx_ceildiv_int(arena *A, const sx *x, int64_t d);
 
 /* Queries. */
 bool sx_is_int(const sx *x, int64_t *v);
+bool sx_is_one(const sx *x);
 bool sx_is_affine(const sx *x);       /* only PARAM, VAR and FLOOR atoms */
 bool sx_has_overflow(const sx *x);
 bool sx_has_modsym(const sx *x);
@@ -99,6 +100,8 @@ const sx *sx_simplify(arena *A, const sx *x, sx_range_fn range, void *ctx);
 /* Text: "2*h+kh-1", "floor((i0+3)/4)", "M*K", "i0 % S".  The affine subset of
  * this syntax is also valid isl syntax. */
 char *sx_str(arena *A, const sx *x);
+/* A shape as "[M,K]". */
+char *sx_shape_str(arena *A, int rank, const sx *const *shape);
 /* Parse the syntax above (ints, names, + - * / % floor(), parentheses).
  * Names in `params` (NULL-terminated) become PARAM atoms, others VAR.  `/` is
  * floor division.  Returns NULL on a syntax error. */

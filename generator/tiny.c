@@ -96,26 +96,6 @@ static const sx **copy_shape(arena *A, int rank, const sx *const *s) {
   return r;
 }
 
-static char *shape_str(arena *A, int rank, const sx *const *shape) {
-  size_t cap = 16;
-  char **parts = ARENA_ARRAY(A, char *, rank > 0 ? rank : 1);
-  for (int i = 0; i < rank; i++) {
-    parts[i] = sx_str(A, shape[i]);
-    cap += strlen(parts[i]) + 2;
-  }
-  char *s = arena_alloc(A, cap), *p = s;
-  *p++ = '[';
-  for (int i = 0; i < rank; i++) p += sprintf(p, "%s%s", i ? "," : "", parts[i]);
-  *p++ = ']';
-  *p = 0;
-  return s;
-}
-
-static bool is_one(const sx *e) {
-  int64_t v;
-  return sx_is_int(e, &v) && v == 1;
-}
-
 int tiny_buffer(tiny_dag *d, const char *tensor, dtype dt, int rank, const sx *const *shape) {
   tiny_uop u = {.op = TINY_BUFFER, .dt = dt, .rank = rank, .shape = copy_shape(d->A, rank, shape)};
   u.tensor = arena_strdup(d->A, tensor);
@@ -150,7 +130,7 @@ int tiny_reshape(tiny_dag *d, int x, int rank, const sx *const *shape, diag_list
   tiny_uop *s = &d->u[x];
   if (!sx_equal(product(d->A, s->rank, s->shape), product(d->A, rank, shape))) {
     diag_report(dl, D_RESHAPE_MISMATCH, origin, NULL, "RESHAPE of %s to %s changes the number of elements",
-                shape_str(d->A, s->rank, s->shape), shape_str(d->A, rank, shape));
+                sx_shape_str(d->A, s->rank, s->shape), sx_shape_str(d->A, rank, shape));
     return -1;
   }
   if (rank > TINY_MAX_RANK) {
@@ -195,7 +175,7 @@ int tiny_expand(tiny_dag *d, int x, int rank, const sx *const *shape, diag_list 
     return -1;
   }
   for (int i = 0; i < rank; i++)
-    if (!is_one(s->shape[i]) && !sx_equal(s->shape[i], shape[i])) {
+    if (!sx_is_one(s->shape[i]) && !sx_equal(s->shape[i], shape[i])) {
       diag_report(dl, D_BROADCAST_MISMATCH, origin, NULL, "EXPAND of axis %d from %s to %s: only size-1 axes expand",
                   i, sx_str(d->A, s->shape[i]), sx_str(d->A, shape[i]));
       return -1;
@@ -326,12 +306,12 @@ int tiny_alu(tiny_dag *d, tiny_op op, int a, int b, int c, diag_list *dl, const 
       const sx *x = ia >= 0 ? shape[ia] : NULL, *y = ib >= 0 ? s->shape[ib] : NULL;
       if (!x) o[k] = y;
       else if (!y) o[k] = x;
-      else if (sx_equal(x, y) || is_one(y)) o[k] = x;
-      else if (is_one(x)) o[k] = y;
+      else if (sx_equal(x, y) || sx_is_one(y)) o[k] = x;
+      else if (sx_is_one(x)) o[k] = y;
       else {
         diag_report(dl, D_BROADCAST_MISMATCH, origin, NULL,
                     "%s: right-aligned broadcast of %s and %s: axis %d has sizes %s and %s, neither 1",
-                    tiny_table[op].name, shape_str(d->A, n, shape), shape_str(d->A, s->rank, s->shape), k,
+                    tiny_table[op].name, sx_shape_str(d->A, n, shape), sx_shape_str(d->A, s->rank, s->shape), k,
                     sx_str(d->A, x), sx_str(d->A, y));
         return -1;
       }
@@ -861,7 +841,7 @@ static int chain_base(const tiny_dag *d, int x, int rank, int *pax, int *base_ra
   bool bcast[TINY_MAX_RANK] = {0};
   if (u->op == TINY_EXPAND) {
     const tiny_uop *s = &d->u[u->src[0]];
-    for (int i = 0; i < rank; i++) bcast[i] = is_one(s->shape[i]) && !is_one(u->shape[i]);
+    for (int i = 0; i < rank; i++) bcast[i] = sx_is_one(s->shape[i]) && !sx_is_one(u->shape[i]);
     x = u->src[0];
     u = &d->u[x];
   }
@@ -871,10 +851,10 @@ static int chain_base(const tiny_dag *d, int x, int rank, int *pax, int *base_ra
     const tiny_uop *s = &d->u[u->src[0]];
     int k = 0;
     for (int i = 0; i < rank; i++) {
-      if (k < s->rank && sx_equal(u->shape[i], s->shape[k]) && !(is_one(u->shape[i]) && bcast[i])) {
+      if (k < s->rank && sx_equal(u->shape[i], s->shape[k]) && !(sx_is_one(u->shape[i]) && bcast[i])) {
         if (bcast[i]) return -1;
         pax[k++] = i;
-      } else if (!is_one(u->shape[i])) {
+      } else if (!sx_is_one(u->shape[i])) {
         return -1;
       }
     }
@@ -1020,7 +1000,7 @@ bool tiny_verify(const tiny_dag *d, diag_list *dl) {
         bool same = s->rank == u->rank;
         for (int a = 0; same && a < u->rank; a++) same = sx_equal(s->shape[a], u->shape[a]);
         if (!same) FAIL("operand %d of %s has shape %s, not %s (missing EXPAND)", k, tiny_table[u->op].name,
-                        shape_str(d->A, s->rank, s->shape), shape_str(d->A, u->rank, u->shape));
+                        sx_shape_str(d->A, s->rank, s->shape), sx_shape_str(d->A, u->rank, u->shape));
       }
       if (tiny_table[u->op].dr == DR_BOOL && u->dt != DT_BOOL) FAIL("comparison result is not bool");
       if (tiny_table[u->op].dr == DR_SRC0 && u->dt != s0->dt) FAIL("dtype differs from its operand");
@@ -1143,7 +1123,7 @@ cJSON *tiny_dump(const tiny_dag *d) {
         cJSON *bd = cJSON_AddArrayToObject(arg, "broadcast_dimensions");
         const tiny_uop *s = &d->u[u->src[0]];
         for (int k = 0; k < u->rank; k++)
-          if (!(is_one(s->shape[k]) && !is_one(u->shape[k]))) cJSON_AddItemToArray(bd, cJSON_CreateNumber(k));
+          if (!(sx_is_one(s->shape[k]) && !sx_is_one(u->shape[k]))) cJSON_AddItemToArray(bd, cJSON_CreateNumber(k));
       }
       break;
     case TINY_CAST: cJSON_AddStringToObject(arg, "to", dtype_name(u->dt)); break;
