@@ -66,9 +66,19 @@ static void vec_variants(gpu_kernel *k, int vmax) {
   for (int v = vmax; v >= 1; v /= 2) k->vecs[k->nvec++] = v;
 }
 
+/* The output store's predicate: each tail axis of the M, N and batch groups
+ * against its extent ("m < M && n < N"). */
 static const char *tail_pred(arena *A, const gpu_view *v) {
   const char *pred = "";
-  for (int i = 0; i < v->ntail; i++) pred = arena_printf(A, "%s%s%s < %s", pred, i ? " && " : "", v->tail[i], v->tail[i]);
+  const int *groups[3] = {v->m_axes, v->n_axes, v->b_axes};
+  const int ng[3] = {v->nm, v->nn, v->nb};
+  for (int i = 0; i < v->ntail; i++)
+    for (int g = 0; g < 3; g++)
+      for (int j = 0; j < ng[g]; j++) {
+        const region_axis *ax = &v->r->it[groups[g][j]];
+        if (strcmp(ax->name, v->tail[i]) == 0)
+          pred = arena_printf(A, "%s%s%s < %s", pred, *pred ? " && " : "", ax->name, sx_str(A, ax->size));
+      }
   return *pred ? pred : "none";
 }
 
@@ -384,8 +394,7 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
         for (int j = 0; j < np; j++) have |= strncmp(produced[j], tok, n) == 0;
       }
       if (!have) {
-        diag_report(dl, D_GRAPH_SCHEMA, "GPU IR", "This is a compiler bug; please report it.",
-                    "statement %d (%s) uses token %s before it is produced", i, s->what, tok);
+        diag_report(dl, D_INTERNAL, "GPU IR", NULL, "statement %d (%s) uses token %s before it is produced", i, s->what, tok);
         ok = false;
       }
       if (s->k == GS_WAIT && nw < 64) waited[nw++] = tok;
@@ -393,8 +402,7 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
         bool w = false;
         for (int j = 0; j < nw; j++) w |= strcmp(waited[j], tok) == 0;
         if (!w) {
-          diag_report(dl, D_GRAPH_SCHEMA, "GPU IR", "This is a compiler bug; please report it.",
-                      "ldmatrix reads tile %s before a wait covers it", tok);
+          diag_report(dl, D_INTERNAL, "GPU IR", NULL, "ldmatrix reads tile %s before a wait covers it", tok);
           ok = false;
         }
       }
@@ -403,7 +411,7 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
   }
   /* the last statement is the store, fed by the epilogue */
   if (k->nst == 0 || k->st[k->nst - 1].k != GS_ST_GLOBAL) {
-    diag_report(dl, D_GRAPH_SCHEMA, "GPU IR", "This is a compiler bug; please report it.", "the skeleton does not end in a store");
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the skeleton does not end in a store");
     ok = false;
   }
   return ok;

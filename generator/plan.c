@@ -1139,7 +1139,8 @@ cJSON *plan_dump(const plan_result *r) {
     cJSON_AddStringToObject(x, "warp_tile", warp_tile_str(buf, sizeof buf, p));
     cJSON_AddNumberToObject(x, "vec", p->vec);
     cJSON_AddItemToObject(x, "estimate", estimate_json(p, r, false));
-    if (c->kept) cJSON_AddNumberToObject(x, "score", round_to(c->score, 0.001));
+    /* attention's candidates are not timed: the largest key tile that fits wins */
+    if (c->kept && p->shape_us) cJSON_AddNumberToObject(x, "score", round_to(c->score, 0.001));
     if (c->stop) {
       cJSON_AddStringToObject(x, "stop", c->stop);
       cJSON_AddStringToObject(x, "why", c->why);

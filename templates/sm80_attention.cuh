@@ -15,8 +15,8 @@
 // Op provides:
 //   T (Q/K/V), PT (the type of P: T, or float, which is fed to the tensor
 //   cores as a hi + lo pair of T fragments), BM, BN, D (QK^T contraction), DV
-//   (PV output), Q_REGS (the plan's q_fragments), Params; extent_q(p),
-//   extent_kv(p) (query and key lengths), extent_b(p) (the batch);
+//   (PV output), Q_REGS (the plan's q_fragments), Params; extent_kv(p) (the
+//   key length; queries and the batch are covered by the grid);
 //   q_chunk<VEC>(p, m, d, b, &src), k_chunk<VEC>(p, n, d, b, &src),
 //   v_chunk<VEC>(p, dv, n, b, &src): elements valid, as in sm80_contraction;
 //   score(p, m, n, b, s): the score lets on one QK^T element;
@@ -71,7 +71,7 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t m0 = (int64_t)blockIdx.x * BM, b = blockIdx.y;
-  const int64_t SQ = Op::extent_q(p), SK = Op::extent_kv(p);
+  const int64_t SK = Op::extent_kv(p);
   const int64_t NT = (SK + BN - 1) / BN;
   // the last key tile the mask leaves anything of
   int64_t nt = NT;
@@ -217,7 +217,6 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
     st_shared_v2(&stage[(r + 8) * SROW + c], Op::finish(o[j][2], lrow[1]), Op::finish(o[j][3], lrow[1]));
   }
   __syncthreads();
-  (void)SQ;
 #pragma unroll 2
   for (int i = threadIdx.x; i < BM * DV / 4; i += 128) {
     const int r = i / (DV / 4), c = (i % (DV / 4)) * 4;

@@ -14,7 +14,8 @@
 //
 // Op provides:
 //   T, BM, BN, BK, STAGES, WARPS_M, WARPS_N, A_K_CONTIG, B_K_CONTIG, Params
-//   extent_m/n/k/b(p)   (p: const Params *)
+//   extent_k(p)   (the reduction length; p: const Params *.  M, N and the
+//     batch are covered by the grid, their tails by the chunk functions)
 //   a_chunk<VEC>(p, m, k, b, &src) -> elements valid in [0, VEC]; src is the
 //     chunk's address, or the tensor's base when nothing is valid.  The chunk
 //     runs along k when A_K_CONTIG, else along m.  b_chunk likewise.
