@@ -660,11 +660,10 @@ static bool div_ok(const sx *x) {
 bool indexbook_verify(const indexbook *b, diag_list *dl) {
   bool ok = true;
   arena *A = b->A;
-#define FAIL(...)                                                                          \
-  do {                                                                                     \
-    diag_report(dl, D_GRAPH_SCHEMA, arena_printf(A, "IndexBook[%s]", e->value),            \
-                "This is a compiler bug; please report it.", __VA_ARGS__);                 \
-    ok = false;                                                                            \
+#define FAIL(...)                                                                               \
+  do {                                                                                          \
+    diag_report(dl, D_INTERNAL, arena_printf(A, "IndexBook[%s]", e->value), NULL, __VA_ARGS__); \
+    ok = false;                                                                                 \
   } while (0)
   for (int i = 0; i < b->n; i++) {
     const ib_entry *e = &b->e[i];

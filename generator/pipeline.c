@@ -89,6 +89,34 @@ typedef struct codegen_opts {
   const char *at;
 } codegen_opts;
 
+/* The pinned plan a kernel for every arch is built on: the one for the
+ * planning arch, else the first without an "arch".  The others are reported
+ * as unused, and so is every pinned plan of a skeleton whose plan is fixed
+ * (`fixed_why`). */
+static const cJSON *pinned_plan(const codegen_opts *cg, const arch_info *planning, const char *fixed_why,
+                                diag_list *dl) {
+  const cJSON *use = fixed_why ? NULL : plan_pinned_for(cg->plans, cg->nplans, planning->name);
+  for (int i = 0; i < cg->nplans; i++) {
+    if (cg->plans[i] == use) continue;
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(cg->plans[i], "arch");
+    const char *arch = cJSON_IsString(a) ? a->valuestring : "any";
+    if (fixed_why)
+      diag_report(dl, D_PLAN_UNUSED, cg->at, "Remove the pinned plans of this op.", "pinned plan %d (arch %s) is not used: %s",
+                  i, arch, fixed_why);
+    else if (use)
+      diag_report(dl, D_PLAN_UNUSED, cg->at, NULL,
+                  "pinned plan %d (arch %s) is not used: the kernel is built once for all archs, on the plan pinned "
+                  "for %s",
+                  i, arch, planning->name);
+    else
+      diag_report(dl, D_PLAN_UNUSED, cg->at, NULL,
+                  "pinned plan %d (arch %s) is not used: the kernel is built once for all archs, and with no plan "
+                  "pinned for %s (or for any arch) its plan is searched",
+                  i, arch, planning->name);
+  }
+  return use;
+}
+
 static cJSON *array_of(int n, cJSON *const *items) {
   cJSON *a = cJSON_CreateArray();
   for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, items[i]);
@@ -147,6 +175,7 @@ static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_i
                   "attention needs compile-time head dims (at most 256) for the streaming skeleton");
       return false;
     }
+    pinned_plan(cg, archs[0], "the streaming_softmax skeleton's tiles are chosen by plan_attention", dl);
     r->plan = plan_attention(&r->A, r1, &r->pc->a[0], (int)d, (int)dv, archs, na, dl, cg->at);
     if (!r->plan) return false;
     if (dump & (1u << STAGE_PLAN)) r->dumps[STAGE_PLAN] = array_of(1, (cJSON *[]){plan_dump(r->plan)});
@@ -166,8 +195,7 @@ static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_i
     }
     const region *reg = &r->rs->r[kr];
     const pc_analysis *an = &r->pc->a[kr];
-    const cJSON *pinned = NULL;
-    for (int i = 0; i < cg->nplans && !pinned; i++) pinned = cg->plans[i];
+    const cJSON *pinned = pinned_plan(cg, archs[0], NULL, dl);
     r->plan = plan_choose_multi(&r->A, reg, an, archs, na, pinned, 0, NULL, dl, cg->at);
     if (!r->plan) return false;
     if (dump & (1u << STAGE_PLAN)) r->dumps[STAGE_PLAN] = array_of(1, (cJSON *[]){plan_dump(r->plan)});

@@ -151,10 +151,10 @@ typedef struct pcb {
   bool affine;
 } pcb;
 
-#define PC_BUG(b, ...)                                                                              \
-  do {                                                                                              \
-    diag_report((b)->dl, D_GRAPH_SCHEMA, (b)->at, "This is a compiler bug; please report it.", __VA_ARGS__); \
-    (b)->failed = true;                                                                             \
+#define PC_BUG(b, ...)                                            \
+  do {                                                            \
+    diag_report((b)->dl, D_INTERNAL, (b)->at, NULL, __VA_ARGS__); \
+    (b)->failed = true;                                           \
   } while (0)
 
 static const char *isl_msg(pcb *b) {

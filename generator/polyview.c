@@ -240,8 +240,7 @@ static bool add_access(builder *b, pv_stmt *st, const ib_entry *e, const ib_inpu
   char *text = sb_take_arena(&s, A);
   isl_map *m = isl_map_read_from_str(b->ctx, text);
   if (!m) {
-    diag_report(b->dl, D_GRAPH_SCHEMA, "Poly-View", "This is a compiler bug; please report it.",
-                "isl rejected access '%s': %s", text, isl_err(b));
+    diag_report(b->dl, D_INTERNAL, "Poly-View", NULL, "isl rejected access '%s': %s", text, isl_err(b));
     return false;
   }
   m = isl_map_intersect_domain(m, isl_set_copy(domain));
@@ -304,8 +303,7 @@ static bool add_access(builder *b, pv_stmt *st, const ib_entry *e, const ib_inpu
     isl_set_free(range);
     isl_set_free(extent);
     if (sub < 0) {
-      diag_report(b->dl, D_GRAPH_SCHEMA, "Poly-View", "This is a compiler bug; please report it.",
-                  "isl could not compare the read of '%s': %s", in->value, isl_err(b));
+      diag_report(b->dl, D_INTERNAL, "Poly-View", NULL, "isl could not compare the read of '%s': %s", in->value, isl_err(b));
       ok = false;
     }
   }
@@ -332,8 +330,7 @@ static bool build_stmt(builder *b, int ei) {
   isl_set *dom = NULL;
   st.domain = simplified_set(b, text, &dom);
   if (!st.domain) {
-    diag_report(b->dl, D_GRAPH_SCHEMA, "Poly-View", "This is a compiler bug; please report it.",
-                "isl rejected domain '%s': %s", text, isl_err(b));
+    diag_report(b->dl, D_INTERNAL, "Poly-View", NULL, "isl rejected domain '%s': %s", text, isl_err(b));
     return false;
   }
   if (e->nred) {

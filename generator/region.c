@@ -1066,14 +1066,14 @@ static bool verify_expr(const region_set *rs, const region *r, int let, const re
                         const char *at, bool ccon1) {
   bool ok = true;
   if (!e) {
-    diag_report(dl, D_GRAPH_SCHEMA, at, "This is a compiler bug; please report it.", "missing operand");
+    diag_report(dl, D_INTERNAL, at, NULL, "missing operand");
     return false;
   }
   if (depth > 200) return false;
-#define FAIL(...)                                                                            \
-  do {                                                                                       \
-    diag_report(dl, D_GRAPH_SCHEMA, at, "This is a compiler bug; please report it.", __VA_ARGS__); \
-    ok = false;                                                                              \
+#define FAIL(...)                                       \
+  do {                                                  \
+    diag_report(dl, D_INTERNAL, at, NULL, __VA_ARGS__); \
+    ok = false;                                         \
   } while (0)
   for (int i = 0; i < e->nax; i++)
     if (!axis_ok(r, e->ax[i])) {
@@ -1172,10 +1172,10 @@ bool region_verify(const region_set *rs, diag_list *dl) {
   for (int ri = 0; ri < rs->n; ri++) {
     const region *r = &rs->r[ri];
     const char *at = arena_printf(A, "Region[%s]", r->name);
-#define BUG(...)                                                                                  \
-  do {                                                                                            \
-    diag_report(dl, D_GRAPH_SCHEMA, at, "This is a compiler bug; please report it.", __VA_ARGS__); \
-    ok = false;                                                                                   \
+#define BUG(...)                                        \
+  do {                                                  \
+    diag_report(dl, D_INTERNAL, at, NULL, __VA_ARGS__); \
+    ok = false;                                         \
   } while (0)
     if (r->acc_let >= r->nlets) BUG("the accumulator let %d is out of range", r->acc_let);
     for (int l = 0; l < r->nlets; l++) {

@@ -976,11 +976,11 @@ int tiny_fold_contractions(tiny_dag *d) {
 
 bool tiny_verify(const tiny_dag *d, diag_list *dl) {
   bool ok = true;
-#define FAIL(...)                                                                   \
-  do {                                                                              \
-    diag_report(dl, D_GRAPH_SCHEMA, arena_printf(d->A, "tiny[%d] (%s)", i, u->out), \
-                "This is a compiler bug; please report it.", __VA_ARGS__);          \
-    ok = false;                                                                     \
+#define FAIL(...)                                                               \
+  do {                                                                          \
+    diag_report(dl, D_INTERNAL, arena_printf(d->A, "tiny[%d] (%s)", i, u->out), \
+                NULL, __VA_ARGS__);                                             \
+    ok = false;                                                                 \
   } while (0)
   for (int i = 0; i < d->n; i++) {
     const tiny_uop *u = &d->u[i];

@@ -1,5 +1,5 @@
-# Every code of DIAG_DEF that matches the regex FRONT (the front half's
-# codes), except EXEMPT (|-separated), is the prefix of a case file under
+# Every code of DIAG_DEF that matches the regex CODES, except EXEMPT
+# (|-separated), is the prefix of a case file under
 # CASES or named in LISTS.
 cmake_minimum_required(VERSION 3.25)
 file(READ ${DIAG_DEF} def)
@@ -11,7 +11,7 @@ string(REPLACE "|" ";" exempt "${EXEMPT}")
 set(missing)
 foreach(entry ${entries})
   string(REGEX MATCH "[EW][0-9][0-9][0-9][0-9]" code "${entry}")
-  if(NOT code MATCHES "${FRONT}" OR code IN_LIST exempt)
+  if(NOT code MATCHES "${CODES}" OR code IN_LIST exempt)
     continue()
   endif()
   set(covered OFF)

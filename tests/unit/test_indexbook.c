@@ -345,7 +345,7 @@ static void test_verify(void) {
   y0->reduce_axes[0] = r0;
   int n1 = p.dl.nerrors;
   CHECK(indexbook_verify(ib, &p.dl) && p.dl.nerrors == n1);
-  for (int i = 0; i < p.dl.n; i++) CHECK(strcmp(diag_code(p.dl.items[i].id), "E0201") == 0);
+  for (int i = 0; i < p.dl.n; i++) CHECK(strcmp(diag_code(p.dl.items[i].id), "E0004") == 0);
   pipe_free(&p);
 }
 
