@@ -39,7 +39,8 @@ typedef struct emit_op {
 typedef struct emit_ctx {
   arena *A;
   const manifest *m;
-  const char *manifest_path;   /* the manifest's file name, for comments */
+  const char *manifest_path;   /* the manifest's file name, for comments; NULL
+                                * for one graph (--graph ... --dump=cu) */
   int nops;
   emit_op *ops;
   diag_list *dl;

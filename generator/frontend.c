@@ -1150,8 +1150,10 @@ fe_graph *fe_read_json(arena *A, const cJSON *root, const char *where, const fe_
     for (const cJSON *it = inst->dim_values->child; it; it = it->next) {
       int64_t v;
       if (!fe_is_dim(g, it->string)) {
-        diag_report(dl, D_MANIFEST_VALUE, where, NULL, "variant binds '%s', which is not a signature dim",
-                    it->string);
+        const char *dims = "";
+        for (int d = 0; d < g->ndims; d++) dims = arena_printf(A, "%s%s%s", dims, d ? ", " : "", g->dims[d]);
+        diag_report(dl, D_MANIFEST_VALUE, where, arena_printf(A, "Bind one of the signature dims: %s.", dims),
+                    "'%s' is bound (by a manifest variant or --bind) but is not a signature dim", it->string);
         continue;
       }
       if (!ju_int_item(&r.jc, it, it->string, 1, JU_INT_MAX, &v)) continue;

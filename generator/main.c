@@ -1,7 +1,8 @@
 /* dlcgen: the command-line driver.
  *
- *   dlcgen --graph FILE [--dtype T] [--dump=STAGES] [--dump-dir DIR] [--diag=json]
- *   dlcgen --manifest FILE --out DIR [--dump=STAGES] [--diag=json] [--quiet]
+ *   dlcgen --graph FILE [--dtype T] [--bind NAME=VALUE]... [--dump=STAGES] [--until=STAGE]
+ *          [--dump-dir DIR] [--diag=json]
+ *   dlcgen --manifest FILE --out DIR [--dump=STAGES] [--until=STAGE] [--diag=json] [--quiet]
  *
  * The pipeline runs the stages in spec order (pipeline.c); a verifier runs
  * after each.  Exit status: 0 success, 1 user error (diagnostics printed),
@@ -17,8 +18,9 @@
 #endif
 
 static void usage(FILE *f) {
-  fputs("usage: dlcgen --graph FILE [--dtype fp16|bf16|fp32] [--dump=STAGES] [--dump-dir DIR] [--diag=json|text]\n"
-        "       dlcgen --manifest FILE --out DIR [--dump=STAGES] [--diag=json|text] [--quiet]\n"
+  fputs("usage: dlcgen --graph FILE [--dtype fp16|bf16|fp32] [--bind NAME=VALUE]... [--dump=STAGES]\n"
+        "                     [--until=STAGE] [--dump-dir DIR] [--diag=json|text]\n"
+        "       dlcgen --manifest FILE --out DIR [--dump=STAGES] [--until=STAGE] [--diag=json|text] [--quiet]\n"
         "       dlcgen --help | --version\n"
         "\n"
         "Compiles a Frontend graph, or every entry of a dlc-manifest/1 manifest, through the\n"
@@ -26,18 +28,25 @@ static void usage(FILE *f) {
         "\n"
         "  --graph FILE      compile one graph (format: docs/graph-format.md)\n"
         "  --dtype T         instantiate the graph's dtype parameter T (default fp16)\n"
+        "  --bind NAME=VALUE bind a signature dim to a constant, as a manifest variant does\n"
+        "                    (e.g. --bind D=64 for attention's head dim); repeatable\n"
         "  --manifest FILE   compile every op x dtype x variant of a manifest (docs/manifest.md)\n"
         "  --out DIR         where --manifest writes its outputs (rewritten only when changed);\n"
         "                    dumps go to DIR/dumps/<op>/<instance>/<stage>.json\n"
         "  --dump=STAGES     comma-separated stages to dump, or 'all': frontend, tiny,\n"
         "                    indexbook, poly_view, region, analysis, plan, gpu (JSON) and cu\n"
+        "                    (cu with --graph only: --manifest writes its code under --out);\n"
+        "                    --graph runs no stage after the last one dumped\n"
         "  --until=STAGE     stop after STAGE (default: cu, i.e. compile to CUDA; --manifest\n"
-        "                    then writes kernels/, src/ and include/ under --out)\n"
+        "                    then writes kernels/, src/ and include/ under --out, and with an\n"
+        "                    earlier STAGE leaves an earlier run's code there alone)\n"
         "  --dump-dir DIR    write each dump to DIR/<stage>.json instead of stdout\n"
         "  --diag=json       print diagnostics as one JSON document on stderr\n"
-        "  --quiet           no progress output\n"
+        "  --quiet, -q       no progress output\n"
+        "  --help, -h        this text\n"
         "\n"
-        "Exit status: 0 success, 1 error in the input (diagnostics printed), 2 usage error.\n",
+        "Exit status: 0 success, 1 error in the input (diagnostics printed), 2 usage error,\n"
+        "3 internal error.\n",
         f);
 }
 
@@ -86,6 +95,15 @@ int main(int argc, char **argv) {
     else if ((v = opt_value(argc, argv, &i, "--out", &err))) o.out_dir = v;
     else if ((v = opt_value(argc, argv, &i, "--dtype", &err))) o.dtype = v;
     else if ((v = opt_value(argc, argv, &i, "--dump-dir", &err))) o.dump_dir = v;
+    else if ((v = opt_value(argc, argv, &i, "--bind", &err))) {
+      const char *eq = strchr(v, '=');
+      char *end = NULL;
+      long long val = eq ? strtoll(eq + 1, &end, 10) : 0;
+      if (!eq || eq == v || !end || end == eq + 1 || *end || val < 1 || val > (1LL << 40))
+        return usage_error("--bind takes NAME=VALUE with VALUE an integer in [1, 2^40], not '%s'", v);
+      if (o.nbind == PIPELINE_MAX_BINDS) return usage_error("at most 16 --bind options ('%s' is one more)", v);
+      o.bind[o.nbind++] = v;
+    }
     else if ((v = opt_value(argc, argv, &i, "--dump", &err))) {
       if (!pipeline_parse_stages(v, &o.dump)) return usage_error("unknown stage in --dump=%s", v);
     } else if ((v = opt_value(argc, argv, &i, "--until", &err))) {
@@ -105,5 +123,6 @@ int main(int argc, char **argv) {
   if (!o.graph == !o.manifest) return usage_error("%s", "give exactly one of --graph and --manifest");
   if (o.manifest && !o.out_dir) return usage_error("%s", "--manifest needs --out DIR");
   if (o.graph && o.out_dir) return usage_error("%s", "--out goes with --manifest; use --dump-dir with --graph");
+  if (o.manifest && o.nbind) return usage_error("%s", "--bind goes with --graph; a manifest binds dims with variants");
   return pipeline_main(&o);
 }

@@ -320,7 +320,14 @@ static int graph_main(const pipeline_opts *o) {
   char *text = ju_read_file(o->graph, &dl, o->graph);
   cJSON *j = text ? ju_parse(text, &dl, o->graph) : NULL;
   free(text);
-  fe_instance inst = {T, NULL, NULL};
+  /* --bind: the dims a manifest variant would bind */
+  cJSON *dims = o->nbind ? cJSON_CreateObject() : NULL;
+  for (int i = 0; i < o->nbind; i++) {
+    const char *eq = strchr(o->bind[i], '=');
+    char *name = arena_strndup(&r.A, o->bind[i], (size_t)(eq - o->bind[i]));
+    cJSON_AddNumberToObject(dims, name, (double)strtoll(eq + 1, NULL, 10));
+  }
+  fe_instance inst = {T, NULL, dims};
   /* stages after the last one dumped are not run */
   int until = o->until;
   if (o->dump) {
@@ -334,22 +341,22 @@ static int graph_main(const pipeline_opts *o) {
   static const char *const archs[] = {"sm80"};
   codegen_opts cg = {(o->dump & back) != 0 && until >= STAGE_PLAN, "dlc_graph", 1, archs, 0, NULL, o->graph};
   bool ok = j && run_stages(&r, j, o->graph, &inst, o->dump, until, &cg, &dl);
-  cJSON_Delete(j);
   char *cu = NULL;
   if (ok && (o->dump & (1u << STAGE_CU)) && r.kernel) {
     /* one op, one instance: the same emitter as --manifest */
     mf_op op = {0};
     op.name = r.fe->name;
+    op.graph = j;
     op.graph_where = o->graph;
     op.ndtypes = 1;
     op.dtypes = &T;
-    emit_instance in = {dtype_name(T), T, NULL, NULL, r.fe, r.kernel, r.plan};
+    emit_instance in = {dtype_name(T), T, NULL, dims, r.fe, r.kernel, r.plan};
     emit_op eo = {&op, 0, 1, &in};
     static const char *const a80[] = {"sm80"};
     manifest m = {0};
     m.narchs = 1;
     m.archs = (const char **)a80;
-    emit_ctx ec = {&r.A, &m, o->graph, 1, &eo, &dl};
+    emit_ctx ec = {&r.A, &m, NULL, 1, &eo, &dl};
     cu = emit_op_cu(&ec, &eo);
   }
   if (ok && o->dump) {
@@ -364,6 +371,8 @@ static int graph_main(const pipeline_opts *o) {
     out_free(&out);
   }
   free(cu);
+  cJSON_Delete(j);
+  cJSON_Delete(dims);
   if (dl.n) print_diags(o, &dl);
   int status = ok && !diag_has_errors(&dl) ? 0 : 1;
   run_free(&r);

@@ -24,11 +24,16 @@ typedef enum {
   STAGE__COUNT
 } dlc_stage;
 
+#define PIPELINE_MAX_BINDS 16
+
 typedef struct pipeline_opts {
   const char *graph, *manifest, *out_dir, *dump_dir, *dtype;
   unsigned dump; /* bit per dlc_stage */
   int until;     /* last stage to run (--until); STAGE_CU by default */
   bool diag_json, quiet;
+  int nbind;            /* --bind NAME=VALUE (graph mode): compile-time dims,
+                         * checked by the driver; the argv strings */
+  const char *bind[PIPELINE_MAX_BINDS];
 } pipeline_opts;
 
 bool pipeline_parse_stages(const char *list, unsigned *mask);

@@ -558,6 +558,9 @@ static const char *const PLAN_KEYS[] = {"tile", "stages", "bind", "warp_tile", "
 /* bind of the sm80 skeleton: the only one it realizes */
 static const char *const BIND[][2] = {
     {"m.o", "block.y"}, {"n.o", "block.x"}, {"b", "block.z"}, {"m.i.o", "warp.y"}, {"n.i.o", "warp.x"}};
+/* streaming_softmax: query tiles on x, the batch on y, key tiles streamed
+ * by each block, its 4 warps over the query rows */
+static const char *const ATT_BIND[][2] = {{"m.o", "block.x"}, {"n.o", "loop"}, {"b", "block.y"}, {"m.i.o", "warp.y"}};
 
 static bool int_item(ju_ctx *c, const cJSON *it, const char *path, int *out) {
   if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble != floor(it->valuedouble) ||
@@ -988,6 +991,7 @@ plan_result *plan_attention(arena *A, const region *r1, const pc_analysis *a1, i
     p->vec = 16 / p->elem_bytes;
     p->algo_key = "attention";
     p->algo = "streaming_softmax";
+    p->streaming = true;
     p->async_enable = true;
     p->prefetch_depth = 1;
     p->epilogue_overlap = false;
@@ -1057,8 +1061,11 @@ static cJSON *plan_json(const sched_plan *p) {
   cJSON_AddItemToObject(o, "tile", tile_json(p));
   cJSON_AddNumberToObject(o, "stages", p->stages);
   cJSON *b = cJSON_AddObjectToObject(o, "bind");
-  for (int i = 0; i < 5; i++)
-    if (i != 2 || p->batched) cJSON_AddStringToObject(b, BIND[i][0], BIND[i][1]);
+  if (p->streaming)
+    for (int i = 0; i < 4; i++) cJSON_AddStringToObject(b, ATT_BIND[i][0], ATT_BIND[i][1]);
+  else
+    for (int i = 0; i < 5; i++)
+      if (i != 2 || p->batched) cJSON_AddStringToObject(b, BIND[i][0], BIND[i][1]);
   cJSON_AddStringToObject(o, "warp_tile", warp_tile_str(buf, sizeof buf, p));
   cJSON *cache = cJSON_AddArrayToObject(o, "cache");
   for (int i = 0; i < 2; i++) {
@@ -1081,8 +1088,7 @@ static cJSON *plan_json(const sched_plan *p) {
   cJSON_AddStringToObject(lh, "C_stride", p->c_stride ? p->c_stride : "row");
   cJSON *al = cJSON_AddObjectToObject(o, "algo_choice");
   cJSON_AddStringToObject(al, p->algo_key ? p->algo_key : "matmul", p->algo ? p->algo : "implicit_gemm");
-  if (p->algo && strcmp(p->algo, "streaming_softmax") == 0)
-    cJSON_AddStringToObject(o, "q_fragments", p->a_frag_regs ? "registers" : "smem");
+  if (p->streaming) cJSON_AddStringToObject(o, "q_fragments", p->a_frag_regs ? "registers" : "smem");
   cJSON *le = cJSON_AddArrayToObject(o, "local_edges");
   for (int i = 0; i < p->nedges; i++) {
     cJSON *e = cJSON_CreateObject();

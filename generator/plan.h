@@ -63,7 +63,9 @@ typedef struct sched_plan {
   int prefetch_depth;
   bool epilogue_overlap;
   const char *barrier_model;  /* "cp_async_group" | "mbarrier" */
-  bool a_frag_regs;        /* streaming_softmax: Q's A fragments stay in registers
+  bool streaming;          /* plan_attention's: one kernel for both attention
+                            * regions on the streaming_softmax skeleton */
+  bool a_frag_regs;        /* streaming: Q's A fragments stay in registers
                             * across key tiles (else re-read from shared memory) */
   bool pinned;
   /* fixed by the skeleton, kept for the dump */

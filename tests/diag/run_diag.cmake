@@ -2,7 +2,8 @@
 # sees.  From CTest:
 #   cmake -DDLCGEN=... -DMODE=graph|manifest|usage -DWORK=<scratch dir>
 #         [-DINPUT=<file>] [-DCODE=E1001] [-DRC=1] [-DDIAG=json|text]
-#         [-DOUT_UNDER_FILE=ON] [-DARGS=<|-separated arguments for MODE=usage>]
+#         [-DOUT_UNDER_FILE=ON] [-DARGS=<|-separated arguments: the command line
+#         for MODE=usage, added to it for MODE=graph>]
 #         -P run_diag.cmake
 # Checks:
 #   - the exit status (RC: 1 for errors, 0 for warnings, 2 for usage errors);
@@ -32,15 +33,15 @@ if(OUT_UNDER_FILE)
   set(out ${WORK}/file/out)
 endif()
 
+string(REPLACE "|" ";" args "${ARGS}")
+string(REPLACE "@OUT@" "${out}" args "${args}")
 if(MODE STREQUAL "graph")
   # the front half only: its codes are what these cases are about
   set(cmd ${DLCGEN} --graph ${INPUT} --dump=frontend,tiny,indexbook,poly_view --until=poly_view --dump-dir ${out}
-          --diag=${DIAG})
+          --diag=${DIAG} ${args})
 elseif(MODE STREQUAL "manifest")
   set(cmd ${DLCGEN} --manifest ${INPUT} --out ${out} --quiet --diag=${DIAG})
 elseif(MODE STREQUAL "usage")
-  string(REPLACE "|" ";" args "${ARGS}")
-  string(REPLACE "@OUT@" "${out}" args "${args}")
   set(cmd ${DLCGEN} ${args})
 else()
   message(FATAL_ERROR "run_diag.cmake: unknown MODE ${MODE}")

@@ -1,21 +1,29 @@
-# Runs `dlcgen --graph GRAPH --dtype DTYPE --dump=STAGE --until=STAGE` (the
-# later stages do not run) and pipes the dump
-# into FileCheck with --check-prefix=PREFIX (and --implicit-check-not=NOT when
+# Runs `dlcgen --graph GRAPH --dtype DTYPE [--bind B]... --dump=STAGE
+# --until=STAGE` (the later stages do not run) and pipes the dump into
+# FileCheck with --check-prefix=PREFIX (and --implicit-check-not=NOT when
 # given).  Usage, from CTest:
 #   cmake -DDLCGEN=... -DFILECHECK=... -DGRAPH=... -DDTYPE=fp16 -DSTAGE=tiny
-#         -DCHECK_FILE=... -DPREFIX=TINY [-DNOT=pattern] -P run_filecheck.cmake
+#         -DCHECK_FILE=... -DPREFIX=TINY [-DNOT=pattern] [-DBIND=D=64|...]
+#         -P run_filecheck.cmake
 cmake_minimum_required(VERSION 3.25)
 foreach(v DLCGEN FILECHECK GRAPH DTYPE STAGE CHECK_FILE PREFIX)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "run_filecheck.cmake: ${v} is not set")
   endif()
 endforeach()
+set(binds)
+if(DEFINED BIND)
+  string(REPLACE "|" ";" bl "${BIND}")
+  foreach(b ${bl})
+    list(APPEND binds --bind ${b})
+  endforeach()
+endif()
 set(extra)
 if(DEFINED NOT)
   list(APPEND extra "--implicit-check-not=${NOT}")
 endif()
 execute_process(
-  COMMAND ${DLCGEN} --graph ${GRAPH} --dtype ${DTYPE} --dump=${STAGE} --until=${STAGE}
+  COMMAND ${DLCGEN} --graph ${GRAPH} --dtype ${DTYPE} ${binds} --dump=${STAGE} --until=${STAGE}
   COMMAND ${FILECHECK} ${CHECK_FILE} --check-prefix=${PREFIX} --dump-input=fail ${extra}
   RESULTS_VARIABLE rcs
   OUTPUT_VARIABLE out
