@@ -90,6 +90,9 @@ int dlcemu_memset_d8(dlcemu_deviceptr dst, unsigned char value, size_t bytes);
 /**
  * Run a kernel to completion.  Blocks run one after another in linear order;
  * the run is deterministic.
+ * @param fn           the kernel, from dlcemu_module_get_function()
+ * @param gx,gy,gz     grid size in blocks
+ * @param bx,by,bz     block size in threads
  * @param shared_bytes dynamic shared memory (the `extern .shared` array)
  * @param params       as in cuLaunchKernel: params[i] points to the value of
  *                     the i-th kernel parameter (its size is taken from the PTX)
@@ -171,10 +174,21 @@ typedef struct dlcemu_launch_stats {
   unsigned long long warp_instructions;   /**< warp-level instructions issued */
   unsigned long long thread_instructions; /**< sum of active lanes over issued instructions */
   unsigned long long class_count[DLCEMU_CLASS_COUNT]; /**< warp instructions per class */
-  dlcemu_global_stats global_load, global_store, global_atomic;
-  dlcemu_shared_stats shared_load, shared_store, shared_atomic, ldmatrix, stmatrix, cp_async;
-  unsigned long long local_requests, local_bytes;
-  unsigned long long cp_async_copies, cp_async_bytes, cp_async_groups, cp_async_waits;
+  dlcemu_global_stats global_load;       /**< ld.global and the global reads of cp.async */
+  dlcemu_global_stats global_store;      /**< st.global */
+  dlcemu_global_stats global_atomic;     /**< atom.global and red.global */
+  dlcemu_shared_stats shared_load;       /**< ld.shared */
+  dlcemu_shared_stats shared_store;      /**< st.shared */
+  dlcemu_shared_stats shared_atomic;     /**< atom.shared and red.shared */
+  dlcemu_shared_stats ldmatrix;          /**< ldmatrix reads */
+  dlcemu_shared_stats stmatrix;          /**< stmatrix writes */
+  dlcemu_shared_stats cp_async;          /**< the shared-memory writes of cp.async */
+  unsigned long long local_requests;     /**< warp-level ld/st.local instructions */
+  unsigned long long local_bytes;        /**< bytes they moved over the active lanes */
+  unsigned long long cp_async_copies;    /**< per-thread cp.async copies queued */
+  unsigned long long cp_async_bytes;     /**< bytes those copies write (zero-fill included) */
+  unsigned long long cp_async_groups;    /**< warp-level cp.async.commit_group instructions */
+  unsigned long long cp_async_waits;     /**< warp-level cp.async.wait_group / wait_all instructions */
   unsigned long long barriers;            /**< barrier completions (all participants released) */
   unsigned long long barrier_arrivals;    /**< warp arrivals at barriers */
   unsigned long long warpgroup_syncs;     /**< warpgroup collectives completed (all 4 warps met) */
