@@ -332,7 +332,9 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, "tKV[t+1]", NULL);
   emit(k, A, GS_WAIT, "cp.async.wait_group", "1", NULL, 2, "tQ", "tKV[t]");
   emit(k, A, GS_BARRIER, "bar.sync", "tile t landed", NULL, 0, NULL, NULL);
-  emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smQ: Q fragments (once)", NULL, 1, "tQ", NULL);
+  emit(k, A, GS_LDMATRIX, "ldmatrix.x4",
+       p->a_frag_regs ? "smQ: Q fragments (once, kept in registers)" : "smQ: Q fragments (each key tile)", NULL, 1, "tQ",
+       NULL);
   emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smK[t%2]: K^T fragments", NULL, 1, "tKV[t]", NULL);
   emit(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 S = Q K^T (%s)", r1->lets[r1->acc_let].name), "16 rows per warp",
        "tS", 0, NULL, NULL);
