@@ -1236,16 +1236,6 @@ bool fe_verify(const fe_graph *g, diag_list *dl) {
 
 /* ---- dump ------------------------------------------------------------------ */
 
-static cJSON *shape_json(arena *A, int rank, const sx *const *shape) {
-  cJSON *arr = cJSON_CreateArray();
-  for (int i = 0; i < rank; i++) {
-    int64_t v;
-    if (sx_is_int(shape[i], &v)) cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)v));
-    else cJSON_AddItemToArray(arr, cJSON_CreateString(sx_str(A, shape[i])));
-  }
-  return arr;
-}
-
 static cJSON *ints_json(int n, const int64_t *v) {
   cJSON *arr = cJSON_CreateArray();
   for (int i = 0; i < n; i++) cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)v[i]));
@@ -1286,7 +1276,7 @@ cJSON *fe_dump(const fe_graph *g) {
     const fe_tensor *t = &g->tensors[i];
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "dtype", dtype_name(t->dt));
-    cJSON_AddItemToObject(o, "shape", shape_json(A, t->rank, t->shape));
+    cJSON_AddItemToObject(o, "shape", sx_shape_json(A, t->rank, t->shape));
     if (t->layout) cJSON_AddStringToObject(o, "layout", t->layout);
     cJSON_AddStringToObject(o, "kind", t->sig_input >= 0 ? "input" : t->sig_output >= 0 ? "output" : "intermediate");
     cJSON_AddItemToObject(tens, t->name, o);
@@ -1323,20 +1313,20 @@ cJSON *fe_dump(const fe_graph *g) {
     case FE_SOFTMAX: cJSON_AddNumberToObject(at, "axis", (double)a->axis); break;
     case FE_TRANSPOSE: cJSON_AddItemToObject(at, "perm", ints_json(a->nperm, a->perm)); break;
     case FE_RESHAPE:
-    case FE_EXPAND: cJSON_AddItemToObject(at, "shape", shape_json(A, a->nshape, a->shape)); break;
+    case FE_EXPAND: cJSON_AddItemToObject(at, "shape", sx_shape_json(A, a->nshape, a->shape)); break;
     case FE_FLIP: cJSON_AddItemToObject(at, "axes", ints_json(a->naxes, a->axes)); break;
     case FE_PAD: {
       cJSON *p = cJSON_AddArrayToObject(at, "pads");
       for (int k = 0; k < a->npads; k++) {
         const sx *pr[2] = {a->pad_lo[k], a->pad_hi[k]};
-        cJSON_AddItemToArray(p, shape_json(A, 2, pr));
+        cJSON_AddItemToArray(p, sx_shape_json(A, 2, pr));
       }
       cJSON_AddNumberToObject(at, "value", a->pad_value);
       break;
     }
     case FE_SLICE:
-      cJSON_AddItemToObject(at, "starts", shape_json(A, a->nslice, a->starts));
-      cJSON_AddItemToObject(at, "ends", shape_json(A, a->nslice, a->ends));
+      cJSON_AddItemToObject(at, "starts", sx_shape_json(A, a->nslice, a->starts));
+      cJSON_AddItemToObject(at, "ends", sx_shape_json(A, a->nslice, a->ends));
       cJSON_AddItemToObject(at, "steps", ints_json(a->nslice, a->steps));
       break;
     default: break;

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cJSON.h>
+
 #include "strbuf.h"
 
 /* ---- atoms ------------------------------------------------------------ */
@@ -642,6 +644,16 @@ char *sx_str(arena *A, const sx *x) {
   strbuf s = {0};
   print_sx(&s, x);
   return sb_take_arena(&s, A);
+}
+
+cJSON *sx_shape_json(arena *A, int rank, const sx *const *shape) {
+  cJSON *arr = cJSON_CreateArray();
+  for (int i = 0; i < rank; i++) {
+    int64_t v;
+    if (sx_is_int(shape[i], &v)) cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)v));
+    else cJSON_AddItemToArray(arr, cJSON_CreateString(sx_str(A, shape[i])));
+  }
+  return arr;
 }
 
 char *sx_shape_str(arena *A, int rank, const sx *const *shape) {

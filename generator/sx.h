@@ -102,6 +102,10 @@ const sx *sx_simplify(arena *A, const sx *x, sx_range_fn range, void *ctx);
 char *sx_str(arena *A, const sx *x);
 /* A shape as "[M,K]". */
 char *sx_shape_str(arena *A, int rank, const sx *const *shape);
+/* A shape as a JSON array for the dumps: integers as numbers, the rest as
+ * their text (["M", 3, "2*h+kh-1"]). */
+struct cJSON;
+struct cJSON *sx_shape_json(arena *A, int rank, const sx *const *shape);
 /* Parse the syntax above (ints, names, + - * / % floor(), parentheses).
  * Names in `params` (NULL-terminated) become PARAM atoms, others VAR.  `/` is
  * floor division.  Returns NULL on a syntax error. */

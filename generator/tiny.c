@@ -1038,16 +1038,6 @@ bool tiny_verify(const tiny_dag *d, diag_list *dl) {
 
 /* ---- dump ----------------------------------------------------------------------------- */
 
-static cJSON *shape_json(arena *A, int rank, const sx *const *shape) {
-  cJSON *arr = cJSON_CreateArray();
-  for (int i = 0; i < rank; i++) {
-    int64_t v;
-    if (sx_is_int(shape[i], &v)) cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)v));
-    else cJSON_AddItemToArray(arr, cJSON_CreateString(sx_str(A, shape[i])));
-  }
-  return arr;
-}
-
 static cJSON *strs_json(int n, const char *const *s) {
   cJSON *arr = cJSON_CreateArray();
   for (int i = 0; i < n; i++) cJSON_AddItemToArray(arr, cJSON_CreateString(s[i]));
@@ -1075,7 +1065,7 @@ cJSON *tiny_dump(const tiny_dag *d) {
     }
     cJSON_AddStringToObject(o, "out", u->out);
     cJSON_AddStringToObject(o, "dtype", dtype_name(u->dt));
-    cJSON_AddItemToObject(o, "shape", shape_json(A, u->rank, u->shape));
+    cJSON_AddItemToObject(o, "shape", sx_shape_json(A, u->rank, u->shape));
     cJSON *arg = cJSON_CreateObject();
     switch (u->op) {
     case TINY_BUFFER:
@@ -1095,7 +1085,7 @@ cJSON *tiny_dump(const tiny_dag *d) {
       cJSON *p = cJSON_AddArrayToObject(arg, u->op == TINY_PAD ? "pad" : "bounds");
       for (int k = 0; k < u->rank; k++) {
         const sx *pr[2] = {u->lo[k], u->hi[k]};
-        cJSON_AddItemToArray(p, shape_json(A, 2, pr));
+        cJSON_AddItemToArray(p, sx_shape_json(A, 2, pr));
       }
       if (u->op == TINY_SHRINK) {
         cJSON *st = cJSON_AddArrayToObject(arg, "step");
@@ -1117,7 +1107,7 @@ cJSON *tiny_dump(const tiny_dag *d) {
     }
     case TINY_EXPAND:
     case TINY_RESHAPE:
-      cJSON_AddItemToObject(arg, "result_shape", shape_json(A, u->rank, u->shape));
+      cJSON_AddItemToObject(arg, "result_shape", sx_shape_json(A, u->rank, u->shape));
       if (u->op == TINY_EXPAND) {
         /* the axes that keep their extent, as in BroadcastInDim */
         cJSON *bd = cJSON_AddArrayToObject(arg, "broadcast_dimensions");
