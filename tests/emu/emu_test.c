@@ -60,12 +60,16 @@ dlcemu_module t_load_text(tctx *t, const char *text) {
   return m;
 }
 
-dlcemu_module t_load(tctx *t, const char *file) {
+char *t_read_ptx(tctx *t, const char *file) {
   char path[1024];
   snprintf(path, sizeof path, "%s/%s.%s.ptx", t->ptxdir, file, t->arch);
-  char *text = slurp(path);
+  return slurp(path);
+}
+
+dlcemu_module t_load(tctx *t, const char *file) {
+  char *text = t_read_ptx(t, file);
   if (!text) {
-    t_fail(t, __FILE__, __LINE__, "cannot read %s", path);
+    t_fail(t, __FILE__, __LINE__, "cannot read %s/%s.%s.ptx", t->ptxdir, file, t->arch);
     return NULL;
   }
   dlcemu_module m = t_load_text(t, text);

@@ -53,6 +53,8 @@ void t_fail(tctx *t, const char *file, int line, const char *fmt, ...) __attribu
 
 /* load kernels/<file>.cu compiled for the test's arch; NULL after a failure */
 dlcemu_module t_load(tctx *t, const char *file);
+/* The text of <ptxdir>/<file>.<arch>.ptx (malloc'ed), or NULL. */
+char *t_read_ptx(tctx *t, const char *file);
 /* load PTX text */
 dlcemu_module t_load_text(tctx *t, const char *text);
 dlcemu_function t_func(tctx *t, dlcemu_module m, const char *name);

@@ -10,24 +10,6 @@
 
 #include "emu_test.h"
 
-static char *slurp_ptx(tctx *t, const char *file) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/%s.%s.ptx", t->ptxdir, file, t->arch);
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  if (b) b[n] = 0;
-  fclose(f);
-  return b;
-}
-
 static int valid_status(int rc) { return rc >= 0 && rc <= DLCEMU_ERROR_RACE; }
 
 /* load text; if it loads, launch every kernel named in `names` once on zeroed buffers */
@@ -57,7 +39,7 @@ static void try_text(tctx *t, const char *text, int *loaded) {
 }
 
 int test_loader_survives_truncated_and_mutated_ptx(tctx *t) {
-  char *text = slurp_ptx(t, "warp");
+  char *text = t_read_ptx(t, "warp");
   REQUIRE(text, "cannot read warp PTX");
   size_t n = strlen(text);
   char *copy = malloc(n + 1);

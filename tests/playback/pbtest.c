@@ -8,6 +8,7 @@
 
 #include "frontend.h"
 #include "indexbook.h"
+#include "jsonutil.h"
 #include "playback.h"
 #include "ref.h"
 #include "tiny.h"
@@ -77,22 +78,6 @@ bool pbt_same(const char *what, const double *got, const double *want, int64_t n
   return bad == 0;
 }
 
-static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-    free(s);
-    s = NULL;
-  }
-  if (s) s[n] = 0;
-  fclose(f);
-  return s;
-}
-
 /* "M=7,N=5" -> both binding forms */
 static bool parse_dims(arena *A, const char *text, pb_binding *pb, ref_dims *rd) {
   const char *p = text ? text : "";
@@ -130,7 +115,7 @@ bool pbt_run_graph(const pbt_case *c, pbt_err *err, int *views_checked) {
   arena_init(&A);
   diag_list dl;
   diag_init(&dl);
-  char *text = c->graph_path ? read_file(c->graph_path) : NULL;
+  char *text = c->graph_path ? ju_read_file(c->graph_path, &dl, c->graph_path) : NULL;
   cJSON *attrs = c->attrs_json ? cJSON_Parse(c->attrs_json) : NULL;
   pb_binding pb = {0};
   ref_dims rd = {0};
@@ -262,7 +247,7 @@ bool pbt_run_regions(const pbt_case *c, pbt_agree agree, pbt_err *err, int *nreg
   arena_init(&A);
   diag_list dl;
   diag_init(&dl);
-  char *text = c->graph_path ? read_file(c->graph_path) : NULL;
+  char *text = c->graph_path ? ju_read_file(c->graph_path, &dl, c->graph_path) : NULL;
   cJSON *attrs = c->attrs_json ? cJSON_Parse(c->attrs_json) : NULL;
   pb_binding pb = {0};
   ref_dims rd = {0};
