@@ -130,19 +130,8 @@ static const char *flit(arena *A, double v, dtype t) {
 
 /* ---- memrefs: element offsets --------------------------------------------------- */
 
-/* Stride of dim d of a region memref: the leading dimension for rank-2
- * signature tensors, packed row-major otherwise. */
-static const sx *stride_of(arena *A, const region_memref *m, int d) {
-  if (m->rank == 2 && d == 0) return sx_param(A, arena_printf(A, "ld%s", lc(A, m->name)));
-  const sx *s = sx_int(A, 1);
-  for (int e = d + 1; e < m->rank; e++) s = sx_mul(A, s, m->shape[e]);
-  return s;
-}
-
 static const sx *offset_of(arena *A, const region_memref *m, const sx *const *map) {
-  const sx *o = sx_int(A, 0);
-  for (int d = 0; d < m->rank; d++) o = sx_add(A, o, sx_mul(A, map[d], stride_of(A, m, d)));
-  return o;
+  return gpuir_offset(A, m, map);
 }
 
 /* ---- the Op struct ---------------------------------------------------------------- */
@@ -236,6 +225,18 @@ static void chunk_fn(opgen *g, const gpu_operand *o, const char *fname, const in
     sb_puts(s, "    const int64_t left = 1;\n");
   sb_printf(s, "    *src = base + %s;\n", sxc(g->A, offset_of(g->A, m, rd->map), false));
   sb_puts(s, "    return left < VEC ? (int)left : VEC;\n  }\n");
+}
+
+/* The GPU IR's advance of one operand: its k-step, when it has one. */
+static void kstep_fn(opgen *g, const gpu_operand *o, const char *role, const char *fname) {
+  if (!o->kstep) {
+    sb_printf(g->s, "  static constexpr bool %s_ADVANCE = false;  // chunk addresses recomputed every k-tile\n", role);
+    return;
+  }
+  sb_printf(g->s, "  // advance of %s: its chunk addresses move by this many elements per unit of k\n", role);
+  sb_printf(g->s, "  static constexpr bool %s_ADVANCE = true;\n", role);
+  sb_printf(g->s, "  static __device__ __forceinline__ int64_t %s(const Params *p) { return %s; }\n", fname,
+            sxc(g->A, o->kstep, false));
 }
 
 /* Epilogue reads that load 4 consecutive values at once. */
@@ -454,6 +455,8 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
             sxc(A, group_extent(&g, k->v.k_axes, k->v.nk), false));
   chunk_fn(&g, &k->A, "a_chunk", k->v.m_axes, k->v.nm, k->v.k_axes, k->v.nk, "operand A");
   chunk_fn(&g, &k->B, "b_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "operand B");
+  kstep_fn(&g, &k->A, "A", "a_kstep");
+  kstep_fn(&g, &k->B, "B", "b_kstep");
   epilogue_fn(&g, "");
   sb_puts(s, "};\n\n");
 }
@@ -917,7 +920,7 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
         const region_memref *m = &gv->r->in[o->input];
         int eb = dtype_bytes(m->dt);
         sb_printf(&cond, " && dlc__aligned(dlc_p->%s, %d)", lc(A, m->name), w * eb);
-        for (int d = 0; d < m->rank - 1; d++) sb_printf(&cond, " && %s %% %d == 0", hsx(A, stride_of(A, m, d)), w);
+        for (int d = 0; d < m->rank - 1; d++) sb_printf(&cond, " && %s %% %d == 0", hsx(A, gpuir_stride(A, m, d)), w);
         /* a chunk must not cross into the next index of a flattened group */
         int ng = o->k_contig ? gv->nk : (side == 0 ? gv->nm : gv->nn);
         if (o->contig_axis >= 0 && ng > 1 && w > 1)

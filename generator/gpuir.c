@@ -60,6 +60,58 @@ static void operand_of(arena *A, diag_list *dl, const char *at, const region *r,
               16 / dtype_bytes(r->in[o->input].dt), 16 / dtype_bytes(r->in[o->input].dt));
 }
 
+const sx *gpuir_stride(arena *A, const region_memref *m, int d) {
+  if (m->rank == 2 && d == 0) {
+    char *n = arena_printf(A, "ld%s", m->name);
+    for (char *c = n; *c; c++)
+      if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
+      else if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_')) *c = '_';
+    return sx_param(A, n);
+  }
+  const sx *s = sx_int(A, 1);
+  for (int e = d + 1; e < m->rank; e++) s = sx_mul(A, s, m->shape[e]);
+  return s;
+}
+
+const sx *gpuir_offset(arena *A, const region_memref *m, const sx *const *map) {
+  const sx *o = sx_int(A, 0);
+  for (int d = 0; d < m->rank; d++) o = sx_add(A, o, sx_mul(A, map[d], gpuir_stride(A, m, d)));
+  return o;
+}
+
+typedef struct kshift {
+  arena *A;
+  const char *k;
+} kshift;
+
+static const sx *shift_k(void *ctx, sx_atom_kind kind, const char *name) {
+  kshift *ks = ctx;
+  if (kind == SXA_VAR && strcmp(name, ks->k) == 0) return sx_add_int(ks->A, sx_var(ks->A, name), 1);
+  return NULL;
+}
+
+/* The operand's k-step: offset(k + 1) - offset(k), when that is free of
+ * every index and no pad guard of the operand depends on k.  (A floor, a
+ * modulo or a product of k with another index leaves an index in the
+ * difference.)  Then the chunk pointers of a full k-tile are
+ * those of the tile before, moved by BK steps: the skeleton hoists them. */
+static const sx *operand_kstep(arena *A, const region *r, const gpu_view *v, const gpu_operand *o) {
+  if (v->nk != 1) return NULL;
+  const rexpr *sel = o->read, *rd = o->read;
+  if (rd->k == RX_SELECT && !rd->a) rd = rd->b;
+  if (rd->k == RX_UNARY && rd->op == TINY_CAST) rd = rd->a;
+  if (rd->k != RX_READ) return NULL;
+  const char *k = r->it[v->k_axes[0]].name;
+  if (sel->k == RX_SELECT && !sel->a)
+    for (int g = 0; g < sel->ng; g++)
+      if (sx_mentions(sel->guards[g].e, SXA_VAR, k)) return NULL;
+  const sx *off = gpuir_offset(A, &r->in[o->input], rd->map);
+  if (sx_has_overflow(off)) return NULL;
+  kshift ks = {A, k};
+  const sx *d = sx_sub(A, sx_subst(A, off, shift_k, &ks), off);
+  return sx_has_vars(d) ? NULL : d;
+}
+
 static void vec_variants(gpu_kernel *k, int vmax) {
   if (k->plan.vec < vmax) vmax = k->plan.vec;
   if (vmax < 1) vmax = 1;
@@ -80,6 +132,33 @@ static const char *tail_pred(arena *A, const gpu_view *v) {
           pred = arena_printf(A, "%s%s%s < %s", pred, *pred ? " && " : "", ax->name, sx_str(A, ax->size));
       }
   return *pred ? pred : "none";
+}
+
+/* One k-tile of the contraction skeleton: wait for tile kt, refill the
+ * stage freed last iteration, then the fragments and MMAs of tile kt.  In the
+ * steady loop the refill is the operands' streamed copy and advance. */
+static void loop_body(gpu_kernel *k, arena *A, int S, bool steady) {
+  emit(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d", S - 2), NULL, 2, "tA[kt]", "tB[kt]");
+  emit(k, A, GS_BARRIER, "bar.sync", "stage kt landed for every thread; stage kt-1 free", NULL, 0, NULL, NULL);
+  for (int side = 0; side < 2; side++) {
+    const gpu_operand *o = side ? &k->B : &k->A;
+    const char *sm = side ? "smB" : "smA";
+    emit(k, A, GS_CP_ASYNC, arena_printf(A, "%s[(kt+%d)%%%d] <- %s", sm, S - 1, S, o->tensor),
+         steady ? "full tile kt+stages-1 from the chunk pointers, tails as byte counts"
+                : "tile kt+stages-1 if any, pred tails",
+         arena_printf(A, "t%c[kt+S-1]", side ? 'B' : 'A'), 0, NULL, NULL);
+    if (steady)
+      emit(k, A, GS_ADVANCE, arena_printf(A, "%s chunk pointers", o->tensor),
+           arena_printf(A, "+= %d * (%s)", k->plan.tile[2], sx_str(A, o->kstep)), NULL, 0, NULL, NULL);
+  }
+  emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, "tA[kt+S-1]", "tB[kt+S-1]");
+  emit(k, A, GS_LDMATRIX, k->A.k_contig ? "ldmatrix.x4" : "ldmatrix.x4.trans",
+       arena_printf(A, "smA[kt%%%d]: A fragments, lane offsets hoisted", S), NULL, 1, "tA[kt]", NULL);
+  emit(k, A, GS_LDMATRIX, k->B.k_contig ? "ldmatrix.x4" : "ldmatrix.x4.trans",
+       arena_printf(A, "smB[kt%%%d]: B fragments, lane offsets hoisted", S), NULL, 1, "tB[kt]", NULL);
+  emit(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16.row.col.f32.%s", dtype_name(k->T)),
+       arena_printf(A, "warp tile %dx%d", k->plan.tile[0] / k->plan.warps_m, k->plan.tile[1] / k->plan.warps_n), "tMMA",
+       0, NULL, NULL);
 }
 
 gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
@@ -121,6 +200,10 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   k->plan = *p;
   operand_of(A, dl, at, r, c, false, &k->A);
   operand_of(A, dl, at, r, c, true, &k->B);
+  k->A.kstep = operand_kstep(A, r, &k->v, &k->A);
+  k->B.kstep = operand_kstep(A, r, &k->v, &k->B);
+  if (k->A.kstep) k->A.kstep_str = sx_str(A, k->A.kstep);
+  if (k->B.kstep) k->B.kstep_str = sx_str(A, k->B.kstep);
   k->T = r->in[k->A.input].dt;
   if (k->T != r->in[k->B.input].dt || (k->T != DT_FP16 && k->T != DT_BF16)) {
     diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL,
@@ -148,6 +231,14 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   emit(k, A, GS_ALLOC_SHARED, "smB", arena_printf(A, "%s %s, swizzle xor16B", dtype_name(k->T), tb), NULL, 0, NULL, NULL);
   const char *pm = axes_str(A, r, k->v.m_axes, k->v.nm), *pn = axes_str(A, r, k->v.n_axes, k->v.nn),
              *pk = axes_str(A, r, k->v.k_axes, k->v.nk);
+  for (int side = 0; side < 2; side++) {
+    const gpu_operand *o = side ? &k->B : &k->A;
+    if (!o->kstep) continue;
+    emit(k, A, GS_ADDR_SETUP, arena_printf(A, "%s chunk pointers", o->tensor),
+         arena_printf(A, "per thread at k-tile 0, with the %s tail's byte counts; k-step %s", side ? pn : pm,
+                      sx_str(A, o->kstep)),
+         NULL, 0, NULL, NULL);
+  }
   for (int s = 0; s < S - 1; s++) {
     const char *tA = arena_printf(A, "tA%d", s), *tB = arena_printf(A, "tB%d", s);
     emit(k, A, GS_CP_ASYNC, arena_printf(A, "smA[%d] <- %s", s, k->A.tensor),
@@ -156,20 +247,22 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
          arena_printf(A, "N%s x K%s tile %d, pred tails", pn, pk, s), tB, 0, NULL, NULL);
     emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, tA, tB);
   }
-  emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
-  emit(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d", S - 2), NULL, 2, "tA[kt]", "tB[kt]");
-  emit(k, A, GS_BARRIER, "bar.sync", "stage kt landed for every thread; stage kt-1 free", NULL, 0, NULL, NULL);
-  emit(k, A, GS_CP_ASYNC, arena_printf(A, "smA[(kt+%d)%%%d] <- %s", S - 1, S, k->A.tensor), "tile kt+stages-1, pred tails",
-       "tA[kt+S-1]", 0, NULL, NULL);
-  emit(k, A, GS_CP_ASYNC, arena_printf(A, "smB[(kt+%d)%%%d] <- %s", S - 1, S, k->B.tensor), "tile kt+stages-1, pred tails",
-       "tB[kt+S-1]", 0, NULL, NULL);
-  emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, "tA[kt+S-1]", "tB[kt+S-1]");
-  emit(k, A, GS_LDMATRIX, k->A.k_contig ? "ldmatrix.x4" : "ldmatrix.x4.trans",
-       arena_printf(A, "smA[kt%%%d]: A fragments", S), NULL, 1, "tA[kt]", NULL);
-  emit(k, A, GS_LDMATRIX, k->B.k_contig ? "ldmatrix.x4" : "ldmatrix.x4.trans",
-       arena_printf(A, "smB[kt%%%d]: B fragments", S), NULL, 1, "tB[kt]", NULL);
-  emit(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16.row.col.f32.%s", dtype_name(k->T)),
-       arena_printf(A, "warp tile %dx%d", BM / p->warps_m, BN / p->warps_n), "tMMA", 0, NULL, NULL);
+  /* the steady state streams both operands over the full k-tiles when both
+   * advance by a fixed step; the drain loop takes the last tiles with bounds */
+  bool steady = k->A.kstep && k->B.kstep;
+  if (steady) {
+    emit(k, A, GS_LOOP, "kt",
+         arena_printf(A, "steady: 0 <= kt < floor(K%s / %d) - %d, every prefetched tile full: one basic block", pk,
+                      BK, S - 1),
+         NULL, 0, NULL, NULL);
+    loop_body(k, A, S, true);
+    emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
+  }
+  emit(k, A, GS_LOOP, "kt",
+       arena_printf(A, "%s kt < ceil(K%s / %d): the last tiles, the remainder bounds-checked", steady ? "drain:" : "0 <=",
+                    pk, BK),
+       NULL, 0, NULL, NULL);
+  loop_body(k, A, S, false);
   emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
   emit(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 0, NULL, NULL);
   emit(k, A, GS_BARRIER, "bar.sync", "the ring is free for the staging tile", NULL, 0, NULL, NULL);
@@ -421,7 +514,8 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
 
 cJSON *gpuir_dump(const gpu_kernel *k) {
   static const char *const names[] = {"AllocShared", "CpAsync",    "CommitGroup", "Wait",     "Barrier",  "Loop",
-                                      "EndLoop",     "LdMatrix",   "Mma",         "StageAcc", "Epilogue", "StGlobalVec"};
+                                      "EndLoop",     "LdMatrix",   "Mma",         "StageAcc", "Epilogue", "StGlobalVec",
+                                      "AddrSetup",   "Advance"};
   cJSON *root = cJSON_CreateObject();
   cJSON *g = cJSON_AddObjectToObject(root, "gpu_ir");
   cJSON_AddStringToObject(g, "kernel", k->name);
@@ -452,6 +546,8 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
     cJSON_AddStringToObject(oo, "contiguous", o->contig_axis >= 0 ? r->it[o->contig_axis].name : "none");
     cJSON_AddBoolToObject(oo, "k_contiguous", o->k_contig);
     cJSON_AddStringToObject(oo, "ldmatrix", o->k_contig ? "x4" : "x4.trans");
+    if (o->kstep) cJSON_AddStringToObject(oo, "k_step", o->kstep_str);
+    else cJSON_AddNullToObject(oo, "k_step");
     cJSON_AddItemToArray(ops, oo);
   }
   cJSON *tails = cJSON_AddArrayToObject(g, "tail_predicates");

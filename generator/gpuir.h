@@ -29,6 +29,8 @@ typedef enum {
   GS_STAGE_ACC,    /* accumulators -> shared staging tile */
   GS_EPILOGUE,     /* the region's post-reduce lets: consumes TokCompute, produces TokEpilogue */
   GS_ST_GLOBAL,    /* vectorized store: consumes TokEpilogue */
+  GS_ADDR_SETUP,   /* per-CTA: an operand's chunk pointers and tail byte counts at k-tile 0 */
+  GS_ADVANCE,      /* an operand's chunk pointers move by its k-step (elements per k-tile) */
 } gpu_stmt_kind;
 
 typedef struct gpu_stmt {
@@ -48,6 +50,9 @@ typedef struct gpu_operand {
   bool k_contig;         /* stored along K in shared memory (else along M / N) */
   int contig_axis;       /* region axis along which chunks run */
   int vec_max;           /* widest chunk the layout allows (1 when not contiguous) */
+  const sx *kstep;       /* elements its address moves per unit of the K group, when that is
+                            the same at every (m|n, k, batch) and no pad guard reads k; else NULL */
+  const char *kstep_str; /* kstep as the dump prints it */
 } gpu_operand;
 
 /* A contraction region seen as GEMM groups (from Poly Core), with the
@@ -108,6 +113,11 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
 gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
                                   const char *name, diag_list *dl);
 bool gpuir_verify(const gpu_kernel *k, diag_list *dl);
+/* Element offset of `map` in a region memref: the leading dimension
+ * (param ld<name>) strides dim 0 of a rank-2 signature tensor, other tensors
+ * are packed row-major. */
+const sx *gpuir_offset(arena *A, const region_memref *m, const sx *const *map);
+const sx *gpuir_stride(arena *A, const region_memref *m, int d);
 cJSON *gpuir_dump(const gpu_kernel *k);
 
 #endif

@@ -38,6 +38,22 @@ __device__ __forceinline__ void copy_g2s(void *smem, const void *gmem, int src_b
   }
 }
 
+// Global -> shared copy of BYTES (4, 8 or 16) bytes that come whole from
+// `gmem` when `full`, and are all zeros otherwise (cp.async's ignore-src
+// predicate: nothing is read then, so `gmem` need not be in bounds).
+template <int BYTES>
+__device__ __forceinline__ void copy_g2s_pred(void *smem, const void *gmem, bool full) {
+  static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "copy size");
+  if constexpr (BYTES == 16)
+    asm volatile("{\n  .reg .pred ign;\n  setp.eq.u32 ign, %2, 0;\n"
+                 "  cp.async.cg.shared.global [%0], [%1], 16, ign;\n}\n" ::"r"(smem_addr(smem)),
+                 "l"(gmem), "r"((unsigned)full));
+  else
+    asm volatile("{\n  .reg .pred ign;\n  setp.eq.u32 ign, %3, 0;\n"
+                 "  cp.async.ca.shared.global [%0], [%1], %2, ign;\n}\n" ::"r"(smem_addr(smem)),
+                 "l"(gmem), "n"(BYTES), "r"((unsigned)full));
+}
+
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 
 // Wait until at most N committed groups are still in flight.

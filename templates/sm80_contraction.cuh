@@ -19,6 +19,9 @@
 //   a_chunk<VEC>(p, m, k, b, &src) -> elements valid in [0, VEC]; src is the
 //     chunk's address, or the tensor's base when nothing is valid.  The chunk
 //     runs along k when A_K_CONTIG, else along m.  b_chunk likewise.
+//   A_ADVANCE, a_kstep(p): whether A's chunk addresses move by a fixed number
+//     of elements per unit of k (the GPU IR's advance), and that number; the
+//     full k-tiles then stream A through hoisted pointers.  B likewise.
 //   epilogue4(p, m, n, b, acc[4]): applies the epilogue to 4 consecutive
 //     outputs (n .. n+3) and stores them.
 #pragma once
@@ -63,6 +66,113 @@ __device__ __forceinline__ void load_operand(const typename Op::Params *p, typen
   }
 }
 
+// Geometry of one operand's shared tile (see load_operand).
+template <class Op, int VEC, bool IS_A>
+struct OperandTile {
+  static constexpr int NT = 32 * Op::WARPS_M * Op::WARPS_N;
+  static constexpr bool KC = IS_A ? Op::A_K_CONTIG : Op::B_K_CONTIG;
+  static constexpr int R = IS_A ? Op::BM : Op::BN;
+  static constexpr int ROWS = KC ? R : Op::BK, L = KC ? Op::BK : R;
+  static constexpr int CPR = L / VEC;              // chunks per tile row
+  static constexpr int CHUNKS = ROWS * CPR;
+  static constexpr int CPT = CHUNKS / NT;          // chunks per thread
+  static constexpr int RSTEP = NT / CPR;           // rows between a thread's chunks
+  // A thread's chunks share one swizzle phase when they are 8 rows apart.
+  static constexpr bool ONE_PHASE = NT % CPR == 0 && RSTEP % 8 == 0;
+  static constexpr bool ADVANCE = IS_A ? Op::A_ADVANCE : Op::B_ADVANCE;
+  // The steady state streams this operand when its address moves by a fixed
+  // step per k-tile (the GPU IR's advance) and each thread keeps few chunks.
+  static constexpr bool STREAM = ADVANCE && CHUNKS % NT == 0 && CPT <= 4;
+};
+
+// The copy state of one operand over the full k-tiles: each thread's chunk
+// pointers and byte counts, computed once per CTA from the chunk function at
+// k-tile 0, then moved by the operand's k-step after every tile.  On a full
+// k-tile nothing along k is out of bounds, so the byte counts (the M/N tails)
+// hold for every tile; a chunk with none left points at the tensor's base.
+template <class Op, int VEC, bool IS_A>
+struct OperandStream {
+  using G = OperandTile<Op, VEC, IS_A>;
+  using T = typename Op::T;
+  static constexpr int N = G::STREAM ? G::CPT : 1;
+  // When tile rows are k and every thread keeps one column, a thread's chunk
+  // i is its chunk 0 moved i*RSTEP rows along k: one pointer and one byte
+  // count serve all of them.  When chunks run along k, a full k-tile's chunk
+  // is whole or (its row out of bounds) empty: a predicate, not a count.
+  static constexpr bool K_ROWS = !G::KC && G::NT % G::CPR == 0;
+  static constexpr bool WHOLE = G::KC && VEC > 1;
+  static constexpr int NP = K_ROWS ? 1 : N;
+  const T *src[NP];
+  int bytes[WHOLE ? 1 : NP];
+  bool full[WHOLE ? N : 1];
+  int soff[G::ONE_PHASE ? 1 : N];
+  int64_t kstride;  // K_ROWS: elements between a thread's chunks
+
+  __device__ __forceinline__ void init(const typename Op::Params *p, int64_t r0, int64_t b, int64_t kstep) {
+    kstride = G::RSTEP * kstep;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const int idx = (int)threadIdx.x + i * G::NT;
+      const int row = idx / G::CPR, col = (idx % G::CPR) * VEC;
+      const int64_t r = G::KC ? r0 + row : r0 + col;
+      const int64_t k = G::KC ? col : row;
+      if (i < NP) {
+        const T *s0;
+        const int valid = IS_A ? Op::template a_chunk<VEC>(p, r, k, b, &s0) : Op::template b_chunk<VEC>(p, r, k, b, &s0);
+        src[i] = s0;
+        if constexpr (WHOLE) full[i] = valid == VEC;
+        else bytes[i] = valid * (int)sizeof(T);
+      }
+      if (!G::ONE_PHASE || i == 0) soff[G::ONE_PHASE ? 0 : i] = swz<G::L>(row, col);
+    }
+  }
+  // Copies the next full k-tile into `tile` and steps to the one after.
+  __device__ __forceinline__ void copy(T *tile, int64_t step) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const int off = G::ONE_PHASE ? soff[0] + i * G::RSTEP * G::L : soff[G::ONE_PHASE ? 0 : i];
+      const T *s = K_ROWS ? src[0] + i * kstride : src[i];
+      if constexpr (WHOLE) copy_g2s_pred<VEC * (int)sizeof(T)>(tile + off, s, full[i]);
+      else copy_g2s<VEC * (int)sizeof(T)>(tile + off, s, bytes[K_ROWS ? 0 : i]);
+    }
+#pragma unroll
+    for (int i = 0; i < NP; ++i) src[i] += step;
+  }
+};
+
+// Shared-memory element offsets of this lane's ldmatrix rows, hoisted out of
+// the k loop.  swz's phase is (row / SH) % W with SH * W = 8, so 16 rows
+// down keeps it.  With K contiguous, one offset per k16 step then serves
+// every fragment; with M/N contiguous, one offset per fragment serves every
+// k16 step (16 k rows down).
+template <class Op, bool IS_A>
+struct FragOffsets {
+  static constexpr bool KC = IS_A ? Op::A_K_CONTIG : Op::B_K_CONTIG;
+  static constexpr int R = IS_A ? Op::BM : Op::BN;
+  static constexpr int W = IS_A ? Op::BM / Op::WARPS_M : Op::BN / Op::WARPS_N;
+  static constexpr int NF = W / 16;   // x4 loads per k16 step (each 16 rows of the warp tile)
+  static constexpr int KS = Op::BK / 16;
+  int off[KC ? KS : NF];
+
+  // A's matrices: (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15);
+  // B's: (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15).
+  __device__ __forceinline__ void init(int w0, int lane) {
+    const int mat = lane / 8, r8 = lane % 8;
+    const int dr = IS_A ? (mat & 1) * 8 : (mat >> 1) * 8, dk = IS_A ? (mat >> 1) * 8 : (mat & 1) * 8;
+    if constexpr (KC) {
+#pragma unroll
+      for (int s = 0; s < KS; ++s) off[s] = swz<Op::BK>(w0 + dr + r8, s * 16 + dk);
+    } else {
+#pragma unroll
+      for (int f = 0; f < NF; ++f) off[f] = swz<R>(dk + r8, w0 + f * 16 + dr);
+    }
+  }
+  __device__ __forceinline__ int at(int s, int f) const {
+    if constexpr (KC) return off[s] + f * 16 * Op::BK;
+    else return off[f] + s * 16 * R;
+  }
+};
+
 template <class Op, int VEC>
 __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   using T = typename Op::T;
@@ -71,6 +181,8 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   constexpr int WM = BM / Op::WARPS_M, WN = BN / WARPS_N;
   constexpr int MT = WM / 16, NTL = WN / 8;
   constexpr bool AKC = Op::A_K_CONTIG, BKC = Op::B_K_CONTIG;
+  using GA = OperandTile<Op, VEC, true>;
+  using GB = OperandTile<Op, VEC, false>;
   static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % 16 == 0, "mma tiling");
   static_assert(STAGES >= 2, "a ring needs two stages");
 
@@ -82,7 +194,8 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   const int wm = warp / WARPS_N, wn = warp % WARPS_N;
   const int64_t m0 = (int64_t)blockIdx.y * BM, n0 = (int64_t)blockIdx.x * BN, b = blockIdx.z;
   const int64_t K = Op::extent_k(p);
-  const int64_t KT = (K + BK - 1) / BK;
+  const int KT = (int)((K + BK - 1) / BK);   // k-tiles; the dispatcher keeps K below 2^31
+  const int KTF = (int)(K / BK);             // full k-tiles
 
   float acc[MT][NTL][4];
 #pragma unroll
@@ -90,48 +203,39 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
 #pragma unroll
     for (int j = 0; j < NTL; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
 
-  // TokLoad for the first STAGES-1 k-tiles
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < KT) {
-      load_operand<Op, VEC, true>(p, smA + s * BM * BK, m0, (int64_t)s * BK, b);
-      load_operand<Op, VEC, false>(p, smB + s * BN * BK, n0, (int64_t)s * BK, b);
-    }
-    cp_async_commit();
-  }
+  // Per-CTA setup: chunk pointers of the streamed operands, ldmatrix offsets.
+  OperandStream<Op, VEC, true> sa;
+  OperandStream<Op, VEC, false> sb;
+  int64_t stepA = 0, stepB = 0;
+  if constexpr (GA::STREAM) sa.init(p, m0, b, Op::a_kstep(p)), stepA = Op::a_kstep(p) * BK;
+  if constexpr (GB::STREAM) sb.init(p, n0, b, Op::b_kstep(p)), stepB = Op::b_kstep(p) * BK;
+  FragOffsets<Op, true> fa;
+  FragOffsets<Op, false> fb;
+  fa.init(wm * WM, lane);
+  fb.init(wn * WN, lane);
 
-  for (int64_t kt = 0; kt < KT; ++kt) {
-    cp_async_wait<STAGES - 2>();  // Wait(TokLoad kt)
-    __syncthreads();
-    const int64_t pf = kt + STAGES - 1;  // refill the stage consumed last iteration
-    if (pf < KT) {
-      load_operand<Op, VEC, true>(p, smA + (pf % STAGES) * BM * BK, m0, pf * BK, b);
-      load_operand<Op, VEC, false>(p, smB + (pf % STAGES) * BN * BK, n0, pf * BK, b);
-    }
-    cp_async_commit();
-    const T *sA = smA + (kt % STAGES) * BM * BK;
-    const T *sB = smB + (kt % STAGES) * BN * BK;
+  // Tile t into stage s: full tiles of a streamed operand come from its
+  // stream (taken in order), every other tile from the chunk function with
+  // its bounds.
+  auto load = [&](int t, int s) {
+    if (GA::STREAM && t < KTF) sa.copy(smA + s * BM * BK, stepA);
+    else load_operand<Op, VEC, true>(p, smA + s * BM * BK, m0, (int64_t)t * BK, b);
+    if (GB::STREAM && t < KTF) sb.copy(smB + s * BN * BK, stepB);
+    else load_operand<Op, VEC, false>(p, smB + s * BN * BK, n0, (int64_t)t * BK, b);
+  };
+  // The MMAs of one k-tile held in stage s.
+  auto compute = [&](int s) {
+    const T *sA = smA + s * BM * BK;
+    const T *sB = smB + s * BN * BK;
 #pragma unroll
-    for (int kk = 0; kk < BK; kk += 16) {
+    for (int ks = 0; ks < BK / 16; ++ks) {
       uint32_t af[MT][4], bfr[NTL][2];
 #pragma unroll
-      for (int i = 0; i < MT; ++i) {
-        const int mrow = wm * WM + i * 16;
-        // matrices: (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15)
-        const int mat = lane / 8, r8 = lane % 8;
-        const int m = mrow + (mat & 1) * 8, k = kk + (mat >> 1) * 8;
-        if constexpr (AKC) ldmatrix_x4<false>(af[i], sA + swz<BK>(m + r8, k));
-        else ldmatrix_x4<true>(af[i], sA + swz<BM>(k + r8, m));
-      }
+      for (int i = 0; i < MT; ++i) ldmatrix_x4<!AKC>(af[i], sA + fa.at(ks, i));
 #pragma unroll
       for (int j = 0; j < NTL; j += 2) {
-        const int ncol = wn * WN + j * 8;
-        // matrices: (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15)
-        const int mat = lane / 8, r8 = lane % 8;
-        const int n = ncol + (mat >> 1) * 8, k = kk + (mat & 1) * 8;
         uint32_t t[4];
-        if constexpr (BKC) ldmatrix_x4<false>(t, sB + swz<BK>(n + r8, k));
-        else ldmatrix_x4<true>(t, sB + swz<BN>(k + r8, n));
+        ldmatrix_x4<!BKC>(t, sB + fb.at(ks, j / 2));
         bfr[j][0] = t[0], bfr[j][1] = t[1], bfr[j + 1][0] = t[2], bfr[j + 1][1] = t[3];
       }
 #pragma unroll
@@ -139,6 +243,39 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
 #pragma unroll
         for (int j = 0; j < NTL; ++j) mma_16816<T>(acc[i][j], af[i], bfr[j]);  // TokCompute
     }
+  };
+
+  // TokLoad for the first STAGES-1 k-tiles
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < KT) load(s, s);
+    cp_async_commit();
+  }
+
+  // Steady state: every tile it prefetches is full, so the body is one basic
+  // block: copies, pointer steps, waits, fragment loads and MMAs.
+  int kt = 0, rd = 0, wr = STAGES - 1;
+  if constexpr (GA::STREAM && GB::STREAM) {
+    for (; kt + STAGES - 1 < KTF; ++kt) {
+      cp_async_wait<STAGES - 2>();  // Wait(TokLoad kt)
+      __syncthreads();
+      sa.copy(smA + wr * BM * BK, stepA);
+      sb.copy(smB + wr * BN * BK, stepB);
+      cp_async_commit();
+      compute(rd);
+      rd = rd == STAGES - 1 ? 0 : rd + 1;
+      wr = wr == STAGES - 1 ? 0 : wr + 1;
+    }
+  }
+  // The last STAGES-1 tiles (and the remainder tile): prefetches with bounds.
+  for (; kt < KT; ++kt) {
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();
+    if (kt + STAGES - 1 < KT) load(kt + STAGES - 1, wr);
+    cp_async_commit();
+    compute(rd);
+    rd = rd == STAGES - 1 ? 0 : rd + 1;
+    wr = wr == STAGES - 1 ? 0 : wr + 1;
   }
   cp_async_wait<0>();
   __syncthreads();

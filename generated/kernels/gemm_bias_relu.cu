@@ -47,6 +47,12 @@ struct Op_fp16 {
     *src = base + (i_n + p->ldb * i_k);
     return left < VEC ? (int)left : VEC;
   }
+  // advance of A: its chunk addresses move by this many elements per unit of k
+  static constexpr bool A_ADVANCE = true;
+  static __device__ __forceinline__ int64_t a_kstep(const Params *p) { return 1; }
+  // advance of B: its chunk addresses move by this many elements per unit of k
+  static constexpr bool B_ADVANCE = true;
+  static __device__ __forceinline__ int64_t b_kstep(const Params *p) { return (p->ldb); }
   // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
   //   C0 = {"reduce":{"op":"sum","axes":["k"],"init":0,"dtype":"fp32","body":{"mul":[{"read":{"tensor":"A","map":["m","k"]}},{"read":{"tensor":"B","map":["k","n"]}}]}}}
   //   C1 = {"add":["C0",{"BroadcastInDim":{"operand":{"cast":{"to":"fp32","x":{"read":{"tensor":"bias","map":["n"]}}}},"result_shape":["M","N"],"broadcast_dimensions":[1]}}]}
@@ -128,6 +134,12 @@ struct Op_bf16 {
     *src = base + (i_n + p->ldb * i_k);
     return left < VEC ? (int)left : VEC;
   }
+  // advance of A: its chunk addresses move by this many elements per unit of k
+  static constexpr bool A_ADVANCE = true;
+  static __device__ __forceinline__ int64_t a_kstep(const Params *p) { return 1; }
+  // advance of B: its chunk addresses move by this many elements per unit of k
+  static constexpr bool B_ADVANCE = true;
+  static __device__ __forceinline__ int64_t b_kstep(const Params *p) { return (p->ldb); }
   // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
   //   C0 = {"reduce":{"op":"sum","axes":["k"],"init":0,"dtype":"fp32","body":{"mul":[{"read":{"tensor":"A","map":["m","k"]}},{"read":{"tensor":"B","map":["k","n"]}}]}}}
   //   C1 = {"add":["C0",{"BroadcastInDim":{"operand":{"cast":{"to":"fp32","x":{"read":{"tensor":"bias","map":["n"]}}}},"result_shape":["M","N"],"broadcast_dimensions":[1]}}]}
