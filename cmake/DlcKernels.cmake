@@ -108,7 +108,6 @@ function(dlc_add_kernel_library name)
       PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<BUILD_INTERFACE:${gen}/include> $<INSTALL_INTERFACE:include>
       PRIVATE ${rt} ${gen}/src)
     target_compile_options(${lib} PRIVATE ${DLC_WARNINGS})
-    target_compile_definitions(${lib} PRIVATE DLC_VERSION_STRING="${PROJECT_VERSION}")
   endforeach()
   set(${name}_PTXAS_LOGS ${logs} PARENT_SCOPE)
   set(${name}_GEN ${gen} PARENT_SCOPE)

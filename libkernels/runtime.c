@@ -5,9 +5,10 @@
 
 #include "dlc_internal.h"
 
-#ifndef DLC_VERSION_STRING
-#define DLC_VERSION_STRING "0.0.0"
-#endif
+#define DLC_STR_(x) #x
+#define DLC_STR(x) DLC_STR_(x)
+/* from the header's macros, so that library and header agree by construction */
+#define DLC_VERSION_STRING DLC_STR(DLC_VERSION_MAJOR) "." DLC_STR(DLC_VERSION_MINOR) "." DLC_STR(DLC_VERSION_PATCH)
 
 static _Thread_local char detail[512];
 

@@ -28,6 +28,14 @@
 #ifndef DLC_H
 #define DLC_H
 
+/* The version of these headers.  CMake reads it from here (the project's
+ * one source of the version), and dlc_version() returns the library's as
+ * "MAJOR.MINOR.PATCH": compare them to catch a header/library mismatch.
+ * What a change of each number promises: docs/install.md, "ABI policy". */
+#define DLC_VERSION_MAJOR 0 /**< incompatible ABI changes (and the SONAME) */
+#define DLC_VERSION_MINOR 1 /**< additions that keep the ABI */
+#define DLC_VERSION_PATCH 0 /**< fixes only */
+
 #include <stdint.h>
 
 #ifdef __cplusplus
