@@ -62,6 +62,15 @@ char *arena_strndup(arena *a, const char *s, size_t n) {
 
 char *arena_strdup(arena *a, const char *s) { return s ? arena_strndup(a, s, strlen(s)) : NULL; }
 
+char *arena_lower_ident(arena *a, const char *s) {
+  char *r = arena_strdup(a, s);
+  for (char *p = r; *p; p++) {
+    if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
+    else if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_')) *p = '_';
+  }
+  return r;
+}
+
 char *arena_printf(arena *a, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

@@ -22,6 +22,8 @@ void arena_free(arena *a);
 void *arena_alloc(arena *a, size_t size);
 char *arena_strdup(arena *a, const char *s);
 char *arena_strndup(arena *a, const char *s, size_t n);
+/* s lower-cased, with every character that cannot be in a C identifier as '_' */
+char *arena_lower_ident(arena *a, const char *s);
 /* printf into the arena. */
 char *arena_printf(arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Grow an arena array: returns a copy of `old` (n elements of `elem` bytes)

@@ -17,14 +17,7 @@
 
 /* ---- names ------------------------------------------------------------------ */
 
-static const char *lc(arena *A, const char *s) {
-  char *r = arena_strdup(A, s);
-  for (char *p = r; *p; p++) {
-    if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
-    else if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_')) *p = '_';
-  }
-  return r;
-}
+static const char *lc(arena *A, const char *s) { return arena_lower_ident(A, s); }
 
 static const char *cid(arena *A, const char *s) {
   char *r = arena_strdup(A, s);
@@ -130,10 +123,6 @@ static const char *flit(arena *A, double v, dtype t) {
 
 /* ---- memrefs: element offsets --------------------------------------------------- */
 
-static const sx *offset_of(arena *A, const region_memref *m, const sx *const *map) {
-  return gpuir_offset(A, m, map);
-}
-
 /* ---- the Op struct ---------------------------------------------------------------- */
 
 typedef struct opgen {
@@ -223,7 +212,7 @@ static void chunk_fn(opgen *g, const gpu_operand *o, const char *fname, const in
               cid(g->A, r->it[o->contig_axis].name));
   else
     sb_puts(s, "    const int64_t left = 1;\n");
-  sb_printf(s, "    *src = base + %s;\n", sxc(g->A, offset_of(g->A, m, rd->map), false));
+  sb_printf(s, "    *src = base + %s;\n", sxc(g->A, gpuir_offset(g->A, m, rd->map), false));
   sb_puts(s, "    return left < VEC ? (int)left : VEC;\n  }\n");
 }
 
@@ -313,7 +302,7 @@ static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
       }
     const region_memref *m = &r->in[e->input];
     sb_printf(s, "dlc::ld1(static_cast<const %s *>(p->%s) + %s)", ctype(m->dt), lc(g->A, m->name),
-              sxc(g->A, offset_of(g->A, m, e->map), false));
+              sxc(g->A, gpuir_offset(g->A, m, e->map), false));
     return;
   }
   case RX_UNARY:
@@ -396,7 +385,7 @@ static void epilogue_fn(opgen *g, const char *rows_note) {
     sb_printf(s, "    float rd%d[4];\n    {\n", i);
     decompose(g, "ni", v->n_axes, v->nn, "      ");
     sb_printf(s, "      const %s *src = static_cast<const %s *>(p->%s) + %s;\n", ctype(m->dt), ctype(m->dt),
-              lc(g->A, m->name), sxc(g->A, offset_of(g->A, m, rd->map), false));
+              lc(g->A, m->name), sxc(g->A, gpuir_offset(g->A, m, rd->map), false));
     sb_printf(s,
               "      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) %% (4 * sizeof(*src)) == 0) dlc::ld4(rd%d, src);\n"
               "      else\n"
@@ -416,7 +405,7 @@ static void epilogue_fn(opgen *g, const char *rows_note) {
   }
   sb_printf(s, "      out[j] = %s;\n",
             v->out_let == r->acc_let ? "acc[j]" : arena_printf(g->A, "v_%s", cid(g->A, r->lets[v->out_let].name)));
-  sb_printf(s, "      off[j] = %s;\n", sxc(g->A, offset_of(g->A, om, omap), false));
+  sb_printf(s, "      off[j] = %s;\n", sxc(g->A, gpuir_offset(g->A, om, omap), false));
   sb_puts(s, "    }\n");
   sb_printf(s, "    OutT *dst = static_cast<OutT *>(p->%s);\n", lc(g->A, om->name));
   if (out_unit)
@@ -457,6 +446,9 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
   chunk_fn(&g, &k->B, "b_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "operand B");
   kstep_fn(&g, &k->A, "A", "a_kstep");
   kstep_fn(&g, &k->B, "B", "b_kstep");
+  sb_printf(s, "  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)\n"
+               "  static constexpr int STEADY_MIN_VEC = %d;\n",
+            k->steady_min_vec);
   epilogue_fn(&g, "");
   sb_puts(s, "};\n\n");
 }
@@ -714,7 +706,7 @@ static int entry_args(emit_ctx *c, const emit_op *eo, arg **out) {
                      arena_printf(A, "%s %s %s, %s", io ? "output" : "input", t->name, shape,
                                   t->rank == 2 ? "rows of ld elements" : "packed row-major")};
       if (t->rank == 2)
-        a[n++] = (arg){arena_printf(A, "ld%s", lc(A, t->name)), "int64_t",
+        a[n++] = (arg){gpuir_ld_param(A, t->name), "int64_t",
                        arena_printf(A, "leading dimension of %s, in elements (>= %s)", t->name, sx_str(A, t->shape[1]))};
     }
   }

@@ -60,14 +60,12 @@ static void operand_of(arena *A, diag_list *dl, const char *at, const region *r,
               16 / dtype_bytes(r->in[o->input].dt), 16 / dtype_bytes(r->in[o->input].dt));
 }
 
+const char *gpuir_ld_param(arena *A, const char *tensor) {
+  return arena_printf(A, "ld%s", arena_lower_ident(A, tensor));
+}
+
 const sx *gpuir_stride(arena *A, const region_memref *m, int d) {
-  if (m->rank == 2 && d == 0) {
-    char *n = arena_printf(A, "ld%s", m->name);
-    for (char *c = n; *c; c++)
-      if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
-      else if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_')) *c = '_';
-    return sx_param(A, n);
-  }
+  if (m->rank == 2 && d == 0) return sx_param(A, gpuir_ld_param(A, m->name));
   const sx *s = sx_int(A, 1);
   for (int e = d + 1; e < m->rank; e++) s = sx_mul(A, s, m->shape[e]);
   return s;
@@ -134,6 +132,24 @@ static const char *tail_pred(arena *A, const gpu_view *v) {
   return *pred ? pred : "none";
 }
 
+/* Whether a thread can stream one operand's chunks at width `vec`: the tile
+ * splits evenly over the threads, and into few enough chunks each. */
+static bool operand_streams(const gpu_kernel *k, bool rhs, int vec) {
+  int chunks = k->plan.tile[rhs ? 1 : 0] * k->plan.tile[2] / vec;
+  return chunks % k->threads == 0 && chunks / k->threads <= GPUIR_STREAM_CHUNKS;
+}
+
+/* The narrowest instantiated width whose kernels run the steady loop, when
+ * both operands advance by a fixed step; 0 when none does. */
+static int steady_min_vec(const gpu_kernel *k) {
+  if (!k->A.kstep || !k->B.kstep) return 0;
+  int min = 0;
+  for (int i = 0; i < k->nvec; i++)
+    if (operand_streams(k, false, k->vecs[i]) && operand_streams(k, true, k->vecs[i])) min = k->vecs[i];
+    else break;
+  return min;
+}
+
 /* One k-tile of the contraction skeleton: wait for tile kt, refill the
  * stage freed last iteration, then the fragments and MMAs of tile kt.  In the
  * steady loop the refill is the operands' streamed copy and advance. */
@@ -149,7 +165,7 @@ static void loop_body(gpu_kernel *k, arena *A, int S, bool steady) {
          arena_printf(A, "t%c[kt+S-1]", side ? 'B' : 'A'), 0, NULL, NULL);
     if (steady)
       emit(k, A, GS_ADVANCE, arena_printf(A, "%s chunk pointers", o->tensor),
-           arena_printf(A, "+= %d * (%s)", k->plan.tile[2], sx_str(A, o->kstep)), NULL, 0, NULL, NULL);
+           arena_printf(A, "+= %d * (%s)", k->plan.tile[2], o->kstep_str), NULL, 0, NULL, NULL);
   }
   emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, "tA[kt+S-1]", "tB[kt+S-1]");
   emit(k, A, GS_LDMATRIX, k->A.k_contig ? "ldmatrix.x4" : "ldmatrix.x4.trans",
@@ -231,12 +247,12 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   emit(k, A, GS_ALLOC_SHARED, "smB", arena_printf(A, "%s %s, swizzle xor16B", dtype_name(k->T), tb), NULL, 0, NULL, NULL);
   const char *pm = axes_str(A, r, k->v.m_axes, k->v.nm), *pn = axes_str(A, r, k->v.n_axes, k->v.nn),
              *pk = axes_str(A, r, k->v.k_axes, k->v.nk);
-  for (int side = 0; side < 2; side++) {
+  k->steady_min_vec = steady_min_vec(k);
+  for (int side = 0; side < 2 && k->steady_min_vec; side++) {
     const gpu_operand *o = side ? &k->B : &k->A;
-    if (!o->kstep) continue;
     emit(k, A, GS_ADDR_SETUP, arena_printf(A, "%s chunk pointers", o->tensor),
          arena_printf(A, "per thread at k-tile 0, with the %s tail's byte counts; k-step %s", side ? pn : pm,
-                      sx_str(A, o->kstep)),
+                      o->kstep_str),
          NULL, 0, NULL, NULL);
   }
   for (int s = 0; s < S - 1; s++) {
@@ -248,12 +264,13 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
     emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, tA, tB);
   }
   /* the steady state streams both operands over the full k-tiles when both
-   * advance by a fixed step; the drain loop takes the last tiles with bounds */
-  bool steady = k->A.kstep && k->B.kstep;
+   * advance by a fixed step (for the widths steady_min_vec allows); the drain
+   * loop takes the last tiles with bounds */
+  bool steady = k->steady_min_vec > 0;
   if (steady) {
     emit(k, A, GS_LOOP, "kt",
-         arena_printf(A, "steady: 0 <= kt < floor(K%s / %d) - %d, every prefetched tile full: one basic block", pk,
-                      BK, S - 1),
+         arena_printf(A, "steady (vec >= %d): 0 <= kt < floor(K%s / %d) - %d, every prefetched tile full: one basic block",
+                      k->steady_min_vec, pk, BK, S - 1),
          NULL, 0, NULL, NULL);
     loop_body(k, A, S, true);
     emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
@@ -536,6 +553,11 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
   }
   cJSON *v = cJSON_AddArrayToObject(g, "vec_variants");
   for (int i = 0; i < k->nvec; i++) cJSON_AddItemToArray(v, cJSON_CreateNumber(k->vecs[i]));
+  if (!k->attention) {
+    cJSON *sv = cJSON_AddArrayToObject(g, "steady_vecs");
+    for (int i = 0; i < k->nvec; i++)
+      if (k->steady_min_vec && k->vecs[i] >= k->steady_min_vec) cJSON_AddItemToArray(sv, cJSON_CreateNumber(k->vecs[i]));
+  }
   cJSON *ops = cJSON_AddArrayToObject(g, "operands");
   for (int side = 0; side < (k->attention ? 3 : 2); side++) {
     const gpu_operand *o = side == 2 ? &k->V : side ? &k->B : &k->A;

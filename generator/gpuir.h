@@ -78,6 +78,10 @@ typedef struct gpu_softmax {
   dtype pt;              /* P's dtype: the A operand of P V */
 } gpu_softmax;
 
+/* The most chunks of one operand a thread streams through hoisted pointers
+ * (registers: a pointer each, or a predicate for K-contiguous chunks). */
+#define GPUIR_STREAM_CHUNKS 4
+
 typedef struct gpu_kernel {
   const char *name;      /* entry point name without the vector suffix */
   const char *skeleton;  /* "sm80_contraction" or "sm80_attention" */
@@ -99,6 +103,8 @@ typedef struct gpu_kernel {
   const sx *grid[3];     /* blocks in x, y, z, over signature dims */
   int nvec;
   int vecs[4];           /* instantiated chunk widths, widest first */
+  int steady_min_vec;    /* contraction: the chunk widths >= this run the steady loop (both
+                            operands advance, at most GPUIR_STREAM_CHUNKS chunks a thread); 0: none */
   int nst, cap_st;
   gpu_stmt *st;
 } gpu_kernel;
@@ -118,6 +124,9 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl);
  * are packed row-major. */
 const sx *gpuir_offset(arena *A, const region_memref *m, const sx *const *map);
 const sx *gpuir_stride(arena *A, const region_memref *m, int d);
+/* The leading-dimension parameter of a rank-2 signature tensor: "ld" and its
+ * name as a lower-case C identifier (the entry point's argument too). */
+const char *gpuir_ld_param(arena *A, const char *tensor);
 cJSON *gpuir_dump(const gpu_kernel *k);
 
 #endif

@@ -20,8 +20,9 @@
 //     chunk's address, or the tensor's base when nothing is valid.  The chunk
 //     runs along k when A_K_CONTIG, else along m.  b_chunk likewise.
 //   A_ADVANCE, a_kstep(p): whether A's chunk addresses move by a fixed number
-//     of elements per unit of k (the GPU IR's advance), and that number; the
-//     full k-tiles then stream A through hoisted pointers.  B likewise.
+//     of elements per unit of k (the GPU IR's advance), and that number.  B
+//     likewise.  STEADY_MIN_VEC: the GPU IR's choice of the widths whose
+//     kernels stream both operands over the full k-tiles (0: none).
 //   epilogue4(p, m, n, b, acc[4]): applies the epilogue to 4 consecutive
 //     outputs (n .. n+3) and stores them.
 #pragma once
@@ -79,10 +80,11 @@ struct OperandTile {
   static constexpr int RSTEP = NT / CPR;           // rows between a thread's chunks
   // A thread's chunks share one swizzle phase when they are 8 rows apart.
   static constexpr bool ONE_PHASE = NT % CPR == 0 && RSTEP % 8 == 0;
-  static constexpr bool ADVANCE = IS_A ? Op::A_ADVANCE : Op::B_ADVANCE;
-  // The steady state streams this operand when its address moves by a fixed
-  // step per k-tile (the GPU IR's advance) and each thread keeps few chunks.
-  static constexpr bool STREAM = ADVANCE && CHUNKS % NT == 0 && CPT <= 4;
+  // The GPU IR decides which widths run its steady loop, streaming both
+  // operands (both advance, and the tile splits into few chunks a thread).
+  static constexpr bool STREAM = Op::STEADY_MIN_VEC > 0 && VEC >= Op::STEADY_MIN_VEC;
+  static_assert(!STREAM || ((IS_A ? Op::A_ADVANCE : Op::B_ADVANCE) && CHUNKS % NT == 0),
+                "a streamed operand advances and splits evenly over the threads");
 };
 
 // The copy state of one operand over the full k-tiles: each thread's chunk
@@ -255,7 +257,8 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   // Steady state: every tile it prefetches is full, so the body is one basic
   // block: copies, pointer steps, waits, fragment loads and MMAs.
   int kt = 0, rd = 0, wr = STAGES - 1;
-  if constexpr (GA::STREAM && GB::STREAM) {
+  static_assert(GA::STREAM == GB::STREAM, "the steady loop streams both operands");
+  if constexpr (GA::STREAM) {
     for (; kt + STAGES - 1 < KTF; ++kt) {
       cp_async_wait<STAGES - 2>();  // Wait(TokLoad kt)
       __syncthreads();

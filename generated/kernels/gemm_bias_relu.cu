@@ -53,6 +53,8 @@ struct Op_fp16 {
   // advance of B: its chunk addresses move by this many elements per unit of k
   static constexpr bool B_ADVANCE = true;
   static __device__ __forceinline__ int64_t b_kstep(const Params *p) { return (p->ldb); }
+  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
+  static constexpr int STEADY_MIN_VEC = 8;
   // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
   //   C0 = {"reduce":{"op":"sum","axes":["k"],"init":0,"dtype":"fp32","body":{"mul":[{"read":{"tensor":"A","map":["m","k"]}},{"read":{"tensor":"B","map":["k","n"]}}]}}}
   //   C1 = {"add":["C0",{"BroadcastInDim":{"operand":{"cast":{"to":"fp32","x":{"read":{"tensor":"bias","map":["n"]}}}},"result_shape":["M","N"],"broadcast_dimensions":[1]}}]}
@@ -140,6 +142,8 @@ struct Op_bf16 {
   // advance of B: its chunk addresses move by this many elements per unit of k
   static constexpr bool B_ADVANCE = true;
   static __device__ __forceinline__ int64_t b_kstep(const Params *p) { return (p->ldb); }
+  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
+  static constexpr int STEADY_MIN_VEC = 8;
   // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
   //   C0 = {"reduce":{"op":"sum","axes":["k"],"init":0,"dtype":"fp32","body":{"mul":[{"read":{"tensor":"A","map":["m","k"]}},{"read":{"tensor":"B","map":["k","n"]}}]}}}
   //   C1 = {"add":["C0",{"BroadcastInDim":{"operand":{"cast":{"to":"fp32","x":{"read":{"tensor":"bias","map":["n"]}}}},"result_shape":["M","N"],"broadcast_dimensions":[1]}}]}
