@@ -42,7 +42,8 @@ static void report(const char *name, double secs, double useful_flops) {
   dlcemu_launch_stats s;
   dlcemu_last_launch_stats(&s);
   double mma_ideal = useful_flops / (2.0 * 16 * 8 * 16);
-  printf("%s  (%.2f s emulated, %.1f M warp-instr/s)\n", name, secs, (double)s.warp_instructions / secs / 1e6);
+  printf("%s  (%llu warp instructions, %.2f s emulated, %.1f M warp-instr/s)\n", name, s.warp_instructions, secs,
+         (double)s.warp_instructions / secs / 1e6);
   printf(" shared memory:\n");
   row("cp.async st", &s.cp_async);
   row("ldmatrix", &s.ldmatrix);
