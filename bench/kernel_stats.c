@@ -35,7 +35,10 @@ static void row(const char *what, const dlcemu_shared_stats *s) {
 
 static void grow(const char *what, const dlcemu_global_stats *g) {
   printf("  %-14s requests %9llu  bytes %11llu  sectors %9llu  bytes/32 %9llu  %s\n", what, g->requests, g->bytes,
-         g->sectors, g->bytes / 32, g->sectors * 32 == g->bytes ? "= bytes/32" : "(partial sectors)");
+         g->sectors, g->bytes / 32,
+         g->sectors * 32 == g->bytes  ? "= bytes/32"
+         : g->sectors * 32 < g->bytes ? "(lanes share sectors)"
+                                      : "(partial sectors)");
 }
 
 static void report(const char *name, double secs, double useful_flops) {
