@@ -228,33 +228,25 @@ static void kstep_fn(opgen *g, const gpu_operand *o, const char *role, const cha
             sxc(g->A, o->kstep, false));
 }
 
-/* Epilogue reads that load 4 consecutive values at once. */
+/* An epilogue Read that is loaded once and then indexed: in the bounds-checked
+ * epilogue, the unit-stride ones (4 values at once); in the full-tile one,
+ * every Read, as its kind says. */
 typedef struct vread {
   const rexpr *rd;
   int id;
+  epi_read_kind kind;
 } vread;
 
 typedef struct epigen {
   opgen *g;
   vread v[16];
   int nv;
-  int ninner;        /* the innermost N axis */
-  bool n_single;
+  bool full;         /* the full-tile epilogue: reads spelled by kind */
   const char *acc;   /* how the accumulator let is spelled */
   int nsub;          /* lets spelled by a given expression instead */
   int sub_let[4];
   const char *sub_expr[4];
 } epigen;
-
-static bool unit_along(epigen *eg, const rexpr *rd) {
-  const region *r = eg->g->r;
-  if (eg->ninner < 0 || !eg->n_single || rd->nmap == 0) return false;
-  const char *nm = r->it[eg->ninner].name;
-  for (int d = 0; d < rd->nmap - 1; d++)
-    if (sx_mentions(rd->map[d], SXA_VAR, nm)) return false;
-  const char *v = sx_as_var(rd->map[rd->nmap - 1]);
-  return v && strcmp(v, nm) == 0;
-}
 
 static bool same_read(const rexpr *a, const rexpr *b) {
   if (a == b) return true;
@@ -266,11 +258,14 @@ static bool same_read(const rexpr *a, const rexpr *b) {
 
 static void collect_vreads(epigen *eg, const rexpr *e) {
   if (!e) return;
-  if (e->k == RX_READ && unit_along(eg, e)) {
-    for (int i = 0; i < eg->nv; i++)
-      if (same_read(eg->v[i].rd, e)) return;
-    if (eg->nv < 16) eg->v[eg->nv] = (vread){e, eg->nv}, eg->nv++;
-    return;
+  if (e->k == RX_READ) {
+    epi_read_kind kind = gpuir_epi_read(eg->g->A, eg->g->v, e);
+    if (eg->full || kind == EPI_RD_COL || kind == EPI_RD_VEC) {
+      for (int i = 0; i < eg->nv; i++)
+        if (same_read(eg->v[i].rd, e)) return;
+      if (eg->nv < 16) eg->v[eg->nv] = (vread){e, eg->nv, kind}, eg->nv++;
+      return;
+    }
   }
   collect_vreads(eg, e->a);
   collect_vreads(eg, e->b);
@@ -297,7 +292,9 @@ static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
   case RX_READ: {
     for (int i = 0; i < eg->nv; i++)
       if (same_read(eg->v[i].rd, e)) {
-        sb_printf(s, "rd%d[j]", i);
+        if (!eg->full || eg->v[i].kind == EPI_RD_VEC) sb_printf(s, "rd%d[j]", i);
+        else if (eg->v[i].kind == EPI_RD_COL) sb_printf(s, "cc.rd%d[j]", i);
+        else sb_printf(s, "rw%d", i);
         return;
       }
     const region_memref *m = &r->in[e->input];
@@ -356,7 +353,7 @@ static void epilogue_fn(opgen *g, const char *rows_note) {
   const gpu_view *v = g->v;
   const region *r = g->r;
   strbuf *s = g->s;
-  epigen eg = {g, {{0}}, 0, v->n_axes[v->nn - 1], v->nn == 1, "acc[j]", 0, {0}, {0}};
+  epigen eg = {g, {{0}}, 0, false, "acc[j]", 0, {0}, {0}};
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) collect_vreads(&eg, r->lets[l].e);
   const region_memref *om = &r->out[v->out];
@@ -364,7 +361,7 @@ static void epilogue_fn(opgen *g, const char *rows_note) {
   /* the output's index: the yielded let's axes, in the tensor's order */
   const sx **omap = ARENA_ARRAY(g->A, const sx *, om->rank + 1);
   for (int d = 0; d < om->rank; d++) omap[d] = sx_var(g->A, r->it[ol->ax[d]].name);
-  bool out_unit = eg.n_single && om->rank > 0 && ol->ax[om->rank - 1] == eg.ninner;
+  bool out_unit = v->nn == 1 && om->rank > 0 && ol->ax[om->rank - 1] == v->n_axes[0];
   sb_printf(s, "  // epilogue of region %s: its post-reduce lets on the fp32 accumulator%s, then the store\n", r->name,
             rows_note);
   for (int l = 0; l < r->nlets; l++)
@@ -415,6 +412,117 @@ static void epilogue_fn(opgen *g, const char *rows_note) {
   sb_puts(s, "    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);\n  }\n");
 }
 
+/* The alignment test of one tensor the full-tile epilogue accesses with
+ * vectors of `ev` elements along its unit-stride last dim: the base holds
+ * the vector's bytes (16 at most) and every other dim's stride is a whole
+ * number of vectors. */
+static void aligned_check(opgen *g, const region_memref *m, int ev) {
+  int bytes = ev * dtype_bytes(m->dt);
+  if (bytes > 16) bytes = 16;
+  sb_printf(g->s, "    if (reinterpret_cast<uintptr_t>(p->%s) %% %d != 0) return false;\n", lc(g->A, m->name), bytes);
+  for (int d = 0; d + 1 < m->rank; d++) {
+    const sx *st = gpuir_stride(g->A, m, d);
+    int64_t c;
+    if (sx_is_int(st, &c) && c % ev == 0) continue;
+    sb_printf(g->s, "    if ((%s) %% %d != 0) return false;\n", sxc(g->A, st, false), ev);
+  }
+}
+
+/* A row's offset in tensor m: by the flattened M index (variable mflat)
+ * when the M axes enter it packed. */
+static const sx *row_offset(opgen *g, const region_memref *m, const sx *const *map) {
+  const sx *off = gpuir_offset(g->A, m, map);
+  const sx *f = gpuir_flatten(g->A, g->r, g->v->m_axes, g->v->nm, off, "mflat");
+  return f ? f : off;
+}
+
+/* The full-tile epilogue (the GPU IR's first Epilogue/StGlobalVec pair):
+ * no bounds, the column reads once a thread, and one 16-byte store of `ev`
+ * consecutive outputs a row. */
+static void epilogue_full_fn(opgen *g, int ev) {
+  const gpu_view *v = g->v;
+  const region *r = g->r;
+  strbuf *s = g->s;
+  epigen eg = {g, {{0}}, 0, true, "acc[j]", 0, {0}, {0}};
+  for (int l = 0; l < r->nlets; l++)
+    if (r->lets[l].post_reduce) collect_vreads(&eg, r->lets[l].e);
+  const region_memref *om = &r->out[v->out];
+  const rexpr *ol = r->lets[v->out_let].e;
+  const sx **omap = ARENA_ARRAY(g->A, const sx *, om->rank + 1);
+  for (int d = 0; d < om->rank; d++) omap[d] = sx_var(g->A, r->it[ol->ax[d]].name);
+  sb_printf(s, "  // full tiles: each thread stores %d consecutive outputs of a row with one 16-byte store\n", ev);
+  sb_printf(s, "  static constexpr int EPI_VEC = %d;\n  struct EpiCols {\n", ev);
+  for (int i = 0; i < eg.nv; i++)
+    if (eg.v[i].kind == EPI_RD_COL) sb_printf(s, "    float rd%d[%d];  // %s\n", i, ev, r->in[eg.v[i].rd->input].name);
+  sb_puts(s, "  };\n");
+  /* the test: the tile inside M and N, the vector tensors aligned */
+  sb_puts(s, "  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {\n");
+  sb_puts(s, "    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;\n");
+  aligned_check(g, om, ev);
+  for (int i = 0; i < eg.nv; i++) {
+    bool seen = false;
+    for (int j = 0; j < i; j++) seen |= eg.v[j].kind != EPI_RD_ROW && eg.v[j].rd->input == eg.v[i].rd->input;
+    if (eg.v[i].kind != EPI_RD_ROW && !seen) aligned_check(g, &r->in[eg.v[i].rd->input], ev);
+  }
+  sb_puts(s, "    return true;\n  }\n");
+  /* the column reads of a thread */
+  sb_puts(s, "  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,\n"
+             "                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {\n");
+  decompose(g, "ni", v->n_axes, v->nn, "    ");
+  decompose(g, "bi", v->b_axes, v->nb, "    ");
+  for (int i = 0; i < eg.nv; i++) {
+    if (eg.v[i].kind != EPI_RD_COL) continue;
+    const region_memref *m = &r->in[eg.v[i].rd->input];
+    sb_printf(s, "    dlc::ldv(cc.rd%d, static_cast<const %s *>(p->%s) + %s);\n", i, ctype(m->dt), lc(g->A, m->name),
+              sxc(g->A, gpuir_offset(g->A, m, eg.v[i].rd->map), false));
+  }
+  sb_puts(s, "  }\n");
+  /* one row */
+  sb_puts(s, "  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,\n"
+             "                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {\n");
+  /* a packed M group (NHWC's n, h, w) addresses by the flattened row; the
+   * decomposition then goes unused, and the compiler drops its divisions */
+  const sx *ooff = row_offset(g, om, omap);
+  const sx **roff = ARENA_ARRAY(g->A, const sx *, eg.nv + 1);
+  bool flat = sx_mentions(ooff, SXA_VAR, "mflat");
+  for (int i = 0; i < eg.nv; i++) {
+    roff[i] = row_offset(g, &r->in[eg.v[i].rd->input], eg.v[i].rd->map);
+    flat |= eg.v[i].kind != EPI_RD_COL && sx_mentions(roff[i], SXA_VAR, "mflat");
+  }
+  if (flat) sb_puts(s, "    [[maybe_unused]] const int64_t i_mflat = mi;\n");
+  decompose(g, "mi", v->m_axes, v->nm, "    ");
+  decompose(g, "bi", v->b_axes, v->nb, "    ");
+  sb_printf(s, "    OutT *dst;\n");
+  for (int i = 0; i < eg.nv; i++)
+    if (eg.v[i].kind == EPI_RD_VEC) sb_printf(s, "    float rd%d[EPI_VEC];\n", i);
+    else if (eg.v[i].kind == EPI_RD_ROW) sb_printf(s, "    float rw%d;\n", i);
+  sb_puts(s, "    {\n");
+  decompose(g, "ni", v->n_axes, v->nn, "      ");
+  sb_printf(s, "      dst = static_cast<OutT *>(p->%s) + %s;\n", lc(g->A, om->name), sxc(g->A, ooff, false));
+  for (int i = 0; i < eg.nv; i++) {
+    if (eg.v[i].kind == EPI_RD_COL) continue;
+    const region_memref *m = &r->in[eg.v[i].rd->input];
+    const char *at = arena_printf(g->A, "static_cast<const %s *>(p->%s) + %s", ctype(m->dt), lc(g->A, m->name),
+                                  sxc(g->A, roff[i], false));
+    if (eg.v[i].kind == EPI_RD_VEC) sb_printf(s, "      dlc::ldv(rd%d, %s);\n", i, at);
+    else sb_printf(s, "      rw%d = dlc::ld1(%s);\n", i, at);
+  }
+  sb_puts(s, "    }\n    float out[EPI_VEC];\n#pragma unroll\n    for (int j = 0; j < EPI_VEC; ++j) {\n");
+  sb_puts(s, "      [[maybe_unused]] const int64_t nj = ni + j;\n");
+  decompose(g, "nj", v->n_axes, v->nn, "      ");
+  for (int l = 0; l < r->nlets; l++) {
+    if (!r->lets[l].post_reduce) continue;
+    const rexpr *e = r->lets[l].e;
+    strbuf x = {0};
+    expr_c(&eg, &x, e);
+    sb_printf(s, "      const %s v_%s = %s;\n", e->dt == DT_BOOL ? "bool" : "float", cid(g->A, r->lets[l].name),
+              sb_str(&x));
+    sb_free(&x);
+  }
+  sb_printf(s, "      out[j] = %s;\n    }\n    dlc::stv(dst, out);\n  }\n",
+            v->out_let == r->acc_let ? "acc[j]" : arena_printf(g->A, "v_%s", cid(g->A, r->lets[v->out_let].name)));
+}
+
 static void group_comment(opgen *g, const char *name, const int *ax, int n) {
   sb_printf(g->s, "  // %s: (", name);
   for (int j = 0; j < n; j++) sb_printf(g->s, "%s%s", j ? ", " : "", g->r->it[ax[j]].name);
@@ -440,6 +548,10 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
   group_comment(&g, "N", k->v.n_axes, k->v.nn);
   group_comment(&g, "K", k->v.k_axes, k->v.nk);
   group_comment(&g, "batch", k->v.b_axes, k->v.nb);
+  sb_printf(s, "  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return %s; }\n",
+            sxc(A, group_extent(&g, k->v.m_axes, k->v.nm), false));
+  sb_printf(s, "  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return %s; }\n",
+            sxc(A, group_extent(&g, k->v.n_axes, k->v.nn), false));
   sb_printf(s, "  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return %s; }\n",
             sxc(A, group_extent(&g, k->v.k_axes, k->v.nk), false));
   chunk_fn(&g, &k->A, "a_chunk", k->v.m_axes, k->v.nm, k->v.k_axes, k->v.nk, "operand A");
@@ -450,6 +562,8 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
                "  static constexpr int STEADY_MIN_VEC = %d;\n",
             k->steady_min_vec);
   epilogue_fn(&g, "");
+  if (k->epi_vec) epilogue_full_fn(&g, k->epi_vec);
+  else sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-tile epilogue\n");
   sb_puts(s, "};\n\n");
 }
 
@@ -545,7 +659,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   chunk_fn(&g, &k->A, "q_chunk", k->v.m_axes, k->v.nm, k->v.k_axes, k->v.nk, "Q");
   chunk_fn(&g, &k->B, "k_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "K");
   /* the score lets */
-  epigen eg = {&g, {{0}}, 0, -1, false, "s", 0, {0}, {0}};
+  epigen eg = {&g, {{0}}, 0, false, "s", 0, {0}, {0}};
   sb_printf(s, "  // the score lets of region %s on one element s of %s = QK^T\n", r->name, r->lets[r->acc_let].name);
   for (int l = 0; l <= k->sm.x; l++)
     if (l != r->acc_let) sb_printf(s, "  //   %s = %s\n", r->lets[l].name, region_expr_str(A, r, r->lets[l].e));
@@ -564,7 +678,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   sb_printf(s, "    (void)p;\n    return %s;\n  }\n",
             k->sm.x == r->acc_let ? "s" : arena_printf(A, "v_%s", cid(A, r->lets[k->sm.x].name)));
   /* exp2(a - b) and a / l, from the softmax lets */
-  epigen ex = {&g, {{0}}, 0, -1, false, "s", 2, {k->sm.x, k->sm.max}, {"a", "b"}};
+  epigen ex = {&g, {{0}}, 0, false, "s", 2, {k->sm.x, k->sm.max}, {"a", "b"}};
   strbuf x = {0};
   expr_c(&ex, &x, r->lets[k->sm.sub].e);
   sb_printf(s, "  // %s = %s; %s = %s\n", r->lets[k->sm.sub].name, region_expr_str(A, r, r->lets[k->sm.sub].e),
@@ -572,11 +686,11 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   sb_printf(s, "  static __device__ __forceinline__ float expdiff(float a, float b) {\n    const float v_%s = %s;\n",
             cid(A, r->lets[k->sm.sub].name), sb_str(&x));
   sb_free(&x);
-  epigen ex2 = {&g, {{0}}, 0, -1, false, "s", 0, {0}, {0}};
+  epigen ex2 = {&g, {{0}}, 0, false, "s", 0, {0}, {0}};
   expr_c(&ex2, &x, r->lets[k->sm.exp].e);
   sb_printf(s, "    return %s;\n  }\n", sb_str(&x));
   sb_free(&x);
-  epigen dv = {&g, {{0}}, 0, -1, false, "s", 2, {k->sm.exp, k->sm.sum}, {"o", "l"}};
+  epigen dv = {&g, {{0}}, 0, false, "s", 2, {k->sm.exp, k->sm.sum}, {"o", "l"}};
   expr_c(&dv, &x, r->lets[k->sm.div].e);
   sb_printf(s, "  // %s = %s\n", r->lets[k->sm.div].name, region_expr_str(A, r, r->lets[k->sm.div].e));
   sb_printf(s, "  static __device__ __forceinline__ float finish(float o, float l) { return %s; }\n", sb_str(&x));

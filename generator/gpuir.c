@@ -132,6 +132,100 @@ static const char *tail_pred(arena *A, const gpu_view *v) {
   return *pred ? pred : "none";
 }
 
+/* Substitution of a group's axes by constants: axis `one` by 1, the others
+ * by 0 (one = -1: all by 0). */
+typedef struct group_pick {
+  const region *r;
+  const int *ax;
+  int n, one;
+  const sx *zero, *ones;
+} group_pick;
+
+static const sx *subst_pick(void *ctx, sx_atom_kind kind, const char *name) {
+  group_pick *gp = ctx;
+  if (kind != SXA_VAR) return NULL;
+  for (int i = 0; i < gp->n; i++)
+    if (strcmp(gp->r->it[gp->ax[i]].name, name) == 0) return gp->one == i ? gp->ones : gp->zero;
+  return NULL;
+}
+
+const sx *gpuir_flatten(arena *A, const region *r, const int *ax, int n, const sx *off, const char *flat) {
+  if (n == 0) return off;
+  for (int i = 0; i < r->niters; i++)
+    if (strcmp(r->it[i].name, flat) == 0) return NULL;
+  group_pick gp = {r, ax, n, -1, sx_int(A, 0), sx_int(A, 1)};
+  const sx *off0 = sx_subst(A, off, subst_pick, &gp);
+  const sx *rebuilt = off0, *s = NULL, *prod = sx_int(A, 1);
+  for (int i = n - 1; i >= 0; i--) {
+    gp.one = i;
+    const sx *coef = sx_sub(A, sx_subst(A, off, subst_pick, &gp), off0);
+    if (sx_has_vars(coef)) return NULL;
+    if (!s) s = coef;
+    if (!sx_equal(coef, sx_mul(A, s, prod))) return NULL;
+    rebuilt = sx_add(A, rebuilt, sx_mul(A, coef, sx_var(A, r->it[ax[i]].name)));
+    prod = sx_mul(A, prod, r->it[ax[i]].size);
+  }
+  if (!sx_equal(rebuilt, off) || sx_has_overflow(off)) return NULL;
+  return sx_add(A, off0, sx_mul(A, s, sx_var(A, flat)));
+}
+
+static bool mentions_group(const region *r, const rexpr *rd, const int *ax, int n) {
+  for (int d = 0; d < rd->nmap; d++)
+    for (int i = 0; i < n; i++)
+      if (sx_mentions(rd->map[d], SXA_VAR, r->it[ax[i]].name)) return true;
+  return false;
+}
+
+/* Whether `map` indexes tensor m's unit-stride last dim with the single N
+ * axis, and no other dim with it. */
+static bool unit_along_n(arena *A, const gpu_view *v, const region_memref *m, const sx *const *map, int nmap) {
+  if (v->nn != 1 || nmap == 0 || nmap != m->rank) return false;
+  const char *nm = v->r->it[v->n_axes[0]].name;
+  for (int d = 0; d < nmap - 1; d++)
+    if (sx_mentions(map[d], SXA_VAR, nm)) return false;
+  const char *last = sx_as_var(map[nmap - 1]);
+  return last && strcmp(last, nm) == 0 && sx_equal(gpuir_stride(A, m, nmap - 1), sx_int(A, 1));
+}
+
+epi_read_kind gpuir_epi_read(arena *A, const gpu_view *v, const rexpr *rd) {
+  const region *r = v->r;
+  if (!mentions_group(r, rd, v->n_axes, v->nn)) return EPI_RD_ROW;
+  if (!unit_along_n(A, v, &r->in[rd->input], rd->map, rd->nmap)) return EPI_RD_OTHER;
+  return mentions_group(r, rd, v->m_axes, v->nm) ? EPI_RD_VEC : EPI_RD_COL;
+}
+
+/* Whether every Read of the post-reduce expression e has a full-tile kind;
+ * a Read under a pad guard has none (the guard may be what keeps it in
+ * bounds). */
+static bool epi_reads_ok(arena *A, const gpu_view *v, const rexpr *e, bool guarded) {
+  if (!e) return true;
+  if (e->k == RX_READ) return !guarded && gpuir_epi_read(A, v, e) != EPI_RD_OTHER;
+  guarded |= e->k == RX_SELECT && !e->a;
+  return epi_reads_ok(A, v, e->a, guarded) && epi_reads_ok(A, v, e->b, guarded) && epi_reads_ok(A, v, e->c, guarded);
+}
+
+/* The full-tile epilogue's outputs a thread (0: none): one 16-byte store of
+ * a row's consecutive N outputs, when the output runs with unit stride along
+ * the single N axis, every epilogue Read has a full-tile kind, and the
+ * threads cover the staging tile in whole rows. */
+static int epi_vec(arena *A, const gpu_kernel *k) {
+  const gpu_view *v = &k->v;
+  const region *r = v->r;
+  const region_memref *om = &r->out[v->out];
+  if (v->out_dt != DT_FP16 && v->out_dt != DT_BF16 && v->out_dt != DT_FP32) return 0;
+  const rexpr *ol = r->lets[v->out_let].e;
+  const sx **omap = ARENA_ARRAY(A, const sx *, om->rank + 1);
+  for (int d = 0; d < om->rank; d++) omap[d] = sx_var(A, r->it[ol->ax[d]].name);
+  if (!unit_along_n(A, v, om, omap, om->rank)) return 0;
+  for (int l = 0; l < r->nlets; l++)
+    if (r->lets[l].post_reduce && !epi_reads_ok(A, v, r->lets[l].e, false)) return 0;
+  int ev = 16 / dtype_bytes(v->out_dt), BM = k->plan.tile[0], BN = k->plan.tile[1];
+  if (BN % ev) return 0;
+  int tpr = BN / ev;
+  if (k->threads % tpr || BM % (k->threads / tpr)) return 0;
+  return ev;
+}
+
 /* Whether a thread can stream one operand's chunks at width `vec`: the tile
  * splits evenly over the threads, and into few enough chunks each. */
 static bool operand_streams(const gpu_kernel *k, bool rhs, int vec) {
@@ -160,8 +254,9 @@ static void loop_body(gpu_kernel *k, arena *A, int S, bool steady) {
     const gpu_operand *o = side ? &k->B : &k->A;
     const char *sm = side ? "smB" : "smA";
     emit(k, A, GS_CP_ASYNC, arena_printf(A, "%s[(kt+%d)%%%d] <- %s", sm, S - 1, S, o->tensor),
-         steady ? "full tile kt+stages-1 from the chunk pointers, tails as byte counts"
-                : "tile kt+stages-1 if any, pred tails",
+         !steady     ? "tile kt+stages-1 if any, pred tails"
+         : o->k_contig ? "full tile kt+stages-1 from the chunk pointers, whole chunks"
+                       : "full tile kt+stages-1 from the chunk pointers, tails as byte counts",
          arena_printf(A, "t%c[kt+S-1]", side ? 'B' : 'A'), 0, NULL, NULL);
     if (steady)
       emit(k, A, GS_ADVANCE, arena_printf(A, "%s chunk pointers", o->tensor),
@@ -251,8 +346,12 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   for (int side = 0; side < 2 && k->steady_min_vec; side++) {
     const gpu_operand *o = side ? &k->B : &k->A;
     emit(k, A, GS_ADDR_SETUP, arena_printf(A, "%s chunk pointers", o->tensor),
-         arena_printf(A, "per thread at k-tile 0, with the %s tail's byte counts; k-step %s", side ? pn : pm,
-                      o->kstep_str),
+         o->k_contig ? arena_printf(A,
+                                    "per thread at k-tile 0; rows past the %s tail read the last row (they feed only "
+                                    "outputs never stored): whole chunks, no predicate; k-step %s",
+                                    side ? pn : pm, o->kstep_str)
+                     : arena_printf(A, "per thread at k-tile 0, with the %s tail's byte counts; k-step %s",
+                                    side ? pn : pm, o->kstep_str),
          NULL, 0, NULL, NULL);
   }
   for (int s = 0; s < S - 1; s++) {
@@ -289,8 +388,23 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   const char *lets = "";
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) lets = arena_printf(A, "%s%s%s", lets, *lets ? ", " : "", r->lets[l].name);
-  emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name, arena_printf(A, "lets: %s", *lets ? lets : "(none)"), "tE", 1,
-       "tStage", NULL);
+  k->epi_vec = epi_vec(A, k);
+  if (k->epi_vec) {
+    int tpr = BN / k->epi_vec;
+    emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name,
+         arena_printf(A,
+                      "full tile (inside %s and %s, tensors %d-element aligned): lets: %s; %d outputs a thread at a "
+                      "fixed column, rows %d apart; column reads once a thread",
+                      sx_str(A, extent(A, r, k->v.m_axes, k->v.nm)), sx_str(A, extent(A, r, k->v.n_axes, k->v.nn)),
+                      k->epi_vec, *lets ? lets : "(none)", k->epi_vec, k->threads / tpr),
+         "tEfull", 1, "tStage", NULL);
+    emit(k, A, GS_ST_GLOBAL,
+         arena_printf(A, "st.global.v4.b32 (%d x %s) -> %s", k->epi_vec, dtype_name(k->v.out_dt), r->out[k->v.out].name),
+         "full tile: no predicate", NULL, 1, "tEfull", NULL);
+  }
+  emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name,
+       arena_printf(A, "%slets: %s", k->epi_vec ? "other tiles: " : "", *lets ? lets : "(none)"), "tE", 1, "tStage",
+       NULL);
   emit(k, A, GS_ST_GLOBAL, arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v.out_dt), r->out[k->v.out].name),
        arena_printf(A, "pred tails (%s), scalar where a row ends or is misaligned", tail_pred(A, &k->v)), NULL, 1, "tE",
        NULL);
@@ -494,6 +608,18 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
   const char *produced[64], *waited[64];
   int np = 0, nw = 0;
   bool ok = true;
+  /* the full-tile epilogue: 16-byte stores that cover the staging tile in
+   * whole rows, every thread the same number of rows */
+  if (k->epi_vec) {
+    int BM = k->plan.tile[0], BN = k->plan.tile[1], ev = k->epi_vec;
+    int tpr = BN % ev == 0 ? BN / ev : 0;
+    if (ev * dtype_bytes(k->v.out_dt) != 16 || ev % 4 || !tpr || k->threads % tpr || BM % (k->threads / tpr)) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                  "the full-tile epilogue's %d outputs a thread do not cover the %dx%d staging tile in 16-byte rows",
+                  ev, BM, BN);
+      ok = false;
+    }
+  }
   for (int i = 0; i < k->nst; i++) {
     const gpu_stmt *s = &k->st[i];
     for (int t = 0; t < s->nin; t++) {
@@ -554,6 +680,7 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
   cJSON *v = cJSON_AddArrayToObject(g, "vec_variants");
   for (int i = 0; i < k->nvec; i++) cJSON_AddItemToArray(v, cJSON_CreateNumber(k->vecs[i]));
   if (!k->attention) {
+    cJSON_AddNumberToObject(g, "epilogue_vec", k->epi_vec);
     cJSON *sv = cJSON_AddArrayToObject(g, "steady_vecs");
     for (int i = 0; i < k->nvec; i++)
       if (k->steady_min_vec && k->vecs[i] >= k->steady_min_vec) cJSON_AddItemToArray(sv, cJSON_CreateNumber(k->vecs[i]));

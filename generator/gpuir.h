@@ -78,6 +78,16 @@ typedef struct gpu_softmax {
   dtype pt;              /* P's dtype: the A operand of P V */
 } gpu_softmax;
 
+/* How the full-tile epilogue reads an input of the post-reduce lets
+ * (gpuir_epi_read):
+ *   COL    unit stride along the single N axis, no M axis: one vector load a
+ *          thread, before its rows (a bias);
+ *   VEC    unit stride along the N axis, with M axes: one vector load a row;
+ *   ROW    no N axis: one scalar a row, the same for the row's outputs;
+ *   OTHER  anything else (strided along N, or under a pad guard): the
+ *          kernel has no full-tile epilogue. */
+typedef enum { EPI_RD_COL, EPI_RD_VEC, EPI_RD_ROW, EPI_RD_OTHER } epi_read_kind;
+
 /* The most chunks of one operand a thread streams through hoisted pointers
  * (registers: a pointer each, or a predicate for K-contiguous chunks). */
 #define GPUIR_STREAM_CHUNKS 4
@@ -105,6 +115,9 @@ typedef struct gpu_kernel {
   int vecs[4];           /* instantiated chunk widths, widest first */
   int steady_min_vec;    /* contraction: the chunk widths >= this run the steady loop (both
                             operands advance, at most GPUIR_STREAM_CHUNKS chunks a thread); 0: none */
+  int epi_vec;           /* contraction: outputs one thread stores with one 16-byte st.global in
+                            the full-tile epilogue (tile inside M and N, tensors aligned); 0: the
+                            kernel has only the bounds-checked epilogue */
   int nst, cap_st;
   gpu_stmt *st;
 } gpu_kernel;
@@ -127,6 +140,13 @@ const sx *gpuir_stride(arena *A, const region_memref *m, int d);
 /* The leading-dimension parameter of a rank-2 signature tensor: "ld" and its
  * name as a lower-case C identifier (the entry point's argument too). */
 const char *gpuir_ld_param(arena *A, const char *tensor);
+/* Offset `off` with the axes of a group (outer to inner) replaced by their
+ * flattened index, a variable named `flat`, when they enter it as
+ * stride * flat (a packed run of dims, as NHWC's n, h, w): off0 + stride *
+ * flat.  NULL when they do not, or an axis is named `flat`. */
+const sx *gpuir_flatten(arena *A, const region *r, const int *ax, int n, const sx *off, const char *flat);
+/* The kind of an epilogue Read (a RX_READ of a post-reduce let) of view v. */
+epi_read_kind gpuir_epi_read(arena *A, const gpu_view *v, const rexpr *rd);
 cJSON *gpuir_dump(const gpu_kernel *k);
 
 #endif

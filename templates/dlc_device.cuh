@@ -38,20 +38,15 @@ __device__ __forceinline__ void copy_g2s(void *smem, const void *gmem, int src_b
   }
 }
 
-// Global -> shared copy of BYTES (4, 8 or 16) bytes that come whole from
-// `gmem` when `full`, and are all zeros otherwise (cp.async's ignore-src
-// predicate: nothing is read then, so `gmem` need not be in bounds).
+// Global -> shared copy of BYTES (4, 8 or 16) bytes that all come from
+// `gmem` (no source size: nothing to compute or zero-fill).
 template <int BYTES>
-__device__ __forceinline__ void copy_g2s_pred(void *smem, const void *gmem, bool full) {
+__device__ __forceinline__ void copy_g2s_full(void *smem, const void *gmem) {
   static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "copy size");
   if constexpr (BYTES == 16)
-    asm volatile("{\n  .reg .pred ign;\n  setp.eq.u32 ign, %2, 0;\n"
-                 "  cp.async.cg.shared.global [%0], [%1], 16, ign;\n}\n" ::"r"(smem_addr(smem)),
-                 "l"(gmem), "r"((unsigned)full));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(smem)), "l"(gmem));
   else
-    asm volatile("{\n  .reg .pred ign;\n  setp.eq.u32 ign, %3, 0;\n"
-                 "  cp.async.ca.shared.global [%0], [%1], %2, ign;\n}\n" ::"r"(smem_addr(smem)),
-                 "l"(gmem), "n"(BYTES), "r"((unsigned)full));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(smem_addr(smem)), "l"(gmem), "n"(BYTES));
 }
 
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
@@ -136,6 +131,32 @@ __device__ __forceinline__ void ld4(float (&v)[4], const T *p) {
   }
 }
 
+// Read-only load of N consecutive elements as fp32, in 16-byte pieces (8-
+// or 4-byte when the whole vector is smaller); p holds that alignment.
+template <int N, typename T>
+__device__ __forceinline__ void ldv(float (&v)[N], const T *p) {
+  constexpr int BYTES = N * (int)sizeof(T);
+  if constexpr (BYTES >= 16) {
+    static_assert(BYTES % 16 == 0, "whole 16-byte pieces");
+    constexpr int E = 16 / (int)sizeof(T);
+#pragma unroll
+    for (int q = 0; q < BYTES / 16; ++q) {
+      const uint4 raw = __ldg(reinterpret_cast<const uint4 *>(p) + q);
+      const T *e = reinterpret_cast<const T *>(&raw);
+#pragma unroll
+      for (int i = 0; i < E; ++i) v[q * E + i] = to_f32(e[i]);
+    }
+  } else if constexpr (BYTES == 8) {
+    const uint2 raw = __ldg(reinterpret_cast<const uint2 *>(p));
+    const T *e = reinterpret_cast<const T *>(&raw);
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] = to_f32(e[i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] = ld1(p + i);
+  }
+}
+
 // Stores of 1 or 4 consecutive elements from fp32 (the 4-wide form is one
 // vector st.global and needs 4-element alignment).
 template <typename T>
@@ -160,6 +181,25 @@ __device__ __forceinline__ void st4(T *p, const float (&v)[4]) {
   else
     asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(__cvta_generic_to_global(p)), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3])
                  : "memory");
+}
+
+// Store of N consecutive elements from fp32 as 16-byte st.global pieces
+// (N * sizeof(T) a multiple of 16; p holds 16-byte alignment).
+template <int N, typename T>
+__device__ __forceinline__ void stv(T *p, const float (&v)[N]) {
+  static_assert(N * sizeof(T) % 16 == 0, "whole 16-byte pieces");
+#pragma unroll
+  for (int q = 0; q < N * (int)sizeof(T) / 16; ++q) {
+    if constexpr (sizeof(T) == 2)
+      asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(__cvta_generic_to_global(p + 8 * q)),
+                   "r"(pack2<T>(v[8 * q], v[8 * q + 1])), "r"(pack2<T>(v[8 * q + 2], v[8 * q + 3])),
+                   "r"(pack2<T>(v[8 * q + 4], v[8 * q + 5])), "r"(pack2<T>(v[8 * q + 6], v[8 * q + 7]))
+                   : "memory");
+    else
+      asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(__cvta_generic_to_global(p + 4 * q)), "f"(v[4 * q]),
+                   "f"(v[4 * q + 1]), "f"(v[4 * q + 2]), "f"(v[4 * q + 3])
+                   : "memory");
+  }
 }
 
 }  // namespace dlc

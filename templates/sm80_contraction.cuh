@@ -14,8 +14,9 @@
 //
 // Op provides:
 //   T, BM, BN, BK, STAGES, WARPS_M, WARPS_N, A_K_CONTIG, B_K_CONTIG, Params
-//   extent_k(p)   (the reduction length; p: const Params *.  M, N and the
-//     batch are covered by the grid, their tails by the chunk functions)
+//   extent_m(p), extent_n(p), extent_k(p): the flattened M, N and K lengths
+//     (p: const Params *; the grid covers M, N and the batch, the chunk
+//     functions their tails)
 //   a_chunk<VEC>(p, m, k, b, &src) -> elements valid in [0, VEC]; src is the
 //     chunk's address, or the tensor's base when nothing is valid.  The chunk
 //     runs along k when A_K_CONTIG, else along m.  b_chunk likewise.
@@ -24,7 +25,12 @@
 //     likewise.  STEADY_MIN_VEC: the GPU IR's choice of the widths whose
 //     kernels stream both operands over the full k-tiles (0: none).
 //   epilogue4(p, m, n, b, acc[4]): applies the epilogue to 4 consecutive
-//     outputs (n .. n+3) and stores them.
+//     outputs (n .. n+3) and stores them, bounds-checked.
+//   EPI_VEC: the GPU IR's full-tile epilogue width (0: none).  When > 0:
+//     epi_full(p, m0, n0): the tile at (m0, n0) is inside M and N and the
+//     tensors are aligned; epi_cols(p, n, b, cols): the reads that depend
+//     only on columns n .. n+EPI_VEC-1; epi_row(p, m, n, b, cols, acc):
+//     EPI_VEC outputs of row m, stored with 16-byte stores.
 #pragma once
 
 #include "dlc_device.cuh"
@@ -41,6 +47,13 @@ __device__ __forceinline__ int swz(int row, int col) {
   constexpr int SH = 8 / W;                // rows that share one XOR value
   return row * L + (((col >> 3) ^ ((row / SH) % W)) << 3) + (col & 7);
 }
+
+// Where column c of the fp32 staging tile lives in its row: 16-byte groups
+// (4 floats) swap in pairs in every other run of 8 groups, so that the 8
+// threads of an ld.shared.v4 phase reading groups 2t (or 2t + 1) of one row
+// hit distinct bank quads.  A group never moves out of its run of 8 groups,
+// which keeps the accumulator stores conflict-free too.
+__device__ __forceinline__ int stage_col(int c) { return c ^ (((c >> 5) & 1) << 2); }
 
 // One operand tile of the pipeline: ROWS x L elements of shared memory.
 // KC: the operand's contiguous index is k (rows are m or n, L = BK);
@@ -100,13 +113,16 @@ struct OperandStream {
   // When tile rows are k and every thread keeps one column, a thread's chunk
   // i is its chunk 0 moved i*RSTEP rows along k: one pointer and one byte
   // count serve all of them.  When chunks run along k, a full k-tile's chunk
-  // is whole or (its row out of bounds) empty: a predicate, not a count.
+  // is whole, once a row past the M (N) tail reads the last row instead: an
+  // operand row feeds only its own output row (column), which the epilogue
+  // never stores.  No predicate, no count, and one pointer: chunk i stays
+  // rel[i] elements from chunk 0 on every tile.
   static constexpr bool K_ROWS = !G::KC && G::NT % G::CPR == 0;
   static constexpr bool WHOLE = G::KC && VEC > 1;
-  static constexpr int NP = K_ROWS ? 1 : N;
+  static constexpr int NP = K_ROWS || WHOLE ? 1 : N;
   const T *src[NP];
   int bytes[WHOLE ? 1 : NP];
-  bool full[WHOLE ? N : 1];
+  int64_t rel[WHOLE ? N : 1];
   int soff[G::ONE_PHASE ? 1 : N];
   int64_t kstride;  // K_ROWS: elements between a thread's chunks
 
@@ -116,13 +132,17 @@ struct OperandStream {
     for (int i = 0; i < N; ++i) {
       const int idx = (int)threadIdx.x + i * G::NT;
       const int row = idx / G::CPR, col = (idx % G::CPR) * VEC;
-      const int64_t r = G::KC ? r0 + row : r0 + col;
+      int64_t r = G::KC ? r0 + row : r0 + col;
       const int64_t k = G::KC ? col : row;
-      if (i < NP) {
+      if constexpr (WHOLE) {
+        const int64_t last = (IS_A ? Op::extent_m(p) : Op::extent_n(p)) - 1;
+        r = r < last ? r : last;
+      }
+      if (i < NP || WHOLE) {
         const T *s0;
         const int valid = IS_A ? Op::template a_chunk<VEC>(p, r, k, b, &s0) : Op::template b_chunk<VEC>(p, r, k, b, &s0);
-        src[i] = s0;
-        if constexpr (WHOLE) full[i] = valid == VEC;
+        if (i < NP) src[i] = s0;
+        if constexpr (WHOLE) rel[i] = s0 - src[0];
         else bytes[i] = valid * (int)sizeof(T);
       }
       if (!G::ONE_PHASE || i == 0) soff[G::ONE_PHASE ? 0 : i] = swz<G::L>(row, col);
@@ -133,8 +153,8 @@ struct OperandStream {
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const int off = G::ONE_PHASE ? soff[0] + i * G::RSTEP * G::L : soff[G::ONE_PHASE ? 0 : i];
-      const T *s = K_ROWS ? src[0] + i * kstride : src[i];
-      if constexpr (WHOLE) copy_g2s_pred<VEC * (int)sizeof(T)>(tile + off, s, full[i]);
+      const T *s = K_ROWS ? src[0] + i * kstride : WHOLE ? src[0] + rel[i] : src[i];
+      if constexpr (WHOLE) copy_g2s_full<VEC * (int)sizeof(T)>(tile + off, s);
       else copy_g2s<VEC * (int)sizeof(T)>(tile + off, s, bytes[K_ROWS ? 0 : i]);
     }
 #pragma unroll
@@ -284,23 +304,48 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   __syncthreads();
 
   // Epilogue: stage the fp32 accumulators in shared memory (rows padded by 8
-  // floats: conflict-free), then each thread applies the epilogue to 4
-  // consecutive outputs and stores them with one vector st.global.
+  // floats, 16-byte groups permuted by stage_col: conflict-free both ways).
   constexpr int SROW = BN + 8;
   float *stage = reinterpret_cast<float *>(smem_raw);
 #pragma unroll
   for (int i = 0; i < MT; ++i)
 #pragma unroll
     for (int j = 0; j < NTL; ++j) {
-      const int r = wm * WM + i * 16 + lane / 4, c = wn * WN + j * 8 + 2 * (lane % 4);
+      const int r = wm * WM + i * 16 + lane / 4, c = stage_col(wn * WN + j * 8 + 2 * (lane % 4));
       st_shared_v2(&stage[r * SROW + c], acc[i][j][0], acc[i][j][1]);
       st_shared_v2(&stage[(r + 8) * SROW + c], acc[i][j][2], acc[i][j][3]);
     }
   __syncthreads();
+  // A tile inside M and N with aligned tensors: each thread owns EV
+  // consecutive columns, reads what depends only on them once, and stores
+  // EV outputs of a row with one 16-byte st.global (TokEpilogue, then the
+  // store; the GPU IR's full-tile pair).
+  if constexpr (Op::EPI_VEC > 0) {
+    constexpr int EV = Op::EPI_VEC, TPR = BN / EV, RPP = NT / TPR;
+    static_assert(BN % EV == 0 && NT % TPR == 0 && BM % RPP == 0 && EV % 4 == 0, "threads cover whole rows");
+    if (Op::epi_full(p, m0, n0)) {
+      const int c = (threadIdx.x % TPR) * EV;
+      typename Op::EpiCols cols;
+      Op::epi_cols(p, n0 + c, b, cols);
+#pragma unroll 2
+      for (int r = threadIdx.x / TPR; r < BM; r += RPP) {
+        float a[EV];
+#pragma unroll
+        for (int q = 0; q < EV / 4; ++q) {
+          const float4 v = *reinterpret_cast<const float4 *>(&stage[r * SROW + stage_col(c + 4 * q)]);
+          a[4 * q] = v.x, a[4 * q + 1] = v.y, a[4 * q + 2] = v.z, a[4 * q + 3] = v.w;
+        }
+        Op::epi_row(p, m0 + r, n0 + c, b, cols, a);
+      }
+      return;
+    }
+  }
+  // Any other tile: 4 consecutive outputs a thread, bounds-checked, one
+  // vector st.global where the row and alignment allow.
 #pragma unroll 2
   for (int i = threadIdx.x; i < BM * BN / 4; i += NT) {
     const int r = i / (BN / 4), c = (i % (BN / 4)) * 4;
-    const float4 v = *reinterpret_cast<const float4 *>(&stage[r * SROW + c]);
+    const float4 v = *reinterpret_cast<const float4 *>(&stage[r * SROW + stage_col(c)]);
     const float a4[4] = {v.x, v.y, v.z, v.w};
     Op::epilogue4(p, m0 + r, n0 + c, b, a4);  // TokEpilogue, then the store
   }

@@ -20,6 +20,8 @@ struct Op_fp16_stride1x1_pad1x1 {
   // N: (co), extent K
   // K: (kh, kw, ci), extent 9*C
   // batch: (), extent 1
+  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->h * p->n * p->w); }
+  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->k); }
   static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (9 * p->c); }
   // operand A = X[n, h+kh-1, kw+w-1, ci]: chunks of VEC elements run along ci
   template <int VEC>
@@ -117,6 +119,54 @@ struct Op_fp16_stride1x1_pad1x1 {
       return;
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
+  }
+  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  static constexpr int EPI_VEC = 8;
+  struct EpiCols {
+    float rd0[8];  // bias
+  };
+  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
+    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+    if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
+    if (((p->h * p->k * p->w)) % 8 != 0) return false;
+    if (((p->k * p->w)) % 8 != 0) return false;
+    if (((p->k)) % 8 != 0) return false;
+    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
+    return true;
+  }
+  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
+                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
+    [[maybe_unused]] const int64_t i_co = ni;
+    dlc::ldv(cc.rd0, static_cast<const __half *>(p->bias) + (i_co));
+  }
+  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_mflat = mi;
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
+    t_mi /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
+    t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_mi;
+    OutT *dst;
+    {
+      [[maybe_unused]] const int64_t i_co = ni;
+      dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
+    }
+    float out[EPI_VEC];
+#pragma unroll
+    for (int j = 0; j < EPI_VEC; ++j) {
+      [[maybe_unused]] const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_co = nj;
+      const float v_Y1 = (acc[j] + cc.rd0[j]);
+      const float v_Y1_mul = (v_Y1 * -1.44269504f);
+      const float v_Y1_exp2 = exp2f(v_Y1_mul);
+      const float v_Y1_add = (1.0f + v_Y1_exp2);
+      const float v_Y1_recip = (1.0f / v_Y1_add);
+      const float v_Y = (v_Y1 * v_Y1_recip);
+      out[j] = v_Y;
+    }
+    dlc::stv(dst, out);
   }
 };
 
@@ -132,6 +182,8 @@ struct Op_fp16_stride2x2_pad1x1 {
   // N: (co), extent K
   // K: (kh, kw, ci), extent 9*C
   // batch: (), extent 1
+  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2)); }
+  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->k); }
   static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (9 * p->c); }
   // operand A = X[n, 2*h+kh-1, 2*w+kw-1, ci]: chunks of VEC elements run along ci
   template <int VEC>
@@ -230,6 +282,54 @@ struct Op_fp16_stride2x2_pad1x1 {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
+  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  static constexpr int EPI_VEC = 8;
+  struct EpiCols {
+    float rd0[8];  // bias
+  };
+  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
+    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+    if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
+    if (((p->k * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
+    if (((p->k * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
+    if (((p->k)) % 8 != 0) return false;
+    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
+    return true;
+  }
+  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
+                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
+    [[maybe_unused]] const int64_t i_co = ni;
+    dlc::ldv(cc.rd0, static_cast<const __half *>(p->bias) + (i_co));
+  }
+  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_mflat = mi;
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
+    t_mi /= (dlc::floordiv((p->w + 1), 2));
+    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
+    t_mi /= (dlc::floordiv((p->h + 1), 2));
+    [[maybe_unused]] const int64_t i_n = t_mi;
+    OutT *dst;
+    {
+      [[maybe_unused]] const int64_t i_co = ni;
+      dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
+    }
+    float out[EPI_VEC];
+#pragma unroll
+    for (int j = 0; j < EPI_VEC; ++j) {
+      [[maybe_unused]] const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_co = nj;
+      const float v_Y1 = (acc[j] + cc.rd0[j]);
+      const float v_Y1_mul = (v_Y1 * -1.44269504f);
+      const float v_Y1_exp2 = exp2f(v_Y1_mul);
+      const float v_Y1_add = (1.0f + v_Y1_exp2);
+      const float v_Y1_recip = (1.0f / v_Y1_add);
+      const float v_Y = (v_Y1 * v_Y1_recip);
+      out[j] = v_Y;
+    }
+    dlc::stv(dst, out);
+  }
 };
 
 // ---- conv2d_bias_silu bf16.stride1x1.pad1x1: region conv2d_bias_silu.Y0_conv
@@ -244,6 +344,8 @@ struct Op_bf16_stride1x1_pad1x1 {
   // N: (co), extent K
   // K: (kh, kw, ci), extent 9*C
   // batch: (), extent 1
+  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->h * p->n * p->w); }
+  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->k); }
   static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (9 * p->c); }
   // operand A = X[n, h+kh-1, kw+w-1, ci]: chunks of VEC elements run along ci
   template <int VEC>
@@ -342,6 +444,54 @@ struct Op_bf16_stride1x1_pad1x1 {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
+  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  static constexpr int EPI_VEC = 8;
+  struct EpiCols {
+    float rd0[8];  // bias
+  };
+  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
+    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+    if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
+    if (((p->h * p->k * p->w)) % 8 != 0) return false;
+    if (((p->k * p->w)) % 8 != 0) return false;
+    if (((p->k)) % 8 != 0) return false;
+    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
+    return true;
+  }
+  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
+                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
+    [[maybe_unused]] const int64_t i_co = ni;
+    dlc::ldv(cc.rd0, static_cast<const __nv_bfloat16 *>(p->bias) + (i_co));
+  }
+  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_mflat = mi;
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
+    t_mi /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
+    t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_mi;
+    OutT *dst;
+    {
+      [[maybe_unused]] const int64_t i_co = ni;
+      dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
+    }
+    float out[EPI_VEC];
+#pragma unroll
+    for (int j = 0; j < EPI_VEC; ++j) {
+      [[maybe_unused]] const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_co = nj;
+      const float v_Y1 = (acc[j] + cc.rd0[j]);
+      const float v_Y1_mul = (v_Y1 * -1.44269504f);
+      const float v_Y1_exp2 = exp2f(v_Y1_mul);
+      const float v_Y1_add = (1.0f + v_Y1_exp2);
+      const float v_Y1_recip = (1.0f / v_Y1_add);
+      const float v_Y = (v_Y1 * v_Y1_recip);
+      out[j] = v_Y;
+    }
+    dlc::stv(dst, out);
+  }
 };
 
 // ---- conv2d_bias_silu bf16.stride2x2.pad1x1: region conv2d_bias_silu.Y0_conv
@@ -356,6 +506,8 @@ struct Op_bf16_stride2x2_pad1x1 {
   // N: (co), extent K
   // K: (kh, kw, ci), extent 9*C
   // batch: (), extent 1
+  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2)); }
+  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->k); }
   static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (9 * p->c); }
   // operand A = X[n, 2*h+kh-1, 2*w+kw-1, ci]: chunks of VEC elements run along ci
   template <int VEC>
@@ -453,6 +605,54 @@ struct Op_bf16_stride2x2_pad1x1 {
       return;
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
+  }
+  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  static constexpr int EPI_VEC = 8;
+  struct EpiCols {
+    float rd0[8];  // bias
+  };
+  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
+    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+    if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
+    if (((p->k * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
+    if (((p->k * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
+    if (((p->k)) % 8 != 0) return false;
+    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
+    return true;
+  }
+  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
+                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
+    [[maybe_unused]] const int64_t i_co = ni;
+    dlc::ldv(cc.rd0, static_cast<const __nv_bfloat16 *>(p->bias) + (i_co));
+  }
+  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_mflat = mi;
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
+    t_mi /= (dlc::floordiv((p->w + 1), 2));
+    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
+    t_mi /= (dlc::floordiv((p->h + 1), 2));
+    [[maybe_unused]] const int64_t i_n = t_mi;
+    OutT *dst;
+    {
+      [[maybe_unused]] const int64_t i_co = ni;
+      dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
+    }
+    float out[EPI_VEC];
+#pragma unroll
+    for (int j = 0; j < EPI_VEC; ++j) {
+      [[maybe_unused]] const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_co = nj;
+      const float v_Y1 = (acc[j] + cc.rd0[j]);
+      const float v_Y1_mul = (v_Y1 * -1.44269504f);
+      const float v_Y1_exp2 = exp2f(v_Y1_mul);
+      const float v_Y1_add = (1.0f + v_Y1_exp2);
+      const float v_Y1_recip = (1.0f / v_Y1_add);
+      const float v_Y = (v_Y1 * v_Y1_recip);
+      out[j] = v_Y;
+    }
+    dlc::stv(dst, out);
   }
 };
 

@@ -20,6 +20,8 @@ struct Op_fp16 {
   // N: (n), extent N
   // K: (k), extent K
   // batch: (), extent 1
+  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->m); }
+  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->n); }
   static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (p->k); }
   // operand A = A[m, k]: chunks of VEC elements run along k
   template <int VEC>
@@ -95,6 +97,44 @@ struct Op_fp16 {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
+  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  static constexpr int EPI_VEC = 8;
+  struct EpiCols {
+    float rd0[8];  // bias
+  };
+  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
+    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+    if (reinterpret_cast<uintptr_t>(p->c) % 16 != 0) return false;
+    if (((p->ldc)) % 8 != 0) return false;
+    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
+    return true;
+  }
+  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
+                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
+    [[maybe_unused]] const int64_t i_n = ni;
+    dlc::ldv(cc.rd0, static_cast<const __half *>(p->bias) + (i_n));
+  }
+  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_mflat = mi;
+    [[maybe_unused]] const int64_t i_m = mi;
+    OutT *dst;
+    {
+      [[maybe_unused]] const int64_t i_n = ni;
+      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+    }
+    float out[EPI_VEC];
+#pragma unroll
+    for (int j = 0; j < EPI_VEC; ++j) {
+      [[maybe_unused]] const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_n = nj;
+      const float v_C1 = (acc[j] + cc.rd0[j]);
+      const bool v_C1_cmplt = (0.0f < v_C1);
+      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
+      out[j] = v_C;
+    }
+    dlc::stv(dst, out);
+  }
 };
 
 // ---- gemm_bias_relu bf16: region gemm_bias_relu.C0_matmul
@@ -109,6 +149,8 @@ struct Op_bf16 {
   // N: (n), extent N
   // K: (k), extent K
   // batch: (), extent 1
+  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->m); }
+  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->n); }
   static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (p->k); }
   // operand A = A[m, k]: chunks of VEC elements run along k
   template <int VEC>
@@ -183,6 +225,44 @@ struct Op_bf16 {
       return;
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
+  }
+  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  static constexpr int EPI_VEC = 8;
+  struct EpiCols {
+    float rd0[8];  // bias
+  };
+  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
+    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+    if (reinterpret_cast<uintptr_t>(p->c) % 16 != 0) return false;
+    if (((p->ldc)) % 8 != 0) return false;
+    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
+    return true;
+  }
+  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
+                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
+    [[maybe_unused]] const int64_t i_n = ni;
+    dlc::ldv(cc.rd0, static_cast<const __nv_bfloat16 *>(p->bias) + (i_n));
+  }
+  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_mflat = mi;
+    [[maybe_unused]] const int64_t i_m = mi;
+    OutT *dst;
+    {
+      [[maybe_unused]] const int64_t i_n = ni;
+      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+    }
+    float out[EPI_VEC];
+#pragma unroll
+    for (int j = 0; j < EPI_VEC; ++j) {
+      [[maybe_unused]] const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_n = nj;
+      const float v_C1 = (acc[j] + cc.rd0[j]);
+      const bool v_C1_cmplt = (0.0f < v_C1);
+      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
+      out[j] = v_C;
+    }
+    dlc::stv(dst, out);
   }
 };
 
