@@ -972,13 +972,16 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     sb_printf(s, "    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: no kernel for this call\");\n", on);
   }
   sb_puts(s, "  }\n");
-  /* every later check depends on the instance */
-  sb_puts(s, "  switch (dlc_inst) {\n");
-  idx = 0;
+  /* The checks below depend on the instance's shapes, layouts and widths.
+   * Each instance's are built apart; when they are all the same (dtypes of
+   * one element size, say) they are written once for the entry point. */
+  char **chk = ARENA_ARRAY(A, char *, eo->ninst);
+  strbuf *out = s;
   for (int i = 0; i < eo->ninst; i++) {
     const emit_instance *in = &eo->inst[i];
     const gpu_kernel *k = in->k;
-    sb_printf(s, "  case %d: {\n", i);
+    strbuf cb = {0};
+    s = &cb;
     /* tensors: element counts, NULL pointers, leading dims */
     sb_puts(s, "    int64_t dlc_count;\n");
     /* outputs first: an empty output makes the call a no-op */
@@ -1019,14 +1022,17 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     for (int v = 0; v < k->nvec; v++) {
       int w = k->vecs[v];
       strbuf cond = {0};
-      sb_puts(&cond, "1");
       for (int side = 0; side < (k->attention ? 3 : 2); side++) {
         const gpu_operand *o = side == 2 ? &k->V : side ? &k->B : &k->A;
         const gpu_view *gv = side == 2 ? &k->v2 : &k->v;
         const region_memref *m = &gv->r->in[o->input];
         int eb = dtype_bytes(m->dt);
-        sb_printf(&cond, " && dlc__aligned(dlc_p->%s, %d)", lc(A, m->name), w * eb);
-        for (int d = 0; d < m->rank - 1; d++) sb_printf(&cond, " && %s %% %d == 0", hsx(A, gpuir_stride(A, m, d)), w);
+        sb_printf(&cond, "%sdlc__aligned(dlc_p->%s, %d)", side ? " && " : "", lc(A, m->name), w * eb);
+        for (int d = 0; d < m->rank - 1 && w > 1; d++) {
+          const sx *st = gpuir_stride(A, m, d);
+          int64_t cst;
+          if (!sx_is_int(st, &cst) || cst % w) sb_printf(&cond, " && %s %% %d == 0", hsx(A, st), w);
+        }
         /* a chunk must not cross into the next index of a flattened group */
         int ng = o->k_contig ? gv->nk : (side == 0 ? gv->nm : gv->nn);
         if (o->contig_axis >= 0 && ng > 1 && w > 1)
@@ -1046,16 +1052,47 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
               "      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: the launch grid (%%lld, %%lld, %%lld) exceeds the "
               "device limits\", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);\n",
               on);
-    int first = idx;
-    sb_puts(s, "    int dlc_k = -1;\n    switch (dlc_vec) {\n");
-    for (int v = 0; v < k->nvec; v++) sb_printf(s, "    case %d: dlc_k = %d; break;\n", k->vecs[v], first + v);
-    sb_puts(s, "    }\n");
-    sb_printf(s, "    return dlc__launch(&dlc__k_%s[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);\n",
-              on);
-    sb_puts(s, "  }\n");
+    chk[i] = arena_strdup(A, sb_str(s));
+    sb_free(s);
+  }
+  s = out;
+  bool shared = true;
+  for (int i = 1; i < eo->ninst; i++) shared &= strcmp(chk[i], chk[0]) == 0;
+  const char *launch = arena_printf(A,
+                                    "return dlc__launch(&dlc__k_%s[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, "
+                                    "(unsigned)dlc_gy, (unsigned)dlc_gz, stream);\n",
+                                    on);
+  if (shared) {
+    /* once, one level out; then the kernel of (instance, width) */
+    for (const char *l = chk[0]; *l;) {
+      const char *e = strchr(l, '\n');
+      if (!e) e = l + strlen(l);
+      size_t skip = strncmp(l, "  ", 2) == 0 ? 2 : 0;
+      sb_printf(s, "%.*s\n", (int)(e - l - (ptrdiff_t)skip), l + skip);
+      l = *e ? e + 1 : e;
+    }
+    sb_puts(s, "  int dlc_k = -1;\n  switch (dlc_inst) {\n");
+  } else {
+    sb_puts(s, "  switch (dlc_inst) {\n");
+  }
+  idx = 0;
+  for (int i = 0; i < eo->ninst; i++) {
+    const gpu_kernel *k = eo->inst[i].k;
+    if (shared) {
+      sb_printf(s, "  case %d:\n    switch (dlc_vec) {\n", i);
+      for (int v = 0; v < k->nvec; v++) sb_printf(s, "    case %d: dlc_k = %d; break;\n", k->vecs[v], idx + v);
+      sb_puts(s, "    }\n    break;\n");
+    } else {
+      sb_printf(s, "  case %d: {\n%s    int dlc_k = -1;\n    switch (dlc_vec) {\n", i, chk[i]);
+      for (int v = 0; v < k->nvec; v++) sb_printf(s, "    case %d: dlc_k = %d; break;\n", k->vecs[v], idx + v);
+      sb_printf(s, "    }\n    %s  }\n", launch);
+    }
     idx += k->nvec;
   }
-  sb_printf(s, "  }\n  return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no instance\");\n}\n\n", on);
+  if (shared)
+    sb_printf(s, "  }\n  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no kernel\");\n  %s}\n\n", on, launch);
+  else
+    sb_printf(s, "  }\n  return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no instance\");\n}\n\n", on);
 }
 
 char *emit_dispatch_c(emit_ctx *c) {

@@ -48,87 +48,56 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
     if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: dtype %s is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype));
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: no kernel for this call");
   }
+  int64_t dlc_count;
+  dlc_count = 1;
+  if (dlc__mul_overflow(dlc_count, (dlc_p->m), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "C has more than 2^63 elements");
+  if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "C has more than 2^63 elements");
+  if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
+  if (dlc_count > 0 && !dlc_p->c) return dlc__fail(DLC_ERROR_INVALID_VALUE, "c is NULL");
+  if (dlc_p->ldc < (dlc_p->n) || dlc_p->ldc < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "ldc = %lld is smaller than the row length %lld of C", (long long)dlc_p->ldc, (long long)(dlc_p->n));
+  dlc_count = 1;
+  if (dlc__mul_overflow(dlc_count, (dlc_p->m), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "A has more than 2^63 elements");
+  if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "A has more than 2^63 elements");
+  if (dlc_count > 0 && !dlc_p->a) return dlc__fail(DLC_ERROR_INVALID_VALUE, "a is NULL");
+  if (dlc_p->lda < (dlc_p->k) || dlc_p->lda < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "lda = %lld is smaller than the row length %lld of A", (long long)dlc_p->lda, (long long)(dlc_p->k));
+  dlc_count = 1;
+  if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "B has more than 2^63 elements");
+  if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "B has more than 2^63 elements");
+  if (dlc_count > 0 && !dlc_p->b) return dlc__fail(DLC_ERROR_INVALID_VALUE, "b is NULL");
+  if (dlc_p->ldb < (dlc_p->n) || dlc_p->ldb < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "ldb = %lld is smaller than the row length %lld of B", (long long)dlc_p->ldb, (long long)(dlc_p->n));
+  dlc_count = 1;
+  if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias has more than 2^63 elements");
+  if (dlc_count > 0 && !dlc_p->bias) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias is NULL");
+  int dlc_vec = 0;
+  if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && (dlc_p->lda) % 8 == 0 && dlc__aligned(dlc_p->b, 16) && (dlc_p->ldb) % 8 == 0) dlc_vec = 8;
+  if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && (dlc_p->lda) % 4 == 0 && dlc__aligned(dlc_p->b, 8) && (dlc_p->ldb) % 4 == 0) dlc_vec = 4;
+  if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && (dlc_p->lda) % 2 == 0 && dlc__aligned(dlc_p->b, 4) && (dlc_p->ldb) % 2 == 0) dlc_vec = 2;
+  if (!dlc_vec && dlc__aligned(dlc_p->a, 2) && dlc__aligned(dlc_p->b, 2)) dlc_vec = 1;
+  if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "gemm_bias_relu: the operands must be aligned to their 2-byte elements");
+  const int64_t dlc_gx = (dlc_p->n - dlc__floordiv((127 * dlc_p->n), 128)), dlc_gy = (dlc_p->m - dlc__floordiv((127 * dlc_p->m), 128)), dlc_gz = 1;
+  if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+  int dlc_k = -1;
   switch (dlc_inst) {
-  case 0: {
-    int64_t dlc_count;
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->m), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "C has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "C has more than 2^63 elements");
-    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
-    if (dlc_count > 0 && !dlc_p->c) return dlc__fail(DLC_ERROR_INVALID_VALUE, "c is NULL");
-    if (dlc_p->ldc < (dlc_p->n) || dlc_p->ldc < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "ldc = %lld is smaller than the row length %lld of C", (long long)dlc_p->ldc, (long long)(dlc_p->n));
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->m), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "A has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "A has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->a) return dlc__fail(DLC_ERROR_INVALID_VALUE, "a is NULL");
-    if (dlc_p->lda < (dlc_p->k) || dlc_p->lda < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "lda = %lld is smaller than the row length %lld of A", (long long)dlc_p->lda, (long long)(dlc_p->k));
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "B has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "B has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->b) return dlc__fail(DLC_ERROR_INVALID_VALUE, "b is NULL");
-    if (dlc_p->ldb < (dlc_p->n) || dlc_p->ldb < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "ldb = %lld is smaller than the row length %lld of B", (long long)dlc_p->ldb, (long long)(dlc_p->n));
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->bias) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias is NULL");
-    int dlc_vec = 0;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 16) && (dlc_p->lda) % 8 == 0 && dlc__aligned(dlc_p->b, 16) && (dlc_p->ldb) % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 8) && (dlc_p->lda) % 4 == 0 && dlc__aligned(dlc_p->b, 8) && (dlc_p->ldb) % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 4) && (dlc_p->lda) % 2 == 0 && dlc__aligned(dlc_p->b, 4) && (dlc_p->ldb) % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 2) && (dlc_p->lda) % 1 == 0 && dlc__aligned(dlc_p->b, 2) && (dlc_p->ldb) % 1 == 0) dlc_vec = 1;
-    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "gemm_bias_relu: the operands must be aligned to their 2-byte elements");
-    const int64_t dlc_gx = (dlc_p->n - dlc__floordiv((127 * dlc_p->n), 128)), dlc_gy = (dlc_p->m - dlc__floordiv((127 * dlc_p->m), 128)), dlc_gz = 1;
-    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    int dlc_k = -1;
+  case 0:
     switch (dlc_vec) {
     case 8: dlc_k = 0; break;
     case 4: dlc_k = 1; break;
     case 2: dlc_k = 2; break;
     case 1: dlc_k = 3; break;
     }
-    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 1: {
-    int64_t dlc_count;
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->m), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "C has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "C has more than 2^63 elements");
-    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
-    if (dlc_count > 0 && !dlc_p->c) return dlc__fail(DLC_ERROR_INVALID_VALUE, "c is NULL");
-    if (dlc_p->ldc < (dlc_p->n) || dlc_p->ldc < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "ldc = %lld is smaller than the row length %lld of C", (long long)dlc_p->ldc, (long long)(dlc_p->n));
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->m), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "A has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "A has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->a) return dlc__fail(DLC_ERROR_INVALID_VALUE, "a is NULL");
-    if (dlc_p->lda < (dlc_p->k) || dlc_p->lda < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "lda = %lld is smaller than the row length %lld of A", (long long)dlc_p->lda, (long long)(dlc_p->k));
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "B has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "B has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->b) return dlc__fail(DLC_ERROR_INVALID_VALUE, "b is NULL");
-    if (dlc_p->ldb < (dlc_p->n) || dlc_p->ldb < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "ldb = %lld is smaller than the row length %lld of B", (long long)dlc_p->ldb, (long long)(dlc_p->n));
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->bias) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias is NULL");
-    int dlc_vec = 0;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 16) && (dlc_p->lda) % 8 == 0 && dlc__aligned(dlc_p->b, 16) && (dlc_p->ldb) % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 8) && (dlc_p->lda) % 4 == 0 && dlc__aligned(dlc_p->b, 8) && (dlc_p->ldb) % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 4) && (dlc_p->lda) % 2 == 0 && dlc__aligned(dlc_p->b, 4) && (dlc_p->ldb) % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 2) && (dlc_p->lda) % 1 == 0 && dlc__aligned(dlc_p->b, 2) && (dlc_p->ldb) % 1 == 0) dlc_vec = 1;
-    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "gemm_bias_relu: the operands must be aligned to their 2-byte elements");
-    const int64_t dlc_gx = (dlc_p->n - dlc__floordiv((127 * dlc_p->n), 128)), dlc_gy = (dlc_p->m - dlc__floordiv((127 * dlc_p->m), 128)), dlc_gz = 1;
-    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    int dlc_k = -1;
+    break;
+  case 1:
     switch (dlc_vec) {
     case 8: dlc_k = 4; break;
     case 4: dlc_k = 5; break;
     case 2: dlc_k = 6; break;
     case 1: dlc_k = 7; break;
     }
-    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+    break;
   }
-  }
-  return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no instance");
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel");
+  return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
 }
 
 static const dlc__kernel dlc__k_gemm_bias_relu_nt[] = {
@@ -172,87 +141,56 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
     if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: dtype %s is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype));
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: no kernel for this call");
   }
+  int64_t dlc_count;
+  dlc_count = 1;
+  if (dlc__mul_overflow(dlc_count, (dlc_p->m), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "C has more than 2^63 elements");
+  if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "C has more than 2^63 elements");
+  if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
+  if (dlc_count > 0 && !dlc_p->c) return dlc__fail(DLC_ERROR_INVALID_VALUE, "c is NULL");
+  if (dlc_p->ldc < (dlc_p->n) || dlc_p->ldc < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "ldc = %lld is smaller than the row length %lld of C", (long long)dlc_p->ldc, (long long)(dlc_p->n));
+  dlc_count = 1;
+  if (dlc__mul_overflow(dlc_count, (dlc_p->m), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "A has more than 2^63 elements");
+  if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "A has more than 2^63 elements");
+  if (dlc_count > 0 && !dlc_p->a) return dlc__fail(DLC_ERROR_INVALID_VALUE, "a is NULL");
+  if (dlc_p->lda < (dlc_p->k) || dlc_p->lda < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "lda = %lld is smaller than the row length %lld of A", (long long)dlc_p->lda, (long long)(dlc_p->k));
+  dlc_count = 1;
+  if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "B has more than 2^63 elements");
+  if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "B has more than 2^63 elements");
+  if (dlc_count > 0 && !dlc_p->b) return dlc__fail(DLC_ERROR_INVALID_VALUE, "b is NULL");
+  if (dlc_p->ldb < (dlc_p->k) || dlc_p->ldb < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "ldb = %lld is smaller than the row length %lld of B", (long long)dlc_p->ldb, (long long)(dlc_p->k));
+  dlc_count = 1;
+  if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias has more than 2^63 elements");
+  if (dlc_count > 0 && !dlc_p->bias) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias is NULL");
+  int dlc_vec = 0;
+  if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && (dlc_p->lda) % 8 == 0 && dlc__aligned(dlc_p->b, 16) && (dlc_p->ldb) % 8 == 0) dlc_vec = 8;
+  if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && (dlc_p->lda) % 4 == 0 && dlc__aligned(dlc_p->b, 8) && (dlc_p->ldb) % 4 == 0) dlc_vec = 4;
+  if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && (dlc_p->lda) % 2 == 0 && dlc__aligned(dlc_p->b, 4) && (dlc_p->ldb) % 2 == 0) dlc_vec = 2;
+  if (!dlc_vec && dlc__aligned(dlc_p->a, 2) && dlc__aligned(dlc_p->b, 2)) dlc_vec = 1;
+  if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "gemm_bias_relu_nt: the operands must be aligned to their 2-byte elements");
+  const int64_t dlc_gx = (dlc_p->n - dlc__floordiv((127 * dlc_p->n), 128)), dlc_gy = (dlc_p->m - dlc__floordiv((127 * dlc_p->m), 128)), dlc_gz = 1;
+  if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+  int dlc_k = -1;
   switch (dlc_inst) {
-  case 0: {
-    int64_t dlc_count;
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->m), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "C has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "C has more than 2^63 elements");
-    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
-    if (dlc_count > 0 && !dlc_p->c) return dlc__fail(DLC_ERROR_INVALID_VALUE, "c is NULL");
-    if (dlc_p->ldc < (dlc_p->n) || dlc_p->ldc < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "ldc = %lld is smaller than the row length %lld of C", (long long)dlc_p->ldc, (long long)(dlc_p->n));
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->m), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "A has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "A has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->a) return dlc__fail(DLC_ERROR_INVALID_VALUE, "a is NULL");
-    if (dlc_p->lda < (dlc_p->k) || dlc_p->lda < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "lda = %lld is smaller than the row length %lld of A", (long long)dlc_p->lda, (long long)(dlc_p->k));
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "B has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "B has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->b) return dlc__fail(DLC_ERROR_INVALID_VALUE, "b is NULL");
-    if (dlc_p->ldb < (dlc_p->k) || dlc_p->ldb < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "ldb = %lld is smaller than the row length %lld of B", (long long)dlc_p->ldb, (long long)(dlc_p->k));
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->bias) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias is NULL");
-    int dlc_vec = 0;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 16) && (dlc_p->lda) % 8 == 0 && dlc__aligned(dlc_p->b, 16) && (dlc_p->ldb) % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 8) && (dlc_p->lda) % 4 == 0 && dlc__aligned(dlc_p->b, 8) && (dlc_p->ldb) % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 4) && (dlc_p->lda) % 2 == 0 && dlc__aligned(dlc_p->b, 4) && (dlc_p->ldb) % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 2) && (dlc_p->lda) % 1 == 0 && dlc__aligned(dlc_p->b, 2) && (dlc_p->ldb) % 1 == 0) dlc_vec = 1;
-    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "gemm_bias_relu_nt: the operands must be aligned to their 2-byte elements");
-    const int64_t dlc_gx = (dlc_p->n - dlc__floordiv((127 * dlc_p->n), 128)), dlc_gy = (dlc_p->m - dlc__floordiv((127 * dlc_p->m), 128)), dlc_gz = 1;
-    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    int dlc_k = -1;
+  case 0:
     switch (dlc_vec) {
     case 8: dlc_k = 0; break;
     case 4: dlc_k = 1; break;
     case 2: dlc_k = 2; break;
     case 1: dlc_k = 3; break;
     }
-    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 1: {
-    int64_t dlc_count;
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->m), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "C has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "C has more than 2^63 elements");
-    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
-    if (dlc_count > 0 && !dlc_p->c) return dlc__fail(DLC_ERROR_INVALID_VALUE, "c is NULL");
-    if (dlc_p->ldc < (dlc_p->n) || dlc_p->ldc < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "ldc = %lld is smaller than the row length %lld of C", (long long)dlc_p->ldc, (long long)(dlc_p->n));
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->m), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "A has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "A has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->a) return dlc__fail(DLC_ERROR_INVALID_VALUE, "a is NULL");
-    if (dlc_p->lda < (dlc_p->k) || dlc_p->lda < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "lda = %lld is smaller than the row length %lld of A", (long long)dlc_p->lda, (long long)(dlc_p->k));
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "B has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "B has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->b) return dlc__fail(DLC_ERROR_INVALID_VALUE, "b is NULL");
-    if (dlc_p->ldb < (dlc_p->k) || dlc_p->ldb < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "ldb = %lld is smaller than the row length %lld of B", (long long)dlc_p->ldb, (long long)(dlc_p->k));
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->bias) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias is NULL");
-    int dlc_vec = 0;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 16) && (dlc_p->lda) % 8 == 0 && dlc__aligned(dlc_p->b, 16) && (dlc_p->ldb) % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 8) && (dlc_p->lda) % 4 == 0 && dlc__aligned(dlc_p->b, 8) && (dlc_p->ldb) % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 4) && (dlc_p->lda) % 2 == 0 && dlc__aligned(dlc_p->b, 4) && (dlc_p->ldb) % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->a, 2) && (dlc_p->lda) % 1 == 0 && dlc__aligned(dlc_p->b, 2) && (dlc_p->ldb) % 1 == 0) dlc_vec = 1;
-    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "gemm_bias_relu_nt: the operands must be aligned to their 2-byte elements");
-    const int64_t dlc_gx = (dlc_p->n - dlc__floordiv((127 * dlc_p->n), 128)), dlc_gy = (dlc_p->m - dlc__floordiv((127 * dlc_p->m), 128)), dlc_gz = 1;
-    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    int dlc_k = -1;
+    break;
+  case 1:
     switch (dlc_vec) {
     case 8: dlc_k = 4; break;
     case 4: dlc_k = 5; break;
     case 2: dlc_k = 6; break;
     case 1: dlc_k = 7; break;
     }
-    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+    break;
   }
-  }
-  return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no instance");
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel");
+  return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
 }
 
 static const dlc__kernel dlc__k_conv2d_bias_silu[] = {
@@ -338,10 +276,10 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias has more than 2^63 elements");
     if (dlc_count > 0 && !dlc_p->bias) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias is NULL");
     int dlc_vec = 0;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 16) && (dlc_p->c * dlc_p->h * dlc_p->w) % 8 == 0 && (dlc_p->c * dlc_p->w) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && (9 * dlc_p->c) % 8 == 0 && (3 * dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 8) && (dlc_p->c * dlc_p->h * dlc_p->w) % 4 == 0 && (dlc_p->c * dlc_p->w) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && (9 * dlc_p->c) % 4 == 0 && (3 * dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 4) && (dlc_p->c * dlc_p->h * dlc_p->w) % 2 == 0 && (dlc_p->c * dlc_p->w) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && (9 * dlc_p->c) % 2 == 0 && (3 * dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 2) && (dlc_p->c * dlc_p->h * dlc_p->w) % 1 == 0 && (dlc_p->c * dlc_p->w) % 1 == 0 && (dlc_p->c) % 1 == 0 && dlc__aligned(dlc_p->wt, 2) && (9 * dlc_p->c) % 1 == 0 && (3 * dlc_p->c) % 1 == 0 && (dlc_p->c) % 1 == 0) dlc_vec = 1;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && (dlc_p->c * dlc_p->h * dlc_p->w) % 8 == 0 && (dlc_p->c * dlc_p->w) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && (9 * dlc_p->c) % 8 == 0 && (3 * dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && (dlc_p->c * dlc_p->h * dlc_p->w) % 4 == 0 && (dlc_p->c * dlc_p->w) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && (9 * dlc_p->c) % 4 == 0 && (3 * dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && (dlc_p->c * dlc_p->h * dlc_p->w) % 2 == 0 && (dlc_p->c * dlc_p->w) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && (9 * dlc_p->c) % 2 == 0 && (3 * dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 2) && dlc__aligned(dlc_p->wt, 2)) dlc_vec = 1;
     if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "conv2d_bias_silu: the operands must be aligned to their 2-byte elements");
     const int64_t dlc_gx = (dlc_p->k - dlc__floordiv((127 * dlc_p->k), 128)), dlc_gy = (-dlc__floordiv((63 * dlc_p->h * dlc_p->n * dlc_p->w), 64) + dlc_p->h * dlc_p->n * dlc_p->w), dlc_gz = 1;
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
@@ -380,10 +318,10 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias has more than 2^63 elements");
     if (dlc_count > 0 && !dlc_p->bias) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias is NULL");
     int dlc_vec = 0;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 16) && (dlc_p->c * dlc_p->h * dlc_p->w) % 8 == 0 && (dlc_p->c * dlc_p->w) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && (9 * dlc_p->c) % 8 == 0 && (3 * dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 8) && (dlc_p->c * dlc_p->h * dlc_p->w) % 4 == 0 && (dlc_p->c * dlc_p->w) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && (9 * dlc_p->c) % 4 == 0 && (3 * dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 4) && (dlc_p->c * dlc_p->h * dlc_p->w) % 2 == 0 && (dlc_p->c * dlc_p->w) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && (9 * dlc_p->c) % 2 == 0 && (3 * dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 2) && (dlc_p->c * dlc_p->h * dlc_p->w) % 1 == 0 && (dlc_p->c * dlc_p->w) % 1 == 0 && (dlc_p->c) % 1 == 0 && dlc__aligned(dlc_p->wt, 2) && (9 * dlc_p->c) % 1 == 0 && (3 * dlc_p->c) % 1 == 0 && (dlc_p->c) % 1 == 0) dlc_vec = 1;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && (dlc_p->c * dlc_p->h * dlc_p->w) % 8 == 0 && (dlc_p->c * dlc_p->w) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && (9 * dlc_p->c) % 8 == 0 && (3 * dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && (dlc_p->c * dlc_p->h * dlc_p->w) % 4 == 0 && (dlc_p->c * dlc_p->w) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && (9 * dlc_p->c) % 4 == 0 && (3 * dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && (dlc_p->c * dlc_p->h * dlc_p->w) % 2 == 0 && (dlc_p->c * dlc_p->w) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && (9 * dlc_p->c) % 2 == 0 && (3 * dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 2) && dlc__aligned(dlc_p->wt, 2)) dlc_vec = 1;
     if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "conv2d_bias_silu: the operands must be aligned to their 2-byte elements");
     const int64_t dlc_gx = (dlc_p->k - dlc__floordiv((127 * dlc_p->k), 128)), dlc_gy = (-dlc__floordiv((63 * dlc_p->n * dlc__floordiv((dlc_p->h + 1), 2) * dlc__floordiv((dlc_p->w + 1), 2)), 64) + dlc_p->n * dlc__floordiv((dlc_p->h + 1), 2) * dlc__floordiv((dlc_p->w + 1), 2)), dlc_gz = 1;
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
@@ -422,10 +360,10 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias has more than 2^63 elements");
     if (dlc_count > 0 && !dlc_p->bias) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias is NULL");
     int dlc_vec = 0;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 16) && (dlc_p->c * dlc_p->h * dlc_p->w) % 8 == 0 && (dlc_p->c * dlc_p->w) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && (9 * dlc_p->c) % 8 == 0 && (3 * dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 8) && (dlc_p->c * dlc_p->h * dlc_p->w) % 4 == 0 && (dlc_p->c * dlc_p->w) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && (9 * dlc_p->c) % 4 == 0 && (3 * dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 4) && (dlc_p->c * dlc_p->h * dlc_p->w) % 2 == 0 && (dlc_p->c * dlc_p->w) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && (9 * dlc_p->c) % 2 == 0 && (3 * dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 2) && (dlc_p->c * dlc_p->h * dlc_p->w) % 1 == 0 && (dlc_p->c * dlc_p->w) % 1 == 0 && (dlc_p->c) % 1 == 0 && dlc__aligned(dlc_p->wt, 2) && (9 * dlc_p->c) % 1 == 0 && (3 * dlc_p->c) % 1 == 0 && (dlc_p->c) % 1 == 0) dlc_vec = 1;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && (dlc_p->c * dlc_p->h * dlc_p->w) % 8 == 0 && (dlc_p->c * dlc_p->w) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && (9 * dlc_p->c) % 8 == 0 && (3 * dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && (dlc_p->c * dlc_p->h * dlc_p->w) % 4 == 0 && (dlc_p->c * dlc_p->w) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && (9 * dlc_p->c) % 4 == 0 && (3 * dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && (dlc_p->c * dlc_p->h * dlc_p->w) % 2 == 0 && (dlc_p->c * dlc_p->w) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && (9 * dlc_p->c) % 2 == 0 && (3 * dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 2) && dlc__aligned(dlc_p->wt, 2)) dlc_vec = 1;
     if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "conv2d_bias_silu: the operands must be aligned to their 2-byte elements");
     const int64_t dlc_gx = (dlc_p->k - dlc__floordiv((127 * dlc_p->k), 128)), dlc_gy = (-dlc__floordiv((63 * dlc_p->h * dlc_p->n * dlc_p->w), 64) + dlc_p->h * dlc_p->n * dlc_p->w), dlc_gz = 1;
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
@@ -464,10 +402,10 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias has more than 2^63 elements");
     if (dlc_count > 0 && !dlc_p->bias) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias is NULL");
     int dlc_vec = 0;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 16) && (dlc_p->c * dlc_p->h * dlc_p->w) % 8 == 0 && (dlc_p->c * dlc_p->w) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && (9 * dlc_p->c) % 8 == 0 && (3 * dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 8) && (dlc_p->c * dlc_p->h * dlc_p->w) % 4 == 0 && (dlc_p->c * dlc_p->w) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && (9 * dlc_p->c) % 4 == 0 && (3 * dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 4) && (dlc_p->c * dlc_p->h * dlc_p->w) % 2 == 0 && (dlc_p->c * dlc_p->w) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && (9 * dlc_p->c) % 2 == 0 && (3 * dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->x, 2) && (dlc_p->c * dlc_p->h * dlc_p->w) % 1 == 0 && (dlc_p->c * dlc_p->w) % 1 == 0 && (dlc_p->c) % 1 == 0 && dlc__aligned(dlc_p->wt, 2) && (9 * dlc_p->c) % 1 == 0 && (3 * dlc_p->c) % 1 == 0 && (dlc_p->c) % 1 == 0) dlc_vec = 1;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && (dlc_p->c * dlc_p->h * dlc_p->w) % 8 == 0 && (dlc_p->c * dlc_p->w) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && (9 * dlc_p->c) % 8 == 0 && (3 * dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && (dlc_p->c * dlc_p->h * dlc_p->w) % 4 == 0 && (dlc_p->c * dlc_p->w) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && (9 * dlc_p->c) % 4 == 0 && (3 * dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && (dlc_p->c * dlc_p->h * dlc_p->w) % 2 == 0 && (dlc_p->c * dlc_p->w) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && (9 * dlc_p->c) % 2 == 0 && (3 * dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 2) && dlc__aligned(dlc_p->wt, 2)) dlc_vec = 1;
     if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "conv2d_bias_silu: the operands must be aligned to their 2-byte elements");
     const int64_t dlc_gx = (dlc_p->k - dlc__floordiv((127 * dlc_p->k), 128)), dlc_gy = (-dlc__floordiv((63 * dlc_p->n * dlc__floordiv((dlc_p->h + 1), 2) * dlc__floordiv((dlc_p->w + 1), 2)), 64) + dlc_p->n * dlc__floordiv((dlc_p->h + 1), 2) * dlc__floordiv((dlc_p->w + 1), 2)), dlc_gz = 1;
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
@@ -563,10 +501,10 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     if (dlc__mul_overflow(dlc_count, 64, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
     if (dlc_count > 0 && !dlc_p->v) return dlc__fail(DLC_ERROR_INVALID_VALUE, "v is NULL");
     int dlc_vec = 0;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0 && 64 % 8 == 0 && dlc__aligned(dlc_p->k, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0 && 64 % 8 == 0 && dlc__aligned(dlc_p->v, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0 && 64 % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0 && 64 % 4 == 0 && dlc__aligned(dlc_p->k, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0 && 64 % 4 == 0 && dlc__aligned(dlc_p->v, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0 && 64 % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0 && 64 % 2 == 0 && dlc__aligned(dlc_p->k, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0 && 64 % 2 == 0 && dlc__aligned(dlc_p->v, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0 && 64 % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 2) && (64 * dlc_p->h * dlc_p->s) % 1 == 0 && (64 * dlc_p->s) % 1 == 0 && 64 % 1 == 0 && dlc__aligned(dlc_p->k, 2) && (64 * dlc_p->h * dlc_p->s) % 1 == 0 && (64 * dlc_p->s) % 1 == 0 && 64 % 1 == 0 && dlc__aligned(dlc_p->v, 2) && (64 * dlc_p->h * dlc_p->s) % 1 == 0 && (64 * dlc_p->s) % 1 == 0 && 64 % 1 == 0) dlc_vec = 1;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0 && dlc__aligned(dlc_p->k, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0 && dlc__aligned(dlc_p->v, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0 && dlc__aligned(dlc_p->k, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0 && dlc__aligned(dlc_p->v, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0 && dlc__aligned(dlc_p->k, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0 && dlc__aligned(dlc_p->v, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 2) && dlc__aligned(dlc_p->k, 2) && dlc__aligned(dlc_p->v, 2)) dlc_vec = 1;
     if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "attention_causal: the operands must be aligned to their 2-byte elements");
     const int64_t dlc_gx = (dlc_p->s - dlc__floordiv((63 * dlc_p->s), 64)), dlc_gy = (dlc_p->b * dlc_p->h), dlc_gz = 1;
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
@@ -608,10 +546,10 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     if (dlc__mul_overflow(dlc_count, 128, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
     if (dlc_count > 0 && !dlc_p->v) return dlc__fail(DLC_ERROR_INVALID_VALUE, "v is NULL");
     int dlc_vec = 0;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0 && 128 % 8 == 0 && dlc__aligned(dlc_p->k, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0 && 128 % 8 == 0 && dlc__aligned(dlc_p->v, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0 && 128 % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0 && 128 % 4 == 0 && dlc__aligned(dlc_p->k, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0 && 128 % 4 == 0 && dlc__aligned(dlc_p->v, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0 && 128 % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0 && 128 % 2 == 0 && dlc__aligned(dlc_p->k, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0 && 128 % 2 == 0 && dlc__aligned(dlc_p->v, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0 && 128 % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 2) && (128 * dlc_p->h * dlc_p->s) % 1 == 0 && (128 * dlc_p->s) % 1 == 0 && 128 % 1 == 0 && dlc__aligned(dlc_p->k, 2) && (128 * dlc_p->h * dlc_p->s) % 1 == 0 && (128 * dlc_p->s) % 1 == 0 && 128 % 1 == 0 && dlc__aligned(dlc_p->v, 2) && (128 * dlc_p->h * dlc_p->s) % 1 == 0 && (128 * dlc_p->s) % 1 == 0 && 128 % 1 == 0) dlc_vec = 1;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0 && dlc__aligned(dlc_p->k, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0 && dlc__aligned(dlc_p->v, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0 && dlc__aligned(dlc_p->k, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0 && dlc__aligned(dlc_p->v, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0 && dlc__aligned(dlc_p->k, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0 && dlc__aligned(dlc_p->v, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 2) && dlc__aligned(dlc_p->k, 2) && dlc__aligned(dlc_p->v, 2)) dlc_vec = 1;
     if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "attention_causal: the operands must be aligned to their 2-byte elements");
     const int64_t dlc_gx = (dlc_p->s - dlc__floordiv((63 * dlc_p->s), 64)), dlc_gy = (dlc_p->b * dlc_p->h), dlc_gz = 1;
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
@@ -653,10 +591,10 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     if (dlc__mul_overflow(dlc_count, 64, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
     if (dlc_count > 0 && !dlc_p->v) return dlc__fail(DLC_ERROR_INVALID_VALUE, "v is NULL");
     int dlc_vec = 0;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0 && 64 % 8 == 0 && dlc__aligned(dlc_p->k, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0 && 64 % 8 == 0 && dlc__aligned(dlc_p->v, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0 && 64 % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0 && 64 % 4 == 0 && dlc__aligned(dlc_p->k, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0 && 64 % 4 == 0 && dlc__aligned(dlc_p->v, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0 && 64 % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0 && 64 % 2 == 0 && dlc__aligned(dlc_p->k, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0 && 64 % 2 == 0 && dlc__aligned(dlc_p->v, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0 && 64 % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 2) && (64 * dlc_p->h * dlc_p->s) % 1 == 0 && (64 * dlc_p->s) % 1 == 0 && 64 % 1 == 0 && dlc__aligned(dlc_p->k, 2) && (64 * dlc_p->h * dlc_p->s) % 1 == 0 && (64 * dlc_p->s) % 1 == 0 && 64 % 1 == 0 && dlc__aligned(dlc_p->v, 2) && (64 * dlc_p->h * dlc_p->s) % 1 == 0 && (64 * dlc_p->s) % 1 == 0 && 64 % 1 == 0) dlc_vec = 1;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0 && dlc__aligned(dlc_p->k, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0 && dlc__aligned(dlc_p->v, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0 && dlc__aligned(dlc_p->k, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0 && dlc__aligned(dlc_p->v, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0 && dlc__aligned(dlc_p->k, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0 && dlc__aligned(dlc_p->v, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 2) && dlc__aligned(dlc_p->k, 2) && dlc__aligned(dlc_p->v, 2)) dlc_vec = 1;
     if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "attention_causal: the operands must be aligned to their 2-byte elements");
     const int64_t dlc_gx = (dlc_p->s - dlc__floordiv((63 * dlc_p->s), 64)), dlc_gy = (dlc_p->b * dlc_p->h), dlc_gz = 1;
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
@@ -698,10 +636,10 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     if (dlc__mul_overflow(dlc_count, 128, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
     if (dlc_count > 0 && !dlc_p->v) return dlc__fail(DLC_ERROR_INVALID_VALUE, "v is NULL");
     int dlc_vec = 0;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0 && 128 % 8 == 0 && dlc__aligned(dlc_p->k, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0 && 128 % 8 == 0 && dlc__aligned(dlc_p->v, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0 && 128 % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0 && 128 % 4 == 0 && dlc__aligned(dlc_p->k, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0 && 128 % 4 == 0 && dlc__aligned(dlc_p->v, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0 && 128 % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0 && 128 % 2 == 0 && dlc__aligned(dlc_p->k, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0 && 128 % 2 == 0 && dlc__aligned(dlc_p->v, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0 && 128 % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec && 1 && dlc__aligned(dlc_p->q, 2) && (128 * dlc_p->h * dlc_p->s) % 1 == 0 && (128 * dlc_p->s) % 1 == 0 && 128 % 1 == 0 && dlc__aligned(dlc_p->k, 2) && (128 * dlc_p->h * dlc_p->s) % 1 == 0 && (128 * dlc_p->s) % 1 == 0 && 128 % 1 == 0 && dlc__aligned(dlc_p->v, 2) && (128 * dlc_p->h * dlc_p->s) % 1 == 0 && (128 * dlc_p->s) % 1 == 0 && 128 % 1 == 0) dlc_vec = 1;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0 && dlc__aligned(dlc_p->k, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0 && dlc__aligned(dlc_p->v, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0 && dlc__aligned(dlc_p->k, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0 && dlc__aligned(dlc_p->v, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0 && dlc__aligned(dlc_p->k, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0 && dlc__aligned(dlc_p->v, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 2) && dlc__aligned(dlc_p->k, 2) && dlc__aligned(dlc_p->v, 2)) dlc_vec = 1;
     if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "attention_causal: the operands must be aligned to their 2-byte elements");
     const int64_t dlc_gx = (dlc_p->s - dlc__floordiv((63 * dlc_p->s), 64)), dlc_gy = (dlc_p->b * dlc_p->h), dlc_gz = 1;
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
