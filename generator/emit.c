@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "strbuf.h"
 
 #ifndef DLC_VERSION
@@ -892,11 +893,13 @@ char *emit_ops_def(emit_ctx *c) {
 static const char *arch_mask(emit_ctx *c) {
   const char *m = "";
   for (int i = 0; i < c->m->narchs; i++) {
-    const char *a = c->m->archs[i];
-    const char *bit = strcmp(a, "sm80") == 0 ? "DLC__ARCH_SM80" : strcmp(a, "sm86") == 0 ? "DLC__ARCH_SM86"
-                      : strcmp(a, "sm89") == 0 ? "DLC__ARCH_SM89" : strcmp(a, "sm90a") == 0 ? "DLC__ARCH_SM90A"
-                      : strcmp(a, "sm100") == 0 ? "DLC__ARCH_SM100" : "DLC__ARCH_SM120";
-    m = arena_printf(c->A, "%s%s%s", m, i ? " | " : "", bit);
+    dlc_arch a;
+    if (!arch_parse(c->m->archs[i], &a)) {
+      /* the manifest reader accepts only arch.def's names */
+      diag_report(c->dl, D_INTERNAL, "dispatch", NULL, "arch '%s' has no dispatch bit", c->m->archs[i]);
+      continue;
+    }
+    m = arena_printf(c->A, "%s%s%s", m, *m ? " | " : "", arch_dispatch_bit(a));
   }
   return *m ? m : "0";
 }

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "algo.h"
+
 static void emit(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
                  const char *out, int nin, const char *in0, const char *in1) {
   gpu_stmt s = {kind, what, detail, nin, {in0, in1, NULL, NULL}, out};
@@ -304,8 +306,8 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
     return NULL;
   }
   k->name = name;
-  k->skeleton = "sm80_contraction";
-  k->algo = p->algo ? p->algo : "implicit_gemm";
+  k->skeleton = algo_template(ALGO_IMPLICIT_GEMM);
+  k->algo = p->algo ? p->algo : algo_name(ALGO_IMPLICIT_GEMM);
   k->r = r;
   k->a = a;
   k->plan = *p;
@@ -471,8 +473,8 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   gpu_kernel *k = ARENA_NEW(A, gpu_kernel);
   k->attention = true;
   k->name = name;
-  k->skeleton = "sm80_attention";
-  k->algo = "streaming_softmax";
+  k->skeleton = algo_template(ALGO_STREAMING_SOFTMAX);
+  k->algo = algo_name(ALGO_STREAMING_SOFTMAX);
   k->r = r1;
   k->a = &pc->a[0];
   k->plan = *p;

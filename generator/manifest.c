@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "jsonutil.h"
 
 static const char *const top_keys[] = {"schema", "description", "archs", "ops", NULL};
@@ -13,14 +14,12 @@ static const char *const plan_keys[] = {"tile", "stages", "bind", "warp_tile", "
                                         "predicate_tail", "epilogue", "arch", "layout_hints", "algo_choice",
                                         "local_edges", "async", "barrier_model", NULL};
 static const char *const shape_set_keys[] = {"name", "bounds", NULL};
-static const char *const known_archs[] = {"sm80", "sm86", "sm89", "sm90a", "sm100", "sm120", NULL};
 /* Variant combinations per dtype that mf_instances enumerates. */
 #define MF_MAX_COMBOS 4096
 
 bool mf_arch_known(const char *arch) {
-  for (const char *const *a = known_archs; *a; a++)
-    if (strcmp(*a, arch) == 0) return true;
-  return false;
+  dlc_arch a;
+  return arch_parse(arch, &a) && strcmp(arch_name(a), arch) == 0;
 }
 
 static bool is_ident(const char *s) {
@@ -75,8 +74,9 @@ static void read_plans(ju_ctx *c, mf_op *op, const cJSON *plans, const char *pat
     int64_t v;
     if (st) ju_int_item(c, st, ju_path_key(c, pp, "stages"), 1, 8, &v);
     const cJSON *arch = cJSON_GetObjectItemCaseSensitive(p, "arch");
-    if (arch && (!cJSON_IsString(arch) || (!mf_arch_known(arch->valuestring) && strcmp(arch->valuestring, "sm90") != 0)))
-      diag_report(c->dl, D_MANIFEST_VALUE, ju_path_key(c, pp, "arch"), "Use sm80, sm90a, sm100 or sm120.",
+    dlc_arch pa;
+    if (arch && (!cJSON_IsString(arch) || !arch_parse(arch->valuestring, &pa)))
+      diag_report(c->dl, D_MANIFEST_VALUE, ju_path_key(c, pp, "arch"), arch_use_hint(),
                   "unknown plan arch");
     op->plans[i] = p;
   }
@@ -232,7 +232,7 @@ manifest *mf_read(arena *A, const char *path, diag_list *dl) {
     for (const cJSON *a = archs->child; a; a = a->next, i++) {
       const char *ap = ju_path_idx(&c, "manifest.archs", i);
       if (!cJSON_IsString(a) || !mf_arch_known(a->valuestring)) {
-        diag_report(dl, D_MANIFEST_VALUE, ap, "Use sm80, sm86, sm89, sm90a, sm100 or sm120.", "unknown arch %s",
+        diag_report(dl, D_MANIFEST_VALUE, ap, arch_use_hint(), "unknown arch %s",
                     cJSON_IsString(a) ? a->valuestring : ju_type_name(a));
         continue;
       }

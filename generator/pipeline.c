@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo.h"
+#include "arch.h"
 #include "emit.h"
 #include "frontend.h"
 #include "gpuir.h"
@@ -123,35 +125,164 @@ static cJSON *array_of(int n, cJSON *const *items) {
   return a;
 }
 
+/* ---- the front half: a table of passes ----------------------------------------------- */
+
+/* What a run starts from: the graph object and its instance. */
+typedef struct run_in {
+  const cJSON *graph;
+  const char *where;
+  const fe_instance *inst;
+} run_in;
+
+/* One stage: `run` builds its product into the run from the previous one,
+ * `verify` checks that product's invariants, `dump` prints it (--dump). */
+typedef struct pass {
+  dlc_stage stage;
+  bool (*run)(run *r, const run_in *in, diag_list *dl);
+  bool (*verify)(const run *r, diag_list *dl);
+  cJSON *(*dump)(const run *r);
+} pass;
+
+static bool run_frontend(run *r, const run_in *in, diag_list *dl) {
+  return (r->fe = fe_read_json(&r->A, in->graph, in->where, in->inst, dl)) != NULL;
+}
+static bool run_tiny(run *r, const run_in *in, diag_list *dl) { return (r->tiny = tiny_lower(&r->A, r->fe, dl)) != NULL; }
+static bool run_indexbook(run *r, const run_in *in, diag_list *dl) { return (r->ib = ib_build(&r->A, r->tiny, dl)) != NULL; }
+static bool run_poly_view(run *r, const run_in *in, diag_list *dl) { return (r->pv = pv_build(&r->A, r->ib, dl)) != NULL; }
+static bool run_region(run *r, const run_in *in, diag_list *dl) { return (r->rs = region_build(&r->A, r->pv, dl)) != NULL; }
+static bool run_analysis(run *r, const run_in *in, diag_list *dl) { return (r->pc = pc_analyze(&r->A, r->rs, dl)) != NULL; }
+
+static bool verify_frontend(const run *r, diag_list *dl) { return fe_verify(r->fe, dl); }
+static bool verify_tiny(const run *r, diag_list *dl) { return tiny_verify(r->tiny, dl); }
+static bool verify_indexbook(const run *r, diag_list *dl) { return indexbook_verify(r->ib, dl); }
+static bool verify_poly_view(const run *r, diag_list *dl) { return pv_verify(r->pv, dl); }
+static bool verify_region(const run *r, diag_list *dl) { return region_verify(r->rs, dl); }
+static bool verify_analysis(const run *r, diag_list *dl) { return pc_verify(r->pc, dl); }
+
+static cJSON *dump_frontend(const run *r) { return fe_dump(r->fe); }
+static cJSON *dump_tiny(const run *r) { return tiny_dump(r->tiny); }
+static cJSON *dump_indexbook(const run *r) { return ib_dump(r->ib); }
+static cJSON *dump_poly_view(const run *r) { return pv_dump(r->pv); }
+static cJSON *dump_region(const run *r) { return region_dump(r->rs); }
+static cJSON *dump_analysis(const run *r) { return pc_dump(r->pc); }
+
+static const pass FRONT_HALF[] = {
+    {STAGE_FRONTEND, run_frontend, verify_frontend, dump_frontend},
+    {STAGE_TINY, run_tiny, verify_tiny, dump_tiny},
+    {STAGE_INDEXBOOK, run_indexbook, verify_indexbook, dump_indexbook},
+    {STAGE_POLY_VIEW, run_poly_view, verify_poly_view, dump_poly_view},
+    {STAGE_REGION, run_region, verify_region, dump_region},
+    {STAGE_ANALYSIS, run_analysis, verify_analysis, dump_analysis},
+};
+
+/* ---- the back half: a table of skeletons ----------------------------------------------- */
+
+/* One {arch, algo_choice}: the oldest arch its kernels need (they run on
+ * every later one), whether a run's regions fit it, and its plan, plan
+ * check and GPU IR builder.  The first row whose regions fit takes the run. */
+typedef struct skeleton_row {
+  dlc_arch arch;
+  dlc_algo algo;
+  bool (*fits)(const run *r);
+  plan_result *(*plan)(run *r, const arch_info *const *archs, int na, const codegen_opts *cg, diag_list *dl);
+  bool (*verify_plan)(const run *r, const arch_info *const *archs, int na, const codegen_opts *cg, diag_list *dl);
+  gpu_kernel *(*build)(run *r, const codegen_opts *cg, diag_list *dl);
+} skeleton_row;
+
+/* attention: QK^T with its score lets and a deferred row softmax, then P V */
+static bool attention_fits(const run *r) {
+  const region_set *rs = r->rs;
+  return rs->n == 2 && rs->r[0].nyields == 1 &&
+         strcmp(rs->r[0].out[rs->r[0].yields[0].output].materialize, "deferred") == 0;
+}
+
+static plan_result *attention_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
+                                   diag_list *dl) {
+  const region *r1 = &r->rs->r[0], *r2 = &r->rs->r[1];
+  const pc_contraction *c1 = &r->pc->a[0].con, *c2 = &r->pc->a[1].con;
+  int64_t d = 0, dv = 0;
+  if (c1->present && c2->present && c1->nk == 1 && c2->nn == 1)
+    sx_is_int(r1->it[c1->k_axes[0]].size, &d), sx_is_int(r2->it[c2->n_axes[0]].size, &dv);
+  if (d <= 0 || dv <= 0 || d > 256 || dv > 256) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, cg->at, "Bind the head dim with a manifest variant (e.g. \"D\": [64, 128]).",
+                "attention needs compile-time head dims (at most 256) for the streaming skeleton");
+    return NULL;
+  }
+  pinned_plan(cg, archs[0], "the streaming_softmax skeleton's tiles are chosen by plan_attention", dl);
+  return plan_attention(&r->A, r1, &r->pc->a[0], (int)d, (int)dv, archs, na, dl, cg->at);
+}
+
+static gpu_kernel *attention_build(run *r, const codegen_opts *cg, diag_list *dl) {
+  return gpuir_build_attention(&r->A, r->rs, r->pc, &r->plan->chosen, cg->kernel_name, dl);
+}
+
+/* contraction: one region, one contraction with a pointwise epilogue */
+static bool contraction_fits(const run *r) { return r->rs->n == 1 && r->rs->r[0].acc_let >= 0; }
+
+static plan_result *contraction_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
+                                     diag_list *dl) {
+  const cJSON *pinned = pinned_plan(cg, archs[0], NULL, dl);
+  return plan_choose_multi(&r->A, &r->rs->r[0], &r->pc->a[0], archs, na, pinned, 0, NULL, dl, cg->at);
+}
+
+static gpu_kernel *contraction_build(run *r, const codegen_opts *cg, diag_list *dl) {
+  return gpuir_build(&r->A, &r->rs->r[0], &r->pc->a[0], &r->plan->chosen, cg->kernel_name, dl);
+}
+
+/* What every plan must hold on every arch it is built for: the row's
+ * algo_choice, its warps as its threads, and shared memory and registers
+ * within the arch's limits. */
+static bool plan_fits_archs(const run *r, dlc_algo algo, const arch_info *const *archs, int na, diag_list *dl) {
+  const sched_plan *p = &r->plan->chosen;
+  dlc_algo pa;
+  bool ok = true;
+  if (!algo_parse(p->algo, &pa) || pa != algo) {
+    diag_report(dl, D_INTERNAL, "plan", NULL, "the plan's algo_choice '%s' is not its skeleton's '%s'",
+                p->algo ? p->algo : "(none)", algo_name(algo));
+    ok = false;
+  }
+  if (p->threads != 32 * p->warps_m * p->warps_n || p->threads > 1024) {
+    diag_report(dl, D_INTERNAL, "plan", NULL, "the plan's %d threads are not its %d x %d warps", p->threads, p->warps_m,
+                p->warps_n);
+    ok = false;
+  }
+  for (int i = 0; i < na; i++)
+    if (p->smem_bytes > archs[i]->smem_per_block || p->regs_per_thread > 255) {
+      diag_report(dl, D_INTERNAL, "plan", NULL, "the plan needs %d bytes of shared memory and %d registers, over %s's limits",
+                  p->smem_bytes, p->regs_per_thread, archs[i]->name);
+      ok = false;
+    }
+  return ok;
+}
+
+static bool attention_verify_plan(const run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
+                                  diag_list *dl) {
+  return plan_fits_archs(r, ALGO_STREAMING_SOFTMAX, archs, na, dl);
+}
+
+static bool contraction_verify_plan(const run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
+                                    diag_list *dl) {
+  bool ok = plan_fits_archs(r, ALGO_IMPLICIT_GEMM, archs, na, dl);
+  for (int i = 0; i < na; i++)
+    ok &= plan_validate(&r->plan->chosen, &r->rs->r[0], &r->pc->a[0], archs[i], dl, cg->at);
+  return ok;
+}
+
+static const skeleton_row SKELETONS[] = {
+    {ARCH_SM80, ALGO_STREAMING_SOFTMAX, attention_fits, attention_plan, attention_verify_plan, attention_build},
+    {ARCH_SM80, ALGO_IMPLICIT_GEMM, contraction_fits, contraction_plan, contraction_verify_plan, contraction_build},
+};
+
 /* Runs the stages on a parsed graph object.  Returns false with diagnostics. */
 static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_instance *inst, unsigned dump,
                        int until, const codegen_opts *cg, diag_list *dl) {
-#define DONE(stage) if (until <= (stage)) return !diag_has_errors(dl)
-  r->fe = fe_read_json(&r->A, graph, where, inst, dl);
-  if (!r->fe) return false;
-  if (dump & (1u << STAGE_FRONTEND)) r->dumps[STAGE_FRONTEND] = fe_dump(r->fe);
-  DONE(STAGE_FRONTEND);
-  r->tiny = tiny_lower(&r->A, r->fe, dl);
-  if (!r->tiny) return false;
-  if (dump & (1u << STAGE_TINY)) r->dumps[STAGE_TINY] = tiny_dump(r->tiny);
-  DONE(STAGE_TINY);
-  r->ib = ib_build(&r->A, r->tiny, dl);
-  if (!r->ib) return false;
-  if (dump & (1u << STAGE_INDEXBOOK)) r->dumps[STAGE_INDEXBOOK] = ib_dump(r->ib);
-  DONE(STAGE_INDEXBOOK);
-  r->pv = pv_build(&r->A, r->ib, dl);
-  if (!r->pv) return false;
-  if (dump & (1u << STAGE_POLY_VIEW)) r->dumps[STAGE_POLY_VIEW] = pv_dump(r->pv);
-  DONE(STAGE_POLY_VIEW);
-  r->rs = region_build(&r->A, r->pv, dl);
-  if (!r->rs) return false;
-  if (dump & (1u << STAGE_REGION)) r->dumps[STAGE_REGION] = region_dump(r->rs);
-  DONE(STAGE_REGION);
-  r->pc = pc_analyze(&r->A, r->rs, dl);
-  if (!r->pc) return false;
-  if (dump & (1u << STAGE_ANALYSIS)) r->dumps[STAGE_ANALYSIS] = pc_dump(r->pc);
-  DONE(STAGE_ANALYSIS);
-#undef DONE
+  run_in in = {graph, where, inst};
+  for (size_t i = 0; i < sizeof FRONT_HALF / sizeof *FRONT_HALF; i++) {
+    const pass *ps = &FRONT_HALF[i];
+    if (!ps->run(r, &in, dl) || !ps->verify(r, dl)) return false;
+    if (dump & (1u << ps->stage)) r->dumps[ps->stage] = ps->dump(r);
+    if (until <= (int)ps->stage) return !diag_has_errors(dl);
+  }
   if (!cg || !cg->enabled) return !diag_has_errors(dl);
   /* the back half: one kernel per graph, on the skeleton its regions fit */
   const arch_info *archs[16];
@@ -159,50 +290,30 @@ static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_i
   for (int i = 0; i < cg->narchs && na < 16; i++)
     if (plan_arch(cg->archs[i])) archs[na++] = plan_arch(cg->archs[i]);
   if (na == 0) archs[na++] = plan_arch("sm80");
-  /* plans rank on sm80 (the skeleton's arch) and must fit every arch */
+  /* plans rank on sm80 (the skeletons' arch) and must fit every arch */
   for (int i = 1; i < na; i++)
     if (strcmp(archs[i]->name, "sm80") == 0) archs[i] = archs[0], archs[0] = plan_arch("sm80");
-  if (r->rs->n == 2 && r->rs->r[0].nyields == 1 &&
-      strcmp(r->rs->r[0].out[r->rs->r[0].yields[0].output].materialize, "deferred") == 0) {
-    /* attention: QK^T + softmax, then P V (streaming skeleton) */
-    const region *r1 = &r->rs->r[0], *r2 = &r->rs->r[1];
-    const pc_contraction *c1 = &r->pc->a[0].con, *c2 = &r->pc->a[1].con;
-    int64_t d = 0, dv = 0;
-    if (c1->present && c2->present && c1->nk == 1 && c2->nn == 1)
-      sx_is_int(r1->it[c1->k_axes[0]].size, &d), sx_is_int(r2->it[c2->n_axes[0]].size, &dv);
-    if (d <= 0 || dv <= 0 || d > 256 || dv > 256) {
-      diag_report(dl, D_PLAN_UNSUPPORTED, cg->at, "Bind the head dim with a manifest variant (e.g. \"D\": [64, 128]).",
-                  "attention needs compile-time head dims (at most 256) for the streaming skeleton");
-      return false;
-    }
-    pinned_plan(cg, archs[0], "the streaming_softmax skeleton's tiles are chosen by plan_attention", dl);
-    r->plan = plan_attention(&r->A, r1, &r->pc->a[0], (int)d, (int)dv, archs, na, dl, cg->at);
-    if (!r->plan) return false;
-    if (dump & (1u << STAGE_PLAN)) r->dumps[STAGE_PLAN] = array_of(1, (cJSON *[]){plan_dump(r->plan)});
-    if (until <= STAGE_PLAN) return !diag_has_errors(dl);
-    r->kernel = gpuir_build_attention(&r->A, r->rs, r->pc, &r->plan->chosen, cg->kernel_name, dl);
-    if (!r->kernel) return false;
-  } else {
-    int kr = -1, nk = 0;
-    for (int i = 0; i < r->rs->n; i++)
-      if (r->rs->r[i].acc_let >= 0) kr = i, nk++;
-    if (nk != 1 || r->rs->n != 1) {
-      diag_report(dl, D_PLAN_UNSUPPORTED, cg->at, NULL,
-                  "the graph forms %d regions with %d contractions; the skeletons compile one contraction region "
-                  "(GEMM, convolution) or attention's two",
-                  r->rs->n, nk);
-      return false;
-    }
-    const region *reg = &r->rs->r[kr];
-    const pc_analysis *an = &r->pc->a[kr];
-    const cJSON *pinned = pinned_plan(cg, archs[0], NULL, dl);
-    r->plan = plan_choose_multi(&r->A, reg, an, archs, na, pinned, 0, NULL, dl, cg->at);
-    if (!r->plan) return false;
-    if (dump & (1u << STAGE_PLAN)) r->dumps[STAGE_PLAN] = array_of(1, (cJSON *[]){plan_dump(r->plan)});
-    if (until <= STAGE_PLAN) return !diag_has_errors(dl);
-    r->kernel = gpuir_build(&r->A, reg, an, &r->plan->chosen, cg->kernel_name, dl);
-    if (!r->kernel) return false;
+  const skeleton_row *row = NULL;
+  for (size_t i = 0; i < sizeof SKELETONS / sizeof *SKELETONS && !row; i++) {
+    bool serves = true;
+    for (int a = 0; a < na; a++) serves &= archs[a]->cc >= arch_cc(SKELETONS[i].arch);
+    if (serves && SKELETONS[i].fits(r)) row = &SKELETONS[i];
   }
+  if (!row) {
+    int nk = 0;
+    for (int i = 0; i < r->rs->n; i++) nk += r->rs->r[i].acc_let >= 0;
+    diag_report(dl, D_PLAN_UNSUPPORTED, cg->at, NULL,
+                "the graph forms %d regions with %d contractions; the skeletons compile one contraction region "
+                "(GEMM, convolution) or attention's two",
+                r->rs->n, nk);
+    return false;
+  }
+  r->plan = row->plan(r, archs, na, cg, dl);
+  if (!r->plan || !row->verify_plan(r, archs, na, cg, dl)) return false;
+  if (dump & (1u << STAGE_PLAN)) r->dumps[STAGE_PLAN] = array_of(1, (cJSON *[]){plan_dump(r->plan)});
+  if (until <= STAGE_PLAN) return !diag_has_errors(dl);
+  r->kernel = row->build(r, cg, dl);
+  if (!r->kernel || !gpuir_verify(r->kernel, dl)) return false;
   if (dump & (1u << STAGE_GPU)) r->dumps[STAGE_GPU] = gpuir_dump(r->kernel);
   return !diag_has_errors(dl);
 }

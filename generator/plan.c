@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo.h"
+#include "arch.h"
 #include "jsonutil.h"
 
 /* ---- arch table --------------------------------------------------------------------- */
@@ -72,12 +74,12 @@ static const arch_info ARCHS[] = {
     {"sm120", 120, "GeForce RTX 5090", 170, 209.5, 1792.0, 101376, 102400, 65536, 1536, 32, 1024, 512, 128},
 };
 
+_Static_assert(sizeof ARCHS / sizeof *ARCHS == ARCH__COUNT, "one limits row per arch.def entry");
+
 const arch_info *plan_arch(const char *name) {
-  if (!name) return NULL;
-  if (strcmp(name, "sm90") == 0) name = "sm90a";
-  for (size_t i = 0; i < sizeof ARCHS / sizeof *ARCHS; i++)
-    if (strcmp(ARCHS[i].name, name) == 0) return &ARCHS[i];
-  return NULL;
+  dlc_arch a;
+  if (!arch_parse(name, &a)) return NULL;
+  return &ARCHS[a];
 }
 
 /* ---- resources: shared memory, registers, CTAs per SM -------------------------------- */
@@ -542,7 +544,8 @@ bool plan_validate(const sched_plan *p, const region *r, const pc_analysis *a, c
     diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "layout_hints"),
                 "Use {\"A_swizzle\": true, \"B_swizzle\": true, \"C_stride\": \"row\"}.",
                 "the skeleton always swizzles its shared tiles and stores C by rows");
-  if (!p->algo || (strcmp(p->algo, "implicit_gemm") != 0 && strcmp(p->algo, "streaming_softmax") != 0))
+  dlc_algo al;
+  if (!algo_parse(p->algo, &al))
     diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "algo_choice"), "Use \"implicit_gemm\".",
                 "algo_choice '%s' has no skeleton", p->algo ? p->algo : "(none)");
   arena_free(&A);
@@ -734,7 +737,7 @@ bool plan_from_json(arena *A, const cJSON *j, const region *r, const pc_analysis
   const char *arch = NULL;
   if (ju_string(c, j, "arch", path, false, &arch)) {
     if (!plan_arch(arch))
-      diag_report(dl, D_PLAN_SCHEMA, ju_path_key(c, path, "arch"), "Use sm80, sm86, sm89, sm90a, sm100 or sm120.",
+      diag_report(dl, D_PLAN_SCHEMA, ju_path_key(c, path, "arch"), arch_use_hint(),
                   "unknown arch '%s'", arch);
     else
       p.arch = plan_arch(arch)->name;

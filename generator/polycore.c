@@ -1150,3 +1150,45 @@ cJSON *pc_dump(const pc_report *p) {
   }
   return root;
 }
+
+/* ---- verifier --------------------------------------------------------------------------- */
+
+static bool pc_fail(diag_list *dl, const region *r, const char *what) {
+  diag_report(dl, D_INTERNAL, "analysis", NULL, "region %s: %s", r ? r->name : "?", what);
+  return false;
+}
+
+bool pc_verify(const pc_report *p, diag_list *dl) {
+  const region_set *rs = p->rs;
+  if (p->n != rs->n) return pc_fail(dl, NULL, "the report does not have one analysis per region");
+  for (int i = 0; i < p->n; i++) {
+    const pc_analysis *a = &p->a[i];
+    const region *r = &rs->r[i];
+    int nax = r->niters + r->nred;
+    if (a->region != i) return pc_fail(dl, r, "its analysis is out of order");
+    if (a->con.present != (r->acc_let >= 0)) return pc_fail(dl, r, "a contraction without an accumulator, or the reverse");
+    if (a->con.present) {
+      /* the groups are disjoint sets of region axes (a region that also
+       * reduces an iter, as a row sum after the GEMM, may leave axes out:
+       * the skeletons reject it later) */
+      bool seen[64] = {false};
+      if (nax > 64) return pc_fail(dl, r, "more axes than the verifier counts");
+      const int *g[4] = {a->con.m_axes, a->con.n_axes, a->con.b_axes, a->con.k_axes};
+      const int ng[4] = {a->con.nm, a->con.nn, a->con.nb, a->con.nk};
+      for (int k = 0; k < 4; k++)
+        for (int j = 0; j < ng[k]; j++) {
+          int x = g[k][j];
+          if (x < 0 || x >= nax || seen[x]) return pc_fail(dl, r, "an axis group names an axis twice, or none");
+          seen[x] = true;
+        }
+    }
+    for (int t = 0; t < a->ntail; t++) {
+      bool found = false;
+      for (int x = 0; x < nax && !found; x++) found = strcmp(r->it[x].name, a->tail_axes[t]) == 0;
+      if (!found) return pc_fail(dl, r, "a tail axis that is not a region axis");
+    }
+    for (int b = 0; b < a->nbuf; b++)
+      if (a->buf[b].depth < 1) return pc_fail(dl, r, "a buffer of depth below 1");
+  }
+  return true;
+}

@@ -106,6 +106,11 @@ void pc_classify(arena *A, const region *r, pc_contraction *con);
  * are internal errors: a diagnostic saying "This is a compiler bug", and
  * NULL. */
 pc_report *pc_analyze(arena *A, const region_set *rs, diag_list *dl);
+/* The report's invariants: one analysis per region, in order; a contraction
+ * exactly where the region has an accumulator, its M, N, batch and K
+ * groups disjoint sets of region axes; tail and
+ * buffer entries naming what exists.  Violations are internal errors. */
+bool pc_verify(const pc_report *p, diag_list *dl);
 /* {"analysis":[{...}, ...]}, one object per region in the shape of spec §7. */
 cJSON *pc_dump(const pc_report *p);
 

@@ -795,3 +795,59 @@ cJSON *pv_dump(const poly_view *pv) {
   }
   return root;
 }
+
+/* ---- verifier --------------------------------------------------------------------------- */
+
+static bool pv_fail(diag_list *dl, const char *what, const char *name) {
+  diag_report(dl, D_INTERNAL, "poly_view", NULL, "%s%s%s", what, name ? ": " : "", name ? name : "");
+  return false;
+}
+
+bool pv_verify(const poly_view *pv, diag_list *dl) {
+  bool ok = true;
+  isl_ctx *ctx = isl_ctx_alloc();
+  isl_options_set_on_error(ctx, ISL_ON_ERROR_CONTINUE);
+  for (int i = 0; i < pv->nst && ok; i++) {
+    const pv_stmt *st = &pv->st[i];
+    isl_set *d = isl_set_read_from_str(ctx, st->domain);
+    if (!d) ok = pv_fail(dl, "a statement's domain is not an isl set", st->name);
+    else if (isl_set_dim(d, isl_dim_set) != st->ndims) ok = pv_fail(dl, "a statement's domain has the wrong dims", st->name);
+    isl_set_free(d);
+    if (ok && st->out_domain) {
+      isl_set *o = isl_set_read_from_str(ctx, st->out_domain);
+      if (!o) ok = pv_fail(dl, "a reduction's output domain is not an isl set", st->name);
+      isl_set_free(o);
+    }
+    for (int a = 0; a < st->nacc && ok; a++) {
+      /* a non-affine read (at a non_scop boundary) is kept out of isl */
+      if (strncmp(st->acc[a].map, "non-affine:", 11) == 0) continue;
+      isl_map *m = isl_map_read_from_str(ctx, st->acc[a].map);
+      if (!m) ok = pv_fail(dl, "an access is not an isl map", st->name);
+      else if (isl_map_dim(m, isl_dim_in) != st->ndims) ok = pv_fail(dl, "an access's domain has the wrong dims", st->name);
+      isl_map_free(m);
+    }
+    if (ok && (pv->block_of_stmt[i] < 0 || pv->block_of_stmt[i] >= pv->nblk))
+      ok = pv_fail(dl, "a statement lies in no block", st->name);
+  }
+  for (int b = 0; b < pv->nblk && ok; b++) {
+    const pv_block *blk = &pv->blk[b];
+    bool has_reduce = false, has_product = false;
+    for (int j = 0; j < blk->nst && ok; j++) {
+      int s2 = blk->st[j];
+      if (s2 < 0 || s2 >= pv->nst || pv->block_of_stmt[s2] != b) ok = pv_fail(dl, "a block lists a statement of another", blk->name);
+      has_reduce |= s2 == blk->reduce_stmt;
+      has_product |= s2 == blk->product_stmt;
+    }
+    if (ok && blk->kind == PVB_CONTRACTION) {
+      if (!has_reduce || !has_product) ok = pv_fail(dl, "a contraction block lacks its product or reduce statement", blk->name);
+      else if (blk->con.lhs < 0 || blk->con.rhs < 0 || blk->con.lhs >= pv->st[blk->product_stmt].nacc ||
+               blk->con.rhs >= pv->st[blk->product_stmt].nacc)
+        ok = pv_fail(dl, "a contraction's operands are not accesses of its product", blk->name);
+    }
+  }
+  for (int e = 0; e < pv->nedge && ok; e++)
+    if (pv->edge[e].from < 0 || pv->edge[e].from >= pv->nblk || pv->edge[e].to < 0 || pv->edge[e].to >= pv->nblk)
+      ok = pv_fail(dl, "an edge joins no blocks", pv->edge[e].value);
+  isl_ctx_free(ctx);
+  return ok;
+}

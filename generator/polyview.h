@@ -88,6 +88,11 @@ typedef struct poly_view {
 poly_view *pv_build(arena *A, const indexbook *ib, diag_list *dl);
 /* Above this many pad pieces in one access, W2101 is reported. */
 #define PV_MAX_PIECES 8
+/* The view's invariants: every domain and access map is an isl object of the
+ * dims it claims, every statement lies in exactly one block, a contraction
+ * block holds its product and reduce statements, and edges join blocks.
+ * Violations are internal errors. */
+bool pv_verify(const poly_view *pv, diag_list *dl);
 cJSON *pv_dump(const poly_view *pv);
 
 #endif

@@ -497,8 +497,32 @@ static void test_dump(void) {
   cJSON_Delete(j);
 }
 
+/* pc_verify accepts pc_analyze's report and rejects a contraction whose axis
+ * groups overlap, and a tail axis the region does not have. */
+static void test_verify(void) {
+  pcase c;
+  CHECK(pc_run_file(&c, "gemm_bias_relu.json", DT_FP16));
+  if (!c.pc) return pc_free(&c);
+  diag_list dl;
+  diag_init(&dl);
+  CHECK(pc_verify(c.pc, &dl) && dl.n == 0);
+  pc_contraction *con = &c.pc->a[0].con;
+  int k0 = con->k_axes[0];
+  con->k_axes[0] = con->m_axes[0];
+  CHECK(!pc_verify(c.pc, &dl) && diag_count(&dl, "E0004") == 1);
+  con->k_axes[0] = k0;
+  const char *t0 = c.pc->a[0].tail_axes[0];
+  c.pc->a[0].tail_axes[0] = "no_such_axis";
+  CHECK(!pc_verify(c.pc, &dl) && diag_count(&dl, "E0004") == 2);
+  c.pc->a[0].tail_axes[0] = t0;
+  CHECK(pc_verify(c.pc, &dl));
+  diag_free(&dl);
+  pc_free(&c);
+}
+
 int main(void) {
   arena_init(&A);
+  test_verify();
   test_gemm_axes_tails_no_halo();
   test_gemm_dependences();
   test_gemm_buffers_and_hints();

@@ -257,8 +257,33 @@ static void test_dump(void) {
   pipe_free(&p);
 }
 
+/* pv_verify accepts what pv_build makes and rejects each broken invariant:
+ * a domain that is no isl set, a statement in no block, an edge to no block. */
+static void test_verify(void) {
+  front p;
+  pipe_init(&p);
+  CHECK(pipe_run_file(&p, "gemm_bias_relu.json", DT_FP16, TO_POLY_VIEW));
+  if (p.pv) {
+    diag_list dl;
+    diag_init(&dl);
+    CHECK(pv_verify(p.pv, &dl) && dl.n == 0);
+    const char *dom = p.pv->st[0].domain;
+    p.pv->st[0].domain = "{ not a set";
+    CHECK(!pv_verify(p.pv, &dl) && diag_count(&dl, "E0004") == 1);
+    p.pv->st[0].domain = dom;
+    int blk = p.pv->block_of_stmt[0];
+    p.pv->block_of_stmt[0] = p.pv->nblk;
+    CHECK(!pv_verify(p.pv, &dl) && diag_count(&dl, "E0004") == 2);
+    p.pv->block_of_stmt[0] = blk;
+    CHECK(pv_verify(p.pv, &dl) && diag_count(&dl, "E0004") == 2);
+    diag_free(&dl);
+  }
+  pipe_free(&p);
+}
+
 int main(void) {
   arena_init(&A);
+  test_verify();
   test_gemm_matmul_and_epilogue();
   test_conv_pattern();
   test_attention_blocks();

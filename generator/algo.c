@@ -1,0 +1,25 @@
+/* The skeleton table (algo.def) and its lookups. */
+#include "algo.h"
+
+#include <string.h>
+
+static const struct {
+  const char *name, *tpl;
+} ALGO_ROWS[] = {
+#define X(e, name, tpl) {name, tpl},
+#include "algo.def"
+#undef X
+};
+
+bool algo_parse(const char *name, dlc_algo *out) {
+  if (!name) return false;
+  for (int i = 0; i < ALGO__COUNT; i++)
+    if (strcmp(ALGO_ROWS[i].name, name) == 0) {
+      *out = (dlc_algo)i;
+      return true;
+    }
+  return false;
+}
+
+const char *algo_name(dlc_algo a) { return ALGO_ROWS[a].name; }
+const char *algo_template(dlc_algo a) { return ALGO_ROWS[a].tpl; }
