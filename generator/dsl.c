@@ -174,8 +174,11 @@ static bool lex(arena *A, const char *text, const char *file, diag_list *dl, tok
       strbuf sb = {0};
       p++;
       while (*p && *p != '"' && *p != '\n') {
-        if (*p == '\\' && (p[1] == '"' || p[1] == '\\')) p++;
         char ch[2] = {*p++, 0};
+        if (ch[0] == '\\' && (*p == '"' || *p == '\\' || *p == 'n' || *p == 't')) {
+          ch[0] = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p;
+          p++;
+        }
         sb_puts(&sb, ch);
       }
       if (*p != '"') {
@@ -742,9 +745,22 @@ static bool parse_graph(parser *P, gdef *g) {
   return true;
 }
 
-static bool parse_file(parser *P, int *ng, gdef **gs) {
+/* The file: graphs, and at most one `name "..."` and `description "..."`
+ * (the graph format's top-level keys). */
+static bool parse_file(parser *P, int *ng, gdef **gs, const char *meta[2]) {
+  static const char *const meta_words[2] = {"name", "description"};
   int cap = 0;
   while (peek(P, 0)->kind != TK_EOF) {
+    int w = is_word(peek(P, 0), "name") ? 0 : is_word(peek(P, 0), "description") ? 1 : -1;
+    if (w >= 0 && peek(P, 1)->kind == TK_STR) {
+      if (meta[w]) {
+        perr(P, D_DUPLICATE_NAME, peek(P, 0), NULL, "the file gives its %s twice", meta_words[w]);
+        return false;
+      }
+      advance(P);
+      meta[w] = advance(P)->text;
+      continue;
+    }
     if (!is_word(peek(P, 0), "graph")) {
       perr(P, D_DSL_SYNTAX, peek(P, 0), "A .dlc file is a list of `graph` definitions.", "expected 'graph', found %s",
            tk_desc(P->A, peek(P, 0)));
@@ -857,7 +873,7 @@ typedef struct scope {
 typedef struct lower {
   arena *A;
   diag_list *dl;
-  const char *file, *gname;
+  const char *file, *gname, *description;
   int ngraphs;
   const gdef *graphs;
   const gdef *main;
@@ -1146,6 +1162,7 @@ static cJSON *build_json(lower *L, int nouts, const int *outs, dsl_srcmap *m) {
   scope ms = {g, NULL, 0, "", NULL, NULL, NULL, 0, 0, NULL};
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "name", L->gname);
+  if (L->description) cJSON_AddStringToObject(root, "description", L->description);
   cJSON *sig = cJSON_AddObjectToObject(root, "signature");
   cJSON *dims = cJSON_AddArrayToObject(sig, "dims");
   for (int i = 0; i < g->ndims; i++) {
@@ -1921,12 +1938,14 @@ cJSON *dsl_parse(arena *A, const char *text, const char *file, dsl_srcmap **map,
   parser P = {A, file, dl, toks, 0, ntoks, 0, false};
   int ng = 0;
   gdef *gs = NULL;
-  if (!parse_file(&P, &ng, &gs)) return NULL;
+  const char *meta[2] = {NULL, NULL};
+  if (!parse_file(&P, &ng, &gs, meta)) return NULL;
   lower L = {0};
   L.A = A;
   L.dl = dl;
   L.file = file;
-  L.gname = base_name(A, file);
+  L.gname = meta[0] ? meta[0] : base_name(A, file);
+  L.description = meta[1];
   L.ngraphs = ng;
   L.graphs = gs;
   L.main = find_graph(&L, "main");
@@ -2036,6 +2055,25 @@ static bool bare_ok(const char *s) {
   return ok;
 }
 
+/* "text", with \" \\ \n \t escaped; other control characters have no
+ * spelling. */
+static bool put_quoted(strbuf *sb, const char *s, const char *at, diag_list *dl) {
+  for (const char *p = s; *p; p++)
+    if ((unsigned char)*p < 0x20 && *p != '\n' && *p != '\t') {
+      diag_report(dl, D_NOT_EXPRESSIBLE, at, "DSL strings hold no control characters other than newlines and tabs.",
+                  "the string \"%s\" has a control character", s);
+      return false;
+    }
+  sb_puts(sb, "\"");
+  for (const char *p = s; *p; p++) {
+    if (*p == '\n') sb_puts(sb, "\\n");
+    else if (*p == '\t') sb_puts(sb, "\\t");
+    else sb_printf(sb, "%s%c", *p == '"' || *p == '\\' ? "\\" : "", *p);
+  }
+  sb_puts(sb, "\"");
+  return true;
+}
+
 /* An attribute value or size, as the DSL spells it. */
 static bool put_value(strbuf *sb, const cJSON *v, const char *at, diag_list *dl) {
   if (cJSON_IsNumber(v)) {
@@ -2048,18 +2086,8 @@ static bool put_value(strbuf *sb, const cJSON *v, const char *at, diag_list *dl)
       sb_puts(sb, d);
     } else if (bare_ok(s)) {
       sb_puts(sb, s);
-    } else {
-      sb_puts(sb, "\"");
-      for (const char *p = s; *p; p++) {
-        if ((unsigned char)*p < 0x20) {
-          diag_report(dl, D_NOT_EXPRESSIBLE, at, "DSL strings hold no control characters.",
-                      "the string \"%s\" has a control character", s);
-          return false;
-        }
-        if (*p == '"' || *p == '\\') sb_puts(sb, "\\");
-        sb_printf(sb, "%c", *p);
-      }
-      sb_puts(sb, "\"");
+    } else if (!put_quoted(sb, s, at, dl)) {
+      return false;
     }
   } else if (cJSON_IsArray(v)) {
     sb_puts(sb, "[");
@@ -2117,17 +2145,14 @@ char *dsl_decompile(const cJSON *j, const fe_graph *g, diag_list *dl) {
       ok &= spellable(dl, g->nodes[i].name, g->nodes[i].at, "node name");
   if (!ok) return NULL;
   strbuf sb = {0};
-  sb_printf(&sb, "// %s\n", g->name);
+  sb_puts(&sb, "name ");
+  ok = put_quoted(&sb, g->name, "name", dl);
   const cJSON *desc = cJSON_GetObjectItemCaseSensitive(j, "description");
-  if (cJSON_IsString(desc)) {
-    sb_puts(&sb, "// ");
-    for (const char *p = desc->valuestring; *p; p++) {
-      if (*p == '\n') sb_puts(&sb, "\n// ");
-      else if ((unsigned char)*p >= 0x20) sb_printf(&sb, "%c", *p);
-    }
-    sb_puts(&sb, "\n");
+  if (ok && cJSON_IsString(desc)) {
+    sb_puts(&sb, "\ndescription ");
+    ok = put_quoted(&sb, desc->valuestring, "description", dl);
   }
-  sb_puts(&sb, "graph");
+  sb_puts(&sb, "\ngraph");
   for (int i = 0; i < g->ndims; i++) sb_printf(&sb, "%s%s", i ? ", " : "<", g->dims[i]);
   sb_puts(&sb, g->ndims ? "> main(" : " main(");
   for (int i = 0; ok && i < g->nin; i++) {
