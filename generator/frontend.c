@@ -569,6 +569,7 @@ static bool read_node(reader *r, const cJSON *it, int idx, fe_node *nd) {
   ju_string(&r->jc, it, "name", p, false, &name);
   nd->name = name ? name : arena_printf(r->A, "n%d", idx);
   nd->at = arena_printf(r->A, "graph[%d] (%s)", idx, nd->name);
+  nd->src = idx;
   int found = -1;
   for (int i = 0; i < FE__COUNT; i++)
     if (strcmp(fe_table[i].name, op) == 0) found = i;

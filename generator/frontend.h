@@ -92,6 +92,7 @@ typedef struct fe_node {
   int *in, *out;         /* tensor indices */
   fe_attrs attrs;
   const char *at;        /* "graph[2] (bias_add)" */
+  int src;               /* index in the graph's node list as read (before sorting) */
   /* the result as the op's shape rule gives it (a declared output keeps its
    * own dtype and shape; align_params and the final cast reconcile them) */
   dtype rdt;

@@ -89,7 +89,7 @@ const char *ju_path_key(ju_ctx *c, const char *path, const char *key) {
 
 const char *ju_path_idx(ju_ctx *c, const char *path, int i) { return arena_printf(c->A, "%s[%d]", path, i); }
 
-static int edit_distance(const char *a, const char *b) {
+int ju_edit_distance(const char *a, const char *b) {
   size_t n = strlen(a), m = strlen(b);
   if (n > 64 || m > 64) return 99;
   int d[65][65];
@@ -111,7 +111,7 @@ void ju_check_keys(ju_ctx *c, const cJSON *obj, const char *path, const char *co
     int bestd = 3;
     for (const char *const *k = allowed; *k; k++) {
       if (strcmp(it->string, *k) == 0) ok = true;
-      int d = edit_distance(it->string, *k);
+      int d = ju_edit_distance(it->string, *k);
       if (d < bestd) bestd = d, best = *k;
     }
     if (ok) continue;

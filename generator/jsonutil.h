@@ -28,6 +28,8 @@ char *ju_read_file(const char *path, diag_list *dl, const char *at);
 /* Parses text; reports D_JSON_SYNTAX with line and column on error. */
 cJSON *ju_parse(const char *text, diag_list *dl, const char *what);
 
+/* Levenshtein distance, for "did you mean" suggestions (99 past 64 characters). */
+int ju_edit_distance(const char *a, const char *b);
 /* Reports every key of `obj` not in the NULL-terminated `allowed` list. */
 void ju_check_keys(ju_ctx *c, const cJSON *obj, const char *path, const char *const *allowed);
 /* Typed access.  `required` reports a missing key.  Return false when the

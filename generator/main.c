@@ -2,6 +2,7 @@
  *
  *   dlcgen --graph FILE [--dtype T] [--bind NAME=VALUE]... [--dump=STAGES] [--until=STAGE]
  *          [--dump-dir DIR] [--diag=json]
+ *   dlcgen --decompile --graph FILE [--dtype T] [--diag=json]
  *   dlcgen --manifest FILE --out DIR [--dump=STAGES] [--until=STAGE] [--diag=json] [--quiet]
  *
  * The pipeline runs the stages in spec order (pipeline.c); a verifier runs
@@ -21,16 +22,21 @@ static void usage(FILE *f) {
   fputs("usage: dlcgen --graph FILE [--dtype fp16|bf16|fp32] [--bind NAME=VALUE]... [--dump=STAGES]\n"
         "                     [--until=STAGE] [--dump-dir DIR] [--diag=json|text]\n"
         "       dlcgen --manifest FILE --out DIR [--dump=STAGES] [--until=STAGE] [--diag=json|text] [--quiet]\n"
+        "       dlcgen --decompile --graph FILE [--dtype fp16|bf16|fp32] [--diag=json|text]\n"
         "       dlcgen --help | --version\n"
         "\n"
         "Compiles a Frontend graph, or every entry of a dlc-manifest/1 manifest, through the\n"
         "pipeline of the dlc specification.\n"
         "\n"
-        "  --graph FILE      compile one graph (format: docs/graph-format.md)\n"
+        "  --graph FILE      compile one graph: JSON (docs/graph-format.md), or the DSL\n"
+        "                    (docs/dsl.md) when FILE ends in .dlc\n"
+        "  --decompile       print the --graph FILE (JSON or DSL) as DSL on stdout, as one\n"
+        "                    `graph main`, after the front end has checked it\n"
         "  --dtype T         instantiate the graph's dtype parameter T (default fp16)\n"
         "  --bind NAME=VALUE bind a signature dim to a constant, as a manifest variant does\n"
         "                    (e.g. --bind D=64 for attention's head dim); repeatable\n"
-        "  --manifest FILE   compile every op x dtype x variant of a manifest (docs/manifest.md)\n"
+        "  --manifest FILE   compile every op x dtype x variant of a manifest (docs/manifest.md);\n"
+        "                    its graphs may be JSON or .dlc files\n"
         "  --out DIR         where --manifest writes its outputs (rewritten only when changed);\n"
         "                    dumps go to DIR/dumps/<op>/<instance>/<stage>.json\n"
         "  --dump=STAGES     comma-separated stages to dump, or 'all': frontend, tiny,\n"
@@ -86,6 +92,10 @@ int main(int argc, char **argv) {
       printf("dlcgen %s\n", DLC_VERSION);
       return 0;
     }
+    if (strcmp(a, "--decompile") == 0) {
+      o.decompile = true;
+      continue;
+    }
     if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
       o.quiet = true;
       continue;
@@ -120,6 +130,8 @@ int main(int argc, char **argv) {
     }
     if (err) return usage_error("option '%s' needs a value", a);
   }
+  if (o.decompile && (!o.graph || o.manifest || o.dump || o.dump_dir || o.out_dir || o.nbind || o.until != STAGE_CU))
+    return usage_error("%s", "--decompile takes --graph FILE, and optionally --dtype and --diag, only");
   if (!o.graph == !o.manifest) return usage_error("%s", "give exactly one of --graph and --manifest");
   if (o.manifest && !o.out_dir) return usage_error("%s", "--manifest needs --out DIR");
   if (o.graph && o.out_dir) return usage_error("%s", "--out goes with --manifest; use --dump-dir with --graph");

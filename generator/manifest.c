@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "arch.h"
+#include "dsl.h"
 #include "jsonutil.h"
 
 static const char *const top_keys[] = {"schema", "description", "archs", "ops", NULL};
@@ -274,11 +275,10 @@ manifest *mf_read(arena *A, const char *path, diag_list *dl) {
       if (cJSON_IsString(g)) {
         const char *gp = g->valuestring[0] == '/' ? g->valuestring
                                                   : arena_printf(A, "%s%s", dirname_of(A, path), g->valuestring);
-        char *gt = ju_read_file(gp, dl, ju_path_key(&c, op_path, "graph"));
-        if (!gt) continue;
-        cJSON *gj = ju_parse(gt, dl, gp);
-        free(gt);
+        dsl_srcmap *gmap;
+        cJSON *gj = dsl_read_graph_file(A, gp, ju_path_key(&c, op_path, "graph"), &gmap, dl);
         if (!gj) continue;
+        op->srcmap = gmap;
         cJSON_AddItemToArray(m->graphs, gj);
         op->graph = gj;
         op->graph_where = gp;

@@ -37,6 +37,7 @@ typedef struct mf_op {
   cJSON *graph;          /* the graph JSON (owned by the manifest) */
   const char *graph_where; /* path or "manifest.ops[0].graph" */
   const char *graph_ref;   /* as the manifest writes it: a relative path, or "(inline)" */
+  const struct dsl_srcmap *srcmap; /* DSL positions of a .dlc graph (dsl_locate), else NULL */
   int ndtypes;
   dtype *dtypes;
   bool plans_auto;

@@ -20,6 +20,7 @@
 
 #include "algo.h"
 #include "arch.h"
+#include "dsl.h"
 #include "emit.h"
 #include "frontend.h"
 #include "gpuir.h"
@@ -428,9 +429,9 @@ static int graph_main(const pipeline_opts *o) {
   }
   run r = {0};
   arena_init(&r.A);
-  char *text = ju_read_file(o->graph, &dl, o->graph);
-  cJSON *j = text ? ju_parse(text, &dl, o->graph) : NULL;
-  free(text);
+  dsl_srcmap *map;
+  cJSON *j = dsl_read_graph_file(&r.A, o->graph, o->graph, &map, &dl);
+  int read_diags = dl.n;
   /* --bind: the dims a manifest variant would bind */
   cJSON *dims = o->nbind ? cJSON_CreateObject() : NULL;
   for (int i = 0; i < o->nbind; i++) {
@@ -452,6 +453,7 @@ static int graph_main(const pipeline_opts *o) {
   static const char *const archs[] = {"sm80"};
   codegen_opts cg = {(o->dump & back) != 0 && until >= STAGE_PLAN, "dlc_graph", 1, archs, 0, NULL, o->graph};
   bool ok = j && run_stages(&r, j, o->graph, &inst, o->dump, until, &cg, &dl);
+  dsl_locate(map, &dl, read_diags);
   char *cu = NULL;
   if (ok && (o->dump & (1u << STAGE_CU)) && r.kernel) {
     /* one op, one instance: the same emitter as --manifest */
@@ -534,6 +536,7 @@ static int manifest_main(const pipeline_opts *o) {
       diag_list local;
       diag_init(&local);
       bool rok = run_stages(r, op->graph, op->graph_where, &fi, o->dump, o->until, &cg, &local);
+      dsl_locate(op->srcmap, &local, 0);
       for (int d = 0; d < local.n; d++) {
         char *at = xprintf("%s %s: %s", op->name, mi->tag, local.items[d].at);
         free(local.items[d].at);
@@ -587,7 +590,39 @@ static int manifest_main(const pipeline_opts *o) {
   return status;
 }
 
+/* ---- --decompile ---------------------------------------------------------------------- */
+
+/* Prints the graph (JSON or DSL) as DSL on stdout, after the Frontend has
+ * read it: only a valid graph is decompiled. */
+static int decompile_main(const pipeline_opts *o) {
+  dtype T;
+  if (!dtype_parse(o->dtype, &T) || (T != DT_FP16 && T != DT_BF16 && T != DT_FP32)) {
+    fprintf(stderr, "dlcgen: --dtype takes fp16, bf16 or fp32, not '%s'\nTry 'dlcgen --help'.\n", o->dtype);
+    return 2;
+  }
+  diag_list dl;
+  diag_init(&dl);
+  arena A;
+  arena_init(&A);
+  dsl_srcmap *map;
+  cJSON *j = dsl_read_graph_file(&A, o->graph, o->graph, &map, &dl);
+  int read_diags = dl.n;
+  fe_instance inst = {T, NULL, NULL};
+  fe_graph *g = j ? fe_read_json(&A, j, o->graph, &inst, &dl) : NULL;
+  dsl_locate(map, &dl, read_diags);
+  char *text = g ? dsl_decompile(j, g, &dl) : NULL;
+  if (text) fputs(text, stdout);
+  if (dl.n) print_diags(o, &dl);
+  int status = text && !diag_has_errors(&dl) ? 0 : 1;
+  free(text);
+  cJSON_Delete(j);
+  arena_free(&A);
+  diag_free(&dl);
+  return status;
+}
+
 int pipeline_main(const pipeline_opts *o) {
+  if (o->decompile) return decompile_main(o);
   if (o->graph) return graph_main(o);
   return manifest_main(o);
 }

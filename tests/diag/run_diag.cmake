@@ -1,6 +1,6 @@
 # One diagnostics test: runs dlcgen on a bad input and checks what the user
 # sees.  From CTest:
-#   cmake -DDLCGEN=... -DMODE=graph|manifest|usage -DWORK=<scratch dir>
+#   cmake -DDLCGEN=... -DMODE=graph|manifest|decompile|usage -DWORK=<scratch dir>
 #         [-DINPUT=<file>] [-DCODE=E1001] [-DRC=1] [-DDIAG=json|text]
 #         [-DOUT_UNDER_FILE=ON] [-DARGS=<|-separated arguments: the command line
 #         for MODE=usage, added to it for MODE=graph>]
@@ -10,6 +10,8 @@
 #   - CODE appears; with DIAG=json, stderr is one JSON document whose every
 #     diagnostic carries code, kind, severity, at, why and suggestion (why and
 #     suggestion not empty); with DIAG=text, the text form of CODE;
+#   - for a DSL input (INPUT ends in .dlc) with a line `// at LINE:COL`, a
+#     diagnostic with code CODE is at INPUT:LINE:COL (JSON form);
 #   - after an error, nothing was written to the --dump-dir / --out directory.
 cmake_minimum_required(VERSION 3.25)
 foreach(v DLCGEN MODE WORK)
@@ -41,6 +43,8 @@ if(MODE STREQUAL "graph")
           --diag=${DIAG} ${args})
 elseif(MODE STREQUAL "manifest")
   set(cmd ${DLCGEN} --manifest ${INPUT} --out ${out} --quiet --diag=${DIAG})
+elseif(MODE STREQUAL "decompile")
+  set(cmd ${DLCGEN} --decompile --graph ${INPUT} --diag=${DIAG})
 elseif(MODE STREQUAL "usage")
   set(cmd ${DLCGEN} ${args})
 else()
@@ -59,6 +63,17 @@ if(MODE STREQUAL "usage")
     message(FATAL_ERROR "a usage error is one line 'dlcgen: <problem>' on stderr\n${ctx}")
   endif()
 elseif(DIAG STREQUAL "json")
+  # a DSL case says where its diagnostic is: `// at LINE:COL`
+  set(want_at)
+  if(INPUT MATCHES "\\.dlc$")
+    file(STRINGS ${INPUT} at_lines REGEX "^// at [0-9]+:[0-9]+$")
+    if(NOT at_lines)
+      message(FATAL_ERROR "${INPUT} has no line '// at LINE:COL'")
+    endif()
+    string(REGEX REPLACE "^// at " "" want_at "${at_lines}")
+    set(want_at "${INPUT}:${want_at}")
+    set(found_at OFF)
+  endif()
   string(JSON n ERROR_VARIABLE jerr LENGTH "${stderr}" diagnostics)
   if(jerr)
     message(FATAL_ERROR "stderr is not a JSON document with a diagnostics list: ${jerr}\n${ctx}")
@@ -85,6 +100,15 @@ elseif(DIAG STREQUAL "json")
     string(JSON severity GET "${stderr}" diagnostics ${i} severity)
     if(code STREQUAL "${CODE}")
       set(found ON)
+      if(want_at)
+        string(JSON at GET "${stderr}" diagnostics ${i} at)
+        string(LENGTH "${want_at}" wl)
+        string(SUBSTRING "${at}" 0 ${wl} head)
+        string(SUBSTRING "${at}" ${wl} 1 after)
+        if(head STREQUAL want_at AND NOT after MATCHES "[0-9]")
+          set(found_at ON)
+        endif()
+      endif()
     endif()
     if(NOT (code MATCHES "^E[0-9][0-9][0-9][0-9]$" AND severity STREQUAL "error") AND
        NOT (code MATCHES "^W[0-9][0-9][0-9][0-9]$" AND severity STREQUAL "warning"))
@@ -93,6 +117,9 @@ elseif(DIAG STREQUAL "json")
   endforeach()
   if(NOT found)
     message(FATAL_ERROR "expected a diagnostic with code ${CODE}\n${ctx}")
+  endif()
+  if(want_at AND NOT found_at)
+    message(FATAL_ERROR "expected the ${CODE} diagnostic at ${want_at}\n${ctx}")
   endif()
 else()
   if(NOT stderr MATCHES "dlcgen: (error|warning) ${CODE} [A-Za-z]+ at [^\n]+: [^\n]+\n  suggestion: [^\n]+")

@@ -5,7 +5,9 @@
  * over deterministic mutations of the valid graphs and manifests:
  * truncation at every byte, type swaps at every JSON node, huge and negative
  * numbers, deleted and duplicated members, cycles, unknown ops, undeclared
- * tensors, deep nesting and seeded random byte flips.  Errors are fine;
+ * tensors, deep nesting and seeded random byte flips.  DSL graphs (.dlc,
+ * docs/dsl.md) get truncations and byte flips, through dsl_parse, the same
+ * stages and dsl_decompile.  Errors are fine;
  * crashes, sanitizer reports, internal errors (exit 3) and a stage that fails
  * without recording an error are not.
  *
@@ -21,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dsl.h"
 #include "frontend.h"
 #include "indexbook.h"
 #include "manifest.h"
@@ -119,6 +122,52 @@ static void run_graph(const char *text) {
   diag_free(&dl);
   arena_free(&A);
 }
+
+/* A DSL graph: parse (inlining its subgraphs), the stages, and decompile. */
+static void run_dsl(const char *text) {
+  ncases++;
+  if (verbose) fprintf(stderr, "case %ld: %s\n", ncases, current);
+  arena A;
+  arena_init(&A);
+  diag_list dl;
+  diag_init(&dl);
+  fe_instance inst = {DT_FP16, NULL, NULL};
+  dsl_srcmap *map;
+  cJSON *j = dsl_parse(&A, text, "fuzz.dlc", &map, &dl);
+  if (!j) {
+    expect_error(&dl, 0, "dsl_parse");
+  } else {
+    int n0 = dl.n;
+    run_stages(&A, j, NULL, &inst, &dl);
+    dsl_locate(map, &dl, n0);
+    diag_list d2;
+    diag_init(&d2);
+    fe_graph *g = fe_read_json(&A, j, "fuzz.dlc", &inst, &d2);
+    if (g) free(dsl_decompile(j, g, &d2));
+    check_diags(&d2);
+    diag_free(&d2);
+    cJSON_Delete(j);
+  }
+  check_diags(&dl);
+  diag_free(&dl);
+  arena_free(&A);
+}
+
+/* Subgraphs, tuples, dim defaults, scalars and every statement form. */
+static const char dsl_graph[] =
+    "name \"subgraphs\"\n"
+    "graph<M, N, G=2> pair(x: T[M, N], b: T[N]) -> (lo: T[M, N], hi: f32[M, G, N]) {\n"
+    "  zero = 0.5 * 2 - 1\n"
+    "  lo = max(x + b, zero)\n"
+    "  r: r3 = Reshape(lo, shape=[M, 1, N])\n"
+    "  hi: f32[M, G, N] = cast(Expand(r3, shape=[M, G, N]), to=f32)\n"
+    "  return lo, hi\n"
+    "}\n"
+    "graph<M, N> main(x: T[M, N] layout=\"RM\", b: T[N] param const_pool) -> (y: T[M, N], z: f32[M, 3, N]) {\n"
+    "  (a, c) = pair<G=3>(-x, b)\n"
+    "  y = Softmax(Flip(a, axes=[-1]), axis=-1); z = c / 2\n"
+    "  return y, z\n"
+    "}\n";
 
 static char tmpdir[256];
 
@@ -433,6 +482,21 @@ int main(int argc, char **argv) {
   graph_surgery("movement graph", movement_graph);
   byte_flips("movement graph", movement_graph, run_graph, quick ? 100 : 300);
   deep_nesting();
+
+  /* DSL graphs */
+  static const char *const dsls[] = {"gemm_bias_relu.dlc", "conv2d_bias_silu.dlc", "attention_causal.dlc"};
+  for (size_t i = 0; i < sizeof dsls / sizeof *dsls; i++) {
+    char *text = slurp(gdir, dsls[i]);
+    current = dsls[i];
+    run_dsl(text);
+    truncations(dsls[i], text, run_dsl, quick ? 7 : 1);
+    byte_flips(dsls[i], text, run_dsl, quick ? 100 : 300);
+    free(text);
+  }
+  current = "DSL subgraphs";
+  run_dsl(dsl_graph);
+  truncations("DSL subgraphs", dsl_graph, run_dsl, quick ? 3 : 1);
+  byte_flips("DSL subgraphs", dsl_graph, run_dsl, quick ? 150 : 500);
 
   /* manifests: one with graph paths, one with an inline graph and variants */
   char *conv = slurp(gdir, "conv2d_bias_silu.json");
