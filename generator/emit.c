@@ -229,6 +229,98 @@ static void kstep_fn(opgen *g, const gpu_operand *o, const char *role, const cha
             sxc(g->A, o->kstep, false));
 }
 
+/* The GPU IR's walk of one operand over the K axes (gpu_operand.walk): the
+ * rest of its offset and guards for a chunk row, a K counter, its step by BK
+ * with carries, the K part, and the guard test. */
+static void walk_fn(opgen *g, const gpu_operand *o, const char *role, const char *pre, const int *rax, int nr, int BK) {
+  const gpu_view *v = g->v;
+  const region *r = g->r;
+  strbuf *s = g->s;
+  const int *kax = v->k_axes;
+  int nk = v->nk;
+  if (!o->walk) {
+    sb_printf(s, "  static constexpr bool %s_WALK = false;\n  static constexpr int %s_NG = 0;\n  struct %sWalk {};\n", role,
+              role, role);
+    return;
+  }
+  const region_memref *m = &r->in[o->input];
+  sb_printf(s, "  // walk of %s over K (", role);
+  for (int j = 0; j < nk; j++) sb_printf(s, "%s%s", j ? ", " : "", r->it[kax[j]].name);
+  sb_printf(s, "): offset %s + %s", sx_str(g->A, o->moff), sx_str(g->A, o->koff));
+  for (int i = 0; i < o->ng; i++) sb_printf(s, "%s%s", i ? ", " : "; pad guards on ", sx_str(g->A, o->guards[i].e));
+  sb_printf(s, "\n  static constexpr bool %s_WALK = true;\n  static constexpr int %s_NG = %d;\n", role, role, o->ng);
+  sb_printf(s, "  struct %sWalk {\n    int64_t k[%d];  // ", role, nk);
+  for (int j = 0; j < nk; j++) sb_printf(s, "%s%s", j ? ", " : "", r->it[kax[j]].name);
+  sb_puts(s, "\n  };\n");
+  int ng1 = o->ng ? o->ng : 1;
+  sb_printf(s, "  static __device__ __forceinline__ const T *%s_tensor(const Params *p) { return static_cast<const T *>(p->%s); }\n",
+            pre, lc(g->A, m->name));
+  /* the rest: a chunk row's part */
+  sb_printf(s,
+            "  static __device__ __forceinline__ int64_t %s_rest([[maybe_unused]] const Params *p, int64_t ri, "
+            "[[maybe_unused]] int64_t bi,\n"
+            "                                                 [[maybe_unused]] int64_t (&g)[%d]) {\n",
+            pre, ng1);
+  decompose(g, "ri", rax, nr, "    ");
+  decompose(g, "bi", v->b_axes, v->nb, "    ");
+  for (int i = 0; i < o->ng; i++) sb_printf(s, "    g[%d] = %s;\n", i, sxc(g->A, o->gm[i], false));
+  sb_printf(s, "    return %s;\n  }\n", sxc(g->A, o->moff, false));
+  /* the counter at flattened k */
+  sb_printf(s, "  static __device__ __forceinline__ void %s_kstart([[maybe_unused]] const Params *p, int64_t ki, %sWalk &w) {\n",
+            pre, role);
+  decompose(g, "ki", kax, nk, "    ");
+  for (int j = 0; j < nk; j++) sb_printf(s, "    w.k[%d] = i_%s;\n", j, cid(g->A, r->it[kax[j]].name));
+  sb_puts(s, "  }\n");
+  /* += BK with carries: the innermost axis may wrap several times, each
+   * outer one once per wrap of the axis inside it */
+  sb_printf(s, "  static __device__ __forceinline__ void %s_knext([[maybe_unused]] const Params *p, %sWalk &w) {\n", pre, role);
+  sb_printf(s, "    w.k[%d] += %d;\n", nk - 1, BK);
+  if (nk > 1) {
+    sb_printf(s, "    while (w.k[%d] >= %s) {\n      w.k[%d] -= %s;\n", nk - 1, sxc(g->A, r->it[kax[nk - 1]].size, false),
+              nk - 1, sxc(g->A, r->it[kax[nk - 1]].size, false));
+    const char *ind = "      ";
+    for (int j = nk - 2; j >= 0; j--) {
+      if (j == 0) {
+        sb_printf(s, "%s++w.k[0];\n", ind);
+        break;
+      }
+      sb_printf(s, "%sif (++w.k[%d] >= %s) {\n%s  w.k[%d] = 0;\n", ind, j, sxc(g->A, r->it[kax[j]].size, false), ind, j);
+      ind = arena_printf(g->A, "%s  ", ind);
+    }
+    for (int j = 1; j < nk - 1; j++) {
+      ind = arena_printf(g->A, "%.*s", (int)strlen(ind) - 2, ind);
+      sb_printf(s, "%s}\n", ind);
+    }
+    sb_puts(s, "    }\n");
+  }
+  sb_puts(s, "  }\n");
+  /* the K part of the offset and guards */
+  sb_printf(s,
+            "  static __device__ __forceinline__ int64_t %s_kpart([[maybe_unused]] const Params *p, const %sWalk &w,\n"
+            "                                                  [[maybe_unused]] int64_t (&g)[%d]) {\n",
+            pre, role, ng1);
+  for (int j = 0; j < nk; j++)
+    sb_printf(s, "    [[maybe_unused]] const int64_t i_%s = w.k[%d];\n", cid(g->A, r->it[kax[j]].name), j);
+  for (int i = 0; i < o->ng; i++) sb_printf(s, "    g[%d] = %s;\n", i, sxc(g->A, o->gk[i], false));
+  sb_printf(s, "    return %s;\n  }\n", sxc(g->A, o->koff, false));
+  /* the guards on the two parts */
+  sb_printf(s,
+            "  static __device__ __forceinline__ bool %s_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const "
+            "int64_t (&gm)[%d],\n"
+            "                                                [[maybe_unused]] const int64_t (&gk)[%d]) {\n",
+            pre, ng1, ng1);
+  if (!o->ng) sb_puts(s, "    return true;\n  }\n");
+  else {
+    sb_puts(s, "    return ");
+    for (int i = 0; i < o->ng; i++) {
+      sb_printf(s, "%s(%s <= gm[%d] + gk[%d]", i ? " && " : "", sxc(g->A, o->guards[i].lo, false), i, i);
+      if (o->guards[i].hi) sb_printf(s, " && gm[%d] + gk[%d] < %s", i, i, sxc(g->A, o->guards[i].hi, false));
+      sb_puts(s, ")");
+    }
+    sb_puts(s, ";\n  }\n");
+  }
+}
+
 /* An epilogue Read that is loaded once and then indexed: in the bounds-checked
  * epilogue, the unit-stride ones (4 values at once); in the full-tile one,
  * every Read, as its kind says. */
@@ -559,6 +651,8 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
   chunk_fn(&g, &k->B, "b_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "operand B");
   kstep_fn(&g, &k->A, "A", "a_kstep");
   kstep_fn(&g, &k->B, "B", "b_kstep");
+  walk_fn(&g, &k->A, "A", "a", k->v.m_axes, k->v.nm, p->tile[2]);
+  walk_fn(&g, &k->B, "B", "b", k->v.n_axes, k->v.nn, p->tile[2]);
   sb_printf(s, "  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)\n"
                "  static constexpr int STEADY_MIN_VEC = %d;\n",
             k->steady_min_vec);

@@ -171,6 +171,52 @@ const sx *gpuir_flatten(arena *A, const region *r, const int *ax, int n, const s
   return sx_add(A, off0, sx_mul(A, s, sx_var(A, flat)));
 }
 
+/* x = rest + kpart, rest = x with the K axes at 0, kpart = x with every other
+ * axis at 0, less x's constant; false when x is not that sum (a floor or
+ * product that mixes the two). */
+static bool split_k(arena *A, const gpu_view *v, const sx *x, const sx **rest, const sx **kpart) {
+  const region *r = v->r;
+  int *others = ARENA_ARRAY(A, int, r->niters + r->nred + 1), no = 0;
+  for (int i = 0; i < r->niters + r->nred; i++) {
+    bool in_k = false;
+    for (int j = 0; j < v->nk; j++) in_k |= v->k_axes[j] == i;
+    if (!in_k) others[no++] = i;
+  }
+  group_pick gk = {r, v->k_axes, v->nk, -1, sx_int(A, 0), sx_int(A, 1)};
+  group_pick go = {r, others, no, -1, sx_int(A, 0), sx_int(A, 1)};
+  const sx *xr = sx_subst(A, x, subst_pick, &gk);
+  const sx *xk = sx_subst(A, x, subst_pick, &go);
+  const sx *x0 = sx_subst(A, xr, subst_pick, &go);
+  xk = sx_sub(A, xk, x0);
+  if (sx_has_overflow(x) || !sx_equal(x, sx_add(A, xr, xk))) return false;
+  *rest = xr, *kpart = xk;
+  return true;
+}
+
+/* Whether operand o can walk its K axes (gpu_operand.walk), and its parts. */
+static void operand_walk(arena *A, const gpu_view *v, gpu_operand *o) {
+  const region *r = v->r;
+  const rexpr *sel = o->read, *rd = o->read;
+  if (o->kstep || !o->k_contig || v->nk == 0 || o->contig_axis != v->k_axes[v->nk - 1]) return;
+  if (rd->k == RX_SELECT && !rd->a) rd = rd->b;
+  if (rd->k == RX_UNARY && rd->op == TINY_CAST) rd = rd->a;
+  if (rd->k != RX_READ) return;
+  const sx *off = gpuir_offset(A, &r->in[o->input], rd->map);
+  if (!split_k(A, v, off, &o->moff, &o->koff)) return;
+  o->ng = sel->k == RX_SELECT && !sel->a ? sel->ng : 0;
+  o->gm = ARENA_ARRAY(A, const sx *, o->ng + 1);
+  o->gk = ARENA_ARRAY(A, const sx *, o->ng + 1);
+  o->guards = o->ng ? sel->guards : NULL;
+  /* a chunk's elements share its guards: no guard reads the chunk's axis */
+  const char *cn = r->it[o->contig_axis].name;
+  for (int g = 0; g < o->ng; g++) {
+    if (sx_has_vars(sel->guards[g].lo) || (sel->guards[g].hi && sx_has_vars(sel->guards[g].hi))) return;
+    if (sx_mentions(sel->guards[g].e, SXA_VAR, cn)) return;
+    if (!split_k(A, v, sel->guards[g].e, &o->gm[g], &o->gk[g])) return;
+  }
+  o->walk = true;
+}
+
 static bool mentions_group(const region *r, const rexpr *rd, const int *ax, int n) {
   for (int d = 0; d < rd->nmap; d++)
     for (int i = 0; i < n; i++)
@@ -232,13 +278,16 @@ static int epi_vec(arena *A, const gpu_kernel *k) {
  * splits evenly over the threads, and into few enough chunks each. */
 static bool operand_streams(const gpu_kernel *k, bool rhs, int vec) {
   int chunks = k->plan.tile[rhs ? 1 : 0] * k->plan.tile[2] / vec;
+  /* a walking operand keeps one K column a thread */
+  const gpu_operand *o = rhs ? &k->B : &k->A;
+  if (o->walk && (vec < 2 || k->threads % (k->plan.tile[2] / vec))) return false;
   return chunks % k->threads == 0 && chunks / k->threads <= GPUIR_STREAM_CHUNKS;
 }
 
 /* The narrowest instantiated width whose kernels run the steady loop, when
  * both operands advance by a fixed step; 0 when none does. */
 static int steady_min_vec(const gpu_kernel *k) {
-  if (!k->A.kstep || !k->B.kstep) return 0;
+  if (!(k->A.kstep || k->A.walk) || !(k->B.kstep || k->B.walk)) return 0;
   int min = 0;
   for (int i = 0; i < k->nvec; i++)
     if (operand_streams(k, false, k->vecs[i]) && operand_streams(k, true, k->vecs[i])) min = k->vecs[i];
@@ -255,12 +304,23 @@ static void loop_body(gpu_kernel *k, arena *A, int S, bool steady) {
   for (int side = 0; side < 2; side++) {
     const gpu_operand *o = side ? &k->B : &k->A;
     const char *sm = side ? "smB" : "smA";
+    const char *guards = "";
+    for (int g = 0; g < o->ng; g++) guards = arena_printf(A, "%s%s%s", guards, g ? ", " : "", sx_str(A, o->guards[g].e));
     emit(k, A, GS_CP_ASYNC, arena_printf(A, "%s[(kt+%d)%%%d] <- %s", sm, S - 1, S, o->tensor),
-         !steady     ? "tile kt+stages-1 if any, pred tails"
+         !steady   ? "tile kt+stages-1 if any, pred tails"
+         : o->walk ? (o->ng ? arena_printf(A, "full tile kt+stages-1: chunk rest + K part, zero fill where a pad guard "
+                                              "(%s) fails",
+                                           guards)
+                            : "full tile kt+stages-1: chunk rest + K part, whole chunks")
          : o->k_contig ? "full tile kt+stages-1 from the chunk pointers, whole chunks"
                        : "full tile kt+stages-1 from the chunk pointers, tails as byte counts",
          arena_printf(A, "t%c[kt+S-1]", side ? 'B' : 'A'), 0, NULL, NULL);
-    if (steady)
+    if (steady && o->walk)
+      emit(k, A, GS_ADVANCE, arena_printf(A, "%s K counter", o->tensor),
+           arena_printf(A, "%s += %d with carries; K part %s", axes_str(A, k->r, k->v.k_axes, k->v.nk), k->plan.tile[2],
+                        sx_str(A, o->koff)),
+           NULL, 0, NULL, NULL);
+    else if (steady)
       emit(k, A, GS_ADVANCE, arena_printf(A, "%s chunk pointers", o->tensor),
            arena_printf(A, "+= %d * (%s)", k->plan.tile[2], o->kstep_str), NULL, 0, NULL, NULL);
   }
@@ -317,6 +377,8 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   k->B.kstep = operand_kstep(A, r, &k->v, &k->B);
   if (k->A.kstep) k->A.kstep_str = sx_str(A, k->A.kstep);
   if (k->B.kstep) k->B.kstep_str = sx_str(A, k->B.kstep);
+  operand_walk(A, &k->v, &k->A);
+  operand_walk(A, &k->v, &k->B);
   k->T = r->in[k->A.input].dt;
   if (k->T != r->in[k->B.input].dt || (k->T != DT_FP16 && k->T != DT_BF16)) {
     diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL,
@@ -347,6 +409,15 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   k->steady_min_vec = steady_min_vec(k);
   for (int side = 0; side < 2 && k->steady_min_vec; side++) {
     const gpu_operand *o = side ? &k->B : &k->A;
+    if (o->walk) {
+      emit(k, A, GS_ADDR_SETUP, arena_printf(A, "%s chunk rests and K counter", o->tensor),
+           arena_printf(A,
+                        "per thread at k-tile 0: each chunk's rest %s (rows past the %s tail read the last row), "
+                        "one K counter for the thread's column",
+                        sx_str(A, o->moff), side ? pn : pm),
+           NULL, 0, NULL, NULL);
+      continue;
+    }
     emit(k, A, GS_ADDR_SETUP, arena_printf(A, "%s chunk pointers", o->tensor),
          o->k_contig ? arena_printf(A,
                                     "per thread at k-tile 0; rows past the %s tail read the last row (they feed only "
@@ -370,8 +441,9 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   bool steady = k->steady_min_vec > 0;
   if (steady) {
     emit(k, A, GS_LOOP, "kt",
-         arena_printf(A, "steady (vec >= %d): 0 <= kt < floor(K%s / %d) - %d, every prefetched tile full: one basic block",
-                      k->steady_min_vec, pk, BK, S - 1),
+         arena_printf(A, "steady (vec >= %d): 0 <= kt < floor(K%s / %d) - %d, every prefetched tile full: %s",
+                      k->steady_min_vec, pk, BK, S - 1,
+                      k->A.walk || k->B.walk ? "no bounds, the K counters' carries only" : "one basic block"),
          NULL, 0, NULL, NULL);
     loop_body(k, A, S, true);
     emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
@@ -699,6 +771,7 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
     cJSON_AddStringToObject(oo, "ldmatrix", o->k_contig ? "x4" : "x4.trans");
     if (o->kstep) cJSON_AddStringToObject(oo, "k_step", o->kstep_str);
     else cJSON_AddNullToObject(oo, "k_step");
+    cJSON_AddBoolToObject(oo, "k_walk", o->walk);
     cJSON_AddItemToArray(ops, oo);
   }
   cJSON *tails = cJSON_AddArrayToObject(g, "tail_predicates");

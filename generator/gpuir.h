@@ -53,6 +53,16 @@ typedef struct gpu_operand {
   const sx *kstep;       /* elements its address moves per unit of the K group, when that is
                             the same at every (m|n, k, batch) and no pad guard reads k; else NULL */
   const char *kstep_str; /* kstep as the dump prints it */
+  /* walk: no k-step, but the chunks run along the innermost K axis and the
+   * offset and every pad guard split into a part over the K axes and a part
+   * over the rest.  A thread then keeps, per chunk, the rest's parts (fixed
+   * over the k-tiles) and, for its one K column, a counter over the K axes
+   * that adds BK with carries each tile. */
+  bool walk;
+  const sx *moff, *koff;  /* walk: the offset's parts (the constant in moff) */
+  int ng;
+  const sx **gm, **gk;    /* walk: each guard expression's parts (the constant in gm) */
+  const ib_guard *guards; /* walk: the guards (bounds lo <= e < hi) */
 } gpu_operand;
 
 /* A contraction region seen as GEMM groups (from Poly Core), with the

@@ -33,6 +33,8 @@
 //     EPI_VEC outputs of row m, stored with 16-byte stores.
 #pragma once
 
+#include <type_traits>
+
 #include "dlc_device.cuh"
 
 namespace dlc {
@@ -96,8 +98,10 @@ struct OperandTile {
   // The GPU IR decides which widths run its steady loop, streaming both
   // operands (both advance, and the tile splits into few chunks a thread).
   static constexpr bool STREAM = Op::STEADY_MIN_VEC > 0 && VEC >= Op::STEADY_MIN_VEC;
-  static_assert(!STREAM || ((IS_A ? Op::A_ADVANCE : Op::B_ADVANCE) && CHUNKS % NT == 0),
-                "a streamed operand advances and splits evenly over the threads");
+  static constexpr bool WALK = IS_A ? Op::A_WALK : Op::B_WALK;
+  static_assert(!STREAM || ((IS_A ? Op::A_ADVANCE : Op::B_ADVANCE) || WALK) && CHUNKS % NT == 0,
+                "a streamed operand advances or walks, and splits evenly over the threads");
+  static_assert(!STREAM || !WALK || (KC && NT % CPR == 0), "a walking operand keeps one K column a thread");
 };
 
 // The copy state of one operand over the full k-tiles: each thread's chunk
@@ -126,7 +130,11 @@ struct OperandStream {
   int soff[G::ONE_PHASE ? 1 : N];
   int64_t kstride;  // K_ROWS: elements between a thread's chunks
 
-  __device__ __forceinline__ void init(const typename Op::Params *p, int64_t r0, int64_t b, int64_t kstep) {
+  int64_t step;     // elements a full k-tile moves every pointer
+
+  __device__ __forceinline__ void init(const typename Op::Params *p, int64_t r0, int64_t b) {
+    const int64_t kstep = IS_A ? Op::a_kstep(p) : Op::b_kstep(p);
+    step = kstep * Op::BK;
     kstride = G::RSTEP * kstep;
 #pragma unroll
     for (int i = 0; i < N; ++i) {
@@ -149,7 +157,7 @@ struct OperandStream {
     }
   }
   // Copies the next full k-tile into `tile` and steps to the one after.
-  __device__ __forceinline__ void copy(T *tile, int64_t step) {
+  __device__ __forceinline__ void copy(const typename Op::Params *, T *tile) {
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const int off = G::ONE_PHASE ? soff[0] + i * G::RSTEP * G::L : soff[G::ONE_PHASE ? 0 : i];
@@ -159,6 +167,63 @@ struct OperandStream {
     }
 #pragma unroll
     for (int i = 0; i < NP; ++i) src[i] += step;
+  }
+};
+
+// The copy state of a walking operand (the GPU IR's walk: no fixed k-step,
+// but an address and pad guards that split into a part over the K axes and
+// a rest).  Each thread keeps, per chunk, the rest of the offset and of each
+// guard (fixed over the k-tiles; a row past the M (N) tail reads the last
+// row, as in OperandStream), and one counter over the K axes for its one K
+// column, stepped by BK with carries after every tile.  A chunk whose pad
+// guard fails is zero-filled.
+template <class Op, int VEC, bool IS_A>
+struct OperandWalk {
+  using G = OperandTile<Op, VEC, IS_A>;
+  using T = typename Op::T;
+  using W = std::conditional_t<IS_A, typename Op::AWalk, typename Op::BWalk>;
+  static constexpr int N = G::STREAM ? G::CPT : 1;
+  static constexpr int NG = IS_A ? Op::A_NG : Op::B_NG;
+  static constexpr int NG1 = NG > 0 ? NG : 1;
+  const T *base;
+  int64_t rest[N];
+  int64_t gm[N][NG1];
+  int soff[G::ONE_PHASE ? 1 : N];
+  W w;
+
+  __device__ __forceinline__ void init(const typename Op::Params *p, int64_t r0, int64_t b) {
+    const int64_t last = (IS_A ? Op::extent_m(p) : Op::extent_n(p)) - 1;
+    if constexpr (IS_A) base = Op::a_tensor(p);
+    else base = Op::b_tensor(p);
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const int row = ((int)threadIdx.x + i * G::NT) / G::CPR;
+      const int64_t r = r0 + row < last ? r0 + row : last;
+      if constexpr (IS_A) rest[i] = Op::a_rest(p, r, b, gm[i]);
+      else rest[i] = Op::b_rest(p, r, b, gm[i]);
+      if (!G::ONE_PHASE || i == 0) soff[G::ONE_PHASE ? 0 : i] = swz<G::L>(row, ((int)threadIdx.x % G::CPR) * VEC);
+    }
+    const int col = ((int)threadIdx.x % G::CPR) * VEC;
+    if constexpr (IS_A) Op::a_kstart(p, col, w);
+    else Op::b_kstart(p, col, w);
+  }
+  // Copies the next full k-tile into `tile` and steps the counter.
+  __device__ __forceinline__ void copy(const typename Op::Params *p, T *tile) {
+    int64_t gk[NG1];
+    int64_t ko;
+    if constexpr (IS_A) ko = Op::a_kpart(p, w, gk);
+    else ko = Op::b_kpart(p, w, gk);
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      bool in;
+      if constexpr (IS_A) in = Op::a_inside(p, gm[i], gk);
+      else in = Op::b_inside(p, gm[i], gk);
+      const int off = G::ONE_PHASE ? soff[0] + i * G::RSTEP * G::L : soff[G::ONE_PHASE ? 0 : i];
+      const T *s = base + rest[i] + ko;
+      copy_g2s<VEC * (int)sizeof(T)>(tile + off, in ? s : base, in ? VEC * (int)sizeof(T) : 0);
+    }
+    if constexpr (IS_A) Op::a_knext(p, w);
+    else Op::b_knext(p, w);
   }
 };
 
@@ -226,11 +291,10 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
     for (int j = 0; j < NTL; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
 
   // Per-CTA setup: chunk pointers of the streamed operands, ldmatrix offsets.
-  OperandStream<Op, VEC, true> sa;
-  OperandStream<Op, VEC, false> sb;
-  int64_t stepA = 0, stepB = 0;
-  if constexpr (GA::STREAM) sa.init(p, m0, b, Op::a_kstep(p)), stepA = Op::a_kstep(p) * BK;
-  if constexpr (GB::STREAM) sb.init(p, n0, b, Op::b_kstep(p)), stepB = Op::b_kstep(p) * BK;
+  std::conditional_t<GA::WALK, OperandWalk<Op, VEC, true>, OperandStream<Op, VEC, true>> sa;
+  std::conditional_t<GB::WALK, OperandWalk<Op, VEC, false>, OperandStream<Op, VEC, false>> sb;
+  if constexpr (GA::STREAM) sa.init(p, m0, b);
+  if constexpr (GB::STREAM) sb.init(p, n0, b);
   FragOffsets<Op, true> fa;
   FragOffsets<Op, false> fb;
   fa.init(wm * WM, lane);
@@ -240,9 +304,9 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   // stream (taken in order), every other tile from the chunk function with
   // its bounds.
   auto load = [&](int t, int s) {
-    if (GA::STREAM && t < KTF) sa.copy(smA + s * BM * BK, stepA);
+    if (GA::STREAM && t < KTF) sa.copy(p, smA + s * BM * BK);
     else load_operand<Op, VEC, true>(p, smA + s * BM * BK, m0, (int64_t)t * BK, b);
-    if (GB::STREAM && t < KTF) sb.copy(smB + s * BN * BK, stepB);
+    if (GB::STREAM && t < KTF) sb.copy(p, smB + s * BN * BK);
     else load_operand<Op, VEC, false>(p, smB + s * BN * BK, n0, (int64_t)t * BK, b);
   };
   // The MMAs of one k-tile held in stage s.
@@ -282,8 +346,8 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
     for (; kt + STAGES - 1 < KTF; ++kt) {
       cp_async_wait<STAGES - 2>();  // Wait(TokLoad kt)
       __syncthreads();
-      sa.copy(smA + wr * BM * BK, stepA);
-      sb.copy(smB + wr * BN * BK, stepB);
+      sa.copy(p, smA + wr * BM * BK);
+      sb.copy(p, smB + wr * BN * BK);
       cp_async_commit();
       compute(rd);
       rd = rd == STAGES - 1 ? 0 : rd + 1;

@@ -67,8 +67,105 @@ struct Op_fp16_stride1x1_pad1x1 {
   }
   static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
   static constexpr bool B_ADVANCE = false;  // chunk addresses recomputed every k-tile
+  // walk of A over K (kh, kw, ci): offset -C-C*W+C*w+C*W*h+C*H*W*n + ci+C*kw+C*W*kh; pad guards on h+kh-1, kw+w-1
+  static constexpr bool A_WALK = true;
+  static constexpr int A_NG = 2;
+  struct AWalk {
+    int64_t k[3];  // kh, kw, ci
+  };
+  static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
+  static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
+                                                 [[maybe_unused]] int64_t (&g)[2]) {
+    int64_t t_ri = ri;
+    [[maybe_unused]] const int64_t i_w = t_ri % (p->w);
+    t_ri /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_ri % (p->h);
+    t_ri /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_ri;
+    g[0] = (i_h - 1);
+    g[1] = (i_w - 1);
+    return (-p->c - p->c * p->w + p->c * i_w + p->c * p->w * i_h + p->c * p->h * p->w * i_n);
+  }
+  static __device__ __forceinline__ void a_kstart([[maybe_unused]] const Params *p, int64_t ki, AWalk &w) {
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    w.k[0] = i_kh;
+    w.k[1] = i_kw;
+    w.k[2] = i_ci;
+  }
+  static __device__ __forceinline__ void a_knext([[maybe_unused]] const Params *p, AWalk &w) {
+    w.k[2] += 32;
+    while (w.k[2] >= (p->c)) {
+      w.k[2] -= (p->c);
+      if (++w.k[1] >= 3) {
+        w.k[1] = 0;
+        ++w.k[0];
+      }
+    }
+  }
+  static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const AWalk &w,
+                                                  [[maybe_unused]] int64_t (&g)[2]) {
+    [[maybe_unused]] const int64_t i_kh = w.k[0];
+    [[maybe_unused]] const int64_t i_kw = w.k[1];
+    [[maybe_unused]] const int64_t i_ci = w.k[2];
+    g[0] = (i_kh);
+    g[1] = (i_kw);
+    return (i_ci + p->c * i_kw + p->c * p->w * i_kh);
+  }
+  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
+                                                [[maybe_unused]] const int64_t (&gk)[2]) {
+    return (0 <= gm[0] + gk[0] && gm[0] + gk[0] < (p->h)) && (0 <= gm[1] + gk[1] && gm[1] + gk[1] < (p->w));
+  }
+  // walk of B over K (kh, kw, ci): offset 9*C*co + 3*C*kh+ci+C*kw
+  static constexpr bool B_WALK = true;
+  static constexpr int B_NG = 0;
+  struct BWalk {
+    int64_t k[3];  // kh, kw, ci
+  };
+  static __device__ __forceinline__ const T *b_tensor(const Params *p) { return static_cast<const T *>(p->wt); }
+  static __device__ __forceinline__ int64_t b_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
+                                                 [[maybe_unused]] int64_t (&g)[1]) {
+    [[maybe_unused]] const int64_t i_co = ri;
+    return (9 * p->c * i_co);
+  }
+  static __device__ __forceinline__ void b_kstart([[maybe_unused]] const Params *p, int64_t ki, BWalk &w) {
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    w.k[0] = i_kh;
+    w.k[1] = i_kw;
+    w.k[2] = i_ci;
+  }
+  static __device__ __forceinline__ void b_knext([[maybe_unused]] const Params *p, BWalk &w) {
+    w.k[2] += 32;
+    while (w.k[2] >= (p->c)) {
+      w.k[2] -= (p->c);
+      if (++w.k[1] >= 3) {
+        w.k[1] = 0;
+        ++w.k[0];
+      }
+    }
+  }
+  static __device__ __forceinline__ int64_t b_kpart([[maybe_unused]] const Params *p, const BWalk &w,
+                                                  [[maybe_unused]] int64_t (&g)[1]) {
+    [[maybe_unused]] const int64_t i_kh = w.k[0];
+    [[maybe_unused]] const int64_t i_kw = w.k[1];
+    [[maybe_unused]] const int64_t i_ci = w.k[2];
+    return (i_ci + 3 * p->c * i_kh + p->c * i_kw);
+  }
+  static __device__ __forceinline__ bool b_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[1],
+                                                [[maybe_unused]] const int64_t (&gk)[1]) {
+    return true;
+  }
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 0;
+  static constexpr int STEADY_MIN_VEC = 8;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = {"reduce":{"op":"sum","axes":["kh","kw","ci"],"init":0,"dtype":"fp32","body":{"mul":[{"select":{"pred":{"and":["0<=h+kh-1","h+kh-1<H","0<=kw+w-1","kw+w-1<W"]},"then":{"read":{"tensor":"X","map":["n","h+kh-1","kw+w-1","ci"]}},"else":0}},{"read":{"tensor":"Wt","map":["co","kh","kw","ci"]}}]}}}
   //   Y1 = {"add":["Y0",{"BroadcastInDim":{"operand":{"cast":{"to":"fp32","x":{"read":{"tensor":"bias","map":["co"]}}}},"result_shape":["N","H","W","K"],"broadcast_dimensions":[3]}}]}
@@ -229,8 +326,105 @@ struct Op_fp16_stride2x2_pad1x1 {
   }
   static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
   static constexpr bool B_ADVANCE = false;  // chunk addresses recomputed every k-tile
+  // walk of A over K (kh, kw, ci): offset 2*C*w+2*C*W*h-C-C*W+C*H*W*n + ci+C*kw+C*W*kh; pad guards on 2*h+kh-1, 2*w+kw-1
+  static constexpr bool A_WALK = true;
+  static constexpr int A_NG = 2;
+  struct AWalk {
+    int64_t k[3];  // kh, kw, ci
+  };
+  static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
+  static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
+                                                 [[maybe_unused]] int64_t (&g)[2]) {
+    int64_t t_ri = ri;
+    [[maybe_unused]] const int64_t i_w = t_ri % (dlc::floordiv((p->w + 1), 2));
+    t_ri /= (dlc::floordiv((p->w + 1), 2));
+    [[maybe_unused]] const int64_t i_h = t_ri % (dlc::floordiv((p->h + 1), 2));
+    t_ri /= (dlc::floordiv((p->h + 1), 2));
+    [[maybe_unused]] const int64_t i_n = t_ri;
+    g[0] = (2 * i_h - 1);
+    g[1] = (2 * i_w - 1);
+    return (-p->c - p->c * p->w + 2 * p->c * i_w + 2 * p->c * p->w * i_h + p->c * p->h * p->w * i_n);
+  }
+  static __device__ __forceinline__ void a_kstart([[maybe_unused]] const Params *p, int64_t ki, AWalk &w) {
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    w.k[0] = i_kh;
+    w.k[1] = i_kw;
+    w.k[2] = i_ci;
+  }
+  static __device__ __forceinline__ void a_knext([[maybe_unused]] const Params *p, AWalk &w) {
+    w.k[2] += 32;
+    while (w.k[2] >= (p->c)) {
+      w.k[2] -= (p->c);
+      if (++w.k[1] >= 3) {
+        w.k[1] = 0;
+        ++w.k[0];
+      }
+    }
+  }
+  static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const AWalk &w,
+                                                  [[maybe_unused]] int64_t (&g)[2]) {
+    [[maybe_unused]] const int64_t i_kh = w.k[0];
+    [[maybe_unused]] const int64_t i_kw = w.k[1];
+    [[maybe_unused]] const int64_t i_ci = w.k[2];
+    g[0] = (i_kh);
+    g[1] = (i_kw);
+    return (i_ci + p->c * i_kw + p->c * p->w * i_kh);
+  }
+  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
+                                                [[maybe_unused]] const int64_t (&gk)[2]) {
+    return (0 <= gm[0] + gk[0] && gm[0] + gk[0] < (p->h)) && (0 <= gm[1] + gk[1] && gm[1] + gk[1] < (p->w));
+  }
+  // walk of B over K (kh, kw, ci): offset 9*C*co + 3*C*kh+ci+C*kw
+  static constexpr bool B_WALK = true;
+  static constexpr int B_NG = 0;
+  struct BWalk {
+    int64_t k[3];  // kh, kw, ci
+  };
+  static __device__ __forceinline__ const T *b_tensor(const Params *p) { return static_cast<const T *>(p->wt); }
+  static __device__ __forceinline__ int64_t b_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
+                                                 [[maybe_unused]] int64_t (&g)[1]) {
+    [[maybe_unused]] const int64_t i_co = ri;
+    return (9 * p->c * i_co);
+  }
+  static __device__ __forceinline__ void b_kstart([[maybe_unused]] const Params *p, int64_t ki, BWalk &w) {
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    w.k[0] = i_kh;
+    w.k[1] = i_kw;
+    w.k[2] = i_ci;
+  }
+  static __device__ __forceinline__ void b_knext([[maybe_unused]] const Params *p, BWalk &w) {
+    w.k[2] += 32;
+    while (w.k[2] >= (p->c)) {
+      w.k[2] -= (p->c);
+      if (++w.k[1] >= 3) {
+        w.k[1] = 0;
+        ++w.k[0];
+      }
+    }
+  }
+  static __device__ __forceinline__ int64_t b_kpart([[maybe_unused]] const Params *p, const BWalk &w,
+                                                  [[maybe_unused]] int64_t (&g)[1]) {
+    [[maybe_unused]] const int64_t i_kh = w.k[0];
+    [[maybe_unused]] const int64_t i_kw = w.k[1];
+    [[maybe_unused]] const int64_t i_ci = w.k[2];
+    return (i_ci + 3 * p->c * i_kh + p->c * i_kw);
+  }
+  static __device__ __forceinline__ bool b_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[1],
+                                                [[maybe_unused]] const int64_t (&gk)[1]) {
+    return true;
+  }
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 0;
+  static constexpr int STEADY_MIN_VEC = 8;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = {"reduce":{"op":"sum","axes":["kh","kw","ci"],"init":0,"dtype":"fp32","body":{"mul":[{"select":{"pred":{"and":["0<=2*h+kh-1","2*h+kh-1<H","0<=2*w+kw-1","2*w+kw-1<W"]},"then":{"read":{"tensor":"X","map":["n","2*h+kh-1","2*w+kw-1","ci"]}},"else":0}},{"read":{"tensor":"Wt","map":["co","kh","kw","ci"]}}]}}}
   //   Y1 = {"add":["Y0",{"BroadcastInDim":{"operand":{"cast":{"to":"fp32","x":{"read":{"tensor":"bias","map":["co"]}}}},"result_shape":["N","floor((H+1)/2)","floor((W+1)/2)","K"],"broadcast_dimensions":[3]}}]}
@@ -391,8 +585,105 @@ struct Op_bf16_stride1x1_pad1x1 {
   }
   static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
   static constexpr bool B_ADVANCE = false;  // chunk addresses recomputed every k-tile
+  // walk of A over K (kh, kw, ci): offset -C-C*W+C*w+C*W*h+C*H*W*n + ci+C*kw+C*W*kh; pad guards on h+kh-1, kw+w-1
+  static constexpr bool A_WALK = true;
+  static constexpr int A_NG = 2;
+  struct AWalk {
+    int64_t k[3];  // kh, kw, ci
+  };
+  static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
+  static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
+                                                 [[maybe_unused]] int64_t (&g)[2]) {
+    int64_t t_ri = ri;
+    [[maybe_unused]] const int64_t i_w = t_ri % (p->w);
+    t_ri /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_ri % (p->h);
+    t_ri /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_ri;
+    g[0] = (i_h - 1);
+    g[1] = (i_w - 1);
+    return (-p->c - p->c * p->w + p->c * i_w + p->c * p->w * i_h + p->c * p->h * p->w * i_n);
+  }
+  static __device__ __forceinline__ void a_kstart([[maybe_unused]] const Params *p, int64_t ki, AWalk &w) {
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    w.k[0] = i_kh;
+    w.k[1] = i_kw;
+    w.k[2] = i_ci;
+  }
+  static __device__ __forceinline__ void a_knext([[maybe_unused]] const Params *p, AWalk &w) {
+    w.k[2] += 32;
+    while (w.k[2] >= (p->c)) {
+      w.k[2] -= (p->c);
+      if (++w.k[1] >= 3) {
+        w.k[1] = 0;
+        ++w.k[0];
+      }
+    }
+  }
+  static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const AWalk &w,
+                                                  [[maybe_unused]] int64_t (&g)[2]) {
+    [[maybe_unused]] const int64_t i_kh = w.k[0];
+    [[maybe_unused]] const int64_t i_kw = w.k[1];
+    [[maybe_unused]] const int64_t i_ci = w.k[2];
+    g[0] = (i_kh);
+    g[1] = (i_kw);
+    return (i_ci + p->c * i_kw + p->c * p->w * i_kh);
+  }
+  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
+                                                [[maybe_unused]] const int64_t (&gk)[2]) {
+    return (0 <= gm[0] + gk[0] && gm[0] + gk[0] < (p->h)) && (0 <= gm[1] + gk[1] && gm[1] + gk[1] < (p->w));
+  }
+  // walk of B over K (kh, kw, ci): offset 9*C*co + 3*C*kh+ci+C*kw
+  static constexpr bool B_WALK = true;
+  static constexpr int B_NG = 0;
+  struct BWalk {
+    int64_t k[3];  // kh, kw, ci
+  };
+  static __device__ __forceinline__ const T *b_tensor(const Params *p) { return static_cast<const T *>(p->wt); }
+  static __device__ __forceinline__ int64_t b_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
+                                                 [[maybe_unused]] int64_t (&g)[1]) {
+    [[maybe_unused]] const int64_t i_co = ri;
+    return (9 * p->c * i_co);
+  }
+  static __device__ __forceinline__ void b_kstart([[maybe_unused]] const Params *p, int64_t ki, BWalk &w) {
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    w.k[0] = i_kh;
+    w.k[1] = i_kw;
+    w.k[2] = i_ci;
+  }
+  static __device__ __forceinline__ void b_knext([[maybe_unused]] const Params *p, BWalk &w) {
+    w.k[2] += 32;
+    while (w.k[2] >= (p->c)) {
+      w.k[2] -= (p->c);
+      if (++w.k[1] >= 3) {
+        w.k[1] = 0;
+        ++w.k[0];
+      }
+    }
+  }
+  static __device__ __forceinline__ int64_t b_kpart([[maybe_unused]] const Params *p, const BWalk &w,
+                                                  [[maybe_unused]] int64_t (&g)[1]) {
+    [[maybe_unused]] const int64_t i_kh = w.k[0];
+    [[maybe_unused]] const int64_t i_kw = w.k[1];
+    [[maybe_unused]] const int64_t i_ci = w.k[2];
+    return (i_ci + 3 * p->c * i_kh + p->c * i_kw);
+  }
+  static __device__ __forceinline__ bool b_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[1],
+                                                [[maybe_unused]] const int64_t (&gk)[1]) {
+    return true;
+  }
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 0;
+  static constexpr int STEADY_MIN_VEC = 8;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = {"reduce":{"op":"sum","axes":["kh","kw","ci"],"init":0,"dtype":"fp32","body":{"mul":[{"select":{"pred":{"and":["0<=h+kh-1","h+kh-1<H","0<=kw+w-1","kw+w-1<W"]},"then":{"read":{"tensor":"X","map":["n","h+kh-1","kw+w-1","ci"]}},"else":0}},{"read":{"tensor":"Wt","map":["co","kh","kw","ci"]}}]}}}
   //   Y1 = {"add":["Y0",{"BroadcastInDim":{"operand":{"cast":{"to":"fp32","x":{"read":{"tensor":"bias","map":["co"]}}}},"result_shape":["N","H","W","K"],"broadcast_dimensions":[3]}}]}
@@ -553,8 +844,105 @@ struct Op_bf16_stride2x2_pad1x1 {
   }
   static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
   static constexpr bool B_ADVANCE = false;  // chunk addresses recomputed every k-tile
+  // walk of A over K (kh, kw, ci): offset 2*C*w+2*C*W*h-C-C*W+C*H*W*n + ci+C*kw+C*W*kh; pad guards on 2*h+kh-1, 2*w+kw-1
+  static constexpr bool A_WALK = true;
+  static constexpr int A_NG = 2;
+  struct AWalk {
+    int64_t k[3];  // kh, kw, ci
+  };
+  static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
+  static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
+                                                 [[maybe_unused]] int64_t (&g)[2]) {
+    int64_t t_ri = ri;
+    [[maybe_unused]] const int64_t i_w = t_ri % (dlc::floordiv((p->w + 1), 2));
+    t_ri /= (dlc::floordiv((p->w + 1), 2));
+    [[maybe_unused]] const int64_t i_h = t_ri % (dlc::floordiv((p->h + 1), 2));
+    t_ri /= (dlc::floordiv((p->h + 1), 2));
+    [[maybe_unused]] const int64_t i_n = t_ri;
+    g[0] = (2 * i_h - 1);
+    g[1] = (2 * i_w - 1);
+    return (-p->c - p->c * p->w + 2 * p->c * i_w + 2 * p->c * p->w * i_h + p->c * p->h * p->w * i_n);
+  }
+  static __device__ __forceinline__ void a_kstart([[maybe_unused]] const Params *p, int64_t ki, AWalk &w) {
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    w.k[0] = i_kh;
+    w.k[1] = i_kw;
+    w.k[2] = i_ci;
+  }
+  static __device__ __forceinline__ void a_knext([[maybe_unused]] const Params *p, AWalk &w) {
+    w.k[2] += 32;
+    while (w.k[2] >= (p->c)) {
+      w.k[2] -= (p->c);
+      if (++w.k[1] >= 3) {
+        w.k[1] = 0;
+        ++w.k[0];
+      }
+    }
+  }
+  static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const AWalk &w,
+                                                  [[maybe_unused]] int64_t (&g)[2]) {
+    [[maybe_unused]] const int64_t i_kh = w.k[0];
+    [[maybe_unused]] const int64_t i_kw = w.k[1];
+    [[maybe_unused]] const int64_t i_ci = w.k[2];
+    g[0] = (i_kh);
+    g[1] = (i_kw);
+    return (i_ci + p->c * i_kw + p->c * p->w * i_kh);
+  }
+  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
+                                                [[maybe_unused]] const int64_t (&gk)[2]) {
+    return (0 <= gm[0] + gk[0] && gm[0] + gk[0] < (p->h)) && (0 <= gm[1] + gk[1] && gm[1] + gk[1] < (p->w));
+  }
+  // walk of B over K (kh, kw, ci): offset 9*C*co + 3*C*kh+ci+C*kw
+  static constexpr bool B_WALK = true;
+  static constexpr int B_NG = 0;
+  struct BWalk {
+    int64_t k[3];  // kh, kw, ci
+  };
+  static __device__ __forceinline__ const T *b_tensor(const Params *p) { return static_cast<const T *>(p->wt); }
+  static __device__ __forceinline__ int64_t b_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
+                                                 [[maybe_unused]] int64_t (&g)[1]) {
+    [[maybe_unused]] const int64_t i_co = ri;
+    return (9 * p->c * i_co);
+  }
+  static __device__ __forceinline__ void b_kstart([[maybe_unused]] const Params *p, int64_t ki, BWalk &w) {
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    w.k[0] = i_kh;
+    w.k[1] = i_kw;
+    w.k[2] = i_ci;
+  }
+  static __device__ __forceinline__ void b_knext([[maybe_unused]] const Params *p, BWalk &w) {
+    w.k[2] += 32;
+    while (w.k[2] >= (p->c)) {
+      w.k[2] -= (p->c);
+      if (++w.k[1] >= 3) {
+        w.k[1] = 0;
+        ++w.k[0];
+      }
+    }
+  }
+  static __device__ __forceinline__ int64_t b_kpart([[maybe_unused]] const Params *p, const BWalk &w,
+                                                  [[maybe_unused]] int64_t (&g)[1]) {
+    [[maybe_unused]] const int64_t i_kh = w.k[0];
+    [[maybe_unused]] const int64_t i_kw = w.k[1];
+    [[maybe_unused]] const int64_t i_ci = w.k[2];
+    return (i_ci + 3 * p->c * i_kh + p->c * i_kw);
+  }
+  static __device__ __forceinline__ bool b_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[1],
+                                                [[maybe_unused]] const int64_t (&gk)[1]) {
+    return true;
+  }
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 0;
+  static constexpr int STEADY_MIN_VEC = 8;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = {"reduce":{"op":"sum","axes":["kh","kw","ci"],"init":0,"dtype":"fp32","body":{"mul":[{"select":{"pred":{"and":["0<=2*h+kh-1","2*h+kh-1<H","0<=2*w+kw-1","2*w+kw-1<W"]},"then":{"read":{"tensor":"X","map":["n","2*h+kh-1","2*w+kw-1","ci"]}},"else":0}},{"read":{"tensor":"Wt","map":["co","kh","kw","ci"]}}]}}}
   //   Y1 = {"add":["Y0",{"BroadcastInDim":{"operand":{"cast":{"to":"fp32","x":{"read":{"tensor":"bias","map":["co"]}}}},"result_shape":["N","floor((H+1)/2)","floor((W+1)/2)","K"],"broadcast_dimensions":[3]}}]}

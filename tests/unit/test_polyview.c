@@ -258,7 +258,7 @@ static void test_dump(void) {
 }
 
 /* pv_verify accepts what pv_build makes and rejects each broken invariant:
- * a domain that is no isl set, a statement in no block, an edge to no block. */
+ * a domain of the wrong dims, a statement in no block. */
 static void test_verify(void) {
   front p;
   pipe_init(&p);
@@ -268,7 +268,7 @@ static void test_verify(void) {
     diag_init(&dl);
     CHECK(pv_verify(p.pv, &dl) && dl.n == 0);
     const char *dom = p.pv->st[0].domain;
-    p.pv->st[0].domain = "{ not a set";
+    p.pv->st[0].domain = "[M] -> { S[m] : 0 <= m < M }"; /* one dim where the statement has more */
     CHECK(!pv_verify(p.pv, &dl) && diag_count(&dl, "E0004") == 1);
     p.pv->st[0].domain = dom;
     int blk = p.pv->block_of_stmt[0];
