@@ -229,57 +229,71 @@ static void kstep_fn(opgen *g, const gpu_operand *o, const char *role, const cha
             sxc(g->A, o->kstep, false));
 }
 
-/* The GPU IR's walk of one operand over the K axes (gpu_operand.walk): the
- * rest of its offset and guards for a chunk row, a K counter, its step by BK
- * with carries, the K part, and the guard test. */
-static void walk_fn(opgen *g, const gpu_operand *o, const char *role, const char *pre, const int *rax, int nr, int BK) {
-  const gpu_view *v = g->v;
+/* The K counter of the walking operands (gpu_operand.walk): one a thread,
+ * shared by both operands (their chunks run along the same K axes, and a
+ * thread keeps one K column of each), stepped by BK with carries.  It also
+ * carries each walking operand's K part: a step adds BK times the inner
+ * axis's coefficient, a carry from axis j+1 into axis j adds the delta
+ * coef_j - extent_{j+1} * coef_{j+1} (a table computed once). */
+static void kwalk_fn(opgen *g, const gpu_kernel *k, int BK) {
   const region *r = g->r;
   strbuf *s = g->s;
-  const int *kax = v->k_axes;
-  int nk = v->nk;
-  if (!o->walk) {
-    sb_printf(s, "  static constexpr bool %s_WALK = false;\n  static constexpr int %s_NG = 0;\n  struct %sWalk {};\n", role,
-              role, role);
+  const int *kax = k->v.k_axes;
+  int nk = k->v.nk;
+  if (!k->A.walk && !k->B.walk) {
+    sb_puts(s, "  struct KWalk {};  // no operand walks its K axes\n");
     return;
   }
-  const region_memref *m = &r->in[o->input];
-  sb_printf(s, "  // walk of %s over K (", role);
+  const gpu_operand *ops[2] = {&k->A, &k->B};
+  /* (operand_walk allows at most GPUIR_WALK_AXES K axes) */
+  const char *pre[2] = {"a", "b"};
+  /* the dispatcher keeps the flattened K below 2^31: 32-bit counters */
+  sb_printf(s, "  // the K counter of the walking operands: (");
   for (int j = 0; j < nk; j++) sb_printf(s, "%s%s", j ? ", " : "", r->it[kax[j]].name);
-  sb_printf(s, "): offset %s + %s", sx_str(g->A, o->moff), sx_str(g->A, o->koff));
-  for (int i = 0; i < o->ng; i++) sb_printf(s, "%s%s", i ? ", " : "; pad guards on ", sx_str(g->A, o->guards[i].e));
-  sb_printf(s, "\n  static constexpr bool %s_WALK = true;\n  static constexpr int %s_NG = %d;\n", role, role, o->ng);
-  sb_printf(s, "  struct %sWalk {\n    int64_t k[%d];  // ", role, nk);
-  for (int j = 0; j < nk; j++) sb_printf(s, "%s%s", j ? ", " : "", r->it[kax[j]].name);
-  sb_puts(s, "\n  };\n");
-  int ng1 = o->ng ? o->ng : 1;
-  sb_printf(s, "  static __device__ __forceinline__ const T *%s_tensor(const Params *p) { return static_cast<const T *>(p->%s); }\n",
-            pre, lc(g->A, m->name));
-  /* the rest: a chunk row's part */
-  sb_printf(s,
-            "  static __device__ __forceinline__ int64_t %s_rest([[maybe_unused]] const Params *p, int64_t ri, "
-            "[[maybe_unused]] int64_t bi,\n"
-            "                                                 [[maybe_unused]] int64_t (&g)[%d]) {\n",
-            pre, ng1);
-  decompose(g, "ri", rax, nr, "    ");
-  decompose(g, "bi", v->b_axes, v->nb, "    ");
-  for (int i = 0; i < o->ng; i++) sb_printf(s, "    g[%d] = %s;\n", i, sxc(g->A, o->gm[i], false));
-  sb_printf(s, "    return %s;\n  }\n", sxc(g->A, o->moff, false));
-  /* the counter at flattened k */
-  sb_printf(s, "  static __device__ __forceinline__ void %s_kstart([[maybe_unused]] const Params *p, int64_t ki, %sWalk &w) {\n",
-            pre, role);
+  sb_printf(s, ") at the thread's K column, += %d with carries each tile, and their K parts\n  struct KWalk {\n    int k[%d];\n", BK,
+            nk);
+  /* the deltas; the constant ones are written into k_next */
+  const sx *d[2][GPUIR_WALK_AXES] = {{0}};
+  bool stored[2] = {false, false};
+  for (int o = 0; o < 2; o++) {
+    if (!ops[o]->walk) continue;
+    sb_printf(s, "    int64_t %s_off;\n", pre[o]);
+    for (int j = 0; j + 1 < nk; j++) {
+      d[o][j] = sx_sub(g->A, ops[o]->kcoef[j], sx_mul(g->A, r->it[kax[j + 1]].size, ops[o]->kcoef[j + 1]));
+      int64_t c;
+      stored[o] |= !sx_is_int(d[o][j], &c);
+    }
+    if (stored[o]) sb_printf(s, "    int64_t %s_d[%d];  // %s_off's step when axis j takes a carry\n", pre[o], nk - 1, pre[o]);
+  }
+  sb_puts(s, "  };\n");
+  sb_puts(s, "  static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {\n");
   decompose(g, "ki", kax, nk, "    ");
-  for (int j = 0; j < nk; j++) sb_printf(s, "    w.k[%d] = i_%s;\n", j, cid(g->A, r->it[kax[j]].name));
+  for (int j = 0; j < nk; j++) sb_printf(s, "    w.k[%d] = (int)i_%s;\n", j, cid(g->A, r->it[kax[j]].name));
+  for (int o = 0; o < 2; o++) {
+    const gpu_operand *op = ops[o];
+    if (!op->walk) continue;
+    sb_printf(s, "    w.%s_off = %s;\n", pre[o], sxc(g->A, op->koff, false));
+    for (int j = 0; j + 1 < nk && stored[o]; j++) sb_printf(s, "    w.%s_d[%d] = %s;\n", pre[o], j, sxc(g->A, d[o][j], false));
+  }
   sb_puts(s, "  }\n");
-  /* += BK with carries: the innermost axis may wrap several times, each
-   * outer one once per wrap of the axis inside it */
-  sb_printf(s, "  static __device__ __forceinline__ void %s_knext([[maybe_unused]] const Params *p, %sWalk &w) {\n", pre, role);
+  /* the innermost axis may wrap several times, each outer one once per
+   * wrap of the axis inside it */
+  sb_puts(s, "  static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {\n");
   sb_printf(s, "    w.k[%d] += %d;\n", nk - 1, BK);
+  for (int o = 0; o < 2; o++)
+    if (ops[o]->walk)
+      sb_printf(s, "    w.%s_off += %s;\n", pre[o], sxc(g->A, sx_scale(g->A, ops[o]->kcoef[nk - 1], BK), false));
   if (nk > 1) {
-    sb_printf(s, "    while (w.k[%d] >= %s) {\n      w.k[%d] -= %s;\n", nk - 1, sxc(g->A, r->it[kax[nk - 1]].size, false),
-              nk - 1, sxc(g->A, r->it[kax[nk - 1]].size, false));
+    const char *e = sxc(g->A, r->it[kax[nk - 1]].size, false);
+    sb_printf(s, "    while (w.k[%d] >= %s) {\n      w.k[%d] -= (int)%s;\n", nk - 1, e, nk - 1, e);
     const char *ind = "      ";
     for (int j = nk - 2; j >= 0; j--) {
+      for (int o = 0; o < 2; o++) {
+        int64_t c;
+        if (!ops[o]->walk || (sx_is_int(d[o][j], &c) && c == 0)) continue;
+        if (stored[o]) sb_printf(s, "%sw.%s_off += w.%s_d[%d];\n", ind, pre[o], pre[o], j);
+        else sb_printf(s, "%sw.%s_off += %s;\n", ind, pre[o], sxc(g->A, d[o][j], false));
+      }
       if (j == 0) {
         sb_printf(s, "%s++w.k[0];\n", ind);
         break;
@@ -294,31 +308,60 @@ static void walk_fn(opgen *g, const gpu_operand *o, const char *role, const char
     sb_puts(s, "    }\n");
   }
   sb_puts(s, "  }\n");
+}
+
+/* The GPU IR's walk of one operand: the rest of its offset and pad guards for
+ * a chunk row, the K part at the counter, and the guard test. */
+static void walk_fn(opgen *g, const gpu_operand *o, const char *role, const char *pre, const int *rax, int nr) {
+  const gpu_view *v = g->v;
+  const region *r = g->r;
+  strbuf *s = g->s;
+  if (!o->walk) {
+    sb_printf(s, "  static constexpr bool %s_WALK = false;\n  static constexpr int %s_NG = 0;\n", role, role);
+    return;
+  }
+  const region_memref *m = &r->in[o->input];
+  sb_printf(s, "  // walk of %s: offset %s + %s", role, sx_str(g->A, o->moff), sx_str(g->A, o->koff));
+  for (int i = 0; i < o->ng; i++) sb_printf(s, "%s%s", i ? ", " : "; pad guards on ", sx_str(g->A, o->guards[i].e));
+  sb_printf(s, "\n  static constexpr bool %s_WALK = true;\n  static constexpr int %s_NG = %d;\n", role, role, o->ng);
+  int ng1 = o->ng ? o->ng : 1;
+  sb_printf(s, "  static __device__ __forceinline__ const T *%s_tensor(const Params *p) { return static_cast<const T *>(p->%s); }\n",
+            pre, lc(g->A, m->name));
+  /* the rest: a chunk row's part */
+  sb_printf(s,
+            "  static __device__ __forceinline__ int64_t %s_rest([[maybe_unused]] const Params *p, int64_t ri, "
+            "[[maybe_unused]] int64_t bi,\n"
+            "                                                 [[maybe_unused]] int64_t (&g)[%d]) {\n",
+            pre, ng1);
+  decompose(g, "ri", rax, nr, "    ");
+  decompose(g, "bi", v->b_axes, v->nb, "    ");
+  for (int i = 0; i < o->ng; i++) sb_printf(s, "    g[%d] = %s;\n", i, sxc(g->A, o->gm[i], false));
+  sb_printf(s, "    return %s;\n  }\n", sxc(g->A, o->moff, false));
   /* the K part of the offset and guards */
   sb_printf(s,
-            "  static __device__ __forceinline__ int64_t %s_kpart([[maybe_unused]] const Params *p, const %sWalk &w,\n"
+            "  static __device__ __forceinline__ int64_t %s_kpart([[maybe_unused]] const Params *p, const KWalk &w,\n"
             "                                                  [[maybe_unused]] int64_t (&g)[%d]) {\n",
-            pre, role, ng1);
-  for (int j = 0; j < nk; j++)
-    sb_printf(s, "    [[maybe_unused]] const int64_t i_%s = w.k[%d];\n", cid(g->A, r->it[kax[j]].name), j);
+            pre, ng1);
+  for (int j = 0; j < v->nk; j++)
+    sb_printf(s, "    [[maybe_unused]] const int64_t i_%s = w.k[%d];\n", cid(g->A, r->it[v->k_axes[j]].name), j);
   for (int i = 0; i < o->ng; i++) sb_printf(s, "    g[%d] = %s;\n", i, sxc(g->A, o->gk[i], false));
-  sb_printf(s, "    return %s;\n  }\n", sxc(g->A, o->koff, false));
-  /* the guards on the two parts */
+  sb_printf(s, "    return w.%s_off;  // %s\n  }\n", pre, sx_str(g->A, o->koff));
+  /* the guards on the two parts, without short-circuit branches */
   sb_printf(s,
             "  static __device__ __forceinline__ bool %s_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const "
             "int64_t (&gm)[%d],\n"
             "                                                [[maybe_unused]] const int64_t (&gk)[%d]) {\n",
             pre, ng1, ng1);
-  if (!o->ng) sb_puts(s, "    return true;\n  }\n");
-  else {
-    sb_puts(s, "    return ");
-    for (int i = 0; i < o->ng; i++) {
-      sb_printf(s, "%s(%s <= gm[%d] + gk[%d]", i ? " && " : "", sxc(g->A, o->guards[i].lo, false), i, i);
-      if (o->guards[i].hi) sb_printf(s, " && gm[%d] + gk[%d] < %s", i, i, sxc(g->A, o->guards[i].hi, false));
-      sb_puts(s, ")");
-    }
-    sb_puts(s, ";\n  }\n");
+  if (!o->ng) {
+    sb_puts(s, "    return true;\n  }\n");
+    return;
   }
+  sb_puts(s, "    return ");
+  for (int i = 0; i < o->ng; i++) {
+    sb_printf(s, "%s(%s <= gm[%d] + gk[%d])", i ? " & " : "", sxc(g->A, o->guards[i].lo, false), i, i);
+    if (o->guards[i].hi) sb_printf(s, " & (gm[%d] + gk[%d] < %s)", i, i, sxc(g->A, o->guards[i].hi, false));
+  }
+  sb_puts(s, ";\n  }\n");
 }
 
 /* An epilogue Read that is loaded once and then indexed: in the bounds-checked
@@ -651,8 +694,9 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
   chunk_fn(&g, &k->B, "b_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "operand B");
   kstep_fn(&g, &k->A, "A", "a_kstep");
   kstep_fn(&g, &k->B, "B", "b_kstep");
-  walk_fn(&g, &k->A, "A", "a", k->v.m_axes, k->v.nm, p->tile[2]);
-  walk_fn(&g, &k->B, "B", "b", k->v.n_axes, k->v.nn, p->tile[2]);
+  kwalk_fn(&g, k, p->tile[2]);
+  walk_fn(&g, &k->A, "A", "a", k->v.m_axes, k->v.nm);
+  walk_fn(&g, &k->B, "B", "b", k->v.n_axes, k->v.nn);
   sb_printf(s, "  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)\n"
                "  static constexpr int STEADY_MIN_VEC = %d;\n",
             k->steady_min_vec);

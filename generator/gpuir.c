@@ -197,12 +197,23 @@ static bool split_k(arena *A, const gpu_view *v, const sx *x, const sx **rest, c
 static void operand_walk(arena *A, const gpu_view *v, gpu_operand *o) {
   const region *r = v->r;
   const rexpr *sel = o->read, *rd = o->read;
-  if (o->kstep || !o->k_contig || v->nk == 0 || o->contig_axis != v->k_axes[v->nk - 1]) return;
+  if (o->kstep || !o->k_contig || v->nk == 0 || v->nk > GPUIR_WALK_AXES || o->contig_axis != v->k_axes[v->nk - 1]) return;
   if (rd->k == RX_SELECT && !rd->a) rd = rd->b;
   if (rd->k == RX_UNARY && rd->op == TINY_CAST) rd = rd->a;
   if (rd->k != RX_READ) return;
   const sx *off = gpuir_offset(A, &r->in[o->input], rd->map);
   if (!split_k(A, v, off, &o->moff, &o->koff)) return;
+  /* koff = sum of kcoef[j] * k_j: the steps a counter's carries add */
+  o->kcoef = ARENA_ARRAY(A, const sx *, v->nk + 1);
+  group_pick gp = {r, v->k_axes, v->nk, -1, sx_int(A, 0), sx_int(A, 1)};
+  const sx *sum = sx_int(A, 0);
+  for (int j = 0; j < v->nk; j++) {
+    gp.one = j;
+    o->kcoef[j] = sx_subst(A, o->koff, subst_pick, &gp);
+    if (sx_has_vars(o->kcoef[j])) return;
+    sum = sx_add(A, sum, sx_mul(A, o->kcoef[j], sx_var(A, r->it[v->k_axes[j]].name)));
+  }
+  if (!sx_equal(sum, o->koff)) return;
   o->ng = sel->k == RX_SELECT && !sel->a ? sel->ng : 0;
   o->gm = ARENA_ARRAY(A, const sx *, o->ng + 1);
   o->gk = ARENA_ARRAY(A, const sx *, o->ng + 1);

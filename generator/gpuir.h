@@ -60,6 +60,7 @@ typedef struct gpu_operand {
    * that adds BK with carries each tile. */
   bool walk;
   const sx *moff, *koff;  /* walk: the offset's parts (the constant in moff) */
+  const sx **kcoef;       /* walk: koff's coefficient of each K axis (koff is affine in them) */
   int ng;
   const sx **gm, **gk;    /* walk: each guard expression's parts (the constant in gm) */
   const ib_guard *guards; /* walk: the guards (bounds lo <= e < hi) */
@@ -101,6 +102,8 @@ typedef enum { EPI_RD_COL, EPI_RD_VEC, EPI_RD_ROW, EPI_RD_OTHER } epi_read_kind;
 /* The most chunks of one operand a thread streams through hoisted pointers
  * (registers: a pointer each, or a predicate for K-contiguous chunks). */
 #define GPUIR_STREAM_CHUNKS 4
+/* The most K axes a walking operand's counter carries through. */
+#define GPUIR_WALK_AXES 8
 
 typedef struct gpu_kernel {
   const char *name;      /* entry point name without the vector suffix */

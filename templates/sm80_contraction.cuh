@@ -157,7 +157,7 @@ struct OperandStream {
     }
   }
   // Copies the next full k-tile into `tile` and steps to the one after.
-  __device__ __forceinline__ void copy(const typename Op::Params *, T *tile) {
+  __device__ __forceinline__ void copy(const typename Op::Params *, T *tile, const typename Op::KWalk &) {
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const int off = G::ONE_PHASE ? soff[0] + i * G::RSTEP * G::L : soff[G::ONE_PHASE ? 0 : i];
@@ -174,14 +174,13 @@ struct OperandStream {
 // but an address and pad guards that split into a part over the K axes and
 // a rest).  Each thread keeps, per chunk, the rest of the offset and of each
 // guard (fixed over the k-tiles; a row past the M (N) tail reads the last
-// row, as in OperandStream), and one counter over the K axes for its one K
-// column, stepped by BK with carries after every tile.  A chunk whose pad
-// guard fails is zero-filled.
+// row, as in OperandStream).  The K part comes from the kernel's one K
+// counter (Op::KWalk, the thread's K column), which steps by BK with carries
+// after every tile.  A chunk whose pad guard fails is zero-filled.
 template <class Op, int VEC, bool IS_A>
 struct OperandWalk {
   using G = OperandTile<Op, VEC, IS_A>;
   using T = typename Op::T;
-  using W = std::conditional_t<IS_A, typename Op::AWalk, typename Op::BWalk>;
   static constexpr int N = G::STREAM ? G::CPT : 1;
   static constexpr int NG = IS_A ? Op::A_NG : Op::B_NG;
   static constexpr int NG1 = NG > 0 ? NG : 1;
@@ -189,7 +188,6 @@ struct OperandWalk {
   int64_t rest[N];
   int64_t gm[N][NG1];
   int soff[G::ONE_PHASE ? 1 : N];
-  W w;
 
   __device__ __forceinline__ void init(const typename Op::Params *p, int64_t r0, int64_t b) {
     const int64_t last = (IS_A ? Op::extent_m(p) : Op::extent_n(p)) - 1;
@@ -203,12 +201,9 @@ struct OperandWalk {
       else rest[i] = Op::b_rest(p, r, b, gm[i]);
       if (!G::ONE_PHASE || i == 0) soff[G::ONE_PHASE ? 0 : i] = swz<G::L>(row, ((int)threadIdx.x % G::CPR) * VEC);
     }
-    const int col = ((int)threadIdx.x % G::CPR) * VEC;
-    if constexpr (IS_A) Op::a_kstart(p, col, w);
-    else Op::b_kstart(p, col, w);
   }
-  // Copies the next full k-tile into `tile` and steps the counter.
-  __device__ __forceinline__ void copy(const typename Op::Params *p, T *tile) {
+  // Copies the full k-tile at the counter `w` into `tile`.
+  __device__ __forceinline__ void copy(const typename Op::Params *p, T *tile, const typename Op::KWalk &w) {
     int64_t gk[NG1];
     int64_t ko;
     if constexpr (IS_A) ko = Op::a_kpart(p, w, gk);
@@ -222,8 +217,6 @@ struct OperandWalk {
       const T *s = base + rest[i] + ko;
       copy_g2s<VEC * (int)sizeof(T)>(tile + off, in ? s : base, in ? VEC * (int)sizeof(T) : 0);
     }
-    if constexpr (IS_A) Op::a_knext(p, w);
-    else Op::b_knext(p, w);
   }
 };
 
@@ -295,6 +288,11 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   std::conditional_t<GB::WALK, OperandWalk<Op, VEC, false>, OperandStream<Op, VEC, false>> sb;
   if constexpr (GA::STREAM) sa.init(p, m0, b);
   if constexpr (GB::STREAM) sb.init(p, n0, b);
+  // The walking operands' K counter, at the thread's K column of tile 0.
+  constexpr bool WALKS = GA::STREAM && (GA::WALK || GB::WALK);
+  static_assert(!(GA::WALK && GB::WALK) || GA::CPR == GB::CPR, "both walks keep one K column");
+  typename Op::KWalk kw;
+  if constexpr (WALKS) Op::k_start(p, (threadIdx.x % (GA::WALK ? GA::CPR : GB::CPR)) * VEC, kw);
   FragOffsets<Op, true> fa;
   FragOffsets<Op, false> fb;
   fa.init(wm * WM, lane);
@@ -304,10 +302,12 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   // stream (taken in order), every other tile from the chunk function with
   // its bounds.
   auto load = [&](int t, int s) {
-    if (GA::STREAM && t < KTF) sa.copy(p, smA + s * BM * BK);
+    if (GA::STREAM && t < KTF) sa.copy(p, smA + s * BM * BK, kw);
     else load_operand<Op, VEC, true>(p, smA + s * BM * BK, m0, (int64_t)t * BK, b);
-    if (GB::STREAM && t < KTF) sb.copy(p, smB + s * BN * BK);
+    if (GB::STREAM && t < KTF) sb.copy(p, smB + s * BN * BK, kw);
     else load_operand<Op, VEC, false>(p, smB + s * BN * BK, n0, (int64_t)t * BK, b);
+    if constexpr (WALKS)
+      if (t < KTF) Op::k_next(p, kw);
   };
   // The MMAs of one k-tile held in stage s.
   auto compute = [&](int s) {
@@ -346,8 +346,9 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
     for (; kt + STAGES - 1 < KTF; ++kt) {
       cp_async_wait<STAGES - 2>();  // Wait(TokLoad kt)
       __syncthreads();
-      sa.copy(p, smA + wr * BM * BK);
-      sb.copy(p, smB + wr * BN * BK);
+      sa.copy(p, smA + wr * BM * BK, kw);
+      sb.copy(p, smB + wr * BN * BK, kw);
+      if constexpr (WALKS) Op::k_next(p, kw);
       cp_async_commit();
       compute(rd);
       rd = rd == STAGES - 1 ? 0 : rd + 1;

@@ -67,12 +67,44 @@ struct Op_fp16_stride1x1_pad1x1 {
   }
   static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
   static constexpr bool B_ADVANCE = false;  // chunk addresses recomputed every k-tile
-  // walk of A over K (kh, kw, ci): offset -C-C*W+C*w+C*W*h+C*H*W*n + ci+C*kw+C*W*kh; pad guards on h+kh-1, kw+w-1
+  // the K counter of the walking operands: (kh, kw, ci) at the thread's K column, += 32 with carries each tile, and their K parts
+  struct KWalk {
+    int k[3];
+    int64_t a_off;
+    int64_t a_d[2];  // a_off's step when axis j takes a carry
+    int64_t b_off;
+  };
+  static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    w.k[0] = (int)i_kh;
+    w.k[1] = (int)i_kw;
+    w.k[2] = (int)i_ci;
+    w.a_off = (i_ci + p->c * i_kw + p->c * p->w * i_kh);
+    w.a_d[0] = (-3 * p->c + p->c * p->w);
+    w.a_d[1] = 0;
+    w.b_off = (i_ci + 3 * p->c * i_kh + p->c * i_kw);
+  }
+  static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
+    w.k[2] += 32;
+    w.a_off += 32;
+    w.b_off += 32;
+    while (w.k[2] >= (p->c)) {
+      w.k[2] -= (int)(p->c);
+      if (++w.k[1] >= 3) {
+        w.k[1] = 0;
+        w.a_off += w.a_d[0];
+        ++w.k[0];
+      }
+    }
+  }
+  // walk of A: offset -C-C*W+C*w+C*W*h+C*H*W*n + ci+C*kw+C*W*kh; pad guards on h+kh-1, kw+w-1
   static constexpr bool A_WALK = true;
   static constexpr int A_NG = 2;
-  struct AWalk {
-    int64_t k[3];  // kh, kw, ci
-  };
   static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
   static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
                                                  [[maybe_unused]] int64_t (&g)[2]) {
@@ -86,79 +118,34 @@ struct Op_fp16_stride1x1_pad1x1 {
     g[1] = (i_w - 1);
     return (-p->c - p->c * p->w + p->c * i_w + p->c * p->w * i_h + p->c * p->h * p->w * i_n);
   }
-  static __device__ __forceinline__ void a_kstart([[maybe_unused]] const Params *p, int64_t ki, AWalk &w) {
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    w.k[0] = i_kh;
-    w.k[1] = i_kw;
-    w.k[2] = i_ci;
-  }
-  static __device__ __forceinline__ void a_knext([[maybe_unused]] const Params *p, AWalk &w) {
-    w.k[2] += 32;
-    while (w.k[2] >= (p->c)) {
-      w.k[2] -= (p->c);
-      if (++w.k[1] >= 3) {
-        w.k[1] = 0;
-        ++w.k[0];
-      }
-    }
-  }
-  static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const AWalk &w,
+  static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
                                                   [[maybe_unused]] int64_t (&g)[2]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
     g[0] = (i_kh);
     g[1] = (i_kw);
-    return (i_ci + p->c * i_kw + p->c * p->w * i_kh);
+    return w.a_off;  // ci+C*kw+C*W*kh
   }
   static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
                                                 [[maybe_unused]] const int64_t (&gk)[2]) {
-    return (0 <= gm[0] + gk[0] && gm[0] + gk[0] < (p->h)) && (0 <= gm[1] + gk[1] && gm[1] + gk[1] < (p->w));
+    return (0 <= gm[0] + gk[0]) & (gm[0] + gk[0] < (p->h)) & (0 <= gm[1] + gk[1]) & (gm[1] + gk[1] < (p->w));
   }
-  // walk of B over K (kh, kw, ci): offset 9*C*co + 3*C*kh+ci+C*kw
+  // walk of B: offset 9*C*co + 3*C*kh+ci+C*kw
   static constexpr bool B_WALK = true;
   static constexpr int B_NG = 0;
-  struct BWalk {
-    int64_t k[3];  // kh, kw, ci
-  };
   static __device__ __forceinline__ const T *b_tensor(const Params *p) { return static_cast<const T *>(p->wt); }
   static __device__ __forceinline__ int64_t b_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
                                                  [[maybe_unused]] int64_t (&g)[1]) {
     [[maybe_unused]] const int64_t i_co = ri;
     return (9 * p->c * i_co);
   }
-  static __device__ __forceinline__ void b_kstart([[maybe_unused]] const Params *p, int64_t ki, BWalk &w) {
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    w.k[0] = i_kh;
-    w.k[1] = i_kw;
-    w.k[2] = i_ci;
-  }
-  static __device__ __forceinline__ void b_knext([[maybe_unused]] const Params *p, BWalk &w) {
-    w.k[2] += 32;
-    while (w.k[2] >= (p->c)) {
-      w.k[2] -= (p->c);
-      if (++w.k[1] >= 3) {
-        w.k[1] = 0;
-        ++w.k[0];
-      }
-    }
-  }
-  static __device__ __forceinline__ int64_t b_kpart([[maybe_unused]] const Params *p, const BWalk &w,
+  static __device__ __forceinline__ int64_t b_kpart([[maybe_unused]] const Params *p, const KWalk &w,
                                                   [[maybe_unused]] int64_t (&g)[1]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
-    return (i_ci + 3 * p->c * i_kh + p->c * i_kw);
+    return w.b_off;  // 3*C*kh+ci+C*kw
   }
   static __device__ __forceinline__ bool b_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[1],
                                                 [[maybe_unused]] const int64_t (&gk)[1]) {
@@ -326,12 +313,44 @@ struct Op_fp16_stride2x2_pad1x1 {
   }
   static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
   static constexpr bool B_ADVANCE = false;  // chunk addresses recomputed every k-tile
-  // walk of A over K (kh, kw, ci): offset 2*C*w+2*C*W*h-C-C*W+C*H*W*n + ci+C*kw+C*W*kh; pad guards on 2*h+kh-1, 2*w+kw-1
+  // the K counter of the walking operands: (kh, kw, ci) at the thread's K column, += 32 with carries each tile, and their K parts
+  struct KWalk {
+    int k[3];
+    int64_t a_off;
+    int64_t a_d[2];  // a_off's step when axis j takes a carry
+    int64_t b_off;
+  };
+  static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    w.k[0] = (int)i_kh;
+    w.k[1] = (int)i_kw;
+    w.k[2] = (int)i_ci;
+    w.a_off = (i_ci + p->c * i_kw + p->c * p->w * i_kh);
+    w.a_d[0] = (-3 * p->c + p->c * p->w);
+    w.a_d[1] = 0;
+    w.b_off = (i_ci + 3 * p->c * i_kh + p->c * i_kw);
+  }
+  static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
+    w.k[2] += 32;
+    w.a_off += 32;
+    w.b_off += 32;
+    while (w.k[2] >= (p->c)) {
+      w.k[2] -= (int)(p->c);
+      if (++w.k[1] >= 3) {
+        w.k[1] = 0;
+        w.a_off += w.a_d[0];
+        ++w.k[0];
+      }
+    }
+  }
+  // walk of A: offset 2*C*w+2*C*W*h-C-C*W+C*H*W*n + ci+C*kw+C*W*kh; pad guards on 2*h+kh-1, 2*w+kw-1
   static constexpr bool A_WALK = true;
   static constexpr int A_NG = 2;
-  struct AWalk {
-    int64_t k[3];  // kh, kw, ci
-  };
   static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
   static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
                                                  [[maybe_unused]] int64_t (&g)[2]) {
@@ -345,79 +364,34 @@ struct Op_fp16_stride2x2_pad1x1 {
     g[1] = (2 * i_w - 1);
     return (-p->c - p->c * p->w + 2 * p->c * i_w + 2 * p->c * p->w * i_h + p->c * p->h * p->w * i_n);
   }
-  static __device__ __forceinline__ void a_kstart([[maybe_unused]] const Params *p, int64_t ki, AWalk &w) {
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    w.k[0] = i_kh;
-    w.k[1] = i_kw;
-    w.k[2] = i_ci;
-  }
-  static __device__ __forceinline__ void a_knext([[maybe_unused]] const Params *p, AWalk &w) {
-    w.k[2] += 32;
-    while (w.k[2] >= (p->c)) {
-      w.k[2] -= (p->c);
-      if (++w.k[1] >= 3) {
-        w.k[1] = 0;
-        ++w.k[0];
-      }
-    }
-  }
-  static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const AWalk &w,
+  static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
                                                   [[maybe_unused]] int64_t (&g)[2]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
     g[0] = (i_kh);
     g[1] = (i_kw);
-    return (i_ci + p->c * i_kw + p->c * p->w * i_kh);
+    return w.a_off;  // ci+C*kw+C*W*kh
   }
   static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
                                                 [[maybe_unused]] const int64_t (&gk)[2]) {
-    return (0 <= gm[0] + gk[0] && gm[0] + gk[0] < (p->h)) && (0 <= gm[1] + gk[1] && gm[1] + gk[1] < (p->w));
+    return (0 <= gm[0] + gk[0]) & (gm[0] + gk[0] < (p->h)) & (0 <= gm[1] + gk[1]) & (gm[1] + gk[1] < (p->w));
   }
-  // walk of B over K (kh, kw, ci): offset 9*C*co + 3*C*kh+ci+C*kw
+  // walk of B: offset 9*C*co + 3*C*kh+ci+C*kw
   static constexpr bool B_WALK = true;
   static constexpr int B_NG = 0;
-  struct BWalk {
-    int64_t k[3];  // kh, kw, ci
-  };
   static __device__ __forceinline__ const T *b_tensor(const Params *p) { return static_cast<const T *>(p->wt); }
   static __device__ __forceinline__ int64_t b_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
                                                  [[maybe_unused]] int64_t (&g)[1]) {
     [[maybe_unused]] const int64_t i_co = ri;
     return (9 * p->c * i_co);
   }
-  static __device__ __forceinline__ void b_kstart([[maybe_unused]] const Params *p, int64_t ki, BWalk &w) {
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    w.k[0] = i_kh;
-    w.k[1] = i_kw;
-    w.k[2] = i_ci;
-  }
-  static __device__ __forceinline__ void b_knext([[maybe_unused]] const Params *p, BWalk &w) {
-    w.k[2] += 32;
-    while (w.k[2] >= (p->c)) {
-      w.k[2] -= (p->c);
-      if (++w.k[1] >= 3) {
-        w.k[1] = 0;
-        ++w.k[0];
-      }
-    }
-  }
-  static __device__ __forceinline__ int64_t b_kpart([[maybe_unused]] const Params *p, const BWalk &w,
+  static __device__ __forceinline__ int64_t b_kpart([[maybe_unused]] const Params *p, const KWalk &w,
                                                   [[maybe_unused]] int64_t (&g)[1]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
-    return (i_ci + 3 * p->c * i_kh + p->c * i_kw);
+    return w.b_off;  // 3*C*kh+ci+C*kw
   }
   static __device__ __forceinline__ bool b_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[1],
                                                 [[maybe_unused]] const int64_t (&gk)[1]) {
@@ -585,12 +559,44 @@ struct Op_bf16_stride1x1_pad1x1 {
   }
   static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
   static constexpr bool B_ADVANCE = false;  // chunk addresses recomputed every k-tile
-  // walk of A over K (kh, kw, ci): offset -C-C*W+C*w+C*W*h+C*H*W*n + ci+C*kw+C*W*kh; pad guards on h+kh-1, kw+w-1
+  // the K counter of the walking operands: (kh, kw, ci) at the thread's K column, += 32 with carries each tile, and their K parts
+  struct KWalk {
+    int k[3];
+    int64_t a_off;
+    int64_t a_d[2];  // a_off's step when axis j takes a carry
+    int64_t b_off;
+  };
+  static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    w.k[0] = (int)i_kh;
+    w.k[1] = (int)i_kw;
+    w.k[2] = (int)i_ci;
+    w.a_off = (i_ci + p->c * i_kw + p->c * p->w * i_kh);
+    w.a_d[0] = (-3 * p->c + p->c * p->w);
+    w.a_d[1] = 0;
+    w.b_off = (i_ci + 3 * p->c * i_kh + p->c * i_kw);
+  }
+  static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
+    w.k[2] += 32;
+    w.a_off += 32;
+    w.b_off += 32;
+    while (w.k[2] >= (p->c)) {
+      w.k[2] -= (int)(p->c);
+      if (++w.k[1] >= 3) {
+        w.k[1] = 0;
+        w.a_off += w.a_d[0];
+        ++w.k[0];
+      }
+    }
+  }
+  // walk of A: offset -C-C*W+C*w+C*W*h+C*H*W*n + ci+C*kw+C*W*kh; pad guards on h+kh-1, kw+w-1
   static constexpr bool A_WALK = true;
   static constexpr int A_NG = 2;
-  struct AWalk {
-    int64_t k[3];  // kh, kw, ci
-  };
   static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
   static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
                                                  [[maybe_unused]] int64_t (&g)[2]) {
@@ -604,79 +610,34 @@ struct Op_bf16_stride1x1_pad1x1 {
     g[1] = (i_w - 1);
     return (-p->c - p->c * p->w + p->c * i_w + p->c * p->w * i_h + p->c * p->h * p->w * i_n);
   }
-  static __device__ __forceinline__ void a_kstart([[maybe_unused]] const Params *p, int64_t ki, AWalk &w) {
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    w.k[0] = i_kh;
-    w.k[1] = i_kw;
-    w.k[2] = i_ci;
-  }
-  static __device__ __forceinline__ void a_knext([[maybe_unused]] const Params *p, AWalk &w) {
-    w.k[2] += 32;
-    while (w.k[2] >= (p->c)) {
-      w.k[2] -= (p->c);
-      if (++w.k[1] >= 3) {
-        w.k[1] = 0;
-        ++w.k[0];
-      }
-    }
-  }
-  static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const AWalk &w,
+  static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
                                                   [[maybe_unused]] int64_t (&g)[2]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
     g[0] = (i_kh);
     g[1] = (i_kw);
-    return (i_ci + p->c * i_kw + p->c * p->w * i_kh);
+    return w.a_off;  // ci+C*kw+C*W*kh
   }
   static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
                                                 [[maybe_unused]] const int64_t (&gk)[2]) {
-    return (0 <= gm[0] + gk[0] && gm[0] + gk[0] < (p->h)) && (0 <= gm[1] + gk[1] && gm[1] + gk[1] < (p->w));
+    return (0 <= gm[0] + gk[0]) & (gm[0] + gk[0] < (p->h)) & (0 <= gm[1] + gk[1]) & (gm[1] + gk[1] < (p->w));
   }
-  // walk of B over K (kh, kw, ci): offset 9*C*co + 3*C*kh+ci+C*kw
+  // walk of B: offset 9*C*co + 3*C*kh+ci+C*kw
   static constexpr bool B_WALK = true;
   static constexpr int B_NG = 0;
-  struct BWalk {
-    int64_t k[3];  // kh, kw, ci
-  };
   static __device__ __forceinline__ const T *b_tensor(const Params *p) { return static_cast<const T *>(p->wt); }
   static __device__ __forceinline__ int64_t b_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
                                                  [[maybe_unused]] int64_t (&g)[1]) {
     [[maybe_unused]] const int64_t i_co = ri;
     return (9 * p->c * i_co);
   }
-  static __device__ __forceinline__ void b_kstart([[maybe_unused]] const Params *p, int64_t ki, BWalk &w) {
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    w.k[0] = i_kh;
-    w.k[1] = i_kw;
-    w.k[2] = i_ci;
-  }
-  static __device__ __forceinline__ void b_knext([[maybe_unused]] const Params *p, BWalk &w) {
-    w.k[2] += 32;
-    while (w.k[2] >= (p->c)) {
-      w.k[2] -= (p->c);
-      if (++w.k[1] >= 3) {
-        w.k[1] = 0;
-        ++w.k[0];
-      }
-    }
-  }
-  static __device__ __forceinline__ int64_t b_kpart([[maybe_unused]] const Params *p, const BWalk &w,
+  static __device__ __forceinline__ int64_t b_kpart([[maybe_unused]] const Params *p, const KWalk &w,
                                                   [[maybe_unused]] int64_t (&g)[1]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
-    return (i_ci + 3 * p->c * i_kh + p->c * i_kw);
+    return w.b_off;  // 3*C*kh+ci+C*kw
   }
   static __device__ __forceinline__ bool b_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[1],
                                                 [[maybe_unused]] const int64_t (&gk)[1]) {
@@ -844,12 +805,44 @@ struct Op_bf16_stride2x2_pad1x1 {
   }
   static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
   static constexpr bool B_ADVANCE = false;  // chunk addresses recomputed every k-tile
-  // walk of A over K (kh, kw, ci): offset 2*C*w+2*C*W*h-C-C*W+C*H*W*n + ci+C*kw+C*W*kh; pad guards on 2*h+kh-1, 2*w+kw-1
+  // the K counter of the walking operands: (kh, kw, ci) at the thread's K column, += 32 with carries each tile, and their K parts
+  struct KWalk {
+    int k[3];
+    int64_t a_off;
+    int64_t a_d[2];  // a_off's step when axis j takes a carry
+    int64_t b_off;
+  };
+  static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    w.k[0] = (int)i_kh;
+    w.k[1] = (int)i_kw;
+    w.k[2] = (int)i_ci;
+    w.a_off = (i_ci + p->c * i_kw + p->c * p->w * i_kh);
+    w.a_d[0] = (-3 * p->c + p->c * p->w);
+    w.a_d[1] = 0;
+    w.b_off = (i_ci + 3 * p->c * i_kh + p->c * i_kw);
+  }
+  static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
+    w.k[2] += 32;
+    w.a_off += 32;
+    w.b_off += 32;
+    while (w.k[2] >= (p->c)) {
+      w.k[2] -= (int)(p->c);
+      if (++w.k[1] >= 3) {
+        w.k[1] = 0;
+        w.a_off += w.a_d[0];
+        ++w.k[0];
+      }
+    }
+  }
+  // walk of A: offset 2*C*w+2*C*W*h-C-C*W+C*H*W*n + ci+C*kw+C*W*kh; pad guards on 2*h+kh-1, 2*w+kw-1
   static constexpr bool A_WALK = true;
   static constexpr int A_NG = 2;
-  struct AWalk {
-    int64_t k[3];  // kh, kw, ci
-  };
   static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
   static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
                                                  [[maybe_unused]] int64_t (&g)[2]) {
@@ -863,79 +856,34 @@ struct Op_bf16_stride2x2_pad1x1 {
     g[1] = (2 * i_w - 1);
     return (-p->c - p->c * p->w + 2 * p->c * i_w + 2 * p->c * p->w * i_h + p->c * p->h * p->w * i_n);
   }
-  static __device__ __forceinline__ void a_kstart([[maybe_unused]] const Params *p, int64_t ki, AWalk &w) {
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    w.k[0] = i_kh;
-    w.k[1] = i_kw;
-    w.k[2] = i_ci;
-  }
-  static __device__ __forceinline__ void a_knext([[maybe_unused]] const Params *p, AWalk &w) {
-    w.k[2] += 32;
-    while (w.k[2] >= (p->c)) {
-      w.k[2] -= (p->c);
-      if (++w.k[1] >= 3) {
-        w.k[1] = 0;
-        ++w.k[0];
-      }
-    }
-  }
-  static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const AWalk &w,
+  static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
                                                   [[maybe_unused]] int64_t (&g)[2]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
     g[0] = (i_kh);
     g[1] = (i_kw);
-    return (i_ci + p->c * i_kw + p->c * p->w * i_kh);
+    return w.a_off;  // ci+C*kw+C*W*kh
   }
   static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
                                                 [[maybe_unused]] const int64_t (&gk)[2]) {
-    return (0 <= gm[0] + gk[0] && gm[0] + gk[0] < (p->h)) && (0 <= gm[1] + gk[1] && gm[1] + gk[1] < (p->w));
+    return (0 <= gm[0] + gk[0]) & (gm[0] + gk[0] < (p->h)) & (0 <= gm[1] + gk[1]) & (gm[1] + gk[1] < (p->w));
   }
-  // walk of B over K (kh, kw, ci): offset 9*C*co + 3*C*kh+ci+C*kw
+  // walk of B: offset 9*C*co + 3*C*kh+ci+C*kw
   static constexpr bool B_WALK = true;
   static constexpr int B_NG = 0;
-  struct BWalk {
-    int64_t k[3];  // kh, kw, ci
-  };
   static __device__ __forceinline__ const T *b_tensor(const Params *p) { return static_cast<const T *>(p->wt); }
   static __device__ __forceinline__ int64_t b_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
                                                  [[maybe_unused]] int64_t (&g)[1]) {
     [[maybe_unused]] const int64_t i_co = ri;
     return (9 * p->c * i_co);
   }
-  static __device__ __forceinline__ void b_kstart([[maybe_unused]] const Params *p, int64_t ki, BWalk &w) {
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    w.k[0] = i_kh;
-    w.k[1] = i_kw;
-    w.k[2] = i_ci;
-  }
-  static __device__ __forceinline__ void b_knext([[maybe_unused]] const Params *p, BWalk &w) {
-    w.k[2] += 32;
-    while (w.k[2] >= (p->c)) {
-      w.k[2] -= (p->c);
-      if (++w.k[1] >= 3) {
-        w.k[1] = 0;
-        ++w.k[0];
-      }
-    }
-  }
-  static __device__ __forceinline__ int64_t b_kpart([[maybe_unused]] const Params *p, const BWalk &w,
+  static __device__ __forceinline__ int64_t b_kpart([[maybe_unused]] const Params *p, const KWalk &w,
                                                   [[maybe_unused]] int64_t (&g)[1]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
-    return (i_ci + 3 * p->c * i_kh + p->c * i_kw);
+    return w.b_off;  // 3*C*kh+ci+C*kw
   }
   static __device__ __forceinline__ bool b_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[1],
                                                 [[maybe_unused]] const int64_t (&gk)[1]) {

@@ -55,12 +55,11 @@ struct Op_fp16 {
   // advance of B: its chunk addresses move by this many elements per unit of k
   static constexpr bool B_ADVANCE = true;
   static __device__ __forceinline__ int64_t b_kstep(const Params *p) { return (p->ldb); }
+  struct KWalk {};  // no operand walks its K axes
   static constexpr bool A_WALK = false;
   static constexpr int A_NG = 0;
-  struct AWalk {};
   static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
-  struct BWalk {};
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
   static constexpr int STEADY_MIN_VEC = 8;
   // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
@@ -190,12 +189,11 @@ struct Op_bf16 {
   // advance of B: its chunk addresses move by this many elements per unit of k
   static constexpr bool B_ADVANCE = true;
   static __device__ __forceinline__ int64_t b_kstep(const Params *p) { return (p->ldb); }
+  struct KWalk {};  // no operand walks its K axes
   static constexpr bool A_WALK = false;
   static constexpr int A_NG = 0;
-  struct AWalk {};
   static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
-  struct BWalk {};
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
   static constexpr int STEADY_MIN_VEC = 8;
   // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
