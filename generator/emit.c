@@ -382,6 +382,8 @@ typedef struct epigen {
   int nsub;          /* lets spelled by a given expression instead */
   int sub_let[4];
   const char *sub_expr[4];
+  bool exp2_nonpos;  /* every exp2 here takes an argument <= 0 (the softmax's
+                        x - running max): dlc::exp2_nonpos, one ex2.approx.ftz */
 } epigen;
 
 static bool same_read(const rexpr *a, const rexpr *b) {
@@ -450,7 +452,7 @@ static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
       }
       return;
     }
-    const char *f = tiny_op_cuda(e->op);
+    const char *f = e->op == TINY_EXP2 && eg->exp2_nonpos ? "dlc::exp2_nonpos($0)" : tiny_op_cuda(e->op);
     for (const char *p = f; *p; p++) {
       if (*p == '$' && (p[1] == '0' || p[1] == '1')) {
         expr_c(eg, s, p[1] == '0' ? e->a : e->b);
@@ -489,7 +491,7 @@ static void epilogue_fn(opgen *g, const char *rows_note) {
   const gpu_view *v = g->v;
   const region *r = g->r;
   strbuf *s = g->s;
-  epigen eg = {g, {{0}}, 0, false, "acc[j]", 0, {0}, {0}};
+  epigen eg = {g, {{0}}, 0, false, "acc[j]", 0, {0}, {0}, false};
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) collect_vreads(&eg, r->lets[l].e);
   const region_memref *om = &r->out[v->out];
@@ -579,7 +581,7 @@ static void epilogue_full_fn(opgen *g, int ev) {
   const gpu_view *v = g->v;
   const region *r = g->r;
   strbuf *s = g->s;
-  epigen eg = {g, {{0}}, 0, true, "acc[j]", 0, {0}, {0}};
+  epigen eg = {g, {{0}}, 0, true, "acc[j]", 0, {0}, {0}, false};
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) collect_vreads(&eg, r->lets[l].e);
   const region_memref *om = &r->out[v->out];
@@ -706,38 +708,71 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
   sb_puts(s, "};\n\n");
 }
 
-/* The tile_live test from the mask: a guard Select in the score lets whose
- * one branch is the row max's neutral removes a tile when, over the tile's
- * corners, the guard holds everywhere (neutral on `then`) or nowhere. */
-static void tile_live_fn(opgen *g, const gpu_kernel *k) {
+/* A mask among the score lets: a Select whose predicate is one guard over
+ * the query and key axes (affine, with params) and one of whose branches is
+ * the row max's neutral, the element's removal.  1: `then` removes (the
+ * guard removes), 2: `else` removes; 0: not such a mask. */
+static int mask_kind(const gpu_kernel *k, const region *r, const rexpr *e, const ib_guard **gd) {
+  int mq = k->v.m_axes[0], nk = k->v.n_axes[0];
+  if (e->k != RX_SELECT || !e->a) return 0;
+  const rexpr *pr = e->a;
+  while (pr->k == RX_BCAST || pr->k == RX_TRANSPOSE) pr = pr->a;
+  if (pr->k != RX_SELECT || pr->a || pr->ng != 1 || pr->b->k != RX_CONST || pr->c->k != RX_CONST) return 0;
+  bool kill_then = e->b->k == RX_CONST && e->b->cval == k->sm.max_init && pr->b->cval != 0;
+  bool kill_else = e->c->k == RX_CONST && e->c->cval == k->sm.max_init && pr->b->cval != 0;
+  if (!kill_then && !kill_else) return 0;
+  const sx *ge = pr->guards[0].e;
+  if (!sx_is_affine(ge)) return 0;
+  for (int t = 0; t < ge->nterms; t++) {
+    const sx_atom *at = ge->terms[t].atom;
+    if (at->kind == SXA_VAR && strcmp(at->name, r->it[mq].name) && strcmp(at->name, r->it[nk].name)) return 0;
+    if (at->kind != SXA_VAR && at->kind != SXA_PARAM) return 0;
+  }
+  *gd = &pr->guards[0];
+  return kill_then ? 1 : 2;
+}
+
+/* Whether e holds a guard Select (an index-dependent choice) other than in
+ * a recognised mask's predicate. */
+static bool has_guard_select(const gpu_kernel *k, const region *r, const rexpr *e) {
+  if (!e) return false;
+  const ib_guard *gd;
+  if (mask_kind(k, r, e, &gd)) return has_guard_select(k, r, e->b) || has_guard_select(k, r, e->c);
+  if (e->k == RX_SELECT && !e->a) return true;
+  return has_guard_select(k, r, e->a) || has_guard_select(k, r, e->b) || has_guard_select(k, r, e->c);
+}
+
+/* The mask tests of a tile from the guard's corners: `live` returns false
+ * when a mask removes every element of the tile, otherwise (`full`) it
+ * returns false unless every mask keeps every element. */
+static void tile_test_fn(opgen *g, const gpu_kernel *k, bool full) {
   const region *r = g->r;
   strbuf *s = g->s;
-  int mq = k->v.m_axes[0], nk = k->v.n_axes[0];
-  sb_puts(s, "  // false when the mask (the score lets' guard Selects) removes every element of the tile\n");
-  sb_puts(s,
-          "  static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,\n"
-          "                                                  int64_t n1, int64_t bi) {\n");
+  int mq = k->v.m_axes[0];
+  if (full)
+    sb_puts(s, "  // true when no mask (the score lets' guard Selects) removes any element of the tile\n"
+               "  static __device__ __forceinline__ bool tile_full(const Params *p, int64_t m0, int64_t m1, int64_t n0,\n"
+               "                                                  int64_t n1, int64_t bi) {\n");
+  else
+    sb_puts(s, "  // false when the mask (the score lets' guard Selects) removes every element of the tile\n"
+               "  static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,\n"
+               "                                                  int64_t n1, int64_t bi) {\n");
+  bool unknown = false;
+  for (int l = 0; l <= k->sm.x; l++)
+    if (l != r->acc_let) unknown |= has_guard_select(k, r, r->lets[l].e);
+  if (full && unknown) {
+    sb_puts(s, "    (void)p, (void)m0, (void)m1, (void)n0, (void)n1, (void)bi;\n"
+               "    return false;  // a guard the corners do not bound\n  }\n");
+    return;
+  }
   int nmasks = 0;
   for (int l = 0; l <= k->sm.x; l++) {
     const rexpr *e = r->lets[l].e;
-    if (e->k != RX_SELECT || !e->a) continue;
-    const rexpr *pr = e->a;
-    while (pr->k == RX_BCAST || pr->k == RX_TRANSPOSE) pr = pr->a;
-    if (pr->k != RX_SELECT || pr->a || pr->ng != 1 || pr->b->k != RX_CONST || pr->c->k != RX_CONST) continue;
-    bool kill_then = e->b->k == RX_CONST && e->b->cval == k->sm.max_init && pr->b->cval != 0;
-    bool kill_else = e->c->k == RX_CONST && e->c->cval == k->sm.max_init && pr->b->cval != 0;
-    if (!kill_then && !kill_else) continue;
-    const ib_guard *gd = &pr->guards[0];
-    /* only guards over the query and key axes bound by corners */
-    const sx *ge = gd->e;
-    bool affine_mn = sx_is_affine(ge);
-    for (int t = 0; t < ge->nterms && affine_mn; t++) {
-      const sx_atom *at = ge->terms[t].atom;
-      if (at->kind == SXA_VAR && strcmp(at->name, r->it[mq].name) && strcmp(at->name, r->it[nk].name)) affine_mn = false;
-      if (at->kind != SXA_VAR && at->kind != SXA_PARAM) affine_mn = false;
-    }
-    if (!affine_mn) continue;
+    const ib_guard *gd;
+    int kind = mask_kind(k, r, e, &gd);
+    if (!kind) continue;
     /* min and max of the guard expression over the tile */
+    const sx *ge = gd->e;
     strbuf lo = {0}, hi = {0};
     sb_printf(&lo, "%lld", (long long)ge->c0);
     sb_printf(&hi, "%lld", (long long)ge->c0);
@@ -755,16 +790,14 @@ static void tile_live_fn(opgen *g, const gpu_kernel *k) {
       sb_printf(&hi, " + %lld * %s", (long long)cf, cf > 0 ? a1 : a0);
     }
     const char *glo = sxc(g->A, gd->lo, false);
-    sb_printf(s, "    {  // mask %s: %s\n", r->lets[l].name, region_expr_str(g->A, r, e));
+    const char *ghi = gd->hi ? sxc(g->A, gd->hi, false) : NULL;
+    /* the guard holds everywhere / nowhere on the tile */
+    const char *all = ghi ? arena_printf(g->A, "emin >= %s && emax < %s", glo, ghi) : arena_printf(g->A, "emin >= %s", glo);
+    const char *none = ghi ? arena_printf(g->A, "emax < %s || emin >= %s", glo, ghi) : arena_printf(g->A, "emax < %s", glo);
+    sb_printf(s, "    {  // mask %s\n", r->lets[l].name);
     sb_printf(s, "      [[maybe_unused]] const int64_t emin = %s, emax = %s;\n", sb_str(&lo), sb_str(&hi));
-    if (gd->hi) {
-      const char *ghi = sxc(g->A, gd->hi, false);
-      if (kill_then) sb_printf(s, "      if (emin >= %s && emax < %s) return false;  // the guard holds everywhere\n", glo, ghi);
-      else sb_printf(s, "      if (emax < %s || emin >= %s) return false;  // the guard holds nowhere\n", glo, ghi);
-    } else {
-      if (kill_then) sb_printf(s, "      if (emin >= %s) return false;  // the guard holds everywhere\n", glo);
-      else sb_printf(s, "      if (emax < %s) return false;  // the guard holds nowhere\n", glo);
-    }
+    if (!full) sb_printf(s, "      if (%s) return false;  // the mask removes the whole tile\n", kind == 1 ? all : none);
+    else sb_printf(s, "      if (!(%s)) return false;  // the mask removes some element\n", kind == 1 ? none : all);
     sb_puts(s, "    }\n");
     sb_free(&lo);
     sb_free(&hi);
@@ -798,26 +831,37 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   chunk_fn(&g, &k->A, "q_chunk", k->v.m_axes, k->v.nm, k->v.k_axes, k->v.nk, "Q");
   chunk_fn(&g, &k->B, "k_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "K");
   /* the score lets */
-  epigen eg = {&g, {{0}}, 0, false, "s", 0, {0}, {0}};
+  epigen eg = {&g, {{0}}, 0, false, "s", 0, {0}, {0}, false};
   sb_printf(s, "  // the score lets of region %s on one element s of %s = QK^T\n", r->name, r->lets[r->acc_let].name);
   for (int l = 0; l <= k->sm.x; l++)
     if (l != r->acc_let) sb_printf(s, "  //   %s = %s\n", r->lets[l].name, region_expr_str(A, r, r->lets[l].e));
-  sb_puts(s, "  static __device__ __forceinline__ float score(const Params *p, int64_t mi, int64_t ni, int64_t bi, float s) {\n");
-  decompose(&g, "mi", k->v.m_axes, k->v.nm, "    ");
-  decompose(&g, "ni", k->v.n_axes, k->v.nn, "    ");
-  decompose(&g, "bi", k->v.b_axes, k->v.nb, "    ");
-  for (int l = 0; l <= k->sm.x; l++) {
-    if (l == r->acc_let) continue;
-    strbuf x = {0};
-    expr_c(&eg, &x, r->lets[l].e);
-    sb_printf(s, "    const %s v_%s = %s;\n", r->lets[l].e->dt == DT_BOOL ? "bool" : "float", cid(A, r->lets[l].name),
-              sb_str(&x));
-    sb_free(&x);
+  /* score, and score_full for tiles no mask touches (tile_full): there each
+   * mask is its kept branch, and what only the masks read goes unused */
+  for (int full = 0; full < 2; full++) {
+    if (full) sb_puts(s, "  // the same on a tile where tile_full holds: every mask keeps the element\n");
+    sb_printf(s,
+              "  static __device__ __forceinline__ float %s([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,\n"
+              "                                               [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi, "
+              "float s) {\n",
+              full ? "score_full" : "score");
+    decompose(&g, "mi", k->v.m_axes, k->v.nm, "    ");
+    decompose(&g, "ni", k->v.n_axes, k->v.nn, "    ");
+    decompose(&g, "bi", k->v.b_axes, k->v.nb, "    ");
+    for (int l = 0; l <= k->sm.x; l++) {
+      if (l == r->acc_let) continue;
+      const rexpr *e = r->lets[l].e;
+      const ib_guard *gd;
+      int kind = full ? mask_kind(k, r, e, &gd) : 0;
+      strbuf x = {0};
+      expr_c(&eg, &x, kind == 1 ? e->c : kind == 2 ? e->b : e);
+      sb_printf(s, "    const %s v_%s = %s;\n", e->dt == DT_BOOL ? "bool" : "float", cid(A, r->lets[l].name), sb_str(&x));
+      sb_free(&x);
+    }
+    sb_printf(s, "    return %s;\n  }\n",
+              k->sm.x == r->acc_let ? "s" : arena_printf(A, "v_%s", cid(A, r->lets[k->sm.x].name)));
   }
-  sb_printf(s, "    (void)p;\n    return %s;\n  }\n",
-            k->sm.x == r->acc_let ? "s" : arena_printf(A, "v_%s", cid(A, r->lets[k->sm.x].name)));
   /* exp2(a - b) and a / l, from the softmax lets */
-  epigen ex = {&g, {{0}}, 0, false, "s", 2, {k->sm.x, k->sm.max}, {"a", "b"}};
+  epigen ex = {&g, {{0}}, 0, false, "s", 2, {k->sm.x, k->sm.max}, {"a", "b"}, false};
   strbuf x = {0};
   expr_c(&ex, &x, r->lets[k->sm.sub].e);
   sb_printf(s, "  // %s = %s; %s = %s\n", r->lets[k->sm.sub].name, region_expr_str(A, r, r->lets[k->sm.sub].e),
@@ -825,16 +869,19 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   sb_printf(s, "  static __device__ __forceinline__ float expdiff(float a, float b) {\n    const float v_%s = %s;\n",
             cid(A, r->lets[k->sm.sub].name), sb_str(&x));
   sb_free(&x);
-  epigen ex2 = {&g, {{0}}, 0, false, "s", 0, {0}, {0}};
+  /* the running max is at least every score it has seen: exp2's argument
+   * is <= 0 both for the probabilities and for the rescaling */
+  epigen ex2 = {&g, {{0}}, 0, false, "s", 0, {0}, {0}, true};
   expr_c(&ex2, &x, r->lets[k->sm.exp].e);
   sb_printf(s, "    return %s;\n  }\n", sb_str(&x));
   sb_free(&x);
-  epigen dv = {&g, {{0}}, 0, false, "s", 2, {k->sm.exp, k->sm.sum}, {"o", "l"}};
+  epigen dv = {&g, {{0}}, 0, false, "s", 2, {k->sm.exp, k->sm.sum}, {"o", "l"}, false};
   expr_c(&dv, &x, r->lets[k->sm.div].e);
   sb_printf(s, "  // %s = %s\n", r->lets[k->sm.div].name, region_expr_str(A, r, r->lets[k->sm.div].e));
   sb_printf(s, "  static __device__ __forceinline__ float finish(float o, float l) { return %s; }\n", sb_str(&x));
   sb_free(&x);
-  tile_live_fn(&g, k);
+  tile_test_fn(&g, k, false);
+  tile_test_fn(&g, k, true);
   /* region 2: V and the output */
   opgen g2 = {A, &k->v2, k->v2.r, s};
   chunk_fn(&g2, &k->V, "v_chunk", k->v2.n_axes, k->v2.nn, k->v2.k_axes, k->v2.nk, "V");

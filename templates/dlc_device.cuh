@@ -113,6 +113,15 @@ template <> __device__ __forceinline__ __half from_f32<__half>(float x) { return
 template <> __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
 template <> __device__ __forceinline__ float from_f32<float>(float x) { return x; }
 
+// 2^x for x <= 0, as the streaming softmax takes it (a score minus the
+// running row max): one ex2.approx.ftz.  Results below 2^-126 flush to 0,
+// against the row's largest term 1; exp2f would add the denormal scaling.
+__device__ __forceinline__ float exp2_nonpos(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // Read-only loads of 1 or 4 consecutive elements (the 4-wide form needs
 // 4-element alignment) as fp32.
 template <typename T>

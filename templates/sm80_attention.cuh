@@ -10,7 +10,8 @@
 //   (V through ldmatrix.trans) -> O / l -> the output epilogue and store.
 //
 // P never leaves registers (it is the region's "deferred" value).  Key tiles
-// on which the mask holds everywhere are skipped (Op::tile_live).
+// on which the mask holds everywhere are skipped (Op::tile_live); tiles it
+// does not touch run first, without per-element tests (Op::tile_full).
 //
 // Op provides:
 //   T (Q/K/V), PT (the type of P: T, or float, which is fed to the tensor
@@ -23,7 +24,9 @@
 //   MAX_INIT: the neutral of the row max (key tails and the initial max);
 //   expdiff(a, b): the IR's exp2(a - b) (probabilities and rescaling);
 //   finish(o, l): the IR's division of the accumulator by the row sum;
+//   score_full(p, m, n, b, s): the same where tile_full holds (no mask test);
 //   tile_live(p, m0, m1, n0, n1, b): false when the mask removes the whole tile;
+//   tile_full(p, m0, m1, n0, n1, b): true when no mask removes any element;
 //   epilogue4(p, m, dv, b, o[4]): the output lets and the store of 4 values.
 #pragma once
 
@@ -76,130 +79,162 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
   // the last key tile the mask leaves anything of
   int64_t nt = NT;
   while (nt > 0 && !Op::tile_live(p, m0, m0 + BM, (nt - 1) * BN, nt * BN, b)) --nt;
+  // Full tiles: inside the keys, and no mask removes anything (tile_full).
+  // They run first, with Op::score_full and no per-element test; the other
+  // live tiles follow with Op::score and the key tail.  The online softmax
+  // takes the tiles in any order.
+  auto full = [&](int64_t t) {
+    return (t + 1) * BN <= SK && Op::tile_full(p, m0, m0 + BM, t * BN, (t + 1) * BN, b);
+  };
+  auto next = [&](int64_t t, bool want_full) {
+    for (++t; t < nt; ++t)
+      if (full(t) == want_full && Op::tile_live(p, m0, m0 + BM, t * BN, (t + 1) * BN, b)) return t;
+    return nt;
+  };
 
   load_att_tile<Op, VEC, 0>(p, smQ, m0, b);
-  if (nt > 0) {
-    load_att_tile<Op, VEC, 1>(p, smK, 0, b);
-    load_att_tile<Op, VEC, 2>(p, smV, 0, b);
-  }
-  cp_async_commit();  // TokLoad Q, K0, V0
+  cp_async_commit();  // TokLoad Q
+  cp_async_wait<0>();
+  __syncthreads();
 
   constexpr bool QREG = Op::Q_REGS;
+  const int r8 = lane % 8, mat = lane / 8;
   uint32_t qf[QREG ? KD : 1][4];
+  if constexpr (QREG) {
+#pragma unroll
+    for (int kk = 0; kk < KD; ++kk) {
+      const int m = warp * 16 + (mat & 1) * 8, k = kk * 16 + (mat >> 1) * 8;
+      ldmatrix_x4<false>(qf[kk], smQ + swz<D>(m + r8, k));
+    }
+  }
   float o[NTO][4];
 #pragma unroll
   for (int j = 0; j < NTO; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
   float mrow[2] = {Op::MAX_INIT, Op::MAX_INIT}, lrow[2] = {0.f, 0.f};  // rows lane/4 and lane/4+8
-  const int r8 = lane % 8, mat = lane / 8;
 
-  for (int64_t t = 0; t < nt; ++t) {
-    if (t + 1 < nt) {
-      load_att_tile<Op, VEC, 1>(p, smK + ((t + 1) % 2) * BN * D, (t + 1) * BN, b);
-      load_att_tile<Op, VEC, 2>(p, smV + ((t + 1) % 2) * BN * DV, (t + 1) * BN, b);
-    }
-    cp_async_commit();
-    cp_async_wait<1>();  // Wait(TokLoad t)
-    __syncthreads();
-    if (QREG && t == 0) {
-#pragma unroll
-      for (int kk = 0; kk < (QREG ? KD : 0); ++kk) {
-        const int m = warp * 16 + (mat & 1) * 8, k = kk * 16 + (mat >> 1) * 8;
-        ldmatrix_x4<false>(qf[kk], smQ + swz<D>(m + r8, k));
-      }
-    }
+  // One key tile from stage st (TokCompute for S and for O += P V).
+  auto compute = [&](auto full_tag, int64_t t, int st) {
+    constexpr bool FULL = decltype(full_tag)::value;
     const int64_t n0 = t * BN;
-    if (Op::tile_live(p, m0, m0 + BM, n0, n0 + BN, b)) {
-      const T *sK = smK + (t % 2) * BN * D, *sV = smV + (t % 2) * BN * DV;
-      // S = Q K^T (TokCompute)
-      float s[NTS][4];
+    const T *sK = smK + st * BN * D, *sV = smV + st * BN * DV;
+    // S = Q K^T
+    float s[NTS][4];
 #pragma unroll
-      for (int j = 0; j < NTS; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+    for (int j = 0; j < NTS; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
 #pragma unroll
-      for (int kk = 0; kk < KD; ++kk) {
-        uint32_t qk[4];
-        if constexpr (!QREG) {
-          const int m = warp * 16 + (mat & 1) * 8, k = kk * 16 + (mat >> 1) * 8;
-          ldmatrix_x4<false>(qk, smQ + swz<D>(m + r8, k));
-        }
-        const uint32_t(&qa)[4] = QREG ? qf[QREG ? kk : 0] : qk;
+    for (int kk = 0; kk < KD; ++kk) {
+      uint32_t qk[4];
+      if constexpr (!QREG) {
+        const int m = warp * 16 + (mat & 1) * 8, k = kk * 16 + (mat >> 1) * 8;
+        ldmatrix_x4<false>(qk, smQ + swz<D>(m + r8, k));
+      }
+      const uint32_t(&qa)[4] = QREG ? qf[QREG ? kk : 0] : qk;
 #pragma unroll
-        for (int j = 0; j < NTS; j += 2) {
-          uint32_t kf[4];
-          const int n = j * 8 + (mat >> 1) * 8, k = kk * 16 + (mat & 1) * 8;
-          ldmatrix_x4<false>(kf, sK + swz<D>(n + r8, k));
-          const uint32_t b0[2] = {kf[0], kf[1]}, b1[2] = {kf[2], kf[3]};
-          mma_16816<T>(s[j], qa, b0);
-          mma_16816<T>(s[j + 1], qa, b1);
+      for (int j = 0; j < NTS; j += 2) {
+        uint32_t kf[4];
+        const int n = j * 8 + (mat >> 1) * 8, k = kk * 16 + (mat & 1) * 8;
+        ldmatrix_x4<false>(kf, sK + swz<D>(n + r8, k));
+        const uint32_t b0[2] = {kf[0], kf[1]}, b1[2] = {kf[2], kf[3]};
+        mma_16816<T>(s[j], qa, b0);
+        mma_16816<T>(s[j + 1], qa, b1);
+      }
+    }
+    // the score lets; on other tiles key tails take the row max's neutral
+    const int64_t mr0 = m0 + warp * 16 + lane / 4;
+    float mnew[2] = {mrow[0], mrow[1]};
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int64_t m = mr0 + (e >> 1) * 8, n = n0 + j * 8 + 2 * (lane % 4) + (e & 1);
+        if constexpr (FULL) s[j][e] = Op::score_full(p, m, n, b, s[j][e]);
+        else s[j][e] = n < SK ? Op::score(p, m, n, b, s[j][e]) : Op::MAX_INIT;
+        mnew[e >> 1] = fmaxf(mnew[e >> 1], s[j][e]);
+      }
+    // the running row max across the quad that shares each row
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      mnew[h] = fmaxf(mnew[h], __shfl_xor_sync(0xffffffffu, mnew[h], 1));
+      mnew[h] = fmaxf(mnew[h], __shfl_xor_sync(0xffffffffu, mnew[h], 2));
+    }
+    float scale[2], psum[2] = {0.f, 0.f};
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      // a row with nothing unmasked yet keeps a zero shift (no inf - inf)
+      const float mref = mnew[h] == Op::MAX_INIT ? 0.f : mnew[h];
+      scale[h] = mrow[h] == Op::MAX_INIT ? 0.f : Op::expdiff(mrow[h], mref);
+      mrow[h] = mnew[h];
+#pragma unroll
+      for (int j = 0; j < NTS; ++j) {
+        s[j][2 * h] = Op::expdiff(s[j][2 * h], mref);
+        s[j][2 * h + 1] = Op::expdiff(s[j][2 * h + 1], mref);
+        psum[h] += s[j][2 * h] + s[j][2 * h + 1];
+      }
+      lrow[h] = lrow[h] * scale[h] + psum[h];  // the quad's partial sums are combined at the end
+    }
+#pragma unroll
+    for (int j = 0; j < NTO; ++j) {
+      o[j][0] *= scale[0], o[j][1] *= scale[0];
+      o[j][2] *= scale[1], o[j][3] *= scale[1];
+    }
+    // O += P V: the S accumulators of two n8 tiles are one A fragment of P
+    constexpr bool SPLIT = sizeof(PT) == 4;  // fp32 P: hi + lo fragments of T
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; ++kk) {
+      uint32_t pf[4], pl[4];
+      const float *q[4] = {&s[2 * kk][0], &s[2 * kk][2], &s[2 * kk + 1][0], &s[2 * kk + 1][2]};
+#pragma unroll
+      for (int f = 0; f < 4; ++f) {
+        pf[f] = pack2<T>(q[f][0], q[f][1]);
+        if constexpr (SPLIT) {
+          const float h0 = to_f32(from_f32<T>(q[f][0])), h1 = to_f32(from_f32<T>(q[f][1]));
+          pl[f] = pack2<T>(q[f][0] - h0, q[f][1] - h1);
         }
       }
-      // the score lets; key tails take the row max's neutral
-      const int64_t mr0 = m0 + warp * 16 + lane / 4;
-      float mnew[2] = {mrow[0], mrow[1]};
 #pragma unroll
-      for (int j = 0; j < NTS; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int64_t m = mr0 + (e >> 1) * 8, n = n0 + j * 8 + 2 * (lane % 4) + (e & 1);
-          s[j][e] = n < SK ? Op::score(p, m, n, b, s[j][e]) : Op::MAX_INIT;
-          mnew[e >> 1] = fmaxf(mnew[e >> 1], s[j][e]);
-        }
-      // the running row max across the quad that shares each row
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        mnew[h] = fmaxf(mnew[h], __shfl_xor_sync(0xffffffffu, mnew[h], 1));
-        mnew[h] = fmaxf(mnew[h], __shfl_xor_sync(0xffffffffu, mnew[h], 2));
-      }
-      float scale[2], psum[2] = {0.f, 0.f};
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        // a row with nothing unmasked yet keeps a zero shift (no inf - inf)
-        const float mref = mnew[h] == Op::MAX_INIT ? 0.f : mnew[h];
-        scale[h] = mrow[h] == Op::MAX_INIT ? 0.f : Op::expdiff(mrow[h], mref);
-        mrow[h] = mnew[h];
-#pragma unroll
-        for (int j = 0; j < NTS; ++j) {
-          s[j][2 * h] = Op::expdiff(s[j][2 * h], mref);
-          s[j][2 * h + 1] = Op::expdiff(s[j][2 * h + 1], mref);
-          psum[h] += s[j][2 * h] + s[j][2 * h + 1];
-        }
-        lrow[h] = lrow[h] * scale[h] + psum[h];  // the quad's partial sums are combined at the end
-      }
-#pragma unroll
-      for (int j = 0; j < NTO; ++j) {
-        o[j][0] *= scale[0], o[j][1] *= scale[0];
-        o[j][2] *= scale[1], o[j][3] *= scale[1];
-      }
-      // O += P V: the S accumulators of two n8 tiles are one A fragment of P
-      constexpr bool SPLIT = sizeof(PT) == 4;  // fp32 P: hi + lo fragments of T
-#pragma unroll
-      for (int kk = 0; kk < BN / 16; ++kk) {
-        uint32_t pf[4], pl[4];
-        const float *q[4] = {&s[2 * kk][0], &s[2 * kk][2], &s[2 * kk + 1][0], &s[2 * kk + 1][2]};
-#pragma unroll
-        for (int f = 0; f < 4; ++f) {
-          pf[f] = pack2<T>(q[f][0], q[f][1]);
-          if constexpr (SPLIT) {
-            const float h0 = to_f32(from_f32<T>(q[f][0])), h1 = to_f32(from_f32<T>(q[f][1]));
-            pl[f] = pack2<T>(q[f][0] - h0, q[f][1] - h1);
-          }
-        }
-#pragma unroll
-        for (int j = 0; j < NTO; j += 2) {
-          uint32_t vf[4];
-          const int n = j * 8 + (mat >> 1) * 8, k = kk * 16 + (mat & 1) * 8;
-          ldmatrix_x4<true>(vf, sV + swz<DV>(k + r8, n));
-          const uint32_t b0[2] = {vf[0], vf[1]}, b1[2] = {vf[2], vf[3]};
-          mma_16816<T>(o[j], pf, b0);
-          mma_16816<T>(o[j + 1], pf, b1);
-          if constexpr (SPLIT) {
-            mma_16816<T>(o[j], pl, b0);
-            mma_16816<T>(o[j + 1], pl, b1);
-          }
+      for (int j = 0; j < NTO; j += 2) {
+        uint32_t vf[4];
+        const int n = j * 8 + (mat >> 1) * 8, k = kk * 16 + (mat & 1) * 8;
+        ldmatrix_x4<true>(vf, sV + swz<DV>(k + r8, n));
+        const uint32_t b0[2] = {vf[0], vf[1]}, b1[2] = {vf[2], vf[3]};
+        mma_16816<T>(o[j], pf, b0);
+        mma_16816<T>(o[j + 1], pf, b1);
+        if constexpr (SPLIT) {
+          mma_16816<T>(o[j], pl, b0);
+          mma_16816<T>(o[j + 1], pl, b1);
         }
       }
     }
-    __syncthreads();  // the stage is free for the load two tiles ahead
-  }
+  };
+
+  // One pass over the full tiles, then one over the others: a 2-stage K/V
+  // ring, the next tile of the pass prefetched while this one computes.
+  int st = 0;
+  auto pass = [&](auto full_tag) {
+    constexpr bool FULL = decltype(full_tag)::value;
+    int64_t t = next(-1, FULL);
+    if (t < nt) {
+      load_att_tile<Op, VEC, 1>(p, smK + st * BN * D, t * BN, b);
+      load_att_tile<Op, VEC, 2>(p, smV + st * BN * DV, t * BN, b);
+    }
+    cp_async_commit();  // TokLoad K/V t
+    while (t < nt) {
+      const int64_t tn = next(t, FULL);
+      if (tn < nt) {
+        load_att_tile<Op, VEC, 1>(p, smK + (st ^ 1) * BN * D, tn * BN, b);
+        load_att_tile<Op, VEC, 2>(p, smV + (st ^ 1) * BN * DV, tn * BN, b);
+      }
+      cp_async_commit();
+      cp_async_wait<1>();  // Wait(TokLoad t)
+      __syncthreads();
+      compute(full_tag, t, st);
+      __syncthreads();  // the stage is free for the load two tiles ahead
+      st ^= 1;
+      t = tn;
+    }
+  };
+  pass(std::true_type{});
+  pass(std::false_type{});
   cp_async_wait<0>();
   // the row sums over the quad, then O / l (the IR's division)
 #pragma unroll

@@ -57,7 +57,8 @@ struct Op_fp16_D64 {
   // the score lets of region attention_causal.S_t_matmul on one element s of S = QK^T
   //   S.mul = {"mul":["S",0.18033688011112042]}
   //   S_masked = {"select":{"pred":{"BroadcastInDim":{"operand":{"select":{"pred":{"and":["0<=-m+n-1"]},"then":1,"else":0}},"result_shape":["B","H","S","S"],"broadcast_dimensions":[2,3]}},"then":"-inf","else":"S.mul"}}
-  static __device__ __forceinline__ float score(const Params *p, int64_t mi, int64_t ni, int64_t bi, float s) {
+  static __device__ __forceinline__ float score([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi, float s) {
     [[maybe_unused]] const int64_t i_m = mi;
     [[maybe_unused]] const int64_t i_n = ni;
     int64_t t_bi = bi;
@@ -66,22 +67,44 @@ struct Op_fp16_D64 {
     [[maybe_unused]] const int64_t i_b = t_bi;
     const float v_S_mul = (s * 0.18033688f);
     const float v_S_masked = (((0 <= (-i_m + i_n - 1)) ? true : false) ? -INFINITY : v_S_mul);
-    (void)p;
+    return v_S_masked;
+  }
+  // the same on a tile where tile_full holds: every mask keeps the element
+  static __device__ __forceinline__ float score_full([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi, float s) {
+    [[maybe_unused]] const int64_t i_m = mi;
+    [[maybe_unused]] const int64_t i_n = ni;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
+    const float v_S_mul = (s * 0.18033688f);
+    const float v_S_masked = v_S_mul;
     return v_S_masked;
   }
   // S_masked.sub = {"sub":["S_masked",{"BroadcastInDim":{"operand":"S_masked.reduce","result_shape":["B","H","S","S"],"broadcast_dimensions":[0,1,2]}}]}; S_masked.exp2 = {"exp2":["S_masked.sub"]}
   static __device__ __forceinline__ float expdiff(float a, float b) {
     const float v_S_masked_sub = (a - b);
-    return exp2f(v_S_masked_sub);
+    return dlc::exp2_nonpos(v_S_masked_sub);
   }
   // P_fp32 = {"fdiv":["S_masked.exp2",{"BroadcastInDim":{"operand":"S_masked.reduce.1","result_shape":["B","H","S","S"],"broadcast_dimensions":[0,1,2]}}]}
   static __device__ __forceinline__ float finish(float o, float l) { return (o / l); }
   // false when the mask (the score lets' guard Selects) removes every element of the tile
   static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
-    {  // mask S_masked: {"select":{"pred":{"BroadcastInDim":{"operand":{"select":{"pred":{"and":["0<=-m+n-1"]},"then":1,"else":0}},"result_shape":["B","H","S","S"],"broadcast_dimensions":[2,3]}},"then":"-inf","else":"S.mul"}}
+    {  // mask S_masked
       [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
-      if (emin >= 0) return false;  // the guard holds everywhere
+      if (emin >= 0) return false;  // the mask removes the whole tile
+    }
+    (void)bi;
+    return true;
+  }
+  // true when no mask (the score lets' guard Selects) removes any element of the tile
+  static __device__ __forceinline__ bool tile_full(const Params *p, int64_t m0, int64_t m1, int64_t n0,
+                                                  int64_t n1, int64_t bi) {
+    {  // mask S_masked
+      [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
+      if (!(emax < 0)) return false;  // the mask removes some element
     }
     (void)bi;
     return true;
@@ -183,7 +206,8 @@ struct Op_fp16_D128 {
   // the score lets of region attention_causal.S_t_matmul on one element s of S = QK^T
   //   S.mul = {"mul":["S",0.12751743082459868]}
   //   S_masked = {"select":{"pred":{"BroadcastInDim":{"operand":{"select":{"pred":{"and":["0<=-m+n-1"]},"then":1,"else":0}},"result_shape":["B","H","S","S"],"broadcast_dimensions":[2,3]}},"then":"-inf","else":"S.mul"}}
-  static __device__ __forceinline__ float score(const Params *p, int64_t mi, int64_t ni, int64_t bi, float s) {
+  static __device__ __forceinline__ float score([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi, float s) {
     [[maybe_unused]] const int64_t i_m = mi;
     [[maybe_unused]] const int64_t i_n = ni;
     int64_t t_bi = bi;
@@ -192,22 +216,44 @@ struct Op_fp16_D128 {
     [[maybe_unused]] const int64_t i_b = t_bi;
     const float v_S_mul = (s * 0.127517431f);
     const float v_S_masked = (((0 <= (-i_m + i_n - 1)) ? true : false) ? -INFINITY : v_S_mul);
-    (void)p;
+    return v_S_masked;
+  }
+  // the same on a tile where tile_full holds: every mask keeps the element
+  static __device__ __forceinline__ float score_full([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi, float s) {
+    [[maybe_unused]] const int64_t i_m = mi;
+    [[maybe_unused]] const int64_t i_n = ni;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
+    const float v_S_mul = (s * 0.127517431f);
+    const float v_S_masked = v_S_mul;
     return v_S_masked;
   }
   // S_masked.sub = {"sub":["S_masked",{"BroadcastInDim":{"operand":"S_masked.reduce","result_shape":["B","H","S","S"],"broadcast_dimensions":[0,1,2]}}]}; S_masked.exp2 = {"exp2":["S_masked.sub"]}
   static __device__ __forceinline__ float expdiff(float a, float b) {
     const float v_S_masked_sub = (a - b);
-    return exp2f(v_S_masked_sub);
+    return dlc::exp2_nonpos(v_S_masked_sub);
   }
   // P_fp32 = {"fdiv":["S_masked.exp2",{"BroadcastInDim":{"operand":"S_masked.reduce.1","result_shape":["B","H","S","S"],"broadcast_dimensions":[0,1,2]}}]}
   static __device__ __forceinline__ float finish(float o, float l) { return (o / l); }
   // false when the mask (the score lets' guard Selects) removes every element of the tile
   static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
-    {  // mask S_masked: {"select":{"pred":{"BroadcastInDim":{"operand":{"select":{"pred":{"and":["0<=-m+n-1"]},"then":1,"else":0}},"result_shape":["B","H","S","S"],"broadcast_dimensions":[2,3]}},"then":"-inf","else":"S.mul"}}
+    {  // mask S_masked
       [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
-      if (emin >= 0) return false;  // the guard holds everywhere
+      if (emin >= 0) return false;  // the mask removes the whole tile
+    }
+    (void)bi;
+    return true;
+  }
+  // true when no mask (the score lets' guard Selects) removes any element of the tile
+  static __device__ __forceinline__ bool tile_full(const Params *p, int64_t m0, int64_t m1, int64_t n0,
+                                                  int64_t n1, int64_t bi) {
+    {  // mask S_masked
+      [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
+      if (!(emax < 0)) return false;  // the mask removes some element
     }
     (void)bi;
     return true;
@@ -309,7 +355,8 @@ struct Op_bf16_D64 {
   // the score lets of region attention_causal.S_t_matmul on one element s of S = QK^T
   //   S.mul = {"mul":["S",0.18033688011112042]}
   //   S_masked = {"select":{"pred":{"BroadcastInDim":{"operand":{"select":{"pred":{"and":["0<=-m+n-1"]},"then":1,"else":0}},"result_shape":["B","H","S","S"],"broadcast_dimensions":[2,3]}},"then":"-inf","else":"S.mul"}}
-  static __device__ __forceinline__ float score(const Params *p, int64_t mi, int64_t ni, int64_t bi, float s) {
+  static __device__ __forceinline__ float score([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi, float s) {
     [[maybe_unused]] const int64_t i_m = mi;
     [[maybe_unused]] const int64_t i_n = ni;
     int64_t t_bi = bi;
@@ -318,22 +365,44 @@ struct Op_bf16_D64 {
     [[maybe_unused]] const int64_t i_b = t_bi;
     const float v_S_mul = (s * 0.18033688f);
     const float v_S_masked = (((0 <= (-i_m + i_n - 1)) ? true : false) ? -INFINITY : v_S_mul);
-    (void)p;
+    return v_S_masked;
+  }
+  // the same on a tile where tile_full holds: every mask keeps the element
+  static __device__ __forceinline__ float score_full([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi, float s) {
+    [[maybe_unused]] const int64_t i_m = mi;
+    [[maybe_unused]] const int64_t i_n = ni;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
+    const float v_S_mul = (s * 0.18033688f);
+    const float v_S_masked = v_S_mul;
     return v_S_masked;
   }
   // S_masked.sub = {"sub":["S_masked",{"BroadcastInDim":{"operand":"S_masked.reduce","result_shape":["B","H","S","S"],"broadcast_dimensions":[0,1,2]}}]}; S_masked.exp2 = {"exp2":["S_masked.sub"]}
   static __device__ __forceinline__ float expdiff(float a, float b) {
     const float v_S_masked_sub = (a - b);
-    return exp2f(v_S_masked_sub);
+    return dlc::exp2_nonpos(v_S_masked_sub);
   }
   // P = {"fdiv":["S_masked.exp2",{"BroadcastInDim":{"operand":"S_masked.reduce.1","result_shape":["B","H","S","S"],"broadcast_dimensions":[0,1,2]}}]}
   static __device__ __forceinline__ float finish(float o, float l) { return (o / l); }
   // false when the mask (the score lets' guard Selects) removes every element of the tile
   static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
-    {  // mask S_masked: {"select":{"pred":{"BroadcastInDim":{"operand":{"select":{"pred":{"and":["0<=-m+n-1"]},"then":1,"else":0}},"result_shape":["B","H","S","S"],"broadcast_dimensions":[2,3]}},"then":"-inf","else":"S.mul"}}
+    {  // mask S_masked
       [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
-      if (emin >= 0) return false;  // the guard holds everywhere
+      if (emin >= 0) return false;  // the mask removes the whole tile
+    }
+    (void)bi;
+    return true;
+  }
+  // true when no mask (the score lets' guard Selects) removes any element of the tile
+  static __device__ __forceinline__ bool tile_full(const Params *p, int64_t m0, int64_t m1, int64_t n0,
+                                                  int64_t n1, int64_t bi) {
+    {  // mask S_masked
+      [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
+      if (!(emax < 0)) return false;  // the mask removes some element
     }
     (void)bi;
     return true;
@@ -435,7 +504,8 @@ struct Op_bf16_D128 {
   // the score lets of region attention_causal.S_t_matmul on one element s of S = QK^T
   //   S.mul = {"mul":["S",0.12751743082459868]}
   //   S_masked = {"select":{"pred":{"BroadcastInDim":{"operand":{"select":{"pred":{"and":["0<=-m+n-1"]},"then":1,"else":0}},"result_shape":["B","H","S","S"],"broadcast_dimensions":[2,3]}},"then":"-inf","else":"S.mul"}}
-  static __device__ __forceinline__ float score(const Params *p, int64_t mi, int64_t ni, int64_t bi, float s) {
+  static __device__ __forceinline__ float score([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi, float s) {
     [[maybe_unused]] const int64_t i_m = mi;
     [[maybe_unused]] const int64_t i_n = ni;
     int64_t t_bi = bi;
@@ -444,22 +514,44 @@ struct Op_bf16_D128 {
     [[maybe_unused]] const int64_t i_b = t_bi;
     const float v_S_mul = (s * 0.127517431f);
     const float v_S_masked = (((0 <= (-i_m + i_n - 1)) ? true : false) ? -INFINITY : v_S_mul);
-    (void)p;
+    return v_S_masked;
+  }
+  // the same on a tile where tile_full holds: every mask keeps the element
+  static __device__ __forceinline__ float score_full([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi, float s) {
+    [[maybe_unused]] const int64_t i_m = mi;
+    [[maybe_unused]] const int64_t i_n = ni;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
+    const float v_S_mul = (s * 0.127517431f);
+    const float v_S_masked = v_S_mul;
     return v_S_masked;
   }
   // S_masked.sub = {"sub":["S_masked",{"BroadcastInDim":{"operand":"S_masked.reduce","result_shape":["B","H","S","S"],"broadcast_dimensions":[0,1,2]}}]}; S_masked.exp2 = {"exp2":["S_masked.sub"]}
   static __device__ __forceinline__ float expdiff(float a, float b) {
     const float v_S_masked_sub = (a - b);
-    return exp2f(v_S_masked_sub);
+    return dlc::exp2_nonpos(v_S_masked_sub);
   }
   // P = {"fdiv":["S_masked.exp2",{"BroadcastInDim":{"operand":"S_masked.reduce.1","result_shape":["B","H","S","S"],"broadcast_dimensions":[0,1,2]}}]}
   static __device__ __forceinline__ float finish(float o, float l) { return (o / l); }
   // false when the mask (the score lets' guard Selects) removes every element of the tile
   static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
-    {  // mask S_masked: {"select":{"pred":{"BroadcastInDim":{"operand":{"select":{"pred":{"and":["0<=-m+n-1"]},"then":1,"else":0}},"result_shape":["B","H","S","S"],"broadcast_dimensions":[2,3]}},"then":"-inf","else":"S.mul"}}
+    {  // mask S_masked
       [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
-      if (emin >= 0) return false;  // the guard holds everywhere
+      if (emin >= 0) return false;  // the mask removes the whole tile
+    }
+    (void)bi;
+    return true;
+  }
+  // true when no mask (the score lets' guard Selects) removes any element of the tile
+  static __device__ __forceinline__ bool tile_full(const Params *p, int64_t m0, int64_t m1, int64_t n0,
+                                                  int64_t n1, int64_t bi) {
+    {  // mask S_masked
+      [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
+      if (!(emax < 0)) return false;  // the mask removes some element
     }
     (void)bi;
     return true;
