@@ -885,6 +885,16 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   /* region 2: V and the output */
   opgen g2 = {A, &k->v2, k->v2.r, s};
   chunk_fn(&g2, &k->V, "v_chunk", k->v2.n_axes, k->v2.nn, k->v2.k_axes, k->v2.nk, "V");
+  /* the GPU IR's row steps: full key tiles stream from one pointer each */
+  if (k->B.rstep && k->V.rstep)
+    sb_printf(s,
+              "  // full key tiles stream K and V rows: elements between consecutive keys\n"
+              "  static constexpr bool KV_STREAM = true;\n"
+              "  static __device__ __forceinline__ int64_t k_rstep([[maybe_unused]] const Params *p) { return %s; }\n"
+              "  static __device__ __forceinline__ int64_t v_rstep([[maybe_unused]] const Params *p) { return %s; }\n",
+              sxc(A, k->B.rstep, false), sxc(A, k->V.rstep, false));
+  else
+    sb_puts(s, "  static constexpr bool KV_STREAM = false;  // a row step holds an index: the chunk functions load\n");
   epilogue_fn(&g2, " (O already divided by the row sum)");
   sb_puts(s, "};\n\n");
 }

@@ -95,21 +95,25 @@ static const sx *shift_k(void *ctx, sx_atom_kind kind, const char *name) {
  * modulo or a product of k with another index leaves an index in the
  * difference.)  Then the chunk pointers of a full k-tile are
  * those of the tile before, moved by BK steps: the skeleton hoists them. */
-static const sx *operand_kstep(arena *A, const region *r, const gpu_view *v, const gpu_operand *o) {
-  if (v->nk != 1) return NULL;
+/* offset(x + 1) - offset(x) along axis x of the operand's read, when that is
+ * free of every index and no pad guard of the operand reads x. */
+static const sx *operand_axis_step(arena *A, const region *r, const gpu_operand *o, const char *x) {
   const rexpr *sel = o->read, *rd = o->read;
   if (rd->k == RX_SELECT && !rd->a) rd = rd->b;
   if (rd->k == RX_UNARY && rd->op == TINY_CAST) rd = rd->a;
   if (rd->k != RX_READ) return NULL;
-  const char *k = r->it[v->k_axes[0]].name;
   if (sel->k == RX_SELECT && !sel->a)
     for (int g = 0; g < sel->ng; g++)
-      if (sx_mentions(sel->guards[g].e, SXA_VAR, k)) return NULL;
+      if (sx_mentions(sel->guards[g].e, SXA_VAR, x)) return NULL;
   const sx *off = gpuir_offset(A, &r->in[o->input], rd->map);
   if (sx_has_overflow(off)) return NULL;
-  kshift ks = {A, k};
+  kshift ks = {A, x};
   const sx *d = sx_sub(A, sx_subst(A, off, shift_k, &ks), off);
   return sx_has_vars(d) ? NULL : d;
+}
+
+static const sx *operand_kstep(arena *A, const region *r, const gpu_view *v, const gpu_operand *o) {
+  return v->nk == 1 ? operand_axis_step(A, r, o, r->it[v->k_axes[0]].name) : NULL;
 }
 
 static void vec_variants(gpu_kernel *k, int vmax) {
@@ -608,6 +612,10 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   operand_of(A, dl, at, r1, &pc->a[0].con, false, &k->A); /* Q */
   operand_of(A, dl, at, r1, &pc->a[0].con, true, &k->B);  /* K */
   operand_of(A, dl, at, r2, c2, true, &k->V);
+  k->B.rstep = operand_axis_step(A, r1, &k->B, r1->it[v->n_axes[0]].name);
+  k->V.rstep = operand_axis_step(A, r2, &k->V, r2->it[k->v2.k_axes[0]].name);
+  if (k->B.rstep) k->B.rstep_str = sx_str(A, k->B.rstep);
+  if (k->V.rstep) k->V.rstep_str = sx_str(A, k->V.rstep);
   k->T = r1->in[k->A.input].dt;
   if (!k->A.k_contig || !k->B.k_contig || k->V.k_contig || k->A.contig_axis < 0 || k->B.contig_axis < 0 ||
       k->V.contig_axis < 0 || k->T != r1->in[k->B.input].dt || k->T != r2->in[k->V.input].dt ||
@@ -632,47 +640,65 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   emit(k, A, GS_ALLOC_SHARED, "smK,smV", arena_printf(A, "%s [2][%d][%d] and [2][%d][%d] ring", dtype_name(k->T), BN, k->D, BN, k->DV),
        NULL, 0, NULL, NULL);
   emit(k, A, GS_CP_ASYNC, arena_printf(A, "smQ <- %s", k->A.tensor), "query rows m0..m0+BM, pred tails", "tQ", 0, NULL, NULL);
-  emit(k, A, GS_CP_ASYNC, arena_printf(A, "smK[0], smV[0] <- %s, %s", k->B.tensor, k->V.tensor), "key tile 0", "tKV0", 0,
-       NULL, NULL);
-  emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, "tQ", "tKV0");
-  emit(k, A, GS_LOOP, "t", "live key tiles (Op::tile_live: the mask predicate's affine bound)", NULL, 0, NULL, NULL);
-  emit(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[(t+1)%%2] <- %s, %s", k->B.tensor, k->V.tensor), "key tile t+1",
-       "tKV[t+1]", 0, NULL, NULL);
-  emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, "tKV[t+1]", NULL);
-  emit(k, A, GS_WAIT, "cp.async.wait_group", "1", NULL, 2, "tQ", "tKV[t]");
-  emit(k, A, GS_BARRIER, "bar.sync", "tile t landed", NULL, 0, NULL, NULL);
-  emit(k, A, GS_LDMATRIX, "ldmatrix.x4",
-       p->a_frag_regs ? "smQ: Q fragments (once, kept in registers)" : "smQ: Q fragments (each key tile)", NULL, 1, "tQ",
-       NULL);
-  emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smK[t%2]: K^T fragments", NULL, 1, "tKV[t]", NULL);
-  emit(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 S = Q K^T (%s)", r1->lets[r1->acc_let].name), "16 rows per warp",
-       "tS", 0, NULL, NULL);
-  const char *score = "";
-  for (int l = 0; l <= k->sm.x; l++)
-    if (l != r1->acc_let) score = arena_printf(A, "%s%s%s", score, *score ? ", " : "", r1->lets[l].name);
-  emit(k, A, GS_EPILOGUE, "score", arena_printf(A, "lets: %s; key tails -> %s's neutral", *score ? score : "(none)",
-                                                r1->lets[k->sm.max].name),
-       "tScore", 1, "tS", NULL);
-  emit(k, A, GS_EPILOGUE, "row_max", arena_printf(A, "%s: running max, quad shuffles", r1->lets[k->sm.max].name), "tMax",
-       1, "tScore", NULL);
-  emit(k, A, GS_EPILOGUE, "rescale", arena_printf(A, "%s(%s) of the old and new max on O and the row sum",
-                                                  r1->lets[k->sm.exp].name, r1->lets[k->sm.sub].name),
-       "tRescale", 1, "tMax", NULL);
-  emit(k, A, GS_EPILOGUE, "probabilities", arena_printf(A, "%s = %s(%s); %s += row sum", r1->lets[k->sm.exp].name,
-                                                        "exp2", r1->lets[k->sm.sub].name, r1->lets[k->sm.sum].name),
-       "tP", 1, "tRescale", NULL);
-  emit(k, A, GS_EPILOGUE, "P fragments",
-       k->sm.pt == DT_FP32
-           ? arena_printf(A, "%s: fp32 P as hi + lo %s A fragments in registers (deferred; two mma per step)",
-                          r1->lets[k->sm.p].name, dtype_name(k->T))
-           : arena_printf(A, "%s: cvt to %s A fragments in registers (deferred)", r1->lets[k->sm.p].name,
-                          dtype_name(k->sm.pt)),
-       "tPf", 1, "tP", NULL);
-  emit(k, A, GS_LDMATRIX, "ldmatrix.x4.trans", "smV[t%2]: V fragments", NULL, 1, "tKV[t]", NULL);
-  emit(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 O += P V (%s)", r2->lets[r2->acc_let].name), NULL, "tO", 1, "tPf",
-       NULL);
-  emit(k, A, GS_BARRIER, "bar.sync", "stage t%2 free", NULL, 0, NULL, NULL);
-  emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
+  emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, "tQ", NULL);
+  emit(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 1, "tQ", NULL);
+  emit(k, A, GS_BARRIER, "bar.sync", "the Q tile landed", NULL, 0, NULL, NULL);
+  if (p->a_frag_regs)
+    emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smQ: Q fragments (once, kept in registers)", NULL, 1, "tQ", NULL);
+  bool stream = k->B.rstep && k->V.rstep;
+  if (stream)
+    emit(k, A, GS_ADDR_SETUP, arena_printf(A, "%s, %s row pointers", k->B.tensor, k->V.tensor),
+         arena_printf(A, "per thread, key 0 of its chunk rows; row steps %s, %s", k->B.rstep_str, k->V.rstep_str), NULL, 0,
+         NULL, NULL);
+  /* two passes over the key tiles: the full ones (tile_full, inside the
+   * keys), then the other live ones */
+  for (int pass = 0; pass < 2; pass++) {
+    const char *tok = pass ? "tKVm" : "tKVf";
+    emit(k, A, GS_LOOP, "t",
+         pass ? "the other live key tiles (Op::tile_live: the mask predicate's affine bound)"
+              : "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)",
+         NULL, 0, NULL, NULL);
+    emit(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[next%%2] <- %s, %s", k->B.tensor, k->V.tensor),
+         pass || !stream ? "the pass's next key tile, pred tails"
+                         : "the pass's next key tile: row pointers + tile * BN * row step, whole chunks",
+         arena_printf(A, "%s[next]", tok), 0, NULL, NULL);
+    emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, arena_printf(A, "%s[next]", tok), NULL);
+    emit(k, A, GS_WAIT, "cp.async.wait_group", "1", NULL, 1, arena_printf(A, "%s[t]", tok), NULL);
+    emit(k, A, GS_BARRIER, "bar.sync", "tile t landed", NULL, 0, NULL, NULL);
+    if (!p->a_frag_regs)
+      emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smQ: Q fragments (each key tile)", NULL, 1, "tQ", NULL);
+    emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smK[t%2]: K^T fragments", NULL, 1, arena_printf(A, "%s[t]", tok), NULL);
+    emit(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 S = Q K^T (%s)", r1->lets[r1->acc_let].name), "16 rows per warp",
+         "tS", 0, NULL, NULL);
+    const char *score = "";
+    for (int l = 0; l <= k->sm.x; l++)
+      if (l != r1->acc_let) score = arena_printf(A, "%s%s%s", score, *score ? ", " : "", r1->lets[l].name);
+    emit(k, A, GS_EPILOGUE, pass ? "score" : "score_full",
+         pass ? arena_printf(A, "lets: %s; key tails -> %s's neutral", *score ? score : "(none)", r1->lets[k->sm.max].name)
+              : arena_printf(A, "lets: %s, each mask its kept branch; no per-element test", *score ? score : "(none)"),
+         "tScore", 1, "tS", NULL);
+    emit(k, A, GS_EPILOGUE, "row_max", arena_printf(A, "%s: running max, quad shuffles", r1->lets[k->sm.max].name), "tMax",
+         1, "tScore", NULL);
+    emit(k, A, GS_EPILOGUE, "rescale", arena_printf(A, "%s(%s) of the old and new max on O and the row sum",
+                                                    r1->lets[k->sm.exp].name, r1->lets[k->sm.sub].name),
+         "tRescale", 1, "tMax", NULL);
+    emit(k, A, GS_EPILOGUE, "probabilities",
+         arena_printf(A, "%s = %s(%s), an argument <= 0; %s += row sum", r1->lets[k->sm.exp].name, "ex2.approx.ftz",
+                      r1->lets[k->sm.sub].name, r1->lets[k->sm.sum].name),
+         "tP", 1, "tRescale", NULL);
+    emit(k, A, GS_EPILOGUE, "P fragments",
+         k->sm.pt == DT_FP32
+             ? arena_printf(A, "%s: fp32 P as hi + lo %s A fragments in registers (deferred; two mma per step)",
+                            r1->lets[k->sm.p].name, dtype_name(k->T))
+             : arena_printf(A, "%s: cvt to %s A fragments in registers (deferred)", r1->lets[k->sm.p].name,
+                            dtype_name(k->sm.pt)),
+         "tPf", 1, "tP", NULL);
+    emit(k, A, GS_LDMATRIX, "ldmatrix.x4.trans", "smV[t%2]: V fragments", NULL, 1, arena_printf(A, "%s[t]", tok), NULL);
+    emit(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 O += P V (%s)", r2->lets[r2->acc_let].name), NULL, "tO", 1,
+         "tPf", NULL);
+    emit(k, A, GS_BARRIER, "bar.sync", "stage t%2 free", NULL, 0, NULL, NULL);
+    emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
+  }
   emit(k, A, GS_EPILOGUE, "finish", arena_printf(A, "%s: O / row sum", r1->lets[k->sm.div].name), "tFin", 1, "tO", NULL);
   emit(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "O -> stage[%d][%d+8] fp32", BM, k->DV), "tStage", 1, "tFin",
        NULL);
@@ -783,6 +809,10 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
     if (o->kstep) cJSON_AddStringToObject(oo, "k_step", o->kstep_str);
     else cJSON_AddNullToObject(oo, "k_step");
     cJSON_AddBoolToObject(oo, "k_walk", o->walk);
+    if (k->attention && side > 0) {
+      if (o->rstep) cJSON_AddStringToObject(oo, "row_step", o->rstep_str);
+      else cJSON_AddNullToObject(oo, "row_step");
+    }
     cJSON_AddItemToArray(ops, oo);
   }
   cJSON *tails = cJSON_AddArrayToObject(g, "tail_predicates");

@@ -58,6 +58,11 @@ typedef struct gpu_operand {
    * over the rest.  A thread then keeps, per chunk, the rest's parts (fixed
    * over the k-tiles) and, for its one K column, a counter over the K axes
    * that adds BK with carries each tile. */
+  /* attention's K and V: elements between consecutive keys (the operand's
+   * row axis), when fixed (offset(n+1) - offset(n) holds no index); NULL
+   * otherwise.  Full key tiles then stream from one pointer per operand. */
+  const sx *rstep;
+  const char *rstep_str;
   bool walk;
   const sx *moff, *koff;  /* walk: the offset's parts (the constant in moff) */
   const sx **kcoef;       /* walk: koff's coefficient of each K axis (koff is affine in them) */

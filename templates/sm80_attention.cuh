@@ -57,6 +57,18 @@ __device__ __forceinline__ void load_att_tile(const typename Op::Params *p, type
   }
 }
 
+// A full K (KIND 1) or V (KIND 2) tile from the thread's row pointer: its
+// chunk i is i*RPP keys below its chunk 0, RPP * rstep elements further; no
+// bounds (a full tile lies inside the keys and the head dims).
+template <class Op, int VEC, int KIND>
+__device__ __forceinline__ void load_att_rows(typename Op::T *tile, const typename Op::T *row0, int64_t rstep) {
+  constexpr int L = KIND == 2 ? Op::DV : Op::D, CPR = L / VEC, RPP = 128 / CPR, CH = Op::BN / RPP;
+  const int off = swz<L>((int)threadIdx.x / CPR, ((int)threadIdx.x % CPR) * VEC);
+#pragma unroll
+  for (int i = 0; i < CH; ++i)
+    copy_g2s_full<VEC * (int)sizeof(typename Op::T)>(tile + off + i * RPP * L, row0 + i * RPP * rstep);
+}
+
 template <class Op, int VEC>
 __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
   using T = typename Op::T;
@@ -107,6 +119,21 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
       ldmatrix_x4<false>(qf[kk], smQ + swz<D>(m + r8, k));
     }
   }
+  // This lane's ldmatrix offsets: 8 rows down keeps swz's phase, so one
+  // offset per k16 step serves every key fragment of K, and one per fragment
+  // pair every k16 step of V.  Hoisted when they are few (at D = DV = 128
+  // the 16 of them cost more loop instructions, as ptxas rematerializes
+  // them, than computing each at its ldmatrix).
+  constexpr bool HOIST = KD + NTO / 2 <= 8;
+  int kofs[HOIST ? KD : 1], vofs[HOIST ? NTO / 2 : 1];
+  auto kofs_at = [&](int kk) { return swz<D>((mat >> 1) * 8 + r8, kk * 16 + (mat & 1) * 8); };
+  auto vofs_at = [&](int j) { return swz<DV>((mat & 1) * 8 + r8, j * 8 + (mat >> 1) * 8); };
+  if constexpr (HOIST) {
+#pragma unroll
+    for (int kk = 0; kk < KD; ++kk) kofs[kk] = kofs_at(kk);
+#pragma unroll
+    for (int j = 0; j < NTO; j += 2) vofs[j / 2] = vofs_at(j);
+  }
   float o[NTO][4];
 #pragma unroll
   for (int j = 0; j < NTO; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
@@ -132,8 +159,7 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
 #pragma unroll
       for (int j = 0; j < NTS; j += 2) {
         uint32_t kf[4];
-        const int n = j * 8 + (mat >> 1) * 8, k = kk * 16 + (mat & 1) * 8;
-        ldmatrix_x4<false>(kf, sK + swz<D>(n + r8, k));
+        ldmatrix_x4<false>(kf, sK + (HOIST ? kofs[HOIST ? kk : 0] : kofs_at(kk)) + j * 8 * D);
         const uint32_t b0[2] = {kf[0], kf[1]}, b1[2] = {kf[2], kf[3]};
         mma_16816<T>(s[j], qa, b0);
         mma_16816<T>(s[j + 1], qa, b1);
@@ -181,7 +207,8 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
     constexpr bool SPLIT = sizeof(PT) == 4;  // fp32 P: hi + lo fragments of T
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk) {
-      uint32_t pf[4], pl[4];
+      uint32_t pf[4];
+      [[maybe_unused]] uint32_t pl[SPLIT ? 4 : 1];
       const float *q[4] = {&s[2 * kk][0], &s[2 * kk][2], &s[2 * kk + 1][0], &s[2 * kk + 1][2]};
 #pragma unroll
       for (int f = 0; f < 4; ++f) {
@@ -194,8 +221,7 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
 #pragma unroll
       for (int j = 0; j < NTO; j += 2) {
         uint32_t vf[4];
-        const int n = j * 8 + (mat >> 1) * 8, k = kk * 16 + (mat & 1) * 8;
-        ldmatrix_x4<true>(vf, sV + swz<DV>(k + r8, n));
+        ldmatrix_x4<true>(vf, sV + (HOIST ? vofs[HOIST ? j / 2 : 0] : vofs_at(j)) + kk * 16 * DV);
         const uint32_t b0[2] = {vf[0], vf[1]}, b1[2] = {vf[2], vf[3]};
         mma_16816<T>(o[j], pf, b0);
         mma_16816<T>(o[j + 1], pf, b1);
@@ -207,23 +233,44 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
     }
   };
 
+  // Full tiles stream K and V from one row pointer each (the GPU IR's row
+  // steps), when a thread's chunks are whole numbers of 8 rows apart.
+  constexpr int CPRK = D / VEC, CPRV = DV / VEC;
+  constexpr bool KVS = Op::KV_STREAM && VEC > 1 && 128 % CPRK == 0 && 128 % CPRV == 0 && (128 / CPRK) % 8 == 0 &&
+                       (128 / CPRV) % 8 == 0 && BN % (128 / CPRK) == 0 && BN % (128 / CPRV) == 0;
+  const T *krow = nullptr, *vrow = nullptr;
+  int64_t krs = 0, vrs = 0;
+  if constexpr (KVS) {
+    if (SK > 0) {
+      // key 0, head-dim column 0 of this batch index: valid whenever SK > 0
+      Op::template k_chunk<VEC>(p, 0, 0, b, &krow);
+      Op::template v_chunk<VEC>(p, 0, 0, b, &vrow);
+    }
+    krs = Op::k_rstep(p), vrs = Op::v_rstep(p);
+    krow += ((int)threadIdx.x / CPRK) * krs + ((int)threadIdx.x % CPRK) * VEC;
+    vrow += ((int)threadIdx.x / CPRV) * vrs + ((int)threadIdx.x % CPRV) * VEC;
+  }
+
   // One pass over the full tiles, then one over the others: a 2-stage K/V
   // ring, the next tile of the pass prefetched while this one computes.
   int st = 0;
+  auto load_kv = [&](auto full_tag, int64_t t, int stage) {
+    if constexpr (decltype(full_tag)::value && KVS) {
+      load_att_rows<Op, VEC, 1>(smK + stage * BN * D, krow + t * BN * krs, krs);
+      load_att_rows<Op, VEC, 2>(smV + stage * BN * DV, vrow + t * BN * vrs, vrs);
+    } else {
+      load_att_tile<Op, VEC, 1>(p, smK + stage * BN * D, t * BN, b);
+      load_att_tile<Op, VEC, 2>(p, smV + stage * BN * DV, t * BN, b);
+    }
+  };
   auto pass = [&](auto full_tag) {
     constexpr bool FULL = decltype(full_tag)::value;
     int64_t t = next(-1, FULL);
-    if (t < nt) {
-      load_att_tile<Op, VEC, 1>(p, smK + st * BN * D, t * BN, b);
-      load_att_tile<Op, VEC, 2>(p, smV + st * BN * DV, t * BN, b);
-    }
+    if (t < nt) load_kv(full_tag, t, st);
     cp_async_commit();  // TokLoad K/V t
     while (t < nt) {
       const int64_t tn = next(t, FULL);
-      if (tn < nt) {
-        load_att_tile<Op, VEC, 1>(p, smK + (st ^ 1) * BN * D, tn * BN, b);
-        load_att_tile<Op, VEC, 2>(p, smV + (st ^ 1) * BN * DV, tn * BN, b);
-      }
+      if (tn < nt) load_kv(full_tag, tn, st ^ 1);
       cp_async_commit();
       cp_async_wait<1>();  // Wait(TokLoad t)
       __syncthreads();

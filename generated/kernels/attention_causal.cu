@@ -125,6 +125,10 @@ struct Op_fp16_D64 {
     *src = base + (i_d + 64 * i_n + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
     return left < VEC ? (int)left : VEC;
   }
+  // full key tiles stream K and V rows: elements between consecutive keys
+  static constexpr bool KV_STREAM = true;
+  static __device__ __forceinline__ int64_t k_rstep([[maybe_unused]] const Params *p) { return 64; }
+  static __device__ __forceinline__ int64_t v_rstep([[maybe_unused]] const Params *p) { return 64; }
   // epilogue of region attention_causal.O_matmul: its post-reduce lets on the fp32 accumulator (O already divided by the row sum), then the store
   //   O = {"reduce":{"op":"sum","axes":["n"],"init":0,"dtype":"fp32","body":{"mul":[{"read":{"tensor":"P","map":["b","h","m","n"]}},{"read":{"tensor":"V","map":["b","h","n","d"]}}]}}}
   //   yield O -> O (fp16)
@@ -274,6 +278,10 @@ struct Op_fp16_D128 {
     *src = base + (i_d + 128 * i_n + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
     return left < VEC ? (int)left : VEC;
   }
+  // full key tiles stream K and V rows: elements between consecutive keys
+  static constexpr bool KV_STREAM = true;
+  static __device__ __forceinline__ int64_t k_rstep([[maybe_unused]] const Params *p) { return 128; }
+  static __device__ __forceinline__ int64_t v_rstep([[maybe_unused]] const Params *p) { return 128; }
   // epilogue of region attention_causal.O_matmul: its post-reduce lets on the fp32 accumulator (O already divided by the row sum), then the store
   //   O = {"reduce":{"op":"sum","axes":["n"],"init":0,"dtype":"fp32","body":{"mul":[{"read":{"tensor":"P","map":["b","h","m","n"]}},{"read":{"tensor":"V","map":["b","h","n","d"]}}]}}}
   //   yield O -> O (fp16)
@@ -423,6 +431,10 @@ struct Op_bf16_D64 {
     *src = base + (i_d + 64 * i_n + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
     return left < VEC ? (int)left : VEC;
   }
+  // full key tiles stream K and V rows: elements between consecutive keys
+  static constexpr bool KV_STREAM = true;
+  static __device__ __forceinline__ int64_t k_rstep([[maybe_unused]] const Params *p) { return 64; }
+  static __device__ __forceinline__ int64_t v_rstep([[maybe_unused]] const Params *p) { return 64; }
   // epilogue of region attention_causal.O_matmul: its post-reduce lets on the fp32 accumulator (O already divided by the row sum), then the store
   //   O = {"reduce":{"op":"sum","axes":["n"],"init":0,"dtype":"fp32","body":{"mul":[{"read":{"tensor":"P","map":["b","h","m","n"]}},{"read":{"tensor":"V","map":["b","h","n","d"]}}]}}}
   //   yield O -> O (bf16)
@@ -572,6 +584,10 @@ struct Op_bf16_D128 {
     *src = base + (i_d + 128 * i_n + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
     return left < VEC ? (int)left : VEC;
   }
+  // full key tiles stream K and V rows: elements between consecutive keys
+  static constexpr bool KV_STREAM = true;
+  static __device__ __forceinline__ int64_t k_rstep([[maybe_unused]] const Params *p) { return 128; }
+  static __device__ __forceinline__ int64_t v_rstep([[maybe_unused]] const Params *p) { return 128; }
   // epilogue of region attention_causal.O_matmul: its post-reduce lets on the fp32 accumulator (O already divided by the row sum), then the store
   //   O = {"reduce":{"op":"sum","axes":["n"],"init":0,"dtype":"fp32","body":{"mul":[{"read":{"tensor":"P","map":["b","h","m","n"]}},{"read":{"tensor":"V","map":["b","h","n","d"]}}]}}}
   //   yield O -> O (bf16)
