@@ -1013,6 +1013,121 @@ static void h_params_atom(arena *A, const sx_atom *a, const char **with, const c
   }
 }
 
+/* An instance's tensor checks, in argument order: dims (derived ones
+ * checked here, naming the expression), then dlc__check_rows or
+ * dlc__check_packed for leading dims, spans, NULL and element alignment;
+ * an empty output returns DLC_SUCCESS only after all of them. */
+static void dispatch_tensors(arena *A, strbuf *s, const fe_graph *g, const emit_instance *in, const char *on) {
+  int maxrank = 1;
+  bool packed = false;
+  for (int t = 0; t < g->nin + g->nout; t++) {
+    const fe_tensor *ft = &g->tensors[t < g->nin ? g->inputs[t] : g->outputs[t - g->nin]];
+    if (ft->rank > maxrank) maxrank = ft->rank;
+    packed |= ft->rank != 2;
+  }
+  sb_puts(s, "    dlc_status dlc_st;\n    int64_t dlc_count, dlc_work = 0");
+  if (packed) sb_printf(s, ", dlc_dims[%d]", maxrank);
+  sb_puts(s, ";\n");
+  for (int t = 0; t < g->nin + g->nout; t++) {
+    bool out_t = t >= g->nin;
+    const fe_tensor *ft = &g->tensors[out_t ? g->outputs[t - g->nin] : g->inputs[t]];
+    const char *nm = lc(A, ft->name);
+    /* the instance's graph has its own (bound) shapes; outputs take the
+     * shape rule's (derived symbols such as P are not arguments) */
+    dtype idt;
+    int irank;
+    const sx *const *ishape;
+    int it = fe_find_tensor(in->fe, ft->name);
+    fe_tensor_value(in->fe, it, &idt, &irank, &ishape);
+    int eb = dtype_bytes(in->fe->tensors[it].dt); /* as declared: an output is stored as T */
+    const char **dim = ARENA_ARRAY(A, const char *, irank ? irank : 1);
+    for (int d = 0; d < irank; d++) {
+      dim[d] = hsx(A, ishape[d]);
+      if (irank != 2) sb_printf(s, "    dlc_dims[%d] = %s;\n", d, dim[d]), dim[d] = arena_printf(A, "dlc_dims[%d]", d);
+      if (!h_plain(ishape[d])) {
+        if (irank == 2) sb_printf(s, "    const int64_t dlc_%s%d = %s;\n", nm, d, dim[d]), dim[d] = arena_printf(A, "dlc_%s%d", nm, d);
+        const char *with = "", *vals = "";
+        h_params(A, ishape[d], &with, &vals);
+        sb_printf(s,
+                  "    if (%s < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: axis %d of %s, %s, is negative or overflows "
+                  "int64%s\"%s);\n",
+                  dim[d], on, d, nm, h_text(A, ishape[d]), with, vals);
+      }
+    }
+    const char *cnt = out_t ? "&dlc_count" : "NULL";
+    if (irank == 2)
+      sb_printf(s, "    if ((dlc_st = dlc__check_rows(\"%s\", \"%s\", dlc_p->%s, %d, %s, %s, dlc_p->ld%s, %s))) return dlc_st;\n", on,
+                nm, nm, eb, dim[0], dim[1], nm, cnt);
+    else
+      sb_printf(s, "    if ((dlc_st = dlc__check_packed(\"%s\", \"%s\", dlc_p->%s, %d, %d, dlc_dims, %s))) return dlc_st;\n", on,
+                nm, nm, eb, irank, cnt);
+    if (out_t) sb_puts(s, "    if (dlc_count > 0) dlc_work = 1;\n");
+  }
+  sb_puts(s, "    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */\n");
+}
+
+/* The chunk width: the widest whose alignment every operand meets.  Every
+ * pointer is element-aligned by now, so width 1 always fits. */
+static void dispatch_width(arena *A, strbuf *s, const gpu_kernel *k, const char *on) {
+  sb_puts(s, "    int dlc_vec = 0;\n");
+  for (int v = 0; v < k->nvec; v++) {
+    int w = k->vecs[v];
+    if (w == 1) {
+      sb_puts(s, "    if (!dlc_vec) dlc_vec = 1;\n");
+      continue;
+    }
+    strbuf cond = {0};
+    for (int side = 0; side < (k->attention ? 3 : 2); side++) {
+      const gpu_operand *o = side == 2 ? &k->V : side ? &k->B : &k->A;
+      const gpu_view *gv = side == 2 ? &k->v2 : &k->v;
+      const region_memref *m = &gv->r->in[o->input];
+      int eb = dtype_bytes(m->dt);
+      sb_printf(&cond, "%sdlc__aligned(dlc_p->%s, %d)", side ? " && " : "", lc(A, m->name), w * eb);
+      for (int d = 0; d < m->rank - 1; d++) {
+        const sx *st = gpuir_stride(A, m, d);
+        int64_t cst;
+        if (!sx_is_int(st, &cst) || cst % w) sb_printf(&cond, " && %s", h_divisible(A, st, w));
+      }
+      /* a chunk must not cross into the next index of a flattened group */
+      int ng = o->k_contig ? gv->nk : (side == 0 ? gv->nm : gv->nn);
+      if (o->contig_axis >= 0 && ng > 1)
+        sb_printf(&cond, " && %s", h_divisible(A, gv->r->it[o->contig_axis].size, w));
+    }
+    sb_printf(s, "    if (!dlc_vec && %s) dlc_vec = %d;\n", sb_str(&cond), w);
+    sb_free(&cond);
+  }
+  if (k->vecs[k->nvec - 1] != 1)
+    sb_printf(s,
+              "    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, \"%s: the operands must be aligned to chunks of %d "
+              "elements\");\n",
+              on, k->vecs[k->nvec - 1]);
+}
+
+/* The grid, from the GPU IR with checked arithmetic, against the device limits. */
+static void dispatch_grid(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on) {
+  const char *dfmt = "", *dargs = "";
+  for (int d = 0; d < g->ndims; d++) {
+    dfmt = arena_printf(A, "%s%s%s = %%lld", dfmt, d ? ", " : "", lc(A, g->dims[d]));
+    dargs = arena_printf(A, "%s, (long long)dlc_p->%s", dargs, lc(A, g->dims[d]));
+  }
+  sb_printf(s, "    const int64_t dlc_gx = %s, dlc_gy = %s, dlc_gz = %s;\n", hsx(A, k->grid[0]), hsx(A, k->grid[1]),
+            hsx(A, k->grid[2]));
+  sb_printf(s,
+            "    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)\n"
+            "      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: the launch grid overflows int64 with %s\"%s);\n",
+            on, dfmt, dargs);
+  sb_printf(s,
+            "    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)\n"
+            "      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: the launch grid (%%lld, %%lld, %%lld) exceeds the "
+            "device limits\", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);\n",
+            on);
+  sb_printf(s,
+            "    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)\n"
+            "      return dlc__fail(DLC_ERROR_INTERNAL, \"%s: the launch grid (%%lld, %%lld, %%lld) is empty for a non-empty "
+            "output\", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);\n",
+            on);
+}
+
 static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
   arena *A = c->A;
   const fe_graph *g = eo->inst[0].fe;
@@ -1098,110 +1213,9 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     const gpu_kernel *k = in->k;
     strbuf cb = {0};
     s = &cb;
-    /* tensors, in argument order: dims, leading dims, spans, NULL and
-     * element alignment (dlc__check_rows / dlc__check_packed) */
-    int maxrank = 1;
-    bool packed = false;
-    for (int t = 0; t < g->nin + g->nout; t++) {
-      const fe_tensor *ft = &g->tensors[t < g->nin ? g->inputs[t] : g->outputs[t - g->nin]];
-      if (ft->rank > maxrank) maxrank = ft->rank;
-      packed |= ft->rank != 2;
-    }
-    sb_puts(s, "    dlc_status dlc_st;\n    int64_t dlc_count, dlc_work = 0");
-    if (packed) sb_printf(s, ", dlc_dims[%d]", maxrank);
-    sb_puts(s, ";\n");
-    for (int t = 0; t < g->nin + g->nout; t++) {
-      bool out_t = t >= g->nin;
-      const fe_tensor *ft = &g->tensors[out_t ? g->outputs[t - g->nin] : g->inputs[t]];
-      const char *nm = lc(A, ft->name);
-      /* the instance's graph has its own (bound) shapes; outputs take the
-       * shape rule's (derived symbols such as P are not arguments) */
-      dtype idt;
-      int irank;
-      const sx *const *ishape;
-      int it = fe_find_tensor(in->fe, ft->name);
-      fe_tensor_value(in->fe, it, &idt, &irank, &ishape);
-      int eb = dtype_bytes(in->fe->tensors[it].dt); /* as declared: an output is stored as T */
-      const char **dim = ARENA_ARRAY(A, const char *, irank ? irank : 1);
-      for (int d = 0; d < irank; d++) {
-        dim[d] = hsx(A, ishape[d]);
-        if (irank != 2) sb_printf(s, "    dlc_dims[%d] = %s;\n", d, dim[d]), dim[d] = arena_printf(A, "dlc_dims[%d]", d);
-        if (!h_plain(ishape[d])) {
-          if (irank == 2) sb_printf(s, "    const int64_t dlc_%s%d = %s;\n", nm, d, dim[d]), dim[d] = arena_printf(A, "dlc_%s%d", nm, d);
-          const char *with = "", *vals = "";
-          h_params(A, ishape[d], &with, &vals);
-          sb_printf(s,
-                    "    if (%s < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: axis %d of %s, %s, is negative or overflows "
-                    "int64%s\"%s);\n",
-                    dim[d], on, d, nm, h_text(A, ishape[d]), with, vals);
-        }
-      }
-      const char *cnt = out_t ? "&dlc_count" : "NULL";
-      if (irank == 2)
-        sb_printf(s, "    if ((dlc_st = dlc__check_rows(\"%s\", \"%s\", dlc_p->%s, %d, %s, %s, dlc_p->ld%s, %s))) return dlc_st;\n", on,
-                  nm, nm, eb, dim[0], dim[1], nm, cnt);
-      else
-        sb_printf(s, "    if ((dlc_st = dlc__check_packed(\"%s\", \"%s\", dlc_p->%s, %d, %d, dlc_dims, %s))) return dlc_st;\n", on,
-                  nm, nm, eb, irank, cnt);
-      if (out_t) sb_puts(s, "    if (dlc_count > 0) dlc_work = 1;\n");
-    }
-    sb_puts(s, "    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */\n");
-    /* the chunk width: the widest whose alignment every operand meets; every
-     * pointer is element-aligned by now, so width 1 always fits */
-    sb_puts(s, "    int dlc_vec = 0;\n");
-    for (int v = 0; v < k->nvec; v++) {
-      int w = k->vecs[v];
-      if (w == 1) {
-        sb_puts(s, "    if (!dlc_vec) dlc_vec = 1;\n");
-        continue;
-      }
-      strbuf cond = {0};
-      for (int side = 0; side < (k->attention ? 3 : 2); side++) {
-        const gpu_operand *o = side == 2 ? &k->V : side ? &k->B : &k->A;
-        const gpu_view *gv = side == 2 ? &k->v2 : &k->v;
-        const region_memref *m = &gv->r->in[o->input];
-        int eb = dtype_bytes(m->dt);
-        sb_printf(&cond, "%sdlc__aligned(dlc_p->%s, %d)", side ? " && " : "", lc(A, m->name), w * eb);
-        for (int d = 0; d < m->rank - 1; d++) {
-          const sx *st = gpuir_stride(A, m, d);
-          int64_t cst;
-          if (!sx_is_int(st, &cst) || cst % w) sb_printf(&cond, " && %s", h_divisible(A, st, w));
-        }
-        /* a chunk must not cross into the next index of a flattened group */
-        int ng = o->k_contig ? gv->nk : (side == 0 ? gv->nm : gv->nn);
-        if (o->contig_axis >= 0 && ng > 1)
-          sb_printf(&cond, " && %s", h_divisible(A, gv->r->it[o->contig_axis].size, w));
-      }
-      sb_printf(s, "    if (!dlc_vec && %s) dlc_vec = %d;\n", sb_str(&cond), w);
-      sb_free(&cond);
-    }
-    if (k->vecs[k->nvec - 1] != 1)
-      sb_printf(s,
-                "    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, \"%s: the operands must be aligned to chunks of %d "
-                "elements\");\n",
-                on, k->vecs[k->nvec - 1]);
-    /* grid: from the GPU IR, checked */
-    const char *dfmt = "", *dargs = "";
-    for (int d = 0; d < g->ndims; d++) {
-      dfmt = arena_printf(A, "%s%s%s = %%lld", dfmt, d ? ", " : "", lc(A, g->dims[d]));
-      dargs = arena_printf(A, "%s, (long long)dlc_p->%s", dargs, lc(A, g->dims[d]));
-    }
-    sb_printf(s, "    const int64_t dlc_gx = %s, dlc_gy = %s, dlc_gz = %s;\n", hsx(A, k->grid[0]), hsx(A, k->grid[1]),
-              hsx(A, k->grid[2]));
-    sb_printf(s,
-              "    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)\n"
-              "      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: the launch grid overflows int64 with %s\"%s);\n",
-              on, dfmt, dargs);
-    sb_printf(s,
-              "    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)\n"
-              "      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: the launch grid (%%lld, %%lld, %%lld) exceeds the "
-              "device limits\", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);\n",
-              on);
-    sb_printf(s,
-              "    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)\n"
-              "      return dlc__fail(DLC_ERROR_INTERNAL, \"%s: the launch grid (%%lld, %%lld, %%lld) is empty for a non-empty "
-              "output\", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);\n",
-              on);
+    dispatch_tensors(A, s, g, in, on);
+    dispatch_width(A, s, k, on);
+    dispatch_grid(A, s, g, k, on);
     chk[i] = arena_strdup(A, sb_str(s));
     sb_free(s);
   }
