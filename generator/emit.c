@@ -46,19 +46,20 @@ static const char *dlc_dtype_enum(dtype t) {
 
 /* ---- sx -> C ------------------------------------------------------------------ */
 
+/* Device-side C: params are fields of the kernel's `p`; the kernels' own
+ * arithmetic is int64 on values that the entry point bounded. */
 typedef struct cprint {
   arena *A;
-  bool host;        /* dlc__floordiv vs dlc::floordiv */
 } cprint;
 
 static void c_sx(cprint *cp, strbuf *s, const sx *x);
 
 static void c_atom(cprint *cp, strbuf *s, const sx_atom *a) {
   switch (a->kind) {
-  case SXA_PARAM: sb_printf(s, "%s->%s", cp->host ? "dlc_p" : "p", lc(cp->A, a->name)); break;
+  case SXA_PARAM: sb_printf(s, "p->%s", lc(cp->A, a->name)); break;
   case SXA_VAR: sb_printf(s, "i_%s", cid(cp->A, a->name)); break;
   case SXA_FLOOR:
-    sb_puts(s, cp->host ? "dlc__floordiv(" : "dlc::floordiv(");
+    sb_puts(s, "dlc::floordiv(");
     c_sx(cp, s, a->a);
     sb_printf(s, ", %lld)", (long long)a->den);
     break;
@@ -70,8 +71,7 @@ static void c_atom(cprint *cp, strbuf *s, const sx_atom *a) {
     break;
   case SXA_FDIVSYM:
   case SXA_MODSYM:
-    sb_puts(s, cp->host ? (a->kind == SXA_FDIVSYM ? "dlc__floordiv(" : "dlc__floormod(")
-                        : (a->kind == SXA_FDIVSYM ? "dlc::floordiv(" : "dlc::floormod("));
+    sb_puts(s, a->kind == SXA_FDIVSYM ? "dlc::floordiv(" : "dlc::floormod(");
     c_sx(cp, s, a->a);
     sb_puts(s, ", ");
     c_sx(cp, s, a->b);
@@ -100,8 +100,56 @@ static void c_sx(cprint *cp, strbuf *s, const sx *x) {
   sb_puts(s, ")");
 }
 
+/* Host-side C for the entry points: params are the arguments in `dlc_p`,
+ * and every operation is checked (dlc__add, dlc__sub, dlc__mul, dlc__fdiv,
+ * dlc__fmod of dlc_internal.h), so that a hostile argument gives the poison
+ * DLC__OVF instead of undefined behaviour.  Positive terms are summed first,
+ * then the negative ones subtracted: "n - floor(127*n/128)" is
+ * dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128)). */
+static const char *h_sx(arena *A, const sx *x);
+
+static const char *h_atom(arena *A, const sx_atom *a) {
+  switch (a->kind) {
+  case SXA_PARAM: return arena_printf(A, "dlc_p->%s", lc(A, a->name));
+  case SXA_VAR: return arena_printf(A, "i_%s", cid(A, a->name)); /* never on the host */
+  case SXA_FLOOR: return arena_printf(A, "dlc__fdiv(%s, %lld)", h_sx(A, a->a), (long long)a->den);
+  case SXA_PROD: {
+    const char *r = h_atom(A, a->f[0]);
+    for (int i = 1; i < a->nf; i++) r = arena_printf(A, "dlc__mul(%s, %s)", r, h_atom(A, a->f[i]));
+    return r;
+  }
+  case SXA_FDIVSYM: return arena_printf(A, "dlc__fdiv(%s, %s)", h_sx(A, a->a), h_sx(A, a->b));
+  case SXA_MODSYM: return arena_printf(A, "dlc__fmod(%s, %s)", h_sx(A, a->a), h_sx(A, a->b));
+  case SXA_OVERFLOW: return "DLC__OVF";
+  }
+  return "DLC__OVF";
+}
+
+/* |coef| * atom, or coef * atom when `sign` is set */
+static const char *h_term(arena *A, const sx_term *t, bool sign) {
+  int64_t c = sign || t->coef > 0 ? t->coef : -t->coef;
+  if (c == 1) return h_atom(A, t->atom);
+  return arena_printf(A, "dlc__mul(%lld, %s)", (long long)c, h_atom(A, t->atom));
+}
+
+static const char *h_sx(arena *A, const sx *x) {
+  const char *acc = NULL;
+  for (int neg = 0; neg < 2; neg++)
+    for (int i = 0; i < x->nterms; i++) {
+      const sx_term *t = &x->terms[i];
+      if ((t->coef < 0) != neg) continue;
+      if (!acc) acc = h_term(A, t, true);
+      else acc = arena_printf(A, "dlc__%s(%s, %s)", neg ? "sub" : "add", acc, h_term(A, t, false));
+    }
+  if (!acc) return x->c0 == INT64_MIN ? "DLC__OVF" : arena_printf(A, "%lld", (long long)x->c0);
+  if (x->c0 > 0) return arena_printf(A, "dlc__add(%s, %lld)", acc, (long long)x->c0);
+  if (x->c0 < 0) return x->c0 == INT64_MIN ? "DLC__OVF" : arena_printf(A, "dlc__sub(%s, %lld)", acc, -(long long)x->c0);
+  return acc;
+}
+
 static char *sxc(arena *A, const sx *x, bool host) {
-  cprint cp = {A, host};
+  if (host) return arena_strdup(A, h_sx(A, x));
+  cprint cp = {A};
   strbuf s = {0};
   c_sx(&cp, &s, x);
   char *t = sb_take(&s);
@@ -1017,7 +1065,7 @@ static int entry_args(emit_ctx *c, const emit_op *eo, arg **out) {
                                   t->rank == 2 ? "rows of ld elements" : "packed row-major")};
       if (t->rank == 2)
         a[n++] = (arg){gpuir_ld_param(A, t->name), "int64_t",
-                       arena_printf(A, "leading dimension of %s, in elements (>= %s)", t->name, sx_str(A, t->shape[1]))};
+                       arena_printf(A, "leading dimension of %s, in elements (>= max(1, %s))", t->name, sx_str(A, t->shape[1]))};
     }
   }
   *out = a;
@@ -1047,7 +1095,8 @@ char *emit_ops_h(emit_ctx *c) {
     sb_puts(&s, ".\n");
     for (int i = 0; i < n; i++) sb_printf(&s, " * @param %s %s\n", a[i].name, a[i].doc);
     sb_puts(&s, " * @param stream CUDA stream (NULL: the default stream; must be NULL with libdlckernels-emu)\n");
-    sb_puts(&s, " * @return DLC_SUCCESS, or an error status with dlc_last_error_detail() saying why. */\n");
+    sb_puts(&s, " * @return DLC_SUCCESS, or an error status with dlc_last_error_detail() saying why; every argument is\n"
+                " * checked before anything is launched, also when the output is empty (see dlc.h). */\n");
     prototype(c, &s, eo, a, n);
     sb_puts(&s, ";\n\n");
   }
@@ -1099,10 +1148,179 @@ static const char *arch_mask(emit_ctx *c) {
   return *m ? m : "0";
 }
 
-/* Host-side sx: params are the entry's arguments, already in p. */
+/* Host-side sx: params are the entry's arguments, already in dlc_p;
+ * checked arithmetic (h_sx). */
 static char *hsx(arena *A, const sx *x) {
   char *t = sxc(A, x, true);
   return t;
+}
+
+/* An sx whose host C is overflow-free as written: a constant or one param. */
+static bool h_plain(const sx *x) {
+  if (x->nterms == 0) return true;
+  return x->nterms == 1 && x->c0 == 0 && x->terms[0].coef == 1 && x->terms[0].atom->kind == SXA_PARAM;
+}
+
+/* "x is a multiple of w", checked */
+static const char *h_divisible(arena *A, const sx *x, int w) {
+  if (h_plain(x)) return arena_printf(A, "%s %% %d == 0", hsx(A, x), w);
+  return arena_printf(A, "dlc__divisible(%s, %d)", hsx(A, x), w);
+}
+
+/* sx text for a detail string: lower-case names (the arguments' spelling),
+ * escaped for a C string literal that is a printf format. */
+static const char *h_text(arena *A, const sx *x) {
+  const char *t = sx_str(A, x);
+  strbuf b = {0};
+  for (const char *p = t; *p; p++) {
+    if (*p == '%') sb_puts(&b, "%%");
+    else if (*p == '"' || *p == '\\') sb_printf(&b, "\\%c", *p);
+    else if (*p >= 'A' && *p <= 'Z') sb_printf(&b, "%c", *p - 'A' + 'a');
+    else sb_printf(&b, "%c", *p);
+  }
+  char *r = arena_strdup(A, sb_str(&b));
+  sb_free(&b);
+  return r;
+}
+
+/* The params an sx reads, as " with h = %lld, w = %lld" and the matching
+ * printf arguments (each param once). */
+static void h_params_atom(arena *A, const sx_atom *a, const char **with, const char **vals);
+static void h_params(arena *A, const sx *x, const char **with, const char **vals) {
+  for (int i = 0; i < x->nterms; i++) h_params_atom(A, x->terms[i].atom, with, vals);
+}
+static void h_params_atom(arena *A, const sx_atom *a, const char **with, const char **vals) {
+  switch (a->kind) {
+  case SXA_PARAM: {
+    const char *nm = lc(A, a->name);
+    if (strstr(*with, arena_printf(A, " %s = ", nm))) return;
+    *with = arena_printf(A, "%s%s%s = %%lld", *with, **with ? ", " : " with ", nm);
+    *vals = arena_printf(A, "%s, (long long)dlc_p->%s", *vals, nm);
+    return;
+  }
+  case SXA_FLOOR: h_params(A, a->a, with, vals); return;
+  case SXA_PROD:
+    for (int i = 0; i < a->nf; i++) h_params_atom(A, a->f[i], with, vals);
+    return;
+  case SXA_FDIVSYM:
+  case SXA_MODSYM: h_params(A, a->a, with, vals), h_params(A, a->b, with, vals); return;
+  default: return;
+  }
+}
+
+/* An instance's tensor checks, in argument order: dims (derived ones
+ * checked here, naming the expression), then dlc__check_rows or
+ * dlc__check_packed for leading dims, spans, NULL and element alignment;
+ * an empty output returns DLC_SUCCESS only after all of them. */
+static void dispatch_tensors(arena *A, strbuf *s, const fe_graph *g, const emit_instance *in, const char *on) {
+  int maxrank = 1;
+  bool packed = false;
+  for (int t = 0; t < g->nin + g->nout; t++) {
+    const fe_tensor *ft = &g->tensors[t < g->nin ? g->inputs[t] : g->outputs[t - g->nin]];
+    if (ft->rank > maxrank) maxrank = ft->rank;
+    packed |= ft->rank != 2;
+  }
+  sb_puts(s, "    dlc_status dlc_st;\n    int64_t dlc_count, dlc_work = 0");
+  if (packed) sb_printf(s, ", dlc_dims[%d]", maxrank);
+  sb_puts(s, ";\n");
+  for (int t = 0; t < g->nin + g->nout; t++) {
+    bool out_t = t >= g->nin;
+    const fe_tensor *ft = &g->tensors[out_t ? g->outputs[t - g->nin] : g->inputs[t]];
+    const char *nm = lc(A, ft->name);
+    /* the instance's graph has its own (bound) shapes; outputs take the
+     * shape rule's (derived symbols such as P are not arguments) */
+    dtype idt;
+    int irank;
+    const sx *const *ishape;
+    int it = fe_find_tensor(in->fe, ft->name);
+    fe_tensor_value(in->fe, it, &idt, &irank, &ishape);
+    int eb = dtype_bytes(in->fe->tensors[it].dt); /* as declared: an output is stored as T */
+    const char **dim = ARENA_ARRAY(A, const char *, irank ? irank : 1);
+    for (int d = 0; d < irank; d++) {
+      dim[d] = hsx(A, ishape[d]);
+      if (irank != 2) sb_printf(s, "    dlc_dims[%d] = %s;\n", d, dim[d]), dim[d] = arena_printf(A, "dlc_dims[%d]", d);
+      if (!h_plain(ishape[d])) {
+        if (irank == 2) sb_printf(s, "    const int64_t dlc_%s%d = %s;\n", nm, d, dim[d]), dim[d] = arena_printf(A, "dlc_%s%d", nm, d);
+        const char *with = "", *vals = "";
+        h_params(A, ishape[d], &with, &vals);
+        sb_printf(s,
+                  "    if (%s < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: axis %d of %s, %s, is negative or overflows "
+                  "int64%s\"%s);\n",
+                  dim[d], on, d, nm, h_text(A, ishape[d]), with, vals);
+      }
+    }
+    const char *cnt = out_t ? "&dlc_count" : "NULL";
+    if (irank == 2)
+      sb_printf(s, "    if ((dlc_st = dlc__check_rows(\"%s\", \"%s\", dlc_p->%s, %d, %s, %s, dlc_p->ld%s, %s))) return dlc_st;\n", on,
+                nm, nm, eb, dim[0], dim[1], nm, cnt);
+    else
+      sb_printf(s, "    if ((dlc_st = dlc__check_packed(\"%s\", \"%s\", dlc_p->%s, %d, %d, dlc_dims, %s))) return dlc_st;\n", on,
+                nm, nm, eb, irank, cnt);
+    if (out_t) sb_puts(s, "    if (dlc_count > 0) dlc_work = 1;\n");
+  }
+  sb_puts(s, "    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */\n");
+}
+
+/* The chunk width: the widest whose alignment every operand meets.  Every
+ * pointer is element-aligned by now, so width 1 always fits. */
+static void dispatch_width(arena *A, strbuf *s, const gpu_kernel *k, const char *on) {
+  sb_puts(s, "    int dlc_vec = 0;\n");
+  for (int v = 0; v < k->nvec; v++) {
+    int w = k->vecs[v];
+    if (w == 1) {
+      sb_puts(s, "    if (!dlc_vec) dlc_vec = 1;\n");
+      continue;
+    }
+    strbuf cond = {0};
+    for (int side = 0; side < (k->attention ? 3 : 2); side++) {
+      const gpu_operand *o = side == 2 ? &k->V : side ? &k->B : &k->A;
+      const gpu_view *gv = side == 2 ? &k->v2 : &k->v;
+      const region_memref *m = &gv->r->in[o->input];
+      int eb = dtype_bytes(m->dt);
+      sb_printf(&cond, "%sdlc__aligned(dlc_p->%s, %d)", side ? " && " : "", lc(A, m->name), w * eb);
+      for (int d = 0; d < m->rank - 1; d++) {
+        const sx *st = gpuir_stride(A, m, d);
+        int64_t cst;
+        if (!sx_is_int(st, &cst) || cst % w) sb_printf(&cond, " && %s", h_divisible(A, st, w));
+      }
+      /* a chunk must not cross into the next index of a flattened group */
+      int ng = o->k_contig ? gv->nk : (side == 0 ? gv->nm : gv->nn);
+      if (o->contig_axis >= 0 && ng > 1)
+        sb_printf(&cond, " && %s", h_divisible(A, gv->r->it[o->contig_axis].size, w));
+    }
+    sb_printf(s, "    if (!dlc_vec && %s) dlc_vec = %d;\n", sb_str(&cond), w);
+    sb_free(&cond);
+  }
+  if (k->vecs[k->nvec - 1] != 1)
+    sb_printf(s,
+              "    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, \"%s: the operands must be aligned to chunks of %d "
+              "elements\");\n",
+              on, k->vecs[k->nvec - 1]);
+}
+
+/* The grid, from the GPU IR with checked arithmetic, against the device limits. */
+static void dispatch_grid(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on) {
+  const char *dfmt = "", *dargs = "";
+  for (int d = 0; d < g->ndims; d++) {
+    dfmt = arena_printf(A, "%s%s%s = %%lld", dfmt, d ? ", " : "", lc(A, g->dims[d]));
+    dargs = arena_printf(A, "%s, (long long)dlc_p->%s", dargs, lc(A, g->dims[d]));
+  }
+  sb_printf(s, "    const int64_t dlc_gx = %s, dlc_gy = %s, dlc_gz = %s;\n", hsx(A, k->grid[0]), hsx(A, k->grid[1]),
+            hsx(A, k->grid[2]));
+  sb_printf(s,
+            "    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)\n"
+            "      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: the launch grid overflows int64 with %s\"%s);\n",
+            on, dfmt, dargs);
+  sb_printf(s,
+            "    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)\n"
+            "      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: the launch grid (%%lld, %%lld, %%lld) exceeds the "
+            "device limits\", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);\n",
+            on);
+  sb_printf(s,
+            "    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)\n"
+            "      return dlc__fail(DLC_ERROR_INTERNAL, \"%s: the launch grid (%%lld, %%lld, %%lld) is empty for a non-empty "
+            "output\", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);\n",
+            on);
 }
 
 static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
@@ -1130,6 +1348,14 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     const char *d = lc(A, g->dims[i]);
     sb_printf(s, "  if (dlc_p->%s < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s = %%lld is negative\", (long long)dlc_p->%s);\n", d, d, d);
   }
+  /* runtime attrs: a pad is >= 0, a stride or dilation >= 1 */
+  for (int i = 0; i < g->nsig_attrs; i++)
+    for (int e = 0; e < 2; e++) {
+      const char *nm = arena_printf(A, "%s%d", lc(A, g->sig_attrs[i]), e);
+      bool pad = strcmp(g->sig_attrs[i], "pad") == 0;
+      sb_printf(s, "  if (dlc_p->%s < %d) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s = %%lld is %s\", (long long)dlc_p->%s);\n",
+                nm, pad ? 0 : 1, nm, pad ? "negative" : "not positive", nm);
+    }
   /* instance: dtype, runtime attrs and compile-time dims */
   sb_puts(s, "  int dlc_inst = -1;\n");
   for (int i = 0; i < eo->ninst; i++) {
@@ -1146,9 +1372,11 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     sb_printf(s, ") dlc_inst = %d;\n", i);
   }
   /* a clear reason when nothing matches */
-  sb_puts(s, "  if (dlc_inst < 0) {\n    int dlc_dtype_ok = 0;\n");
+  sb_puts(s, "  if (dlc_inst < 0) {\n");
+  sb_printf(s, "    if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: dtype = %%d is not a dlc_dtype\", (int)dtype);\n", on);
+  sb_puts(s, "    int dlc_dtype_ok = 0;\n");
   for (int d = 0; d < eo->op->ndtypes; d++) sb_printf(s, "    dlc_dtype_ok |= dtype == %s;\n", dlc_dtype_enum(eo->op->dtypes[d]));
-  sb_printf(s, "    if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: dtype %%s is not compiled; add it to the manifest's dtypes\", dlc__dtype_name(dtype));\n", on);
+  sb_printf(s, "    if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: dtype %%s (%%d) is not compiled; add it to the manifest's dtypes\", dlc__dtype_name(dtype), (int)dtype);\n", on);
   if (eo->op->nvkeys) {
     const char *fmt = "", *args = "";
     for (int i = 0; i < g->nsig_attrs; i++) {
@@ -1180,76 +1408,9 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     const gpu_kernel *k = in->k;
     strbuf cb = {0};
     s = &cb;
-    /* tensors: element counts, NULL pointers, leading dims */
-    sb_puts(s, "    int64_t dlc_count;\n");
-    /* outputs first: an empty output makes the call a no-op */
-    for (int pass = 0; pass < 2; pass++) {
-      int io = 1 - pass;
-      int nt = io ? g->nout : g->nin;
-      for (int t = 0; t < nt; t++) {
-        const fe_tensor *ft = &g->tensors[io ? g->outputs[t] : g->inputs[t]];
-        const char *nm = lc(A, ft->name);
-        /* the instance's graph has its own (bound) shapes; outputs take the
-         * shape rule's (derived symbols such as P are not arguments) */
-        dtype idt;
-        int irank;
-        const sx *const *ishape;
-        fe_tensor_value(in->fe, fe_find_tensor(in->fe, ft->name), &idt, &irank, &ishape);
-        struct {
-          int rank;
-          const sx *const *shape;
-        } it_ = {irank, ishape}, *it = &it_;
-        sb_puts(s, "    dlc_count = 1;\n");
-        for (int d = 0; d < it->rank; d++)
-          sb_printf(s,
-                    "    if (dlc__mul_overflow(dlc_count, %s, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s has more "
-                    "than 2^63 elements\");\n",
-                    hsx(A, it->shape[d]), ft->name);
-        if (io == 1)
-          sb_puts(s, "    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */\n");
-        sb_printf(s, "    if (dlc_count > 0 && !dlc_p->%s) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s is NULL\");\n", nm, nm);
-        if (it->rank == 2)
-          sb_printf(s,
-                    "    if (dlc_p->ld%s < %s || dlc_p->ld%s < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"ld%s = %%lld is "
-                    "smaller than the row length %%lld of %s\", (long long)dlc_p->ld%s, (long long)%s);\n",
-                    nm, hsx(A, it->shape[1]), nm, nm, ft->name, nm, hsx(A, it->shape[1]));
-      }
-    }
-    /* the chunk width: the widest whose alignment every operand meets */
-    sb_puts(s, "    int dlc_vec = 0;\n");
-    for (int v = 0; v < k->nvec; v++) {
-      int w = k->vecs[v];
-      strbuf cond = {0};
-      for (int side = 0; side < (k->attention ? 3 : 2); side++) {
-        const gpu_operand *o = side == 2 ? &k->V : side ? &k->B : &k->A;
-        const gpu_view *gv = side == 2 ? &k->v2 : &k->v;
-        const region_memref *m = &gv->r->in[o->input];
-        int eb = dtype_bytes(m->dt);
-        sb_printf(&cond, "%sdlc__aligned(dlc_p->%s, %d)", side ? " && " : "", lc(A, m->name), w * eb);
-        for (int d = 0; d < m->rank - 1 && w > 1; d++) {
-          const sx *st = gpuir_stride(A, m, d);
-          int64_t cst;
-          if (!sx_is_int(st, &cst) || cst % w) sb_printf(&cond, " && %s %% %d == 0", hsx(A, st), w);
-        }
-        /* a chunk must not cross into the next index of a flattened group */
-        int ng = o->k_contig ? gv->nk : (side == 0 ? gv->nm : gv->nn);
-        if (o->contig_axis >= 0 && ng > 1 && w > 1)
-          sb_printf(&cond, " && %s %% %d == 0", hsx(A, gv->r->it[o->contig_axis].size), w);
-      }
-      sb_printf(s, "    if (!dlc_vec && %s) dlc_vec = %d;\n", sb_str(&cond), w);
-      sb_free(&cond);
-    }
-    sb_printf(s,
-              "    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, \"%s: the operands must be aligned to their %d-byte elements\");\n",
-              on, dtype_bytes(k->T));
-    /* grid: from the GPU IR */
-    sb_printf(s, "    const int64_t dlc_gx = %s, dlc_gy = %s, dlc_gz = %s;\n", hsx(A, k->grid[0]), hsx(A, k->grid[1]),
-              hsx(A, k->grid[2]));
-    sb_printf(s,
-              "    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)\n"
-              "      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: the launch grid (%%lld, %%lld, %%lld) exceeds the "
-              "device limits\", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);\n",
-              on);
+    dispatch_tensors(A, s, g, in, on);
+    dispatch_width(A, s, k, on);
+    dispatch_grid(A, s, g, k, on);
     chk[i] = arena_strdup(A, sb_str(s));
     sb_free(s);
   }

@@ -34,13 +34,55 @@ dlc_status dlc__fail(dlc_status s, const char *fmt, ...) __attribute__((format(p
 void dlc__clear_detail(void);
 const char *dlc__dtype_name(dlc_dtype t);
 
-static inline int64_t dlc__floordiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
+static inline int dlc__aligned(const void *p, int bytes) { return ((uintptr_t)p % (uintptr_t)bytes) == 0; }
+
+/* Checked int64 arithmetic for the generated dispatch.  The entry points
+ * evaluate every shape, stride and grid expression with these, never with
+ * the plain operators, so that no argument can make them overflow (undefined
+ * behaviour).  DLC__OVF, the one value an int64_t has without a negation, is
+ * the poison: a result that leaves [-(2^63 - 1), 2^63 - 1], a division by
+ * zero, or any operand that is already DLC__OVF gives DLC__OVF.  A check
+ * then needs to look at the final value only. */
+#define DLC__OVF INT64_MIN
+static inline int64_t dlc__add(int64_t a, int64_t b) {
+  int64_t r;
+  return a == DLC__OVF || b == DLC__OVF || __builtin_add_overflow(a, b, &r) ? DLC__OVF : r;
+}
+static inline int64_t dlc__sub(int64_t a, int64_t b) {
+  int64_t r;
+  return a == DLC__OVF || b == DLC__OVF || __builtin_sub_overflow(a, b, &r) ? DLC__OVF : r;
+}
+static inline int64_t dlc__mul(int64_t a, int64_t b) {
+  int64_t r;
+  return a == DLC__OVF || b == DLC__OVF || __builtin_mul_overflow(a, b, &r) ? DLC__OVF : r;
+}
+/* floor(a / b) */
+static inline int64_t dlc__fdiv(int64_t a, int64_t b) {
+  if (a == DLC__OVF || b == DLC__OVF || b == 0) return DLC__OVF;
+  int64_t q = a / b; /* no INT64_MIN / -1: a is not DLC__OVF */
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
-static inline int64_t dlc__floormod(int64_t a, int64_t b) { return a - dlc__floordiv(a, b) * b; }
-static inline int dlc__aligned(const void *p, int bytes) { return ((uintptr_t)p % (uintptr_t)bytes) == 0; }
-static inline int dlc__mul_overflow(int64_t a, int64_t b, int64_t *out) { return __builtin_mul_overflow(a, b, out); }
+/* a - b * floor(a / b) */
+static inline int64_t dlc__fmod(int64_t a, int64_t b) { return dlc__sub(a, dlc__mul(dlc__fdiv(a, b), b)); }
+/* v is a multiple of w (and not the poison) */
+static inline int dlc__divisible(int64_t v, int64_t w) { return v != DLC__OVF && v % w == 0; }
+
+/* The tensor checks of an entry point (runtime.c); each returns
+ * DLC_SUCCESS or fails with a detail that names the op, the argument and the
+ * offending value.  For a tensor `arg` of `elem` bytes per element:
+ *   - every dim is >= 0 (and not DLC__OVF);
+ *   - rank 2 with a leading dimension: ld >= max(1, cols), and the span
+ *     (rows - 1) * ld + cols (0 when the tensor is empty) fits in int64;
+ *     packed: every stride (product of the trailing dims) and the element
+ *     count fit in int64;
+ *   - the span in bytes fits in int64, and p + bytes does not wrap;
+ *   - p is not NULL unless the tensor has no elements;
+ *   - p is aligned to `elem` bytes, NULL or not (DLC_ERROR_MISALIGNED).
+ * `*count` (when not NULL) receives the element count. */
+dlc_status dlc__check_rows(const char *op, const char *arg, const void *p, int elem, int64_t rows, int64_t cols,
+                           int64_t ld, int64_t *count);
+dlc_status dlc__check_packed(const char *op, const char *arg, const void *p, int elem, int rank, const int64_t *dims,
+                             int64_t *count);
 
 /* The backend: launches row `k` with the parameter block `params` (one
  * by-value kernel argument of `size` bytes) on a gx x gy x gz grid. */

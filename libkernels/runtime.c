@@ -1,6 +1,8 @@
-/* Backend-independent runtime: status names and the thread-local detail
- * string (spec §12: errors are explicit diagnostics, not crashes). */
+/* Backend-independent runtime: status names, the thread-local detail
+ * string (spec §12: errors are explicit diagnostics, not crashes), and the
+ * tensor checks that every generated entry point runs before its launch. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "dlc_internal.h"
@@ -45,5 +47,69 @@ const char *dlc__dtype_name(dlc_dtype t) {
   case DLC_BF16: return "DLC_BF16";
   case DLC_F32: return "DLC_F32";
   }
-  return "an unknown dtype";
+  return NULL;
+}
+
+/* ---- tensor checks (dlc_internal.h) ------------------------------------- */
+
+/* The checks every tensor shares once its span is known: bytes, NULL,
+ * alignment, address wrap-around. */
+static dlc_status check_span(const char *op, const char *arg, const void *p, int elem, int64_t span, int64_t count) {
+  int64_t bytes;
+  if (__builtin_mul_overflow(span, (int64_t)elem, &bytes))
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: %s spans %lld elements of %d bytes, more than 2^63 - 1 bytes", op, arg,
+                     (long long)span, elem);
+  if (count > 0 && !p) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: %s is NULL but has %lld elements", op, arg, (long long)count);
+  if ((uintptr_t)p % (uintptr_t)elem)
+    return dlc__fail(DLC_ERROR_MISALIGNED, "%s: %s = %p is not aligned to its %d-byte elements", op, arg, p, elem);
+  if ((uintptr_t)p > UINTPTR_MAX - (uint64_t)bytes)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: %s = %p plus its span of %lld bytes wraps around the address space", op, arg,
+                     p, (long long)bytes);
+  return DLC_SUCCESS;
+}
+
+static dlc_status check_dim(const char *op, const char *arg, int axis, int64_t d) {
+  if (d == DLC__OVF) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: axis %d of %s overflows int64", op, axis, arg);
+  if (d < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: axis %d of %s is %lld, negative", op, axis, arg, (long long)d);
+  return DLC_SUCCESS;
+}
+
+dlc_status dlc__check_rows(const char *op, const char *arg, const void *p, int elem, int64_t rows, int64_t cols,
+                           int64_t ld, int64_t *count) {
+  dlc_status st;
+  if ((st = check_dim(op, arg, 0, rows)) || (st = check_dim(op, arg, 1, cols))) return st;
+  if (ld < 1 || ld < cols)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: ld%s = %lld is smaller than max(1, %lld), the row length of %s", op, arg,
+                     (long long)ld, (long long)cols, arg);
+  /* rows * cols <= span when the tensor is not empty, since ld >= cols */
+  int64_t n = 0, span = 0, bytes;
+  if (rows > 0 && cols > 0 &&
+      (__builtin_mul_overflow(rows - 1, ld, &span) || __builtin_add_overflow(span, cols, &span) ||
+       __builtin_mul_overflow(span, (int64_t)elem, &bytes)))
+    return dlc__fail(DLC_ERROR_INVALID_VALUE,
+                     "%s: %s spans (%lld - 1) * ld%s + %lld elements of %d bytes with ld%s = %lld, more than 2^63 - 1 bytes",
+                     op, arg, (long long)rows, arg, (long long)cols, elem, arg, (long long)ld);
+  if (rows > 0 && cols > 0) n = rows * cols;
+  if (count) *count = n;
+  return check_span(op, arg, p, elem, span, n);
+}
+
+dlc_status dlc__check_packed(const char *op, const char *arg, const void *p, int elem, int rank, const int64_t *dims,
+                             int64_t *count) {
+  dlc_status st;
+  for (int d = 0; d < rank; d++)
+    if ((st = check_dim(op, arg, d, dims[d]))) return st;
+  /* right to left: each partial product is the stride of the axis before it */
+  int64_t n = 1;
+  for (int d = rank - 1; d >= 0; d--)
+    if (__builtin_mul_overflow(n, dims[d], &n)) {
+      char shape[160];
+      int len = 0;
+      for (int e = 0; e < rank && len < (int)sizeof shape; e++)
+        len += snprintf(shape + len, sizeof shape - (size_t)len, "%s%lld", e ? ", " : "", (long long)dims[e]);
+      return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: %s of shape [%s] has a stride or element count beyond int64", op,
+                       arg, shape);
+    }
+  if (count) *count = n;
+  return check_span(op, arg, p, elem, n, n);
 }

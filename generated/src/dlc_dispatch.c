@@ -42,41 +42,34 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
   if (dlc_inst < 0 && dtype == DLC_F16) dlc_inst = 0;
   if (dlc_inst < 0 && dtype == DLC_BF16) dlc_inst = 1;
   if (dlc_inst < 0) {
+    if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "gemm_bias_relu: dtype = %d is not a dlc_dtype", (int)dtype);
     int dlc_dtype_ok = 0;
     dlc_dtype_ok |= dtype == DLC_F16;
     dlc_dtype_ok |= dtype == DLC_BF16;
-    if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: dtype %s is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype));
+    if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype), (int)dtype);
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: no kernel for this call");
   }
-  int64_t dlc_count;
-  dlc_count = 1;
-  if (dlc__mul_overflow(dlc_count, (dlc_p->m), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "C has more than 2^63 elements");
-  if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "C has more than 2^63 elements");
-  if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
-  if (dlc_count > 0 && !dlc_p->c) return dlc__fail(DLC_ERROR_INVALID_VALUE, "c is NULL");
-  if (dlc_p->ldc < (dlc_p->n) || dlc_p->ldc < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "ldc = %lld is smaller than the row length %lld of C", (long long)dlc_p->ldc, (long long)(dlc_p->n));
-  dlc_count = 1;
-  if (dlc__mul_overflow(dlc_count, (dlc_p->m), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "A has more than 2^63 elements");
-  if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "A has more than 2^63 elements");
-  if (dlc_count > 0 && !dlc_p->a) return dlc__fail(DLC_ERROR_INVALID_VALUE, "a is NULL");
-  if (dlc_p->lda < (dlc_p->k) || dlc_p->lda < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "lda = %lld is smaller than the row length %lld of A", (long long)dlc_p->lda, (long long)(dlc_p->k));
-  dlc_count = 1;
-  if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "B has more than 2^63 elements");
-  if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "B has more than 2^63 elements");
-  if (dlc_count > 0 && !dlc_p->b) return dlc__fail(DLC_ERROR_INVALID_VALUE, "b is NULL");
-  if (dlc_p->ldb < (dlc_p->n) || dlc_p->ldb < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "ldb = %lld is smaller than the row length %lld of B", (long long)dlc_p->ldb, (long long)(dlc_p->n));
-  dlc_count = 1;
-  if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias has more than 2^63 elements");
-  if (dlc_count > 0 && !dlc_p->bias) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias is NULL");
+  dlc_status dlc_st;
+  int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+  if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+  if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+  dlc_dims[0] = dlc_p->n;
+  if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+  if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+  if (dlc_count > 0) dlc_work = 1;
+  if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
   int dlc_vec = 0;
-  if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && (dlc_p->lda) % 8 == 0 && dlc__aligned(dlc_p->b, 16) && (dlc_p->ldb) % 8 == 0) dlc_vec = 8;
-  if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && (dlc_p->lda) % 4 == 0 && dlc__aligned(dlc_p->b, 8) && (dlc_p->ldb) % 4 == 0) dlc_vec = 4;
-  if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && (dlc_p->lda) % 2 == 0 && dlc__aligned(dlc_p->b, 4) && (dlc_p->ldb) % 2 == 0) dlc_vec = 2;
-  if (!dlc_vec && dlc__aligned(dlc_p->a, 2) && dlc__aligned(dlc_p->b, 2)) dlc_vec = 1;
-  if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "gemm_bias_relu: the operands must be aligned to their 2-byte elements");
-  const int64_t dlc_gx = (dlc_p->n - dlc__floordiv((127 * dlc_p->n), 128)), dlc_gy = (dlc_p->m - dlc__floordiv((127 * dlc_p->m), 128)), dlc_gz = 1;
+  if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+  if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+  if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+  if (!dlc_vec) dlc_vec = 1;
+  const int64_t dlc_gx = dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128)), dlc_gy = dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc_gz = 1;
+  if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
   if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+  if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+    return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
   int dlc_k = -1;
   switch (dlc_inst) {
   case 0:
@@ -135,41 +128,34 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
   if (dlc_inst < 0 && dtype == DLC_F16) dlc_inst = 0;
   if (dlc_inst < 0 && dtype == DLC_BF16) dlc_inst = 1;
   if (dlc_inst < 0) {
+    if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "gemm_bias_relu_nt: dtype = %d is not a dlc_dtype", (int)dtype);
     int dlc_dtype_ok = 0;
     dlc_dtype_ok |= dtype == DLC_F16;
     dlc_dtype_ok |= dtype == DLC_BF16;
-    if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: dtype %s is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype));
+    if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype), (int)dtype);
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: no kernel for this call");
   }
-  int64_t dlc_count;
-  dlc_count = 1;
-  if (dlc__mul_overflow(dlc_count, (dlc_p->m), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "C has more than 2^63 elements");
-  if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "C has more than 2^63 elements");
-  if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
-  if (dlc_count > 0 && !dlc_p->c) return dlc__fail(DLC_ERROR_INVALID_VALUE, "c is NULL");
-  if (dlc_p->ldc < (dlc_p->n) || dlc_p->ldc < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "ldc = %lld is smaller than the row length %lld of C", (long long)dlc_p->ldc, (long long)(dlc_p->n));
-  dlc_count = 1;
-  if (dlc__mul_overflow(dlc_count, (dlc_p->m), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "A has more than 2^63 elements");
-  if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "A has more than 2^63 elements");
-  if (dlc_count > 0 && !dlc_p->a) return dlc__fail(DLC_ERROR_INVALID_VALUE, "a is NULL");
-  if (dlc_p->lda < (dlc_p->k) || dlc_p->lda < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "lda = %lld is smaller than the row length %lld of A", (long long)dlc_p->lda, (long long)(dlc_p->k));
-  dlc_count = 1;
-  if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "B has more than 2^63 elements");
-  if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "B has more than 2^63 elements");
-  if (dlc_count > 0 && !dlc_p->b) return dlc__fail(DLC_ERROR_INVALID_VALUE, "b is NULL");
-  if (dlc_p->ldb < (dlc_p->k) || dlc_p->ldb < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "ldb = %lld is smaller than the row length %lld of B", (long long)dlc_p->ldb, (long long)(dlc_p->k));
-  dlc_count = 1;
-  if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias has more than 2^63 elements");
-  if (dlc_count > 0 && !dlc_p->bias) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias is NULL");
+  dlc_status dlc_st;
+  int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+  if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+  if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+  dlc_dims[0] = dlc_p->n;
+  if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+  if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+  if (dlc_count > 0) dlc_work = 1;
+  if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
   int dlc_vec = 0;
-  if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && (dlc_p->lda) % 8 == 0 && dlc__aligned(dlc_p->b, 16) && (dlc_p->ldb) % 8 == 0) dlc_vec = 8;
-  if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && (dlc_p->lda) % 4 == 0 && dlc__aligned(dlc_p->b, 8) && (dlc_p->ldb) % 4 == 0) dlc_vec = 4;
-  if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && (dlc_p->lda) % 2 == 0 && dlc__aligned(dlc_p->b, 4) && (dlc_p->ldb) % 2 == 0) dlc_vec = 2;
-  if (!dlc_vec && dlc__aligned(dlc_p->a, 2) && dlc__aligned(dlc_p->b, 2)) dlc_vec = 1;
-  if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "gemm_bias_relu_nt: the operands must be aligned to their 2-byte elements");
-  const int64_t dlc_gx = (dlc_p->n - dlc__floordiv((127 * dlc_p->n), 128)), dlc_gy = (dlc_p->m - dlc__floordiv((127 * dlc_p->m), 128)), dlc_gz = 1;
+  if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+  if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+  if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+  if (!dlc_vec) dlc_vec = 1;
+  const int64_t dlc_gx = dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128)), dlc_gy = dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc_gz = 1;
+  if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
   if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+  if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+    return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
   int dlc_k = -1;
   switch (dlc_inst) {
   case 0:
@@ -238,52 +224,58 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
   if (dlc_p->w < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "w = %lld is negative", (long long)dlc_p->w);
   if (dlc_p->c < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "c = %lld is negative", (long long)dlc_p->c);
   if (dlc_p->k < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "k = %lld is negative", (long long)dlc_p->k);
+  if (dlc_p->stride0 < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "stride0 = %lld is not positive", (long long)dlc_p->stride0);
+  if (dlc_p->stride1 < 1) return dlc__fail(DLC_ERROR_INVALID_VALUE, "stride1 = %lld is not positive", (long long)dlc_p->stride1);
+  if (dlc_p->pad0 < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "pad0 = %lld is negative", (long long)dlc_p->pad0);
+  if (dlc_p->pad1 < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "pad1 = %lld is negative", (long long)dlc_p->pad1);
   int dlc_inst = -1;
   if (dlc_inst < 0 && dtype == DLC_F16 && dlc_p->stride0 == 1 && dlc_p->stride1 == 1 && dlc_p->pad0 == 1 && dlc_p->pad1 == 1) dlc_inst = 0;
   if (dlc_inst < 0 && dtype == DLC_F16 && dlc_p->stride0 == 2 && dlc_p->stride1 == 2 && dlc_p->pad0 == 1 && dlc_p->pad1 == 1) dlc_inst = 1;
   if (dlc_inst < 0 && dtype == DLC_BF16 && dlc_p->stride0 == 1 && dlc_p->stride1 == 1 && dlc_p->pad0 == 1 && dlc_p->pad1 == 1) dlc_inst = 2;
   if (dlc_inst < 0 && dtype == DLC_BF16 && dlc_p->stride0 == 2 && dlc_p->stride1 == 2 && dlc_p->pad0 == 1 && dlc_p->pad1 == 1) dlc_inst = 3;
   if (dlc_inst < 0) {
+    if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: dtype = %d is not a dlc_dtype", (int)dtype);
     int dlc_dtype_ok = 0;
     dlc_dtype_ok |= dtype == DLC_F16;
     dlc_dtype_ok |= dtype == DLC_BF16;
-    if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: dtype %s is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype));
+    if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype), (int)dtype);
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: no kernel compiled for stride=(%lld,%lld) pad=(%lld,%lld); add this variant to the manifest's ops[2].variants", (long long)dlc_p->stride0, (long long)dlc_p->stride1, (long long)dlc_p->pad0, (long long)dlc_p->pad1);
   }
   switch (dlc_inst) {
   case 0: {
-    int64_t dlc_count;
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->w), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
-    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
-    if (dlc_count > 0 && !dlc_p->y) return dlc__fail(DLC_ERROR_INVALID_VALUE, "y is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->w), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->c), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->x) return dlc__fail(DLC_ERROR_INVALID_VALUE, "x is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 3, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 3, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->c), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->wt) return dlc__fail(DLC_ERROR_INVALID_VALUE, "wt is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->bias) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias is NULL");
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    dlc_dims[1] = 3;
+    dlc_dims[2] = 3;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && (dlc_p->c * dlc_p->h * dlc_p->w) % 8 == 0 && (dlc_p->c * dlc_p->w) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && (9 * dlc_p->c) % 8 == 0 && (3 * dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && (dlc_p->c * dlc_p->h * dlc_p->w) % 4 == 0 && (dlc_p->c * dlc_p->w) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && (9 * dlc_p->c) % 4 == 0 && (3 * dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && (dlc_p->c * dlc_p->h * dlc_p->w) % 2 == 0 && (dlc_p->c * dlc_p->w) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && (9 * dlc_p->c) % 2 == 0 && (3 * dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 2) && dlc__aligned(dlc_p->wt, 2)) dlc_vec = 1;
-    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "conv2d_bias_silu: the operands must be aligned to their 2-byte elements");
-    const int64_t dlc_gx = (dlc_p->k - dlc__floordiv((127 * dlc_p->k), 128)), dlc_gy = (-dlc__floordiv((63 * dlc_p->h * dlc_p->n * dlc_p->w), 64) + dlc_p->h * dlc_p->n * dlc_p->w), dlc_gz = 1;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128)), dlc_gy = dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 64)), dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     int dlc_k = -1;
     switch (dlc_vec) {
     case 8: dlc_k = 0; break;
@@ -294,38 +286,41 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   case 1: {
-    int64_t dlc_count;
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc__floordiv((dlc_p->h + 1), 2)), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc__floordiv((dlc_p->w + 1), 2)), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
-    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
-    if (dlc_count > 0 && !dlc_p->y) return dlc__fail(DLC_ERROR_INVALID_VALUE, "y is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->w), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->c), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->x) return dlc__fail(DLC_ERROR_INVALID_VALUE, "x is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 3, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 3, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->c), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->wt) return dlc__fail(DLC_ERROR_INVALID_VALUE, "wt is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->bias) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias is NULL");
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    dlc_dims[1] = 3;
+    dlc_dims[2] = 3;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc__fdiv(dlc__add(dlc_p->h, 1), 2);
+    if (dlc_dims[1] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 1 of y, floor((h+1)/2), is negative or overflows int64 with h = %lld", (long long)dlc_p->h);
+    dlc_dims[2] = dlc__fdiv(dlc__add(dlc_p->w, 1), 2);
+    if (dlc_dims[2] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 2 of y, floor((w+1)/2), is negative or overflows int64 with w = %lld", (long long)dlc_p->w);
+    dlc_dims[3] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && (dlc_p->c * dlc_p->h * dlc_p->w) % 8 == 0 && (dlc_p->c * dlc_p->w) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && (9 * dlc_p->c) % 8 == 0 && (3 * dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && (dlc_p->c * dlc_p->h * dlc_p->w) % 4 == 0 && (dlc_p->c * dlc_p->w) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && (9 * dlc_p->c) % 4 == 0 && (3 * dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && (dlc_p->c * dlc_p->h * dlc_p->w) % 2 == 0 && (dlc_p->c * dlc_p->w) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && (9 * dlc_p->c) % 2 == 0 && (3 * dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 2) && dlc__aligned(dlc_p->wt, 2)) dlc_vec = 1;
-    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "conv2d_bias_silu: the operands must be aligned to their 2-byte elements");
-    const int64_t dlc_gx = (dlc_p->k - dlc__floordiv((127 * dlc_p->k), 128)), dlc_gy = (-dlc__floordiv((63 * dlc_p->n * dlc__floordiv((dlc_p->h + 1), 2) * dlc__floordiv((dlc_p->w + 1), 2)), 64) + dlc_p->n * dlc__floordiv((dlc_p->h + 1), 2) * dlc__floordiv((dlc_p->w + 1), 2)), dlc_gz = 1;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128)), dlc_gy = dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 64)), dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     int dlc_k = -1;
     switch (dlc_vec) {
     case 8: dlc_k = 4; break;
@@ -336,38 +331,39 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   case 2: {
-    int64_t dlc_count;
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->w), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
-    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
-    if (dlc_count > 0 && !dlc_p->y) return dlc__fail(DLC_ERROR_INVALID_VALUE, "y is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->w), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->c), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->x) return dlc__fail(DLC_ERROR_INVALID_VALUE, "x is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 3, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 3, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->c), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->wt) return dlc__fail(DLC_ERROR_INVALID_VALUE, "wt is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->bias) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias is NULL");
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    dlc_dims[1] = 3;
+    dlc_dims[2] = 3;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && (dlc_p->c * dlc_p->h * dlc_p->w) % 8 == 0 && (dlc_p->c * dlc_p->w) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && (9 * dlc_p->c) % 8 == 0 && (3 * dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && (dlc_p->c * dlc_p->h * dlc_p->w) % 4 == 0 && (dlc_p->c * dlc_p->w) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && (9 * dlc_p->c) % 4 == 0 && (3 * dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && (dlc_p->c * dlc_p->h * dlc_p->w) % 2 == 0 && (dlc_p->c * dlc_p->w) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && (9 * dlc_p->c) % 2 == 0 && (3 * dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 2) && dlc__aligned(dlc_p->wt, 2)) dlc_vec = 1;
-    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "conv2d_bias_silu: the operands must be aligned to their 2-byte elements");
-    const int64_t dlc_gx = (dlc_p->k - dlc__floordiv((127 * dlc_p->k), 128)), dlc_gy = (-dlc__floordiv((63 * dlc_p->h * dlc_p->n * dlc_p->w), 64) + dlc_p->h * dlc_p->n * dlc_p->w), dlc_gz = 1;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128)), dlc_gy = dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 64)), dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     int dlc_k = -1;
     switch (dlc_vec) {
     case 8: dlc_k = 8; break;
@@ -378,38 +374,41 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   case 3: {
-    int64_t dlc_count;
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc__floordiv((dlc_p->h + 1), 2)), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc__floordiv((dlc_p->w + 1), 2)), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Y has more than 2^63 elements");
-    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
-    if (dlc_count > 0 && !dlc_p->y) return dlc__fail(DLC_ERROR_INVALID_VALUE, "y is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->n), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->w), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->c), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "X has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->x) return dlc__fail(DLC_ERROR_INVALID_VALUE, "x is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 3, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 3, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->c), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Wt has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->wt) return dlc__fail(DLC_ERROR_INVALID_VALUE, "wt is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->k), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->bias) return dlc__fail(DLC_ERROR_INVALID_VALUE, "bias is NULL");
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    dlc_dims[1] = 3;
+    dlc_dims[2] = 3;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc__fdiv(dlc__add(dlc_p->h, 1), 2);
+    if (dlc_dims[1] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 1 of y, floor((h+1)/2), is negative or overflows int64 with h = %lld", (long long)dlc_p->h);
+    dlc_dims[2] = dlc__fdiv(dlc__add(dlc_p->w, 1), 2);
+    if (dlc_dims[2] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 2 of y, floor((w+1)/2), is negative or overflows int64 with w = %lld", (long long)dlc_p->w);
+    dlc_dims[3] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && (dlc_p->c * dlc_p->h * dlc_p->w) % 8 == 0 && (dlc_p->c * dlc_p->w) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && (9 * dlc_p->c) % 8 == 0 && (3 * dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0 && (dlc_p->c) % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && (dlc_p->c * dlc_p->h * dlc_p->w) % 4 == 0 && (dlc_p->c * dlc_p->w) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && (9 * dlc_p->c) % 4 == 0 && (3 * dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0 && (dlc_p->c) % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && (dlc_p->c * dlc_p->h * dlc_p->w) % 2 == 0 && (dlc_p->c * dlc_p->w) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && (9 * dlc_p->c) % 2 == 0 && (3 * dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0 && (dlc_p->c) % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 2) && dlc__aligned(dlc_p->wt, 2)) dlc_vec = 1;
-    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "conv2d_bias_silu: the operands must be aligned to their 2-byte elements");
-    const int64_t dlc_gx = (dlc_p->k - dlc__floordiv((127 * dlc_p->k), 128)), dlc_gy = (-dlc__floordiv((63 * dlc_p->n * dlc__floordiv((dlc_p->h + 1), 2) * dlc__floordiv((dlc_p->w + 1), 2)), 64) + dlc_p->n * dlc__floordiv((dlc_p->h + 1), 2) * dlc__floordiv((dlc_p->w + 1), 2)), dlc_gz = 1;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128)), dlc_gy = dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 64)), dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     int dlc_k = -1;
     switch (dlc_vec) {
     case 8: dlc_k = 12; break;
@@ -466,49 +465,51 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
   if (dlc_inst < 0 && dtype == DLC_BF16 && dlc_p->d == 64) dlc_inst = 2;
   if (dlc_inst < 0 && dtype == DLC_BF16 && dlc_p->d == 128) dlc_inst = 3;
   if (dlc_inst < 0) {
+    if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "attention_causal: dtype = %d is not a dlc_dtype", (int)dtype);
     int dlc_dtype_ok = 0;
     dlc_dtype_ok |= dtype == DLC_F16;
     dlc_dtype_ok |= dtype == DLC_BF16;
-    if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: dtype %s is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype));
+    if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype), (int)dtype);
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: no kernel compiled for D=%lld; add this variant to the manifest's ops[3].variants", (long long)dlc_p->d);
   }
   switch (dlc_inst) {
   case 0: {
-    int64_t dlc_count;
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 64, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
-    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
-    if (dlc_count > 0 && !dlc_p->o) return dlc__fail(DLC_ERROR_INVALID_VALUE, "o is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 64, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->q) return dlc__fail(DLC_ERROR_INVALID_VALUE, "q is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 64, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->k) return dlc__fail(DLC_ERROR_INVALID_VALUE, "k is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 64, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->v) return dlc__fail(DLC_ERROR_INVALID_VALUE, "v is NULL");
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->b;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->s;
+    dlc_dims[3] = 64;
+    if ((dlc_st = dlc__check_packed("attention_causal", "q", dlc_p->q, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->b;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->s;
+    dlc_dims[3] = 64;
+    if ((dlc_st = dlc__check_packed("attention_causal", "k", dlc_p->k, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->b;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->s;
+    dlc_dims[3] = 64;
+    if ((dlc_st = dlc__check_packed("attention_causal", "v", dlc_p->v, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->b;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->s;
+    dlc_dims[3] = 64;
+    if ((dlc_st = dlc__check_packed("attention_causal", "o", dlc_p->o, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0 && dlc__aligned(dlc_p->k, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0 && dlc__aligned(dlc_p->v, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0 && dlc__aligned(dlc_p->k, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0 && dlc__aligned(dlc_p->v, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0 && dlc__aligned(dlc_p->k, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0 && dlc__aligned(dlc_p->v, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 2) && dlc__aligned(dlc_p->k, 2) && dlc__aligned(dlc_p->v, 2)) dlc_vec = 1;
-    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "attention_causal: the operands must be aligned to their 2-byte elements");
-    const int64_t dlc_gx = (dlc_p->s - dlc__floordiv((63 * dlc_p->s), 64)), dlc_gy = (dlc_p->b * dlc_p->h), dlc_gz = 1;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8) && dlc__aligned(dlc_p->k, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8) && dlc__aligned(dlc_p->v, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8)) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4) && dlc__aligned(dlc_p->k, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4) && dlc__aligned(dlc_p->v, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4)) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2) && dlc__aligned(dlc_p->k, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2) && dlc__aligned(dlc_p->v, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2)) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     int dlc_k = -1;
     switch (dlc_vec) {
     case 8: dlc_k = 0; break;
@@ -519,41 +520,42 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     return dlc__launch(&dlc__k_attention_causal[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   case 1: {
-    int64_t dlc_count;
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 128, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
-    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
-    if (dlc_count > 0 && !dlc_p->o) return dlc__fail(DLC_ERROR_INVALID_VALUE, "o is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 128, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->q) return dlc__fail(DLC_ERROR_INVALID_VALUE, "q is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 128, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->k) return dlc__fail(DLC_ERROR_INVALID_VALUE, "k is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 128, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->v) return dlc__fail(DLC_ERROR_INVALID_VALUE, "v is NULL");
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->b;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->s;
+    dlc_dims[3] = 128;
+    if ((dlc_st = dlc__check_packed("attention_causal", "q", dlc_p->q, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->b;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->s;
+    dlc_dims[3] = 128;
+    if ((dlc_st = dlc__check_packed("attention_causal", "k", dlc_p->k, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->b;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->s;
+    dlc_dims[3] = 128;
+    if ((dlc_st = dlc__check_packed("attention_causal", "v", dlc_p->v, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->b;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->s;
+    dlc_dims[3] = 128;
+    if ((dlc_st = dlc__check_packed("attention_causal", "o", dlc_p->o, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0 && dlc__aligned(dlc_p->k, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0 && dlc__aligned(dlc_p->v, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0 && dlc__aligned(dlc_p->k, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0 && dlc__aligned(dlc_p->v, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0 && dlc__aligned(dlc_p->k, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0 && dlc__aligned(dlc_p->v, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 2) && dlc__aligned(dlc_p->k, 2) && dlc__aligned(dlc_p->v, 2)) dlc_vec = 1;
-    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "attention_causal: the operands must be aligned to their 2-byte elements");
-    const int64_t dlc_gx = (dlc_p->s - dlc__floordiv((63 * dlc_p->s), 64)), dlc_gy = (dlc_p->b * dlc_p->h), dlc_gz = 1;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8) && dlc__aligned(dlc_p->k, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8) && dlc__aligned(dlc_p->v, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8)) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4) && dlc__aligned(dlc_p->k, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4) && dlc__aligned(dlc_p->v, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4)) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2) && dlc__aligned(dlc_p->k, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2) && dlc__aligned(dlc_p->v, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2)) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     int dlc_k = -1;
     switch (dlc_vec) {
     case 8: dlc_k = 4; break;
@@ -564,41 +566,42 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     return dlc__launch(&dlc__k_attention_causal[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   case 2: {
-    int64_t dlc_count;
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 64, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
-    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
-    if (dlc_count > 0 && !dlc_p->o) return dlc__fail(DLC_ERROR_INVALID_VALUE, "o is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 64, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->q) return dlc__fail(DLC_ERROR_INVALID_VALUE, "q is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 64, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->k) return dlc__fail(DLC_ERROR_INVALID_VALUE, "k is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 64, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->v) return dlc__fail(DLC_ERROR_INVALID_VALUE, "v is NULL");
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->b;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->s;
+    dlc_dims[3] = 64;
+    if ((dlc_st = dlc__check_packed("attention_causal", "q", dlc_p->q, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->b;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->s;
+    dlc_dims[3] = 64;
+    if ((dlc_st = dlc__check_packed("attention_causal", "k", dlc_p->k, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->b;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->s;
+    dlc_dims[3] = 64;
+    if ((dlc_st = dlc__check_packed("attention_causal", "v", dlc_p->v, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->b;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->s;
+    dlc_dims[3] = 64;
+    if ((dlc_st = dlc__check_packed("attention_causal", "o", dlc_p->o, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0 && dlc__aligned(dlc_p->k, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0 && dlc__aligned(dlc_p->v, 16) && (64 * dlc_p->h * dlc_p->s) % 8 == 0 && (64 * dlc_p->s) % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0 && dlc__aligned(dlc_p->k, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0 && dlc__aligned(dlc_p->v, 8) && (64 * dlc_p->h * dlc_p->s) % 4 == 0 && (64 * dlc_p->s) % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0 && dlc__aligned(dlc_p->k, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0 && dlc__aligned(dlc_p->v, 4) && (64 * dlc_p->h * dlc_p->s) % 2 == 0 && (64 * dlc_p->s) % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 2) && dlc__aligned(dlc_p->k, 2) && dlc__aligned(dlc_p->v, 2)) dlc_vec = 1;
-    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "attention_causal: the operands must be aligned to their 2-byte elements");
-    const int64_t dlc_gx = (dlc_p->s - dlc__floordiv((63 * dlc_p->s), 64)), dlc_gy = (dlc_p->b * dlc_p->h), dlc_gz = 1;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8) && dlc__aligned(dlc_p->k, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8) && dlc__aligned(dlc_p->v, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8)) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4) && dlc__aligned(dlc_p->k, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4) && dlc__aligned(dlc_p->v, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4)) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2) && dlc__aligned(dlc_p->k, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2) && dlc__aligned(dlc_p->v, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2)) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     int dlc_k = -1;
     switch (dlc_vec) {
     case 8: dlc_k = 8; break;
@@ -609,41 +612,42 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     return dlc__launch(&dlc__k_attention_causal[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   case 3: {
-    int64_t dlc_count;
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 128, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "O has more than 2^63 elements");
-    if (dlc_count == 0) return DLC_SUCCESS; /* an empty output: nothing to do */
-    if (dlc_count > 0 && !dlc_p->o) return dlc__fail(DLC_ERROR_INVALID_VALUE, "o is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 128, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "Q has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->q) return dlc__fail(DLC_ERROR_INVALID_VALUE, "q is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 128, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "K has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->k) return dlc__fail(DLC_ERROR_INVALID_VALUE, "k is NULL");
-    dlc_count = 1;
-    if (dlc__mul_overflow(dlc_count, (dlc_p->b), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->h), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, (dlc_p->s), &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
-    if (dlc__mul_overflow(dlc_count, 128, &dlc_count)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "V has more than 2^63 elements");
-    if (dlc_count > 0 && !dlc_p->v) return dlc__fail(DLC_ERROR_INVALID_VALUE, "v is NULL");
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->b;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->s;
+    dlc_dims[3] = 128;
+    if ((dlc_st = dlc__check_packed("attention_causal", "q", dlc_p->q, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->b;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->s;
+    dlc_dims[3] = 128;
+    if ((dlc_st = dlc__check_packed("attention_causal", "k", dlc_p->k, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->b;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->s;
+    dlc_dims[3] = 128;
+    if ((dlc_st = dlc__check_packed("attention_causal", "v", dlc_p->v, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->b;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->s;
+    dlc_dims[3] = 128;
+    if ((dlc_st = dlc__check_packed("attention_causal", "o", dlc_p->o, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0 && dlc__aligned(dlc_p->k, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0 && dlc__aligned(dlc_p->v, 16) && (128 * dlc_p->h * dlc_p->s) % 8 == 0 && (128 * dlc_p->s) % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0 && dlc__aligned(dlc_p->k, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0 && dlc__aligned(dlc_p->v, 8) && (128 * dlc_p->h * dlc_p->s) % 4 == 0 && (128 * dlc_p->s) % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0 && dlc__aligned(dlc_p->k, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0 && dlc__aligned(dlc_p->v, 4) && (128 * dlc_p->h * dlc_p->s) % 2 == 0 && (128 * dlc_p->s) % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 2) && dlc__aligned(dlc_p->k, 2) && dlc__aligned(dlc_p->v, 2)) dlc_vec = 1;
-    if (!dlc_vec) return dlc__fail(DLC_ERROR_MISALIGNED, "attention_causal: the operands must be aligned to their 2-byte elements");
-    const int64_t dlc_gx = (dlc_p->s - dlc__floordiv((63 * dlc_p->s), 64)), dlc_gy = (dlc_p->b * dlc_p->h), dlc_gz = 1;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8) && dlc__aligned(dlc_p->k, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8) && dlc__aligned(dlc_p->v, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8)) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4) && dlc__aligned(dlc_p->k, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4) && dlc__aligned(dlc_p->v, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4)) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2) && dlc__aligned(dlc_p->k, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2) && dlc__aligned(dlc_p->v, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2)) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     int dlc_k = -1;
     switch (dlc_vec) {
     case 8: dlc_k = 12; break;

@@ -23,8 +23,23 @@
  * e.g. dlc_gemm_bias_relu(dtype, m, n, k, a, lda, b, ldb, bias, c, ldc, stream).
  * Device pointers are CUDA device memory (with libdlckernels-emu: emulator
  * allocations from dlcemu_mem_alloc, cast to (void *)(uintptr_t), and the
- * stream must be NULL; calls then run synchronously).  An output with zero
- * elements is a no-op that returns DLC_SUCCESS. */
+ * stream must be NULL; calls then run synchronously).
+ *
+ * Every entry point checks all of its arguments before it launches anything
+ * (and it writes nothing when a check fails):
+ *   - dims >= 0; pads >= 0, strides and dilations >= 1; the dtype and the
+ *     compiled-in values of a variant;
+ *   - for each tensor: ld >= max(1, row length); its span, (rows - 1) * ld +
+ *     cols elements for rank 2 (0 when it has no elements) or the product of
+ *     its dims when packed, and every stride fit in int64 as elements and as
+ *     bytes, and pointer + bytes does not wrap around the address space;
+ *   - every pointer, operand, bias or output alike, is aligned to its
+ *     element size (DLC_ERROR_MISALIGNED); wider alignment only picks a
+ *     faster kernel;
+ *   - a pointer may be NULL only when its tensor has no elements;
+ *   - the launch grid, computed without overflow, fits the device limits.
+ * An output with zero elements is a no-op that returns DLC_SUCCESS once all
+ * of these pass: m = 0 with ld = -7 is still DLC_ERROR_INVALID_VALUE. */
 #ifndef DLC_H
 #define DLC_H
 
@@ -47,9 +62,9 @@ struct CUstream_st;
 
 typedef enum dlc_status {
   DLC_SUCCESS = 0,
-  DLC_ERROR_INVALID_VALUE = 1, /* a NULL pointer, a negative dim, ld smaller than the row, ... */
-  DLC_ERROR_NOT_SUPPORTED = 2, /* no kernel for this dtype, variant, arch or size in the library */
-  DLC_ERROR_MISALIGNED = 3,    /* a pointer or leading dimension no kernel's vector width accepts */
+  DLC_ERROR_INVALID_VALUE = 1, /* a NULL pointer, a negative dim, ld smaller than the row, a span beyond int64, a value outside dlc_dtype, ... */
+  DLC_ERROR_NOT_SUPPORTED = 2, /* no kernel for this dtype, variant, arch or size (grid) in the library */
+  DLC_ERROR_MISALIGNED = 3,    /* a pointer not aligned to its element size */
   DLC_ERROR_NO_DEVICE = 4,     /* no CUDA device (or no driver) */
   DLC_ERROR_LAUNCH_FAILED = 5, /* the CUDA runtime (or the emulator) rejected the launch */
   DLC_ERROR_INTERNAL = 6       /* a bug in dlc */

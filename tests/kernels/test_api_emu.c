@@ -1,7 +1,9 @@
 /* The entry points' argument checks (libdlckernels-emu): bad arguments get
  * the right status and a detail string, and write nothing; dims of zero are
- * a no-op; misaligned pointers go to a narrower kernel or, when nothing can
- * take them, DLC_ERROR_MISALIGNED. */
+ * a no-op once the other arguments pass; operands aligned to their elements
+ * but not to a chunk go to a narrower kernel; a pointer (operand, bias or
+ * output) not aligned to its elements is DLC_ERROR_MISALIGNED.
+ * test_hostile_emu.c covers every entry point with hostile values. */
 #include "../unit/check.h"
 #include "kt.h"
 
@@ -69,9 +71,13 @@ int main(void) {
   EXPECT(DLC_ERROR_INVALID_VALUE, call(DLC_F16, M, N, K, a, K, b, N - 1, bs, c, N, NULL));
   EXPECT(DLC_ERROR_INVALID_VALUE, call(DLC_F16, M, N, K, a, K, b, N, bs, c, N - 1, NULL));
   CHECK(c_untouched());
-  /* an output with no elements is a no-op */
+  /* an output with no elements is a no-op, after the same checks; only a
+   * tensor with no elements may be NULL */
   EXPECT(DLC_SUCCESS, call(DLC_F16, 0, N, K, a, K, b, N, bs, c, N, NULL));
-  EXPECT(DLC_SUCCESS, call(DLC_F16, M, 0, K, NULL, K, NULL, 1, NULL, NULL, 1, NULL));
+  EXPECT(DLC_SUCCESS, call(DLC_F16, M, 0, K, a, K, NULL, 1, NULL, NULL, 1, NULL));
+  EXPECT(DLC_ERROR_INVALID_VALUE, call(DLC_F16, M, 0, K, NULL, K, NULL, 1, NULL, NULL, 1, NULL));
+  EXPECT(DLC_ERROR_INVALID_VALUE, call(DLC_F16, 0, N, K, NULL, -7, NULL, -7, NULL, NULL, -7, NULL));
+  EXPECT(DLC_ERROR_MISALIGNED, call(DLC_F16, 0, N, K, a, K, b, N, bs, (char *)c + 1, N, NULL));
   CHECK(c_untouched());
   /* K = 0: C = relu(bias) */
   EXPECT(DLC_SUCCESS, call(DLC_F16, M, N, 0, a, 1, b, N, bs, c, N, NULL));
@@ -88,12 +94,25 @@ int main(void) {
   EXPECT(DLC_SUCCESS, call(DLC_F16, M, N, K, a1, K, b, N, bs, c, N, NULL));
   EXPECT(DLC_ERROR_MISALIGNED, call(DLC_F16, M, N, K, a_odd, K, b, N, bs, c, N, NULL));
   CHECK(c_untouched());
+  /* bias and output: element-aligned runs (the epilogue checks its own
+   * vector alignment), an odd byte address is DLC_ERROR_MISALIGNED */
+  EXPECT(DLC_ERROR_MISALIGNED, call(DLC_F16, M, N, K, a, K, b, N, (char *)bs + 1, c, N, NULL));
+  CHECK(strstr(dlc_last_error_detail(), "bias = ") != NULL);
+  EXPECT(DLC_ERROR_MISALIGNED, call(DLC_F16, M, N, K, a, K, b, N, bs, (char *)c + 1, N, NULL));
+  CHECK(strstr(dlc_last_error_detail(), "c = ") != NULL);
+  EXPECT(DLC_ERROR_MISALIGNED, call(DLC_BF16, M, N, K, a, K, b, N, bs, (char *)c + 3, N, NULL));
+  CHECK(c_untouched());
+  EXPECT(DLC_SUCCESS, call(DLC_F16, M, N, K, a, K, b, N, (char *)bs + 2, c, N, NULL));
   EXPECT(DLC_SUCCESS, call(DLC_F16, M, N, K, a, K, b, N, bs, (char *)c + 2, N, NULL));
   /* the emulator runs synchronously: no streams */
   EXPECT(DLC_ERROR_INVALID_VALUE, call(DLC_F16, M, N, K, a, K, b, N, bs, c, N, (struct CUstream_st *)0x1));
   CHECK(c_untouched());
-  /* a dtype that is not compiled */
+  /* a dtype that is not compiled, and one that is no dtype: the detail
+   * names the value */
   EXPECT(DLC_ERROR_NOT_SUPPORTED, call(DLC_F32, M, N, K, a, K, b, N, bs, c, N, NULL));
+  CHECK(strstr(dlc_last_error_detail(), "DLC_F32") != NULL);
+  EXPECT(DLC_ERROR_INVALID_VALUE, call((dlc_dtype)77, M, N, K, a, K, b, N, bs, c, N, NULL));
+  CHECK(strstr(dlc_last_error_detail(), "77") != NULL);
   CHECK(c_untouched());
   /* a conv variant the manifest does not list: the detail names it */
   {

@@ -16,14 +16,15 @@ extern "C" {
  * @param n signature dim N
  * @param k signature dim K
  * @param a input A [M,K], rows of ld elements
- * @param lda leading dimension of A, in elements (>= K)
+ * @param lda leading dimension of A, in elements (>= max(1, K))
  * @param b input B [K,N], rows of ld elements
- * @param ldb leading dimension of B, in elements (>= N)
+ * @param ldb leading dimension of B, in elements (>= max(1, N))
  * @param bias input bias [N], packed row-major
  * @param c output C [M,N], rows of ld elements
- * @param ldc leading dimension of C, in elements (>= N)
+ * @param ldc leading dimension of C, in elements (>= max(1, N))
  * @param stream CUDA stream (NULL: the default stream; must be NULL with libdlckernels-emu)
- * @return DLC_SUCCESS, or an error status with dlc_last_error_detail() saying why. */
+ * @return DLC_SUCCESS, or an error status with dlc_last_error_detail() saying why; every argument is
+ * checked before anything is launched, also when the output is empty (see dlc.h). */
 dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
     int64_t m, int64_t n, int64_t k, const void *a,
     int64_t lda, const void *b, int64_t ldb, const void *bias,
@@ -35,14 +36,15 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
  * @param n signature dim N
  * @param k signature dim K
  * @param a input A [M,K], rows of ld elements
- * @param lda leading dimension of A, in elements (>= K)
+ * @param lda leading dimension of A, in elements (>= max(1, K))
  * @param b input B [N,K], rows of ld elements
- * @param ldb leading dimension of B, in elements (>= K)
+ * @param ldb leading dimension of B, in elements (>= max(1, K))
  * @param bias input bias [N], packed row-major
  * @param c output C [M,N], rows of ld elements
- * @param ldc leading dimension of C, in elements (>= N)
+ * @param ldc leading dimension of C, in elements (>= max(1, N))
  * @param stream CUDA stream (NULL: the default stream; must be NULL with libdlckernels-emu)
- * @return DLC_SUCCESS, or an error status with dlc_last_error_detail() saying why. */
+ * @return DLC_SUCCESS, or an error status with dlc_last_error_detail() saying why; every argument is
+ * checked before anything is launched, also when the output is empty (see dlc.h). */
 dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
     int64_t m, int64_t n, int64_t k, const void *a,
     int64_t lda, const void *b, int64_t ldb, const void *bias,
@@ -64,7 +66,8 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
  * @param bias input bias [K], packed row-major
  * @param y output Y [N,P,Q,K] (P, Q derived), packed row-major
  * @param stream CUDA stream (NULL: the default stream; must be NULL with libdlckernels-emu)
- * @return DLC_SUCCESS, or an error status with dlc_last_error_detail() saying why. */
+ * @return DLC_SUCCESS, or an error status with dlc_last_error_detail() saying why; every argument is
+ * checked before anything is launched, also when the output is empty (see dlc.h). */
 dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     int64_t n, int64_t h, int64_t w, int64_t c,
     int64_t k, int64_t stride0, int64_t stride1, int64_t pad0,
@@ -82,7 +85,8 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
  * @param v input V [B,H,S,D], packed row-major
  * @param o output O [B,H,S,D], packed row-major
  * @param stream CUDA stream (NULL: the default stream; must be NULL with libdlckernels-emu)
- * @return DLC_SUCCESS, or an error status with dlc_last_error_detail() saying why. */
+ * @return DLC_SUCCESS, or an error status with dlc_last_error_detail() saying why; every argument is
+ * checked before anything is launched, also when the output is empty (see dlc.h). */
 dlc_status dlc_attention_causal(dlc_dtype dtype,
     int64_t b, int64_t h, int64_t s, int64_t d,
     const void *q, const void *k, const void *v, void *o,

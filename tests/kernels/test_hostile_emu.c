@@ -1,0 +1,318 @@
+/* Hostile arguments against every entry point of the default manifest
+ * (libdlckernels-emu; issue 12): negative, INT64_MIN and INT64_MAX dims,
+ * strides and pads, huge and short leading dimensions, NULL, misaligned and
+ * wrapping pointers for every operand, bias and output, dtypes outside the
+ * enum, grids whose arithmetic overflows int64, and empty outputs with bad
+ * arguments.  Each case must return its status with a detail naming the
+ * offending value, and leave every byte of every buffer as it was: each
+ * buffer is random bytes with canary zones on both sides, read back whole
+ * after every call.  Under the asan preset a signed overflow in a
+ * dispatcher aborts the run.
+ *
+ * One valid call per entry point runs too, and must change its output: that
+ * shows the canary comparison sees a kernel's writes. */
+#include <limits.h>
+
+#include "../unit/check.h"
+#include "kt.h"
+
+enum { NBUF = 4, GUARD = 256, PAYLOAD = 8192, TOTAL = GUARD + PAYLOAD + GUARD };
+
+static dlcemu_deviceptr dev[NBUF];
+static uint8_t want[NBUF][TOTAL], got[NBUF][TOTAL];
+
+static void *payload(int i) { return kt_ptr(dev[i] + GUARD); }
+
+/* Every buffer as it was after fill(): canaries and payload. */
+static int intact(void) {
+  int ok = 1;
+  for (int i = 0; i < NBUF; i++) {
+    dlcemu_memcpy_dtoh(got[i], dev[i], TOTAL);
+    ok &= memcmp(got[i], want[i], TOTAL) == 0;
+  }
+  return ok;
+}
+
+static void restore(void) {
+  for (int i = 0; i < NBUF; i++) dlcemu_memcpy_htod(dev[i], want[i], TOTAL);
+}
+
+/* canaries: random bytes; payloads: fp16 values in [-1, 1) (bf16 reads
+ * them as other finite numbers), so that the valid calls compute numbers */
+static void fill(void) {
+  uint64_t s = 12;
+  for (int i = 0; i < NBUF; i++) {
+    for (int j = 0; j < TOTAL; j++) want[i][j] = (uint8_t)(kt_next(&s) >> 56);
+    for (int j = GUARD; j < GUARD + PAYLOAD; j += 2) {
+      uint16_t h = kt_f32_to_f16((float)kt_uniform(&s));
+      memcpy(&want[i][j], &h, 2);
+    }
+  }
+  restore();
+}
+
+/* One call of any entry point: its int64 arguments before the tensors (dims,
+ * then attrs), its tensors in argument order, and their leading dims. */
+typedef struct call {
+  dlc_dtype dt;
+  int64_t v[9];
+  const void *p[NBUF];
+  int64_t ld[NBUF];
+  struct CUstream_st *stream;
+} call;
+
+typedef enum { DIM, CDIM, STRIDE, PAD } vkind; /* CDIM: compiled in (a variant) */
+
+typedef struct op {
+  const char *name;
+  int nv;
+  const char *vname[9];
+  vkind vk[9];
+  const char *pname[NBUF];
+  int has_ld[NBUF];
+  dlc_status (*run)(const call *);
+  call base; /* valid; its output fits in PAYLOAD */
+} op;
+
+static dlc_status run_gemm(const call *c) {
+  return dlc_gemm_bias_relu(c->dt, c->v[0], c->v[1], c->v[2], c->p[0], c->ld[0], c->p[1], c->ld[1], c->p[2],
+                            (void *)(uintptr_t)c->p[3], c->ld[3], c->stream);
+}
+static dlc_status run_gemm_nt(const call *c) {
+  return dlc_gemm_bias_relu_nt(c->dt, c->v[0], c->v[1], c->v[2], c->p[0], c->ld[0], c->p[1], c->ld[1], c->p[2],
+                               (void *)(uintptr_t)c->p[3], c->ld[3], c->stream);
+}
+static dlc_status run_conv(const call *c) {
+  return dlc_conv2d_bias_silu(c->dt, c->v[0], c->v[1], c->v[2], c->v[3], c->v[4], c->v[5], c->v[6], c->v[7], c->v[8],
+                              c->p[0], c->p[1], c->p[2], (void *)(uintptr_t)c->p[3], c->stream);
+}
+static dlc_status run_attention(const call *c) {
+  return dlc_attention_causal(c->dt, c->v[0], c->v[1], c->v[2], c->v[3], c->p[0], c->p[1], c->p[2],
+                              (void *)(uintptr_t)c->p[3], c->stream);
+}
+
+static int ncases;
+
+/* Runs one case: status, a detail that contains `needle` (when given), and
+ * every buffer byte-identical. */
+static void expect(const op *o, const char *what, const call *c, dlc_status st, const char *needle) {
+  dlc_status r = o->run(c);
+  const char *d = dlc_last_error_detail();
+  int ok_status = r == st, ok_detail = st == DLC_SUCCESS ? d[0] == 0 : d[0] != 0 && (!needle || strstr(d, needle));
+  int ok_bytes = intact();
+  ncases++;
+  CHECK(ok_status && ok_detail && ok_bytes);
+  if (!(ok_status && ok_detail && ok_bytes)) {
+    fprintf(stderr, "  %s, %s: got %s (\"%s\"), want %s%s%s%s\n", o->name, what, dlc_status_string(r), d,
+            dlc_status_string(st), needle ? " naming " : "", needle ? needle : "", ok_bytes ? "" : "; buffers changed");
+    if (!ok_bytes) restore();
+  }
+}
+
+static const char *num(int64_t v) {
+  static char buf[8][32];
+  static int k;
+  k = (k + 1) % 8;
+  snprintf(buf[k], sizeof buf[k], "%lld", (long long)v);
+  return buf[k];
+}
+
+/* The cases every entry point gets, from its table row. */
+static void generic_cases(const op *o) {
+  char what[96];
+  /* the valid call runs and writes its output, and nothing else */
+  {
+    dlc_status r = o->run(&o->base);
+    CHECK(r == DLC_SUCCESS);
+    intact();
+    int others = 1;
+    for (int i = 0; i < NBUF - 1; i++) others &= memcmp(got[i], want[i], TOTAL) == 0;
+    CHECK(others);
+    CHECK(memcmp(got[3], want[3], GUARD) == 0 && memcmp(got[3] + GUARD + PAYLOAD, want[3] + GUARD + PAYLOAD, GUARD) == 0);
+    CHECK(memcmp(got[3] + GUARD, want[3] + GUARD, PAYLOAD) != 0); /* the comparison sees a kernel's writes */
+    restore();
+  }
+  /* int64 arguments: negative, INT64_MIN, INT64_MAX; a stride of 0 */
+  for (int i = 0; i < o->nv; i++) {
+    const int64_t vals[] = {-1, INT64_MIN, INT64_MAX, 0};
+    for (int j = 0; j < 4; j++) {
+      call c = o->base;
+      c.v[i] = vals[j];
+      dlc_status st = DLC_ERROR_INVALID_VALUE;
+      if (vals[j] == 0 && o->vk[i] != STRIDE) continue; /* 0 dims: the empty cases below */
+      if (vals[j] == INT64_MAX && o->vk[i] != DIM) st = DLC_ERROR_NOT_SUPPORTED; /* no such variant */
+      snprintf(what, sizeof what, "%s = %lld", o->vname[i], (long long)vals[j]);
+      expect(o, what, &c, st, num(vals[j]));
+    }
+  }
+  /* pointers: NULL, one byte off, and a span that wraps the address space */
+  for (int i = 0; i < NBUF; i++) {
+    call c = o->base;
+    c.p[i] = NULL;
+    snprintf(what, sizeof what, "%s = NULL", o->pname[i]);
+    expect(o, what, &c, DLC_ERROR_INVALID_VALUE, "is NULL");
+    c.p[i] = (const char *)payload(i) + 1;
+    snprintf(what, sizeof what, "%s + 1 byte", o->pname[i]);
+    expect(o, what, &c, DLC_ERROR_MISALIGNED, "not aligned");
+    c.p[i] = (const void *)(UINTPTR_MAX - 15); /* element-aligned, 16 bytes below the top */
+    snprintf(what, sizeof what, "%s at the top of the address space", o->pname[i]);
+    expect(o, what, &c, DLC_ERROR_INVALID_VALUE, "wraps");
+  }
+  /* leading dims: 0, negative, one short of the row, INT64_MAX (the span
+   * overflows), INT64_MAX / 2 (the span in bytes overflows) */
+  for (int i = 0; i < NBUF; i++) {
+    if (!o->has_ld[i]) continue;
+    const int64_t vals[] = {0, -7, INT64_MIN, o->base.ld[i] - 1, INT64_MAX, INT64_MAX / 2};
+    for (int j = 0; j < 6; j++) {
+      call c = o->base;
+      c.ld[i] = vals[j];
+      snprintf(what, sizeof what, "ld%s = %lld", o->pname[i], (long long)vals[j]);
+      expect(o, what, &c, DLC_ERROR_INVALID_VALUE, num(vals[j]));
+    }
+  }
+  /* dtypes: outside the enum, and in it but not compiled */
+  {
+    call c = o->base;
+    c.dt = (dlc_dtype)77;
+    expect(o, "dtype = 77", &c, DLC_ERROR_INVALID_VALUE, "77");
+    c.dt = (dlc_dtype)-1;
+    expect(o, "dtype = -1", &c, DLC_ERROR_INVALID_VALUE, "-1");
+    c.dt = DLC_F32;
+    expect(o, "dtype = DLC_F32", &c, DLC_ERROR_NOT_SUPPORTED, "DLC_F32");
+  }
+  /* the emulator runs synchronously */
+  {
+    call c = o->base;
+    c.stream = (struct CUstream_st *)0x10;
+    expect(o, "a stream", &c, DLC_ERROR_INVALID_VALUE, NULL);
+  }
+}
+
+/* An empty output (dim `zero` = 0): with every argument bad it fails; with
+ * NULL for the tensors that have no elements it succeeds and writes nothing;
+ * a misaligned output or a NULL non-empty input still fails. */
+static void empty_cases(const op *o, int zero, const int empty[NBUF]) {
+  call c = o->base;
+  c.v[zero] = 0;
+  for (int i = 0; i < NBUF; i++) c.p[i] = NULL, c.ld[i] = -7;
+  int bad = 0; /* a tensor with elements, or a leading dim */
+  for (int i = 0; i < NBUF; i++) bad |= o->has_ld[i] || !empty[i];
+  expect(o, "empty, NULLs and ld = -7", &c, bad ? DLC_ERROR_INVALID_VALUE : DLC_SUCCESS, NULL);
+  c = o->base;
+  c.v[zero] = 0;
+  for (int i = 0; i < NBUF; i++)
+    if (empty[i]) c.p[i] = NULL;
+  expect(o, "empty, NULL for the empty tensors", &c, DLC_SUCCESS, NULL);
+  for (int i = 0; i < NBUF; i++) {
+    call b = c;
+    b.p[i] = (const char *)payload(i) + 1;
+    expect(o, "empty, a pointer one byte off", &b, DLC_ERROR_MISALIGNED, "not aligned");
+    if (empty[i]) continue;
+    b.p[i] = NULL;
+    expect(o, "empty, NULL for a tensor with elements", &b, DLC_ERROR_INVALID_VALUE, "is NULL");
+  }
+  for (int i = 0; i < NBUF; i++) {
+    if (!o->has_ld[i]) continue;
+    call b = c;
+    b.ld[i] = -7;
+    expect(o, "empty, ld = -7", &b, DLC_ERROR_INVALID_VALUE, "-7");
+  }
+  c.v[zero] = -1;
+  expect(o, "a negative dim with NULLs", &c, DLC_ERROR_INVALID_VALUE, "-1");
+}
+
+int main(void) {
+  for (int i = 0; i < NBUF; i++) CHECK(dlcemu_mem_alloc(&dev[i], TOTAL) == 0);
+  fill();
+  const int64_t M = 20, N = 24, K = 40;
+  op gemm = {"gemm_bias_relu", 3, {"m", "n", "k"}, {DIM, DIM, DIM}, {"a", "b", "bias", "c"}, {1, 1, 0, 1}, run_gemm,
+             {DLC_F16, {M, N, K}, {payload(0), payload(1), payload(2), payload(3)}, {K, N, 0, N}, NULL}};
+  op gemm_nt = gemm;
+  gemm_nt.name = "gemm_bias_relu_nt", gemm_nt.run = run_gemm_nt, gemm_nt.base.ld[1] = K;
+  op conv = {"conv2d_bias_silu", 9,
+             {"n", "h", "w", "c", "k", "stride0", "stride1", "pad0", "pad1"},
+             {DIM, DIM, DIM, DIM, DIM, STRIDE, STRIDE, PAD, PAD},
+             {"x", "wt", "bias", "y"}, {0, 0, 0, 0}, run_conv,
+             {DLC_F16, {1, 8, 8, 8, 8, 1, 1, 1, 1}, {payload(0), payload(1), payload(2), payload(3)}, {0}, NULL}};
+  op att = {"attention_causal", 4, {"b", "h", "s", "d"}, {DIM, DIM, DIM, CDIM}, {"q", "k", "v", "o"}, {0, 0, 0, 0},
+            run_attention, {DLC_F16, {1, 2, 16, 64}, {payload(0), payload(1), payload(2), payload(3)}, {0}, NULL}};
+  const op *ops[] = {&gemm, &gemm_nt, &conv, &att};
+  for (int i = 0; i < 4; i++) generic_cases(ops[i]);
+
+  /* empty outputs */
+  empty_cases(&gemm, 0, (const int[]){1, 0, 0, 1});    /* m = 0: A and C are empty */
+  empty_cases(&gemm_nt, 1, (const int[]){0, 1, 1, 1}); /* n = 0: B, bias and C */
+  empty_cases(&conv, 0, (const int[]){1, 0, 0, 1});    /* n = 0: X and Y */
+  empty_cases(&att, 0, (const int[]){1, 1, 1, 1});     /* b = 0: all four */
+
+  /* spans and grids whose arithmetic leaves int64 (signed overflow in the
+   * dispatcher before issue 12) */
+  for (int g = 0; g < 2; g++) {
+    const op *o = g ? &gemm_nt : &gemm;
+    call c = o->base;
+    /* C's span (m - 1) * ldc + n wraps: the call wrote c[-1] */
+    c.v[0] = 2, c.ld[3] = INT64_MAX;
+    expect(o, "m = 2, ldc = INT64_MAX", &c, DLC_ERROR_INVALID_VALUE, "9223372036854775807");
+    /* n = 2^61 fits every span, but 127 * n does not fit in int64 */
+    c = o->base;
+    c.v[0] = 1, c.v[1] = (int64_t)1 << 61, c.v[2] = 1, c.ld[0] = 1, c.ld[1] = g ? 1 : (int64_t)1 << 61,
+    c.ld[3] = (int64_t)1 << 61;
+    expect(o, "n = 2^61", &c, DLC_ERROR_NOT_SUPPORTED, "2305843009213693952");
+    /* n = 2^62: B spans 2^63 bytes */
+    c.v[1] = c.ld[3] = (int64_t)1 << 62;
+    if (!g) c.ld[1] = (int64_t)1 << 62;
+    expect(o, "n = 2^62", &c, DLC_ERROR_INVALID_VALUE, "4611686018427387904");
+    /* a grid over the device limits, computed without overflow */
+    c = o->base;
+    c.v[0] = 65536 * 128;
+    expect(o, "m = 2^23", &c, DLC_ERROR_NOT_SUPPORTED, "65536");
+  }
+  {
+    call c = conv.base;
+    /* (h + 1) / 2 with h = INT64_MAX (stride 2), X and W empty (c = 0) */
+    c.v[1] = INT64_MAX, c.v[2] = 1, c.v[3] = 0, c.v[5] = c.v[6] = 2;
+    expect(&conv, "h = INT64_MAX, c = 0, stride 2", &c, DLC_ERROR_INVALID_VALUE, "9223372036854775807");
+    c.v[5] = c.v[6] = 1;
+    expect(&conv, "h = INT64_MAX, c = 0, stride 1", &c, DLC_ERROR_INVALID_VALUE, "9223372036854775807");
+    /* n*h*w = 2^58 fits, 63*n*h*w does not */
+    c = conv.base;
+    c.v[0] = (int64_t)1 << 40, c.v[1] = c.v[2] = 512, c.v[3] = c.v[4] = 1;
+    expect(&conv, "n*h*w = 2^58", &c, DLC_ERROR_NOT_SUPPORTED, "1099511627776");
+    /* x's element count overflows */
+    c = conv.base;
+    c.v[3] = (int64_t)1 << 60;
+    expect(&conv, "c = 2^60", &c, DLC_ERROR_INVALID_VALUE, "1152921504606846976");
+    /* a variant the manifest does not list */
+    c = conv.base;
+    c.v[5] = c.v[6] = 3;
+    expect(&conv, "stride 3", &c, DLC_ERROR_NOT_SUPPORTED, "stride=(3,3)");
+  }
+  {
+    call c = att.base;
+    c.v[0] = 70000; /* grid y = b * h over 65535 */
+    expect(&att, "b = 70000", &c, DLC_ERROR_NOT_SUPPORTED, "140000");
+    c = att.base;
+    c.v[0] = c.v[1] = (int64_t)1 << 31; /* b * h * s * 64 overflows */
+    expect(&att, "b = h = 2^31", &c, DLC_ERROR_INVALID_VALUE, "2147483648");
+    c = att.base;
+    c.v[3] = 96;
+    expect(&att, "d = 96", &c, DLC_ERROR_NOT_SUPPORTED, "D=96");
+    c.v[3] = 128; /* the D = 128 instance has its own checks */
+    c.p[3] = (const char *)payload(3) + 1;
+    expect(&att, "d = 128, o + 1 byte", &c, DLC_ERROR_MISALIGNED, "not aligned");
+    c.p[3] = payload(3), c.v[2] = INT64_MAX;
+    expect(&att, "d = 128, s = INT64_MAX", &c, DLC_ERROR_INVALID_VALUE, "9223372036854775807");
+  }
+  /* bf16 goes through the same checks */
+  {
+    call c = gemm.base;
+    c.dt = DLC_BF16, c.p[2] = (const char *)payload(2) + 1;
+    expect(&gemm, "bf16, bias + 1 byte", &c, DLC_ERROR_MISALIGNED, "bias = ");
+    c = conv.base;
+    c.dt = DLC_BF16, c.v[5] = c.v[6] = 2, c.p[3] = (const char *)payload(3) + 3;
+    expect(&conv, "bf16, stride 2, y + 3 bytes", &c, DLC_ERROR_MISALIGNED, "not aligned");
+  }
+  printf("test_hostile_emu: %d cases\n", ncases);
+  for (int i = 0; i < NBUF; i++) dlcemu_mem_free(dev[i]);
+  return check_status("test_hostile_emu");
+}
