@@ -1316,6 +1316,17 @@ static void dispatch_grid(arena *A, strbuf *s, const fe_graph *g, const gpu_kern
             "      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: the launch grid (%%lld, %%lld, %%lld) exceeds the "
             "device limits\", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);\n",
             on);
+  /* the contraction kernels count k-tiles and K counters in 32 bits */
+  if (!k->attention) {
+    const sx *kx = sx_int(A, 1);
+    for (int i = 0; i < k->v.nk; i++) kx = sx_mul(A, kx, k->r->it[k->v.k_axes[i]].size);
+    sb_printf(s, "    const int64_t dlc_kx = %s;\n", hsx(A, kx));
+    sb_printf(s,
+              "    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - %d)\n"
+              "      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: a reduction of %%lld elements exceeds 2^31 - %d (the "
+              "kernels count k in 32 bits)\", (long long)dlc_kx);\n",
+              k->plan.tile[2], on, k->plan.tile[2]);
+  }
   sb_printf(s,
             "    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)\n"
             "      return dlc__fail(DLC_ERROR_INTERNAL, \"%s: the launch grid (%%lld, %%lld, %%lld) is empty for a non-empty "

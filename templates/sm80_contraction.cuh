@@ -274,7 +274,7 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   const int wm = warp / WARPS_N, wn = warp % WARPS_N;
   const int64_t m0 = (int64_t)blockIdx.y * BM, n0 = (int64_t)blockIdx.x * BN, b = blockIdx.z;
   const int64_t K = Op::extent_k(p);
-  const int KT = (int)((K + BK - 1) / BK);   // k-tiles; the dispatcher keeps K below 2^31
+  const int KT = (int)((K + BK - 1) / BK);   // k-tiles; the dispatcher keeps K below 2^31 - BK
   const int KTF = (int)(K / BK);             // full k-tiles
 
   float acc[MT][NTL][4];

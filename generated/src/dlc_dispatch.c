@@ -68,6 +68,9 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
   if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+  const int64_t dlc_kx = dlc_p->k;
+  if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
   if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
     return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
   int dlc_k = -1;
@@ -154,6 +157,9 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
   if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+  const int64_t dlc_kx = dlc_p->k;
+  if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
   if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
     return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
   int dlc_k = -1;
@@ -274,6 +280,9 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     int dlc_k = -1;
@@ -319,6 +328,9 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     int dlc_k = -1;
@@ -362,6 +374,9 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     int dlc_k = -1;
@@ -407,6 +422,9 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
     if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     int dlc_k = -1;

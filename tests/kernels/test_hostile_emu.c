@@ -266,6 +266,11 @@ int main(void) {
     c = o->base;
     c.v[0] = 65536 * 128;
     expect(o, "m = 2^23", &c, DLC_ERROR_NOT_SUPPORTED, "65536");
+    /* a reduction the kernels cannot count in 32 bits: m = n = 1, k = 2^31 */
+    c = o->base;
+    c.v[0] = 1, c.v[1] = 1, c.v[2] = (int64_t)1 << 31, c.ld[0] = (int64_t)1 << 31, c.ld[1] = g ? (int64_t)1 << 31 : 1,
+    c.ld[3] = 1;
+    expect(o, "k = 2^31", &c, DLC_ERROR_NOT_SUPPORTED, "2147483648");
   }
   {
     call c = conv.base;
