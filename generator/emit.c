@@ -625,7 +625,7 @@ static const sx *row_offset(opgen *g, const region_memref *m, const sx *const *m
 /* The full-tile epilogue (the GPU IR's first Epilogue/StGlobalVec pair):
  * no bounds, the column reads once a thread, and one 16-byte store of `ev`
  * consecutive outputs a row. */
-static void epilogue_full_fn(opgen *g, int ev) {
+static void epilogue_full_fn(opgen *g, int ev, const char *tile_n) {
   const gpu_view *v = g->v;
   const region *r = g->r;
   strbuf *s = g->s;
@@ -643,7 +643,7 @@ static void epilogue_full_fn(opgen *g, int ev) {
   sb_puts(s, "  };\n");
   /* the test: the tile inside M and N, the vector tensors aligned */
   sb_puts(s, "  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {\n");
-  sb_puts(s, "    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;\n");
+  sb_printf(s, "    if (m0 + BM > extent_m(p) || n0 + %s > extent_n(p)) return false;\n", tile_n);
   aligned_check(g, om, ev);
   for (int i = 0; i < eg.nv; i++) {
     bool seen = false;
@@ -751,7 +751,7 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
                "  static constexpr int STEADY_MIN_VEC = %d;\n",
             k->steady_min_vec);
   epilogue_fn(&g, "");
-  if (k->epi_vec) epilogue_full_fn(&g, k->epi_vec);
+  if (k->epi_vec) epilogue_full_fn(&g, k->epi_vec, "BN");
   else sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-tile epilogue\n");
   sb_puts(s, "};\n\n");
 }
@@ -944,6 +944,16 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   else
     sb_puts(s, "  static constexpr bool KV_STREAM = false;  // a row step holds an index: the chunk functions load\n");
   epilogue_fn(&g2, " (O already divided by the row sum)");
+  if (k->epi_vec) {
+    /* the output tile is BM queries x DV */
+    sb_printf(s, "  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return %s; }\n",
+              sxc(A, group_extent(&g2, k->v2.m_axes, k->v2.nm), false));
+    sb_printf(s, "  static __device__ __forceinline__ int64_t extent_n([[maybe_unused]] const Params *p) { return %s; }\n",
+              sxc(A, group_extent(&g2, k->v2.n_axes, k->v2.nn), false));
+    epilogue_full_fn(&g2, k->epi_vec, "DV");
+  } else {
+    sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-tile epilogue\n");
+  }
   sb_puts(s, "};\n\n");
 }
 

@@ -271,8 +271,7 @@ static bool epi_reads_ok(arena *A, const gpu_view *v, const rexpr *e, bool guard
  * a row's consecutive N outputs, when the output runs with unit stride along
  * the single N axis, every epilogue Read has a full-tile kind, and the
  * threads cover the staging tile in whole rows. */
-static int epi_vec(arena *A, const gpu_kernel *k) {
-  const gpu_view *v = &k->v;
+static int epi_vec(arena *A, const gpu_view *v, int BM, int BN, int threads) {
   const region *r = v->r;
   const region_memref *om = &r->out[v->out];
   if (v->out_dt != DT_FP16 && v->out_dt != DT_BF16 && v->out_dt != DT_FP32) return 0;
@@ -282,10 +281,10 @@ static int epi_vec(arena *A, const gpu_kernel *k) {
   if (!unit_along_n(A, v, om, omap, om->rank)) return 0;
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce && !epi_reads_ok(A, v, r->lets[l].e, false)) return 0;
-  int ev = 16 / dtype_bytes(v->out_dt), BM = k->plan.tile[0], BN = k->plan.tile[1];
+  int ev = 16 / dtype_bytes(v->out_dt);
   if (BN % ev) return 0;
   int tpr = BN / ev;
-  if (k->threads % tpr || BM % (k->threads / tpr)) return 0;
+  if (threads % tpr || BM % (threads / tpr)) return 0;
   return ev;
 }
 
@@ -477,7 +476,7 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   const char *lets = "";
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) lets = arena_printf(A, "%s%s%s", lets, *lets ? ", " : "", r->lets[l].name);
-  k->epi_vec = epi_vec(A, k);
+  k->epi_vec = epi_vec(A, &k->v, BM, BN, k->threads);
   if (k->epi_vec) {
     int tpr = BN / k->epi_vec;
     emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name,
@@ -702,7 +701,21 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   emit(k, A, GS_EPILOGUE, "finish", arena_printf(A, "%s: O / row sum", r1->lets[k->sm.div].name), "tFin", 1, "tO", NULL);
   emit(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "O -> stage[%d][%d+8] fp32", BM, k->DV), "tStage", 1, "tFin",
        NULL);
-  emit(k, A, GS_EPILOGUE, r2->lets[r2->acc_let].name, "the P V region's post-reduce lets", "tE", 1, "tStage", NULL);
+  /* the full-tile epilogue over the BM x DV staging tile of O, as for a contraction */
+  k->epi_vec = epi_vec(A, &k->v2, BM, k->DV, k->threads);
+  if (k->epi_vec) {
+    emit(k, A, GS_EPILOGUE, r2->lets[r2->acc_let].name,
+         arena_printf(A, "full tile (inside the queries, tensors %d-element aligned): the P V region's post-reduce lets; "
+                         "%d outputs a thread at a fixed column",
+                      k->epi_vec, k->epi_vec),
+         "tEfull", 1, "tStage", NULL);
+    emit(k, A, GS_ST_GLOBAL,
+         arena_printf(A, "st.global.v4.b32 (%d x %s) -> %s", k->epi_vec, dtype_name(k->v2.out_dt), r2->out[k->v2.out].name),
+         "full tile: no predicate", NULL, 1, "tEfull", NULL);
+  }
+  emit(k, A, GS_EPILOGUE, r2->lets[r2->acc_let].name,
+       k->epi_vec ? "other tiles: the P V region's post-reduce lets" : "the P V region's post-reduce lets", "tE", 1,
+       "tStage", NULL);
   emit(k, A, GS_ST_GLOBAL,
        arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v2.out_dt), r2->out[k->v2.out].name),
        arena_printf(A, "pred tails (%s)", tail_pred(A, &k->v2)), NULL, 1, "tE", NULL);
@@ -722,9 +735,9 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
   /* the full-tile epilogue: 16-byte stores that cover the staging tile in
    * whole rows, every thread the same number of rows */
   if (k->epi_vec) {
-    int BM = k->plan.tile[0], BN = k->plan.tile[1], ev = k->epi_vec;
+    int BM = k->plan.tile[0], BN = k->attention ? k->DV : k->plan.tile[1], ev = k->epi_vec;
     int tpr = BN % ev == 0 ? BN / ev : 0;
-    if (ev * dtype_bytes(k->v.out_dt) != 16 || ev % 4 || !tpr || k->threads % tpr || BM % (k->threads / tpr)) {
+    if (ev * dtype_bytes(k->attention ? k->v2.out_dt : k->v.out_dt) != 16 || ev % 4 || !tpr || k->threads % tpr || BM % (k->threads / tpr)) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL,
                   "the full-tile epilogue's %d outputs a thread do not cover the %dx%d staging tile in 16-byte rows",
                   ev, BM, BN);

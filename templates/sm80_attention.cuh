@@ -27,7 +27,9 @@
 //   score_full(p, m, n, b, s): the same where tile_full holds (no mask test);
 //   tile_live(p, m0, m1, n0, n1, b): false when the mask removes the whole tile;
 //   tile_full(p, m0, m1, n0, n1, b): true when no mask removes any element;
-//   epilogue4(p, m, dv, b, o[4]): the output lets and the store of 4 values.
+//   epilogue4(p, m, dv, b, o[4]): the output lets and the store of 4 values;
+//   EPI_VEC and, when > 0, extent_m, extent_n, epi_full, epi_cols, epi_row:
+//     the full-tile epilogue, as in sm80_contraction.
 #pragma once
 
 #include "sm80_contraction.cuh"
@@ -290,19 +292,42 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
     lrow[h] += __shfl_xor_sync(0xffffffffu, lrow[h], 2);
   }
   __syncthreads();
+  // O / l staged as the contraction skeleton stages its accumulators
+  // (stage_col), then the full-tile epilogue when the GPU IR has one and
+  // the query rows are all inside, else 4 bounds-checked outputs a thread.
   constexpr int SROW = DV + 8;
   float *stage = reinterpret_cast<float *>(smem_raw);
 #pragma unroll
   for (int j = 0; j < NTO; ++j) {
-    const int r = warp * 16 + lane / 4, c = j * 8 + 2 * (lane % 4);
+    const int r = warp * 16 + lane / 4, c = stage_col(j * 8 + 2 * (lane % 4));
     st_shared_v2(&stage[r * SROW + c], Op::finish(o[j][0], lrow[0]), Op::finish(o[j][1], lrow[0]));
     st_shared_v2(&stage[(r + 8) * SROW + c], Op::finish(o[j][2], lrow[1]), Op::finish(o[j][3], lrow[1]));
   }
   __syncthreads();
+  if constexpr (Op::EPI_VEC > 0) {
+    constexpr int EV = Op::EPI_VEC, TPR = DV / EV, RPP = 128 / TPR;
+    static_assert(DV % EV == 0 && 128 % TPR == 0 && BM % RPP == 0 && EV % 4 == 0, "threads cover whole rows");
+    if (Op::epi_full(p, m0, 0)) {
+      const int c = ((int)threadIdx.x % TPR) * EV;
+      typename Op::EpiCols cols;
+      Op::epi_cols(p, c, b, cols);
+#pragma unroll 2
+      for (int r = (int)threadIdx.x / TPR; r < BM; r += RPP) {
+        float a[EV];
+#pragma unroll
+        for (int q = 0; q < EV / 4; ++q) {
+          const float4 v = *reinterpret_cast<const float4 *>(&stage[r * SROW + stage_col(c + 4 * q)]);
+          a[4 * q] = v.x, a[4 * q + 1] = v.y, a[4 * q + 2] = v.z, a[4 * q + 3] = v.w;
+        }
+        Op::epi_row(p, m0 + r, c, b, cols, a);
+      }
+      return;
+    }
+  }
 #pragma unroll 2
   for (int i = threadIdx.x; i < BM * DV / 4; i += 128) {
     const int r = i / (DV / 4), c = (i % (DV / 4)) * 4;
-    const float4 v = *reinterpret_cast<const float4 *>(&stage[r * SROW + c]);
+    const float4 v = *reinterpret_cast<const float4 *>(&stage[r * SROW + stage_col(c)]);
     const float a4[4] = {v.x, v.y, v.z, v.w};
     Op::epilogue4(p, m0 + r, c, b, a4);
   }

@@ -159,6 +159,49 @@ struct Op_fp16_D64 {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
+  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->s); }
+  static __device__ __forceinline__ int64_t extent_n([[maybe_unused]] const Params *p) { return 64; }
+  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  static constexpr int EPI_VEC = 8;
+  struct EpiCols {
+  };
+  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
+    if (m0 + BM > extent_m(p) || n0 + DV > extent_n(p)) return false;
+    if (reinterpret_cast<uintptr_t>(p->o) % 16 != 0) return false;
+    if (((64 * p->h * p->s)) % 8 != 0) return false;
+    if (((64 * p->s)) % 8 != 0) return false;
+    return true;
+  }
+  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
+                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
+    [[maybe_unused]] const int64_t i_d = ni;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
+  }
+  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_mflat = mi;
+    [[maybe_unused]] const int64_t i_m = mi;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
+    OutT *dst;
+    {
+      [[maybe_unused]] const int64_t i_d = ni;
+      dst = static_cast<OutT *>(p->o) + (i_d + 64 * i_mflat + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+    }
+    float out[EPI_VEC];
+#pragma unroll
+    for (int j = 0; j < EPI_VEC; ++j) {
+      [[maybe_unused]] const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_d = nj;
+      out[j] = acc[j];
+    }
+    dlc::stv(dst, out);
+  }
 };
 
 // ---- attention_causal fp16.D128: regions attention_causal.S_t_matmul and attention_causal.O_matmul
@@ -311,6 +354,49 @@ struct Op_fp16_D128 {
       return;
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
+  }
+  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->s); }
+  static __device__ __forceinline__ int64_t extent_n([[maybe_unused]] const Params *p) { return 128; }
+  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  static constexpr int EPI_VEC = 8;
+  struct EpiCols {
+  };
+  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
+    if (m0 + BM > extent_m(p) || n0 + DV > extent_n(p)) return false;
+    if (reinterpret_cast<uintptr_t>(p->o) % 16 != 0) return false;
+    if (((128 * p->h * p->s)) % 8 != 0) return false;
+    if (((128 * p->s)) % 8 != 0) return false;
+    return true;
+  }
+  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
+                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
+    [[maybe_unused]] const int64_t i_d = ni;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
+  }
+  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_mflat = mi;
+    [[maybe_unused]] const int64_t i_m = mi;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
+    OutT *dst;
+    {
+      [[maybe_unused]] const int64_t i_d = ni;
+      dst = static_cast<OutT *>(p->o) + (i_d + 128 * i_mflat + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+    }
+    float out[EPI_VEC];
+#pragma unroll
+    for (int j = 0; j < EPI_VEC; ++j) {
+      [[maybe_unused]] const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_d = nj;
+      out[j] = acc[j];
+    }
+    dlc::stv(dst, out);
   }
 };
 
@@ -465,6 +551,49 @@ struct Op_bf16_D64 {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
+  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->s); }
+  static __device__ __forceinline__ int64_t extent_n([[maybe_unused]] const Params *p) { return 64; }
+  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  static constexpr int EPI_VEC = 8;
+  struct EpiCols {
+  };
+  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
+    if (m0 + BM > extent_m(p) || n0 + DV > extent_n(p)) return false;
+    if (reinterpret_cast<uintptr_t>(p->o) % 16 != 0) return false;
+    if (((64 * p->h * p->s)) % 8 != 0) return false;
+    if (((64 * p->s)) % 8 != 0) return false;
+    return true;
+  }
+  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
+                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
+    [[maybe_unused]] const int64_t i_d = ni;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
+  }
+  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_mflat = mi;
+    [[maybe_unused]] const int64_t i_m = mi;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
+    OutT *dst;
+    {
+      [[maybe_unused]] const int64_t i_d = ni;
+      dst = static_cast<OutT *>(p->o) + (i_d + 64 * i_mflat + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+    }
+    float out[EPI_VEC];
+#pragma unroll
+    for (int j = 0; j < EPI_VEC; ++j) {
+      [[maybe_unused]] const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_d = nj;
+      out[j] = acc[j];
+    }
+    dlc::stv(dst, out);
+  }
 };
 
 // ---- attention_causal bf16.D128: regions attention_causal.S_t_matmul and attention_causal.O_matmul
@@ -617,6 +746,49 @@ struct Op_bf16_D128 {
       return;
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
+  }
+  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->s); }
+  static __device__ __forceinline__ int64_t extent_n([[maybe_unused]] const Params *p) { return 128; }
+  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  static constexpr int EPI_VEC = 8;
+  struct EpiCols {
+  };
+  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
+    if (m0 + BM > extent_m(p) || n0 + DV > extent_n(p)) return false;
+    if (reinterpret_cast<uintptr_t>(p->o) % 16 != 0) return false;
+    if (((128 * p->h * p->s)) % 8 != 0) return false;
+    if (((128 * p->s)) % 8 != 0) return false;
+    return true;
+  }
+  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
+                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
+    [[maybe_unused]] const int64_t i_d = ni;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
+  }
+  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_mflat = mi;
+    [[maybe_unused]] const int64_t i_m = mi;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
+    OutT *dst;
+    {
+      [[maybe_unused]] const int64_t i_d = ni;
+      dst = static_cast<OutT *>(p->o) + (i_d + 128 * i_mflat + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+    }
+    float out[EPI_VEC];
+#pragma unroll
+    for (int j = 0; j < EPI_VEC; ++j) {
+      [[maybe_unused]] const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_d = nj;
+      out[j] = acc[j];
+    }
+    dlc::stv(dst, out);
   }
 };
 
