@@ -27,6 +27,7 @@
 #include "indexbook.h"
 #include "jsonutil.h"
 #include "manifest.h"
+#include "outfiles.h"
 #include "plan.h"
 #include "polycore.h"
 #include "polyview.h"
@@ -370,47 +371,76 @@ static char *json_text(cJSON *j) {
   return r;
 }
 
-/* Writes every file in one transaction (only those whose content changed).
- * When `manage` is set the run owns DIR: files a previous run listed in
- * DIR/dlcgen.outputs that this run did not produce are removed, and the list
- * is rewritten. */
-static bool write_outputs(const char *dir, outlist *l, bool manage, diag_list *dl) {
-  const char **paths = calloc((size_t)l->n + 1, sizeof(char *)), **texts = calloc((size_t)l->n + 1, sizeof(char *));
-  if (!paths || !texts) dlc_die_oom();
-  for (int i = 0; i < l->n; i++) paths[i] = l->f[i].path, texts[i] = l->f[i].text;
-  const char *failed = NULL;
-  bool changed, ok = ju_write_batch(l->n, paths, texts, &failed, &changed) == 0;
-  if (!ok) diag_report(dl, D_OUTPUT_IO, failed, NULL, "cannot write '%s': %s", failed, strerror(errno));
-  free(paths);
-  free(texts);
-  if (!ok || !manage) return ok;
-  char *idx_path = xprintf("%s/%s%s", dir, "dlcgen.outputs", "");
+/* The stale outputs: the files a previous run listed in `idx_path` that
+ * this run does not produce.  Returns false (errno set) when the list exists
+ * but cannot be read. */
+static bool stale_outputs(const char *dir, const char *idx_path, const outlist *l, char ***out, int *nout) {
+  *out = NULL;
+  *nout = 0;
   FILE *f = fopen(idx_path, "r");
-  if (f) {
-    char line[4096];
-    while (fgets(line, sizeof line, f)) {
-      line[strcspn(line, "\n")] = 0;
-      if (!*line || strstr(line, "..") || line[0] == '/') continue;
-      bool keep = false;
-      for (int i = 0; i < l->n && !keep; i++) keep = strcmp(l->f[i].path + strlen(dir) + 1, line) == 0;
-      if (!keep) {
-        char *p = xprintf("%s/%s%s", dir, line, "");
-        remove(p);
-        free(p);
-      }
+  if (!f) return errno == ENOENT;
+  int cap = 0;
+  char line[4096];
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = 0;
+    if (!*line || strstr(line, "..") || line[0] == '/') continue;
+    bool keep = false;
+    for (int i = 0; i < l->n && !keep; i++) keep = strcmp(l->f[i].path + strlen(dir) + 1, line) == 0;
+    if (keep) continue;
+    if (*nout == cap) {
+      cap = cap ? 2 * cap : 16;
+      *out = realloc(*out, sizeof(char *) * (size_t)cap);
+      if (!*out) dlc_die_oom();
     }
-    fclose(f);
+    (*out)[(*nout)++] = xprintf("%s/%s%s", dir, line, "");
   }
-  size_t len = 1;
-  for (int i = 0; i < l->n; i++) len += strlen(l->f[i].path) + 2;
-  char *idx = malloc(len), *q = idx;
-  if (!idx) dlc_die_oom();
-  *q = 0;
-  for (int i = 0; i < l->n; i++) q += sprintf(q, "%s\n", l->f[i].path + strlen(dir) + 1);
-  if (ju_write_if_changed(idx_path, idx, &changed) != 0) {
-    diag_report(dl, D_OUTPUT_IO, idx_path, NULL, "cannot write '%s': %s", idx_path, strerror(errno));
-    ok = false;
+  bool ok = !ferror(f);
+  fclose(f);
+  return ok;
+}
+
+/* Writes every file in one transaction (only those whose content changed;
+ * outfiles.h).  When `manage` is set the run owns DIR: files a previous run
+ * listed in DIR/dlcgen.outputs that this run did not produce are removed,
+ * and the list is rewritten, in the same transaction: a failure at any
+ * write, rename, removal or index update leaves every earlier file as it
+ * was. */
+static bool write_outputs(const char *dir, outlist *l, bool manage, diag_list *dl) {
+  char *idx_path = NULL, *idx = NULL, **stale = NULL;
+  int nstale = 0;
+  if (manage) {
+    idx_path = xprintf("%s/%s%s", dir, "dlcgen.outputs", "");
+    if (!stale_outputs(dir, idx_path, l, &stale, &nstale)) {
+      diag_report(dl, D_OUTPUT_IO, idx_path, NULL, "cannot read '%s': %s; no output was changed", idx_path,
+                  strerror(errno));
+      free(idx_path);
+      return false;
+    }
+    size_t len = 1;
+    for (int i = 0; i < l->n; i++) len += strlen(l->f[i].path) + 2;
+    char *q = idx = malloc(len);
+    if (!idx) dlc_die_oom();
+    *q = 0;
+    for (int i = 0; i < l->n; i++) q += sprintf(q, "%s\n", l->f[i].path + strlen(dir) + 1);
   }
+  /* the files, then the removals, then the index */
+  int n = 0;
+  of_item *items = calloc((size_t)(l->n + nstale + 2), sizeof(of_item));
+  if (!items) dlc_die_oom();
+  for (int i = 0; i < l->n; i++) items[n++] = (of_item){l->f[i].path, l->f[i].text};
+  for (int i = 0; i < nstale; i++) items[n++] = (of_item){stale[i], NULL};
+  if (manage) items[n++] = (of_item){idx_path, idx};
+  of_report rep;
+  bool ok = of_commit(n, items, &rep);
+  if (!ok)
+    diag_report(dl, D_OUTPUT_IO, rep.failed, NULL, "cannot %s '%s': %s; no output was changed", rep.step, rep.failed,
+                strerror(rep.err));
+  if (rep.lost)
+    diag_report(dl, D_OUTPUT_IO, rep.lost, "Restore the file from the copy named here.",
+                "'%s' could not be restored after the failure; its earlier content is in '%s'", rep.lost, rep.kept);
+  for (int i = 0; i < nstale; i++) free(stale[i]);
+  free(stale);
+  free(items);
   free(idx);
   free(idx_path);
   return ok;
