@@ -2005,9 +2005,14 @@ cJSON *dsl_read_graph_file(arena *A, const char *path, const char *at, dsl_srcma
   if (map) *map = NULL;
   char *text = ju_read_file(path, dl, at);
   if (!text) return NULL;
-  cJSON *j = dsl_is_dsl_path(path) ? dsl_parse(A, text, path, map, dl) : ju_parse(text, dl, path);
+  cJSON *j = dsl_parse_graph_text(A, text, path, map, dl);
   free(text);
   return j;
+}
+
+cJSON *dsl_parse_graph_text(arena *A, const char *text, const char *path, dsl_srcmap **map, diag_list *dl) {
+  if (map) *map = NULL;
+  return dsl_is_dsl_path(path) ? dsl_parse(A, text, path, map, dl) : ju_parse(text, dl, path);
 }
 
 /* ---- decompile ------------------------------------------------------------------------------ */

@@ -320,9 +320,16 @@ static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_i
   return !diag_has_errors(dl);
 }
 
-static void print_diags(const pipeline_opts *o, const diag_list *dl) {
-  if (o->diag_json) diag_print_json(dl);
+static void print_diags(const pipeline_opts *o, diag_list *dl) {
+  if (o->diags) diag_append(o->diags, dl);
+  else if (o->diag_json) diag_print_json(dl);
   else diag_print_text(dl, "dlcgen");
+}
+
+/* The --graph file: read, or in memory (o->text). */
+static cJSON *read_graph(const pipeline_opts *o, arena *A, dsl_srcmap **map, diag_list *dl) {
+  if (!o->text) return dsl_read_graph_file(A, o->graph, o->graph, map, dl);
+  return dsl_parse_graph_text(A, o->text, o->graph, map, dl);
 }
 
 /* ---- output files ----------------------------------------------------------------- */
@@ -405,7 +412,11 @@ static bool stale_outputs(const char *dir, const char *idx_path, const outlist *
  * and the list is rewritten, in the same transaction: a failure at any
  * write, rename, removal or index update leaves every earlier file as it
  * was. */
-static bool write_outputs(const char *dir, outlist *l, bool manage, diag_list *dl) {
+static bool write_outputs(const pipeline_opts *o, const char *dir, outlist *l, bool manage, diag_list *dl) {
+  if (o->sink) {
+    for (int i = 0; i < l->n; i++) o->sink(o->sink_ctx, l->f[i].path, l->f[i].text);
+    return true;
+  }
   char *idx_path = NULL, *idx = NULL, **stale = NULL;
   int nstale = 0;
   if (manage) {
@@ -460,7 +471,7 @@ static int graph_main(const pipeline_opts *o) {
   run r = {0};
   arena_init(&r.A);
   dsl_srcmap *map;
-  cJSON *j = dsl_read_graph_file(&r.A, o->graph, o->graph, &map, &dl);
+  cJSON *j = read_graph(o, &r.A, &map, &dl);
   int read_diags = dl.n;
   /* --bind: the dims a manifest variant would bind */
   cJSON *dims = o->nbind ? cJSON_CreateObject() : NULL;
@@ -510,7 +521,7 @@ static int graph_main(const pipeline_opts *o) {
       if (o->dump_dir) out_add(&out, xprintf("%s/%s.%s", o->dump_dir, stage_names[s], s == STAGE_CU ? "cu" : "json"), txt);
       else fputs(txt, stdout), free(txt);
     }
-    if (o->dump_dir && !write_outputs(o->dump_dir, &out, false, &dl)) ok = false;
+    if (o->dump_dir && !write_outputs(o, o->dump_dir, &out, false, &dl)) ok = false;
     out_free(&out);
   }
   free(cu);
@@ -531,7 +542,7 @@ static int manifest_main(const pipeline_opts *o) {
   arena A;
   arena_init(&A);
   outlist out = {0};
-  manifest *m = mf_read(&A, o->manifest, &dl);
+  manifest *m = o->text ? mf_read_text(&A, o->text, o->manifest, &dl) : mf_read(&A, o->manifest, &dl);
   bool ok = m != NULL;
   int total = 0, done = 0;
   emit_op *eops = m ? ARENA_ARRAY(&A, emit_op, m->nops + 1) : NULL;
@@ -602,7 +613,7 @@ static int manifest_main(const pipeline_opts *o) {
   }
   /* a run that stops before emission validates (and dumps) without
    * touching the code of an earlier run */
-  if (ok) ok = write_outputs(o->out_dir, &out, o->until >= STAGE_CU, &dl);
+  if (ok) ok = write_outputs(o, o->out_dir, &out, o->until >= STAGE_CU, &dl);
   if (dl.n) print_diags(o, &dl);
   int status = ok && !diag_has_errors(&dl) ? 0 : 1;
   if (!o->quiet && status == 0)
@@ -635,7 +646,7 @@ static int decompile_main(const pipeline_opts *o) {
   arena A;
   arena_init(&A);
   dsl_srcmap *map;
-  cJSON *j = dsl_read_graph_file(&A, o->graph, o->graph, &map, &dl);
+  cJSON *j = read_graph(o, &A, &map, &dl);
   int read_diags = dl.n;
   fe_instance inst = {T, NULL, NULL};
   fe_graph *g = j ? fe_read_json(&A, j, o->graph, &inst, &dl) : NULL;
