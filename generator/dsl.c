@@ -747,7 +747,7 @@ static bool parse_graph(parser *P, gdef *g) {
 
 /* The file: graphs, and at most one `name "..."` and `description "..."`
  * (the graph format's top-level keys). */
-static bool parse_file(parser *P, int *ng, gdef **gs, const char *meta[2]) {
+static bool parse_file(parser *P, int *ng, gdef **gs, const char *meta[2], const token *meta_tok[2]) {
   static const char *const meta_words[2] = {"name", "description"};
   int cap = 0;
   while (peek(P, 0)->kind != TK_EOF) {
@@ -758,6 +758,7 @@ static bool parse_file(parser *P, int *ng, gdef **gs, const char *meta[2]) {
         return false;
       }
       advance(P);
+      meta_tok[w] = peek(P, 0);
       meta[w] = advance(P)->text;
       continue;
     }
@@ -874,6 +875,7 @@ typedef struct lower {
   arena *A;
   diag_list *dl;
   const char *file, *gname, *description;
+  const char *gname_at; /* where the name is written: its string, or the file (named after it) */
   int ngraphs;
   const gdef *graphs;
   const gdef *main;
@@ -1162,6 +1164,7 @@ static cJSON *build_json(lower *L, int nouts, const int *outs, dsl_srcmap *m) {
   scope ms = {g, NULL, 0, "", NULL, NULL, NULL, 0, 0, NULL};
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "name", L->gname);
+  map_add(L, m, "name", L->gname_at);
   if (L->description) cJSON_AddStringToObject(root, "description", L->description);
   cJSON *sig = cJSON_AddObjectToObject(root, "signature");
   cJSON *dims = cJSON_AddArrayToObject(sig, "dims");
@@ -1939,12 +1942,15 @@ cJSON *dsl_parse(arena *A, const char *text, const char *file, dsl_srcmap **map,
   int ng = 0;
   gdef *gs = NULL;
   const char *meta[2] = {NULL, NULL};
-  if (!parse_file(&P, &ng, &gs, meta)) return NULL;
+  const token *meta_tok[2] = {NULL, NULL};
+  if (!parse_file(&P, &ng, &gs, meta, meta_tok)) return NULL;
   lower L = {0};
   L.A = A;
   L.dl = dl;
   L.file = file;
   L.gname = meta[0] ? meta[0] : base_name(A, file);
+  L.gname_at = meta_tok[0] ? arena_printf(A, "%s:%d:%d", file, meta_tok[0]->line, meta_tok[0]->col)
+                           : arena_printf(A, "%s:1:1", file);
   L.description = meta[1];
   L.ngraphs = ng;
   L.graphs = gs;
@@ -1999,9 +2005,14 @@ cJSON *dsl_read_graph_file(arena *A, const char *path, const char *at, dsl_srcma
   if (map) *map = NULL;
   char *text = ju_read_file(path, dl, at);
   if (!text) return NULL;
-  cJSON *j = dsl_is_dsl_path(path) ? dsl_parse(A, text, path, map, dl) : ju_parse(text, dl, path);
+  cJSON *j = dsl_parse_graph_text(A, text, path, map, dl);
   free(text);
   return j;
+}
+
+cJSON *dsl_parse_graph_text(arena *A, const char *text, const char *path, dsl_srcmap **map, diag_list *dl) {
+  if (map) *map = NULL;
+  return dsl_is_dsl_path(path) ? dsl_parse(A, text, path, map, dl) : ju_parse(text, dl, path);
 }
 
 /* ---- decompile ------------------------------------------------------------------------------ */

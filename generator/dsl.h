@@ -43,6 +43,8 @@ bool dsl_is_dsl_path(const char *path);
  * the reference in diagnostics about the file itself.  *map (may be NULL) is
  * set for DSL files and NULL for JSON. */
 cJSON *dsl_read_graph_file(arena *A, const char *path, const char *at, dsl_srcmap **map, diag_list *dl);
+/* The same for text in memory, which `path` names. */
+cJSON *dsl_parse_graph_text(arena *A, const char *text, const char *path, dsl_srcmap **map, diag_list *dl);
 /* Prints a graph as one `graph main` (malloc'ed text).  `graph` is the JSON
  * object that fe_read_json() read as `g`: the text keeps T, runtime attrs and
  * sizes as the JSON spells them, in g's node order.  Returns NULL with

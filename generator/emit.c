@@ -27,6 +27,22 @@ static const char *cid(arena *A, const char *s) {
   return r;
 }
 
+/* Text for a generated comment.  File names, and names from the graph and
+ * the manifest, reach comments: nothing in them may end the comment (a
+ * newline, a star-slash), open a nested one, or splice the next line into it
+ * (a backslash at the end, the trigraph for one).  Such bytes are written as
+ * \xHH; the names that pass validation print unchanged. */
+static const char *cmt(arena *A, const char *s) {
+  strbuf b = {0};
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    bool pair = (p[0] == '*' && p[1] == '/') || (p[0] == '/' && p[1] == '*') || (p[0] == '?' && p[1] == '?');
+    if (*p < 0x20 || *p >= 0x7f || *p == '\\') sb_printf(&b, "\\x%02x", *p);
+    else if (pair) sb_printf(&b, "%c\\x%02x", p[0], p[1]), p++;
+    else sb_printf(&b, "%c", *p);
+  }
+  return sb_take_arena(&b, A);
+}
+
 static const char *ctype(dtype t) {
   switch (t) {
   case DT_FP16: return "__half";
@@ -236,7 +252,7 @@ static void chunk_fn(opgen *g, const gpu_operand *o, const char *fname, const in
   const rexpr *sel = o->read, *rd = read_of(o->read);
   const region_memref *m = &r->in[o->input];
   strbuf *s = g->s;
-  sb_printf(s, "  // %s = %s[", role, m->name);
+  sb_printf(s, "  // %s = %s[", role, cmt(g->A, m->name));
   for (int d = 0; d < rd->nmap; d++) sb_printf(s, "%s%s", d ? ", " : "", sx_str(g->A, rd->map[d]));
   sb_printf(s, "]: chunks of VEC elements run along %s\n",
             o->contig_axis >= 0 ? r->it[o->contig_axis].name : "nothing (VEC = 1)");
@@ -297,7 +313,7 @@ static void kwalk_fn(opgen *g, const gpu_kernel *k, int BK) {
   const char *pre[2] = {"a", "b"};
   /* the dispatcher keeps the flattened K below 2^31: 32-bit counters */
   sb_printf(s, "  // the K counter of the walking operands: (");
-  for (int j = 0; j < nk; j++) sb_printf(s, "%s%s", j ? ", " : "", r->it[kax[j]].name);
+  for (int j = 0; j < nk; j++) sb_printf(s, "%s%s", j ? ", " : "", cmt(g->A, r->it[kax[j]].name));
   sb_printf(s, ") at the thread's K column, += %d with carries each tile, and their K parts\n  struct KWalk {\n    int k[%d];\n", BK,
             nk);
   /* the deltas; the constant ones are written into k_next */
@@ -369,8 +385,8 @@ static void walk_fn(opgen *g, const gpu_operand *o, const char *role, const char
     return;
   }
   const region_memref *m = &r->in[o->input];
-  sb_printf(s, "  // walk of %s: offset %s + %s", role, sx_str(g->A, o->moff), sx_str(g->A, o->koff));
-  for (int i = 0; i < o->ng; i++) sb_printf(s, "%s%s", i ? ", " : "; pad guards on ", sx_str(g->A, o->guards[i].e));
+  sb_printf(s, "  // walk of %s: offset %s + %s", role, cmt(g->A, sx_str(g->A, o->moff)), cmt(g->A, sx_str(g->A, o->koff)));
+  for (int i = 0; i < o->ng; i++) sb_printf(s, "%s%s", i ? ", " : "; pad guards on ", cmt(g->A, sx_str(g->A, o->guards[i].e)));
   sb_printf(s, "\n  static constexpr bool %s_WALK = true;\n  static constexpr int %s_NG = %d;\n", role, role, o->ng);
   int ng1 = o->ng ? o->ng : 1;
   sb_printf(s, "  static __device__ __forceinline__ const T *%s_tensor(const Params *p) { return static_cast<const T *>(p->%s); }\n",
@@ -393,7 +409,7 @@ static void walk_fn(opgen *g, const gpu_operand *o, const char *role, const char
   for (int j = 0; j < v->nk; j++)
     sb_printf(s, "    [[maybe_unused]] const int64_t i_%s = w.k[%d];\n", cid(g->A, r->it[v->k_axes[j]].name), j);
   for (int i = 0; i < o->ng; i++) sb_printf(s, "    g[%d] = %s;\n", i, sxc(g->A, o->gk[i], false));
-  sb_printf(s, "    return w.%s_off;  // %s\n  }\n", pre, sx_str(g->A, o->koff));
+  sb_printf(s, "    return w.%s_off;  // %s\n  }\n", pre, cmt(g->A, sx_str(g->A, o->koff)));
   /* the guards on the two parts, without short-circuit branches */
   sb_printf(s,
             "  static __device__ __forceinline__ bool %s_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const "
@@ -548,12 +564,12 @@ static void epilogue_fn(opgen *g, const char *rows_note) {
   const sx **omap = ARENA_ARRAY(g->A, const sx *, om->rank + 1);
   for (int d = 0; d < om->rank; d++) omap[d] = sx_var(g->A, r->it[ol->ax[d]].name);
   bool out_unit = v->nn == 1 && om->rank > 0 && ol->ax[om->rank - 1] == v->n_axes[0];
-  sb_printf(s, "  // epilogue of region %s: its post-reduce lets on the fp32 accumulator%s, then the store\n", r->name,
+  sb_printf(s, "  // epilogue of region %s: its post-reduce lets on the fp32 accumulator%s, then the store\n", cmt(g->A, r->name),
             rows_note);
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce || l == r->acc_let)
-      sb_printf(s, "  //   %s = %s\n", r->lets[l].name, region_expr_str(g->A, r, r->lets[l].e));
-  sb_printf(s, "  //   yield %s -> %s (%s)\n", r->lets[v->out_let].name, om->name, dtype_name(v->out_dt));
+      sb_printf(s, "  //   %s = %s\n", cmt(g->A, r->lets[l].name), cmt(g->A, region_expr_str(g->A, r, r->lets[l].e)));
+  sb_printf(s, "  //   yield %s -> %s (%s)\n", cmt(g->A, r->lets[v->out_let].name), cmt(g->A, om->name), dtype_name(v->out_dt));
   sb_puts(s,
           "  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,\n"
           "                                                 const float (&acc)[4]) {\n");
@@ -639,7 +655,7 @@ static void epilogue_full_fn(opgen *g, int ev, const char *tile_n) {
   sb_printf(s, "  // full tiles: each thread stores %d consecutive outputs of a row with one 16-byte store\n", ev);
   sb_printf(s, "  static constexpr int EPI_VEC = %d;\n  struct EpiCols {\n", ev);
   for (int i = 0; i < eg.nv; i++)
-    if (eg.v[i].kind == EPI_RD_COL) sb_printf(s, "    float rd%d[%d];  // %s\n", i, ev, r->in[eg.v[i].rd->input].name);
+    if (eg.v[i].kind == EPI_RD_COL) sb_printf(s, "    float rd%d[%d];  // %s\n", i, ev, cmt(g->A, r->in[eg.v[i].rd->input].name));
   sb_puts(s, "  };\n");
   /* the test: the tile inside M and N, the vector tensors aligned */
   sb_puts(s, "  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {\n");
@@ -710,7 +726,7 @@ static void epilogue_full_fn(opgen *g, int ev, const char *tile_n) {
 }
 
 static void group_comment(opgen *g, const char *name, const int *ax, int n) {
-  sb_printf(g->s, "  // %s: (", name);
+  sb_printf(g->s, "  // %s: (", cmt(g->A, name));
   for (int j = 0; j < n; j++) sb_printf(g->s, "%s%s", j ? ", " : "", g->r->it[ax[j]].name);
   sb_printf(g->s, "), extent %s\n", sx_str(g->A, group_extent(g, ax, n)));
 }
@@ -842,7 +858,7 @@ static void tile_test_fn(opgen *g, const gpu_kernel *k, bool full) {
     /* the guard holds everywhere / nowhere on the tile */
     const char *all = ghi ? arena_printf(g->A, "emin >= %s && emax < %s", glo, ghi) : arena_printf(g->A, "emin >= %s", glo);
     const char *none = ghi ? arena_printf(g->A, "emax < %s || emin >= %s", glo, ghi) : arena_printf(g->A, "emax < %s", glo);
-    sb_printf(s, "    {  // mask %s\n", r->lets[l].name);
+    sb_printf(s, "    {  // mask %s\n", cmt(g->A, r->lets[l].name));
     sb_printf(s, "      [[maybe_unused]] const int64_t emin = %s, emax = %s;\n", sb_str(&lo), sb_str(&hi));
     if (!full) sb_printf(s, "      if (%s) return false;  // the mask removes the whole tile\n", kind == 1 ? all : none);
     else sb_printf(s, "      if (!(%s)) return false;  // the mask removes some element\n", kind == 1 ? none : all);
@@ -870,7 +886,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   sb_printf(s, "  static constexpr bool Q_REGS = %s;  // Q fragments %s\n", p->a_frag_regs ? "true" : "false",
             p->a_frag_regs ? "stay in registers" : "are re-read from shared memory per key tile");
   sb_printf(s, "  static constexpr float MAX_INIT = %s;  // %s's init\n", flit(A, k->sm.max_init, DT_FP32),
-            r->lets[k->sm.max].name);
+            cmt(A, r->lets[k->sm.max].name));
   group_comment(&g, "queries", k->v.m_axes, k->v.nm);
   group_comment(&g, "keys", k->v.n_axes, k->v.nn);
   group_comment(&g, "batch", k->v.b_axes, k->v.nb);
@@ -880,9 +896,9 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   chunk_fn(&g, &k->B, "k_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "K");
   /* the score lets */
   epigen eg = {&g, {{0}}, 0, false, "s", 0, {0}, {0}, false};
-  sb_printf(s, "  // the score lets of region %s on one element s of %s = QK^T\n", r->name, r->lets[r->acc_let].name);
+  sb_printf(s, "  // the score lets of region %s on one element s of %s = QK^T\n", cmt(A, r->name), cmt(A, r->lets[r->acc_let].name));
   for (int l = 0; l <= k->sm.x; l++)
-    if (l != r->acc_let) sb_printf(s, "  //   %s = %s\n", r->lets[l].name, region_expr_str(A, r, r->lets[l].e));
+    if (l != r->acc_let) sb_printf(s, "  //   %s = %s\n", cmt(A, r->lets[l].name), cmt(A, region_expr_str(A, r, r->lets[l].e)));
   /* score, and score_full for tiles no mask touches (tile_full): there each
    * mask is its kept branch, and what only the masks read goes unused */
   for (int full = 0; full < 2; full++) {
@@ -912,7 +928,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   epigen ex = {&g, {{0}}, 0, false, "s", 2, {k->sm.x, k->sm.max}, {"a", "b"}, false};
   strbuf x = {0};
   expr_c(&ex, &x, r->lets[k->sm.sub].e);
-  sb_printf(s, "  // %s = %s; %s = %s\n", r->lets[k->sm.sub].name, region_expr_str(A, r, r->lets[k->sm.sub].e),
+  sb_printf(s, "  // %s = %s; %s = %s\n", cmt(A, r->lets[k->sm.sub].name), cmt(A, region_expr_str(A, r, r->lets[k->sm.sub].e)),
             r->lets[k->sm.exp].name, region_expr_str(A, r, r->lets[k->sm.exp].e));
   sb_printf(s, "  static __device__ __forceinline__ float expdiff(float a, float b) {\n    const float v_%s = %s;\n",
             cid(A, r->lets[k->sm.sub].name), sb_str(&x));
@@ -925,7 +941,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   sb_free(&x);
   epigen dv = {&g, {{0}}, 0, false, "s", 2, {k->sm.exp, k->sm.sum}, {"o", "l"}, false};
   expr_c(&dv, &x, r->lets[k->sm.div].e);
-  sb_printf(s, "  // %s = %s\n", r->lets[k->sm.div].name, region_expr_str(A, r, r->lets[k->sm.div].e));
+  sb_printf(s, "  // %s = %s\n", cmt(A, r->lets[k->sm.div].name), cmt(A, region_expr_str(A, r, r->lets[k->sm.div].e)));
   sb_printf(s, "  static __device__ __forceinline__ float finish(float o, float l) { return %s; }\n", sb_str(&x));
   sb_free(&x);
   tile_test_fn(&g, k, false);
@@ -968,11 +984,11 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
   strbuf s = {0};
   if (c->manifest_path) {
     sb_printf(&s, "// Generated by dlcgen %s from manifest entry ops[%d] \"%s\" (graph: %s).\n", DLC_VERSION,
-              eo->index, eo->op->name, eo->op->graph_ref ? eo->op->graph_ref : eo->op->graph_where);
-    sb_printf(&s, "// Regenerate with: dlcgen --manifest %s --out <dir>\n", c->manifest_path);
+              eo->index, eo->op->name, cmt(A, eo->op->graph_ref ? eo->op->graph_ref : eo->op->graph_where));
+    sb_printf(&s, "// Regenerate with: dlcgen --manifest %s --out <dir>\n", cmt(A, c->manifest_path));
   } else {
     sb_printf(&s, "// Generated by dlcgen %s from graph %s (--graph ... --dump=cu).\n", DLC_VERSION,
-              eo->op->graph_where);
+              cmt(A, eo->op->graph_where));
   }
   bool att = false, con = false;
   for (int i = 0; i < eo->ninst; i++) att |= eo->inst[i].k->attention, con |= !eo->inst[i].k->attention;
@@ -988,9 +1004,9 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
   sb_printf(&s, "namespace dlc_%s {\n\n", eo->op->name);
   for (int i = 0; i < eo->ninst; i++) {
     const emit_instance *in = &eo->inst[i];
-    sb_printf(&s, "// ---- %s %s: %s\n", eo->op->name, in->tag,
-              in->k->attention ? arena_printf(A, "regions %s and %s", in->k->r->name, in->k->v2.r->name)
-                               : arena_printf(A, "region %s", in->k->r->name));
+    sb_printf(&s, "// ---- %s %s: %s\n", eo->op->name, cmt(A, in->tag),
+              in->k->attention ? arena_printf(A, "regions %s and %s", cmt(A, in->k->r->name), cmt(A, in->k->v2.r->name))
+                               : arena_printf(A, "region %s", cmt(A, in->k->r->name)));
     if (in->k->attention) attention_op(c, &s, eo, in);
     else contraction_op(c, &s, eo, in);
   }
@@ -1091,7 +1107,7 @@ static void prototype(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, i
 
 char *emit_ops_h(emit_ctx *c) {
   strbuf s = {0};
-  sb_printf(&s, "/* Generated by dlcgen %s from %s.  Do not edit.\n", DLC_VERSION, c->manifest_path);
+  sb_printf(&s, "/* Generated by dlcgen %s from %s.  Do not edit.\n", DLC_VERSION, cmt(c->A, c->manifest_path));
   sb_puts(&s, " * The entry points of the kernels in this build of libdlckernels; include <dlc/dlc.h>. */\n");
   sb_puts(&s, "#ifndef DLC_OPS_H\n#define DLC_OPS_H\n\n#ifndef DLC_H\n#error \"include <dlc/dlc.h>, not dlc_ops.h\"\n#endif\n\n");
   sb_puts(&s, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
@@ -1103,7 +1119,7 @@ char *emit_ops_h(emit_ctx *c) {
     sb_printf(&s, " (manifest ops[%d]).  dtypes:", eo->index);
     for (int d = 0; d < eo->op->ndtypes; d++) sb_printf(&s, " %s", dlc_dtype_enum(eo->op->dtypes[d]));
     sb_puts(&s, ".\n");
-    for (int i = 0; i < n; i++) sb_printf(&s, " * @param %s %s\n", a[i].name, a[i].doc);
+    for (int i = 0; i < n; i++) sb_printf(&s, " * @param %s %s\n", a[i].name, cmt(c->A, a[i].doc));
     sb_puts(&s, " * @param stream CUDA stream (NULL: the default stream; must be NULL with libdlckernels-emu)\n");
     sb_puts(&s, " * @return DLC_SUCCESS, or an error status with dlc_last_error_detail() saying why; every argument is\n"
                 " * checked before anything is launched, also when the output is empty (see dlc.h). */\n");
@@ -1117,7 +1133,7 @@ char *emit_ops_h(emit_ctx *c) {
 char *emit_params_h(emit_ctx *c) {
   arena *A = c->A;
   strbuf s = {0};
-  sb_printf(&s, "/* Generated by dlcgen %s from %s.  Do not edit.\n", DLC_VERSION, c->manifest_path);
+  sb_printf(&s, "/* Generated by dlcgen %s from %s.  Do not edit.\n", DLC_VERSION, cmt(A, c->manifest_path));
   sb_puts(&s, " * The parameter block each op's kernels take (one by-value struct), shared by the\n"
               " * host dispatch (C) and the kernels (CUDA). */\n");
   sb_puts(&s, "#ifndef DLC_PARAMS_H\n#define DLC_PARAMS_H\n\n#include <stdint.h>\n\n");
@@ -1136,7 +1152,7 @@ char *emit_params_h(emit_ctx *c) {
 
 char *emit_ops_def(emit_ctx *c) {
   strbuf s = {0};
-  sb_printf(&s, "/* Generated by dlcgen %s from %s.  Do not edit.\n", DLC_VERSION, c->manifest_path);
+  sb_printf(&s, "/* Generated by dlcgen %s from %s.  Do not edit.\n", DLC_VERSION, cmt(c->A, c->manifest_path));
   sb_puts(&s, " * X(index, op): the ops whose kernels this library holds, for the runtime backends. */\n");
   for (int o = 0; o < c->nops; o++) sb_printf(&s, "X(%d, %s)\n", o, c->ops[o].op->name);
   return sb_take(&s);
@@ -1477,7 +1493,7 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
 
 char *emit_dispatch_c(emit_ctx *c) {
   strbuf s = {0};
-  sb_printf(&s, "/* Generated by dlcgen %s from %s.  Do not edit.\n", DLC_VERSION, c->manifest_path);
+  sb_printf(&s, "/* Generated by dlcgen %s from %s.  Do not edit.\n", DLC_VERSION, cmt(c->A, c->manifest_path));
   sb_puts(&s, " * The entry points: argument checks, instance and kernel selection (arch, dtype,\n"
               " * variant, alignment), the launch grid, and the launch through the backend. */\n");
   sb_puts(&s, "#include <stdint.h>\n\n#include \"dlc/dlc.h\"\n#include \"dlc_internal.h\"\n#include \"dlc_params.h\"\n\n");

@@ -81,6 +81,36 @@ static bool is_ident(const char *s) {
   return strlen(s) <= 64;
 }
 
+/* A node name: identifiers joined by '.' (the DSL names the nodes of an
+ * inlined subgraph "call.node"). */
+static bool is_node_name(const char *s) {
+  if (strlen(s) > 256) return false;
+  char part[65];
+  for (const char *p = s;;) {
+    size_t n = strcspn(p, ".");
+    if (n == 0 || n >= sizeof part) return false;
+    memcpy(part, p, n);
+    part[n] = 0;
+    if (!is_ident(part)) return false;
+    if (!p[n]) return true;
+    p += n + 1;
+  }
+}
+
+/* A name as a diagnostic quotes it: control characters and non-ASCII bytes
+ * escaped, at most 80 characters. */
+static const char *quoted(arena *A, const char *s) {
+  char *r = arena_alloc(A, 80 * 4 + 4), *q = r;
+  size_t i = 0;
+  for (; s[i] && i < 80; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c < 0x20 || c >= 0x7f || c == '\\') q += sprintf(q, "\\x%02x", c);
+    else *q++ = (char)c;
+  }
+  strcpy(q, s[i] ? "..." : "");
+  return r;
+}
+
 /* Substitute compile-time dims bound by the instance (e.g. D=64). */
 static const sx *bind_dims_fn(void *ctx, sx_atom_kind kind, const char *name) {
   reader *r = ctx;
@@ -567,6 +597,13 @@ static bool read_node(reader *r, const cJSON *it, int idx, fe_node *nd) {
   const char *op, *name = NULL;
   if (!ju_string(&r->jc, it, "op", p, true, &op)) return false;
   ju_string(&r->jc, it, "name", p, false, &name);
+  if (name && !is_node_name(name)) {
+    diag_report(r->dl, D_NOT_IDENT, ju_path_key(&r->jc, p, "name"),
+                "Name the node with a C identifier (a letter or '_', then letters, digits and '_', at most 64 "
+                "characters), e.g. \"name\": \"bias_add\"; the names reach generated code.",
+                "node name '%s' is not a C identifier", quoted(r->A, name));
+    return false;
+  }
   nd->name = name ? name : arena_printf(r->A, "n%d", idx);
   nd->at = arena_printf(r->A, "graph[%d] (%s)", idx, nd->name);
   nd->src = idx;
@@ -1138,6 +1175,16 @@ fe_graph *fe_read_json(arena *A, const cJSON *root, const char *where, const fe_
   const char *name = NULL;
   ju_string(&r.jc, root, "name", "", false, &name);
   g->name = name ? name : "graph";
+  /* the graph's name names the generated namespace and kernels of --graph
+   * ... --dump=cu, and the regions in comments */
+  if (!is_ident(g->name)) {
+    diag_report(dl, D_NOT_IDENT, "name",
+                "Name the graph with a C identifier (a letter or '_', then letters, digits and '_', at most 64 "
+                "characters): \"name\": \"my_graph\" in JSON, name \"my_graph\" in a .dlc file (which, without "
+                "it, is named after its file).",
+                "graph name '%s' is not a C identifier", quoted(A, g->name));
+    return NULL;
+  }
   const cJSON *sig = ju_object(&r.jc, root, "signature", "", true);
   const cJSON *tens = ju_object(&r.jc, root, "tensors", "", true);
   const cJSON *nodes = ju_array(&r.jc, root, "graph", "", true);

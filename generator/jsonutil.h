@@ -47,18 +47,4 @@ const char *ju_path_key(ju_ctx *c, const char *path, const char *key);
 const char *ju_path_idx(ju_ctx *c, const char *path, int i);
 const char *ju_type_name(const cJSON *item);
 
-/* Writes `text` to `path` atomically (temporary file, then rename) and only if
- * the content differs from what is there.  Returns 0 on success, -1 on error
- * (errno set); *changed tells whether the file was (re)written. */
-int ju_write_if_changed(const char *path, const char *text, bool *changed);
-/* Writes several files as one transaction: every changed file is first
- * written to a temporary beside it (directories created as needed, targets
- * checked to be regular files or absent), and only when all of them
- * succeeded are they renamed into place; on failure nothing is replaced and
- * *failed names the file.  Unchanged files are not touched; *changed (may be
- * NULL) says whether any was rewritten. */
-int ju_write_batch(int n, const char *const *paths, const char *const *texts, const char **failed, bool *changed);
-/* mkdir -p */
-int ju_mkdirs(const char *path);
-
 #endif

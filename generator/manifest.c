@@ -202,11 +202,16 @@ static void read_shape_sets(ju_ctx *c, mf_op *op, const cJSON *ss, const char *p
 }
 
 manifest *mf_read(arena *A, const char *path, diag_list *dl) {
-  int nerr0 = dl->nerrors;
   char *text = ju_read_file(path, dl, path);
   if (!text) return NULL;
-  cJSON *root = ju_parse(text, dl, path);
+  manifest *m = mf_read_text(A, text, path, dl);
   free(text);
+  return m;
+}
+
+manifest *mf_read_text(arena *A, const char *text, const char *path, diag_list *dl) {
+  int nerr0 = dl->nerrors;
+  cJSON *root = ju_parse(text, dl, path);
   if (!root) return NULL;
   manifest *m = ARENA_NEW(A, manifest);
   m->A = A;

@@ -70,6 +70,9 @@ typedef struct mf_instance {
 } mf_instance;
 
 manifest *mf_read(arena *A, const char *path, diag_list *dl);
+/* The same for a manifest already in memory; `path` names it and anchors
+ * its relative graph paths. */
+manifest *mf_read_text(arena *A, const char *text, const char *path, diag_list *dl);
 void mf_free(manifest *m);
 /* All instances of an op, in a deterministic order. */
 int mf_instances(arena *A, const mf_op *op, mf_instance **out);

@@ -27,6 +27,7 @@
 #include "indexbook.h"
 #include "jsonutil.h"
 #include "manifest.h"
+#include "outfiles.h"
 #include "plan.h"
 #include "polycore.h"
 #include "polyview.h"
@@ -319,9 +320,16 @@ static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_i
   return !diag_has_errors(dl);
 }
 
-static void print_diags(const pipeline_opts *o, const diag_list *dl) {
-  if (o->diag_json) diag_print_json(dl);
+static void print_diags(const pipeline_opts *o, diag_list *dl) {
+  if (o->diags) diag_append(o->diags, dl);
+  else if (o->diag_json) diag_print_json(dl);
   else diag_print_text(dl, "dlcgen");
+}
+
+/* The --graph file: read, or in memory (o->text). */
+static cJSON *read_graph(const pipeline_opts *o, arena *A, dsl_srcmap **map, diag_list *dl) {
+  if (!o->text) return dsl_read_graph_file(A, o->graph, o->graph, map, dl);
+  return dsl_parse_graph_text(A, o->text, o->graph, map, dl);
 }
 
 /* ---- output files ----------------------------------------------------------------- */
@@ -370,47 +378,80 @@ static char *json_text(cJSON *j) {
   return r;
 }
 
-/* Writes every file in one transaction (only those whose content changed).
- * When `manage` is set the run owns DIR: files a previous run listed in
- * DIR/dlcgen.outputs that this run did not produce are removed, and the list
- * is rewritten. */
-static bool write_outputs(const char *dir, outlist *l, bool manage, diag_list *dl) {
-  const char **paths = calloc((size_t)l->n + 1, sizeof(char *)), **texts = calloc((size_t)l->n + 1, sizeof(char *));
-  if (!paths || !texts) dlc_die_oom();
-  for (int i = 0; i < l->n; i++) paths[i] = l->f[i].path, texts[i] = l->f[i].text;
-  const char *failed = NULL;
-  bool changed, ok = ju_write_batch(l->n, paths, texts, &failed, &changed) == 0;
-  if (!ok) diag_report(dl, D_OUTPUT_IO, failed, NULL, "cannot write '%s': %s", failed, strerror(errno));
-  free(paths);
-  free(texts);
-  if (!ok || !manage) return ok;
-  char *idx_path = xprintf("%s/%s%s", dir, "dlcgen.outputs", "");
+/* The stale outputs: the files a previous run listed in `idx_path` that
+ * this run does not produce.  Returns false (errno set) when the list exists
+ * but cannot be read. */
+static bool stale_outputs(const char *dir, const char *idx_path, const outlist *l, char ***out, int *nout) {
+  *out = NULL;
+  *nout = 0;
   FILE *f = fopen(idx_path, "r");
-  if (f) {
-    char line[4096];
-    while (fgets(line, sizeof line, f)) {
-      line[strcspn(line, "\n")] = 0;
-      if (!*line || strstr(line, "..") || line[0] == '/') continue;
-      bool keep = false;
-      for (int i = 0; i < l->n && !keep; i++) keep = strcmp(l->f[i].path + strlen(dir) + 1, line) == 0;
-      if (!keep) {
-        char *p = xprintf("%s/%s%s", dir, line, "");
-        remove(p);
-        free(p);
-      }
+  if (!f) return errno == ENOENT;
+  int cap = 0;
+  char line[4096];
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = 0;
+    if (!*line || strstr(line, "..") || line[0] == '/') continue;
+    bool keep = false;
+    for (int i = 0; i < l->n && !keep; i++) keep = strcmp(l->f[i].path + strlen(dir) + 1, line) == 0;
+    if (keep) continue;
+    if (*nout == cap) {
+      cap = cap ? 2 * cap : 16;
+      *out = realloc(*out, sizeof(char *) * (size_t)cap);
+      if (!*out) dlc_die_oom();
     }
-    fclose(f);
+    (*out)[(*nout)++] = xprintf("%s/%s%s", dir, line, "");
   }
-  size_t len = 1;
-  for (int i = 0; i < l->n; i++) len += strlen(l->f[i].path) + 2;
-  char *idx = malloc(len), *q = idx;
-  if (!idx) dlc_die_oom();
-  *q = 0;
-  for (int i = 0; i < l->n; i++) q += sprintf(q, "%s\n", l->f[i].path + strlen(dir) + 1);
-  if (ju_write_if_changed(idx_path, idx, &changed) != 0) {
-    diag_report(dl, D_OUTPUT_IO, idx_path, NULL, "cannot write '%s': %s", idx_path, strerror(errno));
-    ok = false;
+  bool ok = !ferror(f);
+  fclose(f);
+  return ok;
+}
+
+/* Writes every file in one transaction (only those whose content changed;
+ * outfiles.h).  When `manage` is set the run owns DIR: files a previous run
+ * listed in DIR/dlcgen.outputs that this run did not produce are removed,
+ * and the list is rewritten, in the same transaction: a failure at any
+ * write, rename, removal or index update leaves every earlier file as it
+ * was. */
+static bool write_outputs(const pipeline_opts *o, const char *dir, outlist *l, bool manage, diag_list *dl) {
+  if (o->sink) {
+    for (int i = 0; i < l->n; i++) o->sink(o->sink_ctx, l->f[i].path, l->f[i].text);
+    return true;
   }
+  char *idx_path = NULL, *idx = NULL, **stale = NULL;
+  int nstale = 0;
+  if (manage) {
+    idx_path = xprintf("%s/%s%s", dir, "dlcgen.outputs", "");
+    if (!stale_outputs(dir, idx_path, l, &stale, &nstale)) {
+      diag_report(dl, D_OUTPUT_IO, idx_path, NULL, "cannot read '%s': %s; no output was changed", idx_path,
+                  strerror(errno));
+      free(idx_path);
+      return false;
+    }
+    size_t len = 1;
+    for (int i = 0; i < l->n; i++) len += strlen(l->f[i].path) + 2;
+    char *q = idx = malloc(len);
+    if (!idx) dlc_die_oom();
+    *q = 0;
+    for (int i = 0; i < l->n; i++) q += sprintf(q, "%s\n", l->f[i].path + strlen(dir) + 1);
+  }
+  /* the files, then the removals, then the index */
+  int n = 0;
+  of_item *items = calloc((size_t)(l->n + nstale + 2), sizeof(of_item));
+  if (!items) dlc_die_oom();
+  for (int i = 0; i < l->n; i++) items[n++] = (of_item){l->f[i].path, l->f[i].text};
+  for (int i = 0; i < nstale; i++) items[n++] = (of_item){stale[i], NULL};
+  if (manage) items[n++] = (of_item){idx_path, idx};
+  of_report rep;
+  bool ok = of_commit(n, items, &rep);
+  if (!ok)
+    diag_report(dl, D_OUTPUT_IO, rep.failed, NULL, "cannot %s '%s': %s; no output was changed", rep.step, rep.failed,
+                strerror(rep.err));
+  if (rep.lost)
+    diag_report(dl, D_OUTPUT_IO, rep.lost, "Restore the file from the copy named here.",
+                "'%s' could not be restored after the failure; its earlier content is in '%s'", rep.lost, rep.kept);
+  for (int i = 0; i < nstale; i++) free(stale[i]);
+  free(stale);
+  free(items);
   free(idx);
   free(idx_path);
   return ok;
@@ -430,7 +471,7 @@ static int graph_main(const pipeline_opts *o) {
   run r = {0};
   arena_init(&r.A);
   dsl_srcmap *map;
-  cJSON *j = dsl_read_graph_file(&r.A, o->graph, o->graph, &map, &dl);
+  cJSON *j = read_graph(o, &r.A, &map, &dl);
   int read_diags = dl.n;
   /* --bind: the dims a manifest variant would bind */
   cJSON *dims = o->nbind ? cJSON_CreateObject() : NULL;
@@ -480,7 +521,7 @@ static int graph_main(const pipeline_opts *o) {
       if (o->dump_dir) out_add(&out, xprintf("%s/%s.%s", o->dump_dir, stage_names[s], s == STAGE_CU ? "cu" : "json"), txt);
       else fputs(txt, stdout), free(txt);
     }
-    if (o->dump_dir && !write_outputs(o->dump_dir, &out, false, &dl)) ok = false;
+    if (o->dump_dir && !write_outputs(o, o->dump_dir, &out, false, &dl)) ok = false;
     out_free(&out);
   }
   free(cu);
@@ -501,7 +542,7 @@ static int manifest_main(const pipeline_opts *o) {
   arena A;
   arena_init(&A);
   outlist out = {0};
-  manifest *m = mf_read(&A, o->manifest, &dl);
+  manifest *m = o->text ? mf_read_text(&A, o->text, o->manifest, &dl) : mf_read(&A, o->manifest, &dl);
   bool ok = m != NULL;
   int total = 0, done = 0;
   emit_op *eops = m ? ARENA_ARRAY(&A, emit_op, m->nops + 1) : NULL;
@@ -572,7 +613,7 @@ static int manifest_main(const pipeline_opts *o) {
   }
   /* a run that stops before emission validates (and dumps) without
    * touching the code of an earlier run */
-  if (ok) ok = write_outputs(o->out_dir, &out, o->until >= STAGE_CU, &dl);
+  if (ok) ok = write_outputs(o, o->out_dir, &out, o->until >= STAGE_CU, &dl);
   if (dl.n) print_diags(o, &dl);
   int status = ok && !diag_has_errors(&dl) ? 0 : 1;
   if (!o->quiet && status == 0)
@@ -605,7 +646,7 @@ static int decompile_main(const pipeline_opts *o) {
   arena A;
   arena_init(&A);
   dsl_srcmap *map;
-  cJSON *j = dsl_read_graph_file(&A, o->graph, o->graph, &map, &dl);
+  cJSON *j = read_graph(o, &A, &map, &dl);
   int read_diags = dl.n;
   fe_instance inst = {T, NULL, NULL};
   fe_graph *g = j ? fe_read_json(&A, j, o->graph, &inst, &dl) : NULL;

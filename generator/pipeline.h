@@ -35,6 +35,16 @@ typedef struct pipeline_opts {
   int nbind;            /* --bind NAME=VALUE (graph mode): compile-time dims,
                          * checked by the driver; the argv strings */
   const char *bind[PIPELINE_MAX_BINDS];
+  /* In memory (the libFuzzer target, tests/fuzz/libfuzzer): with `text`, the
+   * --graph or --manifest file is not read but has this content (the path
+   * still names it, picks JSON or DSL, and anchors the manifest's relative
+   * graph paths); with `sink`, every output is handed to it instead of
+   * written, and no file is touched; with `diags`, the diagnostics are moved
+   * there instead of printed. */
+  const char *text;
+  void (*sink)(void *ctx, const char *path, const char *text);
+  void *sink_ctx;
+  struct diag_list *diags;
 } pipeline_opts;
 
 bool pipeline_parse_stages(const char *list, unsigned *mask);
