@@ -195,7 +195,12 @@ typedef struct opgen {
   const gpu_view *v;    /* the region and its groups */
   const region *r;
   strbuf *s;
+  dtype T;              /* the instance's operand dtype: spelled `T` (the Op is a template over it) */
 } opgen;
+
+/* A dtype in an Op: `T` for the operand dtype the Op is instantiated on,
+ * else its C type. */
+static const char *tname(const opgen *g, dtype t) { return t == g->T ? "T" : ctype(t); }
 
 static const sx *group_extent(opgen *g, const int *ax, int n) {
   const sx *e = sx_int(g->A, 1);
@@ -500,7 +505,7 @@ static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
         return;
       }
     const region_memref *m = &r->in[e->input];
-    sb_printf(s, "dlc::ld1(static_cast<const %s *>(p->%s) + %s)", ctype(m->dt), lc(g->A, m->name),
+    sb_printf(s, "dlc::ld1(static_cast<const %s *>(p->%s) + %s)", tname(g, m->dt), lc(g->A, m->name),
               sxc(g->A, gpuir_offset(g->A, m, e->map), false));
     return;
   }
@@ -508,7 +513,7 @@ static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
   case RX_BINARY: {
     if (e->op == TINY_CAST) {
       if (e->dt == DT_FP16 || e->dt == DT_BF16) {
-        sb_printf(s, "dlc::to_f32(dlc::from_f32<%s>(", ctype(e->dt));
+        sb_printf(s, "dlc::to_f32(dlc::from_f32<%s>(", tname(g, e->dt));
         expr_c(eg, s, e->a);
         sb_puts(s, "))");
       } else {
@@ -569,7 +574,8 @@ static void epilogue_fn(opgen *g, const char *rows_note) {
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce || l == r->acc_let)
       sb_printf(s, "  //   %s = %s\n", cmt(g->A, r->lets[l].name), cmt(g->A, region_expr_str(g->A, r, r->lets[l].e)));
-  sb_printf(s, "  //   yield %s -> %s (%s)\n", cmt(g->A, r->lets[v->out_let].name), cmt(g->A, om->name), dtype_name(v->out_dt));
+  sb_printf(s, "  //   yield %s -> %s (%s)\n", cmt(g->A, r->lets[v->out_let].name), cmt(g->A, om->name),
+            v->out_dt == g->T ? "T" : dtype_name(v->out_dt));
   sb_puts(s,
           "  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,\n"
           "                                                 const float (&acc)[4]) {\n");
@@ -583,7 +589,7 @@ static void epilogue_fn(opgen *g, const char *rows_note) {
     const region_memref *m = &r->in[rd->input];
     sb_printf(s, "    float rd%d[4];\n    {\n", i);
     decompose(g, "ni", v->n_axes, v->nn, "      ");
-    sb_printf(s, "      const %s *src = static_cast<const %s *>(p->%s) + %s;\n", ctype(m->dt), ctype(m->dt),
+    sb_printf(s, "      const %s *src = static_cast<const %s *>(p->%s) + %s;\n", tname(g, m->dt), tname(g, m->dt),
               lc(g->A, m->name), sxc(g->A, gpuir_offset(g->A, m, rd->map), false));
     sb_printf(s,
               "      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) %% (4 * sizeof(*src)) == 0) dlc::ld4(rd%d, src);\n"
@@ -675,7 +681,7 @@ static void epilogue_full_fn(opgen *g, int ev, const char *tile_n) {
   for (int i = 0; i < eg.nv; i++) {
     if (eg.v[i].kind != EPI_RD_COL) continue;
     const region_memref *m = &r->in[eg.v[i].rd->input];
-    sb_printf(s, "    dlc::ldv(cc.rd%d, static_cast<const %s *>(p->%s) + %s);\n", i, ctype(m->dt), lc(g->A, m->name),
+    sb_printf(s, "    dlc::ldv(cc.rd%d, static_cast<const %s *>(p->%s) + %s);\n", i, tname(g, m->dt), lc(g->A, m->name),
               sxc(g->A, gpuir_offset(g->A, m, eg.v[i].rd->map), false));
   }
   sb_puts(s, "  }\n");
@@ -704,7 +710,7 @@ static void epilogue_full_fn(opgen *g, int ev, const char *tile_n) {
   for (int i = 0; i < eg.nv; i++) {
     if (eg.v[i].kind == EPI_RD_COL) continue;
     const region_memref *m = &r->in[eg.v[i].rd->input];
-    const char *at = arena_printf(g->A, "static_cast<const %s *>(p->%s) + %s", ctype(m->dt), lc(g->A, m->name),
+    const char *at = arena_printf(g->A, "static_cast<const %s *>(p->%s) + %s", tname(g, m->dt), lc(g->A, m->name),
                                   sxc(g->A, roff[i], false));
     if (eg.v[i].kind == EPI_RD_VEC) sb_printf(s, "      dlc::ldv(rd%d, %s);\n", i, at);
     else sb_printf(s, "      rw%d = dlc::ld1(%s);\n", i, at);
@@ -731,17 +737,17 @@ static void group_comment(opgen *g, const char *name, const int *ax, int n) {
   sb_printf(g->s, "), extent %s\n", sx_str(g->A, group_extent(g, ax, n)));
 }
 
-static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in) {
+static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
   arena *A = c->A;
   const gpu_kernel *k = in->k;
-  opgen g = {A, &k->v, k->r, s};
+  opgen g = {A, &k->v, k->r, s, k->T};
   const sched_plan *p = &k->plan;
   sb_printf(s, "// plan (%s): tile %dx%dx%d, %d stages, warps %dx%d (warp tile %dx%d), vec %d, %s\n",
             p->pinned ? "pinned in the manifest" : "searched", p->tile[0], p->tile[1], p->tile[2], p->stages, p->warps_m,
             p->warps_n, p->tile[0] / p->warps_m, p->tile[1] / p->warps_n, p->vec, k->algo);
-  sb_printf(s, "struct Op_%s {\n", cid(A, in->tag));
-  sb_printf(s, "  using T = %s;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n", ctype(k->T), ctype(k->v.out_dt),
-            eo->op->name);
+  sb_printf(s, "template <class T_>\nstruct %s {\n", sname);
+  sb_printf(s, "  using T = T_;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n",
+            k->v.out_dt == k->T ? "T_" : ctype(k->v.out_dt), eo->op->name);
   sb_printf(s, "  static constexpr int BM = %d, BN = %d, BK = %d, STAGES = %d, WARPS_M = %d, WARPS_N = %d;\n", p->tile[0],
             p->tile[1], p->tile[2], p->stages, p->warps_m, p->warps_n);
   sb_printf(s, "  static constexpr bool A_K_CONTIG = %s, B_K_CONTIG = %s;\n", k->A.k_contig ? "true" : "false",
@@ -871,17 +877,17 @@ static void tile_test_fn(opgen *g, const gpu_kernel *k, bool full) {
   sb_puts(s, "    (void)bi;\n    return true;\n  }\n");
 }
 
-static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in) {
+static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
   arena *A = c->A;
   const gpu_kernel *k = in->k;
   const region *r = k->r;
-  opgen g = {A, &k->v, r, s};
+  opgen g = {A, &k->v, r, s, k->T};
   const sched_plan *p = &k->plan;
   sb_printf(s, "// plan: %d query rows x %d keys per step (4 warps x 16 rows), head dims %d / %d, vec %d, %s\n",
             p->tile[0], p->tile[1], k->D, k->DV, p->vec, k->algo);
-  sb_printf(s, "struct Op_%s {\n", cid(A, in->tag));
-  sb_printf(s, "  using T = %s;\n  using PT = %s;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n", ctype(k->T),
-            ctype(k->sm.pt), ctype(k->v2.out_dt), eo->op->name);
+  sb_printf(s, "template <class T_>\nstruct %s {\n", sname);
+  sb_printf(s, "  using T = T_;\n  using PT = %s;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n",
+            k->sm.pt == k->T ? "T_" : ctype(k->sm.pt), k->v2.out_dt == k->T ? "T_" : ctype(k->v2.out_dt), eo->op->name);
   sb_printf(s, "  static constexpr int BM = %d, BN = %d, D = %d, DV = %d;\n", p->tile[0], p->tile[1], k->D, k->DV);
   sb_printf(s, "  static constexpr bool Q_REGS = %s;  // Q fragments %s\n", p->a_frag_regs ? "true" : "false",
             p->a_frag_regs ? "stay in registers" : "are re-read from shared memory per key tile");
@@ -947,7 +953,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   tile_test_fn(&g, k, false);
   tile_test_fn(&g, k, true);
   /* region 2: V and the output */
-  opgen g2 = {A, &k->v2, k->v2.r, s};
+  opgen g2 = {A, &k->v2, k->v2.r, s, k->T};
   chunk_fn(&g2, &k->V, "v_chunk", k->v2.n_axes, k->v2.nn, k->v2.k_axes, k->v2.nk, "V");
   /* the GPU IR's row steps: full key tiles stream from one pointer each */
   if (k->B.rstep && k->V.rstep)
@@ -1002,13 +1008,39 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
   if (att) sb_puts(&s, "#include \"sm80_attention.cuh\"\n");
   sb_puts(&s, "\n");
   sb_printf(&s, "namespace dlc_%s {\n\n", eo->op->name);
+  /* One Op template per variant, over the operand dtype: the instances of a
+   * variant whose Op text is the same, with their dtype spelled T, share
+   * it.  An instance whose text differs (its plan, say) gets its own. */
+  const char **name = ARENA_ARRAY(A, const char *, eo->ninst + 1);
+  char **text = ARENA_ARRAY(A, char *, eo->ninst + 1);
   for (int i = 0; i < eo->ninst; i++) {
     const emit_instance *in = &eo->inst[i];
-    sb_printf(&s, "// ---- %s %s: %s\n", eo->op->name, cmt(A, in->tag),
+    const char *dot = strchr(in->tag, '.');
+    name[i] = dot ? arena_printf(A, "Op_%s", cid(A, dot + 1)) : "Op";
+    for (int pass = 0; pass < 2; pass++) {
+      strbuf t = {0};
+      if (in->k->attention) attention_op(c, &t, eo, in, name[i]);
+      else contraction_op(c, &t, eo, in, name[i]);
+      text[i] = arena_strdup(A, sb_str(&t));
+      sb_free(&t);
+      bool clash = false;
+      for (int j = 0; j < i; j++) clash |= strcmp(name[j], name[i]) == 0 && strcmp(text[j], text[i]) != 0;
+      if (!clash) break;
+      name[i] = arena_printf(A, "%s_%s", name[i], dtype_name(in->dt));
+    }
+  }
+  for (int i = 0; i < eo->ninst; i++) {
+    bool seen = false;
+    for (int j = 0; j < i; j++) seen |= strcmp(name[j], name[i]) == 0;
+    if (seen) continue;
+    const emit_instance *in = &eo->inst[i];
+    const char *tags = "";
+    for (int j = i; j < eo->ninst; j++)
+      if (strcmp(name[j], name[i]) == 0) tags = arena_printf(A, "%s%s%s", tags, *tags ? ", " : "", cmt(A, eo->inst[j].tag));
+    sb_printf(&s, "// ---- %s %s: %s\n", eo->op->name, tags,
               in->k->attention ? arena_printf(A, "regions %s and %s", cmt(A, in->k->r->name), cmt(A, in->k->v2.r->name))
                                : arena_printf(A, "region %s", cmt(A, in->k->r->name)));
-    if (in->k->attention) attention_op(c, &s, eo, in);
-    else contraction_op(c, &s, eo, in);
+    sb_puts(&s, text[i]);
   }
   sb_printf(&s, "}  // namespace dlc_%s\n\nextern \"C\" {\n", eo->op->name);
   for (int i = 0; i < eo->ninst; i++) {
@@ -1016,10 +1048,10 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
     for (int v = 0; v < in->k->nvec; v++)
       sb_printf(&s,
                 "__global__ void __launch_bounds__(%d, %d) %s(const dlc__p_%s p) {\n"
-                "  dlc::%s<dlc_%s::Op_%s, %d>(&p);\n}\n",
+                "  dlc::%s<dlc_%s::%s<%s>, %d>(&p);\n}\n",
                 kernel_threads(in->k), in->k->plan.ctas_per_sm > 0 ? in->k->plan.ctas_per_sm : 1,
-                kernel_name(A, eo, in, in->k->vecs[v]), eo->op->name, in->k->skeleton, eo->op->name,
-                cid(A, in->tag), in->k->vecs[v]);
+                kernel_name(A, eo, in, in->k->vecs[v]), eo->op->name, in->k->skeleton, eo->op->name, name[i],
+                ctype(in->k->T), in->k->vecs[v]);
   }
   sb_printf(&s, "\n// Kernel handles for the CUDA backend, in the order of the dispatch table.\n");
   sb_printf(&s, "extern const void *const dlc__fns_%s[] = {\n", eo->op->name);

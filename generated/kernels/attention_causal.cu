@@ -10,10 +10,11 @@ namespace dlc_attention_causal {
 
 // ---- attention_causal fp16.D64: regions attention_causal.S_t_matmul and attention_causal.O_matmul
 // plan: 64 query rows x 128 keys per step (4 warps x 16 rows), head dims 64 / 64, vec 8, streaming_softmax
-struct Op_fp16_D64 {
-  using T = __half;
-  using PT = __half;
-  using OutT = __half;
+template <class T_>
+struct Op_D64 {
+  using T = T_;
+  using PT = T_;
+  using OutT = T_;
   using Params = dlc__p_attention_causal;
   static constexpr int BM = 64, BN = 128, D = 64, DV = 64;
   static constexpr bool Q_REGS = true;  // Q fragments stay in registers
@@ -131,7 +132,7 @@ struct Op_fp16_D64 {
   static __device__ __forceinline__ int64_t v_rstep([[maybe_unused]] const Params *p) { return 64; }
   // epilogue of region attention_causal.O_matmul: its post-reduce lets on the fp32 accumulator (O already divided by the row sum), then the store
   //   O = {"reduce":{"op":"sum","axes":["n"],"init":0,"dtype":"fp32","body":{"mul":[{"read":{"tensor":"P","map":["b","h","m","n"]}},{"read":{"tensor":"V","map":["b","h","n","d"]}}]}}}
-  //   yield O -> O (fp16)
+  //   yield O -> O (T)
   static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
                                                  const float (&acc)[4]) {
     if (mi >= (p->s)) return;
@@ -206,10 +207,11 @@ struct Op_fp16_D64 {
 
 // ---- attention_causal fp16.D128: regions attention_causal.S_t_matmul and attention_causal.O_matmul
 // plan: 64 query rows x 32 keys per step (4 warps x 16 rows), head dims 128 / 128, vec 8, streaming_softmax
-struct Op_fp16_D128 {
-  using T = __half;
-  using PT = __half;
-  using OutT = __half;
+template <class T_>
+struct Op_D128 {
+  using T = T_;
+  using PT = T_;
+  using OutT = T_;
   using Params = dlc__p_attention_causal;
   static constexpr int BM = 64, BN = 32, D = 128, DV = 128;
   static constexpr bool Q_REGS = false;  // Q fragments are re-read from shared memory per key tile
@@ -327,7 +329,7 @@ struct Op_fp16_D128 {
   static __device__ __forceinline__ int64_t v_rstep([[maybe_unused]] const Params *p) { return 128; }
   // epilogue of region attention_causal.O_matmul: its post-reduce lets on the fp32 accumulator (O already divided by the row sum), then the store
   //   O = {"reduce":{"op":"sum","axes":["n"],"init":0,"dtype":"fp32","body":{"mul":[{"read":{"tensor":"P","map":["b","h","m","n"]}},{"read":{"tensor":"V","map":["b","h","n","d"]}}]}}}
-  //   yield O -> O (fp16)
+  //   yield O -> O (T)
   static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
                                                  const float (&acc)[4]) {
     if (mi >= (p->s)) return;
@@ -402,10 +404,11 @@ struct Op_fp16_D128 {
 
 // ---- attention_causal bf16.D64: regions attention_causal.S_t_matmul and attention_causal.O_matmul
 // plan: 64 query rows x 128 keys per step (4 warps x 16 rows), head dims 64 / 64, vec 8, streaming_softmax
-struct Op_bf16_D64 {
-  using T = __nv_bfloat16;
+template <class T_>
+struct Op_D64_bf16 {
+  using T = T_;
   using PT = float;
-  using OutT = __nv_bfloat16;
+  using OutT = T_;
   using Params = dlc__p_attention_causal;
   static constexpr int BM = 64, BN = 128, D = 64, DV = 64;
   static constexpr bool Q_REGS = true;  // Q fragments stay in registers
@@ -523,7 +526,7 @@ struct Op_bf16_D64 {
   static __device__ __forceinline__ int64_t v_rstep([[maybe_unused]] const Params *p) { return 64; }
   // epilogue of region attention_causal.O_matmul: its post-reduce lets on the fp32 accumulator (O already divided by the row sum), then the store
   //   O = {"reduce":{"op":"sum","axes":["n"],"init":0,"dtype":"fp32","body":{"mul":[{"read":{"tensor":"P","map":["b","h","m","n"]}},{"read":{"tensor":"V","map":["b","h","n","d"]}}]}}}
-  //   yield O -> O (bf16)
+  //   yield O -> O (T)
   static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
                                                  const float (&acc)[4]) {
     if (mi >= (p->s)) return;
@@ -598,10 +601,11 @@ struct Op_bf16_D64 {
 
 // ---- attention_causal bf16.D128: regions attention_causal.S_t_matmul and attention_causal.O_matmul
 // plan: 64 query rows x 32 keys per step (4 warps x 16 rows), head dims 128 / 128, vec 8, streaming_softmax
-struct Op_bf16_D128 {
-  using T = __nv_bfloat16;
+template <class T_>
+struct Op_D128_bf16 {
+  using T = T_;
   using PT = float;
-  using OutT = __nv_bfloat16;
+  using OutT = T_;
   using Params = dlc__p_attention_causal;
   static constexpr int BM = 64, BN = 32, D = 128, DV = 128;
   static constexpr bool Q_REGS = false;  // Q fragments are re-read from shared memory per key tile
@@ -719,7 +723,7 @@ struct Op_bf16_D128 {
   static __device__ __forceinline__ int64_t v_rstep([[maybe_unused]] const Params *p) { return 128; }
   // epilogue of region attention_causal.O_matmul: its post-reduce lets on the fp32 accumulator (O already divided by the row sum), then the store
   //   O = {"reduce":{"op":"sum","axes":["n"],"init":0,"dtype":"fp32","body":{"mul":[{"read":{"tensor":"P","map":["b","h","m","n"]}},{"read":{"tensor":"V","map":["b","h","n","d"]}}]}}}
-  //   yield O -> O (bf16)
+  //   yield O -> O (T)
   static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
                                                  const float (&acc)[4]) {
     if (mi >= (p->s)) return;
@@ -796,52 +800,52 @@ struct Op_bf16_D128 {
 
 extern "C" {
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D64_v8(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_fp16_D64, 8>(&p);
+  dlc::sm80_attention<dlc_attention_causal::Op_D64<__half>, 8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D64_v4(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_fp16_D64, 4>(&p);
+  dlc::sm80_attention<dlc_attention_causal::Op_D64<__half>, 4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D64_v2(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_fp16_D64, 2>(&p);
+  dlc::sm80_attention<dlc_attention_causal::Op_D64<__half>, 2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D64_v1(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_fp16_D64, 1>(&p);
+  dlc::sm80_attention<dlc_attention_causal::Op_D64<__half>, 1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D128_v8(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_fp16_D128, 8>(&p);
+  dlc::sm80_attention<dlc_attention_causal::Op_D128<__half>, 8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D128_v4(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_fp16_D128, 4>(&p);
+  dlc::sm80_attention<dlc_attention_causal::Op_D128<__half>, 4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D128_v2(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_fp16_D128, 2>(&p);
+  dlc::sm80_attention<dlc_attention_causal::Op_D128<__half>, 2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D128_v1(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_fp16_D128, 1>(&p);
+  dlc::sm80_attention<dlc_attention_causal::Op_D128<__half>, 1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D64_v8(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_bf16_D64, 8>(&p);
+  dlc::sm80_attention<dlc_attention_causal::Op_D64_bf16<__nv_bfloat16>, 8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D64_v4(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_bf16_D64, 4>(&p);
+  dlc::sm80_attention<dlc_attention_causal::Op_D64_bf16<__nv_bfloat16>, 4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D64_v2(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_bf16_D64, 2>(&p);
+  dlc::sm80_attention<dlc_attention_causal::Op_D64_bf16<__nv_bfloat16>, 2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D64_v1(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_bf16_D64, 1>(&p);
+  dlc::sm80_attention<dlc_attention_causal::Op_D64_bf16<__nv_bfloat16>, 1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D128_v8(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_bf16_D128, 8>(&p);
+  dlc::sm80_attention<dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>, 8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D128_v4(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_bf16_D128, 4>(&p);
+  dlc::sm80_attention<dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>, 4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D128_v2(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_bf16_D128, 2>(&p);
+  dlc::sm80_attention<dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>, 2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D128_v1(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_bf16_D128, 1>(&p);
+  dlc::sm80_attention<dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>, 1>(&p);
 }
 
 // Kernel handles for the CUDA backend, in the order of the dispatch table.
