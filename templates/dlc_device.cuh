@@ -113,6 +113,11 @@ template <> __device__ __forceinline__ __half from_f32<__half>(float x) { return
 template <> __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
 template <> __device__ __forceinline__ float from_f32<float>(float x) { return x; }
 
+// Keeps a value hoisted out of a loop in its register: the empty asm hides
+// where it came from, so the compiler cannot recompute it inside the loop
+// (ptxas otherwise rematerializes lane offsets from threadIdx every tile).
+__device__ __forceinline__ void keep(int &x) { asm volatile("" : "+r"(x)); }
+
 // 2^x for x <= 0, as the streaming softmax takes it (a score minus the
 // running row max): one ex2.approx.ftz.  Results below 2^-126 flush to 0,
 // against the row's largest term 1; exp2f would add the denormal scaling.

@@ -121,21 +121,15 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
       ldmatrix_x4<false>(qf[kk], smQ + swz<D>(m + r8, k));
     }
   }
-  // This lane's ldmatrix offsets: 8 rows down keeps swz's phase, so one
-  // offset per k16 step serves every key fragment of K, and one per fragment
-  // pair every k16 step of V.  Hoisted when they are few (at D = DV = 128
-  // the 16 of them cost more loop instructions, as ptxas rematerializes
-  // them, than computing each at its ldmatrix).
-  constexpr bool HOIST = KD + NTO / 2 <= 8;
-  int kofs[HOIST ? KD : 1], vofs[HOIST ? NTO / 2 : 1];
-  auto kofs_at = [&](int kk) { return swz<D>((mat >> 1) * 8 + r8, kk * 16 + (mat & 1) * 8); };
-  auto vofs_at = [&](int j) { return swz<DV>((mat & 1) * 8 + r8, j * 8 + (mat >> 1) * 8); };
-  if constexpr (HOIST) {
+  // This lane's ldmatrix offsets, hoisted: 8 rows down keeps swz's phase,
+  // so one offset per k16 step serves every key fragment of K, and one per
+  // fragment pair every k16 step of V.  keep() stops ptxas from recomputing
+  // them inside the loop.
+  int kofs[KD], vofs[NTO / 2];
 #pragma unroll
-    for (int kk = 0; kk < KD; ++kk) kofs[kk] = kofs_at(kk);
+  for (int kk = 0; kk < KD; ++kk) kofs[kk] = swz<D>((mat >> 1) * 8 + r8, kk * 16 + (mat & 1) * 8), keep(kofs[kk]);
 #pragma unroll
-    for (int j = 0; j < NTO; j += 2) vofs[j / 2] = vofs_at(j);
-  }
+  for (int j = 0; j < NTO; j += 2) vofs[j / 2] = swz<DV>((mat & 1) * 8 + r8, j * 8 + (mat >> 1) * 8), keep(vofs[j / 2]);
   float o[NTO][4];
 #pragma unroll
   for (int j = 0; j < NTO; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
@@ -161,7 +155,7 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
 #pragma unroll
       for (int j = 0; j < NTS; j += 2) {
         uint32_t kf[4];
-        ldmatrix_x4<false>(kf, sK + (HOIST ? kofs[HOIST ? kk : 0] : kofs_at(kk)) + j * 8 * D);
+        ldmatrix_x4<false>(kf, sK + kofs[kk] + j * 8 * D);
         const uint32_t b0[2] = {kf[0], kf[1]}, b1[2] = {kf[2], kf[3]};
         mma_16816<T>(s[j], qa, b0);
         mma_16816<T>(s[j + 1], qa, b1);
@@ -223,7 +217,7 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
 #pragma unroll
       for (int j = 0; j < NTO; j += 2) {
         uint32_t vf[4];
-        ldmatrix_x4<true>(vf, sV + (HOIST ? vofs[HOIST ? j / 2 : 0] : vofs_at(j)) + kk * 16 * DV);
+        ldmatrix_x4<true>(vf, sV + vofs[j / 2] + kk * 16 * DV);
         const uint32_t b0[2] = {vf[0], vf[1]}, b1[2] = {vf[2], vf[3]};
         mma_16816<T>(o[j], pf, b0);
         mma_16816<T>(o[j + 1], pf, b1);

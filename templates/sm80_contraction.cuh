@@ -246,6 +246,8 @@ struct FragOffsets {
 #pragma unroll
       for (int f = 0; f < NF; ++f) off[f] = swz<R>(dk + r8, w0 + f * 16 + dr);
     }
+#pragma unroll
+    for (int i = 0; i < (KC ? KS : NF); ++i) keep(off[i]);
   }
   __device__ __forceinline__ int at(int s, int f) const {
     if constexpr (KC) return off[s] + f * 16 * Op::BK;
