@@ -554,6 +554,34 @@ static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
   }
 }
 
+/* The output's index map: the yielded let's axes, in the tensor's order. */
+static const sx **out_map(opgen *g) {
+  const region *r = g->r;
+  const region_memref *om = &r->out[g->v->out];
+  const rexpr *ol = r->lets[g->v->out_let].e;
+  const sx **omap = ARENA_ARRAY(g->A, const sx *, om->rank + 1);
+  for (int d = 0; d < om->rank; d++) omap[d] = sx_var(g->A, r->it[ol->ax[d]].name);
+  return omap;
+}
+
+/* The post-reduce lets at output j, one `const float v_<let>` each, and
+ * out[j], the yielded value. */
+static void post_lets_c(epigen *eg) {
+  opgen *g = eg->g;
+  const region *r = g->r;
+  for (int l = 0; l < r->nlets; l++) {
+    if (!r->lets[l].post_reduce) continue;
+    const rexpr *e = r->lets[l].e;
+    strbuf x = {0};
+    expr_c(eg, &x, e);
+    sb_printf(g->s, "      const %s v_%s = %s;\n", e->dt == DT_BOOL ? "bool" : "float", cid(g->A, r->lets[l].name),
+              sb_str(&x));
+    sb_free(&x);
+  }
+  sb_printf(g->s, "      out[j] = %s;\n",
+            g->v->out_let == r->acc_let ? "acc[j]" : arena_printf(g->A, "v_%s", cid(g->A, r->lets[g->v->out_let].name)));
+}
+
 /* The region's post-reduce lets, on the accumulator, for 4 consecutive N
  * indices, and the store of the yielded value. */
 static void epilogue_fn(opgen *g, const char *rows_note) {
@@ -565,9 +593,7 @@ static void epilogue_fn(opgen *g, const char *rows_note) {
     if (r->lets[l].post_reduce) collect_vreads(&eg, r->lets[l].e);
   const region_memref *om = &r->out[v->out];
   const rexpr *ol = r->lets[v->out_let].e;
-  /* the output's index: the yielded let's axes, in the tensor's order */
-  const sx **omap = ARENA_ARRAY(g->A, const sx *, om->rank + 1);
-  for (int d = 0; d < om->rank; d++) omap[d] = sx_var(g->A, r->it[ol->ax[d]].name);
+  const sx **omap = out_map(g);
   bool out_unit = v->nn == 1 && om->rank > 0 && ol->ax[om->rank - 1] == v->n_axes[0];
   sb_printf(s, "  // epilogue of region %s: its post-reduce lets on the fp32 accumulator%s, then the store\n", cmt(g->A, r->name),
             rows_note);
@@ -600,16 +626,7 @@ static void epilogue_fn(opgen *g, const char *rows_note) {
   sb_puts(s, "    float out[4];\n    int64_t off[4];\n#pragma unroll\n    for (int j = 0; j < 4; ++j) {\n");
   sb_puts(s, "      if (j >= nleft) break;\n      const int64_t nj = ni + j;\n");
   decompose(g, "nj", v->n_axes, v->nn, "      ");
-  for (int l = 0; l < r->nlets; l++) {
-    if (!r->lets[l].post_reduce) continue;
-    const rexpr *e = r->lets[l].e;
-    strbuf x = {0};
-    expr_c(&eg, &x, e);
-    sb_printf(s, "      const %s v_%s = %s;\n", e->dt == DT_BOOL ? "bool" : "float", cid(g->A, r->lets[l].name), sb_str(&x));
-    sb_free(&x);
-  }
-  sb_printf(s, "      out[j] = %s;\n",
-            v->out_let == r->acc_let ? "acc[j]" : arena_printf(g->A, "v_%s", cid(g->A, r->lets[v->out_let].name)));
+  post_lets_c(&eg);
   sb_printf(s, "      off[j] = %s;\n", sxc(g->A, gpuir_offset(g->A, om, omap), false));
   sb_puts(s, "    }\n");
   sb_printf(s, "    OutT *dst = static_cast<OutT *>(p->%s);\n", lc(g->A, om->name));
@@ -655,9 +672,7 @@ static void epilogue_full_fn(opgen *g, int ev, const char *tile_n) {
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) collect_vreads(&eg, r->lets[l].e);
   const region_memref *om = &r->out[v->out];
-  const rexpr *ol = r->lets[v->out_let].e;
-  const sx **omap = ARENA_ARRAY(g->A, const sx *, om->rank + 1);
-  for (int d = 0; d < om->rank; d++) omap[d] = sx_var(g->A, r->it[ol->ax[d]].name);
+  const sx **omap = out_map(g);
   sb_printf(s, "  // full tiles: each thread stores %d consecutive outputs of a row with one 16-byte store\n", ev);
   sb_printf(s, "  static constexpr int EPI_VEC = %d;\n  struct EpiCols {\n", ev);
   for (int i = 0; i < eg.nv; i++)
@@ -718,17 +733,8 @@ static void epilogue_full_fn(opgen *g, int ev, const char *tile_n) {
   sb_puts(s, "    }\n    float out[EPI_VEC];\n#pragma unroll\n    for (int j = 0; j < EPI_VEC; ++j) {\n");
   sb_puts(s, "      [[maybe_unused]] const int64_t nj = ni + j;\n");
   decompose(g, "nj", v->n_axes, v->nn, "      ");
-  for (int l = 0; l < r->nlets; l++) {
-    if (!r->lets[l].post_reduce) continue;
-    const rexpr *e = r->lets[l].e;
-    strbuf x = {0};
-    expr_c(&eg, &x, e);
-    sb_printf(s, "      const %s v_%s = %s;\n", e->dt == DT_BOOL ? "bool" : "float", cid(g->A, r->lets[l].name),
-              sb_str(&x));
-    sb_free(&x);
-  }
-  sb_printf(s, "      out[j] = %s;\n    }\n    dlc::stv(dst, out);\n  }\n",
-            v->out_let == r->acc_let ? "acc[j]" : arena_printf(g->A, "v_%s", cid(g->A, r->lets[v->out_let].name)));
+  post_lets_c(&eg);
+  sb_puts(s, "    }\n    dlc::stv(dst, out);\n  }\n");
 }
 
 static void group_comment(opgen *g, const char *name, const int *ax, int n) {
