@@ -104,9 +104,11 @@ typedef struct gpu_softmax {
  *          kernel has no full-tile epilogue. */
 typedef enum { EPI_RD_COL, EPI_RD_VEC, EPI_RD_ROW, EPI_RD_OTHER } epi_read_kind;
 
-/* The most chunks of one operand a thread streams through hoisted pointers
- * (registers: a pointer each, or a predicate for K-contiguous chunks). */
-#define GPUIR_STREAM_CHUNKS 4
+/* The most chunks of one operand a thread streams through hoisted state
+ * (registers: a pointer each for M/N-contiguous chunks with rows along M/N;
+ * one pointer and a 64-bit distance each for K-contiguous chunks; one
+ * pointer for chunks k rows apart).  8 lets the v4 kernels stream. */
+#define GPUIR_STREAM_CHUNKS 8
 /* The most K axes a walking operand's counter carries through. */
 #define GPUIR_WALK_AXES 8
 

@@ -153,7 +153,7 @@ struct Op_stride1x1_pad1x1 {
     return true;
   }
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 8;
+  static constexpr int STEADY_MIN_VEC = 4;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = {"reduce":{"op":"sum","axes":["kh","kw","ci"],"init":0,"dtype":"fp32","body":{"mul":[{"select":{"pred":{"and":["0<=h+kh-1","h+kh-1<H","0<=kw+w-1","kw+w-1<W"]},"then":{"read":{"tensor":"X","map":["n","h+kh-1","kw+w-1","ci"]}},"else":0}},{"read":{"tensor":"Wt","map":["co","kh","kw","ci"]}}]}}}
   //   Y1 = {"add":["Y0",{"BroadcastInDim":{"operand":{"cast":{"to":"fp32","x":{"read":{"tensor":"bias","map":["co"]}}}},"result_shape":["N","H","W","K"],"broadcast_dimensions":[3]}}]}
@@ -400,7 +400,7 @@ struct Op_stride2x2_pad1x1 {
     return true;
   }
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 8;
+  static constexpr int STEADY_MIN_VEC = 4;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = {"reduce":{"op":"sum","axes":["kh","kw","ci"],"init":0,"dtype":"fp32","body":{"mul":[{"select":{"pred":{"and":["0<=2*h+kh-1","2*h+kh-1<H","0<=2*w+kw-1","2*w+kw-1<W"]},"then":{"read":{"tensor":"X","map":["n","2*h+kh-1","2*w+kw-1","ci"]}},"else":0}},{"read":{"tensor":"Wt","map":["co","kh","kw","ci"]}}]}}}
   //   Y1 = {"add":["Y0",{"BroadcastInDim":{"operand":{"cast":{"to":"fp32","x":{"read":{"tensor":"bias","map":["co"]}}}},"result_shape":["N","floor((H+1)/2)","floor((W+1)/2)","K"],"broadcast_dimensions":[3]}}]}

@@ -62,7 +62,7 @@ struct Op {
   static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 8;
+  static constexpr int STEADY_MIN_VEC = 4;
   // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
   //   C0 = {"reduce":{"op":"sum","axes":["k"],"init":0,"dtype":"fp32","body":{"mul":[{"read":{"tensor":"A","map":["m","k"]}},{"read":{"tensor":"B","map":["k","n"]}}]}}}
   //   C1 = {"add":["C0",{"BroadcastInDim":{"operand":{"cast":{"to":"fp32","x":{"read":{"tensor":"bias","map":["n"]}}}},"result_shape":["M","N"],"broadcast_dimensions":[1]}}]}

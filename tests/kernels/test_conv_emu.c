@@ -5,7 +5,8 @@
  *   test_conv_emu <fp16|bf16> <stride>      (pad 1)
  *
  * Shapes: every combination of H, W in {1, 7, 14, 33} and C, K in
- * {8, 24, 64, 136} (256 cases), with N alternating between 1 and 3. */
+ * {8, 24, 64, 136} (256 cases), with N alternating between 1 and 3; and 8
+ * cases with C = 12, whose 4-channel chunks take the v4 kernels. */
 #include "kt.h"
 
 static double silu(double x) { return x / (1 + exp(-x)); }
@@ -79,6 +80,12 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 256; i++) {
     int64_t H = hw[i / 64], W = hw[(i / 16) % 4], C = ck[(i / 4) % 4], K = ck[i % 4], N = ns[(i + i / 4 + i / 16) % 2];
     fails += run_case(dt, N, H, W, C, K, s, 1000 + (uint64_t)i, &worst);
+    cases++;
+  }
+  /* C = 12: chunks of 4 channels (the v4 kernels, whose operands walk too) */
+  for (int i = 0; i < 8; i++) {
+    const int64_t H = hw[1 + i % 3], W = hw[1 + (i / 2) % 3], K = ck[i % 4], N = ns[i % 2];
+    fails += run_case(dt, N, H, W, 12, K, s, 2000 + (uint64_t)i, &worst);
     cases++;
   }
   printf("conv %s stride %lld: %d cases, %d failed; worst error %.3f of the tolerance\n", argv[1], (long long)s, cases,
