@@ -97,22 +97,17 @@ static void c_atom(cprint *cp, strbuf *s, const sx_atom *a) {
   }
 }
 
+static void c_atom_cb(void *cp, strbuf *s, const sx_atom *a) { c_atom(cp, s, a); }
+
+/* In Horner form (sx_print_horner): the same polynomial, so the same int64
+ * value modulo 2^64 as the expanded sum, with fewer multiplies. */
 static void c_sx(cprint *cp, strbuf *s, const sx *x) {
   if (x->nterms == 0) {
     sb_printf(s, "%lld", (long long)x->c0);
     return;
   }
   sb_puts(s, "(");
-  for (int i = 0; i < x->nterms; i++) {
-    int64_t c = x->terms[i].coef;
-    if (i) sb_puts(s, c < 0 ? " - " : " + ");
-    else if (c < 0) sb_puts(s, "-");
-    int64_t ac = c < 0 ? -c : c;
-    if (ac != 1) sb_printf(s, "%lld * ", (long long)ac);
-    c_atom(cp, s, x->terms[i].atom);
-  }
-  if (x->c0 > 0) sb_printf(s, " + %lld", (long long)x->c0);
-  else if (x->c0 < 0) sb_printf(s, " - %lld", -(long long)x->c0);
+  sx_print_horner(s, x, c_atom_cb, cp);
   sb_puts(s, ")");
 }
 

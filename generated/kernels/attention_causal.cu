@@ -36,7 +36,7 @@ struct Op_D64 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 64 - i_d;
-    *src = base + (i_d + 64 * i_m + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+    *src = base + (i_d + 64 * (i_m + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // K = K[b, h, n, d]: chunks of VEC elements run along d
@@ -52,7 +52,7 @@ struct Op_D64 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 64 - i_d;
-    *src = base + (i_d + 64 * i_n + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+    *src = base + (i_d + 64 * (i_n + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // the score lets of region attention_causal.S_t_matmul on one element s of S = QK^T
@@ -123,7 +123,7 @@ struct Op_D64 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 64 - i_d;
-    *src = base + (i_d + 64 * i_n + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+    *src = base + (i_d + 64 * (i_n + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // full key tiles stream K and V rows: elements between consecutive keys
@@ -151,7 +151,7 @@ struct Op_D64 {
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_d = nj;
       out[j] = acc[j];
-      off[j] = (i_d + 64 * i_m + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+      off[j] = (i_d + 64 * (i_m + p->s * (i_h + p->h * i_b)));
     }
     OutT *dst = static_cast<OutT *>(p->o);
     if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
@@ -192,7 +192,7 @@ struct Op_D64 {
     OutT *dst;
     {
       [[maybe_unused]] const int64_t i_d = ni;
-      dst = static_cast<OutT *>(p->o) + (i_d + 64 * i_mflat + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+      dst = static_cast<OutT *>(p->o) + (i_d + 64 * (i_mflat + p->s * (i_h + p->h * i_b)));
     }
     float out[EPI_VEC];
 #pragma unroll
@@ -233,7 +233,7 @@ struct Op_D128 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 128 - i_d;
-    *src = base + (i_d + 128 * i_m + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+    *src = base + (i_d + 128 * (i_m + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // K = K[b, h, n, d]: chunks of VEC elements run along d
@@ -249,7 +249,7 @@ struct Op_D128 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 128 - i_d;
-    *src = base + (i_d + 128 * i_n + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+    *src = base + (i_d + 128 * (i_n + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // the score lets of region attention_causal.S_t_matmul on one element s of S = QK^T
@@ -320,7 +320,7 @@ struct Op_D128 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 128 - i_d;
-    *src = base + (i_d + 128 * i_n + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+    *src = base + (i_d + 128 * (i_n + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // full key tiles stream K and V rows: elements between consecutive keys
@@ -348,7 +348,7 @@ struct Op_D128 {
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_d = nj;
       out[j] = acc[j];
-      off[j] = (i_d + 128 * i_m + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+      off[j] = (i_d + 128 * (i_m + p->s * (i_h + p->h * i_b)));
     }
     OutT *dst = static_cast<OutT *>(p->o);
     if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
@@ -389,7 +389,7 @@ struct Op_D128 {
     OutT *dst;
     {
       [[maybe_unused]] const int64_t i_d = ni;
-      dst = static_cast<OutT *>(p->o) + (i_d + 128 * i_mflat + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+      dst = static_cast<OutT *>(p->o) + (i_d + 128 * (i_mflat + p->s * (i_h + p->h * i_b)));
     }
     float out[EPI_VEC];
 #pragma unroll
@@ -430,7 +430,7 @@ struct Op_D64_bf16 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 64 - i_d;
-    *src = base + (i_d + 64 * i_m + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+    *src = base + (i_d + 64 * (i_m + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // K = K[b, h, n, d]: chunks of VEC elements run along d
@@ -446,7 +446,7 @@ struct Op_D64_bf16 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 64 - i_d;
-    *src = base + (i_d + 64 * i_n + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+    *src = base + (i_d + 64 * (i_n + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // the score lets of region attention_causal.S_t_matmul on one element s of S = QK^T
@@ -517,7 +517,7 @@ struct Op_D64_bf16 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 64 - i_d;
-    *src = base + (i_d + 64 * i_n + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+    *src = base + (i_d + 64 * (i_n + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // full key tiles stream K and V rows: elements between consecutive keys
@@ -545,7 +545,7 @@ struct Op_D64_bf16 {
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_d = nj;
       out[j] = acc[j];
-      off[j] = (i_d + 64 * i_m + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+      off[j] = (i_d + 64 * (i_m + p->s * (i_h + p->h * i_b)));
     }
     OutT *dst = static_cast<OutT *>(p->o);
     if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
@@ -586,7 +586,7 @@ struct Op_D64_bf16 {
     OutT *dst;
     {
       [[maybe_unused]] const int64_t i_d = ni;
-      dst = static_cast<OutT *>(p->o) + (i_d + 64 * i_mflat + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+      dst = static_cast<OutT *>(p->o) + (i_d + 64 * (i_mflat + p->s * (i_h + p->h * i_b)));
     }
     float out[EPI_VEC];
 #pragma unroll
@@ -627,7 +627,7 @@ struct Op_D128_bf16 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 128 - i_d;
-    *src = base + (i_d + 128 * i_m + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+    *src = base + (i_d + 128 * (i_m + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // K = K[b, h, n, d]: chunks of VEC elements run along d
@@ -643,7 +643,7 @@ struct Op_D128_bf16 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 128 - i_d;
-    *src = base + (i_d + 128 * i_n + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+    *src = base + (i_d + 128 * (i_n + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // the score lets of region attention_causal.S_t_matmul on one element s of S = QK^T
@@ -714,7 +714,7 @@ struct Op_D128_bf16 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 128 - i_d;
-    *src = base + (i_d + 128 * i_n + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+    *src = base + (i_d + 128 * (i_n + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // full key tiles stream K and V rows: elements between consecutive keys
@@ -742,7 +742,7 @@ struct Op_D128_bf16 {
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_d = nj;
       out[j] = acc[j];
-      off[j] = (i_d + 128 * i_m + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+      off[j] = (i_d + 128 * (i_m + p->s * (i_h + p->h * i_b)));
     }
     OutT *dst = static_cast<OutT *>(p->o);
     if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
@@ -783,7 +783,7 @@ struct Op_D128_bf16 {
     OutT *dst;
     {
       [[maybe_unused]] const int64_t i_d = ni;
-      dst = static_cast<OutT *>(p->o) + (i_d + 128 * i_mflat + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+      dst = static_cast<OutT *>(p->o) + (i_d + 128 * (i_mflat + p->s * (i_h + p->h * i_b)));
     }
     float out[EPI_VEC];
 #pragma unroll

@@ -45,7 +45,7 @@ struct Op_stride1x1_pad1x1 {
     [[maybe_unused]] const int64_t i_kh = t_ki;
     if (!((0 <= (i_h + i_kh - 1) && (i_h + i_kh - 1) < (p->h)) && (0 <= (i_kw + i_w - 1) && (i_kw + i_w - 1) < (p->w)))) return 0;  // pad piece: zero fill
     const int64_t left = (p->c) - i_ci;
-    *src = base + (-p->c + i_ci - p->c * p->w + p->c * i_kw + p->c * i_w + p->c * p->w * i_h + p->c * p->w * i_kh + p->c * p->h * p->w * i_n);
+    *src = base + (i_ci + p->c * (i_kw + i_w - 1 + p->w * (i_h + i_kh + p->h * i_n - 1)));
     return left < VEC ? (int)left : VEC;
   }
   // operand B = Wt[co, kh, kw, ci]: chunks of VEC elements run along ci
@@ -63,7 +63,7 @@ struct Op_stride1x1_pad1x1 {
     t_ki /= 3;
     [[maybe_unused]] const int64_t i_kh = t_ki;
     const int64_t left = (p->c) - i_ci;
-    *src = base + (i_ci + 9 * p->c * i_co + 3 * p->c * i_kh + p->c * i_kw);
+    *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
     return left < VEC ? (int)left : VEC;
   }
   static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
@@ -85,10 +85,10 @@ struct Op_stride1x1_pad1x1 {
     w.k[0] = (int)i_kh;
     w.k[1] = (int)i_kw;
     w.k[2] = (int)i_ci;
-    w.a_off = (i_ci + p->c * i_kw + p->c * p->w * i_kh);
-    w.a_d[0] = (-3 * p->c + p->c * p->w);
+    w.a_off = (i_ci + p->c * (i_kw + p->w * i_kh));
+    w.a_d[0] = (p->c * (p->w - 3));
     w.a_d[1] = 0;
-    w.b_off = (i_ci + 3 * p->c * i_kh + p->c * i_kw);
+    w.b_off = (i_ci + p->c * (3 * i_kh + i_kw));
   }
   static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
     w.k[2] += 32;
@@ -117,7 +117,7 @@ struct Op_stride1x1_pad1x1 {
     [[maybe_unused]] const int64_t i_n = t_ri;
     g[0] = (i_h - 1);
     g[1] = (i_w - 1);
-    return (-p->c - p->c * p->w + p->c * i_w + p->c * p->w * i_h + p->c * p->h * p->w * i_n);
+    return (p->c * (i_w - 1 + p->w * (i_h + p->h * i_n - 1)));
   }
   static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
                                                   [[maybe_unused]] int64_t (&g)[2]) {
@@ -196,7 +196,7 @@ struct Op_stride1x1_pad1x1 {
       const float v_Y1_recip = (1.0f / v_Y1_add);
       const float v_Y = (v_Y1 * v_Y1_recip);
       out[j] = v_Y;
-      off[j] = (i_co + p->k * i_w + p->k * p->w * i_h + p->h * p->k * p->w * i_n);
+      off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
     }
     OutT *dst = static_cast<OutT *>(p->y);
     if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
@@ -292,7 +292,7 @@ struct Op_stride2x2_pad1x1 {
     [[maybe_unused]] const int64_t i_kh = t_ki;
     if (!((0 <= (2 * i_h + i_kh - 1) && (2 * i_h + i_kh - 1) < (p->h)) && (0 <= (i_kw + 2 * i_w - 1) && (i_kw + 2 * i_w - 1) < (p->w)))) return 0;  // pad piece: zero fill
     const int64_t left = (p->c) - i_ci;
-    *src = base + (-p->c + i_ci - p->c * p->w + p->c * i_kw + 2 * p->c * i_w + 2 * p->c * p->w * i_h + p->c * p->w * i_kh + p->c * p->h * p->w * i_n);
+    *src = base + (i_ci + p->c * (i_kw + 2 * i_w - 1 + p->w * (2 * i_h + i_kh + p->h * i_n - 1)));
     return left < VEC ? (int)left : VEC;
   }
   // operand B = Wt[co, kh, kw, ci]: chunks of VEC elements run along ci
@@ -310,7 +310,7 @@ struct Op_stride2x2_pad1x1 {
     t_ki /= 3;
     [[maybe_unused]] const int64_t i_kh = t_ki;
     const int64_t left = (p->c) - i_ci;
-    *src = base + (i_ci + 9 * p->c * i_co + 3 * p->c * i_kh + p->c * i_kw);
+    *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
     return left < VEC ? (int)left : VEC;
   }
   static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
@@ -332,10 +332,10 @@ struct Op_stride2x2_pad1x1 {
     w.k[0] = (int)i_kh;
     w.k[1] = (int)i_kw;
     w.k[2] = (int)i_ci;
-    w.a_off = (i_ci + p->c * i_kw + p->c * p->w * i_kh);
-    w.a_d[0] = (-3 * p->c + p->c * p->w);
+    w.a_off = (i_ci + p->c * (i_kw + p->w * i_kh));
+    w.a_d[0] = (p->c * (p->w - 3));
     w.a_d[1] = 0;
-    w.b_off = (i_ci + 3 * p->c * i_kh + p->c * i_kw);
+    w.b_off = (i_ci + p->c * (3 * i_kh + i_kw));
   }
   static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
     w.k[2] += 32;
@@ -364,7 +364,7 @@ struct Op_stride2x2_pad1x1 {
     [[maybe_unused]] const int64_t i_n = t_ri;
     g[0] = (2 * i_h - 1);
     g[1] = (2 * i_w - 1);
-    return (-p->c - p->c * p->w + 2 * p->c * i_w + 2 * p->c * p->w * i_h + p->c * p->h * p->w * i_n);
+    return (p->c * (2 * i_w - 1 + p->w * (2 * i_h + p->h * i_n - 1)));
   }
   static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
                                                   [[maybe_unused]] int64_t (&g)[2]) {
@@ -443,7 +443,7 @@ struct Op_stride2x2_pad1x1 {
       const float v_Y1_recip = (1.0f / v_Y1_add);
       const float v_Y = (v_Y1 * v_Y1_recip);
       out[j] = v_Y;
-      off[j] = (i_co + p->k * i_w + p->k * i_h * dlc::floordiv((p->w + 1), 2) + p->k * i_n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2));
+      off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
     }
     OutT *dst = static_cast<OutT *>(p->y);
     if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
