@@ -68,7 +68,8 @@ struct Op_stride1x1_pad1x1 {
   }
   static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
   static constexpr bool B_ADVANCE = false;  // chunk addresses recomputed every k-tile
-  // the K counter of the walking operands: (kh, kw, ci) at the thread's K column, += 32 with carries each tile, and their K parts
+  // the K counter of the walking operands: (kh, kw, ci) at the thread's K column, += 32 with carries each
+  //     tile, and their K parts
   struct KWalk {
     int k[3];
     int64_t a_off;
@@ -155,13 +156,14 @@ struct Op_stride1x1_pad1x1 {
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
   static constexpr int STEADY_MIN_VEC = 8;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
-  //   Y0 = {"reduce":{"op":"sum","axes":["kh","kw","ci"],"init":0,"dtype":"fp32","body":{"mul":[{"select":{"pred":{"and":["0<=h+kh-1","h+kh-1<H","0<=kw+w-1","kw+w-1<W"]},"then":{"read":{"tensor":"X","map":["n","h+kh-1","kw+w-1","ci"]}},"else":0}},{"read":{"tensor":"Wt","map":["co","kh","kw","ci"]}}]}}}
-  //   Y1 = {"add":["Y0",{"BroadcastInDim":{"operand":{"cast":{"to":"fp32","x":{"read":{"tensor":"bias","map":["co"]}}}},"result_shape":["N","H","W","K"],"broadcast_dimensions":[3]}}]}
-  //   Y1.mul = {"mul":["Y1",-1.4426950408889634]}
-  //   Y1.exp2 = {"exp2":["Y1.mul"]}
-  //   Y1.add = {"add":[1,"Y1.exp2"]}
-  //   Y1.recip = {"recip":["Y1.add"]}
-  //   Y = {"mul":["Y1","Y1.recip"]}
+  //   Y0 = sum[kh, kw, ci](select(0 <= h+kh-1 < H && 0 <= kw+w-1 < W, X[n, h+kh-1, kw+w-1, ci], 0) *
+  //       Wt[co, kh, kw, ci])
+  //   Y1 = Y0 + bias[co]
+  //   Y1.mul = Y1 * -1.4426950408889634
+  //   Y1.exp2 = exp2(Y1.mul)
+  //   Y1.add = 1 + Y1.exp2
+  //   Y1.recip = 1 / Y1.add
+  //   Y = Y1 * Y1.recip
   //   yield Y -> Y (T)
   static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
                                                  const float (&acc)[4]) {
@@ -315,7 +317,8 @@ struct Op_stride2x2_pad1x1 {
   }
   static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
   static constexpr bool B_ADVANCE = false;  // chunk addresses recomputed every k-tile
-  // the K counter of the walking operands: (kh, kw, ci) at the thread's K column, += 32 with carries each tile, and their K parts
+  // the K counter of the walking operands: (kh, kw, ci) at the thread's K column, += 32 with carries each
+  //     tile, and their K parts
   struct KWalk {
     int k[3];
     int64_t a_off;
@@ -402,13 +405,14 @@ struct Op_stride2x2_pad1x1 {
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
   static constexpr int STEADY_MIN_VEC = 8;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
-  //   Y0 = {"reduce":{"op":"sum","axes":["kh","kw","ci"],"init":0,"dtype":"fp32","body":{"mul":[{"select":{"pred":{"and":["0<=2*h+kh-1","2*h+kh-1<H","0<=2*w+kw-1","2*w+kw-1<W"]},"then":{"read":{"tensor":"X","map":["n","2*h+kh-1","2*w+kw-1","ci"]}},"else":0}},{"read":{"tensor":"Wt","map":["co","kh","kw","ci"]}}]}}}
-  //   Y1 = {"add":["Y0",{"BroadcastInDim":{"operand":{"cast":{"to":"fp32","x":{"read":{"tensor":"bias","map":["co"]}}}},"result_shape":["N","floor((H+1)/2)","floor((W+1)/2)","K"],"broadcast_dimensions":[3]}}]}
-  //   Y1.mul = {"mul":["Y1",-1.4426950408889634]}
-  //   Y1.exp2 = {"exp2":["Y1.mul"]}
-  //   Y1.add = {"add":[1,"Y1.exp2"]}
-  //   Y1.recip = {"recip":["Y1.add"]}
-  //   Y = {"mul":["Y1","Y1.recip"]}
+  //   Y0 = sum[kh, kw, ci](select(0 <= 2*h+kh-1 < H && 0 <= 2*w+kw-1 < W, X[n, 2*h+kh-1, 2*w+kw-1, ci], 0) *
+  //       Wt[co, kh, kw, ci])
+  //   Y1 = Y0 + bias[co]
+  //   Y1.mul = Y1 * -1.4426950408889634
+  //   Y1.exp2 = exp2(Y1.mul)
+  //   Y1.add = 1 + Y1.exp2
+  //   Y1.recip = 1 / Y1.add
+  //   Y = Y1 * Y1.recip
   //   yield Y -> Y (T)
   static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
                                                  const float (&acc)[4]) {
