@@ -43,6 +43,40 @@ static const char *cmt(arena *A, const char *s) {
   return sb_take_arena(&b, A);
 }
 
+/* A comment line "<lead><text>" wrapped at spaces to at most CMT_WIDTH
+ * columns where it can be, at the least nested space of the line's second
+ * half, leaving no short tail; continuation lines indent 4 more.  `text` is
+ * already escaped by cmt(). */
+#define CMT_WIDTH 110
+static void cmt_wrap(strbuf *s, const char *lead, const char *text) {
+  size_t ll = strlen(lead), w = CMT_WIDTH > ll + 24 ? CMT_WIDTH - ll : 24;
+  const char *p = text;
+  bool first = true;
+  while (*p) {
+    size_t n = strlen(p), cut = n;
+    if (n > w) { /* the outermost space in the second half that fits and leaves 12 or more, else the first one after */
+      cut = 0;
+      size_t lim = n - 12 < w ? n - 12 : w;
+      int depth = 0, best = 1 << 30;
+      for (size_t i = 1; i <= lim; i++) {
+        depth += (p[i] == '(' || p[i] == '[') - (p[i] == ')' || p[i] == ']');
+        if (p[i] == ' ' && i >= lim / 2 && depth <= best) cut = i, best = depth;
+      }
+      if (!cut) cut = strcspn(p + 1, " ") + 1;
+    }
+    sb_printf(s, "%s%s%.*s\n", lead, first ? "" : "    ", (int)cut, p);
+    p += cut;
+    while (*p == ' ') p++;
+    if (first) w = w > 28 ? w - 4 : 24;
+    first = false;
+  }
+}
+
+/* "<lead><name> = <the let's compact text>", escaped and wrapped */
+static void cmt_let(arena *A, strbuf *s, const char *lead, const region *r, int l) {
+  cmt_wrap(s, lead, arena_printf(A, "%s = %s", cmt(A, r->lets[l].name), cmt(A, region_expr_text(A, r, r->lets[l].e))));
+}
+
 static const char *ctype(dtype t) {
   switch (t) {
   case DT_FP16: return "__half";
@@ -97,22 +131,17 @@ static void c_atom(cprint *cp, strbuf *s, const sx_atom *a) {
   }
 }
 
+static void c_atom_cb(void *cp, strbuf *s, const sx_atom *a) { c_atom(cp, s, a); }
+
+/* In Horner form (sx_print_horner): the same polynomial, so the same int64
+ * value modulo 2^64 as the expanded sum, with fewer multiplies. */
 static void c_sx(cprint *cp, strbuf *s, const sx *x) {
   if (x->nterms == 0) {
     sb_printf(s, "%lld", (long long)x->c0);
     return;
   }
   sb_puts(s, "(");
-  for (int i = 0; i < x->nterms; i++) {
-    int64_t c = x->terms[i].coef;
-    if (i) sb_puts(s, c < 0 ? " - " : " + ");
-    else if (c < 0) sb_puts(s, "-");
-    int64_t ac = c < 0 ? -c : c;
-    if (ac != 1) sb_printf(s, "%lld * ", (long long)ac);
-    c_atom(cp, s, x->terms[i].atom);
-  }
-  if (x->c0 > 0) sb_printf(s, " + %lld", (long long)x->c0);
-  else if (x->c0 < 0) sb_printf(s, " - %lld", -(long long)x->c0);
+  sx_print_horner(s, x, c_atom_cb, cp);
   sb_puts(s, ")");
 }
 
@@ -317,10 +346,13 @@ static void kwalk_fn(opgen *g, const gpu_kernel *k, int BK) {
   /* (operand_walk allows at most GPUIR_WALK_AXES K axes) */
   const char *pre[2] = {"a", "b"};
   /* the dispatcher keeps the flattened K below 2^31: 32-bit counters */
-  sb_printf(s, "  // the K counter of the walking operands: (");
-  for (int j = 0; j < nk; j++) sb_printf(s, "%s%s", j ? ", " : "", cmt(g->A, r->it[kax[j]].name));
-  sb_printf(s, ") at the thread's K column, += %d with carries each tile, and their K parts\n  struct KWalk {\n    int k[%d];\n", BK,
-            nk);
+  strbuf kc = {0};
+  sb_printf(&kc, "the K counter of the walking operands: (");
+  for (int j = 0; j < nk; j++) sb_printf(&kc, "%s%s", j ? ", " : "", cmt(g->A, r->it[kax[j]].name));
+  sb_printf(&kc, ") at the thread's K column, += %d with carries each tile, and their K parts", BK);
+  cmt_wrap(s, "  // ", sb_str(&kc));
+  sb_free(&kc);
+  sb_printf(s, "  struct KWalk {\n    int k[%d];\n", nk);
   /* the deltas; the constant ones are written into k_next */
   const sx *d[2][GPUIR_WALK_AXES] = {{0}};
   bool stored[2] = {false, false};
@@ -595,11 +627,12 @@ static void epilogue_fn(opgen *g, const char *rows_note) {
   const rexpr *ol = r->lets[v->out_let].e;
   const sx **omap = out_map(g);
   bool out_unit = v->nn == 1 && om->rank > 0 && ol->ax[om->rank - 1] == v->n_axes[0];
-  sb_printf(s, "  // epilogue of region %s: its post-reduce lets on the fp32 accumulator%s, then the store\n", cmt(g->A, r->name),
-            rows_note);
+  cmt_wrap(s, "  // ",
+           arena_printf(g->A, "epilogue of region %s: its post-reduce lets on the fp32 accumulator%s, then the store",
+                        cmt(g->A, r->name), rows_note));
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce || l == r->acc_let)
-      sb_printf(s, "  //   %s = %s\n", cmt(g->A, r->lets[l].name), cmt(g->A, region_expr_str(g->A, r, r->lets[l].e)));
+      cmt_let(g->A, s, "  //   ", r, l);
   sb_printf(s, "  //   yield %s -> %s (%s)\n", cmt(g->A, r->lets[v->out_let].name), cmt(g->A, om->name),
             v->out_dt == g->T ? "T" : dtype_name(v->out_dt));
   sb_puts(s,
@@ -910,7 +943,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   epigen eg = {&g, {{0}}, 0, false, "s", 0, {0}, {0}, false};
   sb_printf(s, "  // the score lets of region %s on one element s of %s = QK^T\n", cmt(A, r->name), cmt(A, r->lets[r->acc_let].name));
   for (int l = 0; l <= k->sm.x; l++)
-    if (l != r->acc_let) sb_printf(s, "  //   %s = %s\n", cmt(A, r->lets[l].name), cmt(A, region_expr_str(A, r, r->lets[l].e)));
+    if (l != r->acc_let) cmt_let(A, s, "  //   ", r, l);
   /* score, and score_full for tiles no mask touches (tile_full): there each
    * mask is its kept branch, and what only the masks read goes unused */
   for (int full = 0; full < 2; full++) {
@@ -940,8 +973,8 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   epigen ex = {&g, {{0}}, 0, false, "s", 2, {k->sm.x, k->sm.max}, {"a", "b"}, false};
   strbuf x = {0};
   expr_c(&ex, &x, r->lets[k->sm.sub].e);
-  sb_printf(s, "  // %s = %s; %s = %s\n", cmt(A, r->lets[k->sm.sub].name), cmt(A, region_expr_str(A, r, r->lets[k->sm.sub].e)),
-            r->lets[k->sm.exp].name, region_expr_str(A, r, r->lets[k->sm.exp].e));
+  cmt_let(A, s, "  // ", r, k->sm.sub);
+  cmt_let(A, s, "  // ", r, k->sm.exp);
   sb_printf(s, "  static __device__ __forceinline__ float expdiff(float a, float b) {\n    const float v_%s = %s;\n",
             cid(A, r->lets[k->sm.sub].name), sb_str(&x));
   sb_free(&x);
@@ -953,7 +986,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   sb_free(&x);
   epigen dv = {&g, {{0}}, 0, false, "s", 2, {k->sm.exp, k->sm.sum}, {"o", "l"}, false};
   expr_c(&dv, &x, r->lets[k->sm.div].e);
-  sb_printf(s, "  // %s = %s\n", cmt(A, r->lets[k->sm.div].name), cmt(A, region_expr_str(A, r, r->lets[k->sm.div].e)));
+  cmt_let(A, s, "  // ", r, k->sm.div);
   sb_printf(s, "  static __device__ __forceinline__ float finish(float o, float l) { return %s; }\n", sb_str(&x));
   sb_free(&x);
   tile_test_fn(&g, k, false);

@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strbuf.h"
+
 #define RG_MAXAX 32 /* axes one expression can vary over */
 
 typedef struct builder {
@@ -1339,6 +1341,172 @@ char *region_expr_str(arena *A, const region *r, const rexpr *e) {
   free(s);
   cJSON_Delete(j);
   return res;
+}
+
+/* ---- compact text ---------------------------------------------------------- */
+
+/* binding strength of the infix forms: comparisons < + - < * / < prefix < atoms */
+enum { PR_CMP = 1, PR_ADD, PR_MUL, PR_PREFIX, PR_ATOM };
+
+static void text_expr(strbuf *s, arena *A, const region *r, const rexpr *e, int min_prec);
+
+/* the shortest %g text that reads back as v */
+static void text_num(strbuf *s, double v) {
+  if (isinf(v)) {
+    sb_puts(s, v < 0 ? "-inf" : "inf");
+    return;
+  }
+  char b[64];
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(b, sizeof b, "%.*g", prec, v);
+    if (strtod(b, NULL) == v) break;
+  }
+  sb_puts(s, b);
+}
+
+/* a broadcast or a cast to fp32: left out of the text */
+static bool text_hidden(const rexpr *e) {
+  return e->k == RX_BCAST || (e->k == RX_UNARY && e->op == TINY_CAST && e->dt == DT_FP32);
+}
+
+static int text_prec(const rexpr *e) {
+  if (text_hidden(e)) return text_prec(e->a);
+  switch (e->k) {
+  case RX_CONST: return e->crsqrt ? PR_MUL : (e->cval < 0 ? PR_PREFIX : PR_ATOM);
+  case RX_UNARY: return e->op == TINY_NEG ? PR_PREFIX : e->op == TINY_RECIP ? PR_MUL : PR_ATOM;
+  case RX_BINARY:
+    switch (e->op) {
+    case TINY_ADD:
+    case TINY_SUB: return PR_ADD;
+    case TINY_MUL:
+    case TINY_FDIV: return PR_MUL;
+    case TINY_CMPLT:
+    case TINY_CMPNE: return PR_CMP;
+    default: return PR_ATOM;
+    }
+  default: return PR_ATOM;
+  }
+}
+
+static void text_guards(strbuf *s, arena *A, const rexpr *e) {
+  for (int g = 0; g < e->ng; g++) {
+    const ib_guard *gd = &e->guards[g];
+    const char *x = sx_str(A, gd->e);
+    if (g) sb_puts(s, " && ");
+    if (gd->hi) sb_printf(s, "%s <= %s < %s", sx_str(A, gd->lo), x, sx_str(A, gd->hi));
+    else sb_printf(s, "%s >= %s", x, sx_str(A, gd->lo));
+  }
+}
+
+static bool is_const(const rexpr *e, double v) { return e->k == RX_CONST && !e->crsqrt && e->cval == v; }
+
+static void text_body(strbuf *s, arena *A, const region *r, const rexpr *e) {
+  switch (e->k) {
+  case RX_CONST:
+    text_num(s, e->cval);
+    if (e->crsqrt) sb_printf(s, " * rsqrt(%s)", e->crsqrt);
+    return;
+  case RX_LET: sb_puts(s, r->lets[e->let].name); return;
+  case RX_READ:
+    sb_printf(s, "%s[", r->in[e->input].name);
+    for (int i = 0; i < e->nmap; i++) sb_printf(s, "%s%s", i ? ", " : "", sx_str(A, e->map[i]));
+    sb_puts(s, "]");
+    return;
+  case RX_UNARY:
+    if (e->op == TINY_CAST) {
+      sb_printf(s, "%s(", dtype_name(e->dt)), text_expr(s, A, r, e->a, 0), sb_puts(s, ")");
+    } else if (e->op == TINY_NEG) {
+      sb_puts(s, "-");
+      text_expr(s, A, r, e->a, PR_PREFIX);
+    } else if (e->op == TINY_RECIP) {
+      sb_puts(s, "1 / ");
+      text_expr(s, A, r, e->a, PR_PREFIX);
+    } else {
+      sb_printf(s, "%s(", lower(A, tiny_op_name(e->op)));
+      text_expr(s, A, r, e->a, 0);
+      sb_puts(s, ")");
+    }
+    return;
+  case RX_BINARY: {
+    const char *inf = NULL;
+    switch (e->op) {
+    case TINY_ADD: inf = " + "; break;
+    case TINY_SUB: inf = " - "; break;
+    case TINY_MUL: inf = " * "; break;
+    case TINY_FDIV: inf = " / "; break;
+    case TINY_CMPLT: inf = " < "; break;
+    case TINY_CMPNE: inf = " != "; break;
+    default: break;
+    }
+    if (!inf) {
+      sb_printf(s, "%s(", lower(A, tiny_op_name(e->op)));
+      text_expr(s, A, r, e->a, 0);
+      sb_puts(s, ", ");
+      text_expr(s, A, r, e->b, 0);
+      sb_puts(s, ")");
+      return;
+    }
+    int p = text_prec(e);
+    /* left-associative: the right operand of - and / (and of a comparison) binds tighter */
+    text_expr(s, A, r, e->a, p == PR_CMP ? p + 1 : p);
+    sb_puts(s, inf);
+    text_expr(s, A, r, e->b, p + 1);
+    return;
+  }
+  case RX_SELECT:
+    /* a guard as a 0/1 value: just the guard */
+    if (!e->a && is_const(e->b, 1) && is_const(e->c, 0)) {
+      text_guards(s, A, e);
+      return;
+    }
+    sb_puts(s, "select(");
+    if (e->a) text_expr(s, A, r, e->a, 0);
+    else text_guards(s, A, e);
+    sb_puts(s, ", ");
+    text_expr(s, A, r, e->b, 0);
+    sb_puts(s, ", ");
+    text_expr(s, A, r, e->c, 0);
+    sb_puts(s, ")");
+    return;
+  case RX_REDUCE:
+    sb_printf(s, "%s[", reduce_op_name(e->rop));
+    for (int i = 0; i < e->nred; i++) sb_printf(s, "%s%s", i ? ", " : "", r->it[e->red[i]].name);
+    sb_puts(s, "](");
+    text_expr(s, A, r, e->a, 0);
+    bool identity = (e->rop == RED_SUM && e->init == 0) || (e->rop == RED_MAX && isinf(e->init) && e->init < 0) ||
+                    (e->rop == RED_MIN && isinf(e->init) && e->init > 0);
+    if (!identity) sb_puts(s, "; init "), text_num(s, e->init);
+    sb_puts(s, ")");
+    return;
+  case RX_BCAST: text_expr(s, A, r, e->a, 0); return;
+  case RX_TRANSPOSE:
+    sb_puts(s, "transpose(");
+    text_expr(s, A, r, e->a, 0);
+    sb_puts(s, ", [");
+    for (int i = 0; i < e->nax; i++) sb_printf(s, "%s%d", i ? ", " : "", e->perm[i]);
+    sb_puts(s, "])");
+    return;
+  }
+}
+
+/* e, in parentheses when it binds less tightly than min_prec */
+static void text_expr(strbuf *s, arena *A, const region *r, const rexpr *e, int min_prec) {
+  if (text_hidden(e)) {
+    text_expr(s, A, r, e->a, min_prec);
+    return;
+  }
+  bool paren = text_prec(e) < min_prec;
+  /* a bare guard ("0 <= x < H && ...") is bracketed inside any operator */
+  if (e->k == RX_SELECT && !e->a && is_const(e->b, 1) && is_const(e->c, 0)) paren = min_prec > 0;
+  if (paren) sb_puts(s, "(");
+  text_body(s, A, r, e);
+  if (paren) sb_puts(s, ")");
+}
+
+char *region_expr_text(arena *A, const region *r, const rexpr *e) {
+  strbuf s = {0};
+  text_expr(&s, A, r, e, 0);
+  return sb_take_arena(&s, A);
 }
 
 static cJSON *memref_json(arena *A, const region_memref *m, bool out) {

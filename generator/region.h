@@ -137,5 +137,11 @@ bool region_verify(const region_set *rs, diag_list *dl);
 cJSON *region_dump(const region_set *rs);
 /* An expression as one line of JSON, for comments and messages. */
 char *region_expr_str(arena *A, const region *r, const rexpr *e);
+/* The same as compact infix text for the generated code's comments:
+ * "C0 + bias[n]", "select(C1.cmplt, C1, 0)", "sum[k](A[m, k] * B[k, n])".
+ * Broadcasts and casts to fp32 are left out (the indices and the fp32
+ * epilogue imply them); a guard Select(g, 1, 0) prints as its guard g;
+ * guards read "0 <= 2*h+kh-1 < H" or "-m+n-1 >= 0". */
+char *region_expr_text(arena *A, const region *r, const rexpr *e);
 
 #endif

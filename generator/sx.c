@@ -646,6 +646,233 @@ char *sx_str(arena *A, const sx *x) {
   return sb_take_arena(&s, A);
 }
 
+/* ---- Horner form ---------------------------------------------------------- */
+
+/* A term as coef * f[0] * ... * f[nf-1]; a PROD contributes its factors. */
+#define HF_MAX 8
+typedef struct hterm {
+  int64_t coef;
+  int nf;
+  const sx_atom *f[HF_MAX];
+} hterm;
+
+typedef struct hctx {
+  strbuf *s;
+  sx_atom_print_fn atom;
+  void *ctx;
+} hctx;
+
+static int hterm_find(const hterm *t, const sx_atom *a) {
+  for (int i = 0; i < t->nf; i++)
+    if (!atom_cmp(t->f[i], a)) return i;
+  return -1;
+}
+
+/* A common factor: an atom, or (a == NULL) an integer d >= 2 dividing the
+ * coefficients. */
+typedef struct hfac {
+  const sx_atom *a;
+  int64_t d;
+} hfac;
+
+static bool h_has(const hterm *t, hfac f) { return f.a ? hterm_find(t, f.a) >= 0 : t->coef % f.d == 0; }
+
+/* t / f, for a t that has f */
+static hterm h_div(hterm t, hfac f) {
+  if (!f.a) {
+    t.coef /= f.d;
+    return t;
+  }
+  for (int j = hterm_find(&t, f.a); j + 1 < t.nf; j++) t.f[j] = t.f[j + 1];
+  t.nf--;
+  return t;
+}
+
+static int64_t gcd64(int64_t a, int64_t b) { /* a, b > INT64_MIN */
+  a = a < 0 ? -a : a, b = b < 0 ? -b : b;
+  while (b) {
+    int64_t r = a % b;
+    a = b, b = r;
+  }
+  return a;
+}
+
+static int h_count(const hterm *t, const bool *done, int n, hfac f) {
+  int c = 0;
+  for (int k = 0; k < n; k++) c += !done[k] && h_has(&t[k], f);
+  return c;
+}
+
+/* The factor shared by most of the live terms (at least `min` of them); on a
+ * tie an atom before an integer, atoms in canonical order, larger integers
+ * first.  False when there is none. */
+static bool h_best(const hterm *t, const bool *done, int n, int min, hfac *best) {
+  int bestn = 0;
+  for (int i = 0; i < n; i++) {
+    if (done[i]) continue;
+    for (int j = 0; j < t[i].nf; j++) {
+      hfac f = {t[i].f[j], 0};
+      if (hterm_find(&t[i], f.a) != j) continue; /* a repeated factor counts once */
+      int c = h_count(t, done, n, f);
+      if (c > bestn || (c == bestn && (!best->a || atom_cmp(f.a, best->a) < 0))) *best = f, bestn = c;
+    }
+  }
+  for (int i = 0; i < n; i++)
+    for (int k = i + 1; k < n; k++) {
+      if (done[i] || done[k]) continue;
+      hfac f = {NULL, gcd64(t[i].coef, t[k].coef)};
+      if (f.d < 2) continue;
+      int c = h_count(t, done, n, f);
+      if (c > bestn || (c == bestn && !best->a && f.d > best->d)) *best = f, bestn = c;
+    }
+  return bestn >= min && bestn > 0;
+}
+
+static void h_fac(hctx *h, hfac f) {
+  if (f.a) h->atom(h->ctx, h->s, f.a);
+  else sb_printf(h->s, "%lld", (long long)f.d);
+}
+
+static void h_mag(hctx *h, int64_t v) { sb_printf(h->s, "%llu", v < 0 ? -(unsigned long long)v : (unsigned long long)v); }
+
+/* a separator and a sign before a piece whose signed value is `neg`ative */
+static void h_sign(hctx *h, bool first, bool neg) {
+  if (first) sb_puts(h->s, neg ? "-" : "");
+  else sb_puts(h->s, neg ? " - " : " + ");
+}
+
+static void h_factors(hctx *h, const hterm *t) {
+  for (int i = 0; i < t->nf; i++) {
+    if (i) sb_puts(h->s, " * ");
+    h->atom(h->ctx, h->s, t->f[i]);
+  }
+}
+
+static void h_sum(hctx *h, hterm *t, int n, int64_t c0, int sign);
+
+/* f * (sum of q), with q the quotients; a factor that every quotient still
+ * shares is chained ("W * H * (...)") rather than nested */
+static void h_group(hctx *h, hfac f, hterm *q, int n, int64_t c0, int sign) {
+  h_fac(h, f);
+  bool *done = calloc((size_t)n, sizeof *done);
+  hfac g = {0};
+  while (c0 == 0 && h_best(q, done, n, n, &g)) {
+    sb_puts(h->s, " * ");
+    h_fac(h, g);
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+      hterm r = h_div(q[i], g);
+      if (r.nf == 0) c0 = r.coef; /* at most one: the terms' atoms are distinct */
+      else q[k++] = r;
+    }
+    n = k;
+    g = (hfac){0};
+  }
+  free(done);
+  sb_puts(h->s, " * (");
+  h_sum(h, q, n, c0, sign);
+  sb_puts(h->s, ")");
+}
+
+/* The sum of the terms plus c0, each multiplied by sign (+1 or -1).  Terms
+ * that share no factor come first, then c0, then the groups; c0 goes last
+ * when every term is in a group ("W * (...) - 1"). */
+static void h_sum(hctx *h, hterm *t, int n, int64_t c0, int sign) {
+  bool *done = calloc((size_t)n + 1, sizeof *done);
+  int *grp = calloc((size_t)n + 1, sizeof *grp); /* 0: flat; g >= 1: in group g */
+  hfac gf[64], f = {0};
+  int ng = 0;
+  while (ng < 64 && h_best(t, done, n, 2, &f)) {
+    gf[ng++] = f;
+    for (int i = 0; i < n; i++)
+      if (!done[i] && h_has(&t[i], f)) done[i] = true, grp[i] = ng;
+    f = (hfac){0};
+  }
+  bool first = true;
+  for (int i = 0; i < n; i++) {
+    if (grp[i]) continue;
+    int64_t v = sign < 0 ? -t[i].coef : t[i].coef; /* no INT64_MIN: see below */
+    h_sign(h, first, v < 0);
+    first = false;
+    if (v != 1 && v != -1) {
+      h_mag(h, v);
+      sb_puts(h->s, " * ");
+    }
+    h_factors(h, &t[i]);
+  }
+  int64_t cv = sign < 0 ? -c0 : c0;
+  bool c_last = first && ng > 0;
+  if (!c_last && (cv != 0 || first)) {
+    h_sign(h, first, cv < 0);
+    h_mag(h, cv);
+    first = false;
+  }
+  for (int g = 1; g <= ng; g++) {
+    int m = 0;
+    for (int i = 0; i < n; i++) m += grp[i] == g;
+    hterm *q = calloc((size_t)m, sizeof *q);
+    int64_t qc = 0;
+    int k = 0;
+    bool allneg = true;
+    for (int i = 0; i < n; i++) {
+      if (grp[i] != g) continue;
+      hterm r = h_div(t[i], gf[g - 1]);
+      if ((sign < 0 ? -r.coef : r.coef) > 0) allneg = false;
+      if (r.nf == 0) qc = r.coef; /* at most one: the terms' atoms are distinct */
+      else q[k++] = r;
+    }
+    if ((sign < 0 ? -qc : qc) > 0) allneg = false;
+    /* an all-negative group is subtracted: "- C * (W + 1)" */
+    h_sign(h, first, allneg);
+    first = false;
+    h_group(h, gf[g - 1], q, k, qc, allneg ? -sign : sign);
+    free(q);
+  }
+  if (c_last && cv != 0) {
+    h_sign(h, false, cv < 0);
+    h_mag(h, cv);
+  }
+  free(done);
+  free(grp);
+}
+
+void sx_print_horner(strbuf *s, const sx *x, sx_atom_print_fn atom, void *ctx) {
+  hctx h = {s, atom, ctx};
+  hterm *t = calloc((size_t)x->nterms + 1, sizeof *t);
+  /* Negating is safe without INT64_MIN; past HF_MAX factors, or with an
+   * INT64_MIN, the sum is printed flat (sign +1, no group). */
+  bool flat = x->c0 == INT64_MIN;
+  for (int i = 0; i < x->nterms; i++) {
+    const sx_atom *a = x->terms[i].atom;
+    t[i].coef = x->terms[i].coef;
+    flat |= t[i].coef == INT64_MIN;
+    if (a->kind == SXA_PROD && a->nf <= HF_MAX) {
+      t[i].nf = a->nf;
+      for (int j = 0; j < a->nf; j++) t[i].f[j] = a->f[j];
+    } else if (a->kind == SXA_PROD) {
+      flat = true;
+    } else {
+      t[i].nf = 1, t[i].f[0] = a;
+    }
+  }
+  if (flat) {
+    for (int i = 0; i < x->nterms; i++) {
+      h_sign(&h, i == 0, x->terms[i].coef < 0);
+      if (x->terms[i].coef != 1 && x->terms[i].coef != -1) h_mag(&h, x->terms[i].coef), sb_puts(s, " * ");
+      const sx_atom *a = x->terms[i].atom;
+      if (a->kind != SXA_PROD) atom(ctx, s, a);
+      for (int j = 0; a->kind == SXA_PROD && j < a->nf; j++) {
+        if (j) sb_puts(s, " * ");
+        atom(ctx, s, a->f[j]);
+      }
+    }
+    if (x->c0 || !x->nterms) h_sign(&h, !x->nterms, x->c0 < 0), h_mag(&h, x->c0);
+  } else {
+    h_sum(&h, t, x->nterms, x->c0, 1);
+  }
+  free(t);
+}
+
 cJSON *sx_shape_json(arena *A, int rank, const sx *const *shape) {
   cJSON *arr = cJSON_CreateArray();
   for (int i = 0; i < rank; i++) {

@@ -100,6 +100,18 @@ const sx *sx_simplify(arena *A, const sx *x, sx_range_fn range, void *ctx);
 /* Text: "2*h+kh-1", "floor((i0+3)/4)", "M*K", "i0 % S".  The affine subset of
  * this syntax is also valid isl syntax. */
 char *sx_str(arena *A, const sx *x);
+/* Horner form for the C printers: common factors pulled out of the sum and
+ * nested, "c*(2*w - 1 + W*(2*h - 1 + H*n))" instead of the expanded
+ * "2*c*w - c - c*W + ...".  Only the form changes: the text is the same
+ * polynomial (over the integers, and so also modulo 2^64), with constants
+ * folded by the canonical form.  A term's factors are its atom, or a PROD's
+ * factors; `atom` prints one factor (never a PROD), and FLOOR atoms recurse
+ * through it.  Writes no outer parentheses; " + ", " - ", " * " separate.
+ * Deterministic: the factor shared by most terms is pulled out first, ties
+ * going to the first in canonical atom order. */
+struct strbuf;
+typedef void (*sx_atom_print_fn)(void *ctx, struct strbuf *s, const sx_atom *a);
+void sx_print_horner(struct strbuf *s, const sx *x, sx_atom_print_fn atom, void *ctx);
 /* A shape as "[M,K]". */
 char *sx_shape_str(arena *A, int rank, const sx *const *shape);
 /* A shape as a JSON array for the dumps: integers as numbers, the rest as

@@ -36,7 +36,7 @@ struct Op_D64 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 64 - i_d;
-    *src = base + (i_d + 64 * i_m + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+    *src = base + (i_d + 64 * (i_m + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // K = K[b, h, n, d]: chunks of VEC elements run along d
@@ -52,12 +52,12 @@ struct Op_D64 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 64 - i_d;
-    *src = base + (i_d + 64 * i_n + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+    *src = base + (i_d + 64 * (i_n + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // the score lets of region attention_causal.S_t_matmul on one element s of S = QK^T
-  //   S.mul = {"mul":["S",0.18033688011112042]}
-  //   S_masked = {"select":{"pred":{"BroadcastInDim":{"operand":{"select":{"pred":{"and":["0<=-m+n-1"]},"then":1,"else":0}},"result_shape":["B","H","S","S"],"broadcast_dimensions":[2,3]}},"then":"-inf","else":"S.mul"}}
+  //   S.mul = S * 0.18033688011112042
+  //   S_masked = select(-m+n-1 >= 0, -inf, S.mul)
   static __device__ __forceinline__ float score([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
                                                [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi, float s) {
     [[maybe_unused]] const int64_t i_m = mi;
@@ -83,12 +83,13 @@ struct Op_D64 {
     const float v_S_masked = v_S_mul;
     return v_S_masked;
   }
-  // S_masked.sub = {"sub":["S_masked",{"BroadcastInDim":{"operand":"S_masked.reduce","result_shape":["B","H","S","S"],"broadcast_dimensions":[0,1,2]}}]}; S_masked.exp2 = {"exp2":["S_masked.sub"]}
+  // S_masked.sub = S_masked - S_masked.reduce
+  // S_masked.exp2 = exp2(S_masked.sub)
   static __device__ __forceinline__ float expdiff(float a, float b) {
     const float v_S_masked_sub = (a - b);
     return dlc::exp2_nonpos(v_S_masked_sub);
   }
-  // P_fp32 = {"fdiv":["S_masked.exp2",{"BroadcastInDim":{"operand":"S_masked.reduce.1","result_shape":["B","H","S","S"],"broadcast_dimensions":[0,1,2]}}]}
+  // P_fp32 = S_masked.exp2 / S_masked.reduce.1
   static __device__ __forceinline__ float finish(float o, float l) { return (o / l); }
   // false when the mask (the score lets' guard Selects) removes every element of the tile
   static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,
@@ -123,15 +124,16 @@ struct Op_D64 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 64 - i_d;
-    *src = base + (i_d + 64 * i_n + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+    *src = base + (i_d + 64 * (i_n + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // full key tiles stream K and V rows: elements between consecutive keys
   static constexpr bool KV_STREAM = true;
   static __device__ __forceinline__ int64_t k_rstep([[maybe_unused]] const Params *p) { return 64; }
   static __device__ __forceinline__ int64_t v_rstep([[maybe_unused]] const Params *p) { return 64; }
-  // epilogue of region attention_causal.O_matmul: its post-reduce lets on the fp32 accumulator (O already divided by the row sum), then the store
-  //   O = {"reduce":{"op":"sum","axes":["n"],"init":0,"dtype":"fp32","body":{"mul":[{"read":{"tensor":"P","map":["b","h","m","n"]}},{"read":{"tensor":"V","map":["b","h","n","d"]}}]}}}
+  // epilogue of region attention_causal.O_matmul: its post-reduce lets on the fp32 accumulator
+  //     (O already divided by the row sum), then the store
+  //   O = sum[n](P[b, h, m, n] * V[b, h, n, d])
   //   yield O -> O (T)
   static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
                                                  const float (&acc)[4]) {
@@ -151,7 +153,7 @@ struct Op_D64 {
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_d = nj;
       out[j] = acc[j];
-      off[j] = (i_d + 64 * i_m + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+      off[j] = (i_d + 64 * (i_m + p->s * (i_h + p->h * i_b)));
     }
     OutT *dst = static_cast<OutT *>(p->o);
     if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
@@ -192,7 +194,7 @@ struct Op_D64 {
     OutT *dst;
     {
       [[maybe_unused]] const int64_t i_d = ni;
-      dst = static_cast<OutT *>(p->o) + (i_d + 64 * i_mflat + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+      dst = static_cast<OutT *>(p->o) + (i_d + 64 * (i_mflat + p->s * (i_h + p->h * i_b)));
     }
     float out[EPI_VEC];
 #pragma unroll
@@ -233,7 +235,7 @@ struct Op_D128 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 128 - i_d;
-    *src = base + (i_d + 128 * i_m + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+    *src = base + (i_d + 128 * (i_m + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // K = K[b, h, n, d]: chunks of VEC elements run along d
@@ -249,12 +251,12 @@ struct Op_D128 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 128 - i_d;
-    *src = base + (i_d + 128 * i_n + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+    *src = base + (i_d + 128 * (i_n + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // the score lets of region attention_causal.S_t_matmul on one element s of S = QK^T
-  //   S.mul = {"mul":["S",0.12751743082459868]}
-  //   S_masked = {"select":{"pred":{"BroadcastInDim":{"operand":{"select":{"pred":{"and":["0<=-m+n-1"]},"then":1,"else":0}},"result_shape":["B","H","S","S"],"broadcast_dimensions":[2,3]}},"then":"-inf","else":"S.mul"}}
+  //   S.mul = S * 0.12751743082459868
+  //   S_masked = select(-m+n-1 >= 0, -inf, S.mul)
   static __device__ __forceinline__ float score([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
                                                [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi, float s) {
     [[maybe_unused]] const int64_t i_m = mi;
@@ -280,12 +282,13 @@ struct Op_D128 {
     const float v_S_masked = v_S_mul;
     return v_S_masked;
   }
-  // S_masked.sub = {"sub":["S_masked",{"BroadcastInDim":{"operand":"S_masked.reduce","result_shape":["B","H","S","S"],"broadcast_dimensions":[0,1,2]}}]}; S_masked.exp2 = {"exp2":["S_masked.sub"]}
+  // S_masked.sub = S_masked - S_masked.reduce
+  // S_masked.exp2 = exp2(S_masked.sub)
   static __device__ __forceinline__ float expdiff(float a, float b) {
     const float v_S_masked_sub = (a - b);
     return dlc::exp2_nonpos(v_S_masked_sub);
   }
-  // P_fp32 = {"fdiv":["S_masked.exp2",{"BroadcastInDim":{"operand":"S_masked.reduce.1","result_shape":["B","H","S","S"],"broadcast_dimensions":[0,1,2]}}]}
+  // P_fp32 = S_masked.exp2 / S_masked.reduce.1
   static __device__ __forceinline__ float finish(float o, float l) { return (o / l); }
   // false when the mask (the score lets' guard Selects) removes every element of the tile
   static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,
@@ -320,15 +323,16 @@ struct Op_D128 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 128 - i_d;
-    *src = base + (i_d + 128 * i_n + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+    *src = base + (i_d + 128 * (i_n + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // full key tiles stream K and V rows: elements between consecutive keys
   static constexpr bool KV_STREAM = true;
   static __device__ __forceinline__ int64_t k_rstep([[maybe_unused]] const Params *p) { return 128; }
   static __device__ __forceinline__ int64_t v_rstep([[maybe_unused]] const Params *p) { return 128; }
-  // epilogue of region attention_causal.O_matmul: its post-reduce lets on the fp32 accumulator (O already divided by the row sum), then the store
-  //   O = {"reduce":{"op":"sum","axes":["n"],"init":0,"dtype":"fp32","body":{"mul":[{"read":{"tensor":"P","map":["b","h","m","n"]}},{"read":{"tensor":"V","map":["b","h","n","d"]}}]}}}
+  // epilogue of region attention_causal.O_matmul: its post-reduce lets on the fp32 accumulator
+  //     (O already divided by the row sum), then the store
+  //   O = sum[n](P[b, h, m, n] * V[b, h, n, d])
   //   yield O -> O (T)
   static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
                                                  const float (&acc)[4]) {
@@ -348,7 +352,7 @@ struct Op_D128 {
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_d = nj;
       out[j] = acc[j];
-      off[j] = (i_d + 128 * i_m + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+      off[j] = (i_d + 128 * (i_m + p->s * (i_h + p->h * i_b)));
     }
     OutT *dst = static_cast<OutT *>(p->o);
     if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
@@ -389,7 +393,7 @@ struct Op_D128 {
     OutT *dst;
     {
       [[maybe_unused]] const int64_t i_d = ni;
-      dst = static_cast<OutT *>(p->o) + (i_d + 128 * i_mflat + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+      dst = static_cast<OutT *>(p->o) + (i_d + 128 * (i_mflat + p->s * (i_h + p->h * i_b)));
     }
     float out[EPI_VEC];
 #pragma unroll
@@ -430,7 +434,7 @@ struct Op_D64_bf16 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 64 - i_d;
-    *src = base + (i_d + 64 * i_m + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+    *src = base + (i_d + 64 * (i_m + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // K = K[b, h, n, d]: chunks of VEC elements run along d
@@ -446,12 +450,12 @@ struct Op_D64_bf16 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 64 - i_d;
-    *src = base + (i_d + 64 * i_n + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+    *src = base + (i_d + 64 * (i_n + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // the score lets of region attention_causal.S_t_matmul on one element s of S = QK^T
-  //   S.mul = {"mul":["S",0.18033688011112042]}
-  //   S_masked = {"select":{"pred":{"BroadcastInDim":{"operand":{"select":{"pred":{"and":["0<=-m+n-1"]},"then":1,"else":0}},"result_shape":["B","H","S","S"],"broadcast_dimensions":[2,3]}},"then":"-inf","else":"S.mul"}}
+  //   S.mul = S * 0.18033688011112042
+  //   S_masked = select(-m+n-1 >= 0, -inf, S.mul)
   static __device__ __forceinline__ float score([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
                                                [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi, float s) {
     [[maybe_unused]] const int64_t i_m = mi;
@@ -477,12 +481,13 @@ struct Op_D64_bf16 {
     const float v_S_masked = v_S_mul;
     return v_S_masked;
   }
-  // S_masked.sub = {"sub":["S_masked",{"BroadcastInDim":{"operand":"S_masked.reduce","result_shape":["B","H","S","S"],"broadcast_dimensions":[0,1,2]}}]}; S_masked.exp2 = {"exp2":["S_masked.sub"]}
+  // S_masked.sub = S_masked - S_masked.reduce
+  // S_masked.exp2 = exp2(S_masked.sub)
   static __device__ __forceinline__ float expdiff(float a, float b) {
     const float v_S_masked_sub = (a - b);
     return dlc::exp2_nonpos(v_S_masked_sub);
   }
-  // P = {"fdiv":["S_masked.exp2",{"BroadcastInDim":{"operand":"S_masked.reduce.1","result_shape":["B","H","S","S"],"broadcast_dimensions":[0,1,2]}}]}
+  // P = S_masked.exp2 / S_masked.reduce.1
   static __device__ __forceinline__ float finish(float o, float l) { return (o / l); }
   // false when the mask (the score lets' guard Selects) removes every element of the tile
   static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,
@@ -517,15 +522,16 @@ struct Op_D64_bf16 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 64 - i_d;
-    *src = base + (i_d + 64 * i_n + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+    *src = base + (i_d + 64 * (i_n + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // full key tiles stream K and V rows: elements between consecutive keys
   static constexpr bool KV_STREAM = true;
   static __device__ __forceinline__ int64_t k_rstep([[maybe_unused]] const Params *p) { return 64; }
   static __device__ __forceinline__ int64_t v_rstep([[maybe_unused]] const Params *p) { return 64; }
-  // epilogue of region attention_causal.O_matmul: its post-reduce lets on the fp32 accumulator (O already divided by the row sum), then the store
-  //   O = {"reduce":{"op":"sum","axes":["n"],"init":0,"dtype":"fp32","body":{"mul":[{"read":{"tensor":"P","map":["b","h","m","n"]}},{"read":{"tensor":"V","map":["b","h","n","d"]}}]}}}
+  // epilogue of region attention_causal.O_matmul: its post-reduce lets on the fp32 accumulator
+  //     (O already divided by the row sum), then the store
+  //   O = sum[n](P[b, h, m, n] * V[b, h, n, d])
   //   yield O -> O (T)
   static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
                                                  const float (&acc)[4]) {
@@ -545,7 +551,7 @@ struct Op_D64_bf16 {
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_d = nj;
       out[j] = acc[j];
-      off[j] = (i_d + 64 * i_m + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+      off[j] = (i_d + 64 * (i_m + p->s * (i_h + p->h * i_b)));
     }
     OutT *dst = static_cast<OutT *>(p->o);
     if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
@@ -586,7 +592,7 @@ struct Op_D64_bf16 {
     OutT *dst;
     {
       [[maybe_unused]] const int64_t i_d = ni;
-      dst = static_cast<OutT *>(p->o) + (i_d + 64 * i_mflat + 64 * p->s * i_h + 64 * p->h * p->s * i_b);
+      dst = static_cast<OutT *>(p->o) + (i_d + 64 * (i_mflat + p->s * (i_h + p->h * i_b)));
     }
     float out[EPI_VEC];
 #pragma unroll
@@ -627,7 +633,7 @@ struct Op_D128_bf16 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 128 - i_d;
-    *src = base + (i_d + 128 * i_m + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+    *src = base + (i_d + 128 * (i_m + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // K = K[b, h, n, d]: chunks of VEC elements run along d
@@ -643,12 +649,12 @@ struct Op_D128_bf16 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 128 - i_d;
-    *src = base + (i_d + 128 * i_n + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+    *src = base + (i_d + 128 * (i_n + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // the score lets of region attention_causal.S_t_matmul on one element s of S = QK^T
-  //   S.mul = {"mul":["S",0.12751743082459868]}
-  //   S_masked = {"select":{"pred":{"BroadcastInDim":{"operand":{"select":{"pred":{"and":["0<=-m+n-1"]},"then":1,"else":0}},"result_shape":["B","H","S","S"],"broadcast_dimensions":[2,3]}},"then":"-inf","else":"S.mul"}}
+  //   S.mul = S * 0.12751743082459868
+  //   S_masked = select(-m+n-1 >= 0, -inf, S.mul)
   static __device__ __forceinline__ float score([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
                                                [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi, float s) {
     [[maybe_unused]] const int64_t i_m = mi;
@@ -674,12 +680,13 @@ struct Op_D128_bf16 {
     const float v_S_masked = v_S_mul;
     return v_S_masked;
   }
-  // S_masked.sub = {"sub":["S_masked",{"BroadcastInDim":{"operand":"S_masked.reduce","result_shape":["B","H","S","S"],"broadcast_dimensions":[0,1,2]}}]}; S_masked.exp2 = {"exp2":["S_masked.sub"]}
+  // S_masked.sub = S_masked - S_masked.reduce
+  // S_masked.exp2 = exp2(S_masked.sub)
   static __device__ __forceinline__ float expdiff(float a, float b) {
     const float v_S_masked_sub = (a - b);
     return dlc::exp2_nonpos(v_S_masked_sub);
   }
-  // P = {"fdiv":["S_masked.exp2",{"BroadcastInDim":{"operand":"S_masked.reduce.1","result_shape":["B","H","S","S"],"broadcast_dimensions":[0,1,2]}}]}
+  // P = S_masked.exp2 / S_masked.reduce.1
   static __device__ __forceinline__ float finish(float o, float l) { return (o / l); }
   // false when the mask (the score lets' guard Selects) removes every element of the tile
   static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,
@@ -714,15 +721,16 @@ struct Op_D128_bf16 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const int64_t left = 128 - i_d;
-    *src = base + (i_d + 128 * i_n + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+    *src = base + (i_d + 128 * (i_n + p->s * (i_h + p->h * i_b)));
     return left < VEC ? (int)left : VEC;
   }
   // full key tiles stream K and V rows: elements between consecutive keys
   static constexpr bool KV_STREAM = true;
   static __device__ __forceinline__ int64_t k_rstep([[maybe_unused]] const Params *p) { return 128; }
   static __device__ __forceinline__ int64_t v_rstep([[maybe_unused]] const Params *p) { return 128; }
-  // epilogue of region attention_causal.O_matmul: its post-reduce lets on the fp32 accumulator (O already divided by the row sum), then the store
-  //   O = {"reduce":{"op":"sum","axes":["n"],"init":0,"dtype":"fp32","body":{"mul":[{"read":{"tensor":"P","map":["b","h","m","n"]}},{"read":{"tensor":"V","map":["b","h","n","d"]}}]}}}
+  // epilogue of region attention_causal.O_matmul: its post-reduce lets on the fp32 accumulator
+  //     (O already divided by the row sum), then the store
+  //   O = sum[n](P[b, h, m, n] * V[b, h, n, d])
   //   yield O -> O (T)
   static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
                                                  const float (&acc)[4]) {
@@ -742,7 +750,7 @@ struct Op_D128_bf16 {
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_d = nj;
       out[j] = acc[j];
-      off[j] = (i_d + 128 * i_m + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+      off[j] = (i_d + 128 * (i_m + p->s * (i_h + p->h * i_b)));
     }
     OutT *dst = static_cast<OutT *>(p->o);
     if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
@@ -783,7 +791,7 @@ struct Op_D128_bf16 {
     OutT *dst;
     {
       [[maybe_unused]] const int64_t i_d = ni;
-      dst = static_cast<OutT *>(p->o) + (i_d + 128 * i_mflat + 128 * p->s * i_h + 128 * p->h * p->s * i_b);
+      dst = static_cast<OutT *>(p->o) + (i_d + 128 * (i_mflat + p->s * (i_h + p->h * i_b)));
     }
     float out[EPI_VEC];
 #pragma unroll

@@ -45,7 +45,7 @@ struct Op_stride1x1_pad1x1 {
     [[maybe_unused]] const int64_t i_kh = t_ki;
     if (!((0 <= (i_h + i_kh - 1) && (i_h + i_kh - 1) < (p->h)) && (0 <= (i_kw + i_w - 1) && (i_kw + i_w - 1) < (p->w)))) return 0;  // pad piece: zero fill
     const int64_t left = (p->c) - i_ci;
-    *src = base + (-p->c + i_ci - p->c * p->w + p->c * i_kw + p->c * i_w + p->c * p->w * i_h + p->c * p->w * i_kh + p->c * p->h * p->w * i_n);
+    *src = base + (i_ci + p->c * (i_kw + i_w - 1 + p->w * (i_h + i_kh + p->h * i_n - 1)));
     return left < VEC ? (int)left : VEC;
   }
   // operand B = Wt[co, kh, kw, ci]: chunks of VEC elements run along ci
@@ -63,12 +63,13 @@ struct Op_stride1x1_pad1x1 {
     t_ki /= 3;
     [[maybe_unused]] const int64_t i_kh = t_ki;
     const int64_t left = (p->c) - i_ci;
-    *src = base + (i_ci + 9 * p->c * i_co + 3 * p->c * i_kh + p->c * i_kw);
+    *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
     return left < VEC ? (int)left : VEC;
   }
   static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
   static constexpr bool B_ADVANCE = false;  // chunk addresses recomputed every k-tile
-  // the K counter of the walking operands: (kh, kw, ci) at the thread's K column, += 32 with carries each tile, and their K parts
+  // the K counter of the walking operands: (kh, kw, ci) at the thread's K column, += 32 with carries each
+  //     tile, and their K parts
   struct KWalk {
     int k[3];
     int64_t a_off;
@@ -85,10 +86,10 @@ struct Op_stride1x1_pad1x1 {
     w.k[0] = (int)i_kh;
     w.k[1] = (int)i_kw;
     w.k[2] = (int)i_ci;
-    w.a_off = (i_ci + p->c * i_kw + p->c * p->w * i_kh);
-    w.a_d[0] = (-3 * p->c + p->c * p->w);
+    w.a_off = (i_ci + p->c * (i_kw + p->w * i_kh));
+    w.a_d[0] = (p->c * (p->w - 3));
     w.a_d[1] = 0;
-    w.b_off = (i_ci + 3 * p->c * i_kh + p->c * i_kw);
+    w.b_off = (i_ci + p->c * (3 * i_kh + i_kw));
   }
   static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
     w.k[2] += 32;
@@ -117,7 +118,7 @@ struct Op_stride1x1_pad1x1 {
     [[maybe_unused]] const int64_t i_n = t_ri;
     g[0] = (i_h - 1);
     g[1] = (i_w - 1);
-    return (-p->c - p->c * p->w + p->c * i_w + p->c * p->w * i_h + p->c * p->h * p->w * i_n);
+    return (p->c * (i_w - 1 + p->w * (i_h + p->h * i_n - 1)));
   }
   static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
                                                   [[maybe_unused]] int64_t (&g)[2]) {
@@ -155,13 +156,14 @@ struct Op_stride1x1_pad1x1 {
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
   static constexpr int STEADY_MIN_VEC = 4;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
-  //   Y0 = {"reduce":{"op":"sum","axes":["kh","kw","ci"],"init":0,"dtype":"fp32","body":{"mul":[{"select":{"pred":{"and":["0<=h+kh-1","h+kh-1<H","0<=kw+w-1","kw+w-1<W"]},"then":{"read":{"tensor":"X","map":["n","h+kh-1","kw+w-1","ci"]}},"else":0}},{"read":{"tensor":"Wt","map":["co","kh","kw","ci"]}}]}}}
-  //   Y1 = {"add":["Y0",{"BroadcastInDim":{"operand":{"cast":{"to":"fp32","x":{"read":{"tensor":"bias","map":["co"]}}}},"result_shape":["N","H","W","K"],"broadcast_dimensions":[3]}}]}
-  //   Y1.mul = {"mul":["Y1",-1.4426950408889634]}
-  //   Y1.exp2 = {"exp2":["Y1.mul"]}
-  //   Y1.add = {"add":[1,"Y1.exp2"]}
-  //   Y1.recip = {"recip":["Y1.add"]}
-  //   Y = {"mul":["Y1","Y1.recip"]}
+  //   Y0 = sum[kh, kw, ci](select(0 <= h+kh-1 < H && 0 <= kw+w-1 < W, X[n, h+kh-1, kw+w-1, ci], 0) *
+  //       Wt[co, kh, kw, ci])
+  //   Y1 = Y0 + bias[co]
+  //   Y1.mul = Y1 * -1.4426950408889634
+  //   Y1.exp2 = exp2(Y1.mul)
+  //   Y1.add = 1 + Y1.exp2
+  //   Y1.recip = 1 / Y1.add
+  //   Y = Y1 * Y1.recip
   //   yield Y -> Y (T)
   static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
                                                  const float (&acc)[4]) {
@@ -196,7 +198,7 @@ struct Op_stride1x1_pad1x1 {
       const float v_Y1_recip = (1.0f / v_Y1_add);
       const float v_Y = (v_Y1 * v_Y1_recip);
       out[j] = v_Y;
-      off[j] = (i_co + p->k * i_w + p->k * p->w * i_h + p->h * p->k * p->w * i_n);
+      off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
     }
     OutT *dst = static_cast<OutT *>(p->y);
     if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
@@ -292,7 +294,7 @@ struct Op_stride2x2_pad1x1 {
     [[maybe_unused]] const int64_t i_kh = t_ki;
     if (!((0 <= (2 * i_h + i_kh - 1) && (2 * i_h + i_kh - 1) < (p->h)) && (0 <= (i_kw + 2 * i_w - 1) && (i_kw + 2 * i_w - 1) < (p->w)))) return 0;  // pad piece: zero fill
     const int64_t left = (p->c) - i_ci;
-    *src = base + (-p->c + i_ci - p->c * p->w + p->c * i_kw + 2 * p->c * i_w + 2 * p->c * p->w * i_h + p->c * p->w * i_kh + p->c * p->h * p->w * i_n);
+    *src = base + (i_ci + p->c * (i_kw + 2 * i_w - 1 + p->w * (2 * i_h + i_kh + p->h * i_n - 1)));
     return left < VEC ? (int)left : VEC;
   }
   // operand B = Wt[co, kh, kw, ci]: chunks of VEC elements run along ci
@@ -310,12 +312,13 @@ struct Op_stride2x2_pad1x1 {
     t_ki /= 3;
     [[maybe_unused]] const int64_t i_kh = t_ki;
     const int64_t left = (p->c) - i_ci;
-    *src = base + (i_ci + 9 * p->c * i_co + 3 * p->c * i_kh + p->c * i_kw);
+    *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
     return left < VEC ? (int)left : VEC;
   }
   static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
   static constexpr bool B_ADVANCE = false;  // chunk addresses recomputed every k-tile
-  // the K counter of the walking operands: (kh, kw, ci) at the thread's K column, += 32 with carries each tile, and their K parts
+  // the K counter of the walking operands: (kh, kw, ci) at the thread's K column, += 32 with carries each
+  //     tile, and their K parts
   struct KWalk {
     int k[3];
     int64_t a_off;
@@ -332,10 +335,10 @@ struct Op_stride2x2_pad1x1 {
     w.k[0] = (int)i_kh;
     w.k[1] = (int)i_kw;
     w.k[2] = (int)i_ci;
-    w.a_off = (i_ci + p->c * i_kw + p->c * p->w * i_kh);
-    w.a_d[0] = (-3 * p->c + p->c * p->w);
+    w.a_off = (i_ci + p->c * (i_kw + p->w * i_kh));
+    w.a_d[0] = (p->c * (p->w - 3));
     w.a_d[1] = 0;
-    w.b_off = (i_ci + 3 * p->c * i_kh + p->c * i_kw);
+    w.b_off = (i_ci + p->c * (3 * i_kh + i_kw));
   }
   static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
     w.k[2] += 32;
@@ -364,7 +367,7 @@ struct Op_stride2x2_pad1x1 {
     [[maybe_unused]] const int64_t i_n = t_ri;
     g[0] = (2 * i_h - 1);
     g[1] = (2 * i_w - 1);
-    return (-p->c - p->c * p->w + 2 * p->c * i_w + 2 * p->c * p->w * i_h + p->c * p->h * p->w * i_n);
+    return (p->c * (2 * i_w - 1 + p->w * (2 * i_h + p->h * i_n - 1)));
   }
   static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
                                                   [[maybe_unused]] int64_t (&g)[2]) {
@@ -402,13 +405,14 @@ struct Op_stride2x2_pad1x1 {
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
   static constexpr int STEADY_MIN_VEC = 4;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
-  //   Y0 = {"reduce":{"op":"sum","axes":["kh","kw","ci"],"init":0,"dtype":"fp32","body":{"mul":[{"select":{"pred":{"and":["0<=2*h+kh-1","2*h+kh-1<H","0<=2*w+kw-1","2*w+kw-1<W"]},"then":{"read":{"tensor":"X","map":["n","2*h+kh-1","2*w+kw-1","ci"]}},"else":0}},{"read":{"tensor":"Wt","map":["co","kh","kw","ci"]}}]}}}
-  //   Y1 = {"add":["Y0",{"BroadcastInDim":{"operand":{"cast":{"to":"fp32","x":{"read":{"tensor":"bias","map":["co"]}}}},"result_shape":["N","floor((H+1)/2)","floor((W+1)/2)","K"],"broadcast_dimensions":[3]}}]}
-  //   Y1.mul = {"mul":["Y1",-1.4426950408889634]}
-  //   Y1.exp2 = {"exp2":["Y1.mul"]}
-  //   Y1.add = {"add":[1,"Y1.exp2"]}
-  //   Y1.recip = {"recip":["Y1.add"]}
-  //   Y = {"mul":["Y1","Y1.recip"]}
+  //   Y0 = sum[kh, kw, ci](select(0 <= 2*h+kh-1 < H && 0 <= 2*w+kw-1 < W, X[n, 2*h+kh-1, 2*w+kw-1, ci], 0) *
+  //       Wt[co, kh, kw, ci])
+  //   Y1 = Y0 + bias[co]
+  //   Y1.mul = Y1 * -1.4426950408889634
+  //   Y1.exp2 = exp2(Y1.mul)
+  //   Y1.add = 1 + Y1.exp2
+  //   Y1.recip = 1 / Y1.add
+  //   Y = Y1 * Y1.recip
   //   yield Y -> Y (T)
   static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
                                                  const float (&acc)[4]) {
@@ -443,7 +447,7 @@ struct Op_stride2x2_pad1x1 {
       const float v_Y1_recip = (1.0f / v_Y1_add);
       const float v_Y = (v_Y1 * v_Y1_recip);
       out[j] = v_Y;
-      off[j] = (i_co + p->k * i_w + p->k * i_h * dlc::floordiv((p->w + 1), 2) + p->k * i_n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2));
+      off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
     }
     OutT *dst = static_cast<OutT *>(p->y);
     if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {

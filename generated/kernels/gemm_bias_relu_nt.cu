@@ -63,11 +63,12 @@ struct Op {
   static constexpr int B_NG = 0;
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
   static constexpr int STEADY_MIN_VEC = 4;
-  // epilogue of region gemm_bias_relu_nt.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
-  //   C0 = {"reduce":{"op":"sum","axes":["k"],"init":0,"dtype":"fp32","body":{"mul":[{"read":{"tensor":"A","map":["m","k"]}},{"read":{"tensor":"B","map":["n","k"]}}]}}}
-  //   C1 = {"add":["C0",{"BroadcastInDim":{"operand":{"cast":{"to":"fp32","x":{"read":{"tensor":"bias","map":["n"]}}}},"result_shape":["M","N"],"broadcast_dimensions":[1]}}]}
-  //   C1.cmplt = {"cmplt":[0,"C1"]}
-  //   C = {"select":{"pred":"C1.cmplt","then":"C1","else":0}}
+  // epilogue of region gemm_bias_relu_nt.C0_matmul: its post-reduce lets on the fp32 accumulator,
+  //     then the store
+  //   C0 = sum[k](A[m, k] * B[n, k])
+  //   C1 = C0 + bias[n]
+  //   C1.cmplt = 0 < C1
+  //   C = select(C1.cmplt, C1, 0)
   //   yield C -> C (T)
   static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
                                                  const float (&acc)[4]) {

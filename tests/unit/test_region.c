@@ -662,9 +662,40 @@ static void test_shared_graphs_verify(void) {
   }
 }
 
+/* region_expr_text, the comments' infix form: parentheses only where the
+ * binding needs them, functions by name, a reduce's init only when it is
+ * not the op's identity. */
+static void test_expr_text(void) {
+  region_let lets[3] = {{.name = "a"}, {.name = "b"}, {.name = "c"}};
+  region_axis its[1] = {{.name = "k"}};
+  region r = {.name = "t", .lets = lets, .nlets = 3, .it = its};
+  rexpr la = {.k = RX_LET, .let = 0}, lb = {.k = RX_LET, .let = 1}, lc = {.k = RX_LET, .let = 2};
+  rexpr bc = {.k = RX_BINARY, .op = TINY_SUB, .a = &lb, .b = &lc};
+  rexpr ab = {.k = RX_BINARY, .op = TINY_ADD, .a = &la, .b = &lb};
+  CHECK_STR(region_expr_text(&A, &r, &(rexpr){.k = RX_BINARY, .op = TINY_SUB, .a = &la, .b = &bc}), "a - (b - c)");
+  CHECK_STR(region_expr_text(&A, &r, &(rexpr){.k = RX_BINARY, .op = TINY_SUB, .a = &bc, .b = &la}), "b - c - a");
+  CHECK_STR(region_expr_text(&A, &r, &(rexpr){.k = RX_BINARY, .op = TINY_MUL, .a = &ab, .b = &lc}), "(a + b) * c");
+  CHECK_STR(region_expr_text(&A, &r, &(rexpr){.k = RX_BINARY, .op = TINY_FDIV, .a = &lc, .b = &(rexpr){.k = RX_BINARY, .op = TINY_MUL, .a = &la, .b = &lb}}),
+            "c / (a * b)");
+  CHECK_STR(region_expr_text(&A, &r, &(rexpr){.k = RX_UNARY, .op = TINY_NEG, .a = &ab}), "-(a + b)");
+  CHECK_STR(region_expr_text(&A, &r, &(rexpr){.k = RX_BINARY, .op = TINY_MAX, .a = &ab, .b = &lc}), "max(a + b, c)");
+  CHECK_STR(region_expr_text(&A, &r, &(rexpr){.k = RX_UNARY, .op = TINY_CAST, .dt = DT_FP16, .a = &ab}), "fp16(a + b)");
+  CHECK_STR(region_expr_text(&A, &r, &(rexpr){.k = RX_UNARY, .op = TINY_CAST, .dt = DT_FP32, .a = &ab}), "a + b");
+  rexpr lt = {.k = RX_BINARY, .op = TINY_CMPLT, .a = &ab, .b = &lc};
+  CHECK_STR(region_expr_text(&A, &r, &(rexpr){.k = RX_SELECT, .a = &lt, .b = &la, .c = &(rexpr){.k = RX_CONST, .cval = -INFINITY}}),
+            "select(a + b < c, a, -inf)");
+  CHECK_STR(region_expr_text(&A, &r, &(rexpr){.k = RX_BINARY, .op = TINY_MUL, .a = &la, .b = &(rexpr){.k = RX_CONST, .cval = 0.125}}),
+            "a * 0.125");
+  CHECK_STR(region_expr_text(&A, &r, &(rexpr){.k = RX_REDUCE, .rop = RED_MAX, .nred = 1, .red = (int[]){0}, .init = 0, .a = &la}),
+            "max[k](a; init 0)");
+  CHECK_STR(region_expr_text(&A, &r, &(rexpr){.k = RX_REDUCE, .rop = RED_SUM, .nred = 1, .red = (int[]){0}, .init = 0, .a = &ab}),
+            "sum[k](a + b)");
+}
+
 int main(void) {
   arena_init(&A);
   test_ccon1_gemm();
+  test_expr_text();
   test_broadcast_before_binary();
   test_transpose_for_transposed_read();
   test_pad_is_select_with_pad_value();
