@@ -117,6 +117,7 @@ template <> __device__ __forceinline__ float from_f32<float>(float x) { return x
 // where it came from, so the compiler cannot recompute it inside the loop
 // (ptxas otherwise rematerializes lane offsets from threadIdx every tile).
 __device__ __forceinline__ void keep(int &x) { asm volatile("" : "+r"(x)); }
+__device__ __forceinline__ void keep(int64_t &x) { asm volatile("" : "+l"(x)); }
 
 // 2^x for x <= 0, as the streaming softmax takes it (a score minus the
 // running row max): one ex2.approx.ftz.  Results below 2^-126 flush to 0,

@@ -199,6 +199,9 @@ struct OperandWalk {
       const int64_t r = r0 + row < last ? r0 + row : last;
       if constexpr (IS_A) rest[i] = Op::a_rest(p, r, b, gm[i]);
       else rest[i] = Op::b_rest(p, r, b, gm[i]);
+      keep(rest[i]);
+#pragma unroll
+      for (int g = 0; g < NG; ++g) keep(gm[i][g]);
       if (!G::ONE_PHASE || i == 0) soff[G::ONE_PHASE ? 0 : i] = swz<G::L>(row, ((int)threadIdx.x % G::CPR) * VEC);
     }
   }
