@@ -386,7 +386,10 @@ static void kwalk_fn(opgen *g, const gpu_kernel *k, int BK) {
       sb_printf(s, "    w.%s_off += %s;\n", pre[o], sxc(g->A, sx_scale(g->A, ops[o]->kcoef[nk - 1], BK), false));
   if (nk > 1) {
     const char *e = sxc(g->A, r->it[kax[nk - 1]].size, false);
-    sb_printf(s, "    while (w.k[%d] >= %s) {\n      w.k[%d] -= (int)%s;\n", nk - 1, e, nk - 1, e);
+    /* extents of K axes are at most K < 2^31: 32-bit compares */
+    int64_t ec;
+    if (!sx_is_int(r->it[kax[nk - 1]].size, &ec)) e = arena_printf(g->A, "(int)%s", e);
+    sb_printf(s, "    while (w.k[%d] >= %s) {\n      w.k[%d] -= %s;\n", nk - 1, e, nk - 1, e);
     const char *ind = "      ";
     for (int j = nk - 2; j >= 0; j--) {
       for (int o = 0; o < 2; o++) {
@@ -399,7 +402,9 @@ static void kwalk_fn(opgen *g, const gpu_kernel *k, int BK) {
         sb_printf(s, "%s++w.k[0];\n", ind);
         break;
       }
-      sb_printf(s, "%sif (++w.k[%d] >= %s) {\n%s  w.k[%d] = 0;\n", ind, j, sxc(g->A, r->it[kax[j]].size, false), ind, j);
+      const char *ej = sxc(g->A, r->it[kax[j]].size, false);
+      if (!sx_is_int(r->it[kax[j]].size, &ec)) ej = arena_printf(g->A, "(int)%s", ej);
+      sb_printf(s, "%sif (++w.k[%d] >= %s) {\n%s  w.k[%d] = 0;\n", ind, j, ej, ind, j);
       ind = arena_printf(g->A, "%s  ", ind);
     }
     for (int j = 1; j < nk - 1; j++) {

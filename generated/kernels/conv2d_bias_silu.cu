@@ -95,7 +95,7 @@ struct Op_stride1x1_pad1x1 {
     w.k[2] += 32;
     w.a_off += 32;
     w.b_off += 32;
-    while (w.k[2] >= (p->c)) {
+    while (w.k[2] >= (int)(p->c)) {
       w.k[2] -= (int)(p->c);
       if (++w.k[1] >= 3) {
         w.k[1] = 0;
@@ -344,7 +344,7 @@ struct Op_stride2x2_pad1x1 {
     w.k[2] += 32;
     w.a_off += 32;
     w.b_off += 32;
-    while (w.k[2] >= (p->c)) {
+    while (w.k[2] >= (int)(p->c)) {
       w.k[2] -= (int)(p->c);
       if (++w.k[1] >= 3) {
         w.k[1] = 0;
