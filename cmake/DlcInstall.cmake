@@ -12,10 +12,12 @@
 #                                               dlc::dlckernels-shared, dlc::dlckernels-emu-shared
 #   share/dlc/templates/*.cuh                   what dlcgen's .cu files include
 #   share/dlc/manifests/                        default.json and its graphs
-#   share/doc/dlc/                              README and docs/*.md
+#   share/man/man1/dlcgen.1                     dlcgen's manual page
+#   share/doc/dlc/                              README and docs/*.md, and api/html when
+#                                               the docs target was built
 #
-# Components (cmake --install --component C): dlcgen (bin, templates,
-# manifests), lib (the shared libraries' .so.MAJOR), dev (static
+# Components (cmake --install --component C): dlcgen (bin, man page,
+# templates, manifests), lib (the shared libraries' .so.MAJOR), dev (static
 # libraries, .so links, headers, pkg-config, CMake package), doc.
 #
 # Included from the top-level CMakeLists.txt after libkernels/, so that it sees
@@ -34,6 +36,7 @@ set(DLC_INSTALL_TEMPLATEDIR ${CMAKE_INSTALL_DATADIR}/dlc/templates)
 
 # the compiler, and the templates its output includes
 install(TARGETS dlcgen RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT dlcgen)
+install(FILES ${PROJECT_SOURCE_DIR}/docs/dlcgen.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT dlcgen)
 file(GLOB _dlc_templates CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/templates/*.cuh)
 install(FILES ${_dlc_templates} DESTINATION ${DLC_INSTALL_TEMPLATEDIR} COMPONENT dlcgen)
 # the default manifest and its graphs: the starting point for a user's own
@@ -45,6 +48,8 @@ install(FILES ${_dlc_graphs} DESTINATION ${CMAKE_INSTALL_DATADIR}/dlc/manifests/
 # documentation
 file(GLOB _dlc_docs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${_dlc_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT doc)
+# the API reference, when `cmake --build build --target docs` made it
+install(DIRECTORY ${CMAKE_BINARY_DIR}/docs/api/html DESTINATION ${CMAKE_INSTALL_DOCDIR}/api COMPONENT doc OPTIONAL)
 
 # libraries and headers
 set(_dlc_export_targets dlcemu)

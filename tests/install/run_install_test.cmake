@@ -33,7 +33,7 @@ if(STEP STREQUAL "cmake_install_gives_the_distro_layout")
     ${CMAKEDIR}/dlckernelsConfig.cmake ${CMAKEDIR}/dlckernelsConfigVersion.cmake ${CMAKEDIR}/dlckernelsTargets.cmake
     ${DATADIR}/dlc/templates/dlc_device.cuh ${DATADIR}/dlc/templates/sm80_contraction.cuh
     ${DATADIR}/dlc/manifests/default.json ${DATADIR}/dlc/manifests/graphs/gemm_bias_relu.json
-    ${DOCDIR}/README.md ${DOCDIR}/manifest.md
+    ${DOCDIR}/README.md ${DOCDIR}/manifest.md ${MANDIR}/man1/dlcgen.1
     ${LIBDIR}/libdlckernels-emu.so ${LIBDIR}/libdlckernels-emu.so.0 ${LIBDIR}/libdlckernels-emu.so.${VERSION})
   if(HAVE_CUDA)
     list(APPEND want ${LIBDIR}/libdlckernels.a ${PKGCONFIGDIR}/dlckernels.pc
