@@ -74,7 +74,7 @@ function(dlc_add_kernel_library name)
       add_custom_command(
         OUTPUT ${obj} ${log}
         COMMAND ${CMAKE_COMMAND} -E make_directory ${bin}
-        COMMAND ${CMAKE_COMMAND} -DNVCC=${DLC_NVCC} -DSRC=${cu} -DOUT=${obj} -DLOG=${log}
+        COMMAND ${CMAKE_COMMAND} -DNVCC=${DLC_NVCC} -DSRC=${cu} -DOUT=${obj} -DLOG=${log} -DOBJCOPY=${CMAKE_OBJCOPY}
                 "-DFLAGS=-std=c++17;-O3;-Xcompiler=-fPIC;${inc};-Xptxas=-v;${gencode}" -P ${PROJECT_SOURCE_DIR}/cmake/nvcc_log.cmake
         DEPENDS ${cu} ${gen}/src/dlc_params.h ${templates} ${name}_generate
         COMMENT "nvcc ${op}.cu for ${archs} (SASS only)"
