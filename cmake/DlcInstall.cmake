@@ -3,16 +3,22 @@
 #   bin/dlcgen                                  the compiler
 #   lib/libdlckernels.a                         SASS kernels + dispatch + CUDA backend
 #   lib/libdlckernels-emu.a, lib/libdlcemu.a    the same API in the PTX emulator
+#   lib/libdlckernels.so.0, lib/libdlckernels-emu.so.0 (and .so.0.x.y, .so)
+#                                               the same as shared libraries
 #   include/dlc/{dlc.h,dlc_ops.h,dlcemu.h}      public headers (dlc_ops.h is generated)
 #   lib/pkgconfig/{dlckernels,dlckernels-emu}.pc
 #   lib/cmake/dlckernels/                       find_package(dlckernels): dlc::dlckernels,
-#                                               dlc::dlckernels-emu, dlc::dlcemu
+#                                               dlc::dlckernels-emu, dlc::dlcemu (static),
+#                                               dlc::dlckernels-shared, dlc::dlckernels-emu-shared
 #   share/dlc/templates/*.cuh                   what dlcgen's .cu files include
 #   share/dlc/manifests/                        default.json and its graphs
-#   share/doc/dlc/                              README and docs/*.md
+#   share/man/man1/dlcgen.1                     dlcgen's manual page
+#   share/doc/dlc/                              README and docs/*.md, and api/html when
+#                                               the docs target was built
 #
-# Components (cmake --install --component C): dlcgen (bin, templates,
-# manifests), dev (libraries, headers, pkg-config, CMake package), doc.
+# Components (cmake --install --component C): dlcgen (bin, man page,
+# templates, manifests), lib (the shared libraries' .so.MAJOR), dev (static
+# libraries, .so links, headers, pkg-config, CMake package), doc.
 #
 # Included from the top-level CMakeLists.txt after libkernels/, so that it sees
 # the targets dlcgen, dlcemu and (with nvcc) dlckernels and dlckernels-emu.
@@ -30,6 +36,7 @@ set(DLC_INSTALL_TEMPLATEDIR ${CMAKE_INSTALL_DATADIR}/dlc/templates)
 
 # the compiler, and the templates its output includes
 install(TARGETS dlcgen RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT dlcgen)
+install(FILES ${PROJECT_SOURCE_DIR}/docs/dlcgen.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT dlcgen)
 file(GLOB _dlc_templates CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/templates/*.cuh)
 install(FILES ${_dlc_templates} DESTINATION ${DLC_INSTALL_TEMPLATEDIR} COMPONENT dlcgen)
 # the default manifest and its graphs: the starting point for a user's own
@@ -41,6 +48,8 @@ install(FILES ${_dlc_graphs} DESTINATION ${CMAKE_INSTALL_DATADIR}/dlc/manifests/
 # documentation
 file(GLOB _dlc_docs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${_dlc_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT doc)
+# the API reference, when `cmake --build build --target docs` made it
+install(DIRECTORY ${CMAKE_BINARY_DIR}/docs/api/html DESTINATION ${CMAKE_INSTALL_DOCDIR}/api COMPONENT doc OPTIONAL)
 
 # libraries and headers
 set(_dlc_export_targets dlcemu)
@@ -66,6 +75,18 @@ install(TARGETS dlcemu EXPORT dlckernelsTargets
 if(_dlc_export_targets)
   install(TARGETS ${_dlc_export_targets} EXPORT dlckernelsTargets
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
+endif()
+# the shared libraries: libX.so.MAJOR.MINOR.PATCH and libX.so.MAJOR (lib),
+# libX.so (dev)
+set(_dlc_shared)
+foreach(_t dlckernels-emu-shared dlckernels-shared)
+  if(TARGET ${_t})
+    list(APPEND _dlc_shared ${_t})
+  endif()
+endforeach()
+if(_dlc_shared)
+  install(TARGETS ${_dlc_shared} EXPORT dlckernelsTargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT lib NAMELINK_COMPONENT dev)
 endif()
 
 # CMake package

@@ -1,4 +1,4 @@
-# dlc_add_kernel_library(<name> MANIFEST <file> [ARCHS_FROM_MANIFEST] [EMU_ONLY])
+# dlc_add_kernel_library(<name> MANIFEST <file> [ARCHS_FROM_MANIFEST] [EMU_ONLY] [SHARED])
 #
 # Runs dlcgen on a manifest at build time into ${CMAKE_BINARY_DIR}/<name>-gen
 # and builds from its output:
@@ -7,13 +7,17 @@
 #               dispatch and the CUDA backend;
 #   <name>-emu  the same entry points on the kernels' sm_80 PTX, run by the
 #               PTX emulator.
+# With SHARED also <name>-shared and <name>-emu-shared: the same libraries as
+# lib<name>.so.MAJOR and lib<name>-emu.so.MAJOR (the emulator linked in),
+# exporting only the public symbols (cmake/dlckernels{,-emu}.map).  Every
+# object is position-independent, so the kernels are compiled once for both.
 # Sets <name>_PTXAS_LOGS (the ptxas -v report of each op's .cu) and
 # <name>_GEN (the dlcgen output directory) in the parent scope.
 include_guard(GLOBAL)
 include(DlcPtx)
 
 function(dlc_add_kernel_library name)
-  cmake_parse_arguments(K "EMU_ONLY" "MANIFEST" "" ${ARGN})
+  cmake_parse_arguments(K "EMU_ONLY;SHARED" "MANIFEST" "" ${ARGN})
   set(gen ${CMAKE_BINARY_DIR}/${name}-gen)
   set(bin ${CMAKE_CURRENT_BINARY_DIR}/${name}-build)
   # the ops and archs of the manifest name the generated files
@@ -70,8 +74,8 @@ function(dlc_add_kernel_library name)
       add_custom_command(
         OUTPUT ${obj} ${log}
         COMMAND ${CMAKE_COMMAND} -E make_directory ${bin}
-        COMMAND ${CMAKE_COMMAND} -DNVCC=${DLC_NVCC} -DSRC=${cu} -DOUT=${obj} -DLOG=${log}
-                "-DFLAGS=-std=c++17;-O3;${inc};-Xptxas=-v;${gencode}" -P ${PROJECT_SOURCE_DIR}/cmake/nvcc_log.cmake
+        COMMAND ${CMAKE_COMMAND} -DNVCC=${DLC_NVCC} -DSRC=${cu} -DOUT=${obj} -DLOG=${log} -DOBJCOPY=${CMAKE_OBJCOPY}
+                "-DFLAGS=-std=c++17;-O3;-Xcompiler=-fPIC;${inc};-Xptxas=-v;${gencode}" -P ${PROJECT_SOURCE_DIR}/cmake/nvcc_log.cmake
         DEPENDS ${cu} ${gen}/src/dlc_params.h ${templates} ${name}_generate
         COMMENT "nvcc ${op}.cu for ${archs} (SASS only)"
         VERBATIM)
@@ -101,6 +105,32 @@ function(dlc_add_kernel_library name)
     add_library(${name} STATIC ${rt}/runtime.c ${rt}/backend_cuda.c ${gen}/src/dlc_dispatch.c ${objs})
     target_link_libraries(${name} PUBLIC CUDA::cudart_static stdc++)
     list(APPEND libs ${name})
+  endif()
+  if(K_SHARED)
+    add_library(${name}-emu-shared SHARED ${rt}/runtime.c ${rt}/backend_emu.c ${gen}/src/dlc_dispatch.c ${ptx_c})
+    # the whole emulator, so that its API (dlcemu_mem_alloc, ...) is there too
+    target_link_libraries(${name}-emu-shared PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,dlcemu>" Threads::Threads m)
+    set(maps ${name}-emu-shared:dlckernels-emu.map)
+    list(APPEND libs ${name}-emu-shared)
+    if(NOT K_EMU_ONLY)
+      add_library(${name}-shared SHARED ${rt}/runtime.c ${rt}/backend_cuda.c ${gen}/src/dlc_dispatch.c ${objs})
+      target_link_libraries(${name}-shared PRIVATE CUDA::cudart_static stdc++)
+      list(APPEND maps ${name}-shared:dlckernels.map)
+      list(APPEND libs ${name}-shared)
+    endif()
+    foreach(m ${maps})
+      string(REPLACE ":" ";" m ${m})
+      list(GET m 0 lib)
+      list(GET m 1 map)
+      string(REGEX REPLACE "-shared$" "" out ${lib})
+      set_target_properties(${lib} PROPERTIES OUTPUT_NAME ${out} EXPORT_NAME ${out}-shared
+        VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
+        LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/${map})
+      target_link_options(${lib} PRIVATE -Wl,--version-script=${PROJECT_SOURCE_DIR}/cmake/${map})
+      if(NOT DLC_SANITIZE)  # (the sanitizer runtimes come with the executable)
+        target_link_options(${lib} PRIVATE -Wl,-z,defs)
+      endif()
+    endforeach()
   endif()
   foreach(lib ${libs})
     add_dependencies(${lib} ${name}_generate)
