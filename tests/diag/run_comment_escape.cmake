@@ -6,13 +6,9 @@
 # `d*/g<newline>#define DLC_INJECTED<newline>\.json`: the outputs must hold no line
 # that starts with #define DLC_INJECTED, and as many comment openings as closings.
 cmake_minimum_required(VERSION 3.25)
-foreach(v DLCGEN GRAPH WORK)
-  if(NOT DEFINED ${v})
-    message(FATAL_ERROR "run_comment_escape.cmake: ${v} is not set")
-  endif()
-endforeach()
-file(REMOVE_RECURSE ${WORK})
-file(MAKE_DIRECTORY ${WORK})
+include(${CMAKE_CURRENT_LIST_DIR}/../script_args.cmake)
+dlc_script_args(run_comment_escape.cmake DLCGEN GRAPH WORK)
+dlc_fresh_dir(${WORK})
 file(READ ${GRAPH} g)
 file(WRITE "${WORK}/d*/g\n#define DLC_INJECTED\n\\.json" "${g}")
 set(manifest "${WORK}/m\n#define DLC_INJECTED ??=\\.json")

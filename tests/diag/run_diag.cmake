@@ -14,11 +14,8 @@
 #     diagnostic with code CODE is at INPUT:LINE:COL (JSON form);
 #   - after an error, nothing was written to the --dump-dir / --out directory.
 cmake_minimum_required(VERSION 3.25)
-foreach(v DLCGEN MODE WORK)
-  if(NOT DEFINED ${v})
-    message(FATAL_ERROR "run_diag.cmake: ${v} is not set")
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/../script_args.cmake)
+dlc_script_args(run_diag.cmake DLCGEN MODE WORK)
 if(NOT DEFINED RC)
   set(RC 1)
 endif()
@@ -26,8 +23,7 @@ if(NOT DEFINED DIAG)
   set(DIAG json)
 endif()
 
-file(REMOVE_RECURSE ${WORK})
-file(MAKE_DIRECTORY ${WORK})
+dlc_fresh_dir(${WORK})
 set(out ${WORK}/out)
 if(OUT_UNDER_FILE)
   # a regular file where a directory is needed: the output cannot be created

@@ -18,13 +18,9 @@
 # --dump=plan, which changes one op, removes one (a stale output), adds one
 # and creates the dumps/ directories.
 cmake_minimum_required(VERSION 3.25)
-foreach(v DLCGEN IO WORK CASE)
-  if(NOT DEFINED ${v})
-    message(FATAL_ERROR "run_io_faults.cmake: ${v} is not set")
-  endif()
-endforeach()
-file(REMOVE_RECURSE ${WORK})
-file(MAKE_DIRECTORY ${WORK})
+include(${CMAKE_CURRENT_LIST_DIR}/../script_args.cmake)
+dlc_script_args(run_io_faults.cmake DLCGEN IO WORK CASE)
+dlc_fresh_dir(${WORK})
 set(out ${WORK}/out)
 set(after_args --manifest ${IO}/after.json --out ${out} --quiet --dump=plan --diag=json)
 

@@ -8,13 +8,9 @@
 #    exit 1 with E0003 and leave every other file as the first run wrote it,
 #    with no temporaries behind.
 cmake_minimum_required(VERSION 3.25)
-foreach(v DLCGEN MANIFEST WORK)
-  if(NOT DEFINED ${v})
-    message(FATAL_ERROR "run_write_txn.cmake: ${v} is not set")
-  endif()
-endforeach()
-file(REMOVE_RECURSE ${WORK})
-file(MAKE_DIRECTORY ${WORK})
+include(${CMAKE_CURRENT_LIST_DIR}/../script_args.cmake)
+dlc_script_args(run_write_txn.cmake DLCGEN MANIFEST WORK)
+dlc_fresh_dir(${WORK})
 set(out ${WORK}/out)
 
 execute_process(COMMAND ${DLCGEN} --manifest ${MANIFEST} --out ${out} --quiet RESULT_VARIABLE rc ERROR_VARIABLE err)

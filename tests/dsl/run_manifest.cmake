@@ -3,11 +3,8 @@
 # is the graph file each kernel's header comment names.  From CTest:
 #   cmake -DDLCGEN=... -DSRC=<manifests dir> -DWORK=<scratch dir> -P run_manifest.cmake
 cmake_minimum_required(VERSION 3.25)
-foreach(v DLCGEN SRC WORK)
-  if(NOT DEFINED ${v})
-    message(FATAL_ERROR "run_manifest.cmake: ${v} is not set")
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/../script_args.cmake)
+dlc_script_args(run_manifest.cmake DLCGEN SRC WORK)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK}/dlc/graphs)
 file(READ ${SRC}/default.json manifest)

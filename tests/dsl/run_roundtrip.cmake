@@ -8,13 +8,9 @@
 #   - decompiling that text again gives the same text;
 #   - with DLC, the Frontend dump of DLC equals GRAPH's too.
 cmake_minimum_required(VERSION 3.25)
-foreach(v DLCGEN GRAPH WORK)
-  if(NOT DEFINED ${v})
-    message(FATAL_ERROR "run_roundtrip.cmake: ${v} is not set")
-  endif()
-endforeach()
-file(REMOVE_RECURSE ${WORK})
-file(MAKE_DIRECTORY ${WORK})
+include(${CMAKE_CURRENT_LIST_DIR}/../script_args.cmake)
+dlc_script_args(run_roundtrip.cmake DLCGEN GRAPH WORK)
+dlc_fresh_dir(${WORK})
 
 function(frontend_dump graph out)
   execute_process(COMMAND ${DLCGEN} --graph ${graph} --dtype bf16 --dump=frontend --until=frontend

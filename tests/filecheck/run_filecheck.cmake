@@ -6,11 +6,8 @@
 #         -DCHECK_FILE=... -DPREFIX=TINY [-DNOT=pattern] [-DBIND=D=64|...]
 #         -P run_filecheck.cmake
 cmake_minimum_required(VERSION 3.25)
-foreach(v DLCGEN FILECHECK GRAPH DTYPE STAGE CHECK_FILE PREFIX)
-  if(NOT DEFINED ${v})
-    message(FATAL_ERROR "run_filecheck.cmake: ${v} is not set")
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/../script_args.cmake)
+dlc_script_args(run_filecheck.cmake DLCGEN FILECHECK GRAPH DTYPE STAGE CHECK_FILE PREFIX)
 set(binds)
 if(DEFINED BIND)
   string(REPLACE "|" ";" bl "${BIND}")

@@ -6,11 +6,8 @@
 # explores the same way on the same code; to fuzz longer or differently, run
 # the binary by hand (docs/testing.md).
 cmake_minimum_required(VERSION 3.25)
-foreach(v FUZZER SEEDS DICT WORK SECONDS)
-  if(NOT DEFINED ${v})
-    message(FATAL_ERROR "run_libfuzzer.cmake: ${v} is not set")
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/../script_args.cmake)
+dlc_script_args(run_libfuzzer.cmake FUZZER SEEDS DICT WORK SECONDS)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK}/corpus)
 execute_process(COMMAND ${FUZZER} -max_total_time=${SECONDS} -seed=1 -dict=${DICT} -max_len=16384 -timeout=60
