@@ -591,16 +591,6 @@ static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
   }
 }
 
-/* The output's index map: the yielded let's axes, in the tensor's order. */
-static const sx **out_map(opgen *g) {
-  const region *r = g->r;
-  const region_memref *om = &r->out[g->v->out];
-  const rexpr *ol = r->lets[g->v->out_let].e;
-  const sx **omap = ARENA_ARRAY(g->A, const sx *, om->rank + 1);
-  for (int d = 0; d < om->rank; d++) omap[d] = sx_var(g->A, r->it[ol->ax[d]].name);
-  return omap;
-}
-
 /* The post-reduce lets at output j, one `const float v_<let>` each, and
  * out[j], the yielded value. */
 static void post_lets_c(epigen *eg) {
@@ -630,7 +620,7 @@ static void epilogue_fn(opgen *g, const char *rows_note) {
     if (r->lets[l].post_reduce) collect_vreads(&eg, r->lets[l].e);
   const region_memref *om = &r->out[v->out];
   const rexpr *ol = r->lets[v->out_let].e;
-  const sx **omap = out_map(g);
+  const sx **omap = gpuir_out_map(g->A, g->v);
   bool out_unit = v->nn == 1 && om->rank > 0 && ol->ax[om->rank - 1] == v->n_axes[0];
   cmt_wrap(s, "  // ",
            arena_printf(g->A, "epilogue of region %s: its post-reduce lets on the fp32 accumulator%s, then the store",
@@ -710,7 +700,7 @@ static void epilogue_full_fn(opgen *g, int ev, const char *tile_n) {
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) collect_vreads(&eg, r->lets[l].e);
   const region_memref *om = &r->out[v->out];
-  const sx **omap = out_map(g);
+  const sx **omap = gpuir_out_map(g->A, g->v);
   sb_printf(s, "  // full tiles: each thread stores %d consecutive outputs of a row with one 16-byte store\n", ev);
   sb_printf(s, "  static constexpr int EPI_VEC = %d;\n  struct EpiCols {\n", ev);
   for (int i = 0; i < eg.nv; i++)

@@ -143,7 +143,8 @@ typedef struct gpu_kernel {
 } gpu_kernel;
 
 /* NULL with E1706 when the region is not a single contraction with a
- * pointwise epilogue (what the sm80 contraction skeleton compiles). */
+ * pointwise epilogue (what the sm80 contraction skeleton compiles).  The
+ * caller verifies the result (gpuir_verify; run_stages does). */
 gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
                         diag_list *dl);
 /* Attention (algo_choice "streaming_softmax"): region 1 is QK^T with its
@@ -165,6 +166,9 @@ const char *gpuir_ld_param(arena *A, const char *tensor);
  * stride * flat (a packed run of dims, as NHWC's n, h, w): off0 + stride *
  * flat.  NULL when they do not, or an axis is named `flat`. */
 const sx *gpuir_flatten(arena *A, const region *r, const int *ax, int n, const sx *off, const char *flat);
+/* The index map of the view's output: the yielded let's axes, in the
+ * tensor's order. */
+const sx **gpuir_out_map(arena *A, const gpu_view *v);
 /* The kind of an epilogue Read (a RX_READ of a post-reduce let) of view v. */
 epi_read_kind gpuir_epi_read(arena *A, const gpu_view *v, const rexpr *rd);
 cJSON *gpuir_dump(const gpu_kernel *k);
