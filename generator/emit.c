@@ -225,6 +225,7 @@ typedef struct opgen {
   const region *r;
   strbuf *s;
   dtype T;              /* the instance's operand dtype: spelled `T` (the Op is a template over it) */
+  bool ieee;            /* the kernel's math_ieee: exp2/log2/recip/sqrt/div as IEEE, not .approx.ftz */
 } opgen;
 
 /* A dtype in an Op: `T` for the operand dtype the Op is instantiated on,
@@ -489,8 +490,27 @@ typedef struct epigen {
   int sub_let[4];
   const char *sub_expr[4];
   bool exp2_nonpos;  /* every exp2 here takes an argument <= 0 (the softmax's
-                        x - running max): dlc::exp2_nonpos, one ex2.approx.ftz */
+                        x - running max): dlc::ex2, one ex2.approx.ftz, even
+                        in IEEE math, since what it flushes is below 2^-126
+                        of the row's largest term 1 */
 } epigen;
+
+/* The approximate spelling of an op (docs/manifest.md, "math"): the PTX
+ * .approx.ftz forms, one MUFU each (div.full.ftz: a few instructions),
+ * where the IEEE spellings of tiny.def add a subnormal rescale or a
+ * slow-path call; NULL for tiny.def's own. */
+static const char *fast_spelling(const epigen *eg, tiny_op op) {
+  if (op == TINY_EXP2 && eg->exp2_nonpos) return "dlc::ex2($0)";
+  if (eg->g->ieee) return NULL;
+  switch (op) {
+  case TINY_EXP2: return "dlc::ex2($0)";
+  case TINY_LOG2: return "dlc::lg2($0)";
+  case TINY_RECIP: return "dlc::rcp($0)";
+  case TINY_SQRT: return "dlc::sqrt_approx($0)";
+  case TINY_FDIV: return "dlc::div_approx($0, $1)";
+  default: return NULL;
+  }
+}
 
 static bool same_read(const rexpr *a, const rexpr *b) {
   if (a == b) return true;
@@ -558,7 +578,8 @@ static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
       }
       return;
     }
-    const char *f = e->op == TINY_EXP2 && eg->exp2_nonpos ? "dlc::exp2_nonpos($0)" : tiny_op_cuda(e->op);
+    const char *f = fast_spelling(eg, e->op);
+    if (!f) f = tiny_op_cuda(e->op);
     for (const char *p = f; *p; p++) {
       if (*p == '$' && (p[1] == '0' || p[1] == '1')) {
         expr_c(eg, s, p[1] == '0' ? e->a : e->b);
@@ -774,7 +795,7 @@ static void group_comment(opgen *g, const char *name, const int *ax, int n) {
 static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
   arena *A = c->A;
   const gpu_kernel *k = in->k;
-  opgen g = {A, &k->v, k->r, s, k->T};
+  opgen g = {A, &k->v, k->r, s, k->T, k->math_ieee};
   const sched_plan *p = &k->plan;
   sb_printf(s, "// plan (%s): tile %dx%dx%d, %d stages, warps %dx%d (warp tile %dx%d), vec %d, %s\n",
             p->pinned ? "pinned in the manifest" : "searched", p->tile[0], p->tile[1], p->tile[2], p->stages, p->warps_m,
@@ -915,7 +936,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   arena *A = c->A;
   const gpu_kernel *k = in->k;
   const region *r = k->r;
-  opgen g = {A, &k->v, r, s, k->T};
+  opgen g = {A, &k->v, r, s, k->T, k->math_ieee};
   const sched_plan *p = &k->plan;
   sb_printf(s, "// plan: %d query rows x %d keys per step (4 warps x 16 rows), head dims %d / %d, vec %d, %s\n",
             p->tile[0], p->tile[1], k->D, k->DV, p->vec, k->algo);
@@ -987,7 +1008,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   tile_test_fn(&g, k, false);
   tile_test_fn(&g, k, true);
   /* region 2: V and the output */
-  opgen g2 = {A, &k->v2, k->v2.r, s, k->T};
+  opgen g2 = {A, &k->v2, k->v2.r, s, k->T, k->math_ieee};
   chunk_fn(&g2, &k->V, "v_chunk", k->v2.n_axes, k->v2.nn, k->v2.k_axes, k->v2.nk, "V");
   /* the GPU IR's row steps: full key tiles stream from one pointer each */
   if (k->B.rstep && k->V.rstep)

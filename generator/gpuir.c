@@ -813,6 +813,7 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
     for (int i = 0; i < k->nvec; i++)
       if (k->steady_min_vec && k->vecs[i] >= k->steady_min_vec) cJSON_AddItemToArray(sv, cJSON_CreateNumber(k->vecs[i]));
   }
+  cJSON_AddStringToObject(g, "math", k->math_ieee ? "ieee" : "approx");
   cJSON *ops = cJSON_AddArrayToObject(g, "operands");
   for (int side = 0; side < (k->attention ? 3 : 2); side++) {
     const gpu_operand *o = side == 2 ? &k->V : side ? &k->B : &k->A;

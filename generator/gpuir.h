@@ -138,6 +138,8 @@ typedef struct gpu_kernel {
   int epi_vec;           /* contraction: outputs one thread stores with one 16-byte st.global in
                             the full-tile epilogue (tile inside M and N, tensors aligned); 0: the
                             kernel has only the bounds-checked epilogue */
+  bool math_ieee;        /* exp2, log2, recip, sqrt and division round as IEEE;
+                            else the PTX .approx.ftz forms (the op's "math") */
   int nst, cap_st;
   gpu_stmt *st;
 } gpu_kernel;

@@ -10,7 +10,7 @@
 #include "jsonutil.h"
 
 static const char *const top_keys[] = {"schema", "description", "archs", "ops", NULL};
-static const char *const op_keys[] = {"name", "description", "graph", "dtypes", "plans", "variants", "shape_sets", NULL};
+static const char *const op_keys[] = {"name", "description", "graph", "dtypes", "plans", "variants", "shape_sets", "math", NULL};
 static const char *const plan_keys[] = {"tile", "stages", "bind", "warp_tile", "cache", "vectorize",
                                         "predicate_tail", "epilogue", "arch", "layout_hints", "algo_choice",
                                         "local_edges", "async", "barrier_model", NULL};
@@ -328,6 +328,14 @@ manifest *mf_read_text(arena *A, const char *text, const char *path, diag_list *
                     "the variants give %.0f combinations per dtype; the limit is %d", combos, MF_MAX_COMBOS);
       const cJSON *ss = cJSON_GetObjectItemCaseSensitive(o, "shape_sets");
       if (ss) read_shape_sets(&c, op, ss, ju_path_key(&c, op_path, "shape_sets"));
+      const cJSON *math = cJSON_GetObjectItemCaseSensitive(o, "math");
+      if (math) {
+        if (cJSON_IsString(math) && strcmp(math->valuestring, "ieee") == 0) op->math_ieee = true;
+        else if (!cJSON_IsString(math) || strcmp(math->valuestring, "approx") != 0)
+          diag_report(dl, D_MANIFEST_VALUE, ju_path_key(&c, op_path, "math"), "Use \"approx\" or \"ieee\".",
+                      "math is %s%s%s", cJSON_IsString(math) ? "'" : "", cJSON_IsString(math) ? math->valuestring : ju_type_name(math),
+                      cJSON_IsString(math) ? "'" : "");
+      }
       m->nops++;
     }
   }

@@ -47,6 +47,9 @@ typedef struct mf_op {
   mf_variant_key *vkeys;
   int nshape_sets;
   mf_shape_set *shape_sets;
+  bool math_ieee;        /* "math": "ieee": the epilogue's exp2, log2, recip,
+                            sqrt and division round as IEEE (default "approx":
+                            the PTX .approx.ftz forms, docs/manifest.md) */
 } mf_op;
 
 typedef struct manifest {

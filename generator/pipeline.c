@@ -91,6 +91,7 @@ typedef struct codegen_opts {
   int nplans;
   cJSON *const *plans;         /* pinned plans, or none */
   const char *at;
+  bool math_ieee;              /* the op's "math": "ieee" */
 } codegen_opts;
 
 /* The pinned plan a kernel for every arch is built on: the one for the
@@ -315,6 +316,7 @@ static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_i
   if (dump & (1u << STAGE_PLAN)) r->dumps[STAGE_PLAN] = array_of(1, (cJSON *[]){plan_dump(r->plan)});
   if (until <= STAGE_PLAN) return !diag_has_errors(dl);
   r->kernel = row->build(r, cg, dl);
+  if (r->kernel) r->kernel->math_ieee = cg->math_ieee;
   if (!r->kernel || !gpuir_verify(r->kernel, dl)) return false;
   if (dump & (1u << STAGE_GPU)) r->dumps[STAGE_GPU] = gpuir_dump(r->kernel);
   return !diag_has_errors(dl);
@@ -492,7 +494,7 @@ static int graph_main(const pipeline_opts *o) {
   /* the back half runs when one of its dumps is asked for, for sm80 */
   unsigned back = (1u << STAGE_PLAN) | (1u << STAGE_GPU) | (1u << STAGE_CU);
   static const char *const archs[] = {"sm80"};
-  codegen_opts cg = {(o->dump & back) != 0 && until >= STAGE_PLAN, "dlc_graph", 1, archs, 0, NULL, o->graph};
+  codegen_opts cg = {(o->dump & back) != 0 && until >= STAGE_PLAN, "dlc_graph", 1, archs, 0, NULL, o->graph, false};
   bool ok = j && run_stages(&r, j, o->graph, &inst, o->dump, until, &cg, &dl);
   dsl_locate(map, &dl, read_diags);
   char *cu = NULL;
@@ -573,7 +575,8 @@ static int manifest_main(const pipeline_opts *o) {
                          m->archs,
                          op->nplans,
                          op->plans,
-                         arena_printf(&A, "%s (%s)", op->at, mi->tag)};
+                         arena_printf(&A, "%s (%s)", op->at, mi->tag),
+                         op->math_ieee};
       diag_list local;
       diag_init(&local);
       bool rok = run_stages(r, op->graph, op->graph_where, &fi, o->dump, o->until, &cg, &local);

@@ -119,12 +119,35 @@ template <> __device__ __forceinline__ float from_f32<float>(float x) { return x
 __device__ __forceinline__ void keep(int &x) { asm volatile("" : "+r"(x)); }
 __device__ __forceinline__ void keep(int64_t &x) { asm volatile("" : "+l"(x)); }
 
-// 2^x for x <= 0, as the streaming softmax takes it (a score minus the
-// running row max): one ex2.approx.ftz.  Results below 2^-126 flush to 0,
-// against the row's largest term 1; exp2f would add the denormal scaling.
-__device__ __forceinline__ float exp2_nonpos(float x) {
+// The PTX approximate forms the generated code spells for the "approx"
+// math of docs/manifest.md: one SFU instruction each (div.full: a few),
+// where exp2f, log2f, 1.0f / x, sqrtf and x / y add a subnormal rescale or
+// an IEEE slow path.  .ftz flushes subnormal inputs and results to zero.
+// The softmax takes ex2 on arguments <= 0 in either math (its flushes are
+// below 2^-126 of the row's largest term 1).
+__device__ __forceinline__ float ex2(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float lg2(float x) {
+  float y;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float rcp(float x) {
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float sqrt_approx(float x) {
+  float y;
+  asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float div_approx(float x, float d) {
+  float y;
+  asm("div.full.ftz.f32 %0, %1, %2;" : "=f"(y) : "f"(x), "f"(d));
   return y;
 }
 

@@ -87,10 +87,10 @@ struct Op_D64 {
   // S_masked.exp2 = exp2(S_masked.sub)
   static __device__ __forceinline__ float expdiff(float a, float b) {
     const float v_S_masked_sub = (a - b);
-    return dlc::exp2_nonpos(v_S_masked_sub);
+    return dlc::ex2(v_S_masked_sub);
   }
   // P_fp32 = S_masked.exp2 / S_masked.reduce.1
-  static __device__ __forceinline__ float finish(float o, float l) { return (o / l); }
+  static __device__ __forceinline__ float finish(float o, float l) { return dlc::div_approx(o, l); }
   // false when the mask (the score lets' guard Selects) removes every element of the tile
   static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
@@ -286,10 +286,10 @@ struct Op_D128 {
   // S_masked.exp2 = exp2(S_masked.sub)
   static __device__ __forceinline__ float expdiff(float a, float b) {
     const float v_S_masked_sub = (a - b);
-    return dlc::exp2_nonpos(v_S_masked_sub);
+    return dlc::ex2(v_S_masked_sub);
   }
   // P_fp32 = S_masked.exp2 / S_masked.reduce.1
-  static __device__ __forceinline__ float finish(float o, float l) { return (o / l); }
+  static __device__ __forceinline__ float finish(float o, float l) { return dlc::div_approx(o, l); }
   // false when the mask (the score lets' guard Selects) removes every element of the tile
   static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
@@ -485,10 +485,10 @@ struct Op_D64_bf16 {
   // S_masked.exp2 = exp2(S_masked.sub)
   static __device__ __forceinline__ float expdiff(float a, float b) {
     const float v_S_masked_sub = (a - b);
-    return dlc::exp2_nonpos(v_S_masked_sub);
+    return dlc::ex2(v_S_masked_sub);
   }
   // P = S_masked.exp2 / S_masked.reduce.1
-  static __device__ __forceinline__ float finish(float o, float l) { return (o / l); }
+  static __device__ __forceinline__ float finish(float o, float l) { return dlc::div_approx(o, l); }
   // false when the mask (the score lets' guard Selects) removes every element of the tile
   static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
@@ -684,10 +684,10 @@ struct Op_D128_bf16 {
   // S_masked.exp2 = exp2(S_masked.sub)
   static __device__ __forceinline__ float expdiff(float a, float b) {
     const float v_S_masked_sub = (a - b);
-    return dlc::exp2_nonpos(v_S_masked_sub);
+    return dlc::ex2(v_S_masked_sub);
   }
   // P = S_masked.exp2 / S_masked.reduce.1
-  static __device__ __forceinline__ float finish(float o, float l) { return (o / l); }
+  static __device__ __forceinline__ float finish(float o, float l) { return dlc::div_approx(o, l); }
   // false when the mask (the score lets' guard Selects) removes every element of the tile
   static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {

@@ -193,9 +193,9 @@ struct Op_stride1x1_pad1x1 {
       [[maybe_unused]] const int64_t i_co = nj;
       const float v_Y1 = (acc[j] + rd0[j]);
       const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = exp2f(v_Y1_mul);
+      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
       const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = (1.0f / v_Y1_add);
+      const float v_Y1_recip = dlc::rcp(v_Y1_add);
       const float v_Y = (v_Y1 * v_Y1_recip);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
@@ -247,9 +247,9 @@ struct Op_stride1x1_pad1x1 {
       [[maybe_unused]] const int64_t i_co = nj;
       const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = exp2f(v_Y1_mul);
+      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
       const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = (1.0f / v_Y1_add);
+      const float v_Y1_recip = dlc::rcp(v_Y1_add);
       const float v_Y = (v_Y1 * v_Y1_recip);
       out[j] = v_Y;
     }
@@ -442,9 +442,9 @@ struct Op_stride2x2_pad1x1 {
       [[maybe_unused]] const int64_t i_co = nj;
       const float v_Y1 = (acc[j] + rd0[j]);
       const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = exp2f(v_Y1_mul);
+      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
       const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = (1.0f / v_Y1_add);
+      const float v_Y1_recip = dlc::rcp(v_Y1_add);
       const float v_Y = (v_Y1 * v_Y1_recip);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
@@ -496,9 +496,9 @@ struct Op_stride2x2_pad1x1 {
       [[maybe_unused]] const int64_t i_co = nj;
       const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = exp2f(v_Y1_mul);
+      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
       const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = (1.0f / v_Y1_add);
+      const float v_Y1_recip = dlc::rcp(v_Y1_add);
       const float v_Y = (v_Y1 * v_Y1_recip);
       out[j] = v_Y;
     }

@@ -47,6 +47,7 @@ static void test_valid_manifest(void) {
   if (c->nplans == 1) CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(c->plans[0], "tile")) == 3);
   /* variants: runtime attrs and compile-time dims */
   CHECK(c->nvkeys == 2 && !c->vkeys[0].is_dim && c->vkeys[0].nvalues == 2);
+  CHECK(c->math_ieee && !g->math_ieee && !at->math_ieee);
   CHECK(at->nvkeys == 1 && at->vkeys[0].is_dim);
   CHECK_STR(in->graph_where, "manifest.ops[3].graph");
   CHECK(cJSON_IsObject(in->graph));
@@ -204,6 +205,8 @@ static void test_bad_values(void) {
   expect(MF("['sm80']", "{'name':'g'," GEMM ",'dtypes':['fp16'],'plans':[{'stages':99}]}"), "E0209", "99");
   expect(MF("['sm80']", "{'name':'g-relu'," GEMM ",'dtypes':['fp16'],'plans':'auto'}"), "E0103", "C identifier");
   expect(MF("['sm80']", OP("") "," OP("")), "E0104", "defined twice");
+  expect(MF("['sm80']", OP(",'math':'fast'")), "E0103", "math is 'fast'");
+  expect(MF("['sm80']", OP(",'math':1")), "E0103", "math is a number");
   expect(MF("['sm80']", OP(",'shape_sets':[{'name':'s','bounds':{'M':[9,2]}}]")), "E0103", "empty range");
   expect(MF("['sm80']", OP(",'shape_sets':[{'name':'s','bounds':{'M':[1,2]}},{'name':'s','bounds':{}}]")), "E0104",
          "defined twice");
