@@ -269,6 +269,15 @@ static const rexpr *read_of(const rexpr *e) {
   return e;
 }
 
+/* The range of a signature dim: the entry points reject negative dims
+ * (the upper bound only keeps sx_bounds from overflowing). */
+static bool dims_nonneg(void *ctx, sx_atom_kind kind, const char *name, int64_t *lo, int64_t *hi) {
+  (void)ctx, (void)name;
+  if (kind != SXA_PARAM) return false;
+  *lo = 0, *hi = INT64_MAX / 4;
+  return true;
+}
+
 static void guards_c(opgen *g, strbuf *s, const ib_guard *gd, int ng) {
   for (int i = 0; i < ng; i++) {
     const char *e = sxc(g->A, gd[i].e, false);
@@ -465,8 +474,15 @@ static void walk_fn(opgen *g, const gpu_operand *o, const char *role, const char
   }
   sb_puts(s, "    return ");
   for (int i = 0; i < o->ng; i++) {
-    sb_printf(s, "%s(%s <= gm[%d] + gk[%d])", i ? " & " : "", sxc(g->A, o->guards[i].lo, false), i, i);
-    if (o->guards[i].hi) sb_printf(s, " & (gm[%d] + gk[%d] < %s)", i, i, sxc(g->A, o->guards[i].hi, false));
+    const ib_guard *gd = &o->guards[i];
+    int64_t lo, hlo, hhi;
+    /* 0 <= x < hi with hi >= 0 is one unsigned compare: a negative x wraps past hi */
+    if (gd->hi && sx_is_int(gd->lo, &lo) && lo == 0 && sx_bounds(gd->hi, dims_nonneg, NULL, &hlo, &hhi) && hlo >= 0) {
+      sb_printf(s, "%s((uint64_t)(gm[%d] + gk[%d]) < (uint64_t)(%s))", i ? " & " : "", i, i, sxc(g->A, gd->hi, false));
+      continue;
+    }
+    sb_printf(s, "%s(%s <= gm[%d] + gk[%d])", i ? " & " : "", sxc(g->A, gd->lo, false), i, i);
+    if (gd->hi) sb_printf(s, " & (gm[%d] + gk[%d] < %s)", i, i, sxc(g->A, gd->hi, false));
   }
   sb_puts(s, ";\n  }\n");
 }

@@ -90,30 +90,49 @@ static const sx *shift_k(void *ctx, sx_atom_kind kind, const char *name) {
   return NULL;
 }
 
-/* The operand's k-step: offset(k + 1) - offset(k), when that is free of
- * every index and no pad guard of the operand depends on k.  (A floor, a
- * modulo or a product of k with another index leaves an index in the
- * difference.)  Then the chunk pointers of a full k-tile are
- * those of the tile before, moved by BK steps: the skeleton hoists them. */
-/* offset(x + 1) - offset(x) along axis x of the operand's read, when that is
- * free of every index and no pad guard of the operand reads x. */
-static const sx *operand_axis_step(arena *A, const region *r, const gpu_operand *o, const char *x) {
+/* The operand's offset, when its read is a plain (possibly cast) read and no
+ * pad guard of it reads one of the axes ax[0..n). */
+static const sx *operand_offset_free_of(arena *A, const region *r, const gpu_operand *o, const int *ax, int n) {
   const rexpr *sel = o->read, *rd = o->read;
   if (rd->k == RX_SELECT && !rd->a) rd = rd->b;
   if (rd->k == RX_UNARY && rd->op == TINY_CAST) rd = rd->a;
   if (rd->k != RX_READ) return NULL;
   if (sel->k == RX_SELECT && !sel->a)
     for (int g = 0; g < sel->ng; g++)
-      if (sx_mentions(sel->guards[g].e, SXA_VAR, x)) return NULL;
+      for (int i = 0; i < n; i++)
+        if (sx_mentions(sel->guards[g].e, SXA_VAR, r->it[ax[i]].name)) return NULL;
   const sx *off = gpuir_offset(A, &r->in[o->input], rd->map);
-  if (sx_has_overflow(off)) return NULL;
+  return sx_has_overflow(off) ? NULL : off;
+}
+
+/* off(x + 1) - off(x), when that is free of every index (a floor, a modulo
+ * or a product of x with another index leaves one in the difference). */
+static const sx *axis_step(arena *A, const sx *off, const char *x) {
   kshift ks = {A, x};
   const sx *d = sx_sub(A, sx_subst(A, off, shift_k, &ks), off);
   return sx_has_vars(d) ? NULL : d;
 }
 
+/* offset(x + 1) - offset(x) along axis x of the operand's read, when that is
+ * free of every index and no pad guard of the operand reads x. */
+static const sx *operand_axis_step(arena *A, const region *r, const gpu_operand *o, int x) {
+  const sx *off = operand_offset_free_of(A, r, o, &x, 1);
+  return off ? axis_step(A, off, r->it[x].name) : NULL;
+}
+
+/* The operand's k-step: how far its address moves per unit of the K group,
+ * flattened as the chunk functions index it (the last K axis innermost),
+ * when that is one fixed number and no pad guard reads a K axis: one K axis
+ * with a fixed step, or a K group the offset reads packed, x0 + s * kflat
+ * (conv's KRSC filter over r, s, c; gpuir_flatten).  Then the chunk
+ * pointers of a full k-tile are those of the tile before, moved by BK
+ * steps: the skeleton hoists them. */
 static const sx *operand_kstep(arena *A, const region *r, const gpu_view *v, const gpu_operand *o) {
-  return v->nk == 1 ? operand_axis_step(A, r, o, r->it[v->k_axes[0]].name) : NULL;
+  if (v->nk == 1) return operand_axis_step(A, r, o, v->k_axes[0]);
+  if (v->nk == 0) return NULL;
+  const sx *off = operand_offset_free_of(A, r, o, v->k_axes, v->nk);
+  const sx *flat = off ? gpuir_flatten(A, r, v->k_axes, v->nk, off, "k_flat") : NULL;
+  return flat ? axis_step(A, flat, "k_flat") : NULL;
 }
 
 static void vec_variants(gpu_kernel *k, int vmax) {
@@ -616,8 +635,8 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   operand_of(A, dl, at, r1, &pc->a[0].con, false, &k->A); /* Q */
   operand_of(A, dl, at, r1, &pc->a[0].con, true, &k->B);  /* K */
   operand_of(A, dl, at, r2, c2, true, &k->V);
-  k->B.rstep = operand_axis_step(A, r1, &k->B, r1->it[v->n_axes[0]].name);
-  k->V.rstep = operand_axis_step(A, r2, &k->V, r2->it[k->v2.k_axes[0]].name);
+  k->B.rstep = operand_axis_step(A, r1, &k->B, v->n_axes[0]);
+  k->V.rstep = operand_axis_step(A, r2, &k->V, k->v2.k_axes[0]);
   if (k->B.rstep) k->B.rstep_str = sx_str(A, k->B.rstep);
   if (k->V.rstep) k->V.rstep_str = sx_str(A, k->V.rstep);
   k->T = r1->in[k->A.input].dt;

@@ -60,15 +60,19 @@ __device__ __forceinline__ void cp_async_wait() {
 // Four 8x8 b16 matrices from shared memory; lane l gives the row address of
 // matrix l/8.  TRANS loads each matrix transposed.
 template <bool TRANS>
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void *smem) {
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t saddr) {
   if constexpr (TRANS)
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_addr(smem)));
+                 : "r"(saddr));
   else
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_addr(smem)));
+                 : "r"(saddr));
+}
+template <bool TRANS>
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void *smem) {
+  ldmatrix_x4<TRANS>(r, smem_addr(smem));
 }
 
 // D = A * B + D on the tensor cores: m16n8k16, row-major A, column-major B,
@@ -117,6 +121,7 @@ template <> __device__ __forceinline__ float from_f32<float>(float x) { return x
 // where it came from, so the compiler cannot recompute it inside the loop
 // (ptxas otherwise rematerializes lane offsets from threadIdx every tile).
 __device__ __forceinline__ void keep(int &x) { asm volatile("" : "+r"(x)); }
+__device__ __forceinline__ void keep(uint32_t &x) { asm volatile("" : "+r"(x)); }
 __device__ __forceinline__ void keep(int64_t &x) { asm volatile("" : "+l"(x)); }
 
 // The PTX approximate forms the generated code spells for the "approx"

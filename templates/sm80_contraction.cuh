@@ -133,7 +133,9 @@ struct OperandStream {
   int64_t step;     // elements a full k-tile moves every pointer
 
   __device__ __forceinline__ void init(const typename Op::Params *p, int64_t r0, int64_t b) {
-    const int64_t kstep = IS_A ? Op::a_kstep(p) : Op::b_kstep(p);
+    int64_t kstep;
+    if constexpr (IS_A) kstep = Op::a_kstep(p);
+    else kstep = Op::b_kstep(p);
     step = kstep * Op::BK;
     kstride = G::RSTEP * kstep;
 #pragma unroll
@@ -235,26 +237,29 @@ struct FragOffsets {
   static constexpr int W = IS_A ? Op::BM / Op::WARPS_M : Op::BN / Op::WARPS_N;
   static constexpr int NF = W / 16;   // x4 loads per k16 step (each 16 rows of the warp tile)
   static constexpr int KS = Op::BK / 16;
-  int off[KC ? KS : NF];
+  static constexpr int TB = (int)sizeof(typename Op::T);
+  uint32_t off[KC ? KS : NF];  // shared-space byte addresses in stage 0
 
   // A's matrices: (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15);
   // B's: (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15).
-  __device__ __forceinline__ void init(int w0, int lane) {
+  __device__ __forceinline__ void init(const void *ring, int w0, int lane) {
+    const uint32_t base = smem_addr(ring);
     const int mat = lane / 8, r8 = lane % 8;
     const int dr = IS_A ? (mat & 1) * 8 : (mat >> 1) * 8, dk = IS_A ? (mat >> 1) * 8 : (mat & 1) * 8;
     if constexpr (KC) {
 #pragma unroll
-      for (int s = 0; s < KS; ++s) off[s] = swz<Op::BK>(w0 + dr + r8, s * 16 + dk);
+      for (int s = 0; s < KS; ++s) off[s] = base + TB * swz<Op::BK>(w0 + dr + r8, s * 16 + dk);
     } else {
 #pragma unroll
-      for (int f = 0; f < NF; ++f) off[f] = swz<R>(dk + r8, w0 + f * 16 + dr);
+      for (int f = 0; f < NF; ++f) off[f] = base + TB * swz<R>(dk + r8, w0 + f * 16 + dr);
     }
 #pragma unroll
     for (int i = 0; i < (KC ? KS : NF); ++i) keep(off[i]);
   }
-  __device__ __forceinline__ int at(int s, int f) const {
-    if constexpr (KC) return off[s] + f * 16 * Op::BK;
-    else return off[f] + s * 16 * R;
+  // The address of fragment f of k16 step s in the stage `stage` bytes on.
+  __device__ __forceinline__ uint32_t at(uint32_t stage, int s, int f) const {
+    if constexpr (KC) return off[s] + stage + TB * f * 16 * Op::BK;
+    else return off[f] + stage + TB * s * 16 * R;
   }
 };
 
@@ -300,8 +305,8 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   if constexpr (WALKS) Op::k_start(p, (threadIdx.x % (GA::WALK ? GA::CPR : GB::CPR)) * VEC, kw);
   FragOffsets<Op, true> fa;
   FragOffsets<Op, false> fb;
-  fa.init(wm * WM, lane);
-  fb.init(wn * WN, lane);
+  fa.init(smA, wm * WM, lane);
+  fb.init(smB, wn * WN, lane);
 
   // Tile t into stage s: full tiles of a streamed operand come from its
   // stream (taken in order), every other tile from the chunk function with
@@ -316,17 +321,16 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   };
   // The MMAs of one k-tile held in stage s.
   auto compute = [&](int s) {
-    const T *sA = smA + s * BM * BK;
-    const T *sB = smB + s * BN * BK;
+    const uint32_t ua = (uint32_t)s * (BM * BK * (int)sizeof(T)), ub = (uint32_t)s * (BN * BK * (int)sizeof(T));
 #pragma unroll
     for (int ks = 0; ks < BK / 16; ++ks) {
       uint32_t af[MT][4], bfr[NTL][2];
 #pragma unroll
-      for (int i = 0; i < MT; ++i) ldmatrix_x4<!AKC>(af[i], sA + fa.at(ks, i));
+      for (int i = 0; i < MT; ++i) ldmatrix_x4<!AKC>(af[i], fa.at(ua, ks, i));
 #pragma unroll
       for (int j = 0; j < NTL; j += 2) {
         uint32_t t[4];
-        ldmatrix_x4<!BKC>(t, sB + fb.at(ks, j / 2));
+        ldmatrix_x4<!BKC>(t, fb.at(ub, ks, j / 2));
         bfr[j][0] = t[0], bfr[j][1] = t[1], bfr[j + 1][0] = t[2], bfr[j + 1][1] = t[3];
       }
 #pragma unroll
@@ -348,6 +352,7 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   int kt = 0, rd = 0, wr = STAGES - 1;
   static_assert(GA::STREAM == GB::STREAM, "the steady loop streams both operands");
   if constexpr (GA::STREAM) {
+#pragma unroll 1
     for (; kt + STAGES - 1 < KTF; ++kt) {
       cp_async_wait<STAGES - 2>();  // Wait(TokLoad kt)
       __syncthreads();

@@ -67,14 +67,15 @@ struct Op_stride1x1_pad1x1 {
     return left < VEC ? (int)left : VEC;
   }
   static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
-  static constexpr bool B_ADVANCE = false;  // chunk addresses recomputed every k-tile
+  // advance of B: its chunk addresses move by this many elements per unit of k
+  static constexpr bool B_ADVANCE = true;
+  static __device__ __forceinline__ int64_t b_kstep(const Params *p) { return 1; }
   // the K counter of the walking operands: (kh, kw, ci) at the thread's K column, += 32 with carries each
   //     tile, and their K parts
   struct KWalk {
     int k[3];
     int64_t a_off;
     int64_t a_d[2];  // a_off's step when axis j takes a carry
-    int64_t b_off;
   };
   static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {
     int64_t t_ki = ki;
@@ -89,12 +90,10 @@ struct Op_stride1x1_pad1x1 {
     w.a_off = (i_ci + p->c * (i_kw + p->w * i_kh));
     w.a_d[0] = (p->c * (p->w - 3));
     w.a_d[1] = 0;
-    w.b_off = (i_ci + p->c * (3 * i_kh + i_kw));
   }
   static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
     w.k[2] += 32;
     w.a_off += 32;
-    w.b_off += 32;
     while (w.k[2] >= (int)(p->c)) {
       w.k[2] -= (int)(p->c);
       if (++w.k[1] >= 3) {
@@ -131,28 +130,10 @@ struct Op_stride1x1_pad1x1 {
   }
   static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
                                                 [[maybe_unused]] const int64_t (&gk)[2]) {
-    return (0 <= gm[0] + gk[0]) & (gm[0] + gk[0] < (p->h)) & (0 <= gm[1] + gk[1]) & (gm[1] + gk[1] < (p->w));
+    return ((uint64_t)(gm[0] + gk[0]) < (uint64_t)((p->h))) & ((uint64_t)(gm[1] + gk[1]) < (uint64_t)((p->w)));
   }
-  // walk of B: offset 9*C*co + 3*C*kh+ci+C*kw
-  static constexpr bool B_WALK = true;
+  static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
-  static __device__ __forceinline__ const T *b_tensor(const Params *p) { return static_cast<const T *>(p->wt); }
-  static __device__ __forceinline__ int64_t b_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
-                                                 [[maybe_unused]] int64_t (&g)[1]) {
-    [[maybe_unused]] const int64_t i_co = ri;
-    return (9 * p->c * i_co);
-  }
-  static __device__ __forceinline__ int64_t b_kpart([[maybe_unused]] const Params *p, const KWalk &w,
-                                                  [[maybe_unused]] int64_t (&g)[1]) {
-    [[maybe_unused]] const int64_t i_kh = w.k[0];
-    [[maybe_unused]] const int64_t i_kw = w.k[1];
-    [[maybe_unused]] const int64_t i_ci = w.k[2];
-    return w.b_off;  // 3*C*kh+ci+C*kw
-  }
-  static __device__ __forceinline__ bool b_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[1],
-                                                [[maybe_unused]] const int64_t (&gk)[1]) {
-    return true;
-  }
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
   static constexpr int STEADY_MIN_VEC = 4;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
@@ -316,14 +297,15 @@ struct Op_stride2x2_pad1x1 {
     return left < VEC ? (int)left : VEC;
   }
   static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
-  static constexpr bool B_ADVANCE = false;  // chunk addresses recomputed every k-tile
+  // advance of B: its chunk addresses move by this many elements per unit of k
+  static constexpr bool B_ADVANCE = true;
+  static __device__ __forceinline__ int64_t b_kstep(const Params *p) { return 1; }
   // the K counter of the walking operands: (kh, kw, ci) at the thread's K column, += 32 with carries each
   //     tile, and their K parts
   struct KWalk {
     int k[3];
     int64_t a_off;
     int64_t a_d[2];  // a_off's step when axis j takes a carry
-    int64_t b_off;
   };
   static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {
     int64_t t_ki = ki;
@@ -338,12 +320,10 @@ struct Op_stride2x2_pad1x1 {
     w.a_off = (i_ci + p->c * (i_kw + p->w * i_kh));
     w.a_d[0] = (p->c * (p->w - 3));
     w.a_d[1] = 0;
-    w.b_off = (i_ci + p->c * (3 * i_kh + i_kw));
   }
   static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
     w.k[2] += 32;
     w.a_off += 32;
-    w.b_off += 32;
     while (w.k[2] >= (int)(p->c)) {
       w.k[2] -= (int)(p->c);
       if (++w.k[1] >= 3) {
@@ -380,28 +360,10 @@ struct Op_stride2x2_pad1x1 {
   }
   static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
                                                 [[maybe_unused]] const int64_t (&gk)[2]) {
-    return (0 <= gm[0] + gk[0]) & (gm[0] + gk[0] < (p->h)) & (0 <= gm[1] + gk[1]) & (gm[1] + gk[1] < (p->w));
+    return ((uint64_t)(gm[0] + gk[0]) < (uint64_t)((p->h))) & ((uint64_t)(gm[1] + gk[1]) < (uint64_t)((p->w)));
   }
-  // walk of B: offset 9*C*co + 3*C*kh+ci+C*kw
-  static constexpr bool B_WALK = true;
+  static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
-  static __device__ __forceinline__ const T *b_tensor(const Params *p) { return static_cast<const T *>(p->wt); }
-  static __device__ __forceinline__ int64_t b_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
-                                                 [[maybe_unused]] int64_t (&g)[1]) {
-    [[maybe_unused]] const int64_t i_co = ri;
-    return (9 * p->c * i_co);
-  }
-  static __device__ __forceinline__ int64_t b_kpart([[maybe_unused]] const Params *p, const KWalk &w,
-                                                  [[maybe_unused]] int64_t (&g)[1]) {
-    [[maybe_unused]] const int64_t i_kh = w.k[0];
-    [[maybe_unused]] const int64_t i_kw = w.k[1];
-    [[maybe_unused]] const int64_t i_ci = w.k[2];
-    return w.b_off;  // 3*C*kh+ci+C*kw
-  }
-  static __device__ __forceinline__ bool b_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[1],
-                                                [[maybe_unused]] const int64_t (&gk)[1]) {
-    return true;
-  }
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
   static constexpr int STEADY_MIN_VEC = 4;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
