@@ -11,19 +11,13 @@
  * Operands become references (REF_* in emu.h); immediates are converted to
  * the operand's type here, once.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu.h"
+#include "decode.h"
 #include "fp.h"
-#include "parse.h"
-
-const char *const dlcemu_op_names[OP_COUNT] = {
-#define OP(e, name, cls) name,
-#include "ops.def"
-#undef OP
-};
 
 enum { CLS_ARITH = 100 };
 #define CLS_INT DLCEMU_CLASS_INT
@@ -45,37 +39,6 @@ static const int op_class[OP_COUNT] = {
 #undef OP
 };
 
-/* ------------------------------------------------------------------ types */
-static const struct {
-  const char *name;
-  unsigned size;
-  int sign;
-  int fl;
-} type_info[T_COUNT] = {
-  [T_NONE] = {"", 0, 0, 0},
-  [T_B8] = {"b8", 1, 0, 0}, [T_B16] = {"b16", 2, 0, 0}, [T_B32] = {"b32", 4, 0, 0},
-  [T_B64] = {"b64", 8, 0, 0}, [T_B128] = {"b128", 16, 0, 0},
-  [T_U8] = {"u8", 1, 0, 0}, [T_U16] = {"u16", 2, 0, 0}, [T_U32] = {"u32", 4, 0, 0},
-  [T_U64] = {"u64", 8, 0, 0},
-  [T_S8] = {"s8", 1, 1, 0}, [T_S16] = {"s16", 2, 1, 0}, [T_S32] = {"s32", 4, 1, 0},
-  [T_S64] = {"s64", 8, 1, 0},
-  [T_F16] = {"f16", 2, 1, 1}, [T_F16X2] = {"f16x2", 4, 1, 1}, [T_BF16] = {"bf16", 2, 1, 1},
-  [T_BF16X2] = {"bf16x2", 4, 1, 1}, [T_TF32] = {"tf32", 4, 1, 1}, [T_F32] = {"f32", 4, 1, 1},
-  [T_F64] = {"f64", 8, 1, 1},
-  [T_PRED] = {"pred", 0, 0, 0},
-};
-
-unsigned dlcemu_type_size(int t) { return t > 0 && t < T_COUNT ? type_info[t].size : 0; }
-int dlcemu_type_is_signed(int t) { return t > 0 && t < T_COUNT && type_info[t].sign && !type_info[t].fl; }
-int dlcemu_type_is_float(int t) { return t > 0 && t < T_COUNT && type_info[t].fl; }
-const char *dlcemu_type_name(int t) { return t >= 0 && t < T_COUNT ? type_info[t].name : "?"; }
-
-int dlcemu_type_from_name(const char *s) {
-  for (int t = 1; t < T_COUNT; t++)
-    if (!strcmp(type_info[t].name, s)) return t;
-  return T_NONE;
-}
-
 static int is_int_type(int t) { return t >= T_B8 && t <= T_S64; }
 static int is_half_type(int t) { return t == T_F16 || t == T_F16X2 || t == T_BF16 || t == T_BF16X2; }
 
@@ -84,6 +47,51 @@ static int class_for_type(int t) {
   if (t == T_F32 || t == T_TF32) return DLCEMU_CLASS_FP32;
   if (t == T_F64) return DLCEMU_CLASS_FP64;
   return DLCEMU_CLASS_INT;
+}
+
+/* ---------------------------------------------------- the decoded function's tables */
+static emu_func *cur_func(emu_parse_ctx *pc) { return &pc->m->funcs[pc->func]; }
+
+uint32_t dlcemu_pc_const(emu_parse_ctx *pc, uint64_t value) {
+  emu_func *f = cur_func(pc);
+  for (int i = 0; i < f->nconsts; i++)
+    if (f->consts[i].sym < 0 && f->consts[i].value == value) return REF_CONST | (uint32_t)i;
+  if (dlcemu_grow(&f->consts, &f->capconsts, f->nconsts + 1, sizeof(emu_const))) return REF_NONE;
+  f->consts[f->nconsts].value = value;
+  f->consts[f->nconsts].sym = -1;
+  return REF_CONST | (uint32_t)f->nconsts++;
+}
+
+uint32_t dlcemu_pc_const_sym(emu_parse_ctx *pc, int sym, int64_t off) {
+  emu_func *f = cur_func(pc);
+  if (dlcemu_grow(&f->consts, &f->capconsts, f->nconsts + 1, sizeof(emu_const))) return REF_NONE;
+  f->consts[f->nconsts].value = (uint64_t)off;
+  f->consts[f->nconsts].sym = sym;
+  return REF_CONST | (uint32_t)f->nconsts++;
+}
+
+int dlcemu_pc_vec(emu_parse_ctx *pc, const uint32_t *refs, int n, uint32_t *out) {
+  emu_func *f = cur_func(pc);
+  if (dlcemu_grow(&f->vpool, &f->capvpool, f->nvpool + n + 1, sizeof(uint32_t)))
+    return dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+  *out = REF_VEC | (uint32_t)f->nvpool;
+  f->vpool[f->nvpool++] = (uint32_t)n;
+  for (int i = 0; i < n; i++) f->vpool[f->nvpool++] = refs[i];
+  return 0;
+}
+
+int dlcemu_pc_unsupported(emu_parse_ctx *pc, const char *what) {
+  return dlcemu_fail(DLCEMU_ERROR_UNSUPPORTED, "PTX line %d: unsupported instruction '%s' (%s)", pc->line,
+                  pc->opcode_text, what);
+}
+
+int dlcemu_pc_error(emu_parse_ctx *pc, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return dlcemu_fail(DLCEMU_ERROR_PARSE, "PTX line %d: '%s': %s", pc->line, pc->opcode_text, msg);
 }
 
 /* -------------------------------------------------------------- modifiers */

@@ -1,20 +1,26 @@
 /*
- * emu.h: the internal structures of the PTX emulator (libdlcemu).
+ * emu.h: the data structures of the PTX emulator (libdlcemu): opcodes,
+ * types, the decoded instruction, symbols, functions, modules and linked
+ * kernels.  It declares no functions: each layer has its own header.
  *
- * The emulator works in three steps, one file each:
- *   parse.c   PTX text -> module: symbols, functions, and per function a list
- *             of decoded instructions (decode.c) whose operands are still
- *             references (function-local register, constant, symbol, label);
- *   link.c    module + entry -> kernel: the entry and every .func it reaches
- *             are laid out once (register slots, shared / local / param
- *             frames, constant slots) and copied into one flat code array
- *             whose operands are register-file slot numbers;
- *   exec.c    runs a kernel warp by warp (SIMT, per-lane PCs, min-PC
- *             reconvergence); launch.c drives blocks, barriers, cp.async and
- *             memcheck; stats.c renders the statistics.
- * Every function shared between these files is named dlcemu_* like the public
- * API, so the static library exports nothing outside that namespace; the
- * public API is only what include/dlc/dlcemu.h declares.
+ * The layers, bottom up (a file calls only files of lower layers, and
+ * includes only their headers; tests/emu/layering.cmake checks both):
+ *   0  util.c    error detail, settings, growable arrays, type/opcode tables
+ *   1  fp.c      exact fp16/bf16/f32 rounding              (fp.h)
+ *      mem.c     the global allocation table, memory API   (mem.h)
+ *      stats.c   launch statistics, JSON                   (stats.h)
+ *   2  decode.c  one instruction -> emu_insn (ops.def)     (decode.h)
+ *   3  parse.c   PTX text -> module; calls decode per line (parse.h)
+ *   4  link.c    module + entry -> flat slot-addressed kernel (link.h)
+ *   5  report.c  runtime error messages, allocation lookups (run.h: the launch state)
+ *   6  race.c    the shared-memory race detector           (race.h)
+ *   7  sync.c    barriers, warpgroups, async copies landing (sync.h)
+ *   8  exec.c    the SIMT interpreter                      (exec.h)
+ *   9  launch.c  blocks, scheduling, deadlocks             (launch.h)
+ *  10  api.c     module and function handles, launch entry (the public header)
+ * Every function shared between files is named dlcemu_* like the public API,
+ * so the static library exports nothing outside that namespace; the public
+ * API is only what include/dlc/dlcemu.h declares.
  * Values live in a per-warp register file uint64_t reg[slot][32]; immediates
  * and special registers are slots too, filled before the block runs, so every
  * operand is a slot and the interpreter's inner loops are plain array code.
@@ -35,8 +41,6 @@ typedef enum emu_op {
   OP_COUNT
 } emu_op;
 
-extern const char *const dlcemu_op_names[OP_COUNT];
-
 /* ------------------------------------------------------------------ types */
 typedef enum emu_type {
   T_NONE,
@@ -47,12 +51,6 @@ typedef enum emu_type {
   T_PRED,
   T_COUNT
 } emu_type;
-
-unsigned dlcemu_type_size(int t);           /* bytes; 0 for T_NONE / T_PRED */
-int dlcemu_type_is_signed(int t);
-int dlcemu_type_is_float(int t);            /* f16..f64 (packed included) */
-int dlcemu_type_from_name(const char *s);   /* "u32" -> T_U32, else T_NONE */
-const char *dlcemu_type_name(int t);
 
 /* rounding modes (cvt, arithmetic) */
 enum { RND_NONE, RND_RN, RND_RZ, RND_RM, RND_RP, RND_RNA, RND_RNI, RND_RZI, RND_RMI, RND_RPI };
@@ -275,54 +273,5 @@ typedef struct dlcemu_module_st {
   char **files;           /* .file names by index */
   int nfiles;
 } emu_module;
-
-/* --------------------------------------------------------------- helpers */
-/* errors: the thread-local detail message and status */
-int dlcemu_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void dlcemu_clear_error(void);
-
-/* growable arrays: grows *p (element size es) to hold n elements */
-int dlcemu_grow(void *pp, int *cap, int n, size_t es);
-
-/* parse.c */
-int dlcemu_parse_module(emu_module *m, const char *text);
-void dlcemu_module_free(emu_module *m);
-
-/* decode.c: opcode + modifiers + operands -> instruction (see parse.c for the
- * operand form).  Returns 0 or an error status (detail set). */
-struct emu_operand;
-struct emu_parse_ctx;
-int dlcemu_decode(struct emu_parse_ctx *pc, const char *opcode, struct emu_operand *ops, int nops,
-               emu_insn *out);
-
-/* is the base opcode of "opcode.mod.mod" one the decoder knows? */
-int dlcemu_opcode_known(const char *opcode);
-
-/* link.c */
-int dlcemu_link_kernel(emu_module *m, int func, emu_kernel **out);
-void dlcemu_kernel_free(emu_kernel *k);
-
-/* mem.c: the global allocation table */
-typedef struct emu_range {
-  uint64_t base, end;     /* [base, end) */
-  int readonly;           /* .const variable */
-  int user;               /* made by dlcemu_mem_alloc (may be freed by the user) */
-} emu_range;
-int dlcemu_mem_register(uint64_t base, uint64_t size, int readonly, int user);
-int dlcemu_mem_unregister(uint64_t base);
-/* copies the table for a launch; *out is malloc'd, sorted by base */
-int dlcemu_mem_snapshot(emu_range **out, int *n);
-
-/* launch.c */
-int dlcemu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shared, void **params);
-
-/* settings (per thread) */
-unsigned long long dlcemu_limit_instructions(void);
-int dlcemu_check_uninit_shared(void);
-int dlcemu_check_races(void);
-
-/* stats.c */
-void dlcemu_stats_publish(const dlcemu_launch_stats *s, const char *kernel, const unsigned g[3],
-                       const unsigned b[3], unsigned dyn_shared, uint64_t static_shared);
 
 #endif /* DLC_EMU_H */

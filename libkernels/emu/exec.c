@@ -23,9 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu.h"
+#include "exec.h"
 #include "fp.h"
-#include "run.h"
+#include "race.h"
+#include "sync.h"
 
 #define FULL 0xFFFFFFFFu
 

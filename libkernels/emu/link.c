@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu.h"
+#include "link.h"
+#include "util.h"
 
 typedef struct linker {
   emu_module *m;

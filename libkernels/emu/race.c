@@ -21,8 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu.h"
-#include "run.h"
+#include "race.h"
 
 /* packed access records: epoch << 5 | warp, 0 = none; source: pc << 5 | lane */
 #define REC(epoch, warp) ((epoch) << 5 | (uint32_t)(warp))

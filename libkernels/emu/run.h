@@ -1,6 +1,6 @@
 /*
- * run.h: the state of one launch, shared by the launch driver (launch.c) and
- * the interpreter (exec.c).
+ * run.h: the state of one launch, shared by the layers that run it (report,
+ * race, sync, exec, launch), and report.c's functions (layer 5).
  *
  * A launch runs its blocks one after another.  A block's warps live in
  * emu_warp: the register file uint64_t reg[slot][32], one predicate mask per
@@ -20,6 +20,8 @@
 #include <stdint.h>
 
 #include "emu.h"
+#include "mem.h"
+#include "util.h"
 
 #define WIN_SHARED 0x1000000000000000ull
 #define WIN_LOCAL 0x2000000000000000ull
@@ -118,33 +120,14 @@ typedef struct emu_run {
   uint32_t bar_vc[16][32];/* join of the clocks that arrived at each barrier */
 } emu_run;
 
-/* launch.c */
+/* report.c */
 void dlcemu_report(emu_run *R, int status, const emu_warp *w, int lane, const emu_insn *in, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
-void dlcemu_bar_exec(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t pc, uint32_t active, uint32_t exec);
-int dlcemu_wg_arrive(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t pc);
-void dlcemu_lanes_exit(emu_run *R, emu_warp *w, uint32_t lanes);
-int dlcemu_cp_land(emu_run *R, emu_warp *w, int lane, int all, uint32_t keep_groups);
+void dlcemu_thread_coords(const emu_run *R, const emu_warp *w, int lane, unsigned t[3]);
 void dlcemu_poison_report(emu_run *R, const emu_warp *w, int lane, const emu_insn *in, uint64_t off, unsigned size,
-                       int write);
+                          int write);
 const emu_range *dlcemu_find_range(emu_run *R, uint64_t a); /* the allocation containing a, or NULL */
 const emu_range *dlcemu_near_range(emu_run *R, uint64_t a); /* the allocation at or just below a (messages) */
-
-/* race.c */
-int dlcemu_race_alloc(emu_run *R);
-void dlcemu_race_free(emu_run *R);
-void dlcemu_race_block(emu_run *R);
-int dlcemu_race_read(emu_run *R, const emu_warp *w, int lane, const emu_insn *in, uint32_t pc, uint64_t off,
-                     unsigned size);
-int dlcemu_race_write(emu_run *R, const emu_warp *w, int lane, const emu_insn *in, uint32_t pc, uint64_t off,
-                      unsigned size, const uint8_t *value);
-void dlcemu_race_landed(emu_run *R, const emu_warp *w, int lane, uint32_t pc, uint64_t off, unsigned size);
-void dlcemu_race_arrive(emu_run *R, const emu_warp *w, int b);
-void dlcemu_race_release(emu_run *R, const emu_warp *w, int b);
-void dlcemu_race_barrier_done(emu_run *R, int b);
-
-/* exec.c: run warp w for at most budget instructions */
-void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget);
 
 /* lanes that can run now */
 static inline uint32_t emu_runnable(const emu_warp *w) {

@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "emu.h"
+#include "stats.h"
+#include "util.h"
 
 static _Thread_local dlcemu_launch_stats last;
 static _Thread_local char json[8192] = "{}";
