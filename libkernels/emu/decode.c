@@ -283,6 +283,7 @@ static int pdst(emu_parse_ctx *pc, const emu_operand *o, int i, uint32_t *ref) {
 static int addr(emu_parse_ctx *pc, const emu_operand *o, int i, uint32_t *base, int64_t *off, int32_t *sym,
                 emu_insn *in, uint32_t flag32) {
   if (o->kind != OPD_ADDR) return bad_operand(pc, i, "an address [...]");
+  if (o->nelems) return bad_operand(pc, i, "an address without a coordinate list");
   if (o->base_reg >= 0 && dlcemu_type_size(o->rtype) < 8) in->flags |= flag32;
   *base = o->base_reg >= 0 ? REF_REG | (uint32_t)o->base_reg : REF_NONE;
   *off = o->ival;
@@ -969,6 +970,103 @@ static int dec_cp_async(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int 
   return 0;
 }
 
+/* the mbarrier operand: [addr] in shared (.shared, .shared::cta, .shared::cluster of a
+ * one-CTA cluster) or generic memory */
+static int mbar_space(mods *m, emu_insn *in) {
+  if (take(m, "shared::cluster")) m->space = SP_SHARED;
+  if (m->space >= 0 && m->space != SP_SHARED) return -1;
+  in->space = (uint8_t)(m->space < 0 ? SP_GENERIC : SP_SHARED);
+  return 0;
+}
+
+/* mbarrier.init / inval / arrive{.expect_tx} / expect_tx / complete_tx / test_wait / try_wait{.parity} */
+static int dec_mbarrier(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, emu_insn *in) {
+  int rc, t = T_NONE;
+  if (mbar_space(m, in)) return dlcemu_pc_error(pc, "mbarrier objects live in shared memory");
+  if (op == OP_MBAR_ARRIVE && take(m, "expect_tx")) in->sub = 1;
+  if ((op == OP_MBAR_TEST_WAIT || op == OP_MBAR_TRY_WAIT) && take(m, "parity")) in->sub = 1;
+  if (op == OP_MBAR_ARRIVE && take(m, "noComplete")) return dlcemu_pc_unsupported(pc, "mbarrier.arrive.noComplete");
+  if ((rc = check_rest(pc, m)) || (rc = one_type(pc, m, &t))) return rc;
+  if (t != T_B64) return dlcemu_pc_error(pc, "mbarrier instructions need .b64");
+  in->t = T_B64;
+  in->a[2] = in->a[3] = REF_NONE;
+  switch (op) {
+  case OP_MBAR_INIT:
+    if ((rc = nops_is(pc, n, 2))) return rc;
+    if ((rc = addr(pc, &o[0], 0, &in->a[1], &in->imm, &in->sym, in, IF_ADDR32))) return rc;
+    return src(pc, &o[1], T_U32, 1, &in->a[3]);
+  case OP_MBAR_INVAL:
+    if ((rc = nops_is(pc, n, 1))) return rc;
+    return addr(pc, &o[0], 0, &in->a[1], &in->imm, &in->sym, in, IF_ADDR32);
+  case OP_MBAR_EXPECT_TX:
+  case OP_MBAR_COMPLETE_TX:
+    if ((rc = nops_is(pc, n, 2))) return rc;
+    if ((rc = addr(pc, &o[0], 0, &in->a[1], &in->imm, &in->sym, in, IF_ADDR32))) return rc;
+    return src(pc, &o[1], T_U32, 1, &in->a[2]);
+  case OP_MBAR_ARRIVE: {
+    /* state, [addr]{, count}  or  .expect_tx: state, [addr], txCount */
+    int want = in->sub ? 3 : 2;
+    if (n != want && !(n == 3 && !in->sub))
+      return dlcemu_pc_error(pc, "expected %s operands, found %d", in->sub ? "3" : "2 or 3", n);
+    if ((rc = dst(pc, &o[0], 0, &in->a[0]))) return rc;
+    if ((rc = addr(pc, &o[1], 1, &in->a[1], &in->imm, &in->sym, in, IF_ADDR32))) return rc;
+    if (in->sub && (rc = src(pc, &o[2], T_U32, 2, &in->a[2]))) return rc;
+    if (n == want + 1 && (rc = src(pc, &o[want], T_U32, want, &in->a[3]))) return rc;
+    return 0;
+  }
+  default: /* test_wait / try_wait: p, [addr], state | parity{, suspendTimeHint} */
+    if (n != 3 && !(op == OP_MBAR_TRY_WAIT && n == 4))
+      return dlcemu_pc_error(pc, "expected 3%s operands, found %d", op == OP_MBAR_TRY_WAIT ? " or 4" : "", n);
+    if ((rc = pdst(pc, &o[0], 0, &in->a[0]))) return rc;
+    if ((rc = addr(pc, &o[1], 1, &in->a[1], &in->imm, &in->sym, in, IF_ADDR32))) return rc;
+    if ((rc = src(pc, &o[2], in->sub ? T_U32 : T_B64, 2, &in->a[2]))) return rc;
+    return 0; /* the suspend-time hint has no effect: a waiting thread sleeps until the phase completes */
+  }
+}
+
+/* cp.async.bulk.tensor.Nd.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes{.L2::cache_hint}
+ *   [dst], [tensorMap, {c0, ...}], [mbar]{, policy} */
+static int dec_bulk_tensor(emu_parse_ctx *pc, mods *m, emu_operand *o, int n, emu_insn *in) {
+  int rc, rank = 0;
+  static const char *const dims[] = {"1d", "2d", "3d", "4d", "5d"};
+  for (int i = 0; i < 5; i++)
+    if (take(m, dims[i])) rank = i + 1;
+  if (!rank) return dlcemu_pc_error(pc, "cp.async.bulk.tensor needs a dimension (.1d .. .5d)");
+  if (take(m, "im2col") || take(m, "im2col::w") || take(m, "im2col::w::128") || take(m, "tile::gather4") ||
+      take(m, "tile::scatter4"))
+    return dlcemu_pc_unsupported(pc, "cp.async.bulk.tensor in im2col or gather/scatter mode");
+  if (take(m, "multicast::cluster")) return dlcemu_pc_unsupported(pc, "multicast to a cluster larger than one CTA");
+  take(m, "tile");
+  /* .dst.src: the load is .shared::cluster.global or .shared::cta.global (the last state space is the source) */
+  take(m, "shared::cluster");
+  if (m->space != SP_GLOBAL) return dlcemu_pc_unsupported(pc, "cp.async.bulk.tensor other than global -> shared loads");
+  if (!take(m, "mbarrier::complete_tx::bytes")) return dlcemu_pc_error(pc, "needs .mbarrier::complete_tx::bytes");
+  if ((rc = check_rest(pc, m))) return rc;
+  if (m->ntypes) return dlcemu_pc_error(pc, "cp.async.bulk.tensor takes no type");
+  if (m->cache_hint) n--;
+  if ((rc = nops_is(pc, n, 3))) return rc;
+  in->space = SP_SHARED;
+  in->vec = (uint8_t)rank;
+  if ((rc = addr(pc, &o[0], 0, &in->a[0], &in->imm, &in->sym, in, IF_ADDR32))) return rc;
+  /* [tensorMap, {coords}]: a generic (param, const or global) address with a coordinate vector */
+  if (o[1].kind != OPD_ADDR || o[1].nelems != rank) {
+    char want[64];
+    snprintf(want, sizeof want, "[tensorMap, {%d coordinates}]", rank);
+    return bad_operand(pc, 1, want);
+  }
+  emu_operand v = o[1], tm = o[1];
+  tm.nelems = 0;
+  if ((rc = addr(pc, &tm, 1, &in->a[1], &in->imm2, &in->sym2, in, IF_ADDR32B))) return rc;
+  v.kind = OPD_VEC;
+  if ((rc = vec(pc, &v, 1, rank, T_S32, 0, &in->a[2], NULL))) return rc;
+  /* [mbar]: base register in a[3], offset (or shared symbol + offset) as a constant in a[4] */
+  if (o[2].kind != OPD_ADDR) return bad_operand(pc, 2, "an mbarrier address [...]");
+  if (o[2].base_reg >= 0 && dlcemu_type_size(o[2].rtype) < 8) in->flags |= IF_ADDR32C;
+  in->a[3] = o[2].base_reg >= 0 ? REF_REG | (uint32_t)o[2].base_reg : REF_NONE;
+  in->a[4] = o[2].sym >= 0 ? dlcemu_pc_const_sym(pc, o[2].sym, o[2].ival) : dlcemu_pc_const(pc, (uint64_t)o[2].ival);
+  return 0;
+}
+
 int dlcemu_opcode_known(const char *opcode) {
   char buf[128];
   char *parts[24];
@@ -989,7 +1087,12 @@ static int arch_check(emu_parse_ctx *pc, const emu_insn *in) {
   int sm = pc->m->target_sm, need = 0;
   int bf = in->t == T_BF16 || in->t == T_BF16X2;
   switch (in->op) {
-  case OP_STMATRIX: case OP_ELECT: need = 90; break;
+  case OP_STMATRIX: case OP_ELECT: case OP_CP_BULK_TENSOR: case OP_MBAR_EXPECT_TX: case OP_MBAR_COMPLETE_TX:
+  case OP_MBAR_TRY_WAIT: case OP_FENCE_PROXY_ASYNC:
+    need = 90;
+    break;
+  case OP_MBAR_ARRIVE: need = in->sub || in->a[3] != REF_NONE || in->a[0] == (REF_SREG | SR_SINK) ? 90 : 80; break;
+  case OP_MBAR_INIT: case OP_MBAR_INVAL: case OP_MBAR_TEST_WAIT: need = in->sub ? 90 : 80; break;
   case OP_WG_FENCE: case OP_WG_COMMIT: case OP_WG_WAIT: case OP_SETMAXNREG:
     /* wgmma exists on sm_90a only; setmaxnreg on the arch-specific targets from sm_90a */
     if (!pc->m->target_arch_a || sm < 90 || (sm != 90 && in->op != OP_SETMAXNREG)) {
@@ -1226,10 +1329,23 @@ int dlcemu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int n
     break;
   case OP_MEMBAR:
   case OP_FENCE:
-    if (take(&m, "proxy") || take(&m, "proxy::async")) {
-      rc = dlcemu_pc_unsupported(pc, "proxy fence (Hopper async proxy)");
+    if (op == OP_FENCE && take(&m, "proxy")) {
+      /* fence.proxy.async{.global, .shared::cta, .shared::cluster} */
+      if (!take(&m, "async")) {
+        rc = dlcemu_pc_unsupported(pc, "proxy fence other than .proxy.async");
+        break;
+      }
+      take(&m, "shared::cluster");
+      in->op = OP_FENCE_PROXY_ASYNC;
+      in->cls = DLCEMU_CLASS_OTHER;
+      rc = check_rest(pc, &m);
       break;
     }
+    if (op == OP_FENCE && take(&m, "proxy::async")) {
+      rc = dlcemu_pc_unsupported(pc, "fence.proxy::async");
+      break;
+    }
+    take(&m, "mbarrier_init"); /* fence.mbarrier_init.release.cluster: mbarrier.init is visible at once here */
     take(&m, "gl");
     take(&m, "sys");
     rc = check_rest(pc, &m);
@@ -1279,6 +1395,13 @@ int dlcemu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int n
     break;
   case OP_CP_ASYNC: case OP_CP_COMMIT: case OP_CP_WAIT: case OP_CP_WAIT_ALL:
     rc = dec_cp_async(pc, op, &m, ops, nops, in);
+    break;
+  case OP_CP_BULK_TENSOR:
+    rc = dec_bulk_tensor(pc, &m, ops, nops, in);
+    break;
+  case OP_MBAR_INIT: case OP_MBAR_INVAL: case OP_MBAR_ARRIVE: case OP_MBAR_EXPECT_TX: case OP_MBAR_COMPLETE_TX:
+  case OP_MBAR_TEST_WAIT: case OP_MBAR_TRY_WAIT:
+    rc = dec_mbarrier(pc, op, &m, ops, nops, in);
     break;
   default:
     rc = dlcemu_pc_unsupported(pc, "opcode");

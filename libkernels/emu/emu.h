@@ -9,12 +9,14 @@
  *   1  fp.c      exact fp16/bf16/f32 rounding              (fp.h)
  *      mem.c     the global allocation table, memory API   (mem.h)
  *      stats.c   launch statistics, JSON                   (stats.h)
+ *      tmap.c    dlcemu_tensor_map_encode_tiled            (tmap.h)
  *   2  decode.c  one instruction -> emu_insn (ops.def)     (decode.h)
  *   3  parse.c   PTX text -> module; calls decode per line (parse.h)
  *   4  link.c    module + entry -> flat slot-addressed kernel (link.h)
  *   5  report.c  runtime error messages, allocation lookups (run.h: the launch state)
  *   6  race.c    the shared-memory race detector           (race.h)
  *   7  sync.c    barriers, warpgroups, async copies landing (sync.h)
+ *      mbar.c    mbarrier objects, TMA tensor loads        (mbar.h)
  *   8  exec.c    the SIMT interpreter                      (exec.h)
  *   9  launch.c  blocks, scheduling, deadlocks             (launch.h)
  *  10  api.c     module and function handles, launch entry (the public header)
@@ -102,7 +104,8 @@ enum {
   IF_TO = 1 << 15,      /* cvta.to */
   IF_ADDR32 = 1 << 16,  /* the address base register is 32-bit */
   IF_ADDR32B = 1 << 17, /* the second address (cp.async source) base is 32-bit */
-  IF_STRONG = 1 << 18   /* .volatile/.relaxed/.acquire/.release: a synchronizing access */
+  IF_STRONG = 1 << 18,  /* .volatile/.relaxed/.acquire/.release: a synchronizing access */
+  IF_ADDR32C = 1 << 19  /* the third address (cp.async.bulk.tensor's mbarrier) base is 32-bit */
 };
 
 /* ------------------------------------------------------ operand references

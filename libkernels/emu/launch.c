@@ -19,6 +19,7 @@
 
 #include "exec.h"
 #include "launch.h"
+#include "mbar.h"
 #include "race.h"
 #include "stats.h"
 #include "sync.h"
@@ -35,6 +36,13 @@ static void describe_lane(emu_run *R, const emu_warp *w, int l, char *buf, size_
     const emu_insn *in = &R->k->code[w->pc[l]];
     snprintf(buf, cap, "thread (%u,%u,%u) waits at barrier %u at PTX line %u `%s`", t[0], t[1], t[2],
              w->bar_id[l], in->line, R->m->pool + in->text);
+  } else if (w->mb_wait >> l & 1) {
+    const emu_insn *in = &R->k->code[w->pc[l]];
+    const emu_mbar *B = &R->mbars[w->mb_idx[l]];
+    snprintf(buf, cap,
+             "thread (%u,%u,%u) waits at PTX line %u `%s` for phase %u of the mbarrier at 0x%x (%u of %u arrivals "
+             "pending, tx-count %d)",
+             t[0], t[1], t[2], in->line, R->m->pool + in->text, w->mb_phase[l], B->off, B->pending, B->expected, B->tx);
   } else if (w->wg_wait >> l & 1) {
     const emu_insn *in = &R->k->code[w->pc[l]];
     snprintf(buf, cap, "thread (%u,%u,%u) waits at the warpgroup collective at PTX line %u `%s`", t[0], t[1],
@@ -77,6 +85,15 @@ static void deadlock_report(emu_run *R) {
                B->expected, B->count);
     if (!other[0]) snprintf(other, sizeof other, "no other thread can reach it");
     dlcemu_report(R, DLCEMU_ERROR_DEADLOCK, w, l, in, "barrier %d can never complete: %s", b, other);
+    return;
+  }
+  for (uint32_t wi = 0; wi < R->nwarps; wi++) {
+    emu_warp *w = &R->warps[wi];
+    if (!w->mb_wait) continue;
+    int l = __builtin_ctz(w->mb_wait);
+    describe_lane(R, w, l, other, sizeof other);
+    dlcemu_report(R, DLCEMU_ERROR_DEADLOCK, w, l, &R->k->code[w->pc[l]],
+                  "mbarrier phase can never complete: no thread can arrive or complete transactions: %s", other);
     return;
   }
   for (uint32_t wi = 0; wi < R->nwarps; wi++) {
@@ -126,7 +143,8 @@ static void init_block(emu_run *R) {
   memset(R->smem, 0xFF, R->shared_size); /* shared memory starts as garbage */
   memset(R->shadow, R->check_uninit ? SH_UNINIT : SH_VALID, R->shared_size);
   R->pending_bytes = 0;
-  R->shadow_active = R->check_uninit;
+  dlcemu_mbar_block(R);
+  emu_shadow_update(R);
   dlcemu_race_block(R);
   memset(R->bars, 0, sizeof R->bars);
   memset(R->wgroups, 0, sizeof R->wgroups);
@@ -141,7 +159,7 @@ static void init_block(emu_run *R) {
     uint32_t n = R->nthreads - first < 32 ? R->nthreads - first : 32;
     w->exist = n == 32 ? 0xFFFFFFFFu : (1u << n) - 1;
     w->live = w->exist;
-    w->bar_wait = w->coll_wait = w->wg_wait = 0;
+    w->bar_wait = w->coll_wait = w->wg_wait = w->mb_wait = 0;
     memset(w->bar_lanes, 0, sizeof w->bar_lanes);
     w->upc = 0;
     w->diverged = 0;
@@ -238,6 +256,7 @@ static void free_run(emu_run *R) {
   free(R->ranges);
   free(R->msg);
   dlcemu_race_free(R);
+  dlcemu_mbar_free(R);
 }
 
 int dlcemu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shared, void **params) {

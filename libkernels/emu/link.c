@@ -164,7 +164,8 @@ static int ref_slot(linker *L, int f, uint32_t ref, uint32_t *out) {
   }
 }
 
-/* fold [sym + off] into the offset and fix the instruction's state space */
+/* fold [sym + off] into the offset and fix the instruction's state space
+ * (second: 0 the first address, 1 cp.async's global source, 2 a generic second address) */
 static int fold_address(linker *L, int f, emu_insn *in, int32_t sym, int64_t *off, int second) {
   if (sym < 0) {
     if (!second && in->space == SP_KPARAM && !L->m->funcs[f].is_entry) in->space = SP_TPARAM;
@@ -176,7 +177,7 @@ static int fold_address(linker *L, int f, emu_insn *in, int32_t sym, int64_t *of
   if (rc) return rc;
   *off += (int64_t)a;
   if (!second && in->space == SP_KPARAM && y->kind == SYM_TPARAM) in->space = SP_TPARAM;
-  if (!second && in->space == SP_GENERIC) {
+  if ((!second && in->space == SP_GENERIC) || second == 2) {
     /* a variable named in a generic address means its generic address */
     if (y->kind == SYM_SHARED || y->kind == SYM_EXTERN_SHARED) *off += (int64_t)0x1000000000000000ll;
     else if (y->kind == SYM_LOCAL) *off += (int64_t)0x2000000000000000ll;
@@ -258,6 +259,8 @@ static int link_insn(linker *L, int f, emu_insn *in) {
   }
   if ((rc = fold_address(L, f, in, in->sym, &in->imm, 0))) return rc;
   if (in->op == OP_CP_ASYNC && (rc = fold_address(L, f, in, in->sym2, &in->imm2, 1))) return rc;
+  /* cp.async.bulk.tensor's tensor map is a generic address */
+  if (in->op == OP_CP_BULK_TENSOR && (rc = fold_address(L, f, in, in->sym2, &in->imm2, 2))) return rc;
   in->sym = in->sym2 = -1;
   return 0;
 }

@@ -481,6 +481,11 @@ static int parse_address(parser *P, emu_operand *o) {
     o->ival += neg ? -(int64_t)v : (int64_t)v;
     advance(P);
   }
+  if (tok_punct(&P->tok, ',')) { /* [tensorMap, {coordinates}] of cp.async.bulk.tensor */
+    advance(P);
+    if (!tok_punct(&P->tok, '{')) return perr(P, "expected '{' after ',' in an address");
+    if (parse_list(P, o, '}')) return P->err;
+  }
   return expect_punct(P, ']');
 }
 

@@ -17,5 +17,10 @@ void dlcemu_race_landed(emu_run *R, const emu_warp *w, int lane, uint32_t pc, ui
 void dlcemu_race_arrive(emu_run *R, const emu_warp *w, int b);
 void dlcemu_race_release(emu_run *R, const emu_warp *w, int b);
 void dlcemu_race_barrier_done(emu_run *R, int b);
+/* mbarriers and TMA copies */
+uint32_t dlcemu_race_epoch_rec(const emu_run *R, const emu_warp *w);
+void dlcemu_race_release_to(emu_run *R, const emu_warp *w, uint32_t join[32]);
+void dlcemu_race_acquire_from(emu_run *R, const emu_warp *w, const uint32_t join[32]);
+void dlcemu_race_landed_rec(emu_run *R, uint32_t rec, uint32_t pc, int lane, uint64_t off, unsigned size);
 
 #endif /* DLC_EMU_RACE_H */

@@ -105,6 +105,34 @@ void dlcemu_poison_report(emu_run *R, const emu_warp *w, int lane, const emu_ins
       }
     }
   }
+  /* a TMA copy that no thread has observed landing */
+  for (int i = 0; i < R->nbulks; i++) {
+    const emu_bulk *e = &R->bulks[i];
+    if (e->dst < off + size && off < (uint64_t)e->dst + e->bytes) {
+      char issuer[1024];
+      where(R, &R->warps[e->warp], (int)e->lane, &R->k->code[e->pc], issuer, sizeof issuer);
+      const emu_mbar *B = &R->mbars[e->mbar];
+      dlcemu_report(R, write ? DLCEMU_ERROR_RACE : DLCEMU_ERROR_POISON, w, lane, in,
+                    "%s shared memory [0x%llx, 0x%llx) while a cp.async.bulk.tensor to it has not landed (poisoned "
+                    "until a thread's mbarrier.try_wait/test_wait observes phase %u of the mbarrier at 0x%x complete; "
+                    "it has %u arrivals pending and tx-count %d); the copy was issued at %s",
+                    write ? "write to" : "read of", (unsigned long long)off, (unsigned long long)(off + size),
+                    e->phase, B->off, B->pending, B->tx, issuer);
+      return;
+    }
+  }
+  /* an mbarrier object */
+  for (int i = 0; i < R->nmbars; i++) {
+    const emu_mbar *B = &R->mbars[i];
+    if (B->live && B->off < off + size && off < (uint64_t)B->off + 8) {
+      dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, lane, in,
+                    "%s shared memory [0x%llx, 0x%llx), which holds the mbarrier initialized at PTX line %u: only "
+                    "mbarrier instructions may access it until mbarrier.inval",
+                    write ? "write to" : "read of", (unsigned long long)off, (unsigned long long)(off + size),
+                    R->k->code[B->init_pc].line);
+      return;
+    }
+  }
   dlcemu_report(R, DLCEMU_ERROR_POISON, w, lane, in,
              "read of shared memory [0x%llx, 0x%llx) that no thread of the block has written",
              (unsigned long long)off, (unsigned long long)(off + size));

@@ -28,7 +28,37 @@
 #define WIN_PARAM 0x3000000000000000ull
 #define WIN_TAG(a) ((a) >> 60)
 
-enum { SH_VALID = 0, SH_PENDING = 1, SH_UNINIT = 2 };
+enum {
+  SH_VALID = 0,   /* readable */
+  SH_PENDING = 1, /* the destination of an asynchronous copy that has not landed: poison */
+  SH_UNINIT = 2,  /* never written (only with DLCEMU_LIMIT_CHECK_UNINIT_SHARED) */
+  SH_MBAR = 3     /* a live mbarrier object: only mbarrier instructions may touch it */
+};
+
+/* an mbarrier object (PTX ISA "Parallel Synchronization and Communication
+ * Instructions: mbarrier"): its state lives here, keyed by its shared offset */
+typedef struct emu_mbar {
+  uint32_t off;       /* shared offset of the 8-byte object */
+  uint32_t expected;  /* arrivals each phase expects */
+  uint32_t pending;   /* arrivals the current phase still waits for */
+  int32_t tx;         /* tx-count of the current phase (bytes expected minus completed) */
+  uint32_t phase;     /* phases completed so far (the current phase's parity is phase & 1) */
+  int live;           /* initialized and not invalidated */
+  uint32_t init_pc;   /* where it was initialized (messages) */
+  uint32_t vc[32];    /* race detector: the join of the clocks released into it */
+} emu_mbar;
+
+/* one cp.async.bulk.tensor in flight: read and counted at issue, it lands
+ * when a thread observes its mbarrier phase complete */
+typedef struct emu_bulk {
+  uint32_t dst, bytes;  /* shared destination */
+  uint32_t mbar;        /* index into emu_run.mbars */
+  uint32_t phase;       /* the mbarrier phase it completes transactions of */
+  uint32_t pc;          /* issuing instruction */
+  uint32_t warp, lane;  /* issuing thread */
+  uint32_t race_rec;    /* race detector: the issuing warp's epoch record */
+  uint8_t *data;        /* the box as it lands (swizzled) */
+} emu_bulk;
 
 /* one cp.async in flight: its bytes were read at issue and land at the wait */
 typedef struct emu_cp {
@@ -56,6 +86,9 @@ typedef struct emu_warp {
   uint32_t bar_wait;  /* blocked at a barrier */
   uint32_t coll_wait; /* waiting at a warp collective for the rest of its mask */
   uint32_t wg_wait;   /* waiting at a warpgroup collective for the other warps of its warpgroup */
+  uint32_t mb_wait;   /* sleeping in mbarrier.try_wait until a phase completes */
+  uint16_t mb_idx[32];   /* the mbarrier a sleeping lane waits on */
+  uint32_t mb_phase[32]; /* it wakes when that mbarrier's phase count exceeds this */
   uint32_t bar_lanes[16]; /* lanes that arrived (sync or arrive) at barrier b, this round */
   uint8_t bar_id[32]; /* barrier a blocked lane waits for */
   uint8_t *local;     /* [32][local_bytes] */
@@ -100,6 +133,11 @@ typedef struct emu_run {
   emu_barrier bars[16];
   uint32_t bar_active;    /* barriers with arrivals this round */
   emu_wgroup wgroups[8];  /* warpgroup rendezvous, one per 4 warps */
+  emu_mbar *mbars;        /* mbarrier objects of the block (live and invalidated) */
+  int nmbars, capmbars;
+  int live_mbars;
+  emu_bulk *bulks;        /* cp.async.bulk.tensor copies in flight */
+  int nbulks, capbulks;
   emu_range *ranges;
   int nranges;
   int last_range;
@@ -113,6 +151,7 @@ typedef struct emu_run {
   uint64_t clock;         /* deterministic clock: warp instructions so far */
   int nsm;
   int restart;            /* a barrier completed: restart the round at warp 0 */
+  int yield;              /* the running warp should end its quantum (a failed test_wait) */
   int check_races;        /* race.c: the shared-memory race detector */
   uint32_t *race_w, *race_r;       /* per shared byte: last write / read (epoch << 5 | warp) */
   uint32_t *race_wsrc, *race_rsrc; /* per shared byte: where (pc << 5 | lane) */
@@ -131,7 +170,13 @@ const emu_range *dlcemu_near_range(emu_run *R, uint64_t a); /* the allocation at
 
 /* lanes that can run now */
 static inline uint32_t emu_runnable(const emu_warp *w) {
-  return w->live & ~(w->bar_wait | w->coll_wait | w->wg_wait);
+  return w->live & ~(w->bar_wait | w->coll_wait | w->wg_wait | w->mb_wait);
+}
+
+/* the shadow is consulted while copies are pending, mbarriers live or
+ * uninitialized reads are checked */
+static inline void emu_shadow_update(emu_run *R) {
+  R->shadow_active = R->pending_bytes != 0 || R->live_mbars != 0 || R->check_uninit;
 }
 
 static inline void emu_materialize(emu_warp *w) {

@@ -39,7 +39,7 @@ int dlcemu_cp_land(emu_run *R, emu_warp *w, int lane, int all, uint32_t keep_gro
   }
   if (all && j != q->n) q->committed++; /* wait_all closes the open group */
   q->n = j;
-  R->shadow_active = R->pending_bytes != 0 || R->check_uninit;
+  emu_shadow_update(R);
   return 0;
 }
 

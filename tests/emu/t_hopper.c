@@ -1,0 +1,298 @@
+/*
+ * t_hopper.c: mbarrier and TMA (kernels/hopper.cu, sm_90a), and
+ * dlcemu_tensor_map_encode_tiled.  The expected phase behaviour is the PTX
+ * ISA's ("mbarrier": phases, pending arrival counts, tx-count); the expected
+ * shared-memory image of a TMA box is written out below from the ISA's
+ * tensor-copy rules (box traversal with element strides, zero fill out of
+ * bounds, 16-byte chunks swizzled by shared address bits [4,7) ^ [7,10))
+ * and from the cuTensorMapEncodeTiled documentation.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu_test.h"
+
+static int has(const char *s, const char *sub) { return strstr(s, sub) != NULL; }
+
+int test_mbarrier_phases_follow_the_isa(tctx *t) {
+  dlcemu_function f = t_func(t, t_load(t, "hopper"), "mbar_phases");
+  REQUIRE(f, "no kernel");
+  dlcemu_deviceptr d = t_alloc(t, 32 * sizeof(int), NULL);
+  void *params[] = {&d};
+  OK(t_launch(t, f, 1, 1, 0, params)); /* one thread walks the barrier */
+  int out[32];
+  t_download(t, out, d, sizeof out);
+  /* see the comments of mbar_phases: what test_wait reports after each step */
+  static const int want[] = {0, 1, 0, 1, 0, 0, 1, 1, 0, 1, 1, 1, 0, 1, 1, 0, -1};
+  for (int i = 0; i < (int)(sizeof want / sizeof want[0]); i++)
+    CHECK(out[i] == want[i], "step %d: test_wait gave %d, the ISA says %d", i, out[i], want[i]);
+  dlcemu_launch_stats st;
+  OK(dlcemu_last_launch_stats(&st));
+  CHECK(st.mbarrier_phases == 3, "phases completed: %llu, want 3", st.mbarrier_phases);
+  CHECK(has(dlcemu_last_launch_stats_json(), "\"mbarrier\": {\"ops\": "), "json: %s", dlcemu_last_launch_stats_json());
+  return 0;
+}
+
+int test_mbarrier_ring_orders_producer_and_consumer(tctx *t) {
+  dlcemu_function f = t_func(t, t_load(t, "hopper"), "mbar_ring");
+  REQUIRE(f, "no kernel");
+  int rounds = 9;
+  dlcemu_deviceptr d = t_alloc(t, (size_t)rounds * 32 * sizeof(int), NULL);
+  void *params[] = {&d, &rounds};
+  OK(t_launch(t, f, 1, 64, 0, params)); /* the race detector is on: the mbarriers must order the ring */
+  int out[9 * 32];
+  t_download(t, out, d, sizeof out);
+  for (int r = 0; r < rounds; r++)
+    for (int l = 0; l < 32; l++) CHECK(out[r * 32 + l] == r * 100 + l, "round %d lane %d: %d", r, l, out[r * 32 + l]);
+  dlcemu_launch_stats st;
+  OK(dlcemu_last_launch_stats(&st));
+  /* each round completes one full and one empty phase; the last empty phase too */
+  CHECK(st.mbarrier_phases == (unsigned long long)(2 * rounds), "phases: %llu", st.mbarrier_phases);
+  return 0;
+}
+
+static int expect_mbar_error(tctx *t, int which, unsigned block, int status, const char *const *want) {
+  dlcemu_function f = t_func(t, t_load(t, "hopper"), "mbar_errors");
+  REQUIRE(f, "no kernel");
+  dlcemu_deviceptr d = t_alloc(t, 16, NULL);
+  void *params[] = {&which, &d};
+  int rc = t_launch(t, f, 1, block, 0, params);
+  char msg[4096];
+  snprintf(msg, sizeof msg, "%s", dlcemu_last_error_detail());
+  CHECK(rc == status, "case %d: %s (%s), want %s", which, dlcemu_error_string(rc), msg, dlcemu_error_string(status));
+  for (int i = 0; want[i]; i++) CHECK(has(msg, want[i]), "case %d: '%s' missing from: %s", which, want[i], msg);
+  return 0;
+}
+
+int test_mbarrier_misuse_is_reported(tctx *t) {
+  static const char *const too_many[] = {"more threads arrive than the barrier was initialized for", "thread (1,0,0)",
+                                         "PTX line", "hopper.cu:", NULL};
+  static const char *const plain_load[] = {"holds the mbarrier initialized at PTX line", "ld.", NULL};
+  static const char *const never[] = {"mbarrier phase can never complete", "waits at PTX line",
+                                      "phase 0 of the mbarrier", "0 of 1 arrivals pending", NULL};
+  static const char *const uninit[] = {"holds no initialized mbarrier", NULL};
+  static const char *const race[] = {"data race on shared memory", "thread (32,0,0)", NULL};
+  expect_mbar_error(t, 0, 32, DLCEMU_ERROR_ILLEGAL, too_many);
+  expect_mbar_error(t, 1, 32, DLCEMU_ERROR_ILLEGAL, plain_load);
+  /* one waiting warp and no arrival: 0 of 1 pending would complete; the count is 1 and nobody arrives */
+  static const char *const never1[] = {"mbarrier phase can never complete", "phase 0 of the mbarrier", NULL};
+  expect_mbar_error(t, 2, 32, DLCEMU_ERROR_DEADLOCK, never1);
+  (void)never;
+  expect_mbar_error(t, 3, 32, DLCEMU_ERROR_ILLEGAL, uninit);
+  expect_mbar_error(t, 4, 64, DLCEMU_ERROR_RACE, race);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ TMA */
+typedef struct tma_case {
+  const char *name;
+  int dtype, es, rank, swizzle;
+  uint64_t dim[5];
+  uint64_t pad0;      /* bytes of padding after each row of dimension 0 */
+  uint32_t box[5], estride[5];
+  int coord[5];
+} tma_case;
+
+static const tma_case cases[] = {
+  {"1d f32 tail", DLCEMU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, 1, 0, {100}, 0, {32}, {1}, {80}},
+  {"2d bf16 swizzle 128B, negative and past the end", DLCEMU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, 2, 3, {70, 50}, 20,
+   {64, 16}, {1, 1}, {-8, 40}},
+  {"2d f16 swizzle 64B", DLCEMU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 2, 2, {100, 30}, 0, {32, 8}, {1, 1}, {50, 3}},
+  {"2d u8 swizzle 32B", DLCEMU_TENSOR_MAP_DATA_TYPE_UINT8, 1, 2, 1, {48, 16}, 0, {32, 4}, {1, 1}, {0, 0}},
+  {"2d u8 swizzle 128B, 64-byte rows", DLCEMU_TENSOR_MAP_DATA_TYPE_UINT8, 1, 2, 3, {80, 20}, 0, {64, 16}, {1, 1},
+   {5, 6}},
+  {"3d f32 element strides", DLCEMU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, 3, 0, {20, 6, 5}, 16, {8, 4, 3}, {1, 2, 1},
+   {16, 1, 3}},
+  {"4d u16", DLCEMU_TENSOR_MAP_DATA_TYPE_UINT16, 2, 4, 0, {16, 3, 4, 5}, 0, {8, 2, 2, 2}, {1, 1, 1, 1}, {4, 2, 3, 4}},
+  {"5d f64 negative", DLCEMU_TENSOR_MAP_DATA_TYPE_FLOAT64, 8, 5, 0, {4, 3, 3, 3, 3}, 0, {2, 2, 2, 2, 2},
+   {1, 1, 1, 1, 1}, {-1, 1, 2, -1, 2}},
+};
+
+static uint8_t pattern(uint64_t i) { return (uint8_t)(1 + ((i * 2654435761u) >> 13) % 255); } /* never 0 */
+
+/* encode the case's map over a fresh buffer; returns the box bytes */
+static uint32_t tma_setup(tctx *t, const tma_case *c, void *map, uint64_t strides[4], dlcemu_deviceptr *gbuf,
+                          uint8_t **host) {
+  uint64_t total = c->dim[0] * (uint64_t)c->es + c->pad0;
+  for (int i = 0; i + 1 < c->rank; i++) {
+    strides[i] = i == 0 ? (c->dim[0] * (uint64_t)c->es + c->pad0 + 15) / 16 * 16 : strides[i - 1] * c->dim[i];
+    total = strides[i] * c->dim[i + 1];
+  }
+  uint8_t *h = malloc(total);
+  for (uint64_t i = 0; i < total; i++) h[i] = pattern(i);
+  *gbuf = t_alloc(t, total, h);
+  *host = h;
+  uint64_t bytes = (uint64_t)c->es * c->box[0];
+  for (int i = 1; i < c->rank; i++) bytes *= (c->box[i] + c->estride[i] - 1) / c->estride[i];
+  int rc = dlcemu_tensor_map_encode_tiled(map, c->dtype, (uint32_t)c->rank, *gbuf, c->dim, strides, c->box, c->estride,
+                                          DLCEMU_TENSOR_MAP_INTERLEAVE_NONE, c->swizzle,
+                                          DLCEMU_TENSOR_MAP_L2_PROMOTION_L2_128B, DLCEMU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (rc) t_fail(t, __FILE__, __LINE__, "%s: encode: %s", c->name, dlcemu_last_error_detail());
+  return rc ? 0 : (uint32_t)bytes;
+}
+
+/* the box as the ISA says it lands at shared address dst */
+static void tma_expect(const tma_case *c, const uint64_t strides[4], const uint8_t *h, uint32_t dst, uint32_t bytes,
+                       uint8_t *want) {
+  uint8_t *dense = calloc(bytes, 1);
+  uint32_t n[5] = {1, 1, 1, 1, 1};
+  for (int i = 0; i < c->rank; i++) n[i] = i == 0 ? c->box[0] : (c->box[i] + c->estride[i] - 1) / c->estride[i];
+  uint32_t k = 0;
+  for (uint32_t j4 = 0; j4 < n[4]; j4++)
+    for (uint32_t j3 = 0; j3 < n[3]; j3++)
+      for (uint32_t j2 = 0; j2 < n[2]; j2++)
+        for (uint32_t j1 = 0; j1 < n[1]; j1++)
+          for (uint32_t j0 = 0; j0 < n[0]; j0++, k++) {
+            uint32_t j[5] = {j0, j1, j2, j3, j4};
+            int64_t off = 0;
+            int inb = 1;
+            for (int i = 0; i < c->rank; i++) {
+              int64_t x = (int64_t)c->coord[i] + (int64_t)j[i] * (i ? c->estride[i] : 1);
+              if (x < 0 || x >= (int64_t)c->dim[i]) inb = 0;
+              off += x * (int64_t)(i ? strides[i - 1] : (uint64_t)c->es);
+            }
+            if (inb) memcpy(dense + (uint64_t)k * c->es, h + off, (size_t)c->es);
+          }
+  unsigned mask = c->swizzle == 1 ? 1 : c->swizzle == 2 ? 3 : 7;
+  for (uint32_t o = 0; o < bytes; o += 16) {
+    uint32_t a = dst + o;
+    uint32_t to = c->swizzle ? a ^ (((a >> 7) & mask) << 4) : a;
+    memcpy(want + (to - dst), dense + o, 16);
+  }
+  free(dense);
+}
+
+static int run_tma(tctx *t, const tma_case *c, uint32_t extra, int early, int *rc_out) {
+  char kname[32];
+  snprintf(kname, sizeof kname, "tma_load_%dd", c->rank);
+  dlcemu_function f = t_func(t, t_load(t, "hopper"), kname);
+  REQUIRE(f, "no kernel %s", kname);
+  _Alignas(64) uint8_t map[128];
+  uint64_t strides[4] = {0};
+  dlcemu_deviceptr g;
+  uint8_t *h;
+  uint32_t bytes = tma_setup(t, c, map, strides, &g, &h);
+  if (!bytes) {
+    free(h);
+    return 1;
+  }
+  dlcemu_deviceptr dc = t_alloc(t, sizeof c->coord, c->coord);
+  dlcemu_deviceptr dout = t_alloc(t, bytes, NULL), dinfo = t_alloc(t, 16, NULL);
+  void *params[] = {map, &dc, &bytes, &extra, &early, &dout, &dinfo};
+  int rc = t_launch(t, f, 1, 128, bytes, params);
+  *rc_out = rc;
+  if (!rc) {
+    uint8_t *got = malloc(bytes), *want = malloc(bytes);
+    uint32_t info[4];
+    t_download(t, got, dout, bytes);
+    t_download(t, info, dinfo, sizeof info);
+    tma_expect(c, strides, h, info[0], bytes, want);
+    int bad = 0;
+    for (uint32_t i = 0; i < bytes; i++)
+      if (got[i] != want[i] && bad++ < 4) t_fail(t, __FILE__, __LINE__, "%s: byte %u of the box: 0x%02x, want 0x%02x",
+                                                 c->name, i, got[i], want[i]);
+    t->checks++;
+    dlcemu_launch_stats st;
+    dlcemu_last_launch_stats(&st);
+    CHECK(st.tma_copies == 1 && st.tma_bytes == bytes && st.mbarrier_phases == 1,
+          "%s: stats: %llu copies, %llu bytes, %llu phases", c->name, st.tma_copies, st.tma_bytes, st.mbarrier_phases);
+    free(got);
+    free(want);
+  }
+  free(h);
+  return 0;
+}
+
+int test_tma_load_ranks_swizzles_and_oob_fill(tctx *t) {
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int rc = 0;
+    if (run_tma(t, &cases[i], 0, 0, &rc)) return 1;
+    CHECK(rc == 0, "%s: %s: %s", cases[i].name, dlcemu_error_string(rc), dlcemu_last_error_detail());
+  }
+  return 0;
+}
+
+int test_tma_complete_tx_counts_the_whole_box(tctx *t) {
+  /* expecting 16 bytes more than the box never completes the phase */
+  int rc = 0;
+  if (run_tma(t, &cases[1], 16, 0, &rc)) return 1;
+  const char *msg = dlcemu_last_error_detail();
+  CHECK(rc == DLCEMU_ERROR_DEADLOCK && has(msg, "mbarrier phase can never complete") && has(msg, "tx-count 16"),
+        "%s: %s", dlcemu_error_string(rc), msg);
+  return 0;
+}
+
+int test_tma_destination_poisoned_until_observed(tctx *t) {
+  int rc = 0;
+  if (run_tma(t, &cases[2], 0, 1, &rc)) return 1;
+  const char *msg = dlcemu_last_error_detail();
+  CHECK(rc == DLCEMU_ERROR_POISON, "%s: %s", dlcemu_error_string(rc), msg);
+  static const char *const want[] = {"kernel 'tma_load_2d'", "block (0,0,0) thread (0,0,0)", "PTX line", "hopper.cu:",
+                                     "ld.shared", "cp.async.bulk.tensor to it has not landed", "phase 0 of the mbarrier",
+                                     NULL};
+  for (int i = 0; want[i]; i++) CHECK(has(msg, want[i]), "'%s' missing from: %s", want[i], msg);
+  return 0;
+}
+
+/* ------------------------------------------------------- tensor map encode */
+int test_tensor_map_encode_validates_like_cuda(tctx *t) {
+  _Alignas(64) uint8_t buf[256];
+  uint64_t dim[5] = {64, 32, 4, 4, 4}, str[4] = {128, 4096, 16384, 65536};
+  uint32_t box[5] = {64, 8, 1, 1, 1}, es[5] = {1, 1, 1, 1, 1};
+  dlcemu_deviceptr g = 0x10000; /* the address is not dereferenced when encoding */
+  enum { F16 = DLCEMU_TENSOR_MAP_DATA_TYPE_FLOAT16, NONE = 0 };
+#define ENC(map, type, rank, addr, d, s, b, e, il, sw, l2, oob)                                                       \
+  dlcemu_tensor_map_encode_tiled(map, type, rank, addr, d, s, b, e, il, sw, l2, oob)
+  OK(ENC(buf, F16, 2, g, dim, str, box, es, NONE, 3, 2, 0));
+  struct {
+    const char *what;
+    int rc;
+  } r[32];
+  int n = 0;
+#define BADCASE(what_, call_) (r[n].what = what_, r[n].rc = (call_), n++)
+  uint64_t d0[5] = {0, 32}, dbig[5] = {(1ull << 32) + 1, 32}, s15[4] = {120}, sbig[4] = {1ull << 40};
+  uint32_t b0[5] = {0, 8}, b257[5] = {64, 257}, b7[5] = {7, 8}, e9[5] = {1, 9}, e0[5] = {1, 0}, b128[5] = {128, 8};
+  BADCASE("map not 64-byte aligned", ENC(buf + 16, F16, 2, g, dim, str, box, es, NONE, 0, 0, 0));
+  BADCASE("data type 16", ENC(buf, 16, 2, g, dim, str, box, es, NONE, 0, 0, 0));
+  BADCASE("rank 0", ENC(buf, F16, 0, g, dim, str, box, es, NONE, 0, 0, 0));
+  BADCASE("rank 6", ENC(buf, F16, 6, g, dim, str, box, es, NONE, 0, 0, 0));
+  BADCASE("interleave with rank 2", ENC(buf, F16, 2, g, dim, str, box, es, 1, 0, 0, 0));
+  BADCASE("address not 16-byte aligned", ENC(buf, F16, 2, g + 8, dim, str, box, es, NONE, 0, 0, 0));
+  BADCASE("interleave 32B, address not 32-byte aligned", ENC(buf, F16, 3, g + 16, dim, str, box, es, 2, 1, 0, 0));
+  BADCASE("globalDim 0", ENC(buf, F16, 2, g, d0, str, box, es, NONE, 0, 0, 0));
+  BADCASE("globalDim 2^32 + 1", ENC(buf, F16, 2, g, dbig, str, box, es, NONE, 0, 0, 0));
+  BADCASE("stride not a multiple of 16", ENC(buf, F16, 2, g, dim, s15, box, es, NONE, 0, 0, 0));
+  BADCASE("stride 2^40", ENC(buf, F16, 2, g, dim, sbig, box, es, NONE, 0, 0, 0));
+  BADCASE("boxDim 0", ENC(buf, F16, 2, g, dim, str, b0, es, NONE, 0, 0, 0));
+  BADCASE("boxDim 257", ENC(buf, F16, 2, g, dim, str, b257, es, NONE, 0, 0, 0));
+  BADCASE("inner box 14 bytes", ENC(buf, F16, 2, g, dim, str, b7, es, NONE, 0, 0, 0));
+  BADCASE("elementStrides 9", ENC(buf, F16, 2, g, dim, str, box, e9, NONE, 0, 0, 0));
+  BADCASE("elementStrides 0", ENC(buf, F16, 2, g, dim, str, box, e0, NONE, 0, 0, 0));
+  BADCASE("inner box 256 bytes with swizzle 128B", ENC(buf, F16, 2, g, dim, str, b128, es, NONE, 3, 0, 0));
+  BADCASE("inner box 128 bytes with swizzle 64B", ENC(buf, F16, 2, g, dim, str, box, es, NONE, 2, 0, 0));
+  BADCASE("inner box 128 bytes with swizzle 32B", ENC(buf, F16, 2, g, dim, str, box, es, NONE, 1, 0, 0));
+  BADCASE("interleave 32B without swizzle 32B", ENC(buf, F16, 3, g, dim, str, box, es, 2, 0, 0, 0));
+  BADCASE("swizzle 7", ENC(buf, F16, 2, g, dim, str, box, es, NONE, 7, 0, 0));
+  BADCASE("l2 promotion 4", ENC(buf, F16, 2, g, dim, str, box, es, NONE, 0, 4, 0));
+  BADCASE("oob fill 2", ENC(buf, F16, 2, g, dim, str, box, es, NONE, 0, 0, 2));
+  BADCASE("NaN fill of integers", ENC(buf, DLCEMU_TENSOR_MAP_DATA_TYPE_INT32, 2, g, dim, str, box, es, NONE, 0, 0, 1));
+  BADCASE("NULL map", ENC(NULL, F16, 2, g, dim, str, box, es, NONE, 0, 0, 0));
+  for (int i = 0; i < n; i++)
+    CHECK(r[i].rc == DLCEMU_ERROR_INVALID_VALUE, "%s: %s, want DLCEMU_ERROR_INVALID_VALUE", r[i].what,
+          dlcemu_error_string(r[i].rc));
+  /* the message names the rule */
+  ENC(buf, F16, 2, g, dim, s15, box, es, NONE, 0, 0, 0);
+  CHECK(has(dlcemu_last_error_detail(), "globalStrides[0] = 120 must be a multiple of 16"), "%s",
+        dlcemu_last_error_detail());
+  /* valid for CUDA, not implemented by the emulator's TMA */
+  CHECK(ENC(buf, F16, 3, g, dim, str, box, es, 1, 0, 0, 0) == DLCEMU_ERROR_UNSUPPORTED, "interleave 16B");
+  CHECK(ENC(buf, F16, 2, g, dim, str, box, es, NONE, 4, 0, 0) == DLCEMU_ERROR_UNSUPPORTED, "128B_ATOM_32B");
+  /* the valid maps of every swizzle, rank 1..5, and the NaN fill of floats */
+  for (int sw = 0; sw <= 3; sw++) {
+    uint32_t bx[5] = {sw == 1 ? 16u : sw == 2 ? 32u : 64u, 8, 1, 1, 1};
+    for (uint32_t rank = 1; rank <= 5; rank++) OK(ENC(buf, F16, rank, g, dim, str, bx, es, NONE, sw, 0, 1));
+  }
+  return 0;
+}
+
