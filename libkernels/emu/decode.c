@@ -301,8 +301,8 @@ static int vec(emu_parse_ctx *pc, const emu_operand *o, int i, int n, int type, 
     snprintf(want, sizeof want, "a vector of %d elements", n);
     return bad_operand(pc, i, want);
   }
-  uint32_t refs[32];
-  if (o->nelems > 32 || o->nelems == 0) return bad_operand(pc, i, "a vector of 1 to 32 elements");
+  uint32_t refs[128];
+  if (o->nelems > 128 || o->nelems == 0) return bad_operand(pc, i, "a vector of 1 to 128 elements");
   for (int k = 0; k < o->nelems; k++) {
     int rc = is_dst ? dst(pc, &o->elems[k], i, &refs[k]) : src(pc, &o->elems[k], type, i, &refs[k]);
     if (rc) return rc;
@@ -905,6 +905,63 @@ static int dec_matrix(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n,
   return vec(pc, &o[1], 1, num, T_B32, 0, &in->a[1], NULL);
 }
 
+/* wgmma.mma_async.sync.aligned.m64nNk16.dtype.atype.btype
+ *   SS: d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b
+ *   RS: d, {a0..a3}, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-b */
+static int imm_in(const emu_operand *o, int a, int b) {
+  return o->kind == OPD_IMM && o->imm_kind == IMM_INT && o->ival >= a && o->ival <= b;
+}
+
+static int dec_wgmma(emu_parse_ctx *pc, mods *m, emu_operand *o, int n, emu_insn *in) {
+  int rc;
+  if (!m->sync || !m->aligned) return dlcemu_pc_error(pc, "wgmma.mma_async needs .sync.aligned");
+  int N = 0;
+  for (int i = 0; i < m->nrest && !N; i++) {
+    int nn = 0;
+    char tail[8];
+    if (!m->used[i] && sscanf(m->rest[i], "m64n%dk16%7s", &nn, tail) == 1 && nn >= 8 && nn <= 256 && nn % 8 == 0) {
+      m->used[i] = 1;
+      N = nn;
+    }
+  }
+  if (!N) return dlcemu_pc_unsupported(pc, "wgmma shape other than .m64nNk16 (N = 8, 16, ..., 256)");
+  if ((rc = check_rest(pc, m))) return rc;
+  if (m->ntypes != 3) return dlcemu_pc_error(pc, "wgmma needs .dtype.atype.btype");
+  if (m->satfinite) return dlcemu_pc_unsupported(pc, "wgmma .satfinite");
+  int dt = m->types[0], at = m->types[1], bt = m->types[2];
+  if (at != bt || (at != T_F16 && at != T_BF16)) return dlcemu_pc_unsupported(pc, "wgmma input types other than f16/bf16");
+  if (dt != T_F32 && !(dt == T_F16 && at == T_F16)) return dlcemu_pc_error(pc, "wgmma accumulator type");
+  int rs = o[1].kind == OPD_VEC;
+  if ((rc = nops_is(pc, n, rs ? 7 : 8))) return rc;
+  in->t = (uint8_t)dt;
+  in->t2 = (uint8_t)at;
+  in->sub = (uint8_t)(N / 8);
+  in->flags |= IF_ALIGNED;
+  int nd = dt == T_F32 ? N / 2 : N / 4;
+  if ((rc = vec(pc, &o[0], 0, nd, T_NONE, 1, &in->a[0], NULL))) return rc;
+  if (rs) {
+    if ((rc = vec(pc, &o[1], 1, 4, T_B32, 0, &in->a[1], NULL))) return rc;
+    in->sub2 |= WG_RS;
+  } else if ((rc = src(pc, &o[1], T_B64, 1, &in->a[1]))) {
+    return rc;
+  }
+  if ((rc = src(pc, &o[2], T_B64, 2, &in->a[2]))) return rc;
+  int neg;
+  if ((rc = psrc(pc, &o[3], 3, &in->a[3], &neg))) return rc;
+  if (neg) in->flags |= IF_NEGA;
+  if (!imm_in(&o[4], -1, 1) || o[4].ival == 0) return bad_operand(pc, 4, "imm-scale-a: 1 or -1");
+  if (!imm_in(&o[5], -1, 1) || o[5].ival == 0) return bad_operand(pc, 5, "imm-scale-b: 1 or -1");
+  if (o[4].ival < 0) in->sub2 |= WG_NEG_A;
+  if (o[5].ival < 0) in->sub2 |= WG_NEG_B;
+  if (!rs) {
+    if (!imm_in(&o[6], 0, 1)) return bad_operand(pc, 6, "imm-trans-a: 0 or 1");
+    if (o[6].ival) in->sub2 |= WG_TRANS_A;
+  }
+  if (!imm_in(&o[rs ? 6 : 7], 0, 1)) return bad_operand(pc, rs ? 6 : 7, "imm-trans-b: 0 or 1");
+  if (o[rs ? 6 : 7].ival) in->sub2 |= WG_TRANS_B;
+  return 0;
+}
+
 /* warpgroup collectives: wgmma.fence / commit_group / wait_group N, setmaxnreg.inc/dec.u32 N */
 static int dec_warpgroup(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, emu_insn *in) {
   int rc;
@@ -1093,7 +1150,7 @@ static int arch_check(emu_parse_ctx *pc, const emu_insn *in) {
     break;
   case OP_MBAR_ARRIVE: need = in->sub || in->a[3] != REF_NONE || in->a[0] == (REF_SREG | SR_SINK) ? 90 : 80; break;
   case OP_MBAR_INIT: case OP_MBAR_INVAL: case OP_MBAR_TEST_WAIT: need = in->sub ? 90 : 80; break;
-  case OP_WG_FENCE: case OP_WG_COMMIT: case OP_WG_WAIT: case OP_SETMAXNREG:
+  case OP_WG_FENCE: case OP_WG_COMMIT: case OP_WG_WAIT: case OP_SETMAXNREG: case OP_WGMMA:
     /* wgmma exists on sm_90a only; setmaxnreg on the arch-specific targets from sm_90a */
     if (!pc->m->target_arch_a || sm < 90 || (sm != 90 && in->op != OP_SETMAXNREG)) {
       char what[64];
@@ -1385,6 +1442,9 @@ int dlcemu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int n
     break;
   case OP_WG_FENCE: case OP_WG_COMMIT: case OP_WG_WAIT: case OP_SETMAXNREG:
     rc = dec_warpgroup(pc, op, &m, ops, nops, in);
+    break;
+  case OP_WGMMA:
+    rc = dec_wgmma(pc, &m, ops, nops, in);
     break;
   case OP_MMA:
     rc = dec_mma(pc, &m, ops, nops, in);

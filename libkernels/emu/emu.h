@@ -17,6 +17,7 @@
  *   6  race.c    the shared-memory race detector           (race.h)
  *   7  sync.c    barriers, warpgroups, async copies landing (sync.h)
  *      mbar.c    mbarrier objects, TMA tensor loads        (mbar.h)
+ *      wgmma.c   wgmma.mma_async, register/proxy hazards   (wgmma.h)
  *   8  exec.c    the SIMT interpreter                      (exec.h)
  *   9  launch.c  blocks, scheduling, deadlocks             (launch.h)
  *  10  api.c     module and function handles, launch entry (the public header)
@@ -80,6 +81,7 @@ enum { BRED_POPC, BRED_AND, BRED_OR };                  /* bar.red: sub2 */
 enum { SHFL_UP, SHFL_DOWN, SHFL_BFLY, SHFL_IDX };       /* shfl: sub */
 enum { VOTE_ALL, VOTE_ANY, VOTE_UNI, VOTE_BALLOT };     /* vote: sub */
 enum { MMA_M16N8K16 = 1, MMA_M16N8K8 = 2 };             /* mma: sub */
+enum { WG_NEG_A = 1, WG_NEG_B = 2, WG_TRANS_A = 4, WG_TRANS_B = 8, WG_RS = 16 }; /* wgmma: sub2; sub = N / 8 */
 enum { PRED_MOV, PRED_AND, PRED_OR, PRED_XOR, PRED_NOT };/* pred logic: sub */
 enum { EXT_VPRINTF = 1, EXT_ASSERT = 2 };               /* call of an external: sub2 */
 enum { TESTP_FINITE, TESTP_INFINITE, TESTP_NUMBER, TESTP_NAN, TESTP_NORMAL, TESTP_SUBNORMAL };
@@ -162,6 +164,8 @@ typedef struct emu_insn {
   uint8_t sub2;         /* op-specific: BOOL_*, mma types, ... */
   uint8_t cls;          /* dlcemu_class */
   uint8_t rmask;        /* bit i: a[i] (i < 4) is a register slot the interpreter reads through d/a/b/c */
+  uint8_t regmask;      /* after link: bit i: a[i] is a register-file slot (a scalar register operand) */
+  uint8_t vecmask;      /* after link: bit i: a[i] is a vector (an offset into the kernel's vpool) */
   uint32_t flags;       /* IF_* */
   uint32_t guard;       /* predicate slot (REF_PRED before link); SLOT_NONE if unguarded */
   uint32_t a[6];        /* operands: slots (or references before link) */

@@ -28,6 +28,7 @@
 #include "mbar.h"
 #include "race.h"
 #include "sync.h"
+#include "wgmma.h"
 
 #define FULL 0xFFFFFFFFu
 
@@ -1081,6 +1082,7 @@ static void exec_matrix(emu_run *R, emu_warp *w, const emu_insn *in) {
           dlcemu_race_write(R, w, l, in, (uint32_t)(in - R->k->code), off[l], 16, (const uint8_t *)rows[l >> 3][l & 7]))
         return;
       memcpy(ptr[l], rows[l >> 3][l & 7], 16);
+      if (R->proxy_mark) dlcemu_proxy_write(R, w, l, (uint32_t)(in - R->k->code), off[l], 16);
     }
   stat_shared(store ? &R->st.stmatrix : &R->st.ldmatrix, off, amask, 16);
 }
@@ -1119,6 +1121,7 @@ static void exec_ldst(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t exec
           return;
         }
       }
+      if (store && R->proxy_mark) dlcemu_proxy_write(R, w, l, (uint32_t)(in - R->k->code), a, size);
     } else if (sp == SP_GLOBAL) {
       mg |= 1u << l;
     } else if (sp == SP_LOCAL) {
@@ -1224,6 +1227,7 @@ static void exec_atom(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t exec
     if (sp == SP_SHARED) {
       ms |= 1u << l;
       if (shared_check(R, w, in, l, a, es, 0)) return;
+      if (R->proxy_mark) dlcemu_proxy_write(R, w, l, (uint32_t)(in - R->k->code), a, es);
     } else {
       mg |= 1u << l;
     }
@@ -1561,6 +1565,7 @@ void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget) {
       uint32_t pm = p[in->guard & ~GUARD_NEG];
       exec &= (in->guard & GUARD_NEG) ? ~pm : pm;
     }
+    if (w->wg_maxtag && exec && emu_wg_inflight(R, w) && dlcemu_wgmma_hazard(R, w, in)) return;
     st->warp_instructions++;
     st->thread_instructions += exec == FULL ? 32u : (unsigned)__builtin_popcount(exec);
     st->class_count[in->cls]++;
@@ -2119,6 +2124,7 @@ void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget) {
       if (R->status) return;
       break;
     }
+    case OP_WGMMA:
     case OP_WG_FENCE:
     case OP_WG_COMMIT:
     case OP_WG_WAIT:
@@ -2136,6 +2142,10 @@ void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget) {
         if (R->status) return;
         continue; /* waits for the rest of its warpgroup */
       }
+      /* the warpgroup is complete: the instruction runs once for it */
+      if (in->op == OP_WGMMA && dlcemu_wgmma_issue(R, (uint32_t)w->id / 4, in, pc)) return;
+      if (in->op == OP_WG_COMMIT) dlcemu_wgmma_commit(R, (uint32_t)w->id / 4);
+      if (in->op == OP_WG_WAIT) dlcemu_wgmma_wait(R, (uint32_t)w->id / 4, (uint32_t)in->imm);
       break;
     }
     /* ---------------------------------------------- mbarrier, TMA */
@@ -2166,6 +2176,7 @@ void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget) {
       if (R->status) return;
       break;
     case OP_FENCE_PROXY_ASYNC:
+      if (exec) dlcemu_proxy_fence(R, w);
       break;
     /* ---------------------------------------------- cp.async */
     case OP_CP_ASYNC:

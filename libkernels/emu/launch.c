@@ -23,6 +23,7 @@
 #include "race.h"
 #include "stats.h"
 #include "sync.h"
+#include "wgmma.h"
 
 #define QUANTUM 2048
 
@@ -144,6 +145,7 @@ static void init_block(emu_run *R) {
   memset(R->shadow, R->check_uninit ? SH_UNINIT : SH_VALID, R->shared_size);
   R->pending_bytes = 0;
   dlcemu_mbar_block(R);
+  dlcemu_wgmma_block(R);
   emu_shadow_update(R);
   dlcemu_race_block(R);
   memset(R->bars, 0, sizeof R->bars);
@@ -238,6 +240,7 @@ static void run_block(emu_run *R) {
 static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 static void free_run(emu_run *R) {
+  dlcemu_wgmma_free(R);
   if (R->warps) {
     for (uint32_t wi = 0; wi < R->nwarps; wi++) {
       emu_warp *w = &R->warps[wi];
@@ -328,6 +331,11 @@ int dlcemu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shar
   }
   if ((rc = dlcemu_mem_snapshot(&R.ranges, &R.nranges))) goto out;
   if (R.check_races && (rc = dlcemu_race_alloc(&R))) goto out;
+  for (int i = 0; i < k->ncode; i++) /* the proxy tracking wgmma needs */
+    if (k->code[i].op == OP_WGMMA) {
+      if ((rc = dlcemu_wgmma_alloc(&R))) goto out;
+      break;
+    }
   for (uint32_t wi = 0; wi < R.nwarps; wi++) {
     emu_warp *w = &R.warps[wi];
     w->id = (int)wi;

@@ -254,6 +254,8 @@ static int link_insn(linker *L, int f, emu_insn *in) {
   }
   for (int i = 0; i < 6; i++) {
     uint32_t s;
+    if (REF_TAG(in->a[i]) == REF_REG) in->regmask |= (uint8_t)(1u << i);
+    if (REF_TAG(in->a[i]) == REF_VEC) in->vecmask |= (uint8_t)(1u << i);
     if ((rc = ref_slot(L, f, in->a[i], &s))) return rc;
     in->a[i] = s;
   }

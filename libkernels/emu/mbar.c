@@ -57,6 +57,7 @@ static void land(emu_run *R, int idx) {
     if (e->mbar == (uint32_t)idx && (int32_t)(B->phase - e->phase) > 0) {
       memcpy(R->smem + e->dst, e->data, e->bytes);
       memset(R->shadow + e->dst, SH_VALID, e->bytes);
+      if (R->proxy_mark) memset(R->proxy_mark + e->dst, 0, e->bytes * sizeof(uint32_t)); /* written by the async proxy */
       if (R->check_races) dlcemu_race_landed_rec(R, e->race_rec, e->pc, (int)e->lane, e->dst, e->bytes);
       R->pending_bytes -= e->bytes;
       free(e->data);

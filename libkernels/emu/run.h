@@ -89,6 +89,9 @@ typedef struct emu_warp {
   uint32_t mb_wait;   /* sleeping in mbarrier.try_wait until a phase completes */
   uint16_t mb_idx[32];   /* the mbarrier a sleeping lane waits on */
   uint32_t mb_phase[32]; /* it wakes when that mbarrier's phase count exceeds this */
+  uint32_t *wgtag;    /* [nslots]: 1 + the wgmma group that last wrote (accumulator) or reads (A) the register; NULL before the first wgmma */
+  uint32_t *wgpc;     /* [nslots]: that wgmma's pc (messages) */
+  uint32_t wg_maxtag; /* the newest tag set: registers are in flight while it exceeds the group's done count */
   uint32_t bar_lanes[16]; /* lanes that arrived (sync or arrive) at barrier b, this round */
   uint8_t bar_id[32]; /* barrier a blocked lane waits for */
   uint8_t *local;     /* [32][local_bytes] */
@@ -112,6 +115,8 @@ typedef struct emu_barrier {
 typedef struct emu_wgroup {
   uint32_t arrived;   /* bit per warp of the group (id % 4) */
   uint32_t pc;        /* the instruction they meet at */
+  uint32_t committed; /* wgmma groups committed (the open group's index) */
+  uint32_t done;      /* groups known complete (wait_group): those with index < done */
 } emu_wgroup;
 
 typedef struct emu_run {
@@ -138,6 +143,10 @@ typedef struct emu_run {
   int live_mbars;
   emu_bulk *bulks;        /* cp.async.bulk.tensor copies in flight */
   int nbulks, capbulks;
+  uint32_t *proxy_mark;   /* per shared byte: 1 + (writer's fence.proxy.async count << 5 | writer warp) of the last generic-proxy write, 0: none; NULL without wgmma */
+  uint32_t *proxy_src;    /* per shared byte: that write's pc << 5 | lane */
+  double *wg_buf;         /* wgmma operands and results: A[64][16], B[16][256], D[64][256] */
+  uint32_t proxy_fences[32]; /* fence.proxy.async executed per warp */
   emu_range *ranges;
   int nranges;
   int last_range;

@@ -15,6 +15,15 @@
 
 static int has(const char *s, const char *sub) { return strstr(s, sub) != NULL; }
 
+static uint16_t f16_of_int_h(int v) { /* small integers are exact in f16 */
+  if (v == 0) return 0;
+  uint16_t s = v < 0 ? 0x8000 : 0;
+  int a = abs(v), e = 0;
+  while ((a >> e) > 1) e++;
+  return (uint16_t)(s | (uint16_t)((e + 15) << 10) | (uint16_t)(((a << 10) >> e) & 0x3FF));
+}
+static uint16_t bf16_of_int_h(int v) { return (uint16_t)(t_u32((float)v) >> 16); }
+
 int test_mbarrier_phases_follow_the_isa(tctx *t) {
   dlcemu_function f = t_func(t, t_load(t, "hopper"), "mbar_phases");
   REQUIRE(f, "no kernel");
@@ -296,3 +305,160 @@ int test_tensor_map_encode_validates_like_cuda(tctx *t) {
   return 0;
 }
 
+
+/* ------------------------------------------------------------------ wgmma */
+/* The canonical shared-memory layouts of the ISA's matrix descriptors, in
+ * bytes: an element (x = row of A or column of B, k) of a 16-bit matrix.
+ * swz: 0 none, 1 128B, 2 64B, 3 32B (the descriptor's encoding). */
+static uint32_t canon_offset(int swz, int mn_major, uint32_t lbo, uint32_t sbo, uint32_t x, uint32_t k) {
+  uint32_t row_units = swz == 1 ? 8 : swz == 2 ? 4 : swz == 3 ? 2 : 1; /* 16-byte units per swizzle row */
+  uint32_t off;
+  if (!mn_major) { /* K contiguous: 8 rows x 16 bytes core matrices */
+    uint32_t kc = k / 8;
+    off = swz ? (x % 8) * row_units * 16 + (x / 8) * sbo + (kc % row_units) * 16 + (kc / row_units) * lbo
+              : (x % 8) * 16 + (x / 8) * sbo + kc * lbo;
+    off += (k % 8) * 2;
+  } else { /* M/N contiguous: 8 k-rows x 16 bytes core matrices */
+    uint32_t xc = x / 8;
+    off = swz ? (xc % row_units) * 16 + (xc / row_units) * lbo + (k % 8) * row_units * 16 + (k / 8) * sbo
+              : xc * sbo + (k % 8) * 16 + (k / 8) * lbo;
+    off += (x % 8) * 2;
+  }
+  if (swz) off ^= ((off >> 7) & (row_units - 1)) << 4; /* the image starts 1024-byte aligned */
+  return off;
+}
+
+typedef struct wg_case {
+  const char *kernel;
+  int N, bf16, f16acc, rs, trans_a, trans_b, neg_a, neg_b;
+  int swz_a, swz_b;
+} wg_case;
+
+static const wg_case wg_cases[] = {
+  {"wg_ss_f16_f32_none_kk", 8, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+  {"wg_ss_bf16_f32_128_kmn", 16, 1, 0, 0, 0, 1, 1, 0, 1, 1},
+  {"wg_ss_f16_f16_64_mnk", 32, 0, 1, 0, 1, 0, 0, 1, 2, 2},
+  {"wg_rs_f16_f32_32_k", 8, 0, 0, 1, 0, 0, 0, 0, 0, 3},
+  {"wg_ss_bf16_f32_n256", 256, 1, 0, 0, 0, 1, 0, 0, 1, 0},
+};
+
+static uint16_t h16(int v, int bf) { return bf ? bf16_of_int_h(v) : f16_of_int_h(v); }
+
+/* lbo/sbo of the layouts the images use (see canon_offset) */
+static void wg_strides(int swz, int mn_major, int extent, uint32_t *lbo, uint32_t *sbo) {
+  uint32_t row_units = swz == 1 ? 8 : swz == 2 ? 4 : swz == 3 ? 2 : 1;
+  if (!mn_major) {
+    *lbo = swz ? 0 : 128;                      /* the next 8 k (no swizzle); unused with a swizzle */
+    *sbo = swz ? 8 * row_units * 16 : 256;     /* the next 8 rows */
+  } else {
+    *lbo = swz ? 8 * row_units * 16 : (uint32_t)(extent / 8) * 128; /* the next swizzle atom along x / the next 8 k */
+    uint32_t atoms = ((uint32_t)extent + 8 * row_units - 1) / (8 * row_units);
+    *sbo = swz ? atoms * 8 * row_units * 16 : 128; /* the next 8 k / the next 8 x */
+  }
+}
+
+static uint64_t desc(uint32_t start, uint32_t lbo, uint32_t sbo, int swz) {
+  return (uint64_t)((start >> 4) & 0x3FFF) | (uint64_t)((lbo >> 4) & 0x3FFF) << 16 |
+         (uint64_t)((sbo >> 4) & 0x3FFF) << 32 | (uint64_t)swz << 62;
+}
+
+static int run_wgmma(tctx *t, const wg_case *c, int mode, int scale_d, int *rc_out) {
+  dlcemu_function f = t_func(t, t_load(t, "wgmma"), c->kernel);
+  REQUIRE(f, "no kernel %s", c->kernel);
+  int N = c->N, nr = c->f16acc ? N / 4 : N / 2;
+  int A[64][16], B[16][256], C[64][256];
+  uint32_t s = (uint32_t)(N * 7 + c->bf16 + 3 * c->swz_b + 1);
+  for (int m = 0; m < 64; m++)
+    for (int k = 0; k < 16; k++) A[m][k] = (int)(t_rand(&s) % 9) - 4;
+  for (int k = 0; k < 16; k++)
+    for (int n = 0; n < N; n++) B[k][n] = (int)(t_rand(&s) % 9) - 4;
+  for (int m = 0; m < 64; m++)
+    for (int n = 0; n < N; n++) C[m][n] = (int)(t_rand(&s) % 61) - 30;
+  enum { BOFF = 8192, IMG = 16384 + 8192 };
+  uint8_t *img = calloc(IMG, 1);
+  uint32_t alb, asb, blb, bsb;
+  wg_strides(c->swz_a, c->trans_a, 64, &alb, &asb);
+  wg_strides(c->swz_b, c->trans_b, N, &blb, &bsb);
+  for (int m = 0; m < 64 && !c->rs; m++)
+    for (int k = 0; k < 16; k++) {
+      uint16_t h = h16(A[m][k], c->bf16);
+      memcpy(img + canon_offset(c->swz_a, c->trans_a, alb, asb, (uint32_t)m, (uint32_t)k), &h, 2);
+    }
+  for (int k = 0; k < 16; k++)
+    for (int n = 0; n < N; n++) {
+      uint16_t h = h16(B[k][n], c->bf16);
+      memcpy(img + BOFF + canon_offset(c->swz_b, c->trans_b, blb, bsb, (uint32_t)n, (uint32_t)k), &h, 2);
+    }
+  /* the fragments: D (and C) and the RS A, from the ISA's wgmma register layouts */
+  uint32_t *afrag = calloc(128 * 4, 4), *dinit = calloc((size_t)128 * nr, 4);
+  for (int tid = 0; tid < 128; tid++) {
+    int w = tid / 32, l = tid % 32, g = l / 4, q = l % 4;
+    for (int i = 0; i < 8; i++) {
+      int row = 16 * w + g + 8 * ((i >> 1) & 1), col = 2 * q + (i & 1) + 8 * (i >> 2);
+      afrag[tid * 4 + i / 2] |= (uint32_t)h16(A[row][col], c->bf16) << (16 * (i & 1));
+    }
+    for (int i = 0; i < N / 2; i++) {
+      int row = 16 * w + g + 8 * ((i >> 1) & 1), col = (i >> 2) * 8 + 2 * q + (i & 1);
+      if (c->f16acc) dinit[tid * nr + i / 2] |= (uint32_t)f16_of_int_h(C[row][col]) << (16 * (i & 1));
+      else dinit[tid * nr + i] = t_u32((float)C[row][col]);
+    }
+  }
+  dlcemu_deviceptr dimg = t_alloc(t, IMG, img), da = t_alloc(t, 128 * 16, afrag),
+                   dd = t_alloc(t, (size_t)128 * nr * 4, dinit), dout = t_alloc(t, (size_t)128 * nr * 4, NULL);
+  uint32_t img_bytes = IMG;
+  uint64_t ad = desc(0, alb, asb, c->swz_a), bd = desc(BOFF, blb, bsb, c->swz_b);
+  void *params[] = {&dimg, &img_bytes, &ad, &bd, &da, &dd, &scale_d, &dout, &mode};
+  int rc = t_launch(t, f, 1, 128, IMG, params);
+  *rc_out = rc;
+  if (!rc) {
+    uint32_t *got = malloc((size_t)128 * nr * 4);
+    t_download(t, got, dout, (size_t)128 * nr * 4);
+    int bad = 0;
+    for (int tid = 0; tid < 128; tid++) {
+      int w = tid / 32, l = tid % 32, g = l / 4, q = l % 4;
+      for (int i = 0; i < N / 2; i++) {
+        int row = 16 * w + g + 8 * ((i >> 1) & 1), col = (i >> 2) * 8 + 2 * q + (i & 1);
+        long want = scale_d ? C[row][col] : 0;
+        for (int k = 0; k < 16; k++)
+          want += (long)(c->neg_a ? -A[row][k] : A[row][k]) * (c->neg_b ? -B[k][col] : B[k][col]);
+        float v = c->f16acc ? t_h2f((uint16_t)(got[tid * nr + i / 2] >> (16 * (i & 1)))) : t_f32(got[tid * nr + i]);
+        if (v != (float)want && bad++ < 4)
+          t_fail(t, __FILE__, __LINE__, "%s: thread %d d[%d] = D[%d][%d] = %g, want %ld", c->kernel, tid, i, row, col,
+                 v, want);
+      }
+    }
+    t->checks++;
+    free(got);
+  }
+  free(img);
+  free(afrag);
+  free(dinit);
+  return 0;
+}
+
+int test_wgmma_ss_rs_layouts_swizzles_and_scales(tctx *t) {
+  for (size_t i = 0; i < sizeof wg_cases / sizeof wg_cases[0]; i++)
+    for (int scale_d = 0; scale_d <= 1; scale_d++) {
+      int rc = 0;
+      if (run_wgmma(t, &wg_cases[i], 0, scale_d, &rc)) return 1;
+      CHECK(rc == 0, "%s: %s: %s", wg_cases[i].kernel, dlcemu_error_string(rc), dlcemu_last_error_detail());
+      if (rc) return 1;
+    }
+  dlcemu_launch_stats st;
+  OK(dlcemu_last_launch_stats(&st));
+  CHECK(st.wgmma_ops == 1, "wgmma ops: %llu", st.wgmma_ops);
+  return 0;
+}
+
+int test_wgmma_hazards_are_reported(tctx *t) {
+  int rc = 0;
+  if (run_wgmma(t, &wg_cases[0], 1, 1, &rc)) return 1;
+  const char *msg = dlcemu_last_error_detail();
+  CHECK(rc == DLCEMU_ERROR_POISON && has(msg, "before a wgmma.wait_group covers that group") && has(msg, "wgmma.cu:"),
+        "accumulator read early: %s: %s", dlcemu_error_string(rc), msg);
+  if (run_wgmma(t, &wg_cases[1], 2, 1, &rc)) return 1;
+  msg = dlcemu_last_error_detail();
+  CHECK(rc == DLCEMU_ERROR_RACE && has(msg, "wrote through the generic proxy") && has(msg, "with no fence.proxy.async by that thread"),
+        "no proxy fence: %s: %s", dlcemu_error_string(rc), msg);
+  return 0;
+}
