@@ -87,6 +87,7 @@ static void complete(emu_run *R, int idx) {
     }
     if (!wake) continue;
     woke = 1;
+    emu_materialize(v); /* per-lane pcs of the lanes still running, before the woken ones rejoin */
     v->mb_wait &= ~wake;
     if (R->check_races) dlcemu_race_acquire_from(R, v, B->vc);
     while (wake) { /* the try_wait returns true */

@@ -225,8 +225,8 @@ int dlcemu_wg_arrive(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t pc) {
     w->diverged = 1;
     return 0;
   }
-  /* complete: the instruction runs now for the whole warpgroup (it has no
-   * effect until wgmma.mma_async exists); the waiting warps move on */
+  /* complete: the instruction runs now, once for the whole warpgroup (the
+   * caller does that: exec.c, wgmma.c); the waiting warps move on */
   for (uint32_t wi = 4 * g; wi < 4 * g + 4; wi++) {
     emu_warp *v = &R->warps[wi];
     if (v == w) continue;

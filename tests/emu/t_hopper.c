@@ -62,6 +62,26 @@ int test_mbarrier_ring_orders_producer_and_consumer(tctx *t) {
   return 0;
 }
 
+int test_mbarrier_try_wait_sleeps_per_lane(tctx *t) {
+  dlcemu_function f = t_func(t, t_load(t, "hopper"), "mbar_lanes");
+  REQUIRE(f, "no kernel");
+  dlcemu_deviceptr d = t_alloc(t, 32 * sizeof(int), NULL);
+  int n = 3000; /* more instructions than a quantum: warp 1 runs while lanes 1..31 of warp 0 loop */
+  void *params[] = {&d, &n};
+  dlcemu_set_limit(DLCEMU_LIMIT_WARP_INSTRUCTIONS, 1000000); /* a lane resumed in the wrong place loops: fail fast */
+  int rc = t_launch(t, f, 1, 64, 0, params);
+  dlcemu_set_limit(DLCEMU_LIMIT_WARP_INSTRUCTIONS, 20000000000ull);
+  REQUIRE(rc == 0, "%s: %s", dlcemu_error_string(rc), dlcemu_last_error_detail());
+  int out[32];
+  t_download(t, out, d, sizeof out);
+  for (int l = 0; l < 32; l++) {
+    uint32_t v = (uint32_t)l;
+    for (int i = 0; i < n; i++) v = v * 3u + (uint32_t)i;
+    CHECK(out[l] == (int)v, "lane %d: %d, want %d", l, out[l], (int)v);
+  }
+  return 0;
+}
+
 static int expect_mbar_error(tctx *t, int which, unsigned block, int status, const char *const *want) {
   dlcemu_function f = t_func(t, t_load(t, "hopper"), "mbar_errors");
   REQUIRE(f, "no kernel");

@@ -89,6 +89,25 @@ extern "C" __global__ void mbar_phases(int *out) {
   out[k++] = -1;
 }
 
+// Lanes of one warp: lane 0 sleeps in try_wait while lanes 1..31 run on
+// through a loop longer than a scheduling quantum; warp 1 arrives meanwhile
+// and wakes lane 0, which must resume right after its try_wait.
+extern "C" __global__ void mbar_lanes(int *out, int n) {
+  __shared__ uint64_t bar;
+  uint32_t b = smem_addr(&bar);
+  int lane = threadIdx.x & 31;
+  if (threadIdx.x == 0) mbar_init(b, 1);
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    if (lane == 0) mbar_wait_parity(b, 0);
+    int v = lane;
+    for (int i = 0; i < n; i++) asm volatile("mad.lo.s32 %0, %0, 3, %1;" : "+r"(v) : "r"(i));
+    out[lane] = v;
+  } else if (threadIdx.x == 32) {
+    mbar_arrive1(b);
+  }
+}
+
 // A producer warp fills a 2-stage ring in shared memory; a consumer warp
 // waits on the "full" barrier of each stage and releases it through an
 // "empty" barrier.  Ordinary st.shared / ld.shared, ordered only by the
