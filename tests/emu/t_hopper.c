@@ -361,6 +361,8 @@ static const wg_case wg_cases[] = {
   {"wg_ss_f16_f16_64_mnk", 32, 0, 1, 0, 1, 0, 0, 1, 2, 2},
   {"wg_rs_f16_f32_32_k", 8, 0, 0, 1, 0, 0, 0, 0, 0, 3},
   {"wg_ss_bf16_f32_n256", 256, 1, 0, 0, 0, 1, 0, 0, 1, 0},
+  {"wg_ss_f16_f32_32_mnmn", 16, 0, 0, 0, 1, 1, 1, 1, 3, 3},
+  {"wg_rs_f16_f16_64_mn", 24, 0, 1, 1, 0, 1, 0, 0, 0, 2},
 };
 
 static uint16_t h16(int v, int bf) { return bf ? bf16_of_int_h(v) : f16_of_int_h(v); }

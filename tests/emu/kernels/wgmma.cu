@@ -154,3 +154,61 @@ extern "C" __global__ void wg_ss_bf16_f32_n256(const uint8_t *img, uint32_t img_
   asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
   for (int i = 0; i < 128; i++) dout[tid * 128 + i] = d[i];
 }
+
+extern "C" __global__ void wg_ss_f16_f32_32_mnmn(const uint8_t *img, uint32_t img_bytes, uint64_t adesc, uint64_t bdesc,
+                                  const uint32_t *afrag, const uint32_t *dinit, int scale_d, uint32_t *dout, int mode) {
+  extern __shared__ __align__(1024) uint8_t smem[];
+  int tid = threadIdx.x;
+  for (uint32_t i = tid; i < img_bytes; i += blockDim.x) smem[i] = img[i];
+  if (mode != 2) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  uint64_t start = (smem_addr(smem) >> 4) & 0x3FFF;
+  adesc += start;
+  bdesc += start;
+  uint32_t d[8], a[4];
+  for (int i = 0; i < 8; i++) d[i] = dinit[tid * 8 + i];
+  for (int i = 0; i < 4; i++) a[i] = afrag[tid * 4 + i];
+  (void)a;
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %10, 0;\n wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, -1, -1, 1, 1;\n}"
+               : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7])
+               : "l"(adesc), "l"(bdesc), "r"(scale_d)
+               : "memory");
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+  if (mode == 1) {
+    uint32_t early;
+    asm volatile("mov.b32 %0, %1;" : "=r"(early) : "r"(d[0]));
+    dout[tid] = early;
+  }
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  for (int i = 0; i < 8; i++) dout[tid * 8 + i] = d[i];
+}
+
+extern "C" __global__ void wg_rs_f16_f16_64_mn(const uint8_t *img, uint32_t img_bytes, uint64_t adesc, uint64_t bdesc,
+                                  const uint32_t *afrag, const uint32_t *dinit, int scale_d, uint32_t *dout, int mode) {
+  extern __shared__ __align__(1024) uint8_t smem[];
+  int tid = threadIdx.x;
+  for (uint32_t i = tid; i < img_bytes; i += blockDim.x) smem[i] = img[i];
+  if (mode != 2) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  uint64_t start = (smem_addr(smem) >> 4) & 0x3FFF;
+  adesc += start;
+  bdesc += start;
+  uint32_t d[6], a[4];
+  for (int i = 0; i < 6; i++) d[i] = dinit[tid * 6 + i];
+  for (int i = 0; i < 4; i++) a[i] = afrag[tid * 4 + i];
+  (void)a;
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %11, 0;\n wgmma.mma_async.sync.aligned.m64n24k16.f16.f16.f16 {%0, %1, %2, %3, %4, %5}, {%6, %7, %8, %9}, %10, p, 1, 1, 1;\n}"
+               : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(bdesc), "r"(scale_d)
+               : "memory");
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+  if (mode == 1) {
+    uint32_t early;
+    asm volatile("mov.b32 %0, %1;" : "=r"(early) : "r"(d[0]));
+    dout[tid] = early;
+  }
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  for (int i = 0; i < 6; i++) dout[tid * 6 + i] = d[i];
+}
