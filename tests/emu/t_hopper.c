@@ -541,3 +541,49 @@ int test_gemm_tma_mbarrier_wgmma_pipeline(tctx *t) {
   if (gemm_case(t, 128, 128, 512)) return 1; /* full tiles; 8 k-tiles: the 4-stage ring wraps */
   return gemm_case(t, 100, 72, 168);          /* tails in M, N and K: TMA zero fill, predicated stores */
 }
+
+/* ------------------------------------------------------- malformed forms */
+/* a one-instruction sm_90a kernel: the instruction is on PTX line 9 */
+static int load_error(tctx *t, const char *insn, int status, const char *want) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .align 64 .b8 tm[128])\n{\n"
+           "  .reg .b32 %%r<40>;\n  .reg .b64 %%rd<8>;\n  .reg .pred %%p<4>;\n%s\n  ret;\n}\n",
+           insn);
+  dlcemu_module m = NULL;
+  int rc = dlcemu_module_load_data(&m, text);
+  const char *d = dlcemu_last_error_detail();
+  CHECK(rc == status, "`%s`: %s, want %s (%s)", insn, dlcemu_error_string(rc), dlcemu_error_string(status), d);
+  CHECK(m == NULL, "`%s`: a module after a failed load", insn);
+  CHECK(strstr(d, "PTX line 9") != NULL && strstr(d, want) != NULL, "`%s`: '%s' or the line missing from: %s", insn,
+        want, d);
+  if (m) dlcemu_module_unload(m);
+  return 0;
+}
+
+int test_hopper_instruction_forms_fail_at_load_with_the_line(tctx *t) {
+  load_error(t, "  mbarrier.init.shared.b32 [%r1], 1;", DLCEMU_ERROR_PARSE, "need .b64");
+  load_error(t, "  mbarrier.init.global.b64 [%rd1], 1;", DLCEMU_ERROR_PARSE, "live in shared memory");
+  load_error(t, "  mbarrier.arrive.expect_tx.shared.b64 %rd1, [%r1], %r2, %r3;", DLCEMU_ERROR_PARSE, "expected 3");
+  load_error(t, "  mbarrier.arrive.noComplete.shared.b64 %rd1, [%r1], %r2;", DLCEMU_ERROR_UNSUPPORTED, "noComplete");
+  load_error(t, "  mbarrier.try_wait.parity.shared.b64 %p1, [%r1];", DLCEMU_ERROR_PARSE, "expected 3 or 4");
+  load_error(t, "  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2}], [%r3];",
+             DLCEMU_ERROR_PARSE, "2 coordinates");
+  load_error(t, "  cp.async.bulk.tensor.2d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4], {%r5};",
+             DLCEMU_ERROR_UNSUPPORTED, "im2col");
+  load_error(t, "  cp.async.bulk.tensor.2d.shared::cluster.global.tile [%r1], [%rd1, {%r2, %r3}], [%r4];", DLCEMU_ERROR_PARSE,
+             "mbarrier::complete_tx::bytes");
+  load_error(t, "  ld.global.u32 %r1, [%rd1, {%r2}];", DLCEMU_ERROR_PARSE, "without a coordinate list");
+  load_error(t, "  wgmma.mma_async.sync.aligned.m64n12k16.f32.f16.f16 {%r1, %r2, %r3, %r4, %r5, %r6}, %rd1, %rd2, 1, 1, 1, 0, 0;",
+             DLCEMU_ERROR_UNSUPPORTED, "m64nNk16");
+  load_error(t, "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%r1, %r2, %r3}, %rd1, %rd2, 1, 1, 1, 0, 0;",
+             DLCEMU_ERROR_PARSE, "4 elements");
+  load_error(t, "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%r1, %r2, %r3, %r4}, %rd1, %rd2, 1, 2, 1, 0, 0;",
+             DLCEMU_ERROR_PARSE, "imm-scale-a");
+  load_error(t, "  wgmma.mma_async.sync.aligned.m64n8k16.f16.bf16.bf16 {%r1, %r2}, %rd1, %rd2, 1, 1, 1, 0, 0;",
+             DLCEMU_ERROR_PARSE, "accumulator type");
+  load_error(t, "  wgmma.mma_async.sync.aligned.m64n8k16.f32.tf32.tf32 {%r1, %r2, %r3, %r4}, %rd1, %rd2, 1, 1, 1, 0, 0;",
+             DLCEMU_ERROR_UNSUPPORTED, "f16/bf16");
+  load_error(t, "  fence.proxy.tensormap::generic.release.gpu;", DLCEMU_ERROR_UNSUPPORTED, "proxy fence");
+  return 0;
+}
