@@ -1094,9 +1094,33 @@ static int dec_bulk_tensor(emu_parse_ctx *pc, mods *m, emu_operand *o, int n, em
     return dlcemu_pc_unsupported(pc, "cp.async.bulk.tensor in im2col or gather/scatter mode");
   if (take(m, "multicast::cluster")) return dlcemu_pc_unsupported(pc, "multicast to a cluster larger than one CTA");
   take(m, "tile");
-  /* .dst.src: the load is .shared::cluster.global or .shared::cta.global (the last state space is the source) */
+  /* .dst.src: a load is .shared::cluster.global or .shared::cta.global, a
+   * store .global.shared::cta.bulk_group (the last state space is the source) */
+  int store = take(m, "bulk_group");
+  if (store) {
+    if (m->space != SP_SHARED) return dlcemu_pc_error(pc, "a .bulk_group tensor copy is a store: .global.shared::cta");
+    if ((rc = check_rest(pc, m))) return rc;
+    if (m->ntypes) return dlcemu_pc_error(pc, "cp.async.bulk.tensor takes no type");
+    if (m->cache_hint) n--;
+    if ((rc = nops_is(pc, n, 2))) return rc;
+    in->space = SP_SHARED;
+    in->vec = (uint8_t)rank;
+    in->sub = 1;
+    /* [tensorMap, {coords}], [srcMem] */
+    if (o[0].kind != OPD_ADDR || o[0].nelems != rank) {
+      char want[64];
+      snprintf(want, sizeof want, "[tensorMap, {%d coordinates}]", rank);
+      return bad_operand(pc, 0, want);
+    }
+    emu_operand v = o[0], tm = o[0];
+    tm.nelems = 0;
+    if ((rc = addr(pc, &tm, 0, &in->a[1], &in->imm2, &in->sym2, in, IF_ADDR32B))) return rc;
+    v.kind = OPD_VEC;
+    if ((rc = vec(pc, &v, 0, rank, T_S32, 0, &in->a[2], NULL))) return rc;
+    return addr(pc, &o[1], 1, &in->a[0], &in->imm, &in->sym, in, IF_ADDR32);
+  }
   take(m, "shared::cluster");
-  if (m->space != SP_GLOBAL) return dlcemu_pc_unsupported(pc, "cp.async.bulk.tensor other than global -> shared loads");
+  if (m->space != SP_GLOBAL) return dlcemu_pc_unsupported(pc, "cp.async.bulk.tensor other than global <-> shared copies");
   if (!take(m, "mbarrier::complete_tx::bytes")) return dlcemu_pc_error(pc, "needs .mbarrier::complete_tx::bytes");
   if ((rc = check_rest(pc, m))) return rc;
   if (m->ntypes) return dlcemu_pc_error(pc, "cp.async.bulk.tensor takes no type");
@@ -1145,6 +1169,7 @@ static int arch_check(emu_parse_ctx *pc, const emu_insn *in) {
   int bf = in->t == T_BF16 || in->t == T_BF16X2;
   switch (in->op) {
   case OP_STMATRIX: case OP_ELECT: case OP_CP_BULK_TENSOR: case OP_MBAR_EXPECT_TX: case OP_MBAR_COMPLETE_TX:
+  case OP_BULK_COMMIT: case OP_BULK_WAIT:
   case OP_MBAR_TRY_WAIT: case OP_FENCE_PROXY_ASYNC:
     need = 90;
     break;
@@ -1458,6 +1483,16 @@ int dlcemu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int n
     break;
   case OP_CP_BULK_TENSOR:
     rc = dec_bulk_tensor(pc, &m, ops, nops, in);
+    break;
+  case OP_BULK_COMMIT:
+  case OP_BULK_WAIT:
+    if (op == OP_BULK_WAIT && take(&m, "read")) in->sub = 1;
+    if ((rc = check_rest(pc, &m)) || (rc = nops_is(pc, nops, op == OP_BULK_WAIT))) break;
+    if (op == OP_BULK_WAIT) {
+      if (ops[0].kind != OPD_IMM || ops[0].imm_kind != IMM_INT || ops[0].ival < 0 || ops[0].ival > 63)
+        rc = bad_operand(pc, 0, "an immediate group count in 0..63");
+      else in->imm = ops[0].ival;
+    }
     break;
   case OP_MBAR_INIT: case OP_MBAR_INVAL: case OP_MBAR_ARRIVE: case OP_MBAR_EXPECT_TX: case OP_MBAR_COMPLETE_TX:
   case OP_MBAR_TEST_WAIT: case OP_MBAR_TRY_WAIT:

@@ -825,6 +825,7 @@ static int shared_check(emu_run *R, emu_warp *w, const emu_insn *in, int lane, u
   for (unsigned i = 0; i < size; i++) {
     if (sh[i] == SH_VALID) continue;
     if (write && sh[i] == SH_UNINIT) continue;
+    if (!write && sh[i] == SH_READING) continue; /* a TMA store's source: readable */
     dlcemu_poison_report(R, w, lane, in, off, size, write);
     return -1;
   }
@@ -1301,7 +1302,7 @@ static void exec_cp_async(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t 
     dsts[l] = d;
     if (R->shadow_active) {
       for (unsigned i = 0; i < size; i++)
-        if (R->shadow[d + i] == SH_PENDING) {
+        if (R->shadow[d + i] == SH_PENDING || R->shadow[d + i] == SH_READING) {
           dlcemu_poison_report(R, w, l, in, d, size, 1);
           return;
         }
@@ -1390,7 +1391,7 @@ static uint32_t exec_mbar(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t 
   return slept;
 }
 
-/* cp.async.bulk.tensor: per executing lane (usually one elected thread) */
+/* cp.async.bulk.tensor loads and stores: per executing lane (usually one elected thread) */
 static void exec_bulk_tensor(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t exec) {
   const uint32_t *cs = &R->k->vpool[in->a[2] + 1];
   uint32_t m = exec;
@@ -1399,7 +1400,7 @@ static void exec_bulk_tensor(emu_run *R, emu_warp *w, const emu_insn *in, uint32
     m &= m - 1;
     int sp = SP_SHARED;
     uint64_t d = lane_addr(w, in->a[0], l, in->imm, (in->flags & IF_ADDR32) != 0);
-    if (!resolve(R, w, in, l, &sp, &d, 16, 1)) return;
+    if (!resolve(R, w, in, l, &sp, &d, 16, in->sub == 0)) return;
     /* the tensor map: 128 bytes, 64-byte aligned, in param, const or global memory */
     uint64_t ta = lane_addr(w, in->a[1], l, in->imm2, (in->flags & IF_ADDR32B) != 0), tb = ta + 64;
     int tsp = SP_GENERIC, tsp2 = SP_GENERIC;
@@ -1415,6 +1416,10 @@ static void exec_bulk_tensor(emu_run *R, emu_warp *w, const emu_insn *in, uint32
     memcpy((uint8_t *)&t + 64, t1, 64);
     int32_t coords[5];
     for (int i = 0; i < in->vec; i++) coords[i] = (int32_t)w->r[cs[i]][l];
+    if (in->sub) { /* a store: shared -> global */
+      if (dlcemu_bulk_tensor_store(R, w, l, in, (uint32_t)d, &t, coords)) return;
+      continue;
+    }
     uint64_t mb = (in->a[3] != SLOT_NONE ? w->r[in->a[3]][l] : 0) + w->r[in->a[4]][l];
     if (in->flags & IF_ADDR32C) mb &= 0xFFFFFFFFu;
     int msp = SP_SHARED;
@@ -1980,6 +1985,7 @@ void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget) {
         });
       }
       set_pcs(w, active & ~exec, pc + 1);
+      if (leaving && R->nbstores) LANES(leaving, dlcemu_bulk_wait(R, w, l, 0, 1)); /* an exiting thread's TMA stores complete */
       if (leaving) dlcemu_lanes_exit(R, w, leaving);
       if (R->status || R->restart) return;
       continue;
@@ -2174,6 +2180,12 @@ void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget) {
     case OP_CP_BULK_TENSOR:
       if (exec) exec_bulk_tensor(R, w, in, exec);
       if (R->status) return;
+      break;
+    case OP_BULK_COMMIT:
+      LANES(exec, dlcemu_bulk_commit(R, w, l));
+      break;
+    case OP_BULK_WAIT:
+      LANES(exec, dlcemu_bulk_wait(R, w, l, (uint32_t)in->imm, 0));
       break;
     case OP_FENCE_PROXY_ASYNC:
       if (exec) dlcemu_proxy_fence(R, w);

@@ -331,8 +331,8 @@ int dlcemu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shar
   }
   if ((rc = dlcemu_mem_snapshot(&R.ranges, &R.nranges))) goto out;
   if (R.check_races && (rc = dlcemu_race_alloc(&R))) goto out;
-  for (int i = 0; i < k->ncode; i++) /* the proxy tracking wgmma needs */
-    if (k->code[i].op == OP_WGMMA) {
+  for (int i = 0; i < k->ncode; i++) /* the proxy tracking wgmma and TMA stores need */
+    if (k->code[i].op == OP_WGMMA || (k->code[i].op == OP_CP_BULK_TENSOR && k->code[i].sub)) {
       if ((rc = dlcemu_wgmma_alloc(&R))) goto out;
       break;
     }

@@ -28,6 +28,8 @@
 void dlcemu_mbar_block(emu_run *R) {
   for (int i = 0; i < R->nbulks; i++) free(R->bulks[i].data);
   R->nbulks = 0;
+  R->nbstores = 0;
+  memset(R->bulk_committed, 0, sizeof R->bulk_committed);
   R->nmbars = 0;
   R->live_mbars = 0;
 }
@@ -35,6 +37,7 @@ void dlcemu_mbar_block(emu_run *R) {
 void dlcemu_mbar_free(emu_run *R) {
   dlcemu_mbar_block(R);
   free(R->bulks);
+  free(R->bstores);
   free(R->mbars);
 }
 
@@ -320,7 +323,7 @@ int dlcemu_bulk_tensor_load(emu_run *R, emu_warp *w, int lane, const emu_insn *i
   int idx = find(R, w, lane, in, mbar_off);
   if (idx < 0) return -1;
   for (uint64_t i = 0; i < bytes; i++)
-    if (R->shadow[dst + i] == SH_PENDING || R->shadow[dst + i] == SH_MBAR) {
+    if (R->shadow[dst + i] == SH_PENDING || R->shadow[dst + i] == SH_MBAR || R->shadow[dst + i] == SH_READING) {
       dlcemu_poison_report(R, w, lane, in, dst + i, 1, 1);
       return -1;
     }
@@ -413,4 +416,133 @@ int dlcemu_bulk_tensor_load(emu_run *R, emu_warp *w, int lane, const emu_insn *i
   /* the copy's bytes complete as transactions on the mbarrier */
   if (R->check_races) dlcemu_race_release_to(R, w, R->mbars[idx].vc);
   return tx_add(R, w, lane, in, idx, -(int64_t)bytes);
+}
+
+/* ------------------------------------------------------------ TMA stores */
+void dlcemu_bulk_commit(emu_run *R, const emu_warp *w, int lane) { R->bulk_committed[w->id][lane]++; }
+
+void dlcemu_bulk_wait(emu_run *R, const emu_warp *w, int lane, uint32_t keep, int all) {
+  uint32_t c = R->bulk_committed[w->id][lane], limit = c > keep ? c - keep : 0;
+  int j = 0, changed = 0;
+  for (int i = 0; i < R->nbstores; i++) {
+    emu_bstore *e = &R->bstores[i];
+    if (e->warp == (uint32_t)w->id && e->lane == (uint32_t)lane && (all || e->group < limit)) {
+      memset(R->shadow + e->src, SH_VALID, e->bytes);
+      changed = 1;
+    } else {
+      R->bstores[j++] = *e;
+    }
+  }
+  R->nbstores = j;
+  if (changed) /* sources other stores still read stay marked */
+    for (int i = 0; i < R->nbstores; i++) memset(R->shadow + R->bstores[i].src, SH_READING, R->bstores[i].bytes);
+  emu_shadow_update(R);
+}
+
+int dlcemu_bulk_tensor_store(emu_run *R, emu_warp *w, int lane, const emu_insn *in, uint32_t src,
+                             const emu_tmap *t, const int32_t *coords) {
+  if (t->magic != TMAP_MAGIC || t->rank < 1 || t->rank > 5 || !t->elem_bytes) {
+    dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, lane, in,
+                  "the tensor map operand does not hold a map made by dlcemu_tensor_map_encode_tiled");
+    return -1;
+  }
+  if (t->rank != in->vec) {
+    dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, lane, in, "the tensor map has rank %u but the instruction is .%ud",
+                  t->rank, in->vec);
+    return -1;
+  }
+  if (src % 128) {
+    dlcemu_report(R, DLCEMU_ERROR_MISALIGNED, w, lane, in, "cp.async.bulk.tensor source 0x%x is not 128-byte aligned",
+                  src);
+    return -1;
+  }
+  int rank = t->rank;
+  unsigned es = t->elem_bytes;
+  uint32_t n[5] = {1, 1, 1, 1, 1};
+  uint64_t bytes = es;
+  for (int i = 0; i < rank; i++) {
+    n[i] = i == 0 ? t->box[0] : (t->box[i] + t->estride[i] - 1u) / t->estride[i];
+    bytes *= n[i];
+  }
+  if (src + bytes > R->shared_size) {
+    dlcemu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, lane, in,
+                  "cp.async.bulk.tensor reads %llu bytes at shared offset 0x%x, past the block's %llu bytes of shared "
+                  "memory",
+                  (unsigned long long)bytes, src, (unsigned long long)R->shared_size);
+    return -1;
+  }
+  /* the source, read by the async proxy: landed, and made visible by fence.proxy.async after generic writes */
+  uint32_t pc = (uint32_t)(in - R->k->code);
+  for (uint64_t i = 0; i < bytes; i++) {
+    uint8_t sh = R->shadow[src + i];
+    if (sh != SH_VALID && sh != SH_READING) {
+      dlcemu_poison_report(R, w, lane, in, src + i, 1, 0);
+      return -1;
+    }
+    uint32_t m = R->proxy_mark ? R->proxy_mark[src + i] : 0;
+    if (m && R->proxy_fences[(m - 1) & 31] == (m - 1) >> 5) {
+      uint32_t s = R->proxy_src[src + i], wr = (m - 1) & 31;
+      const emu_insn *wi = &R->k->code[s >> 5];
+      dlcemu_report(R, DLCEMU_ERROR_RACE, w, lane, in,
+                    "cp.async.bulk.tensor reads shared byte 0x%llx, which thread %u wrote through the generic proxy "
+                    "at PTX line %u `%s` with no fence.proxy.async by that thread since: the async proxy may not see "
+                    "the write",
+                    (unsigned long long)(src + i), wr * 32 + (s & 31), wi->line, R->m->pool + wi->text);
+      return -1;
+    }
+  }
+  if (R->check_races && dlcemu_race_read(R, w, lane, in, pc, src, (unsigned)bytes)) return -1;
+  uint8_t *box = malloc(bytes);
+  if (!box) {
+    dlcemu_report(R, DLCEMU_ERROR_OUT_OF_MEMORY, w, lane, in, "out of memory for a TMA copy");
+    return -1;
+  }
+  for (uint64_t o = 0; o < bytes; o += 16) /* undo the swizzle: chunk o of the dense box */
+    memcpy(box + o, R->smem + swizzle(src + (uint32_t)o, t->swizzle), 16);
+  uint32_t rows = (uint32_t)(bytes / ((uint64_t)es * n[0]));
+  unsigned rowb = es * n[0];
+  for (uint32_t row = 0; row < rows; row++) {
+    uint32_t rest = row;
+    int inb = 1;
+    uint64_t a = t->global_address;
+    for (int i = 1; i < rank; i++) {
+      uint32_t j = rest % n[i];
+      rest /= n[i];
+      int64_t c = (int64_t)coords[i] + (int64_t)j * t->estride[i];
+      if (c < 0 || c > (int64_t)t->dim_minus1[i]) inb = 0;
+      a += (uint64_t)c * t->stride[i - 1];
+    }
+    int64_t lo = coords[0], hi = lo + n[0];
+    int64_t in_lo = lo < 0 ? 0 : lo, in_hi = hi > (int64_t)t->dim_minus1[0] + 1 ? (int64_t)t->dim_minus1[0] + 1 : hi;
+    if (!inb || in_lo >= in_hi) continue; /* out-of-bounds elements are not written */
+    uint64_t ga = a + (uint64_t)in_lo * es, gn = (uint64_t)(in_hi - in_lo) * es;
+    const emu_range *g = dlcemu_find_range(R, ga);
+    if (!g || ga + gn > g->end || g->readonly) {
+      dlcemu_report(R, DLCEMU_ERROR_OUT_OF_BOUNDS, w, lane, in,
+                    "cp.async.bulk.tensor writes %llu bytes at 0x%llx (box row %u of the tensor map at global "
+                    "address 0x%llx), which are not inside one writable allocation",
+                    (unsigned long long)gn, (unsigned long long)ga, row, (unsigned long long)t->global_address);
+      free(box);
+      return -1;
+    }
+    memcpy((void *)(uintptr_t)ga, box + (uint64_t)row * rowb + (in_lo - lo) * es, gn);
+  }
+  (void)rowb;
+  free(box);
+  if (dlcemu_grow(&R->bstores, &R->capbstores, R->nbstores + 1, sizeof(emu_bstore))) {
+    dlcemu_report(R, DLCEMU_ERROR_OUT_OF_MEMORY, w, lane, in, "out of memory for a TMA copy");
+    return -1;
+  }
+  emu_bstore *e = &R->bstores[R->nbstores++];
+  e->src = src;
+  e->bytes = (uint32_t)bytes;
+  e->warp = (uint32_t)w->id;
+  e->lane = (uint32_t)lane;
+  e->group = R->bulk_committed[w->id][lane];
+  e->pc = pc;
+  memset(R->shadow + src, SH_READING, bytes);
+  emu_shadow_update(R);
+  R->st.tma_copies++;
+  R->st.tma_bytes += bytes;
+  return 0;
 }

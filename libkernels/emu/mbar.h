@@ -29,6 +29,15 @@ int dlcemu_mbar_wait(emu_run *R, emu_warp *w, int lane, const emu_insn *in, uint
  * its bytes complete transactions on the mbarrier at mbar_off */
 int dlcemu_bulk_tensor_load(emu_run *R, emu_warp *w, int lane, const emu_insn *in, uint32_t dst,
                             const emu_tmap *t, const int32_t *coords, uint32_t mbar_off);
+/* cp.async.bulk.tensor store (tile mode): the box is read from shared
+ * memory at src (swizzled as the map says) now and its in-bounds elements
+ * are written to global memory now; the source stays SH_READING until the
+ * thread's cp.async.bulk.wait_group(.read) covers the copy's group */
+int dlcemu_bulk_tensor_store(emu_run *R, emu_warp *w, int lane, const emu_insn *in, uint32_t src,
+                             const emu_tmap *t, const int32_t *coords);
+void dlcemu_bulk_commit(emu_run *R, const emu_warp *w, int lane);
+/* complete all but the newest keep groups of the thread (all: every one, when it exits) */
+void dlcemu_bulk_wait(emu_run *R, const emu_warp *w, int lane, uint32_t keep, int all);
 /* a new block: no mbarriers, no copies in flight */
 void dlcemu_mbar_block(emu_run *R);
 void dlcemu_mbar_free(emu_run *R);

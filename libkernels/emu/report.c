@@ -121,6 +121,20 @@ void dlcemu_poison_report(emu_run *R, const emu_warp *w, int lane, const emu_ins
       return;
     }
   }
+  /* the source of a TMA store */
+  for (int i = 0; i < R->nbstores; i++) {
+    const emu_bstore *e = &R->bstores[i];
+    if (e->src < off + size && off < (uint64_t)e->src + e->bytes) {
+      char issuer[1024];
+      where(R, &R->warps[e->warp], (int)e->lane, &R->k->code[e->pc], issuer, sizeof issuer);
+      dlcemu_report(R, DLCEMU_ERROR_RACE, w, lane, in,
+                    "write to shared memory [0x%llx, 0x%llx) while a cp.async.bulk.tensor store still reads it (until "
+                    "the issuing thread's cp.async.bulk.wait_group.read covers its bulk group %u); the store was issued "
+                    "at %s",
+                    (unsigned long long)off, (unsigned long long)(off + size), e->group, issuer);
+      return;
+    }
+  }
   /* an mbarrier object */
   for (int i = 0; i < R->nmbars; i++) {
     const emu_mbar *B = &R->mbars[i];

@@ -32,7 +32,8 @@ enum {
   SH_VALID = 0,   /* readable */
   SH_PENDING = 1, /* the destination of an asynchronous copy that has not landed: poison */
   SH_UNINIT = 2,  /* never written (only with DLCEMU_LIMIT_CHECK_UNINIT_SHARED) */
-  SH_MBAR = 3     /* a live mbarrier object: only mbarrier instructions may touch it */
+  SH_MBAR = 3,    /* a live mbarrier object: only mbarrier instructions may touch it */
+  SH_READING = 4  /* the source of a TMA store whose bulk group has not completed: readable, not writable */
 };
 
 /* an mbarrier object (PTX ISA "Parallel Synchronization and Communication
@@ -59,6 +60,15 @@ typedef struct emu_bulk {
   uint32_t race_rec;    /* race detector: the issuing warp's epoch record */
   uint8_t *data;        /* the box as it lands (swizzled) */
 } emu_bulk;
+
+/* one cp.async.bulk.tensor store whose shared source is still being read:
+ * until its thread's cp.async.bulk.wait_group(.read) covers its group */
+typedef struct emu_bstore {
+  uint32_t src, bytes;  /* shared source */
+  uint32_t warp, lane;  /* issuing thread */
+  uint32_t group;       /* the thread's bulk group */
+  uint32_t pc;          /* issuing instruction */
+} emu_bstore;
 
 /* one cp.async in flight: its bytes were read at issue and land at the wait */
 typedef struct emu_cp {
@@ -143,6 +153,9 @@ typedef struct emu_run {
   int live_mbars;
   emu_bulk *bulks;        /* cp.async.bulk.tensor copies in flight */
   int nbulks, capbulks;
+  emu_bstore *bstores;    /* TMA stores whose source is still read */
+  int nbstores, capbstores;
+  uint32_t bulk_committed[32][32]; /* bulk groups committed per warp and lane */
   uint32_t *proxy_mark;   /* per shared byte: 1 + (writer's fence.proxy.async count << 5 | writer warp) of the last generic-proxy write, 0: none; NULL without wgmma */
   uint32_t *proxy_src;    /* per shared byte: that write's pc << 5 | lane */
   double *wg_buf;         /* wgmma operands and results: A[64][16], B[16][256], D[64][256] */
@@ -185,7 +198,7 @@ static inline uint32_t emu_runnable(const emu_warp *w) {
 /* the shadow is consulted while copies are pending, mbarriers live or
  * uninitialized reads are checked */
 static inline void emu_shadow_update(emu_run *R) {
-  R->shadow_active = R->pending_bytes != 0 || R->live_mbars != 0 || R->check_uninit;
+  R->shadow_active = R->pending_bytes != 0 || R->live_mbars != 0 || R->nbstores != 0 || R->check_uninit;
 }
 
 static inline void emu_materialize(emu_warp *w) {

@@ -145,7 +145,8 @@ static int smem16(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t pc, uint
                   (unsigned long long)R->shared_size);
     return -1;
   }
-  if (R->shadow_active && (R->shadow[a] != SH_VALID || R->shadow[a + 1] != SH_VALID)) {
+  if (R->shadow_active && ((R->shadow[a] != SH_VALID && R->shadow[a] != SH_READING) ||
+                           (R->shadow[a + 1] != SH_VALID && R->shadow[a + 1] != SH_READING))) {
     dlcemu_poison_report(R, w, 0, in, a, 2, 0);
     return -1;
   }

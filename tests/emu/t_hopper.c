@@ -587,3 +587,65 @@ int test_hopper_instruction_forms_fail_at_load_with_the_line(tctx *t) {
   load_error(t, "  fence.proxy.tensormap::generic.release.gpu;", DLCEMU_ERROR_UNSUPPORTED, "proxy fence");
   return 0;
 }
+
+/* ------------------------------------------------------------ TMA stores */
+static int run_tma_store(tctx *t, int mode, int *rc_out) {
+  dlcemu_function f = t_func(t, t_load(t, "hopper"), "tma_store_2d");
+  REQUIRE(f, "no kernel");
+  const tma_case *c = &cases[1]; /* 2d bf16, 128B swizzle, coordinates (-8, 40) of a 70 x 50 tensor */
+  _Alignas(64) uint8_t map[128];
+  uint64_t strides[4] = {0};
+  dlcemu_deviceptr g;
+  uint8_t *h;
+  uint32_t bytes = tma_setup(t, c, map, strides, &g, &h); /* the global tensor holds pattern() */
+  if (!bytes) {
+    free(h);
+    return 1;
+  }
+  /* the box's values, dense, then placed in shared memory as the 128B swizzle puts them */
+  uint8_t *dense = malloc(bytes), *img = malloc(bytes);
+  for (uint32_t i = 0; i < bytes; i++) dense[i] = (uint8_t)(0x80 | (i * 7 % 127));
+  for (uint32_t o = 0; o < bytes; o += 16) memcpy(img + (o ^ (((o >> 7) & 7) << 4)), dense + o, 16);
+  dlcemu_deviceptr dimg = t_alloc(t, bytes, img);
+  int cx = c->coord[0], cy = c->coord[1];
+  void *params[] = {map, &dimg, &bytes, &cx, &cy, &mode};
+  int rc = t_launch(t, f, 1, 128, bytes, params);
+  *rc_out = rc;
+  if (!rc) {
+    uint64_t total = strides[0] * c->dim[1];
+    uint8_t *got = malloc(total);
+    t_download(t, got, g, total);
+    int bad = 0;
+    for (uint64_t y = 0; y < c->dim[1]; y++)
+      for (uint64_t x = 0; x < strides[0]; x++) {
+        uint64_t i = y * strides[0] + x;
+        int64_t bx = (int64_t)(x / 2) - cx, by = (int64_t)y - cy; /* the element's place in the box */
+        int inbox = x < c->dim[0] * 2 && bx >= 0 && bx < c->box[0] && by >= 0 && by < c->box[1];
+        uint8_t want = inbox ? dense[(by * c->box[0] + bx) * 2 + x % 2] : pattern(i);
+        if (got[i] != want && bad++ < 4)
+          t_fail(t, __FILE__, __LINE__, "global byte (%llu, %llu): 0x%02x, want 0x%02x (%s)", (unsigned long long)x,
+                 (unsigned long long)y, got[i], want, inbox ? "stored" : "untouched");
+      }
+    t->checks++;
+    free(got);
+  }
+  free(h);
+  free(dense);
+  free(img);
+  return 0;
+}
+
+int test_tma_store_writes_the_box_in_bounds_only(tctx *t) {
+  int rc = 0;
+  if (run_tma_store(t, 0, &rc)) return 1;
+  CHECK(rc == 0, "%s: %s", dlcemu_error_string(rc), dlcemu_last_error_detail());
+  if (run_tma_store(t, 1, &rc)) return 1;
+  const char *msg = dlcemu_last_error_detail();
+  CHECK(rc == DLCEMU_ERROR_RACE && has(msg, "with no fence.proxy.async by that thread"), "no fence: %s: %s",
+        dlcemu_error_string(rc), msg);
+  if (run_tma_store(t, 2, &rc)) return 1;
+  msg = dlcemu_last_error_detail();
+  CHECK(rc == DLCEMU_ERROR_RACE && has(msg, "while a cp.async.bulk.tensor store still reads it"),
+        "source overwritten: %s: %s", dlcemu_error_string(rc), msg);
+  return 0;
+}

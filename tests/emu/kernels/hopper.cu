@@ -223,3 +223,22 @@ TMA_KERNEL(2)
 TMA_KERNEL(3)
 TMA_KERNEL(4)
 TMA_KERNEL(5)
+
+// TMA store: the box image (already swizzled by the host) is written to
+// shared memory with ordinary stores, fenced to the async proxy and stored
+// through the tensor map.  mode 1 leaves out fence.proxy.async; mode 2
+// overwrites the source before cp.async.bulk.wait_group.read.
+extern "C" __global__ void tma_store_2d(const __grid_constant__ CUtensorMap tm, const uint8_t *img, uint32_t bytes,
+                                        int cx, int cy, int mode) {
+  extern __shared__ __align__(1024) uint8_t box[];
+  for (uint32_t i = threadIdx.x; i < bytes; i += blockDim.x) box[i] = img[i];
+  if (mode != 1) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+                 ::"l"(&tm), "r"(cx), "r"(cy), "r"(smem_addr(box)) : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    if (mode == 2) asm volatile("st.shared.u8 [%0], %1;" ::"r"(smem_addr(box)), "h"((unsigned short)1) : "memory");
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+  }
+}
