@@ -255,8 +255,8 @@ typedef struct dlcemu_launch_stats {
   /* sm_90a (appended: the fields above keep their offsets) */
   unsigned long long mbarrier_ops;        /**< warp-level mbarrier instructions (init, inval, arrive, expect/complete_tx, waits) */
   unsigned long long mbarrier_phases;     /**< mbarrier phases completed */
-  unsigned long long tma_copies;          /**< cp.async.bulk.tensor copies (one per issuing thread) */
-  unsigned long long tma_bytes;           /**< bytes those copies write into shared memory (zero fill included) */
+  unsigned long long tma_copies;          /**< cp.async.bulk.tensor copies, loads and stores (one per issuing thread) */
+  unsigned long long tma_bytes;           /**< box bytes those copies move (zero fill included) */
   unsigned long long wgmma_ops;           /**< wgmma.mma_async instructions (one per warpgroup) */
 } dlcemu_launch_stats;
 
