@@ -2,9 +2,17 @@
  * the PTX that nvcc emits for sm_80, in the dlcemu PTX emulator (spec: every
  * kernel is proven in the emulator).  Device pointers are dlcemu_mem_alloc
  * allocations; the stream must be NULL; every call runs synchronously.
- * Modules are loaded on first use and kept for the process. */
+ * Modules are loaded on first use and kept for the process.
+ *
+ * The emulated device is sm_80 unless DLC_EMU_ARCH says otherwise
+ * (docs/emulator.md): DLC_EMU_ARCH=sm90a makes it an sm_90a device, which
+ * runs the rows built for sm90a from their sm_90a PTX.  That PTX is not
+ * embedded yet (it comes with the sm90a skeletons), so such a call is
+ * DLC_ERROR_NOT_SUPPORTED saying so; it never falls back to the sm_80 PTX. */
 #include <pthread.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "dlc/dlcemu.h"
 #include "dlc_internal.h"
@@ -23,11 +31,28 @@ enum { NOPS = sizeof ptx / sizeof ptx[0] };
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static dlcemu_module modules[NOPS];
 
+/* The emulated device's arch bit, from DLC_EMU_ARCH (unset or empty: sm80);
+ * 0 after failing on a value it does not know. */
+static unsigned emulated_arch(void) {
+  const char *v = getenv("DLC_EMU_ARCH");
+  if (!v || !*v || !strcmp(v, "sm80") || !strcmp(v, "sm_80")) return DLC__ARCH_SM80;
+  if (!strcmp(v, "sm90a") || !strcmp(v, "sm_90a")) return DLC__ARCH_SM90A;
+  dlc__fail(DLC_ERROR_INVALID_VALUE, "DLC_EMU_ARCH=%.40s is not an emulated arch: use sm80 (the default) or sm90a", v);
+  return 0;
+}
+
 dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, unsigned gx, unsigned gy, unsigned gz,
                        struct CUstream_st *stream) {
   (void)size;
   if (stream)
     return dlc__fail(DLC_ERROR_INVALID_VALUE, "libdlckernels-emu runs synchronously: the stream must be NULL");
+  unsigned arch = emulated_arch();
+  if (!arch) return DLC_ERROR_INVALID_VALUE;
+  if (arch == DLC__ARCH_SM90A)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED,
+                     "%s: the emulated device is sm90a (DLC_EMU_ARCH), but this libdlckernels-emu embeds only sm_80 "
+                     "PTX; unset DLC_EMU_ARCH to emulate sm80",
+                     k->name);
   if (!(k->archs & DLC__ARCH_SM80))
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "%s has no sm80 build to emulate", k->name);
   if (k->op < 0 || k->op >= NOPS) return dlc__fail(DLC_ERROR_INTERNAL, "%s: op %d out of range", k->name, k->op);

@@ -25,6 +25,7 @@
 #define DLC_DLCEMU_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -104,6 +105,64 @@ int dlcemu_launch_kernel(dlcemu_function fn,
                          unsigned gx, unsigned gy, unsigned gz,
                          unsigned bx, unsigned by, unsigned bz,
                          unsigned shared_bytes, void **params);
+
+/** Tensor map element types: the values of CUDA's CUtensorMapDataType. */
+enum {
+  DLCEMU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
+  DLCEMU_TENSOR_MAP_DATA_TYPE_UINT16 = 1,
+  DLCEMU_TENSOR_MAP_DATA_TYPE_UINT32 = 2,
+  DLCEMU_TENSOR_MAP_DATA_TYPE_INT32 = 3,
+  DLCEMU_TENSOR_MAP_DATA_TYPE_UINT64 = 4,
+  DLCEMU_TENSOR_MAP_DATA_TYPE_INT64 = 5,
+  DLCEMU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+  DLCEMU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
+  DLCEMU_TENSOR_MAP_DATA_TYPE_FLOAT64 = 8,
+  DLCEMU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
+  DLCEMU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ = 10,
+  DLCEMU_TENSOR_MAP_DATA_TYPE_TFLOAT32 = 11,
+  DLCEMU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ = 12,
+  DLCEMU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B = 13,
+  DLCEMU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B = 14,
+  DLCEMU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B = 15
+};
+/** CUtensorMapInterleave */
+enum { DLCEMU_TENSOR_MAP_INTERLEAVE_NONE = 0, DLCEMU_TENSOR_MAP_INTERLEAVE_16B = 1, DLCEMU_TENSOR_MAP_INTERLEAVE_32B = 2 };
+/** CUtensorMapSwizzle */
+enum {
+  DLCEMU_TENSOR_MAP_SWIZZLE_NONE = 0,
+  DLCEMU_TENSOR_MAP_SWIZZLE_32B = 1,
+  DLCEMU_TENSOR_MAP_SWIZZLE_64B = 2,
+  DLCEMU_TENSOR_MAP_SWIZZLE_128B = 3,
+  DLCEMU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B = 4,
+  DLCEMU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B = 5,
+  DLCEMU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B = 6
+};
+/** CUtensorMapL2promotion */
+enum {
+  DLCEMU_TENSOR_MAP_L2_PROMOTION_NONE = 0,
+  DLCEMU_TENSOR_MAP_L2_PROMOTION_L2_64B = 1,
+  DLCEMU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
+  DLCEMU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
+};
+/** CUtensorMapFloatOOBfill */
+enum { DLCEMU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0, DLCEMU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA = 1 };
+
+/**
+ * Encode a tiled tensor map, as cuTensorMapEncodeTiled does: the same
+ * parameters in the same order, the same enum values and the same
+ * validation (::DLCEMU_ERROR_INVALID_VALUE with the broken rule in
+ * dlcemu_last_error_detail()).  @p tensor_map is the 128-byte, 64-byte aligned
+ * object a kernel receives by value as a `const __grid_constant__ CUtensorMap`
+ * parameter (pass a pointer to it in the launch's params).  Its contents are
+ * the emulator's own encoding.  Valid maps the emulator's TMA does not
+ * implement (interleaved layouts, the sm_100 128B_ATOM swizzles, packed 4/6-bit
+ * types) are ::DLCEMU_ERROR_UNSUPPORTED.
+ */
+int dlcemu_tensor_map_encode_tiled(void *tensor_map, int data_type, uint32_t rank,
+                                   dlcemu_deviceptr global_address, const uint64_t *global_dim,
+                                   const uint64_t *global_strides, const uint32_t *box_dim,
+                                   const uint32_t *element_strides, int interleave, int swizzle,
+                                   int l2_promotion, int oob_fill);
 
 /** Name of a status ("DLCEMU_ERROR_OUT_OF_BOUNDS", ...); never NULL. */
 const char *dlcemu_error_string(int status);
@@ -193,6 +252,12 @@ typedef struct dlcemu_launch_stats {
   unsigned long long barrier_arrivals;    /**< warp arrivals at barriers */
   unsigned long long warpgroup_syncs;     /**< warpgroup collectives completed (all 4 warps met) */
   unsigned long long blocks;              /**< blocks run */
+  /* sm_90a (appended: the fields above keep their offsets) */
+  unsigned long long mbarrier_ops;        /**< warp-level mbarrier instructions (init, inval, arrive, expect/complete_tx, waits) */
+  unsigned long long mbarrier_phases;     /**< mbarrier phases completed */
+  unsigned long long tma_copies;          /**< cp.async.bulk.tensor copies, loads and stores (one per issuing thread) */
+  unsigned long long tma_bytes;           /**< box bytes those copies move (zero fill included) */
+  unsigned long long wgmma_ops;           /**< wgmma.mma_async instructions (one per warpgroup) */
 } dlcemu_launch_stats;
 
 /** Copy the calling thread's last launch statistics into @p out. */

@@ -1,7 +1,7 @@
 /*
  * api.c: the public C API (include/dlc/dlcemu.h) around the parser, linker
- * and launch driver: module and function handles, status names, the
- * per-thread error detail and settings.  Handles are validated against the
+ * and launch driver: module and function handles (the error detail, status
+ * names and settings are in util.c, the memory API in mem.c).  Handles are validated against the
  * set of live modules, so a stale or bogus handle gets a status, not a crash.
  */
 #include <pthread.h>
@@ -10,42 +10,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu.h"
-
-static _Thread_local char detail[8192];
-static _Thread_local unsigned long long limit_instructions = 20000000000ull;
-static _Thread_local int uninit_check;
-static _Thread_local int race_check = 1;
+#include "launch.h"
+#include "link.h"
+#include "parse.h"
+#include "util.h"
 
 static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
 static emu_module **modules;
 static int nmodules, capmodules;
 
-int dlcemu_fail(int status, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(detail, sizeof detail, fmt, ap);
-  va_end(ap);
-  return status;
+/* the linked kernels (link layer), then what the parser built */
+static void module_free(emu_module *m) {
+  if (m->kernels)
+    for (int i = 0; i < m->nfuncs; i++) dlcemu_kernel_free(m->kernels[i]);
+  dlcemu_module_free(m);
 }
-
-void dlcemu_clear_error(void) { detail[0] = 0; }
-
-int dlcemu_grow(void *pp, int *cap, int n, size_t es) {
-  if (n <= *cap) return 0;
-  int nc = *cap ? *cap * 2 : 16;
-  while (nc < n) nc *= 2;
-  void **p = pp;
-  void *q = realloc(*p, (size_t)nc * es);
-  if (!q) return -1;
-  *p = q;
-  *cap = nc;
-  return 0;
-}
-
-unsigned long long dlcemu_limit_instructions(void) { return limit_instructions; }
-int dlcemu_check_uninit_shared(void) { return uninit_check; }
-int dlcemu_check_races(void) { return race_check; }
 
 static int module_live_locked(const emu_module *m) {
   for (int i = 0; i < nmodules; i++)
@@ -92,7 +71,7 @@ int dlcemu_module_load_data(dlcemu_module *mod, const char *ptx_text) {
     pthread_mutex_unlock(&modules_lock);
   }
   if (rc) {
-    dlcemu_module_free(m);
+    module_free(m);
     return rc;
   }
   *mod = m;
@@ -114,7 +93,7 @@ int dlcemu_module_unload(dlcemu_module mod) {
   }
   pthread_mutex_unlock(&modules_lock);
   if (found < 0) return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_module_unload: not a loaded module");
-  dlcemu_module_free(mod);
+  module_free(mod);
   return 0;
 }
 
@@ -179,35 +158,3 @@ int dlcemu_function_get_param_info(dlcemu_function fn, int index, size_t *offset
   return 0;
 }
 
-int dlcemu_set_limit(dlcemu_limit which, unsigned long long value) {
-  switch (which) {
-  case DLCEMU_LIMIT_WARP_INSTRUCTIONS: limit_instructions = value; return 0;
-  case DLCEMU_LIMIT_CHECK_UNINIT_SHARED: uninit_check = value != 0; return 0;
-  case DLCEMU_LIMIT_CHECK_SHARED_RACES: race_check = value != 0; return 0;
-  default: return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_set_limit: unknown setting %d", (int)which);
-  }
-}
-
-const char *dlcemu_error_string(int status) {
-  switch (status) {
-  case DLCEMU_SUCCESS: return "DLCEMU_SUCCESS";
-  case DLCEMU_ERROR_INVALID_VALUE: return "DLCEMU_ERROR_INVALID_VALUE";
-  case DLCEMU_ERROR_OUT_OF_MEMORY: return "DLCEMU_ERROR_OUT_OF_MEMORY";
-  case DLCEMU_ERROR_PARSE: return "DLCEMU_ERROR_PARSE";
-  case DLCEMU_ERROR_UNSUPPORTED: return "DLCEMU_ERROR_UNSUPPORTED";
-  case DLCEMU_ERROR_NOT_FOUND: return "DLCEMU_ERROR_NOT_FOUND";
-  case DLCEMU_ERROR_INVALID_POINTER: return "DLCEMU_ERROR_INVALID_POINTER";
-  case DLCEMU_ERROR_LAUNCH_CONFIG: return "DLCEMU_ERROR_LAUNCH_CONFIG";
-  case DLCEMU_ERROR_OUT_OF_BOUNDS: return "DLCEMU_ERROR_OUT_OF_BOUNDS";
-  case DLCEMU_ERROR_MISALIGNED: return "DLCEMU_ERROR_MISALIGNED";
-  case DLCEMU_ERROR_POISON: return "DLCEMU_ERROR_POISON";
-  case DLCEMU_ERROR_DEADLOCK: return "DLCEMU_ERROR_DEADLOCK";
-  case DLCEMU_ERROR_TRAP: return "DLCEMU_ERROR_TRAP";
-  case DLCEMU_ERROR_ILLEGAL: return "DLCEMU_ERROR_ILLEGAL";
-  case DLCEMU_ERROR_LIMIT: return "DLCEMU_ERROR_LIMIT";
-  case DLCEMU_ERROR_RACE: return "DLCEMU_ERROR_RACE";
-  default: return "DLCEMU_ERROR_UNKNOWN";
-  }
-}
-
-const char *dlcemu_last_error_detail(void) { return detail; }

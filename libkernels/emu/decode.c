@@ -11,19 +11,13 @@
  * Operands become references (REF_* in emu.h); immediates are converted to
  * the operand's type here, once.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu.h"
+#include "decode.h"
 #include "fp.h"
-#include "parse.h"
-
-const char *const dlcemu_op_names[OP_COUNT] = {
-#define OP(e, name, cls) name,
-#include "ops.def"
-#undef OP
-};
 
 enum { CLS_ARITH = 100 };
 #define CLS_INT DLCEMU_CLASS_INT
@@ -45,37 +39,6 @@ static const int op_class[OP_COUNT] = {
 #undef OP
 };
 
-/* ------------------------------------------------------------------ types */
-static const struct {
-  const char *name;
-  unsigned size;
-  int sign;
-  int fl;
-} type_info[T_COUNT] = {
-  [T_NONE] = {"", 0, 0, 0},
-  [T_B8] = {"b8", 1, 0, 0}, [T_B16] = {"b16", 2, 0, 0}, [T_B32] = {"b32", 4, 0, 0},
-  [T_B64] = {"b64", 8, 0, 0}, [T_B128] = {"b128", 16, 0, 0},
-  [T_U8] = {"u8", 1, 0, 0}, [T_U16] = {"u16", 2, 0, 0}, [T_U32] = {"u32", 4, 0, 0},
-  [T_U64] = {"u64", 8, 0, 0},
-  [T_S8] = {"s8", 1, 1, 0}, [T_S16] = {"s16", 2, 1, 0}, [T_S32] = {"s32", 4, 1, 0},
-  [T_S64] = {"s64", 8, 1, 0},
-  [T_F16] = {"f16", 2, 1, 1}, [T_F16X2] = {"f16x2", 4, 1, 1}, [T_BF16] = {"bf16", 2, 1, 1},
-  [T_BF16X2] = {"bf16x2", 4, 1, 1}, [T_TF32] = {"tf32", 4, 1, 1}, [T_F32] = {"f32", 4, 1, 1},
-  [T_F64] = {"f64", 8, 1, 1},
-  [T_PRED] = {"pred", 0, 0, 0},
-};
-
-unsigned dlcemu_type_size(int t) { return t > 0 && t < T_COUNT ? type_info[t].size : 0; }
-int dlcemu_type_is_signed(int t) { return t > 0 && t < T_COUNT && type_info[t].sign && !type_info[t].fl; }
-int dlcemu_type_is_float(int t) { return t > 0 && t < T_COUNT && type_info[t].fl; }
-const char *dlcemu_type_name(int t) { return t >= 0 && t < T_COUNT ? type_info[t].name : "?"; }
-
-int dlcemu_type_from_name(const char *s) {
-  for (int t = 1; t < T_COUNT; t++)
-    if (!strcmp(type_info[t].name, s)) return t;
-  return T_NONE;
-}
-
 static int is_int_type(int t) { return t >= T_B8 && t <= T_S64; }
 static int is_half_type(int t) { return t == T_F16 || t == T_F16X2 || t == T_BF16 || t == T_BF16X2; }
 
@@ -84,6 +47,51 @@ static int class_for_type(int t) {
   if (t == T_F32 || t == T_TF32) return DLCEMU_CLASS_FP32;
   if (t == T_F64) return DLCEMU_CLASS_FP64;
   return DLCEMU_CLASS_INT;
+}
+
+/* ---------------------------------------------------- the decoded function's tables */
+static emu_func *cur_func(emu_parse_ctx *pc) { return &pc->m->funcs[pc->func]; }
+
+uint32_t dlcemu_pc_const(emu_parse_ctx *pc, uint64_t value) {
+  emu_func *f = cur_func(pc);
+  for (int i = 0; i < f->nconsts; i++)
+    if (f->consts[i].sym < 0 && f->consts[i].value == value) return REF_CONST | (uint32_t)i;
+  if (dlcemu_grow(&f->consts, &f->capconsts, f->nconsts + 1, sizeof(emu_const))) return REF_NONE;
+  f->consts[f->nconsts].value = value;
+  f->consts[f->nconsts].sym = -1;
+  return REF_CONST | (uint32_t)f->nconsts++;
+}
+
+uint32_t dlcemu_pc_const_sym(emu_parse_ctx *pc, int sym, int64_t off) {
+  emu_func *f = cur_func(pc);
+  if (dlcemu_grow(&f->consts, &f->capconsts, f->nconsts + 1, sizeof(emu_const))) return REF_NONE;
+  f->consts[f->nconsts].value = (uint64_t)off;
+  f->consts[f->nconsts].sym = sym;
+  return REF_CONST | (uint32_t)f->nconsts++;
+}
+
+int dlcemu_pc_vec(emu_parse_ctx *pc, const uint32_t *refs, int n, uint32_t *out) {
+  emu_func *f = cur_func(pc);
+  if (dlcemu_grow(&f->vpool, &f->capvpool, f->nvpool + n + 1, sizeof(uint32_t)))
+    return dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
+  *out = REF_VEC | (uint32_t)f->nvpool;
+  f->vpool[f->nvpool++] = (uint32_t)n;
+  for (int i = 0; i < n; i++) f->vpool[f->nvpool++] = refs[i];
+  return 0;
+}
+
+int dlcemu_pc_unsupported(emu_parse_ctx *pc, const char *what) {
+  return dlcemu_fail(DLCEMU_ERROR_UNSUPPORTED, "PTX line %d: unsupported instruction '%s' (%s)", pc->line,
+                  pc->opcode_text, what);
+}
+
+int dlcemu_pc_error(emu_parse_ctx *pc, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return dlcemu_fail(DLCEMU_ERROR_PARSE, "PTX line %d: '%s': %s", pc->line, pc->opcode_text, msg);
 }
 
 /* -------------------------------------------------------------- modifiers */
@@ -275,6 +283,7 @@ static int pdst(emu_parse_ctx *pc, const emu_operand *o, int i, uint32_t *ref) {
 static int addr(emu_parse_ctx *pc, const emu_operand *o, int i, uint32_t *base, int64_t *off, int32_t *sym,
                 emu_insn *in, uint32_t flag32) {
   if (o->kind != OPD_ADDR) return bad_operand(pc, i, "an address [...]");
+  if (o->nelems) return bad_operand(pc, i, "an address without a coordinate list");
   if (o->base_reg >= 0 && dlcemu_type_size(o->rtype) < 8) in->flags |= flag32;
   *base = o->base_reg >= 0 ? REF_REG | (uint32_t)o->base_reg : REF_NONE;
   *off = o->ival;
@@ -292,8 +301,8 @@ static int vec(emu_parse_ctx *pc, const emu_operand *o, int i, int n, int type, 
     snprintf(want, sizeof want, "a vector of %d elements", n);
     return bad_operand(pc, i, want);
   }
-  uint32_t refs[32];
-  if (o->nelems > 32 || o->nelems == 0) return bad_operand(pc, i, "a vector of 1 to 32 elements");
+  uint32_t refs[128];
+  if (o->nelems > 128 || o->nelems == 0) return bad_operand(pc, i, "a vector of 1 to 128 elements");
   for (int k = 0; k < o->nelems; k++) {
     int rc = is_dst ? dst(pc, &o->elems[k], i, &refs[k]) : src(pc, &o->elems[k], type, i, &refs[k]);
     if (rc) return rc;
@@ -896,6 +905,63 @@ static int dec_matrix(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n,
   return vec(pc, &o[1], 1, num, T_B32, 0, &in->a[1], NULL);
 }
 
+/* wgmma.mma_async.sync.aligned.m64nNk16.dtype.atype.btype
+ *   SS: d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b
+ *   RS: d, {a0..a3}, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-b */
+static int imm_in(const emu_operand *o, int a, int b) {
+  return o->kind == OPD_IMM && o->imm_kind == IMM_INT && o->ival >= a && o->ival <= b;
+}
+
+static int dec_wgmma(emu_parse_ctx *pc, mods *m, emu_operand *o, int n, emu_insn *in) {
+  int rc;
+  if (!m->sync || !m->aligned) return dlcemu_pc_error(pc, "wgmma.mma_async needs .sync.aligned");
+  int N = 0;
+  for (int i = 0; i < m->nrest && !N; i++) {
+    int nn = 0;
+    char tail[8];
+    if (!m->used[i] && sscanf(m->rest[i], "m64n%dk16%7s", &nn, tail) == 1 && nn >= 8 && nn <= 256 && nn % 8 == 0) {
+      m->used[i] = 1;
+      N = nn;
+    }
+  }
+  if (!N) return dlcemu_pc_unsupported(pc, "wgmma shape other than .m64nNk16 (N = 8, 16, ..., 256)");
+  if ((rc = check_rest(pc, m))) return rc;
+  if (m->ntypes != 3) return dlcemu_pc_error(pc, "wgmma needs .dtype.atype.btype");
+  if (m->satfinite) return dlcemu_pc_unsupported(pc, "wgmma .satfinite");
+  int dt = m->types[0], at = m->types[1], bt = m->types[2];
+  if (at != bt || (at != T_F16 && at != T_BF16)) return dlcemu_pc_unsupported(pc, "wgmma input types other than f16/bf16");
+  if (dt != T_F32 && !(dt == T_F16 && at == T_F16)) return dlcemu_pc_error(pc, "wgmma accumulator type");
+  int rs = o[1].kind == OPD_VEC;
+  if ((rc = nops_is(pc, n, rs ? 7 : 8))) return rc;
+  in->t = (uint8_t)dt;
+  in->t2 = (uint8_t)at;
+  in->sub = (uint8_t)(N / 8);
+  in->flags |= IF_ALIGNED;
+  int nd = dt == T_F32 ? N / 2 : N / 4;
+  if ((rc = vec(pc, &o[0], 0, nd, T_NONE, 1, &in->a[0], NULL))) return rc;
+  if (rs) {
+    if ((rc = vec(pc, &o[1], 1, 4, T_B32, 0, &in->a[1], NULL))) return rc;
+    in->sub2 |= WG_RS;
+  } else if ((rc = src(pc, &o[1], T_B64, 1, &in->a[1]))) {
+    return rc;
+  }
+  if ((rc = src(pc, &o[2], T_B64, 2, &in->a[2]))) return rc;
+  int neg;
+  if ((rc = psrc(pc, &o[3], 3, &in->a[3], &neg))) return rc;
+  if (neg) in->flags |= IF_NEGA;
+  if (!imm_in(&o[4], -1, 1) || o[4].ival == 0) return bad_operand(pc, 4, "imm-scale-a: 1 or -1");
+  if (!imm_in(&o[5], -1, 1) || o[5].ival == 0) return bad_operand(pc, 5, "imm-scale-b: 1 or -1");
+  if (o[4].ival < 0) in->sub2 |= WG_NEG_A;
+  if (o[5].ival < 0) in->sub2 |= WG_NEG_B;
+  if (!rs) {
+    if (!imm_in(&o[6], 0, 1)) return bad_operand(pc, 6, "imm-trans-a: 0 or 1");
+    if (o[6].ival) in->sub2 |= WG_TRANS_A;
+  }
+  if (!imm_in(&o[rs ? 6 : 7], 0, 1)) return bad_operand(pc, rs ? 6 : 7, "imm-trans-b: 0 or 1");
+  if (o[rs ? 6 : 7].ival) in->sub2 |= WG_TRANS_B;
+  return 0;
+}
+
 /* warpgroup collectives: wgmma.fence / commit_group / wait_group N, setmaxnreg.inc/dec.u32 N */
 static int dec_warpgroup(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, emu_insn *in) {
   int rc;
@@ -961,6 +1027,127 @@ static int dec_cp_async(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int 
   return 0;
 }
 
+/* the mbarrier operand: [addr] in shared (.shared, .shared::cta, .shared::cluster of a
+ * one-CTA cluster) or generic memory */
+static int mbar_space(mods *m, emu_insn *in) {
+  if (take(m, "shared::cluster")) m->space = SP_SHARED;
+  if (m->space >= 0 && m->space != SP_SHARED) return -1;
+  in->space = (uint8_t)(m->space < 0 ? SP_GENERIC : SP_SHARED);
+  return 0;
+}
+
+/* mbarrier.init / inval / arrive{.expect_tx} / expect_tx / complete_tx / test_wait / try_wait{.parity} */
+static int dec_mbarrier(emu_parse_ctx *pc, int op, mods *m, emu_operand *o, int n, emu_insn *in) {
+  int rc, t = T_NONE;
+  if (mbar_space(m, in)) return dlcemu_pc_error(pc, "mbarrier objects live in shared memory");
+  if (op == OP_MBAR_ARRIVE && take(m, "expect_tx")) in->sub = 1;
+  if ((op == OP_MBAR_TEST_WAIT || op == OP_MBAR_TRY_WAIT) && take(m, "parity")) in->sub = 1;
+  if (op == OP_MBAR_ARRIVE && take(m, "noComplete")) return dlcemu_pc_unsupported(pc, "mbarrier.arrive.noComplete");
+  if ((rc = check_rest(pc, m)) || (rc = one_type(pc, m, &t))) return rc;
+  if (t != T_B64) return dlcemu_pc_error(pc, "mbarrier instructions need .b64");
+  in->t = T_B64;
+  in->a[2] = in->a[3] = REF_NONE;
+  switch (op) {
+  case OP_MBAR_INIT:
+    if ((rc = nops_is(pc, n, 2))) return rc;
+    if ((rc = addr(pc, &o[0], 0, &in->a[1], &in->imm, &in->sym, in, IF_ADDR32))) return rc;
+    return src(pc, &o[1], T_U32, 1, &in->a[3]);
+  case OP_MBAR_INVAL:
+    if ((rc = nops_is(pc, n, 1))) return rc;
+    return addr(pc, &o[0], 0, &in->a[1], &in->imm, &in->sym, in, IF_ADDR32);
+  case OP_MBAR_EXPECT_TX:
+  case OP_MBAR_COMPLETE_TX:
+    if ((rc = nops_is(pc, n, 2))) return rc;
+    if ((rc = addr(pc, &o[0], 0, &in->a[1], &in->imm, &in->sym, in, IF_ADDR32))) return rc;
+    return src(pc, &o[1], T_U32, 1, &in->a[2]);
+  case OP_MBAR_ARRIVE: {
+    /* state, [addr]{, count}  or  .expect_tx: state, [addr], txCount */
+    int want = in->sub ? 3 : 2;
+    if (n != want && !(n == 3 && !in->sub))
+      return dlcemu_pc_error(pc, "expected %s operands, found %d", in->sub ? "3" : "2 or 3", n);
+    if ((rc = dst(pc, &o[0], 0, &in->a[0]))) return rc;
+    if ((rc = addr(pc, &o[1], 1, &in->a[1], &in->imm, &in->sym, in, IF_ADDR32))) return rc;
+    if (in->sub && (rc = src(pc, &o[2], T_U32, 2, &in->a[2]))) return rc;
+    if (n == want + 1 && (rc = src(pc, &o[want], T_U32, want, &in->a[3]))) return rc;
+    return 0;
+  }
+  default: /* test_wait / try_wait: p, [addr], state | parity{, suspendTimeHint} */
+    if (n != 3 && !(op == OP_MBAR_TRY_WAIT && n == 4))
+      return dlcemu_pc_error(pc, "expected 3%s operands, found %d", op == OP_MBAR_TRY_WAIT ? " or 4" : "", n);
+    if ((rc = pdst(pc, &o[0], 0, &in->a[0]))) return rc;
+    if ((rc = addr(pc, &o[1], 1, &in->a[1], &in->imm, &in->sym, in, IF_ADDR32))) return rc;
+    if ((rc = src(pc, &o[2], in->sub ? T_U32 : T_B64, 2, &in->a[2]))) return rc;
+    return 0; /* the suspend-time hint has no effect: a waiting thread sleeps until the phase completes */
+  }
+}
+
+/* cp.async.bulk.tensor.Nd.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes{.L2::cache_hint}
+ *   [dst], [tensorMap, {c0, ...}], [mbar]{, policy} */
+static int dec_bulk_tensor(emu_parse_ctx *pc, mods *m, emu_operand *o, int n, emu_insn *in) {
+  int rc, rank = 0;
+  static const char *const dims[] = {"1d", "2d", "3d", "4d", "5d"};
+  for (int i = 0; i < 5; i++)
+    if (take(m, dims[i])) rank = i + 1;
+  if (!rank) return dlcemu_pc_error(pc, "cp.async.bulk.tensor needs a dimension (.1d .. .5d)");
+  if (take(m, "im2col") || take(m, "im2col::w") || take(m, "im2col::w::128") || take(m, "tile::gather4") ||
+      take(m, "tile::scatter4"))
+    return dlcemu_pc_unsupported(pc, "cp.async.bulk.tensor in im2col or gather/scatter mode");
+  if (take(m, "multicast::cluster")) return dlcemu_pc_unsupported(pc, "multicast to a cluster larger than one CTA");
+  take(m, "tile");
+  /* .dst.src: a load is .shared::cluster.global or .shared::cta.global, a
+   * store .global.shared::cta.bulk_group (the last state space is the source) */
+  int store = take(m, "bulk_group");
+  if (store) {
+    if (m->space != SP_SHARED) return dlcemu_pc_error(pc, "a .bulk_group tensor copy is a store: .global.shared::cta");
+    if ((rc = check_rest(pc, m))) return rc;
+    if (m->ntypes) return dlcemu_pc_error(pc, "cp.async.bulk.tensor takes no type");
+    if (m->cache_hint) n--;
+    if ((rc = nops_is(pc, n, 2))) return rc;
+    in->space = SP_SHARED;
+    in->vec = (uint8_t)rank;
+    in->sub = 1;
+    /* [tensorMap, {coords}], [srcMem] */
+    if (o[0].kind != OPD_ADDR || o[0].nelems != rank) {
+      char want[64];
+      snprintf(want, sizeof want, "[tensorMap, {%d coordinates}]", rank);
+      return bad_operand(pc, 0, want);
+    }
+    emu_operand v = o[0], tm = o[0];
+    tm.nelems = 0;
+    if ((rc = addr(pc, &tm, 0, &in->a[1], &in->imm2, &in->sym2, in, IF_ADDR32B))) return rc;
+    v.kind = OPD_VEC;
+    if ((rc = vec(pc, &v, 0, rank, T_S32, 0, &in->a[2], NULL))) return rc;
+    return addr(pc, &o[1], 1, &in->a[0], &in->imm, &in->sym, in, IF_ADDR32);
+  }
+  take(m, "shared::cluster");
+  if (m->space != SP_GLOBAL) return dlcemu_pc_unsupported(pc, "cp.async.bulk.tensor other than global <-> shared copies");
+  if (!take(m, "mbarrier::complete_tx::bytes")) return dlcemu_pc_error(pc, "needs .mbarrier::complete_tx::bytes");
+  if ((rc = check_rest(pc, m))) return rc;
+  if (m->ntypes) return dlcemu_pc_error(pc, "cp.async.bulk.tensor takes no type");
+  if (m->cache_hint) n--;
+  if ((rc = nops_is(pc, n, 3))) return rc;
+  in->space = SP_SHARED;
+  in->vec = (uint8_t)rank;
+  if ((rc = addr(pc, &o[0], 0, &in->a[0], &in->imm, &in->sym, in, IF_ADDR32))) return rc;
+  /* [tensorMap, {coords}]: a generic (param, const or global) address with a coordinate vector */
+  if (o[1].kind != OPD_ADDR || o[1].nelems != rank) {
+    char want[64];
+    snprintf(want, sizeof want, "[tensorMap, {%d coordinates}]", rank);
+    return bad_operand(pc, 1, want);
+  }
+  emu_operand v = o[1], tm = o[1];
+  tm.nelems = 0;
+  if ((rc = addr(pc, &tm, 1, &in->a[1], &in->imm2, &in->sym2, in, IF_ADDR32B))) return rc;
+  v.kind = OPD_VEC;
+  if ((rc = vec(pc, &v, 1, rank, T_S32, 0, &in->a[2], NULL))) return rc;
+  /* [mbar]: base register in a[3], offset (or shared symbol + offset) as a constant in a[4] */
+  if (o[2].kind != OPD_ADDR) return bad_operand(pc, 2, "an mbarrier address [...]");
+  if (o[2].base_reg >= 0 && dlcemu_type_size(o[2].rtype) < 8) in->flags |= IF_ADDR32C;
+  in->a[3] = o[2].base_reg >= 0 ? REF_REG | (uint32_t)o[2].base_reg : REF_NONE;
+  in->a[4] = o[2].sym >= 0 ? dlcemu_pc_const_sym(pc, o[2].sym, o[2].ival) : dlcemu_pc_const(pc, (uint64_t)o[2].ival);
+  return 0;
+}
+
 int dlcemu_opcode_known(const char *opcode) {
   char buf[128];
   char *parts[24];
@@ -981,8 +1168,14 @@ static int arch_check(emu_parse_ctx *pc, const emu_insn *in) {
   int sm = pc->m->target_sm, need = 0;
   int bf = in->t == T_BF16 || in->t == T_BF16X2;
   switch (in->op) {
-  case OP_STMATRIX: case OP_ELECT: need = 90; break;
-  case OP_WG_FENCE: case OP_WG_COMMIT: case OP_WG_WAIT: case OP_SETMAXNREG:
+  case OP_STMATRIX: case OP_ELECT: case OP_CP_BULK_TENSOR: case OP_MBAR_EXPECT_TX: case OP_MBAR_COMPLETE_TX:
+  case OP_BULK_COMMIT: case OP_BULK_WAIT:
+  case OP_MBAR_TRY_WAIT: case OP_FENCE_PROXY_ASYNC:
+    need = 90;
+    break;
+  case OP_MBAR_ARRIVE: need = in->sub || in->a[3] != REF_NONE || in->a[0] == (REF_SREG | SR_SINK) ? 90 : 80; break;
+  case OP_MBAR_INIT: case OP_MBAR_INVAL: case OP_MBAR_TEST_WAIT: need = in->sub ? 90 : 80; break;
+  case OP_WG_FENCE: case OP_WG_COMMIT: case OP_WG_WAIT: case OP_SETMAXNREG: case OP_WGMMA:
     /* wgmma exists on sm_90a only; setmaxnreg on the arch-specific targets from sm_90a */
     if (!pc->m->target_arch_a || sm < 90 || (sm != 90 && in->op != OP_SETMAXNREG)) {
       char what[64];
@@ -1218,10 +1411,23 @@ int dlcemu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int n
     break;
   case OP_MEMBAR:
   case OP_FENCE:
-    if (take(&m, "proxy") || take(&m, "proxy::async")) {
-      rc = dlcemu_pc_unsupported(pc, "proxy fence (Hopper async proxy)");
+    if (op == OP_FENCE && take(&m, "proxy")) {
+      /* fence.proxy.async{.global, .shared::cta, .shared::cluster} */
+      if (!take(&m, "async")) {
+        rc = dlcemu_pc_unsupported(pc, "proxy fence other than .proxy.async");
+        break;
+      }
+      take(&m, "shared::cluster");
+      in->op = OP_FENCE_PROXY_ASYNC;
+      in->cls = DLCEMU_CLASS_OTHER;
+      rc = check_rest(pc, &m);
       break;
     }
+    if (op == OP_FENCE && take(&m, "proxy::async")) {
+      rc = dlcemu_pc_unsupported(pc, "fence.proxy::async");
+      break;
+    }
+    take(&m, "mbarrier_init"); /* fence.mbarrier_init.release.cluster: mbarrier.init is visible at once here */
     take(&m, "gl");
     take(&m, "sys");
     rc = check_rest(pc, &m);
@@ -1262,6 +1468,9 @@ int dlcemu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int n
   case OP_WG_FENCE: case OP_WG_COMMIT: case OP_WG_WAIT: case OP_SETMAXNREG:
     rc = dec_warpgroup(pc, op, &m, ops, nops, in);
     break;
+  case OP_WGMMA:
+    rc = dec_wgmma(pc, &m, ops, nops, in);
+    break;
   case OP_MMA:
     rc = dec_mma(pc, &m, ops, nops, in);
     break;
@@ -1271,6 +1480,23 @@ int dlcemu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int n
     break;
   case OP_CP_ASYNC: case OP_CP_COMMIT: case OP_CP_WAIT: case OP_CP_WAIT_ALL:
     rc = dec_cp_async(pc, op, &m, ops, nops, in);
+    break;
+  case OP_CP_BULK_TENSOR:
+    rc = dec_bulk_tensor(pc, &m, ops, nops, in);
+    break;
+  case OP_BULK_COMMIT:
+  case OP_BULK_WAIT:
+    if (op == OP_BULK_WAIT && take(&m, "read")) in->sub = 1;
+    if ((rc = check_rest(pc, &m)) || (rc = nops_is(pc, nops, op == OP_BULK_WAIT))) break;
+    if (op == OP_BULK_WAIT) {
+      if (ops[0].kind != OPD_IMM || ops[0].imm_kind != IMM_INT || ops[0].ival < 0 || ops[0].ival > 63)
+        rc = bad_operand(pc, 0, "an immediate group count in 0..63");
+      else in->imm = ops[0].ival;
+    }
+    break;
+  case OP_MBAR_INIT: case OP_MBAR_INVAL: case OP_MBAR_ARRIVE: case OP_MBAR_EXPECT_TX: case OP_MBAR_COMPLETE_TX:
+  case OP_MBAR_TEST_WAIT: case OP_MBAR_TRY_WAIT:
+    rc = dec_mbarrier(pc, op, &m, ops, nops, in);
     break;
   default:
     rc = dlcemu_pc_unsupported(pc, "opcode");

@@ -1,20 +1,29 @@
 /*
- * emu.h: the internal structures of the PTX emulator (libdlcemu).
+ * emu.h: the data structures of the PTX emulator (libdlcemu): opcodes,
+ * types, the decoded instruction, symbols, functions, modules and linked
+ * kernels.  It declares no functions: each layer has its own header.
  *
- * The emulator works in three steps, one file each:
- *   parse.c   PTX text -> module: symbols, functions, and per function a list
- *             of decoded instructions (decode.c) whose operands are still
- *             references (function-local register, constant, symbol, label);
- *   link.c    module + entry -> kernel: the entry and every .func it reaches
- *             are laid out once (register slots, shared / local / param
- *             frames, constant slots) and copied into one flat code array
- *             whose operands are register-file slot numbers;
- *   exec.c    runs a kernel warp by warp (SIMT, per-lane PCs, min-PC
- *             reconvergence); launch.c drives blocks, barriers, cp.async and
- *             memcheck; stats.c renders the statistics.
- * Every function shared between these files is named dlcemu_* like the public
- * API, so the static library exports nothing outside that namespace; the
- * public API is only what include/dlc/dlcemu.h declares.
+ * The layers, bottom up (a file calls only files of lower layers, and
+ * includes only their headers; tests/emu/layering.cmake checks both):
+ *   0  util.c    error detail, settings, growable arrays, type/opcode tables
+ *   1  fp.c      exact fp16/bf16/f32 rounding              (fp.h)
+ *      mem.c     the global allocation table, memory API   (mem.h)
+ *      stats.c   launch statistics, JSON                   (stats.h)
+ *      tmap.c    dlcemu_tensor_map_encode_tiled            (tmap.h)
+ *   2  decode.c  one instruction -> emu_insn (ops.def)     (decode.h)
+ *   3  parse.c   PTX text -> module; calls decode per line (parse.h)
+ *   4  link.c    module + entry -> flat slot-addressed kernel (link.h)
+ *   5  report.c  runtime error messages, allocation lookups (run.h: the launch state)
+ *   6  race.c    the shared-memory race detector           (race.h)
+ *   7  sync.c    barriers, warpgroups, async copies landing (sync.h)
+ *      mbar.c    mbarrier objects, TMA tensor loads        (mbar.h)
+ *      wgmma.c   wgmma.mma_async, register/proxy hazards   (wgmma.h)
+ *   8  exec.c    the SIMT interpreter                      (exec.h)
+ *   9  launch.c  blocks, scheduling, deadlocks             (launch.h)
+ *  10  api.c     module and function handles, launch entry (the public header)
+ * Every function shared between files is named dlcemu_* like the public API,
+ * so the static library exports nothing outside that namespace; the public
+ * API is only what include/dlc/dlcemu.h declares.
  * Values live in a per-warp register file uint64_t reg[slot][32]; immediates
  * and special registers are slots too, filled before the block runs, so every
  * operand is a slot and the interpreter's inner loops are plain array code.
@@ -35,8 +44,6 @@ typedef enum emu_op {
   OP_COUNT
 } emu_op;
 
-extern const char *const dlcemu_op_names[OP_COUNT];
-
 /* ------------------------------------------------------------------ types */
 typedef enum emu_type {
   T_NONE,
@@ -47,12 +54,6 @@ typedef enum emu_type {
   T_PRED,
   T_COUNT
 } emu_type;
-
-unsigned dlcemu_type_size(int t);           /* bytes; 0 for T_NONE / T_PRED */
-int dlcemu_type_is_signed(int t);
-int dlcemu_type_is_float(int t);            /* f16..f64 (packed included) */
-int dlcemu_type_from_name(const char *s);   /* "u32" -> T_U32, else T_NONE */
-const char *dlcemu_type_name(int t);
 
 /* rounding modes (cvt, arithmetic) */
 enum { RND_NONE, RND_RN, RND_RZ, RND_RM, RND_RP, RND_RNA, RND_RNI, RND_RZI, RND_RMI, RND_RPI };
@@ -80,6 +81,7 @@ enum { BRED_POPC, BRED_AND, BRED_OR };                  /* bar.red: sub2 */
 enum { SHFL_UP, SHFL_DOWN, SHFL_BFLY, SHFL_IDX };       /* shfl: sub */
 enum { VOTE_ALL, VOTE_ANY, VOTE_UNI, VOTE_BALLOT };     /* vote: sub */
 enum { MMA_M16N8K16 = 1, MMA_M16N8K8 = 2 };             /* mma: sub */
+enum { WG_NEG_A = 1, WG_NEG_B = 2, WG_TRANS_A = 4, WG_TRANS_B = 8, WG_RS = 16 }; /* wgmma: sub2; sub = N / 8 */
 enum { PRED_MOV, PRED_AND, PRED_OR, PRED_XOR, PRED_NOT };/* pred logic: sub */
 enum { EXT_VPRINTF = 1, EXT_ASSERT = 2 };               /* call of an external: sub2 */
 enum { TESTP_FINITE, TESTP_INFINITE, TESTP_NUMBER, TESTP_NAN, TESTP_NORMAL, TESTP_SUBNORMAL };
@@ -104,7 +106,8 @@ enum {
   IF_TO = 1 << 15,      /* cvta.to */
   IF_ADDR32 = 1 << 16,  /* the address base register is 32-bit */
   IF_ADDR32B = 1 << 17, /* the second address (cp.async source) base is 32-bit */
-  IF_STRONG = 1 << 18   /* .volatile/.relaxed/.acquire/.release: a synchronizing access */
+  IF_STRONG = 1 << 18,  /* .volatile/.relaxed/.acquire/.release: a synchronizing access */
+  IF_ADDR32C = 1 << 19  /* the third address (cp.async.bulk.tensor's mbarrier) base is 32-bit */
 };
 
 /* ------------------------------------------------------ operand references
@@ -161,6 +164,8 @@ typedef struct emu_insn {
   uint8_t sub2;         /* op-specific: BOOL_*, mma types, ... */
   uint8_t cls;          /* dlcemu_class */
   uint8_t rmask;        /* bit i: a[i] (i < 4) is a register slot the interpreter reads through d/a/b/c */
+  uint8_t regmask;      /* after link: bit i: a[i] is a register-file slot (a scalar register operand) */
+  uint8_t vecmask;      /* after link: bit i: a[i] is a vector (an offset into the kernel's vpool) */
   uint32_t flags;       /* IF_* */
   uint32_t guard;       /* predicate slot (REF_PRED before link); SLOT_NONE if unguarded */
   uint32_t a[6];        /* operands: slots (or references before link) */
@@ -275,54 +280,5 @@ typedef struct dlcemu_module_st {
   char **files;           /* .file names by index */
   int nfiles;
 } emu_module;
-
-/* --------------------------------------------------------------- helpers */
-/* errors: the thread-local detail message and status */
-int dlcemu_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void dlcemu_clear_error(void);
-
-/* growable arrays: grows *p (element size es) to hold n elements */
-int dlcemu_grow(void *pp, int *cap, int n, size_t es);
-
-/* parse.c */
-int dlcemu_parse_module(emu_module *m, const char *text);
-void dlcemu_module_free(emu_module *m);
-
-/* decode.c: opcode + modifiers + operands -> instruction (see parse.c for the
- * operand form).  Returns 0 or an error status (detail set). */
-struct emu_operand;
-struct emu_parse_ctx;
-int dlcemu_decode(struct emu_parse_ctx *pc, const char *opcode, struct emu_operand *ops, int nops,
-               emu_insn *out);
-
-/* is the base opcode of "opcode.mod.mod" one the decoder knows? */
-int dlcemu_opcode_known(const char *opcode);
-
-/* link.c */
-int dlcemu_link_kernel(emu_module *m, int func, emu_kernel **out);
-void dlcemu_kernel_free(emu_kernel *k);
-
-/* mem.c: the global allocation table */
-typedef struct emu_range {
-  uint64_t base, end;     /* [base, end) */
-  int readonly;           /* .const variable */
-  int user;               /* made by dlcemu_mem_alloc (may be freed by the user) */
-} emu_range;
-int dlcemu_mem_register(uint64_t base, uint64_t size, int readonly, int user);
-int dlcemu_mem_unregister(uint64_t base);
-/* copies the table for a launch; *out is malloc'd, sorted by base */
-int dlcemu_mem_snapshot(emu_range **out, int *n);
-
-/* launch.c */
-int dlcemu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shared, void **params);
-
-/* settings (per thread) */
-unsigned long long dlcemu_limit_instructions(void);
-int dlcemu_check_uninit_shared(void);
-int dlcemu_check_races(void);
-
-/* stats.c */
-void dlcemu_stats_publish(const dlcemu_launch_stats *s, const char *kernel, const unsigned g[3],
-                       const unsigned b[3], unsigned dyn_shared, uint64_t static_shared);
 
 #endif /* DLC_EMU_H */

@@ -23,9 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu.h"
+#include "exec.h"
 #include "fp.h"
-#include "run.h"
+#include "mbar.h"
+#include "race.h"
+#include "sync.h"
+#include "wgmma.h"
 
 #define FULL 0xFFFFFFFFu
 
@@ -822,6 +825,7 @@ static int shared_check(emu_run *R, emu_warp *w, const emu_insn *in, int lane, u
   for (unsigned i = 0; i < size; i++) {
     if (sh[i] == SH_VALID) continue;
     if (write && sh[i] == SH_UNINIT) continue;
+    if (!write && sh[i] == SH_READING) continue; /* a TMA store's source: readable */
     dlcemu_poison_report(R, w, lane, in, off, size, write);
     return -1;
   }
@@ -1079,6 +1083,7 @@ static void exec_matrix(emu_run *R, emu_warp *w, const emu_insn *in) {
           dlcemu_race_write(R, w, l, in, (uint32_t)(in - R->k->code), off[l], 16, (const uint8_t *)rows[l >> 3][l & 7]))
         return;
       memcpy(ptr[l], rows[l >> 3][l & 7], 16);
+      if (R->proxy_mark) dlcemu_proxy_write(R, w, l, (uint32_t)(in - R->k->code), off[l], 16);
     }
   stat_shared(store ? &R->st.stmatrix : &R->st.ldmatrix, off, amask, 16);
 }
@@ -1117,6 +1122,7 @@ static void exec_ldst(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t exec
           return;
         }
       }
+      if (store && R->proxy_mark) dlcemu_proxy_write(R, w, l, (uint32_t)(in - R->k->code), a, size);
     } else if (sp == SP_GLOBAL) {
       mg |= 1u << l;
     } else if (sp == SP_LOCAL) {
@@ -1222,6 +1228,7 @@ static void exec_atom(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t exec
     if (sp == SP_SHARED) {
       ms |= 1u << l;
       if (shared_check(R, w, in, l, a, es, 0)) return;
+      if (R->proxy_mark) dlcemu_proxy_write(R, w, l, (uint32_t)(in - R->k->code), a, es);
     } else {
       mg |= 1u << l;
     }
@@ -1295,7 +1302,7 @@ static void exec_cp_async(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t 
     dsts[l] = d;
     if (R->shadow_active) {
       for (unsigned i = 0; i < size; i++)
-        if (R->shadow[d + i] == SH_PENDING) {
+        if (R->shadow[d + i] == SH_PENDING || R->shadow[d + i] == SH_READING) {
           dlcemu_poison_report(R, w, l, in, d, size, 1);
           return;
         }
@@ -1320,6 +1327,105 @@ static void exec_cp_async(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t 
   }
   stat_shared(&R->st.cp_async, dsts, exec, size);
   stat_global(&R->st.global_load, srcs, mg, size);
+}
+
+/* ------------------------------------------------------------- mbarrier, TMA */
+/* the shared offset of an mbarrier operand (shared or generic address) */
+static int mbar_offset(emu_run *R, emu_warp *w, const emu_insn *in, int lane, uint64_t a, uint32_t *off) {
+  int sp = in->space;
+  uint8_t *p = resolve(R, w, in, lane, &sp, &a, 8, 1);
+  if (!p) return -1;
+  if (sp != SP_SHARED) {
+    dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, lane, in, "the mbarrier address is not in shared memory");
+    return -1;
+  }
+  *off = (uint32_t)a;
+  return 0;
+}
+
+/* mbarrier instructions, lane by lane in lane order.  Returns the lanes that
+ * went to sleep in try_wait (they stay at this instruction), or ~0u after an
+ * error. */
+static uint32_t exec_mbar(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t exec) {
+  uint32_t slept = 0, notdone = 0;
+  R->st.mbarrier_ops++;
+  uint32_t m = exec;
+  while (m) {
+    int l = __builtin_ctz(m);
+    m &= m - 1;
+    uint32_t off;
+    if (mbar_offset(R, w, in, l, lane_addr(w, in->a[1], l, in->imm, (in->flags & IF_ADDR32) != 0), &off)) return ~0u;
+    int rc = 0;
+    switch (in->op) {
+    case OP_MBAR_INIT: rc = dlcemu_mbar_init(R, w, l, in, off, w->r[in->a[3]][l] & 0xFFFFFFFFu); break;
+    case OP_MBAR_INVAL: rc = dlcemu_mbar_inval(R, w, l, in, off); break;
+    case OP_MBAR_ARRIVE: {
+      uint64_t count = in->a[3] != SLOT_NONE ? w->r[in->a[3]][l] & 0xFFFFFFFFu : 1;
+      uint64_t tx = in->a[2] != SLOT_NONE ? w->r[in->a[2]][l] & 0xFFFFFFFFu : 0;
+      uint64_t state = 0;
+      rc = dlcemu_mbar_arrive(R, w, l, in, off, count, tx, &state);
+      w->r[in->a[0]][l] = state;
+      break;
+    }
+    case OP_MBAR_EXPECT_TX:
+    case OP_MBAR_COMPLETE_TX: {
+      int64_t n = (int64_t)(w->r[in->a[2]][l] & 0xFFFFFFFFu);
+      rc = dlcemu_mbar_tx(R, w, l, in, off, in->op == OP_MBAR_EXPECT_TX ? n : -n);
+      break;
+    }
+    default: { /* test_wait / try_wait */
+      int done = 0, sleep = in->op == OP_MBAR_TRY_WAIT;
+      rc = dlcemu_mbar_wait(R, w, l, in, off, in->sub, w->r[in->a[2]][l], sleep, &done);
+      if (!rc && !done) {
+        if (sleep) slept |= 1u << l;
+        else notdone |= 1u << l;
+      }
+      if (!rc && !sleep) w->p[in->a[0]] = (w->p[in->a[0]] & ~(1u << l)) | (uint32_t)done << l;
+      if (!rc && sleep && done) w->p[in->a[0]] |= 1u << l;
+      break;
+    }
+    }
+    if (rc) return ~0u;
+  }
+  if (notdone) R->yield = 1; /* a test_wait spin: let the other warps run */
+  return slept;
+}
+
+/* cp.async.bulk.tensor loads and stores: per executing lane (usually one elected thread) */
+static void exec_bulk_tensor(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t exec) {
+  const uint32_t *cs = &R->k->vpool[in->a[2] + 1];
+  uint32_t m = exec;
+  while (m) {
+    int l = __builtin_ctz(m);
+    m &= m - 1;
+    int sp = SP_SHARED;
+    uint64_t d = lane_addr(w, in->a[0], l, in->imm, (in->flags & IF_ADDR32) != 0);
+    if (!resolve(R, w, in, l, &sp, &d, 16, in->sub == 0)) return;
+    /* the tensor map: 128 bytes, 64-byte aligned, in param, const or global memory */
+    uint64_t ta = lane_addr(w, in->a[1], l, in->imm2, (in->flags & IF_ADDR32B) != 0), tb = ta + 64;
+    int tsp = SP_GENERIC, tsp2 = SP_GENERIC;
+    const uint8_t *t0 = resolve(R, w, in, l, &tsp, &ta, 64, 0), *t1 = t0 ? resolve(R, w, in, l, &tsp2, &tb, 64, 0) : NULL;
+    if (!t0 || !t1) return;
+    if (tsp == SP_SHARED || tsp == SP_LOCAL) {
+      dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, l, in, "the tensor map must be in param, const or global memory, not %s",
+                    space_name(tsp));
+      return;
+    }
+    emu_tmap t;
+    memcpy(&t, t0, 64);
+    memcpy((uint8_t *)&t + 64, t1, 64);
+    int32_t coords[5];
+    for (int i = 0; i < in->vec; i++) coords[i] = (int32_t)w->r[cs[i]][l];
+    if (in->sub) { /* a store: shared -> global */
+      if (dlcemu_bulk_tensor_store(R, w, l, in, (uint32_t)d, &t, coords)) return;
+      continue;
+    }
+    uint64_t mb = (in->a[3] != SLOT_NONE ? w->r[in->a[3]][l] : 0) + w->r[in->a[4]][l];
+    if (in->flags & IF_ADDR32C) mb &= 0xFFFFFFFFu;
+    int msp = SP_SHARED;
+    if (!resolve(R, w, in, l, &msp, &mb, 8, 1)) return;
+    if (dlcemu_bulk_tensor_load(R, w, l, in, (uint32_t)d, &t, coords, (uint32_t)mb)) return;
+  }
 }
 
 /* -------------------------------------------------------------- calls */
@@ -1464,6 +1570,7 @@ void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget) {
       uint32_t pm = p[in->guard & ~GUARD_NEG];
       exec &= (in->guard & GUARD_NEG) ? ~pm : pm;
     }
+    if (w->wg_maxtag && exec && emu_wg_inflight(R, w) && dlcemu_wgmma_hazard(R, w, in)) return;
     st->warp_instructions++;
     st->thread_instructions += exec == FULL ? 32u : (unsigned)__builtin_popcount(exec);
     st->class_count[in->cls]++;
@@ -1878,6 +1985,7 @@ void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget) {
         });
       }
       set_pcs(w, active & ~exec, pc + 1);
+      if (leaving && R->nbstores) LANES(leaving, dlcemu_bulk_wait(R, w, l, 0, 1)); /* an exiting thread's TMA stores complete */
       if (leaving) dlcemu_lanes_exit(R, w, leaving);
       if (R->status || R->restart) return;
       continue;
@@ -2022,6 +2130,7 @@ void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget) {
       if (R->status) return;
       break;
     }
+    case OP_WGMMA:
     case OP_WG_FENCE:
     case OP_WG_COMMIT:
     case OP_WG_WAIT:
@@ -2039,8 +2148,48 @@ void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget) {
         if (R->status) return;
         continue; /* waits for the rest of its warpgroup */
       }
+      /* the warpgroup is complete: the instruction runs once for it */
+      if (in->op == OP_WGMMA && dlcemu_wgmma_issue(R, (uint32_t)w->id / 4, in, pc)) return;
+      if (in->op == OP_WG_COMMIT) dlcemu_wgmma_commit(R, (uint32_t)w->id / 4);
+      if (in->op == OP_WG_WAIT) dlcemu_wgmma_wait(R, (uint32_t)w->id / 4, (uint32_t)in->imm);
       break;
     }
+    /* ---------------------------------------------- mbarrier, TMA */
+    case OP_MBAR_INIT:
+    case OP_MBAR_INVAL:
+    case OP_MBAR_ARRIVE:
+    case OP_MBAR_EXPECT_TX:
+    case OP_MBAR_COMPLETE_TX:
+    case OP_MBAR_TEST_WAIT:
+    case OP_MBAR_TRY_WAIT: {
+      if (!exec) break;
+      uint32_t slept = exec_mbar(R, w, in, exec);
+      if (R->status) return;
+      if (R->yield) {
+        R->yield = 0;
+        budget = 0;
+      }
+      if (slept) { /* the sleeping lanes stay here; an mbarrier phase completion moves them on */
+        emu_materialize(w);
+        set_pcs(w, active & ~slept, pc + 1);
+        set_pcs(w, slept & w->mb_wait, pc);
+        continue;
+      }
+      break;
+    }
+    case OP_CP_BULK_TENSOR:
+      if (exec) exec_bulk_tensor(R, w, in, exec);
+      if (R->status) return;
+      break;
+    case OP_BULK_COMMIT:
+      LANES(exec, dlcemu_bulk_commit(R, w, l));
+      break;
+    case OP_BULK_WAIT:
+      LANES(exec, dlcemu_bulk_wait(R, w, l, (uint32_t)in->imm, 0));
+      break;
+    case OP_FENCE_PROXY_ASYNC:
+      if (exec) dlcemu_proxy_fence(R, w);
+      break;
     /* ---------------------------------------------- cp.async */
     case OP_CP_ASYNC:
       if (exec) exec_cp_async(R, w, in, exec, pc);

@@ -9,385 +9,41 @@
  * the block is deadlocked, which is reported with the waiting and the missing
  * threads.
  *
- * Barriers follow the PTX ISA: a warp arrives at barrier b when all of its
- * non-exited lanes have arrived (bar.sync / bar.red wait, bar.arrive does
- * not), and counts as 32 threads; a barrier without a thread count completes
- * when every warp with live lanes has arrived, one with a count when that
- * many threads have.  Threads that exit may complete a barrier.  bar.sync is
- * .aligned: the lanes of one warp must wait at the same instruction.
- *
- * cp.async copies are held per thread in commit groups and land (bytes
- * written, shadow made valid) at the cp.async.wait_group / wait_all of the
- * thread that issued them, or when that thread exits.
+ * Barriers, the warpgroup rendezvous and the landing of cp.async copies are
+ * in sync.c; the interpreter (exec.c) runs a warp's quantum.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu.h"
-#include "run.h"
+#include "exec.h"
+#include "launch.h"
+#include "mbar.h"
+#include "race.h"
+#include "stats.h"
+#include "sync.h"
+#include "wgmma.h"
 
 #define QUANTUM 2048
-
-static void thread_coords(const emu_run *R, const emu_warp *w, int lane, unsigned t[3]) {
-  unsigned lin = (unsigned)w->id * 32u + (unsigned)lane;
-  t[0] = lin % R->block[0];
-  t[1] = (lin / R->block[0]) % R->block[1];
-  t[2] = lin / (R->block[0] * R->block[1]);
-}
-
-static void where(const emu_run *R, const emu_warp *w, int lane, const emu_insn *in, char *buf, size_t cap) {
-  unsigned t[3];
-  thread_coords(R, w, lane, t);
-  const emu_module *m = R->m;
-  char src[300] = "";
-  if (in->loc_file > 0 && in->loc_file < m->nfiles && m->files[in->loc_file] && in->loc_line > 0) {
-    const char *f = m->files[in->loc_file];
-    const char *slash = strrchr(f, '/');
-    snprintf(src, sizeof src, " (%s:%d)", slash ? slash + 1 : f, in->loc_line);
-  }
-  snprintf(buf, cap, "kernel '%s' block (%u,%u,%u) thread (%u,%u,%u) PTX line %u%s `%s`",
-           m->funcs[R->k->func].name, R->bidx[0], R->bidx[1], R->bidx[2], t[0], t[1], t[2], in->line, src,
-           m->pool + in->text);
-}
-
-void dlcemu_report(emu_run *R, int status, const emu_warp *w, int lane, const emu_insn *in, const char *fmt, ...) {
-  if (R->status) return;
-  R->status = status;
-  char what[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  char loc[1024];
-  where(R, w, lane, in, loc, sizeof loc);
-  snprintf(R->msg, R->msg_cap, "%s: %s: %s", dlcemu_error_string(status), loc, what);
-}
-
-const emu_range *dlcemu_find_range(emu_run *R, uint64_t a) {
-  if (R->last_range >= 0) {
-    const emu_range *g = &R->ranges[R->last_range];
-    if (a >= g->base && a < g->end) return g;
-  }
-  int lo = 0, hi = R->nranges - 1, best = -1;
-  while (lo <= hi) {
-    int mid = (lo + hi) / 2;
-    if (R->ranges[mid].base <= a) {
-      best = mid;
-      lo = mid + 1;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  if (best >= 0 && a < R->ranges[best].end) {
-    R->last_range = best;
-    return &R->ranges[best];
-  }
-  return NULL;
-}
-
-const emu_range *dlcemu_near_range(emu_run *R, uint64_t a) {
-  int lo = 0, hi = R->nranges - 1, best = -1;
-  while (lo <= hi) {
-    int mid = (lo + hi) / 2;
-    if (R->ranges[mid].base <= a) {
-      best = mid;
-      lo = mid + 1;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  if (best >= 0 && a - R->ranges[best].base < R->ranges[best].end - R->ranges[best].base + (1u << 20))
-    return &R->ranges[best];
-  return NULL;
-}
-
-/* ------------------------------------------------------------- cp.async */
-int dlcemu_cp_land(emu_run *R, emu_warp *w, int lane, int all, uint32_t keep_groups) {
-  emu_cpq *q = &w->cp[lane];
-  uint32_t limit = q->committed > keep_groups ? q->committed - keep_groups : 0;
-  int j = 0;
-  for (int i = 0; i < q->n; i++) {
-    emu_cp *e = &q->e[i];
-    if (all || e->group < limit) {
-      uint8_t *d = R->smem + e->dst, *sh = R->shadow + e->dst;
-      switch (e->size) { /* constant sizes: inline copies */
-      case 16: memcpy(d, e->data, 16); memset(sh, SH_VALID, 16); break;
-      case 8: memcpy(d, e->data, 8); memset(sh, SH_VALID, 8); break;
-      default: memcpy(d, e->data, 4); memset(sh, SH_VALID, 4); break;
-      }
-      if (R->check_races) dlcemu_race_landed(R, w, lane, e->pc, e->dst, e->size);
-      R->pending_bytes -= e->size;
-    } else {
-      q->e[j++] = *e;
-    }
-  }
-  if (all && j != q->n) q->committed++; /* wait_all closes the open group */
-  q->n = j;
-  R->shadow_active = R->pending_bytes != 0 || R->check_uninit;
-  return 0;
-}
-
-void dlcemu_poison_report(emu_run *R, const emu_warp *w, int lane, const emu_insn *in, uint64_t off, unsigned size,
-                       int write) {
-  /* find the pending copy that covers the bytes */
-  for (uint32_t wi = 0; wi < R->nwarps; wi++) {
-    const emu_warp *ww = &R->warps[wi];
-    for (int l = 0; l < 32; l++) {
-      const emu_cpq *q = &ww->cp[l];
-      for (int i = 0; i < q->n; i++) {
-        const emu_cp *e = &q->e[i];
-        if (e->dst < off + size && off < (uint64_t)e->dst + e->size) {
-          char issuer[1024];
-          where(R, ww, l, &R->k->code[e->pc], issuer, sizeof issuer);
-          dlcemu_report(R, write ? DLCEMU_ERROR_RACE : DLCEMU_ERROR_POISON, w, lane, in,
-                     "%s shared memory [0x%llx, 0x%llx) while a cp.async to it is pending (poisoned until the "
-                     "issuing thread's cp.async.wait_group/wait_all covers it); the copy was issued at %s",
-                     write ? "write to" : "read of", (unsigned long long)off, (unsigned long long)(off + size), issuer);
-          return;
-        }
-      }
-    }
-  }
-  dlcemu_report(R, DLCEMU_ERROR_POISON, w, lane, in,
-             "read of shared memory [0x%llx, 0x%llx) that no thread of the block has written",
-             (unsigned long long)off, (unsigned long long)(off + size));
-}
-
-/* ------------------------------------------------------------- barriers */
-static void bar_release(emu_run *R, int b) {
-  emu_barrier *B = &R->bars[b];
-  for (uint32_t wi = 0; wi < R->nwarps; wi++) {
-    emu_warp *w = &R->warps[wi];
-    uint32_t m = 0, bw = w->bar_wait;
-    while (bw) {
-      int l = __builtin_ctz(bw);
-      bw &= bw - 1;
-      if (w->bar_id[l] == b) m |= 1u << l;
-    }
-    if (!m) continue;
-    emu_materialize(w);
-    if (R->check_races) dlcemu_race_release(R, w, b);
-    w->bar_wait &= ~m;
-    while (m) {
-      int l = __builtin_ctz(m);
-      m &= m - 1;
-      const emu_insn *in = &R->k->code[w->pc[l]];
-      if (in->sub == BAR_RED) {
-        if (in->sub2 == BRED_POPC) {
-          w->r[in->a[0]][l] = B->red_popc;
-        } else {
-          int v = in->sub2 == BRED_AND ? B->red_and : B->red_or;
-          w->p[in->a[0]] = (w->p[in->a[0]] & ~(1u << l)) | ((uint32_t)(v != 0) << l);
-        }
-      }
-      w->pc[l]++;
-    }
-  }
-  memset(B, 0, sizeof *B);
-  if (R->check_races) dlcemu_race_barrier_done(R, b);
-  R->bar_active &= ~(1u << b);
-  R->st.barriers++;
-  R->restart = 1;
-}
-
-static void bar_check_complete(emu_run *R, int b) {
-  emu_barrier *B = &R->bars[b];
-  int done = B->expected ? B->count >= B->expected : (B->warps & R->live_warps) == R->live_warps;
-  if (done) bar_release(R, b);
-}
-
-/* warp w arrives at barrier b once all its live lanes have */
-static void bar_check_warp(emu_run *R, emu_warp *w, int b, const emu_insn *in) {
-  emu_barrier *B = &R->bars[b];
-  if (B->warps & (1u << w->id)) return;
-  uint32_t lanes = w->bar_lanes[b] & w->live;
-  if (!lanes || lanes != w->live) return;
-  /* an aligned barrier must be reached by the whole warp at one instruction */
-  uint32_t waiting = 0, bw = w->bar_wait;
-  while (bw) {
-    int l = __builtin_ctz(bw);
-    bw &= bw - 1;
-    if (w->bar_id[l] == b) waiting |= 1u << l;
-  }
-  if (waiting) {
-    int l0 = __builtin_ctz(waiting);
-    uint32_t pc0 = w->pc[l0];
-    uint32_t m = waiting;
-    while (m) {
-      int l = __builtin_ctz(m);
-      m &= m - 1;
-      if (w->pc[l] != pc0 && (R->k->code[pc0].flags & IF_ALIGNED)) {
-        dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, l, &R->k->code[w->pc[l]],
-                   "lanes of one warp wait at barrier %d at different instructions (PTX lines %u and %u); "
-                   "bar.sync is .aligned, so every thread of a warp must execute the same one",
-                   b, R->k->code[pc0].line, R->k->code[w->pc[l]].line);
-        return;
-      }
-    }
-  }
-  (void)in;
-  B->warps |= 1u << w->id;
-  B->count += 32;
-  if (R->check_races) dlcemu_race_arrive(R, w, b);
-  w->bar_lanes[b] = 0;
-  R->st.barrier_arrivals++;
-  bar_check_complete(R, b);
-}
-
-void dlcemu_bar_exec(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t pc, uint32_t active, uint32_t exec) {
-  if (!exec) {
-    if (!w->diverged) {
-      w->upc = pc + 1;
-    } else {
-      uint32_t m = active;
-      while (m) {
-        int l = __builtin_ctz(m);
-        m &= m - 1;
-        w->pc[l] = pc + 1;
-      }
-    }
-    return;
-  }
-  int l0 = __builtin_ctz(exec);
-  int red = in->sub == BAR_RED;
-  uint32_t id_slot = red ? in->a[1] : in->a[0];
-  uint32_t cnt_slot = red ? in->a[2] : in->a[1];
-  uint64_t b = w->r[id_slot][l0];
-  if (b > 15) {
-    dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, l0, in, "barrier id %llu is not in 0..15", (unsigned long long)b);
-    return;
-  }
-  uint32_t cnt = 0;
-  if (cnt_slot != SLOT_NONE) {
-    uint64_t c = w->r[cnt_slot][l0] & 0xFFFFFFFFu;
-    if (c == 0 || c % 32 || c > R->nwarps * 32u) {
-      dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, l0, in,
-                 "barrier thread count %llu must be a nonzero multiple of 32 no larger than the block (%u warps)",
-                 (unsigned long long)c, R->nwarps);
-      return;
-    }
-    cnt = (uint32_t)c;
-  }
-  emu_barrier *B = &R->bars[b];
-  if (!(R->bar_active & (1u << b))) {
-    memset(B, 0, sizeof *B);
-    B->expected = cnt;
-    B->red_and = 1;
-    R->bar_active |= 1u << b;
-  }
-  emu_materialize(w);
-  uint32_t m = active;
-  int blocking = in->sub != BAR_ARRIVE;
-  uint32_t pv = 0;
-  if (red) {
-    pv = w->p[in->a[3]];
-    if (in->flags & IF_NEGB) pv = ~pv;
-  }
-  while (m) {
-    int l = __builtin_ctz(m);
-    m &= m - 1;
-    if ((exec >> l & 1) && blocking) {
-      w->pc[l] = pc;
-      w->bar_id[l] = (uint8_t)b;
-      if (red) {
-        int v = (pv >> l) & 1;
-        B->red_popc += (uint32_t)v;
-        B->red_and &= v;
-        B->red_or |= v;
-      }
-    } else {
-      w->pc[l] = pc + 1;
-    }
-  }
-  if (blocking) w->bar_wait |= exec;
-  w->bar_lanes[b] |= exec;
-  bar_check_warp(R, w, (int)b, in);
-}
-
-/* ------------------------------------------------------------- warpgroups */
-/* Warp w (all 32 lanes, gathered at pc) arrives at a warpgroup collective.
- * Returns 1 when it completed the rendezvous (the instruction runs now and the
- * other three warps go on at pc + 1), 0 when it waits or on an error. */
-int dlcemu_wg_arrive(emu_run *R, emu_warp *w, const emu_insn *in, uint32_t pc) {
-  uint32_t g = (uint32_t)w->id / 4, bit = 1u << (w->id % 4);
-  if (4 * g + 3 >= R->nwarps) {
-    dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, 0, in,
-                  "%s is a warpgroup collective: warpgroup %u needs warps %u..%u, but the block has %u warps "
-                  "(launch a multiple of 128 threads)",
-                  dlcemu_op_names[in->op], g, 4 * g, 4 * g + 3, R->nwarps);
-    return 0;
-  }
-  emu_wgroup *G = &R->wgroups[g];
-  if (G->arrived && G->pc != pc) {
-    const emu_insn *other = &R->k->code[G->pc];
-    dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, 0, in,
-                  "the warps of warpgroup %u are at different warpgroup collectives (PTX lines %u and %u); "
-                  ".aligned requires all 4 warps to execute the same one",
-                  g, in->line, other->line);
-    return 0;
-  }
-  G->pc = pc;
-  G->arrived |= bit;
-  if (G->arrived != 0xFu) {
-    w->wg_wait = w->live;
-    for (int l = 0; l < 32; l++) w->pc[l] = pc;
-    w->upc = pc;
-    w->diverged = 1;
-    return 0;
-  }
-  /* complete: the instruction runs now for the whole warpgroup (it has no
-   * effect until wgmma.mma_async exists); the waiting warps move on */
-  for (uint32_t wi = 4 * g; wi < 4 * g + 4; wi++) {
-    emu_warp *v = &R->warps[wi];
-    if (v == w) continue;
-    v->wg_wait = 0;
-    v->diverged = 0;
-    v->upc = pc + 1;
-  }
-  G->arrived = 0;
-  R->st.warpgroup_syncs++;
-  return 1;
-}
-
-void dlcemu_lanes_exit(emu_run *R, emu_warp *w, uint32_t lanes) {
-  /* the copies of an exiting thread still complete */
-  uint32_t m = lanes;
-  while (m) {
-    int l = __builtin_ctz(m);
-    m &= m - 1;
-    dlcemu_cp_land(R, w, l, 1, 0);
-  }
-  w->live &= ~lanes;
-  if (!w->live) R->live_warps &= ~(1u << w->id);
-  /* lanes waiting at a warp collective look again: the exited lanes no
-   * longer count (shfl.sync waits for the non-exited lanes of its mask) */
-  if (w->coll_wait) {
-    emu_materialize(w);
-    w->coll_wait = 0;
-  }
-  uint32_t act = R->bar_active;
-  while (act) {
-    int b = __builtin_ctz(act);
-    act &= act - 1;
-    if (!(R->bar_active & (1u << b))) continue;
-    if (w->live) bar_check_warp(R, w, b, NULL);
-    if (R->status) return;
-    if (R->bar_active & (1u << b)) bar_check_complete(R, b);
-  }
-}
 
 /* ------------------------------------------------------------- deadlock */
 static void describe_lane(emu_run *R, const emu_warp *w, int l, char *buf, size_t cap) {
   unsigned t[3];
-  thread_coords(R, w, l, t);
+  dlcemu_thread_coords(R, w, l, t);
   if (!(w->live >> l & 1)) {
     snprintf(buf, cap, "thread (%u,%u,%u) has exited", t[0], t[1], t[2]);
   } else if (w->bar_wait >> l & 1) {
     const emu_insn *in = &R->k->code[w->pc[l]];
     snprintf(buf, cap, "thread (%u,%u,%u) waits at barrier %u at PTX line %u `%s`", t[0], t[1], t[2],
              w->bar_id[l], in->line, R->m->pool + in->text);
+  } else if (w->mb_wait >> l & 1) {
+    const emu_insn *in = &R->k->code[w->pc[l]];
+    const emu_mbar *B = &R->mbars[w->mb_idx[l]];
+    snprintf(buf, cap,
+             "thread (%u,%u,%u) waits at PTX line %u `%s` for phase %u of the mbarrier at 0x%x (%u of %u arrivals "
+             "pending, tx-count %d)",
+             t[0], t[1], t[2], in->line, R->m->pool + in->text, w->mb_phase[l], B->off, B->pending, B->expected, B->tx);
   } else if (w->wg_wait >> l & 1) {
     const emu_insn *in = &R->k->code[w->pc[l]];
     snprintf(buf, cap, "thread (%u,%u,%u) waits at the warpgroup collective at PTX line %u `%s`", t[0], t[1],
@@ -430,6 +86,15 @@ static void deadlock_report(emu_run *R) {
                B->expected, B->count);
     if (!other[0]) snprintf(other, sizeof other, "no other thread can reach it");
     dlcemu_report(R, DLCEMU_ERROR_DEADLOCK, w, l, in, "barrier %d can never complete: %s", b, other);
+    return;
+  }
+  for (uint32_t wi = 0; wi < R->nwarps; wi++) {
+    emu_warp *w = &R->warps[wi];
+    if (!w->mb_wait) continue;
+    int l = __builtin_ctz(w->mb_wait);
+    describe_lane(R, w, l, other, sizeof other);
+    dlcemu_report(R, DLCEMU_ERROR_DEADLOCK, w, l, &R->k->code[w->pc[l]],
+                  "mbarrier phase can never complete: no thread can arrive or complete transactions: %s", other);
     return;
   }
   for (uint32_t wi = 0; wi < R->nwarps; wi++) {
@@ -479,7 +144,9 @@ static void init_block(emu_run *R) {
   memset(R->smem, 0xFF, R->shared_size); /* shared memory starts as garbage */
   memset(R->shadow, R->check_uninit ? SH_UNINIT : SH_VALID, R->shared_size);
   R->pending_bytes = 0;
-  R->shadow_active = R->check_uninit;
+  dlcemu_mbar_block(R);
+  dlcemu_wgmma_block(R);
+  emu_shadow_update(R);
   dlcemu_race_block(R);
   memset(R->bars, 0, sizeof R->bars);
   memset(R->wgroups, 0, sizeof R->wgroups);
@@ -494,7 +161,7 @@ static void init_block(emu_run *R) {
     uint32_t n = R->nthreads - first < 32 ? R->nthreads - first : 32;
     w->exist = n == 32 ? 0xFFFFFFFFu : (1u << n) - 1;
     w->live = w->exist;
-    w->bar_wait = w->coll_wait = w->wg_wait = 0;
+    w->bar_wait = w->coll_wait = w->wg_wait = w->mb_wait = 0;
     memset(w->bar_lanes, 0, sizeof w->bar_lanes);
     w->upc = 0;
     w->diverged = 0;
@@ -573,6 +240,7 @@ static void run_block(emu_run *R) {
 static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 static void free_run(emu_run *R) {
+  dlcemu_wgmma_free(R);
   if (R->warps) {
     for (uint32_t wi = 0; wi < R->nwarps; wi++) {
       emu_warp *w = &R->warps[wi];
@@ -591,6 +259,7 @@ static void free_run(emu_run *R) {
   free(R->ranges);
   free(R->msg);
   dlcemu_race_free(R);
+  dlcemu_mbar_free(R);
 }
 
 int dlcemu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shared, void **params) {
@@ -662,6 +331,11 @@ int dlcemu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shar
   }
   if ((rc = dlcemu_mem_snapshot(&R.ranges, &R.nranges))) goto out;
   if (R.check_races && (rc = dlcemu_race_alloc(&R))) goto out;
+  for (int i = 0; i < k->ncode; i++) /* the proxy tracking wgmma and TMA stores need */
+    if (k->code[i].op == OP_WGMMA || (k->code[i].op == OP_CP_BULK_TENSOR && k->code[i].sub)) {
+      if ((rc = dlcemu_wgmma_alloc(&R))) goto out;
+      break;
+    }
   for (uint32_t wi = 0; wi < R.nwarps; wi++) {
     emu_warp *w = &R.warps[wi];
     w->id = (int)wi;

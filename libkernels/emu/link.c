@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu.h"
+#include "link.h"
+#include "util.h"
 
 typedef struct linker {
   emu_module *m;
@@ -163,7 +164,8 @@ static int ref_slot(linker *L, int f, uint32_t ref, uint32_t *out) {
   }
 }
 
-/* fold [sym + off] into the offset and fix the instruction's state space */
+/* fold [sym + off] into the offset and fix the instruction's state space
+ * (second: 0 the first address, 1 cp.async's global source, 2 a generic second address) */
 static int fold_address(linker *L, int f, emu_insn *in, int32_t sym, int64_t *off, int second) {
   if (sym < 0) {
     if (!second && in->space == SP_KPARAM && !L->m->funcs[f].is_entry) in->space = SP_TPARAM;
@@ -175,7 +177,7 @@ static int fold_address(linker *L, int f, emu_insn *in, int32_t sym, int64_t *of
   if (rc) return rc;
   *off += (int64_t)a;
   if (!second && in->space == SP_KPARAM && y->kind == SYM_TPARAM) in->space = SP_TPARAM;
-  if (!second && in->space == SP_GENERIC) {
+  if ((!second && in->space == SP_GENERIC) || second == 2) {
     /* a variable named in a generic address means its generic address */
     if (y->kind == SYM_SHARED || y->kind == SYM_EXTERN_SHARED) *off += (int64_t)0x1000000000000000ll;
     else if (y->kind == SYM_LOCAL) *off += (int64_t)0x2000000000000000ll;
@@ -252,11 +254,15 @@ static int link_insn(linker *L, int f, emu_insn *in) {
   }
   for (int i = 0; i < 6; i++) {
     uint32_t s;
+    if (REF_TAG(in->a[i]) == REF_REG) in->regmask |= (uint8_t)(1u << i);
+    if (REF_TAG(in->a[i]) == REF_VEC) in->vecmask |= (uint8_t)(1u << i);
     if ((rc = ref_slot(L, f, in->a[i], &s))) return rc;
     in->a[i] = s;
   }
   if ((rc = fold_address(L, f, in, in->sym, &in->imm, 0))) return rc;
   if (in->op == OP_CP_ASYNC && (rc = fold_address(L, f, in, in->sym2, &in->imm2, 1))) return rc;
+  /* cp.async.bulk.tensor's tensor map is a generic address */
+  if (in->op == OP_CP_BULK_TENSOR && (rc = fold_address(L, f, in, in->sym2, &in->imm2, 2))) return rc;
   in->sym = in->sym2 = -1;
   return 0;
 }

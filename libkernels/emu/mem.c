@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu.h"
+#include "mem.h"
+#include "util.h"
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static emu_range *table;

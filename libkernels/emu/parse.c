@@ -17,8 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu.h"
+#include "decode.h"
+#include "mem.h"
 #include "parse.h"
+#include "util.h"
 
 /* ------------------------------------------------------------------ lexer */
 enum { TK_EOF, TK_WORD, TK_NUM, TK_STR, TK_PUNCT };
@@ -479,6 +481,11 @@ static int parse_address(parser *P, emu_operand *o) {
     o->ival += neg ? -(int64_t)v : (int64_t)v;
     advance(P);
   }
+  if (tok_punct(&P->tok, ',')) { /* [tensorMap, {coordinates}] of cp.async.bulk.tensor */
+    advance(P);
+    if (!tok_punct(&P->tok, '{')) return perr(P, "expected '{' after ',' in an address");
+    if (parse_list(P, o, '}')) return P->err;
+  }
   return expect_punct(P, ']');
 }
 
@@ -548,51 +555,6 @@ static int parse_operand(parser *P, emu_operand *o) {
     advance(P);
   }
   return 0;
-}
-
-/* ---------------------------------------------------- services for decode */
-static emu_func *cur_func(emu_parse_ctx *pc) { return &pc->m->funcs[pc->func]; }
-
-uint32_t dlcemu_pc_const(emu_parse_ctx *pc, uint64_t value) {
-  emu_func *f = cur_func(pc);
-  for (int i = 0; i < f->nconsts; i++)
-    if (f->consts[i].sym < 0 && f->consts[i].value == value) return REF_CONST | (uint32_t)i;
-  if (dlcemu_grow(&f->consts, &f->capconsts, f->nconsts + 1, sizeof(emu_const))) return REF_NONE;
-  f->consts[f->nconsts].value = value;
-  f->consts[f->nconsts].sym = -1;
-  return REF_CONST | (uint32_t)f->nconsts++;
-}
-
-uint32_t dlcemu_pc_const_sym(emu_parse_ctx *pc, int sym, int64_t off) {
-  emu_func *f = cur_func(pc);
-  if (dlcemu_grow(&f->consts, &f->capconsts, f->nconsts + 1, sizeof(emu_const))) return REF_NONE;
-  f->consts[f->nconsts].value = (uint64_t)off;
-  f->consts[f->nconsts].sym = sym;
-  return REF_CONST | (uint32_t)f->nconsts++;
-}
-
-int dlcemu_pc_vec(emu_parse_ctx *pc, const uint32_t *refs, int n, uint32_t *out) {
-  emu_func *f = cur_func(pc);
-  if (dlcemu_grow(&f->vpool, &f->capvpool, f->nvpool + n + 1, sizeof(uint32_t)))
-    return dlcemu_fail(DLCEMU_ERROR_OUT_OF_MEMORY, "out of memory");
-  *out = REF_VEC | (uint32_t)f->nvpool;
-  f->vpool[f->nvpool++] = (uint32_t)n;
-  for (int i = 0; i < n; i++) f->vpool[f->nvpool++] = refs[i];
-  return 0;
-}
-
-int dlcemu_pc_unsupported(emu_parse_ctx *pc, const char *what) {
-  return dlcemu_fail(DLCEMU_ERROR_UNSUPPORTED, "PTX line %d: unsupported instruction '%s' (%s)", pc->line,
-                  pc->opcode_text, what);
-}
-
-int dlcemu_pc_error(emu_parse_ctx *pc, const char *fmt, ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return dlcemu_fail(DLCEMU_ERROR_PARSE, "PTX line %d: '%s': %s", pc->line, pc->opcode_text, msg);
 }
 
 /* ------------------------------------------------------------- declarations */
@@ -1468,10 +1430,7 @@ int dlcemu_parse_module(emu_module *m, const char *text) {
 }
 
 void dlcemu_module_free(emu_module *m) {
-  if (m->kernels) {
-    for (int i = 0; i < m->nfuncs; i++) dlcemu_kernel_free(m->kernels[i]);
-    free(m->kernels);
-  }
+  free(m->kernels); /* the kernels themselves belong to the link layer: api.c frees them first */
   for (int i = 0; i < m->nsyms; i++) {
     emu_sym *s = &m->syms[i];
     if (s->host) {

@@ -21,8 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu.h"
-#include "run.h"
+#include "race.h"
 
 /* packed access records: epoch << 5 | warp, 0 = none; source: pc << 5 | lane */
 #define REC(epoch, warp) ((epoch) << 5 | (uint32_t)(warp))
@@ -141,3 +140,33 @@ void dlcemu_race_release(emu_run *R, const emu_warp *w, int b) {
 }
 
 void dlcemu_race_barrier_done(emu_run *R, int b) { memset(R->bar_vc[b], 0, sizeof R->bar_vc[b]); }
+
+/* mbarriers: an arrival (or a TMA's complete_tx) releases the arriving
+ * warp's clock into the mbarrier's join and starts a new epoch; a thread that
+ * observes a phase complete acquires the join */
+uint32_t dlcemu_race_epoch_rec(const emu_run *R, const emu_warp *w) {
+  uint32_t me = (uint32_t)w->id;
+  return REC(R->vc[me][me], me);
+}
+
+void dlcemu_race_release_to(emu_run *R, const emu_warp *w, uint32_t join[32]) {
+  uint32_t me = (uint32_t)w->id;
+  for (int u = 0; u < 32; u++)
+    if (R->vc[me][u] > join[u]) join[u] = R->vc[me][u];
+  R->vc[me][me]++;
+}
+
+void dlcemu_race_acquire_from(emu_run *R, const emu_warp *w, const uint32_t join[32]) {
+  uint32_t me = (uint32_t)w->id;
+  for (int u = 0; u < 32; u++)
+    if (join[u] > R->vc[me][u]) R->vc[me][u] = join[u];
+}
+
+/* a TMA copy lands: its bytes count as written by the issuing thread at its
+ * issue epoch (rec) */
+void dlcemu_race_landed_rec(emu_run *R, uint32_t rec, uint32_t pc, int lane, uint64_t off, unsigned size) {
+  for (unsigned i = 0; i < size; i++) {
+    R->race_w[off + i] = rec;
+    R->race_wsrc[off + i] = pc << 5 | (uint32_t)lane;
+  }
+}

@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "emu.h"
+#include "stats.h"
+#include "util.h"
 
 static _Thread_local dlcemu_launch_stats last;
 static _Thread_local char json[8192] = "{}";
@@ -84,8 +85,11 @@ void dlcemu_stats_publish(const dlcemu_launch_stats *s, const char *kernel, cons
   put(&o, "}, \"local\": {\"requests\": %llu, \"bytes\": %llu}, ", s->local_requests, s->local_bytes);
   put(&o, "\"cp_async\": {\"copies\": %llu, \"bytes\": %llu, \"groups\": %llu, \"waits\": %llu}, ",
       s->cp_async_copies, s->cp_async_bytes, s->cp_async_groups, s->cp_async_waits);
-  put(&o, "\"barriers\": {\"completed\": %llu, \"warp_arrivals\": %llu, \"warpgroup_syncs\": %llu}}", s->barriers,
+  put(&o, "\"barriers\": {\"completed\": %llu, \"warp_arrivals\": %llu, \"warpgroup_syncs\": %llu}, ", s->barriers,
       s->barrier_arrivals, s->warpgroup_syncs);
+  put(&o, "\"mbarrier\": {\"ops\": %llu, \"phases\": %llu}, \"tma\": {\"copies\": %llu, \"bytes\": %llu}, "
+          "\"wgmma\": {\"ops\": %llu}}",
+      s->mbarrier_ops, s->mbarrier_phases, s->tma_copies, s->tma_bytes, s->wgmma_ops);
 }
 
 int dlcemu_last_launch_stats(dlcemu_launch_stats *outp) {

@@ -123,8 +123,12 @@ int test_api_unsupported_instruction_fails_at_load(tctx *t) {
   s = with_line(16, "  ld.global.weird.u32 %r3, [%rd3];");
   expect_load_error(t, s, DLCEMU_ERROR_UNSUPPORTED, "PTX line 16", "modifier .weird");
   free(s);
-  s = with_line(17, "  mbarrier.init.shared.b64 [%rd3], 1;");
-  expect_load_error(t, s, DLCEMU_ERROR_UNSUPPORTED, "PTX line 17", "mbarrier");
+  s = with_line(17, "  cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+                    "[%r3], [%rd3, {%r3, %r3}], [%r3], %r3;"); /* a cluster of more than one CTA */
+  expect_load_error(t, s, DLCEMU_ERROR_UNSUPPORTED, "PTX line 17", "multicast");
+  free(s);
+  s = with_line(17, "  mbarrier.try_wait.parity.shared.b64 %p1, [%rd3], %r3;"); /* try_wait is sm_90 */
+  expect_load_error(t, s, DLCEMU_ERROR_UNSUPPORTED, "requires sm_90, the module targets sm_80", "mbarrier.try_wait");
   free(s);
   s = with_line(17, "  stmatrix.sync.aligned.m8n8.x1.shared.b16 [%rd3], {%r3};");
   expect_load_error(t, s, DLCEMU_ERROR_UNSUPPORTED, "requires sm_90, the module targets sm_80", "stmatrix");

@@ -3,7 +3,13 @@
  * a no-op once the other arguments pass; operands aligned to their elements
  * but not to a chunk go to a narrower kernel; a pointer (operand, bias or
  * output) not aligned to its elements is DLC_ERROR_MISALIGNED.
+ * DLC_EMU_ARCH selects the emulated arch (sm80 runs; sm90a has no embedded
+ * PTX yet; other values are refused).
  * test_hostile_emu.c covers every entry point with hostile values. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#include <stdlib.h>
+#include <string.h>
+
 #include "../unit/check.h"
 #include "kt.h"
 
@@ -55,6 +61,18 @@ int main(void) {
 
   EXPECT(DLC_SUCCESS, call(DLC_F16, M, N, K, a, K, b, N, bs, c, N, NULL));
   CHECK(!c_untouched());
+  /* the emulated arch (DLC_EMU_ARCH): sm80 runs, sm90a has no embedded PTX yet, anything else is refused */
+  setenv("DLC_EMU_ARCH", "sm80", 1);
+  EXPECT(DLC_SUCCESS, call(DLC_F16, M, N, K, a, K, b, N, bs, c, N, NULL));
+  setenv("DLC_EMU_ARCH", "sm90a", 1);
+  EXPECT(DLC_ERROR_NOT_SUPPORTED, call(DLC_F16, M, N, K, a, K, b, N, bs, c, N, NULL));
+  CHECK(strstr(dlc_last_error_detail(), "the emulated device is sm90a") != NULL);
+  CHECK(c_untouched());
+  setenv("DLC_EMU_ARCH", "sm75", 1);
+  EXPECT(DLC_ERROR_INVALID_VALUE, call(DLC_F16, M, N, K, a, K, b, N, bs, c, N, NULL));
+  CHECK(strstr(dlc_last_error_detail(), "DLC_EMU_ARCH=sm75") != NULL);
+  CHECK(c_untouched());
+  unsetenv("DLC_EMU_ARCH");
   /* NULL pointers */
   EXPECT(DLC_ERROR_INVALID_VALUE, call(DLC_F16, M, N, K, NULL, K, b, N, bs, c, N, NULL));
   CHECK(c_untouched());
