@@ -23,6 +23,8 @@ enum { NOPS = sizeof ptx / sizeof ptx[0] };
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static dlcemu_module modules[NOPS];
 
+void (*dlc__emu_launch_hook)(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned gz, int emu_status);
+
 dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, unsigned gx, unsigned gy, unsigned gz,
                        struct CUstream_st *stream) {
   (void)size;
@@ -45,6 +47,7 @@ dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, un
     void *args[1] = {(void *)params};
     st = dlcemu_launch_kernel(fn, gx, gy, gz, (unsigned)k->threads, 1, 1, (unsigned)k->smem, args);
     if (st != 0) r = dlc__fail(DLC_ERROR_LAUNCH_FAILED, "%s: %s", k->name, dlcemu_last_error_detail());
+    if (dlc__emu_launch_hook) dlc__emu_launch_hook(k, gx, gy, gz, st);
   }
   pthread_mutex_unlock(&lock);
   return r;
