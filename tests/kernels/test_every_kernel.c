@@ -68,11 +68,13 @@ static double now(void) {
 enum { MAX_LAUNCHES = 16 };
 static const dlc__kernel *launched[MAX_LAUNCHES];
 static int nlaunched;
+static bool dry; /* record the rows, launch nothing */
 
-static void on_launch(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned gz, int emu_status) {
-  (void)gx, (void)gy, (void)gz, (void)emu_status; /* a failed launch fails the call */
+static int on_launch(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned gz) {
+  (void)gx, (void)gy, (void)gz;
   if (nlaunched < MAX_LAUNCHES) launched[nlaunched] = k;
   nlaunched++;
+  return dry;
 }
 
 /* ---- one tensor in the emulator --------------------------------------------------- */
@@ -220,10 +222,18 @@ static int64_t region_work(const region_set *rs, const pb_binding *b) {
   return w;
 }
 
-/* The dims of a call: fixed by the instance, else the test extent (odd:
+static bool bind_dims(const dlc__entry *e, const int64_t *val, pb_binding *b) {
+  b->n = 0;
+  for (int i = 0; i < e->nargs; i++)
+    if (e->args[i].role == DLC__ARG_DIM && !pb_bind(b, e->args[i].what, val[i])) return false;
+  return true;
+}
+
+/* The dims of the calls: fixed by the instance, else the test extent (odd:
  * 5 less), else small; the small ones shrink while the work is over budget. */
-static bool choose_dims(const dlc__entry *e, const dlc__entry_instance *in, const inst_ctx *c, const config *cf,
-                        int64_t *val, pb_binding *b) {
+static bool choose_dims(const dlc__entry *e, const dlc__entry_instance *in, const inst_ctx *c, bool odd,
+                        int64_t *val) {
+  pb_binding pb, *b = &pb;
   static const int64_t small_aligned[] = {8, 2, 1}, small_odd[][3] = {{5, 3, 1}, {7, 3, 1}, {3, 1, 1}};
   int step[64] = {0}, nsmall = 0;
   for (int i = 0; i < e->nargs && i < 64; i++) {
@@ -231,13 +241,11 @@ static bool choose_dims(const dlc__entry *e, const dlc__entry_instance *in, cons
     bool fixed;
     val[i] = find_fixed(in, i, &fixed);
     if (fixed) continue;
-    if (in->extent[i] > 0) val[i] = in->extent[i] - (cf->odd ? 5 : 0);
-    else val[i] = cf->odd ? small_odd[nsmall++ % 3][0] : small_aligned[0], step[i] = 1;
+    if (in->extent[i] > 0) val[i] = in->extent[i] - (odd ? 5 : 0);
+    else val[i] = odd ? small_odd[nsmall++ % 3][0] : small_aligned[0], step[i] = 1;
   }
   for (;;) {
-    b->n = 0;
-    for (int i = 0; i < e->nargs; i++)
-      if (e->args[i].role == DLC__ARG_DIM && !pb_bind(b, e->args[i].what, val[i])) return false;
+    if (!bind_dims(e, val, b)) return false;
     int64_t w = region_work(c->rs, b);
     if (w < 0) return false;
     if (w <= WORK_BUDGET) return true;
@@ -246,7 +254,7 @@ static bool choose_dims(const dlc__entry *e, const dlc__entry_instance *in, cons
     for (int i = 0; i < e->nargs && shrunk < 0; i++) {
       if (!step[i]) continue;
       if (step[i] < 3) {
-        val[i] = cf->odd ? small_odd[k % 3][step[i]] : small_aligned[step[i]];
+        val[i] = odd ? small_odd[k % 3][step[i]] : small_aligned[step[i]];
         step[i]++;
         shrunk = i;
       }
@@ -276,29 +284,27 @@ static int64_t compare(const dlc__entry *e, const char *what, const tensor *t, c
   return bad;
 }
 
-/* One call of config `cf`.  The inputs depend only on the seed and the
- * sizes, so the calls that force each width share one playback: `ref` keeps
- * it (computed by the first). */
-static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const config *cf, const opts *o, int *hits,
-                     uint64_t seed, pb_result *ref) {
-  const dlc__entry_instance *in = &e->inst[ii];
+/* A call's tensors (signature inputs, then outputs) and arguments. */
+typedef struct call {
+  int nt;
+  tensor *ts;
+  dlc__arg_value *args;
+} call;
+
+static void call_free(call *k) {
+  for (int t = 0; k->ts && t < k->nt; t++) tensor_free(&k->ts[t]);
+  free(k->ts), free(k->args);
+}
+
+/* The tensors of config `cf` at dims `val` (bound in `b`), allocated and
+ * filled, and the arguments that pass them. */
+static bool call_setup(const dlc__entry *e, const dlc__entry_instance *in, const inst_ctx *c, const config *cf,
+                       const int64_t *val, const pb_binding *b, uint64_t seed, const char *what, call *k) {
   const fe_graph *g = c->fe;
-  int64_t val[64] = {0};
-  pb_binding b = {0};
-  char what[160];
-  if (cf->odd) snprintf(what, sizeof what, "%s odd sizes", in->tag);
-  else snprintf(what, sizeof what, "%s width %d", in->tag, cf->vec);
-  if (e->nargs > 64 || !choose_dims(e, in, c, cf, val, &b)) {
-    FAIL("%s %s: cannot bind the dims", e->op, what);
-    return;
-  }
-  int nt = g->nin + g->nout;
-  tensor *ts = calloc((size_t)nt, sizeof(tensor));
-  dlc__arg_value *args = calloc((size_t)e->nargs + 1, sizeof(dlc__arg_value));
-  pb_result own = {0}, *res = ref ? ref : &own;
-  const char **in_names = calloc((size_t)g->nin + 1, sizeof(char *));
-  pb_tensor *in_vals = calloc((size_t)g->nin + 1, sizeof(pb_tensor));
-  bool ok = ts && args && in_names && in_vals;
+  int nt = k->nt = g->nin + g->nout;
+  tensor *ts = k->ts = calloc((size_t)nt, sizeof(tensor));
+  dlc__arg_value *args = k->args = calloc((size_t)e->nargs + 1, sizeof(dlc__arg_value));
+  bool ok = ts && args;
   /* the tensors: shapes from the Frontend, padding and offsets from the config */
   for (int t = 0; ok && t < nt; t++) {
     tensor *x = &ts[t];
@@ -310,7 +316,7 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
     x->out = t >= g->nin;
     x->eb = dtype_bytes(x->dt);
     char why[128];
-    if (x->rank > FE_MAX_RANK || pb_shape_eval(&b, x->rank, shape, x->shape, why, sizeof why) != PB_OK) {
+    if (x->rank > FE_MAX_RANK || pb_shape_eval(b, x->rank, shape, x->shape, why, sizeof why) != PB_OK) {
       FAIL("%s %s: the shape of %s: %s", e->op, what, x->name, why);
       ok = false;
       break;
@@ -330,8 +336,8 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
     const dlc__entry_arg *a = &e->args[i];
     bool fixed;
     int t = -1;
-    for (int k = 0; k < nt && a->role >= DLC__ARG_INPUT; k++)
-      if (strcmp(ts[k].name, a->what) == 0) t = k;
+    for (int j = 0; j < nt && a->role >= DLC__ARG_INPUT; j++)
+      if (strcmp(ts[j].name, a->what) == 0) t = j;
     switch (a->role) {
     case DLC__ARG_DIM: args[i].i = val[i]; break;
     case DLC__ARG_ATTR:
@@ -349,23 +355,63 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
       break;
     }
   }
-  if (!ok) goto out;
+  return ok;
+}
+
+/* The row of the dispatch table a call of config `cf` at dims `val` selects
+ * (its first launch), found with a dry run; -1 when it selects none. */
+static int dry_row(const dlc__entry *e, int ii, const inst_ctx *c, const config *cf, const int64_t *val) {
+  pb_binding b;
+  call k = {0};
+  int row = -1;
+  if (bind_dims(e, val, &b) && call_setup(e, &e->inst[ii], c, cf, val, &b, 1, "probe", &k)) {
+    nlaunched = 0, dry = true;
+    dlc_status st = e->call(e->inst[ii].dtype, k.args);
+    dry = false;
+    if (st == DLC_SUCCESS && nlaunched > 0) row = launched[0]->index;
+  }
+  call_free(&k);
+  return row;
+}
+
+/* One call of config `cf` at dims `val`.  The inputs depend only on the
+ * seed and the sizes, so the calls that force each width share one
+ * playback: `ref` keeps it (computed by the first). */
+static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const config *cf, const int64_t *val,
+                     const opts *o, int *hits, uint64_t seed, pb_result *ref) {
+  const dlc__entry_instance *in = &e->inst[ii];
+  const fe_graph *g = c->fe;
+  pb_binding b = {0};
+  char what[160];
+  if (cf->odd) snprintf(what, sizeof what, "%s odd sizes", in->tag);
+  else snprintf(what, sizeof what, "%s width %d", in->tag, cf->vec);
+  call k = {0};
+  pb_result own = {0}, *res = ref ? ref : &own;
+  const char **in_names = calloc((size_t)g->nin + 1, sizeof(char *));
+  pb_tensor *in_vals = calloc((size_t)g->nin + 1, sizeof(pb_tensor));
+  if (!bind_dims(e, val, &b)) {
+    FAIL("%s %s: cannot bind the dims", e->op, what);
+    goto out;
+  }
+  if (!in_names || !in_vals || !call_setup(e, in, c, cf, val, &b, seed, what, &k)) goto out;
+  tensor *ts = k.ts;
+  int nt = k.nt;
 
   nlaunched = 0;
   double t0 = now();
-  dlc_status st = e->call(in->dtype, args);
+  dlc_status st = e->call(in->dtype, k.args);
   double t_emu = now() - t0;
   /* the rows that ran (or failed), whichever the call's outcome */
   const char *ran = "";
   for (int l = 0; l < nlaunched && l < MAX_LAUNCHES; l++) {
-    const dlc__kernel *k = launched[l];
-    if (k->op != e->index || k->index < 0 || k->index >= e->nkernels || strcmp(k->name, e->kernels[k->index].name) != 0) {
-      FAIL("%s %s: ran %s (op %d, row %d), which the entry table does not list there", e->op, what, k->name, k->op,
-           k->index);
+    const dlc__kernel *r = launched[l];
+    if (r->op != e->index || r->index < 0 || r->index >= e->nkernels || strcmp(r->name, e->kernels[r->index].name) != 0) {
+      FAIL("%s %s: ran %s (op %d, row %d), which the entry table does not list there", e->op, what, r->name, r->op,
+           r->index);
       continue;
     }
-    hits[k->index]++;
-    ran = k->name;
+    hits[r->index]++;
+    ran = r->name;
   }
   if (st != DLC_SUCCESS) {
     FAIL("%s %s: %s: %s", e->op, what, dlc_status_string(st), dlc_last_error_detail());
@@ -408,19 +454,19 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
            x->out ? "outside the tensor (ld padding, offset or guard)" : x->name);
     free(inside);
     if (x->out) {
-      int k = -1;
+      int ro = -1;
       for (int r = 0; r < res->nout; r++)
-        if (strcmp(res->out_name[r], x->name) == 0) k = r;
-      if (k < 0 || res->out[k].n != x->n) {
+        if (strcmp(res->out_name[r], x->name) == 0) ro = r;
+      if (ro < 0 || res->out[ro].n != x->n) {
         FAIL("%s %s: playback gives no output %s of %lld elements", e->op, what, x->name, (long long)x->n);
       } else {
         if (o->corrupt && x->n > 0) {
           /* a wrong kernel: one element off by 2% of the output's range */
           double R = 0;
-          for (int64_t f = 0; f < x->n; f++) R = fmax(R, fabs(res->out[k].data[f]));
+          for (int64_t f = 0; f < x->n; f++) R = fmax(R, fabs(res->out[ro].data[f]));
           store(x, got, elem_at(x, x->n / 2), load(x, got, elem_at(x, x->n / 2)) + 0.02 * (R + 1));
         }
-        int64_t nb = compare(e, what, x, got, &res->out[k], &worst);
+        int64_t nb = compare(e, what, x, got, &res->out[ro], &worst);
         if (nb) FAIL("%s %s: %lld of %lld elements of %s out of tolerance", e->op, what, (long long)nb, (long long)x->n, x->name);
         bad += nb, elems += x->n;
       }
@@ -435,8 +481,8 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
          e->op, what, dims, ran, (long long)elems, worst, t_emu, t_pb, bad ? " FAILED" : "");
 out:
   pb_result_free(&own);
-  for (int t = 0; ts && t < nt; t++) tensor_free(&ts[t]);
-  free(ts), free(args), free(in_names), free(in_vals);
+  call_free(&k);
+  free(in_names), free(in_vals);
 }
 
 /* ---- an op: every instance, every width, then the coverage ----------------------------- */
@@ -465,15 +511,35 @@ static void run_op(const dlc__entry *e, const mf_op *op, const opts *o) {
     int wmax = 0;
     for (int k = 0; k < e->nkernels; k++)
       if (e->kernels[k].inst == i && e->kernels[k].vec > wmax) wmax = e->kernels[k].vec;
+    int64_t dims[64] = {0}, odd_dims[64] = {0};
+    if (e->nargs > 64 || !choose_dims(e, &e->inst[i], &c, false, dims) ||
+        !choose_dims(e, &e->inst[i], &c, true, odd_dims)) {
+      FAIL("%s %s: cannot bind the dims", e->op, e->inst[i].tag);
+      inst_free(&c);
+      continue;
+    }
+    /* A small dim becomes odd (8 -> 7) where the widest kernel is still
+     * selected (a dry run asks the dispatcher), so that the calls of every
+     * width meet tails in the groups they flatten too. */
+    config widest = {false, wmax, wmax};
+    int want = dry_row(e, i, &c, &widest, dims);
+    for (int a = 0; a < e->nargs; a++) {
+      bool fixed;
+      find_fixed(&e->inst[i], a, &fixed);
+      if (e->args[a].role != DLC__ARG_DIM || fixed || e->inst[i].extent[a] > 0 || dims[a] < 3) continue;
+      dims[a]--;
+      if (dry_row(e, i, &c, &widest, dims) != want) dims[a]++;
+    }
     pb_result ref = {0};
     for (int k = 0; k < e->nkernels; k++) {
       if (e->kernels[k].inst != i || k == o->skip_row) continue;
       config cf = {false, e->kernels[k].vec, wmax};
-      run_call(e, i, &c, &cf, o, hits, 0x9E3779B97F4A7C15ull ^ (uint64_t)(i * 131 + 7), &ref);
+      run_call(e, i, &c, &cf, dims, o, hits, 0x9E3779B97F4A7C15ull ^ (uint64_t)(i * 131 + 7), &ref);
     }
     pb_result_free(&ref);
     config odd = {true, 0, wmax};
-    if (o->skip_row < 0) run_call(e, i, &c, &odd, o, hits, 0xD1B54A32D192ED03ull ^ (uint64_t)(i * 17 + 3), NULL);
+    if (o->skip_row < 0)
+      run_call(e, i, &c, &odd, odd_dims, o, hits, 0xD1B54A32D192ED03ull ^ (uint64_t)(i * 17 + 3), NULL);
     inst_free(&c);
   }
   for (int k = 0; k < e->nkernels; k++) {
