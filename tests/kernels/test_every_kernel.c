@@ -16,10 +16,13 @@
  * For each instance, one call per chunk width on sizes of the entry table's
  * test extents (full tiles and tails) with leading dimensions padded by 8,
  * the width forced by offsetting the tensors that select it (aligned to w
- * elements, not 2w); then one call on odd sizes with odd padding, the other
- * tensors one element off their allocation's alignment.  Each call runs with
+ * elements, not 2w), the other free dims made odd wherever a dry run shows
+ * the dispatcher still selects the widest kernel; then one call on odd
+ * sizes with odd padding, the other tensors one element off their
+ * allocation's alignment.  Each call runs with
  * memcheck, the shared-memory race check and the uninitialized-shared check
- * on; the backend's launch hook records which rows of the dispatch table ran.
+ * on; the backend's launch hook (dlc__emu_launch_hook) records which rows of
+ * the dispatch table ran.
  * Each output must match playback within kt.h's tolerance, every byte of
  * every buffer outside the tensors (the ld padding, the guards) must keep its
  * canary, and the inputs must be unchanged.  At the end every row of every
