@@ -2,7 +2,7 @@
  * against the generator's own playback of its regions (issue 11 item 5,
  * issue 12 item 5; docs/testing.md "every kernel").
  *
- *   test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N]
+ *   test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only]
  *
  * What the library holds comes from dlcgen as data: the entry table
  * (src/dlc_entries.c, libkernels/dlc_entries.h) gives each entry point's
@@ -26,12 +26,17 @@
  * Each output must match playback within kt.h's tolerance, every byte of
  * every buffer outside the tensors (the ld padding, the guards) must keep its
  * canary, and the inputs must be unchanged.  At the end every row of every
- * dispatch table must have run, else the test fails naming the row.
+ * dispatch table must have run, else the test fails naming the row.  A row
+ * those calls do not reach (a shape bucket, a plan the dispatcher picks by
+ * size) is searched for with dry runs, which ask the dispatcher itself: each
+ * free dim over a ladder of sizes, then each pair; a row found is run like
+ * the others.
  *
  * --op runs one op; --corrupt changes one output element of every call
  * before the check, and --skip-row N leaves out the call that forces row N
  * of the dispatch table and the odd-size calls: both must make the test fail
- * (the negative tests in tests/kernels/CMakeLists.txt). */
+ * (the negative tests in tests/kernels/CMakeLists.txt).  --search-only makes
+ * no call on the test sizes, so that every row must be found by search. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,6 +59,7 @@
  * of their axis sizes); free dims without a test extent shrink first. */
 #define WORK_BUDGET 8000000LL
 #define GUARD 16 /* canary elements after each tensor */
+#define MAX_DRY_ELEMS ((int64_t)1 << 25) /* the largest tensor a dry run allocates */
 #define CANARY 0xA7
 
 static int failures;
@@ -127,9 +133,12 @@ static void store(const tensor *t, unsigned char *buf, int64_t e, double v) {
   memcpy(buf + e * 2, &h, 2);
 }
 
-static bool tensor_alloc(tensor *t, uint64_t *seed) {
+/* Allocates the tensor; `fill` gives it its canaries and (inputs) random
+ * values, uploaded; without, a dry run's tensor holds whatever it holds. */
+static bool tensor_alloc(tensor *t, uint64_t *seed, bool fill) {
   int64_t span = t->n == 0 ? 0 : t->rank == 2 ? (t->shape[0] - 1) * t->ld + t->shape[1] : t->n;
   t->total = t->off + span + GUARD;
+  if (!fill) return t->total <= MAX_DRY_ELEMS && dlcemu_mem_alloc(&t->dev, (size_t)(t->total * t->eb)) == 0;
   t->host = malloc((size_t)(t->total * t->eb));
   if (!t->host || dlcemu_mem_alloc(&t->dev, (size_t)(t->total * t->eb)) != 0) return false;
   memset(t->host, CANARY, (size_t)(t->total * t->eb));
@@ -185,7 +194,8 @@ static void inst_free(inst_ctx *c) {
 typedef struct opts {
   const char *only;
   bool corrupt;
-  int skip_row; /* -1: none */
+  int skip_row;     /* -1: none */
+  bool search_only; /* no calls on the test sizes: every row by search */
 } opts;
 
 typedef struct config {
@@ -299,10 +309,12 @@ static void call_free(call *k) {
   free(k->ts), free(k->args);
 }
 
-/* The tensors of config `cf` at dims `val` (bound in `b`), allocated and
- * filled, and the arguments that pass them. */
+/* The tensors of config `cf` at dims `val` (bound in `b`), allocated (and
+ * with `fill`, filled), and the arguments that pass them.  A dry run's
+ * setup reports nothing: its caller sees false. */
+#define SETUP_FAIL(...) (fill ? FAIL(__VA_ARGS__) : 0)
 static bool call_setup(const dlc__entry *e, const dlc__entry_instance *in, const inst_ctx *c, const config *cf,
-                       const int64_t *val, const pb_binding *b, uint64_t seed, const char *what, call *k) {
+                       const int64_t *val, const pb_binding *b, uint64_t seed, const char *what, bool fill, call *k) {
   const fe_graph *g = c->fe;
   int nt = k->nt = g->nin + g->nout;
   tensor *ts = k->ts = calloc((size_t)nt, sizeof(tensor));
@@ -320,7 +332,7 @@ static bool call_setup(const dlc__entry *e, const dlc__entry_instance *in, const
     x->eb = dtype_bytes(x->dt);
     char why[128];
     if (x->rank > FE_MAX_RANK || pb_shape_eval(b, x->rank, shape, x->shape, why, sizeof why) != PB_OK) {
-      FAIL("%s %s: the shape of %s: %s", e->op, what, x->name, why);
+      SETUP_FAIL("%s %s: the shape of %s: %s", e->op, what, x->name, why);
       ok = false;
       break;
     }
@@ -329,8 +341,8 @@ static bool call_setup(const dlc__entry *e, const dlc__entry_instance *in, const
     if (x->rank == 2) x->ld = x->shape[1] + (cf->odd ? 3 : 8);
     if (is_vec_tensor(in, x->name)) x->off = cf->odd || cf->vec == cf->wmax ? 0 : cf->vec;
     else x->off = cf->odd ? 1 : 0;
-    if (!tensor_alloc(x, &seed)) {
-      FAIL("%s %s: cannot allocate %s", e->op, what, x->name);
+    if (!tensor_alloc(x, &seed, fill)) {
+      SETUP_FAIL("%s %s: cannot allocate %s", e->op, what, x->name);
       ok = false;
     }
   }
@@ -345,15 +357,15 @@ static bool call_setup(const dlc__entry *e, const dlc__entry_instance *in, const
     case DLC__ARG_DIM: args[i].i = val[i]; break;
     case DLC__ARG_ATTR:
       args[i].i = find_fixed(in, i, &fixed);
-      if (!fixed) FAIL("%s %s: runtime attr %s is not fixed by the instance", e->op, what, a->name), ok = false;
+      if (!fixed) SETUP_FAIL("%s %s: runtime attr %s is not fixed by the instance", e->op, what, a->name), ok = false;
       break;
     case DLC__ARG_INPUT:
     case DLC__ARG_OUTPUT:
-      if (t < 0) FAIL("%s: argument %s names no signature tensor", e->op, a->name), ok = false;
+      if (t < 0) SETUP_FAIL("%s: argument %s names no signature tensor", e->op, a->name), ok = false;
       else args[i].p = (void *)(uintptr_t)(ts[t].dev + (dlcemu_deviceptr)(ts[t].off * ts[t].eb));
       break;
     case DLC__ARG_LD:
-      if (t < 0 || ts[t].rank != 2) FAIL("%s: argument %s is no rank-2 tensor's ld", e->op, a->name), ok = false;
+      if (t < 0 || ts[t].rank != 2) SETUP_FAIL("%s: argument %s is no rank-2 tensor's ld", e->op, a->name), ok = false;
       else args[i].i = ts[t].ld;
       break;
     }
@@ -361,20 +373,61 @@ static bool call_setup(const dlc__entry *e, const dlc__entry_instance *in, const
   return ok;
 }
 
-/* The row of the dispatch table a call of config `cf` at dims `val` selects
- * (its first launch), found with a dry run; -1 when it selects none. */
-static int dry_row(const dlc__entry *e, int ii, const inst_ctx *c, const config *cf, const int64_t *val) {
+/* A dry run of config `cf` at dims `val`: the rows of the dispatch table
+ * the call selects are launched[0 .. the return value); 0 when the call
+ * fails or selects none. */
+static int dry_call(const dlc__entry *e, int ii, const inst_ctx *c, const config *cf, const int64_t *val) {
   pb_binding b;
   call k = {0};
-  int row = -1;
-  if (bind_dims(e, val, &b) && call_setup(e, &e->inst[ii], c, cf, val, &b, 1, "probe", &k)) {
+  int n = 0;
+  if (bind_dims(e, val, &b) && call_setup(e, &e->inst[ii], c, cf, val, &b, 1, "probe", false, &k)) {
     nlaunched = 0, dry = true;
     dlc_status st = e->call(e->inst[ii].dtype, k.args);
     dry = false;
-    if (st == DLC_SUCCESS && nlaunched > 0) row = launched[0]->index;
+    if (st == DLC_SUCCESS) n = nlaunched < MAX_LAUNCHES ? nlaunched : MAX_LAUNCHES;
   }
   call_free(&k);
-  return row;
+  return n;
+}
+
+static int dry_row(const dlc__entry *e, int ii, const inst_ctx *c, const config *cf, const int64_t *val) {
+  return dry_call(e, ii, c, cf, val) > 0 ? launched[0]->index : -1;
+}
+
+static bool dry_selects(const dlc__entry *e, int ii, const inst_ctx *c, const config *cf, const int64_t *val, int row) {
+  int n = dry_call(e, ii, c, cf, val);
+  for (int l = 0; l < n; l++)
+    if (launched[l]->op == e->index && launched[l]->index == row) return true;
+  return false;
+}
+
+/* Sizes at which the dispatcher selects `row` (one the calls on the test
+ * sizes did not reach: a shape bucket, say), searched with dry runs from
+ * `base`: each free dim over a ladder of sizes, then each pair of them. */
+static bool search_row(const dlc__entry *e, int ii, const inst_ctx *c, const config *cf, const int64_t *base, int row,
+                       int64_t *out) {
+  static const int64_t ladder[] = {1, 3, 8, 17, 40, 136, 520, 2056, 4104};
+  enum { NL = sizeof ladder / sizeof *ladder };
+  int fr[64], nf = 0;
+  for (int a = 0; a < e->nargs; a++) {
+    bool fixed;
+    find_fixed(&e->inst[ii], a, &fixed);
+    if (e->args[a].role == DLC__ARG_DIM && !fixed) fr[nf++] = a;
+  }
+  for (int x = 0; x < nf; x++)
+    for (int u = 0; u < NL; u++) {
+      memcpy(out, base, sizeof(int64_t) * (size_t)e->nargs);
+      out[fr[x]] = ladder[u];
+      if (dry_selects(e, ii, c, cf, out, row)) return true;
+    }
+  for (int x = 0; x < nf; x++)
+    for (int y = x + 1; y < nf; y++)
+      for (int u = 0; u < NL * NL; u++) {
+        memcpy(out, base, sizeof(int64_t) * (size_t)e->nargs);
+        out[fr[x]] = ladder[u / NL], out[fr[y]] = ladder[u % NL];
+        if (dry_selects(e, ii, c, cf, out, row)) return true;
+      }
+  return false;
 }
 
 /* One call of config `cf` at dims `val`.  The inputs depend only on the
@@ -396,7 +449,7 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
     FAIL("%s %s: cannot bind the dims", e->op, what);
     goto out;
   }
-  if (!in_names || !in_vals || !call_setup(e, in, c, cf, val, &b, seed, what, &k)) goto out;
+  if (!in_names || !in_vals || !call_setup(e, in, c, cf, val, &b, seed, what, true, &k)) goto out;
   tensor *ts = k.ts;
   int nt = k.nt;
 
@@ -534,15 +587,32 @@ static void run_op(const dlc__entry *e, const mf_op *op, const opts *o) {
       if (dry_row(e, i, &c, &widest, dims) != want) dims[a]++;
     }
     pb_result ref = {0};
-    for (int k = 0; k < e->nkernels; k++) {
+    for (int k = 0; k < e->nkernels && !o->search_only; k++) {
       if (e->kernels[k].inst != i || k == o->skip_row) continue;
       config cf = {false, e->kernels[k].vec, wmax};
       run_call(e, i, &c, &cf, dims, o, hits, 0x9E3779B97F4A7C15ull ^ (uint64_t)(i * 131 + 7), &ref);
     }
     pb_result_free(&ref);
     config odd = {true, 0, wmax};
-    if (o->skip_row < 0)
+    if (o->skip_row < 0 && !o->search_only)
       run_call(e, i, &c, &odd, odd_dims, o, hits, 0xD1B54A32D192ED03ull ^ (uint64_t)(i * 17 + 3), NULL);
+    /* rows those calls did not reach: sizes that select them, from the
+     * dispatcher itself (dry runs) */
+    for (int k = 0; k < e->nkernels; k++) {
+      if (e->kernels[k].inst != i || hits[k] || k == o->skip_row) continue;
+      config cf = {false, e->kernels[k].vec, wmax};
+      int64_t found[64];
+      pb_binding fb;
+      if (!search_row(e, i, &c, &cf, dims, k, found) || !bind_dims(e, found, &fb)) continue; /* reported below */
+      int64_t w = region_work(c.rs, &fb);
+      if (w < 0 || w > 4 * WORK_BUDGET) {
+        FAIL("%s: kernel %s is selected only at sizes of %lld region points, over 4 x the test's budget", e->op,
+             e->kernels[k].name, (long long)w);
+        continue;
+      }
+      printf("  %s: found by dry runs\n", e->kernels[k].name);
+      run_call(e, i, &c, &cf, found, o, hits, 0x2545F4914F6CDD1Dull ^ (uint64_t)(k * 29 + 5), NULL);
+    }
     inst_free(&c);
   }
   for (int k = 0; k < e->nkernels; k++) {
@@ -560,20 +630,21 @@ out:
 }
 
 int main(int argc, char **argv) {
-  opts o = {NULL, false, -1};
+  opts o = {NULL, false, -1, false};
   const char *path = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) o.only = argv[++i];
     else if (strcmp(argv[i], "--corrupt") == 0) o.corrupt = true;
     else if (strcmp(argv[i], "--skip-row") == 0 && i + 1 < argc) o.skip_row = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--search-only") == 0) o.search_only = true;
     else if (!path && argv[i][0] != '-') path = argv[i];
     else {
-      fprintf(stderr, "usage: test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N]\n");
+      fprintf(stderr, "usage: test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only]\n");
       return 2;
     }
   }
   if (!path) {
-    fprintf(stderr, "usage: test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N]\n");
+    fprintf(stderr, "usage: test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only]\n");
     return 2;
   }
   const char *base = strrchr(path, '/');
