@@ -217,7 +217,8 @@ static bool is_vec_tensor(const dlc__entry_instance *in, const char *name) {
   return false;
 }
 
-/* Sum over the regions of the product of their axis sizes, or -1. */
+/* Sum over the regions of the product of their axis sizes (INT64_MAX past
+ * int64), or -1. */
 static int64_t region_work(const region_set *rs, const pb_binding *b) {
   int64_t w = 0;
   for (int r = 0; r < rs->n; r++) {
@@ -229,8 +230,9 @@ static int64_t region_work(const region_set *rs, const pb_binding *b) {
     for (int a = 0; a < na; a++) shape[a] = rg->it[a].size;
     char why[128];
     if (pb_shape_eval(b, na, shape, sz, why, sizeof why) != PB_OK) return -1;
-    for (int a = 0; a < na; a++) p *= sz[a];
-    w += p;
+    for (int a = 0; a < na; a++)
+      if (__builtin_mul_overflow(p, sz[a], &p)) return INT64_MAX;
+    if (__builtin_add_overflow(w, p, &w)) return INT64_MAX;
   }
   return w;
 }
