@@ -1602,7 +1602,7 @@ static const char *cstr(arena *A, const char *t) {
 
 /* The arguments instance `in` fixes: its runtime attr values and its
  * compile-time dims, as {arg, value}. */
-static int entry_fixed(arena *A, const emit_instance *in, const arg *a, int n, strbuf *s) {
+static int entry_fixed(const emit_instance *in, const arg *a, int n, strbuf *s) {
   int nf = 0;
   for (const cJSON *v = in->attr_values ? in->attr_values->child : NULL; v; v = v->next)
     for (int e = 0; e < 2; e++)
@@ -1615,7 +1615,6 @@ static int entry_fixed(arena *A, const emit_instance *in, const arg *a, int n, s
     for (int i = 0; i < n; i++)
       if (a[i].role == ARG_DIM && strcmp(a[i].what, v->string) == 0)
         sb_printf(s, "%s{%d, %lld}", nf++ ? ", " : "", i, (long long)v->valuedouble);
-  (void)A;
   return nf;
 }
 
@@ -1652,7 +1651,7 @@ static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
   for (int i = 0; i < eo->ninst; i++) {
     const emit_instance *in = &eo->inst[i];
     strbuf f = {0};
-    if (entry_fixed(A, in, a, n, &f))
+    if (entry_fixed(in, a, n, &f))
       sb_printf(s, "static const dlc__entry_fixed fixed_%s_%d[] = {%s};\n", on, i, sb_str(&f));
     sb_free(&f);
     sb_printf(s, "static const char *const vec_%s_%d[] = {", on, i);
@@ -1670,7 +1669,7 @@ static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
   for (int i = 0; i < eo->ninst; i++) {
     const emit_instance *in = &eo->inst[i];
     strbuf f = {0};
-    int nf = entry_fixed(A, in, a, n, &f);
+    int nf = entry_fixed(in, a, n, &f);
     sb_free(&f);
     const char *fx = nf ? arena_printf(A, "fixed_%s_%d", on, i) : "NULL";
     sb_printf(s, "    {\"%s\", %s, %d, %s, %d, vec_%s_%d, extent_%s_%d},\n", cstr(A, in->tag), dlc_dtype_enum(in->dt), nf,
