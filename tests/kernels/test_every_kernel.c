@@ -56,7 +56,8 @@
 #include "tiny.h"
 
 /* Region-domain points a call may cost (the sum over regions of the product
- * of their axis sizes); free dims without a test extent shrink first. */
+ * of their axis sizes); the free dims without a test extent shrink while a
+ * call is over it, which bounds the playback's time. */
 #define WORK_BUDGET 8000000LL
 #define GUARD 16 /* canary elements after each tensor */
 #define MAX_DRY_ELEMS ((int64_t)1 << 25) /* the largest tensor a dry run allocates */
