@@ -43,7 +43,8 @@ function(dlc_add_kernel_library name)
     list(APPEND archs ${arch})
   endforeach()
 
-  set(gen_files ${gen}/src/dlc_dispatch.c ${gen}/src/dlc_params.h ${gen}/src/dlc_ops.def ${gen}/include/dlc/dlc_ops.h)
+  set(gen_files ${gen}/src/dlc_dispatch.c ${gen}/src/dlc_params.h ${gen}/src/dlc_ops.def ${gen}/src/dlc_entries.c
+                ${gen}/include/dlc/dlc_ops.h)
   foreach(op ${ops})
     list(APPEND gen_files ${gen}/kernels/${op}.cu)
   endforeach()

@@ -1135,10 +1135,18 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
 
 /* ---- entry points -------------------------------------------------------------------- */
 
+/* What an argument is, for the entry table (libkernels/dlc_entries.h). */
+typedef enum { ARG_DIM, ARG_ATTR, ARG_INPUT, ARG_OUTPUT, ARG_LD } arg_role;
+static const char *const ARG_ROLE_C[] = {"DLC__ARG_DIM", "DLC__ARG_ATTR", "DLC__ARG_INPUT", "DLC__ARG_OUTPUT",
+                                         "DLC__ARG_LD"};
+
 typedef struct arg {
   const char *name;   /* C identifier */
   const char *type;   /* "int64_t", "const void *", "void *" */
   const char *doc;
+  arg_role role;
+  const char *what;   /* the dim symbol, attr or tensor the argument carries */
+  int elem;           /* ARG_ATTR: the element of the pair */
 } arg;
 
 /* A tensor's shape as its graph writes it ("B,H,S,D"; the instances have
@@ -1178,12 +1186,12 @@ static int entry_args(emit_ctx *c, const emit_op *eo, arg **out) {
         doc = arena_printf(A, "%s%s %lld", doc, j ? "," : "", (long long)vk->values[j]->valuedouble);
       doc = arena_printf(A, "%s (compiled in)", doc);
     }
-    a[n++] = (arg){lc(A, g->dims[i]), "int64_t", doc};
+    a[n++] = (arg){lc(A, g->dims[i]), "int64_t", doc, ARG_DIM, g->dims[i], 0};
   }
   for (int i = 0; i < g->nsig_attrs; i++)
     for (int e = 0; e < 2; e++)
       a[n++] = (arg){arena_printf(A, "%s%d", lc(A, g->sig_attrs[i]), e), "int64_t",
-                     arena_printf(A, "%s[%d]", g->sig_attrs[i], e)};
+                     arena_printf(A, "%s[%d]", g->sig_attrs[i], e), ARG_ATTR, g->sig_attrs[i], e};
   for (int io = 0; io < 2; io++) {
     int nt = io ? g->nout : g->nin;
     for (int i = 0; i < nt; i++) {
@@ -1191,10 +1199,12 @@ static int entry_args(emit_ctx *c, const emit_op *eo, arg **out) {
       const char *shape = written_shape(A, eo, t);
       a[n++] = (arg){lc(A, t->name), io ? "void *" : "const void *",
                      arena_printf(A, "%s %s %s, %s", io ? "output" : "input", t->name, shape,
-                                  t->rank == 2 ? "rows of ld elements" : "packed row-major")};
+                                  t->rank == 2 ? "rows of ld elements" : "packed row-major"),
+                     io ? ARG_OUTPUT : ARG_INPUT, t->name, 0};
       if (t->rank == 2)
         a[n++] = (arg){gpuir_ld_param(A, t->name), "int64_t",
-                       arena_printf(A, "leading dimension of %s, in elements (>= max(1, %s))", t->name, sx_str(A, t->shape[1]))};
+                       arena_printf(A, "leading dimension of %s, in elements (>= max(1, %s))", t->name, sx_str(A, t->shape[1])),
+                       ARG_LD, t->name, 0};
     }
   }
   *out = a;
@@ -1390,6 +1400,15 @@ static void dispatch_tensors(arena *A, strbuf *s, const fe_graph *g, const emit_
   sb_puts(s, "    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */\n");
 }
 
+/* The operands whose alignment picks the chunk width: A and B of the first
+ * region, and attention's V.  Returns how many; side < that gives each one. */
+static int width_sides(const gpu_kernel *k) { return k->attention ? 3 : 2; }
+static const region_memref *width_operand(const gpu_kernel *k, int side, const gpu_operand **o, const gpu_view **gv) {
+  *o = side == 2 ? &k->V : side ? &k->B : &k->A;
+  *gv = side == 2 ? &k->v2 : &k->v;
+  return &(*gv)->r->in[(*o)->input];
+}
+
 /* The chunk width: the widest whose alignment every operand meets.  Every
  * pointer is element-aligned by now, so width 1 always fits. */
 static void dispatch_width(arena *A, strbuf *s, const gpu_kernel *k, const char *on) {
@@ -1401,10 +1420,10 @@ static void dispatch_width(arena *A, strbuf *s, const gpu_kernel *k, const char 
       continue;
     }
     strbuf cond = {0};
-    for (int side = 0; side < (k->attention ? 3 : 2); side++) {
-      const gpu_operand *o = side == 2 ? &k->V : side ? &k->B : &k->A;
-      const gpu_view *gv = side == 2 ? &k->v2 : &k->v;
-      const region_memref *m = &gv->r->in[o->input];
+    for (int side = 0; side < width_sides(k); side++) {
+      const gpu_operand *o;
+      const gpu_view *gv;
+      const region_memref *m = width_operand(k, side, &o, &gv);
       int eb = dtype_bytes(m->dt);
       sb_printf(&cond, "%sdlc__aligned(dlc_p->%s, %d)", side ? " && " : "", lc(A, m->name), w * eb);
       for (int d = 0; d < m->rank - 1; d++) {
@@ -1601,5 +1620,131 @@ char *emit_dispatch_c(emit_ctx *c) {
               " * variant, alignment), the launch grid, and the launch through the backend. */\n");
   sb_puts(&s, "#include <stdint.h>\n\n#include \"dlc/dlc.h\"\n#include \"dlc_internal.h\"\n#include \"dlc_params.h\"\n\n");
   for (int o = 0; o < c->nops; o++) dispatch_op(c, &s, &c->ops[o]);
+  return sb_take(&s);
+}
+
+/* ---- the entry table (libkernels/dlc_entries.h) ---------------------------------------- */
+
+/* The text of a C string literal: quotes, backslashes, bytes outside
+ * printable ASCII and the question marks of a trigraph are escaped. */
+static const char *cstr(arena *A, const char *t) {
+  strbuf b = {0};
+  for (const unsigned char *p = (const unsigned char *)t; *p; p++) {
+    if (*p == '"' || *p == '\\') sb_printf(&b, "\\%c", *p);
+    else if (*p < 0x20 || *p >= 0x7f || *p == '?') sb_printf(&b, "\\%03o", *p);
+    else sb_printf(&b, "%c", *p);
+  }
+  return sb_take_arena(&b, A);
+}
+
+/* The arguments instance `in` fixes: its runtime attr values and its
+ * compile-time dims, as {arg, value}. */
+static int entry_fixed(const emit_instance *in, const arg *a, int n, strbuf *s) {
+  int nf = 0;
+  for (const cJSON *v = in->attr_values ? in->attr_values->child : NULL; v; v = v->next)
+    for (int e = 0; e < 2; e++)
+      for (int i = 0; i < n; i++)
+        if (a[i].role == ARG_ATTR && a[i].elem == e && strcmp(a[i].what, v->string) == 0) {
+          double val = cJSON_IsArray(v) ? cJSON_GetArrayItem(v, e)->valuedouble : v->valuedouble;
+          sb_printf(s, "%s{%d, %lld}", nf++ ? ", " : "", i, (long long)val);
+        }
+  for (const cJSON *v = in->dim_values ? in->dim_values->child : NULL; v; v = v->next)
+    for (int i = 0; i < n; i++)
+      if (a[i].role == ARG_DIM && strcmp(a[i].what, v->string) == 0)
+        sb_printf(s, "%s{%d, %lld}", nf++ ? ", " : "", i, (long long)v->valuedouble);
+  return nf;
+}
+
+/* Test sizes of the dims (0: none): a free dim that alone sizes the M or N
+ * group of the instance's kernel spans one tile of the plan and 8 more, one
+ * that alone sizes the K group two tiles and 8 more (the steady loop and
+ * the remainder), so that a test on them runs full tiles and tails. */
+static void entry_extents(const emit_instance *in, const arg *a, int n, strbuf *s) {
+  const gpu_kernel *k = in->k;
+  const gpu_view *v = &k->v;
+  const int *ax[3] = {v->m_axes, v->n_axes, v->k_axes}, nax[3] = {v->nm, v->nn, v->nk};
+  for (int i = 0; i < n; i++) {
+    int64_t ext = 0;
+    for (int g = 0; g < 3 && a[i].role == ARG_DIM; g++) {
+      const sx *sz = nax[g] == 1 ? v->r->it[ax[g][0]].size : NULL;
+      if (!sz || !h_plain(sz) || sz->nterms != 1 || strcmp(sz->terms[0].atom->name, a[i].what) != 0) continue;
+      int64_t e = (int64_t)k->plan.tile[g] * (g == 2 ? 2 : 1) + 8;
+      if (e > ext) ext = e;
+    }
+    sb_printf(s, "%s%lld", i ? ", " : "", (long long)ext);
+  }
+}
+
+static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
+  arena *A = c->A;
+  const char *on = eo->op->name;
+  arg *a;
+  int n = entry_args(c, eo, &a);
+  sb_printf(s, "/* %s (manifest ops[%d]) */\n", on, eo->index);
+  sb_printf(s, "static const dlc__entry_arg args_%s[] = {\n", on);
+  for (int i = 0; i < n; i++)
+    sb_printf(s, "    {\"%s\", %s, \"%s\", %d},\n", a[i].name, ARG_ROLE_C[a[i].role], cstr(A, a[i].what), a[i].elem);
+  sb_puts(s, "};\n");
+  for (int i = 0; i < eo->ninst; i++) {
+    const emit_instance *in = &eo->inst[i];
+    strbuf f = {0};
+    if (entry_fixed(in, a, n, &f))
+      sb_printf(s, "static const dlc__entry_fixed fixed_%s_%d[] = {%s};\n", on, i, sb_str(&f));
+    sb_free(&f);
+    sb_printf(s, "static const char *const vec_%s_%d[] = {", on, i);
+    for (int side = 0; side < width_sides(in->k); side++) {
+      const gpu_operand *o;
+      const gpu_view *gv;
+      sb_printf(s, "%s\"%s\"", side ? ", " : "", cstr(A, width_operand(in->k, side, &o, &gv)->name));
+    }
+    sb_puts(s, "};\n");
+    sb_printf(s, "static const int64_t extent_%s_%d[] = {", on, i);
+    entry_extents(in, a, n, s);
+    sb_puts(s, "};\n");
+  }
+  sb_printf(s, "static const dlc__entry_instance inst_%s[] = {\n", on);
+  for (int i = 0; i < eo->ninst; i++) {
+    const emit_instance *in = &eo->inst[i];
+    strbuf f = {0};
+    int nf = entry_fixed(in, a, n, &f);
+    sb_free(&f);
+    const char *fx = nf ? arena_printf(A, "fixed_%s_%d", on, i) : "NULL";
+    sb_printf(s, "    {\"%s\", %s, %d, %s, %d, vec_%s_%d, extent_%s_%d},\n", cstr(A, in->tag), dlc_dtype_enum(in->dt), nf,
+              fx, width_sides(in->k), on, i, on, i);
+  }
+  sb_puts(s, "};\n");
+  /* the rows of dlc__k_<op>, in the order dispatch_op writes them */
+  sb_printf(s, "static const dlc__entry_kernel kernels_%s[] = {\n", on);
+  for (int i = 0; i < eo->ninst; i++)
+    for (int v = 0; v < eo->inst[i].k->nvec; v++)
+      sb_printf(s, "    {\"%s\", %d, %d},\n", kernel_name(A, eo, &eo->inst[i], eo->inst[i].k->vecs[v]), i,
+                eo->inst[i].k->vecs[v]);
+  sb_puts(s, "};\n");
+  sb_printf(s, "static dlc_status call_%s(dlc_dtype dtype, const dlc__arg_value *a) {\n  return dlc_%s(dtype", on, on);
+  for (int i = 0; i < n; i++)
+    sb_printf(s, ",%sa[%d].%c", i % 8 == 0 ? "\n      " : " ", i, a[i].role == ARG_INPUT || a[i].role == ARG_OUTPUT ? 'p' : 'i');
+  sb_puts(s, ", NULL);\n}\n\n");
+}
+
+char *emit_entries_c(emit_ctx *c) {
+  strbuf s = {0};
+  sb_printf(&s, "/* Generated by dlcgen %s from %s.  Do not edit.\n", DLC_VERSION, cmt(c->A, c->manifest_path));
+  sb_puts(&s, " * The entry table: every entry point and every kernel of this library as data, for\n"
+              " * tests that run them all (libkernels/dlc_entries.h; not part of the library). */\n");
+  sb_puts(&s, "#include <stddef.h>\n\n#include \"dlc/dlc.h\"\n#include \"dlc_entries.h\"\n\n");
+  for (int o = 0; o < c->nops; o++) entry_op(c, &s, &c->ops[o]);
+  sb_printf(&s, "const char dlc__entries_manifest[] = \"%s\";\n", cstr(c->A, c->manifest_path));
+  sb_printf(&s, "const int dlc__nentries = %d;\n", c->nops);
+  sb_puts(&s, "const dlc__entry dlc__entries[] = {\n");
+  for (int o = 0; o < c->nops; o++) {
+    const emit_op *eo = &c->ops[o];
+    const char *on = eo->op->name;
+    arg *a;
+    int n = entry_args(c, eo, &a), nk = 0;
+    for (int i = 0; i < eo->ninst; i++) nk += eo->inst[i].k->nvec;
+    sb_printf(&s, "    {\"%s\", %d, %d, args_%s, call_%s, %d, inst_%s, %d, kernels_%s},\n", on, eo->index, n, on, on,
+              eo->ninst, on, nk, on);
+  }
+  sb_puts(&s, "};\n");
   return sb_take(&s);
 }

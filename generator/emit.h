@@ -8,7 +8,11 @@
  *   include/dlc/dlc_ops.h     the public entry points dlc_<op>(...);
  *   src/dlc_params.h          the parameter block of each op's kernels;
  *   src/dlc_dispatch.c        argument checks, kernel selection, launch;
- *   src/dlc_ops.def           the op list for the runtime backends.
+ *   src/dlc_ops.def           the op list for the runtime backends;
+ *   src/dlc_entries.c         the entry table: every entry point's arguments
+ *                             and roles, instances and kernels, as data for
+ *                             the tests that run every kernel
+ *                             (libkernels/dlc_entries.h).
  * Every index, predicate and epilogue expression in the .cu comes from the
  * IR (AxisMaps, domains, the region's lets); templates/ holds only the
  * skeleton. */
@@ -52,6 +56,7 @@ char *emit_ops_h(emit_ctx *c);
 char *emit_params_h(emit_ctx *c);
 char *emit_dispatch_c(emit_ctx *c);
 char *emit_ops_def(emit_ctx *c);
+char *emit_entries_c(emit_ctx *c);
 /* sx as a C expression: PARAM X -> p.x, VAR a -> i_a. */
 char *emit_sx_c(arena *A, const sx *x);
 

@@ -611,6 +611,7 @@ static int manifest_main(const pipeline_opts *o) {
     out_add(&out, xprintf("%s/include/dlc/dlc_ops.h%s%s", o->out_dir, "", ""), emit_ops_h(&ec));
     out_add(&out, xprintf("%s/src/dlc_params.h%s%s", o->out_dir, "", ""), emit_params_h(&ec));
     out_add(&out, xprintf("%s/src/dlc_dispatch.c%s%s", o->out_dir, "", ""), emit_dispatch_c(&ec));
+    out_add(&out, xprintf("%s/src/dlc_entries.c%s%s", o->out_dir, "", ""), emit_entries_c(&ec));
     out_add(&out, xprintf("%s/src/dlc_ops.def%s%s", o->out_dir, "", ""), emit_ops_def(&ec));
     ok = !diag_has_errors(&dl);
   }

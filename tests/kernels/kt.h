@@ -77,11 +77,14 @@ static inline uint16_t kt_f32_to_bf16(float f) {
 
 static inline float kt_to_f32(dlc_dtype t, uint16_t h) { return t == DLC_F16 ? kt_f16_to_f32(h) : kt_bf16_to_f32(h); }
 static inline uint16_t kt_from_f32(dlc_dtype t, float f) { return t == DLC_F16 ? kt_f32_to_f16(f) : kt_f32_to_bf16(f); }
-static inline double kt_round(dlc_dtype t, double v) { return kt_to_f32(t, kt_from_f32(t, (float)v)); }
+/* round_T: fp16 and bf16 through their bits, fp32 as a float */
+static inline double kt_round(dlc_dtype t, double v) {
+  return t == DLC_F32 ? (double)(float)v : kt_to_f32(t, kt_from_f32(t, (float)v));
+}
 
 /* The spacing of T at |v| (its unit in the last place). */
 static inline double kt_ulp(dlc_dtype t, double v) {
-  int mant = t == DLC_F16 ? 10 : 7, emin = t == DLC_F16 ? -14 : -126;
+  int mant = t == DLC_F16 ? 10 : t == DLC_BF16 ? 7 : 23, emin = t == DLC_F16 ? -14 : -126;
   int e;
   frexp(fabs(v), &e);
   e -= 1;

@@ -1,0 +1,90 @@
+/* The entry table: dlcgen's description of a library's entry points and
+ * kernels as data (src/dlc_entries.c, written by emit_entries_c beside the
+ * dispatch), for the tests that run every kernel of any manifest
+ * (tests/kernels/test_every_kernel.c, docs/testing.md).  It is not part of
+ * the library: a test compiles it with the library's generated headers.
+ *
+ * For every op: the entry point's arguments in order, each with its role
+ * (a signature dim, one element of a runtime attr, a tensor, a leading
+ * dimension), a thunk that calls dlc_<op> with an array of argument values,
+ * the instances (dtype x variant) with the arguments each one fixes, and the
+ * kernels of the dispatch table dlc__k_<op>, in its order, each with its
+ * instance and chunk width and the tensors whose alignment selects that
+ * width.  Tensor shapes are the graph's (the test reads them, and the
+ * reference, from the generator's own stages). */
+#ifndef DLC_ENTRIES_H
+#define DLC_ENTRIES_H
+
+#include <stdint.h>
+
+#include "dlc/dlc.h"
+
+typedef enum dlc__arg_role {
+  DLC__ARG_DIM,    /* a signature dim (`what`: its symbol, "M") */
+  DLC__ARG_ATTR,   /* element `elem` of a runtime attr pair (`what`: "stride") */
+  DLC__ARG_INPUT,  /* the pointer of an input tensor (`what`: the tensor, "A") */
+  DLC__ARG_OUTPUT, /* the pointer of an output tensor */
+  DLC__ARG_LD,     /* the leading dimension of a rank-2 tensor (`what`: the tensor) */
+} dlc__arg_role;
+
+typedef struct dlc__entry_arg {
+  const char *name; /* the C parameter of dlc_<op> */
+  dlc__arg_role role;
+  const char *what;
+  int elem;
+} dlc__entry_arg;
+
+/* One argument value: `i` for dims, attrs and leading dims, `p` for tensors. */
+typedef union dlc__arg_value {
+  int64_t i;
+  void *p;
+} dlc__arg_value;
+
+/* An argument an instance fixes: a runtime attr element or a compile-time dim. */
+typedef struct dlc__entry_fixed {
+  int arg; /* index into the op's args */
+  int64_t value;
+} dlc__entry_fixed;
+
+typedef struct dlc__entry_instance {
+  const char *tag; /* the manifest instance, "fp16.stride2x2.pad1x1" */
+  dlc_dtype dtype;
+  int nfixed;
+  const dlc__entry_fixed *fixed;
+  /* the tensors whose pointer alignment (and strides) pick the chunk width:
+   * width w needs each aligned to w elements */
+  int nvec_tensors;
+  const char *const *vec_tensors;
+  /* per argument, a test size for a dim (0: none): a dim that alone sizes
+   * the M or N group of the instance's kernel gets its plan's tile + 8, the
+   * K group two tiles + 8, so that a test of that size runs full tiles,
+   * more than one CTA or k-step, and a tail */
+  const int64_t *extent;
+} dlc__entry_instance;
+
+/* A row of the dispatch table dlc__k_<op>, by index. */
+typedef struct dlc__entry_kernel {
+  const char *name; /* the kernel, as dlc__kernel.name */
+  int inst;         /* index into the op's instances */
+  int vec;          /* chunk width, elements */
+} dlc__entry_kernel;
+
+typedef struct dlc__entry {
+  const char *op; /* dlc_<op> */
+  int index;      /* manifest ops[index], the dispatch table's dlc__kernel.op */
+  int nargs;
+  const dlc__entry_arg *args;
+  /* dlc_<op>(dtype, args[0], ..., args[nargs-1], NULL) */
+  dlc_status (*call)(dlc_dtype dtype, const dlc__arg_value *args);
+  int ninst;
+  const dlc__entry_instance *inst;
+  int nkernels;
+  const dlc__entry_kernel *kernels;
+} dlc__entry;
+
+/* The manifest the table was generated from (its file name), and the ops. */
+extern const char dlc__entries_manifest[];
+extern const int dlc__nentries;
+extern const dlc__entry dlc__entries[];
+
+#endif

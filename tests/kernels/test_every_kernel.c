@@ -1,0 +1,690 @@
+/* Every kernel of a library, built from any manifest, in the PTX emulator
+ * against the generator's own playback of its regions (issue 11 item 5,
+ * issue 12 item 5; docs/testing.md "every kernel").
+ *
+ *   test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only]
+ *
+ * What the library holds comes from dlcgen as data: the entry table
+ * (src/dlc_entries.c, libkernels/dlc_entries.h) gives each entry point's
+ * arguments and their roles, its instances (dtype, runtime attrs and
+ * compile-time dims) and the rows of its dispatch table with their chunk
+ * widths.  The reference comes from the generator's stages, run here on the
+ * same manifest: every instance goes through the front half to Region SSA,
+ * its tensors' shapes are evaluated from the Frontend, and pb_eval_regions()
+ * computes the outputs in FP64 (rounded where the regions round).
+ *
+ * For each instance, one call per chunk width on sizes of the entry table's
+ * test extents (full tiles and tails) with leading dimensions padded by 8,
+ * the width forced by offsetting the tensors that select it (aligned to w
+ * elements, not 2w), the other free dims made odd wherever a dry run shows
+ * the dispatcher still selects the widest kernel; then one call on odd
+ * sizes with odd padding, the other tensors one element off their
+ * allocation's alignment.  Each call runs with
+ * memcheck, the shared-memory race check and the uninitialized-shared check
+ * on; the backend's launch hook (dlc__emu_launch_hook) records which rows of
+ * the dispatch table ran.
+ * Each output must match playback within kt.h's tolerance, every byte of
+ * every buffer outside the tensors (the ld padding, the guards) must keep its
+ * canary, and the inputs must be unchanged.  At the end every row of every
+ * dispatch table must have run, else the test fails naming the row.  A row
+ * those calls do not reach (a shape bucket, a plan the dispatcher picks by
+ * size) is searched for with dry runs, which ask the dispatcher itself: each
+ * free dim over a ladder of sizes, then each pair; a row found is run like
+ * the others.
+ *
+ * --op runs one op; --corrupt changes one output element of every call
+ * before the check, and --skip-row N leaves out the call that forces row N
+ * of the dispatch table and the odd-size calls: both must make the test fail
+ * (the negative tests in tests/kernels/CMakeLists.txt).  --search-only makes
+ * no call on the test sizes, so that every row must be found by search. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dlc_entries.h"
+#include "dlc_internal.h"
+#include "frontend.h"
+#include "indexbook.h"
+#include "kt.h"
+#include "manifest.h"
+#include "playback.h"
+#include "polyview.h"
+#include "region.h"
+#include "tiny.h"
+
+/* Region-domain points a call may cost (the sum over regions of the product
+ * of their axis sizes); the free dims without a test extent shrink while a
+ * call is over it, which bounds the playback's time. */
+#define WORK_BUDGET 8000000LL
+#define GUARD 16 /* canary elements after each tensor */
+#define MAX_DRY_ELEMS ((int64_t)1 << 25) /* the largest tensor a dry run allocates */
+#define CANARY 0xA7
+
+static int failures;
+
+static double now(void) {
+  struct timespec t;
+  timespec_get(&t, TIME_UTC);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+#define FAIL(...) (fprintf(stderr, "FAIL: " __VA_ARGS__), fputc('\n', stderr), failures++)
+
+/* ---- the launch hook ----------------------------------------------------------- */
+
+enum { MAX_LAUNCHES = 16 };
+static const dlc__kernel *launched[MAX_LAUNCHES];
+static int nlaunched;
+static bool dry; /* record the rows, launch nothing */
+
+static int on_launch(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned gz) {
+  (void)gx, (void)gy, (void)gz;
+  if (nlaunched < MAX_LAUNCHES) launched[nlaunched] = k;
+  nlaunched++;
+  return dry;
+}
+
+/* ---- one tensor in the emulator --------------------------------------------------- */
+
+static dlc_dtype dlc_of(dtype t) { return t == DT_FP16 ? DLC_F16 : t == DT_BF16 ? DLC_BF16 : DLC_F32; }
+
+typedef struct tensor {
+  const char *name;
+  bool out;
+  dtype dt;
+  int eb;        /* bytes per element */
+  int rank;
+  int64_t shape[FE_MAX_RANK];
+  int64_t n;     /* elements */
+  int64_t ld;    /* rank 2: the leading dimension; else 0 */
+  int64_t off;   /* elements between the allocation and the tensor */
+  int64_t total; /* elements allocated: off + span + GUARD */
+  dlcemu_deviceptr dev;
+  unsigned char *host; /* what was uploaded (the expected bytes outside the tensor) */
+  pb_tensor ref;       /* inputs: the values, for playback */
+} tensor;
+
+/* Element f (row-major over the shape) of the tensor, in elements from the allocation. */
+static int64_t elem_at(const tensor *t, int64_t f) {
+  if (t->rank == 2) return t->off + (f / t->shape[1]) * t->ld + f % t->shape[1];
+  return t->off + f;
+}
+
+static double load(const tensor *t, const unsigned char *buf, int64_t e) {
+  if (t->eb == 4) {
+    float v;
+    memcpy(&v, buf + e * 4, 4);
+    return v;
+  }
+  uint16_t h;
+  memcpy(&h, buf + e * 2, 2);
+  return kt_to_f32(dlc_of(t->dt), h);
+}
+
+static void store(const tensor *t, unsigned char *buf, int64_t e, double v) {
+  if (t->eb == 4) {
+    float f = (float)v;
+    memcpy(buf + e * 4, &f, 4);
+    return;
+  }
+  uint16_t h = kt_from_f32(dlc_of(t->dt), (float)v);
+  memcpy(buf + e * 2, &h, 2);
+}
+
+/* Allocates the tensor; `fill` gives it its canaries and (inputs) random
+ * values, uploaded; without, a dry run's tensor holds whatever it holds. */
+static bool tensor_alloc(tensor *t, uint64_t *seed, bool fill) {
+  int64_t span = t->n == 0 ? 0 : t->rank == 2 ? (t->shape[0] - 1) * t->ld + t->shape[1] : t->n;
+  t->total = t->off + span + GUARD;
+  if (!fill) return t->total <= MAX_DRY_ELEMS && dlcemu_mem_alloc(&t->dev, (size_t)(t->total * t->eb)) == 0;
+  t->host = malloc((size_t)(t->total * t->eb));
+  if (!t->host || dlcemu_mem_alloc(&t->dev, (size_t)(t->total * t->eb)) != 0) return false;
+  memset(t->host, CANARY, (size_t)(t->total * t->eb));
+  if (!t->out) {
+    if (pb_tensor_alloc(&t->ref, t->rank, t->shape) != PB_OK) return false;
+    for (int64_t f = 0; f < t->n; f++) {
+      double v = dtype_round(t->dt, kt_uniform(seed));
+      store(t, t->host, elem_at(t, f), v);
+      t->ref.data[f] = load(t, t->host, elem_at(t, f));
+    }
+  }
+  return dlcemu_memcpy_htod(t->dev, t->host, (size_t)(t->total * t->eb)) == 0;
+}
+
+static void tensor_free(tensor *t) {
+  if (t->dev) dlcemu_mem_free(t->dev);
+  free(t->host);
+  pb_tensor_free(&t->ref);
+}
+
+/* ---- one instance: its graph through the front half ------------------------------- */
+
+typedef struct inst_ctx {
+  arena A;
+  diag_list dl;
+  fe_graph *fe;
+  region_set *rs;
+} inst_ctx;
+
+static bool inst_build(inst_ctx *c, const mf_op *op, const mf_instance *mi) {
+  arena_init(&c->A);
+  diag_init(&c->dl);
+  fe_instance fi = {mi->dt, mi->attr_values, mi->dim_values};
+  c->fe = fe_read_json(&c->A, op->graph, op->graph_where, &fi, &c->dl);
+  tiny_dag *d = c->fe ? tiny_lower(&c->A, c->fe, &c->dl) : NULL;
+  indexbook *ib = d ? ib_build(&c->A, d, &c->dl) : NULL;
+  poly_view *pv = ib ? pv_build(&c->A, ib, &c->dl) : NULL;
+  c->rs = pv ? region_build(&c->A, pv, &c->dl) : NULL;
+  if (!c->rs || diag_has_errors(&c->dl)) {
+    diag_print_text(&c->dl, "test_every_kernel");
+    return false;
+  }
+  return true;
+}
+
+static void inst_free(inst_ctx *c) {
+  diag_free(&c->dl);
+  arena_free(&c->A);
+}
+
+/* ---- one call ------------------------------------------------------------------- */
+
+typedef struct opts {
+  const char *only;
+  bool corrupt;
+  int skip_row;     /* -1: none */
+  bool search_only; /* no calls on the test sizes: every row by search */
+} opts;
+
+typedef struct config {
+  bool odd;     /* odd sizes and padding, natural alignment; else test extents, padding 8 */
+  int vec;      /* the width forced (aligned configs) */
+  int wmax;     /* the instance's widest chunk */
+} config;
+
+static int64_t find_fixed(const dlc__entry_instance *in, int arg, bool *found) {
+  for (int i = 0; i < in->nfixed; i++)
+    if (in->fixed[i].arg == arg) return *found = true, in->fixed[i].value;
+  *found = false;
+  return 0;
+}
+
+static bool is_vec_tensor(const dlc__entry_instance *in, const char *name) {
+  for (int i = 0; i < in->nvec_tensors; i++)
+    if (strcmp(in->vec_tensors[i], name) == 0) return true;
+  return false;
+}
+
+/* Sum over the regions of the product of their axis sizes (INT64_MAX past
+ * int64), or -1. */
+static int64_t region_work(const region_set *rs, const pb_binding *b) {
+  int64_t w = 0;
+  for (int r = 0; r < rs->n; r++) {
+    const region *rg = &rs->r[r];
+    int na = rg->niters + rg->nred;
+    int64_t p = 1, sz[64];
+    const sx *shape[64];
+    if (na > 64) return -1;
+    for (int a = 0; a < na; a++) shape[a] = rg->it[a].size;
+    char why[128];
+    if (pb_shape_eval(b, na, shape, sz, why, sizeof why) != PB_OK) return -1;
+    for (int a = 0; a < na; a++)
+      if (__builtin_mul_overflow(p, sz[a], &p)) return INT64_MAX;
+    if (__builtin_add_overflow(w, p, &w)) return INT64_MAX;
+  }
+  return w;
+}
+
+static bool bind_dims(const dlc__entry *e, const int64_t *val, pb_binding *b) {
+  b->n = 0;
+  for (int i = 0; i < e->nargs; i++)
+    if (e->args[i].role == DLC__ARG_DIM && !pb_bind(b, e->args[i].what, val[i])) return false;
+  return true;
+}
+
+/* The dims of the calls: fixed by the instance, else the test extent (odd:
+ * 5 less), else small; the small ones shrink while the work is over budget. */
+static bool choose_dims(const dlc__entry *e, const dlc__entry_instance *in, const inst_ctx *c, bool odd,
+                        int64_t *val) {
+  pb_binding pb, *b = &pb;
+  static const int64_t small_aligned[] = {8, 2, 1}, small_odd[][3] = {{5, 3, 1}, {7, 3, 1}, {3, 1, 1}};
+  int step[64] = {0}, nsmall = 0;
+  for (int i = 0; i < e->nargs && i < 64; i++) {
+    if (e->args[i].role != DLC__ARG_DIM) continue;
+    bool fixed;
+    val[i] = find_fixed(in, i, &fixed);
+    if (fixed) continue;
+    if (in->extent[i] > 0) val[i] = in->extent[i] - (odd ? 5 : 0);
+    else val[i] = odd ? small_odd[nsmall++ % 3][0] : small_aligned[0], step[i] = 1;
+  }
+  for (;;) {
+    if (!bind_dims(e, val, b)) return false;
+    int64_t w = region_work(c->rs, b);
+    if (w < 0) return false;
+    if (w <= WORK_BUDGET) return true;
+    /* shrink the first small dim that can */
+    int k = 0, shrunk = -1;
+    for (int i = 0; i < e->nargs && shrunk < 0; i++) {
+      if (!step[i]) continue;
+      if (step[i] < 3) {
+        val[i] = odd ? small_odd[k % 3][step[i]] : small_aligned[step[i]];
+        step[i]++;
+        shrunk = i;
+      }
+      k++;
+    }
+    if (shrunk < 0) {
+      printf("  note: %lld region points, over the budget of %lld\n", (long long)w, WORK_BUDGET);
+      return true;
+    }
+  }
+}
+
+/* |y - round_T(r)| <= max(ulp_T(round_T(r)), 1e-3 (|r| + R)), kt.h; returns mismatches. */
+static int64_t compare(const dlc__entry *e, const char *what, const tensor *t, const unsigned char *got,
+                       const pb_tensor *ref, double *worst) {
+  dlc_dtype T = dlc_of(t->dt);
+  double R = 0;
+  for (int64_t f = 0; f < ref->n; f++) R = fmax(R, fabs(ref->data[f]));
+  int64_t bad = 0;
+  for (int64_t f = 0; f < t->n; f++) {
+    double r = ref->data[f], rr = kt_round(T, r), y = load(t, got, elem_at(t, f));
+    double err = fabs(y - rr), tol = fmax(kt_ulp(T, rr), 1e-3 * (fabs(r) + R));
+    if (!(err <= tol) && bad++ < 5)
+      fprintf(stderr, "  %s %s: %s[%lld] = %.6g, playback %.6g\n", e->op, what, t->name, (long long)f, y, rr);
+    if (err / tol > *worst) *worst = err / tol;
+  }
+  return bad;
+}
+
+/* A call's tensors (signature inputs, then outputs) and arguments. */
+typedef struct call {
+  int nt;
+  tensor *ts;
+  dlc__arg_value *args;
+} call;
+
+static void call_free(call *k) {
+  for (int t = 0; k->ts && t < k->nt; t++) tensor_free(&k->ts[t]);
+  free(k->ts), free(k->args);
+}
+
+/* The tensors of config `cf` at dims `val` (bound in `b`), allocated (and
+ * with `fill`, filled), and the arguments that pass them.  A dry run's
+ * setup reports nothing: its caller sees false. */
+#define SETUP_FAIL(...) (fill ? FAIL(__VA_ARGS__) : 0)
+static bool call_setup(const dlc__entry *e, const dlc__entry_instance *in, const inst_ctx *c, const config *cf,
+                       const int64_t *val, const pb_binding *b, uint64_t seed, const char *what, bool fill, call *k) {
+  const fe_graph *g = c->fe;
+  int nt = k->nt = g->nin + g->nout;
+  tensor *ts = k->ts = calloc((size_t)nt, sizeof(tensor));
+  dlc__arg_value *args = k->args = calloc((size_t)e->nargs + 1, sizeof(dlc__arg_value));
+  bool ok = ts && args;
+  /* the tensors: shapes from the Frontend, padding and offsets from the config */
+  for (int t = 0; ok && t < nt; t++) {
+    tensor *x = &ts[t];
+    int ti = t < g->nin ? g->inputs[t] : g->outputs[t - g->nin];
+    const sx *const *shape;
+    fe_tensor_value(g, ti, &x->dt, &x->rank, &shape);
+    x->dt = g->tensors[ti].dt; /* as declared: an output is stored as declared */
+    x->name = g->tensors[ti].name;
+    x->out = t >= g->nin;
+    x->eb = dtype_bytes(x->dt);
+    char why[128];
+    if (x->rank > FE_MAX_RANK || pb_shape_eval(b, x->rank, shape, x->shape, why, sizeof why) != PB_OK) {
+      SETUP_FAIL("%s %s: the shape of %s: %s", e->op, what, x->name, why);
+      ok = false;
+      break;
+    }
+    x->n = 1;
+    for (int d = 0; d < x->rank; d++) x->n *= x->shape[d];
+    if (x->rank == 2) x->ld = x->shape[1] + (cf->odd ? 3 : 8);
+    if (is_vec_tensor(in, x->name)) x->off = cf->odd || cf->vec == cf->wmax ? 0 : cf->vec;
+    else x->off = cf->odd ? 1 : 0;
+    if (!tensor_alloc(x, &seed, fill)) {
+      SETUP_FAIL("%s %s: cannot allocate %s", e->op, what, x->name);
+      ok = false;
+    }
+  }
+  /* the arguments, in the entry table's order */
+  for (int i = 0; ok && i < e->nargs; i++) {
+    const dlc__entry_arg *a = &e->args[i];
+    bool fixed;
+    int t = -1;
+    for (int j = 0; j < nt && a->role >= DLC__ARG_INPUT; j++)
+      if (strcmp(ts[j].name, a->what) == 0) t = j;
+    switch (a->role) {
+    case DLC__ARG_DIM: args[i].i = val[i]; break;
+    case DLC__ARG_ATTR:
+      args[i].i = find_fixed(in, i, &fixed);
+      if (!fixed) SETUP_FAIL("%s %s: runtime attr %s is not fixed by the instance", e->op, what, a->name), ok = false;
+      break;
+    case DLC__ARG_INPUT:
+    case DLC__ARG_OUTPUT:
+      if (t < 0) SETUP_FAIL("%s: argument %s names no signature tensor", e->op, a->name), ok = false;
+      else args[i].p = (void *)(uintptr_t)(ts[t].dev + (dlcemu_deviceptr)(ts[t].off * ts[t].eb));
+      break;
+    case DLC__ARG_LD:
+      if (t < 0 || ts[t].rank != 2) SETUP_FAIL("%s: argument %s is no rank-2 tensor's ld", e->op, a->name), ok = false;
+      else args[i].i = ts[t].ld;
+      break;
+    }
+  }
+  return ok;
+}
+
+/* A dry run of config `cf` at dims `val`: the rows of the dispatch table
+ * the call selects are launched[0 .. the return value); 0 when the call
+ * fails or selects none. */
+static int dry_call(const dlc__entry *e, int ii, const inst_ctx *c, const config *cf, const int64_t *val) {
+  pb_binding b;
+  call k = {0};
+  int n = 0;
+  if (bind_dims(e, val, &b) && call_setup(e, &e->inst[ii], c, cf, val, &b, 1, "probe", false, &k)) {
+    nlaunched = 0, dry = true;
+    dlc_status st = e->call(e->inst[ii].dtype, k.args);
+    dry = false;
+    if (st == DLC_SUCCESS) n = nlaunched < MAX_LAUNCHES ? nlaunched : MAX_LAUNCHES;
+  }
+  call_free(&k);
+  return n;
+}
+
+static int dry_row(const dlc__entry *e, int ii, const inst_ctx *c, const config *cf, const int64_t *val) {
+  return dry_call(e, ii, c, cf, val) > 0 ? launched[0]->index : -1;
+}
+
+static bool dry_selects(const dlc__entry *e, int ii, const inst_ctx *c, const config *cf, const int64_t *val, int row) {
+  int n = dry_call(e, ii, c, cf, val);
+  for (int l = 0; l < n; l++)
+    if (launched[l]->op == e->index && launched[l]->index == row) return true;
+  return false;
+}
+
+/* Sizes at which the dispatcher selects `row` (one the calls on the test
+ * sizes did not reach: a shape bucket, say), searched with dry runs from
+ * `base`: each free dim over a ladder of sizes, then each pair of them. */
+static bool search_row(const dlc__entry *e, int ii, const inst_ctx *c, const config *cf, const int64_t *base, int row,
+                       int64_t *out) {
+  static const int64_t ladder[] = {1, 3, 8, 17, 40, 136, 520, 2056, 4104};
+  enum { NL = sizeof ladder / sizeof *ladder };
+  int fr[64], nf = 0;
+  for (int a = 0; a < e->nargs; a++) {
+    bool fixed;
+    find_fixed(&e->inst[ii], a, &fixed);
+    if (e->args[a].role == DLC__ARG_DIM && !fixed) fr[nf++] = a;
+  }
+  for (int x = 0; x < nf; x++)
+    for (int u = 0; u < NL; u++) {
+      memcpy(out, base, sizeof(int64_t) * (size_t)e->nargs);
+      out[fr[x]] = ladder[u];
+      if (dry_selects(e, ii, c, cf, out, row)) return true;
+    }
+  for (int x = 0; x < nf; x++)
+    for (int y = x + 1; y < nf; y++)
+      for (int u = 0; u < NL * NL; u++) {
+        memcpy(out, base, sizeof(int64_t) * (size_t)e->nargs);
+        out[fr[x]] = ladder[u / NL], out[fr[y]] = ladder[u % NL];
+        if (dry_selects(e, ii, c, cf, out, row)) return true;
+      }
+  return false;
+}
+
+/* One call of config `cf` at dims `val`.  The inputs depend only on the
+ * seed and the sizes, so the calls that force each width share one
+ * playback: `ref` keeps it (computed by the first). */
+static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const config *cf, const int64_t *val,
+                     const opts *o, int *hits, uint64_t seed, pb_result *ref) {
+  const dlc__entry_instance *in = &e->inst[ii];
+  const fe_graph *g = c->fe;
+  pb_binding b = {0};
+  char what[160];
+  if (cf->odd) snprintf(what, sizeof what, "%s odd sizes", in->tag);
+  else snprintf(what, sizeof what, "%s width %d", in->tag, cf->vec);
+  call k = {0};
+  pb_result own = {0}, *res = ref ? ref : &own;
+  const char **in_names = calloc((size_t)g->nin + 1, sizeof(char *));
+  pb_tensor *in_vals = calloc((size_t)g->nin + 1, sizeof(pb_tensor));
+  if (!bind_dims(e, val, &b)) {
+    FAIL("%s %s: cannot bind the dims", e->op, what);
+    goto out;
+  }
+  if (!in_names || !in_vals || !call_setup(e, in, c, cf, val, &b, seed, what, true, &k)) goto out;
+  tensor *ts = k.ts;
+  int nt = k.nt;
+
+  nlaunched = 0;
+  double t0 = now();
+  dlc_status st = e->call(in->dtype, k.args);
+  double t_emu = now() - t0;
+  /* the rows that ran (or failed), whichever the call's outcome */
+  const char *ran = "";
+  for (int l = 0; l < nlaunched && l < MAX_LAUNCHES; l++) {
+    const dlc__kernel *r = launched[l];
+    if (r->op != e->index || r->index < 0 || r->index >= e->nkernels || strcmp(r->name, e->kernels[r->index].name) != 0) {
+      FAIL("%s %s: ran %s (op %d, row %d), which the entry table does not list there", e->op, what, r->name, r->op,
+           r->index);
+      continue;
+    }
+    hits[r->index]++;
+    ran = r->name;
+  }
+  if (st != DLC_SUCCESS) {
+    FAIL("%s %s: %s: %s", e->op, what, dlc_status_string(st), dlc_last_error_detail());
+    goto out;
+  }
+  if (nlaunched == 0 || nlaunched > MAX_LAUNCHES) {
+    FAIL("%s %s: %d launches", e->op, what, nlaunched);
+    goto out;
+  }
+
+  /* the reference: the regions played back on the same inputs */
+  for (int t = 0; t < g->nin; t++) in_names[t] = ts[t].name, in_vals[t] = ts[t].ref;
+  t0 = now();
+  pb_status ps = PB_OK;
+  if (res->nout == 0) ps = pb_eval_regions(c->rs, &b, g->nin, in_names, in_vals, res);
+  double t_pb = now() - t0;
+  if (ps != PB_OK) {
+    FAIL("%s %s: region playback failed: %s: %s", e->op, what, pb_status_name(ps), res->why);
+    goto out;
+  }
+  double worst = 0;
+  int64_t bad = 0, elems = 0;
+  for (int t = 0; t < nt; t++) {
+    tensor *x = &ts[t];
+    size_t bytes = (size_t)(x->total * x->eb);
+    unsigned char *got = malloc(bytes);
+    if (!got || dlcemu_memcpy_dtoh(got, x->dev, bytes) != 0) {
+      FAIL("%s %s: cannot read %s back", e->op, what, x->name);
+      free(got);
+      continue;
+    }
+    /* every byte outside the tensor keeps its canary; inputs are unchanged */
+    bool *inside = calloc((size_t)x->total, 1);
+    for (int64_t f = 0; x->out && f < x->n; f++) inside[elem_at(x, f)] = true;
+    int64_t clobbered = 0;
+    for (int64_t el = 0; el < x->total; el++)
+      if (!inside[el] && memcmp(got + el * x->eb, x->host + el * x->eb, (size_t)x->eb) != 0) clobbered++;
+    if (clobbered)
+      FAIL("%s %s: %lld elements of %s %s were written", e->op, what, (long long)clobbered, x->out ? "output" : "input",
+           x->out ? "outside the tensor (ld padding, offset or guard)" : x->name);
+    free(inside);
+    if (x->out) {
+      int ro = -1;
+      for (int r = 0; r < res->nout; r++)
+        if (strcmp(res->out_name[r], x->name) == 0) ro = r;
+      if (ro < 0 || res->out[ro].n != x->n) {
+        FAIL("%s %s: playback gives no output %s of %lld elements", e->op, what, x->name, (long long)x->n);
+      } else {
+        if (o->corrupt && x->n > 0) {
+          /* a wrong kernel: one element off by 2% of the output's range */
+          double R = 0;
+          for (int64_t f = 0; f < x->n; f++) R = fmax(R, fabs(res->out[ro].data[f]));
+          store(x, got, elem_at(x, x->n / 2), load(x, got, elem_at(x, x->n / 2)) + 0.02 * (R + 1));
+        }
+        int64_t nb = compare(e, what, x, got, &res->out[ro], &worst);
+        if (nb) FAIL("%s %s: %lld of %lld elements of %s out of tolerance", e->op, what, (long long)nb, (long long)x->n, x->name);
+        bad += nb, elems += x->n;
+      }
+    }
+    free(got);
+  }
+  char dims[256] = "";
+  for (int i = 0, n = 0; i < e->nargs; i++)
+    if (e->args[i].role == DLC__ARG_DIM)
+      n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%s=%lld", n ? " " : "", e->args[i].what, (long long)val[i]);
+  printf("%-18s %-26s %-26s ran %-44s %7lld elems, worst %.3f of the tolerance (%.1f s emulator, %.1f s playback)%s\n",
+         e->op, what, dims, ran, (long long)elems, worst, t_emu, t_pb, bad ? " FAILED" : "");
+out:
+  pb_result_free(&own);
+  call_free(&k);
+  free(in_names), free(in_vals);
+}
+
+/* ---- an op: every instance, every width, then the coverage ----------------------------- */
+
+static void run_op(const dlc__entry *e, const mf_op *op, const opts *o) {
+  mf_instance *mi = NULL;
+  arena A;
+  arena_init(&A);
+  int ninst = mf_instances(&A, op, &mi);
+  if (ninst != e->ninst) {
+    FAIL("%s: the manifest gives %d instances, the entry table %d", e->op, ninst, e->ninst);
+    goto out;
+  }
+  int *hits = calloc((size_t)e->nkernels + 1, sizeof(int));
+  for (int i = 0; i < e->ninst; i++) {
+    if (strcmp(mi[i].tag, e->inst[i].tag) != 0) {
+      FAIL("%s: instance %d is %s in the manifest, %s in the entry table", e->op, i, mi[i].tag, e->inst[i].tag);
+      continue;
+    }
+    inst_ctx c;
+    if (!inst_build(&c, op, &mi[i])) {
+      FAIL("%s %s: the graph does not reach Region SSA", e->op, e->inst[i].tag);
+      inst_free(&c);
+      continue;
+    }
+    int wmax = 0;
+    for (int k = 0; k < e->nkernels; k++)
+      if (e->kernels[k].inst == i && e->kernels[k].vec > wmax) wmax = e->kernels[k].vec;
+    int64_t dims[64] = {0}, odd_dims[64] = {0};
+    if (e->nargs > 64 || !choose_dims(e, &e->inst[i], &c, false, dims) ||
+        !choose_dims(e, &e->inst[i], &c, true, odd_dims)) {
+      FAIL("%s %s: cannot bind the dims", e->op, e->inst[i].tag);
+      inst_free(&c);
+      continue;
+    }
+    /* A small dim becomes odd (8 -> 7) where the widest kernel is still
+     * selected (a dry run asks the dispatcher), so that the calls of every
+     * width meet tails in the groups they flatten too. */
+    config widest = {false, wmax, wmax};
+    int want = dry_row(e, i, &c, &widest, dims);
+    for (int a = 0; a < e->nargs; a++) {
+      bool fixed;
+      find_fixed(&e->inst[i], a, &fixed);
+      if (e->args[a].role != DLC__ARG_DIM || fixed || e->inst[i].extent[a] > 0 || dims[a] < 3) continue;
+      dims[a]--;
+      if (dry_row(e, i, &c, &widest, dims) != want) dims[a]++;
+    }
+    pb_result ref = {0};
+    for (int k = 0; k < e->nkernels && !o->search_only; k++) {
+      if (e->kernels[k].inst != i || k == o->skip_row) continue;
+      config cf = {false, e->kernels[k].vec, wmax};
+      run_call(e, i, &c, &cf, dims, o, hits, 0x9E3779B97F4A7C15ull ^ (uint64_t)(i * 131 + 7), &ref);
+    }
+    pb_result_free(&ref);
+    config odd = {true, 0, wmax};
+    if (o->skip_row < 0 && !o->search_only)
+      run_call(e, i, &c, &odd, odd_dims, o, hits, 0xD1B54A32D192ED03ull ^ (uint64_t)(i * 17 + 3), NULL);
+    /* rows those calls did not reach: sizes that select them, from the
+     * dispatcher itself (dry runs) */
+    for (int k = 0; k < e->nkernels; k++) {
+      if (e->kernels[k].inst != i || hits[k] || k == o->skip_row) continue;
+      config cf = {false, e->kernels[k].vec, wmax};
+      int64_t found[64];
+      pb_binding fb;
+      if (!search_row(e, i, &c, &cf, dims, k, found) || !bind_dims(e, found, &fb)) continue; /* reported below */
+      int64_t w = region_work(c.rs, &fb);
+      if (w < 0 || w > 4 * WORK_BUDGET) {
+        FAIL("%s: kernel %s is selected only at sizes of %lld region points, over 4 x the test's budget", e->op,
+             e->kernels[k].name, (long long)w);
+        continue;
+      }
+      printf("  %s: found by dry runs\n", e->kernels[k].name);
+      run_call(e, i, &c, &cf, found, o, hits, 0x2545F4914F6CDD1Dull ^ (uint64_t)(k * 29 + 5), NULL);
+    }
+    inst_free(&c);
+  }
+  for (int k = 0; k < e->nkernels; k++) {
+    if (hits[k]) continue;
+    FAIL("%s: kernel %s (instance %s, width %d) was never launched", e->op, e->kernels[k].name,
+         e->inst[e->kernels[k].inst].tag, e->kernels[k].vec);
+  }
+  int covered = 0;
+  for (int k = 0; k < e->nkernels; k++) covered += hits[k] > 0;
+  printf("%s: %d of %d kernels launched\n", e->op, covered, e->nkernels);
+  free(hits);
+out:
+  if (mi) mf_instances_free(mi, ninst);
+  arena_free(&A);
+}
+
+int main(int argc, char **argv) {
+  opts o = {NULL, false, -1, false};
+  const char *path = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) o.only = argv[++i];
+    else if (strcmp(argv[i], "--corrupt") == 0) o.corrupt = true;
+    else if (strcmp(argv[i], "--skip-row") == 0 && i + 1 < argc) o.skip_row = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--search-only") == 0) o.search_only = true;
+    else if (!path && argv[i][0] != '-') path = argv[i];
+    else {
+      fprintf(stderr, "usage: test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only]\n");
+      return 2;
+    }
+  }
+  if (!path) {
+    fprintf(stderr, "usage: test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only]\n");
+    return 2;
+  }
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  if (strcmp(base, dlc__entries_manifest) != 0) {
+    fprintf(stderr, "test_every_kernel: the library was generated from %s, not %s\n", dlc__entries_manifest, base);
+    return 2;
+  }
+  arena A;
+  arena_init(&A);
+  diag_list dl;
+  diag_init(&dl);
+  manifest *m = mf_read(&A, path, &dl);
+  if (!m) {
+    diag_print_text(&dl, "test_every_kernel");
+    return 2;
+  }
+  /* memcheck is always on; poisoned cp.async destinations always fail */
+  dlcemu_set_limit(DLCEMU_LIMIT_CHECK_SHARED_RACES, 1);
+  dlcemu_set_limit(DLCEMU_LIMIT_CHECK_UNINIT_SHARED, 1);
+  dlc__emu_launch_hook = on_launch;
+  int ran = 0;
+  for (int i = 0; i < dlc__nentries; i++) {
+    const dlc__entry *e = &dlc__entries[i];
+    if (o.only && strcmp(o.only, e->op) != 0) continue;
+    ran++;
+    if (e->index < 0 || e->index >= m->nops || strcmp(m->ops[e->index].name, e->op) != 0) {
+      FAIL("%s: not the manifest's ops[%d]", e->op, e->index);
+      continue;
+    }
+    run_op(e, &m->ops[e->index], &o);
+  }
+  if (!ran) FAIL("no op %s in the library", o.only ? o.only : "");
+  dlc__emu_launch_hook = NULL;
+  mf_free(m);
+  diag_free(&dl);
+  arena_free(&A);
+  printf("%s\n", failures ? "FAILED" : "every kernel launched and matched playback");
+  return failures ? 1 : 0;
+}
