@@ -786,6 +786,8 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
             p->tile[1], p->tile[2], p->stages, p->warps_m, p->warps_n);
   sb_printf(s, "  static constexpr bool A_K_CONTIG = %s, B_K_CONTIG = %s;\n", k->A.k_contig ? "true" : "false",
             k->B.k_contig ? "true" : "false");
+  sb_printf(s, "  static constexpr int SWZ_A = %d, SWZ_B = %d;  // 16-byte chunks XORed in a shared row (GPU IR)\n",
+            k->tiles[0].swz, k->tiles[1].swz);
   group_comment(&g, "M", k->v.m_axes, k->v.nm);
   group_comment(&g, "N", k->v.n_axes, k->v.nn);
   group_comment(&g, "K", k->v.k_axes, k->v.nk);
@@ -923,6 +925,8 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   sb_printf(s, "  using T = T_;\n  using PT = %s;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n",
             k->sm.pt == k->T ? "T_" : ctype(k->sm.pt), k->v2.out_dt == k->T ? "T_" : ctype(k->v2.out_dt), eo->op->name);
   sb_printf(s, "  static constexpr int BM = %d, BN = %d, D = %d, DV = %d;\n", p->tile[0], p->tile[1], k->D, k->DV);
+  sb_printf(s, "  static constexpr int SWZ_D = %d, SWZ_DV = %d;  // 16-byte chunks XORed in a shared row (GPU IR)\n",
+            k->tiles[1].swz, k->tiles[2].swz);
   sb_printf(s, "  static constexpr bool Q_REGS = %s;  // Q fragments %s\n", p->a_frag_regs ? "true" : "false",
             p->a_frag_regs ? "stay in registers" : "are re-read from shared memory per key tile");
   sb_printf(s, "  static constexpr float MAX_INIT = %s;  // %s's init\n", flit(A, k->sm.max_init, DT_FP32),
