@@ -863,9 +863,22 @@ static void tile_test_fn(opgen *g, const gpu_kernel *k, bool full) {
     sb_puts(s, "  // false when the mask (the score lets' guard Selects) removes every element of the tile\n"
                "  static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,\n"
                "                                                  int64_t n1, int64_t bi) {\n");
-  bool unknown = false;
+  bool unknown = false, masked = false;
   for (int l = 0; l <= k->sm.x; l++)
-    if (l != r->acc_let) unknown |= has_guard_select(k, r, r->lets[l].e);
+    if (l != r->acc_let) {
+      const ib_guard *gd;
+      unknown |= has_guard_select(k, r, r->lets[l].e);
+      masked |= mask_kind(k, r, r->lets[l].e, &gd) != 0;
+    }
+  /* with several query axes (grouped-query heads flattened into the rows) a
+   * tile's rows are no interval of the masked axis: no tile is skipped, and
+   * every tile tests its elements */
+  if (masked && k->v.nm > 1) {
+    sb_printf(s, "    (void)p, (void)m0, (void)m1, (void)n0, (void)n1, (void)bi;\n"
+                 "    return %s;  // the rows flatten %d query axes: the corners do not bound the mask\n  }\n",
+              full ? "false" : "true", k->v.nm);
+    return;
+  }
   if (full && unknown) {
     sb_puts(s, "    (void)p, (void)m0, (void)m1, (void)n0, (void)n1, (void)bi;\n"
                "    return false;  // a guard the corners do not bound\n  }\n");

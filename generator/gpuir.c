@@ -623,12 +623,31 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   /* one query axis, one key axis, a K of region 1 that is the head dim */
   const gpu_view *v = &k->v;
   int64_t d, dv;
-  if (v->nm != 1 || v->nn != 1 || v->nk != 1 || v->n_axes[0] != k->sm.key_axis || k->v2.nk != 1 ||
-      k->v2.nn != 1 || !sx_is_int(r1->it[v->k_axes[0]].size, &d) || !sx_is_int(r2->it[k->v2.n_axes[0]].size, &dv) ||
-      d % 16 || dv % 16 || d > 256 || dv > 256) {
+  /* the query group may hold several axes: grouped-query attention's query
+   * heads that share a K/V head (K and V expanded over them) join the query
+   * rows, and one block covers BM rows of the flattened group */
+  if (v->nm < 1 || v->nn != 1 || v->nk != 1 || v->n_axes[0] != k->sm.key_axis || k->v2.nk != 1 || k->v2.nn != 1) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at,
+                "Write K and V with one key axis and one head-dim axis (the last two), and Q with its query axis "
+                "before the head dim; broadcast K and V over grouped query heads with Expand.",
+                "the streaming skeleton needs one key axis and one head-dim axis; region %s has %d key and %d head-dim "
+                "axes",
+                r1->name, v->nn, v->nk);
+    return NULL;
+  }
+  if (!sx_is_int(r1->it[v->k_axes[0]].size, &d) || !sx_is_int(r2->it[k->v2.n_axes[0]].size, &dv)) {
     diag_report(dl, D_PLAN_UNSUPPORTED, at, "Bind the head dim with a manifest variant (e.g. \"D\": [64, 128]).",
-                "the streaming skeleton needs one query axis, one key axis, and head dims that are compile-time "
-                "multiples of 16 up to 256");
+                "the streaming skeleton needs head dims that are compile-time constants; here they are %s and %s",
+                sx_str(A, r1->it[v->k_axes[0]].size), sx_str(A, r2->it[k->v2.n_axes[0]].size));
+    return NULL;
+  }
+  if (d % 16 || dv % 16 || d < 16 || dv < 16 || d > 256 || dv > 256) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at,
+                "Use head dims that are multiples of 16 from 16 to 256; for another head dim, zero-pad Q, K and V along "
+                "it to the next multiple of 16 before the call (zero columns add nothing to QK^T), set attrs.scale to "
+                "1/sqrt of the unpadded head dim, and drop O's padded columns.",
+                "the streaming skeleton takes head dims that are multiples of 16 up to 256, not %lld / %lld", (long long)d,
+                (long long)dv);
     return NULL;
   }
   k->D = (int)d, k->DV = (int)dv;

@@ -1,0 +1,123 @@
+/* The attention shapes of tests/kernels/attn/manifest.json (issue 11) in the
+ * PTX emulator against an FP64 reference (tolerance: kt.h), memcheck on:
+ *
+ *   test_attn_shapes_emu causal <fp16|bf16> <D>   head dims 80, 96, 160, 256
+ *   test_attn_shapes_emu cross <fp16|bf16> <D>    no mask, key length != query length
+ *   test_attn_shapes_emu gqa <fp16|bf16> <D>      G query heads share a K/V head
+ *   test_attn_shapes_emu gqa_causal fp16 128      the same with the causal mask
+ *
+ * Every shape has tails: query and key lengths that are not multiples of
+ * the 64-row or key tiles.  Tensors are packed: Q and O [B, HQ, S, D], K and
+ * V [B, HK, T, D] with HQ = HK * G (query head h reads K/V head h / G). */
+#include <stdbool.h>
+
+#include "kt.h"
+
+typedef struct shape {
+  int64_t B, HK, G, S, T;
+} shape;
+
+typedef enum { CAUSAL, CROSS, GQA, GQA_CAUSAL } kind;
+
+static dlc_status call(kind k, dlc_dtype dt, const shape *s, int64_t D, const void *q, const void *kk, const void *v,
+                       void *o) {
+  switch (k) {
+  case CAUSAL: return dlc_attention_causal(dt, s->B, s->HK * s->G, s->S, D, q, kk, v, o, NULL);
+  case CROSS: return dlc_attention_cross(dt, s->B, s->HK, s->S, s->T, D, q, kk, v, o, NULL);
+  case GQA: return dlc_attention_gqa(dt, s->B, s->HK, s->G, s->S, s->T, D, q, kk, v, o, NULL);
+  case GQA_CAUSAL: return dlc_attention_gqa_causal(dt, s->B, s->HK, s->G, s->S, D, q, kk, v, o, NULL);
+  }
+  return DLC_ERROR_INVALID_VALUE;
+}
+
+static int run_case(kind k, dlc_dtype dt, const shape *s, int64_t D, uint64_t seed, double *worst) {
+  const bool causal = k == CAUSAL || k == GQA_CAUSAL;
+  const int64_t HQ = s->HK * s->G, S = s->S, T = s->T;
+  size_t nq = (size_t)(s->B * HQ * S * D), nk = (size_t)(s->B * s->HK * T * D);
+  kt_buf Q = {0}, K = {0}, V = {0}, O = {0};
+  kt_alloc(&Q, nq, 0), kt_alloc(&K, nk, 0), kt_alloc(&V, nk, 0), kt_alloc(&O, nq, 0);
+  uint64_t st = seed;
+  for (size_t i = 0; i < nq; i++) Q.host[i] = kt_from_f32(dt, (float)kt_uniform(&st));
+  for (size_t i = 0; i < nk; i++) K.host[i] = kt_from_f32(dt, (float)kt_uniform(&st));
+  for (size_t i = 0; i < nk; i++) V.host[i] = kt_from_f32(dt, (float)kt_uniform(&st));
+  kt_upload(&Q), kt_upload(&K), kt_upload(&V), kt_upload(&O);
+  dlc_status r = call(k, dt, s, D, kt_ptr(Q.dev), kt_ptr(K.dev), kt_ptr(V.dev), kt_ptr(O.dev));
+  int bad = 0;
+  char where[160];
+  snprintf(where, sizeof where, "B=%lld HK=%lld G=%lld S=%lld T=%lld D=%lld", (long long)s->B, (long long)s->HK,
+           (long long)s->G, (long long)S, (long long)T, (long long)D);
+  if (r != DLC_SUCCESS) {
+    fprintf(stderr, "%s: %s: %s\n", where, dlc_status_string(r), dlc_last_error_detail());
+    bad = 1;
+    goto out;
+  }
+  dlcemu_launch_stats stats;
+  dlcemu_last_launch_stats(&stats);
+  if (stats.global_store.bytes != nq * 2) {
+    fprintf(stderr, "%s: the kernel stored %llu bytes; O has %zu\n", where, stats.global_store.bytes, nq * 2);
+    bad = 1;
+  }
+  kt_download(&O);
+  double *ref = malloc(sizeof(double) * nq), *w = malloc(sizeof(double) * (size_t)T), R = 0;
+  const double scale = 1.0 / sqrt((double)D);
+  for (int64_t b = 0; b < s->B; b++)
+    for (int64_t h = 0; h < HQ; h++)
+      for (int64_t m = 0; m < S; m++) {
+        const uint16_t *q = Q.host + ((b * HQ + h) * S + m) * D;
+        const int64_t kv = (b * s->HK + h / s->G) * T, nend = causal ? m + 1 : T;
+        double mx = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < nend; j++) {
+          const uint16_t *kr = K.host + (kv + j) * D;
+          double acc = 0;
+          for (int64_t d = 0; d < D; d++) acc += (double)kt_to_f32(dt, q[d]) * kt_to_f32(dt, kr[d]);
+          w[j] = acc * scale;
+          if (w[j] > mx) mx = w[j];
+        }
+        for (int64_t j = 0; j < nend; j++) sum += (w[j] = exp(w[j] - mx));
+        for (int64_t d = 0; d < D; d++) {
+          double acc = 0;
+          for (int64_t j = 0; j < nend; j++) acc += w[j] / sum * kt_to_f32(dt, V.host[(kv + j) * D + d]);
+          ref[((b * HQ + h) * S + m) * D + d] = acc;
+          if (fabs(acc) > R) R = fabs(acc);
+        }
+      }
+  for (size_t i = 0; i < nq; i++) {
+    double rr = kt_round(dt, ref[i]), v = kt_to_f32(dt, O.host[i]);
+    double err = fabs(v - rr), tol = fmax(kt_ulp(dt, rr), 1e-3 * (fabs(ref[i]) + R));
+    if (!(err <= tol)) {
+      if (bad++ < 3) fprintf(stderr, "%s: O[%zu] = %g, expected %g (tol %g)\n", where, i, v, rr, tol);
+    } else if (err / tol > *worst) {
+      *worst = err / tol;
+    }
+  }
+  free(ref);
+  free(w);
+out:
+  kt_free(&Q), kt_free(&K), kt_free(&V), kt_free(&O);
+  return bad != 0;
+}
+
+int main(int argc, char **argv) {
+  static const char *const names[] = {"causal", "cross", "gqa", "gqa_causal"};
+  int k = -1;
+  for (int i = 0; argc == 4 && i < 4; i++)
+    if (strcmp(argv[1], names[i]) == 0) k = i;
+  if (k < 0 || (strcmp(argv[2], "fp16") && strcmp(argv[2], "bf16")) || atoi(argv[3]) <= 0) {
+    fprintf(stderr, "usage: test_attn_shapes_emu <causal|cross|gqa|gqa_causal> <fp16|bf16> <D>\n");
+    return 2;
+  }
+  dlc_dtype dt = strcmp(argv[2], "fp16") == 0 ? DLC_F16 : DLC_BF16;
+  int64_t D = atoi(argv[3]);
+  /* {B, HK, G, S, T}; causal kinds take T = S */
+  static const shape causal[] = {{1, 1, 1, 1, 1}, {1, 2, 1, 37, 37}, {2, 1, 1, 130, 130}};
+  static const shape cross[] = {{1, 1, 1, 45, 130}, {2, 1, 1, 130, 17}, {1, 2, 1, 1, 200}};
+  static const shape gqa[] = {{2, 2, 3, 29, 70}, {1, 1, 4, 70, 1}, {1, 3, 2, 17, 33}};
+  static const shape gqa_causal[] = {{1, 1, 4, 70, 70}, {2, 2, 3, 29, 29}};
+  const shape *sh = k == CAUSAL ? causal : k == CROSS ? cross : k == GQA ? gqa : gqa_causal;
+  int n = k == GQA_CAUSAL ? 2 : 3, fails = 0;
+  double worst = 0;
+  for (int i = 0; i < n; i++) fails += run_case((kind)k, dt, &sh[i], D, 91 + (uint64_t)i, &worst);
+  printf("attention %s %s D=%lld: %d cases, %d failed; worst error %.3f of the tolerance\n", argv[1], argv[2],
+         (long long)D, n, fails, worst);
+  return fails ? 1 : 0;
+}
