@@ -139,7 +139,7 @@ static char *ewise_graph(ewise_fn fn, dtype T, int variant, pbt_domain dom[4]) {
   char *buf = malloc(4096);
   if (!buf) return NULL;
   dom[0] = dom[1] = dom[2] = dom[3] = DOM_ANY;
-  if (fn == EW_LOG || fn == EW_SQRT || fn == EW_RSQRT) dom[0] = DOM_POS;
+  if (fn == EW_LOG || fn == EW_SQRT || fn == EW_RSQRT || fn == EW_POW) dom[0] = DOM_POS;
   if (fn == EW_RECIP) dom[0] = DOM_NONZERO;
   if (fn == EW_DIV) dom[1] = DOM_NONZERO;
   if (fn == EW_WHERE) dom[0] = DOM_COND;
