@@ -152,7 +152,7 @@ static const sx *read_size(reader *r, const cJSON *item, const char *path, int64
       if (strcmp(nm, "floor") == 0) continue;
       if (!fe_is_dim(r->g, nm) && !allow_derived) {
         diag_report(r->dl, D_BAD_SHAPE, path,
-                    "Add the symbol to signature.dims, or use an integer.",
+                    "Use a dim of signature.dims, add the symbol to signature.dims, or write an integer.",
                     "symbol '%s' is not in signature.dims", nm);
         return NULL;
       }

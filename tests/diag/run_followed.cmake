@@ -1,13 +1,20 @@
 # A diagnostic's suggestion, followed: runs dlcgen on the input of a case
 # after the change its suggestion asks for (followed/<mode>/<case>.json, the
-# case's own name) and checks that the run succeeds with no diagnostic of the
-# case's code.  From CTest:
-#   cmake -DDLCGEN=... -DINPUT=<file> -DCODE=E1702 -DWORK=<scratch dir> -P run_followed.cmake
+# case's own name) as run_diag.cmake runs the case (graph: the front half;
+# manifest: the whole pipeline) and checks that the run succeeds with no
+# diagnostic of the case's code.  From CTest:
+#   cmake -DDLCGEN=... -DMODE=graph|manifest -DINPUT=<file> -DCODE=E1702 -DWORK=<scratch dir>
+#         -P run_followed.cmake
 cmake_minimum_required(VERSION 3.25)
 include(${CMAKE_CURRENT_LIST_DIR}/../script_args.cmake)
-dlc_script_args(run_followed.cmake DLCGEN INPUT CODE WORK)
+dlc_script_args(run_followed.cmake DLCGEN MODE INPUT CODE WORK)
 dlc_fresh_dir(${WORK})
-set(cmd ${DLCGEN} --manifest ${INPUT} --out ${WORK}/out --quiet --diag=json)
+if(MODE STREQUAL "graph")
+  set(cmd ${DLCGEN} --graph ${INPUT} --dump=frontend,tiny,indexbook,poly_view --until=poly_view --dump-dir ${WORK}/out
+          --diag=json)
+else()
+  set(cmd ${DLCGEN} --manifest ${INPUT} --out ${WORK}/out --quiet --diag=json)
+endif()
 execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
 string(REPLACE ";" " " shown "${cmd}")
 set(ctx "command: ${shown}\nexit status: ${rc}\nstderr:\n${stderr}")
