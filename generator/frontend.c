@@ -927,10 +927,6 @@ static bool infer_node(reader *r, fe_node *nd) {
       diag_report(r->dl, D_DTYPE_MISMATCH, nd->at, NULL, "Attention operands must share a dtype");
       return false;
     }
-    if (a->causal && !sx_equal(q->shape[n - 2], k->shape[n - 2])) {
-      diag_report(r->dl, D_BAD_ATTR, nd->at, NULL, "causal Attention needs equal query and key lengths");
-      return false;
-    }
     if (!need_acc(r, nd, q->dt)) return false;
     rank = n;
     shape = ARENA_ARRAY(A, const sx *, n);

@@ -3,6 +3,8 @@
  *
  *   test_attn_shapes_emu causal <fp16|bf16> <D>   head dims 80, 96, 160, 256
  *   test_attn_shapes_emu cross <fp16|bf16> <D>    no mask, key length != query length
+ *   test_attn_shapes_emu causal_cross <fp16|bf16> <D>  the causal mask, key length != query
+ *                                                 length (top-left: query m sees keys n <= m)
  *   test_attn_shapes_emu gqa <fp16|bf16> <D>      G query heads share a K/V head
  *   test_attn_shapes_emu gqa_causal fp16 128      the same with the causal mask
  *
@@ -19,7 +21,7 @@ typedef struct shape {
   int64_t B, HK, G, S, T;
 } shape;
 
-typedef enum { CAUSAL, CROSS, GQA, GQA_CAUSAL } kind;
+typedef enum { CAUSAL, CROSS, GQA, GQA_CAUSAL, CAUSAL_CROSS } kind;
 
 static dlc_status call(kind k, dlc_dtype dt, const shape *s, int64_t D, const void *q, const void *kk, const void *v,
                        void *o) {
@@ -28,6 +30,7 @@ static dlc_status call(kind k, dlc_dtype dt, const shape *s, int64_t D, const vo
   case CROSS: return dlc_attention_cross(dt, s->B, s->HK, s->S, s->T, D, q, kk, v, o, NULL);
   case GQA: return dlc_attention_gqa(dt, s->B, s->HK, s->G, s->S, s->T, D, q, kk, v, o, NULL);
   case GQA_CAUSAL: return dlc_attention_gqa_causal(dt, s->B, s->HK, s->G, s->S, D, q, kk, v, o, NULL);
+  case CAUSAL_CROSS: return dlc_attention_causal_cross(dt, s->B, s->HK, s->S, s->T, D, q, kk, v, o, NULL);
   }
   return DLC_ERROR_INVALID_VALUE;
 }
@@ -35,7 +38,7 @@ static dlc_status call(kind k, dlc_dtype dt, const shape *s, int64_t D, const vo
 /* One shape; every tensor starts `off` elements into its allocation, so that
  * off = 1, 2, 4 select the 1-, 2- and 4-element chunk kernels (0: 8). */
 static int run_case(kind k, dlc_dtype dt, const shape *s, int64_t D, int off, uint64_t seed, double *worst) {
-  const bool causal = k == CAUSAL || k == GQA_CAUSAL;
+  const bool causal = k == CAUSAL || k == GQA_CAUSAL || k == CAUSAL_CROSS;
   const int64_t HQ = s->HK * s->G, S = s->S, T = s->T;
   size_t nq = (size_t)(s->B * HQ * S * D), nk = (size_t)(s->B * s->HK * T * D);
   kt_buf Q = {0}, K = {0}, V = {0}, O = {0};
@@ -78,7 +81,7 @@ static int run_case(kind k, dlc_dtype dt, const shape *s, int64_t D, int off, ui
     for (int64_t h = 0; h < HQ; h++)
       for (int64_t m = 0; m < S; m++) {
         const uint16_t *q = Q.host + off + ((b * HQ + h) * S + m) * D;
-        const int64_t kv = (b * s->HK + h / s->G) * T, nend = causal ? m + 1 : T;
+        const int64_t kv = (b * s->HK + h / s->G) * T, nend = causal && m + 1 < T ? m + 1 : T;
         double mx = -INFINITY, sum = 0;
         for (int64_t j = 0; j < nend; j++) {
           const uint16_t *kr = K.host + off + (kv + j) * D;
@@ -112,12 +115,12 @@ out:
 }
 
 int main(int argc, char **argv) {
-  static const char *const names[] = {"causal", "cross", "gqa", "gqa_causal"};
+  static const char *const names[] = {"causal", "cross", "gqa", "gqa_causal", "causal_cross"};
   int k = -1;
-  for (int i = 0; argc == 4 && i < 4; i++)
+  for (int i = 0; argc == 4 && i < 5; i++)
     if (strcmp(argv[1], names[i]) == 0) k = i;
   if (k < 0 || (strcmp(argv[2], "fp16") && strcmp(argv[2], "bf16")) || atoi(argv[3]) <= 0) {
-    fprintf(stderr, "usage: test_attn_shapes_emu <causal|cross|gqa|gqa_causal> <fp16|bf16> <D>\n");
+    fprintf(stderr, "usage: test_attn_shapes_emu <causal|cross|gqa|gqa_causal|causal_cross> <fp16|bf16> <D>\n");
     return 2;
   }
   dlc_dtype dt = strcmp(argv[2], "fp16") == 0 ? DLC_F16 : DLC_BF16;
@@ -127,7 +130,7 @@ int main(int argc, char **argv) {
   static const shape cross[] = {{1, 1, 1, 45, 130}, {2, 1, 1, 130, 17}, {1, 2, 1, 1, 200}};
   static const shape gqa[] = {{2, 2, 3, 29, 70}, {1, 1, 4, 70, 1}, {1, 3, 2, 17, 33}};
   static const shape gqa_causal[] = {{1, 1, 4, 70, 70}, {2, 2, 3, 29, 29}};
-  const shape *sh = k == CAUSAL ? causal : k == CROSS ? cross : k == GQA ? gqa : gqa_causal;
+  const shape *sh = k == CAUSAL ? causal : k == CROSS || k == CAUSAL_CROSS ? cross : k == GQA ? gqa : gqa_causal;
   int n = k == GQA_CAUSAL ? 2 : 3, fails = 0, cases = 0;
   double worst = 0;
   for (int i = 0; i < n; i++, cases++) fails += run_case((kind)k, dt, &sh[i], D, 0, 91 + (uint64_t)i, &worst);
