@@ -1,9 +1,8 @@
 # A diagnostic's suggestion, followed: runs dlcgen on the input of a case
 # after the change its suggestion asks for (followed/<mode>/<case>.json or
-# .dlc, the
-# case's own name) as run_diag.cmake runs the case (graph: the front half;
-# manifest: the whole pipeline) and checks that the run succeeds with no
-# diagnostic of the case's code.  From CTest:
+# .dlc, the case's own name) as run_diag.cmake runs the case (graph: the
+# front half; manifest: the whole pipeline) and checks that the run succeeds
+# with no diagnostic of the case's code.  From CTest:
 #   cmake -DDLCGEN=... -DMODE=graph|manifest -DINPUT=<file> -DCODE=E1702 -DWORK=<scratch dir>
 #         -P run_followed.cmake
 cmake_minimum_required(VERSION 3.25)
