@@ -815,11 +815,11 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
 }
 
 /* A mask among the score lets: a Select whose predicate is one guard over
- * the query and key axes (affine, with params) and one of whose branches is
- * the row max's neutral, the element's removal.  1: `then` removes (the
- * guard removes), 2: `else` removes; 0: not such a mask. */
+ * the innermost query axis and the key axis (affine, with params) and one of
+ * whose branches is the row max's neutral, the element's removal.  1: `then`
+ * removes (the guard removes), 2: `else` removes; 0: not such a mask. */
 static int mask_kind(const gpu_kernel *k, const region *r, const rexpr *e, const ib_guard **gd) {
-  int mq = k->v.m_axes[0], nk = k->v.n_axes[0];
+  int mq = k->v.m_axes[k->v.nm - 1], nk = k->v.n_axes[0];
   if (e->k != RX_SELECT || !e->a) return 0;
   const rexpr *pr = e->a;
   while (pr->k == RX_BCAST || pr->k == RX_TRANSPOSE) pr = pr->a;
@@ -854,7 +854,7 @@ static bool has_guard_select(const gpu_kernel *k, const region *r, const rexpr *
 static void tile_test_fn(opgen *g, const gpu_kernel *k, bool full) {
   const region *r = g->r;
   strbuf *s = g->s;
-  int mq = k->v.m_axes[0];
+  int mq = k->v.m_axes[k->v.nm - 1];
   if (full)
     sb_puts(s, "  // true when no mask (the score lets' guard Selects) removes any element of the tile\n"
                "  static __device__ __forceinline__ bool tile_full(const Params *p, int64_t m0, int64_t m1, int64_t n0,\n"
@@ -870,19 +870,23 @@ static void tile_test_fn(opgen *g, const gpu_kernel *k, bool full) {
       unknown |= has_guard_select(k, r, r->lets[l].e);
       masked |= mask_kind(k, r, r->lets[l].e, &gd) != 0;
     }
-  /* with several query axes (grouped-query heads flattened into the rows) a
-   * tile's rows are no interval of the masked axis: no tile is skipped, and
-   * every tile tests its elements */
-  if (masked && k->v.nm > 1) {
-    sb_printf(s, "    (void)p, (void)m0, (void)m1, (void)n0, (void)n1, (void)bi;\n"
-                 "    return %s;  // the rows flatten %d query axes: the corners do not bound the mask\n  }\n",
-              full ? "false" : "true", k->v.nm);
-    return;
-  }
   if (full && unknown) {
     sb_puts(s, "    (void)p, (void)m0, (void)m1, (void)n0, (void)n1, (void)bi;\n"
                "    return false;  // a guard the corners do not bound\n  }\n");
     return;
+  }
+  /* with several query axes (grouped-query heads flattened into the rows) the
+   * masks read the innermost one: its range over the tile's rows is
+   * [m0, m1 - 1] less the outer part when the tile stays in one row block of
+   * the outer axes, and the whole axis otherwise */
+  const char *m_lo = "m0", *m_hi = "(m1 - 1)";
+  if (masked && k->v.nm > 1) {
+    sb_printf(s,
+              "    // the rows flatten %d query axes; the masks read %s\n"
+              "    const int64_t e_q = %s, q0 = m0 / e_q, q1 = (m1 - 1) / e_q;\n"
+              "    const int64_t mlo = q0 == q1 ? m0 - q0 * e_q : 0, mhi = q0 == q1 ? m1 - 1 - q0 * e_q : e_q - 1;\n",
+              k->v.nm, r->it[mq].name, sxc(g->A, r->it[mq].size, false));
+    m_lo = "mlo", m_hi = "mhi";
   }
   int nmasks = 0;
   for (int l = 0; l <= k->sm.x; l++) {
@@ -904,7 +908,7 @@ static void tile_test_fn(opgen *g, const gpu_kernel *k, bool full) {
         continue;
       }
       bool is_m = strcmp(at->name, r->it[mq].name) == 0;
-      const char *a0 = is_m ? "m0" : "n0", *a1 = is_m ? "(m1 - 1)" : "(n1 - 1)";
+      const char *a0 = is_m ? m_lo : "n0", *a1 = is_m ? m_hi : "(n1 - 1)";
       sb_printf(&lo, " + %lld * %s", (long long)cf, cf > 0 ? a0 : a1);
       sb_printf(&hi, " + %lld * %s", (long long)cf, cf > 0 ? a1 : a0);
     }
