@@ -823,6 +823,8 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
             p->tile[1], p->tile[2], p->stages, p->warps_m, p->warps_n);
   sb_printf(s, "  static constexpr bool A_K_CONTIG = %s, B_K_CONTIG = %s;\n", k->A.k_contig ? "true" : "false",
             k->B.k_contig ? "true" : "false");
+  sb_printf(s, "  static constexpr int SWZ_A = %d, SWZ_B = %d;  // 16-byte chunks XORed in a shared row (GPU IR)\n",
+            k->tiles[0].swz, k->tiles[1].swz);
   group_comment(&g, "M", k->v.m_axes, k->v.nm);
   group_comment(&g, "N", k->v.n_axes, k->v.nn);
   group_comment(&g, "K", k->v.k_axes, k->v.nk);
@@ -850,11 +852,11 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
 }
 
 /* A mask among the score lets: a Select whose predicate is one guard over
- * the query and key axes (affine, with params) and one of whose branches is
- * the row max's neutral, the element's removal.  1: `then` removes (the
- * guard removes), 2: `else` removes; 0: not such a mask. */
+ * the innermost query axis and the key axis (affine, with params) and one of
+ * whose branches is the row max's neutral, the element's removal.  1: `then`
+ * removes (the guard removes), 2: `else` removes; 0: not such a mask. */
 static int mask_kind(const gpu_kernel *k, const region *r, const rexpr *e, const ib_guard **gd) {
-  int mq = k->v.m_axes[0], nk = k->v.n_axes[0];
+  int mq = k->v.m_axes[k->v.nm - 1], nk = k->v.n_axes[0];
   if (e->k != RX_SELECT || !e->a) return 0;
   const rexpr *pr = e->a;
   while (pr->k == RX_BCAST || pr->k == RX_TRANSPOSE) pr = pr->a;
@@ -889,7 +891,7 @@ static bool has_guard_select(const gpu_kernel *k, const region *r, const rexpr *
 static void tile_test_fn(opgen *g, const gpu_kernel *k, bool full) {
   const region *r = g->r;
   strbuf *s = g->s;
-  int mq = k->v.m_axes[0];
+  int mq = k->v.m_axes[k->v.nm - 1];
   if (full)
     sb_puts(s, "  // true when no mask (the score lets' guard Selects) removes any element of the tile\n"
                "  static __device__ __forceinline__ bool tile_full(const Params *p, int64_t m0, int64_t m1, int64_t n0,\n"
@@ -898,13 +900,30 @@ static void tile_test_fn(opgen *g, const gpu_kernel *k, bool full) {
     sb_puts(s, "  // false when the mask (the score lets' guard Selects) removes every element of the tile\n"
                "  static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,\n"
                "                                                  int64_t n1, int64_t bi) {\n");
-  bool unknown = false;
+  bool unknown = false, masked = false;
   for (int l = 0; l <= k->sm.x; l++)
-    if (l != r->acc_let) unknown |= has_guard_select(k, r, r->lets[l].e);
+    if (l != r->acc_let) {
+      const ib_guard *gd;
+      unknown |= has_guard_select(k, r, r->lets[l].e);
+      masked |= mask_kind(k, r, r->lets[l].e, &gd) != 0;
+    }
   if (full && unknown) {
     sb_puts(s, "    (void)p, (void)m0, (void)m1, (void)n0, (void)n1, (void)bi;\n"
                "    return false;  // a guard the corners do not bound\n  }\n");
     return;
+  }
+  /* with several query axes (grouped-query heads flattened into the rows) the
+   * masks read the innermost one: its range over the tile's rows is
+   * [m0, m1 - 1] less the outer part when the tile stays in one row block of
+   * the outer axes, and the whole axis otherwise */
+  const char *m_lo = "m0", *m_hi = "(m1 - 1)";
+  if (masked && k->v.nm > 1) {
+    sb_printf(s,
+              "    // the rows flatten %d query axes; the masks read %s\n"
+              "    const int64_t e_q = %s, q0 = m0 / e_q, q1 = (m1 - 1) / e_q;\n"
+              "    const int64_t mlo = q0 == q1 ? m0 - q0 * e_q : 0, mhi = q0 == q1 ? m1 - 1 - q0 * e_q : e_q - 1;\n",
+              k->v.nm, r->it[mq].name, sxc(g->A, r->it[mq].size, false));
+    m_lo = "mlo", m_hi = "mhi";
   }
   int nmasks = 0;
   for (int l = 0; l <= k->sm.x; l++) {
@@ -926,7 +945,7 @@ static void tile_test_fn(opgen *g, const gpu_kernel *k, bool full) {
         continue;
       }
       bool is_m = strcmp(at->name, r->it[mq].name) == 0;
-      const char *a0 = is_m ? "m0" : "n0", *a1 = is_m ? "(m1 - 1)" : "(n1 - 1)";
+      const char *a0 = is_m ? m_lo : "n0", *a1 = is_m ? m_hi : "(n1 - 1)";
       sb_printf(&lo, " + %lld * %s", (long long)cf, cf > 0 ? a0 : a1);
       sb_printf(&hi, " + %lld * %s", (long long)cf, cf > 0 ? a1 : a0);
     }
@@ -960,6 +979,8 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   sb_printf(s, "  using T = T_;\n  using PT = %s;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n",
             k->sm.pt == k->T ? "T_" : ctype(k->sm.pt), k->v2.out_dt == k->T ? "T_" : ctype(k->v2.out_dt), eo->op->name);
   sb_printf(s, "  static constexpr int BM = %d, BN = %d, D = %d, DV = %d;\n", p->tile[0], p->tile[1], k->D, k->DV);
+  sb_printf(s, "  static constexpr int SWZ_D = %d, SWZ_DV = %d;  // 16-byte chunks XORed in a shared row (GPU IR)\n",
+            k->tiles[1].swz, k->tiles[2].swz);
   sb_printf(s, "  static constexpr bool Q_REGS = %s;  // Q fragments %s\n", p->a_frag_regs ? "true" : "false",
             p->a_frag_regs ? "stay in registers" : "are re-read from shared memory per key tile");
   sb_printf(s, "  static constexpr float MAX_INIT = %s;  // %s's init\n", flit(A, k->sm.max_init, DT_FP32),

@@ -152,7 +152,7 @@ static const sx *read_size(reader *r, const cJSON *item, const char *path, int64
       if (strcmp(nm, "floor") == 0) continue;
       if (!fe_is_dim(r->g, nm) && !allow_derived) {
         diag_report(r->dl, D_BAD_SHAPE, path,
-                    "Add the symbol to signature.dims, or use an integer.",
+                    "Use a dim of signature.dims, add the symbol to signature.dims, or write an integer.",
                     "symbol '%s' is not in signature.dims", nm);
         return NULL;
       }
@@ -925,10 +925,6 @@ static bool infer_node(reader *r, fe_node *nd) {
     }
     if (q->dt != k->dt || q->dt != v->dt) {
       diag_report(r->dl, D_DTYPE_MISMATCH, nd->at, NULL, "Attention operands must share a dtype");
-      return false;
-    }
-    if (a->causal && !sx_equal(q->shape[n - 2], k->shape[n - 2])) {
-      diag_report(r->dl, D_BAD_ATTR, nd->at, NULL, "causal Attention needs equal query and key lengths");
       return false;
     }
     if (!need_acc(r, nd, q->dt)) return false;

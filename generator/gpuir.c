@@ -17,6 +17,20 @@ static void emit(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, 
   ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);
 }
 
+int gpuir_swizzle_width(int row_bytes) {
+  if (row_bytes <= 0 || row_bytes % 16) return 0;
+  int nch = row_bytes / 16, w = nch & -nch;
+  return w < 8 ? w : 8;
+}
+
+/* Appends a shared tile laid out with gpuir_swizzle_width; returns the byte
+ * after it. */
+static int add_tile(gpu_kernel *k, const char *name, int offset, int copies, int rows, int row_elems, int elem_bytes) {
+  gpu_smem_tile t = {name, offset, copies, rows, row_elems, elem_bytes, gpuir_swizzle_width(row_elems * elem_bytes)};
+  if (k->ntiles < GPUIR_MAX_TILES) k->tiles[k->ntiles++] = t;
+  return offset + copies * rows * row_elems * elem_bytes;
+}
+
 static const char *axes_str(arena *A, const region *r, const int *ax, int n) {
   const char *s = "";
   for (int i = 0; i < n; i++) s = arena_printf(A, "%s%s%s", s, i ? "," : "", r->it[ax[i]].name);
@@ -432,6 +446,9 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   k->threads = 32 * p->warps_m * p->warps_n;
   int ring = S * (BM + BN) * BK * dtype_bytes(k->T), stage = BM * (BN + 8) * 4;
   k->smem = ring > stage ? ring : stage;
+  int eb = dtype_bytes(k->T);
+  int end = add_tile(k, "smA", 0, S, k->A.k_contig ? BM : BK, k->A.k_contig ? BK : BM, eb);
+  add_tile(k, "smB", end, S, k->B.k_contig ? BN : BK, k->B.k_contig ? BK : BN, eb);
   k->grid[0] = sx_ceildiv_int(A, extent(A, r, k->v.n_axes, k->v.nn), BN);
   k->grid[1] = sx_ceildiv_int(A, extent(A, r, k->v.m_axes, k->v.nm), BM);
   k->grid[2] = extent(A, r, k->v.b_axes, k->v.nb);
@@ -441,8 +458,10 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
                                  : arena_printf(A, "[%d][%d][%d] (K x M, M contiguous)", S, BK, BM);
   const char *tb = k->B.k_contig ? arena_printf(A, "[%d][%d][%d] (N x K, K contiguous)", S, BN, BK)
                                  : arena_printf(A, "[%d][%d][%d] (K x N, N contiguous)", S, BK, BN);
-  emit(k, A, GS_ALLOC_SHARED, "smA", arena_printf(A, "%s %s, swizzle xor16B", dtype_name(k->T), ta), NULL, 0, NULL, NULL);
-  emit(k, A, GS_ALLOC_SHARED, "smB", arena_printf(A, "%s %s, swizzle xor16B", dtype_name(k->T), tb), NULL, 0, NULL, NULL);
+  emit(k, A, GS_ALLOC_SHARED, "smA", arena_printf(A, "%s %s, 16B chunks xor %d", dtype_name(k->T), ta, k->tiles[0].swz), NULL,
+       0, NULL, NULL);
+  emit(k, A, GS_ALLOC_SHARED, "smB", arena_printf(A, "%s %s, 16B chunks xor %d", dtype_name(k->T), tb, k->tiles[1].swz), NULL,
+       0, NULL, NULL);
   const char *pm = axes_str(A, r, k->v.m_axes, k->v.nm), *pn = axes_str(A, r, k->v.n_axes, k->v.nn),
              *pk = axes_str(A, r, k->v.k_axes, k->v.nk);
   k->steady_min_vec = steady_min_vec(k);
@@ -623,12 +642,31 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   /* one query axis, one key axis, a K of region 1 that is the head dim */
   const gpu_view *v = &k->v;
   int64_t d, dv;
-  if (v->nm != 1 || v->nn != 1 || v->nk != 1 || v->n_axes[0] != k->sm.key_axis || k->v2.nk != 1 ||
-      k->v2.nn != 1 || !sx_is_int(r1->it[v->k_axes[0]].size, &d) || !sx_is_int(r2->it[k->v2.n_axes[0]].size, &dv) ||
-      d % 16 || dv % 16 || d > 256 || dv > 256) {
+  /* the query group may hold several axes: grouped-query attention's query
+   * heads that share a K/V head (K and V expanded over them) join the query
+   * rows, and one block covers BM rows of the flattened group */
+  if (v->nm < 1 || v->nn != 1 || v->nk != 1 || v->n_axes[0] != k->sm.key_axis || k->v2.nk != 1 || k->v2.nn != 1) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at,
+                "Write K and V with one key axis and one head-dim axis (the last two), and Q with its query axis "
+                "before the head dim; broadcast K and V over grouped query heads with Expand.",
+                "the streaming skeleton needs one key axis and one head-dim axis; region %s has %d key and %d head-dim "
+                "axes",
+                r1->name, v->nn, v->nk);
+    return NULL;
+  }
+  if (!sx_is_int(r1->it[v->k_axes[0]].size, &d) || !sx_is_int(r2->it[k->v2.n_axes[0]].size, &dv)) {
     diag_report(dl, D_PLAN_UNSUPPORTED, at, "Bind the head dim with a manifest variant (e.g. \"D\": [64, 128]).",
-                "the streaming skeleton needs one query axis, one key axis, and head dims that are compile-time "
-                "multiples of 16 up to 256");
+                "the streaming skeleton needs head dims that are compile-time constants; here they are %s and %s",
+                sx_str(A, r1->it[v->k_axes[0]].size), sx_str(A, r2->it[k->v2.n_axes[0]].size));
+    return NULL;
+  }
+  if (d % 16 || dv % 16 || d < 16 || dv < 16 || d > 256 || dv > 256) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at,
+                "Use head dims that are multiples of 16 from 16 to 256; for another head dim, zero-pad Q, K and V along "
+                "it to the next multiple of 16 before the call (zero columns add nothing to QK^T), set attrs.scale to "
+                "1/sqrt of the unpadded head dim, and drop O's padded columns.",
+                "the streaming skeleton takes head dims that are multiples of 16 up to 256, not %lld / %lld", (long long)d,
+                (long long)dv);
     return NULL;
   }
   k->D = (int)d, k->DV = (int)dv;
@@ -653,14 +691,20 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   int BM = p->tile[0], BN = p->tile[1];
   int ring = (BM * k->D + 2 * BN * (k->D + k->DV)) * dtype_bytes(k->T), stage = BM * (k->DV + 8) * 4;
   k->smem = ring > stage ? ring : stage;
+  int eb = dtype_bytes(k->T);
+  int end = add_tile(k, "smQ", 0, 1, BM, k->D, eb);
+  end = add_tile(k, "smK", end, 2, BN, k->D, eb);
+  add_tile(k, "smV", end, 2, BN, k->DV, eb);
   k->grid[0] = sx_ceildiv_int(A, extent(A, r1, v->m_axes, v->nm), BM);
   k->grid[1] = extent(A, r1, v->b_axes, v->nb);
   k->grid[2] = sx_int(A, 1);
 
   /* the statements, with tokens */
-  emit(k, A, GS_ALLOC_SHARED, "smQ", arena_printf(A, "%s [%d][%d], swizzle xor16B", dtype_name(k->T), BM, k->D), NULL, 0,
-       NULL, NULL);
-  emit(k, A, GS_ALLOC_SHARED, "smK,smV", arena_printf(A, "%s [2][%d][%d] and [2][%d][%d] ring", dtype_name(k->T), BN, k->D, BN, k->DV),
+  emit(k, A, GS_ALLOC_SHARED, "smQ", arena_printf(A, "%s [%d][%d], 16B chunks xor %d", dtype_name(k->T), BM, k->D, k->tiles[0].swz),
+       NULL, 0, NULL, NULL);
+  emit(k, A, GS_ALLOC_SHARED, "smK,smV",
+       arena_printf(A, "%s [2][%d][%d] and [2][%d][%d] ring, 16B chunks xor %d and %d", dtype_name(k->T), BN, k->D, BN,
+                    k->DV, k->tiles[1].swz, k->tiles[2].swz),
        NULL, 0, NULL, NULL);
   emit(k, A, GS_CP_ASYNC, arena_printf(A, "smQ <- %s", k->A.tensor), "query rows m0..m0+BM, pred tails", "tQ", 0, NULL, NULL);
   emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, "tQ", NULL);
@@ -751,10 +795,72 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
  * steps consume in order; the store consumes TokEpilogue; nothing is used
  * before it is produced.  Loop-carried tokens are written "tA[kt]": the
  * wait of iteration kt covers the load issued earlier (prologue or refill). */
+bool gpuir_verify_smem(const gpu_kernel *k, diag_list *dl) {
+  bool ok = true;
+  for (int i = 0; i < k->ntiles && ok; i++) {
+    const gpu_smem_tile *t = &k->tiles[i];
+    int rb = t->row_elems * t->elem_bytes, nch = rb / 16, sh = t->swz > 0 ? 8 / t->swz : 0;
+    if (t->rows <= 0 || t->copies <= 0 || rb <= 0 || rb % 16 || t->swz <= 0 || sh * t->swz != 8) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                  "shared tile %s: rows of %d bytes are not whole 16-byte chunks, or its swizzle (xor %d) does not "
+                  "repeat every 8 rows",
+                  t->name, rb, t->swz);
+      ok = false;
+      break;
+    }
+    /* every chunk of every row: its place, in the row, taken once */
+    unsigned char seen[GPUIR_MAX_ROW_CHUNKS];
+    if (nch > GPUIR_MAX_ROW_CHUNKS) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "shared tile %s: %d chunks a row (at most %d)", t->name, nch,
+                  GPUIR_MAX_ROW_CHUNKS);
+      ok = false;
+      break;
+    }
+    for (int r = 0; r < t->rows && ok; r++) {
+      memset(seen, 0, (size_t)nch);
+      for (int c = 0; c < nch && ok; c++) {
+        int at = c ^ ((r / sh) % t->swz);
+        if (at >= nch) {
+          diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                      "shared tile %s: chunk %d of row %d is stored at chunk %d, outside its row of %d chunks "
+                      "(xor %d assumes rows of a multiple of %d chunks)",
+                      t->name, c, r, at, nch, t->swz, t->swz);
+          ok = false;
+        } else if (seen[at]++) {
+          diag_report(dl, D_INTERNAL, "GPU IR", NULL, "shared tile %s: two chunks of row %d share chunk %d", t->name, r,
+                      at);
+          ok = false;
+        }
+      }
+    }
+    for (int v = 0; v < k->nvec && ok; v++)
+      if (t->row_elems % k->vecs[v] || 16 % (k->vecs[v] * t->elem_bytes)) {
+        diag_report(dl, D_INTERNAL, "GPU IR", NULL, "shared tile %s: %d-element chunks do not divide its rows of %d",
+                    t->name, k->vecs[v], t->row_elems);
+        ok = false;
+      }
+    int end = t->offset + t->copies * t->rows * rb;
+    if (t->offset < 0 || end > k->smem) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "shared tile %s: bytes [%d, %d) outside the block's %d", t->name,
+                  t->offset, end, k->smem);
+      ok = false;
+    }
+    for (int j = 0; j < i && ok; j++) {
+      const gpu_smem_tile *u = &k->tiles[j];
+      int uend = u->offset + u->copies * u->rows * u->row_elems * u->elem_bytes;
+      if (t->offset < uend && u->offset < end) {
+        diag_report(dl, D_INTERNAL, "GPU IR", NULL, "shared tiles %s and %s overlap", u->name, t->name);
+        ok = false;
+      }
+    }
+  }
+  return ok;
+}
+
 bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
   const char *produced[64], *waited[64];
   int np = 0, nw = 0;
-  bool ok = true;
+  bool ok = gpuir_verify_smem(k, dl);
   /* the full-tile epilogue: 16-byte stores that cover the staging tile in
    * whole rows, every thread the same number of rows */
   if (k->epi_vec) {

@@ -112,6 +112,20 @@ typedef enum { EPI_RD_COL, EPI_RD_VEC, EPI_RD_ROW, EPI_RD_OTHER } epi_read_kind;
 /* The most K axes a walking operand's counter carries through. */
 #define GPUIR_WALK_AXES 8
 
+/* A shared tile as the skeleton lays it out: `copies` (ring stages) of `rows`
+ * rows of `row_elems` elements, from byte `offset` of the block's dynamic
+ * shared memory.  A row is a run of 16-byte chunks; chunk c of row r sits at
+ * chunk c ^ ((r / (8 / swz)) % swz) of the same row, so that the 8 rows one
+ * ldmatrix reads hit distinct bank groups.  swz (the chunks XORed) is a power
+ * of two that divides the row's chunks (gpuir_swizzle_width), else a chunk
+ * would leave its row or land on another; gpuir_verify_smem checks it. */
+typedef struct gpu_smem_tile {
+  const char *name;
+  int offset, copies, rows, row_elems, elem_bytes, swz;
+} gpu_smem_tile;
+#define GPUIR_MAX_TILES 4
+#define GPUIR_MAX_ROW_CHUNKS 512
+
 typedef struct gpu_kernel {
   const char *name;      /* entry point name without the vector suffix */
   const char *skeleton;  /* "sm80_contraction" or "sm80_attention" */
@@ -140,6 +154,8 @@ typedef struct gpu_kernel {
                             kernel has only the bounds-checked epilogue */
   bool math_ieee;        /* exp2, log2, recip, sqrt and division round as IEEE;
                             else the PTX .approx.ftz forms (the op's "math") */
+  int ntiles;
+  gpu_smem_tile tiles[GPUIR_MAX_TILES];  /* the shared tiles (the staging tile of the epilogue reuses them) */
   int nst, cap_st;
   gpu_stmt *st;
 } gpu_kernel;
@@ -155,6 +171,16 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
 gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
                                   const char *name, diag_list *dl);
 bool gpuir_verify(const gpu_kernel *k, diag_list *dl);
+/* The chunks XORed in a shared row of `row_bytes` bytes: the largest power of
+ * two, at most 8, that divides its 16-byte chunks (0 when the row is not whole
+ * chunks). */
+int gpuir_swizzle_width(int row_bytes);
+/* The shared tiles' layouts: every chunk of every row stays in its row, no
+ * two chunks of a tile (and no two tiles) share bytes, the tiles fit the
+ * kernel's shared memory, the swizzle's phase repeats every 8 rows (the
+ * skeletons' hoisted ldmatrix offsets rely on it), and every instantiated
+ * chunk width divides the rows.  Part of gpuir_verify. */
+bool gpuir_verify_smem(const gpu_kernel *k, diag_list *dl);
 /* Element offset of `map` in a region memref: the leading dimension
  * (param ld<name>) strides dim 0 of a rank-2 signature tensor, other tensors
  * are packed row-major. */

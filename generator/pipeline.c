@@ -211,8 +211,8 @@ static plan_result *attention_plan(run *r, const arch_info *const *archs, int na
                 "attention needs compile-time head dims (at most 256) for the streaming skeleton");
     return NULL;
   }
-  pinned_plan(cg, archs[0], "the streaming_softmax skeleton's tiles are chosen by plan_attention", dl);
-  return plan_attention(&r->A, r1, &r->pc->a[0], (int)d, (int)dv, archs, na, dl, cg->at);
+  const cJSON *pinned = pinned_plan(cg, archs[0], NULL, dl);
+  return plan_attention(&r->A, r1, &r->pc->a[0], (int)d, (int)dv, archs, na, pinned, dl, cg->at);
 }
 
 static gpu_kernel *attention_build(run *r, const codegen_opts *cg, diag_list *dl) {

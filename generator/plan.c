@@ -95,6 +95,11 @@ const arch_info *plan_arch(const char *name) {
  * D = 128 with 32): the most registers any of sm_80/sm_90a/sm_100/sm_120
  * used beyond the counted fragments, when allowed 255, was 103. */
 #define ATT_REG_OVERHEAD 104
+/* The same for a 16-key step: one n16 pair of S, one P fragment and one V
+ * k-step a tile, where ptxas keeps far less in flight.  Calibrated on
+ * D = 256 (nvcc 13, sm_80): 226 registers, 62 beyond the counted fragments,
+ * 0 spills (32 keys a step spilled there). */
+#define ATT_REG_OVERHEAD_K16 64
 
 typedef struct plan_res {
   int smem, regs, warps, threads;
@@ -975,61 +980,134 @@ plan_result *plan_choose(arena *A, const region *r, const pc_analysis *a, const 
  * the key tile BN.  Larger key tiles halve the loop's barriers and rescales;
  * the STOP rules drop those whose Q tile plus ring exceeds 80% of an arch's
  * shared memory or whose registers (Q fragments, S and O accumulators) leave
- * one CTA per SM.  The largest surviving BN is kept. */
+ * one CTA per SM.  The largest surviving BN is kept.  A pinned plan names
+ * the key tile itself ("tile": [64, BN, D]) and meets the same rules as
+ * errors. */
+static const int ATT_BNS[] = {128, 64, 32, 16};
+#define ATT_NBN ((int)(sizeof ATT_BNS / sizeof ATT_BNS[0]))
+
+static void att_candidate(arena *A, const region *r1, const pc_analysis *a1, int D, int DV, int BN,
+                          const arch_info *const *archs, int narchs, plan_candidate *c) {
+  fill_defaults(A, r1, a1, &c->p);
+  sched_plan *p = &c->p;
+  p->arch = archs[0]->name;
+  p->tile[0] = 64, p->tile[1] = BN, p->tile[2] = D;
+  p->stages = 2;
+  p->warps_m = 4, p->warps_n = 1;
+  p->vec = 16 / p->elem_bytes;
+  p->algo_key = "attention";
+  p->algo = "streaming_softmax";
+  p->streaming = true;
+  p->async_enable = true;
+  p->prefetch_depth = 1;
+  p->epilogue_overlap = false;
+  fill_tails(A, r1, a1, p);
+  int ring = (64 * D + 2 * BN * (D + DV)) * p->elem_bytes, stage = 64 * (DV + 8) * 4;
+  p->smem_bytes = ring > stage ? ring : stage;
+  p->threads = 128;
+  /* Q's fragments stay in registers while they are small; larger head dims
+   * re-read them from shared memory on each key tile (one ldmatrix.x4 per
+   * k-step).  At D = 128 this measured 207 -> 167 registers on sm_80 and
+   * removed the spills ptxas made for sm_100 and sm_120. */
+  p->a_frag_regs = D / 16 * 4 <= PLAN_ATT_Q_REGS;
+  /* Q fragments, S and O accumulators, P (hi + lo) and K/V fragments, row
+   * state, overhead */
+  int frags = (p->a_frag_regs ? D / 16 * 4 : 4) + BN / 8 * 4 + DV / 8 * 4 + 8 + 8 + 8;
+  p->regs_per_thread = ceil_div(frags + (BN == 16 ? ATT_REG_OVERHEAD_K16 : ATT_REG_OVERHEAD), 8) * 8;
+  for (int k = 0; k < narchs && !c->stop; k++) {
+    const arch_info *ai = archs[k];
+    if (p->smem_bytes > (int)(PLAN_SMEM_FRACTION * ai->smem_per_block)) {
+      c->stop = "smem_over_80pct";
+      c->why = arena_printf(A, "%s: %d B > 80%% of %d B", ai->name, p->smem_bytes, ai->smem_per_block);
+    } else if (p->regs_per_thread > PLAN_MAX_REGS || ai->regs_per_sm / (p->regs_per_thread * p->threads) <= 1) {
+      c->stop = "regs_one_cta_per_sm";
+      c->why = arena_printf(A, "%s: %d regs x %d threads", ai->name, p->regs_per_thread, p->threads);
+    }
+  }
+  if (c->stop) return;
+  int ctas = archs[0]->regs_per_sm / (p->regs_per_thread * p->threads);
+  int by_smem = archs[0]->smem_per_sm / p->smem_bytes;
+  p->ctas_per_sm = ctas < by_smem ? ctas : by_smem;
+  c->kept = true;
+}
+
+/* The largest key tile that passes the STOP rules, or 0. */
+static int att_best_bn(arena *A, const region *r1, const pc_analysis *a1, int D, int DV, const arch_info *const *archs,
+                       int narchs) {
+  for (int i = 0; i < ATT_NBN; i++) {
+    plan_candidate c = {0};
+    att_candidate(A, r1, a1, D, DV, ATT_BNS[i], archs, narchs, &c);
+    if (c.kept) return ATT_BNS[i];
+  }
+  return 0;
+}
+
+static plan_result *att_pinned(arena *A, plan_result *res, const region *r1, const pc_analysis *a1, int D, int DV,
+                               const arch_info *const *archs, int narchs, const cJSON *pinned, diag_list *dl,
+                               const char *at) {
+  sched_plan pp;
+  if (!plan_from_json(A, pinned, r1, a1, &pp, dl, at)) return NULL;
+  const cJSON *jt = cJSON_GetObjectItemCaseSensitive(pinned, "tile");
+  const cJSON *js = cJSON_GetObjectItemCaseSensitive(pinned, "stages");
+  const cJSON *jw = cJSON_GetObjectItemCaseSensitive(pinned, "warp_tile");
+  int best = att_best_bn(A, r1, a1, D, DV, archs, narchs);
+  const char *fix = best ? arena_printf(A, "Pin {\"tile\": [64, %d, %d]}: 64 query rows (4 warps of 16), %d keys a step, the head dim.",
+                                        best, D, best)
+                         : "Use a smaller head dim.";
+  int BN = pp.tile[1];
+  if (!jt || pp.tile[0] != 64 || pp.tile[2] != D || BN < 16 || BN > 256 || BN % 16) {
+    diag_report(dl, D_PLAN_SCHEMA, key_at(A, at, "tile"), fix,
+                "the streaming_softmax skeleton's tile is [64 query rows, BN keys (a multiple of 16 up to 256), the head "
+                "dim %d]; the plan pins [%d, %d, %d]",
+                D, pp.tile[0], pp.tile[1], pp.tile[2]);
+    return NULL;
+  }
+  if (js && pp.stages != 2) {
+    diag_report(dl, D_PLAN_SCHEMA, key_at(A, at, "stages"), "Remove \"stages\" or set it to 2.",
+                "the streaming_softmax skeleton's K/V ring has 2 stages, not %d", pp.stages);
+    return NULL;
+  }
+  if (jw && (!cJSON_IsString(jw) || strcmp(jw->valuestring, arena_printf(A, "16x%d", BN)) != 0)) {
+    diag_report(dl, D_PLAN_SCHEMA, key_at(A, at, "warp_tile"), arena_printf(A, "Remove \"warp_tile\" or set it to \"16x%d\".", BN),
+                "each of the streaming_softmax skeleton's 4 warps takes 16 query rows and the whole key tile");
+    return NULL;
+  }
+  plan_candidate c = {0};
+  att_candidate(A, r1, a1, D, DV, BN, archs, narchs, &c);
+  if (!c.kept) {
+    bool smem = strcmp(c.stop, "smem_over_80pct") == 0;
+    diag_report(dl, smem ? D_PLAN_SMEM : D_PLAN_REGS, key_at(A, at, "tile"), fix,
+                smem ? "the Q tile and the 2-stage K/V ring of %d keys take %s"
+                     : "%d keys a step need more registers than an SM holds for two CTAs, or than 255 a thread (%s)",
+                BN, c.why);
+    return NULL;
+  }
+  c.p.pinned = true;
+  res->cand = ARENA_ARRAY(A, plan_candidate, 1);
+  res->cand[0] = c;
+  res->ncand = 1;
+  res->chosen = c.p;
+  return res;
+}
+
 plan_result *plan_attention(arena *A, const region *r1, const pc_analysis *a1, int D, int DV,
-                            const arch_info *const *archs, int narchs, diag_list *dl, const char *at) {
-  static const int bns[] = {128, 64, 32};
+                            const arch_info *const *archs, int narchs, const cJSON *pinned, diag_list *dl,
+                            const char *at) {
   plan_result *res = ARENA_NEW(A, plan_result);
   res->region = a1->region;
-  res->cand = ARENA_ARRAY(A, plan_candidate, 3);
+  if (pinned) return att_pinned(A, res, r1, a1, D, DV, archs, narchs, pinned, dl, at);
+  res->cand = ARENA_ARRAY(A, plan_candidate, ATT_NBN);
   int best = -1;
-  for (int i = 0; i < 3; i++) {
+  const char *whys = "";
+  for (int i = 0; i < ATT_NBN; i++) {
     plan_candidate *c = &res->cand[res->ncand++];
-    fill_defaults(A, r1, a1, &c->p);
-    sched_plan *p = &c->p;
-    p->arch = archs[0]->name;
-    p->tile[0] = 64, p->tile[1] = bns[i], p->tile[2] = D;
-    p->stages = 2;
-    p->warps_m = 4, p->warps_n = 1;
-    p->vec = 16 / p->elem_bytes;
-    p->algo_key = "attention";
-    p->algo = "streaming_softmax";
-    p->streaming = true;
-    p->async_enable = true;
-    p->prefetch_depth = 1;
-    p->epilogue_overlap = false;
-    fill_tails(A, r1, a1, p);
-    int ring = (64 * D + 2 * bns[i] * (D + DV)) * p->elem_bytes, stage = 64 * (DV + 8) * 4;
-    p->smem_bytes = ring > stage ? ring : stage;
-    p->threads = 128;
-    /* Q's fragments stay in registers while they are small; larger head dims
-     * re-read them from shared memory on each key tile (one ldmatrix.x4 per
-     * k-step).  At D = 128 this measured 207 -> 167 registers on sm_80 and
-     * removed the spills ptxas made for sm_100 and sm_120. */
-    p->a_frag_regs = D / 16 * 4 <= PLAN_ATT_Q_REGS;
-    /* Q fragments, S and O accumulators, P (hi + lo) and K/V fragments, row
-     * state, overhead */
-    int frags = (p->a_frag_regs ? D / 16 * 4 : 4) + bns[i] / 8 * 4 + DV / 8 * 4 + 8 + 8 + 8;
-    p->regs_per_thread = ceil_div(frags + ATT_REG_OVERHEAD, 8) * 8;
-    for (int k = 0; k < narchs && !c->stop; k++) {
-      const arch_info *ai = archs[k];
-      if (p->smem_bytes > (int)(PLAN_SMEM_FRACTION * ai->smem_per_block)) {
-        c->stop = "smem_over_80pct";
-        c->why = arena_printf(A, "%s: %d B > 80%% of %d B", ai->name, p->smem_bytes, ai->smem_per_block);
-      } else if (p->regs_per_thread > PLAN_MAX_REGS || ai->regs_per_sm / (p->regs_per_thread * p->threads) <= 1) {
-        c->stop = "regs_one_cta_per_sm";
-        c->why = arena_printf(A, "%s: %d regs x %d threads", ai->name, p->regs_per_thread, p->threads);
-      }
-    }
-    if (c->stop) continue;
-    int ctas = archs[0]->regs_per_sm / (p->regs_per_thread * p->threads);
-    int by_smem = archs[0]->smem_per_sm / p->smem_bytes;
-    p->ctas_per_sm = ctas < by_smem ? ctas : by_smem;
-    c->kept = true;
-    if (best < 0) best = i;
+    att_candidate(A, r1, a1, D, DV, ATT_BNS[i], archs, narchs, c);
+    if (c->stop) whys = arena_printf(A, "%s%s%d keys: %s (%s)", whys, *whys ? "; " : "", ATT_BNS[i], c->stop, c->why);
+    if (c->kept && best < 0) best = i;
   }
   if (best < 0) {
-    diag_report(dl, D_PLAN_SMEM, at, NULL, "no key tile fits head dims %d/%d on every arch", D, DV);
+    diag_report(dl, D_PLAN_REGS, at, "Use a smaller head dim, or compile for archs with more shared memory.",
+                "no key tile fits head dims %d/%d on every arch: %s", D, DV, whys);
     return NULL;
   }
   res->chosen = res->cand[best].p;

@@ -131,9 +131,12 @@ plan_result *plan_choose_multi(arena *A, const region *r, const pc_analysis *a, 
                                int narchs, const cJSON *pinned, int nshapes, const int64_t (*shapes)[3],
                                diag_list *dl, const char *at);
 /* The streaming-softmax skeleton's plan for attention (region 1 is QK^T
- * with the softmax): the key tile, by the STOP rules on every arch. */
+ * with the softmax): the key tile, by the STOP rules on every arch, or the
+ * pinned plan's ("tile": [64, BN, D]), checked by the same rules (E1701,
+ * E1702, E1703, each suggesting the key tile that fits). */
 plan_result *plan_attention(arena *A, const region *r1, const pc_analysis *a1, int D, int DV,
-                            const arch_info *const *archs, int narchs, diag_list *dl, const char *at);
+                            const arch_info *const *archs, int narchs, const cJSON *pinned, diag_list *dl,
+                            const char *at);
 /* Spec §11 estimate for one plan and shape (batch 1), in microseconds
  * (docs/plan.md). */
 double plan_time_us(const sched_plan *p, const arch_info *ai, int64_t M, int64_t N, int64_t K, int elem_bytes);

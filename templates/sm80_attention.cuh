@@ -55,7 +55,7 @@ __device__ __forceinline__ void load_att_tile(const typename Op::Params *p, type
     if constexpr (KIND == 0) valid = Op::template q_chunk<VEC>(p, r0 + row, col, b, &src);
     else if constexpr (KIND == 1) valid = Op::template k_chunk<VEC>(p, r0 + row, col, b, &src);
     else valid = Op::template v_chunk<VEC>(p, col, r0 + row, b, &src);
-    copy_g2s<VEC * (int)sizeof(T)>(tile + swz<L>(row, col), src, valid * (int)sizeof(T));
+    copy_g2s<VEC * (int)sizeof(T)>(tile + swz<L, KIND == 2 ? Op::SWZ_DV : Op::SWZ_D>(row, col), src, valid * (int)sizeof(T));
   }
 }
 
@@ -65,7 +65,7 @@ __device__ __forceinline__ void load_att_tile(const typename Op::Params *p, type
 template <class Op, int VEC, int KIND>
 __device__ __forceinline__ void load_att_rows(typename Op::T *tile, const typename Op::T *row0, int64_t rstep) {
   constexpr int L = KIND == 2 ? Op::DV : Op::D, CPR = L / VEC, RPP = 128 / CPR, CH = Op::BN / RPP;
-  const int off = swz<L>((int)threadIdx.x / CPR, ((int)threadIdx.x % CPR) * VEC);
+  const int off = swz<L, KIND == 2 ? Op::SWZ_DV : Op::SWZ_D>((int)threadIdx.x / CPR, ((int)threadIdx.x % CPR) * VEC);
 #pragma unroll
   for (int i = 0; i < CH; ++i)
     copy_g2s_full<VEC * (int)sizeof(typename Op::T)>(tile + off + i * RPP * L, row0 + i * RPP * rstep);
@@ -118,7 +118,7 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
 #pragma unroll
     for (int kk = 0; kk < KD; ++kk) {
       const int m = warp * 16 + (mat & 1) * 8, k = kk * 16 + (mat >> 1) * 8;
-      ldmatrix_x4<false>(qf[kk], smQ + swz<D>(m + r8, k));
+      ldmatrix_x4<false>(qf[kk], smQ + swz<D, Op::SWZ_D>(m + r8, k));
     }
   }
   // This lane's ldmatrix offsets, hoisted: 8 rows down keeps swz's phase,
@@ -127,9 +127,9 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
   // them inside the loop.
   int kofs[KD], vofs[NTO / 2];
 #pragma unroll
-  for (int kk = 0; kk < KD; ++kk) kofs[kk] = swz<D>((mat >> 1) * 8 + r8, kk * 16 + (mat & 1) * 8), keep(kofs[kk]);
+  for (int kk = 0; kk < KD; ++kk) kofs[kk] = swz<D, Op::SWZ_D>((mat >> 1) * 8 + r8, kk * 16 + (mat & 1) * 8), keep(kofs[kk]);
 #pragma unroll
-  for (int j = 0; j < NTO; j += 2) vofs[j / 2] = swz<DV>((mat & 1) * 8 + r8, j * 8 + (mat >> 1) * 8), keep(vofs[j / 2]);
+  for (int j = 0; j < NTO; j += 2) vofs[j / 2] = swz<DV, Op::SWZ_DV>((mat & 1) * 8 + r8, j * 8 + (mat >> 1) * 8), keep(vofs[j / 2]);
   float o[NTO][4];
 #pragma unroll
   for (int j = 0; j < NTO; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
@@ -149,7 +149,7 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
       uint32_t qk[4];
       if constexpr (!QREG) {
         const int m = warp * 16 + (mat & 1) * 8, k = kk * 16 + (mat >> 1) * 8;
-        ldmatrix_x4<false>(qk, smQ + swz<D>(m + r8, k));
+        ldmatrix_x4<false>(qk, smQ + swz<D, Op::SWZ_D>(m + r8, k));
       }
       const uint32_t(&qa)[4] = QREG ? qf[QREG ? kk : 0] : qk;
 #pragma unroll
@@ -232,8 +232,9 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
   // Full tiles stream K and V from one row pointer each (the GPU IR's row
   // steps), when a thread's chunks are whole numbers of 8 rows apart.
   constexpr int CPRK = D / VEC, CPRV = DV / VEC;
-  constexpr bool KVS = Op::KV_STREAM && VEC > 1 && 128 % CPRK == 0 && 128 % CPRV == 0 && (128 / CPRK) % 8 == 0 &&
-                       (128 / CPRV) % 8 == 0 && BN % (128 / CPRK) == 0 && BN % (128 / CPRV) == 0;
+  constexpr int RPK = CPRK <= 128 ? 128 / CPRK : 1, RPV = CPRV <= 128 ? 128 / CPRV : 1;  // rows a pass of the threads
+  constexpr bool KVS = Op::KV_STREAM && VEC > 1 && 128 % CPRK == 0 && 128 % CPRV == 0 && RPK % 8 == 0 &&
+                       RPV % 8 == 0 && BN % RPK == 0 && BN % RPV == 0;
   const T *krow = nullptr, *vrow = nullptr;
   int64_t krs = 0, vrs = 0;
   if constexpr (KVS) {

@@ -41,12 +41,13 @@ namespace dlc {
 
 // Element offset of (row, col) in a shared tile of `L` elements per row, with
 // 16-byte chunks XOR-swizzled so that the 8 rows an ldmatrix or a cp.async
-// phase touches fall in distinct bank groups.
-template <int L>
+// phase touches fall in distinct bank groups.  W, the chunks XORed, is the
+// GPU IR's (gpu_smem_tile.swz): a power of two dividing the row's chunks, so
+// that no chunk leaves its row; the phase repeats every SH * W = 8 rows.
+template <int L, int W>
 __device__ __forceinline__ int swz(int row, int col) {
-  constexpr int NCH = L / 8;               // 16-byte chunks per row
-  constexpr int W = NCH < 8 ? NCH : 8;     // chunks XORed
   constexpr int SH = 8 / W;                // rows that share one XOR value
+  static_assert(L % 8 == 0 && (L / 8) % W == 0 && SH * W == 8, "chunks stay in their row");
   return row * L + (((col >> 3) ^ ((row / SH) % W)) << 3) + (col & 7);
 }
 
@@ -78,7 +79,7 @@ __device__ __forceinline__ void load_operand(const typename Op::Params *p, typen
     const int64_t k = KC ? k0 + col : k0 + row;
     const T *src;
     const int valid = IS_A ? Op::template a_chunk<VEC>(p, r, k, b, &src) : Op::template b_chunk<VEC>(p, r, k, b, &src);
-    copy_g2s<VEC * (int)sizeof(T)>(tile + swz<L>(row, col), src, valid * (int)sizeof(T));
+    copy_g2s<VEC * (int)sizeof(T)>(tile + swz<L, IS_A ? Op::SWZ_A : Op::SWZ_B>(row, col), src, valid * (int)sizeof(T));
   }
 }
 
@@ -89,6 +90,7 @@ struct OperandTile {
   static constexpr bool KC = IS_A ? Op::A_K_CONTIG : Op::B_K_CONTIG;
   static constexpr int R = IS_A ? Op::BM : Op::BN;
   static constexpr int ROWS = KC ? R : Op::BK, L = KC ? Op::BK : R;
+  static constexpr int SWZ = IS_A ? Op::SWZ_A : Op::SWZ_B;
   static constexpr int CPR = L / VEC;              // chunks per tile row
   static constexpr int CHUNKS = ROWS * CPR;
   static constexpr int CPT = CHUNKS / NT;          // chunks per thread
@@ -155,7 +157,7 @@ struct OperandStream {
         if constexpr (WHOLE) rel[i] = s0 - src[0];
         else bytes[i] = valid * (int)sizeof(T);
       }
-      if (!G::ONE_PHASE || i == 0) soff[G::ONE_PHASE ? 0 : i] = swz<G::L>(row, col);
+      if (!G::ONE_PHASE || i == 0) soff[G::ONE_PHASE ? 0 : i] = swz<G::L, G::SWZ>(row, col);
     }
   }
   // Copies the next full k-tile into `tile` and steps to the one after.
@@ -204,7 +206,7 @@ struct OperandWalk {
       keep(rest[i]);
 #pragma unroll
       for (int g = 0; g < NG; ++g) keep(gm[i][g]);
-      if (!G::ONE_PHASE || i == 0) soff[G::ONE_PHASE ? 0 : i] = swz<G::L>(row, ((int)threadIdx.x % G::CPR) * VEC);
+      if (!G::ONE_PHASE || i == 0) soff[G::ONE_PHASE ? 0 : i] = swz<G::L, G::SWZ>(row, ((int)threadIdx.x % G::CPR) * VEC);
     }
   }
   // Copies the full k-tile at the counter `w` into `tile`.
@@ -248,10 +250,10 @@ struct FragOffsets {
     const int dr = IS_A ? (mat & 1) * 8 : (mat >> 1) * 8, dk = IS_A ? (mat >> 1) * 8 : (mat & 1) * 8;
     if constexpr (KC) {
 #pragma unroll
-      for (int s = 0; s < KS; ++s) off[s] = base + TB * swz<Op::BK>(w0 + dr + r8, s * 16 + dk);
+      for (int s = 0; s < KS; ++s) off[s] = base + TB * swz<Op::BK, IS_A ? Op::SWZ_A : Op::SWZ_B>(w0 + dr + r8, s * 16 + dk);
     } else {
 #pragma unroll
-      for (int f = 0; f < NF; ++f) off[f] = base + TB * swz<R>(dk + r8, w0 + f * 16 + dr);
+      for (int f = 0; f < NF; ++f) off[f] = base + TB * swz<R, IS_A ? Op::SWZ_A : Op::SWZ_B>(dk + r8, w0 + f * 16 + dr);
     }
 #pragma unroll
     for (int i = 0; i < (KC ? KS : NF); ++i) keep(off[i]);

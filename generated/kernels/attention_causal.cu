@@ -17,6 +17,7 @@ struct Op_D64 {
   using OutT = T_;
   using Params = dlc__p_attention_causal;
   static constexpr int BM = 64, BN = 128, D = 64, DV = 64;
+  static constexpr int SWZ_D = 8, SWZ_DV = 8;  // 16-byte chunks XORed in a shared row (GPU IR)
   static constexpr bool Q_REGS = true;  // Q fragments stay in registers
   static constexpr float MAX_INIT = -INFINITY;  // S_masked.reduce's init
   // queries: (m), extent S
@@ -216,6 +217,7 @@ struct Op_D128 {
   using OutT = T_;
   using Params = dlc__p_attention_causal;
   static constexpr int BM = 64, BN = 32, D = 128, DV = 128;
+  static constexpr int SWZ_D = 8, SWZ_DV = 8;  // 16-byte chunks XORed in a shared row (GPU IR)
   static constexpr bool Q_REGS = false;  // Q fragments are re-read from shared memory per key tile
   static constexpr float MAX_INIT = -INFINITY;  // S_masked.reduce's init
   // queries: (m), extent S
@@ -415,6 +417,7 @@ struct Op_D64_bf16 {
   using OutT = T_;
   using Params = dlc__p_attention_causal;
   static constexpr int BM = 64, BN = 128, D = 64, DV = 64;
+  static constexpr int SWZ_D = 8, SWZ_DV = 8;  // 16-byte chunks XORed in a shared row (GPU IR)
   static constexpr bool Q_REGS = true;  // Q fragments stay in registers
   static constexpr float MAX_INIT = -INFINITY;  // S_masked.reduce's init
   // queries: (m), extent S
@@ -614,6 +617,7 @@ struct Op_D128_bf16 {
   using OutT = T_;
   using Params = dlc__p_attention_causal;
   static constexpr int BM = 64, BN = 32, D = 128, DV = 128;
+  static constexpr int SWZ_D = 8, SWZ_DV = 8;  // 16-byte chunks XORed in a shared row (GPU IR)
   static constexpr bool Q_REGS = false;  // Q fragments are re-read from shared memory per key tile
   static constexpr float MAX_INIT = -INFINITY;  // S_masked.reduce's init
   // queries: (m), extent S

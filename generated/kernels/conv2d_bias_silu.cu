@@ -17,6 +17,7 @@ struct Op_stride1x1_pad1x1 {
   using Params = dlc__p_conv2d_bias_silu;
   static constexpr int BM = 64, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
   static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
+  static constexpr int SWZ_A = 4, SWZ_B = 4;  // 16-byte chunks XORed in a shared row (GPU IR)
   // M: (n, h, w), extent H*N*W
   // N: (co), extent K
   // K: (kh, kw, ci), extent 9*C
@@ -247,6 +248,7 @@ struct Op_stride2x2_pad1x1 {
   using Params = dlc__p_conv2d_bias_silu;
   static constexpr int BM = 64, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
   static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
+  static constexpr int SWZ_A = 4, SWZ_B = 4;  // 16-byte chunks XORed in a shared row (GPU IR)
   // M: (n, h, w), extent N*floor((H+1)/2)*floor((W+1)/2)
   // N: (co), extent K
   // K: (kh, kw, ci), extent 9*C

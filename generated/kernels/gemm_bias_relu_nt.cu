@@ -17,6 +17,7 @@ struct Op {
   using Params = dlc__p_gemm_bias_relu_nt;
   static constexpr int BM = 128, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
   static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
+  static constexpr int SWZ_A = 4, SWZ_B = 4;  // 16-byte chunks XORed in a shared row (GPU IR)
   // M: (m), extent M
   // N: (n), extent N
   // K: (k), extent K

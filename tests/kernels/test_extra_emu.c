@@ -4,6 +4,7 @@
  *   gemm_gelu_residual  Y = sigmoid(gelu_tanh(A B + bias) / 2 + R) - R
  *   gemm_at_silu        Y = silu(At^T B), the lhs stored transposed [K,M]
  *   conv_nchw           Y = conv3x3(X, Wt), NCHW / KCRS (element-wise loads)
+ *   gemm_ewise_fns      the elementwise functions of issue 11 on C = A B + bias
  * with tails in every dimension and padded leading dimensions. */
 #include "kt.h"
 
@@ -130,6 +131,45 @@ static int conv_nchw(int64_t N, int64_t H, int64_t W, int64_t C, int64_t K, uint
   return fail;
 }
 
+static double ewise_fns(double c) {
+  double sp = log1p(exp(c)), sg = c > 0 ? 1 : c < 0 ? -1 : 0;
+  double y = 0.5 * c * (1 + erf(c / sqrt(2.0))) + pow(sp, 1.5) + c * tanh(sp) * sg + erf(c) +
+             c * fmin(fmax(c + 3, 0), 6) / 6 + (c > 0 ? c : 0.1 * c);
+  return fmin(y, 2.5);
+}
+
+static int gemm_ewise(dlc_dtype dt, int64_t M, int64_t N, int64_t K, uint64_t seed) {
+  int64_t lda = K + 8, ldb = N + 2, ldy = N + 1;
+  kt_buf A = {0}, B = {0}, bias = {0}, Y = {0};
+  kt_alloc(&A, (size_t)(M * lda), 0), kt_alloc(&B, (size_t)(K * ldb), 0), kt_alloc(&bias, (size_t)N, 0);
+  kt_alloc(&Y, (size_t)(M * ldy), 0);
+  uint64_t s = seed;
+  for (size_t i = 0; i < A.n; i++) A.host[i] = kt_from_f32(dt, (float)kt_uniform(&s));
+  for (size_t i = 0; i < B.n; i++) B.host[i] = kt_from_f32(dt, (float)(0.5 * kt_uniform(&s)));
+  for (size_t i = 0; i < bias.n; i++) bias.host[i] = kt_from_f32(dt, (float)kt_uniform(&s));
+  kt_upload(&A), kt_upload(&B), kt_upload(&bias), kt_upload(&Y);
+  dlc_status st = dlc_gemm_ewise_fns(dt, M, N, K, kt_ptr(A.dev), lda, kt_ptr(B.dev), ldb, kt_ptr(bias.dev),
+                                     kt_ptr(Y.dev), ldy, NULL);
+  int fail = 0;
+  if (st != DLC_SUCCESS) {
+    fprintf(stderr, "gemm_ewise_fns: %s: %s\n", dlc_status_string(st), dlc_last_error_detail());
+    fail = 1;
+  } else {
+    kt_download(&Y);
+    double *ref = malloc(sizeof(double) * (size_t)(M * N));
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t n = 0; n < N; n++) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; k++) acc += (double)kt_to_f32(dt, A.host[m * lda + k]) * kt_to_f32(dt, B.host[k * ldb + n]);
+        ref[m * N + n] = ewise_fns(acc + kt_to_f32(dt, bias.host[n]));
+      }
+    fail = check("gemm_ewise_fns", dt, M, N, &Y, ldy, ref);
+    free(ref);
+  }
+  kt_free(&A), kt_free(&B), kt_free(&bias), kt_free(&Y);
+  return fail;
+}
+
 int main(void) {
   static const int64_t shapes[][3] = {{1, 1, 1}, {7, 9, 13}, {64, 64, 64}, {129, 70, 255}, {200, 257, 100}};
   int fails = 0;
@@ -138,6 +178,8 @@ int main(void) {
     fails += gelu_residual(DLC_BF16, shapes[i][1], shapes[i][0], shapes[i][2], 21 + (uint64_t)i);
     fails += at_silu(shapes[i][0], shapes[i][1], shapes[i][2], 31 + (uint64_t)i);
   }
+  fails += gemm_ewise(DLC_F16, 70, 45, 33, 51);
+  fails += gemm_ewise(DLC_BF16, 129, 18, 40, 52);
   fails += conv_nchw(1, 5, 6, 3, 4, 41);
   fails += conv_nchw(2, 9, 7, 8, 24, 42);
   fails += conv_nchw(1, 14, 14, 17, 5, 43);

@@ -20,6 +20,7 @@
 
 #define G(f) PB_GRAPHS_DIR "/" f
 #define SG(f) PB_SHARED_GRAPHS_DIR "/" f
+#define AG(f) PB_ATTN_GRAPHS_DIR "/" f
 
 typedef struct gcase {
   const char *group;
@@ -68,6 +69,19 @@ static const gcase cases[] = {
       false}},
     {"attention_scaled_noncausal",
      {"attention scale 0.25, L != S", G("attention_scaled.json"), NULL, DT_BF16, NULL, "B=1,S=1,L=3,D=4,E=4", ANY2, 18, 0,
+      false}},
+    /* tests/kernels/attn: the causal mask with T != S (top-left), grouped-query
+     * attention (K and V expanded over G query heads), causal GQA */
+    {"attention_causal_cross_and_gqa",
+     {"attention causal, T != S", AG("attention_causal_cross.json"), NULL, DT_FP16, NULL, "B=1,H=2,S=7,T=11,D=8", ANY2,
+      56, 0, false}},
+    {"attention_causal_cross_and_gqa",
+     {"attention causal, T < S", AG("attention_causal_cross.json"), NULL, DT_BF16, NULL, "B=2,H=1,S=9,T=4,D=16", ANY2,
+      57, 0, false}},
+    {"attention_causal_cross_and_gqa",
+     {"attention gqa", AG("attention_gqa.json"), NULL, DT_FP16, NULL, "B=2,HK=2,G=3,S=5,T=6,D=8", ANY2, 58, 0, false}},
+    {"attention_causal_cross_and_gqa",
+     {"attention gqa causal", AG("attention_gqa_causal.json"), NULL, DT_FP32, NULL, "B=1,HK=2,G=2,S=6,D=4", ANY2, 59, 0,
       false}},
     {"attention_causal_mask", {"attention causal [B,S,D]", G("attention_causal_rank3.json"), NULL, DT_FP16, NULL, "B=1,S=1,D=8", ANY2, 19, 0, false}},
     {"attention_causal_mask", {"attention causal [B,S,D]", G("attention_causal_rank3.json"), NULL, DT_FP16, NULL, "B=2,S=6,D=4", ANY2, 70, 0, false}},
@@ -139,7 +153,7 @@ static char *ewise_graph(ewise_fn fn, dtype T, int variant, pbt_domain dom[4]) {
   char *buf = malloc(4096);
   if (!buf) return NULL;
   dom[0] = dom[1] = dom[2] = dom[3] = DOM_ANY;
-  if (fn == EW_LOG || fn == EW_SQRT || fn == EW_RSQRT) dom[0] = DOM_POS;
+  if (fn == EW_LOG || fn == EW_SQRT || fn == EW_RSQRT || fn == EW_POW) dom[0] = DOM_POS;
   if (fn == EW_RECIP) dom[0] = DOM_NONZERO;
   if (fn == EW_DIV) dom[1] = DOM_NONZERO;
   if (fn == EW_WHERE) dom[0] = DOM_COND;

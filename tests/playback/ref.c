@@ -109,6 +109,17 @@ double ref_ewise(ewise_fn fn, double a, double b, double c) {
   case EW_SQRT: return sqrt(a);
   case EW_RSQRT: return 1.0 / sqrt(a);
   case EW_RECIP: return 1.0 / a;
+  case EW_GELU: return 0.5 * a * (1.0 + erf(a / sqrt(2.0)));
+  case EW_ERF: return erf(a);
+  case EW_SIGN: return a > 0 ? 1 : a < 0 ? -1 : 0;
+  case EW_SOFTPLUS: return log1p(exp(a));
+  case EW_MISH: return a * tanh(log1p(exp(a)));
+  case EW_HARDSWISH: return a * fmin(fmax(a + 3, 0), 6) / 6;
+  case EW_POW: return pow(a, b);
+  case EW_CLAMP_MIN: return fmax(a, b);
+  case EW_CLAMP_MAX: return fmin(a, b);
+  case EW_LEAKY_RELU: return a > 0 ? a : a * b;
+  case EW_CLAMP: return fmin(fmax(a, b), c);
   case EW_WHERE: return a != 0 ? b : c;
   case EW_CAST: return a;
   case EW__COUNT: break;

@@ -192,10 +192,10 @@ static void test_ewise_decompositions(void) {
     if (fn == EW_CAST || fn == EW_WHERE) continue;
     int ar = ewise_arity((ewise_fn)fn);
     const char *node = arena_printf(&A, "[{'op':'Elementwise','fn':'%s','inputs':['X'%s],'outputs':['Z']}]",
-                                    ewise_name((ewise_fn)fn), ar == 2 ? ",'Y'" : "");
+                                    ewise_name((ewise_fn)fn), ar == 2 ? ",'Y'" : ar == 3 ? ",'Y','Y'" : "");
     const char *t = "{'dtype':'fp32','shape':['M']}";
     front p;
-    CHECK(lower(&p, graph("['M']", t, ar == 2 ? t : NULL, t, node)));
+    CHECK(lower(&p, graph("['M']", t, ar >= 2 ? t : NULL, t, node)));
     if (p.tiny) {
       const char *want = decomp_ops(ewise_decomposition((ewise_fn)fn)), *got = alu_ops_sorted(p.tiny);
       if (strcmp(want, got) != 0) fprintf(stderr, "fn %s: ", ewise_name((ewise_fn)fn));
