@@ -307,13 +307,13 @@ static void node_roles(const fe_graph *g, const fe_node *nd, unsigned roles[3][F
     if (rk[1] >= 2) roles[1][rk[1] - 2] = RL_K, roles[1][rk[1] - 1] = RL_N;
     break;
   case FE_CONV2D: {
+    /* X: n, then c and the two window axes (h + r, w + s) in its layout's
+     * order; Wt: k, then c, r, s in any order, all K */
     bool nchw = g->tensors[nd->in[0]].layout && strcmp(g->tensors[nd->in[0]].layout, "NCHW") == 0;
-    bool kcrs = g->tensors[nd->in[1]].layout && strcmp(g->tensors[nd->in[1]].layout, "KCRS") == 0;
     unsigned win = RL_M | RL_K | RL_WIN;
     unsigned x[4] = {RL_M, nchw ? RL_K : win, win, nchw ? win : RL_K};
     unsigned w[4] = {RL_N, RL_K, RL_K, RL_K};
     for (int a = 0; a < 4 && rk[0] == 4 && rk[1] == 4; a++) roles[0][a] = x[a], roles[1][a] = w[a];
-    (void)kcrs;
     break;
   }
   case FE_ATTENTION:
@@ -550,7 +550,6 @@ static bool coaccess(lay_ctx *c) {
     t->stored[t->rank] = t->rank;
     t->c_stored = lay_cost(t->W, t->n, t->stored);
     t->q_stored = lay_modularity(t->W, t->n, t->stored, t->block);
-    for (int a = 0; a < t->rank; a++) (void)ro;
   }
   event(c, "A1", false,
         arena_printf(c->A, "co-access graphs of %d stored input%s (%d fell back to the diagonal)", ndecided,

@@ -220,11 +220,12 @@ static void test_equivalence(const char *graph, const layout_opts *o, int want_c
     cJSON_Delete(j);
     return;
   }
-  int nconv = 0;
-  for (const cJSON *nd = cJSON_GetObjectItem(rw, "graph")->child; nd; nd = nd->next)
-    nconv += strcmp(cJSON_GetObjectItem(nd, "name")->valuestring + strlen(cJSON_GetObjectItem(nd, "name")->valuestring) -
-                        (strlen(cJSON_GetObjectItem(nd, "name")->valuestring) >= 7 ? 7 : 0),
-                    "_to_icd") == 0;
+  int nconv = 0; /* conversions are the Transposes whose name ends in _to_icd */
+  for (const cJSON *nd = cJSON_GetObjectItem(rw, "graph")->child; nd; nd = nd->next) {
+    const char *nm = cJSON_GetObjectItem(nd, "name")->valuestring;
+    size_t len = strlen(nm);
+    nconv += len >= 7 && strcmp(nm + len - 7, "_to_icd") == 0;
+  }
   CHECK(nconv == want_conversions, "%s: %d conversions, want %d", graph, nconv, want_conversions);
   arena A;
   arena_init(&A);
