@@ -174,8 +174,9 @@ static bool run_layout(run *r, const run_in *in, diag_list *dl) {
     const char *to = "";
     for (int a = 0; a < t->rank; a++) to = arena_printf(&r->A, "%s%s%d", to, a ? "," : "", t->final[a]);
     diag_report(dl, D_LAYOUT_NOT_COMPILED, ft->at, NULL,
-                "the layout pass converts '%s'%s%s to axis order [%s] (%s), but no skeleton compiles a layout-conversion "
-                "region yet: the kernel is built for the graph as given and loads '%s' in its stored layout",
+                "the layout pass converts '%s'%s%s to axis order [%s] (%s); the conversion forms a region of its "
+                "own (--dump=layout prints the rewritten graph), but no skeleton compiles such a region yet: the "
+                "kernel is built for the graph as given and loads '%s' in its stored layout",
                 ft->name, ft->layout ? " " : "", ft->layout ? ft->layout : "", to, t->reason, ft->name);
   }
   return true;
@@ -229,7 +230,7 @@ typedef struct skeleton_row {
 /* attention: QK^T with its score lets and a deferred row softmax, then P V */
 static bool attention_fits(const run *r) {
   const region_set *rs = r->rs;
-  return rs->n == 2 && rs->r[0].nyields == 1 &&
+  return rs->n == 2 && rs->r[0].acc_let >= 0 && rs->r[1].acc_let >= 0 && rs->r[0].nyields == 1 &&
          strcmp(rs->r[0].out[rs->r[0].yields[0].output].materialize, "deferred") == 0;
 }
 

@@ -11,7 +11,9 @@
  *   equivalence    graphs the pass rewrites (a layout conversion, chain
  *                  collapses) against the graph as given, through Tiny
  *                  playback: 100 random-input cases each with random sizes,
- *                  relative error <= 1e-6, 0 failures
+ *                  relative error <= 1e-6, 0 failures; and the NCHW conv's
+ *                  rewrite through Region SSA playback, where the
+ *                  conversion is a region of its own (two regions)
  *
  * Usage: test_layout <group> GRAPH_DIR */
 #include <math.h>
@@ -20,9 +22,12 @@
 #include <string.h>
 
 #include "frontend.h"
+#include "indexbook.h"
 #include "jsonutil.h"
 #include "layout.h"
 #include "playback.h"
+#include "polyview.h"
+#include "region.h"
 #include "tiny.h"
 
 static int failures;
@@ -178,15 +183,31 @@ static void test_monotonicity(void) {
 
 /* Tiny playback of a graph (JSON) on the given inputs, by signature name. */
 static bool playback(arena *PA, const cJSON *j, const pb_binding *b, int nin, const char *const *names,
-                     const pb_tensor *in, pb_result *res) {
+                     const pb_tensor *in, pb_result *res, bool with_regions, int *with_nregions) {
   arena A = *PA; /* res->out_name points into it: the caller frees it */
   diag_list dl;
   diag_init(&dl);
   fe_instance inst = {DT_FP32, NULL, NULL};
   fe_graph *g = fe_read_json(&A, j, "playback", &inst, &dl);
   tiny_dag *d = g ? tiny_lower(&A, g, &dl) : NULL;
-  bool ok = d != NULL;
+  /* with regions: the rewrite through Region SSA, where the conversion is a
+   * region of its own */
+  region_set *rs = NULL;
+  if (d && with_regions) {
+    indexbook *ib = ib_build(&A, d, &dl);
+    poly_view *pv = ib ? pv_build(&A, ib, &dl) : NULL;
+    rs = pv ? region_build(&A, pv, &dl) : NULL;
+  }
+  bool ok = d != NULL && (!with_regions || rs);
   if (!ok) diag_print_text(&dl, "playback");
+  if (ok && with_regions) {
+    pb_status st = pb_eval_regions(rs, b, nin, names, in, res);
+    if (st != PB_OK) fprintf(stderr, "region playback: %s: %s\n", pb_status_name(st), res->why);
+    if (with_nregions) *with_nregions = rs->n;
+    diag_free(&dl);
+    *PA = A;
+    return st == PB_OK;
+  }
   pb_tensor *pin = NULL;
   int nbuf = ok ? pb_num_inputs(d) : 0;
   pin = calloc((size_t)nbuf + 1, sizeof(pb_tensor));
@@ -211,7 +232,7 @@ static bool playback(arena *PA, const cJSON *j, const pb_binding *b, int nin, co
 
 /* 100 cases of `graph` against its rewrite: random sizes in [1, 6] for its
  * dims, random inputs in [-2, 2]. */
-static void test_equivalence(const char *graph, const layout_opts *o, int want_conversions) {
+static void test_equivalence(const char *graph, const layout_opts *o, int want_conversions, bool regions) {
   char hash[17];
   cJSON *rw = NULL, *j = read_json(graph);
   bool ok = j && run_pass(graph, o, DT_FP32, hash, &rw);
@@ -254,7 +275,13 @@ static void test_equivalence(const char *graph, const layout_opts *o, int want_c
     pb_result r1 = {0}, r2 = {0};
     arena PA;
     arena_init(&PA);
-    ok2 = ok2 && playback(&PA, j, &b, g->nin, names, in, &r1) && playback(&PA, rw, &b, g->nin, names, in, &r2);
+    int nreg = 0;
+    ok2 = ok2 && playback(&PA, j, &b, g->nin, names, in, &r1, false, NULL) &&
+          playback(&PA, rw, &b, g->nin, names, in, &r2, regions, &nreg);
+    if (regions && ok2 && nreg != want_conversions + 1) {
+      fprintf(stderr, "%s: the rewrite forms %d regions, want %d\n", graph, nreg, want_conversions + 1);
+      ok2 = false;
+    }
     double rel = 0;
     /* every stored result of the graph as given, by name, in the rewrite */
     for (int k = 0; ok2 && k < r1.nout; k++) {
@@ -283,7 +310,8 @@ static void test_equivalence(const char *graph, const layout_opts *o, int want_c
     for (int i = 0; i < g->nin && i < 8; i++) pb_tensor_free(&in[i]);
   }
   CHECK(g && nfail == 0, "%s: %d of 100 cases differ (worst relative error %g)", graph, nfail, worst);
-  printf("equivalence: %s: 100 cases, %d failures, worst relative error %g\n", graph, nfail, worst);
+  printf("equivalence: %s%s: 100 cases, %d failures, worst relative error %g\n", graph,
+         regions ? " (the rewrite through Region SSA)" : "", nfail, worst);
   diag_free(&dl);
   arena_free(&A);
   cJSON_Delete(rw);
@@ -302,11 +330,12 @@ int main(int argc, char **argv) {
   else if (strcmp(argv[1], "budget") == 0) test_budget();
   else if (strcmp(argv[1], "monotonicity") == 0) test_monotonicity();
   else if (strcmp(argv[1], "equivalence") == 0) {
-    test_equivalence("conv_nchw.json", &o, 1);
-    test_equivalence("transpose_chain.json", &o, 0);
-    test_equivalence("reshape_chain.json", &o, 0);
+    test_equivalence("conv_nchw.json", &o, 1, false);
+    test_equivalence("conv_nchw.json", &o, 1, true);
+    test_equivalence("transpose_chain.json", &o, 0, false);
+    test_equivalence("reshape_chain.json", &o, 0, false);
     o.fuse_transpose = false;
-    test_equivalence("conv_nchw.json", &o, 1);
+    test_equivalence("conv_nchw.json", &o, 1, false);
   } else {
     fprintf(stderr, "unknown group '%s'\n", argv[1]);
     return 2;
