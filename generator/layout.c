@@ -332,13 +332,14 @@ static void node_roles(const fe_graph *g, const fe_node *nd, unsigned roles[3][F
   }
 }
 
-/* Which node input axis each output axis of a view reads, or -1 (the
- * output is a fresh value): views carry roles back to their source. */
-static int view_source_axis(const fe_graph *g, const fe_node *nd, int out_axis) {
+/* Which axis of input k each output axis of a view or elementwise op
+ * reads, or -1 (the output is a fresh value): these carry roles back to
+ * their sources. */
+static int source_axis(const fe_graph *g, const fe_node *nd, int k, int out_axis) {
   int rin, rout = nd->rrank;
   dtype dt;
   const sx *const *sh;
-  fe_tensor_value(g, nd->in[0], &dt, &rin, &sh);
+  fe_tensor_value(g, nd->in[k], &dt, &rin, &sh);
   switch (nd->op) {
   case FE_TRANSPOSE: return (int)nd->attrs.perm[out_axis];
   case FE_CAST:
@@ -366,15 +367,18 @@ static unsigned **axis_roles(arena *A, const fe_graph *g) {
     const fe_node *nd = &g->nodes[i];
     unsigned r[3][FE_MAX_RANK];
     node_roles(g, nd, r);
-    bool view = nd->op == FE_TRANSPOSE || nd->op == FE_CAST || nd->op == FE_PAD || nd->op == FE_SLICE ||
-                nd->op == FE_FLIP || nd->op == FE_EXPAND || (nd->op == FE_ELEMENTWISE && nd->nin == 1);
-    for (int k = 0; k < nd->nin && k < 3; k++)
-      for (int a = 0; a < FE_MAX_RANK; a++) ro[nd->in[k]][a] |= view ? 0 : r[k][a];
-    if (view)
-      for (int a = 0; a < nd->rrank; a++) {
-        int s = view_source_axis(g, nd, a);
-        if (s >= 0) ro[nd->in[0]][s] |= ro[nd->out[0]][a];
+    /* views and elementwise ops are fused into their consumer's loop nest:
+     * their inputs are read the way their result is */
+    bool through = nd->op == FE_TRANSPOSE || nd->op == FE_CAST || nd->op == FE_PAD || nd->op == FE_SLICE ||
+                   nd->op == FE_FLIP || nd->op == FE_EXPAND || nd->op == FE_ELEMENTWISE;
+    bool view = through && nd->op != FE_ELEMENTWISE; /* reads, computes nothing */
+    for (int k = 0; k < nd->nin && k < 3; k++) {
+      for (int a = 0; a < FE_MAX_RANK && !view; a++) ro[nd->in[k]][a] |= r[k][a];
+      for (int a = 0; through && a < nd->rrank; a++) {
+        int s = source_axis(g, nd, k, a);
+        if (s >= 0) ro[nd->in[k]][s] |= ro[nd->out[0]][a];
       }
+    }
   }
   return ro;
 }
@@ -509,7 +513,7 @@ static void attach(lay_ctx *c) {
     positions(in->rank, in->perm, pin);
     bool all = true;
     for (int a = 0; a < out->rank; a++) {
-      int s = nd->op == FE_SOFTMAX ? (out->rank == in->rank ? a : -1) : view_source_axis(g, nd, a);
+      int s = nd->op == FE_SOFTMAX ? (out->rank == in->rank ? a : -1) : source_axis(g, nd, 0, a);
       all &= s >= 0;
       key[a] = s >= 0 ? pin[s] : 0;
     }
