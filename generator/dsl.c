@@ -2154,6 +2154,16 @@ char *dsl_decompile(const cJSON *j, const fe_graph *g, diag_list *dl) {
   for (int i = 0; i < g->nnodes; i++)
     if (strcmp(g->nodes[i].name, g->tensors[g->nodes[i].out[0]].name) != 0)
       ok &= spellable(dl, g->nodes[i].name, g->nodes[i].at, "node name");
+  /* the layout pass's tensor fields (docs/layout.md) have no DSL syntax */
+  for (int i = 0; i < g->ntensors; i++) {
+    const fe_tensor *t = &g->tensors[i];
+    const char *f = t->nlayout_perm ? "layout_perm" : t->layout_tag ? "layout_tag"
+                  : t->has_transform_meta ? "transform_meta" : t->coaccess_block ? "coaccess_block" : NULL;
+    if (!f) continue;
+    diag_report(dl, D_NOT_EXPRESSIBLE, t->at, "Keep a graph with the layout pass's tensor fields in JSON, or drop the fields.",
+                "tensor '%s' has %s, which the DSL cannot write", t->name, f);
+    ok = false;
+  }
   if (!ok) return NULL;
   strbuf sb = {0};
   sb_puts(&sb, "name ");

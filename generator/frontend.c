@@ -199,7 +199,9 @@ static bool read_dtype(reader *r, const cJSON *obj, const char *key, const char 
 
 static const char *const sig_keys[] = {"dims", "attrs", "inputs", "outputs", NULL};
 static const char *const sig_in_keys[] = {"tensor", "role", "mutability", "storage", NULL};
-static const char *const tensor_keys[] = {"dtype", "shape", "layout", NULL};
+static const char *const tensor_keys[] = {"dtype",      "shape",          "layout",         "layout_perm",
+                                          "layout_tag", "transform_meta", "coaccess_block", NULL};
+static const char *const transform_meta_keys[] = {"delta_layout", "kind", "coaccess", "conversion_of", NULL};
 static const char *const top_keys[] = {"name", "description", "signature", "tensors", "graph", NULL};
 static const char *const node_keys[] = {"op", "name", "fn", "inputs", "outputs", "attrs", NULL};
 
@@ -305,6 +307,87 @@ static void read_signature(reader *r, const cJSON *sig) {
     diag_report(r->dl, D_SIGNATURE, "signature.outputs", NULL, "the signature has no outputs");
 }
 
+/* transform_meta (seed 004 EXT): {"delta_layout", "kind", "coaccess", "conversion_of"} */
+static void read_transform_meta(reader *r, const cJSON *tm, const char *p, fe_tensor *tt) {
+  ju_check_keys(&r->jc, tm, p, transform_meta_keys);
+  tt->has_transform_meta = true;
+  ju_bool(&r->jc, tm, "delta_layout", p, false, &tt->delta_layout);
+  const char *kind;
+  if (ju_string(&r->jc, tm, "kind", p, false, &kind)) {
+    if (strcmp(kind, "S") && strcmp(kind, "Q") && strcmp(kind, "K"))
+      diag_report(r->dl, D_GRAPH_SCHEMA, ju_path_key(&r->jc, p, "kind"), "Use \"S\" (sparsity), \"Q\" (quantization) or \"K\" (KV compression).",
+                  "transform_meta.kind '%s' is not S, Q or K", kind);
+    else
+      tt->tm_kind = kind;
+  }
+  const char *conv;
+  if (ju_string(&r->jc, tm, "conversion_of", p, false, &conv)) tt->conversion_of = conv;
+  const cJSON *co = ju_array(&r->jc, tm, "coaccess", p, false);
+  if (!co) return;
+  const char *cp = ju_path_key(&r->jc, p, "coaccess");
+  int n = cJSON_GetArraySize(co), k = 0;
+  tt->co_i = ARENA_ARRAY(r->A, int, n + 1);
+  tt->co_j = ARENA_ARRAY(r->A, int, n + 1);
+  tt->co_w = ARENA_ARRAY(r->A, double, n + 1);
+  for (const cJSON *e = co->child; e; e = e->next, k++) {
+    const char *ep = ju_path_idx(&r->jc, cp, k);
+    int64_t i, j;
+    double w;
+    if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 3) {
+      diag_report(r->dl, D_GRAPH_SCHEMA, ep, NULL, "a coaccess entry is [axis_i, axis_j, weight]");
+      continue;
+    }
+    /* axis `rank` is the lane (the innermost, vectorized position) */
+    if (!ju_int_item(&r->jc, e->child, ep, 0, FE_MAX_RANK, &i) ||
+        !ju_int_item(&r->jc, e->child->next, ep, 0, FE_MAX_RANK, &j) ||
+        !ju_number_item(&r->jc, e->child->next->next, ep, &w))
+      continue;
+    if (w < 0 || w > 1e6) {
+      diag_report(r->dl, D_BAD_NUMBER, ep, NULL, "coaccess weight %g is not in [0, 1e6]", w);
+      continue;
+    }
+    tt->co_i[tt->ncoaccess] = (int)i, tt->co_j[tt->ncoaccess] = (int)j, tt->co_w[tt->ncoaccess] = w;
+    tt->ncoaccess++;
+  }
+}
+
+/* The optional seed 004 fields of a tensor declaration; checked against its
+ * rank once the shape is known. */
+static void read_layout_meta(reader *r, const cJSON *it, const char *p, fe_tensor *tt) {
+  const char *tag;
+  if (ju_string(&r->jc, it, "layout_tag", p, false, &tag)) tt->layout_tag = tag;
+  const cJSON *lp = ju_array(&r->jc, it, "layout_perm", p, false);
+  if (lp) {
+    const char *pp = ju_path_key(&r->jc, p, "layout_perm");
+    int n = cJSON_GetArraySize(lp), k = 0;
+    unsigned seen = 0;
+    bool ok = n == tt->rank;
+    int *perm = ARENA_ARRAY(r->A, int, n + 1);
+    for (const cJSON *e = lp->child; e && ok; e = e->next, k++) {
+      int64_t v;
+      ok = ju_int_item(&r->jc, e, ju_path_idx(&r->jc, pp, k), 0, FE_MAX_RANK - 1, &v) && v < n && !(seen >> v & 1);
+      if (ok) seen |= 1u << v, perm[k] = (int)v;
+    }
+    if (ok) tt->layout_perm = perm, tt->nlayout_perm = n;
+    else
+      diag_report(r->dl, D_GRAPH_SCHEMA, pp, "Give each axis of the tensor once, outermost first (e.g. [0, 2, 3, 1]).",
+                  "layout_perm of '%s' is not a permutation of its %d axes", tt->name, tt->rank);
+  }
+  const cJSON *tm = ju_object(&r->jc, it, "transform_meta", p, false);
+  if (tm) read_transform_meta(r, tm, ju_path_key(&r->jc, p, "transform_meta"), tt);
+  for (int k = 0; k < tt->ncoaccess; k++)
+    if (tt->co_i[k] > tt->rank || tt->co_j[k] > tt->rank || tt->co_i[k] == tt->co_j[k]) {
+      diag_report(r->dl, D_GRAPH_SCHEMA, ju_path_idx(&r->jc, ju_path_key(&r->jc, ju_path_key(&r->jc, p, "transform_meta"), "coaccess"), k),
+                  NULL, "coaccess pair (%d, %d) of '%s' must name two different axes in [0, %d] (%d is the lane)",
+                  tt->co_i[k], tt->co_j[k], tt->name, tt->rank, tt->rank);
+      tt->ncoaccess = 0;
+    }
+  const cJSON *cb = cJSON_GetObjectItemCaseSensitive(it, "coaccess_block");
+  int64_t b;
+  if (cb && ju_int_item(&r->jc, cb, ju_path_key(&r->jc, p, "coaccess_block"), 1, FE_MAX_RANK + 1, &b))
+    tt->coaccess_block = (int)b;
+}
+
 static void read_tensors(reader *r, const cJSON *tens) {
   fe_graph *g = r->g;
   for (const cJSON *it = tens->child; it; it = it->next) {
@@ -348,6 +431,7 @@ static void read_tensors(reader *r, const cJSON *tens) {
     }
     const char *lay;
     if (ju_string(&r->jc, it, "layout", p, false, &lay)) tt->layout = lay;
+    read_layout_meta(r, it, p, tt);
   }
   for (int i = 0; i < g->ntensors; i++) {
     fe_tensor *t = &g->tensors[i];
@@ -1322,6 +1406,25 @@ cJSON *fe_dump(const fe_graph *g) {
     cJSON_AddStringToObject(o, "dtype", dtype_name(t->dt));
     cJSON_AddItemToObject(o, "shape", sx_shape_json(A, t->rank, t->shape));
     if (t->layout) cJSON_AddStringToObject(o, "layout", t->layout);
+    if (t->nlayout_perm) cJSON_AddItemToObject(o, "layout_perm", cJSON_CreateIntArray(t->layout_perm, t->nlayout_perm));
+    if (t->layout_tag) cJSON_AddStringToObject(o, "layout_tag", t->layout_tag);
+    if (t->coaccess_block) cJSON_AddNumberToObject(o, "coaccess_block", t->coaccess_block);
+    if (t->has_transform_meta) {
+      cJSON *tm = cJSON_AddObjectToObject(o, "transform_meta");
+      if (t->delta_layout) cJSON_AddBoolToObject(tm, "delta_layout", true);
+      if (t->tm_kind) cJSON_AddStringToObject(tm, "kind", t->tm_kind);
+      if (t->conversion_of) cJSON_AddStringToObject(tm, "conversion_of", t->conversion_of);
+      if (t->ncoaccess) {
+        cJSON *co = cJSON_AddArrayToObject(tm, "coaccess");
+        for (int k = 0; k < t->ncoaccess; k++) {
+          cJSON *e = cJSON_CreateArray();
+          cJSON_AddItemToArray(e, cJSON_CreateNumber(t->co_i[k]));
+          cJSON_AddItemToArray(e, cJSON_CreateNumber(t->co_j[k]));
+          cJSON_AddItemToArray(e, cJSON_CreateNumber(t->co_w[k]));
+          cJSON_AddItemToArray(co, e);
+        }
+      }
+    }
     cJSON_AddStringToObject(o, "kind", t->sig_input >= 0 ? "input" : t->sig_output >= 0 ? "output" : "intermediate");
     cJSON_AddItemToObject(tens, t->name, o);
   }

@@ -54,6 +54,18 @@ typedef struct fe_tensor {
   int sig_output;        /* index in signature.outputs, or -1 */
   const char *role, *mutability, *storage;
   const char *at;        /* JSON path of the declaration (or first use) */
+  /* seed 004 metadata (docs/graph-format.md, layout.h); all optional */
+  int nlayout_perm;      /* 0, or rank */
+  int *layout_perm;      /* memory order, outermost axis first */
+  const char *layout_tag;
+  bool has_transform_meta;
+  bool delta_layout;     /* transform_meta.delta_layout */
+  const char *tm_kind;   /* transform_meta.kind: "S", "Q" or "K" */
+  const char *conversion_of; /* transform_meta.conversion_of: a layout conversion of that tensor */
+  int ncoaccess;         /* transform_meta.coaccess: [[i, j, w], ...] */
+  int *co_i, *co_j;
+  double *co_w;
+  int coaccess_block;    /* 0 when not given */
 } fe_tensor;
 
 typedef struct fe_attrs {

@@ -375,6 +375,13 @@ static void build_movement(indexbook *b, int ui, ib_entry *e, diag_list *dl) {
   const char *why0 = e->non_scop_why;
   finish_view(b, e, r);
   if (was_non_scop) e->non_scop = true, e->non_scop_why = why0;
+  if (u->materialize && !e->non_scop) {
+    /* the layout pass's conversion: materialized in its own order, which is
+     * what the pass inserted it for (no W2103: it is affine) */
+    e->non_scop = true;
+    e->non_scop_why = arena_printf(A, "a layout conversion of %s, materialized", u->materialize);
+    return;
+  }
   if (e->non_scop)
     diag_report(dl, D_NON_SCOP, arena_printf(A, "IndexBook[%s]", e->value), NULL,
                 "%s %s: %s; it becomes a region boundary", tiny_op_name(u->op), e->value, e->non_scop_why);

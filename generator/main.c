@@ -20,6 +20,7 @@
 
 static void usage(FILE *f) {
   fputs("usage: dlcgen --graph FILE [--dtype fp16|bf16|fp32] [--bind NAME=VALUE]... [--dump=STAGES]\n"
+        "                     [--no-layout] [--layout-trace FILE]\n"
         "                     [--until=STAGE] [--dump-dir DIR] [--diag=json|text]\n"
         "       dlcgen --manifest FILE --out DIR [--dump=STAGES] [--until=STAGE] [--diag=json|text] [--quiet]\n"
         "       dlcgen --decompile --graph FILE [--dtype fp16|bf16|fp32] [--diag=json|text]\n"
@@ -39,7 +40,10 @@ static void usage(FILE *f) {
         "                    its graphs may be JSON or .dlc files\n"
         "  --out DIR         where --manifest writes its outputs (rewritten only when changed);\n"
         "                    dumps go to DIR/dumps/<op>/<instance>/<stage>.json\n"
-        "  --dump=STAGES     comma-separated stages to dump, or 'all': frontend, tiny,\n"
+        "  --no-layout       turn the layout pass (seed 004, docs/layout.md) off\n"
+        "  --layout-trace FILE  merge co-access weights from a trace file into the layout\n"
+        "                    pass's co-access graph (docs/layout.md)\n"
+        "  --dump=STAGES     comma-separated stages to dump, or 'all': frontend, layout, tiny,\n"
         "                    indexbook, poly_view, region, analysis, plan, gpu (JSON) and cu\n"
         "                    (cu with --graph only: --manifest writes its code under --out);\n"
         "                    --graph runs no stage after the last one dumped\n"
@@ -96,6 +100,10 @@ int main(int argc, char **argv) {
       o.decompile = true;
       continue;
     }
+    if (strcmp(a, "--no-layout") == 0) {
+      o.no_layout = true;
+      continue;
+    }
     if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
       o.quiet = true;
       continue;
@@ -105,6 +113,7 @@ int main(int argc, char **argv) {
     else if ((v = opt_value(argc, argv, &i, "--out", &err))) o.out_dir = v;
     else if ((v = opt_value(argc, argv, &i, "--dtype", &err))) o.dtype = v;
     else if ((v = opt_value(argc, argv, &i, "--dump-dir", &err))) o.dump_dir = v;
+    else if ((v = opt_value(argc, argv, &i, "--layout-trace", &err))) o.layout_trace = v;
     else if ((v = opt_value(argc, argv, &i, "--bind", &err))) {
       const char *eq = strchr(v, '=');
       char *end = NULL;

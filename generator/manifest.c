@@ -9,7 +9,7 @@
 #include "dsl.h"
 #include "jsonutil.h"
 
-static const char *const top_keys[] = {"schema", "description", "archs", "ops", NULL};
+static const char *const top_keys[] = {"schema", "description", "archs", "ops", "layout", NULL};
 static const char *const op_keys[] = {"name", "description", "graph", "dtypes", "plans", "variants", "shape_sets", "math", NULL};
 static const char *const plan_keys[] = {"tile", "stages", "bind", "warp_tile", "cache", "vectorize",
                                         "predicate_tail", "epilogue", "arch", "layout_hints", "algo_choice",
@@ -217,6 +217,7 @@ manifest *mf_read_text(arena *A, const char *text, const char *path, diag_list *
   m->A = A;
   m->path = arena_strdup(A, path);
   m->root = root;
+  m->layout = cJSON_GetObjectItemCaseSensitive(root, "layout");
   m->graphs = cJSON_CreateArray();
   ju_ctx c = {A, dl, D_MANIFEST_SCHEMA, D_MANIFEST_UNKNOWN_KEY, path};
   const char *P = "manifest";

@@ -61,6 +61,7 @@ typedef struct manifest {
   const char **archs;
   int nops;
   mf_op *ops;
+  const cJSON *layout;   /* the "layout" options (layout_opts_read), or NULL */
 } manifest;
 
 /* One instance of an op: dtype x one value per variant key. */

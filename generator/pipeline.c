@@ -1,5 +1,6 @@
 /* Pipeline driver (see pipeline.h).  The stages, in spec order:
  *   frontend  (frontend.c)   spec §2     graph -> Frontend IR
+ *   layout    (layout.c)     seed 004    -> layouts decided, conversions inserted
  *   tiny      (tiny.c)       spec §3     -> UOp DAG
  *   indexbook (indexbook.c)  spec §4     -> axes, domains, AxisMaps
  *   poly_view (polyview.c)   spec §5     -> isl statements, contraction patterns
@@ -26,6 +27,7 @@
 #include "gpuir.h"
 #include "indexbook.h"
 #include "jsonutil.h"
+#include "layout.h"
 #include "manifest.h"
 #include "outfiles.h"
 #include "plan.h"
@@ -67,6 +69,7 @@ bool pipeline_parse_stages(const char *list, unsigned *mask) {
 typedef struct run {
   arena A;
   fe_graph *fe;
+  layout_result *lay;
   tiny_dag *tiny;
   indexbook *ib;
   poly_view *pv;
@@ -78,6 +81,7 @@ typedef struct run {
 } run;
 
 static void run_free(run *r) {
+  layout_result_free(r->lay);
   for (int i = 0; i < STAGE__COUNT; i++) cJSON_Delete(r->dumps[i]);
   arena_free(&r->A);
 }
@@ -135,6 +139,7 @@ typedef struct run_in {
   const cJSON *graph;
   const char *where;
   const fe_instance *inst;
+  const layout_opts *lo;
 } run_in;
 
 /* One stage: `run` builds its product into the run from the previous one,
@@ -149,6 +154,34 @@ typedef struct pass {
 static bool run_frontend(run *r, const run_in *in, diag_list *dl) {
   return (r->fe = fe_read_json(&r->A, in->graph, in->where, in->inst, dl)) != NULL;
 }
+/* The layout pass.  A rewrite that only collapses view chains is what the
+ * later stages compile; one with a layout conversion needs a kernel for the
+ * conversion region, which no skeleton row builds yet, so the later stages
+ * compile the graph as given, and W2107 says so. */
+static bool run_layout(run *r, const run_in *in, diag_list *dl) {
+  if (!(r->lay = layout_run(&r->A, r->fe, in->graph, in->inst, in->lo, dl))) return false;
+  const layout_result *l = r->lay;
+  if (!l->rewrite) return true;
+  if (l->nconvert == 0) {
+    fe_graph *g = fe_read_json(&r->A, l->rewrite, in->where, in->inst, dl);
+    if (!g) return false;
+    r->fe = g;
+    return true;
+  }
+  for (int i = 0; i < l->g->ntensors; i++) {
+    const lay_tensor *t = &l->t[i];
+    if (!t->convert) continue;
+    const fe_tensor *ft = &l->g->tensors[i];
+    const char *to = "";
+    for (int a = 0; a < t->rank; a++) to = arena_printf(&r->A, "%s%s%d", to, a ? "," : "", t->final[a]);
+    diag_report(dl, D_LAYOUT_NOT_COMPILED, ft->at, NULL,
+                "the layout pass converts '%s'%s%s to axis order [%s] (%s); the conversion forms a region of its "
+                "own (--dump=layout prints the rewritten graph), but no skeleton compiles such a region yet: the "
+                "kernel is built for the graph as given and loads '%s' in its stored layout",
+                ft->name, ft->layout ? " " : "", ft->layout ? ft->layout : "", to, t->reason, ft->name);
+  }
+  return true;
+}
 static bool run_tiny(run *r, const run_in *in, diag_list *dl) { return (r->tiny = tiny_lower(&r->A, r->fe, dl)) != NULL; }
 static bool run_indexbook(run *r, const run_in *in, diag_list *dl) { return (r->ib = ib_build(&r->A, r->tiny, dl)) != NULL; }
 static bool run_poly_view(run *r, const run_in *in, diag_list *dl) { return (r->pv = pv_build(&r->A, r->ib, dl)) != NULL; }
@@ -156,6 +189,7 @@ static bool run_region(run *r, const run_in *in, diag_list *dl) { return (r->rs 
 static bool run_analysis(run *r, const run_in *in, diag_list *dl) { return (r->pc = pc_analyze(&r->A, r->rs, dl)) != NULL; }
 
 static bool verify_frontend(const run *r, diag_list *dl) { return fe_verify(r->fe, dl); }
+static bool verify_layout(const run *r, diag_list *dl) { return layout_verify(r->lay, dl); }
 static bool verify_tiny(const run *r, diag_list *dl) { return tiny_verify(r->tiny, dl); }
 static bool verify_indexbook(const run *r, diag_list *dl) { return indexbook_verify(r->ib, dl); }
 static bool verify_poly_view(const run *r, diag_list *dl) { return pv_verify(r->pv, dl); }
@@ -163,6 +197,7 @@ static bool verify_region(const run *r, diag_list *dl) { return region_verify(r-
 static bool verify_analysis(const run *r, diag_list *dl) { return pc_verify(r->pc, dl); }
 
 static cJSON *dump_frontend(const run *r) { return fe_dump(r->fe); }
+static cJSON *dump_layout(const run *r) { return layout_dump(r->lay); }
 static cJSON *dump_tiny(const run *r) { return tiny_dump(r->tiny); }
 static cJSON *dump_indexbook(const run *r) { return ib_dump(r->ib); }
 static cJSON *dump_poly_view(const run *r) { return pv_dump(r->pv); }
@@ -171,6 +206,7 @@ static cJSON *dump_analysis(const run *r) { return pc_dump(r->pc); }
 
 static const pass FRONT_HALF[] = {
     {STAGE_FRONTEND, run_frontend, verify_frontend, dump_frontend},
+    {STAGE_LAYOUT, run_layout, verify_layout, dump_layout},
     {STAGE_TINY, run_tiny, verify_tiny, dump_tiny},
     {STAGE_INDEXBOOK, run_indexbook, verify_indexbook, dump_indexbook},
     {STAGE_POLY_VIEW, run_poly_view, verify_poly_view, dump_poly_view},
@@ -195,7 +231,7 @@ typedef struct skeleton_row {
 /* attention: QK^T with its score lets and a deferred row softmax, then P V */
 static bool attention_fits(const run *r) {
   const region_set *rs = r->rs;
-  return rs->n == 2 && rs->r[0].nyields == 1 &&
+  return rs->n == 2 && rs->r[0].acc_let >= 0 && rs->r[1].acc_let >= 0 && rs->r[0].nyields == 1 &&
          strcmp(rs->r[0].out[rs->r[0].yields[0].output].materialize, "deferred") == 0;
 }
 
@@ -277,9 +313,9 @@ static const skeleton_row SKELETONS[] = {
 };
 
 /* Runs the stages on a parsed graph object.  Returns false with diagnostics. */
-static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_instance *inst, unsigned dump,
-                       int until, const codegen_opts *cg, diag_list *dl) {
-  run_in in = {graph, where, inst};
+static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_instance *inst,
+                       const layout_opts *lo, unsigned dump, int until, const codegen_opts *cg, diag_list *dl) {
+  run_in in = {graph, where, inst, lo};
   for (size_t i = 0; i < sizeof FRONT_HALF / sizeof *FRONT_HALF; i++) {
     const pass *ps = &FRONT_HALF[i];
     if (!ps->run(r, &in, dl) || !ps->verify(r, dl)) return false;
@@ -495,7 +531,14 @@ static int graph_main(const pipeline_opts *o) {
   unsigned back = (1u << STAGE_PLAN) | (1u << STAGE_GPU) | (1u << STAGE_CU);
   static const char *const archs[] = {"sm80"};
   codegen_opts cg = {(o->dump & back) != 0 && until >= STAGE_PLAN, "dlc_graph", 1, archs, 0, NULL, o->graph, false};
-  bool ok = j && run_stages(&r, j, o->graph, &inst, o->dump, until, &cg, &dl);
+  layout_opts lo;
+  layout_opts_default(&lo);
+  lo.enabled = !o->no_layout;
+  cJSON *trace = NULL;
+  if (o->layout_trace && !(trace = layout_read_trace(o->layout_trace, &dl))) j = (cJSON_Delete(j), NULL);
+  lo.trace = trace;
+  lo.trace_where = o->layout_trace;
+  bool ok = j && run_stages(&r, j, o->graph, &inst, &lo, o->dump, until, &cg, &dl);
   dsl_locate(map, &dl, read_diags);
   char *cu = NULL;
   if (ok && (o->dump & (1u << STAGE_CU)) && r.kernel) {
@@ -528,6 +571,7 @@ static int graph_main(const pipeline_opts *o) {
   }
   free(cu);
   cJSON_Delete(j);
+  cJSON_Delete(trace);
   cJSON_Delete(dims);
   if (dl.n) print_diags(o, &dl);
   int status = ok && !diag_has_errors(&dl) ? 0 : 1;
@@ -550,6 +594,20 @@ static int manifest_main(const pipeline_opts *o) {
   emit_op *eops = m ? ARENA_ARRAY(&A, emit_op, m->nops + 1) : NULL;
   mf_instance **insts = m ? ARENA_ARRAY(&A, mf_instance *, m->nops + 1) : NULL;
   run **runs = m ? ARENA_ARRAY(&A, run *, m->nops + 1) : NULL;
+  /* the layout pass's options: the manifest's "layout", --no-layout over it */
+  layout_opts lo;
+  layout_opts_default(&lo);
+  cJSON *trace = NULL;
+  if (m && m->layout) {
+    const char *slash = strrchr(o->manifest, '/');
+    const char *base = slash ? arena_strndup(&A, o->manifest, (size_t)(slash - o->manifest)) : ".";
+    ok = layout_opts_read(&A, m->layout, "manifest.layout", base, &lo, &trace, &dl);
+  }
+  if (o->no_layout) lo.enabled = false;
+  if (ok && o->layout_trace && !lo.trace) {
+    ok = (trace = layout_read_trace(o->layout_trace, &dl)) != NULL;
+    lo.trace = trace, lo.trace_where = o->layout_trace;
+  }
   for (int i = 0; ok && i < m->nops; i++) {
     eops[i].ninst = mf_instances(&A, &m->ops[i], &insts[i]);
     total += eops[i].ninst;
@@ -579,7 +637,7 @@ static int manifest_main(const pipeline_opts *o) {
                          op->math_ieee};
       diag_list local;
       diag_init(&local);
-      bool rok = run_stages(r, op->graph, op->graph_where, &fi, o->dump, o->until, &cg, &local);
+      bool rok = run_stages(r, op->graph, op->graph_where, &fi, &lo, o->dump, o->until, &cg, &local);
       dsl_locate(op->srcmap, &local, 0);
       for (int d = 0; d < local.n; d++) {
         char *at = xprintf("%s %s: %s", op->name, mi->tag, local.items[d].at);
@@ -629,6 +687,7 @@ static int manifest_main(const pipeline_opts *o) {
     if (insts[i]) mf_instances_free(insts[i], eops[i].ninst);
   }
   out_free(&out);
+  cJSON_Delete(trace);
   if (m) mf_free(m);
   arena_free(&A);
   diag_free(&dl);

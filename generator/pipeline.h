@@ -5,9 +5,12 @@
 
 #include <stdbool.h>
 
+#include "layout.h"
+
 /* Stages that can be dumped, in pipeline order. */
 #define DLC_STAGES(X) \
   X(STAGE_FRONTEND, "frontend") \
+  X(STAGE_LAYOUT, "layout") \
   X(STAGE_TINY, "tiny") \
   X(STAGE_INDEXBOOK, "indexbook") \
   X(STAGE_POLY_VIEW, "poly_view") \
@@ -41,6 +44,10 @@ typedef struct pipeline_opts {
    * graph paths); with `sink`, every output is handed to it instead of
    * written, and no file is touched; with `diags`, the diagnostics are moved
    * there instead of printed. */
+  /* the layout pass (seed 004): --no-layout, --layout-trace FILE; a
+   * manifest's "layout" object overrides these */
+  bool no_layout;
+  const char *layout_trace;
   const char *text;
   void (*sink)(void *ctx, const char *path, const char *text);
   void *sink_ctx;

@@ -813,6 +813,8 @@ tiny_dag *tiny_lower(arena *A, const fe_graph *g, diag_list *dl) {
       if (L.val[t] == r) named = true;
     if (!named && tiny_find(d, tn) < 0) d->u[r].out = arena_strdup(A, tn);
     if (!d->u[r].origin) d->u[r].origin = nd->name;
+    if (g->tensors[nd->out[0]].conversion_of && d->u[r].op == TINY_PERMUTE)
+      d->u[r].materialize = g->tensors[nd->out[0]].conversion_of;
     L.val[nd->out[0]] = r;
   }
   for (int i = 0; i < g->nout; i++) {

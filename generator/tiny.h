@@ -68,6 +68,8 @@ typedef struct tiny_uop {
   int naxes;
   int *axes;             /* REDUCE: source axes removed */
   tiny_contract *con;    /* CONTRACT */
+  const char *materialize; /* a layout conversion of this tensor (the layout
+                            * pass, docs/layout.md): a region boundary */
 } tiny_uop;
 
 typedef struct tiny_dag {
