@@ -522,6 +522,7 @@ static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
   switch (e->k) {
   case RX_CONST:
     if (e->crsqrt) sb_printf(s, "(%s * rsqrtf((float)p->%s))", flit(g->A, e->cval, DT_FP32), lc(g->A, e->crsqrt));
+    else if (e->crecip) sb_printf(s, "(%s / (float)p->%s)", flit(g->A, e->cval, DT_FP32), lc(g->A, e->crecip));
     else sb_puts(s, flit(g->A, e->cval, e->dt));
     return;
   case RX_LET:

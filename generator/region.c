@@ -405,6 +405,7 @@ static rexpr *operand(builder *b, region *r, const pv_stmt *st, const ib_input *
     c->dt = u->dt;
     c->cval = u->cval;
     c->crsqrt = u->crsqrt;
+    c->crecip = u->crecip;
     return c;
   }
   if (b->side && b->side[in->entry] && st) {
@@ -1034,7 +1035,7 @@ static bool check_neutral(const region_set *rs, const region *r, const rexpr *e,
   case RX_SELECT:
     if (!e->a && !e->pad && e->dt != DT_BOOL && e->c) {
       double nv = neutral_of(op);
-      bool neutral = e->c->k == RX_CONST && !e->c->crsqrt && e->c->cval == nv;
+      bool neutral = e->c->k == RX_CONST && !e->c->crsqrt && !e->c->crecip && e->c->cval == nv;
       if (!neutral) {
         diag_report(dl, D_NEUTRAL_INVALID, at, NULL,
                     "a tail/bounds Select inside a %s reduction gives %s where its guards fail; the reduction's "
@@ -1253,10 +1254,11 @@ static cJSON *expr_json(arena *A, const region *r, const rexpr *e) {
   cJSON *o;
   switch (e->k) {
   case RX_CONST:
-    if (e->crsqrt) {
+    if (e->crsqrt || e->crecip) {
       o = cJSON_CreateObject();
       cJSON_AddItemToObject(o, "const", num_json(e->cval));
-      cJSON_AddStringToObject(o, "times_rsqrt", e->crsqrt);
+      if (e->crsqrt) cJSON_AddStringToObject(o, "times_rsqrt", e->crsqrt);
+      if (e->crecip) cJSON_AddStringToObject(o, "over", e->crecip);
       return o;
     }
     return num_json(e->cval);
@@ -1372,7 +1374,7 @@ static bool text_hidden(const rexpr *e) {
 static int text_prec(const rexpr *e) {
   if (text_hidden(e)) return text_prec(e->a);
   switch (e->k) {
-  case RX_CONST: return e->crsqrt ? PR_MUL : (e->cval < 0 ? PR_PREFIX : PR_ATOM);
+  case RX_CONST: return e->crsqrt || e->crecip ? PR_MUL : (e->cval < 0 ? PR_PREFIX : PR_ATOM);
   case RX_UNARY: return e->op == TINY_NEG ? PR_PREFIX : e->op == TINY_RECIP ? PR_MUL : PR_ATOM;
   case RX_BINARY:
     switch (e->op) {
@@ -1398,13 +1400,14 @@ static void text_guards(strbuf *s, arena *A, const rexpr *e) {
   }
 }
 
-static bool is_const(const rexpr *e, double v) { return e->k == RX_CONST && !e->crsqrt && e->cval == v; }
+static bool is_const(const rexpr *e, double v) { return e->k == RX_CONST && !e->crsqrt && !e->crecip && e->cval == v; }
 
 static void text_body(strbuf *s, arena *A, const region *r, const rexpr *e) {
   switch (e->k) {
   case RX_CONST:
     text_num(s, e->cval);
     if (e->crsqrt) sb_printf(s, " * rsqrt(%s)", e->crsqrt);
+    if (e->crecip) sb_printf(s, " / %s", e->crecip);
     return;
   case RX_LET: sb_puts(s, r->lets[e->let].name); return;
   case RX_READ:
