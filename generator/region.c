@@ -753,8 +753,24 @@ static void build_region(builder *b, region *r, int my) {
       int bax[RG_MAXAX], nb = 0;
       for (int i = 0; i < nax; i++) bax[nb++] = ax[i];
       for (int i = 0; i < e->nred && nb < RG_MAXAX; i++) bax[nb++] = x->red[i];
-      if (k == con) x->a = contraction_body(b, r, &pv->blk[pv->block_of_stmt[sts[k]]], nb, bax, &incap);
-      else x->a = conform(A, operand(b, r, st, &e->in[0], &incap), nb, bax);
+      if (k == con) {
+        x->a = contraction_body(b, r, &pv->blk[pv->block_of_stmt[sts[k]]], nb, bax, &incap);
+      } else if (!e->in[0].is_const && ib->e[e->in[0].entry].kind == IBK_PRODUCT &&
+                 pv->stmt_of_entry[e->in[0].entry] >= 0) {
+        /* a product Poly-View did not take as a contraction (no free axis,
+         * e.g. sum(x * x)): the body multiplies its two operands in place */
+        const pv_stmt *ps = &pv->st[pv->stmt_of_entry[e->in[0].entry]];
+        const ib_entry *pe = &ib->e[ps->entry];
+        rexpr *mul = rx_new(A, RX_BINARY);
+        mul->op = TINY_MUL;
+        mul->a = conform(A, operand(b, r, ps, &pe->in[0], &incap), nb, bax);
+        mul->b = conform(A, operand(b, r, ps, &pe->in[1], &incap), nb, bax);
+        mul->dt = x->dt;
+        set_axes(A, mul, nb, bax);
+        x->a = mul;
+      } else {
+        x->a = conform(A, operand(b, r, st, &e->in[0], &incap), nb, bax);
+      }
       set_axes(A, x, nax, ax);
       int li = add_let(b, r, e->value, x, st->entry, &letcap);
       if (k == con) r->acc_let = li;
