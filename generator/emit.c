@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo.h"
 #include "arch.h"
 #include "strbuf.h"
 
@@ -1014,6 +1015,267 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   sb_puts(s, "};\n\n");
 }
 
+/* ---- the row skeleton --------------------------------------------------------------- */
+
+/* x -> x + 1 for the row axis: an output's step along the row */
+typedef struct emit_shift {
+  arena *A;
+  const char *x;
+} emit_shift;
+
+static const sx *emit_shift_row(void *ctx, sx_atom_kind kind, const char *name) {
+  emit_shift *sh = ctx;
+  if (kind == SXA_VAR && strcmp(name, sh->x) == 0) return sx_add_int(sh->A, sx_var(sh->A, name), 1);
+  return NULL;
+}
+
+/* Reads of e that run with unit stride along the row axis, outside pad
+ * guards: one vector (or scalar-tail) load for VEC elements. */
+static void row_vreads(epigen *eg, const gpu_kernel *k, const rexpr *e, bool guarded) {
+  if (!e) return;
+  const region *r = k->r;
+  if (e->k == RX_READ) {
+    int along = -1;
+    for (int i = 0; i < e->nax; i++)
+      if (e->ax[i] == k->rw.row_axis || e->ax[i] == k->rw.red_axis) along = e->ax[i];
+    const sx *st = along >= 0 && !guarded ? gpuir_read_step(eg->g->A, r, e, r->it[along].name) : NULL;
+    int64_t one;
+    if (!st || !sx_is_int(st, &one) || one != 1) return;
+    for (int i = 0; i < eg->nv; i++)
+      if (same_read(eg->v[i].rd, e)) return;
+    if (eg->nv < 16) eg->v[eg->nv] = (vread){e, eg->nv, EPI_RD_VEC}, eg->nv++;
+    return;
+  }
+  guarded |= e->k == RX_SELECT && !e->a;
+  row_vreads(eg, k, e->a, guarded);
+  row_vreads(eg, k, e->b, guarded);
+  row_vreads(eg, k, e->c, guarded);
+}
+
+/* Locals v_<let> for the row-scalar lets before let `upto`, from rw. */
+static void row_scalars_in(opgen *g, const gpu_kernel *k, int upto) {
+  for (int l = 0; l < upto; l++)
+    if (k->rw.scalar[l])
+      sb_printf(g->s, "    [[maybe_unused]] const %s v_%s = rw.v_%s;\n", g->r->lets[l].e->dt == DT_BOOL ? "bool" : "float",
+                cid(g->A, g->r->lets[l].name), cid(g->A, g->r->lets[l].name));
+}
+
+/* Row-scalar lets in [from, to) computed and kept in rw. */
+static void row_scalars_out(opgen *g, const gpu_kernel *k, int from, int to) {
+  epigen eg = {g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false};
+  for (int l = from; l < to; l++) {
+    if (!k->rw.scalar[l] || g->r->lets[l].e->k == RX_REDUCE) continue;
+    strbuf x = {0};
+    expr_c(&eg, &x, g->r->lets[l].e);
+    const char *nm = cid(g->A, g->r->lets[l].name);
+    sb_printf(g->s, "    const %s v_%s = %s;\n    rw.v_%s = v_%s;\n", g->r->lets[l].e->dt == DT_BOOL ? "bool" : "float", nm,
+              sb_str(&x), nm, nm);
+    sb_free(&x);
+  }
+}
+
+/* The vector loads of the collected reads at elements c.. of the row. */
+static void row_loads_c(epigen *eg, const gpu_kernel *k) {
+  opgen *g = eg->g;
+  const region *r = k->r;
+  for (int i = 0; i < eg->nv; i++) {
+    const rexpr *rd = eg->v[i].rd;
+    const region_memref *m = &r->in[rd->input];
+    sb_printf(g->s, "    float rd%d[VEC];\n    {\n      [[maybe_unused]] const int64_t i_%s = c;\n", i,
+              cid(g->A, r->it[k->rw.row_axis].name));
+    if (k->rw.red_axis != k->rw.row_axis)
+      sb_printf(g->s, "      [[maybe_unused]] const int64_t i_%s = c;\n", cid(g->A, r->it[k->rw.red_axis].name));
+    sb_printf(g->s, "      const %s *src = static_cast<const %s *>(p->%s) + %s;\n", tname(g, m->dt), tname(g, m->dt),
+              lc(g->A, m->name), sxc(g->A, gpuir_offset(g->A, m, rd->map), false));
+    sb_printf(g->s,
+              "      if (n == VEC && reinterpret_cast<uintptr_t>(src) %% (VEC * sizeof(*src)) == 0) {\n"
+              "        dlc::ldv<VEC>(rd%d, src);\n      } else {\n#pragma unroll\n"
+              "        for (int j = 0; j < VEC; ++j) rd%d[j] = j < n ? dlc::ld1(src + j) : 0.f;\n      }\n    }\n",
+              i, i);
+  }
+}
+
+/* The element lets marked in need, at element j (i_<row axis> = c + j). */
+static void row_elem_lets(epigen *eg, const gpu_kernel *k, const bool *need) {
+  opgen *g = eg->g;
+  const region *r = k->r;
+  sb_printf(g->s, "      [[maybe_unused]] const int64_t i_%s = c + j;\n", cid(g->A, r->it[k->rw.row_axis].name));
+  if (k->rw.red_axis != k->rw.row_axis)
+    sb_printf(g->s, "      [[maybe_unused]] const int64_t i_%s = c + j;\n", cid(g->A, r->it[k->rw.red_axis].name));
+  for (int l = 0; l < r->nlets; l++) {
+    if (!need[l]) continue;
+    strbuf x = {0};
+    expr_c(eg, &x, r->lets[l].e);
+    sb_printf(g->s, "      const %s v_%s = %s;\n", r->lets[l].e->dt == DT_BOOL ? "bool" : "float", cid(g->A, r->lets[l].name),
+              sb_str(&x));
+    sb_free(&x);
+  }
+}
+
+/* The offset of output m at the point of let e (its axes in the tensor's order). */
+static const sx *row_out_off(opgen *g, const region_memref *m, const rexpr *e) {
+  const sx **map = ARENA_ARRAY(g->A, const sx *, m->rank + 1);
+  for (int d = 0; d < m->rank; d++) map[d] = sx_var(g->A, g->r->it[e->ax[d]].name);
+  return gpuir_offset(g->A, m, map);
+}
+
+static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
+  arena *A = c->A;
+  const gpu_kernel *k = in->k;
+  const region *r = k->r;
+  const gpu_rows *rw = &k->rw;
+  opgen g = {A, &k->v, r, s, k->T};
+  const char *rax = r->it[rw->row_axis].name;
+  bool has_out = false;
+  for (int y = 0; y < r->nyields; y++) has_out |= !rw->scalar[r->yields[y].let];
+  sb_printf(s, "// plan: %s, %d warps a CTA, %d elements a thread at a time, %s\n",
+            rw->row_warps == 1 ? "a warp a row" : "a CTA a row", rw->warps, rw->vec, k->algo);
+  sb_printf(s, "template <class T_>\nstruct %s {\n", sname);
+  sb_printf(s, "  using T = T_;\n  using Params = dlc__p_%s;\n", eo->op->name);
+  sb_printf(s, "  static constexpr int WARPS = %d, ROW_WARPS = %d, NRED = %d;\n", rw->warps, rw->row_warps, rw->nred);
+  sb_printf(s, "  static constexpr bool HAS_OUT = %s;\n", has_out ? "true" : "false");
+  group_comment(&g, "rows", rw->row_axes, rw->nrows);
+  sb_printf(s, "  // row: %s, extent %s\n", cmt(A, rax), sx_str(A, r->it[rw->row_axis].size));
+  for (int l = 0; l < r->nlets; l++) cmt_let(A, s, "  //   ", r, l);
+  for (int y = 0; y < r->nyields; y++)
+    sb_printf(s, "  //   yield %s -> %s (%s)\n", cmt(A, r->lets[r->yields[y].let].name), cmt(A, r->out[r->yields[y].output].name),
+              r->yields[y].cast == k->T ? "T" : dtype_name(r->yields[y].cast));
+  sb_printf(s, "  static __device__ __forceinline__ int64_t extent_rows([[maybe_unused]] const Params *p) { return %s; }\n",
+            sxc(A, group_extent(&g, rw->row_axes, rw->nrows), false));
+  sb_printf(s, "  static __device__ __forceinline__ int64_t extent_row([[maybe_unused]] const Params *p) { return %s; }\n",
+            sxc(A, r->it[rw->row_axis].size, false));
+  /* the row-scalar values */
+  sb_puts(s, "  struct Row {\n");
+  int nsc = 0;
+  for (int l = 0; l < r->nlets; l++)
+    if (rw->scalar[l])
+      sb_printf(s, "    %s v_%s;\n", r->lets[l].e->dt == DT_BOOL ? "bool" : "float", cid(A, r->lets[l].name)), nsc++;
+  if (!nsc) sb_puts(s, "    int unused;\n");
+  sb_puts(s, "  };\n");
+  int first = rw->nred ? rw->red_let[0] : r->nlets;
+  sb_puts(s, "  static __device__ __forceinline__ void row_begin([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,\n"
+             "                                                   Row &rw) {\n    rw = Row{};\n");
+  decompose(&g, "ri", rw->row_axes, rw->nrows, "    ");
+  row_scalars_out(&g, k, 0, first);
+  sb_puts(s, "  }\n");
+  /* the reductions */
+  static const char *const comb[] = {"a + b", "fmaxf(a, b)", "fminf(a, b)"};
+  sb_puts(s, "  template <int P>\n  static __device__ __forceinline__ float init() {\n");
+  for (int i = 0; i < rw->nred; i++)
+    sb_printf(s, "    %sif constexpr (P == %d) return %s;\n", i ? "else " : "", i, flit(A, r->lets[rw->red_let[i]].e->init, DT_FP32));
+  sb_printf(s, "    %sreturn 0.0f;\n  }\n", rw->nred ? "else " : "");
+  sb_puts(s, "  template <int P>\n  static __device__ __forceinline__ float combine(float a, [[maybe_unused]] float b) {\n");
+  for (int i = 0; i < rw->nred; i++) {
+    const rexpr *e = r->lets[rw->red_let[i]].e;
+    sb_printf(s, "    %sif constexpr (P == %d) return %s;  // %s\n", i ? "else " : "", i,
+              comb[e->rop == RED_SUM ? 0 : e->rop == RED_MAX ? 1 : 2], cmt(A, r->lets[rw->red_let[i]].name));
+  }
+  sb_printf(s, "    %sreturn a;\n  }\n", rw->nred ? "else " : "");
+  sb_puts(s, "  template <int P, int VEC>\n"
+             "  static __device__ __forceinline__ void body([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,\n"
+             "                                              [[maybe_unused]] int64_t c, [[maybe_unused]] int n,\n"
+             "                                              [[maybe_unused]] const Row &rw, float (&x)[VEC]) {\n");
+  for (int i = 0; i < rw->nred; i++) {
+    const rexpr *re = r->lets[rw->red_let[i]].e;
+    sb_printf(s, "    %sif constexpr (P == %d) {  // %s\n", i ? "else " : "", i, cmt(A, r->lets[rw->red_let[i]].name));
+    decompose(&g, "ri", rw->row_axes, rw->nrows, "    ");
+    row_scalars_in(&g, k, rw->red_let[i]);
+    bool need[GPUIR_ROW_LETS] = {0};
+    gpuir_rows_need(r, rw, re->a, need);
+    epigen eg = {&g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false};
+    row_vreads(&eg, k, re->a, false);
+    for (int l = 0; l < r->nlets; l++)
+      if (need[l]) row_vreads(&eg, k, r->lets[l].e, false);
+    row_loads_c(&eg, k);
+    sb_puts(s, "#pragma unroll\n    for (int j = 0; j < VEC; ++j) {\n      x[j] = 0.f;\n      if (j >= n) continue;\n");
+    row_elem_lets(&eg, k, need);
+    strbuf x = {0};
+    expr_c(&eg, &x, re->a);
+    sb_printf(s, "      x[j] = %s;\n    }\n    }\n", sb_str(&x));
+    sb_free(&x);
+  }
+  if (!rw->nred) sb_puts(s, "    (void)x;\n");
+  sb_puts(s, "  }\n");
+  sb_puts(s, "  template <int P>\n"
+             "  static __device__ __forceinline__ void done([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,\n"
+             "                                              [[maybe_unused]] Row &rw, [[maybe_unused]] float v) {\n");
+  for (int i = 0; i < rw->nred; i++) {
+    int l = rw->red_let[i];
+    int end = i + 1 < rw->nred ? rw->red_let[i + 1] : r->nlets;
+    sb_printf(s, "    %sif constexpr (P == %d) {\n", i ? "else " : "", i);
+    decompose(&g, "ri", rw->row_axes, rw->nrows, "    ");
+    row_scalars_in(&g, k, l);
+    sb_printf(s, "    rw.v_%s = v;\n    [[maybe_unused]] const float v_%s = v;\n", cid(A, r->lets[l].name), cid(A, r->lets[l].name));
+    row_scalars_out(&g, k, l + 1, end);
+    sb_puts(s, "    }\n");
+  }
+  sb_puts(s, "  }\n");
+  /* the element outputs */
+  sb_puts(s, "  template <int VEC>\n"
+             "  static __device__ __forceinline__ void out([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,\n"
+             "                                             [[maybe_unused]] int64_t c, [[maybe_unused]] int n,\n"
+             "                                             [[maybe_unused]] const Row &rw) {\n");
+  if (has_out) {
+    decompose(&g, "ri", rw->row_axes, rw->nrows, "    ");
+    row_scalars_in(&g, k, r->nlets);
+    bool need[GPUIR_ROW_LETS] = {0};
+    for (int y = 0; y < r->nyields; y++)
+      if (!rw->scalar[r->yields[y].let]) {
+        need[r->yields[y].let] = true;
+        gpuir_rows_need(r, rw, r->lets[r->yields[y].let].e, need);
+      }
+    epigen eg = {&g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false};
+    for (int l = 0; l < r->nlets; l++)
+      if (need[l]) row_vreads(&eg, k, r->lets[l].e, false);
+    row_loads_c(&eg, k);
+    for (int y = 0; y < r->nyields; y++)
+      if (!rw->scalar[r->yields[y].let]) sb_printf(s, "    float o%d[VEC];\n    int64_t off%d[VEC];\n", y, y);
+    sb_puts(s, "#pragma unroll\n    for (int j = 0; j < VEC; ++j) {\n      if (j >= n) continue;\n");
+    row_elem_lets(&eg, k, need);
+    for (int y = 0; y < r->nyields; y++) {
+      if (rw->scalar[r->yields[y].let]) continue;
+      const region_memref *m = &r->out[r->yields[y].output];
+      sb_printf(s, "      o%d[j] = v_%s;\n      off%d[j] = %s;\n", y, cid(A, r->lets[r->yields[y].let].name), y,
+                sxc(A, row_out_off(&g, m, r->lets[r->yields[y].let].e), false));
+    }
+    sb_puts(s, "    }\n");
+    for (int y = 0; y < r->nyields; y++) {
+      if (rw->scalar[r->yields[y].let]) continue;
+      const region_memref *m = &r->out[r->yields[y].output];
+      const char *ot = tname(&g, r->yields[y].cast);
+      sb_printf(s, "    {  // %s\n      %s *dst = static_cast<%s *>(p->%s);\n", cmt(A, m->name), ot, ot, lc(A, m->name));
+      /* unit stride along the row: one 16-byte store when whole and aligned */
+      const sx *off = row_out_off(&g, m, r->lets[r->yields[y].let].e);
+      emit_shift sh = {A, rax};
+      const sx *st = sx_sub(A, sx_subst(A, off, emit_shift_row, &sh), off);
+      if (sx_has_vars(st)) st = NULL;
+      int64_t one;
+      int ob = dtype_bytes(r->yields[y].cast);
+      if (st && sx_is_int(st, &one) && one == 1 && (rw->vec * ob) % 16 == 0)
+        sb_printf(s,
+                  "      if (n == VEC && reinterpret_cast<uintptr_t>(dst + off%d[0]) %% 16 == 0)\n"
+                  "        dlc::stv<VEC>(dst + off%d[0], o%d);\n      else\n",
+                  y, y, y);
+      sb_printf(s, "#pragma unroll\n        for (int j = 0; j < VEC; ++j)\n          if (j < n) dlc::st1(dst + off%d[j], o%d[j]);\n    }\n",
+                y, y);
+    }
+  }
+  sb_puts(s, "  }\n");
+  sb_puts(s, "  static __device__ __forceinline__ void row_end([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,\n"
+             "                                                 [[maybe_unused]] const Row &rw) {\n");
+  bool any = false;
+  for (int y = 0; y < r->nyields; y++) {
+    if (!rw->scalar[r->yields[y].let]) continue;
+    if (!any) decompose(&g, "ri", rw->row_axes, rw->nrows, "    "), row_scalars_in(&g, k, r->nlets);
+    any = true;
+    const region_memref *m = &r->out[r->yields[y].output];
+    const char *ot = tname(&g, r->yields[y].cast);
+    sb_printf(s, "    dlc::st1(static_cast<%s *>(p->%s) + %s, v_%s);\n", ot, lc(A, m->name),
+              sxc(A, row_out_off(&g, m, r->lets[r->yields[y].let].e), false), cid(A, r->lets[r->yields[y].let].name));
+  }
+  sb_puts(s, "  }\n};\n\n");
+}
+
 static int kernel_threads(const gpu_kernel *k) { return k->threads; }
 
 static const char *kernel_name(arena *A, const emit_op *eo, const emit_instance *in, int vec) {
@@ -1031,16 +1293,21 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
     sb_printf(&s, "// Generated by dlcgen %s from graph %s (--graph ... --dump=cu).\n", DLC_VERSION,
               cmt(A, eo->op->graph_where));
   }
-  bool att = false, con = false;
-  for (int i = 0; i < eo->ninst; i++) att |= eo->inst[i].k->attention, con |= !eo->inst[i].k->attention;
-  sb_printf(&s, "// Do not edit: the kernels below are the IR of that entry laid onto %s.\n",
-            att && con ? "templates/sm80_contraction.cuh and sm80_attention.cuh"
-                       : att ? "templates/sm80_attention.cuh" : "templates/sm80_contraction.cuh");
+  /* the skeletons the instances use, in algo.def order */
+  bool used[ALGO__COUNT] = {0};
+  for (int i = 0; i < eo->ninst; i++) {
+    dlc_algo al;
+    if (algo_parse(eo->inst[i].k->algo, &al)) used[al] = true;
+  }
+  const char *tpls = "";
+  for (int a = 0; a < ALGO__COUNT; a++)
+    if (used[a]) tpls = arena_printf(A, "%s%s%s.cuh", tpls, *tpls ? " and " : "templates/", algo_template((dlc_algo)a));
+  sb_printf(&s, "// Do not edit: the kernels below are the IR of that entry laid onto %s.\n", tpls);
   sb_puts(&s, "// Built for:");
   for (int i = 0; i < c->m->narchs; i++) sb_printf(&s, " %s", c->m->archs[i]);
   sb_puts(&s, " (SASS only).\n\n#include \"dlc_params.h\"\n");
-  if (con) sb_puts(&s, "#include \"sm80_contraction.cuh\"\n");
-  if (att) sb_puts(&s, "#include \"sm80_attention.cuh\"\n");
+  for (int a = 0; a < ALGO__COUNT; a++)
+    if (used[a]) sb_printf(&s, "#include \"%s.cuh\"\n", algo_template((dlc_algo)a));
   sb_puts(&s, "\n");
   sb_printf(&s, "namespace dlc_%s {\n\n", eo->op->name);
   /* One Op template per variant, over the operand dtype: the instances of a
@@ -1055,6 +1322,7 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
     for (int pass = 0; pass < 2; pass++) {
       strbuf t = {0};
       if (in->k->attention) attention_op(c, &t, eo, in, name[i]);
+      else if (in->k->rows) rows_op(c, &t, eo, in, name[i]);
       else contraction_op(c, &t, eo, in, name[i]);
       text[i] = arena_strdup(A, sb_str(&t));
       sb_free(&t);
@@ -1357,6 +1625,11 @@ static void dispatch_tensors(arena *A, strbuf *s, const fe_graph *g, const emit_
 /* The chunk width: the widest whose alignment every operand meets.  Every
  * pointer is element-aligned by now, so width 1 always fits. */
 static void dispatch_width(arena *A, strbuf *s, const gpu_kernel *k, const char *on) {
+  if (k->rows) {
+    /* one kernel: each vector access tests its own alignment */
+    sb_printf(s, "    const int dlc_vec = %d;\n", k->vecs[0]);
+    return;
+  }
   sb_puts(s, "    int dlc_vec = 0;\n");
   for (int v = 0; v < k->nvec; v++) {
     int w = k->vecs[v];
@@ -1410,7 +1683,7 @@ static void dispatch_grid(arena *A, strbuf *s, const fe_graph *g, const gpu_kern
             "device limits\", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);\n",
             on);
   /* the contraction kernels count k-tiles and K counters in 32 bits */
-  if (!k->attention) {
+  if (!k->attention && !k->rows) {
     const sx *kx = sx_int(A, 1);
     for (int i = 0; i < k->v.nk; i++) kx = sx_mul(A, kx, k->r->it[k->v.k_axes[i]].size);
     sb_printf(s, "    const int64_t dlc_kx = %s;\n", hsx(A, kx));

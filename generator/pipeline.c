@@ -270,9 +270,34 @@ static bool contraction_verify_plan(const run *r, const arch_info *const *archs,
   return ok;
 }
 
+/* rows: one region without contraction, its reductions over one axis */
+static bool rows_fits(const run *r) { return r->rs->n == 1 && r->rs->r[0].acc_let < 0; }
+
+static plan_result *rows_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg, diag_list *dl) {
+  const region *rg = &r->rs->r[0];
+  gpu_rows rw;
+  const char *why = NULL;
+  if (!gpuir_rows_view(&r->A, rg, &rw, &why)) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, cg->at, rw.hint, "region %s does not fit the row skeleton: %s", rg->name, why);
+    return NULL;
+  }
+  pinned_plan(cg, archs[0], "the row_reduce skeleton's warps are chosen by plan_rows from the row length", dl);
+  return plan_rows(&r->A, rg, rg->it[rw.row_axis].size, rw.vec, archs, na, dl, cg->at);
+}
+
+static bool rows_verify_plan(const run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
+                             diag_list *dl) {
+  return plan_fits_archs(r, ALGO_ROW_REDUCE, archs, na, dl);
+}
+
+static gpu_kernel *rows_build(run *r, const codegen_opts *cg, diag_list *dl) {
+  return gpuir_build_rows(&r->A, &r->rs->r[0], &r->pc->a[0], &r->plan->chosen, cg->kernel_name, dl);
+}
+
 static const skeleton_row SKELETONS[] = {
     {ARCH_SM80, ALGO_STREAMING_SOFTMAX, attention_fits, attention_plan, attention_verify_plan, attention_build},
     {ARCH_SM80, ALGO_IMPLICIT_GEMM, contraction_fits, contraction_plan, contraction_verify_plan, contraction_build},
+    {ARCH_SM80, ALGO_ROW_REDUCE, rows_fits, rows_plan, rows_verify_plan, rows_build},
 };
 
 /* Runs the stages on a parsed graph object.  Returns false with diagnostics. */
@@ -306,7 +331,8 @@ static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_i
     for (int i = 0; i < r->rs->n; i++) nk += r->rs->r[i].acc_let >= 0;
     diag_report(dl, D_PLAN_UNSUPPORTED, cg->at, NULL,
                 "the graph forms %d regions with %d contractions; the skeletons compile one contraction region "
-                "(GEMM, convolution) or attention's two",
+                "(GEMM, convolution), attention's two, or one region without contraction (row reductions, "
+                "elementwise chains)",
                 r->rs->n, nk);
     return false;
   }
