@@ -4,7 +4,8 @@
  * reference rounded to fp32, with the same 1e-3 scaled bound):
  *   bias_gelu       Y = gelu_tanh(X + bias[N]) * scale[M,1] (scale fp32)
  *   row_sum/max/mean Y[B,M] (fp32) = sum / max / mean of X[B,M,N] over N
- * in fp16 and bf16, on rows with tails and padded or odd leading dims. */
+ * in fp16 and bf16 (row_max in fp32 too), on rows with tails and padded or
+ * odd leading dims. */
 #include "kt.h"
 
 #define CANARY 0x7E5Bu
@@ -122,6 +123,41 @@ static int row_reduce(int op, dlc_dtype dt, int64_t B, int64_t M, int64_t N, int
   return bad != 0;
 }
 
+/* fp32 X: row_max's fp32 instance (the row skeleton's 4-element vectors) */
+static int row_max_fp32(int64_t B, int64_t M, int64_t N, int pad, uint64_t seed) {
+  int64_t ldy = M + pad;
+  size_t nx = (size_t)(B * M * N), ny = (size_t)(B * ldy);
+  float *xh = malloc(sizeof(float) * nx + 4), *yh = malloc(sizeof(float) * ny + 4);
+  dlcemu_deviceptr X = 0, Y = 0;
+  dlcemu_mem_alloc(&X, sizeof(float) * nx), dlcemu_mem_alloc(&Y, sizeof(float) * ny);
+  uint64_t s = seed;
+  for (size_t i = 0; i < nx; i++) xh[i] = (float)(100 * kt_uniform(&s));
+  for (size_t i = 0; i < ny; i++) yh[i] = -12345.0f;
+  dlcemu_memcpy_htod(X, xh, sizeof(float) * nx), dlcemu_memcpy_htod(Y, yh, sizeof(float) * ny);
+  dlc_status st = dlc_row_max(DLC_F32, B, M, N, kt_ptr(X), kt_ptr(Y), ldy, NULL);
+  int bad = 0;
+  if (st != DLC_SUCCESS) {
+    fprintf(stderr, "row_max fp32: %s: %s\n", dlc_status_string(st), dlc_last_error_detail());
+    bad = 1;
+  } else {
+    dlcemu_memcpy_dtoh(yh, Y, sizeof(float) * ny);
+    for (int64_t b = 0; b < B; b++)
+      for (int64_t m = 0; m < ldy; m++) {
+        float r = -INFINITY;
+        for (int64_t n = 0; m < M && n < N; n++) r = fmaxf(r, xh[(b * M + m) * N + n]);
+        float want = m < M ? r : -12345.0f; /* the max is exact; the padding keeps its value */
+        if (yh[b * ldy + m] != want && bad++ < 5)
+          fprintf(stderr, "row_max fp32: Y[%lld][%lld] = %.9g, expected %.9g\n", (long long)b, (long long)m,
+                  yh[b * ldy + m], want);
+      }
+  }
+  printf("row_max fp32 B=%lld M=%lld N=%lld ldy=%lld%s\n", (long long)B, (long long)M, (long long)N, (long long)ldy,
+         bad ? " FAILED" : "");
+  dlcemu_mem_free(X), dlcemu_mem_free(Y);
+  free(xh), free(yh);
+  return bad != 0;
+}
+
 int main(void) {
   int fails = 0;
   for (int d = 0; d < 2; d++) {
@@ -135,6 +171,9 @@ int main(void) {
       fails += row_reduce(op, dt, 3, 1, 2050, 2, 41 + (uint64_t)(op * 2 + d));
     }
   }
+  fails += row_max_fp32(2, 3, 301, 1, 51);
+  fails += row_max_fp32(1, 2, 4, 0, 52);
+  fails += row_max_fp32(3, 1, 1027, 2, 53);
   printf("%d failed\n", fails);
   return fails ? 1 : 0;
 }
