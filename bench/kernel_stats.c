@@ -137,18 +137,18 @@ int main(int argc, char **argv) {
   }
   /* the row skeleton: a CTA of 8 warps a row (the row length is symbolic) */
   {
-    const int64_t M = 64;
-    for (int64_t N = 1024; N <= 4096; N *= 4) {
-      void *x = buf((size_t)(M * N) * 2, &seed), *g = buf((size_t)N * 2, &seed), *bt = buf((size_t)N * 2, &seed);
-      void *y = buf((size_t)(M * N) * 2, &seed);
+    const int64_t rows = 64;
+    for (int64_t len = 1024; len <= 4096; len *= 4) {
+      void *x = buf((size_t)(rows * len) * 2, &seed), *g = buf((size_t)len * 2, &seed), *bt = buf((size_t)len * 2, &seed);
+      void *y = buf((size_t)(rows * len) * 2, &seed);
       for (int op = 0; op < 3; op++) {
         static const char *const names[] = {"softmax", "layernorm", "rmsnorm"};
         /* passes over X (one per reduction, one for the outputs), and the parameter vectors */
         static const int xpasses[] = {3, 3, 2};
         double t0 = now();
-        dlc_status st = op == 0   ? dlc_softmax(DLC_F16, M, N, x, N, y, N, NULL)
-                        : op == 1 ? dlc_layernorm(DLC_F16, M, N, x, N, g, bt, y, N, NULL)
-                                  : dlc_rmsnorm(DLC_F16, M, N, x, N, g, y, N, NULL);
+        dlc_status st = op == 0   ? dlc_softmax(DLC_F16, rows, len, x, len, y, len, NULL)
+                        : op == 1 ? dlc_layernorm(DLC_F16, rows, len, x, len, g, bt, y, len, NULL)
+                                  : dlc_rmsnorm(DLC_F16, rows, len, x, len, g, y, len, NULL);
         double t1 = now();
         if (st != DLC_SUCCESS) {
           fprintf(stderr, "%s: %s: %s\n", names[op], dlc_status_string(st), dlc_last_error_detail());
@@ -156,9 +156,9 @@ int main(int argc, char **argv) {
         }
         dlcemu_launch_stats s;
         dlcemu_last_launch_stats(&s);
-        double elems = (double)(M * N);
-        printf("%s fp16  M=%lld N=%lld  (%llu warp instructions, %.2f s emulated)\n", names[op], (long long)M,
-               (long long)N, s.warp_instructions, t1 - t0);
+        double elems = (double)(rows * len);
+        printf("%s fp16  M=%lld N=%lld  (%llu warp instructions, %.2f s emulated)\n", names[op], (long long)rows,
+               (long long)len, s.warp_instructions, t1 - t0);
         printf("  warp instructions per element %.3f, thread instructions per element %.2f, barriers %llu\n",
                (double)s.warp_instructions / elems, (double)s.thread_instructions / elems, s.barriers);
         grow("loads", &s.global_load);
