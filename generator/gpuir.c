@@ -373,7 +373,9 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
     }
   gpu_kernel *k = ARENA_NEW(A, gpu_kernel);
   view_of(A, &k->v, r, a);
-  if (r->nyields != 1 || strcmp(r->out[r->yields[0].output].materialize, "gmem") != 0) {
+  /* a "deferred" output is stored too: to the workspace, when the region is
+   * one kernel of a chain (the pipeline allows it only there) */
+  if (r->nyields != 1) {
     diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s stores %d outputs; the skeleton stores exactly one",
                 r->name, r->nyields);
     return NULL;
@@ -958,8 +960,6 @@ bool gpuir_rows_view(arena *A, const region *r, gpu_rows *rw, const char **why) 
   for (int y = 0; y < r->nyields; y++) {
     const region_memref *m = &r->out[r->yields[y].output];
     const rexpr *e = r->lets[r->yields[y].let].e;
-    if (strcmp(m->materialize, "gmem") != 0)
-      return *why = arena_printf(A, "output %s is not materialized to global memory", m->name), false;
     if (m->rank != e->nax || m->rank == 0)
       return *why = arena_printf(A, "output %s is not stored over its let's axes", m->name), false;
   }

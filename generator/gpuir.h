@@ -170,6 +170,11 @@ typedef struct gpu_kernel {
                             kernel has only the bounds-checked epilogue */
   int nst, cap_st;
   gpu_stmt *st;
+  /* a chain (several regions, one kernel each, launched in order by one
+   * entry point): the next region's kernel, and this kernel's place */
+  struct gpu_kernel *next;
+  int chain_index;
+  const struct plan_result *chain_plan; /* this kernel's plan (the first's is the run's) */
 } gpu_kernel;
 
 /* NULL with E1706 when the region is not a single contraction with a
