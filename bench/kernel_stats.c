@@ -5,7 +5,7 @@
  * FLOPs / (2*16*8*16), for the GEMMs at aligned shapes, the 3x3
  * convolutions and causal attention; for the row-skeleton ops (softmax,
  * layernorm, RMSNorm) warp instructions per element, global bytes against
- * the bytes each pass reads and writes, and barriers.  A benchmark that
+ * the size of X, the row cache's shared-memory wavefronts, and barriers.  A benchmark that
  * prints figures; ctest does not run it.
  *
  *   kernel_stats [M N K]      (GEMM shape; default 512 512 512) */
@@ -143,8 +143,6 @@ int main(int argc, char **argv) {
       void *y = buf((size_t)(rows * len) * 2, &seed);
       for (int op = 0; op < 3; op++) {
         static const char *const names[] = {"softmax", "layernorm", "rmsnorm"};
-        /* passes over X (one per reduction, one for the outputs), and the parameter vectors */
-        static const int xpasses[] = {3, 3, 2};
         double t0 = now();
         dlc_status st = op == 0   ? dlc_softmax(DLC_F16, rows, len, x, len, y, len, NULL)
                         : op == 1 ? dlc_layernorm(DLC_F16, rows, len, x, len, g, bt, y, len, NULL)
@@ -163,8 +161,10 @@ int main(int argc, char **argv) {
                (double)s.warp_instructions / elems, (double)s.thread_instructions / elems, s.barriers);
         grow("loads", &s.global_load);
         grow("stores", &s.global_store);
-        printf("  X read %d times: %.0f bytes, + the parameter vectors once a row\n\n", xpasses[op],
-               xpasses[op] * elems * 2);
+        row("st.shared", &s.shared_store); /* the row cache, and the warps' partials */
+        row("ld.shared", &s.shared_load);
+        printf("  X is %.0f bytes; a parameter vector (gamma, beta) %.0f bytes, read once a row\n\n", elems * 2,
+               (double)len * 2);
       }
     }
   }

@@ -1074,15 +1074,27 @@ static void row_scalars_out(opgen *g, const gpu_kernel *k, int from, int to) {
   }
 }
 
-/* The vector loads of the collected reads at elements c.. of the row. */
-static void row_loads_c(epigen *eg, const gpu_kernel *k) {
+/* The vector loads of the collected reads at elements c.. of the row, in
+ * pass `pass`: from global memory, kept in the row cache when this pass is
+ * the first of several to load it, or from the cache in the later ones
+ * (each thread its own elements: element j of chunk c at
+ * rc[slot * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC], so that the
+ * lanes of a warp touch consecutive words). */
+static void row_loads_c(epigen *eg, const gpu_kernel *k, int pass) {
   opgen *g = eg->g;
   const region *r = k->r;
   for (int i = 0; i < eg->nv; i++) {
     const rexpr *rd = eg->v[i].rd;
     const region_memref *m = &r->in[rd->input];
-    sb_printf(g->s, "    float rd%d[VEC];\n    {\n      [[maybe_unused]] const int64_t i_%s = c;\n", i,
-              cid(g->A, r->it[k->rw.row_axis].name));
+    int slot = gpuir_rows_cache_slot(r, &k->rw, rd);
+    bool from_cache = slot >= 0 && k->rw.cache_first[slot] != pass;
+    if (from_cache)
+      sb_printf(g->s,
+                "    float rd%d[VEC];\n    if (cached) {\n#pragma unroll\n"
+                "      for (int j = 0; j < VEC; ++j) rd%d[j] = j < n ? rc[%d * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] : 0.f;\n    } else",
+                i, i, slot);
+    if (!from_cache) sb_printf(g->s, "    float rd%d[VEC];\n   ", i);
+    sb_printf(g->s, " {\n      [[maybe_unused]] const int64_t i_%s = c;\n", cid(g->A, r->it[k->rw.row_axis].name));
     if (k->rw.red_axis != k->rw.row_axis)
       sb_printf(g->s, "      [[maybe_unused]] const int64_t i_%s = c;\n", cid(g->A, r->it[k->rw.red_axis].name));
     sb_printf(g->s, "      const %s *src = static_cast<const %s *>(p->%s) + %s;\n", tname(g, m->dt), tname(g, m->dt),
@@ -1092,6 +1104,11 @@ static void row_loads_c(epigen *eg, const gpu_kernel *k) {
               "        dlc::ldv<VEC>(rd%d, src);\n      } else {\n#pragma unroll\n"
               "        for (int j = 0; j < VEC; ++j) rd%d[j] = j < n ? dlc::ld1(src + j) : 0.f;\n      }\n    }\n",
               i, i);
+    if (slot >= 0 && !from_cache)
+      sb_printf(g->s,
+                "    if (cached)\n#pragma unroll\n"
+                "      for (int j = 0; j < VEC; ++j)\n        if (j < n) rc[%d * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] = rd%d[j];\n",
+                slot, i);
   }
 }
 
@@ -1134,6 +1151,13 @@ static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instan
   sb_printf(s, "  using T = T_;\n  using Params = dlc__p_%s;\n", eo->op->name);
   sb_printf(s, "  static constexpr int WARPS = %d, ROW_WARPS = %d, NRED = %d;\n", rw->warps, rw->row_warps, rw->nred);
   sb_printf(s, "  static constexpr bool HAS_OUT = %s;\n", has_out ? "true" : "false");
+  if (rw->ncache) {
+    sb_printf(s, "  // row cache: rows of at most CACHE_CAP elements keep");
+    for (int i = 0; i < rw->ncache; i++) sb_printf(s, "%s %s", i ? "," : "", cmt(A, r->in[rw->cache_rd[i]->input].name));
+    sb_puts(s, " in shared memory after the first pass that loads them\n");
+  }
+  sb_printf(s, "  static constexpr int CACHE_CAP = %d, CACHE_FLOATS = %d;\n", rw->ncache ? rw->cache_cap : 0,
+            rw->ncache * rw->cache_cap);
   group_comment(&g, "rows", rw->row_axes, rw->nrows);
   sb_printf(s, "  // row: %s, extent %s\n", cmt(A, rax), sx_str(A, r->it[rw->row_axis].size));
   for (int l = 0; l < r->nlets; l++) cmt_let(A, s, "  //   ", r, l);
@@ -1174,7 +1198,8 @@ static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instan
   sb_puts(s, "  template <int P, int VEC>\n"
              "  static __device__ __forceinline__ void body([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,\n"
              "                                              [[maybe_unused]] int64_t c, [[maybe_unused]] int n,\n"
-             "                                              [[maybe_unused]] const Row &rw, float (&x)[VEC]) {\n");
+             "                                              [[maybe_unused]] const Row &rw, float (&x)[VEC],\n"
+             "                                              [[maybe_unused]] float *rc, [[maybe_unused]] bool cached) {\n");
   for (int i = 0; i < rw->nred; i++) {
     const rexpr *re = r->lets[rw->red_let[i]].e;
     sb_printf(s, "    %sif constexpr (P == %d) {  // %s\n", i ? "else " : "", i, cmt(A, r->lets[rw->red_let[i]].name));
@@ -1186,7 +1211,7 @@ static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instan
     row_vreads(&eg, k, re->a, false);
     for (int l = 0; l < r->nlets; l++)
       if (need[l]) row_vreads(&eg, k, r->lets[l].e, false);
-    row_loads_c(&eg, k);
+    row_loads_c(&eg, k, i);
     sb_puts(s, "#pragma unroll\n    for (int j = 0; j < VEC; ++j) {\n      x[j] = 0.f;\n      if (j >= n) continue;\n");
     row_elem_lets(&eg, k, need);
     strbuf x = {0};
@@ -1214,7 +1239,8 @@ static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instan
   sb_puts(s, "  template <int VEC>\n"
              "  static __device__ __forceinline__ void out([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,\n"
              "                                             [[maybe_unused]] int64_t c, [[maybe_unused]] int n,\n"
-             "                                             [[maybe_unused]] const Row &rw) {\n");
+             "                                             [[maybe_unused]] const Row &rw, [[maybe_unused]] float *rc,\n"
+             "                                             [[maybe_unused]] bool cached) {\n");
   if (has_out) {
     decompose(&g, "ri", rw->row_axes, rw->nrows, "    ");
     row_scalars_in(&g, k, r->nlets);
@@ -1227,7 +1253,7 @@ static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instan
     epigen eg = {&g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false};
     for (int l = 0; l < r->nlets; l++)
       if (need[l]) row_vreads(&eg, k, r->lets[l].e, false);
-    row_loads_c(&eg, k);
+    row_loads_c(&eg, k, rw->nred);
     for (int y = 0; y < r->nyields; y++)
       if (!rw->scalar[r->yields[y].let]) sb_printf(s, "    float o%d[VEC];\n    int64_t off%d[VEC];\n", y, y);
     sb_puts(s, "#pragma unroll\n    for (int j = 0; j < VEC; ++j) {\n      if (j >= n) continue;\n");

@@ -7,6 +7,7 @@
 #include "gpuir.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "algo.h"
@@ -794,6 +795,12 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
         diag_report(dl, D_INTERNAL, "GPU IR", NULL, "reduction %s does not follow its pass over the row", k->st[i].what);
         ok = false;
       }
+    int64_t cache = (int64_t)k->rw.ncache * k->rw.cache_cap * 4 * (k->rw.row_warps == 1 ? k->rw.warps : 1);
+    if (cache > GPUIR_ROW_CACHE_BYTES || (k->rw.ncache && (k->rw.cache_cap < 1 || k->rw.cache_cap % k->rw.vec))) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the row cache takes %lld bytes of shared memory, over %d",
+                  (long long)cache, GPUIR_ROW_CACHE_BYTES);
+      ok = false;
+    }
     if (k->rw.row_warps < 1 || k->rw.warps % k->rw.row_warps || k->threads != 32 * k->rw.warps || k->nvec != 1 ||
         k->rw.vec < 1 || k->rw.vec > 16) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the row skeleton's %d warps, %d a row, vec %d do not fit", k->rw.warps,
@@ -814,7 +821,7 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
   static const char *const names[] = {"AllocShared", "CpAsync",    "CommitGroup", "Wait",     "Barrier",  "Loop",
                                       "EndLoop",     "LdMatrix",   "Mma",         "StageAcc", "Epilogue", "StGlobalVec",
                                       "AddrSetup",   "Advance",    "RowBegin",    "LdGlobal", "RowLets",  "Reduce",
-                                      "RowScalar"};
+                                      "RowScalar",   "LdShared"};
   cJSON *root = cJSON_CreateObject();
   cJSON *g = cJSON_AddObjectToObject(root, "gpu_ir");
   cJSON_AddStringToObject(g, "kernel", k->name);
@@ -834,6 +841,10 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
     for (int i = 0; i < k->rw.nred; i++) cJSON_AddItemToArray(rd, cJSON_CreateString(r->lets[k->rw.red_let[i]].name));
     arena T;
     arena_init(&T);
+    cJSON *rc = cJSON_AddObjectToObject(g, "row_cache");
+    cJSON *sl = cJSON_AddArrayToObject(rc, "slots");
+    for (int i = 0; i < k->rw.ncache; i++) cJSON_AddItemToArray(sl, cJSON_CreateString(r->in[k->rw.cache_rd[i]->input].name));
+    cJSON_AddNumberToObject(rc, "max_row", k->rw.cache_cap);
     cJSON *gr = cJSON_AddArrayToObject(g, "grid");
     for (int i = 0; i < 3; i++) cJSON_AddItemToArray(gr, cJSON_CreateString(sx_str(&T, k->grid[i])));
     arena_free(&T);
@@ -1016,6 +1027,53 @@ bool gpuir_rows_view(arena *A, const region *r, gpu_rows *rw, const char **why) 
   return true;
 }
 
+/* Whether two Reads load the same elements of a row: the same tensor and
+ * index map, where the row axis and the reduction axis (both the element
+ * index along the row) count as one. */
+static bool same_read_at(const region *r, const gpu_rows *rw, const rexpr *a, const rexpr *b) {
+  if (a == b) return true;
+  if (a->input != b->input || a->nmap != b->nmap) return false;
+  const char *row = r->it[rw->row_axis].name, *red = r->it[rw->red_axis].name;
+  for (int d = 0; d < a->nmap; d++) {
+    if (sx_equal(a->map[d], b->map[d])) continue;
+    const char *va = sx_as_var(a->map[d]), *vb = sx_as_var(b->map[d]);
+    bool ra = va && (strcmp(va, row) == 0 || strcmp(va, red) == 0);
+    bool rb = vb && (strcmp(vb, row) == 0 || strcmp(vb, red) == 0);
+    if (!ra || !rb) return false;
+  }
+  return true;
+}
+
+int gpuir_rows_cache_slot(const region *r, const gpu_rows *rw, const rexpr *rd) {
+  for (int i = 0; i < rw->ncache; i++)
+    if (same_read_at(r, rw, rw->cache_rd[i], rd)) return i;
+  return -1;
+}
+
+/* A Read loaded as a vector along the row: unit stride, outside pad guards. */
+static bool row_vec_read(const gpu_kernel *k, arena *A, const rexpr *e, bool under_guard) {
+  int along = has_axis(e, k->rw.row_axis) ? k->rw.row_axis : has_axis(e, k->rw.red_axis) ? k->rw.red_axis : -1;
+  const sx *st = along >= 0 && !under_guard ? gpuir_read_step(A, k->r, e, k->r->it[along].name) : NULL;
+  int64_t one;
+  return st && sx_is_int(st, &one) && one == 1;
+}
+
+/* The vector Reads of e, added to rd[] once each. */
+static void pass_vreads(const gpu_kernel *k, arena *A, const rexpr *e, bool guard, const rexpr **rd, int *n, int cap) {
+  if (!e) return;
+  if (e->k == RX_READ) {
+    if (!row_vec_read(k, A, e, guard)) return;
+    for (int i = 0; i < *n; i++)
+      if (same_read_at(k->r, &k->rw, rd[i], e)) return;
+    if (*n < cap) rd[(*n)++] = e;
+    return;
+  }
+  guard |= e->k == RX_SELECT && !e->a;
+  pass_vreads(k, A, e->a, guard, rd, n, cap);
+  pass_vreads(k, A, e->b, guard, rd, n, cap);
+  pass_vreads(k, A, e->c, guard, rd, n, cap);
+}
+
 /* The Reads of e that run with unit stride along the row axis: loaded as
  * vectors.  Others are loaded one element at a time where they are used. */
 static void row_loads(gpu_kernel *k, arena *A, const rexpr *e, const char *pass, const char **toks, int *nt,
@@ -1024,18 +1082,24 @@ static void row_loads(gpu_kernel *k, arena *A, const rexpr *e, const char *pass,
   const region *r = k->r;
   if (e->k == RX_READ) {
     int along = has_axis(e, k->rw.row_axis) ? k->rw.row_axis : has_axis(e, k->rw.red_axis) ? k->rw.red_axis : -1;
-    const sx *st = along >= 0 ? gpuir_read_step(A, r, e, r->it[along].name) : NULL;
-    int64_t one;
-    bool vec = !under_guard && st && sx_is_int(st, &one) && one == 1;
+    bool vec = row_vec_read(k, A, e, under_guard);
     const char *tok = arena_printf(A, "tL%s.%s", pass, r->in[e->input].name);
     for (int i = 0; i < *nt; i++)
       if (strcmp(toks[i], tok) == 0) return;
     if (*nt < 4) toks[(*nt)++] = tok;
-    emit(k, A, GS_LD_GLOBAL, r->in[e->input].name,
-         vec ? arena_printf(A, "%d elements a thread: ld.global.v4 when 16-byte aligned, else scalar", k->rw.vec)
-             : along >= 0 ? "one element at a time (not unit-stride along the row)"
-                                            : "one value a row",
-         tok, 0, NULL, NULL);
+    int slot = vec ? gpuir_rows_cache_slot(k->r, &k->rw, e) : -1;
+    int ps = atoi(pass);
+    const char *det =
+        vec ? arena_printf(A, "%d elements a thread: ld.global.v4 when 16-byte aligned, else scalar", k->rw.vec)
+        : along >= 0 ? "one element at a time (not unit-stride along the row)"
+                     : "one value a row";
+    if (slot >= 0 && k->rw.cache_first[slot] == ps)
+      det = arena_printf(A, "%s; kept in row cache slot %d (st.shared) for the later passes", det, slot);
+    else if (slot >= 0)
+      det = arena_printf(A, "from row cache slot %d (ld.shared, the thread's own elements) when the row has at most %d "
+                            "elements, else %s", slot, k->rw.cache_cap, det);
+    emit(k, A, slot >= 0 && k->rw.cache_first[slot] != ps ? GS_LD_SHARED : GS_LD_GLOBAL, r->in[e->input].name, det, tok, 0,
+         NULL, NULL);
     return;
   }
   under_guard |= e->k == RX_SELECT && !e->a;
@@ -1095,6 +1159,51 @@ gpu_kernel *gpuir_build_rows(arena *A, const region *r, const pc_analysis *a, co
   k->grid[1] = k->grid[2] = sx_int(A, 1);
   k->nvec = 1;
   k->vecs[0] = k->rw.vec;
+  /* the row cache: vector Reads that more than one pass loads */
+  {
+    gpu_rows *w = &k->rw;
+    const rexpr *seen[32];
+    int first[32], npass[32], ns = 0;
+    for (int i = 0; i <= w->nred; i++) {
+      bool need[GPUIR_ROW_LETS] = {0};
+      const rexpr *rd[32];
+      int n = 0;
+      if (i < w->nred) {
+        gpuir_rows_need(r, w, r->lets[w->red_let[i]].e->a, need);
+        pass_vreads(k, A, r->lets[w->red_let[i]].e->a, false, rd, &n, 32);
+      } else {
+        for (int y = 0; y < r->nyields; y++)
+          if (!w->scalar[r->yields[y].let]) {
+            need[r->yields[y].let] = true;
+            gpuir_rows_need(r, w, r->lets[r->yields[y].let].e, need);
+          }
+      }
+      for (int l = 0; l < r->nlets; l++)
+        if (need[l]) pass_vreads(k, A, r->lets[l].e, false, rd, &n, 32);
+      for (int j = 0; j < n; j++) {
+        int s = -1;
+        for (int q = 0; q < ns; q++)
+          if (same_read_at(r, w, seen[q], rd[j])) s = q;
+        if (s < 0 && ns < 32) s = ns++, seen[s] = rd[j], first[s] = i, npass[s] = 0;
+        if (s >= 0) npass[s]++;
+      }
+    }
+    for (int q = 0; q < ns && w->ncache < GPUIR_ROW_CACHE; q++)
+      if (npass[q] > 1) w->cache_rd[w->ncache] = seen[q], w->cache_first[w->ncache++] = first[q];
+    /* a CTA a row: the budget over the slots; a warp a row (a constant
+     * extent): the row, 4 rows a CTA, when that fits */
+    int64_t len = 0;
+    /* whole vectors: element j of a thread's chunk c sits at j * (cap / vec)
+     * + c / vec, so that a warp's lanes touch consecutive words */
+    if (w->ncache && w->row_warps > 1) {
+      w->cache_cap = GPUIR_ROW_CACHE_BYTES / 4 / w->ncache / w->vec * w->vec;
+    } else if (w->ncache && sx_is_int(r->it[w->row_axis].size, &len) &&
+               (int64_t)w->warps * w->ncache * ((len + w->vec - 1) / w->vec * w->vec) * 4 <= GPUIR_ROW_CACHE_BYTES) {
+      w->cache_cap = (int)((len + w->vec - 1) / w->vec * w->vec);
+    } else {
+      w->ncache = 0;
+    }
+  }
   const gpu_rows *rw = &k->rw;
   const char *row_ax = r->it[rw->row_axis].name;
   emit(k, A, GS_ROW_BEGIN, rw->row_warps == 1 ? "a warp a row" : "a CTA a row",

@@ -37,6 +37,7 @@ typedef enum {
   GS_ROW_LETS,     /* the element lets at those elements (consumes loads and earlier row values) */
   GS_REDUCE,       /* fp32 partials -> warp shuffle (and shared-memory) all-reduce: produces TokRow */
   GS_ROW_SCALAR,   /* the row-scalar lets after a reduction */
+  GS_LD_SHARED,    /* a later pass's elements from the row cache: produces TokLoad */
 } gpu_stmt_kind;
 
 typedef struct gpu_stmt {
@@ -106,6 +107,9 @@ typedef struct gpu_softmax {
  * the row per Reduce (SRNF R4 keeps them apart), then one pass for the
  * element outputs. */
 #define GPUIR_ROW_LETS 64
+#define GPUIR_ROW_CACHE 4
+/* shared memory the row cache may take, bytes (of the 48 KB static limit) */
+#define GPUIR_ROW_CACHE_BYTES 32768
 typedef struct gpu_rows {
   int row_axis;          /* region axis (iter or reduce) a row runs along */
   int red_axis;          /* the axis the Reduces reduce: row_axis, or a reduce axis of the same
@@ -119,6 +123,13 @@ typedef struct gpu_rows {
   int warps;             /* warps a CTA */
   int vec;               /* elements a thread loads at once (16 bytes of T) */
   const char *hint;      /* gpuir_rows_view's suggestion when it refuses, or NULL */
+  /* the row cache: the vector Reads that more than one pass loads are kept
+   * in shared memory by the first pass (each thread its own elements, so
+   * no barrier), for rows of at most cache_cap elements */
+  int ncache;
+  const rexpr *cache_rd[GPUIR_ROW_CACHE];
+  int cache_first[GPUIR_ROW_CACHE]; /* the pass that loads it from global memory */
+  int cache_cap;
 } gpu_rows;
 
 /* How the full-tile epilogue reads an input of the post-reduce lets
@@ -197,6 +208,9 @@ gpu_kernel *gpuir_build_rows(arena *A, const region *r, const pc_analysis *a, co
 bool gpuir_rows_view(arena *A, const region *r, gpu_rows *rw, const char **why);
 /* Marks in `need` the element lets (not row-scalar) that e reads, transitively. */
 void gpuir_rows_need(const region *r, const gpu_rows *rw, const rexpr *e, bool *need);
+/* Whether rd is one of the row cache's Reads (by tensor and index map, the
+ * row and reduction axes as one); its slot, or -1. */
+int gpuir_rows_cache_slot(const region *r, const gpu_rows *rw, const rexpr *rd);
 /* offset(x + 1) - offset(x) for a Read along axis x, when it holds no index
  * (NULL otherwise). */
 const sx *gpuir_read_step(arena *A, const region *r, const rexpr *rd, const char *x);

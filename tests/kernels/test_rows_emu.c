@@ -5,9 +5,10 @@
  *
  *   test_rows_emu <softmax|layernorm|rmsnorm> <fp16|bf16>
  *
- * Rows of N in {1, 7, 8, 37, 64, 257, 1000, 2051}: shorter than a vector,
- * one vector, tails after whole vectors, rows longer than one pass of the CTA
- * (8 warps x 32 lanes x 8 elements = 2048).  Leading dimensions packed,
+ * Rows of N in {1, 7, 8, 37, 64, 257, 1000, 2051, 8200}: shorter than a
+ * vector, one vector, tails after whole vectors, rows longer than one pass
+ * of the CTA (8 warps x 32 lanes x 8 elements = 2048), and one longer than
+ * the row cache (8192 elements: X re-read from global memory by each pass).  Leading dimensions packed,
  * padded by 8 (16-byte aligned rows: the vector loads and stores) and by an
  * odd amount (misaligned rows: the scalar path).  Every launch must pass the
  * emulator's memcheck; the padding of Y keeps its canary. */
@@ -115,12 +116,12 @@ int main(int argc, char **argv) {
     return 2;
   }
   dlc_dtype dt = strcmp(argv[2], "fp16") == 0 ? DLC_F16 : DLC_BF16;
-  static const int64_t ns[] = {1, 7, 8, 37, 64, 257, 1000, 2051};
-  static const int64_t ms[] = {3, 5, 2, 4, 3, 2, 2, 2};
+  static const int64_t ns[] = {1, 7, 8, 37, 64, 257, 1000, 2051, 8200};
+  static const int64_t ms[] = {3, 5, 2, 4, 3, 2, 2, 2, 2};
   static const int pads[] = {0, 8, 3};
   int fails = 0, cases = 0;
   double worst = 0;
-  for (int i = 0; i < 8; i++)
+  for (int i = 0; i < 9; i++)
     for (int p = 0; p < 3; p++) {
       fails += run_case(op, dt, ms[i], ns[i], pads[p], 0x9E3779B97F4A7C15ull ^ (uint64_t)(i * 3 + p + 1), &worst);
       cases++;

@@ -4,6 +4,8 @@
  * reference rounded to fp32, with the same 1e-3 scaled bound):
  *   bias_gelu       Y = gelu_tanh(X + bias[N]) * scale[M,1] (scale fp32)
  *   row_sum/max/mean Y[B,M] (fp32) = sum / max / mean of X[B,M,N] over N
+ *   softmax_rows    softmax with N compiled in (100, 512): a warp a row,
+ *                   4 rows a CTA, each warp's row in its own row cache
  * in fp16 and bf16 (row_max in fp32 too), on rows with tails and padded or
  * odd leading dims. */
 #include "kt.h"
@@ -123,6 +125,36 @@ static int row_reduce(int op, dlc_dtype dt, int64_t B, int64_t M, int64_t N, int
   return bad != 0;
 }
 
+/* softmax with the row length a variant: the warp-a-row kernels */
+static int softmax_rows(dlc_dtype dt, int64_t M, int64_t N, int pad, uint64_t seed) {
+  int64_t ld = N + pad;
+  kt_buf X = {0}, Y = {0};
+  kt_alloc(&X, (size_t)(M * ld), 0), kt_alloc(&Y, (size_t)(M * ld), 0);
+  uint64_t s = seed;
+  for (size_t i = 0; i < X.n; i++) X.host[i] = kt_from_f32(dt, (float)(4 * kt_uniform(&s)));
+  for (size_t i = 0; i < Y.n; i++) Y.host[i] = CANARY;
+  kt_upload(&X), kt_upload(&Y);
+  dlc_status st = dlc_softmax_rows(dt, M, N, kt_ptr(X.dev), ld, kt_ptr(Y.dev), ld, NULL);
+  int fail = 0;
+  if (st != DLC_SUCCESS) {
+    fprintf(stderr, "softmax_rows: %s: %s\n", dlc_status_string(st), dlc_last_error_detail());
+    fail = 1;
+  } else {
+    kt_download(&Y);
+    double *ref = malloc(sizeof(double) * (size_t)(M * N));
+    for (int64_t m = 0; m < M; m++) {
+      double mx = -INFINITY, sum = 0;
+      for (int64_t n = 0; n < N; n++) mx = fmax(mx, kt_to_f32(dt, X.host[m * ld + n]));
+      for (int64_t n = 0; n < N; n++) sum += exp(kt_to_f32(dt, X.host[m * ld + n]) - mx);
+      for (int64_t n = 0; n < N; n++) ref[m * N + n] = exp(kt_to_f32(dt, X.host[m * ld + n]) - mx) / sum;
+    }
+    fail = check16("softmax_rows", dt, M, N, &Y, ld, ref);
+    free(ref);
+  }
+  kt_free(&X), kt_free(&Y);
+  return fail;
+}
+
 /* fp32 X: row_max's fp32 instance (the row skeleton's 4-element vectors) */
 static int row_max_fp32(int64_t B, int64_t M, int64_t N, int pad, uint64_t seed) {
   int64_t ldy = M + pad;
@@ -162,6 +194,9 @@ int main(void) {
   int fails = 0;
   for (int d = 0; d < 2; d++) {
     dlc_dtype dt = d ? DLC_BF16 : DLC_F16;
+    fails += softmax_rows(dt, 5, 100, 0, 61 + (uint64_t)d);
+    fails += softmax_rows(dt, 9, 512, 8, 63 + (uint64_t)d);
+    fails += softmax_rows(dt, 3, 100, 3, 65 + (uint64_t)d);
     fails += bias_gelu(dt, 3, 77, 0, 11 + (uint64_t)d);
     fails += bias_gelu(dt, 2, 64, 8, 12 + (uint64_t)d);
     fails += bias_gelu(dt, 4, 131, 3, 13 + (uint64_t)d);
