@@ -16,6 +16,8 @@ struct Op {
   using Params = dlc__p_rmsnorm;
   static constexpr int WARPS = 8, ROW_WARPS = 8, NRED = 1;
   static constexpr bool HAS_OUT = true;
+  // row cache: rows of at most CACHE_CAP elements keep X in shared memory after the first pass that loads them
+  static constexpr int CACHE_CAP = 8192, CACHE_FLOATS = 8192;
   // rows: (i0), extent M
   // row: i1, extent N
   //   X2.reduce = sum[k](X[i0, k] * X[i0, k])
@@ -53,7 +55,8 @@ struct Op {
   template <int P, int VEC>
   static __device__ __forceinline__ void body([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,
                                               [[maybe_unused]] int64_t c, [[maybe_unused]] int n,
-                                              [[maybe_unused]] const Row &rw, float (&x)[VEC]) {
+                                              [[maybe_unused]] const Row &rw, float (&x)[VEC],
+                                              [[maybe_unused]] float *rc, [[maybe_unused]] bool cached) {
     if constexpr (P == 0) {  // X2.reduce
     [[maybe_unused]] const int64_t i_i0 = ri;
     float rd0[VEC];
@@ -68,6 +71,10 @@ struct Op {
         for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? dlc::ld1(src + j) : 0.f;
       }
     }
+    if (cached)
+#pragma unroll
+      for (int j = 0; j < VEC; ++j)
+        if (j < n) rc[0 * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] = rd0[j];
 #pragma unroll
     for (int j = 0; j < VEC; ++j) {
       x[j] = 0.f;
@@ -98,7 +105,8 @@ struct Op {
   template <int VEC>
   static __device__ __forceinline__ void out([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,
                                              [[maybe_unused]] int64_t c, [[maybe_unused]] int n,
-                                             [[maybe_unused]] const Row &rw) {
+                                             [[maybe_unused]] const Row &rw, [[maybe_unused]] float *rc,
+                                             [[maybe_unused]] bool cached) {
     [[maybe_unused]] const int64_t i_i0 = ri;
     [[maybe_unused]] const float v_X2_reduce = rw.v_X2_reduce;
     [[maybe_unused]] const float v_MS = rw.v_MS;
@@ -106,7 +114,10 @@ struct Op {
     [[maybe_unused]] const float v_MSE_sqrt = rw.v_MSE_sqrt;
     [[maybe_unused]] const float v_R0 = rw.v_R0;
     float rd0[VEC];
-    {
+    if (cached) {
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? rc[0 * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] : 0.f;
+    } else {
       [[maybe_unused]] const int64_t i_i1 = c;
       [[maybe_unused]] const int64_t i_k = c;
       const T *src = static_cast<const T *>(p->x) + (i_i1 + p->ldx * i_i0);

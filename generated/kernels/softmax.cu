@@ -16,6 +16,8 @@ struct Op {
   using Params = dlc__p_softmax;
   static constexpr int WARPS = 8, ROW_WARPS = 8, NRED = 2;
   static constexpr bool HAS_OUT = true;
+  // row cache: rows of at most CACHE_CAP elements keep X in shared memory after the first pass that loads them
+  static constexpr int CACHE_CAP = 8192, CACHE_FLOATS = 8192;
   // rows: (i0), extent M
   // row: i1, extent N
   //   X.reduce = max[i1](X[i0, i1] * 1.4426950408889634)
@@ -50,7 +52,8 @@ struct Op {
   template <int P, int VEC>
   static __device__ __forceinline__ void body([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,
                                               [[maybe_unused]] int64_t c, [[maybe_unused]] int n,
-                                              [[maybe_unused]] const Row &rw, float (&x)[VEC]) {
+                                              [[maybe_unused]] const Row &rw, float (&x)[VEC],
+                                              [[maybe_unused]] float *rc, [[maybe_unused]] bool cached) {
     if constexpr (P == 0) {  // X.reduce
     [[maybe_unused]] const int64_t i_i0 = ri;
     float rd0[VEC];
@@ -64,6 +67,10 @@ struct Op {
         for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? dlc::ld1(src + j) : 0.f;
       }
     }
+    if (cached)
+#pragma unroll
+      for (int j = 0; j < VEC; ++j)
+        if (j < n) rc[0 * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] = rd0[j];
 #pragma unroll
     for (int j = 0; j < VEC; ++j) {
       x[j] = 0.f;
@@ -76,7 +83,10 @@ struct Op {
     [[maybe_unused]] const int64_t i_i0 = ri;
     [[maybe_unused]] const float v_X_reduce = rw.v_X_reduce;
     float rd0[VEC];
-    {
+    if (cached) {
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? rc[0 * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] : 0.f;
+    } else {
       [[maybe_unused]] const int64_t i_i1 = c;
       const T *src = static_cast<const T *>(p->x) + (i_i1 + p->ldx * i_i0);
       if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
@@ -115,12 +125,16 @@ struct Op {
   template <int VEC>
   static __device__ __forceinline__ void out([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,
                                              [[maybe_unused]] int64_t c, [[maybe_unused]] int n,
-                                             [[maybe_unused]] const Row &rw) {
+                                             [[maybe_unused]] const Row &rw, [[maybe_unused]] float *rc,
+                                             [[maybe_unused]] bool cached) {
     [[maybe_unused]] const int64_t i_i0 = ri;
     [[maybe_unused]] const float v_X_reduce = rw.v_X_reduce;
     [[maybe_unused]] const float v_X_reduce_1 = rw.v_X_reduce_1;
     float rd0[VEC];
-    {
+    if (cached) {
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? rc[0 * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] : 0.f;
+    } else {
       [[maybe_unused]] const int64_t i_i1 = c;
       const T *src = static_cast<const T *>(p->x) + (i_i1 + p->ldx * i_i0);
       if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
