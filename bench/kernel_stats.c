@@ -3,8 +3,10 @@
  * wavefronts against the ideal, global 32-byte sectors against bytes
  * requested / 32, and mma.sync m16n8k16 instructions against
  * FLOPs / (2*16*8*16), for the GEMMs at aligned shapes, the 3x3
- * convolutions and causal attention.  A benchmark that prints figures;
- * ctest does not run it.
+ * convolutions and causal attention; for the row-skeleton ops (softmax,
+ * layernorm, RMSNorm) warp instructions per element, global bytes against
+ * the size of X, the row cache's shared-memory wavefronts, and barriers.  A benchmark that
+ * prints figures; ctest does not run it.
  *
  *   kernel_stats [M N K]      (GEMM shape; default 512 512 512) */
 #include <stdint.h>
@@ -131,6 +133,39 @@ int main(int argc, char **argv) {
       snprintf(name, sizeof name, "attention_causal fp16  B=%lld H=%lld S=%lld D=%lld", (long long)B, (long long)H,
                (long long)S, (long long)D);
       report(name, t1 - t0, 2.0 * 2.0 * (double)(B * H) * (double)S * (S + 1) / 2.0 * D);
+    }
+  }
+  /* the row skeleton: a CTA of 8 warps a row (the row length is symbolic) */
+  {
+    const int64_t rows = 64;
+    for (int64_t len = 1024; len <= 4096; len *= 4) {
+      void *x = buf((size_t)(rows * len) * 2, &seed), *g = buf((size_t)len * 2, &seed), *bt = buf((size_t)len * 2, &seed);
+      void *y = buf((size_t)(rows * len) * 2, &seed);
+      for (int op = 0; op < 3; op++) {
+        static const char *const names[] = {"softmax", "layernorm", "rmsnorm"};
+        double t0 = now();
+        dlc_status st = op == 0   ? dlc_softmax(DLC_F16, rows, len, x, len, y, len, NULL)
+                        : op == 1 ? dlc_layernorm(DLC_F16, rows, len, x, len, g, bt, y, len, NULL)
+                                  : dlc_rmsnorm(DLC_F16, rows, len, x, len, g, y, len, NULL);
+        double t1 = now();
+        if (st != DLC_SUCCESS) {
+          fprintf(stderr, "%s: %s: %s\n", names[op], dlc_status_string(st), dlc_last_error_detail());
+          return 1;
+        }
+        dlcemu_launch_stats s;
+        dlcemu_last_launch_stats(&s);
+        double elems = (double)(rows * len);
+        printf("%s fp16  M=%lld N=%lld  (%llu warp instructions, %.2f s emulated)\n", names[op], (long long)rows,
+               (long long)len, s.warp_instructions, t1 - t0);
+        printf("  warp instructions per element %.3f, thread instructions per element %.2f, barriers %llu\n",
+               (double)s.warp_instructions / elems, (double)s.thread_instructions / elems, s.barriers);
+        grow("loads", &s.global_load);
+        grow("stores", &s.global_store);
+        row("st.shared", &s.shared_store); /* the row cache, and the warps' partials */
+        row("ld.shared", &s.shared_load);
+        printf("  X is %.0f bytes; a parameter vector (gamma, beta) %.0f bytes, read once a row\n\n", elems * 2,
+               (double)len * 2);
+      }
     }
   }
   return 0;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo.h"
 #include "arch.h"
 #include "strbuf.h"
 
@@ -558,6 +559,7 @@ static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
   switch (e->k) {
   case RX_CONST:
     if (e->crsqrt) sb_printf(s, "(%s * rsqrtf((float)p->%s))", flit(g->A, e->cval, DT_FP32), lc(g->A, e->crsqrt));
+    else if (e->crecip) sb_printf(s, "(%s / (float)p->%s)", flit(g->A, e->cval, DT_FP32), lc(g->A, e->crecip));
     else sb_puts(s, flit(g->A, e->cval, e->dt));
     return;
   case RX_LET:
@@ -1071,10 +1073,315 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   sb_puts(s, "};\n\n");
 }
 
+/* ---- the row skeleton --------------------------------------------------------------- */
+
+/* x -> x + 1 for the row axis: an output's step along the row */
+typedef struct emit_shift {
+  arena *A;
+  const char *x;
+} emit_shift;
+
+static const sx *emit_shift_row(void *ctx, sx_atom_kind kind, const char *name) {
+  emit_shift *sh = ctx;
+  if (kind == SXA_VAR && strcmp(name, sh->x) == 0) return sx_add_int(sh->A, sx_var(sh->A, name), 1);
+  return NULL;
+}
+
+/* Reads of e that run with unit stride along the row axis, outside pad
+ * guards: one vector (or scalar-tail) load for VEC elements. */
+static void row_vreads(epigen *eg, const gpu_kernel *k, const rexpr *e, bool guarded) {
+  if (!e) return;
+  const region *r = k->r;
+  if (e->k == RX_READ) {
+    int along = -1;
+    for (int i = 0; i < e->nax; i++)
+      if (e->ax[i] == k->rw.row_axis || e->ax[i] == k->rw.red_axis) along = e->ax[i];
+    const sx *st = along >= 0 && !guarded ? gpuir_read_step(eg->g->A, r, e, r->it[along].name) : NULL;
+    int64_t one;
+    if (!st || !sx_is_int(st, &one) || one != 1) return;
+    for (int i = 0; i < eg->nv; i++)
+      if (same_read(eg->v[i].rd, e)) return;
+    if (eg->nv < 16) eg->v[eg->nv] = (vread){e, eg->nv, EPI_RD_VEC}, eg->nv++;
+    return;
+  }
+  guarded |= e->k == RX_SELECT && !e->a;
+  row_vreads(eg, k, e->a, guarded);
+  row_vreads(eg, k, e->b, guarded);
+  row_vreads(eg, k, e->c, guarded);
+}
+
+/* Locals v_<let> for the row-scalar lets before let `upto`, from rw. */
+static void row_scalars_in(opgen *g, const gpu_kernel *k, int upto) {
+  for (int l = 0; l < upto; l++)
+    if (k->rw.scalar[l])
+      sb_printf(g->s, "    [[maybe_unused]] const %s v_%s = rw.v_%s;\n", g->r->lets[l].e->dt == DT_BOOL ? "bool" : "float",
+                cid(g->A, g->r->lets[l].name), cid(g->A, g->r->lets[l].name));
+}
+
+/* Row-scalar lets in [from, to) computed and kept in rw. */
+static void row_scalars_out(opgen *g, const gpu_kernel *k, int from, int to) {
+  epigen eg = {g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false};
+  for (int l = from; l < to; l++) {
+    if (!k->rw.scalar[l] || g->r->lets[l].e->k == RX_REDUCE) continue;
+    strbuf x = {0};
+    expr_c(&eg, &x, g->r->lets[l].e);
+    const char *nm = cid(g->A, g->r->lets[l].name);
+    sb_printf(g->s, "    const %s v_%s = %s;\n    rw.v_%s = v_%s;\n", g->r->lets[l].e->dt == DT_BOOL ? "bool" : "float", nm,
+              sb_str(&x), nm, nm);
+    sb_free(&x);
+  }
+}
+
+/* The vector loads of the collected reads at elements c.. of the row, in
+ * pass `pass`: from global memory, kept in the row cache when this pass is
+ * the first of several to load it, or from the cache in the later ones
+ * (each thread its own elements: element j of chunk c at
+ * rc[slot * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC], so that the
+ * lanes of a warp touch consecutive words). */
+static void row_loads_c(epigen *eg, const gpu_kernel *k, int pass) {
+  opgen *g = eg->g;
+  const region *r = k->r;
+  for (int i = 0; i < eg->nv; i++) {
+    const rexpr *rd = eg->v[i].rd;
+    const region_memref *m = &r->in[rd->input];
+    int slot = gpuir_rows_cache_slot(r, &k->rw, rd);
+    bool from_cache = slot >= 0 && k->rw.cache_first[slot] != pass;
+    if (from_cache)
+      sb_printf(g->s,
+                "    float rd%d[VEC];\n    if (cached) {\n#pragma unroll\n"
+                "      for (int j = 0; j < VEC; ++j) rd%d[j] = j < n ? rc[%d * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] : 0.f;\n    } else",
+                i, i, slot);
+    if (!from_cache) sb_printf(g->s, "    float rd%d[VEC];\n   ", i);
+    sb_printf(g->s, " {\n      [[maybe_unused]] const int64_t i_%s = c;\n", cid(g->A, r->it[k->rw.row_axis].name));
+    if (k->rw.red_axis != k->rw.row_axis)
+      sb_printf(g->s, "      [[maybe_unused]] const int64_t i_%s = c;\n", cid(g->A, r->it[k->rw.red_axis].name));
+    sb_printf(g->s, "      const %s *src = static_cast<const %s *>(p->%s) + %s;\n", tname(g, m->dt), tname(g, m->dt),
+              lc(g->A, m->name), sxc(g->A, gpuir_offset(g->A, m, rd->map), false));
+    sb_printf(g->s,
+              "      if (n == VEC && reinterpret_cast<uintptr_t>(src) %% (VEC * sizeof(*src)) == 0) {\n"
+              "        dlc::ldv<VEC>(rd%d, src);\n      } else {\n#pragma unroll\n"
+              "        for (int j = 0; j < VEC; ++j) rd%d[j] = j < n ? dlc::ld1(src + j) : 0.f;\n      }\n    }\n",
+              i, i);
+    if (slot >= 0 && !from_cache)
+      sb_printf(g->s,
+                "    if (cached)\n#pragma unroll\n"
+                "      for (int j = 0; j < VEC; ++j)\n        if (j < n) rc[%d * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] = rd%d[j];\n",
+                slot, i);
+  }
+}
+
+/* The element lets marked in need, at element j (i_<row axis> = c + j). */
+static void row_elem_lets(epigen *eg, const gpu_kernel *k, const bool *need) {
+  opgen *g = eg->g;
+  const region *r = k->r;
+  sb_printf(g->s, "      [[maybe_unused]] const int64_t i_%s = c + j;\n", cid(g->A, r->it[k->rw.row_axis].name));
+  if (k->rw.red_axis != k->rw.row_axis)
+    sb_printf(g->s, "      [[maybe_unused]] const int64_t i_%s = c + j;\n", cid(g->A, r->it[k->rw.red_axis].name));
+  for (int l = 0; l < r->nlets; l++) {
+    if (!need[l]) continue;
+    strbuf x = {0};
+    expr_c(eg, &x, r->lets[l].e);
+    sb_printf(g->s, "      const %s v_%s = %s;\n", r->lets[l].e->dt == DT_BOOL ? "bool" : "float", cid(g->A, r->lets[l].name),
+              sb_str(&x));
+    sb_free(&x);
+  }
+}
+
+/* The offset of output m at the point of let e (its axes in the tensor's order). */
+static const sx *row_out_off(opgen *g, const region_memref *m, const rexpr *e) {
+  const sx **map = ARENA_ARRAY(g->A, const sx *, m->rank + 1);
+  for (int d = 0; d < m->rank; d++) map[d] = sx_var(g->A, g->r->it[e->ax[d]].name);
+  return gpuir_offset(g->A, m, map);
+}
+
+static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
+  arena *A = c->A;
+  const gpu_kernel *k = in->k;
+  const region *r = k->r;
+  const gpu_rows *rw = &k->rw;
+  opgen g = {A, &k->v, r, s, k->T};
+  const char *rax = r->it[rw->row_axis].name;
+  bool has_out = false;
+  for (int y = 0; y < r->nyields; y++) has_out |= !rw->scalar[r->yields[y].let];
+  sb_printf(s, "// plan: %s, %d warps a CTA, %d elements a thread at a time, %s\n",
+            rw->row_warps == 1 ? "a warp a row" : "a CTA a row", rw->warps, rw->vec, k->algo);
+  sb_printf(s, "template <class T_>\nstruct %s {\n", sname);
+  sb_printf(s, "  using T = T_;\n  using Params = dlc__p_%s;\n", eo->op->name);
+  sb_printf(s, "  static constexpr int WARPS = %d, ROW_WARPS = %d, NRED = %d;\n", rw->warps, rw->row_warps, rw->nred);
+  sb_printf(s, "  static constexpr bool HAS_OUT = %s;\n", has_out ? "true" : "false");
+  if (rw->ncache) {
+    sb_printf(s, "  // row cache: rows of at most CACHE_CAP elements keep");
+    for (int i = 0; i < rw->ncache; i++) sb_printf(s, "%s %s", i ? "," : "", cmt(A, r->in[rw->cache_rd[i]->input].name));
+    sb_puts(s, " in shared memory after the first pass that loads them\n");
+  }
+  sb_printf(s, "  static constexpr int CACHE_CAP = %d, CACHE_FLOATS = %d;\n", rw->ncache ? rw->cache_cap : 0,
+            rw->ncache * rw->cache_cap);
+  group_comment(&g, "rows", rw->row_axes, rw->nrows);
+  sb_printf(s, "  // row: %s, extent %s\n", cmt(A, rax), sx_str(A, r->it[rw->row_axis].size));
+  for (int l = 0; l < r->nlets; l++) cmt_let(A, s, "  //   ", r, l);
+  for (int y = 0; y < r->nyields; y++)
+    sb_printf(s, "  //   yield %s -> %s (%s)\n", cmt(A, r->lets[r->yields[y].let].name), cmt(A, r->out[r->yields[y].output].name),
+              r->yields[y].cast == k->T ? "T" : dtype_name(r->yields[y].cast));
+  sb_printf(s, "  static __device__ __forceinline__ int64_t extent_rows([[maybe_unused]] const Params *p) { return %s; }\n",
+            sxc(A, group_extent(&g, rw->row_axes, rw->nrows), false));
+  sb_printf(s, "  static __device__ __forceinline__ int64_t extent_row([[maybe_unused]] const Params *p) { return %s; }\n",
+            sxc(A, r->it[rw->row_axis].size, false));
+  /* the row-scalar values */
+  sb_puts(s, "  struct Row {\n");
+  int nsc = 0;
+  for (int l = 0; l < r->nlets; l++)
+    if (rw->scalar[l])
+      sb_printf(s, "    %s v_%s;\n", r->lets[l].e->dt == DT_BOOL ? "bool" : "float", cid(A, r->lets[l].name)), nsc++;
+  if (!nsc) sb_puts(s, "    int unused;\n");
+  sb_puts(s, "  };\n");
+  int first = rw->nred ? rw->red_let[0] : r->nlets;
+  sb_puts(s, "  static __device__ __forceinline__ void row_begin([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,\n"
+             "                                                   Row &rw) {\n    rw = Row{};\n");
+  decompose(&g, "ri", rw->row_axes, rw->nrows, "    ");
+  row_scalars_out(&g, k, 0, first);
+  sb_puts(s, "  }\n");
+  /* the reductions */
+  static const char *const comb[] = {"a + b", "fmaxf(a, b)", "fminf(a, b)"};
+  sb_puts(s, "  template <int P>\n  static __device__ __forceinline__ float init() {\n");
+  for (int i = 0; i < rw->nred; i++)
+    sb_printf(s, "    %sif constexpr (P == %d) return %s;\n", i ? "else " : "", i, flit(A, r->lets[rw->red_let[i]].e->init, DT_FP32));
+  sb_printf(s, "    %sreturn 0.0f;\n  }\n", rw->nred ? "else " : "");
+  sb_puts(s, "  template <int P>\n  static __device__ __forceinline__ float combine(float a, [[maybe_unused]] float b) {\n");
+  for (int i = 0; i < rw->nred; i++) {
+    const rexpr *e = r->lets[rw->red_let[i]].e;
+    sb_printf(s, "    %sif constexpr (P == %d) return %s;  // %s\n", i ? "else " : "", i,
+              comb[e->rop == RED_SUM ? 0 : e->rop == RED_MAX ? 1 : 2], cmt(A, r->lets[rw->red_let[i]].name));
+  }
+  sb_printf(s, "    %sreturn a;\n  }\n", rw->nred ? "else " : "");
+  sb_puts(s, "  template <int P, int VEC>\n"
+             "  static __device__ __forceinline__ void body([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,\n"
+             "                                              [[maybe_unused]] int64_t c, [[maybe_unused]] int n,\n"
+             "                                              [[maybe_unused]] const Row &rw, float (&x)[VEC],\n"
+             "                                              [[maybe_unused]] float *rc, [[maybe_unused]] bool cached) {\n");
+  for (int i = 0; i < rw->nred; i++) {
+    const rexpr *re = r->lets[rw->red_let[i]].e;
+    sb_printf(s, "    %sif constexpr (P == %d) {  // %s\n", i ? "else " : "", i, cmt(A, r->lets[rw->red_let[i]].name));
+    decompose(&g, "ri", rw->row_axes, rw->nrows, "    ");
+    row_scalars_in(&g, k, rw->red_let[i]);
+    bool need[GPUIR_ROW_LETS] = {0};
+    gpuir_rows_need(r, rw, re->a, need);
+    epigen eg = {&g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false};
+    row_vreads(&eg, k, re->a, false);
+    for (int l = 0; l < r->nlets; l++)
+      if (need[l]) row_vreads(&eg, k, r->lets[l].e, false);
+    row_loads_c(&eg, k, i);
+    sb_puts(s, "#pragma unroll\n    for (int j = 0; j < VEC; ++j) {\n      x[j] = 0.f;\n      if (j >= n) continue;\n");
+    row_elem_lets(&eg, k, need);
+    strbuf x = {0};
+    expr_c(&eg, &x, re->a);
+    sb_printf(s, "      x[j] = %s;\n    }\n    }\n", sb_str(&x));
+    sb_free(&x);
+  }
+  if (!rw->nred) sb_puts(s, "    (void)x;\n");
+  sb_puts(s, "  }\n");
+  sb_puts(s, "  template <int P>\n"
+             "  static __device__ __forceinline__ void done([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,\n"
+             "                                              [[maybe_unused]] Row &rw, [[maybe_unused]] float v) {\n");
+  for (int i = 0; i < rw->nred; i++) {
+    int l = rw->red_let[i];
+    int end = i + 1 < rw->nred ? rw->red_let[i + 1] : r->nlets;
+    sb_printf(s, "    %sif constexpr (P == %d) {\n", i ? "else " : "", i);
+    decompose(&g, "ri", rw->row_axes, rw->nrows, "    ");
+    row_scalars_in(&g, k, l);
+    sb_printf(s, "    rw.v_%s = v;\n    [[maybe_unused]] const float v_%s = v;\n", cid(A, r->lets[l].name), cid(A, r->lets[l].name));
+    row_scalars_out(&g, k, l + 1, end);
+    sb_puts(s, "    }\n");
+  }
+  sb_puts(s, "  }\n");
+  /* the element outputs */
+  sb_puts(s, "  template <int VEC>\n"
+             "  static __device__ __forceinline__ void out([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,\n"
+             "                                             [[maybe_unused]] int64_t c, [[maybe_unused]] int n,\n"
+             "                                             [[maybe_unused]] const Row &rw, [[maybe_unused]] float *rc,\n"
+             "                                             [[maybe_unused]] bool cached) {\n");
+  if (has_out) {
+    decompose(&g, "ri", rw->row_axes, rw->nrows, "    ");
+    row_scalars_in(&g, k, r->nlets);
+    bool need[GPUIR_ROW_LETS] = {0};
+    for (int y = 0; y < r->nyields; y++)
+      if (!rw->scalar[r->yields[y].let]) {
+        need[r->yields[y].let] = true;
+        gpuir_rows_need(r, rw, r->lets[r->yields[y].let].e, need);
+      }
+    epigen eg = {&g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false};
+    for (int l = 0; l < r->nlets; l++)
+      if (need[l]) row_vreads(&eg, k, r->lets[l].e, false);
+    row_loads_c(&eg, k, rw->nred);
+    for (int y = 0; y < r->nyields; y++)
+      if (!rw->scalar[r->yields[y].let]) sb_printf(s, "    float o%d[VEC];\n    int64_t off%d[VEC];\n", y, y);
+    sb_puts(s, "#pragma unroll\n    for (int j = 0; j < VEC; ++j) {\n      if (j >= n) continue;\n");
+    row_elem_lets(&eg, k, need);
+    for (int y = 0; y < r->nyields; y++) {
+      if (rw->scalar[r->yields[y].let]) continue;
+      const region_memref *m = &r->out[r->yields[y].output];
+      sb_printf(s, "      o%d[j] = v_%s;\n      off%d[j] = %s;\n", y, cid(A, r->lets[r->yields[y].let].name), y,
+                sxc(A, row_out_off(&g, m, r->lets[r->yields[y].let].e), false));
+    }
+    sb_puts(s, "    }\n");
+    for (int y = 0; y < r->nyields; y++) {
+      if (rw->scalar[r->yields[y].let]) continue;
+      const region_memref *m = &r->out[r->yields[y].output];
+      const char *ot = tname(&g, r->yields[y].cast);
+      sb_printf(s, "    {  // %s\n      %s *dst = static_cast<%s *>(p->%s);\n", cmt(A, m->name), ot, ot, lc(A, m->name));
+      /* unit stride along the row: one 16-byte store when whole and aligned */
+      const sx *off = row_out_off(&g, m, r->lets[r->yields[y].let].e);
+      emit_shift sh = {A, rax};
+      const sx *st = sx_sub(A, sx_subst(A, off, emit_shift_row, &sh), off);
+      if (sx_has_vars(st)) st = NULL;
+      int64_t one;
+      int ob = dtype_bytes(r->yields[y].cast);
+      if (st && sx_is_int(st, &one) && one == 1 && (rw->vec * ob) % 16 == 0)
+        sb_printf(s,
+                  "      if (n == VEC && reinterpret_cast<uintptr_t>(dst + off%d[0]) %% 16 == 0)\n"
+                  "        dlc::stv<VEC>(dst + off%d[0], o%d);\n      else\n",
+                  y, y, y);
+      sb_printf(s, "#pragma unroll\n        for (int j = 0; j < VEC; ++j)\n          if (j < n) dlc::st1(dst + off%d[j], o%d[j]);\n    }\n",
+                y, y);
+    }
+  }
+  sb_puts(s, "  }\n");
+  sb_puts(s, "  static __device__ __forceinline__ void row_end([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,\n"
+             "                                                 [[maybe_unused]] const Row &rw) {\n");
+  bool any = false;
+  for (int y = 0; y < r->nyields; y++) {
+    if (!rw->scalar[r->yields[y].let]) continue;
+    if (!any) decompose(&g, "ri", rw->row_axes, rw->nrows, "    "), row_scalars_in(&g, k, r->nlets);
+    any = true;
+    const region_memref *m = &r->out[r->yields[y].output];
+    const char *ot = tname(&g, r->yields[y].cast);
+    sb_printf(s, "    dlc::st1(static_cast<%s *>(p->%s) + %s, v_%s);\n", ot, lc(A, m->name),
+              sxc(A, row_out_off(&g, m, r->lets[r->yields[y].let].e), false), cid(A, r->lets[r->yields[y].let].name));
+  }
+  sb_puts(s, "  }\n};\n\n");
+}
+
 static int kernel_threads(const gpu_kernel *k) { return k->threads; }
 
-static const char *kernel_name(arena *A, const emit_op *eo, const emit_instance *in, int vec) {
-  return arena_printf(A, "dlc_%s_%s_v%d", eo->op->name, cid(A, in->tag), vec);
+static bool is_chain(const emit_op *eo) { return eo->ninst > 0 && eo->inst[0].k->next; }
+
+/* A chain's kernel j carries _k<j> in its names. */
+static const char *kernel_name_k(arena *A, const emit_op *eo, const emit_instance *in, const gpu_kernel *k, int vec) {
+  if (!is_chain(eo)) return arena_printf(A, "dlc_%s_%s_v%d", eo->op->name, cid(A, in->tag), vec);
+  return arena_printf(A, "dlc_%s_%s_k%d_v%d", eo->op->name, cid(A, in->tag), k->chain_index, vec);
+}
+
+/* The values a chain keeps between its kernels: the outputs of its regions
+ * that are not signature tensors, in order (of the first instance). */
+typedef struct chain_val {
+  const region_memref *m;
+} chain_val;
+
+static int chain_vals(const emit_op *eo, const emit_instance *in, chain_val *out, int cap) {
+  int n = 0;
+  for (const gpu_kernel *k = in->k; k && is_chain(eo); k = k->next)
+    for (int o = 0; o < k->r->nout; o++)
+      if (!k->r->out[o].signature && n < cap) out[n++] = (chain_val){&k->r->out[o]};
+  return n;
 }
 
 char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
@@ -1088,68 +1395,89 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
     sb_printf(&s, "// Generated by dlcgen %s from graph %s (--graph ... --dump=cu).\n", DLC_VERSION,
               cmt(A, eo->op->graph_where));
   }
-  bool att = false, con = false;
-  for (int i = 0; i < eo->ninst; i++) att |= eo->inst[i].k->attention, con |= !eo->inst[i].k->attention;
-  sb_printf(&s, "// Do not edit: the kernels below are the IR of that entry laid onto %s.\n",
-            att && con ? "templates/sm80_contraction.cuh and sm80_attention.cuh"
-                       : att ? "templates/sm80_attention.cuh" : "templates/sm80_contraction.cuh");
+  /* the skeletons the instances use, in algo.def order */
+  bool used[ALGO__COUNT] = {0};
+  for (int i = 0; i < eo->ninst; i++)
+    for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) {
+      dlc_algo al;
+      if (algo_parse(k->algo, &al)) used[al] = true;
+    }
+  const char *tpls = "";
+  for (int a = 0; a < ALGO__COUNT; a++)
+    if (used[a]) tpls = arena_printf(A, "%s%s%s.cuh", tpls, *tpls ? " and " : "templates/", algo_template((dlc_algo)a));
+  sb_printf(&s, "// Do not edit: the kernels below are the IR of that entry laid onto %s.\n", tpls);
   sb_puts(&s, "// Built for:");
   for (int i = 0; i < c->m->narchs; i++) sb_printf(&s, " %s", c->m->archs[i]);
   sb_puts(&s, " (SASS only).\n\n#include \"dlc_params.h\"\n");
-  if (con) sb_puts(&s, "#include \"sm80_contraction.cuh\"\n");
-  if (att) sb_puts(&s, "#include \"sm80_attention.cuh\"\n");
+  for (int a = 0; a < ALGO__COUNT; a++)
+    if (used[a]) sb_printf(&s, "#include \"%s.cuh\"\n", algo_template((dlc_algo)a));
   sb_puts(&s, "\n");
   sb_printf(&s, "namespace dlc_%s {\n\n", eo->op->name);
   /* One Op template per variant, over the operand dtype: the instances of a
    * variant whose Op text is the same, with their dtype spelled T, share
    * it.  An instance whose text differs (its plan, say) gets its own. */
-  const char **name = ARENA_ARRAY(A, const char *, eo->ninst + 1);
-  char **text = ARENA_ARRAY(A, char *, eo->ninst + 1);
-  for (int i = 0; i < eo->ninst; i++) {
-    const emit_instance *in = &eo->inst[i];
-    const char *dot = strchr(in->tag, '.');
+  /* one Op per (instance, kernel of the chain): nk Ops an instance */
+  int nk = 0;
+  for (const gpu_kernel *k = eo->ninst ? eo->inst[0].k : NULL; k; k = k->next) nk++;
+  int nops = eo->ninst * nk;
+  const char **name = ARENA_ARRAY(A, const char *, nops + 1);
+  char **text = ARENA_ARRAY(A, char *, nops + 1);
+  const gpu_kernel **ks = ARENA_ARRAY(A, const gpu_kernel *, nops + 1);
+  for (int i = 0; i < nops; i++) {
+    const emit_instance *in0 = &eo->inst[i / nk];
+    const gpu_kernel *k = in0->k;
+    for (int j = 0; j < i % nk; j++) k = k->next;
+    ks[i] = k;
+    emit_instance in = *in0;
+    in.k = k;
+    const char *dot = strchr(in.tag, '.');
     name[i] = dot ? arena_printf(A, "Op_%s", cid(A, dot + 1)) : "Op";
+    if (nk > 1) name[i] = arena_printf(A, "%s_k%d", name[i], i % nk);
     for (int pass = 0; pass < 2; pass++) {
       strbuf t = {0};
-      if (in->k->attention) attention_op(c, &t, eo, in, name[i]);
-      else contraction_op(c, &t, eo, in, name[i]);
+      if (k->attention) attention_op(c, &t, eo, &in, name[i]);
+      else if (k->rows) rows_op(c, &t, eo, &in, name[i]);
+      else contraction_op(c, &t, eo, &in, name[i]);
       text[i] = arena_strdup(A, sb_str(&t));
       sb_free(&t);
       bool clash = false;
       for (int j = 0; j < i; j++) clash |= strcmp(name[j], name[i]) == 0 && strcmp(text[j], text[i]) != 0;
       if (!clash) break;
-      name[i] = arena_printf(A, "%s_%s", name[i], dtype_name(in->dt));
+      name[i] = arena_printf(A, "%s_%s", name[i], dtype_name(in.dt));
     }
   }
-  for (int i = 0; i < eo->ninst; i++) {
+  for (int i = 0; i < nops; i++) {
     bool seen = false;
     for (int j = 0; j < i; j++) seen |= strcmp(name[j], name[i]) == 0;
     if (seen) continue;
-    const emit_instance *in = &eo->inst[i];
+    const gpu_kernel *k = ks[i];
     const char *tags = "";
-    for (int j = i; j < eo->ninst; j++)
-      if (strcmp(name[j], name[i]) == 0) tags = arena_printf(A, "%s%s%s", tags, *tags ? ", " : "", cmt(A, eo->inst[j].tag));
-    sb_printf(&s, "// ---- %s %s: %s\n", eo->op->name, tags,
-              in->k->attention ? arena_printf(A, "regions %s and %s", cmt(A, in->k->r->name), cmt(A, in->k->v2.r->name))
-                               : arena_printf(A, "region %s", cmt(A, in->k->r->name)));
+    for (int j = i; j < nops; j++)
+      if (strcmp(name[j], name[i]) == 0)
+        tags = arena_printf(A, "%s%s%s", tags, *tags ? ", " : "", cmt(A, eo->inst[j / nk].tag));
+    const char *what = k->attention ? arena_printf(A, "regions %s and %s", cmt(A, k->r->name), cmt(A, k->v2.r->name))
+                                    : arena_printf(A, "region %s", cmt(A, k->r->name));
+    if (nk > 1) what = arena_printf(A, "kernel %d of %d, %s", i % nk, nk, what);
+    sb_printf(&s, "// ---- %s %s: %s\n", eo->op->name, tags, what);
     sb_puts(&s, text[i]);
   }
   sb_printf(&s, "}  // namespace dlc_%s\n\nextern \"C\" {\n", eo->op->name);
-  for (int i = 0; i < eo->ninst; i++) {
-    const emit_instance *in = &eo->inst[i];
-    for (int v = 0; v < in->k->nvec; v++)
+  for (int i = 0; i < nops; i++) {
+    const emit_instance *in = &eo->inst[i / nk];
+    const gpu_kernel *k = ks[i];
+    for (int v = 0; v < k->nvec; v++)
       sb_printf(&s,
                 "__global__ void __launch_bounds__(%d, %d) %s(const dlc__p_%s p) {\n"
                 "  dlc::%s<dlc_%s::%s<%s>, %d>(&p);\n}\n",
-                kernel_threads(in->k), in->k->plan.ctas_per_sm > 0 ? in->k->plan.ctas_per_sm : 1,
-                kernel_name(A, eo, in, in->k->vecs[v]), eo->op->name, in->k->skeleton, eo->op->name, name[i],
-                ctype(in->k->T), in->k->vecs[v]);
+                kernel_threads(k), k->plan.ctas_per_sm > 0 ? k->plan.ctas_per_sm : 1,
+                kernel_name_k(A, eo, in, k, k->vecs[v]), eo->op->name, k->skeleton, eo->op->name, name[i], ctype(k->T),
+                k->vecs[v]);
   }
   sb_printf(&s, "\n// Kernel handles for the CUDA backend, in the order of the dispatch table.\n");
   sb_printf(&s, "extern const void *const dlc__fns_%s[] = {\n", eo->op->name);
-  for (int i = 0; i < eo->ninst; i++)
-    for (int v = 0; v < eo->inst[i].k->nvec; v++)
-      sb_printf(&s, "    (const void *)%s,\n", kernel_name(A, eo, &eo->inst[i], eo->inst[i].k->vecs[v]));
+  for (int i = 0; i < nops; i++)
+    for (int v = 0; v < ks[i]->nvec; v++)
+      sb_printf(&s, "    (const void *)%s,\n", kernel_name_k(A, eo, &eo->inst[i / nk], ks[i], ks[i]->vecs[v]));
   sb_puts(&s, "};\n}  // extern \"C\"\n");
   return sb_take(&s);
 }
@@ -1239,6 +1567,30 @@ static void prototype(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, i
   sb_puts(s, ",\n    struct CUstream_st *stream)");
 }
 
+/* The shape arguments of an entry point: its dims and runtime attrs, the
+ * int64 arguments before the first tensor. */
+static int shape_args(const arg *a, int n) {
+  int k = 0;
+  while (k < n && strcmp(a[k].type, "int64_t") == 0 && !strstr(a[k].doc, "leading dimension")) k++;
+  return k;
+}
+
+static void workspace_prototype(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n) {
+  sb_printf(s, "size_t dlc_%s_workspace_size(dlc_dtype dtype", eo->op->name);
+  int ns = shape_args(a, n);
+  for (int i = 0; i < ns; i++) sb_printf(s, ", %s %s", a[i].type, a[i].name);
+  sb_puts(s, ")");
+  (void)c;
+}
+
+static void prototype_ws(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n) {
+  sb_printf(s, "dlc_status dlc_%s_ws(dlc_dtype dtype", eo->op->name);
+  for (int i = 0; i < n; i++) sb_printf(s, ",%s%s%s%s", i % 4 == 0 ? "\n    " : " ", a[i].type,
+                                        a[i].type[strlen(a[i].type) - 1] == '*' ? "" : " ", a[i].name);
+  sb_puts(s, ",\n    void *workspace, size_t workspace_bytes, struct CUstream_st *stream)");
+  (void)c;
+}
+
 char *emit_ops_h(emit_ctx *c) {
   strbuf s = {0};
   sb_printf(&s, "/* Generated by dlcgen %s from %s.  Do not edit.\n", DLC_VERSION, cmt(c->A, c->manifest_path));
@@ -1259,6 +1611,18 @@ char *emit_ops_h(emit_ctx *c) {
                 " * checked before anything is launched, also when the output is empty (see dlc.h). */\n");
     prototype(c, &s, eo, a, n);
     sb_puts(&s, ";\n\n");
+    if (is_chain(eo)) {
+      sb_printf(&s, "/** The workspace dlc_%s_ws() needs for these shapes, in bytes (each value between the op's\n"
+                    " * kernels, 256-byte aligned); 0 when the dtype, dims or variant have no kernel or the size overflows. */\n",
+                eo->op->name);
+      workspace_prototype(c, &s, eo, a, n);
+      sb_puts(&s, ";\n\n");
+      sb_printf(&s, "/** dlc_%s() with a workspace of at least dlc_%s_workspace_size() bytes, 256-byte aligned:\n"
+                    " * the op runs as several kernels, and the values between them live there. */\n",
+                eo->op->name, eo->op->name);
+      prototype_ws(c, &s, eo, a, n);
+      sb_puts(&s, ";\n\n");
+    }
   }
   sb_puts(&s, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
   return sb_take(&s);
@@ -1277,6 +1641,13 @@ char *emit_params_h(emit_ctx *c) {
     int n = entry_args(c, eo, &a);
     sb_printf(&s, "typedef struct dlc__p_%s {\n", eo->op->name);
     for (int i = 0; i < n; i++) sb_printf(&s, "  %s%s%s;\n", a[i].type, a[i].type[strlen(a[i].type) - 1] == '*' ? "" : " ", a[i].name);
+    chain_val cv[16];
+    int ncv = chain_vals(eo, &eo->inst[0], cv, 16);
+    if (ncv) sb_puts(&s, "  /* the values between the chain's kernels, in the caller's workspace */\n");
+    for (int i = 0; i < ncv; i++) {
+      sb_printf(&s, "  void *%s;\n", lc(A, cv[i].m->name));
+      if (cv[i].m->rank == 2) sb_printf(&s, "  int64_t %s;\n", gpuir_ld_param(A, cv[i].m->name));
+    }
     sb_printf(&s, "} dlc__p_%s;\n\n", eo->op->name);
   }
   (void)A;
@@ -1433,6 +1804,11 @@ static const region_memref *width_operand(const gpu_kernel *k, int side, const g
 /* The chunk width: the widest whose alignment every operand meets.  Every
  * pointer is element-aligned by now, so width 1 always fits. */
 static void dispatch_width(arena *A, strbuf *s, const gpu_kernel *k, const char *on) {
+  if (k->rows) {
+    /* one kernel: each vector access tests its own alignment */
+    sb_printf(s, "    const int dlc_vec = %d;\n", k->vecs[0]);
+    return;
+  }
   sb_puts(s, "    int dlc_vec = 0;\n");
   for (int v = 0; v < k->nvec; v++) {
     int w = k->vecs[v];
@@ -1468,7 +1844,7 @@ static void dispatch_width(arena *A, strbuf *s, const gpu_kernel *k, const char 
 }
 
 /* The grid, from the GPU IR with checked arithmetic, against the device limits. */
-static void dispatch_grid(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on) {
+static void dispatch_grid(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on, bool chain) {
   const char *dfmt = "", *dargs = "";
   for (int d = 0; d < g->ndims; d++) {
     dfmt = arena_printf(A, "%s%s%s = %%lld", dfmt, d ? ", " : "", lc(A, g->dims[d]));
@@ -1486,7 +1862,7 @@ static void dispatch_grid(arena *A, strbuf *s, const fe_graph *g, const gpu_kern
             "device limits\", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);\n",
             on);
   /* the contraction kernels count k-tiles and K counters in 32 bits */
-  if (!k->attention) {
+  if (!k->attention && !k->rows) {
     const sx *kx = sx_int(A, 1);
     for (int i = 0; i < k->v.nk; i++) kx = sx_mul(A, kx, k->r->it[k->v.k_axes[i]].size);
     sb_printf(s, "    const int64_t dlc_kx = %s;\n", hsx(A, kx));
@@ -1496,11 +1872,132 @@ static void dispatch_grid(arena *A, strbuf *s, const fe_graph *g, const gpu_kern
               "kernels count k in 32 bits)\", (long long)dlc_kx);\n",
               k->plan.tile[2], on, k->plan.tile[2]);
   }
-  sb_printf(s,
-            "    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)\n"
-            "      return dlc__fail(DLC_ERROR_INTERNAL, \"%s: the launch grid (%%lld, %%lld, %%lld) is empty for a non-empty "
-            "output\", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);\n",
-            on);
+  /* a chain's kernel may have nothing to do (an empty value between kernels) */
+  if (!chain)
+    sb_printf(s,
+              "    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)\n"
+              "      return dlc__fail(DLC_ERROR_INTERNAL, \"%s: the launch grid (%%lld, %%lld, %%lld) is empty for a non-empty "
+              "output\", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);\n",
+              on);
+}
+
+/* The instance of the call: dtype, runtime-attr and compile-time dim values. */
+static void inst_match(emit_ctx *c, strbuf *s, const emit_op *eo) {
+  arena *A = c->A;
+  for (int i = 0; i < eo->ninst; i++) {
+    const emit_instance *in = &eo->inst[i];
+    sb_printf(s, "  if (dlc_inst < 0 && dtype == %s", dlc_dtype_enum(in->dt));
+    for (const cJSON *v = in->attr_values ? in->attr_values->child : NULL; v; v = v->next) {
+      for (int e = 0; e < 2; e++) {
+        double val = cJSON_IsArray(v) ? cJSON_GetArrayItem(v, e)->valuedouble : v->valuedouble;
+        sb_printf(s, " && dlc_p->%s%d == %lld", lc(A, v->string), e, (long long)val);
+      }
+    }
+    for (const cJSON *v = in->dim_values ? in->dim_values->child : NULL; v; v = v->next)
+      sb_printf(s, " && dlc_p->%s == %lld", lc(A, v->string), (long long)v->valuedouble);
+    sb_printf(s, ") dlc_inst = %d;\n", i);
+  }
+}
+
+/* A chain's workspace: each value between its kernels, 256-byte aligned, in
+ * order.  Prints the offsets dlc_off[i] and the total dlc_ws over dlc_p
+ * (DLC__OVF on overflow). */
+static void chain_layout(arena *A, strbuf *s, const emit_op *eo, const emit_instance *in, const char *indent) {
+  chain_val cv[16];
+  int ncv = chain_vals(eo, in, cv, 16);
+  sb_printf(s, "%sint64_t dlc_ws = 0, dlc_off[%d];\n", indent, ncv ? ncv : 1);
+  for (int i = 0; i < ncv; i++) {
+    const region_memref *m = cv[i].m;
+    const char *e = m->rank ? hsx(A, m->shape[0]) : "1";
+    for (int d = 1; d < m->rank; d++) e = arena_printf(A, "dlc__mul(%s, %s)", e, hsx(A, m->shape[d]));
+    sb_printf(s, "%sdlc_off[%d] = dlc_ws;  /* %s [", indent, i, cmt(A, m->name));
+    for (int d = 0; d < m->rank; d++) sb_printf(s, "%s%s", d ? ", " : "", cmt(A, sx_str(A, m->shape[d])));
+    sb_printf(s, "] %s */\n", dtype_name(m->dt));
+    sb_printf(s, "%sdlc_ws = dlc__mul(dlc__fdiv(dlc__add(dlc__add(dlc_ws, dlc__mul(%s, %d)), 255), 256), 256);\n", indent, e,
+              dtype_bytes(m->dt));
+  }
+}
+
+/* dlc_<op>_workspace_size() and dlc_<op>() (dlc_<op>_ws() without one). */
+static void dispatch_chain_extras(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n) {
+  arena *A = c->A;
+  const char *on = eo->op->name;
+  int ns = shape_args(a, n);
+  workspace_prototype(c, s, eo, a, n);
+  sb_printf(s, " {\n  dlc__p_%s dlc_params = {0}, *dlc_p = &dlc_params;\n", on);
+  for (int i = 0; i < ns; i++) sb_printf(s, "  dlc_p->%s = %s;\n  if (%s < 0) return 0;\n", a[i].name, a[i].name, a[i].name);
+  sb_puts(s, "  int dlc_inst = -1;\n");
+  inst_match(c, s, eo);
+  sb_puts(s, "  switch (dlc_inst) {\n");
+  for (int i = 0; i < eo->ninst; i++) {
+    sb_printf(s, "  case %d: {\n", i);
+    chain_layout(A, s, eo, &eo->inst[i], "    ");
+    sb_puts(s, "    (void)dlc_off;\n    return dlc_ws == DLC__OVF ? 0 : (size_t)dlc_ws;\n  }\n");
+  }
+  sb_puts(s, "  }\n  return 0;\n}\n\n");
+  prototype(c, s, eo, a, n);
+  sb_printf(s, " {\n  return dlc_%s_ws(dtype", on);
+  for (int i = 0; i < n; i++) sb_printf(s, ", %s", a[i].name);
+  sb_puts(s, ", NULL, 0, stream);\n}\n\n");
+}
+
+/* The chain's instance cases: the tensors, the workspace, then each kernel
+ * with its width and grid, launched in order. */
+static void dispatch_chain_body(emit_ctx *c, strbuf *s, const emit_op *eo) {
+  arena *A = c->A;
+  const char *on = eo->op->name;
+  const fe_graph *g = eo->inst[0].fe;
+  sb_puts(s, "  switch (dlc_inst) {\n");
+  int idx = 0;
+  for (int i = 0; i < eo->ninst; i++) {
+    const emit_instance *in = &eo->inst[i];
+    sb_printf(s, "  case %d: {\n", i);
+    dispatch_tensors(A, s, g, in, on);
+    chain_layout(A, s, eo, in, "    ");
+    sb_printf(s,
+              "    if (dlc_ws == DLC__OVF) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: the workspace size overflows int64\");\n"
+              "    if (!workspace && workspace_bytes == 0)\n"
+              "      return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s runs as several kernels and needs a workspace of %%lld bytes: "
+              "call dlc_%s_ws() with dlc_%s_workspace_size() bytes\", (long long)dlc_ws);\n"
+              "    if (!workspace) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: workspace is NULL\");\n"
+              "    if (workspace_bytes < (size_t)dlc_ws)\n"
+              "      return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: workspace_bytes = %%zu, the call needs %%lld (dlc_%s_workspace_size())\", "
+              "workspace_bytes, (long long)dlc_ws);\n"
+              "    if (!dlc__aligned(workspace, 256)) return dlc__fail(DLC_ERROR_MISALIGNED, \"%s: workspace = %%p is not aligned to 256 bytes\", workspace);\n"
+              "    if ((uintptr_t)workspace > UINTPTR_MAX - (uintptr_t)dlc_ws) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: the workspace wraps the address space\");\n",
+              on, on, on, on, on, on, on, on, on);
+    chain_val cv[16];
+    int ncv = chain_vals(eo, in, cv, 16);
+    for (int v = 0; v < ncv; v++) {
+      sb_printf(s, "    dlc_p->%s = (char *)workspace + dlc_off[%d];\n", lc(A, cv[v].m->name), v);
+      if (cv[v].m->rank == 2) sb_printf(s, "    dlc_p->%s = %s;\n", gpuir_ld_param(A, cv[v].m->name), hsx(A, cv[v].m->shape[1]));
+    }
+    for (const gpu_kernel *k = in->k; k; k = k->next) {
+      sb_printf(s, "    {  /* kernel %d: region %s */\n", k->chain_index, cmt(A, k->r->name));
+      strbuf b = {0};
+      dispatch_width(A, &b, k, on);
+      dispatch_grid(A, &b, g, k, on, true);
+      for (const char *l = sb_str(&b); *l;) {
+        const char *e = strchr(l, '\n');
+        if (!e) e = l + strlen(l);
+        sb_printf(s, "  %.*s\n", (int)(e - l), l);
+        l = *e ? e + 1 : e;
+      }
+      sb_free(&b);
+      sb_puts(s, "      int dlc_k = -1;\n      switch (dlc_vec) {\n");
+      for (int v = 0; v < k->nvec; v++) sb_printf(s, "      case %d: dlc_k = %d; break;\n", k->vecs[v], idx + v);
+      sb_printf(s,
+                "      }\n      if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no kernel\");\n"
+                "      if (dlc_gx > 0 && dlc_gy > 0 && dlc_gz > 0 &&\n"
+                "          (dlc_st = dlc__launch(&dlc__k_%s[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy,\n"
+                "                                (unsigned)dlc_gz, stream)))\n"
+                "        return dlc_st;\n    }\n",
+                on, on);
+      idx += k->nvec;
+    }
+    sb_puts(s, "    return DLC_SUCCESS;\n  }\n");
+  }
+  sb_printf(s, "  }\n  return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no instance\");\n}\n\n", on);
 }
 
 static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
@@ -1512,14 +2009,18 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
   /* kernel table */
   sb_printf(s, "static const dlc__kernel dlc__k_%s[] = {\n", on);
   int idx = 0;
-  for (int i = 0; i < eo->ninst; i++) {
-    const gpu_kernel *k = eo->inst[i].k;
-    for (int v = 0; v < k->nvec; v++)
-      sb_printf(s, "    {\"%s\", %d, %d, %d, %d, %s},\n", kernel_name(A, eo, &eo->inst[i], k->vecs[v]), eo->index,
-                idx++, k->threads, k->smem, arch_mask(c));
-  }
+  for (int i = 0; i < eo->ninst; i++)
+    for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next)
+      for (int v = 0; v < k->nvec; v++)
+        sb_printf(s, "    {\"%s\", %d, %d, %d, %d, %s},\n", kernel_name_k(A, eo, &eo->inst[i], k, k->vecs[v]), eo->index,
+                  idx++, k->threads, k->smem, arch_mask(c));
   sb_puts(s, "};\n\n");
-  prototype(c, s, eo, a, n);
+  if (is_chain(eo)) {
+    dispatch_chain_extras(c, s, eo, a, n);
+    prototype_ws(c, s, eo, a, n);
+  } else {
+    prototype(c, s, eo, a, n);
+  }
   sb_puts(s, " {\n  dlc__clear_detail();\n");
   sb_printf(s, "  dlc__p_%s dlc_params = {0}, *dlc_p = &dlc_params;\n", on);
   for (int i = 0; i < n; i++) sb_printf(s, "  dlc_p->%s = %s;\n", a[i].name, a[i].name);
@@ -1538,19 +2039,7 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     }
   /* instance: dtype, runtime attrs and compile-time dims */
   sb_puts(s, "  int dlc_inst = -1;\n");
-  for (int i = 0; i < eo->ninst; i++) {
-    const emit_instance *in = &eo->inst[i];
-    sb_printf(s, "  if (dlc_inst < 0 && dtype == %s", dlc_dtype_enum(in->dt));
-    for (const cJSON *v = in->attr_values ? in->attr_values->child : NULL; v; v = v->next) {
-      for (int e = 0; e < 2; e++) {
-        double val = cJSON_IsArray(v) ? cJSON_GetArrayItem(v, e)->valuedouble : v->valuedouble;
-        sb_printf(s, " && dlc_p->%s%d == %lld", lc(A, v->string), e, (long long)val);
-      }
-    }
-    for (const cJSON *v = in->dim_values ? in->dim_values->child : NULL; v; v = v->next)
-      sb_printf(s, " && dlc_p->%s == %lld", lc(A, v->string), (long long)v->valuedouble);
-    sb_printf(s, ") dlc_inst = %d;\n", i);
-  }
+  inst_match(c, s, eo);
   /* a clear reason when nothing matches */
   sb_puts(s, "  if (dlc_inst < 0) {\n");
   sb_printf(s, "    if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: dtype = %%d is not a dlc_dtype\", (int)dtype);\n", on);
@@ -1578,6 +2067,10 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     sb_printf(s, "    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: no kernel for this call\");\n", on);
   }
   sb_puts(s, "  }\n");
+  if (is_chain(eo)) {
+    dispatch_chain_body(c, s, eo);
+    return;
+  }
   /* The checks below depend on the instance's shapes, layouts and widths.
    * Each instance's are built apart; when they are all the same (dtypes of
    * one element size, say) they are written once for the entry point. */
@@ -1590,7 +2083,7 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     s = &cb;
     dispatch_tensors(A, s, g, in, on);
     dispatch_width(A, s, k, on);
-    dispatch_grid(A, s, g, k, on);
+    dispatch_grid(A, s, g, k, on, false);
     chk[i] = arena_strdup(A, sb_str(s));
     sb_free(s);
   }

@@ -583,8 +583,9 @@ static bool read_attrs(reader *r, fe_node *nd, const cJSON *attrs, const char *p
     if (strcmp(s, "sum") == 0) a->rop = RED_SUM;
     else if (strcmp(s, "max") == 0) a->rop = RED_MAX;
     else if (strcmp(s, "min") == 0) a->rop = RED_MIN;
+    else if (strcmp(s, "mean") == 0) a->rop = RED_SUM, a->mean = true;
     else {
-      diag_report(r->dl, D_BAD_ATTR, ju_path_key(&r->jc, path, "op"), "Use sum, max or min.",
+      diag_report(r->dl, D_BAD_ATTR, ju_path_key(&r->jc, path, "op"), "Use sum, mean, max or min.",
                   "unknown reduce op '%s'", s);
       return false;
     }
@@ -1454,7 +1455,7 @@ cJSON *fe_dump(const fe_graph *g) {
       else if (a->has_scale) cJSON_AddNumberToObject(at, "scale", a->scale);
       break;
     case FE_REDUCE:
-      cJSON_AddStringToObject(at, "op", reduce_op_name(a->rop));
+      cJSON_AddStringToObject(at, "op", a->mean ? "mean" : reduce_op_name(a->rop));
       cJSON_AddItemToObject(at, "axes", ints_json(a->naxes, a->axes));
       break;
     case FE_SOFTMAX: cJSON_AddNumberToObject(at, "axis", (double)a->axis); break;

@@ -77,6 +77,7 @@ typedef struct fe_attrs {
   double scale;          /* when scale_rsqrt is NULL */
   const char *scale_rsqrt; /* "rsqrt(D)": the dim symbol D */
   reduce_op rop;
+  bool mean;                 /* Reduce "mean": the sum divided by the reduced extent */
   int naxes;
   int64_t axes[FE_MAX_RANK]; /* Reduce, Flip (normalized to >= 0) */
   int64_t axis;              /* Softmax */

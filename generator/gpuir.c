@@ -7,6 +7,7 @@
 #include "gpuir.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "algo.h"
@@ -406,7 +407,9 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
     }
   gpu_kernel *k = ARENA_NEW(A, gpu_kernel);
   view_of(A, &k->v, r, a);
-  if (r->nyields != 1 || strcmp(r->out[r->yields[0].output].materialize, "gmem") != 0) {
+  /* a "deferred" output is stored too: to the workspace, when the region is
+   * one kernel of a chain (the pipeline allows it only there) */
+  if (r->nyields != 1) {
     diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s stores %d outputs; the skeleton stores exactly one",
                 r->name, r->nyields);
     return NULL;
@@ -900,6 +903,37 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
     }
     if (s->out && np < 64) produced[np++] = s->out;
   }
+  /* rows: every output stored once, fed by its pass; a reduction folds the
+   * lets of its own pass */
+  if (k->rows) {
+    const region *r = k->r;
+    for (int o = 0; o < r->nout; o++) {
+      int n = 0;
+      for (int i = 0; i < k->nst; i++) n += k->st[i].k == GS_ST_GLOBAL && strcmp(k->st[i].what, r->out[o].name) == 0;
+      if (n != 1) {
+        diag_report(dl, D_INTERNAL, "GPU IR", NULL, "output %s is stored %d times by the row skeleton", r->out[o].name, n);
+        ok = false;
+      }
+    }
+    for (int i = 0; i < k->nst; i++)
+      if (k->st[i].k == GS_REDUCE && (i == 0 || k->st[i - 1].k != GS_END_LOOP)) {
+        diag_report(dl, D_INTERNAL, "GPU IR", NULL, "reduction %s does not follow its pass over the row", k->st[i].what);
+        ok = false;
+      }
+    int64_t cache = (int64_t)k->rw.ncache * k->rw.cache_cap * 4 * (k->rw.row_warps == 1 ? k->rw.warps : 1);
+    if (cache > GPUIR_ROW_CACHE_BYTES || (k->rw.ncache && (k->rw.cache_cap < 1 || k->rw.cache_cap % k->rw.vec))) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the row cache takes %lld bytes of shared memory, over %d",
+                  (long long)cache, GPUIR_ROW_CACHE_BYTES);
+      ok = false;
+    }
+    if (k->rw.row_warps < 1 || k->rw.warps % k->rw.row_warps || k->threads != 32 * k->rw.warps || k->nvec != 1 ||
+        k->rw.vec < 1 || k->rw.vec > 16) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the row skeleton's %d warps, %d a row, vec %d do not fit", k->rw.warps,
+                  k->rw.row_warps, k->rw.vec);
+      ok = false;
+    }
+    return ok;
+  }
   /* the last statement is the store, fed by the epilogue */
   if (k->nst == 0 || k->st[k->nst - 1].k != GS_ST_GLOBAL) {
     diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the skeleton does not end in a store");
@@ -911,13 +945,35 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
 cJSON *gpuir_dump(const gpu_kernel *k) {
   static const char *const names[] = {"AllocShared", "CpAsync",    "CommitGroup", "Wait",     "Barrier",  "Loop",
                                       "EndLoop",     "LdMatrix",   "Mma",         "StageAcc", "Epilogue", "StGlobalVec",
-                                      "AddrSetup",   "Advance"};
+                                      "AddrSetup",   "Advance",    "RowBegin",    "LdGlobal", "RowLets",  "Reduce",
+                                      "RowScalar",   "LdShared"};
   cJSON *root = cJSON_CreateObject();
   cJSON *g = cJSON_AddObjectToObject(root, "gpu_ir");
   cJSON_AddStringToObject(g, "kernel", k->name);
   cJSON_AddStringToObject(g, "arch", k->plan.arch);
   cJSON_AddStringToObject(g, "skeleton", k->skeleton);
   cJSON_AddStringToObject(g, "algo_choice", k->algo);
+  if (k->rows) {
+    const region *r = k->r;
+    cJSON_AddNumberToObject(g, "threads", k->threads);
+    cJSON_AddNumberToObject(g, "warps_per_row", k->rw.row_warps);
+    cJSON_AddNumberToObject(g, "rows_per_cta", k->rw.warps / k->rw.row_warps);
+    cJSON_AddNumberToObject(g, "vec", k->rw.vec);
+    cJSON *ra = cJSON_AddArrayToObject(g, "row_axes");
+    for (int i = 0; i < k->rw.nrows; i++) cJSON_AddItemToArray(ra, cJSON_CreateString(r->it[k->rw.row_axes[i]].name));
+    cJSON_AddStringToObject(g, "row_axis", r->it[k->rw.row_axis].name);
+    cJSON *rd = cJSON_AddArrayToObject(g, "reductions");
+    for (int i = 0; i < k->rw.nred; i++) cJSON_AddItemToArray(rd, cJSON_CreateString(r->lets[k->rw.red_let[i]].name));
+    arena T;
+    arena_init(&T);
+    cJSON *rc = cJSON_AddObjectToObject(g, "row_cache");
+    cJSON *sl = cJSON_AddArrayToObject(rc, "slots");
+    for (int i = 0; i < k->rw.ncache; i++) cJSON_AddItemToArray(sl, cJSON_CreateString(r->in[k->rw.cache_rd[i]->input].name));
+    cJSON_AddNumberToObject(rc, "max_row", k->rw.cache_cap);
+    cJSON *gr = cJSON_AddArrayToObject(g, "grid");
+    for (int i = 0; i < 3; i++) cJSON_AddItemToArray(gr, cJSON_CreateString(sx_str(&T, k->grid[i])));
+    arena_free(&T);
+  } else {
   cJSON *t = cJSON_AddArrayToObject(g, "tile");
   for (int i = 0; i < 3; i++) cJSON_AddItemToArray(t, cJSON_CreateNumber(k->plan.tile[i]));
   cJSON_AddNumberToObject(g, "stages", k->plan.stages);
@@ -960,6 +1016,7 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
   }
   cJSON *tails = cJSON_AddArrayToObject(g, "tail_predicates");
   for (int i = 0; i < k->v.ntail; i++) cJSON_AddItemToArray(tails, cJSON_CreateString(k->v.tail[i]));
+  }
   cJSON *st = cJSON_AddArrayToObject(g, "stmts");
   for (int i = 0; i < k->nst; i++) {
     const gpu_stmt *s = &k->st[i];
@@ -975,4 +1032,378 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
     cJSON_AddItemToArray(st, o);
   }
   return root;
+}
+
+/* ---- the row skeleton ------------------------------------------------------------ */
+
+const sx *gpuir_read_step(arena *A, const region *r, const rexpr *rd, const char *x) {
+  if (rd->k != RX_READ) return NULL;
+  const sx *off = gpuir_offset(A, &r->in[rd->input], rd->map);
+  if (sx_has_overflow(off)) return NULL;
+  kshift ks = {A, x};
+  const sx *d = sx_sub(A, sx_subst(A, off, shift_k, &ks), off);
+  return sx_has_vars(d) ? NULL : d;
+}
+
+static bool has_axis(const rexpr *e, int ax) {
+  for (int i = 0; i < e->nax; i++)
+    if (e->ax[i] == ax) return true;
+  return false;
+}
+
+/* The Reduces below e (not e itself when `top`), and the lets e reads. */
+static int count_reduces(const rexpr *e) {
+  if (!e) return 0;
+  return (e->k == RX_REDUCE) + count_reduces(e->a) + count_reduces(e->b) + count_reduces(e->c);
+}
+
+static bool reads_let_where(const region *r, const rexpr *e, const bool *bad) {
+  if (!e) return false;
+  if (e->k == RX_LET && bad[e->let]) return true;
+  return reads_let_where(r, e->a, bad) || reads_let_where(r, e->b, bad) || reads_let_where(r, e->c, bad);
+}
+
+bool gpuir_rows_view(arena *A, const region *r, gpu_rows *rw, const char **why) {
+  memset(rw, 0, sizeof *rw);
+  rw->row_axis = -1;
+  if (r->acc_let >= 0) return *why = "the region holds a contraction", false;
+  if (r->nlets > GPUIR_ROW_LETS)
+    return *why = arena_printf(A, "the region has %d lets; the row skeleton takes at most %d", r->nlets, GPUIR_ROW_LETS),
+           false;
+  /* the Reduces: each the whole of its let, over one axis, the same for all */
+  for (int l = 0; l < r->nlets; l++) {
+    const rexpr *e = r->lets[l].e;
+    int nr = count_reduces(e);
+    if (!nr) continue;
+    if (e->k != RX_REDUCE || nr != 1)
+      return *why = arena_printf(A, "let %s nests a reduction inside a larger expression", r->lets[l].name), false;
+    if (e->nred != 1) {
+      rw->hint = "Reshape the reduced axes into one, e.g. X[B,M,N] to [B, M*N], and reduce that last axis.";
+      return *why = arena_printf(A, "let %s reduces %d axes; the row skeleton reduces one", r->lets[l].name, e->nred),
+             false;
+    }
+    if (rw->row_axis >= 0 && e->red[0] != rw->row_axis) {
+      rw->hint = "Write one op per reduction axis: the row skeleton runs one kernel whose reductions share their axis.";
+      return *why = arena_printf(A, "let %s reduces axis %s, another reduction axis %s", r->lets[l].name,
+                                 r->it[e->red[0]].name, r->it[rw->row_axis].name),
+             false;
+    }
+    if (e->rop != RED_SUM && e->rop != RED_MAX && e->rop != RED_MIN)
+      return *why = arena_printf(A, "let %s is a reduction the row skeleton does not combine", r->lets[l].name), false;
+    if (rw->nred == 8) return *why = "the region has more than 8 reductions", false;
+    rw->row_axis = e->red[0];
+    rw->red_let[rw->nred++] = l;
+  }
+  for (int y = 0; y < r->nyields; y++) {
+    const region_memref *m = &r->out[r->yields[y].output];
+    const rexpr *e = r->lets[r->yields[y].let].e;
+    if (m->rank != e->nax || m->rank == 0)
+      return *why = arena_printf(A, "output %s is not stored over its let's axes", m->name), false;
+  }
+  if (r->nyields == 0) return *why = "the region stores nothing", false;
+  /* no reduction: rows run along the first output's innermost axis */
+  if (rw->row_axis < 0) {
+    const rexpr *e = r->lets[r->yields[0].let].e;
+    rw->row_axis = e->ax[e->nax - 1];
+  }
+  rw->red_axis = rw->row_axis;
+  /* a reduction over a reduce axis next to element lets over an iter of
+   * the same extent: the row runs along that iter */
+  if (rw->nred && rw->row_axis >= r->niters) {
+    const rexpr *re = r->lets[rw->red_let[0]].e;
+    int cand = -1, ncand = 0;
+    for (int i = 0; i < r->niters; i++)
+      if (!has_axis(re, i)) cand = i, ncand++;
+    if (ncand > 1) return *why = "the element lets run along more than one axis besides the rows", false;
+    if (ncand == 1) {
+      if (!sx_equal(r->it[cand].size, r->it[rw->red_axis].size))
+        return *why = arena_printf(A, "the reductions run along %s and the element lets along %s, of another extent",
+                                   r->it[rw->red_axis].name, r->it[cand].name),
+               false;
+      rw->row_axis = cand;
+    }
+  }
+  int *ax = ARENA_ARRAY(A, int, r->niters + 1);
+  for (int i = 0; i < r->niters; i++)
+    if (i != rw->row_axis) ax[rw->nrows++] = i;
+  rw->row_axes = ax;
+  /* every Reduce keeps exactly the row axes */
+  for (int i = 0; i < rw->nred; i++) {
+    const rexpr *re = r->lets[rw->red_let[i]].e;
+    bool same = re->nax == rw->nrows;
+    for (int j = 0; same && j < rw->nrows; j++) same = has_axis(re, ax[j]);
+    if (!same) return *why = arena_printf(A, "let %s does not keep the row axes", r->lets[rw->red_let[i]].name), false;
+  }
+  /* row-scalar lets read no element let */
+  for (int l = 0; l < r->nlets; l++) rw->scalar[l] = !has_axis(r->lets[l].e, rw->row_axis);
+  bool elem[GPUIR_ROW_LETS] = {0};
+  for (int l = 0; l < r->nlets; l++) elem[l] = !rw->scalar[l];
+  for (int l = 0; l < r->nlets; l++)
+    if (rw->scalar[l] && r->lets[l].e->k != RX_REDUCE && reads_let_where(r, r->lets[l].e, elem))
+      return *why = arena_printf(A, "row value %s reads a row element outside a reduction", r->lets[l].name), false;
+  for (int i = 0; i < rw->nred; i++)
+    if (!rw->scalar[rw->red_let[i]]) return *why = "a reduction keeps the row axis", false;
+  /* 16-byte vectors of the narrowest tensor */
+  int eb = 16;
+  for (int i = 0; i < r->nin; i++)
+    if (dtype_bytes(r->in[i].dt) < eb) eb = dtype_bytes(r->in[i].dt);
+  for (int i = 0; i < r->nout; i++)
+    if (dtype_bytes(r->out[i].dt) < eb) eb = dtype_bytes(r->out[i].dt);
+  rw->vec = 16 / eb;
+  return true;
+}
+
+/* Whether two Reads load the same elements of a row: the same tensor and
+ * index map, where the row axis and the reduction axis (both the element
+ * index along the row) count as one. */
+static bool same_read_at(const region *r, const gpu_rows *rw, const rexpr *a, const rexpr *b) {
+  if (a == b) return true;
+  if (a->input != b->input || a->nmap != b->nmap) return false;
+  const char *row = r->it[rw->row_axis].name, *red = r->it[rw->red_axis].name;
+  for (int d = 0; d < a->nmap; d++) {
+    if (sx_equal(a->map[d], b->map[d])) continue;
+    const char *va = sx_as_var(a->map[d]), *vb = sx_as_var(b->map[d]);
+    bool ra = va && (strcmp(va, row) == 0 || strcmp(va, red) == 0);
+    bool rb = vb && (strcmp(vb, row) == 0 || strcmp(vb, red) == 0);
+    if (!ra || !rb) return false;
+  }
+  return true;
+}
+
+int gpuir_rows_cache_slot(const region *r, const gpu_rows *rw, const rexpr *rd) {
+  for (int i = 0; i < rw->ncache; i++)
+    if (same_read_at(r, rw, rw->cache_rd[i], rd)) return i;
+  return -1;
+}
+
+/* A Read loaded as a vector along the row: unit stride, outside pad guards. */
+static bool row_vec_read(const gpu_kernel *k, arena *A, const rexpr *e, bool under_guard) {
+  int along = has_axis(e, k->rw.row_axis) ? k->rw.row_axis : has_axis(e, k->rw.red_axis) ? k->rw.red_axis : -1;
+  const sx *st = along >= 0 && !under_guard ? gpuir_read_step(A, k->r, e, k->r->it[along].name) : NULL;
+  int64_t one;
+  return st && sx_is_int(st, &one) && one == 1;
+}
+
+/* The vector Reads of e, added to rd[] once each. */
+static void pass_vreads(const gpu_kernel *k, arena *A, const rexpr *e, bool guard, const rexpr **rd, int *n, int cap) {
+  if (!e) return;
+  if (e->k == RX_READ) {
+    if (!row_vec_read(k, A, e, guard)) return;
+    for (int i = 0; i < *n; i++)
+      if (same_read_at(k->r, &k->rw, rd[i], e)) return;
+    if (*n < cap) rd[(*n)++] = e;
+    return;
+  }
+  guard |= e->k == RX_SELECT && !e->a;
+  pass_vreads(k, A, e->a, guard, rd, n, cap);
+  pass_vreads(k, A, e->b, guard, rd, n, cap);
+  pass_vreads(k, A, e->c, guard, rd, n, cap);
+}
+
+/* The Reads of e that run with unit stride along the row axis: loaded as
+ * vectors.  Others are loaded one element at a time where they are used. */
+static void row_loads(gpu_kernel *k, arena *A, const rexpr *e, const char *pass, const char **toks, int *nt,
+                      bool under_guard) {
+  if (!e) return;
+  const region *r = k->r;
+  if (e->k == RX_READ) {
+    int along = has_axis(e, k->rw.row_axis) ? k->rw.row_axis : has_axis(e, k->rw.red_axis) ? k->rw.red_axis : -1;
+    bool vec = row_vec_read(k, A, e, under_guard);
+    const char *tok = arena_printf(A, "tL%s.%s", pass, r->in[e->input].name);
+    for (int i = 0; i < *nt; i++)
+      if (strcmp(toks[i], tok) == 0) return;
+    if (*nt < 4) toks[(*nt)++] = tok;
+    int slot = vec ? gpuir_rows_cache_slot(k->r, &k->rw, e) : -1;
+    int ps = atoi(pass);
+    const char *det =
+        vec ? arena_printf(A, "%d elements a thread: ld.global.v4 when 16-byte aligned, else scalar", k->rw.vec)
+        : along >= 0 ? "one element at a time (not unit-stride along the row)"
+                     : "one value a row";
+    if (slot >= 0 && k->rw.cache_first[slot] == ps)
+      det = arena_printf(A, "%s; kept in row cache slot %d (st.shared) for the later passes", det, slot);
+    else if (slot >= 0)
+      det = arena_printf(A, "from row cache slot %d (ld.shared, the thread's own elements) when the row has at most %d "
+                            "elements, else %s", slot, k->rw.cache_cap, det);
+    emit(k, A, slot >= 0 && k->rw.cache_first[slot] != ps ? GS_LD_SHARED : GS_LD_GLOBAL, r->in[e->input].name, det, tok, 0,
+         NULL, NULL);
+    return;
+  }
+  under_guard |= e->k == RX_SELECT && !e->a;
+  row_loads(k, A, e->a, pass, toks, nt, under_guard);
+  row_loads(k, A, e->b, pass, toks, nt, under_guard);
+  row_loads(k, A, e->c, pass, toks, nt, under_guard);
+}
+
+static const char *let_list(arena *A, const region *r, const bool *pick) {
+  const char *s = "";
+  for (int l = 0; l < r->nlets; l++)
+    if (pick[l]) s = arena_printf(A, "%s%s%s", s, *s ? ", " : "", r->lets[l].name);
+  return s;
+}
+
+void gpuir_rows_need(const region *r, const gpu_rows *rw, const rexpr *e, bool *need) {
+  if (!e) return;
+  if (e->k == RX_LET && !rw->scalar[e->let] && !need[e->let]) {
+    need[e->let] = true;
+    gpuir_rows_need(r, rw, r->lets[e->let].e, need);
+  }
+  gpuir_rows_need(r, rw, e->a, need);
+  gpuir_rows_need(r, rw, e->b, need);
+  gpuir_rows_need(r, rw, e->c, need);
+}
+
+gpu_kernel *gpuir_build_rows(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
+                             diag_list *dl) {
+  const char *at = arena_printf(A, "GPU IR[%s]", r->name);
+  gpu_kernel *k = ARENA_NEW(A, gpu_kernel);
+  const char *why = NULL;
+  if (!gpuir_rows_view(A, r, &k->rw, &why)) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s does not fit the row skeleton: %s", r->name, why);
+    return NULL;
+  }
+  k->rows = true;
+  k->name = name;
+  k->skeleton = algo_template(ALGO_ROW_REDUCE);
+  k->algo = algo_name(ALGO_ROW_REDUCE);
+  k->r = r;
+  k->a = a;
+  k->plan = *p;
+  k->v.r = r;
+  k->v.a = a;
+  k->v.out = r->yields[0].output;
+  k->v.out_let = r->yields[0].let;
+  k->v.out_dt = r->yields[0].cast;
+  k->T = r->in[0].dt;
+  k->rw.warps = p->warps_m;
+  k->rw.row_warps = p->row_warps;
+  k->rw.vec = p->vec;
+  k->threads = 32 * k->rw.warps;
+  k->smem = 0; /* the cross-warp partials are a static __shared__ array */
+  const sx *rows = extent(A, r, k->rw.row_axes, k->rw.nrows);
+  int per_cta = k->rw.warps / k->rw.row_warps;
+  k->grid[0] = sx_floordiv(A, sx_add_int(A, rows, per_cta - 1), sx_int(A, per_cta));
+  k->grid[1] = k->grid[2] = sx_int(A, 1);
+  k->nvec = 1;
+  k->vecs[0] = k->rw.vec;
+  /* the row cache: vector Reads that more than one pass loads */
+  {
+    gpu_rows *w = &k->rw;
+    const rexpr *seen[32];
+    int first[32], npass[32], ns = 0;
+    for (int i = 0; i <= w->nred; i++) {
+      bool need[GPUIR_ROW_LETS] = {0};
+      const rexpr *rd[32];
+      int n = 0;
+      if (i < w->nred) {
+        gpuir_rows_need(r, w, r->lets[w->red_let[i]].e->a, need);
+        pass_vreads(k, A, r->lets[w->red_let[i]].e->a, false, rd, &n, 32);
+      } else {
+        for (int y = 0; y < r->nyields; y++)
+          if (!w->scalar[r->yields[y].let]) {
+            need[r->yields[y].let] = true;
+            gpuir_rows_need(r, w, r->lets[r->yields[y].let].e, need);
+          }
+      }
+      for (int l = 0; l < r->nlets; l++)
+        if (need[l]) pass_vreads(k, A, r->lets[l].e, false, rd, &n, 32);
+      for (int j = 0; j < n; j++) {
+        int s = -1;
+        for (int q = 0; q < ns; q++)
+          if (same_read_at(r, w, seen[q], rd[j])) s = q;
+        if (s < 0 && ns < 32) s = ns++, seen[s] = rd[j], first[s] = i, npass[s] = 0;
+        if (s >= 0) npass[s]++;
+      }
+    }
+    for (int q = 0; q < ns && w->ncache < GPUIR_ROW_CACHE; q++)
+      if (npass[q] > 1) w->cache_rd[w->ncache] = seen[q], w->cache_first[w->ncache++] = first[q];
+    /* a CTA a row: the budget over the slots; a warp a row (a constant
+     * extent): the row, 4 rows a CTA, when that fits */
+    int64_t len = 0;
+    /* whole vectors: element j of a thread's chunk c sits at j * (cap / vec)
+     * + c / vec, so that a warp's lanes touch consecutive words */
+    if (w->ncache && w->row_warps > 1) {
+      w->cache_cap = GPUIR_ROW_CACHE_BYTES / 4 / w->ncache / w->vec * w->vec;
+    } else if (w->ncache && sx_is_int(r->it[w->row_axis].size, &len) &&
+               (int64_t)w->warps * w->ncache * ((len + w->vec - 1) / w->vec * w->vec) * 4 <= GPUIR_ROW_CACHE_BYTES) {
+      w->cache_cap = (int)((len + w->vec - 1) / w->vec * w->vec);
+    } else {
+      w->ncache = 0;
+    }
+  }
+  const gpu_rows *rw = &k->rw;
+  const char *row_ax = r->it[rw->row_axis].name;
+  emit(k, A, GS_ROW_BEGIN, rw->row_warps == 1 ? "a warp a row" : "a CTA a row",
+       arena_printf(A, "rows %s x row %s (extent %s); row-scalar lets before the first reduction",
+                    axes_str(A, r, rw->row_axes, rw->nrows), row_ax, sx_str(A, r->it[rw->row_axis].size)),
+       "tRow", 0, NULL, NULL);
+  static const char *const rop[] = {"sum", "max", "min"};
+  const char *prev = "tRow";
+  for (int i = 0; i <= rw->nred; i++) {
+    bool last = i == rw->nred;
+    const char *pass = arena_printf(A, "%d", i);
+    bool need[GPUIR_ROW_LETS] = {0};
+    if (!last) {
+      gpuir_rows_need(r, rw, r->lets[rw->red_let[i]].e->a, need);
+    } else {
+      for (int y = 0; y < r->nyields; y++)
+        if (!rw->scalar[r->yields[y].let]) {
+          need[r->yields[y].let] = true;
+          gpuir_rows_need(r, rw, r->lets[r->yields[y].let].e, need);
+        }
+    }
+    bool any = false;
+    for (int l = 0; l < r->nlets; l++) any |= need[l];
+    if (last && !any) break;
+    emit(k, A, GS_LOOP, last ? "the row's elements: outputs" : arena_printf(A, "the row's elements: %s", r->lets[rw->red_let[i]].name),
+         arena_printf(A, "%s = t * %d; %s < %s; %s += %d * %d", row_ax, rw->vec, row_ax,
+                      sx_str(A, r->it[rw->row_axis].size), row_ax, 32 * rw->row_warps, rw->vec),
+         NULL, 0, NULL, NULL);
+    const char *toks[4] = {0};
+    int nt = 0;
+    if (!last) row_loads(k, A, r->lets[rw->red_let[i]].e->a, pass, toks, &nt, false);
+    for (int l = 0; l < r->nlets; l++)
+      if (need[l]) row_loads(k, A, r->lets[l].e, pass, toks, &nt, false);
+    const char *etok = arena_printf(A, "tE%d", i);
+    gpu_stmt s = {GS_ROW_LETS, any ? let_list(A, r, need) : "(none)",
+                  last ? "the element lets of the outputs, in fp32"
+                       : arena_printf(A, "the body of %s, in fp32, folded into a per-thread partial", r->lets[rw->red_let[i]].name),
+                  0, {NULL}, etok};
+    s.in[s.nin++] = prev;
+    for (int t = 0; t < nt && s.nin < 4; t++) s.in[s.nin++] = toks[t];
+    ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);
+    if (last) {
+      for (int y = 0; y < r->nyields; y++)
+        if (!rw->scalar[r->yields[y].let])
+          emit(k, A, GS_ST_GLOBAL, r->out[r->yields[y].output].name,
+               arena_printf(A, "%s from %s: st.global.v4 when the row's %d outputs are whole and 16-byte aligned, else "
+                               "scalar",
+                            dtype_name(r->yields[y].cast), r->lets[r->yields[y].let].name, rw->vec),
+               NULL, 1, etok, NULL);
+      emit(k, A, GS_END_LOOP, "the row's elements", NULL, NULL, 0, NULL, NULL);
+      break;
+    }
+    emit(k, A, GS_END_LOOP, "the row's elements", NULL, NULL, 0, NULL, NULL);
+    const rexpr *re = r->lets[rw->red_let[i]].e;
+    const char *rtok = arena_printf(A, "tR%d", i);
+    emit(k, A, GS_REDUCE, arena_printf(A, "%s %s", rop[re->rop], r->lets[rw->red_let[i]].name),
+         rw->row_warps == 1 ? "shfl.bfly 16, 8, 4, 2, 1 in fp32"
+                            : arena_printf(A, "shfl.bfly 16, 8, 4, 2, 1 in fp32, then %d warp partials through shared memory",
+                                           rw->row_warps),
+         rtok, 1, etok, NULL);
+    /* the row-scalar lets up to the next reduction */
+    bool sc[GPUIR_ROW_LETS] = {0};
+    int end = i + 1 < rw->nred ? rw->red_let[i + 1] : r->nlets;
+    for (int l = rw->red_let[i] + 1; l < end; l++) sc[l] = rw->scalar[l];
+    const char *stok = arena_printf(A, "tS%d", i);
+    emit(k, A, GS_ROW_SCALAR, *let_list(A, r, sc) ? let_list(A, r, sc) : "(none)", "once a row, in every thread", stok, 1,
+         rtok, NULL);
+    prev = stok;
+  }
+  for (int y = 0; y < r->nyields; y++)
+    if (rw->scalar[r->yields[y].let])
+      emit(k, A, GS_ST_GLOBAL, r->out[r->yields[y].output].name,
+           arena_printf(A, "%s from %s: one value a row, by its first thread", dtype_name(r->yields[y].cast),
+                        r->lets[r->yields[y].let].name),
+           NULL, 1, prev, NULL);
+  return k;
 }

@@ -31,6 +31,13 @@ typedef enum {
   GS_ST_GLOBAL,    /* vectorized store: consumes TokEpilogue */
   GS_ADDR_SETUP,   /* per-CTA: an operand's chunk pointers and tail byte counts at k-tile 0 */
   GS_ADVANCE,      /* an operand's chunk pointers move by its k-step (elements per k-tile) */
+  /* the row skeleton (sm80_rows) */
+  GS_ROW_BEGIN,    /* a warp or CTA takes one row: its row index and row-scalar lets */
+  GS_LD_GLOBAL,    /* vector (or scalar-tail) loads of a row's elements: produces TokLoad */
+  GS_ROW_LETS,     /* the element lets at those elements (consumes loads and earlier row values) */
+  GS_REDUCE,       /* fp32 partials -> warp shuffle (and shared-memory) all-reduce: produces TokRow */
+  GS_ROW_SCALAR,   /* the row-scalar lets after a reduction */
+  GS_LD_SHARED,    /* a later pass's elements from the row cache: produces TokLoad */
 } gpu_stmt_kind;
 
 typedef struct gpu_stmt {
@@ -94,6 +101,37 @@ typedef struct gpu_softmax {
   dtype pt;              /* P's dtype: the A operand of P V */
 } gpu_softmax;
 
+/* A region without contraction seen as rows (gpuir_build_rows): every let
+ * varies over the row axes and, for an element let, the row axis; each
+ * Reduce reduces the row axis and makes a row-scalar value.  One pass over
+ * the row per Reduce (SRNF R4 keeps them apart), then one pass for the
+ * element outputs. */
+#define GPUIR_ROW_LETS 64
+#define GPUIR_ROW_CACHE 4
+/* shared memory the row cache may take, bytes (of the 48 KB static limit) */
+#define GPUIR_ROW_CACHE_BYTES 32768
+typedef struct gpu_rows {
+  int row_axis;          /* region axis (iter or reduce) a row runs along */
+  int red_axis;          /* the axis the Reduces reduce: row_axis, or a reduce axis of the same
+                            extent when the element lets run along an iter (sum(x * x) next to x) */
+  int nrows;
+  const int *row_axes;   /* the iters that number the rows, outer to inner */
+  int nred;
+  int red_let[8];        /* the Reduce lets, in order: one pass each */
+  bool scalar[GPUIR_ROW_LETS]; /* per let: row-scalar (no row axis) */
+  int row_warps;         /* warps on one row: 1 (a warp a row) or the CTA's warps */
+  int warps;             /* warps a CTA */
+  int vec;               /* elements a thread loads at once (16 bytes of T) */
+  const char *hint;      /* gpuir_rows_view's suggestion when it refuses, or NULL */
+  /* the row cache: the vector Reads that more than one pass loads are kept
+   * in shared memory by the first pass (each thread its own elements, so
+   * no barrier), for rows of at most cache_cap elements */
+  int ncache;
+  const rexpr *cache_rd[GPUIR_ROW_CACHE];
+  int cache_first[GPUIR_ROW_CACHE]; /* the pass that loads it from global memory */
+  int cache_cap;
+} gpu_rows;
+
 /* How the full-tile epilogue reads an input of the post-reduce lets
  * (gpuir_epi_read):
  *   COL    unit stride along the single N axis, no M axis: one vector load a
@@ -142,6 +180,9 @@ typedef struct gpu_kernel {
   gpu_operand V;
   gpu_softmax sm;
   int D, DV;             /* head dims: QK^T contraction, PV output */
+  /* rows: a region without contraction on the row skeleton */
+  bool rows;
+  gpu_rows rw;
   /* launch */
   int threads, smem;
   const sx *grid[3];     /* blocks in x, y, z, over signature dims */
@@ -158,6 +199,11 @@ typedef struct gpu_kernel {
   gpu_smem_tile tiles[GPUIR_MAX_TILES];  /* the shared tiles (the staging tile of the epilogue reuses them) */
   int nst, cap_st;
   gpu_stmt *st;
+  /* a chain (several regions, one kernel each, launched in order by one
+   * entry point): the next region's kernel, and this kernel's place */
+  struct gpu_kernel *next;
+  int chain_index;
+  const struct plan_result *chain_plan; /* this kernel's plan (the first's is the run's) */
 } gpu_kernel;
 
 /* NULL with E1706 when the region is not a single contraction with a
@@ -170,6 +216,22 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
  * NULL with E1706 when the regions do not have that shape. */
 gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
                                   const char *name, diag_list *dl);
+/* The row skeleton (algo_choice "row_reduce"): one region without
+ * contraction whose Reduces all reduce one axis.  NULL with E1706 when the
+ * region has another shape (gpuir_rows_view says which). */
+gpu_kernel *gpuir_build_rows(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
+                             diag_list *dl);
+/* Fills `rw` for region r (row axis, row axes, Reduce passes, row-scalar
+ * lets); false with the reason in *why when the row skeleton cannot run it. */
+bool gpuir_rows_view(arena *A, const region *r, gpu_rows *rw, const char **why);
+/* Marks in `need` the element lets (not row-scalar) that e reads, transitively. */
+void gpuir_rows_need(const region *r, const gpu_rows *rw, const rexpr *e, bool *need);
+/* Whether rd is one of the row cache's Reads (by tensor and index map, the
+ * row and reduction axes as one); its slot, or -1. */
+int gpuir_rows_cache_slot(const region *r, const gpu_rows *rw, const rexpr *rd);
+/* offset(x + 1) - offset(x) for a Read along axis x, when it holds no index
+ * (NULL otherwise). */
+const sx *gpuir_read_step(arena *A, const region *r, const rexpr *rd, const char *x);
 bool gpuir_verify(const gpu_kernel *k, diag_list *dl);
 /* The chunks XORed in a shared row of `row_bytes` bytes: the largest power of
  * two, at most 8, that divides its 16-byte chunks (0 when the row is not whole

@@ -228,11 +228,16 @@ typedef struct skeleton_row {
   gpu_kernel *(*build)(run *r, const codegen_opts *cg, diag_list *dl);
 } skeleton_row;
 
-/* attention: QK^T with its score lets and a deferred row softmax, then P V */
+/* attention: QK^T with its score lets and a deferred row softmax (a row
+ * max after the contraction), then P V */
 static bool attention_fits(const run *r) {
   const region_set *rs = r->rs;
-  return rs->n == 2 && rs->r[0].acc_let >= 0 && rs->r[1].acc_let >= 0 && rs->r[0].nyields == 1 &&
-         strcmp(rs->r[0].out[rs->r[0].yields[0].output].materialize, "deferred") == 0;
+  if (rs->n != 2 || rs->r[0].nyields != 1 || rs->r[0].acc_let < 0 || rs->r[1].acc_let < 0 ||
+      strcmp(rs->r[0].out[rs->r[0].yields[0].output].materialize, "deferred") != 0)
+    return false;
+  for (int l = rs->r[0].acc_let + 1; l < rs->r[0].nlets; l++)
+    if (rs->r[0].lets[l].e->k == RX_REDUCE && rs->r[0].lets[l].e->rop == RED_MAX) return true;
+  return false;
 }
 
 static plan_result *attention_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
@@ -307,10 +312,110 @@ static bool contraction_verify_plan(const run *r, const arch_info *const *archs,
   return ok;
 }
 
+/* rows: one region without contraction, its reductions over one axis */
+static bool rows_fits(const run *r) { return r->rs->n == 1 && r->rs->r[0].acc_let < 0; }
+
+static plan_result *rows_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg, diag_list *dl) {
+  const region *rg = &r->rs->r[0];
+  gpu_rows rw;
+  const char *why = NULL;
+  if (!gpuir_rows_view(&r->A, rg, &rw, &why)) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, cg->at, rw.hint, "region %s does not fit the row skeleton: %s", rg->name, why);
+    return NULL;
+  }
+  pinned_plan(cg, archs[0], "the row_reduce skeleton's warps are chosen by plan_rows from the row length", dl);
+  return plan_rows(&r->A, rg, rg->it[rw.row_axis].size, rw.vec, archs, na, dl, cg->at);
+}
+
+static bool rows_verify_plan(const run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
+                             diag_list *dl) {
+  return plan_fits_archs(r, ALGO_ROW_REDUCE, archs, na, dl);
+}
+
+static gpu_kernel *rows_build(run *r, const codegen_opts *cg, diag_list *dl) {
+  return gpuir_build_rows(&r->A, &r->rs->r[0], &r->pc->a[0], &r->plan->chosen, cg->kernel_name, dl);
+}
+
 static const skeleton_row SKELETONS[] = {
     {ARCH_SM80, ALGO_STREAMING_SOFTMAX, attention_fits, attention_plan, attention_verify_plan, attention_build},
     {ARCH_SM80, ALGO_IMPLICIT_GEMM, contraction_fits, contraction_plan, contraction_verify_plan, contraction_build},
+    {ARCH_SM80, ALGO_ROW_REDUCE, rows_fits, rows_plan, rows_verify_plan, rows_build},
 };
+
+/* A chain: several regions, each on the single-region skeleton it fits,
+ * compiled as one kernel each and launched in order by one entry point.
+ * A value between them (an output that is not a signature tensor) is
+ * materialized in the caller's workspace.  Each region runs the row's plan,
+ * plan check and builder in a run of its own (sharing the arena). */
+static bool chain_compile(run *r, const arch_info *const *archs, int na, unsigned dump, int until,
+                          const codegen_opts *cg, diag_list *dl) {
+  const region_set *rs = r->rs;
+  cJSON *plans = cJSON_CreateArray(), *gpus = cJSON_CreateArray();
+  gpu_kernel *last = NULL;
+  bool ok = true;
+  for (int i = 0; i < rs->n && ok; i++) {
+    region_set one = {rs->A, rs->pv, 1, &rs->r[i]};
+    pc_report onepc = {r->pc->A, &one, 1, &r->pc->a[i]};
+    run sub = *r;
+    sub.rs = &one;
+    sub.pc = &onepc;
+    sub.plan = NULL;
+    sub.kernel = NULL;
+    const skeleton_row *row = NULL;
+    for (size_t s = 0; s < sizeof SKELETONS / sizeof *SKELETONS && !row; s++)
+      if (SKELETONS[s].algo != ALGO_STREAMING_SOFTMAX && SKELETONS[s].fits(&sub)) row = &SKELETONS[s];
+    codegen_opts c2 = *cg;
+    c2.kernel_name = arena_printf(&sub.A, "%s_k%d", cg->kernel_name, i);
+    sub.plan = row ? row->plan(&sub, archs, na, &c2, dl) : NULL;
+    ok = sub.plan && row->verify_plan(&sub, archs, na, &c2, dl);
+    if (ok && (dump & (1u << STAGE_PLAN))) cJSON_AddItemToArray(plans, plan_dump(sub.plan));
+    if (ok && until > STAGE_PLAN) {
+      sub.kernel = row->build(&sub, &c2, dl);
+      ok = sub.kernel && gpuir_verify(sub.kernel, dl);
+      if (ok) {
+        sub.kernel->chain_index = i;
+        sub.kernel->chain_plan = sub.plan;
+        if (last) last->next = sub.kernel;
+        else r->kernel = sub.kernel;
+        last = sub.kernel;
+        if (dump & (1u << STAGE_GPU)) cJSON_AddItemToArray(gpus, gpuir_dump(sub.kernel));
+      }
+    }
+    if (i == 0) r->plan = sub.plan;
+    r->A = sub.A; /* the arena's blocks, grown by the region's run */
+  }
+  if (ok && (dump & (1u << STAGE_PLAN))) r->dumps[STAGE_PLAN] = plans, plans = NULL;
+  if (ok && (dump & (1u << STAGE_GPU)) && until > STAGE_PLAN) r->dumps[STAGE_GPU] = gpus, gpus = NULL;
+  cJSON_Delete(plans);
+  cJSON_Delete(gpus);
+  return ok && !diag_has_errors(dl);
+}
+
+/* Whether the regions form a chain the single-region skeletons take: every
+ * region fits one, and each value between regions is written by one region
+ * and read only by later ones (Region SSA orders regions by data flow). */
+static bool chain_fits(const run *r) {
+  const region_set *rs = r->rs;
+  if (rs->n < 2) return false;
+  for (int i = 0; i < rs->n; i++) {
+    region_set one = {rs->A, rs->pv, 1, &rs->r[i]};
+    run sub = *r;
+    sub.rs = &one;
+    bool fits = false;
+    for (size_t s = 0; s < sizeof SKELETONS / sizeof *SKELETONS; s++)
+      fits |= SKELETONS[s].algo != ALGO_STREAMING_SOFTMAX && SKELETONS[s].fits(&sub);
+    if (!fits) return false;
+    for (int j = 0; j < rs->r[i].nin; j++) {
+      const region_memref *m = &rs->r[i].in[j];
+      if (m->signature) continue;
+      bool earlier = false;
+      for (int p = 0; p < i; p++)
+        for (int o = 0; o < rs->r[p].nout; o++) earlier |= rs->r[p].out[o].entry == m->entry;
+      if (!earlier) return false;
+    }
+  }
+  return true;
+}
 
 /* Runs the stages on a parsed graph object.  Returns false with diagnostics. */
 static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_instance *inst,
@@ -323,7 +428,7 @@ static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_i
     if (until <= (int)ps->stage) return !diag_has_errors(dl);
   }
   if (!cg || !cg->enabled) return !diag_has_errors(dl);
-  /* the back half: one kernel per graph, on the skeleton its regions fit */
+  /* the back half: one kernel, on the skeleton the regions fit, or a chain of them */
   const arch_info *archs[16];
   int na = 0;
   for (int i = 0; i < cg->narchs && na < 16; i++)
@@ -338,12 +443,14 @@ static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_i
     for (int a = 0; a < na; a++) serves &= archs[a]->cc >= arch_cc(SKELETONS[i].arch);
     if (serves && SKELETONS[i].fits(r)) row = &SKELETONS[i];
   }
+  if (!row && chain_fits(r)) return chain_compile(r, archs, na, dump, until, cg, dl);
   if (!row) {
     int nk = 0;
     for (int i = 0; i < r->rs->n; i++) nk += r->rs->r[i].acc_let >= 0;
     diag_report(dl, D_PLAN_UNSUPPORTED, cg->at, NULL,
                 "the graph forms %d regions with %d contractions; the skeletons compile one contraction region "
-                "(GEMM, convolution) or attention's two",
+                "(GEMM, convolution), attention's two, or one region without contraction (row reductions, "
+                "elementwise chains)",
                 r->rs->n, nk);
     return false;
   }

@@ -1114,6 +1114,85 @@ plan_result *plan_attention(arena *A, const region *r1, const pc_analysis *a1, i
   return res;
 }
 
+/* ---- rows ------------------------------------------------------------------------------------ */
+
+/* Registers a thread of the row skeleton is planned with: the row's index
+ * state, a partial per reduction and a vector of each loaded tensor.  With
+ * 64 (4 CTAs of 256 threads) ptxas spilled layernorm on sm_100 and sm_120;
+ * 80 (3 CTAs, at most 85 registers) leaves 70-72 there and no spill
+ * (kernels.ptxas_reports_zero_spills). */
+#define ROW_REGS 80
+
+plan_result *plan_rows(arena *A, const region *r, const sx *row_extent, int vec, const arch_info *const *archs,
+                       int narchs, diag_list *dl, const char *at) {
+  plan_result *res = ARENA_NEW(A, plan_result);
+  res->region = 0;
+  res->cand = ARENA_ARRAY(A, plan_candidate, 1);
+  plan_candidate *c = &res->cand[res->ncand++];
+  sched_plan *p = &c->p;
+  memset(p, 0, sizeof *p);
+  int64_t n = 0;
+  bool warp = sx_is_int(row_extent, &n) && n <= 32 * vec * PLAN_ROW_WARP_MAX;
+  p->arch = archs[0]->name;
+  p->warps_m = warp ? 4 : 8;
+  p->warps_n = 1;
+  p->row_warps = warp ? 1 : p->warps_m;
+  p->tile[0] = p->warps_m / p->row_warps; /* rows a CTA */
+  p->tile[1] = 32 * p->row_warps * vec;   /* elements a CTA step covers along a row */
+  p->tile[2] = 1;
+  p->stages = 1;
+  p->vec = vec;
+  p->vec_axis = "row";
+  p->algo_key = "row";
+  p->algo = "row_reduce";
+  p->c_stride = "row";
+  p->barrier_model = "none";
+  p->elem_bytes = 16 / vec;
+  p->threads = 32 * p->warps_m;
+  p->smem_bytes = p->row_warps > 1 ? 4 * p->row_warps : 0; /* the warps' partials */
+  p->regs_per_thread = ROW_REGS;
+  p->epilogue = ARENA_ARRAY(A, const char *, r->nlets + 1);
+  for (int l = 0; l < r->nlets; l++) p->epilogue[p->nepi++] = r->lets[l].name;
+  int ctas = archs[0]->regs_per_sm / (p->regs_per_thread * p->threads);
+  int by_threads = archs[0]->max_threads_per_sm / p->threads;
+  p->ctas_per_sm = ctas < by_threads ? ctas : by_threads;
+  for (int k = 0; k < narchs; k++)
+    if (p->threads > archs[k]->max_threads_per_sm) {
+      diag_report(dl, D_INTERNAL, at, NULL, "%d threads a CTA do not fit %s", p->threads, archs[k]->name);
+      return NULL;
+    }
+  c->kept = true;
+  res->chosen = *p;
+  return res;
+}
+
+static cJSON *str_array(int n, const char *const *s);
+
+static cJSON *rows_plan_json(const plan_result *r) {
+  const sched_plan *p = &r->chosen;
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "arch", p->arch);
+  cJSON *ac = cJSON_AddObjectToObject(o, "algo_choice");
+  cJSON_AddStringToObject(ac, p->algo_key, p->algo);
+  cJSON *b = cJSON_AddObjectToObject(o, "bind");
+  cJSON_AddStringToObject(b, "rows", p->row_warps == 1 ? "block.x * 4 + warp" : "block.x");
+  cJSON_AddStringToObject(b, "row", p->row_warps == 1 ? "lane" : "thread");
+  cJSON_AddNumberToObject(o, "warps", p->warps_m);
+  cJSON_AddNumberToObject(o, "warps_per_row", p->row_warps);
+  cJSON_AddNumberToObject(o, "rows_per_cta", p->tile[0]);
+  cJSON *v = cJSON_AddObjectToObject(o, "vectorize");
+  cJSON_AddStringToObject(v, "axis", "row");
+  cJSON_AddNumberToObject(v, "width", p->vec);
+  cJSON_AddItemToObject(o, "lets", str_array(p->nepi, p->epilogue));
+  cJSON *e = cJSON_AddObjectToObject(o, "estimate");
+  cJSON_AddStringToObject(e, "source", "rows");
+  cJSON_AddNumberToObject(e, "smem_bytes", p->smem_bytes);
+  cJSON_AddNumberToObject(e, "regs_per_thread", p->regs_per_thread);
+  cJSON_AddNumberToObject(e, "threads", p->threads);
+  cJSON_AddNumberToObject(e, "ctas_per_sm", p->ctas_per_sm);
+  return o;
+}
+
 /* ---- dump ------------------------------------------------------------------------------------ */
 
 static double round_to(double x, double unit) { return isfinite(x) ? round(x / unit) * unit : -1; }
@@ -1213,6 +1292,7 @@ static cJSON *estimate_json(const sched_plan *p, const plan_result *r, bool full
 }
 
 cJSON *plan_dump(const plan_result *r) {
+  if (r->chosen.row_warps) return rows_plan_json(r);
   cJSON *o = plan_json(&r->chosen);
   cJSON_AddItemToObject(o, "estimate", estimate_json(&r->chosen, r, true));
   cJSON *cs = cJSON_AddArrayToObject(o, "candidates");

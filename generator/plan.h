@@ -68,6 +68,8 @@ typedef struct sched_plan {
   bool a_frag_regs;        /* streaming: Q's A fragments stay in registers
                             * across key tiles (else re-read from shared memory) */
   bool pinned;
+  /* plan_rows's: warps on one row (1: a warp a row; warps_m: a CTA a row) */
+  int row_warps;
   /* fixed by the skeleton, kept for the dump */
   const char *cache_tensor[2]; /* the operands staged in shared memory (A, B) */
   bool batched;            /* the region has batch axes (bound to block.z) */
@@ -137,6 +139,13 @@ plan_result *plan_choose_multi(arena *A, const region *r, const pc_analysis *a, 
 plan_result *plan_attention(arena *A, const region *r1, const pc_analysis *a1, int D, int DV,
                             const arch_info *const *archs, int narchs, const cJSON *pinned, diag_list *dl,
                             const char *at);
+/* The row skeleton's plan (algo_choice "row_reduce") for a region without
+ * contraction whose rows have `row_extent` elements and load `vec` elements
+ * a thread: a warp a row (4 rows a CTA) when the extent is a constant of at
+ * most PLAN_ROW_WARP_MAX vectors a lane, else a CTA of 8 warps a row. */
+plan_result *plan_rows(arena *A, const region *r, const sx *row_extent, int vec, const arch_info *const *archs,
+                       int narchs, diag_list *dl, const char *at);
+#define PLAN_ROW_WARP_MAX 8
 /* Spec §11 estimate for one plan and shape (batch 1), in microseconds
  * (docs/plan.md). */
 double plan_time_us(const sched_plan *p, const arch_info *ai, int64_t M, int64_t N, int64_t K, int elem_bytes);

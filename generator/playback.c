@@ -460,6 +460,13 @@ static pb_status eval_node(ev *E, int i, int nin, const pb_tensor *inputs, int *
         if (dv <= 0) return fail(E->why, E->nwhy, PB_ERR_SHAPE, "rsqrt(%s) of %lld", u->crsqrt, (long long)dv);
         v *= 1.0 / sqrt((double)dv);
       }
+      if (u->crecip) {
+        int64_t dv;
+        if (!pb_lookup(E->b, u->crecip, &dv))
+          return fail(E->why, E->nwhy, PB_ERR_UNBOUND, "'%s' is unbound (CONST over %s)", u->crecip, u->crecip);
+        if (dv <= 0) return fail(E->why, E->nwhy, PB_ERR_SHAPE, "1/%s of %lld", u->crecip, (long long)dv);
+        v /= (double)dv;
+      }
       for (int64_t f = 0; f < o->n; f++) o->data[f] = v;
     } else { /* RANGE: the index along `axis` */
       if (u->axis < 0 || u->axis >= u->rank) return fail(E->why, E->nwhy, PB_ERR_SHAPE, "RANGE axis %d of rank %d", u->axis, u->rank);
@@ -765,6 +772,12 @@ static double rg_eval(rg_ev *E, const rexpr *e, int64_t *env, int depth) {
       if (!pb_lookup(E->b, e->crsqrt, &dv)) return rg_fail(E, PB_ERR_UNBOUND, "'%s' is unbound (const times rsqrt(%s))", e->crsqrt, e->crsqrt);
       if (dv <= 0) return rg_fail(E, PB_ERR_SHAPE, "rsqrt(%s) of %lld", e->crsqrt, (long long)dv);
       v *= 1.0 / sqrt((double)dv);
+    }
+    if (e->crecip) {
+      int64_t dv;
+      if (!pb_lookup(E->b, e->crecip, &dv)) return rg_fail(E, PB_ERR_UNBOUND, "'%s' is unbound (const over %s)", e->crecip, e->crecip);
+      if (dv <= 0) return rg_fail(E, PB_ERR_SHAPE, "1/%s of %lld", e->crecip, (long long)dv);
+      v /= (double)dv;
     }
     return dtype_round(e->dt, v);
   }

@@ -400,7 +400,18 @@ static const char **used_dims(builder *b, const pv_stmt *st, const ib_entry *e, 
   return r;
 }
 
-/* A Reduce(sum) whose body is a mul of two reads: the contraction pattern. */
+/* Whether some dim of `a` is not among those of `b`. */
+static bool has_free_axis(const char **a, int na, const char **b, int nb) {
+  for (int i = 0; i < na; i++) {
+    bool in_b = false;
+    for (int j = 0; j < nb; j++) in_b |= strcmp(a[i], b[j]) == 0;
+    if (!in_b) return true;
+  }
+  return false;
+}
+
+/* A Reduce(sum) whose body is a mul of two reads, one of which has an axis
+ * the other lacks: the contraction pattern. */
 static bool detect_contraction(builder *b, int si, pv_block *blk) {
   poly_view *pv = b->pv;
   const indexbook *ib = b->ib;
@@ -427,6 +438,13 @@ static bool detect_contraction(builder *b, int si, pv_block *blk) {
   c->pattern = "matmul";
   c->lhs_idx = used_dims(b, ps, pe, &pe->in[0], &c->nl);
   c->rhs_idx = used_dims(b, ps, pe, &pe->in[1], &c->nr);
+  /* a contraction reuses each operand along the other's free axes (M, N);
+   * a product whose two sides index the same dims (sum(x * x), a dot
+   * product per row) has no reuse: it is a row reduction, not an MMA tile */
+  if (!has_free_axis(c->lhs_idx, c->nl, c->rhs_idx, c->nr) && !has_free_axis(c->rhs_idx, c->nr, c->lhs_idx, c->nl)) {
+    memset(blk, 0, sizeof *blk);
+    return false;
+  }
   c->no = re->rank;
   c->nk = re->nred;
   c->out_idx = rs->dims;

@@ -405,6 +405,7 @@ static rexpr *operand(builder *b, region *r, const pv_stmt *st, const ib_input *
     c->dt = u->dt;
     c->cval = u->cval;
     c->crsqrt = u->crsqrt;
+    c->crecip = u->crecip;
     return c;
   }
   if (b->side && b->side[in->entry] && st) {
@@ -752,8 +753,24 @@ static void build_region(builder *b, region *r, int my) {
       int bax[RG_MAXAX], nb = 0;
       for (int i = 0; i < nax; i++) bax[nb++] = ax[i];
       for (int i = 0; i < e->nred && nb < RG_MAXAX; i++) bax[nb++] = x->red[i];
-      if (k == con) x->a = contraction_body(b, r, &pv->blk[pv->block_of_stmt[sts[k]]], nb, bax, &incap);
-      else x->a = conform(A, operand(b, r, st, &e->in[0], &incap), nb, bax);
+      if (k == con) {
+        x->a = contraction_body(b, r, &pv->blk[pv->block_of_stmt[sts[k]]], nb, bax, &incap);
+      } else if (!e->in[0].is_const && ib->e[e->in[0].entry].kind == IBK_PRODUCT &&
+                 pv->stmt_of_entry[e->in[0].entry] >= 0) {
+        /* a product Poly-View did not take as a contraction (no free axis,
+         * e.g. sum(x * x)): the body multiplies its two operands in place */
+        const pv_stmt *ps = &pv->st[pv->stmt_of_entry[e->in[0].entry]];
+        const ib_entry *pe = &ib->e[ps->entry];
+        rexpr *mul = rx_new(A, RX_BINARY);
+        mul->op = TINY_MUL;
+        mul->a = conform(A, operand(b, r, ps, &pe->in[0], &incap), nb, bax);
+        mul->b = conform(A, operand(b, r, ps, &pe->in[1], &incap), nb, bax);
+        mul->dt = x->dt;
+        set_axes(A, mul, nb, bax);
+        x->a = mul;
+      } else {
+        x->a = conform(A, operand(b, r, st, &e->in[0], &incap), nb, bax);
+      }
       set_axes(A, x, nax, ax);
       int li = add_let(b, r, e->value, x, st->entry, &letcap);
       if (k == con) r->acc_let = li;
@@ -1034,7 +1051,7 @@ static bool check_neutral(const region_set *rs, const region *r, const rexpr *e,
   case RX_SELECT:
     if (!e->a && !e->pad && e->dt != DT_BOOL && e->c) {
       double nv = neutral_of(op);
-      bool neutral = e->c->k == RX_CONST && !e->c->crsqrt && e->c->cval == nv;
+      bool neutral = e->c->k == RX_CONST && !e->c->crsqrt && !e->c->crecip && e->c->cval == nv;
       if (!neutral) {
         diag_report(dl, D_NEUTRAL_INVALID, at, NULL,
                     "a tail/bounds Select inside a %s reduction gives %s where its guards fail; the reduction's "
@@ -1253,10 +1270,11 @@ static cJSON *expr_json(arena *A, const region *r, const rexpr *e) {
   cJSON *o;
   switch (e->k) {
   case RX_CONST:
-    if (e->crsqrt) {
+    if (e->crsqrt || e->crecip) {
       o = cJSON_CreateObject();
       cJSON_AddItemToObject(o, "const", num_json(e->cval));
-      cJSON_AddStringToObject(o, "times_rsqrt", e->crsqrt);
+      if (e->crsqrt) cJSON_AddStringToObject(o, "times_rsqrt", e->crsqrt);
+      if (e->crecip) cJSON_AddStringToObject(o, "over", e->crecip);
       return o;
     }
     return num_json(e->cval);
@@ -1372,7 +1390,7 @@ static bool text_hidden(const rexpr *e) {
 static int text_prec(const rexpr *e) {
   if (text_hidden(e)) return text_prec(e->a);
   switch (e->k) {
-  case RX_CONST: return e->crsqrt ? PR_MUL : (e->cval < 0 ? PR_PREFIX : PR_ATOM);
+  case RX_CONST: return e->crsqrt || e->crecip ? PR_MUL : (e->cval < 0 ? PR_PREFIX : PR_ATOM);
   case RX_UNARY: return e->op == TINY_NEG ? PR_PREFIX : e->op == TINY_RECIP ? PR_MUL : PR_ATOM;
   case RX_BINARY:
     switch (e->op) {
@@ -1398,13 +1416,14 @@ static void text_guards(strbuf *s, arena *A, const rexpr *e) {
   }
 }
 
-static bool is_const(const rexpr *e, double v) { return e->k == RX_CONST && !e->crsqrt && e->cval == v; }
+static bool is_const(const rexpr *e, double v) { return e->k == RX_CONST && !e->crsqrt && !e->crecip && e->cval == v; }
 
 static void text_body(strbuf *s, arena *A, const region *r, const rexpr *e) {
   switch (e->k) {
   case RX_CONST:
     text_num(s, e->cval);
     if (e->crsqrt) sb_printf(s, " * rsqrt(%s)", e->crsqrt);
+    if (e->crecip) sb_printf(s, " / %s", e->crecip);
     return;
   case RX_LET: sb_puts(s, r->lets[e->let].name); return;
   case RX_READ:

@@ -48,6 +48,7 @@ struct rexpr {
   /* CONST */
   double cval;
   const char *crsqrt;    /* times rsqrt(dim) */
+  const char *crecip;    /* times 1/dim */
   /* LET */
   int let;
   /* SELECT with guards: lo <= e < hi for all (hi NULL: unbounded above) */

@@ -257,6 +257,7 @@ int tiny_cast(tiny_dag *d, int x, dtype to) {
   if (d->u[x].op == TINY_CONST) {
     int c = tiny_const(d, d->u[x].cval, to);
     d->u[c].crsqrt = d->u[x].crsqrt;
+    d->u[c].crecip = d->u[x].crecip;
     return c;
   }
   tiny_uop u = unary_like(d, TINY_CAST, x);
@@ -745,7 +746,27 @@ static int lower_reduce(lowerer *L, const fe_node *nd) {
       if (x < 0) return -1;
     }
   }
-  return tiny_reduce(d, x, at->rop, at->naxes, axes, acc, L->dl, nd->name);
+  int s = tiny_reduce(d, x, at->rop, at->naxes, axes, acc, L->dl, nd->name);
+  if (s < 0 || !at->mean) return s;
+  /* mean: the sum times 1/n for each reduced extent, a number or a dim */
+  const tiny_uop *src = &d->u[x];
+  for (int i = 0; i < at->naxes && s >= 0; i++) {
+    const sx *n = src->shape[axes[i]];
+    int64_t v;
+    int c;
+    if (sx_is_int(n, &v) && v > 0) {
+      c = tiny_const(d, 1.0 / (double)v, d->u[s].dt);
+    } else if (n->c0 == 0 && n->nterms == 1 && n->terms[0].coef == 1 && n->terms[0].atom->kind == SXA_PARAM) {
+      c = tiny_const(d, 1.0, d->u[s].dt);
+      d->u[c].crecip = n->terms[0].atom->name;
+    } else {
+      diag_report(L->dl, D_BAD_ATTR, nd->name, "Reduce with \"op\": \"sum\" and scale by an Elementwise mul with a scalar.",
+                  "mean over axis %d needs its extent as a number or a single dim", axes[i]);
+      return -1;
+    }
+    s = tiny_alu(d, TINY_MUL, s, c, -1, L->dl, nd->name);
+  }
+  return s;
 }
 
 static int lower_node(lowerer *L, const fe_node *nd) {
@@ -1075,6 +1096,7 @@ cJSON *tiny_dump(const tiny_dag *d) {
     case TINY_CONST:
       cJSON_AddItemToObject(arg, "value", number_json(u->cval));
       if (u->crsqrt) cJSON_AddStringToObject(arg, "times_rsqrt", u->crsqrt);
+      if (u->crecip) cJSON_AddStringToObject(arg, "over", u->crecip);
       break;
     case TINY_RANGE: cJSON_AddNumberToObject(arg, "axis", u->axis); break;
     case TINY_PERMUTE: {

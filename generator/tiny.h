@@ -57,6 +57,7 @@ typedef struct tiny_uop {
   const char *tensor;    /* BUFFER, STORE: signature tensor */
   double cval;           /* CONST value (times rsqrt(crsqrt) if set) */
   const char *crsqrt;    /* CONST: dim symbol */
+  const char *crecip;    /* CONST: times 1/dim (a mean's divisor), dim symbol */
   int axis;              /* RANGE: the axis whose index is the value */
   int *perm;             /* PERMUTE */
   const sx **lo, **hi;   /* PAD: amounts before/after; SHRINK: [lo, hi) */

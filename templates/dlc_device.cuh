@@ -245,4 +245,29 @@ __device__ __forceinline__ void stv(T *p, const float (&v)[N]) {
   }
 }
 
+// Butterfly all-reduce of one fp32 value over the 32 lanes of a warp
+// (shfl.sync.bfly), with the combine of reduction P of Op: every lane ends
+// with the warp's result.
+template <class Op, int P>
+__device__ __forceinline__ float warp_allreduce(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = Op::template combine<P>(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// All-reduce over the W warps of a CTA, after warp_allreduce: lane 0 of each
+// warp leaves its value in part[W] (shared memory), and every thread combines
+// them in warp order, so all threads get the same bits.  The second barrier
+// lets the next reduction reuse part.
+template <class Op, int P, int W>
+__device__ __forceinline__ float cta_allreduce(float v, float *part) {
+  if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = v;
+  __syncthreads();
+  v = part[0];
+#pragma unroll
+  for (int w = 1; w < W; ++w) v = Op::template combine<P>(v, part[w]);
+  __syncthreads();
+  return v;
+}
+
 }  // namespace dlc

@@ -679,3 +679,195 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
   return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: no instance");
 }
 
+static const dlc__kernel dlc__k_softmax[] = {
+    {"dlc_softmax_fp16_v8", 4, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_softmax_bf16_v8", 4, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+};
+
+dlc_status dlc_softmax(dlc_dtype dtype,
+    int64_t m, int64_t n, const void *x, int64_t ldx,
+    void *y, int64_t ldy,
+    struct CUstream_st *stream) {
+  dlc__clear_detail();
+  dlc__p_softmax dlc_params = {0}, *dlc_p = &dlc_params;
+  dlc_p->m = m;
+  dlc_p->n = n;
+  dlc_p->x = x;
+  dlc_p->ldx = ldx;
+  dlc_p->y = y;
+  dlc_p->ldy = ldy;
+  if (dlc_p->m < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "m = %lld is negative", (long long)dlc_p->m);
+  if (dlc_p->n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)dlc_p->n);
+  int dlc_inst = -1;
+  if (dlc_inst < 0 && dtype == DLC_F16) dlc_inst = 0;
+  if (dlc_inst < 0 && dtype == DLC_BF16) dlc_inst = 1;
+  if (dlc_inst < 0) {
+    if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "softmax: dtype = %d is not a dlc_dtype", (int)dtype);
+    int dlc_dtype_ok = 0;
+    dlc_dtype_ok |= dtype == DLC_F16;
+    dlc_dtype_ok |= dtype == DLC_BF16;
+    if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "softmax: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype), (int)dtype);
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "softmax: no kernel for this call");
+  }
+  dlc_status dlc_st;
+  int64_t dlc_count, dlc_work = 0;
+  if ((dlc_st = dlc__check_rows("softmax", "x", dlc_p->x, 2, dlc_p->m, dlc_p->n, dlc_p->ldx, NULL))) return dlc_st;
+  if ((dlc_st = dlc__check_rows("softmax", "y", dlc_p->y, 2, dlc_p->m, dlc_p->n, dlc_p->ldy, &dlc_count))) return dlc_st;
+  if (dlc_count > 0) dlc_work = 1;
+  if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+  const int dlc_vec = 8;
+  const int64_t dlc_gx = dlc_p->m, dlc_gy = 1, dlc_gz = 1;
+  if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "softmax: the launch grid overflows int64 with m = %lld, n = %lld", (long long)dlc_p->m, (long long)dlc_p->n);
+  if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "softmax: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+  if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+    return dlc__fail(DLC_ERROR_INTERNAL, "softmax: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+  int dlc_k = -1;
+  switch (dlc_inst) {
+  case 0:
+    switch (dlc_vec) {
+    case 8: dlc_k = 0; break;
+    }
+    break;
+  case 1:
+    switch (dlc_vec) {
+    case 8: dlc_k = 1; break;
+    }
+    break;
+  }
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "softmax: no kernel");
+  return dlc__launch(&dlc__k_softmax[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+}
+
+static const dlc__kernel dlc__k_layernorm[] = {
+    {"dlc_layernorm_fp16_v8", 5, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_layernorm_bf16_v8", 5, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+};
+
+dlc_status dlc_layernorm(dlc_dtype dtype,
+    int64_t m, int64_t n, const void *x, int64_t ldx,
+    const void *gamma, const void *beta, void *y, int64_t ldy,
+    struct CUstream_st *stream) {
+  dlc__clear_detail();
+  dlc__p_layernorm dlc_params = {0}, *dlc_p = &dlc_params;
+  dlc_p->m = m;
+  dlc_p->n = n;
+  dlc_p->x = x;
+  dlc_p->ldx = ldx;
+  dlc_p->gamma = gamma;
+  dlc_p->beta = beta;
+  dlc_p->y = y;
+  dlc_p->ldy = ldy;
+  if (dlc_p->m < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "m = %lld is negative", (long long)dlc_p->m);
+  if (dlc_p->n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)dlc_p->n);
+  int dlc_inst = -1;
+  if (dlc_inst < 0 && dtype == DLC_F16) dlc_inst = 0;
+  if (dlc_inst < 0 && dtype == DLC_BF16) dlc_inst = 1;
+  if (dlc_inst < 0) {
+    if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "layernorm: dtype = %d is not a dlc_dtype", (int)dtype);
+    int dlc_dtype_ok = 0;
+    dlc_dtype_ok |= dtype == DLC_F16;
+    dlc_dtype_ok |= dtype == DLC_BF16;
+    if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "layernorm: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype), (int)dtype);
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "layernorm: no kernel for this call");
+  }
+  dlc_status dlc_st;
+  int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+  if ((dlc_st = dlc__check_rows("layernorm", "x", dlc_p->x, 2, dlc_p->m, dlc_p->n, dlc_p->ldx, NULL))) return dlc_st;
+  dlc_dims[0] = dlc_p->n;
+  if ((dlc_st = dlc__check_packed("layernorm", "gamma", dlc_p->gamma, 2, 1, dlc_dims, NULL))) return dlc_st;
+  dlc_dims[0] = dlc_p->n;
+  if ((dlc_st = dlc__check_packed("layernorm", "beta", dlc_p->beta, 2, 1, dlc_dims, NULL))) return dlc_st;
+  if ((dlc_st = dlc__check_rows("layernorm", "y", dlc_p->y, 2, dlc_p->m, dlc_p->n, dlc_p->ldy, &dlc_count))) return dlc_st;
+  if (dlc_count > 0) dlc_work = 1;
+  if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+  const int dlc_vec = 8;
+  const int64_t dlc_gx = dlc_p->m, dlc_gy = 1, dlc_gz = 1;
+  if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "layernorm: the launch grid overflows int64 with m = %lld, n = %lld", (long long)dlc_p->m, (long long)dlc_p->n);
+  if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "layernorm: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+  if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+    return dlc__fail(DLC_ERROR_INTERNAL, "layernorm: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+  int dlc_k = -1;
+  switch (dlc_inst) {
+  case 0:
+    switch (dlc_vec) {
+    case 8: dlc_k = 0; break;
+    }
+    break;
+  case 1:
+    switch (dlc_vec) {
+    case 8: dlc_k = 1; break;
+    }
+    break;
+  }
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "layernorm: no kernel");
+  return dlc__launch(&dlc__k_layernorm[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+}
+
+static const dlc__kernel dlc__k_rmsnorm[] = {
+    {"dlc_rmsnorm_fp16_v8", 6, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_rmsnorm_bf16_v8", 6, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+};
+
+dlc_status dlc_rmsnorm(dlc_dtype dtype,
+    int64_t m, int64_t n, const void *x, int64_t ldx,
+    const void *gamma, void *y, int64_t ldy,
+    struct CUstream_st *stream) {
+  dlc__clear_detail();
+  dlc__p_rmsnorm dlc_params = {0}, *dlc_p = &dlc_params;
+  dlc_p->m = m;
+  dlc_p->n = n;
+  dlc_p->x = x;
+  dlc_p->ldx = ldx;
+  dlc_p->gamma = gamma;
+  dlc_p->y = y;
+  dlc_p->ldy = ldy;
+  if (dlc_p->m < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "m = %lld is negative", (long long)dlc_p->m);
+  if (dlc_p->n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)dlc_p->n);
+  int dlc_inst = -1;
+  if (dlc_inst < 0 && dtype == DLC_F16) dlc_inst = 0;
+  if (dlc_inst < 0 && dtype == DLC_BF16) dlc_inst = 1;
+  if (dlc_inst < 0) {
+    if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "rmsnorm: dtype = %d is not a dlc_dtype", (int)dtype);
+    int dlc_dtype_ok = 0;
+    dlc_dtype_ok |= dtype == DLC_F16;
+    dlc_dtype_ok |= dtype == DLC_BF16;
+    if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "rmsnorm: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype), (int)dtype);
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "rmsnorm: no kernel for this call");
+  }
+  dlc_status dlc_st;
+  int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+  if ((dlc_st = dlc__check_rows("rmsnorm", "x", dlc_p->x, 2, dlc_p->m, dlc_p->n, dlc_p->ldx, NULL))) return dlc_st;
+  dlc_dims[0] = dlc_p->n;
+  if ((dlc_st = dlc__check_packed("rmsnorm", "gamma", dlc_p->gamma, 2, 1, dlc_dims, NULL))) return dlc_st;
+  if ((dlc_st = dlc__check_rows("rmsnorm", "y", dlc_p->y, 2, dlc_p->m, dlc_p->n, dlc_p->ldy, &dlc_count))) return dlc_st;
+  if (dlc_count > 0) dlc_work = 1;
+  if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+  const int dlc_vec = 8;
+  const int64_t dlc_gx = dlc_p->m, dlc_gy = 1, dlc_gz = 1;
+  if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "rmsnorm: the launch grid overflows int64 with m = %lld, n = %lld", (long long)dlc_p->m, (long long)dlc_p->n);
+  if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "rmsnorm: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+  if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+    return dlc__fail(DLC_ERROR_INTERNAL, "rmsnorm: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+  int dlc_k = -1;
+  switch (dlc_inst) {
+  case 0:
+    switch (dlc_vec) {
+    case 8: dlc_k = 0; break;
+    }
+    break;
+  case 1:
+    switch (dlc_vec) {
+    case 8: dlc_k = 1; break;
+    }
+    break;
+  }
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "rmsnorm: no kernel");
+  return dlc__launch(&dlc__k_rmsnorm[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+}
+

@@ -59,4 +59,34 @@ typedef struct dlc__p_attention_causal {
   void *o;
 } dlc__p_attention_causal;
 
+typedef struct dlc__p_softmax {
+  int64_t m;
+  int64_t n;
+  const void *x;
+  int64_t ldx;
+  void *y;
+  int64_t ldy;
+} dlc__p_softmax;
+
+typedef struct dlc__p_layernorm {
+  int64_t m;
+  int64_t n;
+  const void *x;
+  int64_t ldx;
+  const void *gamma;
+  const void *beta;
+  void *y;
+  int64_t ldy;
+} dlc__p_layernorm;
+
+typedef struct dlc__p_rmsnorm {
+  int64_t m;
+  int64_t n;
+  const void *x;
+  int64_t ldx;
+  const void *gamma;
+  void *y;
+  int64_t ldy;
+} dlc__p_rmsnorm;
+
 #endif

@@ -51,6 +51,7 @@
 #define DLC_VERSION_MINOR 1 /**< additions that keep the ABI */
 #define DLC_VERSION_PATCH 0 /**< fixes only */
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus

@@ -1,5 +1,6 @@
-/* Hostile arguments against every entry point of the default manifest
- * (libdlckernels-emu; issue 12): negative, INT64_MIN and INT64_MAX dims,
+/* Hostile arguments against the entry points of the default manifest
+ * (libdlckernels-emu; issue 12; of the row skeleton's, layernorm, whose
+ * dispatcher softmax and rmsnorm share in form): negative, INT64_MIN and INT64_MAX dims,
  * strides and pads, huge and short leading dimensions, NULL, misaligned and
  * wrapping pointers for every operand, bias and output, dtypes outside the
  * enum, grids whose arithmetic overflows int64, and empty outputs with bad
@@ -89,6 +90,11 @@ static dlc_status run_conv(const call *c) {
 static dlc_status run_attention(const call *c) {
   return dlc_attention_causal(c->dt, c->v[0], c->v[1], c->v[2], c->v[3], c->p[0], c->p[1], c->p[2],
                               (void *)(uintptr_t)c->p[3], c->stream);
+}
+
+static dlc_status run_layernorm(const call *c) {
+  return dlc_layernorm(c->dt, c->v[0], c->v[1], c->p[0], c->ld[0], c->p[1], c->p[2], (void *)(uintptr_t)c->p[3], c->ld[3],
+                       c->stream);
 }
 
 static int ncases;
@@ -236,14 +242,24 @@ int main(void) {
              {DLC_F16, {1, 8, 8, 8, 8, 1, 1, 1, 1}, {payload(0), payload(1), payload(2), payload(3)}, {0}, NULL}};
   op att = {"attention_causal", 4, {"b", "h", "s", "d"}, {DIM, DIM, DIM, CDIM}, {"q", "k", "v", "o"}, {0, 0, 0, 0},
             run_attention, {DLC_F16, {1, 2, 16, 64}, {payload(0), payload(1), payload(2), payload(3)}, {0}, NULL}};
-  const op *ops[] = {&gemm, &gemm_nt, &conv, &att};
-  for (int i = 0; i < 4; i++) generic_cases(ops[i]);
+  /* the row skeleton's entry points share one dispatcher generator: layernorm has four tensors */
+  op ln = {"layernorm", 2, {"m", "n"}, {DIM, DIM}, {"x", "gamma", "beta", "y"}, {1, 0, 0, 1}, run_layernorm,
+           {DLC_F16, {M, N}, {payload(0), payload(1), payload(2), payload(3)}, {N, 0, 0, N}, NULL}};
+  const op *ops[] = {&gemm, &gemm_nt, &conv, &att, &ln};
+  for (int i = 0; i < 5; i++) generic_cases(ops[i]);
 
   /* empty outputs */
   empty_cases(&gemm, 0, (const int[]){1, 0, 0, 1});    /* m = 0: A and C are empty */
   empty_cases(&gemm_nt, 1, (const int[]){0, 1, 1, 1}); /* n = 0: B, bias and C */
   empty_cases(&conv, 0, (const int[]){1, 0, 0, 1});    /* n = 0: X and Y */
   empty_cases(&att, 0, (const int[]){1, 1, 1, 1});     /* b = 0: all four */
+  empty_cases(&ln, 0, (const int[]){1, 0, 0, 1});      /* m = 0: X and Y */
+  {
+    call c = ln.base;
+    c.v[0] = (int64_t)1 << 31; /* one CTA a row: grid x over 2^31 - 1 */
+    c.v[1] = 1, c.ld[0] = c.ld[3] = 1, c.p[0] = c.p[3] = (const void *)(uintptr_t)0x1000;
+    expect(&ln, "m = 2^31, n = 1", &c, DLC_ERROR_NOT_SUPPORTED, "2147483648");
+  }
 
   /* spans and grids whose arithmetic leaves int64 (signed overflow in the
    * dispatcher before issue 12) */

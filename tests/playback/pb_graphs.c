@@ -21,6 +21,7 @@
 #define G(f) PB_GRAPHS_DIR "/" f
 #define SG(f) PB_SHARED_GRAPHS_DIR "/" f
 #define AG(f) PB_ATTN_GRAPHS_DIR "/" f
+#define MG(f) PB_MANIFEST_GRAPHS_DIR "/" f
 
 typedef struct gcase {
   const char *group;
@@ -119,6 +120,12 @@ static const gcase cases[] = {
     {"gemm_rowsum", {"rowsum(A B)", G("gemm_rowsum.json"), NULL, DT_BF16, NULL, "M=3,N=16,K=33", ANY2, 43, 0, false}},
     {"scaled_rowsum", {"sum(0.3 X)", G("scaled_rowsum.json"), NULL, DT_FP16, NULL, "M=4,N=33", ANY2, 44, 0, false}},
     {"scaled_rowsum", {"sum(0.3 X)", G("scaled_rowsum.json"), NULL, DT_FP32, NULL, "M=7,N=5", ANY2, 45, 0, false}},
+    /* the row skeleton's ops of the default manifest (Reduce mean, sum(x * x)) */
+    {"norms_and_softmax", {"layernorm", MG("layernorm.json"), NULL, DT_FP16, NULL, "M=3,N=37", ANY2, 46, 0, false}},
+    {"norms_and_softmax", {"layernorm", MG("layernorm.json"), NULL, DT_BF16, NULL, "M=2,N=8", ANY2, 47, 0, false}},
+    {"norms_and_softmax", {"rmsnorm", MG("rmsnorm.json"), NULL, DT_FP16, NULL, "M=4,N=19", ANY2, 48, 0, false}},
+    {"norms_and_softmax", {"rmsnorm", MG("rmsnorm.json"), NULL, DT_FP32, NULL, "M=1,N=5", ANY2, 49, 0, false}},
+    {"norms_and_softmax", {"softmax", MG("softmax.json"), NULL, DT_BF16, NULL, "M=3,N=33", ANY2, 55, 0, false}},
     /* the shared graphs */
     {"shared_gemm_bias_relu", {"gemm_bias_relu", SG("gemm_bias_relu.json"), NULL, DT_FP16, NULL, "M=9,N=7,K=13", ANY2, 50, 0, false}},
     {"shared_gemm_bias_relu", {"gemm_bias_relu", SG("gemm_bias_relu.json"), NULL, DT_BF16, NULL, "M=16,N=16,K=32", ANY2, 51, 0, false}},

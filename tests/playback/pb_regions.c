@@ -62,6 +62,11 @@ static const rcase cases[] = {
     {"attention_causal", EX, {"attention_causal", MG("attention_causal.json"), NULL, DT_FP16, NULL, "B=2,H=2,S=5,D=8", ANY, 11, 0, false}},
     {"attention_causal", EX, {"attention_causal", MG("attention_causal.json"), NULL, DT_BF16, NULL, "B=1,H=2,S=17,D=16", ANY, 12, 0, false}},
     {"attention_causal", EX, {"attention_causal", MG("attention_causal.json"), NULL, DT_FP32, NULL, "B=1,H=1,S=9,D=4", ANY, 13, 0, false}},
+    /* the row skeleton's ops of the default manifest */
+    {"norms_and_softmax", RND, {"layernorm", MG("layernorm.json"), NULL, DT_FP16, NULL, "M=3,N=37", ANY, 14, 0, false}},
+    {"norms_and_softmax", RND, {"layernorm", MG("layernorm.json"), NULL, DT_BF16, NULL, "M=2,N=8", ANY, 15, 0, false}},
+    {"norms_and_softmax", RND, {"rmsnorm", MG("rmsnorm.json"), NULL, DT_FP16, NULL, "M=4,N=19", ANY, 16, 0, false}},
+    {"norms_and_softmax", RND, {"softmax", MG("softmax.json"), NULL, DT_BF16, NULL, "M=3,N=33", ANY, 17, 0, false}},
     /* GEMMs: tinygrad's naive reshape*mul+sum, which folds to CONTRACT */
     {"gemm_naive_tinygrad", EX, {"gemm_naive_tinygrad", FI("gemm_naive_tinygrad.json"), NULL, DT_FP16, NULL, "M=6,N=7,K=11", ANY, 20, 0, true}},
     {"gemm_naive_tinygrad", EX, {"gemm_naive_tinygrad", FI("gemm_naive_tinygrad.json"), NULL, DT_BF16, NULL, "M=3,N=1,K=5", ANY, 21, 0, true}},

@@ -280,6 +280,11 @@ static bool ref_node(rctx *c, const fe_node *nd) {
       else if (a->rop == RED_MAX) *acc = fmax(*acc, x->d[f]);
       else *acc = fmin(*acc, x->d[f]);
     }
+    if (a->mean) {
+      int64_t cnt = 1;
+      for (int k = 0; k < a->naxes; k++) cnt *= x->shape[a->axes[k]];
+      for (int64_t f = 0; f < y->n; f++) y->d[f] /= (double)cnt;
+    }
     return true;
   }
   case FE_SOFTMAX: {

@@ -653,8 +653,42 @@ static void test_no_contraction(void) {
   prun_free(&x);
 }
 
+/* plan_rows: a warp a row (4 a CTA) for a constant row of at most 8
+ * vectors a lane, a CTA of 8 warps otherwise (a symbolic or longer row). */
+static void test_rows(void) {
+  prun x;
+  CHECK(prun_text(&x,
+                  J("{'name':'ew','signature':{'dims':['M'],'inputs':[{'tensor':'X'}],'outputs':[{'tensor':'Y'}]},"
+                    "'tensors':{'X':{'dtype':'T','shape':['M']},'Y':{'dtype':'T','shape':['M']}},"
+                    "'graph':[{'op':'Elementwise','name':'r','fn':'relu','inputs':['X'],'outputs':['Y']}]}"),
+                  DT_FP16, 0));
+  if (!x.r) return prun_free(&x);
+  const arch_info *archs[2] = {plan_arch("sm80"), plan_arch("sm120")};
+  static const struct {
+    int64_t n; /* 0: symbolic */
+    int warps, row_warps, rows_per_cta, ctas;
+  } cases[] = {{0, 8, 8, 1, 3}, {2048, 4, 1, 4, 6}, {2049, 8, 8, 1, 3}, {64, 4, 1, 4, 6}};
+  for (int i = 0; i < 4; i++) {
+    diag_list dl;
+    diag_init(&dl);
+    const sx *n = cases[i].n ? sx_int(&x.f.A, cases[i].n) : sx_param(&x.f.A, "N");
+    plan_result *res = plan_rows(&x.f.A, x.r, n, 8, archs, 2, &dl, "ew");
+    CHECK(res && dl.n == 0);
+    if (res) {
+      const sched_plan *p = &res->chosen;
+      CHECK(p->warps_m == cases[i].warps && p->row_warps == cases[i].row_warps && p->tile[0] == cases[i].rows_per_cta);
+      CHECK(p->threads == 32 * cases[i].warps && p->ctas_per_sm == cases[i].ctas);
+      CHECK(p->smem_bytes == (cases[i].row_warps > 1 ? 4 * cases[i].row_warps : 0));
+      CHECK_STR(p->algo, "row_reduce");
+    }
+    diag_free(&dl);
+  }
+  prun_free(&x);
+}
+
 int main(void) {
   arena_init(&A);
+  test_rows();
   test_arch_table();
   test_search_gemm_every_arch();
   test_dump_shape();

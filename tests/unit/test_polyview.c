@@ -281,8 +281,33 @@ static void test_verify(void) {
   pipe_free(&p);
 }
 
+/* A sum of products is a contraction only when one side has an axis the
+ * other lacks: sum(X[m,k] * X[m,k]) (RMSNorm's) is a row reduction in a
+ * fused block, while sum(A[m,k] * v[k]) (a GEMV) stays a matmul. */
+static void test_product_without_free_axis(void) {
+  static const char *const graphs[2] = {
+      "{'signature':{'dims':['M','K'],'inputs':[{'tensor':'X'}],'outputs':[{'tensor':'Y'}]},"
+      "'tensors':{'X':{'dtype':'fp32','shape':['M','K']},'Y':{'dtype':'fp32','shape':['M']}},"
+      "'graph':[{'op':'Elementwise','fn':'mul','inputs':['X','X'],'outputs':['X2']},"
+      "{'op':'Reduce','inputs':['X2'],'outputs':['Y'],'attrs':{'op':'sum','axes':[-1]}}]}",
+      "{'signature':{'dims':['M','K'],'inputs':[{'tensor':'A'},{'tensor':'v'}],'outputs':[{'tensor':'Y'}]},"
+      "'tensors':{'A':{'dtype':'fp32','shape':['M','K']},'v':{'dtype':'fp32','shape':['K']},"
+      "'Y':{'dtype':'fp32','shape':['M']}},"
+      "'graph':[{'op':'Elementwise','fn':'mul','inputs':['A','v'],'outputs':['P']},"
+      "{'op':'Reduce','inputs':['P'],'outputs':['Y'],'attrs':{'op':'sum','axes':[-1]}}]}"};
+  for (int g = 0; g < 2; g++) {
+    front p;
+    pipe_init(&p);
+    CHECK(pipe_run(&p, J(graphs[g]), TO_POLY_VIEW));
+    if (p.pv) CHECK(count_blocks(p.pv, PVB_CONTRACTION) == (g == 0 ? 0 : 1));
+    if (p.pv && g == 0) CHECK(count_blocks(p.pv, PVB_FUSED) == 1);
+    pipe_free(&p);
+  }
+}
+
 int main(void) {
   arena_init(&A);
+  test_product_without_free_axis();
   test_verify();
   test_gemm_matmul_and_epilogue();
   test_conv_pattern();

@@ -92,6 +92,54 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     const void *q, const void *k, const void *v, void *o,
     struct CUstream_st *stream);
 
+/** softmax (manifest ops[4]).  dtypes: DLC_F16 DLC_BF16.
+ * @param m signature dim M
+ * @param n signature dim N
+ * @param x input X [M,N], rows of ld elements
+ * @param ldx leading dimension of X, in elements (>= max(1, N))
+ * @param y output Y [M,N], rows of ld elements
+ * @param ldy leading dimension of Y, in elements (>= max(1, N))
+ * @param stream CUDA stream (NULL: the default stream; must be NULL with libdlckernels-emu)
+ * @return DLC_SUCCESS, or an error status with dlc_last_error_detail() saying why; every argument is
+ * checked before anything is launched, also when the output is empty (see dlc.h). */
+dlc_status dlc_softmax(dlc_dtype dtype,
+    int64_t m, int64_t n, const void *x, int64_t ldx,
+    void *y, int64_t ldy,
+    struct CUstream_st *stream);
+
+/** layernorm (manifest ops[5]).  dtypes: DLC_F16 DLC_BF16.
+ * @param m signature dim M
+ * @param n signature dim N
+ * @param x input X [M,N], rows of ld elements
+ * @param ldx leading dimension of X, in elements (>= max(1, N))
+ * @param gamma input gamma [N], packed row-major
+ * @param beta input beta [N], packed row-major
+ * @param y output Y [M,N], rows of ld elements
+ * @param ldy leading dimension of Y, in elements (>= max(1, N))
+ * @param stream CUDA stream (NULL: the default stream; must be NULL with libdlckernels-emu)
+ * @return DLC_SUCCESS, or an error status with dlc_last_error_detail() saying why; every argument is
+ * checked before anything is launched, also when the output is empty (see dlc.h). */
+dlc_status dlc_layernorm(dlc_dtype dtype,
+    int64_t m, int64_t n, const void *x, int64_t ldx,
+    const void *gamma, const void *beta, void *y, int64_t ldy,
+    struct CUstream_st *stream);
+
+/** rmsnorm (manifest ops[6]).  dtypes: DLC_F16 DLC_BF16.
+ * @param m signature dim M
+ * @param n signature dim N
+ * @param x input X [M,N], rows of ld elements
+ * @param ldx leading dimension of X, in elements (>= max(1, N))
+ * @param gamma input gamma [N], packed row-major
+ * @param y output Y [M,N], rows of ld elements
+ * @param ldy leading dimension of Y, in elements (>= max(1, N))
+ * @param stream CUDA stream (NULL: the default stream; must be NULL with libdlckernels-emu)
+ * @return DLC_SUCCESS, or an error status with dlc_last_error_detail() saying why; every argument is
+ * checked before anything is launched, also when the output is empty (see dlc.h). */
+dlc_status dlc_rmsnorm(dlc_dtype dtype,
+    int64_t m, int64_t n, const void *x, int64_t ldx,
+    const void *gamma, void *y, int64_t ldy,
+    struct CUstream_st *stream);
+
 #ifdef __cplusplus
 }
 #endif
