@@ -786,6 +786,9 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
             p->tile[1], p->tile[2], p->stages, p->warps_m, p->warps_n);
   sb_printf(s, "  static constexpr bool A_K_CONTIG = %s, B_K_CONTIG = %s;\n", k->A.k_contig ? "true" : "false",
             k->B.k_contig ? "true" : "false");
+  sb_printf(s, "  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)\n"
+               "  static constexpr int RASTER_GROUP = %d;\n",
+            p->raster_group);
   group_comment(&g, "M", k->v.m_axes, k->v.nm);
   group_comment(&g, "N", k->v.n_axes, k->v.nn);
   group_comment(&g, "K", k->v.k_axes, k->v.nk);
@@ -1397,17 +1400,27 @@ static void dispatch_grid(arena *A, strbuf *s, const fe_graph *g, const gpu_kern
     dfmt = arena_printf(A, "%s%s%s = %%lld", dfmt, d ? ", " : "", lc(A, g->dims[d]));
     dargs = arena_printf(A, "%s, (long long)dlc_p->%s", dargs, lc(A, g->dims[d]));
   }
-  sb_printf(s, "    const int64_t dlc_gx = %s, dlc_gy = %s, dlc_gz = %s;\n", hsx(A, k->grid[0]), hsx(A, k->grid[1]),
-            hsx(A, k->grid[2]));
+  const char *gx = k->tiles[0] ? arena_printf(A, "dlc__mul(%s, %s)", hsx(A, k->tiles[0]), hsx(A, k->tiles[1]))
+                               : hsx(A, k->grid[0]);
+  sb_printf(s, "    const int64_t dlc_gx = %s, dlc_gy = %s, dlc_gz = %s;\n", gx, hsx(A, k->grid[1]), hsx(A, k->grid[2]));
   sb_printf(s,
             "    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)\n"
             "      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: the launch grid overflows int64 with %s\"%s);\n",
             on, dfmt, dargs);
-  sb_printf(s,
-            "    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)\n"
-            "      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: the launch grid (%%lld, %%lld, %%lld) exceeds the "
-            "device limits\", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);\n",
-            on);
+  /* each limit named, with what the kernel puts on that dimension */
+  static const char *const lim[3] = {"2147483647", "65535", "65535"};
+  const char *what[3];
+  if (k->attention) what[0] = "query tiles", what[1] = "batch x heads", what[2] = "";
+  else what[0] = "M tiles x N tiles", what[1] = "", what[2] = "batch";
+  for (int d = 0; d < 3; d++) {
+    int64_t v;
+    if (sx_is_int(k->grid[d], &v) && v <= (d ? 65535 : 2147483647)) continue; /* fits (gpuir_build checked it) */
+    sb_printf(s,
+              "    if (dlc_g%c > %s)\n"
+              "      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: the launch grid needs %%lld blocks on %c (%s); "
+              "CUDA's limit is %s\", (long long)dlc_g%c);\n",
+              "xyz"[d], lim[d], on, "xyz"[d], what[d], lim[d], "xyz"[d]);
+  }
   /* the contraction kernels count k-tiles and K counters in 32 bits */
   if (!k->attention) {
     const sx *kx = sx_int(A, 1);

@@ -31,6 +31,7 @@ typedef enum {
   GS_ST_GLOBAL,    /* vectorized store: consumes TokEpilogue */
   GS_ADDR_SETUP,   /* per-CTA: an operand's chunk pointers and tail byte counts at k-tile 0 */
   GS_ADVANCE,      /* an operand's chunk pointers move by its k-step (elements per k-tile) */
+  GS_TILE_COORD,   /* per-CTA: the tile's coordinates from the block index (the plan's raster order) */
 } gpu_stmt_kind;
 
 typedef struct gpu_stmt {
@@ -131,6 +132,8 @@ typedef struct gpu_kernel {
   /* launch */
   int threads, smem;
   const sx *grid[3];     /* blocks in x, y, z, over signature dims */
+  const sx *tiles[2];    /* contraction: M tiles and N tiles, whose product is grid[0] (the
+                            dispatch multiplies them, checked, rather than expand the product) */
   int nvec;
   int vecs[4];           /* instantiated chunk widths, widest first */
   int steady_min_vec;    /* contraction: the chunk widths >= this run the steady loop (both

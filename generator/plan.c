@@ -208,31 +208,41 @@ typedef struct shape_est {
 static int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* DRAM bytes of the operands: tiles are issued in raster order (n fastest,
- * then m, then batch), a wave of `slots` concurrent tiles sweeps k in rough
- * lockstep, so each A row-panel and B column-panel that the wave touches is
- * read from DRAM once per wave and shared by its tiles through L2.  This lies
- * between the ideal (each operand once) and the cache-less tile-reuse bound
- * elem (M K ceil(N/BN) + K N ceil(M/BM)). */
-static double operand_bytes(int64_t M, int64_t N, int64_t K, int64_t batch, int BM, int BN, int64_t slots,
+/* The tile at position t of the CTA order within one batch slice of tm x tn
+ * tiles: groups of G M tiles, M fastest within a group, so that consecutive
+ * CTAs share B column panels and a wave touches few A row panels.  G = 1 is
+ * plain row order (N fastest).  The kernel (templates/sm80_contraction.cuh)
+ * decodes blockIdx.x the same way. */
+static void raster_tile(int64_t t, int64_t tm, int64_t tn, int64_t G, int64_t *mt, int64_t *nt) {
+  int64_t per = G * tn, g = t / per, first = g * G, gm = tm - first < G ? tm - first : G, r = t - g * per;
+  *mt = first + r % gm, *nt = r / gm;
+}
+
+/* Above this many tiles operand_bytes() stops walking them and takes the
+ * cache-less tile-reuse bound. */
+#define RASTER_WALK_TILES ((int64_t)1 << 24)
+
+/* DRAM bytes of the operands: tiles are issued in the plan's raster order
+ * (raster_tile, then batch), a wave of `slots` concurrent tiles sweeps k in
+ * rough lockstep, so each A row-panel and B column-panel that the wave
+ * touches is read from DRAM once per wave and shared by its tiles through
+ * L2.  This lies between the ideal (each operand once) and the cache-less
+ * tile-reuse bound elem (M K ceil(N/BN) + K N ceil(M/BM)). */
+static double operand_bytes(int64_t M, int64_t N, int64_t K, int64_t batch, int BM, int BN, int G, int64_t slots,
                             int elem) {
   int64_t tm = ceil_div64(M, BM), tn = ceil_div64(N, BN), per_b = tm * tn, T = per_b * batch;
+  int64_t *seen = T <= RASTER_WALK_TILES ? calloc((size_t)(tm + tn), sizeof *seen) : NULL;
+  if (!seen) return (double)elem * (double)K * ((double)M * (double)tn + (double)N * (double)tm) * (double)batch;
   double elems = 0;
-  for (int64_t t0 = 0; t0 < T; t0 += slots) {
-    int64_t t1 = min64(T, t0 + slots);
-    for (int64_t s = t0; s < t1;) { /* one batch slice of the wave at a time */
-      int64_t b = s / per_b, e = min64(t1, (b + 1) * per_b);
-      int64_t s0 = s - b * per_b, s1 = e - b * per_b, count = s1 - s0;
-      int64_t r0 = s0 / tn, r1 = (s1 - 1) / tn;
-      int64_t rows = min64((r1 + 1) * BM, M) - r0 * BM, cols;
-      int64_t c0 = s0 % tn, c1 = (s1 - 1) % tn;
-      if (count >= tn) cols = N;
-      else if (c0 <= c1) cols = min64((c1 + 1) * BN, N) - c0 * BN;
-      else cols = (N - c0 * BN) + min64((c1 + 1) * BN, N);
-      elems += (double)K * (double)(rows + cols);
-      s = e;
-    }
+  int64_t stamp = 0, last_b = -1;
+  for (int64_t s = 0; s < T; s++) {
+    int64_t b = s / per_b, mt, nt;
+    if (s % slots == 0 || b != last_b) stamp++, last_b = b; /* a new wave or batch slice: new panels */
+    raster_tile(s - b * per_b, tm, tn, G < 1 ? 1 : G, &mt, &nt);
+    if (seen[mt] != stamp) seen[mt] = stamp, elems += (double)K * (double)min64(BM, M - mt * BM);
+    if (seen[tm + nt] != stamp) seen[tm + nt] = stamp, elems += (double)K * (double)min64(BN, N - nt * BN);
   }
+  free(seen);
   return elems * elem;
 }
 
@@ -275,7 +285,7 @@ static shape_est model(const sched_plan *p, const arch_info *ai, int64_t M, int6
   if (occ_bw > 1) occ_bw = 1;
   double compute_s = flops / (peak * e.occ * pipeline_eff(p, ai, elem));
   double out_bytes = (double)M * (double)N * (double)batch * out_elem;
-  e.dram_bytes = operand_bytes(M, N, K, batch, BM, BN, slots, elem) + out_bytes;
+  e.dram_bytes = operand_bytes(M, N, K, batch, BM, BN, p->raster_group, slots, elem) + out_bytes;
   e.l2_bytes = (double)elem * (double)K * ((double)M * (double)ceil_div64(N, BN) + (double)N * (double)ceil_div64(M, BM)) *
                    (double)batch +
                out_bytes;
@@ -422,6 +432,7 @@ static void fill_defaults(arena *A, const region *r, const pc_analysis *a, sched
   p->a_swizzle = p->b_swizzle = true;
   p->c_stride = "row";
   p->barrier_model = "cp_async_group";
+  p->raster_group = PLAN_RASTER_DEFAULT;
   p->cache_tensor[0] = c->lhs >= 0 ? r->in[c->lhs].name : "A";
   p->cache_tensor[1] = c->rhs >= 0 ? r->in[c->rhs].name : "B";
   p->batched = c->nb > 0;
@@ -460,6 +471,9 @@ bool plan_validate(const sched_plan *p, const region *r, const pc_analysis *a, c
                 "tile [%d, %d, %d] is out of range", BM, BN, BK);
     dims_ok = false;
   }
+  if (p->raster_group < 1 || p->raster_group > PLAN_RASTER_MAX)
+    diag_report(dl, D_PLAN_SCHEMA, key_at(&A, at, "raster.group_m"), "Use a raster group of 1 to 64 M tiles.",
+                "raster.group_m = %d is out of range", p->raster_group);
   if (p->stages < 2 || p->stages > 4)
     diag_report(dl, D_PLAN_SCHEMA, key_at(&A, at, "stages"), "Use 2, 3 or 4 stages.",
                 "stages = %d; the cp.async ring of the sm80 skeleton takes 2 to 4", p->stages);
@@ -554,13 +568,14 @@ bool plan_validate(const sched_plan *p, const region *r, const pc_analysis *a, c
 
 /* ---- pinned plans -------------------------------------------------------------------------- */
 
-static const char *const PLAN_KEYS[] = {"tile", "stages", "bind", "warp_tile", "cache", "vectorize",
+static const char *const PLAN_KEYS[] = {"tile", "stages", "bind", "raster", "warp_tile", "cache", "vectorize",
                                         "predicate_tail", "epilogue", "arch", "layout_hints", "algo_choice",
                                         "local_edges", "async", "barrier_model", NULL};
 
-/* bind of the sm80 skeleton: the only one it realizes */
+/* bind of the sm80 skeleton: the only one it realizes.  The M and N tiles
+ * share blockIdx.x (up to 2^31 - 1 of them), in the plan's raster order. */
 static const char *const BIND[][2] = {
-    {"m.o", "block.y"}, {"n.o", "block.x"}, {"b", "block.z"}, {"m.i.o", "warp.y"}, {"n.i.o", "warp.x"}};
+    {"m.o", "block.x"}, {"n.o", "block.x"}, {"b", "block.z"}, {"m.i.o", "warp.y"}, {"n.i.o", "warp.x"}};
 /* streaming_softmax: query tiles on x, the batch on y, key tiles streamed
  * by each block, its 4 warps over the query rows */
 static const char *const ATT_BIND[][2] = {{"m.o", "block.x"}, {"n.o", "loop"}, {"b", "block.y"}, {"m.i.o", "warp.y"}};
@@ -704,6 +719,13 @@ bool plan_from_json(arena *A, const cJSON *j, const region *r, const pc_analysis
   (void)have_stages;
   const cJSON *b = ju_object(c, j, "bind", path, false);
   if (b) read_bind(c, b, ju_path_key(c, path, "bind"));
+  const cJSON *ras = ju_object(c, j, "raster", path, false);
+  if (ras) {
+    static const char *const keys[] = {"group_m", NULL};
+    const char *rp = ju_path_key(c, path, "raster");
+    ju_check_keys(c, ras, rp, keys);
+    int_key(c, ras, "group_m", rp, &p.raster_group);
+  }
   const char *wt = NULL;
   if (ju_string(c, j, "warp_tile", path, false, &wt)) {
     int wm, wn;
@@ -875,6 +897,29 @@ static const char *stop_rule(arena *A, const sched_plan *p, const arch_info *ai,
   return NULL;
 }
 
+/* The raster group of a candidate: of RASTER_GROUPS, the one with the
+ * smallest sum over the archs of the mean estimated time (the first on
+ * ties, so PLAN_RASTER_DEFAULT unless the order changes the DRAM bytes of a
+ * memory-bound shape). */
+static const int RASTER_GROUPS[] = {PLAN_RASTER_DEFAULT, 1, 4, 16};
+
+static int raster_choose(arena *A, const sched_plan *p, const region *r, const arch_info *const *archs, int narchs,
+                         int nshapes, int64_t (*shapes)[3]) {
+  int best = PLAN_RASTER_DEFAULT;
+  double best_t = INFINITY;
+  for (size_t g = 0; g < sizeof RASTER_GROUPS / sizeof *RASTER_GROUPS; g++) {
+    sched_plan q = *p;
+    q.raster_group = RASTER_GROUPS[g];
+    double t = 0;
+    for (int k = 0; k < narchs; k++) {
+      estimate(A, &q, r, archs[k], nshapes, shapes);
+      t += q.time_us;
+    }
+    if (t < best_t * (1 - 1e-9)) best_t = t, best = q.raster_group;
+  }
+  return best;
+}
+
 plan_result *plan_choose_multi(arena *A, const region *r, const pc_analysis *a, const arch_info *const *archs,
                                int narchs, const cJSON *pinned, int nshapes, const int64_t (*shapes)[3],
                                diag_list *dl, const char *at) {
@@ -925,6 +970,7 @@ plan_result *plan_choose_multi(arena *A, const region *r, const pc_analysis *a, 
     /* STOP rules (spec §11), on every arch the kernel is built for */
     for (int k = 0; k < narchs && !c->stop; k++) c->stop = stop_rule(A, &c->p, archs[k], legal, &c->why);
     if (c->stop) continue;
+    c->p.raster_group = raster_choose(A, &c->p, r, archs, narchs, nshapes, res->shapes);
     for (int k = 0; k < narchs; k++) {
       diag_list scratch;
       diag_init(&scratch);
@@ -1069,6 +1115,7 @@ static cJSON *plan_json(const sched_plan *p) {
   else
     for (int i = 0; i < 5; i++)
       if (i != 2 || p->batched) cJSON_AddStringToObject(b, BIND[i][0], BIND[i][1]);
+  if (!p->streaming) cJSON_AddNumberToObject(cJSON_AddObjectToObject(o, "raster"), "group_m", p->raster_group);
   cJSON_AddStringToObject(o, "warp_tile", warp_tile_str(buf, sizeof buf, p));
   cJSON *cache = cJSON_AddArrayToObject(o, "cache");
   for (int i = 0; i < 2; i++) {
@@ -1147,6 +1194,7 @@ cJSON *plan_dump(const plan_result *r) {
     cJSON_AddNumberToObject(x, "stages", p->stages);
     cJSON_AddStringToObject(x, "warp_tile", warp_tile_str(buf, sizeof buf, p));
     cJSON_AddNumberToObject(x, "vec", p->vec);
+    if (c->kept && !p->streaming) cJSON_AddNumberToObject(x, "raster_group_m", p->raster_group);
     cJSON_AddItemToObject(x, "estimate", estimate_json(p, r, false));
     /* attention's candidates are not timed: the largest key tile that fits wins */
     if (c->kept && p->shape_us) cJSON_AddNumberToObject(x, "score", round_to(c->score, 0.001));

@@ -63,6 +63,8 @@ typedef struct sched_plan {
   int prefetch_depth;
   bool epilogue_overlap;
   const char *barrier_model;  /* "cp_async_group" | "mbarrier" */
+  int raster_group;        /* CTA order: the grid is one row of tiles on blockIdx.x, taken in groups of
+                            * this many M tiles, M fastest within a group (1: N fastest, row by row) */
   bool streaming;          /* plan_attention's: one kernel for both attention
                             * regions on the streaming_softmax skeleton */
   bool a_frag_regs;        /* streaming: Q's A fragments stay in registers
@@ -149,5 +151,8 @@ const cJSON *plan_pinned_for(cJSON *const *plans, int n, const char *arch);
 /* streaming_softmax keeps Q's fragments in registers up to this many per
  * thread (D <= 64) */
 #define PLAN_ATT_Q_REGS 16
+/* The raster groups the search tries, the first the default (docs/plan.md). */
+#define PLAN_RASTER_DEFAULT 8
+#define PLAN_RASTER_MAX 64
 
 #endif

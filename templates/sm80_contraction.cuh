@@ -9,11 +9,14 @@
 // the address and in-bounds functions of one operand chunk (from the IndexBook
 // AxisMaps and domains), and the epilogue (from the region's post-reduce lets).
 // The block computes an output tile of BM x BN (M: lhs-only axes, N: rhs-only
-// axes, flattened), over the reduce axes (K) in steps of BK; blockIdx.z is the
-// batch index.  VEC is the width, in elements, of one global->shared copy.
+// axes, flattened), over the reduce axes (K) in steps of BK.  blockIdx.x
+// numbers the M x N tiles in the plan's raster order (tile_coord), so that M
+// is not bounded by gridDim.y; blockIdx.z is the batch index.  VEC is the
+// width, in elements, of one global->shared copy.
 //
 // Op provides:
-//   T, BM, BN, BK, STAGES, WARPS_M, WARPS_N, A_K_CONTIG, B_K_CONTIG, Params
+//   T, BM, BN, BK, STAGES, WARPS_M, WARPS_N, A_K_CONTIG, B_K_CONTIG, Params,
+//   RASTER_GROUP (M tiles per group of the CTA order; 1: N fastest)
 //   extent_m(p), extent_n(p), extent_k(p): the flattened M, N and K lengths
 //     (p: const Params *; the grid covers M, N and the batch, the chunk
 //     functions their tails)
@@ -258,6 +261,20 @@ struct FragOffsets {
   }
 };
 
+// The (M tile, N tile) of block t: groups of G M tiles, M fastest within a
+// group, so that the CTAs resident at once share B's column panels and read
+// few of A's row panels (L2 reuse).  The last group holds the M tiles left.
+template <int G>
+__device__ __forceinline__ void tile_coord(int64_t t, int64_t tiles_m, int64_t tiles_n, int64_t *mt, int64_t *nt) {
+  if constexpr (G == 1) {
+    *mt = t / tiles_n, *nt = t - *mt * tiles_n;
+  } else {
+    const int64_t per = G * tiles_n, g = t / per, first = g * G, r = t - g * per;
+    const int64_t gm = tiles_m - first < G ? tiles_m - first : G;
+    *nt = r / gm, *mt = first + (r - *nt * gm);
+  }
+}
+
 template <class Op, int VEC>
 __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   using T = typename Op::T;
@@ -277,7 +294,9 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wm = warp / WARPS_N, wn = warp % WARPS_N;
-  const int64_t m0 = (int64_t)blockIdx.y * BM, n0 = (int64_t)blockIdx.x * BN, b = blockIdx.z;
+  int64_t mt, nt;
+  tile_coord<Op::RASTER_GROUP>(blockIdx.x, (Op::extent_m(p) + BM - 1) / BM, (Op::extent_n(p) + BN - 1) / BN, &mt, &nt);
+  const int64_t m0 = mt * BM, n0 = nt * BN, b = blockIdx.z;
   const int64_t K = Op::extent_k(p);
   const int KT = (int)((K + BK - 1) / BK);   // k-tiles; the dispatcher keeps K below 2^31 - BK
   const int KTF = (int)(K / BK);             // full k-tiles

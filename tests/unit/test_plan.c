@@ -217,7 +217,7 @@ static void test_dump_shape(void) {
   CHECK(pr != NULL);
   if (pr) {
     cJSON *j = plan_dump(pr);
-    static const char *const keys[] = {"tile",         "stages",      "bind",        "warp_tile",     "cache",
+    static const char *const keys[] = {"tile",         "stages",      "bind",        "raster",        "warp_tile",     "cache",
                                        "vectorize",    "predicate_tail", "epilogue", "arch",          "layout_hints",
                                        "algo_choice",  "local_edges", "async",       "barrier_model", "estimate",
                                        "candidates",   NULL};
@@ -225,7 +225,7 @@ static void test_dump_shape(void) {
     for (int k = 0; keys[k]; k++, it = it ? it->next : NULL) CHECK_STR(it ? it->string : NULL, keys[k]);
     CHECK(it == NULL);
     char *bind = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "bind"));
-    CHECK_STR(bind, "{\"m.o\":\"block.y\",\"n.o\":\"block.x\",\"m.i.o\":\"warp.y\",\"n.i.o\":\"warp.x\"}");
+    CHECK_STR(bind, "{\"m.o\":\"block.x\",\"n.o\":\"block.x\",\"m.i.o\":\"warp.y\",\"n.i.o\":\"warp.x\"}");
     free(bind);
     char *cache = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "cache"));
     CHECK_STR(cache, "[{\"tensor\":\"A\",\"where\":\"smem\",\"at\":\"k.i\",\"pingpong\":true},"
@@ -369,8 +369,9 @@ static void test_pinned_used_as_given(void) {
   cJSON_Delete(j);
 
   /* the spec §8.1 example, with the overlap the sm80 skeleton does not do
-   * turned off: accepted, its epilogue names kept as written */
-  j = parse("{'tile':[128,64,64],'stages':2,'bind':{'m.o':'block.y','n.o':'block.x','m.i.o':'warp.y','n.i.o':'warp.x'},"
+   * turned off and m.o on block.x (the skeleton puts every tile on x, in
+   * its raster order): accepted, its epilogue names kept as written */
+  j = parse("{'tile':[128,64,64],'stages':2,'bind':{'m.o':'block.x','n.o':'block.x','m.i.o':'warp.y','n.i.o':'warp.x'},"
             "'warp_tile':'64x64','cache':[{'tensor':'A','where':'smem','at':'k.i','pingpong':true},"
             "{'tensor':'B','where':'smem','at':'k.i','pingpong':true}],'vectorize':{'axis':'n.i.i','width':8},"
             "'predicate_tail':['m.i.i','n.i.i','k.i.i'],'epilogue':['bias','relu'],'arch':'sm80',"
@@ -448,6 +449,9 @@ static void test_pinned_errors(void) {
              "ops[0].plans[0].local_edges[0].buffer");
   expect_bad(&x, "sm80", "{'tile':[256,256,32],'warp_tile':'16x16'}", "E1701", "ops[0].plans[0].warp_tile");
   expect_bad(&x, "sm80", "[1,2]", "E1701", "ops[0].plans[0]");
+  expect_bad(&x, "sm80", "{'raster':{'group_m':0}}", "E1701", "ops[0].plans[0].raster.group_m");
+  expect_bad(&x, "sm80", "{'raster':{'group_m':65}}", "E1701", "ops[0].plans[0].raster.group_m");
+  expect_bad(&x, "sm80", "{'raster':{'group':8}}", "E1701", "ops[0].plans[0].raster.group");
   /* E1702 SmemOverLimit: 4 x 256 x 64 x 2 = 128 KB > 80% of 99 KB */
   expect_bad(&x, "sm120", "{'tile':[128,128,64],'stages':4}", "E1702", "ops[0].plans[0].tile");
   expect_bad(&x, "sm80", "{'tile':[256,128,64],'stages':4,'warp_tile':'64x64'}", "E1702", NULL);
@@ -462,7 +466,7 @@ static void test_pinned_errors(void) {
   expect_bad(&x, "sm80", "{'vectorize':{'axis':'k.i.i','width':3}}", "E1705", "ops[0].plans[0].vectorize.width");
   /* E1706 NotSupportedForCodegen: what the sm80 skeleton does not do */
   expect_bad(&x, "sm80", "{'barrier_model':'mbarrier'}", "E1706", "ops[0].plans[0].barrier_model");
-  expect_bad(&x, "sm80", "{'bind':{'m.o':'block.x'}}", "E1706", "ops[0].plans[0].bind.m.o");
+  expect_bad(&x, "sm80", "{'bind':{'m.o':'block.y'}}", "E1706", "ops[0].plans[0].bind.m.o");
   expect_bad(&x, "sm80", "{'cache':[{'tensor':'A','where':'gmem'}]}", "E1706", "ops[0].plans[0].cache[0]");
   expect_bad(&x, "sm80", "{'layout_hints':{'A_swizzle':false}}", "E1706", "ops[0].plans[0].layout_hints");
   expect_bad(&x, "sm80", "{'async':{'epilogue_overlap':true}}", "E1706", "ops[0].plans[0].async.epilogue_overlap");
