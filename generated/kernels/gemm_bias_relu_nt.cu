@@ -17,6 +17,8 @@ struct Op {
   using Params = dlc__p_gemm_bias_relu_nt;
   static constexpr int BM = 128, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
   static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
+  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
+  static constexpr int RASTER_GROUP = 8;
   // M: (m), extent M
   // N: (n), extent N
   // K: (k), extent K

@@ -63,11 +63,11 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
   if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
   if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
   if (!dlc_vec) dlc_vec = 1;
-  const int64_t dlc_gx = dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128)), dlc_gy = dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc_gz = 1;
+  const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
   if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-  if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+  if (dlc_gx > 2147483647)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
   const int64_t dlc_kx = dlc_p->k;
   if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
@@ -152,11 +152,11 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
   if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
   if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
   if (!dlc_vec) dlc_vec = 1;
-  const int64_t dlc_gx = dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128)), dlc_gy = dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc_gz = 1;
+  const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
   if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-  if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+  if (dlc_gx > 2147483647)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
   const int64_t dlc_kx = dlc_p->k;
   if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
@@ -275,11 +275,11 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128)), dlc_gy = dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 64)), dlc_gz = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 64)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
     const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
     if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
@@ -323,11 +323,11 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128)), dlc_gy = dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 64)), dlc_gz = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 64)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
     const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
     if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
@@ -369,11 +369,11 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128)), dlc_gy = dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 64)), dlc_gz = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 64)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
     const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
     if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
@@ -417,11 +417,11 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128)), dlc_gy = dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 64)), dlc_gz = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 64)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
     const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
     if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
@@ -524,8 +524,10 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
-    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    if (dlc_gy > 65535)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     int dlc_k = -1;
@@ -570,8 +572,10 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
-    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    if (dlc_gy > 65535)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     int dlc_k = -1;
@@ -616,8 +620,10 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
-    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    if (dlc_gy > 65535)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     int dlc_k = -1;
@@ -662,8 +668,10 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
-    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    if (dlc_gy > 65535)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     int dlc_k = -1;
