@@ -196,6 +196,13 @@ static double sm_busy(const sched_plan *p, const arch_info *ai, int elem, int64_
  * reach full bandwidth. */
 #define SM_BW_FACTOR 4.0
 
+/* Little's law on one SM: the DRAM bandwidth it draws is at most the bytes
+ * its resident CTAs keep in flight (each the stages - 1 k-tiles its ring
+ * prefetches) over the loaded DRAM latency.  A model constant, not a
+ * measurement here: GPU microbenchmark studies put A100/H100 global-memory
+ * latency at roughly 500-700 ns under load. */
+#define DRAM_LATENCY_NS 600.0
+
 static double pipeline_eff(const sched_plan *p, const arch_info *ai, int elem) {
   return stage_eff(p->stages) * frag_eff(p, ai, elem);
 }
@@ -251,8 +258,9 @@ static double operand_bytes(int64_t M, int64_t N, int64_t K, int64_t batch, int 
  * its tiles over the SMs first.  Each SM's tensor throughput is shared by its
  * resident tiles, who keep it sm_busy() busy.  So occ counts tile padding
  * (M, N and K rounded up to the tile), wave quantization and the barriers
- * one CTA cannot hide; occ_bw is the time-weighted fraction of busy SMs
- * times SM_BW_FACTOR, at most 1.
+ * one CTA cannot hide; occ_bw is the time-weighted mean over the SMs of
+ * the bandwidth each draws (SM_BW_FACTOR shares when busy, less when its
+ * CTAs keep too few bytes in flight), at most 1.
  * Bytes are checked at two levels: DRAM (operand_bytes, shared per wave) and
  * L2 (the tile-reuse bytes elem (M K ceil(N/BN) + K N ceil(M/BM)), which every
  * tile loads through L2, at L2_BW_FACTOR times the DRAM bandwidth). */
@@ -271,17 +279,23 @@ static shape_est model(const sched_plan *p, const arch_info *ai, int64_t M, int6
   double peak = ai->peak_tflops * 1e12, p_sm = peak / (double)sms;
   double tile_flops = 2.0 * BM * BN * (double)(ceil_div64(K, BK) * BK);
   int64_t nfull = T / slots, rem = T % slots;
+  /* the share of the DRAM bandwidth an SM with c resident CTAs draws, in
+   * units of its 1/SMs share: SM_BW_FACTOR, or less by Little's law */
+  double inflight = (double)(p->stages - 1) * (BM + BN) * BK * elem;
+  double share_Bps = ai->peak_gbs * 1e9 / (double)sms;
+#define BW_UNITS(c) fmin(SM_BW_FACTOR, (double)(c) * inflight / (DRAM_LATENCY_NS * 1e-9) / share_Bps)
   double t_full = tile_flops * r.ctas / (p_sm * sm_busy(p, ai, elem, r.ctas));
-  double t = (double)nfull * t_full, busy = (double)nfull * t_full * (double)sms;
+  double t = (double)nfull * t_full, busy_bw = (double)nfull * t_full * (double)sms * BW_UNITS(r.ctas);
   if (rem) {
     int64_t c = ceil_div64(rem, sms);
     double t_rem = tile_flops * (double)c / (p_sm * sm_busy(p, ai, elem, c));
     t += t_rem;
-    busy += t_rem * (double)min64(rem, sms);
+    busy_bw += t_rem * (double)min64(rem, sms) * BW_UNITS(c);
   }
+#undef BW_UNITS
   double flops = 2.0 * (double)M * (double)N * (double)K * (double)batch;
   e.occ = flops / (peak * t);
-  double occ_bw = SM_BW_FACTOR * busy / ((double)sms * t);
+  double occ_bw = busy_bw / ((double)sms * t);
   if (occ_bw > 1) occ_bw = 1;
   double compute_s = flops / (peak * e.occ * pipeline_eff(p, ai, elem));
   double out_bytes = (double)M * (double)N * (double)batch * out_elem;
@@ -298,6 +312,15 @@ static shape_est model(const sched_plan *p, const arch_info *ai, int64_t M, int6
 
 double plan_time_us(const sched_plan *p, const arch_info *ai, int64_t M, int64_t N, int64_t K, int elem_bytes) {
   return model(p, ai, M, N, K, 1, elem_bytes, elem_bytes).us;
+}
+
+plan_shape_estimate plan_estimate(const sched_plan *p, const arch_info *ai, int64_t M, int64_t N, int64_t K,
+                                  int64_t batch, int elem_bytes, int out_bytes) {
+  shape_est e = model(p, ai, M, N, K, batch, elem_bytes, out_bytes);
+  plan_res r = resources(p, elem_bytes, ai);
+  plan_shape_estimate o = {e.us, e.occ, e.dram_bytes, 2.0 * (double)M * (double)N * (double)K * (double)batch,
+                           r.ctas, e.memory_bound};
+  return o;
 }
 
 /* ---- the region's side of the plan ----------------------------------------------------- */
@@ -836,6 +859,11 @@ const cJSON *plan_pinned_for(cJSON *const *plans, int n, const char *arch) {
 
 static const int64_t DEFAULT_SHAPES[][3] = {{4096, 4096, 4096}, {1024, 1024, 1024}, {128, 4096, 4096}};
 
+int plan_default_shapes(const int64_t (**out)[3]) {
+  *out = DEFAULT_SHAPES;
+  return (int)(sizeof DEFAULT_SHAPES / sizeof *DEFAULT_SHAPES);
+}
+
 /* Fills the resource and time estimates of p over the shapes. */
 static void estimate(arena *A, sched_plan *p, const region *r, const arch_info *ai, int nshapes,
                      int64_t (*shapes)[3]) {
@@ -861,19 +889,26 @@ static void estimate(arena *A, sched_plan *p, const region *r, const arch_info *
   p->time_us = nshapes ? sum / nshapes : 0;
 }
 
-/* The search space, small to large: CTA tiles {64,128} x {64,128}; for each,
- * BK 32 with 2, 3 and 4 stages and BK 64 with 3, 2x2 warps; the 128-wide
- * tiles also with 8 warps (2x4 or 4x2, 3 stages).  20 points. */
+/* The search space, small to large: six small-M tiles (BM 16 or 32, for
+ * skinny shapes), then CTA tiles {64,128} x {64,128}; for each, BK 32 with
+ * 2, 3 and 4 stages and BK 64 with 3, 2x2 warps; the 128-wide tiles also
+ * with 8 warps (2x4 or 4x2, 3 stages); then one wide 128x256 tile.  27
+ * points. */
 typedef struct cand_spec {
   int bm, bn, bk, stages, wm, wn;
 } cand_spec;
 
 static const cand_spec SPACE[] = {
+    /* small M (decode-like shapes): one or two m16 rows of warps */
+    {16, 16, 64, 4, 1, 1},    {16, 32, 64, 4, 1, 2},    {16, 64, 64, 4, 1, 2},    {16, 128, 32, 3, 1, 4},
+    {32, 64, 32, 3, 2, 2},    {32, 128, 32, 3, 2, 2},
     {64, 64, 32, 2, 2, 2},    {64, 64, 32, 3, 2, 2},    {64, 64, 32, 4, 2, 2},    {64, 64, 64, 3, 2, 2},
     {64, 128, 32, 2, 2, 2},   {64, 128, 32, 3, 2, 2},   {64, 128, 32, 3, 2, 4},   {64, 128, 32, 4, 2, 2},
     {64, 128, 64, 3, 2, 2},   {128, 64, 32, 2, 2, 2},   {128, 64, 32, 3, 2, 2},   {128, 64, 32, 3, 4, 2},
     {128, 64, 32, 4, 2, 2},   {128, 64, 64, 3, 2, 2},   {128, 128, 32, 2, 2, 2},  {128, 128, 32, 3, 2, 2},
     {128, 128, 32, 3, 2, 4},  {128, 128, 32, 3, 4, 2},  {128, 128, 32, 4, 2, 2},  {128, 128, 64, 3, 2, 2},
+    /* wide: 8 warps of 64x64 (only where shared memory allows its staging tile) */
+    {128, 256, 32, 3, 2, 4},
 };
 #define NSPACE ((int)(sizeof SPACE / sizeof *SPACE))
 

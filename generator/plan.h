@@ -136,9 +136,24 @@ plan_result *plan_choose_multi(arena *A, const region *r, const pc_analysis *a, 
  * with the softmax): the key tile, by the STOP rules on every arch. */
 plan_result *plan_attention(arena *A, const region *r1, const pc_analysis *a1, int D, int DV,
                             const arch_info *const *archs, int narchs, diag_list *dl, const char *at);
+/* The representative {M, N, K} shapes the search ranks on when given none
+ * (docs/plan.md); returns their count. */
+int plan_default_shapes(const int64_t (**out)[3]);
 /* Spec §11 estimate for one plan and shape (batch 1), in microseconds
  * (docs/plan.md). */
 double plan_time_us(const sched_plan *p, const arch_info *ai, int64_t M, int64_t N, int64_t K, int elem_bytes);
+/* The §11 model on one shape, with what the benchmark's CSV reports
+ * (bench/dlc-bench --model). */
+typedef struct plan_shape_estimate {
+  double us;               /* estimated time */
+  double occ;              /* FLOPs / (peak x time): padding, waves and unhidden barriers */
+  double dram_bytes;       /* operands (per wave, the raster order) and output */
+  double flops;            /* 2 M N K batch */
+  int ctas_per_sm;
+  bool memory_bound;
+} plan_shape_estimate;
+plan_shape_estimate plan_estimate(const sched_plan *p, const arch_info *ai, int64_t M, int64_t N, int64_t K,
+                                  int64_t batch, int elem_bytes, int out_bytes);
 /* The chosen plan in the shape of spec §8.1, plus "estimate" and
  * "candidates". */
 cJSON *plan_dump(const plan_result *r);

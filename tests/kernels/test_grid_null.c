@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "dlc/dlc.h"
-#include "dlc_null.h"
+#include "dlc_internal.h"
 
 static int fails;
 #define CHECK(c)                                                      \
@@ -33,7 +33,7 @@ int main(void) {
   int64_t M = 70000LL * 128 + 3, N = 200, K = 64;
   dlc_status st = dlc_gemm_bias_relu(DLC_F16, M, N, K, fake(0x10000000), K, fake(0x20000000), N, fake(0x30000000),
                                      fake(0x40000000), N, NULL);
-  const dlc__null_launch *l = dlc__null_last();
+  const dlc__launch_rec *l = dlc__last_launch();
   CHECK(st == DLC_SUCCESS);
   if (st) fprintf(stderr, "gemm: %s: %s\n", dlc_status_string(st), dlc_last_error_detail());
   CHECK(l->count == 1 && l->grid[1] == 1 && l->grid[2] == 1);

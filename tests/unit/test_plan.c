@@ -149,7 +149,8 @@ static void test_search_gemm_every_arch(void) {
       diag_free(&dl);
       continue;
     }
-    CHECK(pr->ncand >= 10 && pr->ncand <= 20);
+    /* the spec's MVP space was 10-20 points; issue 10 adds small-M and wide tiles */
+    CHECK(pr->ncand >= 10 && pr->ncand <= 27);
     CHECK(pr->nshapes == 3 && pr->shapes[0][0] == 4096 && pr->shapes[2][0] == 128);
     int kept = 0;
     double best = 1e300;
@@ -282,7 +283,8 @@ static void test_determinism(void) {
   free(s[1]);
 }
 
-/* The caller's shapes steer the choice: a 64x64 problem gets a 64x64 tile. */
+/* The caller's shapes steer the choice: a 64x64 problem gets a tile no
+ * larger than 64x64 (the default shapes choose 128x128). */
 static void test_caller_shapes(void) {
   prun x;
   CHECK(prun_file(&x, "gemm_bias_relu.json", DT_FP16, 0));
@@ -292,7 +294,7 @@ static void test_caller_shapes(void) {
     diag_list dl;
     diag_init(&dl);
     plan_result *pr = plan_choose(&x.f.A, x.r, &x.an, plan_arch(ALL_ARCHS[i]), NULL, 1, small, &dl, "test");
-    CHECK(pr && pr->nshapes == 1 && pr->chosen.tile[0] == 64 && pr->chosen.tile[1] == 64);
+    CHECK(pr && pr->nshapes == 1 && pr->chosen.tile[0] <= 64 && pr->chosen.tile[1] <= 64);
     diag_free(&dl);
   }
   prun_free(&x);
