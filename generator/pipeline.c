@@ -109,6 +109,7 @@ typedef struct codegen_opts {
   bool buckets;                /* plan shape buckets (manifest mode): the shape sets, or derived ones */
   int nsets;
   const mf_shape_set *sets;
+  const plan_calibration *cal; /* --calibrate, or NULL */
 } codegen_opts;
 
 /* The pinned plan a kernel for every arch is built on: the one for the
@@ -278,7 +279,8 @@ static plan_result *bucket_plan(run *r, const arch_info *const *archs, int na, c
       for (int b = 0; b < nb && gp[g]; b++)
         if (strcmp(dim[b], gp[g]) == 0) shapes[i][g] = shapes[i][g] < lo[b] ? lo[b] : shapes[i][g] > hi[b] ? hi[b] : shapes[i][g];
     }
-  return plan_choose_multi(&r->A, rg, &r->pc->a[0], archs, na, NULL, ns, (const int64_t(*)[3])shapes, dl, cg->at);
+  return plan_choose_calibrated(&r->A, rg, &r->pc->a[0], archs, na, NULL, ns, (const int64_t(*)[3])shapes, cg->cal, dl,
+                                cg->at);
 }
 
 static bool add_bucket(run *r, const char *name, int nb, const char *const *dim, const int64_t *lo, const int64_t *hi,
@@ -329,7 +331,7 @@ static bool contraction_buckets(run *r, const arch_info *const *archs, int na, c
 static plan_result *contraction_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
                                      diag_list *dl) {
   const cJSON *pinned = pinned_plan(cg, archs[0], NULL, dl);
-  r->plan = plan_choose_multi(&r->A, &r->rs->r[0], &r->pc->a[0], archs, na, pinned, 0, NULL, dl, cg->at);
+  r->plan = plan_choose_calibrated(&r->A, &r->rs->r[0], &r->pc->a[0], archs, na, pinned, 0, NULL, cg->cal, dl, cg->at);
   /* a pinned plan serves every shape */
   if (r->plan && cg->buckets && !pinned && !contraction_buckets(r, archs, na, cg, dl)) return NULL;
   return r->plan;
@@ -626,8 +628,11 @@ static int graph_main(const pipeline_opts *o) {
   unsigned back = (1u << STAGE_PLAN) | (1u << STAGE_GPU) | (1u << STAGE_CU);
   static const char *const archs[] = {"sm80"};
   /* one kernel: no shape buckets (those are a library's, planned in --manifest mode) */
-  codegen_opts cg = {(o->dump & back) != 0 && until >= STAGE_PLAN, "dlc_graph", 1, archs, 0, NULL, o->graph, false, 0, NULL};
-  bool ok = j && run_stages(&r, j, o->graph, &inst, o->dump, until, &cg, &dl);
+  plan_calibration cal = {0, NULL};
+  bool ok = !o->calibrate || plan_calibration_read(&r.A, o->calibrate, &cal, &dl);
+  codegen_opts cg = {(o->dump & back) != 0 && until >= STAGE_PLAN, "dlc_graph", 1, archs, 0, NULL, o->graph, false, 0, NULL,
+                     o->calibrate ? &cal : NULL};
+  ok = ok && j && run_stages(&r, j, o->graph, &inst, o->dump, until, &cg, &dl);
   dsl_locate(map, &dl, read_diags);
   char *cu = NULL;
   if (ok && (o->dump & (1u << STAGE_CU)) && r.kernel) {
@@ -676,7 +681,9 @@ static int manifest_main(const pipeline_opts *o) {
   arena A;
   arena_init(&A);
   outlist out = {0};
-  manifest *m = o->text ? mf_read_text(&A, o->text, o->manifest, &dl) : mf_read(&A, o->manifest, &dl);
+  plan_calibration cal = {0, NULL};
+  bool cal_ok = !o->calibrate || plan_calibration_read(&A, o->calibrate, &cal, &dl);
+  manifest *m = cal_ok ? (o->text ? mf_read_text(&A, o->text, o->manifest, &dl) : mf_read(&A, o->manifest, &dl)) : NULL;
   bool ok = m != NULL;
   int total = 0, done = 0;
   emit_op *eops = m ? ARENA_ARRAY(&A, emit_op, m->nops + 1) : NULL;
@@ -715,7 +722,8 @@ static int manifest_main(const pipeline_opts *o) {
                          arena_printf(&A, "%s (%s)", op->at, mi->tag),
                          true,
                          op->nshape_sets,
-                         op->shape_sets};
+                         op->shape_sets,
+                         o->calibrate ? &cal : NULL};
       diag_list local;
       diag_init(&local);
       bool rok = run_stages(r, op->graph, op->graph_where, &fi, o->dump, o->until, &cg, &local);

@@ -864,6 +864,20 @@ int plan_default_shapes(const int64_t (**out)[3]) {
   return (int)(sizeof DEFAULT_SHAPES / sizeof *DEFAULT_SHAPES);
 }
 
+/* The calibration run of plan_choose_calibrated (NULL: none); set for the
+ * span of one search. */
+static const plan_calibration *calib_now;
+
+static double calib_factor(const sched_plan *p, const arch_info *ai) {
+  for (int i = 0; calib_now && i < calib_now->n; i++) {
+    const plan_calib_entry *e = &calib_now->e[i];
+    if (strcmp(e->arch, ai->name) == 0 && e->tile[0] == p->tile[0] && e->tile[1] == p->tile[1] &&
+        e->tile[2] == p->tile[2] && e->stages == p->stages && e->warps_m == p->warps_m && e->warps_n == p->warps_n)
+      return e->factor; /* any raster group: the order is not what a factor measures */
+  }
+  return 1.0;
+}
+
 /* Fills the resource and time estimates of p over the shapes. */
 static void estimate(arena *A, sched_plan *p, const region *r, const arch_info *ai, int nshapes,
                      int64_t (*shapes)[3]) {
@@ -879,8 +893,10 @@ static void estimate(arena *A, sched_plan *p, const region *r, const arch_info *
   p->shape_occ = ARENA_ARRAY(A, double, nshapes + 1);
   p->shape_bound = ARENA_ARRAY(A, const char *, nshapes + 1);
   double sum = 0;
+  p->calib = calib_factor(p, ai);
   for (int s = 0; s < nshapes; s++) {
     shape_est e = model(p, ai, shapes[s][0], shapes[s][1], shapes[s][2], 1, p->elem_bytes, out_elem(r));
+    e.us *= p->calib;
     p->shape_us[s] = e.us;
     p->shape_occ[s] = e.occ;
     p->shape_bound[s] = e.memory_bound ? "memory" : "compute";
@@ -1043,6 +1059,100 @@ plan_result *plan_choose_multi(arena *A, const region *r, const pc_analysis *a, 
   return res;
 }
 
+plan_result *plan_choose_calibrated(arena *A, const region *r, const pc_analysis *a, const arch_info *const *archs,
+                                    int narchs, const cJSON *pinned, int nshapes, const int64_t (*shapes)[3],
+                                    const plan_calibration *cal, diag_list *dl, const char *at) {
+  calib_now = cal;
+  plan_result *res = plan_choose_multi(A, r, a, archs, narchs, pinned, nshapes, shapes, dl, at);
+  calib_now = NULL;
+  return res;
+}
+
+/* "128x128x32 s4 w2x2 r8", dlc-bench's plan column */
+static bool parse_plan_text(const char *t, plan_calib_entry *e) {
+  char tail;
+  return sscanf(t, "%dx%dx%d s%d w%dx%d r%d%c", &e->tile[0], &e->tile[1], &e->tile[2], &e->stages, &e->warps_m,
+                &e->warps_n, &e->raster_group, &tail) == 7;
+}
+
+bool plan_calibration_read(arena *A, const char *path, plan_calibration *out, diag_list *dl) {
+  static const char header[] = "op,shape,dtype,arch,plan,ctas,flops,bytes,occupancy,estimate_us,actual_us";
+  memset(out, 0, sizeof *out);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    diag_report(dl, D_FILE_IO, path, NULL, "cannot read the calibration file '%s'", path);
+    return false;
+  }
+  char line[1024];
+  int ln = 0, cap = 0;
+  double *logsum = NULL;
+  bool ok = true;
+  while (ok && fgets(line, sizeof line, f)) {
+    ln++;
+    line[strcspn(line, "\r\n")] = 0;
+    if (ln == 1) {
+      if (strcmp(line, header) != 0) {
+        diag_report(dl, D_CALIB_FORMAT, arena_printf(A, "%s:1", path), NULL,
+                    "the first line is not dlc-bench's CSV header (%s)", header);
+        ok = false;
+      }
+      continue;
+    }
+    if (!*line) continue;
+    const char *col[11];
+    int nc = 0;
+    char *q = line;
+    col[nc++] = q;
+    for (; *q && nc <= 11; q++)
+      if (*q == ',') *q = 0, col[nc < 11 ? nc : 10] = q + 1, nc++;
+    if (nc != 11) {
+      diag_report(dl, D_CALIB_FORMAT, arena_printf(A, "%s:%d", path, ln), NULL, "%d fields, not 11", nc);
+      ok = false;
+      continue;
+    }
+    plan_calib_entry e;
+    memset(&e, 0, sizeof e);
+    const arch_info *ai = plan_arch(col[3]);
+    char *end1, *end2;
+    double est = strtod(col[9], &end1), act = strtod(col[10], &end2);
+    if (!ai || !*col[9] || !*col[10] || !parse_plan_text(col[4], &e)) continue; /* not a calibration row */
+    if (*end1 || *end2 || !(est > 0) || !(act > 0) || !isfinite(est) || !isfinite(act)) {
+      diag_report(dl, D_CALIB_FORMAT, arena_printf(A, "%s:%d", path, ln), NULL,
+                  "estimate_us '%s' and actual_us '%s' must be positive numbers", col[9], col[10]);
+      ok = false;
+      continue;
+    }
+    e.arch = ai->name;
+    int k = 0;
+    for (; k < out->n; k++) {
+      plan_calib_entry *x = &out->e[k];
+      if (x->arch == e.arch && !memcmp(x->tile, e.tile, sizeof e.tile) && x->stages == e.stages &&
+          x->warps_m == e.warps_m && x->warps_n == e.warps_n)
+        break;
+    }
+    if (k == out->n) {
+      if (out->n == cap) {
+        cap = cap ? 2 * cap : 16;
+        plan_calib_entry *ne = arena_alloc(A, sizeof *ne * (size_t)cap);
+        double *nl = arena_alloc(A, sizeof *nl * (size_t)cap);
+        if (out->n) memcpy(ne, out->e, sizeof *ne * (size_t)out->n), memcpy(nl, logsum, sizeof *nl * (size_t)out->n);
+        out->e = ne, logsum = nl;
+      }
+      out->e[out->n] = e;
+      logsum[out->n++] = 0;
+    }
+    out->e[k].rows++;
+    logsum[k] += log(act / est);
+  }
+  if (ok && ln == 0) {
+    diag_report(dl, D_CALIB_FORMAT, arena_printf(A, "%s:1", path), NULL, "the file is empty");
+    ok = false;
+  }
+  fclose(f);
+  for (int k = 0; k < out->n; k++) out->e[k].factor = exp(logsum[k] / out->e[k].rows);
+  return ok;
+}
+
 plan_result *plan_choose(arena *A, const region *r, const pc_analysis *a, const arch_info *ai, const cJSON *pinned,
                          int nshapes, const int64_t (*shapes)[3], diag_list *dl, const char *at) {
   const arch_info *one[1] = {ai};
@@ -1201,6 +1311,7 @@ static cJSON *estimate_json(const sched_plan *p, const plan_result *r, bool full
   if (!p->shape_us) return e; /* dropped by a STOP rule: not timed */
   if (full) cJSON_AddNumberToObject(e, "warp_occupancy", round_to(p->occ, 0.001));
   if (full) cJSON_AddNumberToObject(e, "pipeline_eff", round_to(p->pipeline_eff, 0.001));
+  if (p->calib != 1.0 && p->calib > 0) cJSON_AddNumberToObject(e, "calibration", round_to(p->calib, 0.001));
   cJSON_AddNumberToObject(e, "time_us", round_to(p->time_us, 0.01));
   if (!full) return e;
   cJSON *sh = cJSON_AddArrayToObject(e, "shapes");

@@ -82,6 +82,7 @@ typedef struct sched_plan {
   double occ;              /* resident warps / max warps per SM */
   double pipeline_eff;     /* stage overlap x fragment-load efficiency */
   double time_us;          /* mean over the representative shapes */
+  double calib;            /* the calibration factor applied to the times (1: none) */
   int nshapes;
   double *shape_us, *shape_occ; /* per representative shape (plan_result.shapes) */
   const char **shape_bound;     /* "compute" or "memory" */
@@ -136,6 +137,31 @@ plan_result *plan_choose_multi(arena *A, const region *r, const pc_analysis *a, 
  * with the softmax): the key tile, by the STOP rules on every arch. */
 plan_result *plan_attention(arena *A, const region *r1, const pc_analysis *a1, int D, int DV,
                             const arch_info *const *archs, int narchs, diag_list *dl, const char *at);
+/* Measured times that re-rank plans (dlcgen --calibrate FILE.csv,
+ * docs/plan.md#calibration): per arch and plan, the geometric mean of
+ * actual_us / estimate_us over the rows of a dlc-bench CSV that have both.
+ * The search multiplies a candidate's estimates on an arch by its plan's
+ * factor there (1 for a plan with no rows).  A plan is its tile, stages
+ * and warps: rows of any raster group pool into one factor. */
+typedef struct plan_calib_entry {
+  const char *arch;        /* plan_arch()'s name */
+  int tile[3], stages, warps_m, warps_n, raster_group; /* raster_group: of the first row (not a key) */
+  double factor;
+  int rows;
+} plan_calib_entry;
+typedef struct plan_calibration {
+  int n;
+  plan_calib_entry *e;
+} plan_calibration;
+/* Reads a dlc-bench CSV (spec §13 header).  E0001 when unreadable, E0105
+ * for a missing header or a malformed row, at FILE:LINE.  Rows without
+ * actual_us or estimate_us, or of an arch or plan text it does not know,
+ * are skipped. */
+bool plan_calibration_read(arena *A, const char *path, plan_calibration *out, diag_list *dl);
+/* plan_choose_multi with calibration factors (NULL: none). */
+plan_result *plan_choose_calibrated(arena *A, const region *r, const pc_analysis *a, const arch_info *const *archs,
+                                    int narchs, const cJSON *pinned, int nshapes, const int64_t (*shapes)[3],
+                                    const plan_calibration *cal, diag_list *dl, const char *at);
 /* The representative {M, N, K} shapes the search ranks on when given none
  * (docs/plan.md); returns their count. */
 int plan_default_shapes(const int64_t (**out)[3]);

@@ -283,6 +283,73 @@ static void test_determinism(void) {
   free(s[1]);
 }
 
+/* dlcgen --calibrate: a dlc-bench CSV whose rows measure the searched plan
+ * three times slower than its estimate on sm80 moves the search off it; a
+ * factor of 1 leaves the choice alone; bad files are E0001 / E0005. */
+static void test_calibration(void) {
+  prun x;
+  CHECK(prun_file(&x, "gemm_bias_relu.json", DT_FP16, 0));
+  if (!x.r) return prun_free(&x);
+  const arch_info *ai = plan_arch("sm80");
+  diag_list dl;
+  diag_init(&dl);
+  plan_result *base = plan_choose(&x.f.A, x.r, &x.an, ai, NULL, 0, NULL, &dl, "test");
+  CHECK(base && dl.n == 0);
+  if (!base) return diag_free(&dl), prun_free(&x);
+  const sched_plan *b = &base->chosen;
+  char plan[64];
+  snprintf(plan, sizeof plan, "%dx%dx%d s%d w%dx%d r%d", b->tile[0], b->tile[1], b->tile[2], b->stages, b->warps_m,
+           b->warps_n, b->raster_group);
+  static const char *const hdr = "op,shape,dtype,arch,plan,ctas,flops,bytes,occupancy,estimate_us,actual_us\n";
+  for (int slow = 0; slow < 2; slow++) {
+    const char *path = slow ? "test_plan_calib_slow.csv" : "test_plan_calib_same.csv";
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) continue;
+    fputs(hdr, f);
+    /* two rows of the plan (geometric mean 3 or 1), a row of another arch and one without actual_us */
+    fprintf(f, "gemm_bias_relu,4096x4096x4096,fp16,sm80,%s,1024,1,1,0.9,100.00,%s\n", plan, slow ? "200.00" : "100.00");
+    fprintf(f, "gemm_bias_relu,1024x1024x1024,fp16,sm80,%s,64,1,1,0.5,10.00,%s\n", plan, slow ? "45.00" : "10.00");
+    fprintf(f, "gemm_bias_relu,1024x1024x1024,fp16,sm90a,%s,64,1,1,0.5,10.00,1.00\n", plan);
+    fprintf(f, "gemm_bias_relu,1024x1024x1024,fp16,sm80,%s,64,1,1,0.5,10.00,\n", plan);
+    fclose(f);
+    plan_calibration cal;
+    CHECK(plan_calibration_read(&x.f.A, path, &cal, &dl) && dl.n == 0);
+    CHECK(cal.n == 2); /* sm80 and sm90a entries of the one plan */
+    for (int i = 0; i < cal.n; i++)
+      if (strcmp(cal.e[i].arch, "sm80") == 0) CHECK(cal.e[i].rows == 2 && fabs(cal.e[i].factor - (slow ? 3.0 : 1.0)) < 1e-9);
+    const arch_info *one[1] = {ai};
+    plan_result *pr = plan_choose_calibrated(&x.f.A, x.r, &x.an, one, 1, NULL, 0, NULL, &cal, &dl, "test");
+    CHECK(pr != NULL);
+    if (pr) {
+      bool same = pr->chosen.tile[0] == b->tile[0] && pr->chosen.tile[1] == b->tile[1] &&
+                  pr->chosen.tile[2] == b->tile[2] && pr->chosen.stages == b->stages &&
+                  pr->chosen.warps_m == b->warps_m && pr->chosen.warps_n == b->warps_n;
+      CHECK(slow ? !same : same);
+    }
+    remove(path);
+  }
+  /* E0001: no file; E0005: no header, a short row, a non-number */
+  plan_calibration cal;
+  CHECK(!plan_calibration_read(&x.f.A, "no_such_calibration.csv", &cal, &dl) && diag_count(&dl, "E0001") == 1);
+  static const char *const bad[] = {"op,shape\n", "", "H\ngemm,1x1x1,fp16,sm80,16x16x64 s4 w1x1 r8\n",
+                                    "H\ngemm,1x1x1,fp16,sm80,16x16x64 s4 w1x1 r8,1,1,1,1,ten,5\n"};
+  for (int i = 0; i < 4; i++) {
+    FILE *f = fopen("test_plan_calib_bad.csv", "w");
+    if (!f) continue;
+    if (strncmp(bad[i], "H\n", 2) == 0) fprintf(f, "%s%s", hdr, bad[i] + 2);
+    else fputs(bad[i], f);
+    fclose(f);
+    diag_list d2;
+    diag_init(&d2);
+    CHECK(!plan_calibration_read(&x.f.A, "test_plan_calib_bad.csv", &cal, &d2) && diag_count(&d2, "E0005") == 1);
+    diag_free(&d2);
+    remove("test_plan_calib_bad.csv");
+  }
+  diag_free(&dl);
+  prun_free(&x);
+}
+
 /* The caller's shapes steer the choice: a 64x64 problem gets a tile no
  * larger than 64x64 (the default shapes choose 128x128). */
 static void test_caller_shapes(void) {
@@ -666,6 +733,7 @@ int main(void) {
   test_dump_shape();
   test_determinism();
   test_caller_shapes();
+  test_calibration();
   test_multi_arch();
   test_pinned_used_as_given();
   test_pinned_errors();
