@@ -7,6 +7,9 @@
 #               dispatch and the CUDA backend;
 #   <name>-emu  the same entry points on the kernels' sm_80 PTX, run by the
 #               PTX emulator.
+#   <name>-null the same entry points on a backend that records the launch
+#               instead of making it (libkernels/backend_null.c), for tests
+#               and bench/dispatch_cost; not installed.
 # With SHARED also <name>-shared and <name>-emu-shared: the same libraries as
 # lib<name>.so.MAJOR and lib<name>-emu.so.MAJOR (the emulator linked in),
 # exporting only the public symbols (cmake/dlckernels{,-emu}.map).  Every
@@ -133,7 +136,11 @@ function(dlc_add_kernel_library name)
       endif()
     endforeach()
   endif()
-  foreach(lib ${libs})
+  # the entry points on a backend that records instead of launching (tests
+  # and bench/dispatch_cost; not installed)
+  add_library(${name}-null STATIC EXCLUDE_FROM_ALL ${rt}/runtime.c ${rt}/backend_null.c ${gen}/src/dlc_dispatch.c)
+  target_include_directories(${name}-null PUBLIC ${rt})
+  foreach(lib ${libs} ${name}-null)
     add_dependencies(${lib} ${name}_generate)
     target_include_directories(${lib}
       PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<BUILD_INTERFACE:${gen}/include> $<INSTALL_INTERFACE:include>

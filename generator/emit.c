@@ -827,6 +827,9 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
             k->B.k_contig ? "true" : "false");
   sb_printf(s, "  static constexpr int SWZ_A = %d, SWZ_B = %d;  // 16-byte chunks XORed in a shared row (GPU IR)\n",
             k->tiles[0].swz, k->tiles[1].swz);
+  sb_printf(s, "  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)\n"
+               "  static constexpr int RASTER_GROUP = %d;\n",
+            p->raster_group);
   group_comment(&g, "M", k->v.m_axes, k->v.nm);
   group_comment(&g, "N", k->v.n_axes, k->v.nn);
   group_comment(&g, "K", k->v.k_axes, k->v.nk);
@@ -1199,7 +1202,7 @@ static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instan
   const gpu_kernel *k = in->k;
   const region *r = k->r;
   const gpu_rows *rw = &k->rw;
-  opgen g = {A, &k->v, r, s, k->T};
+  opgen g = {A, &k->v, r, s, k->T, k->math_ieee};
   const char *rax = r->it[rw->row_axis].name;
   bool has_out = false;
   for (int y = 0; y < r->nyields; y++) has_out |= !rw->scalar[r->yields[y].let];
@@ -1384,6 +1387,22 @@ static int chain_vals(const emit_op *eo, const emit_instance *in, chain_val *out
   return n;
 }
 
+/* __launch_bounds__'s minimum blocks per SM: the plan's estimate of
+ * resident CTAs, but never so many that ptxas would have to cap a thread
+ * below 255 registers (65536 / (threads x 256) blocks): the estimate is
+ * sm80's, and sm_100 and sm_120 code takes more registers for the same
+ * tile (a 64x64-tile kernel capped at 168 by 3 blocks spilled there). */
+static int min_blocks(const gpu_kernel *k) {
+  int est = k->plan.ctas_per_sm > 0 ? k->plan.ctas_per_sm : 1;
+  int cap = 65536 / (k->threads * 256);
+  if (cap < 1) cap = 1;
+  return est < cap ? est : cap;
+}
+
+static const char *kernel_name(arena *A, const emit_op *eo, const emit_instance *in, int vec) {
+  return kernel_name_k(A, eo, in, in->k, vec);
+}
+
 char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
   arena *A = c->A;
   strbuf s = {0};
@@ -1469,7 +1488,7 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
       sb_printf(&s,
                 "__global__ void __launch_bounds__(%d, %d) %s(const dlc__p_%s p) {\n"
                 "  dlc::%s<dlc_%s::%s<%s>, %d>(&p);\n}\n",
-                kernel_threads(k), k->plan.ctas_per_sm > 0 ? k->plan.ctas_per_sm : 1,
+                kernel_threads(k), min_blocks(k),
                 kernel_name_k(A, eo, in, k, k->vecs[v]), eo->op->name, k->skeleton, eo->op->name, name[i], ctype(k->T),
                 k->vecs[v]);
   }
@@ -1850,17 +1869,27 @@ static void dispatch_grid(arena *A, strbuf *s, const fe_graph *g, const gpu_kern
     dfmt = arena_printf(A, "%s%s%s = %%lld", dfmt, d ? ", " : "", lc(A, g->dims[d]));
     dargs = arena_printf(A, "%s, (long long)dlc_p->%s", dargs, lc(A, g->dims[d]));
   }
-  sb_printf(s, "    const int64_t dlc_gx = %s, dlc_gy = %s, dlc_gz = %s;\n", hsx(A, k->grid[0]), hsx(A, k->grid[1]),
-            hsx(A, k->grid[2]));
+  const char *gx = k->grid_tiles[0] ? arena_printf(A, "dlc__mul(%s, %s)", hsx(A, k->grid_tiles[0]), hsx(A, k->grid_tiles[1]))
+                               : hsx(A, k->grid[0]);
+  sb_printf(s, "    const int64_t dlc_gx = %s, dlc_gy = %s, dlc_gz = %s;\n", gx, hsx(A, k->grid[1]), hsx(A, k->grid[2]));
   sb_printf(s,
             "    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)\n"
             "      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: the launch grid overflows int64 with %s\"%s);\n",
             on, dfmt, dargs);
-  sb_printf(s,
-            "    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)\n"
-            "      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: the launch grid (%%lld, %%lld, %%lld) exceeds the "
-            "device limits\", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);\n",
-            on);
+  /* each limit named, with what the kernel puts on that dimension */
+  static const char *const lim[3] = {"2147483647", "65535", "65535"};
+  const char *what[3];
+  if (k->attention) what[0] = "query tiles", what[1] = "batch x heads", what[2] = "";
+  else what[0] = "M tiles x N tiles", what[1] = "", what[2] = "batch";
+  for (int d = 0; d < 3; d++) {
+    int64_t v;
+    if (sx_is_int(k->grid[d], &v) && v <= (d ? 65535 : 2147483647)) continue; /* fits (gpuir_build checked it) */
+    sb_printf(s,
+              "    if (dlc_g%c > %s)\n"
+              "      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: the launch grid needs %%lld blocks on %c (%s); "
+              "CUDA's limit is %s\", (long long)dlc_g%c);\n",
+              "xyz"[d], lim[d], on, "xyz"[d], what[d], lim[d], "xyz"[d]);
+  }
   /* the contraction kernels count k-tiles and K counters in 32 bits */
   if (!k->attention && !k->rows) {
     const sx *kx = sx_int(A, 1);
@@ -2000,6 +2029,125 @@ static void dispatch_chain_body(emit_ctx *c, strbuf *s, const emit_op *eo) {
   sb_printf(s, "  }\n  return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no instance\");\n}\n\n", on);
 }
 
+/* ---- the selection tables ---------------------------------------------------------
+ * An entry point picks its instance from dlc__sel_<op> (one row per
+ * instance, in order: dtype, the variant keys, the bounds of the shape
+ * bucket; the first match wins, so an instance's buckets come before its
+ * default row, which has no bounds) and its kernel row from dlc__row_<op>
+ * (instance x chunk width).  Both are data (spec §12); the per-instance
+ * checks that read shapes stay code. */
+
+/* Variant key values of an instance: each runtime attr's pair, then each
+ * bound dim (the manifest's order, the same for every instance). */
+static int inst_keys(const emit_instance *in, int64_t *out) {
+  int n = 0;
+  for (const cJSON *v = in->attr_values ? in->attr_values->child : NULL; v; v = v->next)
+    for (int e = 0; e < 2; e++) {
+      double val = cJSON_IsArray(v) ? cJSON_GetArrayItem(v, e)->valuedouble : v->valuedouble;
+      if (out) out[n] = (int64_t)val;
+      n++;
+    }
+  for (const cJSON *v = in->dim_values ? in->dim_values->child : NULL; v; v = v->next) {
+    if (out) out[n] = (int64_t)v->valuedouble;
+    n++;
+  }
+  return n;
+}
+
+static int sel_nkey(const emit_op *eo) { return inst_keys(&eo->inst[0], NULL); }
+
+/* the call's key values, as C, in inst_keys' order */
+static void sel_keys(emit_ctx *c, strbuf *s, const emit_op *eo) {
+  const emit_instance *in = &eo->inst[0];
+  int n = 0;
+  for (const cJSON *v = in->attr_values ? in->attr_values->child : NULL; v; v = v->next)
+    for (int e = 0; e < 2; e++) sb_printf(s, "%sdlc_p->%s%d", n++ ? ", " : "", lc(c->A, v->string), e);
+  for (const cJSON *v = in->dim_values ? in->dim_values->child : NULL; v; v = v->next)
+    sb_printf(s, "%sdlc_p->%s", n++ ? ", " : "", lc(c->A, v->string));
+}
+
+/* The signature dims some bucket of the op bounds, in first-seen order. */
+static int sel_bound_dims(const emit_op *eo, const char **out) {
+  int n = 0;
+  for (int i = 0; i < eo->ninst; i++)
+    for (int d = 0; d < eo->inst[i].nbounds; d++) {
+      bool seen = false;
+      for (int j = 0; j < n; j++) seen |= strcmp(out[j], eo->inst[i].bdim[d]) == 0;
+      if (!seen) out[n++] = eo->inst[i].bdim[d];
+    }
+  return n;
+}
+static int sel_nbound(emit_ctx *c, const emit_op *eo) {
+  int cap = 1;
+  for (int i = 0; i < eo->ninst; i++) cap += eo->inst[i].nbounds;
+  return sel_bound_dims(eo, ARENA_ARRAY(c->A, const char *, cap));
+}
+static const char *sel_bound_dim(emit_ctx *c, const emit_op *eo, int d) {
+  int cap = 1;
+  for (int i = 0; i < eo->ninst; i++) cap += eo->inst[i].nbounds;
+  const char **dims = ARENA_ARRAY(c->A, const char *, cap);
+  sel_bound_dims(eo, dims);
+  return dims[d];
+}
+
+static void selection_tables(emit_ctx *c, strbuf *s, const emit_op *eo) {
+  arena *A = c->A;
+  const char *on = eo->op->name;
+  int nk = sel_nkey(eo), nb = sel_nbound(c, eo);
+  int64_t *key = ARENA_ARRAY(A, int64_t, nk + 1);
+  sb_printf(s, "/* instance selection (first match): dtype%s%s */\n", nk ? ", variant keys" : "",
+            nb ? ", shape-bucket bounds" : "");
+  sb_printf(s, "static const struct dlc__sel_%s {\n  dlc_dtype dtype;\n", on);
+  if (nk) sb_printf(s, "  int64_t key[%d];\n", nk);
+  if (nb) {
+    sb_printf(s, "  int64_t lo[%d], hi[%d]; /* bounds on", nb, nb);
+    for (int d = 0; d < nb; d++) sb_printf(s, " %s", lc(A, sel_bound_dim(c, eo, d)));
+    sb_puts(s, " */\n");
+  }
+  sb_printf(s, "} dlc__sel_%s[] = {\n", on);
+  for (int i = 0; i < eo->ninst; i++) {
+    const emit_instance *in = &eo->inst[i];
+    if (inst_keys(in, key) != nk) diag_report(c->dl, D_INTERNAL, "dispatch", NULL, "instances of %s have different keys", on);
+    sb_printf(s, "    {%s", dlc_dtype_enum(in->dt));
+    if (nk) {
+      sb_puts(s, ", {");
+      for (int j = 0; j < nk; j++) sb_printf(s, "%s%lld", j ? ", " : "", (long long)key[j]);
+      sb_puts(s, "}");
+    }
+    if (nb) {
+      strbuf lo = {0}, hi = {0};
+      for (int d = 0; d < nb; d++) {
+        const char *dim = sel_bound_dim(c, eo, d);
+        int64_t l = 0, h = INT64_MAX;
+        for (int b = 0; b < in->nbounds; b++)
+          if (strcmp(in->bdim[b], dim) == 0) l = in->blo[b], h = in->bhi[b];
+        sb_printf(&lo, "%s%lld", d ? ", " : "", (long long)l);
+        if (h == INT64_MAX) sb_printf(&hi, "%sINT64_MAX", d ? ", " : "");
+        else sb_printf(&hi, "%s%lld", d ? ", " : "", (long long)h);
+      }
+      sb_printf(s, ", {%s}, {%s}", sb_str(&lo), sb_str(&hi));
+      sb_free(&lo), sb_free(&hi);
+    }
+    sb_printf(s, "}, /* %s%s%s */\n", cmt(A, in->tag), in->bucket ? ": shape bucket " : "", in->bucket ? cmt(A, in->bucket) : "");
+  }
+  sb_puts(s, "};\n");
+  /* kernel row by (instance, width slot: 8, 4, 2, 1 elements) */
+  sb_printf(s, "/* kernel row by instance and chunk width (8, 4, 2, 1 elements); -1: not compiled */\n");
+  sb_printf(s, "static const int16_t dlc__row_%s[][4] = {\n", on);
+  int idx = 0;
+  for (int i = 0; i < eo->ninst; i++) {
+    const gpu_kernel *k = eo->inst[i].k;
+    int row[4] = {-1, -1, -1, -1};
+    for (int v = 0; v < k->nvec; v++) {
+      int w = k->vecs[v], slot = w == 8 ? 0 : w == 4 ? 1 : w == 2 ? 2 : 3;
+      row[slot] = idx + v;
+    }
+    sb_printf(s, "    {%d, %d, %d, %d},\n", row[0], row[1], row[2], row[3]);
+    idx += k->nvec;
+  }
+  sb_puts(s, "};\n\n");
+}
+
 static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
   arena *A = c->A;
   const fe_graph *g = eo->inst[0].fe;
@@ -2010,15 +2158,21 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
   sb_printf(s, "static const dlc__kernel dlc__k_%s[] = {\n", on);
   int idx = 0;
   for (int i = 0; i < eo->ninst; i++)
-    for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next)
+    for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) {
+      const sched_plan *p = &k->plan;
       for (int v = 0; v < k->nvec; v++)
-        sb_printf(s, "    {\"%s\", %d, %d, %d, %d, %s},\n", kernel_name_k(A, eo, &eo->inst[i], k, k->vecs[v]), eo->index,
-                  idx++, k->threads, k->smem, arch_mask(c));
-  sb_puts(s, "};\n\n");
+        sb_printf(s, "    {\"%s\", %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, %d, %d},\n",
+                  kernel_name_k(A, eo, &eo->inst[i], k, k->vecs[v]), eo->index, idx++, k->threads, k->smem, arch_mask(c),
+                  p->tile[0], p->tile[1], p->tile[2], p->stages, p->warps_m, p->warps_n,
+                  k->attention ? 0 : p->raster_group, p->addr_regs);
+    }
+  sb_puts(s, "};\n");
   if (is_chain(eo)) {
+    sb_puts(s, "\n");
     dispatch_chain_extras(c, s, eo, a, n);
     prototype_ws(c, s, eo, a, n);
   } else {
+    selection_tables(c, s, eo);
     prototype(c, s, eo, a, n);
   }
   sb_puts(s, " {\n  dlc__clear_detail();\n");
@@ -2037,9 +2191,32 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
       sb_printf(s, "  if (dlc_p->%s < %d) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s = %%lld is %s\", (long long)dlc_p->%s);\n",
                 nm, pad ? 0 : 1, nm, pad ? "negative" : "not positive", nm);
     }
-  /* instance: dtype, runtime attrs and compile-time dims */
+  /* instance: for a chain, dtype, runtime attrs and compile-time dims;
+   * else the first row of the selection table (data: dtype, runtime attrs,
+   * compile-time dims, shape-bucket bounds) that matches the call */
   sb_puts(s, "  int dlc_inst = -1;\n");
-  inst_match(c, s, eo);
+  if (is_chain(eo)) {
+    inst_match(c, s, eo);
+  } else {
+    if (sel_nkey(eo)) {
+      sb_puts(s, "  const int64_t dlc_key[] = {");
+      sel_keys(c, s, eo);
+      sb_puts(s, "};\n");
+    }
+    if (sel_nbound(c, eo)) {
+      sb_puts(s, "  const int64_t dlc_bv[] = {");
+      for (int d = 0; d < sel_nbound(c, eo); d++) sb_printf(s, "%sdlc_p->%s", d ? ", " : "", lc(A, sel_bound_dim(c, eo, d)));
+      sb_puts(s, "};\n");
+    }
+    sb_printf(s, "  for (int dlc_i = 0; dlc_i < %d && dlc_inst < 0; dlc_i++) {\n", eo->ninst);
+    sb_printf(s, "    const struct dlc__sel_%s *dlc_t = &dlc__sel_%s[dlc_i];\n    int dlc_ok = dlc_t->dtype == dtype;\n", on, on);
+    if (sel_nkey(eo))
+      sb_printf(s, "    for (int dlc_j = 0; dlc_j < %d; dlc_j++) dlc_ok &= dlc_t->key[dlc_j] == dlc_key[dlc_j];\n", sel_nkey(eo));
+    if (sel_nbound(c, eo))
+      sb_printf(s, "    for (int dlc_j = 0; dlc_j < %d; dlc_j++)\n      dlc_ok &= dlc_bv[dlc_j] >= dlc_t->lo[dlc_j] && dlc_bv[dlc_j] <= dlc_t->hi[dlc_j];\n",
+                sel_nbound(c, eo));
+    sb_puts(s, "    if (dlc_ok) dlc_inst = dlc_i;\n  }\n");
+  }
   /* a clear reason when nothing matches */
   sb_puts(s, "  if (dlc_inst < 0) {\n");
   sb_printf(s, "    if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: dtype = %%d is not a dlc_dtype\", (int)dtype);\n", on);
@@ -2094,8 +2271,12 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
                                     "return dlc__launch(&dlc__k_%s[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, "
                                     "(unsigned)dlc_gy, (unsigned)dlc_gz, stream);\n",
                                     on);
+  const char *pick = arena_printf(A,
+                                  "const int dlc_k = dlc__row_%s[dlc_inst][dlc__width_slot(dlc_vec)];\n"
+                                  "  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no kernel of width %%d\", dlc_vec);\n",
+                                  on, on);
   if (shared) {
-    /* once, one level out; then the kernel of (instance, width) */
+    /* once, one level out; then the kernel row of (instance, width) from the table */
     for (const char *l = chk[0]; *l;) {
       const char *e = strchr(l, '\n');
       if (!e) e = l + strlen(l);
@@ -2103,28 +2284,12 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
       sb_printf(s, "%.*s\n", (int)(e - l - (ptrdiff_t)skip), l + skip);
       l = *e ? e + 1 : e;
     }
-    sb_puts(s, "  int dlc_k = -1;\n  switch (dlc_inst) {\n");
+    sb_printf(s, "  %s  %s}\n\n", pick, launch);
   } else {
     sb_puts(s, "  switch (dlc_inst) {\n");
-  }
-  idx = 0;
-  for (int i = 0; i < eo->ninst; i++) {
-    const gpu_kernel *k = eo->inst[i].k;
-    if (shared) {
-      sb_printf(s, "  case %d:\n    switch (dlc_vec) {\n", i);
-      for (int v = 0; v < k->nvec; v++) sb_printf(s, "    case %d: dlc_k = %d; break;\n", k->vecs[v], idx + v);
-      sb_puts(s, "    }\n    break;\n");
-    } else {
-      sb_printf(s, "  case %d: {\n%s    int dlc_k = -1;\n    switch (dlc_vec) {\n", i, chk[i]);
-      for (int v = 0; v < k->nvec; v++) sb_printf(s, "    case %d: dlc_k = %d; break;\n", k->vecs[v], idx + v);
-      sb_printf(s, "    }\n    %s  }\n", launch);
-    }
-    idx += k->nvec;
-  }
-  if (shared)
-    sb_printf(s, "  }\n  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no kernel\");\n  %s}\n\n", on, launch);
-  else
+    for (int i = 0; i < eo->ninst; i++) sb_printf(s, "  case %d: {\n%s    %s    %s  }\n", i, chk[i], pick, launch);
     sb_printf(s, "  }\n  return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no instance\");\n}\n\n", on);
+  }
 }
 
 char *emit_dispatch_c(emit_ctx *c) {

@@ -31,6 +31,13 @@ typedef struct emit_instance {
   const fe_graph *fe;
   const gpu_kernel *k;
   const plan_result *plan;
+  /* a shape bucket's instance (its tag ends in ".b<i>"): dispatch takes it
+   * when every bounded signature dim lies in [lo, hi]; NULL / 0 for the
+   * instance's default kernel, which serves every shape */
+  const char *bucket;
+  int nbounds;
+  const char *const *bdim;
+  const int64_t *blo, *bhi;
 } emit_instance;
 
 typedef struct emit_op {

@@ -388,6 +388,25 @@ static void loop_body(gpu_kernel *k, arena *A, int S, bool steady) {
        0, NULL, NULL);
 }
 
+/* CUDA's grid limits: 2^31 - 1 blocks on x, 65535 on y and z. */
+static const int64_t GRID_LIMIT[3] = {2147483647, 65535, 65535};
+
+/* A grid dimension that is a constant (every dim it reads bound at
+ * generation time) over the device limit can never launch: E1708.  Symbolic
+ * ones are checked by the entry point at run time. */
+static bool grid_fits(arena *A, const gpu_kernel *k, diag_list *dl, const char *at) {
+  for (int d = 0; d < 3; d++) {
+    int64_t v;
+    if (sx_is_int(k->grid[d], &v) && v > GRID_LIMIT[d]) {
+      diag_report(dl, D_GRID_LIMIT, at, NULL, "the launch grid needs %lld blocks on %c; CUDA allows %lld",
+                  (long long)v, "xyz"[d], (long long)GRID_LIMIT[d]);
+      return false;
+    }
+  }
+  (void)A;
+  return true;
+}
+
 gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
                         diag_list *dl) {
   const pc_contraction *c = &a->con;
@@ -452,15 +471,26 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   int eb = dtype_bytes(k->T);
   int end = add_tile(k, "smA", 0, S, k->A.k_contig ? BM : BK, k->A.k_contig ? BK : BM, eb);
   add_tile(k, "smB", end, S, k->B.k_contig ? BN : BK, k->B.k_contig ? BK : BN, eb);
-  k->grid[0] = sx_ceildiv_int(A, extent(A, r, k->v.n_axes, k->v.nn), BN);
-  k->grid[1] = sx_ceildiv_int(A, extent(A, r, k->v.m_axes, k->v.nm), BM);
+  /* every (M tile, N tile) on blockIdx.x, in the plan's raster order; the batch on z */
+  const sx *tiles_m = sx_ceildiv_int(A, extent(A, r, k->v.m_axes, k->v.nm), BM),
+           *tiles_n = sx_ceildiv_int(A, extent(A, r, k->v.n_axes, k->v.nn), BN);
+  k->grid[0] = sx_mul(A, tiles_m, tiles_n);
+  k->grid_tiles[0] = tiles_m, k->grid_tiles[1] = tiles_n;
+  k->grid[1] = sx_int(A, 1);
   k->grid[2] = extent(A, r, k->v.b_axes, k->v.nb);
+  if (!grid_fits(A, k, dl, at)) return NULL;
 
   /* the skeleton, with tokens */
   const char *ta = k->A.k_contig ? arena_printf(A, "[%d][%d][%d] (M x K, K contiguous)", S, BM, BK)
                                  : arena_printf(A, "[%d][%d][%d] (K x M, M contiguous)", S, BK, BM);
   const char *tb = k->B.k_contig ? arena_printf(A, "[%d][%d][%d] (N x K, K contiguous)", S, BN, BK)
                                  : arena_printf(A, "[%d][%d][%d] (K x N, N contiguous)", S, BK, BN);
+  emit(k, A, GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x",
+       p->raster_group > 1
+           ? arena_printf(A, "%s x %s tiles in groups of %d M tiles, M fastest within a group; batch <- blockIdx.z",
+                          sx_str(A, tiles_m), sx_str(A, tiles_n), p->raster_group)
+           : arena_printf(A, "%s x %s tiles, N fastest; batch <- blockIdx.z", sx_str(A, tiles_m), sx_str(A, tiles_n)),
+       NULL, 0, NULL, NULL);
   emit(k, A, GS_ALLOC_SHARED, "smA", arena_printf(A, "%s %s, 16B chunks xor %d", dtype_name(k->T), ta, k->tiles[0].swz), NULL,
        0, NULL, NULL);
   emit(k, A, GS_ALLOC_SHARED, "smB", arena_printf(A, "%s %s, 16B chunks xor %d", dtype_name(k->T), tb, k->tiles[1].swz), NULL,
@@ -701,6 +731,7 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   k->grid[0] = sx_ceildiv_int(A, extent(A, r1, v->m_axes, v->nm), BM);
   k->grid[1] = extent(A, r1, v->b_axes, v->nb);
   k->grid[2] = sx_int(A, 1);
+  if (!grid_fits(A, k, dl, at)) return NULL;
 
   /* the statements, with tokens */
   emit(k, A, GS_ALLOC_SHARED, "smQ", arena_printf(A, "%s [%d][%d], 16B chunks xor %d", dtype_name(k->T), BM, k->D, k->tiles[0].swz),
@@ -946,7 +977,7 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
   static const char *const names[] = {"AllocShared", "CpAsync",    "CommitGroup", "Wait",     "Barrier",  "Loop",
                                       "EndLoop",     "LdMatrix",   "Mma",         "StageAcc", "Epilogue", "StGlobalVec",
                                       "AddrSetup",   "Advance",    "RowBegin",    "LdGlobal", "RowLets",  "Reduce",
-                                      "RowScalar",   "LdShared"};
+                                      "RowScalar",   "LdShared",   "TileCoord"};
   cJSON *root = cJSON_CreateObject();
   cJSON *g = cJSON_AddObjectToObject(root, "gpu_ir");
   cJSON_AddStringToObject(g, "kernel", k->name);

@@ -38,6 +38,7 @@ typedef enum {
   GS_REDUCE,       /* fp32 partials -> warp shuffle (and shared-memory) all-reduce: produces TokRow */
   GS_ROW_SCALAR,   /* the row-scalar lets after a reduction */
   GS_LD_SHARED,    /* a later pass's elements from the row cache: produces TokLoad */
+  GS_TILE_COORD,   /* per-CTA: the tile's coordinates from the block index (the plan's raster order) */
 } gpu_stmt_kind;
 
 typedef struct gpu_stmt {
@@ -186,6 +187,8 @@ typedef struct gpu_kernel {
   /* launch */
   int threads, smem;
   const sx *grid[3];     /* blocks in x, y, z, over signature dims */
+  const sx *grid_tiles[2]; /* contraction: M tiles and N tiles, whose product is grid[0] (the
+                            dispatch multiplies them, checked, rather than expand the product) */
   int nvec;
   int vecs[4];           /* instantiated chunk widths, widest first */
   int steady_min_vec;    /* contraction: the chunk widths >= this run the steady loop (both

@@ -4,6 +4,7 @@
  *          [--dump-dir DIR] [--diag=json]
  *   dlcgen --decompile --graph FILE [--dtype T] [--diag=json]
  *   dlcgen --manifest FILE --out DIR [--dump=STAGES] [--until=STAGE] [--diag=json] [--quiet]
+ *   (both compile modes also take --calibrate FILE.csv)
  *
  * The pipeline runs the stages in spec order (pipeline.c); a verifier runs
  * after each.  Exit status: 0 success, 1 user error (diagnostics printed),
@@ -23,6 +24,7 @@ static void usage(FILE *f) {
         "                     [--no-layout] [--layout-trace FILE]\n"
         "                     [--until=STAGE] [--dump-dir DIR] [--diag=json|text]\n"
         "       dlcgen --manifest FILE --out DIR [--dump=STAGES] [--until=STAGE] [--diag=json|text] [--quiet]\n"
+        "                     [--calibrate FILE.csv]\n"
         "       dlcgen --decompile --graph FILE [--dtype fp16|bf16|fp32] [--diag=json|text]\n"
         "       dlcgen --help | --version\n"
         "\n"
@@ -50,6 +52,8 @@ static void usage(FILE *f) {
         "  --until=STAGE     stop after STAGE (default: cu, i.e. compile to CUDA; --manifest\n"
         "                    then writes kernels/, src/ and include/ under --out, and with an\n"
         "                    earlier STAGE leaves an earlier run's code there alone)\n"
+        "  --calibrate CSV   re-rank searched plans by times measured on a GPU: a CSV that\n"
+        "                    dlc-bench-gpu wrote (docs/plan.md, Calibration)\n"
         "  --dump-dir DIR    write each dump to DIR/<stage>.json instead of stdout\n"
         "  --diag=json       print diagnostics as one JSON document on stderr\n"
         "  --quiet, -q       no progress output\n"
@@ -112,6 +116,7 @@ int main(int argc, char **argv) {
     else if ((v = opt_value(argc, argv, &i, "--manifest", &err))) o.manifest = v;
     else if ((v = opt_value(argc, argv, &i, "--out", &err))) o.out_dir = v;
     else if ((v = opt_value(argc, argv, &i, "--dtype", &err))) o.dtype = v;
+    else if ((v = opt_value(argc, argv, &i, "--calibrate", &err))) o.calibrate = v;
     else if ((v = opt_value(argc, argv, &i, "--dump-dir", &err))) o.dump_dir = v;
     else if ((v = opt_value(argc, argv, &i, "--layout-trace", &err))) o.layout_trace = v;
     else if ((v = opt_value(argc, argv, &i, "--bind", &err))) {
@@ -139,7 +144,8 @@ int main(int argc, char **argv) {
     }
     if (err) return usage_error("option '%s' needs a value", a);
   }
-  if (o.decompile && (!o.graph || o.manifest || o.dump || o.dump_dir || o.out_dir || o.nbind || o.until != STAGE_CU))
+  if (o.decompile && (!o.graph || o.manifest || o.dump || o.dump_dir || o.out_dir || o.nbind || o.until != STAGE_CU ||
+                      o.calibrate))
     return usage_error("%s", "--decompile takes --graph FILE, and optionally --dtype and --diag, only");
   if (!o.graph == !o.manifest) return usage_error("%s", "give exactly one of --graph and --manifest");
   if (o.manifest && !o.out_dir) return usage_error("%s", "--manifest needs --out DIR");

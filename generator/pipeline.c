@@ -65,6 +65,19 @@ bool pipeline_parse_stages(const char *list, unsigned *mask) {
   return *mask != 0;
 }
 
+/* One shape bucket of a contraction instance (spec §12 ShapeSets): bounds
+ * on signature dims, the plan chosen on its representative shapes, and its
+ * kernel.  Dispatch tries an instance's buckets in order before its default
+ * plan (run.plan), which serves every shape. */
+typedef struct bucket {
+  const char *name;      /* the shape set's name, or "m<lo>_<hi>" for a derived bucket */
+  int nbounds;
+  const char **dim;      /* signature dims */
+  int64_t *lo, *hi;
+  plan_result *plan;
+  gpu_kernel *kernel;
+} bucket;
+
 /* The results of one instance, stage by stage. */
 typedef struct run {
   arena A;
@@ -77,6 +90,8 @@ typedef struct run {
   pc_report *pc;
   plan_result *plan;     /* of the kernel region */
   gpu_kernel *kernel;    /* NULL when the graph is not compiled to a kernel */
+  int nbuckets;          /* shape buckets with a plan of their own (contractions) */
+  bucket *buckets;
   cJSON *dumps[STAGE__COUNT];
 } run;
 
@@ -96,6 +111,10 @@ typedef struct codegen_opts {
   cJSON *const *plans;         /* pinned plans, or none */
   const char *at;
   bool math_ieee;              /* the op's "math": "ieee" */
+  bool buckets;                /* plan shape buckets (manifest mode): the shape sets, or derived ones */
+  int nsets;
+  const mf_shape_set *sets;
+  const plan_calibration *cal; /* --calibrate, or NULL */
 } codegen_opts;
 
 /* The pinned plan a kernel for every arch is built on: the one for the
@@ -263,13 +282,110 @@ static gpu_kernel *attention_build(run *r, const codegen_opts *cg, diag_list *dl
 /* contraction: one region, one contraction with a pointwise epilogue */
 static bool contraction_fits(const run *r) { return r->rs->n == 1 && r->rs->r[0].acc_let >= 0; }
 
+/* The signature dim that a GEMM group's extent is, when it is exactly one
+ * (GEMM's M, N, K); NULL for a product (conv's N*P*Q) or a constant. */
+static const char *group_param(const region *r, const int *ax, int n) {
+  if (n != 1) return NULL;
+  const sx *x = r->it[ax[0]].size;
+  if (x->nterms != 1 || x->c0 != 0 || x->terms[0].coef != 1 || x->terms[0].atom->kind != SXA_PARAM) return NULL;
+  return x->terms[0].atom->name;
+}
+
+/* Two plans that compile to the same kernel. */
+static bool same_plan(const sched_plan *a, const sched_plan *b) {
+  return a->tile[0] == b->tile[0] && a->tile[1] == b->tile[1] && a->tile[2] == b->tile[2] && a->stages == b->stages &&
+         a->warps_m == b->warps_m && a->warps_n == b->warps_n && a->vec == b->vec &&
+         a->raster_group == b->raster_group;
+}
+
+/* The derived buckets (no shape sets): M ranges, planned in turn; adjacent
+ * ranges with the same plan merge, and a range whose plan is the default's
+ * is left to the default (docs/plan.md, Shape buckets). */
+static const int64_t DERIVED_M[][2] = {{1, 16}, {17, 128}};
+
+/* Plans one bucket: the default representative shapes with each of M, N
+ * and K that is one bounded signature dim clamped into its bounds.  NULL
+ * (with the search's diagnostics) when no candidate fits. */
+static plan_result *bucket_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg, int nb,
+                                const char *const *dim, const int64_t *lo, const int64_t *hi, diag_list *dl) {
+  const region *rg = &r->rs->r[0];
+  const pc_contraction *c = &r->pc->a[0].con;
+  const char *gp[3] = {group_param(rg, c->m_axes, c->nm), group_param(rg, c->n_axes, c->nn),
+                       group_param(rg, c->k_axes, c->nk)};
+  const int64_t(*def)[3];
+  int ns = plan_default_shapes(&def);
+  int64_t(*shapes)[3] = (int64_t(*)[3])arena_alloc(&r->A, sizeof(int64_t[3]) * (size_t)ns);
+  for (int i = 0; i < ns; i++)
+    for (int g = 0; g < 3; g++) {
+      shapes[i][g] = def[i][g];
+      for (int b = 0; b < nb && gp[g]; b++)
+        if (strcmp(dim[b], gp[g]) == 0) shapes[i][g] = shapes[i][g] < lo[b] ? lo[b] : shapes[i][g] > hi[b] ? hi[b] : shapes[i][g];
+    }
+  return plan_choose_calibrated(&r->A, rg, &r->pc->a[0], archs, na, NULL, ns, (const int64_t(*)[3])shapes, cg->cal, dl,
+                                cg->at);
+}
+
+static bool add_bucket(run *r, const char *name, int nb, const char *const *dim, const int64_t *lo, const int64_t *hi,
+                       plan_result *pr) {
+  if (same_plan(&pr->chosen, &r->plan->chosen)) return false; /* the default plan serves it */
+  bucket *nbk = arena_alloc(&r->A, sizeof(bucket) * (size_t)(r->nbuckets + 1));
+  if (r->nbuckets) memcpy(nbk, r->buckets, sizeof(bucket) * (size_t)r->nbuckets);
+  bucket *b = &nbk[r->nbuckets];
+  memset(b, 0, sizeof *b);
+  b->name = name, b->nbounds = nb, b->plan = pr;
+  b->dim = ARENA_ARRAY(&r->A, const char *, nb + 1);
+  b->lo = ARENA_ARRAY(&r->A, int64_t, nb + 1);
+  b->hi = ARENA_ARRAY(&r->A, int64_t, nb + 1);
+  for (int i = 0; i < nb; i++) b->dim[i] = dim[i], b->lo[i] = lo[i], b->hi[i] = hi[i];
+  r->buckets = nbk;
+  r->nbuckets++;
+  return true;
+}
+
+/* The buckets of a searched contraction: the manifest's shape sets, each
+ * planned on its shapes; with none, M ranges when M is one signature dim. */
+static bool contraction_buckets(run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
+                                diag_list *dl) {
+  for (int i = 0; i < cg->nsets; i++) {
+    const mf_shape_set *ss = &cg->sets[i];
+    plan_result *pr = bucket_plan(r, archs, na, cg, ss->nbounds, ss->dim, ss->lo, ss->hi, dl);
+    if (!pr) return false;
+    add_bucket(r, ss->name, ss->nbounds, ss->dim, ss->lo, ss->hi, pr);
+  }
+  const char *m = group_param(&r->rs->r[0], r->pc->a[0].con.m_axes, r->pc->a[0].con.nm);
+  if (cg->nsets || !m) return true;
+  plan_result *prev = NULL;
+  int64_t lo = 0, hi = 0;
+  int nd = (int)(sizeof DERIVED_M / sizeof *DERIVED_M);
+  for (int i = 0; i <= nd; i++) {
+    plan_result *pr = NULL;
+    if (i < nd && !(pr = bucket_plan(r, archs, na, cg, 1, &m, &DERIVED_M[i][0], &DERIVED_M[i][1], dl))) return false;
+    if (prev && pr && same_plan(&prev->chosen, &pr->chosen)) { /* the range grows */
+      hi = DERIVED_M[i][1];
+      continue;
+    }
+    if (prev) add_bucket(r, arena_printf(&r->A, "m%lld_%lld", (long long)lo, (long long)hi), 1, &m, &lo, &hi, prev);
+    if (pr) prev = pr, lo = DERIVED_M[i][0], hi = DERIVED_M[i][1];
+  }
+  return true;
+}
+
 static plan_result *contraction_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
                                      diag_list *dl) {
   const cJSON *pinned = pinned_plan(cg, archs[0], NULL, dl);
-  return plan_choose_multi(&r->A, &r->rs->r[0], &r->pc->a[0], archs, na, pinned, 0, NULL, dl, cg->at);
+  r->plan = plan_choose_calibrated(&r->A, &r->rs->r[0], &r->pc->a[0], archs, na, pinned, 0, NULL, cg->cal, dl, cg->at);
+  /* a pinned plan serves every shape */
+  if (r->plan && cg->buckets && !pinned && !contraction_buckets(r, archs, na, cg, dl)) return NULL;
+  return r->plan;
 }
 
 static gpu_kernel *contraction_build(run *r, const codegen_opts *cg, diag_list *dl) {
+  for (int i = 0; i < r->nbuckets; i++) {
+    bucket *b = &r->buckets[i];
+    b->kernel = gpuir_build(&r->A, &r->rs->r[0], &r->pc->a[0], &b->plan->chosen,
+                            arena_printf(&r->A, "%s_b%d", cg->kernel_name, i), dl);
+    if (!b->kernel || !gpuir_verify(b->kernel, dl)) return NULL;
+  }
   return gpuir_build(&r->A, &r->rs->r[0], &r->pc->a[0], &r->plan->chosen, cg->kernel_name, dl);
 }
 
@@ -307,8 +423,11 @@ static bool attention_verify_plan(const run *r, const arch_info *const *archs, i
 static bool contraction_verify_plan(const run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
                                     diag_list *dl) {
   bool ok = plan_fits_archs(r, ALGO_IMPLICIT_GEMM, archs, na, dl);
-  for (int i = 0; i < na; i++)
+  for (int i = 0; i < na; i++) {
     ok &= plan_validate(&r->plan->chosen, &r->rs->r[0], &r->pc->a[0], archs[i], dl, cg->at);
+    for (int b = 0; b < r->nbuckets; b++)
+      ok &= plan_validate(&r->buckets[b].plan->chosen, &r->rs->r[0], &r->pc->a[0], archs[i], dl, cg->at);
+  }
   return ok;
 }
 
@@ -371,6 +490,7 @@ static bool chain_compile(run *r, const arch_info *const *archs, int na, unsigne
     if (ok && (dump & (1u << STAGE_PLAN))) cJSON_AddItemToArray(plans, plan_dump(sub.plan));
     if (ok && until > STAGE_PLAN) {
       sub.kernel = row->build(&sub, &c2, dl);
+      if (sub.kernel) sub.kernel->math_ieee = cg->math_ieee;
       ok = sub.kernel && gpuir_verify(sub.kernel, dl);
       if (ok) {
         sub.kernel->chain_index = i;
@@ -456,7 +576,23 @@ static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_i
   }
   r->plan = row->plan(r, archs, na, cg, dl);
   if (!r->plan || !row->verify_plan(r, archs, na, cg, dl)) return false;
-  if (dump & (1u << STAGE_PLAN)) r->dumps[STAGE_PLAN] = array_of(1, (cJSON *[]){plan_dump(r->plan)});
+  if (dump & (1u << STAGE_PLAN)) {
+    /* the default plan, then each bucket's with its bounds */
+    cJSON *pa = array_of(1, (cJSON *[]){plan_dump(r->plan)});
+    for (int i = 0; i < r->nbuckets; i++) {
+      cJSON *pd = plan_dump(r->buckets[i].plan), *b = cJSON_CreateObject();
+      cJSON_AddStringToObject(b, "name", r->buckets[i].name);
+      cJSON *bd = cJSON_AddObjectToObject(b, "bounds");
+      for (int d = 0; d < r->buckets[i].nbounds; d++) {
+        cJSON *lh = cJSON_AddArrayToObject(bd, r->buckets[i].dim[d]);
+        cJSON_AddItemToArray(lh, cJSON_CreateNumber((double)r->buckets[i].lo[d]));
+        cJSON_AddItemToArray(lh, cJSON_CreateNumber((double)r->buckets[i].hi[d]));
+      }
+      cJSON_AddItemToObject(pd, "shape_bucket", b);
+      cJSON_AddItemToArray(pa, pd);
+    }
+    r->dumps[STAGE_PLAN] = pa;
+  }
   if (until <= STAGE_PLAN) return !diag_has_errors(dl);
   r->kernel = row->build(r, cg, dl);
   if (r->kernel) r->kernel->math_ieee = cg->math_ieee;
@@ -637,7 +773,11 @@ static int graph_main(const pipeline_opts *o) {
   /* the back half runs when one of its dumps is asked for, for sm80 */
   unsigned back = (1u << STAGE_PLAN) | (1u << STAGE_GPU) | (1u << STAGE_CU);
   static const char *const archs[] = {"sm80"};
-  codegen_opts cg = {(o->dump & back) != 0 && until >= STAGE_PLAN, "dlc_graph", 1, archs, 0, NULL, o->graph, false};
+  /* one kernel: no shape buckets (those are a library's, planned in --manifest mode) */
+  plan_calibration cal = {0, NULL};
+  bool ok = !o->calibrate || plan_calibration_read(&r.A, o->calibrate, &cal, &dl);
+  codegen_opts cg = {(o->dump & back) != 0 && until >= STAGE_PLAN, "dlc_graph", 1, archs, 0, NULL, o->graph, false, false, 0, NULL,
+                     o->calibrate ? &cal : NULL};
   layout_opts lo;
   layout_opts_default(&lo);
   lo.enabled = !o->no_layout;
@@ -645,7 +785,7 @@ static int graph_main(const pipeline_opts *o) {
   if (o->layout_trace && !(trace = layout_read_trace(o->layout_trace, &dl))) j = (cJSON_Delete(j), NULL);
   lo.trace = trace;
   lo.trace_where = o->layout_trace;
-  bool ok = j && run_stages(&r, j, o->graph, &inst, &lo, o->dump, until, &cg, &dl);
+  ok = ok && j && run_stages(&r, j, o->graph, &inst, &lo, o->dump, until, &cg, &dl);
   dsl_locate(map, &dl, read_diags);
   char *cu = NULL;
   if (ok && (o->dump & (1u << STAGE_CU)) && r.kernel) {
@@ -656,7 +796,7 @@ static int graph_main(const pipeline_opts *o) {
     op.graph_where = o->graph;
     op.ndtypes = 1;
     op.dtypes = &T;
-    emit_instance in = {dtype_name(T), T, NULL, dims, r.fe, r.kernel, r.plan};
+    emit_instance in = {dtype_name(T), T, NULL, dims, r.fe, r.kernel, r.plan, NULL, 0, NULL, NULL, NULL};
     emit_op eo = {&op, 0, 1, &in};
     static const char *const a80[] = {"sm80"};
     manifest m = {0};
@@ -695,7 +835,9 @@ static int manifest_main(const pipeline_opts *o) {
   arena A;
   arena_init(&A);
   outlist out = {0};
-  manifest *m = o->text ? mf_read_text(&A, o->text, o->manifest, &dl) : mf_read(&A, o->manifest, &dl);
+  plan_calibration cal = {0, NULL};
+  bool cal_ok = !o->calibrate || plan_calibration_read(&A, o->calibrate, &cal, &dl);
+  manifest *m = cal_ok ? (o->text ? mf_read_text(&A, o->text, o->manifest, &dl) : mf_read(&A, o->manifest, &dl)) : NULL;
   bool ok = m != NULL;
   int total = 0, done = 0;
   emit_op *eops = m ? ARENA_ARRAY(&A, emit_op, m->nops + 1) : NULL;
@@ -715,19 +857,24 @@ static int manifest_main(const pipeline_opts *o) {
     ok = (trace = layout_read_trace(o->layout_trace, &dl)) != NULL;
     lo.trace = trace, lo.trace_where = o->layout_trace;
   }
+  int *nmi = m ? ARENA_ARRAY(&A, int, m->nops + 1) : NULL; /* manifest instances per op */
   for (int i = 0; ok && i < m->nops; i++) {
-    eops[i].ninst = mf_instances(&A, &m->ops[i], &insts[i]);
-    total += eops[i].ninst;
+    nmi[i] = mf_instances(&A, &m->ops[i], &insts[i]);
+    total += nmi[i];
   }
   for (int i = 0; ok && i < m->nops; i++) {
     const mf_op *op = &m->ops[i];
     emit_op *eo = &eops[i];
     eo->op = op;
     eo->index = i;
-    eo->inst = ARENA_ARRAY(&A, emit_instance, eo->ninst + 1);
-    runs[i] = calloc((size_t)eo->ninst + 1, sizeof(run));
+    /* each instance emits its default kernel and at most one per shape set (or derived bucket) */
+    int per = 1 + (op->nshape_sets > (int)(sizeof DERIVED_M / sizeof *DERIVED_M) ? op->nshape_sets
+                                                                                   : (int)(sizeof DERIVED_M / sizeof *DERIVED_M));
+    eo->inst = ARENA_ARRAY(&A, emit_instance, (size_t)nmi[i] * (size_t)per + 1);
+    eo->ninst = 0;
+    runs[i] = calloc((size_t)nmi[i] + 1, sizeof(run));
     if (!runs[i]) dlc_die_oom();
-    for (int k = 0; k < eo->ninst; k++) {
+    for (int k = 0; k < nmi[i]; k++) {
       mf_instance *mi = &insts[i][k];
       done++;
       if (!o->quiet) fprintf(stderr, "[%d/%d] %s %s\n", done, total, op->name, mi->tag);
@@ -741,7 +888,11 @@ static int manifest_main(const pipeline_opts *o) {
                          op->nplans,
                          op->plans,
                          arena_printf(&A, "%s (%s)", op->at, mi->tag),
-                         op->math_ieee};
+                         op->math_ieee,
+                         true,
+                         op->nshape_sets,
+                         op->shape_sets,
+                         o->calibrate ? &cal : NULL};
       diag_list local;
       diag_init(&local);
       bool rok = run_stages(r, op->graph, op->graph_where, &fi, &lo, o->dump, o->until, &cg, &local);
@@ -756,7 +907,15 @@ static int manifest_main(const pipeline_opts *o) {
         ok = false;
         continue;
       }
-      eo->inst[k] = (emit_instance){mi->tag, mi->dt, mi->attr_values, mi->dim_values, r->fe, r->kernel, r->plan};
+      /* the instance's buckets first (dispatch takes the first match), then its default */
+      for (int b = 0; b < r->nbuckets; b++) {
+        const bucket *bk = &r->buckets[b];
+        eo->inst[eo->ninst++] = (emit_instance){arena_printf(&A, "%s.b%d", mi->tag, b), mi->dt, mi->attr_values,
+                                                    mi->dim_values, r->fe, bk->kernel, bk->plan, bk->name,
+                                                    bk->nbounds, bk->dim, bk->lo, bk->hi};
+      }
+      eo->inst[eo->ninst++] =
+          (emit_instance){mi->tag, mi->dt, mi->attr_values, mi->dim_values, r->fe, r->kernel, r->plan, NULL, 0, NULL, NULL, NULL};
       if (o->dump) {
         char *dir = xprintf("%s/dumps/%s/%s", o->out_dir, op->name, mi->tag);
         for (int s = 0; s < STAGE__COUNT; s++)
@@ -789,9 +948,9 @@ static int manifest_main(const pipeline_opts *o) {
     fprintf(stderr, "dlcgen: %d instance%s of %d op%s -> %s\n", total, total == 1 ? "" : "s", m->nops,
             m->nops == 1 ? "" : "s", o->out_dir);
   for (int i = 0; m && i < m->nops; i++) {
-    for (int k = 0; runs[i] && k < eops[i].ninst; k++) run_free(&runs[i][k]);
+    for (int k = 0; runs[i] && k < nmi[i]; k++) run_free(&runs[i][k]);
     free(runs[i]);
-    if (insts[i]) mf_instances_free(insts[i], eops[i].ninst);
+    if (insts[i]) mf_instances_free(insts[i], nmi[i]);
   }
   out_free(&out);
   cJSON_Delete(trace);

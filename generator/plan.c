@@ -201,6 +201,13 @@ static double sm_busy(const sched_plan *p, const arch_info *ai, int elem, int64_
  * reach full bandwidth. */
 #define SM_BW_FACTOR 4.0
 
+/* Little's law on one SM: the DRAM bandwidth it draws is at most the bytes
+ * its resident CTAs keep in flight (each the stages - 1 k-tiles its ring
+ * prefetches) over the loaded DRAM latency.  A model constant, not a
+ * measurement here: GPU microbenchmark studies put A100/H100 global-memory
+ * latency at roughly 500-700 ns under load. */
+#define DRAM_LATENCY_NS 600.0
+
 static double pipeline_eff(const sched_plan *p, const arch_info *ai, int elem) {
   return stage_eff(p->stages) * frag_eff(p, ai, elem);
 }
@@ -213,31 +220,41 @@ typedef struct shape_est {
 static int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* DRAM bytes of the operands: tiles are issued in raster order (n fastest,
- * then m, then batch), a wave of `slots` concurrent tiles sweeps k in rough
- * lockstep, so each A row-panel and B column-panel that the wave touches is
- * read from DRAM once per wave and shared by its tiles through L2.  This lies
- * between the ideal (each operand once) and the cache-less tile-reuse bound
- * elem (M K ceil(N/BN) + K N ceil(M/BM)). */
-static double operand_bytes(int64_t M, int64_t N, int64_t K, int64_t batch, int BM, int BN, int64_t slots,
+/* The tile at position t of the CTA order within one batch slice of tm x tn
+ * tiles: groups of G M tiles, M fastest within a group, so that consecutive
+ * CTAs share B column panels and a wave touches few A row panels.  G = 1 is
+ * plain row order (N fastest).  The kernel (templates/sm80_contraction.cuh)
+ * decodes blockIdx.x the same way. */
+static void raster_tile(int64_t t, int64_t tm, int64_t tn, int64_t G, int64_t *mt, int64_t *nt) {
+  int64_t per = G * tn, g = t / per, first = g * G, gm = tm - first < G ? tm - first : G, r = t - g * per;
+  *mt = first + r % gm, *nt = r / gm;
+}
+
+/* Above this many tiles operand_bytes() stops walking them and takes the
+ * cache-less tile-reuse bound. */
+#define RASTER_WALK_TILES ((int64_t)1 << 24)
+
+/* DRAM bytes of the operands: tiles are issued in the plan's raster order
+ * (raster_tile, then batch), a wave of `slots` concurrent tiles sweeps k in
+ * rough lockstep, so each A row-panel and B column-panel that the wave
+ * touches is read from DRAM once per wave and shared by its tiles through
+ * L2.  This lies between the ideal (each operand once) and the cache-less
+ * tile-reuse bound elem (M K ceil(N/BN) + K N ceil(M/BM)). */
+static double operand_bytes(int64_t M, int64_t N, int64_t K, int64_t batch, int BM, int BN, int G, int64_t slots,
                             int elem) {
   int64_t tm = ceil_div64(M, BM), tn = ceil_div64(N, BN), per_b = tm * tn, T = per_b * batch;
+  int64_t *seen = T <= RASTER_WALK_TILES ? calloc((size_t)(tm + tn), sizeof *seen) : NULL;
+  if (!seen) return (double)elem * (double)K * ((double)M * (double)tn + (double)N * (double)tm) * (double)batch;
   double elems = 0;
-  for (int64_t t0 = 0; t0 < T; t0 += slots) {
-    int64_t t1 = min64(T, t0 + slots);
-    for (int64_t s = t0; s < t1;) { /* one batch slice of the wave at a time */
-      int64_t b = s / per_b, e = min64(t1, (b + 1) * per_b);
-      int64_t s0 = s - b * per_b, s1 = e - b * per_b, count = s1 - s0;
-      int64_t r0 = s0 / tn, r1 = (s1 - 1) / tn;
-      int64_t rows = min64((r1 + 1) * BM, M) - r0 * BM, cols;
-      int64_t c0 = s0 % tn, c1 = (s1 - 1) % tn;
-      if (count >= tn) cols = N;
-      else if (c0 <= c1) cols = min64((c1 + 1) * BN, N) - c0 * BN;
-      else cols = (N - c0 * BN) + min64((c1 + 1) * BN, N);
-      elems += (double)K * (double)(rows + cols);
-      s = e;
-    }
+  int64_t stamp = 0, last_b = -1;
+  for (int64_t s = 0; s < T; s++) {
+    int64_t b = s / per_b, mt, nt;
+    if (s % slots == 0 || b != last_b) stamp++, last_b = b; /* a new wave or batch slice: new panels */
+    raster_tile(s - b * per_b, tm, tn, G < 1 ? 1 : G, &mt, &nt);
+    if (seen[mt] != stamp) seen[mt] = stamp, elems += (double)K * (double)min64(BM, M - mt * BM);
+    if (seen[tm + nt] != stamp) seen[tm + nt] = stamp, elems += (double)K * (double)min64(BN, N - nt * BN);
   }
+  free(seen);
   return elems * elem;
 }
 
@@ -246,8 +263,9 @@ static double operand_bytes(int64_t M, int64_t N, int64_t K, int64_t batch, int 
  * its tiles over the SMs first.  Each SM's tensor throughput is shared by its
  * resident tiles, who keep it sm_busy() busy.  So occ counts tile padding
  * (M, N and K rounded up to the tile), wave quantization and the barriers
- * one CTA cannot hide; occ_bw is the time-weighted fraction of busy SMs
- * times SM_BW_FACTOR, at most 1.
+ * one CTA cannot hide; occ_bw is the time-weighted mean over the SMs of
+ * the bandwidth each draws (SM_BW_FACTOR shares when busy, less when its
+ * CTAs keep too few bytes in flight), at most 1.
  * Bytes are checked at two levels: DRAM (operand_bytes, shared per wave) and
  * L2 (the tile-reuse bytes elem (M K ceil(N/BN) + K N ceil(M/BM)), which every
  * tile loads through L2, at L2_BW_FACTOR times the DRAM bandwidth). */
@@ -266,21 +284,27 @@ static shape_est model(const sched_plan *p, const arch_info *ai, int64_t M, int6
   double peak = ai->peak_tflops * 1e12, p_sm = peak / (double)sms;
   double tile_flops = 2.0 * BM * BN * (double)(ceil_div64(K, BK) * BK);
   int64_t nfull = T / slots, rem = T % slots;
+  /* the share of the DRAM bandwidth an SM with c resident CTAs draws, in
+   * units of its 1/SMs share: SM_BW_FACTOR, or less by Little's law */
+  double inflight = (double)(p->stages - 1) * (BM + BN) * BK * elem;
+  double share_Bps = ai->peak_gbs * 1e9 / (double)sms;
+#define BW_UNITS(c) fmin(SM_BW_FACTOR, (double)(c) * inflight / (DRAM_LATENCY_NS * 1e-9) / share_Bps)
   double t_full = tile_flops * r.ctas / (p_sm * sm_busy(p, ai, elem, r.ctas));
-  double t = (double)nfull * t_full, busy = (double)nfull * t_full * (double)sms;
+  double t = (double)nfull * t_full, busy_bw = (double)nfull * t_full * (double)sms * BW_UNITS(r.ctas);
   if (rem) {
     int64_t c = ceil_div64(rem, sms);
     double t_rem = tile_flops * (double)c / (p_sm * sm_busy(p, ai, elem, c));
     t += t_rem;
-    busy += t_rem * (double)min64(rem, sms);
+    busy_bw += t_rem * (double)min64(rem, sms) * BW_UNITS(c);
   }
+#undef BW_UNITS
   double flops = 2.0 * (double)M * (double)N * (double)K * (double)batch;
   e.occ = flops / (peak * t);
-  double occ_bw = SM_BW_FACTOR * busy / ((double)sms * t);
+  double occ_bw = busy_bw / ((double)sms * t);
   if (occ_bw > 1) occ_bw = 1;
   double compute_s = flops / (peak * e.occ * pipeline_eff(p, ai, elem));
   double out_bytes = (double)M * (double)N * (double)batch * out_elem;
-  e.dram_bytes = operand_bytes(M, N, K, batch, BM, BN, slots, elem) + out_bytes;
+  e.dram_bytes = operand_bytes(M, N, K, batch, BM, BN, p->raster_group, slots, elem) + out_bytes;
   e.l2_bytes = (double)elem * (double)K * ((double)M * (double)ceil_div64(N, BN) + (double)N * (double)ceil_div64(M, BM)) *
                    (double)batch +
                out_bytes;
@@ -293,6 +317,15 @@ static shape_est model(const sched_plan *p, const arch_info *ai, int64_t M, int6
 
 double plan_time_us(const sched_plan *p, const arch_info *ai, int64_t M, int64_t N, int64_t K, int elem_bytes) {
   return model(p, ai, M, N, K, 1, elem_bytes, elem_bytes).us;
+}
+
+plan_shape_estimate plan_estimate(const sched_plan *p, const arch_info *ai, int64_t M, int64_t N, int64_t K,
+                                  int64_t batch, int elem_bytes, int out_bytes) {
+  shape_est e = model(p, ai, M, N, K, batch, elem_bytes, out_bytes);
+  plan_res r = resources(p, elem_bytes, ai);
+  plan_shape_estimate o = {e.us, e.occ, e.dram_bytes, 2.0 * (double)M * (double)N * (double)K * (double)batch,
+                           r.ctas, e.memory_bound};
+  return o;
 }
 
 /* ---- the region's side of the plan ----------------------------------------------------- */
@@ -427,6 +460,7 @@ static void fill_defaults(arena *A, const region *r, const pc_analysis *a, sched
   p->a_swizzle = p->b_swizzle = true;
   p->c_stride = "row";
   p->barrier_model = "cp_async_group";
+  p->raster_group = PLAN_RASTER_DEFAULT;
   p->cache_tensor[0] = c->lhs >= 0 ? r->in[c->lhs].name : "A";
   p->cache_tensor[1] = c->rhs >= 0 ? r->in[c->rhs].name : "B";
   p->batched = c->nb > 0;
@@ -465,6 +499,9 @@ bool plan_validate(const sched_plan *p, const region *r, const pc_analysis *a, c
                 "tile [%d, %d, %d] is out of range", BM, BN, BK);
     dims_ok = false;
   }
+  if (p->raster_group < 1 || p->raster_group > PLAN_RASTER_MAX)
+    diag_report(dl, D_PLAN_SCHEMA, key_at(&A, at, "raster.group_m"), "Use a raster group of 1 to 64 M tiles.",
+                "raster.group_m = %d is out of range", p->raster_group);
   if (p->stages < 2 || p->stages > 4)
     diag_report(dl, D_PLAN_SCHEMA, key_at(&A, at, "stages"), "Use 2, 3 or 4 stages.",
                 "stages = %d; the cp.async ring of the sm80 skeleton takes 2 to 4", p->stages);
@@ -559,13 +596,14 @@ bool plan_validate(const sched_plan *p, const region *r, const pc_analysis *a, c
 
 /* ---- pinned plans -------------------------------------------------------------------------- */
 
-static const char *const PLAN_KEYS[] = {"tile", "stages", "bind", "warp_tile", "cache", "vectorize",
+static const char *const PLAN_KEYS[] = {"tile", "stages", "bind", "raster", "warp_tile", "cache", "vectorize",
                                         "predicate_tail", "epilogue", "arch", "layout_hints", "algo_choice",
                                         "local_edges", "async", "barrier_model", NULL};
 
-/* bind of the sm80 skeleton: the only one it realizes */
+/* bind of the sm80 skeleton: the only one it realizes.  The M and N tiles
+ * share blockIdx.x (up to 2^31 - 1 of them), in the plan's raster order. */
 static const char *const BIND[][2] = {
-    {"m.o", "block.y"}, {"n.o", "block.x"}, {"b", "block.z"}, {"m.i.o", "warp.y"}, {"n.i.o", "warp.x"}};
+    {"m.o", "block.x"}, {"n.o", "block.x"}, {"b", "block.z"}, {"m.i.o", "warp.y"}, {"n.i.o", "warp.x"}};
 /* streaming_softmax: query tiles on x, the batch on y, key tiles streamed
  * by each block, its 4 warps over the query rows */
 static const char *const ATT_BIND[][2] = {{"m.o", "block.x"}, {"n.o", "loop"}, {"b", "block.y"}, {"m.i.o", "warp.y"}};
@@ -709,6 +747,13 @@ bool plan_from_json(arena *A, const cJSON *j, const region *r, const pc_analysis
   (void)have_stages;
   const cJSON *b = ju_object(c, j, "bind", path, false);
   if (b) read_bind(c, b, ju_path_key(c, path, "bind"));
+  const cJSON *ras = ju_object(c, j, "raster", path, false);
+  if (ras) {
+    static const char *const keys[] = {"group_m", NULL};
+    const char *rp = ju_path_key(c, path, "raster");
+    ju_check_keys(c, ras, rp, keys);
+    int_key(c, ras, "group_m", rp, &p.raster_group);
+  }
   const char *wt = NULL;
   if (ju_string(c, j, "warp_tile", path, false, &wt)) {
     int wm, wn;
@@ -819,6 +864,25 @@ const cJSON *plan_pinned_for(cJSON *const *plans, int n, const char *arch) {
 
 static const int64_t DEFAULT_SHAPES[][3] = {{4096, 4096, 4096}, {1024, 1024, 1024}, {128, 4096, 4096}};
 
+int plan_default_shapes(const int64_t (**out)[3]) {
+  *out = DEFAULT_SHAPES;
+  return (int)(sizeof DEFAULT_SHAPES / sizeof *DEFAULT_SHAPES);
+}
+
+/* The calibration run of plan_choose_calibrated (NULL: none); set for the
+ * span of one search. */
+static const plan_calibration *calib_now;
+
+static double calib_factor(const sched_plan *p, const arch_info *ai) {
+  for (int i = 0; calib_now && i < calib_now->n; i++) {
+    const plan_calib_entry *e = &calib_now->e[i];
+    if (strcmp(e->arch, ai->name) == 0 && e->tile[0] == p->tile[0] && e->tile[1] == p->tile[1] &&
+        e->tile[2] == p->tile[2] && e->stages == p->stages && e->warps_m == p->warps_m && e->warps_n == p->warps_n)
+      return e->factor; /* any raster group: the order is not what a factor measures */
+  }
+  return 1.0;
+}
+
 /* Fills the resource and time estimates of p over the shapes. */
 static void estimate(arena *A, sched_plan *p, const region *r, const arch_info *ai, int nshapes,
                      int64_t (*shapes)[3]) {
@@ -834,8 +898,10 @@ static void estimate(arena *A, sched_plan *p, const region *r, const arch_info *
   p->shape_occ = ARENA_ARRAY(A, double, nshapes + 1);
   p->shape_bound = ARENA_ARRAY(A, const char *, nshapes + 1);
   double sum = 0;
+  p->calib = calib_factor(p, ai);
   for (int s = 0; s < nshapes; s++) {
     shape_est e = model(p, ai, shapes[s][0], shapes[s][1], shapes[s][2], 1, p->elem_bytes, out_elem(r));
+    e.us *= p->calib;
     p->shape_us[s] = e.us;
     p->shape_occ[s] = e.occ;
     p->shape_bound[s] = e.memory_bound ? "memory" : "compute";
@@ -844,19 +910,26 @@ static void estimate(arena *A, sched_plan *p, const region *r, const arch_info *
   p->time_us = nshapes ? sum / nshapes : 0;
 }
 
-/* The search space, small to large: CTA tiles {64,128} x {64,128}; for each,
- * BK 32 with 2, 3 and 4 stages and BK 64 with 3, 2x2 warps; the 128-wide
- * tiles also with 8 warps (2x4 or 4x2, 3 stages).  20 points. */
+/* The search space, small to large: six small-M tiles (BM 16 or 32, for
+ * skinny shapes), then CTA tiles {64,128} x {64,128}; for each, BK 32 with
+ * 2, 3 and 4 stages and BK 64 with 3, 2x2 warps; the 128-wide tiles also
+ * with 8 warps (2x4 or 4x2, 3 stages); then one wide 128x256 tile.  27
+ * points. */
 typedef struct cand_spec {
   int bm, bn, bk, stages, wm, wn;
 } cand_spec;
 
 static const cand_spec SPACE[] = {
+    /* small M (decode-like shapes): one or two m16 rows of warps */
+    {16, 16, 64, 4, 1, 1},    {16, 32, 64, 4, 1, 2},    {16, 64, 64, 4, 1, 2},    {16, 128, 32, 3, 1, 4},
+    {32, 64, 32, 3, 2, 2},    {32, 128, 32, 3, 2, 2},
     {64, 64, 32, 2, 2, 2},    {64, 64, 32, 3, 2, 2},    {64, 64, 32, 4, 2, 2},    {64, 64, 64, 3, 2, 2},
     {64, 128, 32, 2, 2, 2},   {64, 128, 32, 3, 2, 2},   {64, 128, 32, 3, 2, 4},   {64, 128, 32, 4, 2, 2},
     {64, 128, 64, 3, 2, 2},   {128, 64, 32, 2, 2, 2},   {128, 64, 32, 3, 2, 2},   {128, 64, 32, 3, 4, 2},
     {128, 64, 32, 4, 2, 2},   {128, 64, 64, 3, 2, 2},   {128, 128, 32, 2, 2, 2},  {128, 128, 32, 3, 2, 2},
     {128, 128, 32, 3, 2, 4},  {128, 128, 32, 3, 4, 2},  {128, 128, 32, 4, 2, 2},  {128, 128, 64, 3, 2, 2},
+    /* wide: 8 warps of 64x64 (only where shared memory allows its staging tile) */
+    {128, 256, 32, 3, 2, 4},
 };
 #define NSPACE ((int)(sizeof SPACE / sizeof *SPACE))
 
@@ -878,6 +951,29 @@ static const char *stop_rule(arena *A, const sched_plan *p, const arch_info *ai,
     return "vec_narrowed";
   }
   return NULL;
+}
+
+/* The raster group of a candidate: of RASTER_GROUPS, the one with the
+ * smallest sum over the archs of the mean estimated time (the first on
+ * ties, so PLAN_RASTER_DEFAULT unless the order changes the DRAM bytes of a
+ * memory-bound shape). */
+static const int RASTER_GROUPS[] = {PLAN_RASTER_DEFAULT, 1, 4, 16};
+
+static int raster_choose(arena *A, const sched_plan *p, const region *r, const arch_info *const *archs, int narchs,
+                         int nshapes, int64_t (*shapes)[3]) {
+  int best = PLAN_RASTER_DEFAULT;
+  double best_t = INFINITY;
+  for (size_t g = 0; g < sizeof RASTER_GROUPS / sizeof *RASTER_GROUPS; g++) {
+    sched_plan q = *p;
+    q.raster_group = RASTER_GROUPS[g];
+    double t = 0;
+    for (int k = 0; k < narchs; k++) {
+      estimate(A, &q, r, archs[k], nshapes, shapes);
+      t += q.time_us;
+    }
+    if (t < best_t * (1 - 1e-9)) best_t = t, best = q.raster_group;
+  }
+  return best;
 }
 
 plan_result *plan_choose_multi(arena *A, const region *r, const pc_analysis *a, const arch_info *const *archs,
@@ -930,6 +1026,7 @@ plan_result *plan_choose_multi(arena *A, const region *r, const pc_analysis *a, 
     /* STOP rules (spec §11), on every arch the kernel is built for */
     for (int k = 0; k < narchs && !c->stop; k++) c->stop = stop_rule(A, &c->p, archs[k], legal, &c->why);
     if (c->stop) continue;
+    c->p.raster_group = raster_choose(A, &c->p, r, archs, narchs, nshapes, res->shapes);
     for (int k = 0; k < narchs; k++) {
       diag_list scratch;
       diag_init(&scratch);
@@ -965,6 +1062,100 @@ plan_result *plan_choose_multi(arena *A, const region *r, const pc_analysis *a, 
   }
   res->chosen = res->cand[best].p;
   return res;
+}
+
+plan_result *plan_choose_calibrated(arena *A, const region *r, const pc_analysis *a, const arch_info *const *archs,
+                                    int narchs, const cJSON *pinned, int nshapes, const int64_t (*shapes)[3],
+                                    const plan_calibration *cal, diag_list *dl, const char *at) {
+  calib_now = cal;
+  plan_result *res = plan_choose_multi(A, r, a, archs, narchs, pinned, nshapes, shapes, dl, at);
+  calib_now = NULL;
+  return res;
+}
+
+/* "128x128x32 s4 w2x2 r8", dlc-bench's plan column */
+static bool parse_plan_text(const char *t, plan_calib_entry *e) {
+  char tail;
+  return sscanf(t, "%dx%dx%d s%d w%dx%d r%d%c", &e->tile[0], &e->tile[1], &e->tile[2], &e->stages, &e->warps_m,
+                &e->warps_n, &e->raster_group, &tail) == 7;
+}
+
+bool plan_calibration_read(arena *A, const char *path, plan_calibration *out, diag_list *dl) {
+  static const char header[] = "op,shape,dtype,arch,plan,ctas,flops,bytes,occupancy,estimate_us,actual_us";
+  memset(out, 0, sizeof *out);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    diag_report(dl, D_FILE_IO, path, NULL, "cannot read the calibration file '%s'", path);
+    return false;
+  }
+  char line[1024];
+  int ln = 0, cap = 0;
+  double *logsum = NULL;
+  bool ok = true;
+  while (ok && fgets(line, sizeof line, f)) {
+    ln++;
+    line[strcspn(line, "\r\n")] = 0;
+    if (ln == 1) {
+      if (strcmp(line, header) != 0) {
+        diag_report(dl, D_CALIB_FORMAT, arena_printf(A, "%s:1", path), NULL,
+                    "the first line is not dlc-bench's CSV header (%s)", header);
+        ok = false;
+      }
+      continue;
+    }
+    if (!*line) continue;
+    const char *col[11];
+    int nc = 0;
+    char *q = line;
+    col[nc++] = q;
+    for (; *q && nc <= 11; q++)
+      if (*q == ',') *q = 0, col[nc < 11 ? nc : 10] = q + 1, nc++;
+    if (nc != 11) {
+      diag_report(dl, D_CALIB_FORMAT, arena_printf(A, "%s:%d", path, ln), NULL, "%d fields, not 11", nc);
+      ok = false;
+      continue;
+    }
+    plan_calib_entry e;
+    memset(&e, 0, sizeof e);
+    const arch_info *ai = plan_arch(col[3]);
+    char *end1, *end2;
+    double est = strtod(col[9], &end1), act = strtod(col[10], &end2);
+    if (!ai || !*col[9] || !*col[10] || !parse_plan_text(col[4], &e)) continue; /* not a calibration row */
+    if (*end1 || *end2 || !(est > 0) || !(act > 0) || !isfinite(est) || !isfinite(act)) {
+      diag_report(dl, D_CALIB_FORMAT, arena_printf(A, "%s:%d", path, ln), NULL,
+                  "estimate_us '%s' and actual_us '%s' must be positive numbers", col[9], col[10]);
+      ok = false;
+      continue;
+    }
+    e.arch = ai->name;
+    int k = 0;
+    for (; k < out->n; k++) {
+      plan_calib_entry *x = &out->e[k];
+      if (x->arch == e.arch && !memcmp(x->tile, e.tile, sizeof e.tile) && x->stages == e.stages &&
+          x->warps_m == e.warps_m && x->warps_n == e.warps_n)
+        break;
+    }
+    if (k == out->n) {
+      if (out->n == cap) {
+        cap = cap ? 2 * cap : 16;
+        plan_calib_entry *ne = arena_alloc(A, sizeof *ne * (size_t)cap);
+        double *nl = arena_alloc(A, sizeof *nl * (size_t)cap);
+        if (out->n) memcpy(ne, out->e, sizeof *ne * (size_t)out->n), memcpy(nl, logsum, sizeof *nl * (size_t)out->n);
+        out->e = ne, logsum = nl;
+      }
+      out->e[out->n] = e;
+      logsum[out->n++] = 0;
+    }
+    out->e[k].rows++;
+    logsum[k] += log(act / est);
+  }
+  if (ok && ln == 0) {
+    diag_report(dl, D_CALIB_FORMAT, arena_printf(A, "%s:1", path), NULL, "the file is empty");
+    ok = false;
+  }
+  fclose(f);
+  for (int k = 0; k < out->n; k++) out->e[k].factor = exp(logsum[k] / out->e[k].rows);
+  return ok;
 }
 
 plan_result *plan_choose(arena *A, const region *r, const pc_analysis *a, const arch_info *ai, const cJSON *pinned,
@@ -1226,6 +1417,7 @@ static cJSON *plan_json(const sched_plan *p) {
   else
     for (int i = 0; i < 5; i++)
       if (i != 2 || p->batched) cJSON_AddStringToObject(b, BIND[i][0], BIND[i][1]);
+  if (!p->streaming) cJSON_AddNumberToObject(cJSON_AddObjectToObject(o, "raster"), "group_m", p->raster_group);
   cJSON_AddStringToObject(o, "warp_tile", warp_tile_str(buf, sizeof buf, p));
   cJSON *cache = cJSON_AddArrayToObject(o, "cache");
   for (int i = 0; i < 2; i++) {
@@ -1276,6 +1468,7 @@ static cJSON *estimate_json(const sched_plan *p, const plan_result *r, bool full
   if (!p->shape_us) return e; /* dropped by a STOP rule: not timed */
   if (full) cJSON_AddNumberToObject(e, "warp_occupancy", round_to(p->occ, 0.001));
   if (full) cJSON_AddNumberToObject(e, "pipeline_eff", round_to(p->pipeline_eff, 0.001));
+  if (p->calib != 1.0 && p->calib > 0) cJSON_AddNumberToObject(e, "calibration", round_to(p->calib, 0.001));
   cJSON_AddNumberToObject(e, "time_us", round_to(p->time_us, 0.01));
   if (!full) return e;
   cJSON *sh = cJSON_AddArrayToObject(e, "shapes");
@@ -1305,6 +1498,7 @@ cJSON *plan_dump(const plan_result *r) {
     cJSON_AddNumberToObject(x, "stages", p->stages);
     cJSON_AddStringToObject(x, "warp_tile", warp_tile_str(buf, sizeof buf, p));
     cJSON_AddNumberToObject(x, "vec", p->vec);
+    if (c->kept && !p->streaming) cJSON_AddNumberToObject(x, "raster_group_m", p->raster_group);
     cJSON_AddItemToObject(x, "estimate", estimate_json(p, r, false));
     /* attention's candidates are not timed: the largest key tile that fits wins */
     if (c->kept && p->shape_us) cJSON_AddNumberToObject(x, "score", round_to(c->score, 0.001));

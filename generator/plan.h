@@ -63,6 +63,8 @@ typedef struct sched_plan {
   int prefetch_depth;
   bool epilogue_overlap;
   const char *barrier_model;  /* "cp_async_group" | "mbarrier" */
+  int raster_group;        /* CTA order: the grid is one row of tiles on blockIdx.x, taken in groups of
+                            * this many M tiles, M fastest within a group (1: N fastest, row by row) */
   bool streaming;          /* plan_attention's: one kernel for both attention
                             * regions on the streaming_softmax skeleton */
   bool a_frag_regs;        /* streaming: Q's A fragments stay in registers
@@ -82,6 +84,7 @@ typedef struct sched_plan {
   double occ;              /* resident warps / max warps per SM */
   double pipeline_eff;     /* stage overlap x fragment-load efficiency */
   double time_us;          /* mean over the representative shapes */
+  double calib;            /* the calibration factor applied to the times (1: none) */
   int nshapes;
   double *shape_us, *shape_occ; /* per representative shape (plan_result.shapes) */
   const char **shape_bound;     /* "compute" or "memory" */
@@ -146,9 +149,49 @@ plan_result *plan_attention(arena *A, const region *r1, const pc_analysis *a1, i
 plan_result *plan_rows(arena *A, const region *r, const sx *row_extent, int vec, const arch_info *const *archs,
                        int narchs, diag_list *dl, const char *at);
 #define PLAN_ROW_WARP_MAX 8
+/* Measured times that re-rank plans (dlcgen --calibrate FILE.csv,
+ * docs/plan.md#calibration): per arch and plan, the geometric mean of
+ * actual_us / estimate_us over the rows of a dlc-bench CSV that have both.
+ * The search multiplies a candidate's estimates on an arch by its plan's
+ * factor there (1 for a plan with no rows).  A plan is its tile, stages
+ * and warps: rows of any raster group pool into one factor. */
+typedef struct plan_calib_entry {
+  const char *arch;        /* plan_arch()'s name */
+  int tile[3], stages, warps_m, warps_n, raster_group; /* raster_group: of the first row (not a key) */
+  double factor;
+  int rows;
+} plan_calib_entry;
+typedef struct plan_calibration {
+  int n;
+  plan_calib_entry *e;
+} plan_calibration;
+/* Reads a dlc-bench CSV (spec §13 header).  E0001 when unreadable, E0105
+ * for a missing header or a malformed row, at FILE:LINE.  Rows without
+ * actual_us or estimate_us, or of an arch or plan text it does not know,
+ * are skipped. */
+bool plan_calibration_read(arena *A, const char *path, plan_calibration *out, diag_list *dl);
+/* plan_choose_multi with calibration factors (NULL: none). */
+plan_result *plan_choose_calibrated(arena *A, const region *r, const pc_analysis *a, const arch_info *const *archs,
+                                    int narchs, const cJSON *pinned, int nshapes, const int64_t (*shapes)[3],
+                                    const plan_calibration *cal, diag_list *dl, const char *at);
+/* The representative {M, N, K} shapes the search ranks on when given none
+ * (docs/plan.md); returns their count. */
+int plan_default_shapes(const int64_t (**out)[3]);
 /* Spec §11 estimate for one plan and shape (batch 1), in microseconds
  * (docs/plan.md). */
 double plan_time_us(const sched_plan *p, const arch_info *ai, int64_t M, int64_t N, int64_t K, int elem_bytes);
+/* The §11 model on one shape, with what the benchmark's CSV reports
+ * (bench/dlc-bench --model). */
+typedef struct plan_shape_estimate {
+  double us;               /* estimated time */
+  double occ;              /* FLOPs / (peak x time): padding, waves and unhidden barriers */
+  double dram_bytes;       /* operands (per wave, the raster order) and output */
+  double flops;            /* 2 M N K batch */
+  int ctas_per_sm;
+  bool memory_bound;
+} plan_shape_estimate;
+plan_shape_estimate plan_estimate(const sched_plan *p, const arch_info *ai, int64_t M, int64_t N, int64_t K,
+                                  int64_t batch, int elem_bytes, int out_bytes);
 /* The chosen plan in the shape of spec §8.1, plus "estimate" and
  * "candidates". */
 cJSON *plan_dump(const plan_result *r);
@@ -161,5 +204,8 @@ const cJSON *plan_pinned_for(cJSON *const *plans, int n, const char *arch);
 /* streaming_softmax keeps Q's fragments in registers up to this many per
  * thread (D <= 64) */
 #define PLAN_ATT_Q_REGS 16
+/* The raster groups the search tries, the first the default (docs/plan.md). */
+#define PLAN_RASTER_DEFAULT 8
+#define PLAN_RASTER_MAX 64
 
 #endif

@@ -72,5 +72,6 @@ dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, un
   dim3 grid = {gx, gy, gz}, block = {(unsigned)k->threads, 1, 1};
   e = cudaLaunchKernel(fn, grid, block, args, (size_t)k->smem, (cudaStream_t)stream);
   if (e != cudaSuccess) return dlc__fail(DLC_ERROR_LAUNCH_FAILED, "%s: %s", k->name, cudaGetErrorString(e));
+  dlc__record_launch(k, gx, gy, gz);
   return DLC_SUCCESS;
 }

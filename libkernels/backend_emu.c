@@ -74,6 +74,7 @@ dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, un
     void *args[1] = {(void *)params};
     st = dlcemu_launch_kernel(fn, gx, gy, gz, (unsigned)k->threads, 1, 1, (unsigned)k->smem, args);
     if (st != 0) r = dlc__fail(DLC_ERROR_LAUNCH_FAILED, "%s: %s", k->name, dlcemu_last_error_detail());
+    else dlc__record_launch(k, gx, gy, gz);
   }
   pthread_mutex_unlock(&lock);
   return r;

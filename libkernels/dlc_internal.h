@@ -27,7 +27,15 @@ typedef struct dlc__kernel {
   int threads;      /* block size */
   int smem;         /* dynamic shared memory, bytes */
   unsigned archs;   /* DLC__ARCH_* bits */
+  /* its plan (docs/plan.md), for tools that estimate a call (bench/dlc-bench):
+   * BM, BN, BK, stages, warps along M and N, raster group (0: attention's
+   * fixed order), the plan's extra address registers */
+  short bm, bn, bk, stages, warps_m, warps_n, raster, addr_regs;
 } dlc__kernel;
+
+/* The column of a chunk width in the generated dlc__row_<op> tables:
+ * 8, 4, 2, 1 elements -> 0, 1, 2, 3. */
+static inline int dlc__width_slot(int vec) { return vec >= 8 ? 0 : vec >= 4 ? 1 : vec >= 2 ? 2 : 3; }
 
 /* Sets the thread's detail string and returns `s`. */
 dlc_status dlc__fail(dlc_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -83,6 +91,17 @@ dlc_status dlc__check_rows(const char *op, const char *arg, const void *p, int e
                            int64_t ld, int64_t *count);
 dlc_status dlc__check_packed(const char *op, const char *arg, const void *p, int elem, int rank, const int64_t *dims,
                              int64_t *count);
+
+/* The last launch on this thread: every backend records the row and grid
+ * of each successful launch (dlc__record_launch, runtime.c).  bench/ and the
+ * null-backend tests read it; the shared libraries do not export it. */
+typedef struct dlc__launch_rec {
+  const dlc__kernel *kernel; /* the row dispatch chose */
+  unsigned grid[3];
+  long count;                /* launches so far on this thread */
+} dlc__launch_rec;
+void dlc__record_launch(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned gz);
+const dlc__launch_rec *dlc__last_launch(void);
 
 /* The backend: launches row `k` with the parameter block `params` (one
  * by-value kernel argument of `size` bytes) on a gx x gy x gz grid. */

@@ -29,6 +29,16 @@ const char *dlc_status_string(dlc_status s) {
 
 const char *dlc_last_error_detail(void) { return detail; }
 
+static _Thread_local dlc__launch_rec last_launch;
+
+void dlc__record_launch(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned gz) {
+  last_launch.kernel = k;
+  last_launch.grid[0] = gx, last_launch.grid[1] = gy, last_launch.grid[2] = gz;
+  last_launch.count++;
+}
+
+const dlc__launch_rec *dlc__last_launch(void) { return &last_launch; }
+
 const char *dlc_version(void) { return DLC_VERSION_STRING; }
 
 void dlc__clear_detail(void) { detail[0] = 0; }

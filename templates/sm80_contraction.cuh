@@ -9,11 +9,14 @@
 // the address and in-bounds functions of one operand chunk (from the IndexBook
 // AxisMaps and domains), and the epilogue (from the region's post-reduce lets).
 // The block computes an output tile of BM x BN (M: lhs-only axes, N: rhs-only
-// axes, flattened), over the reduce axes (K) in steps of BK; blockIdx.z is the
-// batch index.  VEC is the width, in elements, of one global->shared copy.
+// axes, flattened), over the reduce axes (K) in steps of BK.  blockIdx.x
+// numbers the M x N tiles in the plan's raster order (tile_coord), so that M
+// is not bounded by gridDim.y; blockIdx.z is the batch index.  VEC is the
+// width, in elements, of one global->shared copy.
 //
 // Op provides:
-//   T, BM, BN, BK, STAGES, WARPS_M, WARPS_N, A_K_CONTIG, B_K_CONTIG, Params
+//   T, BM, BN, BK, STAGES, WARPS_M, WARPS_N, A_K_CONTIG, B_K_CONTIG, Params,
+//   RASTER_GROUP (M tiles per group of the CTA order; 1: N fastest)
 //   extent_m(p), extent_n(p), extent_k(p): the flattened M, N and K lengths
 //     (p: const Params *; the grid covers M, N and the batch, the chunk
 //     functions their tails)
@@ -265,6 +268,25 @@ struct FragOffsets {
   }
 };
 
+// The (M tile, N tile) of block t: groups of G M tiles, M fastest within a
+// group, so that the CTAs resident at once share B's column panels and read
+// few of A's row panels (L2 reuse).  The last group holds the M tiles left.
+// In 32 bits: the dispatcher keeps tiles_m x tiles_n (the grid) below 2^31;
+// a group of G x tiles_n past 2^32 - 1 is clamped, still past t.  (64-bit
+// divisions here cost a 255-register kernel 8 bytes of spill on sm_120.)
+template <int G>
+__device__ __forceinline__ void tile_coord(uint32_t t, uint32_t tiles_m, uint32_t tiles_n, uint32_t *mt,
+                                           uint32_t *nt) {
+  if constexpr (G == 1) {
+    *mt = t / tiles_n, *nt = t - *mt * tiles_n;
+  } else {
+    const uint32_t per = tiles_n > 0xFFFFFFFFu / G ? 0xFFFFFFFFu : G * tiles_n;
+    const uint32_t g = t / per, first = g * G, r = t - g * per;
+    const uint32_t gm = tiles_m - first < (uint32_t)G ? tiles_m - first : (uint32_t)G;
+    *nt = r / gm, *mt = first + (r - *nt * gm);
+  }
+}
+
 template <class Op, int VEC>
 __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   using T = typename Op::T;
@@ -284,7 +306,18 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wm = warp / WARPS_N, wn = warp % WARPS_N;
-  const int64_t m0 = (int64_t)blockIdx.y * BM, n0 = (int64_t)blockIdx.x * BN, b = blockIdx.z;
+  // The CTA's tile, decoded once and parked in shared memory: the drain
+  // loop and the epilogue read it back (a shared load each) instead of
+  // keeping it live in registers across the k loop, which the 255-register
+  // kernels cannot spare (blockIdx.y used to be re-read for free).
+  __shared__ uint32_t tile_mn[2];
+  uint32_t mt, nt;
+  tile_coord<Op::RASTER_GROUP>(blockIdx.x, (uint32_t)((Op::extent_m(p) + BM - 1) / BM),
+                               (uint32_t)((Op::extent_n(p) + BN - 1) / BN), &mt, &nt);
+  if (threadIdx.x == 0) tile_mn[0] = mt, tile_mn[1] = nt;
+  const int64_t b = blockIdx.z;
+  auto m0_at = [&]() { return (int64_t)*static_cast<volatile uint32_t *>(&tile_mn[0]) * BM; };
+  auto n0_at = [&]() { return (int64_t)*static_cast<volatile uint32_t *>(&tile_mn[1]) * BN; };
   const int64_t K = Op::extent_k(p);
   const int KT = (int)((K + BK - 1) / BK);   // k-tiles; the dispatcher keeps K below 2^31 - BK
   const int KTF = (int)(K / BK);             // full k-tiles
@@ -298,8 +331,9 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   // Per-CTA setup: chunk pointers of the streamed operands, ldmatrix offsets.
   std::conditional_t<GA::WALK, OperandWalk<Op, VEC, true>, OperandStream<Op, VEC, true>> sa;
   std::conditional_t<GB::WALK, OperandWalk<Op, VEC, false>, OperandStream<Op, VEC, false>> sb;
-  if constexpr (GA::STREAM) sa.init(p, m0, b);
-  if constexpr (GB::STREAM) sb.init(p, n0, b);
+  if constexpr (GA::STREAM) sa.init(p, (int64_t)mt * BM, b);
+  if constexpr (GB::STREAM) sb.init(p, (int64_t)nt * BN, b);
+  __syncthreads();  // tile_mn is written
   // The walking operands' K counter, at the thread's K column of tile 0.
   constexpr bool WALKS = GA::STREAM && (GA::WALK || GB::WALK);
   static_assert(!(GA::WALK && GB::WALK) || GA::CPR == GB::CPR, "both walks keep one K column");
@@ -315,9 +349,9 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   // its bounds.
   auto load = [&](int t, int s) {
     if (GA::STREAM && t < KTF) sa.copy(p, smA + s * BM * BK, kw);
-    else load_operand<Op, VEC, true>(p, smA + s * BM * BK, m0, (int64_t)t * BK, b);
+    else load_operand<Op, VEC, true>(p, smA + s * BM * BK, m0_at(), (int64_t)t * BK, b);
     if (GB::STREAM && t < KTF) sb.copy(p, smB + s * BN * BK, kw);
-    else load_operand<Op, VEC, false>(p, smB + s * BN * BK, n0, (int64_t)t * BK, b);
+    else load_operand<Op, VEC, false>(p, smB + s * BN * BK, n0_at(), (int64_t)t * BK, b);
     if constexpr (WALKS)
       if (t < KTF) Op::k_next(p, kw);
   };
@@ -380,6 +414,7 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   cp_async_wait<0>();
   __syncthreads();
 
+  const int64_t m0 = m0_at(), n0 = n0_at();
   // Epilogue: stage the fp32 accumulators in shared memory (rows padded by 8
   // floats, 16-byte groups permuted by stage_col: conflict-free both ways).
   constexpr int SROW = BN + 8;

@@ -18,6 +18,8 @@ struct Op_stride1x1_pad1x1 {
   static constexpr int BM = 64, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
   static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
   static constexpr int SWZ_A = 4, SWZ_B = 4;  // 16-byte chunks XORed in a shared row (GPU IR)
+  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
+  static constexpr int RASTER_GROUP = 8;
   // M: (n, h, w), extent H*N*W
   // N: (co), extent K
   // K: (kh, kw, ci), extent 9*C
@@ -249,6 +251,8 @@ struct Op_stride2x2_pad1x1 {
   static constexpr int BM = 64, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
   static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
   static constexpr int SWZ_A = 4, SWZ_B = 4;  // 16-byte chunks XORed in a shared row (GPU IR)
+  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
+  static constexpr int RASTER_GROUP = 8;
   // M: (n, h, w), extent N*floor((H+1)/2)*floor((W+1)/2)
   // N: (co), extent K
   // K: (kh, kw, ci), extent 9*C

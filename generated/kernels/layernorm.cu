@@ -138,9 +138,9 @@ struct Op {
     rw.v_VA = v_VA;
     const float v_VE = (v_VA + 1e-05f);
     rw.v_VE = v_VE;
-    const float v_VE_sqrt = sqrtf(v_VE);
+    const float v_VE_sqrt = dlc::sqrt_approx(v_VE);
     rw.v_VE_sqrt = v_VE_sqrt;
-    const float v_R0 = (1.0f / v_VE_sqrt);
+    const float v_R0 = dlc::rcp(v_VE_sqrt);
     rw.v_R0 = v_R0;
     }
   }
@@ -224,10 +224,10 @@ struct Op {
 }  // namespace dlc_layernorm
 
 extern "C" {
-__global__ void __launch_bounds__(256, 3) dlc_layernorm_fp16_v8(const dlc__p_layernorm p) {
+__global__ void __launch_bounds__(256, 1) dlc_layernorm_fp16_v8(const dlc__p_layernorm p) {
   dlc::sm80_rows<dlc_layernorm::Op<__half>, 8>(&p);
 }
-__global__ void __launch_bounds__(256, 3) dlc_layernorm_bf16_v8(const dlc__p_layernorm p) {
+__global__ void __launch_bounds__(256, 1) dlc_layernorm_bf16_v8(const dlc__p_layernorm p) {
   dlc::sm80_rows<dlc_layernorm::Op<__nv_bfloat16>, 8>(&p);
 }
 

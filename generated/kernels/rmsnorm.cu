@@ -96,9 +96,9 @@ struct Op {
     rw.v_MS = v_MS;
     const float v_MSE = (v_MS + 1e-06f);
     rw.v_MSE = v_MSE;
-    const float v_MSE_sqrt = sqrtf(v_MSE);
+    const float v_MSE_sqrt = dlc::sqrt_approx(v_MSE);
     rw.v_MSE_sqrt = v_MSE_sqrt;
-    const float v_R0 = (1.0f / v_MSE_sqrt);
+    const float v_R0 = dlc::rcp(v_MSE_sqrt);
     rw.v_R0 = v_R0;
     }
   }
@@ -170,10 +170,10 @@ struct Op {
 }  // namespace dlc_rmsnorm
 
 extern "C" {
-__global__ void __launch_bounds__(256, 3) dlc_rmsnorm_fp16_v8(const dlc__p_rmsnorm p) {
+__global__ void __launch_bounds__(256, 1) dlc_rmsnorm_fp16_v8(const dlc__p_rmsnorm p) {
   dlc::sm80_rows<dlc_rmsnorm::Op<__half>, 8>(&p);
 }
-__global__ void __launch_bounds__(256, 3) dlc_rmsnorm_bf16_v8(const dlc__p_rmsnorm p) {
+__global__ void __launch_bounds__(256, 1) dlc_rmsnorm_bf16_v8(const dlc__p_rmsnorm p) {
   dlc::sm80_rows<dlc_rmsnorm::Op<__nv_bfloat16>, 8>(&p);
 }
 

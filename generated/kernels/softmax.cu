@@ -102,7 +102,7 @@ struct Op {
       if (j >= n) continue;
       [[maybe_unused]] const int64_t i_i1 = c + j;
       const float v_X_sub = ((rd0[j] * 1.44269504f) - v_X_reduce);
-      const float v_X_exp2 = exp2f(v_X_sub);
+      const float v_X_exp2 = dlc::ex2(v_X_sub);
       x[j] = v_X_exp2;
     }
     }
@@ -151,8 +151,8 @@ struct Op {
       if (j >= n) continue;
       [[maybe_unused]] const int64_t i_i1 = c + j;
       const float v_X_sub = ((rd0[j] * 1.44269504f) - v_X_reduce);
-      const float v_X_exp2 = exp2f(v_X_sub);
-      const float v_X_fdiv = (v_X_exp2 / v_X_reduce_1);
+      const float v_X_exp2 = dlc::ex2(v_X_sub);
+      const float v_X_fdiv = dlc::div_approx(v_X_exp2, v_X_reduce_1);
       o0[j] = v_X_fdiv;
       off0[j] = (i_i1 + p->ldy * i_i0);
     }
@@ -174,10 +174,10 @@ struct Op {
 }  // namespace dlc_softmax
 
 extern "C" {
-__global__ void __launch_bounds__(256, 3) dlc_softmax_fp16_v8(const dlc__p_softmax p) {
+__global__ void __launch_bounds__(256, 1) dlc_softmax_fp16_v8(const dlc__p_softmax p) {
   dlc::sm80_rows<dlc_softmax::Op<__half>, 8>(&p);
 }
-__global__ void __launch_bounds__(256, 3) dlc_softmax_bf16_v8(const dlc__p_softmax p) {
+__global__ void __launch_bounds__(256, 1) dlc_softmax_bf16_v8(const dlc__p_softmax p) {
   dlc::sm80_rows<dlc_softmax::Op<__nv_bfloat16>, 8>(&p);
 }
 

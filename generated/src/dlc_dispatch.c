@@ -8,14 +8,51 @@
 #include "dlc_params.h"
 
 static const dlc__kernel dlc__k_gemm_bias_relu[] = {
-    {"dlc_gemm_bias_relu_fp16_v8", 0, 0, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_fp16_v4", 0, 1, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_fp16_v2", 0, 2, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_fp16_v1", 0, 3, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_bf16_v8", 0, 4, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_bf16_v4", 0, 5, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_bf16_v2", 0, 6, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_bf16_v1", 0, 7, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_gemm_bias_relu_fp16_b0_v8", 0, 0, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
+    {"dlc_gemm_bias_relu_fp16_b0_v4", 0, 1, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
+    {"dlc_gemm_bias_relu_fp16_b0_v2", 0, 2, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
+    {"dlc_gemm_bias_relu_fp16_b0_v1", 0, 3, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
+    {"dlc_gemm_bias_relu_fp16_b1_v8", 0, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_fp16_b1_v4", 0, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_fp16_b1_v2", 0, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_fp16_b1_v1", 0, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_fp16_v8", 0, 8, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_fp16_v4", 0, 9, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_fp16_v2", 0, 10, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_fp16_v1", 0, 11, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_b0_v8", 0, 12, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_b0_v4", 0, 13, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_b0_v2", 0, 14, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_b0_v1", 0, 15, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_b1_v8", 0, 16, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_b1_v4", 0, 17, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_b1_v2", 0, 18, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_b1_v1", 0, 19, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_v8", 0, 20, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_v4", 0, 21, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_v2", 0, 22, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_v1", 0, 23, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
+};
+/* instance selection (first match): dtype, shape-bucket bounds */
+static const struct dlc__sel_gemm_bias_relu {
+  dlc_dtype dtype;
+  int64_t lo[1], hi[1]; /* bounds on m */
+} dlc__sel_gemm_bias_relu[] = {
+    {DLC_F16, {1}, {16}}, /* fp16.b0: shape bucket m1_16 */
+    {DLC_F16, {17}, {128}}, /* fp16.b1: shape bucket m17_128 */
+    {DLC_F16, {0}, {INT64_MAX}}, /* fp16 */
+    {DLC_BF16, {1}, {16}}, /* bf16.b0: shape bucket m1_16 */
+    {DLC_BF16, {17}, {128}}, /* bf16.b1: shape bucket m17_128 */
+    {DLC_BF16, {0}, {INT64_MAX}}, /* bf16 */
+};
+/* kernel row by instance and chunk width (8, 4, 2, 1 elements); -1: not compiled */
+static const int16_t dlc__row_gemm_bias_relu[][4] = {
+    {0, 1, 2, 3},
+    {4, 5, 6, 7},
+    {8, 9, 10, 11},
+    {12, 13, 14, 15},
+    {16, 17, 18, 19},
+    {20, 21, 22, 23},
 };
 
 dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
@@ -39,8 +76,14 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
   if (dlc_p->n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)dlc_p->n);
   if (dlc_p->k < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "k = %lld is negative", (long long)dlc_p->k);
   int dlc_inst = -1;
-  if (dlc_inst < 0 && dtype == DLC_F16) dlc_inst = 0;
-  if (dlc_inst < 0 && dtype == DLC_BF16) dlc_inst = 1;
+  const int64_t dlc_bv[] = {dlc_p->m};
+  for (int dlc_i = 0; dlc_i < 6 && dlc_inst < 0; dlc_i++) {
+    const struct dlc__sel_gemm_bias_relu *dlc_t = &dlc__sel_gemm_bias_relu[dlc_i];
+    int dlc_ok = dlc_t->dtype == dtype;
+    for (int dlc_j = 0; dlc_j < 1; dlc_j++)
+      dlc_ok &= dlc_bv[dlc_j] >= dlc_t->lo[dlc_j] && dlc_bv[dlc_j] <= dlc_t->hi[dlc_j];
+    if (dlc_ok) dlc_inst = dlc_i;
+  }
   if (dlc_inst < 0) {
     if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "gemm_bias_relu: dtype = %d is not a dlc_dtype", (int)dtype);
     int dlc_dtype_ok = 0;
@@ -49,62 +92,231 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
     if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype), (int)dtype);
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: no kernel for this call");
   }
-  dlc_status dlc_st;
-  int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-  if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-  if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
-  dlc_dims[0] = dlc_p->n;
-  if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-  if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-  if (dlc_count > 0) dlc_work = 1;
-  if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-  int dlc_vec = 0;
-  if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-  if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-  if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-  if (!dlc_vec) dlc_vec = 1;
-  const int64_t dlc_gx = dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128)), dlc_gy = dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc_gz = 1;
-  if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-  if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-  const int64_t dlc_kx = dlc_p->k;
-  if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
-  if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-    return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-  int dlc_k = -1;
   switch (dlc_inst) {
-  case 0:
-    switch (dlc_vec) {
-    case 8: dlc_k = 0; break;
-    case 4: dlc_k = 1; break;
-    case 2: dlc_k = 2; break;
-    case 1: dlc_k = 3; break;
-    }
-    break;
-  case 1:
-    switch (dlc_vec) {
-    case 8: dlc_k = 4; break;
-    case 4: dlc_k = 5; break;
-    case 2: dlc_k = 6; break;
-    case 1: dlc_k = 7; break;
-    }
-    break;
+  case 0: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(15, dlc_p->n), 16))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel");
-  return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  case 1: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 2: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 3: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(15, dlc_p->n), 16))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 4: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 5: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  }
+  return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no instance");
 }
 
 static const dlc__kernel dlc__k_gemm_bias_relu_nt[] = {
-    {"dlc_gemm_bias_relu_nt_fp16_v8", 1, 0, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_nt_fp16_v4", 1, 1, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_nt_fp16_v2", 1, 2, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_nt_fp16_v1", 1, 3, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_nt_bf16_v8", 1, 4, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_nt_bf16_v4", 1, 5, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_nt_bf16_v2", 1, 6, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_gemm_bias_relu_nt_bf16_v1", 1, 7, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_gemm_bias_relu_nt_fp16_b0_v8", 1, 0, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b0_v4", 1, 1, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b0_v2", 1, 2, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b0_v1", 1, 3, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b1_v8", 1, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b1_v4", 1, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b1_v2", 1, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b1_v1", 1, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_v8", 1, 8, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_v4", 1, 9, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_v2", 1, 10, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_v1", 1, 11, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v8", 1, 12, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v4", 1, 13, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v2", 1, 14, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v1", 1, 15, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v8", 1, 16, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v4", 1, 17, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v2", 1, 18, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v1", 1, 19, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_v8", 1, 20, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_v4", 1, 21, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_v2", 1, 22, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_v1", 1, 23, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
+};
+/* instance selection (first match): dtype, shape-bucket bounds */
+static const struct dlc__sel_gemm_bias_relu_nt {
+  dlc_dtype dtype;
+  int64_t lo[1], hi[1]; /* bounds on m */
+} dlc__sel_gemm_bias_relu_nt[] = {
+    {DLC_F16, {1}, {16}}, /* fp16.b0: shape bucket m1_16 */
+    {DLC_F16, {17}, {128}}, /* fp16.b1: shape bucket m17_128 */
+    {DLC_F16, {0}, {INT64_MAX}}, /* fp16 */
+    {DLC_BF16, {1}, {16}}, /* bf16.b0: shape bucket m1_16 */
+    {DLC_BF16, {17}, {128}}, /* bf16.b1: shape bucket m17_128 */
+    {DLC_BF16, {0}, {INT64_MAX}}, /* bf16 */
+};
+/* kernel row by instance and chunk width (8, 4, 2, 1 elements); -1: not compiled */
+static const int16_t dlc__row_gemm_bias_relu_nt[][4] = {
+    {0, 1, 2, 3},
+    {4, 5, 6, 7},
+    {8, 9, 10, 11},
+    {12, 13, 14, 15},
+    {16, 17, 18, 19},
+    {20, 21, 22, 23},
 };
 
 dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
@@ -128,8 +340,14 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
   if (dlc_p->n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)dlc_p->n);
   if (dlc_p->k < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "k = %lld is negative", (long long)dlc_p->k);
   int dlc_inst = -1;
-  if (dlc_inst < 0 && dtype == DLC_F16) dlc_inst = 0;
-  if (dlc_inst < 0 && dtype == DLC_BF16) dlc_inst = 1;
+  const int64_t dlc_bv[] = {dlc_p->m};
+  for (int dlc_i = 0; dlc_i < 6 && dlc_inst < 0; dlc_i++) {
+    const struct dlc__sel_gemm_bias_relu_nt *dlc_t = &dlc__sel_gemm_bias_relu_nt[dlc_i];
+    int dlc_ok = dlc_t->dtype == dtype;
+    for (int dlc_j = 0; dlc_j < 1; dlc_j++)
+      dlc_ok &= dlc_bv[dlc_j] >= dlc_t->lo[dlc_j] && dlc_bv[dlc_j] <= dlc_t->hi[dlc_j];
+    if (dlc_ok) dlc_inst = dlc_i;
+  }
   if (dlc_inst < 0) {
     if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "gemm_bias_relu_nt: dtype = %d is not a dlc_dtype", (int)dtype);
     int dlc_dtype_ok = 0;
@@ -138,70 +356,219 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
     if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype), (int)dtype);
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: no kernel for this call");
   }
-  dlc_status dlc_st;
-  int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-  if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-  if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
-  dlc_dims[0] = dlc_p->n;
-  if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-  if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-  if (dlc_count > 0) dlc_work = 1;
-  if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-  int dlc_vec = 0;
-  if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-  if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-  if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-  if (!dlc_vec) dlc_vec = 1;
-  const int64_t dlc_gx = dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128)), dlc_gy = dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc_gz = 1;
-  if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-  if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-  const int64_t dlc_kx = dlc_p->k;
-  if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
-  if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-    return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-  int dlc_k = -1;
   switch (dlc_inst) {
-  case 0:
-    switch (dlc_vec) {
-    case 8: dlc_k = 0; break;
-    case 4: dlc_k = 1; break;
-    case 2: dlc_k = 2; break;
-    case 1: dlc_k = 3; break;
-    }
-    break;
-  case 1:
-    switch (dlc_vec) {
-    case 8: dlc_k = 4; break;
-    case 4: dlc_k = 5; break;
-    case 2: dlc_k = 6; break;
-    case 1: dlc_k = 7; break;
-    }
-    break;
+  case 0: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(15, dlc_p->n), 16))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel");
-  return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  case 1: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 2: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 3: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(15, dlc_p->n), 16))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 4: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 5: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  }
+  return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no instance");
 }
 
 static const dlc__kernel dlc__k_conv2d_bias_silu[] = {
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8", 2, 0, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4", 2, 1, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2", 2, 2, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1", 2, 3, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8", 2, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4", 2, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2", 2, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1", 2, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8", 2, 8, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4", 2, 9, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2", 2, 10, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1", 2, 11, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8", 2, 12, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4", 2, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2", 2, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1", 2, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8", 2, 0, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4", 2, 1, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2", 2, 2, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1", 2, 3, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8", 2, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4", 2, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2", 2, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1", 2, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8", 2, 8, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4", 2, 9, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2", 2, 10, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1", 2, 11, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8", 2, 12, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4", 2, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2", 2, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1", 2, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
+};
+/* instance selection (first match): dtype, variant keys */
+static const struct dlc__sel_conv2d_bias_silu {
+  dlc_dtype dtype;
+  int64_t key[4];
+} dlc__sel_conv2d_bias_silu[] = {
+    {DLC_F16, {1, 1, 1, 1}}, /* fp16.stride1x1.pad1x1 */
+    {DLC_F16, {2, 2, 1, 1}}, /* fp16.stride2x2.pad1x1 */
+    {DLC_BF16, {1, 1, 1, 1}}, /* bf16.stride1x1.pad1x1 */
+    {DLC_BF16, {2, 2, 1, 1}}, /* bf16.stride2x2.pad1x1 */
+};
+/* kernel row by instance and chunk width (8, 4, 2, 1 elements); -1: not compiled */
+static const int16_t dlc__row_conv2d_bias_silu[][4] = {
+    {0, 1, 2, 3},
+    {4, 5, 6, 7},
+    {8, 9, 10, 11},
+    {12, 13, 14, 15},
 };
 
 dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
@@ -235,10 +602,13 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
   if (dlc_p->pad0 < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "pad0 = %lld is negative", (long long)dlc_p->pad0);
   if (dlc_p->pad1 < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "pad1 = %lld is negative", (long long)dlc_p->pad1);
   int dlc_inst = -1;
-  if (dlc_inst < 0 && dtype == DLC_F16 && dlc_p->stride0 == 1 && dlc_p->stride1 == 1 && dlc_p->pad0 == 1 && dlc_p->pad1 == 1) dlc_inst = 0;
-  if (dlc_inst < 0 && dtype == DLC_F16 && dlc_p->stride0 == 2 && dlc_p->stride1 == 2 && dlc_p->pad0 == 1 && dlc_p->pad1 == 1) dlc_inst = 1;
-  if (dlc_inst < 0 && dtype == DLC_BF16 && dlc_p->stride0 == 1 && dlc_p->stride1 == 1 && dlc_p->pad0 == 1 && dlc_p->pad1 == 1) dlc_inst = 2;
-  if (dlc_inst < 0 && dtype == DLC_BF16 && dlc_p->stride0 == 2 && dlc_p->stride1 == 2 && dlc_p->pad0 == 1 && dlc_p->pad1 == 1) dlc_inst = 3;
+  const int64_t dlc_key[] = {dlc_p->stride0, dlc_p->stride1, dlc_p->pad0, dlc_p->pad1};
+  for (int dlc_i = 0; dlc_i < 4 && dlc_inst < 0; dlc_i++) {
+    const struct dlc__sel_conv2d_bias_silu *dlc_t = &dlc__sel_conv2d_bias_silu[dlc_i];
+    int dlc_ok = dlc_t->dtype == dtype;
+    for (int dlc_j = 0; dlc_j < 4; dlc_j++) dlc_ok &= dlc_t->key[dlc_j] == dlc_key[dlc_j];
+    if (dlc_ok) dlc_inst = dlc_i;
+  }
   if (dlc_inst < 0) {
     if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: dtype = %d is not a dlc_dtype", (int)dtype);
     int dlc_dtype_ok = 0;
@@ -275,23 +645,18 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128)), dlc_gy = dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 64)), dlc_gz = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 64)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
     const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
     if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    int dlc_k = -1;
-    switch (dlc_vec) {
-    case 8: dlc_k = 0; break;
-    case 4: dlc_k = 1; break;
-    case 2: dlc_k = 2; break;
-    case 1: dlc_k = 3; break;
-    }
+    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   case 1: {
@@ -323,23 +688,18 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128)), dlc_gy = dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 64)), dlc_gz = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 64)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
     const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
     if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    int dlc_k = -1;
-    switch (dlc_vec) {
-    case 8: dlc_k = 4; break;
-    case 4: dlc_k = 5; break;
-    case 2: dlc_k = 6; break;
-    case 1: dlc_k = 7; break;
-    }
+    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   case 2: {
@@ -369,23 +729,18 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128)), dlc_gy = dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 64)), dlc_gz = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 64)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
     const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
     if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    int dlc_k = -1;
-    switch (dlc_vec) {
-    case 8: dlc_k = 8; break;
-    case 4: dlc_k = 9; break;
-    case 2: dlc_k = 10; break;
-    case 1: dlc_k = 11; break;
-    }
+    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   case 3: {
@@ -417,23 +772,18 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128)), dlc_gy = dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 64)), dlc_gz = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 64)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
     const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
     if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    int dlc_k = -1;
-    switch (dlc_vec) {
-    case 8: dlc_k = 12; break;
-    case 4: dlc_k = 13; break;
-    case 2: dlc_k = 14; break;
-    case 1: dlc_k = 15; break;
-    }
+    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   }
@@ -441,22 +791,39 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
 }
 
 static const dlc__kernel dlc__k_attention_causal[] = {
-    {"dlc_attention_causal_fp16_D64_v8", 3, 0, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_attention_causal_fp16_D64_v4", 3, 1, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_attention_causal_fp16_D64_v2", 3, 2, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_attention_causal_fp16_D64_v1", 3, 3, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_attention_causal_fp16_D128_v8", 3, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_attention_causal_fp16_D128_v4", 3, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_attention_causal_fp16_D128_v2", 3, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_attention_causal_fp16_D128_v1", 3, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_attention_causal_bf16_D64_v8", 3, 8, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_attention_causal_bf16_D64_v4", 3, 9, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_attention_causal_bf16_D64_v2", 3, 10, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_attention_causal_bf16_D64_v1", 3, 11, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_attention_causal_bf16_D128_v8", 3, 12, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_attention_causal_bf16_D128_v4", 3, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_attention_causal_bf16_D128_v2", 3, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_attention_causal_bf16_D128_v1", 3, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_attention_causal_fp16_D64_v8", 3, 0, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16},
+    {"dlc_attention_causal_fp16_D64_v4", 3, 1, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16},
+    {"dlc_attention_causal_fp16_D64_v2", 3, 2, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16},
+    {"dlc_attention_causal_fp16_D64_v1", 3, 3, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16},
+    {"dlc_attention_causal_fp16_D128_v8", 3, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16},
+    {"dlc_attention_causal_fp16_D128_v4", 3, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16},
+    {"dlc_attention_causal_fp16_D128_v2", 3, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16},
+    {"dlc_attention_causal_fp16_D128_v1", 3, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16},
+    {"dlc_attention_causal_bf16_D64_v8", 3, 8, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16},
+    {"dlc_attention_causal_bf16_D64_v4", 3, 9, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16},
+    {"dlc_attention_causal_bf16_D64_v2", 3, 10, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16},
+    {"dlc_attention_causal_bf16_D64_v1", 3, 11, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16},
+    {"dlc_attention_causal_bf16_D128_v8", 3, 12, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16},
+    {"dlc_attention_causal_bf16_D128_v4", 3, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16},
+    {"dlc_attention_causal_bf16_D128_v2", 3, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16},
+    {"dlc_attention_causal_bf16_D128_v1", 3, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16},
+};
+/* instance selection (first match): dtype, variant keys */
+static const struct dlc__sel_attention_causal {
+  dlc_dtype dtype;
+  int64_t key[1];
+} dlc__sel_attention_causal[] = {
+    {DLC_F16, {64}}, /* fp16.D64 */
+    {DLC_F16, {128}}, /* fp16.D128 */
+    {DLC_BF16, {64}}, /* bf16.D64 */
+    {DLC_BF16, {128}}, /* bf16.D128 */
+};
+/* kernel row by instance and chunk width (8, 4, 2, 1 elements); -1: not compiled */
+static const int16_t dlc__row_attention_causal[][4] = {
+    {0, 1, 2, 3},
+    {4, 5, 6, 7},
+    {8, 9, 10, 11},
+    {12, 13, 14, 15},
 };
 
 dlc_status dlc_attention_causal(dlc_dtype dtype,
@@ -478,10 +845,13 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
   if (dlc_p->s < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "s = %lld is negative", (long long)dlc_p->s);
   if (dlc_p->d < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "d = %lld is negative", (long long)dlc_p->d);
   int dlc_inst = -1;
-  if (dlc_inst < 0 && dtype == DLC_F16 && dlc_p->d == 64) dlc_inst = 0;
-  if (dlc_inst < 0 && dtype == DLC_F16 && dlc_p->d == 128) dlc_inst = 1;
-  if (dlc_inst < 0 && dtype == DLC_BF16 && dlc_p->d == 64) dlc_inst = 2;
-  if (dlc_inst < 0 && dtype == DLC_BF16 && dlc_p->d == 128) dlc_inst = 3;
+  const int64_t dlc_key[] = {dlc_p->d};
+  for (int dlc_i = 0; dlc_i < 4 && dlc_inst < 0; dlc_i++) {
+    const struct dlc__sel_attention_causal *dlc_t = &dlc__sel_attention_causal[dlc_i];
+    int dlc_ok = dlc_t->dtype == dtype;
+    for (int dlc_j = 0; dlc_j < 1; dlc_j++) dlc_ok &= dlc_t->key[dlc_j] == dlc_key[dlc_j];
+    if (dlc_ok) dlc_inst = dlc_i;
+  }
   if (dlc_inst < 0) {
     if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "attention_causal: dtype = %d is not a dlc_dtype", (int)dtype);
     int dlc_dtype_ok = 0;
@@ -524,17 +894,14 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
-    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    if (dlc_gy > 65535)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    int dlc_k = -1;
-    switch (dlc_vec) {
-    case 8: dlc_k = 0; break;
-    case 4: dlc_k = 1; break;
-    case 2: dlc_k = 2; break;
-    case 1: dlc_k = 3; break;
-    }
+    const int dlc_k = dlc__row_attention_causal[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_attention_causal[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   case 1: {
@@ -570,17 +937,14 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
-    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    if (dlc_gy > 65535)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    int dlc_k = -1;
-    switch (dlc_vec) {
-    case 8: dlc_k = 4; break;
-    case 4: dlc_k = 5; break;
-    case 2: dlc_k = 6; break;
-    case 1: dlc_k = 7; break;
-    }
+    const int dlc_k = dlc__row_attention_causal[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_attention_causal[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   case 2: {
@@ -616,17 +980,14 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
-    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    if (dlc_gy > 65535)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    int dlc_k = -1;
-    switch (dlc_vec) {
-    case 8: dlc_k = 8; break;
-    case 4: dlc_k = 9; break;
-    case 2: dlc_k = 10; break;
-    case 1: dlc_k = 11; break;
-    }
+    const int dlc_k = dlc__row_attention_causal[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_attention_causal[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   case 3: {
@@ -662,17 +1023,14 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
-    if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    if (dlc_gy > 65535)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    int dlc_k = -1;
-    switch (dlc_vec) {
-    case 8: dlc_k = 12; break;
-    case 4: dlc_k = 13; break;
-    case 2: dlc_k = 14; break;
-    case 1: dlc_k = 15; break;
-    }
+    const int dlc_k = dlc__row_attention_causal[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_attention_causal[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   }
@@ -680,8 +1038,20 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
 }
 
 static const dlc__kernel dlc__k_softmax[] = {
-    {"dlc_softmax_fp16_v8", 4, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_softmax_bf16_v8", 4, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_softmax_fp16_v8", 4, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0},
+    {"dlc_softmax_bf16_v8", 4, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0},
+};
+/* instance selection (first match): dtype */
+static const struct dlc__sel_softmax {
+  dlc_dtype dtype;
+} dlc__sel_softmax[] = {
+    {DLC_F16}, /* fp16 */
+    {DLC_BF16}, /* bf16 */
+};
+/* kernel row by instance and chunk width (8, 4, 2, 1 elements); -1: not compiled */
+static const int16_t dlc__row_softmax[][4] = {
+    {0, -1, -1, -1},
+    {1, -1, -1, -1},
 };
 
 dlc_status dlc_softmax(dlc_dtype dtype,
@@ -699,8 +1069,11 @@ dlc_status dlc_softmax(dlc_dtype dtype,
   if (dlc_p->m < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "m = %lld is negative", (long long)dlc_p->m);
   if (dlc_p->n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)dlc_p->n);
   int dlc_inst = -1;
-  if (dlc_inst < 0 && dtype == DLC_F16) dlc_inst = 0;
-  if (dlc_inst < 0 && dtype == DLC_BF16) dlc_inst = 1;
+  for (int dlc_i = 0; dlc_i < 2 && dlc_inst < 0; dlc_i++) {
+    const struct dlc__sel_softmax *dlc_t = &dlc__sel_softmax[dlc_i];
+    int dlc_ok = dlc_t->dtype == dtype;
+    if (dlc_ok) dlc_inst = dlc_i;
+  }
   if (dlc_inst < 0) {
     if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "softmax: dtype = %d is not a dlc_dtype", (int)dtype);
     int dlc_dtype_ok = 0;
@@ -719,30 +1092,30 @@ dlc_status dlc_softmax(dlc_dtype dtype,
   const int64_t dlc_gx = dlc_p->m, dlc_gy = 1, dlc_gz = 1;
   if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "softmax: the launch grid overflows int64 with m = %lld, n = %lld", (long long)dlc_p->m, (long long)dlc_p->n);
-  if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "softmax: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+  if (dlc_gx > 2147483647)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "softmax: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
   if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
     return dlc__fail(DLC_ERROR_INTERNAL, "softmax: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-  int dlc_k = -1;
-  switch (dlc_inst) {
-  case 0:
-    switch (dlc_vec) {
-    case 8: dlc_k = 0; break;
-    }
-    break;
-  case 1:
-    switch (dlc_vec) {
-    case 8: dlc_k = 1; break;
-    }
-    break;
-  }
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "softmax: no kernel");
+  const int dlc_k = dlc__row_softmax[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "softmax: no kernel of width %d", dlc_vec);
   return dlc__launch(&dlc__k_softmax[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
 }
 
 static const dlc__kernel dlc__k_layernorm[] = {
-    {"dlc_layernorm_fp16_v8", 5, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_layernorm_bf16_v8", 5, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_layernorm_fp16_v8", 5, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0},
+    {"dlc_layernorm_bf16_v8", 5, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0},
+};
+/* instance selection (first match): dtype */
+static const struct dlc__sel_layernorm {
+  dlc_dtype dtype;
+} dlc__sel_layernorm[] = {
+    {DLC_F16}, /* fp16 */
+    {DLC_BF16}, /* bf16 */
+};
+/* kernel row by instance and chunk width (8, 4, 2, 1 elements); -1: not compiled */
+static const int16_t dlc__row_layernorm[][4] = {
+    {0, -1, -1, -1},
+    {1, -1, -1, -1},
 };
 
 dlc_status dlc_layernorm(dlc_dtype dtype,
@@ -762,8 +1135,11 @@ dlc_status dlc_layernorm(dlc_dtype dtype,
   if (dlc_p->m < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "m = %lld is negative", (long long)dlc_p->m);
   if (dlc_p->n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)dlc_p->n);
   int dlc_inst = -1;
-  if (dlc_inst < 0 && dtype == DLC_F16) dlc_inst = 0;
-  if (dlc_inst < 0 && dtype == DLC_BF16) dlc_inst = 1;
+  for (int dlc_i = 0; dlc_i < 2 && dlc_inst < 0; dlc_i++) {
+    const struct dlc__sel_layernorm *dlc_t = &dlc__sel_layernorm[dlc_i];
+    int dlc_ok = dlc_t->dtype == dtype;
+    if (dlc_ok) dlc_inst = dlc_i;
+  }
   if (dlc_inst < 0) {
     if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "layernorm: dtype = %d is not a dlc_dtype", (int)dtype);
     int dlc_dtype_ok = 0;
@@ -786,30 +1162,30 @@ dlc_status dlc_layernorm(dlc_dtype dtype,
   const int64_t dlc_gx = dlc_p->m, dlc_gy = 1, dlc_gz = 1;
   if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "layernorm: the launch grid overflows int64 with m = %lld, n = %lld", (long long)dlc_p->m, (long long)dlc_p->n);
-  if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "layernorm: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+  if (dlc_gx > 2147483647)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "layernorm: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
   if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
     return dlc__fail(DLC_ERROR_INTERNAL, "layernorm: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-  int dlc_k = -1;
-  switch (dlc_inst) {
-  case 0:
-    switch (dlc_vec) {
-    case 8: dlc_k = 0; break;
-    }
-    break;
-  case 1:
-    switch (dlc_vec) {
-    case 8: dlc_k = 1; break;
-    }
-    break;
-  }
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "layernorm: no kernel");
+  const int dlc_k = dlc__row_layernorm[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "layernorm: no kernel of width %d", dlc_vec);
   return dlc__launch(&dlc__k_layernorm[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
 }
 
 static const dlc__kernel dlc__k_rmsnorm[] = {
-    {"dlc_rmsnorm_fp16_v8", 6, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
-    {"dlc_rmsnorm_bf16_v8", 6, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120},
+    {"dlc_rmsnorm_fp16_v8", 6, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0},
+    {"dlc_rmsnorm_bf16_v8", 6, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0},
+};
+/* instance selection (first match): dtype */
+static const struct dlc__sel_rmsnorm {
+  dlc_dtype dtype;
+} dlc__sel_rmsnorm[] = {
+    {DLC_F16}, /* fp16 */
+    {DLC_BF16}, /* bf16 */
+};
+/* kernel row by instance and chunk width (8, 4, 2, 1 elements); -1: not compiled */
+static const int16_t dlc__row_rmsnorm[][4] = {
+    {0, -1, -1, -1},
+    {1, -1, -1, -1},
 };
 
 dlc_status dlc_rmsnorm(dlc_dtype dtype,
@@ -828,8 +1204,11 @@ dlc_status dlc_rmsnorm(dlc_dtype dtype,
   if (dlc_p->m < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "m = %lld is negative", (long long)dlc_p->m);
   if (dlc_p->n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)dlc_p->n);
   int dlc_inst = -1;
-  if (dlc_inst < 0 && dtype == DLC_F16) dlc_inst = 0;
-  if (dlc_inst < 0 && dtype == DLC_BF16) dlc_inst = 1;
+  for (int dlc_i = 0; dlc_i < 2 && dlc_inst < 0; dlc_i++) {
+    const struct dlc__sel_rmsnorm *dlc_t = &dlc__sel_rmsnorm[dlc_i];
+    int dlc_ok = dlc_t->dtype == dtype;
+    if (dlc_ok) dlc_inst = dlc_i;
+  }
   if (dlc_inst < 0) {
     if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "rmsnorm: dtype = %d is not a dlc_dtype", (int)dtype);
     int dlc_dtype_ok = 0;
@@ -850,24 +1229,12 @@ dlc_status dlc_rmsnorm(dlc_dtype dtype,
   const int64_t dlc_gx = dlc_p->m, dlc_gy = 1, dlc_gz = 1;
   if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "rmsnorm: the launch grid overflows int64 with m = %lld, n = %lld", (long long)dlc_p->m, (long long)dlc_p->n);
-  if (dlc_gx > 2147483647 || dlc_gy > 65535 || dlc_gz > 65535)
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "rmsnorm: the launch grid (%lld, %lld, %lld) exceeds the device limits", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+  if (dlc_gx > 2147483647)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "rmsnorm: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
   if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
     return dlc__fail(DLC_ERROR_INTERNAL, "rmsnorm: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-  int dlc_k = -1;
-  switch (dlc_inst) {
-  case 0:
-    switch (dlc_vec) {
-    case 8: dlc_k = 0; break;
-    }
-    break;
-  case 1:
-    switch (dlc_vec) {
-    case 8: dlc_k = 1; break;
-    }
-    break;
-  }
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "rmsnorm: no kernel");
+  const int dlc_k = dlc__row_rmsnorm[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "rmsnorm: no kernel of width %d", dlc_vec);
   return dlc__launch(&dlc__k_rmsnorm[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
 }
 

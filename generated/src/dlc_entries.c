@@ -20,22 +20,50 @@ static const dlc__entry_arg args_gemm_bias_relu[] = {
     {"ldc", DLC__ARG_LD, "C", 0},
 };
 static const char *const vec_gemm_bias_relu_0[] = {"A", "B"};
-static const int64_t extent_gemm_bias_relu_0[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
+static const int64_t extent_gemm_bias_relu_0[] = {24, 24, 136, 0, 0, 0, 0, 0, 0, 0};
 static const char *const vec_gemm_bias_relu_1[] = {"A", "B"};
-static const int64_t extent_gemm_bias_relu_1[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
+static const int64_t extent_gemm_bias_relu_1[] = {72, 72, 136, 0, 0, 0, 0, 0, 0, 0};
+static const char *const vec_gemm_bias_relu_2[] = {"A", "B"};
+static const int64_t extent_gemm_bias_relu_2[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
+static const char *const vec_gemm_bias_relu_3[] = {"A", "B"};
+static const int64_t extent_gemm_bias_relu_3[] = {24, 24, 136, 0, 0, 0, 0, 0, 0, 0};
+static const char *const vec_gemm_bias_relu_4[] = {"A", "B"};
+static const int64_t extent_gemm_bias_relu_4[] = {72, 72, 136, 0, 0, 0, 0, 0, 0, 0};
+static const char *const vec_gemm_bias_relu_5[] = {"A", "B"};
+static const int64_t extent_gemm_bias_relu_5[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_instance inst_gemm_bias_relu[] = {
-    {"fp16", DLC_F16, 0, NULL, 2, vec_gemm_bias_relu_0, extent_gemm_bias_relu_0},
-    {"bf16", DLC_BF16, 0, NULL, 2, vec_gemm_bias_relu_1, extent_gemm_bias_relu_1},
+    {"fp16.b0", DLC_F16, 0, NULL, 2, vec_gemm_bias_relu_0, extent_gemm_bias_relu_0},
+    {"fp16.b1", DLC_F16, 0, NULL, 2, vec_gemm_bias_relu_1, extent_gemm_bias_relu_1},
+    {"fp16", DLC_F16, 0, NULL, 2, vec_gemm_bias_relu_2, extent_gemm_bias_relu_2},
+    {"bf16.b0", DLC_BF16, 0, NULL, 2, vec_gemm_bias_relu_3, extent_gemm_bias_relu_3},
+    {"bf16.b1", DLC_BF16, 0, NULL, 2, vec_gemm_bias_relu_4, extent_gemm_bias_relu_4},
+    {"bf16", DLC_BF16, 0, NULL, 2, vec_gemm_bias_relu_5, extent_gemm_bias_relu_5},
 };
 static const dlc__entry_kernel kernels_gemm_bias_relu[] = {
-    {"dlc_gemm_bias_relu_fp16_v8", 0, 8},
-    {"dlc_gemm_bias_relu_fp16_v4", 0, 4},
-    {"dlc_gemm_bias_relu_fp16_v2", 0, 2},
-    {"dlc_gemm_bias_relu_fp16_v1", 0, 1},
-    {"dlc_gemm_bias_relu_bf16_v8", 1, 8},
-    {"dlc_gemm_bias_relu_bf16_v4", 1, 4},
-    {"dlc_gemm_bias_relu_bf16_v2", 1, 2},
-    {"dlc_gemm_bias_relu_bf16_v1", 1, 1},
+    {"dlc_gemm_bias_relu_fp16_b0_v8", 0, 8},
+    {"dlc_gemm_bias_relu_fp16_b0_v4", 0, 4},
+    {"dlc_gemm_bias_relu_fp16_b0_v2", 0, 2},
+    {"dlc_gemm_bias_relu_fp16_b0_v1", 0, 1},
+    {"dlc_gemm_bias_relu_fp16_b1_v8", 1, 8},
+    {"dlc_gemm_bias_relu_fp16_b1_v4", 1, 4},
+    {"dlc_gemm_bias_relu_fp16_b1_v2", 1, 2},
+    {"dlc_gemm_bias_relu_fp16_b1_v1", 1, 1},
+    {"dlc_gemm_bias_relu_fp16_v8", 2, 8},
+    {"dlc_gemm_bias_relu_fp16_v4", 2, 4},
+    {"dlc_gemm_bias_relu_fp16_v2", 2, 2},
+    {"dlc_gemm_bias_relu_fp16_v1", 2, 1},
+    {"dlc_gemm_bias_relu_bf16_b0_v8", 3, 8},
+    {"dlc_gemm_bias_relu_bf16_b0_v4", 3, 4},
+    {"dlc_gemm_bias_relu_bf16_b0_v2", 3, 2},
+    {"dlc_gemm_bias_relu_bf16_b0_v1", 3, 1},
+    {"dlc_gemm_bias_relu_bf16_b1_v8", 4, 8},
+    {"dlc_gemm_bias_relu_bf16_b1_v4", 4, 4},
+    {"dlc_gemm_bias_relu_bf16_b1_v2", 4, 2},
+    {"dlc_gemm_bias_relu_bf16_b1_v1", 4, 1},
+    {"dlc_gemm_bias_relu_bf16_v8", 5, 8},
+    {"dlc_gemm_bias_relu_bf16_v4", 5, 4},
+    {"dlc_gemm_bias_relu_bf16_v2", 5, 2},
+    {"dlc_gemm_bias_relu_bf16_v1", 5, 1},
 };
 static dlc_status call_gemm_bias_relu(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_gemm_bias_relu(dtype,
@@ -57,22 +85,50 @@ static const dlc__entry_arg args_gemm_bias_relu_nt[] = {
     {"ldc", DLC__ARG_LD, "C", 0},
 };
 static const char *const vec_gemm_bias_relu_nt_0[] = {"A", "B"};
-static const int64_t extent_gemm_bias_relu_nt_0[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
+static const int64_t extent_gemm_bias_relu_nt_0[] = {24, 24, 136, 0, 0, 0, 0, 0, 0, 0};
 static const char *const vec_gemm_bias_relu_nt_1[] = {"A", "B"};
-static const int64_t extent_gemm_bias_relu_nt_1[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
+static const int64_t extent_gemm_bias_relu_nt_1[] = {72, 72, 136, 0, 0, 0, 0, 0, 0, 0};
+static const char *const vec_gemm_bias_relu_nt_2[] = {"A", "B"};
+static const int64_t extent_gemm_bias_relu_nt_2[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
+static const char *const vec_gemm_bias_relu_nt_3[] = {"A", "B"};
+static const int64_t extent_gemm_bias_relu_nt_3[] = {24, 24, 136, 0, 0, 0, 0, 0, 0, 0};
+static const char *const vec_gemm_bias_relu_nt_4[] = {"A", "B"};
+static const int64_t extent_gemm_bias_relu_nt_4[] = {72, 72, 136, 0, 0, 0, 0, 0, 0, 0};
+static const char *const vec_gemm_bias_relu_nt_5[] = {"A", "B"};
+static const int64_t extent_gemm_bias_relu_nt_5[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_instance inst_gemm_bias_relu_nt[] = {
-    {"fp16", DLC_F16, 0, NULL, 2, vec_gemm_bias_relu_nt_0, extent_gemm_bias_relu_nt_0},
-    {"bf16", DLC_BF16, 0, NULL, 2, vec_gemm_bias_relu_nt_1, extent_gemm_bias_relu_nt_1},
+    {"fp16.b0", DLC_F16, 0, NULL, 2, vec_gemm_bias_relu_nt_0, extent_gemm_bias_relu_nt_0},
+    {"fp16.b1", DLC_F16, 0, NULL, 2, vec_gemm_bias_relu_nt_1, extent_gemm_bias_relu_nt_1},
+    {"fp16", DLC_F16, 0, NULL, 2, vec_gemm_bias_relu_nt_2, extent_gemm_bias_relu_nt_2},
+    {"bf16.b0", DLC_BF16, 0, NULL, 2, vec_gemm_bias_relu_nt_3, extent_gemm_bias_relu_nt_3},
+    {"bf16.b1", DLC_BF16, 0, NULL, 2, vec_gemm_bias_relu_nt_4, extent_gemm_bias_relu_nt_4},
+    {"bf16", DLC_BF16, 0, NULL, 2, vec_gemm_bias_relu_nt_5, extent_gemm_bias_relu_nt_5},
 };
 static const dlc__entry_kernel kernels_gemm_bias_relu_nt[] = {
-    {"dlc_gemm_bias_relu_nt_fp16_v8", 0, 8},
-    {"dlc_gemm_bias_relu_nt_fp16_v4", 0, 4},
-    {"dlc_gemm_bias_relu_nt_fp16_v2", 0, 2},
-    {"dlc_gemm_bias_relu_nt_fp16_v1", 0, 1},
-    {"dlc_gemm_bias_relu_nt_bf16_v8", 1, 8},
-    {"dlc_gemm_bias_relu_nt_bf16_v4", 1, 4},
-    {"dlc_gemm_bias_relu_nt_bf16_v2", 1, 2},
-    {"dlc_gemm_bias_relu_nt_bf16_v1", 1, 1},
+    {"dlc_gemm_bias_relu_nt_fp16_b0_v8", 0, 8},
+    {"dlc_gemm_bias_relu_nt_fp16_b0_v4", 0, 4},
+    {"dlc_gemm_bias_relu_nt_fp16_b0_v2", 0, 2},
+    {"dlc_gemm_bias_relu_nt_fp16_b0_v1", 0, 1},
+    {"dlc_gemm_bias_relu_nt_fp16_b1_v8", 1, 8},
+    {"dlc_gemm_bias_relu_nt_fp16_b1_v4", 1, 4},
+    {"dlc_gemm_bias_relu_nt_fp16_b1_v2", 1, 2},
+    {"dlc_gemm_bias_relu_nt_fp16_b1_v1", 1, 1},
+    {"dlc_gemm_bias_relu_nt_fp16_v8", 2, 8},
+    {"dlc_gemm_bias_relu_nt_fp16_v4", 2, 4},
+    {"dlc_gemm_bias_relu_nt_fp16_v2", 2, 2},
+    {"dlc_gemm_bias_relu_nt_fp16_v1", 2, 1},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v8", 3, 8},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v4", 3, 4},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v2", 3, 2},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v1", 3, 1},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v8", 4, 8},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v4", 4, 4},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v2", 4, 2},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v1", 4, 1},
+    {"dlc_gemm_bias_relu_nt_bf16_v8", 5, 8},
+    {"dlc_gemm_bias_relu_nt_bf16_v4", 5, 4},
+    {"dlc_gemm_bias_relu_nt_bf16_v2", 5, 2},
+    {"dlc_gemm_bias_relu_nt_bf16_v1", 5, 1},
 };
 static dlc_status call_gemm_bias_relu_nt(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_gemm_bias_relu_nt(dtype,
@@ -190,11 +246,95 @@ static dlc_status call_attention_causal(dlc_dtype dtype, const dlc__arg_value *a
       a[0].i, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p, a[7].p, NULL);
 }
 
+/* softmax (manifest ops[4]) */
+static const dlc__entry_arg args_softmax[] = {
+    {"m", DLC__ARG_DIM, "M", 0},
+    {"n", DLC__ARG_DIM, "N", 0},
+    {"x", DLC__ARG_INPUT, "X", 0},
+    {"ldx", DLC__ARG_LD, "X", 0},
+    {"y", DLC__ARG_OUTPUT, "Y", 0},
+    {"ldy", DLC__ARG_LD, "Y", 0},
+};
+static const char *const vec_softmax_0[] = {"X", "X"};
+static const int64_t extent_softmax_0[] = {0, 0, 0, 0, 0, 0};
+static const char *const vec_softmax_1[] = {"X", "X"};
+static const int64_t extent_softmax_1[] = {0, 0, 0, 0, 0, 0};
+static const dlc__entry_instance inst_softmax[] = {
+    {"fp16", DLC_F16, 0, NULL, 2, vec_softmax_0, extent_softmax_0},
+    {"bf16", DLC_BF16, 0, NULL, 2, vec_softmax_1, extent_softmax_1},
+};
+static const dlc__entry_kernel kernels_softmax[] = {
+    {"dlc_softmax_fp16_v8", 0, 8},
+    {"dlc_softmax_bf16_v8", 1, 8},
+};
+static dlc_status call_softmax(dlc_dtype dtype, const dlc__arg_value *a) {
+  return dlc_softmax(dtype,
+      a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].i, NULL);
+}
+
+/* layernorm (manifest ops[5]) */
+static const dlc__entry_arg args_layernorm[] = {
+    {"m", DLC__ARG_DIM, "M", 0},
+    {"n", DLC__ARG_DIM, "N", 0},
+    {"x", DLC__ARG_INPUT, "X", 0},
+    {"ldx", DLC__ARG_LD, "X", 0},
+    {"gamma", DLC__ARG_INPUT, "gamma", 0},
+    {"beta", DLC__ARG_INPUT, "beta", 0},
+    {"y", DLC__ARG_OUTPUT, "Y", 0},
+    {"ldy", DLC__ARG_LD, "Y", 0},
+};
+static const char *const vec_layernorm_0[] = {"X", "X"};
+static const int64_t extent_layernorm_0[] = {0, 0, 0, 0, 0, 0, 0, 0};
+static const char *const vec_layernorm_1[] = {"X", "X"};
+static const int64_t extent_layernorm_1[] = {0, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_instance inst_layernorm[] = {
+    {"fp16", DLC_F16, 0, NULL, 2, vec_layernorm_0, extent_layernorm_0},
+    {"bf16", DLC_BF16, 0, NULL, 2, vec_layernorm_1, extent_layernorm_1},
+};
+static const dlc__entry_kernel kernels_layernorm[] = {
+    {"dlc_layernorm_fp16_v8", 0, 8},
+    {"dlc_layernorm_bf16_v8", 1, 8},
+};
+static dlc_status call_layernorm(dlc_dtype dtype, const dlc__arg_value *a) {
+  return dlc_layernorm(dtype,
+      a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].p, a[6].p, a[7].i, NULL);
+}
+
+/* rmsnorm (manifest ops[6]) */
+static const dlc__entry_arg args_rmsnorm[] = {
+    {"m", DLC__ARG_DIM, "M", 0},
+    {"n", DLC__ARG_DIM, "N", 0},
+    {"x", DLC__ARG_INPUT, "X", 0},
+    {"ldx", DLC__ARG_LD, "X", 0},
+    {"gamma", DLC__ARG_INPUT, "gamma", 0},
+    {"y", DLC__ARG_OUTPUT, "Y", 0},
+    {"ldy", DLC__ARG_LD, "Y", 0},
+};
+static const char *const vec_rmsnorm_0[] = {"X", "X"};
+static const int64_t extent_rmsnorm_0[] = {0, 0, 0, 0, 0, 0, 0};
+static const char *const vec_rmsnorm_1[] = {"X", "X"};
+static const int64_t extent_rmsnorm_1[] = {0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_instance inst_rmsnorm[] = {
+    {"fp16", DLC_F16, 0, NULL, 2, vec_rmsnorm_0, extent_rmsnorm_0},
+    {"bf16", DLC_BF16, 0, NULL, 2, vec_rmsnorm_1, extent_rmsnorm_1},
+};
+static const dlc__entry_kernel kernels_rmsnorm[] = {
+    {"dlc_rmsnorm_fp16_v8", 0, 8},
+    {"dlc_rmsnorm_bf16_v8", 1, 8},
+};
+static dlc_status call_rmsnorm(dlc_dtype dtype, const dlc__arg_value *a) {
+  return dlc_rmsnorm(dtype,
+      a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].p, a[6].i, NULL);
+}
+
 const char dlc__entries_manifest[] = "default.json";
-const int dlc__nentries = 4;
+const int dlc__nentries = 7;
 const dlc__entry dlc__entries[] = {
-    {"gemm_bias_relu", 0, 10, args_gemm_bias_relu, call_gemm_bias_relu, 2, inst_gemm_bias_relu, 8, kernels_gemm_bias_relu},
-    {"gemm_bias_relu_nt", 1, 10, args_gemm_bias_relu_nt, call_gemm_bias_relu_nt, 2, inst_gemm_bias_relu_nt, 8, kernels_gemm_bias_relu_nt},
+    {"gemm_bias_relu", 0, 10, args_gemm_bias_relu, call_gemm_bias_relu, 6, inst_gemm_bias_relu, 24, kernels_gemm_bias_relu},
+    {"gemm_bias_relu_nt", 1, 10, args_gemm_bias_relu_nt, call_gemm_bias_relu_nt, 6, inst_gemm_bias_relu_nt, 24, kernels_gemm_bias_relu_nt},
     {"conv2d_bias_silu", 2, 13, args_conv2d_bias_silu, call_conv2d_bias_silu, 4, inst_conv2d_bias_silu, 16, kernels_conv2d_bias_silu},
     {"attention_causal", 3, 8, args_attention_causal, call_attention_causal, 4, inst_attention_causal, 16, kernels_attention_causal},
+    {"softmax", 4, 6, args_softmax, call_softmax, 2, inst_softmax, 2, kernels_softmax},
+    {"layernorm", 5, 8, args_layernorm, call_layernorm, 2, inst_layernorm, 2, kernels_layernorm},
+    {"rmsnorm", 6, 7, args_rmsnorm, call_rmsnorm, 2, inst_rmsnorm, 2, kernels_rmsnorm},
 };

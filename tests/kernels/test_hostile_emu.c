@@ -278,10 +278,12 @@ int main(void) {
     c.v[1] = c.ld[3] = (int64_t)1 << 62;
     if (!g) c.ld[1] = (int64_t)1 << 62;
     expect(o, "n = 2^62", &c, DLC_ERROR_INVALID_VALUE, "4611686018427387904");
-    /* a grid over the device limits, computed without overflow */
+    /* a grid over the device limits, computed without overflow: 2^31 or
+     * more M tiles on blockIdx.x (m = 2^23, past the old 65535 M tiles on
+     * y, now launches: kernels.grid_holds_more_than_65535_m_tiles...) */
     c = o->base;
-    c.v[0] = 65536 * 128;
-    expect(o, "m = 2^23", &c, DLC_ERROR_NOT_SUPPORTED, "65536");
+    c.v[0] = (int64_t)1 << 38;
+    expect(o, "m = 2^38", &c, DLC_ERROR_NOT_SUPPORTED, "2147483647");
     /* a reduction the kernels cannot count in 32 bits: m = n = 1, k = 2^31 */
     c = o->base;
     c.v[0] = 1, c.v[1] = 1, c.v[2] = (int64_t)1 << 31, c.ld[0] = (int64_t)1 << 31, c.ld[1] = g ? (int64_t)1 << 31 : 1,

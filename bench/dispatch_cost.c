@@ -1,0 +1,86 @@
+/* dispatch_cost: the host cost of one entry-point call, from the call to
+ * the (null) launch: argument and tensor checks, instance selection from
+ * the dispatch tables (dtype, variant, shape bucket), chunk-width choice,
+ * grid.  Linked with libdlckernels-null, whose backend records the launch
+ * instead of making it, so no device or emulator time is counted.  Goal
+ * (issue 10, spec §12): at most 100 ns a call.
+ *
+ *   dispatch_cost [calls]
+ *
+ * Prints the median over 9 runs of `calls` calls (default 2000000) of the
+ * ns per call, per entry point and shape.  Benchmark only: not a test. */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "dlc/dlc.h"
+#include "dlc_internal.h"
+
+static double now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void *fake(uintptr_t a) { return (void *)a; }
+
+typedef dlc_status (*call_fn)(const int64_t *s);
+
+static dlc_status gemm(const int64_t *s) {
+  return dlc_gemm_bias_relu(DLC_F16, s[0], s[1], s[2], fake(0x10000000), s[2], fake(0x20000000), s[1],
+                            fake(0x30000000), fake(0x40000000), s[1], NULL);
+}
+static dlc_status gemm_nt(const int64_t *s) {
+  return dlc_gemm_bias_relu_nt(DLC_BF16, s[0], s[1], s[2], fake(0x10000000), s[2], fake(0x20000000), s[2],
+                               fake(0x30000000), fake(0x40000000), s[1], NULL);
+}
+static dlc_status conv(const int64_t *s) {
+  return dlc_conv2d_bias_silu(DLC_F16, s[0], s[1], s[2], s[3], s[4], 1, 1, 1, 1, fake(0x10000000), fake(0x20000000),
+                              fake(0x30000000), fake(0x40000000), NULL);
+}
+static dlc_status attn(const int64_t *s) {
+  return dlc_attention_causal(DLC_F16, s[0], s[1], s[2], s[3], fake(0x10000000), fake(0x20000000), fake(0x30000000),
+                              fake(0x40000000), NULL);
+}
+
+int main(int argc, char **argv) {
+  long calls = argc > 1 ? strtol(argv[1], NULL, 10) : 2000000;
+  if (calls < 1) calls = 1;
+  static const struct {
+    const char *name;
+    call_fn fn;
+    int64_t s[5];
+  } cases[] = {
+      {"gemm_bias_relu fp16 16x4096x4096 (decode)", gemm, {16, 4096, 4096}},
+      {"gemm_bias_relu fp16 4096x4096x4096", gemm, {4096, 4096, 4096}},
+      {"gemm_bias_relu_nt bf16 1x4096x4096", gemm_nt, {1, 4096, 4096}},
+      {"conv2d_bias_silu fp16 32x56x56x64 -> 64", conv, {32, 56, 56, 64, 64}},
+      {"attention_causal fp16 4x32x2048 d128", attn, {4, 32, 2048, 128}},
+  };
+  printf("ns per call (median of 9 runs of %ld calls), null backend\n", calls);
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    dlc_status st = cases[c].fn(cases[c].s);
+    if (st != DLC_SUCCESS) {
+      printf("%-44s %s: %s\n", cases[c].name, dlc_status_string(st), dlc_last_error_detail());
+      continue;
+    }
+    double runs[9];
+    for (int r = 0; r < 9; r++) {
+      double t0 = now_ns();
+      for (long i = 0; i < calls; i++) st |= cases[c].fn(cases[c].s);
+      runs[r] = (now_ns() - t0) / (double)calls;
+    }
+    qsort(runs, 9, sizeof *runs, cmp);
+    const dlc__launch_rec *l = dlc__last_launch();
+    printf("%-44s %7.1f ns  (%s, grid %u x %u x %u)%s\n", cases[c].name, runs[4], l->kernel->name, l->grid[0],
+           l->grid[1], l->grid[2], st ? "  FAILED" : "");
+  }
+  return 0;
+}

@@ -1,0 +1,506 @@
+/* dlc-bench: the library's entry points over the standard shape list
+ * (issue 10; spec §13 "measurement log"), one CSV row per (op, shape, dtype,
+ * arch):
+ *
+ *   op,shape,dtype,arch,plan,ctas,flops,bytes,occupancy,estimate_us,actual_us
+ *
+ * GEMM shapes are written MxNxK, convolutions NxHxWxC->K/s<stride>,
+ * attention BxHxSxD.  One source, three builds (bench/CMakeLists.txt):
+ *
+ *   dlc-bench --model --csv FILE   (libdlckernels-null) the plan each call
+ *       dispatches to, its CTAs, and the §11 model's estimate for sm80 and
+ *       sm90a; actual_us empty.  No device.
+ *   dlc-bench-emu --emu            (libdlckernels-emu) small shapes in the PTX
+ *       emulator against an FP64 reference (GEMM, both layouts); prints the
+ *       worst error; the emulator's time is not a GPU time, so no CSV.
+ *   dlc-bench-gpu --gpu --csv FILE (libdlckernels + CUDA + cuBLASLt; built
+ *       only where the CUDA libraries exist) every shape timed with CUDA
+ *       events: warm-up, L2 flushed before each run, median of the repeats,
+ *       in actual_us beside the plan that ran and the model's columns for
+ *       the device's arch (what dlcgen --calibrate reads); GEMMs also
+ *       through cuBLASLt with the same epilogue (RELU_BIAS), layouts and
+ *       dtype, as op "cublaslt_<op>" (actual_us only).
+ *
+ * The model's numbers rank plans; they are not a performance prediction.
+ * bench/roofline.gp draws the CSV (gnuplot). */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlc/dlc.h"
+
+#if defined(DLC_BENCH_NULL) || defined(DLC_BENCH_GPU)
+#include "dlc_internal.h"
+#include "plan.h"
+#endif
+#if defined(DLC_BENCH_EMU)
+#include "dlc/dlcemu.h"
+#endif
+#if defined(DLC_BENCH_GPU)
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+#endif
+
+/* ---- the standard shape list ------------------------------------------------------- */
+
+/* (the --emu build uses little of what follows) */
+#define MAYBE_UNUSED __attribute__((unused))
+
+typedef enum { OP_GEMM, OP_GEMM_NT, OP_CONV, OP_ATTN } op_kind;
+static const char *const OP_NAME[] = {"gemm_bias_relu", "gemm_bias_relu_nt", "conv2d_bias_silu", "attention_causal"};
+
+typedef struct shape {
+  op_kind op;
+  int64_t v[6]; /* GEMM: M N K; conv: N H W C K stride; attention: B H S D */
+  const char *why;
+} shape;
+
+/* Square GEMMs 1024..8192; Llama-7B-sized linear layers (hidden 4096, MLP
+ * 11008) at decode (M = 1, 16) and prefill (M = 2048), B stored [N,K] as
+ * PyTorch stores weights; ResNet-50's 3x3 convolutions at batch 32 (the
+ * stride-1 layer of each stage and the stride-2 first layers of stages 2-4);
+ * attention as in the FlashAttention-2 paper's benchmark: 16k tokens per
+ * batch (B = 16384 / S), hidden 2048 (H = 2048 / D), causal. */
+MAYBE_UNUSED static const shape SHAPES[] = {
+    {OP_GEMM, {1024, 1024, 1024}, "square"},
+    {OP_GEMM, {2048, 2048, 2048}, "square"},
+    {OP_GEMM, {4096, 4096, 4096}, "square"},
+    {OP_GEMM, {8192, 8192, 8192}, "square"},
+    {OP_GEMM_NT, {1, 4096, 4096}, "decode qkvo"},
+    {OP_GEMM_NT, {16, 4096, 4096}, "decode qkvo"},
+    {OP_GEMM_NT, {16, 11008, 4096}, "decode mlp up"},
+    {OP_GEMM_NT, {16, 4096, 11008}, "decode mlp down"},
+    {OP_GEMM_NT, {2048, 4096, 4096}, "prefill qkvo"},
+    {OP_GEMM_NT, {2048, 11008, 4096}, "prefill mlp up"},
+    {OP_GEMM_NT, {2048, 4096, 11008}, "prefill mlp down"},
+    {OP_CONV, {32, 56, 56, 64, 64, 1}, "resnet50 conv2_x"},
+    {OP_CONV, {32, 28, 28, 128, 128, 1}, "resnet50 conv3_x"},
+    {OP_CONV, {32, 14, 14, 256, 256, 1}, "resnet50 conv4_x"},
+    {OP_CONV, {32, 7, 7, 512, 512, 1}, "resnet50 conv5_x"},
+    {OP_CONV, {32, 56, 56, 128, 128, 2}, "resnet50 conv3_1"},
+    {OP_CONV, {32, 28, 28, 256, 256, 2}, "resnet50 conv4_1"},
+    {OP_CONV, {32, 14, 14, 512, 512, 2}, "resnet50 conv5_1"},
+    {OP_ATTN, {32, 32, 512, 64}, "fa2 d64"},
+    {OP_ATTN, {8, 32, 2048, 64}, "fa2 d64"},
+    {OP_ATTN, {2, 32, 8192, 64}, "fa2 d64"},
+    {OP_ATTN, {32, 16, 512, 128}, "fa2 d128"},
+    {OP_ATTN, {8, 16, 2048, 128}, "fa2 d128"},
+    {OP_ATTN, {2, 16, 8192, 128}, "fa2 d128"},
+};
+#define NSHAPES ((int)(sizeof SHAPES / sizeof *SHAPES))
+
+MAYBE_UNUSED static int64_t conv_out(int64_t x, int64_t stride) { return (x + 2 - 3) / stride + 1; } /* 3x3, pad 1 */
+
+MAYBE_UNUSED static void shape_text(const shape *s, char *buf, size_t n) {
+  switch (s->op) {
+  case OP_GEMM:
+  case OP_GEMM_NT:
+    snprintf(buf, n, "%lldx%lldx%lld", (long long)s->v[0], (long long)s->v[1], (long long)s->v[2]);
+    break;
+  case OP_CONV:
+    snprintf(buf, n, "%lldx%lldx%lldx%lld->%lld/s%lld", (long long)s->v[0], (long long)s->v[1], (long long)s->v[2],
+             (long long)s->v[3], (long long)s->v[4], (long long)s->v[5]);
+    break;
+  case OP_ATTN:
+    snprintf(buf, n, "%lldx%lldx%lldx%lld", (long long)s->v[0], (long long)s->v[1], (long long)s->v[2],
+             (long long)s->v[3]);
+    break;
+  }
+}
+
+/* The GEMM view of a contraction call: M, N, K (conv: N P Q, K, 9 C). */
+MAYBE_UNUSED static void gemm_view(const shape *s, int64_t *M, int64_t *N, int64_t *K) {
+  if (s->op == OP_CONV) {
+    *M = s->v[0] * conv_out(s->v[1], s->v[5]) * conv_out(s->v[2], s->v[5]), *N = s->v[4], *K = 9 * s->v[3];
+  } else {
+    *M = s->v[0], *N = s->v[1], *K = s->v[2];
+  }
+}
+
+/* Useful FLOPs: 2 M N K; causal attention computes half of the 2 S^2 D of
+ * each of QK^T and PV: 2 B H S^2 D. */
+MAYBE_UNUSED static double flops_of(const shape *s) {
+  if (s->op == OP_ATTN) return 2.0 * (double)s->v[0] * (double)s->v[1] * (double)s->v[2] * (double)s->v[2] * (double)s->v[3];
+  int64_t M, N, K;
+  gemm_view(s, &M, &N, &K);
+  return 2.0 * (double)M * (double)N * (double)K;
+}
+
+/* One call of shape s with pointers p[4] (inputs, then the output). */
+static dlc_status call(const shape *s, dlc_dtype dt, void *const *p) {
+  const int64_t *v = s->v;
+  switch (s->op) {
+  case OP_GEMM: return dlc_gemm_bias_relu(dt, v[0], v[1], v[2], p[0], v[2], p[1], v[1], p[2], p[3], v[1], NULL);
+  case OP_GEMM_NT: return dlc_gemm_bias_relu_nt(dt, v[0], v[1], v[2], p[0], v[2], p[1], v[2], p[2], p[3], v[1], NULL);
+  case OP_CONV:
+    return dlc_conv2d_bias_silu(dt, v[0], v[1], v[2], v[3], v[4], v[5], v[5], 1, 1, p[0], p[1], p[2], p[3], NULL);
+  case OP_ATTN: return dlc_attention_causal(dt, v[0], v[1], v[2], v[3], p[0], p[1], p[2], p[3], NULL);
+  }
+  return DLC_ERROR_INTERNAL;
+}
+
+MAYBE_UNUSED static const char CSV_HEADER[] = "op,shape,dtype,arch,plan,ctas,flops,bytes,occupancy,estimate_us,actual_us\n";
+
+static int usage(void) {
+  fprintf(stderr,
+          "usage: dlc-bench --model --csv FILE\n"
+          "       dlc-bench-emu --emu\n"
+          "       dlc-bench-gpu --gpu --csv FILE [--repeats N]\n");
+  return 2;
+}
+
+/* ---- the model's columns ------------------------------------------------------------ */
+#if defined(DLC_BENCH_NULL) || defined(DLC_BENCH_GPU)
+
+/* One CSV row for the launch `l` of shape s on arch `arch`: the plan of the
+ * kernel row, the CTAs, and the model's flops, bytes, occupancy and
+ * estimate (empty when plan_arch() does not know the arch); `actual`
+ * (microseconds) or an empty actual_us when negative. */
+static void csv_row(FILE *csv, const char *op, const shape *s, const char *arch, const dlc__launch_rec *l,
+                    double actual) {
+  char sh[96], plan[96], act[32] = "";
+  shape_text(s, sh, sizeof sh);
+  const dlc__kernel *k = l->kernel;
+  int64_t ctas = (int64_t)l->grid[0] * l->grid[1] * l->grid[2];
+  snprintf(plan, sizeof plan, "%dx%dx%d s%d w%dx%d r%d", k->bm, k->bn, k->bk, k->stages, k->warps_m, k->warps_n,
+           k->raster);
+  if (actual >= 0) snprintf(act, sizeof act, "%.2f", actual);
+  const arch_info *ai = plan_arch(arch);
+  double flops = flops_of(s), bytes, occ, us;
+  if (!ai) {
+    fprintf(csv, "%s,%s,fp16,%s,%s,%lld,%.0f,,,,%s\n", op, sh, arch, plan, (long long)ctas, flops, act);
+    return;
+  }
+  if (s->op == OP_ATTN) {
+    /* no §11 estimate for the streaming skeleton: a roofline bound at the
+     * wave fill (CTAs over SMs), Q, K, V read once and O written */
+    bytes = 4.0 * 2 * (double)s->v[0] * (double)s->v[1] * (double)s->v[2] * (double)s->v[3];
+    occ = fmin(1.0, (double)ctas / ai->sm_count);
+    us = fmax(flops / (ai->peak_tflops * 1e12 * occ), bytes / (ai->peak_gbs * 1e9)) * 1e6;
+  } else {
+    sched_plan sp;
+    memset(&sp, 0, sizeof sp);
+    sp.tile[0] = k->bm, sp.tile[1] = k->bn, sp.tile[2] = k->bk, sp.stages = k->stages;
+    sp.warps_m = k->warps_m, sp.warps_n = k->warps_n, sp.raster_group = k->raster, sp.addr_regs = k->addr_regs;
+    int64_t M, N, K;
+    gemm_view(s, &M, &N, &K);
+    plan_shape_estimate e = plan_estimate(&sp, ai, M, N, K, 1, 2, 2);
+    bytes = e.dram_bytes, occ = e.occ, us = e.us;
+  }
+  fprintf(csv, "%s,%s,fp16,%s,%s,%lld,%.0f,%.0f,%.3f,%.2f,%s\n", op, sh, arch, plan, (long long)ctas, flops, bytes, occ,
+          us, act);
+}
+#endif
+
+/* ---- --model ------------------------------------------------------------------------ */
+#if defined(DLC_BENCH_NULL)
+
+static void *fake(uintptr_t a) { return (void *)a; }
+
+static int run_model(FILE *csv) {
+  static const char *const archs[] = {"sm80", "sm90a"};
+  void *p[4] = {fake(0x10000000), fake(0x20000000), fake(0x30000000), fake(0x40000000)};
+  fputs(CSV_HEADER, csv);
+  int fails = 0;
+  for (int i = 0; i < NSHAPES; i++) {
+    const shape *s = &SHAPES[i];
+    char sh[96];
+    shape_text(s, sh, sizeof sh);
+    dlc_status st = call(s, DLC_F16, p);
+    if (st != DLC_SUCCESS) {
+      fprintf(stderr, "dlc-bench: %s %s: %s: %s\n", OP_NAME[s->op], sh, dlc_status_string(st), dlc_last_error_detail());
+      fails++;
+      continue;
+    }
+    for (int a = 0; a < 2; a++) csv_row(csv, OP_NAME[s->op], s, archs[a], dlc__last_launch(), -1);
+  }
+  return fails ? 1 : 0;
+}
+#endif
+
+/* ---- --emu ---------------------------------------------------------------------------- */
+#if defined(DLC_BENCH_EMU)
+
+static uint16_t f2h(float f) { /* round to nearest even, normal range only (the data is in [-1, 1]) */
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t s = (x >> 16) & 0x8000u, e = (x >> 23) & 0xff, m = x & 0x7fffff;
+  if (e < 113) return (uint16_t)s; /* flush tiny values (none here but 0) */
+  uint32_t h = ((e - 112) << 10) | (m >> 13), r = m & 0x1fff;
+  if (r > 0x1000 || (r == 0x1000 && (h & 1))) h++;
+  return (uint16_t)(s | h);
+}
+static double h2d(uint16_t h) {
+  int e = (h >> 10) & 31, m = h & 1023;
+  double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+  return h & 0x8000 ? -v : v;
+}
+
+static int run_emu(void) {
+  static const int64_t small[][3] = {{1, 64, 64}, {16, 136, 72}, {77, 130, 96}, {200, 72, 40}};
+  int fails = 0;
+  for (int nt = 0; nt < 2; nt++)
+    for (size_t i = 0; i < sizeof small / sizeof *small; i++) {
+      int64_t M = small[i][0], N = small[i][1], K = small[i][2];
+      size_t na = (size_t)(M * K), nb = (size_t)(K * N), nc = (size_t)(M * N);
+      uint16_t *ha = malloc(2 * na), *hb = malloc(2 * nb), *hbias = malloc(2 * (size_t)N), *hc = malloc(2 * nc);
+      uint64_t seed = 12345 + (uint64_t)i;
+      for (size_t j = 0; j < na; j++) seed = seed * 6364136223846793005ull + 1, ha[j] = f2h((float)((seed >> 40) % 2001) / 1000.f - 1.f);
+      for (size_t j = 0; j < nb; j++) seed = seed * 6364136223846793005ull + 1, hb[j] = f2h((float)((seed >> 40) % 2001) / 1000.f - 1.f);
+      for (int64_t j = 0; j < N; j++) seed = seed * 6364136223846793005ull + 1, hbias[j] = f2h((float)((seed >> 40) % 2001) / 1000.f - 1.f);
+      dlcemu_deviceptr da, db, dbias, dc;
+      dlcemu_mem_alloc(&da, 2 * na), dlcemu_mem_alloc(&db, 2 * nb), dlcemu_mem_alloc(&dbias, 2 * (size_t)N);
+      dlcemu_mem_alloc(&dc, 2 * nc);
+      dlcemu_memcpy_htod(da, ha, 2 * na), dlcemu_memcpy_htod(db, hb, 2 * nb), dlcemu_memcpy_htod(dbias, hbias, 2 * (size_t)N);
+      shape s = {nt ? OP_GEMM_NT : OP_GEMM, {M, N, K}, "emu"};
+      void *p[4] = {(void *)(uintptr_t)da, (void *)(uintptr_t)db, (void *)(uintptr_t)dbias, (void *)(uintptr_t)dc};
+      dlc_status st = call(&s, DLC_F16, p);
+      double worst = 0;
+      if (st == DLC_SUCCESS) {
+        dlcemu_memcpy_dtoh(hc, dc, 2 * nc);
+        double R = 0;
+        double *ref = malloc(sizeof(double) * nc);
+        for (int64_t m = 0; m < M; m++)
+          for (int64_t n = 0; n < N; n++) {
+            double acc = h2d(hbias[n]);
+            for (int64_t k = 0; k < K; k++) acc += h2d(ha[m * K + k]) * h2d(nt ? hb[n * K + k] : hb[k * N + n]);
+            ref[m * N + n] = acc > 0 ? acc : 0;
+            R = fmax(R, fabs(ref[m * N + n]));
+          }
+        for (size_t j = 0; j < nc; j++) worst = fmax(worst, fabs(h2d(hc[j]) - ref[j]) / (1e-3 * (fabs(ref[j]) + R) + 1e-3));
+        free(ref);
+      }
+      bool ok = st == DLC_SUCCESS && worst <= 1.0;
+      fails += !ok;
+      printf("%s %lldx%lldx%lld fp16: %s, worst error %.3f of rtol = atol = 1e-3%s\n", OP_NAME[s.op], (long long)M,
+             (long long)N, (long long)K, dlc_status_string(st), worst, ok ? "" : "  FAILED");
+      if (st != DLC_SUCCESS) printf("  %s\n", dlc_last_error_detail());
+      dlcemu_mem_free(da), dlcemu_mem_free(db), dlcemu_mem_free(dbias), dlcemu_mem_free(dc);
+      free(ha), free(hb), free(hbias), free(hc);
+    }
+  return fails ? 1 : 0;
+}
+#endif
+
+/* ---- --gpu ---------------------------------------------------------------------------- */
+#if defined(DLC_BENCH_GPU)
+
+#define CU(x)                                                                               \
+  do {                                                                                      \
+    cudaError_t e_ = (x);                                                                   \
+    if (e_ != cudaSuccess) {                                                                \
+      fprintf(stderr, "dlc-bench: %s: %s (%s:%d)\n", #x, cudaGetErrorString(e_), __FILE__, __LINE__); \
+      exit(1);                                                                              \
+    }                                                                                       \
+  } while (0)
+
+static int cmp_f(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+/* The median of `repeats` timed runs of fn after 3 warm-ups, with L2
+ * flushed (a write over a buffer twice its size) before each run. */
+typedef struct timed {
+  int (*fn)(void *ctx);
+  void *ctx;
+} timed;
+
+static double median_us(timed t, void *flush, size_t flush_bytes, int repeats) {
+  cudaEvent_t a, b;
+  CU(cudaEventCreate(&a));
+  CU(cudaEventCreate(&b));
+  for (int i = 0; i < 3; i++)
+    if (t.fn(t.ctx)) return NAN;
+  float *ms = malloc(sizeof(float) * (size_t)repeats);
+  for (int r = 0; r < repeats; r++) {
+    CU(cudaMemsetAsync(flush, r & 0xff, flush_bytes, 0));
+    CU(cudaEventRecord(a, 0));
+    if (t.fn(t.ctx)) return NAN;
+    CU(cudaEventRecord(b, 0));
+    CU(cudaEventSynchronize(b));
+    CU(cudaEventElapsedTime(&ms[r], a, b));
+  }
+  qsort(ms, (size_t)repeats, sizeof *ms, cmp_f);
+  double med = 1e3 * ms[repeats / 2];
+  free(ms);
+  CU(cudaEventDestroy(a));
+  CU(cudaEventDestroy(b));
+  return med;
+}
+
+typedef struct dlc_ctx {
+  const shape *s;
+  void *p[4];
+} dlc_ctx;
+static int run_dlc(void *c) {
+  dlc_ctx *x = c;
+  dlc_status st = call(x->s, DLC_F16, x->p);
+  if (st) fprintf(stderr, "dlc-bench: %s: %s\n", dlc_status_string(st), dlc_last_error_detail());
+  return st != DLC_SUCCESS;
+}
+
+/* cuBLASLt with the same computation: C[M,N] (row-major) = relu(A B + bias),
+ * fp16 in and out, fp32 compute.  Row-major C = A B is column-major C^T =
+ * B^T A^T: the matmul runs on the transposed problem (m = N, n = M), with
+ * the bias along its rows (CUBLASLT_EPILOGUE_RELU_BIAS adds a vector of m). */
+typedef struct lt_ctx {
+  cublasLtHandle_t h;
+  cublasLtMatmulDesc_t op;
+  cublasLtMatrixLayout_t la, lb, lc;
+  cublasLtMatmulAlgo_t algo;
+  void *a, *b, *c, *ws;
+  size_t ws_bytes;
+} lt_ctx;
+static int run_lt(void *c) {
+  lt_ctx *x = c;
+  const float one = 1.f, zero = 0.f;
+  /* operands of the transposed problem: B^T (N x K) then A^T (K x M) */
+  cublasStatus_t st = cublasLtMatmul(x->h, x->op, &one, x->b, x->lb, x->a, x->la, &zero, x->c, x->lc, x->c, x->lc,
+                                     &x->algo, x->ws, x->ws_bytes, 0);
+  if (st != CUBLAS_STATUS_SUCCESS) fprintf(stderr, "dlc-bench: cublasLtMatmul: status %d\n", (int)st);
+  return st != CUBLAS_STATUS_SUCCESS;
+}
+
+static bool lt_setup(lt_ctx *x, const shape *s, void *const *p, void *ws, size_t ws_bytes) {
+  int64_t M = s->v[0], N = s->v[1], K = s->v[2];
+  bool nt = s->op == OP_GEMM_NT;
+  memset(x, 0, sizeof *x);
+  x->a = p[0], x->b = p[1], x->c = p[3], x->ws = ws, x->ws_bytes = ws_bytes;
+  if (cublasLtCreate(&x->h) != CUBLAS_STATUS_SUCCESS) return false;
+  cublasLtMatmulDescCreate(&x->op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  /* first operand B^T: row-major B [K,N] is column-major N x K with ld N
+   * (no transpose); B stored [N,K] (nt) is column-major K x N, transposed */
+  cublasOperation_t ta = nt ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
+  cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
+  cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+  cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_RELU_BIAS;
+  cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
+  cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p[2], sizeof p[2]);
+  cudaDataType_t bt = CUDA_R_16F;
+  cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt);
+  if (nt) cublasLtMatrixLayoutCreate(&x->lb, CUDA_R_16F, (uint64_t)K, (uint64_t)N, K);
+  else cublasLtMatrixLayoutCreate(&x->lb, CUDA_R_16F, (uint64_t)N, (uint64_t)K, N);
+  cublasLtMatrixLayoutCreate(&x->la, CUDA_R_16F, (uint64_t)K, (uint64_t)M, K); /* A^T: column-major K x M */
+  cublasLtMatrixLayoutCreate(&x->lc, CUDA_R_16F, (uint64_t)N, (uint64_t)M, N);
+  cublasLtMatmulPreference_t pref;
+  cublasLtMatmulPreferenceCreate(&pref);
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof ws_bytes);
+  cublasLtMatmulHeuristicResult_t r;
+  int n = 0;
+  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(x->h, x->op, x->lb, x->la, x->lc, x->lc, pref, 1, &r, &n);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (st != CUBLAS_STATUS_SUCCESS || n < 1) return false;
+  x->algo = r.algo;
+  return true;
+}
+
+static void lt_free(lt_ctx *x) {
+  if (x->lc) cublasLtMatrixLayoutDestroy(x->lc);
+  if (x->la) cublasLtMatrixLayoutDestroy(x->la);
+  if (x->lb) cublasLtMatrixLayoutDestroy(x->lb);
+  if (x->op) cublasLtMatmulDescDestroy(x->op);
+  if (x->h) cublasLtDestroy(x->h);
+}
+
+static size_t bytes_of(const shape *s, int t) {
+  const int64_t *v = s->v;
+  switch (s->op) {
+  case OP_GEMM:
+  case OP_GEMM_NT: {
+    int64_t sz[4] = {v[0] * v[2], v[2] * v[1], v[1], v[0] * v[1]};
+    return 2 * (size_t)sz[t];
+  }
+  case OP_CONV: {
+    int64_t P = conv_out(v[1], v[5]), Q = conv_out(v[2], v[5]);
+    int64_t sz[4] = {v[0] * v[1] * v[2] * v[3], v[4] * 9 * v[3], v[4], v[0] * P * Q * v[4]};
+    return 2 * (size_t)sz[t];
+  }
+  case OP_ATTN: return 2 * (size_t)(v[0] * v[1] * v[2] * v[3]);
+  }
+  return 0;
+}
+
+static int run_gpu(FILE *csv, int repeats) {
+  int dev;
+  struct cudaDeviceProp prop;
+  CU(cudaGetDevice(&dev));
+  CU(cudaGetDeviceProperties(&prop, dev));
+  char arch[16];
+  snprintf(arch, sizeof arch, "sm%d%d%s", prop.major, prop.minor, prop.major == 9 ? "a" : "");
+  size_t flush_bytes = 2 * (size_t)prop.l2CacheSize;
+  void *flush, *ws;
+  size_t ws_bytes = 32u << 20;
+  CU(cudaMalloc(&flush, flush_bytes));
+  CU(cudaMalloc(&ws, ws_bytes));
+  fputs(CSV_HEADER, csv);
+  for (int i = 0; i < NSHAPES; i++) {
+    const shape *s = &SHAPES[i];
+    char sh[96];
+    shape_text(s, sh, sizeof sh);
+    dlc_ctx x = {s, {NULL, NULL, NULL, NULL}};
+    for (int t = 0; t < 4; t++) {
+      CU(cudaMalloc(&x.p[t], bytes_of(s, t)));
+      CU(cudaMemset(x.p[t], 0x2c, bytes_of(s, t))); /* fp16 0x2c2c ~ 0.06: finite sums */
+    }
+    double us = median_us((timed){run_dlc, &x}, flush, flush_bytes, repeats);
+    csv_row(csv, OP_NAME[s->op], s, arch, dlc__last_launch(), us); /* the plan that ran, and the model's columns */
+    if (s->op == OP_GEMM || s->op == OP_GEMM_NT) {
+      lt_ctx lt;
+      if (lt_setup(&lt, s, x.p, ws, ws_bytes)) {
+        double lus = median_us((timed){run_lt, &lt}, flush, flush_bytes, repeats);
+        fprintf(csv, "cublaslt_%s,%s,fp16,%s,,,%.0f,,,,%.2f\n", OP_NAME[s->op], sh, arch, flops_of(s), lus);
+      } else {
+        fprintf(stderr, "dlc-bench: cuBLASLt has no algorithm for %s %s\n", OP_NAME[s->op], sh);
+      }
+      lt_free(&lt);
+    }
+    fflush(csv);
+    for (int t = 0; t < 4; t++) CU(cudaFree(x.p[t]));
+  }
+  CU(cudaFree(flush));
+  CU(cudaFree(ws));
+  return 0;
+}
+#endif
+
+int main(int argc, char **argv) {
+  const char *mode = NULL, *csv_path = NULL;
+  int repeats = 20;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--model") || !strcmp(argv[i], "--emu") || !strcmp(argv[i], "--gpu")) mode = argv[i];
+    else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
+    else if (!strcmp(argv[i], "--repeats") && i + 1 < argc) repeats = atoi(argv[++i]);
+    else return usage();
+  }
+  if (!mode || repeats < 1) return usage();
+  FILE *csv = NULL;
+  if (csv_path && !(csv = fopen(csv_path, "w"))) {
+    perror(csv_path);
+    return 1;
+  }
+  int rc = 2;
+#if defined(DLC_BENCH_NULL)
+  if (!strcmp(mode, "--model") && csv) rc = run_model(csv);
+#elif defined(DLC_BENCH_EMU)
+  if (!strcmp(mode, "--emu")) rc = run_emu();
+#elif defined(DLC_BENCH_GPU)
+  if (!strcmp(mode, "--gpu") && csv) rc = run_gpu(csv, repeats);
+#endif
+  if (rc == 2) {
+    fprintf(stderr, "dlc-bench: %s%s is not what this build runs (%s)\n", mode, csv ? "" : " without --csv",
+#if defined(DLC_BENCH_NULL)
+            "dlc-bench: --model --csv FILE"
+#elif defined(DLC_BENCH_EMU)
+            "dlc-bench-emu: --emu"
+#else
+            "dlc-bench-gpu: --gpu --csv FILE"
+#endif
+    );
+  }
+  if (csv && fclose(csv)) rc = 1;
+  return rc;
+}

@@ -1,0 +1,14 @@
+/* Null backend of libdlckernels-null.a (tests and bench/ only, never
+ * installed): the generated entry points with every check and the kernel
+ * selection, but a launch that only records what it would launch
+ * (dlc__last_launch).  It measures the host cost of the call path without a
+ * device, and lets a test read the kernel row and grid that dispatch chose
+ * for shapes far too large to run in the emulator. */
+#include "dlc_internal.h"
+
+dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, unsigned gx, unsigned gy, unsigned gz,
+                       struct CUstream_st *stream) {
+  (void)params, (void)size, (void)stream;
+  dlc__record_launch(k, gx, gy, gz);
+  return DLC_SUCCESS;
+}

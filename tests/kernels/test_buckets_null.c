@@ -1,0 +1,74 @@
+/* The shape buckets of the default manifest's GEMMs, through the real entry
+ * points on the null backend (libdlckernels-null: every check and the table
+ * lookup, a launch that only records):
+ *
+ *   - decode GEMMs, M = 1..16 with N = K = 4096, launch at least one CTA per
+ *     SM of an A100 (108) and an H100 (132);
+ *   - each bucket's plan, pinned: M <= 16 takes the m1_16 kernels (16x16
+ *     tiles), 17..128 the m17_128 kernels (64x64), anything larger the
+ *     default 128x128 ones (docs/plan.md, Shape buckets), for both layouts
+ *     and dtypes.  A change of the model that moves a bucket fails here. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dlc/dlc.h"
+#include "dlc_internal.h"
+
+static int fails;
+#define CHECK(c)                                                                \
+  do {                                                                          \
+    if (!(c)) fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #c), fails++; \
+  } while (0)
+
+static void *fake(uintptr_t a) { return (void *)a; }
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static dlc_status call(int nt, dlc_dtype dt, int64_t M, int64_t N, int64_t K) {
+  return nt ? dlc_gemm_bias_relu_nt(dt, M, N, K, fake(0x10000000), K, fake(0x20000000), K, fake(0x30000000),
+                                    fake(0x40000000), N, NULL)
+            : dlc_gemm_bias_relu(dt, M, N, K, fake(0x10000000), K, fake(0x20000000), N, fake(0x30000000),
+                                 fake(0x40000000), N, NULL);
+}
+
+int main(void) {
+  static const struct {
+    int64_t lo, hi;
+    int bm, bn;
+    const char *tag; /* in the kernel name */
+  } buckets[] = {{1, 16, 16, 16, "_b0_"}, {17, 128, 64, 64, "_b1_"}, {129, 5000, 128, 128, NULL}};
+  static const int64_t Ms[] = {1, 2, 7, 16, 17, 64, 100, 128, 129, 1000, 4096};
+  for (int nt = 0; nt < 2; nt++)
+    for (int d = 0; d < 2; d++) {
+      dlc_dtype dt = d ? DLC_BF16 : DLC_F16;
+      for (size_t i = 0; i < sizeof Ms / sizeof *Ms; i++) {
+        int64_t M = Ms[i], N = 4096, K = 4096;
+        dlc_status st = call(nt, dt, M, N, K);
+        const dlc__launch_rec *l = dlc__last_launch();
+        CHECK(st == DLC_SUCCESS);
+        if (st != DLC_SUCCESS) {
+          fprintf(stderr, "M=%lld: %s: %s\n", (long long)M, dlc_status_string(st), dlc_last_error_detail());
+          continue;
+        }
+        int64_t ctas = (int64_t)l->grid[0] * l->grid[1] * l->grid[2];
+        for (size_t b = 0; b < sizeof buckets / sizeof *buckets; b++) {
+          if (M < buckets[b].lo || M > buckets[b].hi) continue;
+          bool named = buckets[b].tag ? strstr(l->kernel->name, buckets[b].tag) != NULL
+                                      : !strstr(l->kernel->name, "_b0_") && !strstr(l->kernel->name, "_b1_");
+          CHECK(named);
+          CHECK(ctas == cdiv(M, buckets[b].bm) * cdiv(N, buckets[b].bn));
+          if (!named || ctas != cdiv(M, buckets[b].bm) * cdiv(N, buckets[b].bn))
+            fprintf(stderr, "%s %s M=%lld: kernel %s, %lld CTAs\n", nt ? "nt" : "nn", d ? "bf16" : "fp16",
+                    (long long)M, l->kernel->name, (long long)ctas);
+        }
+        if (M <= 16) {
+          CHECK(ctas >= 108 && ctas >= 132);
+          if (nt == 0 && d == 0 && (M == 1 || M == 16))
+            printf("decode M=%lld N=K=4096: %s, %lld CTAs (A100: 108 SMs, H100: 132)\n", (long long)M,
+                   l->kernel->name, (long long)ctas);
+        }
+      }
+    }
+  return fails ? 1 : 0;
+}
