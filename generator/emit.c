@@ -1399,10 +1399,6 @@ static int min_blocks(const gpu_kernel *k) {
   return est < cap ? est : cap;
 }
 
-static const char *kernel_name(arena *A, const emit_op *eo, const emit_instance *in, int vec) {
-  return kernel_name_k(A, eo, in, in->k, vec);
-}
-
 char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
   arena *A = c->A;
   strbuf s = {0};
@@ -2335,20 +2331,23 @@ static int entry_fixed(const emit_instance *in, const arg *a, int n, strbuf *s) 
 }
 
 /* Test sizes of the dims (0: none): a free dim that alone sizes the M or N
- * group of the instance's kernel spans one tile of the plan and 8 more, one
- * that alone sizes the K group two tiles and 8 more (the steady loop and
- * the remainder), so that a test on them runs full tiles and tails. */
+ * group of one of the instance's kernels spans one tile of its plan and 8
+ * more, one that alone sizes the K group two tiles and 8 more (the steady
+ * loop and the remainder), so that a test on them runs full tiles and
+ * tails; the largest over a chain's kernels. */
 static void entry_extents(const emit_instance *in, const arg *a, int n, strbuf *s) {
-  const gpu_kernel *k = in->k;
-  const gpu_view *v = &k->v;
-  const int *ax[3] = {v->m_axes, v->n_axes, v->k_axes}, nax[3] = {v->nm, v->nn, v->nk};
   for (int i = 0; i < n; i++) {
     int64_t ext = 0;
-    for (int g = 0; g < 3 && a[i].role == ARG_DIM; g++) {
-      const sx *sz = nax[g] == 1 ? v->r->it[ax[g][0]].size : NULL;
-      if (!sz || !h_plain(sz) || sz->nterms != 1 || strcmp(sz->terms[0].atom->name, a[i].what) != 0) continue;
-      int64_t e = (int64_t)k->plan.tile[g] * (g == 2 ? 2 : 1) + 8;
-      if (e > ext) ext = e;
+    /* every kernel of a chain: the largest */
+    for (const gpu_kernel *k = in->k; k; k = k->next) {
+      const gpu_view *v = &k->v;
+      const int *ax[3] = {v->m_axes, v->n_axes, v->k_axes}, nax[3] = {v->nm, v->nn, v->nk};
+      for (int g = 0; g < 3 && a[i].role == ARG_DIM; g++) {
+        const sx *sz = nax[g] == 1 ? v->r->it[ax[g][0]].size : NULL;
+        if (!sz || !h_plain(sz) || sz->nterms != 1 || strcmp(sz->terms[0].atom->name, a[i].what) != 0) continue;
+        int64_t e = (int64_t)k->plan.tile[g] * (g == 2 ? 2 : 1) + 8;
+        if (e > ext) ext = e;
+      }
     }
     sb_printf(s, "%s%lld", i ? ", " : "", (long long)ext);
   }
@@ -2370,16 +2369,33 @@ static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     if (entry_fixed(in, a, n, &f))
       sb_printf(s, "static const dlc__entry_fixed fixed_%s_%d[] = {%s};\n", on, i, sb_str(&f));
     sb_free(&f);
-    sb_printf(s, "static const char *const vec_%s_%d[] = {", on, i);
-    for (int side = 0; side < width_sides(in->k); side++) {
-      const gpu_operand *o;
-      const gpu_view *gv;
-      sb_printf(s, "%s\"%s\"", side ? ", " : "", cstr(A, width_operand(in->k, side, &o, &gv)->name));
+    /* each kernel's width operands that are signature tensors (a chain's
+     * values between kernels live in the workspace, always aligned) */
+    for (const gpu_kernel *k = in->k; k; k = k->next) {
+      strbuf v = {0};
+      for (int side = 0; side < width_sides(k); side++) {
+        const gpu_operand *o;
+        const gpu_view *gv;
+        const region_memref *m = width_operand(k, side, &o, &gv);
+        if (m->signature) sb_printf(&v, "%s\"%s\"", v.n ? ", " : "", cstr(A, m->name));
+      }
+      if (v.n) sb_printf(s, "static const char *const vec_%s_%d_%d[] = {%s};\n", on, i, k->chain_index, sb_str(&v));
+      sb_free(&v);
     }
-    sb_puts(s, "};\n");
     sb_printf(s, "static const int64_t extent_%s_%d[] = {", on, i);
     entry_extents(in, a, n, s);
     sb_puts(s, "};\n");
+    if (in->nbounds) {
+      sb_printf(s, "static const dlc__entry_bound bounds_%s_%d[] = {", on, i);
+      for (int b = 0; b < in->nbounds; b++) {
+        int ai = -1;
+        for (int j = 0; j < n; j++)
+          if (a[j].role == ARG_DIM && strcmp(a[j].what, in->bdim[b]) == 0) ai = j;
+        if (ai < 0) diag_report(c->dl, D_INTERNAL, "entries", NULL, "%s %s: bucket dim %s is no argument", on, in->tag, in->bdim[b]);
+        sb_printf(s, "%s{%d, %lld, %lld}", b ? ", " : "", ai, (long long)in->blo[b], (long long)in->bhi[b]);
+      }
+      sb_puts(s, "};\n");
+    }
   }
   sb_printf(s, "static const dlc__entry_instance inst_%s[] = {\n", on);
   for (int i = 0; i < eo->ninst; i++) {
@@ -2388,21 +2404,43 @@ static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     int nf = entry_fixed(in, a, n, &f);
     sb_free(&f);
     const char *fx = nf ? arena_printf(A, "fixed_%s_%d", on, i) : "NULL";
-    sb_printf(s, "    {\"%s\", %s, %d, %s, %d, vec_%s_%d, extent_%s_%d},\n", cstr(A, in->tag), dlc_dtype_enum(in->dt), nf,
-              fx, width_sides(in->k), on, i, on, i);
+    const char *bd = in->nbounds ? arena_printf(A, "bounds_%s_%d", on, i) : "NULL";
+    sb_printf(s, "    {\"%s\", %s, %d, %s, extent_%s_%d, %d, %d, %s},\n", cstr(A, in->tag), dlc_dtype_enum(in->dt), nf, fx,
+              on, i, in->source, in->nbounds, bd);
   }
   sb_puts(s, "};\n");
   /* the rows of dlc__k_<op>, in the order dispatch_op writes them */
   sb_printf(s, "static const dlc__entry_kernel kernels_%s[] = {\n", on);
   for (int i = 0; i < eo->ninst; i++)
-    for (int v = 0; v < eo->inst[i].k->nvec; v++)
-      sb_printf(s, "    {\"%s\", %d, %d},\n", kernel_name(A, eo, &eo->inst[i], eo->inst[i].k->vecs[v]), i,
-                eo->inst[i].k->vecs[v]);
+    for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) {
+      int nv = 0;
+      for (int side = 0; side < width_sides(k); side++) {
+        const gpu_operand *o;
+        const gpu_view *gv;
+        nv += width_operand(k, side, &o, &gv)->signature;
+      }
+      const char *vt = nv ? arena_printf(A, "vec_%s_%d_%d", on, i, k->chain_index) : "NULL";
+      for (int v = 0; v < k->nvec; v++)
+        sb_printf(s, "    {\"%s\", %d, %d, %d, %d, %s},\n", kernel_name_k(A, eo, &eo->inst[i], k, k->vecs[v]), i, k->vecs[v],
+                  k->chain_index, nv, vt);
+    }
   sb_puts(s, "};\n");
   sb_printf(s, "static dlc_status call_%s(dlc_dtype dtype, const dlc__arg_value *a) {\n  return dlc_%s(dtype", on, on);
   for (int i = 0; i < n; i++)
     sb_printf(s, ",%sa[%d].%c", i % 8 == 0 ? "\n      " : " ", i, a[i].role == ARG_INPUT || a[i].role == ARG_OUTPUT ? 'p' : 'i');
-  sb_puts(s, ", NULL);\n}\n\n");
+  sb_puts(s, ", NULL);\n}\n");
+  if (is_chain(eo)) {
+    sb_printf(s, "static dlc_status call_ws_%s(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes) {\n"
+                 "  return dlc_%s_ws(dtype", on, on);
+    for (int i = 0; i < n; i++)
+      sb_printf(s, ",%sa[%d].%c", i % 8 == 0 ? "\n      " : " ", i, a[i].role == ARG_INPUT || a[i].role == ARG_OUTPUT ? 'p' : 'i');
+    sb_puts(s, ", ws, ws_bytes, NULL);\n}\n");
+    sb_printf(s, "static size_t workspace_size_%s(dlc_dtype dtype, const dlc__arg_value *a) {\n  return dlc_%s_workspace_size(dtype",
+              on, on);
+    for (int i = 0; i < shape_args(a, n); i++) sb_printf(s, ", a[%d].i", i);
+    sb_puts(s, ");\n}\n");
+  }
+  sb_puts(s, "\n");
 }
 
 char *emit_entries_c(emit_ctx *c) {
@@ -2420,9 +2458,11 @@ char *emit_entries_c(emit_ctx *c) {
     const char *on = eo->op->name;
     arg *a;
     int n = entry_args(c, eo, &a), nk = 0;
-    for (int i = 0; i < eo->ninst; i++) nk += eo->inst[i].k->nvec;
-    sb_printf(&s, "    {\"%s\", %d, %d, args_%s, call_%s, %d, inst_%s, %d, kernels_%s},\n", on, eo->index, n, on, on,
-              eo->ninst, on, nk, on);
+    for (int i = 0; i < eo->ninst; i++)
+      for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) nk += k->nvec;
+    const char *ws = is_chain(eo) ? arena_printf(c->A, "call_ws_%s, workspace_size_%s", on, on) : "NULL, NULL";
+    sb_printf(&s, "    {\"%s\", %d, %d, args_%s, call_%s, %d, inst_%s, %d, kernels_%s, %s},\n", on, eo->index, n, on, on,
+              eo->ninst, on, nk, on, ws);
   }
   sb_puts(&s, "};\n");
   return sb_take(&s);

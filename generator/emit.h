@@ -38,6 +38,8 @@ typedef struct emit_instance {
   int nbounds;
   const char *const *bdim;
   const int64_t *blo, *bhi;
+  int source;                  /* the manifest instance (mf_instances' index) it
+                                * compiles: a bucket's is its default's */
 } emit_instance;
 
 typedef struct emit_op {

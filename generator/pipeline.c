@@ -796,7 +796,7 @@ static int graph_main(const pipeline_opts *o) {
     op.graph_where = o->graph;
     op.ndtypes = 1;
     op.dtypes = &T;
-    emit_instance in = {dtype_name(T), T, NULL, dims, r.fe, r.kernel, r.plan, NULL, 0, NULL, NULL, NULL};
+    emit_instance in = {dtype_name(T), T, NULL, dims, r.fe, r.kernel, r.plan, NULL, 0, NULL, NULL, NULL, 0};
     emit_op eo = {&op, 0, 1, &in};
     static const char *const a80[] = {"sm80"};
     manifest m = {0};
@@ -912,10 +912,10 @@ static int manifest_main(const pipeline_opts *o) {
         const bucket *bk = &r->buckets[b];
         eo->inst[eo->ninst++] = (emit_instance){arena_printf(&A, "%s.b%d", mi->tag, b), mi->dt, mi->attr_values,
                                                     mi->dim_values, r->fe, bk->kernel, bk->plan, bk->name,
-                                                    bk->nbounds, bk->dim, bk->lo, bk->hi};
+                                                    bk->nbounds, bk->dim, bk->lo, bk->hi, k};
       }
       eo->inst[eo->ninst++] =
-          (emit_instance){mi->tag, mi->dt, mi->attr_values, mi->dim_values, r->fe, r->kernel, r->plan, NULL, 0, NULL, NULL, NULL};
+          (emit_instance){mi->tag, mi->dt, mi->attr_values, mi->dim_values, r->fe, r->kernel, r->plan, NULL, 0, NULL, NULL, NULL, k};
       if (o->dump) {
         char *dir = xprintf("%s/dumps/%s/%s", o->out_dir, op->name, mi->tag);
         for (int s = 0; s < STAGE__COUNT; s++)

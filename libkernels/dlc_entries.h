@@ -6,15 +6,18 @@
  *
  * For every op: the entry point's arguments in order, each with its role
  * (a signature dim, one element of a runtime attr, a tensor, a leading
- * dimension), a thunk that calls dlc_<op> with an array of argument values,
- * the instances (dtype x variant) with the arguments each one fixes, and the
- * kernels of the dispatch table dlc__k_<op>, in its order, each with its
- * instance and chunk width and the tensors whose alignment selects that
- * width.  Tensor shapes are the graph's (the test reads them, and the
+ * dimension), a thunk that calls dlc_<op> with an array of argument values
+ * (and, for a chain op, thunks for dlc_<op>_ws and dlc_<op>_workspace_size),
+ * the instances (dtype x variant, and the shape buckets with their bounds)
+ * with the arguments each one fixes and the manifest instance it compiles,
+ * and the kernels of the dispatch table dlc__k_<op>, in its order, each with
+ * its instance, chain step and chunk width and the tensors whose alignment
+ * selects that width.  Tensor shapes are the graph's (the test reads them, and the
  * reference, from the generator's own stages). */
 #ifndef DLC_ENTRIES_H
 #define DLC_ENTRIES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dlc/dlc.h"
@@ -46,27 +49,46 @@ typedef struct dlc__entry_fixed {
   int64_t value;
 } dlc__entry_fixed;
 
+/* A shape bucket's bound on a dim argument: the instance is selected when
+ * the argument lies in [lo, hi] (and the earlier instances are not). */
+typedef struct dlc__entry_bound {
+  int arg; /* index into the op's args */
+  int64_t lo, hi;
+} dlc__entry_bound;
+
 typedef struct dlc__entry_instance {
-  const char *tag; /* the manifest instance, "fp16.stride2x2.pad1x1" */
+  const char *tag; /* the manifest instance, "fp16.stride2x2.pad1x1"; a shape
+                    * bucket's adds ".b<i>" ("fp16.b0") */
   dlc_dtype dtype;
   int nfixed;
   const dlc__entry_fixed *fixed;
-  /* the tensors whose pointer alignment (and strides) pick the chunk width:
-   * width w needs each aligned to w elements */
-  int nvec_tensors;
-  const char *const *vec_tensors;
   /* per argument, a test size for a dim (0: none): a dim that alone sizes
-   * the M or N group of the instance's kernel gets its plan's tile + 8, the
-   * K group two tiles + 8, so that a test of that size runs full tiles,
-   * more than one CTA or k-step, and a tail */
+   * the M or N group of one of the instance's kernels gets its plan's tile
+   * + 8, the K group two tiles + 8 (the largest over a chain's kernels), so
+   * that a test of that size runs full tiles, more than one CTA or k-step,
+   * and a tail (a bucket's plan gives its own; the bounds below still
+   * apply) */
   const int64_t *extent;
+  /* the manifest instance it compiles (mf_instances' index: its graph and
+   * reference); the shape buckets of one manifest instance share it */
+  int source;
+  /* a shape bucket's bounds (0, NULL for an instance that serves every shape) */
+  int nbounds;
+  const dlc__entry_bound *bounds;
 } dlc__entry_instance;
 
-/* A row of the dispatch table dlc__k_<op>, by index. */
+/* A row of the dispatch table dlc__k_<op>, by index.  A chain op's instance
+ * has a row per kernel of the chain and chunk width, kernel 0's first. */
 typedef struct dlc__entry_kernel {
   const char *name; /* the kernel, as dlc__kernel.name */
   int inst;         /* index into the op's instances */
   int vec;          /* chunk width, elements */
+  int step;         /* its kernel in the instance's chain (0: the first or only) */
+  /* the signature tensors whose pointer alignment (and strides) pick this
+   * kernel's chunk width: width w needs each aligned to w elements (a
+   * chain's values in the workspace are always aligned and not listed) */
+  int nvec_tensors;
+  const char *const *vec_tensors;
 } dlc__entry_kernel;
 
 typedef struct dlc__entry {
@@ -80,6 +102,11 @@ typedef struct dlc__entry {
   const dlc__entry_instance *inst;
   int nkernels;
   const dlc__entry_kernel *kernels;
+  /* an op that runs as several kernels (a chain): dlc_<op>_ws(dtype, args...,
+   * workspace, workspace_bytes, NULL) and dlc_<op>_workspace_size(dtype, the
+   * args before the first tensor); NULL for the others */
+  dlc_status (*call_ws)(dlc_dtype dtype, const dlc__arg_value *args, void *workspace, size_t workspace_bytes);
+  size_t (*workspace_size)(dlc_dtype dtype, const dlc__arg_value *args);
 } dlc__entry;
 
 /* The manifest the table was generated from (its file name), and the ops. */

@@ -13,13 +13,19 @@
  * its tensors' shapes are evaluated from the Frontend, and pb_eval_regions()
  * computes the outputs in FP64 (rounded where the regions round).
  *
- * For each instance, one call per chunk width on sizes of the entry table's
- * test extents (full tiles and tails) with leading dimensions padded by 8,
- * the width forced by offsetting the tensors that select it (aligned to w
- * elements, not 2w), the other free dims made odd wherever a dry run shows
- * the dispatcher still selects the widest kernel; then one call on odd
- * sizes with odd padding, the other tensors one element off their
- * allocation's alignment.  Each call runs with
+ * For each instance (a shape bucket's too: the entry table names the
+ * manifest instance it compiles, whose graph gives the reference, and its
+ * bounds, which the sizes stay within; the instance that serves every shape
+ * takes sizes past its buckets), one call per row (chunk width; for a chain
+ * op, each kernel's widths) on sizes of the entry table's test extents
+ * (full tiles and tails) with leading dimensions padded by 8, the width
+ * forced by offsetting the tensors that select the row's width (aligned to
+ * w elements, not 2w), the other free dims and the bounded ones made odd
+ * wherever a dry run shows the dispatcher still selects the same rows; then
+ * one call on odd sizes with odd padding, the other tensors one element off
+ * their allocation's alignment.  A chain op is called through
+ * dlc_<op>_ws with the workspace dlc_<op>_workspace_size reports.  Each
+ * call runs with
  * memcheck, the shared-memory race check and the uninitialized-shared check
  * on; the backend's launch hook (dlc__emu_launch_hook) records which rows of
  * the dispatch table ran.
@@ -201,8 +207,8 @@ typedef struct opts {
 
 typedef struct config {
   bool odd;     /* odd sizes and padding, natural alignment; else test extents, padding 8 */
-  int vec;      /* the width forced (aligned configs) */
-  int wmax;     /* the instance's widest chunk */
+  const dlc__entry_kernel *row; /* aligned: the row whose width is forced (NULL: none, all aligned) */
+  int wmax;     /* the widest chunk of the row's kernel (its instance and chain step) */
 } config;
 
 static int64_t find_fixed(const dlc__entry_instance *in, int arg, bool *found) {
@@ -212,9 +218,31 @@ static int64_t find_fixed(const dlc__entry_instance *in, int arg, bool *found) {
   return 0;
 }
 
-static bool is_vec_tensor(const dlc__entry_instance *in, const char *name) {
-  for (int i = 0; i < in->nvec_tensors; i++)
-    if (strcmp(in->vec_tensors[i], name) == 0) return true;
+static bool row_vec_tensor(const dlc__entry_kernel *k, const char *name) {
+  for (int i = 0; i < k->nvec_tensors; i++)
+    if (strcmp(k->vec_tensors[i], name) == 0) return true;
+  return false;
+}
+
+/* Whether the tensor picks the width of some kernel of instance ii. */
+static bool is_vec_tensor(const dlc__entry *e, int ii, const char *name) {
+  for (int k = 0; k < e->nkernels; k++)
+    if (e->kernels[k].inst == ii && row_vec_tensor(&e->kernels[k], name)) return true;
+  return false;
+}
+
+/* The widest chunk of the kernel of row k (its instance and chain step). */
+static int row_wmax(const dlc__entry *e, const dlc__entry_kernel *k) {
+  int w = 0;
+  for (int j = 0; j < e->nkernels; j++)
+    if (e->kernels[j].inst == k->inst && e->kernels[j].step == k->step && e->kernels[j].vec > w) w = e->kernels[j].vec;
+  return w;
+}
+
+/* A shape bucket's bound on argument `arg`: false when it has none. */
+static bool find_bound(const dlc__entry_instance *in, int arg, int64_t *lo, int64_t *hi) {
+  for (int b = 0; b < in->nbounds; b++)
+    if (in->bounds[b].arg == arg) return *lo = in->bounds[b].lo, *hi = in->bounds[b].hi, true;
   return false;
 }
 
@@ -246,7 +274,9 @@ static bool bind_dims(const dlc__entry *e, const int64_t *val, pb_binding *b) {
 }
 
 /* The dims of the calls: fixed by the instance, else the test extent (odd:
- * 5 less), else small; the small ones shrink while the work is over budget. */
+ * 5 less), else small; the small ones shrink while the work is over budget.
+ * A dim a shape bucket bounds is brought into its bounds (odd: the largest
+ * odd size there, so that the bucket's tiles meet a tail). */
 static bool choose_dims(const dlc__entry *e, const dlc__entry_instance *in, const inst_ctx *c, bool odd,
                         int64_t *val) {
   pb_binding pb, *b = &pb;
@@ -259,6 +289,33 @@ static bool choose_dims(const dlc__entry *e, const dlc__entry_instance *in, cons
     if (fixed) continue;
     if (in->extent[i] > 0) val[i] = in->extent[i] - (odd ? 5 : 0);
     else val[i] = odd ? small_odd[nsmall++ % 3][0] : small_aligned[0], step[i] = 1;
+    int64_t lo, hi;
+    if (find_bound(in, i, &lo, &hi)) {
+      step[i] = 0; /* it stays in the bucket */
+      if (val[i] > hi) val[i] = hi;
+      if (val[i] < lo) val[i] = lo;
+      if (odd && val[i] % 2 == 0 && val[i] - 1 >= lo) val[i]--;
+    }
+  }
+  /* An instance that serves every shape is tried after its buckets: its
+   * sizes leave every bucket of its manifest instance (past the bound, a
+   * multiple of 8, or odd). */
+  for (int pass = 0, moved = 1; in->nbounds == 0 && moved && pass < 16; pass++) {
+    moved = 0;
+    for (int j = 0; j < e->ninst; j++) {
+      const dlc__entry_instance *bk = &e->inst[j];
+      if (bk == in || bk->source != in->source || bk->nbounds == 0) continue;
+      bool inside = true;
+      for (int bi = 0; bi < bk->nbounds; bi++) {
+        int a = bk->bounds[bi].arg;
+        inside &= a >= 0 && a < e->nargs && val[a] >= bk->bounds[bi].lo && val[a] <= bk->bounds[bi].hi;
+      }
+      if (!inside) continue;
+      int a = bk->bounds[0].arg;
+      int64_t v = bk->bounds[0].hi + 1;
+      val[a] = odd ? v | 1 : (v + 7) / 8 * 8;
+      step[a] = 0, moved = 1;
+    }
   }
   for (;;) {
     if (!bind_dims(e, val, b)) return false;
@@ -305,11 +362,20 @@ typedef struct call {
   int nt;
   tensor *ts;
   dlc__arg_value *args;
+  dlcemu_deviceptr ws; /* a chain op's workspace, of ws_bytes */
+  size_t ws_bytes;
 } call;
 
 static void call_free(call *k) {
   for (int t = 0; k->ts && t < k->nt; t++) tensor_free(&k->ts[t]);
+  if (k->ws) dlcemu_mem_free(k->ws);
   free(k->ts), free(k->args);
+}
+
+/* dlc_<op>, or for a chain op dlc_<op>_ws with the call's workspace. */
+static dlc_status invoke(const dlc__entry *e, dlc_dtype dt, const call *k) {
+  if (e->call_ws) return e->call_ws(dt, k->args, (void *)(uintptr_t)k->ws, k->ws_bytes);
+  return e->call(dt, k->args);
 }
 
 /* The tensors of config `cf` at dims `val` (bound in `b`), allocated (and
@@ -342,8 +408,9 @@ static bool call_setup(const dlc__entry *e, const dlc__entry_instance *in, const
     x->n = 1;
     for (int d = 0; d < x->rank; d++) x->n *= x->shape[d];
     if (x->rank == 2) x->ld = x->shape[1] + (cf->odd ? 3 : 8);
-    if (is_vec_tensor(in, x->name)) x->off = cf->odd || cf->vec == cf->wmax ? 0 : cf->vec;
-    else x->off = cf->odd ? 1 : 0;
+    if (cf->odd) x->off = is_vec_tensor(e, (int)(in - e->inst), x->name) ? 0 : 1;
+    else if (cf->row && row_vec_tensor(cf->row, x->name)) x->off = cf->row->vec == cf->wmax ? 0 : cf->row->vec;
+    else x->off = 0;
     if (!tensor_alloc(x, &seed, fill)) {
       SETUP_FAIL("%s %s: cannot allocate %s", e->op, what, x->name);
       ok = false;
@@ -373,6 +440,15 @@ static bool call_setup(const dlc__entry *e, const dlc__entry_instance *in, const
       break;
     }
   }
+  /* a chain op: the workspace dlc_<op>_workspace_size() reports, in the
+   * emulator's memory (256-byte aligned) */
+  if (ok && e->call_ws) {
+    k->ws_bytes = e->workspace_size(in->dtype, args);
+    if (k->ws_bytes > (size_t)MAX_DRY_ELEMS * 4 || dlcemu_mem_alloc(&k->ws, k->ws_bytes ? k->ws_bytes : 1) != 0) {
+      SETUP_FAIL("%s %s: cannot allocate a workspace of %zu bytes", e->op, what, k->ws_bytes);
+      ok = false;
+    }
+  }
   return ok;
 }
 
@@ -385,7 +461,7 @@ static int dry_call(const dlc__entry *e, int ii, const inst_ctx *c, const config
   int n = 0;
   if (bind_dims(e, val, &b) && call_setup(e, &e->inst[ii], c, cf, val, &b, 1, "probe", false, &k)) {
     nlaunched = 0, dry = true;
-    dlc_status st = e->call(e->inst[ii].dtype, k.args);
+    dlc_status st = invoke(e, e->inst[ii].dtype, &k);
     dry = false;
     if (st == DLC_SUCCESS) n = nlaunched < MAX_LAUNCHES ? nlaunched : MAX_LAUNCHES;
   }
@@ -393,8 +469,12 @@ static int dry_call(const dlc__entry *e, int ii, const inst_ctx *c, const config
   return n;
 }
 
-static int dry_row(const dlc__entry *e, int ii, const inst_ctx *c, const config *cf, const int64_t *val) {
-  return dry_call(e, ii, c, cf, val) > 0 ? launched[0]->index : -1;
+/* The rows a dry run selects, as one number (-1: none). */
+static int64_t dry_rows(const dlc__entry *e, int ii, const inst_ctx *c, const config *cf, const int64_t *val) {
+  int n = dry_call(e, ii, c, cf, val);
+  int64_t code = n > 0 ? 0 : -1;
+  for (int l = 0; l < n; l++) code = code * (e->nkernels + 1) + launched[l]->index + 1;
+  return code;
 }
 
 static bool dry_selects(const dlc__entry *e, int ii, const inst_ctx *c, const config *cf, const int64_t *val, int row) {
@@ -443,7 +523,8 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
   pb_binding b = {0};
   char what[160];
   if (cf->odd) snprintf(what, sizeof what, "%s odd sizes", in->tag);
-  else snprintf(what, sizeof what, "%s width %d", in->tag, cf->vec);
+  else if (cf->row && cf->row->step) snprintf(what, sizeof what, "%s k%d width %d", in->tag, cf->row->step, cf->row->vec);
+  else snprintf(what, sizeof what, "%s width %d", in->tag, cf->row ? cf->row->vec : 0);
   call k = {0};
   pb_result own = {0}, *res = ref ? ref : &own;
   const char **in_names = calloc((size_t)g->nin + 1, sizeof(char *));
@@ -458,10 +539,11 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
 
   nlaunched = 0;
   double t0 = now();
-  dlc_status st = e->call(in->dtype, k.args);
+  dlc_status st = invoke(e, in->dtype, &k);
   double t_emu = now() - t0;
   /* the rows that ran (or failed), whichever the call's outcome */
-  const char *ran = "";
+  char ran[160] = "";
+  int nran = 0;
   for (int l = 0; l < nlaunched && l < MAX_LAUNCHES; l++) {
     const dlc__kernel *r = launched[l];
     if (r->op != e->index || r->index < 0 || r->index >= e->nkernels || strcmp(r->name, e->kernels[r->index].name) != 0) {
@@ -470,7 +552,7 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
       continue;
     }
     hits[r->index]++;
-    ran = r->name;
+    if (nran >= 0 && nran < (int)sizeof ran) nran += snprintf(ran + nran, sizeof ran - (size_t)nran, "%s%s", nran ? "+" : "", r->name);
   }
   if (st != DLC_SUCCESS) {
     FAIL("%s %s: %s: %s", e->op, what, dlc_status_string(st), dlc_last_error_detail());
@@ -546,64 +628,85 @@ out:
 
 /* ---- an op: every instance, every width, then the coverage ----------------------------- */
 
+/* Whether entry instance `in` compiles manifest instance `mi`: the same tag,
+ * or the tag and a shape bucket's ".b<i>". */
+static bool compiles(const dlc__entry_instance *in, const mf_instance *mi) {
+  size_t n = strlen(mi->tag);
+  if (strncmp(in->tag, mi->tag, n) != 0) return false;
+  if (in->tag[n] == 0) return in->nbounds == 0;
+  return in->nbounds > 0 && in->tag[n] == '.' && in->tag[n + 1] == 'b' && in->tag[n + 2];
+}
+
 static void run_op(const dlc__entry *e, const mf_op *op, const opts *o) {
   mf_instance *mi = NULL;
   arena A;
   arena_init(&A);
   int ninst = mf_instances(&A, op, &mi);
-  if (ninst != e->ninst) {
-    FAIL("%s: the manifest gives %d instances, the entry table %d", e->op, ninst, e->ninst);
-    goto out;
-  }
   int *hits = calloc((size_t)e->nkernels + 1, sizeof(int));
+  /* every manifest instance is compiled, as one entry instance that serves
+   * every shape and any number of shape buckets */
+  bool ok = true;
+  for (int m = 0; m < ninst; m++) {
+    int serves_all = 0;
+    for (int i = 0; i < e->ninst; i++) serves_all += e->inst[i].source == m && e->inst[i].nbounds == 0;
+    if (serves_all != 1) FAIL("%s: manifest instance %s has %d entry instances for every shape", e->op, mi[m].tag, serves_all), ok = false;
+  }
   for (int i = 0; i < e->ninst; i++) {
-    if (strcmp(mi[i].tag, e->inst[i].tag) != 0) {
-      FAIL("%s: instance %d is %s in the manifest, %s in the entry table", e->op, i, mi[i].tag, e->inst[i].tag);
-      continue;
-    }
+    int m = e->inst[i].source;
+    if (m < 0 || m >= ninst || !compiles(&e->inst[i], &mi[m]))
+      FAIL("%s: entry instance %s names manifest instance %d of %d (%s)", e->op, e->inst[i].tag, m, ninst,
+           m >= 0 && m < ninst ? mi[m].tag : "none"), ok = false;
+  }
+  for (int k = 0; k < e->nkernels; k++)
+    if (e->kernels[k].inst < 0 || e->kernels[k].inst >= e->ninst)
+      FAIL("%s: kernel %s has instance %d of %d", e->op, e->kernels[k].name, e->kernels[k].inst, e->ninst), ok = false;
+  if (!ok) goto out;
+  for (int i = 0; i < e->ninst; i++) {
+    const dlc__entry_instance *in = &e->inst[i];
     inst_ctx c;
-    if (!inst_build(&c, op, &mi[i])) {
-      FAIL("%s %s: the graph does not reach Region SSA", e->op, e->inst[i].tag);
+    if (!inst_build(&c, op, &mi[in->source])) {
+      FAIL("%s %s: the graph does not reach Region SSA", e->op, in->tag);
       inst_free(&c);
       continue;
     }
-    int wmax = 0;
-    for (int k = 0; k < e->nkernels; k++)
-      if (e->kernels[k].inst == i && e->kernels[k].vec > wmax) wmax = e->kernels[k].vec;
     int64_t dims[64] = {0}, odd_dims[64] = {0};
-    if (e->nargs > 64 || !choose_dims(e, &e->inst[i], &c, false, dims) ||
-        !choose_dims(e, &e->inst[i], &c, true, odd_dims)) {
-      FAIL("%s %s: cannot bind the dims", e->op, e->inst[i].tag);
+    if (e->nargs > 64 || !choose_dims(e, in, &c, false, dims) || !choose_dims(e, in, &c, true, odd_dims)) {
+      FAIL("%s %s: cannot bind the dims", e->op, in->tag);
       inst_free(&c);
       continue;
     }
-    /* A small dim becomes odd (8 -> 7) where the widest kernel is still
-     * selected (a dry run asks the dispatcher), so that the calls of every
-     * width meet tails in the groups they flatten too. */
-    config widest = {false, wmax, wmax};
-    int want = dry_row(e, i, &c, &widest, dims);
+    /* A small dim, or one a shape bucket bounds, becomes odd (8 -> 7) where
+     * the dispatcher still selects the same rows (the widest kernels; a dry
+     * run asks it), so that the calls of every width meet tails in the
+     * groups they flatten too, and a bucket's tiles a tail. */
+    config widest = {false, NULL, 0};
+    int64_t want = dry_rows(e, i, &c, &widest, dims);
     for (int a = 0; a < e->nargs; a++) {
       bool fixed;
-      find_fixed(&e->inst[i], a, &fixed);
-      if (e->args[a].role != DLC__ARG_DIM || fixed || e->inst[i].extent[a] > 0 || dims[a] < 3) continue;
+      int64_t lo, hi;
+      find_fixed(in, a, &fixed);
+      bool bounded = find_bound(in, a, &lo, &hi);
+      if (e->args[a].role != DLC__ARG_DIM || fixed || (in->extent[a] > 0 && !bounded) || dims[a] < 3 ||
+          (bounded && (dims[a] % 2 || dims[a] - 1 < lo)))
+        continue;
       dims[a]--;
-      if (dry_row(e, i, &c, &widest, dims) != want) dims[a]++;
+      if (dry_rows(e, i, &c, &widest, dims) != want) dims[a]++;
     }
     pb_result ref = {0};
     for (int k = 0; k < e->nkernels && !o->search_only; k++) {
       if (e->kernels[k].inst != i || k == o->skip_row) continue;
-      config cf = {false, e->kernels[k].vec, wmax};
+      config cf = {false, &e->kernels[k], row_wmax(e, &e->kernels[k])};
       run_call(e, i, &c, &cf, dims, o, hits, 0x9E3779B97F4A7C15ull ^ (uint64_t)(i * 131 + 7), &ref);
     }
     pb_result_free(&ref);
-    config odd = {true, 0, wmax};
+    config odd = {true, NULL, 0};
     if (o->skip_row < 0 && !o->search_only)
       run_call(e, i, &c, &odd, odd_dims, o, hits, 0xD1B54A32D192ED03ull ^ (uint64_t)(i * 17 + 3), NULL);
     /* rows those calls did not reach: sizes that select them, from the
      * dispatcher itself (dry runs) */
     for (int k = 0; k < e->nkernels; k++) {
       if (e->kernels[k].inst != i || hits[k] || k == o->skip_row) continue;
-      config cf = {false, e->kernels[k].vec, wmax};
+      config cf = {false, &e->kernels[k], row_wmax(e, &e->kernels[k])};
       int64_t found[64];
       pb_binding fb;
       if (!search_row(e, i, &c, &cf, dims, k, found) || !bind_dims(e, found, &fb)) continue; /* reported below */
@@ -626,8 +729,8 @@ static void run_op(const dlc__entry *e, const mf_op *op, const opts *o) {
   int covered = 0;
   for (int k = 0; k < e->nkernels; k++) covered += hits[k] > 0;
   printf("%s: %d of %d kernels launched\n", e->op, covered, e->nkernels);
-  free(hits);
 out:
+  free(hits);
   if (mi) mf_instances_free(mi, ninst);
   arena_free(&A);
 }
