@@ -19,51 +19,55 @@ static const dlc__entry_arg args_gemm_bias_relu[] = {
     {"c", DLC__ARG_OUTPUT, "C", 0},
     {"ldc", DLC__ARG_LD, "C", 0},
 };
-static const char *const vec_gemm_bias_relu_0[] = {"A", "B"};
+static const char *const vec_gemm_bias_relu_0_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_0[] = {24, 24, 136, 0, 0, 0, 0, 0, 0, 0};
-static const char *const vec_gemm_bias_relu_1[] = {"A", "B"};
+static const dlc__entry_bound bounds_gemm_bias_relu_0[] = {{0, 1, 16}};
+static const char *const vec_gemm_bias_relu_1_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_1[] = {72, 72, 136, 0, 0, 0, 0, 0, 0, 0};
-static const char *const vec_gemm_bias_relu_2[] = {"A", "B"};
+static const dlc__entry_bound bounds_gemm_bias_relu_1[] = {{0, 17, 128}};
+static const char *const vec_gemm_bias_relu_2_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_2[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
-static const char *const vec_gemm_bias_relu_3[] = {"A", "B"};
+static const char *const vec_gemm_bias_relu_3_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_3[] = {24, 24, 136, 0, 0, 0, 0, 0, 0, 0};
-static const char *const vec_gemm_bias_relu_4[] = {"A", "B"};
+static const dlc__entry_bound bounds_gemm_bias_relu_3[] = {{0, 1, 16}};
+static const char *const vec_gemm_bias_relu_4_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_4[] = {72, 72, 136, 0, 0, 0, 0, 0, 0, 0};
-static const char *const vec_gemm_bias_relu_5[] = {"A", "B"};
+static const dlc__entry_bound bounds_gemm_bias_relu_4[] = {{0, 17, 128}};
+static const char *const vec_gemm_bias_relu_5_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_5[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_instance inst_gemm_bias_relu[] = {
-    {"fp16.b0", DLC_F16, 0, NULL, 2, vec_gemm_bias_relu_0, extent_gemm_bias_relu_0},
-    {"fp16.b1", DLC_F16, 0, NULL, 2, vec_gemm_bias_relu_1, extent_gemm_bias_relu_1},
-    {"fp16", DLC_F16, 0, NULL, 2, vec_gemm_bias_relu_2, extent_gemm_bias_relu_2},
-    {"bf16.b0", DLC_BF16, 0, NULL, 2, vec_gemm_bias_relu_3, extent_gemm_bias_relu_3},
-    {"bf16.b1", DLC_BF16, 0, NULL, 2, vec_gemm_bias_relu_4, extent_gemm_bias_relu_4},
-    {"bf16", DLC_BF16, 0, NULL, 2, vec_gemm_bias_relu_5, extent_gemm_bias_relu_5},
+    {"fp16.b0", DLC_F16, 0, NULL, extent_gemm_bias_relu_0, 0, 1, bounds_gemm_bias_relu_0},
+    {"fp16.b1", DLC_F16, 0, NULL, extent_gemm_bias_relu_1, 0, 1, bounds_gemm_bias_relu_1},
+    {"fp16", DLC_F16, 0, NULL, extent_gemm_bias_relu_2, 0, 0, NULL},
+    {"bf16.b0", DLC_BF16, 0, NULL, extent_gemm_bias_relu_3, 1, 1, bounds_gemm_bias_relu_3},
+    {"bf16.b1", DLC_BF16, 0, NULL, extent_gemm_bias_relu_4, 1, 1, bounds_gemm_bias_relu_4},
+    {"bf16", DLC_BF16, 0, NULL, extent_gemm_bias_relu_5, 1, 0, NULL},
 };
 static const dlc__entry_kernel kernels_gemm_bias_relu[] = {
-    {"dlc_gemm_bias_relu_fp16_b0_v8", 0, 8},
-    {"dlc_gemm_bias_relu_fp16_b0_v4", 0, 4},
-    {"dlc_gemm_bias_relu_fp16_b0_v2", 0, 2},
-    {"dlc_gemm_bias_relu_fp16_b0_v1", 0, 1},
-    {"dlc_gemm_bias_relu_fp16_b1_v8", 1, 8},
-    {"dlc_gemm_bias_relu_fp16_b1_v4", 1, 4},
-    {"dlc_gemm_bias_relu_fp16_b1_v2", 1, 2},
-    {"dlc_gemm_bias_relu_fp16_b1_v1", 1, 1},
-    {"dlc_gemm_bias_relu_fp16_v8", 2, 8},
-    {"dlc_gemm_bias_relu_fp16_v4", 2, 4},
-    {"dlc_gemm_bias_relu_fp16_v2", 2, 2},
-    {"dlc_gemm_bias_relu_fp16_v1", 2, 1},
-    {"dlc_gemm_bias_relu_bf16_b0_v8", 3, 8},
-    {"dlc_gemm_bias_relu_bf16_b0_v4", 3, 4},
-    {"dlc_gemm_bias_relu_bf16_b0_v2", 3, 2},
-    {"dlc_gemm_bias_relu_bf16_b0_v1", 3, 1},
-    {"dlc_gemm_bias_relu_bf16_b1_v8", 4, 8},
-    {"dlc_gemm_bias_relu_bf16_b1_v4", 4, 4},
-    {"dlc_gemm_bias_relu_bf16_b1_v2", 4, 2},
-    {"dlc_gemm_bias_relu_bf16_b1_v1", 4, 1},
-    {"dlc_gemm_bias_relu_bf16_v8", 5, 8},
-    {"dlc_gemm_bias_relu_bf16_v4", 5, 4},
-    {"dlc_gemm_bias_relu_bf16_v2", 5, 2},
-    {"dlc_gemm_bias_relu_bf16_v1", 5, 1},
+    {"dlc_gemm_bias_relu_fp16_b0_v8", 0, 8, 0, 2, vec_gemm_bias_relu_0_0},
+    {"dlc_gemm_bias_relu_fp16_b0_v4", 0, 4, 0, 2, vec_gemm_bias_relu_0_0},
+    {"dlc_gemm_bias_relu_fp16_b0_v2", 0, 2, 0, 2, vec_gemm_bias_relu_0_0},
+    {"dlc_gemm_bias_relu_fp16_b0_v1", 0, 1, 0, 2, vec_gemm_bias_relu_0_0},
+    {"dlc_gemm_bias_relu_fp16_b1_v8", 1, 8, 0, 2, vec_gemm_bias_relu_1_0},
+    {"dlc_gemm_bias_relu_fp16_b1_v4", 1, 4, 0, 2, vec_gemm_bias_relu_1_0},
+    {"dlc_gemm_bias_relu_fp16_b1_v2", 1, 2, 0, 2, vec_gemm_bias_relu_1_0},
+    {"dlc_gemm_bias_relu_fp16_b1_v1", 1, 1, 0, 2, vec_gemm_bias_relu_1_0},
+    {"dlc_gemm_bias_relu_fp16_v8", 2, 8, 0, 2, vec_gemm_bias_relu_2_0},
+    {"dlc_gemm_bias_relu_fp16_v4", 2, 4, 0, 2, vec_gemm_bias_relu_2_0},
+    {"dlc_gemm_bias_relu_fp16_v2", 2, 2, 0, 2, vec_gemm_bias_relu_2_0},
+    {"dlc_gemm_bias_relu_fp16_v1", 2, 1, 0, 2, vec_gemm_bias_relu_2_0},
+    {"dlc_gemm_bias_relu_bf16_b0_v8", 3, 8, 0, 2, vec_gemm_bias_relu_3_0},
+    {"dlc_gemm_bias_relu_bf16_b0_v4", 3, 4, 0, 2, vec_gemm_bias_relu_3_0},
+    {"dlc_gemm_bias_relu_bf16_b0_v2", 3, 2, 0, 2, vec_gemm_bias_relu_3_0},
+    {"dlc_gemm_bias_relu_bf16_b0_v1", 3, 1, 0, 2, vec_gemm_bias_relu_3_0},
+    {"dlc_gemm_bias_relu_bf16_b1_v8", 4, 8, 0, 2, vec_gemm_bias_relu_4_0},
+    {"dlc_gemm_bias_relu_bf16_b1_v4", 4, 4, 0, 2, vec_gemm_bias_relu_4_0},
+    {"dlc_gemm_bias_relu_bf16_b1_v2", 4, 2, 0, 2, vec_gemm_bias_relu_4_0},
+    {"dlc_gemm_bias_relu_bf16_b1_v1", 4, 1, 0, 2, vec_gemm_bias_relu_4_0},
+    {"dlc_gemm_bias_relu_bf16_v8", 5, 8, 0, 2, vec_gemm_bias_relu_5_0},
+    {"dlc_gemm_bias_relu_bf16_v4", 5, 4, 0, 2, vec_gemm_bias_relu_5_0},
+    {"dlc_gemm_bias_relu_bf16_v2", 5, 2, 0, 2, vec_gemm_bias_relu_5_0},
+    {"dlc_gemm_bias_relu_bf16_v1", 5, 1, 0, 2, vec_gemm_bias_relu_5_0},
 };
 static dlc_status call_gemm_bias_relu(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_gemm_bias_relu(dtype,
@@ -84,51 +88,55 @@ static const dlc__entry_arg args_gemm_bias_relu_nt[] = {
     {"c", DLC__ARG_OUTPUT, "C", 0},
     {"ldc", DLC__ARG_LD, "C", 0},
 };
-static const char *const vec_gemm_bias_relu_nt_0[] = {"A", "B"};
+static const char *const vec_gemm_bias_relu_nt_0_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_nt_0[] = {24, 24, 136, 0, 0, 0, 0, 0, 0, 0};
-static const char *const vec_gemm_bias_relu_nt_1[] = {"A", "B"};
+static const dlc__entry_bound bounds_gemm_bias_relu_nt_0[] = {{0, 1, 16}};
+static const char *const vec_gemm_bias_relu_nt_1_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_nt_1[] = {72, 72, 136, 0, 0, 0, 0, 0, 0, 0};
-static const char *const vec_gemm_bias_relu_nt_2[] = {"A", "B"};
+static const dlc__entry_bound bounds_gemm_bias_relu_nt_1[] = {{0, 17, 128}};
+static const char *const vec_gemm_bias_relu_nt_2_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_nt_2[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
-static const char *const vec_gemm_bias_relu_nt_3[] = {"A", "B"};
+static const char *const vec_gemm_bias_relu_nt_3_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_nt_3[] = {24, 24, 136, 0, 0, 0, 0, 0, 0, 0};
-static const char *const vec_gemm_bias_relu_nt_4[] = {"A", "B"};
+static const dlc__entry_bound bounds_gemm_bias_relu_nt_3[] = {{0, 1, 16}};
+static const char *const vec_gemm_bias_relu_nt_4_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_nt_4[] = {72, 72, 136, 0, 0, 0, 0, 0, 0, 0};
-static const char *const vec_gemm_bias_relu_nt_5[] = {"A", "B"};
+static const dlc__entry_bound bounds_gemm_bias_relu_nt_4[] = {{0, 17, 128}};
+static const char *const vec_gemm_bias_relu_nt_5_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_nt_5[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_instance inst_gemm_bias_relu_nt[] = {
-    {"fp16.b0", DLC_F16, 0, NULL, 2, vec_gemm_bias_relu_nt_0, extent_gemm_bias_relu_nt_0},
-    {"fp16.b1", DLC_F16, 0, NULL, 2, vec_gemm_bias_relu_nt_1, extent_gemm_bias_relu_nt_1},
-    {"fp16", DLC_F16, 0, NULL, 2, vec_gemm_bias_relu_nt_2, extent_gemm_bias_relu_nt_2},
-    {"bf16.b0", DLC_BF16, 0, NULL, 2, vec_gemm_bias_relu_nt_3, extent_gemm_bias_relu_nt_3},
-    {"bf16.b1", DLC_BF16, 0, NULL, 2, vec_gemm_bias_relu_nt_4, extent_gemm_bias_relu_nt_4},
-    {"bf16", DLC_BF16, 0, NULL, 2, vec_gemm_bias_relu_nt_5, extent_gemm_bias_relu_nt_5},
+    {"fp16.b0", DLC_F16, 0, NULL, extent_gemm_bias_relu_nt_0, 0, 1, bounds_gemm_bias_relu_nt_0},
+    {"fp16.b1", DLC_F16, 0, NULL, extent_gemm_bias_relu_nt_1, 0, 1, bounds_gemm_bias_relu_nt_1},
+    {"fp16", DLC_F16, 0, NULL, extent_gemm_bias_relu_nt_2, 0, 0, NULL},
+    {"bf16.b0", DLC_BF16, 0, NULL, extent_gemm_bias_relu_nt_3, 1, 1, bounds_gemm_bias_relu_nt_3},
+    {"bf16.b1", DLC_BF16, 0, NULL, extent_gemm_bias_relu_nt_4, 1, 1, bounds_gemm_bias_relu_nt_4},
+    {"bf16", DLC_BF16, 0, NULL, extent_gemm_bias_relu_nt_5, 1, 0, NULL},
 };
 static const dlc__entry_kernel kernels_gemm_bias_relu_nt[] = {
-    {"dlc_gemm_bias_relu_nt_fp16_b0_v8", 0, 8},
-    {"dlc_gemm_bias_relu_nt_fp16_b0_v4", 0, 4},
-    {"dlc_gemm_bias_relu_nt_fp16_b0_v2", 0, 2},
-    {"dlc_gemm_bias_relu_nt_fp16_b0_v1", 0, 1},
-    {"dlc_gemm_bias_relu_nt_fp16_b1_v8", 1, 8},
-    {"dlc_gemm_bias_relu_nt_fp16_b1_v4", 1, 4},
-    {"dlc_gemm_bias_relu_nt_fp16_b1_v2", 1, 2},
-    {"dlc_gemm_bias_relu_nt_fp16_b1_v1", 1, 1},
-    {"dlc_gemm_bias_relu_nt_fp16_v8", 2, 8},
-    {"dlc_gemm_bias_relu_nt_fp16_v4", 2, 4},
-    {"dlc_gemm_bias_relu_nt_fp16_v2", 2, 2},
-    {"dlc_gemm_bias_relu_nt_fp16_v1", 2, 1},
-    {"dlc_gemm_bias_relu_nt_bf16_b0_v8", 3, 8},
-    {"dlc_gemm_bias_relu_nt_bf16_b0_v4", 3, 4},
-    {"dlc_gemm_bias_relu_nt_bf16_b0_v2", 3, 2},
-    {"dlc_gemm_bias_relu_nt_bf16_b0_v1", 3, 1},
-    {"dlc_gemm_bias_relu_nt_bf16_b1_v8", 4, 8},
-    {"dlc_gemm_bias_relu_nt_bf16_b1_v4", 4, 4},
-    {"dlc_gemm_bias_relu_nt_bf16_b1_v2", 4, 2},
-    {"dlc_gemm_bias_relu_nt_bf16_b1_v1", 4, 1},
-    {"dlc_gemm_bias_relu_nt_bf16_v8", 5, 8},
-    {"dlc_gemm_bias_relu_nt_bf16_v4", 5, 4},
-    {"dlc_gemm_bias_relu_nt_bf16_v2", 5, 2},
-    {"dlc_gemm_bias_relu_nt_bf16_v1", 5, 1},
+    {"dlc_gemm_bias_relu_nt_fp16_b0_v8", 0, 8, 0, 2, vec_gemm_bias_relu_nt_0_0},
+    {"dlc_gemm_bias_relu_nt_fp16_b0_v4", 0, 4, 0, 2, vec_gemm_bias_relu_nt_0_0},
+    {"dlc_gemm_bias_relu_nt_fp16_b0_v2", 0, 2, 0, 2, vec_gemm_bias_relu_nt_0_0},
+    {"dlc_gemm_bias_relu_nt_fp16_b0_v1", 0, 1, 0, 2, vec_gemm_bias_relu_nt_0_0},
+    {"dlc_gemm_bias_relu_nt_fp16_b1_v8", 1, 8, 0, 2, vec_gemm_bias_relu_nt_1_0},
+    {"dlc_gemm_bias_relu_nt_fp16_b1_v4", 1, 4, 0, 2, vec_gemm_bias_relu_nt_1_0},
+    {"dlc_gemm_bias_relu_nt_fp16_b1_v2", 1, 2, 0, 2, vec_gemm_bias_relu_nt_1_0},
+    {"dlc_gemm_bias_relu_nt_fp16_b1_v1", 1, 1, 0, 2, vec_gemm_bias_relu_nt_1_0},
+    {"dlc_gemm_bias_relu_nt_fp16_v8", 2, 8, 0, 2, vec_gemm_bias_relu_nt_2_0},
+    {"dlc_gemm_bias_relu_nt_fp16_v4", 2, 4, 0, 2, vec_gemm_bias_relu_nt_2_0},
+    {"dlc_gemm_bias_relu_nt_fp16_v2", 2, 2, 0, 2, vec_gemm_bias_relu_nt_2_0},
+    {"dlc_gemm_bias_relu_nt_fp16_v1", 2, 1, 0, 2, vec_gemm_bias_relu_nt_2_0},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v8", 3, 8, 0, 2, vec_gemm_bias_relu_nt_3_0},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v4", 3, 4, 0, 2, vec_gemm_bias_relu_nt_3_0},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v2", 3, 2, 0, 2, vec_gemm_bias_relu_nt_3_0},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v1", 3, 1, 0, 2, vec_gemm_bias_relu_nt_3_0},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v8", 4, 8, 0, 2, vec_gemm_bias_relu_nt_4_0},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v4", 4, 4, 0, 2, vec_gemm_bias_relu_nt_4_0},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v2", 4, 2, 0, 2, vec_gemm_bias_relu_nt_4_0},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v1", 4, 1, 0, 2, vec_gemm_bias_relu_nt_4_0},
+    {"dlc_gemm_bias_relu_nt_bf16_v8", 5, 8, 0, 2, vec_gemm_bias_relu_nt_5_0},
+    {"dlc_gemm_bias_relu_nt_bf16_v4", 5, 4, 0, 2, vec_gemm_bias_relu_nt_5_0},
+    {"dlc_gemm_bias_relu_nt_bf16_v2", 5, 2, 0, 2, vec_gemm_bias_relu_nt_5_0},
+    {"dlc_gemm_bias_relu_nt_bf16_v1", 5, 1, 0, 2, vec_gemm_bias_relu_nt_5_0},
 };
 static dlc_status call_gemm_bias_relu_nt(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_gemm_bias_relu_nt(dtype,
@@ -153,40 +161,40 @@ static const dlc__entry_arg args_conv2d_bias_silu[] = {
     {"y", DLC__ARG_OUTPUT, "Y", 0},
 };
 static const dlc__entry_fixed fixed_conv2d_bias_silu_0[] = {{5, 1}, {6, 1}, {7, 1}, {8, 1}};
-static const char *const vec_conv2d_bias_silu_0[] = {"X", "Wt"};
+static const char *const vec_conv2d_bias_silu_0_0[] = {"X", "Wt"};
 static const int64_t extent_conv2d_bias_silu_0[] = {0, 0, 0, 0, 136, 0, 0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_fixed fixed_conv2d_bias_silu_1[] = {{5, 2}, {6, 2}, {7, 1}, {8, 1}};
-static const char *const vec_conv2d_bias_silu_1[] = {"X", "Wt"};
+static const char *const vec_conv2d_bias_silu_1_0[] = {"X", "Wt"};
 static const int64_t extent_conv2d_bias_silu_1[] = {0, 0, 0, 0, 136, 0, 0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_fixed fixed_conv2d_bias_silu_2[] = {{5, 1}, {6, 1}, {7, 1}, {8, 1}};
-static const char *const vec_conv2d_bias_silu_2[] = {"X", "Wt"};
+static const char *const vec_conv2d_bias_silu_2_0[] = {"X", "Wt"};
 static const int64_t extent_conv2d_bias_silu_2[] = {0, 0, 0, 0, 136, 0, 0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_fixed fixed_conv2d_bias_silu_3[] = {{5, 2}, {6, 2}, {7, 1}, {8, 1}};
-static const char *const vec_conv2d_bias_silu_3[] = {"X", "Wt"};
+static const char *const vec_conv2d_bias_silu_3_0[] = {"X", "Wt"};
 static const int64_t extent_conv2d_bias_silu_3[] = {0, 0, 0, 0, 136, 0, 0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_instance inst_conv2d_bias_silu[] = {
-    {"fp16.stride1x1.pad1x1", DLC_F16, 4, fixed_conv2d_bias_silu_0, 2, vec_conv2d_bias_silu_0, extent_conv2d_bias_silu_0},
-    {"fp16.stride2x2.pad1x1", DLC_F16, 4, fixed_conv2d_bias_silu_1, 2, vec_conv2d_bias_silu_1, extent_conv2d_bias_silu_1},
-    {"bf16.stride1x1.pad1x1", DLC_BF16, 4, fixed_conv2d_bias_silu_2, 2, vec_conv2d_bias_silu_2, extent_conv2d_bias_silu_2},
-    {"bf16.stride2x2.pad1x1", DLC_BF16, 4, fixed_conv2d_bias_silu_3, 2, vec_conv2d_bias_silu_3, extent_conv2d_bias_silu_3},
+    {"fp16.stride1x1.pad1x1", DLC_F16, 4, fixed_conv2d_bias_silu_0, extent_conv2d_bias_silu_0, 0, 0, NULL},
+    {"fp16.stride2x2.pad1x1", DLC_F16, 4, fixed_conv2d_bias_silu_1, extent_conv2d_bias_silu_1, 1, 0, NULL},
+    {"bf16.stride1x1.pad1x1", DLC_BF16, 4, fixed_conv2d_bias_silu_2, extent_conv2d_bias_silu_2, 2, 0, NULL},
+    {"bf16.stride2x2.pad1x1", DLC_BF16, 4, fixed_conv2d_bias_silu_3, extent_conv2d_bias_silu_3, 3, 0, NULL},
 };
 static const dlc__entry_kernel kernels_conv2d_bias_silu[] = {
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8", 0, 8},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4", 0, 4},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2", 0, 2},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1", 0, 1},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8", 1, 8},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4", 1, 4},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2", 1, 2},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1", 1, 1},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8", 2, 8},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4", 2, 4},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2", 2, 2},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1", 2, 1},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8", 3, 8},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4", 3, 4},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2", 3, 2},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1", 3, 1},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8", 0, 8, 0, 2, vec_conv2d_bias_silu_0_0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4", 0, 4, 0, 2, vec_conv2d_bias_silu_0_0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2", 0, 2, 0, 2, vec_conv2d_bias_silu_0_0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1", 0, 1, 0, 2, vec_conv2d_bias_silu_0_0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8", 1, 8, 0, 2, vec_conv2d_bias_silu_1_0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4", 1, 4, 0, 2, vec_conv2d_bias_silu_1_0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2", 1, 2, 0, 2, vec_conv2d_bias_silu_1_0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1", 1, 1, 0, 2, vec_conv2d_bias_silu_1_0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8", 2, 8, 0, 2, vec_conv2d_bias_silu_2_0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4", 2, 4, 0, 2, vec_conv2d_bias_silu_2_0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2", 2, 2, 0, 2, vec_conv2d_bias_silu_2_0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1", 2, 1, 0, 2, vec_conv2d_bias_silu_2_0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8", 3, 8, 0, 2, vec_conv2d_bias_silu_3_0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4", 3, 4, 0, 2, vec_conv2d_bias_silu_3_0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2", 3, 2, 0, 2, vec_conv2d_bias_silu_3_0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1", 3, 1, 0, 2, vec_conv2d_bias_silu_3_0},
 };
 static dlc_status call_conv2d_bias_silu(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_conv2d_bias_silu(dtype,
@@ -206,40 +214,40 @@ static const dlc__entry_arg args_attention_causal[] = {
     {"o", DLC__ARG_OUTPUT, "O", 0},
 };
 static const dlc__entry_fixed fixed_attention_causal_0[] = {{3, 64}};
-static const char *const vec_attention_causal_0[] = {"Q", "K", "V"};
+static const char *const vec_attention_causal_0_0[] = {"Q", "K", "V"};
 static const int64_t extent_attention_causal_0[] = {0, 0, 136, 0, 0, 0, 0, 0};
 static const dlc__entry_fixed fixed_attention_causal_1[] = {{3, 128}};
-static const char *const vec_attention_causal_1[] = {"Q", "K", "V"};
+static const char *const vec_attention_causal_1_0[] = {"Q", "K", "V"};
 static const int64_t extent_attention_causal_1[] = {0, 0, 72, 0, 0, 0, 0, 0};
 static const dlc__entry_fixed fixed_attention_causal_2[] = {{3, 64}};
-static const char *const vec_attention_causal_2[] = {"Q", "K", "V"};
+static const char *const vec_attention_causal_2_0[] = {"Q", "K", "V"};
 static const int64_t extent_attention_causal_2[] = {0, 0, 136, 0, 0, 0, 0, 0};
 static const dlc__entry_fixed fixed_attention_causal_3[] = {{3, 128}};
-static const char *const vec_attention_causal_3[] = {"Q", "K", "V"};
+static const char *const vec_attention_causal_3_0[] = {"Q", "K", "V"};
 static const int64_t extent_attention_causal_3[] = {0, 0, 72, 0, 0, 0, 0, 0};
 static const dlc__entry_instance inst_attention_causal[] = {
-    {"fp16.D64", DLC_F16, 1, fixed_attention_causal_0, 3, vec_attention_causal_0, extent_attention_causal_0},
-    {"fp16.D128", DLC_F16, 1, fixed_attention_causal_1, 3, vec_attention_causal_1, extent_attention_causal_1},
-    {"bf16.D64", DLC_BF16, 1, fixed_attention_causal_2, 3, vec_attention_causal_2, extent_attention_causal_2},
-    {"bf16.D128", DLC_BF16, 1, fixed_attention_causal_3, 3, vec_attention_causal_3, extent_attention_causal_3},
+    {"fp16.D64", DLC_F16, 1, fixed_attention_causal_0, extent_attention_causal_0, 0, 0, NULL},
+    {"fp16.D128", DLC_F16, 1, fixed_attention_causal_1, extent_attention_causal_1, 1, 0, NULL},
+    {"bf16.D64", DLC_BF16, 1, fixed_attention_causal_2, extent_attention_causal_2, 2, 0, NULL},
+    {"bf16.D128", DLC_BF16, 1, fixed_attention_causal_3, extent_attention_causal_3, 3, 0, NULL},
 };
 static const dlc__entry_kernel kernels_attention_causal[] = {
-    {"dlc_attention_causal_fp16_D64_v8", 0, 8},
-    {"dlc_attention_causal_fp16_D64_v4", 0, 4},
-    {"dlc_attention_causal_fp16_D64_v2", 0, 2},
-    {"dlc_attention_causal_fp16_D64_v1", 0, 1},
-    {"dlc_attention_causal_fp16_D128_v8", 1, 8},
-    {"dlc_attention_causal_fp16_D128_v4", 1, 4},
-    {"dlc_attention_causal_fp16_D128_v2", 1, 2},
-    {"dlc_attention_causal_fp16_D128_v1", 1, 1},
-    {"dlc_attention_causal_bf16_D64_v8", 2, 8},
-    {"dlc_attention_causal_bf16_D64_v4", 2, 4},
-    {"dlc_attention_causal_bf16_D64_v2", 2, 2},
-    {"dlc_attention_causal_bf16_D64_v1", 2, 1},
-    {"dlc_attention_causal_bf16_D128_v8", 3, 8},
-    {"dlc_attention_causal_bf16_D128_v4", 3, 4},
-    {"dlc_attention_causal_bf16_D128_v2", 3, 2},
-    {"dlc_attention_causal_bf16_D128_v1", 3, 1},
+    {"dlc_attention_causal_fp16_D64_v8", 0, 8, 0, 3, vec_attention_causal_0_0},
+    {"dlc_attention_causal_fp16_D64_v4", 0, 4, 0, 3, vec_attention_causal_0_0},
+    {"dlc_attention_causal_fp16_D64_v2", 0, 2, 0, 3, vec_attention_causal_0_0},
+    {"dlc_attention_causal_fp16_D64_v1", 0, 1, 0, 3, vec_attention_causal_0_0},
+    {"dlc_attention_causal_fp16_D128_v8", 1, 8, 0, 3, vec_attention_causal_1_0},
+    {"dlc_attention_causal_fp16_D128_v4", 1, 4, 0, 3, vec_attention_causal_1_0},
+    {"dlc_attention_causal_fp16_D128_v2", 1, 2, 0, 3, vec_attention_causal_1_0},
+    {"dlc_attention_causal_fp16_D128_v1", 1, 1, 0, 3, vec_attention_causal_1_0},
+    {"dlc_attention_causal_bf16_D64_v8", 2, 8, 0, 3, vec_attention_causal_2_0},
+    {"dlc_attention_causal_bf16_D64_v4", 2, 4, 0, 3, vec_attention_causal_2_0},
+    {"dlc_attention_causal_bf16_D64_v2", 2, 2, 0, 3, vec_attention_causal_2_0},
+    {"dlc_attention_causal_bf16_D64_v1", 2, 1, 0, 3, vec_attention_causal_2_0},
+    {"dlc_attention_causal_bf16_D128_v8", 3, 8, 0, 3, vec_attention_causal_3_0},
+    {"dlc_attention_causal_bf16_D128_v4", 3, 4, 0, 3, vec_attention_causal_3_0},
+    {"dlc_attention_causal_bf16_D128_v2", 3, 2, 0, 3, vec_attention_causal_3_0},
+    {"dlc_attention_causal_bf16_D128_v1", 3, 1, 0, 3, vec_attention_causal_3_0},
 };
 static dlc_status call_attention_causal(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_attention_causal(dtype,
@@ -255,17 +263,17 @@ static const dlc__entry_arg args_softmax[] = {
     {"y", DLC__ARG_OUTPUT, "Y", 0},
     {"ldy", DLC__ARG_LD, "Y", 0},
 };
-static const char *const vec_softmax_0[] = {"X", "X"};
+static const char *const vec_softmax_0_0[] = {"X", "X"};
 static const int64_t extent_softmax_0[] = {0, 0, 0, 0, 0, 0};
-static const char *const vec_softmax_1[] = {"X", "X"};
+static const char *const vec_softmax_1_0[] = {"X", "X"};
 static const int64_t extent_softmax_1[] = {0, 0, 0, 0, 0, 0};
 static const dlc__entry_instance inst_softmax[] = {
-    {"fp16", DLC_F16, 0, NULL, 2, vec_softmax_0, extent_softmax_0},
-    {"bf16", DLC_BF16, 0, NULL, 2, vec_softmax_1, extent_softmax_1},
+    {"fp16", DLC_F16, 0, NULL, extent_softmax_0, 0, 0, NULL},
+    {"bf16", DLC_BF16, 0, NULL, extent_softmax_1, 1, 0, NULL},
 };
 static const dlc__entry_kernel kernels_softmax[] = {
-    {"dlc_softmax_fp16_v8", 0, 8},
-    {"dlc_softmax_bf16_v8", 1, 8},
+    {"dlc_softmax_fp16_v8", 0, 8, 0, 2, vec_softmax_0_0},
+    {"dlc_softmax_bf16_v8", 1, 8, 0, 2, vec_softmax_1_0},
 };
 static dlc_status call_softmax(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_softmax(dtype,
@@ -283,17 +291,17 @@ static const dlc__entry_arg args_layernorm[] = {
     {"y", DLC__ARG_OUTPUT, "Y", 0},
     {"ldy", DLC__ARG_LD, "Y", 0},
 };
-static const char *const vec_layernorm_0[] = {"X", "X"};
+static const char *const vec_layernorm_0_0[] = {"X", "X"};
 static const int64_t extent_layernorm_0[] = {0, 0, 0, 0, 0, 0, 0, 0};
-static const char *const vec_layernorm_1[] = {"X", "X"};
+static const char *const vec_layernorm_1_0[] = {"X", "X"};
 static const int64_t extent_layernorm_1[] = {0, 0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_instance inst_layernorm[] = {
-    {"fp16", DLC_F16, 0, NULL, 2, vec_layernorm_0, extent_layernorm_0},
-    {"bf16", DLC_BF16, 0, NULL, 2, vec_layernorm_1, extent_layernorm_1},
+    {"fp16", DLC_F16, 0, NULL, extent_layernorm_0, 0, 0, NULL},
+    {"bf16", DLC_BF16, 0, NULL, extent_layernorm_1, 1, 0, NULL},
 };
 static const dlc__entry_kernel kernels_layernorm[] = {
-    {"dlc_layernorm_fp16_v8", 0, 8},
-    {"dlc_layernorm_bf16_v8", 1, 8},
+    {"dlc_layernorm_fp16_v8", 0, 8, 0, 2, vec_layernorm_0_0},
+    {"dlc_layernorm_bf16_v8", 1, 8, 0, 2, vec_layernorm_1_0},
 };
 static dlc_status call_layernorm(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_layernorm(dtype,
@@ -310,17 +318,17 @@ static const dlc__entry_arg args_rmsnorm[] = {
     {"y", DLC__ARG_OUTPUT, "Y", 0},
     {"ldy", DLC__ARG_LD, "Y", 0},
 };
-static const char *const vec_rmsnorm_0[] = {"X", "X"};
+static const char *const vec_rmsnorm_0_0[] = {"X", "X"};
 static const int64_t extent_rmsnorm_0[] = {0, 0, 0, 0, 0, 0, 0};
-static const char *const vec_rmsnorm_1[] = {"X", "X"};
+static const char *const vec_rmsnorm_1_0[] = {"X", "X"};
 static const int64_t extent_rmsnorm_1[] = {0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_instance inst_rmsnorm[] = {
-    {"fp16", DLC_F16, 0, NULL, 2, vec_rmsnorm_0, extent_rmsnorm_0},
-    {"bf16", DLC_BF16, 0, NULL, 2, vec_rmsnorm_1, extent_rmsnorm_1},
+    {"fp16", DLC_F16, 0, NULL, extent_rmsnorm_0, 0, 0, NULL},
+    {"bf16", DLC_BF16, 0, NULL, extent_rmsnorm_1, 1, 0, NULL},
 };
 static const dlc__entry_kernel kernels_rmsnorm[] = {
-    {"dlc_rmsnorm_fp16_v8", 0, 8},
-    {"dlc_rmsnorm_bf16_v8", 1, 8},
+    {"dlc_rmsnorm_fp16_v8", 0, 8, 0, 2, vec_rmsnorm_0_0},
+    {"dlc_rmsnorm_bf16_v8", 1, 8, 0, 2, vec_rmsnorm_1_0},
 };
 static dlc_status call_rmsnorm(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_rmsnorm(dtype,
@@ -330,11 +338,11 @@ static dlc_status call_rmsnorm(dlc_dtype dtype, const dlc__arg_value *a) {
 const char dlc__entries_manifest[] = "default.json";
 const int dlc__nentries = 7;
 const dlc__entry dlc__entries[] = {
-    {"gemm_bias_relu", 0, 10, args_gemm_bias_relu, call_gemm_bias_relu, 6, inst_gemm_bias_relu, 24, kernels_gemm_bias_relu},
-    {"gemm_bias_relu_nt", 1, 10, args_gemm_bias_relu_nt, call_gemm_bias_relu_nt, 6, inst_gemm_bias_relu_nt, 24, kernels_gemm_bias_relu_nt},
-    {"conv2d_bias_silu", 2, 13, args_conv2d_bias_silu, call_conv2d_bias_silu, 4, inst_conv2d_bias_silu, 16, kernels_conv2d_bias_silu},
-    {"attention_causal", 3, 8, args_attention_causal, call_attention_causal, 4, inst_attention_causal, 16, kernels_attention_causal},
-    {"softmax", 4, 6, args_softmax, call_softmax, 2, inst_softmax, 2, kernels_softmax},
-    {"layernorm", 5, 8, args_layernorm, call_layernorm, 2, inst_layernorm, 2, kernels_layernorm},
-    {"rmsnorm", 6, 7, args_rmsnorm, call_rmsnorm, 2, inst_rmsnorm, 2, kernels_rmsnorm},
+    {"gemm_bias_relu", 0, 10, args_gemm_bias_relu, call_gemm_bias_relu, 6, inst_gemm_bias_relu, 24, kernels_gemm_bias_relu, NULL, NULL},
+    {"gemm_bias_relu_nt", 1, 10, args_gemm_bias_relu_nt, call_gemm_bias_relu_nt, 6, inst_gemm_bias_relu_nt, 24, kernels_gemm_bias_relu_nt, NULL, NULL},
+    {"conv2d_bias_silu", 2, 13, args_conv2d_bias_silu, call_conv2d_bias_silu, 4, inst_conv2d_bias_silu, 16, kernels_conv2d_bias_silu, NULL, NULL},
+    {"attention_causal", 3, 8, args_attention_causal, call_attention_causal, 4, inst_attention_causal, 16, kernels_attention_causal, NULL, NULL},
+    {"softmax", 4, 6, args_softmax, call_softmax, 2, inst_softmax, 2, kernels_softmax, NULL, NULL},
+    {"layernorm", 5, 8, args_layernorm, call_layernorm, 2, inst_layernorm, 2, kernels_layernorm, NULL, NULL},
+    {"rmsnorm", 6, 7, args_rmsnorm, call_rmsnorm, 2, inst_rmsnorm, 2, kernels_rmsnorm, NULL, NULL},
 };
