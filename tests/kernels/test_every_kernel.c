@@ -469,11 +469,11 @@ static int dry_call(const dlc__entry *e, int ii, const inst_ctx *c, const config
   return n;
 }
 
-/* The rows a dry run selects, as one number (-1: none). */
-static int64_t dry_rows(const dlc__entry *e, int ii, const inst_ctx *c, const config *cf, const int64_t *val) {
+/* The rows a dry run selects, in order, hashed into one number (0: none). */
+static uint64_t dry_rows(const dlc__entry *e, int ii, const inst_ctx *c, const config *cf, const int64_t *val) {
   int n = dry_call(e, ii, c, cf, val);
-  int64_t code = n > 0 ? 0 : -1;
-  for (int l = 0; l < n; l++) code = code * (e->nkernels + 1) + launched[l]->index + 1;
+  uint64_t code = 0;
+  for (int l = 0; l < n; l++) code = code * 1000003u + (uint64_t)launched[l]->index + 1;
   return code;
 }
 
@@ -680,7 +680,7 @@ static void run_op(const dlc__entry *e, const mf_op *op, const opts *o) {
      * run asks it), so that the calls of every width meet tails in the
      * groups they flatten too, and a bucket's tiles a tail. */
     config widest = {false, NULL, 0};
-    int64_t want = dry_rows(e, i, &c, &widest, dims);
+    uint64_t want = dry_rows(e, i, &c, &widest, dims);
     for (int a = 0; a < e->nargs; a++) {
       bool fixed;
       int64_t lo, hi;
