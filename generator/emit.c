@@ -553,6 +553,11 @@ static void collect_vreads(epigen *eg, const rexpr *e) {
   collect_vreads(eg, e->c);
 }
 
+/* Whether e is the bool constant v. */
+static bool bool_const(const rexpr *e, bool v) {
+  return e && e->k == RX_CONST && e->dt == DT_BOOL && !e->crsqrt && !e->crecip && (e->cval != 0) == v;
+}
+
 static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
   opgen *g = eg->g;
   const region *r = g->r;
@@ -610,6 +615,13 @@ static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
     return;
   }
   case RX_SELECT:
+    if (!e->a && bool_const(e->b, true) && bool_const(e->c, false)) {
+      /* a mask: select(guards, true, false) is the guards (each already in parentheses) */
+      if (e->ng > 1) sb_puts(s, "(");
+      guards_c(g, s, e->guards, e->ng);
+      if (e->ng > 1) sb_puts(s, ")");
+      return;
+    }
     sb_puts(s, "(");
     if (e->a) expr_c(eg, s, e->a);
     else guards_c(g, s, e->guards, e->ng);

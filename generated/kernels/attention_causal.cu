@@ -68,7 +68,7 @@ struct Op_D64 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const float v_S_mul = (s * 0.18033688f);
-    const float v_S_masked = (((0 <= (-i_m + i_n - 1)) ? true : false) ? -INFINITY : v_S_mul);
+    const float v_S_masked = ((0 <= (-i_m + i_n - 1)) ? -INFINITY : v_S_mul);
     return v_S_masked;
   }
   // the same on a tile where tile_full holds: every mask keeps the element
@@ -268,7 +268,7 @@ struct Op_D128 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const float v_S_mul = (s * 0.127517431f);
-    const float v_S_masked = (((0 <= (-i_m + i_n - 1)) ? true : false) ? -INFINITY : v_S_mul);
+    const float v_S_masked = ((0 <= (-i_m + i_n - 1)) ? -INFINITY : v_S_mul);
     return v_S_masked;
   }
   // the same on a tile where tile_full holds: every mask keeps the element
@@ -468,7 +468,7 @@ struct Op_D64_bf16 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const float v_S_mul = (s * 0.18033688f);
-    const float v_S_masked = (((0 <= (-i_m + i_n - 1)) ? true : false) ? -INFINITY : v_S_mul);
+    const float v_S_masked = ((0 <= (-i_m + i_n - 1)) ? -INFINITY : v_S_mul);
     return v_S_masked;
   }
   // the same on a tile where tile_full holds: every mask keeps the element
@@ -668,7 +668,7 @@ struct Op_D128_bf16 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
     const float v_S_mul = (s * 0.127517431f);
-    const float v_S_masked = (((0 <= (-i_m + i_n - 1)) ? true : false) ? -INFINITY : v_S_mul);
+    const float v_S_masked = ((0 <= (-i_m + i_n - 1)) ? -INFINITY : v_S_mul);
     return v_S_masked;
   }
   // the same on a tile where tile_full holds: every mask keeps the element
