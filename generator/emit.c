@@ -1403,10 +1403,12 @@ static int chain_vals(const emit_op *eo, const emit_instance *in, chain_val *out
  * resident CTAs, but never so many that ptxas would have to cap a thread
  * below 255 registers (65536 / (threads x 256) blocks): the estimate is
  * sm80's, and sm_100 and sm_120 code takes more registers for the same
- * tile (a 64x64-tile kernel capped at 168 by 3 blocks spilled there). */
+ * tile (a 64x64-tile kernel capped at 168 by 3 blocks spilled there).  A
+ * plan whose register budget holds on every arch (regs_every_arch: the row
+ * skeleton's, measured) may ask for as many blocks as that budget allows. */
 static int min_blocks(const gpu_kernel *k) {
   int est = k->plan.ctas_per_sm > 0 ? k->plan.ctas_per_sm : 1;
-  int cap = 65536 / (k->threads * 256);
+  int cap = 65536 / (k->threads * (k->plan.regs_every_arch ? k->plan.regs_per_thread : 256));
   if (cap < 1) cap = 1;
   return est < cap ? est : cap;
 }

@@ -1342,6 +1342,7 @@ plan_result *plan_rows(arena *A, const region *r, const sx *row_extent, int vec,
   p->threads = 32 * p->warps_m;
   p->smem_bytes = p->row_warps > 1 ? 4 * p->row_warps : 0; /* the warps' partials */
   p->regs_per_thread = ROW_REGS;
+  p->regs_every_arch = true;
   p->epilogue = ARENA_ARRAY(A, const char *, r->nlets + 1);
   for (int l = 0; l < r->nlets; l++) p->epilogue[p->nepi++] = r->lets[l].name;
   int ctas = archs[0]->regs_per_sm / (p->regs_per_thread * p->threads);

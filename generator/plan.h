@@ -81,6 +81,9 @@ typedef struct sched_plan {
   int elem_bytes;          /* operand element size the estimates assume */
   int addr_regs;           /* registers for index arithmetic beyond a plain GEMM's */
   int smem_bytes, regs_per_thread, threads, ctas_per_sm;
+  bool regs_every_arch;    /* regs_per_thread was measured to hold on every arch (plan_rows'
+                            * ROW_REGS): __launch_bounds__ may ask for ctas_per_sm; else it
+                            * is sm80's estimate, and the emitter leaves ptxas 255 registers */
   double occ;              /* resident warps / max warps per SM */
   double pipeline_eff;     /* stage overlap x fragment-load efficiency */
   double time_us;          /* mean over the representative shapes */
