@@ -76,6 +76,13 @@ static inline uint16_t kt_f32_to_bf16(float f) {
 }
 
 static inline float kt_to_f32(dlc_dtype t, uint16_t h) { return t == DLC_F16 ? kt_f16_to_f32(h) : kt_bf16_to_f32(h); }
+/* The FP64 dot product of K elements a[k*sa] and b[k*sb] (a GEMM reference's
+ * inner loop). */
+static inline double kt_dot(dlc_dtype t, const uint16_t *a, int64_t sa, const uint16_t *b, int64_t sb, int64_t K) {
+  double acc = 0;
+  for (int64_t k = 0; k < K; k++) acc += (double)kt_to_f32(t, a[k * sa]) * kt_to_f32(t, b[k * sb]);
+  return acc;
+}
 static inline uint16_t kt_from_f32(dlc_dtype t, float f) { return t == DLC_F16 ? kt_f32_to_f16(f) : kt_f32_to_bf16(f); }
 /* round_T: fp16 and bf16 through their bits, fp32 as a float */
 static inline double kt_round(dlc_dtype t, double v) {

@@ -71,8 +71,7 @@ static int run_case(dlc_dtype dt, int64_t M, int64_t N, int64_t K, int64_t P, in
     double *H = malloc(sizeof(double) * (size_t)(M * N + 1)), *ref = malloc(sizeof(double) * (size_t)(M * P + 1));
     for (int64_t m = 0; m < M; m++)
       for (int64_t n = 0; n < N; n++) {
-        double acc = 0;
-        for (int64_t k = 0; k < K; k++) acc += (double)kt_to_f32(dt, A.host[m * lda + k]) * kt_to_f32(dt, B.host[k * ldb + n]);
+        double acc = kt_dot(dt, A.host + m * lda, 1, B.host + n, ldb, K);
         acc += kt_to_f32(dt, b1.host[n]);
         H[m * N + n] = kt_round(dt, acc > 0 ? acc : 0);
       }

@@ -51,8 +51,7 @@ static int gelu_residual(dlc_dtype dt, int64_t M, int64_t N, int64_t K, uint64_t
     double *ref = malloc(sizeof(double) * (size_t)(M * N));
     for (int64_t m = 0; m < M; m++)
       for (int64_t n = 0; n < N; n++) {
-        double acc = 0;
-        for (int64_t k = 0; k < K; k++) acc += (double)kt_to_f32(dt, A.host[m * lda + k]) * kt_to_f32(dt, B.host[k * ldb + n]);
+        double acc = kt_dot(dt, A.host + m * lda, 1, B.host + n, ldb, K);
         double r = kt_to_f32(dt, Rb.host[m * ldr + n]);
         ref[m * N + n] = sigm(gelu(acc + kt_to_f32(dt, bias.host[n])) * 0.5 + r) - r;
       }
@@ -82,8 +81,7 @@ static int at_silu(int64_t M, int64_t N, int64_t K, uint64_t seed) {
     double *ref = malloc(sizeof(double) * (size_t)(M * N));
     for (int64_t m = 0; m < M; m++)
       for (int64_t n = 0; n < N; n++) {
-        double acc = 0;
-        for (int64_t k = 0; k < K; k++) acc += (double)kt_to_f32(dt, At.host[k * ldat + m]) * kt_to_f32(dt, B.host[k * ldb + n]);
+        double acc = kt_dot(dt, At.host + m, ldat, B.host + n, ldb, K);
         ref[m * N + n] = acc * sigm(acc);
       }
     fail = check("gemm_at_silu", dt, M, N, &Y, ldy, ref);
@@ -159,8 +157,7 @@ static int gemm_ewise(dlc_dtype dt, int64_t M, int64_t N, int64_t K, uint64_t se
     double *ref = malloc(sizeof(double) * (size_t)(M * N));
     for (int64_t m = 0; m < M; m++)
       for (int64_t n = 0; n < N; n++) {
-        double acc = 0;
-        for (int64_t k = 0; k < K; k++) acc += (double)kt_to_f32(dt, A.host[m * lda + k]) * kt_to_f32(dt, B.host[k * ldb + n]);
+        double acc = kt_dot(dt, A.host + m * lda, 1, B.host + n, ldb, K);
         ref[m * N + n] = ewise_fns(acc + kt_to_f32(dt, bias.host[n]));
       }
     fail = check("gemm_ewise_fns", dt, M, N, &Y, ldy, ref);
