@@ -53,6 +53,35 @@ static unsigned arch_bit(int cc) {
   return 0;
 }
 
+/* Rows whose dynamic shared memory is settled on a device: a launch may
+ * ask for at most cudaFuncAttributeMaxDynamicSharedMemorySize, 48 KB less
+ * the kernel's static shared memory (a template's __shared__ variables)
+ * until raised.  Keys are (row, device); a full table only means asking the
+ * runtime again. */
+enum { SETTLED_SLOTS = 4096, SETTLED_PROBES = 16 };
+static _Atomic uintptr_t settled[SETTLED_SLOTS];
+
+static dlc_status opt_in_shared(const dlc__kernel *k, const void *fn, int dev) {
+  if (k->smem == 0) return DLC_SUCCESS;
+  uintptr_t key = (uintptr_t)k * MAX_DEVICES + (uintptr_t)dev + 1, h = (key * 0x9E3779B97F4A7C15u) >> 52;
+  for (int i = 0; i < SETTLED_PROBES; i++)
+    if (atomic_load_explicit(&settled[(h + (uintptr_t)i) % SETTLED_SLOTS], memory_order_acquire) == key)
+      return DLC_SUCCESS;
+  struct cudaFuncAttributes fa;
+  cudaError_t e = cudaFuncGetAttributes(&fa, fn);
+  if (e != cudaSuccess) return dlc__fail(DLC_ERROR_LAUNCH_FAILED, "%s: %s", k->name, cudaGetErrorString(e));
+  if ((size_t)k->smem > (size_t)fa.maxDynamicSharedSizeBytes &&
+      (e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, k->smem)) != cudaSuccess)
+    return dlc__fail(DLC_ERROR_LAUNCH_FAILED, "%s: %d bytes of dynamic shared memory (and %zu static): %s", k->name,
+                     k->smem, fa.sharedSizeBytes, cudaGetErrorString(e));
+  for (int i = 0; i < SETTLED_PROBES; i++) {
+    uintptr_t empty = 0;
+    _Atomic uintptr_t *slot = &settled[(h + (uintptr_t)i) % SETTLED_SLOTS];
+    if (atomic_compare_exchange_strong(slot, &empty, key) || empty == key) break;
+  }
+  return DLC_SUCCESS;
+}
+
 dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, unsigned gx, unsigned gy, unsigned gz,
                        struct CUstream_st *stream) {
   (void)size;
@@ -62,12 +91,10 @@ dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, un
   if (!(arch_bit(cc) & k->archs))
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "%s has no SASS for sm_%d (compute capability %d.%d) in this library",
                      k->name, cc, cc / 10, cc % 10);
+  if (dlc__launch_hook && dlc__launch_hook(k, gx, gy, gz)) return DLC_SUCCESS; /* a test's dry run */
   const void *fn = fns[k->op][k->index];
   cudaError_t e;
-  if (k->smem > 48 * 1024 &&
-      (e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, k->smem)) != cudaSuccess)
-    return dlc__fail(DLC_ERROR_LAUNCH_FAILED, "%s: %d bytes of shared memory: %s", k->name, k->smem,
-                     cudaGetErrorString(e));
+  if ((s = opt_in_shared(k, fn, dev)) != DLC_SUCCESS) return s;
   void *args[1] = {(void *)params};
   dim3 grid = {gx, gy, gz}, block = {(unsigned)k->threads, 1, 1};
   e = cudaLaunchKernel(fn, grid, block, args, (size_t)k->smem, (cudaStream_t)stream);

@@ -41,8 +41,6 @@ static unsigned emulated_arch(void) {
   return 0;
 }
 
-int (*dlc__emu_launch_hook)(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned gz);
-
 dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, unsigned gx, unsigned gy, unsigned gz,
                        struct CUstream_st *stream) {
   (void)size;
@@ -63,7 +61,7 @@ dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, un
   pthread_mutex_lock(&lock);
   int st = 0;
   dlcemu_function fn;
-  if (dlc__emu_launch_hook && dlc__emu_launch_hook(k, gx, gy, gz)) {
+  if (dlc__launch_hook && dlc__launch_hook(k, gx, gy, gz)) {
     /* a dry run: the hook saw the row, nothing runs */
   } else if (!modules[k->op] && (st = dlcemu_module_load_data(&modules[k->op], ptx[k->op])) != 0) {
     r = dlc__fail(DLC_ERROR_LAUNCH_FAILED, "%s: the emulator cannot load its PTX: %s", k->name,
@@ -71,8 +69,16 @@ dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, un
   } else if ((st = dlcemu_module_get_function(&fn, modules[k->op], k->name)) != 0) {
     r = dlc__fail(DLC_ERROR_INTERNAL, "%s: not in the PTX: %s", k->name, dlcemu_error_string(st));
   } else {
+    /* as on a GPU (backend_cuda.c): past 48 KB of static and dynamic
+     * shared memory, the kernel must opt in first */
+    int max_dyn = 0;
     void *args[1] = {(void *)params};
-    st = dlcemu_launch_kernel(fn, gx, gy, gz, (unsigned)k->threads, 1, 1, (unsigned)k->smem, args);
+    if (dlcemu_function_get_attribute(&max_dyn, DLCEMU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_BYTES, fn) == 0 &&
+        k->smem > max_dyn &&
+        dlcemu_function_set_attribute(fn, DLCEMU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_BYTES, k->smem) != 0)
+      st = -1;
+    else
+      st = dlcemu_launch_kernel(fn, gx, gy, gz, (unsigned)k->threads, 1, 1, (unsigned)k->smem, args);
     if (st != 0) r = dlc__fail(DLC_ERROR_LAUNCH_FAILED, "%s: %s", k->name, dlcemu_last_error_detail());
     else dlc__record_launch(k, gx, gy, gz);
   }

@@ -108,12 +108,13 @@ const dlc__launch_rec *dlc__last_launch(void);
 dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, unsigned gx, unsigned gy, unsigned gz,
                        struct CUstream_st *stream);
 
-/* libdlckernels-emu only, for tests: when set, called before every launch
- * (under the backend's lock) with the row and the grid; a nonzero return
- * skips the launch (a dry run: dlc__launch returns DLC_SUCCESS and nothing
- * runs).  It shows which kernels an entry point selects and runs
- * (tests/kernels/test_every_kernel.c).  Internal: the shared library does
- * not export it. */
-extern int (*dlc__emu_launch_hook)(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned gz);
+/* For tests (libdlckernels-emu and libdlckernels): when set, called before
+ * every launch with the row and the grid (the emulator backend holds its
+ * lock); a nonzero return skips the launch (a dry run: dlc__launch returns
+ * DLC_SUCCESS and nothing runs).  It shows which kernels an entry point
+ * selects and runs (tests/kernels/test_every_kernel.c, in the emulator and
+ * on a GPU).  Defined in runtime.c; internal: the shared libraries do not
+ * export it. */
+extern int (*dlc__launch_hook)(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned gz);
 
 #endif

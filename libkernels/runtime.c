@@ -29,6 +29,8 @@ const char *dlc_status_string(dlc_status s) {
 
 const char *dlc_last_error_detail(void) { return detail; }
 
+int (*dlc__launch_hook)(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned gz);
+
 static _Thread_local dlc__launch_rec last_launch;
 
 void dlc__record_launch(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned gz) {

@@ -177,11 +177,23 @@ typedef enum dlcemu_function_attribute {
   DLCEMU_FUNC_ATTRIBUTE_LOCAL_BYTES = 3,        /**< `.local` bytes per thread */
   DLCEMU_FUNC_ATTRIBUTE_MAX_THREADS = 4,        /**< from .maxntid/.reqntid, else 1024 */
   DLCEMU_FUNC_ATTRIBUTE_NUM_REGS = 5,           /**< PTX virtual registers (all functions reached) */
-  DLCEMU_FUNC_ATTRIBUTE_NUM_INSTRUCTIONS = 6    /**< decoded instructions (all functions reached) */
+  DLCEMU_FUNC_ATTRIBUTE_NUM_INSTRUCTIONS = 6,   /**< decoded instructions (all functions reached) */
+  /**
+   * The most dynamic shared memory a launch may ask for, as CUDA's
+   * cudaFuncAttributeMaxDynamicSharedMemorySize: 48 KB less the static
+   * shared bytes until dlcemu_function_set_attribute() raises it (to at most
+   * the device's opt-in limit less the static bytes: 227 KB on sm_90, 163 KB
+   * on sm_80).  A launch over it fails with ::DLCEMU_ERROR_LAUNCH_CONFIG, as
+   * it does on a GPU.
+   */
+  DLCEMU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_BYTES = 7
 } dlcemu_function_attribute;
 
 /** Read an attribute of @p fn into @p value. */
 int dlcemu_function_get_attribute(int *value, dlcemu_function_attribute attrib, dlcemu_function fn);
+/** Set an attribute of @p fn, as cudaFuncSetAttribute: only
+ *  ::DLCEMU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_BYTES can be set. */
+int dlcemu_function_set_attribute(dlcemu_function fn, dlcemu_function_attribute attrib, int value);
 /** Offset and size in bytes of kernel parameter @p index in the parameter buffer. */
 int dlcemu_function_get_param_info(dlcemu_function fn, int index, size_t *offset, size_t *bytes);
 

@@ -142,8 +142,23 @@ int dlcemu_function_get_attribute(int *value, dlcemu_function_attribute attrib, 
   case DLCEMU_FUNC_ATTRIBUTE_MAX_THREADS: *value = (int)fn->max_threads; return 0;
   case DLCEMU_FUNC_ATTRIBUTE_NUM_REGS: *value = fn->nregs_total; return 0;
   case DLCEMU_FUNC_ATTRIBUTE_NUM_INSTRUCTIONS: *value = fn->ncode; return 0;
+  case DLCEMU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_BYTES: *value = (int)fn->max_dyn_shared; return 0;
   default: return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_function_get_attribute: unknown attribute %d", (int)attrib);
   }
+}
+
+int dlcemu_function_set_attribute(dlcemu_function fn, dlcemu_function_attribute attrib, int value) {
+  if (!function_live(fn)) return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_function_set_attribute: not a valid function");
+  if (attrib != DLCEMU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_BYTES)
+    return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_function_set_attribute: attribute %d cannot be set", (int)attrib);
+  uint64_t optin = emu_max_shared_optin(fn->mod->target_sm);
+  if (value < 0 || fn->static_shared + (uint64_t)value > optin)
+    return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE,
+                       "dlcemu_function_set_attribute: %d bytes of dynamic shared memory and %llu static exceed the "
+                       "%llu bytes a block of sm_%d may opt in to",
+                       value, (unsigned long long)fn->static_shared, (unsigned long long)optin, fn->mod->target_sm);
+  fn->max_dyn_shared = (uint64_t)value;
+  return 0;
 }
 
 int dlcemu_function_get_param_info(dlcemu_function fn, int index, size_t *offset, size_t *bytes) {

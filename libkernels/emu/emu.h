@@ -255,6 +255,7 @@ typedef struct dlcemu_function_st {
   uint64_t *const_vals;   /* values of the constant slots */
   uint32_t nconsts;
   uint64_t static_shared; /* bytes of static shared memory */
+  uint64_t max_dyn_shared;/* cudaFuncAttributeMaxDynamicSharedMemorySize */
   uint32_t dyn_align;     /* alignment of the dynamic shared window */
   uint64_t local_bytes;   /* per-thread .local frame */
   uint64_t tparam_bytes;  /* per-thread .param frame */

@@ -280,7 +280,13 @@ int dlcemu_launch(emu_kernel *k, unsigned g[3], unsigned b[3], unsigned dyn_shar
                         b[2] != (k->reqntid[2] ? k->reqntid[2] : 1)))
     return dlcemu_fail(DLCEMU_ERROR_LAUNCH_CONFIG, "launch of %s: block (%u,%u,%u) differs from its .reqntid", name, b[0],
                     b[1], b[2]);
-  uint64_t max_shared = m->target_sm >= 90 ? 232448 : m->target_sm == 80 ? 166912 : 101376;
+  uint64_t max_shared = emu_max_shared_optin(m->target_sm);
+  if (dyn_shared > k->max_dyn_shared)
+    return dlcemu_fail(DLCEMU_ERROR_LAUNCH_CONFIG,
+                       "launch of %s: %u bytes of dynamic shared memory exceed its limit of %llu (%llu static; static "
+                       "and dynamic fit in 48 KB unless dlcemu_function_set_attribute(MAX_DYNAMIC_SHARED_BYTES), as "
+                       "cudaFuncSetAttribute, raises it)",
+                       name, dyn_shared, (unsigned long long)k->max_dyn_shared, (unsigned long long)k->static_shared);
   uint64_t dyn_base = dyn_shared ? align_up(k->static_shared, k->dyn_align) : k->static_shared;
   uint64_t shared_size = dyn_base + dyn_shared;
   if (shared_size > max_shared)

@@ -363,6 +363,7 @@ int dlcemu_link_kernel(emu_module *m, int func, emu_kernel **out) {
     }
   }
   k->static_shared = sh;
+  k->max_dyn_shared = sh < 49152 ? 49152 - sh : 0; /* static + dynamic within 48 KB until raised */
   k->dyn_align = 16;
   for (int i = 0; i < m->nsyms; i++)
     if (m->syms[i].kind == SYM_EXTERN_SHARED && m->syms[i].align > k->dyn_align) k->dyn_align = m->syms[i].align;

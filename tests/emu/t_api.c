@@ -208,7 +208,9 @@ int test_api_launch_configuration_errors(tctx *t) {
   CHECK(dlcemu_launch_kernel(f, 1, 70000, 1, 32, 1, 1, 0, params) == DLCEMU_ERROR_LAUNCH_CONFIG, "grid y 70000");
   CHECK(dlcemu_launch_kernel(f, 1, 1, 1, 32, 1, 1, 300000, params) == DLCEMU_ERROR_LAUNCH_CONFIG, "300 KB shared");
   CHECK(strstr(dlcemu_last_error_detail(), "shared memory") != NULL, "detail: %s", dlcemu_last_error_detail());
-  OK(dlcemu_launch_kernel(f, 1, 1, 1, 32, 1, 1, 166912 - 0, params)); /* the sm_80 maximum */
+  CHECK(dlcemu_launch_kernel(f, 1, 1, 1, 32, 1, 1, 49153, params) == DLCEMU_ERROR_LAUNCH_CONFIG, "48 KB + 1, no opt-in");
+  OK(dlcemu_function_set_attribute(f, DLCEMU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_BYTES, 166912));
+  OK(dlcemu_launch_kernel(f, 1, 1, 1, 32, 1, 1, 166912 - 0, params)); /* the sm_80 maximum, opted in to */
   CHECK(dlcemu_launch_kernel(f, 1, 1, 1, 32, 1, 1, 0, NULL) == DLCEMU_ERROR_INVALID_VALUE, "NULL params");
   void *bad[] = {&d, NULL};
   CHECK(dlcemu_launch_kernel(f, 1, 1, 1, 32, 1, 1, 0, bad) == DLCEMU_ERROR_INVALID_VALUE, "NULL params[1]");

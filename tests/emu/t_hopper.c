@@ -509,6 +509,7 @@ static int gemm_case(tctx *t, int M, int N, int K) {
   OK(dlcemu_tensor_map_encode_tiled(tb, DLCEMU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, db, bdim, str, box, es, 0,
                                     DLCEMU_TENSOR_MAP_SWIZZLE_128B, 0, 0));
   void *params[] = {ta, tb, &dc, &M, &N, &K};
+  OK(dlcemu_function_set_attribute(f, DLCEMU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_BYTES, 4 * 2 * 64 * 64 * 2));
   OK(dlcemu_launch_kernel(f, (unsigned)(N + 63) / 64, (unsigned)(M + 63) / 64, 1, 160, 1, 1, 4 * 2 * 64 * 64 * 2,
                           params));
   dlcemu_launch_stats st;

@@ -112,6 +112,38 @@ int test_shared_memory_static_and_dynamic(tctx *t) {
   return 0;
 }
 
+/* cudaFuncAttributeMaxDynamicSharedMemorySize: static and dynamic shared
+ * memory fit in 48 KB until the kernel opts in, up to the device's limit.
+ * (A kernel of 49152 dynamic bytes and 8 static ones once passed the
+ * emulator and failed to launch on an H100.) */
+int test_dynamic_shared_opt_in(tctx *t) {
+  dlcemu_function f = t_func(t, t_load(t, "memory"), "shared_exchange");
+  REQUIRE(f, "no kernel");
+  float in[256] = {0};
+  dlcemu_deviceptr din = t_alloc(t, sizeof in, in), dout = t_alloc(t, sizeof in, NULL);
+  int n = 64, sh = 0, max_dyn = 0;
+  void *params[] = {&din, &dout, &n};
+  OK(dlcemu_function_get_attribute(&sh, DLCEMU_FUNC_ATTRIBUTE_STATIC_SHARED_BYTES, f));
+  OK(dlcemu_function_get_attribute(&max_dyn, DLCEMU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_BYTES, f));
+  CHECK(max_dyn == 49152 - sh, "default limit %d, want %d", max_dyn, 49152 - sh);
+  OK(t_launch(t, f, 1, 64, (unsigned)max_dyn, params));
+  CHECK(t_launch(t, f, 1, 64, (unsigned)max_dyn + 16, params) == DLCEMU_ERROR_LAUNCH_CONFIG,
+        "48 KB of static and dynamic shared memory exceeded without opting in");
+  CHECK(strstr(dlcemu_last_error_detail(), "cudaFuncSetAttribute") != NULL, "detail: %s", dlcemu_last_error_detail());
+  OK(dlcemu_function_set_attribute(f, DLCEMU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_BYTES, 65536));
+  OK(dlcemu_function_get_attribute(&max_dyn, DLCEMU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_BYTES, f));
+  CHECK(max_dyn == 65536, "raised limit %d", max_dyn);
+  OK(t_launch(t, f, 1, 64, 65536, params));
+  CHECK(t_launch(t, f, 1, 64, 65536 + 16, params) == DLCEMU_ERROR_LAUNCH_CONFIG, "over the raised limit");
+  int optin = t_is_sm90(t) ? 232448 : 166912;
+  CHECK(dlcemu_function_set_attribute(f, DLCEMU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_BYTES, optin - sh + 1) ==
+            DLCEMU_ERROR_INVALID_VALUE, "past the opt-in limit");
+  OK(dlcemu_function_set_attribute(f, DLCEMU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_BYTES, optin - sh));
+  CHECK(dlcemu_function_set_attribute(f, DLCEMU_FUNC_ATTRIBUTE_STATIC_SHARED_BYTES, 0) == DLCEMU_ERROR_INVALID_VALUE,
+        "a read-only attribute set");
+  return 0;
+}
+
 int test_local_memory_arrays(tctx *t) {
   dlcemu_function f = t_func(t, t_load(t, "memory"), "local_array");
   REQUIRE(f, "no kernel");

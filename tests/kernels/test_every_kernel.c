@@ -27,7 +27,7 @@
  * dlc_<op>_ws with the workspace dlc_<op>_workspace_size reports.  Each
  * call runs with
  * memcheck, the shared-memory race check and the uninitialized-shared check
- * on; the backend's launch hook (dlc__emu_launch_hook) records which rows of
+ * on; the backend's launch hook (dlc__launch_hook) records which rows of
  * the dispatch table ran.
  * Each output must match playback within kt.h's tolerance, every byte of
  * every buffer outside the tensors (the ld padding, the guards) must keep its
@@ -79,6 +79,42 @@ static double now(void) {
 
 #define FAIL(...) (fprintf(stderr, "FAIL: " __VA_ARGS__), fputc('\n', stderr), failures++)
 
+/* ---- device memory: the emulator's, or with KT_GPU a CUDA device's ---------------- */
+
+#ifdef KT_GPU
+#include <cuda_runtime_api.h>
+typedef uint64_t devptr;
+static int dev_alloc(devptr *p, size_t n) {
+  void *q = NULL;
+  if (cudaMalloc(&q, n) != cudaSuccess) return 1;
+  *p = (devptr)(uintptr_t)q;
+  return 0;
+}
+static void dev_free(devptr p) { cudaFree((void *)(uintptr_t)p); }
+static int dev_htod(devptr d, const void *h, size_t n) {
+  return cudaMemcpy((void *)(uintptr_t)d, h, n, cudaMemcpyHostToDevice) != cudaSuccess;
+}
+static int dev_dtoh(void *h, devptr d, size_t n) {
+  return cudaMemcpy(h, (const void *)(uintptr_t)d, n, cudaMemcpyDeviceToHost) != cudaSuccess;
+}
+/* Waits for the call's kernels; a kernel's fault shows here. */
+static const char *dev_sync(void) {
+  cudaError_t e = cudaDeviceSynchronize();
+  if (e == cudaSuccess) e = cudaGetLastError();
+  return e == cudaSuccess ? NULL : cudaGetErrorString(e);
+}
+#define BACKEND "GPU"
+#else
+#include "dlc/dlcemu.h"
+typedef dlcemu_deviceptr devptr;
+static int dev_alloc(devptr *p, size_t n) { return dlcemu_mem_alloc(p, n); }
+static void dev_free(devptr p) { dlcemu_mem_free(p); }
+static int dev_htod(devptr d, const void *h, size_t n) { return dlcemu_memcpy_htod(d, h, n); }
+static int dev_dtoh(void *h, devptr d, size_t n) { return dlcemu_memcpy_dtoh(h, d, n); }
+static const char *dev_sync(void) { return NULL; } /* the emulator runs each launch to its end */
+#define BACKEND "emulator"
+#endif
+
 /* ---- the launch hook ----------------------------------------------------------- */
 
 enum { MAX_LAUNCHES = 16 };
@@ -108,7 +144,7 @@ typedef struct tensor {
   int64_t ld;    /* rank 2: the leading dimension; else 0 */
   int64_t off;   /* elements between the allocation and the tensor */
   int64_t total; /* elements allocated: off + span + GUARD */
-  dlcemu_deviceptr dev;
+  devptr dev;
   unsigned char *host; /* what was uploaded (the expected bytes outside the tensor) */
   pb_tensor ref;       /* inputs: the values, for playback */
 } tensor;
@@ -145,9 +181,9 @@ static void store(const tensor *t, unsigned char *buf, int64_t e, double v) {
 static bool tensor_alloc(tensor *t, uint64_t *seed, bool fill) {
   int64_t span = t->n == 0 ? 0 : t->rank == 2 ? (t->shape[0] - 1) * t->ld + t->shape[1] : t->n;
   t->total = t->off + span + GUARD;
-  if (!fill) return t->total <= MAX_DRY_ELEMS && dlcemu_mem_alloc(&t->dev, (size_t)(t->total * t->eb)) == 0;
+  if (!fill) return t->total <= MAX_DRY_ELEMS && dev_alloc(&t->dev, (size_t)(t->total * t->eb)) == 0;
   t->host = malloc((size_t)(t->total * t->eb));
-  if (!t->host || dlcemu_mem_alloc(&t->dev, (size_t)(t->total * t->eb)) != 0) return false;
+  if (!t->host || dev_alloc(&t->dev, (size_t)(t->total * t->eb)) != 0) return false;
   memset(t->host, CANARY, (size_t)(t->total * t->eb));
   if (!t->out) {
     if (pb_tensor_alloc(&t->ref, t->rank, t->shape) != PB_OK) return false;
@@ -157,11 +193,11 @@ static bool tensor_alloc(tensor *t, uint64_t *seed, bool fill) {
       t->ref.data[f] = load(t, t->host, elem_at(t, f));
     }
   }
-  return dlcemu_memcpy_htod(t->dev, t->host, (size_t)(t->total * t->eb)) == 0;
+  return dev_htod(t->dev, t->host, (size_t)(t->total * t->eb)) == 0;
 }
 
 static void tensor_free(tensor *t) {
-  if (t->dev) dlcemu_mem_free(t->dev);
+  if (t->dev) dev_free(t->dev);
   free(t->host);
   pb_tensor_free(&t->ref);
 }
@@ -203,6 +239,7 @@ typedef struct opts {
   bool corrupt;
   int skip_row;     /* -1: none */
   bool search_only; /* no calls on the test sizes: every row by search */
+  FILE *dump;       /* --dump: every output of every call, for compare_dumps.py */
 } opts;
 
 typedef struct config {
@@ -362,13 +399,13 @@ typedef struct call {
   int nt;
   tensor *ts;
   dlc__arg_value *args;
-  dlcemu_deviceptr ws; /* a chain op's workspace, of ws_bytes */
+  devptr ws; /* a chain op's workspace, of ws_bytes */
   size_t ws_bytes;
 } call;
 
 static void call_free(call *k) {
   for (int t = 0; k->ts && t < k->nt; t++) tensor_free(&k->ts[t]);
-  if (k->ws) dlcemu_mem_free(k->ws);
+  if (k->ws) dev_free(k->ws);
   free(k->ts), free(k->args);
 }
 
@@ -432,7 +469,7 @@ static bool call_setup(const dlc__entry *e, const dlc__entry_instance *in, const
     case DLC__ARG_INPUT:
     case DLC__ARG_OUTPUT:
       if (t < 0) SETUP_FAIL("%s: argument %s names no signature tensor", e->op, a->name), ok = false;
-      else args[i].p = (void *)(uintptr_t)(ts[t].dev + (dlcemu_deviceptr)(ts[t].off * ts[t].eb));
+      else args[i].p = (void *)(uintptr_t)(ts[t].dev + (devptr)(ts[t].off * ts[t].eb));
       break;
     case DLC__ARG_LD:
       if (t < 0 || ts[t].rank != 2) SETUP_FAIL("%s: argument %s is no rank-2 tensor's ld", e->op, a->name), ok = false;
@@ -444,7 +481,7 @@ static bool call_setup(const dlc__entry *e, const dlc__entry_instance *in, const
    * emulator's memory (256-byte aligned) */
   if (ok && e->call_ws) {
     k->ws_bytes = e->workspace_size(in->dtype, args);
-    if (k->ws_bytes > (size_t)MAX_DRY_ELEMS * 4 || dlcemu_mem_alloc(&k->ws, k->ws_bytes ? k->ws_bytes : 1) != 0) {
+    if (k->ws_bytes > (size_t)MAX_DRY_ELEMS * 4 || dev_alloc(&k->ws, k->ws_bytes ? k->ws_bytes : 1) != 0) {
       SETUP_FAIL("%s %s: cannot allocate a workspace of %zu bytes", e->op, what, k->ws_bytes);
       ok = false;
     }
@@ -540,6 +577,7 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
   nlaunched = 0;
   double t0 = now();
   dlc_status st = invoke(e, in->dtype, &k);
+  const char *fault = st == DLC_SUCCESS ? dev_sync() : NULL;
   double t_emu = now() - t0;
   /* the rows that ran (or failed), whichever the call's outcome */
   char ran[160] = "";
@@ -556,6 +594,10 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
   }
   if (st != DLC_SUCCESS) {
     FAIL("%s %s: %s: %s", e->op, what, dlc_status_string(st), dlc_last_error_detail());
+    goto out;
+  }
+  if (fault) {
+    FAIL("%s %s: %s: %s", e->op, what, ran, fault);
     goto out;
   }
   if (nlaunched == 0 || nlaunched > MAX_LAUNCHES) {
@@ -575,11 +617,15 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
   }
   double worst = 0;
   int64_t bad = 0, elems = 0;
+  char dims[256] = "";
+  for (int i = 0, n = 0; i < e->nargs; i++)
+    if (e->args[i].role == DLC__ARG_DIM && n < (int)sizeof dims)
+      n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%s=%lld", n ? " " : "", e->args[i].what, (long long)val[i]);
   for (int t = 0; t < nt; t++) {
     tensor *x = &ts[t];
     size_t bytes = (size_t)(x->total * x->eb);
     unsigned char *got = malloc(bytes);
-    if (!got || dlcemu_memcpy_dtoh(got, x->dev, bytes) != 0) {
+    if (!got || dev_dtoh(got, x->dev, bytes) != 0) {
       FAIL("%s %s: cannot read %s back", e->op, what, x->name);
       free(got);
       continue;
@@ -594,6 +640,11 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
       FAIL("%s %s: %lld elements of %s %s were written", e->op, what, (long long)clobbered, x->out ? "output" : "input",
            x->out ? "outside the tensor (ld padding, offset or guard)" : x->name);
     free(inside);
+    if (x->out && o->dump) {
+      /* a line naming the output, then its elements in row-major order */
+      fprintf(o->dump, "%s|%s|%s|%s|%s|%lld\n", e->op, what, dims, x->name, dtype_name(x->dt), (long long)x->n);
+      for (int64_t f = 0; f < x->n; f++) fwrite(got + elem_at(x, f) * x->eb, (size_t)x->eb, 1, o->dump);
+    }
     if (x->out) {
       int ro = -1;
       for (int r = 0; r < res->nout; r++)
@@ -614,11 +665,7 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
     }
     free(got);
   }
-  char dims[256] = "";
-  for (int i = 0, n = 0; i < e->nargs; i++)
-    if (e->args[i].role == DLC__ARG_DIM)
-      n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%s=%lld", n ? " " : "", e->args[i].what, (long long)val[i]);
-  printf("%-18s %-26s %-26s ran %-44s %7lld elems, worst %.3f of the tolerance (%.1f s emulator, %.1f s playback)%s\n",
+  printf("%-18s %-26s %-26s ran %-44s %7lld elems, worst %.3f of the tolerance (%.1f s " BACKEND ", %.1f s playback)%s\n",
          e->op, what, dims, ran, (long long)elems, worst, t_emu, t_pb, bad ? " FAILED" : "");
 out:
   pb_result_free(&own);
@@ -736,21 +783,27 @@ out:
 }
 
 int main(int argc, char **argv) {
-  opts o = {NULL, false, -1, false};
+  opts o = {NULL, false, -1, false, NULL};
   const char *path = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) o.only = argv[++i];
     else if (strcmp(argv[i], "--corrupt") == 0) o.corrupt = true;
     else if (strcmp(argv[i], "--skip-row") == 0 && i + 1 < argc) o.skip_row = atoi(argv[++i]);
     else if (strcmp(argv[i], "--search-only") == 0) o.search_only = true;
+    else if (strcmp(argv[i], "--dump") == 0 && i + 1 < argc && !o.dump) {
+      if (!(o.dump = fopen(argv[++i], "wb"))) {
+        fprintf(stderr, "test_every_kernel: cannot write %s\n", argv[i]);
+        return 2;
+      }
+    }
     else if (!path && argv[i][0] != '-') path = argv[i];
     else {
-      fprintf(stderr, "usage: test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only]\n");
+      fprintf(stderr, "usage: test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only] [--dump FILE]\n");
       return 2;
     }
   }
   if (!path) {
-    fprintf(stderr, "usage: test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only]\n");
+    fprintf(stderr, "usage: test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only] [--dump FILE]\n");
     return 2;
   }
   const char *base = strrchr(path, '/');
@@ -769,9 +822,11 @@ int main(int argc, char **argv) {
     return 2;
   }
   /* memcheck is always on; poisoned cp.async destinations always fail */
+#ifndef KT_GPU
   dlcemu_set_limit(DLCEMU_LIMIT_CHECK_SHARED_RACES, 1);
   dlcemu_set_limit(DLCEMU_LIMIT_CHECK_UNINIT_SHARED, 1);
-  dlc__emu_launch_hook = on_launch;
+#endif
+  dlc__launch_hook = on_launch;
   int ran = 0;
   for (int i = 0; i < dlc__nentries; i++) {
     const dlc__entry *e = &dlc__entries[i];
@@ -784,10 +839,11 @@ int main(int argc, char **argv) {
     run_op(e, &m->ops[e->index], &o);
   }
   if (!ran) FAIL("no op %s in the library", o.only ? o.only : "");
-  dlc__emu_launch_hook = NULL;
+  dlc__launch_hook = NULL;
   mf_free(m);
   diag_free(&dl);
   arena_free(&A);
+  if (o.dump && fclose(o.dump) != 0) FAIL("cannot write the dump");
   printf("%s\n", failures ? "FAILED" : "every kernel launched and matched playback");
   return failures ? 1 : 0;
 }
