@@ -13,13 +13,16 @@
  *   dlc-bench-emu --emu            (libdlckernels-emu) small shapes in the PTX
  *       emulator against an FP64 reference (GEMM, both layouts); prints the
  *       worst error; the emulator's time is not a GPU time, so no CSV.
- *   dlc-bench-gpu --gpu --csv FILE (libdlckernels + CUDA + cuBLASLt; built
- *       only where the CUDA libraries exist) every shape timed with CUDA
- *       events: warm-up, L2 flushed before each run, median of the repeats,
+ *   dlc-bench-gpu --gpu --csv FILE [--dtype fp16|bf16] (libdlckernels + CUDA
+ *       + cuBLASLt; built only where the CUDA libraries exist) every shape on
+ *       random operands, timed with CUDA events: warm-up, L2 flushed before
+ *       each run, median of the repeats,
  *       in actual_us beside the plan that ran and the model's columns for
  *       the device's arch (what dlcgen --calibrate reads); GEMMs also
  *       through cuBLASLt with the same epilogue (RELU_BIAS), layouts and
- *       dtype, as op "cublaslt_<op>" (actual_us only).
+ *       dtype, as op "cublaslt_<op>" (actual_us only), into a second output
+ *       buffer; stderr gets each time and, for the GEMMs, the relative
+ *       difference between dlc's output and cuBLASLt's.
  *
  * The model's numbers rank plans; they are not a performance prediction.
  * bench/roofline.gp draws the CSV (gnuplot). */
@@ -148,7 +151,7 @@ static int usage(void) {
   fprintf(stderr,
           "usage: dlc-bench --model --csv FILE\n"
           "       dlc-bench-emu --emu\n"
-          "       dlc-bench-gpu --gpu --csv FILE [--repeats N]\n");
+          "       dlc-bench-gpu --gpu --csv FILE [--repeats N] [--dtype fp16|bf16]\n");
   return 2;
 }
 
@@ -159,6 +162,8 @@ static int usage(void) {
  * kernel row, the CTAs, and the model's flops, bytes, occupancy and
  * estimate (empty when plan_arch() does not know the arch); `actual`
  * (microseconds) or an empty actual_us when negative. */
+static const char *csv_dtype = "fp16"; /* the dtype column: --dtype */
+
 static void csv_row(FILE *csv, const char *op, const shape *s, const char *arch, const dlc__launch_rec *l,
                     double actual) {
   char sh[96], plan[96], act[32] = "";
@@ -171,7 +176,7 @@ static void csv_row(FILE *csv, const char *op, const shape *s, const char *arch,
   const arch_info *ai = plan_arch(arch);
   double flops = flops_of(s), bytes, occ, us;
   if (!ai) {
-    fprintf(csv, "%s,%s,fp16,%s,%s,%lld,%.0f,,,,%s\n", op, sh, arch, plan, (long long)ctas, flops, act);
+    fprintf(csv, "%s,%s,%s,%s,%s,%lld,%.0f,,,,%s\n", op, sh, csv_dtype, arch, plan, (long long)ctas, flops, act);
     return;
   }
   if (s->op == OP_ATTN) {
@@ -190,8 +195,8 @@ static void csv_row(FILE *csv, const char *op, const shape *s, const char *arch,
     plan_shape_estimate e = plan_estimate(&sp, ai, M, N, K, 1, 2, 2);
     bytes = e.dram_bytes, occ = e.occ, us = e.us;
   }
-  fprintf(csv, "%s,%s,fp16,%s,%s,%lld,%.0f,%.0f,%.3f,%.2f,%s\n", op, sh, arch, plan, (long long)ctas, flops, bytes, occ,
-          us, act);
+  fprintf(csv, "%s,%s,%s,%s,%s,%lld,%.0f,%.0f,%.3f,%.2f,%s\n", op, sh, csv_dtype, arch, plan, (long long)ctas, flops,
+          bytes, occ, us, act);
 }
 #endif
 
@@ -334,11 +339,12 @@ static double median_us(timed t, void *flush, size_t flush_bytes, int repeats) {
 
 typedef struct dlc_ctx {
   const shape *s;
+  dlc_dtype dt;
   void *p[4];
 } dlc_ctx;
 static int run_dlc(void *c) {
   dlc_ctx *x = c;
-  dlc_status st = call(x->s, DLC_F16, x->p);
+  dlc_status st = call(x->s, x->dt, x->p);
   if (st) fprintf(stderr, "dlc-bench: %s: %s\n", dlc_status_string(st), dlc_last_error_detail());
   return st != DLC_SUCCESS;
 }
@@ -365,11 +371,12 @@ static int run_lt(void *c) {
   return st != CUBLAS_STATUS_SUCCESS;
 }
 
-static bool lt_setup(lt_ctx *x, const shape *s, void *const *p, void *ws, size_t ws_bytes) {
+static bool lt_setup(lt_ctx *x, const shape *s, dlc_dtype dt, void *const *p, void *c, void *ws, size_t ws_bytes) {
   int64_t M = s->v[0], N = s->v[1], K = s->v[2];
   bool nt = s->op == OP_GEMM_NT;
   memset(x, 0, sizeof *x);
-  x->a = p[0], x->b = p[1], x->c = p[3], x->ws = ws, x->ws_bytes = ws_bytes;
+  x->a = p[0], x->b = p[1], x->c = c, x->ws = ws, x->ws_bytes = ws_bytes;
+  cudaDataType_t et = dt == DLC_BF16 ? CUDA_R_16BF : CUDA_R_16F;
   if (cublasLtCreate(&x->h) != CUBLAS_STATUS_SUCCESS) return false;
   cublasLtMatmulDescCreate(&x->op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
   /* first operand B^T: row-major B [K,N] is column-major N x K with ld N
@@ -380,12 +387,11 @@ static bool lt_setup(lt_ctx *x, const shape *s, void *const *p, void *ws, size_t
   cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_RELU_BIAS;
   cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
   cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p[2], sizeof p[2]);
-  cudaDataType_t bt = CUDA_R_16F;
-  cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt);
-  if (nt) cublasLtMatrixLayoutCreate(&x->lb, CUDA_R_16F, (uint64_t)K, (uint64_t)N, K);
-  else cublasLtMatrixLayoutCreate(&x->lb, CUDA_R_16F, (uint64_t)N, (uint64_t)K, N);
-  cublasLtMatrixLayoutCreate(&x->la, CUDA_R_16F, (uint64_t)K, (uint64_t)M, K); /* A^T: column-major K x M */
-  cublasLtMatrixLayoutCreate(&x->lc, CUDA_R_16F, (uint64_t)N, (uint64_t)M, N);
+  cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &et, sizeof et);
+  if (nt) cublasLtMatrixLayoutCreate(&x->lb, et, (uint64_t)K, (uint64_t)N, K);
+  else cublasLtMatrixLayoutCreate(&x->lb, et, (uint64_t)N, (uint64_t)K, N);
+  cublasLtMatrixLayoutCreate(&x->la, et, (uint64_t)K, (uint64_t)M, K); /* A^T: column-major K x M */
+  cublasLtMatrixLayoutCreate(&x->lc, et, (uint64_t)N, (uint64_t)M, N);
   cublasLtMatmulPreference_t pref;
   cublasLtMatmulPreferenceCreate(&pref);
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof ws_bytes);
@@ -424,7 +430,67 @@ static size_t bytes_of(const shape *s, int t) {
   return 0;
 }
 
-static int run_gpu(FILE *csv, int repeats) {
+static float half_to_f(uint16_t h, dlc_dtype dt) {
+  if (dt == DLC_BF16) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+  }
+  int e = (h >> 10) & 31, m = h & 1023;
+  float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 1024), e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+static uint16_t f_to_half(float f, dlc_dtype dt) { /* values well inside the range; rounds to nearest even */
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if (dt == DLC_BF16) return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+  uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
+  float a = fabsf(f);
+  if (a < ldexpf(1.f, -14)) return (uint16_t)(sign | (uint16_t)lrintf(a * ldexpf(1.f, 24)));
+  int e;
+  float m = frexpf(a, &e); /* a = m 2^e, m in [0.5, 1) */
+  long q = lrintf(m * 2048.f); /* 11 significant bits */
+  if (q == 2048) q = 1024, e++;
+  return (uint16_t)(sign | (uint16_t)((e + 14) << 10) | (uint16_t)(q - 1024));
+}
+
+/* n elements of dtype dt, uniform in [-scale, scale), uploaded (never
+ * constant data: the timings are of real operands). */
+static void fill_random(void *dev, size_t n, dlc_dtype dt, float scale, uint64_t seed) {
+  uint16_t *h = malloc(n * 2);
+  if (!h) {
+    fprintf(stderr, "dlc-bench: out of host memory\n");
+    exit(1);
+  }
+  for (size_t i = 0; i < n; i++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    h[i] = f_to_half(scale * ((float)(seed >> 40) * 0x1p-23f - 1.f), dt);
+  }
+  CU(cudaMemcpy(dev, h, n * 2, cudaMemcpyHostToDevice));
+  free(h);
+}
+
+/* ||a - b|| / ||b|| over n elements of dtype dt on the device. */
+static double rel_diff(const void *a, const void *b, size_t n, dlc_dtype dt) {
+  uint16_t *ha = malloc(n * 2), *hb = malloc(n * 2);
+  if (!ha || !hb) {
+    fprintf(stderr, "dlc-bench: out of host memory\n");
+    exit(1);
+  }
+  CU(cudaMemcpy(ha, a, n * 2, cudaMemcpyDeviceToHost));
+  CU(cudaMemcpy(hb, b, n * 2, cudaMemcpyDeviceToHost));
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; i++) {
+    double x = half_to_f(ha[i], dt), y = half_to_f(hb[i], dt);
+    num += (x - y) * (x - y), den += y * y;
+  }
+  free(ha), free(hb);
+  return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+static int run_gpu(FILE *csv, int repeats, dlc_dtype dt) {
   int dev;
   struct cudaDeviceProp prop;
   CU(cudaGetDevice(&dev));
@@ -441,22 +507,31 @@ static int run_gpu(FILE *csv, int repeats) {
     const shape *s = &SHAPES[i];
     char sh[96];
     shape_text(s, sh, sizeof sh);
-    dlc_ctx x = {s, {NULL, NULL, NULL, NULL}};
+    dlc_ctx x = {s, dt, {NULL, NULL, NULL, NULL}};
     for (int t = 0; t < 4; t++) {
       CU(cudaMalloc(&x.p[t], bytes_of(s, t)));
-      CU(cudaMemset(x.p[t], 0x2c, bytes_of(s, t))); /* fp16 0x2c2c ~ 0.06: finite sums */
+      fill_random(x.p[t], bytes_of(s, t) / 2, dt, s->op == OP_CONV && t == 1 ? 0.05f : 1.f, (uint64_t)(i * 4 + t + 1));
     }
     double us = median_us((timed){run_dlc, &x}, flush, flush_bytes, repeats);
     csv_row(csv, OP_NAME[s->op], s, arch, dlc__last_launch(), us); /* the plan that ran, and the model's columns */
     if (s->op == OP_GEMM || s->op == OP_GEMM_NT) {
       lt_ctx lt;
-      if (lt_setup(&lt, s, x.p, ws, ws_bytes)) {
+      void *c2;
+      CU(cudaMalloc(&c2, bytes_of(s, 3)));
+      if (lt_setup(&lt, s, dt, x.p, c2, ws, ws_bytes)) {
         double lus = median_us((timed){run_lt, &lt}, flush, flush_bytes, repeats);
-        fprintf(csv, "cublaslt_%s,%s,fp16,%s,,,%.0f,,,,%.2f\n", OP_NAME[s->op], sh, arch, flops_of(s), lus);
+        fprintf(csv, "cublaslt_%s,%s,%s,%s,,,%.0f,,,,%.2f\n", OP_NAME[s->op], sh, dt == DLC_BF16 ? "bf16" : "fp16",
+                arch, flops_of(s), lus);
+        /* the same outputs: dlc's against cuBLASLt's, relative Frobenius error */
+        fprintf(stderr, "%s %s %s: dlc %.1f us, cuBLASLt %.1f us, relative difference %.2e\n", OP_NAME[s->op], sh,
+                dt == DLC_BF16 ? "bf16" : "fp16", us, lus, rel_diff(x.p[3], c2, bytes_of(s, 3) / 2, dt));
       } else {
         fprintf(stderr, "dlc-bench: cuBLASLt has no algorithm for %s %s\n", OP_NAME[s->op], sh);
       }
       lt_free(&lt);
+      CU(cudaFree(c2));
+    } else {
+      fprintf(stderr, "%s %s %s: dlc %.1f us\n", OP_NAME[s->op], sh, dt == DLC_BF16 ? "bf16" : "fp16", us);
     }
     fflush(csv);
     for (int t = 0; t < 4; t++) CU(cudaFree(x.p[t]));
@@ -470,10 +545,13 @@ static int run_gpu(FILE *csv, int repeats) {
 int main(int argc, char **argv) {
   const char *mode = NULL, *csv_path = NULL;
   int repeats = 20;
+  dlc_dtype dt MAYBE_UNUSED = DLC_F16;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--model") || !strcmp(argv[i], "--emu") || !strcmp(argv[i], "--gpu")) mode = argv[i];
     else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
     else if (!strcmp(argv[i], "--repeats") && i + 1 < argc) repeats = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--dtype") && i + 1 < argc && !strcmp(argv[i + 1], "fp16")) dt = DLC_F16, i++;
+    else if (!strcmp(argv[i], "--dtype") && i + 1 < argc && !strcmp(argv[i + 1], "bf16")) dt = DLC_BF16, i++;
     else return usage();
   }
   if (!mode || repeats < 1) return usage();
@@ -488,7 +566,10 @@ int main(int argc, char **argv) {
 #elif defined(DLC_BENCH_EMU)
   if (!strcmp(mode, "--emu")) rc = run_emu();
 #elif defined(DLC_BENCH_GPU)
-  if (!strcmp(mode, "--gpu") && csv) rc = run_gpu(csv, repeats);
+  if (!strcmp(mode, "--gpu") && csv) {
+    csv_dtype = dt == DLC_BF16 ? "bf16" : "fp16";
+    rc = run_gpu(csv, repeats, dt);
+  }
 #endif
   if (rc == 2) {
     fprintf(stderr, "dlc-bench: %s%s is not what this build runs (%s)\n", mode, csv ? "" : " without --csv",
