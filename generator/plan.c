@@ -158,6 +158,14 @@ static double stage_eff(int stages) {
   return stages < 5 ? eff[stages] : 0.95;
 }
 
+/* The tensor rate of an operand type as a share of the fp16 one in the
+ * table: fp32 operands run in TF32, at half the dense fp16 rate on every
+ * listed arch (A100 datasheet: TF32 156 TFLOPS against FP16 312; H100 SXM
+ * datasheet: 494.7 against 989.4, dense; HGX B200: 1.1 PFLOPS against 2.25,
+ * dense; the GeForce RTX 3090, 4090 and 5090 whitepapers: TF32 at half the
+ * FP16-with-FP32-accumulate rate). */
+static double tc_share(int elem) { return elem == 4 ? 0.5 : 1.0; }
+
 /* Fragment loads: per 16-deep k-step a warp reads (WM + WN) x 16 elements with
  * ldmatrix and the CTA writes (BM + BN) x 16 with cp.async; the MMAs of that
  * step take 2 BM BN 16 / tc_flop_per_clk_sm clocks.  Small warp tiles read
@@ -166,7 +174,7 @@ static double stage_eff(int stages) {
 static double kstep_clocks(const sched_plan *p, const arch_info *ai, int elem, double *t_mma) {
   double BM = p->tile[0], BN = p->tile[1];
   double WM = BM / p->warps_m, WN = BN / p->warps_n;
-  double mma = 2.0 * BM * BN * 16 / ai->tc_flop_per_clk_sm;
+  double mma = 2.0 * BM * BN * 16 / (ai->tc_flop_per_clk_sm * tc_share(elem));
   double smem = (p->warps_m * p->warps_n * (WM + WN) + BM + BN) * 16 * elem / ai->smem_bytes_per_clk_sm;
   if (t_mma) *t_mma = mma;
   return mma > smem ? mma : smem;
@@ -281,7 +289,7 @@ static shape_est model(const sched_plan *p, const arch_info *ai, int64_t M, int6
   int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2];
   int64_t T = ceil_div64(M, BM) * ceil_div64(N, BN) * batch;
   int64_t sms = ai->sm_count, slots = sms * r.ctas;
-  double peak = ai->peak_tflops * 1e12, p_sm = peak / (double)sms;
+  double peak = ai->peak_tflops * 1e12 * tc_share(elem), p_sm = peak / (double)sms;
   double tile_flops = 2.0 * BM * BN * (double)(ceil_div64(K, BK) * BK);
   int64_t nfull = T / slots, rem = T % slots;
   /* the share of the DRAM bandwidth an SM with c resident CTAs draws, in
