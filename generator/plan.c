@@ -129,13 +129,24 @@ static bool shape_ok(const sched_plan *p) {
          p->stages > 0 && p->stages <= 64;
 }
 
+/* fp32 operands (tf32 mma m16n8k8) keep more than the fragments counted
+ * above: the hoisted fragment addresses (8 per M/N-contiguous operand, one
+ * per k8 step for a K-contiguous one) and the values between their
+ * ld.shared and cvt.rna.  Calibrated with nvcc 13.0: the fp32 GEMMs'
+ * 128x128 tiles with 64x64 warp tiles (estimated 216 without it) take
+ * 230-242 registers on sm_80 and spill 4 to 72 bytes at 255 on sm_120
+ * (v1, v2), so they must not pass the register STOP rule; the 32x64 warp
+ * tiles take 142-182 (0 spills). */
+#define TF32_REG_EXTRA 40
+
 static plan_res resources(const sched_plan *p, int elem, const arch_info *ai) {
   plan_res r = {0};
   if (!shape_ok(p)) return r;
   r.smem = smem_bytes(p, elem);
   r.warps = p->warps_m * p->warps_n;
   r.threads = 32 * r.warps;
-  r.regs = regs_estimate(ceil_div(p->tile[0], p->warps_m), ceil_div(p->tile[1], p->warps_n), p->addr_regs);
+  r.regs = regs_estimate(ceil_div(p->tile[0], p->warps_m), ceil_div(p->tile[1], p->warps_n),
+                         p->addr_regs + (elem == 4 ? TF32_REG_EXTRA : 0));
   r.ctas_smem = ai->smem_per_sm / (r.smem + ai->smem_reserved_per_block);
   int warps_by_regs = ai->regs_per_sm / (r.regs * 32);
   r.ctas_regs = r.regs > PLAN_MAX_REGS ? 0 : warps_by_regs / r.warps;
