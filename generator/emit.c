@@ -839,6 +839,8 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
             k->B.k_contig ? "true" : "false");
   sb_printf(s, "  static constexpr int SWZ_A = %d, SWZ_B = %d;  // 16-byte chunks XORed in a shared row (GPU IR)\n",
             k->tiles[0].swz, k->tiles[1].swz);
+  sb_printf(s, "  static constexpr int MMA_K = %d;  // %s (GPU IR)\n", k->mma_k,
+            k->mma_k == 8 ? "mma.sync m16n8k8 in tf32 on fp32 operands" : "mma.sync m16n8k16");
   sb_printf(s, "  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)\n"
                "  static constexpr int RASTER_GROUP = %d;\n",
             p->raster_group);
@@ -2434,9 +2436,17 @@ static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
         nv += width_operand(k, side, &o, &gv)->signature;
       }
       const char *vt = nv ? arena_printf(A, "vec_%s_%d_%d", on, i, k->chain_index) : "NULL";
+      /* a tf32 kernel's operands, which it rounds before the products */
+      const char *tf = "{NULL, NULL}";
+      if (!k->rows && !k->attention && k->mma_k == 8) {
+        const gpu_operand *o;
+        const gpu_view *gv;
+        const char *na = cstr(A, width_operand(k, 0, &o, &gv)->name), *nb = cstr(A, width_operand(k, 1, &o, &gv)->name);
+        tf = arena_printf(A, "{\"%s\", \"%s\"}", na, nb);
+      }
       for (int v = 0; v < k->nvec; v++)
-        sb_printf(s, "    {\"%s\", %d, %d, %d, %d, %s},\n", kernel_name_k(A, eo, &eo->inst[i], k, k->vecs[v]), i, k->vecs[v],
-                  k->chain_index, nv, vt);
+        sb_printf(s, "    {\"%s\", %d, %d, %d, %d, %s, %s},\n", kernel_name_k(A, eo, &eo->inst[i], k, k->vecs[v]), i,
+                  k->vecs[v], k->chain_index, nv, vt, tf);
     }
   sb_puts(s, "};\n");
   sb_printf(s, "static dlc_status call_%s(dlc_dtype dtype, const dlc__arg_value *a) {\n  return dlc_%s(dtype", on, on);

@@ -24,6 +24,17 @@ int gpuir_swizzle_width(int row_bytes) {
   return w < 8 ? w : 8;
 }
 
+int gpuir_swizzle_xor(const gpu_smem_tile *t, int r) {
+  if (t->elem_bytes == 4 && t->swz == 8) return ((r & 3) << 1) | ((r >> 2) & 1);
+  return (r / (8 / t->swz)) % t->swz;
+}
+
+/* How a contraction operand's fragments leave shared memory. */
+static const char *gpuir_frag_load(const gpu_operand *o, int mma_k) {
+  if (o->k_contig) return "ldmatrix.x4";
+  return mma_k == 8 ? "ld.shared.b32" : "ldmatrix.x4.trans";
+}
+
 /* Appends a shared tile laid out with gpuir_swizzle_width; returns the byte
  * after it. */
 static int add_tile(gpu_kernel *k, const char *name, int offset, int copies, int rows, int row_elems, int elem_bytes) {
@@ -379,11 +390,20 @@ static void loop_body(gpu_kernel *k, arena *A, int S, bool steady) {
            arena_printf(A, "+= %d * (%s)", k->plan.tile[2], o->kstep_str), NULL, 0, NULL, NULL);
   }
   emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, "tA[kt+S-1]", "tB[kt+S-1]");
-  emit(k, A, GS_LDMATRIX, k->A.k_contig ? "ldmatrix.x4" : "ldmatrix.x4.trans",
-       arena_printf(A, "smA[kt%%%d]: A fragments, lane offsets hoisted", S), NULL, 1, "tA[kt]", NULL);
-  emit(k, A, GS_LDMATRIX, k->B.k_contig ? "ldmatrix.x4" : "ldmatrix.x4.trans",
-       arena_printf(A, "smB[kt%%%d]: B fragments, lane offsets hoisted", S), NULL, 1, "tB[kt]", NULL);
-  emit(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16.row.col.f32.%s", dtype_name(k->T)),
+  for (int side = 0; side < 2; side++) {
+    const gpu_operand *o = side ? &k->B : &k->A;
+    emit(k, A, GS_LDMATRIX, gpuir_frag_load(o, k->mma_k),
+         k->mma_k == 8 ? arena_printf(A, "sm%c[kt%%%d]: %c fragments (%s), lane offsets hoisted, then cvt.rna.tf32.f32",
+                                      side ? 'B' : 'A', S, side ? 'B' : 'A',
+                                      o->k_contig ? "8 x 4 fp32 matrices" : side ? "(k t, n g), (k t+4, n g)"
+                                                                               : "(k t, m g), (k t, m g+8), (k t+4, ...)")
+                       : arena_printf(A, "sm%c[kt%%%d]: %c fragments, lane offsets hoisted", side ? 'B' : 'A', S,
+                                      side ? 'B' : 'A'),
+         NULL, 1, side ? "tB[kt]" : "tA[kt]", NULL);
+  }
+  emit(k, A, GS_MMA,
+       k->mma_k == 8 ? "mma.sync.m16n8k8.row.col.f32.tf32.tf32.f32"
+                     : arena_printf(A, "mma.sync.m16n8k16.row.col.f32.%s", dtype_name(k->T)),
        arena_printf(A, "warp tile %dx%d", k->plan.tile[0] / k->plan.warps_m, k->plan.tile[1] / k->plan.warps_n), "tMMA",
        0, NULL, NULL);
 }
@@ -455,12 +475,15 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   operand_walk(A, &k->v, &k->A);
   operand_walk(A, &k->v, &k->B);
   k->T = r->in[k->A.input].dt;
-  if (k->T != r->in[k->B.input].dt || (k->T != DT_FP16 && k->T != DT_BF16)) {
+  if (k->T != r->in[k->B.input].dt || (k->T != DT_FP16 && k->T != DT_BF16 && k->T != DT_FP32)) {
     diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL,
-                "the tensor-core skeleton takes fp16 or bf16 operands of one dtype, not %s x %s",
+                "the tensor-core skeleton takes fp16, bf16 or fp32 operands of one dtype, not %s x %s",
                 dtype_name(r->in[k->A.input].dt), dtype_name(r->in[k->B.input].dt));
     return NULL;
   }
+  /* fp32 operands run on the tensor cores in TF32: m16n8k8, each fragment
+   * rounded to tf32 (cvt.rna) after its shared-memory load */
+  k->mma_k = k->T == DT_FP32 ? 8 : 16;
   /* chunk widths: the plan's width and every narrower one, for operands whose
    * pointers or leading dimensions are less aligned (dispatch picks) */
   vec_variants(k, k->A.vec_max < k->B.vec_max ? k->A.vec_max : k->B.vec_max);
@@ -711,6 +734,14 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   if (k->B.rstep) k->B.rstep_str = sx_str(A, k->B.rstep);
   if (k->V.rstep) k->V.rstep_str = sx_str(A, k->V.rstep);
   k->T = r1->in[k->A.input].dt;
+  if (k->T == DT_FP32) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at,
+                "Compile the attention in fp16 or bf16: list \"fp16\" or \"bf16\" in the op's \"dtypes\" and convert Q, K "
+                "and V before the call (the scores, the softmax and the PV sums stay fp32 in the kernel). fp32 "
+                "operands compile for GEMM and convolution, on the tensor cores in TF32.",
+                "the streaming skeleton has no fp32 (TF32) path: Q, K and V are fp32");
+    return NULL;
+  }
   if (!k->A.k_contig || !k->B.k_contig || k->V.k_contig || k->A.contig_axis < 0 || k->B.contig_axis < 0 ||
       k->V.contig_axis < 0 || k->T != r1->in[k->B.input].dt || k->T != r2->in[k->V.input].dt ||
       (k->T != DT_FP16 && k->T != DT_BF16) || (k->sm.pt != k->T && k->sm.pt != DT_FP32)) {
@@ -853,7 +884,7 @@ bool gpuir_verify_smem(const gpu_kernel *k, diag_list *dl) {
     for (int r = 0; r < t->rows && ok; r++) {
       memset(seen, 0, (size_t)nch);
       for (int c = 0; c < nch && ok; c++) {
-        int at = c ^ ((r / sh) % t->swz);
+        int at = c ^ gpuir_swizzle_xor(t, r);
         if (at >= nch) {
           diag_report(dl, D_INTERNAL, "GPU IR", NULL,
                       "shared tile %s: chunk %d of row %d is stored at chunk %d, outside its row of %d chunks "
@@ -1020,6 +1051,7 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
   cJSON *v = cJSON_AddArrayToObject(g, "vec_variants");
   for (int i = 0; i < k->nvec; i++) cJSON_AddItemToArray(v, cJSON_CreateNumber(k->vecs[i]));
   if (!k->attention) {
+    cJSON_AddStringToObject(g, "mma", k->mma_k == 8 ? "m16n8k8.tf32 (cvt.rna.tf32.f32 fragments)" : "m16n8k16");
     cJSON_AddNumberToObject(g, "epilogue_vec", k->epi_vec);
     cJSON *sv = cJSON_AddArrayToObject(g, "steady_vecs");
     for (int i = 0; i < k->nvec; i++)
@@ -1035,7 +1067,7 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
     cJSON_AddStringToObject(oo, "tensor", o->tensor);
     cJSON_AddStringToObject(oo, "contiguous", o->contig_axis >= 0 ? r->it[o->contig_axis].name : "none");
     cJSON_AddBoolToObject(oo, "k_contiguous", o->k_contig);
-    cJSON_AddStringToObject(oo, "ldmatrix", o->k_contig ? "x4" : "x4.trans");
+    cJSON_AddStringToObject(oo, "ldmatrix", o->k_contig ? "x4" : k->mma_k == 8 ? "none (ld.shared.b32)" : "x4.trans");
     if (o->kstep) cJSON_AddStringToObject(oo, "k_step", o->kstep_str);
     else cJSON_AddNullToObject(oo, "k_step");
     cJSON_AddBoolToObject(oo, "k_walk", o->walk);

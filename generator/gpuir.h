@@ -154,7 +154,7 @@ typedef enum { EPI_RD_COL, EPI_RD_VEC, EPI_RD_ROW, EPI_RD_OTHER } epi_read_kind;
 /* A shared tile as the skeleton lays it out: `copies` (ring stages) of `rows`
  * rows of `row_elems` elements, from byte `offset` of the block's dynamic
  * shared memory.  A row is a run of 16-byte chunks; chunk c of row r sits at
- * chunk c ^ ((r / (8 / swz)) % swz) of the same row, so that the 8 rows one
+ * chunk c ^ gpuir_swizzle_xor(t, r) of the same row, so that the 8 rows one
  * ldmatrix reads hit distinct bank groups.  swz (the chunks XORed) is a power
  * of two that divides the row's chunks (gpuir_swizzle_width), else a chunk
  * would leave its row or land on another; gpuir_verify_smem checks it. */
@@ -193,6 +193,8 @@ typedef struct gpu_kernel {
   int vecs[4];           /* instantiated chunk widths, widest first */
   int steady_min_vec;    /* contraction: the chunk widths >= this run the steady loop (both
                             operands advance, at most GPUIR_STREAM_CHUNKS chunks a thread); 0: none */
+  int mma_k;            /* contraction: the MMA's k, 16 (m16n8k16, fp16/bf16 operands) or 8 (tf32
+                            m16n8k8 on fp32 operands, each fragment rounded by cvt.rna.tf32.f32) */
   int epi_vec;           /* contraction: outputs one thread stores with one 16-byte st.global in
                             the full-tile epilogue (tile inside M and N, tensors aligned); 0: the
                             kernel has only the bounds-checked epilogue */
@@ -240,6 +242,12 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl);
  * two, at most 8, that divides its 16-byte chunks (0 when the row is not whole
  * chunks). */
 int gpuir_swizzle_width(int row_bytes);
+/* The chunk XOR of row r of tile t: (r / (8 / swz)) % swz; for a tile of
+ * 4-byte elements 8 chunks wide, the same 8 values in the order
+ * ((r & 3) << 1) | ((r >> 2) & 1), so that the ld.shared.b32 of an
+ * M/N-contiguous tf32 fragment (4 consecutive rows, 2 adjacent chunks) hits
+ * 32 distinct banks.  The skeletons' swz_xor is the same function. */
+int gpuir_swizzle_xor(const gpu_smem_tile *t, int r);
 /* The shared tiles' layouts: every chunk of every row stays in its row, no
  * two chunks of a tile (and no two tiles) share bytes, the tiles fit the
  * kernel's shared memory, the swizzle's phase repeats every 8 rows (the

@@ -129,13 +129,24 @@ static bool shape_ok(const sched_plan *p) {
          p->stages > 0 && p->stages <= 64;
 }
 
+/* fp32 operands (tf32 mma m16n8k8) keep more than the fragments counted
+ * above: the hoisted fragment addresses (8 per M/N-contiguous operand, one
+ * per k8 step for a K-contiguous one) and the values between their
+ * ld.shared and cvt.rna.  Calibrated with nvcc 13.0: the fp32 GEMMs'
+ * 128x128 tiles with 64x64 warp tiles (estimated 216 without it) take
+ * 230-242 registers on sm_80 and spill 4 to 72 bytes at 255 on sm_120
+ * (v1, v2), so they must not pass the register STOP rule; the 32x64 warp
+ * tiles take 142-182 (0 spills). */
+#define TF32_REG_EXTRA 40
+
 static plan_res resources(const sched_plan *p, int elem, const arch_info *ai) {
   plan_res r = {0};
   if (!shape_ok(p)) return r;
   r.smem = smem_bytes(p, elem);
   r.warps = p->warps_m * p->warps_n;
   r.threads = 32 * r.warps;
-  r.regs = regs_estimate(ceil_div(p->tile[0], p->warps_m), ceil_div(p->tile[1], p->warps_n), p->addr_regs);
+  r.regs = regs_estimate(ceil_div(p->tile[0], p->warps_m), ceil_div(p->tile[1], p->warps_n),
+                         p->addr_regs + (elem == 4 ? TF32_REG_EXTRA : 0));
   r.ctas_smem = ai->smem_per_sm / (r.smem + ai->smem_reserved_per_block);
   int warps_by_regs = ai->regs_per_sm / (r.regs * 32);
   r.ctas_regs = r.regs > PLAN_MAX_REGS ? 0 : warps_by_regs / r.warps;
@@ -158,6 +169,14 @@ static double stage_eff(int stages) {
   return stages < 5 ? eff[stages] : 0.95;
 }
 
+/* The tensor rate of an operand type as a share of the fp16 one in the
+ * table: fp32 operands run in TF32, at half the dense fp16 rate on every
+ * listed arch (A100 datasheet: TF32 156 TFLOPS against FP16 312; H100 SXM
+ * datasheet: 494.7 against 989.4, dense; HGX B200: 1.1 PFLOPS against 2.25,
+ * dense; the GeForce RTX 3090, 4090 and 5090 whitepapers: TF32 at half the
+ * FP16-with-FP32-accumulate rate). */
+static double tc_share(int elem) { return elem == 4 ? 0.5 : 1.0; }
+
 /* Fragment loads: per 16-deep k-step a warp reads (WM + WN) x 16 elements with
  * ldmatrix and the CTA writes (BM + BN) x 16 with cp.async; the MMAs of that
  * step take 2 BM BN 16 / tc_flop_per_clk_sm clocks.  Small warp tiles read
@@ -166,7 +185,7 @@ static double stage_eff(int stages) {
 static double kstep_clocks(const sched_plan *p, const arch_info *ai, int elem, double *t_mma) {
   double BM = p->tile[0], BN = p->tile[1];
   double WM = BM / p->warps_m, WN = BN / p->warps_n;
-  double mma = 2.0 * BM * BN * 16 / ai->tc_flop_per_clk_sm;
+  double mma = 2.0 * BM * BN * 16 / (ai->tc_flop_per_clk_sm * tc_share(elem));
   double smem = (p->warps_m * p->warps_n * (WM + WN) + BM + BN) * 16 * elem / ai->smem_bytes_per_clk_sm;
   if (t_mma) *t_mma = mma;
   return mma > smem ? mma : smem;
@@ -281,7 +300,7 @@ static shape_est model(const sched_plan *p, const arch_info *ai, int64_t M, int6
   int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2];
   int64_t T = ceil_div64(M, BM) * ceil_div64(N, BN) * batch;
   int64_t sms = ai->sm_count, slots = sms * r.ctas;
-  double peak = ai->peak_tflops * 1e12, p_sm = peak / (double)sms;
+  double peak = ai->peak_tflops * 1e12 * tc_share(elem), p_sm = peak / (double)sms;
   double tile_flops = 2.0 * BM * BN * (double)(ceil_div64(K, BK) * BK);
   int64_t nfull = T / slots, rem = T % slots;
   /* the share of the DRAM bandwidth an SM with c resident CTAs draws, in

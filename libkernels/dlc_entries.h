@@ -89,6 +89,10 @@ typedef struct dlc__entry_kernel {
    * chain's values in the workspace are always aligned and not listed) */
   int nvec_tensors;
   const char *const *vec_tensors;
+  /* a kernel that multiplies fp32 operands in TF32 (mma m16n8k8, each
+   * fragment rounded by cvt.rna.tf32.f32): its lhs and rhs (a signature
+   * tensor's name, or a chain value's); {NULL, NULL} for the others */
+  const char *tf32[2];
 } dlc__entry_kernel;
 
 typedef struct dlc__entry {

@@ -102,6 +102,34 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4],
   mma16816<T>::run(d, a, b);
 }
 
+// D = A * B + D on the tensor cores in TF32: m16n8k8, row-major A,
+// column-major B, fp32 accumulators.  A and B are fp32 words already rounded
+// to tf32 (to_tf32); the fragments are the PTX ISA's for .tf32: a0..a3 at
+// (row g, col t), (g + 8, t), (g, t + 4), (g + 8, t + 4), b0, b1 at
+// (row t, col g), (t + 4, g), with g = lane / 4 and t = lane % 4.
+__device__ __forceinline__ void mma_1688_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+               "{%8, %9}, {%0, %1, %2, %3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// An fp32 word rounded to tf32 (10 mantissa bits), to the nearest with ties
+// away from zero (cvt.rna.tf32.f32); the low 13 bits of the result are zero.
+__device__ __forceinline__ uint32_t to_tf32(uint32_t x) {
+  uint32_t y;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(y) : "f"(__uint_as_float(x)));
+  return y;
+}
+
+// One 32-bit word of shared memory (fp32 fragments of a tile that is not
+// K-contiguous: ldmatrix.trans moves 16-bit elements only).
+__device__ __forceinline__ uint32_t ld_shared_b32(uint32_t saddr) {
+  uint32_t v;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(saddr));
+  return v;
+}
+
 // One 8-byte shared store of two floats (a single st.shared.v2, so that the
 // staging of accumulators stays conflict-free: see sm80_contraction.cuh).
 __device__ __forceinline__ void st_shared_v2(void *smem, float a, float b) {

@@ -42,16 +42,30 @@
 
 namespace dlc {
 
+// The chunk XOR of row `row` in a tile swizzled W chunks wide, for chunks of
+// CE elements: (row / SH) % W, the phase repeating every SH * W = 8 rows.
+// fp32 tiles 8 chunks wide (CE = 4) take the same values in another order,
+// ((row & 3) << 1) | ((row >> 2) & 1): 4 consecutive k rows read at a pair of
+// chunks (the ld.shared.b32 of an M/N-contiguous tf32 fragment) then land
+// on 8 distinct chunks, while 8 consecutive rows still take 8 distinct
+// values (ldmatrix, cp.async).  gpuir_swizzle_xor is the same function.
+template <int W, int CE>
+__device__ __forceinline__ int swz_xor(int row) {
+  if constexpr (CE == 4 && W == 8) return ((row & 3) << 1) | ((row >> 2) & 1);
+  else return (row / (8 / W)) % W;
+}
+
 // Element offset of (row, col) in a shared tile of `L` elements per row, with
-// 16-byte chunks XOR-swizzled so that the 8 rows an ldmatrix or a cp.async
-// phase touches fall in distinct bank groups.  W, the chunks XORed, is the
-// GPU IR's (gpu_smem_tile.swz): a power of two dividing the row's chunks, so
-// that no chunk leaves its row; the phase repeats every SH * W = 8 rows.
-template <int L, int W>
+// 16-byte chunks (CE elements) XOR-swizzled so that the 8 rows an ldmatrix or
+// a cp.async phase touches fall in distinct bank groups.  W, the chunks
+// XORed, is the GPU IR's (gpu_smem_tile.swz): a power of two dividing the
+// row's chunks, so that no chunk leaves its row; the phase repeats every
+// SH * W = 8 rows.
+template <int L, int W, int CE = 8>
 __device__ __forceinline__ int swz(int row, int col) {
   constexpr int SH = 8 / W;                // rows that share one XOR value
-  static_assert(L % 8 == 0 && (L / 8) % W == 0 && SH * W == 8, "chunks stay in their row");
-  return row * L + (((col >> 3) ^ ((row / SH) % W)) << 3) + (col & 7);
+  static_assert(L % CE == 0 && (L / CE) % W == 0 && SH * W == 8, "chunks stay in their row");
+  return row * L + (((col / CE) ^ swz_xor<W, CE>(row)) * CE) + (col % CE);
 }
 
 // Where column c of the fp32 staging tile lives in its row: 16-byte groups
@@ -82,7 +96,8 @@ __device__ __forceinline__ void load_operand(const typename Op::Params *p, typen
     const int64_t k = KC ? k0 + col : k0 + row;
     const T *src;
     const int valid = IS_A ? Op::template a_chunk<VEC>(p, r, k, b, &src) : Op::template b_chunk<VEC>(p, r, k, b, &src);
-    copy_g2s<VEC * (int)sizeof(T)>(tile + swz<L, IS_A ? Op::SWZ_A : Op::SWZ_B>(row, col), src, valid * (int)sizeof(T));
+    copy_g2s<VEC * (int)sizeof(T)>(tile + swz<L, IS_A ? Op::SWZ_A : Op::SWZ_B, 16 / (int)sizeof(T)>(row, col), src,
+                                   valid * (int)sizeof(T));
   }
 }
 
@@ -94,6 +109,7 @@ struct OperandTile {
   static constexpr int R = IS_A ? Op::BM : Op::BN;
   static constexpr int ROWS = KC ? R : Op::BK, L = KC ? Op::BK : R;
   static constexpr int SWZ = IS_A ? Op::SWZ_A : Op::SWZ_B;
+  static constexpr int CE = 16 / (int)sizeof(typename Op::T);  // elements a 16-byte chunk
   static constexpr int CPR = L / VEC;              // chunks per tile row
   static constexpr int CHUNKS = ROWS * CPR;
   static constexpr int CPT = CHUNKS / NT;          // chunks per thread
@@ -168,7 +184,7 @@ struct OperandStream {
         if constexpr (WHOLE) rel[i] = s0 - src[0];
         else bytes[i] = valid * (int)sizeof(T);
       }
-      if (!G::ONE_PHASE || i == 0) soff[G::ONE_PHASE ? 0 : i] = swz<G::L, G::SWZ>(row, col);
+      if (!G::ONE_PHASE || i == 0) soff[G::ONE_PHASE ? 0 : i] = swz<G::L, G::SWZ, G::CE>(row, col);
     }
   }
   // Copies the next full k-tile into `tile` and steps to the one after.
@@ -217,7 +233,8 @@ struct OperandWalk {
       keep(rest[i]);
 #pragma unroll
       for (int g = 0; g < NG; ++g) keep(gm[i][g]);
-      if (!G::ONE_PHASE || i == 0) soff[G::ONE_PHASE ? 0 : i] = swz<G::L, G::SWZ>(row, ((int)threadIdx.x % G::CPR) * VEC);
+      if (!G::ONE_PHASE || i == 0)
+        soff[G::ONE_PHASE ? 0 : i] = swz<G::L, G::SWZ, G::CE>(row, ((int)threadIdx.x % G::CPR) * VEC);
     }
   }
   // Copies the full k-tile at the counter `w` into `tile`.
@@ -276,6 +293,56 @@ struct FragOffsets {
   }
 };
 
+// The same for fp32 operands and the tf32 m16n8k8 MMA (Op::MMA_K = 8), per
+// k8 step.  A K-contiguous tile still goes through ldmatrix.x4: an 8 x 8 b16
+// matrix is an 8 x 4 fp32 one, of which lane l gets row l / 4, fp32 column
+// l % 4, the tf32 fragment's (g, t) element.  A's matrices are (m 0-7 | 8-15)
+// x (k 0-3 | 4-7) in a0..a3 order, B's (n 0-7, k 0-3), (n 0-7, k 4-7),
+// (n 8-15, k 0-3), (n 8-15, k 4-7): two n8 fragments.  An M/N-contiguous
+// tile (rows k) has no 32-bit transposing ldmatrix: each fragment element is
+// one ld.shared.b32 at k row t (+4: q), column g (+8: h) of a 16-column
+// group f.  Its chunk is 4 (w0 / 16 + f) + 2 h + g / 4, and the XOR (< 8)
+// flips at most bit 0 of w0 / 16 + f: one address per (q, h, parity of f)
+// serves every group, (f / 2) * 32 elements on, and every k8 step, 8 rows on.
+template <class Op, bool IS_A>
+struct FragOffsets32 {
+  static constexpr bool KC = IS_A ? Op::A_K_CONTIG : Op::B_K_CONTIG;
+  static constexpr int R = IS_A ? Op::BM : Op::BN;
+  static constexpr int SWZ = IS_A ? Op::SWZ_A : Op::SWZ_B;
+  static constexpr int KS = Op::BK / 8;
+  static_assert(sizeof(typename Op::T) == 4 && Op::MMA_K == 8, "fp32 operands, tf32 m16n8k8");
+  uint32_t off[KC ? KS : 8];  // shared-space byte addresses in stage 0
+
+  __device__ __forceinline__ void init(const void *ring, int w0, int lane) {
+    const uint32_t base = smem_addr(ring);
+    if constexpr (KC) {
+      const int mat = lane / 8, r8 = lane % 8;
+      const int dr = IS_A ? (mat & 1) * 8 : (mat >> 1) * 8, dk = IS_A ? (mat >> 1) * 4 : (mat & 1) * 4;
+#pragma unroll
+      for (int s = 0; s < KS; ++s) off[s] = base + 4 * swz<Op::BK, SWZ, 4>(w0 + dr + r8, s * 8 + dk);
+    } else {
+      const int g = lane / 4, t = lane % 4;
+#pragma unroll
+      for (int q = 0; q < 2; ++q)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int f = 0; f < 2; ++f)
+            off[(q * 2 + h) * 2 + f] = base + 4 * swz<R, SWZ, 4>(t + 4 * q, w0 + f * 16 + 8 * h + g);
+    }
+#pragma unroll
+    for (int i = 0; i < (KC ? KS : 8); ++i) keep(off[i]);
+  }
+  // KC: the ldmatrix address of 16-row fragment f of k8 step s.
+  __device__ __forceinline__ uint32_t at(uint32_t stage, int s, int f) const {
+    return off[s] + stage + 4 * f * 16 * Op::BK;
+  }
+  // Not KC: the word at k row 4 q + t of step s, column 16 f + 8 h + g.
+  __device__ __forceinline__ uint32_t at(uint32_t stage, int s, int f, int h, int q) const {
+    return off[(q * 2 + h) * 2 + (f & 1)] + stage + 4 * ((f >> 1) * 32 + s * 8 * R);
+  }
+};
+
 // The (M tile, N tile) of block t: groups of G M tiles, M fastest within a
 // group, so that the CTAs resident at once share B's column panels and read
 // few of A's row panels (L2 reuse).  The last group holds the M tiles left.
@@ -306,6 +373,9 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   using GA = OperandTile<Op, VEC, true>;
   using GB = OperandTile<Op, VEC, false>;
   static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % 16 == 0, "mma tiling");
+  // The GPU IR's MMA: m16n8k16 for 16-bit operands, tf32 m16n8k8 for fp32.
+  constexpr bool TF32 = sizeof(T) == 4;
+  static_assert(Op::MMA_K == (TF32 ? 8 : 16), "the MMA the GPU IR chose for the operand type");
   static_assert(STAGES >= 2, "a ring needs two stages");
 
   extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -347,8 +417,8 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   static_assert(!(GA::WALK && GB::WALK) || GA::CPR == GB::CPR, "both walks keep one K column");
   typename Op::KWalk kw;
   if constexpr (WALKS) Op::k_start(p, (threadIdx.x % (GA::WALK ? GA::CPR : GB::CPR)) * VEC, kw);
-  FragOffsets<Op, true> fa;
-  FragOffsets<Op, false> fb;
+  std::conditional_t<TF32, FragOffsets32<Op, true>, FragOffsets<Op, true>> fa;
+  std::conditional_t<TF32, FragOffsets32<Op, false>, FragOffsets<Op, false>> fb;
   fa.init(smA, wm * WM, lane);
   fb.init(smB, wn * WN, lane);
 
@@ -366,21 +436,56 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   // The MMAs of one k-tile held in stage s.
   auto compute = [&](int s) {
     const uint32_t ua = (uint32_t)s * (BM * BK * (int)sizeof(T)), ub = (uint32_t)s * (BN * BK * (int)sizeof(T));
+    if constexpr (TF32) {
 #pragma unroll
-    for (int ks = 0; ks < BK / 16; ++ks) {
-      uint32_t af[MT][4], bfr[NTL][2];
+      for (int ks = 0; ks < BK / 8; ++ks) {
+        uint32_t af[MT][4], bfr[NTL][2];
 #pragma unroll
-      for (int i = 0; i < MT; ++i) ldmatrix_x4<!AKC>(af[i], fa.at(ua, ks, i));
+        for (int i = 0; i < MT; ++i) {
+          if constexpr (AKC) {
+            ldmatrix_x4<false>(af[i], fa.at(ua, ks, i));
+          } else {
 #pragma unroll
-      for (int j = 0; j < NTL; j += 2) {
-        uint32_t t[4];
-        ldmatrix_x4<!BKC>(t, fb.at(ub, ks, j / 2));
-        bfr[j][0] = t[0], bfr[j][1] = t[1], bfr[j + 1][0] = t[2], bfr[j + 1][1] = t[3];
+            for (int e = 0; e < 4; ++e) af[i][e] = ld_shared_b32(fa.at(ua, ks, i, e & 1, e >> 1));
+          }
+#pragma unroll
+          for (int e = 0; e < 4; ++e) af[i][e] = to_tf32(af[i][e]);
+        }
+#pragma unroll
+        for (int j = 0; j < NTL; j += 2) {
+          if constexpr (BKC) {
+            uint32_t t[4];
+            ldmatrix_x4<false>(t, fb.at(ub, ks, j / 2));
+            bfr[j][0] = t[0], bfr[j][1] = t[1], bfr[j + 1][0] = t[2], bfr[j + 1][1] = t[3];
+          } else {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) bfr[j + (e & 1)][e >> 1] = ld_shared_b32(fb.at(ub, ks, j / 2, e & 1, e >> 1));
+          }
+#pragma unroll
+          for (int e = 0; e < 4; ++e) bfr[j + (e >> 1)][e & 1] = to_tf32(bfr[j + (e >> 1)][e & 1]);
+        }
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+          for (int j = 0; j < NTL; ++j) mma_1688_tf32(acc[i][j], af[i], bfr[j]);  // TokCompute
       }
+    } else {
 #pragma unroll
-      for (int i = 0; i < MT; ++i)
+      for (int ks = 0; ks < BK / 16; ++ks) {
+        uint32_t af[MT][4], bfr[NTL][2];
 #pragma unroll
-        for (int j = 0; j < NTL; ++j) mma_16816<T>(acc[i][j], af[i], bfr[j]);  // TokCompute
+        for (int i = 0; i < MT; ++i) ldmatrix_x4<!AKC>(af[i], fa.at(ua, ks, i));
+#pragma unroll
+        for (int j = 0; j < NTL; j += 2) {
+          uint32_t t[4];
+          ldmatrix_x4<!BKC>(t, fb.at(ub, ks, j / 2));
+          bfr[j][0] = t[0], bfr[j][1] = t[1], bfr[j + 1][0] = t[2], bfr[j + 1][1] = t[3];
+        }
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+          for (int j = 0; j < NTL; ++j) mma_16816<T>(acc[i][j], af[i], bfr[j]);  // TokCompute
+      }
     }
   };
 

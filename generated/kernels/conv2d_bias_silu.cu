@@ -18,6 +18,7 @@ struct Op_stride1x1_pad1x1 {
   static constexpr int BM = 64, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
   static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
   static constexpr int SWZ_A = 4, SWZ_B = 4;  // 16-byte chunks XORed in a shared row (GPU IR)
+  static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
   // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
   // M: (n, h, w), extent H*N*W
@@ -251,6 +252,7 @@ struct Op_stride2x2_pad1x1 {
   static constexpr int BM = 64, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
   static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
   static constexpr int SWZ_A = 4, SWZ_B = 4;  // 16-byte chunks XORed in a shared row (GPU IR)
+  static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
   // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
   // M: (n, h, w), extent N*floor((H+1)/2)*floor((W+1)/2)

@@ -18,6 +18,7 @@ struct Op_b0 {
   static constexpr int BM = 16, BN = 16, BK = 64, STAGES = 4, WARPS_M = 1, WARPS_N = 1;
   static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
   static constexpr int SWZ_A = 8, SWZ_B = 8;  // 16-byte chunks XORed in a shared row (GPU IR)
+  static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
   // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
   // M: (m), extent M
@@ -157,6 +158,7 @@ struct Op_b1 {
   static constexpr int BM = 64, BN = 64, BK = 64, STAGES = 3, WARPS_M = 2, WARPS_N = 2;
   static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
   static constexpr int SWZ_A = 8, SWZ_B = 8;  // 16-byte chunks XORed in a shared row (GPU IR)
+  static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
   // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
   // M: (m), extent M
@@ -296,6 +298,7 @@ struct Op {
   static constexpr int BM = 128, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
   static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
   static constexpr int SWZ_A = 4, SWZ_B = 4;  // 16-byte chunks XORed in a shared row (GPU IR)
+  static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
   // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
   // M: (m), extent M

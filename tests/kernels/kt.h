@@ -89,6 +89,22 @@ static inline double kt_round(dlc_dtype t, double v) {
   return t == DLC_F32 ? (double)(float)v : kt_to_f32(t, kt_from_f32(t, (float)v));
 }
 
+/* v (an fp32 value) rounded to tf32 as cvt.rna.tf32.f32 rounds it: to the
+ * nearest value with 10 mantissa bits, ties away from zero (add half of the
+ * dropped 13 bits' weight to the magnitude, then clear them); NaN and
+ * infinity pass unchanged.  A kernel that multiplies fp32 operands on the
+ * tensor cores in TF32 computes exact products of such values, summed in
+ * fp32: the FP64 reference rounds its inputs the same way, so that the
+ * tolerance above stays the fp32 output's. */
+static inline double kt_tf32(double v) {
+  float f = (float)v;
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if ((x & 0x7F800000u) != 0x7F800000u) x = (x + 0x1000u) & 0xFFFFE000u;
+  memcpy(&f, &x, 4);
+  return f;
+}
+
 /* The spacing of T at |v| (its unit in the last place). */
 static inline double kt_ulp(dlc_dtype t, double v) {
   int mant = t == DLC_F16 ? 10 : t == DLC_BF16 ? 7 : 23, emin = t == DLC_F16 ? -14 : -126;

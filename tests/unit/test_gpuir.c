@@ -2,7 +2,8 @@
  * of a swizzled shared row stay in their row and never share a place, the
  * tiles stay apart and inside the block's shared memory, and
  * gpuir_swizzle_width picks a width that passes for every row length a
- * plan can ask for. */
+ * plan can ask for; gpuir_swizzle_xor spreads the accesses of the tf32
+ * fragment loads over the 32 banks. */
 #include <stdlib.h>
 
 #include "check.h"
@@ -69,5 +70,45 @@ int main(void) {
   CHECK(verifies(&k, NULL));
   k.smem -= 16;
   CHECK(!verifies(&k, "outside the block"));
+
+  /* fp32 tiles (tf32 mma): a tile of 4-byte elements 8 chunks wide or more
+   * (xor 8) verifies for every row length a plan can ask for; on it, the
+   * 32 words an M/N-contiguous fragment load reads (k rows 4j..4j+3, the
+   * 8 columns 8c..8c+7) fall in 32 distinct banks, and the 8 rows an
+   * ldmatrix or a cp.async phase reads at one chunk in 8 distinct bank
+   * quads.  The 16-bit XOR (row % 8) gives the fragment load 2-way
+   * conflicts: rows 0 and 1 share chunks 0 and 1. */
+  for (int l = 4; l <= 2048; l += 4) {
+    k = one_tile(16, l, gpuir_swizzle_width(l * 4));
+    k.tiles[0].elem_bytes = 4, k.vecs[0] = 4;
+    k.smem = 2 * 16 * l * 4;
+    CHECK(verifies(&k, NULL));
+  }
+  for (int l = 32; l <= 256; l += 32) {
+    gpu_smem_tile t = {"smB", 0, 1, 32, l, 4, gpuir_swizzle_width(l * 4)};
+    CHECK(t.swz == 8);
+    for (int j = 0; j < 8; j++)
+      for (int c = 0; c < l / 8; c++) {
+        unsigned banks = 0;
+        for (int r = 4 * j; r < 4 * j + 4; r++)
+          for (int col = 8 * c; col < 8 * c + 8; col++) {
+            int word = r * l + ((col / 4) ^ gpuir_swizzle_xor(&t, r)) * 4 + col % 4;
+            banks |= 1u << (word % 32);
+          }
+        CHECK(banks == 0xFFFFFFFFu);
+      }
+    for (int r0 = 0; r0 < 32; r0 += 8)
+      for (int ch = 0; ch < l / 4; ch++) {
+        unsigned quads = 0;
+        for (int r = r0; r < r0 + 8; r++) quads |= 1u << (((r * l) / 4 + (ch ^ gpuir_swizzle_xor(&t, r))) % 8);
+        CHECK(quads == 0xFFu);
+      }
+    gpu_smem_tile h = t;
+    h.elem_bytes = 2;  /* the 16-bit order on the same bytes */
+    unsigned banks = 0;
+    for (int r = 0; r < 4; r++)
+      for (int col = 0; col < 8; col++) banks |= 1u << ((r * l + ((col / 4) ^ gpuir_swizzle_xor(&h, r)) * 4 + col % 4) % 32);
+    CHECK(banks != 0xFFFFFFFFu);
+  }
   return check_status("test_gpuir");
 }
