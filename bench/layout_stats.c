@@ -1,8 +1,11 @@
 #define _POSIX_C_SOURCE 200809L
 /* layout_stats: what the layout pass's conversion buys, in the emulator.
  * Runs, at one shape (default N=2, 56x56, C=K=64, 3x3, stride 1, pad 1,
- * fp16), the two convolutions of tests/kernels/extra:
- *   conv_nchw  NCHW activations, KCRS filters.  The layout pass converts X
+ * fp16), the three convolutions of tests/kernels/extra:
+ *   conv_nchw_pinned  the NCHW/KCRS conv with its stored layouts pinned
+ *              (layout_perm given): one kernel, X loaded one element per
+ *              copy (W2104), what the pass replaces;
+ *   conv_nchw  the same graph with nothing pinned.  The layout pass converts X
  *              to NHWC and Wt to KRSC, so dlc_conv_nchw_ws runs a chain:
  *              two row-skeleton conversion kernels writing the workspace,
  *              then the conv reading it in 16-byte chunks;
@@ -10,9 +13,8 @@
  *              chain's last kernel, alone.
  * It prints each launch's counts (instructions, cp.async, shared stores,
  * global load and store requests, bytes and sectors) and the chain's
- * total.  docs/layout.md records the figures, next to the conv the pass
- * replaced (the NCHW conv compiled with the pass off).  A benchmark that
- * prints figures; ctest does not run it.
+ * total.  docs/layout.md records the figures.  A benchmark that prints
+ * figures; ctest does not run it.
  *
  *   layout_stats [N H W C K] */
 #include <stdint.h>
@@ -118,6 +120,7 @@ int main(int argc, char **argv) {
   printf("fp16 N=%lld C=%lld H=%lld W=%lld K=%lld, 3x3, stride 1, pad 1; conv_nchw's workspace %zu bytes\n",
          (long long)n, (long long)c, (long long)h, (long long)w, (long long)k, wsb);
   dlc__emu_launch_hook = hook;
+  report("conv_nchw_pinned (X NCHW, Wt KCRS: as given)", dlc_conv_nchw_pinned(DLC_F16, n, h, w, c, k, x, wt, y, NULL));
   report("conv_nchw (X NCHW, Wt KCRS: converted)", dlc_conv_nchw_ws(DLC_F16, n, h, w, c, k, x, wt, y, ws, wsb, NULL));
   /* the same buffers: only the layout the kernel assumes differs */
   report("conv_nhwc (X NHWC, Wt KRSC)", dlc_conv_nhwc(DLC_F16, n, h, w, c, k, x, wt, y, NULL));
