@@ -9,7 +9,9 @@
  * copy runs.  An axis's weight to the lane says how much a consumer gains
  * from having it innermost: a contraction (K) axis most, an M, N or
  * elementwise axis a little, a compound window index (Conv2D's h+r, w+s)
- * nothing, since it cannot be copied in chunks (W2104).  Axes that one loop
+ * or an outer K index (a conv filter's axis whose activation counterpart is
+ * not the activation's innermost) nothing, since it cannot be copied in
+ * chunks (W2104).  Axes that one loop
  * role iterates together (the M axes, the K axes) co-access each other, and
  * a Reshape reads its input row-major, so its consecutive axes co-access
  * strongly.  The stored order adds a weak prior on its neighbours. */
@@ -277,21 +279,29 @@ int lay_refine(const double *W, int n, int lane, const int *ref, int steps, doub
 /* ---- A1: the co-access graph ------------------------------------------------------- */
 
 /* How a consumer iterates an operand's axis. */
-enum { RL_M = 1, RL_N = 2, RL_K = 4, RL_B = 8, RL_E = 16, RL_WIN = 32, RL_ROWMAJOR = 64 };
+/* RL_KOUT: a K index that is not the contraction's innermost (a conv
+ * filter's axis whose activation counterpart is not the activation's
+ * innermost): loaded with it innermost, the operand is copied element by
+ * element, like a window axis. */
+enum { RL_M = 1, RL_N = 2, RL_K = 4, RL_B = 8, RL_E = 16, RL_WIN = 32, RL_ROWMAJOR = 64, RL_KOUT = 128 };
+#define RL_SCALAR (RL_WIN | RL_KOUT) /* innermost, no chunked copies */
 
 /* Weights of the co-access model (docs/layout.md). */
 static const double W_SAME_ROLE = 1.0;   /* per role two axes share */
 static const double W_ROWMAJOR = 4.0;    /* consecutive axes a Reshape reads */
 static const double W_PRIOR = 0.25;      /* neighbours in the stored order */
 static double lane_weight(unsigned roles) {
-  if (roles & RL_WIN) return 0;          /* compound index: scalar copies */
+  if (roles & RL_SCALAR) return 0;       /* compound or outer K index: scalar copies */
   if (roles & RL_K) return 4;            /* the streamed contraction axis */
   if (roles & (RL_M | RL_N | RL_E)) return 1;
   return 0;
 }
 
-/* Roles of the inputs of one node, by input and axis (right-aligned). */
-static void node_roles(const fe_graph *g, const fe_node *nd, unsigned roles[3][FE_MAX_RANK]) {
+/* Roles of the inputs of one node, by input and axis (right-aligned).
+ * order[t] is tensor t's axis order, outermost first: a Conv2D's K loop
+ * runs in its activation's order of (c, h, w), and the filter's (c, r, s)
+ * must follow it. */
+static void node_roles(const fe_graph *g, const fe_node *nd, int *const *order, unsigned roles[3][FE_MAX_RANK]) {
   memset(roles, 0, sizeof(unsigned) * 3 * FE_MAX_RANK);
   int rk[3] = {0};
   for (int i = 0; i < nd->nin && i < 3; i++) {
@@ -310,10 +320,20 @@ static void node_roles(const fe_graph *g, const fe_node *nd, unsigned roles[3][F
     /* X: n, then c and the two window axes (h + r, w + s) in its layout's
      * order; Wt: k, then c, r, s in any order, all K */
     bool nchw = g->tensors[nd->in[0]].layout && strcmp(g->tensors[nd->in[0]].layout, "NCHW") == 0;
+    bool kcrs = g->tensors[nd->in[1]].layout && strcmp(g->tensors[nd->in[1]].layout, "KCRS") == 0;
     unsigned win = RL_M | RL_K | RL_WIN;
     unsigned x[4] = {RL_M, nchw ? RL_K : win, win, nchw ? win : RL_K};
-    unsigned w[4] = {RL_N, RL_K, RL_K, RL_K};
-    for (int a = 0; a < 4 && rk[0] == 4 && rk[1] == 4; a++) roles[0][a] = x[a], roles[1][a] = w[a];
+    if (rk[0] != 4 || rk[1] != 4) break;
+    /* (c, h, w) of X and (c, r, s) of Wt, as axes; X's innermost of them
+     * is the K loop's innermost, and so Wt's counterpart is */
+    int xa[3] = {nchw ? 1 : 3, nchw ? 2 : 1, nchw ? 3 : 2}, wa[3] = {kcrs ? 1 : 3, kcrs ? 2 : 1, kcrs ? 3 : 2};
+    int pos[FE_MAX_RANK], inner = 0;
+    positions(4, order[nd->in[0]], pos);
+    for (int j = 1; j < 3; j++)
+      if (pos[xa[j]] > pos[xa[inner]]) inner = j;
+    for (int a = 0; a < 4; a++) roles[0][a] = x[a];
+    roles[1][0] = RL_N;
+    for (int j = 0; j < 3; j++) roles[1][wa[j]] = j == inner ? RL_K : RL_K | RL_KOUT;
     break;
   }
   case FE_ATTENTION:
@@ -357,7 +377,7 @@ static int source_axis(const fe_graph *g, const fe_node *nd, int k, int out_axis
 
 /* A1: the roles of every axis of every tensor, from its consumers, carried
  * back through views (reverse topological order). */
-static unsigned **axis_roles(arena *A, const fe_graph *g) {
+static unsigned **axis_roles(arena *A, const fe_graph *g, int *const *order) {
   unsigned **ro = ARENA_ARRAY(A, unsigned *, g->ntensors + 1);
   for (int t = 0; t < g->ntensors; t++) ro[t] = ARENA_ARRAY(A, unsigned, FE_MAX_RANK);
   /* the store of a signature output iterates each of its axes */
@@ -366,7 +386,7 @@ static unsigned **axis_roles(arena *A, const fe_graph *g) {
   for (int i = g->nnodes - 1; i >= 0; i--) {
     const fe_node *nd = &g->nodes[i];
     unsigned r[3][FE_MAX_RANK];
-    node_roles(g, nd, r);
+    node_roles(g, nd, order, r);
     /* views and elementwise ops are fused into their consumer's loop nest:
      * their inputs are read the way their result is */
     bool through = nd->op == FE_TRANSPOSE || nd->op == FE_CAST || nd->op == FE_PAD || nd->op == FE_SLICE ||
@@ -457,11 +477,13 @@ typedef struct lay_ctx {
   layout_result *r;
   diag_list *dl;
   double t0;
+  const char *round;      /* prefixes the events' reasons, or NULL */
 } lay_ctx;
 
 static void event(lay_ctx *c, const char *stage, bool improved, const char *reason) {
   layout_result *r = c->r;
   double t = now_s();
+  if (c->round) reason = arena_printf(c->A, "%s: %s", c->round, reason);
   if (r->nev < LAY_MAX_EVENTS) r->ev[r->nev++] = (lay_event){stage, (t - c->t0) * 1e3, improved, reason};
   c->t0 = t;
 }
@@ -529,9 +551,8 @@ static void attach(lay_ctx *c) {
 }
 
 /* A1, A2: W and the stored order's cost for each signature input of rank >= 2. */
-static bool coaccess(lay_ctx *c) {
+static bool coaccess(lay_ctx *c, unsigned **ro) {
   const fe_graph *g = c->g;
-  unsigned **ro = axis_roles(c->A, g);
   int nfallback = 0, ndecided = 0;
   for (int k = 0; k < g->nin; k++) {
     int i = g->inputs[k];
@@ -560,6 +581,29 @@ static bool coaccess(lay_ctx *c) {
                      ndecided == 1 ? "" : "s", nfallback));
   event(c, "A2", false, "cost C(pi) and modularity Q of the stored orders");
   return true;
+}
+
+/* Each tensor's axis order as stored (attached), outermost first. */
+static int *const *stored_orders(lay_ctx *c) {
+  int **o = ARENA_ARRAY(c->A, int *, c->g->ntensors + 1);
+  for (int i = 0; i < c->g->ntensors; i++) o[i] = c->r->t[i].given ? iota(c->A, c->r->t[i].rank) : c->r->t[i].perm;
+  return o;
+}
+
+/* The same after T3: a decided input in its final order. */
+static int *const *final_orders(lay_ctx *c) {
+  int **o = (int **)stored_orders(c);
+  for (int i = 0; i < c->g->ntensors; i++)
+    if (c->r->t[i].decided && c->r->t[i].final) o[i] = c->r->t[i].final;
+  return o;
+}
+
+/* Whether a decided input's roles differ between two role tables. */
+static bool roles_differ(lay_ctx *c, unsigned **a, unsigned **b) {
+  for (int i = 0; i < c->g->ntensors; i++)
+    for (int x = 0; c->r->t[i].decided && x < c->r->t[i].rank; x++)
+      if (a[i][x] != b[i][x]) return true;
+  return false;
 }
 
 /* T1 on one W: Fiedler, then refinement.  Returns the moves evaluated. */
@@ -677,7 +721,7 @@ static const char *permuted_layout(arena *A, const char *lay, const int *order, 
  * the tensor once in chunks (2/v).  The operand is read at least once. */
 static void conversion_model(lay_ctx *c, int i, lay_tensor *t, unsigned roles_inner) {
   int v = 16 / dtype_bytes(c->g->tensors[i].dt);
-  t->slow_stored = (roles_inner & RL_WIN) != 0;
+  t->slow_stored = (roles_inner & RL_SCALAR) != 0;
   t->load_slow = t->slow_stored ? 1.0 : 1.0 / v;
   t->load_fast = 1.0 / v;
   t->convert_cost = 2.0 / v;
@@ -829,10 +873,9 @@ static bool drop_identity(cJSON *rw) {
   return false;
 }
 
-static void legalize(lay_ctx *c, const cJSON *graph) {
+static void legalize(lay_ctx *c, const cJSON *graph, unsigned **ro) {
   cJSON *rw = cJSON_Duplicate(graph, true);
   if (!rw) dlc_die_oom();
-  unsigned **ro = axis_roles(c->A, c->g);
   for (int i = 0; i < c->g->ntensors; i++) {
     lay_tensor *t = &c->r->t[i];
     if (!t->decided) continue;
@@ -843,7 +886,7 @@ static void legalize(lay_ctx *c, const cJSON *graph) {
       continue;
     }
     unsigned new_inner = ro[i][t->pi1[t->rank - 1]];
-    double gain = t->load_slow - ((new_inner & RL_WIN) ? 1.0 : t->load_fast);
+    double gain = t->load_slow - ((new_inner & RL_SCALAR) ? 1.0 : t->load_fast);
     if (gain <= t->convert_cost) {
       t->reason = arena_printf(c->A,
                                "kept the stored order: converting costs %.3g copies per element and saves %.3g on the "
@@ -981,17 +1024,50 @@ layout_result *layout_run(arena *A, const fe_graph *g, const cJSON *graph, const
   r->g = g;
   r->opt = *o;
   r->t = ARENA_ARRAY(A, lay_tensor, g->ntensors + 1);
-  lay_ctx c = {A, g, &r->opt, r, dl, now_s()};
+  lay_ctx c = {A, g, &r->opt, r, dl, now_s(), NULL};
   attach(&c);
   if (!o->enabled) {
     snprintf(r->pi_hash, sizeof r->pi_hash, "%016llx", 0ull);
     event(&c, "A1", false, "the layout pass is off");
     return r;
   }
-  if (!coaccess(&c)) return NULL;
-  decide(&c);
-  redecide(&c);
-  legalize(&c, graph);
+  /* round 1: the roles follow the stored orders */
+  int **kept = ARENA_ARRAY(A, int *, g->ntensors + 1);
+  for (int i = 0; i < g->ntensors; i++) kept[i] = dup_order(A, r->t[i].perm, r->t[i].rank);
+  unsigned **ro = axis_roles(A, g, stored_orders(&c));
+  diag_list dl1;
+  diag_init(&dl1);
+  c.dl = &dl1;
+  bool ok = coaccess(&c, ro);
+  if (ok) decide(&c), redecide(&c), legalize(&c, graph, ro);
+  c.dl = dl;
+  unsigned **ro2 = ok ? axis_roles(A, g, final_orders(&c)) : NULL;
+  if (!ok || !roles_differ(&c, ro, ro2)) {
+    diag_append(dl, &dl1);
+    if (!ok) return NULL;
+  } else {
+    /* round 2: a decided layout changed a role another input's W was built
+     * on (a conv's K order follows its activation's converted layout): the
+     * decision runs again on the roles the decided layouts give */
+    diag_free(&dl1);
+    cJSON_Delete(r->rewrite);
+    r->rewrite = NULL;
+    r->nconvert = r->ncollapsed = 0;
+    for (int i = 0; i < g->ntensors; i++) {
+      lay_tensor *t = &r->t[i];
+      lay_tensor keep;
+      memset(&keep, 0, sizeof keep);
+      keep.rank = t->rank, keep.perm = t->perm, keep.tag = t->tag, keep.block = t->block, keep.given = t->given;
+      memcpy(keep.perm, kept[i], sizeof(int) * (size_t)t->rank);
+      *t = keep;
+    }
+    c.round = "round 2 (roles from round 1's layouts)";
+    if (!coaccess(&c, ro2)) return NULL;
+    decide(&c);
+    redecide(&c);
+    legalize(&c, graph, ro2);
+    c.round = NULL;
+  }
   if (!verify_annotate(&c, graph, inst)) {
     layout_result_free(r);
     return NULL;

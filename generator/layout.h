@@ -29,6 +29,13 @@
  *                 unchanged (the rewritten graph is read back), alignment
  *                 holds; metrics {Q0, Q1, C0, C1, pi_hash} and an event log
  *
+ * A1..T3 run on roles that follow the stored orders; when the decided
+ * layouts change a decided input's roles (a conv filter's streamed K index
+ * follows its activation's innermost axis), they run a second time on the
+ * roles of the first round's layouts, and that round's decisions count.
+ * The pipeline compiles the rewrite: each conversion is a kernel of the
+ * op's chain, writing the converted operand into the caller's workspace.
+ *
  * Results are deterministic: the same graph, options and seed give the same
  * decisions and pi_hash (see docs/layout.md). */
 #ifndef DLC_LAYOUT_H

@@ -81,7 +81,8 @@ typedef struct bucket {
 /* The results of one instance, stage by stage. */
 typedef struct run {
   arena A;
-  fe_graph *fe;
+  fe_graph *fe;          /* the graph the later stages compile */
+  fe_graph *fe_given;    /* the graph as given, when fe is a layout rewrite with conversions */
   layout_result *lay;
   tiny_dag *tiny;
   indexbook *ib;
@@ -173,32 +174,19 @@ typedef struct pass {
 static bool run_frontend(run *r, const run_in *in, diag_list *dl) {
   return (r->fe = fe_read_json(&r->A, in->graph, in->where, in->inst, dl)) != NULL;
 }
-/* The layout pass.  A rewrite that only collapses view chains is what the
- * later stages compile; one with a layout conversion needs a kernel for the
- * conversion region, which no skeleton row builds yet, so the later stages
- * compile the graph as given, and W2107 says so. */
+/* The layout pass.  The later stages compile its rewrite: collapsed view
+ * chains, and each layout conversion as a region of its own (a kernel of
+ * the op's chain, writing the converted operand into the workspace).  The
+ * graph as given is kept in fe_given: when the rewrite with a conversion
+ * does not compile, run_stages compiles that instead (W2107). */
 static bool run_layout(run *r, const run_in *in, diag_list *dl) {
   if (!(r->lay = layout_run(&r->A, r->fe, in->graph, in->inst, in->lo, dl))) return false;
   const layout_result *l = r->lay;
   if (!l->rewrite) return true;
-  if (l->nconvert == 0) {
-    fe_graph *g = fe_read_json(&r->A, l->rewrite, in->where, in->inst, dl);
-    if (!g) return false;
-    r->fe = g;
-    return true;
-  }
-  for (int i = 0; i < l->g->ntensors; i++) {
-    const lay_tensor *t = &l->t[i];
-    if (!t->convert) continue;
-    const fe_tensor *ft = &l->g->tensors[i];
-    const char *to = "";
-    for (int a = 0; a < t->rank; a++) to = arena_printf(&r->A, "%s%s%d", to, a ? "," : "", t->final[a]);
-    diag_report(dl, D_LAYOUT_NOT_COMPILED, ft->at, NULL,
-                "the layout pass converts '%s'%s%s to axis order [%s] (%s); the conversion forms a region of its "
-                "own (--dump=layout prints the rewritten graph), but no skeleton compiles such a region yet: the "
-                "kernel is built for the graph as given and loads '%s' in its stored layout",
-                ft->name, ft->layout ? " " : "", ft->layout ? ft->layout : "", to, t->reason, ft->name);
-  }
+  fe_graph *g = fe_read_json(&r->A, l->rewrite, in->where, in->inst, dl);
+  if (!g) return false;
+  if (l->nconvert) r->fe_given = r->fe;
+  r->fe = g;
   return true;
 }
 static bool run_tiny(run *r, const run_in *in, diag_list *dl) { return (r->tiny = tiny_lower(&r->A, r->fe, dl)) != NULL; }
@@ -537,13 +525,13 @@ static bool chain_fits(const run *r) {
   return true;
 }
 
-/* Runs the stages on a parsed graph object.  Returns false with diagnostics. */
-static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_instance *inst,
-                       const layout_opts *lo, unsigned dump, int until, const codegen_opts *cg, diag_list *dl) {
-  run_in in = {graph, where, inst, lo};
-  for (size_t i = 0; i < sizeof FRONT_HALF / sizeof *FRONT_HALF; i++) {
+/* Runs the front-half passes from `first` on, then the back half.  Returns
+ * false with diagnostics. */
+static bool run_from(run *r, const run_in *in, size_t first, unsigned dump, int until, const codegen_opts *cg,
+                     diag_list *dl) {
+  for (size_t i = first; i < sizeof FRONT_HALF / sizeof *FRONT_HALF; i++) {
     const pass *ps = &FRONT_HALF[i];
-    if (!ps->run(r, &in, dl) || !ps->verify(r, dl)) return false;
+    if (!ps->run(r, in, dl) || !ps->verify(r, dl)) return false;
     if (dump & (1u << ps->stage)) r->dumps[ps->stage] = ps->dump(r);
     if (until <= (int)ps->stage) return !diag_has_errors(dl);
   }
@@ -599,6 +587,56 @@ static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_i
   if (!r->kernel || !gpuir_verify(r->kernel, dl)) return false;
   if (dump & (1u << STAGE_GPU)) r->dumps[STAGE_GPU] = gpuir_dump(r->kernel);
   return !diag_has_errors(dl);
+}
+
+/* The run's products after the layout pass, dropped. */
+static void run_reset_after_layout(run *r) {
+  r->tiny = NULL, r->ib = NULL, r->pv = NULL, r->rs = NULL, r->pc = NULL;
+  r->plan = NULL, r->kernel = NULL, r->nbuckets = 0, r->buckets = NULL;
+  for (int s = STAGE_LAYOUT + 1; s < STAGE__COUNT; s++) cJSON_Delete(r->dumps[s]), r->dumps[s] = NULL;
+}
+
+/* Runs the stages on a parsed graph object.  Returns false with diagnostics.
+ * When the layout pass converts an input, the later stages compile its
+ * rewrite; if that fails (a conversion region no skeleton row takes, a
+ * chain of regions the skeletons cannot launch in order), they compile the
+ * graph as given, and W2107 names each conversion and why it was not
+ * compiled (the rewrite's first error). */
+static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_instance *inst,
+                       const layout_opts *lo, unsigned dump, int until, const codegen_opts *cg, diag_list *dl) {
+  run_in in = {graph, where, inst, lo};
+  size_t after = 0;
+  while (after < sizeof FRONT_HALF / sizeof *FRONT_HALF && FRONT_HALF[after].stage <= STAGE_LAYOUT) after++;
+  if (!run_from(r, &in, 0, dump, until < STAGE_LAYOUT ? until : STAGE_LAYOUT, NULL, dl)) return false;
+  if (until <= STAGE_LAYOUT) return !diag_has_errors(dl);
+  if (!r->fe_given) return run_from(r, &in, after, dump, until, cg, dl);
+  diag_list tried;
+  diag_init(&tried);
+  if (run_from(r, &in, after, dump, until, cg, &tried)) {
+    diag_append(dl, &tried);
+    return true;
+  }
+  const char *why = "";
+  for (int i = 0; i < tried.n && !*why; i++)
+    if (diag_sev(tried.items[i].id) == DIAG_ERROR)
+      why = arena_printf(&r->A, "%s %s: %s", diag_code(tried.items[i].id), diag_kind(tried.items[i].id), tried.items[i].why);
+  diag_free(&tried);
+  run_reset_after_layout(r);
+  r->fe = r->fe_given;
+  r->fe_given = NULL;
+  const layout_result *l = r->lay;
+  for (int i = 0; i < l->g->ntensors; i++) {
+    const lay_tensor *t = &l->t[i];
+    if (!t->convert) continue;
+    const fe_tensor *ft = &l->g->tensors[i];
+    const char *to = "";
+    for (int a = 0; a < t->rank; a++) to = arena_printf(&r->A, "%s%s%d", to, a ? "," : "", t->final[a]);
+    diag_report(dl, D_LAYOUT_NOT_COMPILED, ft->at, NULL,
+                "the layout pass converts '%s'%s%s to axis order [%s] (%s), but the rewritten graph does not "
+                "compile (%s): the kernel is built for the graph as given and loads '%s' in its stored layout",
+                ft->name, ft->layout ? " " : "", ft->layout ? ft->layout : "", to, t->reason, *why ? why : "no error recorded", ft->name);
+  }
+  return run_from(r, &in, after, dump, until, cg, dl);
 }
 
 static void print_diags(const pipeline_opts *o, diag_list *dl) {

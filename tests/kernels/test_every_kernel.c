@@ -523,10 +523,14 @@ static bool dry_selects(const dlc__entry *e, int ii, const inst_ctx *c, const co
 
 /* Sizes at which the dispatcher selects `row` (one the calls on the test
  * sizes did not reach: a shape bucket, say), searched with dry runs from
- * `base`: each free dim over a ladder of sizes, then each pair of them. */
+ * `base`: each free dim over a ladder of sizes, then each pair of them.
+ * The ladder holds a size of each power-of-two residue up to 8 (2: 2 mod 4,
+ * 4: 4 mod 8), for a chain kernel whose width only a dim's divisibility
+ * selects (its operands live in the workspace, always aligned: the conv
+ * after a layout conversion). */
 static bool search_row(const dlc__entry *e, int ii, const inst_ctx *c, const config *cf, const int64_t *base, int row,
                        int64_t *out) {
-  static const int64_t ladder[] = {1, 3, 8, 17, 40, 136, 520, 2056, 4104};
+  static const int64_t ladder[] = {1, 2, 3, 4, 8, 17, 40, 136, 520, 2056, 4104};
   enum { NL = sizeof ladder / sizeof *ladder };
   int fr[64], nf = 0;
   for (int a = 0; a < e->nargs; a++) {

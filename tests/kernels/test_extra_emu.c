@@ -3,7 +3,9 @@
  * emulator against an FP64 reference (tolerance: kt.h):
  *   gemm_gelu_residual  Y = sigmoid(gelu_tanh(A B + bias) / 2 + R) - R
  *   gemm_at_silu        Y = silu(At^T B), the lhs stored transposed [K,M]
- *   conv_nchw           Y = conv3x3(X, Wt), NCHW / KCRS (element-wise loads)
+ *   conv_nchw           Y = conv3x3(X, Wt), NCHW / KCRS: the layout pass converts X
+ *                       to NHWC and Wt to KRSC in the caller's workspace
+ *                       (dlc_conv_nchw_ws), then the conv loads 16-byte chunks
  *   gemm_ewise_fns      the elementwise functions of issue 11 on C = A B + bias
  * with tails in every dimension and padded leading dimensions. */
 #include "kt.h"
@@ -99,8 +101,22 @@ static int conv_nchw(int64_t N, int64_t H, int64_t W, int64_t C, int64_t K, uint
   for (size_t i = 0; i < X.n; i++) X.host[i] = kt_from_f32(dt, (float)kt_uniform(&s));
   for (size_t i = 0; i < Wt.n; i++) Wt.host[i] = kt_from_f32(dt, (float)kt_uniform(&s));
   kt_upload(&X), kt_upload(&Wt), kt_upload(&Y);
-  dlc_status st = dlc_conv_nchw(dt, N, H, W, C, K, kt_ptr(X.dev), kt_ptr(Wt.dev), kt_ptr(Y.dev), NULL);
   int fail = 0;
+  /* the converted X and Wt: each 256-byte aligned */
+  size_t ws = dlc_conv_nchw_workspace_size(dt, N, H, W, C, K);
+  size_t want = ((size_t)(N * H * W * C) * 2 + 255) / 256 * 256 + ((size_t)(K * 9 * C) * 2 + 255) / 256 * 256;
+  if (ws != want) {
+    fprintf(stderr, "conv_nchw: workspace_size %zu, expected %zu\n", ws, want);
+    fail = 1;
+  }
+  dlc_status st = dlc_conv_nchw(dt, N, H, W, C, K, kt_ptr(X.dev), kt_ptr(Wt.dev), kt_ptr(Y.dev), NULL);
+  if (st != DLC_ERROR_INVALID_VALUE || !strstr(dlc_last_error_detail(), "dlc_conv_nchw_workspace_size")) {
+    fprintf(stderr, "dlc_conv_nchw without a workspace: %s (%s)\n", dlc_status_string(st), dlc_last_error_detail());
+    fail = 1;
+  }
+  dlcemu_deviceptr wsp = 0;
+  dlcemu_mem_alloc(&wsp, ws); /* dlcemu allocations are 256-byte aligned */
+  st = dlc_conv_nchw_ws(dt, N, H, W, C, K, kt_ptr(X.dev), kt_ptr(Wt.dev), kt_ptr(Y.dev), kt_ptr(wsp), ws, NULL);
   if (st != DLC_SUCCESS) {
     fprintf(stderr, "conv_nchw: %s: %s\n", dlc_status_string(st), dlc_last_error_detail());
     fail = 1;
@@ -122,9 +138,10 @@ static int conv_nchw(int64_t N, int64_t H, int64_t W, int64_t C, int64_t K, uint
                 }
             ref[((n * K + k) * H + p) * W + q] = acc;
           }
-    fail = check("conv_nchw", dt, N * K * H, W, &Y, W, ref);
+    fail |= check("conv_nchw", dt, N * K * H, W, &Y, W, ref);
     free(ref);
   }
+  dlcemu_mem_free(wsp);
   kt_free(&X), kt_free(&Wt), kt_free(&Y);
   return fail;
 }

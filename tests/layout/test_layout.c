@@ -8,12 +8,13 @@
  *                  random background, total weight 1), as the block share
  *                  s grows from 0.2 to 1, the decided order's C falls and
  *                  its Q rises
- *   equivalence    graphs the pass rewrites (a layout conversion, chain
+ *   equivalence    graphs the pass rewrites (layout conversions, chain
  *                  collapses) against the graph as given, through Tiny
  *                  playback: 100 random-input cases each with random sizes,
- *                  relative error <= 1e-6, 0 failures; and the NCHW conv's
- *                  rewrite through Region SSA playback, where the
- *                  conversion is a region of its own (two regions)
+ *                  relative error <= 1e-6, 0 failures; and the convs'
+ *                  rewrites through Region SSA playback, where each
+ *                  conversion is a region of its own (the NCHW/KCRS conv:
+ *                  X and Wt, three regions; NHWC/KCRS: Wt, two)
  *
  * Usage: test_layout <group> GRAPH_DIR */
 #include <math.h>
@@ -330,12 +331,14 @@ int main(int argc, char **argv) {
   else if (strcmp(argv[1], "budget") == 0) test_budget();
   else if (strcmp(argv[1], "monotonicity") == 0) test_monotonicity();
   else if (strcmp(argv[1], "equivalence") == 0) {
-    test_equivalence("conv_nchw.json", &o, 1, false);
-    test_equivalence("conv_nchw.json", &o, 1, true);
+    test_equivalence("conv_nchw.json", &o, 2, false);
+    test_equivalence("conv_nchw.json", &o, 2, true);
+    test_equivalence("conv_nhwc_kcrs.json", &o, 1, false);
+    test_equivalence("conv_nhwc_kcrs.json", &o, 1, true);
     test_equivalence("transpose_chain.json", &o, 0, false);
     test_equivalence("reshape_chain.json", &o, 0, false);
     o.fuse_transpose = false;
-    test_equivalence("conv_nchw.json", &o, 1, false);
+    test_equivalence("conv_nchw.json", &o, 2, false);
   } else {
     fprintf(stderr, "unknown group '%s'\n", argv[1]);
     return 2;
