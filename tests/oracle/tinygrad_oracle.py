@@ -1,0 +1,518 @@
+#!/usr/bin/env python3
+"""tinygrad as an oracle for dlc's playback (issue 14, docs/testing.md).
+
+Each case is built a second time with tinygrad's public Tensor API and run on
+tinygrad's CPU backend (DEV=CPU), on the inputs that dlc's playback got, and
+the two results are compared within the playback tolerance (pbtest.h):
+    |dlc - tinygrad| <= tol * (S + |tinygrad|),  S = max |tinygrad| over the output,
+tol = 1e-3 for fp32 and fp16 outputs, 4 * 2^-8 for bf16.
+
+    tinygrad_oracle.py graphs  --oracle-pb EXE --dlcgen EXE CASE...
+        CASE is FILE[:dtype][:NAME=V,...][:dom,...][:attrs JSON]; oracle_pb
+        plays the graph back and prints the Frontend dump, the inputs and the
+        outputs; the graph is rebuilt node by node from the Frontend dump.
+    tinygrad_oracle.py chains  --pb-chains EXE [--count N]
+        the movement-chain generator's random and symbolic chains
+        (pb_chains dump): each chain is replayed with Tensor movement ops, the
+        values compared exactly (movement ops do no arithmetic), and where
+        tinygrad keeps one UOp per Tensor call (no strided slices) the
+        movement UOps of tinygrad's graph are compared one by one, op and
+        shape, with those of dlc's Tiny DAG.
+    tinygrad_oracle.py negative --oracle-pb EXE --pb-chains EXE CASE
+        the comparisons must fail where they should: a perturbed playback
+        output, a graph rebuilt with a wrong attribute, a chain replayed with
+        one op changed, and a UOp sequence with one op changed must each be
+        reported as a mismatch.
+
+Exit status: 0 when everything agrees, 1 on a mismatch, 77 (CTest's skip)
+when tinygrad is not installed.
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import struct
+import tempfile
+
+os.environ.setdefault("DEV", "CPU")
+try:
+    from tinygrad import Tensor, dtypes
+    from tinygrad.uop.ops import Ops
+    import tinygrad
+except ImportError as e:  # pragma: no cover
+    print(f"tinygrad is not installed ({e}): pip install tinygrad==0.14.0", file=sys.stderr)
+    sys.exit(77)
+
+def version():
+    try:
+        from importlib.metadata import version as v
+        return v("tinygrad")
+    except Exception:
+        return "?"
+
+
+# bf16 values are held in float32 and rounded to bf16 (to_dtype): tinygrad's
+# CPU backend compiles bf16 kernels with clang, and clang 14 (Debian 12) has
+# no __bf16 on x86-64.
+DT = {"fp32": dtypes.float32, "fp16": dtypes.float16, "bf16": dtypes.float32}
+
+
+def to_dtype(t, name):
+    """t rounded to dtype `name`; bf16 by round-to-nearest-even of the float32
+    bits (NaN stays NaN: its payload is not rounded into infinity)."""
+    if name != "bf16":
+        return t.cast(DT[name])
+    u = t.cast(dtypes.float32).bitcast(dtypes.uint32)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).bitcast(dtypes.float32)
+    return t.isnan().where(t.cast(dtypes.float32), r)
+TOL = {"fp32": 1e-3, "fp16": 1e-3, "bf16": 4 * 2.0 ** -8}
+
+
+def close(what, got, want, dtype, report):
+    """pbtest's rule: (every element of got within tolerance, the largest
+    ratio of error to allowance)."""
+    if len(got) != len(want):
+        report.append(f"{what}: {len(got)} elements, tinygrad {len(want)}")
+        return False, math.inf
+    tol = TOL[dtype]
+    s = max((abs(w) for w in want if math.isfinite(w)), default=0.0)
+    bad, worst = 0, 0.0
+    for i, (g, w) in enumerate(zip(got, want)):
+        if math.isnan(g) and math.isnan(w):
+            continue
+        if math.isinf(w) or math.isinf(g):
+            ok = g == w
+            ratio = 0.0 if ok else math.inf
+        else:
+            allow = tol * (s + abs(w))
+            err = abs(g - w)
+            ok = err <= allow
+            ratio = err / allow if allow > 0 else (0.0 if err == 0 else math.inf)
+        worst = max(worst, ratio)
+        if not ok:
+            if bad < 5:
+                report.append(f"{what}[{i}]: dlc {g!r}, tinygrad {w!r}")
+            bad += 1
+    if bad:
+        report.append(f"{what}: {bad} of {len(got)} elements differ (worst error/allowance {worst:.3g})")
+    return bad == 0, worst
+
+
+def f32(vals):
+    """Values rounded to float32.  cJSON prints a double with 15 significant
+    digits when that reads back within DBL_EPSILON, enough to give back
+    every float32 exactly but not every double; JSON null (a NaN or an
+    infinity, which cJSON cannot print) becomes NaN."""
+    return [math.nan if v is None else struct.unpack("f", struct.pack("f", v))[0] for v in vals]
+
+
+def flat(t):
+    """A tinygrad tensor's values, row-major, as Python floats."""
+    v = t.tolist()
+    out = []
+
+    def walk(x):
+        if isinstance(x, list):
+            for y in x:
+                walk(y)
+        else:
+            out.append(float(x))
+
+    walk(v)
+    return out
+
+
+def tensor_of(data, shape, dtype):
+    t = Tensor(data if data else [0.0], dtype=dtypes.float32)
+    if not data:
+        t = t.shrink(((0, 0),))
+    return to_dtype(t.reshape(tuple(shape)), dtype)
+
+
+# ---- Frontend graphs ----------------------------------------------------------------------
+
+
+def axis(a, rank):
+    return a + rank if a < 0 else a
+
+
+def size(v, bind):
+    """A size attribute: an integer, or a size expression of bound dims."""
+    if isinstance(v, (int, float)):
+        return int(v)
+    expr = v.replace("/", "//")
+    return int(eval(expr, {"__builtins__": {}}, dict(bind, floor=lambda x: x)))
+
+
+def ewise(fn, xs, attrs):
+    x = xs[0]
+    if "scalar" in attrs:
+        xs = xs + [float(attrs["scalar"])]
+    y = xs[1] if len(xs) > 1 else None
+    z = xs[2] if len(xs) > 2 else None
+    table = {
+        "add": lambda: x + y,
+        "sub": lambda: x - y,
+        "mul": lambda: x * y,
+        "div": lambda: x / y,
+        "max": lambda: x.maximum(y),
+        "min": lambda: x.minimum(y),
+        "neg": lambda: -x,
+        "abs": lambda: x.abs(),
+        "relu": lambda: x.relu(),
+        "sigmoid": lambda: x.sigmoid(),
+        "silu": lambda: x.silu(),
+        "tanh": lambda: x.tanh(),
+        "gelu_tanh": lambda: x.gelu(),
+        "gelu": lambda: 0.5 * x * (1 + (x * (1 / math.sqrt(2))).erf()),
+        "erf": lambda: x.erf(),
+        "sign": lambda: x.sign(),
+        "softplus": lambda: x.softplus(),
+        "mish": lambda: x.mish(),
+        "hardswish": lambda: x.hardswish(),
+        "exp": lambda: x.exp(),
+        "exp2": lambda: x.exp2(),
+        "log": lambda: x.log(),
+        "sqrt": lambda: x.sqrt(),
+        "rsqrt": lambda: x.rsqrt(),
+        "recip": lambda: x.reciprocal(),
+        "pow": lambda: x.pow(y),
+        "clamp_min": lambda: x.maximum(y),
+        "clamp_max": lambda: x.minimum(y),
+        "leaky_relu": lambda: (x > 0).where(x, x * y),
+        "clamp": lambda: x.maximum(y).minimum(z),
+        "where": lambda: (x != 0).where(y, z),
+        "cast": lambda: to_dtype(x, attrs["to"]),
+    }
+    if fn not in table:
+        raise NotImplementedError(f"elementwise function {fn}")
+    return table[fn]()
+
+
+def build_node(node, xs, tensors, bind):
+    op, attrs = node["op"], node.get("attrs", {})
+    x = xs[0]
+    rank = len(x.shape)
+    acc = DT.get(attrs.get("acc_dtype"), dtypes.float32)
+    if op == "GEMM":
+        return xs[0].cast(acc).matmul(xs[1].cast(acc), dtype=acc)
+    if op == "Conv2D":
+        w = xs[1]
+        nchw = tensors[node["inputs"][0]].get("layout") == "NCHW"
+        kcrs = tensors[node["inputs"][1]].get("layout") == "KCRS"
+        if not nchw:
+            x = x.permute(0, 3, 1, 2)
+        if not kcrs:
+            w = w.permute(0, 3, 1, 2)
+        pair = lambda v, d: tuple(v) if isinstance(v, list) else (v, v) if v is not None else (d, d)
+        y = x.cast(acc).conv2d(w.cast(acc), stride=pair(attrs.get("stride"), 1), dilation=pair(attrs.get("dilation"), 1),
+                                padding=pair(attrs.get("pad"), 0), dtype=acc)
+        return y if nchw else y.permute(0, 2, 3, 1)
+    if op == "Attention":
+        q, k, v = (t.cast(acc) for t in xs)
+        s = q.matmul(k.transpose(-1, -2), dtype=acc)
+        if "scale" in attrs:
+            s = s * float(attrs["scale"])
+        if attrs.get("causal"):
+            S, T = s.shape[-2], s.shape[-1]
+            keep = Tensor.ones(S, T, dtype=dtypes.bool).tril(0)
+            s = keep.where(s, -math.inf)
+        return s.softmax(-1).matmul(v, dtype=acc)
+    if op == "Elementwise":
+        return ewise(node["fn"], xs, attrs)
+    if op == "Reduce":
+        axes = tuple(axis(a, rank) for a in attrs["axes"])
+        r = attrs["op"]
+        xa = x.cast(acc) if "acc_dtype" in attrs else x
+        if r == "sum":
+            return xa.sum(axes, dtype=acc) if "acc_dtype" in attrs else xa.sum(axes)
+        if r == "mean":
+            return xa.mean(axes)
+        if r == "max":
+            return xa.max(axes)
+        if r == "min":
+            return xa.min(axes)
+        raise NotImplementedError(f"Reduce op {r}")
+    if op == "Softmax":
+        return x.cast(dtypes.float32).softmax(axis(attrs.get("axis", -1), rank))
+    if op == "Transpose":
+        return x.permute(tuple(attrs["perm"]))
+    if op == "Reshape":
+        return x.reshape(tuple(size(s, bind) for s in attrs["shape"]))
+    if op == "Cast":
+        return to_dtype(x, attrs["to"])
+    if op == "Pad":
+        return x.pad(tuple((size(lo, bind), size(hi, bind)) for lo, hi in attrs["pads"]), value=attrs.get("value", 0.0))
+    if op == "Slice":
+        steps = attrs.get("steps", [1] * rank)
+        return x[tuple(slice(size(a, bind), size(b, bind), s) for a, b, s in zip(attrs["starts"], attrs["ends"], steps))]
+    if op == "Flip":
+        return x.flip(tuple(axis(a, rank) for a in attrs["axes"]))
+    if op == "Expand":
+        return x.expand(tuple(size(s, bind) for s in attrs["shape"]))
+    raise NotImplementedError(f"Frontend op {op}")
+
+
+def run_tinygrad(doc, mutate=None):
+    """Rebuilds the Frontend dump in tinygrad on doc's inputs; returns the
+    outputs by name.  `mutate(node)` may change a node first (negative tests)."""
+    fe, bind = doc["frontend"], doc["bind"]
+    tensors = fe["tensors"]
+    env = {i["name"]: tensor_of(i["data"], i["shape"], i["dtype"]) for i in doc["inputs"]}
+    for node in fe["graph"]:
+        if mutate:
+            node = mutate(node)
+        y = build_node(node, [env[n] for n in node["inputs"]], tensors, bind)
+        out = node["outputs"][0]
+        env[out] = to_dtype(y, tensors[out]["dtype"])  # every value in the dtype dlc gives it
+    return {o["name"]: env[o["name"]].realize() for o in doc["outputs"]}
+
+
+def playback(exe, case):
+    """Runs oracle_pb on one CASE string; returns its JSON document."""
+    parts = case.split(":", 4)
+    cmd = [exe, parts[0]]
+    if len(parts) > 1 and parts[1]:
+        cmd += ["--dtype", parts[1]]
+    if len(parts) > 2 and parts[2]:
+        for b in parts[2].split(","):
+            cmd += ["--bind", b]
+    if len(parts) > 3 and parts[3]:
+        cmd += ["--dom", parts[3]]
+    if len(parts) > 4 and parts[4]:
+        cmd += ["--attrs", parts[4]]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stderr}")
+    return json.loads(p.stdout)
+
+
+def compare_graph(doc, tg, report, perturb=False):
+    ok, worst = True, 0.0
+    for o in doc["outputs"]:
+        t = tg[o["name"]]
+        if list(t.shape) != o["shape"]:
+            report.append(f"{o['name']}: dlc shape {o['shape']}, tinygrad {list(t.shape)}")
+            ok = False
+            continue
+        got = [math.nan if v is None else v for v in o["data"]]
+        if perturb and got:
+            i = len(got) // 2
+            got[i] += 0.01 * (1 + abs(got[i]))  # ten times the fp32 allowance
+        good, w = close(o["name"], got, flat(t), o["dtype"], report)
+        ok &= good
+        worst = max(worst, w)
+    return ok, worst
+
+
+def cmd_graphs(a):
+    fails = 0
+    for case in a.cases:
+        report, n = [], 0
+        try:
+            doc = playback(a.oracle_pb, case)
+            n = sum(len(o["data"]) for o in doc["outputs"])
+            ok, worst = compare_graph(doc, run_tinygrad(doc), report)
+        except Exception as e:  # a graph the oracle cannot build is a failure too
+            ok, worst = False, math.nan
+            report.append(f"{type(e).__name__}: {e}")
+        parts = case.split(":")
+        print(f"{os.path.basename(parts[0]):32s} {parts[1] if len(parts) > 1 and parts[1] else 'fp32':5s} "
+              f"{parts[2] if len(parts) > 2 else '':28s} {n:7d} elems  worst/allowed {worst:.3f}  "
+              f"{'ok' if ok else 'FAILED'}")
+        for r in report:
+            print("  " + r)
+        fails += not ok
+    print(f"{len(a.cases)} graphs against tinygrad {version()}: {'ok' if not fails else f'{fails} FAILED'}")
+    return 1 if fails else 0
+
+
+# ---- movement chains ----------------------------------------------------------------------
+
+MOVE = {Ops.RESHAPE: "RESHAPE", Ops.PERMUTE: "PERMUTE", Ops.EXPAND: "EXPAND", Ops.PAD: "PAD", Ops.SHRINK: "SHRINK",
+        Ops.FLIP: "FLIP"}
+
+
+def replay_chain(ch, mutate=None):
+    x = tensor_of(ch["input"], ch["shape"], "fp32").realize()
+    x0 = x.uop
+    strided = False
+    for i, op in enumerate(ch["ops"]):
+        if mutate:
+            op = mutate(i, op)
+        k = op["op"]
+        if k == "reshape":
+            x = x.reshape(tuple(op["shape"]))
+        elif k == "expand":
+            x = x.expand(tuple(op["shape"]))
+        elif k == "permute":
+            x = x.permute(tuple(op["perm"]))
+        elif k == "pad":
+            x = x.pad(tuple(zip(op["lo"], op["hi"])), value=op["value"])
+        elif k == "shrink":
+            if any(s != 1 for s in op["step"]):
+                strided = True
+                x = x[tuple(slice(lo, hi, s) for lo, hi, s in zip(op["lo"], op["hi"], op["step"]))]
+            else:
+                x = x.shrink(tuple(zip(op["lo"], op["hi"])))
+        elif k == "flip":
+            x = x.flip(tuple(i for i, f in enumerate(op["flip"]) if f)) if any(op["flip"]) else x
+        else:
+            raise NotImplementedError(k)
+    return x, strided, x0
+
+
+def uop_moves(u, x0):
+    """The movement UOps from u down to the chain's input x0, first op first,
+    each as (op, shape, arg), arg a PERMUTE's perm or a FLIP's flags.  A PAD
+    with a value is WHERE(PAD(mask), PAD(x), value) in tinygrad 0.14: the
+    value path is followed."""
+    seq = []
+    while u is not x0:
+        if u.op in MOVE:
+            arg = [int(a) for a in u.arg] if u.op in (Ops.PERMUTE, Ops.FLIP) else None
+            seq.append((MOVE[u.op], list(u.shape), arg))
+            u = u.src[0]
+        elif u.op == Ops.WHERE:
+            u = u.src[1]
+        else:
+            break
+    return seq[::-1]
+
+
+def tiny_moves(ch):
+    return [(m["op"], m["shape"], m.get("arg")) for m in ch["tiny"]]
+
+
+def canonical(seq, shape0):
+    """A movement sequence with what tinygrad's Tensor API folds folded on
+    either side: a RESHAPE to its source's shape and an identity PERMUTE are
+    dropped, consecutive RESHAPEs become the last one, consecutive PERMUTEs
+    their composition."""
+    out, shape = [], list(shape0)
+    for op, sh, arg in seq:
+        if op == "RESHAPE" and out and out[-1][0] == "RESHAPE":
+            out.pop()
+            shape = out[-1][1] if out else list(shape0)
+        if op == "PERMUTE" and out and out[-1][0] == "PERMUTE":
+            prev = out.pop()
+            arg = [prev[2][a] for a in arg]
+            shape = out[-1][1] if out else list(shape0)
+        if op == "RESHAPE" and sh == shape:
+            continue
+        if op == "PERMUTE" and arg == sorted(arg):
+            continue
+        out.append((op, sh, arg))
+        shape = sh
+    return out
+
+
+def cmd_chains(a):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "chains.jsonl")
+        p = subprocess.run([a.pb_chains, "dump", path, str(a.count)], capture_output=True, text=True)
+        if p.returncode != 0:
+            print(p.stdout + p.stderr)
+            print("pb_chains dump failed")
+            return 1
+        chains = [json.loads(line) for line in open(path)]
+    fails = nuop = uop_same = 0
+    for ch in chains:
+        x, strided, x0 = replay_chain(ch)
+        report = []
+        if list(x.shape) != ch["output_shape"]:
+            report.append(f"shape: dlc {ch['output_shape']}, tinygrad {list(x.shape)}")
+        elif f32(flat(x)) != f32(ch["output"]):
+            report.append("values differ")
+        # tinygrad 0.14 writes Tensor.expand as RESHAPE + EXPAND + PERMUTE
+        # (new axes in front): values only for chains with an expand
+        if not strided and not any(o["op"] == "expand" for o in ch["ops"]):
+            nuop += 1
+            mine, theirs = canonical(tiny_moves(ch), ch["shape"]), canonical(uop_moves(x.uop, x0), ch["shape"])
+            if mine == theirs:
+                uop_same += 1
+            else:
+                report.append(f"UOps: dlc {mine}\n    tinygrad {theirs}")
+        if report:
+            fails += 1
+            print(f"{ch['label']}: FAILED\n  ops {[o['op'] for o in ch['ops']]}")
+            for r in report:
+                print("  " + r)
+    print(f"{len(chains)} movement chains replayed in tinygrad, values equal: {len(chains) - fails} ; "
+          f"{nuop} without strided slices compared UOp by UOp, {uop_same} identical; "
+          f"{'ok' if not fails else f'{fails} FAILED'}")
+    return 1 if fails else 0
+
+
+# ---- the comparisons must be able to fail -------------------------------------------------
+
+
+def cmd_negative(a):
+    missed = []
+    doc = playback(a.oracle_pb, a.cases[0])
+    # (1) a playback output off by ten allowances in one element
+    r = []
+    ok, _ = compare_graph(doc, run_tinygrad(doc), r, perturb=True)
+    if ok:
+        missed.append("a perturbed playback output passed")
+    # (2) the graph rebuilt with one attribute changed
+    def wrong(node):
+        node = json.loads(json.dumps(node))
+        at = node.get("attrs", {})
+        if node["op"] == "Elementwise" and node.get("fn") == "add":
+            node["fn"] = "sub"
+        elif "axes" in at and node["op"] == "Flip":
+            at["axes"] = [0]
+        elif node["op"] == "Pad":
+            at["value"] = at.get("value", 0.0) + 1.0
+        elif node["op"] == "Attention":
+            at["causal"] = not at.get("causal", False)
+        return node
+    r = []
+    ok, _ = compare_graph(doc, run_tinygrad(doc, wrong), r)
+    if ok:
+        missed.append("a graph rebuilt with a changed attribute passed")
+    # (3) a chain replayed with one op changed, (4) its UOps compared after a change
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "chains.jsonl")
+        subprocess.run([a.pb_chains, "dump", path, "60"], capture_output=True, check=True)
+        chains = [json.loads(line) for line in open(path)]
+    pads = [c for c in chains if any(o["op"] == "pad" and o["value"] != 0 for o in c["ops"])]
+    flips = [c for c in chains if any(o["op"] == "flip" for o in c["ops"]) and
+             not any(o["op"] in ("expand", "shrink") for o in c["ops"])]
+    caught = 0
+    for ch in pads[:5]:
+        x, _, _ = replay_chain(ch, lambda i, o: dict(o, value=o["value"] + 0.5) if o["op"] == "pad" else o)
+        caught += f32(flat(x)) != f32(ch["output"])
+    if caught != min(5, len(pads)) or not pads:
+        missed.append(f"a chain with a changed pad value passed ({caught} of {min(5, len(pads))} caught)")
+    caught = 0
+    for ch in flips[:5]:
+        moves = tiny_moves(ch)
+        i = next(k for k, m in enumerate(moves) if m[0] == "FLIP")
+        moves[i] = ("PERMUTE", moves[i][1], list(range(len(moves[i][1]))))
+        x, strided, x0 = replay_chain(ch)
+        caught += strided or canonical(moves, ch["shape"]) != canonical(uop_moves(x.uop, x0), ch["shape"])
+    if caught != min(5, len(flips)) or not flips:
+        missed.append("a UOp sequence with FLIP changed to PERMUTE passed")
+    for m in missed:
+        print("MISSED: " + m)
+    print(f"negative cases: {'every one caught' if not missed else f'{len(missed)} missed'}")
+    return 1 if missed else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("mode", choices=["graphs", "chains", "negative"])
+    ap.add_argument("--oracle-pb")
+    ap.add_argument("--pb-chains")
+    ap.add_argument("--count", type=int, default=700)
+    ap.add_argument("cases", nargs="*")
+    a = ap.parse_intermixed_args()
+    return {"graphs": cmd_graphs, "chains": cmd_chains, "negative": cmd_negative}[a.mode](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
