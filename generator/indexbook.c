@@ -185,6 +185,8 @@ static bool map_affine(const view *v, const char **why, arena *A) {
 
 static ib_input input_from_view(indexbook *b, const view *v) {
   ib_input in = {0};
+  const char *why = NULL;
+  in.map_kind = map_affine(v, &why, b->A) ? IBM_LINEAR : IBM_INDEX_EXPR;
   in.entry = v->root;
   in.value = b->e[v->root].value;
   in.via = v->via;
@@ -280,7 +282,9 @@ static void finish_view(indexbook *b, ib_entry *e, view v) {
   e->nin = 1;
   e->in = ARENA_NEW(b->A, ib_input);
   e->in[0] = in;
-  if (!map_affine(&v, &why, b->A)) {
+  e->map_kind = in.map_kind;
+  if (in.map_kind == IBM_INDEX_EXPR) {
+    map_affine(&v, &why, b->A);
     e->non_scop = true;
     e->non_scop_why = why;
   }
@@ -778,6 +782,8 @@ static cJSON *number_json(double v) {
   return cJSON_CreateNumber(v);
 }
 
+const char *ib_map_kind_name(ib_map_kind k) { return k == IBM_LINEAR ? "linear" : "index_expr"; }
+
 cJSON *ib_dump(const indexbook *b) {
   arena *A = b->A;
   cJSON *root = cJSON_CreateObject();
@@ -845,6 +851,7 @@ cJSON *ib_dump(const indexbook *b) {
         cJSON_AddItemToArray(m, cJSON_CreateString(sx_str(A, in->map[j])));
         cJSON_AddItemToArray(ml, cJSON_CreateString(ib_str_labeled(b, e, in->map[j])));
       }
+      if (in->map_kind != IBM_LINEAR) cJSON_AddStringToObject(io, "map_kind", ib_map_kind_name(in->map_kind));
       if (in->nguards && e->kind != IBK_VIEW) {
         cJSON *gs = cJSON_AddArrayToObject(io, "guards");
         for (int gi = 0; gi < in->nguards; gi++) cJSON_AddItemToArray(gs, guard_json(b, e, &in->guards[gi], false));
@@ -863,6 +870,7 @@ cJSON *ib_dump(const indexbook *b) {
         cJSON_AddStringToObject(o, "acc_dtype", dtype_name(u->dt));
       }
     }
+    if (e->kind == IBK_VIEW) cJSON_AddStringToObject(o, "view_kind", ib_map_kind_name(e->map_kind));
     if (e->non_scop) {
       cJSON_AddBoolToObject(o, "non_scop", true);
       cJSON_AddStringToObject(o, "non_scop_why", e->non_scop_why);
