@@ -17,9 +17,10 @@
  *    mod by integers): permute, reshape, expand, pad, shrink, and flip (a
  *    negative coefficient, N-1-i), and any composition of them;
  *  - IndexExpr: anything else, such as a modulo or a division by a symbol (a
- *    tile of a symbolic extent, i mod N; a reshape that divides by N).  An
+ *    tile of a symbolic extent, i mod N; a reshape that divides by N), or
+ *    an index loaded from another tensor (GATHER, `load_var`).  An
  *    IndexExpr view is non_scop: it ends the composition, is read as a root
- *    of its own, and becomes a region boundary (W2103). */
+ *    of its own, and becomes a region boundary (W2103 for a symbolic map). */
 #ifndef DLC_INDEXBOOK_H
 #define DLC_INDEXBOOK_H
 
@@ -79,6 +80,11 @@ typedef struct ib_entry {
                           * with different values, a layout conversion */
   const char *non_scop_why;
   ib_map_kind map_kind;  /* VIEW: the kind of its composed map (in[0]) */
+  /* GATHER (a LoadIndex view): in[0] reads the source with this variable in
+   * its map, standing for the value of in[1] (the index, read through its
+   * own view) at the same point; guarded by 0 <= var < size, else 0.  NULL
+   * for every other entry. */
+  const char *load_var;
 } ib_entry;
 
 typedef struct indexbook {

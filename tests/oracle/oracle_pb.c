@@ -2,13 +2,14 @@
  * (tests/oracle/tinygrad_oracle.py).
  *
  *   oracle_pb FILE [--dtype T] [--bind NAME=V]... [--attrs JSON] [--seed S]
- *             [--dom any|pos|nonzero|cond,...]
+ *             [--dom any|pos|nonzero|cond|idxN,...]
  *
  * FILE is a graph, JSON or DSL (.dlc).  Every bound dim becomes a constant
  * of the graph (as --bind does for dlcgen), so the Frontend dump that the
  * oracle reads carries concrete sizes.  The tool draws fixed-seed inputs
  * (representable in their dtype; --dom picks each input's domain, in
- * signature order), lowers the graph to Tiny IR, runs pb_eval_tiny(), and
+ * signature order: idxN draws integers in [-1, N], indices for a Gather that
+ * are out of range now and then), lowers the graph to Tiny IR, runs pb_eval_tiny(), and
  * prints on stdout
  *   {"name", "dtype", "bind": {NAME: V}, "frontend": <--dump=frontend>,
  *    "tiny": <--dump=tiny>,
@@ -29,7 +30,7 @@
 
 static int usage(void) {
   fprintf(stderr, "usage: oracle_pb FILE [--dtype fp16|bf16|fp32] [--bind NAME=V]... [--attrs JSON] [--seed S] "
-                  "[--dom any|pos|nonzero|cond,...]\n");
+                  "[--dom any|pos|nonzero|cond|idxN,...]\n");
   return 2;
 }
 
@@ -129,12 +130,15 @@ int main(int argc, char **argv) {
     }
     /* the i-th domain of --dom, else any */
     pbt_domain dom = DOM_ANY;
+    int idx_hi = -2; /* idxN: integers in [-1, N] */
     const char *p = dom_text;
     for (int k = 0; k < i && p; k++) p = strchr(p, ','), p = p ? p + 1 : NULL;
     if (p && strncmp(p, "pos", 3) == 0) dom = DOM_POS;
     if (p && strncmp(p, "nonzero", 7) == 0) dom = DOM_NONZERO;
     if (p && strncmp(p, "cond", 4) == 0) dom = DOM_COND;
-    for (int64_t f = 0; f < sig[i].n; f++) sig[i].data[f] = dtype_round(t->dt, draw(&rng, dom));
+    if (p && strncmp(p, "idx", 3) == 0) idx_hi = atoi(p + 3);
+    for (int64_t f = 0; f < sig[i].n; f++)
+      sig[i].data[f] = idx_hi >= -1 ? (double)pbt_int(&rng, -1, idx_hi) : dtype_round(t->dt, draw(&rng, dom));
   }
   nbuf = pb_num_inputs(d);
   pin = calloc((size_t)nbuf + 1, sizeof *pin);

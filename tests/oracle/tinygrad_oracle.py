@@ -56,7 +56,7 @@ def version():
 # bf16 values are held in float32 and rounded to bf16 (to_dtype): tinygrad's
 # CPU backend compiles bf16 kernels with clang, and clang 14 (Debian 12) has
 # no __bf16 on x86-64.
-DT = {"fp32": dtypes.float32, "fp16": dtypes.float16, "bf16": dtypes.float32}
+DT = {"fp32": dtypes.float32, "fp16": dtypes.float16, "bf16": dtypes.float32, "int32": dtypes.int32}
 
 
 def to_dtype(t, name):
@@ -252,6 +252,8 @@ def build_node(node, xs, tensors, bind):
         return x.flip(tuple(axis(a, rank) for a in attrs["axes"]))
     if op == "Expand":
         return x.expand(tuple(size(s, bind) for s in attrs["shape"]))
+    if op == "Gather":  # tinygrad's gather reads 0 for an index out of range, as dlc's
+        return x.gather(axis(attrs["dim"], rank), xs[1])
     raise NotImplementedError(f"Frontend op {op}")
 
 
