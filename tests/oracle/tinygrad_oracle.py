@@ -11,6 +11,8 @@ tol = 1e-3 for fp32 and fp16 outputs, 4 * 2^-8 for bf16.
         CASE is FILE[:dtype][:NAME=V,...][:dom,...][:attrs JSON]; oracle_pb
         plays the graph back and prints the Frontend dump, the inputs and the
         outputs; the graph is rebuilt node by node from the Frontend dump.
+        In graphs without a contraction, the REDUCE UOps of dlc's Tiny DAG
+        and of tinygrad's graph are compared too: op, source shape, axes.
     tinygrad_oracle.py chains  --pb-chains EXE [--count N]
         the movement-chain generator's random and symbolic chains
         (pb_chains dump): each chain is replayed with Tensor movement ops, the
@@ -21,7 +23,8 @@ tol = 1e-3 for fp32 and fp16 outputs, 4 * 2^-8 for bf16.
     tinygrad_oracle.py negative --oracle-pb EXE --pb-chains EXE CASE
         the comparisons must fail where they should: a perturbed playback
         output, a graph rebuilt with a wrong attribute, a chain replayed with
-        one op changed, and a UOp sequence with one op changed must each be
+        one op changed, a UOp sequence with one op changed, and (for the
+        further CASEs) a Tiny REDUCE with another op or axis must each be
         reported as a mismatch.
 
 Exit status: 0 when everything agrees, 1 on a mismatch, 77 (CTest's skip)
@@ -257,9 +260,10 @@ def build_node(node, xs, tensors, bind):
     raise NotImplementedError(f"Frontend op {op}")
 
 
-def run_tinygrad(doc, mutate=None):
+def run_tinygrad(doc, mutate=None, uops=None):
     """Rebuilds the Frontend dump in tinygrad on doc's inputs; returns the
-    outputs by name.  `mutate(node)` may change a node first (negative tests)."""
+    outputs by name.  `mutate(node)` may change a node first (negative tests);
+    `uops` (a list) receives the outputs' UOp graphs before they run."""
     fe, bind = doc["frontend"], doc["bind"]
     tensors = fe["tensors"]
     env = {i["name"]: tensor_of(i["data"], i["shape"], i["dtype"]) for i in doc["inputs"]}
@@ -269,7 +273,67 @@ def run_tinygrad(doc, mutate=None):
         y = build_node(node, [env[n] for n in node["inputs"]], tensors, bind)
         out = node["outputs"][0]
         env[out] = to_dtype(y, tensors[out]["dtype"])  # every value in the dtype dlc gives it
+    if uops is not None:
+        uops.extend(env[o["name"]].uop for o in doc["outputs"])
     return {o["name"]: env[o["name"]].realize() for o in doc["outputs"]}
+
+
+# tinygrad writes min as -max(-x)
+RED_OP = {"SUM": "ADD", "MAX": "MAX", "MIN": "MAX"}
+
+
+def tiny_reductions(doc):
+    """dlc's Tiny REDUCEs as (op, source shape, reduced axes), leaving out
+    size-1 axes, which tinygrad reshapes away instead of reducing."""
+    uops = doc["tiny"]["uops"]
+    by_out = {u["out"]: u for u in uops}
+    out = []
+    for u in uops:
+        if u["uop"] != "REDUCE":
+            continue
+        shape = by_out[u["src"][0]]["shape"]
+        axes = tuple(a for a in sorted(u["arg"]["axes"]) if shape[a] != 1)
+        if axes:
+            out.append((RED_OP[u["arg"]["op"]], tuple(shape), axes))
+    return sorted(out)
+
+
+def uop_reductions(roots):
+    """tinygrad's REDUCE UOps as (op, source shape, reduced axes): its
+    Tensor reductions permute the reduced axes to the front and reduce the
+    first arg[1] of them."""
+    seen, stack, out = set(), list(roots), []
+    while stack:
+        u = stack.pop()
+        if id(u) in seen:
+            continue
+        seen.add(id(u))
+        stack.extend(u.src)
+        if u.op != Ops.REDUCE:
+            continue
+        op, n = u.arg
+        src = u.src[0]
+        if src.op == Ops.PERMUTE:
+            shape, axes = tuple(src.src[0].shape), tuple(sorted(src.arg[:n]))
+        else:
+            shape, axes = tuple(src.shape), tuple(range(n))
+        out.append((op.name, tuple(int(s) for s in shape), axes))
+    return sorted(out)
+
+
+def compare_reductions(doc, roots, report):
+    """Graphs without a contraction (GEMM, Conv2D and Attention are a REDUCE
+    in tinygrad and a CONTRACT in dlc) and without a Gather (a one-hot sum in
+    tinygrad, a GATHER in dlc): the reductions must be the same ops over the
+    same axes of the same shapes.  None when not compared."""
+    if any(u["uop"] == "CONTRACT" for u in doc["tiny"]["uops"]) or \
+            any(n["op"] in ("GEMM", "Conv2D", "Attention", "Gather") for n in doc["frontend"]["graph"]):
+        return None
+    mine, theirs = tiny_reductions(doc), uop_reductions(roots)
+    if mine != theirs:
+        report.append(f"reductions: dlc {mine}, tinygrad {theirs}")
+        return False
+    return len(mine)
 
 
 def playback(exe, case):
@@ -310,24 +374,29 @@ def compare_graph(doc, tg, report, perturb=False):
 
 
 def cmd_graphs(a):
-    fails = 0
+    fails = nred = 0
     for case in a.cases:
-        report, n = [], 0
+        report, n, red = [], 0, None
         try:
             doc = playback(a.oracle_pb, case)
             n = sum(len(o["data"]) for o in doc["outputs"])
-            ok, worst = compare_graph(doc, run_tinygrad(doc), report)
+            roots = []
+            ok, worst = compare_graph(doc, run_tinygrad(doc, uops=roots), report)
+            red = compare_reductions(doc, roots, report)
+            ok &= red is not False
         except Exception as e:  # a graph the oracle cannot build is a failure too
             ok, worst = False, math.nan
             report.append(f"{type(e).__name__}: {e}")
+        nred += red or 0
         parts = case.split(":")
         print(f"{os.path.basename(parts[0]):32s} {parts[1] if len(parts) > 1 and parts[1] else 'fp32':5s} "
               f"{parts[2] if len(parts) > 2 else '':28s} {n:7d} elems  worst/allowed {worst:.3f}  "
-              f"{'ok' if ok else 'FAILED'}")
+              f"{'' if red is None else f'reduces {red} same  '}{'ok' if ok else 'FAILED'}")
         for r in report:
             print("  " + r)
         fails += not ok
-    print(f"{len(a.cases)} graphs against tinygrad {version()}: {'ok' if not fails else f'{fails} FAILED'}")
+    print(f"{len(a.cases)} graphs against tinygrad {version()}, {nred} reductions compared UOp by UOp: "
+          f"{'ok' if not fails else f'{fails} FAILED'}")
     return 1 if fails else 0
 
 
@@ -499,6 +568,25 @@ def cmd_negative(a):
         caught += strided or canonical(moves, ch["shape"]) != canonical(uop_moves(x.uop, x0), ch["shape"])
     if caught != min(5, len(flips)) or not flips:
         missed.append("a UOp sequence with FLIP changed to PERMUTE passed")
+    # (5) the reductions of a graph compared after one REDUCE of dlc's Tiny
+    # DAG is changed (its op, or its axis)
+    for case in a.cases[1:]:
+        doc = playback(a.oracle_pb, case)
+        roots = []
+        run_tinygrad(doc, uops=roots)
+        reds = [u for u in doc["tiny"]["uops"] if u["uop"] == "REDUCE"]
+        if not reds or compare_reductions(doc, roots, []) in (None, False):
+            missed.append(f"{case}: no reductions to compare, or they differ unchanged")
+            continue
+        r0 = reds[0]["arg"]
+        op0, axes0 = r0["op"], list(r0["axes"])
+        r0["op"] = "SUM" if op0 != "SUM" else "MAX"
+        if compare_reductions(doc, roots, []) is not False:
+            missed.append(f"{case}: a REDUCE with another op passed")
+        rank = len(next(u for u in doc["tiny"]["uops"] if u["out"] == reds[0]["src"][0])["shape"])
+        r0["op"], r0["axes"] = op0, [(axes0[0] + 1) % rank]
+        if compare_reductions(doc, roots, []) is not False:
+            missed.append(f"{case}: a REDUCE over another axis passed")
     for m in missed:
         print("MISSED: " + m)
     print(f"negative cases: {'every one caught' if not missed else f'{len(missed)} missed'}")
