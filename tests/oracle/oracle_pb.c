@@ -9,21 +9,24 @@
  * oracle reads carries concrete sizes.  The tool draws fixed-seed inputs
  * (representable in their dtype; --dom picks each input's domain, in
  * signature order: idxN draws integers in [-1, N], indices for a Gather that
- * are out of range now and then), lowers the graph to Tiny IR, runs pb_eval_tiny(), and
- * prints on stdout
+ * are out of range now and then), lowers the graph to Tiny IR, runs
+ * pb_eval_tiny(), checks that every view of the IndexBook, evaluated through
+ * its composed map (pb_eval_view), equals playback's value, and prints on stdout
  *   {"name", "dtype", "bind": {NAME: V}, "frontend": <--dump=frontend>,
- *    "tiny": <--dump=tiny>,
+ *    "tiny": <--dump=tiny>, "views_checked": N,
  *    "inputs":  [{"name", "dtype", "shape": [...], "data": [...]}, ...],
  *    "outputs": [{"name", "dtype", "shape": [...], "data": [...]}, ...]}
- * Exit status: 0, 1 when the graph is rejected or playback fails
- * (diagnostics on stderr), 2 on a usage error. */
+ * Exit status: 0, 1 when the graph is rejected, playback fails or a view
+ * differs (diagnostics on stderr), 2 on a usage error. */
 #include <cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dsl.h"
 #include "frontend.h"
+#include "indexbook.h"
 #include "pbtest.h"
 #include "playback.h"
 #include "tiny.h"
@@ -153,10 +156,35 @@ int main(int argc, char **argv) {
     }
     memcpy(pin[k].data, sig[j].data, sizeof(double) * (size_t)sig[j].n);
   }
-  pb_status st = pb_eval_tiny(d, &pb, nbuf, pin, false, &res);
+  pb_status st = pb_eval_tiny(d, &pb, nbuf, pin, true, &res);
   if (st != PB_OK) {
     fprintf(stderr, "oracle_pb: playback failed: %s: %s\n", pb_status_name(st), res.why);
     goto done;
+  }
+  /* every view, evaluated through the IndexBook, must equal playback's value */
+  indexbook *ib = ib_build(&A, d, &dl);
+  if (!ib) {
+    diag_print_text(&dl, file);
+    goto done;
+  }
+  int nviews = 0;
+  for (int i = 0; i < ib->n; i++) {
+    const ib_entry *en = &ib->e[i];
+    if ((en->kind != IBK_VIEW && en->kind != IBK_STORE) || en->uop < 0) continue;
+    pb_tensor v;
+    char w[256] = "";
+    st = pb_eval_view(ib, i, &pb, res.vals, &v, w, sizeof w);
+    const pb_tensor *want = &res.vals[en->uop];
+    bool same = st == PB_OK && v.n == want->n;
+    for (int64_t f = 0; same && f < v.n; f++)
+      same = v.data[f] == want->data[f] || (isnan(v.data[f]) && isnan(want->data[f]));
+    if (st == PB_OK) pb_tensor_free(&v);
+    if (!same) {
+      fprintf(stderr, "oracle_pb: the IndexBook view %s differs from playback (%s%s%s)\n", en->value,
+              pb_status_name(st), *w ? ": " : "", w);
+      goto done;
+    }
+    nviews++;
   }
 
   out = cJSON_CreateObject();
@@ -165,6 +193,7 @@ int main(int argc, char **argv) {
   cJSON_AddItemToObject(out, "bind", cJSON_Duplicate(dims, true));
   cJSON_AddItemToObject(out, "frontend", fe_dump(g));
   cJSON_AddItemToObject(out, "tiny", tiny_dump(d));
+  cJSON_AddNumberToObject(out, "views_checked", nviews);
   cJSON *ins = cJSON_AddArrayToObject(out, "inputs"), *outs = cJSON_AddArrayToObject(out, "outputs");
   for (int i = 0; i < nsig; i++) {
     const fe_tensor *t = &g->tensors[g->inputs[i]];

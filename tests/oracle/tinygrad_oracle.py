@@ -20,6 +20,10 @@ tol = 1e-3 for fp32 and fp16 outputs, 4 * 2^-8 for bf16.
         tinygrad keeps one UOp per Tensor call (no strided slices) the
         movement UOps of tinygrad's graph are compared one by one, op and
         shape, with those of dlc's Tiny DAG.
+    tinygrad_oracle.py gathers --oracle-pb EXE [--count N]
+        random chains of Flip, Pad, Slice, Transpose and Gather (indices in
+        [-1, size], so some out of range), written as graphs and compared as
+        above; oracle_pb also checks every IndexBook view against playback.
     tinygrad_oracle.py negative --oracle-pb EXE --pb-chains EXE CASE
         the comparisons must fail where they should: a perturbed playback
         output, a graph rebuilt with a wrong attribute, a chain replayed with
@@ -67,7 +71,7 @@ def to_dtype(t, name):
     bits (NaN stays NaN: its payload is not rounded into infinity)."""
     if name != "bf16":
         return t.cast(DT[name])
-    u = t.cast(dtypes.float32).bitcast(dtypes.uint32)
+    u = t.cast(dtypes.float32).contiguous().bitcast(dtypes.uint32)
     r = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).bitcast(dtypes.float32)
     return t.isnan().where(t.cast(dtypes.float32), r)
 TOL = {"fp32": 1e-3, "fp16": 1e-3, "bf16": 4 * 2.0 ** -8}
@@ -517,6 +521,89 @@ def cmd_chains(a):
     return 1 if fails else 0
 
 
+# ---- random gather, flip and pad chains ---------------------------------------------------
+
+
+def random_gather_chain(rng):
+    """A random Frontend graph: X through 2 to 5 of Flip, Pad, Slice,
+    Transpose and Gather (at least one), each Gather with an int32 index
+    input of its own; concrete sizes.  Returns (graph, domains)."""
+    rank = rng.randint(1, 3)
+    shape = [rng.randint(1, 5) for _ in range(rank)]
+    tensors = {"X": {"dtype": "T", "shape": list(shape)}}
+    inputs, doms, nodes, cur = [{"tensor": "X"}], ["any"], [], "X"
+    n = rng.randint(2, 5)
+    kinds = [rng.choice(["flip", "pad", "slice", "transpose", "gather"]) for _ in range(n)]
+    if "gather" not in kinds:
+        kinds[rng.randrange(n)] = "gather"
+    for i, k in enumerate(kinds):
+        out, at = f"t{i}", {}
+        if k == "flip":
+            op, at = "Flip", {"axes": sorted(rng.sample(range(rank), rng.randint(1, rank)))}
+        elif k == "pad":
+            pads = [[rng.randint(0, 2), rng.randint(0, 2)] for _ in range(rank)]
+            op, at = "Pad", {"pads": pads, "value": rng.choice([0.0, 1.5, -1.0])}
+            shape = [s + lo + hi for s, (lo, hi) in zip(shape, pads)]
+        elif k == "slice":
+            st = [rng.randint(0, s - 1) for s in shape]
+            en = [rng.randint(a + 1, s) for a, s in zip(st, shape)]
+            sp = [rng.randint(1, 2) for _ in shape]
+            op, at = "Slice", {"starts": st, "ends": en, "steps": sp}
+            shape = [-(-(e - a) // p) for a, e, p in zip(st, en, sp)]
+        elif k == "transpose":
+            perm = list(range(rank))
+            rng.shuffle(perm)
+            op, at = "Transpose", {"perm": perm}
+            shape = [shape[p] for p in perm]
+        else:
+            d = rng.randrange(rank)
+            ishape = list(shape)
+            ishape[d] = rng.randint(1, 5)
+            name = f"I{i}"
+            tensors[name] = {"dtype": "int32", "shape": ishape}
+            inputs.append({"tensor": name})
+            doms.append(f"idx{shape[d]}")  # [-1, size]: both ends out of range
+            op, at = "Gather", {"dim": d - rank if rng.random() < 0.5 else d}
+            shape = ishape
+        ins = [cur] + ([f"I{i}"] if k == "gather" else [])
+        nodes.append({"op": op, "name": f"n{i}", "inputs": ins, "outputs": [out], "attrs": at})
+        cur = out
+    nodes[-1]["outputs"] = ["Y"]
+    tensors["Y"] = {"dtype": "T", "shape": list(shape)}
+    graph = {"name": "gather_chain", "signature": {"dims": [], "inputs": inputs, "outputs": [{"tensor": "Y"}]},
+             "tensors": tensors, "graph": nodes}
+    return graph, doms
+
+
+def cmd_gathers(a):
+    import random
+    fails = views = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for c in range(a.count):
+            rng = random.Random(0x6A7E + c)
+            graph, doms = random_gather_chain(rng)
+            path = os.path.join(tmp, f"gather_chain_{c}.json")
+            with open(path, "w") as f:
+                json.dump(graph, f)
+            dt = ["fp32", "fp16", "bf16"][c % 3]
+            report = []
+            try:
+                doc = playback(a.oracle_pb, f"{path}:{dt}::{','.join(doms)}:")
+                views += doc["views_checked"]
+                ok, _ = compare_graph(doc, run_tinygrad(doc), report)
+            except Exception as e:
+                ok = False
+                report.append(f"{type(e).__name__}: {e}")
+            if not ok:
+                fails += 1
+                print(f"gather chain #{c} ({dt}): FAILED\n  {json.dumps(graph)}")
+                for r in report:
+                    print("  " + r)
+    print(f"{a.count} random gather/flip/pad/slice/transpose chains against tinygrad {version()}, "
+          f"{views} IndexBook views equal to playback: {'ok' if not fails else f'{fails} FAILED'}")
+    return 1 if fails else 0
+
+
 # ---- the comparisons must be able to fail -------------------------------------------------
 
 
@@ -595,13 +682,13 @@ def cmd_negative(a):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("mode", choices=["graphs", "chains", "negative"])
+    ap.add_argument("mode", choices=["graphs", "chains", "gathers", "negative"])
     ap.add_argument("--oracle-pb")
     ap.add_argument("--pb-chains")
     ap.add_argument("--count", type=int, default=700)
     ap.add_argument("cases", nargs="*")
     a = ap.parse_intermixed_args()
-    return {"graphs": cmd_graphs, "chains": cmd_chains, "negative": cmd_negative}[a.mode](a)
+    return {"graphs": cmd_graphs, "chains": cmd_chains, "gathers": cmd_gathers, "negative": cmd_negative}[a.mode](a)
 
 
 if __name__ == "__main__":
