@@ -47,8 +47,7 @@ os.environ.setdefault("DEV", "CPU")
 try:
     from tinygrad import Tensor, dtypes
     from tinygrad.uop.ops import Ops
-    import tinygrad
-except ImportError as e:  # pragma: no cover
+except ImportError as e:
     print(f"tinygrad is not installed ({e}): pip install tinygrad==0.14.0", file=sys.stderr)
     sys.exit(77)
 
@@ -433,7 +432,7 @@ def replay_chain(ch, mutate=None):
             else:
                 x = x.shrink(tuple(zip(op["lo"], op["hi"])))
         elif k == "flip":
-            x = x.flip(tuple(i for i, f in enumerate(op["flip"]) if f)) if any(op["flip"]) else x
+            x = x.flip(tuple(a for a, f in enumerate(op["flip"]) if f)) if any(op["flip"]) else x
         else:
             raise NotImplementedError(k)
     return x, strided, x0
