@@ -37,7 +37,8 @@ static const char *const dsl_reserved[] = {"graph", "return", "true", "false", "
 /* The DSL's dtype spellings and the graph format's. */
 static const struct {
   const char *dsl, *json;
-} dsl_dtypes[] = {{"f16", "fp16"}, {"bf16", "bf16"}, {"f32", "fp32"}, {"T", "T"}, {"fp16", "fp16"}, {"fp32", "fp32"}};
+} dsl_dtypes[] = {{"f16", "fp16"}, {"bf16", "bf16"}, {"f32", "fp32"}, {"T", "T"},
+                   {"i32", "int32"}, {"fp16", "fp16"}, {"fp32", "fp32"}, {"int32", "int32"}};
 
 /* Signature modifiers: the word, the signature key it sets, its value. */
 static const struct {
@@ -60,7 +61,7 @@ static const char *dtype_from_dsl(const char *s) {
 }
 
 static const char *dtype_to_dsl(const char *s) {
-  for (size_t i = 0; i < 4; i++)
+  for (size_t i = 0; i < 5; i++) /* the usual spellings: the first five */
     if (strcmp(dsl_dtypes[i].json, s) == 0) return dsl_dtypes[i].dsl;
   return NULL;
 }

@@ -180,19 +180,26 @@ static const sx *read_size(reader *r, const cJSON *item, const char *path, int64
   return e;
 }
 
-static bool read_dtype(reader *r, const cJSON *obj, const char *key, const char *path, bool required,
-                       bool allow_T, dtype *out) {
+static bool read_dtype_ex(reader *r, const cJSON *obj, const char *key, const char *path, bool required,
+                          bool allow_T, bool allow_int32, dtype *out) {
   const char *s;
   if (!ju_string(&r->jc, obj, key, path, required, &s)) return false;
   dtype d;
-  /* graphs compute in fp16, bf16 and fp32 only (bool and int32 are internal) */
-  if (!dtype_parse(s, &d) || !(d == DT_FP16 || d == DT_BF16 || d == DT_FP32 || (d == DT_T && allow_T))) {
+  /* graphs compute in fp16, bf16 and fp32 only (bool is internal); a
+   * tensor may be int32 to be a Gather's index, and nothing else */
+  if (!dtype_parse(s, &d) ||
+      !(d == DT_FP16 || d == DT_BF16 || d == DT_FP32 || (d == DT_T && allow_T) || (d == DT_INT32 && allow_int32))) {
     diag_report(r->dl, D_BAD_DTYPE, ju_path_key(&r->jc, path, key), NULL, "unknown dtype '%s'", s);
     return false;
   }
   if (d == DT_T) d = r->g->T;
   *out = d;
   return true;
+}
+
+static bool read_dtype(reader *r, const cJSON *obj, const char *key, const char *path, bool required,
+                       bool allow_T, dtype *out) {
+  return read_dtype_ex(r, obj, key, path, required, allow_T, false, out);
 }
 
 /* ---- signature ---------------------------------------------------------- */
@@ -410,7 +417,7 @@ static void read_tensors(reader *r, const cJSON *tens) {
     fe_tensor *tt = &g->tensors[t];
     tt->declared = true;
     tt->at = p;
-    read_dtype(r, it, "dtype", p, true, true, &tt->dt);
+    read_dtype_ex(r, it, "dtype", p, true, true, true, &tt->dt);
     const cJSON *shape = ju_array(&r->jc, it, "shape", p, true);
     if (shape) {
       int n = cJSON_GetArraySize(shape);
@@ -604,6 +611,15 @@ static bool read_attrs(reader *r, fe_node *nd, const cJSON *attrs, const char *p
         !ju_int_item(&r->jc, v, ju_path_key(&r->jc, path, "axis"), -FE_MAX_RANK, FE_MAX_RANK - 1, &ax))
       return false;
     a->axis = ax;
+  }
+  if (nd->op == FE_GATHER) {
+    if (!(v = cJSON_GetObjectItemCaseSensitive(attrs, "dim"))) {
+      diag_report(r->dl, D_BAD_ATTR, path, "Give the axis to gather along: \"dim\": 0 (negative counts from the end).",
+                  "Gather needs attrs.dim");
+      return false;
+    }
+    if (!ju_int_item(&r->jc, v, ju_path_key(&r->jc, path, "dim"), -FE_MAX_RANK, FE_MAX_RANK - 1, &a->axis))
+      return false;
   }
   if (nd->op == FE_TRANSPOSE) {
     if (!(v = ju_array(&r->jc, attrs, "perm", path, true))) return false;
@@ -914,7 +930,38 @@ static bool infer_node(reader *r, fe_node *nd) {
   int rank = 0;
   const sx **shape = NULL;
   dtype dt = in[0]->dt;
+  /* int32 tensors are indices: a Gather's second operand and nothing else */
+  for (int i = 0; i < nd->nin; i++)
+    if ((in[i]->dt == DT_INT32) != (nd->op == FE_GATHER && i == 1)) {
+      diag_report(r->dl, D_DTYPE_MISMATCH, nd->at,
+                  in[i]->dt == DT_INT32 ? "int32 tensors are indices: only a Gather's second operand reads them."
+                                        : "Declare the index tensor int32.",
+                  "operand %d ('%s') of %s is %s%s", i, in[i]->name, fe_table[nd->op].name, dtype_name(in[i]->dt),
+                  in[i]->dt == DT_INT32 ? "" : "; a Gather's index must be int32");
+      return false;
+    }
   switch (nd->op) {
+  case FE_GATHER: {
+    /* torch.gather: out[i][j] = X[index[i][j]][j] (dim 0); the index has X's
+     * rank, and its other axes are X's (stricter than torch's <=) */
+    operand *x = in[0], *ix = in[1];
+    if (ix->rank != x->rank || x->rank == 0) {
+      diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "Gather's index has rank %d, its input rank %d; they must be equal and >= 1",
+                  ix->rank, x->rank);
+      return false;
+    }
+    if (!norm_axis(r, nd, a->axis, x->rank, &a->axis)) return false;
+    for (int i = 0; i < x->rank; i++)
+      if (i != a->axis && !sx_equal(x->shape[i], ix->shape[i])) {
+        diag_report(r->dl, D_BAD_MOVEMENT, nd->at, "Slice the input or the index so that they agree on every axis but dim.",
+                    "Gather along dim %lld: axis %d of the index has size %s, of the input %s", (long long)a->axis, i,
+                    sx_str(A, ix->shape[i]), sx_str(A, x->shape[i]));
+        return false;
+      }
+    rank = ix->rank;
+    shape = (const sx **)ix->shape;
+    break;
+  }
   case FE_GEMM: {
     operand *x = in[0], *y = in[1];
     if (x->rank < 2 || y->rank < 2) {
@@ -1172,6 +1219,11 @@ static bool infer_node(reader *r, fe_node *nd) {
   nd->rrank = rank;
   nd->rshape = shape;
   fe_tensor *out = &g->tensors[nd->out[0]];
+  if (out->declared && out->dt == DT_INT32) {
+    diag_report(r->dl, D_BAD_DTYPE, out->at, "Declare it fp16, bf16, fp32 or T: only a signature input may be int32 (a Gather's index).",
+                "'%s' is int32, but %s computes it", out->name, nd->name);
+    return false;
+  }
   if (!out->declared) { /* intermediates take the inferred result */
     out->rank = rank;
     out->shape = shape;
@@ -1459,6 +1511,7 @@ cJSON *fe_dump(const fe_graph *g) {
       cJSON_AddItemToObject(at, "axes", ints_json(a->naxes, a->axes));
       break;
     case FE_SOFTMAX: cJSON_AddNumberToObject(at, "axis", (double)a->axis); break;
+    case FE_GATHER: cJSON_AddNumberToObject(at, "dim", (double)a->axis); break;
     case FE_TRANSPOSE: cJSON_AddItemToObject(at, "perm", ints_json(a->nperm, a->perm)); break;
     case FE_RESHAPE:
     case FE_EXPAND: cJSON_AddItemToObject(at, "shape", sx_shape_json(A, a->nshape, a->shape)); break;

@@ -80,7 +80,7 @@ typedef struct fe_attrs {
   bool mean;                 /* Reduce "mean": the sum divided by the reduced extent */
   int naxes;
   int64_t axes[FE_MAX_RANK]; /* Reduce, Flip (normalized to >= 0) */
-  int64_t axis;              /* Softmax */
+  int64_t axis;              /* Softmax; Gather's dim */
   int nperm;
   int64_t perm[FE_MAX_RANK];
   int nshape;

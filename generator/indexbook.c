@@ -185,6 +185,8 @@ static bool map_affine(const view *v, const char **why, arena *A) {
 
 static ib_input input_from_view(indexbook *b, const view *v) {
   ib_input in = {0};
+  const char *why = NULL;
+  in.map_kind = map_affine(v, &why, b->A) ? IBM_LINEAR : IBM_INDEX_EXPR;
   in.entry = v->root;
   in.value = b->e[v->root].value;
   in.via = v->via;
@@ -280,7 +282,9 @@ static void finish_view(indexbook *b, ib_entry *e, view v) {
   e->nin = 1;
   e->in = ARENA_NEW(b->A, ib_input);
   e->in[0] = in;
-  if (!map_affine(&v, &why, b->A)) {
+  e->map_kind = in.map_kind;
+  if (in.map_kind == IBM_INDEX_EXPR) {
+    map_affine(&v, &why, b->A);
     e->non_scop = true;
     e->non_scop_why = why;
   }
@@ -385,6 +389,43 @@ static void build_movement(indexbook *b, int ui, ib_entry *e, diag_list *dl) {
   if (e->non_scop)
     diag_report(dl, D_NON_SCOP, arena_printf(A, "IndexBook[%s]", e->value), NULL,
                 "%s %s: %s; it becomes a region boundary", tiny_op_name(u->op), e->value, e->non_scop_why);
+}
+
+/* GATHER (seed 003's LoadIndex): out[i] = x[i with axis = index[i]], 0 where
+ * the index is out of range.  in[0] reads x through x's own view with
+ * `load_var` on the gathered axis, in[1] reads the index through its view. */
+static void build_gather(indexbook *b, int ui, ib_entry *e) {
+  const tiny_uop *u = &b->dag->u[ui];
+  arena *A = b->A;
+  int se = b->of_uop[u->src[0]], ie = b->of_uop[u->src[1]];
+  const ib_entry *src = &b->e[se], *isrc = &b->e[ie];
+  e->rank = u->rank;
+  e->axes = new_axes(b, u->rank, u->shape, NULL);
+  e->load_var = "ld";
+  const sx **idx = ARENA_ARRAY(A, const sx *, u->rank + 1);
+  for (int i = 0; i < u->rank; i++) idx[i] = i == u->axis ? sx_var(A, e->load_var) : sx_var(A, e->axes[i].name);
+  view v = view_of(b, se);
+  if (v.ng > 0 && v.pad != 0.0) {
+    /* a padded source keeps its pad value: read it as a value of its own
+     * (the out-of-range piece below is 0) */
+    view id = {.root = se, .n = src->rank, .map = ARENA_ARRAY(A, const sx *, src->rank > 0 ? src->rank : 1)};
+    for (int i = 0; i < src->rank; i++) id.map[i] = sx_var(A, src->axes[i].name);
+    v = id;
+  }
+  view r = compose(b, src, v, idx, e);
+  add_guard(b, &r, e, sx_var(A, e->load_var), sx_int(A, 0), src->axes[u->axis].size);
+  r.pad = 0.0;
+  const sx **iidx = ARENA_ARRAY(A, const sx *, u->rank + 1);
+  for (int i = 0; i < u->rank; i++) iidx[i] = sx_var(A, e->axes[i].name);
+  view ri = compose(b, isrc, view_of(b, ie), iidx, e);
+  e->nin = 2;
+  e->in = ARENA_ARRAY(A, ib_input, 2);
+  e->in[0] = input_from_view(b, &r);
+  e->in[1] = input_from_view(b, &ri);
+  e->in[0].map_kind = e->map_kind = IBM_INDEX_EXPR;
+  e->non_scop = true;
+  e->non_scop_why = arena_printf(A, "a gather: axis %d of %s is indexed by the values of %s", u->axis,
+                                 b->e[r.root].value, b->e[ri.root].value);
 }
 
 static const char **labels_from_entry(arena *A, const ib_entry *e) {
@@ -557,7 +598,10 @@ indexbook *ib_build(arena *A, const tiny_dag *d, diag_list *dl) {
       e->rank = u->rank;
       e->axes = new_axes(b, u->rank, u->shape, u->labels);
       break;
-    case IBK_VIEW: build_movement(b, ui, e, dl); break;
+    case IBK_VIEW:
+      if (u->op == TINY_GATHER) build_gather(b, ui, e);
+      else build_movement(b, ui, e, dl);
+      break;
     case IBK_ALU: build_alu(b, ui, e); break;
     case IBK_REDUCE: build_reduce(b, ui, e); break;
     case IBK_STORE: {
@@ -692,7 +736,8 @@ bool indexbook_verify(const indexbook *b, diag_list *dl) {
         /* variables are the entry's own axes */
         for (int t = 0; t < in->map[m]->nterms; t++) {
           const sx_atom *a = in->map[m]->terms[t].atom;
-          if (a->kind == SXA_VAR && !ib_axis_by_name(e, a->name)) FAIL("map uses unknown variable %s", a->name);
+          if (a->kind == SXA_VAR && !ib_axis_by_name(e, a->name) && !(e->load_var && strcmp(a->name, e->load_var) == 0))
+            FAIL("map uses unknown variable %s", a->name);
         }
       }
       /* 3: broadcast axes appear in no guard */
@@ -778,6 +823,8 @@ static cJSON *number_json(double v) {
   return cJSON_CreateNumber(v);
 }
 
+const char *ib_map_kind_name(ib_map_kind k) { return k == IBM_LINEAR ? "linear" : "index_expr"; }
+
 cJSON *ib_dump(const indexbook *b) {
   arena *A = b->A;
   cJSON *root = cJSON_CreateObject();
@@ -845,6 +892,7 @@ cJSON *ib_dump(const indexbook *b) {
         cJSON_AddItemToArray(m, cJSON_CreateString(sx_str(A, in->map[j])));
         cJSON_AddItemToArray(ml, cJSON_CreateString(ib_str_labeled(b, e, in->map[j])));
       }
+      if (in->map_kind != IBM_LINEAR) cJSON_AddStringToObject(io, "map_kind", ib_map_kind_name(in->map_kind));
       if (in->nguards && e->kind != IBK_VIEW) {
         cJSON *gs = cJSON_AddArrayToObject(io, "guards");
         for (int gi = 0; gi < in->nguards; gi++) cJSON_AddItemToArray(gs, guard_json(b, e, &in->guards[gi], false));
@@ -863,6 +911,8 @@ cJSON *ib_dump(const indexbook *b) {
         cJSON_AddStringToObject(o, "acc_dtype", dtype_name(u->dt));
       }
     }
+    if (e->kind == IBK_VIEW) cJSON_AddStringToObject(o, "view_kind", ib_map_kind_name(e->map_kind));
+    if (e->load_var) cJSON_AddStringToObject(o, "load_index", arena_printf(A, "%s = %s[...]", e->load_var, e->in[1].value));
     if (e->non_scop) {
       cJSON_AddBoolToObject(o, "non_scop", true);
       cJSON_AddStringToObject(o, "non_scop_why", e->non_scop_why);

@@ -10,7 +10,17 @@
  * inputs name roots with composed maps and the guards of the view.
  * A CONTRACT becomes two entries, as in spec §4.5: the product "<out>.prod"
  * over output and reduce axes, and the reduction itself.
- * AxisMaps are affine + floordiv (sx); a view that needs more is non_scop. */
+ * AxisMaps are affine + floordiv (sx); a view that needs more is non_scop.
+ *
+ * Maps are of two kinds (seed 003's two kinds of view), ib_map_kind:
+ *  - Linear: every index and guard is quasi-affine (affine, plus floordiv and
+ *    mod by integers): permute, reshape, expand, pad, shrink, and flip (a
+ *    negative coefficient, N-1-i), and any composition of them;
+ *  - IndexExpr: anything else, such as a modulo or a division by a symbol (a
+ *    tile of a symbolic extent, i mod N; a reshape that divides by N), or
+ *    an index loaded from another tensor (GATHER, `load_var`).  An
+ *    IndexExpr view is non_scop: it ends the composition, is read as a root
+ *    of its own, and becomes a region boundary (W2103 for a symbolic map). */
 #ifndef DLC_INDEXBOOK_H
 #define DLC_INDEXBOOK_H
 
@@ -34,6 +44,8 @@ typedef struct ib_guard {
   const sx *e, *lo, *hi;
 } ib_guard;
 
+typedef enum { IBM_LINEAR, IBM_INDEX_EXPR } ib_map_kind;
+
 /* One read of another value: the root value and the index into it. */
 typedef struct ib_input {
   const char *value;     /* root value name */
@@ -45,6 +57,7 @@ typedef struct ib_input {
   ib_guard *guards;      /* the read is in bounds iff all hold; else pad_value */
   double pad_value;
   bool is_const;         /* a CONST operand (no map) */
+  ib_map_kind map_kind;  /* Linear unless a map or guard is not quasi-affine */
 } ib_input;
 
 typedef enum { IBK_LEAF, IBK_VIEW, IBK_ALU, IBK_REDUCE, IBK_PRODUCT, IBK_STORE } ib_kind;
@@ -63,8 +76,15 @@ typedef struct ib_entry {
   /* VIEW: the piecewise domain; the in-bounds piece is `in[0].guards` */
   int ndiv_guards;
   const sx **div_guards; /* floor atoms introduced by reshape decomposition */
-  bool non_scop;
+  bool non_scop;         /* a region boundary: an IndexExpr view, nested pads
+                          * with different values, a layout conversion */
   const char *non_scop_why;
+  ib_map_kind map_kind;  /* VIEW: the kind of its composed map (in[0]) */
+  /* GATHER (a LoadIndex view): in[0] reads the source with this variable in
+   * its map, standing for the value of in[1] (the index, read through its
+   * own view) at the same point; guarded by 0 <= var < size, else 0.  NULL
+   * for every other entry. */
+  const char *load_var;
 } ib_entry;
 
 typedef struct indexbook {
@@ -90,6 +110,7 @@ bool indexbook_verify(const indexbook *b, diag_list *dl);
 /* {"index_book":{...}} */
 cJSON *ib_dump(const indexbook *b);
 int ib_find(const indexbook *b, const char *value);
+const char *ib_map_kind_name(ib_map_kind k); /* "linear", "index_expr" */
 /* Renders a map or guard expression with the entry's axis labels in place of
  * i-names (for dumps and for Poly-View), when labels are unique. */
 char *ib_str_labeled(const indexbook *b, const ib_entry *e, const sx *x);

@@ -193,6 +193,32 @@ typedef struct mv {
   lookup_ctx lc;
 } mv;
 
+/* GATHER: out[p] = x[p with axis = index[p]], 0 where the index is outside
+ * [0, size of axis) (tiny.def). */
+static pb_status eval_gather(ev *E, int i, const int64_t *osh) {
+  const tiny_uop *u = &E->d->u[i];
+  const pb_tensor *s = &E->v[u->src[0]], *ix = &E->v[u->src[1]];
+  pb_tensor *o = &E->v[i];
+  char b1[96], b2[96];
+  bool ok = s->rank == u->rank && ix->rank == u->rank && u->axis >= 0 && u->axis < u->rank;
+  for (int k = 0; ok && k < u->rank; k++) ok = ix->shape[k] == osh[k] && (k == u->axis || s->shape[k] == osh[k]);
+  if (!ok)
+    return fail(E->why, E->nwhy, PB_ERR_SHAPE, "GATHER of %s along axis %d by an index %s", shape_text(b1, sizeof b1, s->rank, s->shape),
+                u->axis, shape_text(b2, sizeof b2, ix->rank, ix->shape));
+  pb_status st = pb_tensor_alloc(o, u->rank, osh);
+  if (st != PB_OK) return fail(E->why, E->nwhy, st, "cannot allocate GATHER");
+  int64_t idx[TINY_MAX_RANK] = {0}, sst[TINY_MAX_RANK];
+  strides_of(s->rank, s->shape, sst);
+  for (int64_t f = 0; f < o->n; f++, next_index(u->rank, osh, idx)) {
+    double j = ix->data[f];
+    if (!(j >= 0 && j < (double)s->shape[u->axis])) continue; /* out of range (or NaN): 0 */
+    int64_t off = 0;
+    for (int k = 0; k < u->rank; k++) off += (k == u->axis ? (int64_t)j : idx[k]) * sst[k];
+    o->data[f] = s->data[off];
+  }
+  return PB_OK;
+}
+
 static pb_status eval_movement(ev *E, int i, const int64_t *osh) {
   const tiny_uop *u = &E->d->u[i];
   const pb_tensor *s = &E->v[u->src[0]];
@@ -475,7 +501,7 @@ static pb_status eval_node(ev *E, int i, int nin, const pb_tensor *inputs, int *
       for (int64_t f = 0; f < o->n; f++, next_index(u->rank, osh, idx)) o->data[f] = (double)idx[u->axis];
     }
     break;
-  case TK_MOVE: st = eval_movement(E, i, osh); break;
+  case TK_MOVE: st = u->op == TINY_GATHER ? eval_gather(E, i, osh) : eval_movement(E, i, osh); break;
   case TK_ALU: st = eval_alu(E, i, osh); break;
   case TK_REDUCE: st = eval_reduce(E, i, osh); break;
   case TK_CONTRACT: st = eval_contract(E, i, osh); break;
@@ -568,79 +594,107 @@ void pb_result_free(pb_result *res) {
 
 /* ---- IndexBook views ------------------------------------------------------------------ */
 
+/* The tensor an IndexBook input reads: a Tiny value, or a non_scop view
+ * evaluated through the book (into *own, which the caller frees). */
+static pb_status view_root(const indexbook *ib, int entry, const ib_input *in, const pb_binding *b, const pb_tensor *vals,
+                           pb_tensor *own, const pb_tensor **root, char *why, size_t nwhy) {
+  const ib_entry *e = &ib->e[entry];
+  if (in->entry < 0 || in->entry >= ib->n) return fail(why, nwhy, PB_ERR_UNSUPPORTED, "bad root of %s", e->value);
+  const ib_entry *re = &ib->e[in->entry];
+  pb_status st;
+  if (re->kind == IBK_VIEW && in->entry != entry) {
+    if ((st = pb_eval_view(ib, in->entry, b, vals, own, why, nwhy)) != PB_OK) return st;
+    *root = own;
+  } else if (re->uop >= 0) {
+    *root = &vals[re->uop];
+  } else {
+    return fail(why, nwhy, PB_ERR_UNSUPPORTED, "root %s of %s is not a Tiny value", re->value, e->value);
+  }
+  if (in->n != (*root)->rank)
+    return fail(why, nwhy, PB_ERR_SHAPE, "map of %s has %d entries for the root's rank %d", e->value, in->n,
+                (*root)->rank);
+  return PB_OK;
+}
+
+/* One element of an input at the point in `lc`: its guards, then its map
+ * (an unguarded index out of bounds is PB_ERR_OOB). */
+static pb_status read_at(const indexbook *ib, const ib_entry *e, const ib_input *in, const pb_tensor *root,
+                         const int64_t *rst, lookup_ctx *lc, double *v, char *why, size_t nwhy) {
+  pb_status st;
+  for (int g = 0; g < in->nguards; g++) {
+    int64_t x, lo, hi;
+    if ((st = eval_sx(in->guards[g].e, lc, &x, why, nwhy)) != PB_OK ||
+        (st = eval_sx(in->guards[g].lo, lc, &lo, why, nwhy)) != PB_OK ||
+        (st = eval_sx(in->guards[g].hi, lc, &hi, why, nwhy)) != PB_OK)
+      return st;
+    if (!(lo <= x && x < hi)) {
+      *v = in->pad_value;
+      return PB_OK;
+    }
+  }
+  int64_t off = 0;
+  for (int k = 0; k < in->n; k++) {
+    int64_t j;
+    if ((st = eval_sx(in->map[k], lc, &j, why, nwhy)) != PB_OK) return st;
+    if (j < 0 || j >= root->shape[k]) {
+      arena A;
+      arena_init(&A);
+      st = fail(why, nwhy, PB_ERR_OOB, "%s reads %s axis %d at %lld (size %lld) by map %s: unguarded access", e->value,
+                ib->e[in->entry].value, k, (long long)j, (long long)root->shape[k], sx_str(&A, in->map[k]));
+      arena_free(&A);
+      return st;
+    }
+    off += j * rst[k];
+  }
+  *v = root->data[off];
+  return PB_OK;
+}
+
 pb_status pb_eval_view(const indexbook *ib, int entry, const pb_binding *b, const pb_tensor *vals, pb_tensor *out,
                        char *why, size_t nwhy) {
   memset(out, 0, sizeof *out);
   if (entry < 0 || entry >= ib->n) return fail(why, nwhy, PB_ERR_INPUT, "no IndexBook entry %d", entry);
   const ib_entry *e = &ib->e[entry];
-  if ((e->kind != IBK_VIEW && e->kind != IBK_STORE) || e->nin != 1 || e->in[0].is_const || e->uop < 0)
+  /* a view or store reads one input; a gather two (its index second) */
+  int nin = e->load_var ? 2 : 1;
+  if ((e->kind != IBK_VIEW && e->kind != IBK_STORE) || e->nin != nin || e->in[0].is_const || e->uop < 0)
     return fail(why, nwhy, PB_ERR_UNSUPPORTED, "entry %s is not a view", e->value);
-  if (e->rank > TINY_MAX_RANK) return fail(why, nwhy, PB_ERR_UNSUPPORTED, "rank %d", e->rank);
-  const ib_input *in = &e->in[0];
-  if (in->entry < 0 || in->entry >= ib->n) return fail(why, nwhy, PB_ERR_UNSUPPORTED, "bad root of %s", e->value);
-  const ib_entry *re = &ib->e[in->entry];
-  /* the root: a Tiny value, or a non_scop view evaluated through the book */
-  pb_tensor rootv = {0};
-  const pb_tensor *root;
-  pb_status st;
-  if (re->kind == IBK_VIEW && in->entry != entry) {
-    if ((st = pb_eval_view(ib, in->entry, b, vals, &rootv, why, nwhy)) != PB_OK) return st;
-    root = &rootv;
-  } else if (re->uop >= 0) {
-    root = &vals[re->uop];
-  } else {
-    return fail(why, nwhy, PB_ERR_UNSUPPORTED, "root %s of %s is not a Tiny value", re->value, e->value);
+  if (e->rank + 1 > TINY_MAX_RANK) return fail(why, nwhy, PB_ERR_UNSUPPORTED, "rank %d", e->rank);
+  pb_tensor own[2] = {{0}};
+  const pb_tensor *root[2] = {NULL, NULL};
+  int64_t rst[2][TINY_MAX_RANK];
+  pb_status st = PB_OK;
+  for (int k = 0; k < nin && st == PB_OK; k++) {
+    st = view_root(ib, entry, &e->in[k], b, vals, &own[k], &root[k], why, nwhy);
+    if (st == PB_OK) strides_of(root[k]->rank, root[k]->shape, rst[k]);
   }
-  if (in->n != root->rank) {
-    pb_tensor_free(&rootv);
-    return fail(why, nwhy, PB_ERR_SHAPE, "map of %s has %d entries for the root's rank %d", e->value, in->n, root->rank);
-  }
-  int64_t osh[TINY_MAX_RANK], idx[TINY_MAX_RANK] = {0}, rst[TINY_MAX_RANK];
-  const char *names[TINY_MAX_RANK];
-  lookup_ctx lc = {.b = b, .names = names, .nidx = e->rank, .idx = idx};
+  if (st != PB_OK) goto done;
+  int64_t osh[TINY_MAX_RANK], idx[TINY_MAX_RANK + 1] = {0};
+  const char *names[TINY_MAX_RANK + 1];
+  lookup_ctx lc = {.b = b, .names = names, .nidx = e->rank + (nin == 2), .idx = idx};
   for (int k = 0; k < e->rank; k++) {
     names[k] = e->axes[k].name;
     if ((st = eval_sx(e->axes[k].size, &lc, &osh[k], why, nwhy)) != PB_OK) goto done;
   }
+  if (nin == 2) names[e->rank] = e->load_var;
   if ((st = pb_tensor_alloc(out, e->rank, osh)) != PB_OK) {
     fail(why, nwhy, st, "cannot allocate view %s", e->value);
     goto done;
   }
   dtype dt = ib->dag->u[e->uop].dt;
-  strides_of(root->rank, root->shape, rst);
   for (int64_t f = 0; f < out->n; f++, next_index(e->rank, osh, idx)) {
-    bool inb = true;
-    for (int g = 0; g < in->nguards && inb; g++) {
-      int64_t x, lo, hi;
-      if ((st = eval_sx(in->guards[g].e, &lc, &x, why, nwhy)) != PB_OK ||
-          (st = eval_sx(in->guards[g].lo, &lc, &lo, why, nwhy)) != PB_OK ||
-          (st = eval_sx(in->guards[g].hi, &lc, &hi, why, nwhy)) != PB_OK)
-        goto done;
-      inb = lo <= x && x < hi;
+    double v;
+    if (nin == 2) { /* the loaded index, then the gathered element */
+      if ((st = read_at(ib, e, &e->in[1], root[1], rst[1], &lc, &v, why, nwhy)) != PB_OK) goto done;
+      idx[e->rank] = v >= -1 && v <= (double)INT64_MAX / 2 ? (int64_t)floor(v) : -1;
     }
-    double v = in->pad_value;
-    if (inb) {
-      int64_t off = 0;
-      for (int k = 0; k < in->n; k++) {
-        int64_t j;
-        if ((st = eval_sx(in->map[k], &lc, &j, why, nwhy)) != PB_OK) goto done;
-        if (j < 0 || j >= root->shape[k]) {
-          arena A;
-          arena_init(&A);
-          st = fail(why, nwhy, PB_ERR_OOB, "%s reads %s axis %d at %lld (size %lld) by map %s: unguarded access",
-                    e->value, re->value, k, (long long)j, (long long)root->shape[k], sx_str(&A, in->map[k]));
-          arena_free(&A);
-          goto done;
-        }
-        off += j * rst[k];
-      }
-      v = root->data[off];
-    }
+    if ((st = read_at(ib, e, &e->in[0], root[0], rst[0], &lc, &v, why, nwhy)) != PB_OK) goto done;
     out->data[f] = dtype_round(dt, v);
   }
   st = PB_OK;
 done:
-  pb_tensor_free(&rootv);
+  pb_tensor_free(&own[0]);
+  pb_tensor_free(&own[1]);
   if (st != PB_OK) pb_tensor_free(out);
   return st;
 }

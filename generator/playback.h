@@ -4,7 +4,8 @@
  * on dense tensors of doubles, one UOp at a time, exactly as tiny.h and
  * tiny.def define each op: movement ops gather from their source (RESHAPE
  * row-major, PERMUTE, EXPAND, PAD with its value, SHRINK [lo,hi) by step,
- * FLIP, VIEW through its index map), ALU ops apply the table's C expression
+ * FLIP, VIEW through its index map, GATHER through its index tensor, 0 for an
+ * index out of range), ALU ops apply the table's C expression
  * (tiny_op_eval) with rank-0 operands broadcast, REDUCE and CONTRACT sum in
  * double and round once.  Every node's result is rounded to the node's
  * dtype (dtype_round), so a fp16 chain behaves like fp16 arithmetic.
@@ -12,7 +13,8 @@
  *
  * pb_eval_view() evaluates a movement value a second way, through its
  * IndexBook entry (spec §4): guards, composed AxisMap into the root value,
- * pad value elsewhere.  Tests compare the two, and compare pb_eval_tiny()
+ * pad value elsewhere; for a gather, the index is read through its own map
+ * first and stands for the entry's load_var.  Tests compare the two, and compare pb_eval_tiny()
  * with a plain FP64 reference of the Frontend graph (tests/playback/).
  *
  * pb_eval_regions() evaluates Region SSA (spec §6): each let is a dense

@@ -644,6 +644,21 @@ static void make_blocks(builder *b) {
 }
 
 poly_view *pv_build(arena *A, const indexbook *ib, diag_list *dl) {
+  /* a gather (a LoadIndex view) is played back (generator/playback.c) but
+   * has no region form and no kernel yet */
+  bool gathers = false;
+  for (int i = 0; i < ib->n; i++)
+    if (ib->e[i].load_var) {
+      const tiny_uop *u = &ib->dag->u[ib->e[i].uop];
+      diag_report(dl, D_PLAN_UNSUPPORTED, arena_printf(A, "IndexBook[%s]", ib->e[i].value),
+                  "Check the graph with --dump=tiny,indexbook, which stops before Poly-View; for a kernel, gather "
+                  "the data before calling dlc.",
+                  "%s (Gather '%s') loads its index from %s: dlc plays gathers back but does not compile them to "
+                  "kernels yet",
+                  ib->e[i].value, u->origin ? u->origin : ib->e[i].value, ib->e[i].in[1].value);
+      gathers = true;
+    }
+  if (gathers) return NULL;
   poly_view *pv = ARENA_NEW(A, poly_view);
   pv->A = A;
   pv->ib = ib;

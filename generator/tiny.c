@@ -252,6 +252,25 @@ int tiny_view(tiny_dag *d, int x, int rank, const sx *const *shape, const sx *co
   return push(d, u, base_of(d, x));
 }
 
+int tiny_gather(tiny_dag *d, int x, int index, int axis, diag_list *dl, const char *origin) {
+  const tiny_uop *s = &d->u[x], *ix = &d->u[index];
+  bool ok = ix->dt == DT_INT32 && ix->rank == s->rank && axis >= 0 && axis < s->rank;
+  for (int i = 0; ok && i < s->rank; i++) ok = i == axis || sx_equal(s->shape[i], ix->shape[i]);
+  if (!ok) {
+    diag_report(dl, D_BAD_MOVEMENT, origin, NULL, "GATHER of %s along axis %d by an index %s %s", sx_shape_str(d->A, s->rank, s->shape),
+                axis, dtype_name(ix->dt), sx_shape_str(d->A, ix->rank, ix->shape));
+    return -1;
+  }
+  tiny_uop u = unary_like(d, TINY_GATHER, x);
+  u.nsrc = 2;
+  u.src[1] = index;
+  u.origin = origin;
+  u.axis = axis;
+  u.rank = ix->rank;
+  u.shape = copy_shape(d->A, ix->rank, ix->shape);
+  return push(d, u, base_of(d, x));
+}
+
 int tiny_cast(tiny_dag *d, int x, dtype to) {
   if (d->u[x].dt == to) return x;
   if (d->u[x].op == TINY_CONST) {
@@ -808,6 +827,7 @@ static int lower_node(lowerer *L, const fe_node *nd) {
     return tiny_flip(d, x, f, L->dl, nd->name);
   }
   case FE_EXPAND: return broadcast_to(d, x, at->nshape, at->shape, L->dl, nd->name);
+  case FE_GATHER: return tiny_gather(d, x, L->val[nd->in[1]], (int)at->axis, L->dl, nd->name);
   case FE__COUNT: break;
   }
   (void)A;
@@ -1039,6 +1059,13 @@ bool tiny_verify(const tiny_dag *d, diag_list *dl) {
       if (u->op == TINY_PERMUTE || u->op == TINY_FLIP || u->op == TINY_EXPAND || u->op == TINY_PAD ||
           u->op == TINY_SHRINK)
         if (u->rank != s0->rank) FAIL("movement changes the rank");
+      if (u->op == TINY_GATHER) {
+        const tiny_uop *ix = &d->u[u->src[1]];
+        bool same = ix->dt == DT_INT32 && ix->rank == u->rank && u->rank == s0->rank && u->axis >= 0 && u->axis < u->rank;
+        for (int a = 0; same && a < u->rank; a++)
+          same = sx_equal(ix->shape[a], u->shape[a]) && (a == u->axis || sx_equal(s0->shape[a], u->shape[a]));
+        if (!same) FAIL("GATHER index is not int32 of the result's shape, or the source's sizes differ");
+      }
       if (u->op == TINY_RESHAPE &&
           !sx_equal(product(d->A, u->rank, u->shape), product(d->A, s0->rank, s0->shape)))
         FAIL("RESHAPE changes the element count");
@@ -1098,7 +1125,8 @@ cJSON *tiny_dump(const tiny_dag *d) {
       if (u->crsqrt) cJSON_AddStringToObject(arg, "times_rsqrt", u->crsqrt);
       if (u->crecip) cJSON_AddStringToObject(arg, "over", u->crecip);
       break;
-    case TINY_RANGE: cJSON_AddNumberToObject(arg, "axis", u->axis); break;
+    case TINY_RANGE:
+    case TINY_GATHER: cJSON_AddNumberToObject(arg, "axis", u->axis); break;
     case TINY_PERMUTE: {
       cJSON *p = cJSON_AddArrayToObject(arg, "perm");
       for (int k = 0; k < u->rank; k++) cJSON_AddItemToArray(p, cJSON_CreateNumber(u->perm[k]));

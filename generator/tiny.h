@@ -58,7 +58,8 @@ typedef struct tiny_uop {
   double cval;           /* CONST value (times rsqrt(crsqrt) if set) */
   const char *crsqrt;    /* CONST: dim symbol */
   const char *crecip;    /* CONST: times 1/dim (a mean's divisor), dim symbol */
-  int axis;              /* RANGE: the axis whose index is the value */
+  int axis;              /* RANGE: the axis whose index is the value;
+                            GATHER: the axis the index selects */
   int *perm;             /* PERMUTE */
   const sx **lo, **hi;   /* PAD: amounts before/after; SHRINK: [lo, hi) */
   int64_t *step;         /* SHRINK: step per axis */
@@ -98,6 +99,8 @@ int tiny_shrink(tiny_dag *d, int x, const sx *const *lo, const sx *const *hi, co
                 diag_list *dl, const char *origin);
 int tiny_flip(tiny_dag *d, int x, const bool *flip, diag_list *dl, const char *origin);
 int tiny_view(tiny_dag *d, int x, int rank, const sx *const *shape, const sx *const *vmap);
+/* GATHER: x read at index (int32, x's rank, x's sizes but on `axis`). */
+int tiny_gather(tiny_dag *d, int x, int index, int axis, diag_list *dl, const char *origin);
 /* ALU with right-aligned broadcast (EXPAND inserted as needed) and dtype
  * promotion (CAST inserted on the narrower operand). */
 int tiny_alu(tiny_dag *d, tiny_op op, int a, int b, int c, diag_list *dl, const char *origin);

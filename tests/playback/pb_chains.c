@@ -9,7 +9,13 @@
  * Plus symbolic-shape chains (M, N) bound only at evaluation time.
  *
  *   pb_chains random [COUNT]    fixed-seed random chains (default 700)
- *   pb_chains symbolic          the symbolic chains under several bindings */
+ *   pb_chains symbolic          the symbolic chains under several bindings
+ *   pb_chains dump FILE [COUNT] both, checked as above, and each chain written
+ *                               to FILE as one JSON line for the tinygrad
+ *                               oracle (tests/oracle): its ops with concrete
+ *                               arguments, its input, playback's output, and
+ *                               the movement UOps of its Tiny DAG */
+#include <cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +175,79 @@ static int build(tiny_dag *d, int x, const cop *op, diag_list *dl) {
   return -1;
 }
 
+/* pb_chains dump: where the chains go, else NULL */
+static FILE *dump_file;
+
+static cJSON *ints(int n, const int64_t *v) {
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber((double)v[i]));
+  return a;
+}
+
+/* One line: {"label", "shape", "ops": [{"op", ...}], "input", "output",
+ * "output_shape", "tiny": [{"op", "shape", "arg"}]} with every size concrete;
+ * "arg" is a PERMUTE's perm or a FLIP's flags. */
+static void dump_chain(const char *label, const dense *ref, const cop *ops, int nops, const dims *dm,
+                       const tiny_dag *d, const pb_result *res) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "label", label);
+  cJSON_AddItemToObject(o, "shape", ints(ref[0].rank, ref[0].shape));
+  cJSON *jops = cJSON_AddArrayToObject(o, "ops");
+  for (int i = 0; i < nops; i++) {
+    const cop *op = &ops[i];
+    const dense *x = &ref[i];
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "op", kind_name[op->k]);
+    int64_t v[MAXR], w[MAXR];
+    switch (op->k) {
+    case C_RESHAPE:
+    case C_EXPAND:
+      for (int k = 0; k < op->rank; k++) v[k] = ev(op->shape[k], dm);
+      cJSON_AddItemToObject(j, "shape", ints(op->rank, v));
+      break;
+    case C_PERMUTE:
+      for (int k = 0; k < x->rank; k++) v[k] = op->perm[k];
+      cJSON_AddItemToObject(j, "perm", ints(x->rank, v));
+      break;
+    case C_PAD:
+    case C_SHRINK:
+      for (int k = 0; k < x->rank; k++) v[k] = ev(op->lo[k], dm), w[k] = ev(op->hi[k], dm);
+      cJSON_AddItemToObject(j, "lo", ints(x->rank, v));
+      cJSON_AddItemToObject(j, "hi", ints(x->rank, w));
+      if (op->k == C_PAD) cJSON_AddNumberToObject(j, "value", op->val);
+      else cJSON_AddItemToObject(j, "step", ints(x->rank, op->step));
+      break;
+    case C_FLIP:
+      for (int k = 0; k < x->rank; k++) v[k] = op->flip[k];
+      cJSON_AddItemToObject(j, "flip", ints(x->rank, v));
+      break;
+    case C__N: break;
+    }
+    cJSON_AddItemToArray(jops, j);
+  }
+  cJSON_AddItemToObject(o, "input", cJSON_CreateDoubleArray(ref[0].d, (int)ref[0].n));
+  cJSON_AddItemToObject(o, "output", cJSON_CreateDoubleArray(res->out[0].data, (int)res->out[0].n));
+  cJSON_AddItemToObject(o, "output_shape", ints(res->out[0].rank, res->out[0].shape));
+  cJSON *tiny = cJSON_AddArrayToObject(o, "tiny");
+  for (int u = 0; u < d->n; u++) {
+    if (tiny_op_kind(d->u[u].op) != TK_MOVE) continue;
+    cJSON *j = cJSON_CreateObject();
+    const tiny_uop *t = &d->u[u];
+    cJSON_AddStringToObject(j, "op", tiny_op_name(t->op));
+    cJSON_AddItemToObject(j, "shape", ints(res->vals[u].rank, res->vals[u].shape));
+    int64_t a[TINY_MAX_RANK];
+    if (t->op == TINY_PERMUTE || t->op == TINY_FLIP) {
+      for (int k = 0; k < t->rank; k++) a[k] = t->op == TINY_PERMUTE ? t->perm[k] : t->flip[k];
+      cJSON_AddItemToObject(j, "arg", ints(t->rank, a));
+    }
+    cJSON_AddItemToArray(tiny, j);
+  }
+  char *txt = cJSON_PrintUnformatted(o);
+  if (txt) fprintf(dump_file, "%s\n", txt);
+  free(txt);
+  cJSON_Delete(o);
+}
+
 typedef struct stats {
   int chains, steps, views, non_scop, ops[C__N];
 } stats;
@@ -224,6 +303,7 @@ static bool check_chain(const char *label, int rank0, const sx *const *shape0, c
   }
   PBT_CHECK(res.nout == 1 && res.out[0].n == ref[nops].n && pbt_same("Y", res.out[0].data, ref[nops].d, ref[nops].n),
             "%s: STORE output differs", label);
+  if (dump_file && res.nout == 1) dump_chain(label, ref, ops, nops, dm, d, &res);
 
   /* (b) the same values through the IndexBook */
   indexbook *ib = ib_build(&A, d, &dl);
@@ -529,6 +609,17 @@ static int run_symbolic(void) {
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "random") == 0) return run_random(argc >= 3 ? atoi(argv[2]) : 700);
   if (argc >= 2 && strcmp(argv[1], "symbolic") == 0) return run_symbolic();
-  fprintf(stderr, "usage: pb_chains random [COUNT] | symbolic\n");
+  if (argc >= 3 && strcmp(argv[1], "dump") == 0) {
+    dump_file = fopen(argv[2], "w");
+    if (!dump_file) {
+      perror(argv[2]);
+      return 2;
+    }
+    int rc = run_random(argc >= 4 ? atoi(argv[3]) : 700);
+    rc |= run_symbolic();
+    if (fclose(dump_file) != 0) rc = 2;
+    return rc;
+  }
+  fprintf(stderr, "usage: pb_chains random [COUNT] | symbolic | dump FILE [COUNT]\n");
   return 2;
 }

@@ -109,6 +109,10 @@ static const gcase cases[] = {
     {"slice_with_steps", {"slice", G("slice.json"), NULL, DT_BF16, NULL, "M=2,N=3", ANY2, 35, 0, false}},
     {"flip", {"flip", G("flip.json"), NULL, DT_FP16, NULL, "A=3,B=2,C=5", ANY2, 36, 0, false}},
     {"flip", {"flip", G("flip.json"), NULL, DT_FP32, NULL, "A=1,B=4,C=1", ANY2, 37, 0, false}},
+    /* Gather: the int32 indices are trunc of [-2, 2]: -1 (out of range,
+     * reads 0), 0 and 1; N = 2 makes 1 the last in-range index */
+    {"gather", {"gather", G("gather.json"), NULL, DT_FP32, NULL, "M=4,N=2,K=7", ANY2, 60, 0, false}},
+    {"gather", {"gather", G("gather.json"), NULL, DT_FP16, NULL, "M=1,N=5,K=3", ANY2, 61, 0, false}},
     {"expand", {"expand", G("expand.json"), NULL, DT_FP16, NULL, "B=2,M=3,N=4", ANY2, 38, 0, false}},
     {"expand", {"expand", G("expand.json"), NULL, DT_BF16, NULL, "B=1,M=1,N=5", ANY2, 39, 0, false}},
     {"movement_ops_mixed", {"pad,slice,flip,transpose,reshape,expand", G("movement_mix.json"), NULL, DT_FP16, NULL,

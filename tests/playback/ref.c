@@ -360,6 +360,18 @@ static bool ref_node(rctx *c, const fe_node *nd) {
       y->d[f] = bread(x, y->rank, oi);
     }
     return true;
+  case FE_GATHER: { /* torch.gather; an index out of range reads 0 */
+    const ref_tensor *ix = &c->val[nd->in[1]];
+    for (int64_t f = 0; f < y->n; f++) {
+      unravel(y, f, oi);
+      double j = ix->d[ravel(ix, oi)];
+      for (int k = 0; k < x->rank; k++) xi[k] = oi[k];
+      bool in = j >= 0 && j < (double)x->shape[a->axis];
+      xi[a->axis] = in ? (int64_t)j : 0;
+      y->d[f] = in ? x->d[ravel(x, xi)] : 0.0;
+    }
+    return true;
+  }
   case FE__COUNT: break;
   }
   return fail(c, "%s: op not in the reference", nd->name);

@@ -94,6 +94,7 @@ static void test_symbolic_reshape_is_non_scop(void) {
   const ib_entry *ef = &ib->e[ib->of_uop[f]], *eu = &ib->e[ib->of_uop[u]];
   CHECK(ef->non_scop && ef->non_scop_why && strstr(ef->non_scop_why, "not quasi-affine"));
   CHECK(eu->non_scop);
+  CHECK(ef->map_kind == IBM_INDEX_EXPR && ef->in[0].map_kind == IBM_INDEX_EXPR && eu->map_kind == IBM_INDEX_EXPR);
   CHECK(diag_count(&dl, "W2103") >= 2 && dl.n > w0 && !diag_has_errors(&dl));
   CHECK(indexbook_verify(ib, &dl));
   /* a constant reshape stays affine */
@@ -104,6 +105,7 @@ static void test_symbolic_reshape_is_non_scop(void) {
   indexbook *ib2 = build(d2);
   if (ib2) {
     CHECK(!ib2->e[ib2->of_uop[r2]].non_scop);
+    CHECK(ib2->e[ib2->of_uop[r2]].map_kind == IBM_LINEAR);
     CHECK_STR(map_of(&ib2->e[ib2->of_uop[r2]], 0), "[i0,3*i1+i2]");
   }
 }
@@ -164,6 +166,8 @@ static void test_shrink_flip_permute_expand(void) {
   CHECK_STR(map_of(es, 0), "[3*i0+1]");
   CHECK(es->in[0].nguards == 0);
   CHECK_STR(map_of(&ib->e[ib->of_uop[f]], 0), "[N-i0-1]");
+  /* flip is Linear: a negative coefficient, not an IndexExpr */
+  CHECK(ib->e[ib->of_uop[f]].map_kind == IBM_LINEAR && !ib->e[ib->of_uop[f]].non_scop);
   const ib_entry *ep = &ib->e[ib->of_uop[pz]];
   CHECK_STR(shape_s(&A, 3, (const sx *const[]){ep->axes[0].size, ep->axes[1].size, ep->axes[2].size}), "[K,M,N]");
   CHECK_STR(map_of(ep, 0), "[i1,i2,i0]");
@@ -174,7 +178,39 @@ static void test_shrink_flip_permute_expand(void) {
   CHECK_STR(esc->in[0].value, "Y");
   CHECK_STR(map_of(esc, 0), "[N-i0]");  /* N+3 - (i0+1) - 2 */
   CHECK_STR(guards_of(esc, 0), "0<=N-i0<N");
+  CHECK(esc->map_kind == IBM_LINEAR && !esc->non_scop);
   CHECK(indexbook_verify(ib, &dl));
+}
+
+/* Seed 003's two kinds of view: a tile (i mod N, N a symbol: no guard can
+ * make it affine) is an IndexExpr and a region boundary; a tile of a
+ * constant extent (mod 4) and a flip stay Linear.  The dump says which. */
+static void test_linear_and_index_expr_views(void) {
+  tiny_dag *d = dag();
+  const sx *n[1] = {Pm("N")}, *tn[1] = {sx_scale(&A, Pm("N"), 3)}, *c4[1] = {I(4)}, *t4[1] = {I(12)};
+  int x = tiny_buffer(d, "X", DT_FP32, 1, n);
+  const sx *modn[1] = {sx_mod(&A, sx_var(&A, "v0"), Pm("N"))}, *mod4[1] = {sx_mod(&A, sx_var(&A, "v0"), I(4))};
+  int tile = tiny_view(d, x, 1, tn, modn);       /* [3N]: X[i mod N] */
+  int y = tiny_buffer(d, "Y", DT_FP32, 1, c4);
+  int tile4 = tiny_view(d, y, 1, t4, mod4);      /* [12]: Y[i mod 4] */
+  bool fl[1] = {true};
+  int f = tiny_flip(d, tile4, fl, &dl, "t");     /* Y[(11 - i) mod 4] */
+  int w0 = diag_count(&dl, "W2103");
+  indexbook *ib = build(d);
+  CHECK(ib != NULL);
+  if (!ib) return;
+  const ib_entry *et = &ib->e[ib->of_uop[tile]], *e4 = &ib->e[ib->of_uop[tile4]], *ef = &ib->e[ib->of_uop[f]];
+  CHECK(et->map_kind == IBM_INDEX_EXPR && et->non_scop);
+  CHECK(diag_count(&dl, "W2103") == w0 + 1);
+  CHECK(e4->map_kind == IBM_LINEAR && !e4->non_scop);
+  CHECK(ef->map_kind == IBM_LINEAR && !ef->non_scop);
+  CHECK_STR(ef->in[0].value, "Y");
+  cJSON *j = ib_dump(ib);
+  const cJSON *book = cJSON_GetObjectItem(j, "index_book");
+  CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(book, et->value), "view_kind")), "index_expr");
+  CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(book, ef->value), "view_kind")), "linear");
+  CHECK(indexbook_verify(ib, &dl));
+  cJSON_Delete(j);
 }
 
 /* reduce: the removed axes keep their ids in reduce_axes; kept axes keep
@@ -354,6 +390,7 @@ int main(void) {
   diag_init(&dl);
   test_reshape_linearize_decompose();
   test_symbolic_reshape_is_non_scop();
+  test_linear_and_index_expr_views();
   test_pad_pieces();
   test_shrink_flip_permute_expand();
   test_reduce_keeps_ids();
