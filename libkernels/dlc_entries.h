@@ -89,6 +89,13 @@ typedef struct dlc__entry_kernel {
    * chain's values in the workspace are always aligned and not listed) */
   int nvec_tensors;
   const char *const *vec_tensors;
+  /* the archs it is built for (DLC__ARCH_* bits: every manifest arch, or
+   * DLC__ARCH_SM90A alone for an sm90a-row kernel), and the row an sm90a
+   * device runs instead for the calls that select this one (the instance's
+   * sm90a kernel takes every call whose tensor maps encode, which the
+   * widest width's alignment implies; -1: none) */
+  unsigned archs;
+  int sm90a_first;
 } dlc__entry_kernel;
 
 typedef struct dlc__entry {
