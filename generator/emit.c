@@ -2647,7 +2647,7 @@ char *emit_entries_c(emit_ctx *c) {
     arg *a;
     int n = entry_args(c, eo, &a), nk = 0;
     for (int i = 0; i < eo->ninst; i++)
-      for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) nk += k->nvec;
+      for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) nk += k->nvec + (!is_chain(eo) && k->sm90a != NULL);
     const char *ws = is_chain(eo) ? arena_printf(c->A, "call_ws_%s, workspace_size_%s", on, on) : "NULL, NULL";
     sb_printf(&s, "    {\"%s\", %d, %d, args_%s, call_%s, %d, inst_%s, %d, kernels_%s, %s},\n", on, eo->index, n, on, on,
               eo->ninst, on, nk, on, ws);
