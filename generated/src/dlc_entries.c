@@ -343,8 +343,8 @@ static dlc_status call_rmsnorm(dlc_dtype dtype, const dlc__arg_value *a) {
 const char dlc__entries_manifest[] = "default.json";
 const int dlc__nentries = 7;
 const dlc__entry dlc__entries[] = {
-    {"gemm_bias_relu", 0, 10, args_gemm_bias_relu, call_gemm_bias_relu, 6, inst_gemm_bias_relu, 24, kernels_gemm_bias_relu, NULL, NULL},
-    {"gemm_bias_relu_nt", 1, 10, args_gemm_bias_relu_nt, call_gemm_bias_relu_nt, 6, inst_gemm_bias_relu_nt, 24, kernels_gemm_bias_relu_nt, NULL, NULL},
+    {"gemm_bias_relu", 0, 10, args_gemm_bias_relu, call_gemm_bias_relu, 6, inst_gemm_bias_relu, 26, kernels_gemm_bias_relu, NULL, NULL},
+    {"gemm_bias_relu_nt", 1, 10, args_gemm_bias_relu_nt, call_gemm_bias_relu_nt, 6, inst_gemm_bias_relu_nt, 26, kernels_gemm_bias_relu_nt, NULL, NULL},
     {"conv2d_bias_silu", 2, 13, args_conv2d_bias_silu, call_conv2d_bias_silu, 4, inst_conv2d_bias_silu, 16, kernels_conv2d_bias_silu, NULL, NULL},
     {"attention_causal", 3, 8, args_attention_causal, call_attention_causal, 4, inst_attention_causal, 16, kernels_attention_causal, NULL, NULL},
     {"softmax", 4, 6, args_softmax, call_softmax, 2, inst_softmax, 2, kernels_softmax, NULL, NULL},
