@@ -5,8 +5,9 @@
 #   <name>      (unless EMU_ONLY) the kernels as SASS for every manifest arch
 #               (-gencode arch=compute_XX,code=sm_XX: no PTX is embedded), the
 #               dispatch and the CUDA backend;
-#   <name>-emu  the same entry points on the kernels' sm_80 PTX, run by the
-#               PTX emulator.
+#   <name>-emu  the same entry points on the kernels' sm_80 PTX (and, when the
+#               manifest lists sm90a, their sm_90a PTX for DLC_EMU_ARCH=sm90a),
+#               run by the PTX emulator.
 #   <name>-null the same entry points on a backend that records the launch
 #               instead of making it (libkernels/backend_null.c), for tests
 #               and bench/dispatch_cost; not installed.
@@ -97,6 +98,25 @@ function(dlc_add_kernel_library name)
       COMMENT "embedding ${op}.sm_80.ptx"
       VERBATIM)
     list(APPEND ptx_c ${c})
+    # the rows built for sm90a run their own sm_90a PTX under DLC_EMU_ARCH=sm90a
+    # (the sm90a skeleton's kernels exist there alone); without sm90a in the
+    # manifest no row has the bit, and the symbol is empty
+    set(c90 ${bin}/ptx/${op}_ptx90.c)
+    if("sm90a" IN_LIST archs)
+      dlc_add_ptx(ptx90 SOURCE ${cu} ARCH sm_90a NAME ${op} OUTPUT_DIR ${bin}/ptx
+                  OPTIONS -std=c++17 -O3 ${inc}
+                  DEPENDS ${gen}/src/dlc_params.h ${templates} ${name}_generate)
+      add_custom_command(
+        OUTPUT ${c90}
+        COMMAND ${CMAKE_COMMAND} -DIN=${ptx90} -DOUT=${c90} -DSYMBOL=dlc__ptx90_${op} -P ${PROJECT_SOURCE_DIR}/cmake/embed_text.cmake
+        DEPENDS ${ptx90} ${PROJECT_SOURCE_DIR}/cmake/embed_text.cmake
+        COMMENT "embedding ${op}.sm_90a.ptx"
+        VERBATIM)
+    else()
+      file(WRITE ${c90}.in "/* no sm90a in the manifest: no sm_90a PTX */\nconst char dlc__ptx90_${op}[] = \"\";\n")
+      configure_file(${c90}.in ${c90} COPYONLY)
+    endif()
+    list(APPEND ptx_c ${c90})
   endforeach()
   set_source_files_properties(${gen_files} PROPERTIES GENERATED TRUE)
 

@@ -870,6 +870,44 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
   sb_puts(s, "};\n\n");
 }
 
+/* The Op of a kernel on the sm90a contraction skeleton (gpu_kernel.tma):
+ * its tile, ring and setmaxnreg budgets, B's major (the tensor maps and
+ * descriptors follow it), the extents, and the same epilogue functions as
+ * the sm80 Op (templates/sm90a_contraction.cuh lists what it reads). */
+static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel *k, const char *sname) {
+  arena *A = c->A;
+  opgen g = {A, &k->v, k->r, s, k->T, k->math_ieee};
+  const sched_plan *p = &k->plan;
+  sb_printf(s, "// plan (searched for sm90a): tile %dx%dx%d, %d stages, 2 consumer warpgroups + 1 producer, %s\n",
+            p->tile[0], p->tile[1], p->tile[2], p->stages, k->algo);
+  sb_printf(s, "template <class T_>\nstruct %s {\n", sname);
+  sb_printf(s, "  using T = T_;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n  using TParams = dlc__tp_%s;\n",
+            k->v.out_dt == k->T ? "T_" : ctype(k->v.out_dt), eo->op->name, eo->op->name);
+  sb_printf(s, "  static constexpr int BM = %d, BN = %d, BK = %d, STAGES = %d, THREADS = %d;\n", p->tile[0], p->tile[1],
+            p->tile[2], p->stages, k->threads);
+  sb_printf(s, "  // B stored along %s: %s descriptors\n  static constexpr bool B_K_CONTIG = %s;\n",
+            k->B.k_contig ? "K" : "N", k->B.k_contig ? "K-major" : "MN-major (imm-trans-b 1)",
+            k->B.k_contig ? "true" : "false");
+  sb_printf(s, "  static constexpr int PRODUCER_REGS = %d, CONSUMER_REGS = %d;  // setmaxnreg\n", k->producer_regs,
+            k->consumer_regs);
+  sb_printf(s, "  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)\n"
+               "  static constexpr int RASTER_GROUP = %d;\n",
+            p->raster_group);
+  group_comment(&g, "M", k->v.m_axes, k->v.nm);
+  group_comment(&g, "N", k->v.n_axes, k->v.nn);
+  group_comment(&g, "K", k->v.k_axes, k->v.nk);
+  sb_printf(s, "  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return %s; }\n",
+            sxc(A, group_extent(&g, k->v.m_axes, k->v.nm), false));
+  sb_printf(s, "  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return %s; }\n",
+            sxc(A, group_extent(&g, k->v.n_axes, k->v.nn), false));
+  sb_printf(s, "  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return %s; }\n",
+            sxc(A, group_extent(&g, k->v.k_axes, k->v.nk), false));
+  epilogue_fn(&g, "");
+  if (k->epi_vec) epilogue_full_fn(&g, k->epi_vec, "BN");
+  else sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-tile epilogue\n");
+  sb_puts(s, "};\n\n");
+}
+
 /* A mask among the score lets: a Select whose predicate is one guard over
  * the innermost query axis and the key axis (affine, with params) and one of
  * whose branches is the row max's neutral, the element's removal.  1: `then`
@@ -1387,6 +1425,11 @@ static const char *kernel_name_k(arena *A, const emit_op *eo, const emit_instanc
   return arena_printf(A, "dlc_%s_%s_k%d_v%d", eo->op->name, cid(A, in->tag), k->chain_index, vec);
 }
 
+/* An instance's kernel on the sm90a row (gpu_kernel.sm90a). */
+static const char *kernel_name_90(arena *A, const emit_op *eo, const emit_instance *in) {
+  return arena_printf(A, "dlc_%s_%s_sm90a", eo->op->name, cid(A, in->tag));
+}
+
 /* The values a chain keeps between its kernels: the outputs of its regions
  * that are not signature tensors, in order (of the first instance). */
 typedef struct chain_val {
@@ -1432,6 +1475,7 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
     for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) {
       dlc_algo al;
       if (algo_parse(k->algo, &al)) used[al] = true;
+      if (k->sm90a && algo_parse(k->sm90a->algo, &al)) used[al] = true;
     }
   const char *tpls = "";
   for (int a = 0; a < ALGO__COUNT; a++)
@@ -1477,6 +1521,26 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
       name[i] = arena_printf(A, "%s_%s", name[i], dtype_name(in.dt));
     }
   }
+  /* the sm90a row's kernels (gpu_kernel.sm90a of an instance): their Ops,
+   * shared by the instances whose text is the same, as above */
+  const char **name90 = ARENA_ARRAY(A, const char *, eo->ninst + 1);
+  char **text90 = ARENA_ARRAY(A, char *, eo->ninst + 1);
+  for (int i = 0; i < eo->ninst && nk == 1; i++) {
+    const gpu_kernel *k = eo->inst[i].k->sm90a;
+    if (!k) continue;
+    const char *dot = strchr(eo->inst[i].tag, '.');
+    name90[i] = dot ? arena_printf(A, "Op_%s_sm90a", cid(A, dot + 1)) : "Op_sm90a";
+    for (int pass = 0; pass < 2; pass++) {
+      strbuf t = {0};
+      sm90a_op(c, &t, eo, k, name90[i]);
+      text90[i] = arena_strdup(A, sb_str(&t));
+      sb_free(&t);
+      bool clash = false;
+      for (int j = 0; j < i; j++) clash |= name90[j] && strcmp(name90[j], name90[i]) == 0 && strcmp(text90[j], text90[i]) != 0;
+      if (!clash) break;
+      name90[i] = arena_printf(A, "%s_%s", name90[i], dtype_name(eo->inst[i].dt));
+    }
+  }
   for (int i = 0; i < nops; i++) {
     bool seen = false;
     for (int j = 0; j < i; j++) seen |= strcmp(name[j], name[i]) == 0;
@@ -1492,6 +1556,17 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
     sb_printf(&s, "// ---- %s %s: %s\n", eo->op->name, tags, what);
     sb_puts(&s, text[i]);
   }
+  for (int i = 0; i < eo->ninst; i++) {
+    bool seen = !name90[i];
+    for (int j = 0; j < i && !seen; j++) seen = name90[j] && strcmp(name90[j], name90[i]) == 0;
+    if (seen) continue;
+    const char *tags = "";
+    for (int j = i; j < eo->ninst; j++)
+      if (name90[j] && strcmp(name90[j], name90[i]) == 0)
+        tags = arena_printf(A, "%s%s%s", tags, *tags ? ", " : "", cmt(A, eo->inst[j].tag));
+    sb_printf(&s, "// ---- %s %s on sm90a: region %s\n", eo->op->name, tags, cmt(A, eo->inst[i].k->r->name));
+    sb_puts(&s, text90[i]);
+  }
   sb_printf(&s, "}  // namespace dlc_%s\n\nextern \"C\" {\n", eo->op->name);
   for (int i = 0; i < nops; i++) {
     const emit_instance *in = &eo->inst[i / nk];
@@ -1504,11 +1579,24 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
                 kernel_name_k(A, eo, in, k, k->vecs[v]), eo->op->name, k->skeleton, eo->op->name, name[i], ctype(k->T),
                 k->vecs[v]);
   }
+  /* the sm90a kernels: their bodies exist for sm_90a alone (wgmma, TMA and
+   * setmaxnreg assemble nowhere else); the dispatch runs them only there */
+  for (int i = 0; i < eo->ninst; i++)
+    if (name90[i])
+      sb_printf(&s,
+                "__global__ void __launch_bounds__(%d, 1) %s(const __grid_constant__ dlc__tp_%s tp) {\n"
+                "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
+                "  dlc::%s<dlc_%s::%s<%s>>(&tp);\n"
+                "#endif\n}\n",
+                eo->inst[i].k->sm90a->threads, kernel_name_90(A, eo, &eo->inst[i]), eo->op->name,
+                eo->inst[i].k->sm90a->skeleton, eo->op->name, name90[i], ctype(eo->inst[i].k->sm90a->T));
   sb_printf(&s, "\n// Kernel handles for the CUDA backend, in the order of the dispatch table.\n");
   sb_printf(&s, "extern const void *const dlc__fns_%s[] = {\n", eo->op->name);
   for (int i = 0; i < nops; i++)
     for (int v = 0; v < ks[i]->nvec; v++)
       sb_printf(&s, "    (const void *)%s,\n", kernel_name_k(A, eo, &eo->inst[i / nk], ks[i], ks[i]->vecs[v]));
+  for (int i = 0; i < eo->ninst; i++)
+    if (name90[i]) sb_printf(&s, "    (const void *)%s,\n", kernel_name_90(A, eo, &eo->inst[i]));
   sb_puts(&s, "};\n}  // extern \"C\"\n");
   return sb_take(&s);
 }
@@ -1666,6 +1754,13 @@ char *emit_params_h(emit_ctx *c) {
   sb_puts(&s, " * The parameter block each op's kernels take (one by-value struct), shared by the\n"
               " * host dispatch (C) and the kernels (CUDA). */\n");
   sb_puts(&s, "#ifndef DLC_PARAMS_H\n#define DLC_PARAMS_H\n\n#include <stdint.h>\n\n");
+  bool any_tma = false;
+  for (int o = 0; o < c->nops; o++)
+    for (int i = 0; i < c->ops[o].ninst; i++) any_tma |= c->ops[o].inst[i].k->sm90a != NULL;
+  if (any_tma)
+    sb_puts(&s, "/* A CUtensorMap: 128 opaque bytes, 64-byte aligned, as cuTensorMapEncodeTiled\n"
+                " * (and dlcemu_tensor_map_encode_tiled) fill it. */\n"
+                "typedef struct dlc__tmap {\n  __attribute__((aligned(64))) uint64_t opaque[16];\n} dlc__tmap;\n\n");
   for (int o = 0; o < c->nops; o++) {
     const emit_op *eo = &c->ops[o];
     arg *a;
@@ -1680,6 +1775,14 @@ char *emit_params_h(emit_ctx *c) {
       if (cv[i].m->rank == 2) sb_printf(&s, "  int64_t %s;\n", gpuir_ld_param(A, cv[i].m->name));
     }
     sb_printf(&s, "} dlc__p_%s;\n\n", eo->op->name);
+    bool tma = false;
+    for (int i = 0; i < eo->ninst; i++) tma |= eo->inst[i].k->sm90a != NULL;
+    if (tma)
+      sb_printf(&s,
+                "/* The sm90a kernels' parameter block: the tensor maps of A and B, encoded\n"
+                " * per call by the backend (dlc__tmap_encode_2d), then the op's. */\n"
+                "typedef struct dlc__tp_%s {\n  dlc__tmap tmap_a;\n  dlc__tmap tmap_b;\n  dlc__p_%s p;\n} dlc__tp_%s;\n\n",
+                eo->op->name, eo->op->name, eo->op->name);
   }
   (void)A;
   sb_puts(&s, "#endif\n");
@@ -1920,6 +2023,43 @@ static void dispatch_grid(arena *A, strbuf *s, const fe_graph *g, const gpu_kern
               "      return dlc__fail(DLC_ERROR_INTERNAL, \"%s: the launch grid (%%lld, %%lld, %%lld) is empty for a non-empty "
               "output\", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);\n",
               on);
+}
+
+/* An instance's sm90a kernel (gpu_kernel.sm90a, the dispatch table's row
+ * `row`): on an sm90a device, when the tensor maps of both operands encode
+ * (16-byte aligned rows, nonzero dims), it runs with them; any other call
+ * goes on to the instance's other kernels below. */
+static void dispatch_sm90a(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on, int row) {
+  const region *r = k->r;
+  const char *M = hsx(A, r->it[k->v.m_axes[0]].size), *N = hsx(A, r->it[k->v.n_axes[0]].size),
+             *K = hsx(A, r->it[k->v.k_axes[0]].size);
+  const char *ta = k->A.tensor, *tb = k->B.tensor;
+  int BM = k->plan.tile[0], BN = k->plan.tile[1], BK = k->plan.tile[2];
+  sb_printf(s, "    if (dlc__device_arch() == DLC__ARCH_SM90A) {\n");
+  sb_printf(s, "      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */\n");
+  sb_printf(s, "      dlc__tp_%s dlc_tp;\n      dlc_tp.p = *dlc_p;\n", on);
+  sb_printf(s, "      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->%s, %s, %s, dlc_p->%s, %d, %d) == DLC_SUCCESS &&\n",
+            lc(A, ta), K, M, gpuir_ld_param(A, ta), BK, BM);
+  if (k->B.k_contig)
+    sb_printf(s, "          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->%s, %s, %s, dlc_p->%s, %d, %d) == DLC_SUCCESS) {\n",
+              lc(A, tb), K, N, gpuir_ld_param(A, tb), BK, BN);
+  else
+    sb_printf(s, "          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->%s, %s, %s, dlc_p->%s, 64, %d) == DLC_SUCCESS) {\n",
+              lc(A, tb), N, K, gpuir_ld_param(A, tb), BK);
+  strbuf gb = {0};
+  dispatch_grid(A, &gb, g, k, on, false);
+  for (const char *l = sb_str(&gb); *l;) {
+    const char *e = strchr(l, '\n');
+    if (!e) e = l + strlen(l);
+    sb_printf(s, "    %.*s\n", (int)(e - l), l);
+    l = *e ? e + 1 : e;
+  }
+  sb_free(&gb);
+  sb_printf(s,
+            "        return dlc__launch(&dlc__k_%s[%d], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, "
+            "(unsigned)dlc_gz, stream);\n",
+            on, row);
+  sb_printf(s, "      }\n      dlc__clear_detail();\n    }\n");
 }
 
 /* The instance of the call: dtype, runtime-attr and compile-time dim values. */
@@ -2178,6 +2318,19 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
                   p->tile[0], p->tile[1], p->tile[2], p->stages, p->warps_m, p->warps_n,
                   k->attention ? 0 : p->raster_group, p->addr_regs);
     }
+  /* then the sm90a row's kernels, one an instance that has one */
+  int *row90 = ARENA_ARRAY(A, int, eo->ninst + 1);
+  for (int i = 0; i < eo->ninst; i++) {
+    const gpu_kernel *k = is_chain(eo) ? NULL : eo->inst[i].k->sm90a;
+    row90[i] = -1;
+    if (!k) continue;
+    const sched_plan *p = &k->plan;
+    row90[i] = idx;
+    sb_printf(s, "    {\"%s\", %d, %d, %d, %d, DLC__ARCH_SM90A, %d, %d, %d, %d, %d, %d, %d, %d},\n",
+              kernel_name_90(A, eo, &eo->inst[i]), eo->index,
+              idx++, k->threads, k->smem, p->tile[0], p->tile[1], p->tile[2], p->stages, p->warps_m, p->warps_n,
+              p->raster_group, p->addr_regs);
+  }
   sb_puts(s, "};\n");
   if (is_chain(eo)) {
     sb_puts(s, "\n");
@@ -2271,6 +2424,7 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     strbuf cb = {0};
     s = &cb;
     dispatch_tensors(A, s, g, in, on);
+    if (row90[i] >= 0) dispatch_sm90a(A, s, g, k->sm90a, on, row90[i]);
     dispatch_width(A, s, k, on);
     dispatch_grid(A, s, g, k, on, false);
     chk[i] = arena_strdup(A, sb_str(s));
@@ -2425,7 +2579,13 @@ static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
               on, i, in->source, in->nbounds, bd);
   }
   sb_puts(s, "};\n");
-  /* the rows of dlc__k_<op>, in the order dispatch_op writes them */
+  /* the rows of dlc__k_<op>, in the order dispatch_op writes them: the sm90a
+   * row's kernels after all the others */
+  int nrows = 0;
+  for (int i = 0; i < eo->ninst; i++)
+    for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) nrows += k->nvec;
+  int *row90 = ARENA_ARRAY(A, int, eo->ninst + 1);
+  for (int i = 0; i < eo->ninst; i++) row90[i] = !is_chain(eo) && eo->inst[i].k->sm90a ? nrows++ : -1;
   sb_printf(s, "static const dlc__entry_kernel kernels_%s[] = {\n", on);
   for (int i = 0; i < eo->ninst; i++)
     for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) {
@@ -2445,9 +2605,23 @@ static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
         tf = arena_printf(A, "{\"%s\", \"%s\"}", na, nb);
       }
       for (int v = 0; v < k->nvec; v++)
-        sb_printf(s, "    {\"%s\", %d, %d, %d, %d, %s, %s},\n", kernel_name_k(A, eo, &eo->inst[i], k, k->vecs[v]), i,
-                  k->vecs[v], k->chain_index, nv, vt, tf);
+        sb_printf(s, "    {\"%s\", %d, %d, %d, %d, %s, %s, %s, %d},\n", kernel_name_k(A, eo, &eo->inst[i], k, k->vecs[v]),
+                  i, k->vecs[v], k->chain_index, nv, vt, tf, arch_mask(c),
+                  row90[i] >= 0 && k->vecs[v] >= eo->inst[i].k->sm90a->vecs[0] ? row90[i] : -1);
     }
+  for (int i = 0; i < eo->ninst; i++) {
+    if (row90[i] < 0) continue;
+    /* its width needs the same tensors aligned as the instance's kernel's */
+    const gpu_kernel *k = eo->inst[i].k;
+    int nv = 0;
+    for (int side = 0; side < width_sides(k); side++) {
+      const gpu_operand *o;
+      const gpu_view *gv;
+      nv += width_operand(k, side, &o, &gv)->signature;
+    }
+    sb_printf(s, "    {\"%s\", %d, %d, 0, %d, %s, DLC__ARCH_SM90A, -1},\n", kernel_name_90(A, eo, &eo->inst[i]), i,
+              k->sm90a->vecs[0], nv, nv ? arena_printf(A, "vec_%s_%d_0", on, i) : "NULL");
+  }
   sb_puts(s, "};\n");
   sb_printf(s, "static dlc_status call_%s(dlc_dtype dtype, const dlc__arg_value *a) {\n  return dlc_%s(dtype", on, on);
   for (int i = 0; i < n; i++)
@@ -2472,7 +2646,7 @@ char *emit_entries_c(emit_ctx *c) {
   sb_printf(&s, "/* Generated by dlcgen %s from %s.  Do not edit.\n", DLC_VERSION, cmt(c->A, c->manifest_path));
   sb_puts(&s, " * The entry table: every entry point and every kernel of this library as data, for\n"
               " * tests that run them all (libkernels/dlc_entries.h; not part of the library). */\n");
-  sb_puts(&s, "#include <stddef.h>\n\n#include \"dlc/dlc.h\"\n#include \"dlc_entries.h\"\n\n");
+  sb_puts(&s, "#include <stddef.h>\n\n#include \"dlc/dlc.h\"\n#include \"dlc_entries.h\"\n#include \"dlc_internal.h\"\n\n");
   for (int o = 0; o < c->nops; o++) entry_op(c, &s, &c->ops[o]);
   sb_printf(&s, "const char dlc__entries_manifest[] = \"%s\";\n", cstr(c->A, c->manifest_path));
   sb_printf(&s, "const int dlc__nentries = %d;\n", c->nops);
@@ -2483,7 +2657,7 @@ char *emit_entries_c(emit_ctx *c) {
     arg *a;
     int n = entry_args(c, eo, &a), nk = 0;
     for (int i = 0; i < eo->ninst; i++)
-      for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) nk += k->nvec;
+      for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) nk += k->nvec + (!is_chain(eo) && k->sm90a != NULL);
     const char *ws = is_chain(eo) ? arena_printf(c->A, "call_ws_%s, workspace_size_%s", on, on) : "NULL, NULL";
     sb_printf(&s, "    {\"%s\", %d, %d, args_%s, call_%s, %d, inst_%s, %d, kernels_%s, %s},\n", on, eo->index, n, on, on,
               eo->ninst, on, nk, on, ws);

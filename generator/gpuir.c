@@ -599,6 +599,146 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   return k;  /* run_stages verifies it */
 }
 
+/* ---- the sm90a contraction ---------------------------------------------------------- */
+
+/* Whether operand read `rd` of region r is a plain Read of a rank-2
+ * signature tensor at [outer axis, inner axis]: one 2-D tensor map (inner
+ * dim contiguous, the leading dimension as the outer stride) covers it. */
+static bool tma_read(const region *r, const rexpr *rd, int outer, int inner) {
+  if (!rd || rd->k != RX_READ || rd->nmap != 2) return false;
+  const region_memref *m = &r->in[rd->input];
+  const char *o = sx_as_var(rd->map[0]), *i = sx_as_var(rd->map[1]);
+  return m->signature && m->rank == 2 && o && i && strcmp(o, r->it[outer].name) == 0 &&
+         strcmp(i, r->it[inner].name) == 0;
+}
+
+bool gpuir_sm90a_fits(const region *r, const pc_analysis *a, const char **why) {
+  const pc_contraction *c = &a->con;
+  *why = NULL;
+  if (!c->present || c->nm != 1 || c->nn != 1 || c->nk != 1 || c->nb != 0)
+    *why = "the contraction is not one M, N and K axis without batch";
+  else if (r->in[c->lhs].dt != r->in[c->rhs].dt || (r->in[c->lhs].dt != DT_FP16 && r->in[c->lhs].dt != DT_BF16))
+    *why = "the operands are not both fp16 or both bf16";
+  else if (!tma_read(r, c->lhs_read, c->m_axes[0], c->k_axes[0]))
+    *why = "A is not read as a rank-2 signature tensor A[m, k]";
+  else if (!tma_read(r, c->rhs_read, c->k_axes[0], c->n_axes[0]) && !tma_read(r, c->rhs_read, c->n_axes[0], c->k_axes[0]))
+    *why = "B is not read as a rank-2 signature tensor B[k, n] or B[n, k]";
+  else if (r->nyields != 1)
+    *why = "the region does not store exactly one output";
+  return *why == NULL;
+}
+
+gpu_kernel *gpuir_build_sm90a(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
+                              diag_list *dl) {
+  const char *at = arena_printf(A, "GPU IR[%s]", r->name), *why;
+  if (!gpuir_sm90a_fits(r, a, &why)) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s does not fit the sm90a contraction skeleton: %s", r->name,
+                why);
+    return NULL;
+  }
+  /* the view, operands and epilogue lets as the contraction skeletons see
+   * them (gpuir_build, with the consumers' 256 threads for the epilogue);
+   * then this row's own launch, shared layout and statements */
+  gpu_kernel *k = gpuir_build(A, r, a, p, name, dl);
+  if (!k) return NULL;
+  int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages, eb = dtype_bytes(k->T);
+  k->skeleton = algo_template(ALGO_TMA_WGMMA);
+  k->algo = algo_name(ALGO_TMA_WGMMA);
+  k->tma = true;
+  k->threads = p->threads;
+  k->producer_regs = PLAN_SM90A_PRODUCER_REGS, k->consumer_regs = PLAN_SM90A_CONSUMER_REGS;
+  k->smem = p->smem_bytes;
+  k->nvec = 1, k->vecs[0] = 16 / eb; /* the tensor maps need 16-byte rows: one kernel */
+  k->steady_min_vec = 0;
+  k->nst = 0, k->ntiles = 0;
+  /* the ring (1 KB for its 1024-byte alignment first): A as BM rows of BK
+   * (K-major), B as BN rows of BK (K-major) or BN/64 boxes of BK rows of 64
+   * (MN-major); 128-byte swizzle rows, 8 chunks XORed */
+  int end = add_tile(k, "smA", 1024, S, BM, BK, eb);
+  add_tile(k, "smB", end, S, k->B.k_contig ? BN : BK * (BN / 64), k->B.k_contig ? BK : 64, eb);
+  const char *pm = axes_str(A, r, k->v.m_axes, k->v.nm), *pn = axes_str(A, r, k->v.n_axes, k->v.nn),
+             *pk = axes_str(A, r, k->v.k_axes, k->v.nk);
+  const sx *tiles_m = k->grid_tiles[0], *tiles_n = k->grid_tiles[1];
+  emit(k, A, GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x",
+       arena_printf(A, "%s x %s tiles in groups of %d M tiles, M fastest within a group", sx_str(A, tiles_m),
+                    sx_str(A, tiles_n), p->raster_group),
+       NULL, 0, NULL, NULL);
+  emit(k, A, GS_ALLOC_SHARED, "smA",
+       arena_printf(A, "%s [%d][%d][%d] (M x K, K-major), TMA box {%d, %d}, 128B swizzle", dtype_name(k->T), S, BM, BK,
+                    BK, BM),
+       NULL, 0, NULL, NULL);
+  emit(k, A, GS_ALLOC_SHARED, "smB",
+       k->B.k_contig
+           ? arena_printf(A, "%s [%d][%d][%d] (N x K, K-major), TMA box {%d, %d}, 128B swizzle", dtype_name(k->T), S,
+                          BN, BK, BK, BN)
+           : arena_printf(A, "%s [%d][%d][%d][64] (K x N, MN-major), %d TMA boxes {64, %d}, 128B swizzle",
+                          dtype_name(k->T), S, BN / 64, BK, BN / 64, BK),
+       NULL, 0, NULL, NULL);
+  emit(k, A, GS_MBAR_INIT, "full[s]", arena_printf(A, "%d slots, 1 arrival + the stage's %d bytes", S, (BM + BN) * BK * eb),
+       NULL, 0, NULL, NULL);
+  emit(k, A, GS_MBAR_INIT, "empty[s]",
+       arena_printf(A, "%d slots, 256 arrivals (every consumer thread); a fresh slot is free (parity 1 completes)", S),
+       "tFree[kt]", 0, NULL, NULL);
+  emit(k, A, GS_BARRIER, "bar.sync", "the barriers are initialized", NULL, 0, NULL, NULL);
+  /* the producer */
+  emit(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL);
+  emit(k, A, GS_SETMAXNREG, "setmaxnreg.dec", arena_printf(A, "%d", k->producer_regs), NULL, 0, NULL, NULL);
+  emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
+  emit(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
+       "tFree[kt]", NULL);
+  emit(k, A, GS_TMA_LOAD, arena_printf(A, "smA[kt%%%d] <- %s", S, k->A.tensor),
+       arena_printf(A, "box {%d, %d} at (k.o * %d, m.o * %d); out of M%s or K%s: zero fill", BK, BM, BK, BM, pm, pk), "tA[kt]",
+       0, NULL, NULL);
+  emit(k, A, GS_TMA_LOAD, arena_printf(A, "smB[kt%%%d] <- %s", S, k->B.tensor),
+       k->B.k_contig ? arena_printf(A, "box {%d, %d} at (k.o * %d, n.o * %d); out of N%s or K%s: zero fill", BK, BN, BK,
+                                    BN, pn, pk)
+                     : arena_printf(A, "%d boxes {64, %d} at (n.o * %d + 64 j, k.o * %d); out of N%s or K%s: zero fill",
+                                    BN / 64, BK, BN, BK, pn, pk),
+       "tB[kt]", 0, NULL, NULL);
+  emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
+  /* the consumers */
+  emit(k, A, GS_ROLE, "consumers", arena_printf(A, "warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the %d-row tile", BM),
+       NULL, 0, NULL, NULL);
+  emit(k, A, GS_SETMAXNREG, "setmaxnreg.inc", arena_printf(A, "%d", k->consumer_regs), NULL, 0, NULL, NULL);
+  emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
+  emit(k, A, GS_MBAR_WAIT, "full[kt % S]", "parity (kt / S) & 1: both boxes landed", NULL, 2, "tA[kt]", "tB[kt]");
+  emit(k, A, GS_WGMMA,
+       arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d", BN, dtype_name(k->T), dtype_name(k->T), BK / 16),
+       arena_printf(A, "SS: A K-major, B %s (imm-trans-b %d); descriptors 128B swizzle, SBO 1024, k16 step %d / %d bytes",
+                    k->B.k_contig ? "K-major" : "MN-major", k->B.k_contig ? 0 : 1, 32, k->B.k_contig ? 32 : 2048),
+       "tMMA", 2, "tA[kt]", "tB[kt]");
+  emit(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 1",
+       "this k-tile's group stays in flight; the previous one's reads are done", NULL, 1, "tMMA", NULL);
+  emit(k, A, GS_MBAR_ARRIVE, "empty[(kt - 1) % S]", "from kt = 1: release the previous k-tile's slot to the producer",
+       "tFree[kt+S-1]", 0, NULL, NULL);
+  emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
+  emit(k, A, GS_WGMMA_WAIT, "wgmma.wait_group 0", "the last k-tile's group", NULL, 1, "tMMA", NULL);
+  emit(k, A, GS_BARRIER, "bar.sync 1, 256", "the consumers are past their last wgmma: the ring is free for the staging tile",
+       NULL, 0, NULL, NULL);
+  emit(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "acc -> stage[%d][%d+8] fp32", BM, BN), "tStage", 1,
+       "tMMA", NULL);
+  emit(k, A, GS_BARRIER, "bar.sync 1, 256", "staging tile complete", NULL, 0, NULL, NULL);
+  const char *lets = "";
+  for (int l = 0; l < r->nlets; l++)
+    if (r->lets[l].post_reduce) lets = arena_printf(A, "%s%s%s", lets, *lets ? ", " : "", r->lets[l].name);
+  if (k->epi_vec) {
+    emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name,
+         arena_printf(A, "full tile (inside M and N, tensors %d-element aligned): lets: %s; 256 consumer threads",
+                      k->epi_vec, *lets ? lets : "(none)"),
+         "tEfull", 1, "tStage", NULL);
+    emit(k, A, GS_ST_GLOBAL,
+         arena_printf(A, "st.global.v4.b32 (%d x %s) -> %s", k->epi_vec, dtype_name(k->v.out_dt), r->out[k->v.out].name),
+         "full tile: no predicate", NULL, 1, "tEfull", NULL);
+  }
+  emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name,
+       arena_printf(A, "%slets: %s", k->epi_vec ? "other tiles: " : "", *lets ? lets : "(none)"), "tE", 1, "tStage",
+       NULL);
+  emit(k, A, GS_ST_GLOBAL, arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v.out_dt), r->out[k->v.out].name),
+       arena_printf(A, "pred tails (%s), scalar where a row ends or is misaligned", tail_pred(A, &k->v)), NULL, 1, "tE",
+       NULL);
+  return k; /* the pipeline verifies it */
+}
+
 /* ---- attention ------------------------------------------------------------------- */
 
 static bool let_is(const region *r, const rexpr *e, int *let) {
@@ -922,6 +1062,56 @@ bool gpuir_verify_smem(const gpu_kernel *k, diag_list *dl) {
   return ok;
 }
 
+/* The sm90a skeleton's own invariants: a ring of at least 4 stages whose
+ * slots start on 1024-byte boundaries (the 128-byte swizzle's period, which
+ * the TMA and the wgmma descriptors both assume) in 128-byte rows; the
+ * setmaxnreg budgets in setmaxnreg's range and granule, within the register
+ * file for the 384 threads; each TMA copy after a wait on its slot's empty
+ * barrier (its role's ring discipline); the consumers' tile of two
+ * warpgroups of 64 rows. */
+static bool verify_sm90a(const gpu_kernel *k, diag_list *dl) {
+  bool ok = true;
+  const sched_plan *p = &k->plan;
+  int S = p->stages, eb = dtype_bytes(k->T);
+  if (S < 4 || p->tile[0] != 128 || p->tile[1] % 64 || p->tile[1] > 128 || p->tile[2] * eb != 128 ||
+      k->threads != 384) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                "the sm90a skeleton runs 384 threads on a ring of >= 4 stages of 128 x (64 | 128) x 128-byte tiles, "
+                "not %d threads, %d stages, %dx%dx%d",
+                k->threads, S, p->tile[0], p->tile[1], p->tile[2]);
+    ok = false;
+  }
+  for (int i = 0; i < k->ntiles; i++) {
+    const gpu_smem_tile *t = &k->tiles[i];
+    int slot = t->rows * t->row_elems * t->elem_bytes;
+    if (t->offset % 1024 || slot % 1024 || t->row_elems * t->elem_bytes != 128 || t->copies != S) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                  "ring tile %s: slots of %d bytes from byte %d are not on 1024-byte boundaries in 128-byte rows",
+                  t->name, slot, t->offset);
+      ok = false;
+    }
+  }
+  int P = k->producer_regs, C = k->consumer_regs;
+  if (P < 24 || C > 256 || P % 8 || C % 8 || P > C || 128 * P + 256 * C > 65536) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                "setmaxnreg budgets %d (producer) and %d (consumers) are not multiples of 8 in [24, 256] within 65536 "
+                "registers for 128 + 256 threads",
+                P, C);
+    ok = false;
+  }
+  bool freed = false;
+  for (int i = 0; i < k->nst; i++) {
+    const gpu_stmt *s = &k->st[i];
+    if (s->k == GS_ROLE || s->k == GS_LOOP) freed = false;
+    if (s->k == GS_MBAR_WAIT && s->nin == 1 && strncmp(s->in[0], "tFree", 5) == 0) freed = true;
+    if (s->k == GS_TMA_LOAD && !freed) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "TMA copy %s does not wait for its slot's empty barrier", s->what);
+      ok = false;
+    }
+  }
+  return ok;
+}
+
 bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
   const char *produced[64], *waited[64];
   int np = 0, nw = 0;
@@ -930,8 +1120,8 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
    * whole rows, every thread the same number of rows */
   if (k->epi_vec) {
     int BM = k->plan.tile[0], BN = k->attention ? k->DV : k->plan.tile[1], ev = k->epi_vec;
-    int tpr = BN % ev == 0 ? BN / ev : 0;
-    if (ev * dtype_bytes(k->attention ? k->v2.out_dt : k->v.out_dt) != 16 || ev % 4 || !tpr || k->threads % tpr || BM % (k->threads / tpr)) {
+    int tpr = BN % ev == 0 ? BN / ev : 0, nt = k->tma ? k->threads - 128 : k->threads; /* sm90a: the consumers */
+    if (ev * dtype_bytes(k->attention ? k->v2.out_dt : k->v.out_dt) != 16 || ev % 4 || !tpr || nt % tpr || BM % (nt / tpr)) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL,
                   "the full-tile epilogue's %d outputs a thread do not cover the %dx%d staging tile in 16-byte rows",
                   ev, BM, BN);
@@ -953,18 +1143,20 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
         diag_report(dl, D_INTERNAL, "GPU IR", NULL, "statement %d (%s) uses token %s before it is produced", i, s->what, tok);
         ok = false;
       }
-      if (s->k == GS_WAIT && nw < 64) waited[nw++] = tok;
-      if (s->k == GS_LDMATRIX) {
+      if ((s->k == GS_WAIT || s->k == GS_MBAR_WAIT) && nw < 64) waited[nw++] = tok;
+      if (s->k == GS_LDMATRIX || s->k == GS_WGMMA) {
         bool w = false;
         for (int j = 0; j < nw; j++) w |= strcmp(waited[j], tok) == 0;
         if (!w) {
-          diag_report(dl, D_INTERNAL, "GPU IR", NULL, "ldmatrix reads tile %s before a wait covers it", tok);
+          diag_report(dl, D_INTERNAL, "GPU IR", NULL, "%s reads tile %s before a wait covers it",
+                      s->k == GS_WGMMA ? "wgmma" : "ldmatrix", tok);
           ok = false;
         }
       }
     }
     if (s->out && np < 64) produced[np++] = s->out;
   }
+  if (k->tma) ok &= verify_sm90a(k, dl);
   /* rows: every output stored once, fed by its pass; a reduction folds the
    * lets of its own pass */
   if (k->rows) {
@@ -1008,7 +1200,9 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
   static const char *const names[] = {"AllocShared", "CpAsync",    "CommitGroup", "Wait",     "Barrier",  "Loop",
                                       "EndLoop",     "LdMatrix",   "Mma",         "StageAcc", "Epilogue", "StGlobalVec",
                                       "AddrSetup",   "Advance",    "RowBegin",    "LdGlobal", "RowLets",  "Reduce",
-                                      "RowScalar",   "LdShared",   "TileCoord"};
+                                      "RowScalar",   "LdShared",   "TileCoord",   "MbarInit",   "Role",
+                                      "SetMaxNReg",  "MbarWait",   "TmaLoad",     "Wgmma",      "WgmmaWait",
+                                      "MbarArrive"};
   cJSON *root = cJSON_CreateObject();
   cJSON *g = cJSON_AddObjectToObject(root, "gpu_ir");
   cJSON_AddStringToObject(g, "kernel", k->name);
@@ -1058,6 +1252,11 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
       if (k->steady_min_vec && k->vecs[i] >= k->steady_min_vec) cJSON_AddItemToArray(sv, cJSON_CreateNumber(k->vecs[i]));
   }
   cJSON_AddStringToObject(g, "math", k->math_ieee ? "ieee" : "approx");
+  if (k->tma) {
+    cJSON *mr = cJSON_AddObjectToObject(g, "setmaxnreg");
+    cJSON_AddNumberToObject(mr, "producer", k->producer_regs);
+    cJSON_AddNumberToObject(mr, "consumers", k->consumer_regs);
+  }
   cJSON *ops = cJSON_AddArrayToObject(g, "operands");
   for (int side = 0; side < (k->attention ? 3 : 2); side++) {
     const gpu_operand *o = side == 2 ? &k->V : side ? &k->B : &k->A;
@@ -1067,7 +1266,8 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
     cJSON_AddStringToObject(oo, "tensor", o->tensor);
     cJSON_AddStringToObject(oo, "contiguous", o->contig_axis >= 0 ? r->it[o->contig_axis].name : "none");
     cJSON_AddBoolToObject(oo, "k_contiguous", o->k_contig);
-    cJSON_AddStringToObject(oo, "ldmatrix", o->k_contig ? "x4" : k->mma_k == 8 ? "none (ld.shared.b32)" : "x4.trans");
+    if (k->tma) cJSON_AddStringToObject(oo, "wgmma_major", o->k_contig ? "K" : "MN");
+    else cJSON_AddStringToObject(oo, "ldmatrix", o->k_contig ? "x4" : k->mma_k == 8 ? "none (ld.shared.b32)" : "x4.trans");
     if (o->kstep) cJSON_AddStringToObject(oo, "k_step", o->kstep_str);
     else cJSON_AddNullToObject(oo, "k_step");
     cJSON_AddBoolToObject(oo, "k_walk", o->walk);

@@ -39,6 +39,15 @@ typedef enum {
   GS_ROW_SCALAR,   /* the row-scalar lets after a reduction */
   GS_LD_SHARED,    /* a later pass's elements from the row cache: produces TokLoad */
   GS_TILE_COORD,   /* per-CTA: the tile's coordinates from the block index (the plan's raster order) */
+  /* the sm90a contraction skeleton (sm90a_contraction) */
+  GS_MBAR_INIT,    /* a ring of mbarriers, with their arrival count, and fence.mbarrier_init */
+  GS_ROLE,         /* the warps that run the statements up to the next Role (producer, consumers) */
+  GS_SETMAXNREG,   /* setmaxnreg.dec / .inc of the role's warpgroups */
+  GS_MBAR_WAIT,    /* try_wait.parity on a ring slot's mbarrier: consumes the tokens it completes */
+  GS_TMA_LOAD,     /* cp.async.bulk.tensor box -> a ring slot, complete_tx on its full barrier: produces TokLoad */
+  GS_WGMMA,        /* wgmma.mma_async SS from the ring (descriptors): consumes TokLoad, produces TokCompute */
+  GS_WGMMA_WAIT,   /* wgmma.commit_group + wait_group: the accumulators and the slot's reads are done */
+  GS_MBAR_ARRIVE,  /* a consumer's release of a ring slot (empty barrier) */
 } gpu_stmt_kind;
 
 typedef struct gpu_stmt {
@@ -204,6 +213,13 @@ typedef struct gpu_kernel {
   gpu_smem_tile tiles[GPUIR_MAX_TILES];  /* the shared tiles (the staging tile of the epilogue reuses them) */
   int nst, cap_st;
   gpu_stmt *st;
+  /* the sm90a contraction skeleton: B's tensor-map box and descriptor
+   * major (b_kmajor), and setmaxnreg's budgets */
+  bool tma;
+  int producer_regs, consumer_regs;
+  /* the same instance's kernel on the sm90a row (NULL: none), which the
+   * entry point runs on an sm90a device when its tensor maps encode */
+  struct gpu_kernel *sm90a;
   /* a chain (several regions, one kernel each, launched in order by one
    * entry point): the next region's kernel, and this kernel's place */
   struct gpu_kernel *next;
@@ -221,6 +237,15 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
  * NULL with E1706 when the regions do not have that shape. */
 gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
                                   const char *name, diag_list *dl);
+/* The sm90a contraction skeleton (algo_choice "tma_wgmma"): a plain GEMM
+ * region (one M, N and K axis each, no batch) whose operands are rank-2
+ * signature tensors read as A[m, k] and B[k, n] or B[n, k], unit stride on
+ * their last axis: what one 2-D tensor map per operand describes.  NULL with
+ * E1706 (and `why`) for any other region; gpuir_sm90a_fits says whether it
+ * fits without reporting. */
+gpu_kernel *gpuir_build_sm90a(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
+                              diag_list *dl);
+bool gpuir_sm90a_fits(const region *r, const pc_analysis *a, const char **why);
 /* The row skeleton (algo_choice "row_reduce"): one region without
  * contraction whose Reduces all reduce one axis.  NULL with E1706 when the
  * region has another shape (gpuir_rows_view says which). */

@@ -21,7 +21,7 @@
 
 static void usage(FILE *f) {
   fputs("usage: dlcgen --graph FILE [--dtype fp16|bf16|fp32] [--bind NAME=VALUE]... [--dump=STAGES]\n"
-        "                     [--no-layout] [--layout-trace FILE]\n"
+        "                     [--arch ARCHS] [--no-layout] [--layout-trace FILE]\n"
         "                     [--until=STAGE] [--dump-dir DIR] [--diag=json|text]\n"
         "       dlcgen --manifest FILE --out DIR [--dump=STAGES] [--until=STAGE] [--diag=json|text] [--quiet]\n"
         "                     [--calibrate FILE.csv]\n"
@@ -38,6 +38,8 @@ static void usage(FILE *f) {
         "  --dtype T         instantiate the graph's dtype parameter T (default fp16)\n"
         "  --bind NAME=VALUE bind a signature dim to a constant, as a manifest variant does\n"
         "                    (e.g. --bind D=64 for attention's head dim); repeatable\n"
+        "  --arch ARCHS      with --graph: the archs to plan and build for, comma-separated\n"
+        "                    (default sm80; e.g. sm80,sm90a adds the sm90a row's kernel)\n"
         "  --manifest FILE   compile every op x dtype x variant of a manifest (docs/manifest.md);\n"
         "                    its graphs may be JSON or .dlc files\n"
         "  --out DIR         where --manifest writes its outputs (rewritten only when changed);\n"
@@ -117,6 +119,7 @@ int main(int argc, char **argv) {
     else if ((v = opt_value(argc, argv, &i, "--out", &err))) o.out_dir = v;
     else if ((v = opt_value(argc, argv, &i, "--dtype", &err))) o.dtype = v;
     else if ((v = opt_value(argc, argv, &i, "--calibrate", &err))) o.calibrate = v;
+    else if ((v = opt_value(argc, argv, &i, "--arch", &err))) o.arch = v;
     else if ((v = opt_value(argc, argv, &i, "--dump-dir", &err))) o.dump_dir = v;
     else if ((v = opt_value(argc, argv, &i, "--layout-trace", &err))) o.layout_trace = v;
     else if ((v = opt_value(argc, argv, &i, "--bind", &err))) {
@@ -151,5 +154,6 @@ int main(int argc, char **argv) {
   if (o.manifest && !o.out_dir) return usage_error("%s", "--manifest needs --out DIR");
   if (o.graph && o.out_dir) return usage_error("%s", "--out goes with --manifest; use --dump-dir with --graph");
   if (o.manifest && o.nbind) return usage_error("%s", "--bind goes with --graph; a manifest binds dims with variants");
+  if (o.manifest && o.arch) return usage_error("%s", "--arch goes with --graph; a manifest lists its archs");
   return pipeline_main(&o);
 }

@@ -91,6 +91,8 @@ typedef struct run {
   pc_report *pc;
   plan_result *plan;     /* of the kernel region */
   gpu_kernel *kernel;    /* NULL when the graph is not compiled to a kernel */
+  plan_result *plan90;   /* the sm90a row's plan (arch_rows), or NULL */
+  int row90;             /* its row of the skeleton table */
   int nbuckets;          /* shape buckets with a plan of their own (contractions) */
   bucket *buckets;
   cJSON *dumps[STAGE__COUNT];
@@ -224,10 +226,16 @@ static const pass FRONT_HALF[] = {
 /* ---- the back half: a table of skeletons ----------------------------------------------- */
 
 /* One {arch, algo_choice}: the oldest arch its kernels need (they run on
- * every later one), whether a run's regions fit it, and its plan, plan
- * check and GPU IR builder.  The first row whose regions fit takes the run. */
+ * every later one; with `only`, on that arch alone), whether a run's
+ * regions fit it, and its plan, plan check and GPU IR builder.  The first
+ * row without `only` that serves every arch of the run and whose regions
+ * fit takes the run.  An `only` row whose arch is among the run's also
+ * compiles the run for that arch (arch_rows): the entry point prefers its
+ * kernel there, and falls back on the first row's for a call its kernel
+ * cannot take (a tensor map that does not encode). */
 typedef struct skeleton_row {
   dlc_arch arch;
+  bool only;
   dlc_algo algo;
   bool (*fits)(const run *r);
   plan_result *(*plan)(run *r, const arch_info *const *archs, int na, const codegen_opts *cg, diag_list *dl);
@@ -443,11 +451,106 @@ static gpu_kernel *rows_build(run *r, const codegen_opts *cg, diag_list *dl) {
   return gpuir_build_rows(&r->A, &r->rs->r[0], &r->pc->a[0], &r->plan->chosen, cg->kernel_name, dl);
 }
 
+/* sm90a contraction: a plain GEMM region whose operands TMA tensor maps
+ * describe (gpuir_sm90a_fits), for sm90a alone */
+static bool sm90a_fits(const run *r) {
+  const char *why;
+  return r->rs->n == 1 && r->rs->r[0].acc_let >= 0 && gpuir_sm90a_fits(&r->rs->r[0], &r->pc->a[0], &why);
+}
+
+static plan_result *sm90a_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg, diag_list *dl) {
+  if (na != 1 || archs[0]->cc != arch_cc(ARCH_SM90A)) {
+    diag_report(dl, D_INTERNAL, "plan", NULL, "the tma_wgmma skeleton is planned for sm90a alone");
+    return NULL;
+  }
+  return plan_sm90a(&r->A, &r->rs->r[0], &r->pc->a[0], archs[0], dl, cg->at);
+}
+
+static bool sm90a_verify_plan(const run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
+                              diag_list *dl) {
+  const sched_plan *p = &r->plan->chosen;
+  dlc_algo pa;
+  bool ok = algo_parse(p->algo, &pa) && pa == ALGO_TMA_WGMMA && na == 1;
+  /* the consumers' warps and the producer warpgroup */
+  ok &= p->threads == 32 * p->warps_m * p->warps_n + 128 && p->warps_m * p->warps_n == 8;
+  ok &= p->smem_bytes <= archs[0]->smem_per_block;
+  if (!ok)
+    diag_report(dl, D_INTERNAL, "plan", NULL,
+                "the tma_wgmma plan (%s, %d threads, %d x %d consumer warps, %d bytes of shared memory) does not fit %s",
+                p->algo, p->threads, p->warps_m, p->warps_n, p->smem_bytes, archs[0]->name);
+  (void)cg;
+  return ok;
+}
+
+static gpu_kernel *sm90a_build(run *r, const codegen_opts *cg, diag_list *dl) {
+  return gpuir_build_sm90a(&r->A, &r->rs->r[0], &r->pc->a[0], &r->plan->chosen, cg->kernel_name, dl);
+}
+
 static const skeleton_row SKELETONS[] = {
-    {ARCH_SM80, ALGO_STREAMING_SOFTMAX, attention_fits, attention_plan, attention_verify_plan, attention_build},
-    {ARCH_SM80, ALGO_IMPLICIT_GEMM, contraction_fits, contraction_plan, contraction_verify_plan, contraction_build},
-    {ARCH_SM80, ALGO_ROW_REDUCE, rows_fits, rows_plan, rows_verify_plan, rows_build},
+    {ARCH_SM90A, true, ALGO_TMA_WGMMA, sm90a_fits, sm90a_plan, sm90a_verify_plan, sm90a_build},
+    {ARCH_SM80, false, ALGO_STREAMING_SOFTMAX, attention_fits, attention_plan, attention_verify_plan, attention_build},
+    {ARCH_SM80, false, ALGO_IMPLICIT_GEMM, contraction_fits, contraction_plan, contraction_verify_plan, contraction_build},
+    {ARCH_SM80, false, ALGO_ROW_REDUCE, rows_fits, rows_plan, rows_verify_plan, rows_build},
 };
+
+/* Whether row `s` (not `only`) serves every arch of the run. */
+static bool row_serves(const skeleton_row *s, const arch_info *const *archs, int na) {
+  bool serves = true;
+  for (int a = 0; a < na; a++) serves &= archs[a]->cc >= arch_cc(s->arch);
+  return serves;
+}
+
+/* The `only` rows of archs among the run's that did not take it: each
+ * compiles the run for its arch alone (its own plan, check and builder, in
+ * a run of its own sharing the arena), and the entry point prefers that
+ * kernel there (gpu_kernel.sm90a).  A run with pinned plans keeps them: the
+ * pins are the main row's.  Skips a row the regions do not fit.  First the
+ * plan (arch_rows_plan, dumped with the run's), then, once the run's kernel
+ * is built, the kernel (arch_rows_build). */
+static bool arch_rows_plan(run *r, const skeleton_row *taken, const arch_info *const *archs, int na, unsigned dump,
+                           const codegen_opts *cg, diag_list *dl) {
+  for (size_t s = 0; s < sizeof SKELETONS / sizeof *SKELETONS; s++) {
+    const skeleton_row *row = &SKELETONS[s];
+    if (!row->only || row == taken || cg->nplans > 0 || row->arch != ARCH_SM90A) continue;
+    const arch_info *one[1] = {NULL};
+    for (int a = 0; a < na; a++)
+      if (archs[a]->cc == arch_cc(row->arch)) one[0] = archs[a];
+    if (!one[0] || !row->fits(r)) continue;
+    run sub = *r;
+    sub.plan = NULL;
+    sub.nbuckets = 0;
+    sub.plan = row->plan(&sub, one, 1, cg, dl);
+    bool ok = sub.plan && row->verify_plan(&sub, one, 1, cg, dl);
+    r->A = sub.A; /* the arena's blocks, grown by the row's run */
+    if (!ok) return false;
+    r->plan90 = sub.plan;
+    r->row90 = (int)s;
+    if (dump & (1u << STAGE_PLAN) && r->dumps[STAGE_PLAN]) cJSON_AddItemToArray(r->dumps[STAGE_PLAN], plan_dump(sub.plan));
+  }
+  return true;
+}
+
+static bool arch_rows_build(run *r, unsigned dump, const codegen_opts *cg, diag_list *dl) {
+  if (!r->plan90) return true;
+  const skeleton_row *row = &SKELETONS[r->row90];
+  run sub = *r;
+  sub.plan = r->plan90;
+  sub.nbuckets = 0;
+  codegen_opts c2 = *cg;
+  c2.kernel_name = arena_printf(&sub.A, "%s_%s", cg->kernel_name, arch_name(row->arch));
+  gpu_kernel *k = row->build(&sub, &c2, dl);
+  if (k) k->math_ieee = cg->math_ieee;
+  bool ok = k && gpuir_verify(k, dl);
+  r->A = sub.A;
+  if (!ok) return false;
+  r->kernel->sm90a = k;
+  if (dump & (1u << STAGE_GPU) && r->dumps[STAGE_GPU]) {
+    cJSON *d = gpuir_dump(k);
+    cJSON_AddItemToObject(r->dumps[STAGE_GPU], "gpu_ir_sm90a", cJSON_DetachItemFromObject(d, "gpu_ir"));
+    cJSON_Delete(d);
+  }
+  return true;
+}
 
 /* A chain: several regions, each on the single-region skeleton it fits,
  * compiled as one kernel each and launched in order by one entry point.
@@ -470,7 +573,8 @@ static bool chain_compile(run *r, const arch_info *const *archs, int na, unsigne
     sub.kernel = NULL;
     const skeleton_row *row = NULL;
     for (size_t s = 0; s < sizeof SKELETONS / sizeof *SKELETONS && !row; s++)
-      if (SKELETONS[s].algo != ALGO_STREAMING_SOFTMAX && SKELETONS[s].fits(&sub)) row = &SKELETONS[s];
+      if (!SKELETONS[s].only && SKELETONS[s].algo != ALGO_STREAMING_SOFTMAX && SKELETONS[s].fits(&sub))
+        row = &SKELETONS[s];
     codegen_opts c2 = *cg;
     c2.kernel_name = arena_printf(&sub.A, "%s_k%d", cg->kernel_name, i);
     sub.plan = row ? row->plan(&sub, archs, na, &c2, dl) : NULL;
@@ -511,7 +615,7 @@ static bool chain_fits(const run *r) {
     sub.rs = &one;
     bool fits = false;
     for (size_t s = 0; s < sizeof SKELETONS / sizeof *SKELETONS; s++)
-      fits |= SKELETONS[s].algo != ALGO_STREAMING_SOFTMAX && SKELETONS[s].fits(&sub);
+      fits |= !SKELETONS[s].only && SKELETONS[s].algo != ALGO_STREAMING_SOFTMAX && SKELETONS[s].fits(&sub);
     if (!fits) return false;
     for (int j = 0; j < rs->r[i].nin; j++) {
       const region_memref *m = &rs->r[i].in[j];
@@ -546,11 +650,8 @@ static bool run_from(run *r, const run_in *in, size_t first, unsigned dump, int 
   for (int i = 1; i < na; i++)
     if (strcmp(archs[i]->name, "sm80") == 0) archs[i] = archs[0], archs[0] = plan_arch("sm80");
   const skeleton_row *row = NULL;
-  for (size_t i = 0; i < sizeof SKELETONS / sizeof *SKELETONS && !row; i++) {
-    bool serves = true;
-    for (int a = 0; a < na; a++) serves &= archs[a]->cc >= arch_cc(SKELETONS[i].arch);
-    if (serves && SKELETONS[i].fits(r)) row = &SKELETONS[i];
-  }
+  for (size_t i = 0; i < sizeof SKELETONS / sizeof *SKELETONS && !row; i++)
+    if (!SKELETONS[i].only && row_serves(&SKELETONS[i], archs, na) && SKELETONS[i].fits(r)) row = &SKELETONS[i];
   if (!row && chain_fits(r)) return chain_compile(r, archs, na, dump, until, cg, dl);
   if (!row) {
     int nk = 0;
@@ -581,11 +682,13 @@ static bool run_from(run *r, const run_in *in, size_t first, unsigned dump, int 
     }
     r->dumps[STAGE_PLAN] = pa;
   }
+  if (!arch_rows_plan(r, row, archs, na, dump, cg, dl)) return false;
   if (until <= STAGE_PLAN) return !diag_has_errors(dl);
   r->kernel = row->build(r, cg, dl);
   if (r->kernel) r->kernel->math_ieee = cg->math_ieee;
   if (!r->kernel || !gpuir_verify(r->kernel, dl)) return false;
   if (dump & (1u << STAGE_GPU)) r->dumps[STAGE_GPU] = gpuir_dump(r->kernel);
+  if (!arch_rows_build(r, dump, cg, dl)) return false;
   return !diag_has_errors(dl);
 }
 
@@ -810,11 +913,32 @@ static int graph_main(const pipeline_opts *o) {
   }
   /* the back half runs when one of its dumps is asked for, for sm80 */
   unsigned back = (1u << STAGE_PLAN) | (1u << STAGE_GPU) | (1u << STAGE_CU);
-  static const char *const archs[] = {"sm80"};
+  const char *archs[8] = {"sm80"};
+  int narch = 1;
+  if (o->arch) {
+    narch = 0;
+    for (const char *p = o->arch; *p && narch < 8;) {
+      size_t n = strcspn(p, ",");
+      archs[narch] = arena_strndup(&r.A, p, n);
+      if (!plan_arch(archs[narch])) {
+        fprintf(stderr, "dlcgen: --arch: '%s' is not an arch (sm80, sm86, sm89, sm90a, sm100, sm120)\nTry 'dlcgen --help'.\n",
+                archs[narch]);
+        cJSON_Delete(j);
+        cJSON_Delete(dims);
+        run_free(&r);
+        diag_free(&dl);
+        return 2;
+      }
+      narch++;
+      p += n;
+      if (*p == ',') p++;
+    }
+    if (narch == 0) archs[narch++] = "sm80";
+  }
   /* one kernel: no shape buckets (those are a library's, planned in --manifest mode) */
   plan_calibration cal = {0, NULL};
   bool ok = !o->calibrate || plan_calibration_read(&r.A, o->calibrate, &cal, &dl);
-  codegen_opts cg = {(o->dump & back) != 0 && until >= STAGE_PLAN, "dlc_graph", 1, archs, 0, NULL, o->graph, false, false, 0, NULL,
+  codegen_opts cg = {(o->dump & back) != 0 && until >= STAGE_PLAN, "dlc_graph", narch, archs, 0, NULL, o->graph, false, false, 0, NULL,
                      o->calibrate ? &cal : NULL};
   layout_opts lo;
   layout_opts_default(&lo);
@@ -836,10 +960,9 @@ static int graph_main(const pipeline_opts *o) {
     op.dtypes = &T;
     emit_instance in = {dtype_name(T), T, NULL, dims, r.fe, r.kernel, r.plan, NULL, 0, NULL, NULL, NULL, 0};
     emit_op eo = {&op, 0, 1, &in};
-    static const char *const a80[] = {"sm80"};
     manifest m = {0};
-    m.narchs = 1;
-    m.archs = (const char **)a80;
+    m.narchs = narch;
+    m.archs = (const char **)archs;
     emit_ctx ec = {&r.A, &m, NULL, 1, &eo, &dl};
     cu = emit_op_cu(&ec, &eo);
   }

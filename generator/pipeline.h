@@ -39,6 +39,7 @@ typedef struct pipeline_opts {
                          * checked by the driver; the argv strings */
   const char *bind[PIPELINE_MAX_BINDS];
   const char *calibrate; /* --calibrate FILE.csv: measured times that re-rank plans, or NULL */
+  const char *arch;      /* --arch LIST (--graph): comma-separated archs, or NULL for sm80 */
   /* In memory (the libFuzzer target, tests/fuzz/libfuzzer): with `text`, the
    * --graph or --manifest file is not read but has this content (the path
    * still names it, picks JSON or DSL, and anchors the manifest's relative

@@ -1324,6 +1324,77 @@ plan_result *plan_attention(arena *A, const region *r1, const pc_analysis *a1, i
   return res;
 }
 
+/* ---- sm90a contraction (tma_wgmma) ------------------------------------------------------- */
+
+/* The candidates: the CTA tile is two consumer warpgroups of 64 rows by BN
+ * (one wgmma m64nBNk16 a k16 step) by BK = 64 (one 128-byte swizzle row of
+ * fp16/bf16), over a ring of `stages` TMA stages.  Registers: the producer
+ * warpgroup keeps PLAN_SM90A_PRODUCER_REGS, each consumer thread needs its
+ * BN / 2 accumulators plus PLAN_SM90A_CONSUMER_BASE for descriptors, loop
+ * state and the epilogue, rounded up to a multiple of 8 (setmaxnreg's
+ * granule).  STOP rules: shared memory over PLAN_SMEM_FRACTION of the arch's
+ * per-block limit; the three warpgroups' registers over the SM's file.  The
+ * kept candidate with the widest N tile, then the deepest ring, wins: on
+ * one CTA per SM (the skeleton's __launch_bounds__(384, 1)) a wider tile
+ * reads fewer operand bytes per FLOP and a deeper ring hides more latency. */
+static const int SM90A_BNS[] = {128, 64};
+static const int SM90A_STAGES[] = {6, 5, 4};
+
+plan_result *plan_sm90a(arena *A, const region *r, const pc_analysis *a, const arch_info *ai, diag_list *dl,
+                        const char *at) {
+  plan_result *res = ARENA_NEW(A, plan_result);
+  res->region = a->region;
+  int nb = (int)(sizeof SM90A_BNS / sizeof *SM90A_BNS), ns = (int)(sizeof SM90A_STAGES / sizeof *SM90A_STAGES);
+  res->cand = ARENA_ARRAY(A, plan_candidate, nb * ns);
+  int best = -1;
+  const char *whys = "";
+  for (int i = 0; i < nb; i++)
+    for (int j = 0; j < ns; j++) {
+      plan_candidate *c = &res->cand[res->ncand++];
+      sched_plan *p = &c->p;
+      fill_defaults(A, r, a, p);
+      p->arch = ai->name;
+      p->algo = "tma_wgmma";
+      p->barrier_model = "mbarrier";
+      p->tile[0] = 128, p->tile[1] = SM90A_BNS[i], p->tile[2] = 128 / p->elem_bytes;
+      p->stages = SM90A_STAGES[j];
+      p->warps_m = 8, p->warps_n = 1; /* the consumers: 8 warps of 16 rows */
+      p->threads = 384;               /* + the producer warpgroup */
+      p->vec = 16 / p->elem_bytes;    /* TMA boxes: whole 16-byte rows */
+      p->prefetch_depth = p->stages;
+      p->async_enable = true;
+      p->ctas_per_sm = 1;
+      int ring = p->stages * (p->tile[0] + p->tile[1]) * p->tile[2] * p->elem_bytes,
+          stage = p->tile[0] * (p->tile[1] + 8) * 4;
+      p->smem_bytes = (ring > stage ? ring : stage) + 1024;
+      p->regs_per_thread = (p->tile[1] / 2 + PLAN_SM90A_CONSUMER_BASE + 7) / 8 * 8;
+      /* the warpgroups' setmaxnreg budgets must fit the register file */
+      int regs = 128 * PLAN_SM90A_PRODUCER_REGS + 256 * PLAN_SM90A_CONSUMER_REGS;
+      if (p->smem_bytes > (int)(PLAN_SMEM_FRACTION * ai->smem_per_block)) {
+        c->stop = "smem";
+        c->why = arena_printf(A, "%d bytes of shared memory, over %.0f%% of %s's %d", p->smem_bytes,
+                              100 * PLAN_SMEM_FRACTION, ai->name, ai->smem_per_block);
+      } else if (regs > ai->regs_per_sm || p->regs_per_thread > PLAN_SM90A_CONSUMER_REGS) {
+        c->stop = "registers";
+        c->why = arena_printf(A, "a consumer thread needs %d registers of its %d (128 x %d + 256 x %d of %s's %d)",
+                              p->regs_per_thread, PLAN_SM90A_CONSUMER_REGS, PLAN_SM90A_PRODUCER_REGS,
+                              PLAN_SM90A_CONSUMER_REGS, ai->name, ai->regs_per_sm);
+      } else {
+        c->kept = true;
+        if (best < 0) best = res->ncand - 1;
+      }
+      if (c->stop) whys = arena_printf(A, "%s%s%dx%dx%d, %d stages: %s (%s)", whys, *whys ? "; " : "", p->tile[0],
+                                       p->tile[1], p->tile[2], p->stages, c->stop, c->why);
+    }
+  if (best < 0) {
+    diag_report(dl, D_PLAN_REGS, at, "Leave sm90a out of the op's archs: its sm80 skeleton serves it.",
+                "no tma_wgmma plan fits %s: %s", ai->name, whys);
+    return NULL;
+  }
+  res->chosen = res->cand[best].p;
+  return res;
+}
+
 /* ---- rows ------------------------------------------------------------------------------------ */
 
 /* Registers a thread of the row skeleton is planned with: the row's index

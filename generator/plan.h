@@ -152,6 +152,20 @@ plan_result *plan_attention(arena *A, const region *r1, const pc_analysis *a1, i
 plan_result *plan_rows(arena *A, const region *r, const sx *row_extent, int vec, const arch_info *const *archs,
                        int narchs, diag_list *dl, const char *at);
 #define PLAN_ROW_WARP_MAX 8
+/* The sm90a contraction skeleton's plan (algo_choice "tma_wgmma",
+ * templates/sm90a_contraction.cuh) on arch `ai`: a 128-row tile of two
+ * consumer warpgroups, BK one 128-byte swizzle row, the N tile and the ring
+ * depth searched under the shared-memory and register STOP rules
+ * (docs/plan.md).  NULL with E1703 when no candidate fits. */
+plan_result *plan_sm90a(arena *A, const region *r, const pc_analysis *a, const arch_info *ai, diag_list *dl,
+                        const char *at);
+/* setmaxnreg's budgets: the producer warpgroup's registers and a consumer
+ * thread's ((65536 - 128 x 40) / 256 rounded down to setmaxnreg's granule
+ * of 8), and the registers a consumer thread needs beyond its accumulators
+ * (descriptors, ring state, epilogue; the estimate) */
+#define PLAN_SM90A_PRODUCER_REGS 40
+#define PLAN_SM90A_CONSUMER_REGS 232
+#define PLAN_SM90A_CONSUMER_BASE 104
 /* Measured times that re-rank plans (dlcgen --calibrate FILE.csv,
  * docs/plan.md#calibration): per arch and plan, the geometric mean of
  * actual_us / estimate_us over the rows of a dlc-bench CSV that have both.

@@ -1,7 +1,9 @@
 /* CUDA backend of libdlckernels.a: arch detection (cached per device) and
  * launch through the CUDA runtime.  The kernels are SASS compiled for every
  * manifest arch; the runtime picks the SASS of the device's arch. */
+#include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "dlc_internal.h"
@@ -100,5 +102,46 @@ dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, un
   e = cudaLaunchKernel(fn, grid, block, args, (size_t)k->smem, (cudaStream_t)stream);
   if (e != cudaSuccess) return dlc__fail(DLC_ERROR_LAUNCH_FAILED, "%s: %s", k->name, cudaGetErrorString(e));
   dlc__record_launch(k, gx, gy, gz);
+  return DLC_SUCCESS;
+}
+
+unsigned dlc__device_arch(void) {
+  int dev = 0, cc = 0;
+  if (device_cc_of(&dev, &cc) != DLC_SUCCESS) return 0;
+  return arch_bit(cc);
+}
+
+/* cuTensorMapEncodeTiled from the driver the runtime loaded (no -lcuda),
+ * looked up once. */
+typedef CUresult (*encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                    const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                                    CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+static encode_tiled_fn encode_tiled;
+static pthread_once_t encode_once = PTHREAD_ONCE_INIT;
+
+static void find_encode_tiled(void) {
+  void *fn = NULL;
+  enum cudaDriverEntryPointQueryResult q;
+  if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+      q == cudaDriverEntryPointSuccess)
+    encode_tiled = (encode_tiled_fn)fn;
+  else
+    cudaGetLastError();
+}
+
+dlc_status dlc__tmap_encode_2d(void *map, dlc_dtype dtype, const void *base, int64_t inner, int64_t outer, int64_t ld,
+                               int box_inner, int box_outer) {
+  int elem;
+  dlc_status s = dlc__tmap_check_2d(dtype, base, inner, outer, ld, box_inner, box_outer, &elem);
+  if (s != DLC_SUCCESS) return s;
+  pthread_once(&encode_once, find_encode_tiled);
+  if (!encode_tiled) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "tensor map: the driver has no cuTensorMapEncodeTiled");
+  const cuuint64_t dim[2] = {(cuuint64_t)inner, (cuuint64_t)outer}, stride[1] = {(cuuint64_t)(ld * elem)};
+  const cuuint32_t box[2] = {(cuuint32_t)box_inner, (cuuint32_t)box_outer}, estride[2] = {1, 1};
+  CUresult r = encode_tiled((CUtensorMap *)map, dtype == DLC_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                            2, (void *)base, dim, stride, box, estride, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "tensor map: cuTensorMapEncodeTiled returned %d", (int)r);
   return DLC_SUCCESS;
 }

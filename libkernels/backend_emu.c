@@ -6,9 +6,9 @@
  *
  * The emulated device is sm_80 unless DLC_EMU_ARCH says otherwise
  * (docs/emulator.md): DLC_EMU_ARCH=sm90a makes it an sm_90a device, which
- * runs the rows built for sm90a from their sm_90a PTX.  That PTX is not
- * embedded yet (it comes with the sm90a skeletons), so such a call is
- * DLC_ERROR_NOT_SUPPORTED saying so; it never falls back to the sm_80 PTX. */
+ * runs every row built for sm90a from its sm_90a PTX (the sm90a skeleton's
+ * kernels, and the sm80 skeleton's compiled for sm_90a); it never runs the
+ * sm_80 PTX.  Tensor maps are encoded by dlcemu_tensor_map_encode_tiled. */
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -17,8 +17,9 @@
 #include "dlc/dlcemu.h"
 #include "dlc_internal.h"
 
-/* PTX text, one per op (embedded by the build from nvcc -ptx). */
-#define X(i, op) extern const char dlc__ptx_##op[];
+/* PTX text, one per op and emulated arch (embedded by the build from
+ * nvcc -ptx for sm_80 and sm_90a). */
+#define X(i, op) extern const char dlc__ptx_##op[], dlc__ptx90_##op[];
 #include "dlc_ops.def"
 #undef X
 static const char *const ptx[] = {
@@ -26,10 +27,15 @@ static const char *const ptx[] = {
 #include "dlc_ops.def"
 #undef X
 };
+static const char *const ptx90[] = {
+#define X(i, op) dlc__ptx90_##op,
+#include "dlc_ops.def"
+#undef X
+};
 enum { NOPS = sizeof ptx / sizeof ptx[0] };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static dlcemu_module modules[NOPS];
+static dlcemu_module modules[2][NOPS]; /* [0]: sm_80, [1]: sm_90a */
 
 /* The emulated device's arch bit, from DLC_EMU_ARCH (unset or empty: sm80);
  * 0 after failing on a value it does not know. */
@@ -48,13 +54,11 @@ dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, un
     return dlc__fail(DLC_ERROR_INVALID_VALUE, "libdlckernels-emu runs synchronously: the stream must be NULL");
   unsigned arch = emulated_arch();
   if (!arch) return DLC_ERROR_INVALID_VALUE;
-  if (arch == DLC__ARCH_SM90A)
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED,
-                     "%s: the emulated device is sm90a (DLC_EMU_ARCH), but this libdlckernels-emu embeds only sm_80 "
-                     "PTX; unset DLC_EMU_ARCH to emulate sm80",
-                     k->name);
-  if (!(k->archs & DLC__ARCH_SM80))
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "%s has no sm80 build to emulate", k->name);
+  if (!(k->archs & arch))
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "%s has no %s build to emulate", k->name,
+                     arch == DLC__ARCH_SM90A ? "sm90a" : "sm80");
+  const int a = arch == DLC__ARCH_SM90A;
+  const char *const *text = a ? ptx90 : ptx;
   if (k->op < 0 || k->op >= NOPS) return dlc__fail(DLC_ERROR_INTERNAL, "%s: op %d out of range", k->name, k->op);
   /* one launch at a time: the emulator is a single device */
   dlc_status r = DLC_SUCCESS;
@@ -63,10 +67,10 @@ dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, un
   dlcemu_function fn;
   if (dlc__launch_hook && dlc__launch_hook(k, gx, gy, gz)) {
     /* a dry run: the hook saw the row, nothing runs */
-  } else if (!modules[k->op] && (st = dlcemu_module_load_data(&modules[k->op], ptx[k->op])) != 0) {
-    r = dlc__fail(DLC_ERROR_LAUNCH_FAILED, "%s: the emulator cannot load its PTX: %s", k->name,
-                  dlcemu_last_error_detail());
-  } else if ((st = dlcemu_module_get_function(&fn, modules[k->op], k->name)) != 0) {
+  } else if (!modules[a][k->op] && (st = dlcemu_module_load_data(&modules[a][k->op], text[k->op])) != 0) {
+    r = dlc__fail(DLC_ERROR_LAUNCH_FAILED, "%s: the emulator cannot load its %s PTX: %s", k->name,
+                  a ? "sm_90a" : "sm_80", dlcemu_last_error_detail());
+  } else if ((st = dlcemu_module_get_function(&fn, modules[a][k->op], k->name)) != 0) {
     r = dlc__fail(DLC_ERROR_INTERNAL, "%s: not in the PTX: %s", k->name, dlcemu_error_string(st));
   } else {
     /* as on a GPU (backend_cuda.c): past 48 KB of static and dynamic
@@ -84,4 +88,21 @@ dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, un
   }
   pthread_mutex_unlock(&lock);
   return r;
+}
+
+unsigned dlc__device_arch(void) { return emulated_arch(); }
+
+dlc_status dlc__tmap_encode_2d(void *map, dlc_dtype dtype, const void *base, int64_t inner, int64_t outer, int64_t ld,
+                               int box_inner, int box_outer) {
+  int elem;
+  dlc_status s = dlc__tmap_check_2d(dtype, base, inner, outer, ld, box_inner, box_outer, &elem);
+  if (s != DLC_SUCCESS) return s;
+  const uint64_t dim[2] = {(uint64_t)inner, (uint64_t)outer}, stride[1] = {(uint64_t)(ld * elem)};
+  const uint32_t box[2] = {(uint32_t)box_inner, (uint32_t)box_outer}, estride[2] = {1, 1};
+  int st = dlcemu_tensor_map_encode_tiled(
+      map, dtype == DLC_BF16 ? DLCEMU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : DLCEMU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+      (dlcemu_deviceptr)(uintptr_t)base, dim, stride, box, estride, 0, DLCEMU_TENSOR_MAP_SWIZZLE_128B,
+      DLCEMU_TENSOR_MAP_L2_PROMOTION_L2_128B, DLCEMU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (st != 0) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "tensor map: %s", dlcemu_last_error_detail());
+  return DLC_SUCCESS;
 }

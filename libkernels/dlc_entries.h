@@ -93,6 +93,13 @@ typedef struct dlc__entry_kernel {
    * fragment rounded by cvt.rna.tf32.f32): its lhs and rhs (a signature
    * tensor's name, or a chain value's); {NULL, NULL} for the others */
   const char *tf32[2];
+  /* the archs it is built for (DLC__ARCH_* bits: every manifest arch, or
+   * DLC__ARCH_SM90A alone for an sm90a-row kernel), and the row an sm90a
+   * device runs instead for the calls that select this one (the instance's
+   * sm90a kernel takes every call whose tensor maps encode, which the
+   * widest width's alignment implies; -1: none) */
+  unsigned archs;
+  int sm90a_first;
 } dlc__entry_kernel;
 
 typedef struct dlc__entry {

@@ -108,6 +108,32 @@ const dlc__launch_rec *dlc__last_launch(void);
 dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, unsigned gx, unsigned gy, unsigned gz,
                        struct CUstream_st *stream);
 
+/* The arch bit (DLC__ARCH_*) of the device the backend launches on: the
+ * current CUDA device's, the emulated one's (DLC_EMU_ARCH), DLC__ARCH_SM80
+ * for the null backend; 0 when there is none (the launch then reports why).
+ * The generated entry points run an op's sm90a kernel only where this is
+ * DLC__ARCH_SM90A. */
+unsigned dlc__device_arch(void);
+
+/* Encodes the 2-D tiled tensor map (a CUtensorMap: 128 bytes, 64-byte
+ * aligned) of a row-major matrix of `outer` rows of `inner` elements of
+ * `dtype`, rows `ld` elements apart, read in boxes of box_inner x box_outer
+ * elements with the 128-byte swizzle and zero fill out of bounds: through
+ * the driver's cuTensorMapEncodeTiled (CUDA backend, obtained with
+ * cudaGetDriverEntryPointByVersion: nothing links -lcuda), with
+ * dlcemu_tensor_map_encode_tiled (emulator backend), or not at all (null
+ * backend: success).  Fails, with a detail, where the tensor map cannot
+ * describe the matrix (base not 16-byte aligned, rows not a multiple of 16
+ * bytes apart, a dim of 0 or past 2^32); the entry point then runs the
+ * op's other kernels. */
+dlc_status dlc__tmap_encode_2d(void *map, dlc_dtype dtype, const void *base, int64_t inner, int64_t outer, int64_t ld,
+                               int box_inner, int box_outer);
+
+/* The checks shared by the backends' encoders: DLC_SUCCESS when a 2-D tiled
+ * tensor map can describe the matrix, with its element size in *elem. */
+dlc_status dlc__tmap_check_2d(dlc_dtype dtype, const void *base, int64_t inner, int64_t outer, int64_t ld, int box_inner,
+                              int box_outer, int *elem);
+
 /* For tests (libdlckernels-emu and libdlckernels): when set, called before
  * every launch with the row and the grid (the emulator backend holds its
  * lock); a nonzero return skips the launch (a dry run: dlc__launch returns

@@ -125,3 +125,24 @@ dlc_status dlc__check_packed(const char *op, const char *arg, const void *p, int
   if (count) *count = n;
   return check_span(op, arg, p, elem, n, n);
 }
+
+dlc_status dlc__tmap_check_2d(dlc_dtype dtype, const void *base, int64_t inner, int64_t outer, int64_t ld, int box_inner,
+                              int box_outer, int *elem) {
+  if (dtype != DLC_F16 && dtype != DLC_BF16)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "tensor map: dtype %d is not fp16 or bf16", (int)dtype);
+  *elem = 2;
+  const int64_t lim = (int64_t)1 << 32;
+  if (inner < 1 || outer < 1 || inner > lim || outer > lim)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "tensor map: a %lld x %lld matrix (each dim must be in [1, 2^32])",
+                     (long long)outer, (long long)inner);
+  if (ld < inner || ld > ((int64_t)1 << 40) / *elem || (ld * *elem) % 16 != 0)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED,
+                     "tensor map: rows %lld elements apart (the stride must be a multiple of 16 bytes below 2^40)",
+                     (long long)ld);
+  if (!dlc__aligned(base, 16))
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "tensor map: base %p is not 16-byte aligned", base);
+  if (box_inner < 1 || box_outer < 1 || box_inner > 256 || box_outer > 256 || box_inner * *elem > 128)
+    return dlc__fail(DLC_ERROR_INTERNAL, "tensor map: a %d x %d box does not fit the 128-byte swizzle", box_outer,
+                     box_inner);
+  return DLC_SUCCESS;
+}

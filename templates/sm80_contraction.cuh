@@ -362,6 +362,50 @@ __device__ __forceinline__ void tile_coord(uint32_t t, uint32_t tiles_m, uint32_
   }
 }
 
+// The epilogue from the fp32 staging tile (BM rows of SROW = BN + 8 floats,
+// columns permuted by stage_col) to global memory, by NT threads (tid in
+// [0, NT); unsigned, as threadIdx.x, so that its divisions stay shifts):
+// the Op's full-tile epilogue where it applies, else epilogue4.  Shared by
+// the sm80 and sm90a contraction skeletons.
+template <class Op, int NT>
+__device__ __forceinline__ void store_staged(const typename Op::Params *p, const float *stage, int64_t m0, int64_t n0,
+                                             int64_t b, unsigned tid) {
+  constexpr int BM = Op::BM, BN = Op::BN, SROW = BN + 8;
+  // A tile inside M and N with aligned tensors: each thread owns EV
+  // consecutive columns, reads what depends only on them once, and stores
+  // EV outputs of a row with one 16-byte st.global (TokEpilogue, then the
+  // store; the GPU IR's full-tile pair).
+  if constexpr (Op::EPI_VEC > 0) {
+    constexpr int EV = Op::EPI_VEC, TPR = BN / EV, RPP = NT / TPR;
+    static_assert(BN % EV == 0 && NT % TPR == 0 && BM % RPP == 0 && EV % 4 == 0, "threads cover whole rows");
+    if (Op::epi_full(p, m0, n0)) {
+      const int c = (tid % TPR) * EV;
+      typename Op::EpiCols cols;
+      Op::epi_cols(p, n0 + c, b, cols);
+#pragma unroll 2
+      for (int r = tid / TPR; r < BM; r += RPP) {
+        float a[EV];
+#pragma unroll
+        for (int q = 0; q < EV / 4; ++q) {
+          const float4 v = *reinterpret_cast<const float4 *>(&stage[r * SROW + stage_col(c + 4 * q)]);
+          a[4 * q] = v.x, a[4 * q + 1] = v.y, a[4 * q + 2] = v.z, a[4 * q + 3] = v.w;
+        }
+        Op::epi_row(p, m0 + r, n0 + c, b, cols, a);
+      }
+      return;
+    }
+  }
+  // Any other tile: 4 consecutive outputs a thread, bounds-checked, one
+  // vector st.global where the row and alignment allow.
+#pragma unroll 2
+  for (int i = tid; i < BM * BN / 4; i += NT) {
+    const int r = i / (BN / 4), c = (i % (BN / 4)) * 4;
+    const float4 v = *reinterpret_cast<const float4 *>(&stage[r * SROW + stage_col(c)]);
+    const float a4[4] = {v.x, v.y, v.z, v.w};
+    Op::epilogue4(p, m0 + r, n0 + c, b, a4);  // TokEpilogue, then the store
+  }
+}
+
 template <class Op, int VEC>
 __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   using T = typename Op::T;
@@ -541,39 +585,7 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
       st_shared_v2(&stage[(r + 8) * SROW + c], acc[i][j][2], acc[i][j][3]);
     }
   __syncthreads();
-  // A tile inside M and N with aligned tensors: each thread owns EV
-  // consecutive columns, reads what depends only on them once, and stores
-  // EV outputs of a row with one 16-byte st.global (TokEpilogue, then the
-  // store; the GPU IR's full-tile pair).
-  if constexpr (Op::EPI_VEC > 0) {
-    constexpr int EV = Op::EPI_VEC, TPR = BN / EV, RPP = NT / TPR;
-    static_assert(BN % EV == 0 && NT % TPR == 0 && BM % RPP == 0 && EV % 4 == 0, "threads cover whole rows");
-    if (Op::epi_full(p, m0, n0)) {
-      const int c = (threadIdx.x % TPR) * EV;
-      typename Op::EpiCols cols;
-      Op::epi_cols(p, n0 + c, b, cols);
-#pragma unroll 2
-      for (int r = threadIdx.x / TPR; r < BM; r += RPP) {
-        float a[EV];
-#pragma unroll
-        for (int q = 0; q < EV / 4; ++q) {
-          const float4 v = *reinterpret_cast<const float4 *>(&stage[r * SROW + stage_col(c + 4 * q)]);
-          a[4 * q] = v.x, a[4 * q + 1] = v.y, a[4 * q + 2] = v.z, a[4 * q + 3] = v.w;
-        }
-        Op::epi_row(p, m0 + r, n0 + c, b, cols, a);
-      }
-      return;
-    }
-  }
-  // Any other tile: 4 consecutive outputs a thread, bounds-checked, one
-  // vector st.global where the row and alignment allow.
-#pragma unroll 2
-  for (int i = threadIdx.x; i < BM * BN / 4; i += NT) {
-    const int r = i / (BN / 4), c = (i % (BN / 4)) * 4;
-    const float4 v = *reinterpret_cast<const float4 *>(&stage[r * SROW + stage_col(c)]);
-    const float a4[4] = {v.x, v.y, v.z, v.w};
-    Op::epilogue4(p, m0 + r, n0 + c, b, a4);  // TokEpilogue, then the store
-  }
+  store_staged<Op, NT>(p, stage, m0, n0, b, threadIdx.x);
 }
 
 // Dynamic shared memory of one block: the operand ring, reused by the

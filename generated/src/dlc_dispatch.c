@@ -32,6 +32,8 @@ static const dlc__kernel dlc__k_gemm_bias_relu[] = {
     {"dlc_gemm_bias_relu_bf16_v4", 0, 21, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
     {"dlc_gemm_bias_relu_bf16_v2", 0, 22, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
     {"dlc_gemm_bias_relu_bf16_v1", 0, 23, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_fp16_sm90a", 0, 24, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_sm90a", 0, 25, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0},
 };
 /* instance selection (first match): dtype, shape-bucket bounds */
 static const struct dlc__sel_gemm_bias_relu {
@@ -161,6 +163,26 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
     if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
     if (dlc_count > 0) dlc_work = 1;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    if (dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
+      dlc__tp_gemm_bias_relu dlc_tp;
+      dlc_tp.p = *dlc_p;
+      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
+          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->n, dlc_p->k, dlc_p->ldb, 64, 64) == DLC_SUCCESS) {
+        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
+        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+        if (dlc_gx > 2147483647)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+        const int64_t dlc_kx = dlc_p->k;
+        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+        return dlc__launch(&dlc__k_gemm_bias_relu[24], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      }
+      dlc__clear_detail();
+    }
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
@@ -248,6 +270,26 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
     if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
     if (dlc_count > 0) dlc_work = 1;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    if (dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
+      dlc__tp_gemm_bias_relu dlc_tp;
+      dlc_tp.p = *dlc_p;
+      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
+          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->n, dlc_p->k, dlc_p->ldb, 64, 64) == DLC_SUCCESS) {
+        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
+        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+        if (dlc_gx > 2147483647)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+        const int64_t dlc_kx = dlc_p->k;
+        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+        return dlc__launch(&dlc__k_gemm_bias_relu[25], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      }
+      dlc__clear_detail();
+    }
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
@@ -296,6 +338,8 @@ static const dlc__kernel dlc__k_gemm_bias_relu_nt[] = {
     {"dlc_gemm_bias_relu_nt_bf16_v4", 1, 21, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
     {"dlc_gemm_bias_relu_nt_bf16_v2", 1, 22, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
     {"dlc_gemm_bias_relu_nt_bf16_v1", 1, 23, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_sm90a", 1, 24, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_sm90a", 1, 25, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0},
 };
 /* instance selection (first match): dtype, shape-bucket bounds */
 static const struct dlc__sel_gemm_bias_relu_nt {
@@ -425,6 +469,26 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
     if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
     if (dlc_count > 0) dlc_work = 1;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    if (dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
+      dlc__tp_gemm_bias_relu_nt dlc_tp;
+      dlc_tp.p = *dlc_p;
+      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
+          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->k, dlc_p->n, dlc_p->ldb, 64, 128) == DLC_SUCCESS) {
+        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
+        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+        if (dlc_gx > 2147483647)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+        const int64_t dlc_kx = dlc_p->k;
+        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+        return dlc__launch(&dlc__k_gemm_bias_relu_nt[24], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      }
+      dlc__clear_detail();
+    }
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
@@ -512,6 +576,26 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
     if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
     if (dlc_count > 0) dlc_work = 1;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    if (dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
+      dlc__tp_gemm_bias_relu_nt dlc_tp;
+      dlc_tp.p = *dlc_p;
+      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
+          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->k, dlc_p->n, dlc_p->ldb, 64, 128) == DLC_SUCCESS) {
+        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
+        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+        if (dlc_gx > 2147483647)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+        const int64_t dlc_kx = dlc_p->k;
+        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+        return dlc__launch(&dlc__k_gemm_bias_relu_nt[25], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      }
+      dlc__clear_detail();
+    }
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;

@@ -6,6 +6,12 @@
 
 #include <stdint.h>
 
+/* A CUtensorMap: 128 opaque bytes, 64-byte aligned, as cuTensorMapEncodeTiled
+ * (and dlcemu_tensor_map_encode_tiled) fill it. */
+typedef struct dlc__tmap {
+  __attribute__((aligned(64))) uint64_t opaque[16];
+} dlc__tmap;
+
 typedef struct dlc__p_gemm_bias_relu {
   int64_t m;
   int64_t n;
@@ -19,6 +25,14 @@ typedef struct dlc__p_gemm_bias_relu {
   int64_t ldc;
 } dlc__p_gemm_bias_relu;
 
+/* The sm90a kernels' parameter block: the tensor maps of A and B, encoded
+ * per call by the backend (dlc__tmap_encode_2d), then the op's. */
+typedef struct dlc__tp_gemm_bias_relu {
+  dlc__tmap tmap_a;
+  dlc__tmap tmap_b;
+  dlc__p_gemm_bias_relu p;
+} dlc__tp_gemm_bias_relu;
+
 typedef struct dlc__p_gemm_bias_relu_nt {
   int64_t m;
   int64_t n;
@@ -31,6 +45,14 @@ typedef struct dlc__p_gemm_bias_relu_nt {
   void *c;
   int64_t ldc;
 } dlc__p_gemm_bias_relu_nt;
+
+/* The sm90a kernels' parameter block: the tensor maps of A and B, encoded
+ * per call by the backend (dlc__tmap_encode_2d), then the op's. */
+typedef struct dlc__tp_gemm_bias_relu_nt {
+  dlc__tmap tmap_a;
+  dlc__tmap tmap_b;
+  dlc__p_gemm_bias_relu_nt p;
+} dlc__tp_gemm_bias_relu_nt;
 
 typedef struct dlc__p_conv2d_bias_silu {
   int64_t n;

@@ -4,7 +4,7 @@
 # given).  Usage, from CTest:
 #   cmake -DDLCGEN=... -DFILECHECK=... -DGRAPH=... -DDTYPE=fp16 -DSTAGE=tiny
 #         -DCHECK_FILE=... -DPREFIX=TINY [-DNOT=pattern] [-DBIND=D=64|...]
-#         -P run_filecheck.cmake
+#         [-DARCH=sm80,sm90a] -P run_filecheck.cmake
 cmake_minimum_required(VERSION 3.25)
 include(${CMAKE_CURRENT_LIST_DIR}/../script_args.cmake)
 dlc_script_args(run_filecheck.cmake DLCGEN FILECHECK GRAPH DTYPE STAGE CHECK_FILE PREFIX)
@@ -14,6 +14,9 @@ if(DEFINED BIND)
   foreach(b ${bl})
     list(APPEND binds --bind ${b})
   endforeach()
+endif()
+if(DEFINED ARCH)
+  list(APPEND binds --arch ${ARCH})
 endif()
 set(extra)
 if(DEFINED NOT)

@@ -1,0 +1,164 @@
+// The sm90a skeleton for contractions (spec §9.1, algo_choice "tma_wgmma"):
+//
+//   producer warp: TMA tile loads of A and B -> a ring of Op::STAGES stages,
+//     each completed on its `full` mbarrier (arrive.expect_tx + complete_tx)
+//     and handed back on its `empty` mbarrier by the consumers;
+//   two consumer warpgroups: wgmma.mma_async m64nBNk16 SS from the ring
+//     (128-byte swizzle descriptors), 64 rows of the CTA tile each;
+//   setmaxnreg: the producer warpgroup gives registers up, the consumers
+//     take them;
+//   epilogue: the fp32 accumulators through a shared staging tile into the
+//     Op's epilogue (the region's lets), shared with the sm80 skeleton
+//     (store_staged), with predicated stores for the tails.
+//
+// Load tails need no code: the TMA zero-fills every element of a box outside
+// the tensor (M, N and K), and a zero in K adds nothing.  The kernel takes
+// one __grid_constant__ parameter block (Op::TParams): the tensor maps of A
+// and B (CUtensorMap, 64-byte aligned, encoded per call by the runtime's
+// backend) and the op's Params.  Thread layout (Op::THREADS = 384):
+// warpgroup 0 is the producer (its warp 0 issues the copies), warpgroups 1
+// and 2 the consumers.
+//
+// Op provides, beyond what store_staged and tile_coord read (BM, BN, EPI_VEC,
+// epi_full, epi_cols, epi_row, epilogue4, extent_m/n/k, RASTER_GROUP):
+//   T, BK, STAGES, TParams (tmap_a, tmap_b, p), B_K_CONTIG (B is stored
+//   along K: K-major descriptors; else along N: MN-major, imm-trans-b 1),
+//   PRODUCER_REGS, CONSUMER_REGS (setmaxnreg).
+#pragma once
+
+#include "dlc_device.cuh"
+#include "sm80_contraction.cuh"
+
+namespace dlc {
+
+template <class Op>
+__device__ __forceinline__ void sm90a_contraction(const typename Op::TParams *tp) {
+  using T = typename Op::T;
+  constexpr int BM = Op::BM, BN = Op::BN, BK = Op::BK, STAGES = Op::STAGES;
+  constexpr int CONSUMERS = 256;  // two warpgroups of 64 rows each
+  constexpr int A_BYTES = BM * BK * (int)sizeof(T), B_BYTES = BN * BK * (int)sizeof(T);
+  constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+  // 128-byte swizzle: one swizzle row is BK elements of K (K-major) or 64
+  // elements of N (MN-major B); an 8-row swizzle atom is 1024 bytes
+  static_assert(BM == 128 && BK * (int)sizeof(T) == 128, "two 64-row consumer warpgroups, 128-byte K rows");
+  static_assert(BN % 64 == 0 && BN <= 128 && STAGES >= 4, "wgmma N and a ring of at least 4 stages");
+  const typename Op::Params *p = &tp->p;
+
+  extern __shared__ __align__(1024) unsigned char smem_dyn[];
+  __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+  // the 128-byte swizzle repeats on 1024-byte boundaries of the shared
+  // address: the ring starts at the first one (the block has 1 KB to spare)
+  unsigned char *smem_raw = smem_dyn + ((1024 - (smem_addr(smem_dyn) & 1023)) & 1023);
+
+  uint32_t mt, nt;
+  tile_coord<Op::RASTER_GROUP>(blockIdx.x, (uint32_t)((Op::extent_m(p) + BM - 1) / BM),
+                               (uint32_t)((Op::extent_n(p) + BN - 1) / BN), &mt, &nt);
+  const int64_t b = blockIdx.z;
+  const int KT = (int)((Op::extent_k(p) + BK - 1) / BK);  // the dispatcher keeps K below 2^31 - BK
+
+  // MbarInit: full[s] completes on the producer's arrival and its bytes,
+  // empty[s] on every consumer thread's release
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], CONSUMERS);
+    mbar_fence_init();
+  }
+  __syncthreads();
+
+  if (threadIdx.x < 128) {
+    // the producer warpgroup: registers down, one elected lane of warp 0 copies
+    setmaxnreg_dec<Op::PRODUCER_REGS>();
+    if (threadIdx.x < 32 && elect_one()) {
+      const int m0 = (int)mt * BM, n0 = (int)nt * BN;
+      int s = 0;
+      uint32_t phase = 0;  // of the ring's current lap
+      for (int kt = 0; kt < KT; ++kt) {
+        mbar_wait(&empty[s], phase ^ 1);  // the consumers released stage s (a fresh slot is free)
+        unsigned char *dst = smem_raw + s * STAGE_BYTES;
+        mbar_arrive_expect_tx(&full[s], STAGE_BYTES);
+        tma_load_2d(dst, &tp->tmap_a, kt * BK, m0, &full[s]);  // TokLoad A: BM rows x BK
+        if constexpr (Op::B_K_CONTIG) {
+          tma_load_2d(dst + A_BYTES, &tp->tmap_b, kt * BK, n0, &full[s]);  // TokLoad B: BN rows x BK
+        } else {
+#pragma unroll
+          for (int j = 0; j < BN / 64; ++j)  // TokLoad B: BK rows x 64 columns, BN / 64 boxes
+            tma_load_2d(dst + A_BYTES + j * 64 * BK * (int)sizeof(T), &tp->tmap_b, n0 + 64 * j, kt * BK, &full[s]);
+        }
+        if (++s == STAGES) s = 0, phase ^= 1;
+      }
+    }
+    return;
+  }
+
+  // a consumer warpgroup: registers up, 64 rows of the tile
+  setmaxnreg_inc<Op::CONSUMER_REGS>();
+  // the warpgroup index through a shuffle: warp-uniform for the compiler,
+  // so that the descriptors below live in uniform registers
+  const int tid = threadIdx.x - 128, wg = __shfl_sync(0xffffffffu, tid / 128, 0);
+  float acc[BN / 2];
+#pragma unroll
+  for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+  // Stage 0's descriptors.  A descriptor's start address is its low 14 bits
+  // (address >> 4, below 2^14 for any shared address), so a stage, a k16
+  // step or a warpgroup's rows are an addition: A (K-major, 8 rows of 128
+  // bytes an atom: SBO 1024) moves 32 bytes a k16 step inside the swizzle
+  // row; B K-major as A, or MN-major (64 columns x 8 k-rows an atom: SBO
+  // 1024; the next 64 columns one box on: LBO) 2048 bytes a k16 step.
+  // The low word of a descriptor (start address, LBO) and its high word
+  // (SBO, swizzle) apart: a stage or a k16 step adds to the low word alone
+  // (the start address stays below 2^14), in 32 bits.
+  // (kept in registers: the compiler would recompute them every k-tile)
+  const uint32_t ring = smem_addr(smem_raw);
+  uint32_t full0 = smem_addr(full), empty0 = smem_addr(empty);
+  const uint64_t da0 = wgmma_desc_128b(ring + wg * 64 * 128, 16, 1024);
+  const uint64_t db0 = Op::B_K_CONTIG ? wgmma_desc_128b(ring + A_BYTES, 16, 1024)
+                                      : wgmma_desc_128b(ring + A_BYTES, 64 * BK * (int)sizeof(T), 1024);
+  uint32_t da_lo = (uint32_t)da0, db_lo = (uint32_t)db0;
+  keep(full0), keep(empty0), keep(da_lo), keep(db_lo);
+  const uint64_t da_hi = da0 & ~0xFFFFFFFFull, db_hi = db0 & ~0xFFFFFFFFull;
+  constexpr uint32_t DB_STEP = Op::B_K_CONTIG ? 32 / 16 : 2048 / 16;
+  int s = 0, prev = 0;
+  uint32_t phase = 0;
+#pragma unroll 1
+  for (int kt = 0; kt < KT; ++kt) {
+    mbar_wait(full0 + 8 * s, phase);  // Wait(TokLoad kt)
+    const uint32_t so = (uint32_t)s * (STAGE_BYTES / 16);
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < BK / 16; ++ks)
+      Wgmma<T, BN, !Op::B_K_CONTIG>::run(acc, da_hi | (da_lo + so + 2 * ks), db_hi | (db_lo + so + DB_STEP * ks));  // TokCompute
+    wgmma_commit();
+    // this k-tile's group stays in flight; the previous one is done, and its
+    // stage goes back to the producer
+    wgmma_wait<1>();
+    if (kt > 0) mbar_arrive(empty0 + 8 * prev);
+    prev = s;
+    if (++s == STAGES) s = 0, phase ^= 1;
+  }
+  wgmma_wait<0>();
+
+  // Epilogue: every consumer is past its last wgmma (the ring is free), then
+  // the accumulators go through the fp32 staging tile into the Op's epilogue.
+  named_barrier(1, CONSUMERS);
+  constexpr int SROW = BN + 8;
+  float *stage = reinterpret_cast<float *>(smem_raw);
+  const int warp = tid / 32, lane = tid % 32;
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j) {
+    const int r = 16 * warp + lane / 4, c = stage_col(8 * j + 2 * (lane % 4));
+    st_shared_v2(&stage[r * SROW + c], acc[4 * j], acc[4 * j + 1]);
+    st_shared_v2(&stage[(r + 8) * SROW + c], acc[4 * j + 2], acc[4 * j + 3]);
+  }
+  named_barrier(1, CONSUMERS);
+  store_staged<Op, CONSUMERS>(p, stage, (int64_t)mt * BM, (int64_t)nt * BN, b, (unsigned)tid);
+}
+
+// Dynamic shared memory of one block: the ring (1024-byte aligned stages),
+// reused by the staging tile, and 1 KB to align it.
+template <class Op>
+constexpr int sm90a_contraction_smem() {
+  constexpr int ring = Op::STAGES * (Op::BM + Op::BN) * Op::BK * (int)sizeof(typename Op::T);
+  constexpr int stage = Op::BM * (Op::BN + 8) * (int)sizeof(float);
+  return (ring > stage ? ring : stage) + 1024;
+}
+
+}  // namespace dlc
