@@ -2619,7 +2619,7 @@ static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
       const gpu_view *gv;
       nv += width_operand(k, side, &o, &gv)->signature;
     }
-    sb_printf(s, "    {\"%s\", %d, %d, 0, %d, %s, DLC__ARCH_SM90A, -1},\n", kernel_name_90(A, eo, &eo->inst[i]), i,
+    sb_printf(s, "    {\"%s\", %d, %d, 0, %d, %s, {NULL, NULL}, DLC__ARCH_SM90A, -1},\n", kernel_name_90(A, eo, &eo->inst[i]), i,
               k->sm90a->vecs[0], nv, nv ? arena_printf(A, "vec_%s_%d_0", on, i) : "NULL");
   }
   sb_puts(s, "};\n");
