@@ -10,7 +10,9 @@
 # EXTRA_GPU_BUILD is configured with a copy of that manifest, in a sibling
 # directory of it (its graphs are named relative to it), whose "archs" name
 # the GPU's arch (sm90a for an H100); the same kernels and dispatch rows, so
-# the same calls.  All three built.
+# the same calls.  All three built.  For a Hopper GPU run it with
+# DLC_EMU_ARCH=sm90a, so that the emulator runs the kernels the GPU will:
+# the sm90a rows (docs/emulator.md).
 set -eu
 b=$(cd "$1" && pwd)
 x=$(cd "$2" && pwd)

@@ -11,6 +11,8 @@
 # emu_extra.bin),
 # dlc-bench-gpu, the example, libdlckernels.so.0 and the host libraries
 # they link (lib/).  Everything lands in OUTDIR; a summary goes to stdout.
+# Every step runs under a timeout: a kernel that hangs on the hardware (an
+# mbarrier phase never completed, say) ends its step, not the session.
 set -u
 B=$(cd "$1" && pwd)
 O=$2
@@ -22,29 +24,29 @@ step device
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv
 
 step "every kernel on the GPU against region playback (default manifest, extra manifest)"
-"$B/lib_gpu" manifests/default.json --dump "$O/gpu_lib.bin" >"$O/gpu_lib.log" 2>&1
-echo "default manifest: exit $?: $(tail -1 "$O/gpu_lib.log")"; grep -E "FAIL|kernels launched" "$O/gpu_lib.log" | head -40
-"$B/extra_gpu" "$(cat "$B/extra_manifest")" --dump "$O/gpu_extra.bin" >"$O/gpu_extra.log" 2>&1
-echo "extra manifest: exit $?: $(tail -1 "$O/gpu_extra.log")"; grep -E "FAIL|kernels launched" "$O/gpu_extra.log" | head -40
+timeout 120 "$B/lib_gpu" manifests/default.json --dump "$O/gpu_lib.bin" >"$O/gpu_lib.log" 2>&1
+echo "default manifest: exit $?: $(tail -1 "$O/gpu_lib.log")"; grep -E "FAIL|kernels .*launched" "$O/gpu_lib.log" | head -40
+timeout 120 "$B/extra_gpu" "$(cat "$B/extra_manifest")" --dump "$O/gpu_extra.bin" >"$O/gpu_extra.log" 2>&1
+echo "extra manifest: exit $?: $(tail -1 "$O/gpu_extra.log")"; grep -E "FAIL|kernels .*launched" "$O/gpu_extra.log" | head -40
 
 step "the GPU's outputs against the emulator's (same calls, same inputs)"
 python3 tests/kernels/compare_dumps.py "$B/emu_lib.bin" "$O/gpu_lib.bin"
 python3 tests/kernels/compare_dumps.py "$B/emu_extra.bin" "$O/gpu_extra.bin"
 
 step "the example"
-"$B/gemm_bias_relu"; echo "exit $?"
+timeout 60 "$B/gemm_bias_relu"; echo "exit $?"
 
 step "dlc-bench-gpu against cuBLASLt (fp16, bf16)"
 for dt in fp16 bf16; do
-  "$B/dlc-bench-gpu" --gpu --csv "$O/bench_$dt.csv" --dtype $dt 2>&1 | tee "$O/bench_$dt.log"
+  timeout 120 "$B/dlc-bench-gpu" --gpu --csv "$O/bench_$dt.csv" --dtype $dt 2>&1 | tee "$O/bench_$dt.log"
 done
 
 step "dlc against PyTorch (cuBLAS, cuDNN, SDPA) in one process"
-python3 bench/vs_torch.py "$B/libdlckernels.so.0" 2>&1 | tee "$O/vs_torch.log"
+timeout 120 python3 bench/vs_torch.py "$B/libdlckernels.so.0" 2>&1 | tee "$O/vs_torch.log"
 
 step "compute-sanitizer memcheck and racecheck, every op of the default manifest"
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-ops=$(grep -o '^[a-z0-9_]*: [0-9]* of [0-9]* kernels launched' "$O/gpu_lib.log" | cut -d: -f1)
+ops=$(grep -o '^[a-z0-9_]*: [0-9]* of [0-9]* kernels' "$O/gpu_lib.log" | cut -d: -f1)
 for tool in memcheck racecheck; do
   printf '%s\n' $ops | xargs -P 8 -I{} sh -c \
     "timeout 150 '$CS' --tool $tool --error-exitcode 9 '$B/lib_gpu' manifests/default.json --op {} >'$O/cs_${tool}_{}.log' 2>&1; echo \"$tool {}: exit \$?\""

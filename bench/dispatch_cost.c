@@ -37,6 +37,11 @@ static dlc_status gemm(const int64_t *s) {
   return dlc_gemm_bias_relu(DLC_F16, s[0], s[1], s[2], fake(0x10000000), s[2], fake(0x20000000), s[1],
                             fake(0x30000000), fake(0x40000000), s[1], NULL);
 }
+/* a skinny GEMM with the workspace its split-K plan asks for: two launches */
+static dlc_status gemm_split(const int64_t *s) {
+  return dlc_gemm_bias_relu_ws(DLC_F16, s[0], s[1], s[2], fake(0x10000000), s[2], fake(0x20000000), s[1],
+                               fake(0x30000000), fake(0x40000000), s[1], fake(0x50000000), (size_t)s[3], NULL);
+}
 static dlc_status gemm_nt(const int64_t *s) {
   return dlc_gemm_bias_relu_nt(DLC_BF16, s[0], s[1], s[2], fake(0x10000000), s[2], fake(0x20000000), s[2],
                                fake(0x30000000), fake(0x40000000), s[1], NULL);
@@ -53,18 +58,24 @@ static dlc_status attn(const int64_t *s) {
 int main(int argc, char **argv) {
   long calls = argc > 1 ? strtol(argv[1], NULL, 10) : 2000000;
   if (calls < 1) calls = 1;
-  static const struct {
+  static struct {
     const char *name;
     call_fn fn;
     int64_t s[5];
   } cases[] = {
       {"gemm_bias_relu fp16 16x4096x4096 (decode)", gemm, {16, 4096, 4096}},
       {"gemm_bias_relu fp16 4096x4096x4096", gemm, {4096, 4096, 4096}},
+      {"gemm_bias_relu fp16 512x512x4096 (no ws)", gemm, {512, 512, 4096}},
+      {"gemm_bias_relu_ws fp16 512x512x4096 split-K", gemm_split, {512, 512, 4096, 0}},
       {"gemm_bias_relu_nt bf16 1x4096x4096", gemm_nt, {1, 4096, 4096}},
       {"conv2d_bias_silu fp16 32x56x56x64 -> 64", conv, {32, 56, 56, 64, 64}},
       {"attention_causal fp16 4x32x2048 d128", attn, {4, 32, 2048, 128}},
   };
   printf("ns per call (median of 9 runs of %ld calls), null backend\n", calls);
+  /* the split-K case passes what dlc_gemm_bias_relu_workspace_size reports (not timed) */
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+    if (cases[c].fn == gemm_split)
+      cases[c].s[3] = (int64_t)dlc_gemm_bias_relu_workspace_size(DLC_F16, cases[c].s[0], cases[c].s[1], cases[c].s[2]);
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
     dlc_status st = cases[c].fn(cases[c].s);
     if (st != DLC_SUCCESS) {

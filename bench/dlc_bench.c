@@ -61,7 +61,8 @@ typedef struct shape {
   const char *why;
 } shape;
 
-/* Square GEMMs 1024..8192; Llama-7B-sized linear layers (hidden 4096, MLP
+/* Square GEMMs 1024..8192; skinny GEMMs (M, N <= 512, K >= 4096: the
+ * split-K bucket, with a workspace); Llama-7B-sized linear layers (hidden 4096, MLP
  * 11008) at decode (M = 1, 16) and prefill (M = 2048), B stored [N,K] as
  * PyTorch stores weights; ResNet-50's 3x3 convolutions at batch 32 (the
  * stride-1 layer of each stage and the stride-2 first layers of stages 2-4);
@@ -79,6 +80,9 @@ MAYBE_UNUSED static const shape SHAPES[] = {
     {OP_GEMM_NT, {2048, 4096, 4096}, "prefill qkvo"},
     {OP_GEMM_NT, {2048, 11008, 4096}, "prefill mlp up"},
     {OP_GEMM_NT, {2048, 4096, 11008}, "prefill mlp down"},
+    {OP_GEMM, {256, 256, 8192}, "skinny (split-K)"},
+    {OP_GEMM_NT, {512, 512, 4096}, "skinny (split-K)"},
+    {OP_GEMM_NT, {128, 512, 16384}, "skinny (split-K)"},
     {OP_CONV, {32, 56, 56, 64, 64, 1}, "resnet50 conv2_x"},
     {OP_CONV, {32, 28, 28, 128, 128, 1}, "resnet50 conv3_x"},
     {OP_CONV, {32, 14, 14, 256, 256, 1}, "resnet50 conv4_x"},
@@ -132,12 +136,24 @@ MAYBE_UNUSED static double flops_of(const shape *s) {
   return 2.0 * (double)M * (double)N * (double)K;
 }
 
-/* One call of shape s with pointers p[4] (inputs, then the output). */
-static dlc_status call(const shape *s, dlc_dtype dt, void *const *p) {
+/* The workspace a GEMM of shape s can use (dlc_<op>_workspace_size: its
+ * split-K plan's partials; 0 for the others). */
+MAYBE_UNUSED static size_t ws_of(const shape *s, dlc_dtype dt) {
+  const int64_t *v = s->v;
+  if (s->op == OP_GEMM) return dlc_gemm_bias_relu_workspace_size(dt, v[0], v[1], v[2]);
+  if (s->op == OP_GEMM_NT) return dlc_gemm_bias_relu_nt_workspace_size(dt, v[0], v[1], v[2]);
+  return 0;
+}
+
+/* One call of shape s with pointers p[4] (inputs, then the output); GEMMs
+ * through dlc_<op>_ws with the workspace ws of ws_bytes (NULL, 0: none). */
+static dlc_status call(const shape *s, dlc_dtype dt, void *const *p, void *ws, size_t ws_bytes) {
   const int64_t *v = s->v;
   switch (s->op) {
-  case OP_GEMM: return dlc_gemm_bias_relu(dt, v[0], v[1], v[2], p[0], v[2], p[1], v[1], p[2], p[3], v[1], NULL);
-  case OP_GEMM_NT: return dlc_gemm_bias_relu_nt(dt, v[0], v[1], v[2], p[0], v[2], p[1], v[2], p[2], p[3], v[1], NULL);
+  case OP_GEMM:
+    return dlc_gemm_bias_relu_ws(dt, v[0], v[1], v[2], p[0], v[2], p[1], v[1], p[2], p[3], v[1], ws, ws_bytes, NULL);
+  case OP_GEMM_NT:
+    return dlc_gemm_bias_relu_nt_ws(dt, v[0], v[1], v[2], p[0], v[2], p[1], v[2], p[2], p[3], v[1], ws, ws_bytes, NULL);
   case OP_CONV:
     return dlc_conv2d_bias_silu(dt, v[0], v[1], v[2], v[3], v[4], v[5], v[5], 1, 1, p[0], p[1], p[2], p[3], NULL);
   case OP_ATTN: return dlc_attention_causal(dt, v[0], v[1], v[2], v[3], p[0], p[1], p[2], p[3], NULL);
@@ -172,6 +188,20 @@ static void csv_row(FILE *csv, const char *op, const shape *s, const char *arch,
   int64_t ctas = (int64_t)l->grid[0] * l->grid[1] * l->grid[2];
   snprintf(plan, sizeof plan, "%dx%dx%d s%d w%dx%d r%d", k->bm, k->bn, k->bk, k->stages, k->warps_m, k->warps_n,
            k->raster);
+  /* split-K: the last launch is the second kernel (one CTA a tile); the
+   * plan adds " k<slices>", and the CTAs are the first kernel's */
+  int64_t slices = 1;
+  if (k->split > 1) {
+    sched_plan q;
+    memset(&q, 0, sizeof q);
+    q.tile[2] = k->bk, q.split_k = k->split;
+    int64_t M, N, K;
+    gemm_view(s, &M, &N, &K);
+    slices = plan_split_slices(&q, K, NULL);
+    ctas *= slices;
+    size_t n = strlen(plan);
+    snprintf(plan + n, sizeof plan - n, " k%lld", (long long)slices);
+  }
   if (actual >= 0) snprintf(act, sizeof act, "%.2f", actual);
   const arch_info *ai = plan_arch(arch);
   double flops = flops_of(s), bytes, occ, us;
@@ -190,6 +220,7 @@ static void csv_row(FILE *csv, const char *op, const shape *s, const char *arch,
     memset(&sp, 0, sizeof sp);
     sp.tile[0] = k->bm, sp.tile[1] = k->bn, sp.tile[2] = k->bk, sp.stages = k->stages;
     sp.warps_m = k->warps_m, sp.warps_n = k->warps_n, sp.raster_group = k->raster, sp.addr_regs = k->addr_regs;
+    sp.split_k = k->split > 1 ? k->split : 1;
     int64_t M, N, K;
     gemm_view(s, &M, &N, &K);
     plan_shape_estimate e = plan_estimate(&sp, ai, M, N, K, 1, 2, 2);
@@ -214,7 +245,8 @@ static int run_model(FILE *csv) {
     const shape *s = &SHAPES[i];
     char sh[96];
     shape_text(s, sh, sizeof sh);
-    dlc_status st = call(s, DLC_F16, p);
+    /* a GEMM gets the workspace its split-K plan asks for (any aligned address: nothing runs) */
+    dlc_status st = call(s, DLC_F16, p, fake(0x50000000), ws_of(s, DLC_F16));
     if (st != DLC_SUCCESS) {
       fprintf(stderr, "dlc-bench: %s %s: %s: %s\n", OP_NAME[s->op], sh, dlc_status_string(st), dlc_last_error_detail());
       fails++;
@@ -262,7 +294,7 @@ static int run_emu(void) {
       dlcemu_memcpy_htod(da, ha, 2 * na), dlcemu_memcpy_htod(db, hb, 2 * nb), dlcemu_memcpy_htod(dbias, hbias, 2 * (size_t)N);
       shape s = {nt ? OP_GEMM_NT : OP_GEMM, {M, N, K}, "emu"};
       void *p[4] = {(void *)(uintptr_t)da, (void *)(uintptr_t)db, (void *)(uintptr_t)dbias, (void *)(uintptr_t)dc};
-      dlc_status st = call(&s, DLC_F16, p);
+      dlc_status st = call(&s, DLC_F16, p, NULL, 0);
       double worst = 0;
       if (st == DLC_SUCCESS) {
         dlcemu_memcpy_dtoh(hc, dc, 2 * nc);
@@ -341,10 +373,12 @@ typedef struct dlc_ctx {
   const shape *s;
   dlc_dtype dt;
   void *p[4];
+  void *ws;        /* the workspace cuBLASLt gets too */
+  size_t ws_bytes;
 } dlc_ctx;
 static int run_dlc(void *c) {
   dlc_ctx *x = c;
-  dlc_status st = call(x->s, x->dt, x->p);
+  dlc_status st = call(x->s, x->dt, x->p, x->ws, x->ws_bytes);
   if (st) fprintf(stderr, "dlc-bench: %s: %s\n", dlc_status_string(st), dlc_last_error_detail());
   return st != DLC_SUCCESS;
 }
@@ -507,7 +541,7 @@ static int run_gpu(FILE *csv, int repeats, dlc_dtype dt) {
     const shape *s = &SHAPES[i];
     char sh[96];
     shape_text(s, sh, sizeof sh);
-    dlc_ctx x = {s, dt, {NULL, NULL, NULL, NULL}};
+    dlc_ctx x = {s, dt, {NULL, NULL, NULL, NULL}, ws, ws_bytes};
     for (int t = 0; t < 4; t++) {
       CU(cudaMalloc(&x.p[t], bytes_of(s, t)));
       fill_random(x.p[t], bytes_of(s, t) / 2, dt, s->op == OP_CONV && t == 1 ? 0.05f : 1.f, (uint64_t)(i * 4 + t + 1));

@@ -119,7 +119,7 @@ int main(int argc, char **argv) {
   if (!x || !wt || !y || !ws) return 1;
   printf("fp16 N=%lld C=%lld H=%lld W=%lld K=%lld, 3x3, stride 1, pad 1; conv_nchw's workspace %zu bytes\n",
          (long long)n, (long long)c, (long long)h, (long long)w, (long long)k, wsb);
-  dlc__emu_launch_hook = hook;
+  dlc__launch_hook = hook;
   report("conv_nchw_pinned (X NCHW, Wt KCRS: as given)", dlc_conv_nchw_pinned(DLC_F16, n, h, w, c, k, x, wt, y, NULL));
   report("conv_nchw (X NCHW, Wt KCRS: converted)", dlc_conv_nchw_ws(DLC_F16, n, h, w, c, k, x, wt, y, ws, wsb, NULL));
   /* the same buffers: only the layout the kernel assumes differs */

@@ -827,9 +827,10 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
   const gpu_kernel *k = in->k;
   opgen g = {A, &k->v, k->r, s, k->T, k->math_ieee};
   const sched_plan *p = &k->plan;
-  sb_printf(s, "// plan (%s): tile %dx%dx%d, %d stages, warps %dx%d (warp tile %dx%d), vec %d, %s\n",
+  sb_printf(s, "// plan (%s): tile %dx%dx%d, %d stages, warps %dx%d (warp tile %dx%d), vec %d, %s%s\n",
             p->pinned ? "pinned in the manifest" : "searched", p->tile[0], p->tile[1], p->tile[2], p->stages, p->warps_m,
-            p->warps_n, p->tile[0] / p->warps_m, p->tile[1] / p->warps_n, p->vec, k->algo);
+            p->warps_n, p->tile[0] / p->warps_m, p->tile[1] / p->warps_n, p->vec, k->algo,
+            k->reduce ? arena_printf(A, ", split-K %d (then splitk_reduce)", p->split_k) : "");
   sb_printf(s, "template <class T_>\nstruct %s {\n", sname);
   sb_printf(s, "  using T = T_;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n",
             k->v.out_dt == k->T ? "T_" : ctype(k->v.out_dt), eo->op->name);
@@ -844,6 +845,16 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
   sb_printf(s, "  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)\n"
                "  static constexpr int RASTER_GROUP = %d;\n",
             p->raster_group);
+  if (k->reduce)
+    sb_printf(s, "  // split-K in at most %d slices (the GPU IR's pair): slice blockIdx.y stores its fp32 partial tile in the\n"
+                 "  // workspace, then sm80_splitk_reduce sums the slices in order and applies the epilogue\n"
+                 "  static constexpr bool SPLIT_K = true;\n"
+                 "  static __device__ __forceinline__ float *split_ws(const Params *p) { return static_cast<float *>(p->dlc_split_ws); }\n"
+                 "  static __device__ __forceinline__ int split_ktp(const Params *p) { return (int)p->dlc_split_ktp; }\n"
+                 "  static __device__ __forceinline__ int split_n(const Params *p) { return (int)p->dlc_split_n; }\n",
+              p->split_k);
+  else
+    sb_puts(s, "  static constexpr bool SPLIT_K = false;\n");
   group_comment(&g, "M", k->v.m_axes, k->v.nm);
   group_comment(&g, "N", k->v.n_axes, k->v.nn);
   group_comment(&g, "K", k->v.k_axes, k->v.nk);
@@ -1419,6 +1430,21 @@ static int kernel_threads(const gpu_kernel *k) { return k->threads; }
 
 static bool is_chain(const emit_op *eo) { return eo->ninst > 0 && eo->inst[0].k->next; }
 
+/* Whether some instance of the op runs a split-K plan (a second kernel). */
+static bool has_split(const emit_op *eo) {
+  for (int i = 0; i < eo->ninst; i++)
+    if (eo->inst[i].k->reduce) return true;
+  return false;
+}
+
+/* Whether the op has dlc_<op>_ws and dlc_<op>_workspace_size. */
+static bool has_ws(const emit_op *eo) { return is_chain(eo) || has_split(eo); }
+
+/* A split-K instance's second kernel. */
+static const char *reduce_name(arena *A, const emit_op *eo, const emit_instance *in) {
+  return arena_printf(A, "dlc_%s_%s_r", eo->op->name, cid(A, in->tag));
+}
+
 /* A chain's kernel j carries _k<j> in its names. */
 static const char *kernel_name_k(arena *A, const emit_op *eo, const emit_instance *in, const gpu_kernel *k, int vec) {
   if (!is_chain(eo)) return arena_printf(A, "dlc_%s_%s_v%d", eo->op->name, cid(A, in->tag), vec);
@@ -1578,6 +1604,12 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
                 kernel_threads(k), min_blocks(k),
                 kernel_name_k(A, eo, in, k, k->vecs[v]), eo->op->name, k->skeleton, eo->op->name, name[i], ctype(k->T),
                 k->vecs[v]);
+    /* split-K: the second kernel, on the same Op */
+    if (k->reduce)
+      sb_printf(&s,
+                "__global__ void __launch_bounds__(%d, 1) %s(const dlc__p_%s p) {\n"
+                "  dlc::sm80_splitk_reduce<dlc_%s::%s<%s>>(&p);\n}\n",
+                kernel_threads(k->reduce), reduce_name(A, eo, in), eo->op->name, eo->op->name, name[i], ctype(k->T));
   }
   /* the sm90a kernels: their bodies exist for sm_90a alone (wgmma, TMA and
    * setmaxnreg assemble nowhere else); the dispatch runs them only there */
@@ -1592,9 +1624,11 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
                 eo->inst[i].k->sm90a->skeleton, eo->op->name, name90[i], ctype(eo->inst[i].k->sm90a->T));
   sb_printf(&s, "\n// Kernel handles for the CUDA backend, in the order of the dispatch table.\n");
   sb_printf(&s, "extern const void *const dlc__fns_%s[] = {\n", eo->op->name);
-  for (int i = 0; i < nops; i++)
+  for (int i = 0; i < nops; i++) {
     for (int v = 0; v < ks[i]->nvec; v++)
       sb_printf(&s, "    (const void *)%s,\n", kernel_name_k(A, eo, &eo->inst[i / nk], ks[i], ks[i]->vecs[v]));
+    if (ks[i]->reduce) sb_printf(&s, "    (const void *)%s,\n", reduce_name(A, eo, &eo->inst[i / nk]));
+  }
   for (int i = 0; i < eo->ninst; i++)
     if (name90[i]) sb_printf(&s, "    (const void *)%s,\n", kernel_name_90(A, eo, &eo->inst[i]));
   sb_puts(&s, "};\n}  // extern \"C\"\n");
@@ -1730,6 +1764,21 @@ char *emit_ops_h(emit_ctx *c) {
                 " * checked before anything is launched, also when the output is empty (see dlc.h). */\n");
     prototype(c, &s, eo, a, n);
     sb_puts(&s, ";\n\n");
+    if (has_split(eo)) {
+      sb_printf(&s, "/** The workspace dlc_%s_ws() can use for these shapes, in bytes: the split-K partials of the plan\n"
+                    " * dispatch picks when the workspace is large enough; 0 when that plan needs none (or the dtype, dims\n"
+                    " * or variant have no kernel, or the size overflows). */\n",
+                eo->op->name);
+      workspace_prototype(c, &s, eo, a, n);
+      sb_puts(&s, ";\n\n");
+      sb_printf(&s, "/** dlc_%s() with a caller's workspace (NULL and 0: none; else 256-byte aligned): with at least\n"
+                    " * dlc_%s_workspace_size() bytes, shapes whose plan splits K run it (a deterministic split-K: the\n"
+                    " * slices' fp32 partials are summed in a fixed order); with fewer, the plan that needs none.\n"
+                    " * dlc_%s() is this with no workspace. */\n",
+                eo->op->name, eo->op->name, eo->op->name);
+      prototype_ws(c, &s, eo, a, n);
+      sb_puts(&s, ";\n\n");
+    }
     if (is_chain(eo)) {
       sb_printf(&s, "/** The workspace dlc_%s_ws() needs for these shapes, in bytes (each value between the op's\n"
                     " * kernels, 256-byte aligned); 0 when the dtype, dims or variant have no kernel or the size overflows. */\n",
@@ -1774,6 +1823,9 @@ char *emit_params_h(emit_ctx *c) {
       sb_printf(&s, "  void *%s;\n", lc(A, cv[i].m->name));
       if (cv[i].m->rank == 2) sb_printf(&s, "  int64_t %s;\n", gpuir_ld_param(A, cv[i].m->name));
     }
+    if (has_split(eo))
+      sb_puts(&s, "  /* split-K: the caller's workspace (fp32 partial tiles), k-tiles a slice, slices */\n"
+                  "  void *dlc_split_ws;\n  int32_t dlc_split_ktp, dlc_split_n;\n");
     sb_printf(&s, "} dlc__p_%s;\n\n", eo->op->name);
     bool tma = false;
     for (int i = 0; i < eo->ninst; i++) tma |= eo->inst[i].k->sm90a != NULL;
@@ -2174,7 +2226,7 @@ static void dispatch_chain_body(emit_ctx *c, strbuf *s, const emit_op *eo) {
                 "                                (unsigned)dlc_gz, stream)))\n"
                 "        return dlc_st;\n    }\n",
                 on, on);
-      idx += k->nvec;
+      idx += k->nvec + (k->reduce ? 1 : 0);
     }
     sb_puts(s, "    return DLC_SUCCESS;\n  }\n");
   }
@@ -2242,6 +2294,103 @@ static const char *sel_bound_dim(emit_ctx *c, const emit_op *eo, int d) {
   return dims[d];
 }
 
+/* A split-K op's second-kernel row per instance (-1: the instance does not
+ * split), and dlc__split_ws_<op>: the workspace a split instance needs at
+ * the call's shapes (its whole fp32 partial tiles: tiles x batch x slices
+ * x BM x BN x 4 bytes; DLC__OVF on overflow), with its slices and k-tiles
+ * a slice (plan_split_slices' arithmetic). */
+static void split_tables(emit_ctx *c, strbuf *s, const emit_op *eo) {
+  arena *A = c->A;
+  const char *on = eo->op->name;
+  sb_printf(s, "/* split-K: the second kernel's row by instance; -1: the instance does not split */\n");
+  sb_printf(s, "static const int16_t dlc__red_%s[] = {", on);
+  int idx = 0;
+  for (int i = 0; i < eo->ninst; i++) {
+    const gpu_kernel *k = eo->inst[i].k;
+    sb_printf(s, "%s%d", i ? ", " : "", k->reduce ? idx + k->nvec : -1);
+    idx += k->nvec + (k->reduce ? 1 : 0);
+  }
+  sb_puts(s, "};\n");
+  sb_printf(s,
+            "/* split-K: the workspace instance dlc_i needs at these shapes (DLC__OVF: overflow), its slices and\n"
+            " * k-tiles a slice */\n"
+            "static int64_t dlc__split_ws_%s(int dlc_i, const dlc__p_%s *dlc_p, int64_t *dlc_sn, int64_t *dlc_ktp) {\n"
+            "  int64_t dlc_kx, dlc_tiles, dlc_batch, dlc_bk, dlc_split, dlc_tile;\n  switch (dlc_i) {\n",
+            on, on);
+  for (int i = 0; i < eo->ninst; i++) {
+    const gpu_kernel *k = eo->inst[i].k;
+    if (!k->reduce) continue;
+    const sx *kx = sx_int(A, 1);
+    for (int j = 0; j < k->v.nk; j++) kx = sx_mul(A, kx, k->r->it[k->v.k_axes[j]].size);
+    sb_printf(s,
+              "  case %d: /* %s */\n    dlc_kx = %s, dlc_tiles = dlc__mul(%s, %s), dlc_batch = %s;\n"
+              "    dlc_bk = %d, dlc_split = %d, dlc_tile = %d;\n    break;\n",
+              i, cmt(A, eo->inst[i].tag), hsx(A, kx), hsx(A, k->grid_tiles[0]), hsx(A, k->grid_tiles[1]), hsx(A, k->grid[2]),
+              k->plan.tile[2], k->plan.split_k, k->plan.tile[0] * k->plan.tile[1]);
+  }
+  sb_puts(s, "  default:\n    return DLC__OVF;\n  }\n"
+             "  if (dlc_kx == DLC__OVF || dlc_kx < 0 || dlc_tiles == DLC__OVF || dlc_batch == DLC__OVF) return DLC__OVF;\n"
+             "  const int64_t dlc_kt = dlc_kx / dlc_bk + (dlc_kx % dlc_bk != 0);\n"
+             "  const int64_t dlc_per = dlc_kt > 0 ? (dlc_kt + dlc_split - 1) / dlc_split : 1;\n"
+             "  const int64_t dlc_n = dlc_kt > 0 ? (dlc_kt + dlc_per - 1) / dlc_per : 1;\n"
+             "  if (dlc_sn) *dlc_sn = dlc_n;\n  if (dlc_ktp) *dlc_ktp = dlc_per;\n"
+             "  return dlc__mul(dlc__mul(dlc__mul(dlc_tiles, dlc_batch), dlc_n), dlc_tile * 4);\n}\n");
+}
+
+/* The selection loop: the first row of dlc__sel_<op> that matches the call
+ * (dtype, variant keys, bucket bounds) and, for a split-K row, whose
+ * workspace fits in `ws` bytes (an expression of type size_t). */
+static void sel_loop(emit_ctx *c, strbuf *s, const emit_op *eo, const char *ws) {
+  arena *A = c->A;
+  const char *on = eo->op->name;
+  if (sel_nkey(eo)) {
+    sb_puts(s, "  const int64_t dlc_key[] = {");
+    sel_keys(c, s, eo);
+    sb_puts(s, "};\n");
+  }
+  if (sel_nbound(c, eo)) {
+    sb_puts(s, "  const int64_t dlc_bv[] = {");
+    for (int d = 0; d < sel_nbound(c, eo); d++) sb_printf(s, "%sdlc_p->%s", d ? ", " : "", lc(A, sel_bound_dim(c, eo, d)));
+    sb_puts(s, "};\n");
+  }
+  sb_printf(s, "  for (int dlc_i = 0; dlc_i < %d && dlc_inst < 0; dlc_i++) {\n", eo->ninst);
+  sb_printf(s, "    const struct dlc__sel_%s *dlc_t = &dlc__sel_%s[dlc_i];\n    int dlc_ok = dlc_t->dtype == dtype;\n", on, on);
+  if (sel_nkey(eo))
+    sb_printf(s, "    for (int dlc_j = 0; dlc_j < %d; dlc_j++) dlc_ok &= dlc_t->key[dlc_j] == dlc_key[dlc_j];\n", sel_nkey(eo));
+  if (sel_nbound(c, eo))
+    sb_printf(s, "    for (int dlc_j = 0; dlc_j < %d; dlc_j++)\n      dlc_ok &= dlc_bv[dlc_j] >= dlc_t->lo[dlc_j] && dlc_bv[dlc_j] <= dlc_t->hi[dlc_j];\n",
+              sel_nbound(c, eo));
+  if (has_split(eo))
+    sb_printf(s,
+              "    /* a split-K row only with its workspace; else the next row that matches */\n"
+              "    if (dlc_ok && dlc__red_%s[dlc_i] >= 0) {\n"
+              "      const int64_t dlc_need = dlc__split_ws_%s(dlc_i, dlc_p, NULL, NULL);\n"
+              "      dlc_ok = dlc_need > 0 && (uint64_t)dlc_need <= (uint64_t)(%s);\n    }\n",
+              on, on, ws);
+  sb_puts(s, "    if (dlc_ok) dlc_inst = dlc_i;\n  }\n");
+}
+
+/* dlc_<op>_workspace_size() of a split-K op: the workspace of the row the
+ * selection picks when any workspace fits; and dlc_<op>(), which is
+ * dlc_<op>_ws() without one. */
+static void dispatch_split_extras(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n) {
+  const char *on = eo->op->name;
+  int ns = shape_args(a, n);
+  workspace_prototype(c, s, eo, a, n);
+  sb_printf(s, " {\n  dlc__p_%s dlc_params = {0}, *dlc_p = &dlc_params;\n", on);
+  for (int i = 0; i < ns; i++) sb_printf(s, "  dlc_p->%s = %s;\n  if (%s < 0) return 0;\n", a[i].name, a[i].name, a[i].name);
+  sb_puts(s, "  int dlc_inst = -1;\n");
+  sel_loop(c, s, eo, "SIZE_MAX");
+  sb_printf(s, "  if (dlc_inst < 0 || dlc__red_%s[dlc_inst] < 0) return 0;\n"
+               "  const int64_t dlc_need = dlc__split_ws_%s(dlc_inst, dlc_p, NULL, NULL);\n"
+               "  return dlc_need > 0 ? (size_t)dlc_need : 0;\n}\n\n",
+            on, on);
+  prototype(c, s, eo, a, n);
+  sb_printf(s, " {\n  return dlc_%s_ws(dtype", on);
+  for (int i = 0; i < n; i++) sb_printf(s, ", %s", a[i].name);
+  sb_puts(s, ", NULL, 0, stream);\n}\n\n");
+}
+
 static void selection_tables(emit_ctx *c, strbuf *s, const emit_op *eo) {
   arena *A = c->A;
   const char *on = eo->op->name;
@@ -2295,9 +2444,11 @@ static void selection_tables(emit_ctx *c, strbuf *s, const emit_op *eo) {
       row[slot] = idx + v;
     }
     sb_printf(s, "    {%d, %d, %d, %d},\n", row[0], row[1], row[2], row[3]);
-    idx += k->nvec;
+    idx += k->nvec + (k->reduce ? 1 : 0);
   }
-  sb_puts(s, "};\n\n");
+  sb_puts(s, "};\n");
+  if (has_split(eo)) split_tables(c, s, eo);
+  sb_puts(s, "\n");
 }
 
 static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
@@ -2313,10 +2464,15 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) {
       const sched_plan *p = &k->plan;
       for (int v = 0; v < k->nvec; v++)
-        sb_printf(s, "    {\"%s\", %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, %d, %d},\n",
+        sb_printf(s, "    {\"%s\", %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, %d, %d, %d, 0},\n",
                   kernel_name_k(A, eo, &eo->inst[i], k, k->vecs[v]), eo->index, idx++, k->threads, k->smem, arch_mask(c),
                   p->tile[0], p->tile[1], p->tile[2], p->stages, p->warps_m, p->warps_n,
-                  k->attention ? 0 : p->raster_group, p->addr_regs);
+                  k->attention ? 0 : p->raster_group, p->addr_regs, k->reduce ? p->split_k : 0);
+      if (k->reduce)
+        sb_printf(s, "    {\"%s\", %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, %d, %d, %d, 1},\n",
+                  reduce_name(A, eo, &eo->inst[i]), eo->index, idx++, k->reduce->threads, k->reduce->smem, arch_mask(c),
+                  p->tile[0], p->tile[1], p->tile[2], p->stages, p->warps_m, p->warps_n, p->raster_group, p->addr_regs,
+                  p->split_k);
     }
   /* then the sm90a row's kernels, one an instance that has one */
   int *row90 = ARENA_ARRAY(A, int, eo->ninst + 1);
@@ -2326,7 +2482,7 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     if (!k) continue;
     const sched_plan *p = &k->plan;
     row90[i] = idx;
-    sb_printf(s, "    {\"%s\", %d, %d, %d, %d, DLC__ARCH_SM90A, %d, %d, %d, %d, %d, %d, %d, %d},\n",
+    sb_printf(s, "    {\"%s\", %d, %d, %d, %d, DLC__ARCH_SM90A, %d, %d, %d, %d, %d, %d, %d, %d, 0, 0},\n",
               kernel_name_90(A, eo, &eo->inst[i]), eo->index,
               idx++, k->threads, k->smem, p->tile[0], p->tile[1], p->tile[2], p->stages, p->warps_m, p->warps_n,
               p->raster_group, p->addr_regs);
@@ -2336,6 +2492,10 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     sb_puts(s, "\n");
     dispatch_chain_extras(c, s, eo, a, n);
     prototype_ws(c, s, eo, a, n);
+  } else if (has_split(eo)) {
+    selection_tables(c, s, eo);
+    dispatch_split_extras(c, s, eo, a, n);
+    prototype_ws(c, s, eo, a, n);
   } else {
     selection_tables(c, s, eo);
     prototype(c, s, eo, a, n);
@@ -2343,6 +2503,17 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
   sb_puts(s, " {\n  dlc__clear_detail();\n");
   sb_printf(s, "  dlc__p_%s dlc_params = {0}, *dlc_p = &dlc_params;\n", on);
   for (int i = 0; i < n; i++) sb_printf(s, "  dlc_p->%s = %s;\n", a[i].name, a[i].name);
+  if (has_split(eo))
+    sb_printf(s,
+              "  /* the workspace: none (NULL, 0), or 256-byte aligned memory of workspace_bytes */\n"
+              "  if (!workspace && workspace_bytes)\n"
+              "    return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: workspace is NULL with workspace_bytes = %%zu (pass NULL and 0 "
+              "for none)\", workspace_bytes);\n"
+              "  if (workspace && !dlc__aligned(workspace, 256))\n"
+              "    return dlc__fail(DLC_ERROR_MISALIGNED, \"%s: workspace = %%p is not aligned to 256 bytes\", workspace);\n"
+              "  if ((uintptr_t)workspace > UINTPTR_MAX - workspace_bytes)\n"
+              "    return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: workspace + workspace_bytes wraps the address space\");\n",
+              on, on, on);
   /* dims and attrs */
   for (int i = 0; i < g->ndims; i++) {
     const char *d = lc(A, g->dims[i]);
@@ -2363,24 +2534,7 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
   if (is_chain(eo)) {
     inst_match(c, s, eo);
   } else {
-    if (sel_nkey(eo)) {
-      sb_puts(s, "  const int64_t dlc_key[] = {");
-      sel_keys(c, s, eo);
-      sb_puts(s, "};\n");
-    }
-    if (sel_nbound(c, eo)) {
-      sb_puts(s, "  const int64_t dlc_bv[] = {");
-      for (int d = 0; d < sel_nbound(c, eo); d++) sb_printf(s, "%sdlc_p->%s", d ? ", " : "", lc(A, sel_bound_dim(c, eo, d)));
-      sb_puts(s, "};\n");
-    }
-    sb_printf(s, "  for (int dlc_i = 0; dlc_i < %d && dlc_inst < 0; dlc_i++) {\n", eo->ninst);
-    sb_printf(s, "    const struct dlc__sel_%s *dlc_t = &dlc__sel_%s[dlc_i];\n    int dlc_ok = dlc_t->dtype == dtype;\n", on, on);
-    if (sel_nkey(eo))
-      sb_printf(s, "    for (int dlc_j = 0; dlc_j < %d; dlc_j++) dlc_ok &= dlc_t->key[dlc_j] == dlc_key[dlc_j];\n", sel_nkey(eo));
-    if (sel_nbound(c, eo))
-      sb_printf(s, "    for (int dlc_j = 0; dlc_j < %d; dlc_j++)\n      dlc_ok &= dlc_bv[dlc_j] >= dlc_t->lo[dlc_j] && dlc_bv[dlc_j] <= dlc_t->hi[dlc_j];\n",
-                sel_nbound(c, eo));
-    sb_puts(s, "    if (dlc_ok) dlc_inst = dlc_i;\n  }\n");
+    sel_loop(c, s, eo, "workspace_bytes");
   }
   /* a clear reason when nothing matches */
   sb_puts(s, "  if (dlc_inst < 0) {\n");
@@ -2427,11 +2581,20 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     if (row90[i] >= 0) dispatch_sm90a(A, s, g, k->sm90a, on, row90[i]);
     dispatch_width(A, s, k, on);
     dispatch_grid(A, s, g, k, on, false);
+    if (k->reduce)
+      sb_printf(s,
+                "    /* split-K: the slices' partials in the workspace (the selection checked its size), then the\n"
+                "     * second kernel sums them in order and applies the epilogue */\n"
+                "    int64_t dlc_sn = 1, dlc_ktp = 1;\n"
+                "    (void)dlc__split_ws_%s(dlc_inst, dlc_p, &dlc_sn, &dlc_ktp);\n"
+                "    dlc_p->dlc_split_ws = workspace;\n"
+                "    dlc_p->dlc_split_ktp = (int32_t)dlc_ktp, dlc_p->dlc_split_n = (int32_t)dlc_sn;\n",
+                on);
     chk[i] = arena_strdup(A, sb_str(s));
     sb_free(s);
   }
   s = out;
-  bool shared = true;
+  bool shared = !has_split(eo);
   for (int i = 1; i < eo->ninst; i++) shared &= strcmp(chk[i], chk[0]) == 0;
   const char *launch = arena_printf(A,
                                     "return dlc__launch(&dlc__k_%s[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, "
@@ -2453,7 +2616,19 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     sb_printf(s, "  %s  %s}\n\n", pick, launch);
   } else {
     sb_puts(s, "  switch (dlc_inst) {\n");
-    for (int i = 0; i < eo->ninst; i++) sb_printf(s, "  case %d: {\n%s    %s    %s  }\n", i, chk[i], pick, launch);
+    for (int i = 0; i < eo->ninst; i++) {
+      if (!eo->inst[i].k->reduce) {
+        sb_printf(s, "  case %d: {\n%s    %s    %s  }\n", i, chk[i], pick, launch);
+        continue;
+      }
+      sb_printf(s,
+                "  case %d: {\n%s    %s    dlc_st = dlc__launch(&dlc__k_%s[dlc_k], dlc_p, sizeof *dlc_p, "
+                "(unsigned)dlc_gx, (unsigned)(dlc_gy * dlc_sn), (unsigned)dlc_gz, stream);\n"
+                "    if (dlc_st != DLC_SUCCESS) return dlc_st;\n"
+                "    return dlc__launch(&dlc__k_%s[dlc__red_%s[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 1, "
+                "(unsigned)dlc_gz, stream);\n  }\n",
+                i, chk[i], pick, on, on, on);
+    }
     sb_printf(s, "  }\n  return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no instance\");\n}\n\n", on);
   }
 }
@@ -2575,15 +2750,15 @@ static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     sb_free(&f);
     const char *fx = nf ? arena_printf(A, "fixed_%s_%d", on, i) : "NULL";
     const char *bd = in->nbounds ? arena_printf(A, "bounds_%s_%d", on, i) : "NULL";
-    sb_printf(s, "    {\"%s\", %s, %d, %s, extent_%s_%d, %d, %d, %s},\n", cstr(A, in->tag), dlc_dtype_enum(in->dt), nf, fx,
-              on, i, in->source, in->nbounds, bd);
+    sb_printf(s, "    {\"%s\", %s, %d, %s, extent_%s_%d, %d, %d, %s, %d},\n", cstr(A, in->tag), dlc_dtype_enum(in->dt), nf, fx,
+              on, i, in->source, in->nbounds, bd, is_chain(eo) || in->k->reduce ? 1 : 0);
   }
   sb_puts(s, "};\n");
   /* the rows of dlc__k_<op>, in the order dispatch_op writes them: the sm90a
    * row's kernels after all the others */
   int nrows = 0;
   for (int i = 0; i < eo->ninst; i++)
-    for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) nrows += k->nvec;
+    for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) nrows += k->nvec + (k->reduce ? 1 : 0);
   int *row90 = ARENA_ARRAY(A, int, eo->ninst + 1);
   for (int i = 0; i < eo->ninst; i++) row90[i] = !is_chain(eo) && eo->inst[i].k->sm90a ? nrows++ : -1;
   sb_printf(s, "static const dlc__entry_kernel kernels_%s[] = {\n", on);
@@ -2608,6 +2783,10 @@ static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
         sb_printf(s, "    {\"%s\", %d, %d, %d, %d, %s, %s, %s, %d},\n", kernel_name_k(A, eo, &eo->inst[i], k, k->vecs[v]),
                   i, k->vecs[v], k->chain_index, nv, vt, tf, arch_mask(c),
                   row90[i] >= 0 && k->vecs[v] >= eo->inst[i].k->sm90a->vecs[0] ? row90[i] : -1);
+      /* split-K: the second kernel (step 1), which reads no operand */
+      if (k->reduce)
+        sb_printf(s, "    {\"%s\", %d, %d, 1, 0, NULL, {NULL, NULL}, %s, -1},\n", reduce_name(A, eo, &eo->inst[i]), i,
+                  k->vecs[0], arch_mask(c));
     }
   for (int i = 0; i < eo->ninst; i++) {
     if (row90[i] < 0) continue;
@@ -2627,7 +2806,7 @@ static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
   for (int i = 0; i < n; i++)
     sb_printf(s, ",%sa[%d].%c", i % 8 == 0 ? "\n      " : " ", i, a[i].role == ARG_INPUT || a[i].role == ARG_OUTPUT ? 'p' : 'i');
   sb_puts(s, ", NULL);\n}\n");
-  if (is_chain(eo)) {
+  if (has_ws(eo)) {
     sb_printf(s, "static dlc_status call_ws_%s(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes) {\n"
                  "  return dlc_%s_ws(dtype", on, on);
     for (int i = 0; i < n; i++)
@@ -2657,8 +2836,9 @@ char *emit_entries_c(emit_ctx *c) {
     arg *a;
     int n = entry_args(c, eo, &a), nk = 0;
     for (int i = 0; i < eo->ninst; i++)
-      for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) nk += k->nvec + (!is_chain(eo) && k->sm90a != NULL);
-    const char *ws = is_chain(eo) ? arena_printf(c->A, "call_ws_%s, workspace_size_%s", on, on) : "NULL, NULL";
+      for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next)
+        nk += k->nvec + (k->reduce ? 1 : 0) + (!is_chain(eo) && k->sm90a != NULL);
+    const char *ws = has_ws(eo) ? arena_printf(c->A, "call_ws_%s, workspace_size_%s", on, on) : "NULL, NULL";
     sb_printf(&s, "    {\"%s\", %d, %d, args_%s, call_%s, %d, inst_%s, %d, kernels_%s, %s},\n", on, eo->index, n, on, on,
               eo->ninst, on, nk, on, ws);
   }

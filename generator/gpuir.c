@@ -474,6 +474,14 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   if (k->B.kstep) k->B.kstep_str = sx_str(A, k->B.kstep);
   operand_walk(A, &k->v, &k->A);
   operand_walk(A, &k->v, &k->B);
+  bool split = p->split_k > 1;
+  if (split && (k->v.nk != 1 || k->A.walk || k->B.walk)) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL,
+                "split_k = %d: a slice starts at a k-tile by pointer steps, which needs one K axis and operands "
+                "that do not walk (region %s has %d K axes)",
+                p->split_k, r->name, k->v.nk);
+    return NULL;
+  }
   k->T = r->in[k->A.input].dt;
   if (k->T != r->in[k->B.input].dt || (k->T != DT_FP16 && k->T != DT_BF16 && k->T != DT_FP32)) {
     diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL,
@@ -510,9 +518,11 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
                                  : arena_printf(A, "[%d][%d][%d] (K x N, N contiguous)", S, BK, BN);
   emit(k, A, GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x",
        p->raster_group > 1
-           ? arena_printf(A, "%s x %s tiles in groups of %d M tiles, M fastest within a group; batch <- blockIdx.z",
-                          sx_str(A, tiles_m), sx_str(A, tiles_n), p->raster_group)
-           : arena_printf(A, "%s x %s tiles, N fastest; batch <- blockIdx.z", sx_str(A, tiles_m), sx_str(A, tiles_n)),
+           ? arena_printf(A, "%s x %s tiles in groups of %d M tiles, M fastest within a group; batch <- blockIdx.z%s",
+                          sx_str(A, tiles_m), sx_str(A, tiles_n), p->raster_group,
+                          split ? "; K slice <- blockIdx.y" : "")
+           : arena_printf(A, "%s x %s tiles, N fastest; batch <- blockIdx.z%s", sx_str(A, tiles_m), sx_str(A, tiles_n),
+                          split ? "; K slice <- blockIdx.y" : ""),
        NULL, 0, NULL, NULL);
   emit(k, A, GS_ALLOC_SHARED, "smA", arena_printf(A, "%s %s, 16B chunks xor %d", dtype_name(k->T), ta, k->tiles[0].swz), NULL,
        0, NULL, NULL);
@@ -573,6 +583,17 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   emit(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "acc -> stage[%d][%d+8] fp32", BM, BN), "tStage", 1,
        "tMMA", NULL);
   emit(k, A, GS_BARRIER, "bar.sync", "staging tile complete", NULL, 0, NULL, NULL);
+  if (split) {
+    /* the slice's partial tile, for the second kernel (gpuir_build_splitk_reduce) */
+    k->grid[1] = sx_int(A, 1); /* times the slices, which the dispatcher computes from K */
+    emit(k, A, GS_ST_GLOBAL, "st.global.v4.f32 stage -> workspace",
+         arena_printf(A,
+                      "the slice's whole %dx%d fp32 partial tile at [batch][slice][tile] of the caller's workspace; "
+                      "no epilogue (k-tiles [slice x ktp, (slice + 1) x ktp) of ceil(K%s / %d), %d slices at most)",
+                      BM, BN, pk, BK, p->split_k),
+         NULL, 1, "tStage", NULL);
+    return k;
+  }
   const char *lets = "";
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) lets = arena_printf(A, "%s%s%s", lets, *lets ? ", " : "", r->lets[l].name);
@@ -737,6 +758,50 @@ gpu_kernel *gpuir_build_sm90a(arena *A, const region *r, const pc_analysis *a, c
        arena_printf(A, "pred tails (%s), scalar where a row ends or is misaligned", tail_pred(A, &k->v)), NULL, 1, "tE",
        NULL);
   return k; /* the pipeline verifies it */
+}
+
+gpu_kernel *gpuir_build_splitk_reduce(arena *A, const gpu_kernel *part, const char *name, diag_list *dl) {
+  const region *r = part->r;
+  const char *at = arena_printf(A, "GPU IR[%s]", r->name);
+  if (part->plan.split_k <= 1 || part->attention || part->rows) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "kernel %s is not the first kernel of a split-K plan", part->name);
+    return NULL;
+  }
+  gpu_kernel *k = ARENA_NEW(A, gpu_kernel);
+  *k = *part;
+  k->name = name;
+  k->skeleton = algo_template(ALGO_SPLITK_REDUCE);
+  k->algo = algo_name(ALGO_SPLITK_REDUCE);
+  k->split_reduce = true;
+  k->reduce = NULL;
+  k->next = NULL;
+  k->smem = 0;
+  k->ntiles = 0;
+  k->nvec = 1;           /* reads no operand: one kernel */
+  k->steady_min_vec = 0;
+  k->epi_vec = 0;        /* the bounds-checked epilogue */
+  k->nst = k->cap_st = 0;
+  k->st = NULL;
+  int BM = k->plan.tile[0], BN = k->plan.tile[1];
+  const char *lets = "";
+  for (int l = 0; l < r->nlets; l++)
+    if (r->lets[l].post_reduce) lets = arena_printf(A, "%s%s%s", lets, *lets ? ", " : "", r->lets[l].name);
+  emit(k, A, GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x",
+       arena_printf(A, "%s x %s tiles in the first kernel's order (groups of %d M tiles); batch <- blockIdx.z",
+                    sx_str(A, k->grid_tiles[0]), sx_str(A, k->grid_tiles[1]), k->plan.raster_group),
+       NULL, 0, NULL, NULL);
+  emit(k, A, GS_LD_GLOBAL, "ld.global.v4.f32 workspace -> acc",
+       arena_printf(A,
+                    "the tile's %dx%d fp32 partials of slices 0, 1, ..., n - 1, summed in that order (the same bits "
+                    "whatever order the slices ran in); rows past the M tail skipped",
+                    BM, BN),
+       "tSum", 0, NULL, NULL);
+  emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name, arena_printf(A, "lets: %s, once, on the sum", *lets ? lets : "(none)"),
+       "tE", 1, "tSum", NULL);
+  emit(k, A, GS_ST_GLOBAL, arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v.out_dt), r->out[k->v.out].name),
+       arena_printf(A, "pred tails (%s), scalar where a row ends or is misaligned", tail_pred(A, &k->v)), NULL, 1, "tE",
+       NULL);
+  return k;
 }
 
 /* ---- attention ------------------------------------------------------------------- */
@@ -1188,6 +1253,22 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
     }
     return ok;
   }
+  /* split-K: the epilogue runs once, in the second kernel, on the sum of
+   * the partials it loads; the first kernel stores its staged partial */
+  if (k->plan.split_k > 1) {
+    int nepi = 0, nld = 0;
+    for (int i = 0; i < k->nst; i++) {
+      nepi += k->st[i].k == GS_EPILOGUE;
+      nld += k->st[i].k == GS_LD_GLOBAL && nepi == 0;
+    }
+    if (k->split_reduce ? nepi != 1 || nld != 1 || k->smem != 0 || k->nvec != 1 : nepi != 0 || !k->reduce) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                  "split-K kernel %s: the epilogue must run once, in the second kernel, after its loads of the "
+                  "partials (%d epilogues, %d loads before them)",
+                  k->name, nepi, nld);
+      ok = false;
+    }
+  }
   /* the last statement is the store, fed by the epilogue */
   if (k->nst == 0 || k->st[k->nst - 1].k != GS_ST_GLOBAL) {
     diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the skeleton does not end in a store");
@@ -1209,6 +1290,7 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
   cJSON_AddStringToObject(g, "arch", k->plan.arch);
   cJSON_AddStringToObject(g, "skeleton", k->skeleton);
   cJSON_AddStringToObject(g, "algo_choice", k->algo);
+  if (k->plan.split_k > 1) cJSON_AddNumberToObject(g, "split_k", k->plan.split_k);
   if (k->rows) {
     const region *r = k->r;
     cJSON_AddNumberToObject(g, "threads", k->threads);

@@ -220,6 +220,12 @@ typedef struct gpu_kernel {
   /* the same instance's kernel on the sm90a row (NULL: none), which the
    * entry point runs on an sm90a device when its tensor maps encode */
   struct gpu_kernel *sm90a;
+  /* split-K (plan.split_k > 1): the first kernel stores each slice's fp32
+   * partial tile in the caller's workspace; `reduce` is the second, which
+   * sums them in a fixed order and applies the epilogue (split_reduce set,
+   * algo "splitk_reduce") */
+  struct gpu_kernel *reduce;
+  bool split_reduce;
   /* a chain (several regions, one kernel each, launched in order by one
    * entry point): the next region's kernel, and this kernel's place */
   struct gpu_kernel *next;
@@ -232,6 +238,12 @@ typedef struct gpu_kernel {
  * caller verifies the result (gpuir_verify; run_stages does). */
 gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
                         diag_list *dl);
+/* The second kernel of a split-K contraction kernel `part` (algo_choice
+ * "splitk_reduce", docs/codegen.md#split-k): per output tile, the slices'
+ * partials summed in slice order, then the region's epilogue lets and the
+ * store.  Same region, plan, threads and tile grid as `part`, no shared
+ * memory.  NULL with E1706 when `part` is not split. */
+gpu_kernel *gpuir_build_splitk_reduce(arena *A, const gpu_kernel *part, const char *name, diag_list *dl);
 /* Attention (algo_choice "streaming_softmax"): region 1 is QK^T with its
  * score lets and the row softmax yielding P deferred, region 2 is P V.
  * NULL with E1706 when the regions do not have that shape. */

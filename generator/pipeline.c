@@ -291,7 +291,7 @@ static const char *group_param(const region *r, const int *ax, int n) {
 static bool same_plan(const sched_plan *a, const sched_plan *b) {
   return a->tile[0] == b->tile[0] && a->tile[1] == b->tile[1] && a->tile[2] == b->tile[2] && a->stages == b->stages &&
          a->warps_m == b->warps_m && a->warps_n == b->warps_n && a->vec == b->vec &&
-         a->raster_group == b->raster_group;
+         a->raster_group == b->raster_group && (a->split_k > 1 ? a->split_k : 1) == (b->split_k > 1 ? b->split_k : 1);
 }
 
 /* The derived buckets (no shape sets): M ranges, planned in turn; adjacent
@@ -299,11 +299,19 @@ static bool same_plan(const sched_plan *a, const sched_plan *b) {
  * is left to the default (docs/plan.md, Shape buckets). */
 static const int64_t DERIVED_M[][2] = {{1, 16}, {17, 128}};
 
+/* The derived skinny bucket (no shape sets), where split-K may pay: M and
+ * N at most SKINNY_MN, K at least SKINNY_K, when M, N and K are each one
+ * signature dim and K one axis (docs/plan.md, Split-K).  It comes before
+ * the M buckets (dispatch takes the first match). */
+#define SKINNY_MN 512
+#define SKINNY_K 4096
+
 /* Plans one bucket: the default representative shapes with each of M, N
  * and K that is one bounded signature dim clamped into its bounds.  NULL
  * (with the search's diagnostics) when no candidate fits. */
 static plan_result *bucket_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg, int nb,
-                                const char *const *dim, const int64_t *lo, const int64_t *hi, diag_list *dl) {
+                                const char *const *dim, const int64_t *lo, const int64_t *hi, bool split,
+                                diag_list *dl) {
   const region *rg = &r->rs->r[0];
   const pc_contraction *c = &r->pc->a[0].con;
   const char *gp[3] = {group_param(rg, c->m_axes, c->nm), group_param(rg, c->n_axes, c->nn),
@@ -317,8 +325,23 @@ static plan_result *bucket_plan(run *r, const arch_info *const *archs, int na, c
       for (int b = 0; b < nb && gp[g]; b++)
         if (strcmp(dim[b], gp[g]) == 0) shapes[i][g] = shapes[i][g] < lo[b] ? lo[b] : shapes[i][g] > hi[b] ? hi[b] : shapes[i][g];
     }
-  return plan_choose_calibrated(&r->A, rg, &r->pc->a[0], archs, na, NULL, ns, (const int64_t(*)[3])shapes, cg->cal, dl,
-                                cg->at);
+  return plan_choose_bucket(&r->A, rg, &r->pc->a[0], archs, na, ns, (const int64_t(*)[3])shapes, cg->cal, split, dl,
+                            cg->at);
+}
+
+/* The best candidate of a split search that does not split (a split
+ * bucket's fallback when the call passes no workspace), as a result of
+ * its own; NULL when none was kept. */
+static plan_result *unsplit_plan(run *r, const plan_result *pr) {
+  int best = -1;
+  for (int i = 0; i < pr->ncand; i++)
+    if (pr->cand[i].kept && pr->cand[i].p.split_k <= 1 && (best < 0 || pr->cand[i].score < pr->cand[best].score))
+      best = i;
+  if (best < 0) return NULL;
+  plan_result *u = ARENA_NEW(&r->A, plan_result);
+  *u = *pr;
+  u->chosen = pr->cand[best].p;
+  return u;
 }
 
 static bool add_bucket(run *r, const char *name, int nb, const char *const *dim, const int64_t *lo, const int64_t *hi,
@@ -338,24 +361,59 @@ static bool add_bucket(run *r, const char *name, int nb, const char *const *dim,
   return true;
 }
 
+/* A bucket planned with split-K allowed: when its plan splits, the best
+ * plan that does not follows it with the same bounds (a call without a
+ * workspace falls through to it). */
+static void add_split_bucket(run *r, const char *name, int nb, const char *const *dim, const int64_t *lo,
+                             const int64_t *hi, plan_result *pr) {
+  plan_result *u = pr->chosen.split_k > 1 ? unsplit_plan(r, pr) : NULL;
+  if (u) {
+    /* the plan's side cannot see an operand that walks (its slices could
+     * not start by pointer steps): the GPU IR decides; without split then */
+    diag_list scratch;
+    diag_init(&scratch);
+    bool builds = gpuir_build(&r->A, &r->rs->r[0], &r->pc->a[0], &pr->chosen, "split_probe", &scratch) != NULL;
+    diag_free(&scratch);
+    if (!builds) {
+      add_bucket(r, name, nb, dim, lo, hi, u);
+      return;
+    }
+  }
+  add_bucket(r, name, nb, dim, lo, hi, pr);
+  if (u) add_bucket(r, arena_printf(&r->A, "%s_nosplit", name), nb, dim, lo, hi, u);
+}
+
 /* The buckets of a searched contraction: the manifest's shape sets, each
- * planned on its shapes; with none, M ranges when M is one signature dim. */
+ * planned on its shapes (split-K allowed); with none, the skinny bucket
+ * (split-K allowed) and M ranges, when M (and for the skinny one N and K)
+ * is one signature dim. */
 static bool contraction_buckets(run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
                                 diag_list *dl) {
   for (int i = 0; i < cg->nsets; i++) {
     const mf_shape_set *ss = &cg->sets[i];
-    plan_result *pr = bucket_plan(r, archs, na, cg, ss->nbounds, ss->dim, ss->lo, ss->hi, dl);
+    plan_result *pr = bucket_plan(r, archs, na, cg, ss->nbounds, ss->dim, ss->lo, ss->hi, true, dl);
     if (!pr) return false;
-    add_bucket(r, ss->name, ss->nbounds, ss->dim, ss->lo, ss->hi, pr);
+    add_split_bucket(r, ss->name, ss->nbounds, ss->dim, ss->lo, ss->hi, pr);
   }
-  const char *m = group_param(&r->rs->r[0], r->pc->a[0].con.m_axes, r->pc->a[0].con.nm);
+  const region *rg = &r->rs->r[0];
+  const pc_contraction *c = &r->pc->a[0].con;
+  const char *m = group_param(rg, c->m_axes, c->nm), *n = group_param(rg, c->n_axes, c->nn),
+             *k = group_param(rg, c->k_axes, c->nk);
   if (cg->nsets || !m) return true;
+  if (n && k && plan_split_legal(rg, &r->pc->a[0])) {
+    const char *sd[3] = {m, n, k};
+    const int64_t slo[3] = {1, 1, SKINNY_K}, shi[3] = {SKINNY_MN, SKINNY_MN, INT64_MAX};
+    plan_result *pr = bucket_plan(r, archs, na, cg, 3, sd, slo, shi, true, dl);
+    if (!pr) return false;
+    if (pr->chosen.split_k > 1) add_split_bucket(r, "skinny", 3, sd, slo, shi, pr);
+  }
   plan_result *prev = NULL;
   int64_t lo = 0, hi = 0;
   int nd = (int)(sizeof DERIVED_M / sizeof *DERIVED_M);
   for (int i = 0; i <= nd; i++) {
     plan_result *pr = NULL;
-    if (i < nd && !(pr = bucket_plan(r, archs, na, cg, 1, &m, &DERIVED_M[i][0], &DERIVED_M[i][1], dl))) return false;
+    if (i < nd && !(pr = bucket_plan(r, archs, na, cg, 1, &m, &DERIVED_M[i][0], &DERIVED_M[i][1], false, dl)))
+      return false;
     if (prev && pr && same_plan(&prev->chosen, &pr->chosen)) { /* the range grows */
       hi = DERIVED_M[i][1];
       continue;
@@ -380,7 +438,12 @@ static gpu_kernel *contraction_build(run *r, const codegen_opts *cg, diag_list *
     bucket *b = &r->buckets[i];
     b->kernel = gpuir_build(&r->A, &r->rs->r[0], &r->pc->a[0], &b->plan->chosen,
                             arena_printf(&r->A, "%s_b%d", cg->kernel_name, i), dl);
-    if (!b->kernel || !gpuir_verify(b->kernel, dl)) return NULL;
+    /* split-K: the second kernel, from the first (algo_choice splitk_reduce) */
+    if (b->kernel && b->plan->chosen.split_k > 1 &&
+        !(b->kernel->reduce = gpuir_build_splitk_reduce(&r->A, b->kernel, arena_printf(&r->A, "%s_b%d_r", cg->kernel_name, i), dl)))
+      return NULL;
+    if (!b->kernel || !gpuir_verify(b->kernel, dl) || (b->kernel->reduce && !gpuir_verify(b->kernel->reduce, dl)))
+      return NULL;
   }
   return gpuir_build(&r->A, &r->rs->r[0], &r->pc->a[0], &r->plan->chosen, cg->kernel_name, dl);
 }
@@ -1028,9 +1091,11 @@ static int manifest_main(const pipeline_opts *o) {
     emit_op *eo = &eops[i];
     eo->op = op;
     eo->index = i;
-    /* each instance emits its default kernel and at most one per shape set (or derived bucket) */
-    int per = 1 + (op->nshape_sets > (int)(sizeof DERIVED_M / sizeof *DERIVED_M) ? op->nshape_sets
-                                                                                   : (int)(sizeof DERIVED_M / sizeof *DERIVED_M));
+    /* each instance emits its default kernel and at most two per shape set (or derived bucket, the
+     * skinny one included): a split-K plan and the plan without split that follows it */
+    int per = 1 + 2 * (op->nshape_sets > (int)(sizeof DERIVED_M / sizeof *DERIVED_M) + 1
+                           ? op->nshape_sets
+                           : (int)(sizeof DERIVED_M / sizeof *DERIVED_M) + 1);
     eo->inst = ARENA_ARRAY(&A, emit_instance, (size_t)nmi[i] * (size_t)per + 1);
     eo->ninst = 0;
     runs[i] = calloc((size_t)nmi[i] + 1, sizeof(run));

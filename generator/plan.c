@@ -288,10 +288,41 @@ static double operand_bytes(int64_t M, int64_t N, int64_t K, int64_t batch, int 
  * Bytes are checked at two levels: DRAM (operand_bytes, shared per wave) and
  * L2 (the tile-reuse bytes elem (M K ceil(N/BN) + K N ceil(M/BM)), which every
  * tile loads through L2, at L2_BW_FACTOR times the DRAM bandwidth). */
+/* The gap a split plan's second kernel adds: its launch behind the first
+ * on the stream.  A model constant, not a measurement here (back-to-back
+ * launches on one stream are commonly quoted at 1-3 us apart). */
+#define SPLIT_LAUNCH_US 1.5
+
+int64_t plan_split_slices(const sched_plan *p, int64_t kx, int64_t *ktp) {
+  int64_t S = p->split_k > 1 ? p->split_k : 1, kt = kx > 0 ? ceil_div64(kx, p->tile[2]) : 0;
+  int64_t per = kt > 0 ? ceil_div64(kt, S) : 1;
+  if (ktp) *ktp = per;
+  return kt > 0 ? ceil_div64(kt, per) : 1;
+}
+
 static shape_est model(const sched_plan *p, const arch_info *ai, int64_t M, int64_t N, int64_t K, int64_t batch,
                        int elem, int out_elem) {
   shape_est e = {0, 0, 0, 0, false};
   if (M <= 0 || N <= 0 || K <= 0 || batch <= 0) return e;
+  if (p->split_k > 1) {
+    /* split-K: the slices are the batch of a GEMM over one slice's k-tiles
+     * that stores fp32 tiles (the partials, whole tiles); then the second
+     * kernel reads them all and writes the output once */
+    sched_plan q = *p;
+    q.split_k = 1;
+    int64_t ktp, sn = plan_split_slices(p, K, &ktp);
+    int64_t Mp = ceil_div64(M, p->tile[0]) * p->tile[0], Np = ceil_div64(N, p->tile[1]) * p->tile[1];
+    shape_est a = model(&q, ai, M, N, ktp * p->tile[2], batch * sn, elem, 4);
+    double ws = (double)Mp * (double)Np * (double)batch * (double)sn * 4;
+    a.dram_bytes += ws - (double)M * (double)N * (double)batch * (double)sn * 4; /* whole tiles */
+    double red = ws + (double)M * (double)N * (double)batch * out_elem;
+    e.us = a.us + red / (ai->peak_gbs * 1e9) * 1e6 + SPLIT_LAUNCH_US;
+    e.dram_bytes = a.dram_bytes + red;
+    e.l2_bytes = a.l2_bytes + red;
+    e.occ = 2.0 * (double)M * (double)N * (double)K * (double)batch / (ai->peak_tflops * 1e12 * e.us * 1e-6);
+    e.memory_bound = a.memory_bound;
+    return e;
+  }
   plan_res r = resources(p, elem, ai);
   if (r.ctas < 1) {
     e.us = INFINITY;
@@ -480,6 +511,7 @@ static void fill_defaults(arena *A, const region *r, const pc_analysis *a, sched
   p->c_stride = "row";
   p->barrier_model = "cp_async_group";
   p->raster_group = PLAN_RASTER_DEFAULT;
+  p->split_k = 1;
   p->cache_tensor[0] = c->lhs >= 0 ? r->in[c->lhs].name : "A";
   p->cache_tensor[1] = c->rhs >= 0 ? r->in[c->rhs].name : "B";
   p->batched = c->nb > 0;
@@ -521,6 +553,10 @@ bool plan_validate(const sched_plan *p, const region *r, const pc_analysis *a, c
   if (p->raster_group < 1 || p->raster_group > PLAN_RASTER_MAX)
     diag_report(dl, D_PLAN_SCHEMA, key_at(&A, at, "raster.group_m"), "Use a raster group of 1 to 64 M tiles.",
                 "raster.group_m = %d is out of range", p->raster_group);
+  if (p->split_k > PLAN_SPLIT_MAX || (p->split_k > 1 && !plan_split_legal(r, a)))
+    diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "split_k"), NULL,
+                "split_k = %d: the skeleton splits one K axis in at most %d slices (the region has %d K axes)",
+                p->split_k, PLAN_SPLIT_MAX, c->nk);
   if (p->stages < 2 || p->stages > 4)
     diag_report(dl, D_PLAN_SCHEMA, key_at(&A, at, "stages"), "Use 2, 3 or 4 stages.",
                 "stages = %d; the cp.async ring of the sm80 skeleton takes 2 to 4", p->stages);
@@ -952,6 +988,19 @@ static const cand_spec SPACE[] = {
 };
 #define NSPACE ((int)(sizeof SPACE / sizeof *SPACE))
 
+/* The slice counts a bucket's search tries beside 1 (no split). */
+static const int SPLITS[] = {1, 2, 4, 8, PLAN_SPLIT_MAX};
+#define NSPLITS ((int)(sizeof SPLITS / sizeof *SPLITS))
+
+bool plan_split_legal(const region *r, const pc_analysis *a) {
+  (void)r;
+  return a->con.present && a->con.nk == 1;
+}
+
+/* Whether the search of plan_choose_bucket tries split plans (set for the
+ * span of one search, as calib_now). */
+static bool split_now;
+
 /* The STOP rule a candidate hits on one arch, or NULL. */
 static const char *stop_rule(arena *A, const sched_plan *p, const arch_info *ai, int legal, const char **why) {
   plan_res pr = resources(p, p->elem_bytes, ai);
@@ -1026,13 +1075,16 @@ plan_result *plan_choose_multi(arena *A, const region *r, const pc_analysis *a, 
   }
 
   int legal = vec_legal(r, &a->con);
-  res->cand = ARENA_ARRAY(A, plan_candidate, NSPACE);
-  double *t = ARENA_ARRAY(A, double, (size_t)NSPACE * (size_t)narchs); /* mean time per candidate and arch */
-  for (int i = 0; i < NSPACE; i++) {
-    const cand_spec *s = &SPACE[i];
+  /* the space, then (a bucket's search) each point split in 2, 4, 8, 16 */
+  int nsplit = split_now && plan_split_legal(r, a) ? NSPLITS : 1, ncap = NSPACE * nsplit;
+  res->cand = ARENA_ARRAY(A, plan_candidate, ncap);
+  double *t = ARENA_ARRAY(A, double, (size_t)ncap * (size_t)narchs); /* mean time per candidate and arch */
+  for (int i = 0; i < ncap; i++) {
+    const cand_spec *s = &SPACE[i % NSPACE];
     plan_candidate *c = &res->cand[res->ncand++];
     fill_defaults(A, r, a, &c->p);
     c->p.arch = ai->name;
+    c->p.split_k = SPLITS[i / NSPACE];
     c->p.tile[0] = s->bm, c->p.tile[1] = s->bn, c->p.tile[2] = s->bk;
     c->p.stages = s->stages;
     c->p.warps_m = s->wm, c->p.warps_n = s->wn;
@@ -1061,13 +1113,13 @@ plan_result *plan_choose_multi(arena *A, const region *r, const pc_analysis *a, 
   }
   /* score: the mean over archs of the time relative to that arch's best */
   int best = -1;
-  for (int i = 0; i < NSPACE; i++) {
+  for (int i = 0; i < ncap; i++) {
     plan_candidate *c = &res->cand[i];
     if (!c->kept) continue;
     double sc = 0;
     for (int k = 0; k < narchs; k++) {
       double bk = INFINITY;
-      for (int j = 0; j < NSPACE; j++)
+      for (int j = 0; j < ncap; j++)
         if (res->cand[j].kept && t[j * narchs + k] < bk) bk = t[j * narchs + k];
       sc += t[i * narchs + k] / bk;
     }
@@ -1089,6 +1141,15 @@ plan_result *plan_choose_calibrated(arena *A, const region *r, const pc_analysis
   calib_now = cal;
   plan_result *res = plan_choose_multi(A, r, a, archs, narchs, pinned, nshapes, shapes, dl, at);
   calib_now = NULL;
+  return res;
+}
+
+plan_result *plan_choose_bucket(arena *A, const region *r, const pc_analysis *a, const arch_info *const *archs,
+                                int narchs, int nshapes, const int64_t (*shapes)[3], const plan_calibration *cal,
+                                bool split, diag_list *dl, const char *at) {
+  split_now = split;
+  plan_result *res = plan_choose_calibrated(A, r, a, archs, narchs, NULL, nshapes, shapes, cal, dl, at);
+  split_now = false;
   return res;
 }
 
@@ -1509,6 +1570,7 @@ static cJSON *plan_json(const sched_plan *p) {
     for (int i = 0; i < 5; i++)
       if (i != 2 || p->batched) cJSON_AddStringToObject(b, BIND[i][0], BIND[i][1]);
   if (!p->streaming) cJSON_AddNumberToObject(cJSON_AddObjectToObject(o, "raster"), "group_m", p->raster_group);
+  if (p->split_k > 1) cJSON_AddNumberToObject(o, "split_k", p->split_k);
   cJSON_AddStringToObject(o, "warp_tile", warp_tile_str(buf, sizeof buf, p));
   cJSON *cache = cJSON_AddArrayToObject(o, "cache");
   for (int i = 0; i < 2; i++) {
@@ -1590,6 +1652,7 @@ cJSON *plan_dump(const plan_result *r) {
     cJSON_AddStringToObject(x, "warp_tile", warp_tile_str(buf, sizeof buf, p));
     cJSON_AddNumberToObject(x, "vec", p->vec);
     if (c->kept && !p->streaming) cJSON_AddNumberToObject(x, "raster_group_m", p->raster_group);
+    if (p->split_k > 1) cJSON_AddNumberToObject(x, "split_k", p->split_k);
     cJSON_AddItemToObject(x, "estimate", estimate_json(p, r, false));
     /* attention's candidates are not timed: the largest key tile that fits wins */
     if (c->kept && p->shape_us) cJSON_AddNumberToObject(x, "score", round_to(c->score, 0.001));

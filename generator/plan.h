@@ -65,6 +65,10 @@ typedef struct sched_plan {
   const char *barrier_model;  /* "cp_async_group" | "mbarrier" */
   int raster_group;        /* CTA order: the grid is one row of tiles on blockIdx.x, taken in groups of
                             * this many M tiles, M fastest within a group (1: N fastest, row by row) */
+  int split_k;             /* split-K (docs/plan.md#split-k): the K range in this many slices, each
+                            * CTA's fp32 partial tile written to the caller's workspace, then a
+                            * second kernel sums the slices in a fixed order and applies the
+                            * epilogue once; 0 or 1: none.  Only a shape bucket's search tries it */
   bool streaming;          /* plan_attention's: one kernel for both attention
                             * regions on the streaming_softmax skeleton */
   bool a_frag_regs;        /* streaming: Q's A fragments stay in registers
@@ -187,10 +191,25 @@ typedef struct plan_calibration {
  * actual_us or estimate_us, or of an arch or plan text it does not know,
  * are skipped. */
 bool plan_calibration_read(arena *A, const char *path, plan_calibration *out, diag_list *dl);
+/* The split-K slice counts a bucket's search tries beside no split (docs/plan.md#split-k). */
+#define PLAN_SPLIT_MAX 16
 /* plan_choose_multi with calibration factors (NULL: none). */
 plan_result *plan_choose_calibrated(arena *A, const region *r, const pc_analysis *a, const arch_info *const *archs,
                                     int narchs, const cJSON *pinned, int nshapes, const int64_t (*shapes)[3],
                                     const plan_calibration *cal, diag_list *dl, const char *at);
+/* plan_choose_calibrated for a shape bucket: with `split`, the search also
+ * tries each candidate with its K range split in 2, 4, 8 and 16 slices
+ * (when plan_split_legal), since a bucket's call may pass a workspace. */
+plan_result *plan_choose_bucket(arena *A, const region *r, const pc_analysis *a, const arch_info *const *archs,
+                                int narchs, int nshapes, const int64_t (*shapes)[3], const plan_calibration *cal,
+                                bool split, diag_list *dl, const char *at);
+/* Whether a region's contraction can be split along K: one K axis (the
+ * slices are ranges of whole k-tiles of it). */
+bool plan_split_legal(const region *r, const pc_analysis *a);
+/* The slices a split plan runs for a K of `kx` elements: the k-tiles
+ * ceil(kx / BK) cut into runs of ceil(k-tiles / split_k), one slice each
+ * (so no slice is empty; 1 when K is empty).  *ktp: k-tiles a slice. */
+int64_t plan_split_slices(const sched_plan *p, int64_t kx, int64_t *ktp);
 /* The representative {M, N, K} shapes the search ranks on when given none
  * (docs/plan.md); returns their count. */
 int plan_default_shapes(const int64_t (**out)[3]);

@@ -75,10 +75,16 @@ typedef struct dlc__entry_instance {
   /* a shape bucket's bounds (0, NULL for an instance that serves every shape) */
   int nbounds;
   const dlc__entry_bound *bounds;
+  /* 1: its calls need a workspace: a chain op's, or a split-K plan's (which
+   * dispatch selects only through dlc_<op>_ws with at least
+   * dlc_<op>_workspace_size() bytes; without, the next row that matches) */
+  int workspace;
 } dlc__entry_instance;
 
 /* A row of the dispatch table dlc__k_<op>, by index.  A chain op's instance
- * has a row per kernel of the chain and chunk width, kernel 0's first. */
+ * has a row per kernel of the chain and chunk width, kernel 0's first; a
+ * split-K instance a row per chunk width of its first kernel, then its
+ * second kernel (step 1, no width tensors). */
 typedef struct dlc__entry_kernel {
   const char *name; /* the kernel, as dlc__kernel.name */
   int inst;         /* index into the op's instances */
@@ -113,7 +119,7 @@ typedef struct dlc__entry {
   const dlc__entry_instance *inst;
   int nkernels;
   const dlc__entry_kernel *kernels;
-  /* an op that runs as several kernels (a chain): dlc_<op>_ws(dtype, args...,
+  /* an op that runs as several kernels (a chain) or has split-K plans: dlc_<op>_ws(dtype, args...,
    * workspace, workspace_bytes, NULL) and dlc_<op>_workspace_size(dtype, the
    * args before the first tensor); NULL for the others */
   dlc_status (*call_ws)(dlc_dtype dtype, const dlc__arg_value *args, void *workspace, size_t workspace_bytes);

@@ -31,6 +31,9 @@ typedef struct dlc__kernel {
    * BM, BN, BK, stages, warps along M and N, raster group (0: attention's
    * fixed order), the plan's extra address registers */
   short bm, bn, bk, stages, warps_m, warps_n, raster, addr_regs;
+  /* split-K: the plan's slices at most (0: no split), and 1 on its second
+   * kernel (the one that sums the partials and applies the epilogue) */
+  short split, split_reduce;
 } dlc__kernel;
 
 /* The column of a chunk width in the generated dlc__row_<op> tables:

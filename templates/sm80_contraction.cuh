@@ -29,6 +29,11 @@
 //     kernels stream both operands over the full k-tiles (0: none).
 //   epilogue4(p, m, n, b, acc[4]): applies the epilogue to 4 consecutive
 //     outputs (n .. n+3) and stores them, bounds-checked.
+//   SPLIT_K: the plan splits K (the GPU IR's split-K pair).  When true:
+//     split_ws(p), split_ktp(p), split_n(p): the caller's workspace (fp32
+//     partial tiles), the k-tiles of one slice and the slices; blockIdx.y
+//     is the slice, and the kernel stores its partial tile there instead
+//     of the epilogue (sm80_splitk_reduce sums the slices and applies it).
 //   EPI_VEC: the GPU IR's full-tile epilogue width (0: none).  When > 0:
 //     epi_full(p, m0, n0): the tile at (m0, n0) is inside M and N and the
 //     tensors are aligned; epi_cols(p, n, b, cols): the reads that depend
@@ -186,6 +191,11 @@ struct OperandStream {
       }
       if (!G::ONE_PHASE || i == 0) soff[G::ONE_PHASE ? 0 : i] = swz<G::L, G::SWZ, G::CE>(row, col);
     }
+  }
+  // Moves every pointer `tiles` full k-tiles on (a split-K slice's first tile).
+  __device__ __forceinline__ void skip(int tiles) {
+#pragma unroll
+    for (int i = 0; i < NP; ++i) src[i] += (int64_t)tiles * step;
   }
   // Copies the next full k-tile into `tile` and steps to the one after.
   __device__ __forceinline__ void copy(const typename Op::Params *, T *tile, const typename Op::KWalk &) {
@@ -441,8 +451,15 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   auto m0_at = [&]() { return (int64_t)*static_cast<volatile uint32_t *>(&tile_mn[0]) * BM; };
   auto n0_at = [&]() { return (int64_t)*static_cast<volatile uint32_t *>(&tile_mn[1]) * BN; };
   const int64_t K = Op::extent_k(p);
-  const int KT = (int)((K + BK - 1) / BK);   // k-tiles; the dispatcher keeps K below 2^31 - BK
-  const int KTF = (int)(K / BK);             // full k-tiles
+  int KT = (int)((K + BK - 1) / BK);   // k-tiles; the dispatcher keeps K below 2^31 - BK
+  int KTF = (int)(K / BK);             // full k-tiles
+  // Split-K: slice blockIdx.y takes the k-tiles [kt0, kt0 + split_ktp) of K.
+  int kt0 = 0;
+  if constexpr (Op::SPLIT_K) {
+    kt0 = (int)blockIdx.y * Op::split_ktp(p);
+    KT = KT < kt0 + Op::split_ktp(p) ? KT : kt0 + Op::split_ktp(p);
+    KTF = KTF < KT ? KTF : KT;
+  }
 
   float acc[MT][NTL][4];
 #pragma unroll
@@ -461,6 +478,8 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   static_assert(!(GA::WALK && GB::WALK) || GA::CPR == GB::CPR, "both walks keep one K column");
   typename Op::KWalk kw;
   if constexpr (WALKS) Op::k_start(p, (threadIdx.x % (GA::WALK ? GA::CPR : GB::CPR)) * VEC, kw);
+  static_assert(!(Op::SPLIT_K && WALKS), "a split-K slice starts its streams by pointer steps (no walk)");
+  if constexpr (Op::SPLIT_K && GA::STREAM) sa.skip(kt0), sb.skip(kt0);
   std::conditional_t<TF32, FragOffsets32<Op, true>, FragOffsets<Op, true>> fa;
   std::conditional_t<TF32, FragOffsets32<Op, false>, FragOffsets<Op, false>> fb;
   fa.init(smA, wm * WM, lane);
@@ -536,13 +555,13 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   // TokLoad for the first STAGES-1 k-tiles
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < KT) load(s, s);
+    if (kt0 + s < KT) load(kt0 + s, s);
     cp_async_commit();
   }
 
   // Steady state: every tile it prefetches is full, so the body is one basic
   // block: copies, pointer steps, waits, fragment loads and MMAs.
-  int kt = 0, rd = 0, wr = STAGES - 1;
+  int kt = kt0, rd = 0, wr = STAGES - 1;
   static_assert(GA::STREAM == GB::STREAM, "the steady loop streams both operands");
   if constexpr (GA::STREAM) {
 #pragma unroll 1
@@ -585,7 +604,51 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
       st_shared_v2(&stage[(r + 8) * SROW + c], acc[i][j][2], acc[i][j][3]);
     }
   __syncthreads();
-  store_staged<Op, NT>(p, stage, m0, n0, b, threadIdx.x);
+  if constexpr (Op::SPLIT_K) {
+    // Split-K: the partial tile, whole and in fp32, to the workspace at
+    // [batch][slice][tile] (TokStage -> the partial's store); no epilogue.
+    float *ws = Op::split_ws(p) + (((int64_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * (BM * BN);
+#pragma unroll 2
+    for (int i = threadIdx.x; i < BM * BN / 4; i += NT) {
+      const int r = i / (BN / 4), c = (i % (BN / 4)) * 4;
+      *reinterpret_cast<float4 *>(ws + r * BN + c) = *reinterpret_cast<const float4 *>(&stage[r * SROW + stage_col(c)]);
+    }
+  } else {
+    store_staged<Op, NT>(p, stage, m0, n0, b, threadIdx.x);
+  }
+}
+
+// The second kernel of a split-K plan (algo_choice "splitk_reduce"): block
+// (tile, batch) sums the split_n(p) partial tiles its tile's slices stored,
+// in slice order 0, 1, ..., n-1 (one fixed order, so the same inputs give
+// the same bits however the slices were scheduled), and applies the
+// epilogue once to the sum: 4 consecutive outputs a thread, bounds-checked.
+// Its grid is the first kernel's with one slice; no shared memory.
+template <class Op>
+__device__ __forceinline__ void sm80_splitk_reduce(const typename Op::Params *p) {
+  constexpr int BM = Op::BM, BN = Op::BN, NT = 32 * Op::WARPS_M * Op::WARPS_N;
+  static_assert(Op::SPLIT_K, "the reduction of a split-K plan");
+  uint32_t mt, nt;
+  const int64_t em = Op::extent_m(p);
+  tile_coord<Op::RASTER_GROUP>(blockIdx.x, (uint32_t)((em + BM - 1) / BM), (uint32_t)((Op::extent_n(p) + BN - 1) / BN),
+                               &mt, &nt);
+  const int64_t b = blockIdx.z, m0 = (int64_t)mt * BM, n0 = (int64_t)nt * BN;
+  const int S = Op::split_n(p);
+  const int64_t slice = (int64_t)gridDim.x * (BM * BN);  // floats between a tile's slices
+  const float *ws = Op::split_ws(p) + ((int64_t)b * S * gridDim.x + blockIdx.x) * (BM * BN);
+#pragma unroll 1
+  for (int i = threadIdx.x; i < BM * BN / 4; i += NT) {
+    const int r = i / (BN / 4), c = (i % (BN / 4)) * 4;
+    if (m0 + r >= em) break;  // rows past M: nothing to store (i grows with r)
+    float4 a = *reinterpret_cast<const float4 *>(ws + r * BN + c);
+#pragma unroll 1
+    for (int s = 1; s < S; ++s) {
+      const float4 v = *reinterpret_cast<const float4 *>(ws + s * slice + r * BN + c);
+      a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
+    }
+    const float a4[4] = {a.x, a.y, a.z, a.w};
+    Op::epilogue4(p, m0 + r, n0 + c, b, a4);  // TokEpilogue, then the store
+  }
 }
 
 // Dynamic shared memory of one block: the operand ring, reused by the

@@ -21,6 +21,7 @@ struct Op_stride1x1_pad1x1 {
   static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
   // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
+  static constexpr bool SPLIT_K = false;
   // M: (n, h, w), extent H*N*W
   // N: (co), extent K
   // K: (kh, kw, ci), extent 9*C
@@ -255,6 +256,7 @@ struct Op_stride2x2_pad1x1 {
   static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
   // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
+  static constexpr bool SPLIT_K = false;
   // M: (n, h, w), extent N*floor((H+1)/2)*floor((W+1)/2)
   // N: (co), extent K
   // K: (kh, kw, ci), extent 9*C

@@ -8,60 +8,147 @@
 #include "dlc_params.h"
 
 static const dlc__kernel dlc__k_gemm_bias_relu[] = {
-    {"dlc_gemm_bias_relu_fp16_b0_v8", 0, 0, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
-    {"dlc_gemm_bias_relu_fp16_b0_v4", 0, 1, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
-    {"dlc_gemm_bias_relu_fp16_b0_v2", 0, 2, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
-    {"dlc_gemm_bias_relu_fp16_b0_v1", 0, 3, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
-    {"dlc_gemm_bias_relu_fp16_b1_v8", 0, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_fp16_b1_v4", 0, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_fp16_b1_v2", 0, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_fp16_b1_v1", 0, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_fp16_v8", 0, 8, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_fp16_v4", 0, 9, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_fp16_v2", 0, 10, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_fp16_v1", 0, 11, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_bf16_b0_v8", 0, 12, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
-    {"dlc_gemm_bias_relu_bf16_b0_v4", 0, 13, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
-    {"dlc_gemm_bias_relu_bf16_b0_v2", 0, 14, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
-    {"dlc_gemm_bias_relu_bf16_b0_v1", 0, 15, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
-    {"dlc_gemm_bias_relu_bf16_b1_v8", 0, 16, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_bf16_b1_v4", 0, 17, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_bf16_b1_v2", 0, 18, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_bf16_b1_v1", 0, 19, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_bf16_v8", 0, 20, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_bf16_v4", 0, 21, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_bf16_v2", 0, 22, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_bf16_v1", 0, 23, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_fp16_sm90a", 0, 24, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0},
-    {"dlc_gemm_bias_relu_bf16_sm90a", 0, 25, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0},
+    {"dlc_gemm_bias_relu_fp16_b0_v8", 0, 0, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_fp16_b0_v4", 0, 1, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_fp16_b0_v2", 0, 2, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_fp16_b0_v1", 0, 3, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_fp16_b0_r", 0, 4, 128, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 1},
+    {"dlc_gemm_bias_relu_fp16_b1_v8", 0, 5, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_b1_v4", 0, 6, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_b1_v2", 0, 7, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_b1_v1", 0, 8, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_b2_v8", 0, 9, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_b2_v4", 0, 10, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_b2_v2", 0, 11, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_b2_v1", 0, 12, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_b3_v8", 0, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_b3_v4", 0, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_b3_v2", 0, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_b3_v1", 0, 16, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_v8", 0, 17, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_v4", 0, 18, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_v2", 0, 19, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_v1", 0, 20, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b0_v8", 0, 21, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_b0_v4", 0, 22, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_b0_v2", 0, 23, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_b0_v1", 0, 24, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_b0_r", 0, 25, 128, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 1},
+    {"dlc_gemm_bias_relu_bf16_b1_v8", 0, 26, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b1_v4", 0, 27, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b1_v2", 0, 28, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b1_v1", 0, 29, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b2_v8", 0, 30, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b2_v4", 0, 31, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b2_v2", 0, 32, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b2_v1", 0, 33, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b3_v8", 0, 34, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b3_v4", 0, 35, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b3_v2", 0, 36, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b3_v1", 0, 37, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_v8", 0, 38, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_v4", 0, 39, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_v2", 0, 40, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_v1", 0, 41, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_sm90a", 0, 42, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_sm90a", 0, 43, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
 };
 /* instance selection (first match): dtype, shape-bucket bounds */
 static const struct dlc__sel_gemm_bias_relu {
   dlc_dtype dtype;
-  int64_t lo[1], hi[1]; /* bounds on m */
+  int64_t lo[3], hi[3]; /* bounds on m n k */
 } dlc__sel_gemm_bias_relu[] = {
-    {DLC_F16, {1}, {16}}, /* fp16.b0: shape bucket m1_16 */
-    {DLC_F16, {17}, {128}}, /* fp16.b1: shape bucket m17_128 */
-    {DLC_F16, {0}, {INT64_MAX}}, /* fp16 */
-    {DLC_BF16, {1}, {16}}, /* bf16.b0: shape bucket m1_16 */
-    {DLC_BF16, {17}, {128}}, /* bf16.b1: shape bucket m17_128 */
-    {DLC_BF16, {0}, {INT64_MAX}}, /* bf16 */
+    {DLC_F16, {1, 1, 4096}, {512, 512, INT64_MAX}}, /* fp16.b0: shape bucket skinny */
+    {DLC_F16, {1, 1, 4096}, {512, 512, INT64_MAX}}, /* fp16.b1: shape bucket skinny_nosplit */
+    {DLC_F16, {1, 0, 0}, {16, INT64_MAX, INT64_MAX}}, /* fp16.b2: shape bucket m1_16 */
+    {DLC_F16, {17, 0, 0}, {128, INT64_MAX, INT64_MAX}}, /* fp16.b3: shape bucket m17_128 */
+    {DLC_F16, {0, 0, 0}, {INT64_MAX, INT64_MAX, INT64_MAX}}, /* fp16 */
+    {DLC_BF16, {1, 1, 4096}, {512, 512, INT64_MAX}}, /* bf16.b0: shape bucket skinny */
+    {DLC_BF16, {1, 1, 4096}, {512, 512, INT64_MAX}}, /* bf16.b1: shape bucket skinny_nosplit */
+    {DLC_BF16, {1, 0, 0}, {16, INT64_MAX, INT64_MAX}}, /* bf16.b2: shape bucket m1_16 */
+    {DLC_BF16, {17, 0, 0}, {128, INT64_MAX, INT64_MAX}}, /* bf16.b3: shape bucket m17_128 */
+    {DLC_BF16, {0, 0, 0}, {INT64_MAX, INT64_MAX, INT64_MAX}}, /* bf16 */
 };
 /* kernel row by instance and chunk width (8, 4, 2, 1 elements); -1: not compiled */
 static const int16_t dlc__row_gemm_bias_relu[][4] = {
     {0, 1, 2, 3},
-    {4, 5, 6, 7},
-    {8, 9, 10, 11},
-    {12, 13, 14, 15},
-    {16, 17, 18, 19},
-    {20, 21, 22, 23},
+    {5, 6, 7, 8},
+    {9, 10, 11, 12},
+    {13, 14, 15, 16},
+    {17, 18, 19, 20},
+    {21, 22, 23, 24},
+    {26, 27, 28, 29},
+    {30, 31, 32, 33},
+    {34, 35, 36, 37},
+    {38, 39, 40, 41},
 };
+/* split-K: the second kernel's row by instance; -1: the instance does not split */
+static const int16_t dlc__red_gemm_bias_relu[] = {4, -1, -1, -1, -1, 25, -1, -1, -1, -1};
+/* split-K: the workspace instance dlc_i needs at these shapes (DLC__OVF: overflow), its slices and
+ * k-tiles a slice */
+static int64_t dlc__split_ws_gemm_bias_relu(int dlc_i, const dlc__p_gemm_bias_relu *dlc_p, int64_t *dlc_sn, int64_t *dlc_ktp) {
+  int64_t dlc_kx, dlc_tiles, dlc_batch, dlc_bk, dlc_split, dlc_tile;
+  switch (dlc_i) {
+  case 0: /* fp16.b0 */
+    dlc_kx = dlc_p->k, dlc_tiles = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_batch = 1;
+    dlc_bk = 32, dlc_split = 8, dlc_tile = 8192;
+    break;
+  case 5: /* bf16.b0 */
+    dlc_kx = dlc_p->k, dlc_tiles = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_batch = 1;
+    dlc_bk = 32, dlc_split = 8, dlc_tile = 8192;
+    break;
+  default:
+    return DLC__OVF;
+  }
+  if (dlc_kx == DLC__OVF || dlc_kx < 0 || dlc_tiles == DLC__OVF || dlc_batch == DLC__OVF) return DLC__OVF;
+  const int64_t dlc_kt = dlc_kx / dlc_bk + (dlc_kx % dlc_bk != 0);
+  const int64_t dlc_per = dlc_kt > 0 ? (dlc_kt + dlc_split - 1) / dlc_split : 1;
+  const int64_t dlc_n = dlc_kt > 0 ? (dlc_kt + dlc_per - 1) / dlc_per : 1;
+  if (dlc_sn) *dlc_sn = dlc_n;
+  if (dlc_ktp) *dlc_ktp = dlc_per;
+  return dlc__mul(dlc__mul(dlc__mul(dlc_tiles, dlc_batch), dlc_n), dlc_tile * 4);
+}
+
+size_t dlc_gemm_bias_relu_workspace_size(dlc_dtype dtype, int64_t m, int64_t n, int64_t k) {
+  dlc__p_gemm_bias_relu dlc_params = {0}, *dlc_p = &dlc_params;
+  dlc_p->m = m;
+  if (m < 0) return 0;
+  dlc_p->n = n;
+  if (n < 0) return 0;
+  dlc_p->k = k;
+  if (k < 0) return 0;
+  int dlc_inst = -1;
+  const int64_t dlc_bv[] = {dlc_p->m, dlc_p->n, dlc_p->k};
+  for (int dlc_i = 0; dlc_i < 10 && dlc_inst < 0; dlc_i++) {
+    const struct dlc__sel_gemm_bias_relu *dlc_t = &dlc__sel_gemm_bias_relu[dlc_i];
+    int dlc_ok = dlc_t->dtype == dtype;
+    for (int dlc_j = 0; dlc_j < 3; dlc_j++)
+      dlc_ok &= dlc_bv[dlc_j] >= dlc_t->lo[dlc_j] && dlc_bv[dlc_j] <= dlc_t->hi[dlc_j];
+    /* a split-K row only with its workspace; else the next row that matches */
+    if (dlc_ok && dlc__red_gemm_bias_relu[dlc_i] >= 0) {
+      const int64_t dlc_need = dlc__split_ws_gemm_bias_relu(dlc_i, dlc_p, NULL, NULL);
+      dlc_ok = dlc_need > 0 && (uint64_t)dlc_need <= (uint64_t)(SIZE_MAX);
+    }
+    if (dlc_ok) dlc_inst = dlc_i;
+  }
+  if (dlc_inst < 0 || dlc__red_gemm_bias_relu[dlc_inst] < 0) return 0;
+  const int64_t dlc_need = dlc__split_ws_gemm_bias_relu(dlc_inst, dlc_p, NULL, NULL);
+  return dlc_need > 0 ? (size_t)dlc_need : 0;
+}
 
 dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
     int64_t m, int64_t n, int64_t k, const void *a,
     int64_t lda, const void *b, int64_t ldb, const void *bias,
     void *c, int64_t ldc,
     struct CUstream_st *stream) {
+  return dlc_gemm_bias_relu_ws(dtype, m, n, k, a, lda, b, ldb, bias, c, ldc, NULL, 0, stream);
+}
+
+dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
+    int64_t m, int64_t n, int64_t k, const void *a,
+    int64_t lda, const void *b, int64_t ldb, const void *bias,
+    void *c, int64_t ldc,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream) {
   dlc__clear_detail();
   dlc__p_gemm_bias_relu dlc_params = {0}, *dlc_p = &dlc_params;
   dlc_p->m = m;
@@ -74,16 +161,28 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
   dlc_p->bias = bias;
   dlc_p->c = c;
   dlc_p->ldc = ldc;
+  /* the workspace: none (NULL, 0), or 256-byte aligned memory of workspace_bytes */
+  if (!workspace && workspace_bytes)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "gemm_bias_relu: workspace is NULL with workspace_bytes = %zu (pass NULL and 0 for none)", workspace_bytes);
+  if (workspace && !dlc__aligned(workspace, 256))
+    return dlc__fail(DLC_ERROR_MISALIGNED, "gemm_bias_relu: workspace = %p is not aligned to 256 bytes", workspace);
+  if ((uintptr_t)workspace > UINTPTR_MAX - workspace_bytes)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "gemm_bias_relu: workspace + workspace_bytes wraps the address space");
   if (dlc_p->m < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "m = %lld is negative", (long long)dlc_p->m);
   if (dlc_p->n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)dlc_p->n);
   if (dlc_p->k < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "k = %lld is negative", (long long)dlc_p->k);
   int dlc_inst = -1;
-  const int64_t dlc_bv[] = {dlc_p->m};
-  for (int dlc_i = 0; dlc_i < 6 && dlc_inst < 0; dlc_i++) {
+  const int64_t dlc_bv[] = {dlc_p->m, dlc_p->n, dlc_p->k};
+  for (int dlc_i = 0; dlc_i < 10 && dlc_inst < 0; dlc_i++) {
     const struct dlc__sel_gemm_bias_relu *dlc_t = &dlc__sel_gemm_bias_relu[dlc_i];
     int dlc_ok = dlc_t->dtype == dtype;
-    for (int dlc_j = 0; dlc_j < 1; dlc_j++)
+    for (int dlc_j = 0; dlc_j < 3; dlc_j++)
       dlc_ok &= dlc_bv[dlc_j] >= dlc_t->lo[dlc_j] && dlc_bv[dlc_j] <= dlc_t->hi[dlc_j];
+    /* a split-K row only with its workspace; else the next row that matches */
+    if (dlc_ok && dlc__red_gemm_bias_relu[dlc_i] >= 0) {
+      const int64_t dlc_need = dlc__split_ws_gemm_bias_relu(dlc_i, dlc_p, NULL, NULL);
+      dlc_ok = dlc_need > 0 && (uint64_t)dlc_need <= (uint64_t)(workspace_bytes);
+    }
     if (dlc_ok) dlc_inst = dlc_i;
   }
   if (dlc_inst < 0) {
@@ -110,19 +209,27 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(15, dlc_p->n), 16))), dlc_gy = 1, dlc_gz = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
     if (dlc_gx > 2147483647)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
     const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    /* split-K: the slices' partials in the workspace (the selection checked its size), then the
+     * second kernel sums them in order and applies the epilogue */
+    int64_t dlc_sn = 1, dlc_ktp = 1;
+    (void)dlc__split_ws_gemm_bias_relu(dlc_inst, dlc_p, &dlc_sn, &dlc_ktp);
+    dlc_p->dlc_split_ws = workspace;
+    dlc_p->dlc_split_ktp = (int32_t)dlc_ktp, dlc_p->dlc_split_n = (int32_t)dlc_sn;
     const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+    dlc_st = dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)(dlc_gy * dlc_sn), (unsigned)dlc_gz, stream);
+    if (dlc_st != DLC_SUCCESS) return dlc_st;
+    return dlc__launch(&dlc__k_gemm_bias_relu[dlc__red_gemm_bias_relu[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 1, (unsigned)dlc_gz, stream);
   }
   case 1: {
     dlc_status dlc_st;
@@ -139,7 +246,7 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
     if (dlc_gx > 2147483647)
@@ -163,55 +270,6 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
     if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
     if (dlc_count > 0) dlc_work = 1;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    if (dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
-      dlc__tp_gemm_bias_relu dlc_tp;
-      dlc_tp.p = *dlc_p;
-      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
-          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->n, dlc_p->k, dlc_p->ldb, 64, 64) == DLC_SUCCESS) {
-        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
-        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-        if (dlc_gx > 2147483647)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-        const int64_t dlc_kx = dlc_p->k;
-        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_relu[24], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-      }
-      dlc__clear_detail();
-    }
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 3: {
-    dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
@@ -231,7 +289,7 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 4: {
+  case 3: {
     dlc_status dlc_st;
     int64_t dlc_count, dlc_work = 0, dlc_dims[2];
     if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
@@ -260,7 +318,7 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 5: {
+  case 4: {
     dlc_status dlc_st;
     int64_t dlc_count, dlc_work = 0, dlc_dims[2];
     if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
@@ -286,7 +344,180 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
           return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
         if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
           return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_relu[25], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+        return dlc__launch(&dlc__k_gemm_bias_relu[42], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      }
+      dlc__clear_detail();
+    }
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 5: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    /* split-K: the slices' partials in the workspace (the selection checked its size), then the
+     * second kernel sums them in order and applies the epilogue */
+    int64_t dlc_sn = 1, dlc_ktp = 1;
+    (void)dlc__split_ws_gemm_bias_relu(dlc_inst, dlc_p, &dlc_sn, &dlc_ktp);
+    dlc_p->dlc_split_ws = workspace;
+    dlc_p->dlc_split_ktp = (int32_t)dlc_ktp, dlc_p->dlc_split_n = (int32_t)dlc_sn;
+    const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
+    dlc_st = dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)(dlc_gy * dlc_sn), (unsigned)dlc_gz, stream);
+    if (dlc_st != DLC_SUCCESS) return dlc_st;
+    return dlc__launch(&dlc__k_gemm_bias_relu[dlc__red_gemm_bias_relu[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 1, (unsigned)dlc_gz, stream);
+  }
+  case 6: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 7: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(15, dlc_p->n), 16))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 8: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 9: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    if (dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
+      dlc__tp_gemm_bias_relu dlc_tp;
+      dlc_tp.p = *dlc_p;
+      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
+          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->n, dlc_p->k, dlc_p->ldb, 64, 64) == DLC_SUCCESS) {
+        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
+        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+        if (dlc_gx > 2147483647)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+        const int64_t dlc_kx = dlc_p->k;
+        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+        return dlc__launch(&dlc__k_gemm_bias_relu[43], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
       }
       dlc__clear_detail();
     }
@@ -314,60 +545,147 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
 }
 
 static const dlc__kernel dlc__k_gemm_bias_relu_nt[] = {
-    {"dlc_gemm_bias_relu_nt_fp16_b0_v8", 1, 0, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
-    {"dlc_gemm_bias_relu_nt_fp16_b0_v4", 1, 1, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
-    {"dlc_gemm_bias_relu_nt_fp16_b0_v2", 1, 2, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
-    {"dlc_gemm_bias_relu_nt_fp16_b0_v1", 1, 3, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
-    {"dlc_gemm_bias_relu_nt_fp16_b1_v8", 1, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_nt_fp16_b1_v4", 1, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_nt_fp16_b1_v2", 1, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_nt_fp16_b1_v1", 1, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_nt_fp16_v8", 1, 8, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_nt_fp16_v4", 1, 9, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_nt_fp16_v2", 1, 10, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_nt_fp16_v1", 1, 11, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b0_v8", 1, 12, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b0_v4", 1, 13, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b0_v2", 1, 14, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b0_v1", 1, 15, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b1_v8", 1, 16, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b1_v4", 1, 17, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b1_v2", 1, 18, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b1_v1", 1, 19, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_v8", 1, 20, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_v4", 1, 21, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_v2", 1, 22, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_v1", 1, 23, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0},
-    {"dlc_gemm_bias_relu_nt_fp16_sm90a", 1, 24, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_sm90a", 1, 25, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b0_v8", 1, 0, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b0_v4", 1, 1, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b0_v2", 1, 2, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b0_v1", 1, 3, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b0_r", 1, 4, 128, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 1},
+    {"dlc_gemm_bias_relu_nt_fp16_b1_v8", 1, 5, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b1_v4", 1, 6, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b1_v2", 1, 7, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b1_v1", 1, 8, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b2_v8", 1, 9, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b2_v4", 1, 10, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b2_v2", 1, 11, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b2_v1", 1, 12, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b3_v8", 1, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b3_v4", 1, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b3_v2", 1, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b3_v1", 1, 16, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_v8", 1, 17, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_v4", 1, 18, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_v2", 1, 19, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_v1", 1, 20, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v8", 1, 21, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v4", 1, 22, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v2", 1, 23, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v1", 1, 24, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_r", 1, 25, 128, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 1},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v8", 1, 26, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v4", 1, 27, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v2", 1, 28, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v1", 1, 29, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b2_v8", 1, 30, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b2_v4", 1, 31, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b2_v2", 1, 32, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b2_v1", 1, 33, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b3_v8", 1, 34, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b3_v4", 1, 35, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b3_v2", 1, 36, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b3_v1", 1, 37, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_v8", 1, 38, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_v4", 1, 39, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_v2", 1, 40, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_v1", 1, 41, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_sm90a", 1, 42, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_sm90a", 1, 43, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
 };
 /* instance selection (first match): dtype, shape-bucket bounds */
 static const struct dlc__sel_gemm_bias_relu_nt {
   dlc_dtype dtype;
-  int64_t lo[1], hi[1]; /* bounds on m */
+  int64_t lo[3], hi[3]; /* bounds on m n k */
 } dlc__sel_gemm_bias_relu_nt[] = {
-    {DLC_F16, {1}, {16}}, /* fp16.b0: shape bucket m1_16 */
-    {DLC_F16, {17}, {128}}, /* fp16.b1: shape bucket m17_128 */
-    {DLC_F16, {0}, {INT64_MAX}}, /* fp16 */
-    {DLC_BF16, {1}, {16}}, /* bf16.b0: shape bucket m1_16 */
-    {DLC_BF16, {17}, {128}}, /* bf16.b1: shape bucket m17_128 */
-    {DLC_BF16, {0}, {INT64_MAX}}, /* bf16 */
+    {DLC_F16, {1, 1, 4096}, {512, 512, INT64_MAX}}, /* fp16.b0: shape bucket skinny */
+    {DLC_F16, {1, 1, 4096}, {512, 512, INT64_MAX}}, /* fp16.b1: shape bucket skinny_nosplit */
+    {DLC_F16, {1, 0, 0}, {16, INT64_MAX, INT64_MAX}}, /* fp16.b2: shape bucket m1_16 */
+    {DLC_F16, {17, 0, 0}, {128, INT64_MAX, INT64_MAX}}, /* fp16.b3: shape bucket m17_128 */
+    {DLC_F16, {0, 0, 0}, {INT64_MAX, INT64_MAX, INT64_MAX}}, /* fp16 */
+    {DLC_BF16, {1, 1, 4096}, {512, 512, INT64_MAX}}, /* bf16.b0: shape bucket skinny */
+    {DLC_BF16, {1, 1, 4096}, {512, 512, INT64_MAX}}, /* bf16.b1: shape bucket skinny_nosplit */
+    {DLC_BF16, {1, 0, 0}, {16, INT64_MAX, INT64_MAX}}, /* bf16.b2: shape bucket m1_16 */
+    {DLC_BF16, {17, 0, 0}, {128, INT64_MAX, INT64_MAX}}, /* bf16.b3: shape bucket m17_128 */
+    {DLC_BF16, {0, 0, 0}, {INT64_MAX, INT64_MAX, INT64_MAX}}, /* bf16 */
 };
 /* kernel row by instance and chunk width (8, 4, 2, 1 elements); -1: not compiled */
 static const int16_t dlc__row_gemm_bias_relu_nt[][4] = {
     {0, 1, 2, 3},
-    {4, 5, 6, 7},
-    {8, 9, 10, 11},
-    {12, 13, 14, 15},
-    {16, 17, 18, 19},
-    {20, 21, 22, 23},
+    {5, 6, 7, 8},
+    {9, 10, 11, 12},
+    {13, 14, 15, 16},
+    {17, 18, 19, 20},
+    {21, 22, 23, 24},
+    {26, 27, 28, 29},
+    {30, 31, 32, 33},
+    {34, 35, 36, 37},
+    {38, 39, 40, 41},
 };
+/* split-K: the second kernel's row by instance; -1: the instance does not split */
+static const int16_t dlc__red_gemm_bias_relu_nt[] = {4, -1, -1, -1, -1, 25, -1, -1, -1, -1};
+/* split-K: the workspace instance dlc_i needs at these shapes (DLC__OVF: overflow), its slices and
+ * k-tiles a slice */
+static int64_t dlc__split_ws_gemm_bias_relu_nt(int dlc_i, const dlc__p_gemm_bias_relu_nt *dlc_p, int64_t *dlc_sn, int64_t *dlc_ktp) {
+  int64_t dlc_kx, dlc_tiles, dlc_batch, dlc_bk, dlc_split, dlc_tile;
+  switch (dlc_i) {
+  case 0: /* fp16.b0 */
+    dlc_kx = dlc_p->k, dlc_tiles = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_batch = 1;
+    dlc_bk = 32, dlc_split = 8, dlc_tile = 8192;
+    break;
+  case 5: /* bf16.b0 */
+    dlc_kx = dlc_p->k, dlc_tiles = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_batch = 1;
+    dlc_bk = 32, dlc_split = 8, dlc_tile = 8192;
+    break;
+  default:
+    return DLC__OVF;
+  }
+  if (dlc_kx == DLC__OVF || dlc_kx < 0 || dlc_tiles == DLC__OVF || dlc_batch == DLC__OVF) return DLC__OVF;
+  const int64_t dlc_kt = dlc_kx / dlc_bk + (dlc_kx % dlc_bk != 0);
+  const int64_t dlc_per = dlc_kt > 0 ? (dlc_kt + dlc_split - 1) / dlc_split : 1;
+  const int64_t dlc_n = dlc_kt > 0 ? (dlc_kt + dlc_per - 1) / dlc_per : 1;
+  if (dlc_sn) *dlc_sn = dlc_n;
+  if (dlc_ktp) *dlc_ktp = dlc_per;
+  return dlc__mul(dlc__mul(dlc__mul(dlc_tiles, dlc_batch), dlc_n), dlc_tile * 4);
+}
+
+size_t dlc_gemm_bias_relu_nt_workspace_size(dlc_dtype dtype, int64_t m, int64_t n, int64_t k) {
+  dlc__p_gemm_bias_relu_nt dlc_params = {0}, *dlc_p = &dlc_params;
+  dlc_p->m = m;
+  if (m < 0) return 0;
+  dlc_p->n = n;
+  if (n < 0) return 0;
+  dlc_p->k = k;
+  if (k < 0) return 0;
+  int dlc_inst = -1;
+  const int64_t dlc_bv[] = {dlc_p->m, dlc_p->n, dlc_p->k};
+  for (int dlc_i = 0; dlc_i < 10 && dlc_inst < 0; dlc_i++) {
+    const struct dlc__sel_gemm_bias_relu_nt *dlc_t = &dlc__sel_gemm_bias_relu_nt[dlc_i];
+    int dlc_ok = dlc_t->dtype == dtype;
+    for (int dlc_j = 0; dlc_j < 3; dlc_j++)
+      dlc_ok &= dlc_bv[dlc_j] >= dlc_t->lo[dlc_j] && dlc_bv[dlc_j] <= dlc_t->hi[dlc_j];
+    /* a split-K row only with its workspace; else the next row that matches */
+    if (dlc_ok && dlc__red_gemm_bias_relu_nt[dlc_i] >= 0) {
+      const int64_t dlc_need = dlc__split_ws_gemm_bias_relu_nt(dlc_i, dlc_p, NULL, NULL);
+      dlc_ok = dlc_need > 0 && (uint64_t)dlc_need <= (uint64_t)(SIZE_MAX);
+    }
+    if (dlc_ok) dlc_inst = dlc_i;
+  }
+  if (dlc_inst < 0 || dlc__red_gemm_bias_relu_nt[dlc_inst] < 0) return 0;
+  const int64_t dlc_need = dlc__split_ws_gemm_bias_relu_nt(dlc_inst, dlc_p, NULL, NULL);
+  return dlc_need > 0 ? (size_t)dlc_need : 0;
+}
 
 dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
     int64_t m, int64_t n, int64_t k, const void *a,
     int64_t lda, const void *b, int64_t ldb, const void *bias,
     void *c, int64_t ldc,
     struct CUstream_st *stream) {
+  return dlc_gemm_bias_relu_nt_ws(dtype, m, n, k, a, lda, b, ldb, bias, c, ldc, NULL, 0, stream);
+}
+
+dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
+    int64_t m, int64_t n, int64_t k, const void *a,
+    int64_t lda, const void *b, int64_t ldb, const void *bias,
+    void *c, int64_t ldc,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream) {
   dlc__clear_detail();
   dlc__p_gemm_bias_relu_nt dlc_params = {0}, *dlc_p = &dlc_params;
   dlc_p->m = m;
@@ -380,16 +698,28 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
   dlc_p->bias = bias;
   dlc_p->c = c;
   dlc_p->ldc = ldc;
+  /* the workspace: none (NULL, 0), or 256-byte aligned memory of workspace_bytes */
+  if (!workspace && workspace_bytes)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "gemm_bias_relu_nt: workspace is NULL with workspace_bytes = %zu (pass NULL and 0 for none)", workspace_bytes);
+  if (workspace && !dlc__aligned(workspace, 256))
+    return dlc__fail(DLC_ERROR_MISALIGNED, "gemm_bias_relu_nt: workspace = %p is not aligned to 256 bytes", workspace);
+  if ((uintptr_t)workspace > UINTPTR_MAX - workspace_bytes)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "gemm_bias_relu_nt: workspace + workspace_bytes wraps the address space");
   if (dlc_p->m < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "m = %lld is negative", (long long)dlc_p->m);
   if (dlc_p->n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)dlc_p->n);
   if (dlc_p->k < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "k = %lld is negative", (long long)dlc_p->k);
   int dlc_inst = -1;
-  const int64_t dlc_bv[] = {dlc_p->m};
-  for (int dlc_i = 0; dlc_i < 6 && dlc_inst < 0; dlc_i++) {
+  const int64_t dlc_bv[] = {dlc_p->m, dlc_p->n, dlc_p->k};
+  for (int dlc_i = 0; dlc_i < 10 && dlc_inst < 0; dlc_i++) {
     const struct dlc__sel_gemm_bias_relu_nt *dlc_t = &dlc__sel_gemm_bias_relu_nt[dlc_i];
     int dlc_ok = dlc_t->dtype == dtype;
-    for (int dlc_j = 0; dlc_j < 1; dlc_j++)
+    for (int dlc_j = 0; dlc_j < 3; dlc_j++)
       dlc_ok &= dlc_bv[dlc_j] >= dlc_t->lo[dlc_j] && dlc_bv[dlc_j] <= dlc_t->hi[dlc_j];
+    /* a split-K row only with its workspace; else the next row that matches */
+    if (dlc_ok && dlc__red_gemm_bias_relu_nt[dlc_i] >= 0) {
+      const int64_t dlc_need = dlc__split_ws_gemm_bias_relu_nt(dlc_i, dlc_p, NULL, NULL);
+      dlc_ok = dlc_need > 0 && (uint64_t)dlc_need <= (uint64_t)(workspace_bytes);
+    }
     if (dlc_ok) dlc_inst = dlc_i;
   }
   if (dlc_inst < 0) {
@@ -416,19 +746,27 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(15, dlc_p->n), 16))), dlc_gy = 1, dlc_gz = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
     if (dlc_gx > 2147483647)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
     const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    /* split-K: the slices' partials in the workspace (the selection checked its size), then the
+     * second kernel sums them in order and applies the epilogue */
+    int64_t dlc_sn = 1, dlc_ktp = 1;
+    (void)dlc__split_ws_gemm_bias_relu_nt(dlc_inst, dlc_p, &dlc_sn, &dlc_ktp);
+    dlc_p->dlc_split_ws = workspace;
+    dlc_p->dlc_split_ktp = (int32_t)dlc_ktp, dlc_p->dlc_split_n = (int32_t)dlc_sn;
     const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+    dlc_st = dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)(dlc_gy * dlc_sn), (unsigned)dlc_gz, stream);
+    if (dlc_st != DLC_SUCCESS) return dlc_st;
+    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc__red_gemm_bias_relu_nt[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 1, (unsigned)dlc_gz, stream);
   }
   case 1: {
     dlc_status dlc_st;
@@ -445,7 +783,7 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
     if (dlc_gx > 2147483647)
@@ -469,55 +807,6 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
     if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
     if (dlc_count > 0) dlc_work = 1;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    if (dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
-      dlc__tp_gemm_bias_relu_nt dlc_tp;
-      dlc_tp.p = *dlc_p;
-      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
-          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->k, dlc_p->n, dlc_p->ldb, 64, 128) == DLC_SUCCESS) {
-        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
-        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-        if (dlc_gx > 2147483647)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-        const int64_t dlc_kx = dlc_p->k;
-        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_relu_nt[24], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-      }
-      dlc__clear_detail();
-    }
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 3: {
-    dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
@@ -537,7 +826,7 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 4: {
+  case 3: {
     dlc_status dlc_st;
     int64_t dlc_count, dlc_work = 0, dlc_dims[2];
     if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
@@ -566,7 +855,7 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 5: {
+  case 4: {
     dlc_status dlc_st;
     int64_t dlc_count, dlc_work = 0, dlc_dims[2];
     if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
@@ -592,7 +881,180 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
           return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
         if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
           return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_relu_nt[25], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+        return dlc__launch(&dlc__k_gemm_bias_relu_nt[42], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      }
+      dlc__clear_detail();
+    }
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 5: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    /* split-K: the slices' partials in the workspace (the selection checked its size), then the
+     * second kernel sums them in order and applies the epilogue */
+    int64_t dlc_sn = 1, dlc_ktp = 1;
+    (void)dlc__split_ws_gemm_bias_relu_nt(dlc_inst, dlc_p, &dlc_sn, &dlc_ktp);
+    dlc_p->dlc_split_ws = workspace;
+    dlc_p->dlc_split_ktp = (int32_t)dlc_ktp, dlc_p->dlc_split_n = (int32_t)dlc_sn;
+    const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
+    dlc_st = dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)(dlc_gy * dlc_sn), (unsigned)dlc_gz, stream);
+    if (dlc_st != DLC_SUCCESS) return dlc_st;
+    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc__red_gemm_bias_relu_nt[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 1, (unsigned)dlc_gz, stream);
+  }
+  case 6: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 7: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(15, dlc_p->n), 16))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 8: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 9: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    if (dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
+      dlc__tp_gemm_bias_relu_nt dlc_tp;
+      dlc_tp.p = *dlc_p;
+      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
+          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->k, dlc_p->n, dlc_p->ldb, 64, 128) == DLC_SUCCESS) {
+        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
+        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+        if (dlc_gx > 2147483647)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+        const int64_t dlc_kx = dlc_p->k;
+        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+        return dlc__launch(&dlc__k_gemm_bias_relu_nt[43], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
       }
       dlc__clear_detail();
     }
@@ -620,22 +1082,22 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
 }
 
 static const dlc__kernel dlc__k_conv2d_bias_silu[] = {
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8", 2, 0, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4", 2, 1, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2", 2, 2, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1", 2, 3, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8", 2, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4", 2, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2", 2, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1", 2, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8", 2, 8, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4", 2, 9, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2", 2, 10, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1", 2, 11, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8", 2, 12, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4", 2, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2", 2, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1", 2, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8", 2, 0, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4", 2, 1, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2", 2, 2, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1", 2, 3, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8", 2, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4", 2, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2", 2, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1", 2, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8", 2, 8, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4", 2, 9, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2", 2, 10, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1", 2, 11, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8", 2, 12, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4", 2, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2", 2, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1", 2, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
 };
 /* instance selection (first match): dtype, variant keys */
 static const struct dlc__sel_conv2d_bias_silu {
@@ -875,22 +1337,22 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
 }
 
 static const dlc__kernel dlc__k_attention_causal[] = {
-    {"dlc_attention_causal_fp16_D64_v8", 3, 0, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16},
-    {"dlc_attention_causal_fp16_D64_v4", 3, 1, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16},
-    {"dlc_attention_causal_fp16_D64_v2", 3, 2, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16},
-    {"dlc_attention_causal_fp16_D64_v1", 3, 3, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16},
-    {"dlc_attention_causal_fp16_D128_v8", 3, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16},
-    {"dlc_attention_causal_fp16_D128_v4", 3, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16},
-    {"dlc_attention_causal_fp16_D128_v2", 3, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16},
-    {"dlc_attention_causal_fp16_D128_v1", 3, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16},
-    {"dlc_attention_causal_bf16_D64_v8", 3, 8, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16},
-    {"dlc_attention_causal_bf16_D64_v4", 3, 9, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16},
-    {"dlc_attention_causal_bf16_D64_v2", 3, 10, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16},
-    {"dlc_attention_causal_bf16_D64_v1", 3, 11, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16},
-    {"dlc_attention_causal_bf16_D128_v8", 3, 12, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16},
-    {"dlc_attention_causal_bf16_D128_v4", 3, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16},
-    {"dlc_attention_causal_bf16_D128_v2", 3, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16},
-    {"dlc_attention_causal_bf16_D128_v1", 3, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16},
+    {"dlc_attention_causal_fp16_D64_v8", 3, 0, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16, 0, 0},
+    {"dlc_attention_causal_fp16_D64_v4", 3, 1, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16, 0, 0},
+    {"dlc_attention_causal_fp16_D64_v2", 3, 2, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16, 0, 0},
+    {"dlc_attention_causal_fp16_D64_v1", 3, 3, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16, 0, 0},
+    {"dlc_attention_causal_fp16_D128_v8", 3, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16, 0, 0},
+    {"dlc_attention_causal_fp16_D128_v4", 3, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16, 0, 0},
+    {"dlc_attention_causal_fp16_D128_v2", 3, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16, 0, 0},
+    {"dlc_attention_causal_fp16_D128_v1", 3, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16, 0, 0},
+    {"dlc_attention_causal_bf16_D64_v8", 3, 8, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16, 0, 0},
+    {"dlc_attention_causal_bf16_D64_v4", 3, 9, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16, 0, 0},
+    {"dlc_attention_causal_bf16_D64_v2", 3, 10, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16, 0, 0},
+    {"dlc_attention_causal_bf16_D64_v1", 3, 11, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16, 0, 0},
+    {"dlc_attention_causal_bf16_D128_v8", 3, 12, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16, 0, 0},
+    {"dlc_attention_causal_bf16_D128_v4", 3, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16, 0, 0},
+    {"dlc_attention_causal_bf16_D128_v2", 3, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16, 0, 0},
+    {"dlc_attention_causal_bf16_D128_v1", 3, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16, 0, 0},
 };
 /* instance selection (first match): dtype, variant keys */
 static const struct dlc__sel_attention_causal {
@@ -1122,8 +1584,8 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
 }
 
 static const dlc__kernel dlc__k_softmax[] = {
-    {"dlc_softmax_fp16_v8", 4, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0},
-    {"dlc_softmax_bf16_v8", 4, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0},
+    {"dlc_softmax_fp16_v8", 4, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
+    {"dlc_softmax_bf16_v8", 4, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
 };
 /* instance selection (first match): dtype */
 static const struct dlc__sel_softmax {
@@ -1186,8 +1648,8 @@ dlc_status dlc_softmax(dlc_dtype dtype,
 }
 
 static const dlc__kernel dlc__k_layernorm[] = {
-    {"dlc_layernorm_fp16_v8", 5, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0},
-    {"dlc_layernorm_bf16_v8", 5, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0},
+    {"dlc_layernorm_fp16_v8", 5, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
+    {"dlc_layernorm_bf16_v8", 5, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
 };
 /* instance selection (first match): dtype */
 static const struct dlc__sel_layernorm {
@@ -1256,8 +1718,8 @@ dlc_status dlc_layernorm(dlc_dtype dtype,
 }
 
 static const dlc__kernel dlc__k_rmsnorm[] = {
-    {"dlc_rmsnorm_fp16_v8", 6, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0},
-    {"dlc_rmsnorm_bf16_v8", 6, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0},
+    {"dlc_rmsnorm_fp16_v8", 6, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
+    {"dlc_rmsnorm_bf16_v8", 6, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
 };
 /* instance selection (first match): dtype */
 static const struct dlc__sel_rmsnorm {

@@ -23,6 +23,9 @@ typedef struct dlc__p_gemm_bias_relu {
   const void *bias;
   void *c;
   int64_t ldc;
+  /* split-K: the caller's workspace (fp32 partial tiles), k-tiles a slice, slices */
+  void *dlc_split_ws;
+  int32_t dlc_split_ktp, dlc_split_n;
 } dlc__p_gemm_bias_relu;
 
 /* The sm90a kernels' parameter block: the tensor maps of A and B, encoded
@@ -44,6 +47,9 @@ typedef struct dlc__p_gemm_bias_relu_nt {
   const void *bias;
   void *c;
   int64_t ldc;
+  /* split-K: the caller's workspace (fp32 partial tiles), k-tiles a slice, slices */
+  void *dlc_split_ws;
+  int32_t dlc_split_ktp, dlc_split_n;
 } dlc__p_gemm_bias_relu_nt;
 
 /* The sm90a kernels' parameter block: the tensor maps of A and B, encoded

@@ -8,7 +8,10 @@ same calls on the same inputs.
 Each record of a dump is a line `op|call|dims|output|dtype|elements` and then the
 elements, row-major, in the output's dtype.  For each op this prints how many
 elements are bit-identical, and the largest difference in units in the last
-place of the output's dtype (fp16: 10 fraction bits, bf16: 7, fp32: 23).
+place of the output's dtype (fp16: 10 fraction bits, bf16: 7, fp32: 23) at
+the larger of the two values, and the largest difference over the largest
+magnitude of the output it is in (an ulp count inflates where a sum cancels
+to near zero; this does not).
 It exits 1 when the two dumps do not hold the same calls, or when any element
 is NaN in one dump and not the other.  Standard library only."""
 import math
@@ -73,7 +76,8 @@ def main(argv):
         dtype, raw_e = emu[key]
         _, raw_g = gpu[key]
         a, b = decode(dtype, raw_e), decode(dtype, raw_g)
-        s = per_op.setdefault(key[0], {"calls": 0, "n": 0, "same": 0, "max_ulp": 0.0, "nan": 0})
+        s = per_op.setdefault(key[0], {"calls": 0, "n": 0, "same": 0, "max_ulp": 0.0, "nan": 0, "max_rel": 0.0})
+        scale = max([abs(v) for v in a + b if math.isfinite(v)] + [0.0])
         s["calls"] += 1
         s["n"] += len(a)
         w = BYTES[dtype]
@@ -84,10 +88,13 @@ def main(argv):
                 s["nan"] += 1
             else:
                 s["max_ulp"] = max(s["max_ulp"], ulps(x, y, dtype))
-    print("%-22s %6s %10s %14s %10s %8s" % ("op", "calls", "elements", "bit-identical", "max ulp", "NaN/Inf"))
+                if scale > 0:
+                    s["max_rel"] = max(s["max_rel"], abs(x - y) / scale)
+    print("%-22s %6s %10s %14s %10s %14s %8s" % ("op", "calls", "elements", "bit-identical", "max ulp",
+                                                  "max diff/max", "NaN/Inf"))
     for op, s in per_op.items():
-        print("%-22s %6d %10d %13.2f%% %10.1f %8d" % (op, s["calls"], s["n"], 100.0 * s["same"] / max(s["n"], 1),
-                                                     s["max_ulp"], s["nan"]))
+        print("%-22s %6d %10d %13.2f%% %10.1f %14.2e %8d" % (op, s["calls"], s["n"], 100.0 * s["same"] / max(s["n"], 1),
+                                                            s["max_ulp"], s["max_rel"], s["nan"]))
         ok = ok and s["nan"] == 0
     return 0 if ok else 1
 

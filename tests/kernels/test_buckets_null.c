@@ -7,7 +7,9 @@
  *   - each bucket's plan, pinned: M <= 16 takes the m1_16 kernels (16x16
  *     tiles), 17..128 the m17_128 kernels (64x64), anything larger the
  *     default 128x128 ones (docs/plan.md, Shape buckets), for both layouts
- *     and dtypes.  A change of the model that moves a bucket fails here. */
+ *     and dtypes.  A change of the model that moves a bucket fails here;
+ *   - the skinny bucket (docs/plan.md, Split-K): its workspace size, its two
+ *     launches through dlc_<op>_ws, and its unsplit twin without one. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,7 +39,7 @@ int main(void) {
     int64_t lo, hi;
     int bm, bn;
     const char *tag; /* in the kernel name */
-  } buckets[] = {{1, 16, 16, 16, "_b0_"}, {17, 128, 64, 64, "_b1_"}, {129, 5000, 128, 128, NULL}};
+  } buckets[] = {{1, 16, 16, 16, "_b2_"}, {17, 128, 64, 64, "_b3_"}, {129, 5000, 128, 128, NULL}};
   static const int64_t Ms[] = {1, 2, 7, 16, 17, 64, 100, 128, 129, 1000, 4096};
   for (int nt = 0; nt < 2; nt++)
     for (int d = 0; d < 2; d++) {
@@ -55,7 +57,7 @@ int main(void) {
         for (size_t b = 0; b < sizeof buckets / sizeof *buckets; b++) {
           if (M < buckets[b].lo || M > buckets[b].hi) continue;
           bool named = buckets[b].tag ? strstr(l->kernel->name, buckets[b].tag) != NULL
-                                      : !strstr(l->kernel->name, "_b0_") && !strstr(l->kernel->name, "_b1_");
+                                      : !strstr(l->kernel->name, "16_b"); /* fp16_b<i>, bf16_b<i>: a bucket */
           CHECK(named);
           CHECK(ctas == cdiv(M, buckets[b].bm) * cdiv(N, buckets[b].bn));
           if (!named || ctas != cdiv(M, buckets[b].bm) * cdiv(N, buckets[b].bn))
@@ -68,6 +70,33 @@ int main(void) {
             printf("decode M=%lld N=K=4096: %s, %lld CTAs (A100: 108 SMs, H100: 132)\n", (long long)M,
                    l->kernel->name, (long long)ctas);
         }
+      }
+      /* the skinny bucket (M, N <= 512, K >= 4096): with the workspace
+       * dlc_<op>_workspace_size reports, split-K 8 of 64x128x32 tiles (the
+       * split rows, then the second kernel on one CTA a tile); without one,
+       * its unsplit twin (16x64 tiles), one launch */
+      static const int64_t sk[][3] = {{512, 512, 4096}, {1, 256, 8192}, {300, 100, 5000}};
+      for (size_t i = 0; i < sizeof sk / sizeof *sk; i++) {
+        int64_t M = sk[i][0], N = sk[i][1], K = sk[i][2], tiles = cdiv(M, 64) * cdiv(N, 128);
+        int64_t kt = cdiv(K, 32), per = cdiv(kt, 8), slices = cdiv(kt, per);
+        size_t ws = nt ? dlc_gemm_bias_relu_nt_workspace_size(dt, M, N, K) : dlc_gemm_bias_relu_workspace_size(dt, M, N, K);
+        CHECK(ws == (size_t)(tiles * slices * 64 * 128 * 4));
+        long n0 = dlc__last_launch()->count;
+        dlc_status st = nt ? dlc_gemm_bias_relu_nt_ws(dt, M, N, K, fake(0x10000000), K, fake(0x20000000), K, fake(0x30000000),
+                                                      fake(0x40000000), N, fake(0x50000000), ws, NULL)
+                           : dlc_gemm_bias_relu_ws(dt, M, N, K, fake(0x10000000), K, fake(0x20000000), N, fake(0x30000000),
+                                                   fake(0x40000000), N, fake(0x50000000), ws, NULL);
+        const dlc__launch_rec *l = dlc__last_launch();
+        CHECK(st == DLC_SUCCESS && l->count == n0 + 2 && l->kernel->split_reduce && l->kernel->split == 8);
+        CHECK(l->grid[0] == (unsigned)tiles && l->grid[1] == 1 && strstr(l->kernel->name, "_b0_r"));
+        if (nt == 0 && d == 0)
+          printf("skinny %lldx%lldx%lld: split-K %lld slices x %lld tiles = %lld CTAs, then %s; workspace %zu bytes\n",
+                 (long long)M, (long long)N, (long long)K, (long long)slices, (long long)tiles, (long long)(slices * tiles),
+                 l->kernel->name, ws);
+        n0 = l->count;
+        st = call(nt, dt, M, N, K);
+        CHECK(st == DLC_SUCCESS && l->count == n0 + 1 && !l->kernel->split && strstr(l->kernel->name, "_b1_"));
+        CHECK(l->grid[0] == (unsigned)(cdiv(M, 16) * cdiv(N, 64)));
       }
     }
   return fails ? 1 : 0;

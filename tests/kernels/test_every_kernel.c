@@ -40,7 +40,9 @@
  *
  * --op runs one op; --corrupt changes one output element of every call
  * before the check, and --skip-row N leaves out the call that forces row N
- * of the dispatch table and the odd-size calls: both must make the test fail
+ * of the dispatch table and the odd-size calls, and does not count row N's
+ * launches by other calls (a split-K pair's second kernel is called on its
+ * first kernel's widest row): both must make the test fail
  * (the negative tests in tests/kernels/CMakeLists.txt).  --search-only makes
  * no call on the test sizes, so that every row must be found by search. */
 #include <stdbool.h>
@@ -408,7 +410,7 @@ typedef struct call {
   int nt;
   tensor *ts;
   dlc__arg_value *args;
-  devptr ws; /* a chain op's workspace, of ws_bytes */
+  devptr ws; /* the workspace of an instance that needs one (a chain's or a split-K plan's), of ws_bytes */
   size_t ws_bytes;
 } call;
 
@@ -418,9 +420,10 @@ static void call_free(call *k) {
   free(k->ts), free(k->args);
 }
 
-/* dlc_<op>, or for a chain op dlc_<op>_ws with the call's workspace. */
+/* dlc_<op>, or for an instance that needs a workspace (a chain op's, a
+ * split-K plan's) dlc_<op>_ws with the call's workspace. */
 static dlc_status invoke(const dlc__entry *e, dlc_dtype dt, const call *k) {
-  if (e->call_ws) return e->call_ws(dt, k->args, (void *)(uintptr_t)k->ws, k->ws_bytes);
+  if (e->call_ws && k->ws) return e->call_ws(dt, k->args, (void *)(uintptr_t)k->ws, k->ws_bytes);
   return e->call(dt, k->args);
 }
 
@@ -486,9 +489,10 @@ static bool call_setup(const dlc__entry *e, const dlc__entry_instance *in, const
       break;
     }
   }
-  /* a chain op: the workspace dlc_<op>_workspace_size() reports, in the
-   * emulator's memory (256-byte aligned) */
-  if (ok && e->call_ws) {
+  /* an instance that needs a workspace (a chain op's, a split-K plan's):
+   * the one dlc_<op>_workspace_size() reports, in the emulator's memory
+   * (256-byte aligned); the other instances are called without one */
+  if (ok && e->call_ws && in->workspace) {
     k->ws_bytes = e->workspace_size(in->dtype, args);
     if (k->ws_bytes > (size_t)MAX_DRY_ELEMS * 4 || dev_alloc(&k->ws, k->ws_bytes ? k->ws_bytes : 1) != 0) {
       SETUP_FAIL("%s %s: cannot allocate a workspace of %zu bytes", e->op, what, k->ws_bytes);
@@ -602,7 +606,7 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
            r->index);
       continue;
     }
-    hits[r->index]++;
+    if (r->index != o->skip_row) hits[r->index]++;
     if (nran >= 0 && nran < (int)sizeof ran) nran += snprintf(ran + nran, sizeof ran - (size_t)nran, "%s%s", nran ? "+" : "", r->name);
   }
   if (st != DLC_SUCCESS) {
@@ -819,7 +823,11 @@ static void run_op(const dlc__entry *e, const mf_op *op, const opts *o) {
     expected++;
     if (hits[k]) continue;
     if (!row_runs_here(r)) {
-      if (r->sm90a_first >= e->nkernels || !hits[r->sm90a_first])
+      if (r->sm90a_first < 0 || r->sm90a_first >= e->nkernels || e->kernels[r->sm90a_first].archs != DLC__ARCH_SM90A ||
+          e->kernels[r->sm90a_first].inst != r->inst)
+        FAIL("%s: kernel %s (instance %s) names row %d as its sm90a kernel, which is not the instance's sm90a kernel",
+             e->op, r->name, e->inst[r->inst].tag, r->sm90a_first);
+      else if (!hits[r->sm90a_first])
         FAIL("%s: kernel %s (instance %s, width %d) is taken by sm90a row %d, which was never launched", e->op, r->name,
              e->inst[r->inst].tag, r->vec, r->sm90a_first);
       else

@@ -31,6 +31,21 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
     void *c, int64_t ldc,
     struct CUstream_st *stream);
 
+/** The workspace dlc_gemm_bias_relu_ws() can use for these shapes, in bytes: the split-K partials of the plan
+ * dispatch picks when the workspace is large enough; 0 when that plan needs none (or the dtype, dims
+ * or variant have no kernel, or the size overflows). */
+size_t dlc_gemm_bias_relu_workspace_size(dlc_dtype dtype, int64_t m, int64_t n, int64_t k);
+
+/** dlc_gemm_bias_relu() with a caller's workspace (NULL and 0: none; else 256-byte aligned): with at least
+ * dlc_gemm_bias_relu_workspace_size() bytes, shapes whose plan splits K run it (a deterministic split-K: the
+ * slices' fp32 partials are summed in a fixed order); with fewer, the plan that needs none.
+ * dlc_gemm_bias_relu() is this with no workspace. */
+dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
+    int64_t m, int64_t n, int64_t k, const void *a,
+    int64_t lda, const void *b, int64_t ldb, const void *bias,
+    void *c, int64_t ldc,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream);
+
 /** gemm_bias_relu_nt (manifest ops[1]).  dtypes: DLC_F16 DLC_BF16.
  * @param m signature dim M
  * @param n signature dim N
@@ -50,6 +65,21 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
     int64_t lda, const void *b, int64_t ldb, const void *bias,
     void *c, int64_t ldc,
     struct CUstream_st *stream);
+
+/** The workspace dlc_gemm_bias_relu_nt_ws() can use for these shapes, in bytes: the split-K partials of the plan
+ * dispatch picks when the workspace is large enough; 0 when that plan needs none (or the dtype, dims
+ * or variant have no kernel, or the size overflows). */
+size_t dlc_gemm_bias_relu_nt_workspace_size(dlc_dtype dtype, int64_t m, int64_t n, int64_t k);
+
+/** dlc_gemm_bias_relu_nt() with a caller's workspace (NULL and 0: none; else 256-byte aligned): with at least
+ * dlc_gemm_bias_relu_nt_workspace_size() bytes, shapes whose plan splits K run it (a deterministic split-K: the
+ * slices' fp32 partials are summed in a fixed order); with fewer, the plan that needs none.
+ * dlc_gemm_bias_relu_nt() is this with no workspace. */
+dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
+    int64_t m, int64_t n, int64_t k, const void *a,
+    int64_t lda, const void *b, int64_t ldb, const void *bias,
+    void *c, int64_t ldc,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream);
 
 /** conv2d_bias_silu (manifest ops[2]).  dtypes: DLC_F16 DLC_BF16.
  * @param n signature dim N
