@@ -822,6 +822,21 @@ static void group_comment(opgen *g, const char *name, const int *ax, int n) {
   sb_printf(g->s, "), extent %s\n", sx_str(g->A, group_extent(g, ax, n)));
 }
 
+/* The M, N and K groups as comments (and the batch group's, with `batch`)
+ * and the Op's extent_m/n/k. */
+static void group_extents(opgen *g, const gpu_kernel *k, bool batch) {
+  group_comment(g, "M", k->v.m_axes, k->v.nm);
+  group_comment(g, "N", k->v.n_axes, k->v.nn);
+  group_comment(g, "K", k->v.k_axes, k->v.nk);
+  if (batch) group_comment(g, "batch", k->v.b_axes, k->v.nb);
+  sb_printf(g->s, "  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return %s; }\n",
+            sxc(g->A, group_extent(g, k->v.m_axes, k->v.nm), false));
+  sb_printf(g->s, "  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return %s; }\n",
+            sxc(g->A, group_extent(g, k->v.n_axes, k->v.nn), false));
+  sb_printf(g->s, "  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return %s; }\n",
+            sxc(g->A, group_extent(g, k->v.k_axes, k->v.nk), false));
+}
+
 static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
   arena *A = c->A;
   const gpu_kernel *k = in->k;
@@ -855,16 +870,7 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
               p->split_k);
   else
     sb_puts(s, "  static constexpr bool SPLIT_K = false;\n");
-  group_comment(&g, "M", k->v.m_axes, k->v.nm);
-  group_comment(&g, "N", k->v.n_axes, k->v.nn);
-  group_comment(&g, "K", k->v.k_axes, k->v.nk);
-  group_comment(&g, "batch", k->v.b_axes, k->v.nb);
-  sb_printf(s, "  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return %s; }\n",
-            sxc(A, group_extent(&g, k->v.m_axes, k->v.nm), false));
-  sb_printf(s, "  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return %s; }\n",
-            sxc(A, group_extent(&g, k->v.n_axes, k->v.nn), false));
-  sb_printf(s, "  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return %s; }\n",
-            sxc(A, group_extent(&g, k->v.k_axes, k->v.nk), false));
+  group_extents(&g, k, true);
   chunk_fn(&g, &k->A, "a_chunk", k->v.m_axes, k->v.nm, k->v.k_axes, k->v.nk, "operand A");
   chunk_fn(&g, &k->B, "b_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "operand B");
   kstep_fn(&g, &k->A, "A", "a_kstep");
@@ -904,15 +910,7 @@ static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel
   sb_printf(s, "  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)\n"
                "  static constexpr int RASTER_GROUP = %d;\n",
             p->raster_group);
-  group_comment(&g, "M", k->v.m_axes, k->v.nm);
-  group_comment(&g, "N", k->v.n_axes, k->v.nn);
-  group_comment(&g, "K", k->v.k_axes, k->v.nk);
-  sb_printf(s, "  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return %s; }\n",
-            sxc(A, group_extent(&g, k->v.m_axes, k->v.nm), false));
-  sb_printf(s, "  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return %s; }\n",
-            sxc(A, group_extent(&g, k->v.n_axes, k->v.nn), false));
-  sb_printf(s, "  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return %s; }\n",
-            sxc(A, group_extent(&g, k->v.k_axes, k->v.nk), false));
+  group_extents(&g, k, false);
   epilogue_fn(&g, "");
   if (k->epi_vec) epilogue_full_fn(&g, k->epi_vec, "BN");
   else sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-tile epilogue\n");

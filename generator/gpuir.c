@@ -427,6 +427,25 @@ static bool grid_fits(arena *A, const gpu_kernel *k, diag_list *dl, const char *
   return true;
 }
 
+/* A contraction's epilogue statements, from the staging tile: with
+ * `full` (its description), the full-tile pair (the region's lets, then one
+ * 16-byte store of epi_vec outputs), then the bounds-checked pair every
+ * other tile takes. */
+static void emit_epilogue(gpu_kernel *k, arena *A, const region *r, const char *lets, const char *full) {
+  if (full) {
+    emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name, full, "tEfull", 1, "tStage", NULL);
+    emit(k, A, GS_ST_GLOBAL,
+         arena_printf(A, "st.global.v4.b32 (%d x %s) -> %s", k->epi_vec, dtype_name(k->v.out_dt), r->out[k->v.out].name),
+         "full tile: no predicate", NULL, 1, "tEfull", NULL);
+  }
+  emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name,
+       arena_printf(A, "%slets: %s", k->epi_vec ? "other tiles: " : "", *lets ? lets : "(none)"), "tE", 1, "tStage",
+       NULL);
+  emit(k, A, GS_ST_GLOBAL, arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v.out_dt), r->out[k->v.out].name),
+       arena_printf(A, "pred tails (%s), scalar where a row ends or is misaligned", tail_pred(A, &k->v)), NULL, 1, "tE",
+       NULL);
+}
+
 gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
                         diag_list *dl) {
   const pc_contraction *c = &a->con;
@@ -598,25 +617,14 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) lets = arena_printf(A, "%s%s%s", lets, *lets ? ", " : "", r->lets[l].name);
   k->epi_vec = epi_vec(A, &k->v, BM, BN, k->threads);
-  if (k->epi_vec) {
-    int tpr = BN / k->epi_vec;
-    emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name,
-         arena_printf(A,
-                      "full tile (inside %s and %s, tensors %d-element aligned): lets: %s; %d outputs a thread at a "
-                      "fixed column, rows %d apart; column reads once a thread",
-                      sx_str(A, extent(A, r, k->v.m_axes, k->v.nm)), sx_str(A, extent(A, r, k->v.n_axes, k->v.nn)),
-                      k->epi_vec, *lets ? lets : "(none)", k->epi_vec, k->threads / tpr),
-         "tEfull", 1, "tStage", NULL);
-    emit(k, A, GS_ST_GLOBAL,
-         arena_printf(A, "st.global.v4.b32 (%d x %s) -> %s", k->epi_vec, dtype_name(k->v.out_dt), r->out[k->v.out].name),
-         "full tile: no predicate", NULL, 1, "tEfull", NULL);
-  }
-  emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name,
-       arena_printf(A, "%slets: %s", k->epi_vec ? "other tiles: " : "", *lets ? lets : "(none)"), "tE", 1, "tStage",
-       NULL);
-  emit(k, A, GS_ST_GLOBAL, arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v.out_dt), r->out[k->v.out].name),
-       arena_printf(A, "pred tails (%s), scalar where a row ends or is misaligned", tail_pred(A, &k->v)), NULL, 1, "tE",
-       NULL);
+  emit_epilogue(k, A, r, lets,
+                k->epi_vec ? arena_printf(A,
+                                          "full tile (inside %s and %s, tensors %d-element aligned): lets: %s; %d "
+                                          "outputs a thread at a fixed column, rows %d apart; column reads once a thread",
+                                          sx_str(A, extent(A, r, k->v.m_axes, k->v.nm)),
+                                          sx_str(A, extent(A, r, k->v.n_axes, k->v.nn)), k->epi_vec,
+                                          *lets ? lets : "(none)", k->epi_vec, k->threads / (BN / k->epi_vec))
+                           : NULL);
   return k;  /* run_stages verifies it */
 }
 
@@ -742,21 +750,12 @@ gpu_kernel *gpuir_build_sm90a(arena *A, const region *r, const pc_analysis *a, c
   const char *lets = "";
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) lets = arena_printf(A, "%s%s%s", lets, *lets ? ", " : "", r->lets[l].name);
-  if (k->epi_vec) {
-    emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name,
-         arena_printf(A, "full tile (inside M and N, tensors %d-element aligned): lets: %s; 256 consumer threads",
-                      k->epi_vec, *lets ? lets : "(none)"),
-         "tEfull", 1, "tStage", NULL);
-    emit(k, A, GS_ST_GLOBAL,
-         arena_printf(A, "st.global.v4.b32 (%d x %s) -> %s", k->epi_vec, dtype_name(k->v.out_dt), r->out[k->v.out].name),
-         "full tile: no predicate", NULL, 1, "tEfull", NULL);
-  }
-  emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name,
-       arena_printf(A, "%slets: %s", k->epi_vec ? "other tiles: " : "", *lets ? lets : "(none)"), "tE", 1, "tStage",
-       NULL);
-  emit(k, A, GS_ST_GLOBAL, arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v.out_dt), r->out[k->v.out].name),
-       arena_printf(A, "pred tails (%s), scalar where a row ends or is misaligned", tail_pred(A, &k->v)), NULL, 1, "tE",
-       NULL);
+  emit_epilogue(k, A, r, lets,
+                k->epi_vec ? arena_printf(A,
+                                          "full tile (inside M and N, tensors %d-element aligned): lets: %s; 256 "
+                                          "consumer threads",
+                                          k->epi_vec, *lets ? lets : "(none)")
+                           : NULL);
   return k; /* the pipeline verifies it */
 }
 
