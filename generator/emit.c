@@ -2149,6 +2149,14 @@ static void chain_layout(arena *A, strbuf *s, const emit_op *eo, const emit_inst
   }
 }
 
+/* The plain dlc_<op>: dlc_<op>_ws with no workspace. */
+static void plain_calls_ws(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n) {
+  prototype(c, s, eo, a, n);
+  sb_printf(s, " {\n  return dlc_%s_ws(dtype", eo->op->name);
+  for (int i = 0; i < n; i++) sb_printf(s, ", %s", a[i].name);
+  sb_puts(s, ", NULL, 0, stream);\n}\n\n");
+}
+
 /* dlc_<op>_workspace_size() and dlc_<op>() (dlc_<op>_ws() without one). */
 static void dispatch_chain_extras(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n) {
   arena *A = c->A;
@@ -2166,10 +2174,7 @@ static void dispatch_chain_extras(emit_ctx *c, strbuf *s, const emit_op *eo, con
     sb_puts(s, "    (void)dlc_off;\n    return dlc_ws == DLC__OVF ? 0 : (size_t)dlc_ws;\n  }\n");
   }
   sb_puts(s, "  }\n  return 0;\n}\n\n");
-  prototype(c, s, eo, a, n);
-  sb_printf(s, " {\n  return dlc_%s_ws(dtype", on);
-  for (int i = 0; i < n; i++) sb_printf(s, ", %s", a[i].name);
-  sb_puts(s, ", NULL, 0, stream);\n}\n\n");
+  plain_calls_ws(c, s, eo, a, n);
 }
 
 /* The chain's instance cases: the tensors, the workspace, then each kernel
@@ -2383,10 +2388,7 @@ static void dispatch_split_extras(emit_ctx *c, strbuf *s, const emit_op *eo, con
                "  const int64_t dlc_need = dlc__split_ws_%s(dlc_inst, dlc_p, NULL, NULL);\n"
                "  return dlc_need > 0 ? (size_t)dlc_need : 0;\n}\n\n",
             on, on);
-  prototype(c, s, eo, a, n);
-  sb_printf(s, " {\n  return dlc_%s_ws(dtype", on);
-  for (int i = 0; i < n; i++) sb_printf(s, ", %s", a[i].name);
-  sb_puts(s, ", NULL, 0, stream);\n}\n\n");
+  plain_calls_ws(c, s, eo, a, n);
 }
 
 static void selection_tables(emit_ctx *c, strbuf *s, const emit_op *eo) {
