@@ -864,10 +864,11 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
     sb_printf(s, "  // split-K in at most %d slices (the GPU IR's pair): slice blockIdx.y stores its fp32 partial tile in the\n"
                  "  // workspace, then sm80_splitk_reduce sums the slices in order and applies the epilogue\n"
                  "  static constexpr bool SPLIT_K = true;\n"
+                 "  static constexpr int SPLIT_MAX = %d;  // the most slices a call stores\n"
                  "  static __device__ __forceinline__ float *split_ws(const Params *p) { return static_cast<float *>(p->dlc_split_ws); }\n"
                  "  static __device__ __forceinline__ int split_ktp(const Params *p) { return (int)p->dlc_split_ktp; }\n"
                  "  static __device__ __forceinline__ int split_n(const Params *p) { return (int)p->dlc_split_n; }\n",
-              p->split_k);
+              p->split_k, p->split_k);
   else
     sb_puts(s, "  static constexpr bool SPLIT_K = false;\n");
   group_extents(&g, k, true);
@@ -2625,9 +2626,9 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
                 "  case %d: {\n%s    %s    dlc_st = dlc__launch(&dlc__k_%s[dlc_k], dlc_p, sizeof *dlc_p, "
                 "(unsigned)dlc_gx, (unsigned)(dlc_gy * dlc_sn), (unsigned)dlc_gz, stream);\n"
                 "    if (dlc_st != DLC_SUCCESS) return dlc_st;\n"
-                "    return dlc__launch(&dlc__k_%s[dlc__red_%s[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 1, "
+                "    return dlc__launch(&dlc__k_%s[dlc__red_%s[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, %d, "
                 "(unsigned)dlc_gz, stream);\n  }\n",
-                i, chk[i], pick, on, on, on);
+                i, chk[i], pick, on, on, on, eo->inst[i].k->reduce->split_parts);
     }
     sb_printf(s, "  }\n  return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no instance\");\n}\n\n", on);
   }

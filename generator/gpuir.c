@@ -782,18 +782,26 @@ gpu_kernel *gpuir_build_splitk_reduce(arena *A, const gpu_kernel *part, const ch
   k->nst = k->cap_st = 0;
   k->st = NULL;
   int BM = k->plan.tile[0], BN = k->plan.tile[1];
+  int nt = 32 * k->plan.warps_m * k->plan.warps_n;
+  /* one float4 column of the tile a thread: the tile's BM x BN / 4 columns
+   * over split_parts CTAs of the threads the first kernel has */
+  k->split_parts = (BM * BN / 4 + nt - 1) / nt;
   const char *lets = "";
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) lets = arena_printf(A, "%s%s%s", lets, *lets ? ", " : "", r->lets[l].name);
-  emit(k, A, GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x",
-       arena_printf(A, "%s x %s tiles in the first kernel's order (groups of %d M tiles); batch <- blockIdx.z",
-                    sx_str(A, k->grid_tiles[0]), sx_str(A, k->grid_tiles[1]), k->plan.raster_group),
+  emit(k, A, GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x; column <- blockIdx.y x threads + thread",
+       arena_printf(A,
+                    "%s x %s tiles in the first kernel's order (groups of %d M tiles), %d CTAs a tile on "
+                    "blockIdx.y; batch <- blockIdx.z",
+                    sx_str(A, k->grid_tiles[0]), sx_str(A, k->grid_tiles[1]), k->plan.raster_group,
+                    k->split_parts),
        NULL, 0, NULL, NULL);
   emit(k, A, GS_LD_GLOBAL, "ld.global.v4.f32 workspace -> acc",
        arena_printf(A,
-                    "the tile's %dx%d fp32 partials of slices 0, 1, ..., n - 1, summed in that order (the same bits "
+                    "a thread's 4-float column of the tile's %dx%d fp32 partials, every slice's loaded before "
+                    "any add (at most %d), then summed in slice order 0, 1, ..., n - 1 (the same bits "
                     "whatever order the slices ran in); rows past the M tail skipped",
-                    BM, BN),
+                    BM, BN, k->plan.split_k),
        "tSum", 0, NULL, NULL);
   emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name, arena_printf(A, "lets: %s, once, on the sum", *lets ? lets : "(none)"),
        "tE", 1, "tSum", NULL);
@@ -1259,6 +1267,15 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
     for (int i = 0; i < k->nst; i++) {
       nepi += k->st[i].k == GS_EPILOGUE;
       nld += k->st[i].k == GS_LD_GLOBAL && nepi == 0;
+    }
+    int nt = 32 * k->plan.warps_m * k->plan.warps_n;
+    bool parts_ok = !k->split_reduce || (k->split_parts >= 1 && (int64_t)k->split_parts * nt * 4 >=
+                                                                    (int64_t)k->plan.tile[0] * k->plan.tile[1]);
+    if (!parts_ok) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                  "split-K kernel %s: %d CTAs of %d threads a tile do not cover its %dx%d partials in float4 columns",
+                  k->name, k->split_parts, nt, k->plan.tile[0], k->plan.tile[1]);
+      ok = false;
     }
     if (k->split_reduce ? nepi != 1 || nld != 1 || k->smem != 0 || k->nvec != 1 : nepi != 0 || !k->reduce) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL,

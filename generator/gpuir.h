@@ -223,9 +223,12 @@ typedef struct gpu_kernel {
   /* split-K (plan.split_k > 1): the first kernel stores each slice's fp32
    * partial tile in the caller's workspace; `reduce` is the second, which
    * sums them in a fixed order and applies the epilogue (split_reduce set,
-   * algo "splitk_reduce") */
+   * algo "splitk_reduce").  The second kernel runs split_parts CTAs a
+   * tile on blockIdx.y, each thread summing one 4-float column of the
+   * partials, so the loads of every slice are in flight at once */
   struct gpu_kernel *reduce;
   bool split_reduce;
+  int split_parts;
   /* a chain (several regions, one kernel each, launched in order by one
    * entry point): the next region's kernel, and this kernel's place */
   struct gpu_kernel *next;

@@ -618,16 +618,19 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   }
 }
 
-// The second kernel of a split-K plan (algo_choice "splitk_reduce"): block
-// (tile, batch) sums the split_n(p) partial tiles its tile's slices stored,
-// in slice order 0, 1, ..., n-1 (one fixed order, so the same inputs give
-// the same bits however the slices were scheduled), and applies the
-// epilogue once to the sum: 4 consecutive outputs a thread, bounds-checked.
-// Its grid is the first kernel's with one slice; no shared memory.
+// The second kernel of a split-K plan (algo_choice "splitk_reduce"): the
+// CTAs (tile, blockIdx.y, batch) sum the split_n(p) partial tiles the
+// tile's slices stored.  A thread takes one 4-float column of the tile (the
+// GPU IR's split_parts CTAs a tile cover its BM x BN / 4 columns; a
+// grid-stride loop takes any others), loads that column of every slice
+// before it adds any, so the loads are in flight together, and sums them in
+// slice order 0, 1, ..., n-1 (one fixed order: the same inputs give the
+// same bits however the slices were scheduled).  The epilogue runs once on
+// the sum: 4 consecutive outputs a thread, bounds-checked.  No shared memory.
 template <class Op>
 __device__ __forceinline__ void sm80_splitk_reduce(const typename Op::Params *p) {
-  constexpr int BM = Op::BM, BN = Op::BN, NT = 32 * Op::WARPS_M * Op::WARPS_N;
-  static_assert(Op::SPLIT_K, "the reduction of a split-K plan");
+  constexpr int BM = Op::BM, BN = Op::BN, NT = 32 * Op::WARPS_M * Op::WARPS_N, SMAX = Op::SPLIT_MAX;
+  static_assert(Op::SPLIT_K && SMAX >= 1, "the reduction of a split-K plan");
   uint32_t mt, nt;
   const int64_t em = Op::extent_m(p);
   tile_coord<Op::RASTER_GROUP>(blockIdx.x, (uint32_t)((em + BM - 1) / BM), (uint32_t)((Op::extent_n(p) + BN - 1) / BN),
@@ -637,15 +640,17 @@ __device__ __forceinline__ void sm80_splitk_reduce(const typename Op::Params *p)
   const int64_t slice = (int64_t)gridDim.x * (BM * BN);  // floats between a tile's slices
   const float *ws = Op::split_ws(p) + ((int64_t)b * S * gridDim.x + blockIdx.x) * (BM * BN);
 #pragma unroll 1
-  for (int i = threadIdx.x; i < BM * BN / 4; i += NT) {
+  for (int i = blockIdx.y * NT + threadIdx.x; i < BM * BN / 4; i += gridDim.y * NT) {
     const int r = i / (BN / 4), c = (i % (BN / 4)) * 4;
     if (m0 + r >= em) break;  // rows past M: nothing to store (i grows with r)
-    float4 a = *reinterpret_cast<const float4 *>(ws + r * BN + c);
-#pragma unroll 1
-    for (int s = 1; s < S; ++s) {
-      const float4 v = *reinterpret_cast<const float4 *>(ws + s * slice + r * BN + c);
-      a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
-    }
+    float4 v[SMAX];
+#pragma unroll
+    for (int s = 0; s < SMAX; ++s)
+      if (s < S) v[s] = *reinterpret_cast<const float4 *>(ws + s * slice + r * BN + c);
+    float4 a = v[0];
+#pragma unroll
+    for (int s = 1; s < SMAX; ++s)
+      if (s < S) a.x += v[s].x, a.y += v[s].y, a.z += v[s].z, a.w += v[s].w;
     const float a4[4] = {a.x, a.y, a.z, a.w};
     Op::epilogue4(p, m0 + r, n0 + c, b, a4);  // TokEpilogue, then the store
   }

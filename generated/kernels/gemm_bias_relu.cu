@@ -25,6 +25,7 @@ struct Op_b0 {
   // split-K in at most 8 slices (the GPU IR's pair): slice blockIdx.y stores its fp32 partial tile in the
   // workspace, then sm80_splitk_reduce sums the slices in order and applies the epilogue
   static constexpr bool SPLIT_K = true;
+  static constexpr int SPLIT_MAX = 8;  // the most slices a call stores
   static __device__ __forceinline__ float *split_ws(const Params *p) { return static_cast<float *>(p->dlc_split_ws); }
   static __device__ __forceinline__ int split_ktp(const Params *p) { return (int)p->dlc_split_ktp; }
   static __device__ __forceinline__ int split_n(const Params *p) { return (int)p->dlc_split_n; }

@@ -229,7 +229,7 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
     dlc_st = dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)(dlc_gy * dlc_sn), (unsigned)dlc_gz, stream);
     if (dlc_st != DLC_SUCCESS) return dlc_st;
-    return dlc__launch(&dlc__k_gemm_bias_relu[dlc__red_gemm_bias_relu[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 1, (unsigned)dlc_gz, stream);
+    return dlc__launch(&dlc__k_gemm_bias_relu[dlc__red_gemm_bias_relu[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 16, (unsigned)dlc_gz, stream);
   }
   case 1: {
     dlc_status dlc_st;
@@ -402,7 +402,7 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
     dlc_st = dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)(dlc_gy * dlc_sn), (unsigned)dlc_gz, stream);
     if (dlc_st != DLC_SUCCESS) return dlc_st;
-    return dlc__launch(&dlc__k_gemm_bias_relu[dlc__red_gemm_bias_relu[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 1, (unsigned)dlc_gz, stream);
+    return dlc__launch(&dlc__k_gemm_bias_relu[dlc__red_gemm_bias_relu[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 16, (unsigned)dlc_gz, stream);
   }
   case 6: {
     dlc_status dlc_st;
@@ -766,7 +766,7 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
     dlc_st = dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)(dlc_gy * dlc_sn), (unsigned)dlc_gz, stream);
     if (dlc_st != DLC_SUCCESS) return dlc_st;
-    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc__red_gemm_bias_relu_nt[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 1, (unsigned)dlc_gz, stream);
+    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc__red_gemm_bias_relu_nt[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 16, (unsigned)dlc_gz, stream);
   }
   case 1: {
     dlc_status dlc_st;
@@ -939,7 +939,7 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
     dlc_st = dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)(dlc_gy * dlc_sn), (unsigned)dlc_gz, stream);
     if (dlc_st != DLC_SUCCESS) return dlc_st;
-    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc__red_gemm_bias_relu_nt[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 1, (unsigned)dlc_gz, stream);
+    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc__red_gemm_bias_relu_nt[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 16, (unsigned)dlc_gz, stream);
   }
   case 6: {
     dlc_status dlc_st;

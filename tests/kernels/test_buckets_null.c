@@ -73,7 +73,8 @@ int main(void) {
       }
       /* the skinny bucket (M, N <= 512, K >= 4096): with the workspace
        * dlc_<op>_workspace_size reports, split-K 8 of 64x128x32 tiles (the
-       * split rows, then the second kernel on one CTA a tile); without one,
+       * split rows, then the second kernel on 16 CTAs a tile: 64 x 128 / 4
+       * float4 columns over 128 threads); without one,
        * its unsplit twin (16x64 tiles), one launch */
       static const int64_t sk[][3] = {{512, 512, 4096}, {1, 256, 8192}, {300, 100, 5000}};
       for (size_t i = 0; i < sizeof sk / sizeof *sk; i++) {
@@ -88,7 +89,7 @@ int main(void) {
                                                    fake(0x40000000), N, fake(0x50000000), ws, NULL);
         const dlc__launch_rec *l = dlc__last_launch();
         CHECK(st == DLC_SUCCESS && l->count == n0 + 2 && l->kernel->split_reduce && l->kernel->split == 8);
-        CHECK(l->grid[0] == (unsigned)tiles && l->grid[1] == 1 && strstr(l->kernel->name, "_b0_r"));
+        CHECK(l->grid[0] == (unsigned)tiles && l->grid[1] == 16 && strstr(l->kernel->name, "_b0_r"));
         if (nt == 0 && d == 0)
           printf("skinny %lldx%lldx%lld: split-K %lld slices x %lld tiles = %lld CTAs, then %s; workspace %zu bytes\n",
                  (long long)M, (long long)N, (long long)K, (long long)slices, (long long)tiles, (long long)(slices * tiles),
