@@ -275,8 +275,18 @@ static gpu_kernel *attention_build(run *r, const codegen_opts *cg, diag_list *dl
   return gpuir_build_attention(&r->A, r->rs, r->pc, &r->plan->chosen, cg->kernel_name, dl);
 }
 
+/* The first Reduce let after region r's contraction (a softmax or a row sum
+ * on its output), or -1: the contraction skeletons' epilogue is pointwise. */
+static int reduce_after_contraction(const region *r) {
+  for (int l = r->acc_let + 1; r->acc_let >= 0 && l < r->nlets; l++)
+    if (r->lets[l].e->k == RX_REDUCE) return l;
+  return -1;
+}
+
 /* contraction: one region, one contraction with a pointwise epilogue */
-static bool contraction_fits(const run *r) { return r->rs->n == 1 && r->rs->r[0].acc_let >= 0; }
+static bool contraction_fits(const run *r) {
+  return r->rs->n == 1 && r->rs->r[0].acc_let >= 0 && reduce_after_contraction(&r->rs->r[0]) < 0;
+}
 
 /* The signature dim that a GEMM group's extent is, when it is exactly one
  * (GEMM's M, N, K); NULL for a product (conv's N*P*Q) or a constant. */
@@ -716,6 +726,17 @@ static bool run_from(run *r, const run_in *in, size_t first, unsigned dump, int 
   for (size_t i = 0; i < sizeof SKELETONS / sizeof *SKELETONS && !row; i++)
     if (!SKELETONS[i].only && row_serves(&SKELETONS[i], archs, na) && SKELETONS[i].fits(r)) row = &SKELETONS[i];
   if (!row && chain_fits(r)) return chain_compile(r, archs, na, dump, until, cg, dl);
+  if (!row && r->rs->n == 1 && reduce_after_contraction(&r->rs->r[0]) >= 0) {
+    const region *g = &r->rs->r[0];
+    diag_report(dl, D_PLAN_UNSUPPORTED, cg->at,
+                "Compile the contraction and what reduces its output as two ops: one graph that ends at the "
+                "contraction's output (with its pointwise epilogue), and one that reads that tensor and reduces it "
+                "(Softmax, Reduce, LayerNorm: the row skeleton), called one after the other.",
+                "region %s reduces its contraction's output again (let %s) in one region; the contraction "
+                "skeletons' epilogue is pointwise, and only attention streams a softmax between two contractions",
+                g->name, g->lets[reduce_after_contraction(g)].name);
+    return false;
+  }
   if (!row) {
     int nk = 0;
     for (int i = 0; i < r->rs->n; i++) nk += r->rs->r[i].acc_let >= 0;
