@@ -2193,10 +2193,10 @@ static void dispatch_chain_body(emit_ctx *c, strbuf *s, const emit_op *eo) {
     chain_layout(A, s, eo, in, "    ");
     sb_printf(s,
               "    if (dlc_ws == DLC__OVF) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: the workspace size overflows int64\");\n"
-              "    if (!workspace && workspace_bytes == 0)\n"
+              "    if (dlc_ws > 0 && !workspace && workspace_bytes == 0)\n"
               "      return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s runs as several kernels and needs a workspace of %%lld bytes: "
               "call dlc_%s_ws() with dlc_%s_workspace_size() bytes\", (long long)dlc_ws);\n"
-              "    if (!workspace) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: workspace is NULL\");\n"
+              "    if (dlc_ws > 0 && !workspace) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: workspace is NULL\");\n"
               "    if (workspace_bytes < (size_t)dlc_ws)\n"
               "      return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: workspace_bytes = %%zu, the call needs %%lld (dlc_%s_workspace_size())\", "
               "workspace_bytes, (long long)dlc_ws);\n"
@@ -2205,6 +2205,7 @@ static void dispatch_chain_body(emit_ctx *c, strbuf *s, const emit_op *eo) {
               on, on, on, on, on, on, on, on, on);
     chain_val cv[16];
     int ncv = chain_vals(eo, in, cv, 16);
+    if (!ncv) sb_puts(s, "    (void)dlc_off;  /* every value between the kernels was fused: no workspace */\n");
     for (int v = 0; v < ncv; v++) {
       sb_printf(s, "    dlc_p->%s = (char *)workspace + dlc_off[%d];\n", lc(A, cv[v].m->name), v);
       if (cv[v].m->rank == 2) sb_printf(s, "    dlc_p->%s = %s;\n", gpuir_ld_param(A, cv[v].m->name), hsx(A, cv[v].m->shape[1]));

@@ -1252,6 +1252,27 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
                   (long long)cache, GPUIR_ROW_CACHE_BYTES);
       ok = false;
     }
+    /* a fused value lives in registers: no input, output, load or store names it */
+    int nf = 0;
+    for (int i = 0; i < k->nst; i++) {
+      if (k->st[i].k != GS_FUSED) continue;
+      const char *v = k->st[i].what;
+      bool named = nf >= k->nfused || strcmp(k->fused[nf], v) != 0;
+      nf++;
+      for (int j = 0; j < r->nin; j++) named |= strcmp(r->in[j].name, v) == 0;
+      for (int j = 0; j < r->nout; j++) named |= strcmp(r->out[j].name, v) == 0;
+      for (int j = 0; j < k->nst; j++)
+        named |= (k->st[j].k == GS_LD_GLOBAL || k->st[j].k == GS_LD_SHARED || k->st[j].k == GS_ST_GLOBAL) &&
+                 strcmp(k->st[j].what, v) == 0;
+      if (named) {
+        diag_report(dl, D_INTERNAL, "GPU IR", NULL, "fused value %s is loaded, stored or a kernel argument", v);
+        ok = false;
+      }
+    }
+    if (nf != k->nfused) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "%d fused values, %d Fused statements", k->nfused, nf);
+      ok = false;
+    }
     if (k->rw.row_warps < 1 || k->rw.warps % k->rw.row_warps || k->threads != 32 * k->rw.warps || k->nvec != 1 ||
         k->rw.vec < 1 || k->rw.vec > 16) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the row skeleton's %d warps, %d a row, vec %d do not fit", k->rw.warps,
@@ -1293,13 +1314,27 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
   return ok;
 }
 
+bool gpuir_add_fused(gpu_kernel *k, arena *A, const char *value, const char *from, const char *why) {
+  if (!k->rows || k->nfused >= GPUIR_MAX_FUSED || k->nst < 1 || k->st[0].k != GS_ROW_BEGIN) return false;
+  gpu_stmt s = {GS_FUSED, value,
+                arena_printf(A, "registers (from region %s): %s", from, why),
+                1, {"tRow", NULL, NULL, NULL}, arena_printf(A, "tF.%s", value)};
+  ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);
+  /* after RowBegin and the Fused statements before it */
+  int at = 1 + k->nfused;
+  memmove(&k->st[at + 1], &k->st[at], sizeof(gpu_stmt) * (size_t)(k->nst - 1 - at));
+  k->st[at] = s;
+  k->fused[k->nfused++] = value;
+  return true;
+}
+
 cJSON *gpuir_dump(const gpu_kernel *k) {
   static const char *const names[] = {"AllocShared", "CpAsync",    "CommitGroup", "Wait",     "Barrier",  "Loop",
                                       "EndLoop",     "LdMatrix",   "Mma",         "StageAcc", "Epilogue", "StGlobalVec",
                                       "AddrSetup",   "Advance",    "RowBegin",    "LdGlobal", "RowLets",  "Reduce",
                                       "RowScalar",   "LdShared",   "TileCoord",   "MbarInit",   "Role",
                                       "SetMaxNReg",  "MbarWait",   "TmaLoad",     "Wgmma",      "WgmmaWait",
-                                      "MbarArrive"};
+                                      "MbarArrive",  "Fused"};
   cJSON *root = cJSON_CreateObject();
   cJSON *g = cJSON_AddObjectToObject(root, "gpu_ir");
   cJSON_AddStringToObject(g, "kernel", k->name);
@@ -1313,6 +1348,15 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
     cJSON_AddNumberToObject(g, "warps_per_row", k->rw.row_warps);
     cJSON_AddNumberToObject(g, "rows_per_cta", k->rw.warps / k->rw.row_warps);
     cJSON_AddNumberToObject(g, "vec", k->rw.vec);
+    if (k->nfused) {
+      cJSON *fa = cJSON_AddArrayToObject(g, "fused");
+      for (int i = 0; i < k->nfused; i++) {
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddStringToObject(f, "value", k->fused[i]);
+        cJSON_AddStringToObject(f, "buffer", "reg");
+        cJSON_AddItemToArray(fa, f);
+      }
+    }
     cJSON *ra = cJSON_AddArrayToObject(g, "row_axes");
     for (int i = 0; i < k->rw.nrows; i++) cJSON_AddItemToArray(ra, cJSON_CreateString(r->it[k->rw.row_axes[i]].name));
     cJSON_AddStringToObject(g, "row_axis", r->it[k->rw.row_axis].name);

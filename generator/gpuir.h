@@ -48,6 +48,8 @@ typedef enum {
   GS_WGMMA,        /* wgmma.mma_async SS from the ring (descriptors): consumes TokLoad, produces TokCompute */
   GS_WGMMA_WAIT,   /* wgmma.commit_group + wait_group: the accumulators and the slot's reads are done */
   GS_MBAR_ARRIVE,  /* a consumer's release of a ring slot (empty barrier) */
+  /* a chain's fusion (pipeline.c, chain_fuse) */
+  GS_FUSED,        /* a value an earlier region yielded deferred, computed here in registers where it is read */
 } gpu_stmt_kind;
 
 typedef struct gpu_stmt {
@@ -160,6 +162,7 @@ typedef enum { EPI_RD_COL, EPI_RD_VEC, EPI_RD_ROW, EPI_RD_OTHER } epi_read_kind;
 /* The most K axes a walking operand's counter carries through. */
 #define GPUIR_WALK_AXES 8
 
+#define GPUIR_MAX_FUSED 8
 /* A shared tile as the skeleton lays it out: `copies` (ring stages) of `rows`
  * rows of `row_elems` elements, from byte `offset` of the block's dynamic
  * shared memory.  A row is a run of 16-byte chunks; chunk c of row r sits at
@@ -233,8 +236,19 @@ typedef struct gpu_kernel {
    * entry point): the next region's kernel, and this kernel's place */
   struct gpu_kernel *next;
   int chain_index;
+  /* values of earlier regions fused into this kernel (gpuir_add_fused):
+   * computed in registers where the region reads them, never stored */
+  int nfused;
+  const char *fused[GPUIR_MAX_FUSED];
   const struct plan_result *chain_plan; /* this kernel's plan (the first's is the run's) */
 } gpu_kernel;
+
+/* Records that row kernel k computes `value` (yielded deferred by region
+ * `from`) in registers where its region reads it: a Fused statement after
+ * RowBegin, whose detail says why that is legal.  gpuir_verify checks that
+ * nothing loads or stores the value.  False when k is not a row kernel or
+ * holds GPUIR_MAX_FUSED already. */
+bool gpuir_add_fused(gpu_kernel *k, arena *A, const char *value, const char *from, const char *why);
 
 /* NULL with E1706 when the region is not a single contraction with a
  * pointwise epilogue (what the sm80 contraction skeleton compiles).  The

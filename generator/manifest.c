@@ -10,7 +10,7 @@
 #include "jsonutil.h"
 
 static const char *const top_keys[] = {"schema", "description", "archs", "ops", "layout", NULL};
-static const char *const op_keys[] = {"name", "description", "graph", "dtypes", "plans", "variants", "shape_sets", "math", NULL};
+static const char *const op_keys[] = {"name", "description", "graph", "dtypes", "plans", "variants", "shape_sets", "math", "fusion", NULL};
 static const char *const plan_keys[] = {"tile", "stages", "bind", "warp_tile", "cache", "vectorize",
                                         "predicate_tail", "epilogue", "arch", "layout_hints", "algo_choice",
                                         "local_edges", "async", "barrier_model", NULL};
@@ -329,6 +329,14 @@ manifest *mf_read_text(arena *A, const char *text, const char *path, diag_list *
                     "the variants give %.0f combinations per dtype; the limit is %d", combos, MF_MAX_COMBOS);
       const cJSON *ss = cJSON_GetObjectItemCaseSensitive(o, "shape_sets");
       if (ss) read_shape_sets(&c, op, ss, ju_path_key(&c, op_path, "shape_sets"));
+      const cJSON *fusion = cJSON_GetObjectItemCaseSensitive(o, "fusion");
+      if (fusion) {
+        if (cJSON_IsString(fusion) && strcmp(fusion->valuestring, "off") == 0) op->no_fusion = true;
+        else if (!cJSON_IsString(fusion) || strcmp(fusion->valuestring, "auto") != 0)
+          diag_report(dl, D_MANIFEST_VALUE, ju_path_key(&c, op_path, "fusion"), "Use \"auto\" or \"off\".",
+                      "fusion is %s%s%s", cJSON_IsString(fusion) ? "'" : "",
+                      cJSON_IsString(fusion) ? fusion->valuestring : ju_type_name(fusion), cJSON_IsString(fusion) ? "'" : "");
+      }
       const cJSON *math = cJSON_GetObjectItemCaseSensitive(o, "math");
       if (math) {
         if (cJSON_IsString(math) && strcmp(math->valuestring, "ieee") == 0) op->math_ieee = true;

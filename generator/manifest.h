@@ -50,6 +50,9 @@ typedef struct mf_op {
   bool math_ieee;        /* "math": "ieee": the epilogue's exp2, log2, recip,
                             sqrt and division round as IEEE (default "approx":
                             the PTX .approx.ftz forms, docs/manifest.md) */
+  bool no_fusion;        /* "fusion": "off": a chain keeps every region's kernel,
+                            each value between them in the workspace (default
+                            "auto": fuse where Poly Core says it is legal) */
 } mf_op;
 
 typedef struct manifest {

@@ -118,6 +118,7 @@ typedef struct codegen_opts {
   int nsets;
   const mf_shape_set *sets;
   const plan_calibration *cal; /* --calibrate, or NULL */
+  bool no_fusion;              /* the op's "fusion": "off" */
 } codegen_opts;
 
 /* The pinned plan a kernel for every arch is built on: the one for the
@@ -625,6 +626,70 @@ static bool arch_rows_build(run *r, unsigned dump, const codegen_opts *cg, diag_
   return true;
 }
 
+/* A chain's regions after fusion: where Poly Core's verdict holds
+ * (pc_fusion: a row region reading a pointwise value the previous region
+ * yielded deferred), the reader takes the producer's lets at the points it
+ * reads (region_fuse_deferred) and the producer keeps only its other
+ * outputs, or goes.  A fused region the row skeleton would not take keeps
+ * the chain.  Returns the regions (NULL on an error), their analysis
+ * (*pc) and, per region, the values fused into it ((*fu)[i]). */
+typedef struct chain_fusion {
+  int n;
+  const char *value[GPUIR_MAX_FUSED], *from[GPUIR_MAX_FUSED], *why[GPUIR_MAX_FUSED];
+} chain_fusion;
+
+static region_set *chain_fuse(run *r, pc_report **pc, chain_fusion **fu, diag_list *dl) {
+  const region_set *rs = r->rs;
+  arena *A = &r->A;
+  region *cur = ARENA_ARRAY(A, region, rs->n + 1);
+  int *orig = ARENA_ARRAY(A, int, rs->n + 1);
+  chain_fusion *f = ARENA_ARRAY(A, chain_fusion, rs->n + 1);
+  int n = 0, nfused = 0;
+  for (int i = 0; i < rs->n; i++) {
+    const pc_analysis *a = &r->pc->a[i];
+    bool fused = false;
+    if (a->fuse_ok && n > 0 && orig[n - 1] == a->fuse_from) {
+      const region *prod = &cur[n - 1];
+      int out = -1;
+      for (int o = 0; o < prod->nout; o++)
+        if (prod->out[o].entry == rs->r[i].in[a->fuse_in].entry) out = o;
+      region *left = NULL;
+      region *g = out >= 0 ? region_fuse_deferred(A, prod, out, &rs->r[i], a->fuse_in, &left) : NULL;
+      gpu_rows rw;
+      const char *why = NULL;
+      chain_fusion carried = f[n - 1];
+      if (g && gpuir_rows_view(A, g, &rw, &why) && carried.n < GPUIR_MAX_FUSED) {
+        if (left) cur[n - 1] = *left;
+        else n--;
+        /* what was fused into the producer is fused into the reader too */
+        f[n] = carried;
+        f[n].value[f[n].n] = rs->r[i].in[a->fuse_in].name;
+        f[n].from[f[n].n] = prod->name;
+        f[n].why[f[n].n++] = a->fuse_why;
+        cur[n] = *g;
+        orig[n++] = i;
+        fused = true;
+        nfused++;
+      }
+    }
+    if (!fused) {
+      f[n].n = 0;
+      cur[n] = rs->r[i];
+      orig[n++] = i;
+    }
+  }
+  *fu = f;
+  if (!nfused) {
+    *pc = r->pc;
+    return r->rs;
+  }
+  region_set *out = ARENA_NEW(A, region_set);
+  *out = (region_set){rs->A, rs->pv, n, cur};
+  *pc = pc_analyze(A, out, dl);
+  if (!*pc || !pc_verify(*pc, dl)) return NULL;
+  return out;
+}
+
 /* A chain: several regions, each on the single-region skeleton it fits,
  * compiled as one kernel each and launched in order by one entry point.
  * A value between them (an output that is not a signature tensor) is
@@ -632,13 +697,16 @@ static bool arch_rows_build(run *r, unsigned dump, const codegen_opts *cg, diag_
  * plan check and builder in a run of its own (sharing the arena). */
 static bool chain_compile(run *r, const arch_info *const *archs, int na, unsigned dump, int until,
                           const codegen_opts *cg, diag_list *dl) {
-  const region_set *rs = r->rs;
+  pc_report *fpc = r->pc;
+  chain_fusion *fu = ARENA_ARRAY(&r->A, chain_fusion, r->rs->n + 1);
+  const region_set *rs = cg->no_fusion ? r->rs : chain_fuse(r, &fpc, &fu, dl);
+  if (!rs) return false;
   cJSON *plans = cJSON_CreateArray(), *gpus = cJSON_CreateArray();
   gpu_kernel *last = NULL;
   bool ok = true;
   for (int i = 0; i < rs->n && ok; i++) {
     region_set one = {rs->A, rs->pv, 1, &rs->r[i]};
-    pc_report onepc = {r->pc->A, &one, 1, &r->pc->a[i]};
+    pc_report onepc = {fpc->A, &one, 1, &fpc->a[i]};
     run sub = *r;
     sub.rs = &one;
     sub.pc = &onepc;
@@ -649,13 +717,20 @@ static bool chain_compile(run *r, const arch_info *const *archs, int na, unsigne
       if (!SKELETONS[s].only && SKELETONS[s].algo != ALGO_STREAMING_SOFTMAX && SKELETONS[s].fits(&sub))
         row = &SKELETONS[s];
     codegen_opts c2 = *cg;
-    c2.kernel_name = arena_printf(&sub.A, "%s_k%d", cg->kernel_name, i);
+    /* a chain fused into one kernel is a plain kernel */
+    c2.kernel_name = rs->n == 1 ? cg->kernel_name : arena_printf(&sub.A, "%s_k%d", cg->kernel_name, i);
     sub.plan = row ? row->plan(&sub, archs, na, &c2, dl) : NULL;
     ok = sub.plan && row->verify_plan(&sub, archs, na, &c2, dl);
     if (ok && (dump & (1u << STAGE_PLAN))) cJSON_AddItemToArray(plans, plan_dump(sub.plan));
     if (ok && until > STAGE_PLAN) {
       sub.kernel = row->build(&sub, &c2, dl);
       if (sub.kernel) sub.kernel->math_ieee = cg->math_ieee;
+      for (int f = 0; sub.kernel && f < fu[i].n; f++)
+        if (!gpuir_add_fused(sub.kernel, &sub.A, fu[i].value[f], fu[i].from[f], fu[i].why[f])) {
+          diag_report(dl, D_INTERNAL, "GPU IR", NULL, "kernel %s cannot hold fused value %s", sub.kernel->name,
+                      fu[i].value[f]);
+          sub.kernel = NULL;
+        }
       ok = sub.kernel && gpuir_verify(sub.kernel, dl);
       if (ok) {
         sub.kernel->chain_index = i;
@@ -670,7 +745,10 @@ static bool chain_compile(run *r, const arch_info *const *archs, int na, unsigne
     r->A = sub.A; /* the arena's blocks, grown by the region's run */
   }
   if (ok && (dump & (1u << STAGE_PLAN))) r->dumps[STAGE_PLAN] = plans, plans = NULL;
-  if (ok && (dump & (1u << STAGE_GPU)) && until > STAGE_PLAN) r->dumps[STAGE_GPU] = gpus, gpus = NULL;
+  if (ok && (dump & (1u << STAGE_GPU)) && until > STAGE_PLAN && rs->n == 1)
+    r->dumps[STAGE_GPU] = cJSON_DetachItemFromArray(gpus, 0);
+  else if (ok && (dump & (1u << STAGE_GPU)) && until > STAGE_PLAN)
+    r->dumps[STAGE_GPU] = gpus, gpus = NULL;
   cJSON_Delete(plans);
   cJSON_Delete(gpus);
   return ok && !diag_has_errors(dl);
@@ -1023,7 +1101,7 @@ static int graph_main(const pipeline_opts *o) {
   plan_calibration cal = {0, NULL};
   bool ok = !o->calibrate || plan_calibration_read(&r.A, o->calibrate, &cal, &dl);
   codegen_opts cg = {(o->dump & back) != 0 && until >= STAGE_PLAN, "dlc_graph", narch, archs, 0, NULL, o->graph, false, false, 0, NULL,
-                     o->calibrate ? &cal : NULL};
+                     o->calibrate ? &cal : NULL, false};
   layout_opts lo;
   layout_opts_default(&lo);
   lo.enabled = !o->no_layout;
@@ -1139,7 +1217,8 @@ static int manifest_main(const pipeline_opts *o) {
                          true,
                          op->nshape_sets,
                          op->shape_sets,
-                         o->calibrate ? &cal : NULL};
+                         o->calibrate ? &cal : NULL,
+                         op->no_fusion};
       diag_list local;
       diag_init(&local);
       bool rok = run_stages(r, op->graph, op->graph_where, &fi, &lo, o->dump, o->until, &cg, &local);

@@ -832,6 +832,83 @@ static const char *deferred_from(const region_set *rs, int ri, const region_memr
   return NULL;
 }
 
+/* The Reduce let that e reads, directly or through other lets, or -1. */
+static int reduce_under(const region *r, const rexpr *e) {
+  if (!e) return -1;
+  if (e->k == RX_LET) {
+    if (r->lets[e->let].e->k == RX_REDUCE) return e->let;
+    return reduce_under(r, r->lets[e->let].e);
+  }
+  int l = reduce_under(r, e->a);
+  if (l < 0) l = reduce_under(r, e->b);
+  if (l < 0) l = reduce_under(r, e->c);
+  return l;
+}
+
+/* A Read of input `in` in e, or NULL. */
+static const rexpr *read_of(const rexpr *e, int in) {
+  if (!e) return NULL;
+  if (e->k == RX_READ) return e->input == in ? e : NULL;
+  const rexpr *x = read_of(e->a, in);
+  if (!x) x = read_of(e->b, in);
+  if (!x) x = read_of(e->c, in);
+  return x;
+}
+
+void pc_fusion(arena *A, const region_set *rs, int ci, pc_analysis *a) {
+  const region *r = &rs->r[ci];
+  a->fuse_in = a->fuse_from = a->fuse_out = -1;
+  a->fuse_ok = false;
+  a->fuse_why = NULL;
+  int nread = 0;
+  for (int i = 0; i < r->nin; i++) {
+    if (r->in[i].signature) continue;
+    for (int j = 0; j < ci; j++)
+      for (int o = 0; o < rs->r[j].nout; o++) {
+        const region_memref *m = &rs->r[j].out[o];
+        if (m->entry != r->in[i].entry || !m->materialize || strcmp(m->materialize, "deferred") != 0) continue;
+        if (nread++ == 0) a->fuse_in = i, a->fuse_from = j, a->fuse_out = o;
+      }
+  }
+  if (a->fuse_in < 0) return;
+  const region *p = &rs->r[a->fuse_from];
+  const region_memref *m = &p->out[a->fuse_out];
+  int y = -1;
+  for (int k = 0; k < p->nyields; k++)
+    if (p->yields[k].output == a->fuse_out) y = k;
+  const rexpr *ye = y >= 0 ? p->lets[p->yields[y].let].e : NULL;
+  const rexpr *rd = NULL;
+  for (int l = 0; l < r->nlets && !rd; l++) rd = read_of(r->lets[l].e, a->fuse_in);
+  const char *at = rd ? region_expr_text(A, r, rd) : m->name;
+  int red = ye ? reduce_under(p, ye) : -1;
+  bool same_axes = ye && ye->nax == m->rank;
+  for (int d = 0; same_axes && d < m->rank; d++) same_axes = sx_equal(p->it[ye->ax[d]].size, m->shape[d]);
+  if (nread > 1)
+    a->fuse_why = arena_printf(A, "reads %d values yielded deferred; one fuses at a time", nread);
+  else if (r->acc_let >= 0)
+    a->fuse_why = arena_printf(A, "%s is read by a contraction, whose operand tiles are copied to shared memory as "
+                                  "stored: the skeleton computes no prologue",
+                               m->name);
+  else if (p->acc_let >= 0)
+    a->fuse_why = arena_printf(A, "%s comes from the contraction %s: a point of it needs the K loop of the CTA that "
+                                  "owns its output tile",
+                               m->name, p->name);
+  else if (red >= 0)
+    a->fuse_why = arena_printf(A, "%s depends on the reduction %s over %s: a point of it needs the producer's whole "
+                                  "row, which the reader's CTA does not own",
+                               m->name, p->lets[red].name, p->it[p->lets[red].e->red[0]].name);
+  else if (!same_axes)
+    a->fuse_why = arena_printf(A, "%s is not yielded over its let's axes", m->name);
+  else if (!rd)
+    a->fuse_why = arena_printf(A, "%s is not read by a let", m->name);
+  else {
+    a->fuse_ok = true;
+    a->fuse_why = arena_printf(A, "%s is pointwise in %s: the reader computes it in registers at each point it reads "
+                                  "(%s) from %s's inputs, and nothing is stored",
+                               m->name, p->name, at, p->name);
+  }
+}
+
 static bool reads_input(const rexpr *e, int in) {
   if (!e) return false;
   if (e->k == RX_READ) return e->input == in;
@@ -872,7 +949,15 @@ static void buffers(pcb *b, pc_analysis *an) {
     const char *def = deferred_from(b->rs, b->ri, &r->in[i]);
     bool epi = false;
     for (int l = 0; l < r->nlets; l++) epi |= r->lets[l].post_reduce && reads_input(r->lets[l].e, i);
-    if (def) {
+    if (def && i == an->fuse_in && an->fuse_ok) {
+      o->buffer = "reg";
+      o->why = arena_printf(A, "yielded deferred by %s and fused: %s", def, an->fuse_why);
+    } else if (def && i == an->fuse_in && r->acc_let < 0) {
+      o->buffer = "gmem";
+      o->why = arena_printf(A, "yielded deferred by %s, not fused (%s): its kernel stores it to the caller's workspace "
+                               "and this region's kernel reads it",
+                            def, an->fuse_why);
+    } else if (def) {
       o->buffer = "reg";
       o->why = arena_printf(A, "yielded deferred by %s: kept in registers, never stored (as FlashAttention keeps P)", def);
     } else if (c->present && (i == c->lhs || i == c->rhs)) {
@@ -916,9 +1001,20 @@ static void buffers(pcb *b, pc_analysis *an) {
     o->role = "output";
     o->depth = 1;
     bool deferred = r->out[k].materialize && strcmp(r->out[k].materialize, "deferred") == 0;
+    /* the reader's verdict: a row region that does not fuse it reads it
+     * from the workspace */
+    pc_analysis next = {0};
+    if (deferred && b->ri + 1 < b->rs->n) pc_fusion(A, b->rs, b->ri + 1, &next);
+    bool mine = deferred && next.fuse_in >= 0 && next.fuse_from == b->ri && next.fuse_out == k;
     o->buffer = deferred ? "reg" : "gmem";
     o->why = deferred ? "yielded deferred: handed to the next region in registers (no GMEM round trip)"
                       : "region output: stored once to global memory";
+    if (mine && next.fuse_ok)
+      o->why = arena_printf(A, "yielded deferred and fused into %s: never stored", b->rs->r[b->ri + 1].name);
+    else if (mine && b->rs->r[b->ri + 1].acc_let < 0)
+      o->buffer = "gmem", o->why = arena_printf(A, "yielded deferred, not fused into %s (%s): stored to the caller's "
+                                                   "workspace",
+                                                b->rs->r[b->ri + 1].name, next.fuse_why);
   }
   an->min_buffer = "reg";
   an->min_depth = 1;
@@ -1006,6 +1102,7 @@ static void analyze_region(pcb *b, pc_analysis *an) {
   an->region = b->ri;
   pc_classify(b->A, r, &an->con);
   b->affine = true;
+  pc_fusion(b->A, b->rs, b->ri, an);
   setup_params(b);
   make_stmts(b);
   bool *carried = ARENA_ARRAY(b->A, bool, r->niters + r->nred + 1);
@@ -1146,6 +1243,13 @@ cJSON *pc_dump(const pc_report *p) {
       cJSON_AddItemToArray(bk, e);
     }
     cJSON_AddItemToObject(o, "contraction", contraction_json(r, &a->con));
+    if (a->fuse_in >= 0) {
+      cJSON *fu = cJSON_AddObjectToObject(o, "fusion");
+      cJSON_AddStringToObject(fu, "value", r->in[a->fuse_in].name);
+      cJSON_AddStringToObject(fu, "from", p->rs->r[a->fuse_from].name);
+      cJSON_AddBoolToObject(fu, "fused", a->fuse_ok);
+      cJSON_AddStringToObject(fu, "why", a->fuse_why);
+    }
     cJSON_AddItemToArray(arr, o);
   }
   return root;
@@ -1189,6 +1293,16 @@ bool pc_verify(const pc_report *p, diag_list *dl) {
     }
     for (int b = 0; b < a->nbuf; b++)
       if (a->buf[b].depth < 1) return pc_fail(dl, r, "a buffer of depth below 1");
+    /* a fusion verdict names a deferred input, an earlier region's output
+     * of the same value, and says why */
+    if (a->fuse_in >= 0) {
+      if (a->fuse_in >= r->nin || a->fuse_from < 0 || a->fuse_from >= i || !a->fuse_why ||
+          a->fuse_out < 0 || a->fuse_out >= rs->r[a->fuse_from].nout ||
+          rs->r[a->fuse_from].out[a->fuse_out].entry != r->in[a->fuse_in].entry)
+        return pc_fail(dl, r, "its fusion verdict names no deferred value of an earlier region");
+      if (a->fuse_ok && (r->acc_let >= 0 || rs->r[a->fuse_from].acc_let >= 0))
+        return pc_fail(dl, r, "a fusion verdict holds for a contraction");
+    }
   }
   return true;
 }

@@ -91,6 +91,13 @@ typedef struct pc_analysis {
   pc_bank *bank;
   bool compute_at_ok;
   const char *compute_at_why;
+  /* a value the previous region yielded deferred: whether it fuses into
+   * this region (pc_fusion); fuse_in < 0 when the region reads none */
+  int fuse_in;           /* the region input, or -1 */
+  int fuse_from;         /* the producing region */
+  int fuse_out;          /* its output */
+  bool fuse_ok;
+  const char *fuse_why;
 } pc_analysis;
 
 typedef struct pc_report {
@@ -100,6 +107,15 @@ typedef struct pc_report {
   pc_analysis *a;        /* one per region */
 } pc_report;
 
+/* The verdict on fusing the value region ci reads from the previous region
+ * (yielded "deferred") into region ci, filled into a's fuse_* fields: legal
+ * when region ci has no contraction (a row region) and the producer's value
+ * is pointwise (no contraction, no Reduce under the yielded let), so that the
+ * reader's thread computes it, in registers, at every point it reads, from
+ * the producer's inputs.  A value behind a reduction needs the producer's
+ * whole row, which the reader's CTA does not own: the regions stay a chain.
+ * Needs no isl. */
+void pc_fusion(arena *A, const region_set *rs, int ci, pc_analysis *a);
 /* Fills a->con for region r (no isl needed). */
 void pc_classify(arena *A, const region *r, pc_contraction *con);
 /* Analyzes every region with isl (one isl_ctx for the call).  isl failures

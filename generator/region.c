@@ -857,6 +857,173 @@ static void build_region(builder *b, region *r, int my) {
   mark_epilogue(r);
 }
 
+/* ---- fusing a deferred value into its reader ------------------------------------- */
+
+typedef struct fuse_ctx {
+  arena *A;
+  const region *p, *c;
+  int in;              /* cons's input that prod's value arrives through */
+  int yl;              /* prod's yielded let */
+  dtype cast;          /* the yield's cast */
+  const int *cmap;     /* cons input -> fused input (-1: the fused value) */
+  const int *pmap;     /* prod input -> fused input */
+  /* at one Read: prod's axis i -> the Read's index along it, and the Read's axes */
+  const sx **at;
+  int nax;
+  int *ax;
+} fuse_ctx;
+
+static const sx *fuse_axis(void *ctx, sx_atom_kind kind, const char *name) {
+  const fuse_ctx *x = ctx;
+  if (kind != SXA_VAR) return NULL;
+  for (int i = 0; i < x->p->niters + x->p->nred; i++)
+    if (x->at[i] && strcmp(x->p->it[i].name, name) == 0) return x->at[i];
+  return NULL;
+}
+
+static rexpr *fuse_node(const fuse_ctx *x, const rexpr *e) {
+  rexpr *n = ARENA_NEW(x->A, rexpr);
+  *n = *e;
+  n->nax = x->nax;
+  n->ax = x->ax;
+  return n;
+}
+
+/* prod's expression e at the current Read's point: lets inlined, broadcasts
+ * and transposes dropped (every node varies over the Read's axes; the maps
+ * carry the indices), reads and guards re-indexed. */
+static rexpr *fuse_inline(const fuse_ctx *x, const rexpr *e) {
+  if (!e) return NULL;
+  arena *A = x->A;
+  switch (e->k) {
+  case RX_LET: return fuse_inline(x, x->p->lets[e->let].e);
+  case RX_BCAST:
+  case RX_TRANSPOSE: return fuse_inline(x, e->a);
+  case RX_READ: {
+    rexpr *n = fuse_node(x, e);
+    n->input = x->pmap[e->input];
+    const sx **m = ARENA_ARRAY(A, const sx *, e->nmap + 1);
+    for (int d = 0; d < e->nmap; d++) m[d] = sx_subst(A, e->map[d], fuse_axis, (void *)x);
+    n->map = m;
+    return n;
+  }
+  default: {
+    rexpr *n = fuse_node(x, e);
+    n->a = fuse_inline(x, e->a);
+    n->b = fuse_inline(x, e->b);
+    n->c = fuse_inline(x, e->c);
+    if (e->ng) {
+      ib_guard *g = ARENA_ARRAY(A, ib_guard, e->ng + 1);
+      for (int k = 0; k < e->ng; k++) {
+        g[k].e = sx_subst(A, e->guards[k].e, fuse_axis, (void *)x);
+        g[k].lo = e->guards[k].lo ? sx_subst(A, e->guards[k].lo, fuse_axis, (void *)x) : NULL;
+        g[k].hi = e->guards[k].hi ? sx_subst(A, e->guards[k].hi, fuse_axis, (void *)x) : NULL;
+      }
+      n->guards = g;
+    }
+    return n;
+  }
+  }
+}
+
+/* A copy of cons's expression e, its Reads of the fused value replaced. */
+static rexpr *fuse_copy(fuse_ctx *x, const rexpr *e) {
+  if (!e) return NULL;
+  arena *A = x->A;
+  if (e->k == RX_READ && e->input == x->in) {
+    const rexpr *ye = x->p->lets[x->yl].e;
+    fuse_ctx at = *x;
+    at.at = ARENA_ARRAY(A, const sx *, x->p->niters + x->p->nred + 1);
+    for (int d = 0; d < e->nmap && d < ye->nax; d++) at.at[ye->ax[d]] = e->map[d];
+    at.nax = e->nax;
+    at.ax = e->ax;
+    rexpr *v = fuse_inline(&at, ye);
+    /* the value the store would have rounded to the output's dtype */
+    if (!(v->k == RX_UNARY && v->op == TINY_CAST && v->dt == x->cast) &&
+        (v->dt != x->cast || dtype_bytes(x->cast) < 4)) {
+      rexpr *c = region_expr_new(A, RX_UNARY);
+      c->op = TINY_CAST;
+      c->dt = x->cast;
+      c->a = v;
+      c->nax = e->nax;
+      c->ax = e->ax;
+      v = c;
+    }
+    return v;
+  }
+  rexpr *n = ARENA_NEW(A, rexpr);
+  *n = *e;
+  if (e->k == RX_READ) n->input = x->cmap[e->input];
+  n->a = fuse_copy(x, e->a);
+  n->b = fuse_copy(x, e->b);
+  n->c = fuse_copy(x, e->c);
+  return n;
+}
+
+/* A copy of e with nothing replaced (lets and inputs keep their indices). */
+static rexpr *copy_expr(arena *A, const rexpr *e) {
+  if (!e) return NULL;
+  rexpr *n = ARENA_NEW(A, rexpr);
+  *n = *e;
+  n->a = copy_expr(A, e->a);
+  n->b = copy_expr(A, e->b);
+  n->c = copy_expr(A, e->c);
+  return n;
+}
+
+region *region_fuse_deferred(arena *A, const region *prod, int out, const region *cons, int in, region **left) {
+  int y = -1;
+  for (int k = 0; k < prod->nyields; k++)
+    if (prod->yields[k].output == out) y = k;
+  if (y < 0) return NULL;
+  region *f = ARENA_NEW(A, region);
+  *f = *cons;
+  /* the inputs: cons's but the fused value, then prod's it lacks */
+  f->in = ARENA_ARRAY(A, region_memref, cons->nin + prod->nin + 1);
+  f->nin = 0;
+  int *cmap = ARENA_ARRAY(A, int, cons->nin + 1), *pmap = ARENA_ARRAY(A, int, prod->nin + 1);
+  for (int i = 0; i < cons->nin; i++) {
+    cmap[i] = i == in ? -1 : f->nin;
+    if (i != in) f->in[f->nin++] = cons->in[i];
+  }
+  for (int i = 0; i < prod->nin; i++) {
+    pmap[i] = -1;
+    for (int j = 0; j < f->nin && pmap[i] < 0; j++)
+      if (strcmp(f->in[j].name, prod->in[i].name) == 0) pmap[i] = j;
+    if (pmap[i] < 0) pmap[i] = f->nin, f->in[f->nin++] = prod->in[i];
+  }
+  fuse_ctx x = {A, prod, cons, in, prod->yields[y].let, prod->yields[y].cast, cmap, pmap, NULL, 0, NULL};
+  f->lets = ARENA_ARRAY(A, region_let, cons->nlets + 1);
+  for (int l = 0; l < cons->nlets; l++) {
+    f->lets[l] = cons->lets[l];
+    f->lets[l].e = fuse_copy(&x, cons->lets[l].e);
+  }
+  /* prod without the output: its other outputs, and the lets they need */
+  *left = NULL;
+  if (prod->nout > 1) {
+    region *q = ARENA_NEW(A, region);
+    *q = *prod;
+    q->lets = ARENA_ARRAY(A, region_let, prod->nlets + 1);
+    for (int l = 0; l < prod->nlets; l++) q->lets[l] = prod->lets[l], q->lets[l].e = copy_expr(A, prod->lets[l].e);
+    q->in = ARENA_ARRAY(A, region_memref, prod->nin + 1);
+    memcpy(q->in, prod->in, sizeof(region_memref) * (size_t)prod->nin);
+    q->out = ARENA_ARRAY(A, region_memref, prod->nout + 1);
+    q->yields = ARENA_ARRAY(A, region_yield, prod->nyields + 1);
+    q->nout = q->nyields = 0;
+    for (int o = 0; o < prod->nout; o++)
+      if (o != out) q->out[q->nout++] = prod->out[o];
+    for (int k = 0; k < prod->nyields; k++)
+      if (k != y) {
+        region_yield yy = prod->yields[k];
+        yy.output -= yy.output > out;
+        q->yields[q->nyields++] = yy;
+      }
+    remove_dead_lets(A, q);
+    *left = q;
+  }
+  return f;
+}
+
 region_set *region_build(arena *A, const poly_view *pv, diag_list *dl) {
   int nerr0 = dl->nerrors;
   region_set *rs = ARENA_NEW(A, region_set);

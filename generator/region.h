@@ -136,6 +136,16 @@ rexpr *region_merge_reduce(region_set *rs, rexpr *outer, diag_list *dl);
  * (E1602), every output yielded once over its rank. */
 bool region_verify(const region_set *rs, diag_list *dl);
 cJSON *region_dump(const region_set *rs);
+/* Fuses the value region `prod` yields to output `out` (deferred) into
+ * region `cons`, which reads it as input `in`: each Read of it becomes the
+ * yielded let's expression (its lets inlined, its reads of prod's inputs
+ * re-indexed through the Read's map, the yield's cast applied), so that the
+ * reader computes the value where it reads it.  Only for a pointwise value
+ * (pc_fusion's verdict).  Returns the fused reader (cons's axes, outputs and
+ * lets; prod's inputs added, `in` dropped) and sets *left to prod without
+ * that output, or NULL when prod then stores nothing.  Copies; changes
+ * neither region. */
+region *region_fuse_deferred(arena *A, const region *prod, int out, const region *cons, int in, region **left);
 /* An expression as one line of JSON, for comments and messages. */
 char *region_expr_str(arena *A, const region *r, const rexpr *e);
 /* The same as compact infix text for the generated code's comments:

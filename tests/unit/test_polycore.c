@@ -358,6 +358,81 @@ static void test_attention(void) {
   pc_free(&c);
 }
 
+/* The fusion verdict on a deferred value (pc_fusion) and the fusion itself
+ * (region_fuse_deferred): attention's P feeds a contraction, no verdict to
+ * fuse; qk_norm_bias's Q (X + b, read through a symbolic head reshape) is
+ * pointwise and fuses; qk_norm_centered's Q sits behind a row max and does
+ * not.  The fused region reads X and b where Q was read, rounds to fp16 as
+ * Q's store did, passes region_verify, and the producer, with no other
+ * output, is gone; qk_norm_bias_q's producer keeps its store of Q. */
+static void test_fusion_verdict(void) {
+  pcase c;
+  CHECK(pc_run_file(&c, "attention_causal.json", DT_FP16));
+  if (c.pc) {
+    CHECK(c.pc->a[0].fuse_in < 0);
+    CHECK(c.pc->a[1].fuse_in >= 0 && !c.pc->a[1].fuse_ok && strstr(c.pc->a[1].fuse_why, "contraction"));
+  }
+  pc_free(&c);
+
+  CHECK(pc_run_file(&c, "../../tests/kernels/extra/qk_norm_bias.json", DT_FP16));
+  if (c.pc && c.rs->n == 2) {
+    const pc_analysis *a = &c.pc->a[1];
+    const region *p = &c.rs->r[0], *r = &c.rs->r[1];
+    CHECK(a->fuse_ok && a->fuse_from == 0 && strcmp(r->in[a->fuse_in].name, "Q") == 0);
+    CHECK(strstr(a->fuse_why, "pointwise") && strstr(a->fuse_why, "Q[i0, i2+D*i1]"));
+    CHECK(buffer(a, "input", "Q") && strcmp(buffer(a, "input", "Q")->buffer, "reg") == 0);
+    region *left = (region *)1;
+    region *f = region_fuse_deferred(&c.p.A, p, a->fuse_out, r, a->fuse_in, &left);
+    CHECK(f && left == NULL);
+    if (f) {
+      bool q = false, x = false, b = false;
+      for (int i = 0; i < f->nin; i++) {
+        q |= strcmp(f->in[i].name, "Q") == 0;
+        x |= strcmp(f->in[i].name, "X") == 0;
+        b |= strcmp(f->in[i].name, "b") == 0;
+      }
+      CHECK(!q && x && b && f->nout == 1 && f->nlets == r->nlets);
+      char *t = region_expr_text(&c.p.A, f, f->lets[0].e);
+      CHECK(t && strstr(t, "X[i0, i2+D*i1]") && strstr(t, "b[i2+D*i1]"));
+      region_set one = {c.rs->A, c.rs->pv, 1, f};
+      CHECK(region_verify(&one, &c.p.dl));
+      pc_report *fp = pc_analyze(&c.p.A, &one, &c.p.dl);
+      CHECK(fp && pc_verify(fp, &c.p.dl) && fp->a[0].fuse_in < 0);
+    }
+  } else {
+    CHECK(!"qk_norm_bias forms two regions");
+  }
+  pc_free(&c);
+
+  /* qk_norm_bias_q also stores Q: the producer keeps that store */
+  CHECK(pc_run_file(&c, "../../tests/kernels/extra/qk_norm_bias_q.json", DT_FP16));
+  if (c.pc && c.rs->n == 2 && c.pc->a[1].fuse_ok) {
+    const pc_analysis *a = &c.pc->a[1];
+    region *left = NULL;
+    region *f = region_fuse_deferred(&c.p.A, &c.rs->r[0], a->fuse_out, &c.rs->r[1], a->fuse_in, &left);
+    CHECK(f && left && left->nout == 1 && left->nyields == 1 && left->out[0].signature &&
+          strcmp(left->out[0].name, "Q") == 0 && left->nin == 2);
+    if (left) {
+      region_set two = {c.rs->A, c.rs->pv, 1, left};
+      CHECK(region_verify(&two, &c.p.dl));
+    }
+  } else {
+    CHECK(!"qk_norm_bias_q forms two regions, Q fusing");
+  }
+  pc_free(&c);
+
+  CHECK(pc_run_file(&c, "../../tests/filecheck/inputs/qk_norm_centered.json", DT_FP16));
+  if (c.pc && c.rs->n == 2) {
+    const pc_analysis *a = &c.pc->a[1];
+    CHECK(a->fuse_in >= 0 && !a->fuse_ok && strstr(a->fuse_why, "reduction MX0"));
+    CHECK(buffer(a, "input", "Q") && strcmp(buffer(a, "input", "Q")->buffer, "gmem") == 0);
+    CHECK(buffer(&c.pc->a[0], "output", "Q") && strcmp(buffer(&c.pc->a[0], "output", "Q")->buffer, "gmem") == 0);
+  } else {
+    CHECK(!"qk_norm_centered forms two regions");
+  }
+  pc_free(&c);
+}
+
 /* ---- regions without a contraction -------------------------------------------------------- */
 
 static void test_elementwise_region(void) {
@@ -531,6 +606,7 @@ int main(void) {
   test_conv_s2_halo();
   test_conv_s1_halo();
   test_attention();
+  test_fusion_verdict();
   test_elementwise_region();
   test_non_affine_region();
   test_compute_at_refused();
