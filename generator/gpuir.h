@@ -48,6 +48,9 @@ typedef enum {
   GS_WGMMA,        /* wgmma.mma_async SS from the ring (descriptors): consumes TokLoad, produces TokCompute */
   GS_WGMMA_WAIT,   /* wgmma.commit_group + wait_group: the accumulators and the slot's reads are done */
   GS_MBAR_ARRIVE,  /* a consumer's release of a ring slot (empty barrier) */
+  /* the row skeleton again */
+  GS_LD_GATHER,    /* a load through a loaded index: consumes the index's TokLoad, guards the index
+                      (0 <= ld < size, and the source view's pads; else 0), produces TokLoad */
 } gpu_stmt_kind;
 
 typedef struct gpu_stmt {
