@@ -260,6 +260,8 @@ def build_node(node, xs, tensors, bind):
         return x.expand(tuple(size(s, bind) for s in attrs["shape"]))
     if op == "Gather":  # tinygrad's gather reads 0 for an index out of range, as dlc's
         return x.gather(axis(attrs["dim"], rank), xs[1])
+    if op == "Tile":  # torch's Tensor.repeat, which tinygrad's repeat follows
+        return x.repeat(tuple(attrs["repeats"]))
     raise NotImplementedError(f"Frontend op {op}")
 
 
