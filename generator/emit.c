@@ -83,6 +83,7 @@ static const char *ctype(dtype t) {
   case DT_FP16: return "__half";
   case DT_BF16: return "__nv_bfloat16";
   case DT_FP32: return "float";
+  case DT_INT32: return "int32_t";
   default: return "float";
   }
 }
@@ -558,6 +559,46 @@ static bool bool_const(const rexpr *e, bool v) {
   return e && e->k == RX_CONST && e->dt == DT_BOOL && !e->crsqrt && !e->crecip && (e->cval != 0) == v;
 }
 
+static void expr_c(epigen *eg, strbuf *s, const rexpr *e);
+
+/* An index (the operand of a gather's Read) as an int64_t: the int32 loads
+ * and the pad Selects of its view, never through float. */
+static void index_c(epigen *eg, strbuf *s, const rexpr *e) {
+  opgen *g = eg->g;
+  switch (e->k) {
+  case RX_READ:
+    if (!e->ldvar && g->r->in[e->input].dt == DT_INT32) {
+      sb_printf(s, "(int64_t)__ldg(static_cast<const int32_t *>(p->%s) + %s)", lc(g->A, g->r->in[e->input].name),
+                sxc(g->A, gpuir_offset(g->A, &g->r->in[e->input], e->map), false));
+      return;
+    }
+    break;
+  case RX_CONST:
+    if (!e->crsqrt && !e->crecip) {
+      sb_printf(s, "(int64_t)%lld", (long long)e->cval);
+      return;
+    }
+    break;
+  case RX_SELECT:
+    sb_puts(s, "(");
+    if (e->a) expr_c(eg, s, e->a);
+    else guards_c(g, s, e->guards, e->ng);
+    sb_puts(s, " ? ");
+    index_c(eg, s, e->b);
+    sb_puts(s, " : ");
+    index_c(eg, s, e->c);
+    sb_puts(s, ")");
+    return;
+  case RX_BCAST:
+  case RX_TRANSPOSE: index_c(eg, s, e->a); return;
+  default: break;
+  }
+  /* any other index expression: computed in fp32, exact below 2^24 */
+  sb_puts(s, "(int64_t)(");
+  expr_c(eg, s, e);
+  sb_puts(s, ")");
+}
+
 static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
   opgen *g = eg->g;
   const region *r = g->r;
@@ -577,6 +618,20 @@ static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
     else sb_printf(s, "v_%s", cid(g->A, r->lets[e->let].name));
     return;
   case RX_READ: {
+    if (e->ldvar) {
+      /* a gather: load the index, then the element it selects when the
+       * guards (0 <= ld < size, the source view's pads) hold, else cval */
+      const region_memref *m = &r->in[e->input];
+      sb_printf(s, "([&]() -> float { const int64_t i_%s = ", cid(g->A, e->ldvar));
+      index_c(eg, s, e->a);
+      sb_puts(s, "; return ");
+      if (e->ng > 1) sb_puts(s, "(");
+      guards_c(g, s, e->guards, e->ng);
+      if (e->ng > 1) sb_puts(s, ")");
+      sb_printf(s, " ? dlc::ld1(static_cast<const %s *>(p->%s) + %s) : %s; }())", tname(g, m->dt), lc(g->A, m->name),
+                sxc(g->A, gpuir_offset(g->A, m, e->map), false), flit(g->A, e->cval, DT_FP32));
+      return;
+    }
     for (int i = 0; i < eg->nv; i++)
       if (same_read(eg->v[i].rd, e)) {
         if (!eg->full || eg->v[i].kind == EPI_RD_VEC) sb_printf(s, "rd%d[j]", i);
@@ -1157,6 +1212,7 @@ static const sx *emit_shift_row(void *ctx, sx_atom_kind kind, const char *name) 
 static void row_vreads(epigen *eg, const gpu_kernel *k, const rexpr *e, bool guarded) {
   if (!e) return;
   const region *r = k->r;
+  if (e->k == RX_READ && e->ldvar) return; /* a gather: loaded where it is used, index first */
   if (e->k == RX_READ) {
     int along = -1;
     for (int i = 0; i < e->nax; i++)

@@ -621,6 +621,10 @@ static bool read_attrs(reader *r, fe_node *nd, const cJSON *attrs, const char *p
     if (!ju_int_item(&r->jc, v, ju_path_key(&r->jc, path, "dim"), -FE_MAX_RANK, FE_MAX_RANK - 1, &a->axis))
       return false;
   }
+  if (nd->op == FE_TILE) {
+    if (!(v = ju_array(&r->jc, attrs, "repeats", path, true))) return false;
+    if (!read_int_list(r, v, ju_path_key(&r->jc, path, "repeats"), 1, 1 << 20, &a->nrep, a->repeats)) return false;
+  }
   if (nd->op == FE_TRANSPOSE) {
     if (!(v = ju_array(&r->jc, attrs, "perm", path, true))) return false;
     if (!read_int_list(r, v, ju_path_key(&r->jc, path, "perm"), 0, FE_MAX_RANK - 1, &a->nperm, a->perm))
@@ -1207,6 +1211,25 @@ static bool infer_node(reader *r, fe_node *nd) {
     shape = a->shape;
     break;
   }
+  case FE_TILE: {
+    /* torch's Tensor.repeat: one repeat count per result axis, at least
+     * one per input axis; extra counts prepend axes of size 1 */
+    operand *x = in[0];
+    if (a->nrep < x->rank) {
+      diag_report(r->dl, D_BAD_MOVEMENT, nd->at,
+                  "Give one repeat count per input axis, 1 for an axis kept as it is (more counts prepend axes).",
+                  "Tile has %d repeats for an input of rank %d", a->nrep, x->rank);
+      return false;
+    }
+    rank = a->nrep;
+    const sx **sh = ARENA_ARRAY(A, const sx *, rank + 1);
+    for (int i = 0; i < rank; i++) {
+      int k = i - (rank - x->rank);
+      sh[i] = sx_mul(A, k >= 0 ? x->shape[k] : sx_int(A, 1), sx_int(A, a->repeats[i]));
+    }
+    shape = sh;
+    break;
+  }
   case FE__COUNT:
     break;
   }
@@ -1512,6 +1535,7 @@ cJSON *fe_dump(const fe_graph *g) {
       break;
     case FE_SOFTMAX: cJSON_AddNumberToObject(at, "axis", (double)a->axis); break;
     case FE_GATHER: cJSON_AddNumberToObject(at, "dim", (double)a->axis); break;
+    case FE_TILE: cJSON_AddItemToObject(at, "repeats", ints_json(a->nrep, a->repeats)); break;
     case FE_TRANSPOSE: cJSON_AddItemToObject(at, "perm", ints_json(a->nperm, a->perm)); break;
     case FE_RESHAPE:
     case FE_EXPAND: cJSON_AddItemToObject(at, "shape", sx_shape_json(A, a->nshape, a->shape)); break;

@@ -95,6 +95,8 @@ typedef struct fe_attrs {
   int nslice;
   const sx **starts, **ends;   /* Slice */
   int64_t *steps;
+  int nrep;
+  int64_t repeats[FE_MAX_RANK]; /* Tile: one per result axis, >= 1 */
 } fe_attrs;
 
 typedef struct fe_node {

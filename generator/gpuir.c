@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "algo.h"
+#include "strbuf.h"
 
 static void emit(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
                  const char *out, int nin, const char *in0, const char *in1) {
@@ -1241,6 +1242,25 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
         ok = false;
       }
     }
+    /* a gather loads through its index: it consumes the index's load,
+     * made earlier in the same pass */
+    for (int i = 0; i < k->nst; i++) {
+      const gpu_stmt *s = &k->st[i];
+      if (s->k != GS_LD_GATHER) continue;
+      bool fed = s->nin > 0;
+      for (int t = 0; t < s->nin; t++) {
+        bool loaded = false;
+        for (int j = i - 1; j >= 0 && k->st[j].k != GS_LOOP; j--)
+          loaded |= k->st[j].out && strcmp(k->st[j].out, s->in[t]) == 0 &&
+                    (k->st[j].k == GS_LD_GLOBAL || k->st[j].k == GS_LD_SHARED || k->st[j].k == GS_LD_GATHER);
+        fed &= loaded;
+      }
+      if (!fed) {
+        diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the gather of %s does not follow the load of its index in its pass",
+                    s->what);
+        ok = false;
+      }
+    }
     for (int i = 0; i < k->nst; i++)
       if (k->st[i].k == GS_REDUCE && (i == 0 || k->st[i - 1].k != GS_END_LOOP)) {
         diag_report(dl, D_INTERNAL, "GPU IR", NULL, "reduction %s does not follow its pass over the row", k->st[i].what);
@@ -1334,7 +1354,7 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
                                       "AddrSetup",   "Advance",    "RowBegin",    "LdGlobal", "RowLets",  "Reduce",
                                       "RowScalar",   "LdShared",   "TileCoord",   "MbarInit",   "Role",
                                       "SetMaxNReg",  "MbarWait",   "TmaLoad",     "Wgmma",      "WgmmaWait",
-                                      "MbarArrive",  "Fused"};
+                                      "MbarArrive",  "Fused",  "LdGather"};
   cJSON *root = cJSON_CreateObject();
   cJSON *g = cJSON_AddObjectToObject(root, "gpu_ir");
   cJSON_AddStringToObject(g, "kernel", k->name);
@@ -1583,6 +1603,7 @@ int gpuir_rows_cache_slot(const region *r, const gpu_rows *rw, const rexpr *rd) 
 
 /* A Read loaded as a vector along the row: unit stride, outside pad guards. */
 static bool row_vec_read(const gpu_kernel *k, arena *A, const rexpr *e, bool under_guard) {
+  if (e->ldvar) return false; /* a gather: one element at a time, through its index */
   int along = has_axis(e, k->rw.row_axis) ? k->rw.row_axis : has_axis(e, k->rw.red_axis) ? k->rw.red_axis : -1;
   const sx *st = along >= 0 && !under_guard ? gpuir_read_step(A, k->r, e, k->r->it[along].name) : NULL;
   int64_t one;
@@ -1611,6 +1632,34 @@ static void row_loads(gpu_kernel *k, arena *A, const rexpr *e, const char *pass,
                       bool under_guard) {
   if (!e) return;
   const region *r = k->r;
+  if (e->k == RX_READ && e->ldvar) {
+    /* a gather: the index first (one element at a time: its value picks
+     * the address), then the source element it selects, under its guards */
+    const char *itok[4] = {0};
+    int ni = 0;
+    int first = k->nst;
+    row_loads(k, A, e->a, pass, itok, &ni, true);
+    for (int i = first; i < k->nst; i++)
+      if (k->st[i].k == GS_LD_GLOBAL) k->st[i].detail = "one index at a time (its value picks the gathered element)";
+    const char *tok = arena_printf(A, "tL%s.%s", pass, r->in[e->input].name);
+    for (int i = 0; i < *nt; i++)
+      if (strcmp(toks[i], tok) == 0) return;
+    if (*nt < 4) toks[(*nt)++] = tok;
+    strbuf g = {0};
+    for (int i = 0; i < e->ng; i++)
+      sb_printf(&g, "%s%s <= %s < %s", i ? " and " : "", sx_str(A, e->guards[i].lo), sx_str(A, e->guards[i].e),
+                sx_str(A, e->guards[i].hi));
+    strbuf m = {0};
+    for (int i = 0; i < e->nmap; i++) sb_printf(&m, "%s%s", i ? ", " : "", sx_str(A, e->map[i]));
+    const char *det = arena_printf(A, "%s[%s] with %s = the index just loaded, one element at a time, if %s; else %g",
+                                   r->in[e->input].name, sb_str(&m), e->ldvar, sb_str(&g), e->cval);
+    sb_free(&g);
+    sb_free(&m);
+    gpu_stmt s = {GS_LD_GATHER, r->in[e->input].name, det, 0, {NULL}, tok};
+    for (int i = 0; i < ni; i++) s.in[s.nin++] = itok[i];
+    ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);
+    return;
+  }
   if (e->k == RX_READ) {
     int along = has_axis(e, k->rw.row_axis) ? k->rw.row_axis : has_axis(e, k->rw.red_axis) ? k->rw.red_axis : -1;
     bool vec = row_vec_read(k, A, e, under_guard);
@@ -1678,7 +1727,10 @@ gpu_kernel *gpuir_build_rows(arena *A, const region *r, const pc_analysis *a, co
   k->v.out = r->yields[0].output;
   k->v.out_let = r->yields[0].let;
   k->v.out_dt = r->yields[0].cast;
-  k->T = r->in[0].dt;
+  /* the element type: the first input that is not an index (a gather's int32) */
+  k->T = r->yields[0].cast;
+  for (int i = r->nin - 1; i >= 0; i--)
+    if (r->in[i].dt != DT_INT32) k->T = r->in[i].dt;
   k->rw.warps = p->warps_m;
   k->rw.row_warps = p->row_warps;
   k->rw.vec = p->vec;

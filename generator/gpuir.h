@@ -50,6 +50,9 @@ typedef enum {
   GS_MBAR_ARRIVE,  /* a consumer's release of a ring slot (empty barrier) */
   /* a chain's fusion (pipeline.c, chain_fuse) */
   GS_FUSED,        /* a value an earlier region yielded deferred, computed here in registers where it is read */
+  /* the row skeleton again */
+  GS_LD_GATHER,    /* a load through a loaded index: consumes the index's TokLoad, guards the index
+                      (0 <= ld < size, and the source view's pads; else 0), produces TokLoad */
 } gpu_stmt_kind;
 
 typedef struct gpu_stmt {

@@ -410,7 +410,15 @@ static void build_gather(indexbook *b, int ui, ib_entry *e) {
      * (the out-of-range piece below is 0) */
     view id = {.root = se, .n = src->rank, .map = ARENA_ARRAY(A, const sx *, src->rank > 0 ? src->rank : 1)};
     for (int i = 0; i < src->rank; i++) id.map[i] = sx_var(A, src->axes[i].name);
+    double pad = v.pad;
     v = id;
+    /* ... and so materialized: a region boundary, like an IndexExpr view */
+    ib_entry *se_e = &b->e[se];
+    if (se_e->kind == IBK_VIEW && !se_e->non_scop) {
+      se_e->non_scop = true;
+      se_e->non_scop_why = arena_printf(A, "a padded view read by a gather, with a pad value (%g) other than the gather's 0",
+                                        pad);
+    }
   }
   view r = compose(b, src, v, idx, e);
   add_guard(b, &r, e, sx_var(A, e->load_var), sx_int(A, 0), src->axes[u->axis].size);

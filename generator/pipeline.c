@@ -757,9 +757,24 @@ static bool chain_compile(run *r, const arch_info *const *archs, int na, unsigne
 /* Whether the regions form a chain the single-region skeletons take: every
  * region fits one, and each value between regions is written by one region
  * and read only by later ones (Region SSA orders regions by data flow). */
+/* Whether e reads through a loaded index (a gather). */
+static bool reads_through_index(const rexpr *e) {
+  if (!e) return false;
+  if (e->k == RX_READ && e->ldvar) return true;
+  return reads_through_index(e->a) || reads_through_index(e->b) || reads_through_index(e->c);
+}
+
 static bool chain_fits(const run *r) {
   const region_set *rs = r->rs;
   if (rs->n < 2) return false;
+  for (int i = 0; i + 1 < rs->n; i++) {
+    /* attention's two regions are one row of their own, never two steps of
+     * a chain (the first yields P deferred, which no other skeleton stores) */
+    region_set two = {rs->A, rs->pv, 2, &rs->r[i]};
+    run sub = *r;
+    sub.rs = &two;
+    if (attention_fits(&sub)) return false;
+  }
   for (int i = 0; i < rs->n; i++) {
     region_set one = {rs->A, rs->pv, 1, &rs->r[i]};
     run sub = *r;
@@ -817,8 +832,14 @@ static bool run_from(run *r, const run_in *in, size_t first, unsigned dump, int 
   }
   if (!row) {
     int nk = 0;
+    bool gathers = false;
     for (int i = 0; i < r->rs->n; i++) nk += r->rs->r[i].acc_let >= 0;
-    diag_report(dl, D_PLAN_UNSUPPORTED, cg->at, NULL,
+    for (int i = 0; i < r->rs->n; i++)
+      for (int l = 0; l < r->rs->r[i].nlets; l++) gathers |= reads_through_index(r->rs->r[i].lets[l].e);
+    diag_report(dl, D_PLAN_UNSUPPORTED, cg->at,
+                gathers ? "Gather in an op of its own (a graph that ends at the Gather, or at an elementwise chain "
+                          "reading it), and pass its output to this op as an input."
+                        : NULL,
                 "the graph forms %d regions with %d contractions; the skeletons compile one contraction region "
                 "(GEMM, convolution), attention's two, or one region without contraction (row reductions, "
                 "elementwise chains)",

@@ -787,6 +787,33 @@ static bool rg_guards(rg_ev *E, const rexpr *e, const int64_t *env, bool *holds)
   return true;
 }
 
+/* A read through a loaded index: the index at this point binds ldvar (one
+ * more name after the region's axes) for the map and the guards; outside
+ * the guards the read gives cval. */
+static double rg_gather(rg_ev *E, const rexpr *e, int64_t *env, int depth) {
+  if (!e->a || E->nax >= PB_RG_MAXAX) return rg_fail(E, PB_ERR_UNSUPPORTED, "read through %s without an index", e->ldvar);
+  double iv = rg_eval(E, e->a, env, depth + 1);
+  if (E->st != PB_OK) return NAN;
+  if (!(fabs(iv) <= 2147483648.0) || iv != trunc(iv))
+    return rg_fail(E, PB_ERR_UNSUPPORTED, "index %g of a read through %s is not an int32", iv, e->ldvar);
+  const char *names[PB_RG_MAXAX + 1];
+  int64_t at[PB_RG_MAXAX + 1];
+  memcpy(names, E->names, sizeof(const char *) * (size_t)E->nax);
+  memcpy(at, env, sizeof(int64_t) * (size_t)E->nax);
+  names[E->nax] = e->ldvar;
+  at[E->nax] = (int64_t)iv;
+  const char **names0 = E->names;
+  int nax0 = E->nax;
+  E->names = names;
+  E->nax = nax0 + 1;
+  bool holds = false;
+  double v = NAN;
+  if (rg_guards(E, e, at, &holds)) v = holds ? rg_read(E, e, at) : e->cval;
+  E->names = names0;
+  E->nax = nax0;
+  return dtype_round(e->dt, v);
+}
+
 /* Reduce: loop over the reduce axes with the point's other coordinates
  * fixed, accumulate in double (max/min propagate NaN as Tiny playback
  * does), round once to the accumulate dtype. */
@@ -838,6 +865,7 @@ static double rg_eval(rg_ev *E, const rexpr *e, int64_t *env, int depth) {
   case RX_LET: return rg_let(E, e->let, env);
   case RX_READ:
     if (e->input < 0 || e->input >= E->r->nin) return rg_fail(E, PB_ERR_UNSUPPORTED, "read of input %d", e->input);
+    if (e->ldvar) return rg_gather(E, e, env, depth);
     return dtype_round(e->dt, rg_read(E, e, env));
   case RX_UNARY:
     return dtype_round(e->dt, tiny_op_eval(e->op, rg_eval(E, e->a, env, depth + 1), 0, 0));

@@ -370,6 +370,14 @@ static void walk_reads(pcb *b, const pc_stmt *s, const rexpr *e, guard_list gl, 
   if (!e || b->failed) return;
   switch (e->k) {
   case RX_READ: {
+    if (e->ldvar) {
+      /* a read through a loaded index (a gather): the index's read is
+       * affine; the source's is not, and like a non_scop view's it is left
+       * out (the source is a region input, which the region never writes) */
+      walk_reads(b, s, e->a, gl, reads);
+      b->affine = false;
+      return;
+    }
     bool aff = true;
     for (int i = 0; i < e->nmap; i++) aff &= sx_is_affine(e->map[i]);
     for (int i = 0; i < gl.n; i++) aff &= guard_affine(gl.g[i]);
@@ -801,6 +809,11 @@ static void read_halo(pcb *b, pc_analysis *an, const pc_stmt *s, const rexpr *le
 static void walk_halo(pcb *b, pc_analysis *an, const pc_stmt *s, const rexpr *let, const rexpr *e, read_seen *seen,
                       int *cap) {
   if (!e || b->failed) return;
+  if (e->k == RX_READ && e->ldvar) {
+    /* a gather has no halo along its loaded index; its index may */
+    walk_halo(b, an, s, let, e->a, seen, cap);
+    return;
+  }
   if (e->k == RX_READ) {
     read_halo(b, an, s, let, e, seen, cap);
     return;
@@ -911,7 +924,7 @@ void pc_fusion(arena *A, const region_set *rs, int ci, pc_analysis *a) {
 
 static bool reads_input(const rexpr *e, int in) {
   if (!e) return false;
-  if (e->k == RX_READ) return e->input == in;
+  if (e->k == RX_READ) return e->input == in || reads_input(e->a, in);
   return reads_input(e->a, in) || reads_input(e->b, in) || reads_input(e->c, in);
 }
 

@@ -210,6 +210,13 @@ static bool add_access(builder *b, pv_stmt *st, const ib_entry *e, const ib_inpu
                 "the read of '%s' by '%s' keeps a `%%` in its AxisMap", in->value, e->value);
     return false;
   }
+  if (e->load_var && in == &e->in[0]) {
+    /* a gather's read of its source: the index is a loaded value, not an
+     * affine function of the statement's dims; keep it out of isl */
+    acc.map = arena_printf(A, "non-affine: %s[%s] loaded from %s", in->value, e->load_var, e->in[1].value);
+    ARENA_PUSH(A, st->acc, st->nacc, st->cap_acc, acc);
+    return true;
+  }
   for (int i = 0; i < in->n + in->nguards; i++) {
     const sx *x = i < in->n ? in->map[i] : in->guards[i - in->n].e;
     if (!sx_is_affine(x)) {
@@ -644,21 +651,6 @@ static void make_blocks(builder *b) {
 }
 
 poly_view *pv_build(arena *A, const indexbook *ib, diag_list *dl) {
-  /* a gather (a LoadIndex view) is played back (generator/playback.c) but
-   * has no region form and no kernel yet */
-  bool gathers = false;
-  for (int i = 0; i < ib->n; i++)
-    if (ib->e[i].load_var) {
-      const tiny_uop *u = &ib->dag->u[ib->e[i].uop];
-      diag_report(dl, D_PLAN_UNSUPPORTED, arena_printf(A, "IndexBook[%s]", ib->e[i].value),
-                  "Check the graph with --dump=tiny,indexbook, which stops before Poly-View; for a kernel, gather "
-                  "the data before calling dlc.",
-                  "%s (Gather '%s') loads its index from %s: dlc plays gathers back but does not compile them to "
-                  "kernels yet",
-                  ib->e[i].value, u->origin ? u->origin : ib->e[i].value, ib->e[i].in[1].value);
-      gathers = true;
-    }
-  if (gathers) return NULL;
   poly_view *pv = ARENA_NEW(A, poly_view);
   pv->A = A;
   pv->ib = ib;

@@ -233,6 +233,39 @@ static rexpr *read_expr(builder *b, region *r, const pv_stmt *st, const ib_input
   return in->nguards ? pad_select(b, r, st, in, rd) : rd;
 }
 
+/* A gather's read (IndexBook entry e with a load_var): Read(source, map)
+ * through the index in[1] loaded at the same point, bound to ldvar; in
+ * bounds iff the guards of in[0] hold (0 <= ld < size, and the pads of the
+ * source's view), else in[0]'s pad value, 0. */
+static rexpr *gather_expr(builder *b, region *r, const pv_stmt *st, const ib_entry *e, int *incap) {
+  arena *A = b->A;
+  const ib_input *in = &e->in[0];
+  rexpr *rd = rx_new(A, RX_READ);
+  rd->input = memref_of(b, r, in->entry, incap);
+  rd->dt = r->in[rd->input].dt;
+  rd->ldvar = e->load_var;
+  rd->a = read_expr(b, r, st, &e->in[1], incap);
+  rd->nmap = in->n;
+  rd->map = ARENA_ARRAY(A, const sx *, in->n + 1);
+  int ax[RG_MAXAX], n = 0;
+  for (int i = 0; i < rd->a->nax; i++) add_ax(ax, &n, rd->a->ax[i]);
+  for (int i = 0; i < in->n; i++) {
+    rd->map[i] = rename_sx(b, st, in->map[i]);
+    axes_of_sx(r, rd->map[i], ax, &n);
+  }
+  rd->ng = in->nguards;
+  rd->guards = ARENA_ARRAY(A, ib_guard, in->nguards + 1);
+  for (int g = 0; g < in->nguards; g++) {
+    rd->guards[g].e = rename_sx(b, st, in->guards[g].e);
+    rd->guards[g].lo = in->guards[g].lo;
+    rd->guards[g].hi = in->guards[g].hi;
+    axes_of_sx(r, rd->guards[g].e, ax, &n);
+  }
+  rd->cval = in->pad_value;
+  set_axes(A, rd, n, ax);
+  return rd;
+}
+
 /* Make `e` vary over exactly `ax` (in that order): Transpose when the order
  * differs, BroadcastInDim when axes are missing (spec §6.4). */
 static rexpr *conform(arena *A, rexpr *e, int nax, const int *ax) {
@@ -471,6 +504,20 @@ static bool block_joins(const builder *b, int bi, int *producer) {
   for (int e = 0; e < pv->nedge; e++)
     if (pv->edge[e].to == bi && pv->edge[e].from != prod) prod = pv->edge[e].from, n++;
   if (n != 1) return false;
+  /* it reads the producer's values at its own points: every index a plain
+   * axis (a read at other indices, such as a flip or a shift of a value
+   * that ends at a boundary, needs the value stored: a region of its own) */
+  const indexbook *ib = b->ib;
+  for (int k = 0; k < pv->blk[bi].nst; k++) {
+    const ib_entry *e = &ib->e[pv->st[pv->blk[bi].st[k]].entry];
+    for (int i = 0; i < e->nin; i++) {
+      if (e->in[i].is_const) continue;
+      int sj = pv->stmt_of_entry[e->in[i].entry];
+      if (sj < 0 || pv->block_of_stmt[sj] != prod) continue;
+      for (int m = 0; m < e->in[i].n; m++)
+        if (!sx_as_var(e->in[i].map[m])) return false;
+    }
+  }
   *producer = prod;
   return true;
 }
@@ -790,6 +837,9 @@ static void build_region(builder *b, region *r, int my) {
       }
       x->dt = u->dt;
       set_axes(A, x, nax, ax);
+    } else if (e->kind == IBK_VIEW && e->load_var) {
+      /* a gather: the source read through the index loaded at this point */
+      x = conform(A, gather_expr(b, r, st, e, &incap), nax, ax);
     } else if (e->kind == IBK_VIEW) {
       /* a non_scop view: this region only materializes it */
       x = conform(A, read_expr(b, r, st, &e->in[0], &incap), nax, ax);
@@ -1314,6 +1364,19 @@ static bool verify_expr(const region_set *rs, const region *r, int let, const re
   case RX_READ:
     if (e->input < 0 || e->input >= r->nin) FAIL("read of an unknown input");
     else if (e->nmap != r->in[e->input].rank) FAIL("read map of %d entries for rank %d", e->nmap, r->in[e->input].rank);
+    if (!e->ldvar && e->a) FAIL("a plain Read with an operand");
+    if (e->ldvar) {
+      /* a read through a loaded index: the index is an int32 value of the
+       * region's axes, and the read is guarded on it */
+      if (!e->a || e->a->dt != DT_INT32) FAIL("a Read through %s without an int32 index", e->ldvar);
+      bool guarded = false;
+      for (int g = 0; g < e->ng; g++) {
+        if (!e->guards[g].e || !e->guards[g].lo || !e->guards[g].hi) FAIL("guard %d of a Read through %s is incomplete", g, e->ldvar);
+        else guarded |= sx_as_var(e->guards[g].e) && strcmp(sx_as_var(e->guards[g].e), e->ldvar) == 0;
+      }
+      if (!guarded) FAIL("a Read through %s without the guard on %s (UnguardedAccess)", e->ldvar, e->ldvar);
+      if (e->a && e->a->nax > e->nax) FAIL("the index of a Read through %s varies over axes the Read does not", e->ldvar);
+    }
     break;
   case RX_BCAST:
     if (!e->a || !e->bdims || e->a->nax > e->nax) {
@@ -1452,6 +1515,16 @@ static cJSON *expr_json(arena *A, const region *r, const rexpr *e) {
     cJSON_AddStringToObject(rd, "tensor", r->in[e->input].name);
     cJSON *m = cJSON_AddArrayToObject(rd, "map");
     for (int i = 0; i < e->nmap; i++) cJSON_AddItemToArray(m, cJSON_CreateString(sx_str(A, e->map[i])));
+    if (e->ldvar) {
+      cJSON *li = cJSON_AddObjectToObject(rd, "load_index");
+      cJSON_AddStringToObject(li, "var", e->ldvar);
+      cJSON_AddItemToObject(li, "index", expr_json(A, r, e->a));
+      cJSON *g = cJSON_AddArrayToObject(rd, "guards");
+      for (int i = 0; i < e->ng; i++)
+        cJSON_AddItemToArray(g, cJSON_CreateString(arena_printf(A, "%s <= %s < %s", sx_str(A, e->guards[i].lo),
+                                                                  sx_str(A, e->guards[i].e), sx_str(A, e->guards[i].hi))));
+      cJSON_AddItemToObject(rd, "else", num_json(e->cval));
+    }
     return o;
   }
   case RX_UNARY:
@@ -1594,9 +1667,20 @@ static void text_body(strbuf *s, arena *A, const region *r, const rexpr *e) {
     return;
   case RX_LET: sb_puts(s, r->lets[e->let].name); return;
   case RX_READ:
+    /* a read through a loaded index: gather(X[i0, ld]; ld = I[i0, i1]; 0 <= ld < N; else 0) */
+    if (e->ldvar) sb_puts(s, "gather(");
     sb_printf(s, "%s[", r->in[e->input].name);
     for (int i = 0; i < e->nmap; i++) sb_printf(s, "%s%s", i ? ", " : "", sx_str(A, e->map[i]));
     sb_puts(s, "]");
+    if (e->ldvar) {
+      sb_printf(s, "; %s = ", e->ldvar);
+      text_expr(s, A, r, e->a, 0);
+      for (int i = 0; i < e->ng; i++)
+        sb_printf(s, "; %s <= %s < %s", sx_str(A, e->guards[i].lo), sx_str(A, e->guards[i].e), sx_str(A, e->guards[i].hi));
+      sb_puts(s, "; else ");
+      text_num(s, e->cval);
+      sb_puts(s, ")");
+    }
     return;
   case RX_UNARY:
     if (e->op == TINY_CAST) {

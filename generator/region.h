@@ -20,7 +20,7 @@
 #include "polyview.h"
 
 typedef enum {
-  RX_READ,      /* Read(tensor, map) */
+  RX_READ,      /* Read(tensor, map), or Read(tensor, map) through a loaded index (ldvar) */
   RX_CONST,     /* a scalar */
   RX_LET,       /* reference to an earlier let */
   RX_UNARY,     /* op in tiny.def (NEG, RECIP, EXP2, CAST, ...) */
@@ -45,6 +45,13 @@ struct rexpr {
   int input;             /* region input */
   int nmap;
   const sx **map;        /* index per tensor axis, over iter and reduce names */
+  /* READ through a loaded index (a Gather, seed 003's LoadIndex): `a` is the
+   * index (an int32 Read, under a pad Select when the index is a padded
+   * view), `ldvar` the variable that stands for its value in `map` and in
+   * the guards; the read is in bounds iff all `guards` hold (0 <= ldvar <
+   * size, and the pads of the source's view), else it gives `cval`.  NULL
+   * ldvar: a plain read (`a`, guards and cval unused). */
+  const char *ldvar;
   /* CONST */
   double cval;
   const char *crsqrt;    /* times rsqrt(dim) */

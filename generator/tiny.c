@@ -788,6 +788,37 @@ static int lower_reduce(lowerer *L, const fe_node *nd) {
   return s;
 }
 
+/* Tile (torch's Tensor.repeat) as views, as tinygrad writes repeat: each
+ * repeated axis x gets a size-1 axis before it (RESHAPE), expanded to the
+ * repeat count r (EXPAND), and the pair merged into r*x (RESHAPE), which
+ * the IndexBook reads at i mod x: Linear for a number x, IndexExpr (a
+ * region boundary, W2103) for a symbol. */
+static int lower_tile(lowerer *L, const fe_node *nd) {
+  tiny_dag *d = L->d;
+  const fe_attrs *at = &nd->attrs;
+  int x = L->val[nd->in[0]];
+  int r = d->u[x].rank, n = at->nrep, m = n;
+  for (int i = 0; i < n; i++) m += at->repeats[i] > 1;
+  if (m > TINY_MAX_RANK) {
+    diag_report(L->dl, D_BAD_MOVEMENT, nd->at, "Tile at most 4 axes of a rank-8 result at once: tile the others in a second Tile.",
+                "Tile repeats %d of %d axes: its view needs %d axes, more than %d", m - n, n, m, TINY_MAX_RANK);
+    return -1;
+  }
+  const sx *s1[TINY_MAX_RANK], *s2[TINY_MAX_RANK], *s3[FE_MAX_RANK];
+  m = 0;
+  for (int i = 0; i < n; i++) {
+    int k = i - (n - r);
+    const sx *xs = k >= 0 ? d->u[x].shape[k] : sx_int(d->A, 1);
+    if (at->repeats[i] > 1) s1[m] = sx_int(d->A, 1), s2[m] = sx_int(d->A, at->repeats[i]), m++;
+    s1[m] = s2[m] = xs, m++;
+    s3[i] = sx_mul(d->A, xs, sx_int(d->A, at->repeats[i]));
+  }
+  int y = tiny_reshape(d, x, m, s1, L->dl, nd->name);
+  if (y >= 0) y = tiny_expand(d, y, m, s2, L->dl, nd->name);
+  if (y >= 0) y = tiny_reshape(d, y, n, s3, L->dl, nd->name);
+  return y;
+}
+
 static int lower_node(lowerer *L, const fe_node *nd) {
   tiny_dag *d = L->d;
   arena *A = d->A;
@@ -828,6 +859,7 @@ static int lower_node(lowerer *L, const fe_node *nd) {
   }
   case FE_EXPAND: return broadcast_to(d, x, at->nshape, at->shape, L->dl, nd->name);
   case FE_GATHER: return tiny_gather(d, x, L->val[nd->in[1]], (int)at->axis, L->dl, nd->name);
+  case FE_TILE: return lower_tile(L, nd);
   case FE__COUNT: break;
   }
   (void)A;

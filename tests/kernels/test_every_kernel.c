@@ -158,6 +158,7 @@ typedef struct tensor {
   devptr dev;
   unsigned char *host; /* what was uploaded (the expected bytes outside the tensor) */
   pb_tensor ref;       /* inputs: the values, for playback */
+  int64_t idx_hi;      /* an int32 input (a gather's index): its values lie in [-3, idx_hi) */
 } tensor;
 
 /* Element f (row-major over the shape) of the tensor, in elements from the allocation. */
@@ -167,6 +168,11 @@ static int64_t elem_at(const tensor *t, int64_t f) {
 }
 
 static double load(const tensor *t, const unsigned char *buf, int64_t e) {
+  if (t->dt == DT_INT32) {
+    int32_t v;
+    memcpy(&v, buf + e * 4, 4);
+    return v;
+  }
   if (t->eb == 4) {
     float v;
     memcpy(&v, buf + e * 4, 4);
@@ -178,6 +184,11 @@ static double load(const tensor *t, const unsigned char *buf, int64_t e) {
 }
 
 static void store(const tensor *t, unsigned char *buf, int64_t e, double v) {
+  if (t->dt == DT_INT32) {
+    int32_t i = (int32_t)v;
+    memcpy(buf + e * 4, &i, 4);
+    return;
+  }
   if (t->eb == 4) {
     float f = (float)v;
     memcpy(buf + e * 4, &f, 4);
@@ -199,7 +210,9 @@ static bool tensor_alloc(tensor *t, uint64_t *seed, bool fill) {
   if (!t->out) {
     if (pb_tensor_alloc(&t->ref, t->rank, t->shape) != PB_OK) return false;
     for (int64_t f = 0; f < t->n; f++) {
-      double v = dtype_round(t->dt, kt_uniform(seed));
+      /* an index: in range, past the end and negative (which read 0) */
+      double v = t->dt == DT_INT32 ? floor(-3 + (t->idx_hi + 3) * (kt_uniform(seed) + 1) / 2)
+                                   : dtype_round(t->dt, kt_uniform(seed));
       store(t, t->host, elem_at(t, f), v);
       t->ref.data[f] = load(t, t->host, elem_at(t, f));
     }
@@ -448,6 +461,8 @@ static bool call_setup(const dlc__entry *e, const dlc__entry_instance *in, const
     x->name = g->tensors[ti].name;
     x->out = t >= g->nin;
     x->eb = dtype_bytes(x->dt);
+    for (int i = 0; i < e->nargs; i++)
+      if (e->args[i].role == DLC__ARG_DIM && val[i] + 3 > x->idx_hi) x->idx_hi = val[i] + 3;
     char why[128];
     if (x->rank > FE_MAX_RANK || pb_shape_eval(b, x->rank, shape, x->shape, why, sizeof why) != PB_OK) {
       SETUP_FAIL("%s %s: the shape of %s: %s", e->op, what, x->name, why);

@@ -13,6 +13,13 @@ tol = 1e-3 for fp32 and fp16 outputs, 4 * 2^-8 for bf16.
         outputs; the graph is rebuilt node by node from the Frontend dump.
         In graphs without a contraction, the REDUCE UOps of dlc's Tiny DAG
         and of tinygrad's graph are compared too: op, source shape, axes.
+        With --emu MANIFEST EXE (any number): a graph that MANIFEST compiles
+        (an op whose "graph" is the case's file) also runs through its
+        kernels: EXE (oracle_emu, linked with that manifest's library) calls
+        dlc_<op> in the PTX emulator on the same inputs, and its outputs are
+        compared with tinygrad's within the same tolerance; inputs that a
+        kernel multiplies in TF32 are rounded to TF32 for that comparison
+        (tinygrad runs again on them), as the kernel tests do (kt.h).
     tinygrad_oracle.py chains  --pb-chains EXE [--count N]
         the movement-chain generator's random and symbolic chains
         (pb_chains dump): each chain is replayed with Tensor movement ops, the
@@ -29,7 +36,8 @@ tol = 1e-3 for fp32 and fp16 outputs, 4 * 2^-8 for bf16.
         output, a graph rebuilt with a wrong attribute, a chain replayed with
         one op changed, a UOp sequence with one op changed, and (for the
         further CASEs) a Tiny REDUCE with another op or axis must each be
-        reported as a mismatch.
+        reported as a mismatch; with --emu, a case that a library compiles
+        run through its kernels on an input with one element changed too.
 
 Exit status: 0 when everything agrees, 1 on a mismatch, 77 (CTest's skip)
 when tinygrad is not installed.
@@ -260,6 +268,8 @@ def build_node(node, xs, tensors, bind):
         return x.expand(tuple(size(s, bind) for s in attrs["shape"]))
     if op == "Gather":  # tinygrad's gather reads 0 for an index out of range, as dlc's
         return x.gather(axis(attrs["dim"], rank), xs[1])
+    if op == "Tile":  # torch's Tensor.repeat, which tinygrad's repeat follows
+        return x.repeat(tuple(attrs["repeats"]))
     raise NotImplementedError(f"Frontend op {op}")
 
 
@@ -376,17 +386,75 @@ def compare_graph(doc, tg, report, perturb=False):
     return ok, worst
 
 
+def emu_ops(emus):
+    """graph file's real path -> [(op name, exe)] over the ops of the --emu
+    manifests (several ops may compile one graph: in fp16 and in fp32)."""
+    out = {}
+    for manifest, exe in emus:
+        with open(manifest) as f:
+            m = json.load(f)
+        base = os.path.dirname(os.path.abspath(manifest))
+        for op in m.get("ops", []):
+            if isinstance(op.get("graph"), str):
+                out.setdefault(os.path.realpath(os.path.join(base, op["graph"])), []).append((op["name"], exe))
+    return out
+
+
+def tf32(v):
+    """kt_tf32: fp32 rounded to TF32 (10 mantissa bits, to nearest, ties away)."""
+    x = struct.unpack("<I", struct.pack("<f", v))[0]
+    if (x & 0x7F800000) != 0x7F800000:
+        x = (x + 0x1000) & 0xFFFFE000
+    return struct.unpack("<f", struct.pack("<I", x))[0]
+
+
+def compare_emu(doc, tg, op, exe, report, ref_doc=None):
+    """dlc_<op>'s kernels in the emulator on doc's inputs against tinygrad's
+    outputs tg (on ref_doc's inputs, doc's by default): (ok, worst, the
+    kernels that ran); None when the library has no instance for the case."""
+    p = subprocess.run([exe, op], input=json.dumps(doc), capture_output=True, text=True)
+    if p.returncode != 0:
+        report.append(f"emulator: {exe} {op}: exit {p.returncode}: {p.stderr.strip()}")
+        return False, math.inf, ""
+    res = json.loads(p.stdout)
+    if "skip" in res:
+        return None
+    if res["tf32"]:
+        rounded = json.loads(json.dumps(ref_doc or doc))
+        for i in rounded["inputs"]:
+            if i["name"] in res["tf32"]:
+                i["data"] = [tf32(v) for v in i["data"]]
+        tg = run_tinygrad(rounded)
+    ok, worst = True, 0.0
+    for o in res["outputs"]:
+        dt = next(x["dtype"] for x in doc["outputs"] if x["name"] == o["name"])
+        got = [math.nan if v is None else v for v in o["data"]]
+        good, w = close(f"{o['name']} (emulator)", got, flat(tg[o["name"]]), dt, report)
+        ok &= good
+        worst = max(worst, w)
+    return ok, worst, "+".join(res["kernels"])
+
+
 def cmd_graphs(a):
-    fails = nred = 0
+    fails = nred = nemu = 0
+    emus = emu_ops(a.emu)
     for case in a.cases:
-        report, n, red = [], 0, None
+        report, n, red, emu, lib = [], 0, None, None, None
         try:
             doc = playback(a.oracle_pb, case)
             n = sum(len(o["data"]) for o in doc["outputs"])
             roots = []
-            ok, worst = compare_graph(doc, run_tinygrad(doc, uops=roots), report)
+            tg = run_tinygrad(doc, uops=roots)
+            ok, worst = compare_graph(doc, tg, report)
             red = compare_reductions(doc, roots, report)
             ok &= red is not False
+            for op, exe in emus.get(os.path.realpath(case.split(":")[0]), []):
+                lib = (op, exe)
+                emu = compare_emu(doc, tg, op, exe, report)
+                if emu:
+                    ok &= emu[0]
+                    nemu += 1
+                    break
         except Exception as e:  # a graph the oracle cannot build is a failure too
             ok, worst = False, math.nan
             report.append(f"{type(e).__name__}: {e}")
@@ -395,11 +463,15 @@ def cmd_graphs(a):
         print(f"{os.path.basename(parts[0]):32s} {parts[1] if len(parts) > 1 and parts[1] else 'fp32':5s} "
               f"{parts[2] if len(parts) > 2 else '':28s} {n:7d} elems  worst/allowed {worst:.3f}  "
               f"{'' if red is None else f'reduces {red} same  '}{'ok' if ok else 'FAILED'}")
+        if emu:
+            print(f"  emulator: dlc_{lib[0]} ran {emu[2]}, worst/allowed {emu[1]:.3f}")
+        elif lib:
+            print("  emulator: no op of the libraries has an instance for this case (dtype or compile-time dims)")
         for r in report:
             print("  " + r)
         fails += not ok
-    print(f"{len(a.cases)} graphs against tinygrad {version()}, {nred} reductions compared UOp by UOp: "
-          f"{'ok' if not fails else f'{fails} FAILED'}")
+    print(f"{len(a.cases)} graphs against tinygrad {version()}, {nred} reductions compared UOp by UOp, "
+          f"{nemu} run through their kernels in the emulator: {'ok' if not fails else f'{fails} FAILED'}")
     return 1 if fails else 0
 
 
@@ -675,6 +747,28 @@ def cmd_negative(a):
             missed.append(f"{case}: a REDUCE over another axis passed")
     for m in missed:
         print("MISSED: " + m)
+    # (6) with --emu: the kernels of a library run on an input with one
+    # element changed must differ from tinygrad on the original inputs
+    emus = emu_ops(a.emu)
+    tried = False
+    for case in a.cases:
+        libs = emus.get(os.path.realpath(case.split(":")[0]), [])
+        if not libs:
+            continue
+        lib = libs[0]
+        doc = playback(a.oracle_pb, case)
+        bad = json.loads(json.dumps(doc))
+        x = bad["inputs"][0]["data"]
+        x[len(x) // 2] += 4.0
+        res = compare_emu(bad, run_tinygrad(doc), lib[0], lib[1], [], ref_doc=doc)
+        if res is None:
+            continue
+        tried = True
+        if res[0]:
+            missed.append(f"{case}: the emulator's outputs on a changed input passed")
+        break
+    if a.emu and not tried:
+        missed.append("no case ran through a library's kernels")
     print(f"negative cases: {'every one caught' if not missed else f'{len(missed)} missed'}")
     return 1 if missed else 0
 
@@ -685,6 +779,7 @@ def main():
     ap.add_argument("--oracle-pb")
     ap.add_argument("--pb-chains")
     ap.add_argument("--count", type=int, default=700)
+    ap.add_argument("--emu", nargs=2, action="append", default=[], metavar=("MANIFEST", "EXE"))
     ap.add_argument("cases", nargs="*")
     a = ap.parse_intermixed_args()
     return {"graphs": cmd_graphs, "chains": cmd_chains, "gathers": cmd_gathers, "negative": cmd_negative}[a.mode](a)

@@ -113,6 +113,9 @@ static const gcase cases[] = {
      * reads 0), 0 and 1; N = 2 makes 1 the last in-range index */
     {"gather", {"gather", G("gather.json"), NULL, DT_FP32, NULL, "M=4,N=2,K=7", ANY2, 60, 0, false}},
     {"gather", {"gather", G("gather.json"), NULL, DT_FP16, NULL, "M=1,N=5,K=3", ANY2, 61, 0, false}},
+    /* Tile: X read at i mod M, i mod N */
+    {"tile", {"tile", G("tile.json"), NULL, DT_FP32, NULL, "M=3,N=4", ANY2, 75, 0, false}},
+    {"tile", {"tile", G("tile.json"), NULL, DT_BF16, NULL, "M=1,N=5", ANY2, 76, 0, false}},
     {"expand", {"expand", G("expand.json"), NULL, DT_FP16, NULL, "B=2,M=3,N=4", ANY2, 38, 0, false}},
     {"expand", {"expand", G("expand.json"), NULL, DT_BF16, NULL, "B=1,M=1,N=5", ANY2, 39, 0, false}},
     {"movement_ops_mixed", {"pad,slice,flip,transpose,reshape,expand", G("movement_mix.json"), NULL, DT_FP16, NULL,

@@ -99,6 +99,11 @@ static const rcase cases[] = {
     {"movement", EX, {"expand", G("expand.json"), NULL, DT_BF16, NULL, "B=2,M=3,N=4", ANY, 67, 0, false}},
     {"movement", EX, {"pad,slice,flip,transpose,reshape,expand", G("movement_mix.json"), NULL, DT_FP16, NULL, "M=3,N=4", ANY, 68, 0, false}},
     {"movement", EX, {"pad,slice,flip,transpose,reshape,expand", G("movement_mix.json"), NULL, DT_FP32, NULL, "M=1,N=2", ANY, 69, 0, false}},
+    /* gathers (a Read through a loaded index; a padded, flipped source) and
+     * tiles (i mod M: boundary regions) */
+    {"movement", EX, {"gather", G("gather.json"), NULL, DT_FP16, NULL, "M=4,N=2,K=7", ANY, 84, 0, false}},
+    {"movement", EX, {"gather", G("gather.json"), NULL, DT_FP32, NULL, "M=1,N=5,K=3", ANY, 85, 0, false}},
+    {"movement", EX, {"tile", G("tile.json"), NULL, DT_FP16, NULL, "M=3,N=4", ANY, 86, 0, false}},
     {"cast", EX, {"cast", G("cast.json"), NULL, DT_FP16, NULL, "M=4,N=7", ANY, 70, 0, false}},
     {"cast", EX, {"cast", G("cast.json"), NULL, DT_BF16, NULL, "M=3,N=3", ANY, 71, 0, false}},
     /* SRNF: R0 merges rowsum(A B) into one sum over n and k; R1 hoists 0.3 */

@@ -372,6 +372,13 @@ static bool ref_node(rctx *c, const fe_node *nd) {
     }
     return true;
   }
+  case FE_TILE: /* torch's Tensor.repeat: out[i] = x[i mod size], the leading axes dropped */
+    for (int64_t f = 0; f < y->n; f++) {
+      unravel(y, f, oi);
+      for (int k = 0; k < x->rank; k++) xi[k] = oi[k + y->rank - x->rank] % x->shape[k];
+      y->d[f] = x->d[ravel(x, xi)];
+    }
+    return true;
   case FE__COUNT: break;
   }
   return fail(c, "%s: op not in the reference", nd->name);
