@@ -341,13 +341,15 @@ static int epi_vec(arena *A, const gpu_view *v, int BM, int BN, int threads) {
 }
 
 /* Whether a thread can stream one operand's chunks at width `vec`: the tile
- * splits evenly over the threads, and into few enough chunks each. */
+ * splits evenly over the threads, and into few enough chunks each (for a
+ * walking operand, few enough words of per-chunk state). */
 static bool operand_streams(const gpu_kernel *k, bool rhs, int vec) {
   int chunks = k->plan.tile[rhs ? 1 : 0] * k->plan.tile[2] / vec;
   /* a walking operand keeps one K column a thread */
   const gpu_operand *o = rhs ? &k->B : &k->A;
   if (o->walk && (vec < 2 || k->threads % (k->plan.tile[2] / vec))) return false;
-  return chunks % k->threads == 0 && chunks / k->threads <= GPUIR_STREAM_CHUNKS;
+  if (chunks % k->threads || chunks / k->threads > GPUIR_STREAM_CHUNKS) return false;
+  return !o->walk || chunks / k->threads * (1 + o->ng) <= GPUIR_WALK_WORDS;
 }
 
 /* The narrowest instantiated width whose kernels run the steady loop, when

@@ -162,6 +162,14 @@ typedef enum { EPI_RD_COL, EPI_RD_VEC, EPI_RD_ROW, EPI_RD_OTHER } epi_read_kind;
  * one pointer and a 64-bit distance each for K-contiguous chunks; one
  * pointer for chunks k rows apart).  8 lets the v4 kernels stream. */
 #define GPUIR_STREAM_CHUNKS 8
+/* The most 64-bit words of hoisted state a walking operand keeps a thread:
+ * per chunk, its pointer and the rest of each pad guard (1 + ng words).
+ * Calibrated with nvcc 13 on the 3x3 convolution (two guards) with
+ * 128x128x32 tiles and 64x64 warp tiles: the v8 kernels keep 12 words and
+ * take 239-244 registers on sm_80, sm_90a, sm_100 and sm_120 with no spill;
+ * the v4 kernels would keep 24 and, streamed, took 254-255 registers and
+ * 12 to 25 spill instructions on sm_90a. */
+#define GPUIR_WALK_WORDS 12
 /* The most K axes a walking operand's counter carries through. */
 #define GPUIR_WALK_AXES 8
 

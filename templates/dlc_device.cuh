@@ -151,6 +151,8 @@ template <> __device__ __forceinline__ float from_f32<float>(float x) { return x
 __device__ __forceinline__ void keep(int &x) { asm volatile("" : "+r"(x)); }
 __device__ __forceinline__ void keep(uint32_t &x) { asm volatile("" : "+r"(x)); }
 __device__ __forceinline__ void keep(int64_t &x) { asm volatile("" : "+l"(x)); }
+template <class T>
+__device__ __forceinline__ void keep(const T *&x) { asm volatile("" : "+l"(x)); }
 
 // The PTX approximate forms the generated code spells for the "approx"
 // math of docs/manifest.md: one SFU instruction each (div.full: a few),

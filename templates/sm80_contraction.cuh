@@ -213,11 +213,14 @@ struct OperandStream {
 
 // The copy state of a walking operand (the GPU IR's walk: no fixed k-step,
 // but an address and pad guards that split into a part over the K axes and
-// a rest).  Each thread keeps, per chunk, the rest of the offset and of each
-// guard (fixed over the k-tiles; a row past the M (N) tail reads one of the
-// tile's rows inside it, as in OperandStream).  The K part comes from the kernel's one K
-// counter (Op::KWalk, the thread's K column), which steps by BK with carries
-// after every tile.  A chunk whose pad guard fails is zero-filled.
+// a rest).  Each thread keeps, per chunk, the tensor's base moved by the rest
+// of the offset (a pointer: one 64-bit add a tile forms the chunk's address,
+// where an offset let ptxas recompute rest = C * q from q every tile) and the
+// rest of each guard (fixed over the k-tiles; a row past the M (N) tail reads
+// one of the tile's rows inside it, as in OperandStream).  The K part comes
+// from the kernel's one K counter (Op::KWalk, the thread's K column), which
+// steps by BK with carries after every tile.  A chunk whose pad guard fails
+// is zero-filled, from the tensor's base.
 template <class Op, int VEC, bool IS_A>
 struct OperandWalk {
   using G = OperandTile<Op, VEC, IS_A>;
@@ -226,7 +229,7 @@ struct OperandWalk {
   static constexpr int NG = IS_A ? Op::A_NG : Op::B_NG;
   static constexpr int NG1 = NG > 0 ? NG : 1;
   const T *base;
-  int64_t rest[N];
+  const T *at[N];  // base + the rest of chunk i's offset (outside the tensor when its row is in the pad)
   int64_t gm[N][NG1];
   int soff[G::ONE_PHASE ? 1 : N];
 
@@ -238,9 +241,11 @@ struct OperandWalk {
     for (int i = 0; i < N; ++i) {
       const int row = ((int)threadIdx.x + i * G::NT) / G::CPR;
       const int64_t r = tail_row(r0 + row, r0, last);
-      if constexpr (IS_A) rest[i] = Op::a_rest(p, r, b, gm[i]);
-      else rest[i] = Op::b_rest(p, r, b, gm[i]);
-      keep(rest[i]);
+      int64_t rest;
+      if constexpr (IS_A) rest = Op::a_rest(p, r, b, gm[i]);
+      else rest = Op::b_rest(p, r, b, gm[i]);
+      at[i] = reinterpret_cast<const T *>(reinterpret_cast<uintptr_t>(base) + (uint64_t)rest * sizeof(T));
+      keep(at[i]);
 #pragma unroll
       for (int g = 0; g < NG; ++g) keep(gm[i][g]);
       if (!G::ONE_PHASE || i == 0)
@@ -259,7 +264,7 @@ struct OperandWalk {
       if constexpr (IS_A) in = Op::a_inside(p, gm[i], gk);
       else in = Op::b_inside(p, gm[i], gk);
       const int off = G::ONE_PHASE ? soff[0] + i * G::RSTEP * G::L : soff[G::ONE_PHASE ? 0 : i];
-      const T *s = base + rest[i] + ko;
+      const T *s = reinterpret_cast<const T *>(reinterpret_cast<uintptr_t>(at[i]) + (uint64_t)ko * sizeof(T));
       copy_g2s<VEC * (int)sizeof(T)>(tile + off, in ? s : base, in ? VEC * (int)sizeof(T) : 0);
     }
   }

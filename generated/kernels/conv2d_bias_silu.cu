@@ -9,13 +9,13 @@
 namespace dlc_conv2d_bias_silu {
 
 // ---- conv2d_bias_silu fp16.stride1x1.pad1x1, bf16.stride1x1.pad1x1: region conv2d_bias_silu.Y0_conv
-// plan (searched): tile 64x128x32, 4 stages, warps 2x2 (warp tile 32x64), vec 8, implicit_gemm
+// plan (searched): tile 128x128x32, 4 stages, warps 2x2 (warp tile 64x64), vec 8, implicit_gemm
 template <class T_>
 struct Op_stride1x1_pad1x1 {
   using T = T_;
   using OutT = T_;
   using Params = dlc__p_conv2d_bias_silu;
-  static constexpr int BM = 64, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
+  static constexpr int BM = 128, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
   static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
   static constexpr int SWZ_A = 4, SWZ_B = 4;  // 16-byte chunks XORed in a shared row (GPU IR)
   static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
@@ -140,7 +140,7 @@ struct Op_stride1x1_pad1x1 {
   static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 4;
+  static constexpr int STEADY_MIN_VEC = 8;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= h+kh-1 < H && 0 <= kw+w-1 < W, X[n, h+kh-1, kw+w-1, ci], 0) *
   //       Wt[co, kh, kw, ci])
@@ -244,13 +244,13 @@ struct Op_stride1x1_pad1x1 {
 };
 
 // ---- conv2d_bias_silu fp16.stride2x2.pad1x1, bf16.stride2x2.pad1x1: region conv2d_bias_silu.Y0_conv
-// plan (searched): tile 64x128x32, 4 stages, warps 2x2 (warp tile 32x64), vec 8, implicit_gemm
+// plan (searched): tile 128x128x32, 4 stages, warps 2x2 (warp tile 64x64), vec 8, implicit_gemm
 template <class T_>
 struct Op_stride2x2_pad1x1 {
   using T = T_;
   using OutT = T_;
   using Params = dlc__p_conv2d_bias_silu;
-  static constexpr int BM = 64, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
+  static constexpr int BM = 128, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
   static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
   static constexpr int SWZ_A = 4, SWZ_B = 4;  // 16-byte chunks XORed in a shared row (GPU IR)
   static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
@@ -375,7 +375,7 @@ struct Op_stride2x2_pad1x1 {
   static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 4;
+  static constexpr int STEADY_MIN_VEC = 8;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= 2*h+kh-1 < H && 0 <= 2*w+kw-1 < W, X[n, 2*h+kh-1, 2*w+kw-1, ci], 0) *
   //       Wt[co, kh, kw, ci])

@@ -1082,22 +1082,22 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
 }
 
 static const dlc__kernel dlc__k_conv2d_bias_silu[] = {
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8", 2, 0, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4", 2, 1, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2", 2, 2, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1", 2, 3, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8", 2, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4", 2, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2", 2, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1", 2, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8", 2, 8, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4", 2, 9, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2", 2, 10, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1", 2, 11, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8", 2, 12, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4", 2, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2", 2, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1", 2, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 40, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8", 2, 0, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4", 2, 1, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2", 2, 2, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1", 2, 3, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8", 2, 4, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4", 2, 5, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2", 2, 6, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1", 2, 7, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8", 2, 8, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4", 2, 9, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2", 2, 10, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1", 2, 11, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8", 2, 12, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4", 2, 13, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2", 2, 14, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1", 2, 15, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
 };
 /* instance selection (first match): dtype, variant keys */
 static const struct dlc__sel_conv2d_bias_silu {
@@ -1191,7 +1191,7 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 64)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
     if (dlc_gx > 2147483647)
@@ -1234,7 +1234,7 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 64)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
     if (dlc_gx > 2147483647)
@@ -1275,7 +1275,7 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 64)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
     if (dlc_gx > 2147483647)
@@ -1318,7 +1318,7 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 64)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
     if (dlc_gx > 2147483647)
@@ -1337,22 +1337,22 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
 }
 
 static const dlc__kernel dlc__k_attention_causal[] = {
-    {"dlc_attention_causal_fp16_D64_v8", 3, 0, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16, 0, 0},
-    {"dlc_attention_causal_fp16_D64_v4", 3, 1, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16, 0, 0},
-    {"dlc_attention_causal_fp16_D64_v2", 3, 2, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16, 0, 0},
-    {"dlc_attention_causal_fp16_D64_v1", 3, 3, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16, 0, 0},
-    {"dlc_attention_causal_fp16_D128_v8", 3, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16, 0, 0},
-    {"dlc_attention_causal_fp16_D128_v4", 3, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16, 0, 0},
-    {"dlc_attention_causal_fp16_D128_v2", 3, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16, 0, 0},
-    {"dlc_attention_causal_fp16_D128_v1", 3, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16, 0, 0},
-    {"dlc_attention_causal_bf16_D64_v8", 3, 8, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16, 0, 0},
-    {"dlc_attention_causal_bf16_D64_v4", 3, 9, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16, 0, 0},
-    {"dlc_attention_causal_bf16_D64_v2", 3, 10, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16, 0, 0},
-    {"dlc_attention_causal_bf16_D64_v1", 3, 11, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 16, 0, 0},
-    {"dlc_attention_causal_bf16_D128_v8", 3, 12, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16, 0, 0},
-    {"dlc_attention_causal_bf16_D128_v4", 3, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16, 0, 0},
-    {"dlc_attention_causal_bf16_D128_v2", 3, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16, 0, 0},
-    {"dlc_attention_causal_bf16_D128_v1", 3, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 16, 0, 0},
+    {"dlc_attention_causal_fp16_D64_v8", 3, 0, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_fp16_D64_v4", 3, 1, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_fp16_D64_v2", 3, 2, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_fp16_D64_v1", 3, 3, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_fp16_D128_v8", 3, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_fp16_D128_v4", 3, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_fp16_D128_v2", 3, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_fp16_D128_v1", 3, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_bf16_D64_v8", 3, 8, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_bf16_D64_v4", 3, 9, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_bf16_D64_v2", 3, 10, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_bf16_D64_v1", 3, 11, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_bf16_D128_v8", 3, 12, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_bf16_D128_v4", 3, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_bf16_D128_v2", 3, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_bf16_D128_v1", 3, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
 };
 /* instance selection (first match): dtype, variant keys */
 static const struct dlc__sel_attention_causal {
