@@ -8,8 +8,9 @@
  *     tiles), 17..128 the m17_128 kernels (64x64), anything larger the
  *     default 128x128 ones (docs/plan.md, Shape buckets), for both layouts
  *     and dtypes.  A change of the model that moves a bucket fails here;
- *   - the skinny bucket (docs/plan.md, Split-K): its workspace size, its two
- *     launches through dlc_<op>_ws, and its unsplit twin without one;
+ *   - the skinny bucket (docs/plan.md, Split-K): its slices, chosen per call
+ *     so that the CTAs cover the SMs, its workspace size, its two launches
+ *     through dlc_<op>_ws, and its unsplit twin without one;
  *   - the N bucket n1_64 (GEMM-N <= 64, planned with M grown as N shrank):
  *     the convolution with K <= 64 output channels (its M, N P Q, is a
  *     product) takes 128x64 tiles, not the default 64x128 ones that throw
@@ -77,13 +78,17 @@ int main(void) {
         }
       }
       /* the skinny bucket (M, N <= 512, K >= 4096): with the workspace
-       * dlc_<op>_workspace_size reports, split-K 8 of 64x128x32 tiles (the
-       * split rows, then the second kernel on one CTA a tile); without one,
-       * its unsplit twin (16x64 tiles), one launch */
-      static const int64_t sk[][3] = {{512, 512, 4096}, {1, 256, 8192}, {300, 100, 5000}};
+       * dlc_<op>_workspace_size reports, 64x128x32 tiles split in the
+       * fewest slices whose CTAs cover 170 SMs (the most of the manifest's
+       * archs: sm120's), at most the plan's 8 (the split rows, then the
+       * second kernel on one CTA a tile); without one, its unsplit twin
+       * (16x64 tiles), one launch */
+      static const int64_t sk[][4] = {{512, 512, 4096, 6}, {1, 256, 8192, 8}, {300, 100, 5000, 8}, {448, 512, 4096, 7}};
       for (size_t i = 0; i < sizeof sk / sizeof *sk; i++) {
         int64_t M = sk[i][0], N = sk[i][1], K = sk[i][2], tiles = cdiv(M, 64) * cdiv(N, 128);
-        int64_t kt = cdiv(K, 32), per = cdiv(kt, 8), slices = cdiv(kt, per);
+        int64_t kt = cdiv(K, 32), split = cdiv(170, tiles) < 8 ? cdiv(170, tiles) : 8, per = cdiv(kt, split),
+                slices = cdiv(kt, per);
+        CHECK(slices == sk[i][3] && (tiles * slices >= 170 || slices == 8));
         size_t ws = nt ? dlc_gemm_bias_relu_nt_workspace_size(dt, M, N, K) : dlc_gemm_bias_relu_workspace_size(dt, M, N, K);
         CHECK(ws == (size_t)(tiles * slices * 64 * 128 * 4));
         long n0 = dlc__last_launch()->count;
