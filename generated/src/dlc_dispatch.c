@@ -99,26 +99,31 @@ static const int16_t dlc__red_gemm_bias_relu[] = {4, -1, -1, -1, -1, -1, 29, -1,
 /* split-K: the workspace instance dlc_i needs at these shapes (DLC__OVF: overflow), its slices and
  * k-tiles a slice */
 static int64_t dlc__split_ws_gemm_bias_relu(int dlc_i, const dlc__p_gemm_bias_relu *dlc_p, int64_t *dlc_sn, int64_t *dlc_ktp) {
-  int64_t dlc_kx, dlc_tiles, dlc_batch, dlc_bk, dlc_split, dlc_tile;
+  int64_t dlc_kx, dlc_tiles, dlc_batch, dlc_bk, dlc_smax, dlc_tile;
   switch (dlc_i) {
   case 0: /* fp16.b0 */
     dlc_kx = dlc_p->k, dlc_tiles = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_batch = 1;
-    dlc_bk = 32, dlc_split = 8, dlc_tile = 8192;
+    dlc_bk = 32, dlc_smax = 8, dlc_tile = 8192;
     break;
   case 6: /* bf16.b0 */
     dlc_kx = dlc_p->k, dlc_tiles = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_batch = 1;
-    dlc_bk = 32, dlc_split = 8, dlc_tile = 8192;
+    dlc_bk = 32, dlc_smax = 8, dlc_tile = 8192;
     break;
   default:
     return DLC__OVF;
   }
   if (dlc_kx == DLC__OVF || dlc_kx < 0 || dlc_tiles == DLC__OVF || dlc_batch == DLC__OVF) return DLC__OVF;
-  const int64_t dlc_kt = dlc_kx / dlc_bk + (dlc_kx % dlc_bk != 0);
-  const int64_t dlc_per = dlc_kt > 0 ? (dlc_kt + dlc_split - 1) / dlc_split : 1;
-  const int64_t dlc_n = dlc_kt > 0 ? (dlc_kt + dlc_per - 1) / dlc_per : 1;
+  const int64_t dlc_kt = dlc_kx / dlc_bk + (dlc_kx % dlc_bk != 0), dlc_tb = dlc__mul(dlc_tiles, dlc_batch);
+  if (dlc_tb == DLC__OVF) return DLC__OVF;
+  /* the slices: the fewest whose CTAs cover 170 SMs, at most the plan's and the k-tiles */
+  int64_t dlc_split = dlc_tb > 0 ? (170 + dlc_tb - 1) / dlc_tb : 1;
+  if (dlc_split > dlc_smax) dlc_split = dlc_smax;
+  if (dlc_split > dlc_kt) dlc_split = dlc_kt;
+  if (dlc_split <= 1) return 0; /* one slice: the row without split */
+  const int64_t dlc_per = (dlc_kt + dlc_split - 1) / dlc_split, dlc_n = (dlc_kt + dlc_per - 1) / dlc_per;
   if (dlc_sn) *dlc_sn = dlc_n;
   if (dlc_ktp) *dlc_ktp = dlc_per;
-  return dlc__mul(dlc__mul(dlc__mul(dlc_tiles, dlc_batch), dlc_n), dlc_tile * 4);
+  return dlc__mul(dlc__mul(dlc_tb, dlc_n), dlc_tile * 4);
 }
 
 size_t dlc_gemm_bias_relu_workspace_size(dlc_dtype dtype, int64_t m, int64_t n, int64_t k) {
@@ -706,26 +711,31 @@ static const int16_t dlc__red_gemm_bias_relu_nt[] = {4, -1, -1, -1, -1, -1, 29, 
 /* split-K: the workspace instance dlc_i needs at these shapes (DLC__OVF: overflow), its slices and
  * k-tiles a slice */
 static int64_t dlc__split_ws_gemm_bias_relu_nt(int dlc_i, const dlc__p_gemm_bias_relu_nt *dlc_p, int64_t *dlc_sn, int64_t *dlc_ktp) {
-  int64_t dlc_kx, dlc_tiles, dlc_batch, dlc_bk, dlc_split, dlc_tile;
+  int64_t dlc_kx, dlc_tiles, dlc_batch, dlc_bk, dlc_smax, dlc_tile;
   switch (dlc_i) {
   case 0: /* fp16.b0 */
     dlc_kx = dlc_p->k, dlc_tiles = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_batch = 1;
-    dlc_bk = 32, dlc_split = 8, dlc_tile = 8192;
+    dlc_bk = 32, dlc_smax = 8, dlc_tile = 8192;
     break;
   case 6: /* bf16.b0 */
     dlc_kx = dlc_p->k, dlc_tiles = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_batch = 1;
-    dlc_bk = 32, dlc_split = 8, dlc_tile = 8192;
+    dlc_bk = 32, dlc_smax = 8, dlc_tile = 8192;
     break;
   default:
     return DLC__OVF;
   }
   if (dlc_kx == DLC__OVF || dlc_kx < 0 || dlc_tiles == DLC__OVF || dlc_batch == DLC__OVF) return DLC__OVF;
-  const int64_t dlc_kt = dlc_kx / dlc_bk + (dlc_kx % dlc_bk != 0);
-  const int64_t dlc_per = dlc_kt > 0 ? (dlc_kt + dlc_split - 1) / dlc_split : 1;
-  const int64_t dlc_n = dlc_kt > 0 ? (dlc_kt + dlc_per - 1) / dlc_per : 1;
+  const int64_t dlc_kt = dlc_kx / dlc_bk + (dlc_kx % dlc_bk != 0), dlc_tb = dlc__mul(dlc_tiles, dlc_batch);
+  if (dlc_tb == DLC__OVF) return DLC__OVF;
+  /* the slices: the fewest whose CTAs cover 170 SMs, at most the plan's and the k-tiles */
+  int64_t dlc_split = dlc_tb > 0 ? (170 + dlc_tb - 1) / dlc_tb : 1;
+  if (dlc_split > dlc_smax) dlc_split = dlc_smax;
+  if (dlc_split > dlc_kt) dlc_split = dlc_kt;
+  if (dlc_split <= 1) return 0; /* one slice: the row without split */
+  const int64_t dlc_per = (dlc_kt + dlc_split - 1) / dlc_split, dlc_n = (dlc_kt + dlc_per - 1) / dlc_per;
   if (dlc_sn) *dlc_sn = dlc_n;
   if (dlc_ktp) *dlc_ktp = dlc_per;
-  return dlc__mul(dlc__mul(dlc__mul(dlc_tiles, dlc_batch), dlc_n), dlc_tile * 4);
+  return dlc__mul(dlc__mul(dlc_tb, dlc_n), dlc_tile * 4);
 }
 
 size_t dlc_gemm_bias_relu_nt_workspace_size(dlc_dtype dtype, int64_t m, int64_t n, int64_t k) {
