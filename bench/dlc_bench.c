@@ -189,15 +189,12 @@ static void csv_row(FILE *csv, const char *op, const shape *s, const char *arch,
   snprintf(plan, sizeof plan, "%dx%dx%d s%d w%dx%d r%d", k->bm, k->bn, k->bk, k->stages, k->warps_m, k->warps_n,
            k->raster);
   /* split-K: the last launch is the second kernel (one CTA a tile); the
-   * plan adds " k<slices>", and the CTAs are the first kernel's */
+   * plan adds " k<slices>", and the CTAs are the first kernel's.  The call
+   * chose its slices: its workspace holds tiles x slices fp32 tiles */
   int64_t slices = 1;
   if (k->split > 1) {
-    sched_plan q;
-    memset(&q, 0, sizeof q);
-    q.tile[2] = k->bk, q.split_k = k->split;
-    int64_t M, N, K;
-    gemm_view(s, &M, &N, &K);
-    slices = plan_split_slices(&q, K, NULL);
+    size_t ws = ws_of(s, strcmp(csv_dtype, "bf16") == 0 ? DLC_BF16 : DLC_F16);
+    slices = (int64_t)(ws / ((size_t)ctas * (size_t)k->bm * (size_t)k->bn * 4));
     ctas *= slices;
     size_t n = strlen(plan);
     snprintf(plan + n, sizeof plan - n, " k%lld", (long long)slices);
@@ -220,7 +217,7 @@ static void csv_row(FILE *csv, const char *op, const shape *s, const char *arch,
     memset(&sp, 0, sizeof sp);
     sp.tile[0] = k->bm, sp.tile[1] = k->bn, sp.tile[2] = k->bk, sp.stages = k->stages;
     sp.warps_m = k->warps_m, sp.warps_n = k->warps_n, sp.raster_group = k->raster, sp.addr_regs = k->addr_regs;
-    sp.split_k = k->split > 1 ? k->split : 1;
+    sp.split_k = (int)slices; /* plan_split_slices on it gives the call's slices back */
     int64_t M, N, K;
     gemm_view(s, &M, &N, &K);
     plan_shape_estimate e = plan_estimate(&sp, ai, M, N, K, 1, 2, 2);

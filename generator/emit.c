@@ -2355,11 +2355,26 @@ static const char *sel_bound_dim(emit_ctx *c, const emit_op *eo, int d) {
   return dims[d];
 }
 
+/* The SMs a split-K call's CTAs cover: the most of any arch the library
+ * is built for (plan_arch's sm_count). */
+static int split_sms(const emit_ctx *c) {
+  int sms = 1;
+  for (int i = 0; i < c->m->narchs; i++) {
+    const arch_info *ai = plan_arch(c->m->archs[i]);
+    if (ai && ai->sm_count > sms) sms = ai->sm_count;
+  }
+  return sms;
+}
+
 /* A split-K op's second-kernel row per instance (-1: the instance does not
  * split), and dlc__split_ws_<op>: the workspace a split instance needs at
  * the call's shapes (its whole fp32 partial tiles: tiles x batch x slices
  * x BM x BN x 4 bytes; DLC__OVF on overflow), with its slices and k-tiles
- * a slice (plan_split_slices' arithmetic). */
+ * a slice.  The call chooses its slices: the fewest whose CTAs (tiles x
+ * batch x slices) cover split_sms() SMs, at most the plan's split_k and
+ * the k-tiles, cut as plan_split_slices cuts (docs/plan.md#split-k); 0
+ * bytes when that is one slice, so that the selection goes on to the row
+ * without split. */
 static void split_tables(emit_ctx *c, strbuf *s, const emit_op *eo) {
   arena *A = c->A;
   const char *on = eo->op->name;
@@ -2376,7 +2391,7 @@ static void split_tables(emit_ctx *c, strbuf *s, const emit_op *eo) {
             "/* split-K: the workspace instance dlc_i needs at these shapes (DLC__OVF: overflow), its slices and\n"
             " * k-tiles a slice */\n"
             "static int64_t dlc__split_ws_%s(int dlc_i, const dlc__p_%s *dlc_p, int64_t *dlc_sn, int64_t *dlc_ktp) {\n"
-            "  int64_t dlc_kx, dlc_tiles, dlc_batch, dlc_bk, dlc_split, dlc_tile;\n  switch (dlc_i) {\n",
+            "  int64_t dlc_kx, dlc_tiles, dlc_batch, dlc_bk, dlc_smax, dlc_tile;\n  switch (dlc_i) {\n",
             on, on);
   for (int i = 0; i < eo->ninst; i++) {
     const gpu_kernel *k = eo->inst[i].k;
@@ -2385,17 +2400,23 @@ static void split_tables(emit_ctx *c, strbuf *s, const emit_op *eo) {
     for (int j = 0; j < k->v.nk; j++) kx = sx_mul(A, kx, k->r->it[k->v.k_axes[j]].size);
     sb_printf(s,
               "  case %d: /* %s */\n    dlc_kx = %s, dlc_tiles = dlc__mul(%s, %s), dlc_batch = %s;\n"
-              "    dlc_bk = %d, dlc_split = %d, dlc_tile = %d;\n    break;\n",
+              "    dlc_bk = %d, dlc_smax = %d, dlc_tile = %d;\n    break;\n",
               i, cmt(A, eo->inst[i].tag), hsx(A, kx), hsx(A, k->grid_tiles[0]), hsx(A, k->grid_tiles[1]), hsx(A, k->grid[2]),
               k->plan.tile[2], k->plan.split_k, k->plan.tile[0] * k->plan.tile[1]);
   }
-  sb_puts(s, "  default:\n    return DLC__OVF;\n  }\n"
-             "  if (dlc_kx == DLC__OVF || dlc_kx < 0 || dlc_tiles == DLC__OVF || dlc_batch == DLC__OVF) return DLC__OVF;\n"
-             "  const int64_t dlc_kt = dlc_kx / dlc_bk + (dlc_kx % dlc_bk != 0);\n"
-             "  const int64_t dlc_per = dlc_kt > 0 ? (dlc_kt + dlc_split - 1) / dlc_split : 1;\n"
-             "  const int64_t dlc_n = dlc_kt > 0 ? (dlc_kt + dlc_per - 1) / dlc_per : 1;\n"
-             "  if (dlc_sn) *dlc_sn = dlc_n;\n  if (dlc_ktp) *dlc_ktp = dlc_per;\n"
-             "  return dlc__mul(dlc__mul(dlc__mul(dlc_tiles, dlc_batch), dlc_n), dlc_tile * 4);\n}\n");
+  sb_printf(s,
+            "  default:\n    return DLC__OVF;\n  }\n"
+            "  if (dlc_kx == DLC__OVF || dlc_kx < 0 || dlc_tiles == DLC__OVF || dlc_batch == DLC__OVF) return DLC__OVF;\n"
+            "  const int64_t dlc_kt = dlc_kx / dlc_bk + (dlc_kx %% dlc_bk != 0), dlc_tb = dlc__mul(dlc_tiles, dlc_batch);\n"
+            "  if (dlc_tb == DLC__OVF) return DLC__OVF;\n"
+            "  /* the slices: the fewest whose CTAs cover %d SMs, at most the plan's and the k-tiles */\n"
+            "  int64_t dlc_split = dlc_tb > 0 ? (%d + dlc_tb - 1) / dlc_tb : 1;\n"
+            "  if (dlc_split > dlc_smax) dlc_split = dlc_smax;\n  if (dlc_split > dlc_kt) dlc_split = dlc_kt;\n"
+            "  if (dlc_split <= 1) return 0; /* one slice: the row without split */\n"
+            "  const int64_t dlc_per = (dlc_kt + dlc_split - 1) / dlc_split, dlc_n = (dlc_kt + dlc_per - 1) / dlc_per;\n"
+            "  if (dlc_sn) *dlc_sn = dlc_n;\n  if (dlc_ktp) *dlc_ktp = dlc_per;\n"
+            "  return dlc__mul(dlc__mul(dlc_tb, dlc_n), dlc_tile * 4);\n}\n",
+            split_sms(c), split_sms(c));
 }
 
 /* The selection loop: the first row of dlc__sel_<op> that matches the call

@@ -305,10 +305,16 @@ static bool same_plan(const sched_plan *a, const sched_plan *b) {
          a->raster_group == b->raster_group && (a->split_k > 1 ? a->split_k : 1) == (b->split_k > 1 ? b->split_k : 1);
 }
 
-/* The derived buckets (no shape sets): M ranges, planned in turn; adjacent
- * ranges with the same plan merge, and a range whose plan is the default's
- * is left to the default (docs/plan.md, Shape buckets). */
+/* The derived buckets (no shape sets): ranges of the GEMM's M, then of its
+ * N, each where that group is one signature dim (a product, such as conv's
+ * N P Q, gets none), planned in turn; adjacent ranges with the same plan
+ * merge, and a range whose plan is the default's is left to the default
+ * (docs/plan.md, Shape buckets).  The M buckets come first, so a call in
+ * both (M <= 128 and N <= 64) takes its M bucket. */
 static const int64_t DERIVED_M[][2] = {{1, 16}, {17, 128}};
+static const int64_t DERIVED_N[][2] = {{1, 64}};
+#define NDERIVED_M ((int)(sizeof DERIVED_M / sizeof *DERIVED_M))
+#define NDERIVED_N ((int)(sizeof DERIVED_N / sizeof *DERIVED_N))
 
 /* The derived skinny bucket (no shape sets), where split-K may pay: M and
  * N at most SKINNY_MN, K at least SKINNY_K, when M, N and K are each one
@@ -322,7 +328,7 @@ static const int64_t DERIVED_M[][2] = {{1, 16}, {17, 128}};
  * (with the search's diagnostics) when no candidate fits. */
 static plan_result *bucket_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg, int nb,
                                 const char *const *dim, const int64_t *lo, const int64_t *hi, bool split,
-                                diag_list *dl) {
+                                bool keep_mn, diag_list *dl) {
   const region *rg = &r->rs->r[0];
   const pc_contraction *c = &r->pc->a[0].con;
   const char *gp[3] = {group_param(rg, c->m_axes, c->nm), group_param(rg, c->n_axes, c->nn),
@@ -336,6 +342,10 @@ static plan_result *bucket_plan(run *r, const arch_info *const *archs, int na, c
       for (int b = 0; b < nb && gp[g]; b++)
         if (strcmp(dim[b], gp[g]) == 0) shapes[i][g] = shapes[i][g] < lo[b] ? lo[b] : shapes[i][g] > hi[b] ? hi[b] : shapes[i][g];
     }
+  /* keep_mn (a range of N alone): M grows by the factor N shrank, so that
+   * the shapes keep the default ones' output size and tiles */
+  for (int i = 0; keep_mn && i < ns; i++)
+    if (shapes[i][1] < def[i][1]) shapes[i][0] = shapes[i][0] * (def[i][1] / shapes[i][1]);
   return plan_choose_bucket(&r->A, rg, &r->pc->a[0], archs, na, ns, (const int64_t(*)[3])shapes, cg->cal, split, dl,
                             cg->at);
 }
@@ -394,15 +404,38 @@ static void add_split_bucket(run *r, const char *name, int nb, const char *const
   if (u) add_bucket(r, arena_printf(&r->A, "%s_nosplit", name), nb, dim, lo, hi, u);
 }
 
+/* The derived buckets of one group, whose extent is signature dim `dim`:
+ * each range planned on the default shapes with `dim` clamped into it
+ * (without split-K); adjacent ranges that choose the same plan merge, and
+ * each bucket is named <prefix><lo>_<hi>. */
+static bool derived_ranges(run *r, const arch_info *const *archs, int na, const codegen_opts *cg, const char *dim,
+                           const char *prefix, const int64_t (*ranges)[2], int nr, bool keep_mn, diag_list *dl) {
+  plan_result *prev = NULL;
+  int64_t lo = 0, hi = 0;
+  for (int i = 0; i <= nr; i++) {
+    plan_result *pr = NULL;
+    if (i < nr && !(pr = bucket_plan(r, archs, na, cg, 1, &dim, &ranges[i][0], &ranges[i][1], false, keep_mn, dl)))
+      return false;
+    if (prev && pr && same_plan(&prev->chosen, &pr->chosen)) { /* the range grows */
+      hi = ranges[i][1];
+      continue;
+    }
+    if (prev)
+      add_bucket(r, arena_printf(&r->A, "%s%lld_%lld", prefix, (long long)lo, (long long)hi), 1, &dim, &lo, &hi, prev);
+    if (pr) prev = pr, lo = ranges[i][0], hi = ranges[i][1];
+  }
+  return true;
+}
+
 /* The buckets of a searched contraction: the manifest's shape sets, each
  * planned on its shapes (split-K allowed); with none, the skinny bucket
- * (split-K allowed) and M ranges, when M (and for the skinny one N and K)
- * is one signature dim. */
+ * (split-K allowed) when M, N and K are each one signature dim, then M
+ * ranges when M is one, then N ranges when N is one (conv's K). */
 static bool contraction_buckets(run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
                                 diag_list *dl) {
   for (int i = 0; i < cg->nsets; i++) {
     const mf_shape_set *ss = &cg->sets[i];
-    plan_result *pr = bucket_plan(r, archs, na, cg, ss->nbounds, ss->dim, ss->lo, ss->hi, true, dl);
+    plan_result *pr = bucket_plan(r, archs, na, cg, ss->nbounds, ss->dim, ss->lo, ss->hi, true, false, dl);
     if (!pr) return false;
     add_split_bucket(r, ss->name, ss->nbounds, ss->dim, ss->lo, ss->hi, pr);
   }
@@ -410,29 +443,16 @@ static bool contraction_buckets(run *r, const arch_info *const *archs, int na, c
   const pc_contraction *c = &r->pc->a[0].con;
   const char *m = group_param(rg, c->m_axes, c->nm), *n = group_param(rg, c->n_axes, c->nn),
              *k = group_param(rg, c->k_axes, c->nk);
-  if (cg->nsets || !m) return true;
-  if (n && k && plan_split_legal(rg, &r->pc->a[0])) {
+  if (cg->nsets) return true;
+  if (m && n && k && plan_split_legal(rg, &r->pc->a[0])) {
     const char *sd[3] = {m, n, k};
     const int64_t slo[3] = {1, 1, SKINNY_K}, shi[3] = {SKINNY_MN, SKINNY_MN, INT64_MAX};
-    plan_result *pr = bucket_plan(r, archs, na, cg, 3, sd, slo, shi, true, dl);
+    plan_result *pr = bucket_plan(r, archs, na, cg, 3, sd, slo, shi, true, false, dl);
     if (!pr) return false;
     if (pr->chosen.split_k > 1) add_split_bucket(r, "skinny", 3, sd, slo, shi, pr);
   }
-  plan_result *prev = NULL;
-  int64_t lo = 0, hi = 0;
-  int nd = (int)(sizeof DERIVED_M / sizeof *DERIVED_M);
-  for (int i = 0; i <= nd; i++) {
-    plan_result *pr = NULL;
-    if (i < nd && !(pr = bucket_plan(r, archs, na, cg, 1, &m, &DERIVED_M[i][0], &DERIVED_M[i][1], false, dl)))
-      return false;
-    if (prev && pr && same_plan(&prev->chosen, &pr->chosen)) { /* the range grows */
-      hi = DERIVED_M[i][1];
-      continue;
-    }
-    if (prev) add_bucket(r, arena_printf(&r->A, "m%lld_%lld", (long long)lo, (long long)hi), 1, &m, &lo, &hi, prev);
-    if (pr) prev = pr, lo = DERIVED_M[i][0], hi = DERIVED_M[i][1];
-  }
-  return true;
+  return (!m || derived_ranges(r, archs, na, cg, m, "m", DERIVED_M, NDERIVED_M, false, dl)) &&
+         (!n || derived_ranges(r, archs, na, cg, n, "n", DERIVED_N, NDERIVED_N, true, dl));
 }
 
 static plan_result *contraction_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
@@ -1213,9 +1233,8 @@ static int manifest_main(const pipeline_opts *o) {
     eo->index = i;
     /* each instance emits its default kernel and at most two per shape set (or derived bucket, the
      * skinny one included): a split-K plan and the plan without split that follows it */
-    int per = 1 + 2 * (op->nshape_sets > (int)(sizeof DERIVED_M / sizeof *DERIVED_M) + 1
-                           ? op->nshape_sets
-                           : (int)(sizeof DERIVED_M / sizeof *DERIVED_M) + 1);
+    int per = 1 + 2 * (op->nshape_sets > NDERIVED_M + NDERIVED_N + 1 ? op->nshape_sets
+                                                                      : NDERIVED_M + NDERIVED_N + 1);
     eo->inst = ARENA_ARRAY(&A, emit_instance, (size_t)nmi[i] * (size_t)per + 1);
     eo->ninst = 0;
     runs[i] = calloc((size_t)nmi[i] + 1, sizeof(run));

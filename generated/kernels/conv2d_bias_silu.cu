@@ -8,6 +8,241 @@
 
 namespace dlc_conv2d_bias_silu {
 
+// ---- conv2d_bias_silu fp16.stride1x1.pad1x1.b0, bf16.stride1x1.pad1x1.b0: region conv2d_bias_silu.Y0_conv
+// plan (searched): tile 128x64x32, 4 stages, warps 2x2 (warp tile 64x32), vec 8, implicit_gemm
+template <class T_>
+struct Op_stride1x1_pad1x1_b0 {
+  using T = T_;
+  using OutT = T_;
+  using Params = dlc__p_conv2d_bias_silu;
+  static constexpr int BM = 128, BN = 64, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
+  static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
+  static constexpr int SWZ_A = 4, SWZ_B = 4;  // 16-byte chunks XORed in a shared row (GPU IR)
+  static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
+  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
+  static constexpr int RASTER_GROUP = 8;
+  static constexpr bool SPLIT_K = false;
+  // M: (n, h, w), extent H*N*W
+  // N: (co), extent K
+  // K: (kh, kw, ci), extent 9*C
+  // batch: (), extent 1
+  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->h * p->n * p->w); }
+  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->k); }
+  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (9 * p->c); }
+  // operand A = X[n, h+kh-1, kw+w-1, ci]: chunks of VEC elements run along ci
+  template <int VEC>
+  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
+    const T *base = static_cast<const T *>(p->x);
+    *src = base;
+    if (ri >= (p->h * p->n * p->w)) return 0;
+    if (ki >= (9 * p->c)) return 0;
+    int64_t t_ri = ri;
+    [[maybe_unused]] const int64_t i_w = t_ri % (p->w);
+    t_ri /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_ri % (p->h);
+    t_ri /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_ri;
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    if (!((0 <= (i_h + i_kh - 1) && (i_h + i_kh - 1) < (p->h)) && (0 <= (i_kw + i_w - 1) && (i_kw + i_w - 1) < (p->w)))) return 0;  // pad piece: zero fill
+    const int64_t left = (p->c) - i_ci;
+    *src = base + (i_ci + p->c * (i_kw + i_w - 1 + p->w * (i_h + i_kh + p->h * i_n - 1)));
+    return left < VEC ? (int)left : VEC;
+  }
+  // operand B = Wt[co, kh, kw, ci]: chunks of VEC elements run along ci
+  template <int VEC>
+  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
+    const T *base = static_cast<const T *>(p->wt);
+    *src = base;
+    if (ri >= (p->k)) return 0;
+    if (ki >= (9 * p->c)) return 0;
+    [[maybe_unused]] const int64_t i_co = ri;
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    const int64_t left = (p->c) - i_ci;
+    *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
+    return left < VEC ? (int)left : VEC;
+  }
+  static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
+  // advance of B: its chunk addresses move by this many elements per unit of k
+  static constexpr bool B_ADVANCE = true;
+  static __device__ __forceinline__ int64_t b_kstep(const Params *p) { return 1; }
+  // the K counter of the walking operands: (kh, kw, ci) at the thread's K column, += 32 with carries each
+  //     tile, and their K parts
+  struct KWalk {
+    int k[3];
+    int64_t a_off;
+    int64_t a_d[2];  // a_off's step when axis j takes a carry
+  };
+  static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    w.k[0] = (int)i_kh;
+    w.k[1] = (int)i_kw;
+    w.k[2] = (int)i_ci;
+    w.a_off = (i_ci + p->c * (i_kw + p->w * i_kh));
+    w.a_d[0] = (p->c * (p->w - 3));
+    w.a_d[1] = 0;
+  }
+  static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
+    w.k[2] += 32;
+    w.a_off += 32;
+    while (w.k[2] >= (int)(p->c)) {
+      w.k[2] -= (int)(p->c);
+      if (++w.k[1] >= 3) {
+        w.k[1] = 0;
+        w.a_off += w.a_d[0];
+        ++w.k[0];
+      }
+    }
+  }
+  // walk of A: offset -C-C*W+C*w+C*W*h+C*H*W*n + ci+C*kw+C*W*kh; pad guards on h+kh-1, kw+w-1
+  static constexpr bool A_WALK = true;
+  static constexpr int A_NG = 2;
+  static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
+  static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
+                                                 [[maybe_unused]] int64_t (&g)[2]) {
+    int64_t t_ri = ri;
+    [[maybe_unused]] const int64_t i_w = t_ri % (p->w);
+    t_ri /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_ri % (p->h);
+    t_ri /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_ri;
+    g[0] = (i_h - 1);
+    g[1] = (i_w - 1);
+    return (p->c * (i_w - 1 + p->w * (i_h + p->h * i_n - 1)));
+  }
+  static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
+                                                  [[maybe_unused]] int64_t (&g)[2]) {
+    [[maybe_unused]] const int64_t i_kh = w.k[0];
+    [[maybe_unused]] const int64_t i_kw = w.k[1];
+    [[maybe_unused]] const int64_t i_ci = w.k[2];
+    g[0] = (i_kh);
+    g[1] = (i_kw);
+    return w.a_off;  // ci+C*kw+C*W*kh
+  }
+  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
+                                                [[maybe_unused]] const int64_t (&gk)[2]) {
+    return ((uint64_t)(gm[0] + gk[0]) < (uint64_t)((p->h))) & ((uint64_t)(gm[1] + gk[1]) < (uint64_t)((p->w)));
+  }
+  static constexpr bool B_WALK = false;
+  static constexpr int B_NG = 0;
+  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
+  static constexpr int STEADY_MIN_VEC = 8;
+  // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
+  //   Y0 = sum[kh, kw, ci](select(0 <= h+kh-1 < H && 0 <= kw+w-1 < W, X[n, h+kh-1, kw+w-1, ci], 0) *
+  //       Wt[co, kh, kw, ci])
+  //   Y1 = Y0 + bias[co]
+  //   Y1.mul = Y1 * -1.4426950408889634
+  //   Y1.exp2 = exp2(Y1.mul)
+  //   Y1.add = 1 + Y1.exp2
+  //   Y1.recip = 1 / Y1.add
+  //   Y = Y1 * Y1.recip
+  //   yield Y -> Y (T)
+  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
+                                                 const float (&acc)[4]) {
+    if (mi >= (p->h * p->n * p->w)) return;
+    const int64_t nleft = (p->k) - ni;
+    if (nleft <= 0) return;
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
+    t_mi /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
+    t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_mi;
+    float rd0[4];
+    {
+      [[maybe_unused]] const int64_t i_co = ni;
+      const T *src = static_cast<const T *>(p->bias) + (i_co);
+      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
+      else
+        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
+    }
+    float out[4];
+    int64_t off[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (j >= nleft) break;
+      const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_co = nj;
+      const float v_Y1 = (acc[j] + rd0[j]);
+      const float v_Y1_mul = (v_Y1 * -1.44269504f);
+      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
+      const float v_Y1_add = (1.0f + v_Y1_exp2);
+      const float v_Y1_recip = dlc::rcp(v_Y1_add);
+      const float v_Y = (v_Y1 * v_Y1_recip);
+      out[j] = v_Y;
+      off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
+    }
+    OutT *dst = static_cast<OutT *>(p->y);
+    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
+      dlc::st4(dst + off[0], out);
+      return;
+    }
+    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
+  }
+  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  static constexpr int EPI_VEC = 8;
+  struct EpiCols {
+    float rd0[8];  // bias
+  };
+  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
+    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+    if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
+    if (((p->h * p->k * p->w)) % 8 != 0) return false;
+    if (((p->k * p->w)) % 8 != 0) return false;
+    if (((p->k)) % 8 != 0) return false;
+    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
+    return true;
+  }
+  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
+                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
+    [[maybe_unused]] const int64_t i_co = ni;
+    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
+  }
+  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_mflat = mi;
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
+    t_mi /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
+    t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_mi;
+    OutT *dst;
+    {
+      [[maybe_unused]] const int64_t i_co = ni;
+      dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
+    }
+    float out[EPI_VEC];
+#pragma unroll
+    for (int j = 0; j < EPI_VEC; ++j) {
+      [[maybe_unused]] const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_co = nj;
+      const float v_Y1 = (acc[j] + cc.rd0[j]);
+      const float v_Y1_mul = (v_Y1 * -1.44269504f);
+      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
+      const float v_Y1_add = (1.0f + v_Y1_exp2);
+      const float v_Y1_recip = dlc::rcp(v_Y1_add);
+      const float v_Y = (v_Y1 * v_Y1_recip);
+      out[j] = v_Y;
+    }
+    dlc::stv(dst, out);
+  }
+};
+
 // ---- conv2d_bias_silu fp16.stride1x1.pad1x1, bf16.stride1x1.pad1x1: region conv2d_bias_silu.Y0_conv
 // plan (searched): tile 128x128x32, 4 stages, warps 2x2 (warp tile 64x64), vec 8, implicit_gemm
 template <class T_>
@@ -220,6 +455,241 @@ struct Op_stride1x1_pad1x1 {
     t_mi /= (p->w);
     [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
     t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_mi;
+    OutT *dst;
+    {
+      [[maybe_unused]] const int64_t i_co = ni;
+      dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
+    }
+    float out[EPI_VEC];
+#pragma unroll
+    for (int j = 0; j < EPI_VEC; ++j) {
+      [[maybe_unused]] const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_co = nj;
+      const float v_Y1 = (acc[j] + cc.rd0[j]);
+      const float v_Y1_mul = (v_Y1 * -1.44269504f);
+      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
+      const float v_Y1_add = (1.0f + v_Y1_exp2);
+      const float v_Y1_recip = dlc::rcp(v_Y1_add);
+      const float v_Y = (v_Y1 * v_Y1_recip);
+      out[j] = v_Y;
+    }
+    dlc::stv(dst, out);
+  }
+};
+
+// ---- conv2d_bias_silu fp16.stride2x2.pad1x1.b0, bf16.stride2x2.pad1x1.b0: region conv2d_bias_silu.Y0_conv
+// plan (searched): tile 128x64x32, 4 stages, warps 2x2 (warp tile 64x32), vec 8, implicit_gemm
+template <class T_>
+struct Op_stride2x2_pad1x1_b0 {
+  using T = T_;
+  using OutT = T_;
+  using Params = dlc__p_conv2d_bias_silu;
+  static constexpr int BM = 128, BN = 64, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
+  static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
+  static constexpr int SWZ_A = 4, SWZ_B = 4;  // 16-byte chunks XORed in a shared row (GPU IR)
+  static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
+  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
+  static constexpr int RASTER_GROUP = 8;
+  static constexpr bool SPLIT_K = false;
+  // M: (n, h, w), extent N*floor((H+1)/2)*floor((W+1)/2)
+  // N: (co), extent K
+  // K: (kh, kw, ci), extent 9*C
+  // batch: (), extent 1
+  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2)); }
+  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->k); }
+  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (9 * p->c); }
+  // operand A = X[n, 2*h+kh-1, 2*w+kw-1, ci]: chunks of VEC elements run along ci
+  template <int VEC>
+  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
+    const T *base = static_cast<const T *>(p->x);
+    *src = base;
+    if (ri >= (p->n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) return 0;
+    if (ki >= (9 * p->c)) return 0;
+    int64_t t_ri = ri;
+    [[maybe_unused]] const int64_t i_w = t_ri % (dlc::floordiv((p->w + 1), 2));
+    t_ri /= (dlc::floordiv((p->w + 1), 2));
+    [[maybe_unused]] const int64_t i_h = t_ri % (dlc::floordiv((p->h + 1), 2));
+    t_ri /= (dlc::floordiv((p->h + 1), 2));
+    [[maybe_unused]] const int64_t i_n = t_ri;
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    if (!((0 <= (2 * i_h + i_kh - 1) && (2 * i_h + i_kh - 1) < (p->h)) && (0 <= (i_kw + 2 * i_w - 1) && (i_kw + 2 * i_w - 1) < (p->w)))) return 0;  // pad piece: zero fill
+    const int64_t left = (p->c) - i_ci;
+    *src = base + (i_ci + p->c * (i_kw + 2 * i_w - 1 + p->w * (2 * i_h + i_kh + p->h * i_n - 1)));
+    return left < VEC ? (int)left : VEC;
+  }
+  // operand B = Wt[co, kh, kw, ci]: chunks of VEC elements run along ci
+  template <int VEC>
+  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
+    const T *base = static_cast<const T *>(p->wt);
+    *src = base;
+    if (ri >= (p->k)) return 0;
+    if (ki >= (9 * p->c)) return 0;
+    [[maybe_unused]] const int64_t i_co = ri;
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    const int64_t left = (p->c) - i_ci;
+    *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
+    return left < VEC ? (int)left : VEC;
+  }
+  static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
+  // advance of B: its chunk addresses move by this many elements per unit of k
+  static constexpr bool B_ADVANCE = true;
+  static __device__ __forceinline__ int64_t b_kstep(const Params *p) { return 1; }
+  // the K counter of the walking operands: (kh, kw, ci) at the thread's K column, += 32 with carries each
+  //     tile, and their K parts
+  struct KWalk {
+    int k[3];
+    int64_t a_off;
+    int64_t a_d[2];  // a_off's step when axis j takes a carry
+  };
+  static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    w.k[0] = (int)i_kh;
+    w.k[1] = (int)i_kw;
+    w.k[2] = (int)i_ci;
+    w.a_off = (i_ci + p->c * (i_kw + p->w * i_kh));
+    w.a_d[0] = (p->c * (p->w - 3));
+    w.a_d[1] = 0;
+  }
+  static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
+    w.k[2] += 32;
+    w.a_off += 32;
+    while (w.k[2] >= (int)(p->c)) {
+      w.k[2] -= (int)(p->c);
+      if (++w.k[1] >= 3) {
+        w.k[1] = 0;
+        w.a_off += w.a_d[0];
+        ++w.k[0];
+      }
+    }
+  }
+  // walk of A: offset 2*C*w+2*C*W*h-C-C*W+C*H*W*n + ci+C*kw+C*W*kh; pad guards on 2*h+kh-1, 2*w+kw-1
+  static constexpr bool A_WALK = true;
+  static constexpr int A_NG = 2;
+  static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
+  static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
+                                                 [[maybe_unused]] int64_t (&g)[2]) {
+    int64_t t_ri = ri;
+    [[maybe_unused]] const int64_t i_w = t_ri % (dlc::floordiv((p->w + 1), 2));
+    t_ri /= (dlc::floordiv((p->w + 1), 2));
+    [[maybe_unused]] const int64_t i_h = t_ri % (dlc::floordiv((p->h + 1), 2));
+    t_ri /= (dlc::floordiv((p->h + 1), 2));
+    [[maybe_unused]] const int64_t i_n = t_ri;
+    g[0] = (2 * i_h - 1);
+    g[1] = (2 * i_w - 1);
+    return (p->c * (2 * i_w - 1 + p->w * (2 * i_h + p->h * i_n - 1)));
+  }
+  static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
+                                                  [[maybe_unused]] int64_t (&g)[2]) {
+    [[maybe_unused]] const int64_t i_kh = w.k[0];
+    [[maybe_unused]] const int64_t i_kw = w.k[1];
+    [[maybe_unused]] const int64_t i_ci = w.k[2];
+    g[0] = (i_kh);
+    g[1] = (i_kw);
+    return w.a_off;  // ci+C*kw+C*W*kh
+  }
+  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
+                                                [[maybe_unused]] const int64_t (&gk)[2]) {
+    return ((uint64_t)(gm[0] + gk[0]) < (uint64_t)((p->h))) & ((uint64_t)(gm[1] + gk[1]) < (uint64_t)((p->w)));
+  }
+  static constexpr bool B_WALK = false;
+  static constexpr int B_NG = 0;
+  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
+  static constexpr int STEADY_MIN_VEC = 8;
+  // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
+  //   Y0 = sum[kh, kw, ci](select(0 <= 2*h+kh-1 < H && 0 <= 2*w+kw-1 < W, X[n, 2*h+kh-1, 2*w+kw-1, ci], 0) *
+  //       Wt[co, kh, kw, ci])
+  //   Y1 = Y0 + bias[co]
+  //   Y1.mul = Y1 * -1.4426950408889634
+  //   Y1.exp2 = exp2(Y1.mul)
+  //   Y1.add = 1 + Y1.exp2
+  //   Y1.recip = 1 / Y1.add
+  //   Y = Y1 * Y1.recip
+  //   yield Y -> Y (T)
+  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
+                                                 const float (&acc)[4]) {
+    if (mi >= (p->n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) return;
+    const int64_t nleft = (p->k) - ni;
+    if (nleft <= 0) return;
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
+    t_mi /= (dlc::floordiv((p->w + 1), 2));
+    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
+    t_mi /= (dlc::floordiv((p->h + 1), 2));
+    [[maybe_unused]] const int64_t i_n = t_mi;
+    float rd0[4];
+    {
+      [[maybe_unused]] const int64_t i_co = ni;
+      const T *src = static_cast<const T *>(p->bias) + (i_co);
+      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
+      else
+        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
+    }
+    float out[4];
+    int64_t off[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (j >= nleft) break;
+      const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_co = nj;
+      const float v_Y1 = (acc[j] + rd0[j]);
+      const float v_Y1_mul = (v_Y1 * -1.44269504f);
+      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
+      const float v_Y1_add = (1.0f + v_Y1_exp2);
+      const float v_Y1_recip = dlc::rcp(v_Y1_add);
+      const float v_Y = (v_Y1 * v_Y1_recip);
+      out[j] = v_Y;
+      off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
+    }
+    OutT *dst = static_cast<OutT *>(p->y);
+    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
+      dlc::st4(dst + off[0], out);
+      return;
+    }
+    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
+  }
+  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  static constexpr int EPI_VEC = 8;
+  struct EpiCols {
+    float rd0[8];  // bias
+  };
+  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
+    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+    if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
+    if (((p->k * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
+    if (((p->k * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
+    if (((p->k)) % 8 != 0) return false;
+    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
+    return true;
+  }
+  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
+                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
+    [[maybe_unused]] const int64_t i_co = ni;
+    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
+  }
+  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_mflat = mi;
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
+    t_mi /= (dlc::floordiv((p->w + 1), 2));
+    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
+    t_mi /= (dlc::floordiv((p->h + 1), 2));
     [[maybe_unused]] const int64_t i_n = t_mi;
     OutT *dst;
     {
@@ -481,6 +951,18 @@ struct Op_stride2x2_pad1x1 {
 }  // namespace dlc_conv2d_bias_silu
 
 extern "C" {
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v8(const dlc__p_conv2d_bias_silu p) {
+  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__half>, 8>(&p);
+}
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v4(const dlc__p_conv2d_bias_silu p) {
+  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__half>, 4>(&p);
+}
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v2(const dlc__p_conv2d_bias_silu p) {
+  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__half>, 2>(&p);
+}
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v1(const dlc__p_conv2d_bias_silu p) {
+  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__half>, 1>(&p);
+}
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8(const dlc__p_conv2d_bias_silu p) {
   dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__half>, 8>(&p);
 }
@@ -492,6 +974,18 @@ __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pa
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1(const dlc__p_conv2d_bias_silu p) {
   dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__half>, 1>(&p);
+}
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v8(const dlc__p_conv2d_bias_silu p) {
+  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__half>, 8>(&p);
+}
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v4(const dlc__p_conv2d_bias_silu p) {
+  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__half>, 4>(&p);
+}
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v2(const dlc__p_conv2d_bias_silu p) {
+  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__half>, 2>(&p);
+}
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v1(const dlc__p_conv2d_bias_silu p) {
+  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__half>, 1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8(const dlc__p_conv2d_bias_silu p) {
   dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__half>, 8>(&p);
@@ -505,6 +999,18 @@ __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pa
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1(const dlc__p_conv2d_bias_silu p) {
   dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__half>, 1>(&p);
 }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v8(const dlc__p_conv2d_bias_silu p) {
+  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__nv_bfloat16>, 8>(&p);
+}
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v4(const dlc__p_conv2d_bias_silu p) {
+  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__nv_bfloat16>, 4>(&p);
+}
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v2(const dlc__p_conv2d_bias_silu p) {
+  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__nv_bfloat16>, 2>(&p);
+}
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v1(const dlc__p_conv2d_bias_silu p) {
+  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__nv_bfloat16>, 1>(&p);
+}
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8(const dlc__p_conv2d_bias_silu p) {
   dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__nv_bfloat16>, 8>(&p);
 }
@@ -516,6 +1022,18 @@ __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pa
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1(const dlc__p_conv2d_bias_silu p) {
   dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__nv_bfloat16>, 1>(&p);
+}
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v8(const dlc__p_conv2d_bias_silu p) {
+  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__nv_bfloat16>, 8>(&p);
+}
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v4(const dlc__p_conv2d_bias_silu p) {
+  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__nv_bfloat16>, 4>(&p);
+}
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v2(const dlc__p_conv2d_bias_silu p) {
+  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__nv_bfloat16>, 2>(&p);
+}
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v1(const dlc__p_conv2d_bias_silu p) {
+  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__nv_bfloat16>, 1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8(const dlc__p_conv2d_bias_silu p) {
   dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__nv_bfloat16>, 8>(&p);
@@ -532,18 +1050,34 @@ __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pa
 
 // Kernel handles for the CUDA backend, in the order of the dispatch table.
 extern const void *const dlc__fns_conv2d_bias_silu[] = {
+    (const void *)dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v8,
+    (const void *)dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v4,
+    (const void *)dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v2,
+    (const void *)dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v1,
     (const void *)dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8,
     (const void *)dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4,
     (const void *)dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2,
     (const void *)dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1,
+    (const void *)dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v8,
+    (const void *)dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v4,
+    (const void *)dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v2,
+    (const void *)dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v1,
     (const void *)dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8,
     (const void *)dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4,
     (const void *)dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2,
     (const void *)dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1,
+    (const void *)dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v8,
+    (const void *)dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v4,
+    (const void *)dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v2,
+    (const void *)dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v1,
     (const void *)dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8,
     (const void *)dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4,
     (const void *)dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2,
     (const void *)dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1,
+    (const void *)dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v8,
+    (const void *)dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v4,
+    (const void *)dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v2,
+    (const void *)dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v1,
     (const void *)dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8,
     (const void *)dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4,
     (const void *)dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2,

@@ -542,6 +542,147 @@ struct Op_b3 {
   }
 };
 
+// ---- gemm_bias_relu_nt fp16.b4, bf16.b4: region gemm_bias_relu_nt.C0_matmul
+// plan (searched): tile 128x64x32, 4 stages, warps 2x2 (warp tile 64x32), vec 8, implicit_gemm
+template <class T_>
+struct Op_b4 {
+  using T = T_;
+  using OutT = T_;
+  using Params = dlc__p_gemm_bias_relu_nt;
+  static constexpr int BM = 128, BN = 64, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
+  static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
+  static constexpr int SWZ_A = 4, SWZ_B = 4;  // 16-byte chunks XORed in a shared row (GPU IR)
+  static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
+  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
+  static constexpr int RASTER_GROUP = 8;
+  static constexpr bool SPLIT_K = false;
+  // M: (m), extent M
+  // N: (n), extent N
+  // K: (k), extent K
+  // batch: (), extent 1
+  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->m); }
+  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->n); }
+  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (p->k); }
+  // operand A = A[m, k]: chunks of VEC elements run along k
+  template <int VEC>
+  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
+    const T *base = static_cast<const T *>(p->a);
+    *src = base;
+    if (ri >= (p->m)) return 0;
+    if (ki >= (p->k)) return 0;
+    [[maybe_unused]] const int64_t i_m = ri;
+    [[maybe_unused]] const int64_t i_k = ki;
+    const int64_t left = (p->k) - i_k;
+    *src = base + (i_k + p->lda * i_m);
+    return left < VEC ? (int)left : VEC;
+  }
+  // operand B = B[n, k]: chunks of VEC elements run along k
+  template <int VEC>
+  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
+    const T *base = static_cast<const T *>(p->b);
+    *src = base;
+    if (ri >= (p->n)) return 0;
+    if (ki >= (p->k)) return 0;
+    [[maybe_unused]] const int64_t i_n = ri;
+    [[maybe_unused]] const int64_t i_k = ki;
+    const int64_t left = (p->k) - i_k;
+    *src = base + (i_k + p->ldb * i_n);
+    return left < VEC ? (int)left : VEC;
+  }
+  // advance of A: its chunk addresses move by this many elements per unit of k
+  static constexpr bool A_ADVANCE = true;
+  static __device__ __forceinline__ int64_t a_kstep(const Params *p) { return 1; }
+  // advance of B: its chunk addresses move by this many elements per unit of k
+  static constexpr bool B_ADVANCE = true;
+  static __device__ __forceinline__ int64_t b_kstep(const Params *p) { return 1; }
+  struct KWalk {};  // no operand walks its K axes
+  static constexpr bool A_WALK = false;
+  static constexpr int A_NG = 0;
+  static constexpr bool B_WALK = false;
+  static constexpr int B_NG = 0;
+  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
+  static constexpr int STEADY_MIN_VEC = 4;
+  // epilogue of region gemm_bias_relu_nt.C0_matmul: its post-reduce lets on the fp32 accumulator,
+  //     then the store
+  //   C0 = sum[k](A[m, k] * B[n, k])
+  //   C1 = C0 + bias[n]
+  //   C1.cmplt = 0 < C1
+  //   C = select(C1.cmplt, C1, 0)
+  //   yield C -> C (T)
+  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
+                                                 const float (&acc)[4]) {
+    if (mi >= (p->m)) return;
+    const int64_t nleft = (p->n) - ni;
+    if (nleft <= 0) return;
+    [[maybe_unused]] const int64_t i_m = mi;
+    float rd0[4];
+    {
+      [[maybe_unused]] const int64_t i_n = ni;
+      const T *src = static_cast<const T *>(p->bias) + (i_n);
+      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
+      else
+        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
+    }
+    float out[4];
+    int64_t off[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (j >= nleft) break;
+      const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_n = nj;
+      const float v_C1 = (acc[j] + rd0[j]);
+      const bool v_C1_cmplt = (0.0f < v_C1);
+      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
+      out[j] = v_C;
+      off[j] = (i_n + p->ldc * i_m);
+    }
+    OutT *dst = static_cast<OutT *>(p->c);
+    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
+      dlc::st4(dst + off[0], out);
+      return;
+    }
+    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
+  }
+  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  static constexpr int EPI_VEC = 8;
+  struct EpiCols {
+    float rd0[8];  // bias
+  };
+  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
+    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+    if (reinterpret_cast<uintptr_t>(p->c) % 16 != 0) return false;
+    if (((p->ldc)) % 8 != 0) return false;
+    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
+    return true;
+  }
+  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
+                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
+    [[maybe_unused]] const int64_t i_n = ni;
+    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
+  }
+  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_mflat = mi;
+    [[maybe_unused]] const int64_t i_m = mi;
+    OutT *dst;
+    {
+      [[maybe_unused]] const int64_t i_n = ni;
+      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+    }
+    float out[EPI_VEC];
+#pragma unroll
+    for (int j = 0; j < EPI_VEC; ++j) {
+      [[maybe_unused]] const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_n = nj;
+      const float v_C1 = (acc[j] + cc.rd0[j]);
+      const bool v_C1_cmplt = (0.0f < v_C1);
+      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
+      out[j] = v_C;
+    }
+    dlc::stv(dst, out);
+  }
+};
+
 // ---- gemm_bias_relu_nt fp16, bf16: region gemm_bias_relu_nt.C0_matmul
 // plan (searched): tile 128x128x32, 4 stages, warps 2x2 (warp tile 64x64), vec 8, implicit_gemm
 template <class T_>
@@ -838,6 +979,18 @@ __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_nt_fp16_b3_v2(const
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_nt_fp16_b3_v1(const dlc__p_gemm_bias_relu_nt p) {
   dlc::sm80_contraction<dlc_gemm_bias_relu_nt::Op_b3<__half>, 1>(&p);
 }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_nt_fp16_b4_v8(const dlc__p_gemm_bias_relu_nt p) {
+  dlc::sm80_contraction<dlc_gemm_bias_relu_nt::Op_b4<__half>, 8>(&p);
+}
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_nt_fp16_b4_v4(const dlc__p_gemm_bias_relu_nt p) {
+  dlc::sm80_contraction<dlc_gemm_bias_relu_nt::Op_b4<__half>, 4>(&p);
+}
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_nt_fp16_b4_v2(const dlc__p_gemm_bias_relu_nt p) {
+  dlc::sm80_contraction<dlc_gemm_bias_relu_nt::Op_b4<__half>, 2>(&p);
+}
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_nt_fp16_b4_v1(const dlc__p_gemm_bias_relu_nt p) {
+  dlc::sm80_contraction<dlc_gemm_bias_relu_nt::Op_b4<__half>, 1>(&p);
+}
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_nt_fp16_v8(const dlc__p_gemm_bias_relu_nt p) {
   dlc::sm80_contraction<dlc_gemm_bias_relu_nt::Op<__half>, 8>(&p);
 }
@@ -901,6 +1054,18 @@ __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_nt_bf16_b3_v2(const
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_nt_bf16_b3_v1(const dlc__p_gemm_bias_relu_nt p) {
   dlc::sm80_contraction<dlc_gemm_bias_relu_nt::Op_b3<__nv_bfloat16>, 1>(&p);
 }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_nt_bf16_b4_v8(const dlc__p_gemm_bias_relu_nt p) {
+  dlc::sm80_contraction<dlc_gemm_bias_relu_nt::Op_b4<__nv_bfloat16>, 8>(&p);
+}
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_nt_bf16_b4_v4(const dlc__p_gemm_bias_relu_nt p) {
+  dlc::sm80_contraction<dlc_gemm_bias_relu_nt::Op_b4<__nv_bfloat16>, 4>(&p);
+}
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_nt_bf16_b4_v2(const dlc__p_gemm_bias_relu_nt p) {
+  dlc::sm80_contraction<dlc_gemm_bias_relu_nt::Op_b4<__nv_bfloat16>, 2>(&p);
+}
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_nt_bf16_b4_v1(const dlc__p_gemm_bias_relu_nt p) {
+  dlc::sm80_contraction<dlc_gemm_bias_relu_nt::Op_b4<__nv_bfloat16>, 1>(&p);
+}
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_nt_bf16_v8(const dlc__p_gemm_bias_relu_nt p) {
   dlc::sm80_contraction<dlc_gemm_bias_relu_nt::Op<__nv_bfloat16>, 8>(&p);
 }
@@ -943,6 +1108,10 @@ extern const void *const dlc__fns_gemm_bias_relu_nt[] = {
     (const void *)dlc_gemm_bias_relu_nt_fp16_b3_v4,
     (const void *)dlc_gemm_bias_relu_nt_fp16_b3_v2,
     (const void *)dlc_gemm_bias_relu_nt_fp16_b3_v1,
+    (const void *)dlc_gemm_bias_relu_nt_fp16_b4_v8,
+    (const void *)dlc_gemm_bias_relu_nt_fp16_b4_v4,
+    (const void *)dlc_gemm_bias_relu_nt_fp16_b4_v2,
+    (const void *)dlc_gemm_bias_relu_nt_fp16_b4_v1,
     (const void *)dlc_gemm_bias_relu_nt_fp16_v8,
     (const void *)dlc_gemm_bias_relu_nt_fp16_v4,
     (const void *)dlc_gemm_bias_relu_nt_fp16_v2,
@@ -964,6 +1133,10 @@ extern const void *const dlc__fns_gemm_bias_relu_nt[] = {
     (const void *)dlc_gemm_bias_relu_nt_bf16_b3_v4,
     (const void *)dlc_gemm_bias_relu_nt_bf16_b3_v2,
     (const void *)dlc_gemm_bias_relu_nt_bf16_b3_v1,
+    (const void *)dlc_gemm_bias_relu_nt_bf16_b4_v8,
+    (const void *)dlc_gemm_bias_relu_nt_bf16_b4_v4,
+    (const void *)dlc_gemm_bias_relu_nt_bf16_b4_v2,
+    (const void *)dlc_gemm_bias_relu_nt_bf16_b4_v1,
     (const void *)dlc_gemm_bias_relu_nt_bf16_v8,
     (const void *)dlc_gemm_bias_relu_nt_bf16_v4,
     (const void *)dlc_gemm_bias_relu_nt_bf16_v2,

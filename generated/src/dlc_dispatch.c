@@ -25,33 +25,41 @@ static const dlc__kernel dlc__k_gemm_bias_relu[] = {
     {"dlc_gemm_bias_relu_fp16_b3_v4", 0, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
     {"dlc_gemm_bias_relu_fp16_b3_v2", 0, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
     {"dlc_gemm_bias_relu_fp16_b3_v1", 0, 16, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_fp16_v8", 0, 17, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_fp16_v4", 0, 18, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_fp16_v2", 0, 19, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_fp16_v1", 0, 20, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_bf16_b0_v8", 0, 21, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
-    {"dlc_gemm_bias_relu_bf16_b0_v4", 0, 22, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
-    {"dlc_gemm_bias_relu_bf16_b0_v2", 0, 23, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
-    {"dlc_gemm_bias_relu_bf16_b0_v1", 0, 24, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
-    {"dlc_gemm_bias_relu_bf16_b0_r", 0, 25, 128, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 1},
-    {"dlc_gemm_bias_relu_bf16_b1_v8", 0, 26, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_bf16_b1_v4", 0, 27, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_bf16_b1_v2", 0, 28, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_bf16_b1_v1", 0, 29, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_bf16_b2_v8", 0, 30, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_bf16_b2_v4", 0, 31, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_bf16_b2_v2", 0, 32, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_bf16_b2_v1", 0, 33, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_bf16_b3_v8", 0, 34, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_bf16_b3_v4", 0, 35, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_bf16_b3_v2", 0, 36, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_bf16_b3_v1", 0, 37, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_bf16_v8", 0, 38, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_bf16_v4", 0, 39, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_bf16_v2", 0, 40, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_bf16_v1", 0, 41, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_fp16_sm90a", 0, 42, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_bf16_sm90a", 0, 43, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_b4_v8", 0, 17, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_b4_v4", 0, 18, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_b4_v2", 0, 19, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_b4_v1", 0, 20, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_v8", 0, 21, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_v4", 0, 22, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_v2", 0, 23, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_v1", 0, 24, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b0_v8", 0, 25, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_b0_v4", 0, 26, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_b0_v2", 0, 27, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_b0_v1", 0, 28, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_bf16_b0_r", 0, 29, 128, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 1},
+    {"dlc_gemm_bias_relu_bf16_b1_v8", 0, 30, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b1_v4", 0, 31, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b1_v2", 0, 32, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b1_v1", 0, 33, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b2_v8", 0, 34, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b2_v4", 0, 35, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b2_v2", 0, 36, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b2_v1", 0, 37, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b3_v8", 0, 38, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b3_v4", 0, 39, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b3_v2", 0, 40, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b3_v1", 0, 41, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b4_v8", 0, 42, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b4_v4", 0, 43, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b4_v2", 0, 44, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b4_v1", 0, 45, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_v8", 0, 46, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_v4", 0, 47, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_v2", 0, 48, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_v1", 0, 49, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_sm90a", 0, 50, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_sm90a", 0, 51, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
 };
 /* instance selection (first match): dtype, shape-bucket bounds */
 static const struct dlc__sel_gemm_bias_relu {
@@ -62,11 +70,13 @@ static const struct dlc__sel_gemm_bias_relu {
     {DLC_F16, {1, 1, 4096}, {512, 512, INT64_MAX}}, /* fp16.b1: shape bucket skinny_nosplit */
     {DLC_F16, {1, 0, 0}, {16, INT64_MAX, INT64_MAX}}, /* fp16.b2: shape bucket m1_16 */
     {DLC_F16, {17, 0, 0}, {128, INT64_MAX, INT64_MAX}}, /* fp16.b3: shape bucket m17_128 */
+    {DLC_F16, {0, 1, 0}, {INT64_MAX, 64, INT64_MAX}}, /* fp16.b4: shape bucket n1_64 */
     {DLC_F16, {0, 0, 0}, {INT64_MAX, INT64_MAX, INT64_MAX}}, /* fp16 */
     {DLC_BF16, {1, 1, 4096}, {512, 512, INT64_MAX}}, /* bf16.b0: shape bucket skinny */
     {DLC_BF16, {1, 1, 4096}, {512, 512, INT64_MAX}}, /* bf16.b1: shape bucket skinny_nosplit */
     {DLC_BF16, {1, 0, 0}, {16, INT64_MAX, INT64_MAX}}, /* bf16.b2: shape bucket m1_16 */
     {DLC_BF16, {17, 0, 0}, {128, INT64_MAX, INT64_MAX}}, /* bf16.b3: shape bucket m17_128 */
+    {DLC_BF16, {0, 1, 0}, {INT64_MAX, 64, INT64_MAX}}, /* bf16.b4: shape bucket n1_64 */
     {DLC_BF16, {0, 0, 0}, {INT64_MAX, INT64_MAX, INT64_MAX}}, /* bf16 */
 };
 /* kernel row by instance and chunk width (8, 4, 2, 1 elements); -1: not compiled */
@@ -77,36 +87,43 @@ static const int16_t dlc__row_gemm_bias_relu[][4] = {
     {13, 14, 15, 16},
     {17, 18, 19, 20},
     {21, 22, 23, 24},
-    {26, 27, 28, 29},
+    {25, 26, 27, 28},
     {30, 31, 32, 33},
     {34, 35, 36, 37},
     {38, 39, 40, 41},
+    {42, 43, 44, 45},
+    {46, 47, 48, 49},
 };
 /* split-K: the second kernel's row by instance; -1: the instance does not split */
-static const int16_t dlc__red_gemm_bias_relu[] = {4, -1, -1, -1, -1, 25, -1, -1, -1, -1};
+static const int16_t dlc__red_gemm_bias_relu[] = {4, -1, -1, -1, -1, -1, 29, -1, -1, -1, -1, -1};
 /* split-K: the workspace instance dlc_i needs at these shapes (DLC__OVF: overflow), its slices and
  * k-tiles a slice */
 static int64_t dlc__split_ws_gemm_bias_relu(int dlc_i, const dlc__p_gemm_bias_relu *dlc_p, int64_t *dlc_sn, int64_t *dlc_ktp) {
-  int64_t dlc_kx, dlc_tiles, dlc_batch, dlc_bk, dlc_split, dlc_tile;
+  int64_t dlc_kx, dlc_tiles, dlc_batch, dlc_bk, dlc_smax, dlc_tile;
   switch (dlc_i) {
   case 0: /* fp16.b0 */
     dlc_kx = dlc_p->k, dlc_tiles = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_batch = 1;
-    dlc_bk = 32, dlc_split = 8, dlc_tile = 8192;
+    dlc_bk = 32, dlc_smax = 8, dlc_tile = 8192;
     break;
-  case 5: /* bf16.b0 */
+  case 6: /* bf16.b0 */
     dlc_kx = dlc_p->k, dlc_tiles = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_batch = 1;
-    dlc_bk = 32, dlc_split = 8, dlc_tile = 8192;
+    dlc_bk = 32, dlc_smax = 8, dlc_tile = 8192;
     break;
   default:
     return DLC__OVF;
   }
   if (dlc_kx == DLC__OVF || dlc_kx < 0 || dlc_tiles == DLC__OVF || dlc_batch == DLC__OVF) return DLC__OVF;
-  const int64_t dlc_kt = dlc_kx / dlc_bk + (dlc_kx % dlc_bk != 0);
-  const int64_t dlc_per = dlc_kt > 0 ? (dlc_kt + dlc_split - 1) / dlc_split : 1;
-  const int64_t dlc_n = dlc_kt > 0 ? (dlc_kt + dlc_per - 1) / dlc_per : 1;
+  const int64_t dlc_kt = dlc_kx / dlc_bk + (dlc_kx % dlc_bk != 0), dlc_tb = dlc__mul(dlc_tiles, dlc_batch);
+  if (dlc_tb == DLC__OVF) return DLC__OVF;
+  /* the slices: the fewest whose CTAs cover 170 SMs, at most the plan's and the k-tiles */
+  int64_t dlc_split = dlc_tb > 0 ? (170 + dlc_tb - 1) / dlc_tb : 1;
+  if (dlc_split > dlc_smax) dlc_split = dlc_smax;
+  if (dlc_split > dlc_kt) dlc_split = dlc_kt;
+  if (dlc_split <= 1) return 0; /* one slice: the row without split */
+  const int64_t dlc_per = (dlc_kt + dlc_split - 1) / dlc_split, dlc_n = (dlc_kt + dlc_per - 1) / dlc_per;
   if (dlc_sn) *dlc_sn = dlc_n;
   if (dlc_ktp) *dlc_ktp = dlc_per;
-  return dlc__mul(dlc__mul(dlc__mul(dlc_tiles, dlc_batch), dlc_n), dlc_tile * 4);
+  return dlc__mul(dlc__mul(dlc_tb, dlc_n), dlc_tile * 4);
 }
 
 size_t dlc_gemm_bias_relu_workspace_size(dlc_dtype dtype, int64_t m, int64_t n, int64_t k) {
@@ -119,7 +136,7 @@ size_t dlc_gemm_bias_relu_workspace_size(dlc_dtype dtype, int64_t m, int64_t n, 
   if (k < 0) return 0;
   int dlc_inst = -1;
   const int64_t dlc_bv[] = {dlc_p->m, dlc_p->n, dlc_p->k};
-  for (int dlc_i = 0; dlc_i < 10 && dlc_inst < 0; dlc_i++) {
+  for (int dlc_i = 0; dlc_i < 12 && dlc_inst < 0; dlc_i++) {
     const struct dlc__sel_gemm_bias_relu *dlc_t = &dlc__sel_gemm_bias_relu[dlc_i];
     int dlc_ok = dlc_t->dtype == dtype;
     for (int dlc_j = 0; dlc_j < 3; dlc_j++)
@@ -173,7 +190,7 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
   if (dlc_p->k < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "k = %lld is negative", (long long)dlc_p->k);
   int dlc_inst = -1;
   const int64_t dlc_bv[] = {dlc_p->m, dlc_p->n, dlc_p->k};
-  for (int dlc_i = 0; dlc_i < 10 && dlc_inst < 0; dlc_i++) {
+  for (int dlc_i = 0; dlc_i < 12 && dlc_inst < 0; dlc_i++) {
     const struct dlc__sel_gemm_bias_relu *dlc_t = &dlc__sel_gemm_bias_relu[dlc_i];
     int dlc_ok = dlc_t->dtype == dtype;
     for (int dlc_j = 0; dlc_j < 3; dlc_j++)
@@ -328,6 +345,35 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
     if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
     if (dlc_count > 0) dlc_work = 1;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 5: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     if (dlc__device_arch() == DLC__ARCH_SM90A) {
       /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
       dlc__tp_gemm_bias_relu dlc_tp;
@@ -344,7 +390,7 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
           return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
         if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
           return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_relu[42], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+        return dlc__launch(&dlc__k_gemm_bias_relu[50], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
       }
       dlc__clear_detail();
     }
@@ -367,7 +413,7 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 5: {
+  case 6: {
     dlc_status dlc_st;
     int64_t dlc_count, dlc_work = 0, dlc_dims[2];
     if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
@@ -404,7 +450,7 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
     if (dlc_st != DLC_SUCCESS) return dlc_st;
     return dlc__launch(&dlc__k_gemm_bias_relu[dlc__red_gemm_bias_relu[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 16, (unsigned)dlc_gz, stream);
   }
-  case 6: {
+  case 7: {
     dlc_status dlc_st;
     int64_t dlc_count, dlc_work = 0, dlc_dims[2];
     if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
@@ -433,7 +479,7 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 7: {
+  case 8: {
     dlc_status dlc_st;
     int64_t dlc_count, dlc_work = 0, dlc_dims[2];
     if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
@@ -462,7 +508,7 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 8: {
+  case 9: {
     dlc_status dlc_st;
     int64_t dlc_count, dlc_work = 0, dlc_dims[2];
     if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
@@ -491,7 +537,36 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 9: {
+  case 10: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 11: {
     dlc_status dlc_st;
     int64_t dlc_count, dlc_work = 0, dlc_dims[2];
     if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
@@ -517,7 +592,7 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
           return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
         if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
           return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_relu[43], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+        return dlc__launch(&dlc__k_gemm_bias_relu[51], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
       }
       dlc__clear_detail();
     }
@@ -562,33 +637,41 @@ static const dlc__kernel dlc__k_gemm_bias_relu_nt[] = {
     {"dlc_gemm_bias_relu_nt_fp16_b3_v4", 1, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
     {"dlc_gemm_bias_relu_nt_fp16_b3_v2", 1, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
     {"dlc_gemm_bias_relu_nt_fp16_b3_v1", 1, 16, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_fp16_v8", 1, 17, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_fp16_v4", 1, 18, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_fp16_v2", 1, 19, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_fp16_v1", 1, 20, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b0_v8", 1, 21, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b0_v4", 1, 22, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b0_v2", 1, 23, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b0_v1", 1, 24, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b0_r", 1, 25, 128, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 1},
-    {"dlc_gemm_bias_relu_nt_bf16_b1_v8", 1, 26, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b1_v4", 1, 27, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b1_v2", 1, 28, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b1_v1", 1, 29, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b2_v8", 1, 30, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b2_v4", 1, 31, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b2_v2", 1, 32, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b2_v1", 1, 33, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b3_v8", 1, 34, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b3_v4", 1, 35, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b3_v2", 1, 36, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_b3_v1", 1, 37, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_v8", 1, 38, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_v4", 1, 39, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_v2", 1, 40, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_v1", 1, 41, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_fp16_sm90a", 1, 42, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_sm90a", 1, 43, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b4_v8", 1, 17, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b4_v4", 1, 18, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b4_v2", 1, 19, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b4_v1", 1, 20, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_v8", 1, 21, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_v4", 1, 22, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_v2", 1, 23, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_v1", 1, 24, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v8", 1, 25, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v4", 1, 26, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v2", 1, 27, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v1", 1, 28, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_r", 1, 29, 128, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 1},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v8", 1, 30, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v4", 1, 31, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v2", 1, 32, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v1", 1, 33, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b2_v8", 1, 34, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b2_v4", 1, 35, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b2_v2", 1, 36, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b2_v1", 1, 37, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b3_v8", 1, 38, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b3_v4", 1, 39, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b3_v2", 1, 40, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b3_v1", 1, 41, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b4_v8", 1, 42, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b4_v4", 1, 43, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b4_v2", 1, 44, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b4_v1", 1, 45, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_v8", 1, 46, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_v4", 1, 47, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_v2", 1, 48, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_v1", 1, 49, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_sm90a", 1, 50, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_sm90a", 1, 51, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
 };
 /* instance selection (first match): dtype, shape-bucket bounds */
 static const struct dlc__sel_gemm_bias_relu_nt {
@@ -599,11 +682,13 @@ static const struct dlc__sel_gemm_bias_relu_nt {
     {DLC_F16, {1, 1, 4096}, {512, 512, INT64_MAX}}, /* fp16.b1: shape bucket skinny_nosplit */
     {DLC_F16, {1, 0, 0}, {16, INT64_MAX, INT64_MAX}}, /* fp16.b2: shape bucket m1_16 */
     {DLC_F16, {17, 0, 0}, {128, INT64_MAX, INT64_MAX}}, /* fp16.b3: shape bucket m17_128 */
+    {DLC_F16, {0, 1, 0}, {INT64_MAX, 64, INT64_MAX}}, /* fp16.b4: shape bucket n1_64 */
     {DLC_F16, {0, 0, 0}, {INT64_MAX, INT64_MAX, INT64_MAX}}, /* fp16 */
     {DLC_BF16, {1, 1, 4096}, {512, 512, INT64_MAX}}, /* bf16.b0: shape bucket skinny */
     {DLC_BF16, {1, 1, 4096}, {512, 512, INT64_MAX}}, /* bf16.b1: shape bucket skinny_nosplit */
     {DLC_BF16, {1, 0, 0}, {16, INT64_MAX, INT64_MAX}}, /* bf16.b2: shape bucket m1_16 */
     {DLC_BF16, {17, 0, 0}, {128, INT64_MAX, INT64_MAX}}, /* bf16.b3: shape bucket m17_128 */
+    {DLC_BF16, {0, 1, 0}, {INT64_MAX, 64, INT64_MAX}}, /* bf16.b4: shape bucket n1_64 */
     {DLC_BF16, {0, 0, 0}, {INT64_MAX, INT64_MAX, INT64_MAX}}, /* bf16 */
 };
 /* kernel row by instance and chunk width (8, 4, 2, 1 elements); -1: not compiled */
@@ -614,36 +699,43 @@ static const int16_t dlc__row_gemm_bias_relu_nt[][4] = {
     {13, 14, 15, 16},
     {17, 18, 19, 20},
     {21, 22, 23, 24},
-    {26, 27, 28, 29},
+    {25, 26, 27, 28},
     {30, 31, 32, 33},
     {34, 35, 36, 37},
     {38, 39, 40, 41},
+    {42, 43, 44, 45},
+    {46, 47, 48, 49},
 };
 /* split-K: the second kernel's row by instance; -1: the instance does not split */
-static const int16_t dlc__red_gemm_bias_relu_nt[] = {4, -1, -1, -1, -1, 25, -1, -1, -1, -1};
+static const int16_t dlc__red_gemm_bias_relu_nt[] = {4, -1, -1, -1, -1, -1, 29, -1, -1, -1, -1, -1};
 /* split-K: the workspace instance dlc_i needs at these shapes (DLC__OVF: overflow), its slices and
  * k-tiles a slice */
 static int64_t dlc__split_ws_gemm_bias_relu_nt(int dlc_i, const dlc__p_gemm_bias_relu_nt *dlc_p, int64_t *dlc_sn, int64_t *dlc_ktp) {
-  int64_t dlc_kx, dlc_tiles, dlc_batch, dlc_bk, dlc_split, dlc_tile;
+  int64_t dlc_kx, dlc_tiles, dlc_batch, dlc_bk, dlc_smax, dlc_tile;
   switch (dlc_i) {
   case 0: /* fp16.b0 */
     dlc_kx = dlc_p->k, dlc_tiles = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_batch = 1;
-    dlc_bk = 32, dlc_split = 8, dlc_tile = 8192;
+    dlc_bk = 32, dlc_smax = 8, dlc_tile = 8192;
     break;
-  case 5: /* bf16.b0 */
+  case 6: /* bf16.b0 */
     dlc_kx = dlc_p->k, dlc_tiles = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_batch = 1;
-    dlc_bk = 32, dlc_split = 8, dlc_tile = 8192;
+    dlc_bk = 32, dlc_smax = 8, dlc_tile = 8192;
     break;
   default:
     return DLC__OVF;
   }
   if (dlc_kx == DLC__OVF || dlc_kx < 0 || dlc_tiles == DLC__OVF || dlc_batch == DLC__OVF) return DLC__OVF;
-  const int64_t dlc_kt = dlc_kx / dlc_bk + (dlc_kx % dlc_bk != 0);
-  const int64_t dlc_per = dlc_kt > 0 ? (dlc_kt + dlc_split - 1) / dlc_split : 1;
-  const int64_t dlc_n = dlc_kt > 0 ? (dlc_kt + dlc_per - 1) / dlc_per : 1;
+  const int64_t dlc_kt = dlc_kx / dlc_bk + (dlc_kx % dlc_bk != 0), dlc_tb = dlc__mul(dlc_tiles, dlc_batch);
+  if (dlc_tb == DLC__OVF) return DLC__OVF;
+  /* the slices: the fewest whose CTAs cover 170 SMs, at most the plan's and the k-tiles */
+  int64_t dlc_split = dlc_tb > 0 ? (170 + dlc_tb - 1) / dlc_tb : 1;
+  if (dlc_split > dlc_smax) dlc_split = dlc_smax;
+  if (dlc_split > dlc_kt) dlc_split = dlc_kt;
+  if (dlc_split <= 1) return 0; /* one slice: the row without split */
+  const int64_t dlc_per = (dlc_kt + dlc_split - 1) / dlc_split, dlc_n = (dlc_kt + dlc_per - 1) / dlc_per;
   if (dlc_sn) *dlc_sn = dlc_n;
   if (dlc_ktp) *dlc_ktp = dlc_per;
-  return dlc__mul(dlc__mul(dlc__mul(dlc_tiles, dlc_batch), dlc_n), dlc_tile * 4);
+  return dlc__mul(dlc__mul(dlc_tb, dlc_n), dlc_tile * 4);
 }
 
 size_t dlc_gemm_bias_relu_nt_workspace_size(dlc_dtype dtype, int64_t m, int64_t n, int64_t k) {
@@ -656,7 +748,7 @@ size_t dlc_gemm_bias_relu_nt_workspace_size(dlc_dtype dtype, int64_t m, int64_t 
   if (k < 0) return 0;
   int dlc_inst = -1;
   const int64_t dlc_bv[] = {dlc_p->m, dlc_p->n, dlc_p->k};
-  for (int dlc_i = 0; dlc_i < 10 && dlc_inst < 0; dlc_i++) {
+  for (int dlc_i = 0; dlc_i < 12 && dlc_inst < 0; dlc_i++) {
     const struct dlc__sel_gemm_bias_relu_nt *dlc_t = &dlc__sel_gemm_bias_relu_nt[dlc_i];
     int dlc_ok = dlc_t->dtype == dtype;
     for (int dlc_j = 0; dlc_j < 3; dlc_j++)
@@ -710,7 +802,7 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   if (dlc_p->k < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "k = %lld is negative", (long long)dlc_p->k);
   int dlc_inst = -1;
   const int64_t dlc_bv[] = {dlc_p->m, dlc_p->n, dlc_p->k};
-  for (int dlc_i = 0; dlc_i < 10 && dlc_inst < 0; dlc_i++) {
+  for (int dlc_i = 0; dlc_i < 12 && dlc_inst < 0; dlc_i++) {
     const struct dlc__sel_gemm_bias_relu_nt *dlc_t = &dlc__sel_gemm_bias_relu_nt[dlc_i];
     int dlc_ok = dlc_t->dtype == dtype;
     for (int dlc_j = 0; dlc_j < 3; dlc_j++)
@@ -865,6 +957,35 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
     if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
     if (dlc_count > 0) dlc_work = 1;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 5: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     if (dlc__device_arch() == DLC__ARCH_SM90A) {
       /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
       dlc__tp_gemm_bias_relu_nt dlc_tp;
@@ -881,7 +1002,7 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
           return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
         if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
           return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_relu_nt[42], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+        return dlc__launch(&dlc__k_gemm_bias_relu_nt[50], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
       }
       dlc__clear_detail();
     }
@@ -904,7 +1025,7 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 5: {
+  case 6: {
     dlc_status dlc_st;
     int64_t dlc_count, dlc_work = 0, dlc_dims[2];
     if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
@@ -941,7 +1062,7 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
     if (dlc_st != DLC_SUCCESS) return dlc_st;
     return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc__red_gemm_bias_relu_nt[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 16, (unsigned)dlc_gz, stream);
   }
-  case 6: {
+  case 7: {
     dlc_status dlc_st;
     int64_t dlc_count, dlc_work = 0, dlc_dims[2];
     if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
@@ -970,7 +1091,7 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 7: {
+  case 8: {
     dlc_status dlc_st;
     int64_t dlc_count, dlc_work = 0, dlc_dims[2];
     if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
@@ -999,7 +1120,7 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 8: {
+  case 9: {
     dlc_status dlc_st;
     int64_t dlc_count, dlc_work = 0, dlc_dims[2];
     if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
@@ -1028,7 +1149,36 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 9: {
+  case 10: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 11: {
     dlc_status dlc_st;
     int64_t dlc_count, dlc_work = 0, dlc_dims[2];
     if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
@@ -1054,7 +1204,7 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
           return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
         if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
           return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_relu_nt[43], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+        return dlc__launch(&dlc__k_gemm_bias_relu_nt[51], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
       }
       dlc__clear_detail();
     }
@@ -1082,32 +1232,53 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
 }
 
 static const dlc__kernel dlc__k_conv2d_bias_silu[] = {
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8", 2, 0, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4", 2, 1, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2", 2, 2, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1", 2, 3, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8", 2, 4, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4", 2, 5, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2", 2, 6, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1", 2, 7, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8", 2, 8, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4", 2, 9, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2", 2, 10, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1", 2, 11, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8", 2, 12, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4", 2, 13, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2", 2, 14, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1", 2, 15, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v8", 2, 0, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v4", 2, 1, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v2", 2, 2, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v1", 2, 3, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8", 2, 4, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4", 2, 5, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2", 2, 6, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1", 2, 7, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v8", 2, 8, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v4", 2, 9, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v2", 2, 10, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v1", 2, 11, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8", 2, 12, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4", 2, 13, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2", 2, 14, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1", 2, 15, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v8", 2, 16, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v4", 2, 17, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v2", 2, 18, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v1", 2, 19, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8", 2, 20, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4", 2, 21, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2", 2, 22, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1", 2, 23, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v8", 2, 24, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v4", 2, 25, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v2", 2, 26, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v1", 2, 27, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8", 2, 28, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4", 2, 29, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2", 2, 30, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1", 2, 31, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
 };
-/* instance selection (first match): dtype, variant keys */
+/* instance selection (first match): dtype, variant keys, shape-bucket bounds */
 static const struct dlc__sel_conv2d_bias_silu {
   dlc_dtype dtype;
   int64_t key[4];
+  int64_t lo[1], hi[1]; /* bounds on k */
 } dlc__sel_conv2d_bias_silu[] = {
-    {DLC_F16, {1, 1, 1, 1}}, /* fp16.stride1x1.pad1x1 */
-    {DLC_F16, {2, 2, 1, 1}}, /* fp16.stride2x2.pad1x1 */
-    {DLC_BF16, {1, 1, 1, 1}}, /* bf16.stride1x1.pad1x1 */
-    {DLC_BF16, {2, 2, 1, 1}}, /* bf16.stride2x2.pad1x1 */
+    {DLC_F16, {1, 1, 1, 1}, {1}, {64}}, /* fp16.stride1x1.pad1x1.b0: shape bucket n1_64 */
+    {DLC_F16, {1, 1, 1, 1}, {0}, {INT64_MAX}}, /* fp16.stride1x1.pad1x1 */
+    {DLC_F16, {2, 2, 1, 1}, {1}, {64}}, /* fp16.stride2x2.pad1x1.b0: shape bucket n1_64 */
+    {DLC_F16, {2, 2, 1, 1}, {0}, {INT64_MAX}}, /* fp16.stride2x2.pad1x1 */
+    {DLC_BF16, {1, 1, 1, 1}, {1}, {64}}, /* bf16.stride1x1.pad1x1.b0: shape bucket n1_64 */
+    {DLC_BF16, {1, 1, 1, 1}, {0}, {INT64_MAX}}, /* bf16.stride1x1.pad1x1 */
+    {DLC_BF16, {2, 2, 1, 1}, {1}, {64}}, /* bf16.stride2x2.pad1x1.b0: shape bucket n1_64 */
+    {DLC_BF16, {2, 2, 1, 1}, {0}, {INT64_MAX}}, /* bf16.stride2x2.pad1x1 */
 };
 /* kernel row by instance and chunk width (8, 4, 2, 1 elements); -1: not compiled */
 static const int16_t dlc__row_conv2d_bias_silu[][4] = {
@@ -1115,6 +1286,10 @@ static const int16_t dlc__row_conv2d_bias_silu[][4] = {
     {4, 5, 6, 7},
     {8, 9, 10, 11},
     {12, 13, 14, 15},
+    {16, 17, 18, 19},
+    {20, 21, 22, 23},
+    {24, 25, 26, 27},
+    {28, 29, 30, 31},
 };
 
 dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
@@ -1149,10 +1324,13 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
   if (dlc_p->pad1 < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "pad1 = %lld is negative", (long long)dlc_p->pad1);
   int dlc_inst = -1;
   const int64_t dlc_key[] = {dlc_p->stride0, dlc_p->stride1, dlc_p->pad0, dlc_p->pad1};
-  for (int dlc_i = 0; dlc_i < 4 && dlc_inst < 0; dlc_i++) {
+  const int64_t dlc_bv[] = {dlc_p->k};
+  for (int dlc_i = 0; dlc_i < 8 && dlc_inst < 0; dlc_i++) {
     const struct dlc__sel_conv2d_bias_silu *dlc_t = &dlc__sel_conv2d_bias_silu[dlc_i];
     int dlc_ok = dlc_t->dtype == dtype;
     for (int dlc_j = 0; dlc_j < 4; dlc_j++) dlc_ok &= dlc_t->key[dlc_j] == dlc_key[dlc_j];
+    for (int dlc_j = 0; dlc_j < 1; dlc_j++)
+      dlc_ok &= dlc_bv[dlc_j] >= dlc_t->lo[dlc_j] && dlc_bv[dlc_j] <= dlc_t->hi[dlc_j];
     if (dlc_ok) dlc_inst = dlc_i;
   }
   if (dlc_inst < 0) {
@@ -1165,6 +1343,47 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
   }
   switch (dlc_inst) {
   case 0: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    dlc_dims[1] = 3;
+    dlc_dims[2] = 3;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 1: {
     dlc_status dlc_st;
     int64_t dlc_count, dlc_work = 0, dlc_dims[4];
     dlc_dims[0] = dlc_p->n;
@@ -1205,7 +1424,50 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 1: {
+  case 2: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    dlc_dims[1] = 3;
+    dlc_dims[2] = 3;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc__fdiv(dlc__add(dlc_p->h, 1), 2);
+    if (dlc_dims[1] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 1 of y, floor((h+1)/2), is negative or overflows int64 with h = %lld", (long long)dlc_p->h);
+    dlc_dims[2] = dlc__fdiv(dlc__add(dlc_p->w, 1), 2);
+    if (dlc_dims[2] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 2 of y, floor((w+1)/2), is negative or overflows int64 with w = %lld", (long long)dlc_p->w);
+    dlc_dims[3] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 3: {
     dlc_status dlc_st;
     int64_t dlc_count, dlc_work = 0, dlc_dims[4];
     dlc_dims[0] = dlc_p->n;
@@ -1248,7 +1510,48 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 2: {
+  case 4: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    dlc_dims[1] = 3;
+    dlc_dims[2] = 3;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 5: {
     dlc_status dlc_st;
     int64_t dlc_count, dlc_work = 0, dlc_dims[4];
     dlc_dims[0] = dlc_p->n;
@@ -1289,7 +1592,50 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 3: {
+  case 6: {
+    dlc_status dlc_st;
+    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    dlc_dims[1] = 3;
+    dlc_dims[2] = 3;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc__fdiv(dlc__add(dlc_p->h, 1), 2);
+    if (dlc_dims[1] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 1 of y, floor((h+1)/2), is negative or overflows int64 with h = %lld", (long long)dlc_p->h);
+    dlc_dims[2] = dlc__fdiv(dlc__add(dlc_p->w, 1), 2);
+    if (dlc_dims[2] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 2 of y, floor((w+1)/2), is negative or overflows int64 with w = %lld", (long long)dlc_p->w);
+    dlc_dims[3] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
+    if (dlc_count > 0) dlc_work = 1;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 7: {
     dlc_status dlc_st;
     int64_t dlc_count, dlc_work = 0, dlc_dims[4];
     dlc_dims[0] = dlc_p->n;

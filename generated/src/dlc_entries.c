@@ -33,32 +33,40 @@ static const char *const vec_gemm_bias_relu_3_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_3[] = {72, 72, 136, 0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_bound bounds_gemm_bias_relu_3[] = {{0, 17, 128}};
 static const char *const vec_gemm_bias_relu_4_0[] = {"A", "B"};
-static const int64_t extent_gemm_bias_relu_4[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
+static const int64_t extent_gemm_bias_relu_4[] = {136, 72, 72, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_gemm_bias_relu_4[] = {{1, 1, 64}};
 static const char *const vec_gemm_bias_relu_5_0[] = {"A", "B"};
-static const int64_t extent_gemm_bias_relu_5[] = {72, 136, 72, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_5[] = {{0, 1, 512}, {1, 1, 512}, {2, 4096, 9223372036854775807}};
+static const int64_t extent_gemm_bias_relu_5[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
 static const char *const vec_gemm_bias_relu_6_0[] = {"A", "B"};
-static const int64_t extent_gemm_bias_relu_6[] = {24, 72, 136, 0, 0, 0, 0, 0, 0, 0};
+static const int64_t extent_gemm_bias_relu_6[] = {72, 136, 72, 0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_bound bounds_gemm_bias_relu_6[] = {{0, 1, 512}, {1, 1, 512}, {2, 4096, 9223372036854775807}};
 static const char *const vec_gemm_bias_relu_7_0[] = {"A", "B"};
-static const int64_t extent_gemm_bias_relu_7[] = {24, 24, 136, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_7[] = {{0, 1, 16}};
+static const int64_t extent_gemm_bias_relu_7[] = {24, 72, 136, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_gemm_bias_relu_7[] = {{0, 1, 512}, {1, 1, 512}, {2, 4096, 9223372036854775807}};
 static const char *const vec_gemm_bias_relu_8_0[] = {"A", "B"};
-static const int64_t extent_gemm_bias_relu_8[] = {72, 72, 136, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_8[] = {{0, 17, 128}};
+static const int64_t extent_gemm_bias_relu_8[] = {24, 24, 136, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_gemm_bias_relu_8[] = {{0, 1, 16}};
 static const char *const vec_gemm_bias_relu_9_0[] = {"A", "B"};
-static const int64_t extent_gemm_bias_relu_9[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
+static const int64_t extent_gemm_bias_relu_9[] = {72, 72, 136, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_gemm_bias_relu_9[] = {{0, 17, 128}};
+static const char *const vec_gemm_bias_relu_10_0[] = {"A", "B"};
+static const int64_t extent_gemm_bias_relu_10[] = {136, 72, 72, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_gemm_bias_relu_10[] = {{1, 1, 64}};
+static const char *const vec_gemm_bias_relu_11_0[] = {"A", "B"};
+static const int64_t extent_gemm_bias_relu_11[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_instance inst_gemm_bias_relu[] = {
     {"fp16.b0", DLC_F16, 0, NULL, extent_gemm_bias_relu_0, 0, 3, bounds_gemm_bias_relu_0, 1},
     {"fp16.b1", DLC_F16, 0, NULL, extent_gemm_bias_relu_1, 0, 3, bounds_gemm_bias_relu_1, 0},
     {"fp16.b2", DLC_F16, 0, NULL, extent_gemm_bias_relu_2, 0, 1, bounds_gemm_bias_relu_2, 0},
     {"fp16.b3", DLC_F16, 0, NULL, extent_gemm_bias_relu_3, 0, 1, bounds_gemm_bias_relu_3, 0},
-    {"fp16", DLC_F16, 0, NULL, extent_gemm_bias_relu_4, 0, 0, NULL, 0},
-    {"bf16.b0", DLC_BF16, 0, NULL, extent_gemm_bias_relu_5, 1, 3, bounds_gemm_bias_relu_5, 1},
-    {"bf16.b1", DLC_BF16, 0, NULL, extent_gemm_bias_relu_6, 1, 3, bounds_gemm_bias_relu_6, 0},
-    {"bf16.b2", DLC_BF16, 0, NULL, extent_gemm_bias_relu_7, 1, 1, bounds_gemm_bias_relu_7, 0},
-    {"bf16.b3", DLC_BF16, 0, NULL, extent_gemm_bias_relu_8, 1, 1, bounds_gemm_bias_relu_8, 0},
-    {"bf16", DLC_BF16, 0, NULL, extent_gemm_bias_relu_9, 1, 0, NULL, 0},
+    {"fp16.b4", DLC_F16, 0, NULL, extent_gemm_bias_relu_4, 0, 1, bounds_gemm_bias_relu_4, 0},
+    {"fp16", DLC_F16, 0, NULL, extent_gemm_bias_relu_5, 0, 0, NULL, 0},
+    {"bf16.b0", DLC_BF16, 0, NULL, extent_gemm_bias_relu_6, 1, 3, bounds_gemm_bias_relu_6, 1},
+    {"bf16.b1", DLC_BF16, 0, NULL, extent_gemm_bias_relu_7, 1, 3, bounds_gemm_bias_relu_7, 0},
+    {"bf16.b2", DLC_BF16, 0, NULL, extent_gemm_bias_relu_8, 1, 1, bounds_gemm_bias_relu_8, 0},
+    {"bf16.b3", DLC_BF16, 0, NULL, extent_gemm_bias_relu_9, 1, 1, bounds_gemm_bias_relu_9, 0},
+    {"bf16.b4", DLC_BF16, 0, NULL, extent_gemm_bias_relu_10, 1, 1, bounds_gemm_bias_relu_10, 0},
+    {"bf16", DLC_BF16, 0, NULL, extent_gemm_bias_relu_11, 1, 0, NULL, 0},
 };
 static const dlc__entry_kernel kernels_gemm_bias_relu[] = {
     {"dlc_gemm_bias_relu_fp16_b0_v8", 0, 8, 0, 2, vec_gemm_bias_relu_0_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
@@ -78,33 +86,41 @@ static const dlc__entry_kernel kernels_gemm_bias_relu[] = {
     {"dlc_gemm_bias_relu_fp16_b3_v4", 3, 4, 0, 2, vec_gemm_bias_relu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
     {"dlc_gemm_bias_relu_fp16_b3_v2", 3, 2, 0, 2, vec_gemm_bias_relu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
     {"dlc_gemm_bias_relu_fp16_b3_v1", 3, 1, 0, 2, vec_gemm_bias_relu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_fp16_v8", 4, 8, 0, 2, vec_gemm_bias_relu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 42},
-    {"dlc_gemm_bias_relu_fp16_v4", 4, 4, 0, 2, vec_gemm_bias_relu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_fp16_v2", 4, 2, 0, 2, vec_gemm_bias_relu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_fp16_v1", 4, 1, 0, 2, vec_gemm_bias_relu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_bf16_b0_v8", 5, 8, 0, 2, vec_gemm_bias_relu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_bf16_b0_v4", 5, 4, 0, 2, vec_gemm_bias_relu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_bf16_b0_v2", 5, 2, 0, 2, vec_gemm_bias_relu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_bf16_b0_v1", 5, 1, 0, 2, vec_gemm_bias_relu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_bf16_b0_r", 5, 8, 1, 0, NULL, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_bf16_b1_v8", 6, 8, 0, 2, vec_gemm_bias_relu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_bf16_b1_v4", 6, 4, 0, 2, vec_gemm_bias_relu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_bf16_b1_v2", 6, 2, 0, 2, vec_gemm_bias_relu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_bf16_b1_v1", 6, 1, 0, 2, vec_gemm_bias_relu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_bf16_b2_v8", 7, 8, 0, 2, vec_gemm_bias_relu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_bf16_b2_v4", 7, 4, 0, 2, vec_gemm_bias_relu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_bf16_b2_v2", 7, 2, 0, 2, vec_gemm_bias_relu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_bf16_b2_v1", 7, 1, 0, 2, vec_gemm_bias_relu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_bf16_b3_v8", 8, 8, 0, 2, vec_gemm_bias_relu_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_bf16_b3_v4", 8, 4, 0, 2, vec_gemm_bias_relu_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_bf16_b3_v2", 8, 2, 0, 2, vec_gemm_bias_relu_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_bf16_b3_v1", 8, 1, 0, 2, vec_gemm_bias_relu_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_bf16_v8", 9, 8, 0, 2, vec_gemm_bias_relu_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 43},
-    {"dlc_gemm_bias_relu_bf16_v4", 9, 4, 0, 2, vec_gemm_bias_relu_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_bf16_v2", 9, 2, 0, 2, vec_gemm_bias_relu_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_bf16_v1", 9, 1, 0, 2, vec_gemm_bias_relu_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_fp16_sm90a", 4, 8, 0, 2, vec_gemm_bias_relu_4_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
-    {"dlc_gemm_bias_relu_bf16_sm90a", 9, 8, 0, 2, vec_gemm_bias_relu_9_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
+    {"dlc_gemm_bias_relu_fp16_b4_v8", 4, 8, 0, 2, vec_gemm_bias_relu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_fp16_b4_v4", 4, 4, 0, 2, vec_gemm_bias_relu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_fp16_b4_v2", 4, 2, 0, 2, vec_gemm_bias_relu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_fp16_b4_v1", 4, 1, 0, 2, vec_gemm_bias_relu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_fp16_v8", 5, 8, 0, 2, vec_gemm_bias_relu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 50},
+    {"dlc_gemm_bias_relu_fp16_v4", 5, 4, 0, 2, vec_gemm_bias_relu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_fp16_v2", 5, 2, 0, 2, vec_gemm_bias_relu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_fp16_v1", 5, 1, 0, 2, vec_gemm_bias_relu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b0_v8", 6, 8, 0, 2, vec_gemm_bias_relu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b0_v4", 6, 4, 0, 2, vec_gemm_bias_relu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b0_v2", 6, 2, 0, 2, vec_gemm_bias_relu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b0_v1", 6, 1, 0, 2, vec_gemm_bias_relu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b0_r", 6, 8, 1, 0, NULL, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b1_v8", 7, 8, 0, 2, vec_gemm_bias_relu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b1_v4", 7, 4, 0, 2, vec_gemm_bias_relu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b1_v2", 7, 2, 0, 2, vec_gemm_bias_relu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b1_v1", 7, 1, 0, 2, vec_gemm_bias_relu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b2_v8", 8, 8, 0, 2, vec_gemm_bias_relu_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b2_v4", 8, 4, 0, 2, vec_gemm_bias_relu_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b2_v2", 8, 2, 0, 2, vec_gemm_bias_relu_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b2_v1", 8, 1, 0, 2, vec_gemm_bias_relu_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b3_v8", 9, 8, 0, 2, vec_gemm_bias_relu_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b3_v4", 9, 4, 0, 2, vec_gemm_bias_relu_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b3_v2", 9, 2, 0, 2, vec_gemm_bias_relu_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b3_v1", 9, 1, 0, 2, vec_gemm_bias_relu_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b4_v8", 10, 8, 0, 2, vec_gemm_bias_relu_10_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b4_v4", 10, 4, 0, 2, vec_gemm_bias_relu_10_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b4_v2", 10, 2, 0, 2, vec_gemm_bias_relu_10_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_b4_v1", 10, 1, 0, 2, vec_gemm_bias_relu_10_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_v8", 11, 8, 0, 2, vec_gemm_bias_relu_11_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 51},
+    {"dlc_gemm_bias_relu_bf16_v4", 11, 4, 0, 2, vec_gemm_bias_relu_11_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_v2", 11, 2, 0, 2, vec_gemm_bias_relu_11_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_bf16_v1", 11, 1, 0, 2, vec_gemm_bias_relu_11_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_fp16_sm90a", 5, 8, 0, 2, vec_gemm_bias_relu_5_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
+    {"dlc_gemm_bias_relu_bf16_sm90a", 11, 8, 0, 2, vec_gemm_bias_relu_11_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
 };
 static dlc_status call_gemm_bias_relu(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_gemm_bias_relu(dtype,
@@ -146,32 +162,40 @@ static const char *const vec_gemm_bias_relu_nt_3_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_nt_3[] = {72, 72, 136, 0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_bound bounds_gemm_bias_relu_nt_3[] = {{0, 17, 128}};
 static const char *const vec_gemm_bias_relu_nt_4_0[] = {"A", "B"};
-static const int64_t extent_gemm_bias_relu_nt_4[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
+static const int64_t extent_gemm_bias_relu_nt_4[] = {136, 72, 72, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_gemm_bias_relu_nt_4[] = {{1, 1, 64}};
 static const char *const vec_gemm_bias_relu_nt_5_0[] = {"A", "B"};
-static const int64_t extent_gemm_bias_relu_nt_5[] = {72, 136, 72, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_nt_5[] = {{0, 1, 512}, {1, 1, 512}, {2, 4096, 9223372036854775807}};
+static const int64_t extent_gemm_bias_relu_nt_5[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
 static const char *const vec_gemm_bias_relu_nt_6_0[] = {"A", "B"};
-static const int64_t extent_gemm_bias_relu_nt_6[] = {24, 72, 136, 0, 0, 0, 0, 0, 0, 0};
+static const int64_t extent_gemm_bias_relu_nt_6[] = {72, 136, 72, 0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_bound bounds_gemm_bias_relu_nt_6[] = {{0, 1, 512}, {1, 1, 512}, {2, 4096, 9223372036854775807}};
 static const char *const vec_gemm_bias_relu_nt_7_0[] = {"A", "B"};
-static const int64_t extent_gemm_bias_relu_nt_7[] = {24, 24, 136, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_nt_7[] = {{0, 1, 16}};
+static const int64_t extent_gemm_bias_relu_nt_7[] = {24, 72, 136, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_gemm_bias_relu_nt_7[] = {{0, 1, 512}, {1, 1, 512}, {2, 4096, 9223372036854775807}};
 static const char *const vec_gemm_bias_relu_nt_8_0[] = {"A", "B"};
-static const int64_t extent_gemm_bias_relu_nt_8[] = {72, 72, 136, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_nt_8[] = {{0, 17, 128}};
+static const int64_t extent_gemm_bias_relu_nt_8[] = {24, 24, 136, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_gemm_bias_relu_nt_8[] = {{0, 1, 16}};
 static const char *const vec_gemm_bias_relu_nt_9_0[] = {"A", "B"};
-static const int64_t extent_gemm_bias_relu_nt_9[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
+static const int64_t extent_gemm_bias_relu_nt_9[] = {72, 72, 136, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_gemm_bias_relu_nt_9[] = {{0, 17, 128}};
+static const char *const vec_gemm_bias_relu_nt_10_0[] = {"A", "B"};
+static const int64_t extent_gemm_bias_relu_nt_10[] = {136, 72, 72, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_gemm_bias_relu_nt_10[] = {{1, 1, 64}};
+static const char *const vec_gemm_bias_relu_nt_11_0[] = {"A", "B"};
+static const int64_t extent_gemm_bias_relu_nt_11[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_instance inst_gemm_bias_relu_nt[] = {
     {"fp16.b0", DLC_F16, 0, NULL, extent_gemm_bias_relu_nt_0, 0, 3, bounds_gemm_bias_relu_nt_0, 1},
     {"fp16.b1", DLC_F16, 0, NULL, extent_gemm_bias_relu_nt_1, 0, 3, bounds_gemm_bias_relu_nt_1, 0},
     {"fp16.b2", DLC_F16, 0, NULL, extent_gemm_bias_relu_nt_2, 0, 1, bounds_gemm_bias_relu_nt_2, 0},
     {"fp16.b3", DLC_F16, 0, NULL, extent_gemm_bias_relu_nt_3, 0, 1, bounds_gemm_bias_relu_nt_3, 0},
-    {"fp16", DLC_F16, 0, NULL, extent_gemm_bias_relu_nt_4, 0, 0, NULL, 0},
-    {"bf16.b0", DLC_BF16, 0, NULL, extent_gemm_bias_relu_nt_5, 1, 3, bounds_gemm_bias_relu_nt_5, 1},
-    {"bf16.b1", DLC_BF16, 0, NULL, extent_gemm_bias_relu_nt_6, 1, 3, bounds_gemm_bias_relu_nt_6, 0},
-    {"bf16.b2", DLC_BF16, 0, NULL, extent_gemm_bias_relu_nt_7, 1, 1, bounds_gemm_bias_relu_nt_7, 0},
-    {"bf16.b3", DLC_BF16, 0, NULL, extent_gemm_bias_relu_nt_8, 1, 1, bounds_gemm_bias_relu_nt_8, 0},
-    {"bf16", DLC_BF16, 0, NULL, extent_gemm_bias_relu_nt_9, 1, 0, NULL, 0},
+    {"fp16.b4", DLC_F16, 0, NULL, extent_gemm_bias_relu_nt_4, 0, 1, bounds_gemm_bias_relu_nt_4, 0},
+    {"fp16", DLC_F16, 0, NULL, extent_gemm_bias_relu_nt_5, 0, 0, NULL, 0},
+    {"bf16.b0", DLC_BF16, 0, NULL, extent_gemm_bias_relu_nt_6, 1, 3, bounds_gemm_bias_relu_nt_6, 1},
+    {"bf16.b1", DLC_BF16, 0, NULL, extent_gemm_bias_relu_nt_7, 1, 3, bounds_gemm_bias_relu_nt_7, 0},
+    {"bf16.b2", DLC_BF16, 0, NULL, extent_gemm_bias_relu_nt_8, 1, 1, bounds_gemm_bias_relu_nt_8, 0},
+    {"bf16.b3", DLC_BF16, 0, NULL, extent_gemm_bias_relu_nt_9, 1, 1, bounds_gemm_bias_relu_nt_9, 0},
+    {"bf16.b4", DLC_BF16, 0, NULL, extent_gemm_bias_relu_nt_10, 1, 1, bounds_gemm_bias_relu_nt_10, 0},
+    {"bf16", DLC_BF16, 0, NULL, extent_gemm_bias_relu_nt_11, 1, 0, NULL, 0},
 };
 static const dlc__entry_kernel kernels_gemm_bias_relu_nt[] = {
     {"dlc_gemm_bias_relu_nt_fp16_b0_v8", 0, 8, 0, 2, vec_gemm_bias_relu_nt_0_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
@@ -191,33 +215,41 @@ static const dlc__entry_kernel kernels_gemm_bias_relu_nt[] = {
     {"dlc_gemm_bias_relu_nt_fp16_b3_v4", 3, 4, 0, 2, vec_gemm_bias_relu_nt_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
     {"dlc_gemm_bias_relu_nt_fp16_b3_v2", 3, 2, 0, 2, vec_gemm_bias_relu_nt_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
     {"dlc_gemm_bias_relu_nt_fp16_b3_v1", 3, 1, 0, 2, vec_gemm_bias_relu_nt_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_fp16_v8", 4, 8, 0, 2, vec_gemm_bias_relu_nt_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 42},
-    {"dlc_gemm_bias_relu_nt_fp16_v4", 4, 4, 0, 2, vec_gemm_bias_relu_nt_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_fp16_v2", 4, 2, 0, 2, vec_gemm_bias_relu_nt_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_fp16_v1", 4, 1, 0, 2, vec_gemm_bias_relu_nt_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_b0_v8", 5, 8, 0, 2, vec_gemm_bias_relu_nt_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_b0_v4", 5, 4, 0, 2, vec_gemm_bias_relu_nt_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_b0_v2", 5, 2, 0, 2, vec_gemm_bias_relu_nt_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_b0_v1", 5, 1, 0, 2, vec_gemm_bias_relu_nt_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_b0_r", 5, 8, 1, 0, NULL, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_b1_v8", 6, 8, 0, 2, vec_gemm_bias_relu_nt_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_b1_v4", 6, 4, 0, 2, vec_gemm_bias_relu_nt_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_b1_v2", 6, 2, 0, 2, vec_gemm_bias_relu_nt_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_b1_v1", 6, 1, 0, 2, vec_gemm_bias_relu_nt_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_b2_v8", 7, 8, 0, 2, vec_gemm_bias_relu_nt_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_b2_v4", 7, 4, 0, 2, vec_gemm_bias_relu_nt_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_b2_v2", 7, 2, 0, 2, vec_gemm_bias_relu_nt_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_b2_v1", 7, 1, 0, 2, vec_gemm_bias_relu_nt_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_b3_v8", 8, 8, 0, 2, vec_gemm_bias_relu_nt_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_b3_v4", 8, 4, 0, 2, vec_gemm_bias_relu_nt_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_b3_v2", 8, 2, 0, 2, vec_gemm_bias_relu_nt_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_b3_v1", 8, 1, 0, 2, vec_gemm_bias_relu_nt_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_v8", 9, 8, 0, 2, vec_gemm_bias_relu_nt_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 43},
-    {"dlc_gemm_bias_relu_nt_bf16_v4", 9, 4, 0, 2, vec_gemm_bias_relu_nt_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_v2", 9, 2, 0, 2, vec_gemm_bias_relu_nt_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_v1", 9, 1, 0, 2, vec_gemm_bias_relu_nt_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_gemm_bias_relu_nt_fp16_sm90a", 4, 8, 0, 2, vec_gemm_bias_relu_nt_4_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
-    {"dlc_gemm_bias_relu_nt_bf16_sm90a", 9, 8, 0, 2, vec_gemm_bias_relu_nt_9_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
+    {"dlc_gemm_bias_relu_nt_fp16_b4_v8", 4, 8, 0, 2, vec_gemm_bias_relu_nt_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_fp16_b4_v4", 4, 4, 0, 2, vec_gemm_bias_relu_nt_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_fp16_b4_v2", 4, 2, 0, 2, vec_gemm_bias_relu_nt_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_fp16_b4_v1", 4, 1, 0, 2, vec_gemm_bias_relu_nt_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_fp16_v8", 5, 8, 0, 2, vec_gemm_bias_relu_nt_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 50},
+    {"dlc_gemm_bias_relu_nt_fp16_v4", 5, 4, 0, 2, vec_gemm_bias_relu_nt_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_fp16_v2", 5, 2, 0, 2, vec_gemm_bias_relu_nt_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_fp16_v1", 5, 1, 0, 2, vec_gemm_bias_relu_nt_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v8", 6, 8, 0, 2, vec_gemm_bias_relu_nt_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v4", 6, 4, 0, 2, vec_gemm_bias_relu_nt_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v2", 6, 2, 0, 2, vec_gemm_bias_relu_nt_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_v1", 6, 1, 0, 2, vec_gemm_bias_relu_nt_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b0_r", 6, 8, 1, 0, NULL, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v8", 7, 8, 0, 2, vec_gemm_bias_relu_nt_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v4", 7, 4, 0, 2, vec_gemm_bias_relu_nt_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v2", 7, 2, 0, 2, vec_gemm_bias_relu_nt_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b1_v1", 7, 1, 0, 2, vec_gemm_bias_relu_nt_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b2_v8", 8, 8, 0, 2, vec_gemm_bias_relu_nt_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b2_v4", 8, 4, 0, 2, vec_gemm_bias_relu_nt_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b2_v2", 8, 2, 0, 2, vec_gemm_bias_relu_nt_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b2_v1", 8, 1, 0, 2, vec_gemm_bias_relu_nt_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b3_v8", 9, 8, 0, 2, vec_gemm_bias_relu_nt_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b3_v4", 9, 4, 0, 2, vec_gemm_bias_relu_nt_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b3_v2", 9, 2, 0, 2, vec_gemm_bias_relu_nt_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b3_v1", 9, 1, 0, 2, vec_gemm_bias_relu_nt_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b4_v8", 10, 8, 0, 2, vec_gemm_bias_relu_nt_10_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b4_v4", 10, 4, 0, 2, vec_gemm_bias_relu_nt_10_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b4_v2", 10, 2, 0, 2, vec_gemm_bias_relu_nt_10_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_b4_v1", 10, 1, 0, 2, vec_gemm_bias_relu_nt_10_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_v8", 11, 8, 0, 2, vec_gemm_bias_relu_nt_11_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 51},
+    {"dlc_gemm_bias_relu_nt_bf16_v4", 11, 4, 0, 2, vec_gemm_bias_relu_nt_11_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_v2", 11, 2, 0, 2, vec_gemm_bias_relu_nt_11_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_v1", 11, 1, 0, 2, vec_gemm_bias_relu_nt_11_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_relu_nt_fp16_sm90a", 5, 8, 0, 2, vec_gemm_bias_relu_nt_5_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
+    {"dlc_gemm_bias_relu_nt_bf16_sm90a", 11, 8, 0, 2, vec_gemm_bias_relu_nt_11_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
 };
 static dlc_status call_gemm_bias_relu_nt(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_gemm_bias_relu_nt(dtype,
@@ -251,39 +283,75 @@ static const dlc__entry_arg args_conv2d_bias_silu[] = {
 };
 static const dlc__entry_fixed fixed_conv2d_bias_silu_0[] = {{5, 1}, {6, 1}, {7, 1}, {8, 1}};
 static const char *const vec_conv2d_bias_silu_0_0[] = {"X", "Wt"};
-static const int64_t extent_conv2d_bias_silu_0[] = {0, 0, 0, 0, 136, 0, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_fixed fixed_conv2d_bias_silu_1[] = {{5, 2}, {6, 2}, {7, 1}, {8, 1}};
+static const int64_t extent_conv2d_bias_silu_0[] = {0, 0, 0, 0, 72, 0, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_conv2d_bias_silu_0[] = {{4, 1, 64}};
+static const dlc__entry_fixed fixed_conv2d_bias_silu_1[] = {{5, 1}, {6, 1}, {7, 1}, {8, 1}};
 static const char *const vec_conv2d_bias_silu_1_0[] = {"X", "Wt"};
 static const int64_t extent_conv2d_bias_silu_1[] = {0, 0, 0, 0, 136, 0, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_fixed fixed_conv2d_bias_silu_2[] = {{5, 1}, {6, 1}, {7, 1}, {8, 1}};
+static const dlc__entry_fixed fixed_conv2d_bias_silu_2[] = {{5, 2}, {6, 2}, {7, 1}, {8, 1}};
 static const char *const vec_conv2d_bias_silu_2_0[] = {"X", "Wt"};
-static const int64_t extent_conv2d_bias_silu_2[] = {0, 0, 0, 0, 136, 0, 0, 0, 0, 0, 0, 0, 0};
+static const int64_t extent_conv2d_bias_silu_2[] = {0, 0, 0, 0, 72, 0, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_conv2d_bias_silu_2[] = {{4, 1, 64}};
 static const dlc__entry_fixed fixed_conv2d_bias_silu_3[] = {{5, 2}, {6, 2}, {7, 1}, {8, 1}};
 static const char *const vec_conv2d_bias_silu_3_0[] = {"X", "Wt"};
 static const int64_t extent_conv2d_bias_silu_3[] = {0, 0, 0, 0, 136, 0, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_fixed fixed_conv2d_bias_silu_4[] = {{5, 1}, {6, 1}, {7, 1}, {8, 1}};
+static const char *const vec_conv2d_bias_silu_4_0[] = {"X", "Wt"};
+static const int64_t extent_conv2d_bias_silu_4[] = {0, 0, 0, 0, 72, 0, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_conv2d_bias_silu_4[] = {{4, 1, 64}};
+static const dlc__entry_fixed fixed_conv2d_bias_silu_5[] = {{5, 1}, {6, 1}, {7, 1}, {8, 1}};
+static const char *const vec_conv2d_bias_silu_5_0[] = {"X", "Wt"};
+static const int64_t extent_conv2d_bias_silu_5[] = {0, 0, 0, 0, 136, 0, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_fixed fixed_conv2d_bias_silu_6[] = {{5, 2}, {6, 2}, {7, 1}, {8, 1}};
+static const char *const vec_conv2d_bias_silu_6_0[] = {"X", "Wt"};
+static const int64_t extent_conv2d_bias_silu_6[] = {0, 0, 0, 0, 72, 0, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_conv2d_bias_silu_6[] = {{4, 1, 64}};
+static const dlc__entry_fixed fixed_conv2d_bias_silu_7[] = {{5, 2}, {6, 2}, {7, 1}, {8, 1}};
+static const char *const vec_conv2d_bias_silu_7_0[] = {"X", "Wt"};
+static const int64_t extent_conv2d_bias_silu_7[] = {0, 0, 0, 0, 136, 0, 0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_instance inst_conv2d_bias_silu[] = {
-    {"fp16.stride1x1.pad1x1", DLC_F16, 4, fixed_conv2d_bias_silu_0, extent_conv2d_bias_silu_0, 0, 0, NULL, 0},
-    {"fp16.stride2x2.pad1x1", DLC_F16, 4, fixed_conv2d_bias_silu_1, extent_conv2d_bias_silu_1, 1, 0, NULL, 0},
-    {"bf16.stride1x1.pad1x1", DLC_BF16, 4, fixed_conv2d_bias_silu_2, extent_conv2d_bias_silu_2, 2, 0, NULL, 0},
-    {"bf16.stride2x2.pad1x1", DLC_BF16, 4, fixed_conv2d_bias_silu_3, extent_conv2d_bias_silu_3, 3, 0, NULL, 0},
+    {"fp16.stride1x1.pad1x1.b0", DLC_F16, 4, fixed_conv2d_bias_silu_0, extent_conv2d_bias_silu_0, 0, 1, bounds_conv2d_bias_silu_0, 0},
+    {"fp16.stride1x1.pad1x1", DLC_F16, 4, fixed_conv2d_bias_silu_1, extent_conv2d_bias_silu_1, 0, 0, NULL, 0},
+    {"fp16.stride2x2.pad1x1.b0", DLC_F16, 4, fixed_conv2d_bias_silu_2, extent_conv2d_bias_silu_2, 1, 1, bounds_conv2d_bias_silu_2, 0},
+    {"fp16.stride2x2.pad1x1", DLC_F16, 4, fixed_conv2d_bias_silu_3, extent_conv2d_bias_silu_3, 1, 0, NULL, 0},
+    {"bf16.stride1x1.pad1x1.b0", DLC_BF16, 4, fixed_conv2d_bias_silu_4, extent_conv2d_bias_silu_4, 2, 1, bounds_conv2d_bias_silu_4, 0},
+    {"bf16.stride1x1.pad1x1", DLC_BF16, 4, fixed_conv2d_bias_silu_5, extent_conv2d_bias_silu_5, 2, 0, NULL, 0},
+    {"bf16.stride2x2.pad1x1.b0", DLC_BF16, 4, fixed_conv2d_bias_silu_6, extent_conv2d_bias_silu_6, 3, 1, bounds_conv2d_bias_silu_6, 0},
+    {"bf16.stride2x2.pad1x1", DLC_BF16, 4, fixed_conv2d_bias_silu_7, extent_conv2d_bias_silu_7, 3, 0, NULL, 0},
 };
 static const dlc__entry_kernel kernels_conv2d_bias_silu[] = {
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8", 0, 8, 0, 2, vec_conv2d_bias_silu_0_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4", 0, 4, 0, 2, vec_conv2d_bias_silu_0_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2", 0, 2, 0, 2, vec_conv2d_bias_silu_0_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1", 0, 1, 0, 2, vec_conv2d_bias_silu_0_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8", 1, 8, 0, 2, vec_conv2d_bias_silu_1_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4", 1, 4, 0, 2, vec_conv2d_bias_silu_1_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2", 1, 2, 0, 2, vec_conv2d_bias_silu_1_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1", 1, 1, 0, 2, vec_conv2d_bias_silu_1_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8", 2, 8, 0, 2, vec_conv2d_bias_silu_2_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4", 2, 4, 0, 2, vec_conv2d_bias_silu_2_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2", 2, 2, 0, 2, vec_conv2d_bias_silu_2_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1", 2, 1, 0, 2, vec_conv2d_bias_silu_2_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8", 3, 8, 0, 2, vec_conv2d_bias_silu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4", 3, 4, 0, 2, vec_conv2d_bias_silu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2", 3, 2, 0, 2, vec_conv2d_bias_silu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1", 3, 1, 0, 2, vec_conv2d_bias_silu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v8", 0, 8, 0, 2, vec_conv2d_bias_silu_0_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v4", 0, 4, 0, 2, vec_conv2d_bias_silu_0_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v2", 0, 2, 0, 2, vec_conv2d_bias_silu_0_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v1", 0, 1, 0, 2, vec_conv2d_bias_silu_0_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8", 1, 8, 0, 2, vec_conv2d_bias_silu_1_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4", 1, 4, 0, 2, vec_conv2d_bias_silu_1_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2", 1, 2, 0, 2, vec_conv2d_bias_silu_1_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1", 1, 1, 0, 2, vec_conv2d_bias_silu_1_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v8", 2, 8, 0, 2, vec_conv2d_bias_silu_2_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v4", 2, 4, 0, 2, vec_conv2d_bias_silu_2_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v2", 2, 2, 0, 2, vec_conv2d_bias_silu_2_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v1", 2, 1, 0, 2, vec_conv2d_bias_silu_2_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8", 3, 8, 0, 2, vec_conv2d_bias_silu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4", 3, 4, 0, 2, vec_conv2d_bias_silu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2", 3, 2, 0, 2, vec_conv2d_bias_silu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1", 3, 1, 0, 2, vec_conv2d_bias_silu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v8", 4, 8, 0, 2, vec_conv2d_bias_silu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v4", 4, 4, 0, 2, vec_conv2d_bias_silu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v2", 4, 2, 0, 2, vec_conv2d_bias_silu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v1", 4, 1, 0, 2, vec_conv2d_bias_silu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8", 5, 8, 0, 2, vec_conv2d_bias_silu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4", 5, 4, 0, 2, vec_conv2d_bias_silu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2", 5, 2, 0, 2, vec_conv2d_bias_silu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1", 5, 1, 0, 2, vec_conv2d_bias_silu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v8", 6, 8, 0, 2, vec_conv2d_bias_silu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v4", 6, 4, 0, 2, vec_conv2d_bias_silu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v2", 6, 2, 0, 2, vec_conv2d_bias_silu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v1", 6, 1, 0, 2, vec_conv2d_bias_silu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8", 7, 8, 0, 2, vec_conv2d_bias_silu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4", 7, 4, 0, 2, vec_conv2d_bias_silu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2", 7, 2, 0, 2, vec_conv2d_bias_silu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1", 7, 1, 0, 2, vec_conv2d_bias_silu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
 };
 static dlc_status call_conv2d_bias_silu(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_conv2d_bias_silu(dtype,
@@ -427,9 +495,9 @@ static dlc_status call_rmsnorm(dlc_dtype dtype, const dlc__arg_value *a) {
 const char dlc__entries_manifest[] = "default.json";
 const int dlc__nentries = 7;
 const dlc__entry dlc__entries[] = {
-    {"gemm_bias_relu", 0, 10, args_gemm_bias_relu, call_gemm_bias_relu, 10, inst_gemm_bias_relu, 44, kernels_gemm_bias_relu, call_ws_gemm_bias_relu, workspace_size_gemm_bias_relu},
-    {"gemm_bias_relu_nt", 1, 10, args_gemm_bias_relu_nt, call_gemm_bias_relu_nt, 10, inst_gemm_bias_relu_nt, 44, kernels_gemm_bias_relu_nt, call_ws_gemm_bias_relu_nt, workspace_size_gemm_bias_relu_nt},
-    {"conv2d_bias_silu", 2, 13, args_conv2d_bias_silu, call_conv2d_bias_silu, 4, inst_conv2d_bias_silu, 16, kernels_conv2d_bias_silu, NULL, NULL},
+    {"gemm_bias_relu", 0, 10, args_gemm_bias_relu, call_gemm_bias_relu, 12, inst_gemm_bias_relu, 52, kernels_gemm_bias_relu, call_ws_gemm_bias_relu, workspace_size_gemm_bias_relu},
+    {"gemm_bias_relu_nt", 1, 10, args_gemm_bias_relu_nt, call_gemm_bias_relu_nt, 12, inst_gemm_bias_relu_nt, 52, kernels_gemm_bias_relu_nt, call_ws_gemm_bias_relu_nt, workspace_size_gemm_bias_relu_nt},
+    {"conv2d_bias_silu", 2, 13, args_conv2d_bias_silu, call_conv2d_bias_silu, 8, inst_conv2d_bias_silu, 32, kernels_conv2d_bias_silu, NULL, NULL},
     {"attention_causal", 3, 8, args_attention_causal, call_attention_causal, 4, inst_attention_causal, 16, kernels_attention_causal, NULL, NULL},
     {"softmax", 4, 6, args_softmax, call_softmax, 2, inst_softmax, 2, kernels_softmax, NULL, NULL},
     {"layernorm", 5, 8, args_layernorm, call_layernorm, 2, inst_layernorm, 2, kernels_layernorm, NULL, NULL},

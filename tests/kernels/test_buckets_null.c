@@ -8,8 +8,14 @@
  *     tiles), 17..128 the m17_128 kernels (64x64), anything larger the
  *     default 128x128 ones (docs/plan.md, Shape buckets), for both layouts
  *     and dtypes.  A change of the model that moves a bucket fails here;
- *   - the skinny bucket (docs/plan.md, Split-K): its workspace size, its two
- *     launches through dlc_<op>_ws, and its unsplit twin without one. */
+ *   - the skinny bucket (docs/plan.md, Split-K): its slices, chosen per call
+ *     so that the CTAs cover the SMs, its workspace size, its two launches
+ *     through dlc_<op>_ws, and its unsplit twin without one;
+ *   - the N bucket n1_64 (GEMM-N <= 64, planned with M grown as N shrank):
+ *     the convolution with K <= 64 output channels (its M, N P Q, is a
+ *     product) takes 128x64 tiles, not the default 64x128 ones that throw
+ *     half of each B tile away, for both strides and dtypes; a GEMM with
+ *     N <= 64 takes it too unless an M bucket (M <= 128) comes first. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,14 +78,18 @@ int main(void) {
         }
       }
       /* the skinny bucket (M, N <= 512, K >= 4096): with the workspace
-       * dlc_<op>_workspace_size reports, split-K 8 of 64x128x32 tiles (the
-       * split rows, then the second kernel on 16 CTAs a tile: 64 x 128 / 4
-       * float4 columns over 128 threads); without one,
-       * its unsplit twin (16x64 tiles), one launch */
-      static const int64_t sk[][3] = {{512, 512, 4096}, {1, 256, 8192}, {300, 100, 5000}};
+       * dlc_<op>_workspace_size reports, 64x128x32 tiles split in the
+       * fewest slices whose CTAs cover 170 SMs (the most of the manifest's
+       * archs: sm120's), at most the plan's 8 (the split rows, then the
+       * second kernel on 16 CTAs a tile: 64 x 128 / 4 float4 columns over
+       * 128 threads); without one, its unsplit twin
+       * (16x64 tiles), one launch */
+      static const int64_t sk[][4] = {{512, 512, 4096, 6}, {1, 256, 8192, 8}, {300, 100, 5000, 8}, {448, 512, 4096, 7}};
       for (size_t i = 0; i < sizeof sk / sizeof *sk; i++) {
         int64_t M = sk[i][0], N = sk[i][1], K = sk[i][2], tiles = cdiv(M, 64) * cdiv(N, 128);
-        int64_t kt = cdiv(K, 32), per = cdiv(kt, 8), slices = cdiv(kt, per);
+        int64_t kt = cdiv(K, 32), split = cdiv(170, tiles) < 8 ? cdiv(170, tiles) : 8, per = cdiv(kt, split),
+                slices = cdiv(kt, per);
+        CHECK(slices == sk[i][3] && (tiles * slices >= 170 || slices == 8));
         size_t ws = nt ? dlc_gemm_bias_relu_nt_workspace_size(dt, M, N, K) : dlc_gemm_bias_relu_workspace_size(dt, M, N, K);
         CHECK(ws == (size_t)(tiles * slices * 64 * 128 * 4));
         long n0 = dlc__last_launch()->count;
@@ -99,6 +109,52 @@ int main(void) {
         CHECK(st == DLC_SUCCESS && l->count == n0 + 1 && !l->kernel->split && strstr(l->kernel->name, "_b1_"));
         CHECK(l->grid[0] == (unsigned)(cdiv(M, 16) * cdiv(N, 64)));
       }
+    }
+  /* n1_64: conv2d_bias_silu's instance b0, gemm's b4 (after skinny,
+   * skinny_nosplit, m1_16, m17_128) */
+  static const int64_t Ks[] = {1, 8, 17, 63, 64, 65, 128, 256};
+  for (int d = 0; d < 2; d++)
+    for (int stride = 1; stride <= 2; stride++)
+      for (size_t i = 0; i < sizeof Ks / sizeof *Ks; i++) {
+        dlc_dtype dt = d ? DLC_BF16 : DLC_F16;
+        int64_t N = 32, H = 56, W = 56, C = 64, K = Ks[i], P = (H - 1) / stride + 1, Q = (W - 1) / stride + 1;
+        dlc_status st = dlc_conv2d_bias_silu(dt, N, H, W, C, K, stride, stride, 1, 1, fake(0x10000000), fake(0x20000000),
+                                             fake(0x30000000), fake(0x40000000), NULL);
+        const dlc__launch_rec *l = dlc__last_launch();
+        CHECK(st == DLC_SUCCESS);
+        if (st != DLC_SUCCESS) {
+          fprintf(stderr, "conv K=%lld: %s: %s\n", (long long)K, dlc_status_string(st), dlc_last_error_detail());
+          continue;
+        }
+        bool bucket = K <= 64;
+        int bm = bucket ? 128 : 64, bn = bucket ? 64 : 128;
+        int64_t ctas = (int64_t)l->grid[0] * l->grid[1] * l->grid[2];
+        bool ok = (strstr(l->kernel->name, "1_b0_") != NULL) == bucket && l->kernel->bm == bm && l->kernel->bn == bn &&
+                  ctas == cdiv(N * P * Q, bm) * cdiv(K, bn);
+        CHECK(ok);
+        if (!ok || (d == 0 && stride == 1 && K == 64))
+          printf("conv %lldx%lldx%lldx%lld->%lld/s%d: %s, %dx%d tiles, %lld CTAs\n", (long long)N, (long long)H,
+                 (long long)W, (long long)C, (long long)K, stride, l->kernel->name, l->kernel->bm, l->kernel->bn,
+                 (long long)ctas);
+      }
+  static const struct {
+    int64_t M, N, K;
+    const char *tag; /* NULL: the default */
+    int bm, bn;
+  } gn[] = {{4096, 64, 4096, "_b4_", 128, 64}, {129, 1, 100, "_b4_", 128, 64},  {1000, 63, 64, "_b4_", 128, 64},
+            {100, 64, 1024, "_b3_", 64, 64},   {16, 64, 1024, "_b2_", 16, 16},  {4096, 65, 4096, NULL, 128, 128}};
+  for (int nt = 0; nt < 2; nt++)
+    for (size_t i = 0; i < sizeof gn / sizeof *gn; i++) {
+      dlc_status st = call(nt, DLC_F16, gn[i].M, gn[i].N, gn[i].K);
+      const dlc__launch_rec *l = dlc__last_launch();
+      CHECK(st == DLC_SUCCESS);
+      if (st != DLC_SUCCESS) continue;
+      bool ok = (gn[i].tag ? strstr(l->kernel->name, gn[i].tag) != NULL : !strstr(l->kernel->name, "16_b")) &&
+                l->kernel->bm == gn[i].bm && l->kernel->bn == gn[i].bn;
+      CHECK(ok);
+      if (!ok)
+        fprintf(stderr, "%s %lldx%lldx%lld: kernel %s, %dx%d\n", nt ? "nt" : "nn", (long long)gn[i].M, (long long)gn[i].N,
+                (long long)gn[i].K, l->kernel->name, l->kernel->bm, l->kernel->bn);
     }
   return fails ? 1 : 0;
 }

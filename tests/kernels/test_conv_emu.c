@@ -6,7 +6,9 @@
  *
  * Shapes: every combination of H, W in {1, 7, 14, 33} and C, K in
  * {8, 24, 64, 136} (256 cases), with N alternating between 1 and 3; and 8
- * cases with C = 12, whose 4-channel chunks take the v4 kernels. */
+ * cases with C = 12, whose 4-channel chunks take the v4 kernels.  K <= 64
+ * takes the n1_64 shape bucket's kernels (128x64 tiles, docs/plan.md), K =
+ * 136 the default ones. */
 #include "kt.h"
 
 static double silu(double x) { return x / (1 + exp(-x)); }

@@ -9,7 +9,7 @@
  * leading dimensions packed, padded by 8 and padded by an odd amount (which
  * makes dispatch pick a narrower chunk width); 1157 x 300 x 40, whose M
  * tiles end in a partial group of the CTA raster order; and shapes with
- * tails inside each shape bucket (M <= 16, 17..128).  Every launch must pass the
+ * tails inside each shape bucket (M <= 16, 17..128, N <= 64).  Every launch must pass the
  * emulator's memcheck; the padding of C must keep its canary. */
 #include "kt.h"
 
@@ -107,9 +107,11 @@ int main(int argc, char **argv) {
   fails += run_case(nt, dt, 1157, 300, 40, 0, 0x5851F42D4C957F2Dull, &worst);
   cases++;
   /* each shape bucket of the default manifest (docs/plan.md: M 1-16 on
-   * 16x16 tiles, 17-128 on 64x64) on its own shapes, with M, N and K tails */
-  static const int64_t bucket_shapes[][3] = {{13, 50, 70}, {16, 33, 200}, {17, 129, 40}, {100, 77, 130}, {128, 300, 33}};
-  for (int i = 0; i < 5; i++) {
+   * 16x16 tiles, 17-128 on 64x64, then N 1-64 on 128x64) on its own
+   * shapes, with M, N and K tails */
+  static const int64_t bucket_shapes[][3] = {{13, 50, 70},  {16, 33, 200}, {17, 129, 40},
+                                             {100, 77, 130}, {128, 300, 33}, {300, 61, 75}};
+  for (int i = 0; i < 6; i++) {
     fails += run_case(nt, dt, bucket_shapes[i][0], bucket_shapes[i][1], bucket_shapes[i][2], pads[i % 4],
                       0x2545F4914F6CDD1Dull ^ (uint64_t)i, &worst);
     cases++;

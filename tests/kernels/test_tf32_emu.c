@@ -85,11 +85,12 @@ static int gemm(int nt, int64_t M, int64_t N, int64_t K, uint64_t seed) {
 }
 
 int main(void) {
-  /* one shape per bucket of the plan (M up to 16, up to 128, above), tails
-   * in M, N and K (K odd: a partial 4-element chunk) */
-  static const int64_t shapes[][3] = {{9, 40, 37}, {67, 129, 83}, {133, 70, 45}, {1, 1, 1}};
+  /* one shape per bucket of the plan (M up to 16, up to 128, above; N up
+   * to 64 above M 128), tails in M, N and K (K odd: a partial 4-element
+   * chunk) */
+  static const int64_t shapes[][3] = {{9, 40, 37}, {67, 129, 83}, {133, 70, 45}, {1, 1, 1}, {200, 61, 45}};
   int fails = 0;
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 5; i++)
     for (int nt = 0; nt < 2; nt++) fails += gemm(nt, shapes[i][0], shapes[i][1], shapes[i][2], 61 + (uint64_t)(2 * i + nt));
   return fails ? 1 : 0;
 }
