@@ -13,7 +13,7 @@
  *     through dlc_<op>_ws, and its unsplit twin without one;
  *   - the N bucket n1_64 (GEMM-N <= 64, planned with M grown as N shrank):
  *     the convolution with K <= 64 output channels (its M, N P Q, is a
- *     product) takes 128x64 tiles, not the default 64x128 ones that throw
+ *     product) takes 128x64 tiles, not the default 128x128 ones that throw
  *     half of each B tile away, for both strides and dtypes; a GEMM with
  *     N <= 64 takes it too unless an M bucket (M <= 128) comes first. */
 #include <stdbool.h>
@@ -127,7 +127,7 @@ int main(void) {
           continue;
         }
         bool bucket = K <= 64;
-        int bm = bucket ? 128 : 64, bn = bucket ? 64 : 128;
+        int bm = 128, bn = bucket ? 64 : 128; /* the default: 128x128 (64x64 warp tiles) */
         int64_t ctas = (int64_t)l->grid[0] * l->grid[1] * l->grid[2];
         bool ok = (strstr(l->kernel->name, "1_b0_") != NULL) == bucket && l->kernel->bm == bm && l->kernel->bn == bn &&
                   ctas == cdiv(N * P * Q, bm) * cdiv(K, bn);
