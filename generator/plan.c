@@ -645,6 +645,22 @@ bool plan_validate(const sched_plan *p, const region *r, const pc_analysis *a, c
   if (!algo_parse(p->algo, &al))
     diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "algo_choice"), "Use \"implicit_gemm\".",
                 "algo_choice '%s' has no skeleton", p->algo ? p->algo : "(none)");
+  else {
+    /* a pinned plan is the sm80 row's its region pattern names
+     * (docs/manifest.md): the other rows' plans (tma_wgmma and
+     * cp_async_wgmma on sm90a, the split-K reduction) are the plan stage's
+     * own */
+    dlc_algo own = p->algo_key && strcmp(p->algo_key, "attention") == 0 ? ALGO_STREAMING_SOFTMAX : ALGO_IMPLICIT_GEMM;
+    if (al != own)
+      diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "algo_choice"),
+                  arena_printf(&A,
+                               "Use \"%s\", or write \"plans\": \"auto\" (on sm90a the plan stage then picks the "
+                               "sm90a kernel itself).",
+                               algo_name(own)),
+                  "algo_choice '%s' cannot be pinned: a pinned plan is the %s skeleton's, and '%s' is planned by "
+                  "the plan stage alone",
+                  p->algo, algo_name(own), p->algo);
+  }
   arena_free(&A);
   return dl->nerrors == n0;
 }
