@@ -1472,6 +1472,15 @@ plan_result *plan_sm90a(arena *A, const region *r, const pc_analysis *a, const a
   return res;
 }
 
+plan_result *plan_sm90a_gather(arena *A, const region *r, const pc_analysis *a, const arch_info *ai, diag_list *dl,
+                               const char *at) {
+  plan_result *res = plan_sm90a(A, r, a, ai, dl, at);
+  if (!res) return NULL;
+  for (int i = 0; i < res->ncand; i++) res->cand[i].p.algo = "cp_async_wgmma";
+  res->chosen.algo = "cp_async_wgmma";
+  return res;
+}
+
 /* ---- rows ------------------------------------------------------------------------------------ */
 
 /* Registers a thread of the row skeleton is planned with: the row's index
