@@ -954,8 +954,9 @@ static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel
   sb_printf(s, "// plan (searched for sm90a): tile %dx%dx%d, %d stages, 2 consumer warpgroups + 1 producer, %s\n",
             p->tile[0], p->tile[1], p->tile[2], p->stages, k->algo);
   sb_printf(s, "template <class T_>\nstruct %s {\n", sname);
-  sb_printf(s, "  using T = T_;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n  using TParams = dlc__tp_%s;\n",
-            k->v.out_dt == k->T ? "T_" : ctype(k->v.out_dt), eo->op->name, eo->op->name);
+  sb_printf(s, "  using T = T_;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n",
+            k->v.out_dt == k->T ? "T_" : ctype(k->v.out_dt), eo->op->name);
+  if (!k->gather) sb_printf(s, "  using TParams = dlc__tp_%s;\n", eo->op->name);
   sb_printf(s, "  static constexpr int BM = %d, BN = %d, BK = %d, STAGES = %d, THREADS = %d;\n", p->tile[0], p->tile[1],
             p->tile[2], p->stages, k->threads);
   sb_printf(s, "  // B stored along %s: %s descriptors\n  static constexpr bool B_K_CONTIG = %s;\n",
@@ -967,6 +968,13 @@ static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel
                "  static constexpr int RASTER_GROUP = %d;\n",
             p->raster_group);
   group_extents(&g, k, false);
+  if (k->gather) {
+    sb_printf(s, "  // the gathering producer: a thread lands stage kt - LAG after issuing stage kt (GPU IR)\n"
+                 "  static constexpr int LAG = %d;\n",
+              k->gather_lag);
+    chunk_fn(&g, &k->A, "a_chunk", k->v.m_axes, k->v.nm, k->v.k_axes, k->v.nk, "operand A");
+    chunk_fn(&g, &k->B, "b_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "operand B");
+  }
   epilogue_fn(&g, "");
   if (k->epi_vec) epilogue_full_fn(&g, k->epi_vec, "BN");
   else sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-tile epilogue\n");
@@ -1671,12 +1679,14 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
   for (int i = 0; i < eo->ninst; i++)
     if (name90[i])
       sb_printf(&s,
-                "__global__ void __launch_bounds__(%d, 1) %s(const __grid_constant__ dlc__tp_%s tp) {\n"
+                "__global__ void __launch_bounds__(%d, 1) %s(const __grid_constant__ dlc__%s_%s %s) {\n"
                 "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
-                "  dlc::%s<dlc_%s::%s<%s>>(&tp);\n"
+                "  dlc::%s<dlc_%s::%s<%s>>(&%s);\n"
                 "#endif\n}\n",
-                eo->inst[i].k->sm90a->threads, kernel_name_90(A, eo, &eo->inst[i]), eo->op->name,
-                eo->inst[i].k->sm90a->skeleton, eo->op->name, name90[i], ctype(eo->inst[i].k->sm90a->T));
+                eo->inst[i].k->sm90a->threads, kernel_name_90(A, eo, &eo->inst[i]),
+                eo->inst[i].k->sm90a->gather ? "p" : "tp", eo->op->name, eo->inst[i].k->sm90a->gather ? "p" : "tp",
+                eo->inst[i].k->sm90a->skeleton, eo->op->name, name90[i], ctype(eo->inst[i].k->sm90a->T),
+                eo->inst[i].k->sm90a->gather ? "p" : "tp");
   sb_printf(&s, "\n// Kernel handles for the CUDA backend, in the order of the dispatch table.\n");
   sb_printf(&s, "extern const void *const dlc__fns_%s[] = {\n", eo->op->name);
   for (int i = 0; i < nops; i++) {
@@ -1860,7 +1870,8 @@ char *emit_params_h(emit_ctx *c) {
   sb_puts(&s, "#ifndef DLC_PARAMS_H\n#define DLC_PARAMS_H\n\n#include <stdint.h>\n\n");
   bool any_tma = false;
   for (int o = 0; o < c->nops; o++)
-    for (int i = 0; i < c->ops[o].ninst; i++) any_tma |= c->ops[o].inst[i].k->sm90a != NULL;
+    for (int i = 0; i < c->ops[o].ninst; i++)
+      any_tma |= c->ops[o].inst[i].k->sm90a != NULL && !c->ops[o].inst[i].k->sm90a->gather;
   if (any_tma)
     sb_puts(&s, "/* A CUtensorMap: 128 opaque bytes, 64-byte aligned, as cuTensorMapEncodeTiled\n"
                 " * (and dlcemu_tensor_map_encode_tiled) fill it. */\n"
@@ -1883,7 +1894,7 @@ char *emit_params_h(emit_ctx *c) {
                   "  void *dlc_split_ws;\n  int32_t dlc_split_ktp, dlc_split_n;\n");
     sb_printf(&s, "} dlc__p_%s;\n\n", eo->op->name);
     bool tma = false;
-    for (int i = 0; i < eo->ninst; i++) tma |= eo->inst[i].k->sm90a != NULL;
+    for (int i = 0; i < eo->ninst; i++) tma |= eo->inst[i].k->sm90a != NULL && !eo->inst[i].k->sm90a->gather;
     if (tma)
       sb_printf(&s,
                 "/* The sm90a kernels' parameter block: the tensor maps of A and B, encoded\n"
@@ -2167,6 +2178,28 @@ static void dispatch_sm90a(arena *A, strbuf *s, const fe_graph *g, const gpu_ker
             "(unsigned)dlc_gz, stream);\n",
             on, row);
   sb_printf(s, "      }\n      dlc__clear_detail();\n    }\n");
+}
+
+/* An instance's sm90a kernel with the gathering producer (gpu_kernel.gather):
+ * after the width choice, on an sm90a device, when the widest chunks (16
+ * bytes) were chosen, it runs with the op's parameters; any other call goes
+ * on to the instance's other kernels. */
+static void dispatch_sm90a_gather(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on, int row) {
+  sb_printf(s, "    if (dlc_vec == %d && dlc__device_arch() == DLC__ARCH_SM90A) {\n", k->vecs[0]);
+  sb_printf(s, "      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */\n");
+  strbuf gb = {0};
+  dispatch_grid(A, &gb, g, k, on, false);
+  for (const char *l = sb_str(&gb); *l;) {
+    const char *e = strchr(l, '\n');
+    if (!e) e = l + strlen(l);
+    sb_printf(s, "  %.*s\n", (int)(e - l), l);
+    l = *e ? e + 1 : e;
+  }
+  sb_free(&gb);
+  sb_printf(s,
+            "      return dlc__launch(&dlc__k_%s[%d], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, "
+            "(unsigned)dlc_gz, stream);\n    }\n",
+            on, row);
 }
 
 /* The instance of the call: dtype, runtime-attr and compile-time dim values. */
@@ -2657,8 +2690,9 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     strbuf cb = {0};
     s = &cb;
     dispatch_tensors(A, s, g, in, on);
-    if (row90[i] >= 0) dispatch_sm90a(A, s, g, k->sm90a, on, row90[i]);
+    if (row90[i] >= 0 && !k->sm90a->gather) dispatch_sm90a(A, s, g, k->sm90a, on, row90[i]);
     dispatch_width(A, s, k, on);
+    if (row90[i] >= 0 && k->sm90a->gather) dispatch_sm90a_gather(A, s, g, k->sm90a, on, row90[i]);
     dispatch_grid(A, s, g, k, on, false);
     if (k->reduce)
       sb_printf(s,

@@ -660,12 +660,36 @@ bool gpuir_sm90a_fits(const region *r, const pc_analysis *a, const char **why) {
   return *why == NULL;
 }
 
-gpu_kernel *gpuir_build_sm90a(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
-                              diag_list *dl) {
+/* The gathering producer: a contraction without batch, fp16/bf16 operands
+ * that tensor maps do not describe, both contiguous along the innermost K
+ * axis (16-byte chunks of K land in the K-major 128-byte swizzle rows). */
+bool gpuir_sm90a_gather_fits(const region *r, const pc_analysis *a, const char **why) {
+  const pc_contraction *c = &a->con;
+  const char *tw;
+  *why = NULL;
+  if (!c->present || c->nm < 1 || c->nn < 1 || c->nk < 1 || c->nb != 0)
+    *why = "the contraction has a batch or an empty M, N or K group";
+  else if (gpuir_sm90a_fits(r, a, &tw))
+    *why = "tensor maps describe its operands (the tma_wgmma row takes it)";
+  else if (r->in[c->lhs].dt != r->in[c->rhs].dt || (r->in[c->lhs].dt != DT_FP16 && r->in[c->lhs].dt != DT_BF16))
+    *why = "the operands are not both fp16 or both bf16";
+  else if (!c->lhs_k_contig || c->lhs_contig != c->k_axes[c->nk - 1])
+    *why = "A is not contiguous along its innermost K axis";
+  else if (!c->rhs_k_contig || c->rhs_contig != c->k_axes[c->nk - 1])
+    *why = "B is not contiguous along its innermost K axis";
+  else if (r->nyields != 1)
+    *why = "the region does not store exactly one output";
+  return *why == NULL;
+}
+
+/* Both producers: TMA boxes (tma_wgmma) or gathered cp.async chunks
+ * (cp_async_wgmma); the consumers and the epilogue are the same. */
+static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
+                               bool gather, diag_list *dl) {
   const char *at = arena_printf(A, "GPU IR[%s]", r->name), *why;
-  if (!gpuir_sm90a_fits(r, a, &why)) {
-    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s does not fit the sm90a contraction skeleton: %s", r->name,
-                why);
+  if (!(gather ? gpuir_sm90a_gather_fits(r, a, &why) : gpuir_sm90a_fits(r, a, &why))) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s does not fit the sm90a contraction skeleton (%s): %s",
+                r->name, algo_name(gather ? ALGO_CPASYNC_WGMMA : ALGO_TMA_WGMMA), why);
     return NULL;
   }
   /* the view, operands and epilogue lets as the contraction skeletons see
@@ -674,13 +698,16 @@ gpu_kernel *gpuir_build_sm90a(arena *A, const region *r, const pc_analysis *a, c
   gpu_kernel *k = gpuir_build(A, r, a, p, name, dl);
   if (!k) return NULL;
   int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages, eb = dtype_bytes(k->T);
-  k->skeleton = algo_template(ALGO_TMA_WGMMA);
-  k->algo = algo_name(ALGO_TMA_WGMMA);
+  dlc_algo al = gather ? ALGO_CPASYNC_WGMMA : ALGO_TMA_WGMMA;
+  k->skeleton = algo_template(al);
+  k->algo = algo_name(al);
   k->tma = true;
+  k->gather = gather;
+  k->gather_lag = gather ? S - 2 : 0; /* the copies of S - 2 stages ahead in flight, one slot's arrival behind */
   k->threads = p->threads;
   k->producer_regs = PLAN_SM90A_PRODUCER_REGS, k->consumer_regs = PLAN_SM90A_CONSUMER_REGS;
   k->smem = p->smem_bytes;
-  k->nvec = 1, k->vecs[0] = 16 / eb; /* the tensor maps need 16-byte rows: one kernel */
+  k->nvec = 1, k->vecs[0] = 16 / eb; /* 16-byte rows (tensor maps) or chunks (cp.async): one kernel */
   k->steady_min_vec = 0;
   k->nst = 0, k->ntiles = 0;
   /* the ring (1 KB for its 1024-byte alignment first): A as BM rows of BK
@@ -695,45 +722,94 @@ gpu_kernel *gpuir_build_sm90a(arena *A, const region *r, const pc_analysis *a, c
        arena_printf(A, "%s x %s tiles in groups of %d M tiles, M fastest within a group", sx_str(A, tiles_m),
                     sx_str(A, tiles_n), p->raster_group),
        NULL, 0, NULL, NULL);
-  emit(k, A, GS_ALLOC_SHARED, "smA",
-       arena_printf(A, "%s [%d][%d][%d] (M x K, K-major), TMA box {%d, %d}, 128B swizzle", dtype_name(k->T), S, BM, BK,
-                    BK, BM),
-       NULL, 0, NULL, NULL);
-  emit(k, A, GS_ALLOC_SHARED, "smB",
-       k->B.k_contig
-           ? arena_printf(A, "%s [%d][%d][%d] (N x K, K-major), TMA box {%d, %d}, 128B swizzle", dtype_name(k->T), S,
-                          BN, BK, BK, BN)
-           : arena_printf(A, "%s [%d][%d][%d][64] (K x N, MN-major), %d TMA boxes {64, %d}, 128B swizzle",
-                          dtype_name(k->T), S, BN / 64, BK, BN / 64, BK),
-       NULL, 0, NULL, NULL);
-  emit(k, A, GS_MBAR_INIT, "full[s]", arena_printf(A, "%d slots, 1 arrival + the stage's %d bytes", S, (BM + BN) * BK * eb),
-       NULL, 0, NULL, NULL);
+  if (gather) {
+    emit(k, A, GS_ALLOC_SHARED, "smA",
+         arena_printf(A, "%s [%d][%d][%d] (M x K, K-major), 16-byte chunk c of row r at c ^ (r %% 8): 128B swizzle",
+                      dtype_name(k->T), S, BM, BK),
+         NULL, 0, NULL, NULL);
+    emit(k, A, GS_ALLOC_SHARED, "smB",
+         arena_printf(A, "%s [%d][%d][%d] (N x K, K-major), 16-byte chunk c of row r at c ^ (r %% 8): 128B swizzle",
+                      dtype_name(k->T), S, BN, BK),
+         NULL, 0, NULL, NULL);
+    emit(k, A, GS_MBAR_INIT, "full[s]", arena_printf(A, "%d slots, 128 arrivals (every producer thread's landed copies)", S),
+         NULL, 0, NULL, NULL);
+  } else {
+    emit(k, A, GS_ALLOC_SHARED, "smA",
+         arena_printf(A, "%s [%d][%d][%d] (M x K, K-major), TMA box {%d, %d}, 128B swizzle", dtype_name(k->T), S, BM, BK,
+                      BK, BM),
+         NULL, 0, NULL, NULL);
+    emit(k, A, GS_ALLOC_SHARED, "smB",
+         k->B.k_contig
+             ? arena_printf(A, "%s [%d][%d][%d] (N x K, K-major), TMA box {%d, %d}, 128B swizzle", dtype_name(k->T), S,
+                            BN, BK, BK, BN)
+             : arena_printf(A, "%s [%d][%d][%d][64] (K x N, MN-major), %d TMA boxes {64, %d}, 128B swizzle",
+                            dtype_name(k->T), S, BN / 64, BK, BN / 64, BK),
+         NULL, 0, NULL, NULL);
+    emit(k, A, GS_MBAR_INIT, "full[s]", arena_printf(A, "%d slots, 1 arrival + the stage's %d bytes", S, (BM + BN) * BK * eb),
+         NULL, 0, NULL, NULL);
+  }
   emit(k, A, GS_MBAR_INIT, "empty[s]",
        arena_printf(A, "%d slots, 256 arrivals (every consumer thread); a fresh slot is free (parity 1 completes)", S),
        "tFree[kt]", 0, NULL, NULL);
   emit(k, A, GS_BARRIER, "bar.sync", "the barriers are initialized", NULL, 0, NULL, NULL);
   /* the producer */
-  emit(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL);
-  emit(k, A, GS_SETMAXNREG, "setmaxnreg.dec", arena_printf(A, "%d", k->producer_regs), NULL, 0, NULL, NULL);
-  emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
-  emit(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
-       "tFree[kt]", NULL);
-  emit(k, A, GS_TMA_LOAD, arena_printf(A, "smA[kt%%%d] <- %s", S, k->A.tensor),
-       arena_printf(A, "box {%d, %d} at (k.o * %d, m.o * %d); out of M%s or K%s: zero fill", BK, BM, BK, BM, pm, pk), "tA[kt]",
-       0, NULL, NULL);
-  emit(k, A, GS_TMA_LOAD, arena_printf(A, "smB[kt%%%d] <- %s", S, k->B.tensor),
-       k->B.k_contig ? arena_printf(A, "box {%d, %d} at (k.o * %d, n.o * %d); out of N%s or K%s: zero fill", BK, BN, BK,
-                                    BN, pn, pk)
-                     : arena_printf(A, "%d boxes {64, %d} at (n.o * %d + 64 j, k.o * %d); out of N%s or K%s: zero fill",
-                                    BN / 64, BK, BN, BK, pn, pk),
-       "tB[kt]", 0, NULL, NULL);
-  emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
+  if (gather) {
+    int L = k->gather_lag;
+    emit(k, A, GS_ROLE, "producer", "warpgroup 0: 128 threads, thread t copies chunks t, t + 128, ... of each stage",
+         NULL, 0, NULL, NULL);
+    emit(k, A, GS_SETMAXNREG, "setmaxnreg.dec", arena_printf(A, "%d", k->producer_regs), NULL, 0, NULL, NULL);
+    emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
+    emit(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
+         "tFree[kt]", NULL);
+    for (int side = 0; side < 2; side++) {
+      const gpu_operand *o = side ? &k->B : &k->A;
+      emit(k, A, GS_CP_ASYNC, arena_printf(A, "sm%c[kt%%%d] <- %s", side ? 'B' : 'A', S, o->tensor),
+           arena_printf(A,
+                        "cp.async 16 bytes: %d rows (%s.o * %d + r) x %d chunks of 8 along %s (k.o * %d + 8 c), "
+                        "through %s_chunk; %s%s: zero fill",
+                        side ? BN : BM, side ? "n" : "m", side ? BN : BM, BK / 8, r->it[o->contig_axis].name, BK,
+                        side ? "b" : "a", o->walk ? "pad guards, " : "", side ? arena_printf(A, "out of N%s or K%s", pn, pk)
+                                                                        : arena_printf(A, "out of M%s or K%s", pm, pk)),
+           side ? "tB[kt]" : "tA[kt]", 0, NULL, NULL);
+    }
+    emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, "tA[kt]", "tB[kt]");
+    emit(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d: from kt = %d, stage kt - %d landed", L, L, L), NULL,
+         2, arena_printf(A, "tA[kt-%d]", L), arena_printf(A, "tB[kt-%d]", L));
+    emit(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed chunks, visible to wgmma (async proxy)",
+         NULL, 0, NULL, NULL);
+    emit(k, A, GS_MBAR_ARRIVE, arena_printf(A, "full[(kt - %d) %% S]", L),
+         arena_printf(A, "from kt = %d: this thread's copies of stage kt - %d", L, L), NULL, 0, NULL, NULL);
+    emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
+    emit(k, A, GS_WAIT, "cp.async.wait_group", "0: the last stages landed", NULL, 2, "tA[kt]", "tB[kt]");
+    emit(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed chunks, visible to wgmma (async proxy)",
+         NULL, 0, NULL, NULL);
+    emit(k, A, GS_MBAR_ARRIVE, "full[kt % S]", arena_printf(A, "the last %d stages (or fewer)", L), NULL, 0, NULL, NULL);
+  } else {
+    emit(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL);
+    emit(k, A, GS_SETMAXNREG, "setmaxnreg.dec", arena_printf(A, "%d", k->producer_regs), NULL, 0, NULL, NULL);
+    emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
+    emit(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
+         "tFree[kt]", NULL);
+    emit(k, A, GS_TMA_LOAD, arena_printf(A, "smA[kt%%%d] <- %s", S, k->A.tensor),
+         arena_printf(A, "box {%d, %d} at (k.o * %d, m.o * %d); out of M%s or K%s: zero fill", BK, BM, BK, BM, pm, pk), "tA[kt]",
+         0, NULL, NULL);
+    emit(k, A, GS_TMA_LOAD, arena_printf(A, "smB[kt%%%d] <- %s", S, k->B.tensor),
+         k->B.k_contig ? arena_printf(A, "box {%d, %d} at (k.o * %d, n.o * %d); out of N%s or K%s: zero fill", BK, BN, BK,
+                                      BN, pn, pk)
+                       : arena_printf(A, "%d boxes {64, %d} at (n.o * %d + 64 j, k.o * %d); out of N%s or K%s: zero fill",
+                                      BN / 64, BK, BN, BK, pn, pk),
+         "tB[kt]", 0, NULL, NULL);
+    emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
+  }
   /* the consumers */
   emit(k, A, GS_ROLE, "consumers", arena_printf(A, "warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the %d-row tile", BM),
        NULL, 0, NULL, NULL);
   emit(k, A, GS_SETMAXNREG, "setmaxnreg.inc", arena_printf(A, "%d", k->consumer_regs), NULL, 0, NULL, NULL);
   emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
-  emit(k, A, GS_MBAR_WAIT, "full[kt % S]", "parity (kt / S) & 1: both boxes landed", NULL, 2, "tA[kt]", "tB[kt]");
+  emit(k, A, GS_MBAR_WAIT, "full[kt % S]",
+       gather ? "parity (kt / S) & 1: every producer thread's chunks landed and fenced"
+              : "parity (kt / S) & 1: both boxes landed",
+       NULL, 2, "tA[kt]", "tB[kt]");
   emit(k, A, GS_WGMMA,
        arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d", BN, dtype_name(k->T), dtype_name(k->T), BK / 16),
        arena_printf(A, "SS: A K-major, B %s (imm-trans-b %d); descriptors 128B swizzle, SBO 1024, k16 step %d / %d bytes",
@@ -760,6 +836,16 @@ gpu_kernel *gpuir_build_sm90a(arena *A, const region *r, const pc_analysis *a, c
                                           k->epi_vec, *lets ? lets : "(none)")
                            : NULL);
   return k; /* the pipeline verifies it */
+}
+
+gpu_kernel *gpuir_build_sm90a(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
+                              diag_list *dl) {
+  return build_sm90a(A, r, a, p, name, false, dl);
+}
+
+gpu_kernel *gpuir_build_sm90a_gather(arena *A, const region *r, const pc_analysis *a, const sched_plan *p,
+                                     const char *name, diag_list *dl) {
+  return build_sm90a(A, r, a, p, name, true, dl);
 }
 
 gpu_kernel *gpuir_build_splitk_reduce(arena *A, const gpu_kernel *part, const char *name, diag_list *dl) {
@@ -1174,13 +1260,39 @@ static bool verify_sm90a(const gpu_kernel *k, diag_list *dl) {
                 P, C);
     ok = false;
   }
+  if (k->gather && (k->gather_lag < 1 || k->gather_lag >= S)) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the gathering producer lands its copies %d stages behind, not 1 to %d",
+                k->gather_lag, S - 1);
+    ok = false;
+  }
+  /* every copy into the ring after the wait on its slot's empty barrier
+   * (TMA boxes, or a gathering producer's cp.async chunks); a gathering
+   * producer's arrival on a full barrier after its copies landed
+   * (cp.async.wait_group) and then fence.proxy.async (wgmma reads through
+   * the async proxy) */
   bool freed = false;
+  int last_cp = -1, last_wait = -1, last_fence = -1;
   for (int i = 0; i < k->nst; i++) {
     const gpu_stmt *s = &k->st[i];
     if (s->k == GS_ROLE || s->k == GS_LOOP) freed = false;
     if (s->k == GS_MBAR_WAIT && s->nin == 1 && strncmp(s->in[0], "tFree", 5) == 0) freed = true;
-    if (s->k == GS_TMA_LOAD && !freed) {
-      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "TMA copy %s does not wait for its slot's empty barrier", s->what);
+    bool copy = s->k == GS_TMA_LOAD || s->k == GS_CP_ASYNC;
+    if (copy && (s->k == GS_CP_ASYNC) != k->gather) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "copy %s is not the %s producer's", s->what,
+                  k->gather ? "gathering (cp.async)" : "TMA");
+      ok = false;
+    }
+    if (copy && !freed) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "copy %s does not wait for its slot's empty barrier", s->what);
+      ok = false;
+    }
+    if (s->k == GS_CP_ASYNC) last_cp = i;
+    if (s->k == GS_WAIT) last_wait = i;
+    if (s->k == GS_PROXY_FENCE) last_fence = i;
+    if (k->gather && s->k == GS_MBAR_ARRIVE && strncmp(s->what, "full", 4) == 0 &&
+        !(last_cp >= 0 && last_wait > last_cp && last_fence > last_wait)) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                  "arrival %s is not after its copies landed (cp.async.wait_group) and fence.proxy.async", s->what);
       ok = false;
     }
   }
@@ -1356,7 +1468,7 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
                                       "AddrSetup",   "Advance",    "RowBegin",    "LdGlobal", "RowLets",  "Reduce",
                                       "RowScalar",   "LdShared",   "TileCoord",   "MbarInit",   "Role",
                                       "SetMaxNReg",  "MbarWait",   "TmaLoad",     "Wgmma",      "WgmmaWait",
-                                      "MbarArrive",  "Fused",  "LdGather"};
+                                      "MbarArrive",  "ProxyFence",  "Fused",  "LdGather"};
   cJSON *root = cJSON_CreateObject();
   cJSON *g = cJSON_AddObjectToObject(root, "gpu_ir");
   cJSON_AddStringToObject(g, "kernel", k->name);

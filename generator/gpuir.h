@@ -47,7 +47,10 @@ typedef enum {
   GS_TMA_LOAD,     /* cp.async.bulk.tensor box -> a ring slot, complete_tx on its full barrier: produces TokLoad */
   GS_WGMMA,        /* wgmma.mma_async SS from the ring (descriptors): consumes TokLoad, produces TokCompute */
   GS_WGMMA_WAIT,   /* wgmma.commit_group + wait_group: the accumulators and the slot's reads are done */
-  GS_MBAR_ARRIVE,  /* a consumer's release of a ring slot (empty barrier) */
+  GS_MBAR_ARRIVE,  /* an arrival on a ring slot's mbarrier: a consumer's release (empty), or a
+                      gathering producer thread's landed copies (full) */
+  GS_PROXY_FENCE,  /* fence.proxy.async: the thread's landed generic-proxy writes become visible
+                      to the async proxy (wgmma) */
   /* a chain's fusion (pipeline.c, chain_fuse) */
   GS_FUSED,        /* a value an earlier region yielded deferred, computed here in registers where it is read */
   /* the row skeleton again */
@@ -231,6 +234,11 @@ typedef struct gpu_kernel {
    * major (b_kmajor), and setmaxnreg's budgets */
   bool tma;
   int producer_regs, consumer_regs;
+  /* the sm90a row's gathering producer (algo_choice "cp_async_wgmma"):
+   * cp.async chunks through the operands' chunk functions instead of TMA
+   * boxes; a producer thread lands stage kt - gather_lag after issuing kt */
+  bool gather;
+  int gather_lag;
   /* the same instance's kernel on the sm90a row (NULL: none), which the
    * entry point runs on an sm90a device when its tensor maps encode */
   struct gpu_kernel *sm90a;
@@ -286,6 +294,17 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
 gpu_kernel *gpuir_build_sm90a(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
                               diag_list *dl);
 bool gpuir_sm90a_fits(const region *r, const pc_analysis *a, const char **why);
+/* The same skeleton with a gathering producer (algo_choice
+ * "cp_async_wgmma"): a contraction without batch whose fp16/bf16 operands
+ * no 2-D tensor map describes (gpuir_sm90a_fits says no) but which are both
+ * contiguous along their innermost K axis, such as an implicit GEMM's
+ * walking im2col operand.  The producer warpgroup copies 16-byte chunks of
+ * both operands with cp.async (the chunk functions of the sm80 row: pads and
+ * tails zero-fill), lands them, fences the async proxy and arrives on the
+ * stage's full barrier.  NULL with E1706 for any other region. */
+gpu_kernel *gpuir_build_sm90a_gather(arena *A, const region *r, const pc_analysis *a, const sched_plan *p,
+                                     const char *name, diag_list *dl);
+bool gpuir_sm90a_gather_fits(const region *r, const pc_analysis *a, const char **why);
 /* The row skeleton (algo_choice "row_reduce"): one region without
  * contraction whose Reduces all reduce one axis.  NULL with E1706 when the
  * region has another shape (gpuir_rows_view says which). */

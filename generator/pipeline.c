@@ -564,13 +564,13 @@ static bool sm90a_verify_plan(const run *r, const arch_info *const *archs, int n
                               diag_list *dl) {
   const sched_plan *p = &r->plan->chosen;
   dlc_algo pa;
-  bool ok = algo_parse(p->algo, &pa) && pa == ALGO_TMA_WGMMA && na == 1;
+  bool ok = algo_parse(p->algo, &pa) && (pa == ALGO_TMA_WGMMA || pa == ALGO_CPASYNC_WGMMA) && na == 1;
   /* the consumers' warps and the producer warpgroup */
   ok &= p->threads == 32 * p->warps_m * p->warps_n + 128 && p->warps_m * p->warps_n == 8;
   ok &= p->smem_bytes <= archs[0]->smem_per_block;
   if (!ok)
     diag_report(dl, D_INTERNAL, "plan", NULL,
-                "the tma_wgmma plan (%s, %d threads, %d x %d consumer warps, %d bytes of shared memory) does not fit %s",
+                "the sm90a contraction plan (%s, %d threads, %d x %d consumer warps, %d bytes of shared memory) does not fit %s",
                 p->algo, p->threads, p->warps_m, p->warps_n, p->smem_bytes, archs[0]->name);
   (void)cg;
   return ok;
@@ -580,8 +580,30 @@ static gpu_kernel *sm90a_build(run *r, const codegen_opts *cg, diag_list *dl) {
   return gpuir_build_sm90a(&r->A, &r->rs->r[0], &r->pc->a[0], &r->plan->chosen, cg->kernel_name, dl);
 }
 
+/* sm90a contraction with a gathering cp.async producer: a contraction whose
+ * operands no tensor map describes but which run along their innermost K
+ * axis (an implicit GEMM's im2col operand: gpuir_sm90a_gather_fits) */
+static bool sm90a_gather_fits(const run *r) {
+  const char *why;
+  return r->rs->n == 1 && r->rs->r[0].acc_let >= 0 && gpuir_sm90a_gather_fits(&r->rs->r[0], &r->pc->a[0], &why);
+}
+
+static plan_result *sm90a_gather_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
+                                      diag_list *dl) {
+  if (na != 1 || archs[0]->cc != arch_cc(ARCH_SM90A)) {
+    diag_report(dl, D_INTERNAL, "plan", NULL, "the cp_async_wgmma skeleton is planned for sm90a alone");
+    return NULL;
+  }
+  return plan_sm90a_gather(&r->A, &r->rs->r[0], &r->pc->a[0], archs[0], dl, cg->at);
+}
+
+static gpu_kernel *sm90a_gather_build(run *r, const codegen_opts *cg, diag_list *dl) {
+  return gpuir_build_sm90a_gather(&r->A, &r->rs->r[0], &r->pc->a[0], &r->plan->chosen, cg->kernel_name, dl);
+}
+
 static const skeleton_row SKELETONS[] = {
     {ARCH_SM90A, true, ALGO_TMA_WGMMA, sm90a_fits, sm90a_plan, sm90a_verify_plan, sm90a_build},
+    {ARCH_SM90A, true, ALGO_CPASYNC_WGMMA, sm90a_gather_fits, sm90a_gather_plan, sm90a_verify_plan, sm90a_gather_build},
     {ARCH_SM80, false, ALGO_STREAMING_SOFTMAX, attention_fits, attention_plan, attention_verify_plan, attention_build},
     {ARCH_SM80, false, ALGO_IMPLICIT_GEMM, contraction_fits, contraction_plan, contraction_verify_plan, contraction_build},
     {ARCH_SM80, false, ALGO_ROW_REDUCE, rows_fits, rows_plan, rows_verify_plan, rows_build},

@@ -649,6 +649,22 @@ bool plan_validate(const sched_plan *p, const region *r, const pc_analysis *a, c
   if (!algo_parse(p->algo, &al))
     diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "algo_choice"), "Use \"implicit_gemm\".",
                 "algo_choice '%s' has no skeleton", p->algo ? p->algo : "(none)");
+  else {
+    /* a pinned plan is the sm80 row's its region pattern names
+     * (docs/manifest.md): the other rows' plans (tma_wgmma and
+     * cp_async_wgmma on sm90a, the split-K reduction) are the plan stage's
+     * own */
+    dlc_algo own = p->algo_key && strcmp(p->algo_key, "attention") == 0 ? ALGO_STREAMING_SOFTMAX : ALGO_IMPLICIT_GEMM;
+    if (al != own)
+      diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "algo_choice"),
+                  arena_printf(&A,
+                               "Use \"%s\", or write \"plans\": \"auto\" (on sm90a the plan stage then picks the "
+                               "sm90a kernel itself).",
+                               algo_name(own)),
+                  "algo_choice '%s' cannot be pinned: a pinned plan is the %s skeleton's, and '%s' is planned by "
+                  "the plan stage alone",
+                  p->algo, algo_name(own), p->algo);
+  }
   arena_free(&A);
   return dl->nerrors == n0;
 }
@@ -1457,6 +1473,15 @@ plan_result *plan_sm90a(arena *A, const region *r, const pc_analysis *a, const a
     return NULL;
   }
   res->chosen = res->cand[best].p;
+  return res;
+}
+
+plan_result *plan_sm90a_gather(arena *A, const region *r, const pc_analysis *a, const arch_info *ai, diag_list *dl,
+                               const char *at) {
+  plan_result *res = plan_sm90a(A, r, a, ai, dl, at);
+  if (!res) return NULL;
+  for (int i = 0; i < res->ncand; i++) res->cand[i].p.algo = "cp_async_wgmma";
+  res->chosen.algo = "cp_async_wgmma";
   return res;
 }
 

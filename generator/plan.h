@@ -163,6 +163,11 @@ plan_result *plan_rows(arena *A, const region *r, const sx *row_extent, int vec,
  * (docs/plan.md).  NULL with E1703 when no candidate fits. */
 plan_result *plan_sm90a(arena *A, const region *r, const pc_analysis *a, const arch_info *ai, diag_list *dl,
                         const char *at);
+/* The same plan for the skeleton's gathering producer (algo_choice
+ * "cp_async_wgmma", templates/sm90a_gather_contraction.cuh): the same
+ * candidates and STOP rules; only the algo_choice differs. */
+plan_result *plan_sm90a_gather(arena *A, const region *r, const pc_analysis *a, const arch_info *ai, diag_list *dl,
+                               const char *at);
 /* setmaxnreg's budgets: the producer warpgroup's registers and a consumer
  * thread's ((65536 - 128 x 40) / 256 rounded down to setmaxnreg's granule
  * of 8), and the registers a consumer thread needs beyond its accumulators

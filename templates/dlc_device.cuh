@@ -343,6 +343,11 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const void *tmap, int32_t
       : "memory");
 }
 
+// Makes this thread's generic-proxy writes to shared memory (st.shared, and
+// landed cp.async copies) visible to the async proxy, which wgmma reads
+// through (PTX ISA "Memory Consistency Model: proxies").
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
 // One lane of the warp (elect.sync over the full mask).
 __device__ __forceinline__ bool elect_one() {
   uint32_t e;

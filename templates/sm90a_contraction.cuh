@@ -24,6 +24,9 @@
 //   T, BK, STAGES, TParams (tmap_a, tmap_b, p), B_K_CONTIG (B is stored
 //   along K: K-major descriptors; else along N: MN-major, imm-trans-b 1),
 //   PRODUCER_REGS, CONSUMER_REGS (setmaxnreg).
+//
+// sm90a_gather_contraction.cuh feeds the same consumers (sm90a_consumers)
+// from a gathering cp.async producer.
 #pragma once
 
 #include "dlc_device.cuh"
@@ -31,64 +34,17 @@
 
 namespace dlc {
 
+// The consumers (threads 128..383): two warpgroups of 64 rows each, wgmma
+// from the ring's full stages (released on the empty barriers), then the
+// epilogue through the fp32 staging tile.  Shared by both producers.
 template <class Op>
-__device__ __forceinline__ void sm90a_contraction(const typename Op::TParams *tp) {
+__device__ __forceinline__ void sm90a_consumers(const typename Op::Params *p, unsigned char *smem_raw, uint64_t *full,
+                                                uint64_t *empty, uint32_t mt, uint32_t nt, int64_t b, int KT) {
   using T = typename Op::T;
   constexpr int BM = Op::BM, BN = Op::BN, BK = Op::BK, STAGES = Op::STAGES;
-  constexpr int CONSUMERS = 256;  // two warpgroups of 64 rows each
+  constexpr int CONSUMERS = 256;
   constexpr int A_BYTES = BM * BK * (int)sizeof(T), B_BYTES = BN * BK * (int)sizeof(T);
   constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
-  // 128-byte swizzle: one swizzle row is BK elements of K (K-major) or 64
-  // elements of N (MN-major B); an 8-row swizzle atom is 1024 bytes
-  static_assert(BM == 128 && BK * (int)sizeof(T) == 128, "two 64-row consumer warpgroups, 128-byte K rows");
-  static_assert(BN % 64 == 0 && BN <= 128 && STAGES >= 4, "wgmma N and a ring of at least 4 stages");
-  const typename Op::Params *p = &tp->p;
-
-  extern __shared__ __align__(1024) unsigned char smem_dyn[];
-  __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
-  // the 128-byte swizzle repeats on 1024-byte boundaries of the shared
-  // address: the ring starts at the first one (the block has 1 KB to spare)
-  unsigned char *smem_raw = smem_dyn + ((1024 - (smem_addr(smem_dyn) & 1023)) & 1023);
-
-  uint32_t mt, nt;
-  tile_coord<Op::RASTER_GROUP>(blockIdx.x, (uint32_t)((Op::extent_m(p) + BM - 1) / BM),
-                               (uint32_t)((Op::extent_n(p) + BN - 1) / BN), &mt, &nt);
-  const int64_t b = blockIdx.z;
-  const int KT = (int)((Op::extent_k(p) + BK - 1) / BK);  // the dispatcher keeps K below 2^31 - BK
-
-  // MbarInit: full[s] completes on the producer's arrival and its bytes,
-  // empty[s] on every consumer thread's release
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < STAGES; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], CONSUMERS);
-    mbar_fence_init();
-  }
-  __syncthreads();
-
-  if (threadIdx.x < 128) {
-    // the producer warpgroup: registers down, one elected lane of warp 0 copies
-    setmaxnreg_dec<Op::PRODUCER_REGS>();
-    if (threadIdx.x < 32 && elect_one()) {
-      const int m0 = (int)mt * BM, n0 = (int)nt * BN;
-      int s = 0;
-      uint32_t phase = 0;  // of the ring's current lap
-      for (int kt = 0; kt < KT; ++kt) {
-        mbar_wait(&empty[s], phase ^ 1);  // the consumers released stage s (a fresh slot is free)
-        unsigned char *dst = smem_raw + s * STAGE_BYTES;
-        mbar_arrive_expect_tx(&full[s], STAGE_BYTES);
-        tma_load_2d(dst, &tp->tmap_a, kt * BK, m0, &full[s]);  // TokLoad A: BM rows x BK
-        if constexpr (Op::B_K_CONTIG) {
-          tma_load_2d(dst + A_BYTES, &tp->tmap_b, kt * BK, n0, &full[s]);  // TokLoad B: BN rows x BK
-        } else {
-#pragma unroll
-          for (int j = 0; j < BN / 64; ++j)  // TokLoad B: BK rows x 64 columns, BN / 64 boxes
-            tma_load_2d(dst + A_BYTES + j * 64 * BK * (int)sizeof(T), &tp->tmap_b, n0 + 64 * j, kt * BK, &full[s]);
-        }
-        if (++s == STAGES) s = 0, phase ^= 1;
-      }
-    }
-    return;
-  }
-
   // a consumer warpgroup: registers up, 64 rows of the tile
   setmaxnreg_inc<Op::CONSUMER_REGS>();
   // the warpgroup index through a shuffle: warp-uniform for the compiler,
@@ -150,6 +106,66 @@ __device__ __forceinline__ void sm90a_contraction(const typename Op::TParams *tp
   }
   named_barrier(1, CONSUMERS);
   store_staged<Op, CONSUMERS>(p, stage, (int64_t)mt * BM, (int64_t)nt * BN, b, (unsigned)tid);
+}
+
+template <class Op>
+__device__ __forceinline__ void sm90a_contraction(const typename Op::TParams *tp) {
+  using T = typename Op::T;
+  constexpr int BM = Op::BM, BN = Op::BN, BK = Op::BK, STAGES = Op::STAGES;
+  constexpr int CONSUMERS = 256;  // two warpgroups of 64 rows each
+  constexpr int A_BYTES = BM * BK * (int)sizeof(T), B_BYTES = BN * BK * (int)sizeof(T);
+  constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+  // 128-byte swizzle: one swizzle row is BK elements of K (K-major) or 64
+  // elements of N (MN-major B); an 8-row swizzle atom is 1024 bytes
+  static_assert(BM == 128 && BK * (int)sizeof(T) == 128, "two 64-row consumer warpgroups, 128-byte K rows");
+  static_assert(BN % 64 == 0 && BN <= 128 && STAGES >= 4, "wgmma N and a ring of at least 4 stages");
+  const typename Op::Params *p = &tp->p;
+
+  extern __shared__ __align__(1024) unsigned char smem_dyn[];
+  __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+  // the 128-byte swizzle repeats on 1024-byte boundaries of the shared
+  // address: the ring starts at the first one (the block has 1 KB to spare)
+  unsigned char *smem_raw = smem_dyn + ((1024 - (smem_addr(smem_dyn) & 1023)) & 1023);
+
+  uint32_t mt, nt;
+  tile_coord<Op::RASTER_GROUP>(blockIdx.x, (uint32_t)((Op::extent_m(p) + BM - 1) / BM),
+                               (uint32_t)((Op::extent_n(p) + BN - 1) / BN), &mt, &nt);
+  const int64_t b = blockIdx.z;
+  const int KT = (int)((Op::extent_k(p) + BK - 1) / BK);  // the dispatcher keeps K below 2^31 - BK
+
+  // MbarInit: full[s] completes on the producer's arrival and its bytes,
+  // empty[s] on every consumer thread's release
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], CONSUMERS);
+    mbar_fence_init();
+  }
+  __syncthreads();
+
+  if (threadIdx.x < 128) {
+    // the producer warpgroup: registers down, one elected lane of warp 0 copies
+    setmaxnreg_dec<Op::PRODUCER_REGS>();
+    if (threadIdx.x < 32 && elect_one()) {
+      const int m0 = (int)mt * BM, n0 = (int)nt * BN;
+      int s = 0;
+      uint32_t phase = 0;  // of the ring's current lap
+      for (int kt = 0; kt < KT; ++kt) {
+        mbar_wait(&empty[s], phase ^ 1);  // the consumers released stage s (a fresh slot is free)
+        unsigned char *dst = smem_raw + s * STAGE_BYTES;
+        mbar_arrive_expect_tx(&full[s], STAGE_BYTES);
+        tma_load_2d(dst, &tp->tmap_a, kt * BK, m0, &full[s]);  // TokLoad A: BM rows x BK
+        if constexpr (Op::B_K_CONTIG) {
+          tma_load_2d(dst + A_BYTES, &tp->tmap_b, kt * BK, n0, &full[s]);  // TokLoad B: BN rows x BK
+        } else {
+#pragma unroll
+          for (int j = 0; j < BN / 64; ++j)  // TokLoad B: BK rows x 64 columns, BN / 64 boxes
+            tma_load_2d(dst + A_BYTES + j * 64 * BK * (int)sizeof(T), &tp->tmap_b, n0 + 64 * j, kt * BK, &full[s]);
+        }
+        if (++s == STAGES) s = 0, phase ^= 1;
+      }
+    }
+    return;
+  }
+  sm90a_consumers<Op>(p, smem_raw, full, empty, mt, nt, b, KT);
 }
 
 // Dynamic shared memory of one block: the ring (1024-byte aligned stages),

@@ -1264,6 +1264,10 @@ static const dlc__kernel dlc__k_conv2d_bias_silu[] = {
     {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4", 2, 29, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
     {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2", 2, 30, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
     {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1", 2, 31, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_sm90a", 2, 32, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_sm90a", 2, 33, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_sm90a", 2, 34, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_sm90a", 2, 35, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
 };
 /* instance selection (first match): dtype, variant keys, shape-bucket bounds */
 static const struct dlc__sel_conv2d_bias_silu {
@@ -1410,6 +1414,20 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
+    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
+      const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
+      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+      if (dlc_gx > 2147483647)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+      const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+      if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+        return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[32], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+    }
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
@@ -1496,6 +1514,20 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
+    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
+      const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
+      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+      if (dlc_gx > 2147483647)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+      const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+      if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+        return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[33], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+    }
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
@@ -1578,6 +1610,20 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
+    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
+      const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
+      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+      if (dlc_gx > 2147483647)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+      const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+      if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+        return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[34], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+    }
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
@@ -1664,6 +1710,20 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
+    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
+      const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
+      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+      if (dlc_gx > 2147483647)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+      const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+      if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+        return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[35], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+    }
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);

@@ -201,6 +201,18 @@ static inline void emu_shadow_update(emu_run *R) {
   R->shadow_active = R->pending_bytes != 0 || R->live_mbars != 0 || R->nbstores != 0 || R->check_uninit;
 }
 
+/* a generic-proxy write of shared bytes [off, off + size) by lane `lane` of
+ * warp w at pc: until w's next fence.proxy.async, the async proxy (wgmma,
+ * TMA stores) may not see it (proxy_mark; no-op without wgmma) */
+static inline void emu_proxy_write(emu_run *R, const emu_warp *w, int lane, uint32_t pc, uint64_t off, unsigned size) {
+  if (!R->proxy_mark) return;
+  uint32_t mark = 1 + (R->proxy_fences[w->id] << 5 | (uint32_t)w->id), src = pc << 5 | (uint32_t)lane;
+  for (unsigned i = 0; i < size; i++) {
+    R->proxy_mark[off + i] = mark;
+    R->proxy_src[off + i] = src;
+  }
+}
+
 static inline void emu_materialize(emu_warp *w) {
   if (w->diverged) return;
   uint32_t m = emu_runnable(w);

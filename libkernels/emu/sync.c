@@ -32,6 +32,9 @@ int dlcemu_cp_land(emu_run *R, emu_warp *w, int lane, int all, uint32_t keep_gro
       default: memcpy(d, e->data, 4); memset(sh, SH_VALID, 4); break;
       }
       if (R->check_races) dlcemu_race_landed(R, w, lane, e->pc, e->dst, e->size);
+      /* cp.async writes through the generic proxy: a wgmma reading these
+       * bytes needs this thread's fence.proxy.async after the landing */
+      emu_proxy_write(R, w, lane, e->pc, e->dst, e->size);
       R->pending_bytes -= e->size;
     } else {
       q->e[j++] = *e;

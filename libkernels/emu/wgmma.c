@@ -69,11 +69,7 @@ void dlcemu_wgmma_free(emu_run *R) {
 }
 
 void dlcemu_proxy_write(emu_run *R, const emu_warp *w, int lane, uint32_t pc, uint64_t off, unsigned size) {
-  uint32_t mark = 1 + (R->proxy_fences[w->id] << 5 | (uint32_t)w->id), src = pc << 5 | (uint32_t)lane;
-  for (unsigned i = 0; i < size; i++) {
-    R->proxy_mark[off + i] = mark;
-    R->proxy_src[off + i] = src;
-  }
+  emu_proxy_write(R, w, lane, pc, off, size);
 }
 
 void dlcemu_proxy_fence(emu_run *R, const emu_warp *w) { R->proxy_fences[w->id]++; }

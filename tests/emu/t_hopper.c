@@ -483,6 +483,13 @@ int test_wgmma_hazards_are_reported(tctx *t) {
   msg = dlcemu_last_error_detail();
   CHECK(rc == DLCEMU_ERROR_RACE && has(msg, "wrote through the generic proxy") && has(msg, "with no fence.proxy.async by that thread"),
         "no proxy fence: %s: %s", dlcemu_error_string(rc), msg);
+  /* cp.async lands through the generic proxy too: a fence after the landing, or a report */
+  if (run_wgmma(t, &wg_cases[0], 3, 1, &rc)) return 1;
+  msg = dlcemu_last_error_detail();
+  CHECK(rc == DLCEMU_ERROR_RACE && has(msg, "cp.async") && has(msg, "with no fence.proxy.async by that thread"),
+        "cp.async, no proxy fence: %s: %s", dlcemu_error_string(rc), msg);
+  if (run_wgmma(t, &wg_cases[0], 4, 1, &rc)) return 1;
+  CHECK(rc == 0, "cp.async, then fence.proxy.async: %s: %s", dlcemu_error_string(rc), dlcemu_last_error_detail());
   return 0;
 }
 

@@ -8,8 +8,22 @@
  * {8, 24, 64, 136} (256 cases), with N alternating between 1 and 3; and 8
  * cases with C = 12, whose 4-channel chunks take the v4 kernels.  K <= 64
  * takes the n1_64 shape bucket's kernels (128x64 tiles, docs/plan.md), K =
- * 136 the default ones. */
+ * 136 the default ones.
+ *
+ * With DLC_EMU_ARCH=sm90a every case whose channels come in 16-byte chunks
+ * (C a multiple of 8) and whose K is past the n1_64 bucket must run the
+ * sm90a row's kernel (a name ending in _sm90a, read from the last launch);
+ * the others run sm80 rows (a shape bucket's instance has no sm90a kernel). */
 #include "kt.h"
+
+#include "dlc_internal.h" /* dlc__last_launch */
+
+/* whether the last launch ran an sm90a-row kernel */
+static int ran_sm90a(void) {
+  const dlc__launch_rec *l = dlc__last_launch();
+  size_t n = l->kernel ? strlen(l->kernel->name) : 0;
+  return n > 6 && strcmp(l->kernel->name + n - 6, "_sm90a") == 0;
+}
 
 static double silu(double x) { return x / (1 + exp(-x)); }
 
@@ -28,6 +42,14 @@ static int run_case(dlc_dtype dt, int64_t N, int64_t H, int64_t W, int64_t C, in
   dlc_status r = dlc_conv2d_bias_silu(dt, N, H, W, C, K, s, s, pad, pad, kt_ptr(X.dev), kt_ptr(Wt.dev),
                                       kt_ptr(bias.dev), kt_ptr(Y.dev), NULL);
   int bad = 0;
+  const char *arch = getenv("DLC_EMU_ARCH");
+  int want90 = arch && strcmp(arch, "sm90a") == 0 && C % 8 == 0 && K > 64; /* K <= 64: the n1_64 bucket */
+  if (r == DLC_SUCCESS && ran_sm90a() != want90) {
+    fprintf(stderr, "N=%lld H=%lld W=%lld C=%lld K=%lld s=%lld: ran %s, not %s\n", (long long)N, (long long)H,
+            (long long)W, (long long)C, (long long)K, (long long)s, dlc__last_launch()->kernel->name,
+            want90 ? "the sm90a row's kernel" : "an sm80 row's kernel");
+    bad = 1;
+  }
   if (r != DLC_SUCCESS) {
     fprintf(stderr, "N=%lld H=%lld W=%lld C=%lld K=%lld s=%lld: %s: %s\n", (long long)N, (long long)H, (long long)W,
             (long long)C, (long long)K, (long long)s, dlc_status_string(r), dlc_last_error_detail());

@@ -3,7 +3,11 @@
  * tiles stay apart and inside the block's shared memory, and
  * gpuir_swizzle_width picks a width that passes for every row length a
  * plan can ask for; gpuir_swizzle_xor spreads the accesses of the tf32
- * fragment loads over the 32 banks. */
+ * fragment loads over the 32 banks.  The sm90a row's ring discipline
+ * (gpuir_verify on a hand-built statement list): a gathering producer's
+ * arrival on a full barrier must follow the landing of its copies and then
+ * fence.proxy.async, every copy must wait for its empty slot, and a copy
+ * must be its producer's kind (cp.async for the gathering one, TMA else). */
 #include <stdlib.h>
 
 #include "check.h"
@@ -33,7 +37,81 @@ static bool verifies(const gpu_kernel *k, const char *why) {
   return ok;
 }
 
+/* The sm90a row's statements, as gpuir_build_sm90a_gather lays them out
+ * (tiles left out: gpuir_verify_smem is tested above). */
+static const gpu_stmt GATHER[] = {
+    {GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x", NULL, 0, {NULL}, NULL},
+    {GS_MBAR_INIT, "full[s]", NULL, 0, {NULL}, NULL},
+    {GS_MBAR_INIT, "empty[s]", NULL, 0, {NULL}, "tFree[kt]"},
+    {GS_BARRIER, "bar.sync", NULL, 0, {NULL}, NULL},
+    {GS_ROLE, "producer", NULL, 0, {NULL}, NULL},
+    {GS_SETMAXNREG, "setmaxnreg.dec", NULL, 0, {NULL}, NULL},
+    {GS_LOOP, "kt", NULL, 0, {NULL}, NULL},
+    {GS_MBAR_WAIT, "empty[kt % S]", NULL, 1, {"tFree[kt]"}, NULL},
+    {GS_CP_ASYNC, "smA[kt%5] <- X", NULL, 0, {NULL}, "tA[kt]"},
+    {GS_CP_ASYNC, "smB[kt%5] <- Wt", NULL, 0, {NULL}, "tB[kt]"},
+    {GS_COMMIT, "cp.async.commit_group", NULL, 2, {"tA[kt]", "tB[kt]"}, NULL},
+    {GS_WAIT, "cp.async.wait_group", "3", 2, {"tA[kt-3]", "tB[kt-3]"}, NULL},
+    {GS_PROXY_FENCE, "fence.proxy.async.shared::cta", NULL, 0, {NULL}, NULL},
+    {GS_MBAR_ARRIVE, "full[(kt - 3) % S]", NULL, 0, {NULL}, NULL},
+    {GS_END_LOOP, "kt", NULL, 0, {NULL}, NULL},
+    {GS_ROLE, "consumers", NULL, 0, {NULL}, NULL},
+    {GS_SETMAXNREG, "setmaxnreg.inc", NULL, 0, {NULL}, NULL},
+    {GS_LOOP, "kt", NULL, 0, {NULL}, NULL},
+    {GS_MBAR_WAIT, "full[kt % S]", NULL, 2, {"tA[kt]", "tB[kt]"}, NULL},
+    {GS_WGMMA, "wgmma.mma_async.m64n128k16.f32.fp16.fp16 x 4", NULL, 2, {"tA[kt]", "tB[kt]"}, "tMMA"},
+    {GS_END_LOOP, "kt", NULL, 0, {NULL}, NULL},
+    {GS_ST_GLOBAL, "st.global.v2.b32 (4 x fp16) -> Y", NULL, 1, {"tMMA"}, NULL},
+};
+enum { NGATHER = sizeof GATHER / sizeof GATHER[0], CP_A = 8, WAIT = 11, FENCE = 12 };
+
+/* gpuir_verify on the sm90a kernel with statements st[0..n); when it fails,
+ * one diagnostic's reason holds `why` */
+static bool sm90a_verifies(const gpu_stmt *st, int n, bool gather, const char *why) {
+  gpu_kernel k;
+  memset(&k, 0, sizeof k);
+  k.T = DT_FP16;
+  k.plan.tile[0] = 128, k.plan.tile[1] = 128, k.plan.tile[2] = 64, k.plan.stages = 5;
+  k.threads = 384;
+  k.tma = true, k.gather = gather, k.gather_lag = gather ? 3 : 0;
+  k.producer_regs = 40, k.consumer_regs = 232;
+  k.nvec = 1, k.vecs[0] = 8;
+  k.st = (gpu_stmt *)st, k.nst = k.cap_st = n;
+  diag_list dl;
+  diag_init(&dl);
+  bool ok = gpuir_verify(&k, &dl);
+  CHECK(ok == !diag_has_errors(&dl));
+  if (!ok && why) {
+    bool found = false;
+    for (int i = 0; i < dl.n; i++) found |= dl.items[i].why && strstr(dl.items[i].why, why) != NULL;
+    CHECK(found);
+  }
+  diag_free(&dl);
+  return ok;
+}
+
+static void sm90a_ring_discipline(void) {
+  gpu_stmt st[NGATHER];
+  CHECK(sm90a_verifies(GATHER, NGATHER, true, NULL));
+  /* no fence.proxy.async before the arrival */
+  int n = 0;
+  for (int i = 0; i < NGATHER; i++)
+    if (i != FENCE) st[n++] = GATHER[i];
+  CHECK(!sm90a_verifies(st, n, true, "is not after its copies landed (cp.async.wait_group) and fence.proxy.async"));
+  /* the fence before the landing */
+  memcpy(st, GATHER, sizeof GATHER);
+  st[WAIT] = GATHER[FENCE], st[FENCE] = GATHER[WAIT];
+  CHECK(!sm90a_verifies(st, NGATHER, true, "is not after its copies landed"));
+  /* a copy before the wait on its empty slot */
+  memcpy(st, GATHER, sizeof GATHER);
+  st[CP_A - 1] = GATHER[CP_A], st[CP_A] = GATHER[CP_A - 1];
+  CHECK(!sm90a_verifies(st, NGATHER, true, "does not wait for its slot's empty barrier"));
+  /* cp.async in the TMA producer's kernel */
+  CHECK(!sm90a_verifies(GATHER, NGATHER, false, "is not the TMA producer's"));
+}
+
 int main(void) {
+  sm90a_ring_discipline();
   /* the layout attention had at head dim 80 and 96 (xor 8 over rows of 10
    * and 12 chunks): chunk 8 of row 7 went to chunk 15 */
   gpu_kernel k = one_tile(64, 80, 8);

@@ -5,7 +5,10 @@
 // host encoded (start address relative to the image) and stores D in
 // fragment order.  The register lists of each shape are spelled out below.
 // mode 1 reads an accumulator between commit_group and wait_group; mode 2
-// leaves out fence.proxy.async: both must be reported.
+// leaves out fence.proxy.async: both must be reported.  The first kernel
+// also copies the image with 16-byte cp.async (modes 3 and 4: landed by
+// cp.async.wait_all, a generic-proxy write), without (3, reported) and with
+// (4) fence.proxy.async after the landing.
 #include <stdint.h>
 
 __device__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
@@ -14,8 +17,14 @@ extern "C" __global__ void wg_ss_f16_f32_none_kk(const uint8_t *img, uint32_t im
                                   const uint32_t *afrag, const uint32_t *dinit, int scale_d, uint32_t *dout, int mode) {
   extern __shared__ __align__(1024) uint8_t smem[];
   int tid = threadIdx.x;
-  for (uint32_t i = tid; i < img_bytes; i += blockDim.x) smem[i] = img[i];
-  if (mode != 2) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  if (mode >= 3) {
+    for (uint32_t i = 16 * tid; i < img_bytes; i += 16 * blockDim.x)
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(smem + i)), "l"(img + i) : "memory");
+    asm volatile("cp.async.wait_all;" ::: "memory");
+  } else {
+    for (uint32_t i = tid; i < img_bytes; i += blockDim.x) smem[i] = img[i];
+  }
+  if (mode != 2 && mode != 3) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   __syncthreads();
   uint64_t start = (smem_addr(smem) >> 4) & 0x3FFF;
   adesc += start;
