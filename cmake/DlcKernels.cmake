@@ -24,7 +24,9 @@ function(dlc_add_kernel_library name)
   cmake_parse_arguments(K "EMU_ONLY;SHARED" "MANIFEST" "" ${ARGN})
   set(gen ${CMAKE_BINARY_DIR}/${name}-gen)
   set(bin ${CMAKE_CURRENT_BINARY_DIR}/${name}-build)
-  # the ops and archs of the manifest name the generated files
+  # the ops and archs of the manifest name the generated files (so an edit
+  # of the manifest configures again)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${K_MANIFEST})
   file(READ ${K_MANIFEST} m)
   string(JSON nops ERROR_VARIABLE e1 LENGTH "${m}" ops)
   string(JSON narchs ERROR_VARIABLE e2 LENGTH "${m}" archs)
@@ -53,7 +55,7 @@ function(dlc_add_kernel_library name)
     list(APPEND gen_files ${gen}/kernels/${op}.cu)
   endforeach()
   get_filename_component(mdir ${K_MANIFEST} DIRECTORY)
-  file(GLOB_RECURSE graphs CONFIGURE_DEPENDS ${mdir}/*.json)
+  file(GLOB_RECURSE graphs CONFIGURE_DEPENDS ${mdir}/*.json ${mdir}/*.dlc)
   # dlcgen rewrites only changed files; as byproducts Ninja sees that
   # (restat), so editing one op recompiles that op's kernels alone
   add_custom_command(
