@@ -1074,55 +1074,6 @@ region *region_fuse_deferred(arena *A, const region *prod, int out, const region
   return f;
 }
 
-/* Puts the regions (blocks only, not built yet) in an order where each
- * comes after every region whose values it reads: a block joins the region
- * before it, so a later contraction's output can be read by an earlier
- * region (silu(X W1) * (X W3): the product joins X W1's region, which then
- * reads X W3's).  Stable: regions already in order keep it; a cycle keeps
- * the order it has (the chain then refuses it). */
-static void order_regions(builder *b) {
-  region_set *rs = b->rs;
-  const poly_view *pv = b->pv;
-  const indexbook *ib = b->ib;
-  int n = rs->n;
-  if (n < 2) return;
-  bool *dep = ARENA_ARRAY(b->A, bool, (size_t)n * (size_t)n); /* dep[i * n + j]: i reads j */
-  for (int si = 0; si < pv->nst; si++) {
-    int bl = pv->block_of_stmt[si];
-    if (bl < 0) continue;
-    const ib_entry *e = &ib->e[pv->st[si].entry];
-    for (int k = 0; k < e->nin; k++) {
-      if (e->in[k].is_const) continue;
-      int sj = pv->stmt_of_entry[e->in[k].entry];
-      int bj = sj >= 0 ? pv->block_of_stmt[sj] : -1;
-      int ri = b->region_of_block[bl], rj = bj >= 0 ? b->region_of_block[bj] : -1;
-      if (rj >= 0 && rj != ri) dep[ri * n + rj] = true;
-    }
-  }
-  int *order = ARENA_ARRAY(b->A, int, n), *pos = ARENA_ARRAY(b->A, int, n);
-  bool *done = ARENA_ARRAY(b->A, bool, n);
-  int m = 0;
-  while (m < n) {
-    int pick = -1;
-    for (int i = 0; i < n && pick < 0; i++) {
-      if (done[i]) continue;
-      bool ready = true;
-      for (int j = 0; j < n && ready; j++) ready = done[j] || j == i || !dep[i * n + j];
-      if (ready) pick = i;
-    }
-    if (pick < 0) return; /* a cycle: leave the order */
-    done[pick] = true, order[m++] = pick;
-  }
-  bool moved = false;
-  for (int i = 0; i < n; i++) moved |= order[i] != i;
-  if (!moved) return;
-  region *r = ARENA_ARRAY(b->A, region, n + 1);
-  for (int i = 0; i < n; i++) r[i] = rs->r[order[i]], pos[order[i]] = i;
-  memcpy(rs->r, r, sizeof(region) * (size_t)n);
-  for (int bi = 0; bi < pv->nblk; bi++)
-    if (b->region_of_block[bi] >= 0) b->region_of_block[bi] = pos[b->region_of_block[bi]];
-}
-
 region_set *region_build(arena *A, const poly_view *pv, diag_list *dl) {
   int nerr0 = dl->nerrors;
   region_set *rs = ARENA_NEW(A, region_set);
@@ -1151,7 +1102,6 @@ region_set *region_build(arena *A, const poly_view *pv, diag_list *dl) {
     r->nblocks = 1;
     b.region_of_block[bi] = rs->n - 1;
   }
-  order_regions(&b);
   /* values that a statement of another region reads */
   for (int si = 0; si < pv->nst; si++) {
     int bl = pv->block_of_stmt[si];
