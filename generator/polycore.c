@@ -858,6 +858,18 @@ static int reduce_under(const region *r, const rexpr *e) {
   return l;
 }
 
+/* A Read through a loaded index (a Gather's) that e makes, directly or
+ * through other lets, or NULL. */
+static const rexpr *gather_under(const region *r, const rexpr *e) {
+  if (!e) return NULL;
+  if (e->k == RX_LET) return gather_under(r, r->lets[e->let].e);
+  if (e->k == RX_READ && e->ldvar) return e;
+  const rexpr *x = gather_under(r, e->a);
+  if (!x) x = gather_under(r, e->b);
+  if (!x) x = gather_under(r, e->c);
+  return x;
+}
+
 /* A Read of input `in` in e, or NULL. */
 static const rexpr *read_of(const rexpr *e, int in) {
   if (!e) return NULL;
@@ -910,6 +922,14 @@ void pc_fusion(arena *A, const region_set *rs, int ci, pc_analysis *a) {
     a->fuse_why = arena_printf(A, "%s depends on the reduction %s over %s: a point of it needs the producer's whole "
                                   "row, which the reader's CTA does not own",
                                m->name, p->lets[red].name, p->it[p->lets[red].e->red[0]].name);
+  else if (rd && rd->ldvar)
+    a->fuse_why = arena_printf(A, "%s is read through a loaded index (a Gather, at %s): the producer's maps would "
+                                  "carry the loaded value, which Poly Core's affine maps cannot",
+                               m->name, at);
+  else if (ye && gather_under(p, ye))
+    a->fuse_why = arena_printf(A, "%s reads through a loaded index (a Gather): the reader's maps would carry the "
+                                  "loaded value, which Poly Core's affine maps cannot",
+                               m->name);
   else if (!same_axes)
     a->fuse_why = arena_printf(A, "%s is not yielded over its let's axes", m->name);
   else if (!rd)
