@@ -188,11 +188,13 @@ static void csv_row(FILE *csv, const char *op, const shape *s, const char *arch,
   int64_t ctas = (int64_t)l->grid[0] * l->grid[1] * l->grid[2];
   snprintf(plan, sizeof plan, "%dx%dx%d s%d w%dx%d r%d", k->bm, k->bn, k->bk, k->stages, k->warps_m, k->warps_n,
            k->raster);
-  /* split-K: the last launch is the second kernel (one CTA a tile); the
-   * plan adds " k<slices>", and the CTAs are the first kernel's.  The call
-   * chose its slices: its workspace holds tiles x slices fp32 tiles */
+  /* split-K: the last launch is the second kernel (its tiles on x and z,
+   * split_parts CTAs a tile on y); the plan adds " k<slices>", and the CTAs
+   * are the first kernel's.  The call chose its slices: its workspace holds
+   * tiles x slices fp32 tiles */
   int64_t slices = 1;
   if (k->split > 1) {
+    ctas = (int64_t)l->grid[0] * l->grid[2];
     size_t ws = ws_of(s, strcmp(csv_dtype, "bf16") == 0 ? DLC_BF16 : DLC_F16);
     slices = (int64_t)(ws / ((size_t)ctas * (size_t)k->bm * (size_t)k->bn * 4));
     ctas *= slices;
