@@ -2143,6 +2143,17 @@ static void dispatch_grid(arena *A, strbuf *s, const fe_graph *g, const gpu_kern
               on);
 }
 
+/* Appends each line of `text` to s, `prefix` before it (a generated block
+ * moved into a deeper scope). */
+static void put_indented(strbuf *s, const char *text, const char *prefix) {
+  for (const char *l = text; *l;) {
+    const char *e = strchr(l, '\n');
+    if (!e) e = l + strlen(l);
+    sb_printf(s, "%s%.*s\n", prefix, (int)(e - l), l);
+    l = *e ? e + 1 : e;
+  }
+}
+
 /* An instance's sm90a kernel (gpu_kernel.sm90a, the dispatch table's row
  * `row`): on an sm90a device, when the tensor maps of both operands encode
  * (16-byte aligned rows, nonzero dims), it runs with them; any other call
@@ -2166,12 +2177,7 @@ static void dispatch_sm90a(arena *A, strbuf *s, const fe_graph *g, const gpu_ker
               lc(A, tb), N, K, gpuir_ld_param(A, tb), BK);
   strbuf gb = {0};
   dispatch_grid(A, &gb, g, k, on, false);
-  for (const char *l = sb_str(&gb); *l;) {
-    const char *e = strchr(l, '\n');
-    if (!e) e = l + strlen(l);
-    sb_printf(s, "    %.*s\n", (int)(e - l), l);
-    l = *e ? e + 1 : e;
-  }
+  put_indented(s, sb_str(&gb), "    ");
   sb_free(&gb);
   sb_printf(s,
             "        return dlc__launch(&dlc__k_%s[%d], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, "
@@ -2189,12 +2195,7 @@ static void dispatch_sm90a_gather(arena *A, strbuf *s, const fe_graph *g, const 
   sb_printf(s, "      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */\n");
   strbuf gb = {0};
   dispatch_grid(A, &gb, g, k, on, false);
-  for (const char *l = sb_str(&gb); *l;) {
-    const char *e = strchr(l, '\n');
-    if (!e) e = l + strlen(l);
-    sb_printf(s, "  %.*s\n", (int)(e - l), l);
-    l = *e ? e + 1 : e;
-  }
+  put_indented(s, sb_str(&gb), "  ");
   sb_free(&gb);
   sb_printf(s,
             "      return dlc__launch(&dlc__k_%s[%d], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, "
@@ -2304,12 +2305,7 @@ static void dispatch_chain_body(emit_ctx *c, strbuf *s, const emit_op *eo) {
       strbuf b = {0};
       dispatch_width(A, &b, k, on);
       dispatch_grid(A, &b, g, k, on, true);
-      for (const char *l = sb_str(&b); *l;) {
-        const char *e = strchr(l, '\n');
-        if (!e) e = l + strlen(l);
-        sb_printf(s, "  %.*s\n", (int)(e - l), l);
-        l = *e ? e + 1 : e;
-      }
+      put_indented(s, sb_str(&b), "  ");
       sb_free(&b);
       sb_puts(s, "      int dlc_k = -1;\n      switch (dlc_vec) {\n");
       for (int v = 0; v < k->nvec; v++) sb_printf(s, "      case %d: dlc_k = %d; break;\n", k->vecs[v], idx + v);
