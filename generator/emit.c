@@ -561,6 +561,19 @@ static bool bool_const(const rexpr *e, bool v) {
 
 static void expr_c(epigen *eg, strbuf *s, const rexpr *e);
 
+/* select(cond or guards, b, c) as `(cond ? b : c)`, the branches written
+ * by `branch` (expr_c, or index_c for an index's int64 arithmetic). */
+static void select_c(epigen *eg, strbuf *s, const rexpr *e, void (*branch)(epigen *, strbuf *, const rexpr *)) {
+  sb_puts(s, "(");
+  if (e->a) expr_c(eg, s, e->a);
+  else guards_c(eg->g, s, e->guards, e->ng);
+  sb_puts(s, " ? ");
+  branch(eg, s, e->b);
+  sb_puts(s, " : ");
+  branch(eg, s, e->c);
+  sb_puts(s, ")");
+}
+
 /* An index (the operand of a gather's Read) as an int64_t: the int32 loads
  * and the pad Selects of its view, never through float. */
 static void index_c(epigen *eg, strbuf *s, const rexpr *e) {
@@ -579,16 +592,7 @@ static void index_c(epigen *eg, strbuf *s, const rexpr *e) {
       return;
     }
     break;
-  case RX_SELECT:
-    sb_puts(s, "(");
-    if (e->a) expr_c(eg, s, e->a);
-    else guards_c(g, s, e->guards, e->ng);
-    sb_puts(s, " ? ");
-    index_c(eg, s, e->b);
-    sb_puts(s, " : ");
-    index_c(eg, s, e->c);
-    sb_puts(s, ")");
-    return;
+  case RX_SELECT: select_c(eg, s, e, index_c); return;
   case RX_BCAST:
   case RX_TRANSPOSE: index_c(eg, s, e->a); return;
   default: break;
@@ -677,14 +681,7 @@ static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
       if (e->ng > 1) sb_puts(s, ")");
       return;
     }
-    sb_puts(s, "(");
-    if (e->a) expr_c(eg, s, e->a);
-    else guards_c(g, s, e->guards, e->ng);
-    sb_puts(s, " ? ");
-    expr_c(eg, s, e->b);
-    sb_puts(s, " : ");
-    expr_c(eg, s, e->c);
-    sb_puts(s, ")");
+    select_c(eg, s, e, expr_c);
     return;
   case RX_BCAST:
   case RX_TRANSPOSE:
