@@ -1521,7 +1521,13 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
   cJSON *v = cJSON_AddArrayToObject(g, "vec_variants");
   for (int i = 0; i < k->nvec; i++) cJSON_AddItemToArray(v, cJSON_CreateNumber(k->vecs[i]));
   if (!k->attention) {
-    cJSON_AddStringToObject(g, "mma", k->mma_k == 8 ? "m16n8k8.tf32 (cvt.rna.tf32.f32 fragments)" : "m16n8k16");
+    if (k->tma) {
+      char mma[48];
+      snprintf(mma, sizeof mma, "wgmma m64n%dk16", k->plan.tile[1]);
+      cJSON_AddStringToObject(g, "mma", mma);
+    } else {
+      cJSON_AddStringToObject(g, "mma", k->mma_k == 8 ? "m16n8k8.tf32 (cvt.rna.tf32.f32 fragments)" : "m16n8k16");
+    }
     cJSON_AddNumberToObject(g, "epilogue_vec", k->epi_vec);
     cJSON *sv = cJSON_AddArrayToObject(g, "steady_vecs");
     for (int i = 0; i < k->nvec; i++)
