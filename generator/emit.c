@@ -1762,7 +1762,8 @@ static int entry_args(emit_ctx *c, const emit_op *eo, arg **out) {
       const fe_tensor *t = &g->tensors[io ? g->outputs[i] : g->inputs[i]];
       const char *shape = written_shape(A, eo, t);
       a[n++] = (arg){lc(A, t->name), io ? "void *" : "const void *",
-                     arena_printf(A, "%s %s %s, %s", io ? "output" : "input", t->name, shape,
+                     arena_printf(A, "%s %s %s, %s%s", io ? "output" : "input", t->name, shape,
+                                  t->dt == DT_INT32 ? "int32 indices (one outside [0, size of the gathered axis) reads 0), " : "",
                                   t->rank == 2 ? "rows of ld elements" : "packed row-major"),
                      io ? ARG_OUTPUT : ARG_INPUT, t->name, 0};
       if (t->rank == 2)
