@@ -1991,9 +1991,11 @@ static void h_params_atom(arena *A, const sx_atom *a, const char **with, const c
 
 /* An instance's tensor checks, in argument order: dims (derived ones
  * checked here, naming the expression), then dlc__check_rows or
- * dlc__check_packed for leading dims, spans, NULL and element alignment;
- * an empty output returns DLC_SUCCESS only after all of them. */
-static void dispatch_tensors(arena *A, strbuf *s, const fe_graph *g, const emit_instance *in, const char *on) {
+ * dlc__check_packed for leading dims, spans, NULL and element alignment,
+ * then dlc__check_disjoint (no output shares memory with another tensor or
+ * the workspace); an empty output returns DLC_SUCCESS only after all of
+ * them. */
+static void dispatch_tensors(arena *A, strbuf *s, const fe_graph *g, const emit_instance *in, const char *on, bool ws) {
   int maxrank = 1;
   bool packed = false;
   for (int t = 0; t < g->nin + g->nout; t++) {
@@ -2001,7 +2003,7 @@ static void dispatch_tensors(arena *A, strbuf *s, const fe_graph *g, const emit_
     if (ft->rank > maxrank) maxrank = ft->rank;
     packed |= ft->rank != 2;
   }
-  sb_puts(s, "    dlc_status dlc_st;\n    int64_t dlc_count, dlc_work = 0");
+  sb_printf(s, "    dlc_status dlc_st;\n    dlc__span dlc_sp[%d];\n    int64_t dlc_work = 0", g->nin + g->nout);
   if (packed) sb_printf(s, ", dlc_dims[%d]", maxrank);
   sb_puts(s, ";\n");
   for (int t = 0; t < g->nin + g->nout; t++) {
@@ -2030,15 +2032,17 @@ static void dispatch_tensors(arena *A, strbuf *s, const fe_graph *g, const emit_
                   dim[d], on, d, nm, h_text(A, ishape[d]), with, vals);
       }
     }
-    const char *cnt = out_t ? "&dlc_count" : "NULL";
+    const char *cnt = arena_printf(A, "&dlc_sp[%d]", t);
     if (irank == 2)
       sb_printf(s, "    if ((dlc_st = dlc__check_rows(\"%s\", \"%s\", dlc_p->%s, %d, %s, %s, dlc_p->ld%s, %s))) return dlc_st;\n", on,
                 nm, nm, eb, dim[0], dim[1], nm, cnt);
     else
       sb_printf(s, "    if ((dlc_st = dlc__check_packed(\"%s\", \"%s\", dlc_p->%s, %d, %d, dlc_dims, %s))) return dlc_st;\n", on,
                 nm, nm, eb, irank, cnt);
-    if (out_t) sb_puts(s, "    if (dlc_count > 0) dlc_work = 1;\n");
+    if (out_t) sb_printf(s, "    if (dlc_sp[%d].count > 0) dlc_work = 1;\n", t);
   }
+  sb_printf(s, "    if ((dlc_st = dlc__check_disjoint(\"%s\", dlc_sp, %d, %d, %s))) return dlc_st;\n", on, g->nin, g->nin + g->nout,
+            ws ? "workspace, workspace_bytes" : "NULL, 0");
   sb_puts(s, "    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */\n");
 }
 
@@ -2277,7 +2281,7 @@ static void dispatch_chain_body(emit_ctx *c, strbuf *s, const emit_op *eo) {
   for (int i = 0; i < eo->ninst; i++) {
     const emit_instance *in = &eo->inst[i];
     sb_printf(s, "  case %d: {\n", i);
-    dispatch_tensors(A, s, g, in, on);
+    dispatch_tensors(A, s, g, in, on, true);
     chain_layout(A, s, eo, in, "    ");
     sb_printf(s,
               "    if (dlc_ws == DLC__OVF) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: the workspace size overflows int64\");\n"
@@ -2683,7 +2687,7 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     const gpu_kernel *k = in->k;
     strbuf cb = {0};
     s = &cb;
-    dispatch_tensors(A, s, g, in, on);
+    dispatch_tensors(A, s, g, in, on, has_ws(eo));
     if (row90[i] >= 0 && !k->sm90a->gather) dispatch_sm90a(A, s, g, k->sm90a, on, row90[i]);
     dispatch_width(A, s, k, on);
     if (row90[i] >= 0 && k->sm90a->gather) dispatch_sm90a_gather(A, s, g, k->sm90a, on, row90[i]);

@@ -89,11 +89,30 @@ static inline int dlc__divisible(int64_t v, int64_t w) { return v != DLC__OVF &&
  *   - the span in bytes fits in int64, and p + bytes does not wrap;
  *   - p is not NULL unless the tensor has no elements;
  *   - p is aligned to `elem` bytes, NULL or not (DLC_ERROR_MISALIGNED).
- * `*count` (when not NULL) receives the element count. */
+ * `*sp` receives the tensor's element count and the bytes it covers, for
+ * dlc__check_disjoint. */
+typedef struct dlc__span {
+  const char *arg;
+  uintptr_t lo;   /* the first byte */
+  int64_t count;  /* elements; 0: the tensor covers no byte */
+  int64_t rows;   /* rows of `width` bytes, `pitch` bytes apart (packed: one row) */
+  int64_t pitch, width;
+} dlc__span;
 dlc_status dlc__check_rows(const char *op, const char *arg, const void *p, int elem, int64_t rows, int64_t cols,
-                           int64_t ld, int64_t *count);
+                           int64_t ld, dlc__span *sp);
 dlc_status dlc__check_packed(const char *op, const char *arg, const void *p, int elem, int rank, const int64_t *dims,
-                             int64_t *count);
+                             dlc__span *sp);
+
+/* No output shares a byte with an input, another output or the workspace,
+ * and the workspace shares none with an input (in-place calls are not
+ * supported: a kernel may read an input after another CTA wrote the output).
+ * sp[0..nin) are the inputs, sp[nin..n) the outputs, both as the checks above
+ * left them.  Two tensors of rows with the same pitch are compared row by
+ * row (a packed QKV buffer's column slices do not overlap); any other pair
+ * by the bytes from its first to its last (DLC_ERROR_INVALID_VALUE when
+ * they meet, naming both). */
+dlc_status dlc__check_disjoint(const char *op, const dlc__span *sp, int nin, int n, const void *workspace,
+                               size_t workspace_bytes);
 
 /* The last launch on this thread: every backend records the row and grid
  * of each successful launch (dlc__record_launch, runtime.c).  bench/ and the

@@ -87,7 +87,7 @@ static dlc_status check_dim(const char *op, const char *arg, int axis, int64_t d
 }
 
 dlc_status dlc__check_rows(const char *op, const char *arg, const void *p, int elem, int64_t rows, int64_t cols,
-                           int64_t ld, int64_t *count) {
+                           int64_t ld, dlc__span *sp) {
   dlc_status st;
   if ((st = check_dim(op, arg, 0, rows)) || (st = check_dim(op, arg, 1, cols))) return st;
   if (ld < 1 || ld < cols)
@@ -102,12 +102,15 @@ dlc_status dlc__check_rows(const char *op, const char *arg, const void *p, int e
                      "%s: %s spans (%lld - 1) * ld%s + %lld elements of %d bytes with ld%s = %lld, more than 2^63 - 1 bytes",
                      op, arg, (long long)rows, arg, (long long)cols, elem, arg, (long long)ld);
   if (rows > 0 && cols > 0) n = rows * cols;
-  if (count) *count = n;
-  return check_span(op, arg, p, elem, span, n);
+  if ((st = check_span(op, arg, p, elem, span, n))) return st;
+  /* the span in bytes fits in int64 (checked): so do the pitch of a tensor of
+   * two rows or more and the width of one that is not empty */
+  *sp = (dlc__span){arg, (uintptr_t)p, n, n ? rows : 1, n && rows > 1 ? ld * elem : 0, n ? cols * elem : 0};
+  return DLC_SUCCESS;
 }
 
 dlc_status dlc__check_packed(const char *op, const char *arg, const void *p, int elem, int rank, const int64_t *dims,
-                             int64_t *count) {
+                             dlc__span *sp) {
   dlc_status st;
   for (int d = 0; d < rank; d++)
     if ((st = check_dim(op, arg, d, dims[d]))) return st;
@@ -122,8 +125,60 @@ dlc_status dlc__check_packed(const char *op, const char *arg, const void *p, int
       return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: %s of shape [%s] has a stride or element count beyond int64", op,
                        arg, shape);
     }
-  if (count) *count = n;
-  return check_span(op, arg, p, elem, n, n);
+  if ((st = check_span(op, arg, p, elem, n, n))) return st;
+  *sp = (dlc__span){arg, (uintptr_t)p, n, 1, 0, n * elem};
+  return DLC_SUCCESS;
+}
+
+static __int128 span_end(const dlc__span *a) { return (__int128)a->lo + (__int128)(a->rows - 1) * a->pitch + a->width; }
+
+/* Whether two spans that are not empty share a byte: 0 no, 1 yes, 2 their
+ * first-to-last byte ranges meet and their rows have different pitches (not
+ * compared further: taken as overlapping).  Rows of one pitch P (a single
+ * row takes the other's P when it is at most P wide; wider, it meets a row
+ * wherever it meets the range): row r of a and row q of b meet when the
+ * offset x = (r - q) P - (b.lo - a.lo) lies in (-a.width, b.width), which
+ * only the two multiples of P around b.lo - a.lo can give. */
+static int spans_meet(const dlc__span *a, const dlc__span *b) {
+  const __int128 alo = a->lo, blo = b->lo;
+  if (span_end(a) <= blo || span_end(b) <= alo) return 0;
+  if (a->rows == 1 && b->rows == 1) return 1;
+  if (a->rows > 1 && b->rows > 1 && a->pitch != b->pitch) return 2;
+  const __int128 P = a->rows > 1 ? a->pitch : b->pitch;
+  if ((a->rows == 1 && a->width > P) || (b->rows == 1 && b->width > P)) return 1;
+  const __int128 d = blo - alo;
+  __int128 q = d / P;
+  if (d % P != 0 && d < 0) q--; /* floor */
+  for (__int128 delta = q; delta <= q + 1; delta++) {
+    if (delta < -(__int128)(b->rows - 1) || delta > (__int128)(a->rows - 1)) continue;
+    const __int128 x = delta * P - d;
+    if (x > -(__int128)a->width && x < (__int128)b->width) return 1;
+  }
+  return 0;
+}
+
+dlc_status dlc__check_disjoint(const char *op, const dlc__span *sp, int nin, int n, const void *workspace,
+                               size_t workspace_bytes) {
+  for (int o = nin; o < n; o++) {
+    if (sp[o].count == 0) continue;
+    for (int t = 0; t < o; t++) {
+      const int meet = sp[t].count > 0 ? spans_meet(&sp[o], &sp[t]) : 0;
+      if (meet)
+        return dlc__fail(DLC_ERROR_INVALID_VALUE,
+                         "%s: output %s overlaps %s %s%s (outputs share no memory with the other tensors: in-place calls "
+                         "are not supported)",
+                         op, sp[o].arg, t < nin ? "input" : "output", sp[t].arg,
+                         meet == 2 ? " between their first and last bytes, rows of different pitches" : "");
+    }
+  }
+  if (!workspace || workspace_bytes == 0) return DLC_SUCCESS;
+  /* one row: only the first and last bytes count */
+  const __int128 wlo = (uintptr_t)workspace, wend = wlo + (__int128)workspace_bytes;
+  for (int t = 0; t < n; t++)
+    if (sp[t].count > 0 && span_end(&sp[t]) > wlo && (__int128)sp[t].lo < wend)
+      return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: the workspace (%p, %zu bytes) overlaps %s %s", op, workspace,
+                       workspace_bytes, t < nin ? "input" : "output", sp[t].arg);
+  return DLC_SUCCESS;
 }
 
 dlc_status dlc__tmap_check_2d(dlc_dtype dtype, const void *base, int64_t inner, int64_t outer, int64_t ld, int box_inner,

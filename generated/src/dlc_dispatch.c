@@ -213,13 +213,15 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
   switch (dlc_inst) {
   case 0: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
@@ -250,13 +252,15 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
   }
   case 1: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
@@ -279,13 +283,15 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
   }
   case 2: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
@@ -308,13 +314,15 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
   }
   case 3: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
@@ -337,13 +345,15 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
   }
   case 4: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
@@ -366,13 +376,15 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
   }
   case 5: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     if (dlc__device_arch() == DLC__ARCH_SM90A) {
       /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
@@ -415,13 +427,15 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
   }
   case 6: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
@@ -452,13 +466,15 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
   }
   case 7: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
@@ -481,13 +497,15 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
   }
   case 8: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
@@ -510,13 +528,15 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
   }
   case 9: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
@@ -539,13 +559,15 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
   }
   case 10: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
@@ -568,13 +590,15 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
   }
   case 11: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     if (dlc__device_arch() == DLC__ARCH_SM90A) {
       /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
@@ -825,13 +849,15 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   switch (dlc_inst) {
   case 0: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
@@ -862,13 +888,15 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   }
   case 1: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
@@ -891,13 +919,15 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   }
   case 2: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
@@ -920,13 +950,15 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   }
   case 3: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
@@ -949,13 +981,15 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   }
   case 4: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
@@ -978,13 +1012,15 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   }
   case 5: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     if (dlc__device_arch() == DLC__ARCH_SM90A) {
       /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
@@ -1027,13 +1063,15 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   }
   case 6: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
@@ -1064,13 +1102,15 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   }
   case 7: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
@@ -1093,13 +1133,15 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   }
   case 8: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
@@ -1122,13 +1164,15 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   }
   case 9: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
@@ -1151,13 +1195,15 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   }
   case 10: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
@@ -1180,13 +1226,15 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   }
   case 11: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, NULL))) return dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     if (dlc__device_arch() == DLC__ARCH_SM90A) {
       /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
@@ -1348,25 +1396,27 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
   switch (dlc_inst) {
   case 0: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
     dlc_dims[0] = dlc_p->n;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->w;
     dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
     dlc_dims[0] = dlc_p->k;
     dlc_dims[1] = 3;
     dlc_dims[2] = 3;
     dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->w;
     dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
@@ -1389,25 +1439,27 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
   }
   case 1: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
     dlc_dims[0] = dlc_p->n;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->w;
     dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
     dlc_dims[0] = dlc_p->k;
     dlc_dims[1] = 3;
     dlc_dims[2] = 3;
     dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->w;
     dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
@@ -1444,27 +1496,29 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
   }
   case 2: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
     dlc_dims[0] = dlc_p->n;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->w;
     dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
     dlc_dims[0] = dlc_p->k;
     dlc_dims[1] = 3;
     dlc_dims[2] = 3;
     dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
     dlc_dims[1] = dlc__fdiv(dlc__add(dlc_p->h, 1), 2);
     if (dlc_dims[1] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 1 of y, floor((h+1)/2), is negative or overflows int64 with h = %lld", (long long)dlc_p->h);
     dlc_dims[2] = dlc__fdiv(dlc__add(dlc_p->w, 1), 2);
     if (dlc_dims[2] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 2 of y, floor((w+1)/2), is negative or overflows int64 with w = %lld", (long long)dlc_p->w);
     dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
@@ -1487,27 +1541,29 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
   }
   case 3: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
     dlc_dims[0] = dlc_p->n;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->w;
     dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
     dlc_dims[0] = dlc_p->k;
     dlc_dims[1] = 3;
     dlc_dims[2] = 3;
     dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
     dlc_dims[1] = dlc__fdiv(dlc__add(dlc_p->h, 1), 2);
     if (dlc_dims[1] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 1 of y, floor((h+1)/2), is negative or overflows int64 with h = %lld", (long long)dlc_p->h);
     dlc_dims[2] = dlc__fdiv(dlc__add(dlc_p->w, 1), 2);
     if (dlc_dims[2] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 2 of y, floor((w+1)/2), is negative or overflows int64 with w = %lld", (long long)dlc_p->w);
     dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
@@ -1544,25 +1600,27 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
   }
   case 4: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
     dlc_dims[0] = dlc_p->n;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->w;
     dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
     dlc_dims[0] = dlc_p->k;
     dlc_dims[1] = 3;
     dlc_dims[2] = 3;
     dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->w;
     dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
@@ -1585,25 +1643,27 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
   }
   case 5: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
     dlc_dims[0] = dlc_p->n;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->w;
     dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
     dlc_dims[0] = dlc_p->k;
     dlc_dims[1] = 3;
     dlc_dims[2] = 3;
     dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->w;
     dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
@@ -1640,27 +1700,29 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
   }
   case 6: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
     dlc_dims[0] = dlc_p->n;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->w;
     dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
     dlc_dims[0] = dlc_p->k;
     dlc_dims[1] = 3;
     dlc_dims[2] = 3;
     dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
     dlc_dims[1] = dlc__fdiv(dlc__add(dlc_p->h, 1), 2);
     if (dlc_dims[1] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 1 of y, floor((h+1)/2), is negative or overflows int64 with h = %lld", (long long)dlc_p->h);
     dlc_dims[2] = dlc__fdiv(dlc__add(dlc_p->w, 1), 2);
     if (dlc_dims[2] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 2 of y, floor((w+1)/2), is negative or overflows int64 with w = %lld", (long long)dlc_p->w);
     dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
@@ -1683,27 +1745,29 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
   }
   case 7: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
     dlc_dims[0] = dlc_p->n;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->w;
     dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
     dlc_dims[0] = dlc_p->k;
     dlc_dims[1] = 3;
     dlc_dims[2] = 3;
     dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
     dlc_dims[0] = dlc_p->n;
     dlc_dims[1] = dlc__fdiv(dlc__add(dlc_p->h, 1), 2);
     if (dlc_dims[1] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 1 of y, floor((h+1)/2), is negative or overflows int64 with h = %lld", (long long)dlc_p->h);
     dlc_dims[2] = dlc__fdiv(dlc__add(dlc_p->w, 1), 2);
     if (dlc_dims[2] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 2 of y, floor((w+1)/2), is negative or overflows int64 with w = %lld", (long long)dlc_p->w);
     dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
@@ -1815,28 +1879,30 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
   switch (dlc_inst) {
   case 0: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
     dlc_dims[0] = dlc_p->b;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->s;
     dlc_dims[3] = 64;
-    if ((dlc_st = dlc__check_packed("attention_causal", "q", dlc_p->q, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("attention_causal", "q", dlc_p->q, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
     dlc_dims[0] = dlc_p->b;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->s;
     dlc_dims[3] = 64;
-    if ((dlc_st = dlc__check_packed("attention_causal", "k", dlc_p->k, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("attention_causal", "k", dlc_p->k, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->b;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->s;
     dlc_dims[3] = 64;
-    if ((dlc_st = dlc__check_packed("attention_causal", "v", dlc_p->v, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("attention_causal", "v", dlc_p->v, 2, 4, dlc_dims, &dlc_sp[2]))) return dlc_st;
     dlc_dims[0] = dlc_p->b;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->s;
     dlc_dims[3] = 64;
-    if ((dlc_st = dlc__check_packed("attention_causal", "o", dlc_p->o, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("attention_causal", "o", dlc_p->o, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("attention_causal", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8) && dlc__aligned(dlc_p->k, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8) && dlc__aligned(dlc_p->v, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8)) dlc_vec = 8;
@@ -1858,28 +1924,30 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
   }
   case 1: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
     dlc_dims[0] = dlc_p->b;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->s;
     dlc_dims[3] = 128;
-    if ((dlc_st = dlc__check_packed("attention_causal", "q", dlc_p->q, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("attention_causal", "q", dlc_p->q, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
     dlc_dims[0] = dlc_p->b;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->s;
     dlc_dims[3] = 128;
-    if ((dlc_st = dlc__check_packed("attention_causal", "k", dlc_p->k, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("attention_causal", "k", dlc_p->k, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->b;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->s;
     dlc_dims[3] = 128;
-    if ((dlc_st = dlc__check_packed("attention_causal", "v", dlc_p->v, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("attention_causal", "v", dlc_p->v, 2, 4, dlc_dims, &dlc_sp[2]))) return dlc_st;
     dlc_dims[0] = dlc_p->b;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->s;
     dlc_dims[3] = 128;
-    if ((dlc_st = dlc__check_packed("attention_causal", "o", dlc_p->o, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("attention_causal", "o", dlc_p->o, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("attention_causal", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8) && dlc__aligned(dlc_p->k, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8) && dlc__aligned(dlc_p->v, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8)) dlc_vec = 8;
@@ -1901,28 +1969,30 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
   }
   case 2: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
     dlc_dims[0] = dlc_p->b;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->s;
     dlc_dims[3] = 64;
-    if ((dlc_st = dlc__check_packed("attention_causal", "q", dlc_p->q, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("attention_causal", "q", dlc_p->q, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
     dlc_dims[0] = dlc_p->b;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->s;
     dlc_dims[3] = 64;
-    if ((dlc_st = dlc__check_packed("attention_causal", "k", dlc_p->k, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("attention_causal", "k", dlc_p->k, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->b;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->s;
     dlc_dims[3] = 64;
-    if ((dlc_st = dlc__check_packed("attention_causal", "v", dlc_p->v, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("attention_causal", "v", dlc_p->v, 2, 4, dlc_dims, &dlc_sp[2]))) return dlc_st;
     dlc_dims[0] = dlc_p->b;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->s;
     dlc_dims[3] = 64;
-    if ((dlc_st = dlc__check_packed("attention_causal", "o", dlc_p->o, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("attention_causal", "o", dlc_p->o, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("attention_causal", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8) && dlc__aligned(dlc_p->k, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8) && dlc__aligned(dlc_p->v, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8)) dlc_vec = 8;
@@ -1944,28 +2014,30 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
   }
   case 3: {
     dlc_status dlc_st;
-    int64_t dlc_count, dlc_work = 0, dlc_dims[4];
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
     dlc_dims[0] = dlc_p->b;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->s;
     dlc_dims[3] = 128;
-    if ((dlc_st = dlc__check_packed("attention_causal", "q", dlc_p->q, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("attention_causal", "q", dlc_p->q, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
     dlc_dims[0] = dlc_p->b;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->s;
     dlc_dims[3] = 128;
-    if ((dlc_st = dlc__check_packed("attention_causal", "k", dlc_p->k, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("attention_causal", "k", dlc_p->k, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
     dlc_dims[0] = dlc_p->b;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->s;
     dlc_dims[3] = 128;
-    if ((dlc_st = dlc__check_packed("attention_causal", "v", dlc_p->v, 2, 4, dlc_dims, NULL))) return dlc_st;
+    if ((dlc_st = dlc__check_packed("attention_causal", "v", dlc_p->v, 2, 4, dlc_dims, &dlc_sp[2]))) return dlc_st;
     dlc_dims[0] = dlc_p->b;
     dlc_dims[1] = dlc_p->h;
     dlc_dims[2] = dlc_p->s;
     dlc_dims[3] = 128;
-    if ((dlc_st = dlc__check_packed("attention_causal", "o", dlc_p->o, 2, 4, dlc_dims, &dlc_count))) return dlc_st;
-    if (dlc_count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_packed("attention_causal", "o", dlc_p->o, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("attention_causal", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8) && dlc__aligned(dlc_p->k, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8) && dlc__aligned(dlc_p->v, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8)) dlc_vec = 8;
@@ -2035,10 +2107,12 @@ dlc_status dlc_softmax(dlc_dtype dtype,
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "softmax: no kernel for this call");
   }
   dlc_status dlc_st;
-  int64_t dlc_count, dlc_work = 0;
-  if ((dlc_st = dlc__check_rows("softmax", "x", dlc_p->x, 2, dlc_p->m, dlc_p->n, dlc_p->ldx, NULL))) return dlc_st;
-  if ((dlc_st = dlc__check_rows("softmax", "y", dlc_p->y, 2, dlc_p->m, dlc_p->n, dlc_p->ldy, &dlc_count))) return dlc_st;
-  if (dlc_count > 0) dlc_work = 1;
+  dlc__span dlc_sp[2];
+  int64_t dlc_work = 0;
+  if ((dlc_st = dlc__check_rows("softmax", "x", dlc_p->x, 2, dlc_p->m, dlc_p->n, dlc_p->ldx, &dlc_sp[0]))) return dlc_st;
+  if ((dlc_st = dlc__check_rows("softmax", "y", dlc_p->y, 2, dlc_p->m, dlc_p->n, dlc_p->ldy, &dlc_sp[1]))) return dlc_st;
+  if (dlc_sp[1].count > 0) dlc_work = 1;
+  if ((dlc_st = dlc__check_disjoint("softmax", dlc_sp, 1, 2, NULL, 0))) return dlc_st;
   if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
   const int dlc_vec = 8;
   const int64_t dlc_gx = dlc_p->m, dlc_gy = 1, dlc_gz = 1;
@@ -2101,14 +2175,16 @@ dlc_status dlc_layernorm(dlc_dtype dtype,
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "layernorm: no kernel for this call");
   }
   dlc_status dlc_st;
-  int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-  if ((dlc_st = dlc__check_rows("layernorm", "x", dlc_p->x, 2, dlc_p->m, dlc_p->n, dlc_p->ldx, NULL))) return dlc_st;
+  dlc__span dlc_sp[4];
+  int64_t dlc_work = 0, dlc_dims[2];
+  if ((dlc_st = dlc__check_rows("layernorm", "x", dlc_p->x, 2, dlc_p->m, dlc_p->n, dlc_p->ldx, &dlc_sp[0]))) return dlc_st;
   dlc_dims[0] = dlc_p->n;
-  if ((dlc_st = dlc__check_packed("layernorm", "gamma", dlc_p->gamma, 2, 1, dlc_dims, NULL))) return dlc_st;
+  if ((dlc_st = dlc__check_packed("layernorm", "gamma", dlc_p->gamma, 2, 1, dlc_dims, &dlc_sp[1]))) return dlc_st;
   dlc_dims[0] = dlc_p->n;
-  if ((dlc_st = dlc__check_packed("layernorm", "beta", dlc_p->beta, 2, 1, dlc_dims, NULL))) return dlc_st;
-  if ((dlc_st = dlc__check_rows("layernorm", "y", dlc_p->y, 2, dlc_p->m, dlc_p->n, dlc_p->ldy, &dlc_count))) return dlc_st;
-  if (dlc_count > 0) dlc_work = 1;
+  if ((dlc_st = dlc__check_packed("layernorm", "beta", dlc_p->beta, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+  if ((dlc_st = dlc__check_rows("layernorm", "y", dlc_p->y, 2, dlc_p->m, dlc_p->n, dlc_p->ldy, &dlc_sp[3]))) return dlc_st;
+  if (dlc_sp[3].count > 0) dlc_work = 1;
+  if ((dlc_st = dlc__check_disjoint("layernorm", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
   if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
   const int dlc_vec = 8;
   const int64_t dlc_gx = dlc_p->m, dlc_gy = 1, dlc_gz = 1;
@@ -2170,12 +2246,14 @@ dlc_status dlc_rmsnorm(dlc_dtype dtype,
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "rmsnorm: no kernel for this call");
   }
   dlc_status dlc_st;
-  int64_t dlc_count, dlc_work = 0, dlc_dims[2];
-  if ((dlc_st = dlc__check_rows("rmsnorm", "x", dlc_p->x, 2, dlc_p->m, dlc_p->n, dlc_p->ldx, NULL))) return dlc_st;
+  dlc__span dlc_sp[3];
+  int64_t dlc_work = 0, dlc_dims[2];
+  if ((dlc_st = dlc__check_rows("rmsnorm", "x", dlc_p->x, 2, dlc_p->m, dlc_p->n, dlc_p->ldx, &dlc_sp[0]))) return dlc_st;
   dlc_dims[0] = dlc_p->n;
-  if ((dlc_st = dlc__check_packed("rmsnorm", "gamma", dlc_p->gamma, 2, 1, dlc_dims, NULL))) return dlc_st;
-  if ((dlc_st = dlc__check_rows("rmsnorm", "y", dlc_p->y, 2, dlc_p->m, dlc_p->n, dlc_p->ldy, &dlc_count))) return dlc_st;
-  if (dlc_count > 0) dlc_work = 1;
+  if ((dlc_st = dlc__check_packed("rmsnorm", "gamma", dlc_p->gamma, 2, 1, dlc_dims, &dlc_sp[1]))) return dlc_st;
+  if ((dlc_st = dlc__check_rows("rmsnorm", "y", dlc_p->y, 2, dlc_p->m, dlc_p->n, dlc_p->ldy, &dlc_sp[2]))) return dlc_st;
+  if (dlc_sp[2].count > 0) dlc_work = 1;
+  if ((dlc_st = dlc__check_disjoint("rmsnorm", dlc_sp, 2, 3, NULL, 0))) return dlc_st;
   if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
   const int dlc_vec = 8;
   const int64_t dlc_gx = dlc_p->m, dlc_gy = 1, dlc_gz = 1;

@@ -37,9 +37,15 @@
  *     element size (DLC_ERROR_MISALIGNED); wider alignment only picks a
  *     faster kernel;
  *   - a pointer may be NULL only when its tensor has no elements;
+ *   - no output shares a byte with an input, another output or the
+ *     workspace of a dlc_<op>_ws call, nor the workspace with an input
+ *     (in-place calls are not supported).  Tensors of rows with the same ld
+ *     are compared row by row, so column slices of one buffer (a packed QKV)
+ *     may be passed; rows of different lds whose first-to-last byte ranges
+ *     meet are taken as overlapping;
  *   - the launch grid, computed without overflow, fits the device limits.
  * An output with zero elements is a no-op that returns DLC_SUCCESS once all
- * of these pass: m = 0 with ld = -7 is still DLC_ERROR_INVALID_VALUE. */
+ * but the last of these pass: m = 0 with ld = -7 is still DLC_ERROR_INVALID_VALUE. */
 #ifndef DLC_H
 #define DLC_H
 
@@ -63,7 +69,7 @@ struct CUstream_st;
 
 typedef enum dlc_status {
   DLC_SUCCESS = 0,
-  DLC_ERROR_INVALID_VALUE = 1, /* a NULL pointer, a negative dim, ld smaller than the row, a span beyond int64, a value outside dlc_dtype, ... */
+  DLC_ERROR_INVALID_VALUE = 1, /* a NULL pointer, a negative dim, ld smaller than the row, a span beyond int64, an output overlapping another tensor, a value outside dlc_dtype, ... */
   DLC_ERROR_NOT_SUPPORTED = 2, /* no kernel for this dtype, variant, arch or size (grid) in the library */
   DLC_ERROR_MISALIGNED = 3,    /* a pointer not aligned to its element size */
   DLC_ERROR_NO_DEVICE = 4,     /* no CUDA device (or no driver) */

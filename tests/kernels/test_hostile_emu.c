@@ -123,6 +123,13 @@ static const char *num(int64_t v) {
   return buf[k];
 }
 
+/* Addresses for calls whose tensors are too large to exist (they fail before
+ * any launch): far enough apart that no two of them share a byte, so the
+ * overlap check passes and the check the case is about is reached. */
+static void apart(call *c, uintptr_t a0, uintptr_t a1, uintptr_t a2, uintptr_t a3) {
+  c->p[0] = (const void *)a0, c->p[1] = (const void *)a1, c->p[2] = (const void *)a2, c->p[3] = (const void *)a3;
+}
+
 /* The cases every entry point gets, from its table row. */
 static void generic_cases(const op *o) {
   char what[96];
@@ -175,6 +182,18 @@ static void generic_cases(const op *o) {
       snprintf(what, sizeof what, "ld%s = %lld", o->pname[i], (long long)vals[j]);
       expect(o, what, &c, DLC_ERROR_INVALID_VALUE, num(vals[j]));
     }
+  }
+  /* the output (the last tensor) on each input, and one element into it:
+   * in-place calls are not supported, and a partial overlap is caught too */
+  for (int i = 0; i < NBUF - 1; i++) {
+    call c = o->base;
+    c.p[NBUF - 1] = c.p[i];
+    if (o->has_ld[NBUF - 1] && o->has_ld[i]) c.ld[NBUF - 1] = c.ld[i];
+    snprintf(what, sizeof what, "%s = %s", o->pname[NBUF - 1], o->pname[i]);
+    expect(o, what, &c, DLC_ERROR_INVALID_VALUE, "overlaps");
+    c.p[NBUF - 1] = (const char *)c.p[i] + 2;
+    snprintf(what, sizeof what, "%s = %s + 2 bytes", o->pname[NBUF - 1], o->pname[i]);
+    expect(o, what, &c, DLC_ERROR_INVALID_VALUE, "overlaps");
   }
   /* dtypes: outside the enum, and in it but not compiled */
   {
@@ -257,7 +276,8 @@ int main(void) {
   {
     call c = ln.base;
     c.v[0] = (int64_t)1 << 31; /* one CTA a row: grid x over 2^31 - 1 */
-    c.v[1] = 1, c.ld[0] = c.ld[3] = 1, c.p[0] = c.p[3] = (const void *)(uintptr_t)0x1000;
+    c.v[1] = 1, c.ld[0] = c.ld[3] = 1, c.p[0] = (const void *)(uintptr_t)0x1000;
+    c.p[3] = (const void *)(uintptr_t)0x100000000000; /* 2^31 bytes of x end below it */
     expect(&ln, "m = 2^31, n = 1", &c, DLC_ERROR_NOT_SUPPORTED, "2147483648");
   }
 
@@ -273,6 +293,8 @@ int main(void) {
     c = o->base;
     c.v[0] = 1, c.v[1] = (int64_t)1 << 61, c.v[2] = 1, c.ld[0] = 1, c.ld[1] = g ? 1 : (int64_t)1 << 61,
     c.ld[3] = (int64_t)1 << 61;
+    /* B, bias and C span 2^62 bytes each */
+    apart(&c, 0x1000, 0x2000, 0x2000 + ((uintptr_t)1 << 62), 0x2000 + ((uintptr_t)1 << 63));
     expect(o, "n = 2^61", &c, DLC_ERROR_NOT_SUPPORTED, "2305843009213693952");
     /* n = 2^62: B spans 2^63 bytes */
     c.v[1] = c.ld[3] = (int64_t)1 << 62;
@@ -283,11 +305,13 @@ int main(void) {
      * y, now launches: kernels.grid_holds_more_than_65535_m_tiles...) */
     c = o->base;
     c.v[0] = (int64_t)1 << 38;
+    apart(&c, 0x1000, (uintptr_t)payload(1), (uintptr_t)payload(2), (uintptr_t)1 << 50);
     expect(o, "m = 2^38", &c, DLC_ERROR_NOT_SUPPORTED, "2147483647");
     /* a reduction the kernels cannot count in 32 bits: m = n = 1, k = 2^31 */
     c = o->base;
     c.v[0] = 1, c.v[1] = 1, c.v[2] = (int64_t)1 << 31, c.ld[0] = (int64_t)1 << 31, c.ld[1] = g ? (int64_t)1 << 31 : 1,
     c.ld[3] = 1;
+    apart(&c, 0x1000, (uintptr_t)1 << 40, (uintptr_t)payload(2), (uintptr_t)1 << 41);
     expect(o, "k = 2^31", &c, DLC_ERROR_NOT_SUPPORTED, "2147483648");
   }
   {
@@ -300,6 +324,7 @@ int main(void) {
     /* n*h*w = 2^58 fits, 63*n*h*w does not */
     c = conv.base;
     c.v[0] = (int64_t)1 << 40, c.v[1] = c.v[2] = 512, c.v[3] = c.v[4] = 1;
+    apart(&c, 0x1000, (uintptr_t)payload(1), (uintptr_t)payload(2), (uintptr_t)1 << 62);
     expect(&conv, "n*h*w = 2^58", &c, DLC_ERROR_NOT_SUPPORTED, "1099511627776");
     /* x's element count overflows */
     c = conv.base;
@@ -313,6 +338,7 @@ int main(void) {
   {
     call c = att.base;
     c.v[0] = 70000; /* grid y = b * h over 65535 */
+    apart(&c, (uintptr_t)1 << 40, (uintptr_t)2 << 40, (uintptr_t)3 << 40, (uintptr_t)4 << 40);
     expect(&att, "b = 70000", &c, DLC_ERROR_NOT_SUPPORTED, "140000");
     c = att.base;
     c.v[0] = c.v[1] = (int64_t)1 << 31; /* b * h * s * 64 overflows */
@@ -325,6 +351,42 @@ int main(void) {
     expect(&att, "d = 128, o + 1 byte", &c, DLC_ERROR_MISALIGNED, "not aligned");
     c.p[3] = payload(3), c.v[2] = INT64_MAX;
     expect(&att, "d = 128, s = INT64_MAX", &c, DLC_ERROR_INVALID_VALUE, "9223372036854775807");
+  }
+  /* tensors that share a buffer without sharing a byte: A and C as column
+   * slices of one buffer of rows of K + N elements (rows of one pitch are
+   * compared row by row), and bias in the gap after C's last row */
+  for (int g = 0; g < 2; g++) {
+    const op *o = g ? &gemm_nt : &gemm;
+    call c = o->base;
+    const int64_t ld = K + N;
+    c.p[0] = payload(0), c.ld[0] = ld;
+    c.p[3] = (const char *)payload(0) + 2 * K, c.ld[3] = ld;
+    c.p[2] = (const char *)payload(0) + 2 * (M * ld); /* past both */
+    dlc_status r = o->run(&c);
+    CHECK(r == DLC_SUCCESS);
+    if (r != DLC_SUCCESS) fprintf(stderr, "  %s, A and C interleaved: %s (%s)\n", o->name, dlc_status_string(r), dlc_last_error_detail());
+    restore();
+    /* one column more of C reaches A's next row */
+    c.p[3] = (const char *)payload(0) + 2 * (K - 1);
+    expect(o, "C one column into A's rows", &c, DLC_ERROR_INVALID_VALUE, "output c overlaps input a");
+    /* rows of another pitch inside C's first-to-last range: taken as overlapping */
+    c.p[3] = (const char *)payload(0) + 2 * K, c.ld[0] = ld + 8;
+    c.p[2] = (const char *)payload(2);
+    expect(o, "A and C of different pitches", &c, DLC_ERROR_INVALID_VALUE, "different pitches");
+  }
+  /* the workspace shares no byte with a tensor */
+  {
+    const call *c = &gemm.base;
+    dlc_status r = dlc_gemm_bias_relu_ws(c->dt, c->v[0], c->v[1], c->v[2], c->p[0], c->ld[0], c->p[1], c->ld[1], c->p[2],
+                                         (void *)(uintptr_t)c->p[3], c->ld[3], (char *)payload(1) - GUARD, GUARD + 2, NULL);
+    CHECK(r == DLC_ERROR_INVALID_VALUE && strstr(dlc_last_error_detail(), "workspace") &&
+          strstr(dlc_last_error_detail(), "overlaps input b"));
+    CHECK(intact());
+    r = dlc_gemm_bias_relu_ws(c->dt, c->v[0], c->v[1], c->v[2], c->p[0], c->ld[0], c->p[1], c->ld[1], c->p[2],
+                              (void *)(uintptr_t)c->p[3], c->ld[3], (char *)payload(1) - GUARD, GUARD, NULL);
+    CHECK(r == DLC_SUCCESS); /* ending where B begins */
+    restore();
+    ncases += 2;
   }
   /* bf16 goes through the same checks */
   {
