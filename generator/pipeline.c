@@ -246,15 +246,7 @@ typedef struct skeleton_row {
 
 /* attention: QK^T with its score lets and a deferred row softmax (a row
  * max after the contraction), then P V */
-static bool attention_fits(const run *r) {
-  const region_set *rs = r->rs;
-  if (rs->n != 2 || rs->r[0].nyields != 1 || rs->r[0].acc_let < 0 || rs->r[1].acc_let < 0 ||
-      strcmp(rs->r[0].out[rs->r[0].yields[0].output].materialize, "deferred") != 0)
-    return false;
-  for (int l = rs->r[0].acc_let + 1; l < rs->r[0].nlets; l++)
-    if (rs->r[0].lets[l].e->k == RX_REDUCE && rs->r[0].lets[l].e->rop == RED_MAX) return true;
-  return false;
-}
+static bool attention_fits(const run *r) { return r->rs->n == 2 && region_streams_to(&r->rs->r[0], &r->rs->r[1]); }
 
 static plan_result *attention_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
                                    diag_list *dl) {

@@ -835,12 +835,15 @@ static void halos(pcb *b, pc_analysis *an) {
 /* ---- buffers, barriers, banks ------------------------------------------------------------ */
 
 /* The value `in` of region ri was yielded "deferred" by an earlier region. */
-static const char *deferred_from(const region_set *rs, int ri, const region_memref *in) {
+static const char *deferred_from(const region_set *rs, int ri, const region_memref *in, int *from) {
   if (in->signature) return NULL;
   for (int j = 0; j < ri; j++)
     for (int o = 0; o < rs->r[j].nout; o++) {
       const region_memref *m = &rs->r[j].out[o];
-      if (m->entry == in->entry && m->materialize && strcmp(m->materialize, "deferred") == 0) return rs->r[j].name;
+      if (m->entry == in->entry && m->materialize && strcmp(m->materialize, "deferred") == 0) {
+        if (from) *from = j;
+        return rs->r[j].name;
+      }
     }
   return NULL;
 }
@@ -979,7 +982,8 @@ static void buffers(pcb *b, pc_analysis *an) {
     o->value = r->in[i].name;
     o->role = "input";
     o->depth = 1;
-    const char *def = deferred_from(b->rs, b->ri, &r->in[i]);
+    int from = -1;
+    const char *def = deferred_from(b->rs, b->ri, &r->in[i], &from);
     bool epi = false;
     for (int l = 0; l < r->nlets; l++) epi |= r->lets[l].post_reduce && reads_input(r->lets[l].e, i);
     if (def && i == an->fuse_in && an->fuse_ok) {
@@ -990,9 +994,14 @@ static void buffers(pcb *b, pc_analysis *an) {
       o->why = arena_printf(A, "yielded deferred by %s, not fused (%s): its kernel stores it to the caller's workspace "
                                "and this region's kernel reads it",
                             def, an->fuse_why);
-    } else if (def) {
+    } else if (def && region_streams_to(&b->rs->r[from], r)) {
       o->buffer = "reg";
       o->why = arena_printf(A, "yielded deferred by %s: kept in registers, never stored (as FlashAttention keeps P)", def);
+    } else if (def) {
+      o->buffer = "gmem";
+      o->why = arena_printf(A, "yielded deferred by %s to a contraction that does not stream it: the chain's earlier "
+                               "kernel stores it to the caller's workspace and this region's kernel reads it",
+                            def);
     } else if (c->present && (i == c->lhs || i == c->rhs)) {
       bool lhs = i == c->lhs;
       int nmiss = lhs ? c->nn : c->nm;
@@ -1048,6 +1057,10 @@ static void buffers(pcb *b, pc_analysis *an) {
       o->buffer = "gmem", o->why = arena_printf(A, "yielded deferred, not fused into %s (%s): stored to the caller's "
                                                    "workspace",
                                                 b->rs->r[b->ri + 1].name, next.fuse_why);
+    else if (deferred && b->ri + 1 < b->rs->n && !region_streams_to(r, &b->rs->r[b->ri + 1]))
+      o->buffer = "gmem", o->why = arena_printf(A, "yielded deferred to the contraction %s, which does not stream it: "
+                                                   "stored to the caller's workspace",
+                                                b->rs->r[b->ri + 1].name);
   }
   an->min_buffer = "reg";
   an->min_depth = 1;

@@ -1415,6 +1415,15 @@ static bool verify_expr(const region_set *rs, const region *r, int let, const re
   return ok;
 }
 
+bool region_streams_to(const region *a, const region *b) {
+  if (a->nyields != 1 || a->acc_let < 0 || b->acc_let < 0 || !a->out[a->yields[0].output].materialize ||
+      strcmp(a->out[a->yields[0].output].materialize, "deferred") != 0)
+    return false;
+  for (int l = a->acc_let + 1; l < a->nlets; l++)
+    if (a->lets[l].e->k == RX_REDUCE && a->lets[l].e->rop == RED_MAX) return true;
+  return false;
+}
+
 bool region_verify(const region_set *rs, diag_list *dl) {
   bool ok = true;
   arena *A = rs->A;

@@ -143,6 +143,12 @@ rexpr *region_merge_reduce(region_set *rs, rexpr *outer, diag_list *dl);
  * (E1602), every output yielded once over its rank. */
 bool region_verify(const region_set *rs, diag_list *dl);
 cJSON *region_dump(const region_set *rs);
+/* Whether region `a` hands its one deferred yield to the contraction `b` as
+ * attention's P: `a` is a contraction whose lets take a row max after the
+ * accumulator (a streamed softmax).  The streaming skeleton keeps such a
+ * value in registers; any other deferred value that a contraction reads is
+ * stored by a chain's earlier kernel (and Poly Core says so). */
+bool region_streams_to(const region *a, const region *b);
 /* Fuses the value region `prod` yields to output `out` (deferred) into
  * region `cons`, which reads it as input `in`: each Read of it becomes the
  * yielded let's expression (its lets inlined, its reads of prod's inputs
