@@ -25,14 +25,21 @@ static int fails;
 
 static void *fake(uintptr_t a) { return (void *)a; }
 
+/* the GEMMs' tensors, far enough apart to share no byte (C of the last
+ * call spans 2^47 bytes, A 2^35): the entry points refuse overlaps */
+#define A0 ((uintptr_t)1 << 40)
+#define B0 ((uintptr_t)2 << 40)
+#define BIAS0 ((uintptr_t)3 << 40)
+#define C0 ((uintptr_t)1 << 44)
+
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 int main(void) {
   /* GEMM: M = 70000 tiles of 128 rows (BM of the chosen plan, read back
    * from the grid's size over N tiles) */
   int64_t M = 70000LL * 128 + 3, N = 200, K = 64;
-  dlc_status st = dlc_gemm_bias_relu(DLC_F16, M, N, K, fake(0x10000000), K, fake(0x20000000), N, fake(0x30000000),
-                                     fake(0x40000000), N, NULL);
+  dlc_status st = dlc_gemm_bias_relu(DLC_F16, M, N, K, fake(A0), K, fake(B0), N, fake(BIAS0),
+                                     fake(C0), N, NULL);
   const dlc__launch_rec *l = dlc__last_launch();
   CHECK(st == DLC_SUCCESS);
   if (st) fprintf(stderr, "gemm: %s: %s\n", dlc_status_string(st), dlc_last_error_detail());
@@ -60,8 +67,8 @@ int main(void) {
 
   /* 2^21 x 2^11 tiles at least: over 2^31 - 1 */
   M = 1LL << 28, N = 1LL << 18;
-  st = dlc_gemm_bias_relu(DLC_F16, M, N, K, fake(0x10000000), K, fake(0x20000000), N, fake(0x30000000),
-                          fake(0x40000000), N, NULL);
+  st = dlc_gemm_bias_relu(DLC_F16, M, N, K, fake(A0), K, fake(B0), N, fake(BIAS0),
+                          fake(C0), N, NULL);
   CHECK(st == DLC_ERROR_NOT_SUPPORTED);
   CHECK(strstr(dlc_last_error_detail(), "2147483647") != NULL);
   CHECK(l->count == 2);
