@@ -93,7 +93,7 @@ static inline int dlc__divisible(int64_t v, int64_t w) { return v != DLC__OVF &&
  * dlc__check_disjoint. */
 typedef struct dlc__span {
   const char *arg;
-  uintptr_t lo;   /* the first byte */
+  uintptr_t lo, hi; /* the first byte, one past the last */
   int64_t count;  /* elements; 0: the tensor covers no byte */
   int64_t rows;   /* rows of `width` bytes, `pitch` bytes apart (packed: one row) */
   int64_t pitch, width;
@@ -111,8 +111,24 @@ dlc_status dlc__check_packed(const char *op, const char *arg, const void *p, int
  * row (a packed QKV buffer's column slices do not overlap); any other pair
  * by the bytes from its first to its last (DLC_ERROR_INVALID_VALUE when
  * they meet, naming both). */
-dlc_status dlc__check_disjoint(const char *op, const dlc__span *sp, int nin, int n, const void *workspace,
-                               size_t workspace_bytes);
+dlc_status dlc__check_disjoint_rows(const char *op, const dlc__span *sp, int nin, int n, const void *workspace,
+                                    size_t workspace_bytes);
+/* The common case inline (every pair's byte ranges apart, a few compares);
+ * any pair whose ranges meet goes to dlc__check_disjoint_rows. */
+static inline dlc_status dlc__check_disjoint(const char *op, const dlc__span *sp, int nin, int n, const void *workspace,
+                                             size_t workspace_bytes) {
+  const uintptr_t wlo = (uintptr_t)workspace, wend = wlo + (workspace ? workspace_bytes : 0);
+  for (int o = 0; o < n; o++) {
+    if (sp[o].count == 0) continue;
+    if (sp[o].lo < wend && wlo < sp[o].hi)
+      return dlc__check_disjoint_rows(op, sp, nin, n, workspace, workspace_bytes);
+    if (o < nin) continue;
+    for (int t = 0; t < o; t++)
+      if (sp[t].count > 0 && sp[o].lo < sp[t].hi && sp[t].lo < sp[o].hi)
+        return dlc__check_disjoint_rows(op, sp, nin, n, workspace, workspace_bytes);
+  }
+  return DLC_SUCCESS;
+}
 
 /* The last launch on this thread: every backend records the row and grid
  * of each successful launch (dlc__record_launch, runtime.c).  bench/ and the

@@ -105,7 +105,8 @@ dlc_status dlc__check_rows(const char *op, const char *arg, const void *p, int e
   if ((st = check_span(op, arg, p, elem, span, n))) return st;
   /* the span in bytes fits in int64 (checked): so do the pitch of a tensor of
    * two rows or more and the width of one that is not empty */
-  *sp = (dlc__span){arg, (uintptr_t)p, n, n ? rows : 1, n && rows > 1 ? ld * elem : 0, n ? cols * elem : 0};
+  *sp = (dlc__span){arg, (uintptr_t)p, n ? (uintptr_t)p + (uint64_t)(span * elem) : (uintptr_t)p, n, n ? rows : 1,
+                    n && rows > 1 ? ld * elem : 0, n ? cols * elem : 0};
   return DLC_SUCCESS;
 }
 
@@ -126,11 +127,9 @@ dlc_status dlc__check_packed(const char *op, const char *arg, const void *p, int
                        arg, shape);
     }
   if ((st = check_span(op, arg, p, elem, n, n))) return st;
-  *sp = (dlc__span){arg, (uintptr_t)p, n, 1, 0, n * elem};
+  *sp = (dlc__span){arg, (uintptr_t)p, (uintptr_t)p + (uint64_t)(n * elem), n, 1, 0, n * elem};
   return DLC_SUCCESS;
 }
-
-static __int128 span_end(const dlc__span *a) { return (__int128)a->lo + (__int128)(a->rows - 1) * a->pitch + a->width; }
 
 /* Whether two spans that are not empty share a byte: 0 no, 1 yes, 2 their
  * first-to-last byte ranges meet and their rows have different pitches (not
@@ -140,8 +139,8 @@ static __int128 span_end(const dlc__span *a) { return (__int128)a->lo + (__int12
  * offset x = (r - q) P - (b.lo - a.lo) lies in (-a.width, b.width), which
  * only the two multiples of P around b.lo - a.lo can give. */
 static int spans_meet(const dlc__span *a, const dlc__span *b) {
+  if (a->hi <= b->lo || b->hi <= a->lo) return 0;
   const __int128 alo = a->lo, blo = b->lo;
-  if (span_end(a) <= blo || span_end(b) <= alo) return 0;
   if (a->rows == 1 && b->rows == 1) return 1;
   if (a->rows > 1 && b->rows > 1 && a->pitch != b->pitch) return 2;
   const __int128 P = a->rows > 1 ? a->pitch : b->pitch;
@@ -157,8 +156,8 @@ static int spans_meet(const dlc__span *a, const dlc__span *b) {
   return 0;
 }
 
-dlc_status dlc__check_disjoint(const char *op, const dlc__span *sp, int nin, int n, const void *workspace,
-                               size_t workspace_bytes) {
+dlc_status dlc__check_disjoint_rows(const char *op, const dlc__span *sp, int nin, int n, const void *workspace,
+                                    size_t workspace_bytes) {
   for (int o = nin; o < n; o++) {
     if (sp[o].count == 0) continue;
     for (int t = 0; t < o; t++) {
@@ -172,10 +171,11 @@ dlc_status dlc__check_disjoint(const char *op, const dlc__span *sp, int nin, int
     }
   }
   if (!workspace || workspace_bytes == 0) return DLC_SUCCESS;
-  /* one row: only the first and last bytes count */
-  const __int128 wlo = (uintptr_t)workspace, wend = wlo + (__int128)workspace_bytes;
+  /* one row (the dispatcher checked that it does not wrap): only the first
+   * and last bytes count */
+  const uintptr_t wlo = (uintptr_t)workspace, wend = wlo + workspace_bytes;
   for (int t = 0; t < n; t++)
-    if (sp[t].count > 0 && span_end(&sp[t]) > wlo && (__int128)sp[t].lo < wend)
+    if (sp[t].count > 0 && sp[t].hi > wlo && sp[t].lo < wend)
       return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: the workspace (%p, %zu bytes) overlaps %s %s", op, workspace,
                        workspace_bytes, t < nin ? "input" : "output", sp[t].arg);
   return DLC_SUCCESS;
