@@ -5,12 +5,16 @@
  * instead of making it, so no device or emulator time is counted.  Goal
  * (issue 10, spec §12): at most 100 ns a call.
  *
- *   dispatch_cost [calls] [--cpu]
+ *   dispatch_cost [calls] [--cpu] [--sm90a]
  *
  * Prints the median over 9 runs of `calls` calls (default 2000000) of the
  * ns per call, per entry point and shape.  --cpu times with the thread's
  * CPU clock (CLOCK_THREAD_CPUTIME_ID) instead of the wall clock, which on a
  * loaded machine also counts the time the thread waited for a core.
+ * --sm90a makes the null backend play an sm90a device (dlc__null_arch), so
+ * that the calls take the sm90a kernels' paths (the null backend's tensor
+ * map encode does nothing: the driver's cuTensorMapEncodeTiled is not
+ * counted).
  * Benchmark only: not a test. */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <stdint.h>
@@ -65,6 +69,7 @@ int main(int argc, char **argv) {
   long calls = 2000000;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--cpu") == 0) clock_id = CLOCK_THREAD_CPUTIME_ID;
+    else if (strcmp(argv[i], "--sm90a") == 0) dlc__null_arch = DLC__ARCH_SM90A;
     else calls = strtol(argv[i], NULL, 10);
   }
   if (calls < 1) calls = 1;
@@ -82,8 +87,8 @@ int main(int argc, char **argv) {
       {"conv2d_bias_silu fp16 32x56x56x64 -> 64", conv, {32, 56, 56, 64, 64}},
       {"attention_causal fp16 4x32x2048 d128", attn, {4, 32, 2048, 128}},
   };
-  printf("ns per call (median of 9 runs of %ld calls, %s clock), null backend\n", calls,
-         clock_id == CLOCK_MONOTONIC ? "wall" : "thread CPU");
+  printf("ns per call (median of 9 runs of %ld calls, %s clock), null backend playing %s\n", calls,
+         clock_id == CLOCK_MONOTONIC ? "wall" : "thread CPU", dlc__null_arch == DLC__ARCH_SM90A ? "sm90a" : "sm80");
   /* the split-K case passes what dlc_gemm_bias_relu_workspace_size reports (not timed) */
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
     if (cases[c].fn == gemm_split)

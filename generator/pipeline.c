@@ -76,6 +76,7 @@ typedef struct bucket {
   int64_t *lo, *hi;
   plan_result *plan;
   gpu_kernel *kernel;
+  plan_result *plan90;   /* the sm90a row's plan for the bucket, or NULL: its sm80 kernel serves sm90a */
 } bucket;
 
 /* The results of one instance, stage by stage. */
@@ -95,6 +96,7 @@ typedef struct run {
   int row90;             /* its row of the skeleton table */
   int nbuckets;          /* shape buckets with a plan of their own (contractions) */
   bucket *buckets;
+  const plan_bucket *bucket90; /* an arch row's run for one shape bucket (arch_rows_plan), or NULL */
   cJSON *dumps[STAGE__COUNT];
 } run;
 
@@ -549,7 +551,7 @@ static plan_result *sm90a_plan(run *r, const arch_info *const *archs, int na, co
     diag_report(dl, D_INTERNAL, "plan", NULL, "the tma_wgmma skeleton is planned for sm90a alone");
     return NULL;
   }
-  return plan_sm90a(&r->A, &r->rs->r[0], &r->pc->a[0], archs[0], dl, cg->at);
+  return plan_sm90a(&r->A, &r->rs->r[0], &r->pc->a[0], archs[0], r->bucket90, NULL, dl, cg->at);
 }
 
 static bool sm90a_verify_plan(const run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
@@ -586,7 +588,7 @@ static plan_result *sm90a_gather_plan(run *r, const arch_info *const *archs, int
     diag_report(dl, D_INTERNAL, "plan", NULL, "the cp_async_wgmma skeleton is planned for sm90a alone");
     return NULL;
   }
-  return plan_sm90a_gather(&r->A, &r->rs->r[0], &r->pc->a[0], archs[0], dl, cg->at);
+  return plan_sm90a_gather(&r->A, &r->rs->r[0], &r->pc->a[0], archs[0], r->bucket90, NULL, dl, cg->at);
 }
 
 static gpu_kernel *sm90a_gather_build(run *r, const codegen_opts *cg, diag_list *dl) {
@@ -608,13 +610,45 @@ static bool row_serves(const skeleton_row *s, const arch_info *const *archs, int
   return serves;
 }
 
+/* A bucket's plan dump: its plan, with `shape_bucket` {name, bounds}. */
+static cJSON *bucket_plan_dump(const bucket *bk, const plan_result *pr) {
+  cJSON *pd = plan_dump(pr), *b = cJSON_CreateObject();
+  cJSON_AddStringToObject(b, "name", bk->name);
+  cJSON *bd = cJSON_AddObjectToObject(b, "bounds");
+  for (int d = 0; d < bk->nbounds; d++) {
+    cJSON *lh = cJSON_AddArrayToObject(bd, bk->dim[d]);
+    cJSON_AddItemToArray(lh, cJSON_CreateNumber((double)bk->lo[d]));
+    cJSON_AddItemToArray(lh, cJSON_CreateNumber((double)bk->hi[d]));
+  }
+  cJSON_AddItemToObject(pd, "shape_bucket", b);
+  return pd;
+}
+
+/* A bucket as the arch rows' plan functions see it: its largest GEMM M and
+ * N (the bounds on the groups that are one signature dim) and the shapes
+ * its plan was searched on. */
+static plan_bucket bucket_view(const run *r, const bucket *b) {
+  const region *rg = &r->rs->r[0];
+  const pc_contraction *c = &r->pc->a[0].con;
+  const char *m = group_param(rg, c->m_axes, c->nm), *n = group_param(rg, c->n_axes, c->nn);
+  plan_bucket pb = {b->name, INT64_MAX, INT64_MAX, b->plan->nshapes, (const int64_t(*)[3])b->plan->shapes};
+  for (int d = 0; d < b->nbounds; d++) {
+    if (m && strcmp(b->dim[d], m) == 0 && b->hi[d] < pb.m_max) pb.m_max = b->hi[d];
+    if (n && strcmp(b->dim[d], n) == 0 && b->hi[d] < pb.n_max) pb.n_max = b->hi[d];
+  }
+  return pb;
+}
+
 /* The `only` rows of archs among the run's that did not take it: each
  * compiles the run for its arch alone (its own plan, check and builder, in
  * a run of its own sharing the arena), and the entry point prefers that
  * kernel there (gpu_kernel.sm90a).  A run with pinned plans keeps them: the
- * pins are the main row's.  Skips a row the regions do not fit.  First the
- * plan (arch_rows_plan, dumped with the run's), then, once the run's kernel
- * is built, the kernel (arch_rows_build). */
+ * pins are the main row's.  Skips a row the regions do not fit.  Each shape
+ * bucket whose plan does not split gets a run of the row too, with the
+ * bucket (run.bucket90) for the row's plan function, whose bucket STOP
+ * rules may leave it none (docs/plan.md, Shape buckets).  First the plans
+ * (arch_rows_plan, dumped with the run's), then, once the run's kernels
+ * are built, the kernels (arch_rows_build). */
 static bool arch_rows_plan(run *r, const skeleton_row *taken, const arch_info *const *archs, int na, unsigned dump,
                            const codegen_opts *cg, diag_list *dl) {
   for (size_t s = 0; s < sizeof SKELETONS / sizeof *SKELETONS; s++) {
@@ -634,28 +668,63 @@ static bool arch_rows_plan(run *r, const skeleton_row *taken, const arch_info *c
     r->plan90 = sub.plan;
     r->row90 = (int)s;
     if (dump & (1u << STAGE_PLAN) && r->dumps[STAGE_PLAN]) cJSON_AddItemToArray(r->dumps[STAGE_PLAN], plan_dump(sub.plan));
+    for (int i = 0; i < r->nbuckets; i++) {
+      bucket *bk = &r->buckets[i];
+      if (bk->plan->chosen.split_k > 1) continue; /* the row does not split: the split rows keep the bucket */
+      plan_bucket pb = bucket_view(r, bk);
+      run bs = *r;
+      bs.plan = NULL;
+      bs.nbuckets = 0;
+      bs.bucket90 = &pb;
+      bs.plan = row->plan(&bs, one, 1, cg, dl);
+      ok = !bs.plan || row->verify_plan(&bs, one, 1, cg, dl);
+      r->A = bs.A;
+      if (!ok) return false;
+      bk->plan90 = bs.plan;
+      if (bs.plan && dump & (1u << STAGE_PLAN) && r->dumps[STAGE_PLAN])
+        cJSON_AddItemToArray(r->dumps[STAGE_PLAN], bucket_plan_dump(bk, bs.plan));
+    }
   }
   return true;
 }
 
-static bool arch_rows_build(run *r, unsigned dump, const codegen_opts *cg, diag_list *dl) {
-  if (!r->plan90) return true;
+/* The row's kernel from its plan, verified; dumped as `key` of the GPU dump. */
+static gpu_kernel *arch_row_kernel(run *r, const plan_result *plan, const char *name, const char *key, unsigned dump,
+                                   const codegen_opts *cg, diag_list *dl) {
   const skeleton_row *row = &SKELETONS[r->row90];
   run sub = *r;
-  sub.plan = r->plan90;
+  sub.plan = (plan_result *)plan;
   sub.nbuckets = 0;
   codegen_opts c2 = *cg;
-  c2.kernel_name = arena_printf(&sub.A, "%s_%s", cg->kernel_name, arch_name(row->arch));
+  c2.kernel_name = name;
   gpu_kernel *k = row->build(&sub, &c2, dl);
   if (k) k->math_ieee = cg->math_ieee;
   bool ok = k && gpuir_verify(k, dl);
   r->A = sub.A;
-  if (!ok) return false;
-  r->kernel->sm90a = k;
+  if (!ok) return NULL;
   if (dump & (1u << STAGE_GPU) && r->dumps[STAGE_GPU]) {
     cJSON *d = gpuir_dump(k);
-    cJSON_AddItemToObject(r->dumps[STAGE_GPU], "gpu_ir_sm90a", cJSON_DetachItemFromObject(d, "gpu_ir"));
+    cJSON_AddItemToObject(r->dumps[STAGE_GPU], key, cJSON_DetachItemFromObject(d, "gpu_ir"));
     cJSON_Delete(d);
+  }
+  return k;
+}
+
+static bool arch_rows_build(run *r, unsigned dump, const codegen_opts *cg, diag_list *dl) {
+  if (!r->plan90) return true;
+  const char *an = arch_name(SKELETONS[r->row90].arch);
+  gpu_kernel *k = arch_row_kernel(r, r->plan90, arena_printf(&r->A, "%s_%s", cg->kernel_name, an),
+                                  arena_printf(&r->A, "gpu_ir_%s", an), dump, cg, dl);
+  if (!k) return false;
+  r->kernel->sm90a = k;
+  /* each bucket's: kernel <name>_b<i>_<arch>, dumped as gpu_ir_<arch>_b<i> */
+  for (int i = 0; i < r->nbuckets; i++) {
+    bucket *bk = &r->buckets[i];
+    if (!bk->plan90) continue;
+    if (!(k = arch_row_kernel(r, bk->plan90, arena_printf(&r->A, "%s_b%d_%s", cg->kernel_name, i, an),
+                              arena_printf(&r->A, "gpu_ir_%s_b%d", an, i), dump, cg, dl)))
+      return false;
+    bk->kernel->sm90a = k;
   }
   return true;
 }
@@ -885,18 +954,7 @@ static bool run_from(run *r, const run_in *in, size_t first, unsigned dump, int 
   if (dump & (1u << STAGE_PLAN)) {
     /* the default plan, then each bucket's with its bounds */
     cJSON *pa = array_of(1, (cJSON *[]){plan_dump(r->plan)});
-    for (int i = 0; i < r->nbuckets; i++) {
-      cJSON *pd = plan_dump(r->buckets[i].plan), *b = cJSON_CreateObject();
-      cJSON_AddStringToObject(b, "name", r->buckets[i].name);
-      cJSON *bd = cJSON_AddObjectToObject(b, "bounds");
-      for (int d = 0; d < r->buckets[i].nbounds; d++) {
-        cJSON *lh = cJSON_AddArrayToObject(bd, r->buckets[i].dim[d]);
-        cJSON_AddItemToArray(lh, cJSON_CreateNumber((double)r->buckets[i].lo[d]));
-        cJSON_AddItemToArray(lh, cJSON_CreateNumber((double)r->buckets[i].hi[d]));
-      }
-      cJSON_AddItemToObject(pd, "shape_bucket", b);
-      cJSON_AddItemToArray(pa, pd);
-    }
+    for (int i = 0; i < r->nbuckets; i++) cJSON_AddItemToArray(pa, bucket_plan_dump(&r->buckets[i], r->buckets[i].plan));
     r->dumps[STAGE_PLAN] = pa;
   }
   if (!arch_rows_plan(r, row, archs, na, dump, cg, dl)) return false;

@@ -1417,12 +1417,19 @@ plan_result *plan_attention(arena *A, const region *r1, const pc_analysis *a1, i
  * per-block limit; the three warpgroups' registers over the SM's file.  The
  * kept candidate with the widest N tile, then the deepest ring, wins: on
  * one CTA per SM (the skeleton's __launch_bounds__(384, 1)) a wider tile
- * reads fewer operand bytes per FLOP and a deeper ring hides more latency. */
+ * reads fewer operand bytes per FLOP and a deeper ring hides more latency.
+ * A shape bucket's plan has two more STOP rules, first: `padding`, a tile
+ * side at least twice the bucket's largest M or N (more than half of it
+ * past the output on every call of the bucket: the wgmma rows of a decode
+ * bucket, a 128-wide N tile for N <= 64), and `grid`, fewer CTAs than the
+ * arch has SMs on every representative shape of the bucket (this skeleton
+ * runs one CTA an SM; the bucket's sm80 kernel, several an SM, keeps the
+ * call). */
 static const int SM90A_BNS[] = {128, 64};
 static const int SM90A_STAGES[] = {6, 5, 4};
 
-plan_result *plan_sm90a(arena *A, const region *r, const pc_analysis *a, const arch_info *ai, diag_list *dl,
-                        const char *at) {
+plan_result *plan_sm90a(arena *A, const region *r, const pc_analysis *a, const arch_info *ai, const plan_bucket *b,
+                        const char **why_none, diag_list *dl, const char *at) {
   plan_result *res = ARENA_NEW(A, plan_result);
   res->region = a->region;
   int nb = (int)(sizeof SM90A_BNS / sizeof *SM90A_BNS), ns = (int)(sizeof SM90A_STAGES / sizeof *SM90A_STAGES);
@@ -1451,7 +1458,23 @@ plan_result *plan_sm90a(arena *A, const region *r, const pc_analysis *a, const a
       p->regs_per_thread = (p->tile[1] / 2 + PLAN_SM90A_CONSUMER_BASE + 7) / 8 * 8;
       /* the warpgroups' setmaxnreg budgets must fit the register file */
       int regs = 128 * PLAN_SM90A_PRODUCER_REGS + 256 * PLAN_SM90A_CONSUMER_REGS;
-      if (p->smem_bytes > (int)(PLAN_SMEM_FRACTION * ai->smem_per_block)) {
+      /* a bucket's: the most CTAs of its representative shapes */
+      int64_t ctas = 0;
+      for (int s = 0; b && s < b->nshapes; s++) {
+        int64_t t = (b->shapes[s][0] + p->tile[0] - 1) / p->tile[0] * ((b->shapes[s][1] + p->tile[1] - 1) / p->tile[1]);
+        if (t > ctas) ctas = t;
+      }
+      if (b && (b->m_max <= p->tile[0] / 2 || b->n_max <= p->tile[1] / 2)) {
+        bool m = b->m_max <= p->tile[0] / 2;
+        c->stop = "padding";
+        c->why = arena_printf(A, "bucket %s has %s <= %lld: over half of the %d-%s tile is past the output", b->name,
+                              m ? "M" : "N", (long long)(m ? b->m_max : b->n_max), m ? p->tile[0] : p->tile[1],
+                              m ? "row" : "column");
+      } else if (b && ctas < ai->sm_count) {
+        c->stop = "grid";
+        c->why = arena_printf(A, "at most %lld CTAs on bucket %s's shapes, fewer than %s's %d SMs at one CTA an SM",
+                              (long long)ctas, b->name, ai->name, ai->sm_count);
+      } else if (p->smem_bytes > (int)(PLAN_SMEM_FRACTION * ai->smem_per_block)) {
         c->stop = "smem";
         c->why = arena_printf(A, "%d bytes of shared memory, over %.0f%% of %s's %d", p->smem_bytes,
                               100 * PLAN_SMEM_FRACTION, ai->name, ai->smem_per_block);
@@ -1468,6 +1491,8 @@ plan_result *plan_sm90a(arena *A, const region *r, const pc_analysis *a, const a
                                        p->tile[1], p->tile[2], p->stages, c->stop, c->why);
     }
   if (best < 0) {
+    if (why_none) *why_none = whys;
+    if (b) return NULL; /* the bucket keeps its sm80 kernel */
     diag_report(dl, D_PLAN_REGS, at, "Leave sm90a out of the op's archs: its sm80 skeleton serves it.",
                 "no tma_wgmma plan fits %s: %s", ai->name, whys);
     return NULL;
@@ -1476,9 +1501,9 @@ plan_result *plan_sm90a(arena *A, const region *r, const pc_analysis *a, const a
   return res;
 }
 
-plan_result *plan_sm90a_gather(arena *A, const region *r, const pc_analysis *a, const arch_info *ai, diag_list *dl,
-                               const char *at) {
-  plan_result *res = plan_sm90a(A, r, a, ai, dl, at);
+plan_result *plan_sm90a_gather(arena *A, const region *r, const pc_analysis *a, const arch_info *ai,
+                               const plan_bucket *b, const char **why_none, diag_list *dl, const char *at) {
+  plan_result *res = plan_sm90a(A, r, a, ai, b, why_none, dl, at);
   if (!res) return NULL;
   for (int i = 0; i < res->ncand; i++) res->cand[i].p.algo = "cp_async_wgmma";
   res->chosen.algo = "cp_async_wgmma";

@@ -156,18 +156,32 @@ plan_result *plan_attention(arena *A, const region *r1, const pc_analysis *a1, i
 plan_result *plan_rows(arena *A, const region *r, const sx *row_extent, int vec, const arch_info *const *archs,
                        int narchs, diag_list *dl, const char *at);
 #define PLAN_ROW_WARP_MAX 8
+/* A shape bucket as an arch row's plan function sees it (docs/plan.md,
+ * Shape buckets): the largest GEMM M and N of its calls (INT64_MAX where
+ * the bucket leaves that group unbounded, or bounds it as a product) and
+ * the representative shapes its plan was searched on. */
+typedef struct plan_bucket {
+  const char *name;
+  int64_t m_max, n_max;
+  int nshapes;
+  const int64_t (*shapes)[3];
+} plan_bucket;
 /* The sm90a contraction skeleton's plan (algo_choice "tma_wgmma",
  * templates/sm90a_contraction.cuh) on arch `ai`: a 128-row tile of two
  * consumer warpgroups, BK one 128-byte swizzle row, the N tile and the ring
  * depth searched under the shared-memory and register STOP rules
- * (docs/plan.md).  NULL with E1703 when no candidate fits. */
-plan_result *plan_sm90a(arena *A, const region *r, const pc_analysis *a, const arch_info *ai, diag_list *dl,
-                        const char *at);
+ * (docs/plan.md).  NULL with E1703 when no candidate fits.  For a shape
+ * bucket `b` (NULL: the instance's default) two more STOP rules apply,
+ * `padding` and `grid`; when they leave no candidate the result is NULL
+ * with no diagnostic (the bucket keeps its sm80 kernel on sm90a), and
+ * `*why_none` (when not NULL) says why. */
+plan_result *plan_sm90a(arena *A, const region *r, const pc_analysis *a, const arch_info *ai, const plan_bucket *b,
+                        const char **why_none, diag_list *dl, const char *at);
 /* The same plan for the skeleton's gathering producer (algo_choice
  * "cp_async_wgmma", templates/sm90a_gather_contraction.cuh): the same
  * candidates and STOP rules; only the algo_choice differs. */
-plan_result *plan_sm90a_gather(arena *A, const region *r, const pc_analysis *a, const arch_info *ai, diag_list *dl,
-                               const char *at);
+plan_result *plan_sm90a_gather(arena *A, const region *r, const pc_analysis *a, const arch_info *ai,
+                               const plan_bucket *b, const char **why_none, diag_list *dl, const char *at);
 /* setmaxnreg's budgets: the producer warpgroup's registers and a consumer
  * thread's ((65536 - 128 x 40) / 256 rounded down to setmaxnreg's granule
  * of 8), and the registers a consumer thread needs beyond its accumulators

@@ -13,9 +13,12 @@ dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, un
   return DLC_SUCCESS;
 }
 
-/* The null backend plays an sm80 device: the entry points' sm90a paths are
- * not taken (their encode below would succeed). */
-unsigned dlc__device_arch(void) { return DLC__ARCH_SM80; }
+/* The null backend plays an sm80 device unless a test or bench sets
+ * dlc__null_arch: then, on DLC__ARCH_SM90A, the entry points take their
+ * sm90a paths (the encode below succeeds). */
+unsigned dlc__null_arch = DLC__ARCH_SM80;
+
+unsigned dlc__device_arch(void) { return dlc__null_arch; }
 
 dlc_status dlc__tmap_encode_2d(void *map, dlc_dtype dtype, const void *base, int64_t inner, int64_t outer, int64_t ld,
                                int box_inner, int box_outer) {

@@ -147,11 +147,14 @@ dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, un
                        struct CUstream_st *stream);
 
 /* The arch bit (DLC__ARCH_*) of the device the backend launches on: the
- * current CUDA device's, the emulated one's (DLC_EMU_ARCH), DLC__ARCH_SM80
+ * current CUDA device's, the emulated one's (DLC_EMU_ARCH), dlc__null_arch
  * for the null backend; 0 when there is none (the launch then reports why).
  * The generated entry points run an op's sm90a kernel only where this is
  * DLC__ARCH_SM90A. */
 unsigned dlc__device_arch(void);
+/* The arch the null backend plays (libdlckernels-null only): DLC__ARCH_SM80
+ * unless a test or bench sets it before its calls. */
+extern unsigned dlc__null_arch;
 
 /* Encodes the 2-D tiled tensor map (a CUtensorMap: 128 bytes, 64-byte
  * aligned) of a row-major matrix of `outer` rows of `inner` elements of

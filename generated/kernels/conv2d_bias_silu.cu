@@ -949,6 +949,171 @@ struct Op_stride2x2_pad1x1 {
   }
 };
 
+// ---- conv2d_bias_silu fp16.stride1x1.pad1x1.b0, bf16.stride1x1.pad1x1.b0 on sm90a: region conv2d_bias_silu.Y0_conv
+// plan (searched for sm90a): tile 128x64x64, 6 stages, 2 consumer warpgroups + 1 producer, cp_async_wgmma
+template <class T_>
+struct Op_stride1x1_pad1x1_b0_sm90a {
+  using T = T_;
+  using OutT = T_;
+  using Params = dlc__p_conv2d_bias_silu;
+  static constexpr int BM = 128, BN = 64, BK = 64, STAGES = 6, THREADS = 384;
+  // B stored along K: K-major descriptors
+  static constexpr bool B_K_CONTIG = true;
+  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg
+  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
+  static constexpr int RASTER_GROUP = 8;
+  // M: (n, h, w), extent H*N*W
+  // N: (co), extent K
+  // K: (kh, kw, ci), extent 9*C
+  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->h * p->n * p->w); }
+  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->k); }
+  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (9 * p->c); }
+  // the gathering producer: a thread lands stage kt - LAG after issuing stage kt (GPU IR)
+  static constexpr int LAG = 4;
+  // operand A = X[n, h+kh-1, kw+w-1, ci]: chunks of VEC elements run along ci
+  template <int VEC>
+  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
+    const T *base = static_cast<const T *>(p->x);
+    *src = base;
+    if (ri >= (p->h * p->n * p->w)) return 0;
+    if (ki >= (9 * p->c)) return 0;
+    int64_t t_ri = ri;
+    [[maybe_unused]] const int64_t i_w = t_ri % (p->w);
+    t_ri /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_ri % (p->h);
+    t_ri /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_ri;
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    if (!((0 <= (i_h + i_kh - 1) && (i_h + i_kh - 1) < (p->h)) && (0 <= (i_kw + i_w - 1) && (i_kw + i_w - 1) < (p->w)))) return 0;  // pad piece: zero fill
+    const int64_t left = (p->c) - i_ci;
+    *src = base + (i_ci + p->c * (i_kw + i_w - 1 + p->w * (i_h + i_kh + p->h * i_n - 1)));
+    return left < VEC ? (int)left : VEC;
+  }
+  // operand B = Wt[co, kh, kw, ci]: chunks of VEC elements run along ci
+  template <int VEC>
+  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
+    const T *base = static_cast<const T *>(p->wt);
+    *src = base;
+    if (ri >= (p->k)) return 0;
+    if (ki >= (9 * p->c)) return 0;
+    [[maybe_unused]] const int64_t i_co = ri;
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    const int64_t left = (p->c) - i_ci;
+    *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
+    return left < VEC ? (int)left : VEC;
+  }
+  // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
+  //   Y0 = sum[kh, kw, ci](select(0 <= h+kh-1 < H && 0 <= kw+w-1 < W, X[n, h+kh-1, kw+w-1, ci], 0) *
+  //       Wt[co, kh, kw, ci])
+  //   Y1 = Y0 + bias[co]
+  //   Y1.mul = Y1 * -1.4426950408889634
+  //   Y1.exp2 = exp2(Y1.mul)
+  //   Y1.add = 1 + Y1.exp2
+  //   Y1.recip = 1 / Y1.add
+  //   Y = Y1 * Y1.recip
+  //   yield Y -> Y (T)
+  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
+                                                 const float (&acc)[4]) {
+    if (mi >= (p->h * p->n * p->w)) return;
+    const int64_t nleft = (p->k) - ni;
+    if (nleft <= 0) return;
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
+    t_mi /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
+    t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_mi;
+    float rd0[4];
+    {
+      [[maybe_unused]] const int64_t i_co = ni;
+      const T *src = static_cast<const T *>(p->bias) + (i_co);
+      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
+      else
+        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
+    }
+    float out[4];
+    int64_t off[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (j >= nleft) break;
+      const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_co = nj;
+      const float v_Y1 = (acc[j] + rd0[j]);
+      const float v_Y1_mul = (v_Y1 * -1.44269504f);
+      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
+      const float v_Y1_add = (1.0f + v_Y1_exp2);
+      const float v_Y1_recip = dlc::rcp(v_Y1_add);
+      const float v_Y = (v_Y1 * v_Y1_recip);
+      out[j] = v_Y;
+      off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
+    }
+    OutT *dst = static_cast<OutT *>(p->y);
+    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
+      dlc::st4(dst + off[0], out);
+      return;
+    }
+    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
+  }
+  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  static constexpr int EPI_VEC = 8;
+  struct EpiCols {
+    float rd0[8];  // bias
+  };
+  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
+    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+    if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
+    if (((p->h * p->k * p->w)) % 8 != 0) return false;
+    if (((p->k * p->w)) % 8 != 0) return false;
+    if (((p->k)) % 8 != 0) return false;
+    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
+    return true;
+  }
+  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
+                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
+    [[maybe_unused]] const int64_t i_co = ni;
+    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
+  }
+  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_mflat = mi;
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
+    t_mi /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
+    t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_mi;
+    OutT *dst;
+    {
+      [[maybe_unused]] const int64_t i_co = ni;
+      dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
+    }
+    float out[EPI_VEC];
+#pragma unroll
+    for (int j = 0; j < EPI_VEC; ++j) {
+      [[maybe_unused]] const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_co = nj;
+      const float v_Y1 = (acc[j] + cc.rd0[j]);
+      const float v_Y1_mul = (v_Y1 * -1.44269504f);
+      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
+      const float v_Y1_add = (1.0f + v_Y1_exp2);
+      const float v_Y1_recip = dlc::rcp(v_Y1_add);
+      const float v_Y = (v_Y1 * v_Y1_recip);
+      out[j] = v_Y;
+    }
+    dlc::stv(dst, out);
+  }
+};
+
 // ---- conv2d_bias_silu fp16.stride1x1.pad1x1, bf16.stride1x1.pad1x1 on sm90a: region conv2d_bias_silu.Y0_conv
 // plan (searched for sm90a): tile 128x128x64, 5 stages, 2 consumer warpgroups + 1 producer, cp_async_wgmma
 template <class T_>
@@ -1091,6 +1256,171 @@ struct Op_stride1x1_pad1x1_sm90a {
     t_mi /= (p->w);
     [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
     t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_mi;
+    OutT *dst;
+    {
+      [[maybe_unused]] const int64_t i_co = ni;
+      dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
+    }
+    float out[EPI_VEC];
+#pragma unroll
+    for (int j = 0; j < EPI_VEC; ++j) {
+      [[maybe_unused]] const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_co = nj;
+      const float v_Y1 = (acc[j] + cc.rd0[j]);
+      const float v_Y1_mul = (v_Y1 * -1.44269504f);
+      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
+      const float v_Y1_add = (1.0f + v_Y1_exp2);
+      const float v_Y1_recip = dlc::rcp(v_Y1_add);
+      const float v_Y = (v_Y1 * v_Y1_recip);
+      out[j] = v_Y;
+    }
+    dlc::stv(dst, out);
+  }
+};
+
+// ---- conv2d_bias_silu fp16.stride2x2.pad1x1.b0, bf16.stride2x2.pad1x1.b0 on sm90a: region conv2d_bias_silu.Y0_conv
+// plan (searched for sm90a): tile 128x64x64, 6 stages, 2 consumer warpgroups + 1 producer, cp_async_wgmma
+template <class T_>
+struct Op_stride2x2_pad1x1_b0_sm90a {
+  using T = T_;
+  using OutT = T_;
+  using Params = dlc__p_conv2d_bias_silu;
+  static constexpr int BM = 128, BN = 64, BK = 64, STAGES = 6, THREADS = 384;
+  // B stored along K: K-major descriptors
+  static constexpr bool B_K_CONTIG = true;
+  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg
+  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
+  static constexpr int RASTER_GROUP = 8;
+  // M: (n, h, w), extent N*floor((H+1)/2)*floor((W+1)/2)
+  // N: (co), extent K
+  // K: (kh, kw, ci), extent 9*C
+  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2)); }
+  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->k); }
+  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (9 * p->c); }
+  // the gathering producer: a thread lands stage kt - LAG after issuing stage kt (GPU IR)
+  static constexpr int LAG = 4;
+  // operand A = X[n, 2*h+kh-1, 2*w+kw-1, ci]: chunks of VEC elements run along ci
+  template <int VEC>
+  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
+    const T *base = static_cast<const T *>(p->x);
+    *src = base;
+    if (ri >= (p->n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) return 0;
+    if (ki >= (9 * p->c)) return 0;
+    int64_t t_ri = ri;
+    [[maybe_unused]] const int64_t i_w = t_ri % (dlc::floordiv((p->w + 1), 2));
+    t_ri /= (dlc::floordiv((p->w + 1), 2));
+    [[maybe_unused]] const int64_t i_h = t_ri % (dlc::floordiv((p->h + 1), 2));
+    t_ri /= (dlc::floordiv((p->h + 1), 2));
+    [[maybe_unused]] const int64_t i_n = t_ri;
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    if (!((0 <= (2 * i_h + i_kh - 1) && (2 * i_h + i_kh - 1) < (p->h)) && (0 <= (i_kw + 2 * i_w - 1) && (i_kw + 2 * i_w - 1) < (p->w)))) return 0;  // pad piece: zero fill
+    const int64_t left = (p->c) - i_ci;
+    *src = base + (i_ci + p->c * (i_kw + 2 * i_w - 1 + p->w * (2 * i_h + i_kh + p->h * i_n - 1)));
+    return left < VEC ? (int)left : VEC;
+  }
+  // operand B = Wt[co, kh, kw, ci]: chunks of VEC elements run along ci
+  template <int VEC>
+  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
+    const T *base = static_cast<const T *>(p->wt);
+    *src = base;
+    if (ri >= (p->k)) return 0;
+    if (ki >= (9 * p->c)) return 0;
+    [[maybe_unused]] const int64_t i_co = ri;
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    const int64_t left = (p->c) - i_ci;
+    *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
+    return left < VEC ? (int)left : VEC;
+  }
+  // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
+  //   Y0 = sum[kh, kw, ci](select(0 <= 2*h+kh-1 < H && 0 <= 2*w+kw-1 < W, X[n, 2*h+kh-1, 2*w+kw-1, ci], 0) *
+  //       Wt[co, kh, kw, ci])
+  //   Y1 = Y0 + bias[co]
+  //   Y1.mul = Y1 * -1.4426950408889634
+  //   Y1.exp2 = exp2(Y1.mul)
+  //   Y1.add = 1 + Y1.exp2
+  //   Y1.recip = 1 / Y1.add
+  //   Y = Y1 * Y1.recip
+  //   yield Y -> Y (T)
+  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
+                                                 const float (&acc)[4]) {
+    if (mi >= (p->n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) return;
+    const int64_t nleft = (p->k) - ni;
+    if (nleft <= 0) return;
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
+    t_mi /= (dlc::floordiv((p->w + 1), 2));
+    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
+    t_mi /= (dlc::floordiv((p->h + 1), 2));
+    [[maybe_unused]] const int64_t i_n = t_mi;
+    float rd0[4];
+    {
+      [[maybe_unused]] const int64_t i_co = ni;
+      const T *src = static_cast<const T *>(p->bias) + (i_co);
+      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
+      else
+        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
+    }
+    float out[4];
+    int64_t off[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (j >= nleft) break;
+      const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_co = nj;
+      const float v_Y1 = (acc[j] + rd0[j]);
+      const float v_Y1_mul = (v_Y1 * -1.44269504f);
+      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
+      const float v_Y1_add = (1.0f + v_Y1_exp2);
+      const float v_Y1_recip = dlc::rcp(v_Y1_add);
+      const float v_Y = (v_Y1 * v_Y1_recip);
+      out[j] = v_Y;
+      off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
+    }
+    OutT *dst = static_cast<OutT *>(p->y);
+    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
+      dlc::st4(dst + off[0], out);
+      return;
+    }
+    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
+  }
+  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  static constexpr int EPI_VEC = 8;
+  struct EpiCols {
+    float rd0[8];  // bias
+  };
+  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
+    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+    if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
+    if (((p->k * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
+    if (((p->k * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
+    if (((p->k)) % 8 != 0) return false;
+    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
+    return true;
+  }
+  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
+                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
+    [[maybe_unused]] const int64_t i_co = ni;
+    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
+  }
+  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_mflat = mi;
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
+    t_mi /= (dlc::floordiv((p->w + 1), 2));
+    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
+    t_mi /= (dlc::floordiv((p->h + 1), 2));
     [[maybe_unused]] const int64_t i_n = t_mi;
     OutT *dst;
     {
@@ -1378,9 +1708,19 @@ __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pa
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1(const dlc__p_conv2d_bias_silu p) {
   dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__nv_bfloat16>, 1>(&p);
 }
+__global__ void __launch_bounds__(384, 1) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_sm90a(const __grid_constant__ dlc__p_conv2d_bias_silu p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  dlc::sm90a_gather_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0_sm90a<__half>>(&p);
+#endif
+}
 __global__ void __launch_bounds__(384, 1) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_sm90a(const __grid_constant__ dlc__p_conv2d_bias_silu p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   dlc::sm90a_gather_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_sm90a<__half>>(&p);
+#endif
+}
+__global__ void __launch_bounds__(384, 1) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_sm90a(const __grid_constant__ dlc__p_conv2d_bias_silu p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  dlc::sm90a_gather_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0_sm90a<__half>>(&p);
 #endif
 }
 __global__ void __launch_bounds__(384, 1) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_sm90a(const __grid_constant__ dlc__p_conv2d_bias_silu p) {
@@ -1388,9 +1728,19 @@ __global__ void __launch_bounds__(384, 1) dlc_conv2d_bias_silu_fp16_stride2x2_pa
   dlc::sm90a_gather_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_sm90a<__half>>(&p);
 #endif
 }
+__global__ void __launch_bounds__(384, 1) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_sm90a(const __grid_constant__ dlc__p_conv2d_bias_silu p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  dlc::sm90a_gather_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0_sm90a<__nv_bfloat16>>(&p);
+#endif
+}
 __global__ void __launch_bounds__(384, 1) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_sm90a(const __grid_constant__ dlc__p_conv2d_bias_silu p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   dlc::sm90a_gather_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_sm90a<__nv_bfloat16>>(&p);
+#endif
+}
+__global__ void __launch_bounds__(384, 1) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_sm90a(const __grid_constant__ dlc__p_conv2d_bias_silu p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  dlc::sm90a_gather_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0_sm90a<__nv_bfloat16>>(&p);
 #endif
 }
 __global__ void __launch_bounds__(384, 1) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_sm90a(const __grid_constant__ dlc__p_conv2d_bias_silu p) {
@@ -1433,9 +1783,13 @@ extern const void *const dlc__fns_conv2d_bias_silu[] = {
     (const void *)dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4,
     (const void *)dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2,
     (const void *)dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1,
+    (const void *)dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_sm90a,
     (const void *)dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_sm90a,
+    (const void *)dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_sm90a,
     (const void *)dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_sm90a,
+    (const void *)dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_sm90a,
     (const void *)dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_sm90a,
+    (const void *)dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_sm90a,
     (const void *)dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_sm90a,
 };
 }  // extern "C"

@@ -818,6 +818,106 @@ struct Op {
   }
 };
 
+// ---- gemm_bias_relu fp16.b4, bf16.b4 on sm90a: region gemm_bias_relu.C0_matmul
+// plan (searched for sm90a): tile 128x64x64, 6 stages, 2 consumer warpgroups + 1 producer, tma_wgmma
+template <class T_>
+struct Op_b4_sm90a {
+  using T = T_;
+  using OutT = T_;
+  using Params = dlc__p_gemm_bias_relu;
+  using TParams = dlc__tp_gemm_bias_relu;
+  static constexpr int BM = 128, BN = 64, BK = 64, STAGES = 6, THREADS = 384;
+  // B stored along N: MN-major (imm-trans-b 1) descriptors
+  static constexpr bool B_K_CONTIG = false;
+  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg
+  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
+  static constexpr int RASTER_GROUP = 8;
+  // M: (m), extent M
+  // N: (n), extent N
+  // K: (k), extent K
+  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->m); }
+  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->n); }
+  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (p->k); }
+  // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
+  //   C0 = sum[k](A[m, k] * B[k, n])
+  //   C1 = C0 + bias[n]
+  //   C1.cmplt = 0 < C1
+  //   C = select(C1.cmplt, C1, 0)
+  //   yield C -> C (T)
+  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
+                                                 const float (&acc)[4]) {
+    if (mi >= (p->m)) return;
+    const int64_t nleft = (p->n) - ni;
+    if (nleft <= 0) return;
+    [[maybe_unused]] const int64_t i_m = mi;
+    float rd0[4];
+    {
+      [[maybe_unused]] const int64_t i_n = ni;
+      const T *src = static_cast<const T *>(p->bias) + (i_n);
+      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
+      else
+        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
+    }
+    float out[4];
+    int64_t off[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (j >= nleft) break;
+      const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_n = nj;
+      const float v_C1 = (acc[j] + rd0[j]);
+      const bool v_C1_cmplt = (0.0f < v_C1);
+      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
+      out[j] = v_C;
+      off[j] = (i_n + p->ldc * i_m);
+    }
+    OutT *dst = static_cast<OutT *>(p->c);
+    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
+      dlc::st4(dst + off[0], out);
+      return;
+    }
+    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
+  }
+  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  static constexpr int EPI_VEC = 8;
+  struct EpiCols {
+    float rd0[8];  // bias
+  };
+  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
+    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+    if (reinterpret_cast<uintptr_t>(p->c) % 16 != 0) return false;
+    if (((p->ldc)) % 8 != 0) return false;
+    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
+    return true;
+  }
+  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
+                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
+    [[maybe_unused]] const int64_t i_n = ni;
+    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
+  }
+  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_mflat = mi;
+    [[maybe_unused]] const int64_t i_m = mi;
+    OutT *dst;
+    {
+      [[maybe_unused]] const int64_t i_n = ni;
+      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+    }
+    float out[EPI_VEC];
+#pragma unroll
+    for (int j = 0; j < EPI_VEC; ++j) {
+      [[maybe_unused]] const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_n = nj;
+      const float v_C1 = (acc[j] + cc.rd0[j]);
+      const bool v_C1_cmplt = (0.0f < v_C1);
+      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
+      out[j] = v_C;
+    }
+    dlc::stv(dst, out);
+  }
+};
+
 // ---- gemm_bias_relu fp16, bf16 on sm90a: region gemm_bias_relu.C0_matmul
 // plan (searched for sm90a): tile 128x128x64, 5 stages, 2 consumer warpgroups + 1 producer, tma_wgmma
 template <class T_>
@@ -1071,9 +1171,19 @@ __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_v2(const dlc__
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_v1(const dlc__p_gemm_bias_relu p) {
   dlc::sm80_contraction<dlc_gemm_bias_relu::Op<__nv_bfloat16>, 1>(&p);
 }
+__global__ void __launch_bounds__(384, 1) dlc_gemm_bias_relu_fp16_b4_sm90a(const __grid_constant__ dlc__tp_gemm_bias_relu tp) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  dlc::sm90a_contraction<dlc_gemm_bias_relu::Op_b4_sm90a<__half>>(&tp);
+#endif
+}
 __global__ void __launch_bounds__(384, 1) dlc_gemm_bias_relu_fp16_sm90a(const __grid_constant__ dlc__tp_gemm_bias_relu tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   dlc::sm90a_contraction<dlc_gemm_bias_relu::Op_sm90a<__half>>(&tp);
+#endif
+}
+__global__ void __launch_bounds__(384, 1) dlc_gemm_bias_relu_bf16_b4_sm90a(const __grid_constant__ dlc__tp_gemm_bias_relu tp) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  dlc::sm90a_contraction<dlc_gemm_bias_relu::Op_b4_sm90a<__nv_bfloat16>>(&tp);
 #endif
 }
 __global__ void __launch_bounds__(384, 1) dlc_gemm_bias_relu_bf16_sm90a(const __grid_constant__ dlc__tp_gemm_bias_relu tp) {
@@ -1134,7 +1244,9 @@ extern const void *const dlc__fns_gemm_bias_relu[] = {
     (const void *)dlc_gemm_bias_relu_bf16_v4,
     (const void *)dlc_gemm_bias_relu_bf16_v2,
     (const void *)dlc_gemm_bias_relu_bf16_v1,
+    (const void *)dlc_gemm_bias_relu_fp16_b4_sm90a,
     (const void *)dlc_gemm_bias_relu_fp16_sm90a,
+    (const void *)dlc_gemm_bias_relu_bf16_b4_sm90a,
     (const void *)dlc_gemm_bias_relu_bf16_sm90a,
 };
 }  // extern "C"

@@ -58,8 +58,10 @@ static const dlc__kernel dlc__k_gemm_bias_relu[] = {
     {"dlc_gemm_bias_relu_bf16_v4", 0, 47, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
     {"dlc_gemm_bias_relu_bf16_v2", 0, 48, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
     {"dlc_gemm_bias_relu_bf16_v1", 0, 49, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_fp16_sm90a", 0, 50, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_bf16_sm90a", 0, 51, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_b4_sm90a", 0, 50, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_fp16_sm90a", 0, 51, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_b4_sm90a", 0, 52, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_bf16_sm90a", 0, 53, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
 };
 /* instance selection (first match): dtype, shape-bucket bounds */
 static const struct dlc__sel_gemm_bias_relu {
@@ -355,6 +357,26 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
     if (dlc_sp[3].count > 0) dlc_work = 1;
     if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    if (dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
+      dlc__tp_gemm_bias_relu dlc_tp;
+      dlc_tp.p = *dlc_p;
+      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
+          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->n, dlc_p->k, dlc_p->ldb, 64, 64) == DLC_SUCCESS) {
+        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+        if (dlc_gx > 2147483647)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+        const int64_t dlc_kx = dlc_p->k;
+        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+        return dlc__launch(&dlc__k_gemm_bias_relu[50], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      }
+      dlc__clear_detail();
+    }
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
@@ -402,7 +424,7 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
           return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
         if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
           return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_relu[50], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+        return dlc__launch(&dlc__k_gemm_bias_relu[51], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
       }
       dlc__clear_detail();
     }
@@ -569,6 +591,26 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
     if (dlc_sp[3].count > 0) dlc_work = 1;
     if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    if (dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
+      dlc__tp_gemm_bias_relu dlc_tp;
+      dlc_tp.p = *dlc_p;
+      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
+          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->n, dlc_p->k, dlc_p->ldb, 64, 64) == DLC_SUCCESS) {
+        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+        if (dlc_gx > 2147483647)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+        const int64_t dlc_kx = dlc_p->k;
+        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+        return dlc__launch(&dlc__k_gemm_bias_relu[52], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      }
+      dlc__clear_detail();
+    }
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
@@ -616,7 +658,7 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
           return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
         if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
           return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_relu[51], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+        return dlc__launch(&dlc__k_gemm_bias_relu[53], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
       }
       dlc__clear_detail();
     }
@@ -694,8 +736,10 @@ static const dlc__kernel dlc__k_gemm_bias_relu_nt[] = {
     {"dlc_gemm_bias_relu_nt_bf16_v4", 1, 47, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
     {"dlc_gemm_bias_relu_nt_bf16_v2", 1, 48, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
     {"dlc_gemm_bias_relu_nt_bf16_v1", 1, 49, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_fp16_sm90a", 1, 50, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
-    {"dlc_gemm_bias_relu_nt_bf16_sm90a", 1, 51, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_b4_sm90a", 1, 50, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_fp16_sm90a", 1, 51, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_b4_sm90a", 1, 52, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_relu_nt_bf16_sm90a", 1, 53, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
 };
 /* instance selection (first match): dtype, shape-bucket bounds */
 static const struct dlc__sel_gemm_bias_relu_nt {
@@ -991,6 +1035,26 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
     if (dlc_sp[3].count > 0) dlc_work = 1;
     if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    if (dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
+      dlc__tp_gemm_bias_relu_nt dlc_tp;
+      dlc_tp.p = *dlc_p;
+      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
+          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->k, dlc_p->n, dlc_p->ldb, 64, 64) == DLC_SUCCESS) {
+        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+        if (dlc_gx > 2147483647)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+        const int64_t dlc_kx = dlc_p->k;
+        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+        return dlc__launch(&dlc__k_gemm_bias_relu_nt[50], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      }
+      dlc__clear_detail();
+    }
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
@@ -1038,7 +1102,7 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
           return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
         if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
           return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_relu_nt[50], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+        return dlc__launch(&dlc__k_gemm_bias_relu_nt[51], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
       }
       dlc__clear_detail();
     }
@@ -1205,6 +1269,26 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
     if (dlc_sp[3].count > 0) dlc_work = 1;
     if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    if (dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
+      dlc__tp_gemm_bias_relu_nt dlc_tp;
+      dlc_tp.p = *dlc_p;
+      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
+          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->k, dlc_p->n, dlc_p->ldb, 64, 64) == DLC_SUCCESS) {
+        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+        if (dlc_gx > 2147483647)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+        const int64_t dlc_kx = dlc_p->k;
+        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+        return dlc__launch(&dlc__k_gemm_bias_relu_nt[52], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      }
+      dlc__clear_detail();
+    }
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
     if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
@@ -1252,7 +1336,7 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
           return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
         if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
           return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_relu_nt[51], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+        return dlc__launch(&dlc__k_gemm_bias_relu_nt[53], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
       }
       dlc__clear_detail();
     }
@@ -1312,10 +1396,14 @@ static const dlc__kernel dlc__k_conv2d_bias_silu[] = {
     {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4", 2, 29, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
     {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2", 2, 30, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
     {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1", 2, 31, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_sm90a", 2, 32, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_sm90a", 2, 33, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_sm90a", 2, 34, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_sm90a", 2, 35, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_sm90a", 2, 32, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_sm90a", 2, 33, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_sm90a", 2, 34, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_sm90a", 2, 35, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_sm90a", 2, 36, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_sm90a", 2, 37, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_sm90a", 2, 38, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_sm90a", 2, 39, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
 };
 /* instance selection (first match): dtype, variant keys, shape-bucket bounds */
 static const struct dlc__sel_conv2d_bias_silu {
@@ -1423,6 +1511,20 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
+    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
+      const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
+      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+      if (dlc_gx > 2147483647)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+      const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+      if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+        return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[32], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+    }
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
@@ -1478,7 +1580,7 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
         return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
       if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
         return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_conv2d_bias_silu[32], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[33], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
     }
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
@@ -1525,6 +1627,20 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
+    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
+      const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
+      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+      if (dlc_gx > 2147483647)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+      const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+      if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+        return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[34], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+    }
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
@@ -1582,7 +1698,7 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
         return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
       if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
         return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_conv2d_bias_silu[33], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[35], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
     }
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
@@ -1627,6 +1743,20 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
+    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
+      const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
+      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+      if (dlc_gx > 2147483647)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+      const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+      if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+        return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[36], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+    }
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
@@ -1682,7 +1812,7 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
         return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
       if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
         return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_conv2d_bias_silu[34], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[37], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
     }
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
@@ -1729,6 +1859,20 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
+    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
+      const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
+      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+      if (dlc_gx > 2147483647)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+      const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+      if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+        return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[38], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+    }
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
@@ -1786,7 +1930,7 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
         return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
       if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
         return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_conv2d_bias_silu[35], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[39], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
     }
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)

@@ -2,17 +2,22 @@
 """The sm_90a SASS of every sm90a-row kernel (names ending in _sm90a) in a
 library holds HGMMA in its steady-state loop and spills nothing: the
 figures of bench/sass_stats (cuobjdump from the CUDA install or PyPI's
-nvidia-cuda-cuobjdump).  Exit 77 (CTest's skip) when cuobjdump is missing.
+nvidia-cuda-cuobjdump).  With --with-bucket each op must also have a shape
+bucket's sm90a kernel (dlc_<op>_<instance>_b<i>_sm90a).  Exit 77 (CTest's
+skip) when cuobjdump is missing.
 
-usage: check_hgmma.py SASS_STATS LIB OP..."""
+usage: check_hgmma.py SASS_STATS LIB [--with-bucket] OP..."""
 import csv
 import io
+import re
 import subprocess
 import sys
 
 
 def main():
     stats, lib, ops = sys.argv[1], sys.argv[2], sys.argv[3:]
+    with_bucket = "--with-bucket" in ops
+    ops = [o for o in ops if o != "--with-bucket"]
     r = subprocess.run([sys.executable, stats, "--lib", lib, "--arch", "sm_90a", "--filter", "_sm90a", "--csv"],
                        capture_output=True, text=True)
     if r.returncode != 0:
@@ -27,6 +32,9 @@ def main():
                 not any(x["kernel"].startswith("dlc_%s_" % o) for o in longer)]
         if not mine:
             print("FAIL: no sm90a-row kernel of %s in %s" % (op, lib))
+            bad += 1
+        if with_bucket and not any(re.search(r"_b[0-9]+_sm90a$", x["kernel"]) for x in mine):
+            print("FAIL: no shape bucket's sm90a-row kernel of %s in %s" % (op, lib))
             bad += 1
         for x in mine:
             ok = int(x["mma"]) > 0 and int(x["spill"]) == 0

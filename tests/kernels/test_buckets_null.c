@@ -15,7 +15,13 @@
  *     the convolution with K <= 64 output channels (its M, N P Q, is a
  *     product) takes 128x64 tiles, not the default 128x128 ones that throw
  *     half of each B tile away, for both strides and dtypes; a GEMM with
- *     N <= 64 takes it too unless an M bucket (M <= 128) comes first. */
+ *     N <= 64 takes it too unless an M bucket (M <= 128) comes first;
+ *   - on an sm90a device (the null backend playing one: dlc__null_arch),
+ *     the n1_64 bucket runs its own sm90a kernel (tma_wgmma for the GEMMs,
+ *     cp_async_wgmma for the convolution: 128x64 tiles), the default
+ *     instance its 128x128 one, and the other buckets (m1_16, m17_128,
+ *     skinny), which the sm90a row's bucket STOP rules leave without one
+ *     (docs/plan.md, Shape buckets), their sm80 kernels. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -156,5 +162,55 @@ int main(void) {
         fprintf(stderr, "%s %lldx%lldx%lld: kernel %s, %dx%d\n", nt ? "nt" : "nn", (long long)gn[i].M, (long long)gn[i].N,
                 (long long)gn[i].K, l->kernel->name, l->kernel->bm, l->kernel->bn);
     }
+  /* sm90a: which row runs, its tile and CTAs */
+  dlc__null_arch = DLC__ARCH_SM90A;
+  static const struct {
+    int64_t M, N, K;
+    const char *tag; /* in the kernel name; "_sm90a": the default instance's sm90a kernel */
+    int bm, bn;
+  } g90[] = {{4096, 64, 4096, "16_b4_sm90a", 128, 64}, {129, 1, 100, "16_b4_sm90a", 128, 64},
+             {8192, 33, 4096, "16_b4_sm90a", 128, 64}, {4096, 65, 4096, "16_sm90a", 128, 128},
+             {16, 64, 1024, "_b2_v", 16, 16},          {1, 4096, 4096, "_b2_v", 16, 16},
+             {100, 64, 1024, "_b3_v", 64, 64},         {128, 4096, 4096, "_b3_v", 64, 64},
+             {512, 512, 4096, "_b1_v", 16, 64}}; /* skinny without a workspace: skinny_nosplit */
+  for (int nt = 0; nt < 2; nt++)
+    for (int d = 0; d < 2; d++)
+      for (size_t i = 0; i < sizeof g90 / sizeof *g90; i++) {
+        dlc_status st = call(nt, d ? DLC_BF16 : DLC_F16, g90[i].M, g90[i].N, g90[i].K);
+        const dlc__launch_rec *l = dlc__last_launch();
+        CHECK(st == DLC_SUCCESS);
+        if (st != DLC_SUCCESS) continue;
+        int64_t ctas = (int64_t)l->grid[0] * l->grid[1] * l->grid[2];
+        bool ok = strstr(l->kernel->name, g90[i].tag) && l->kernel->bm == g90[i].bm && l->kernel->bn == g90[i].bn &&
+                  ctas == cdiv(g90[i].M, g90[i].bm) * cdiv(g90[i].N, g90[i].bn);
+        CHECK(ok);
+        if (!ok || (nt == 0 && d == 0 && i == 0))
+          printf("sm90a %s %lldx%lldx%lld: %s, %dx%d tiles, %lld CTAs\n", nt ? "nt" : "nn", (long long)g90[i].M,
+                 (long long)g90[i].N, (long long)g90[i].K, l->kernel->name, l->kernel->bm, l->kernel->bn,
+                 (long long)ctas);
+      }
+  for (int d = 0; d < 2; d++)
+    for (int stride = 1; stride <= 2; stride++)
+      for (size_t i = 0; i < sizeof Ks / sizeof *Ks; i++) {
+        dlc_dtype dt = d ? DLC_BF16 : DLC_F16;
+        int64_t N = 32, H = 56, W = 56, C = 64, K = Ks[i], P = (H - 1) / stride + 1, Q = (W - 1) / stride + 1;
+        dlc_status st = dlc_conv2d_bias_silu(dt, N, H, W, C, K, stride, stride, 1, 1, fake(0x10000000), fake(0x20000000),
+                                             fake(0x30000000), fake(0x40000000), NULL);
+        const dlc__launch_rec *l = dlc__last_launch();
+        CHECK(st == DLC_SUCCESS);
+        if (st != DLC_SUCCESS) continue;
+        bool bucket = K <= 64;
+        int bn = bucket ? 64 : 128;
+        int64_t ctas = (int64_t)l->grid[0] * l->grid[1] * l->grid[2];
+        const char *name = l->kernel->name;
+        size_t n = strlen(name);
+        bool ok = n > 6 && strcmp(name + n - 6, "_sm90a") == 0 && (strstr(name, "1_b0_") != NULL) == bucket &&
+                  l->kernel->bm == 128 && l->kernel->bn == bn && ctas == cdiv(N * P * Q, 128) * cdiv(K, bn);
+        CHECK(ok);
+        if (!ok || (d == 0 && stride == 1 && K == 64))
+          printf("sm90a conv %lldx%lldx%lldx%lld->%lld/s%d: %s, %dx%d tiles, %lld CTAs\n", (long long)N, (long long)H,
+                 (long long)W, (long long)C, (long long)K, stride, name, l->kernel->bm, l->kernel->bn, (long long)ctas);
+      }
+  dlc__null_arch = DLC__ARCH_SM80;
   return fails ? 1 : 0;
 }

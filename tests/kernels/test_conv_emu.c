@@ -11,9 +11,10 @@
  * 136 the default ones.
  *
  * With DLC_EMU_ARCH=sm90a every case whose channels come in 16-byte chunks
- * (C a multiple of 8) and whose K is past the n1_64 bucket must run the
- * sm90a row's kernel (a name ending in _sm90a, read from the last launch);
- * the others run sm80 rows (a shape bucket's instance has no sm90a kernel). */
+ * (C a multiple of 8) must run an sm90a row's kernel (a name ending in
+ * _sm90a, read from the last launch): K <= 64 the n1_64 bucket's own
+ * (`_b0_sm90a`, 128x64 tiles), larger K the default instance's (128x128);
+ * the others run sm80 rows. */
 #include "kt.h"
 
 #include "dlc_internal.h" /* dlc__last_launch */
@@ -43,11 +44,14 @@ static int run_case(dlc_dtype dt, int64_t N, int64_t H, int64_t W, int64_t C, in
                                       kt_ptr(bias.dev), kt_ptr(Y.dev), NULL);
   int bad = 0;
   const char *arch = getenv("DLC_EMU_ARCH");
-  int want90 = arch && strcmp(arch, "sm90a") == 0 && C % 8 == 0 && K > 64; /* K <= 64: the n1_64 bucket */
-  if (r == DLC_SUCCESS && ran_sm90a() != want90) {
-    fprintf(stderr, "N=%lld H=%lld W=%lld C=%lld K=%lld s=%lld: ran %s, not %s\n", (long long)N, (long long)H,
-            (long long)W, (long long)C, (long long)K, (long long)s, dlc__last_launch()->kernel->name,
-            want90 ? "the sm90a row's kernel" : "an sm80 row's kernel");
+  int want90 = arch && strcmp(arch, "sm90a") == 0 && C % 8 == 0;
+  /* K <= 64: the n1_64 bucket's instance (b0), with 128x64 tiles */
+  const dlc__kernel *ran = r == DLC_SUCCESS ? dlc__last_launch()->kernel : NULL;
+  int bucket_ok = !want90 || !ran || ((strstr(ran->name, "_b0_sm90a") != NULL) == (K <= 64) && ran->bn == (K <= 64 ? 64 : 128));
+  if (r == DLC_SUCCESS && (ran_sm90a() != want90 || !bucket_ok)) {
+    fprintf(stderr, "N=%lld H=%lld W=%lld C=%lld K=%lld s=%lld: ran %s (%dx%d tiles), not %s\n", (long long)N,
+            (long long)H, (long long)W, (long long)C, (long long)K, (long long)s, ran->name, ran->bm, ran->bn,
+            !want90 ? "an sm80 row's kernel" : K <= 64 ? "the n1_64 bucket's sm90a kernel" : "the default sm90a kernel");
     bad = 1;
   }
   if (r != DLC_SUCCESS) {

@@ -10,11 +10,35 @@
  * makes dispatch pick a narrower chunk width); 1157 x 300 x 40, whose M
  * tiles end in a partial group of the CTA raster order; and shapes with
  * tails inside each shape bucket (M <= 16, 17..128, N <= 64).  Every launch must pass the
- * emulator's memcheck; the padding of C must keep its canary. */
+ * emulator's memcheck; the padding of C must keep its canary.
+ *
+ * With DLC_EMU_ARCH=sm90a a call whose operands the tensor maps describe
+ * (rows a multiple of 16 bytes apart) must run its instance's sm90a kernel
+ * (read from the last launch): the n1_64 bucket's (M > 128, N <= 64:
+ * 128x64 tiles) or the default instance's; a call in an M bucket (M <= 128,
+ * whose instances have none) or with unaligned rows an sm80 row's. */
+#include <stdbool.h>
+
 #include "kt.h"
+#include "dlc_internal.h" /* dlc__last_launch */
 
 static const int64_t vals[] = {1, 7, 64, 129, 255, 1000};
 #define CANARY 0x7E5Bu /* a NaN payload no kernel writes */
+
+static bool ends_with(const char *s, const char *t) {
+  size_t n = strlen(s), m = strlen(t);
+  return n >= m && strcmp(s + n - m, t) == 0;
+}
+
+/* the row the call must have run (docs/plan.md, Shape buckets; K < 4096
+ * here, so never the skinny buckets): 2 the n1_64 bucket's sm90a kernel,
+ * 1 the default instance's, 0 an sm80 row */
+static int want_row(int64_t M, int64_t N, int64_t lda, int64_t ldb) {
+  const char *arch = getenv("DLC_EMU_ARCH");
+  if (!arch || strcmp(arch, "sm90a") != 0 || lda % 8 || ldb % 8 || M <= 128) return 0;
+  return N <= 64 ? 2 : 1;
+}
+static int bucket90_runs; /* calls that ran the n1_64 bucket's sm90a kernel */
 
 static int run_case(int nt, dlc_dtype dt, int64_t M, int64_t N, int64_t K, int pad, uint64_t seed, double *worst) {
   int64_t lda = K + pad, ldb = (nt ? K : N) + pad, ldc = N + pad;
@@ -42,6 +66,17 @@ static int run_case(int nt, dlc_dtype dt, int64_t M, int64_t N, int64_t K, int p
     fail = 1;
     goto out;
   }
+  const char *ran = dlc__last_launch()->kernel->name;
+  int want = want_row(M, N, lda, ldb),
+      got = ends_with(ran, "16_sm90a") ? 1 : ends_with(ran, "_sm90a") && strstr(ran, "16_b") ? 2 : 0;
+  if (got != want) {
+    static const char *const what[] = {"an sm80 row", "the default instance's sm90a kernel",
+                                       "the n1_64 bucket's sm90a kernel"};
+    fprintf(stderr, "M=%lld N=%lld K=%lld pad=%d: ran %s, not %s\n", (long long)M, (long long)N, (long long)K, pad, ran,
+            what[want]);
+    fail = 1;
+  }
+  bucket90_runs += got == 2;
   kt_download(&C);
   double *ref = malloc(sizeof(double) * (size_t)(M * N));
   double R = 0;
@@ -76,7 +111,7 @@ static int run_case(int nt, dlc_dtype dt, int64_t M, int64_t N, int64_t K, int p
       }
     }
   free(ref);
-  fail = bad != 0;
+  fail |= bad != 0;
 out:
   kt_free(&A), kt_free(&B), kt_free(&bias), kt_free(&C);
   return fail;
@@ -116,6 +151,16 @@ int main(int argc, char **argv) {
                       0x2545F4914F6CDD1Dull ^ (uint64_t)i, &worst);
     cases++;
   }
-  printf("%s %s: %d cases, %d failed; worst error %.3f of the tolerance\n", argv[1], argv[2], cases, fails, worst);
+  /* n1_64 with rows the tensor maps describe (packed, or padded by 8):
+   * on sm90a the bucket's own kernel (128x64x64 tiles), with M, N and K
+   * tails, K under one k-tile, N = 8 */
+  static const int64_t n64_shapes[][4] = {{300, 40, 72, 0}, {129, 64, 200, 8}, {1000, 8, 136, 0}, {257, 24, 40, 0}};
+  for (int i = 0; i < 4; i++) {
+    fails += run_case(nt, dt, n64_shapes[i][0], n64_shapes[i][1], n64_shapes[i][2], (int)n64_shapes[i][3],
+                      0x9FB21C651E98DF25ull ^ (uint64_t)i, &worst);
+    cases++;
+  }
+  printf("%s %s: %d cases, %d failed, %d on the n1_64 bucket's sm90a kernel; worst error %.3f of the tolerance\n",
+         argv[1], argv[2], cases, fails, bucket90_runs, worst);
   return fails ? 1 : 0;
 }

@@ -759,8 +759,60 @@ static void test_rows(void) {
   prun_free(&x);
 }
 
+/* plan_sm90a: the default (no bucket) takes 128x128x64 with 5 stages; a
+ * shape bucket adds the STOP rules `padding` (N <= 64: the 128-wide tiles;
+ * M <= 64: every tile) and `grid` (fewer CTAs than SMs on every shape),
+ * and a bucket they leave nothing is NULL with no diagnostic. */
+static void test_sm90a_buckets(void) {
+  prun x;
+  CHECK(prun_file(&x, "gemm_bias_relu.json", DT_FP16, 0));
+  if (!x.r) return prun_free(&x);
+  const arch_info *ai = plan_arch("sm90a");
+  diag_list dl;
+  diag_init(&dl);
+  plan_result *pr = plan_sm90a(&x.f.A, x.r, &x.an, ai, NULL, NULL, &dl, "t");
+  CHECK(pr && dl.n == 0 && pr->chosen.tile[0] == 128 && pr->chosen.tile[1] == 128 && pr->chosen.tile[2] == 64 &&
+        pr->chosen.stages == 5);
+  /* n1_64: M grown as N shrank */
+  static const int64_t n64[][3] = {{262144, 64, 4096}, {16384, 64, 1024}, {8192, 64, 4096}};
+  plan_bucket b = {"n1_64", INT64_MAX, 64, 3, n64};
+  pr = plan_sm90a(&x.f.A, x.r, &x.an, ai, &b, NULL, &dl, "t");
+  CHECK(pr && dl.n == 0);
+  if (pr) {
+    CHECK(pr->chosen.tile[0] == 128 && pr->chosen.tile[1] == 64 && pr->chosen.stages == 6);
+    CHECK_STR(pr->chosen.algo, "tma_wgmma");
+    for (int i = 0; i < pr->ncand; i++)
+      CHECK(pr->cand[i].p.tile[1] == 128 ? pr->cand[i].stop && strcmp(pr->cand[i].stop, "padding") == 0
+                                         : pr->cand[i].kept);
+  }
+  /* N = 65: the 128-wide tile is not stopped */
+  b.n_max = 65;
+  pr = plan_sm90a(&x.f.A, x.r, &x.an, ai, &b, NULL, &dl, "t");
+  CHECK(pr && pr->chosen.tile[1] == 128);
+  /* the decode bucket: every tile is 7/8 padding rows */
+  static const int64_t m16[][3] = {{16, 4096, 4096}, {16, 1024, 1024}, {16, 4096, 4096}};
+  plan_bucket d = {"m1_16", 16, INT64_MAX, 3, m16};
+  const char *why = NULL;
+  CHECK(plan_sm90a(&x.f.A, x.r, &x.an, ai, &d, &why, &dl, "t") == NULL && dl.n == 0);
+  CHECK(why && strstr(why, "padding (bucket m1_16 has M <= 16: over half of the 128-row tile is past the output)"));
+  /* 17..128: at most 64 CTAs at 128 x 4096 x 4096, under sm90a's 132 SMs */
+  static const int64_t m128[][3] = {{128, 4096, 4096}, {128, 1024, 1024}, {128, 4096, 4096}};
+  plan_bucket g = {"m17_128", 128, INT64_MAX, 3, m128};
+  why = NULL;
+  CHECK(plan_sm90a(&x.f.A, x.r, &x.an, ai, &g, &why, &dl, "t") == NULL && dl.n == 0);
+  CHECK(why && strstr(why, "128x64x64, 6 stages: grid (at most 64 CTAs on bucket m17_128's shapes, fewer than sm90a's "
+                           "132 SMs at one CTA an SM)"));
+  /* the gathering producer's plan: the same rules */
+  pr = plan_sm90a_gather(&x.f.A, x.r, &x.an, ai, &b, NULL, &dl, "t");
+  CHECK(pr && pr->chosen.tile[1] == 128);
+  CHECK(plan_sm90a_gather(&x.f.A, x.r, &x.an, ai, &d, NULL, &dl, "t") == NULL && dl.n == 0);
+  diag_free(&dl);
+  prun_free(&x);
+}
+
 int main(void) {
   arena_init(&A);
+  test_sm90a_buckets();
   test_rows();
   test_arch_table();
   test_search_gemm_every_arch();
