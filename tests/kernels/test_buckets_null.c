@@ -15,7 +15,13 @@
  *     the convolution with K <= 64 output channels (its M, N P Q, is a
  *     product) takes 128x64 tiles, not the default 128x128 ones that throw
  *     half of each B tile away, for both strides and dtypes; a GEMM with
- *     N <= 64 takes it too unless an M bucket (M <= 128) comes first. */
+ *     N <= 64 takes it too unless an M bucket (M <= 128) comes first;
+ *   - the small-output bucket `small` of an M group that is a product
+ *     (conv's N P Q <= 2048, bound on the product the dispatcher computes,
+ *     and K <= 512): 64x64 tiles, so that ResNet-50's 7x7 layers (32x7x7x512
+ *     -> 512, and 32x14x14x512 -> 512 stride 2: N P Q = 1568) launch at
+ *     least a CTA per SM of an A100 and an H100, where the default 128x128
+ *     tiles launch 52; it comes before n1_64. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -110,8 +116,8 @@ int main(void) {
         CHECK(l->grid[0] == (unsigned)(cdiv(M, 16) * cdiv(N, 64)));
       }
     }
-  /* n1_64: conv2d_bias_silu's instance b0, gemm's b4 (after skinny,
-   * skinny_nosplit, m1_16, m17_128) */
+  /* n1_64: conv2d_bias_silu's instance b1 (after small), gemm's b4 (after
+   * skinny, skinny_nosplit, m1_16, m17_128) */
   static const int64_t Ks[] = {1, 8, 17, 63, 64, 65, 128, 256};
   for (int d = 0; d < 2; d++)
     for (int stride = 1; stride <= 2; stride++)
@@ -129,7 +135,7 @@ int main(void) {
         bool bucket = K <= 64;
         int bm = 128, bn = bucket ? 64 : 128; /* the default: 128x128 (64x64 warp tiles) */
         int64_t ctas = (int64_t)l->grid[0] * l->grid[1] * l->grid[2];
-        bool ok = (strstr(l->kernel->name, "1_b0_") != NULL) == bucket && l->kernel->bm == bm && l->kernel->bn == bn &&
+        bool ok = (strstr(l->kernel->name, "1_b1_") != NULL) == bucket && l->kernel->bm == bm && l->kernel->bn == bn &&
                   ctas == cdiv(N * P * Q, bm) * cdiv(K, bn);
         CHECK(ok);
         if (!ok || (d == 0 && stride == 1 && K == 64))
@@ -137,6 +143,36 @@ int main(void) {
                  (long long)W, (long long)C, (long long)K, stride, l->kernel->name, l->kernel->bm, l->kernel->bn,
                  (long long)ctas);
       }
+  /* small: conv2d_bias_silu's instance b0, N P Q <= 2048 and K <= 512 */
+  static const struct {
+    int64_t n, h, w, c, k;
+    int stride;
+    bool small;
+  } sc[] = {{32, 7, 7, 512, 512, 1, true},   {32, 14, 14, 512, 512, 2, true}, {32, 8, 8, 64, 512, 1, true},
+            {32, 16, 16, 64, 512, 2, true},  {1, 1, 1, 8, 1, 1, true},        {2, 7, 7, 256, 64, 1, true},
+            {33, 8, 8, 64, 512, 1, false},   {32, 8, 8, 64, 513, 1, false},  {32, 17, 17, 64, 256, 2, false},
+            {32, 14, 14, 256, 256, 1, false}};
+  for (int d = 0; d < 2; d++)
+    for (size_t i = 0; i < sizeof sc / sizeof *sc; i++) {
+      dlc_dtype dt = d ? DLC_BF16 : DLC_F16;
+      int64_t P = (sc[i].h - 1) / sc[i].stride + 1, Q = (sc[i].w - 1) / sc[i].stride + 1, M = sc[i].n * P * Q;
+      dlc_status st = dlc_conv2d_bias_silu(dt, sc[i].n, sc[i].h, sc[i].w, sc[i].c, sc[i].k, sc[i].stride, sc[i].stride, 1,
+                                           1, fake(0x10000000), fake(0x20000000), fake(0x30000000), fake(0x40000000), NULL);
+      const dlc__launch_rec *l = dlc__last_launch();
+      CHECK(st == DLC_SUCCESS);
+      if (st != DLC_SUCCESS) continue;
+      int64_t ctas = (int64_t)l->grid[0] * l->grid[1] * l->grid[2];
+      /* outside: n1_64 (K <= 64, 128x64) or the default (128x128) */
+      int bm = sc[i].small ? 64 : 128, bn = sc[i].small ? 64 : sc[i].k <= 64 ? 64 : 128;
+      bool ok = (strstr(l->kernel->name, "1_b0_") != NULL) == sc[i].small && l->kernel->bm == bm &&
+                l->kernel->bn == bn && ctas == cdiv(M, bm) * cdiv(sc[i].k, bn);
+      CHECK(ok);
+      if (sc[i].small && M == 1568) CHECK(ctas >= 108 && ctas >= 132);
+      if (!ok || (d == 0 && M == 1568))
+        printf("conv %lldx%lldx%lldx%lld->%lld/s%d (N P Q = %lld): %s, %dx%d tiles, %lld CTAs (A100: 108 SMs, H100: 132)\n",
+               (long long)sc[i].n, (long long)sc[i].h, (long long)sc[i].w, (long long)sc[i].c, (long long)sc[i].k,
+               sc[i].stride, (long long)M, l->kernel->name, l->kernel->bm, l->kernel->bn, (long long)ctas);
+    }
   static const struct {
     int64_t M, N, K;
     const char *tag; /* NULL: the default */
