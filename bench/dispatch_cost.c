@@ -85,6 +85,7 @@ int main(int argc, char **argv) {
       {"gemm_bias_relu_ws fp16 512x512x4096 split-K", gemm_split, {512, 512, 4096, 0}},
       {"gemm_bias_relu_nt bf16 1x4096x4096", gemm_nt, {1, 4096, 4096}},
       {"conv2d_bias_silu fp16 32x56x56x64 -> 64", conv, {32, 56, 56, 64, 64}},
+      {"conv2d_bias_silu fp16 32x7x7x512 -> 512", conv, {32, 7, 7, 512, 512}},
       {"attention_causal fp16 4x32x2048 d128", attn, {4, 32, 2048, 128}},
   };
   printf("ns per call (median of 9 runs of %ld calls, %s clock), null backend playing %s\n", calls,

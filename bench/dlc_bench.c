@@ -19,7 +19,8 @@
  *       each run, median of the repeats,
  *       in actual_us beside the plan that ran and the model's columns for
  *       the device's arch (what dlcgen --calibrate reads); GEMMs also
- *       through cuBLASLt with the same epilogue (RELU_BIAS), layouts and
+ *       through cuBLASLt with the same epilogue (RELU_BIAS for
+ *       gemm_bias_relu*, GELU_BIAS for gemm_bias_gelu), layouts and
  *       dtype, as op "cublaslt_<op>" (actual_us only), into a second output
  *       buffer; stderr gets each time and, for the GEMMs, the relative
  *       difference between dlc's output and cuBLASLt's.
@@ -52,8 +53,11 @@
 /* (the --emu build uses little of what follows) */
 #define MAYBE_UNUSED __attribute__((unused))
 
-typedef enum { OP_GEMM, OP_GEMM_NT, OP_CONV, OP_ATTN } op_kind;
-static const char *const OP_NAME[] = {"gemm_bias_relu", "gemm_bias_relu_nt", "conv2d_bias_silu", "attention_causal"};
+typedef enum { OP_GEMM, OP_GEMM_NT, OP_GEMM_GELU, OP_CONV, OP_ATTN } op_kind;
+static const char *const OP_NAME[] = {"gemm_bias_relu", "gemm_bias_relu_nt", "gemm_bias_gelu", "conv2d_bias_silu",
+                                      "attention_causal"};
+/* a GEMM entry point (M N K shapes, cuBLASLt beside it on a GPU) */
+MAYBE_UNUSED static bool is_gemm(op_kind op) { return op == OP_GEMM || op == OP_GEMM_NT || op == OP_GEMM_GELU; }
 
 typedef struct shape {
   op_kind op;
@@ -64,7 +68,9 @@ typedef struct shape {
 /* Square GEMMs 1024..8192; skinny GEMMs (M, N <= 512, K >= 4096: the
  * split-K bucket, with a workspace); Llama-7B-sized linear layers (hidden 4096, MLP
  * 11008) at decode (M = 1, 16) and prefill (M = 2048), B stored [N,K] as
- * PyTorch stores weights; ResNet-50's 3x3 convolutions at batch 32 (the
+ * PyTorch stores weights; the GEMM + bias + GELU (tanh form, cuBLASLt's
+ * GELU_BIAS) on a square shape and the prefill MLP up projection (B
+ * stored [K,N]: this op's layout); ResNet-50's 3x3 convolutions at batch 32 (the
  * stride-1 layer of each stage and the stride-2 first layers of stages 2-4);
  * attention as in the FlashAttention-2 paper's benchmark: 16k tokens per
  * batch (B = 16384 / S), hidden 2048 (H = 2048 / D), causal. */
@@ -83,6 +89,8 @@ MAYBE_UNUSED static const shape SHAPES[] = {
     {OP_GEMM, {256, 256, 8192}, "skinny (split-K)"},
     {OP_GEMM_NT, {512, 512, 4096}, "skinny (split-K)"},
     {OP_GEMM_NT, {128, 512, 16384}, "skinny (split-K)"},
+    {OP_GEMM_GELU, {4096, 4096, 4096}, "square, GELU"},
+    {OP_GEMM_GELU, {2048, 11008, 4096}, "prefill mlp up, GELU"},
     {OP_CONV, {32, 56, 56, 64, 64, 1}, "resnet50 conv2_x"},
     {OP_CONV, {32, 28, 28, 128, 128, 1}, "resnet50 conv3_x"},
     {OP_CONV, {32, 14, 14, 256, 256, 1}, "resnet50 conv4_x"},
@@ -105,6 +113,7 @@ MAYBE_UNUSED static void shape_text(const shape *s, char *buf, size_t n) {
   switch (s->op) {
   case OP_GEMM:
   case OP_GEMM_NT:
+  case OP_GEMM_GELU:
     snprintf(buf, n, "%lldx%lldx%lld", (long long)s->v[0], (long long)s->v[1], (long long)s->v[2]);
     break;
   case OP_CONV:
@@ -142,6 +151,7 @@ MAYBE_UNUSED static size_t ws_of(const shape *s, dlc_dtype dt) {
   const int64_t *v = s->v;
   if (s->op == OP_GEMM) return dlc_gemm_bias_relu_workspace_size(dt, v[0], v[1], v[2]);
   if (s->op == OP_GEMM_NT) return dlc_gemm_bias_relu_nt_workspace_size(dt, v[0], v[1], v[2]);
+  if (s->op == OP_GEMM_GELU) return dlc_gemm_bias_gelu_workspace_size(dt, v[0], v[1], v[2]);
   return 0;
 }
 
@@ -154,6 +164,8 @@ static dlc_status call(const shape *s, dlc_dtype dt, void *const *p, void *ws, s
     return dlc_gemm_bias_relu_ws(dt, v[0], v[1], v[2], p[0], v[2], p[1], v[1], p[2], p[3], v[1], ws, ws_bytes, NULL);
   case OP_GEMM_NT:
     return dlc_gemm_bias_relu_nt_ws(dt, v[0], v[1], v[2], p[0], v[2], p[1], v[2], p[2], p[3], v[1], ws, ws_bytes, NULL);
+  case OP_GEMM_GELU:
+    return dlc_gemm_bias_gelu_ws(dt, v[0], v[1], v[2], p[0], v[2], p[1], v[1], p[2], p[3], v[1], ws, ws_bytes, NULL);
   case OP_CONV:
     return dlc_conv2d_bias_silu(dt, v[0], v[1], v[2], v[3], v[4], v[5], v[5], 1, 1, p[0], p[1], p[2], p[3], NULL);
   case OP_ATTN: return dlc_attention_causal(dt, v[0], v[1], v[2], v[3], p[0], p[1], p[2], p[3], NULL);
@@ -382,10 +394,12 @@ static int run_dlc(void *c) {
   return st != DLC_SUCCESS;
 }
 
-/* cuBLASLt with the same computation: C[M,N] (row-major) = relu(A B + bias),
- * fp16 in and out, fp32 compute.  Row-major C = A B is column-major C^T =
- * B^T A^T: the matmul runs on the transposed problem (m = N, n = M), with
- * the bias along its rows (CUBLASLT_EPILOGUE_RELU_BIAS adds a vector of m). */
+/* cuBLASLt with the same computation: C[M,N] (row-major) = relu(A B + bias)
+ * (gemm_bias_gelu: gelu_tanh(A B + bias), CUBLASLT_EPILOGUE_GELU_BIAS,
+ * whose GELU is the tanh form), fp16 in and out, fp32 compute.  Row-major
+ * C = A B is column-major C^T = B^T A^T: the matmul runs on the transposed
+ * problem (m = N, n = M), with the bias along its rows (the _BIAS
+ * epilogues add a vector of m). */
 typedef struct lt_ctx {
   cublasLtHandle_t h;
   cublasLtMatmulDesc_t op;
@@ -417,7 +431,7 @@ static bool lt_setup(lt_ctx *x, const shape *s, dlc_dtype dt, void *const *p, vo
   cublasOperation_t ta = nt ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
   cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
   cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
-  cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_RELU_BIAS;
+  cublasLtEpilogue_t epi = s->op == OP_GEMM_GELU ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_RELU_BIAS;
   cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
   cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p[2], sizeof p[2]);
   cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &et, sizeof et);
@@ -449,7 +463,8 @@ static size_t bytes_of(const shape *s, int t) {
   const int64_t *v = s->v;
   switch (s->op) {
   case OP_GEMM:
-  case OP_GEMM_NT: {
+  case OP_GEMM_NT:
+  case OP_GEMM_GELU: {
     int64_t sz[4] = {v[0] * v[2], v[2] * v[1], v[1], v[0] * v[1]};
     return 2 * (size_t)sz[t];
   }
@@ -547,7 +562,7 @@ static int run_gpu(FILE *csv, int repeats, dlc_dtype dt) {
     }
     double us = median_us((timed){run_dlc, &x}, flush, flush_bytes, repeats);
     csv_row(csv, OP_NAME[s->op], s, arch, dlc__last_launch(), us); /* the plan that ran, and the model's columns */
-    if (s->op == OP_GEMM || s->op == OP_GEMM_NT) {
+    if (is_gemm(s->op)) {
       lt_ctx lt;
       void *c2;
       CU(cudaMalloc(&c2, bytes_of(s, 3)));

@@ -2385,6 +2385,22 @@ static const char *sel_bound_dim(emit_ctx *c, const emit_op *eo, int d) {
   sel_bound_dims(eo, dims);
   return dims[d];
 }
+/* The product bound column d is (its text is the column's name), or NULL
+ * for a signature dim. */
+static const sx *sel_bound_ext(emit_ctx *c, const emit_op *eo, int d) {
+  const char *dim = sel_bound_dim(c, eo, d);
+  for (int i = 0; i < eo->ninst; i++)
+    for (int b = 0; b < eo->inst[i].nbounds; b++)
+      if (eo->inst[i].bext && eo->inst[i].bext[b] && strcmp(eo->inst[i].bdim[b], dim) == 0) return eo->inst[i].bext[b];
+  return NULL;
+}
+/* The call's value of bound column d, as C: the signature dim, or the
+ * product of dims computed from them (the poison past every bound). */
+static const char *sel_bound_value(emit_ctx *c, const emit_op *eo, int d) {
+  const sx *x = sel_bound_ext(c, eo, d);
+  if (x) return arena_printf(c->A, "dlc__bound_value(%s)", hsx(c->A, x));
+  return arena_printf(c->A, "dlc_p->%s", lc(c->A, sel_bound_dim(c, eo, d)));
+}
 
 /* The SMs a split-K call's CTAs cover: the most of any arch the library
  * is built for (plan_arch's sm_count). */
@@ -2454,7 +2470,6 @@ static void split_tables(emit_ctx *c, strbuf *s, const emit_op *eo) {
  * (dtype, variant keys, bucket bounds) and, for a split-K row, whose
  * workspace fits in `ws` bytes (an expression of type size_t). */
 static void sel_loop(emit_ctx *c, strbuf *s, const emit_op *eo, const char *ws) {
-  arena *A = c->A;
   const char *on = eo->op->name;
   if (sel_nkey(eo)) {
     sb_puts(s, "  const int64_t dlc_key[] = {");
@@ -2463,7 +2478,7 @@ static void sel_loop(emit_ctx *c, strbuf *s, const emit_op *eo, const char *ws) 
   }
   if (sel_nbound(c, eo)) {
     sb_puts(s, "  const int64_t dlc_bv[] = {");
-    for (int d = 0; d < sel_nbound(c, eo); d++) sb_printf(s, "%sdlc_p->%s", d ? ", " : "", lc(A, sel_bound_dim(c, eo, d)));
+    for (int d = 0; d < sel_nbound(c, eo); d++) sb_printf(s, "%s%s", d ? ", " : "", sel_bound_value(c, eo, d));
     sb_puts(s, "};\n");
   }
   sb_printf(s, "  for (int dlc_i = 0; dlc_i < %d && dlc_inst < 0; dlc_i++) {\n", eo->ninst);
@@ -2512,7 +2527,8 @@ static void selection_tables(emit_ctx *c, strbuf *s, const emit_op *eo) {
   if (nk) sb_printf(s, "  int64_t key[%d];\n", nk);
   if (nb) {
     sb_printf(s, "  int64_t lo[%d], hi[%d]; /* bounds on", nb, nb);
-    for (int d = 0; d < nb; d++) sb_printf(s, " %s", lc(A, sel_bound_dim(c, eo, d)));
+    for (int d = 0; d < nb; d++)
+      sb_printf(s, " %s", sel_bound_ext(c, eo, d) ? cmt(A, sel_bound_dim(c, eo, d)) : lc(A, sel_bound_dim(c, eo, d)));
     sb_puts(s, " */\n");
   }
   sb_printf(s, "} dlc__sel_%s[] = {\n", on);
@@ -2842,13 +2858,28 @@ static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     entry_extents(in, a, n, s);
     sb_puts(s, "};\n");
     if (in->nbounds) {
+      /* a bound on a product of dims: a function of the arguments */
+      for (int b = 0; b < in->nbounds; b++) {
+        if (!in->bext || !in->bext[b]) continue;
+        sb_printf(s, "/* %s */\nstatic int64_t product_%s_%d_%d(const int64_t *dlc_a) {\n  struct {\n", cmt(A, in->bdim[b]),
+                  on, i, b);
+        for (int j = 0; j < n; j++)
+          if (a[j].role == ARG_DIM) sb_printf(s, "    int64_t %s;\n", lc(A, a[j].what));
+        sb_puts(s, "  } dlc_params = {");
+        for (int j = 0, nf = 0; j < n; j++)
+          if (a[j].role == ARG_DIM) sb_printf(s, "%sdlc_a[%d]", nf++ ? ", " : "", j);
+        sb_printf(s, "}, *dlc_p = &dlc_params;\n  return dlc__bound_value(%s);\n}\n", hsx(A, in->bext[b]));
+      }
       sb_printf(s, "static const dlc__entry_bound bounds_%s_%d[] = {", on, i);
       for (int b = 0; b < in->nbounds; b++) {
+        bool product = in->bext && in->bext[b];
         int ai = -1;
-        for (int j = 0; j < n; j++)
+        for (int j = 0; j < n && !product; j++)
           if (a[j].role == ARG_DIM && strcmp(a[j].what, in->bdim[b]) == 0) ai = j;
-        if (ai < 0) diag_report(c->dl, D_INTERNAL, "entries", NULL, "%s %s: bucket dim %s is no argument", on, in->tag, in->bdim[b]);
-        sb_printf(s, "%s{%d, %lld, %lld}", b ? ", " : "", ai, (long long)in->blo[b], (long long)in->bhi[b]);
+        if (ai < 0 && !product)
+          diag_report(c->dl, D_INTERNAL, "entries", NULL, "%s %s: bucket dim %s is no argument", on, in->tag, in->bdim[b]);
+        sb_printf(s, "%s{%d, %lld, %lld, %s}", b ? ", " : "", ai, (long long)in->blo[b], (long long)in->bhi[b],
+                  product ? arena_printf(A, "product_%s_%d_%d", on, i, b) : "NULL");
       }
       sb_puts(s, "};\n");
     }

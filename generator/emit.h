@@ -38,6 +38,8 @@ typedef struct emit_instance {
   int nbounds;
   const char *const *bdim;
   const int64_t *blo, *bhi;
+  const sx *const *bext;       /* per bound: NULL (bdim is a signature dim), or
+                                * the product of dims it bounds (bdim: its text) */
   int source;                  /* the manifest instance (mf_instances' index) it
                                 * compiles: a bucket's is its default's */
 } emit_instance;

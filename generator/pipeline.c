@@ -72,8 +72,10 @@ bool pipeline_parse_stages(const char *list, unsigned *mask) {
 typedef struct bucket {
   const char *name;      /* the shape set's name, or "m<lo>_<hi>" for a derived bucket */
   int nbounds;
-  const char **dim;      /* signature dims */
+  const char **dim;      /* signature dims; a product bound's text (ext's sx_str) */
   int64_t *lo, *hi;
+  const sx **ext;        /* per bound: NULL (a signature dim), or the product of
+                          * dims it bounds (a GEMM group's extent, conv's N P Q) */
   plan_result *plan;
   gpu_kernel *kernel;
   plan_result *plan90;   /* the sm90a row's plan for the bucket, or NULL: its sm80 kernel serves sm90a */
@@ -292,6 +294,16 @@ static const char *group_param(const region *r, const int *ax, int n) {
   return x->terms[0].atom->name;
 }
 
+/* A GEMM group's extent when it is a product that is not one signature
+ * dim (conv's N P Q): NULL for one dim (group_param) or a constant. */
+static const sx *group_product(arena *A, const region *r, const int *ax, int n) {
+  if (group_param(r, ax, n)) return NULL;
+  const sx *x = sx_int(A, 1);
+  for (int i = 0; i < n; i++) x = sx_mul(A, x, r->it[ax[i]].size);
+  int64_t v;
+  return sx_is_int(x, &v) ? NULL : x;
+}
+
 /* Two plans that compile to the same kernel. */
 static bool same_plan(const sched_plan *a, const sched_plan *b) {
   return a->tile[0] == b->tile[0] && a->tile[1] == b->tile[1] && a->tile[2] == b->tile[2] && a->stages == b->stages &&
@@ -301,14 +313,23 @@ static bool same_plan(const sched_plan *a, const sched_plan *b) {
 
 /* The derived buckets (no shape sets): ranges of the GEMM's M, then of its
  * N, each where that group is one signature dim (a product, such as conv's
- * N P Q, gets none), planned in turn; adjacent ranges with the same plan
- * merge, and a range whose plan is the default's is left to the default
- * (docs/plan.md, Shape buckets).  The M buckets come first, so a call in
- * both (M <= 128 and N <= 64) takes its M bucket. */
+ * N P Q, gets the small-output bucket below instead of M ranges), planned
+ * in turn; adjacent ranges with the same plan merge, and a range whose
+ * plan is the default's is left to the default (docs/plan.md, Shape
+ * buckets).  The M buckets come first, so a call in both (M <= 128 and N
+ * <= 64) takes its M bucket. */
 static const int64_t DERIVED_M[][2] = {{1, 16}, {17, 128}};
 static const int64_t DERIVED_N[][2] = {{1, 64}};
 #define NDERIVED_M ((int)(sizeof DERIVED_M / sizeof *DERIVED_M))
 #define NDERIVED_N ((int)(sizeof DERIVED_N / sizeof *DERIVED_N))
+/* The small-output bucket of an M group that is a product of dims (conv's
+ * N P Q; the bound applies to the product, which the dispatcher computes
+ * from the call's dims): M at most SMALL_M and N at most SMALL_N, where the
+ * default 128x128 tile has at most 16 x 4 = 64 CTAs, fewer than the SMs of
+ * any arch the manifests name.  Planned on the default shapes with M and N
+ * clamped into it (docs/plan.md, Shape buckets). */
+#define SMALL_M 2048
+#define SMALL_N 512
 
 /* The derived skinny bucket (no shape sets), where split-K may pay: M and
  * N at most SKINNY_MN, K at least SKINNY_K, when M, N and K are each one
@@ -318,11 +339,12 @@ static const int64_t DERIVED_N[][2] = {{1, 64}};
 #define SKINNY_K 4096
 
 /* Plans one bucket: the default representative shapes with each of M, N
- * and K that is one bounded signature dim clamped into its bounds.  NULL
+ * and K that is one bounded signature dim clamped into its bounds, and M
+ * into m_range when it is not NULL (a bound on M's product of dims).  NULL
  * (with the search's diagnostics) when no candidate fits. */
 static plan_result *bucket_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg, int nb,
                                 const char *const *dim, const int64_t *lo, const int64_t *hi, bool split,
-                                bool keep_mn, diag_list *dl) {
+                                bool keep_mn, const int64_t *m_range, diag_list *dl) {
   const region *rg = &r->rs->r[0];
   const pc_contraction *c = &r->pc->a[0].con;
   const char *gp[3] = {group_param(rg, c->m_axes, c->nm), group_param(rg, c->n_axes, c->nn),
@@ -335,6 +357,9 @@ static plan_result *bucket_plan(run *r, const arch_info *const *archs, int na, c
       shapes[i][g] = def[i][g];
       for (int b = 0; b < nb && gp[g]; b++)
         if (strcmp(dim[b], gp[g]) == 0) shapes[i][g] = shapes[i][g] < lo[b] ? lo[b] : shapes[i][g] > hi[b] ? hi[b] : shapes[i][g];
+      /* m_range: a range of the M group's extent, a product of dims */
+      if (g == 0 && m_range)
+        shapes[i][0] = shapes[i][0] < m_range[0] ? m_range[0] : shapes[i][0] > m_range[1] ? m_range[1] : shapes[i][0];
     }
   /* keep_mn (a range of N alone): M grows by the factor N shrank, so that
    * the shapes keep the default ones' output size and tiles */
@@ -370,7 +395,8 @@ static bool add_bucket(run *r, const char *name, int nb, const char *const *dim,
   b->dim = ARENA_ARRAY(&r->A, const char *, nb + 1);
   b->lo = ARENA_ARRAY(&r->A, int64_t, nb + 1);
   b->hi = ARENA_ARRAY(&r->A, int64_t, nb + 1);
-  for (int i = 0; i < nb; i++) b->dim[i] = dim[i], b->lo[i] = lo[i], b->hi[i] = hi[i];
+  b->ext = ARENA_ARRAY(&r->A, const sx *, nb + 1);
+  for (int i = 0; i < nb; i++) b->dim[i] = dim[i], b->lo[i] = lo[i], b->hi[i] = hi[i], b->ext[i] = NULL;
   r->buckets = nbk;
   r->nbuckets++;
   return true;
@@ -408,7 +434,7 @@ static bool derived_ranges(run *r, const arch_info *const *archs, int na, const 
   int64_t lo = 0, hi = 0;
   for (int i = 0; i <= nr; i++) {
     plan_result *pr = NULL;
-    if (i < nr && !(pr = bucket_plan(r, archs, na, cg, 1, &dim, &ranges[i][0], &ranges[i][1], false, keep_mn, dl)))
+    if (i < nr && !(pr = bucket_plan(r, archs, na, cg, 1, &dim, &ranges[i][0], &ranges[i][1], false, keep_mn, NULL, dl)))
       return false;
     if (prev && pr && same_plan(&prev->chosen, &pr->chosen)) { /* the range grows */
       hi = ranges[i][1];
@@ -424,12 +450,13 @@ static bool derived_ranges(run *r, const arch_info *const *archs, int na, const 
 /* The buckets of a searched contraction: the manifest's shape sets, each
  * planned on its shapes (split-K allowed); with none, the skinny bucket
  * (split-K allowed) when M, N and K are each one signature dim, then M
- * ranges when M is one, then N ranges when N is one (conv's K). */
+ * ranges when M is one, the small-output bucket when M is a product and N
+ * one dim (conv's N P Q and K), then N ranges when N is one (conv's K). */
 static bool contraction_buckets(run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
                                 diag_list *dl) {
   for (int i = 0; i < cg->nsets; i++) {
     const mf_shape_set *ss = &cg->sets[i];
-    plan_result *pr = bucket_plan(r, archs, na, cg, ss->nbounds, ss->dim, ss->lo, ss->hi, true, false, dl);
+    plan_result *pr = bucket_plan(r, archs, na, cg, ss->nbounds, ss->dim, ss->lo, ss->hi, true, false, NULL, dl);
     if (!pr) return false;
     add_split_bucket(r, ss->name, ss->nbounds, ss->dim, ss->lo, ss->hi, pr);
   }
@@ -441,12 +468,20 @@ static bool contraction_buckets(run *r, const arch_info *const *archs, int na, c
   if (m && n && k && plan_split_legal(rg, &r->pc->a[0])) {
     const char *sd[3] = {m, n, k};
     const int64_t slo[3] = {1, 1, SKINNY_K}, shi[3] = {SKINNY_MN, SKINNY_MN, INT64_MAX};
-    plan_result *pr = bucket_plan(r, archs, na, cg, 3, sd, slo, shi, true, false, dl);
+    plan_result *pr = bucket_plan(r, archs, na, cg, 3, sd, slo, shi, true, false, NULL, dl);
     if (!pr) return false;
     if (pr->chosen.split_k > 1) add_split_bucket(r, "skinny", 3, sd, slo, shi, pr);
   }
-  return (!m || derived_ranges(r, archs, na, cg, m, "m", DERIVED_M, NDERIVED_M, false, dl)) &&
-         (!n || derived_ranges(r, archs, na, cg, n, "n", DERIVED_N, NDERIVED_N, true, dl));
+  if (m && !derived_ranges(r, archs, na, cg, m, "m", DERIVED_M, NDERIVED_M, false, dl)) return false;
+  const sx *mp = group_product(&r->A, rg, c->m_axes, c->nm);
+  if (mp && n) { /* the small-output bucket: the product's bound first, then N's */
+    const int64_t lo[2] = {1, 1}, hi[2] = {SMALL_M, SMALL_N}, mr[2] = {lo[0], hi[0]};
+    plan_result *pr = bucket_plan(r, archs, na, cg, 1, &n, &lo[1], &hi[1], false, false, mr, dl);
+    if (!pr) return false;
+    const char *sd[2] = {sx_str(&r->A, mp), n};
+    if (add_bucket(r, "small", 2, sd, lo, hi, pr)) r->buckets[r->nbuckets - 1].ext[0] = mp;
+  }
+  return !n || derived_ranges(r, archs, na, cg, n, "n", DERIVED_N, NDERIVED_N, true, dl);
 }
 
 static plan_result *contraction_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
@@ -1233,7 +1268,7 @@ static int graph_main(const pipeline_opts *o) {
     op.graph_where = o->graph;
     op.ndtypes = 1;
     op.dtypes = &T;
-    emit_instance in = {dtype_name(T), T, NULL, dims, r.fe, r.kernel, r.plan, NULL, 0, NULL, NULL, NULL, 0};
+    emit_instance in = {dtype_name(T), T, NULL, dims, r.fe, r.kernel, r.plan, NULL, 0, NULL, NULL, NULL, NULL, 0};
     emit_op eo = {&op, 0, 1, &in};
     manifest m = {0};
     m.narchs = narch;
@@ -1350,10 +1385,11 @@ static int manifest_main(const pipeline_opts *o) {
         const bucket *bk = &r->buckets[b];
         eo->inst[eo->ninst++] = (emit_instance){arena_printf(&A, "%s.b%d", mi->tag, b), mi->dt, mi->attr_values,
                                                     mi->dim_values, r->fe, bk->kernel, bk->plan, bk->name,
-                                                    bk->nbounds, bk->dim, bk->lo, bk->hi, k};
+                                                    bk->nbounds, bk->dim, bk->lo, bk->hi, bk->ext, k};
       }
       eo->inst[eo->ninst++] =
-          (emit_instance){mi->tag, mi->dt, mi->attr_values, mi->dim_values, r->fe, r->kernel, r->plan, NULL, 0, NULL, NULL, NULL, k};
+          (emit_instance){mi->tag, mi->dt, mi->attr_values, mi->dim_values, r->fe, r->kernel, r->plan, NULL, 0, NULL, NULL, NULL, NULL,
+                          k};
       if (o->dump) {
         char *dir = xprintf("%s/dumps/%s/%s", o->out_dir, op->name, mi->tag);
         for (int s = 0; s < STAGE__COUNT; s++)

@@ -49,11 +49,16 @@ typedef struct dlc__entry_fixed {
   int64_t value;
 } dlc__entry_fixed;
 
-/* A shape bucket's bound on a dim argument: the instance is selected when
- * the argument lies in [lo, hi] (and the earlier instances are not). */
+/* A shape bucket's bound on a dim argument, or on a product of dims (a
+ * GEMM group's extent, conv's N P Q): the instance is selected when the
+ * argument, or the product, lies in [lo, hi] (and the earlier instances are
+ * not). */
 typedef struct dlc__entry_bound {
-  int arg; /* index into the op's args */
+  int arg; /* index into the op's args; -1 for a product */
   int64_t lo, hi;
+  /* a product's value at the call's arguments (by index; the dims and attrs
+   * are read), INT64_MAX on overflow; NULL for a dim argument */
+  int64_t (*product)(const int64_t *args);
 } dlc__entry_bound;
 
 typedef struct dlc__entry_instance {

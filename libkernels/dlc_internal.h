@@ -77,6 +77,9 @@ static inline int64_t dlc__fdiv(int64_t a, int64_t b) {
 static inline int64_t dlc__fmod(int64_t a, int64_t b) { return dlc__sub(a, dlc__mul(dlc__fdiv(a, b), b)); }
 /* v is a multiple of w (and not the poison) */
 static inline int dlc__divisible(int64_t v, int64_t w) { return v != DLC__OVF && v % w == 0; }
+/* A shape bucket's bound on a product of dims (conv's N P Q): the product
+ * as the selection compares it, the poison past every upper bound. */
+static inline int64_t dlc__bound_value(int64_t v) { return v == DLC__OVF ? INT64_MAX : v; }
 
 /* The tensor checks of an entry point (runtime.c); each returns
  * DLC_SUCCESS or fails with a detail that names the op, the argument and the

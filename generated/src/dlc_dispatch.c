@@ -1363,62 +1363,760 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no instance");
 }
 
+static const dlc__kernel dlc__k_gemm_bias_gelu[] = {
+    {"dlc_gemm_bias_gelu_fp16_b0_v8", 2, 0, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_gelu_fp16_b0_v4", 2, 1, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_gelu_fp16_b0_v2", 2, 2, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_gelu_fp16_b0_v1", 2, 3, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_gelu_fp16_b0_r", 2, 4, 128, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 1},
+    {"dlc_gemm_bias_gelu_fp16_b1_v8", 2, 5, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_b1_v4", 2, 6, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_b1_v2", 2, 7, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_b1_v1", 2, 8, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_b2_v8", 2, 9, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_b2_v4", 2, 10, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_b2_v2", 2, 11, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_b2_v1", 2, 12, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_b3_v8", 2, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_b3_v4", 2, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_b3_v2", 2, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_b3_v1", 2, 16, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_b4_v8", 2, 17, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_b4_v4", 2, 18, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_b4_v2", 2, 19, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_b4_v1", 2, 20, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_v8", 2, 21, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_v4", 2, 22, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_v2", 2, 23, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_v1", 2, 24, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_b0_v8", 2, 25, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_gelu_bf16_b0_v4", 2, 26, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_gelu_bf16_b0_v2", 2, 27, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_gelu_bf16_b0_v1", 2, 28, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
+    {"dlc_gemm_bias_gelu_bf16_b0_r", 2, 29, 128, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 1},
+    {"dlc_gemm_bias_gelu_bf16_b1_v8", 2, 30, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_b1_v4", 2, 31, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_b1_v2", 2, 32, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_b1_v1", 2, 33, 64, 40960, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 64, 64, 4, 1, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_b2_v8", 2, 34, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_b2_v4", 2, 35, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_b2_v2", 2, 36, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_b2_v1", 2, 37, 32, 16384, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 16, 16, 64, 4, 1, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_b3_v8", 2, 38, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_b3_v4", 2, 39, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_b3_v2", 2, 40, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_b3_v1", 2, 41, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_b4_v8", 2, 42, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_b4_v4", 2, 43, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_b4_v2", 2, 44, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_b4_v1", 2, 45, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_v8", 2, 46, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_v4", 2, 47, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_v2", 2, 48, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_v1", 2, 49, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_b4_sm90a", 2, 50, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_fp16_sm90a", 2, 51, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_b4_sm90a", 2, 52, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 0, 0, 0},
+    {"dlc_gemm_bias_gelu_bf16_sm90a", 2, 53, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
+};
+/* instance selection (first match): dtype, shape-bucket bounds */
+static const struct dlc__sel_gemm_bias_gelu {
+  dlc_dtype dtype;
+  int64_t lo[3], hi[3]; /* bounds on m n k */
+} dlc__sel_gemm_bias_gelu[] = {
+    {DLC_F16, {1, 1, 4096}, {512, 512, INT64_MAX}}, /* fp16.b0: shape bucket skinny */
+    {DLC_F16, {1, 1, 4096}, {512, 512, INT64_MAX}}, /* fp16.b1: shape bucket skinny_nosplit */
+    {DLC_F16, {1, 0, 0}, {16, INT64_MAX, INT64_MAX}}, /* fp16.b2: shape bucket m1_16 */
+    {DLC_F16, {17, 0, 0}, {128, INT64_MAX, INT64_MAX}}, /* fp16.b3: shape bucket m17_128 */
+    {DLC_F16, {0, 1, 0}, {INT64_MAX, 64, INT64_MAX}}, /* fp16.b4: shape bucket n1_64 */
+    {DLC_F16, {0, 0, 0}, {INT64_MAX, INT64_MAX, INT64_MAX}}, /* fp16 */
+    {DLC_BF16, {1, 1, 4096}, {512, 512, INT64_MAX}}, /* bf16.b0: shape bucket skinny */
+    {DLC_BF16, {1, 1, 4096}, {512, 512, INT64_MAX}}, /* bf16.b1: shape bucket skinny_nosplit */
+    {DLC_BF16, {1, 0, 0}, {16, INT64_MAX, INT64_MAX}}, /* bf16.b2: shape bucket m1_16 */
+    {DLC_BF16, {17, 0, 0}, {128, INT64_MAX, INT64_MAX}}, /* bf16.b3: shape bucket m17_128 */
+    {DLC_BF16, {0, 1, 0}, {INT64_MAX, 64, INT64_MAX}}, /* bf16.b4: shape bucket n1_64 */
+    {DLC_BF16, {0, 0, 0}, {INT64_MAX, INT64_MAX, INT64_MAX}}, /* bf16 */
+};
+/* kernel row by instance and chunk width (8, 4, 2, 1 elements); -1: not compiled */
+static const int16_t dlc__row_gemm_bias_gelu[][4] = {
+    {0, 1, 2, 3},
+    {5, 6, 7, 8},
+    {9, 10, 11, 12},
+    {13, 14, 15, 16},
+    {17, 18, 19, 20},
+    {21, 22, 23, 24},
+    {25, 26, 27, 28},
+    {30, 31, 32, 33},
+    {34, 35, 36, 37},
+    {38, 39, 40, 41},
+    {42, 43, 44, 45},
+    {46, 47, 48, 49},
+};
+/* split-K: the second kernel's row by instance; -1: the instance does not split */
+static const int16_t dlc__red_gemm_bias_gelu[] = {4, -1, -1, -1, -1, -1, 29, -1, -1, -1, -1, -1};
+/* split-K: the workspace instance dlc_i needs at these shapes (DLC__OVF: overflow), its slices and
+ * k-tiles a slice */
+static int64_t dlc__split_ws_gemm_bias_gelu(int dlc_i, const dlc__p_gemm_bias_gelu *dlc_p, int64_t *dlc_sn, int64_t *dlc_ktp) {
+  int64_t dlc_kx, dlc_tiles, dlc_batch, dlc_bk, dlc_smax, dlc_tile;
+  switch (dlc_i) {
+  case 0: /* fp16.b0 */
+    dlc_kx = dlc_p->k, dlc_tiles = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_batch = 1;
+    dlc_bk = 32, dlc_smax = 8, dlc_tile = 8192;
+    break;
+  case 6: /* bf16.b0 */
+    dlc_kx = dlc_p->k, dlc_tiles = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_batch = 1;
+    dlc_bk = 32, dlc_smax = 8, dlc_tile = 8192;
+    break;
+  default:
+    return DLC__OVF;
+  }
+  if (dlc_kx == DLC__OVF || dlc_kx < 0 || dlc_tiles == DLC__OVF || dlc_batch == DLC__OVF) return DLC__OVF;
+  const int64_t dlc_kt = dlc_kx / dlc_bk + (dlc_kx % dlc_bk != 0), dlc_tb = dlc__mul(dlc_tiles, dlc_batch);
+  if (dlc_tb == DLC__OVF) return DLC__OVF;
+  /* the slices: the fewest whose CTAs cover 170 SMs, at most the plan's and the k-tiles */
+  int64_t dlc_split = dlc_tb > 0 ? (170 + dlc_tb - 1) / dlc_tb : 1;
+  if (dlc_split > dlc_smax) dlc_split = dlc_smax;
+  if (dlc_split > dlc_kt) dlc_split = dlc_kt;
+  if (dlc_split <= 1) return 0; /* one slice: the row without split */
+  const int64_t dlc_per = (dlc_kt + dlc_split - 1) / dlc_split, dlc_n = (dlc_kt + dlc_per - 1) / dlc_per;
+  if (dlc_sn) *dlc_sn = dlc_n;
+  if (dlc_ktp) *dlc_ktp = dlc_per;
+  return dlc__mul(dlc__mul(dlc_tb, dlc_n), dlc_tile * 4);
+}
+
+size_t dlc_gemm_bias_gelu_workspace_size(dlc_dtype dtype, int64_t m, int64_t n, int64_t k) {
+  dlc__p_gemm_bias_gelu dlc_params = {0}, *dlc_p = &dlc_params;
+  dlc_p->m = m;
+  if (m < 0) return 0;
+  dlc_p->n = n;
+  if (n < 0) return 0;
+  dlc_p->k = k;
+  if (k < 0) return 0;
+  int dlc_inst = -1;
+  const int64_t dlc_bv[] = {dlc_p->m, dlc_p->n, dlc_p->k};
+  for (int dlc_i = 0; dlc_i < 12 && dlc_inst < 0; dlc_i++) {
+    const struct dlc__sel_gemm_bias_gelu *dlc_t = &dlc__sel_gemm_bias_gelu[dlc_i];
+    int dlc_ok = dlc_t->dtype == dtype;
+    for (int dlc_j = 0; dlc_j < 3; dlc_j++)
+      dlc_ok &= dlc_bv[dlc_j] >= dlc_t->lo[dlc_j] && dlc_bv[dlc_j] <= dlc_t->hi[dlc_j];
+    /* a split-K row only with its workspace; else the next row that matches */
+    if (dlc_ok && dlc__red_gemm_bias_gelu[dlc_i] >= 0) {
+      const int64_t dlc_need = dlc__split_ws_gemm_bias_gelu(dlc_i, dlc_p, NULL, NULL);
+      dlc_ok = dlc_need > 0 && (uint64_t)dlc_need <= (uint64_t)(SIZE_MAX);
+    }
+    if (dlc_ok) dlc_inst = dlc_i;
+  }
+  if (dlc_inst < 0 || dlc__red_gemm_bias_gelu[dlc_inst] < 0) return 0;
+  const int64_t dlc_need = dlc__split_ws_gemm_bias_gelu(dlc_inst, dlc_p, NULL, NULL);
+  return dlc_need > 0 ? (size_t)dlc_need : 0;
+}
+
+dlc_status dlc_gemm_bias_gelu(dlc_dtype dtype,
+    int64_t m, int64_t n, int64_t k, const void *a,
+    int64_t lda, const void *b, int64_t ldb, const void *bias,
+    void *c, int64_t ldc,
+    struct CUstream_st *stream) {
+  return dlc_gemm_bias_gelu_ws(dtype, m, n, k, a, lda, b, ldb, bias, c, ldc, NULL, 0, stream);
+}
+
+dlc_status dlc_gemm_bias_gelu_ws(dlc_dtype dtype,
+    int64_t m, int64_t n, int64_t k, const void *a,
+    int64_t lda, const void *b, int64_t ldb, const void *bias,
+    void *c, int64_t ldc,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream) {
+  dlc__clear_detail();
+  dlc__p_gemm_bias_gelu dlc_params = {0}, *dlc_p = &dlc_params;
+  dlc_p->m = m;
+  dlc_p->n = n;
+  dlc_p->k = k;
+  dlc_p->a = a;
+  dlc_p->lda = lda;
+  dlc_p->b = b;
+  dlc_p->ldb = ldb;
+  dlc_p->bias = bias;
+  dlc_p->c = c;
+  dlc_p->ldc = ldc;
+  /* the workspace: none (NULL, 0), or 256-byte aligned memory of workspace_bytes */
+  if (!workspace && workspace_bytes)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "gemm_bias_gelu: workspace is NULL with workspace_bytes = %zu (pass NULL and 0 for none)", workspace_bytes);
+  if (workspace && !dlc__aligned(workspace, 256))
+    return dlc__fail(DLC_ERROR_MISALIGNED, "gemm_bias_gelu: workspace = %p is not aligned to 256 bytes", workspace);
+  if ((uintptr_t)workspace > UINTPTR_MAX - workspace_bytes)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "gemm_bias_gelu: workspace + workspace_bytes wraps the address space");
+  if (dlc_p->m < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "m = %lld is negative", (long long)dlc_p->m);
+  if (dlc_p->n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)dlc_p->n);
+  if (dlc_p->k < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "k = %lld is negative", (long long)dlc_p->k);
+  int dlc_inst = -1;
+  const int64_t dlc_bv[] = {dlc_p->m, dlc_p->n, dlc_p->k};
+  for (int dlc_i = 0; dlc_i < 12 && dlc_inst < 0; dlc_i++) {
+    const struct dlc__sel_gemm_bias_gelu *dlc_t = &dlc__sel_gemm_bias_gelu[dlc_i];
+    int dlc_ok = dlc_t->dtype == dtype;
+    for (int dlc_j = 0; dlc_j < 3; dlc_j++)
+      dlc_ok &= dlc_bv[dlc_j] >= dlc_t->lo[dlc_j] && dlc_bv[dlc_j] <= dlc_t->hi[dlc_j];
+    /* a split-K row only with its workspace; else the next row that matches */
+    if (dlc_ok && dlc__red_gemm_bias_gelu[dlc_i] >= 0) {
+      const int64_t dlc_need = dlc__split_ws_gemm_bias_gelu(dlc_i, dlc_p, NULL, NULL);
+      dlc_ok = dlc_need > 0 && (uint64_t)dlc_need <= (uint64_t)(workspace_bytes);
+    }
+    if (dlc_ok) dlc_inst = dlc_i;
+  }
+  if (dlc_inst < 0) {
+    if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "gemm_bias_gelu: dtype = %d is not a dlc_dtype", (int)dtype);
+    int dlc_dtype_ok = 0;
+    dlc_dtype_ok |= dtype == DLC_F16;
+    dlc_dtype_ok |= dtype == DLC_BF16;
+    if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype), (int)dtype);
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: no kernel for this call");
+  }
+  switch (dlc_inst) {
+  case 0: {
+    dlc_status dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    /* split-K: the slices' partials in the workspace (the selection checked its size), then the
+     * second kernel sums them in order and applies the epilogue */
+    int64_t dlc_sn = 1, dlc_ktp = 1;
+    (void)dlc__split_ws_gemm_bias_gelu(dlc_inst, dlc_p, &dlc_sn, &dlc_ktp);
+    dlc_p->dlc_split_ws = workspace;
+    dlc_p->dlc_split_ktp = (int32_t)dlc_ktp, dlc_p->dlc_split_n = (int32_t)dlc_sn;
+    const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
+    dlc_st = dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)(dlc_gy * dlc_sn), (unsigned)dlc_gz, stream);
+    if (dlc_st != DLC_SUCCESS) return dlc_st;
+    return dlc__launch(&dlc__k_gemm_bias_gelu[dlc__red_gemm_bias_gelu[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 16, (unsigned)dlc_gz, stream);
+  }
+  case 1: {
+    dlc_status dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 2: {
+    dlc_status dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(15, dlc_p->n), 16))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 3: {
+    dlc_status dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 4: {
+    dlc_status dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    if (dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
+      dlc__tp_gemm_bias_gelu dlc_tp;
+      dlc_tp.p = *dlc_p;
+      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
+          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->n, dlc_p->k, dlc_p->ldb, 64, 64) == DLC_SUCCESS) {
+        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+        if (dlc_gx > 2147483647)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+        const int64_t dlc_kx = dlc_p->k;
+        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+        return dlc__launch(&dlc__k_gemm_bias_gelu[50], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      }
+      dlc__clear_detail();
+    }
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 5: {
+    dlc_status dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    if (dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
+      dlc__tp_gemm_bias_gelu dlc_tp;
+      dlc_tp.p = *dlc_p;
+      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
+          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->n, dlc_p->k, dlc_p->ldb, 64, 64) == DLC_SUCCESS) {
+        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
+        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+        if (dlc_gx > 2147483647)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+        const int64_t dlc_kx = dlc_p->k;
+        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+        return dlc__launch(&dlc__k_gemm_bias_gelu[51], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      }
+      dlc__clear_detail();
+    }
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 6: {
+    dlc_status dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    /* split-K: the slices' partials in the workspace (the selection checked its size), then the
+     * second kernel sums them in order and applies the epilogue */
+    int64_t dlc_sn = 1, dlc_ktp = 1;
+    (void)dlc__split_ws_gemm_bias_gelu(dlc_inst, dlc_p, &dlc_sn, &dlc_ktp);
+    dlc_p->dlc_split_ws = workspace;
+    dlc_p->dlc_split_ktp = (int32_t)dlc_ktp, dlc_p->dlc_split_n = (int32_t)dlc_sn;
+    const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
+    dlc_st = dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)(dlc_gy * dlc_sn), (unsigned)dlc_gz, stream);
+    if (dlc_st != DLC_SUCCESS) return dlc_st;
+    return dlc__launch(&dlc__k_gemm_bias_gelu[dlc__red_gemm_bias_gelu[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 16, (unsigned)dlc_gz, stream);
+  }
+  case 7: {
+    dlc_status dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 8: {
+    dlc_status dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(15, dlc_p->n), 16))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 9: {
+    dlc_status dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 10: {
+    dlc_status dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    if (dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
+      dlc__tp_gemm_bias_gelu dlc_tp;
+      dlc_tp.p = *dlc_p;
+      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
+          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->n, dlc_p->k, dlc_p->ldb, 64, 64) == DLC_SUCCESS) {
+        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+        if (dlc_gx > 2147483647)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+        const int64_t dlc_kx = dlc_p->k;
+        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+        return dlc__launch(&dlc__k_gemm_bias_gelu[52], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      }
+      dlc__clear_detail();
+    }
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 11: {
+    dlc_status dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    if (dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
+      dlc__tp_gemm_bias_gelu dlc_tp;
+      dlc_tp.p = *dlc_p;
+      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
+          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->n, dlc_p->k, dlc_p->ldb, 64, 64) == DLC_SUCCESS) {
+        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
+        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+        if (dlc_gx > 2147483647)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+        const int64_t dlc_kx = dlc_p->k;
+        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+        return dlc__launch(&dlc__k_gemm_bias_gelu[53], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      }
+      dlc__clear_detail();
+    }
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc_p->k;
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  }
+  return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no instance");
+}
+
 static const dlc__kernel dlc__k_conv2d_bias_silu[] = {
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v8", 2, 0, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v4", 2, 1, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v2", 2, 2, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v1", 2, 3, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8", 2, 4, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4", 2, 5, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2", 2, 6, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1", 2, 7, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v8", 2, 8, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v4", 2, 9, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v2", 2, 10, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v1", 2, 11, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8", 2, 12, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4", 2, 13, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2", 2, 14, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1", 2, 15, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v8", 2, 16, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v4", 2, 17, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v2", 2, 18, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v1", 2, 19, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8", 2, 20, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4", 2, 21, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2", 2, 22, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1", 2, 23, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v8", 2, 24, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v4", 2, 25, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v2", 2, 26, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v1", 2, 27, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8", 2, 28, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4", 2, 29, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2", 2, 30, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1", 2, 31, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_sm90a", 2, 32, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_sm90a", 2, 33, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_sm90a", 2, 34, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_sm90a", 2, 35, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_sm90a", 2, 36, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_sm90a", 2, 37, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_sm90a", 2, 38, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 32, 0, 0},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_sm90a", 2, 39, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v8", 3, 0, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v4", 3, 1, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v2", 3, 2, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v1", 3, 3, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_v8", 3, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_v4", 3, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_v2", 3, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_v1", 3, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8", 3, 8, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4", 3, 9, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2", 3, 10, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1", 3, 11, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v8", 3, 12, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v4", 3, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v2", 3, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v1", 3, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_v8", 3, 16, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_v4", 3, 17, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_v2", 3, 18, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_v1", 3, 19, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8", 3, 20, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4", 3, 21, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2", 3, 22, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1", 3, 23, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v8", 3, 24, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v4", 3, 25, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v2", 3, 26, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v1", 3, 27, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_v8", 3, 28, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_v4", 3, 29, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_v2", 3, 30, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_v1", 3, 31, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8", 3, 32, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4", 3, 33, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2", 3, 34, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1", 3, 35, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v8", 3, 36, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v4", 3, 37, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v2", 3, 38, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v1", 3, 39, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_v8", 3, 40, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_v4", 3, 41, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_v2", 3, 42, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_v1", 3, 43, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 64, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8", 3, 44, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4", 3, 45, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2", 3, 46, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1", 3, 47, 128, 69632, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 128, 128, 32, 4, 2, 2, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_sm90a", 3, 48, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_sm90a", 3, 49, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_sm90a", 3, 50, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_sm90a", 3, 51, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_sm90a", 3, 52, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_sm90a", 3, 53, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_sm90a", 3, 54, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 32, 0, 0},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_sm90a", 3, 55, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
 };
 /* instance selection (first match): dtype, variant keys, shape-bucket bounds */
 static const struct dlc__sel_conv2d_bias_silu {
   dlc_dtype dtype;
   int64_t key[4];
-  int64_t lo[1], hi[1]; /* bounds on k */
+  int64_t lo[3], hi[3]; /* bounds on H*N*W k N*floor((H+1)/2)*floor((W+1)/2) */
 } dlc__sel_conv2d_bias_silu[] = {
-    {DLC_F16, {1, 1, 1, 1}, {1}, {64}}, /* fp16.stride1x1.pad1x1.b0: shape bucket n1_64 */
-    {DLC_F16, {1, 1, 1, 1}, {0}, {INT64_MAX}}, /* fp16.stride1x1.pad1x1 */
-    {DLC_F16, {2, 2, 1, 1}, {1}, {64}}, /* fp16.stride2x2.pad1x1.b0: shape bucket n1_64 */
-    {DLC_F16, {2, 2, 1, 1}, {0}, {INT64_MAX}}, /* fp16.stride2x2.pad1x1 */
-    {DLC_BF16, {1, 1, 1, 1}, {1}, {64}}, /* bf16.stride1x1.pad1x1.b0: shape bucket n1_64 */
-    {DLC_BF16, {1, 1, 1, 1}, {0}, {INT64_MAX}}, /* bf16.stride1x1.pad1x1 */
-    {DLC_BF16, {2, 2, 1, 1}, {1}, {64}}, /* bf16.stride2x2.pad1x1.b0: shape bucket n1_64 */
-    {DLC_BF16, {2, 2, 1, 1}, {0}, {INT64_MAX}}, /* bf16.stride2x2.pad1x1 */
+    {DLC_F16, {1, 1, 1, 1}, {1, 1, 0}, {2048, 512, INT64_MAX}}, /* fp16.stride1x1.pad1x1.b0: shape bucket small */
+    {DLC_F16, {1, 1, 1, 1}, {0, 1, 0}, {INT64_MAX, 64, INT64_MAX}}, /* fp16.stride1x1.pad1x1.b1: shape bucket n1_64 */
+    {DLC_F16, {1, 1, 1, 1}, {0, 0, 0}, {INT64_MAX, INT64_MAX, INT64_MAX}}, /* fp16.stride1x1.pad1x1 */
+    {DLC_F16, {2, 2, 1, 1}, {0, 1, 1}, {INT64_MAX, 512, 2048}}, /* fp16.stride2x2.pad1x1.b0: shape bucket small */
+    {DLC_F16, {2, 2, 1, 1}, {0, 1, 0}, {INT64_MAX, 64, INT64_MAX}}, /* fp16.stride2x2.pad1x1.b1: shape bucket n1_64 */
+    {DLC_F16, {2, 2, 1, 1}, {0, 0, 0}, {INT64_MAX, INT64_MAX, INT64_MAX}}, /* fp16.stride2x2.pad1x1 */
+    {DLC_BF16, {1, 1, 1, 1}, {1, 1, 0}, {2048, 512, INT64_MAX}}, /* bf16.stride1x1.pad1x1.b0: shape bucket small */
+    {DLC_BF16, {1, 1, 1, 1}, {0, 1, 0}, {INT64_MAX, 64, INT64_MAX}}, /* bf16.stride1x1.pad1x1.b1: shape bucket n1_64 */
+    {DLC_BF16, {1, 1, 1, 1}, {0, 0, 0}, {INT64_MAX, INT64_MAX, INT64_MAX}}, /* bf16.stride1x1.pad1x1 */
+    {DLC_BF16, {2, 2, 1, 1}, {0, 1, 1}, {INT64_MAX, 512, 2048}}, /* bf16.stride2x2.pad1x1.b0: shape bucket small */
+    {DLC_BF16, {2, 2, 1, 1}, {0, 1, 0}, {INT64_MAX, 64, INT64_MAX}}, /* bf16.stride2x2.pad1x1.b1: shape bucket n1_64 */
+    {DLC_BF16, {2, 2, 1, 1}, {0, 0, 0}, {INT64_MAX, INT64_MAX, INT64_MAX}}, /* bf16.stride2x2.pad1x1 */
 };
 /* kernel row by instance and chunk width (8, 4, 2, 1 elements); -1: not compiled */
 static const int16_t dlc__row_conv2d_bias_silu[][4] = {
@@ -1430,6 +2128,10 @@ static const int16_t dlc__row_conv2d_bias_silu[][4] = {
     {20, 21, 22, 23},
     {24, 25, 26, 27},
     {28, 29, 30, 31},
+    {32, 33, 34, 35},
+    {36, 37, 38, 39},
+    {40, 41, 42, 43},
+    {44, 45, 46, 47},
 };
 
 dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
@@ -1464,12 +2166,12 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
   if (dlc_p->pad1 < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "pad1 = %lld is negative", (long long)dlc_p->pad1);
   int dlc_inst = -1;
   const int64_t dlc_key[] = {dlc_p->stride0, dlc_p->stride1, dlc_p->pad0, dlc_p->pad1};
-  const int64_t dlc_bv[] = {dlc_p->k};
-  for (int dlc_i = 0; dlc_i < 8 && dlc_inst < 0; dlc_i++) {
+  const int64_t dlc_bv[] = {dlc__bound_value(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), dlc_p->k, dlc__bound_value(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)))};
+  for (int dlc_i = 0; dlc_i < 12 && dlc_inst < 0; dlc_i++) {
     const struct dlc__sel_conv2d_bias_silu *dlc_t = &dlc__sel_conv2d_bias_silu[dlc_i];
     int dlc_ok = dlc_t->dtype == dtype;
     for (int dlc_j = 0; dlc_j < 4; dlc_j++) dlc_ok &= dlc_t->key[dlc_j] == dlc_key[dlc_j];
-    for (int dlc_j = 0; dlc_j < 1; dlc_j++)
+    for (int dlc_j = 0; dlc_j < 3; dlc_j++)
       dlc_ok &= dlc_bv[dlc_j] >= dlc_t->lo[dlc_j] && dlc_bv[dlc_j] <= dlc_t->hi[dlc_j];
     if (dlc_ok) dlc_inst = dlc_i;
   }
@@ -1479,10 +2181,53 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     dlc_dtype_ok |= dtype == DLC_F16;
     dlc_dtype_ok |= dtype == DLC_BF16;
     if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype), (int)dtype);
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: no kernel compiled for stride=(%lld,%lld) pad=(%lld,%lld); add this variant to the manifest's ops[2].variants", (long long)dlc_p->stride0, (long long)dlc_p->stride1, (long long)dlc_p->pad0, (long long)dlc_p->pad1);
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: no kernel compiled for stride=(%lld,%lld) pad=(%lld,%lld); add this variant to the manifest's ops[3].variants", (long long)dlc_p->stride0, (long long)dlc_p->stride1, (long long)dlc_p->pad0, (long long)dlc_p->pad1);
   }
   switch (dlc_inst) {
   case 0: {
+    dlc_status dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    dlc_dims[1] = 3;
+    dlc_dims[2] = 3;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 64)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 1: {
     dlc_status dlc_st;
     dlc__span dlc_sp[4];
     int64_t dlc_work = 0, dlc_dims[4];
@@ -1523,7 +2268,7 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
         return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
       if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
         return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_conv2d_bias_silu[32], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[48], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
     }
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
@@ -1539,7 +2284,7 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 1: {
+  case 2: {
     dlc_status dlc_st;
     dlc__span dlc_sp[4];
     int64_t dlc_work = 0, dlc_dims[4];
@@ -1580,68 +2325,9 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
         return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
       if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
         return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_conv2d_bias_silu[33], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[49], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
     }
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 2: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[4];
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    dlc_dims[1] = 3;
-    dlc_dims[2] = 3;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc__fdiv(dlc__add(dlc_p->h, 1), 2);
-    if (dlc_dims[1] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 1 of y, floor((h+1)/2), is negative or overflows int64 with h = %lld", (long long)dlc_p->h);
-    dlc_dims[2] = dlc__fdiv(dlc__add(dlc_p->w, 1), 2);
-    if (dlc_dims[2] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 2 of y, floor((w+1)/2), is negative or overflows int64 with w = %lld", (long long)dlc_p->w);
-    dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
-      const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
-      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-      if (dlc_gx > 2147483647)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-      const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
-      if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-        return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_conv2d_bias_silu[34], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-    }
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
     if (dlc_gx > 2147483647)
@@ -1686,28 +2372,14 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
-      const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
-      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-      if (dlc_gx > 2147483647)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-      const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
-      if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-        return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_conv2d_bias_silu[35], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-    }
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 64)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
     if (dlc_gx > 2147483647)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
     const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
@@ -1715,120 +2387,6 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   case 4: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[4];
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    dlc_dims[1] = 3;
-    dlc_dims[2] = 3;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
-      const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
-      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-      if (dlc_gx > 2147483647)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-      const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
-      if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-        return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_conv2d_bias_silu[36], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-    }
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 5: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[4];
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    dlc_dims[1] = 3;
-    dlc_dims[2] = 3;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
-      const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
-      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-      if (dlc_gx > 2147483647)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-      const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
-      if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-        return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_conv2d_bias_silu[37], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-    }
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 6: {
     dlc_status dlc_st;
     dlc__span dlc_sp[4];
     int64_t dlc_work = 0, dlc_dims[4];
@@ -1871,7 +2429,7 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
         return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
       if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
         return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_conv2d_bias_silu[38], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[50], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
     }
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
@@ -1887,7 +2445,7 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
   if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 7: {
+  case 5: {
     dlc_status dlc_st;
     dlc__span dlc_sp[4];
     int64_t dlc_work = 0, dlc_dims[4];
@@ -1930,7 +2488,327 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
         return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
       if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
         return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_conv2d_bias_silu[39], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[51], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+    }
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 6: {
+    dlc_status dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    dlc_dims[1] = 3;
+    dlc_dims[2] = 3;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 64)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 7: {
+    dlc_status dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    dlc_dims[1] = 3;
+    dlc_dims[2] = 3;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
+      const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
+      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+      if (dlc_gx > 2147483647)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+      const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+      if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+        return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[52], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+    }
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 8: {
+    dlc_status dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    dlc_dims[1] = 3;
+    dlc_dims[2] = 3;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
+      const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
+      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+      if (dlc_gx > 2147483647)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+      const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+      if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+        return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[53], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+    }
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 9: {
+    dlc_status dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    dlc_dims[1] = 3;
+    dlc_dims[2] = 3;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc__fdiv(dlc__add(dlc_p->h, 1), 2);
+    if (dlc_dims[1] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 1 of y, floor((h+1)/2), is negative or overflows int64 with h = %lld", (long long)dlc_p->h);
+    dlc_dims[2] = dlc__fdiv(dlc__add(dlc_p->w, 1), 2);
+    if (dlc_dims[2] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 2 of y, floor((w+1)/2), is negative or overflows int64 with w = %lld", (long long)dlc_p->w);
+    dlc_dims[3] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 64)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 10: {
+    dlc_status dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    dlc_dims[1] = 3;
+    dlc_dims[2] = 3;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc__fdiv(dlc__add(dlc_p->h, 1), 2);
+    if (dlc_dims[1] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 1 of y, floor((h+1)/2), is negative or overflows int64 with h = %lld", (long long)dlc_p->h);
+    dlc_dims[2] = dlc__fdiv(dlc__add(dlc_p->w, 1), 2);
+    if (dlc_dims[2] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 2 of y, floor((w+1)/2), is negative or overflows int64 with w = %lld", (long long)dlc_p->w);
+    dlc_dims[3] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
+      const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
+      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+      if (dlc_gx > 2147483647)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+      const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+      if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+        return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[54], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+    }
+    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
+  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  case 11: {
+    dlc_status dlc_st;
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    dlc_dims[1] = 3;
+    dlc_dims[2] = 3;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc__fdiv(dlc__add(dlc_p->h, 1), 2);
+    if (dlc_dims[1] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 1 of y, floor((h+1)/2), is negative or overflows int64 with h = %lld", (long long)dlc_p->h);
+    dlc_dims[2] = dlc__fdiv(dlc__add(dlc_p->w, 1), 2);
+    if (dlc_dims[2] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 2 of y, floor((w+1)/2), is negative or overflows int64 with w = %lld", (long long)dlc_p->w);
+    dlc_dims[3] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    int dlc_vec = 0;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
+      const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
+      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
+      if (dlc_gx > 2147483647)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+      const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
+      if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
+      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+        return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[55], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
     }
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
@@ -1951,22 +2829,22 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
 }
 
 static const dlc__kernel dlc__k_attention_causal[] = {
-    {"dlc_attention_causal_fp16_D64_v8", 3, 0, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
-    {"dlc_attention_causal_fp16_D64_v4", 3, 1, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
-    {"dlc_attention_causal_fp16_D64_v2", 3, 2, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
-    {"dlc_attention_causal_fp16_D64_v1", 3, 3, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
-    {"dlc_attention_causal_fp16_D128_v8", 3, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
-    {"dlc_attention_causal_fp16_D128_v4", 3, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
-    {"dlc_attention_causal_fp16_D128_v2", 3, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
-    {"dlc_attention_causal_fp16_D128_v1", 3, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
-    {"dlc_attention_causal_bf16_D64_v8", 3, 8, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
-    {"dlc_attention_causal_bf16_D64_v4", 3, 9, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
-    {"dlc_attention_causal_bf16_D64_v2", 3, 10, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
-    {"dlc_attention_causal_bf16_D64_v1", 3, 11, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
-    {"dlc_attention_causal_bf16_D128_v8", 3, 12, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
-    {"dlc_attention_causal_bf16_D128_v4", 3, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
-    {"dlc_attention_causal_bf16_D128_v2", 3, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
-    {"dlc_attention_causal_bf16_D128_v1", 3, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_fp16_D64_v8", 4, 0, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_fp16_D64_v4", 4, 1, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_fp16_D64_v2", 4, 2, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_fp16_D64_v1", 4, 3, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_fp16_D128_v8", 4, 4, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_fp16_D128_v4", 4, 5, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_fp16_D128_v2", 4, 6, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_fp16_D128_v1", 4, 7, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_bf16_D64_v8", 4, 8, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_bf16_D64_v4", 4, 9, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_bf16_D64_v2", 4, 10, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_bf16_D64_v1", 4, 11, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_bf16_D128_v8", 4, 12, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_bf16_D128_v4", 4, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_bf16_D128_v2", 4, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_bf16_D128_v1", 4, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
 };
 /* instance selection (first match): dtype, variant keys */
 static const struct dlc__sel_attention_causal {
@@ -2018,7 +2896,7 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     dlc_dtype_ok |= dtype == DLC_F16;
     dlc_dtype_ok |= dtype == DLC_BF16;
     if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype), (int)dtype);
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: no kernel compiled for D=%lld; add this variant to the manifest's ops[3].variants", (long long)dlc_p->d);
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: no kernel compiled for D=%lld; add this variant to the manifest's ops[4].variants", (long long)dlc_p->d);
   }
   switch (dlc_inst) {
   case 0: {
@@ -2206,8 +3084,8 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
 }
 
 static const dlc__kernel dlc__k_softmax[] = {
-    {"dlc_softmax_fp16_v8", 4, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
-    {"dlc_softmax_bf16_v8", 4, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
+    {"dlc_softmax_fp16_v8", 5, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
+    {"dlc_softmax_bf16_v8", 5, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
 };
 /* instance selection (first match): dtype */
 static const struct dlc__sel_softmax {
@@ -2272,8 +3150,8 @@ dlc_status dlc_softmax(dlc_dtype dtype,
 }
 
 static const dlc__kernel dlc__k_layernorm[] = {
-    {"dlc_layernorm_fp16_v8", 5, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
-    {"dlc_layernorm_bf16_v8", 5, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
+    {"dlc_layernorm_fp16_v8", 6, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
+    {"dlc_layernorm_bf16_v8", 6, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
 };
 /* instance selection (first match): dtype */
 static const struct dlc__sel_layernorm {
@@ -2344,8 +3222,8 @@ dlc_status dlc_layernorm(dlc_dtype dtype,
 }
 
 static const dlc__kernel dlc__k_rmsnorm[] = {
-    {"dlc_rmsnorm_fp16_v8", 6, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
-    {"dlc_rmsnorm_bf16_v8", 6, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
+    {"dlc_rmsnorm_fp16_v8", 7, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
+    {"dlc_rmsnorm_bf16_v8", 7, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
 };
 /* instance selection (first match): dtype */
 static const struct dlc__sel_rmsnorm {

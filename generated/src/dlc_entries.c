@@ -22,36 +22,36 @@ static const dlc__entry_arg args_gemm_bias_relu[] = {
 };
 static const char *const vec_gemm_bias_relu_0_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_0[] = {72, 136, 72, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_0[] = {{0, 1, 512}, {1, 1, 512}, {2, 4096, 9223372036854775807}};
+static const dlc__entry_bound bounds_gemm_bias_relu_0[] = {{0, 1, 512, NULL}, {1, 1, 512, NULL}, {2, 4096, 9223372036854775807, NULL}};
 static const char *const vec_gemm_bias_relu_1_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_1[] = {24, 72, 136, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_1[] = {{0, 1, 512}, {1, 1, 512}, {2, 4096, 9223372036854775807}};
+static const dlc__entry_bound bounds_gemm_bias_relu_1[] = {{0, 1, 512, NULL}, {1, 1, 512, NULL}, {2, 4096, 9223372036854775807, NULL}};
 static const char *const vec_gemm_bias_relu_2_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_2[] = {24, 24, 136, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_2[] = {{0, 1, 16}};
+static const dlc__entry_bound bounds_gemm_bias_relu_2[] = {{0, 1, 16, NULL}};
 static const char *const vec_gemm_bias_relu_3_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_3[] = {72, 72, 136, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_3[] = {{0, 17, 128}};
+static const dlc__entry_bound bounds_gemm_bias_relu_3[] = {{0, 17, 128, NULL}};
 static const char *const vec_gemm_bias_relu_4_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_4[] = {136, 72, 72, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_4[] = {{1, 1, 64}};
+static const dlc__entry_bound bounds_gemm_bias_relu_4[] = {{1, 1, 64, NULL}};
 static const char *const vec_gemm_bias_relu_5_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_5[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
 static const char *const vec_gemm_bias_relu_6_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_6[] = {72, 136, 72, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_6[] = {{0, 1, 512}, {1, 1, 512}, {2, 4096, 9223372036854775807}};
+static const dlc__entry_bound bounds_gemm_bias_relu_6[] = {{0, 1, 512, NULL}, {1, 1, 512, NULL}, {2, 4096, 9223372036854775807, NULL}};
 static const char *const vec_gemm_bias_relu_7_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_7[] = {24, 72, 136, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_7[] = {{0, 1, 512}, {1, 1, 512}, {2, 4096, 9223372036854775807}};
+static const dlc__entry_bound bounds_gemm_bias_relu_7[] = {{0, 1, 512, NULL}, {1, 1, 512, NULL}, {2, 4096, 9223372036854775807, NULL}};
 static const char *const vec_gemm_bias_relu_8_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_8[] = {24, 24, 136, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_8[] = {{0, 1, 16}};
+static const dlc__entry_bound bounds_gemm_bias_relu_8[] = {{0, 1, 16, NULL}};
 static const char *const vec_gemm_bias_relu_9_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_9[] = {72, 72, 136, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_9[] = {{0, 17, 128}};
+static const dlc__entry_bound bounds_gemm_bias_relu_9[] = {{0, 17, 128, NULL}};
 static const char *const vec_gemm_bias_relu_10_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_10[] = {136, 72, 72, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_10[] = {{1, 1, 64}};
+static const dlc__entry_bound bounds_gemm_bias_relu_10[] = {{1, 1, 64, NULL}};
 static const char *const vec_gemm_bias_relu_11_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_11[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_instance inst_gemm_bias_relu[] = {
@@ -153,36 +153,36 @@ static const dlc__entry_arg args_gemm_bias_relu_nt[] = {
 };
 static const char *const vec_gemm_bias_relu_nt_0_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_nt_0[] = {72, 136, 72, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_nt_0[] = {{0, 1, 512}, {1, 1, 512}, {2, 4096, 9223372036854775807}};
+static const dlc__entry_bound bounds_gemm_bias_relu_nt_0[] = {{0, 1, 512, NULL}, {1, 1, 512, NULL}, {2, 4096, 9223372036854775807, NULL}};
 static const char *const vec_gemm_bias_relu_nt_1_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_nt_1[] = {24, 72, 136, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_nt_1[] = {{0, 1, 512}, {1, 1, 512}, {2, 4096, 9223372036854775807}};
+static const dlc__entry_bound bounds_gemm_bias_relu_nt_1[] = {{0, 1, 512, NULL}, {1, 1, 512, NULL}, {2, 4096, 9223372036854775807, NULL}};
 static const char *const vec_gemm_bias_relu_nt_2_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_nt_2[] = {24, 24, 136, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_nt_2[] = {{0, 1, 16}};
+static const dlc__entry_bound bounds_gemm_bias_relu_nt_2[] = {{0, 1, 16, NULL}};
 static const char *const vec_gemm_bias_relu_nt_3_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_nt_3[] = {72, 72, 136, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_nt_3[] = {{0, 17, 128}};
+static const dlc__entry_bound bounds_gemm_bias_relu_nt_3[] = {{0, 17, 128, NULL}};
 static const char *const vec_gemm_bias_relu_nt_4_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_nt_4[] = {136, 72, 72, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_nt_4[] = {{1, 1, 64}};
+static const dlc__entry_bound bounds_gemm_bias_relu_nt_4[] = {{1, 1, 64, NULL}};
 static const char *const vec_gemm_bias_relu_nt_5_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_nt_5[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
 static const char *const vec_gemm_bias_relu_nt_6_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_nt_6[] = {72, 136, 72, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_nt_6[] = {{0, 1, 512}, {1, 1, 512}, {2, 4096, 9223372036854775807}};
+static const dlc__entry_bound bounds_gemm_bias_relu_nt_6[] = {{0, 1, 512, NULL}, {1, 1, 512, NULL}, {2, 4096, 9223372036854775807, NULL}};
 static const char *const vec_gemm_bias_relu_nt_7_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_nt_7[] = {24, 72, 136, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_nt_7[] = {{0, 1, 512}, {1, 1, 512}, {2, 4096, 9223372036854775807}};
+static const dlc__entry_bound bounds_gemm_bias_relu_nt_7[] = {{0, 1, 512, NULL}, {1, 1, 512, NULL}, {2, 4096, 9223372036854775807, NULL}};
 static const char *const vec_gemm_bias_relu_nt_8_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_nt_8[] = {24, 24, 136, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_nt_8[] = {{0, 1, 16}};
+static const dlc__entry_bound bounds_gemm_bias_relu_nt_8[] = {{0, 1, 16, NULL}};
 static const char *const vec_gemm_bias_relu_nt_9_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_nt_9[] = {72, 72, 136, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_nt_9[] = {{0, 17, 128}};
+static const dlc__entry_bound bounds_gemm_bias_relu_nt_9[] = {{0, 17, 128, NULL}};
 static const char *const vec_gemm_bias_relu_nt_10_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_nt_10[] = {136, 72, 72, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_gemm_bias_relu_nt_10[] = {{1, 1, 64}};
+static const dlc__entry_bound bounds_gemm_bias_relu_nt_10[] = {{1, 1, 64, NULL}};
 static const char *const vec_gemm_bias_relu_nt_11_0[] = {"A", "B"};
 static const int64_t extent_gemm_bias_relu_nt_11[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_instance inst_gemm_bias_relu_nt[] = {
@@ -269,7 +269,138 @@ static size_t workspace_size_gemm_bias_relu_nt(dlc_dtype dtype, const dlc__arg_v
   return dlc_gemm_bias_relu_nt_workspace_size(dtype, a[0].i, a[1].i, a[2].i);
 }
 
-/* conv2d_bias_silu (manifest ops[2]) */
+/* gemm_bias_gelu (manifest ops[2]) */
+static const dlc__entry_arg args_gemm_bias_gelu[] = {
+    {"m", DLC__ARG_DIM, "M", 0},
+    {"n", DLC__ARG_DIM, "N", 0},
+    {"k", DLC__ARG_DIM, "K", 0},
+    {"a", DLC__ARG_INPUT, "A", 0},
+    {"lda", DLC__ARG_LD, "A", 0},
+    {"b", DLC__ARG_INPUT, "B", 0},
+    {"ldb", DLC__ARG_LD, "B", 0},
+    {"bias", DLC__ARG_INPUT, "bias", 0},
+    {"c", DLC__ARG_OUTPUT, "C", 0},
+    {"ldc", DLC__ARG_LD, "C", 0},
+};
+static const char *const vec_gemm_bias_gelu_0_0[] = {"A", "B"};
+static const int64_t extent_gemm_bias_gelu_0[] = {72, 136, 72, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_gemm_bias_gelu_0[] = {{0, 1, 512, NULL}, {1, 1, 512, NULL}, {2, 4096, 9223372036854775807, NULL}};
+static const char *const vec_gemm_bias_gelu_1_0[] = {"A", "B"};
+static const int64_t extent_gemm_bias_gelu_1[] = {24, 72, 136, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_gemm_bias_gelu_1[] = {{0, 1, 512, NULL}, {1, 1, 512, NULL}, {2, 4096, 9223372036854775807, NULL}};
+static const char *const vec_gemm_bias_gelu_2_0[] = {"A", "B"};
+static const int64_t extent_gemm_bias_gelu_2[] = {24, 24, 136, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_gemm_bias_gelu_2[] = {{0, 1, 16, NULL}};
+static const char *const vec_gemm_bias_gelu_3_0[] = {"A", "B"};
+static const int64_t extent_gemm_bias_gelu_3[] = {72, 72, 136, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_gemm_bias_gelu_3[] = {{0, 17, 128, NULL}};
+static const char *const vec_gemm_bias_gelu_4_0[] = {"A", "B"};
+static const int64_t extent_gemm_bias_gelu_4[] = {136, 72, 72, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_gemm_bias_gelu_4[] = {{1, 1, 64, NULL}};
+static const char *const vec_gemm_bias_gelu_5_0[] = {"A", "B"};
+static const int64_t extent_gemm_bias_gelu_5[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
+static const char *const vec_gemm_bias_gelu_6_0[] = {"A", "B"};
+static const int64_t extent_gemm_bias_gelu_6[] = {72, 136, 72, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_gemm_bias_gelu_6[] = {{0, 1, 512, NULL}, {1, 1, 512, NULL}, {2, 4096, 9223372036854775807, NULL}};
+static const char *const vec_gemm_bias_gelu_7_0[] = {"A", "B"};
+static const int64_t extent_gemm_bias_gelu_7[] = {24, 72, 136, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_gemm_bias_gelu_7[] = {{0, 1, 512, NULL}, {1, 1, 512, NULL}, {2, 4096, 9223372036854775807, NULL}};
+static const char *const vec_gemm_bias_gelu_8_0[] = {"A", "B"};
+static const int64_t extent_gemm_bias_gelu_8[] = {24, 24, 136, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_gemm_bias_gelu_8[] = {{0, 1, 16, NULL}};
+static const char *const vec_gemm_bias_gelu_9_0[] = {"A", "B"};
+static const int64_t extent_gemm_bias_gelu_9[] = {72, 72, 136, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_gemm_bias_gelu_9[] = {{0, 17, 128, NULL}};
+static const char *const vec_gemm_bias_gelu_10_0[] = {"A", "B"};
+static const int64_t extent_gemm_bias_gelu_10[] = {136, 72, 72, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_gemm_bias_gelu_10[] = {{1, 1, 64, NULL}};
+static const char *const vec_gemm_bias_gelu_11_0[] = {"A", "B"};
+static const int64_t extent_gemm_bias_gelu_11[] = {136, 136, 72, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_instance inst_gemm_bias_gelu[] = {
+    {"fp16.b0", DLC_F16, 0, NULL, extent_gemm_bias_gelu_0, 0, 3, bounds_gemm_bias_gelu_0, 1},
+    {"fp16.b1", DLC_F16, 0, NULL, extent_gemm_bias_gelu_1, 0, 3, bounds_gemm_bias_gelu_1, 0},
+    {"fp16.b2", DLC_F16, 0, NULL, extent_gemm_bias_gelu_2, 0, 1, bounds_gemm_bias_gelu_2, 0},
+    {"fp16.b3", DLC_F16, 0, NULL, extent_gemm_bias_gelu_3, 0, 1, bounds_gemm_bias_gelu_3, 0},
+    {"fp16.b4", DLC_F16, 0, NULL, extent_gemm_bias_gelu_4, 0, 1, bounds_gemm_bias_gelu_4, 0},
+    {"fp16", DLC_F16, 0, NULL, extent_gemm_bias_gelu_5, 0, 0, NULL, 0},
+    {"bf16.b0", DLC_BF16, 0, NULL, extent_gemm_bias_gelu_6, 1, 3, bounds_gemm_bias_gelu_6, 1},
+    {"bf16.b1", DLC_BF16, 0, NULL, extent_gemm_bias_gelu_7, 1, 3, bounds_gemm_bias_gelu_7, 0},
+    {"bf16.b2", DLC_BF16, 0, NULL, extent_gemm_bias_gelu_8, 1, 1, bounds_gemm_bias_gelu_8, 0},
+    {"bf16.b3", DLC_BF16, 0, NULL, extent_gemm_bias_gelu_9, 1, 1, bounds_gemm_bias_gelu_9, 0},
+    {"bf16.b4", DLC_BF16, 0, NULL, extent_gemm_bias_gelu_10, 1, 1, bounds_gemm_bias_gelu_10, 0},
+    {"bf16", DLC_BF16, 0, NULL, extent_gemm_bias_gelu_11, 1, 0, NULL, 0},
+};
+static const dlc__entry_kernel kernels_gemm_bias_gelu[] = {
+    {"dlc_gemm_bias_gelu_fp16_b0_v8", 0, 8, 0, 2, vec_gemm_bias_gelu_0_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_b0_v4", 0, 4, 0, 2, vec_gemm_bias_gelu_0_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_b0_v2", 0, 2, 0, 2, vec_gemm_bias_gelu_0_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_b0_v1", 0, 1, 0, 2, vec_gemm_bias_gelu_0_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_b0_r", 0, 8, 1, 0, NULL, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_b1_v8", 1, 8, 0, 2, vec_gemm_bias_gelu_1_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_b1_v4", 1, 4, 0, 2, vec_gemm_bias_gelu_1_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_b1_v2", 1, 2, 0, 2, vec_gemm_bias_gelu_1_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_b1_v1", 1, 1, 0, 2, vec_gemm_bias_gelu_1_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_b2_v8", 2, 8, 0, 2, vec_gemm_bias_gelu_2_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_b2_v4", 2, 4, 0, 2, vec_gemm_bias_gelu_2_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_b2_v2", 2, 2, 0, 2, vec_gemm_bias_gelu_2_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_b2_v1", 2, 1, 0, 2, vec_gemm_bias_gelu_2_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_b3_v8", 3, 8, 0, 2, vec_gemm_bias_gelu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_b3_v4", 3, 4, 0, 2, vec_gemm_bias_gelu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_b3_v2", 3, 2, 0, 2, vec_gemm_bias_gelu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_b3_v1", 3, 1, 0, 2, vec_gemm_bias_gelu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_b4_v8", 4, 8, 0, 2, vec_gemm_bias_gelu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 50},
+    {"dlc_gemm_bias_gelu_fp16_b4_v4", 4, 4, 0, 2, vec_gemm_bias_gelu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_b4_v2", 4, 2, 0, 2, vec_gemm_bias_gelu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_b4_v1", 4, 1, 0, 2, vec_gemm_bias_gelu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_v8", 5, 8, 0, 2, vec_gemm_bias_gelu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 51},
+    {"dlc_gemm_bias_gelu_fp16_v4", 5, 4, 0, 2, vec_gemm_bias_gelu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_v2", 5, 2, 0, 2, vec_gemm_bias_gelu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_v1", 5, 1, 0, 2, vec_gemm_bias_gelu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_b0_v8", 6, 8, 0, 2, vec_gemm_bias_gelu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_b0_v4", 6, 4, 0, 2, vec_gemm_bias_gelu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_b0_v2", 6, 2, 0, 2, vec_gemm_bias_gelu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_b0_v1", 6, 1, 0, 2, vec_gemm_bias_gelu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_b0_r", 6, 8, 1, 0, NULL, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_b1_v8", 7, 8, 0, 2, vec_gemm_bias_gelu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_b1_v4", 7, 4, 0, 2, vec_gemm_bias_gelu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_b1_v2", 7, 2, 0, 2, vec_gemm_bias_gelu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_b1_v1", 7, 1, 0, 2, vec_gemm_bias_gelu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_b2_v8", 8, 8, 0, 2, vec_gemm_bias_gelu_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_b2_v4", 8, 4, 0, 2, vec_gemm_bias_gelu_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_b2_v2", 8, 2, 0, 2, vec_gemm_bias_gelu_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_b2_v1", 8, 1, 0, 2, vec_gemm_bias_gelu_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_b3_v8", 9, 8, 0, 2, vec_gemm_bias_gelu_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_b3_v4", 9, 4, 0, 2, vec_gemm_bias_gelu_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_b3_v2", 9, 2, 0, 2, vec_gemm_bias_gelu_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_b3_v1", 9, 1, 0, 2, vec_gemm_bias_gelu_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_b4_v8", 10, 8, 0, 2, vec_gemm_bias_gelu_10_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 52},
+    {"dlc_gemm_bias_gelu_bf16_b4_v4", 10, 4, 0, 2, vec_gemm_bias_gelu_10_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_b4_v2", 10, 2, 0, 2, vec_gemm_bias_gelu_10_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_b4_v1", 10, 1, 0, 2, vec_gemm_bias_gelu_10_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_v8", 11, 8, 0, 2, vec_gemm_bias_gelu_11_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 53},
+    {"dlc_gemm_bias_gelu_bf16_v4", 11, 4, 0, 2, vec_gemm_bias_gelu_11_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_v2", 11, 2, 0, 2, vec_gemm_bias_gelu_11_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_bf16_v1", 11, 1, 0, 2, vec_gemm_bias_gelu_11_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_gemm_bias_gelu_fp16_b4_sm90a", 4, 8, 0, 2, vec_gemm_bias_gelu_4_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
+    {"dlc_gemm_bias_gelu_fp16_sm90a", 5, 8, 0, 2, vec_gemm_bias_gelu_5_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
+    {"dlc_gemm_bias_gelu_bf16_b4_sm90a", 10, 8, 0, 2, vec_gemm_bias_gelu_10_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
+    {"dlc_gemm_bias_gelu_bf16_sm90a", 11, 8, 0, 2, vec_gemm_bias_gelu_11_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
+};
+static dlc_status call_gemm_bias_gelu(dlc_dtype dtype, const dlc__arg_value *a) {
+  return dlc_gemm_bias_gelu(dtype,
+      a[0].i, a[1].i, a[2].i, a[3].p, a[4].i, a[5].p, a[6].i, a[7].p,
+      a[8].p, a[9].i, NULL);
+}
+static dlc_status call_ws_gemm_bias_gelu(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes) {
+  return dlc_gemm_bias_gelu_ws(dtype,
+      a[0].i, a[1].i, a[2].i, a[3].p, a[4].i, a[5].p, a[6].i, a[7].p,
+      a[8].p, a[9].i, ws, ws_bytes, NULL);
+}
+static size_t workspace_size_gemm_bias_gelu(dlc_dtype dtype, const dlc__arg_value *a) {
+  return dlc_gemm_bias_gelu_workspace_size(dtype, a[0].i, a[1].i, a[2].i);
+}
+
+/* conv2d_bias_silu (manifest ops[3]) */
 static const dlc__entry_arg args_conv2d_bias_silu[] = {
     {"n", DLC__ARG_DIM, "N", 0},
     {"h", DLC__ARG_DIM, "H", 0},
@@ -288,82 +419,162 @@ static const dlc__entry_arg args_conv2d_bias_silu[] = {
 static const dlc__entry_fixed fixed_conv2d_bias_silu_0[] = {{5, 1}, {6, 1}, {7, 1}, {8, 1}};
 static const char *const vec_conv2d_bias_silu_0_0[] = {"X", "Wt"};
 static const int64_t extent_conv2d_bias_silu_0[] = {0, 0, 0, 0, 72, 0, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_conv2d_bias_silu_0[] = {{4, 1, 64}};
+/* H*N*W */
+static int64_t product_conv2d_bias_silu_0_0(const int64_t *dlc_a) {
+  struct {
+    int64_t n;
+    int64_t h;
+    int64_t w;
+    int64_t c;
+    int64_t k;
+  } dlc_params = {dlc_a[0], dlc_a[1], dlc_a[2], dlc_a[3], dlc_a[4]}, *dlc_p = &dlc_params;
+  return dlc__bound_value(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w));
+}
+static const dlc__entry_bound bounds_conv2d_bias_silu_0[] = {{-1, 1, 2048, product_conv2d_bias_silu_0_0}, {4, 1, 512, NULL}};
 static const dlc__entry_fixed fixed_conv2d_bias_silu_1[] = {{5, 1}, {6, 1}, {7, 1}, {8, 1}};
 static const char *const vec_conv2d_bias_silu_1_0[] = {"X", "Wt"};
-static const int64_t extent_conv2d_bias_silu_1[] = {0, 0, 0, 0, 136, 0, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_fixed fixed_conv2d_bias_silu_2[] = {{5, 2}, {6, 2}, {7, 1}, {8, 1}};
+static const int64_t extent_conv2d_bias_silu_1[] = {0, 0, 0, 0, 72, 0, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_conv2d_bias_silu_1[] = {{4, 1, 64, NULL}};
+static const dlc__entry_fixed fixed_conv2d_bias_silu_2[] = {{5, 1}, {6, 1}, {7, 1}, {8, 1}};
 static const char *const vec_conv2d_bias_silu_2_0[] = {"X", "Wt"};
-static const int64_t extent_conv2d_bias_silu_2[] = {0, 0, 0, 0, 72, 0, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_conv2d_bias_silu_2[] = {{4, 1, 64}};
+static const int64_t extent_conv2d_bias_silu_2[] = {0, 0, 0, 0, 136, 0, 0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_fixed fixed_conv2d_bias_silu_3[] = {{5, 2}, {6, 2}, {7, 1}, {8, 1}};
 static const char *const vec_conv2d_bias_silu_3_0[] = {"X", "Wt"};
-static const int64_t extent_conv2d_bias_silu_3[] = {0, 0, 0, 0, 136, 0, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_fixed fixed_conv2d_bias_silu_4[] = {{5, 1}, {6, 1}, {7, 1}, {8, 1}};
+static const int64_t extent_conv2d_bias_silu_3[] = {0, 0, 0, 0, 72, 0, 0, 0, 0, 0, 0, 0, 0};
+/* N*floor((H+1)/2)*floor((W+1)/2) */
+static int64_t product_conv2d_bias_silu_3_0(const int64_t *dlc_a) {
+  struct {
+    int64_t n;
+    int64_t h;
+    int64_t w;
+    int64_t c;
+    int64_t k;
+  } dlc_params = {dlc_a[0], dlc_a[1], dlc_a[2], dlc_a[3], dlc_a[4]}, *dlc_p = &dlc_params;
+  return dlc__bound_value(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)));
+}
+static const dlc__entry_bound bounds_conv2d_bias_silu_3[] = {{-1, 1, 2048, product_conv2d_bias_silu_3_0}, {4, 1, 512, NULL}};
+static const dlc__entry_fixed fixed_conv2d_bias_silu_4[] = {{5, 2}, {6, 2}, {7, 1}, {8, 1}};
 static const char *const vec_conv2d_bias_silu_4_0[] = {"X", "Wt"};
 static const int64_t extent_conv2d_bias_silu_4[] = {0, 0, 0, 0, 72, 0, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_conv2d_bias_silu_4[] = {{4, 1, 64}};
-static const dlc__entry_fixed fixed_conv2d_bias_silu_5[] = {{5, 1}, {6, 1}, {7, 1}, {8, 1}};
+static const dlc__entry_bound bounds_conv2d_bias_silu_4[] = {{4, 1, 64, NULL}};
+static const dlc__entry_fixed fixed_conv2d_bias_silu_5[] = {{5, 2}, {6, 2}, {7, 1}, {8, 1}};
 static const char *const vec_conv2d_bias_silu_5_0[] = {"X", "Wt"};
 static const int64_t extent_conv2d_bias_silu_5[] = {0, 0, 0, 0, 136, 0, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_fixed fixed_conv2d_bias_silu_6[] = {{5, 2}, {6, 2}, {7, 1}, {8, 1}};
+static const dlc__entry_fixed fixed_conv2d_bias_silu_6[] = {{5, 1}, {6, 1}, {7, 1}, {8, 1}};
 static const char *const vec_conv2d_bias_silu_6_0[] = {"X", "Wt"};
 static const int64_t extent_conv2d_bias_silu_6[] = {0, 0, 0, 0, 72, 0, 0, 0, 0, 0, 0, 0, 0};
-static const dlc__entry_bound bounds_conv2d_bias_silu_6[] = {{4, 1, 64}};
-static const dlc__entry_fixed fixed_conv2d_bias_silu_7[] = {{5, 2}, {6, 2}, {7, 1}, {8, 1}};
+/* H*N*W */
+static int64_t product_conv2d_bias_silu_6_0(const int64_t *dlc_a) {
+  struct {
+    int64_t n;
+    int64_t h;
+    int64_t w;
+    int64_t c;
+    int64_t k;
+  } dlc_params = {dlc_a[0], dlc_a[1], dlc_a[2], dlc_a[3], dlc_a[4]}, *dlc_p = &dlc_params;
+  return dlc__bound_value(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w));
+}
+static const dlc__entry_bound bounds_conv2d_bias_silu_6[] = {{-1, 1, 2048, product_conv2d_bias_silu_6_0}, {4, 1, 512, NULL}};
+static const dlc__entry_fixed fixed_conv2d_bias_silu_7[] = {{5, 1}, {6, 1}, {7, 1}, {8, 1}};
 static const char *const vec_conv2d_bias_silu_7_0[] = {"X", "Wt"};
-static const int64_t extent_conv2d_bias_silu_7[] = {0, 0, 0, 0, 136, 0, 0, 0, 0, 0, 0, 0, 0};
+static const int64_t extent_conv2d_bias_silu_7[] = {0, 0, 0, 0, 72, 0, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_conv2d_bias_silu_7[] = {{4, 1, 64, NULL}};
+static const dlc__entry_fixed fixed_conv2d_bias_silu_8[] = {{5, 1}, {6, 1}, {7, 1}, {8, 1}};
+static const char *const vec_conv2d_bias_silu_8_0[] = {"X", "Wt"};
+static const int64_t extent_conv2d_bias_silu_8[] = {0, 0, 0, 0, 136, 0, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_fixed fixed_conv2d_bias_silu_9[] = {{5, 2}, {6, 2}, {7, 1}, {8, 1}};
+static const char *const vec_conv2d_bias_silu_9_0[] = {"X", "Wt"};
+static const int64_t extent_conv2d_bias_silu_9[] = {0, 0, 0, 0, 72, 0, 0, 0, 0, 0, 0, 0, 0};
+/* N*floor((H+1)/2)*floor((W+1)/2) */
+static int64_t product_conv2d_bias_silu_9_0(const int64_t *dlc_a) {
+  struct {
+    int64_t n;
+    int64_t h;
+    int64_t w;
+    int64_t c;
+    int64_t k;
+  } dlc_params = {dlc_a[0], dlc_a[1], dlc_a[2], dlc_a[3], dlc_a[4]}, *dlc_p = &dlc_params;
+  return dlc__bound_value(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)));
+}
+static const dlc__entry_bound bounds_conv2d_bias_silu_9[] = {{-1, 1, 2048, product_conv2d_bias_silu_9_0}, {4, 1, 512, NULL}};
+static const dlc__entry_fixed fixed_conv2d_bias_silu_10[] = {{5, 2}, {6, 2}, {7, 1}, {8, 1}};
+static const char *const vec_conv2d_bias_silu_10_0[] = {"X", "Wt"};
+static const int64_t extent_conv2d_bias_silu_10[] = {0, 0, 0, 0, 72, 0, 0, 0, 0, 0, 0, 0, 0};
+static const dlc__entry_bound bounds_conv2d_bias_silu_10[] = {{4, 1, 64, NULL}};
+static const dlc__entry_fixed fixed_conv2d_bias_silu_11[] = {{5, 2}, {6, 2}, {7, 1}, {8, 1}};
+static const char *const vec_conv2d_bias_silu_11_0[] = {"X", "Wt"};
+static const int64_t extent_conv2d_bias_silu_11[] = {0, 0, 0, 0, 136, 0, 0, 0, 0, 0, 0, 0, 0};
 static const dlc__entry_instance inst_conv2d_bias_silu[] = {
-    {"fp16.stride1x1.pad1x1.b0", DLC_F16, 4, fixed_conv2d_bias_silu_0, extent_conv2d_bias_silu_0, 0, 1, bounds_conv2d_bias_silu_0, 0},
-    {"fp16.stride1x1.pad1x1", DLC_F16, 4, fixed_conv2d_bias_silu_1, extent_conv2d_bias_silu_1, 0, 0, NULL, 0},
-    {"fp16.stride2x2.pad1x1.b0", DLC_F16, 4, fixed_conv2d_bias_silu_2, extent_conv2d_bias_silu_2, 1, 1, bounds_conv2d_bias_silu_2, 0},
-    {"fp16.stride2x2.pad1x1", DLC_F16, 4, fixed_conv2d_bias_silu_3, extent_conv2d_bias_silu_3, 1, 0, NULL, 0},
-    {"bf16.stride1x1.pad1x1.b0", DLC_BF16, 4, fixed_conv2d_bias_silu_4, extent_conv2d_bias_silu_4, 2, 1, bounds_conv2d_bias_silu_4, 0},
-    {"bf16.stride1x1.pad1x1", DLC_BF16, 4, fixed_conv2d_bias_silu_5, extent_conv2d_bias_silu_5, 2, 0, NULL, 0},
-    {"bf16.stride2x2.pad1x1.b0", DLC_BF16, 4, fixed_conv2d_bias_silu_6, extent_conv2d_bias_silu_6, 3, 1, bounds_conv2d_bias_silu_6, 0},
-    {"bf16.stride2x2.pad1x1", DLC_BF16, 4, fixed_conv2d_bias_silu_7, extent_conv2d_bias_silu_7, 3, 0, NULL, 0},
+    {"fp16.stride1x1.pad1x1.b0", DLC_F16, 4, fixed_conv2d_bias_silu_0, extent_conv2d_bias_silu_0, 0, 2, bounds_conv2d_bias_silu_0, 0},
+    {"fp16.stride1x1.pad1x1.b1", DLC_F16, 4, fixed_conv2d_bias_silu_1, extent_conv2d_bias_silu_1, 0, 1, bounds_conv2d_bias_silu_1, 0},
+    {"fp16.stride1x1.pad1x1", DLC_F16, 4, fixed_conv2d_bias_silu_2, extent_conv2d_bias_silu_2, 0, 0, NULL, 0},
+    {"fp16.stride2x2.pad1x1.b0", DLC_F16, 4, fixed_conv2d_bias_silu_3, extent_conv2d_bias_silu_3, 1, 2, bounds_conv2d_bias_silu_3, 0},
+    {"fp16.stride2x2.pad1x1.b1", DLC_F16, 4, fixed_conv2d_bias_silu_4, extent_conv2d_bias_silu_4, 1, 1, bounds_conv2d_bias_silu_4, 0},
+    {"fp16.stride2x2.pad1x1", DLC_F16, 4, fixed_conv2d_bias_silu_5, extent_conv2d_bias_silu_5, 1, 0, NULL, 0},
+    {"bf16.stride1x1.pad1x1.b0", DLC_BF16, 4, fixed_conv2d_bias_silu_6, extent_conv2d_bias_silu_6, 2, 2, bounds_conv2d_bias_silu_6, 0},
+    {"bf16.stride1x1.pad1x1.b1", DLC_BF16, 4, fixed_conv2d_bias_silu_7, extent_conv2d_bias_silu_7, 2, 1, bounds_conv2d_bias_silu_7, 0},
+    {"bf16.stride1x1.pad1x1", DLC_BF16, 4, fixed_conv2d_bias_silu_8, extent_conv2d_bias_silu_8, 2, 0, NULL, 0},
+    {"bf16.stride2x2.pad1x1.b0", DLC_BF16, 4, fixed_conv2d_bias_silu_9, extent_conv2d_bias_silu_9, 3, 2, bounds_conv2d_bias_silu_9, 0},
+    {"bf16.stride2x2.pad1x1.b1", DLC_BF16, 4, fixed_conv2d_bias_silu_10, extent_conv2d_bias_silu_10, 3, 1, bounds_conv2d_bias_silu_10, 0},
+    {"bf16.stride2x2.pad1x1", DLC_BF16, 4, fixed_conv2d_bias_silu_11, extent_conv2d_bias_silu_11, 3, 0, NULL, 0},
 };
 static const dlc__entry_kernel kernels_conv2d_bias_silu[] = {
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v8", 0, 8, 0, 2, vec_conv2d_bias_silu_0_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 32},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v8", 0, 8, 0, 2, vec_conv2d_bias_silu_0_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
     {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v4", 0, 4, 0, 2, vec_conv2d_bias_silu_0_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
     {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v2", 0, 2, 0, 2, vec_conv2d_bias_silu_0_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
     {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v1", 0, 1, 0, 2, vec_conv2d_bias_silu_0_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8", 1, 8, 0, 2, vec_conv2d_bias_silu_1_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 33},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4", 1, 4, 0, 2, vec_conv2d_bias_silu_1_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2", 1, 2, 0, 2, vec_conv2d_bias_silu_1_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1", 1, 1, 0, 2, vec_conv2d_bias_silu_1_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v8", 2, 8, 0, 2, vec_conv2d_bias_silu_2_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 34},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v4", 2, 4, 0, 2, vec_conv2d_bias_silu_2_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v2", 2, 2, 0, 2, vec_conv2d_bias_silu_2_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v1", 2, 1, 0, 2, vec_conv2d_bias_silu_2_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8", 3, 8, 0, 2, vec_conv2d_bias_silu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 35},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4", 3, 4, 0, 2, vec_conv2d_bias_silu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2", 3, 2, 0, 2, vec_conv2d_bias_silu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1", 3, 1, 0, 2, vec_conv2d_bias_silu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v8", 4, 8, 0, 2, vec_conv2d_bias_silu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 36},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v4", 4, 4, 0, 2, vec_conv2d_bias_silu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v2", 4, 2, 0, 2, vec_conv2d_bias_silu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v1", 4, 1, 0, 2, vec_conv2d_bias_silu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8", 5, 8, 0, 2, vec_conv2d_bias_silu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 37},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4", 5, 4, 0, 2, vec_conv2d_bias_silu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2", 5, 2, 0, 2, vec_conv2d_bias_silu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1", 5, 1, 0, 2, vec_conv2d_bias_silu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v8", 6, 8, 0, 2, vec_conv2d_bias_silu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 38},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v4", 6, 4, 0, 2, vec_conv2d_bias_silu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v2", 6, 2, 0, 2, vec_conv2d_bias_silu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v1", 6, 1, 0, 2, vec_conv2d_bias_silu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8", 7, 8, 0, 2, vec_conv2d_bias_silu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 39},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4", 7, 4, 0, 2, vec_conv2d_bias_silu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2", 7, 2, 0, 2, vec_conv2d_bias_silu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1", 7, 1, 0, 2, vec_conv2d_bias_silu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_sm90a", 0, 8, 0, 2, vec_conv2d_bias_silu_0_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
-    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_sm90a", 1, 8, 0, 2, vec_conv2d_bias_silu_1_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_sm90a", 2, 8, 0, 2, vec_conv2d_bias_silu_2_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
-    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_sm90a", 3, 8, 0, 2, vec_conv2d_bias_silu_3_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_sm90a", 4, 8, 0, 2, vec_conv2d_bias_silu_4_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_sm90a", 5, 8, 0, 2, vec_conv2d_bias_silu_5_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_sm90a", 6, 8, 0, 2, vec_conv2d_bias_silu_6_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
-    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_sm90a", 7, 8, 0, 2, vec_conv2d_bias_silu_7_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_v8", 1, 8, 0, 2, vec_conv2d_bias_silu_1_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 48},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_v4", 1, 4, 0, 2, vec_conv2d_bias_silu_1_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_v2", 1, 2, 0, 2, vec_conv2d_bias_silu_1_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_v1", 1, 1, 0, 2, vec_conv2d_bias_silu_1_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8", 2, 8, 0, 2, vec_conv2d_bias_silu_2_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 49},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4", 2, 4, 0, 2, vec_conv2d_bias_silu_2_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2", 2, 2, 0, 2, vec_conv2d_bias_silu_2_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1", 2, 1, 0, 2, vec_conv2d_bias_silu_2_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v8", 3, 8, 0, 2, vec_conv2d_bias_silu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v4", 3, 4, 0, 2, vec_conv2d_bias_silu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v2", 3, 2, 0, 2, vec_conv2d_bias_silu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v1", 3, 1, 0, 2, vec_conv2d_bias_silu_3_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_v8", 4, 8, 0, 2, vec_conv2d_bias_silu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 50},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_v4", 4, 4, 0, 2, vec_conv2d_bias_silu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_v2", 4, 2, 0, 2, vec_conv2d_bias_silu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_v1", 4, 1, 0, 2, vec_conv2d_bias_silu_4_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8", 5, 8, 0, 2, vec_conv2d_bias_silu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 51},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4", 5, 4, 0, 2, vec_conv2d_bias_silu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2", 5, 2, 0, 2, vec_conv2d_bias_silu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1", 5, 1, 0, 2, vec_conv2d_bias_silu_5_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v8", 6, 8, 0, 2, vec_conv2d_bias_silu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v4", 6, 4, 0, 2, vec_conv2d_bias_silu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v2", 6, 2, 0, 2, vec_conv2d_bias_silu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v1", 6, 1, 0, 2, vec_conv2d_bias_silu_6_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_v8", 7, 8, 0, 2, vec_conv2d_bias_silu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 52},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_v4", 7, 4, 0, 2, vec_conv2d_bias_silu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_v2", 7, 2, 0, 2, vec_conv2d_bias_silu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_v1", 7, 1, 0, 2, vec_conv2d_bias_silu_7_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8", 8, 8, 0, 2, vec_conv2d_bias_silu_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 53},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4", 8, 4, 0, 2, vec_conv2d_bias_silu_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2", 8, 2, 0, 2, vec_conv2d_bias_silu_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1", 8, 1, 0, 2, vec_conv2d_bias_silu_8_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v8", 9, 8, 0, 2, vec_conv2d_bias_silu_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v4", 9, 4, 0, 2, vec_conv2d_bias_silu_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v2", 9, 2, 0, 2, vec_conv2d_bias_silu_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v1", 9, 1, 0, 2, vec_conv2d_bias_silu_9_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_v8", 10, 8, 0, 2, vec_conv2d_bias_silu_10_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 54},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_v4", 10, 4, 0, 2, vec_conv2d_bias_silu_10_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_v2", 10, 2, 0, 2, vec_conv2d_bias_silu_10_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_v1", 10, 1, 0, 2, vec_conv2d_bias_silu_10_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8", 11, 8, 0, 2, vec_conv2d_bias_silu_11_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 55},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4", 11, 4, 0, 2, vec_conv2d_bias_silu_11_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2", 11, 2, 0, 2, vec_conv2d_bias_silu_11_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1", 11, 1, 0, 2, vec_conv2d_bias_silu_11_0, {NULL, NULL}, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_sm90a", 1, 8, 0, 2, vec_conv2d_bias_silu_1_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_sm90a", 2, 8, 0, 2, vec_conv2d_bias_silu_2_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_sm90a", 4, 8, 0, 2, vec_conv2d_bias_silu_4_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
+    {"dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_sm90a", 5, 8, 0, 2, vec_conv2d_bias_silu_5_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_sm90a", 7, 8, 0, 2, vec_conv2d_bias_silu_7_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_sm90a", 8, 8, 0, 2, vec_conv2d_bias_silu_8_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_sm90a", 10, 8, 0, 2, vec_conv2d_bias_silu_10_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
+    {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_sm90a", 11, 8, 0, 2, vec_conv2d_bias_silu_11_0, {NULL, NULL}, DLC__ARCH_SM90A, -1},
 };
 static dlc_status call_conv2d_bias_silu(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_conv2d_bias_silu(dtype,
@@ -371,7 +582,7 @@ static dlc_status call_conv2d_bias_silu(dlc_dtype dtype, const dlc__arg_value *a
       a[8].i, a[9].p, a[10].p, a[11].p, a[12].p, NULL);
 }
 
-/* attention_causal (manifest ops[3]) */
+/* attention_causal (manifest ops[4]) */
 static const dlc__entry_arg args_attention_causal[] = {
     {"b", DLC__ARG_DIM, "B", 0},
     {"h", DLC__ARG_DIM, "H", 0},
@@ -423,7 +634,7 @@ static dlc_status call_attention_causal(dlc_dtype dtype, const dlc__arg_value *a
       a[0].i, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p, a[7].p, NULL);
 }
 
-/* softmax (manifest ops[4]) */
+/* softmax (manifest ops[5]) */
 static const dlc__entry_arg args_softmax[] = {
     {"m", DLC__ARG_DIM, "M", 0},
     {"n", DLC__ARG_DIM, "N", 0},
@@ -449,7 +660,7 @@ static dlc_status call_softmax(dlc_dtype dtype, const dlc__arg_value *a) {
       a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].i, NULL);
 }
 
-/* layernorm (manifest ops[5]) */
+/* layernorm (manifest ops[6]) */
 static const dlc__entry_arg args_layernorm[] = {
     {"m", DLC__ARG_DIM, "M", 0},
     {"n", DLC__ARG_DIM, "N", 0},
@@ -477,7 +688,7 @@ static dlc_status call_layernorm(dlc_dtype dtype, const dlc__arg_value *a) {
       a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].p, a[6].p, a[7].i, NULL);
 }
 
-/* rmsnorm (manifest ops[6]) */
+/* rmsnorm (manifest ops[7]) */
 static const dlc__entry_arg args_rmsnorm[] = {
     {"m", DLC__ARG_DIM, "M", 0},
     {"n", DLC__ARG_DIM, "N", 0},
@@ -505,13 +716,14 @@ static dlc_status call_rmsnorm(dlc_dtype dtype, const dlc__arg_value *a) {
 }
 
 const char dlc__entries_manifest[] = "default.json";
-const int dlc__nentries = 7;
+const int dlc__nentries = 8;
 const dlc__entry dlc__entries[] = {
     {"gemm_bias_relu", 0, 10, args_gemm_bias_relu, call_gemm_bias_relu, 12, inst_gemm_bias_relu, 54, kernels_gemm_bias_relu, call_ws_gemm_bias_relu, workspace_size_gemm_bias_relu},
     {"gemm_bias_relu_nt", 1, 10, args_gemm_bias_relu_nt, call_gemm_bias_relu_nt, 12, inst_gemm_bias_relu_nt, 54, kernels_gemm_bias_relu_nt, call_ws_gemm_bias_relu_nt, workspace_size_gemm_bias_relu_nt},
-    {"conv2d_bias_silu", 2, 13, args_conv2d_bias_silu, call_conv2d_bias_silu, 8, inst_conv2d_bias_silu, 40, kernels_conv2d_bias_silu, NULL, NULL},
-    {"attention_causal", 3, 8, args_attention_causal, call_attention_causal, 4, inst_attention_causal, 16, kernels_attention_causal, NULL, NULL},
-    {"softmax", 4, 6, args_softmax, call_softmax, 2, inst_softmax, 2, kernels_softmax, NULL, NULL},
-    {"layernorm", 5, 8, args_layernorm, call_layernorm, 2, inst_layernorm, 2, kernels_layernorm, NULL, NULL},
-    {"rmsnorm", 6, 7, args_rmsnorm, call_rmsnorm, 2, inst_rmsnorm, 2, kernels_rmsnorm, NULL, NULL},
+    {"gemm_bias_gelu", 2, 10, args_gemm_bias_gelu, call_gemm_bias_gelu, 12, inst_gemm_bias_gelu, 54, kernels_gemm_bias_gelu, call_ws_gemm_bias_gelu, workspace_size_gemm_bias_gelu},
+    {"conv2d_bias_silu", 3, 13, args_conv2d_bias_silu, call_conv2d_bias_silu, 12, inst_conv2d_bias_silu, 56, kernels_conv2d_bias_silu, NULL, NULL},
+    {"attention_causal", 4, 8, args_attention_causal, call_attention_causal, 4, inst_attention_causal, 16, kernels_attention_causal, NULL, NULL},
+    {"softmax", 5, 6, args_softmax, call_softmax, 2, inst_softmax, 2, kernels_softmax, NULL, NULL},
+    {"layernorm", 6, 8, args_layernorm, call_layernorm, 2, inst_layernorm, 2, kernels_layernorm, NULL, NULL},
+    {"rmsnorm", 7, 7, args_rmsnorm, call_rmsnorm, 2, inst_rmsnorm, 2, kernels_rmsnorm, NULL, NULL},
 };

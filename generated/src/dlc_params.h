@@ -60,6 +60,30 @@ typedef struct dlc__tp_gemm_bias_relu_nt {
   dlc__p_gemm_bias_relu_nt p;
 } dlc__tp_gemm_bias_relu_nt;
 
+typedef struct dlc__p_gemm_bias_gelu {
+  int64_t m;
+  int64_t n;
+  int64_t k;
+  const void *a;
+  int64_t lda;
+  const void *b;
+  int64_t ldb;
+  const void *bias;
+  void *c;
+  int64_t ldc;
+  /* split-K: the caller's workspace (fp32 partial tiles), k-tiles a slice, slices */
+  void *dlc_split_ws;
+  int32_t dlc_split_ktp, dlc_split_n;
+} dlc__p_gemm_bias_gelu;
+
+/* The sm90a kernels' parameter block: the tensor maps of A and B, encoded
+ * per call by the backend (dlc__tmap_encode_2d), then the op's. */
+typedef struct dlc__tp_gemm_bias_gelu {
+  dlc__tmap tmap_a;
+  dlc__tmap tmap_b;
+  dlc__p_gemm_bias_gelu p;
+} dlc__tp_gemm_bias_gelu;
+
 typedef struct dlc__p_conv2d_bias_silu {
   int64_t n;
   int64_t h;

@@ -16,6 +16,12 @@
  *     product) takes 128x64 tiles, not the default 128x128 ones that throw
  *     half of each B tile away, for both strides and dtypes; a GEMM with
  *     N <= 64 takes it too unless an M bucket (M <= 128) comes first;
+ *   - the small-output bucket `small` of an M group that is a product
+ *     (conv's N P Q <= 2048, bound on the product the dispatcher computes,
+ *     and K <= 512): 64x64 tiles, so that ResNet-50's 7x7 layers (32x7x7x512
+ *     -> 512, and 32x14x14x512 -> 512 stride 2: N P Q = 1568) launch at
+ *     least a CTA per SM of an A100 and an H100, where the default 128x128
+ *     tiles launch 52; it comes before n1_64;
  *   - on an sm90a device (the null backend playing one: dlc__null_arch),
  *     the n1_64 bucket runs its own sm90a kernel (tma_wgmma for the GEMMs,
  *     cp_async_wgmma for the convolution: 128x64 tiles), the default
@@ -116,8 +122,8 @@ int main(void) {
         CHECK(l->grid[0] == (unsigned)(cdiv(M, 16) * cdiv(N, 64)));
       }
     }
-  /* n1_64: conv2d_bias_silu's instance b0, gemm's b4 (after skinny,
-   * skinny_nosplit, m1_16, m17_128) */
+  /* n1_64: conv2d_bias_silu's instance b1 (after small), gemm's b4 (after
+   * skinny, skinny_nosplit, m1_16, m17_128) */
   static const int64_t Ks[] = {1, 8, 17, 63, 64, 65, 128, 256};
   for (int d = 0; d < 2; d++)
     for (int stride = 1; stride <= 2; stride++)
@@ -135,7 +141,7 @@ int main(void) {
         bool bucket = K <= 64;
         int bm = 128, bn = bucket ? 64 : 128; /* the default: 128x128 (64x64 warp tiles) */
         int64_t ctas = (int64_t)l->grid[0] * l->grid[1] * l->grid[2];
-        bool ok = (strstr(l->kernel->name, "1_b0_") != NULL) == bucket && l->kernel->bm == bm && l->kernel->bn == bn &&
+        bool ok = (strstr(l->kernel->name, "1_b1_") != NULL) == bucket && l->kernel->bm == bm && l->kernel->bn == bn &&
                   ctas == cdiv(N * P * Q, bm) * cdiv(K, bn);
         CHECK(ok);
         if (!ok || (d == 0 && stride == 1 && K == 64))
@@ -143,6 +149,36 @@ int main(void) {
                  (long long)W, (long long)C, (long long)K, stride, l->kernel->name, l->kernel->bm, l->kernel->bn,
                  (long long)ctas);
       }
+  /* small: conv2d_bias_silu's instance b0, N P Q <= 2048 and K <= 512 */
+  static const struct {
+    int64_t n, h, w, c, k;
+    int stride;
+    bool small;
+  } sc[] = {{32, 7, 7, 512, 512, 1, true},   {32, 14, 14, 512, 512, 2, true}, {32, 8, 8, 64, 512, 1, true},
+            {32, 16, 16, 64, 512, 2, true},  {1, 1, 1, 8, 1, 1, true},        {2, 7, 7, 256, 64, 1, true},
+            {33, 8, 8, 64, 512, 1, false},   {32, 8, 8, 64, 513, 1, false},  {32, 17, 17, 64, 256, 2, false},
+            {32, 14, 14, 256, 256, 1, false}};
+  for (int d = 0; d < 2; d++)
+    for (size_t i = 0; i < sizeof sc / sizeof *sc; i++) {
+      dlc_dtype dt = d ? DLC_BF16 : DLC_F16;
+      int64_t P = (sc[i].h - 1) / sc[i].stride + 1, Q = (sc[i].w - 1) / sc[i].stride + 1, M = sc[i].n * P * Q;
+      dlc_status st = dlc_conv2d_bias_silu(dt, sc[i].n, sc[i].h, sc[i].w, sc[i].c, sc[i].k, sc[i].stride, sc[i].stride, 1,
+                                           1, fake(0x10000000), fake(0x20000000), fake(0x30000000), fake(0x40000000), NULL);
+      const dlc__launch_rec *l = dlc__last_launch();
+      CHECK(st == DLC_SUCCESS);
+      if (st != DLC_SUCCESS) continue;
+      int64_t ctas = (int64_t)l->grid[0] * l->grid[1] * l->grid[2];
+      /* outside: n1_64 (K <= 64, 128x64) or the default (128x128) */
+      int bm = sc[i].small ? 64 : 128, bn = sc[i].small ? 64 : sc[i].k <= 64 ? 64 : 128;
+      bool ok = (strstr(l->kernel->name, "1_b0_") != NULL) == sc[i].small && l->kernel->bm == bm &&
+                l->kernel->bn == bn && ctas == cdiv(M, bm) * cdiv(sc[i].k, bn);
+      CHECK(ok);
+      if (sc[i].small && M == 1568) CHECK(ctas >= 108 && ctas >= 132);
+      if (!ok || (d == 0 && M == 1568))
+        printf("conv %lldx%lldx%lldx%lld->%lld/s%d (N P Q = %lld): %s, %dx%d tiles, %lld CTAs (A100: 108 SMs, H100: 132)\n",
+               (long long)sc[i].n, (long long)sc[i].h, (long long)sc[i].w, (long long)sc[i].c, (long long)sc[i].k,
+               sc[i].stride, (long long)M, l->kernel->name, l->kernel->bm, l->kernel->bn, (long long)ctas);
+    }
   static const struct {
     int64_t M, N, K;
     const char *tag; /* NULL: the default */
@@ -204,13 +240,22 @@ int main(void) {
         int64_t ctas = (int64_t)l->grid[0] * l->grid[1] * l->grid[2];
         const char *name = l->kernel->name;
         size_t n = strlen(name);
-        bool ok = n > 6 && strcmp(name + n - 6, "_sm90a") == 0 && (strstr(name, "1_b0_") != NULL) == bucket &&
+        bool ok = n > 6 && strcmp(name + n - 6, "_sm90a") == 0 && (strstr(name, "1_b1_") != NULL) == bucket &&
                   l->kernel->bm == 128 && l->kernel->bn == bn && ctas == cdiv(N * P * Q, 128) * cdiv(K, bn);
         CHECK(ok);
         if (!ok || (d == 0 && stride == 1 && K == 64))
           printf("sm90a conv %lldx%lldx%lldx%lld->%lld/s%d: %s, %dx%d tiles, %lld CTAs\n", (long long)N, (long long)H,
                  (long long)W, (long long)C, (long long)K, stride, name, l->kernel->bm, l->kernel->bn, (long long)ctas);
       }
+  /* the small bucket has no sm90a kernel (the sm90a row's grid STOP rule):
+   * on sm90a its convolutions run the bucket's sm80 kernel, 64x64 tiles */
+  for (int d = 0; d < 2; d++) {
+    dlc_status st = dlc_conv2d_bias_silu(d ? DLC_BF16 : DLC_F16, 32, 7, 7, 512, 512, 1, 1, 1, 1, fake(0x10000000),
+                                         fake(0x20000000), fake(0x30000000), fake(0x40000000), NULL);
+    const dlc__launch_rec *l = dlc__last_launch();
+    CHECK(st == DLC_SUCCESS && strstr(l->kernel->name, "1_b0_v8") != NULL && l->kernel->bm == 64 && l->kernel->bn == 64);
+    if (d == 0) printf("sm90a conv 32x7x7x512->512/s1: %s\n", l->kernel->name);
+  }
   dlc__null_arch = DLC__ARCH_SM80;
   return fails ? 1 : 0;
 }

@@ -6,15 +6,17 @@
  *
  * Shapes: every combination of H, W in {1, 7, 14, 33} and C, K in
  * {8, 24, 64, 136} (256 cases), with N alternating between 1 and 3; and 8
- * cases with C = 12, whose 4-channel chunks take the v4 kernels.  K <= 64
- * takes the n1_64 shape bucket's kernels (128x64 tiles, docs/plan.md), K =
- * 136 the default ones.
+ * cases with C = 12, whose 4-channel chunks take the v4 kernels.  N P Q <=
+ * 2048 with K <= 512 (most of these) takes the small-output shape bucket's
+ * kernels (64x64 tiles, docs/plan.md), other K <= 64 the n1_64 bucket's
+ * (128x64), the rest the default ones; 6 cases more leave the small bucket,
+ * by K past 512 or by N P Q past 2048, for both the default and n1_64.
  *
  * With DLC_EMU_ARCH=sm90a every case whose channels come in 16-byte chunks
  * (C a multiple of 8) must run an sm90a row's kernel (a name ending in
- * _sm90a, read from the last launch): K <= 64 the n1_64 bucket's own
- * (`_b0_sm90a`, 128x64 tiles), larger K the default instance's (128x128);
- * the others run sm80 rows. */
+ * _sm90a, read from the last launch) unless it is in the small bucket, which
+ * has none: K <= 64 the n1_64 bucket's own (`_b1_sm90a`, 128x64 tiles),
+ * larger K the default instance's (128x128); the others run sm80 rows. */
 #include "kt.h"
 
 #include "dlc_internal.h" /* dlc__last_launch */
@@ -44,10 +46,12 @@ static int run_case(dlc_dtype dt, int64_t N, int64_t H, int64_t W, int64_t C, in
                                       kt_ptr(bias.dev), kt_ptr(Y.dev), NULL);
   int bad = 0;
   const char *arch = getenv("DLC_EMU_ARCH");
-  int want90 = arch && strcmp(arch, "sm90a") == 0 && C % 8 == 0;
-  /* K <= 64: the n1_64 bucket's instance (b0), with 128x64 tiles */
+  /* the buckets: small (N P Q <= 2048, K <= 512: no sm90a kernel, its plan
+   * stops on the grid rule), then n1_64 (K <= 64, b1, 128x64 tiles) */
+  int small = N * P * Q <= 2048 && K <= 512;
+  int want90 = arch && strcmp(arch, "sm90a") == 0 && C % 8 == 0 && !small;
   const dlc__kernel *ran = r == DLC_SUCCESS ? dlc__last_launch()->kernel : NULL;
-  int bucket_ok = !want90 || !ran || ((strstr(ran->name, "_b0_sm90a") != NULL) == (K <= 64) && ran->bn == (K <= 64 ? 64 : 128));
+  int bucket_ok = !want90 || !ran || ((strstr(ran->name, "_b1_sm90a") != NULL) == (K <= 64) && ran->bn == (K <= 64 ? 64 : 128));
   if (r == DLC_SUCCESS && (ran_sm90a() != want90 || !bucket_ok)) {
     fprintf(stderr, "N=%lld H=%lld W=%lld C=%lld K=%lld s=%lld: ran %s (%dx%d tiles), not %s\n", (long long)N,
             (long long)H, (long long)W, (long long)C, (long long)K, (long long)s, ran->name, ran->bm, ran->bn,
@@ -114,6 +118,15 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 8; i++) {
     const int64_t H = hw[1 + i % 3], W = hw[1 + (i / 2) % 3], K = ck[i % 4], N = ns[i % 2];
     fails += run_case(dt, N, H, W, 12, K, s, 2000 + (uint64_t)i, &worst);
+    cases++;
+  }
+  /* past the small bucket: K > 512, or N P Q > 2048 (N = 0 here: 2 at
+   * stride 1, 2178 = 2 x 33 x 33; 8 at stride 2, 2312 = 8 x 17 x 17) */
+  static const int64_t past[][5] = {{1, 7, 9, 8, 520}, {1, 5, 14, 24, 600}, {0, 33, 33, 8, 72},
+                                    {0, 33, 33, 16, 40}, {1, 3, 5, 8, 1000}, {1, 7, 7, 12, 520}};
+  for (int i = 0; i < 6; i++) {
+    int64_t N = past[i][0] ? past[i][0] : s == 1 ? 2 : 8;
+    fails += run_case(dt, N, past[i][1], past[i][2], past[i][3], past[i][4], s, 3000 + (uint64_t)i, &worst);
     cases++;
   }
   printf("conv %s stride %lld: %d cases, %d failed; worst error %.3f of the tolerance\n", argv[1], (long long)s, cases,

@@ -303,8 +303,37 @@ static int row_wmax(const dlc__entry *e, const dlc__entry_kernel *k) {
 /* A shape bucket's bound on argument `arg`: false when it has none. */
 static bool find_bound(const dlc__entry_instance *in, int arg, int64_t *lo, int64_t *hi) {
   for (int b = 0; b < in->nbounds; b++)
-    if (in->bounds[b].arg == arg) return *lo = in->bounds[b].lo, *hi = in->bounds[b].hi, true;
+    if (in->bounds[b].arg == arg && arg >= 0) return *lo = in->bounds[b].lo, *hi = in->bounds[b].hi, true;
   return false;
+}
+
+/* The value bound b sees at the argument values val: the argument, or the
+ * product of dims it bounds. */
+static int64_t bound_value(const dlc__entry_bound *b, const int64_t *val) {
+  return b->product ? b->product(val) : val[b->arg];
+}
+
+/* Whether product bound b grows with dim argument i (probed at twice its
+ * value plus 2, past a floor division's steps). */
+static bool in_product(const dlc__entry_bound *b, int64_t *val, int i) {
+  int64_t keep = val[i], now = b->product(val);
+  val[i] = keep * 2 + 2;
+  int64_t grown = b->product(val);
+  val[i] = keep;
+  return grown > now;
+}
+
+/* The dim argument that moves a product bound: the first free one (not
+ * fixed, not bounded itself) in the product; -1 if none. */
+static int product_dim(const dlc__entry *e, const dlc__entry_instance *in, const dlc__entry_bound *b, int64_t *val) {
+  int64_t lo, hi;
+  for (int i = 0; i < e->nargs && i < 64; i++) {
+    bool fixed;
+    if (e->args[i].role != DLC__ARG_DIM || find_bound(in, i, &lo, &hi)) continue;
+    find_fixed(in, i, &fixed);
+    if (!fixed && in_product(b, val, i)) return i;
+  }
+  return -1;
 }
 
 /* Sum over the regions of the product of their axis sizes (INT64_MAX past
@@ -358,22 +387,63 @@ static bool choose_dims(const dlc__entry *e, const dlc__entry_instance *in, cons
       if (odd && val[i] % 2 == 0 && val[i] - 1 >= lo) val[i]--;
     }
   }
-  /* An instance that serves every shape is tried after its buckets: its
-   * sizes leave every bucket of its manifest instance (past the bound, a
-   * multiple of 8, or odd). */
-  for (int pass = 0, moved = 1; in->nbounds == 0 && moved && pass < 16; pass++) {
+  /* a bound on a product of dims: its dims halve (odd: stay odd) while the
+   * product is past the bound's top, and then stay */
+  for (int bi = 0; bi < in->nbounds; bi++) {
+    const dlc__entry_bound *bd = &in->bounds[bi];
+    if (!bd->product) continue;
+    for (int pass = 0; pass < 64 && bound_value(bd, val) > bd->hi; pass++) {
+      int big = -1;
+      for (int i = 0; i < e->nargs && i < 64; i++) {
+        bool fixed;
+        find_fixed(in, i, &fixed);
+        if (e->args[i].role == DLC__ARG_DIM && !fixed && val[i] > 1 && in_product(bd, val, i) &&
+            (big < 0 || val[i] > val[big]))
+          big = i;
+      }
+      if (big < 0) break;
+      val[big] = odd ? (val[big] / 2) | 1 : (val[big] + 1) / 2;
+    }
+    for (int i = 0; i < e->nargs && i < 64; i++)
+      if (e->args[i].role == DLC__ARG_DIM && in_product(bd, val, i)) step[i] = 0;
+  }
+  /* Dispatch takes the first row that matches: an instance that serves
+   * every shape is tried after its buckets, a bucket after the buckets
+   * before it.  Its sizes leave each of those it lies in (of its manifest
+   * instance): past the first bound on a dim argument that it does not
+   * bound itself (a multiple of 8, or odd), or else past the first bound
+   * on a product, its first free dim doubling (whose dims then stay); a
+   * bucket with no such bound (a split bucket's `_nosplit` twin) stays. */
+  int self = (int)(in - e->inst);
+  for (int pass = 0, moved = 1; moved && pass < 16; pass++) {
     moved = 0;
     for (int j = 0; j < e->ninst; j++) {
       const dlc__entry_instance *bk = &e->inst[j];
-      if (bk == in || bk->source != in->source || bk->nbounds == 0) continue;
+      if (bk == in || bk->source != in->source || bk->nbounds == 0 || (in->nbounds && j > self)) continue;
       bool inside = true;
       for (int bi = 0; bi < bk->nbounds; bi++) {
-        int a = bk->bounds[bi].arg;
-        inside &= a >= 0 && a < e->nargs && val[a] >= bk->bounds[bi].lo && val[a] <= bk->bounds[bi].hi;
+        const dlc__entry_bound *bd = &bk->bounds[bi];
+        inside &= (bd->product || (bd->arg >= 0 && bd->arg < e->nargs)) && bound_value(bd, val) >= bd->lo &&
+                  bound_value(bd, val) <= bd->hi;
       }
       if (!inside) continue;
-      int a = bk->bounds[0].arg;
-      int64_t v = bk->bounds[0].hi + 1;
+      int bi = 0;
+      int64_t lo, hi;
+      while (bi < bk->nbounds && (bk->bounds[bi].product || find_bound(in, bk->bounds[bi].arg, &lo, &hi))) bi++;
+      if (bi == bk->nbounds) {
+        const dlc__entry_bound *bd = NULL;
+        for (int b2 = 0; b2 < bk->nbounds && !bd; b2++)
+          if (bk->bounds[b2].product) bd = &bk->bounds[b2];
+        int a = bd ? product_dim(e, in, bd, val) : -1;
+        if (a < 0) continue; /* no dim of its own to leave by (a split row's twin: the same bounds) */
+        for (int g = 0; g < 64 && bound_value(bd, val) <= bd->hi; g++) val[a] = odd ? (val[a] * 2) | 1 : val[a] * 2;
+        for (int i = 0; i < e->nargs && i < 64; i++)
+          if (e->args[i].role == DLC__ARG_DIM && in_product(bd, val, i)) step[i] = 0;
+        moved = 1;
+        continue;
+      }
+      int a = bk->bounds[bi].arg;
+      int64_t v = bk->bounds[bi].hi + 1;
       val[a] = odd ? v | 1 : (v + 7) / 8 * 8;
       step[a] = 0, moved = 1;
     }

@@ -1,10 +1,13 @@
-/* GEMM + bias + ReLU from libdlckernels-emu, run in the PTX emulator on the
- * PTX nvcc emits, against an FP64 reference (tolerance: kt.h).
+/* GEMM + bias + ReLU (or GELU) from libdlckernels-emu, run in the PTX
+ * emulator on the PTX nvcc emits, against an FP64 reference (tolerance:
+ * kt.h).
  *
- *   test_gemm_emu <nn|nt> <fp16|bf16>
+ *   test_gemm_emu <nn|nt|gelu> <fp16|bf16>
  *
  * nn: dlc_gemm_bias_relu with B stored [K,N]; nt: dlc_gemm_bias_relu_nt with
- * B stored [N,K].  Shapes: every pair of M, N in {1, 7, 64, 129, 255, 1000}
+ * B stored [N,K]; gelu: dlc_gemm_bias_gelu, B stored [K,N], whose epilogue
+ * is GELU's tanh form (cuBLASLt's GELU_BIAS), here 0.5 x (1 + tanh(sqrt(2 /
+ * pi) (x + 0.044715 x^3))) in FP64.  Shapes: every pair of M, N in {1, 7, 64, 129, 255, 1000}
  * with K cycling through the same values (each value in every role), and
  * leading dimensions packed, padded by 8 and padded by an odd amount (which
  * makes dispatch pick a narrower chunk width); 1157 x 300 x 40, whose M
@@ -40,7 +43,11 @@ static int want_row(int64_t M, int64_t N, int64_t lda, int64_t ldb) {
 }
 static int bucket90_runs; /* calls that ran the n1_64 bucket's sm90a kernel */
 
-static int run_case(int nt, dlc_dtype dt, int64_t M, int64_t N, int64_t K, int pad, uint64_t seed, double *worst) {
+/* GELU, tanh form; 0.7978845608028654 = sqrt(2 / pi) */
+static double gelu_tanh(double x) { return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
+
+static int run_case(int nt, int gelu, dlc_dtype dt, int64_t M, int64_t N, int64_t K, int pad, uint64_t seed,
+                    double *worst) {
   int64_t lda = K + pad, ldb = (nt ? K : N) + pad, ldc = N + pad;
   int64_t brows = nt ? N : K;
   kt_buf A = {0}, B = {0}, bias = {0}, C = {0};
@@ -56,7 +63,9 @@ static int run_case(int nt, dlc_dtype dt, int64_t M, int64_t N, int64_t K, int p
   for (size_t i = 0; i < bias.n; i++) bias.host[i] = kt_from_f32(dt, (float)kt_uniform(&s));
   for (size_t i = 0; i < C.n; i++) C.host[i] = CANARY;
   kt_upload(&A), kt_upload(&B), kt_upload(&bias), kt_upload(&C);
-  dlc_status st = nt ? dlc_gemm_bias_relu_nt(dt, M, N, K, kt_ptr(A.dev), lda, kt_ptr(B.dev), ldb, kt_ptr(bias.dev),
+  dlc_status st = gelu ? dlc_gemm_bias_gelu(dt, M, N, K, kt_ptr(A.dev), lda, kt_ptr(B.dev), ldb, kt_ptr(bias.dev),
+                                            kt_ptr(C.dev), ldc, NULL)
+                  : nt ? dlc_gemm_bias_relu_nt(dt, M, N, K, kt_ptr(A.dev), lda, kt_ptr(B.dev), ldb, kt_ptr(bias.dev),
                                              kt_ptr(C.dev), ldc, NULL)
                      : dlc_gemm_bias_relu(dt, M, N, K, kt_ptr(A.dev), lda, kt_ptr(B.dev), ldb, kt_ptr(bias.dev),
                                           kt_ptr(C.dev), ldc, NULL);
@@ -87,7 +96,7 @@ static int run_case(int nt, dlc_dtype dt, int64_t M, int64_t N, int64_t K, int p
         acc += (double)kt_to_f32(dt, A.host[m * lda + k]) *
                (double)kt_to_f32(dt, nt ? B.host[n * ldb + k] : B.host[k * ldb + n]);
       acc += kt_to_f32(dt, bias.host[n]);
-      ref[m * N + n] = acc > 0 ? acc : 0;
+      ref[m * N + n] = gelu ? gelu_tanh(acc) : acc > 0 ? acc : 0;
       if (fabs(ref[m * N + n]) > R) R = fabs(ref[m * N + n]);
     }
   int bad = 0;
@@ -118,11 +127,12 @@ out:
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3 || (strcmp(argv[1], "nn") && strcmp(argv[1], "nt")) || (strcmp(argv[2], "fp16") && strcmp(argv[2], "bf16"))) {
-    fprintf(stderr, "usage: test_gemm_emu <nn|nt> <fp16|bf16>\n");
+  if (argc != 3 || (strcmp(argv[1], "nn") && strcmp(argv[1], "nt") && strcmp(argv[1], "gelu")) ||
+      (strcmp(argv[2], "fp16") && strcmp(argv[2], "bf16"))) {
+    fprintf(stderr, "usage: test_gemm_emu <nn|nt|gelu> <fp16|bf16>\n");
     return 2;
   }
-  int nt = strcmp(argv[1], "nt") == 0;
+  int nt = strcmp(argv[1], "nt") == 0, gelu = strcmp(argv[1], "gelu") == 0;
   dlc_dtype dt = strcmp(argv[2], "fp16") == 0 ? DLC_F16 : DLC_BF16;
   int fails = 0, cases = 0;
   double worst = 0;
@@ -133,13 +143,13 @@ int main(int argc, char **argv) {
     for (int j = 0; j < 6; j++) {
       int64_t M = vals[i], N = vals[j], K = vals[(i + 2 * j) % 6];
       int pad = pads[(i + j) % 4];
-      fails += run_case(nt, dt, M, N, K, pad, 0x9E3779B97F4A7C15ull ^ (uint64_t)(i * 6 + j + 1), &worst);
+      fails += run_case(nt, gelu, dt, M, N, K, pad, 0x9E3779B97F4A7C15ull ^ (uint64_t)(i * 6 + j + 1), &worst);
       cases++;
     }
   /* the CTA raster (tile_coord): 10 M tiles of 128 (or 19 of 64) leave a
    * partial last group for every raster group the search tries (1, 4, 8,
    * 16), over several N tiles */
-  fails += run_case(nt, dt, 1157, 300, 40, 0, 0x5851F42D4C957F2Dull, &worst);
+  fails += run_case(nt, gelu, dt, 1157, 300, 40, 0, 0x5851F42D4C957F2Dull, &worst);
   cases++;
   /* each shape bucket of the default manifest (docs/plan.md: M 1-16 on
    * 16x16 tiles, 17-128 on 64x64, then N 1-64 on 128x64) on its own
@@ -147,7 +157,7 @@ int main(int argc, char **argv) {
   static const int64_t bucket_shapes[][3] = {{13, 50, 70},  {16, 33, 200}, {17, 129, 40},
                                              {100, 77, 130}, {128, 300, 33}, {300, 61, 75}};
   for (int i = 0; i < 6; i++) {
-    fails += run_case(nt, dt, bucket_shapes[i][0], bucket_shapes[i][1], bucket_shapes[i][2], pads[i % 4],
+    fails += run_case(nt, gelu, dt, bucket_shapes[i][0], bucket_shapes[i][1], bucket_shapes[i][2], pads[i % 4],
                       0x2545F4914F6CDD1Dull ^ (uint64_t)i, &worst);
     cases++;
   }
@@ -156,7 +166,7 @@ int main(int argc, char **argv) {
    * tails, K under one k-tile, N = 8 */
   static const int64_t n64_shapes[][4] = {{300, 40, 72, 0}, {129, 64, 200, 8}, {1000, 8, 136, 0}, {257, 24, 40, 0}};
   for (int i = 0; i < 4; i++) {
-    fails += run_case(nt, dt, n64_shapes[i][0], n64_shapes[i][1], n64_shapes[i][2], (int)n64_shapes[i][3],
+    fails += run_case(nt, gelu, dt, n64_shapes[i][0], n64_shapes[i][1], n64_shapes[i][2], (int)n64_shapes[i][3],
                       0x9FB21C651E98DF25ull ^ (uint64_t)i, &worst);
     cases++;
   }

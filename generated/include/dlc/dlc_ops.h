@@ -81,7 +81,42 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
     void *c, int64_t ldc,
     void *workspace, size_t workspace_bytes, struct CUstream_st *stream);
 
-/** conv2d_bias_silu (manifest ops[2]).  dtypes: DLC_F16 DLC_BF16.
+/** gemm_bias_gelu (manifest ops[2]).  dtypes: DLC_F16 DLC_BF16.
+ * @param m signature dim M
+ * @param n signature dim N
+ * @param k signature dim K
+ * @param a input A [M,K], rows of ld elements
+ * @param lda leading dimension of A, in elements (>= max(1, K))
+ * @param b input B [K,N], rows of ld elements
+ * @param ldb leading dimension of B, in elements (>= max(1, N))
+ * @param bias input bias [N], packed row-major
+ * @param c output C [M,N], rows of ld elements
+ * @param ldc leading dimension of C, in elements (>= max(1, N))
+ * @param stream CUDA stream (NULL: the default stream; must be NULL with libdlckernels-emu)
+ * @return DLC_SUCCESS, or an error status with dlc_last_error_detail() saying why; every argument is
+ * checked before anything is launched, also when the output is empty (see dlc.h). */
+dlc_status dlc_gemm_bias_gelu(dlc_dtype dtype,
+    int64_t m, int64_t n, int64_t k, const void *a,
+    int64_t lda, const void *b, int64_t ldb, const void *bias,
+    void *c, int64_t ldc,
+    struct CUstream_st *stream);
+
+/** The workspace dlc_gemm_bias_gelu_ws() can use for these shapes, in bytes: the split-K partials of the plan
+ * dispatch picks when the workspace is large enough; 0 when that plan needs none (or the dtype, dims
+ * or variant have no kernel, or the size overflows). */
+size_t dlc_gemm_bias_gelu_workspace_size(dlc_dtype dtype, int64_t m, int64_t n, int64_t k);
+
+/** dlc_gemm_bias_gelu() with a caller's workspace (NULL and 0: none; else 256-byte aligned): with at least
+ * dlc_gemm_bias_gelu_workspace_size() bytes, shapes whose plan splits K run it (a deterministic split-K: the
+ * slices' fp32 partials are summed in a fixed order); with fewer, the plan that needs none.
+ * dlc_gemm_bias_gelu() is this with no workspace. */
+dlc_status dlc_gemm_bias_gelu_ws(dlc_dtype dtype,
+    int64_t m, int64_t n, int64_t k, const void *a,
+    int64_t lda, const void *b, int64_t ldb, const void *bias,
+    void *c, int64_t ldc,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream);
+
+/** conv2d_bias_silu (manifest ops[3]).  dtypes: DLC_F16 DLC_BF16.
  * @param n signature dim N
  * @param h signature dim H
  * @param w signature dim W
@@ -105,7 +140,7 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     void *y,
     struct CUstream_st *stream);
 
-/** attention_causal (manifest ops[3]).  dtypes: DLC_F16 DLC_BF16.
+/** attention_causal (manifest ops[4]).  dtypes: DLC_F16 DLC_BF16.
  * @param b signature dim B
  * @param h signature dim H
  * @param s signature dim S
@@ -122,7 +157,7 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     const void *q, const void *k, const void *v, void *o,
     struct CUstream_st *stream);
 
-/** softmax (manifest ops[4]).  dtypes: DLC_F16 DLC_BF16.
+/** softmax (manifest ops[5]).  dtypes: DLC_F16 DLC_BF16.
  * @param m signature dim M
  * @param n signature dim N
  * @param x input X [M,N], rows of ld elements
@@ -137,7 +172,7 @@ dlc_status dlc_softmax(dlc_dtype dtype,
     void *y, int64_t ldy,
     struct CUstream_st *stream);
 
-/** layernorm (manifest ops[5]).  dtypes: DLC_F16 DLC_BF16.
+/** layernorm (manifest ops[6]).  dtypes: DLC_F16 DLC_BF16.
  * @param m signature dim M
  * @param n signature dim N
  * @param x input X [M,N], rows of ld elements
@@ -154,7 +189,7 @@ dlc_status dlc_layernorm(dlc_dtype dtype,
     const void *gamma, const void *beta, void *y, int64_t ldy,
     struct CUstream_st *stream);
 
-/** rmsnorm (manifest ops[6]).  dtypes: DLC_F16 DLC_BF16.
+/** rmsnorm (manifest ops[7]).  dtypes: DLC_F16 DLC_BF16.
  * @param m signature dim M
  * @param n signature dim N
  * @param x input X [M,N], rows of ld elements
