@@ -1519,6 +1519,7 @@ plan_result *plan_sm90a_attention(arena *A, const region *r1, const pc_analysis 
     p->vec = 16 / p->elem_bytes;
     p->algo_key = "attention";
     p->algo = "wgmma_softmax";
+    p->raster_group = 0; /* query tiles on x, batch x heads on y: no raster order */
     p->streaming = true;
     p->async_enable = true;
     p->prefetch_depth = 1;
