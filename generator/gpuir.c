@@ -1233,6 +1233,11 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
   emit(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed Q chunks, visible to wgmma (async proxy)", NULL,
        0, NULL, NULL);
   emit(k, A, GS_BARRIER, "bar.sync", "the Q tile landed", NULL, 0, NULL, NULL);
+  bool stream = k->B.rstep && k->V.rstep;
+  if (stream)
+    emit(k, A, GS_ADDR_SETUP, arena_printf(A, "%s, %s row pointers", k->B.tensor, k->V.tensor),
+         arena_printf(A, "per thread, key 0 of its chunk rows; row steps %s, %s", k->B.rstep_str, k->V.rstep_str), NULL, 0,
+         NULL, NULL);
   const char *score = "";
   for (int l = 0; l <= k->sm.x; l++)
     if (l != r1->acc_let) score = arena_printf(A, "%s%s%s", score, *score ? ", " : "", r1->lets[l].name);
@@ -1243,7 +1248,9 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
               : "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)",
          NULL, 0, NULL, NULL);
     emit(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[next%%2] <- %s, %s", k->B.tensor, k->V.tensor),
-         "cp.async 16 bytes through k_chunk and v_chunk: the pass's next key tile; out of the keys: zero fill",
+         pass || !stream
+             ? "cp.async 16 bytes through k_chunk and v_chunk: the pass's next key tile; out of the keys: zero fill"
+             : "cp.async 16 bytes: the pass's next key tile, row pointers + tile * BN * row step, whole chunks",
          arena_printf(A, "%s[next]", tok), 0, NULL, NULL);
     emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, arena_printf(A, "%s[next]", tok), NULL);
     emit(k, A, GS_WAIT, "cp.async.wait_group", "1", NULL, 1, arena_printf(A, "%s[t]", tok), NULL);

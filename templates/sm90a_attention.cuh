@@ -31,8 +31,8 @@
 // waited for (wgmma.wait_group 0) before its accumulators are read, and the
 // P V group before its stage is refilled.
 //
-// Op provides what sm80_attention.cuh lists (Q_REGS, SWZ_D/SWZ_DV and the
-// row steps are not read).
+// Op provides what sm80_attention.cuh lists (Q_REGS and SWZ_D/SWZ_DV are
+// not read); full key tiles stream K and V by the row steps, as there.
 #pragma once
 
 #include "dlc_device.cuh"
@@ -66,6 +66,19 @@ __device__ __forceinline__ void load_att90(const typename Op::Params *p, typenam
     else valid = Op::template v_chunk<VEC>(p, col, r0 + row, b, &src);
     copy_g2s<16>(tile + sw128<ROWS>(row, col), src, valid * (int)sizeof(T));
   }
+}
+
+// A full K (KIND 1) or V (KIND 2) tile from the thread's row pointer (the
+// GPU IR's row steps): its chunk i is i * RPP keys below its chunk 0, at a
+// fixed distance in the tile (RPP is a multiple of 8: the swizzle's phase
+// stays); no bounds (a full tile lies inside the keys and the head dims).
+template <class Op, int KIND>
+__device__ __forceinline__ void load_att90_rows(typename Op::T *tile, const typename Op::T *row0, int64_t rstep) {
+  constexpr int VEC = 16 / (int)sizeof(typename Op::T);
+  constexpr int L = KIND == 2 ? Op::DV : Op::D, CPR = L / VEC, RPP = 128 / CPR, CH = Op::BN / RPP;
+  const int off = sw128<Op::BN>((int)threadIdx.x / CPR, ((int)threadIdx.x % CPR) * VEC);
+#pragma unroll
+  for (int i = 0; i < CH; ++i) copy_g2s_full<16>(tile + off + i * RPP * 64, row0 + i * RPP * rstep);
 }
 
 template <class Op>
@@ -208,19 +221,41 @@ __device__ __forceinline__ void sm90a_attention(const typename Op::Params *p) {
 
   // One pass over the full tiles, then one over the others: a 2-stage K/V
   // ring, the next tile of the pass prefetched while this one computes.
+  // Full tiles stream K and V from one row pointer each (the GPU IR's row
+  // steps, Op::KV_STREAM): a thread's chunks are whole numbers of 8 rows
+  // apart (16 rows at 64 elements a row, 8 at 128).
+  constexpr int VEC = 16 / (int)sizeof(T);
+  constexpr bool KVS = Op::KV_STREAM;
+  const T *krow = nullptr, *vrow = nullptr;
+  int64_t krs = 0, vrs = 0;
+  if constexpr (KVS) {
+    if (SK > 0) {
+      // key 0, head-dim column 0 of this batch index: valid whenever SK > 0
+      Op::template k_chunk<VEC>(p, 0, 0, b, &krow);
+      Op::template v_chunk<VEC>(p, 0, 0, b, &vrow);
+    }
+    krs = Op::k_rstep(p), vrs = Op::v_rstep(p);
+    krow += ((int)threadIdx.x / (D / VEC)) * krs + ((int)threadIdx.x % (D / VEC)) * VEC;
+    vrow += ((int)threadIdx.x / (DV / VEC)) * vrs + ((int)threadIdx.x % (DV / VEC)) * VEC;
+  }
   int st = 0;
-  auto load_kv = [&](int64_t t, int stage) {
-    load_att90<Op, 1>(p, smK + stage * BN * D, t * BN, b);
-    load_att90<Op, 2>(p, smV + stage * BN * DV, t * BN, b);
+  auto load_kv = [&](auto full_tag, int64_t t, int stage) {
+    if constexpr (decltype(full_tag)::value && KVS) {
+      load_att90_rows<Op, 1>(smK + stage * BN * D, krow + t * BN * krs, krs);
+      load_att90_rows<Op, 2>(smV + stage * BN * DV, vrow + t * BN * vrs, vrs);
+    } else {
+      load_att90<Op, 1>(p, smK + stage * BN * D, t * BN, b);
+      load_att90<Op, 2>(p, smV + stage * BN * DV, t * BN, b);
+    }
   };
   auto pass = [&](auto full_tag) {
     constexpr bool FULL = decltype(full_tag)::value;
     int64_t t = next(-1, FULL);
-    if (t < nt) load_kv(t, st);
+    if (t < nt) load_kv(full_tag, t, st);
     cp_async_commit();  // TokLoad K/V t
     while (t < nt) {
       const int64_t tn = next(t, FULL);
-      if (tn < nt) load_kv(tn, st ^ 1);
+      if (tn < nt) load_kv(full_tag, tn, st ^ 1);
       cp_async_commit();
       cp_async_wait<1>();  // Wait(TokLoad t)
       fence_proxy_async();
