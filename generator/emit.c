@@ -1511,6 +1511,11 @@ static const char *kernel_name_k(arena *A, const emit_op *eo, const emit_instanc
   return arena_printf(A, "dlc_%s_%s_k%d_v%d", eo->op->name, cid(A, in->tag), k->chain_index, vec);
 }
 
+/* Whether an sm90a-row kernel takes tensor maps (the tma_wgmma
+ * contraction's dlc__tp_<op>), or the op's parameters alone (the gathering
+ * producer, attention). */
+static bool tmaps90(const gpu_kernel *k) { return !k->gather && !k->attention; }
+
 /* An instance's kernel on the sm90a row (gpu_kernel.sm90a). */
 static const char *kernel_name_90(arena *A, const emit_op *eo, const emit_instance *in) {
   return arena_printf(A, "dlc_%s_%s_sm90a", eo->op->name, cid(A, in->tag));
@@ -1618,7 +1623,13 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
     name90[i] = dot ? arena_printf(A, "Op_%s_sm90a", cid(A, dot + 1)) : "Op_sm90a";
     for (int pass = 0; pass < 2; pass++) {
       strbuf t = {0};
-      sm90a_op(c, &t, eo, k, name90[i]);
+      if (k->attention) {
+        emit_instance in = eo->inst[i];
+        in.k = k;
+        attention_op(c, &t, eo, &in, name90[i]);
+      } else {
+        sm90a_op(c, &t, eo, k, name90[i]);
+      }
       text90[i] = arena_strdup(A, sb_str(&t));
       sb_free(&t);
       bool clash = false;
@@ -1681,9 +1692,9 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
                 "  dlc::%s<dlc_%s::%s<%s>>(&%s);\n"
                 "#endif\n}\n",
                 eo->inst[i].k->sm90a->threads, kernel_name_90(A, eo, &eo->inst[i]),
-                eo->inst[i].k->sm90a->gather ? "p" : "tp", eo->op->name, eo->inst[i].k->sm90a->gather ? "p" : "tp",
+                tmaps90(eo->inst[i].k->sm90a) ? "tp" : "p", eo->op->name, tmaps90(eo->inst[i].k->sm90a) ? "tp" : "p",
                 eo->inst[i].k->sm90a->skeleton, eo->op->name, name90[i], ctype(eo->inst[i].k->sm90a->T),
-                eo->inst[i].k->sm90a->gather ? "p" : "tp");
+                tmaps90(eo->inst[i].k->sm90a) ? "tp" : "p");
   sb_printf(&s, "\n// Kernel handles for the CUDA backend, in the order of the dispatch table.\n");
   sb_printf(&s, "extern const void *const dlc__fns_%s[] = {\n", eo->op->name);
   for (int i = 0; i < nops; i++) {
@@ -1869,7 +1880,7 @@ char *emit_params_h(emit_ctx *c) {
   bool any_tma = false;
   for (int o = 0; o < c->nops; o++)
     for (int i = 0; i < c->ops[o].ninst; i++)
-      any_tma |= c->ops[o].inst[i].k->sm90a != NULL && !c->ops[o].inst[i].k->sm90a->gather;
+      any_tma |= c->ops[o].inst[i].k->sm90a != NULL && tmaps90(c->ops[o].inst[i].k->sm90a);
   if (any_tma)
     sb_puts(&s, "/* A CUtensorMap: 128 opaque bytes, 64-byte aligned, as cuTensorMapEncodeTiled\n"
                 " * (and dlcemu_tensor_map_encode_tiled) fill it. */\n"
@@ -1892,7 +1903,7 @@ char *emit_params_h(emit_ctx *c) {
                   "  void *dlc_split_ws;\n  int32_t dlc_split_ktp, dlc_split_n;\n");
     sb_printf(&s, "} dlc__p_%s;\n\n", eo->op->name);
     bool tma = false;
-    for (int i = 0; i < eo->ninst; i++) tma |= eo->inst[i].k->sm90a != NULL && !eo->inst[i].k->sm90a->gather;
+    for (int i = 0; i < eo->ninst; i++) tma |= eo->inst[i].k->sm90a != NULL && tmaps90(eo->inst[i].k->sm90a);
     if (tma)
       sb_printf(&s,
                 "/* The sm90a kernels' parameter block: the tensor maps of A and B, encoded\n"
@@ -2194,7 +2205,7 @@ static void dispatch_sm90a(arena *A, strbuf *s, const fe_graph *g, const gpu_ker
  * on to the instance's other kernels. */
 static void dispatch_sm90a_gather(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on, int row) {
   sb_printf(s, "    if (dlc_vec == %d && dlc__device_arch() == DLC__ARCH_SM90A) {\n", k->vecs[0]);
-  sb_printf(s, "      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */\n");
+  sb_printf(s, "      /* the sm90a kernel (%s): 16-byte chunks, as the widest kernel below */\n", k->algo);
   strbuf gb = {0};
   dispatch_grid(A, &gb, g, k, on, false);
   put_indented(s, sb_str(&gb), "  ");
@@ -2704,9 +2715,9 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     strbuf cb = {0};
     s = &cb;
     dispatch_tensors(A, s, g, in, on, has_ws(eo));
-    if (row90[i] >= 0 && !k->sm90a->gather) dispatch_sm90a(A, s, g, k->sm90a, on, row90[i]);
+    if (row90[i] >= 0 && tmaps90(k->sm90a)) dispatch_sm90a(A, s, g, k->sm90a, on, row90[i]);
     dispatch_width(A, s, k, on);
-    if (row90[i] >= 0 && k->sm90a->gather) dispatch_sm90a_gather(A, s, g, k->sm90a, on, row90[i]);
+    if (row90[i] >= 0 && !tmaps90(k->sm90a)) dispatch_sm90a_gather(A, s, g, k->sm90a, on, row90[i]);
     dispatch_grid(A, s, g, k, on, false);
     if (k->reduce)
       sb_printf(s,

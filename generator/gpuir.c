@@ -1156,6 +1156,218 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   return k;  /* run_stages verifies it */
 }
 
+/* ---- sm90a attention (wgmma_softmax) -------------------------------------------------- */
+
+bool gpuir_sm90a_attention_fits(const region_set *rs, const pc_report *pc, const char **why) {
+  *why = NULL;
+  int64_t d = 0, dv = 0;
+  if (rs->n != 2 || !pc->a[0].con.present || !pc->a[1].con.present || pc->a[0].con.nk != 1 || pc->a[1].con.nn != 1) {
+    *why = "not two contraction regions with one head-dim axis each";
+    return false;
+  }
+  const region *r1 = &rs->r[0], *r2 = &rs->r[1];
+  const pc_contraction *c1 = &pc->a[0].con, *c2 = &pc->a[1].con;
+  if (!sx_is_int(r1->it[c1->k_axes[0]].size, &d) || !sx_is_int(r2->it[c2->n_axes[0]].size, &dv))
+    *why = "the head dims are not compile-time constants";
+  else if ((d != 64 && d != 128) || (dv != 64 && dv != 128))
+    *why = "the head dims are not 64 or 128 (whole 128-byte swizzle rows; wgmma N for P V)";
+  else if (r1->in[c1->lhs].dt != r1->in[c1->rhs].dt || r1->in[c1->lhs].dt != r2->in[c2->rhs].dt ||
+           (r1->in[c1->lhs].dt != DT_FP16 && r1->in[c1->lhs].dt != DT_BF16))
+    *why = "Q, K and V are not all fp16 or all bf16";
+  return *why == NULL;
+}
+
+/* The sm80 row's view, operands, softmax and epilogue (gpuir_build_attention),
+ * then this row's launch, shared layout and statements. */
+gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
+                                        const char *name, diag_list *dl) {
+  const char *at = arena_printf(A, "GPU IR[%s]", rs->n ? rs->r[0].name : "?"), *why;
+  if (!gpuir_sm90a_attention_fits(rs, pc, &why)) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "the regions do not fit the sm90a attention skeleton (%s): %s",
+                algo_name(ALGO_WGMMA_SOFTMAX), why);
+    return NULL;
+  }
+  gpu_kernel *k = gpuir_build_attention(A, rs, pc, p, name, dl);
+  if (!k) return NULL;
+  const region *r1 = &rs->r[0], *r2 = &rs->r[1];
+  int BM = p->tile[0], BN = p->tile[1], D = k->D, DV = k->DV, eb = dtype_bytes(k->T);
+  k->skeleton = algo_template(ALGO_WGMMA_SOFTMAX);
+  k->algo = algo_name(ALGO_WGMMA_SOFTMAX);
+  k->att_wgmma = true;
+  k->threads = p->threads;
+  k->smem = p->smem_bytes;
+  k->nvec = 1, k->vecs[0] = 16 / eb; /* 16-byte chunks into 128-byte swizzle rows: one kernel */
+  /* Q, then the 2-stage K and V ring, from byte 1024 (the kernel aligns the
+   * block's shared memory to the swizzle's 1024-byte period): each tile is
+   * column blocks of 64 elements (one 128-byte swizzle row a tile row) */
+  k->ntiles = 0;
+  int end = add_tile(k, "smQ", 1024, 1, BM * (D / 64), 64, eb);
+  end = add_tile(k, "smK", end, 2, BN * (D / 64), 64, eb);
+  add_tile(k, "smV", end, 2, BN * (DV / 64), 64, eb);
+  /* the sm80 row's closing statements (finish, staging, epilogue, stores) */
+  int fin = -1;
+  for (int i = 0; i < k->nst && fin < 0; i++)
+    if (k->st[i].k == GS_EPILOGUE && strcmp(k->st[i].what, "finish") == 0) fin = i;
+  if (fin < 0) {
+    diag_report(dl, D_INTERNAL, at, NULL, "the attention statements have no finish step");
+    return NULL;
+  }
+  int ntail = k->nst - fin;
+  gpu_stmt *tail = ARENA_ARRAY(A, gpu_stmt, ntail);
+  memcpy(tail, &k->st[fin], sizeof(gpu_stmt) * (size_t)ntail);
+  k->nst = 0;
+  const char *T = dtype_name(k->T);
+  emit(k, A, GS_ALLOC_SHARED, "smQ",
+       arena_printf(A, "%s [%d][%d][64] (%d column blocks of %d query rows x 128 bytes), chunk c of row r at c ^ (r %% 8): "
+                       "128B swizzle",
+                    T, D / 64, BM, D / 64, BM),
+       NULL, 0, NULL, NULL);
+  emit(k, A, GS_ALLOC_SHARED, "smK,smV",
+       arena_printf(A, "%s [2][%d][%d][64] and [2][%d][%d][64] ring (keys x 128-byte blocks of D and DV), 128B swizzle", T,
+                    D / 64, BN, DV / 64, BN),
+       NULL, 0, NULL, NULL);
+  emit(k, A, GS_CP_ASYNC, arena_printf(A, "smQ <- %s", k->A.tensor),
+       "cp.async 16 bytes through q_chunk: query rows m0..m0+63; out of the queries: zero fill", "tQ", 0, NULL, NULL);
+  emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, "tQ", NULL);
+  emit(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 1, "tQ", NULL);
+  emit(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed Q chunks, visible to wgmma (async proxy)", NULL,
+       0, NULL, NULL);
+  emit(k, A, GS_BARRIER, "bar.sync", "the Q tile landed", NULL, 0, NULL, NULL);
+  bool stream = k->B.rstep && k->V.rstep;
+  if (stream)
+    emit(k, A, GS_ADDR_SETUP, arena_printf(A, "%s, %s row pointers", k->B.tensor, k->V.tensor),
+         arena_printf(A, "per thread, key 0 of its chunk rows; row steps %s, %s", k->B.rstep_str, k->V.rstep_str), NULL, 0,
+         NULL, NULL);
+  const char *score = "";
+  for (int l = 0; l <= k->sm.x; l++)
+    if (l != r1->acc_let) score = arena_printf(A, "%s%s%s", score, *score ? ", " : "", r1->lets[l].name);
+  for (int pass = 0; pass < 2; pass++) {
+    const char *tok = pass ? "tKVm" : "tKVf";
+    emit(k, A, GS_LOOP, "t",
+         pass ? "the other live key tiles (Op::tile_live: the mask predicate's affine bound)"
+              : "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)",
+         NULL, 0, NULL, NULL);
+    emit(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[next%%2] <- %s, %s", k->B.tensor, k->V.tensor),
+         pass || !stream
+             ? "cp.async 16 bytes through k_chunk and v_chunk: the pass's next key tile; out of the keys: zero fill"
+             : "cp.async 16 bytes: the pass's next key tile, row pointers + tile * BN * row step, whole chunks",
+         arena_printf(A, "%s[next]", tok), 0, NULL, NULL);
+    emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, arena_printf(A, "%s[next]", tok), NULL);
+    emit(k, A, GS_WAIT, "cp.async.wait_group", "1", NULL, 1, arena_printf(A, "%s[t]", tok), NULL);
+    emit(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "tile t's chunks, visible to wgmma (async proxy)", NULL,
+         0, NULL, NULL);
+    emit(k, A, GS_BARRIER, "bar.sync", "tile t landed, every thread's chunks fenced", NULL, 0, NULL, NULL);
+    emit(k, A, GS_WGMMA,
+         arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d: S = Q K^T (%s)", BN, T, T, D / 16,
+                      r1->lets[r1->acc_let].name),
+         "SS: Q and K K-major; descriptors 128B swizzle, SBO 1024, k16 step 32 bytes (a column block every 4)", "tS", 2,
+         "tQ", arena_printf(A, "%s[t]", tok));
+    emit(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", "S is complete in the accumulators", NULL, 1, "tS",
+         NULL);
+    emit(k, A, GS_EPILOGUE, pass ? "score" : "score_full",
+         pass ? arena_printf(A, "lets: %s; key tails -> %s's neutral", *score ? score : "(none)", r1->lets[k->sm.max].name)
+              : arena_printf(A, "lets: %s, each mask its kept branch; no per-element test", *score ? score : "(none)"),
+         "tScore", 1, "tS", NULL);
+    emit(k, A, GS_EPILOGUE, "row_max", arena_printf(A, "%s: running max, quad shuffles", r1->lets[k->sm.max].name), "tMax",
+         1, "tScore", NULL);
+    emit(k, A, GS_EPILOGUE, "rescale",
+         arena_printf(A, "%s(%s) of the old and new max on O and the row sum", r1->lets[k->sm.exp].name,
+                      r1->lets[k->sm.sub].name),
+         "tRescale", 1, "tMax", NULL);
+    emit(k, A, GS_EPILOGUE, "probabilities",
+         arena_printf(A, "%s = %s(%s), an argument <= 0; %s += row sum", r1->lets[k->sm.exp].name, "ex2.approx.ftz",
+                      r1->lets[k->sm.sub].name, r1->lets[k->sm.sum].name),
+         "tP", 1, "tRescale", NULL);
+    emit(k, A, GS_EPILOGUE, "P fragments",
+         k->sm.pt == DT_FP32
+             ? arena_printf(A, "%s: fp32 P as hi + lo %s wgmma A fragments in registers (deferred; two wgmma a step)",
+                            r1->lets[k->sm.p].name, T)
+             : arena_printf(A, "%s: cvt to %s wgmma A fragments in registers (deferred)", r1->lets[k->sm.p].name,
+                            dtype_name(k->sm.pt)),
+         "tPf", 1, "tP", NULL);
+    emit(k, A, GS_WGMMA,
+         arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d%s: O += P V (%s)", DV, T, T, BN / 16,
+                      k->sm.pt == DT_FP32 ? " x 2" : "", r2->lets[r2->acc_let].name),
+         "RS: P from registers; V MN-major (imm-trans-b 1), 128B swizzle, SBO 1024, LBO one column block, k16 step "
+         "2048 bytes",
+         "tO", 2, "tPf", arena_printf(A, "%s[t]", tok));
+    emit(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", "O and P's registers are free; tile t is read",
+         NULL, 1, "tO", NULL);
+    emit(k, A, GS_BARRIER, "bar.sync", "stage t%2 free", NULL, 0, NULL, NULL);
+    emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
+  }
+  for (int i = 0; i < ntail; i++) ARENA_PUSH(A, k->st, k->nst, k->cap_st, tail[i]);
+  return k; /* the pipeline verifies it */
+}
+
+/* The sm90a attention skeleton's invariants: one warpgroup of 64 query
+ * rows, key tiles and head dims that are wgmma N and whole 128-byte swizzle
+ * rows, tiles on 1024-byte boundaries; every wgmma that reads a copied tile
+ * after the wait for it, a fence.proxy.async and a barrier (cp.async writes
+ * through the generic proxy, wgmma reads through the async proxy); every
+ * read of a wgmma's result after the wgmma.wait_group that covers it; and
+ * the last wgmma of a key tile waited for before the barrier that frees its
+ * stage. */
+static bool verify_sm90a_attention(const gpu_kernel *k, diag_list *dl) {
+  bool ok = true;
+  const sched_plan *p = &k->plan;
+  if (k->threads != 128 || p->tile[0] != 64 || (p->tile[1] != 64 && p->tile[1] != 128) ||
+      (k->D != 64 && k->D != 128) || (k->DV != 64 && k->DV != 128) || k->nvec != 1 ||
+      k->vecs[0] * dtype_bytes(k->T) != 16) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                "the sm90a attention skeleton runs 128 threads on 64 query rows, key tiles of 64 or 128, head dims "
+                "of 64 or 128 and 16-byte chunks, not %d threads, %dx%d, %d / %d",
+                k->threads, p->tile[0], p->tile[1], k->D, k->DV);
+    ok = false;
+  }
+  for (int i = 0; i < k->ntiles; i++) {
+    const gpu_smem_tile *t = &k->tiles[i];
+    int slot = t->rows * t->row_elems * t->elem_bytes;
+    if (t->offset % 1024 || slot % 1024 || t->row_elems * t->elem_bytes != 128 || t->swz != 8) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                  "tile %s: slots of %d bytes from byte %d are not on 1024-byte boundaries in 128-byte swizzle rows",
+                  t->name, slot, t->offset);
+      ok = false;
+    }
+  }
+  int last_wait = -1, last_fence = -1, last_bar = -1, last_wg = -1, last_wgwait = -1;
+  for (int i = 0; i < k->nst; i++) {
+    const gpu_stmt *s = &k->st[i];
+    if (s->k == GS_WAIT) last_wait = i;
+    if (s->k == GS_PROXY_FENCE) last_fence = i;
+    if (s->k == GS_BARRIER) last_bar = i;
+    if (s->k == GS_CP_ASYNC && last_wg > last_wgwait) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "copy %s may overwrite a stage a wgmma in flight reads", s->what);
+      ok = false;
+    }
+    if (s->k == GS_WGMMA) {
+      last_wg = i;
+      if (!(last_wait >= 0 && last_fence > last_wait && last_bar > last_fence)) {
+        diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                    "%s does not follow its tiles' wait, a fence.proxy.async and a barrier, in that order", s->what);
+        ok = false;
+      }
+    }
+    if (s->k == GS_WGMMA_WAIT) last_wgwait = i;
+    /* a wgmma's result is read only after the wait that covers it */
+    for (int t = 0; t < s->nin && s->k != GS_WGMMA_WAIT; t++)
+      for (int j = i - 1; j >= 0; j--) {
+        const gpu_stmt *w = &k->st[j];
+        if (w->k == GS_WGMMA_WAIT && w->nin && strcmp(w->in[0], s->in[t]) == 0) break;
+        if (w->k == GS_WGMMA && w->out && strcmp(w->out, s->in[t]) == 0) {
+          diag_report(dl, D_INTERNAL, "GPU IR", NULL, "%s reads %s before a wgmma.wait_group covers it", s->what, s->in[t]);
+          ok = false;
+          break;
+        }
+      }
+    if (s->k == GS_END_LOOP && !(last_wgwait > last_wg && last_bar > last_wgwait)) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "a key tile ends before its wgmma is waited for and its stage freed");
+      ok = false;
+    }
+  }
+  return ok;
+}
+
 /* Tokens: a TokLoad is consumed by the wait that covers it before any
  * ldmatrix reads its tile; mma produces TokCompute, which the epilogue
  * steps consume in order; the store consumes TokEpilogue; nothing is used
@@ -1331,7 +1543,12 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
         ok = false;
       }
       if ((s->k == GS_WAIT || s->k == GS_MBAR_WAIT) && nw < 64) waited[nw++] = tok;
-      if (s->k == GS_LDMATRIX || s->k == GS_WGMMA) {
+      /* a tile read (ldmatrix, wgmma) after the wait that covers its copy;
+       * a register token (an epilogue step's: P's fragments) needs none */
+      bool reg_tok = false;
+      for (int j = 0; j < i; j++)
+        reg_tok |= k->st[j].k == GS_EPILOGUE && k->st[j].out && strcmp(k->st[j].out, tok) == 0;
+      if ((s->k == GS_LDMATRIX || s->k == GS_WGMMA) && !reg_tok) {
         bool w = false;
         for (int j = 0; j < nw; j++) w |= strcmp(waited[j], tok) == 0;
         if (!w) {
@@ -1344,6 +1561,7 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
     if (s->out && np < 64) produced[np++] = s->out;
   }
   if (k->tma) ok &= verify_sm90a(k, dl);
+  if (k->att_wgmma) ok &= verify_sm90a_attention(k, dl);
   /* rows: every output stored once, fed by its pass; a reduction folds the
    * lets of its own pass */
   if (k->rows) {
@@ -1548,7 +1766,7 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
     cJSON_AddStringToObject(oo, "tensor", o->tensor);
     cJSON_AddStringToObject(oo, "contiguous", o->contig_axis >= 0 ? r->it[o->contig_axis].name : "none");
     cJSON_AddBoolToObject(oo, "k_contiguous", o->k_contig);
-    if (k->tma) cJSON_AddStringToObject(oo, "wgmma_major", o->k_contig ? "K" : "MN");
+    if (k->tma || k->att_wgmma) cJSON_AddStringToObject(oo, "wgmma_major", o->k_contig ? "K" : "MN");
     else cJSON_AddStringToObject(oo, "ldmatrix", o->k_contig ? "x4" : k->mma_k == 8 ? "none (ld.shared.b32)" : "x4.trans");
     if (o->kstep) cJSON_AddStringToObject(oo, "k_step", o->kstep_str);
     else cJSON_AddNullToObject(oo, "k_step");

@@ -239,6 +239,10 @@ typedef struct gpu_kernel {
    * boxes; a producer thread lands stage kt - gather_lag after issuing kt */
   bool gather;
   int gather_lag;
+  /* the sm90a attention skeleton (algo_choice "wgmma_softmax"): QK^T as SS
+   * wgmma, P V as RS wgmma; its shared tiles are 64-element column blocks
+   * of 128-byte swizzle rows */
+  bool att_wgmma;
   /* the same instance's kernel on the sm90a row (NULL: none), which the
    * entry point runs on an sm90a device when its tensor maps encode */
   struct gpu_kernel *sm90a;
@@ -305,6 +309,18 @@ bool gpuir_sm90a_fits(const region *r, const pc_analysis *a, const char **why);
 gpu_kernel *gpuir_build_sm90a_gather(arena *A, const region *r, const pc_analysis *a, const sched_plan *p,
                                      const char *name, diag_list *dl);
 bool gpuir_sm90a_gather_fits(const region *r, const pc_analysis *a, const char **why);
+/* The sm90a attention skeleton (algo_choice "wgmma_softmax"): what
+ * gpuir_build_attention takes, with head dims of 64 or 128 (whole 128-byte
+ * swizzle rows, and wgmma N for P V) and fp16 or bf16 Q, K, V.  One
+ * warpgroup of 64 query rows: cp.async into a 2-stage K/V ring (tails and
+ * masks as the sm80 row: the chunk functions zero-fill), fence.proxy.async,
+ * S = Q K^T as SS wgmma, the softmax lets on the accumulators, P converted
+ * in registers to A fragments, O += P V as RS wgmma (V MN-major through
+ * imm-trans-b).  NULL with E1706 for any other region pair;
+ * gpuir_sm90a_attention_fits says whether it fits without reporting. */
+gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
+                                        const char *name, diag_list *dl);
+bool gpuir_sm90a_attention_fits(const region_set *rs, const pc_report *pc, const char **why);
 /* The row skeleton (algo_choice "row_reduce"): one region without
  * contraction whose Reduces all reduce one axis.  NULL with E1706 when the
  * region has another shape (gpuir_rows_view says which). */

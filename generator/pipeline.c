@@ -630,9 +630,44 @@ static gpu_kernel *sm90a_gather_build(run *r, const codegen_opts *cg, diag_list 
   return gpuir_build_sm90a_gather(&r->A, &r->rs->r[0], &r->pc->a[0], &r->plan->chosen, cg->kernel_name, dl);
 }
 
+/* sm90a attention: the attention regions with head dims of 64 or 128 and
+ * fp16/bf16 operands (gpuir_sm90a_attention_fits), for sm90a alone; other
+ * head dims keep the sm80 row there */
+static bool sm90a_attention_fits(const run *r) {
+  const char *why;
+  return attention_fits(r) && gpuir_sm90a_attention_fits(r->rs, r->pc, &why);
+}
+
+static plan_result *sm90a_attention_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
+                                         diag_list *dl) {
+  if (na != 1 || archs[0]->cc != arch_cc(ARCH_SM90A)) {
+    diag_report(dl, D_INTERNAL, "plan", NULL, "the wgmma_softmax skeleton is planned for sm90a alone");
+    return NULL;
+  }
+  const region *r1 = &r->rs->r[0], *r2 = &r->rs->r[1];
+  const pc_contraction *c1 = &r->pc->a[0].con, *c2 = &r->pc->a[1].con;
+  int64_t d = 0, dv = 0;
+  sx_is_int(r1->it[c1->k_axes[0]].size, &d), sx_is_int(r2->it[c2->n_axes[0]].size, &dv);
+  /* P's dtype: the softmax's last let before region 1's yield */
+  bool p_fp32 = r1->nyields == 1 && r1->lets[r1->yields[0].let].e->dt == DT_FP32;
+  return plan_sm90a_attention(&r->A, r1, &r->pc->a[0], (int)d, (int)dv, p_fp32, archs[0], dl, cg->at);
+}
+
+static bool sm90a_attention_verify_plan(const run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
+                                        diag_list *dl) {
+  (void)cg;
+  return na == 1 && plan_fits_archs(r, ALGO_WGMMA_SOFTMAX, archs, na, dl);
+}
+
+static gpu_kernel *sm90a_attention_build(run *r, const codegen_opts *cg, diag_list *dl) {
+  return gpuir_build_sm90a_attention(&r->A, r->rs, r->pc, &r->plan->chosen, cg->kernel_name, dl);
+}
+
 static const skeleton_row SKELETONS[] = {
     {ARCH_SM90A, true, ALGO_TMA_WGMMA, sm90a_fits, sm90a_plan, sm90a_verify_plan, sm90a_build},
     {ARCH_SM90A, true, ALGO_CPASYNC_WGMMA, sm90a_gather_fits, sm90a_gather_plan, sm90a_verify_plan, sm90a_gather_build},
+    {ARCH_SM90A, true, ALGO_WGMMA_SOFTMAX, sm90a_attention_fits, sm90a_attention_plan, sm90a_attention_verify_plan,
+     sm90a_attention_build},
     {ARCH_SM80, false, ALGO_STREAMING_SOFTMAX, attention_fits, attention_plan, attention_verify_plan, attention_build},
     {ARCH_SM80, false, ALGO_IMPLICIT_GEMM, contraction_fits, contraction_plan, contraction_verify_plan, contraction_build},
     {ARCH_SM80, false, ALGO_ROW_REDUCE, rows_fits, rows_plan, rows_verify_plan, rows_build},

@@ -1510,6 +1510,74 @@ plan_result *plan_sm90a_gather(arena *A, const region *r, const pc_analysis *a, 
   return res;
 }
 
+/* ---- sm90a attention (wgmma_softmax) ------------------------------------------------------ */
+
+/* One warpgroup of 64 query rows (BM = 64, 128 threads), key tiles of BN
+ * over a 2-stage K/V ring.  S = Q K^T is one wgmma m64nBNk16 a k16 step of
+ * D, O += P V one m64nDVk16 (RS) a k16 step of the keys: BN and DV are
+ * wgmma N (64 or 128), and D and DV whole 128-byte swizzle rows (multiples
+ * of 64 elements).  Registers: the S and O accumulators (BN / 2 + DV / 2),
+ * P's A fragments (BN / 4, twice for an fp32 P's hi + lo halves) and
+ * PLAN_SM90A_ATT_BASE for row state, addresses and the epilogue.  STOP
+ * rules: shared memory (Q, the ring and 1 KB of alignment, or the fp32
+ * staging tile) over PLAN_SMEM_FRACTION of the arch's per-block limit; a
+ * thread over PLAN_MAX_REGS.  The widest key tile kept wins. */
+static const int SM90A_ATT_BNS[] = {128, 64};
+
+plan_result *plan_sm90a_attention(arena *A, const region *r1, const pc_analysis *a1, int D, int DV, bool p_fp32,
+                                  const arch_info *ai, diag_list *dl, const char *at) {
+  plan_result *res = ARENA_NEW(A, plan_result);
+  res->region = a1->region;
+  int nb = (int)(sizeof SM90A_ATT_BNS / sizeof *SM90A_ATT_BNS), best = -1;
+  res->cand = ARENA_ARRAY(A, plan_candidate, nb);
+  const char *whys = "";
+  for (int i = 0; i < nb; i++) {
+    plan_candidate *c = &res->cand[res->ncand++];
+    sched_plan *p = &c->p;
+    int BN = SM90A_ATT_BNS[i];
+    fill_defaults(A, r1, a1, p);
+    p->arch = ai->name;
+    p->tile[0] = 64, p->tile[1] = BN, p->tile[2] = D;
+    p->stages = 2;
+    p->warps_m = 4, p->warps_n = 1;
+    p->threads = 128;
+    p->vec = 16 / p->elem_bytes;
+    p->algo_key = "attention";
+    p->algo = "wgmma_softmax";
+    p->raster_group = 0; /* query tiles on x, batch x heads on y: no raster order */
+    p->streaming = true;
+    p->async_enable = true;
+    p->prefetch_depth = 1;
+    p->epilogue_overlap = false;
+    p->ctas_per_sm = 1;
+    fill_tails(A, r1, a1, p);
+    int ring = (64 * D + 2 * BN * (D + DV)) * p->elem_bytes, stage = 64 * (DV + 8) * 4;
+    p->smem_bytes = (ring > stage ? ring : stage) + 1024;
+    p->regs_per_thread = ceil_div(BN / 2 + DV / 2 + BN / 4 * (p_fp32 ? 2 : 1) + PLAN_SM90A_ATT_BASE, 8) * 8;
+    if (D % 64 || DV % 64 || DV > 128) {
+      c->stop = "head_dim";
+      c->why = arena_printf(A, "head dims %d / %d are not 64 or 128 (128-byte swizzle rows, wgmma N)", D, DV);
+    } else if (p->smem_bytes > (int)(PLAN_SMEM_FRACTION * ai->smem_per_block)) {
+      c->stop = "smem_over_80pct";
+      c->why = arena_printf(A, "%s: %d B > 80%% of %d B", ai->name, p->smem_bytes, ai->smem_per_block);
+    } else if (p->regs_per_thread > PLAN_MAX_REGS) {
+      c->stop = "registers";
+      c->why = arena_printf(A, "%s: %d registers a thread", ai->name, p->regs_per_thread);
+    } else {
+      c->kept = true;
+      if (best < 0) best = res->ncand - 1;
+    }
+    if (c->stop) whys = arena_printf(A, "%s%s%d keys: %s (%s)", whys, *whys ? "; " : "", BN, c->stop, c->why);
+  }
+  if (best < 0) {
+    diag_report(dl, D_PLAN_REGS, at, "Leave sm90a out of the op's archs: its sm80 skeleton serves it.",
+                "no wgmma_softmax plan fits head dims %d / %d on %s: %s", D, DV, ai->name, whys);
+    return NULL;
+  }
+  res->chosen = res->cand[best].p;
+  return res;
+}
+
 /* ---- rows ------------------------------------------------------------------------------------ */
 
 /* Registers a thread of the row skeleton is planned with: the row's index

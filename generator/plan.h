@@ -182,6 +182,16 @@ plan_result *plan_sm90a(arena *A, const region *r, const pc_analysis *a, const a
  * candidates and STOP rules; only the algo_choice differs. */
 plan_result *plan_sm90a_gather(arena *A, const region *r, const pc_analysis *a, const arch_info *ai,
                                const plan_bucket *b, const char **why_none, diag_list *dl, const char *at);
+/* The sm90a attention skeleton's plan (algo_choice "wgmma_softmax",
+ * templates/sm90a_attention.cuh) on arch `ai`: 64 query rows (one
+ * warpgroup), the key tile by the shared-memory and register STOP rules
+ * (docs/plan.md).  Head dims must be 64 or 128 (p_fp32: P stays fp32, fed
+ * as hi + lo halves).  NULL with E1703 when no candidate fits. */
+plan_result *plan_sm90a_attention(arena *A, const region *r1, const pc_analysis *a1, int D, int DV, bool p_fp32,
+                                  const arch_info *ai, diag_list *dl, const char *at);
+/* registers a thread of the sm90a attention skeleton needs beyond its
+ * accumulators and P's fragments (row state, addresses, epilogue) */
+#define PLAN_SM90A_ATT_BASE 72
 /* setmaxnreg's budgets: the producer warpgroup's registers and a consumer
  * thread's ((65536 - 128 x 40) / 256 rounded down to setmaxnreg's granule
  * of 8), and the registers a consumer thread needs beyond its accumulators

@@ -2845,6 +2845,10 @@ static const dlc__kernel dlc__k_attention_causal[] = {
     {"dlc_attention_causal_bf16_D128_v4", 4, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
     {"dlc_attention_causal_bf16_D128_v2", 4, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
     {"dlc_attention_causal_bf16_D128_v1", 4, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_fp16_D64_sm90a", 4, 16, 128, 74752, DLC__ARCH_SM90A, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_fp16_D128_sm90a", 4, 17, 128, 148480, DLC__ARCH_SM90A, 64, 128, 128, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_bf16_D64_sm90a", 4, 18, 128, 74752, DLC__ARCH_SM90A, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_bf16_D128_sm90a", 4, 19, 128, 82944, DLC__ARCH_SM90A, 64, 64, 128, 2, 4, 1, 0, 12, 0, 0},
 };
 /* instance selection (first match): dtype, variant keys */
 static const struct dlc__sel_attention_causal {
@@ -2931,6 +2935,19 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4) && dlc__aligned(dlc_p->k, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4) && dlc__aligned(dlc_p->v, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4)) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2) && dlc__aligned(dlc_p->k, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2) && dlc__aligned(dlc_p->v, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2)) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
+    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (wgmma_softmax): 16-byte chunks, as the widest kernel below */
+      const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
+      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
+      if (dlc_gx > 2147483647)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+      if (dlc_gy > 65535)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
+      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+        return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+      return dlc__launch(&dlc__k_attention_causal[16], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+    }
     const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
@@ -2976,6 +2993,19 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4) && dlc__aligned(dlc_p->k, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4) && dlc__aligned(dlc_p->v, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4)) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2) && dlc__aligned(dlc_p->k, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2) && dlc__aligned(dlc_p->v, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2)) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
+    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (wgmma_softmax): 16-byte chunks, as the widest kernel below */
+      const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
+      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
+      if (dlc_gx > 2147483647)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+      if (dlc_gy > 65535)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
+      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+        return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+      return dlc__launch(&dlc__k_attention_causal[17], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+    }
     const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
@@ -3021,6 +3051,19 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4) && dlc__aligned(dlc_p->k, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4) && dlc__aligned(dlc_p->v, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4)) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2) && dlc__aligned(dlc_p->k, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2) && dlc__aligned(dlc_p->v, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2)) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
+    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (wgmma_softmax): 16-byte chunks, as the widest kernel below */
+      const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
+      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
+      if (dlc_gx > 2147483647)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+      if (dlc_gy > 65535)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
+      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+        return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+      return dlc__launch(&dlc__k_attention_causal[18], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+    }
     const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
@@ -3066,6 +3109,19 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4) && dlc__aligned(dlc_p->k, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4) && dlc__aligned(dlc_p->v, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4)) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2) && dlc__aligned(dlc_p->k, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2) && dlc__aligned(dlc_p->v, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2)) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
+    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (wgmma_softmax): 16-byte chunks, as the widest kernel below */
+      const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
+      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
+      if (dlc_gx > 2147483647)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+      if (dlc_gy > 65535)
+        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
+      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+        return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+      return dlc__launch(&dlc__k_attention_causal[19], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+    }
     const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);

@@ -2,11 +2,11 @@
 """The sm_90a SASS of every sm90a-row kernel (names ending in _sm90a) in a
 library holds HGMMA in its steady-state loop and spills nothing: the
 figures of bench/sass_stats (cuobjdump from the CUDA install or PyPI's
-nvidia-cuda-cuobjdump).  With --with-bucket each op must also have a shape
-bucket's sm90a kernel (dlc_<op>_<instance>_b<i>_sm90a).  Exit 77 (CTest's
+nvidia-cuda-cuobjdump).  With --with-bucket each op after it (up to
+--no-bucket) must also have a shape bucket's sm90a kernel (dlc_<op>_<instance>_b<i>_sm90a).  Exit 77 (CTest's
 skip) when cuobjdump is missing.
 
-usage: check_hgmma.py SASS_STATS LIB [--with-bucket] OP..."""
+usage: check_hgmma.py SASS_STATS LIB [--with-bucket OP... --no-bucket] OP..."""
 import csv
 import io
 import re
@@ -15,9 +15,16 @@ import sys
 
 
 def main():
-    stats, lib, ops = sys.argv[1], sys.argv[2], sys.argv[3:]
-    with_bucket = "--with-bucket" in ops
-    ops = [o for o in ops if o != "--with-bucket"]
+    stats, lib = sys.argv[1], sys.argv[2]
+    # --with-bucket applies to the ops after it, --no-bucket ends it
+    need_bucket, ops, bucket = set(), [], False
+    for a in sys.argv[3:]:
+        if a in ("--with-bucket", "--no-bucket"):
+            bucket = a == "--with-bucket"
+            continue
+        ops.append(a)
+        if bucket:
+            need_bucket.add(a)
     r = subprocess.run([sys.executable, stats, "--lib", lib, "--arch", "sm_90a", "--filter", "_sm90a", "--csv"],
                        capture_output=True, text=True)
     if r.returncode != 0:
@@ -33,7 +40,7 @@ def main():
         if not mine:
             print("FAIL: no sm90a-row kernel of %s in %s" % (op, lib))
             bad += 1
-        if with_bucket and not any(re.search(r"_b[0-9]+_sm90a$", x["kernel"]) for x in mine):
+        if op in need_bucket and not any(re.search(r"_b[0-9]+_sm90a$", x["kernel"]) for x in mine):
             print("FAIL: no shape bucket's sm90a-row kernel of %s in %s" % (op, lib))
             bad += 1
         for x in mine:

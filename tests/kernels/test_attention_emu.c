@@ -7,8 +7,21 @@
  * Shapes: every B in {1, 2}, H in {1, 3}, S in {1, 17, 64, 200} (16 cases);
  * packed [B,H,S,D] tensors, scale 1/sqrt(D).  Besides the values, the
  * emulator's statistics must show that the kernel writes exactly O: as many
- * global store bytes as O has. */
+ * global store bytes as O has.
+ *
+ * With DLC_EMU_ARCH=sm90a every case must run the sm90a row's kernel
+ * (wgmma_softmax: a name ending in _sm90a, read from the last launch): the
+ * head dims 64 and 128 are its, and packed tensors take 16-byte chunks. */
 #include "kt.h"
+
+#include "dlc_internal.h" /* dlc__last_launch */
+
+/* whether the last launch ran an sm90a-row kernel */
+static int ran_sm90a(void) {
+  const dlc__launch_rec *l = dlc__last_launch();
+  size_t n = l->kernel ? strlen(l->kernel->name) : 0;
+  return n > 6 && strcmp(l->kernel->name + n - 6, "_sm90a") == 0;
+}
 
 static int run_case(dlc_dtype dt, int64_t B, int64_t H, int64_t S, int64_t D, uint64_t seed, double *worst) {
   size_t n = (size_t)(B * H * S * D);
@@ -29,8 +42,21 @@ static int run_case(dlc_dtype dt, int64_t B, int64_t H, int64_t S, int64_t D, ui
     bad = 1;
     goto out;
   }
+  const char *arch = getenv("DLC_EMU_ARCH");
+  int want90 = arch && strcmp(arch, "sm90a") == 0;
+  if (ran_sm90a() != want90) {
+    fprintf(stderr, "B=%lld H=%lld S=%lld D=%lld: ran %s, not %s\n", (long long)B, (long long)H, (long long)S,
+            (long long)D, dlc__last_launch()->kernel->name, want90 ? "the sm90a row's kernel" : "an sm80 row's kernel");
+    bad = 1;
+  }
   dlcemu_launch_stats stats;
   dlcemu_last_launch_stats(&stats);
+  /* the sm90a row's products are wgmma, the sm80 row's mma.sync */
+  if (want90 && stats.wgmma_ops == 0) {
+    fprintf(stderr, "B=%lld H=%lld S=%lld D=%lld: the sm90a kernel ran no wgmma\n", (long long)B, (long long)H,
+            (long long)S, (long long)D);
+    bad = 1;
+  }
   if (stats.global_store.bytes != n * 2) {
     fprintf(stderr, "B=%lld H=%lld S=%lld D=%lld: the kernel stored %llu bytes; O has %zu\n", (long long)B,
             (long long)H, (long long)S, (long long)D, stats.global_store.bytes, n * 2);
