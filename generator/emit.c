@@ -511,6 +511,9 @@ typedef struct epigen {
                         x - running max): dlc::ex2, one ex2.approx.ftz, even
                         in IEEE math, since what it flushes is below 2^-126
                         of the row's largest term 1 */
+  int nlane;         /* guards spelled by a lane mask's test instead (score_lane) */
+  const ib_guard *lane_gd[GPUIR_MAX_MASKS];
+  const char *lane_test[GPUIR_MAX_MASKS];
 } epigen;
 
 /* The approximate spelling of an op (docs/manifest.md, "math"): the PTX
@@ -561,12 +564,23 @@ static bool bool_const(const rexpr *e, bool v) {
 
 static void expr_c(epigen *eg, strbuf *s, const rexpr *e);
 
+/* guards_c, with the guards of lane masks spelled as their lane tests */
+static void eguards_c(epigen *eg, strbuf *s, const ib_guard *gd, int ng) {
+  for (int i = 0; i < ng; i++) {
+    if (i) sb_puts(s, " && ");
+    int j = 0;
+    while (j < eg->nlane && eg->lane_gd[j] != &gd[i]) j++;
+    if (j < eg->nlane) sb_puts(s, eg->lane_test[j]);
+    else guards_c(eg->g, s, &gd[i], 1);
+  }
+}
+
 /* select(cond or guards, b, c) as `(cond ? b : c)`, the branches written
  * by `branch` (expr_c, or index_c for an index's int64 arithmetic). */
 static void select_c(epigen *eg, strbuf *s, const rexpr *e, void (*branch)(epigen *, strbuf *, const rexpr *)) {
   sb_puts(s, "(");
   if (e->a) expr_c(eg, s, e->a);
-  else guards_c(eg->g, s, e->guards, e->ng);
+  else eguards_c(eg, s, e->guards, e->ng);
   sb_puts(s, " ? ");
   branch(eg, s, e->b);
   sb_puts(s, " : ");
@@ -677,7 +691,7 @@ static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
     if (!e->a && bool_const(e->b, true) && bool_const(e->c, false)) {
       /* a mask: select(guards, true, false) is the guards (each already in parentheses) */
       if (e->ng > 1) sb_puts(s, "(");
-      guards_c(g, s, e->guards, e->ng);
+      eguards_c(eg, s, e->guards, e->ng);
       if (e->ng > 1) sb_puts(s, ")");
       return;
     }
@@ -718,7 +732,7 @@ static void epilogue_fn(opgen *g, const char *rows_note) {
   const gpu_view *v = g->v;
   const region *r = g->r;
   strbuf *s = g->s;
-  epigen eg = {g, {{0}}, 0, false, "acc[j]", 0, {0}, {0}, false};
+  epigen eg = {g, {{0}}, 0, false, "acc[j]", 0, {0}, {0}, false, 0, {0}, {0}};
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) collect_vreads(&eg, r->lets[l].e);
   const region_memref *om = &r->out[v->out];
@@ -799,7 +813,7 @@ static void epilogue_full_fn(opgen *g, int ev, const char *tile_n) {
   const gpu_view *v = g->v;
   const region *r = g->r;
   strbuf *s = g->s;
-  epigen eg = {g, {{0}}, 0, true, "acc[j]", 0, {0}, {0}, false};
+  epigen eg = {g, {{0}}, 0, true, "acc[j]", 0, {0}, {0}, false, 0, {0}, {0}};
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) collect_vreads(&eg, r->lets[l].e);
   const region_memref *om = &r->out[v->out];
@@ -978,28 +992,8 @@ static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel
   sb_puts(s, "};\n\n");
 }
 
-/* A mask among the score lets: a Select whose predicate is one guard over
- * the innermost query axis and the key axis (affine, with params) and one of
- * whose branches is the row max's neutral, the element's removal.  1: `then`
- * removes (the guard removes), 2: `else` removes; 0: not such a mask. */
 static int mask_kind(const gpu_kernel *k, const region *r, const rexpr *e, const ib_guard **gd) {
-  int mq = k->v.m_axes[k->v.nm - 1], nk = k->v.n_axes[0];
-  if (e->k != RX_SELECT || !e->a) return 0;
-  const rexpr *pr = e->a;
-  while (pr->k == RX_BCAST || pr->k == RX_TRANSPOSE) pr = pr->a;
-  if (pr->k != RX_SELECT || pr->a || pr->ng != 1 || pr->b->k != RX_CONST || pr->c->k != RX_CONST) return 0;
-  bool kill_then = e->b->k == RX_CONST && e->b->cval == k->sm.max_init && pr->b->cval != 0;
-  bool kill_else = e->c->k == RX_CONST && e->c->cval == k->sm.max_init && pr->b->cval != 0;
-  if (!kill_then && !kill_else) return 0;
-  const sx *ge = pr->guards[0].e;
-  if (!sx_is_affine(ge)) return 0;
-  for (int t = 0; t < ge->nterms; t++) {
-    const sx_atom *at = ge->terms[t].atom;
-    if (at->kind == SXA_VAR && strcmp(at->name, r->it[mq].name) && strcmp(at->name, r->it[nk].name)) return 0;
-    if (at->kind != SXA_VAR && at->kind != SXA_PARAM) return 0;
-  }
-  *gd = &pr->guards[0];
-  return kill_then ? 1 : 2;
+  return gpuir_mask_kind(k, r, e, gd);
 }
 
 /* Whether e holds a guard Select (an index-dependent choice) other than in
@@ -1094,6 +1088,80 @@ static void tile_test_fn(opgen *g, const gpu_kernel *k, bool full) {
   sb_puts(s, "    (void)bi;\n    return true;\n  }\n");
 }
 
+/* cm * dm + cn * dn as `lm.<f> - dm + dn` */
+static const char *lane_sum(arena *A, const char *f, int64_t cm, int64_t cn) {
+  const char *x = arena_printf(A, "lm.%s", f);
+  const int64_t cf[2] = {cm, cn};
+  const char *nm[2] = {"dm", "dn"};
+  for (int i = 0; i < 2; i++) {
+    if (!cf[i]) continue;
+    long long a = cf[i] < 0 ? -(long long)cf[i] : (long long)cf[i];
+    x = a == 1 ? arena_printf(A, "%s %c %s", x, cf[i] < 0 ? '-' : '+', nm[i])
+               : arena_printf(A, "%s %c %lld * %s", x, cf[i] < 0 ? '-' : '+', a, nm[i]);
+  }
+  return x;
+}
+
+/* The GPU IR's lane masks (gpu_kernel.lane_mask): lane_mask() evaluates each
+ * mask's guard minus its bounds once at a lane's first element, and
+ * score_lane() is score() with each mask's guard a compare of that value
+ * plus the element's offset, a constant once the fragment loops unroll. */
+static void lane_fns(opgen *g, const gpu_kernel *k) {
+  const region *r = g->r;
+  strbuf *s = g->s;
+  arena *A = g->A;
+  if (!k->lane_mask) {
+    sb_puts(s, "  static constexpr bool LANE_MASK = false;  // the masks are tested at each element's indices\n");
+    return;
+  }
+  sb_puts(s, "  // the masks per lane: each guard minus its bounds at the lane's first element (clamped to 32 bits),\n"
+             "  // then per element that value plus the element's offset (dm, dn): one compare, no index arithmetic\n"
+             "  static constexpr bool LANE_MASK = true;\n  struct LaneMask {\n");
+  for (int i = 0; i < k->nmasks; i++)
+    sb_printf(s, "    int g%d%s;  // %s\n", i, k->masks[i].guard->hi ? arena_printf(A, ", h%d", i) : "",
+              cmt(A, r->lets[k->masks[i].let].name));
+  sb_puts(s, "  };\n");
+  sb_puts(s, "  static __device__ __forceinline__ void lane_mask([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,\n"
+             "                                                  [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi,\n"
+             "                                                  [[maybe_unused]] LaneMask &lm) {\n");
+  if (k->nmasks) {
+    decompose(g, "mi", k->v.m_axes, k->v.nm, "    ");
+    decompose(g, "ni", k->v.n_axes, k->v.nn, "    ");
+    decompose(g, "bi", k->v.b_axes, k->v.nb, "    ");
+  }
+  for (int i = 0; i < k->nmasks; i++) {
+    const ib_guard *gd = k->masks[i].guard;
+    sb_printf(s, "    lm.g%d = dlc::clamp_i32(%s);\n", i, sxc(A, sx_sub(A, gd->e, gd->lo), false));
+    if (gd->hi) sb_printf(s, "    lm.h%d = dlc::clamp_i32(%s);\n", i, sxc(A, sx_sub(A, gd->e, gd->hi), false));
+  }
+  sb_puts(s, "  }\n");
+  epigen eg = {g, {{0}}, 0, false, "s", 0, {0}, {0}, false, 0, {0}, {0}};
+  for (int i = 0; i < k->nmasks; i++) {
+    const gpu_mask *mk = &k->masks[i];
+    const char *t = arena_printf(A, "(0 <= %s", lane_sum(A, arena_printf(A, "g%d", i), mk->cm, mk->cn));
+    if (mk->guard->hi) t = arena_printf(A, "%s && %s < 0", t, lane_sum(A, arena_printf(A, "h%d", i), mk->cm, mk->cn));
+    eg.lane_gd[eg.nlane] = mk->guard, eg.lane_test[eg.nlane++] = arena_printf(A, "%s)", t);
+  }
+  sb_puts(s, "  // the score lets at the lane's element (mi + dm, ni + dn), its masks from lane_mask's values\n"
+             "  static __device__ __forceinline__ float score_lane([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,\n"
+             "                                                    [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi,\n"
+             "                                                    [[maybe_unused]] const LaneMask &lm, [[maybe_unused]] int dm,\n"
+             "                                                    [[maybe_unused]] int dn, float s) {\n"
+             "    [[maybe_unused]] const int64_t mx = mi + dm, nx = ni + dn;\n");
+  decompose(g, "mx", k->v.m_axes, k->v.nm, "    ");
+  decompose(g, "nx", k->v.n_axes, k->v.nn, "    ");
+  decompose(g, "bi", k->v.b_axes, k->v.nb, "    ");
+  for (int l = 0; l <= k->sm.x; l++) {
+    if (l == r->acc_let) continue;
+    const rexpr *e = r->lets[l].e;
+    strbuf x = {0};
+    expr_c(&eg, &x, e);
+    sb_printf(s, "    const %s v_%s = %s;\n", e->dt == DT_BOOL ? "bool" : "float", cid(A, r->lets[l].name), sb_str(&x));
+    sb_free(&x);
+  }
+  sb_printf(s, "    return %s;\n  }\n", k->sm.x == r->acc_let ? "s" : arena_printf(A, "v_%s", cid(A, r->lets[k->sm.x].name)));
+}
+
 static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
   arena *A = c->A;
   const gpu_kernel *k = in->k;
@@ -1120,7 +1188,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   chunk_fn(&g, &k->A, "q_chunk", k->v.m_axes, k->v.nm, k->v.k_axes, k->v.nk, "Q");
   chunk_fn(&g, &k->B, "k_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "K");
   /* the score lets */
-  epigen eg = {&g, {{0}}, 0, false, "s", 0, {0}, {0}, false};
+  epigen eg = {&g, {{0}}, 0, false, "s", 0, {0}, {0}, false, 0, {0}, {0}};
   sb_printf(s, "  // the score lets of region %s on one element s of %s = QK^T\n", cmt(A, r->name), cmt(A, r->lets[r->acc_let].name));
   for (int l = 0; l <= k->sm.x; l++)
     if (l != r->acc_let) cmt_let(A, s, "  //   ", r, l);
@@ -1149,8 +1217,9 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
     sb_printf(s, "    return %s;\n  }\n",
               k->sm.x == r->acc_let ? "s" : arena_printf(A, "v_%s", cid(A, r->lets[k->sm.x].name)));
   }
+  lane_fns(&g, k);
   /* exp2(a - b) and a / l, from the softmax lets */
-  epigen ex = {&g, {{0}}, 0, false, "s", 2, {k->sm.x, k->sm.max}, {"a", "b"}, false};
+  epigen ex = {&g, {{0}}, 0, false, "s", 2, {k->sm.x, k->sm.max}, {"a", "b"}, false, 0, {0}, {0}};
   strbuf x = {0};
   expr_c(&ex, &x, r->lets[k->sm.sub].e);
   cmt_let(A, s, "  // ", r, k->sm.sub);
@@ -1160,11 +1229,11 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   sb_free(&x);
   /* the running max is at least every score it has seen: exp2's argument
    * is <= 0 both for the probabilities and for the rescaling */
-  epigen ex2 = {&g, {{0}}, 0, false, "s", 0, {0}, {0}, true};
+  epigen ex2 = {&g, {{0}}, 0, false, "s", 0, {0}, {0}, true, 0, {0}, {0}};
   expr_c(&ex2, &x, r->lets[k->sm.exp].e);
   sb_printf(s, "    return %s;\n  }\n", sb_str(&x));
   sb_free(&x);
-  epigen dv = {&g, {{0}}, 0, false, "s", 2, {k->sm.exp, k->sm.sum}, {"o", "l"}, false};
+  epigen dv = {&g, {{0}}, 0, false, "s", 2, {k->sm.exp, k->sm.sum}, {"o", "l"}, false, 0, {0}, {0}};
   expr_c(&dv, &x, r->lets[k->sm.div].e);
   cmt_let(A, s, "  // ", r, k->sm.div);
   sb_printf(s, "  static __device__ __forceinline__ float finish(float o, float l) { return %s; }\n", sb_str(&x));
@@ -1246,7 +1315,7 @@ static void row_scalars_in(opgen *g, const gpu_kernel *k, int upto) {
 
 /* Row-scalar lets in [from, to) computed and kept in rw. */
 static void row_scalars_out(opgen *g, const gpu_kernel *k, int from, int to) {
-  epigen eg = {g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false};
+  epigen eg = {g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false, 0, {0}, {0}};
   for (int l = from; l < to; l++) {
     if (!k->rw.scalar[l] || g->r->lets[l].e->k == RX_REDUCE) continue;
     strbuf x = {0};
@@ -1391,7 +1460,7 @@ static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instan
     row_scalars_in(&g, k, rw->red_let[i]);
     bool need[GPUIR_ROW_LETS] = {0};
     gpuir_rows_need(r, rw, re->a, need);
-    epigen eg = {&g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false};
+    epigen eg = {&g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false, 0, {0}, {0}};
     row_vreads(&eg, k, re->a, false);
     for (int l = 0; l < r->nlets; l++)
       if (need[l]) row_vreads(&eg, k, r->lets[l].e, false);
@@ -1434,7 +1503,7 @@ static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instan
         need[r->yields[y].let] = true;
         gpuir_rows_need(r, rw, r->lets[r->yields[y].let].e, need);
       }
-    epigen eg = {&g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false};
+    epigen eg = {&g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false, 0, {0}, {0}};
     for (int l = 0; l < r->nlets; l++)
       if (need[l]) row_vreads(&eg, k, r->lets[l].e, false);
     row_loads_c(&eg, k, rw->nred);

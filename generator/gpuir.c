@@ -947,6 +947,64 @@ static bool find_softmax(const region *r, gpu_softmax *sm) {
   return found == 5;
 }
 
+/* A mask among the score lets: a Select whose predicate is one guard over
+ * the innermost query axis and the key axis (affine, with params) and one of
+ * whose branches is the row max's neutral, the element's removal.  1: `then`
+ * removes (the guard removes), 2: `else` removes; 0: not such a mask. */
+int gpuir_mask_kind(const gpu_kernel *k, const region *r, const rexpr *e, const ib_guard **gd) {
+  int mq = k->v.m_axes[k->v.nm - 1], nk = k->v.n_axes[0];
+  if (e->k != RX_SELECT || !e->a) return 0;
+  const rexpr *pr = e->a;
+  while (pr->k == RX_BCAST || pr->k == RX_TRANSPOSE) pr = pr->a;
+  if (pr->k != RX_SELECT || pr->a || pr->ng != 1 || pr->b->k != RX_CONST || pr->c->k != RX_CONST) return 0;
+  bool kill_then = e->b->k == RX_CONST && e->b->cval == k->sm.max_init && pr->b->cval != 0;
+  bool kill_else = e->c->k == RX_CONST && e->c->cval == k->sm.max_init && pr->b->cval != 0;
+  if (!kill_then && !kill_else) return 0;
+  const sx *ge = pr->guards[0].e;
+  if (!sx_is_affine(ge)) return 0;
+  for (int t = 0; t < ge->nterms; t++) {
+    const sx_atom *at = ge->terms[t].atom;
+    if (at->kind == SXA_VAR && strcmp(at->name, r->it[mq].name) && strcmp(at->name, r->it[nk].name)) return 0;
+    if (at->kind != SXA_VAR && at->kind != SXA_PARAM) return 0;
+  }
+  *gd = &pr->guards[0];
+  return kill_then ? 1 : 2;
+}
+
+/* The masks of the score lets, and whether the tiles they touch test them
+ * per lane (gpu_kernel.lane_mask): each guard affine in the one query axis
+ * and the key axis, offsets within a tile inside GPUIR_LANE_MASK_SPAN. */
+static void attention_masks(gpu_kernel *k, const region *r) {
+  int mq = k->v.m_axes[k->v.nm - 1], nk = k->v.n_axes[0];
+  int BM = k->plan.tile[0], BN = k->plan.tile[1];
+  k->nmasks = 0;
+  k->lane_mask = true;
+  for (int l = 0; l <= k->sm.x; l++) {
+    const ib_guard *gd;
+    int kind = l == r->acc_let ? 0 : gpuir_mask_kind(k, r, r->lets[l].e, &gd);
+    if (!kind) continue;
+    if (k->nmasks == GPUIR_MAX_MASKS) {
+      k->lane_mask = false;
+      continue;
+    }
+    gpu_mask *mk = &k->masks[k->nmasks++];
+    mk->let = l, mk->kind = kind, mk->guard = gd, mk->cm = mk->cn = 0;
+    for (int t = 0; t < gd->e->nterms; t++) {
+      const sx_atom *at = gd->e->terms[t].atom;
+      if (at->kind != SXA_VAR) continue;
+      if (strcmp(at->name, r->it[mq].name) == 0) mk->cm += gd->e->terms[t].coef;
+      else if (strcmp(at->name, r->it[nk].name) == 0) mk->cn += gd->e->terms[t].coef;
+    }
+    /* the rows flatten several query axes: 8 rows down is not 8 down the
+     * axis the mask reads */
+    if (k->v.nm > 1) k->lane_mask = false;
+    if (mk->cm > GPUIR_LANE_MASK_SPAN || mk->cm < -GPUIR_LANE_MASK_SPAN || mk->cn > GPUIR_LANE_MASK_SPAN ||
+        mk->cn < -GPUIR_LANE_MASK_SPAN ||
+        (mk->cm < 0 ? -mk->cm : mk->cm) * BM + (mk->cn < 0 ? -mk->cn : mk->cn) * BN >= GPUIR_LANE_MASK_SPAN)
+      k->lane_mask = false;
+  }
+}
+
 gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
                                   const char *name, diag_list *dl) {
   const char *at = arena_printf(A, "GPU IR[%s]", rs->n ? rs->r[0].name : "?");
@@ -1027,6 +1085,7 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
     return NULL;
   }
   k->D = (int)d, k->DV = (int)dv;
+  attention_masks(k, r1);
   operand_of(A, dl, at, r1, &pc->a[0].con, false, &k->A); /* Q */
   operand_of(A, dl, at, r1, &pc->a[0].con, true, &k->B);  /* K */
   operand_of(A, dl, at, r2, c2, true, &k->V);
@@ -1083,17 +1142,34 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
     emit(k, A, GS_ADDR_SETUP, arena_printf(A, "%s, %s row pointers", k->B.tensor, k->V.tensor),
          arena_printf(A, "per thread, key 0 of its chunk rows; row steps %s, %s", k->B.rstep_str, k->V.rstep_str), NULL, 0,
          NULL, NULL);
-  /* two passes over the key tiles: the full ones (tile_full, inside the
-   * keys), then the other live ones */
-  for (int pass = 0; pass < 2; pass++) {
-    const char *tok = pass ? "tKVm" : "tKVf";
+  /* three passes over the key tiles: the full ones (tile_full, inside the
+   * keys), the masked ones inside the keys (the diagonal), then the key
+   * tail; each pays only for the tests it needs */
+  const char *masks = "";
+  for (int i = 0; i < k->nmasks; i++) {
+    const gpu_mask *mk = &k->masks[i];
+    const char *off = "";
+    const int64_t cf[2] = {mk->cm, mk->cn};
+    for (int a = 0; a < 2; a++)
+      if (cf[a])
+        off = arena_printf(A, "%s %c %s%s", off, cf[a] < 0 ? '-' : '+',
+                           cf[a] == 1 || cf[a] == -1 ? "" : arena_printf(A, "%lld * ", (long long)(cf[a] < 0 ? -cf[a] : cf[a])),
+                           a ? "dn" : "dm");
+    masks = arena_printf(A, "%s%s%s removed where its guard %s at the lane's value%s", masks, i ? "; " : "",
+                         r1->lets[mk->let].name, mk->kind == 1 ? "holds" : "fails", off);
+  }
+  for (int pass = 0; pass < 3; pass++) {
+    const char *tok = pass == 0 ? "tKVf" : pass == 1 ? "tKVm" : "tKVt";
     emit(k, A, GS_LOOP, "t",
-         pass ? "the other live key tiles (Op::tile_live: the mask predicate's affine bound)"
-              : "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)",
+         pass == 0 ? "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)"
+         : pass == 1 ? "masked key tiles inside the keys (Op::tile_live and not Op::tile_full: the mask predicate's "
+                       "affine bound)"
+                     : "the live key tile past the key length (the key tail)",
          NULL, 0, NULL, NULL);
     emit(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[next%%2] <- %s, %s", k->B.tensor, k->V.tensor),
-         pass || !stream ? "the pass's next key tile, pred tails"
-                         : "the pass's next key tile: row pointers + tile * BN * row step, whole chunks",
+         !stream     ? "the pass's next key tile, pred tails"
+         : pass < 2 ? "the pass's next key tile: row pointers + tile * BN * row step, whole chunks"
+                    : "the pass's next key tile: row pointers + tile * BN * row step, rows past the keys zero-filled",
          arena_printf(A, "%s[next]", tok), 0, NULL, NULL);
     emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, arena_printf(A, "%s[next]", tok), NULL);
     emit(k, A, GS_WAIT, "cp.async.wait_group", "1", NULL, 1, arena_printf(A, "%s[t]", tok), NULL);
@@ -1106,10 +1182,25 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
     const char *score = "";
     for (int l = 0; l <= k->sm.x; l++)
       if (l != r1->acc_let) score = arena_printf(A, "%s%s%s", score, *score ? ", " : "", r1->lets[l].name);
-    emit(k, A, GS_EPILOGUE, pass ? "score" : "score_full",
-         pass ? arena_printf(A, "lets: %s; key tails -> %s's neutral", *score ? score : "(none)", r1->lets[k->sm.max].name)
-              : arena_printf(A, "lets: %s, each mask its kept branch; no per-element test", *score ? score : "(none)"),
-         "tScore", 1, "tS", NULL);
+    const char *tail = pass == 2 ? arena_printf(A, "; key tails -> %s's neutral", r1->lets[k->sm.max].name) : "";
+    if (pass == 0)
+      emit(k, A, GS_EPILOGUE, "score_full",
+           arena_printf(A, "lets: %s, each mask its kept branch; no per-element test", *score ? score : "(none)"), "tScore",
+           1, "tS", NULL);
+    else if (!k->lane_mask)
+      emit(k, A, GS_EPILOGUE, "score", arena_printf(A, "lets: %s, masks at each element's indices%s", *score ? score : "(none)", tail),
+           "tScore", 1, "tS", NULL);
+    else {
+      emit(k, A, GS_EPILOGUE, "lane_mask",
+           arena_printf(A, "per lane at its first element (m, n): %s%s",
+                        k->nmasks ? "each mask's guard - its bounds, clamped to 32 bits" : "no masks",
+                        pass == 2 ? "; keys left from n" : ""),
+           arena_printf(A, "tLane%d", pass), 0, NULL, NULL);
+      emit(k, A, GS_EPILOGUE, "score_lane",
+           arena_printf(A, "lets: %s; each element (dm, dn) of the lane's fragments: %s%s",
+                        *score ? score : "(none)", *masks ? masks : "no masks", tail),
+           "tScore", 2, "tS", arena_printf(A, "tLane%d", pass));
+    }
     emit(k, A, GS_EPILOGUE, "row_max", arena_printf(A, "%s: running max, quad shuffles", r1->lets[k->sm.max].name), "tMax",
          1, "tScore", NULL);
     emit(k, A, GS_EPILOGUE, "rescale", arena_printf(A, "%s(%s) of the old and new max on O and the row sum",
@@ -1527,6 +1618,20 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
       ok = false;
     }
   }
+  /* attention's lane masks: a tile's element offsets stay inside the span
+   * that keeps the clamped 32-bit lane value's compares exact */
+  if (k->attention && k->lane_mask)
+    for (int i = 0; i < k->nmasks; i++) {
+      int64_t cm = k->masks[i].cm, cn = k->masks[i].cn;
+      if (k->masks[i].kind < 1 || k->masks[i].kind > 2 || cm > GPUIR_LANE_MASK_SPAN || cm < -GPUIR_LANE_MASK_SPAN ||
+          cn > GPUIR_LANE_MASK_SPAN || cn < -GPUIR_LANE_MASK_SPAN ||
+          (cm < 0 ? -cm : cm) * k->plan.tile[0] + (cn < 0 ? -cn : cn) * k->plan.tile[1] >= GPUIR_LANE_MASK_SPAN) {
+        diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                    "lane mask %d: offsets %lld*dm + %lld*dn over a %dx%d tile leave the 32-bit lane value's exact range",
+                    i, (long long)cm, (long long)cn, k->plan.tile[0], k->plan.tile[1]);
+        ok = false;
+      }
+    }
   for (int i = 0; i < k->nst; i++) {
     const gpu_stmt *s = &k->st[i];
     for (int t = 0; t < s->nin; t++) {
@@ -1735,6 +1840,16 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
   if (k->attention) {
     cJSON_AddNumberToObject(g, "head_dim", k->D);
     cJSON_AddNumberToObject(g, "value_dim", k->DV);
+    cJSON *ms = cJSON_AddArrayToObject(g, "masks");
+    for (int i = 0; i < k->nmasks; i++) {
+      cJSON *m = cJSON_CreateObject();
+      cJSON_AddStringToObject(m, "let", k->r->lets[k->masks[i].let].name);
+      cJSON_AddStringToObject(m, "removes", k->masks[i].kind == 1 ? "where the guard holds" : "where the guard fails");
+      cJSON_AddNumberToObject(m, "query_coef", (double)k->masks[i].cm);
+      cJSON_AddNumberToObject(m, "key_coef", (double)k->masks[i].cn);
+      cJSON_AddItemToArray(ms, m);
+    }
+    cJSON_AddBoolToObject(g, "lane_mask", k->lane_mask);
   }
   cJSON *v = cJSON_AddArrayToObject(g, "vec_variants");
   for (int i = 0; i < k->nvec; i++) cJSON_AddItemToArray(v, cJSON_CreateNumber(k->vecs[i]));

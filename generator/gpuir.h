@@ -191,6 +191,20 @@ typedef struct gpu_smem_tile {
 #define GPUIR_MAX_TILES 4
 #define GPUIR_MAX_ROW_CHUNKS 512
 
+/* A mask among attention's score lets: a Select whose predicate is one
+ * affine guard (lo <= g < hi) over the innermost query axis and the key
+ * axis (and params), one of whose branches is the row max's neutral. */
+#define GPUIR_MAX_MASKS 4
+/* the largest |cm| * BM + |cn| * BN a lane mask takes: element offsets stay
+ * far inside the clamped 32-bit range [-2^30, 2^30] of the lane's value */
+#define GPUIR_LANE_MASK_SPAN (1 << 29)
+typedef struct gpu_mask {
+  int let;
+  int kind;              /* 1: the guard holding removes the element; 2: the guard failing does */
+  const ib_guard *guard;
+  int64_t cm, cn;        /* g's coefficients of the query axis and the key axis */
+} gpu_mask;
+
 typedef struct gpu_kernel {
   const char *name;      /* entry point name without the vector suffix */
   const char *skeleton;  /* "sm80_contraction" or "sm80_attention" */
@@ -207,6 +221,15 @@ typedef struct gpu_kernel {
   gpu_operand V;
   gpu_softmax sm;
   int D, DV;             /* head dims: QK^T contraction, PV output */
+  /* attention: the score lets' masks (gpuir_mask_kind), and whether the
+   * tiles they touch test them per lane (lane_mask): each mask's guard
+   * minus its bounds once at the lane's first element (m, n), clamped to
+   * 32 bits, then per element that value plus the compile-time
+   * cm * dm + cn * dn of the element's offset (dm, dn) in the lane's
+   * fragments: one compare, no index arithmetic */
+  int nmasks;
+  gpu_mask masks[GPUIR_MAX_MASKS];
+  bool lane_mask;
   /* rows: a region without contraction on the row skeleton */
   bool rows;
   gpu_rows rw;
@@ -284,6 +307,9 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
  * store.  Same region, plan, threads and tile grid as `part`, no shared
  * memory.  NULL with E1706 when `part` is not split. */
 gpu_kernel *gpuir_build_splitk_reduce(arena *A, const gpu_kernel *part, const char *name, diag_list *dl);
+/* 1 or 2 (gpu_mask.kind) when e is a mask of attention kernel k's score
+ * lets, its guard in *gd; else 0. */
+int gpuir_mask_kind(const gpu_kernel *k, const region *r, const rexpr *e, const ib_guard **gd);
 /* Attention (algo_choice "streaming_softmax"): region 1 is QK^T with its
  * score lets and the row softmax yielding P deferred, region 2 is P V.
  * NULL with E1706 when the regions do not have that shape. */

@@ -154,6 +154,13 @@ __device__ __forceinline__ void keep(int64_t &x) { asm volatile("" : "+l"(x)); }
 template <class T>
 __device__ __forceinline__ void keep(const T *&x) { asm volatile("" : "+l"(x)); }
 
+// x clamped to [-2^30, 2^30]: an attention lane mask's value (the GPU IR's
+// lane_mask).  Adding an element's offset, below 2^29 in magnitude
+// (GPUIR_LANE_MASK_SPAN), keeps the sign of the unclamped sum.
+__device__ __forceinline__ int clamp_i32(int64_t x) {
+  return (int)(x < -(int64_t(1) << 30) ? -(int64_t(1) << 30) : x > (int64_t(1) << 30) ? (int64_t(1) << 30) : x);
+}
+
 // The PTX approximate forms the generated code spells for the "approx"
 // math of docs/manifest.md: one SFU instruction each (div.full: a few),
 // where exp2f, log2f, 1.0f / x, sqrtf and x / y add a subnormal rescale or

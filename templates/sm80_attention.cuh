@@ -10,8 +10,12 @@
 //   (V through ldmatrix.trans) -> O / l -> the output epilogue and store.
 //
 // P never leaves registers (it is the region's "deferred" value).  Key tiles
-// on which the mask holds everywhere are skipped (Op::tile_live); tiles it
-// does not touch run first, without per-element tests (Op::tile_full).
+// on which the mask holds everywhere are skipped (Op::tile_live).  Three
+// passes take the others: tiles the mask does not touch first, without
+// per-element tests (Op::tile_full); then the masked tiles inside the keys
+// (the diagonal), with the mask and no key bound; then the key tail, with
+// both.  With Op::LANE_MASK the masks cost one compare an element: a lane's
+// value at its first element (lane_mask) plus the element's constant offset.
 //
 // Op provides:
 //   T (Q/K/V), PT (the type of P: T, or float, which is fed to the tensor
@@ -25,6 +29,9 @@
 //   expdiff(a, b): the IR's exp2(a - b) (probabilities and rescaling);
 //   finish(o, l): the IR's division of the accumulator by the row sum;
 //   score_full(p, m, n, b, s): the same where tile_full holds (no mask test);
+//   LANE_MASK, and when true LaneMask, lane_mask(p, m, n, b, lm) (the masks
+//     at a lane's first element (m, n)) and score_lane(p, m, n, b, lm, dm, dn,
+//     s) (score at (m + dm, n + dn), its masks from lm);
 //   tile_live(p, m0, m1, n0, n1, b): false when the mask removes the whole tile;
 //   tile_full(p, m0, m1, n0, n1, b): true when no mask removes any element;
 //   epilogue4(p, m, dv, b, o[4]): the output lets and the store of 4 values;
@@ -59,16 +66,27 @@ __device__ __forceinline__ void load_att_tile(const typename Op::Params *p, type
   }
 }
 
-// A full K (KIND 1) or V (KIND 2) tile from the thread's row pointer: its
-// chunk i is i*RPP keys below its chunk 0, RPP * rstep elements further; no
-// bounds (a full tile lies inside the keys and the head dims).
-template <class Op, int VEC, int KIND>
-__device__ __forceinline__ void load_att_rows(typename Op::T *tile, const typename Op::T *row0, int64_t rstep) {
+// A K (KIND 1) or V (KIND 2) tile from the thread's row pointer: its chunk
+// i is i*RPP keys below its chunk 0, RPP * rstep elements further.  TAIL
+// false: no bounds (the tile lies inside the keys and the head dims); TAIL
+// true: chunk i holds a key when i*RPP < left (the keys from the thread's
+// chunk 0 to the key length), else it is zero-filled from `base` (a valid
+// address, nothing read).
+template <class Op, int VEC, int KIND, bool TAIL = false>
+__device__ __forceinline__ void load_att_rows(typename Op::T *tile, const typename Op::T *row0, int64_t rstep,
+                                              const typename Op::T *base = nullptr, int left = 0) {
   constexpr int L = KIND == 2 ? Op::DV : Op::D, CPR = L / VEC, RPP = 128 / CPR, CH = Op::BN / RPP;
+  constexpr int BYTES = VEC * (int)sizeof(typename Op::T);
   const int off = swz<L, KIND == 2 ? Op::SWZ_DV : Op::SWZ_D>((int)threadIdx.x / CPR, ((int)threadIdx.x % CPR) * VEC);
 #pragma unroll
-  for (int i = 0; i < CH; ++i)
-    copy_g2s_full<VEC * (int)sizeof(typename Op::T)>(tile + off + i * RPP * L, row0 + i * RPP * rstep);
+  for (int i = 0; i < CH; ++i) {
+    if constexpr (TAIL) {
+      const bool in = i * RPP < left;
+      copy_g2s<BYTES>(tile + off + i * RPP * L, in ? row0 + i * RPP * rstep : base, in ? BYTES : 0);
+    } else {
+      copy_g2s_full<BYTES>(tile + off + i * RPP * L, row0 + i * RPP * rstep);
+    }
+  }
 }
 
 template <class Op, int VEC>
@@ -93,16 +111,16 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
   // the last key tile the mask leaves anything of
   int64_t nt = NT;
   while (nt > 0 && !Op::tile_live(p, m0, m0 + BM, (nt - 1) * BN, nt * BN, b)) --nt;
-  // Full tiles: inside the keys, and no mask removes anything (tile_full).
-  // They run first, with Op::score_full and no per-element test; the other
-  // live tiles follow with Op::score and the key tail.  The online softmax
-  // takes the tiles in any order.
-  auto full = [&](int64_t t) {
-    return (t + 1) * BN <= SK && Op::tile_full(p, m0, m0 + BM, t * BN, (t + 1) * BN, b);
+  // A tile's pass: 0, full (inside the keys, and no mask removes anything:
+  // tile_full), with Op::score_full and no per-element test; 1, masked inside
+  // the keys, with the masks; 2, past the key length, with the masks and the
+  // key bound.  The online softmax takes the tiles in any order.
+  auto kind = [&](int64_t t) {
+    return (t + 1) * BN > SK ? 2 : Op::tile_full(p, m0, m0 + BM, t * BN, (t + 1) * BN, b) ? 0 : 1;
   };
-  auto next = [&](int64_t t, bool want_full) {
+  auto next = [&](int64_t t, int want) {
     for (++t; t < nt; ++t)
-      if (full(t) == want_full && Op::tile_live(p, m0, m0 + BM, t * BN, (t + 1) * BN, b)) return t;
+      if (kind(t) == want && Op::tile_live(p, m0, m0 + BM, t * BN, (t + 1) * BN, b)) return t;
     return nt;
   };
 
@@ -136,8 +154,8 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
   float mrow[2] = {Op::MAX_INIT, Op::MAX_INIT}, lrow[2] = {0.f, 0.f};  // rows lane/4 and lane/4+8
 
   // One key tile from stage st (TokCompute for S and for O += P V).
-  auto compute = [&](auto full_tag, int64_t t, int st) {
-    constexpr bool FULL = decltype(full_tag)::value;
+  auto compute = [&](auto mode_tag, int64_t t, int st) {
+    constexpr int MODE = decltype(mode_tag)::value;
     const int64_t n0 = t * BN;
     const T *sK = smK + st * BN * D, *sV = smV + st * BN * DV;
     // S = Q K^T
@@ -161,18 +179,43 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
         mma_16816<T>(s[j + 1], qa, b1);
       }
     }
-    // the score lets; on other tiles key tails take the row max's neutral
-    const int64_t mr0 = m0 + warp * 16 + lane / 4;
+    // the score lets; in the tail pass keys past the length take the row
+    // max's neutral.  Element e of fragment j is (dm, dn) from the lane's
+    // first element (mr0, nr0).
+    const int64_t mr0 = m0 + warp * 16 + lane / 4, nr0 = n0 + 2 * (lane % 4);
     float mnew[2] = {mrow[0], mrow[1]};
+    if constexpr (MODE == 0) {
 #pragma unroll
-    for (int j = 0; j < NTS; ++j)
+      for (int j = 0; j < NTS; ++j)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int64_t m = mr0 + (e >> 1) * 8, n = n0 + j * 8 + 2 * (lane % 4) + (e & 1);
-        if constexpr (FULL) s[j][e] = Op::score_full(p, m, n, b, s[j][e]);
-        else s[j][e] = n < SK ? Op::score(p, m, n, b, s[j][e]) : Op::MAX_INIT;
-        mnew[e >> 1] = fmaxf(mnew[e >> 1], s[j][e]);
-      }
+        for (int e = 0; e < 4; ++e) {
+          s[j][e] = Op::score_full(p, mr0 + (e >> 1) * 8, nr0 + j * 8 + (e & 1), b, s[j][e]);
+          mnew[e >> 1] = fmaxf(mnew[e >> 1], s[j][e]);
+        }
+    } else if constexpr (Op::LANE_MASK) {
+      typename Op::LaneMask lm;
+      Op::lane_mask(p, mr0, nr0, b, lm);
+      // the lane's keys left: its element dn is a key when dn < kl
+      const int kl = MODE == 2 ? (int)(SK - nr0 < 0 ? -1 : SK - nr0 > BN ? BN : SK - nr0) : BN;
+#pragma unroll
+      for (int j = 0; j < NTS; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int dm = (e >> 1) * 8, dn = j * 8 + (e & 1);
+          const float v = Op::score_lane(p, mr0, nr0, b, lm, dm, dn, s[j][e]);
+          s[j][e] = MODE == 2 && dn >= kl ? Op::MAX_INIT : v;
+          mnew[e >> 1] = fmaxf(mnew[e >> 1], s[j][e]);
+        }
+    } else {
+#pragma unroll
+      for (int j = 0; j < NTS; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int64_t m = mr0 + (e >> 1) * 8, n = nr0 + j * 8 + (e & 1);
+          s[j][e] = MODE == 2 && n >= SK ? Op::MAX_INIT : Op::score(p, m, n, b, s[j][e]);
+          mnew[e >> 1] = fmaxf(mnew[e >> 1], s[j][e]);
+        }
+    }
     // the running row max across the quad that shares each row
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -235,7 +278,7 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
   constexpr int RPK = CPRK <= 128 ? 128 / CPRK : 1, RPV = CPRV <= 128 ? 128 / CPRV : 1;  // rows a pass of the threads
   constexpr bool KVS = Op::KV_STREAM && VEC > 1 && 128 % CPRK == 0 && 128 % CPRV == 0 && RPK % 8 == 0 &&
                        RPV % 8 == 0 && BN % RPK == 0 && BN % RPV == 0;
-  const T *krow = nullptr, *vrow = nullptr;
+  const T *krow = nullptr, *vrow = nullptr, *kbase = nullptr, *vbase = nullptr;
   int64_t krs = 0, vrs = 0;
   if constexpr (KVS) {
     if (SK > 0) {
@@ -243,42 +286,52 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
       Op::template k_chunk<VEC>(p, 0, 0, b, &krow);
       Op::template v_chunk<VEC>(p, 0, 0, b, &vrow);
     }
+    kbase = krow, vbase = vrow;
     krs = Op::k_rstep(p), vrs = Op::v_rstep(p);
     krow += ((int)threadIdx.x / CPRK) * krs + ((int)threadIdx.x % CPRK) * VEC;
     vrow += ((int)threadIdx.x / CPRV) * vrs + ((int)threadIdx.x % CPRV) * VEC;
   }
 
-  // One pass over the full tiles, then one over the others: a 2-stage K/V
-  // ring, the next tile of the pass prefetched while this one computes.
+  // One pass over the full tiles, one over the masked tiles inside the keys,
+  // one over the key tail: a 2-stage K/V ring, the next tile of the pass
+  // prefetched while this one computes.  The first two load whole chunks
+  // from the row pointers; the tail zero-fills the rows past the keys.
   int st = 0;
-  auto load_kv = [&](auto full_tag, int64_t t, int stage) {
-    if constexpr (decltype(full_tag)::value && KVS) {
+  auto load_kv = [&](auto mode_tag, int64_t t, int stage) {
+    constexpr int MODE = decltype(mode_tag)::value;
+    if constexpr (MODE < 2 && KVS) {
       load_att_rows<Op, VEC, 1>(smK + stage * BN * D, krow + t * BN * krs, krs);
       load_att_rows<Op, VEC, 2>(smV + stage * BN * DV, vrow + t * BN * vrs, vrs);
+    } else if constexpr (KVS) {
+      const int64_t kl = SK - t * BN;  // keys from the tile's first
+      const int lk = (int)(kl - (int)threadIdx.x / CPRK), lv = (int)(kl - (int)threadIdx.x / CPRV);
+      load_att_rows<Op, VEC, 1, true>(smK + stage * BN * D, krow + t * BN * krs, krs, kbase, lk);
+      load_att_rows<Op, VEC, 2, true>(smV + stage * BN * DV, vrow + t * BN * vrs, vrs, vbase, lv);
     } else {
       load_att_tile<Op, VEC, 1>(p, smK + stage * BN * D, t * BN, b);
       load_att_tile<Op, VEC, 2>(p, smV + stage * BN * DV, t * BN, b);
     }
   };
-  auto pass = [&](auto full_tag) {
-    constexpr bool FULL = decltype(full_tag)::value;
-    int64_t t = next(-1, FULL);
-    if (t < nt) load_kv(full_tag, t, st);
+  auto pass = [&](auto mode_tag) {
+    constexpr int MODE = decltype(mode_tag)::value;
+    int64_t t = next(-1, MODE);
+    if (t < nt) load_kv(mode_tag, t, st);
     cp_async_commit();  // TokLoad K/V t
     while (t < nt) {
-      const int64_t tn = next(t, FULL);
-      if (tn < nt) load_kv(full_tag, tn, st ^ 1);
+      const int64_t tn = next(t, MODE);
+      if (tn < nt) load_kv(mode_tag, tn, st ^ 1);
       cp_async_commit();
       cp_async_wait<1>();  // Wait(TokLoad t)
       __syncthreads();
-      compute(full_tag, t, st);
+      compute(mode_tag, t, st);
       __syncthreads();  // the stage is free for the load two tiles ahead
       st ^= 1;
       t = tn;
     }
   };
-  pass(std::true_type{});
-  pass(std::false_type{});
+  pass(std::integral_constant<int, 0>{});
+  pass(std::integral_constant<int, 1>{});
+  pass(std::integral_constant<int, 2>{});
   cp_async_wait<0>();
   // the row sums over the quad, then O / l (the IR's division)
 #pragma unroll
