@@ -1017,6 +1017,39 @@ struct Op_D64_sm90a {
     const float v_S_masked = v_S_mul;
     return v_S_masked;
   }
+  // the masks per lane: each guard minus its bounds at the lane's first element (clamped to 32 bits),
+  // then per element that value plus the element's offset (dm, dn): one compare, no index arithmetic
+  static constexpr bool LANE_MASK = true;
+  struct LaneMask {
+    int g0;  // S_masked
+  };
+  static __device__ __forceinline__ void lane_mask([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                                  [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi,
+                                                  [[maybe_unused]] LaneMask &lm) {
+    [[maybe_unused]] const int64_t i_m = mi;
+    [[maybe_unused]] const int64_t i_n = ni;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
+    lm.g0 = dlc::clamp_i32((-i_m + i_n - 1));
+  }
+  // the score lets at the lane's element (mi + dm, ni + dn), its masks from lane_mask's values
+  static __device__ __forceinline__ float score_lane([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                                    [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi,
+                                                    [[maybe_unused]] const LaneMask &lm, [[maybe_unused]] int dm,
+                                                    [[maybe_unused]] int dn, float s) {
+    [[maybe_unused]] const int64_t mx = mi + dm, nx = ni + dn;
+    [[maybe_unused]] const int64_t i_m = mx;
+    [[maybe_unused]] const int64_t i_n = nx;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
+    const float v_S_mul = (s * 0.18033688f);
+    const float v_S_masked = ((0 <= lm.g0 - dm + dn) ? -INFINITY : v_S_mul);
+    return v_S_masked;
+  }
   // S_masked.sub = S_masked - S_masked.reduce
   // S_masked.exp2 = exp2(S_masked.sub)
   static __device__ __forceinline__ float expdiff(float a, float b) {
@@ -1215,6 +1248,39 @@ struct Op_D128_sm90a {
     [[maybe_unused]] const int64_t i_b = t_bi;
     const float v_S_mul = (s * 0.127517431f);
     const float v_S_masked = v_S_mul;
+    return v_S_masked;
+  }
+  // the masks per lane: each guard minus its bounds at the lane's first element (clamped to 32 bits),
+  // then per element that value plus the element's offset (dm, dn): one compare, no index arithmetic
+  static constexpr bool LANE_MASK = true;
+  struct LaneMask {
+    int g0;  // S_masked
+  };
+  static __device__ __forceinline__ void lane_mask([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                                  [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi,
+                                                  [[maybe_unused]] LaneMask &lm) {
+    [[maybe_unused]] const int64_t i_m = mi;
+    [[maybe_unused]] const int64_t i_n = ni;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
+    lm.g0 = dlc::clamp_i32((-i_m + i_n - 1));
+  }
+  // the score lets at the lane's element (mi + dm, ni + dn), its masks from lane_mask's values
+  static __device__ __forceinline__ float score_lane([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                                    [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi,
+                                                    [[maybe_unused]] const LaneMask &lm, [[maybe_unused]] int dm,
+                                                    [[maybe_unused]] int dn, float s) {
+    [[maybe_unused]] const int64_t mx = mi + dm, nx = ni + dn;
+    [[maybe_unused]] const int64_t i_m = mx;
+    [[maybe_unused]] const int64_t i_n = nx;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
+    const float v_S_mul = (s * 0.127517431f);
+    const float v_S_masked = ((0 <= lm.g0 - dm + dn) ? -INFINITY : v_S_mul);
     return v_S_masked;
   }
   // S_masked.sub = S_masked - S_masked.reduce
@@ -1417,6 +1483,39 @@ struct Op_D64_sm90a_bf16 {
     const float v_S_masked = v_S_mul;
     return v_S_masked;
   }
+  // the masks per lane: each guard minus its bounds at the lane's first element (clamped to 32 bits),
+  // then per element that value plus the element's offset (dm, dn): one compare, no index arithmetic
+  static constexpr bool LANE_MASK = true;
+  struct LaneMask {
+    int g0;  // S_masked
+  };
+  static __device__ __forceinline__ void lane_mask([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                                  [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi,
+                                                  [[maybe_unused]] LaneMask &lm) {
+    [[maybe_unused]] const int64_t i_m = mi;
+    [[maybe_unused]] const int64_t i_n = ni;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
+    lm.g0 = dlc::clamp_i32((-i_m + i_n - 1));
+  }
+  // the score lets at the lane's element (mi + dm, ni + dn), its masks from lane_mask's values
+  static __device__ __forceinline__ float score_lane([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                                    [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi,
+                                                    [[maybe_unused]] const LaneMask &lm, [[maybe_unused]] int dm,
+                                                    [[maybe_unused]] int dn, float s) {
+    [[maybe_unused]] const int64_t mx = mi + dm, nx = ni + dn;
+    [[maybe_unused]] const int64_t i_m = mx;
+    [[maybe_unused]] const int64_t i_n = nx;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
+    const float v_S_mul = (s * 0.18033688f);
+    const float v_S_masked = ((0 <= lm.g0 - dm + dn) ? -INFINITY : v_S_mul);
+    return v_S_masked;
+  }
   // S_masked.sub = S_masked - S_masked.reduce
   // S_masked.exp2 = exp2(S_masked.sub)
   static __device__ __forceinline__ float expdiff(float a, float b) {
@@ -1615,6 +1714,39 @@ struct Op_D128_sm90a_bf16 {
     [[maybe_unused]] const int64_t i_b = t_bi;
     const float v_S_mul = (s * 0.127517431f);
     const float v_S_masked = v_S_mul;
+    return v_S_masked;
+  }
+  // the masks per lane: each guard minus its bounds at the lane's first element (clamped to 32 bits),
+  // then per element that value plus the element's offset (dm, dn): one compare, no index arithmetic
+  static constexpr bool LANE_MASK = true;
+  struct LaneMask {
+    int g0;  // S_masked
+  };
+  static __device__ __forceinline__ void lane_mask([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                                  [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi,
+                                                  [[maybe_unused]] LaneMask &lm) {
+    [[maybe_unused]] const int64_t i_m = mi;
+    [[maybe_unused]] const int64_t i_n = ni;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
+    lm.g0 = dlc::clamp_i32((-i_m + i_n - 1));
+  }
+  // the score lets at the lane's element (mi + dm, ni + dn), its masks from lane_mask's values
+  static __device__ __forceinline__ float score_lane([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                                    [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi,
+                                                    [[maybe_unused]] const LaneMask &lm, [[maybe_unused]] int dm,
+                                                    [[maybe_unused]] int dn, float s) {
+    [[maybe_unused]] const int64_t mx = mi + dm, nx = ni + dn;
+    [[maybe_unused]] const int64_t i_m = mx;
+    [[maybe_unused]] const int64_t i_n = nx;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
+    const float v_S_mul = (s * 0.127517431f);
+    const float v_S_masked = ((0 <= lm.g0 - dm + dn) ? -INFINITY : v_S_mul);
     return v_S_masked;
   }
   // S_masked.sub = S_masked - S_masked.reduce
