@@ -442,40 +442,58 @@ static void walk_fn(opgen *g, const gpu_operand *o, const char *role, const char
   sb_printf(s, "  // walk of %s: offset %s + %s", role, cmt(g->A, sx_str(g->A, o->moff)), cmt(g->A, sx_str(g->A, o->koff)));
   for (int i = 0; i < o->ng; i++) sb_printf(s, "%s%s", i ? ", " : "; pad guards on ", cmt(g->A, sx_str(g->A, o->guards[i].e)));
   sb_printf(s, "\n  static constexpr bool %s_WALK = true;\n  static constexpr int %s_NG = %d;\n", role, role, o->ng);
-  int ng1 = o->ng ? o->ng : 1;
+  /* the guard words a chunk keeps (gpu_operand.g32): each guard's rest, or
+   * its two bounds on the K part clamped into int32 */
+  const char *gw = o->g32 ? "int" : "int64_t";
+  int ngw = o->g32 ? 2 * o->ng : o->ng;
+  if (o->g32) sb_puts(s, "  // guards in 32 bits: a chunk keeps each guard's bounds on its K part, clamped into int32\n");
+  sb_printf(s, "  using %s_gw = %s;\n  static constexpr int %s_NGW = %d;\n", pre, gw, role, ngw);
+  int ng1 = o->ng ? o->ng : 1, ngw1 = ngw ? ngw : 1;
   sb_printf(s, "  static __device__ __forceinline__ const T *%s_tensor(const Params *p) { return static_cast<const T *>(p->%s); }\n",
             pre, lc(g->A, m->name));
   /* the rest: a chunk row's part */
   sb_printf(s,
             "  static __device__ __forceinline__ int64_t %s_rest([[maybe_unused]] const Params *p, int64_t ri, "
             "[[maybe_unused]] int64_t bi,\n"
-            "                                                 [[maybe_unused]] int64_t (&g)[%d]) {\n",
-            pre, ng1);
+            "                                                 [[maybe_unused]] %s (&g)[%d]) {\n",
+            pre, gw, ngw1);
   decompose(g, "ri", rax, nr, "    ");
   decompose(g, "bi", v->b_axes, v->nb, "    ");
-  for (int i = 0; i < o->ng; i++) sb_printf(s, "    g[%d] = %s;\n", i, sxc(g->A, o->gm[i], false));
+  for (int i = 0; i < o->ng; i++) {
+    if (!o->g32) {
+      sb_printf(s, "    g[%d] = %s;\n", i, sxc(g->A, o->gm[i], false));
+      continue;
+    }
+    const ib_guard *gd = &o->guards[i];
+    sb_printf(s, "    g[%d] = dlc::clamp_i32(%s);\n", 2 * i, sxc(g->A, sx_sub(g->A, gd->lo, o->gm[i]), false));
+    if (gd->hi) sb_printf(s, "    g[%d] = dlc::clamp_i32(%s);\n", 2 * i + 1, sxc(g->A, sx_sub(g->A, gd->hi, o->gm[i]), false));
+    else sb_printf(s, "    g[%d] = INT32_MAX;\n", 2 * i + 1);
+  }
   sb_printf(s, "    return %s;\n  }\n", sxc(g->A, o->moff, false));
   /* the K part of the offset and guards */
   sb_printf(s,
             "  static __device__ __forceinline__ int64_t %s_kpart([[maybe_unused]] const Params *p, const KWalk &w,\n"
-            "                                                  [[maybe_unused]] int64_t (&g)[%d]) {\n",
-            pre, ng1);
+            "                                                  [[maybe_unused]] %s (&g)[%d]) {\n",
+            pre, gw, ng1);
   for (int j = 0; j < v->nk; j++)
     sb_printf(s, "    [[maybe_unused]] const int64_t i_%s = w.k[%d];\n", cid(g->A, r->it[v->k_axes[j]].name), j);
-  for (int i = 0; i < o->ng; i++) sb_printf(s, "    g[%d] = %s;\n", i, sxc(g->A, o->gk[i], false));
+  for (int i = 0; i < o->ng; i++)
+    sb_printf(s, o->g32 ? "    g[%d] = (int)%s;\n" : "    g[%d] = %s;\n", i, sxc(g->A, o->gk[i], false));
   sb_printf(s, "    return w.%s_off;  // %s\n  }\n", pre, cmt(g->A, sx_str(g->A, o->koff)));
   /* the guards on the two parts, without short-circuit branches */
   sb_printf(s,
             "  static __device__ __forceinline__ bool %s_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const "
-            "int64_t (&gm)[%d],\n"
-            "                                                [[maybe_unused]] const int64_t (&gk)[%d]) {\n",
-            pre, ng1, ng1);
+            "%s (&gm)[%d],\n"
+            "                                                [[maybe_unused]] const %s (&gk)[%d]) {\n",
+            pre, gw, ngw1, gw, ng1);
   if (!o->ng) {
     sb_puts(s, "    return true;\n  }\n");
     return;
   }
   sb_puts(s, "    return ");
-  for (int i = 0; i < o->ng; i++) {
+  for (int i = 0; i < o->ng && o->g32; i++)
+    sb_printf(s, "%s(gm[%d] <= gk[%d]) & (gk[%d] < gm[%d])", i ? " & " : "", 2 * i, i, i, 2 * i + 1);
+  for (int i = 0; i < o->ng && !o->g32; i++) {
     const ib_guard *gd = &o->guards[i];
     int64_t lo, hlo, hhi;
     /* 0 <= x < hi with hi >= 0 is one unsigned compare: a negative x wraps past hi */

@@ -94,6 +94,14 @@ typedef struct gpu_operand {
   int ng;
   const sx **gm, **gk;    /* walk: each guard expression's parts (the constant in gm) */
   const ib_guard *guards; /* walk: the guards (bounds lo <= e < hi) */
+  /* walk: the guards test in 32 bits.  Every guard's K part gk lies in
+   * [INT32_MIN, INT32_MAX - 1] over the K axes' values (a constant extent
+   * bounds its axis; any other axis is below the flattened K, which the
+   * dispatcher keeps under 2^31).  A chunk then keeps, per guard, its bounds
+   * on the K part, lo - gm and hi - gm, clamped into int32 once per CTA, and
+   * a tile tests lo' <= gk < hi' in 32 bits: exact, since a bound clamped to
+   * INT32_MIN (INT32_MAX) compares as the unclamped one for such a gk. */
+  bool g32;
 } gpu_operand;
 
 /* A contraction region seen as GEMM groups (from Poly Core), with the
