@@ -112,31 +112,36 @@ struct Op_stride1x1_pad1x1_b0 {
   // walk of A: offset -C-C*W+C*w+C*W*h+C*H*W*n + ci+C*kw+C*W*kh; pad guards on h+kh-1, kw+w-1
   static constexpr bool A_WALK = true;
   static constexpr int A_NG = 2;
+  // guards in 32 bits: a chunk keeps each guard's bounds on its K part, clamped into int32
+  using a_gw = int;
+  static constexpr int A_NGW = 4;
   static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
   static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
-                                                 [[maybe_unused]] int64_t (&g)[2]) {
+                                                 [[maybe_unused]] int (&g)[4]) {
     int64_t t_ri = ri;
     [[maybe_unused]] const int64_t i_w = t_ri % (p->w);
     t_ri /= (p->w);
     [[maybe_unused]] const int64_t i_h = t_ri % (p->h);
     t_ri /= (p->h);
     [[maybe_unused]] const int64_t i_n = t_ri;
-    g[0] = (i_h - 1);
-    g[1] = (i_w - 1);
+    g[0] = dlc::clamp_i32((-i_h + 1));
+    g[1] = dlc::clamp_i32((p->h - i_h + 1));
+    g[2] = dlc::clamp_i32((-i_w + 1));
+    g[3] = dlc::clamp_i32((p->w - i_w + 1));
     return (p->c * (i_w - 1 + p->w * (i_h + p->h * i_n - 1)));
   }
   static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
-                                                  [[maybe_unused]] int64_t (&g)[2]) {
+                                                  [[maybe_unused]] int (&g)[2]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
-    g[0] = (i_kh);
-    g[1] = (i_kw);
+    g[0] = (int)(i_kh);
+    g[1] = (int)(i_kw);
     return w.a_off;  // ci+C*kw+C*W*kh
   }
-  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
-                                                [[maybe_unused]] const int64_t (&gk)[2]) {
-    return ((uint64_t)(gm[0] + gk[0]) < (uint64_t)((p->h))) & ((uint64_t)(gm[1] + gk[1]) < (uint64_t)((p->w)));
+  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int (&gm)[4],
+                                                [[maybe_unused]] const int (&gk)[2]) {
+    return (gm[0] <= gk[0]) & (gk[0] < gm[1]) & (gm[2] <= gk[1]) & (gk[1] < gm[3]);
   }
   static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
@@ -347,31 +352,36 @@ struct Op_stride1x1_pad1x1 {
   // walk of A: offset -C-C*W+C*w+C*W*h+C*H*W*n + ci+C*kw+C*W*kh; pad guards on h+kh-1, kw+w-1
   static constexpr bool A_WALK = true;
   static constexpr int A_NG = 2;
+  // guards in 32 bits: a chunk keeps each guard's bounds on its K part, clamped into int32
+  using a_gw = int;
+  static constexpr int A_NGW = 4;
   static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
   static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
-                                                 [[maybe_unused]] int64_t (&g)[2]) {
+                                                 [[maybe_unused]] int (&g)[4]) {
     int64_t t_ri = ri;
     [[maybe_unused]] const int64_t i_w = t_ri % (p->w);
     t_ri /= (p->w);
     [[maybe_unused]] const int64_t i_h = t_ri % (p->h);
     t_ri /= (p->h);
     [[maybe_unused]] const int64_t i_n = t_ri;
-    g[0] = (i_h - 1);
-    g[1] = (i_w - 1);
+    g[0] = dlc::clamp_i32((-i_h + 1));
+    g[1] = dlc::clamp_i32((p->h - i_h + 1));
+    g[2] = dlc::clamp_i32((-i_w + 1));
+    g[3] = dlc::clamp_i32((p->w - i_w + 1));
     return (p->c * (i_w - 1 + p->w * (i_h + p->h * i_n - 1)));
   }
   static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
-                                                  [[maybe_unused]] int64_t (&g)[2]) {
+                                                  [[maybe_unused]] int (&g)[2]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
-    g[0] = (i_kh);
-    g[1] = (i_kw);
+    g[0] = (int)(i_kh);
+    g[1] = (int)(i_kw);
     return w.a_off;  // ci+C*kw+C*W*kh
   }
-  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
-                                                [[maybe_unused]] const int64_t (&gk)[2]) {
-    return ((uint64_t)(gm[0] + gk[0]) < (uint64_t)((p->h))) & ((uint64_t)(gm[1] + gk[1]) < (uint64_t)((p->w)));
+  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int (&gm)[4],
+                                                [[maybe_unused]] const int (&gk)[2]) {
+    return (gm[0] <= gk[0]) & (gk[0] < gm[1]) & (gm[2] <= gk[1]) & (gk[1] < gm[3]);
   }
   static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
@@ -582,31 +592,36 @@ struct Op_stride2x2_pad1x1_b0 {
   // walk of A: offset 2*C*w+2*C*W*h-C-C*W+C*H*W*n + ci+C*kw+C*W*kh; pad guards on 2*h+kh-1, 2*w+kw-1
   static constexpr bool A_WALK = true;
   static constexpr int A_NG = 2;
+  // guards in 32 bits: a chunk keeps each guard's bounds on its K part, clamped into int32
+  using a_gw = int;
+  static constexpr int A_NGW = 4;
   static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
   static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
-                                                 [[maybe_unused]] int64_t (&g)[2]) {
+                                                 [[maybe_unused]] int (&g)[4]) {
     int64_t t_ri = ri;
     [[maybe_unused]] const int64_t i_w = t_ri % (dlc::floordiv((p->w + 1), 2));
     t_ri /= (dlc::floordiv((p->w + 1), 2));
     [[maybe_unused]] const int64_t i_h = t_ri % (dlc::floordiv((p->h + 1), 2));
     t_ri /= (dlc::floordiv((p->h + 1), 2));
     [[maybe_unused]] const int64_t i_n = t_ri;
-    g[0] = (2 * i_h - 1);
-    g[1] = (2 * i_w - 1);
+    g[0] = dlc::clamp_i32((-2 * i_h + 1));
+    g[1] = dlc::clamp_i32((p->h - 2 * i_h + 1));
+    g[2] = dlc::clamp_i32((-2 * i_w + 1));
+    g[3] = dlc::clamp_i32((p->w - 2 * i_w + 1));
     return (p->c * (2 * i_w - 1 + p->w * (2 * i_h + p->h * i_n - 1)));
   }
   static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
-                                                  [[maybe_unused]] int64_t (&g)[2]) {
+                                                  [[maybe_unused]] int (&g)[2]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
-    g[0] = (i_kh);
-    g[1] = (i_kw);
+    g[0] = (int)(i_kh);
+    g[1] = (int)(i_kw);
     return w.a_off;  // ci+C*kw+C*W*kh
   }
-  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
-                                                [[maybe_unused]] const int64_t (&gk)[2]) {
-    return ((uint64_t)(gm[0] + gk[0]) < (uint64_t)((p->h))) & ((uint64_t)(gm[1] + gk[1]) < (uint64_t)((p->w)));
+  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int (&gm)[4],
+                                                [[maybe_unused]] const int (&gk)[2]) {
+    return (gm[0] <= gk[0]) & (gk[0] < gm[1]) & (gm[2] <= gk[1]) & (gk[1] < gm[3]);
   }
   static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
@@ -817,31 +832,36 @@ struct Op_stride2x2_pad1x1 {
   // walk of A: offset 2*C*w+2*C*W*h-C-C*W+C*H*W*n + ci+C*kw+C*W*kh; pad guards on 2*h+kh-1, 2*w+kw-1
   static constexpr bool A_WALK = true;
   static constexpr int A_NG = 2;
+  // guards in 32 bits: a chunk keeps each guard's bounds on its K part, clamped into int32
+  using a_gw = int;
+  static constexpr int A_NGW = 4;
   static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
   static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
-                                                 [[maybe_unused]] int64_t (&g)[2]) {
+                                                 [[maybe_unused]] int (&g)[4]) {
     int64_t t_ri = ri;
     [[maybe_unused]] const int64_t i_w = t_ri % (dlc::floordiv((p->w + 1), 2));
     t_ri /= (dlc::floordiv((p->w + 1), 2));
     [[maybe_unused]] const int64_t i_h = t_ri % (dlc::floordiv((p->h + 1), 2));
     t_ri /= (dlc::floordiv((p->h + 1), 2));
     [[maybe_unused]] const int64_t i_n = t_ri;
-    g[0] = (2 * i_h - 1);
-    g[1] = (2 * i_w - 1);
+    g[0] = dlc::clamp_i32((-2 * i_h + 1));
+    g[1] = dlc::clamp_i32((p->h - 2 * i_h + 1));
+    g[2] = dlc::clamp_i32((-2 * i_w + 1));
+    g[3] = dlc::clamp_i32((p->w - 2 * i_w + 1));
     return (p->c * (2 * i_w - 1 + p->w * (2 * i_h + p->h * i_n - 1)));
   }
   static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
-                                                  [[maybe_unused]] int64_t (&g)[2]) {
+                                                  [[maybe_unused]] int (&g)[2]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
-    g[0] = (i_kh);
-    g[1] = (i_kw);
+    g[0] = (int)(i_kh);
+    g[1] = (int)(i_kw);
     return w.a_off;  // ci+C*kw+C*W*kh
   }
-  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
-                                                [[maybe_unused]] const int64_t (&gk)[2]) {
-    return ((uint64_t)(gm[0] + gk[0]) < (uint64_t)((p->h))) & ((uint64_t)(gm[1] + gk[1]) < (uint64_t)((p->w)));
+  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int (&gm)[4],
+                                                [[maybe_unused]] const int (&gk)[2]) {
+    return (gm[0] <= gk[0]) & (gk[0] < gm[1]) & (gm[2] <= gk[1]) & (gk[1] < gm[3]);
   }
   static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
