@@ -270,6 +270,25 @@ static bool walk_guards_32(const gpu_view *v, const gpu_operand *o) {
   return true;
 }
 
+/* The guard mask of walking operand o (gpu_operand.gmask): its bits, or 0
+ * when a guard's K part has no constant range or the ranges' product passes
+ * 32. */
+static int walk_guard_mask(arena *A, const gpu_view *v, gpu_operand *o) {
+  if (!o->walk || o->ng == 0) return 0;
+  int64_t *kmin = ARENA_ARRAY(A, int64_t, o->ng);
+  int *range = ARENA_ARRAY(A, int, o->ng), *stride = ARENA_ARRAY(A, int, o->ng);
+  int64_t bits = 1;
+  for (int g = o->ng - 1; g >= 0; g--) {
+    int64_t lo, hi;
+    if (!sx_bounds(o->gk[g], k_axis_range, (void *)v, &lo, &hi) || hi - lo + 1 > 32) return 0;
+    kmin[g] = lo, range[g] = (int)(hi - lo + 1), stride[g] = (int)bits;
+    bits *= range[g];
+    if (bits > 32) return 0;
+  }
+  o->gkmin = kmin, o->gkrange = range, o->gkstride = stride;
+  return (int)bits;
+}
+
 /* Whether operand o can walk its K axes (gpu_operand.walk), and its parts. */
 static void operand_walk(arena *A, const gpu_view *v, gpu_operand *o) {
   const region *r = v->r;
@@ -303,7 +322,8 @@ static void operand_walk(arena *A, const gpu_view *v, gpu_operand *o) {
     if (!split_k(A, v, sel->guards[g].e, &o->gm[g], &o->gk[g])) return;
   }
   o->walk = true;
-  o->g32 = walk_guards_32(v, o);
+  o->gmask = walk_guard_mask(A, v, o);
+  o->g32 = !o->gmask && walk_guards_32(v, o);
 }
 
 const sx **gpuir_out_map(arena *A, const gpu_view *v) {
@@ -377,7 +397,7 @@ static bool operand_streams(const gpu_kernel *k, bool rhs, int vec) {
   const gpu_operand *o = rhs ? &k->B : &k->A;
   if (o->walk && (vec < 2 || k->threads % (k->plan.tile[2] / vec))) return false;
   if (chunks % k->threads || chunks / k->threads > GPUIR_STREAM_CHUNKS) return false;
-  return !o->walk || chunks / k->threads * (1 + o->ng) <= GPUIR_WALK_WORDS;
+  return !o->walk || chunks / k->threads * (2 + (o->gmask ? 1 : 2 * o->ng)) <= GPUIR_WALK_REGS;
 }
 
 /* The narrowest instantiated width whose kernels run the steady loop, when
@@ -406,7 +426,10 @@ static void loop_body(gpu_kernel *k, arena *A, int S, bool steady) {
          !steady   ? "tile kt+stages-1 if any, pred tails"
          : o->walk ? (o->ng ? arena_printf(A, "full tile kt+stages-1: chunk rest + K part, zero fill where a pad guard "
                                               "(%s) fails%s",
-                                           guards, o->g32 ? " (32-bit: lo' <= K part < hi')" : "")
+                                           guards,
+                                           o->gmask ? arena_printf(A, " (the chunk's %d-bit mask at the K parts' bit)", o->gmask)
+                                           : o->g32 ? " (32-bit: lo' <= K part < hi')"
+                                                    : "")
                             : "full tile kt+stages-1: chunk rest + K part, whole chunks")
          : o->k_contig ? "full tile kt+stages-1 from the chunk pointers, whole chunks"
                        : "full tile kt+stages-1 from the chunk pointers, tails as byte counts",
@@ -589,7 +612,9 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
                         "per thread at k-tile 0: each chunk's rest %s (rows past the %s tail read the last row), "
                         "one K counter for the thread's column%s",
                         sx_str(A, o->moff), side ? pn : pm,
-                        o->g32 ? "; each pad guard's bounds on its K part, clamped into int32" : ""),
+                        o->gmask ? arena_printf(A, "; a %d-bit mask of the K parts at which every pad guard passes", o->gmask)
+                        : o->g32 ? "; each pad guard's bounds on its K part, clamped into int32"
+                                 : ""),
            NULL, 0, NULL, NULL);
       continue;
     }
@@ -731,7 +756,9 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
   k->skeleton = algo_template(al);
   k->algo = algo_name(al);
   k->tma = true;
-  k->A.g32 = k->B.g32 = false; /* its producer does not keep walk state (32-bit guards are the sm80 walk's) */
+  /* its producer keeps no walk state (32-bit guards and masks are the sm80 walk's) */
+  k->A.g32 = k->B.g32 = false;
+  k->A.gmask = k->B.gmask = 0;
   k->gather = gather;
   k->gather_lag = gather ? S - 2 : 0; /* the copies of S - 2 stages ahead in flight, one slot's arrival behind */
   k->threads = p->threads;
@@ -1336,6 +1363,18 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
   /* 32-bit pad guards only where every guard's K part fits them */
   for (int side = 0; side < 2; side++) {
     const gpu_operand *o = side ? &k->B : &k->A;
+    int64_t lo, hi, bits = 1;
+    for (int g = 0; g < o->ng && o->gmask; g++) {
+      bool in = sx_bounds(o->gk[g], k_axis_range, (void *)&k->v, &lo, &hi) && lo >= o->gkmin[g] &&
+                hi < o->gkmin[g] + o->gkrange[g];
+      if (!in) bits = 33;
+      bits *= o->gkrange[g];
+    }
+    if (o->gmask && (bits != o->gmask || bits > 32)) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "operand %s's guard mask has %d bits for K parts that take %lld tuples",
+                  o->tensor, o->gmask, (long long)bits);
+      ok = false;
+    }
     if (o->g32 && !walk_guards_32(&k->v, o)) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL, "operand %s tests its pad guards in 32 bits, but a guard's K part can leave int32",
                   o->tensor);
@@ -1587,6 +1626,7 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
     else cJSON_AddNullToObject(oo, "k_step");
     cJSON_AddBoolToObject(oo, "k_walk", o->walk);
     if (o->walk) cJSON_AddBoolToObject(oo, "guards_32", o->g32);
+    if (o->walk) cJSON_AddNumberToObject(oo, "guard_mask_bits", o->gmask);
     if (k->attention && side > 0) {
       if (o->rstep) cJSON_AddStringToObject(oo, "row_step", o->rstep_str);
       else cJSON_AddNullToObject(oo, "row_step");
