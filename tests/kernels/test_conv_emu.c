@@ -6,7 +6,8 @@
  *
  * Shapes: every combination of H, W in {1, 7, 14, 33} and C, K in
  * {8, 24, 64, 136} (256 cases), with N alternating between 1 and 3; and 8
- * cases with C = 12, whose 4-channel chunks take the v4 kernels.  K <= 64
+ * cases with C = 12, whose 4-channel chunks take the v4 kernels, and 4 with
+ * C = 36, whose 10 full k-tiles run the v4 kernels' steady loop.  K <= 64
  * takes the n1_64 shape bucket's kernels (128x64 tiles, docs/plan.md), K =
  * 136 the default ones.
  *
@@ -110,6 +111,13 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 8; i++) {
     const int64_t H = hw[1 + i % 3], W = hw[1 + (i / 2) % 3], K = ck[i % 4], N = ns[i % 2];
     fails += run_case(dt, N, H, W, 12, K, s, 2000 + (uint64_t)i, &worst);
+    cases++;
+  }
+  /* C = 36: the v4 kernels on their steady loop (9*36 = 324: 10 full k-tiles
+   * of 32, then a remainder), in both instances (K = 24: the n1_64 bucket) */
+  for (int i = 0; i < 4; i++) {
+    const int64_t H = hw[1 + i % 2], W = hw[2 - i % 2], K = i < 2 ? 24 : 136, N = ns[i % 2];
+    fails += run_case(dt, N, H, W, 36, K, s, 3000 + (uint64_t)i, &worst);
     cases++;
   }
   printf("conv %s stride %lld: %d cases, %d failed; worst error %.3f of the tolerance\n", argv[1], (long long)s, cases,
