@@ -428,6 +428,20 @@ static void kwalk_fn(opgen *g, const gpu_kernel *k, int BK) {
   sb_puts(s, "  }\n");
 }
 
+/* A walking operand's pad guard lo <= x < hi on the value x, without
+ * short-circuit branches (after " & " when `and`). */
+static void guard_test_c(opgen *g, strbuf *s, const ib_guard *gd, const char *x, bool and) {
+  int64_t lo, hlo, hhi;
+  if (and) sb_puts(s, " & ");
+  /* 0 <= x < hi with hi >= 0 is one unsigned compare: a negative x wraps past hi */
+  if (gd->hi && sx_is_int(gd->lo, &lo) && lo == 0 && sx_bounds(gd->hi, dims_nonneg, NULL, &hlo, &hhi) && hlo >= 0) {
+    sb_printf(s, "((uint64_t)%s < (uint64_t)(%s))", x, sxc(g->A, gd->hi, false));
+    return;
+  }
+  sb_printf(s, "(%s <= %s)", sxc(g->A, gd->lo, false), x);
+  if (gd->hi) sb_printf(s, " & (%s < %s)", x, sxc(g->A, gd->hi, false));
+}
+
 /* The GPU IR's walk of one operand: the rest of its offset and pad guards for
  * a chunk row, the K part at the counter, and the guard test. */
 static void walk_fn(opgen *g, const gpu_operand *o, const char *role, const char *pre, const int *rax, int nr) {
@@ -442,50 +456,85 @@ static void walk_fn(opgen *g, const gpu_operand *o, const char *role, const char
   sb_printf(s, "  // walk of %s: offset %s + %s", role, cmt(g->A, sx_str(g->A, o->moff)), cmt(g->A, sx_str(g->A, o->koff)));
   for (int i = 0; i < o->ng; i++) sb_printf(s, "%s%s", i ? ", " : "; pad guards on ", cmt(g->A, sx_str(g->A, o->guards[i].e)));
   sb_printf(s, "\n  static constexpr bool %s_WALK = true;\n  static constexpr int %s_NG = %d;\n", role, role, o->ng);
-  int ng1 = o->ng ? o->ng : 1;
+  /* the guard words a chunk keeps: each guard's rest (64 bits), its two
+   * bounds on the K part clamped into int32 (gpu_operand.g32), or one mask
+   * over the K parts (gpu_operand.gmask) */
+  const char *gw = o->gmask ? "uint32_t" : o->g32 ? "int" : "int64_t";
+  int ngw = o->gmask ? 1 : o->g32 ? 2 * o->ng : o->ng;
+  if (o->gmask)
+    sb_printf(s, "  // guards as a mask: bit t of a chunk's is set when every guard passes at the t-th tuple of K parts\n");
+  else if (o->g32)
+    sb_puts(s, "  // guards in 32 bits: a chunk keeps each guard's bounds on its K part, clamped into int32\n");
+  sb_printf(s, "  using %s_gw = %s;\n  static constexpr int %s_NGW = %d;\n", pre, gw, role, ngw);
+  int ng1 = o->ng ? o->ng : 1, ngw1 = ngw ? ngw : 1;
   sb_printf(s, "  static __device__ __forceinline__ const T *%s_tensor(const Params *p) { return static_cast<const T *>(p->%s); }\n",
             pre, lc(g->A, m->name));
   /* the rest: a chunk row's part */
   sb_printf(s,
             "  static __device__ __forceinline__ int64_t %s_rest([[maybe_unused]] const Params *p, int64_t ri, "
             "[[maybe_unused]] int64_t bi,\n"
-            "                                                 [[maybe_unused]] int64_t (&g)[%d]) {\n",
-            pre, ng1);
+            "                                                 [[maybe_unused]] %s (&g)[%d]) {\n",
+            pre, gw, ngw1);
   decompose(g, "ri", rax, nr, "    ");
   decompose(g, "bi", v->b_axes, v->nb, "    ");
-  for (int i = 0; i < o->ng; i++) sb_printf(s, "    g[%d] = %s;\n", i, sxc(g->A, o->gm[i], false));
+  if (o->gmask) {
+    /* every tuple of K parts, in the mask's bit order */
+    for (int i = 0; i < o->ng; i++) sb_printf(s, "    const int64_t r%d = %s;\n", i, sxc(g->A, o->gm[i], false));
+    sb_printf(s, "    uint32_t m = 0;\n#pragma unroll\n    for (int t = 0; t < %d; ++t) {\n", o->gmask);
+    for (int i = 0; i < o->ng; i++) {
+      const char *j = o->gkstride[i] == 1 ? "t" : arena_printf(g->A, "t / %d", o->gkstride[i]);
+      if (o->gkstride[i] * o->gkrange[i] < o->gmask) j = arena_printf(g->A, "%s %% %d", j, o->gkrange[i]);
+      if (o->gkmin[i]) j = arena_printf(g->A, "%lld + %s", (long long)o->gkmin[i], j);
+      sb_printf(s, "      const int64_t x%d = r%d + (%s);\n", i, i, j);
+    }
+    sb_puts(s, "      m |= (uint32_t)(");
+    for (int i = 0; i < o->ng; i++) guard_test_c(g, s, &o->guards[i], arena_printf(g->A, "x%d", i), i > 0);
+    sb_puts(s, ") << t;\n    }\n    g[0] = m;\n");
+  }
+  for (int i = 0; i < o->ng && !o->gmask; i++) {
+    if (!o->g32) {
+      sb_printf(s, "    g[%d] = %s;\n", i, sxc(g->A, o->gm[i], false));
+      continue;
+    }
+    const ib_guard *gd = &o->guards[i];
+    sb_printf(s, "    g[%d] = dlc::clamp_i32(%s);\n", 2 * i, sxc(g->A, sx_sub(g->A, gd->lo, o->gm[i]), false));
+    if (gd->hi) sb_printf(s, "    g[%d] = dlc::clamp_i32(%s);\n", 2 * i + 1, sxc(g->A, sx_sub(g->A, gd->hi, o->gm[i]), false));
+    else sb_printf(s, "    g[%d] = INT32_MAX;\n", 2 * i + 1);
+  }
   sb_printf(s, "    return %s;\n  }\n", sxc(g->A, o->moff, false));
   /* the K part of the offset and guards */
   sb_printf(s,
             "  static __device__ __forceinline__ int64_t %s_kpart([[maybe_unused]] const Params *p, const KWalk &w,\n"
-            "                                                  [[maybe_unused]] int64_t (&g)[%d]) {\n",
-            pre, ng1);
+            "                                                  [[maybe_unused]] %s (&g)[%d]) {\n",
+            pre, gw, ng1);
   for (int j = 0; j < v->nk; j++)
     sb_printf(s, "    [[maybe_unused]] const int64_t i_%s = w.k[%d];\n", cid(g->A, r->it[v->k_axes[j]].name), j);
-  for (int i = 0; i < o->ng; i++) sb_printf(s, "    g[%d] = %s;\n", i, sxc(g->A, o->gk[i], false));
+  if (o->gmask) {
+    /* the bit of the tile's tuple of K parts */
+    const sx *bit = sx_int(g->A, 0);
+    for (int i = 0; i < o->ng; i++)
+      bit = sx_add(g->A, bit, sx_scale(g->A, sx_sub(g->A, o->gk[i], sx_int(g->A, o->gkmin[i])), o->gkstride[i]));
+    sb_printf(s, "    g[0] = 1u << (int)%s;\n", sxc(g->A, bit, false));
+  }
+  for (int i = 0; i < o->ng && !o->gmask; i++)
+    sb_printf(s, o->g32 ? "    g[%d] = (int)%s;\n" : "    g[%d] = %s;\n", i, sxc(g->A, o->gk[i], false));
   sb_printf(s, "    return w.%s_off;  // %s\n  }\n", pre, cmt(g->A, sx_str(g->A, o->koff)));
   /* the guards on the two parts, without short-circuit branches */
   sb_printf(s,
             "  static __device__ __forceinline__ bool %s_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const "
-            "int64_t (&gm)[%d],\n"
-            "                                                [[maybe_unused]] const int64_t (&gk)[%d]) {\n",
-            pre, ng1, ng1);
+            "%s (&gm)[%d],\n"
+            "                                                [[maybe_unused]] const %s (&gk)[%d]) {\n",
+            pre, gw, ngw1, gw, ng1);
   if (!o->ng) {
     sb_puts(s, "    return true;\n  }\n");
     return;
   }
   sb_puts(s, "    return ");
-  for (int i = 0; i < o->ng; i++) {
-    const ib_guard *gd = &o->guards[i];
-    int64_t lo, hlo, hhi;
-    /* 0 <= x < hi with hi >= 0 is one unsigned compare: a negative x wraps past hi */
-    if (gd->hi && sx_is_int(gd->lo, &lo) && lo == 0 && sx_bounds(gd->hi, dims_nonneg, NULL, &hlo, &hhi) && hlo >= 0) {
-      sb_printf(s, "%s((uint64_t)(gm[%d] + gk[%d]) < (uint64_t)(%s))", i ? " & " : "", i, i, sxc(g->A, gd->hi, false));
-      continue;
-    }
-    sb_printf(s, "%s(%s <= gm[%d] + gk[%d])", i ? " & " : "", sxc(g->A, gd->lo, false), i, i);
-    if (gd->hi) sb_printf(s, " & (gm[%d] + gk[%d] < %s)", i, i, sxc(g->A, gd->hi, false));
-  }
+  if (o->gmask) sb_puts(s, "(gm[0] & gk[0]) != 0u");
+  for (int i = 0; i < o->ng && o->g32 && !o->gmask; i++)
+    sb_printf(s, "%s(gm[%d] <= gk[%d]) & (gk[%d] < gm[%d])", i ? " & " : "", 2 * i, i, i, 2 * i + 1);
+  for (int i = 0; i < o->ng && !o->g32 && !o->gmask; i++)
+    guard_test_c(g, s, &o->guards[i], arena_printf(g->A, "(gm[%d] + gk[%d])", i, i), i > 0);
   sb_puts(s, ";\n  }\n");
 }
 

@@ -243,6 +243,52 @@ static bool split_k(arena *A, const gpu_view *v, const sx *x, const sx **rest, c
   return true;
 }
 
+/* The range of a K axis's value at a walking operand's counter: below its
+ * extent, which is a constant or at most the flattened K (< 2^31 by the
+ * dispatcher's check); nothing else (a dim that scales a K axis) is bounded. */
+static bool k_axis_range(void *ctx, sx_atom_kind kind, const char *name, int64_t *lo, int64_t *hi) {
+  const gpu_view *v = ctx;
+  if (kind != SXA_VAR) return false;
+  for (int j = 0; j < v->nk; j++) {
+    const region_axis *it = &v->r->it[v->k_axes[j]];
+    if (strcmp(it->name, name)) continue;
+    int64_t e;
+    *lo = 0, *hi = sx_is_int(it->size, &e) ? e - 1 : INT32_MAX - 1;
+    return *hi >= 0;
+  }
+  return false;
+}
+
+/* Whether every pad guard's K part of walking operand o fits the 32-bit test
+ * (gpu_operand.g32). */
+static bool walk_guards_32(const gpu_view *v, const gpu_operand *o) {
+  if (!o->walk || o->ng == 0) return false;
+  for (int g = 0; g < o->ng; g++) {
+    int64_t lo, hi;
+    if (!sx_bounds(o->gk[g], k_axis_range, (void *)v, &lo, &hi) || lo < INT32_MIN || hi > INT32_MAX - 1) return false;
+  }
+  return true;
+}
+
+/* The guard mask of walking operand o (gpu_operand.gmask): its bits, or 0
+ * when a guard's K part has no constant range or the ranges' product passes
+ * 32. */
+static int walk_guard_mask(arena *A, const gpu_view *v, gpu_operand *o) {
+  if (!o->walk || o->ng == 0) return 0;
+  int64_t *kmin = ARENA_ARRAY(A, int64_t, o->ng);
+  int *range = ARENA_ARRAY(A, int, o->ng), *stride = ARENA_ARRAY(A, int, o->ng);
+  int64_t bits = 1;
+  for (int g = o->ng - 1; g >= 0; g--) {
+    int64_t lo, hi;
+    if (!sx_bounds(o->gk[g], k_axis_range, (void *)v, &lo, &hi) || hi - lo + 1 > 32) return 0;
+    kmin[g] = lo, range[g] = (int)(hi - lo + 1), stride[g] = (int)bits;
+    bits *= range[g];
+    if (bits > 32) return 0;
+  }
+  o->gkmin = kmin, o->gkrange = range, o->gkstride = stride;
+  return (int)bits;
+}
+
 /* Whether operand o can walk its K axes (gpu_operand.walk), and its parts. */
 static void operand_walk(arena *A, const gpu_view *v, gpu_operand *o) {
   const region *r = v->r;
@@ -276,6 +322,8 @@ static void operand_walk(arena *A, const gpu_view *v, gpu_operand *o) {
     if (!split_k(A, v, sel->guards[g].e, &o->gm[g], &o->gk[g])) return;
   }
   o->walk = true;
+  o->gmask = walk_guard_mask(A, v, o);
+  o->g32 = !o->gmask && walk_guards_32(v, o);
 }
 
 const sx **gpuir_out_map(arena *A, const gpu_view *v) {
@@ -349,7 +397,7 @@ static bool operand_streams(const gpu_kernel *k, bool rhs, int vec) {
   const gpu_operand *o = rhs ? &k->B : &k->A;
   if (o->walk && (vec < 2 || k->threads % (k->plan.tile[2] / vec))) return false;
   if (chunks % k->threads || chunks / k->threads > GPUIR_STREAM_CHUNKS) return false;
-  return !o->walk || chunks / k->threads * (1 + o->ng) <= GPUIR_WALK_WORDS;
+  return !o->walk || chunks / k->threads * (2 + (o->gmask ? 1 : 2 * o->ng)) <= GPUIR_WALK_REGS;
 }
 
 /* The narrowest instantiated width whose kernels run the steady loop, when
@@ -377,8 +425,11 @@ static void loop_body(gpu_kernel *k, arena *A, int S, bool steady) {
     emit(k, A, GS_CP_ASYNC, arena_printf(A, "%s[(kt+%d)%%%d] <- %s", sm, S - 1, S, o->tensor),
          !steady   ? "tile kt+stages-1 if any, pred tails"
          : o->walk ? (o->ng ? arena_printf(A, "full tile kt+stages-1: chunk rest + K part, zero fill where a pad guard "
-                                              "(%s) fails",
-                                           guards)
+                                              "(%s) fails%s",
+                                           guards,
+                                           o->gmask ? arena_printf(A, " (the chunk's %d-bit mask at the K parts' bit)", o->gmask)
+                                           : o->g32 ? " (32-bit: lo' <= K part < hi')"
+                                                    : "")
                             : "full tile kt+stages-1: chunk rest + K part, whole chunks")
          : o->k_contig ? "full tile kt+stages-1 from the chunk pointers, whole chunks"
                        : "full tile kt+stages-1 from the chunk pointers, tails as byte counts",
@@ -559,8 +610,11 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
       emit(k, A, GS_ADDR_SETUP, arena_printf(A, "%s chunk rests and K counter", o->tensor),
            arena_printf(A,
                         "per thread at k-tile 0: each chunk's rest %s (rows past the %s tail read the last row), "
-                        "one K counter for the thread's column",
-                        sx_str(A, o->moff), side ? pn : pm),
+                        "one K counter for the thread's column%s",
+                        sx_str(A, o->moff), side ? pn : pm,
+                        o->gmask ? arena_printf(A, "; a %d-bit mask of the K parts at which every pad guard passes", o->gmask)
+                        : o->g32 ? "; each pad guard's bounds on its K part, clamped into int32"
+                                 : ""),
            NULL, 0, NULL, NULL);
       continue;
     }
@@ -702,6 +756,9 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
   k->skeleton = algo_template(al);
   k->algo = algo_name(al);
   k->tma = true;
+  /* its producer keeps no walk state (32-bit guards and masks are the sm80 walk's) */
+  k->A.g32 = k->B.g32 = false;
+  k->A.gmask = k->B.gmask = 0;
   k->gather = gather;
   k->gather_lag = gather ? S - 2 : 0; /* the copies of S - 2 stages ahead in flight, one slot's arrival behind */
   k->threads = p->threads;
@@ -1606,6 +1663,27 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
   const char *produced[64], *waited[64];
   int np = 0, nw = 0;
   bool ok = gpuir_verify_smem(k, dl);
+  /* 32-bit pad guards only where every guard's K part fits them */
+  for (int side = 0; side < 2; side++) {
+    const gpu_operand *o = side ? &k->B : &k->A;
+    int64_t lo, hi, bits = 1;
+    for (int g = 0; g < o->ng && o->gmask; g++) {
+      bool in = sx_bounds(o->gk[g], k_axis_range, (void *)&k->v, &lo, &hi) && lo >= o->gkmin[g] &&
+                hi < o->gkmin[g] + o->gkrange[g];
+      if (!in) bits = 33;
+      bits *= o->gkrange[g];
+    }
+    if (o->gmask && (bits != o->gmask || bits > 32)) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "operand %s's guard mask has %d bits for K parts that take %lld tuples",
+                  o->tensor, o->gmask, (long long)bits);
+      ok = false;
+    }
+    if (o->g32 && !walk_guards_32(&k->v, o)) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "operand %s tests its pad guards in 32 bits, but a guard's K part can leave int32",
+                  o->tensor);
+      ok = false;
+    }
+  }
   /* the full-tile epilogue: 16-byte stores that cover the staging tile in
    * whole rows, every thread the same number of rows */
   if (k->epi_vec) {
@@ -1886,6 +1964,8 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
     if (o->kstep) cJSON_AddStringToObject(oo, "k_step", o->kstep_str);
     else cJSON_AddNullToObject(oo, "k_step");
     cJSON_AddBoolToObject(oo, "k_walk", o->walk);
+    if (o->walk) cJSON_AddBoolToObject(oo, "guards_32", o->g32);
+    if (o->walk) cJSON_AddNumberToObject(oo, "guard_mask_bits", o->gmask);
     if (k->attention && side > 0) {
       if (o->rstep) cJSON_AddStringToObject(oo, "row_step", o->rstep_str);
       else cJSON_AddNullToObject(oo, "row_step");

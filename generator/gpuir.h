@@ -94,6 +94,24 @@ typedef struct gpu_operand {
   int ng;
   const sx **gm, **gk;    /* walk: each guard expression's parts (the constant in gm) */
   const ib_guard *guards; /* walk: the guards (bounds lo <= e < hi) */
+  /* walk: the guards test in 32 bits.  Every guard's K part gk lies in
+   * [INT32_MIN, INT32_MAX - 1] over the K axes' values (a constant extent
+   * bounds its axis; any other axis is below the flattened K, which the
+   * dispatcher keeps under 2^31).  A chunk then keeps, per guard, its bounds
+   * on the K part, lo - gm and hi - gm, clamped into int32 once per CTA, and
+   * a tile tests lo' <= gk < hi' in 32 bits: exact, since a bound clamped to
+   * INT32_MIN (INT32_MAX) compares as the unclamped one for such a gk. */
+  bool g32;
+  /* walk: the guards as a bit mask.  When every guard's K part gk_g takes
+   * its values in a constant range [gkmin[g], gkmin[g] + gkrange[g]) and the
+   * ranges' product is at most 32, a chunk keeps one 32-bit mask, computed
+   * once per CTA: bit sum_g (gk_g - gkmin[g]) * gkstride[g] is set when every
+   * guard passes at those K parts.  A tile forms its bit once, from the K
+   * counter, and tests each chunk with one AND.  gmask: the mask's bits (0:
+   * no mask; the guards then test as g32 says). */
+  int gmask;
+  const int64_t *gkmin;
+  const int *gkrange, *gkstride;
 } gpu_operand;
 
 /* A contraction region seen as GEMM groups (from Poly Core), with the
@@ -173,6 +191,10 @@ typedef enum { EPI_RD_COL, EPI_RD_VEC, EPI_RD_ROW, EPI_RD_OTHER } epi_read_kind;
  * the v4 kernels would keep 24 and, streamed, took 254-255 registers and
  * 12 to 25 spill instructions on sm_90a. */
 #define GPUIR_WALK_WORDS 12
+/* The most 32-bit registers of hoisted state a walking operand keeps a
+ * thread (GPUIR_WALK_WORDS words): per chunk its pointer (2) and its guard
+ * state (2 a guard, or 1 for a guard mask). */
+#define GPUIR_WALK_REGS (2 * GPUIR_WALK_WORDS)
 /* The most K axes a walking operand's counter carries through. */
 #define GPUIR_WALK_AXES 8
 

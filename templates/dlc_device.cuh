@@ -10,6 +10,10 @@
 namespace dlc {
 
 // Floor division and modulo of index expressions (the IR's floordiv).
+// x clamped into int32 (a walking operand's 32-bit guard bounds).
+__device__ __forceinline__ int clamp_i32(int64_t x) {
+  return x < (int64_t)INT32_MIN ? INT32_MIN : x > (int64_t)INT32_MAX ? INT32_MAX : (int)x;
+}
 __device__ __forceinline__ int64_t floordiv(int64_t a, int64_t b) {
   const int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;

@@ -221,16 +221,32 @@ struct OperandStream {
 // from the kernel's one K counter (Op::KWalk, the thread's K column), which
 // steps by BK with carries after every tile.  A chunk whose pad guard fails
 // is zero-filled, from the tensor's base.
+//
+// The guard words (Op::a_gw, A_NGW): the rest of each guard (int64_t, NG of
+// them), or with the GPU IR's 32-bit guards each guard's two bounds on its K
+// part (int, 2 NG of them); Op::a_inside tests them against the K parts.
+template <class Op, bool IS_A> struct WalkWords;
+template <class Op> struct WalkWords<Op, true> {
+  using W = typename Op::a_gw;
+  static constexpr int N = Op::A_NGW;
+};
+template <class Op> struct WalkWords<Op, false> {
+  using W = typename Op::b_gw;
+  static constexpr int N = Op::B_NGW;
+};
 template <class Op, int VEC, bool IS_A>
 struct OperandWalk {
   using G = OperandTile<Op, VEC, IS_A>;
   using T = typename Op::T;
+  using GW = typename WalkWords<Op, IS_A>::W;
   static constexpr int N = G::STREAM ? G::CPT : 1;
   static constexpr int NG = IS_A ? Op::A_NG : Op::B_NG;
   static constexpr int NG1 = NG > 0 ? NG : 1;
+  static constexpr int NGW = WalkWords<Op, IS_A>::N;
+  static constexpr int NGW1 = NGW > 0 ? NGW : 1;
   const T *base;
   const T *at[N];  // base + the rest of chunk i's offset (outside the tensor when its row is in the pad)
-  int64_t gm[N][NG1];
+  GW gm[N][NGW1];
   int soff[G::ONE_PHASE ? 1 : N];
 
   __device__ __forceinline__ void init(const typename Op::Params *p, int64_t r0, int64_t b) {
@@ -247,14 +263,14 @@ struct OperandWalk {
       at[i] = reinterpret_cast<const T *>(reinterpret_cast<uintptr_t>(base) + (uint64_t)rest * sizeof(T));
       keep(at[i]);
 #pragma unroll
-      for (int g = 0; g < NG; ++g) keep(gm[i][g]);
+      for (int g = 0; g < NGW; ++g) keep(gm[i][g]);
       if (!G::ONE_PHASE || i == 0)
         soff[G::ONE_PHASE ? 0 : i] = swz<G::L, G::SWZ, G::CE>(row, ((int)threadIdx.x % G::CPR) * VEC);
     }
   }
   // Copies the full k-tile at the counter `w` into `tile`.
   __device__ __forceinline__ void copy(const typename Op::Params *p, T *tile, const typename Op::KWalk &w) {
-    int64_t gk[NG1];
+    GW gk[NG1];
     int64_t ko;
     if constexpr (IS_A) ko = Op::a_kpart(p, w, gk);
     else ko = Op::b_kpart(p, w, gk);

@@ -112,36 +112,46 @@ struct Op_stride1x1_pad1x1_b0 {
   // walk of A: offset -C-C*W+C*w+C*W*h+C*H*W*n + ci+C*kw+C*W*kh; pad guards on h+kh-1, kw+w-1
   static constexpr bool A_WALK = true;
   static constexpr int A_NG = 2;
+  // guards as a mask: bit t of a chunk's is set when every guard passes at the t-th tuple of K parts
+  using a_gw = uint32_t;
+  static constexpr int A_NGW = 1;
   static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
   static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
-                                                 [[maybe_unused]] int64_t (&g)[2]) {
+                                                 [[maybe_unused]] uint32_t (&g)[1]) {
     int64_t t_ri = ri;
     [[maybe_unused]] const int64_t i_w = t_ri % (p->w);
     t_ri /= (p->w);
     [[maybe_unused]] const int64_t i_h = t_ri % (p->h);
     t_ri /= (p->h);
     [[maybe_unused]] const int64_t i_n = t_ri;
-    g[0] = (i_h - 1);
-    g[1] = (i_w - 1);
+    const int64_t r0 = (i_h - 1);
+    const int64_t r1 = (i_w - 1);
+    uint32_t m = 0;
+#pragma unroll
+    for (int t = 0; t < 9; ++t) {
+      const int64_t x0 = r0 + (t / 3);
+      const int64_t x1 = r1 + (t % 3);
+      m |= (uint32_t)(((uint64_t)x0 < (uint64_t)((p->h))) & ((uint64_t)x1 < (uint64_t)((p->w)))) << t;
+    }
+    g[0] = m;
     return (p->c * (i_w - 1 + p->w * (i_h + p->h * i_n - 1)));
   }
   static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
-                                                  [[maybe_unused]] int64_t (&g)[2]) {
+                                                  [[maybe_unused]] uint32_t (&g)[2]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
-    g[0] = (i_kh);
-    g[1] = (i_kw);
+    g[0] = 1u << (int)(3 * i_kh + i_kw);
     return w.a_off;  // ci+C*kw+C*W*kh
   }
-  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
-                                                [[maybe_unused]] const int64_t (&gk)[2]) {
-    return ((uint64_t)(gm[0] + gk[0]) < (uint64_t)((p->h))) & ((uint64_t)(gm[1] + gk[1]) < (uint64_t)((p->w)));
+  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const uint32_t (&gm)[1],
+                                                [[maybe_unused]] const uint32_t (&gk)[2]) {
+    return (gm[0] & gk[0]) != 0u;
   }
   static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 8;
+  static constexpr int STEADY_MIN_VEC = 4;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= h+kh-1 < H && 0 <= kw+w-1 < W, X[n, h+kh-1, kw+w-1, ci], 0) *
   //       Wt[co, kh, kw, ci])
@@ -347,36 +357,46 @@ struct Op_stride1x1_pad1x1_b1 {
   // walk of A: offset -C-C*W+C*w+C*W*h+C*H*W*n + ci+C*kw+C*W*kh; pad guards on h+kh-1, kw+w-1
   static constexpr bool A_WALK = true;
   static constexpr int A_NG = 2;
+  // guards as a mask: bit t of a chunk's is set when every guard passes at the t-th tuple of K parts
+  using a_gw = uint32_t;
+  static constexpr int A_NGW = 1;
   static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
   static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
-                                                 [[maybe_unused]] int64_t (&g)[2]) {
+                                                 [[maybe_unused]] uint32_t (&g)[1]) {
     int64_t t_ri = ri;
     [[maybe_unused]] const int64_t i_w = t_ri % (p->w);
     t_ri /= (p->w);
     [[maybe_unused]] const int64_t i_h = t_ri % (p->h);
     t_ri /= (p->h);
     [[maybe_unused]] const int64_t i_n = t_ri;
-    g[0] = (i_h - 1);
-    g[1] = (i_w - 1);
+    const int64_t r0 = (i_h - 1);
+    const int64_t r1 = (i_w - 1);
+    uint32_t m = 0;
+#pragma unroll
+    for (int t = 0; t < 9; ++t) {
+      const int64_t x0 = r0 + (t / 3);
+      const int64_t x1 = r1 + (t % 3);
+      m |= (uint32_t)(((uint64_t)x0 < (uint64_t)((p->h))) & ((uint64_t)x1 < (uint64_t)((p->w)))) << t;
+    }
+    g[0] = m;
     return (p->c * (i_w - 1 + p->w * (i_h + p->h * i_n - 1)));
   }
   static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
-                                                  [[maybe_unused]] int64_t (&g)[2]) {
+                                                  [[maybe_unused]] uint32_t (&g)[2]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
-    g[0] = (i_kh);
-    g[1] = (i_kw);
+    g[0] = 1u << (int)(3 * i_kh + i_kw);
     return w.a_off;  // ci+C*kw+C*W*kh
   }
-  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
-                                                [[maybe_unused]] const int64_t (&gk)[2]) {
-    return ((uint64_t)(gm[0] + gk[0]) < (uint64_t)((p->h))) & ((uint64_t)(gm[1] + gk[1]) < (uint64_t)((p->w)));
+  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const uint32_t (&gm)[1],
+                                                [[maybe_unused]] const uint32_t (&gk)[2]) {
+    return (gm[0] & gk[0]) != 0u;
   }
   static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 8;
+  static constexpr int STEADY_MIN_VEC = 4;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= h+kh-1 < H && 0 <= kw+w-1 < W, X[n, h+kh-1, kw+w-1, ci], 0) *
   //       Wt[co, kh, kw, ci])
@@ -582,36 +602,46 @@ struct Op_stride1x1_pad1x1 {
   // walk of A: offset -C-C*W+C*w+C*W*h+C*H*W*n + ci+C*kw+C*W*kh; pad guards on h+kh-1, kw+w-1
   static constexpr bool A_WALK = true;
   static constexpr int A_NG = 2;
+  // guards as a mask: bit t of a chunk's is set when every guard passes at the t-th tuple of K parts
+  using a_gw = uint32_t;
+  static constexpr int A_NGW = 1;
   static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
   static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
-                                                 [[maybe_unused]] int64_t (&g)[2]) {
+                                                 [[maybe_unused]] uint32_t (&g)[1]) {
     int64_t t_ri = ri;
     [[maybe_unused]] const int64_t i_w = t_ri % (p->w);
     t_ri /= (p->w);
     [[maybe_unused]] const int64_t i_h = t_ri % (p->h);
     t_ri /= (p->h);
     [[maybe_unused]] const int64_t i_n = t_ri;
-    g[0] = (i_h - 1);
-    g[1] = (i_w - 1);
+    const int64_t r0 = (i_h - 1);
+    const int64_t r1 = (i_w - 1);
+    uint32_t m = 0;
+#pragma unroll
+    for (int t = 0; t < 9; ++t) {
+      const int64_t x0 = r0 + (t / 3);
+      const int64_t x1 = r1 + (t % 3);
+      m |= (uint32_t)(((uint64_t)x0 < (uint64_t)((p->h))) & ((uint64_t)x1 < (uint64_t)((p->w)))) << t;
+    }
+    g[0] = m;
     return (p->c * (i_w - 1 + p->w * (i_h + p->h * i_n - 1)));
   }
   static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
-                                                  [[maybe_unused]] int64_t (&g)[2]) {
+                                                  [[maybe_unused]] uint32_t (&g)[2]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
-    g[0] = (i_kh);
-    g[1] = (i_kw);
+    g[0] = 1u << (int)(3 * i_kh + i_kw);
     return w.a_off;  // ci+C*kw+C*W*kh
   }
-  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
-                                                [[maybe_unused]] const int64_t (&gk)[2]) {
-    return ((uint64_t)(gm[0] + gk[0]) < (uint64_t)((p->h))) & ((uint64_t)(gm[1] + gk[1]) < (uint64_t)((p->w)));
+  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const uint32_t (&gm)[1],
+                                                [[maybe_unused]] const uint32_t (&gk)[2]) {
+    return (gm[0] & gk[0]) != 0u;
   }
   static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 8;
+  static constexpr int STEADY_MIN_VEC = 4;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= h+kh-1 < H && 0 <= kw+w-1 < W, X[n, h+kh-1, kw+w-1, ci], 0) *
   //       Wt[co, kh, kw, ci])
@@ -817,36 +847,46 @@ struct Op_stride2x2_pad1x1_b0 {
   // walk of A: offset 2*C*w+2*C*W*h-C-C*W+C*H*W*n + ci+C*kw+C*W*kh; pad guards on 2*h+kh-1, 2*w+kw-1
   static constexpr bool A_WALK = true;
   static constexpr int A_NG = 2;
+  // guards as a mask: bit t of a chunk's is set when every guard passes at the t-th tuple of K parts
+  using a_gw = uint32_t;
+  static constexpr int A_NGW = 1;
   static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
   static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
-                                                 [[maybe_unused]] int64_t (&g)[2]) {
+                                                 [[maybe_unused]] uint32_t (&g)[1]) {
     int64_t t_ri = ri;
     [[maybe_unused]] const int64_t i_w = t_ri % (dlc::floordiv((p->w + 1), 2));
     t_ri /= (dlc::floordiv((p->w + 1), 2));
     [[maybe_unused]] const int64_t i_h = t_ri % (dlc::floordiv((p->h + 1), 2));
     t_ri /= (dlc::floordiv((p->h + 1), 2));
     [[maybe_unused]] const int64_t i_n = t_ri;
-    g[0] = (2 * i_h - 1);
-    g[1] = (2 * i_w - 1);
+    const int64_t r0 = (2 * i_h - 1);
+    const int64_t r1 = (2 * i_w - 1);
+    uint32_t m = 0;
+#pragma unroll
+    for (int t = 0; t < 9; ++t) {
+      const int64_t x0 = r0 + (t / 3);
+      const int64_t x1 = r1 + (t % 3);
+      m |= (uint32_t)(((uint64_t)x0 < (uint64_t)((p->h))) & ((uint64_t)x1 < (uint64_t)((p->w)))) << t;
+    }
+    g[0] = m;
     return (p->c * (2 * i_w - 1 + p->w * (2 * i_h + p->h * i_n - 1)));
   }
   static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
-                                                  [[maybe_unused]] int64_t (&g)[2]) {
+                                                  [[maybe_unused]] uint32_t (&g)[2]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
-    g[0] = (i_kh);
-    g[1] = (i_kw);
+    g[0] = 1u << (int)(3 * i_kh + i_kw);
     return w.a_off;  // ci+C*kw+C*W*kh
   }
-  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
-                                                [[maybe_unused]] const int64_t (&gk)[2]) {
-    return ((uint64_t)(gm[0] + gk[0]) < (uint64_t)((p->h))) & ((uint64_t)(gm[1] + gk[1]) < (uint64_t)((p->w)));
+  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const uint32_t (&gm)[1],
+                                                [[maybe_unused]] const uint32_t (&gk)[2]) {
+    return (gm[0] & gk[0]) != 0u;
   }
   static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 8;
+  static constexpr int STEADY_MIN_VEC = 4;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= 2*h+kh-1 < H && 0 <= 2*w+kw-1 < W, X[n, 2*h+kh-1, 2*w+kw-1, ci], 0) *
   //       Wt[co, kh, kw, ci])
@@ -1052,36 +1092,46 @@ struct Op_stride2x2_pad1x1_b1 {
   // walk of A: offset 2*C*w+2*C*W*h-C-C*W+C*H*W*n + ci+C*kw+C*W*kh; pad guards on 2*h+kh-1, 2*w+kw-1
   static constexpr bool A_WALK = true;
   static constexpr int A_NG = 2;
+  // guards as a mask: bit t of a chunk's is set when every guard passes at the t-th tuple of K parts
+  using a_gw = uint32_t;
+  static constexpr int A_NGW = 1;
   static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
   static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
-                                                 [[maybe_unused]] int64_t (&g)[2]) {
+                                                 [[maybe_unused]] uint32_t (&g)[1]) {
     int64_t t_ri = ri;
     [[maybe_unused]] const int64_t i_w = t_ri % (dlc::floordiv((p->w + 1), 2));
     t_ri /= (dlc::floordiv((p->w + 1), 2));
     [[maybe_unused]] const int64_t i_h = t_ri % (dlc::floordiv((p->h + 1), 2));
     t_ri /= (dlc::floordiv((p->h + 1), 2));
     [[maybe_unused]] const int64_t i_n = t_ri;
-    g[0] = (2 * i_h - 1);
-    g[1] = (2 * i_w - 1);
+    const int64_t r0 = (2 * i_h - 1);
+    const int64_t r1 = (2 * i_w - 1);
+    uint32_t m = 0;
+#pragma unroll
+    for (int t = 0; t < 9; ++t) {
+      const int64_t x0 = r0 + (t / 3);
+      const int64_t x1 = r1 + (t % 3);
+      m |= (uint32_t)(((uint64_t)x0 < (uint64_t)((p->h))) & ((uint64_t)x1 < (uint64_t)((p->w)))) << t;
+    }
+    g[0] = m;
     return (p->c * (2 * i_w - 1 + p->w * (2 * i_h + p->h * i_n - 1)));
   }
   static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
-                                                  [[maybe_unused]] int64_t (&g)[2]) {
+                                                  [[maybe_unused]] uint32_t (&g)[2]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
-    g[0] = (i_kh);
-    g[1] = (i_kw);
+    g[0] = 1u << (int)(3 * i_kh + i_kw);
     return w.a_off;  // ci+C*kw+C*W*kh
   }
-  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
-                                                [[maybe_unused]] const int64_t (&gk)[2]) {
-    return ((uint64_t)(gm[0] + gk[0]) < (uint64_t)((p->h))) & ((uint64_t)(gm[1] + gk[1]) < (uint64_t)((p->w)));
+  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const uint32_t (&gm)[1],
+                                                [[maybe_unused]] const uint32_t (&gk)[2]) {
+    return (gm[0] & gk[0]) != 0u;
   }
   static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 8;
+  static constexpr int STEADY_MIN_VEC = 4;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= 2*h+kh-1 < H && 0 <= 2*w+kw-1 < W, X[n, 2*h+kh-1, 2*w+kw-1, ci], 0) *
   //       Wt[co, kh, kw, ci])
@@ -1287,36 +1337,46 @@ struct Op_stride2x2_pad1x1 {
   // walk of A: offset 2*C*w+2*C*W*h-C-C*W+C*H*W*n + ci+C*kw+C*W*kh; pad guards on 2*h+kh-1, 2*w+kw-1
   static constexpr bool A_WALK = true;
   static constexpr int A_NG = 2;
+  // guards as a mask: bit t of a chunk's is set when every guard passes at the t-th tuple of K parts
+  using a_gw = uint32_t;
+  static constexpr int A_NGW = 1;
   static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
   static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
-                                                 [[maybe_unused]] int64_t (&g)[2]) {
+                                                 [[maybe_unused]] uint32_t (&g)[1]) {
     int64_t t_ri = ri;
     [[maybe_unused]] const int64_t i_w = t_ri % (dlc::floordiv((p->w + 1), 2));
     t_ri /= (dlc::floordiv((p->w + 1), 2));
     [[maybe_unused]] const int64_t i_h = t_ri % (dlc::floordiv((p->h + 1), 2));
     t_ri /= (dlc::floordiv((p->h + 1), 2));
     [[maybe_unused]] const int64_t i_n = t_ri;
-    g[0] = (2 * i_h - 1);
-    g[1] = (2 * i_w - 1);
+    const int64_t r0 = (2 * i_h - 1);
+    const int64_t r1 = (2 * i_w - 1);
+    uint32_t m = 0;
+#pragma unroll
+    for (int t = 0; t < 9; ++t) {
+      const int64_t x0 = r0 + (t / 3);
+      const int64_t x1 = r1 + (t % 3);
+      m |= (uint32_t)(((uint64_t)x0 < (uint64_t)((p->h))) & ((uint64_t)x1 < (uint64_t)((p->w)))) << t;
+    }
+    g[0] = m;
     return (p->c * (2 * i_w - 1 + p->w * (2 * i_h + p->h * i_n - 1)));
   }
   static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
-                                                  [[maybe_unused]] int64_t (&g)[2]) {
+                                                  [[maybe_unused]] uint32_t (&g)[2]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
-    g[0] = (i_kh);
-    g[1] = (i_kw);
+    g[0] = 1u << (int)(3 * i_kh + i_kw);
     return w.a_off;  // ci+C*kw+C*W*kh
   }
-  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const int64_t (&gm)[2],
-                                                [[maybe_unused]] const int64_t (&gk)[2]) {
-    return ((uint64_t)(gm[0] + gk[0]) < (uint64_t)((p->h))) & ((uint64_t)(gm[1] + gk[1]) < (uint64_t)((p->w)));
+  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const uint32_t (&gm)[1],
+                                                [[maybe_unused]] const uint32_t (&gk)[2]) {
+    return (gm[0] & gk[0]) != 0u;
   }
   static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
   // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 8;
+  static constexpr int STEADY_MIN_VEC = 4;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= 2*h+kh-1 < H && 0 <= 2*w+kw-1 < W, X[n, 2*h+kh-1, 2*w+kw-1, ci], 0) *
   //       Wt[co, kh, kw, ci])

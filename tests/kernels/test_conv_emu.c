@@ -6,7 +6,8 @@
  *
  * Shapes: every combination of H, W in {1, 7, 14, 33} and C, K in
  * {8, 24, 64, 136} (256 cases), with N alternating between 1 and 3; and 8
- * cases with C = 12, whose 4-channel chunks take the v4 kernels.  N P Q <=
+ * cases with C = 12, whose 4-channel chunks take the v4 kernels, and 4 with
+ * C = 36, whose 10 full k-tiles run the v4 kernels' steady loop.  N P Q <=
  * 2048 with K <= 512 (most of these) takes the small-output shape bucket's
  * kernels (64x64 tiles, docs/plan.md), other K <= 64 the n1_64 bucket's
  * (128x64), the rest the default ones; 6 cases more leave the small bucket,
@@ -127,6 +128,16 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 6; i++) {
     int64_t N = past[i][0] ? past[i][0] : s == 1 ? 2 : 8;
     fails += run_case(dt, N, past[i][1], past[i][2], past[i][3], past[i][4], s, 3000 + (uint64_t)i, &worst);
+    cases++;
+  }
+  /* C = 36: the v4 kernels on their steady loop (9*36 = 324: 10 full k-tiles
+   * of 32, then a remainder), in all three instances: the small bucket
+   * (K = 24 and 136 on small outputs), then past it (N P Q 2178 or 2312)
+   * n1_64 (K = 24) and the default (K = 136) */
+  for (int i = 0; i < 4; i++) {
+    const int64_t H = i < 2 ? hw[1 + i % 2] : 33, W = i < 2 ? hw[2 - i % 2] : 33, K = i % 2 ? 136 : 24,
+                  N = i < 2 ? ns[i % 2] : s == 1 ? 2 : 8;
+    fails += run_case(dt, N, H, W, 36, K, s, 4000 + (uint64_t)i, &worst);
     cases++;
   }
   printf("conv %s stride %lld: %d cases, %d failed; worst error %.3f of the tolerance\n", argv[1], (long long)s, cases,
