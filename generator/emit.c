@@ -1180,8 +1180,8 @@ static void lane_fns(opgen *g, const gpu_kernel *k) {
   }
   for (int i = 0; i < k->nmasks; i++) {
     const ib_guard *gd = k->masks[i].guard;
-    sb_printf(s, "    lm.g%d = dlc::clamp_i32(%s);\n", i, sxc(A, sx_sub(A, gd->e, gd->lo), false));
-    if (gd->hi) sb_printf(s, "    lm.h%d = dlc::clamp_i32(%s);\n", i, sxc(A, sx_sub(A, gd->e, gd->hi), false));
+    sb_printf(s, "    lm.g%d = dlc::clamp_lane(%s);\n", i, sxc(A, sx_sub(A, gd->e, gd->lo), false));
+    if (gd->hi) sb_printf(s, "    lm.h%d = dlc::clamp_lane(%s);\n", i, sxc(A, sx_sub(A, gd->e, gd->hi), false));
   }
   sb_puts(s, "  }\n");
   epigen eg = {g, {{0}}, 0, false, "s", 0, {0}, {0}, false, 0, {0}, {0}};

@@ -9,11 +9,11 @@
 
 namespace dlc {
 
-// Floor division and modulo of index expressions (the IR's floordiv).
 // x clamped into int32 (a walking operand's 32-bit guard bounds).
 __device__ __forceinline__ int clamp_i32(int64_t x) {
   return x < (int64_t)INT32_MIN ? INT32_MIN : x > (int64_t)INT32_MAX ? INT32_MAX : (int)x;
 }
+// Floor division and modulo of index expressions (the IR's floordiv).
 __device__ __forceinline__ int64_t floordiv(int64_t a, int64_t b) {
   const int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
@@ -161,7 +161,7 @@ __device__ __forceinline__ void keep(const T *&x) { asm volatile("" : "+l"(x)); 
 // x clamped to [-2^30, 2^30]: an attention lane mask's value (the GPU IR's
 // lane_mask).  Adding an element's offset, below 2^29 in magnitude
 // (GPUIR_LANE_MASK_SPAN), keeps the sign of the unclamped sum.
-__device__ __forceinline__ int clamp_i32(int64_t x) {
+__device__ __forceinline__ int clamp_lane(int64_t x) {
   return (int)(x < -(int64_t(1) << 30) ? -(int64_t(1) << 30) : x > (int64_t(1) << 30) ? (int64_t(1) << 30) : x);
 }
 

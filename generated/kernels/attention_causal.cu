@@ -100,7 +100,7 @@ struct Op_D64 {
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    lm.g0 = dlc::clamp_i32((-i_m + i_n - 1));
+    lm.g0 = dlc::clamp_lane((-i_m + i_n - 1));
   }
   // the score lets at the lane's element (mi + dm, ni + dn), its masks from lane_mask's values
   static __device__ __forceinline__ float score_lane([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
@@ -333,7 +333,7 @@ struct Op_D128 {
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    lm.g0 = dlc::clamp_i32((-i_m + i_n - 1));
+    lm.g0 = dlc::clamp_lane((-i_m + i_n - 1));
   }
   // the score lets at the lane's element (mi + dm, ni + dn), its masks from lane_mask's values
   static __device__ __forceinline__ float score_lane([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
@@ -566,7 +566,7 @@ struct Op_D64_bf16 {
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    lm.g0 = dlc::clamp_i32((-i_m + i_n - 1));
+    lm.g0 = dlc::clamp_lane((-i_m + i_n - 1));
   }
   // the score lets at the lane's element (mi + dm, ni + dn), its masks from lane_mask's values
   static __device__ __forceinline__ float score_lane([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
@@ -799,7 +799,7 @@ struct Op_D128_bf16 {
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    lm.g0 = dlc::clamp_i32((-i_m + i_n - 1));
+    lm.g0 = dlc::clamp_lane((-i_m + i_n - 1));
   }
   // the score lets at the lane's element (mi + dm, ni + dn), its masks from lane_mask's values
   static __device__ __forceinline__ float score_lane([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
@@ -1032,7 +1032,7 @@ struct Op_D64_sm90a {
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    lm.g0 = dlc::clamp_i32((-i_m + i_n - 1));
+    lm.g0 = dlc::clamp_lane((-i_m + i_n - 1));
   }
   // the score lets at the lane's element (mi + dm, ni + dn), its masks from lane_mask's values
   static __device__ __forceinline__ float score_lane([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
@@ -1265,7 +1265,7 @@ struct Op_D128_sm90a {
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    lm.g0 = dlc::clamp_i32((-i_m + i_n - 1));
+    lm.g0 = dlc::clamp_lane((-i_m + i_n - 1));
   }
   // the score lets at the lane's element (mi + dm, ni + dn), its masks from lane_mask's values
   static __device__ __forceinline__ float score_lane([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
@@ -1498,7 +1498,7 @@ struct Op_D64_sm90a_bf16 {
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    lm.g0 = dlc::clamp_i32((-i_m + i_n - 1));
+    lm.g0 = dlc::clamp_lane((-i_m + i_n - 1));
   }
   // the score lets at the lane's element (mi + dm, ni + dn), its masks from lane_mask's values
   static __device__ __forceinline__ float score_lane([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
@@ -1731,7 +1731,7 @@ struct Op_D128_sm90a_bf16 {
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    lm.g0 = dlc::clamp_i32((-i_m + i_n - 1));
+    lm.g0 = dlc::clamp_lane((-i_m + i_n - 1));
   }
   // the score lets at the lane's element (mi + dm, ni + dn), its masks from lane_mask's values
   static __device__ __forceinline__ float score_lane([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
