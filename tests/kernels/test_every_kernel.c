@@ -363,6 +363,24 @@ static bool bind_dims(const dlc__entry *e, const int64_t *val, pb_binding *b) {
   return true;
 }
 
+/* Whether dispatch would take a row before `in` for the dims val: one of
+ * the buckets of its manifest instance tried before it holds them. */
+static bool in_earlier_bucket(const dlc__entry *e, const dlc__entry_instance *in, int64_t *val) {
+  int self = (int)(in - e->inst);
+  for (int j = 0; j < e->ninst; j++) {
+    const dlc__entry_instance *bk = &e->inst[j];
+    if (bk == in || bk->source != in->source || bk->nbounds == 0 || (in->nbounds && j > self)) continue;
+    bool inside = true;
+    for (int bi = 0; bi < bk->nbounds; bi++) {
+      const dlc__entry_bound *bd = &bk->bounds[bi];
+      inside &= (bd->product || (bd->arg >= 0 && bd->arg < e->nargs)) && bound_value(bd, val) >= bd->lo &&
+                bound_value(bd, val) <= bd->hi;
+    }
+    if (inside) return true;
+  }
+  return false;
+}
+
 /* The dims of the calls: fixed by the instance, else the test extent (odd:
  * 5 less), else small; the small ones shrink while the work is over budget.
  * A dim a shape bucket bounds is brought into its bounds (odd: the largest
@@ -448,11 +466,14 @@ static bool choose_dims(const dlc__entry *e, const dlc__entry_instance *in, cons
       step[a] = 0, moved = 1;
     }
   }
+  bool bounded_shrunk = false;
   for (;;) {
     if (!bind_dims(e, val, b)) return false;
     int64_t w = region_work(c->rs, b);
     if (w < 0) return false;
-    if (w <= WORK_BUDGET) return true;
+    /* once a bounded dim shrinks, to an eighth of the budget: the dry runs
+     * that look for the wider kernels' sizes multiply the channels by 8 */
+    if (w <= (bounded_shrunk ? WORK_BUDGET / 8 : WORK_BUDGET)) return true;
     /* shrink the first small dim that can */
     int k = 0, shrunk = -1;
     for (int i = 0; i < e->nargs && shrunk < 0; i++) {
@@ -463,6 +484,19 @@ static bool choose_dims(const dlc__entry *e, const dlc__entry_instance *in, cons
         shrunk = i;
       }
       k++;
+    }
+    /* then a dim the bucket bounds (not through a product), halved toward
+     * the bound's bottom, unless an earlier bucket would then take the call */
+    for (int i = 0; i < e->nargs && i < 64 && shrunk < 0; i++) {
+      int64_t lo, hi;
+      bool inprod = false;
+      for (int bi = 0; bi < in->nbounds; bi++) inprod |= in->bounds[bi].product && in_product(&in->bounds[bi], val, i);
+      if (e->args[i].role != DLC__ARG_DIM || inprod || !find_bound(in, i, &lo, &hi) || val[i] <= lo) continue;
+      const int64_t was = val[i];
+      val[i] = odd ? (val[i] / 2) | 1 : val[i] / 2;
+      if (val[i] < lo) val[i] = lo;
+      if (val[i] == was || in_earlier_bucket(e, in, val)) val[i] = was;
+      else shrunk = i, bounded_shrunk = true;
     }
     if (shrunk < 0) {
       printf("  note: %lld region points, over the budget of %lld\n", (long long)w, WORK_BUDGET);
