@@ -365,19 +365,24 @@ static bool bind_dims(const dlc__entry *e, const int64_t *val, pb_binding *b) {
 
 /* Whether dispatch would take a row before `in` for the dims val: one of
  * the buckets of its manifest instance tried before it holds them. */
-static bool in_earlier_bucket(const dlc__entry *e, const dlc__entry_instance *in, int64_t *val) {
-  int self = (int)(in - e->inst);
-  for (int j = 0; j < e->ninst; j++) {
-    const dlc__entry_instance *bk = &e->inst[j];
-    if (bk == in || bk->source != in->source || bk->nbounds == 0 || (in->nbounds && j > self)) continue;
-    bool inside = true;
-    for (int bi = 0; bi < bk->nbounds; bi++) {
-      const dlc__entry_bound *bd = &bk->bounds[bi];
-      inside &= (bd->product || (bd->arg >= 0 && bd->arg < e->nargs)) && bound_value(bd, val) >= bd->lo &&
-                bound_value(bd, val) <= bd->hi;
-    }
-    if (inside) return true;
+/* Whether bucket bk of the instances before `in` (of its manifest
+ * instance) holds the dims val. */
+static bool earlier_holds(const dlc__entry *e, const dlc__entry_instance *in, const dlc__entry_instance *bk,
+                          int64_t *val) {
+  if (bk == in || bk->source != in->source || bk->nbounds == 0 || (in->nbounds && bk - e->inst > in - e->inst))
+    return false;
+  bool inside = true;
+  for (int bi = 0; bi < bk->nbounds; bi++) {
+    const dlc__entry_bound *bd = &bk->bounds[bi];
+    inside &= (bd->product || (bd->arg >= 0 && bd->arg < e->nargs)) && bound_value(bd, val) >= bd->lo &&
+              bound_value(bd, val) <= bd->hi;
   }
+  return inside;
+}
+
+static bool in_earlier_bucket(const dlc__entry *e, const dlc__entry_instance *in, int64_t *val) {
+  for (int j = 0; j < e->ninst; j++)
+    if (earlier_holds(e, in, &e->inst[j], val)) return true;
   return false;
 }
 
@@ -432,19 +437,11 @@ static bool choose_dims(const dlc__entry *e, const dlc__entry_instance *in, cons
    * bound itself (a multiple of 8, or odd), or else past the first bound
    * on a product, its first free dim doubling (whose dims then stay); a
    * bucket with no such bound (a split bucket's `_nosplit` twin) stays. */
-  int self = (int)(in - e->inst);
   for (int pass = 0, moved = 1; moved && pass < 16; pass++) {
     moved = 0;
     for (int j = 0; j < e->ninst; j++) {
       const dlc__entry_instance *bk = &e->inst[j];
-      if (bk == in || bk->source != in->source || bk->nbounds == 0 || (in->nbounds && j > self)) continue;
-      bool inside = true;
-      for (int bi = 0; bi < bk->nbounds; bi++) {
-        const dlc__entry_bound *bd = &bk->bounds[bi];
-        inside &= (bd->product || (bd->arg >= 0 && bd->arg < e->nargs)) && bound_value(bd, val) >= bd->lo &&
-                  bound_value(bd, val) <= bd->hi;
-      }
-      if (!inside) continue;
+      if (!earlier_holds(e, in, bk, val)) continue;
       int bi = 0;
       int64_t lo, hi;
       while (bi < bk->nbounds && (bk->bounds[bi].product || find_bound(in, bk->bounds[bi].arg, &lo, &hi))) bi++;
