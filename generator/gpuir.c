@@ -1028,6 +1028,22 @@ int gpuir_mask_kind(const gpu_kernel *k, const region *r, const rexpr *e, const 
   return kill_then ? 1 : 2;
 }
 
+/* The online softmax of both attention rows, after the scores (tScore):
+ * the running row max, the rescale of O and the row sum, and the
+ * probabilities (tP). */
+static void emit_online_softmax(gpu_kernel *k, arena *A, const region *r1) {
+  emit(k, A, GS_EPILOGUE, "row_max", arena_printf(A, "%s: running max, quad shuffles", r1->lets[k->sm.max].name), "tMax", 1,
+       "tScore", NULL);
+  emit(k, A, GS_EPILOGUE, "rescale",
+       arena_printf(A, "%s(%s) of the old and new max on O and the row sum", r1->lets[k->sm.exp].name,
+                    r1->lets[k->sm.sub].name),
+       "tRescale", 1, "tMax", NULL);
+  emit(k, A, GS_EPILOGUE, "probabilities",
+       arena_printf(A, "%s = %s(%s), an argument <= 0; %s += row sum", r1->lets[k->sm.exp].name, "ex2.approx.ftz",
+                    r1->lets[k->sm.sub].name, r1->lets[k->sm.sum].name),
+       "tP", 1, "tRescale", NULL);
+}
+
 /* The masks of the score lets, and whether the tiles they touch test them
  * per lane (gpu_kernel.lane_mask): each guard affine in the one query axis
  * and the key axis, offsets within a tile inside GPUIR_LANE_MASK_SPAN. */
@@ -1258,15 +1274,7 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
                         *score ? score : "(none)", *masks ? masks : "no masks", tail),
            "tScore", 2, "tS", arena_printf(A, "tLane%d", pass));
     }
-    emit(k, A, GS_EPILOGUE, "row_max", arena_printf(A, "%s: running max, quad shuffles", r1->lets[k->sm.max].name), "tMax",
-         1, "tScore", NULL);
-    emit(k, A, GS_EPILOGUE, "rescale", arena_printf(A, "%s(%s) of the old and new max on O and the row sum",
-                                                    r1->lets[k->sm.exp].name, r1->lets[k->sm.sub].name),
-         "tRescale", 1, "tMax", NULL);
-    emit(k, A, GS_EPILOGUE, "probabilities",
-         arena_printf(A, "%s = %s(%s), an argument <= 0; %s += row sum", r1->lets[k->sm.exp].name, "ex2.approx.ftz",
-                      r1->lets[k->sm.sub].name, r1->lets[k->sm.sum].name),
-         "tP", 1, "tRescale", NULL);
+    emit_online_softmax(k, A, r1);
     emit(k, A, GS_EPILOGUE, "P fragments",
          k->sm.pt == DT_FP32
              ? arena_printf(A, "%s: fp32 P as hi + lo %s A fragments in registers (deferred; two mma per step)",
@@ -1416,16 +1424,7 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
          pass ? arena_printf(A, "lets: %s; key tails -> %s's neutral", *score ? score : "(none)", r1->lets[k->sm.max].name)
               : arena_printf(A, "lets: %s, each mask its kept branch; no per-element test", *score ? score : "(none)"),
          "tScore", 1, "tS", NULL);
-    emit(k, A, GS_EPILOGUE, "row_max", arena_printf(A, "%s: running max, quad shuffles", r1->lets[k->sm.max].name), "tMax",
-         1, "tScore", NULL);
-    emit(k, A, GS_EPILOGUE, "rescale",
-         arena_printf(A, "%s(%s) of the old and new max on O and the row sum", r1->lets[k->sm.exp].name,
-                      r1->lets[k->sm.sub].name),
-         "tRescale", 1, "tMax", NULL);
-    emit(k, A, GS_EPILOGUE, "probabilities",
-         arena_printf(A, "%s = %s(%s), an argument <= 0; %s += row sum", r1->lets[k->sm.exp].name, "ex2.approx.ftz",
-                      r1->lets[k->sm.sub].name, r1->lets[k->sm.sum].name),
-         "tP", 1, "tRescale", NULL);
+    emit_online_softmax(k, A, r1);
     emit(k, A, GS_EPILOGUE, "P fragments",
          k->sm.pt == DT_FP32
              ? arena_printf(A, "%s: fp32 P as hi + lo %s wgmma A fragments in registers (deferred; two wgmma a step)",
