@@ -280,7 +280,7 @@ static int walk_guard_mask(arena *A, const gpu_view *v, gpu_operand *o) {
   int64_t bits = 1;
   for (int g = o->ng - 1; g >= 0; g--) {
     int64_t lo, hi;
-    if (!sx_bounds(o->gk[g], k_axis_range, (void *)v, &lo, &hi) || hi - lo + 1 > 32) return 0;
+    if (!sx_bounds(o->gk[g], k_axis_range, (void *)v, &lo, &hi) || hi < lo || (uint64_t)hi - (uint64_t)lo >= 32) return 0;
     kmin[g] = lo, range[g] = (int)(hi - lo + 1), stride[g] = (int)bits;
     bits *= range[g];
     if (bits > 32) return 0;
