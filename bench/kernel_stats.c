@@ -1,8 +1,8 @@
 #define _POSIX_C_SOURCE 200809L
 /* Emulator report for the library's kernels: shared-memory bank-conflict
  * wavefronts against the ideal, global 32-byte sectors against bytes
- * requested / 32, and mma.sync m16n8k16 instructions against
- * FLOPs / (2*16*8*16), for the GEMMs at aligned shapes, the 3x3
+ * requested / 32, and the tensor-core FLOPs issued (mma.sync or wgmma)
+ * against the useful FLOPs, both in m16n8k16 units, for the GEMMs at aligned shapes, the 3x3
  * convolutions and causal attention; for the row-skeleton ops (softmax,
  * layernorm, RMSNorm) warp instructions per element, global bytes against
  * the size of X, the row cache's shared-memory wavefronts, and barriers.  A benchmark that
@@ -57,10 +57,11 @@ static void report(const char *name, double secs, double useful_flops) {
   printf(" global memory:\n");
   grow("loads", &s.global_load);
   grow("stores", &s.global_store);
-  /* the tensor class counts ldmatrix and stmatrix too */
-  unsigned long long mma = s.class_count[DLCEMU_CLASS_TENSOR] - s.ldmatrix.requests - s.stmatrix.requests;
-  printf(" tensor cores: mma.sync m16n8k16 %llu, useful FLOPs/(2*16*8*16) = %.0f (ratio %.3f)\n\n", mma, mma_ideal,
-         mma_ideal > 0 ? (double)mma / mma_ideal : 0.0);
+  /* the tensor FLOPs issued (padding included) against the useful ones, in
+   * m16n8k16 units; an sm90a kernel (DLC_EMU_ARCH=sm90a) issues wgmma */
+  printf(" tensor cores: mma.sync %llu, wgmma %llu, issued FLOPs/(2*16*8*16) = %.0f, useful = %.0f (ratio %.3f)\n\n",
+         s.mma_ops, s.wgmma_ops, (double)s.tensor_flops / (2.0 * 16 * 8 * 16), mma_ideal,
+         mma_ideal > 0 ? (double)s.tensor_flops / (2.0 * 16 * 8 * 16) / mma_ideal : 0.0);
 }
 
 static double now(void) {

@@ -270,6 +270,9 @@ typedef struct dlcemu_launch_stats {
   unsigned long long tma_copies;          /**< cp.async.bulk.tensor copies, loads and stores (one per issuing thread) */
   unsigned long long tma_bytes;           /**< box bytes those copies move (zero fill included) */
   unsigned long long wgmma_ops;           /**< wgmma.mma_async instructions (one per warpgroup) */
+  /* appended after the sm_90a fields */
+  unsigned long long mma_ops;             /**< warp-level mma.sync instructions */
+  unsigned long long tensor_flops;        /**< 2*m*n*k over the mma.sync and wgmma.mma_async issued (padding included) */
 } dlcemu_launch_stats;
 
 /** Copy the calling thread's last launch statistics into @p out. */

@@ -989,6 +989,8 @@ static void exec_mma(emu_run *R, emu_warp *w, const emu_insn *in) {
   const uint32_t *D = &vp[in->a[0] + 1], *A = &vp[in->a[1] + 1], *B = &vp[in->a[2] + 1], *C = &vp[in->a[3] + 1];
   int K = in->sub == MMA_M16N8K16 ? 16 : 8;
   int at = in->t2;
+  R->st.mma_ops++;
+  R->st.tensor_flops += 2ull * 16 * 8 * (unsigned long long)K;
   double a[16][16] __attribute__((aligned(32))), b[16][8] __attribute__((aligned(32))), c[16][8];
   uint64_t(*r)[32] = w->r;
   pthread_once(&f16_once, f16_table_init);

@@ -88,8 +88,8 @@ void dlcemu_stats_publish(const dlcemu_launch_stats *s, const char *kernel, cons
   put(&o, "\"barriers\": {\"completed\": %llu, \"warp_arrivals\": %llu, \"warpgroup_syncs\": %llu}, ", s->barriers,
       s->barrier_arrivals, s->warpgroup_syncs);
   put(&o, "\"mbarrier\": {\"ops\": %llu, \"phases\": %llu}, \"tma\": {\"copies\": %llu, \"bytes\": %llu}, "
-          "\"wgmma\": {\"ops\": %llu}}",
-      s->mbarrier_ops, s->mbarrier_phases, s->tma_copies, s->tma_bytes, s->wgmma_ops);
+          "\"wgmma\": {\"ops\": %llu}, \"mma\": {\"ops\": %llu}, \"tensor_flops\": %llu}",
+      s->mbarrier_ops, s->mbarrier_phases, s->tma_copies, s->tma_bytes, s->wgmma_ops, s->mma_ops, s->tensor_flops);
 }
 
 int dlcemu_last_launch_stats(dlcemu_launch_stats *outp) {

@@ -266,5 +266,6 @@ int dlcemu_wgmma_issue(emu_run *R, uint32_t g, const emu_insn *in, uint32_t pc) 
     v->wg_maxtag = tag;
   }
   R->st.wgmma_ops++;
+  R->st.tensor_flops += 2ull * 64 * (unsigned long long)N * 16;
   return 0;
 }

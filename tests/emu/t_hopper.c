@@ -469,7 +469,10 @@ int test_wgmma_ss_rs_layouts_swizzles_and_scales(tctx *t) {
     }
   dlcemu_launch_stats st;
   OK(dlcemu_last_launch_stats(&st));
-  CHECK(st.wgmma_ops == 1, "wgmma ops: %llu", st.wgmma_ops);
+  const wg_case *last = &wg_cases[sizeof wg_cases / sizeof wg_cases[0] - 1];
+  CHECK(st.wgmma_ops == 1 && st.mma_ops == 0, "wgmma ops: %llu, mma.sync %llu", st.wgmma_ops, st.mma_ops);
+  CHECK(st.tensor_flops == 2ull * 64 * (unsigned long long)last->N * 16, "tensor FLOPs %llu for m64n%dk16",
+        st.tensor_flops, last->N);
   return 0;
 }
 

@@ -239,6 +239,10 @@ static int run_gemm(tctx *t, int M, int N, int K) {
     CHECK(st.ldmatrix.wavefronts == st.ldmatrix.ideal_wavefronts, "padded tiles: ldmatrix without bank conflicts");
     CHECK(st.class_count[DLCEMU_CLASS_TENSOR] > 0 && st.barriers == (unsigned long long)(M / 64) * (N / 64) * (K / 32),
           "barriers %llu", st.barriers);
+    /* one m16n8k16 (4096 FLOPs) per 16x8x16 block of the product, no padding at these shapes */
+    unsigned long long flops = 2ull * (unsigned long long)M * (unsigned long long)N * (unsigned long long)K;
+    CHECK(st.mma_ops == flops / 4096 && st.tensor_flops == flops && st.wgmma_ops == 0,
+          "mma.sync %llu, tensor FLOPs %llu, want %llu and %llu", st.mma_ops, st.tensor_flops, flops / 4096, flops);
   }
   free(a);
   free(b);
