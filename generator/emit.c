@@ -2244,21 +2244,73 @@ static void dispatch_width(arena *A, strbuf *s, const gpu_kernel *k, const char 
  * steady loop's kernels add them to the chunk pointers in 32 bits, so a call
  * whose K-part span in bytes passes INT32_MAX takes the widest kernel off
  * the steady loop (gpu_kernel.kpart32_fallback), whose chunk functions form
- * 64-bit addresses.  After the sm90a kernel's pick, which keeps no K part. */
-static void dispatch_kpart32(arena *A, strbuf *s, const gpu_kernel *k) {
+ * 64-bit addresses.  Each distinct span of an entry point is checked by one
+ * static function, dlc__kpart_fits_<op>[_i] (kpart_fns), which every
+ * instance's case calls after the sm90a kernel's pick (that kernel keeps no
+ * K part). */
+static const char *kpart_bytes(arena *A, const gpu_kernel *k, const gpu_operand *o) {
+  return hsx(A, sx_scale(A, o->kspan, dtype_bytes(k->r->in[o->input].dt)));
+}
+
+/* The distinct span checks of entry point eo, in order of first use. */
+static int kpart_exprs(arena *A, const emit_op *eo, const char **ex, const char **what, int max) {
+  int n = 0;
+  for (int i = 0; i < eo->ninst; i++)
+    for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next)
+      for (int side = 0; side < 2 && k->kpart32_fallback && !k->rows && !k->attention; side++) {
+        const gpu_operand *o = side ? &k->B : &k->A;
+        if (!o->kpart32) continue;
+        const char *b = kpart_bytes(A, k, o);
+        int j = 0;
+        while (j < n && strcmp(ex[j], b)) j++;
+        if (j < n || n == max) continue;
+        what[n] = arena_printf(A, "%s's K part %s, 32-bit in the steady loop's kernels: whether\n * its span, %s elements of %d bytes,",
+                               o->tensor, sx_str(A, o->koff), sx_str(A, o->kspan), dtype_bytes(k->r->in[o->input].dt));
+        ex[n++] = b;
+      }
+  return n;
+}
+
+#define KPART_MAX 8
+
+static const char *kpart_fn_name(arena *A, const emit_op *eo, int i, int n) {
+  return n == 1 ? arena_printf(A, "dlc__kpart_fits_%s", eo->op->name) : arena_printf(A, "dlc__kpart_fits_%s_%d", eo->op->name, i);
+}
+
+/* The span checks' functions, once for the entry point. */
+static void kpart_fns(arena *A, strbuf *s, const emit_op *eo) {
+  const char *ex[KPART_MAX], *what[KPART_MAX];
+  int n = kpart_exprs(A, eo, ex, what, KPART_MAX);
+  for (int i = 0; i < n; i++)
+    sb_printf(s,
+              "/* %s fits int32 bytes */\n"
+              "static int %s(const dlc__p_%s *dlc_p) {\n"
+              "  const int64_t dlc_ks = %s;\n"
+              "  return dlc_ks != DLC__OVF && dlc_ks <= 2147483647;\n"
+              "}\n",
+              what[i], kpart_fn_name(A, eo, i, n), eo->op->name, ex[i]);
+}
+
+static void dispatch_kpart32(arena *A, strbuf *s, const emit_op *eo, const gpu_kernel *k) {
   if (!k->kpart32_fallback || k->rows || k->attention) return;
+  const char *ex[KPART_MAX], *what[KPART_MAX];
+  int n = kpart_exprs(A, eo, ex, what, KPART_MAX);
   for (int side = 0; side < 2; side++) {
     const gpu_operand *o = side ? &k->B : &k->A;
     if (!o->kpart32) continue;
-    const sx *bytes = sx_scale(A, o->kspan, dtype_bytes(k->r->in[o->input].dt));
-    sb_printf(s,
-              "    /* %s's K part %s, 32-bit at widths >= %d: its span %s elements must fit int32 bytes */\n"
-              "    if (dlc_vec >= %d) {\n"
-              "      const int64_t dlc_ks = %s;\n"
-              "      if (dlc_ks == DLC__OVF || dlc_ks > 2147483647) dlc_vec = %d;\n"
-              "    }\n",
-              o->tensor, sx_str(A, o->koff), k->steady_min_vec, sx_str(A, o->kspan), k->steady_min_vec, hsx(A, bytes),
-              k->kpart32_fallback);
+    const char *b = kpart_bytes(A, k, o);
+    int j = 0;
+    while (j < n && strcmp(ex[j], b)) j++;
+    if (j == n) {
+      /* more distinct spans than KPART_MAX: checked in place */
+      sb_printf(s,
+                "    if (dlc_vec >= %d) {\n      const int64_t dlc_ks = %s;\n"
+                "      if (dlc_ks == DLC__OVF || dlc_ks > 2147483647) dlc_vec = %d;\n    }\n",
+                k->steady_min_vec, b, k->kpart32_fallback);
+      continue;
+    }
+    sb_printf(s, "    if (dlc_vec >= %d && !%s(dlc_p)) dlc_vec = %d;  /* %s's K part: 64-bit addresses */\n",
+              k->steady_min_vec, kpart_fn_name(A, eo, j, n), k->kpart32_fallback, o->tensor);
   }
 }
 
@@ -2471,7 +2523,7 @@ static void dispatch_chain_body(emit_ctx *c, strbuf *s, const emit_op *eo) {
       sb_printf(s, "    {  /* kernel %d: region %s */\n", k->chain_index, cmt(A, k->r->name));
       strbuf b = {0};
       dispatch_width(A, &b, k, on);
-      dispatch_kpart32(A, &b, k);
+      dispatch_kpart32(A, &b, eo, k);
       dispatch_grid(A, &b, g, k, on, true);
       put_indented(s, sb_str(&b), "  ");
       sb_free(&b);
@@ -2780,6 +2832,7 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
               p->raster_group, p->addr_regs);
   }
   sb_puts(s, "};\n");
+  kpart_fns(A, s, eo);
   if (is_chain(eo)) {
     sb_puts(s, "\n");
     dispatch_chain_extras(c, s, eo, a, n);
@@ -2873,7 +2926,7 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     if (row90[i] >= 0 && tmaps90(k->sm90a)) dispatch_sm90a(A, s, g, k->sm90a, on, row90[i]);
     dispatch_width(A, s, k, on);
     if (row90[i] >= 0 && !tmaps90(k->sm90a)) dispatch_sm90a_gather(A, s, g, k->sm90a, on, row90[i]);
-    dispatch_kpart32(A, s, k);
+    dispatch_kpart32(A, s, eo, k);
     dispatch_grid(A, s, g, k, on, false);
     if (k->reduce)
       sb_printf(s,
