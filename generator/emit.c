@@ -339,6 +339,14 @@ static void kstep_fn(opgen *g, const gpu_operand *o, const char *role, const cha
             sxc(g->A, o->kstep, false));
 }
 
+/* How a K part's term is written: cast to uint32_t when the K part is kept
+ * in 32 bits (gpu_operand.kpart32) and the term is not a constant. */
+static const char *kterm(opgen *g, const gpu_operand *o, const sx *x) {
+  int64_t c;
+  const char *e = sxc(g->A, x, false);
+  return o->kpart32 && !sx_is_int(x, &c) ? arena_printf(g->A, "(uint32_t)%s", e) : e;
+}
+
 /* The K counter of the walking operands (gpu_operand.walk): one a thread,
  * shared by both operands (their chunks run along the same K axes, and a
  * thread keeps one K column of each), stepped by BK with carries.  It also
@@ -370,13 +378,17 @@ static void kwalk_fn(opgen *g, const gpu_kernel *k, int BK) {
   bool stored[2] = {false, false};
   for (int o = 0; o < 2; o++) {
     if (!ops[o]->walk) continue;
-    sb_printf(s, "    int64_t %s_off;\n", pre[o]);
+    /* a 32-bit K part (gpu_operand.kpart32) steps in uint32_t: it wraps
+     * only past the tiles it addresses (the dispatcher proved their span) */
+    sb_printf(s, "    %s %s_off;\n", ops[o]->kpart32 ? "uint32_t" : "int64_t", pre[o]);
     for (int j = 0; j + 1 < nk; j++) {
       d[o][j] = sx_sub(g->A, ops[o]->kcoef[j], sx_mul(g->A, r->it[kax[j + 1]].size, ops[o]->kcoef[j + 1]));
       int64_t c;
       stored[o] |= !sx_is_int(d[o][j], &c);
     }
-    if (stored[o]) sb_printf(s, "    int64_t %s_d[%d];  // %s_off's step when axis j takes a carry\n", pre[o], nk - 1, pre[o]);
+    if (stored[o])
+      sb_printf(s, "    %s %s_d[%d];  // %s_off's step when axis j takes a carry\n", ops[o]->kpart32 ? "uint32_t" : "int64_t",
+                pre[o], nk - 1, pre[o]);
   }
   sb_puts(s, "  };\n");
   sb_puts(s, "  static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {\n");
@@ -385,8 +397,8 @@ static void kwalk_fn(opgen *g, const gpu_kernel *k, int BK) {
   for (int o = 0; o < 2; o++) {
     const gpu_operand *op = ops[o];
     if (!op->walk) continue;
-    sb_printf(s, "    w.%s_off = %s;\n", pre[o], sxc(g->A, op->koff, false));
-    for (int j = 0; j + 1 < nk && stored[o]; j++) sb_printf(s, "    w.%s_d[%d] = %s;\n", pre[o], j, sxc(g->A, d[o][j], false));
+    sb_printf(s, "    w.%s_off = %s;\n", pre[o], kterm(g, op, op->koff));
+    for (int j = 0; j + 1 < nk && stored[o]; j++) sb_printf(s, "    w.%s_d[%d] = %s;\n", pre[o], j, kterm(g, op, d[o][j]));
   }
   sb_puts(s, "  }\n");
   /* the innermost axis may wrap several times, each outer one once per
@@ -395,7 +407,7 @@ static void kwalk_fn(opgen *g, const gpu_kernel *k, int BK) {
   sb_printf(s, "    w.k[%d] += %d;\n", nk - 1, BK);
   for (int o = 0; o < 2; o++)
     if (ops[o]->walk)
-      sb_printf(s, "    w.%s_off += %s;\n", pre[o], sxc(g->A, sx_scale(g->A, ops[o]->kcoef[nk - 1], BK), false));
+      sb_printf(s, "    w.%s_off += %s;\n", pre[o], kterm(g, ops[o], sx_scale(g->A, ops[o]->kcoef[nk - 1], BK)));
   if (nk > 1) {
     const char *e = sxc(g->A, r->it[kax[nk - 1]].size, false);
     /* extents of K axes are at most K < 2^31: 32-bit compares */
@@ -408,7 +420,7 @@ static void kwalk_fn(opgen *g, const gpu_kernel *k, int BK) {
         int64_t c;
         if (!ops[o]->walk || (sx_is_int(d[o][j], &c) && c == 0)) continue;
         if (stored[o]) sb_printf(s, "%sw.%s_off += w.%s_d[%d];\n", ind, pre[o], pre[o], j);
-        else sb_printf(s, "%sw.%s_off += %s;\n", ind, pre[o], sxc(g->A, d[o][j], false));
+        else sb_printf(s, "%sw.%s_off += %s;\n", ind, pre[o], kterm(g, ops[o], d[o][j]));
       }
       if (j == 0) {
         sb_printf(s, "%s++w.k[0];\n", ind);
@@ -504,9 +516,9 @@ static void walk_fn(opgen *g, const gpu_operand *o, const char *role, const char
   sb_printf(s, "    return %s;\n  }\n", sxc(g->A, o->moff, false));
   /* the K part of the offset and guards */
   sb_printf(s,
-            "  static __device__ __forceinline__ int64_t %s_kpart([[maybe_unused]] const Params *p, const KWalk &w,\n"
+            "  static __device__ __forceinline__ %s %s_kpart([[maybe_unused]] const Params *p, const KWalk &w,\n"
             "                                                  [[maybe_unused]] %s (&g)[%d]) {\n",
-            pre, gw, ng1);
+            o->kpart32 ? "int" : "int64_t", pre, gw, ng1);
   for (int j = 0; j < v->nk; j++)
     sb_printf(s, "    [[maybe_unused]] const int64_t i_%s = w.k[%d];\n", cid(g->A, r->it[v->k_axes[j]].name), j);
   if (o->gmask) {
@@ -518,7 +530,9 @@ static void walk_fn(opgen *g, const gpu_operand *o, const char *role, const char
   }
   for (int i = 0; i < o->ng && !o->gmask; i++)
     sb_printf(s, o->g32 ? "    g[%d] = (int)%s;\n" : "    g[%d] = %s;\n", i, sxc(g->A, o->gk[i], false));
-  sb_printf(s, "    return w.%s_off;  // %s\n  }\n", pre, cmt(g->A, sx_str(g->A, o->koff)));
+  sb_printf(s, "    return %sw.%s_off;  // %s%s\n  }\n", o->kpart32 ? "(int)" : "", pre, cmt(g->A, sx_str(g->A, o->koff)),
+            o->kpart32 ? arena_printf(g->A, " (32 bits: the dispatcher checks (%s) * sizeof(T))", cmt(g->A, sx_str(g->A, o->kspan)))
+                       : "");
   /* the guards on the two parts, without short-circuit branches */
   sb_printf(s,
             "  static __device__ __forceinline__ bool %s_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const "
@@ -2226,6 +2240,80 @@ static void dispatch_width(arena *A, strbuf *s, const gpu_kernel *k, const char 
               on, k->vecs[k->nvec - 1]);
 }
 
+/* The 32-bit K parts of the walking operands (gpu_operand.kpart32): the
+ * steady loop's kernels add them to the chunk pointers in 32 bits, so a call
+ * whose K-part span in bytes passes INT32_MAX takes the widest kernel off
+ * the steady loop (gpu_kernel.kpart32_fallback), whose chunk functions form
+ * 64-bit addresses.  Each distinct span of an entry point is checked by one
+ * static function, dlc__kpart_fits_<op>[_i] (kpart_fns), which every
+ * instance's case calls after the sm90a kernel's pick (that kernel keeps no
+ * K part). */
+static const char *kpart_bytes(arena *A, const gpu_kernel *k, const gpu_operand *o) {
+  return hsx(A, sx_scale(A, o->kspan, dtype_bytes(k->r->in[o->input].dt)));
+}
+
+/* The distinct span checks of entry point eo, in order of first use. */
+static int kpart_exprs(arena *A, const emit_op *eo, const char **ex, const char **what, int max) {
+  int n = 0;
+  for (int i = 0; i < eo->ninst; i++)
+    for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next)
+      for (int side = 0; side < 2 && k->kpart32_fallback && !k->rows && !k->attention; side++) {
+        const gpu_operand *o = side ? &k->B : &k->A;
+        if (!o->kpart32) continue;
+        const char *b = kpart_bytes(A, k, o);
+        int j = 0;
+        while (j < n && strcmp(ex[j], b)) j++;
+        if (j < n || n == max) continue;
+        what[n] = arena_printf(A, "%s's K part %s, 32-bit in the steady loop's kernels: whether\n * its span, %s elements of %d bytes,",
+                               o->tensor, sx_str(A, o->koff), sx_str(A, o->kspan), dtype_bytes(k->r->in[o->input].dt));
+        ex[n++] = b;
+      }
+  return n;
+}
+
+#define KPART_MAX 8
+
+static const char *kpart_fn_name(arena *A, const emit_op *eo, int i, int n) {
+  return n == 1 ? arena_printf(A, "dlc__kpart_fits_%s", eo->op->name) : arena_printf(A, "dlc__kpart_fits_%s_%d", eo->op->name, i);
+}
+
+/* The span checks' functions, once for the entry point. */
+static void kpart_fns(arena *A, strbuf *s, const emit_op *eo) {
+  const char *ex[KPART_MAX], *what[KPART_MAX];
+  int n = kpart_exprs(A, eo, ex, what, KPART_MAX);
+  for (int i = 0; i < n; i++)
+    sb_printf(s,
+              "/* %s fits int32 bytes */\n"
+              "static int %s(const dlc__p_%s *dlc_p) {\n"
+              "  const int64_t dlc_ks = %s;\n"
+              "  return dlc_ks != DLC__OVF && dlc_ks <= 2147483647;\n"
+              "}\n",
+              what[i], kpart_fn_name(A, eo, i, n), eo->op->name, ex[i]);
+}
+
+static void dispatch_kpart32(arena *A, strbuf *s, const emit_op *eo, const gpu_kernel *k) {
+  if (!k->kpart32_fallback || k->rows || k->attention) return;
+  const char *ex[KPART_MAX], *what[KPART_MAX];
+  int n = kpart_exprs(A, eo, ex, what, KPART_MAX);
+  for (int side = 0; side < 2; side++) {
+    const gpu_operand *o = side ? &k->B : &k->A;
+    if (!o->kpart32) continue;
+    const char *b = kpart_bytes(A, k, o);
+    int j = 0;
+    while (j < n && strcmp(ex[j], b)) j++;
+    if (j == n) {
+      /* more distinct spans than KPART_MAX: checked in place */
+      sb_printf(s,
+                "    if (dlc_vec >= %d) {\n      const int64_t dlc_ks = %s;\n"
+                "      if (dlc_ks == DLC__OVF || dlc_ks > 2147483647) dlc_vec = %d;\n    }\n",
+                k->steady_min_vec, b, k->kpart32_fallback);
+      continue;
+    }
+    sb_printf(s, "    if (dlc_vec >= %d && !%s(dlc_p)) dlc_vec = %d;  /* %s's K part: 64-bit addresses */\n",
+              k->steady_min_vec, kpart_fn_name(A, eo, j, n), k->kpart32_fallback, o->tensor);
+  }
+}
+
 /* The grid, from the GPU IR with checked arithmetic, against the device limits. */
 static void dispatch_grid(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on, bool chain) {
   const char *dfmt = "", *dargs = "";
@@ -2435,6 +2523,7 @@ static void dispatch_chain_body(emit_ctx *c, strbuf *s, const emit_op *eo) {
       sb_printf(s, "    {  /* kernel %d: region %s */\n", k->chain_index, cmt(A, k->r->name));
       strbuf b = {0};
       dispatch_width(A, &b, k, on);
+      dispatch_kpart32(A, &b, eo, k);
       dispatch_grid(A, &b, g, k, on, true);
       put_indented(s, sb_str(&b), "  ");
       sb_free(&b);
@@ -2743,6 +2832,7 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
               p->raster_group, p->addr_regs);
   }
   sb_puts(s, "};\n");
+  kpart_fns(A, s, eo);
   if (is_chain(eo)) {
     sb_puts(s, "\n");
     dispatch_chain_extras(c, s, eo, a, n);
@@ -2836,6 +2926,7 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     if (row90[i] >= 0 && tmaps90(k->sm90a)) dispatch_sm90a(A, s, g, k->sm90a, on, row90[i]);
     dispatch_width(A, s, k, on);
     if (row90[i] >= 0 && !tmaps90(k->sm90a)) dispatch_sm90a_gather(A, s, g, k->sm90a, on, row90[i]);
+    dispatch_kpart32(A, s, eo, k);
     dispatch_grid(A, s, g, k, on, false);
     if (k->reduce)
       sb_printf(s,

@@ -289,6 +289,41 @@ static int walk_guard_mask(arena *A, const gpu_view *v, gpu_operand *o) {
   return (int)bits;
 }
 
+/* A signature dim's range for a sign test: the entry points reject negative
+ * dims (the upper bound only keeps sx_bounds's products from overflowing). */
+static bool param_nonneg(void *ctx, sx_atom_kind kind, const char *name, int64_t *lo, int64_t *hi) {
+  (void)ctx, (void)name;
+  if (kind != SXA_PARAM) return false;
+  *lo = 0, *hi = 1 << 15;
+  return true;
+}
+
+/* The K part's span of walking operand o (gpu_operand.kspan): sum over the
+ * K axes of |kcoef_j| * (extent_j - 1), or NULL when a coefficient's sign is
+ * not fixed over the dims. */
+static const sx *walk_kspan(arena *A, const gpu_view *v, const gpu_operand *o) {
+  if (!o->walk) return NULL;
+  const sx *span = sx_int(A, 0);
+  for (int j = 0; j < v->nk; j++) {
+    int64_t lo, hi;
+    if (!sx_bounds(o->kcoef[j], param_nonneg, NULL, &lo, &hi)) return NULL;
+    const sx *c = lo >= 0 ? o->kcoef[j] : hi <= 0 ? sx_neg(A, o->kcoef[j]) : NULL;
+    if (!c) return NULL;
+    span = sx_add(A, span, sx_mul(A, c, sx_sub(A, v->r->it[v->k_axes[j]].size, sx_int(A, 1))));
+  }
+  return span;
+}
+
+/* The width that takes the calls whose K-part span does not fit int32 bytes
+ * (gpu_kernel.kpart32_fallback): the widest instantiated one below
+ * steady_min_vec; 0 when there is none (the K parts then stay 64-bit). */
+static int kpart32_fallback(const gpu_kernel *k) {
+  if (!k->steady_min_vec) return 0;
+  for (int i = 0; i < k->nvec; i++)
+    if (k->vecs[i] < k->steady_min_vec) return k->vecs[i];
+  return 0;
+}
+
 /* Whether operand o can walk its K axes (gpu_operand.walk), and its parts. */
 static void operand_walk(arena *A, const gpu_view *v, gpu_operand *o) {
   const region *r = v->r;
@@ -324,6 +359,7 @@ static void operand_walk(arena *A, const gpu_view *v, gpu_operand *o) {
   o->walk = true;
   o->gmask = walk_guard_mask(A, v, o);
   o->g32 = !o->gmask && walk_guards_32(v, o);
+  o->kspan = walk_kspan(A, v, o);
 }
 
 const sx **gpuir_out_map(arena *A, const gpu_view *v) {
@@ -436,8 +472,12 @@ static void loop_body(gpu_kernel *k, arena *A, int S, bool steady) {
          arena_printf(A, "t%c[kt+S-1]", side ? 'B' : 'A'), 0, NULL, NULL);
     if (steady && o->walk)
       emit(k, A, GS_ADVANCE, arena_printf(A, "%s K counter", o->tensor),
-           arena_printf(A, "%s += %d with carries; K part %s", axes_str(A, k->r, k->v.k_axes, k->v.nk), k->plan.tile[2],
-                        sx_str(A, o->koff)),
+           arena_printf(A, "%s += %d with carries; K part %s%s", axes_str(A, k->r, k->v.k_axes, k->v.nk), k->plan.tile[2],
+                        sx_str(A, o->koff),
+                        o->kpart32 ? arena_printf(A, " in 32 bits (the dispatcher: span %s elements fits int32 bytes, "
+                                                     "else width %d)",
+                                                  sx_str(A, o->kspan), k->kpart32_fallback)
+                                   : ""),
            NULL, 0, NULL, NULL);
     else if (steady)
       emit(k, A, GS_ADVANCE, arena_printf(A, "%s chunk pointers", o->tensor),
@@ -604,6 +644,11 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   const char *pm = axes_str(A, r, k->v.m_axes, k->v.nm), *pn = axes_str(A, r, k->v.n_axes, k->v.nn),
              *pk = axes_str(A, r, k->v.k_axes, k->v.nk);
   k->steady_min_vec = steady_min_vec(k);
+  /* 32-bit K parts where the dispatcher has a 64-bit kernel for the calls past their span */
+  k->kpart32_fallback = kpart32_fallback(k);
+  k->A.kpart32 = k->kpart32_fallback && k->A.kspan;
+  k->B.kpart32 = k->kpart32_fallback && k->B.kspan;
+  if (!k->A.kpart32 && !k->B.kpart32) k->kpart32_fallback = 0;
   for (int side = 0; side < 2 && k->steady_min_vec; side++) {
     const gpu_operand *o = side ? &k->B : &k->A;
     if (o->walk) {
@@ -759,6 +804,8 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
   /* its producer keeps no walk state (32-bit guards and masks are the sm80 walk's) */
   k->A.g32 = k->B.g32 = false;
   k->A.gmask = k->B.gmask = 0;
+  k->A.kpart32 = k->B.kpart32 = false;
+  k->kpart32_fallback = 0;
   k->gather = gather;
   k->gather_lag = gather ? S - 2 : 0; /* the copies of S - 2 stages ahead in flight, one slot's arrival behind */
   k->threads = p->threads;
@@ -924,6 +971,8 @@ gpu_kernel *gpuir_build_splitk_reduce(arena *A, const gpu_kernel *part, const ch
   k->ntiles = 0;
   k->nvec = 1;           /* reads no operand: one kernel */
   k->steady_min_vec = 0;
+  k->kpart32_fallback = 0;
+  k->A.kpart32 = k->B.kpart32 = false;
   k->epi_vec = 0;        /* the bounds-checked epilogue */
   k->nst = k->cap_st = 0;
   k->st = NULL;
@@ -1677,6 +1726,14 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
                   o->tensor, o->gmask, (long long)bits);
       ok = false;
     }
+    if (o->kpart32 && (!o->walk || !k->steady_min_vec || k->kpart32_fallback <= 0 ||
+                       k->kpart32_fallback >= k->steady_min_vec || !o->kspan)) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                  "operand %s keeps its K part in 32 bits without a walk, a span or a width below the steady loop's (%d) "
+                  "for the calls past it",
+                  o->tensor, k->kpart32_fallback);
+      ok = false;
+    }
     if (o->g32 && !walk_guards_32(&k->v, o)) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL, "operand %s tests its pad guards in 32 bits, but a guard's K part can leave int32",
                   o->tensor);
@@ -1965,6 +2022,13 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
     cJSON_AddBoolToObject(oo, "k_walk", o->walk);
     if (o->walk) cJSON_AddBoolToObject(oo, "guards_32", o->g32);
     if (o->walk) cJSON_AddNumberToObject(oo, "guard_mask_bits", o->gmask);
+    if (o->walk) cJSON_AddBoolToObject(oo, "k_part_32", o->kpart32);
+    if (o->kpart32) {
+      arena T;
+      arena_init(&T);
+      cJSON_AddStringToObject(oo, "k_part_span", sx_str(&T, o->kspan));
+      arena_free(&T);
+    }
     if (k->attention && side > 0) {
       if (o->rstep) cJSON_AddStringToObject(oo, "row_step", o->rstep_str);
       else cJSON_AddNullToObject(oo, "row_step");

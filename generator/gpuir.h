@@ -110,6 +110,16 @@ typedef struct gpu_operand {
    * counter, and tests each chunk with one AND.  gmask: the mask's bits (0:
    * no mask; the guards then test as g32 says). */
   int gmask;
+  /* walk: the K part's span, sum_j |kcoef_j| * (extent_j - 1) elements: the
+   * most |koff| over the K axes' values (NULL when a coefficient's sign is
+   * not fixed).  kpart32: the steady loop's kernels keep the K part (and its
+   * carry steps) as a 32-bit offset, added to a chunk's pointer with one
+   * IMAD.WIDE.  The dispatcher checks kspan * element size <= INT32_MAX
+   * per call and sends a call past it to gpu_kernel.kpart32_fallback, the
+   * widest kernel off the steady loop, whose chunk functions form 64-bit
+   * addresses. */
+  const sx *kspan;
+  bool kpart32;
   const int64_t *gkmin;
   const int *gkrange, *gkstride;
 } gpu_operand;
@@ -264,6 +274,9 @@ typedef struct gpu_kernel {
   int vecs[4];           /* instantiated chunk widths, widest first */
   int steady_min_vec;    /* contraction: the chunk widths >= this run the steady loop (both
                             operands advance, at most GPUIR_STREAM_CHUNKS chunks a thread); 0: none */
+  int kpart32_fallback;  /* contraction with a kpart32 operand: the widest instantiated width below
+                            steady_min_vec, which the dispatcher picks for a call whose K-part span
+                            does not fit int32 bytes (gpu_operand.kpart32) */
   int mma_k;            /* contraction: the MMA's k, 16 (m16n8k16, fp16/bf16 operands) or 8 (tf32
                             m16n8k8 on fp32 operands, each fragment rounded by cvt.rna.tf32.f32) */
   int epi_vec;           /* contraction: outputs one thread stores with one 16-byte st.global in

@@ -271,16 +271,20 @@ struct OperandWalk {
   // Copies the full k-tile at the counter `w` into `tile`.
   __device__ __forceinline__ void copy(const typename Op::Params *p, T *tile, const typename Op::KWalk &w) {
     GW gk[NG1];
-    int64_t ko;
-    if constexpr (IS_A) ko = Op::a_kpart(p, w, gk);
-    else ko = Op::b_kpart(p, w, gk);
+    // the K part: int64_t, or int where the GPU IR keeps it in 32 bits (kpart32);
+    // then at[i] + ko is one IMAD.WIDE
+    const auto ko = [&] {
+      if constexpr (IS_A) return Op::a_kpart(p, w, gk);
+      else return Op::b_kpart(p, w, gk);
+    }();
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       bool in;
       if constexpr (IS_A) in = Op::a_inside(p, gm[i], gk);
       else in = Op::b_inside(p, gm[i], gk);
       const int off = G::ONE_PHASE ? soff[0] + i * G::RSTEP * G::L : soff[G::ONE_PHASE ? 0 : i];
-      const T *s = reinterpret_cast<const T *>(reinterpret_cast<uintptr_t>(at[i]) + (uint64_t)ko * sizeof(T));
+      const T *s = reinterpret_cast<const T *>(reinterpret_cast<uintptr_t>(at[i]) +
+                                               (uint64_t)((int64_t)ko * (int64_t)sizeof(T)));
       copy_g2s<VEC * (int)sizeof(T)>(tile + off, in ? s : base, in ? VEC * (int)sizeof(T) : 0);
     }
   }

@@ -80,8 +80,8 @@ struct Op_stride1x1_pad1x1_b0 {
   //     tile, and their K parts
   struct KWalk {
     int k[3];
-    int64_t a_off;
-    int64_t a_d[2];  // a_off's step when axis j takes a carry
+    uint32_t a_off;
+    uint32_t a_d[2];  // a_off's step when axis j takes a carry
   };
   static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {
     int64_t t_ki = ki;
@@ -93,8 +93,8 @@ struct Op_stride1x1_pad1x1_b0 {
     w.k[0] = (int)i_kh;
     w.k[1] = (int)i_kw;
     w.k[2] = (int)i_ci;
-    w.a_off = (i_ci + p->c * (i_kw + p->w * i_kh));
-    w.a_d[0] = (p->c * (p->w - 3));
+    w.a_off = (uint32_t)(i_ci + p->c * (i_kw + p->w * i_kh));
+    w.a_d[0] = (uint32_t)(p->c * (p->w - 3));
     w.a_d[1] = 0;
   }
   static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
@@ -136,13 +136,13 @@ struct Op_stride1x1_pad1x1_b0 {
     g[0] = m;
     return (p->c * (i_w - 1 + p->w * (i_h + p->h * i_n - 1)));
   }
-  static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
+  static __device__ __forceinline__ int a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
                                                   [[maybe_unused]] uint32_t (&g)[2]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
     g[0] = 1u << (int)(3 * i_kh + i_kw);
-    return w.a_off;  // ci+C*kw+C*W*kh
+    return (int)w.a_off;  // ci+C*kw+C*W*kh (32 bits: the dispatcher checks (3*C+2*C*W-1) * sizeof(T))
   }
   static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const uint32_t (&gm)[1],
                                                 [[maybe_unused]] const uint32_t (&gk)[2]) {
@@ -325,8 +325,8 @@ struct Op_stride1x1_pad1x1_b1 {
   //     tile, and their K parts
   struct KWalk {
     int k[3];
-    int64_t a_off;
-    int64_t a_d[2];  // a_off's step when axis j takes a carry
+    uint32_t a_off;
+    uint32_t a_d[2];  // a_off's step when axis j takes a carry
   };
   static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {
     int64_t t_ki = ki;
@@ -338,8 +338,8 @@ struct Op_stride1x1_pad1x1_b1 {
     w.k[0] = (int)i_kh;
     w.k[1] = (int)i_kw;
     w.k[2] = (int)i_ci;
-    w.a_off = (i_ci + p->c * (i_kw + p->w * i_kh));
-    w.a_d[0] = (p->c * (p->w - 3));
+    w.a_off = (uint32_t)(i_ci + p->c * (i_kw + p->w * i_kh));
+    w.a_d[0] = (uint32_t)(p->c * (p->w - 3));
     w.a_d[1] = 0;
   }
   static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
@@ -381,13 +381,13 @@ struct Op_stride1x1_pad1x1_b1 {
     g[0] = m;
     return (p->c * (i_w - 1 + p->w * (i_h + p->h * i_n - 1)));
   }
-  static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
+  static __device__ __forceinline__ int a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
                                                   [[maybe_unused]] uint32_t (&g)[2]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
     g[0] = 1u << (int)(3 * i_kh + i_kw);
-    return w.a_off;  // ci+C*kw+C*W*kh
+    return (int)w.a_off;  // ci+C*kw+C*W*kh (32 bits: the dispatcher checks (3*C+2*C*W-1) * sizeof(T))
   }
   static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const uint32_t (&gm)[1],
                                                 [[maybe_unused]] const uint32_t (&gk)[2]) {
@@ -570,8 +570,8 @@ struct Op_stride1x1_pad1x1 {
   //     tile, and their K parts
   struct KWalk {
     int k[3];
-    int64_t a_off;
-    int64_t a_d[2];  // a_off's step when axis j takes a carry
+    uint32_t a_off;
+    uint32_t a_d[2];  // a_off's step when axis j takes a carry
   };
   static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {
     int64_t t_ki = ki;
@@ -583,8 +583,8 @@ struct Op_stride1x1_pad1x1 {
     w.k[0] = (int)i_kh;
     w.k[1] = (int)i_kw;
     w.k[2] = (int)i_ci;
-    w.a_off = (i_ci + p->c * (i_kw + p->w * i_kh));
-    w.a_d[0] = (p->c * (p->w - 3));
+    w.a_off = (uint32_t)(i_ci + p->c * (i_kw + p->w * i_kh));
+    w.a_d[0] = (uint32_t)(p->c * (p->w - 3));
     w.a_d[1] = 0;
   }
   static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
@@ -626,13 +626,13 @@ struct Op_stride1x1_pad1x1 {
     g[0] = m;
     return (p->c * (i_w - 1 + p->w * (i_h + p->h * i_n - 1)));
   }
-  static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
+  static __device__ __forceinline__ int a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
                                                   [[maybe_unused]] uint32_t (&g)[2]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
     g[0] = 1u << (int)(3 * i_kh + i_kw);
-    return w.a_off;  // ci+C*kw+C*W*kh
+    return (int)w.a_off;  // ci+C*kw+C*W*kh (32 bits: the dispatcher checks (3*C+2*C*W-1) * sizeof(T))
   }
   static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const uint32_t (&gm)[1],
                                                 [[maybe_unused]] const uint32_t (&gk)[2]) {
@@ -815,8 +815,8 @@ struct Op_stride2x2_pad1x1_b0 {
   //     tile, and their K parts
   struct KWalk {
     int k[3];
-    int64_t a_off;
-    int64_t a_d[2];  // a_off's step when axis j takes a carry
+    uint32_t a_off;
+    uint32_t a_d[2];  // a_off's step when axis j takes a carry
   };
   static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {
     int64_t t_ki = ki;
@@ -828,8 +828,8 @@ struct Op_stride2x2_pad1x1_b0 {
     w.k[0] = (int)i_kh;
     w.k[1] = (int)i_kw;
     w.k[2] = (int)i_ci;
-    w.a_off = (i_ci + p->c * (i_kw + p->w * i_kh));
-    w.a_d[0] = (p->c * (p->w - 3));
+    w.a_off = (uint32_t)(i_ci + p->c * (i_kw + p->w * i_kh));
+    w.a_d[0] = (uint32_t)(p->c * (p->w - 3));
     w.a_d[1] = 0;
   }
   static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
@@ -871,13 +871,13 @@ struct Op_stride2x2_pad1x1_b0 {
     g[0] = m;
     return (p->c * (2 * i_w - 1 + p->w * (2 * i_h + p->h * i_n - 1)));
   }
-  static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
+  static __device__ __forceinline__ int a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
                                                   [[maybe_unused]] uint32_t (&g)[2]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
     g[0] = 1u << (int)(3 * i_kh + i_kw);
-    return w.a_off;  // ci+C*kw+C*W*kh
+    return (int)w.a_off;  // ci+C*kw+C*W*kh (32 bits: the dispatcher checks (3*C+2*C*W-1) * sizeof(T))
   }
   static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const uint32_t (&gm)[1],
                                                 [[maybe_unused]] const uint32_t (&gk)[2]) {
@@ -1060,8 +1060,8 @@ struct Op_stride2x2_pad1x1_b1 {
   //     tile, and their K parts
   struct KWalk {
     int k[3];
-    int64_t a_off;
-    int64_t a_d[2];  // a_off's step when axis j takes a carry
+    uint32_t a_off;
+    uint32_t a_d[2];  // a_off's step when axis j takes a carry
   };
   static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {
     int64_t t_ki = ki;
@@ -1073,8 +1073,8 @@ struct Op_stride2x2_pad1x1_b1 {
     w.k[0] = (int)i_kh;
     w.k[1] = (int)i_kw;
     w.k[2] = (int)i_ci;
-    w.a_off = (i_ci + p->c * (i_kw + p->w * i_kh));
-    w.a_d[0] = (p->c * (p->w - 3));
+    w.a_off = (uint32_t)(i_ci + p->c * (i_kw + p->w * i_kh));
+    w.a_d[0] = (uint32_t)(p->c * (p->w - 3));
     w.a_d[1] = 0;
   }
   static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
@@ -1116,13 +1116,13 @@ struct Op_stride2x2_pad1x1_b1 {
     g[0] = m;
     return (p->c * (2 * i_w - 1 + p->w * (2 * i_h + p->h * i_n - 1)));
   }
-  static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
+  static __device__ __forceinline__ int a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
                                                   [[maybe_unused]] uint32_t (&g)[2]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
     g[0] = 1u << (int)(3 * i_kh + i_kw);
-    return w.a_off;  // ci+C*kw+C*W*kh
+    return (int)w.a_off;  // ci+C*kw+C*W*kh (32 bits: the dispatcher checks (3*C+2*C*W-1) * sizeof(T))
   }
   static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const uint32_t (&gm)[1],
                                                 [[maybe_unused]] const uint32_t (&gk)[2]) {
@@ -1305,8 +1305,8 @@ struct Op_stride2x2_pad1x1 {
   //     tile, and their K parts
   struct KWalk {
     int k[3];
-    int64_t a_off;
-    int64_t a_d[2];  // a_off's step when axis j takes a carry
+    uint32_t a_off;
+    uint32_t a_d[2];  // a_off's step when axis j takes a carry
   };
   static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {
     int64_t t_ki = ki;
@@ -1318,8 +1318,8 @@ struct Op_stride2x2_pad1x1 {
     w.k[0] = (int)i_kh;
     w.k[1] = (int)i_kw;
     w.k[2] = (int)i_ci;
-    w.a_off = (i_ci + p->c * (i_kw + p->w * i_kh));
-    w.a_d[0] = (p->c * (p->w - 3));
+    w.a_off = (uint32_t)(i_ci + p->c * (i_kw + p->w * i_kh));
+    w.a_d[0] = (uint32_t)(p->c * (p->w - 3));
     w.a_d[1] = 0;
   }
   static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
@@ -1361,13 +1361,13 @@ struct Op_stride2x2_pad1x1 {
     g[0] = m;
     return (p->c * (2 * i_w - 1 + p->w * (2 * i_h + p->h * i_n - 1)));
   }
-  static __device__ __forceinline__ int64_t a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
+  static __device__ __forceinline__ int a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
                                                   [[maybe_unused]] uint32_t (&g)[2]) {
     [[maybe_unused]] const int64_t i_kh = w.k[0];
     [[maybe_unused]] const int64_t i_kw = w.k[1];
     [[maybe_unused]] const int64_t i_ci = w.k[2];
     g[0] = 1u << (int)(3 * i_kh + i_kw);
-    return w.a_off;  // ci+C*kw+C*W*kh
+    return (int)w.a_off;  // ci+C*kw+C*W*kh (32 bits: the dispatcher checks (3*C+2*C*W-1) * sizeof(T))
   }
   static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const uint32_t (&gm)[1],
                                                 [[maybe_unused]] const uint32_t (&gk)[2]) {
