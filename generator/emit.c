@@ -1433,32 +1433,80 @@ static void lane_fns(opgen *g, const gpu_kernel *k) {
     sb_puts(s, "  static constexpr bool LANE_MASK = false;  // the masks are tested at each element's indices\n");
     return;
   }
-  sb_puts(s, "  // the masks per lane: each guard minus its bounds at the lane's first element (clamped to 32 bits),\n"
-             "  // then per element that value plus the element's offset (dm, dn): one compare, no index arithmetic\n"
-             "  static constexpr bool LANE_MASK = true;\n  struct LaneMask {\n");
+  const bool rows = k->lane_rows;
+  if (rows)
+    sb_puts(s, "  // the masks per lane: each guard minus its bounds at each of the lane's rows mi + ATT_LANE_ROW * h\n"
+               "  // (the rows flatten the query axes) and its first key (clamped to 32 bits), then per element that\n"
+               "  // value plus the element's key offset dn: one compare, no index arithmetic\n"
+               "  static constexpr bool LANE_MASK = true;\n  struct LaneMask {\n");
+  else
+    sb_puts(s, "  // the masks per lane: each guard minus its bounds at the lane's first element (clamped to 32 bits),\n"
+               "  // then per element that value plus the element's offset (dm, dn): one compare, no index arithmetic\n"
+               "  static constexpr bool LANE_MASK = true;\n  struct LaneMask {\n");
+  const char *nr = rows ? "[dlc::ATT_LANE_ROWS]" : "";
   for (int i = 0; i < k->nmasks; i++)
-    sb_printf(s, "    int g%d%s;  // %s\n", i, k->masks[i].guard->hi ? arena_printf(A, ", h%d", i) : "",
+    sb_printf(s, "    int g%d%s%s;  // %s\n", i, nr, k->masks[i].guard->hi ? arena_printf(A, ", h%d%s", i, nr) : "",
               cmt(A, r->lets[k->masks[i].let].name));
   sb_puts(s, "  };\n");
   sb_puts(s, "  static __device__ __forceinline__ void lane_mask([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,\n"
              "                                                  [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi,\n"
              "                                                  [[maybe_unused]] LaneMask &lm) {\n");
+  const char *in = rows ? "      " : "    ", *ix = rows ? "[h]" : "";
   if (k->nmasks) {
-    decompose(g, "mi", k->v.m_axes, k->v.nm, "    ");
+    if (!rows) decompose(g, "mi", k->v.m_axes, k->v.nm, "    ");
     decompose(g, "ni", k->v.n_axes, k->v.nn, "    ");
     decompose(g, "bi", k->v.b_axes, k->v.nb, "    ");
+    if (rows) sb_puts(s, "#pragma unroll\n    for (int h = 0; h < dlc::ATT_LANE_ROWS; ++h) {\n"
+                         "      const int64_t mh = mi + dlc::ATT_LANE_ROW * h;\n");
+    if (rows) decompose(g, "mh", k->v.m_axes, k->v.nm, in);
   }
   for (int i = 0; i < k->nmasks; i++) {
     const ib_guard *gd = k->masks[i].guard;
-    sb_printf(s, "    lm.g%d = dlc::clamp_lane(%s);\n", i, sxc(A, sx_sub(A, gd->e, gd->lo), false));
-    if (gd->hi) sb_printf(s, "    lm.h%d = dlc::clamp_lane(%s);\n", i, sxc(A, sx_sub(A, gd->e, gd->hi), false));
+    sb_printf(s, "%slm.g%d%s = dlc::clamp_lane(%s);\n", in, i, ix, sxc(A, sx_sub(A, gd->e, gd->lo), false));
+    if (gd->hi) sb_printf(s, "%slm.h%d%s = dlc::clamp_lane(%s);\n", in, i, ix, sxc(A, sx_sub(A, gd->e, gd->hi), false));
   }
+  if (k->nmasks && rows) sb_puts(s, "    }\n");
   sb_puts(s, "  }\n");
+  if (rows) {
+    /* the rows' values at key 0 once a CTA, then + cn * n a tile: the row
+     * decompositions (64-bit divisions) leave the key loops */
+    sb_puts(s, "  // the same, the rows' part once a CTA: each mask's guard minus its bounds at the lane's rows and key 0\n"
+               "  struct LaneRows {\n");
+    for (int i = 0; i < k->nmasks; i++)
+      sb_printf(s, "    int64_t g%d%s%s;  // %s\n", i, nr, k->masks[i].guard->hi ? arena_printf(A, ", h%d%s", i, nr) : "",
+                cmt(A, r->lets[k->masks[i].let].name));
+    sb_puts(s, "  };\n"
+               "  static __device__ __forceinline__ void lane_rows([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,\n"
+               "                                                  [[maybe_unused]] int64_t bi, [[maybe_unused]] LaneRows &lr) {\n");
+    sb_printf(s, "    [[maybe_unused]] const int64_t i_%s = 0;\n", cid(A, r->it[k->v.n_axes[0]].name));
+    decompose(g, "bi", k->v.b_axes, k->v.nb, "    ");
+    sb_puts(s, "#pragma unroll\n    for (int h = 0; h < dlc::ATT_LANE_ROWS; ++h) {\n"
+               "      const int64_t mh = mi + dlc::ATT_LANE_ROW * h;\n");
+    decompose(g, "mh", k->v.m_axes, k->v.nm, "      ");
+    for (int i = 0; i < k->nmasks; i++) {
+      const ib_guard *gd = k->masks[i].guard;
+      sb_printf(s, "      lr.g%d[h] = %s;\n", i, sxc(A, sx_sub(A, gd->e, gd->lo), false));
+      if (gd->hi) sb_printf(s, "      lr.h%d[h] = %s;\n", i, sxc(A, sx_sub(A, gd->e, gd->hi), false));
+    }
+    sb_puts(s, "    }\n  }\n"
+               "  static __device__ __forceinline__ void lane_mask_at([[maybe_unused]] const Params *p, const LaneRows &lr,\n"
+               "                                                     [[maybe_unused]] int64_t ni, LaneMask &lm) {\n"
+               "#pragma unroll\n    for (int h = 0; h < dlc::ATT_LANE_ROWS; ++h) {\n");
+    for (int i = 0; i < k->nmasks; i++) {
+      long long cn = (long long)k->masks[i].cn;
+      const char *add = cn == 0 ? "" : cn == 1 ? " + ni" : cn == -1 ? " - ni" : arena_printf(A, " %c %lld * ni", cn < 0 ? '-' : '+', cn < 0 ? -cn : cn);
+      sb_printf(s, "      lm.g%d[h] = dlc::clamp_lane(lr.g%d[h]%s);\n", i, i, add);
+      if (k->masks[i].guard->hi) sb_printf(s, "      lm.h%d[h] = dlc::clamp_lane(lr.h%d[h]%s);\n", i, i, add);
+    }
+    sb_puts(s, "    }\n  }\n");
+  }
   epigen eg = {g, {{0}}, 0, false, "s", 0, {0}, {0}, false, 0, {0}, {0}, NULL};
   for (int i = 0; i < k->nmasks; i++) {
     const gpu_mask *mk = &k->masks[i];
-    const char *t = arena_printf(A, "(0 <= %s", lane_sum(A, arena_printf(A, "g%d", i), mk->cm, mk->cn));
-    if (mk->guard->hi) t = arena_printf(A, "%s && %s < 0", t, lane_sum(A, arena_printf(A, "h%d", i), mk->cm, mk->cn));
+    const char *hx = rows ? "[dm / dlc::ATT_LANE_ROW]" : "";
+    const int64_t cm = rows ? 0 : mk->cm;
+    const char *t = arena_printf(A, "(0 <= %s", lane_sum(A, arena_printf(A, "g%d%s", i, hx), cm, mk->cn));
+    if (mk->guard->hi) t = arena_printf(A, "%s && %s < 0", t, lane_sum(A, arena_printf(A, "h%d%s", i, hx), cm, mk->cn));
     eg.lane_gd[eg.nlane] = mk->guard, eg.lane_test[eg.nlane++] = arena_printf(A, "%s)", t);
   }
   sb_puts(s, "  // the score lets at the lane's element (mi + dm, ni + dn), its masks from lane_mask's values\n"
