@@ -894,13 +894,15 @@ static const char *lw_name(const epigen *eg, int let) {
   return let == r->acc_let ? eg->acc : arena_printf(eg->g->A, "v_%s", cid(eg->g->A, r->lets[let].name));
 }
 
-/* A temporary `const float <name> = <x>;`, written once. */
+/* A temporary `const float <name> = <x>;`, written once (past 32 of them,
+ * x itself, in parentheses). */
 static const char *lw_tmp(epigen *eg, const char *name, const char *x) {
   lowering *lw = eg->lw;
   for (int i = 0; i < lw->ntmp; i++)
     if (!strcmp(lw->tmp[i], name)) return name;
+  if (lw->ntmp == 32) return arena_printf(eg->g->A, "(%s)", x);
   sb_printf(eg->g->s, "      const float %s = %s;\n", name, x);
-  if (lw->ntmp < 32) lw->tmp[lw->ntmp++] = name;
+  lw->tmp[lw->ntmp++] = name;
   return name;
 }
 
@@ -996,7 +998,7 @@ static const char *lw_gate(epigen *eg, int let) {
   } else {
     sb_printf(&hx, "%s * %s", lw_name(eg, t.base), flit(A, s, DT_FP32));
   }
-  lw_tmp(eg, h, sb_str(&hx));
+  h = lw_tmp(eg, h, sb_str(&hx));
   sb_free(&hx);
   double q[LW_DEG + 1], f = 1;
   for (int i = 0; i <= t.deg; i++, f /= s) q[i] = t.c[i] * f;
