@@ -577,6 +577,7 @@ typedef struct epigen {
   int nlane;         /* guards spelled by a lane mask's test instead (score_lane) */
   const ib_guard *lane_gd[GPUIR_MAX_MASKS];
   const char *lane_test[GPUIR_MAX_MASKS];
+  struct lowering *lw; /* the post-reduce lets' lowering (approx math), or NULL */
 } epigen;
 
 /* The approximate spelling of an op (docs/manifest.md, "math"): the PTX
@@ -626,6 +627,7 @@ static bool bool_const(const rexpr *e, bool v) {
 }
 
 static void expr_c(epigen *eg, strbuf *s, const rexpr *e);
+static bool lw_let(epigen *eg, strbuf *s, int let);
 
 /* guards_c, with the guards of lane masks spelled as their lane tests */
 static void eguards_c(epigen *eg, strbuf *s, const ib_guard *gd, int ng) {
@@ -690,6 +692,7 @@ static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
     else sb_puts(s, flit(g->A, e->cval, e->dt));
     return;
   case RX_LET:
+    if (lw_let(eg, s, e->let)) return;
     for (int i = 0; i < eg->nsub; i++)
       if (eg->sub_let[i] == e->let) {
         sb_puts(s, eg->sub_expr[i]);
@@ -771,22 +774,291 @@ static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
   }
 }
 
-/* The post-reduce lets at output j, one `const float v_<let>` each, and
+/* ---- lowered lets (approx math) ---------------------------------------------------- */
+
+/* In the "approx" math, post_lets_c lowers the chain of post-reduce lets
+ * before spelling it, as far as their algebra allows (docs/codegen.md,
+ * "Lowered lets"):
+ *  - a let of + - * and constants over one other let x (or over none) is a
+ *    polynomial in x (degree <= LW_DEG): its constants fold in double, and
+ *    it is evaluated in Horner form with fmaf, an odd one as x * q(x^2) and
+ *    an even one as q(x^2);
+ *  - k + exp2(P) keeps P a polynomial; the logistic 1 / (1 + exp2(P)) is
+ *    0.5 + 0.5 tanh(Q), Q = -P ln2 / 2: one tanh.approx where ex2, an add
+ *    and rcp took three; a + b tanh(Q) keeps its form under + - * by
+ *    constants (2 (0.5 + 0.5 tanh(Q)) - 1 is tanh(Q));
+ *  - x (a + b tanh(Q)), Q a polynomial in x and |a| = |b|, is
+ *    fmaf(+-h, t, h), h = a x, with Q rewritten over h; when x = u + v,
+ *    h = fmaf(u, a, a * v), v the Read if there is one (a bias: a * v is
+ *    the same on every row of a thread's columns).
+ * A lowered let is written (as v_<let>) only where a let spelled as before,
+ * or the output, reads it.  The "ieee" math keeps tiny.def's chain. */
+#define LW_DEG 7
+#define LW_LN2 0.693147180559945309417
+enum { LW_PLAIN, LW_POLY, LW_EXP2, LW_TANH };
+typedef struct lw_sym {
+  int kind;
+  int base;               /* the let x the polynomial is over; -1: a constant */
+  int deg;
+  double c[LW_DEG + 1];   /* POLY: sum c[i] x^i; EXP2: k + exp2(that); TANH: a + b tanh(that) */
+  double k, a, b;
+  bool done;              /* written as v_<let> */
+} lw_sym;
+typedef struct lowering {
+  lw_sym *sym;            /* per let of the region */
+  int ntmp;
+  const char *tmp[32];    /* temporaries written (w_<x>_sq) */
+} lowering;
+
+static void lw_norm(lw_sym *p) {
+  while (p->deg > 0 && p->c[p->deg] == 0) p->deg--;
+  if (p->deg == 0) p->base = -1;
+}
+
+/* An operand (past views): a constant, a lowered let, or a let spelled as
+ * before, the polynomial x of itself. */
+static bool lw_operand(const epigen *eg, const rexpr *e, lw_sym *o) {
+  while (e->k == RX_BCAST || e->k == RX_TRANSPOSE) e = e->a;
+  memset(o, 0, sizeof *o);
+  if (e->dt != DT_FP32) return false;
+  if (e->k == RX_CONST && !e->crsqrt && !e->crecip && isfinite(e->cval)) {
+    o->kind = LW_POLY, o->base = -1, o->c[0] = e->cval;
+    return true;
+  }
+  if (e->k != RX_LET) return false;
+  if (eg->lw->sym[e->let].kind != LW_PLAIN) {
+    *o = eg->lw->sym[e->let];
+    o->done = false;
+    return true;
+  }
+  o->kind = LW_POLY, o->base = e->let, o->deg = 1, o->c[1] = 1;
+  return true;
+}
+
+static bool lw_is_const(const lw_sym *p) { return p->kind == LW_POLY && p->base < 0; }
+
+static void lw_scale(lw_sym *p, double f) {
+  for (int i = 0; i <= p->deg; i++) p->c[i] *= f;
+  lw_norm(p);
+}
+
+/* The lowered form of a let's expression; kind LW_PLAIN: none. */
+static lw_sym lw_of(const epigen *eg, const rexpr *e) {
+  lw_sym r, x, y;
+  memset(&r, 0, sizeof r);
+  while (e->k == RX_BCAST || e->k == RX_TRANSPOSE) e = e->a;
+  if (e->dt != DT_FP32) return r;
+  if (e->k == RX_LET || e->k == RX_CONST) return lw_operand(eg, e, &x) ? x : r;
+  if (e->k == RX_UNARY && lw_operand(eg, e->a, &x)) {
+    if (e->op == TINY_NEG && x.kind == LW_POLY) lw_scale(&x, -1), r = x;
+    else if (e->op == TINY_NEG && x.kind == LW_TANH) x.a = -x.a, x.b = -x.b, r = x;
+    else if (e->op == TINY_EXP2 && x.kind == LW_POLY && x.base >= 0) r = x, r.kind = LW_EXP2, r.k = 0;
+    else if (e->op == TINY_RECIP && x.kind == LW_EXP2 && x.k == 1)
+      r = x, r.kind = LW_TANH, r.a = r.b = 0.5, lw_scale(&r, -0.5 * LW_LN2);
+    return r;
+  }
+  if (e->k != RX_BINARY || !lw_operand(eg, e->a, &x) || !lw_operand(eg, e->b, &y)) return r;
+  if (e->op == TINY_SUB) {
+    if (y.kind == LW_POLY) lw_scale(&y, -1);
+    else if (y.kind == LW_TANH) y.a = -y.a, y.b = -y.b;
+    else return r;
+  }
+  if (e->op != TINY_FDIV && lw_is_const(&x) && y.kind != LW_POLY) { /* the constant second */
+    lw_sym t = x;
+    x = y, y = t;
+  }
+  switch (e->op) {
+  case TINY_ADD:
+  case TINY_SUB:
+    if (x.kind == LW_POLY && y.kind == LW_POLY && (x.base < 0 || y.base < 0 || x.base == y.base)) {
+      r = x.deg >= y.deg ? x : y;
+      for (int i = 0; i <= LW_DEG; i++) r.c[i] = x.c[i] + y.c[i];
+      lw_norm(&r);
+    } else if (lw_is_const(&y) && x.kind == LW_TANH) {
+      r = x, r.a += y.c[0];
+    } else if (lw_is_const(&y) && x.kind == LW_EXP2) {
+      r = x, r.k += y.c[0];
+    }
+    return r;
+  case TINY_MUL:
+    if (x.kind == LW_POLY && y.kind == LW_POLY && (x.base < 0 || y.base < 0 || x.base == y.base) &&
+        x.deg + y.deg <= LW_DEG) {
+      r = x, r.base = x.base >= 0 ? x.base : y.base, r.deg = x.deg + y.deg;
+      memset(r.c, 0, sizeof r.c);
+      for (int i = 0; i <= x.deg; i++)
+        for (int j = 0; j <= y.deg; j++) r.c[i + j] += x.c[i] * y.c[j];
+      lw_norm(&r);
+    } else if (lw_is_const(&y) && x.kind == LW_TANH) {
+      r = x, r.a *= y.c[0], r.b *= y.c[0];
+    }
+    return r;
+  case TINY_FDIV: /* c / (1 + exp2(P)) */
+    if (lw_is_const(&x) && y.kind == LW_EXP2 && y.k == 1) {
+      r = y, r.kind = LW_TANH, r.a = r.b = 0.5 * x.c[0], lw_scale(&r, -0.5 * LW_LN2);
+    }
+    return r;
+  default:
+    return r;
+  }
+}
+
+/* How the let x a polynomial is over is spelled, and its identifier. */
+static const char *lw_name(const epigen *eg, int let) {
+  const region *r = eg->g->r;
+  return let == r->acc_let ? eg->acc : arena_printf(eg->g->A, "v_%s", cid(eg->g->A, r->lets[let].name));
+}
+
+/* A temporary `const float <name> = <x>;`, written once (past 32 of them,
+ * x itself, in parentheses). */
+static const char *lw_tmp(epigen *eg, const char *name, const char *x) {
+  lowering *lw = eg->lw;
+  for (int i = 0; i < lw->ntmp; i++)
+    if (!strcmp(lw->tmp[i], name)) return name;
+  if (lw->ntmp == 32) return arena_printf(eg->g->A, "(%s)", x);
+  sb_printf(eg->g->s, "      const float %s = %s;\n", name, x);
+  lw->tmp[lw->ntmp++] = name;
+  return name;
+}
+
+/* sum b[i] y^i, i <= m, in Horner form */
+static const char *lw_horner(arena *A, const char *y, const double *b, int m) {
+  if (m == 0) return flit(A, b[0], DT_FP32);
+  const char *r;
+  if (b[m] == 1) r = b[m - 1] == 0 ? y : arena_printf(A, "(%s + %s)", y, flit(A, b[m - 1], DT_FP32));
+  else if (b[m] == -1 && b[m - 1] == 0) r = arena_printf(A, "(-%s)", y);
+  else if (b[m - 1] == 0) r = arena_printf(A, "(%s * %s)", y, flit(A, b[m], DT_FP32));
+  else r = arena_printf(A, "fmaf(%s, %s, %s)", y, flit(A, b[m], DT_FP32), flit(A, b[m - 1], DT_FP32));
+  for (int i = m - 2; i >= 0; i--)
+    r = b[i] == 0 ? arena_printf(A, "(%s * %s)", y, r) : arena_printf(A, "fmaf(%s, %s, %s)", y, r, flit(A, b[i], DT_FP32));
+  return r;
+}
+
+/* The polynomial c[0..deg] over x (spelled x, identifier xid). */
+static const char *lw_poly(epigen *eg, const double *c, int deg, const char *x, const char *xid) {
+  arena *A = eg->g->A;
+  bool odd = true, even = true;
+  for (int i = 0; i <= deg; i++)
+    if (c[i] != 0) *(i % 2 ? &even : &odd) = false;
+  if (deg >= 2 && (odd || even)) {
+    const char *sq = lw_tmp(eg, arena_printf(A, "w_%s_sq", xid), arena_printf(A, "%s * %s", x, x));
+    double q[LW_DEG + 1];
+    int m = 0;
+    for (int i = odd ? 1 : 0; i <= deg; i += 2) q[m++] = c[i];
+    const char *h = lw_horner(A, sq, q, m - 1);
+    return odd ? arena_printf(A, "(%s * %s)", x, h) : h;
+  }
+  return lw_horner(A, x, c, deg);
+}
+
+static const char *lw_expr(epigen *eg, const lw_sym *l) {
+  arena *A = eg->g->A;
+  const region *r = eg->g->r;
+  const char *x = l->base >= 0 ? lw_name(eg, l->base) : "",
+             *xid = l->base >= 0 ? cid(A, l->base == r->acc_let ? "acc" : r->lets[l->base].name) : "";
+  const char *p = l->base >= 0 ? lw_poly(eg, l->c, l->deg, x, xid) : flit(A, l->c[0], DT_FP32);
+  if (l->kind == LW_POLY) return p;
+  if (l->kind == LW_EXP2)
+    return l->k == 0 ? arena_printf(A, "dlc::ex2(%s)", p) : arena_printf(A, "(%s + dlc::ex2(%s))", flit(A, l->k, DT_FP32), p);
+  const char *t = arena_printf(A, "dlc::tanh_approx(%s)", p);
+  if (l->a == 0) return l->b == 1 ? t : arena_printf(A, "(%s * %s)", t, flit(A, l->b, DT_FP32));
+  return arena_printf(A, "fmaf(%s, %s, %s)", t, flit(A, l->b, DT_FP32), flit(A, l->a, DT_FP32));
+}
+
+/* expr_c's RX_LET under a lowering: a lowered let, written on first use. */
+static bool lw_let(epigen *eg, strbuf *s, int let) {
+  if (!eg->lw || eg->lw->sym[let].kind == LW_PLAIN) return false;
+  lw_sym *l = &eg->lw->sym[let];
+  const char *nm = arena_printf(eg->g->A, "v_%s", cid(eg->g->A, eg->g->r->lets[let].name));
+  if (!l->done) {
+    const char *x = lw_expr(eg, l);
+    sb_printf(eg->g->s, "      const float %s = %s;\n", nm, x);
+    l->done = true;
+  }
+  sb_puts(s, nm);
+  return true;
+}
+
+/* A let x * (a + b tanh(Q)), Q over x and |a| = |b|, as fmaf(+-h, t, h):
+ * h = a x written first; NULL when the let is not one. */
+static const char *lw_gate(epigen *eg, int let) {
+  const region *r = eg->g->r;
+  arena *A = eg->g->A;
+  const rexpr *e = r->lets[let].e;
+  while (e->k == RX_BCAST || e->k == RX_TRANSPOSE) e = e->a;
+  lw_sym x, t;
+  if (e->k != RX_BINARY || e->op != TINY_MUL || e->dt != DT_FP32 || !lw_operand(eg, e->a, &x) ||
+      !lw_operand(eg, e->b, &t))
+    return NULL;
+  if (x.kind == LW_TANH) {
+    lw_sym s = x;
+    x = t, t = s;
+  }
+  if (t.kind != LW_TANH || t.base < 0 || x.kind != LW_POLY || x.base != t.base || x.deg != 1 || x.c[0] != 0 ||
+      t.a == 0 || fabs(t.a) != fabs(t.b))
+    return NULL;
+  const double s = x.c[1] * t.a; /* h = s x */
+  const char *hid = arena_printf(A, "%s_h", cid(A, r->lets[let].name)), *h = arena_printf(A, "w_%s", hid);
+  const rexpr *xe = t.base == r->acc_let ? NULL : r->lets[t.base].e;
+  while (xe && (xe->k == RX_BCAST || xe->k == RX_TRANSPOSE)) xe = xe->a;
+  strbuf hx = {0};
+  if (xe && xe->k == RX_BINARY && xe->op == TINY_ADD && xe->a->dt == DT_FP32 && xe->b->dt == DT_FP32) {
+    const rexpr *u = xe->a, *v = xe->b;
+    if (u->k == RX_READ && v->k != RX_READ) u = xe->b, v = xe->a;
+    sb_puts(&hx, "fmaf(");
+    expr_c(eg, &hx, u);
+    sb_printf(&hx, ", %s, %s * ", flit(A, s, DT_FP32), flit(A, s, DT_FP32));
+    expr_c(eg, &hx, v);
+    sb_puts(&hx, ")");
+  } else {
+    sb_printf(&hx, "%s * %s", lw_name(eg, t.base), flit(A, s, DT_FP32));
+  }
+  h = lw_tmp(eg, h, sb_str(&hx));
+  sb_free(&hx);
+  double q[LW_DEG + 1], f = 1;
+  for (int i = 0; i <= t.deg; i++, f /= s) q[i] = t.c[i] * f;
+  const char *tq = arena_printf(A, "dlc::tanh_approx(%s)", lw_poly(eg, q, t.deg, h, hid));
+  return arena_printf(A, "fmaf(%s%s, %s, %s)", t.b == t.a ? "" : "-", h, tq, h);
+}
+
+/* The post-reduce lets at output j, one `const float v_<let>` each (in the
+ * "approx" math, lowered first: the lowered ones only where read), and
  * out[j], the yielded value. */
 static void post_lets_c(epigen *eg) {
   opgen *g = eg->g;
   const region *r = g->r;
+  lowering lw = {0};
+  bool *base = NULL; /* a let a lowered one is over: maybe read only through it */
+  if (!g->ieee) {
+    lw.sym = ARENA_ARRAY(g->A, lw_sym, r->nlets), base = ARENA_ARRAY(g->A, bool, r->nlets), eg->lw = &lw;
+    for (int l = 0; l < r->nlets; l++)
+      if (r->lets[l].post_reduce) {
+        lw.sym[l] = lw_of(eg, r->lets[l].e);
+        if (lw.sym[l].base >= 0) base[lw.sym[l].base] = true;
+      }
+  }
   for (int l = 0; l < r->nlets; l++) {
     if (!r->lets[l].post_reduce) continue;
     const rexpr *e = r->lets[l].e;
+    if (eg->lw) {
+      if (lw.sym[l].kind != LW_PLAIN) continue;
+      const char *gx = lw_gate(eg, l);
+      if (gx) {
+        sb_printf(g->s, "      const float v_%s = %s;\n", cid(g->A, r->lets[l].name), gx);
+        continue;
+      }
+    }
     strbuf x = {0};
     expr_c(eg, &x, e);
-    sb_printf(g->s, "      const %s v_%s = %s;\n", e->dt == DT_BOOL ? "bool" : "float", cid(g->A, r->lets[l].name),
-              sb_str(&x));
+    sb_printf(g->s, "      %sconst %s v_%s = %s;\n", base && base[l] ? "[[maybe_unused]] " : "", e->dt == DT_BOOL ? "bool" : "float",
+              cid(g->A, r->lets[l].name), sb_str(&x));
     sb_free(&x);
   }
-  sb_printf(g->s, "      out[j] = %s;\n",
-            g->v->out_let == r->acc_let ? "acc[j]" : arena_printf(g->A, "v_%s", cid(g->A, r->lets[g->v->out_let].name)));
+  strbuf o = {0};
+  if (g->v->out_let == r->acc_let) sb_puts(&o, "acc[j]");
+  else if (!lw_let(eg, &o, g->v->out_let)) sb_printf(&o, "v_%s", cid(g->A, r->lets[g->v->out_let].name));
+  sb_printf(g->s, "      out[j] = %s;\n", sb_str(&o));
+  sb_free(&o);
+  eg->lw = NULL;
 }
 
 /* The region's post-reduce lets, on the accumulator, for 4 consecutive N
@@ -795,7 +1067,7 @@ static void epilogue_fn(opgen *g, const char *rows_note) {
   const gpu_view *v = g->v;
   const region *r = g->r;
   strbuf *s = g->s;
-  epigen eg = {g, {{0}}, 0, false, "acc[j]", 0, {0}, {0}, false, 0, {0}, {0}};
+  epigen eg = {g, {{0}}, 0, false, "acc[j]", 0, {0}, {0}, false, 0, {0}, {0}, NULL};
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) collect_vreads(&eg, r->lets[l].e);
   const region_memref *om = &r->out[v->out];
@@ -876,7 +1148,7 @@ static void epilogue_full_fn(opgen *g, int ev, const char *tile_n) {
   const gpu_view *v = g->v;
   const region *r = g->r;
   strbuf *s = g->s;
-  epigen eg = {g, {{0}}, 0, true, "acc[j]", 0, {0}, {0}, false, 0, {0}, {0}};
+  epigen eg = {g, {{0}}, 0, true, "acc[j]", 0, {0}, {0}, false, 0, {0}, {0}, NULL};
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) collect_vreads(&eg, r->lets[l].e);
   const region_memref *om = &r->out[v->out];
@@ -1177,32 +1449,80 @@ static void lane_fns(opgen *g, const gpu_kernel *k) {
     sb_puts(s, "  static constexpr bool LANE_MASK = false;  // the masks are tested at each element's indices\n");
     return;
   }
-  sb_puts(s, "  // the masks per lane: each guard minus its bounds at the lane's first element (clamped to 32 bits),\n"
-             "  // then per element that value plus the element's offset (dm, dn): one compare, no index arithmetic\n"
-             "  static constexpr bool LANE_MASK = true;\n  struct LaneMask {\n");
+  const bool rows = k->lane_rows;
+  if (rows)
+    sb_puts(s, "  // the masks per lane: each guard minus its bounds at each of the lane's rows mi + ATT_LANE_ROW * h\n"
+               "  // (the rows flatten the query axes) and its first key (clamped to 32 bits), then per element that\n"
+               "  // value plus the element's key offset dn: one compare, no index arithmetic\n"
+               "  static constexpr bool LANE_MASK = true;\n  struct LaneMask {\n");
+  else
+    sb_puts(s, "  // the masks per lane: each guard minus its bounds at the lane's first element (clamped to 32 bits),\n"
+               "  // then per element that value plus the element's offset (dm, dn): one compare, no index arithmetic\n"
+               "  static constexpr bool LANE_MASK = true;\n  struct LaneMask {\n");
+  const char *nr = rows ? "[dlc::ATT_LANE_ROWS]" : "";
   for (int i = 0; i < k->nmasks; i++)
-    sb_printf(s, "    int g%d%s;  // %s\n", i, k->masks[i].guard->hi ? arena_printf(A, ", h%d", i) : "",
+    sb_printf(s, "    int g%d%s%s;  // %s\n", i, nr, k->masks[i].guard->hi ? arena_printf(A, ", h%d%s", i, nr) : "",
               cmt(A, r->lets[k->masks[i].let].name));
   sb_puts(s, "  };\n");
   sb_puts(s, "  static __device__ __forceinline__ void lane_mask([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,\n"
              "                                                  [[maybe_unused]] int64_t ni, [[maybe_unused]] int64_t bi,\n"
              "                                                  [[maybe_unused]] LaneMask &lm) {\n");
+  const char *in = rows ? "      " : "    ", *ix = rows ? "[h]" : "";
   if (k->nmasks) {
-    decompose(g, "mi", k->v.m_axes, k->v.nm, "    ");
+    if (!rows) decompose(g, "mi", k->v.m_axes, k->v.nm, "    ");
     decompose(g, "ni", k->v.n_axes, k->v.nn, "    ");
     decompose(g, "bi", k->v.b_axes, k->v.nb, "    ");
+    if (rows) sb_puts(s, "#pragma unroll\n    for (int h = 0; h < dlc::ATT_LANE_ROWS; ++h) {\n"
+                         "      const int64_t mh = mi + dlc::ATT_LANE_ROW * h;\n");
+    if (rows) decompose(g, "mh", k->v.m_axes, k->v.nm, in);
   }
   for (int i = 0; i < k->nmasks; i++) {
     const ib_guard *gd = k->masks[i].guard;
-    sb_printf(s, "    lm.g%d = dlc::clamp_lane(%s);\n", i, sxc(A, sx_sub(A, gd->e, gd->lo), false));
-    if (gd->hi) sb_printf(s, "    lm.h%d = dlc::clamp_lane(%s);\n", i, sxc(A, sx_sub(A, gd->e, gd->hi), false));
+    sb_printf(s, "%slm.g%d%s = dlc::clamp_lane(%s);\n", in, i, ix, sxc(A, sx_sub(A, gd->e, gd->lo), false));
+    if (gd->hi) sb_printf(s, "%slm.h%d%s = dlc::clamp_lane(%s);\n", in, i, ix, sxc(A, sx_sub(A, gd->e, gd->hi), false));
   }
+  if (k->nmasks && rows) sb_puts(s, "    }\n");
   sb_puts(s, "  }\n");
-  epigen eg = {g, {{0}}, 0, false, "s", 0, {0}, {0}, false, 0, {0}, {0}};
+  if (rows) {
+    /* the rows' values at key 0 once a CTA, then + cn * n a tile: the row
+     * decompositions (64-bit divisions) leave the key loops */
+    sb_puts(s, "  // the same, the rows' part once a CTA: each mask's guard minus its bounds at the lane's rows and key 0\n"
+               "  struct LaneRows {\n");
+    for (int i = 0; i < k->nmasks; i++)
+      sb_printf(s, "    int64_t g%d%s%s;  // %s\n", i, nr, k->masks[i].guard->hi ? arena_printf(A, ", h%d%s", i, nr) : "",
+                cmt(A, r->lets[k->masks[i].let].name));
+    sb_puts(s, "  };\n"
+               "  static __device__ __forceinline__ void lane_rows([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,\n"
+               "                                                  [[maybe_unused]] int64_t bi, [[maybe_unused]] LaneRows &lr) {\n");
+    sb_printf(s, "    [[maybe_unused]] const int64_t i_%s = 0;\n", cid(A, r->it[k->v.n_axes[0]].name));
+    decompose(g, "bi", k->v.b_axes, k->v.nb, "    ");
+    sb_puts(s, "#pragma unroll\n    for (int h = 0; h < dlc::ATT_LANE_ROWS; ++h) {\n"
+               "      const int64_t mh = mi + dlc::ATT_LANE_ROW * h;\n");
+    decompose(g, "mh", k->v.m_axes, k->v.nm, "      ");
+    for (int i = 0; i < k->nmasks; i++) {
+      const ib_guard *gd = k->masks[i].guard;
+      sb_printf(s, "      lr.g%d[h] = %s;\n", i, sxc(A, sx_sub(A, gd->e, gd->lo), false));
+      if (gd->hi) sb_printf(s, "      lr.h%d[h] = %s;\n", i, sxc(A, sx_sub(A, gd->e, gd->hi), false));
+    }
+    sb_puts(s, "    }\n  }\n"
+               "  static __device__ __forceinline__ void lane_mask_at([[maybe_unused]] const Params *p, const LaneRows &lr,\n"
+               "                                                     [[maybe_unused]] int64_t ni, LaneMask &lm) {\n"
+               "#pragma unroll\n    for (int h = 0; h < dlc::ATT_LANE_ROWS; ++h) {\n");
+    for (int i = 0; i < k->nmasks; i++) {
+      long long cn = (long long)k->masks[i].cn;
+      const char *add = cn == 0 ? "" : cn == 1 ? " + ni" : cn == -1 ? " - ni" : arena_printf(A, " %c %lld * ni", cn < 0 ? '-' : '+', cn < 0 ? -cn : cn);
+      sb_printf(s, "      lm.g%d[h] = dlc::clamp_lane(lr.g%d[h]%s);\n", i, i, add);
+      if (k->masks[i].guard->hi) sb_printf(s, "      lm.h%d[h] = dlc::clamp_lane(lr.h%d[h]%s);\n", i, i, add);
+    }
+    sb_puts(s, "    }\n  }\n");
+  }
+  epigen eg = {g, {{0}}, 0, false, "s", 0, {0}, {0}, false, 0, {0}, {0}, NULL};
   for (int i = 0; i < k->nmasks; i++) {
     const gpu_mask *mk = &k->masks[i];
-    const char *t = arena_printf(A, "(0 <= %s", lane_sum(A, arena_printf(A, "g%d", i), mk->cm, mk->cn));
-    if (mk->guard->hi) t = arena_printf(A, "%s && %s < 0", t, lane_sum(A, arena_printf(A, "h%d", i), mk->cm, mk->cn));
+    const char *hx = rows ? "[dm / dlc::ATT_LANE_ROW]" : "";
+    const int64_t cm = rows ? 0 : mk->cm;
+    const char *t = arena_printf(A, "(0 <= %s", lane_sum(A, arena_printf(A, "g%d%s", i, hx), cm, mk->cn));
+    if (mk->guard->hi) t = arena_printf(A, "%s && %s < 0", t, lane_sum(A, arena_printf(A, "h%d%s", i, hx), cm, mk->cn));
     eg.lane_gd[eg.nlane] = mk->guard, eg.lane_test[eg.nlane++] = arena_printf(A, "%s)", t);
   }
   sb_puts(s, "  // the score lets at the lane's element (mi + dm, ni + dn), its masks from lane_mask's values\n"
@@ -1251,7 +1571,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   chunk_fn(&g, &k->A, "q_chunk", k->v.m_axes, k->v.nm, k->v.k_axes, k->v.nk, "Q");
   chunk_fn(&g, &k->B, "k_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "K");
   /* the score lets */
-  epigen eg = {&g, {{0}}, 0, false, "s", 0, {0}, {0}, false, 0, {0}, {0}};
+  epigen eg = {&g, {{0}}, 0, false, "s", 0, {0}, {0}, false, 0, {0}, {0}, NULL};
   sb_printf(s, "  // the score lets of region %s on one element s of %s = QK^T\n", cmt(A, r->name), cmt(A, r->lets[r->acc_let].name));
   for (int l = 0; l <= k->sm.x; l++)
     if (l != r->acc_let) cmt_let(A, s, "  //   ", r, l);
@@ -1282,7 +1602,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   }
   lane_fns(&g, k);
   /* exp2(a - b) and a / l, from the softmax lets */
-  epigen ex = {&g, {{0}}, 0, false, "s", 2, {k->sm.x, k->sm.max}, {"a", "b"}, false, 0, {0}, {0}};
+  epigen ex = {&g, {{0}}, 0, false, "s", 2, {k->sm.x, k->sm.max}, {"a", "b"}, false, 0, {0}, {0}, NULL};
   strbuf x = {0};
   expr_c(&ex, &x, r->lets[k->sm.sub].e);
   cmt_let(A, s, "  // ", r, k->sm.sub);
@@ -1292,11 +1612,11 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   sb_free(&x);
   /* the running max is at least every score it has seen: exp2's argument
    * is <= 0 both for the probabilities and for the rescaling */
-  epigen ex2 = {&g, {{0}}, 0, false, "s", 0, {0}, {0}, true, 0, {0}, {0}};
+  epigen ex2 = {&g, {{0}}, 0, false, "s", 0, {0}, {0}, true, 0, {0}, {0}, NULL};
   expr_c(&ex2, &x, r->lets[k->sm.exp].e);
   sb_printf(s, "    return %s;\n  }\n", sb_str(&x));
   sb_free(&x);
-  epigen dv = {&g, {{0}}, 0, false, "s", 2, {k->sm.exp, k->sm.sum}, {"o", "l"}, false, 0, {0}, {0}};
+  epigen dv = {&g, {{0}}, 0, false, "s", 2, {k->sm.exp, k->sm.sum}, {"o", "l"}, false, 0, {0}, {0}, NULL};
   expr_c(&dv, &x, r->lets[k->sm.div].e);
   cmt_let(A, s, "  // ", r, k->sm.div);
   sb_printf(s, "  static __device__ __forceinline__ float finish(float o, float l) { return %s; }\n", sb_str(&x));
@@ -1378,7 +1698,7 @@ static void row_scalars_in(opgen *g, const gpu_kernel *k, int upto) {
 
 /* Row-scalar lets in [from, to) computed and kept in rw. */
 static void row_scalars_out(opgen *g, const gpu_kernel *k, int from, int to) {
-  epigen eg = {g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false, 0, {0}, {0}};
+  epigen eg = {g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false, 0, {0}, {0}, NULL};
   for (int l = from; l < to; l++) {
     if (!k->rw.scalar[l] || g->r->lets[l].e->k == RX_REDUCE) continue;
     strbuf x = {0};
@@ -1523,7 +1843,7 @@ static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instan
     row_scalars_in(&g, k, rw->red_let[i]);
     bool need[GPUIR_ROW_LETS] = {0};
     gpuir_rows_need(r, rw, re->a, need);
-    epigen eg = {&g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false, 0, {0}, {0}};
+    epigen eg = {&g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false, 0, {0}, {0}, NULL};
     row_vreads(&eg, k, re->a, false);
     for (int l = 0; l < r->nlets; l++)
       if (need[l]) row_vreads(&eg, k, r->lets[l].e, false);
@@ -1566,7 +1886,7 @@ static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instan
         need[r->yields[y].let] = true;
         gpuir_rows_need(r, rw, r->lets[r->yields[y].let].e, need);
       }
-    epigen eg = {&g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false, 0, {0}, {0}};
+    epigen eg = {&g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false, 0, {0}, {0}, NULL};
     for (int l = 0; l < r->nlets; l++)
       if (need[l]) row_vreads(&eg, k, r->lets[l].e, false);
     row_loads_c(&eg, k, rw->nred);

@@ -1093,14 +1093,27 @@ static void emit_online_softmax(gpu_kernel *k, arena *A, const region *r1) {
        "tP", 1, "tRescale", NULL);
 }
 
+/* Whether the element offsets of a BM x BN tile keep mask mk's lane value
+ * exact: |cm| BM + |cn| BN inside GPUIR_LANE_MASK_SPAN (cm out of it when
+ * the lane holds a value per row). */
+static bool lane_span_ok(const gpu_mask *mk, bool rows, int BM, int BN) {
+  int64_t cm = rows ? 0 : mk->cm, cn = mk->cn;
+  return cm <= GPUIR_LANE_MASK_SPAN && cm >= -GPUIR_LANE_MASK_SPAN && cn <= GPUIR_LANE_MASK_SPAN &&
+         cn >= -GPUIR_LANE_MASK_SPAN && (cm < 0 ? -cm : cm) * BM + (cn < 0 ? -cn : cn) * BN < GPUIR_LANE_MASK_SPAN;
+}
+
 /* The masks of the score lets, and whether the tiles they touch test them
- * per lane (gpu_kernel.lane_mask): each guard affine in the one query axis
- * and the key axis, offsets within a tile inside GPUIR_LANE_MASK_SPAN. */
+ * per lane (gpu_kernel.lane_mask): each guard affine in the innermost query
+ * axis and the key axis, offsets within a tile inside GPUIR_LANE_MASK_SPAN.
+ * When the rows flatten several query axes, 8 rows down is not 8 down the
+ * axis the mask reads: the lane then evaluates each mask at each of its
+ * rows (gpu_kernel.lane_rows), and only the key offset is added. */
 static void attention_masks(gpu_kernel *k, const region *r) {
   int mq = k->v.m_axes[k->v.nm - 1], nk = k->v.n_axes[0];
   int BM = k->plan.tile[0], BN = k->plan.tile[1];
   k->nmasks = 0;
   k->lane_mask = true;
+  k->lane_rows = k->v.nm > 1;
   for (int l = 0; l <= k->sm.x; l++) {
     const ib_guard *gd;
     int kind = l == r->acc_let ? 0 : gpuir_mask_kind(k, r, r->lets[l].e, &gd);
@@ -1117,14 +1130,11 @@ static void attention_masks(gpu_kernel *k, const region *r) {
       if (strcmp(at->name, r->it[mq].name) == 0) mk->cm += gd->e->terms[t].coef;
       else if (strcmp(at->name, r->it[nk].name) == 0) mk->cn += gd->e->terms[t].coef;
     }
-    /* the rows flatten several query axes: 8 rows down is not 8 down the
-     * axis the mask reads */
-    if (k->v.nm > 1) k->lane_mask = false;
-    if (mk->cm > GPUIR_LANE_MASK_SPAN || mk->cm < -GPUIR_LANE_MASK_SPAN || mk->cn > GPUIR_LANE_MASK_SPAN ||
-        mk->cn < -GPUIR_LANE_MASK_SPAN ||
-        (mk->cm < 0 ? -mk->cm : mk->cm) * BM + (mk->cn < 0 ? -mk->cn : mk->cn) * BN >= GPUIR_LANE_MASK_SPAN)
-      k->lane_mask = false;
+    if (!lane_span_ok(mk, k->lane_rows, BM, BN)) k->lane_mask = false;
   }
+  if (!k->nmasks) k->lane_rows = false;
+  /* a lane's key offsets dn run along the one key axis */
+  if (k->lane_rows && k->v.nn != 1) k->lane_mask = false;
 }
 
 gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
@@ -1260,6 +1270,11 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   if (p->a_frag_regs)
     emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smQ: Q fragments (once, kept in registers)", NULL, 1, "tQ", NULL);
   bool stream = k->B.rstep && k->V.rstep;
+  if (k->lane_mask && k->lane_rows)
+    emit(k, A, GS_ADDR_SETUP, "lane_rows",
+         "per lane, once: each mask's guard - its bounds at each of its rows (m, m + 8; the rows flatten the query axes) "
+         "and key 0, in 64 bits",
+         "tRows", 0, NULL, NULL);
   if (stream)
     emit(k, A, GS_ADDR_SETUP, arena_printf(A, "%s, %s row pointers", k->B.tensor, k->V.tensor),
          arena_printf(A, "per thread, key 0 of its chunk rows; row steps %s, %s", k->B.rstep_str, k->V.rstep_str), NULL, 0,
@@ -1271,7 +1286,7 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   for (int i = 0; i < k->nmasks; i++) {
     const gpu_mask *mk = &k->masks[i];
     const char *off = "";
-    const int64_t cf[2] = {mk->cm, mk->cn};
+    const int64_t cf[2] = {k->lane_rows ? 0 : mk->cm, mk->cn};
     for (int a = 0; a < 2; a++)
       if (cf[a])
         off = arena_printf(A, "%s %c %s%s", off, cf[a] < 0 ? '-' : '+',
@@ -1313,11 +1328,18 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
       emit(k, A, GS_EPILOGUE, "score", arena_printf(A, "lets: %s, masks at each element's indices%s", *score ? score : "(none)", tail),
            "tScore", 1, "tS", NULL);
     else {
-      emit(k, A, GS_EPILOGUE, "lane_mask",
-           arena_printf(A, "per lane at its first element (m, n): %s%s",
-                        k->nmasks ? "each mask's guard - its bounds, clamped to 32 bits" : "no masks",
-                        pass == 2 ? "; keys left from n" : ""),
-           arena_printf(A, "tLane%d", pass), 0, NULL, NULL);
+      if (k->lane_rows)
+        emit(k, A, GS_EPILOGUE, "lane_mask",
+             arena_printf(A, "per lane at each of its rows and its first key n: lane_rows + key coefficient * n, "
+                             "clamped to 32 bits%s",
+                          pass == 2 ? "; keys left from n" : ""),
+             arena_printf(A, "tLane%d", pass), 1, "tRows", NULL);
+      else
+        emit(k, A, GS_EPILOGUE, "lane_mask",
+             arena_printf(A, "per lane at its first element (m, n): %s%s",
+                          k->nmasks ? "each mask's guard - its bounds, clamped to 32 bits" : "no masks",
+                          pass == 2 ? "; keys left from n" : ""),
+             arena_printf(A, "tLane%d", pass), 0, NULL, NULL);
       emit(k, A, GS_EPILOGUE, "score_lane",
            arena_printf(A, "lets: %s; each element (dm, dn) of the lane's fragments: %s%s",
                         *score ? score : "(none)", *masks ? masks : "no masks", tail),
@@ -1757,9 +1779,8 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
   if (k->attention && k->lane_mask)
     for (int i = 0; i < k->nmasks; i++) {
       int64_t cm = k->masks[i].cm, cn = k->masks[i].cn;
-      if (k->masks[i].kind < 1 || k->masks[i].kind > 2 || cm > GPUIR_LANE_MASK_SPAN || cm < -GPUIR_LANE_MASK_SPAN ||
-          cn > GPUIR_LANE_MASK_SPAN || cn < -GPUIR_LANE_MASK_SPAN ||
-          (cm < 0 ? -cm : cm) * k->plan.tile[0] + (cn < 0 ? -cn : cn) * k->plan.tile[1] >= GPUIR_LANE_MASK_SPAN) {
+      if (k->masks[i].kind < 1 || k->masks[i].kind > 2 ||
+          !lane_span_ok(&k->masks[i], k->lane_rows, k->plan.tile[0], k->plan.tile[1])) {
         diag_report(dl, D_INTERNAL, "GPU IR", NULL,
                     "lane mask %d: offsets %lld*dm + %lld*dn over a %dx%d tile leave the 32-bit lane value's exact range",
                     i, (long long)cm, (long long)cn, k->plan.tile[0], k->plan.tile[1]);
@@ -1984,6 +2005,7 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
       cJSON_AddItemToArray(ms, m);
     }
     cJSON_AddBoolToObject(g, "lane_mask", k->lane_mask);
+    if (k->lane_mask && k->lane_rows) cJSON_AddBoolToObject(g, "lane_mask_per_row", true);
   }
   cJSON *v = cJSON_AddArrayToObject(g, "vec_variants");
   for (int i = 0; i < k->nvec; i++) cJSON_AddItemToArray(v, cJSON_CreateNumber(k->vecs[i]));

@@ -262,6 +262,9 @@ typedef struct gpu_kernel {
   int nmasks;
   gpu_mask masks[GPUIR_MAX_MASKS];
   bool lane_mask;
+  bool lane_rows;        /* lane masks on rows that flatten several query axes (grouped-query
+                            attention: 8 rows down need not be 8 down the axis a mask reads):
+                            each mask's value at each of the lane's rows, then + cn * dn */
   /* rows: a region without contraction on the row skeleton */
   bool rows;
   gpu_rows rw;

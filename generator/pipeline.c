@@ -504,6 +504,9 @@ static gpu_kernel *contraction_build(run *r, const codegen_opts *cg, diag_list *
       return NULL;
     if (!b->kernel || !gpuir_verify(b->kernel, dl) || (b->kernel->reduce && !gpuir_verify(b->kernel->reduce, dl)))
       return NULL;
+    /* the op's math holds for its bucket kernels too */
+    b->kernel->math_ieee = cg->math_ieee;
+    if (b->kernel->reduce) b->kernel->reduce->math_ieee = cg->math_ieee;
   }
   return gpuir_build(&r->A, &r->rs->r[0], &r->pc->a[0], &r->plan->chosen, cg->kernel_name, dl);
 }
@@ -769,6 +772,7 @@ static gpu_kernel *arch_row_kernel(run *r, const plan_result *plan, const char *
   c2.kernel_name = name;
   gpu_kernel *k = row->build(&sub, &c2, dl);
   if (k) k->math_ieee = cg->math_ieee;
+  if (k && k->reduce) k->reduce->math_ieee = cg->math_ieee;
   bool ok = k && gpuir_verify(k, dl);
   r->A = sub.A;
   if (!ok) return NULL;

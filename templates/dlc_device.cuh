@@ -191,6 +191,14 @@ __device__ __forceinline__ float sqrt_approx(float x) {
   asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
+// tanh.approx.f32 (sm_75 and later): one MUFU.TANH.  The generated code
+// spells the logistic 1 / (1 + exp2(z)) of the "approx" math as
+// 0.5 + 0.5 tanh(-z ln2 / 2) with it (docs/codegen.md, "Lowered lets").
+__device__ __forceinline__ float tanh_approx(float x) {
+  float y;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 __device__ __forceinline__ float div_approx(float x, float d) {
   float y;
   asm("div.full.ftz.f32 %0, %1, %2;" : "=f"(y) : "f"(x), "f"(d));

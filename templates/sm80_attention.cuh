@@ -30,8 +30,11 @@
 //   finish(o, l): the IR's division of the accumulator by the row sum;
 //   score_full(p, m, n, b, s): the same where tile_full holds (no mask test);
 //   LANE_MASK, and when true LaneMask, lane_mask(p, m, n, b, lm) (the masks
-//     at a lane's first element (m, n)) and score_lane(p, m, n, b, lm, dm, dn,
-//     s) (score at (m + dm, n + dn), its masks from lm);
+//     at a lane's first element (m, n), or at each of its ATT_LANE_ROWS rows
+//     m + ATT_LANE_ROW * h) and score_lane(p, m, n, b, lm, dm, dn, s) (score
+//     at (m + dm, n + dn), its masks from lm); with a value per row, also
+//     LaneRows and lane_rows(p, m, b, lr) (the rows' values at key 0, once a
+//     CTA) and lane_mask_at(p, lr, n, lm) (lm at key n from them);
 //   tile_live(p, m0, m1, n0, n1, b): false when the mask removes the whole tile;
 //   tile_full(p, m0, m1, n0, n1, b): true when no mask removes any element;
 //   epilogue4(p, m, dv, b, o[4]): the output lets and the store of 4 values;
@@ -42,6 +45,25 @@
 #include "sm80_contraction.cuh"
 
 namespace dlc {
+
+// A lane's rows in the m16n8k16 accumulator fragments of its warp's 16: m
+// and m + 8 (dm = 0, 8 in score_lane).
+constexpr int ATT_LANE_ROWS = 2, ATT_LANE_ROW = 8;
+
+// Whether Op's lane masks hold a value per row computed once a CTA
+// (Op::LaneRows, lane_rows, lane_mask_at).
+template <class Op, class = void>
+struct att_lane_rows : std::false_type {};
+template <class Op>
+struct att_lane_rows<Op, std::void_t<typename Op::LaneRows>> : std::true_type {};
+template <class Op, bool = att_lane_rows<Op>::value>
+struct att_rows_of {
+  struct type {};
+};
+template <class Op>
+struct att_rows_of<Op, true> {
+  using type = typename Op::LaneRows;
+};
 
 // A K (VT = false, rows are keys, d contiguous) or V (VT = true, the same
 // layout read transposed) tile of BN x L elements, or the Q tile.
@@ -115,6 +137,9 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
   // tile_full), with Op::score_full and no per-element test; 1, masked inside
   // the keys, with the masks; 2, past the key length, with the masks and the
   // key bound.  The online softmax takes the tiles in any order.
+  // per-row lane masks: the lane's rows decomposed once, not per key tile
+  [[maybe_unused]] typename att_rows_of<Op>::type lrows;
+  if constexpr (att_lane_rows<Op>::value) Op::lane_rows(p, m0 + warp * 16 + lane / 4, b, lrows);
   auto kind = [&](int64_t t) {
     return (t + 1) * BN > SK ? 2 : Op::tile_full(p, m0, m0 + BM, t * BN, (t + 1) * BN, b) ? 0 : 1;
   };
@@ -194,14 +219,15 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
         }
     } else if constexpr (Op::LANE_MASK) {
       typename Op::LaneMask lm;
-      Op::lane_mask(p, mr0, nr0, b, lm);
+      if constexpr (att_lane_rows<Op>::value) Op::lane_mask_at(p, lrows, nr0, lm);
+      else Op::lane_mask(p, mr0, nr0, b, lm);
       // the lane's keys left: its element dn is a key when dn < kl
       const int kl = MODE == 2 ? (int)(SK - nr0 < 0 ? -1 : SK - nr0 > BN ? BN : SK - nr0) : BN;
 #pragma unroll
       for (int j = 0; j < NTS; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const int dm = (e >> 1) * 8, dn = j * 8 + (e & 1);
+          const int dm = (e >> 1) * ATT_LANE_ROW, dn = j * 8 + (e & 1);
           const float v = Op::score_lane(p, mr0, nr0, b, lm, dm, dn, s[j][e]);
           s[j][e] = MODE == 2 && dn >= kl ? Op::MAX_INIT : v;
           mnew[e >> 1] = fmaxf(mnew[e >> 1], s[j][e]);

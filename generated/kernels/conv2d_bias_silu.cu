@@ -188,12 +188,9 @@ struct Op_stride1x1_pad1x1_b0 {
       if (j >= nleft) break;
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
-      const float v_Y1 = (acc[j] + rd0[j]);
-      const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
-      const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = dlc::rcp(v_Y1_add);
-      const float v_Y = (v_Y1 * v_Y1_recip);
+      [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
+      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
     }
@@ -242,12 +239,9 @@ struct Op_stride1x1_pad1x1_b0 {
     for (int j = 0; j < EPI_VEC; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
-      const float v_Y1 = (acc[j] + cc.rd0[j]);
-      const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
-      const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = dlc::rcp(v_Y1_add);
-      const float v_Y = (v_Y1 * v_Y1_recip);
+      [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
+      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
     }
     dlc::stv(dst, out);
@@ -433,12 +427,9 @@ struct Op_stride1x1_pad1x1_b1 {
       if (j >= nleft) break;
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
-      const float v_Y1 = (acc[j] + rd0[j]);
-      const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
-      const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = dlc::rcp(v_Y1_add);
-      const float v_Y = (v_Y1 * v_Y1_recip);
+      [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
+      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
     }
@@ -487,12 +478,9 @@ struct Op_stride1x1_pad1x1_b1 {
     for (int j = 0; j < EPI_VEC; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
-      const float v_Y1 = (acc[j] + cc.rd0[j]);
-      const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
-      const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = dlc::rcp(v_Y1_add);
-      const float v_Y = (v_Y1 * v_Y1_recip);
+      [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
+      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
     }
     dlc::stv(dst, out);
@@ -678,12 +666,9 @@ struct Op_stride1x1_pad1x1 {
       if (j >= nleft) break;
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
-      const float v_Y1 = (acc[j] + rd0[j]);
-      const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
-      const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = dlc::rcp(v_Y1_add);
-      const float v_Y = (v_Y1 * v_Y1_recip);
+      [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
+      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
     }
@@ -732,12 +717,9 @@ struct Op_stride1x1_pad1x1 {
     for (int j = 0; j < EPI_VEC; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
-      const float v_Y1 = (acc[j] + cc.rd0[j]);
-      const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
-      const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = dlc::rcp(v_Y1_add);
-      const float v_Y = (v_Y1 * v_Y1_recip);
+      [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
+      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
     }
     dlc::stv(dst, out);
@@ -923,12 +905,9 @@ struct Op_stride2x2_pad1x1_b0 {
       if (j >= nleft) break;
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
-      const float v_Y1 = (acc[j] + rd0[j]);
-      const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
-      const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = dlc::rcp(v_Y1_add);
-      const float v_Y = (v_Y1 * v_Y1_recip);
+      [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
+      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
     }
@@ -977,12 +956,9 @@ struct Op_stride2x2_pad1x1_b0 {
     for (int j = 0; j < EPI_VEC; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
-      const float v_Y1 = (acc[j] + cc.rd0[j]);
-      const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
-      const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = dlc::rcp(v_Y1_add);
-      const float v_Y = (v_Y1 * v_Y1_recip);
+      [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
+      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
     }
     dlc::stv(dst, out);
@@ -1168,12 +1144,9 @@ struct Op_stride2x2_pad1x1_b1 {
       if (j >= nleft) break;
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
-      const float v_Y1 = (acc[j] + rd0[j]);
-      const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
-      const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = dlc::rcp(v_Y1_add);
-      const float v_Y = (v_Y1 * v_Y1_recip);
+      [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
+      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
     }
@@ -1222,12 +1195,9 @@ struct Op_stride2x2_pad1x1_b1 {
     for (int j = 0; j < EPI_VEC; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
-      const float v_Y1 = (acc[j] + cc.rd0[j]);
-      const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
-      const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = dlc::rcp(v_Y1_add);
-      const float v_Y = (v_Y1 * v_Y1_recip);
+      [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
+      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
     }
     dlc::stv(dst, out);
@@ -1413,12 +1383,9 @@ struct Op_stride2x2_pad1x1 {
       if (j >= nleft) break;
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
-      const float v_Y1 = (acc[j] + rd0[j]);
-      const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
-      const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = dlc::rcp(v_Y1_add);
-      const float v_Y = (v_Y1 * v_Y1_recip);
+      [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
+      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
     }
@@ -1467,12 +1434,9 @@ struct Op_stride2x2_pad1x1 {
     for (int j = 0; j < EPI_VEC; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
-      const float v_Y1 = (acc[j] + cc.rd0[j]);
-      const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
-      const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = dlc::rcp(v_Y1_add);
-      const float v_Y = (v_Y1 * v_Y1_recip);
+      [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
+      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
     }
     dlc::stv(dst, out);
@@ -1578,12 +1542,9 @@ struct Op_stride1x1_pad1x1_b1_sm90a {
       if (j >= nleft) break;
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
-      const float v_Y1 = (acc[j] + rd0[j]);
-      const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
-      const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = dlc::rcp(v_Y1_add);
-      const float v_Y = (v_Y1 * v_Y1_recip);
+      [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
+      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
     }
@@ -1632,12 +1593,9 @@ struct Op_stride1x1_pad1x1_b1_sm90a {
     for (int j = 0; j < EPI_VEC; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
-      const float v_Y1 = (acc[j] + cc.rd0[j]);
-      const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
-      const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = dlc::rcp(v_Y1_add);
-      const float v_Y = (v_Y1 * v_Y1_recip);
+      [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
+      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
     }
     dlc::stv(dst, out);
@@ -1743,12 +1701,9 @@ struct Op_stride1x1_pad1x1_sm90a {
       if (j >= nleft) break;
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
-      const float v_Y1 = (acc[j] + rd0[j]);
-      const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
-      const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = dlc::rcp(v_Y1_add);
-      const float v_Y = (v_Y1 * v_Y1_recip);
+      [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
+      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
     }
@@ -1797,12 +1752,9 @@ struct Op_stride1x1_pad1x1_sm90a {
     for (int j = 0; j < EPI_VEC; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
-      const float v_Y1 = (acc[j] + cc.rd0[j]);
-      const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
-      const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = dlc::rcp(v_Y1_add);
-      const float v_Y = (v_Y1 * v_Y1_recip);
+      [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
+      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
     }
     dlc::stv(dst, out);
@@ -1908,12 +1860,9 @@ struct Op_stride2x2_pad1x1_b1_sm90a {
       if (j >= nleft) break;
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
-      const float v_Y1 = (acc[j] + rd0[j]);
-      const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
-      const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = dlc::rcp(v_Y1_add);
-      const float v_Y = (v_Y1 * v_Y1_recip);
+      [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
+      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
     }
@@ -1962,12 +1911,9 @@ struct Op_stride2x2_pad1x1_b1_sm90a {
     for (int j = 0; j < EPI_VEC; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
-      const float v_Y1 = (acc[j] + cc.rd0[j]);
-      const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
-      const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = dlc::rcp(v_Y1_add);
-      const float v_Y = (v_Y1 * v_Y1_recip);
+      [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
+      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
     }
     dlc::stv(dst, out);
@@ -2073,12 +2019,9 @@ struct Op_stride2x2_pad1x1_sm90a {
       if (j >= nleft) break;
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
-      const float v_Y1 = (acc[j] + rd0[j]);
-      const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
-      const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = dlc::rcp(v_Y1_add);
-      const float v_Y = (v_Y1 * v_Y1_recip);
+      [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
+      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
     }
@@ -2127,12 +2070,9 @@ struct Op_stride2x2_pad1x1_sm90a {
     for (int j = 0; j < EPI_VEC; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
-      const float v_Y1 = (acc[j] + cc.rd0[j]);
-      const float v_Y1_mul = (v_Y1 * -1.44269504f);
-      const float v_Y1_exp2 = dlc::ex2(v_Y1_mul);
-      const float v_Y1_add = (1.0f + v_Y1_exp2);
-      const float v_Y1_recip = dlc::rcp(v_Y1_add);
-      const float v_Y = (v_Y1 * v_Y1_recip);
+      [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
+      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
     }
     dlc::stv(dst, out);

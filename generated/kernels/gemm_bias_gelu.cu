@@ -109,16 +109,10 @@ struct Op_b0 {
       if (j >= nleft) break;
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + rd0[j]);
-      const float v_C1_mul = (v_C1 * v_C1);
-      const float v_C1_mul_1 = (v_C1 * v_C1_mul);
-      const float v_C1_mul_2 = (0.044715f * v_C1_mul_1);
-      const float v_C1_add = (v_C1 + v_C1_mul_2);
-      const float v_C1_mul_3 = (v_C1_add * -2.3022082f);
-      const float v_C1_exp2 = dlc::ex2(v_C1_mul_3);
-      const float v_C1_add_1 = (1.0f + v_C1_exp2);
-      const float v_C1_recip = dlc::rcp(v_C1_add_1);
-      const float v_C = (v_C1 * v_C1_recip);
+      [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
+      const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
+      const float w_C_h_sq = w_C_h * w_C_h;
+      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -226,16 +220,10 @@ struct Op_b1 {
       if (j >= nleft) break;
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + rd0[j]);
-      const float v_C1_mul = (v_C1 * v_C1);
-      const float v_C1_mul_1 = (v_C1 * v_C1_mul);
-      const float v_C1_mul_2 = (0.044715f * v_C1_mul_1);
-      const float v_C1_add = (v_C1 + v_C1_mul_2);
-      const float v_C1_mul_3 = (v_C1_add * -2.3022082f);
-      const float v_C1_exp2 = dlc::ex2(v_C1_mul_3);
-      const float v_C1_add_1 = (1.0f + v_C1_exp2);
-      const float v_C1_recip = dlc::rcp(v_C1_add_1);
-      const float v_C = (v_C1 * v_C1_recip);
+      [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
+      const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
+      const float w_C_h_sq = w_C_h * w_C_h;
+      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -277,16 +265,10 @@ struct Op_b1 {
     for (int j = 0; j < EPI_VEC; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + cc.rd0[j]);
-      const float v_C1_mul = (v_C1 * v_C1);
-      const float v_C1_mul_1 = (v_C1 * v_C1_mul);
-      const float v_C1_mul_2 = (0.044715f * v_C1_mul_1);
-      const float v_C1_add = (v_C1 + v_C1_mul_2);
-      const float v_C1_mul_3 = (v_C1_add * -2.3022082f);
-      const float v_C1_exp2 = dlc::ex2(v_C1_mul_3);
-      const float v_C1_add_1 = (1.0f + v_C1_exp2);
-      const float v_C1_recip = dlc::rcp(v_C1_add_1);
-      const float v_C = (v_C1 * v_C1_recip);
+      [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
+      const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
+      const float w_C_h_sq = w_C_h * w_C_h;
+      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
     }
     dlc::stv(dst, out);
@@ -387,16 +369,10 @@ struct Op_b2 {
       if (j >= nleft) break;
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + rd0[j]);
-      const float v_C1_mul = (v_C1 * v_C1);
-      const float v_C1_mul_1 = (v_C1 * v_C1_mul);
-      const float v_C1_mul_2 = (0.044715f * v_C1_mul_1);
-      const float v_C1_add = (v_C1 + v_C1_mul_2);
-      const float v_C1_mul_3 = (v_C1_add * -2.3022082f);
-      const float v_C1_exp2 = dlc::ex2(v_C1_mul_3);
-      const float v_C1_add_1 = (1.0f + v_C1_exp2);
-      const float v_C1_recip = dlc::rcp(v_C1_add_1);
-      const float v_C = (v_C1 * v_C1_recip);
+      [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
+      const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
+      const float w_C_h_sq = w_C_h * w_C_h;
+      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -438,16 +414,10 @@ struct Op_b2 {
     for (int j = 0; j < EPI_VEC; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + cc.rd0[j]);
-      const float v_C1_mul = (v_C1 * v_C1);
-      const float v_C1_mul_1 = (v_C1 * v_C1_mul);
-      const float v_C1_mul_2 = (0.044715f * v_C1_mul_1);
-      const float v_C1_add = (v_C1 + v_C1_mul_2);
-      const float v_C1_mul_3 = (v_C1_add * -2.3022082f);
-      const float v_C1_exp2 = dlc::ex2(v_C1_mul_3);
-      const float v_C1_add_1 = (1.0f + v_C1_exp2);
-      const float v_C1_recip = dlc::rcp(v_C1_add_1);
-      const float v_C = (v_C1 * v_C1_recip);
+      [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
+      const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
+      const float w_C_h_sq = w_C_h * w_C_h;
+      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
     }
     dlc::stv(dst, out);
@@ -548,16 +518,10 @@ struct Op_b3 {
       if (j >= nleft) break;
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + rd0[j]);
-      const float v_C1_mul = (v_C1 * v_C1);
-      const float v_C1_mul_1 = (v_C1 * v_C1_mul);
-      const float v_C1_mul_2 = (0.044715f * v_C1_mul_1);
-      const float v_C1_add = (v_C1 + v_C1_mul_2);
-      const float v_C1_mul_3 = (v_C1_add * -2.3022082f);
-      const float v_C1_exp2 = dlc::ex2(v_C1_mul_3);
-      const float v_C1_add_1 = (1.0f + v_C1_exp2);
-      const float v_C1_recip = dlc::rcp(v_C1_add_1);
-      const float v_C = (v_C1 * v_C1_recip);
+      [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
+      const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
+      const float w_C_h_sq = w_C_h * w_C_h;
+      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -599,16 +563,10 @@ struct Op_b3 {
     for (int j = 0; j < EPI_VEC; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + cc.rd0[j]);
-      const float v_C1_mul = (v_C1 * v_C1);
-      const float v_C1_mul_1 = (v_C1 * v_C1_mul);
-      const float v_C1_mul_2 = (0.044715f * v_C1_mul_1);
-      const float v_C1_add = (v_C1 + v_C1_mul_2);
-      const float v_C1_mul_3 = (v_C1_add * -2.3022082f);
-      const float v_C1_exp2 = dlc::ex2(v_C1_mul_3);
-      const float v_C1_add_1 = (1.0f + v_C1_exp2);
-      const float v_C1_recip = dlc::rcp(v_C1_add_1);
-      const float v_C = (v_C1 * v_C1_recip);
+      [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
+      const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
+      const float w_C_h_sq = w_C_h * w_C_h;
+      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
     }
     dlc::stv(dst, out);
@@ -709,16 +667,10 @@ struct Op_b4 {
       if (j >= nleft) break;
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + rd0[j]);
-      const float v_C1_mul = (v_C1 * v_C1);
-      const float v_C1_mul_1 = (v_C1 * v_C1_mul);
-      const float v_C1_mul_2 = (0.044715f * v_C1_mul_1);
-      const float v_C1_add = (v_C1 + v_C1_mul_2);
-      const float v_C1_mul_3 = (v_C1_add * -2.3022082f);
-      const float v_C1_exp2 = dlc::ex2(v_C1_mul_3);
-      const float v_C1_add_1 = (1.0f + v_C1_exp2);
-      const float v_C1_recip = dlc::rcp(v_C1_add_1);
-      const float v_C = (v_C1 * v_C1_recip);
+      [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
+      const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
+      const float w_C_h_sq = w_C_h * w_C_h;
+      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -760,16 +712,10 @@ struct Op_b4 {
     for (int j = 0; j < EPI_VEC; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + cc.rd0[j]);
-      const float v_C1_mul = (v_C1 * v_C1);
-      const float v_C1_mul_1 = (v_C1 * v_C1_mul);
-      const float v_C1_mul_2 = (0.044715f * v_C1_mul_1);
-      const float v_C1_add = (v_C1 + v_C1_mul_2);
-      const float v_C1_mul_3 = (v_C1_add * -2.3022082f);
-      const float v_C1_exp2 = dlc::ex2(v_C1_mul_3);
-      const float v_C1_add_1 = (1.0f + v_C1_exp2);
-      const float v_C1_recip = dlc::rcp(v_C1_add_1);
-      const float v_C = (v_C1 * v_C1_recip);
+      [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
+      const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
+      const float w_C_h_sq = w_C_h * w_C_h;
+      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
     }
     dlc::stv(dst, out);
@@ -870,16 +816,10 @@ struct Op {
       if (j >= nleft) break;
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + rd0[j]);
-      const float v_C1_mul = (v_C1 * v_C1);
-      const float v_C1_mul_1 = (v_C1 * v_C1_mul);
-      const float v_C1_mul_2 = (0.044715f * v_C1_mul_1);
-      const float v_C1_add = (v_C1 + v_C1_mul_2);
-      const float v_C1_mul_3 = (v_C1_add * -2.3022082f);
-      const float v_C1_exp2 = dlc::ex2(v_C1_mul_3);
-      const float v_C1_add_1 = (1.0f + v_C1_exp2);
-      const float v_C1_recip = dlc::rcp(v_C1_add_1);
-      const float v_C = (v_C1 * v_C1_recip);
+      [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
+      const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
+      const float w_C_h_sq = w_C_h * w_C_h;
+      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -921,16 +861,10 @@ struct Op {
     for (int j = 0; j < EPI_VEC; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + cc.rd0[j]);
-      const float v_C1_mul = (v_C1 * v_C1);
-      const float v_C1_mul_1 = (v_C1 * v_C1_mul);
-      const float v_C1_mul_2 = (0.044715f * v_C1_mul_1);
-      const float v_C1_add = (v_C1 + v_C1_mul_2);
-      const float v_C1_mul_3 = (v_C1_add * -2.3022082f);
-      const float v_C1_exp2 = dlc::ex2(v_C1_mul_3);
-      const float v_C1_add_1 = (1.0f + v_C1_exp2);
-      const float v_C1_recip = dlc::rcp(v_C1_add_1);
-      const float v_C = (v_C1 * v_C1_recip);
+      [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
+      const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
+      const float w_C_h_sq = w_C_h * w_C_h;
+      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
     }
     dlc::stv(dst, out);
@@ -991,16 +925,10 @@ struct Op_b4_sm90a {
       if (j >= nleft) break;
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + rd0[j]);
-      const float v_C1_mul = (v_C1 * v_C1);
-      const float v_C1_mul_1 = (v_C1 * v_C1_mul);
-      const float v_C1_mul_2 = (0.044715f * v_C1_mul_1);
-      const float v_C1_add = (v_C1 + v_C1_mul_2);
-      const float v_C1_mul_3 = (v_C1_add * -2.3022082f);
-      const float v_C1_exp2 = dlc::ex2(v_C1_mul_3);
-      const float v_C1_add_1 = (1.0f + v_C1_exp2);
-      const float v_C1_recip = dlc::rcp(v_C1_add_1);
-      const float v_C = (v_C1 * v_C1_recip);
+      [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
+      const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
+      const float w_C_h_sq = w_C_h * w_C_h;
+      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -1042,16 +970,10 @@ struct Op_b4_sm90a {
     for (int j = 0; j < EPI_VEC; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + cc.rd0[j]);
-      const float v_C1_mul = (v_C1 * v_C1);
-      const float v_C1_mul_1 = (v_C1 * v_C1_mul);
-      const float v_C1_mul_2 = (0.044715f * v_C1_mul_1);
-      const float v_C1_add = (v_C1 + v_C1_mul_2);
-      const float v_C1_mul_3 = (v_C1_add * -2.3022082f);
-      const float v_C1_exp2 = dlc::ex2(v_C1_mul_3);
-      const float v_C1_add_1 = (1.0f + v_C1_exp2);
-      const float v_C1_recip = dlc::rcp(v_C1_add_1);
-      const float v_C = (v_C1 * v_C1_recip);
+      [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
+      const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
+      const float w_C_h_sq = w_C_h * w_C_h;
+      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
     }
     dlc::stv(dst, out);
@@ -1112,16 +1034,10 @@ struct Op_sm90a {
       if (j >= nleft) break;
       const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + rd0[j]);
-      const float v_C1_mul = (v_C1 * v_C1);
-      const float v_C1_mul_1 = (v_C1 * v_C1_mul);
-      const float v_C1_mul_2 = (0.044715f * v_C1_mul_1);
-      const float v_C1_add = (v_C1 + v_C1_mul_2);
-      const float v_C1_mul_3 = (v_C1_add * -2.3022082f);
-      const float v_C1_exp2 = dlc::ex2(v_C1_mul_3);
-      const float v_C1_add_1 = (1.0f + v_C1_exp2);
-      const float v_C1_recip = dlc::rcp(v_C1_add_1);
-      const float v_C = (v_C1 * v_C1_recip);
+      [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
+      const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
+      const float w_C_h_sq = w_C_h * w_C_h;
+      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -1163,16 +1079,10 @@ struct Op_sm90a {
     for (int j = 0; j < EPI_VEC; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + cc.rd0[j]);
-      const float v_C1_mul = (v_C1 * v_C1);
-      const float v_C1_mul_1 = (v_C1 * v_C1_mul);
-      const float v_C1_mul_2 = (0.044715f * v_C1_mul_1);
-      const float v_C1_add = (v_C1 + v_C1_mul_2);
-      const float v_C1_mul_3 = (v_C1_add * -2.3022082f);
-      const float v_C1_exp2 = dlc::ex2(v_C1_mul_3);
-      const float v_C1_add_1 = (1.0f + v_C1_exp2);
-      const float v_C1_recip = dlc::rcp(v_C1_add_1);
-      const float v_C = (v_C1 * v_C1_recip);
+      [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
+      const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
+      const float w_C_h_sq = w_C_h * w_C_h;
+      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
     }
     dlc::stv(dst, out);
