@@ -1289,6 +1289,68 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
   sb_puts(s, "};\n\n");
 }
 
+/* The sm90a consumers' k-loop, Op::consume, rendered from the GPU IR's
+ * consumer role: its peeled step, its lap (a loop over the laps, each
+ * step's statements on their compile-time slots, the phase flipped after
+ * it) and its rest (each step under `rest > j`).  A step's MbarWait waits on
+ * its slot's full barrier at ph (^ 1), its Wgmma runs sm90a_wgmma_slot on
+ * the slot, its WgmmaWait commits and waits for the previous group, its
+ * MbarArrive releases its slot's empty barrier. */
+static void consume_fn(strbuf *s, const gpu_kernel *k, const char *sname) {
+  sb_printf(s,
+            "  // the consumers' k-loop (GPU IR): k-tile 0 peeled, then laps of %d k-tiles unrolled on\n"
+            "  // compile-time ring slots (the phase ph flips once a lap), then the last (KT - 1) %% %d\n"
+            "  template <int N>\n"
+            "  static __device__ __forceinline__ void consume(float (&acc)[N], const dlc::Sm90aRing &r0, int KT) {\n"
+            "    if (KT <= 0) return;\n"
+            "    const int laps = (KT - 1) / %d, rest = (KT - 1) %% %d;\n"
+            "    uint32_t ph = 0;\n"
+            "    dlc::Sm90aRing r = r0;\n",
+            k->consumer_unroll, k->consumer_unroll, k->consumer_unroll, k->consumer_unroll);
+  int i = 0, seg = 0, step = 0;
+  const char *ind = "    ";
+  while (i < k->nst && !(k->st[i].k == GS_ROLE && strcmp(k->st[i].what, "consumers") == 0)) i++;
+  for (; i < k->nst; i++) {
+    const gpu_stmt *t = &k->st[i];
+    if (t->k == GS_LOOP && strcmp(t->what, "lap") == 0) {
+      seg = 1;
+      sb_printf(s,
+                "#pragma unroll 1\n"
+                "    for (int l = 0; l < laps; ++l) {  // Loop lap: %s\n"
+                "      r = r0;\n"
+                "      dlc::sm90a_opaque(r);\n",
+                t->detail);
+      ind = "      ";
+    } else if (t->k == GS_LOOP && strcmp(t->what, "rest") == 0) {
+      seg = 2, step = 0;
+      sb_printf(s, "    // Loop rest: %s\n    r = r0;\n", t->detail);
+    } else if (t->k == GS_END_LOOP && seg == 1) {
+      sb_puts(s, "      ph ^= 1;\n    }\n");
+      ind = "    ";
+    } else if (t->k == GS_END_LOOP && seg == 2) {
+      if (step) sb_puts(s, "    }\n");
+      break;
+    } else if (t->k == GS_MBAR_WAIT && t->fixed_slot) {
+      if (seg == 2) {
+        if (step) sb_puts(s, "    }\n");
+        sb_printf(s, "    if (rest > %d) {\n", step++);
+        ind = "      ";
+      }
+      sb_printf(s, "%sdlc::mbar_wait(r.full0 + %d, ph%s);  // MbarWait %s\n", ind, 8 * t->slot, t->flip ? " ^ 1" : "",
+                t->what);
+    } else if (t->k == GS_WGMMA && t->fixed_slot) {
+      /* (the statement's instruction names the dtype: the Op is the dtypes' one template) */
+      sb_printf(s, "%sdlc::sm90a_wgmma_slot<%s, %d>(acc, r);  // Wgmma x %d (BK / 16)\n", ind, sname, t->slot,
+                k->plan.tile[2] / 16);
+    } else if (t->k == GS_WGMMA_WAIT && strstr(t->what, "wait_group 1")) {
+      sb_printf(s, "%sdlc::wgmma_commit();\n%sdlc::wgmma_wait<1>();  // WgmmaWait\n", ind, ind);
+    } else if (t->k == GS_MBAR_ARRIVE && t->fixed_slot) {
+      sb_printf(s, "%sdlc::mbar_arrive(r.empty0 + %d);  // MbarArrive %s\n", ind, 8 * t->slot, t->what);
+    }
+  }
+  sb_puts(s, "  }\n");
+}
+
 /* The Op of a kernel on the sm90a contraction skeleton (gpu_kernel.tma):
  * its tile, ring and setmaxnreg budgets, B's major (the tensor maps and
  * descriptors follow it), the extents, and the same epilogue functions as
@@ -1321,6 +1383,7 @@ static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel
     chunk_fn(&g, &k->A, "a_chunk", k->v.m_axes, k->v.nm, k->v.k_axes, k->v.nk, "operand A");
     chunk_fn(&g, &k->B, "b_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "operand B");
   }
+  consume_fn(s, k, sname);
   epilogue_fn(&g, "");
   if (k->epi_vec) epilogue_full_fn(&g, k->epi_vec, "BN");
   else sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-tile epilogue\n");

@@ -15,7 +15,7 @@
 
 static void emit(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
                  const char *out, int nin, const char *in0, const char *in1) {
-  gpu_stmt s = {kind, what, detail, nin, {in0, in1, NULL, NULL}, out};
+  gpu_stmt s = {kind, what, detail, nin, {in0, in1, NULL, NULL}, out, false, 0, 0};
   ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);
 }
 
@@ -781,6 +781,34 @@ bool gpuir_sm90a_gather_fits(const region *r, const pc_analysis *a, const char *
   return *why == NULL;
 }
 
+/* One step of the sm90a consumers' unrolled k-loop, on ring slot `slot`
+ * (compile time): the wait on its full barrier at the lap's phase ^ flip,
+ * the k-tile's wgmma from the slot's descriptors, commit and wait_group 1,
+ * then (release >= 0) the previous k-tile's slot back to the producer. */
+static void consumer_step(gpu_kernel *k, arena *A, bool gather, int slot, int flip, int release, const char *kt) {
+  int BN = k->plan.tile[1], BK = k->plan.tile[2], BM = k->plan.tile[0], eb = dtype_bytes(k->T);
+  int so = slot * (BM + BN) * BK * eb / 16, db_step = k->B.k_contig ? 2 : 128;
+  emit(k, A, GS_MBAR_WAIT, arena_printf(A, "full[%d]", slot),
+       arena_printf(A, "%s: parity %s; %s", kt, release < 0 ? "0" : flip ? "ph ^ 1" : "ph",
+                    gather ? "every producer thread's chunks landed and fenced" : "both boxes landed"),
+       NULL, 2, "tA[kt]", "tB[kt]");
+  k->st[k->nst - 1].fixed_slot = true, k->st[k->nst - 1].slot = slot, k->st[k->nst - 1].flip = flip;
+  emit(k, A, GS_WGMMA,
+       arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d", BN, dtype_name(k->T), dtype_name(k->T), BK / 16),
+       arena_printf(A,
+                    "SS: A K-major, B %s (imm-trans-b %d); descriptors 128B swizzle, SBO 1024, slot %d: start + %d, "
+                    "k16 step + 2 (A) / + %d (B) (16-byte units)",
+                    k->B.k_contig ? "K-major" : "MN-major", k->B.k_contig ? 0 : 1, slot, so, db_step),
+       "tMMA", 2, "tA[kt]", "tB[kt]");
+  k->st[k->nst - 1].fixed_slot = true, k->st[k->nst - 1].slot = slot;
+  emit(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 1",
+       "this k-tile's group stays in flight; the previous one's reads are done", NULL, 1, "tMMA", NULL);
+  if (release < 0) return;
+  emit(k, A, GS_MBAR_ARRIVE, arena_printf(A, "empty[%d]", release), "release the previous k-tile's slot to the producer",
+       "tFree[kt+S-1]", 0, NULL, NULL);
+  k->st[k->nst - 1].fixed_slot = true, k->st[k->nst - 1].slot = release;
+}
+
 /* Both producers: TMA boxes (tma_wgmma) or gathered cp.async chunks
  * (cp_async_wgmma); the consumers and the epilogue are the same. */
 static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
@@ -909,21 +937,27 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
   emit(k, A, GS_ROLE, "consumers", arena_printf(A, "warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the %d-row tile", BM),
        NULL, 0, NULL, NULL);
   emit(k, A, GS_SETMAXNREG, "setmaxnreg.inc", arena_printf(A, "%d", k->consumer_regs), NULL, 0, NULL, NULL);
-  emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
-  emit(k, A, GS_MBAR_WAIT, "full[kt % S]",
-       gather ? "parity (kt / S) & 1: every producer thread's chunks landed and fenced"
-              : "parity (kt / S) & 1: both boxes landed",
-       NULL, 2, "tA[kt]", "tB[kt]");
-  emit(k, A, GS_WGMMA,
-       arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d", BN, dtype_name(k->T), dtype_name(k->T), BK / 16),
-       arena_printf(A, "SS: A K-major, B %s (imm-trans-b %d); descriptors 128B swizzle, SBO 1024, k16 step %d / %d bytes",
-                    k->B.k_contig ? "K-major" : "MN-major", k->B.k_contig ? 0 : 1, 32, k->B.k_contig ? 32 : 2048),
-       "tMMA", 2, "tA[kt]", "tB[kt]");
-  emit(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 1",
-       "this k-tile's group stays in flight; the previous one's reads are done", NULL, 1, "tMMA", NULL);
-  emit(k, A, GS_MBAR_ARRIVE, "empty[(kt - 1) % S]", "from kt = 1: release the previous k-tile's slot to the producer",
-       "tFree[kt+S-1]", 0, NULL, NULL);
-  emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
+  /* the k-loop: k-tile 0 peeled (no slot to release before it), then laps
+   * of S k-tiles unrolled, k-tile 1 + S l + j on slot (1 + j) % S: every
+   * step's slot, barriers and descriptor offsets compile-time, the parity
+   * the lap's phase ph = l & 1 (flipped on the step that wraps to slot 0),
+   * and each step releases the slot before its own without a predicate;
+   * then the last (KT - 1) % S k-tiles on slots 1, 2, ... with parity ph */
+  k->consumer_unroll = S;
+  consumer_step(k, A, gather, 0, 0, -1, "k-tile 0 (peeled)");
+  emit(k, A, GS_LOOP, "lap",
+       arena_printf(A, "0 <= l < (ceil(K%s / %d) - 1) / %d: k-tiles 1 + %d l + j, j = 0 .. %d unrolled; ph = l & 1", pk,
+                    BK, S, S, S - 1),
+       NULL, 0, NULL, NULL);
+  for (int j = 0; j < S; j++)
+    consumer_step(k, A, gather, (1 + j) % S, (1 + j) / S, j, arena_printf(A, "k-tile 1 + %d l + %d", S, j));
+  emit(k, A, GS_END_LOOP, "lap", "ph ^= 1", NULL, 0, NULL, NULL);
+  emit(k, A, GS_LOOP, "rest",
+       arena_printf(A, "the last (ceil(K%s / %d) - 1) %% %d k-tiles: step j when j < that; ph = laps & 1", pk, BK, S),
+       NULL, 0, NULL, NULL);
+  for (int j = 0; j + 1 < S; j++)
+    consumer_step(k, A, gather, 1 + j, 0, j, arena_printf(A, "k-tile 1 + %d laps + %d", S, j));
+  emit(k, A, GS_END_LOOP, "rest", NULL, NULL, 0, NULL, NULL);
   emit(k, A, GS_WGMMA_WAIT, "wgmma.wait_group 0", "the last k-tile's group", NULL, 1, "tMMA", NULL);
   emit(k, A, GS_BARRIER, "bar.sync 1, 256", "the consumers are past their last wgmma: the ring is free for the staging tile",
        NULL, 0, NULL, NULL);
@@ -1653,6 +1687,69 @@ bool gpuir_verify_smem(const gpu_kernel *k, diag_list *dl) {
   return ok;
 }
 
+/* The sm90a consumers' k-loop (consumer_step): k-tile 0 peeled on slot 0
+ * at parity 0, releasing nothing; a lap of S = consumer_unroll = stages
+ * steps, step j on slot (1 + j) % S (each slot once), its parity the lap's
+ * phase flipped on the step that wraps to slot 0 alone (so that a lap
+ * flips the phase once, as the ring does), releasing slot j (the previous
+ * k-tile's); the rest's S - 1 steps on slots 1 .. S - 1 at the phase,
+ * releasing slot j.  A step waits on its slot's full barrier, runs its
+ * wgmma from the same slot, commits and waits for the previous group
+ * (wait_group 1) before its release. */
+static bool verify_sm90a_consumers(const gpu_kernel *k, diag_list *dl) {
+  int S = k->plan.stages, i = 0, n = k->nst;
+  if (k->consumer_unroll != S) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                "the consumers' k-loop unrolls %d k-tiles a lap, not the ring's %d stages (its slots would not be "
+                "compile-time)",
+                k->consumer_unroll, S);
+    return false;
+  }
+  while (i < n && !(k->st[i].k == GS_ROLE && strcmp(k->st[i].what, "consumers") == 0)) i++;
+  while (i < n && k->st[i].k != GS_MBAR_WAIT) i++;
+  /* seg 0: the peel (1 step), 1: a lap (S steps), 2: the rest (S - 1 steps) */
+  static const char *segs[] = {"k-tile 0", "lap", "rest"};
+  for (int seg = 0; seg < 3; seg++) {
+    if (seg > 0) {
+      if (i >= n || k->st[i].k != GS_LOOP || strcmp(k->st[i].what, segs[seg]) != 0) {
+        diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the consumers' %s loop is missing", segs[seg]);
+        return false;
+      }
+      i++;
+    }
+    int steps = seg == 0 ? 1 : seg == 1 ? S : S - 1;
+    for (int j = 0; j < steps; j++) {
+      int slot = seg == 0 ? 0 : seg == 1 ? (1 + j) % S : 1 + j, flip = seg == 1 && j == S - 1;
+      const gpu_stmt *w = i < n ? &k->st[i] : NULL, *m = i + 1 < n ? &k->st[i + 1] : NULL,
+                     *c = i + 2 < n ? &k->st[i + 2] : NULL, *r = seg && i + 3 < n ? &k->st[i + 3] : NULL;
+      bool good = w && m && c && (!seg || r) && w->k == GS_MBAR_WAIT && w->fixed_slot && w->slot == slot &&
+                  w->flip == flip && strncmp(w->what, "full", 4) == 0 && m->k == GS_WGMMA && m->fixed_slot &&
+                  m->slot == slot && c->k == GS_WGMMA_WAIT && strstr(c->what, "wait_group 1") &&
+                  (!seg || (r->k == GS_MBAR_ARRIVE && r->fixed_slot && r->slot == j && strncmp(r->what, "empty", 5) == 0));
+      if (!good) {
+        char rel[64];
+        if (seg) snprintf(rel, sizeof rel, "the release of empty[%d] (the previous k-tile's)", j);
+        else snprintf(rel, sizeof rel, "no release");
+        diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                    "the consumers' %s, step %d: not a wait on full[%d] at parity %s, its wgmma from slot %d, "
+                    "wait_group 1, then %s",
+                    segs[seg], j, slot, seg == 0 ? "0" : flip ? "ph ^ 1" : "ph", slot, rel);
+        return false;
+      }
+      i += seg ? 4 : 3;
+    }
+    if (seg > 0) {
+      if (i >= n || k->st[i].k != GS_END_LOOP) {
+        diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the consumers' %s loop holds more than its %d steps", segs[seg],
+                    steps);
+        return false;
+      }
+      i++;
+    }
+  }
+  return true;
+}
+
 /* The sm90a skeleton's own invariants: a ring of at least 4 stages whose
  * slots start on 1024-byte boundaries (the 128-byte swizzle's period, which
  * the TMA and the wgmma descriptors both assume) in 128-byte rows; the
@@ -1695,6 +1792,7 @@ static bool verify_sm90a(const gpu_kernel *k, diag_list *dl) {
                 k->gather_lag, S - 1);
     ok = false;
   }
+  if (!verify_sm90a_consumers(k, dl)) ok = false;
   /* every copy into the ring after the wait on its slot's empty barrier
    * (TMA boxes, or a gathering producer's cp.async chunks); a gathering
    * producer's arrival on a full barrier after its copies landed
@@ -1930,7 +2028,7 @@ bool gpuir_add_fused(gpu_kernel *k, arena *A, const char *value, const char *fro
   if (!k->rows || k->nfused >= GPUIR_MAX_FUSED || k->nst < 1 || k->st[0].k != GS_ROW_BEGIN) return false;
   gpu_stmt s = {GS_FUSED, value,
                 arena_printf(A, "registers (from region %s): %s", from, why),
-                1, {"tRow", NULL, NULL, NULL}, arena_printf(A, "tF.%s", value)};
+                1, {"tRow", NULL, NULL, NULL}, arena_printf(A, "tF.%s", value), false, 0, 0};
   ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);
   /* after RowBegin and the Fused statements before it */
   int at = 1 + k->nfused;
@@ -2027,6 +2125,7 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
     cJSON *mr = cJSON_AddObjectToObject(g, "setmaxnreg");
     cJSON_AddNumberToObject(mr, "producer", k->producer_regs);
     cJSON_AddNumberToObject(mr, "consumers", k->consumer_regs);
+    cJSON_AddNumberToObject(g, "consumer_unroll", k->consumer_unroll);
   }
   cJSON *ops = cJSON_AddArrayToObject(g, "operands");
   for (int side = 0; side < (k->attention ? 3 : 2); side++) {
@@ -2072,6 +2171,10 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
       for (int j = 0; j < s->nin; j++) cJSON_AddItemToArray(in, cJSON_CreateString(s->in[j]));
     }
     if (s->out) cJSON_AddStringToObject(b, "out_token", s->out);
+    if (s->fixed_slot) {
+      cJSON_AddNumberToObject(b, "slot", s->slot);
+      if (s->k == GS_MBAR_WAIT) cJSON_AddStringToObject(b, "parity", s->flip ? "ph ^ 1" : "ph");
+    }
     cJSON_AddItemToArray(st, o);
   }
   return root;
@@ -2273,7 +2376,7 @@ static void row_loads(gpu_kernel *k, arena *A, const rexpr *e, const char *pass,
                                    r->in[e->input].name, sb_str(&m), e->ldvar, sb_str(&g), e->cval);
     sb_free(&g);
     sb_free(&m);
-    gpu_stmt s = {GS_LD_GATHER, r->in[e->input].name, det, 0, {NULL}, tok};
+    gpu_stmt s = {GS_LD_GATHER, r->in[e->input].name, det, 0, {NULL}, tok, false, 0, 0};
     for (int i = 0; i < ni; i++) s.in[s.nin++] = itok[i];
     ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);
     return;
@@ -2442,7 +2545,7 @@ gpu_kernel *gpuir_build_rows(arena *A, const region *r, const pc_analysis *a, co
     gpu_stmt s = {GS_ROW_LETS, any ? let_list(A, r, need) : "(none)",
                   last ? "the element lets of the outputs, in fp32"
                        : arena_printf(A, "the body of %s, in fp32, folded into a per-thread partial", r->lets[rw->red_let[i]].name),
-                  0, {NULL}, etok};
+                  0, {NULL}, etok, false, 0, 0};
     s.in[s.nin++] = prev;
     for (int t = 0; t < nt && s.nin < 4; t++) s.in[s.nin++] = toks[t];
     ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);

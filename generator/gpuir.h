@@ -65,6 +65,11 @@ typedef struct gpu_stmt {
   int nin;
   const char *in[4];     /* tokens consumed */
   const char *out;       /* token produced, or NULL */
+  /* the sm90a consumers' unrolled k-loop: the statement names ring slot
+   * `slot`, fixed at compile time; an MbarWait's parity is the lap's phase
+   * XOR `flip` (1 on the lap's step that wraps to slot 0) */
+  bool fixed_slot;
+  int slot, flip;
 } gpu_stmt;
 
 /* One operand of the contraction as the skeleton loads it. */
@@ -295,6 +300,10 @@ typedef struct gpu_kernel {
    * major (b_kmajor), and setmaxnreg's budgets */
   bool tma;
   int producer_regs, consumer_regs;
+  /* the consumers' k-loop: k-tile 0 peeled, then laps of consumer_unroll
+   * (= the ring's stages) k-tiles, unrolled on compile-time slots, then the
+   * last (KT - 1) % consumer_unroll k-tiles */
+  int consumer_unroll;
   /* the sm90a row's gathering producer (algo_choice "cp_async_wgmma"):
    * cp.async chunks through the operands' chunk functions instead of TMA
    * boxes; a producer thread lands stage kt - gather_lag after issuing kt */

@@ -393,7 +393,7 @@ __device__ __forceinline__ void named_barrier(int id, int threads) {
 // A wgmma shared-memory matrix descriptor (PTX ISA "Matrix Descriptor
 // Format"): start address, leading and stride byte offsets (all >> 4), and
 // the 128-byte swizzle (layout type 1 in bits 62-63).
-__device__ __forceinline__ uint64_t wgmma_desc_128b(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
+__host__ __device__ constexpr uint64_t wgmma_desc_128b(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
   return (uint64_t)((saddr >> 4) & 0x3FFF) | (uint64_t)((lbo >> 4) & 0x3FFF) << 16 |
          (uint64_t)((sbo >> 4) & 0x3FFF) << 32 | 1ull << 62;
 }

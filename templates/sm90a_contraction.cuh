@@ -23,7 +23,9 @@
 // epi_full, epi_cols, epi_row, epilogue4, extent_m/n/k, RASTER_GROUP):
 //   T, BK, STAGES, TParams (tmap_a, tmap_b, p), B_K_CONTIG (B is stored
 //   along K: K-major descriptors; else along N: MN-major, imm-trans-b 1),
-//   PRODUCER_REGS, CONSUMER_REGS (setmaxnreg).
+//   PRODUCER_REGS, CONSUMER_REGS (setmaxnreg), and consume(acc, ring, KT):
+//   the consumers' k-loop over KT k-tiles, rendered from the GPU IR (waits,
+//   sm90a_wgmma_slot, commits and releases on compile-time ring slots).
 //
 // sm90a_gather_contraction.cuh feeds the same consumers (sm90a_consumers)
 // from a gathering cp.async producer.
@@ -34,6 +36,41 @@
 
 namespace dlc {
 
+// The consumers' ring as their k-loop (Op::consume, rendered from the GPU
+// IR) reads it: the shared addresses of the full and empty barriers, and
+// the low words of slot 0's descriptors (A at the warpgroup's rows, B).
+struct Sm90aRing {
+  uint32_t full0, empty0, da_lo, db_lo;
+};
+
+// The ring's addresses opaque to the compiler, once a lap: it would keep
+// every unrolled step's descriptors live across the loop (in vector
+// registers, moved to uniform ones before each wgmma) instead.
+__device__ __forceinline__ void sm90a_opaque(Sm90aRing &r) { keep(r.full0), keep(r.empty0), keep(r.da_lo), keep(r.db_lo); }
+
+// One k-tile's wgmma from ring slot SLOT (compile time): wgmma.fence, then
+// BK / 16 wgmma m64nBNk16 SS.  A descriptor's start address is its low 14
+// bits (address >> 4, below 2^14 for any shared address), so the slot, a
+// k16 step or a warpgroup's rows are an addition to its low word, here a
+// constant: A (K-major, 8 rows of 128 bytes an atom: SBO 1024) moves 32
+// bytes a k16 step inside the swizzle row; B K-major as A, or MN-major (64
+// columns x 8 k-rows an atom: SBO 1024; the next 64 columns one box on:
+// LBO) 2048 bytes a k16 step.  The high word (SBO, 128-byte swizzle) is the
+// same for every descriptor.
+template <class Op, int SLOT, int N>
+__device__ __forceinline__ void sm90a_wgmma_slot(float (&acc)[N], const Sm90aRing &r) {
+  using T = typename Op::T;
+  constexpr int BM = Op::BM, BN = Op::BN, BK = Op::BK;
+  static_assert(N == BN / 2 && SLOT >= 0 && SLOT < Op::STAGES, "a warpgroup's 64 x BN fp32 fragment, a ring slot");
+  constexpr uint32_t SO = (uint32_t)SLOT * ((BM + BN) * BK * (int)sizeof(T) / 16);
+  constexpr uint32_t DB_STEP = Op::B_K_CONTIG ? 32 / 16 : 2048 / 16;
+  constexpr uint64_t HI = wgmma_desc_128b(0, 0, 1024);
+  wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < BK / 16; ++ks)
+    Wgmma<T, BN, !Op::B_K_CONTIG>::run(acc, HI | (r.da_lo + SO + 2 * ks), HI | (r.db_lo + SO + DB_STEP * ks));
+}
+
 // The consumers (threads 128..383): two warpgroups of 64 rows each, wgmma
 // from the ring's full stages (released on the empty barriers), then the
 // epilogue through the fp32 staging tile.  Shared by both producers.
@@ -41,10 +78,9 @@ template <class Op>
 __device__ __forceinline__ void sm90a_consumers(const typename Op::Params *p, unsigned char *smem_raw, uint64_t *full,
                                                 uint64_t *empty, uint32_t mt, uint32_t nt, int64_t b, int KT) {
   using T = typename Op::T;
-  constexpr int BM = Op::BM, BN = Op::BN, BK = Op::BK, STAGES = Op::STAGES;
+  constexpr int BM = Op::BM, BN = Op::BN, BK = Op::BK;
   constexpr int CONSUMERS = 256;
-  constexpr int A_BYTES = BM * BK * (int)sizeof(T), B_BYTES = BN * BK * (int)sizeof(T);
-  constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+  constexpr int A_BYTES = BM * BK * (int)sizeof(T);
   // a consumer warpgroup: registers up, 64 rows of the tile
   setmaxnreg_inc<Op::CONSUMER_REGS>();
   // the warpgroup index through a shuffle: warp-uniform for the compiler,
@@ -53,43 +89,14 @@ __device__ __forceinline__ void sm90a_consumers(const typename Op::Params *p, un
   float acc[BN / 2];
 #pragma unroll
   for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
-  // Stage 0's descriptors.  A descriptor's start address is its low 14 bits
-  // (address >> 4, below 2^14 for any shared address), so a stage, a k16
-  // step or a warpgroup's rows are an addition: A (K-major, 8 rows of 128
-  // bytes an atom: SBO 1024) moves 32 bytes a k16 step inside the swizzle
-  // row; B K-major as A, or MN-major (64 columns x 8 k-rows an atom: SBO
-  // 1024; the next 64 columns one box on: LBO) 2048 bytes a k16 step.
-  // The low word of a descriptor (start address, LBO) and its high word
-  // (SBO, swizzle) apart: a stage or a k16 step adds to the low word alone
-  // (the start address stays below 2^14), in 32 bits.
-  // (kept in registers: the compiler would recompute them every k-tile)
+  // slot 0's descriptors (sm90a_wgmma_slot adds the slot and the k16 step),
+  // then the k-loop of the GPU IR (Op::consume): its slots compile-time
   const uint32_t ring = smem_addr(smem_raw);
-  uint32_t full0 = smem_addr(full), empty0 = smem_addr(empty);
-  const uint64_t da0 = wgmma_desc_128b(ring + wg * 64 * 128, 16, 1024);
-  const uint64_t db0 = Op::B_K_CONTIG ? wgmma_desc_128b(ring + A_BYTES, 16, 1024)
-                                      : wgmma_desc_128b(ring + A_BYTES, 64 * BK * (int)sizeof(T), 1024);
-  uint32_t da_lo = (uint32_t)da0, db_lo = (uint32_t)db0;
-  keep(full0), keep(empty0), keep(da_lo), keep(db_lo);
-  const uint64_t da_hi = da0 & ~0xFFFFFFFFull, db_hi = db0 & ~0xFFFFFFFFull;
-  constexpr uint32_t DB_STEP = Op::B_K_CONTIG ? 32 / 16 : 2048 / 16;
-  int s = 0, prev = 0;
-  uint32_t phase = 0;
-#pragma unroll 1
-  for (int kt = 0; kt < KT; ++kt) {
-    mbar_wait(full0 + 8 * s, phase);  // Wait(TokLoad kt)
-    const uint32_t so = (uint32_t)s * (STAGE_BYTES / 16);
-    wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < BK / 16; ++ks)
-      Wgmma<T, BN, !Op::B_K_CONTIG>::run(acc, da_hi | (da_lo + so + 2 * ks), db_hi | (db_lo + so + DB_STEP * ks));  // TokCompute
-    wgmma_commit();
-    // this k-tile's group stays in flight; the previous one is done, and its
-    // stage goes back to the producer
-    wgmma_wait<1>();
-    if (kt > 0) mbar_arrive(empty0 + 8 * prev);
-    prev = s;
-    if (++s == STAGES) s = 0, phase ^= 1;
-  }
+  Sm90aRing rg{smem_addr(full), smem_addr(empty), (uint32_t)wgmma_desc_128b(ring + wg * 64 * 128, 16, 1024),
+               (uint32_t)(Op::B_K_CONTIG ? wgmma_desc_128b(ring + A_BYTES, 16, 1024)
+                                         : wgmma_desc_128b(ring + A_BYTES, 64 * BK * (int)sizeof(T), 1024))};
+  sm90a_opaque(rg);  // computed once: the compiler would recompute the barriers' addresses every lap
+  Op::consume(acc, rg, KT);
   wgmma_wait<0>();
 
   // Epilogue: every consumer is past its last wgmma (the ring is free), then

@@ -1506,6 +1506,92 @@ struct Op_stride1x1_pad1x1_b1_sm90a {
     *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
     return left < VEC ? (int)left : VEC;
   }
+  // the consumers' k-loop (GPU IR): k-tile 0 peeled, then laps of 6 k-tiles unrolled on
+  // compile-time ring slots (the phase ph flips once a lap), then the last (KT - 1) % 6
+  template <int N>
+  static __device__ __forceinline__ void consume(float (&acc)[N], const dlc::Sm90aRing &r0, int KT) {
+    if (KT <= 0) return;
+    const int laps = (KT - 1) / 6, rest = (KT - 1) % 6;
+    uint32_t ph = 0;
+    dlc::Sm90aRing r = r0;
+    dlc::mbar_wait(r.full0 + 0, ph);  // MbarWait full[0]
+    dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+    dlc::wgmma_commit();
+    dlc::wgmma_wait<1>();  // WgmmaWait
+#pragma unroll 1
+    for (int l = 0; l < laps; ++l) {  // Loop lap: 0 <= l < (ceil(K(kh,kw,ci) / 64) - 1) / 6: k-tiles 1 + 6 l + j, j = 0 .. 5 unrolled; ph = l & 1
+      r = r0;
+      dlc::sm90a_opaque(r);
+      dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
+      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
+      dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
+      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
+      dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
+      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
+      dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
+      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
+      dlc::mbar_wait(r.full0 + 40, ph);  // MbarWait full[5]
+      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 5>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
+      dlc::mbar_wait(r.full0 + 0, ph ^ 1);  // MbarWait full[0]
+      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 40);  // MbarArrive empty[5]
+      ph ^= 1;
+    }
+    // Loop rest: the last (ceil(K(kh,kw,ci) / 64) - 1) % 6 k-tiles: step j when j < that; ph = laps & 1
+    r = r0;
+    if (rest > 0) {
+      dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
+      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
+    }
+    if (rest > 1) {
+      dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
+      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
+    }
+    if (rest > 2) {
+      dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
+      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
+    }
+    if (rest > 3) {
+      dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
+      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
+    }
+    if (rest > 4) {
+      dlc::mbar_wait(r.full0 + 40, ph);  // MbarWait full[5]
+      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 5>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
+    }
+  }
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= h+kh-1 < H && 0 <= kw+w-1 < W, X[n, h+kh-1, kw+w-1, ci], 0) *
   //       Wt[co, kh, kw, ci])
@@ -1664,6 +1750,80 @@ struct Op_stride1x1_pad1x1_sm90a {
     const int64_t left = (p->c) - i_ci;
     *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
     return left < VEC ? (int)left : VEC;
+  }
+  // the consumers' k-loop (GPU IR): k-tile 0 peeled, then laps of 5 k-tiles unrolled on
+  // compile-time ring slots (the phase ph flips once a lap), then the last (KT - 1) % 5
+  template <int N>
+  static __device__ __forceinline__ void consume(float (&acc)[N], const dlc::Sm90aRing &r0, int KT) {
+    if (KT <= 0) return;
+    const int laps = (KT - 1) / 5, rest = (KT - 1) % 5;
+    uint32_t ph = 0;
+    dlc::Sm90aRing r = r0;
+    dlc::mbar_wait(r.full0 + 0, ph);  // MbarWait full[0]
+    dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+    dlc::wgmma_commit();
+    dlc::wgmma_wait<1>();  // WgmmaWait
+#pragma unroll 1
+    for (int l = 0; l < laps; ++l) {  // Loop lap: 0 <= l < (ceil(K(kh,kw,ci) / 64) - 1) / 5: k-tiles 1 + 5 l + j, j = 0 .. 4 unrolled; ph = l & 1
+      r = r0;
+      dlc::sm90a_opaque(r);
+      dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
+      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
+      dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
+      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
+      dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
+      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
+      dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
+      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
+      dlc::mbar_wait(r.full0 + 0, ph ^ 1);  // MbarWait full[0]
+      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
+      ph ^= 1;
+    }
+    // Loop rest: the last (ceil(K(kh,kw,ci) / 64) - 1) % 5 k-tiles: step j when j < that; ph = laps & 1
+    r = r0;
+    if (rest > 0) {
+      dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
+      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
+    }
+    if (rest > 1) {
+      dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
+      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
+    }
+    if (rest > 2) {
+      dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
+      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
+    }
+    if (rest > 3) {
+      dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
+      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
+    }
   }
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= h+kh-1 < H && 0 <= kw+w-1 < W, X[n, h+kh-1, kw+w-1, ci], 0) *
@@ -1824,6 +1984,92 @@ struct Op_stride2x2_pad1x1_b1_sm90a {
     *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
     return left < VEC ? (int)left : VEC;
   }
+  // the consumers' k-loop (GPU IR): k-tile 0 peeled, then laps of 6 k-tiles unrolled on
+  // compile-time ring slots (the phase ph flips once a lap), then the last (KT - 1) % 6
+  template <int N>
+  static __device__ __forceinline__ void consume(float (&acc)[N], const dlc::Sm90aRing &r0, int KT) {
+    if (KT <= 0) return;
+    const int laps = (KT - 1) / 6, rest = (KT - 1) % 6;
+    uint32_t ph = 0;
+    dlc::Sm90aRing r = r0;
+    dlc::mbar_wait(r.full0 + 0, ph);  // MbarWait full[0]
+    dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+    dlc::wgmma_commit();
+    dlc::wgmma_wait<1>();  // WgmmaWait
+#pragma unroll 1
+    for (int l = 0; l < laps; ++l) {  // Loop lap: 0 <= l < (ceil(K(kh,kw,ci) / 64) - 1) / 6: k-tiles 1 + 6 l + j, j = 0 .. 5 unrolled; ph = l & 1
+      r = r0;
+      dlc::sm90a_opaque(r);
+      dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
+      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
+      dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
+      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
+      dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
+      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
+      dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
+      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
+      dlc::mbar_wait(r.full0 + 40, ph);  // MbarWait full[5]
+      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 5>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
+      dlc::mbar_wait(r.full0 + 0, ph ^ 1);  // MbarWait full[0]
+      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 40);  // MbarArrive empty[5]
+      ph ^= 1;
+    }
+    // Loop rest: the last (ceil(K(kh,kw,ci) / 64) - 1) % 6 k-tiles: step j when j < that; ph = laps & 1
+    r = r0;
+    if (rest > 0) {
+      dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
+      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
+    }
+    if (rest > 1) {
+      dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
+      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
+    }
+    if (rest > 2) {
+      dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
+      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
+    }
+    if (rest > 3) {
+      dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
+      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
+    }
+    if (rest > 4) {
+      dlc::mbar_wait(r.full0 + 40, ph);  // MbarWait full[5]
+      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 5>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
+    }
+  }
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= 2*h+kh-1 < H && 0 <= 2*w+kw-1 < W, X[n, 2*h+kh-1, 2*w+kw-1, ci], 0) *
   //       Wt[co, kh, kw, ci])
@@ -1982,6 +2228,80 @@ struct Op_stride2x2_pad1x1_sm90a {
     const int64_t left = (p->c) - i_ci;
     *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
     return left < VEC ? (int)left : VEC;
+  }
+  // the consumers' k-loop (GPU IR): k-tile 0 peeled, then laps of 5 k-tiles unrolled on
+  // compile-time ring slots (the phase ph flips once a lap), then the last (KT - 1) % 5
+  template <int N>
+  static __device__ __forceinline__ void consume(float (&acc)[N], const dlc::Sm90aRing &r0, int KT) {
+    if (KT <= 0) return;
+    const int laps = (KT - 1) / 5, rest = (KT - 1) % 5;
+    uint32_t ph = 0;
+    dlc::Sm90aRing r = r0;
+    dlc::mbar_wait(r.full0 + 0, ph);  // MbarWait full[0]
+    dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+    dlc::wgmma_commit();
+    dlc::wgmma_wait<1>();  // WgmmaWait
+#pragma unroll 1
+    for (int l = 0; l < laps; ++l) {  // Loop lap: 0 <= l < (ceil(K(kh,kw,ci) / 64) - 1) / 5: k-tiles 1 + 5 l + j, j = 0 .. 4 unrolled; ph = l & 1
+      r = r0;
+      dlc::sm90a_opaque(r);
+      dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
+      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
+      dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
+      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
+      dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
+      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
+      dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
+      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
+      dlc::mbar_wait(r.full0 + 0, ph ^ 1);  // MbarWait full[0]
+      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
+      ph ^= 1;
+    }
+    // Loop rest: the last (ceil(K(kh,kw,ci) / 64) - 1) % 5 k-tiles: step j when j < that; ph = laps & 1
+    r = r0;
+    if (rest > 0) {
+      dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
+      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
+    }
+    if (rest > 1) {
+      dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
+      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
+    }
+    if (rest > 2) {
+      dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
+      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
+    }
+    if (rest > 3) {
+      dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
+      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
+    }
   }
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= 2*h+kh-1 < H && 0 <= 2*w+kw-1 < W, X[n, 2*h+kh-1, 2*w+kw-1, ci], 0) *

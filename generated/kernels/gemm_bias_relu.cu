@@ -838,6 +838,92 @@ struct Op_b4_sm90a {
   static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->m); }
   static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->n); }
   static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (p->k); }
+  // the consumers' k-loop (GPU IR): k-tile 0 peeled, then laps of 6 k-tiles unrolled on
+  // compile-time ring slots (the phase ph flips once a lap), then the last (KT - 1) % 6
+  template <int N>
+  static __device__ __forceinline__ void consume(float (&acc)[N], const dlc::Sm90aRing &r0, int KT) {
+    if (KT <= 0) return;
+    const int laps = (KT - 1) / 6, rest = (KT - 1) % 6;
+    uint32_t ph = 0;
+    dlc::Sm90aRing r = r0;
+    dlc::mbar_wait(r.full0 + 0, ph);  // MbarWait full[0]
+    dlc::sm90a_wgmma_slot<Op_b4_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+    dlc::wgmma_commit();
+    dlc::wgmma_wait<1>();  // WgmmaWait
+#pragma unroll 1
+    for (int l = 0; l < laps; ++l) {  // Loop lap: 0 <= l < (ceil(K(k) / 64) - 1) / 6: k-tiles 1 + 6 l + j, j = 0 .. 5 unrolled; ph = l & 1
+      r = r0;
+      dlc::sm90a_opaque(r);
+      dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
+      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
+      dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
+      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
+      dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
+      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
+      dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
+      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
+      dlc::mbar_wait(r.full0 + 40, ph);  // MbarWait full[5]
+      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 5>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
+      dlc::mbar_wait(r.full0 + 0, ph ^ 1);  // MbarWait full[0]
+      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 40);  // MbarArrive empty[5]
+      ph ^= 1;
+    }
+    // Loop rest: the last (ceil(K(k) / 64) - 1) % 6 k-tiles: step j when j < that; ph = laps & 1
+    r = r0;
+    if (rest > 0) {
+      dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
+      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
+    }
+    if (rest > 1) {
+      dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
+      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
+    }
+    if (rest > 2) {
+      dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
+      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
+    }
+    if (rest > 3) {
+      dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
+      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
+    }
+    if (rest > 4) {
+      dlc::mbar_wait(r.full0 + 40, ph);  // MbarWait full[5]
+      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 5>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
+    }
+  }
   // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
   //   C0 = sum[k](A[m, k] * B[k, n])
   //   C1 = C0 + bias[n]
@@ -938,6 +1024,80 @@ struct Op_sm90a {
   static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->m); }
   static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->n); }
   static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (p->k); }
+  // the consumers' k-loop (GPU IR): k-tile 0 peeled, then laps of 5 k-tiles unrolled on
+  // compile-time ring slots (the phase ph flips once a lap), then the last (KT - 1) % 5
+  template <int N>
+  static __device__ __forceinline__ void consume(float (&acc)[N], const dlc::Sm90aRing &r0, int KT) {
+    if (KT <= 0) return;
+    const int laps = (KT - 1) / 5, rest = (KT - 1) % 5;
+    uint32_t ph = 0;
+    dlc::Sm90aRing r = r0;
+    dlc::mbar_wait(r.full0 + 0, ph);  // MbarWait full[0]
+    dlc::sm90a_wgmma_slot<Op_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+    dlc::wgmma_commit();
+    dlc::wgmma_wait<1>();  // WgmmaWait
+#pragma unroll 1
+    for (int l = 0; l < laps; ++l) {  // Loop lap: 0 <= l < (ceil(K(k) / 64) - 1) / 5: k-tiles 1 + 5 l + j, j = 0 .. 4 unrolled; ph = l & 1
+      r = r0;
+      dlc::sm90a_opaque(r);
+      dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
+      dlc::sm90a_wgmma_slot<Op_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
+      dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
+      dlc::sm90a_wgmma_slot<Op_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
+      dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
+      dlc::sm90a_wgmma_slot<Op_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
+      dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
+      dlc::sm90a_wgmma_slot<Op_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
+      dlc::mbar_wait(r.full0 + 0, ph ^ 1);  // MbarWait full[0]
+      dlc::sm90a_wgmma_slot<Op_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
+      ph ^= 1;
+    }
+    // Loop rest: the last (ceil(K(k) / 64) - 1) % 5 k-tiles: step j when j < that; ph = laps & 1
+    r = r0;
+    if (rest > 0) {
+      dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
+      dlc::sm90a_wgmma_slot<Op_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
+    }
+    if (rest > 1) {
+      dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
+      dlc::sm90a_wgmma_slot<Op_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
+    }
+    if (rest > 2) {
+      dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
+      dlc::sm90a_wgmma_slot<Op_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
+    }
+    if (rest > 3) {
+      dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
+      dlc::sm90a_wgmma_slot<Op_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::wgmma_commit();
+      dlc::wgmma_wait<1>();  // WgmmaWait
+      dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
+    }
+  }
   // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
   //   C0 = sum[k](A[m, k] * B[k, n])
   //   C1 = C0 + bias[n]

@@ -11,7 +11,8 @@
  * 2048 with K <= 512 (most of these) takes the small-output shape bucket's
  * kernels (64x64 tiles, docs/plan.md), other K <= 64 the n1_64 bucket's
  * (128x64), the rest the default ones; 6 cases more leave the small bucket,
- * by K past 512 or by N P Q past 2048, for both the default and n1_64.
+ * by K past 512 or by N P Q past 2048, for both the default and n1_64; and
+ * 8 more past it whose k-tile counts surround the sm90a rings' stages.
  *
  * With DLC_EMU_ARCH=sm90a every case whose channels come in 16-byte chunks
  * (C a multiple of 8) must run an sm90a row's kernel (a name ending in
@@ -138,6 +139,19 @@ int main(int argc, char **argv) {
     const int64_t H = i < 2 ? hw[1 + i % 2] : 33, W = i < 2 ? hw[2 - i % 2] : 33, K = i % 2 ? 136 : 24,
                   N = i < 2 ? ns[i % 2] : s == 1 ? 2 : 8;
     fails += run_case(dt, N, H, W, 36, K, s, 4000 + (uint64_t)i, &worst);
+    cases++;
+  }
+  /* the sm90a consumers' k-loop (k-tile 0 peeled, laps of S k-tiles
+   * unrolled, the last (KT - 1) % S guarded) over 9 C / 64 k-tiles: the
+   * default instance (K > 512 here: 128x128x64, S = 5) at KT 5, 6 and 20,
+   * the n1_64 bucket (K <= 64, N P Q past 2048: 128x64x64, S = 6) at KT 2,
+   * 5, 6, 7 and 20 (KT 2, 3 and 4 of the default are above: C = 8, 16, 24) */
+  static const int64_t ring[][5] = {{1, 7, 9, 32, 520},   {1, 5, 6, 40, 600},   {1, 3, 5, 136, 520},
+                                    {0, 33, 33, 8, 64},   {0, 33, 33, 32, 24},  {0, 33, 33, 40, 40},
+                                    {0, 33, 33, 48, 16},  {0, 33, 33, 136, 8}};
+  for (int i = 0; i < 8; i++) {
+    int64_t N = ring[i][0] ? ring[i][0] : s == 1 ? 2 : 8;
+    fails += run_case(dt, N, ring[i][1], ring[i][2], ring[i][3], ring[i][4], s, 5000 + (uint64_t)i, &worst);
     cases++;
   }
   printf("conv %s stride %lld: %d cases, %d failed; worst error %.3f of the tolerance\n", argv[1], (long long)s, cases,

@@ -12,7 +12,8 @@
  * leading dimensions packed, padded by 8 and padded by an odd amount (which
  * makes dispatch pick a narrower chunk width); 1157 x 300 x 40, whose M
  * tiles end in a partial group of the CTA raster order; and shapes with
- * tails inside each shape bucket (M <= 16, 17..128, N <= 64).  Every launch must pass the
+ * tails inside each shape bucket (M <= 16, 17..128, N <= 64); and k-tile counts around the sm90a
+ * rings' stage counts (S - 1, S, S + 1, many).  Every launch must pass the
  * emulator's memcheck; the padding of C must keep its canary.
  *
  * With DLC_EMU_ARCH=sm90a a call whose operands the tensor maps describe
@@ -168,6 +169,20 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 4; i++) {
     fails += run_case(nt, gelu, dt, n64_shapes[i][0], n64_shapes[i][1], n64_shapes[i][2], (int)n64_shapes[i][3],
                       0x9FB21C651E98DF25ull ^ (uint64_t)i, &worst);
+    cases++;
+  }
+  /* the sm90a consumers' k-loop (k-tile 0 peeled, laps of S k-tiles
+   * unrolled on compile-time slots, the last (KT - 1) % S guarded): k-tile
+   * counts of S - 1, S and S + 1 and a large one (several laps and a rest)
+   * for the default instance's ring (128x128x64, S = 5: KT 4, 5, 6, 24) and
+   * the n1_64 bucket's (128x64x64, S = 6: KT 5, 6, 7, 16), with K tails;
+   * 1 and 2 k-tiles are among the shapes above (K = 40, 72) */
+  static const int64_t ring_shapes[][4] = {{300, 100, 256, 0}, {200, 130, 300, 0}, {129, 192, 384, 8},
+                                           {256, 136, 1500, 0}, {300, 40, 320, 0},  {257, 64, 384, 8},
+                                           {129, 24, 420, 0},   {200, 64, 1000, 0}};
+  for (int i = 0; i < 8; i++) {
+    fails += run_case(nt, gelu, dt, ring_shapes[i][0], ring_shapes[i][1], ring_shapes[i][2], (int)ring_shapes[i][3],
+                      0xD1B54A32D192ED03ull ^ (uint64_t)i, &worst);
     cases++;
   }
   printf("%s %s: %d cases, %d failed, %d on the n1_64 bucket's sm90a kernel; worst error %.3f of the tolerance\n",

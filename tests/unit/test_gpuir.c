@@ -7,7 +7,11 @@
  * (gpuir_verify on a hand-built statement list): a gathering producer's
  * arrival on a full barrier must follow the landing of its copies and then
  * fence.proxy.async, every copy must wait for its empty slot, and a copy
- * must be its producer's kind (cp.async for the gathering one, TMA else). */
+ * must be its producer's kind (cp.async for the gathering one, TMA else);
+ * the consumers' k-loop, unrolled a lap of the ring's stages, must step
+ * through the slots once a lap, flip the parity on the step that wraps to
+ * slot 0 alone, run each wgmma from its wait's slot and release the
+ * previous k-tile's slot after wait_group 1. */
 #include <stdlib.h>
 
 #include "check.h"
@@ -37,44 +41,88 @@ static bool verifies(const gpu_kernel *k, const char *why) {
   return ok;
 }
 
-/* The sm90a row's statements, as gpuir_build_sm90a_gather lays them out
- * (tiles left out: gpuir_verify_smem is tested above). */
+/* The sm90a row's producer statements, as gpuir_build_sm90a_gather lays
+ * them out (tiles left out: gpuir_verify_smem is tested above); the
+ * consumers' follow (consumers()). */
+#define ST(k, what, nin, in0, in1, out) {k, what, NULL, nin, {in0, in1, NULL, NULL}, out, false, 0, 0}
 static const gpu_stmt GATHER[] = {
-    {GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x", NULL, 0, {NULL}, NULL},
-    {GS_MBAR_INIT, "full[s]", NULL, 0, {NULL}, NULL},
-    {GS_MBAR_INIT, "empty[s]", NULL, 0, {NULL}, "tFree[kt]"},
-    {GS_BARRIER, "bar.sync", NULL, 0, {NULL}, NULL},
-    {GS_ROLE, "producer", NULL, 0, {NULL}, NULL},
-    {GS_SETMAXNREG, "setmaxnreg.dec", NULL, 0, {NULL}, NULL},
-    {GS_LOOP, "kt", NULL, 0, {NULL}, NULL},
-    {GS_MBAR_WAIT, "empty[kt % S]", NULL, 1, {"tFree[kt]"}, NULL},
-    {GS_CP_ASYNC, "smA[kt%5] <- X", NULL, 0, {NULL}, "tA[kt]"},
-    {GS_CP_ASYNC, "smB[kt%5] <- Wt", NULL, 0, {NULL}, "tB[kt]"},
-    {GS_COMMIT, "cp.async.commit_group", NULL, 2, {"tA[kt]", "tB[kt]"}, NULL},
-    {GS_WAIT, "cp.async.wait_group", "3", 2, {"tA[kt-3]", "tB[kt-3]"}, NULL},
-    {GS_PROXY_FENCE, "fence.proxy.async.shared::cta", NULL, 0, {NULL}, NULL},
-    {GS_MBAR_ARRIVE, "full[(kt - 3) % S]", NULL, 0, {NULL}, NULL},
-    {GS_END_LOOP, "kt", NULL, 0, {NULL}, NULL},
-    {GS_ROLE, "consumers", NULL, 0, {NULL}, NULL},
-    {GS_SETMAXNREG, "setmaxnreg.inc", NULL, 0, {NULL}, NULL},
-    {GS_LOOP, "kt", NULL, 0, {NULL}, NULL},
-    {GS_MBAR_WAIT, "full[kt % S]", NULL, 2, {"tA[kt]", "tB[kt]"}, NULL},
-    {GS_WGMMA, "wgmma.mma_async.m64n128k16.f32.fp16.fp16 x 4", NULL, 2, {"tA[kt]", "tB[kt]"}, "tMMA"},
-    {GS_END_LOOP, "kt", NULL, 0, {NULL}, NULL},
-    {GS_ST_GLOBAL, "st.global.v2.b32 (4 x fp16) -> Y", NULL, 1, {"tMMA"}, NULL},
+    ST(GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x", 0, NULL, NULL, NULL),
+    ST(GS_MBAR_INIT, "full[s]", 0, NULL, NULL, NULL),
+    ST(GS_MBAR_INIT, "empty[s]", 0, NULL, NULL, "tFree[kt]"),
+    ST(GS_BARRIER, "bar.sync", 0, NULL, NULL, NULL),
+    ST(GS_ROLE, "producer", 0, NULL, NULL, NULL),
+    ST(GS_SETMAXNREG, "setmaxnreg.dec", 0, NULL, NULL, NULL),
+    ST(GS_LOOP, "kt", 0, NULL, NULL, NULL),
+    ST(GS_MBAR_WAIT, "empty[kt % S]", 1, "tFree[kt]", NULL, NULL),
+    ST(GS_CP_ASYNC, "smA[kt%5] <- X", 0, NULL, NULL, "tA[kt]"),
+    ST(GS_CP_ASYNC, "smB[kt%5] <- Wt", 0, NULL, NULL, "tB[kt]"),
+    ST(GS_COMMIT, "cp.async.commit_group", 2, "tA[kt]", "tB[kt]", NULL),
+    ST(GS_WAIT, "cp.async.wait_group", 2, "tA[kt-3]", "tB[kt-3]", NULL),
+    ST(GS_PROXY_FENCE, "fence.proxy.async.shared::cta", 0, NULL, NULL, NULL),
+    ST(GS_MBAR_ARRIVE, "full[(kt - 3) % S]", 0, NULL, NULL, NULL),
+    ST(GS_END_LOOP, "kt", 0, NULL, NULL, NULL),
+    ST(GS_ROLE, "consumers", 0, NULL, NULL, NULL),
+    ST(GS_SETMAXNREG, "setmaxnreg.inc", 0, NULL, NULL, NULL),
 };
-enum { NGATHER = sizeof GATHER / sizeof GATHER[0], CP_A = 8, WAIT = 11, FENCE = 12 };
+enum { NGATHER = sizeof GATHER / sizeof GATHER[0], CP_A = 8, WAIT = 11, FENCE = 12, S5 = 5 };
+#define MAXST (NGATHER + 8 * S5 + 8)
 
-/* gpuir_verify on the sm90a kernel with statements st[0..n); when it fails,
- * one diagnostic's reason holds `why` */
-static bool sm90a_verifies(const gpu_stmt *st, int n, bool gather, const char *why) {
+static int push(gpu_stmt *st, int n, gpu_stmt s) {
+  st[n] = s;
+  return n + 1;
+}
+
+/* one step of the consumers' k-loop (gpuir.c's consumer_step) */
+static int step(gpu_stmt *st, int n, int slot, int flip, int release) {
+  static const char *full[] = {"full[0]", "full[1]", "full[2]", "full[3]", "full[4]"},
+                    *empty[] = {"empty[0]", "empty[1]", "empty[2]", "empty[3]", "empty[4]"};
+  gpu_stmt w = ST(GS_MBAR_WAIT, full[slot], 2, "tA[kt]", "tB[kt]", NULL);
+  w.fixed_slot = true, w.slot = slot, w.flip = flip;
+  gpu_stmt m = ST(GS_WGMMA, "wgmma.mma_async.m64n128k16.f32.fp16.fp16 x 4", 2, "tA[kt]", "tB[kt]", "tMMA");
+  m.fixed_slot = true, m.slot = slot;
+  n = push(st, n, w), n = push(st, n, m);
+  n = push(st, n, (gpu_stmt)ST(GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 1", 1, "tMMA", NULL, NULL));
+  if (release >= 0) {
+    gpu_stmt r = ST(GS_MBAR_ARRIVE, empty[release], 0, NULL, NULL, "tFree[kt+S-1]");
+    r.fixed_slot = true, r.slot = release;
+    n = push(st, n, r);
+  }
+  return n;
+}
+
+/* the producer, then the consumers as gpuir_build_sm90a lays them out for
+ * a ring of 5: k-tile 0 peeled, a lap of 5 steps on slots 1 2 3 4 0 (the
+ * parity flipped on the last), the rest's 4 on slots 1 2 3 4 */
+static int consumers(gpu_stmt *st) {
+  int n = 0;
+  for (int i = 0; i < NGATHER; i++) n = push(st, n, GATHER[i]);
+  n = step(st, n, 0, 0, -1);
+  n = push(st, n, (gpu_stmt)ST(GS_LOOP, "lap", 0, NULL, NULL, NULL));
+  for (int j = 0; j < S5; j++) n = step(st, n, (1 + j) % S5, (1 + j) / S5, j);
+  n = push(st, n, (gpu_stmt)ST(GS_END_LOOP, "lap", 0, NULL, NULL, NULL));
+  n = push(st, n, (gpu_stmt)ST(GS_LOOP, "rest", 0, NULL, NULL, NULL));
+  for (int j = 0; j + 1 < S5; j++) n = step(st, n, 1 + j, 0, j);
+  n = push(st, n, (gpu_stmt)ST(GS_END_LOOP, "rest", 0, NULL, NULL, NULL));
+  n = push(st, n, (gpu_stmt)ST(GS_WGMMA_WAIT, "wgmma.wait_group 0", 1, "tMMA", NULL, NULL));
+  n = push(st, n, (gpu_stmt)ST(GS_ST_GLOBAL, "st.global.v2.b32 (4 x fp16) -> Y", 1, "tMMA", NULL, NULL));
+  return n;
+}
+/* the statement index of the lap's step j (after the producer, the peel's
+ * 3 statements and the lap's Loop) */
+#define LAP_STEP(j) (NGATHER + 3 + 1 + 4 * (j))
+
+/* gpuir_verify on the sm90a kernel with statements st[0..n), its
+ * consumers' k-loop unrolled `unroll` k-tiles a lap; when it fails, one
+ * diagnostic's reason holds `why` */
+static bool sm90a_verifies_u(const gpu_stmt *st, int n, bool gather, int unroll, const char *why) {
   gpu_kernel k;
   memset(&k, 0, sizeof k);
   k.T = DT_FP16;
-  k.plan.tile[0] = 128, k.plan.tile[1] = 128, k.plan.tile[2] = 64, k.plan.stages = 5;
+  k.plan.tile[0] = 128, k.plan.tile[1] = 128, k.plan.tile[2] = 64, k.plan.stages = S5;
   k.threads = 384;
   k.tma = true, k.gather = gather, k.gather_lag = gather ? 3 : 0;
   k.producer_regs = 40, k.consumer_regs = 232;
+  k.consumer_unroll = unroll;
   k.nvec = 1, k.vecs[0] = 8;
   k.st = (gpu_stmt *)st, k.nst = k.cap_st = n;
   diag_list dl;
@@ -90,28 +138,78 @@ static bool sm90a_verifies(const gpu_stmt *st, int n, bool gather, const char *w
   return ok;
 }
 
+static bool sm90a_verifies(const gpu_stmt *st, int n, bool gather, const char *why) {
+  return sm90a_verifies_u(st, n, gather, S5, why);
+}
+
 static void sm90a_ring_discipline(void) {
-  gpu_stmt st[NGATHER];
-  CHECK(sm90a_verifies(GATHER, NGATHER, true, NULL));
+  gpu_stmt all[MAXST], st[MAXST];
+  int nall = consumers(all);
+  CHECK(sm90a_verifies(all, nall, true, NULL));
   /* no fence.proxy.async before the arrival */
   int n = 0;
-  for (int i = 0; i < NGATHER; i++)
-    if (i != FENCE) st[n++] = GATHER[i];
+  for (int i = 0; i < nall; i++)
+    if (i != FENCE) st[n++] = all[i];
   CHECK(!sm90a_verifies(st, n, true, "is not after its copies landed (cp.async.wait_group) and fence.proxy.async"));
   /* the fence before the landing */
-  memcpy(st, GATHER, sizeof GATHER);
-  st[WAIT] = GATHER[FENCE], st[FENCE] = GATHER[WAIT];
-  CHECK(!sm90a_verifies(st, NGATHER, true, "is not after its copies landed"));
+  memcpy(st, all, sizeof all);
+  st[WAIT] = all[FENCE], st[FENCE] = all[WAIT];
+  CHECK(!sm90a_verifies(st, nall, true, "is not after its copies landed"));
   /* a copy before the wait on its empty slot */
-  memcpy(st, GATHER, sizeof GATHER);
-  st[CP_A - 1] = GATHER[CP_A], st[CP_A] = GATHER[CP_A - 1];
-  CHECK(!sm90a_verifies(st, NGATHER, true, "does not wait for its slot's empty barrier"));
+  memcpy(st, all, sizeof all);
+  st[CP_A - 1] = all[CP_A], st[CP_A] = all[CP_A - 1];
+  CHECK(!sm90a_verifies(st, nall, true, "does not wait for its slot's empty barrier"));
   /* cp.async in the TMA producer's kernel */
-  CHECK(!sm90a_verifies(GATHER, NGATHER, false, "is not the TMA producer's"));
+  CHECK(!sm90a_verifies(all, nall, false, "is not the TMA producer's"));
+}
+
+/* The consumers' unrolled k-loop: its slots, phases and releases. */
+static void sm90a_consumer_loop(void) {
+  gpu_stmt all[MAXST], st[MAXST];
+  int nall = consumers(all), n;
+  /* a lap of 4 k-tiles on a ring of 5: its slots would move each lap */
+  CHECK(!sm90a_verifies_u(all, nall, true, 4, "unrolls 4 k-tiles a lap, not the ring's 5 stages"));
+  /* the parity flipped on a step that does not wrap to slot 0 */
+  memcpy(st, all, sizeof all);
+  st[LAP_STEP(1)].flip = 1;
+  CHECK(!sm90a_verifies(st, nall, true, "the consumers' lap, step 1: not a wait on full[2] at parity ph,"));
+  /* ... or not on the one that does (the phase would never flip) */
+  memcpy(st, all, sizeof all);
+  st[LAP_STEP(S5 - 1)].flip = 0;
+  CHECK(!sm90a_verifies(st, nall, true, "the consumers' lap, step 4: not a wait on full[0] at parity ph ^ 1"));
+  /* a step on the wrong slot: its wait and its wgmma on slot 3 twice */
+  memcpy(st, all, sizeof all);
+  st[LAP_STEP(3)].slot = 3, st[LAP_STEP(3) + 1].slot = 3;
+  CHECK(!sm90a_verifies(st, nall, true, "the consumers' lap, step 3: not a wait on full[4]"));
+  /* a wgmma from another slot than its wait's */
+  memcpy(st, all, sizeof all);
+  st[LAP_STEP(2) + 1].slot = 4;
+  CHECK(!sm90a_verifies(st, nall, true, "its wgmma from slot 3"));
+  /* a release of the step's own slot (still being read), not the previous one */
+  memcpy(st, all, sizeof all);
+  st[LAP_STEP(2) + 3].slot = 3;
+  CHECK(!sm90a_verifies(st, nall, true, "then the release of empty[2] (the previous k-tile's)"));
+  /* the release before wait_group 1 (the previous group may still read the slot) */
+  memcpy(st, all, sizeof all);
+  st[LAP_STEP(0) + 2] = all[LAP_STEP(0) + 3], st[LAP_STEP(0) + 3] = all[LAP_STEP(0) + 2];
+  CHECK(!sm90a_verifies(st, nall, true, "the consumers' lap, step 0"));
+  /* a lap of one step too few */
+  n = 0;
+  for (int i = 0; i < nall; i++)
+    if (i < LAP_STEP(S5 - 1) || i >= LAP_STEP(S5)) st[n++] = all[i];
+  CHECK(!sm90a_verifies(st, n, true, "the consumers' lap, step 4"));
+  /* the peeled k-tile releasing a slot (before any k-tile read it) */
+  n = 0;
+  for (int i = 0; i < nall; i++) {
+    st[n++] = all[i];
+    if (i == NGATHER + 2) st[n++] = all[LAP_STEP(0) + 3];
+  }
+  CHECK(!sm90a_verifies(st, n, true, "the consumers' lap loop is missing"));
 }
 
 int main(void) {
   sm90a_ring_discipline();
+  sm90a_consumer_loop();
   /* the layout attention had at head dim 80 and 96 (xor 8 over rows of 10
    * and 12 chunks): chunk 8 of row 7 went to chunk 15 */
   gpu_kernel k = one_tile(64, 80, 8);
