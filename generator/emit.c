@@ -1240,8 +1240,8 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   const region *r = k->r;
   opgen g = {A, &k->v, r, s, k->T, k->math_ieee};
   const sched_plan *p = &k->plan;
-  sb_printf(s, "// plan: %d query rows x %d keys per step (4 warps x 16 rows), head dims %d / %d, vec %d, %s\n",
-            p->tile[0], p->tile[1], k->D, k->DV, p->vec, k->algo);
+  sb_printf(s, "// plan: %d query rows x %d keys per step (%d warps x 16 rows), head dims %d / %d, vec %d, %s\n",
+            p->tile[0], p->tile[1], p->warps_m * p->warps_n, k->D, k->DV, p->vec, k->algo);
   sb_printf(s, "template <class T_>\nstruct %s {\n", sname);
   sb_printf(s, "  using T = T_;\n  using PT = %s;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n",
             k->sm.pt == k->T ? "T_" : ctype(k->sm.pt), k->v2.out_dt == k->T ? "T_" : ctype(k->v2.out_dt), eo->op->name);

@@ -1437,7 +1437,7 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
   emit(k, A, GS_MBAR_INIT, "full[s]", arena_printf(A, "%d slots, 1 arrival + the stage's %d bytes", S, BN * (D + DV) * eb),
        NULL, 0, NULL, NULL);
   emit(k, A, GS_MBAR_INIT, "empty[s]",
-       arena_printf(A, "%d slots, 128 arrivals (every consumer thread); a fresh slot is free (parity 1 completes)", S),
+       arena_printf(A, "%d slots, 256 arrivals (every consumer thread); a fresh slot is free (parity 1 completes)", S),
        "tFree[i]", 0, NULL, NULL);
   emit(k, A, GS_BARRIER, "bar.sync", "the barriers are initialized", NULL, 0, NULL, NULL);
   /* the producer: Q once, then K and V of every live key tile, in the
@@ -1467,9 +1467,14 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
     emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
   }
   /* the consumers */
-  emit(k, A, GS_ROLE, "consumers", arena_printf(A, "warpgroup 1: the %d query rows, 16 a warp", BM), NULL, 0, NULL, NULL);
+  emit(k, A, GS_ROLE, "consumers",
+       arena_printf(A, "warpgroups 1 and 2 (wg 0 and 1 of the consumers): rows 64 wg .. 64 wg + 63 of the %d-row tile, 16 "
+                       "a warp",
+                    BM),
+       NULL, 0, NULL, NULL);
   emit(k, A, GS_SETMAXNREG, "setmaxnreg.inc", arena_printf(A, "%d", k->consumer_regs), NULL, 0, NULL, NULL);
   emit(k, A, GS_MBAR_WAIT, "qfull", "parity 0: the Q boxes landed", NULL, 1, "tQ", NULL);
+  emit(k, A, GS_BARRIER, "bar.arrive 2, 256", "wg 1 only: wg 0 takes the tensor cores first", NULL, 0, NULL, NULL);
   const char *score = "";
   for (int l = 0; l <= k->sm.x; l++)
     if (l != r1->acc_let) score = arena_printf(A, "%s%s%s", score, *score ? ", " : "", r1->lets[l].name);
@@ -1478,11 +1483,15 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
     emit(k, A, GS_LOOP, "t", pass ? "the other live key tiles, as the producer" : "full key tiles first, as the producer",
          NULL, 0, NULL, NULL);
     emit(k, A, GS_MBAR_WAIT, "full[i % S]", "parity (i / S) & 1: the K and V boxes landed", NULL, 2, tk, tv);
+    emit(k, A, GS_BARRIER, "bar.sync 2 + wg, 256", "ping-pong: this warpgroup's turn (the other issued its S)", NULL, 0,
+         NULL, NULL);
     emit(k, A, GS_WGMMA,
          arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d: S = Q K^T (%s)", BN, T, T, D / 16,
                       r1->lets[r1->acc_let].name),
          "SS: Q and K K-major; descriptors 128B swizzle, SBO 1024, k16 step 32 bytes (a column block every 4)", "tS", 2,
          "tQ", tk);
+    emit(k, A, GS_BARRIER, "bar.arrive 2 + (wg ^ 1), 256",
+         "ping-pong: the other warpgroup's turn, while this one waits for S and runs the softmax", NULL, 0, NULL, NULL);
     emit(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", "S is complete in the accumulators", NULL, 1, "tS",
          NULL);
     emit(k, A, GS_EPILOGUE, pass ? "score" : "score_full",
@@ -1508,12 +1517,14 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
     emit(k, A, GS_MBAR_ARRIVE, "empty[i % S]", "release the slot to the producer", "tFree[i+S]", 0, NULL, NULL);
     emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
   }
-  emit(k, A, GS_BARRIER, "bar.sync 1, 128",
+  emit(k, A, GS_BARRIER, "bar.sync 2, 256", "wg 0 only: wg 1's last arrival (one more than wg 0's turns)", NULL, 0,
+       NULL, NULL);
+  emit(k, A, GS_BARRIER, "bar.sync 1, 256",
        "the consumers are past their last wgmma: Q and the ring are free for the staging tile", NULL, 0, NULL, NULL);
   for (int i = 0; i < ntail; i++) {
     ARENA_PUSH(A, k->st, k->nst, k->cap_st, tail[i]);
     if (tail[i].k == GS_STAGE_ACC)
-      emit(k, A, GS_BARRIER, "bar.sync 1, 128", "staging tile complete", NULL, 0, NULL, NULL);
+      emit(k, A, GS_BARRIER, "bar.sync 1, 256", "staging tile complete", NULL, 0, NULL, NULL);
   }
   return k; /* the pipeline verifies it */
 }
@@ -1533,15 +1544,16 @@ static bool verify_setmaxnreg(const gpu_kernel *k, int consumers, diag_list *dl)
   return true;
 }
 
-/* The sm90a attention skeleton's invariants: a producer warpgroup and one
- * consumer warpgroup of 64 query rows, key tiles and head dims that are
+/* The sm90a attention skeleton's invariants: a producer warpgroup and two
+ * consumer warpgroups of 64 query rows, key tiles and head dims that are
  * wgmma N and whole 128-byte swizzle rows, a ring of at least 2 stages,
  * tiles on 1024-byte boundaries (the TMA boxes' and the descriptors'
  * swizzle period), setmaxnreg budgets in range within the register file;
  * tensor maps of rank 2 to 5 whose boxes fill the tiles; every copy a TMA
  * box issued by the producer, a ring slot's after the wait on its empty
  * barrier; every wgmma that reads a box after a consumer's wait on the full
- * barrier that covers it; every read of a wgmma's result after the
+ * barrier that covers it; every S = Q K^T wgmma issued in its warpgroup's
+ * ping-pong turn; every read of a wgmma's result after the
  * wgmma.wait_group that covers it; and a stage released on its empty
  * barrier only after the wait for the last wgmma that reads it, before the
  * key tile ends. */
@@ -1549,16 +1561,16 @@ static bool verify_sm90a_attention(const gpu_kernel *k, diag_list *dl) {
   bool ok = true;
   const sched_plan *p = &k->plan;
   int S = p->stages, BM = p->tile[0], BN = p->tile[1];
-  if (k->threads != 256 || BM != 64 || (BN != 64 && BN != 128) || S < 2 || (k->D != 64 && k->D != 128) ||
+  if (k->threads != 384 || BM != 128 || (BN != 64 && BN != 128) || S < 2 || (k->D != 64 && k->D != 128) ||
       (k->DV != 64 && k->DV != 128) || k->nvec != 1 || k->vecs[0] * dtype_bytes(k->T) != 16) {
     diag_report(dl, D_INTERNAL, "GPU IR", NULL,
-                "the sm90a attention skeleton runs 128 producer + 128 consumer threads on 64 query rows, key tiles of "
+                "the sm90a attention skeleton runs 128 producer + 256 consumer threads on 128 query rows, key tiles of "
                 "64 or 128 in a ring of >= 2 stages, head dims of 64 or 128 and 16-byte rows, not %d threads, %dx%d, "
                 "%d stages, %d / %d",
                 k->threads, BM, BN, S, k->D, k->DV);
     ok = false;
   }
-  ok &= verify_setmaxnreg(k, 128, dl);
+  ok &= verify_setmaxnreg(k, 256, dl);
   for (int i = 0; i < k->ntiles; i++) {
     const gpu_smem_tile *t = &k->tiles[i];
     int slot = t->rows * t->row_elems * t->elem_bytes;
@@ -1582,7 +1594,7 @@ static bool verify_sm90a_attention(const gpu_kernel *k, diag_list *dl) {
   }
   int role = 0; /* 1 producer, 2 consumers */
   bool freed = false;
-  int last_wg = -1, last_wgwait = -1, last_release = -1, role_at = 0;
+  int last_wg = -1, last_wgwait = -1, last_release = -1, role_at = 0, loop_at = 0, last_turn = -1;
   for (int i = 0; i < k->nst; i++) {
     const gpu_stmt *s = &k->st[i];
     if (s->k == GS_ROLE) {
@@ -1602,6 +1614,23 @@ static bool verify_sm90a_attention(const gpu_kernel *k, diag_list *dl) {
     if ((s->k == GS_WGMMA || s->k == GS_STAGE_ACC || s->k == GS_EPILOGUE) && role != 2) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL, "%s runs outside the consumers", s->what);
       ok = false;
+    }
+    if (s->k == GS_LOOP) loop_at = i;
+    if (s->k == GS_BARRIER && strncmp(s->what, "bar.sync 2 + wg", 15) == 0) last_turn = i;
+    if (s->k == GS_WGMMA && s->nin && strcmp(s->in[0], "tQ") == 0) {
+      /* ping-pong: S = Q K^T is issued in the warpgroup's turn (its
+       * scheduler barrier, in this key tile), and the other warpgroup's
+       * turn begins (bar.arrive) before this one waits for S */
+      bool handed = false;
+      for (int j = i + 1; j < k->nst && k->st[j].k != GS_WGMMA_WAIT; j++)
+        handed |= k->st[j].k == GS_BARRIER && strncmp(k->st[j].what, "bar.arrive", 10) == 0;
+      if (last_turn < loop_at || !handed) {
+        diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                    "%s is not issued in its warpgroup's ping-pong turn (bar.sync on its scheduler barrier before, "
+                    "bar.arrive on the other's before the wait)",
+                    s->what);
+        ok = false;
+      }
     }
     if (s->k == GS_WGMMA) {
       last_wg = i;

@@ -658,8 +658,8 @@ static bool sm90a_attention_verify_plan(const run *r, const arch_info *const *ar
   const sched_plan *p = &r->plan->chosen;
   dlc_algo pa;
   bool ok = algo_parse(p->algo, &pa) && pa == ALGO_WGMMA_SOFTMAX && na == 1;
-  /* the consumer warpgroup's 4 warps and the producer warpgroup */
-  ok &= p->threads == 32 * p->warps_m * p->warps_n + 128 && p->warps_m * p->warps_n == 4;
+  /* the two consumer warpgroups' 8 warps and the producer warpgroup */
+  ok &= p->threads == 32 * p->warps_m * p->warps_n + 128 && p->warps_m * p->warps_n == 8;
   ok &= na == 1 && p->smem_bytes <= archs[0]->smem_per_block && p->regs_per_thread <= 255;
   if (!ok)
     diag_report(dl, D_INTERNAL, "plan", NULL,

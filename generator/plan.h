@@ -193,12 +193,11 @@ plan_result *plan_sm90a_attention(arena *A, const region *r1, const pc_analysis 
  * accumulators and P's fragments (row state, addresses, epilogue) */
 #define PLAN_SM90A_ATT_BASE 72
 /* the sm90a attention row's setmaxnreg budgets: the producer warpgroup's,
- * and the consumer warpgroup's.  With 256 threads a block ptxas may give a
- * thread up to 255 registers at launch, and setmaxnreg.inc must not ask for
- * fewer than a warp holds: the consumers ask for the whole 256
- * (128 x (40 + 256) registers of the 65536) */
+ * and a consumer thread's ((65536 - 128 x 40) / 256 rounded down to
+ * setmaxnreg's granule of 8, as the contraction row's; with 384 threads
+ * ptxas gives a thread at most 168 at launch, so .inc only adds) */
 #define PLAN_SM90A_ATT_PRODUCER_REGS 40
-#define PLAN_SM90A_ATT_CONSUMER_REGS 256
+#define PLAN_SM90A_ATT_CONSUMER_REGS 232
 /* the K/V ring's stages */
 #define PLAN_SM90A_ATT_STAGES 2
 /* setmaxnreg's budgets: the producer warpgroup's registers and a consumer

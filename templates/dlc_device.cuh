@@ -411,6 +411,11 @@ __device__ __forceinline__ void setmaxnreg_inc() {
 __device__ __forceinline__ void named_barrier(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
+// An arrival on that barrier without waiting (bar.arrive id, threads): the
+// threads that bar.sync on it wait for this thread's arrival.
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
 
 // A wgmma shared-memory matrix descriptor (PTX ISA "Matrix Descriptor
 // Format"): start address, leading and stride byte offsets (all >> 4), and

@@ -1,20 +1,25 @@
 // The sm90a skeleton for attention (spec §15.3, algo_choice "wgmma_softmax"),
-// FlashAttention-3's structure with one consumer warpgroup.  One block
-// computes BM = 64 query rows of one batch index, streaming over key tiles
-// of BN:
+// FlashAttention-3's structure.  One block computes BM = 128 query rows of
+// one batch index, streaming over key tiles of BN (Op::THREADS = 384):
 //
 //   producer warp (warpgroup 0, one elected lane): TMA boxes of Q (once, on
 //     its own mbarrier) and of K and V into a ring of Op::STAGES stages,
 //     each completed on its `full` mbarrier (arrive.expect_tx +
 //     complete_tx) after the wait on its `empty` mbarrier; query and key
 //     tails are the TMA's zero fill;
-//   consumer warpgroup (warpgroup 1): wait on the stage's full barrier ->
-//     S = Q K^T as SS wgmma m64nBNk16 (Q and K K-major, 128-byte swizzle
-//     descriptors) -> the score lets on the accumulators (scale, mask; key
-//     tails take the max's neutral) -> online softmax (running row max and
-//     sum, rescaled with the IR's exp2 shift) -> P converted in registers to
-//     wgmma A fragments -> O += P V as RS wgmma m64nDVk16 (V MN-major
-//     through imm-trans-b) -> release the stage on its empty barrier;
+//   two consumer warpgroups (warpgroups 1 and 2, wg 0 and 1: query rows
+//     64 wg .. 64 wg + 63), each a key tile: wait on the stage's full
+//     barrier -> in its ping-pong turn (bar.sync on its scheduler barrier
+//     2 + wg, which the other warpgroup arrives at once it has issued its
+//     S) S = Q K^T as SS wgmma m64nBNk16 (Q and K K-major, 128-byte swizzle
+//     descriptors), then bar.arrive on the other's barrier -> the score
+//     lets on the accumulators (scale, mask; key tails take the max's
+//     neutral) -> online softmax (running row max and sum, rescaled with
+//     the IR's exp2 shift) -> P converted in registers to wgmma A
+//     fragments -> O += P V as RS wgmma m64nDVk16 (V MN-major through
+//     imm-trans-b) -> release the stage on its empty barrier.  One
+//     warpgroup's softmax thus runs while the other's S is on the tensor
+//     cores;
 //   setmaxnreg: the producer warpgroup gives registers up, the consumers
 //     take them;
 //   O / l -> the output epilogue and store, as the sm80 skeleton.
@@ -56,12 +61,12 @@ __device__ __forceinline__ void sm90a_attention(const typename Op::TParams *tp) 
   constexpr int BM = Op::BM, BN = Op::BN, D = Op::D, DV = Op::DV, STAGES = Op::STAGES;
   constexpr int NTS = BN / 8;  // n8 blocks of S a warp
   constexpr int NTO = DV / 8;  // n8 blocks of O a warp
-  constexpr int CONSUMERS = 128;
+  constexpr int CONSUMERS = 256;  // two warpgroups of 64 query rows each
   constexpr bool SPLIT = sizeof(PT) == 4;  // fp32 P: hi + lo fragments of T
   constexpr uint32_t Q_BYTES = BM * D * (int)sizeof(T), KV_BYTES = BN * (D + DV) * (int)sizeof(T);
-  static_assert(BM == 64 && (BN == 64 || BN == 128) && (D == 64 || D == 128) && (DV == 64 || DV == 128),
-                "one consumer warpgroup of 64 query rows; key tiles and head dims of 64 or 128");
-  static_assert(Op::THREADS == 128 + CONSUMERS && STAGES >= 2, "a producer warpgroup, a consumer warpgroup, a ring");
+  static_assert(BM == 128 && (BN == 64 || BN == 128) && (D == 64 || D == 128) && (DV == 64 || DV == 128),
+                "two consumer warpgroups of 64 query rows; key tiles and head dims of 64 or 128");
+  static_assert(Op::THREADS == 128 + CONSUMERS && STAGES >= 2, "a producer warpgroup, two consumer warpgroups, a ring");
   const typename Op::Params *p = &tp->p;
 
   extern __shared__ __align__(1024) unsigned char smem_dyn[];
@@ -133,12 +138,16 @@ __device__ __forceinline__ void sm90a_attention(const typename Op::TParams *tp) 
     return;
   }
 
-  // the consumer warpgroup: registers up, 16 query rows a warp
+  // the consumer warpgroups: registers up, 64 query rows each, 16 a warp
   setmaxnreg_inc<Op::CONSUMER_REGS>();
-  const int tid = threadIdx.x - 128, warp = tid / 32, lane = tid % 32;
+  // the warpgroup index through a shuffle: warp-uniform for the compiler
+  const int tid = threadIdx.x - 128, wg = __shfl_sync(0xffffffffu, tid / 128, 0), warp = (tid / 32) % 4,
+            lane = tid % 32;
   // Descriptors: the low word holds the start address (>> 4, below 2^14),
   // so a stage, a k16 step or a column block is a 32-bit addition to it.
-  const uint64_t dq0 = wgmma_desc_128b(smem_addr(smQ), 16, 1024);
+  // A warpgroup's Q rows start 64 rows (8 KB, a whole number of swizzle
+  // periods) into each column block of the 128-row tile.
+  const uint64_t dq0 = wgmma_desc_128b(smem_addr(smQ) + wg * 64 * 128, 16, 1024);
   const uint64_t dk0 = wgmma_desc_128b(smem_addr(smK), 16, 1024);
   const uint64_t dv0 = wgmma_desc_128b(smem_addr(smV), BN * 128, 1024);
   uint32_t q_lo = (uint32_t)dq0, k_lo = (uint32_t)dk0, v_lo = (uint32_t)dv0;
@@ -160,6 +169,9 @@ __device__ __forceinline__ void sm90a_attention(const typename Op::TParams *tp) 
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) s[i] = 0.f;
     const uint32_t ks0 = k_lo + (uint32_t)st * (BN * D * (int)sizeof(T) / 16);
+    // ping-pong: this warpgroup's turn on the tensor cores (the other
+    // warpgroup arrived after issuing its S), then the other's
+    named_barrier(2 + wg, CONSUMERS);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
@@ -168,9 +180,10 @@ __device__ __forceinline__ void sm90a_attention(const typename Op::TParams *tp) 
                                k_hi | (ks0 + (uint32_t)((kk / 4) * BN * 8 + (kk % 4) * 2)));
     }
     wgmma_commit();
+    named_barrier_arrive(2 + (wg ^ 1), CONSUMERS);
     wgmma_wait<0>();
     // the score lets; on other tiles key tails take the row max's neutral
-    const int64_t mr0 = m0 + warp * 16 + lane / 4;
+    const int64_t mr0 = m0 + wg * 64 + warp * 16 + lane / 4;
     float mnew[2] = {mrow[0], mrow[1]};
 #pragma unroll
     for (int j = 0; j < NTS; ++j)
@@ -235,6 +248,8 @@ __device__ __forceinline__ void sm90a_attention(const typename Op::TParams *tp) 
   };
 
   mbar_wait(&qfull, 0);  // Wait(TokLoad Q)
+  // warpgroup 0 takes the tensor cores first
+  if (wg == 1) named_barrier_arrive(2, CONSUMERS);
   // One pass over the full tiles, then one over the others, through the
   // ring in the producer's order.
   int st = 0;
@@ -251,6 +266,9 @@ __device__ __forceinline__ void sm90a_attention(const typename Op::TParams *tp) 
   };
   pass(std::true_type{});
   pass(std::false_type{});
+  // warpgroup 0 takes the other's last arrival (its barrier saw one more
+  // arrival than its turns), so that no barrier is left half-complete
+  if (wg == 0) named_barrier(2, CONSUMERS);
   // the row sums over the quad, then O / l (the IR's division)
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -260,14 +278,14 @@ __device__ __forceinline__ void sm90a_attention(const typename Op::TParams *tp) 
   // every consumer is past its last wgmma: Q and the ring are free
   named_barrier(1, CONSUMERS);
   // O / l staged as the contraction skeleton stages its accumulators
-  // (stage_col), then its epilogue (store_staged, DV wide, by the 128
+  // (stage_col), then its epilogue (store_staged, DV wide, by the 256
   // consumers): the full-tile one when the GPU IR has one and the query rows
   // are all inside, else 4 bounds-checked outputs a thread.
   constexpr int SROW = DV + 8;
   float *stage = reinterpret_cast<float *>(smem_raw);
 #pragma unroll
   for (int j = 0; j < NTO; ++j) {
-    const int r = warp * 16 + lane / 4, c = stage_col(j * 8 + 2 * (lane % 4));
+    const int r = wg * 64 + warp * 16 + lane / 4, c = stage_col(j * 8 + 2 * (lane % 4));
     st_shared_v2(&stage[r * SROW + c], Op::finish(o[4 * j], lrow[0]), Op::finish(o[4 * j + 1], lrow[0]));
     st_shared_v2(&stage[(r + 8) * SROW + c], Op::finish(o[4 * j + 2], lrow[1]), Op::finish(o[4 * j + 3], lrow[1]));
   }
