@@ -382,12 +382,13 @@ bool gpuir_sm90a_gather_fits(const region *r, const pc_analysis *a, const char *
  * and Q, K, V read as plain signature tensors that tensor maps describe
  * (gpu_tmap).  A producer warp issues TMA boxes of Q (once) and of K and V
  * into a ring of mbarrier stages (zero fill past the query and key tails);
- * one consumer warpgroup of 64 query rows waits on each stage's full
- * barrier, runs S = Q K^T as SS wgmma, the softmax lets on the
- * accumulators, P converted in registers to A fragments, O += P V as RS
- * wgmma (V MN-major through imm-trans-b), and releases the stage on its
- * empty barrier; setmaxnreg moves registers from the producer warpgroup to
- * the consumers.  NULL with E1706 for any other region pair;
+ * two consumer warpgroups of 64 query rows (a 128-row tile) wait on each
+ * stage's full barrier and, each in its ping-pong turn (named barriers),
+ * run S = Q K^T as SS wgmma, then the softmax lets on the accumulators
+ * while the other's S runs, P converted in registers to A fragments,
+ * O += P V as RS wgmma (V MN-major through imm-trans-b), and release the
+ * stage on its empty barrier; setmaxnreg moves registers from the
+ * producer warpgroup to the consumers.  NULL with E1706 for any other region pair;
  * gpuir_sm90a_attention_fits says whether it fits without reporting. */
 gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
                                         const char *name, diag_list *dl);
