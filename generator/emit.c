@@ -1608,14 +1608,37 @@ static void lane_fns(opgen *g, const gpu_kernel *k) {
   sb_printf(s, "    return %s;\n  }\n", k->sm.x == r->acc_let ? "s" : arena_printf(A, "v_%s", cid(A, r->lets[k->sm.x].name)));
 }
 
+/* The sm90a attention row's box coordinates of a tensor map (gpu_tmap),
+ * innermost dim first: the head-dim column ki and the row ri (the box's
+ * corner), and each other dim's index from the batch index bi. */
+static void tmap_box_fn(opgen *g, const gpu_tmap *tm, const char *fname, const char *rk, const char *role) {
+  arena *A = g->A;
+  strbuf *s = g->s;
+  sb_printf(s, "  // %s = %s[", role, cmt(A, tm->tensor));
+  for (int d = 0; d < tm->rank; d++) sb_printf(s, "%s%s", d ? ", " : "", sx_str(A, tm->map[d]));
+  sb_printf(s, "]: a rank-%d tensor map, boxes of 64 x %d (GPU IR); the box at (ri, ki), innermost dim first\n",
+            tm->rank, tm->rows);
+  sb_printf(s, "  static constexpr int %s = %d;\n", rk, tm->rank);
+  sb_printf(s,
+            "  static __device__ __forceinline__ void %s([[maybe_unused]] const Params *p, int64_t ri, int64_t ki, "
+            "int64_t bi, int32_t (&c)[%d]) {\n",
+            fname, tm->rank);
+  sb_printf(s, "    [[maybe_unused]] const int64_t i_%s = ri;\n", cid(A, tm->r->it[tm->row_axis].name));
+  sb_printf(s, "    [[maybe_unused]] const int64_t i_%s = ki;\n", cid(A, tm->r->it[tm->col_axis].name));
+  decompose(g, "bi", g->v->b_axes, g->v->nb, "    ");
+  for (int d = tm->rank - 1; d >= 0; d--)
+    sb_printf(s, "    c[%d] = (int32_t)(%s);\n", tm->rank - 1 - d, sxc(A, tm->map[d], false));
+  sb_puts(s, "  }\n");
+}
+
 static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
   arena *A = c->A;
   const gpu_kernel *k = in->k;
   const region *r = k->r;
   opgen g = {A, &k->v, r, s, k->T, k->math_ieee};
   const sched_plan *p = &k->plan;
-  sb_printf(s, "// plan: %d query rows x %d keys per step (4 warps x 16 rows), head dims %d / %d, vec %d, %s\n",
-            p->tile[0], p->tile[1], k->D, k->DV, p->vec, k->algo);
+  sb_printf(s, "// plan: %d query rows x %d keys per step (%d warps x 16 rows), head dims %d / %d, vec %d, %s\n",
+            p->tile[0], p->tile[1], p->warps_m * p->warps_n, k->D, k->DV, p->vec, k->algo);
   sb_printf(s, "template <class T_>\nstruct %s {\n", sname);
   sb_printf(s, "  using T = T_;\n  using PT = %s;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n",
             k->sm.pt == k->T ? "T_" : ctype(k->sm.pt), k->v2.out_dt == k->T ? "T_" : ctype(k->v2.out_dt), eo->op->name);
@@ -1631,8 +1654,19 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   group_comment(&g, "batch", k->v.b_axes, k->v.nb);
   sb_printf(s, "  static __device__ __forceinline__ int64_t extent_kv(const Params *p) { return %s; }\n",
             sxc(A, group_extent(&g, k->v.n_axes, k->v.nn), false));
-  chunk_fn(&g, &k->A, "q_chunk", k->v.m_axes, k->v.nm, k->v.k_axes, k->v.nk, "Q");
-  chunk_fn(&g, &k->B, "k_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "K");
+  if (k->att_wgmma) {
+    /* the TMA producer: the kernel's parameter block, the ring, setmaxnreg */
+    sb_printf(s, "  using TParams = dlc__tp_%s;\n", eo->op->name);
+    sb_printf(s, "  static constexpr int STAGES = %d, THREADS = %d;  // the K/V ring; producer + consumer warpgroups\n",
+              p->stages, k->threads);
+    sb_printf(s, "  static constexpr int PRODUCER_REGS = %d, CONSUMER_REGS = %d;  // setmaxnreg\n", k->producer_regs,
+              k->consumer_regs);
+    tmap_box_fn(&g, &k->tmq, "q_box", "Q_RANK", "Q");
+    tmap_box_fn(&g, &k->tmk, "k_box", "K_RANK", "K");
+  } else {
+    chunk_fn(&g, &k->A, "q_chunk", k->v.m_axes, k->v.nm, k->v.k_axes, k->v.nk, "Q");
+    chunk_fn(&g, &k->B, "k_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "K");
+  }
   /* the score lets */
   epigen eg = {&g, {{0}}, 0, false, "s", 0, {0}, {0}, false, 0, {0}, {0}, NULL};
   sb_printf(s, "  // the score lets of region %s on one element s of %s = QK^T\n", cmt(A, r->name), cmt(A, r->lets[r->acc_let].name));
@@ -1688,16 +1722,18 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   tile_test_fn(&g, k, true);
   /* region 2: V and the output */
   opgen g2 = {A, &k->v2, k->v2.r, s, k->T, k->math_ieee};
-  chunk_fn(&g2, &k->V, "v_chunk", k->v2.n_axes, k->v2.nn, k->v2.k_axes, k->v2.nk, "V");
-  /* the GPU IR's row steps: full key tiles stream from one pointer each */
-  if (k->B.rstep && k->V.rstep)
+  if (k->att_wgmma) tmap_box_fn(&g2, &k->tmv, "v_box", "V_RANK", "V");
+  else chunk_fn(&g2, &k->V, "v_chunk", k->v2.n_axes, k->v2.nn, k->v2.k_axes, k->v2.nk, "V");
+  /* the GPU IR's row steps: full key tiles stream from one pointer each
+   * (the sm80 row; the TMA producer's boxes need none) */
+  if (!k->att_wgmma && k->B.rstep && k->V.rstep)
     sb_printf(s,
               "  // full key tiles stream K and V rows: elements between consecutive keys\n"
               "  static constexpr bool KV_STREAM = true;\n"
               "  static __device__ __forceinline__ int64_t k_rstep([[maybe_unused]] const Params *p) { return %s; }\n"
               "  static __device__ __forceinline__ int64_t v_rstep([[maybe_unused]] const Params *p) { return %s; }\n",
               sxc(A, k->B.rstep, false), sxc(A, k->V.rstep, false));
-  else
+  else if (!k->att_wgmma)
     sb_puts(s, "  static constexpr bool KV_STREAM = false;  // a row step holds an index: the chunk functions load\n");
   epilogue_fn(&g2, " (O already divided by the row sum)");
   if (k->epi_vec) {
@@ -2026,10 +2062,10 @@ static const char *kernel_name_k(arena *A, const emit_op *eo, const emit_instanc
   return arena_printf(A, "dlc_%s_%s_k%d_v%d", eo->op->name, cid(A, in->tag), k->chain_index, vec);
 }
 
-/* Whether an sm90a-row kernel takes tensor maps (the tma_wgmma
- * contraction's dlc__tp_<op>), or the op's parameters alone (the gathering
- * producer, attention). */
-static bool tmaps90(const gpu_kernel *k) { return !k->gather && !k->attention; }
+/* Whether an sm90a-row kernel takes tensor maps (dlc__tp_<op>: the
+ * tma_wgmma contraction's A and B, the wgmma_softmax attention's Q, K and
+ * V), or the op's parameters alone (the gathering producer). */
+static bool tmaps90(const gpu_kernel *k) { return !k->gather; }
 
 /* An instance's kernel on the sm90a row (gpu_kernel.sm90a). */
 static const char *kernel_name_90(arena *A, const emit_op *eo, const emit_instance *in) {
@@ -2417,9 +2453,17 @@ char *emit_params_h(emit_ctx *c) {
       sb_puts(&s, "  /* split-K: the caller's workspace (fp32 partial tiles), k-tiles a slice, slices */\n"
                   "  void *dlc_split_ws;\n  int32_t dlc_split_ktp, dlc_split_n;\n");
     sb_printf(&s, "} dlc__p_%s;\n\n", eo->op->name);
-    bool tma = false;
+    bool tma = false, att = false;
     for (int i = 0; i < eo->ninst; i++) tma |= eo->inst[i].k->sm90a != NULL && tmaps90(eo->inst[i].k->sm90a);
-    if (tma)
+    for (int i = 0; i < eo->ninst; i++) att |= eo->inst[i].k->sm90a != NULL && eo->inst[i].k->sm90a->att_wgmma;
+    if (att)
+      sb_printf(&s,
+                "/* The sm90a kernels' parameter block: the tensor maps of Q, K and V, encoded\n"
+                " * per call by the backend (dlc__tmap_encode_nd), then the op's. */\n"
+                "typedef struct dlc__tp_%s {\n  dlc__tmap tmap_q;\n  dlc__tmap tmap_k;\n  dlc__tmap tmap_v;\n"
+                "  dlc__p_%s p;\n} dlc__tp_%s;\n\n",
+                eo->op->name, eo->op->name, eo->op->name);
+    else if (tma)
       sb_printf(&s,
                 "/* The sm90a kernels' parameter block: the tensor maps of A and B, encoded\n"
                 " * per call by the backend (dlc__tmap_encode_2d), then the op's. */\n"
@@ -2756,6 +2800,21 @@ static void put_indented(strbuf *s, const char *text, const char *prefix) {
   }
 }
 
+/* The end of an sm90a kernel's dispatch once its tensor maps encoded: the
+ * grid and the launch with dlc_tp; else (the maps' `if` closed here) the
+ * encoder's detail is dropped and the call goes on to the other kernels. */
+static void launch_with_tmaps(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on, int row) {
+  strbuf gb = {0};
+  dispatch_grid(A, &gb, g, k, on, false);
+  put_indented(s, sb_str(&gb), "    ");
+  sb_free(&gb);
+  sb_printf(s,
+            "        return dlc__launch(&dlc__k_%s[%d], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, "
+            "(unsigned)dlc_gz, stream);\n",
+            on, row);
+  sb_printf(s, "      }\n      dlc__clear_detail();\n    }\n");
+}
+
 /* An instance's sm90a kernel (gpu_kernel.sm90a, the dispatch table's row
  * `row`): on an sm90a device, when the tensor maps of both operands encode
  * (16-byte aligned rows, nonzero dims), it runs with them; any other call
@@ -2777,15 +2836,38 @@ static void dispatch_sm90a(arena *A, strbuf *s, const fe_graph *g, const gpu_ker
   else
     sb_printf(s, "          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->%s, %s, %s, dlc_p->%s, 64, %d) == DLC_SUCCESS) {\n",
               lc(A, tb), N, K, gpuir_ld_param(A, tb), BK);
-  strbuf gb = {0};
-  dispatch_grid(A, &gb, g, k, on, false);
-  put_indented(s, sb_str(&gb), "    ");
-  sb_free(&gb);
-  sb_printf(s,
-            "        return dlc__launch(&dlc__k_%s[%d], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, "
-            "(unsigned)dlc_gz, stream);\n",
-            on, row);
-  sb_printf(s, "      }\n      dlc__clear_detail();\n    }\n");
+  launch_with_tmaps(A, s, g, k, on, row);
+}
+
+/* An instance's sm90a attention kernel (wgmma_softmax, the dispatch table's
+ * row `row`): on an sm90a device, when the tensor maps of Q, K and V all
+ * encode (gpu_tmap: each tensor as stored, innermost dim first; 16-byte
+ * aligned bases and strides, dims the kernel's int32 coordinates reach), it
+ * runs with them; any other call goes on to the instance's sm80 kernels. */
+static void dispatch_sm90a_attention(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on, int row) {
+  const gpu_tmap *all[3] = {&k->tmq, &k->tmk, &k->tmv};
+  const char *nm[3] = {"q", "k", "v"};
+  sb_printf(s, "    if (dlc__device_arch() == DLC__ARCH_SM90A) {\n");
+  sb_printf(s, "      /* the sm90a kernel (%s): the tensor maps of %s, %s and %s, else the kernels below */\n", k->algo,
+            k->tmq.tensor, k->tmk.tensor, k->tmv.tensor);
+  sb_printf(s, "      dlc__tp_%s dlc_tp;\n      dlc_tp.p = *dlc_p;\n", on);
+  for (int i = 0; i < 3; i++) {
+    const gpu_tmap *tm = all[i];
+    const char *dims = "", *strides = "", *box = "";
+    for (int j = 0; j < tm->rank; j++) {
+      int d = tm->rank - 1 - j;
+      dims = arena_printf(A, "%s%s%s", dims, j ? ", " : "", hsx(A, tm->m->shape[d]));
+      if (j) strides = arena_printf(A, "%s%s%s", strides, j > 1 ? ", " : "", hsx(A, gpuir_stride(A, tm->m, d)));
+      box = arena_printf(A, "%s%s%d", box, j ? ", " : "", j == 0 ? 64 : d == tm->row_dim ? tm->rows : 1);
+    }
+    sb_printf(s, "      const int64_t dlc_%sd[%d] = {%s}, dlc_%ss[%d] = {%s};\n", nm[i], tm->rank, dims, nm[i],
+              tm->rank - 1, strides);
+    sb_printf(s, "      const int dlc_%sb[%d] = {%s};\n", nm[i], tm->rank, box);
+  }
+  for (int i = 0; i < 3; i++)
+    sb_printf(s, "      %sdlc__tmap_encode_nd(&dlc_tp.tmap_%s, dtype, dlc_p->%s, %d, dlc_%sd, dlc_%ss, dlc_%sb) == DLC_SUCCESS%s\n",
+              i ? "    " : "if (", nm[i], lc(A, all[i]->tensor), all[i]->rank, nm[i], nm[i], nm[i], i == 2 ? ") {" : " &&");
+  launch_with_tmaps(A, s, g, k, on, row);
 }
 
 /* An instance's sm90a kernel with the gathering producer (gpu_kernel.gather):
@@ -3306,7 +3388,8 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     strbuf cb = {0};
     s = &cb;
     dispatch_tensors(A, s, g, in, on, has_ws(eo));
-    if (row90[i] >= 0 && tmaps90(k->sm90a)) dispatch_sm90a(A, s, g, k->sm90a, on, row90[i]);
+    if (row90[i] >= 0 && k->sm90a->att_wgmma) dispatch_sm90a_attention(A, s, g, k->sm90a, on, row90[i]);
+    else if (row90[i] >= 0 && tmaps90(k->sm90a)) dispatch_sm90a(A, s, g, k->sm90a, on, row90[i]);
     dispatch_width(A, s, k, on);
     if (row90[i] >= 0 && !tmaps90(k->sm90a)) dispatch_sm90a_gather(A, s, g, k->sm90a, on, row90[i]);
     dispatch_kpart32(A, s, eo, k);

@@ -1419,6 +1419,38 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
 
 /* ---- sm90a attention (wgmma_softmax) -------------------------------------------------- */
 
+/* Whether Read rd of region r is what one tensor map describes (gpu_tmap):
+ * a plain Read of a signature tensor of rank 2 to 5 whose last index is
+ * the head-dim axis `col`, one index the row axis `row`, and every other an
+ * axis of the batch group or a constant.  Fills *tm (rows left 0). */
+static bool att_tmap_of(const region *r, const rexpr *rd, int row, int col, const int *b_axes, int nb, gpu_tmap *tm) {
+  if (!rd || rd->k != RX_READ || rd->ldvar) return false;
+  const region_memref *m = &r->in[rd->input];
+  if (!m->signature || m->rank < 2 || m->rank > GPUIR_TMAP_RANK || rd->nmap != m->rank) return false;
+  const char *last = sx_as_var(rd->map[m->rank - 1]);
+  if (!last || strcmp(last, r->it[col].name) != 0) return false;
+  int row_dim = -1;
+  for (int d = 0; d + 1 < m->rank; d++) {
+    int64_t cst;
+    const char *x = sx_as_var(rd->map[d]);
+    if (!x) {
+      if (!sx_is_int(rd->map[d], &cst) || cst < 0) return false;
+      continue;
+    }
+    if (strcmp(x, r->it[row].name) == 0) {
+      if (row_dim >= 0) return false;
+      row_dim = d;
+      continue;
+    }
+    bool batch = false;
+    for (int i = 0; i < nb; i++) batch |= strcmp(x, r->it[b_axes[i]].name) == 0;
+    if (!batch) return false;
+  }
+  if (row_dim < 0) return false;
+  *tm = (gpu_tmap){r->in[rd->input].name, r, m, rd->map, m->rank, row_dim, 0, row, col};
+  return true;
+}
+
 bool gpuir_sm90a_attention_fits(const region_set *rs, const pc_report *pc, const char **why) {
   *why = NULL;
   int64_t d = 0, dv = 0;
@@ -1428,6 +1460,7 @@ bool gpuir_sm90a_attention_fits(const region_set *rs, const pc_report *pc, const
   }
   const region *r1 = &rs->r[0], *r2 = &rs->r[1];
   const pc_contraction *c1 = &pc->a[0].con, *c2 = &pc->a[1].con;
+  gpu_tmap tm;
   if (!sx_is_int(r1->it[c1->k_axes[0]].size, &d) || !sx_is_int(r2->it[c2->n_axes[0]].size, &dv))
     *why = "the head dims are not compile-time constants";
   else if ((d != 64 && d != 128) || (dv != 64 && dv != 128))
@@ -1435,6 +1468,14 @@ bool gpuir_sm90a_attention_fits(const region_set *rs, const pc_report *pc, const
   else if (r1->in[c1->lhs].dt != r1->in[c1->rhs].dt || r1->in[c1->lhs].dt != r2->in[c2->rhs].dt ||
            (r1->in[c1->lhs].dt != DT_FP16 && r1->in[c1->lhs].dt != DT_BF16))
     *why = "Q, K and V are not all fp16 or all bf16";
+  else if (c1->nm != 1 || c1->nn != 1 || c2->nk != 1)
+    *why = "the queries or the keys are not one axis (a tensor map's box takes one row dim)";
+  else if (!att_tmap_of(r1, c1->lhs_read, c1->m_axes[0], c1->k_axes[0], c1->b_axes, c1->nb, &tm))
+    *why = "Q is not read as a signature tensor Q[batch..., query, head dim] (rank 2 to 5) that a tensor map describes";
+  else if (!att_tmap_of(r1, c1->rhs_read, c1->n_axes[0], c1->k_axes[0], c1->b_axes, c1->nb, &tm))
+    *why = "K is not read as a signature tensor K[batch..., key, head dim] (rank 2 to 5) that a tensor map describes";
+  else if (!att_tmap_of(r2, c2->rhs_read, c2->k_axes[0], c2->n_axes[0], c2->b_axes, c2->nb, &tm))
+    *why = "V is not read as a signature tensor V[batch..., key, head dim] (rank 2 to 5) that a tensor map describes";
   return *why == NULL;
 }
 
@@ -1457,14 +1498,23 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
   k->att_wgmma = true;
   k->threads = p->threads;
   k->smem = p->smem_bytes;
-  k->nvec = 1, k->vecs[0] = 16 / eb; /* 16-byte chunks into 128-byte swizzle rows: one kernel */
-  /* Q, then the 2-stage K and V ring, from byte 1024 (the kernel aligns the
-   * block's shared memory to the swizzle's 1024-byte period): each tile is
-   * column blocks of 64 elements (one 128-byte swizzle row a tile row) */
+  k->producer_regs = PLAN_SM90A_ATT_PRODUCER_REGS, k->consumer_regs = PLAN_SM90A_ATT_CONSUMER_REGS;
+  k->nvec = 1, k->vecs[0] = 16 / eb; /* 128-byte swizzle rows of TMA boxes: one kernel */
+  /* the tensor maps (gpuir_sm90a_attention_fits checked that they exist) */
+  const pc_contraction *c1 = &pc->a[0].con, *c2 = &pc->a[1].con;
+  att_tmap_of(r1, c1->lhs_read, c1->m_axes[0], c1->k_axes[0], c1->b_axes, c1->nb, &k->tmq);
+  att_tmap_of(r1, c1->rhs_read, c1->n_axes[0], c1->k_axes[0], c1->b_axes, c1->nb, &k->tmk);
+  att_tmap_of(r2, c2->rhs_read, c2->k_axes[0], c2->n_axes[0], c2->b_axes, c2->nb, &k->tmv);
+  k->tmq.rows = BM, k->tmk.rows = BN, k->tmv.rows = BN;
+  int S = p->stages;
+  /* Q, then the ring of S K and V stages, from byte 1024 (the kernel aligns
+   * the block's shared memory to the swizzle's 1024-byte period): each tile
+   * is column blocks of 64 elements (one 128-byte swizzle row a tile row),
+   * one TMA box each */
   k->ntiles = 0;
   int end = add_tile(k, "smQ", 1024, 1, BM * (D / 64), 64, eb);
-  end = add_tile(k, "smK", end, 2, BN * (D / 64), 64, eb);
-  add_tile(k, "smV", end, 2, BN * (DV / 64), 64, eb);
+  end = add_tile(k, "smK", end, S, BN * (D / 64), 64, eb);
+  add_tile(k, "smV", end, S, BN * (DV / 64), 64, eb);
   /* the sm80 row's closing statements (finish, staging, epilogue, stores) */
   int fin = -1;
   for (int i = 0; i < k->nst && fin < 0; i++)
@@ -1478,51 +1528,75 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
   memcpy(tail, &k->st[fin], sizeof(gpu_stmt) * (size_t)ntail);
   k->nst = 0;
   const char *T = dtype_name(k->T);
+  const char *batch = axes_str(A, r1, k->v.b_axes, k->v.nb);
   emit(k, A, GS_ALLOC_SHARED, "smQ",
-       arena_printf(A, "%s [%d][%d][64] (%d column blocks of %d query rows x 128 bytes), chunk c of row r at c ^ (r %% 8): "
-                       "128B swizzle",
-                    T, D / 64, BM, D / 64, BM),
+       arena_printf(A, "%s [%d][%d][64] (%d column blocks of %d query rows x 128 bytes), %d TMA boxes {64, %d}, 128B swizzle",
+                    T, D / 64, BM, D / 64, BM, D / 64, BM),
        NULL, 0, NULL, NULL);
   emit(k, A, GS_ALLOC_SHARED, "smK,smV",
-       arena_printf(A, "%s [2][%d][%d][64] and [2][%d][%d][64] ring (keys x 128-byte blocks of D and DV), 128B swizzle", T,
-                    D / 64, BN, DV / 64, BN),
+       arena_printf(A, "%s [%d][%d][%d][64] and [%d][%d][%d][64] ring (keys x 128-byte blocks of D and DV), TMA boxes "
+                       "{64, %d}, 128B swizzle",
+                    T, S, D / 64, BN, S, DV / 64, BN, BN),
        NULL, 0, NULL, NULL);
-  emit(k, A, GS_CP_ASYNC, arena_printf(A, "smQ <- %s", k->A.tensor),
-       "cp.async 16 bytes through q_chunk: query rows m0..m0+63; out of the queries: zero fill", "tQ", 0, NULL, NULL);
-  emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, "tQ", NULL);
-  emit(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 1, "tQ", NULL);
-  emit(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed Q chunks, visible to wgmma (async proxy)", NULL,
-       0, NULL, NULL);
-  emit(k, A, GS_BARRIER, "bar.sync", "the Q tile landed", NULL, 0, NULL, NULL);
-  bool stream = k->B.rstep && k->V.rstep;
-  if (stream)
-    emit(k, A, GS_ADDR_SETUP, arena_printf(A, "%s, %s row pointers", k->B.tensor, k->V.tensor),
-         arena_printf(A, "per thread, key 0 of its chunk rows; row steps %s, %s", k->B.rstep_str, k->V.rstep_str), NULL, 0,
-         NULL, NULL);
-  const char *score = "";
-  for (int l = 0; l <= k->sm.x; l++)
-    if (l != r1->acc_let) score = arena_printf(A, "%s%s%s", score, *score ? ", " : "", r1->lets[l].name);
+  emit(k, A, GS_MBAR_INIT, "qfull", arena_printf(A, "1 arrival + the Q tile's %d bytes", BM * D * eb), NULL, 0, NULL, NULL);
+  emit(k, A, GS_MBAR_INIT, "full[s]", arena_printf(A, "%d slots, 1 arrival + the stage's %d bytes", S, BN * (D + DV) * eb),
+       NULL, 0, NULL, NULL);
+  emit(k, A, GS_MBAR_INIT, "empty[s]",
+       arena_printf(A, "%d slots, 256 arrivals (every consumer thread); a fresh slot is free (parity 1 completes)", S),
+       "tFree[i]", 0, NULL, NULL);
+  emit(k, A, GS_BARRIER, "bar.sync", "the barriers are initialized", NULL, 0, NULL, NULL);
+  /* the producer: Q once, then K and V of every live key tile, in the
+   * consumers' order, through the ring (i counts the tiles of both passes) */
+  emit(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL);
+  emit(k, A, GS_SETMAXNREG, "setmaxnreg.dec", arena_printf(A, "%d", k->producer_regs), NULL, 0, NULL, NULL);
+  emit(k, A, GS_TMA_LOAD, arena_printf(A, "smQ <- %s", k->A.tensor),
+       arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, m.o * %d, batch %s); past the queries: zero fill",
+                    D / 64, BM, k->tmq.rank, BM, batch),
+       "tQ", 0, NULL, NULL);
   for (int pass = 0; pass < 2; pass++) {
-    const char *tok = pass ? "tKVm" : "tKVf";
+    const char *tk = pass ? "tKm[t]" : "tKf[t]", *tv = pass ? "tVm[t]" : "tVf[t]";
     emit(k, A, GS_LOOP, "t",
          pass ? "the other live key tiles (Op::tile_live: the mask predicate's affine bound)"
               : "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)",
          NULL, 0, NULL, NULL);
-    emit(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[next%%2] <- %s, %s", k->B.tensor, k->V.tensor),
-         pass || !stream
-             ? "cp.async 16 bytes through k_chunk and v_chunk: the pass's next key tile; out of the keys: zero fill"
-             : "cp.async 16 bytes: the pass's next key tile, row pointers + tile * BN * row step, whole chunks",
-         arena_printf(A, "%s[next]", tok), 0, NULL, NULL);
-    emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, arena_printf(A, "%s[next]", tok), NULL);
-    emit(k, A, GS_WAIT, "cp.async.wait_group", "1", NULL, 1, arena_printf(A, "%s[t]", tok), NULL);
-    emit(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "tile t's chunks, visible to wgmma (async proxy)", NULL,
-         0, NULL, NULL);
-    emit(k, A, GS_BARRIER, "bar.sync", "tile t landed, every thread's chunks fenced", NULL, 0, NULL, NULL);
+    emit(k, A, GS_MBAR_WAIT, "empty[i % S]", "parity ((i / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
+         "tFree[i]", NULL);
+    emit(k, A, GS_TMA_LOAD, arena_printf(A, "smK[i%%%d] <- %s", S, k->B.tensor),
+         arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, t * %d, batch %s)%s", D / 64, BN, k->tmk.rank, BN,
+                      batch, pass ? "; past the keys: zero fill" : ""),
+         tk, 0, NULL, NULL);
+    emit(k, A, GS_TMA_LOAD, arena_printf(A, "smV[i%%%d] <- %s", S, k->V.tensor),
+         arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, t * %d, batch %s)%s", DV / 64, BN, k->tmv.rank, BN,
+                      batch, pass ? "; past the keys: zero fill" : ""),
+         tv, 0, NULL, NULL);
+    emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
+  }
+  /* the consumers */
+  emit(k, A, GS_ROLE, "consumers",
+       arena_printf(A, "warpgroups 1 and 2 (wg 0 and 1 of the consumers): rows 64 wg .. 64 wg + 63 of the %d-row tile, 16 "
+                       "a warp",
+                    BM),
+       NULL, 0, NULL, NULL);
+  emit(k, A, GS_SETMAXNREG, "setmaxnreg.inc", arena_printf(A, "%d", k->consumer_regs), NULL, 0, NULL, NULL);
+  emit(k, A, GS_MBAR_WAIT, "qfull", "parity 0: the Q boxes landed", NULL, 1, "tQ", NULL);
+  emit(k, A, GS_BARRIER, "bar.arrive 2, 256", "wg 1 only: wg 0 takes the tensor cores first", NULL, 0, NULL, NULL);
+  const char *score = "";
+  for (int l = 0; l <= k->sm.x; l++)
+    if (l != r1->acc_let) score = arena_printf(A, "%s%s%s", score, *score ? ", " : "", r1->lets[l].name);
+  for (int pass = 0; pass < 2; pass++) {
+    const char *tk = pass ? "tKm[t]" : "tKf[t]", *tv = pass ? "tVm[t]" : "tVf[t]";
+    emit(k, A, GS_LOOP, "t", pass ? "the other live key tiles, as the producer" : "full key tiles first, as the producer",
+         NULL, 0, NULL, NULL);
+    emit(k, A, GS_MBAR_WAIT, "full[i % S]", "parity (i / S) & 1: the K and V boxes landed", NULL, 2, tk, tv);
+    emit(k, A, GS_BARRIER, "bar.sync 2 + wg, 256", "ping-pong: this warpgroup's turn (the other issued its S)", NULL, 0,
+         NULL, NULL);
     emit(k, A, GS_WGMMA,
          arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d: S = Q K^T (%s)", BN, T, T, D / 16,
                       r1->lets[r1->acc_let].name),
          "SS: Q and K K-major; descriptors 128B swizzle, SBO 1024, k16 step 32 bytes (a column block every 4)", "tS", 2,
-         "tQ", arena_printf(A, "%s[t]", tok));
+         "tQ", tk);
+    emit(k, A, GS_BARRIER, "bar.arrive 2 + (wg ^ 1), 256",
+         "ping-pong: the other warpgroup's turn, while this one waits for S and runs the softmax", NULL, 0, NULL, NULL);
     emit(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", "S is complete in the accumulators", NULL, 1, "tS",
          NULL);
     emit(k, A, GS_EPILOGUE, pass ? "score" : "score_full",
@@ -1542,65 +1616,151 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
                       k->sm.pt == DT_FP32 ? " x 2" : "", r2->lets[r2->acc_let].name),
          "RS: P from registers; V MN-major (imm-trans-b 1), 128B swizzle, SBO 1024, LBO one column block, k16 step "
          "2048 bytes",
-         "tO", 2, "tPf", arena_printf(A, "%s[t]", tok));
+         "tO", 2, "tPf", tv);
     emit(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", "O and P's registers are free; tile t is read",
          NULL, 1, "tO", NULL);
-    emit(k, A, GS_BARRIER, "bar.sync", "stage t%2 free", NULL, 0, NULL, NULL);
+    emit(k, A, GS_MBAR_ARRIVE, "empty[i % S]", "release the slot to the producer", "tFree[i+S]", 0, NULL, NULL);
     emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
   }
-  for (int i = 0; i < ntail; i++) ARENA_PUSH(A, k->st, k->nst, k->cap_st, tail[i]);
+  emit(k, A, GS_BARRIER, "bar.sync 2, 256", "wg 0 only: wg 1's last arrival (one more than wg 0's turns)", NULL, 0,
+       NULL, NULL);
+  emit(k, A, GS_BARRIER, "bar.sync 1, 256",
+       "the consumers are past their last wgmma: Q and the ring are free for the staging tile", NULL, 0, NULL, NULL);
+  for (int i = 0; i < ntail; i++) {
+    ARENA_PUSH(A, k->st, k->nst, k->cap_st, tail[i]);
+    if (tail[i].k == GS_STAGE_ACC)
+      emit(k, A, GS_BARRIER, "bar.sync 1, 256", "staging tile complete", NULL, 0, NULL, NULL);
+  }
   return k; /* the pipeline verifies it */
 }
 
-/* The sm90a attention skeleton's invariants: one warpgroup of 64 query
- * rows, key tiles and head dims that are wgmma N and whole 128-byte swizzle
- * rows, tiles on 1024-byte boundaries; every wgmma that reads a copied tile
- * after the wait for it, a fence.proxy.async and a barrier (cp.async writes
- * through the generic proxy, wgmma reads through the async proxy); every
- * read of a wgmma's result after the wgmma.wait_group that covers it; and
- * the last wgmma of a key tile waited for before the barrier that frees its
- * stage. */
+/* The setmaxnreg budgets of a producer warpgroup and `consumers` consumer
+ * threads: multiples of 8 in [24, 256] (setmaxnreg's range and granule),
+ * the producer's no larger, within the 65536 registers of an SM. */
+static bool verify_setmaxnreg(const gpu_kernel *k, int consumers, diag_list *dl) {
+  int P = k->producer_regs, C = k->consumer_regs;
+  if (P < 24 || C > 256 || P % 8 || C % 8 || P > C || 128 * P + consumers * C > 65536) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                "setmaxnreg budgets %d (producer) and %d (consumers) are not multiples of 8 in [24, 256] within 65536 "
+                "registers for 128 + %d threads",
+                P, C, consumers);
+    return false;
+  }
+  return true;
+}
+
+/* The sm90a attention skeleton's invariants: a producer warpgroup and two
+ * consumer warpgroups of 64 query rows, key tiles and head dims that are
+ * wgmma N and whole 128-byte swizzle rows, a ring of at least 2 stages,
+ * tiles on 1024-byte boundaries (the TMA boxes' and the descriptors'
+ * swizzle period), setmaxnreg budgets in range within the register file;
+ * tensor maps of rank 2 to 5 whose boxes fill the tiles; every copy a TMA
+ * box issued by the producer, a ring slot's after the wait on its empty
+ * barrier; every wgmma that reads a box after a consumer's wait on the full
+ * barrier that covers it; every S = Q K^T wgmma issued in its warpgroup's
+ * ping-pong turn; every read of a wgmma's result after the
+ * wgmma.wait_group that covers it; and a stage released on its empty
+ * barrier only after the wait for the last wgmma that reads it, before the
+ * key tile ends. */
 static bool verify_sm90a_attention(const gpu_kernel *k, diag_list *dl) {
   bool ok = true;
   const sched_plan *p = &k->plan;
-  if (k->threads != 128 || p->tile[0] != 64 || (p->tile[1] != 64 && p->tile[1] != 128) ||
-      (k->D != 64 && k->D != 128) || (k->DV != 64 && k->DV != 128) || k->nvec != 1 ||
-      k->vecs[0] * dtype_bytes(k->T) != 16) {
+  int S = p->stages, BM = p->tile[0], BN = p->tile[1];
+  if (k->threads != 384 || BM != 128 || (BN != 64 && BN != 128) || S < 2 || (k->D != 64 && k->D != 128) ||
+      (k->DV != 64 && k->DV != 128) || k->nvec != 1 || k->vecs[0] * dtype_bytes(k->T) != 16) {
     diag_report(dl, D_INTERNAL, "GPU IR", NULL,
-                "the sm90a attention skeleton runs 128 threads on 64 query rows, key tiles of 64 or 128, head dims "
-                "of 64 or 128 and 16-byte chunks, not %d threads, %dx%d, %d / %d",
-                k->threads, p->tile[0], p->tile[1], k->D, k->DV);
+                "the sm90a attention skeleton runs 128 producer + 256 consumer threads on 128 query rows, key tiles of "
+                "64 or 128 in a ring of >= 2 stages, head dims of 64 or 128 and 16-byte rows, not %d threads, %dx%d, "
+                "%d stages, %d / %d",
+                k->threads, BM, BN, S, k->D, k->DV);
     ok = false;
   }
+  ok &= verify_setmaxnreg(k, 256, dl);
   for (int i = 0; i < k->ntiles; i++) {
     const gpu_smem_tile *t = &k->tiles[i];
     int slot = t->rows * t->row_elems * t->elem_bytes;
-    if (t->offset % 1024 || slot % 1024 || t->row_elems * t->elem_bytes != 128 || t->swz != 8) {
+    if (t->offset % 1024 || slot % 1024 || t->row_elems * t->elem_bytes != 128 || t->swz != 8 ||
+        t->copies != (i == 0 ? 1 : S)) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL,
-                  "tile %s: slots of %d bytes from byte %d are not on 1024-byte boundaries in 128-byte swizzle rows",
-                  t->name, slot, t->offset);
+                  "tile %s: %d slots of %d bytes from byte %d are not on 1024-byte boundaries in 128-byte swizzle rows",
+                  t->name, t->copies, slot, t->offset);
       ok = false;
     }
   }
-  int last_wait = -1, last_fence = -1, last_bar = -1, last_wg = -1, last_wgwait = -1;
-  for (int i = 0; i < k->nst; i++) {
-    const gpu_stmt *s = &k->st[i];
-    if (s->k == GS_WAIT) last_wait = i;
-    if (s->k == GS_PROXY_FENCE) last_fence = i;
-    if (s->k == GS_BARRIER) last_bar = i;
-    if (s->k == GS_CP_ASYNC && last_wg > last_wgwait) {
-      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "copy %s may overwrite a stage a wgmma in flight reads", s->what);
+  const gpu_tmap *tms[3] = {&k->tmq, &k->tmk, &k->tmv};
+  for (int i = 0; i < 3; i++) {
+    const gpu_tmap *tm = tms[i];
+    if (tm->rank < 2 || tm->rank > GPUIR_TMAP_RANK || tm->row_dim < 0 || tm->row_dim >= tm->rank - 1 ||
+        tm->rows != (i ? BN : BM)) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "tensor map of %s: rank %d, row dim %d, boxes of %d rows do not fill its tile",
+                  tm->tensor ? tm->tensor : "?", tm->rank, tm->row_dim, tm->rows);
       ok = false;
     }
-    if (s->k == GS_WGMMA) {
-      last_wg = i;
-      if (!(last_wait >= 0 && last_fence > last_wait && last_bar > last_fence)) {
+  }
+  int role = 0; /* 1 producer, 2 consumers */
+  bool freed = false;
+  int last_wg = -1, last_wgwait = -1, last_release = -1, role_at = 0, loop_at = 0, last_turn = -1;
+  for (int i = 0; i < k->nst; i++) {
+    const gpu_stmt *s = &k->st[i];
+    if (s->k == GS_ROLE) {
+      role = strcmp(s->what, "producer") == 0 ? 1 : 2;
+      role_at = i;
+    }
+    if (s->k == GS_ROLE || s->k == GS_LOOP) freed = false;
+    if (s->k == GS_MBAR_WAIT && s->nin == 1 && strncmp(s->in[0], "tFree", 5) == 0) freed = true;
+    if (s->k == GS_CP_ASYNC || (s->k == GS_TMA_LOAD && role != 1)) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "copy %s is not a TMA box of the producer", s->what);
+      ok = false;
+    }
+    if (s->k == GS_TMA_LOAD && strncmp(s->what, "smQ", 3) != 0 && !freed) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "copy %s does not wait for its slot's empty barrier", s->what);
+      ok = false;
+    }
+    if ((s->k == GS_WGMMA || s->k == GS_STAGE_ACC || s->k == GS_EPILOGUE) && role != 2) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "%s runs outside the consumers", s->what);
+      ok = false;
+    }
+    if (s->k == GS_LOOP) loop_at = i;
+    if (s->k == GS_BARRIER && strncmp(s->what, "bar.sync 2 + wg", 15) == 0) last_turn = i;
+    if (s->k == GS_WGMMA && s->nin && strcmp(s->in[0], "tQ") == 0) {
+      /* ping-pong: S = Q K^T is issued in the warpgroup's turn (its
+       * scheduler barrier, in this key tile), and the other warpgroup's
+       * turn begins (bar.arrive) before this one waits for S */
+      bool handed = false;
+      for (int j = i + 1; j < k->nst && k->st[j].k != GS_WGMMA_WAIT; j++)
+        handed |= k->st[j].k == GS_BARRIER && strncmp(k->st[j].what, "bar.arrive", 10) == 0;
+      if (last_turn < loop_at || !handed) {
         diag_report(dl, D_INTERNAL, "GPU IR", NULL,
-                    "%s does not follow its tiles' wait, a fence.proxy.async and a barrier, in that order", s->what);
+                    "%s is not issued in its warpgroup's ping-pong turn (bar.sync on its scheduler barrier before, "
+                    "bar.arrive on the other's before the wait)",
+                    s->what);
         ok = false;
       }
     }
+    if (s->k == GS_WGMMA) {
+      last_wg = i;
+      /* the boxes it reads: waited for on a full barrier by the consumers */
+      for (int t = 0; t < s->nin; t++) {
+        bool box = false, waited = false;
+        for (int j = 0; j < k->nst; j++) box |= k->st[j].k == GS_TMA_LOAD && strcmp(k->st[j].out, s->in[t]) == 0;
+        for (int j = role_at; j < i; j++)
+          if (k->st[j].k == GS_MBAR_WAIT)
+            for (int u = 0; u < k->st[j].nin; u++) waited |= strcmp(k->st[j].in[u], s->in[t]) == 0;
+        if (box && !waited) {
+          diag_report(dl, D_INTERNAL, "GPU IR", NULL, "%s reads box %s before the consumers wait on its full barrier",
+                      s->what, s->in[t]);
+          ok = false;
+        }
+      }
+    }
     if (s->k == GS_WGMMA_WAIT) last_wgwait = i;
+    if (s->k == GS_MBAR_ARRIVE) {
+      if (!(role == 2 && last_wg >= 0 && last_wgwait > last_wg)) {
+        diag_report(dl, D_INTERNAL, "GPU IR", NULL, "%s releases a stage a wgmma in flight may read", s->what);
+        ok = false;
+      }
+      last_release = i;
+    }
     /* a wgmma's result is read only after the wait that covers it */
     for (int t = 0; t < s->nin && s->k != GS_WGMMA_WAIT; t++)
       for (int j = i - 1; j >= 0; j--) {
@@ -1612,8 +1772,8 @@ static bool verify_sm90a_attention(const gpu_kernel *k, diag_list *dl) {
           break;
         }
       }
-    if (s->k == GS_END_LOOP && !(last_wgwait > last_wg && last_bar > last_wgwait)) {
-      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "a key tile ends before its wgmma is waited for and its stage freed");
+    if (s->k == GS_END_LOOP && role == 2 && !(last_wgwait > last_wg && last_release > last_wgwait)) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "a key tile ends before its wgmma is waited for and its stage released");
       ok = false;
     }
   }
@@ -1779,14 +1939,7 @@ static bool verify_sm90a(const gpu_kernel *k, diag_list *dl) {
       ok = false;
     }
   }
-  int P = k->producer_regs, C = k->consumer_regs;
-  if (P < 24 || C > 256 || P % 8 || C % 8 || P > C || 128 * P + 256 * C > 65536) {
-    diag_report(dl, D_INTERNAL, "GPU IR", NULL,
-                "setmaxnreg budgets %d (producer) and %d (consumers) are not multiples of 8 in [24, 256] within 65536 "
-                "registers for 128 + 256 threads",
-                P, C);
-    ok = false;
-  }
+  ok &= verify_setmaxnreg(k, 256, dl);
   if (k->gather && (k->gather_lag < 1 || k->gather_lag >= S)) {
     diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the gathering producer lands its copies %d stages behind, not 1 to %d",
                 k->gather_lag, S - 1);
@@ -1864,7 +2017,7 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
    * whole rows, every thread the same number of rows */
   if (k->epi_vec) {
     int BM = k->plan.tile[0], BN = k->attention ? k->DV : k->plan.tile[1], ev = k->epi_vec;
-    int tpr = BN % ev == 0 ? BN / ev : 0, nt = k->tma ? k->threads - 128 : k->threads; /* sm90a: the consumers */
+    int tpr = BN % ev == 0 ? BN / ev : 0, nt = k->tma || k->att_wgmma ? k->threads - 128 : k->threads; /* sm90a: the consumers */
     if (ev * dtype_bytes(k->attention ? k->v2.out_dt : k->v.out_dt) != 16 || ev % 4 || !tpr || nt % tpr || BM % (nt / tpr)) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL,
                   "the full-tile epilogue's %d outputs a thread do not cover the %dx%d staging tile in 16-byte rows",
@@ -2121,11 +2274,32 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
       if (k->steady_min_vec && k->vecs[i] >= k->steady_min_vec) cJSON_AddItemToArray(sv, cJSON_CreateNumber(k->vecs[i]));
   }
   cJSON_AddStringToObject(g, "math", k->math_ieee ? "ieee" : "approx");
-  if (k->tma) {
+  if (k->tma || k->att_wgmma) {
     cJSON *mr = cJSON_AddObjectToObject(g, "setmaxnreg");
     cJSON_AddNumberToObject(mr, "producer", k->producer_regs);
     cJSON_AddNumberToObject(mr, "consumers", k->consumer_regs);
     cJSON_AddNumberToObject(g, "consumer_unroll", k->consumer_unroll);
+  }
+  if (k->att_wgmma) {
+    /* each tensor map, innermost dim first: the index that selects a box
+     * (a region axis, or a constant) and the box's extent along it */
+    cJSON *tms = cJSON_AddArrayToObject(g, "tensor_maps");
+    const gpu_tmap *all[3] = {&k->tmq, &k->tmk, &k->tmv};
+    for (int i = 0; i < 3; i++) {
+      const gpu_tmap *tm = all[i];
+      arena A0 = {0};
+      cJSON *o = cJSON_CreateObject(), *ix = cJSON_CreateArray(), *bx = cJSON_CreateArray();
+      cJSON_AddStringToObject(o, "tensor", tm->tensor);
+      cJSON_AddNumberToObject(o, "rank", tm->rank);
+      for (int d = tm->rank - 1; d >= 0; d--) {
+        cJSON_AddItemToArray(ix, cJSON_CreateString(sx_str(&A0, tm->map[d])));
+        cJSON_AddItemToArray(bx, cJSON_CreateNumber(d == tm->rank - 1 ? 64 : d == tm->row_dim ? tm->rows : 1));
+      }
+      cJSON_AddItemToObject(o, "index", ix);
+      cJSON_AddItemToObject(o, "box", bx);
+      cJSON_AddItemToArray(tms, o);
+      arena_free(&A0);
+    }
   }
   cJSON *ops = cJSON_AddArrayToObject(g, "operands");
   for (int side = 0; side < (k->attention ? 3 : 2); side++) {

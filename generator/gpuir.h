@@ -242,6 +242,23 @@ typedef struct gpu_mask {
   int64_t cm, cn;        /* g's coefficients of the query axis and the key axis */
 } gpu_mask;
 
+/* The sm90a attention row's tensor map of Q, K or V: the signature tensor
+ * as stored (rank 2 to 5, row-major: gpuir_stride), its last dim the head
+ * dim; one dim indexed by the operand's row axis (queries or keys), each
+ * other by an axis of the batch group (the block's flattened batch index)
+ * or by a constant.  A box is 64 elements of the head dim (one 128-byte
+ * swizzle row) by `rows` rows, 1 along every other dim; the host encodes
+ * the map per call (dlc__tmap_encode_nd), innermost dim first. */
+#define GPUIR_TMAP_RANK 5
+typedef struct gpu_tmap {
+  const char *tensor;
+  const region *r;           /* the region that reads it */
+  const region_memref *m;
+  const sx *const *map;      /* the Read's index per tensor dim, outer first */
+  int rank, row_dim, rows;
+  int row_axis, col_axis;    /* region axes of the rows and the head dim */
+} gpu_tmap;
+
 typedef struct gpu_kernel {
   const char *name;      /* entry point name without the vector suffix */
   const char *skeleton;  /* "sm80_contraction" or "sm80_attention" */
@@ -313,6 +330,8 @@ typedef struct gpu_kernel {
    * wgmma, P V as RS wgmma; its shared tiles are 64-element column blocks
    * of 128-byte swizzle rows */
   bool att_wgmma;
+  /* its tensor maps (Q, K, V: the TMA producer's boxes) */
+  gpu_tmap tmq, tmk, tmv;
   /* the same instance's kernel on the sm90a row (NULL: none), which the
    * entry point runs on an sm90a device when its tensor maps encode */
   struct gpu_kernel *sm90a;
@@ -384,12 +403,17 @@ gpu_kernel *gpuir_build_sm90a_gather(arena *A, const region *r, const pc_analysi
 bool gpuir_sm90a_gather_fits(const region *r, const pc_analysis *a, const char **why);
 /* The sm90a attention skeleton (algo_choice "wgmma_softmax"): what
  * gpuir_build_attention takes, with head dims of 64 or 128 (whole 128-byte
- * swizzle rows, and wgmma N for P V) and fp16 or bf16 Q, K, V.  One
- * warpgroup of 64 query rows: cp.async into a 2-stage K/V ring (tails and
- * masks as the sm80 row: the chunk functions zero-fill), fence.proxy.async,
- * S = Q K^T as SS wgmma, the softmax lets on the accumulators, P converted
- * in registers to A fragments, O += P V as RS wgmma (V MN-major through
- * imm-trans-b).  NULL with E1706 for any other region pair;
+ * swizzle rows, and wgmma N for P V), fp16 or bf16 Q, K, V, one query axis,
+ * and Q, K, V read as plain signature tensors that tensor maps describe
+ * (gpu_tmap).  A producer warp issues TMA boxes of Q (once) and of K and V
+ * into a ring of mbarrier stages (zero fill past the query and key tails);
+ * two consumer warpgroups of 64 query rows (a 128-row tile) wait on each
+ * stage's full barrier and, each in its ping-pong turn (named barriers),
+ * run S = Q K^T as SS wgmma, then the softmax lets on the accumulators
+ * while the other's S runs, P converted in registers to A fragments,
+ * O += P V as RS wgmma (V MN-major through imm-trans-b), and release the
+ * stage on its empty barrier; setmaxnreg moves registers from the
+ * producer warpgroup to the consumers.  NULL with E1706 for any other region pair;
  * gpuir_sm90a_attention_fits says whether it fits without reporting. */
 gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
                                         const char *name, diag_list *dl);

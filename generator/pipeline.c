@@ -658,8 +658,20 @@ static plan_result *sm90a_attention_plan(run *r, const arch_info *const *archs, 
 
 static bool sm90a_attention_verify_plan(const run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
                                         diag_list *dl) {
+  const sched_plan *p = &r->plan->chosen;
+  dlc_algo pa;
+  bool ok = algo_parse(p->algo, &pa) && pa == ALGO_WGMMA_SOFTMAX && na == 1;
+  /* the two consumer warpgroups' 8 warps and the producer warpgroup */
+  ok &= p->threads == 32 * p->warps_m * p->warps_n + 128 && p->warps_m * p->warps_n == 8;
+  ok &= na == 1 && p->smem_bytes <= archs[0]->smem_per_block && p->regs_per_thread <= 255;
+  if (!ok)
+    diag_report(dl, D_INTERNAL, "plan", NULL,
+                "the sm90a attention plan (%s, %d threads, %d x %d consumer warps, %d bytes of shared memory, %d "
+                "registers) does not fit %s",
+                p->algo ? p->algo : "(none)", p->threads, p->warps_m, p->warps_n, p->smem_bytes, p->regs_per_thread,
+                na ? archs[0]->name : "(none)");
   (void)cg;
-  return na == 1 && plan_fits_archs(r, ALGO_WGMMA_SOFTMAX, archs, na, dl);
+  return ok;
 }
 
 static gpu_kernel *sm90a_attention_build(run *r, const codegen_opts *cg, diag_list *dl) {

@@ -1512,8 +1512,10 @@ plan_result *plan_sm90a_gather(arena *A, const region *r, const pc_analysis *a, 
 
 /* ---- sm90a attention (wgmma_softmax) ------------------------------------------------------ */
 
-/* One warpgroup of 64 query rows (BM = 64, 128 threads), key tiles of BN
- * over a 2-stage K/V ring.  S = Q K^T is one wgmma m64nBNk16 a k16 step of
+/* A producer warpgroup (one elected thread issues the TMA boxes) and two
+ * consumer warpgroups of 64 query rows each (BM = 128, 384 threads),
+ * ping-ponging on the tensor cores, key tiles of BN over a ring of
+ * PLAN_SM90A_ATT_STAGES K/V stages.  S = Q K^T is one wgmma m64nBNk16 a k16 step of
  * D, O += P V one m64nDVk16 (RS) a k16 step of the keys: BN and DV are
  * wgmma N (64 or 128), and D and DV whole 128-byte swizzle rows (multiples
  * of 64 elements).  Registers: the S and O accumulators (BN / 2 + DV / 2),
@@ -1537,10 +1539,10 @@ plan_result *plan_sm90a_attention(arena *A, const region *r1, const pc_analysis 
     int BN = SM90A_ATT_BNS[i];
     fill_defaults(A, r1, a1, p);
     p->arch = ai->name;
-    p->tile[0] = 64, p->tile[1] = BN, p->tile[2] = D;
-    p->stages = 2;
-    p->warps_m = 4, p->warps_n = 1;
-    p->threads = 128;
+    p->tile[0] = 128, p->tile[1] = BN, p->tile[2] = D;
+    p->stages = PLAN_SM90A_ATT_STAGES;
+    p->warps_m = 8, p->warps_n = 1; /* the consumers: 8 warps of 16 rows */
+    p->threads = 384;               /* + the producer warpgroup */
     p->vec = 16 / p->elem_bytes;
     p->algo_key = "attention";
     p->algo = "wgmma_softmax";
@@ -1551,7 +1553,7 @@ plan_result *plan_sm90a_attention(arena *A, const region *r1, const pc_analysis 
     p->epilogue_overlap = false;
     p->ctas_per_sm = 1;
     fill_tails(A, r1, a1, p);
-    int ring = (64 * D + 2 * BN * (D + DV)) * p->elem_bytes, stage = 64 * (DV + 8) * 4;
+    int ring = (128 * D + PLAN_SM90A_ATT_STAGES * BN * (D + DV)) * p->elem_bytes, stage = 128 * (DV + 8) * 4;
     p->smem_bytes = (ring > stage ? ring : stage) + 1024;
     p->regs_per_thread = ceil_div(BN / 2 + DV / 2 + BN / 4 * (p_fp32 ? 2 : 1) + PLAN_SM90A_ATT_BASE, 8) * 8;
     if (D % 64 || DV % 64 || DV > 128) {
@@ -1560,9 +1562,10 @@ plan_result *plan_sm90a_attention(arena *A, const region *r1, const pc_analysis 
     } else if (p->smem_bytes > (int)(PLAN_SMEM_FRACTION * ai->smem_per_block)) {
       c->stop = "smem_over_80pct";
       c->why = arena_printf(A, "%s: %d B > 80%% of %d B", ai->name, p->smem_bytes, ai->smem_per_block);
-    } else if (p->regs_per_thread > PLAN_MAX_REGS) {
+    } else if (p->regs_per_thread > PLAN_SM90A_ATT_CONSUMER_REGS) {
       c->stop = "registers";
-      c->why = arena_printf(A, "%s: %d registers a thread", ai->name, p->regs_per_thread);
+      c->why = arena_printf(A, "%s: %d registers a consumer thread, over its setmaxnreg budget of %d", ai->name,
+                            p->regs_per_thread, PLAN_SM90A_ATT_CONSUMER_REGS);
     } else {
       c->kept = true;
       if (best < 0) best = res->ncand - 1;

@@ -192,6 +192,14 @@ plan_result *plan_sm90a_attention(arena *A, const region *r1, const pc_analysis 
 /* registers a thread of the sm90a attention skeleton needs beyond its
  * accumulators and P's fragments (row state, addresses, epilogue) */
 #define PLAN_SM90A_ATT_BASE 72
+/* the sm90a attention row's setmaxnreg budgets: the producer warpgroup's,
+ * and a consumer thread's ((65536 - 128 x 40) / 256 rounded down to
+ * setmaxnreg's granule of 8, as the contraction row's; with 384 threads
+ * ptxas gives a thread at most 168 at launch, so .inc only adds) */
+#define PLAN_SM90A_ATT_PRODUCER_REGS 40
+#define PLAN_SM90A_ATT_CONSUMER_REGS 232
+/* the K/V ring's stages */
+#define PLAN_SM90A_ATT_STAGES 2
 /* setmaxnreg's budgets: the producer warpgroup's registers and a consumer
  * thread's ((65536 - 128 x 40) / 256 rounded down to setmaxnreg's granule
  * of 8), and the registers a consumer thread needs beyond its accumulators

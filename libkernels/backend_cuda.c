@@ -145,3 +145,24 @@ dlc_status dlc__tmap_encode_2d(void *map, dlc_dtype dtype, const void *base, int
   if (r != CUDA_SUCCESS) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "tensor map: cuTensorMapEncodeTiled returned %d", (int)r);
   return DLC_SUCCESS;
 }
+
+dlc_status dlc__tmap_encode_nd(void *map, dlc_dtype dtype, const void *base, int rank, const int64_t *dims,
+                               const int64_t *strides, const int *box) {
+  int elem;
+  dlc_status s = dlc__tmap_check_nd(dtype, base, rank, dims, strides, box, &elem);
+  if (s != DLC_SUCCESS) return s;
+  pthread_once(&encode_once, find_encode_tiled);
+  if (!encode_tiled) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "tensor map: the driver has no cuTensorMapEncodeTiled");
+  cuuint64_t dim[5], stride[4];
+  cuuint32_t bx[5], estride[5];
+  for (int i = 0; i < rank; i++) {
+    dim[i] = (cuuint64_t)dims[i], bx[i] = (cuuint32_t)box[i], estride[i] = 1;
+    if (i + 1 < rank) stride[i] = (cuuint64_t)(strides[i] * elem);
+  }
+  CUresult r = encode_tiled((CUtensorMap *)map, dtype == DLC_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                            (cuuint32_t)rank, (void *)base, dim, stride, bx, estride, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "tensor map: cuTensorMapEncodeTiled returned %d", (int)r);
+  return DLC_SUCCESS;
+}

@@ -92,6 +92,25 @@ dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, un
 
 unsigned dlc__device_arch(void) { return emulated_arch(); }
 
+dlc_status dlc__tmap_encode_nd(void *map, dlc_dtype dtype, const void *base, int rank, const int64_t *dims,
+                               const int64_t *strides, const int *box) {
+  int elem;
+  dlc_status s = dlc__tmap_check_nd(dtype, base, rank, dims, strides, box, &elem);
+  if (s != DLC_SUCCESS) return s;
+  uint64_t dim[5], stride[4];
+  uint32_t bx[5], estride[5];
+  for (int i = 0; i < rank; i++) {
+    dim[i] = (uint64_t)dims[i], bx[i] = (uint32_t)box[i], estride[i] = 1;
+    if (i + 1 < rank) stride[i] = (uint64_t)(strides[i] * elem);
+  }
+  int st = dlcemu_tensor_map_encode_tiled(
+      map, dtype == DLC_BF16 ? DLCEMU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : DLCEMU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+      (uint32_t)rank, (dlcemu_deviceptr)(uintptr_t)base, dim, stride, bx, estride, 0, DLCEMU_TENSOR_MAP_SWIZZLE_128B,
+      DLCEMU_TENSOR_MAP_L2_PROMOTION_L2_128B, DLCEMU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (st != 0) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "tensor map: %s", dlcemu_last_error_detail());
+  return DLC_SUCCESS;
+}
+
 dlc_status dlc__tmap_encode_2d(void *map, dlc_dtype dtype, const void *base, int64_t inner, int64_t outer, int64_t ld,
                                int box_inner, int box_outer) {
   int elem;

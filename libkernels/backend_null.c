@@ -25,3 +25,10 @@ dlc_status dlc__tmap_encode_2d(void *map, dlc_dtype dtype, const void *base, int
   (void)map, (void)dtype, (void)base, (void)inner, (void)outer, (void)ld, (void)box_inner, (void)box_outer;
   return DLC_SUCCESS;
 }
+
+dlc_status dlc__tmap_encode_nd(void *map, dlc_dtype dtype, const void *base, int rank, const int64_t *dims,
+                               const int64_t *strides, const int *box) {
+  int elem;
+  (void)map;
+  return dlc__tmap_check_nd(dtype, base, rank, dims, strides, box, &elem);
+}

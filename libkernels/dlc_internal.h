@@ -173,6 +173,22 @@ extern unsigned dlc__null_arch;
 dlc_status dlc__tmap_encode_2d(void *map, dlc_dtype dtype, const void *base, int64_t inner, int64_t outer, int64_t ld,
                                int box_inner, int box_outer);
 
+/* Encodes the tiled tensor map of a tensor of `rank` (2 to 5) dims, dims[0]
+ * the contiguous one and the others strides[i - 1] elements apart, read in
+ * boxes of box[0] x ... elements (box[0] whole 128-byte swizzle rows), with
+ * the 128-byte swizzle and zero fill out of bounds, as dlc__tmap_encode_2d
+ * does (the sm90a attention kernels' Q, K and V).  Fails, with a detail,
+ * where a tensor map cannot describe the tensor (base not 16-byte aligned,
+ * a stride not a nonzero multiple of 16 bytes, a dim of 0 or past the
+ * kernels' int32 coordinates); the entry point then runs the op's other
+ * kernels. */
+dlc_status dlc__tmap_encode_nd(void *map, dlc_dtype dtype, const void *base, int rank, const int64_t *dims,
+                               const int64_t *strides, const int *box);
+
+/* The checks of dlc__tmap_encode_nd, shared by the backends. */
+dlc_status dlc__tmap_check_nd(dlc_dtype dtype, const void *base, int rank, const int64_t *dims, const int64_t *strides,
+                              const int *box, int *elem);
+
 /* The checks shared by the backends' encoders: DLC_SUCCESS when a 2-D tiled
  * tensor map can describe the matrix, with its element size in *elem. */
 dlc_status dlc__tmap_check_2d(dlc_dtype dtype, const void *base, int64_t inner, int64_t outer, int64_t ld, int box_inner,

@@ -181,6 +181,31 @@ dlc_status dlc__check_disjoint_rows(const char *op, const dlc__span *sp, int nin
   return DLC_SUCCESS;
 }
 
+dlc_status dlc__tmap_check_nd(dlc_dtype dtype, const void *base, int rank, const int64_t *dims, const int64_t *strides,
+                              const int *box, int *elem) {
+  if (dtype != DLC_F16 && dtype != DLC_BF16)
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "tensor map: dtype %d is not fp16 or bf16", (int)dtype);
+  *elem = 2;
+  if (rank < 2 || rank > 5) return dlc__fail(DLC_ERROR_INTERNAL, "tensor map: rank %d is not 2 to 5", rank);
+  /* the kernels' box coordinates are int32 */
+  for (int i = 0; i < rank; i++)
+    if (dims[i] < 1 || dims[i] > INT32_MAX)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "tensor map: dim %d of %lld elements (each dim must be in [1, 2^31))",
+                       i, (long long)dims[i]);
+  for (int i = 0; i + 1 < rank; i++)
+    if (strides[i] < 1 || strides[i] > ((int64_t)1 << 40) / *elem || (strides[i] * *elem) % 16 != 0)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED,
+                       "tensor map: dim %d's indices %lld elements apart (the stride must be a nonzero multiple of 16 "
+                       "bytes below 2^40)",
+                       i + 1, (long long)strides[i]);
+  if (!dlc__aligned(base, 16))
+    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "tensor map: base %p is not 16-byte aligned", base);
+  for (int i = 0; i < rank; i++)
+    if (box[i] < 1 || box[i] > 256 || (i == 0 && box[0] * *elem > 128))
+      return dlc__fail(DLC_ERROR_INTERNAL, "tensor map: box dim %d of %d does not fit the 128-byte swizzle", i, box[i]);
+  return DLC_SUCCESS;
+}
+
 dlc_status dlc__tmap_check_2d(dlc_dtype dtype, const void *base, int64_t inner, int64_t outer, int64_t ld, int box_inner,
                               int box_outer, int *elem) {
   if (dtype != DLC_F16 && dtype != DLC_BF16)

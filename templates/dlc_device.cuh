@@ -362,6 +362,36 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const void *tmap, int32_t
       : "memory");
 }
 
+// TMA of any rank 2..5: the box of `tmap` at element coordinates c (c[0]
+// the innermost dim) into shared memory, completing its bytes on `bar`;
+// out-of-bounds elements (a query or key tail) are zero-filled.
+template <int R>
+__device__ __forceinline__ void tma_load(void *dst, const void *tmap, const int32_t (&c)[R], uint64_t *bar) {
+  static_assert(R >= 2 && R <= 5, "tensor maps of rank 2 to 5");
+  const uint32_t d = smem_addr(dst), m = smem_addr(bar);
+  if constexpr (R == 2) {
+    tma_load_2d(dst, tmap, c[0], c[1], bar);
+  } else if constexpr (R == 3) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+        "[%5];\n" ::"r"(d),
+        "l"(tmap), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(m)
+        : "memory");
+  } else if constexpr (R == 4) {
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
+        "%5}], [%6];\n" ::"r"(d),
+        "l"(tmap), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(m)
+        : "memory");
+  } else {
+    asm volatile(
+        "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
+        "%5, %6}], [%7];\n" ::"r"(d),
+        "l"(tmap), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(m)
+        : "memory");
+  }
+}
+
 // Makes this thread's generic-proxy writes to shared memory (st.shared, and
 // landed cp.async copies) visible to the async proxy, which wgmma reads
 // through (PTX ISA "Memory Consistency Model: proxies").
@@ -388,6 +418,11 @@ __device__ __forceinline__ void setmaxnreg_inc() {
 // A named barrier over `threads` threads (bar.sync id, threads).
 __device__ __forceinline__ void named_barrier(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+// An arrival on that barrier without waiting (bar.arrive id, threads): the
+// threads that bar.sync on it wait for this thread's arrival.
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 // A wgmma shared-memory matrix descriptor (PTX ISA "Matrix Descriptor

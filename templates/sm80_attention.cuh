@@ -367,8 +367,9 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
   }
   __syncthreads();
   // O / l staged as the contraction skeleton stages its accumulators
-  // (stage_col), then the full-tile epilogue when the GPU IR has one and
-  // the query rows are all inside, else 4 bounds-checked outputs a thread.
+  // (stage_col), then its epilogue (store_staged, DV wide): the full-tile
+  // one when the GPU IR has one and the query rows are all inside, else 4
+  // bounds-checked outputs a thread.
   constexpr int SROW = DV + 8;
   float *stage = reinterpret_cast<float *>(smem_raw);
 #pragma unroll
@@ -378,33 +379,7 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
     st_shared_v2(&stage[(r + 8) * SROW + c], Op::finish(o[j][2], lrow[1]), Op::finish(o[j][3], lrow[1]));
   }
   __syncthreads();
-  if constexpr (Op::EPI_VEC > 0) {
-    constexpr int EV = Op::EPI_VEC, TPR = DV / EV, RPP = 128 / TPR;
-    static_assert(DV % EV == 0 && 128 % TPR == 0 && BM % RPP == 0 && EV % 4 == 0, "threads cover whole rows");
-    if (Op::epi_full(p, m0, 0)) {
-      const int c = ((int)threadIdx.x % TPR) * EV;
-      typename Op::EpiCols cols;
-      Op::epi_cols(p, c, b, cols);
-#pragma unroll 2
-      for (int r = (int)threadIdx.x / TPR; r < BM; r += RPP) {
-        float a[EV];
-#pragma unroll
-        for (int q = 0; q < EV / 4; ++q) {
-          const float4 v = *reinterpret_cast<const float4 *>(&stage[r * SROW + stage_col(c + 4 * q)]);
-          a[4 * q] = v.x, a[4 * q + 1] = v.y, a[4 * q + 2] = v.z, a[4 * q + 3] = v.w;
-        }
-        Op::epi_row(p, m0 + r, c, b, cols, a);
-      }
-      return;
-    }
-  }
-#pragma unroll 2
-  for (int i = threadIdx.x; i < BM * DV / 4; i += 128) {
-    const int r = i / (DV / 4), c = (i % (DV / 4)) * 4;
-    const float4 v = *reinterpret_cast<const float4 *>(&stage[r * SROW + stage_col(c)]);
-    const float a4[4] = {v.x, v.y, v.z, v.w};
-    Op::epilogue4(p, m0 + r, c, b, a4);
-  }
+  store_staged<Op, 128, DV>(p, stage, m0, 0, b, threadIdx.x);
 }
 
 template <class Op>

@@ -398,14 +398,15 @@ __device__ __forceinline__ void tile_coord(uint32_t t, uint32_t tiles_m, uint32_
 }
 
 // The epilogue from the fp32 staging tile (BM rows of SROW = BN + 8 floats,
-// columns permuted by stage_col) to global memory, by NT threads (tid in
-// [0, NT); unsigned, as threadIdx.x, so that its divisions stay shifts):
-// the Op's full-tile epilogue where it applies, else epilogue4.  Shared by
-// the sm80 and sm90a contraction skeletons.
-template <class Op, int NT>
+// columns permuted by stage_col; BN the tile's width, Op::BN unless given:
+// the attention skeletons stage O, DV wide) to global memory, by NT threads
+// (tid in [0, NT); unsigned, as threadIdx.x, so that its divisions stay
+// shifts): the Op's full-tile epilogue where it applies, else epilogue4.
+// Shared by the sm80 and sm90a contraction and attention skeletons.
+template <class Op, int NT, int BN = Op::BN>
 __device__ __forceinline__ void store_staged(const typename Op::Params *p, const float *stage, int64_t m0, int64_t n0,
                                              int64_t b, unsigned tid) {
-  constexpr int BM = Op::BM, BN = Op::BN, SROW = BN + 8;
+  constexpr int BM = Op::BM, SROW = BN + 8;
   // A tile inside M and N with aligned tensors: each thread owns EV
   // consecutive columns, reads what depends only on them once, and stores
   // EV outputs of a row with one 16-byte st.global (TokEpilogue, then the

@@ -1,15 +1,27 @@
 // The sm90a skeleton for attention (spec §15.3, algo_choice "wgmma_softmax"),
-// FlashAttention-3's math on one warpgroup.  One block computes BM = 64 query
-// rows (one warpgroup, 4 warps x 16 rows) of one batch index, streaming over
-// key tiles of BN:
+// FlashAttention-3's structure.  One block computes BM = 128 query rows of
+// one batch index, streaming over key tiles of BN (Op::THREADS = 384):
 //
-//   cp.async Q tile and a 2-stage K/V ring (the chunk functions: tails and
-//   pads zero-fill) -> fence.proxy.async + barrier -> S = Q K^T as SS wgmma
-//   m64nBNk16 (Q and K K-major, 128-byte swizzle descriptors) -> the score
-//   lets on the accumulators (scale, mask; key tails take the max's
-//   neutral) -> online softmax (running row max and sum, rescaled with the
-//   IR's exp2 shift) -> P converted in registers to wgmma A fragments ->
-//   O += P V as RS wgmma m64nDVk16 (V MN-major through imm-trans-b) ->
+//   producer warp (warpgroup 0, one elected lane): TMA boxes of Q (once, on
+//     its own mbarrier) and of K and V into a ring of Op::STAGES stages,
+//     each completed on its `full` mbarrier (arrive.expect_tx +
+//     complete_tx) after the wait on its `empty` mbarrier; query and key
+//     tails are the TMA's zero fill;
+//   two consumer warpgroups (warpgroups 1 and 2, wg 0 and 1: query rows
+//     64 wg .. 64 wg + 63), each a key tile: wait on the stage's full
+//     barrier -> in its ping-pong turn (bar.sync on its scheduler barrier
+//     2 + wg, which the other warpgroup arrives at once it has issued its
+//     S) S = Q K^T as SS wgmma m64nBNk16 (Q and K K-major, 128-byte swizzle
+//     descriptors), then bar.arrive on the other's barrier -> the score
+//     lets on the accumulators (scale, mask; key tails take the max's
+//     neutral) -> online softmax (running row max and sum, rescaled with
+//     the IR's exp2 shift) -> P converted in registers to wgmma A
+//     fragments -> O += P V as RS wgmma m64nDVk16 (V MN-major through
+//     imm-trans-b) -> release the stage on its empty barrier.  One
+//     warpgroup's softmax thus runs while the other's S is on the tensor
+//     cores;
+//   setmaxnreg: the producer warpgroup gives registers up, the consumers
+//     take them;
 //   O / l -> the output epilogue and store, as the sm80 skeleton.
 //
 // A wgmma accumulator's layout per warp is the m16n8 layout of mma.sync (a
@@ -18,21 +30,23 @@
 // softmax and P code is the sm80 skeleton's on those registers.
 //
 // Shared tiles: each is D / 64 (DV / 64) column blocks of ROWS rows of 128
-// bytes, 16-byte chunk c of row r at chunk c ^ (r % 8) (the 128-byte
-// swizzle, repeating every 1024 bytes: the block's dynamic shared memory is
-// aligned to 1024 here, the GPU IR's 1 KB of slack).  A K-major descriptor
-// (Q, K) moves 32 bytes a k16 step inside a 128-byte row and a column block
-// every 4 steps; V's MN-major descriptor has SBO 1024 (8 keys), LBO one
-// column block (the next 64 of DV), and moves 2048 bytes (16 keys) a step.
+// bytes, one TMA box {64, ROWS} each, 16-byte chunk c of row r at chunk
+// c ^ (r % 8) (the 128-byte swizzle, repeating every 1024 bytes: the
+// block's dynamic shared memory is aligned to 1024 here, the GPU IR's 1 KB
+// of slack).  A K-major descriptor (Q, K) moves 32 bytes a k16 step inside
+// a 128-byte row and a column block every 4 steps; V's MN-major descriptor
+// has SBO 1024 (8 keys), LBO one column block (the next 64 of DV), and
+// moves 2048 bytes (16 keys) a step.
 //
-// cp.async writes through the generic proxy and wgmma reads through the
-// async proxy: every thread fences (fence.proxy.async) after its copies
-// land and before the barrier the wgmma follows.  Each wgmma group is
+// TMA writes through the async proxy, as wgmma reads: a wait on the full
+// barrier is all a consumer needs before its wgmma.  Each wgmma group is
 // waited for (wgmma.wait_group 0) before its accumulators are read, and the
-// P V group before its stage is refilled.
+// P V group before its stage is released.
 //
-// Op provides what sm80_attention.cuh lists (Q_REGS and SWZ_D/SWZ_DV are
-// not read); full key tiles stream K and V by the row steps, as there.
+// Op provides, beyond the score, softmax, tile and epilogue functions of
+// sm80_attention.cuh: TParams (tmap_q, tmap_k, tmap_v, p), STAGES, THREADS,
+// PRODUCER_REGS, CONSUMER_REGS, and q_box, k_box, v_box (Q_RANK, K_RANK,
+// V_RANK): a box's coordinates in its tensor map, innermost dim first.
 #pragma once
 
 #include "dlc_device.cuh"
@@ -40,65 +54,28 @@
 
 namespace dlc {
 
-// The element offset of (row r, column c, c a multiple of 8) in a tile of
-// ROWS rows laid out in 64-element column blocks of 128-byte swizzle rows.
-template <int ROWS>
-__device__ __forceinline__ int sw128(int r, int c) {
-  return (c / 64) * ROWS * 64 + r * 64 + ((((c % 64) / 8) ^ (r % 8)) * 8);
-}
-
-// The Q (KIND 0), K (1) or V (2) tile: 16-byte chunks through the chunk
-// functions (elements past a tail or under a pad are zero-filled).
-template <class Op, int KIND>
-__device__ __forceinline__ void load_att90(const typename Op::Params *p, typename Op::T *tile, int64_t r0, int64_t b) {
-  using T = typename Op::T;
-  constexpr int VEC = 16 / (int)sizeof(T);
-  constexpr int ROWS = KIND == 0 ? Op::BM : Op::BN;
-  constexpr int L = KIND == 2 ? Op::DV : Op::D;
-  constexpr int CHUNKS = ROWS * (L / VEC);
-#pragma unroll 4
-  for (int i = threadIdx.x; i < CHUNKS; i += 128) {
-    const int row = i / (L / VEC), col = (i % (L / VEC)) * VEC;
-    const T *src;
-    int valid;
-    if constexpr (KIND == 0) valid = Op::template q_chunk<VEC>(p, r0 + row, col, b, &src);
-    else if constexpr (KIND == 1) valid = Op::template k_chunk<VEC>(p, r0 + row, col, b, &src);
-    else valid = Op::template v_chunk<VEC>(p, col, r0 + row, b, &src);
-    copy_g2s<16>(tile + sw128<ROWS>(row, col), src, valid * (int)sizeof(T));
-  }
-}
-
-// A full K (KIND 1) or V (KIND 2) tile from the thread's row pointer (the
-// GPU IR's row steps): its chunk i is i * RPP keys below its chunk 0, at a
-// fixed distance in the tile (RPP is a multiple of 8: the swizzle's phase
-// stays); no bounds (a full tile lies inside the keys and the head dims).
-template <class Op, int KIND>
-__device__ __forceinline__ void load_att90_rows(typename Op::T *tile, const typename Op::T *row0, int64_t rstep) {
-  constexpr int VEC = 16 / (int)sizeof(typename Op::T);
-  constexpr int L = KIND == 2 ? Op::DV : Op::D, CPR = L / VEC, RPP = 128 / CPR, CH = Op::BN / RPP;
-  const int off = sw128<Op::BN>((int)threadIdx.x / CPR, ((int)threadIdx.x % CPR) * VEC);
-#pragma unroll
-  for (int i = 0; i < CH; ++i) copy_g2s_full<16>(tile + off + i * RPP * 64, row0 + i * RPP * rstep);
-}
-
 template <class Op>
-__device__ __forceinline__ void sm90a_attention(const typename Op::Params *p) {
+__device__ __forceinline__ void sm90a_attention(const typename Op::TParams *tp) {
   using T = typename Op::T;
   using PT = typename Op::PT;
-  constexpr int BM = Op::BM, BN = Op::BN, D = Op::D, DV = Op::DV;
+  constexpr int BM = Op::BM, BN = Op::BN, D = Op::D, DV = Op::DV, STAGES = Op::STAGES;
   constexpr int NTS = BN / 8;  // n8 blocks of S a warp
   constexpr int NTO = DV / 8;  // n8 blocks of O a warp
+  constexpr int CONSUMERS = 256;  // two warpgroups of 64 query rows each
   constexpr bool SPLIT = sizeof(PT) == 4;  // fp32 P: hi + lo fragments of T
-  static_assert(BM == 64 && (BN == 64 || BN == 128) && (D == 64 || D == 128) && (DV == 64 || DV == 128),
-                "one warpgroup of 64 query rows; key tiles and head dims of 64 or 128");
+  constexpr uint32_t Q_BYTES = BM * D * (int)sizeof(T), KV_BYTES = BN * (D + DV) * (int)sizeof(T);
+  static_assert(BM == 128 && (BN == 64 || BN == 128) && (D == 64 || D == 128) && (DV == 64 || DV == 128),
+                "two consumer warpgroups of 64 query rows; key tiles and head dims of 64 or 128");
+  static_assert(Op::THREADS == 128 + CONSUMERS && STAGES >= 2, "a producer warpgroup, two consumer warpgroups, a ring");
+  const typename Op::Params *p = &tp->p;
 
   extern __shared__ __align__(1024) unsigned char smem_dyn[];
+  __shared__ __align__(8) uint64_t qfull, full[STAGES], empty[STAGES];
   unsigned char *smem_raw = smem_dyn + ((1024 - (smem_addr(smem_dyn) & 1023)) & 1023);
   T *smQ = reinterpret_cast<T *>(smem_raw);
-  T *smK = smQ + BM * D;      // [2][D/64][BN][64]
-  T *smV = smK + 2 * BN * D;  // [2][DV/64][BN][64]
+  T *smK = smQ + BM * D;           // [STAGES][D/64][BN][64]
+  T *smV = smK + STAGES * BN * D;  // [STAGES][DV/64][BN][64]
 
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t m0 = (int64_t)blockIdx.x * BM, b = blockIdx.y;
   const int64_t SK = Op::extent_kv(p);
   const int64_t NT = (SK + BN - 1) / BN;
@@ -106,29 +83,76 @@ __device__ __forceinline__ void sm90a_attention(const typename Op::Params *p) {
   int64_t nt = NT;
   while (nt > 0 && !Op::tile_live(p, m0, m0 + BM, (nt - 1) * BN, nt * BN, b)) --nt;
   // full tiles (inside the keys, no mask removes anything) first, then the
-  // other live tiles; the online softmax takes them in any order
-  auto full = [&](int64_t t) {
+  // other live tiles; the online softmax takes them in any order.  The
+  // producer and the consumers walk the same sequence through the ring.
+  auto full_tile = [&](int64_t t) {
     return (t + 1) * BN <= SK && Op::tile_full(p, m0, m0 + BM, t * BN, (t + 1) * BN, b);
   };
   auto next = [&](int64_t t, bool want_full) {
     for (++t; t < nt; ++t)
-      if (full(t) == want_full && Op::tile_live(p, m0, m0 + BM, t * BN, (t + 1) * BN, b)) return t;
+      if (full_tile(t) == want_full && Op::tile_live(p, m0, m0 + BM, t * BN, (t + 1) * BN, b)) return t;
     return nt;
   };
 
-  load_att90<Op, 0>(p, smQ, m0, b);
-  cp_async_commit();  // TokLoad Q
-  cp_async_wait<0>();
-  fence_proxy_async();
+  // MbarInit: qfull and full[s] complete on the producer's arrival and its
+  // bytes, empty[s] on every consumer thread's release
+  if (threadIdx.x == 0) {
+    mbar_init(&qfull, 1);
+    for (int s = 0; s < STAGES; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], CONSUMERS);
+    mbar_fence_init();
+  }
   __syncthreads();
 
+  if (threadIdx.x < 128) {
+    // the producer warpgroup: registers down, one elected lane of warp 0 copies
+    setmaxnreg_dec<Op::PRODUCER_REGS>();
+    if (threadIdx.x < 32 && elect_one()) {
+      mbar_arrive_expect_tx(&qfull, Q_BYTES);
+#pragma unroll
+      for (int j = 0; j < D / 64; ++j) {  // TokLoad Q: BM rows x 64 columns a box
+        int32_t c[Op::Q_RANK];
+        Op::q_box(p, m0, 64 * j, b, c);
+        tma_load(smQ + j * BM * 64, &tp->tmap_q, c, &qfull);
+      }
+      int s = 0;
+      uint32_t phase = 0;  // of the ring's current lap
+      for (int pass = 0; pass < 2; ++pass)
+        for (int64_t t = next(-1, pass == 0); t < nt; t = next(t, pass == 0)) {
+          mbar_wait(&empty[s], phase ^ 1);  // the consumers released stage s (a fresh slot is free)
+          mbar_arrive_expect_tx(&full[s], KV_BYTES);
+#pragma unroll
+          for (int j = 0; j < D / 64; ++j) {  // TokLoad K: BN keys x 64 columns a box
+            int32_t c[Op::K_RANK];
+            Op::k_box(p, t * BN, 64 * j, b, c);
+            tma_load(smK + s * BN * D + j * BN * 64, &tp->tmap_k, c, &full[s]);
+          }
+#pragma unroll
+          for (int j = 0; j < DV / 64; ++j) {  // TokLoad V: BN keys x 64 columns a box
+            int32_t c[Op::V_RANK];
+            Op::v_box(p, t * BN, 64 * j, b, c);
+            tma_load(smV + s * BN * DV + j * BN * 64, &tp->tmap_v, c, &full[s]);
+          }
+          if (++s == STAGES) s = 0, phase ^= 1;
+        }
+    }
+    return;
+  }
+
+  // the consumer warpgroups: registers up, 64 query rows each, 16 a warp
+  setmaxnreg_inc<Op::CONSUMER_REGS>();
+  // the warpgroup index through a shuffle: warp-uniform for the compiler
+  const int tid = threadIdx.x - 128, wg = __shfl_sync(0xffffffffu, tid / 128, 0), warp = (tid / 32) % 4,
+            lane = tid % 32;
   // Descriptors: the low word holds the start address (>> 4, below 2^14),
   // so a stage, a k16 step or a column block is a 32-bit addition to it.
-  const uint64_t dq0 = wgmma_desc_128b(smem_addr(smQ), 16, 1024);
+  // A warpgroup's Q rows start 64 rows (8 KB, a whole number of swizzle
+  // periods) into each column block of the 128-row tile.
+  const uint64_t dq0 = wgmma_desc_128b(smem_addr(smQ) + wg * 64 * 128, 16, 1024);
   const uint64_t dk0 = wgmma_desc_128b(smem_addr(smK), 16, 1024);
   const uint64_t dv0 = wgmma_desc_128b(smem_addr(smV), BN * 128, 1024);
   uint32_t q_lo = (uint32_t)dq0, k_lo = (uint32_t)dk0, v_lo = (uint32_t)dv0;
-  keep(q_lo), keep(k_lo), keep(v_lo);
+  uint32_t full0 = smem_addr(full), empty0 = smem_addr(empty);
+  keep(q_lo), keep(k_lo), keep(v_lo), keep(full0), keep(empty0);
   const uint64_t q_hi = dq0 & ~0xFFFFFFFFull, k_hi = dk0 & ~0xFFFFFFFFull, v_hi = dv0 & ~0xFFFFFFFFull;
 
   float o[DV / 2];
@@ -145,6 +169,9 @@ __device__ __forceinline__ void sm90a_attention(const typename Op::Params *p) {
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) s[i] = 0.f;
     const uint32_t ks0 = k_lo + (uint32_t)st * (BN * D * (int)sizeof(T) / 16);
+    // ping-pong: this warpgroup's turn on the tensor cores (the other
+    // warpgroup arrived after issuing its S), then the other's
+    named_barrier(2 + wg, CONSUMERS);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
@@ -153,9 +180,10 @@ __device__ __forceinline__ void sm90a_attention(const typename Op::Params *p) {
                                k_hi | (ks0 + (uint32_t)((kk / 4) * BN * 8 + (kk % 4) * 2)));
     }
     wgmma_commit();
+    named_barrier_arrive(2 + (wg ^ 1), CONSUMERS);
     wgmma_wait<0>();
     // the score lets; on other tiles key tails take the row max's neutral
-    const int64_t mr0 = m0 + warp * 16 + lane / 4;
+    const int64_t mr0 = m0 + wg * 64 + warp * 16 + lane / 4;
     float mnew[2] = {mrow[0], mrow[1]};
 #pragma unroll
     for (int j = 0; j < NTS; ++j)
@@ -219,102 +247,50 @@ __device__ __forceinline__ void sm90a_attention(const typename Op::Params *p) {
     wgmma_wait<0>();
   };
 
-  // One pass over the full tiles, then one over the others: a 2-stage K/V
-  // ring, the next tile of the pass prefetched while this one computes.
-  // Full tiles stream K and V from one row pointer each (the GPU IR's row
-  // steps, Op::KV_STREAM): a thread's chunks are whole numbers of 8 rows
-  // apart (16 rows at 64 elements a row, 8 at 128).
-  constexpr int VEC = 16 / (int)sizeof(T);
-  constexpr bool KVS = Op::KV_STREAM;
-  const T *krow = nullptr, *vrow = nullptr;
-  int64_t krs = 0, vrs = 0;
-  if constexpr (KVS) {
-    if (SK > 0) {
-      // key 0, head-dim column 0 of this batch index: valid whenever SK > 0
-      Op::template k_chunk<VEC>(p, 0, 0, b, &krow);
-      Op::template v_chunk<VEC>(p, 0, 0, b, &vrow);
-    }
-    krs = Op::k_rstep(p), vrs = Op::v_rstep(p);
-    krow += ((int)threadIdx.x / (D / VEC)) * krs + ((int)threadIdx.x % (D / VEC)) * VEC;
-    vrow += ((int)threadIdx.x / (DV / VEC)) * vrs + ((int)threadIdx.x % (DV / VEC)) * VEC;
-  }
+  mbar_wait(&qfull, 0);  // Wait(TokLoad Q)
+  // warpgroup 0 takes the tensor cores first
+  if (wg == 1) named_barrier_arrive(2, CONSUMERS);
+  // One pass over the full tiles, then one over the others, through the
+  // ring in the producer's order.
   int st = 0;
-  auto load_kv = [&](auto full_tag, int64_t t, int stage) {
-    if constexpr (decltype(full_tag)::value && KVS) {
-      load_att90_rows<Op, 1>(smK + stage * BN * D, krow + t * BN * krs, krs);
-      load_att90_rows<Op, 2>(smV + stage * BN * DV, vrow + t * BN * vrs, vrs);
-    } else {
-      load_att90<Op, 1>(p, smK + stage * BN * D, t * BN, b);
-      load_att90<Op, 2>(p, smV + stage * BN * DV, t * BN, b);
-    }
-  };
+  uint32_t phase = 0;
   auto pass = [&](auto full_tag) {
     constexpr bool FULL = decltype(full_tag)::value;
-    int64_t t = next(-1, FULL);
-    if (t < nt) load_kv(full_tag, t, st);
-    cp_async_commit();  // TokLoad K/V t
-    while (t < nt) {
-      const int64_t tn = next(t, FULL);
-      if (tn < nt) load_kv(full_tag, tn, st ^ 1);
-      cp_async_commit();
-      cp_async_wait<1>();  // Wait(TokLoad t)
-      fence_proxy_async();
-      __syncthreads();
+#pragma unroll 1
+    for (int64_t t = next(-1, FULL); t < nt; t = next(t, FULL)) {
+      mbar_wait(full0 + 8 * st, phase);  // Wait(TokLoad K/V t)
       compute(full_tag, t, st);
-      __syncthreads();  // the stage is free for the load two tiles ahead
-      st ^= 1;
-      t = tn;
+      mbar_arrive(empty0 + 8 * st);  // the stage's wgmma are done: back to the producer
+      if (++st == STAGES) st = 0, phase ^= 1;
     }
   };
   pass(std::true_type{});
   pass(std::false_type{});
-  cp_async_wait<0>();
+  // warpgroup 0 takes the other's last arrival (its barrier saw one more
+  // arrival than its turns), so that no barrier is left half-complete
+  if (wg == 0) named_barrier(2, CONSUMERS);
   // the row sums over the quad, then O / l (the IR's division)
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     lrow[h] += __shfl_xor_sync(0xffffffffu, lrow[h], 1);
     lrow[h] += __shfl_xor_sync(0xffffffffu, lrow[h], 2);
   }
-  __syncthreads();
+  // every consumer is past its last wgmma: Q and the ring are free
+  named_barrier(1, CONSUMERS);
   // O / l staged as the contraction skeleton stages its accumulators
-  // (stage_col), then the full-tile epilogue when the GPU IR has one and
-  // the query rows are all inside, else 4 bounds-checked outputs a thread.
+  // (stage_col), then its epilogue (store_staged, DV wide, by the 256
+  // consumers): the full-tile one when the GPU IR has one and the query rows
+  // are all inside, else 4 bounds-checked outputs a thread.
   constexpr int SROW = DV + 8;
   float *stage = reinterpret_cast<float *>(smem_raw);
 #pragma unroll
   for (int j = 0; j < NTO; ++j) {
-    const int r = warp * 16 + lane / 4, c = stage_col(j * 8 + 2 * (lane % 4));
+    const int r = wg * 64 + warp * 16 + lane / 4, c = stage_col(j * 8 + 2 * (lane % 4));
     st_shared_v2(&stage[r * SROW + c], Op::finish(o[4 * j], lrow[0]), Op::finish(o[4 * j + 1], lrow[0]));
     st_shared_v2(&stage[(r + 8) * SROW + c], Op::finish(o[4 * j + 2], lrow[1]), Op::finish(o[4 * j + 3], lrow[1]));
   }
-  __syncthreads();
-  if constexpr (Op::EPI_VEC > 0) {
-    constexpr int EV = Op::EPI_VEC, TPR = DV / EV, RPP = 128 / TPR;
-    static_assert(DV % EV == 0 && 128 % TPR == 0 && BM % RPP == 0 && EV % 4 == 0, "threads cover whole rows");
-    if (Op::epi_full(p, m0, 0)) {
-      const int c = ((int)threadIdx.x % TPR) * EV;
-      typename Op::EpiCols cols;
-      Op::epi_cols(p, c, b, cols);
-#pragma unroll 2
-      for (int r = (int)threadIdx.x / TPR; r < BM; r += RPP) {
-        float a[EV];
-#pragma unroll
-        for (int q = 0; q < EV / 4; ++q) {
-          const float4 v = *reinterpret_cast<const float4 *>(&stage[r * SROW + stage_col(c + 4 * q)]);
-          a[4 * q] = v.x, a[4 * q + 1] = v.y, a[4 * q + 2] = v.z, a[4 * q + 3] = v.w;
-        }
-        Op::epi_row(p, m0 + r, c, b, cols, a);
-      }
-      return;
-    }
-  }
-#pragma unroll 2
-  for (int i = threadIdx.x; i < BM * DV / 4; i += 128) {
-    const int r = i / (DV / 4), c = (i % (DV / 4)) * 4;
-    const float4 v = *reinterpret_cast<const float4 *>(&stage[r * SROW + stage_col(c)]);
-    const float a4[4] = {v.x, v.y, v.z, v.w};
-    Op::epilogue4(p, m0 + r, c, b, a4);
-  }
+  named_barrier(1, CONSUMERS);
+  store_staged<Op, CONSUMERS, DV>(p, stage, m0, 0, b, (unsigned)tid);
 }
 
 }  // namespace dlc

@@ -942,14 +942,14 @@ struct Op_D128_bf16 {
 };
 
 // ---- attention_causal fp16.D64 on sm90a: region attention_causal.S_t_matmul
-// plan: 64 query rows x 128 keys per step (4 warps x 16 rows), head dims 64 / 64, vec 8, wgmma_softmax
+// plan: 128 query rows x 128 keys per step (8 warps x 16 rows), head dims 64 / 64, vec 8, wgmma_softmax
 template <class T_>
 struct Op_D64_sm90a {
   using T = T_;
   using PT = T_;
   using OutT = T_;
   using Params = dlc__p_attention_causal;
-  static constexpr int BM = 64, BN = 128, D = 64, DV = 64;
+  static constexpr int BM = 128, BN = 128, D = 64, DV = 64;
   static constexpr int SWZ_D = 8, SWZ_DV = 8;  // 16-byte chunks XORed in a shared row (GPU IR)
   static constexpr bool Q_REGS = false;  // Q fragments are re-read from shared memory per key tile
   static constexpr float MAX_INIT = -INFINITY;  // S_masked.reduce's init
@@ -957,37 +957,36 @@ struct Op_D64_sm90a {
   // keys: (n), extent S
   // batch: (b, h), extent B*H
   static __device__ __forceinline__ int64_t extent_kv(const Params *p) { return (p->s); }
-  // Q = Q[b, h, m, d]: chunks of VEC elements run along d
-  template <int VEC>
-  static __device__ __forceinline__ int q_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->q);
-    *src = base;
-    if (ri >= (p->s)) return 0;
+  using TParams = dlc__tp_attention_causal;
+  static constexpr int STAGES = 2, THREADS = 384;  // the K/V ring; producer + consumer warpgroups
+  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg
+  // Q = Q[b, h, m, d]: a rank-4 tensor map, boxes of 64 x 128 (GPU IR); the box at (ri, ki), innermost dim first
+  static constexpr int Q_RANK = 4;
+  static __device__ __forceinline__ void q_box([[maybe_unused]] const Params *p, int64_t ri, int64_t ki, int64_t bi, int32_t (&c)[4]) {
     [[maybe_unused]] const int64_t i_m = ri;
     [[maybe_unused]] const int64_t i_d = ki;
     int64_t t_bi = bi;
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    const int64_t left = 64 - i_d;
-    *src = base + (i_d + 64 * (i_m + p->s * (i_h + p->h * i_b)));
-    return left < VEC ? (int)left : VEC;
+    c[0] = (int32_t)((i_d));
+    c[1] = (int32_t)((i_m));
+    c[2] = (int32_t)((i_h));
+    c[3] = (int32_t)((i_b));
   }
-  // K = K[b, h, n, d]: chunks of VEC elements run along d
-  template <int VEC>
-  static __device__ __forceinline__ int k_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->k);
-    *src = base;
-    if (ri >= (p->s)) return 0;
+  // K = K[b, h, n, d]: a rank-4 tensor map, boxes of 64 x 128 (GPU IR); the box at (ri, ki), innermost dim first
+  static constexpr int K_RANK = 4;
+  static __device__ __forceinline__ void k_box([[maybe_unused]] const Params *p, int64_t ri, int64_t ki, int64_t bi, int32_t (&c)[4]) {
     [[maybe_unused]] const int64_t i_n = ri;
     [[maybe_unused]] const int64_t i_d = ki;
     int64_t t_bi = bi;
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    const int64_t left = 64 - i_d;
-    *src = base + (i_d + 64 * (i_n + p->s * (i_h + p->h * i_b)));
-    return left < VEC ? (int)left : VEC;
+    c[0] = (int32_t)((i_d));
+    c[1] = (int32_t)((i_n));
+    c[2] = (int32_t)((i_h));
+    c[3] = (int32_t)((i_b));
   }
   // the score lets of region attention_causal.S_t_matmul on one element s of S = QK^T
   //   S.mul = S * 0.18033688011112042
@@ -1078,26 +1077,20 @@ struct Op_D64_sm90a {
     (void)bi;
     return true;
   }
-  // V = V[b, h, n, d]: chunks of VEC elements run along d
-  template <int VEC>
-  static __device__ __forceinline__ int v_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->v);
-    *src = base;
-    if (ki >= (p->s)) return 0;
-    [[maybe_unused]] const int64_t i_d = ri;
-    [[maybe_unused]] const int64_t i_n = ki;
+  // V = V[b, h, n, d]: a rank-4 tensor map, boxes of 64 x 128 (GPU IR); the box at (ri, ki), innermost dim first
+  static constexpr int V_RANK = 4;
+  static __device__ __forceinline__ void v_box([[maybe_unused]] const Params *p, int64_t ri, int64_t ki, int64_t bi, int32_t (&c)[4]) {
+    [[maybe_unused]] const int64_t i_n = ri;
+    [[maybe_unused]] const int64_t i_d = ki;
     int64_t t_bi = bi;
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    const int64_t left = 64 - i_d;
-    *src = base + (i_d + 64 * (i_n + p->s * (i_h + p->h * i_b)));
-    return left < VEC ? (int)left : VEC;
+    c[0] = (int32_t)((i_d));
+    c[1] = (int32_t)((i_n));
+    c[2] = (int32_t)((i_h));
+    c[3] = (int32_t)((i_b));
   }
-  // full key tiles stream K and V rows: elements between consecutive keys
-  static constexpr bool KV_STREAM = true;
-  static __device__ __forceinline__ int64_t k_rstep([[maybe_unused]] const Params *p) { return 64; }
-  static __device__ __forceinline__ int64_t v_rstep([[maybe_unused]] const Params *p) { return 64; }
   // epilogue of region attention_causal.O_matmul: its post-reduce lets on the fp32 accumulator
   //     (O already divided by the row sum), then the store
   //   O = sum[n](P[b, h, m, n] * V[b, h, n, d])
@@ -1175,14 +1168,14 @@ struct Op_D64_sm90a {
 };
 
 // ---- attention_causal fp16.D128 on sm90a: region attention_causal.S_t_matmul
-// plan: 64 query rows x 128 keys per step (4 warps x 16 rows), head dims 128 / 128, vec 8, wgmma_softmax
+// plan: 128 query rows x 128 keys per step (8 warps x 16 rows), head dims 128 / 128, vec 8, wgmma_softmax
 template <class T_>
 struct Op_D128_sm90a {
   using T = T_;
   using PT = T_;
   using OutT = T_;
   using Params = dlc__p_attention_causal;
-  static constexpr int BM = 64, BN = 128, D = 128, DV = 128;
+  static constexpr int BM = 128, BN = 128, D = 128, DV = 128;
   static constexpr int SWZ_D = 8, SWZ_DV = 8;  // 16-byte chunks XORed in a shared row (GPU IR)
   static constexpr bool Q_REGS = false;  // Q fragments are re-read from shared memory per key tile
   static constexpr float MAX_INIT = -INFINITY;  // S_masked.reduce's init
@@ -1190,37 +1183,36 @@ struct Op_D128_sm90a {
   // keys: (n), extent S
   // batch: (b, h), extent B*H
   static __device__ __forceinline__ int64_t extent_kv(const Params *p) { return (p->s); }
-  // Q = Q[b, h, m, d]: chunks of VEC elements run along d
-  template <int VEC>
-  static __device__ __forceinline__ int q_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->q);
-    *src = base;
-    if (ri >= (p->s)) return 0;
+  using TParams = dlc__tp_attention_causal;
+  static constexpr int STAGES = 2, THREADS = 384;  // the K/V ring; producer + consumer warpgroups
+  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg
+  // Q = Q[b, h, m, d]: a rank-4 tensor map, boxes of 64 x 128 (GPU IR); the box at (ri, ki), innermost dim first
+  static constexpr int Q_RANK = 4;
+  static __device__ __forceinline__ void q_box([[maybe_unused]] const Params *p, int64_t ri, int64_t ki, int64_t bi, int32_t (&c)[4]) {
     [[maybe_unused]] const int64_t i_m = ri;
     [[maybe_unused]] const int64_t i_d = ki;
     int64_t t_bi = bi;
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    const int64_t left = 128 - i_d;
-    *src = base + (i_d + 128 * (i_m + p->s * (i_h + p->h * i_b)));
-    return left < VEC ? (int)left : VEC;
+    c[0] = (int32_t)((i_d));
+    c[1] = (int32_t)((i_m));
+    c[2] = (int32_t)((i_h));
+    c[3] = (int32_t)((i_b));
   }
-  // K = K[b, h, n, d]: chunks of VEC elements run along d
-  template <int VEC>
-  static __device__ __forceinline__ int k_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->k);
-    *src = base;
-    if (ri >= (p->s)) return 0;
+  // K = K[b, h, n, d]: a rank-4 tensor map, boxes of 64 x 128 (GPU IR); the box at (ri, ki), innermost dim first
+  static constexpr int K_RANK = 4;
+  static __device__ __forceinline__ void k_box([[maybe_unused]] const Params *p, int64_t ri, int64_t ki, int64_t bi, int32_t (&c)[4]) {
     [[maybe_unused]] const int64_t i_n = ri;
     [[maybe_unused]] const int64_t i_d = ki;
     int64_t t_bi = bi;
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    const int64_t left = 128 - i_d;
-    *src = base + (i_d + 128 * (i_n + p->s * (i_h + p->h * i_b)));
-    return left < VEC ? (int)left : VEC;
+    c[0] = (int32_t)((i_d));
+    c[1] = (int32_t)((i_n));
+    c[2] = (int32_t)((i_h));
+    c[3] = (int32_t)((i_b));
   }
   // the score lets of region attention_causal.S_t_matmul on one element s of S = QK^T
   //   S.mul = S * 0.12751743082459868
@@ -1311,26 +1303,20 @@ struct Op_D128_sm90a {
     (void)bi;
     return true;
   }
-  // V = V[b, h, n, d]: chunks of VEC elements run along d
-  template <int VEC>
-  static __device__ __forceinline__ int v_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->v);
-    *src = base;
-    if (ki >= (p->s)) return 0;
-    [[maybe_unused]] const int64_t i_d = ri;
-    [[maybe_unused]] const int64_t i_n = ki;
+  // V = V[b, h, n, d]: a rank-4 tensor map, boxes of 64 x 128 (GPU IR); the box at (ri, ki), innermost dim first
+  static constexpr int V_RANK = 4;
+  static __device__ __forceinline__ void v_box([[maybe_unused]] const Params *p, int64_t ri, int64_t ki, int64_t bi, int32_t (&c)[4]) {
+    [[maybe_unused]] const int64_t i_n = ri;
+    [[maybe_unused]] const int64_t i_d = ki;
     int64_t t_bi = bi;
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    const int64_t left = 128 - i_d;
-    *src = base + (i_d + 128 * (i_n + p->s * (i_h + p->h * i_b)));
-    return left < VEC ? (int)left : VEC;
+    c[0] = (int32_t)((i_d));
+    c[1] = (int32_t)((i_n));
+    c[2] = (int32_t)((i_h));
+    c[3] = (int32_t)((i_b));
   }
-  // full key tiles stream K and V rows: elements between consecutive keys
-  static constexpr bool KV_STREAM = true;
-  static __device__ __forceinline__ int64_t k_rstep([[maybe_unused]] const Params *p) { return 128; }
-  static __device__ __forceinline__ int64_t v_rstep([[maybe_unused]] const Params *p) { return 128; }
   // epilogue of region attention_causal.O_matmul: its post-reduce lets on the fp32 accumulator
   //     (O already divided by the row sum), then the store
   //   O = sum[n](P[b, h, m, n] * V[b, h, n, d])
@@ -1408,14 +1394,14 @@ struct Op_D128_sm90a {
 };
 
 // ---- attention_causal bf16.D64 on sm90a: region attention_causal.S_t_matmul
-// plan: 64 query rows x 128 keys per step (4 warps x 16 rows), head dims 64 / 64, vec 8, wgmma_softmax
+// plan: 128 query rows x 128 keys per step (8 warps x 16 rows), head dims 64 / 64, vec 8, wgmma_softmax
 template <class T_>
 struct Op_D64_sm90a_bf16 {
   using T = T_;
   using PT = float;
   using OutT = T_;
   using Params = dlc__p_attention_causal;
-  static constexpr int BM = 64, BN = 128, D = 64, DV = 64;
+  static constexpr int BM = 128, BN = 128, D = 64, DV = 64;
   static constexpr int SWZ_D = 8, SWZ_DV = 8;  // 16-byte chunks XORed in a shared row (GPU IR)
   static constexpr bool Q_REGS = false;  // Q fragments are re-read from shared memory per key tile
   static constexpr float MAX_INIT = -INFINITY;  // S_masked.reduce's init
@@ -1423,37 +1409,36 @@ struct Op_D64_sm90a_bf16 {
   // keys: (n), extent S
   // batch: (b, h), extent B*H
   static __device__ __forceinline__ int64_t extent_kv(const Params *p) { return (p->s); }
-  // Q = Q[b, h, m, d]: chunks of VEC elements run along d
-  template <int VEC>
-  static __device__ __forceinline__ int q_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->q);
-    *src = base;
-    if (ri >= (p->s)) return 0;
+  using TParams = dlc__tp_attention_causal;
+  static constexpr int STAGES = 2, THREADS = 384;  // the K/V ring; producer + consumer warpgroups
+  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg
+  // Q = Q[b, h, m, d]: a rank-4 tensor map, boxes of 64 x 128 (GPU IR); the box at (ri, ki), innermost dim first
+  static constexpr int Q_RANK = 4;
+  static __device__ __forceinline__ void q_box([[maybe_unused]] const Params *p, int64_t ri, int64_t ki, int64_t bi, int32_t (&c)[4]) {
     [[maybe_unused]] const int64_t i_m = ri;
     [[maybe_unused]] const int64_t i_d = ki;
     int64_t t_bi = bi;
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    const int64_t left = 64 - i_d;
-    *src = base + (i_d + 64 * (i_m + p->s * (i_h + p->h * i_b)));
-    return left < VEC ? (int)left : VEC;
+    c[0] = (int32_t)((i_d));
+    c[1] = (int32_t)((i_m));
+    c[2] = (int32_t)((i_h));
+    c[3] = (int32_t)((i_b));
   }
-  // K = K[b, h, n, d]: chunks of VEC elements run along d
-  template <int VEC>
-  static __device__ __forceinline__ int k_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->k);
-    *src = base;
-    if (ri >= (p->s)) return 0;
+  // K = K[b, h, n, d]: a rank-4 tensor map, boxes of 64 x 128 (GPU IR); the box at (ri, ki), innermost dim first
+  static constexpr int K_RANK = 4;
+  static __device__ __forceinline__ void k_box([[maybe_unused]] const Params *p, int64_t ri, int64_t ki, int64_t bi, int32_t (&c)[4]) {
     [[maybe_unused]] const int64_t i_n = ri;
     [[maybe_unused]] const int64_t i_d = ki;
     int64_t t_bi = bi;
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    const int64_t left = 64 - i_d;
-    *src = base + (i_d + 64 * (i_n + p->s * (i_h + p->h * i_b)));
-    return left < VEC ? (int)left : VEC;
+    c[0] = (int32_t)((i_d));
+    c[1] = (int32_t)((i_n));
+    c[2] = (int32_t)((i_h));
+    c[3] = (int32_t)((i_b));
   }
   // the score lets of region attention_causal.S_t_matmul on one element s of S = QK^T
   //   S.mul = S * 0.18033688011112042
@@ -1544,26 +1529,20 @@ struct Op_D64_sm90a_bf16 {
     (void)bi;
     return true;
   }
-  // V = V[b, h, n, d]: chunks of VEC elements run along d
-  template <int VEC>
-  static __device__ __forceinline__ int v_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->v);
-    *src = base;
-    if (ki >= (p->s)) return 0;
-    [[maybe_unused]] const int64_t i_d = ri;
-    [[maybe_unused]] const int64_t i_n = ki;
+  // V = V[b, h, n, d]: a rank-4 tensor map, boxes of 64 x 128 (GPU IR); the box at (ri, ki), innermost dim first
+  static constexpr int V_RANK = 4;
+  static __device__ __forceinline__ void v_box([[maybe_unused]] const Params *p, int64_t ri, int64_t ki, int64_t bi, int32_t (&c)[4]) {
+    [[maybe_unused]] const int64_t i_n = ri;
+    [[maybe_unused]] const int64_t i_d = ki;
     int64_t t_bi = bi;
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    const int64_t left = 64 - i_d;
-    *src = base + (i_d + 64 * (i_n + p->s * (i_h + p->h * i_b)));
-    return left < VEC ? (int)left : VEC;
+    c[0] = (int32_t)((i_d));
+    c[1] = (int32_t)((i_n));
+    c[2] = (int32_t)((i_h));
+    c[3] = (int32_t)((i_b));
   }
-  // full key tiles stream K and V rows: elements between consecutive keys
-  static constexpr bool KV_STREAM = true;
-  static __device__ __forceinline__ int64_t k_rstep([[maybe_unused]] const Params *p) { return 64; }
-  static __device__ __forceinline__ int64_t v_rstep([[maybe_unused]] const Params *p) { return 64; }
   // epilogue of region attention_causal.O_matmul: its post-reduce lets on the fp32 accumulator
   //     (O already divided by the row sum), then the store
   //   O = sum[n](P[b, h, m, n] * V[b, h, n, d])
@@ -1641,14 +1620,14 @@ struct Op_D64_sm90a_bf16 {
 };
 
 // ---- attention_causal bf16.D128 on sm90a: region attention_causal.S_t_matmul
-// plan: 64 query rows x 64 keys per step (4 warps x 16 rows), head dims 128 / 128, vec 8, wgmma_softmax
+// plan: 128 query rows x 64 keys per step (8 warps x 16 rows), head dims 128 / 128, vec 8, wgmma_softmax
 template <class T_>
 struct Op_D128_sm90a_bf16 {
   using T = T_;
   using PT = float;
   using OutT = T_;
   using Params = dlc__p_attention_causal;
-  static constexpr int BM = 64, BN = 64, D = 128, DV = 128;
+  static constexpr int BM = 128, BN = 64, D = 128, DV = 128;
   static constexpr int SWZ_D = 8, SWZ_DV = 8;  // 16-byte chunks XORed in a shared row (GPU IR)
   static constexpr bool Q_REGS = false;  // Q fragments are re-read from shared memory per key tile
   static constexpr float MAX_INIT = -INFINITY;  // S_masked.reduce's init
@@ -1656,37 +1635,36 @@ struct Op_D128_sm90a_bf16 {
   // keys: (n), extent S
   // batch: (b, h), extent B*H
   static __device__ __forceinline__ int64_t extent_kv(const Params *p) { return (p->s); }
-  // Q = Q[b, h, m, d]: chunks of VEC elements run along d
-  template <int VEC>
-  static __device__ __forceinline__ int q_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->q);
-    *src = base;
-    if (ri >= (p->s)) return 0;
+  using TParams = dlc__tp_attention_causal;
+  static constexpr int STAGES = 2, THREADS = 384;  // the K/V ring; producer + consumer warpgroups
+  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg
+  // Q = Q[b, h, m, d]: a rank-4 tensor map, boxes of 64 x 128 (GPU IR); the box at (ri, ki), innermost dim first
+  static constexpr int Q_RANK = 4;
+  static __device__ __forceinline__ void q_box([[maybe_unused]] const Params *p, int64_t ri, int64_t ki, int64_t bi, int32_t (&c)[4]) {
     [[maybe_unused]] const int64_t i_m = ri;
     [[maybe_unused]] const int64_t i_d = ki;
     int64_t t_bi = bi;
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    const int64_t left = 128 - i_d;
-    *src = base + (i_d + 128 * (i_m + p->s * (i_h + p->h * i_b)));
-    return left < VEC ? (int)left : VEC;
+    c[0] = (int32_t)((i_d));
+    c[1] = (int32_t)((i_m));
+    c[2] = (int32_t)((i_h));
+    c[3] = (int32_t)((i_b));
   }
-  // K = K[b, h, n, d]: chunks of VEC elements run along d
-  template <int VEC>
-  static __device__ __forceinline__ int k_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->k);
-    *src = base;
-    if (ri >= (p->s)) return 0;
+  // K = K[b, h, n, d]: a rank-4 tensor map, boxes of 64 x 64 (GPU IR); the box at (ri, ki), innermost dim first
+  static constexpr int K_RANK = 4;
+  static __device__ __forceinline__ void k_box([[maybe_unused]] const Params *p, int64_t ri, int64_t ki, int64_t bi, int32_t (&c)[4]) {
     [[maybe_unused]] const int64_t i_n = ri;
     [[maybe_unused]] const int64_t i_d = ki;
     int64_t t_bi = bi;
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    const int64_t left = 128 - i_d;
-    *src = base + (i_d + 128 * (i_n + p->s * (i_h + p->h * i_b)));
-    return left < VEC ? (int)left : VEC;
+    c[0] = (int32_t)((i_d));
+    c[1] = (int32_t)((i_n));
+    c[2] = (int32_t)((i_h));
+    c[3] = (int32_t)((i_b));
   }
   // the score lets of region attention_causal.S_t_matmul on one element s of S = QK^T
   //   S.mul = S * 0.12751743082459868
@@ -1777,26 +1755,20 @@ struct Op_D128_sm90a_bf16 {
     (void)bi;
     return true;
   }
-  // V = V[b, h, n, d]: chunks of VEC elements run along d
-  template <int VEC>
-  static __device__ __forceinline__ int v_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->v);
-    *src = base;
-    if (ki >= (p->s)) return 0;
-    [[maybe_unused]] const int64_t i_d = ri;
-    [[maybe_unused]] const int64_t i_n = ki;
+  // V = V[b, h, n, d]: a rank-4 tensor map, boxes of 64 x 64 (GPU IR); the box at (ri, ki), innermost dim first
+  static constexpr int V_RANK = 4;
+  static __device__ __forceinline__ void v_box([[maybe_unused]] const Params *p, int64_t ri, int64_t ki, int64_t bi, int32_t (&c)[4]) {
+    [[maybe_unused]] const int64_t i_n = ri;
+    [[maybe_unused]] const int64_t i_d = ki;
     int64_t t_bi = bi;
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    const int64_t left = 128 - i_d;
-    *src = base + (i_d + 128 * (i_n + p->s * (i_h + p->h * i_b)));
-    return left < VEC ? (int)left : VEC;
+    c[0] = (int32_t)((i_d));
+    c[1] = (int32_t)((i_n));
+    c[2] = (int32_t)((i_h));
+    c[3] = (int32_t)((i_b));
   }
-  // full key tiles stream K and V rows: elements between consecutive keys
-  static constexpr bool KV_STREAM = true;
-  static __device__ __forceinline__ int64_t k_rstep([[maybe_unused]] const Params *p) { return 128; }
-  static __device__ __forceinline__ int64_t v_rstep([[maybe_unused]] const Params *p) { return 128; }
   // epilogue of region attention_causal.O_matmul: its post-reduce lets on the fp32 accumulator
   //     (O already divided by the row sum), then the store
   //   O = sum[n](P[b, h, m, n] * V[b, h, n, d])
@@ -1924,24 +1896,24 @@ __global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D128_v2(cons
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D128_v1(const dlc__p_attention_causal p) {
   dlc::sm80_attention<dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>, 1>(&p);
 }
-__global__ void __launch_bounds__(128, 1) dlc_attention_causal_fp16_D64_sm90a(const __grid_constant__ dlc__p_attention_causal p) {
+__global__ void __launch_bounds__(384, 1) dlc_attention_causal_fp16_D64_sm90a(const __grid_constant__ dlc__tp_attention_causal tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  dlc::sm90a_attention<dlc_attention_causal::Op_D64_sm90a<__half>>(&p);
+  dlc::sm90a_attention<dlc_attention_causal::Op_D64_sm90a<__half>>(&tp);
 #endif
 }
-__global__ void __launch_bounds__(128, 1) dlc_attention_causal_fp16_D128_sm90a(const __grid_constant__ dlc__p_attention_causal p) {
+__global__ void __launch_bounds__(384, 1) dlc_attention_causal_fp16_D128_sm90a(const __grid_constant__ dlc__tp_attention_causal tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  dlc::sm90a_attention<dlc_attention_causal::Op_D128_sm90a<__half>>(&p);
+  dlc::sm90a_attention<dlc_attention_causal::Op_D128_sm90a<__half>>(&tp);
 #endif
 }
-__global__ void __launch_bounds__(128, 1) dlc_attention_causal_bf16_D64_sm90a(const __grid_constant__ dlc__p_attention_causal p) {
+__global__ void __launch_bounds__(384, 1) dlc_attention_causal_bf16_D64_sm90a(const __grid_constant__ dlc__tp_attention_causal tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  dlc::sm90a_attention<dlc_attention_causal::Op_D64_sm90a_bf16<__nv_bfloat16>>(&p);
+  dlc::sm90a_attention<dlc_attention_causal::Op_D64_sm90a_bf16<__nv_bfloat16>>(&tp);
 #endif
 }
-__global__ void __launch_bounds__(128, 1) dlc_attention_causal_bf16_D128_sm90a(const __grid_constant__ dlc__p_attention_causal p) {
+__global__ void __launch_bounds__(384, 1) dlc_attention_causal_bf16_D128_sm90a(const __grid_constant__ dlc__tp_attention_causal tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  dlc::sm90a_attention<dlc_attention_causal::Op_D128_sm90a_bf16<__nv_bfloat16>>(&p);
+  dlc::sm90a_attention<dlc_attention_causal::Op_D128_sm90a_bf16<__nv_bfloat16>>(&tp);
 #endif
 }
 

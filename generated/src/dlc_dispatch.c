@@ -2863,10 +2863,10 @@ static const dlc__kernel dlc__k_attention_causal[] = {
     {"dlc_attention_causal_bf16_D128_v4", 4, 13, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
     {"dlc_attention_causal_bf16_D128_v2", 4, 14, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
     {"dlc_attention_causal_bf16_D128_v1", 4, 15, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 32, 128, 2, 4, 1, 0, 12, 0, 0},
-    {"dlc_attention_causal_fp16_D64_sm90a", 4, 16, 128, 74752, DLC__ARCH_SM90A, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
-    {"dlc_attention_causal_fp16_D128_sm90a", 4, 17, 128, 148480, DLC__ARCH_SM90A, 64, 128, 128, 2, 4, 1, 0, 12, 0, 0},
-    {"dlc_attention_causal_bf16_D64_sm90a", 4, 18, 128, 74752, DLC__ARCH_SM90A, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
-    {"dlc_attention_causal_bf16_D128_sm90a", 4, 19, 128, 82944, DLC__ARCH_SM90A, 64, 64, 128, 2, 4, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_fp16_D64_sm90a", 4, 16, 384, 82944, DLC__ARCH_SM90A, 128, 128, 64, 2, 8, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_fp16_D128_sm90a", 4, 17, 384, 164864, DLC__ARCH_SM90A, 128, 128, 128, 2, 8, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_bf16_D64_sm90a", 4, 18, 384, 82944, DLC__ARCH_SM90A, 128, 128, 64, 2, 8, 1, 0, 12, 0, 0},
+    {"dlc_attention_causal_bf16_D128_sm90a", 4, 19, 384, 99328, DLC__ARCH_SM90A, 128, 64, 128, 2, 8, 1, 0, 12, 0, 0},
 };
 /* instance selection (first match): dtype, variant keys */
 static const struct dlc__sel_attention_causal {
@@ -2948,24 +2948,37 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     if (dlc_sp[3].count > 0) dlc_work = 1;
     if ((dlc_st = dlc__check_disjoint("attention_causal", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    if (dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (wgmma_softmax): the tensor maps of Q, K and V, else the kernels below */
+      dlc__tp_attention_causal dlc_tp;
+      dlc_tp.p = *dlc_p;
+      const int64_t dlc_qd[4] = {64, dlc_p->s, dlc_p->h, dlc_p->b}, dlc_qs[3] = {64, dlc__mul(64, dlc_p->s), dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s))};
+      const int dlc_qb[4] = {64, 128, 1, 1};
+      const int64_t dlc_kd[4] = {64, dlc_p->s, dlc_p->h, dlc_p->b}, dlc_ks[3] = {64, dlc__mul(64, dlc_p->s), dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s))};
+      const int dlc_kb[4] = {64, 128, 1, 1};
+      const int64_t dlc_vd[4] = {64, dlc_p->s, dlc_p->h, dlc_p->b}, dlc_vs[3] = {64, dlc__mul(64, dlc_p->s), dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s))};
+      const int dlc_vb[4] = {64, 128, 1, 1};
+      if (dlc__tmap_encode_nd(&dlc_tp.tmap_q, dtype, dlc_p->q, 4, dlc_qd, dlc_qs, dlc_qb) == DLC_SUCCESS &&
+          dlc__tmap_encode_nd(&dlc_tp.tmap_k, dtype, dlc_p->k, 4, dlc_kd, dlc_ks, dlc_kb) == DLC_SUCCESS &&
+          dlc__tmap_encode_nd(&dlc_tp.tmap_v, dtype, dlc_p->v, 4, dlc_vd, dlc_vs, dlc_vb) == DLC_SUCCESS) {
+        const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(127, dlc_p->s), 128)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
+        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
+        if (dlc_gx > 2147483647)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+        if (dlc_gy > 65535)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
+        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+          return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+        return dlc__launch(&dlc__k_attention_causal[16], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      }
+      dlc__clear_detail();
+    }
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8) && dlc__aligned(dlc_p->k, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8) && dlc__aligned(dlc_p->v, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8)) dlc_vec = 8;
     if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4) && dlc__aligned(dlc_p->k, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4) && dlc__aligned(dlc_p->v, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4)) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2) && dlc__aligned(dlc_p->k, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2) && dlc__aligned(dlc_p->v, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2)) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (wgmma_softmax): 16-byte chunks, as the widest kernel below */
-      const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
-      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
-      if (dlc_gx > 2147483647)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-      if (dlc_gy > 65535)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
-      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-        return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_attention_causal[16], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-    }
     const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
@@ -3006,24 +3019,37 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     if (dlc_sp[3].count > 0) dlc_work = 1;
     if ((dlc_st = dlc__check_disjoint("attention_causal", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    if (dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (wgmma_softmax): the tensor maps of Q, K and V, else the kernels below */
+      dlc__tp_attention_causal dlc_tp;
+      dlc_tp.p = *dlc_p;
+      const int64_t dlc_qd[4] = {128, dlc_p->s, dlc_p->h, dlc_p->b}, dlc_qs[3] = {128, dlc__mul(128, dlc_p->s), dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s))};
+      const int dlc_qb[4] = {64, 128, 1, 1};
+      const int64_t dlc_kd[4] = {128, dlc_p->s, dlc_p->h, dlc_p->b}, dlc_ks[3] = {128, dlc__mul(128, dlc_p->s), dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s))};
+      const int dlc_kb[4] = {64, 128, 1, 1};
+      const int64_t dlc_vd[4] = {128, dlc_p->s, dlc_p->h, dlc_p->b}, dlc_vs[3] = {128, dlc__mul(128, dlc_p->s), dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s))};
+      const int dlc_vb[4] = {64, 128, 1, 1};
+      if (dlc__tmap_encode_nd(&dlc_tp.tmap_q, dtype, dlc_p->q, 4, dlc_qd, dlc_qs, dlc_qb) == DLC_SUCCESS &&
+          dlc__tmap_encode_nd(&dlc_tp.tmap_k, dtype, dlc_p->k, 4, dlc_kd, dlc_ks, dlc_kb) == DLC_SUCCESS &&
+          dlc__tmap_encode_nd(&dlc_tp.tmap_v, dtype, dlc_p->v, 4, dlc_vd, dlc_vs, dlc_vb) == DLC_SUCCESS) {
+        const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(127, dlc_p->s), 128)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
+        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
+        if (dlc_gx > 2147483647)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+        if (dlc_gy > 65535)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
+        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+          return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+        return dlc__launch(&dlc__k_attention_causal[17], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      }
+      dlc__clear_detail();
+    }
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8) && dlc__aligned(dlc_p->k, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8) && dlc__aligned(dlc_p->v, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8)) dlc_vec = 8;
     if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4) && dlc__aligned(dlc_p->k, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4) && dlc__aligned(dlc_p->v, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4)) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2) && dlc__aligned(dlc_p->k, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2) && dlc__aligned(dlc_p->v, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2)) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (wgmma_softmax): 16-byte chunks, as the widest kernel below */
-      const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
-      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
-      if (dlc_gx > 2147483647)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-      if (dlc_gy > 65535)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
-      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-        return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_attention_causal[17], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-    }
     const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
@@ -3064,24 +3090,37 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     if (dlc_sp[3].count > 0) dlc_work = 1;
     if ((dlc_st = dlc__check_disjoint("attention_causal", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    if (dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (wgmma_softmax): the tensor maps of Q, K and V, else the kernels below */
+      dlc__tp_attention_causal dlc_tp;
+      dlc_tp.p = *dlc_p;
+      const int64_t dlc_qd[4] = {64, dlc_p->s, dlc_p->h, dlc_p->b}, dlc_qs[3] = {64, dlc__mul(64, dlc_p->s), dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s))};
+      const int dlc_qb[4] = {64, 128, 1, 1};
+      const int64_t dlc_kd[4] = {64, dlc_p->s, dlc_p->h, dlc_p->b}, dlc_ks[3] = {64, dlc__mul(64, dlc_p->s), dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s))};
+      const int dlc_kb[4] = {64, 128, 1, 1};
+      const int64_t dlc_vd[4] = {64, dlc_p->s, dlc_p->h, dlc_p->b}, dlc_vs[3] = {64, dlc__mul(64, dlc_p->s), dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s))};
+      const int dlc_vb[4] = {64, 128, 1, 1};
+      if (dlc__tmap_encode_nd(&dlc_tp.tmap_q, dtype, dlc_p->q, 4, dlc_qd, dlc_qs, dlc_qb) == DLC_SUCCESS &&
+          dlc__tmap_encode_nd(&dlc_tp.tmap_k, dtype, dlc_p->k, 4, dlc_kd, dlc_ks, dlc_kb) == DLC_SUCCESS &&
+          dlc__tmap_encode_nd(&dlc_tp.tmap_v, dtype, dlc_p->v, 4, dlc_vd, dlc_vs, dlc_vb) == DLC_SUCCESS) {
+        const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(127, dlc_p->s), 128)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
+        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
+        if (dlc_gx > 2147483647)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+        if (dlc_gy > 65535)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
+        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+          return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+        return dlc__launch(&dlc__k_attention_causal[18], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      }
+      dlc__clear_detail();
+    }
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8) && dlc__aligned(dlc_p->k, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8) && dlc__aligned(dlc_p->v, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8)) dlc_vec = 8;
     if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4) && dlc__aligned(dlc_p->k, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4) && dlc__aligned(dlc_p->v, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4)) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2) && dlc__aligned(dlc_p->k, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2) && dlc__aligned(dlc_p->v, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2)) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (wgmma_softmax): 16-byte chunks, as the widest kernel below */
-      const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
-      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
-      if (dlc_gx > 2147483647)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-      if (dlc_gy > 65535)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
-      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-        return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_attention_causal[18], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-    }
     const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
@@ -3122,24 +3161,37 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     if (dlc_sp[3].count > 0) dlc_work = 1;
     if ((dlc_st = dlc__check_disjoint("attention_causal", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    if (dlc__device_arch() == DLC__ARCH_SM90A) {
+      /* the sm90a kernel (wgmma_softmax): the tensor maps of Q, K and V, else the kernels below */
+      dlc__tp_attention_causal dlc_tp;
+      dlc_tp.p = *dlc_p;
+      const int64_t dlc_qd[4] = {128, dlc_p->s, dlc_p->h, dlc_p->b}, dlc_qs[3] = {128, dlc__mul(128, dlc_p->s), dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s))};
+      const int dlc_qb[4] = {64, 128, 1, 1};
+      const int64_t dlc_kd[4] = {128, dlc_p->s, dlc_p->h, dlc_p->b}, dlc_ks[3] = {128, dlc__mul(128, dlc_p->s), dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s))};
+      const int dlc_kb[4] = {64, 64, 1, 1};
+      const int64_t dlc_vd[4] = {128, dlc_p->s, dlc_p->h, dlc_p->b}, dlc_vs[3] = {128, dlc__mul(128, dlc_p->s), dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s))};
+      const int dlc_vb[4] = {64, 64, 1, 1};
+      if (dlc__tmap_encode_nd(&dlc_tp.tmap_q, dtype, dlc_p->q, 4, dlc_qd, dlc_qs, dlc_qb) == DLC_SUCCESS &&
+          dlc__tmap_encode_nd(&dlc_tp.tmap_k, dtype, dlc_p->k, 4, dlc_kd, dlc_ks, dlc_kb) == DLC_SUCCESS &&
+          dlc__tmap_encode_nd(&dlc_tp.tmap_v, dtype, dlc_p->v, 4, dlc_vd, dlc_vs, dlc_vb) == DLC_SUCCESS) {
+        const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(127, dlc_p->s), 128)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
+        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
+        if (dlc_gx > 2147483647)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+        if (dlc_gy > 65535)
+          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
+        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+          return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+        return dlc__launch(&dlc__k_attention_causal[19], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      }
+      dlc__clear_detail();
+    }
     int dlc_vec = 0;
     if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8) && dlc__aligned(dlc_p->k, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8) && dlc__aligned(dlc_p->v, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8)) dlc_vec = 8;
     if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4) && dlc__aligned(dlc_p->k, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4) && dlc__aligned(dlc_p->v, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4)) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2) && dlc__aligned(dlc_p->k, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2) && dlc__aligned(dlc_p->v, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2)) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
-    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (wgmma_softmax): 16-byte chunks, as the widest kernel below */
-      const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
-      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
-      if (dlc_gx > 2147483647)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-      if (dlc_gy > 65535)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
-      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-        return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_attention_causal[19], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-    }
     const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);

@@ -111,6 +111,15 @@ typedef struct dlc__p_attention_causal {
   void *o;
 } dlc__p_attention_causal;
 
+/* The sm90a kernels' parameter block: the tensor maps of Q, K and V, encoded
+ * per call by the backend (dlc__tmap_encode_nd), then the op's. */
+typedef struct dlc__tp_attention_causal {
+  dlc__tmap tmap_q;
+  dlc__tmap tmap_k;
+  dlc__tmap tmap_v;
+  dlc__p_attention_causal p;
+} dlc__tp_attention_causal;
+
 typedef struct dlc__p_softmax {
   int64_t m;
   int64_t n;

@@ -11,7 +11,10 @@
  *
  * With DLC_EMU_ARCH=sm90a every case must run the sm90a row's kernel
  * (wgmma_softmax: a name ending in _sm90a, read from the last launch): the
- * head dims 64 and 128 are its, and packed tensors take 16-byte chunks. */
+ * head dims 64 and 128 are its, and tensor maps describe packed tensors
+ * with 16-byte aligned bases.  A 17th case passes Q one element past that
+ * alignment: the tensor map cannot be encoded, and the entry point must
+ * fall back to an sm80 row's kernel, with the same results. */
 #include "kt.h"
 
 #include "dlc_internal.h" /* dlc__last_launch */
@@ -23,18 +26,23 @@ static int ran_sm90a(void) {
   return n > 6 && strcmp(l->kernel->name + n - 6, "_sm90a") == 0;
 }
 
-static int run_case(dlc_dtype dt, int64_t B, int64_t H, int64_t S, int64_t D, uint64_t seed, double *worst) {
+/* qoff: Q starts that many elements into its buffer (1: past the 16-byte
+ * alignment a tensor map needs, so the sm90a row's TMA form cannot serve the
+ * call and the sm80 row must) */
+static int run_case(dlc_dtype dt, int64_t B, int64_t H, int64_t S, int64_t D, size_t qoff, uint64_t seed,
+                    double *worst) {
   size_t n = (size_t)(B * H * S * D);
   kt_buf Q = {0}, K = {0}, V = {0}, O = {0};
-  kt_alloc(&Q, n, 0), kt_alloc(&K, n, 0), kt_alloc(&V, n, 0), kt_alloc(&O, n, 0);
+  kt_alloc(&Q, n + qoff, 0), kt_alloc(&K, n, 0), kt_alloc(&V, n, 0), kt_alloc(&O, n, 0);
   uint64_t st = seed;
   for (size_t i = 0; i < n; i++) {
-    Q.host[i] = kt_from_f32(dt, (float)kt_uniform(&st));
+    Q.host[qoff + i] = kt_from_f32(dt, (float)kt_uniform(&st));
     K.host[i] = kt_from_f32(dt, (float)kt_uniform(&st));
     V.host[i] = kt_from_f32(dt, (float)kt_uniform(&st));
   }
   kt_upload(&Q), kt_upload(&K), kt_upload(&V), kt_upload(&O);
-  dlc_status r = dlc_attention_causal(dt, B, H, S, D, kt_ptr(Q.dev), kt_ptr(K.dev), kt_ptr(V.dev), kt_ptr(O.dev), NULL);
+  dlc_status r = dlc_attention_causal(dt, B, H, S, D, (uint16_t *)kt_ptr(Q.dev) + qoff, kt_ptr(K.dev), kt_ptr(V.dev),
+                                      kt_ptr(O.dev), NULL);
   int bad = 0;
   if (r != DLC_SUCCESS) {
     fprintf(stderr, "B=%lld H=%lld S=%lld D=%lld: %s: %s\n", (long long)B, (long long)H, (long long)S, (long long)D,
@@ -43,18 +51,24 @@ static int run_case(dlc_dtype dt, int64_t B, int64_t H, int64_t S, int64_t D, ui
     goto out;
   }
   const char *arch = getenv("DLC_EMU_ARCH");
-  int want90 = arch && strcmp(arch, "sm90a") == 0;
+  int want90 = arch && strcmp(arch, "sm90a") == 0 && qoff == 0;
   if (ran_sm90a() != want90) {
     fprintf(stderr, "B=%lld H=%lld S=%lld D=%lld: ran %s, not %s\n", (long long)B, (long long)H, (long long)S,
-            (long long)D, dlc__last_launch()->kernel->name, want90 ? "the sm90a row's kernel" : "an sm80 row's kernel");
+            (long long)D, dlc__last_launch()->kernel->name,
+            want90 ? "the sm90a row's kernel" : qoff ? "an sm80 row's kernel (Q is not 16-byte aligned)" : "an sm80 row's kernel");
     bad = 1;
   }
   dlcemu_launch_stats stats;
   dlcemu_last_launch_stats(&stats);
-  /* the sm90a row's products are wgmma, the sm80 row's mma.sync */
-  if (want90 && stats.wgmma_ops == 0) {
-    fprintf(stderr, "B=%lld H=%lld S=%lld D=%lld: the sm90a kernel ran no wgmma\n", (long long)B, (long long)H,
-            (long long)S, (long long)D);
+  /* the sm90a row's products are wgmma, the sm80 row's mma.sync; its loads
+   * are TMA boxes completing on mbarriers, with no cp.async */
+  if (want90 && (stats.wgmma_ops == 0 || stats.tma_copies == 0 || stats.mbarrier_phases == 0 ||
+                 stats.cp_async_copies != 0)) {
+    fprintf(stderr,
+            "B=%lld H=%lld S=%lld D=%lld: the sm90a kernel ran %llu wgmma, %llu TMA copies, %llu mbarrier phases "
+            "and %llu cp.async copies\n",
+            (long long)B, (long long)H, (long long)S, (long long)D, stats.wgmma_ops, stats.tma_copies,
+            stats.mbarrier_phases, stats.cp_async_copies);
     bad = 1;
   }
   if (stats.global_store.bytes != n * 2) {
@@ -67,7 +81,7 @@ static int run_case(dlc_dtype dt, int64_t B, int64_t H, int64_t S, int64_t D, ui
   const double scale = 1.0 / sqrt((double)D);
   for (int64_t bh = 0; bh < B * H; bh++)
     for (int64_t m = 0; m < S; m++) {
-      const uint16_t *q = Q.host + (bh * S + m) * D;
+      const uint16_t *q = Q.host + qoff + (bh * S + m) * D;
       double mx = -INFINITY, sum = 0;
       for (int64_t j = 0; j <= m; j++) {
         const uint16_t *k = K.host + (bh * S + j) * D;
@@ -113,9 +127,13 @@ int main(int argc, char **argv) {
   int fails = 0, cases = 0;
   double worst = 0;
   for (int i = 0; i < 16; i++) {
-    fails += run_case(dt, bs[i / 8], hs[(i / 4) % 2], ss[i % 4], D, 77 + (uint64_t)i, &worst);
+    fails += run_case(dt, bs[i / 8], hs[(i / 4) % 2], ss[i % 4], D, 0, 77 + (uint64_t)i, &worst);
     cases++;
   }
+  /* Q one element past 16-byte alignment: no tensor map describes it, and
+   * the entry point runs the sm80 row (with DLC_EMU_ARCH=sm90a too) */
+  fails += run_case(dt, 1, 3, 200, D, 1, 99, &worst);
+  cases++;
   printf("attention %s D=%lld: %d cases, %d failed; worst error %.3f of the tolerance\n", argv[1], (long long)D, cases,
          fails, worst);
   return fails ? 1 : 0;

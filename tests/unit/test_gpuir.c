@@ -11,7 +11,11 @@
  * the consumers' k-loop, unrolled a lap of the ring's stages, must step
  * through the slots once a lap, flip the parity on the step that wraps to
  * slot 0 alone, run each wgmma from its wait's slot and release the
- * previous k-tile's slot after wait_group 1. */
+ * previous k-tile's slot after wait_group 1.
+ * The sm90a attention row's (gpuir_verify on its statements): every S wgmma
+ * in its warpgroup's ping-pong turn, every box read after the consumers'
+ * wait on its full barrier, a stage released only after the wait for the
+ * P V group that reads it, and every K/V box after its empty slot's wait. */
 #include <stdlib.h>
 
 #include "check.h"
@@ -207,9 +211,104 @@ static void sm90a_consumer_loop(void) {
   CHECK(!sm90a_verifies(st, n, true, "the consumers' lap loop is missing"));
 }
 
+/* The sm90a attention row's statements, one pass of key tiles, as
+ * gpuir_build_sm90a_attention lays them out (the softmax steps left out). */
+static const gpu_stmt ATT[] = {
+    {GS_MBAR_INIT, "qfull", NULL, 0, {NULL}, NULL},
+    {GS_MBAR_INIT, "full[s]", NULL, 0, {NULL}, NULL},
+    {GS_MBAR_INIT, "empty[s]", NULL, 0, {NULL}, "tFree[i]"},
+    {GS_BARRIER, "bar.sync", NULL, 0, {NULL}, NULL},
+    {GS_ROLE, "producer", NULL, 0, {NULL}, NULL},
+    {GS_SETMAXNREG, "setmaxnreg.dec", NULL, 0, {NULL}, NULL},
+    {GS_TMA_LOAD, "smQ <- Q", NULL, 0, {NULL}, "tQ"},
+    {GS_LOOP, "t", NULL, 0, {NULL}, NULL},
+    {GS_MBAR_WAIT, "empty[i % S]", NULL, 1, {"tFree[i]"}, NULL},
+    {GS_TMA_LOAD, "smK[i%2] <- K", NULL, 0, {NULL}, "tKf[t]"},
+    {GS_TMA_LOAD, "smV[i%2] <- V", NULL, 0, {NULL}, "tVf[t]"},
+    {GS_END_LOOP, "t", NULL, 0, {NULL}, NULL},
+    {GS_ROLE, "consumers", NULL, 0, {NULL}, NULL},
+    {GS_SETMAXNREG, "setmaxnreg.inc", NULL, 0, {NULL}, NULL},
+    {GS_MBAR_WAIT, "qfull", NULL, 1, {"tQ"}, NULL},
+    {GS_BARRIER, "bar.arrive 2, 256", NULL, 0, {NULL}, NULL},
+    {GS_LOOP, "t", NULL, 0, {NULL}, NULL},
+    {GS_MBAR_WAIT, "full[i % S]", NULL, 2, {"tKf[t]", "tVf[t]"}, NULL},
+    {GS_BARRIER, "bar.sync 2 + wg, 256", NULL, 0, {NULL}, NULL},
+    {GS_WGMMA, "wgmma.mma_async.m64n128k16.f32.fp16.fp16 x 4: S = Q K^T (S)", NULL, 2, {"tQ", "tKf[t]"}, "tS"},
+    {GS_BARRIER, "bar.arrive 2 + (wg ^ 1), 256", NULL, 0, {NULL}, NULL},
+    {GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", NULL, 1, {"tS"}, NULL},
+    {GS_EPILOGUE, "score_full", NULL, 1, {"tS"}, "tP"},
+    {GS_EPILOGUE, "P fragments", NULL, 1, {"tP"}, "tPf"},
+    {GS_WGMMA, "wgmma.mma_async.m64n64k16.f32.fp16.fp16 x 8: O += P V (O)", NULL, 2, {"tPf", "tVf[t]"}, "tO"},
+    {GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", NULL, 1, {"tO"}, NULL},
+    {GS_MBAR_ARRIVE, "empty[i % S]", NULL, 0, {NULL}, "tFree[i+S]"},
+    {GS_END_LOOP, "t", NULL, 0, {NULL}, NULL},
+    {GS_BARRIER, "bar.sync 1, 256", NULL, 0, {NULL}, NULL},
+    {GS_EPILOGUE, "finish", NULL, 1, {"tO"}, "tFin"},
+    {GS_STAGE_ACC, "st.shared.v2.f32", NULL, 1, {"tFin"}, "tStage"},
+    {GS_BARRIER, "bar.sync 1, 256", NULL, 0, {NULL}, NULL},
+    {GS_EPILOGUE, "O", NULL, 1, {"tStage"}, "tE"},
+    {GS_ST_GLOBAL, "st.global.v2.b32 (4 x fp16) -> O", NULL, 1, {"tE"}, NULL},
+};
+enum { NATT = sizeof ATT / sizeof ATT[0], ATT_EMPTY = 8, ATT_FULL = 17, ATT_TURN = 18, ATT_PV_WAIT = 25 };
+
+/* gpuir_verify on the sm90a attention kernel with statements st[0..n)
+ * (D = DV = 64, 128 x 128 tiles, a 2-stage ring, rank-4 tensor maps) */
+static bool att_verifies(const gpu_stmt *st, int n, const char *why) {
+  static const sx *map[4];
+  gpu_kernel k;
+  memset(&k, 0, sizeof k);
+  k.T = DT_FP16;
+  k.attention = k.att_wgmma = true;
+  k.plan.tile[0] = 128, k.plan.tile[1] = 128, k.plan.tile[2] = 64, k.plan.stages = 2;
+  k.D = k.DV = 64;
+  k.threads = 384;
+  k.producer_regs = 40, k.consumer_regs = 232;
+  k.nvec = 1, k.vecs[0] = 8;
+  k.tmq = (gpu_tmap){"Q", NULL, NULL, map, 4, 2, 128, 0, 0};
+  k.tmk = (gpu_tmap){"K", NULL, NULL, map, 4, 2, 128, 0, 0};
+  k.tmv = (gpu_tmap){"V", NULL, NULL, map, 4, 2, 128, 0, 0};
+  k.st = (gpu_stmt *)st, k.nst = k.cap_st = n;
+  diag_list dl;
+  diag_init(&dl);
+  bool ok = gpuir_verify(&k, &dl);
+  CHECK(ok == !diag_has_errors(&dl));
+  if (!ok && why) {
+    bool found = false;
+    for (int i = 0; i < dl.n; i++) found |= dl.items[i].why && strstr(dl.items[i].why, why) != NULL;
+    CHECK(found);
+  }
+  diag_free(&dl);
+  return ok;
+}
+
+/* The sm90a attention row's ring and ping-pong discipline. */
+static void sm90a_attention_discipline(void) {
+  gpu_stmt st[NATT];
+  CHECK(att_verifies(ATT, NATT, NULL));
+  /* S issued outside the warpgroup's turn */
+  int n = 0;
+  for (int i = 0; i < NATT; i++)
+    if (i != ATT_TURN) st[n++] = ATT[i];
+  CHECK(!att_verifies(st, n, "ping-pong turn"));
+  /* a box read before the consumers wait on its full barrier */
+  n = 0;
+  for (int i = 0; i < NATT; i++)
+    if (i != ATT_FULL) st[n++] = ATT[i];
+  CHECK(!att_verifies(st, n, "before the consumers wait on its full barrier"));
+  /* the stage released before the P V group's wait */
+  memcpy(st, ATT, sizeof ATT);
+  st[ATT_PV_WAIT] = ATT[ATT_PV_WAIT + 1], st[ATT_PV_WAIT + 1] = ATT[ATT_PV_WAIT];
+  CHECK(!att_verifies(st, NATT, "releases a stage a wgmma in flight may read"));
+  /* a K box before the wait on its empty slot */
+  memcpy(st, ATT, sizeof ATT);
+  st[ATT_EMPTY] = ATT[ATT_EMPTY + 1], st[ATT_EMPTY + 1] = ATT[ATT_EMPTY];
+  CHECK(!att_verifies(st, NATT, "does not wait for its slot's empty barrier"));
+}
+
 int main(void) {
   sm90a_ring_discipline();
   sm90a_consumer_loop();
+  sm90a_attention_discipline();
   /* the layout attention had at head dim 80 and 96 (xor 8 over rows of 10
    * and 12 chunks): chunk 8 of row 7 went to chunk 15 */
   gpu_kernel k = one_tile(64, 80, 8);
