@@ -31,10 +31,12 @@ static gpu_kernel one_tile(int rows, int row_elems, int swz) {
   return k;
 }
 
-static bool verifies(const gpu_kernel *k, const char *why) {
+/* Whether k passes gpuir_verify_smem (full = false) or gpuir_verify; when it
+ * does not and why is given, one diagnostic's reason must contain why. */
+static bool verifies_with(const gpu_kernel *k, bool full, const char *why) {
   diag_list dl;
   diag_init(&dl);
-  bool ok = gpuir_verify_smem(k, &dl);
+  bool ok = full ? gpuir_verify(k, &dl) : gpuir_verify_smem(k, &dl);
   CHECK(ok == !diag_has_errors(&dl));
   if (!ok && why) {
     bool found = false;
@@ -44,6 +46,9 @@ static bool verifies(const gpu_kernel *k, const char *why) {
   diag_free(&dl);
   return ok;
 }
+
+static bool verifies(const gpu_kernel *k, const char *why) { return verifies_with(k, false, why); }
+static bool verifies_full(const gpu_kernel *k, const char *why) { return verifies_with(k, true, why); }
 
 /* The sm90a row's producer statements, as gpuir_build_sm90a_gather lays
  * them out (tiles left out: gpuir_verify_smem is tested above); the
@@ -129,17 +134,7 @@ static bool sm90a_verifies_u(const gpu_stmt *st, int n, bool gather, int unroll,
   k.consumer_unroll = unroll;
   k.nvec = 1, k.vecs[0] = 8;
   k.st = (gpu_stmt *)st, k.nst = k.cap_st = n;
-  diag_list dl;
-  diag_init(&dl);
-  bool ok = gpuir_verify(&k, &dl);
-  CHECK(ok == !diag_has_errors(&dl));
-  if (!ok && why) {
-    bool found = false;
-    for (int i = 0; i < dl.n; i++) found |= dl.items[i].why && strstr(dl.items[i].why, why) != NULL;
-    CHECK(found);
-  }
-  diag_free(&dl);
-  return ok;
+  return verifies_full(&k, why);
 }
 
 static bool sm90a_verifies(const gpu_stmt *st, int n, bool gather, const char *why) {
@@ -268,17 +263,7 @@ static bool att_verifies(const gpu_stmt *st, int n, const char *why) {
   k.tmk = (gpu_tmap){"K", NULL, NULL, map, 4, 2, 128, 0, 0};
   k.tmv = (gpu_tmap){"V", NULL, NULL, map, 4, 2, 128, 0, 0};
   k.st = (gpu_stmt *)st, k.nst = k.cap_st = n;
-  diag_list dl;
-  diag_init(&dl);
-  bool ok = gpuir_verify(&k, &dl);
-  CHECK(ok == !diag_has_errors(&dl));
-  if (!ok && why) {
-    bool found = false;
-    for (int i = 0; i < dl.n; i++) found |= dl.items[i].why && strstr(dl.items[i].why, why) != NULL;
-    CHECK(found);
-  }
-  diag_free(&dl);
-  return ok;
+  return verifies_full(&k, why);
 }
 
 /* The sm90a attention row's ring and ping-pong discipline. */
