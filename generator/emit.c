@@ -2800,18 +2800,25 @@ static void put_indented(strbuf *s, const char *text, const char *prefix) {
   }
 }
 
+/* An sm90a kernel's grid (dispatch_grid, indented by ind) and its launch
+ * with the parameter block params ("pointer, size"), one level deeper. */
+static void grid_and_launch(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on, int row,
+                            const char *ind, const char *params) {
+  strbuf gb = {0};
+  dispatch_grid(A, &gb, g, k, on, false);
+  put_indented(s, sb_str(&gb), ind);
+  sb_free(&gb);
+  sb_printf(s,
+            "%s    return dlc__launch(&dlc__k_%s[%d], %s, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, "
+            "stream);\n",
+            ind, on, row, params);
+}
+
 /* The end of an sm90a kernel's dispatch once its tensor maps encoded: the
  * grid and the launch with dlc_tp; else (the maps' `if` closed here) the
  * encoder's detail is dropped and the call goes on to the other kernels. */
 static void launch_with_tmaps(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on, int row) {
-  strbuf gb = {0};
-  dispatch_grid(A, &gb, g, k, on, false);
-  put_indented(s, sb_str(&gb), "    ");
-  sb_free(&gb);
-  sb_printf(s,
-            "        return dlc__launch(&dlc__k_%s[%d], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, "
-            "(unsigned)dlc_gz, stream);\n",
-            on, row);
+  grid_and_launch(A, s, g, k, on, row, "    ", "&dlc_tp, sizeof dlc_tp");
   sb_printf(s, "      }\n      dlc__clear_detail();\n    }\n");
 }
 
@@ -2877,14 +2884,8 @@ static void dispatch_sm90a_attention(arena *A, strbuf *s, const fe_graph *g, con
 static void dispatch_sm90a_gather(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on, int row) {
   sb_printf(s, "    if (dlc_vec == %d && dlc__device_arch() == DLC__ARCH_SM90A) {\n", k->vecs[0]);
   sb_printf(s, "      /* the sm90a kernel (%s): 16-byte chunks, as the widest kernel below */\n", k->algo);
-  strbuf gb = {0};
-  dispatch_grid(A, &gb, g, k, on, false);
-  put_indented(s, sb_str(&gb), "  ");
-  sb_free(&gb);
-  sb_printf(s,
-            "      return dlc__launch(&dlc__k_%s[%d], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, "
-            "(unsigned)dlc_gz, stream);\n    }\n",
-            on, row);
+  grid_and_launch(A, s, g, k, on, row, "  ", "dlc_p, sizeof *dlc_p");
+  sb_printf(s, "    }\n");
 }
 
 /* The instance of the call: dtype, runtime-attr and compile-time dim values. */
