@@ -129,28 +129,11 @@ static void find_encode_tiled(void) {
     cudaGetLastError();
 }
 
-dlc_status dlc__tmap_encode_2d(void *map, dlc_dtype dtype, const void *base, int64_t inner, int64_t outer, int64_t ld,
-                               int box_inner, int box_outer) {
-  int elem;
-  dlc_status s = dlc__tmap_check_2d(dtype, base, inner, outer, ld, box_inner, box_outer, &elem);
-  if (s != DLC_SUCCESS) return s;
-  pthread_once(&encode_once, find_encode_tiled);
-  if (!encode_tiled) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "tensor map: the driver has no cuTensorMapEncodeTiled");
-  const cuuint64_t dim[2] = {(cuuint64_t)inner, (cuuint64_t)outer}, stride[1] = {(cuuint64_t)(ld * elem)};
-  const cuuint32_t box[2] = {(cuuint32_t)box_inner, (cuuint32_t)box_outer}, estride[2] = {1, 1};
-  CUresult r = encode_tiled((CUtensorMap *)map, dtype == DLC_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-                            2, (void *)base, dim, stride, box, estride, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "tensor map: cuTensorMapEncodeTiled returned %d", (int)r);
-  return DLC_SUCCESS;
-}
-
-dlc_status dlc__tmap_encode_nd(void *map, dlc_dtype dtype, const void *base, int rank, const int64_t *dims,
-                               const int64_t *strides, const int *box) {
-  int elem;
-  dlc_status s = dlc__tmap_check_nd(dtype, base, rank, dims, strides, box, &elem);
-  if (s != DLC_SUCCESS) return s;
+/* cuTensorMapEncodeTiled on a tensor the caller's checks passed: rank dims,
+ * dims[0] contiguous, strides in elements of elem bytes, the 128-byte
+ * swizzle, zero fill. */
+static dlc_status encode_checked(void *map, dlc_dtype dtype, const void *base, int rank, const int64_t *dims,
+                                 const int64_t *strides, const int *box, int elem) {
   pthread_once(&encode_once, find_encode_tiled);
   if (!encode_tiled) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "tensor map: the driver has no cuTensorMapEncodeTiled");
   cuuint64_t dim[5], stride[4];
@@ -165,4 +148,22 @@ dlc_status dlc__tmap_encode_nd(void *map, dlc_dtype dtype, const void *base, int
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "tensor map: cuTensorMapEncodeTiled returned %d", (int)r);
   return DLC_SUCCESS;
+}
+
+dlc_status dlc__tmap_encode_2d(void *map, dlc_dtype dtype, const void *base, int64_t inner, int64_t outer, int64_t ld,
+                               int box_inner, int box_outer) {
+  int elem;
+  dlc_status s = dlc__tmap_check_2d(dtype, base, inner, outer, ld, box_inner, box_outer, &elem);
+  if (s != DLC_SUCCESS) return s;
+  const int64_t dims[2] = {inner, outer}, strides[1] = {ld};
+  const int box[2] = {box_inner, box_outer};
+  return encode_checked(map, dtype, base, 2, dims, strides, box, elem);
+}
+
+dlc_status dlc__tmap_encode_nd(void *map, dlc_dtype dtype, const void *base, int rank, const int64_t *dims,
+                               const int64_t *strides, const int *box) {
+  int elem;
+  dlc_status s = dlc__tmap_check_nd(dtype, base, rank, dims, strides, box, &elem);
+  if (s != DLC_SUCCESS) return s;
+  return encode_checked(map, dtype, base, rank, dims, strides, box, elem);
 }

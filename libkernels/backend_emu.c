@@ -92,11 +92,10 @@ dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, un
 
 unsigned dlc__device_arch(void) { return emulated_arch(); }
 
-dlc_status dlc__tmap_encode_nd(void *map, dlc_dtype dtype, const void *base, int rank, const int64_t *dims,
-                               const int64_t *strides, const int *box) {
-  int elem;
-  dlc_status s = dlc__tmap_check_nd(dtype, base, rank, dims, strides, box, &elem);
-  if (s != DLC_SUCCESS) return s;
+/* dlcemu_tensor_map_encode_tiled on a tensor the caller's checks passed
+ * (the CUDA backend's encode_checked, on the emulator). */
+static dlc_status encode_checked(void *map, dlc_dtype dtype, const void *base, int rank, const int64_t *dims,
+                                 const int64_t *strides, const int *box, int elem) {
   uint64_t dim[5], stride[4];
   uint32_t bx[5], estride[5];
   for (int i = 0; i < rank; i++) {
@@ -111,17 +110,20 @@ dlc_status dlc__tmap_encode_nd(void *map, dlc_dtype dtype, const void *base, int
   return DLC_SUCCESS;
 }
 
+dlc_status dlc__tmap_encode_nd(void *map, dlc_dtype dtype, const void *base, int rank, const int64_t *dims,
+                               const int64_t *strides, const int *box) {
+  int elem;
+  dlc_status s = dlc__tmap_check_nd(dtype, base, rank, dims, strides, box, &elem);
+  if (s != DLC_SUCCESS) return s;
+  return encode_checked(map, dtype, base, rank, dims, strides, box, elem);
+}
+
 dlc_status dlc__tmap_encode_2d(void *map, dlc_dtype dtype, const void *base, int64_t inner, int64_t outer, int64_t ld,
                                int box_inner, int box_outer) {
   int elem;
   dlc_status s = dlc__tmap_check_2d(dtype, base, inner, outer, ld, box_inner, box_outer, &elem);
   if (s != DLC_SUCCESS) return s;
-  const uint64_t dim[2] = {(uint64_t)inner, (uint64_t)outer}, stride[1] = {(uint64_t)(ld * elem)};
-  const uint32_t box[2] = {(uint32_t)box_inner, (uint32_t)box_outer}, estride[2] = {1, 1};
-  int st = dlcemu_tensor_map_encode_tiled(
-      map, dtype == DLC_BF16 ? DLCEMU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : DLCEMU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
-      (dlcemu_deviceptr)(uintptr_t)base, dim, stride, box, estride, 0, DLCEMU_TENSOR_MAP_SWIZZLE_128B,
-      DLCEMU_TENSOR_MAP_L2_PROMOTION_L2_128B, DLCEMU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (st != 0) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "tensor map: %s", dlcemu_last_error_detail());
-  return DLC_SUCCESS;
+  const int64_t dims[2] = {inner, outer}, strides[1] = {ld};
+  const int box[2] = {box_inner, box_outer};
+  return encode_checked(map, dtype, base, 2, dims, strides, box, elem);
 }
