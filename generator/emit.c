@@ -553,7 +553,7 @@ static void walk_fn(opgen *g, const gpu_operand *o, const char *role, const char
 }
 
 /* An epilogue Read that is loaded once and then indexed: in the bounds-checked
- * epilogue, the unit-stride ones (4 values at once); in the full-tile one,
+ * epilogue, the unit-stride ones (4 values at once); in the full-width one,
  * every Read, as its kind says. */
 typedef struct vread {
   const rexpr *rd;
@@ -565,7 +565,7 @@ typedef struct epigen {
   opgen *g;
   vread v[16];
   int nv;
-  bool full;         /* the full-tile epilogue: reads spelled by kind */
+  bool full;         /* the full-width epilogue: reads spelled by kind */
   const char *acc;   /* how the accumulator let is spelled */
   int nsub;          /* lets spelled by a given expression instead */
   int sub_let[4];
@@ -1117,7 +1117,7 @@ static void epilogue_fn(opgen *g, const char *rows_note) {
   sb_puts(s, "    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);\n  }\n");
 }
 
-/* The alignment test of one tensor the full-tile epilogue accesses with
+/* The alignment test of one tensor the full-width epilogue accesses with
  * vectors of `ev` elements along its unit-stride last dim: the base holds
  * the vector's bytes (16 at most) and every other dim's stride is a whole
  * number of vectors. */
@@ -1141,9 +1141,9 @@ static const sx *row_offset(opgen *g, const region_memref *m, const sx *const *m
   return f ? f : off;
 }
 
-/* The full-tile epilogue (the GPU IR's first Epilogue/StGlobalVec pair):
- * no bounds, the column reads once a thread, and one 16-byte store of `ev`
- * consecutive outputs a row. */
+/* The full-width epilogue (the GPU IR's first Epilogue/StGlobalVec pair):
+ * no column bounds, the column reads once a thread, and one 16-byte store
+ * of `ev` consecutive outputs a row; store_staged skips the rows past M. */
 static void epilogue_full_fn(opgen *g, int ev, const char *tile_n) {
   const gpu_view *v = g->v;
   const region *r = g->r;
@@ -1153,14 +1153,15 @@ static void epilogue_full_fn(opgen *g, int ev, const char *tile_n) {
     if (r->lets[l].post_reduce) collect_vreads(&eg, r->lets[l].e);
   const region_memref *om = &r->out[v->out];
   const sx **omap = gpuir_out_map(g->A, g->v);
-  sb_printf(s, "  // full tiles: each thread stores %d consecutive outputs of a row with one 16-byte store\n", ev);
+  sb_printf(s, "  // tiles inside N: each thread stores %d consecutive outputs of a row with one 16-byte store\n", ev);
   sb_printf(s, "  static constexpr int EPI_VEC = %d;\n  struct EpiCols {\n", ev);
   for (int i = 0; i < eg.nv; i++)
     if (eg.v[i].kind == EPI_RD_COL) sb_printf(s, "    float rd%d[%d];  // %s\n", i, ev, cmt(g->A, r->in[eg.v[i].rd->input].name));
   sb_puts(s, "  };\n");
-  /* the test: the tile inside M and N, the vector tensors aligned */
-  sb_puts(s, "  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {\n");
-  sb_printf(s, "    if (m0 + BM > extent_m(p) || n0 + %s > extent_n(p)) return false;\n", tile_n);
+  /* the test: the tile inside N, the vector tensors aligned (its rows past
+   * M are not stored) */
+  sb_puts(s, "  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {\n");
+  sb_printf(s, "    if (n0 + %s > extent_n(p)) return false;\n", tile_n);
   aligned_check(g, om, ev);
   for (int i = 0; i < eg.nv; i++) {
     bool seen = false;
@@ -1285,7 +1286,7 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
             k->steady_min_vec);
   epilogue_fn(&g, "");
   if (k->epi_vec) epilogue_full_fn(&g, k->epi_vec, "BN");
-  else sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-tile epilogue\n");
+  else sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-width epilogue\n");
   sb_puts(s, "};\n\n");
 }
 
@@ -1386,7 +1387,7 @@ static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel
   consume_fn(s, k, sname);
   epilogue_fn(&g, "");
   if (k->epi_vec) epilogue_full_fn(&g, k->epi_vec, "BN");
-  else sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-tile epilogue\n");
+  else sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-width epilogue\n");
   sb_puts(s, "};\n\n");
 }
 
@@ -1744,7 +1745,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
               sxc(A, group_extent(&g2, k->v2.n_axes, k->v2.nn), false));
     epilogue_full_fn(&g2, k->epi_vec, "DV");
   } else {
-    sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-tile epilogue\n");
+    sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-width epilogue\n");
   }
   sb_puts(s, "};\n\n");
 }

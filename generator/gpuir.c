@@ -396,7 +396,7 @@ epi_read_kind gpuir_epi_read(arena *A, const gpu_view *v, const rexpr *rd) {
   return mentions_group(r, rd, v->m_axes, v->nm) ? EPI_RD_VEC : EPI_RD_COL;
 }
 
-/* Whether every Read of the post-reduce expression e has a full-tile kind;
+/* Whether every Read of the post-reduce expression e has a full-width kind;
  * a Read under a pad guard has none (the guard may be what keeps it in
  * bounds). */
 static bool epi_reads_ok(arena *A, const gpu_view *v, const rexpr *e, bool guarded) {
@@ -406,9 +406,9 @@ static bool epi_reads_ok(arena *A, const gpu_view *v, const rexpr *e, bool guard
   return epi_reads_ok(A, v, e->a, guarded) && epi_reads_ok(A, v, e->b, guarded) && epi_reads_ok(A, v, e->c, guarded);
 }
 
-/* The full-tile epilogue's outputs a thread (0: none): one 16-byte store of
+/* The full-width epilogue's outputs a thread (0: none): one 16-byte store of
  * a row's consecutive N outputs, when the output runs with unit stride along
- * the single N axis, every epilogue Read has a full-tile kind, and the
+ * the single N axis, every epilogue Read has a full-width kind, and the
  * threads cover the staging tile in whole rows. */
 static int epi_vec(arena *A, const gpu_view *v, int BM, int BN, int threads) {
   const region *r = v->r;
@@ -522,15 +522,15 @@ static bool grid_fits(arena *A, const gpu_kernel *k, diag_list *dl, const char *
 }
 
 /* A contraction's epilogue statements, from the staging tile: with
- * `full` (its description), the full-tile pair (the region's lets, then one
- * 16-byte store of epi_vec outputs), then the bounds-checked pair every
- * other tile takes. */
+ * `full` (its description), the full-width pair (the region's lets, then
+ * one 16-byte store of epi_vec outputs a row, the rows past M skipped),
+ * then the bounds-checked pair every other tile takes. */
 static void emit_epilogue(gpu_kernel *k, arena *A, const region *r, const char *lets, const char *full) {
   if (full) {
     emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name, full, "tEfull", 1, "tStage", NULL);
     emit(k, A, GS_ST_GLOBAL,
          arena_printf(A, "st.global.v4.b32 (%d x %s) -> %s", k->epi_vec, dtype_name(k->v.out_dt), r->out[k->v.out].name),
-         "full tile: no predicate", NULL, 1, "tEfull", NULL);
+         "no column predicate; rows past M skipped", NULL, 1, "tEfull", NULL);
   }
   emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name,
        arena_printf(A, "%slets: %s", k->epi_vec ? "other tiles: " : "", *lets ? lets : "(none)"), "tE", 1, "tStage",
@@ -721,10 +721,10 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   k->epi_vec = epi_vec(A, &k->v, BM, BN, k->threads);
   emit_epilogue(k, A, r, lets,
                 k->epi_vec ? arena_printf(A,
-                                          "full tile (inside %s and %s, tensors %d-element aligned): lets: %s; %d "
+                                          "tile inside %s, tensors %d-element aligned, rows up to %s: lets: %s; %d "
                                           "outputs a thread at a fixed column, rows %d apart; column reads once a thread",
-                                          sx_str(A, extent(A, r, k->v.m_axes, k->v.nm)),
                                           sx_str(A, extent(A, r, k->v.n_axes, k->v.nn)), k->epi_vec,
+                                          sx_str(A, extent(A, r, k->v.m_axes, k->v.nm)),
                                           *lets ? lets : "(none)", k->epi_vec, k->threads / (BN / k->epi_vec))
                            : NULL);
   return k;  /* run_stages verifies it */
@@ -969,7 +969,7 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
     if (r->lets[l].post_reduce) lets = arena_printf(A, "%s%s%s", lets, *lets ? ", " : "", r->lets[l].name);
   emit_epilogue(k, A, r, lets,
                 k->epi_vec ? arena_printf(A,
-                                          "full tile (inside M and N, tensors %d-element aligned): lets: %s; 256 "
+                                          "tile inside N, tensors %d-element aligned, rows up to M: lets: %s; 256 "
                                           "consumer threads",
                                           k->epi_vec, *lets ? lets : "(none)")
                            : NULL);
@@ -1396,17 +1396,17 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   emit(k, A, GS_EPILOGUE, "finish", arena_printf(A, "%s: O / row sum", r1->lets[k->sm.div].name), "tFin", 1, "tO", NULL);
   emit(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "O -> stage[%d][%d+8] fp32", BM, k->DV), "tStage", 1, "tFin",
        NULL);
-  /* the full-tile epilogue over the BM x DV staging tile of O, as for a contraction */
+  /* the full-width epilogue over the BM x DV staging tile of O, as for a contraction */
   k->epi_vec = epi_vec(A, &k->v2, BM, k->DV, k->threads);
   if (k->epi_vec) {
     emit(k, A, GS_EPILOGUE, r2->lets[r2->acc_let].name,
-         arena_printf(A, "full tile (inside the queries, tensors %d-element aligned): the P V region's post-reduce lets; "
+         arena_printf(A, "tensors %d-element aligned, rows up to the queries: the P V region's post-reduce lets; "
                          "%d outputs a thread at a fixed column",
                       k->epi_vec, k->epi_vec),
          "tEfull", 1, "tStage", NULL);
     emit(k, A, GS_ST_GLOBAL,
          arena_printf(A, "st.global.v4.b32 (%d x %s) -> %s", k->epi_vec, dtype_name(k->v2.out_dt), r2->out[k->v2.out].name),
-         "full tile: no predicate", NULL, 1, "tEfull", NULL);
+         "no column predicate; rows past the queries skipped", NULL, 1, "tEfull", NULL);
   }
   emit(k, A, GS_EPILOGUE, r2->lets[r2->acc_let].name,
        k->epi_vec ? "other tiles: the P V region's post-reduce lets" : "the P V region's post-reduce lets", "tE", 1,
@@ -2013,14 +2013,14 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
       ok = false;
     }
   }
-  /* the full-tile epilogue: 16-byte stores that cover the staging tile in
+  /* the full-width epilogue: 16-byte stores that cover the staging tile in
    * whole rows, every thread the same number of rows */
   if (k->epi_vec) {
     int BM = k->plan.tile[0], BN = k->attention ? k->DV : k->plan.tile[1], ev = k->epi_vec;
     int tpr = BN % ev == 0 ? BN / ev : 0, nt = k->tma || k->att_wgmma ? k->threads - 128 : k->threads; /* sm90a: the consumers */
     if (ev * dtype_bytes(k->attention ? k->v2.out_dt : k->v.out_dt) != 16 || ev % 4 || !tpr || nt % tpr || BM % (nt / tpr)) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL,
-                  "the full-tile epilogue's %d outputs a thread do not cover the %dx%d staging tile in 16-byte rows",
+                  "the full-width epilogue's %d outputs a thread do not cover the %dx%d staging tile in 16-byte rows",
                   ev, BM, BN);
       ok = false;
     }

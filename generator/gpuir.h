@@ -183,14 +183,14 @@ typedef struct gpu_rows {
   int cache_cap;
 } gpu_rows;
 
-/* How the full-tile epilogue reads an input of the post-reduce lets
+/* How the full-width epilogue reads an input of the post-reduce lets
  * (gpuir_epi_read):
  *   COL    unit stride along the single N axis, no M axis: one vector load a
  *          thread, before its rows (a bias);
  *   VEC    unit stride along the N axis, with M axes: one vector load a row;
  *   ROW    no N axis: one scalar a row, the same for the row's outputs;
  *   OTHER  anything else (strided along N, or under a pad guard): the
- *          kernel has no full-tile epilogue. */
+ *          kernel has no full-width epilogue. */
 typedef enum { EPI_RD_COL, EPI_RD_VEC, EPI_RD_ROW, EPI_RD_OTHER } epi_read_kind;
 
 /* The most chunks of one operand a thread streams through hoisted state
@@ -305,7 +305,8 @@ typedef struct gpu_kernel {
   int mma_k;            /* contraction: the MMA's k, 16 (m16n8k16, fp16/bf16 operands) or 8 (tf32
                             m16n8k8 on fp32 operands, each fragment rounded by cvt.rna.tf32.f32) */
   int epi_vec;           /* contraction: outputs one thread stores with one 16-byte st.global in
-                            the full-tile epilogue (tile inside M and N, tensors aligned); 0: the
+                            the full-width epilogue (tile inside N, tensors aligned; rows past M
+                            skipped); 0: the
                             kernel has only the bounds-checked epilogue */
   bool math_ieee;        /* exp2, log2, recip, sqrt and division round as IEEE;
                             else the PTX .approx.ftz forms (the op's "math") */

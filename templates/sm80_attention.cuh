@@ -38,8 +38,8 @@
 //   tile_live(p, m0, m1, n0, n1, b): false when the mask removes the whole tile;
 //   tile_full(p, m0, m1, n0, n1, b): true when no mask removes any element;
 //   epilogue4(p, m, dv, b, o[4]): the output lets and the store of 4 values;
-//   EPI_VEC and, when > 0, extent_m, extent_n, epi_full, epi_cols, epi_row:
-//     the full-tile epilogue, as in sm80_contraction.
+//   EPI_VEC and, when > 0, extent_m, extent_n, epi_vec_ok, epi_cols, epi_row:
+//     the full-width epilogue, as in sm80_contraction.
 #pragma once
 
 #include "sm80_contraction.cuh"
@@ -367,9 +367,9 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
   }
   __syncthreads();
   // O / l staged as the contraction skeleton stages its accumulators
-  // (stage_col), then its epilogue (store_staged, DV wide): the full-tile
-  // one when the GPU IR has one and the query rows are all inside, else 4
-  // bounds-checked outputs a thread.
+  // (stage_col), then its epilogue (store_staged, DV wide): the full-width
+  // one when the GPU IR has one (the query rows past the end skipped), else
+  // 4 bounds-checked outputs a thread.
   constexpr int SROW = DV + 8;
   float *stage = reinterpret_cast<float *>(smem_raw);
 #pragma unroll

@@ -34,9 +34,9 @@
 //     partial tiles), the k-tiles of one slice and the slices; blockIdx.y
 //     is the slice, and the kernel stores its partial tile there instead
 //     of the epilogue (sm80_splitk_reduce sums the slices and applies it).
-//   EPI_VEC: the GPU IR's full-tile epilogue width (0: none).  When > 0:
-//     epi_full(p, m0, n0): the tile at (m0, n0) is inside M and N and the
-//     tensors are aligned; epi_cols(p, n, b, cols): the reads that depend
+//   EPI_VEC: the GPU IR's full-width epilogue width (0: none).  When > 0:
+//     epi_vec_ok(p, n0): the tile at column n0 is inside N and the tensors
+//     are aligned (rows past M are skipped by the caller); epi_cols(p, n, b, cols): the reads that depend
 //     only on columns n .. n+EPI_VEC-1; epi_row(p, m, n, b, cols, acc):
 //     EPI_VEC outputs of row m, stored with 16-byte stores.
 #pragma once
@@ -407,19 +407,22 @@ template <class Op, int NT, int BN = Op::BN>
 __device__ __forceinline__ void store_staged(const typename Op::Params *p, const float *stage, int64_t m0, int64_t n0,
                                              int64_t b, unsigned tid) {
   constexpr int BM = Op::BM, SROW = BN + 8;
-  // A tile inside M and N with aligned tensors: each thread owns EV
-  // consecutive columns, reads what depends only on them once, and stores
-  // EV outputs of a row with one 16-byte st.global (TokEpilogue, then the
-  // store; the GPU IR's full-tile pair).
+  // A tile inside N with aligned tensors: each thread owns EV consecutive
+  // columns, reads what depends only on them once, and stores EV outputs of
+  // a row with one 16-byte st.global (TokEpilogue, then the store; the GPU
+  // IR's full-width pair).  Rows past M are not stored: a tile on M's edge
+  // (every tile of a decode shape, M < BM) takes this path too.
   if constexpr (Op::EPI_VEC > 0) {
     constexpr int EV = Op::EPI_VEC, TPR = BN / EV, RPP = NT / TPR;
     static_assert(BN % EV == 0 && NT % TPR == 0 && BM % RPP == 0 && EV % 4 == 0, "threads cover whole rows");
-    if (Op::epi_full(p, m0, n0)) {
+    if (Op::epi_vec_ok(p, n0)) {
+      const int64_t mleft = Op::extent_m(p) - m0;
+      const int rows = mleft < BM ? (int)mleft : BM;
       const int c = (tid % TPR) * EV;
       typename Op::EpiCols cols;
       Op::epi_cols(p, n0 + c, b, cols);
 #pragma unroll 2
-      for (int r = tid / TPR; r < BM; r += RPP) {
+      for (int r = tid / TPR; r < rows; r += RPP) {
         float a[EV];
 #pragma unroll
         for (int q = 0; q < EV / 4; ++q) {

@@ -279,8 +279,8 @@ __device__ __forceinline__ void sm90a_attention(const typename Op::TParams *tp) 
   named_barrier(1, CONSUMERS);
   // O / l staged as the contraction skeleton stages its accumulators
   // (stage_col), then its epilogue (store_staged, DV wide, by the 256
-  // consumers): the full-tile one when the GPU IR has one and the query rows
-  // are all inside, else 4 bounds-checked outputs a thread.
+  // consumers): the full-width one when the GPU IR has one (the query rows
+  // past the end skipped), else 4 bounds-checked outputs a thread.
   constexpr int SROW = DV + 8;
   float *stage = reinterpret_cast<float *>(smem_raw);
 #pragma unroll

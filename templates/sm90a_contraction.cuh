@@ -20,7 +20,7 @@
 // and 2 the consumers.
 //
 // Op provides, beyond what store_staged and tile_coord read (BM, BN, EPI_VEC,
-// epi_full, epi_cols, epi_row, epilogue4, extent_m/n/k, RASTER_GROUP):
+// epi_vec_ok, epi_cols, epi_row, epilogue4, extent_m/n/k, RASTER_GROUP):
 //   T, BK, STAGES, TParams (tmap_a, tmap_b, p), B_K_CONTIG (B is stored
 //   along K: K-major descriptors; else along N: MN-major, imm-trans-b 1),
 //   PRODUCER_REGS, CONSUMER_REGS (setmaxnreg), and consume(acc, ring, KT):
