@@ -199,12 +199,12 @@ struct Op_D64 {
   }
   static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->s); }
   static __device__ __forceinline__ int64_t extent_n([[maybe_unused]] const Params *p) { return 64; }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + DV > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + DV > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->o) % 16 != 0) return false;
     if (((64 * p->h * p->s)) % 8 != 0) return false;
     if (((64 * p->s)) % 8 != 0) return false;
@@ -432,12 +432,12 @@ struct Op_D128 {
   }
   static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->s); }
   static __device__ __forceinline__ int64_t extent_n([[maybe_unused]] const Params *p) { return 128; }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + DV > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + DV > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->o) % 16 != 0) return false;
     if (((128 * p->h * p->s)) % 8 != 0) return false;
     if (((128 * p->s)) % 8 != 0) return false;
@@ -665,12 +665,12 @@ struct Op_D64_bf16 {
   }
   static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->s); }
   static __device__ __forceinline__ int64_t extent_n([[maybe_unused]] const Params *p) { return 64; }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + DV > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + DV > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->o) % 16 != 0) return false;
     if (((64 * p->h * p->s)) % 8 != 0) return false;
     if (((64 * p->s)) % 8 != 0) return false;
@@ -898,12 +898,12 @@ struct Op_D128_bf16 {
   }
   static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->s); }
   static __device__ __forceinline__ int64_t extent_n([[maybe_unused]] const Params *p) { return 128; }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + DV > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + DV > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->o) % 16 != 0) return false;
     if (((128 * p->h * p->s)) % 8 != 0) return false;
     if (((128 * p->s)) % 8 != 0) return false;
@@ -1124,12 +1124,12 @@ struct Op_D64_sm90a {
   }
   static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->s); }
   static __device__ __forceinline__ int64_t extent_n([[maybe_unused]] const Params *p) { return 64; }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + DV > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + DV > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->o) % 16 != 0) return false;
     if (((64 * p->h * p->s)) % 8 != 0) return false;
     if (((64 * p->s)) % 8 != 0) return false;
@@ -1350,12 +1350,12 @@ struct Op_D128_sm90a {
   }
   static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->s); }
   static __device__ __forceinline__ int64_t extent_n([[maybe_unused]] const Params *p) { return 128; }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + DV > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + DV > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->o) % 16 != 0) return false;
     if (((128 * p->h * p->s)) % 8 != 0) return false;
     if (((128 * p->s)) % 8 != 0) return false;
@@ -1576,12 +1576,12 @@ struct Op_D64_sm90a_bf16 {
   }
   static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->s); }
   static __device__ __forceinline__ int64_t extent_n([[maybe_unused]] const Params *p) { return 64; }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + DV > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + DV > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->o) % 16 != 0) return false;
     if (((64 * p->h * p->s)) % 8 != 0) return false;
     if (((64 * p->s)) % 8 != 0) return false;
@@ -1802,12 +1802,12 @@ struct Op_D128_sm90a_bf16 {
   }
   static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->s); }
   static __device__ __forceinline__ int64_t extent_n([[maybe_unused]] const Params *p) { return 128; }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + DV > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + DV > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->o) % 16 != 0) return false;
     if (((128 * p->h * p->s)) % 8 != 0) return false;
     if (((128 * p->s)) % 8 != 0) return false;

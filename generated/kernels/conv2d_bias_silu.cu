@@ -201,13 +201,13 @@ struct Op_stride1x1_pad1x1_b0 {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
     if (((p->h * p->k * p->w)) % 8 != 0) return false;
     if (((p->k * p->w)) % 8 != 0) return false;
@@ -440,13 +440,13 @@ struct Op_stride1x1_pad1x1_b1 {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
     if (((p->h * p->k * p->w)) % 8 != 0) return false;
     if (((p->k * p->w)) % 8 != 0) return false;
@@ -679,13 +679,13 @@ struct Op_stride1x1_pad1x1 {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
     if (((p->h * p->k * p->w)) % 8 != 0) return false;
     if (((p->k * p->w)) % 8 != 0) return false;
@@ -918,13 +918,13 @@ struct Op_stride2x2_pad1x1_b0 {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
     if (((p->k * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
     if (((p->k * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
@@ -1157,13 +1157,13 @@ struct Op_stride2x2_pad1x1_b1 {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
     if (((p->k * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
     if (((p->k * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
@@ -1396,13 +1396,13 @@ struct Op_stride2x2_pad1x1 {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
     if (((p->k * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
     if (((p->k * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
@@ -1641,13 +1641,13 @@ struct Op_stride1x1_pad1x1_b1_sm90a {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
     if (((p->h * p->k * p->w)) % 8 != 0) return false;
     if (((p->k * p->w)) % 8 != 0) return false;
@@ -1874,13 +1874,13 @@ struct Op_stride1x1_pad1x1_sm90a {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
     if (((p->h * p->k * p->w)) % 8 != 0) return false;
     if (((p->k * p->w)) % 8 != 0) return false;
@@ -2119,13 +2119,13 @@ struct Op_stride2x2_pad1x1_b1_sm90a {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
     if (((p->k * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
     if (((p->k * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
@@ -2352,13 +2352,13 @@ struct Op_stride2x2_pad1x1_sm90a {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
     if (((p->k * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
     if (((p->k * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;

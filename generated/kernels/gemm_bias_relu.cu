@@ -115,7 +115,7 @@ struct Op_b0 {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
-  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-tile epilogue
+  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-width epilogue
 };
 
 // ---- gemm_bias_relu fp16.b1, bf16.b1: region gemm_bias_relu.C0_matmul
@@ -218,13 +218,13 @@ struct Op_b1 {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->c) % 16 != 0) return false;
     if (((p->ldc)) % 8 != 0) return false;
     if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
@@ -358,13 +358,13 @@ struct Op_b2 {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->c) % 16 != 0) return false;
     if (((p->ldc)) % 8 != 0) return false;
     if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
@@ -498,13 +498,13 @@ struct Op_b3 {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->c) % 16 != 0) return false;
     if (((p->ldc)) % 8 != 0) return false;
     if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
@@ -638,13 +638,13 @@ struct Op_b4 {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->c) % 16 != 0) return false;
     if (((p->ldc)) % 8 != 0) return false;
     if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
@@ -778,13 +778,13 @@ struct Op {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->c) % 16 != 0) return false;
     if (((p->ldc)) % 8 != 0) return false;
     if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
@@ -964,13 +964,13 @@ struct Op_b4_sm90a {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->c) % 16 != 0) return false;
     if (((p->ldc)) % 8 != 0) return false;
     if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
@@ -1138,13 +1138,13 @@ struct Op_sm90a {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
-  // full tiles: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
   static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
-  static __device__ __forceinline__ bool epi_full(const Params *p, int64_t m0, int64_t n0) {
-    if (m0 + BM > extent_m(p) || n0 + BN > extent_n(p)) return false;
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->c) % 16 != 0) return false;
     if (((p->ldc)) % 8 != 0) return false;
     if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
