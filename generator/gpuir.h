@@ -306,8 +306,7 @@ typedef struct gpu_kernel {
                             m16n8k8 on fp32 operands, each fragment rounded by cvt.rna.tf32.f32) */
   int epi_vec;           /* contraction: outputs one thread stores with one 16-byte st.global in
                             the full-width epilogue (tile inside N, tensors aligned; rows past M
-                            skipped); 0: the
-                            kernel has only the bounds-checked epilogue */
+                            skipped); 0: the kernel has only the bounds-checked epilogue */
   bool math_ieee;        /* exp2, log2, recip, sqrt and division round as IEEE;
                             else the PTX .approx.ftz forms (the op's "math") */
   int ntiles;

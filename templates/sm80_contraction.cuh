@@ -36,9 +36,10 @@
 //     of the epilogue (sm80_splitk_reduce sums the slices and applies it).
 //   EPI_VEC: the GPU IR's full-width epilogue width (0: none).  When > 0:
 //     epi_vec_ok(p, n0): the tile at column n0 is inside N and the tensors
-//     are aligned (rows past M are skipped by the caller); epi_cols(p, n, b, cols): the reads that depend
-//     only on columns n .. n+EPI_VEC-1; epi_row(p, m, n, b, cols, acc):
-//     EPI_VEC outputs of row m, stored with 16-byte stores.
+//     are aligned (store_staged skips the rows past M); epi_cols(p, n, b,
+//     cols): the reads that depend only on columns n .. n+EPI_VEC-1;
+//     epi_row(p, m, n, b, cols, acc): EPI_VEC outputs of row m, stored with
+//     16-byte stores.
 #pragma once
 
 #include <type_traits>
