@@ -447,12 +447,42 @@ static int steady_min_vec(const gpu_kernel *k) {
   return min;
 }
 
+/* The fragment loads and MMAs of k steps lo..hi (k16, or k8 in TF32) of
+ * tile kt, held in stage kt % S. */
+static void frags_mmas(gpu_kernel *k, arena *A, int S, int lo, int hi) {
+  const char *steps = lo == hi ? arena_printf(A, "%s step %d", k->mma_k == 8 ? "k8" : "k16", lo)
+                               : arena_printf(A, "%s steps %d..%d", k->mma_k == 8 ? "k8" : "k16", lo, hi);
+  for (int side = 0; side < 2; side++) {
+    const gpu_operand *o = side ? &k->B : &k->A;
+    emit(k, A, GS_LDMATRIX, gpuir_frag_load(o, k->mma_k),
+         k->mma_k == 8 ? arena_printf(A, "sm%c[kt%%%d], %s: %c fragments (%s), lane offsets hoisted, then "
+                                         "cvt.rna.tf32.f32",
+                                      side ? 'B' : 'A', S, steps, side ? 'B' : 'A',
+                                      o->k_contig ? "8 x 4 fp32 matrices" : side ? "(k t, n g), (k t+4, n g)"
+                                                                               : "(k t, m g), (k t, m g+8), (k t+4, ...)")
+                       : arena_printf(A, "sm%c[kt%%%d], %s: %c fragments, lane offsets hoisted", side ? 'B' : 'A', S,
+                                      steps, side ? 'B' : 'A'),
+         NULL, 1, side ? "tB[kt]" : "tA[kt]", NULL);
+  }
+  emit(k, A, GS_MMA,
+       k->mma_k == 8 ? "mma.sync.m16n8k8.row.col.f32.tf32.tf32.f32"
+                     : arena_printf(A, "mma.sync.m16n8k16.row.col.f32.%s", dtype_name(k->T)),
+       arena_printf(A, "warp tile %dx%d, %s", k->plan.tile[0] / k->plan.warps_m, k->plan.tile[1] / k->plan.warps_n,
+                    steps),
+       "tMMA", 0, NULL, NULL);
+}
+
 /* One k-tile of the contraction skeleton: wait for tile kt, refill the
  * stage freed last iteration, then the fragments and MMAs of tile kt.  In the
- * steady loop the refill is the operands' streamed copy and advance. */
+ * steady loop the refill is the operands' streamed copy and advance, issued
+ * after the first k step's MMAs (it writes stage kt-1, which every warp
+ * finished reading before the barrier), so that the tile's first MMAs wait
+ * only on the barrier and their own fragments. */
 static void loop_body(gpu_kernel *k, arena *A, int S, bool steady) {
+  int ks = k->plan.tile[2] / k->mma_k; /* k steps a tile */
   emit(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d", S - 2), NULL, 2, "tA[kt]", "tB[kt]");
   emit(k, A, GS_BARRIER, "bar.sync", "stage kt landed for every thread; stage kt-1 free", NULL, 0, NULL, NULL);
+  if (steady) frags_mmas(k, A, S, 0, 0);
   for (int side = 0; side < 2; side++) {
     const gpu_operand *o = side ? &k->B : &k->A;
     const char *sm = side ? "smB" : "smA";
@@ -484,22 +514,7 @@ static void loop_body(gpu_kernel *k, arena *A, int S, bool steady) {
            arena_printf(A, "+= %d * (%s)", k->plan.tile[2], o->kstep_str), NULL, 0, NULL, NULL);
   }
   emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, "tA[kt+S-1]", "tB[kt+S-1]");
-  for (int side = 0; side < 2; side++) {
-    const gpu_operand *o = side ? &k->B : &k->A;
-    emit(k, A, GS_LDMATRIX, gpuir_frag_load(o, k->mma_k),
-         k->mma_k == 8 ? arena_printf(A, "sm%c[kt%%%d]: %c fragments (%s), lane offsets hoisted, then cvt.rna.tf32.f32",
-                                      side ? 'B' : 'A', S, side ? 'B' : 'A',
-                                      o->k_contig ? "8 x 4 fp32 matrices" : side ? "(k t, n g), (k t+4, n g)"
-                                                                               : "(k t, m g), (k t, m g+8), (k t+4, ...)")
-                       : arena_printf(A, "sm%c[kt%%%d]: %c fragments, lane offsets hoisted", side ? 'B' : 'A', S,
-                                      side ? 'B' : 'A'),
-         NULL, 1, side ? "tB[kt]" : "tA[kt]", NULL);
-  }
-  emit(k, A, GS_MMA,
-       k->mma_k == 8 ? "mma.sync.m16n8k8.row.col.f32.tf32.tf32.f32"
-                     : arena_printf(A, "mma.sync.m16n8k16.row.col.f32.%s", dtype_name(k->T)),
-       arena_printf(A, "warp tile %dx%d", k->plan.tile[0] / k->plan.warps_m, k->plan.tile[1] / k->plan.warps_n), "tMMA",
-       0, NULL, NULL);
+  if (!steady || ks > 1) frags_mmas(k, A, S, steady ? 1 : 0, ks - 1);
 }
 
 /* CUDA's grid limits: 2^31 - 1 blocks on x, 65535 on y and z. */

@@ -526,8 +526,9 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
     if constexpr (WALKS)
       if (t < KTF) Op::k_next(p, kw);
   };
-  // The MMAs of one k-tile held in stage s.
-  auto compute = [&](int s) {
+  // The MMAs of one k-tile held in stage s, k step by k step; `mid` runs
+  // after step 0's MMAs (the steady loop's refill: GPU IR's order).
+  auto compute = [&](int s, auto &&mid) {
     const uint32_t ua = (uint32_t)s * (BM * BK * (int)sizeof(T)), ub = (uint32_t)s * (BN * BK * (int)sizeof(T));
     if constexpr (TF32) {
 #pragma unroll
@@ -561,6 +562,7 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
         for (int i = 0; i < MT; ++i)
 #pragma unroll
           for (int j = 0; j < NTL; ++j) mma_1688_tf32(acc[i][j], af[i], bfr[j]);  // TokCompute
+        if (ks == 0) mid();
       }
     } else {
 #pragma unroll
@@ -578,6 +580,7 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
         for (int i = 0; i < MT; ++i)
 #pragma unroll
           for (int j = 0; j < NTL; ++j) mma_16816<T>(acc[i][j], af[i], bfr[j]);  // TokCompute
+        if (ks == 0) mid();
       }
     }
   };
@@ -590,7 +593,8 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
   }
 
   // Steady state: every tile it prefetches is full, so the body is one basic
-  // block: copies, pointer steps, waits, fragment loads and MMAs.
+  // block: waits, fragment loads and MMAs, the copies and pointer steps
+  // among them.
   int kt = kt0, rd = 0, wr = STAGES - 1;
   static_assert(GA::STREAM == GB::STREAM, "the steady loop streams both operands");
   if constexpr (GA::STREAM) {
@@ -598,11 +602,15 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
     for (; kt + STAGES - 1 < KTF; ++kt) {
       cp_async_wait<STAGES - 2>();  // Wait(TokLoad kt)
       __syncthreads();
-      sa.copy(p, smA + wr * BM * BK, kw);
-      sb.copy(p, smB + wr * BN * BK, kw);
-      if constexpr (WALKS) Op::k_next(p, kw);
-      cp_async_commit();
-      compute(rd);
+      // the refill of stage wr (tile kt-1's, which every warp finished
+      // reading before the barrier) goes between k step 0's MMAs and the
+      // rest, so that the tile's first MMAs wait only on their fragments
+      compute(rd, [&] {
+        sa.copy(p, smA + wr * BM * BK, kw);
+        sb.copy(p, smB + wr * BN * BK, kw);
+        if constexpr (WALKS) Op::k_next(p, kw);
+        cp_async_commit();
+      });
       rd = rd == STAGES - 1 ? 0 : rd + 1;
       wr = wr == STAGES - 1 ? 0 : wr + 1;
     }
@@ -613,7 +621,7 @@ __device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
     __syncthreads();
     if (kt + STAGES - 1 < KT) load(kt + STAGES - 1, wr);
     cp_async_commit();
-    compute(rd);
+    compute(rd, [] {});
     rd = rd == STAGES - 1 ? 0 : rd + 1;
     wr = wr == STAGES - 1 ? 0 : wr + 1;
   }
