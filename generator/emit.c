@@ -1181,41 +1181,69 @@ static void epilogue_full_fn(opgen *g, int ev, const char *tile_n) {
               sxc(g->A, gpuir_offset(g->A, m, eg.v[i].rd->map), false));
   }
   sb_puts(s, "  }\n");
-  /* one row */
-  sb_puts(s, "  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,\n"
-             "                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {\n");
-  /* a packed M group (NHWC's n, h, w) addresses by the flattened row; the
-   * decomposition then goes unused, and the compiler drops its divisions */
+  /* a thread's row pointers: row mi's, then the next row's by the GPU IR's
+   * row steps (gpuir_epi_row_step) where every row tensor has one; a packed
+   * M group (NHWC's n, h, w) addresses by the flattened row, and the
+   * decomposition then goes unused (the compiler drops its divisions) */
   const sx *ooff = row_offset(g, om, omap);
   const sx **roff = ARENA_ARRAY(g->A, const sx *, eg.nv + 1);
-  bool flat = sx_mentions(ooff, SXA_VAR, "mflat");
-  for (int i = 0; i < eg.nv; i++) {
-    roff[i] = row_offset(g, &r->in[eg.v[i].rd->input], eg.v[i].rd->map);
-    flat |= eg.v[i].kind != EPI_RD_COL && sx_mentions(roff[i], SXA_VAR, "mflat");
-  }
-  if (flat) sb_puts(s, "    [[maybe_unused]] const int64_t i_mflat = mi;\n");
-  decompose(g, "mi", v->m_axes, v->nm, "    ");
-  decompose(g, "bi", v->b_axes, v->nb, "    ");
-  sb_printf(s, "    OutT *dst;\n");
-  for (int i = 0; i < eg.nv; i++)
-    if (eg.v[i].kind == EPI_RD_VEC) sb_printf(s, "    float rd%d[EPI_VEC];\n", i);
-    else if (eg.v[i].kind == EPI_RD_ROW) sb_printf(s, "    float rw%d;\n", i);
-  sb_puts(s, "    {\n");
-  decompose(g, "ni", v->n_axes, v->nn, "      ");
-  sb_printf(s, "      dst = static_cast<OutT *>(p->%s) + %s;\n", lc(g->A, om->name), sxc(g->A, ooff, false));
+  const sx *ostep = gpuir_epi_row_step(g->A, v, om, omap);
+  const sx **rstep = ARENA_ARRAY(g->A, const sx *, eg.nv + 1);
+  bool flat = sx_mentions(ooff, SXA_VAR, "mflat"), steps = ostep != NULL;
   for (int i = 0; i < eg.nv; i++) {
     if (eg.v[i].kind == EPI_RD_COL) continue;
     const region_memref *m = &r->in[eg.v[i].rd->input];
-    const char *at = arena_printf(g->A, "static_cast<const %s *>(p->%s) + %s", tname(g, m->dt), lc(g->A, m->name),
-                                  sxc(g->A, roff[i], false));
-    if (eg.v[i].kind == EPI_RD_VEC) sb_printf(s, "      dlc::ldv(rd%d, %s);\n", i, at);
-    else sb_printf(s, "      rw%d = dlc::ld1(%s);\n", i, at);
+    roff[i] = row_offset(g, m, eg.v[i].rd->map);
+    rstep[i] = gpuir_epi_row_step(g->A, v, m, eg.v[i].rd->map);
+    flat |= sx_mentions(roff[i], SXA_VAR, "mflat");
+    steps &= rstep[i] != NULL;
   }
-  sb_puts(s, "    }\n    float out[EPI_VEC];\n#pragma unroll\n    for (int j = 0; j < EPI_VEC; ++j) {\n");
+  sb_puts(s, "  struct EpiRow {  // a thread's row pointers\n    OutT *dst;\n");
+  for (int i = 0; i < eg.nv; i++)
+    if (eg.v[i].kind != EPI_RD_COL)
+      sb_printf(s, "    const %s *rd%d;  // %s\n", tname(g, r->in[eg.v[i].rd->input].dt), i,
+                cmt(g->A, r->in[eg.v[i].rd->input].name));
+  sb_puts(s, "  };\n");
+  sb_puts(s, "  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,\n"
+             "                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {\n");
+  if (flat) sb_puts(s, "    [[maybe_unused]] const int64_t i_mflat = mi;\n");
+  decompose(g, "mi", v->m_axes, v->nm, "    ");
+  decompose(g, "bi", v->b_axes, v->nb, "    ");
+  decompose(g, "ni", v->n_axes, v->nn, "    ");
+  sb_printf(s, "    rp.dst = static_cast<OutT *>(p->%s) + %s;\n", lc(g->A, om->name), sxc(g->A, ooff, false));
+  for (int i = 0; i < eg.nv; i++) {
+    if (eg.v[i].kind == EPI_RD_COL) continue;
+    const region_memref *m = &r->in[eg.v[i].rd->input];
+    sb_printf(s, "    rp.rd%d = static_cast<const %s *>(p->%s) + %s;\n", i, tname(g, m->dt), lc(g->A, m->name),
+              sxc(g->A, roff[i], false));
+  }
+  sb_puts(s, "  }\n");
+  if (steps) {
+    sb_puts(s, "  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts\n"
+               "  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {\n");
+    sb_printf(s, "    dlc::step_ptr(rp.dst, rows * %s);\n", sxc(g->A, ostep, false));
+    for (int i = 0; i < eg.nv; i++)
+      if (eg.v[i].kind != EPI_RD_COL) sb_printf(s, "    dlc::step_ptr(rp.rd%d, rows * %s);\n", i, sxc(g->A, rstep[i], false));
+    sb_puts(s, "  }\n");
+  } else {
+    sb_puts(s, "  // a row tensor's offset is not affine in the flattened M index: each row's pointers from its index\n"
+               "  static constexpr bool EPI_ROW_STEP = false;\n");
+  }
+  /* one row */
+  sb_puts(s, "  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,\n"
+             "                                               int64_t ni, [[maybe_unused]] int64_t bi,\n"
+             "                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,\n"
+             "                                               const float (&acc)[EPI_VEC]) {\n");
+  decompose(g, "mi", v->m_axes, v->nm, "    ");
+  decompose(g, "bi", v->b_axes, v->nb, "    ");
+  for (int i = 0; i < eg.nv; i++)
+    if (eg.v[i].kind == EPI_RD_VEC) sb_printf(s, "    float rd%d[EPI_VEC];\n    dlc::ldv(rd%d, rp.rd%d);\n", i, i, i);
+    else if (eg.v[i].kind == EPI_RD_ROW) sb_printf(s, "    const float rw%d = dlc::ld1(rp.rd%d);\n", i, i);
+  sb_puts(s, "    float out[EPI_VEC];\n#pragma unroll\n    for (int j = 0; j < EPI_VEC; ++j) {\n");
   sb_puts(s, "      [[maybe_unused]] const int64_t nj = ni + j;\n");
   decompose(g, "nj", v->n_axes, v->nn, "      ");
   post_lets_c(&eg);
-  sb_puts(s, "    }\n    dlc::stv(dst, out);\n  }\n");
+  sb_puts(s, "    }\n    dlc::stv(rp.dst, out);\n  }\n");
 }
 
 static void group_comment(opgen *g, const char *name, const int *ax, int n) {

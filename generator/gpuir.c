@@ -424,6 +424,60 @@ static int epi_vec(arena *A, const gpu_view *v, int BM, int BN, int threads) {
   return ev;
 }
 
+const sx *gpuir_epi_row_step(arena *A, const gpu_view *v, const region_memref *m, const sx *const *map) {
+  const sx *off = gpuir_offset(A, m, map);
+  if (sx_has_overflow(off)) return NULL;
+  const sx *f = gpuir_flatten(A, v->r, v->m_axes, v->nm, off, "mflat");
+  return f ? axis_step(A, f, "mflat") : NULL;
+}
+
+/* The row steps of the full-width epilogue's row reads under e (each VEC
+ * or ROW read, once) appended to *txt as ", T +step"; false when one has
+ * none. */
+static bool epi_read_steps(arena *A, const gpu_view *v, const rexpr *e, const rexpr **seen, int *nseen,
+                           const char **txt) {
+  if (!e) return true;
+  if (e->k == RX_READ) {
+    epi_read_kind kind = gpuir_epi_read(A, v, e);
+    if (kind != EPI_RD_VEC && kind != EPI_RD_ROW) return true;
+    for (int i = 0; i < *nseen; i++) {
+      bool same = seen[i]->input == e->input && seen[i]->nmap == e->nmap;
+      for (int d = 0; same && d < e->nmap; d++) same = sx_equal(seen[i]->map[d], e->map[d]);
+      if (same) return true;
+    }
+    seen[(*nseen)++] = e;
+    const region_memref *m = &v->r->in[e->input];
+    const sx *st = gpuir_epi_row_step(A, v, m, e->map);
+    if (!st) return false;
+    *txt = arena_printf(A, "%s, %s +%s", *txt, m->name, sx_str(A, st));
+    return true;
+  }
+  return epi_read_steps(A, v, e->a, seen, nseen, txt) && epi_read_steps(A, v, e->b, seen, nseen, txt) &&
+         epi_read_steps(A, v, e->c, seen, nseen, txt);
+}
+
+static int count_reads(const rexpr *e) {
+  return e ? (e->k == RX_READ) + count_reads(e->a) + count_reads(e->b) + count_reads(e->c) : 0;
+}
+
+/* How the full-width epilogue moves from a thread's row to its next: its
+ * row pointers step by fixed element counts (the flattened M index enters
+ * every row tensor's offset affinely), or each row's addresses come from
+ * its index. */
+static const char *epi_row_steps(arena *A, const gpu_view *v) {
+  const region *r = v->r;
+  const region_memref *om = &r->out[v->out];
+  const sx *st = gpuir_epi_row_step(A, v, om, gpuir_out_map(A, v));
+  const char *txt = st ? arena_printf(A, "row pointers step a row: %s +%s", om->name, sx_str(A, st)) : NULL;
+  int n = 0, nseen = 0;
+  for (int l = 0; l < r->nlets; l++)
+    if (r->lets[l].post_reduce) n += count_reads(r->lets[l].e);
+  const rexpr **seen = ARENA_ARRAY(A, const rexpr *, n + 1);
+  for (int l = 0; txt && l < r->nlets; l++)
+    if (r->lets[l].post_reduce && !epi_read_steps(A, v, r->lets[l].e, seen, &nseen, &txt)) txt = NULL;
+  return txt ? txt : "each row's addresses from its index (a row tensor's offset is not affine in the flattened M index)";
+}
+
 /* Whether a thread can stream one operand's chunks at width `vec`: the tile
  * splits evenly over the threads, and into few enough chunks each (for a
  * walking operand, few enough words of per-chunk state). */
@@ -737,10 +791,11 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   emit_epilogue(k, A, r, lets,
                 k->epi_vec ? arena_printf(A,
                                           "tile inside %s, tensors %d-element aligned, rows up to %s: lets: %s; %d "
-                                          "outputs a thread at a fixed column, rows %d apart; column reads once a thread",
+                                          "outputs a thread at a fixed column, rows %d apart; column reads once a thread; %s",
                                           sx_str(A, extent(A, r, k->v.n_axes, k->v.nn)), k->epi_vec,
                                           sx_str(A, extent(A, r, k->v.m_axes, k->v.nm)),
-                                          *lets ? lets : "(none)", k->epi_vec, k->threads / (BN / k->epi_vec))
+                                          *lets ? lets : "(none)", k->epi_vec, k->threads / (BN / k->epi_vec),
+                                          epi_row_steps(A, &k->v))
                            : NULL);
   return k;  /* run_stages verifies it */
 }
@@ -985,8 +1040,8 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
   emit_epilogue(k, A, r, lets,
                 k->epi_vec ? arena_printf(A,
                                           "tile inside N, tensors %d-element aligned, rows up to M: lets: %s; 256 "
-                                          "consumer threads",
-                                          k->epi_vec, *lets ? lets : "(none)")
+                                          "consumer threads; %s",
+                                          k->epi_vec, *lets ? lets : "(none)", epi_row_steps(A, &k->v))
                            : NULL);
   return k; /* the pipeline verifies it */
 }
@@ -1416,8 +1471,8 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   if (k->epi_vec) {
     emit(k, A, GS_EPILOGUE, r2->lets[r2->acc_let].name,
          arena_printf(A, "tensors %d-element aligned, rows up to the queries: the P V region's post-reduce lets; "
-                         "%d outputs a thread at a fixed column",
-                      k->epi_vec, k->epi_vec),
+                         "%d outputs a thread at a fixed column; %s",
+                      k->epi_vec, k->epi_vec, epi_row_steps(A, &k->v2)),
          "tEfull", 1, "tStage", NULL);
     emit(k, A, GS_ST_GLOBAL,
          arena_printf(A, "st.global.v4.b32 (%d x %s) -> %s", k->epi_vec, dtype_name(k->v2.out_dt), r2->out[k->v2.out].name),

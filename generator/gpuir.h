@@ -467,6 +467,11 @@ const sx *gpuir_flatten(arena *A, const region *r, const int *ax, int n, const s
 /* The index map of the view's output: the yielded let's axes, in the
  * tensor's order. */
 const sx **gpuir_out_map(arena *A, const gpu_view *v);
+/* The full-width epilogue's row step of tensor m at index map `map` (the
+ * output, or a VEC or ROW read): offset(mflat + 1) - offset(mflat) over
+ * view v's flattened M index, when the M group enters the offset packed
+ * (gpuir_flatten) and the difference is free of every index; else NULL. */
+const sx *gpuir_epi_row_step(arena *A, const gpu_view *v, const region_memref *m, const sx *const *map);
 /* The kind of an epilogue Read (a RX_READ of a post-reduce let) of view v. */
 epi_read_kind gpuir_epi_read(arena *A, const gpu_view *v, const rexpr *rd);
 cJSON *gpuir_dump(const gpu_kernel *k);

@@ -20,6 +20,14 @@ __device__ __forceinline__ int64_t floordiv(int64_t a, int64_t b) {
 }
 __device__ __forceinline__ int64_t floormod(int64_t a, int64_t b) { return a - floordiv(a, b) * b; }
 
+// p moved by n elements in integer arithmetic: a pointer stepped past its
+// tensor (a thread's row pointers after its last row) is never dereferenced,
+// but forming it by pointer arithmetic would be undefined.
+template <class P>
+__device__ __forceinline__ void step_ptr(P *&p, int64_t n) {
+  p = reinterpret_cast<P *>(reinterpret_cast<uintptr_t>(p) + (uint64_t)n * sizeof(P));
+}
+
 __device__ __forceinline__ uint32_t smem_addr(const void *p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }

@@ -38,8 +38,11 @@
 //     epi_vec_ok(p, n0): the tile at column n0 is inside N and the tensors
 //     are aligned (store_staged skips the rows past M); epi_cols(p, n, b,
 //     cols): the reads that depend only on columns n .. n+EPI_VEC-1;
-//     epi_row(p, m, n, b, cols, acc): EPI_VEC outputs of row m, stored with
-//     16-byte stores.
+//     EpiRow, epi_row_at(p, m, n, b, rp): row m's pointers into the row
+//     tensors; EPI_ROW_STEP: every row tensor has a fixed row step (the GPU
+//     IR's), and epi_row_step(p, rp, rows) moves rp `rows` rows on (else
+//     each row's pointers come from epi_row_at); epi_row(p, m, n, b, cols,
+//     rp, acc): EPI_VEC outputs of row m, stored with 16-byte stores.
 #pragma once
 
 #include <type_traits>
@@ -420,17 +423,25 @@ __device__ __forceinline__ void store_staged(const typename Op::Params *p, const
       const int64_t mleft = Op::extent_m(p) - m0;
       const int rows = mleft < BM ? (int)mleft : BM;
       const int c = (tid % TPR) * EV;
+      const int r0 = tid / TPR;
+      if (r0 >= rows) return;
       typename Op::EpiCols cols;
       Op::epi_cols(p, n0 + c, b, cols);
+      // the row pointers: the thread's first row's, stepped RPP rows at a
+      // time (the GPU IR's row steps), or each row's from its index
+      typename Op::EpiRow rp;
+      if constexpr (Op::EPI_ROW_STEP) Op::epi_row_at(p, m0 + r0, n0 + c, b, rp);
 #pragma unroll 2
-      for (int r = tid / TPR; r < rows; r += RPP) {
+      for (int r = r0; r < rows; r += RPP) {
+        if constexpr (!Op::EPI_ROW_STEP) Op::epi_row_at(p, m0 + r, n0 + c, b, rp);
         float a[EV];
 #pragma unroll
         for (int q = 0; q < EV / 4; ++q) {
           const float4 v = *reinterpret_cast<const float4 *>(&stage[r * SROW + stage_col(c + 4 * q)]);
           a[4 * q] = v.x, a[4 * q + 1] = v.y, a[4 * q + 2] = v.z, a[4 * q + 3] = v.w;
         }
-        Op::epi_row(p, m0 + r, n0 + c, b, cols, a);
+        Op::epi_row(p, m0 + r, n0 + c, b, cols, rp, a);
+        if constexpr (Op::EPI_ROW_STEP) Op::epi_row_step(p, rp, RPP);
       }
       return;
     }
