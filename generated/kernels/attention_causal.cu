@@ -218,19 +218,33 @@ struct Op_D64 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
     int64_t t_bi = bi;
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_d = ni;
-      dst = static_cast<OutT *>(p->o) + (i_d + 64 * (i_mflat + p->s * (i_h + p->h * i_b)));
-    }
+    [[maybe_unused]] const int64_t i_d = ni;
+    rp.dst = static_cast<OutT *>(p->o) + (i_d + 64 * (i_mflat + p->s * (i_h + p->h * i_b)));
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * 64);
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -238,7 +252,7 @@ struct Op_D64 {
       [[maybe_unused]] const int64_t i_d = nj;
       out[j] = acc[j];
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -451,19 +465,33 @@ struct Op_D128 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
     int64_t t_bi = bi;
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_d = ni;
-      dst = static_cast<OutT *>(p->o) + (i_d + 128 * (i_mflat + p->s * (i_h + p->h * i_b)));
-    }
+    [[maybe_unused]] const int64_t i_d = ni;
+    rp.dst = static_cast<OutT *>(p->o) + (i_d + 128 * (i_mflat + p->s * (i_h + p->h * i_b)));
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * 128);
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -471,7 +499,7 @@ struct Op_D128 {
       [[maybe_unused]] const int64_t i_d = nj;
       out[j] = acc[j];
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -684,19 +712,33 @@ struct Op_D64_bf16 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
     int64_t t_bi = bi;
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_d = ni;
-      dst = static_cast<OutT *>(p->o) + (i_d + 64 * (i_mflat + p->s * (i_h + p->h * i_b)));
-    }
+    [[maybe_unused]] const int64_t i_d = ni;
+    rp.dst = static_cast<OutT *>(p->o) + (i_d + 64 * (i_mflat + p->s * (i_h + p->h * i_b)));
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * 64);
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -704,7 +746,7 @@ struct Op_D64_bf16 {
       [[maybe_unused]] const int64_t i_d = nj;
       out[j] = acc[j];
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -917,19 +959,33 @@ struct Op_D128_bf16 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
     int64_t t_bi = bi;
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_d = ni;
-      dst = static_cast<OutT *>(p->o) + (i_d + 128 * (i_mflat + p->s * (i_h + p->h * i_b)));
-    }
+    [[maybe_unused]] const int64_t i_d = ni;
+    rp.dst = static_cast<OutT *>(p->o) + (i_d + 128 * (i_mflat + p->s * (i_h + p->h * i_b)));
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * 128);
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -937,7 +993,7 @@ struct Op_D128_bf16 {
       [[maybe_unused]] const int64_t i_d = nj;
       out[j] = acc[j];
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -1143,19 +1199,33 @@ struct Op_D64_sm90a {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
     int64_t t_bi = bi;
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_d = ni;
-      dst = static_cast<OutT *>(p->o) + (i_d + 64 * (i_mflat + p->s * (i_h + p->h * i_b)));
-    }
+    [[maybe_unused]] const int64_t i_d = ni;
+    rp.dst = static_cast<OutT *>(p->o) + (i_d + 64 * (i_mflat + p->s * (i_h + p->h * i_b)));
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * 64);
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -1163,7 +1233,7 @@ struct Op_D64_sm90a {
       [[maybe_unused]] const int64_t i_d = nj;
       out[j] = acc[j];
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -1369,19 +1439,33 @@ struct Op_D128_sm90a {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
     int64_t t_bi = bi;
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_d = ni;
-      dst = static_cast<OutT *>(p->o) + (i_d + 128 * (i_mflat + p->s * (i_h + p->h * i_b)));
-    }
+    [[maybe_unused]] const int64_t i_d = ni;
+    rp.dst = static_cast<OutT *>(p->o) + (i_d + 128 * (i_mflat + p->s * (i_h + p->h * i_b)));
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * 128);
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -1389,7 +1473,7 @@ struct Op_D128_sm90a {
       [[maybe_unused]] const int64_t i_d = nj;
       out[j] = acc[j];
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -1595,19 +1679,33 @@ struct Op_D64_sm90a_bf16 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
     int64_t t_bi = bi;
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_d = ni;
-      dst = static_cast<OutT *>(p->o) + (i_d + 64 * (i_mflat + p->s * (i_h + p->h * i_b)));
-    }
+    [[maybe_unused]] const int64_t i_d = ni;
+    rp.dst = static_cast<OutT *>(p->o) + (i_d + 64 * (i_mflat + p->s * (i_h + p->h * i_b)));
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * 64);
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -1615,7 +1713,7 @@ struct Op_D64_sm90a_bf16 {
       [[maybe_unused]] const int64_t i_d = nj;
       out[j] = acc[j];
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -1821,19 +1919,33 @@ struct Op_D128_sm90a_bf16 {
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
     int64_t t_bi = bi;
     [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
     t_bi /= (p->h);
     [[maybe_unused]] const int64_t i_b = t_bi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_d = ni;
-      dst = static_cast<OutT *>(p->o) + (i_d + 128 * (i_mflat + p->s * (i_h + p->h * i_b)));
-    }
+    [[maybe_unused]] const int64_t i_d = ni;
+    rp.dst = static_cast<OutT *>(p->o) + (i_d + 128 * (i_mflat + p->s * (i_h + p->h * i_b)));
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * 128);
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
+    int64_t t_bi = bi;
+    [[maybe_unused]] const int64_t i_h = t_bi % (p->h);
+    t_bi /= (p->h);
+    [[maybe_unused]] const int64_t i_b = t_bi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -1841,7 +1953,7 @@ struct Op_D128_sm90a_bf16 {
       [[maybe_unused]] const int64_t i_d = nj;
       out[j] = acc[j];
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 

@@ -220,8 +220,11 @@ struct Op_stride1x1_pad1x1_b0 {
     [[maybe_unused]] const int64_t i_co = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     int64_t t_mi = mi;
     [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
@@ -229,11 +232,23 @@ struct Op_stride1x1_pad1x1_b0 {
     [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
     t_mi /= (p->h);
     [[maybe_unused]] const int64_t i_n = t_mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_co = ni;
-      dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_co = ni;
+    rp.dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->k));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
+    t_mi /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
+    t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -244,7 +259,7 @@ struct Op_stride1x1_pad1x1_b0 {
       const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -459,8 +474,11 @@ struct Op_stride1x1_pad1x1_b1 {
     [[maybe_unused]] const int64_t i_co = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     int64_t t_mi = mi;
     [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
@@ -468,11 +486,23 @@ struct Op_stride1x1_pad1x1_b1 {
     [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
     t_mi /= (p->h);
     [[maybe_unused]] const int64_t i_n = t_mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_co = ni;
-      dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_co = ni;
+    rp.dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->k));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
+    t_mi /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
+    t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -483,7 +513,7 @@ struct Op_stride1x1_pad1x1_b1 {
       const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -698,8 +728,11 @@ struct Op_stride1x1_pad1x1 {
     [[maybe_unused]] const int64_t i_co = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     int64_t t_mi = mi;
     [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
@@ -707,11 +740,23 @@ struct Op_stride1x1_pad1x1 {
     [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
     t_mi /= (p->h);
     [[maybe_unused]] const int64_t i_n = t_mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_co = ni;
-      dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_co = ni;
+    rp.dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->k));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
+    t_mi /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
+    t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -722,7 +767,7 @@ struct Op_stride1x1_pad1x1 {
       const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -937,8 +982,11 @@ struct Op_stride2x2_pad1x1_b0 {
     [[maybe_unused]] const int64_t i_co = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     int64_t t_mi = mi;
     [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
@@ -946,11 +994,23 @@ struct Op_stride2x2_pad1x1_b0 {
     [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
     t_mi /= (dlc::floordiv((p->h + 1), 2));
     [[maybe_unused]] const int64_t i_n = t_mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_co = ni;
-      dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_co = ni;
+    rp.dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->k));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
+    t_mi /= (dlc::floordiv((p->w + 1), 2));
+    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
+    t_mi /= (dlc::floordiv((p->h + 1), 2));
+    [[maybe_unused]] const int64_t i_n = t_mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -961,7 +1021,7 @@ struct Op_stride2x2_pad1x1_b0 {
       const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -1176,8 +1236,11 @@ struct Op_stride2x2_pad1x1_b1 {
     [[maybe_unused]] const int64_t i_co = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     int64_t t_mi = mi;
     [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
@@ -1185,11 +1248,23 @@ struct Op_stride2x2_pad1x1_b1 {
     [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
     t_mi /= (dlc::floordiv((p->h + 1), 2));
     [[maybe_unused]] const int64_t i_n = t_mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_co = ni;
-      dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_co = ni;
+    rp.dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->k));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
+    t_mi /= (dlc::floordiv((p->w + 1), 2));
+    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
+    t_mi /= (dlc::floordiv((p->h + 1), 2));
+    [[maybe_unused]] const int64_t i_n = t_mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -1200,7 +1275,7 @@ struct Op_stride2x2_pad1x1_b1 {
       const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -1415,8 +1490,11 @@ struct Op_stride2x2_pad1x1 {
     [[maybe_unused]] const int64_t i_co = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     int64_t t_mi = mi;
     [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
@@ -1424,11 +1502,23 @@ struct Op_stride2x2_pad1x1 {
     [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
     t_mi /= (dlc::floordiv((p->h + 1), 2));
     [[maybe_unused]] const int64_t i_n = t_mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_co = ni;
-      dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_co = ni;
+    rp.dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->k));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
+    t_mi /= (dlc::floordiv((p->w + 1), 2));
+    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
+    t_mi /= (dlc::floordiv((p->h + 1), 2));
+    [[maybe_unused]] const int64_t i_n = t_mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -1439,7 +1529,7 @@ struct Op_stride2x2_pad1x1 {
       const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -1660,8 +1750,11 @@ struct Op_stride1x1_pad1x1_b1_sm90a {
     [[maybe_unused]] const int64_t i_co = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     int64_t t_mi = mi;
     [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
@@ -1669,11 +1762,23 @@ struct Op_stride1x1_pad1x1_b1_sm90a {
     [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
     t_mi /= (p->h);
     [[maybe_unused]] const int64_t i_n = t_mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_co = ni;
-      dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_co = ni;
+    rp.dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->k));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
+    t_mi /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
+    t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -1684,7 +1789,7 @@ struct Op_stride1x1_pad1x1_b1_sm90a {
       const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -1893,8 +1998,11 @@ struct Op_stride1x1_pad1x1_sm90a {
     [[maybe_unused]] const int64_t i_co = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     int64_t t_mi = mi;
     [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
@@ -1902,11 +2010,23 @@ struct Op_stride1x1_pad1x1_sm90a {
     [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
     t_mi /= (p->h);
     [[maybe_unused]] const int64_t i_n = t_mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_co = ni;
-      dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_co = ni;
+    rp.dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->k));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
+    t_mi /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
+    t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -1917,7 +2037,7 @@ struct Op_stride1x1_pad1x1_sm90a {
       const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -2138,8 +2258,11 @@ struct Op_stride2x2_pad1x1_b1_sm90a {
     [[maybe_unused]] const int64_t i_co = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     int64_t t_mi = mi;
     [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
@@ -2147,11 +2270,23 @@ struct Op_stride2x2_pad1x1_b1_sm90a {
     [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
     t_mi /= (dlc::floordiv((p->h + 1), 2));
     [[maybe_unused]] const int64_t i_n = t_mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_co = ni;
-      dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_co = ni;
+    rp.dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->k));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
+    t_mi /= (dlc::floordiv((p->w + 1), 2));
+    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
+    t_mi /= (dlc::floordiv((p->h + 1), 2));
+    [[maybe_unused]] const int64_t i_n = t_mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -2162,7 +2297,7 @@ struct Op_stride2x2_pad1x1_b1_sm90a {
       const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -2371,8 +2506,11 @@ struct Op_stride2x2_pad1x1_sm90a {
     [[maybe_unused]] const int64_t i_co = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     int64_t t_mi = mi;
     [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
@@ -2380,11 +2518,23 @@ struct Op_stride2x2_pad1x1_sm90a {
     [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
     t_mi /= (dlc::floordiv((p->h + 1), 2));
     [[maybe_unused]] const int64_t i_n = t_mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_co = ni;
-      dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_co = ni;
+    rp.dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->k));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
+    t_mi /= (dlc::floordiv((p->w + 1), 2));
+    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
+    t_mi /= (dlc::floordiv((p->h + 1), 2));
+    [[maybe_unused]] const int64_t i_n = t_mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -2395,7 +2545,7 @@ struct Op_stride2x2_pad1x1_sm90a {
       const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
       out[j] = v_Y;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 

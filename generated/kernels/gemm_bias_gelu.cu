@@ -251,15 +251,25 @@ struct Op_b1 {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -271,7 +281,7 @@ struct Op_b1 {
       const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -400,15 +410,25 @@ struct Op_b2 {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -420,7 +440,7 @@ struct Op_b2 {
       const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -549,15 +569,25 @@ struct Op_b3 {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -569,7 +599,7 @@ struct Op_b3 {
       const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -698,15 +728,25 @@ struct Op_b4 {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -718,7 +758,7 @@ struct Op_b4 {
       const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -847,15 +887,25 @@ struct Op {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -867,7 +917,7 @@ struct Op {
       const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -1042,15 +1092,25 @@ struct Op_b4_sm90a {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -1062,7 +1122,7 @@ struct Op_b4_sm90a {
       const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -1225,15 +1285,25 @@ struct Op_sm90a {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -1245,7 +1315,7 @@ struct Op_sm90a {
       const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 

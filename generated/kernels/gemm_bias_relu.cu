@@ -235,15 +235,25 @@ struct Op_b1 {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -254,7 +264,7 @@ struct Op_b1 {
       const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -375,15 +385,25 @@ struct Op_b2 {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -394,7 +414,7 @@ struct Op_b2 {
       const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -515,15 +535,25 @@ struct Op_b3 {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -534,7 +564,7 @@ struct Op_b3 {
       const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -655,15 +685,25 @@ struct Op_b4 {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -674,7 +714,7 @@ struct Op_b4 {
       const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -795,15 +835,25 @@ struct Op {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -814,7 +864,7 @@ struct Op {
       const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -981,15 +1031,25 @@ struct Op_b4_sm90a {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -1000,7 +1060,7 @@ struct Op_b4_sm90a {
       const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -1155,15 +1215,25 @@ struct Op_sm90a {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -1174,7 +1244,7 @@ struct Op_sm90a {
       const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 

@@ -237,15 +237,25 @@ struct Op_b1 {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -256,7 +266,7 @@ struct Op_b1 {
       const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -378,15 +388,25 @@ struct Op_b2 {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -397,7 +417,7 @@ struct Op_b2 {
       const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -519,15 +539,25 @@ struct Op_b3 {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -538,7 +568,7 @@ struct Op_b3 {
       const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -660,15 +690,25 @@ struct Op_b4 {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -679,7 +719,7 @@ struct Op_b4 {
       const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -801,15 +841,25 @@ struct Op {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -820,7 +870,7 @@ struct Op {
       const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -988,15 +1038,25 @@ struct Op_b4_sm90a {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -1007,7 +1067,7 @@ struct Op_b4_sm90a {
       const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
@@ -1163,15 +1223,25 @@ struct Op_sm90a {
     [[maybe_unused]] const int64_t i_n = ni;
     dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
   }
-  static __device__ __forceinline__ void epi_row(const Params *p, int64_t mi, int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const float (&acc)[EPI_VEC]) {
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     [[maybe_unused]] const int64_t i_m = mi;
-    OutT *dst;
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-    }
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[EPI_VEC]) {
+    [[maybe_unused]] const int64_t i_m = mi;
     float out[EPI_VEC];
 #pragma unroll
     for (int j = 0; j < EPI_VEC; ++j) {
@@ -1182,7 +1252,7 @@ struct Op_sm90a {
       const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
       out[j] = v_C;
     }
-    dlc::stv(dst, out);
+    dlc::stv(rp.dst, out);
   }
 };
 
