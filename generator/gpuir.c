@@ -6,6 +6,7 @@
  *     and P V (region 2), streamed FlashAttention-2 style. */
 #include "gpuir.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2050,10 +2051,129 @@ static bool verify_sm90a(const gpu_kernel *k, diag_list *dl) {
   return ok;
 }
 
+/* The k-tile a ring token names relative to its loop's variable `var`
+ * ("kt", attention's "t"): "tA[kt]" is 0, "tA[kt+2]" 2, "tA[kt+S-1]" S - 1,
+ * "tKVf[next]" 1; *name: the length of the ring's prefix ("tA").  -1 when the
+ * token is not of that form (a prologue's tA0, attention's tQ). */
+static int ring_offset(const char *tok, const char *var, int S, size_t *name) {
+  const char *b = tok ? strchr(tok, '[') : NULL;
+  if (!b || !var) return -1;
+  *name = (size_t)(b - tok);
+  b++;
+  if (strcmp(b, "next]") == 0) return 1;
+  size_t v = strlen(var);
+  if (strncmp(b, var, v) != 0) return -1;
+  b += v;
+  if (strcmp(b, "]") == 0) return 0;
+  if (strcmp(b, "+S-1]") == 0) return S - 1;
+  if (*b != '+' || !isdigit((unsigned char)b[1])) return -1;
+  char *end;
+  long d = strtol(b + 1, &end, 10);
+  return d < S && strcmp(end, "]") == 0 ? (int)d : -1;
+}
+
+/* The states of verify_stage_reuse's walk back from one copy: statement i,
+ * run `back` iterations before the copy's; each pushed once. */
+typedef struct reuse_walk {
+  int S, top;
+  bool *seen; /* nst x (S + 1) */
+  int *stack; /* (i, back) pairs */
+} reuse_walk;
+
+static void reuse_push(reuse_walk *w, int i, int back) {
+  if (i < 0 || back > w->S) return;
+  size_t at = (size_t)i * (size_t)(w->S + 1) + (size_t)back;
+  if (w->seen[at]) return;
+  w->seen[at] = true;
+  w->stack[w->top++] = i, w->stack[w->top++] = back;
+}
+
+/* The ring's write-after-read hazard (the bar.sync skeletons; the sm90a
+ * rings hand their slots over through mbarriers and are checked by
+ * verify_sm90a): a copy that refills a ring stage must not be issued while
+ * a warp may still be reading fragments (ldmatrix, tf32's ld.shared) from
+ * that stage.  Every path back from the copy to a fragment load of the
+ * stage it writes must cross a bar.sync: in the copy's own iteration,
+ * through the loop's back edge (the load in iteration kt-1), or into the
+ * loop before it, whose last iteration's kt is this loop's first kt - 1
+ * (the steady loop's into the drain's), or past that loop when it runs no
+ * iteration.  A copy producing tX[kt+d] writes stage (kt+d) % S; a load of
+ * tX[kt+e] made `back` iterations earlier read stage (kt-back+e) % S.  The
+ * walk goes back at most S iterations (the ring's period).  Rings are told
+ * apart by their tokens' names: the prologue's copies (tA0 ...) and
+ * attention's Q (tQ) name no ring offset, and attention's passes, each with
+ * its own tokens (tKVf, tKVm, tKVt), are checked each in its own loop. */
+static bool verify_stage_reuse(const gpu_kernel *k, diag_list *dl) {
+  int S = k->plan.stages, n = k->nst;
+  if (S < 1 || n == 0 || k->tma || k->att_wgmma || k->rows) return true;
+  /* each statement's enclosing Loop, and each Loop's EndLoop and back */
+  int *up = malloc(3 * (size_t)n * sizeof *up), *mate = up ? up + n : NULL, *open = up ? up + 2 * n : NULL, depth = 0;
+  size_t states = (size_t)n * (size_t)(S + 1);
+  reuse_walk w = {S, 0, malloc(states * sizeof *w.seen), malloc(2 * states * sizeof *w.stack)};
+  bool ok = true;
+  if (!up || !w.seen || !w.stack) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "out of memory checking the ring's stage reuse");
+    ok = false;
+    goto out;
+  }
+  for (int i = 0; i < n; i++) {
+    mate[i] = -1;
+    up[i] = depth ? open[depth - 1] : -1;
+    if (k->st[i].k == GS_LOOP) open[depth++] = i;
+    else if (k->st[i].k == GS_END_LOOP && depth) {
+      mate[i] = open[--depth], mate[open[depth]] = i;
+      up[i] = depth ? open[depth - 1] : -1;
+    }
+  }
+  for (int c = 0; c < n && ok; c++) {
+    size_t len, lm;
+    int d = k->st[c].k == GS_CP_ASYNC && up[c] >= 0 ? ring_offset(k->st[c].out, k->st[up[c]].what, S, &len) : -1;
+    if (d < 0) continue;
+    memset(w.seen, 0, states * sizeof *w.seen);
+    w.top = 0;
+    reuse_push(&w, c - 1, 0);
+    while (w.top && ok) {
+      int back = w.stack[--w.top], i = w.stack[--w.top];
+      const gpu_stmt *s = &k->st[i];
+      if (s->k == GS_BARRIER) continue; /* this path is synchronized */
+      if (s->k == GS_LOOP) {
+        /* reached from its body: the back edge (the body's end, one
+         * iteration earlier) or the entry */
+        if (mate[i] > i + 1) reuse_push(&w, mate[i] - 1, back + 1);
+        reuse_push(&w, i - 1, back);
+        continue;
+      }
+      if (s->k == GS_END_LOOP) {
+        /* a loop before: its last iteration, or none */
+        if (mate[i] >= 0 && mate[i] < i - 1) reuse_push(&w, i - 1, back + 1);
+        reuse_push(&w, mate[i] >= 0 ? mate[i] - 1 : i - 1, back);
+        continue;
+      }
+      int e = (s->k == GS_LDMATRIX || s->k == GS_LD_SHARED) && s->nin == 1 && up[i] >= 0
+                  ? ring_offset(s->in[0], k->st[up[i]].what, S, &lm)
+                  : -1;
+      if (e >= 0 && lm == len && strncmp(s->in[0], k->st[c].out, len) == 0 && ((e - back - d) % S + S) % S == 0) {
+        diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                    "copy %s (statement %d, %s) refills the ring stage that %s (statement %d, %s%s) reads fragments "
+                    "from, with no bar.sync between them",
+                    k->st[c].what, c, k->st[c].out, s->what, i, s->in[0],
+                    back == 0 ? "" : back == 1 ? ", the iteration before" : ", an earlier iteration");
+        ok = false;
+      } else
+        reuse_push(&w, i - 1, back);
+    }
+  }
+out:
+  free(up);
+  free(w.seen);
+  free(w.stack);
+  return ok;
+}
+
 bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
   const char *produced[64], *waited[64];
   int np = 0, nw = 0;
-  bool ok = gpuir_verify_smem(k, dl);
+  bool ok = gpuir_verify_smem(k, dl) & verify_stage_reuse(k, dl);
   /* 32-bit pad guards only where every guard's K part fits them */
   for (int side = 0; side < 2; side++) {
     const gpu_operand *o = side ? &k->B : &k->A;

@@ -15,11 +15,19 @@
  * The sm90a attention row's (gpuir_verify on its statements): every S wgmma
  * in its warpgroup's ping-pong turn, every box read after the consumers'
  * wait on its full barrier, a stage released only after the wait for the
- * P V group that reads it, and every K/V box after its empty slot's wait. */
+ * P V group that reads it, and every K/V box after its empty slot's wait.
+ * The sm80 ring's stage reuse (gpuir_verify on the statements gpuir_build
+ * lays out for a real GEMM, then reordered): a refill copy of a stage must
+ * not be issued while a warp may still load fragments from it, i.e. a
+ * bar.sync lies between every fragment load of a stage and the next copy
+ * into it, in one iteration or through the loop's back edge. */
 #include <stdlib.h>
 
-#include "check.h"
 #include "gpuir.h"
+#include "pipe.h"
+#include "plan.h"
+#include "polycore.h"
+#include "region.h"
 
 static gpu_kernel one_tile(int rows, int row_elems, int swz) {
   gpu_kernel k;
@@ -42,6 +50,7 @@ static bool verifies_with(const gpu_kernel *k, bool full, const char *why) {
     bool found = false;
     for (int i = 0; i < dl.n; i++) found |= dl.items[i].why && strstr(dl.items[i].why, why) != NULL;
     CHECK(found);
+    if (!found) fprintf(stderr, "expected \"%s\" among:\n", why), diag_print_text(&dl, "got");
   }
   diag_free(&dl);
   return ok;
@@ -290,7 +299,147 @@ static void sm90a_attention_discipline(void) {
   CHECK(!att_verifies(st, NATT, "does not wait for its slot's empty barrier"));
 }
 
+/* A real kernel: manifests/graphs/gemm_bias_relu.json (B stored [K, N]) at
+ * dtype T, through region, Poly Core and a plan pinned by `plan`, laid out
+ * by gpuir_build for sm80.  The front's arena owns it. */
+static gpu_kernel *real_gemm(front *f, dtype T, const char *plan) {
+  pipe_init(f);
+  if (!pipe_run_file(f, "gemm_bias_relu.json", T, TO_POLY_VIEW)) {
+    pipe_show(f);
+    return NULL;
+  }
+  region_set *rs = region_build(&f->A, f->pv, &f->dl);
+  pc_report *pc = rs ? pc_analyze(&f->A, rs, &f->dl) : NULL;
+  cJSON *pin = cJSON_Parse(J(plan));
+  plan_result *pr = pc ? plan_choose(&f->A, &rs->r[0], &pc->a[0], plan_arch("sm80"), pin, 0, NULL, &f->dl, "test") : NULL;
+  cJSON_Delete(pin);
+  gpu_kernel *k = pr ? gpuir_build(&f->A, &rs->r[0], &pc->a[0], &pr->chosen, "gemm", &f->dl) : NULL;
+  if (!k) pipe_show(f);
+  return k;
+}
+
+/* The index of the n-th statement of kind `kind` at or after `from` (-1: none). */
+static int find_st(const gpu_kernel *k, int from, gpu_stmt_kind kind, int nth) {
+  for (int i = from; i < k->nst; i++)
+    if (k->st[i].k == kind && nth-- == 0) return i;
+  return -1;
+}
+
+/* k with its statements `st` (n of them) in place of its own. */
+static bool order_verifies(const gpu_kernel *k, gpu_stmt *st, int n, const char *why) {
+  gpu_kernel m = *k;
+  m.st = st, m.nst = m.cap_st = n;
+  return verifies_full(&m, why);
+}
+
+/* Moves statement `from` to just before statement `to` of st[0..n). */
+static void move_st(gpu_stmt *st, int from, int to) {
+  gpu_stmt s = st[from];
+  if (from < to) {
+    memmove(&st[from], &st[from + 1], (size_t)(to - 1 - from) * sizeof *st);
+    st[to - 1] = s;
+  } else {
+    memmove(&st[to + 1], &st[to], (size_t)(from - to) * sizeof *st);
+    st[to] = s;
+  }
+}
+
+static const char REUSE[] = "reads fragments from, with no bar.sync between them";
+
+/* The steady loop of a real GEMM: wait, bar.sync, k step 0's fragments and
+ * MMA, the refill copies, the other k steps.  Its order and the drain
+ * loop's pass; each reordering below lets a refill overwrite a stage some
+ * warp may still be loading fragments from, and fails. */
+static void sm80_stage_reuse(void) {
+  front f;
+  gpu_kernel *k = real_gemm(&f, DT_FP16, "{'tile':[128,128,32],'stages':4}");
+  CHECK(k != NULL);
+  if (!k) return pipe_free(&f);
+  CHECK(k->plan.stages == 4 && k->mma_k == 16 && k->steady_min_vec > 0);
+  int lo = find_st(k, 0, GS_LOOP, 0), bar = find_st(k, lo, GS_BARRIER, 0), cp = find_st(k, lo, GS_CP_ASYNC, 0),
+      commit = find_st(k, lo, GS_COMMIT, 0), hi = find_st(k, lo, GS_END_LOOP, 0), n = k->nst;
+  /* the order this test is written against: wait, bar.sync, k step 0, the
+   * copies, the other k steps */
+  CHECK(lo > 0 && k->st[lo + 1].k == GS_WAIT && bar == lo + 2 && k->st[bar + 1].k == GS_LDMATRIX && cp > bar &&
+        commit > cp && find_st(k, commit, GS_LDMATRIX, 0) < hi && find_st(k, hi, GS_LOOP, 0) > hi);
+  CHECK(cp > 0 && k->st[cp].out && strcmp(k->st[cp].out, "tA[kt+S-1]") == 0);
+  if (!(lo > 0 && bar > 0 && cp > bar && commit > cp && hi > commit)) return pipe_free(&f);
+  CHECK(verifies_full(k, NULL));
+  gpu_stmt *st = malloc((size_t)n * sizeof *st);
+  CHECK(st != NULL);
+  if (!st) return pipe_free(&f);
+  int m;
+  /* (a) the refill copy of A before the barrier, right after the wait: the
+   * last iteration's k steps 1.. may still load the stage it overwrites */
+  memcpy(st, k->st, (size_t)n * sizeof *st);
+  move_st(st, cp, bar);
+  CHECK(!order_verifies(k, st, n, REUSE));
+  CHECK(!order_verifies(k, st, n, "the iteration before"));
+  /* (a') a refill of the stage this iteration reads (tA[kt], an off-by-one
+   * in the ring's index), after k step 0 loads from it */
+  memcpy(st, k->st, (size_t)n * sizeof *st);
+  st[cp].out = "tA[kt]";
+  char same[64]; /* k step 0's load of A, in the copy's own iteration */
+  snprintf(same, sizeof same, "(statement %d, tA[kt]) reads fragments", bar + 1);
+  CHECK(!order_verifies(k, st, n, REUSE));
+  CHECK(!order_verifies(k, st, n, same));
+  /* (b) the barrier removed */
+  memcpy(st, k->st, (size_t)n * sizeof *st);
+  memmove(&st[bar], &st[bar + 1], (size_t)(n - bar - 1) * sizeof *st);
+  CHECK(!order_verifies(k, st, n - 1, REUSE));
+  /* (c) through the back edge: the barrier moved after the copies, so k
+   * steps 1.. late in iteration kt-1 load the stage the copies early in
+   * iteration kt overwrite */
+  memcpy(st, k->st, (size_t)n * sizeof *st);
+  move_st(st, bar, commit + 1);
+  CHECK(!order_verifies(k, st, n, "the iteration before"));
+  /* the drain loop's barrier removed: its copies follow its own loads and
+   * the steady loop's last ones */
+  int dlo = find_st(k, hi, GS_LOOP, 0), dbar = find_st(k, dlo, GS_BARRIER, 0);
+  CHECK(dlo > hi && dbar == dlo + 2);
+  memcpy(st, k->st, (size_t)n * sizeof *st);
+  memmove(&st[dbar], &st[dbar + 1], (size_t)(n - dbar - 1) * sizeof *st);
+  CHECK(!order_verifies(k, st, n - 1, REUSE));
+  /* the drain loop's barrier and fragment loads removed: its first
+   * iteration's copies follow the steady loop's last iteration's loads */
+  int dhi = find_st(k, dlo, GS_END_LOOP, 0);
+  m = 0;
+  for (int i = 0; i < n; i++)
+    if (!(i > dlo && i < dhi && (k->st[i].k == GS_BARRIER || k->st[i].k == GS_LDMATRIX))) st[m++] = k->st[i];
+  CHECK(m < n - 2);
+  snprintf(same, sizeof same, "(statement %d, tA[kt], the iteration before)", hi - 3);
+  CHECK(!order_verifies(k, st, m, same));
+  free(st);
+  pipe_free(&f);
+
+  /* tf32 (fp32 operands): B, stored [K, N], leaves shared memory with
+   * ld.shared.b32, not ldmatrix; its loads count as fragment loads */
+  k = real_gemm(&f, DT_FP32, "{'tile':[64,64,32],'stages':3}");
+  CHECK(k != NULL);
+  if (!k) return pipe_free(&f);
+  CHECK(k->mma_k == 8 && k->plan.stages == 3);
+  CHECK(verifies_full(k, NULL));
+  n = k->nst;
+  st = malloc((size_t)n * sizeof *st);
+  CHECK(st != NULL);
+  if (!st) return pipe_free(&f);
+  int ldb = 0;
+  m = 0;
+  /* the barriers and A's fragment loads removed: only B's ld.shared.b32
+   * remain to conflict */
+  for (int i = 0; i < n; i++) {
+    bool a_frag = k->st[i].k == GS_LDMATRIX && k->st[i].nin == 1 && strcmp(k->st[i].in[0], "tA[kt]") == 0;
+    ldb += k->st[i].k == GS_LDMATRIX && strcmp(k->st[i].what, "ld.shared.b32") == 0;
+    if (!a_frag && !(k->st[i].k == GS_BARRIER && i < find_st(k, 0, GS_STAGE_ACC, 0))) st[m++] = k->st[i];
+  }
+  CHECK(ldb > 0);
+  CHECK(!order_verifies(k, st, m, "ld.shared.b32"));
+  free(st);
+  pipe_free(&f);
+}
+
 int main(void) {
+  sm80_stage_reuse();
   sm90a_ring_discipline();
   sm90a_consumer_loop();
   sm90a_attention_discipline();
