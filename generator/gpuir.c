@@ -1464,6 +1464,11 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
     emit(k, A, GS_BARRIER, "bar.sync", "stage t%2 free", NULL, 0, NULL, NULL);
     emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
   }
+  /* the staging tile reuses Q's tile and the ring: no copy left in flight,
+   * and every warp past its last fragment load (a query tile no pass gives
+   * a key tile has run no loop barrier since Q's) */
+  emit(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 0, NULL, NULL);
+  emit(k, A, GS_BARRIER, "bar.sync", "Q's tile and the ring are free for the staging tile", NULL, 0, NULL, NULL);
   emit(k, A, GS_EPILOGUE, "finish", arena_printf(A, "%s: O / row sum", r1->lets[k->sm.div].name), "tFin", 1, "tO", NULL);
   emit(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "O -> stage[%d][%d+8] fp32", BM, k->DV), "tStage", 1, "tFin",
        NULL);
