@@ -2107,7 +2107,10 @@ static void reuse_push(reuse_walk *w, int i, int back) {
  * walk goes back at most S iterations (the ring's period).  Rings are told
  * apart by their tokens' names: the prologue's copies (tA0 ...) and
  * attention's Q (tQ) name no ring offset, and attention's passes, each with
- * its own tokens (tKVf, tKVm, tKVt), are checked each in its own loop. */
+ * its own tokens (tKVf, tKVm, tKVt), are checked each in its own loop.
+ * The staging tile's write (StageAcc) overlays the ring, and attention's
+ * Q tile: every path back from it to any fragment load must cross a
+ * bar.sync too. */
 static bool verify_stage_reuse(const gpu_kernel *k, diag_list *dl) {
   int S = k->plan.stages, n = k->nst;
   if (S < 1 || n == 0 || k->tma || k->att_wgmma || k->rows) return true;
@@ -2131,9 +2134,12 @@ static bool verify_stage_reuse(const gpu_kernel *k, diag_list *dl) {
     }
   }
   for (int c = 0; c < n && ok; c++) {
-    size_t len, lm;
+    size_t len = 0, lm;
+    /* the staging tile's write (StageAcc) overlays every tile fragments
+     * are loaded from: any earlier fragment load conflicts with it */
+    bool staging = k->st[c].k == GS_STAGE_ACC;
     int d = k->st[c].k == GS_CP_ASYNC && up[c] >= 0 ? ring_offset(k->st[c].out, k->st[up[c]].what, S, &len) : -1;
-    if (d < 0) continue;
+    if (d < 0 && !staging) continue;
     memset(w.seen, 0, states * sizeof *w.seen);
     w.top = 0;
     reuse_push(&w, c - 1, 0);
@@ -2154,9 +2160,17 @@ static bool verify_stage_reuse(const gpu_kernel *k, diag_list *dl) {
         reuse_push(&w, mate[i] >= 0 ? mate[i] - 1 : i - 1, back);
         continue;
       }
-      int e = (s->k == GS_LDMATRIX || s->k == GS_LD_SHARED) && s->nin == 1 && up[i] >= 0
-                  ? ring_offset(s->in[0], k->st[up[i]].what, S, &lm)
-                  : -1;
+      bool frag = s->k == GS_LDMATRIX || s->k == GS_LD_SHARED;
+      if (staging && frag) {
+        diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                    "the staging tile's write %s (statement %d) overlays the tiles that %s (statement %d, %s%s) reads "
+                    "fragments from, with no bar.sync between them",
+                    k->st[c].what, c, s->what, i, s->nin ? s->in[0] : "-",
+                    back == 0 ? "" : back == 1 ? ", the iteration before" : ", an earlier iteration");
+        ok = false;
+        continue;
+      }
+      int e = frag && !staging && s->nin == 1 && up[i] >= 0 ? ring_offset(s->in[0], k->st[up[i]].what, S, &lm) : -1;
       if (e >= 0 && lm == len && strncmp(s->in[0], k->st[c].out, len) == 0 && ((e - back - d) % S + S) % S == 0) {
         diag_report(dl, D_INTERNAL, "GPU IR", NULL,
                     "copy %s (statement %d, %s) refills the ring stage that %s (statement %d, %s%s) reads fragments "
