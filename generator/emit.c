@@ -978,8 +978,9 @@ static bool lw_let(epigen *eg, strbuf *s, int let) {
   return true;
 }
 
-/* A let x * (a + b tanh(Q)), Q over x and |a| = |b|, as fmaf(+-h, t, h):
- * h = a x written first; NULL when the let is not one. */
+/* A let x * (a + b tanh(Q)), Q over x and |a| = |b|, as fmaf(+-h, t, h),
+ * spelled dlc::gate[<true>](h, t): h = a x written first; NULL when the
+ * let is not one. */
 static const char *lw_gate(epigen *eg, int let) {
   const region *r = eg->g->r;
   arena *A = eg->g->A;
@@ -1017,7 +1018,9 @@ static const char *lw_gate(epigen *eg, int let) {
   double q[LW_DEG + 1], f = 1;
   for (int i = 0; i <= t.deg; i++, f /= s) q[i] = t.c[i] * f;
   const char *tq = arena_printf(A, "dlc::tanh_approx(%s)", lw_poly(eg, q, t.deg, h, hid));
-  return arena_printf(A, "fmaf(%s%s, %s, %s)", t.b == t.a ? "" : "-", h, tq, h);
+  /* dlc::gate reads h once: fmaf(h, t, h) costs cicc time exponential in
+   * the length of a chain of gates (templates/dlc_device.cuh) */
+  return arena_printf(A, "dlc::gate%s(%s, %s)", t.b == t.a ? "" : "<true>", h, tq);
 }
 
 /* The post-reduce lets at output j, one `const float v_<let>` each (in the

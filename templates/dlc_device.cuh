@@ -207,6 +207,22 @@ __device__ __forceinline__ float tanh_approx(float x) {
   asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
+// A lowered gate h + h t (or h - h t, Neg) as one fma.rn.f32, h one operand
+// of the asm (Neg: -h and h).  Spelled fmaf(h, t, h), h is an operand of
+// the fma twice, and cicc's optimizer takes time growing about as 3^G on a
+// chain of G gates (each gate's h the previous gate's result times a
+// constant): 16 SiLUs in a row took 135 s for one kernel; with this, about
+// 2^G, 1.4 s (docs/codegen.md, "Lowered lets").  The PTX is the fma cicc
+// emits for fmaf.
+template <bool Neg = false>
+__device__ __forceinline__ float gate(float h, float t) {
+  float y;
+  if constexpr (Neg)
+    asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(y) : "f"(-h), "f"(t), "f"(h));
+  else
+    asm("fma.rn.f32 %0, %1, %2, %1;" : "=f"(y) : "f"(h), "f"(t));
+  return y;
+}
 __device__ __forceinline__ float div_approx(float x, float d) {
   float y;
   asm("div.full.ftz.f32 %0, %1, %2;" : "=f"(y) : "f"(x), "f"(d));

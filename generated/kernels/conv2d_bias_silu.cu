@@ -190,7 +190,7 @@ struct Op_stride1x1_pad1x1_b0 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
+      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
     }
@@ -256,7 +256,7 @@ struct Op_stride1x1_pad1x1_b0 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
+      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
@@ -444,7 +444,7 @@ struct Op_stride1x1_pad1x1_b1 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
+      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
     }
@@ -510,7 +510,7 @@ struct Op_stride1x1_pad1x1_b1 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
+      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
@@ -698,7 +698,7 @@ struct Op_stride1x1_pad1x1 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
+      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
     }
@@ -764,7 +764,7 @@ struct Op_stride1x1_pad1x1 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
+      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
@@ -952,7 +952,7 @@ struct Op_stride2x2_pad1x1_b0 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
+      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
     }
@@ -1018,7 +1018,7 @@ struct Op_stride2x2_pad1x1_b0 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
+      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
@@ -1206,7 +1206,7 @@ struct Op_stride2x2_pad1x1_b1 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
+      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
     }
@@ -1272,7 +1272,7 @@ struct Op_stride2x2_pad1x1_b1 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
+      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
@@ -1460,7 +1460,7 @@ struct Op_stride2x2_pad1x1 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
+      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
     }
@@ -1526,7 +1526,7 @@ struct Op_stride2x2_pad1x1 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
+      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
@@ -1720,7 +1720,7 @@ struct Op_stride1x1_pad1x1_b1_sm90a {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
+      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
     }
@@ -1786,7 +1786,7 @@ struct Op_stride1x1_pad1x1_b1_sm90a {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
+      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
@@ -1968,7 +1968,7 @@ struct Op_stride1x1_pad1x1_sm90a {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
+      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
     }
@@ -2034,7 +2034,7 @@ struct Op_stride1x1_pad1x1_sm90a {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
+      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
@@ -2228,7 +2228,7 @@ struct Op_stride2x2_pad1x1_b1_sm90a {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
+      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
     }
@@ -2294,7 +2294,7 @@ struct Op_stride2x2_pad1x1_b1_sm90a {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
+      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
@@ -2476,7 +2476,7 @@ struct Op_stride2x2_pad1x1_sm90a {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
+      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
     }
@@ -2542,7 +2542,7 @@ struct Op_stride2x2_pad1x1_sm90a {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = fmaf(w_Y_h, dlc::tanh_approx(w_Y_h), w_Y_h);
+      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);

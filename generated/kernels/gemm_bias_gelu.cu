@@ -112,7 +112,7 @@ struct Op_b0 {
       [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
       const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
+      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -223,7 +223,7 @@ struct Op_b1 {
       [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
       const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
+      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -278,7 +278,7 @@ struct Op_b1 {
       [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
       const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
+      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
       out[j] = v_C;
     }
     dlc::stv(rp.dst, out);
@@ -382,7 +382,7 @@ struct Op_b2 {
       [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
       const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
+      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -437,7 +437,7 @@ struct Op_b2 {
       [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
       const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
+      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
       out[j] = v_C;
     }
     dlc::stv(rp.dst, out);
@@ -541,7 +541,7 @@ struct Op_b3 {
       [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
       const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
+      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -596,7 +596,7 @@ struct Op_b3 {
       [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
       const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
+      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
       out[j] = v_C;
     }
     dlc::stv(rp.dst, out);
@@ -700,7 +700,7 @@ struct Op_b4 {
       [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
       const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
+      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -755,7 +755,7 @@ struct Op_b4 {
       [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
       const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
+      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
       out[j] = v_C;
     }
     dlc::stv(rp.dst, out);
@@ -859,7 +859,7 @@ struct Op {
       [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
       const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
+      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -914,7 +914,7 @@ struct Op {
       [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
       const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
+      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
       out[j] = v_C;
     }
     dlc::stv(rp.dst, out);
@@ -1064,7 +1064,7 @@ struct Op_b4_sm90a {
       [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
       const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
+      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -1119,7 +1119,7 @@ struct Op_b4_sm90a {
       [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
       const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
+      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
       out[j] = v_C;
     }
     dlc::stv(rp.dst, out);
@@ -1257,7 +1257,7 @@ struct Op_sm90a {
       [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
       const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
+      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -1312,7 +1312,7 @@ struct Op_sm90a {
       [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
       const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = fmaf(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))), w_C_h);
+      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
       out[j] = v_C;
     }
     dlc::stv(rp.dst, out);
