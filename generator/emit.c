@@ -1270,6 +1270,236 @@ static void group_extents(opgen *g, const gpu_kernel *k, bool batch) {
             sxc(g->A, group_extent(g, k->v.k_axes, k->v.nk), false));
 }
 
+/* ---- the sm80 contraction's kernel, rendered from the GPU IR ------------------------ */
+
+/* The Op's kernel<VEC>(p): the GPU IR's statements in order, each one line
+ * (a call of its primitive in templates/sm80_contraction.cuh's Sm80Cta, on
+ * the CTA's state `c`) with the statement's kind and `what` as its comment.
+ * Loops and k-step groups open and close braces; a statement the kernels of
+ * some widths skip (min_vec) is under `if constexpr (VEC >= min_vec)`.  The
+ * renderer reads only the statements' structured fields (side, copy, tile,
+ * stage, lo..hi, loop, full); gpuir_verify checks that they render. */
+typedef struct sm80_render {
+  arena *A;
+  strbuf *s;
+  const gpu_kernel *k;
+  int S;
+  const char *ind;   /* indentation of the next line */
+  gpu_loop loop;     /* the open loop, GLOOP_NONE outside */
+  int loop_vec;      /* its min_vec */
+  int group;         /* the open k-step group: 0 none, 1 after A's fragments, 2 after B's */
+  bool full_open;    /* the full-width epilogue's branch is open */
+  bool reduce;       /* split-K's second kernel (Sm80SplitReduce) */
+} sm80_render;
+
+typedef void (*sm80_render_fn)(sm80_render *r, const gpu_stmt *st);
+
+static const char *r_side(const gpu_stmt *st) { return st->side == GSIDE_B ? "dlc::OPB" : "dlc::OPA"; }
+
+/* the k-tile of a copy or advance: kt + tile in a loop, the slice's first + tile before one */
+static const char *r_tile(sm80_render *r, const gpu_stmt *st) {
+  return arena_printf(r->A, "c.%s + %d", r->loop ? "kt" : "kt0", st->tile);
+}
+
+/* the ring stage of tile kt + tile in a loop, or its stage before one */
+static const char *r_stage(sm80_render *r, const gpu_stmt *st) {
+  return r->loop ? arena_printf(r->A, "c.stage(%d)", st->tile) : arena_printf(r->A, "%d", st->stage);
+}
+
+/* A statement's text as a comment of the Op, the operand dtype spelled T
+ * ("mma.sync.m16n8k16.row.col.f32.T"): the Op is one template over the
+ * dtypes. */
+static const char *r_text(sm80_render *r, const char *t) {
+  const char *dt = dtype_name(r->k->T);
+  size_t n = strlen(dt);
+  strbuf b = {0};
+  for (const char *q = t; *q;) {
+    if (strncmp(q, dt, n) == 0) sb_puts(&b, "T"), q += n;
+    else sb_printf(&b, "%c", *q++);
+  }
+  return cmt(r->A, sb_take_arena(&b, r->A));
+}
+
+/* One statement's line: its code, then its kind and what it moves (a
+ * barrier's why, the tokens a wait or commit covers). */
+static void r_line(sm80_render *r, const gpu_stmt *st, const char *code) {
+  const char *guard =
+      st->min_vec && st->min_vec != r->loop_vec ? arena_printf(r->A, "if constexpr (VEC >= %d) ", st->min_vec) : "";
+  const char *what = st->what;
+  if (st->k == GS_BARRIER) what = st->detail;
+  else if ((st->k == GS_WAIT || st->k == GS_COMMIT) && st->nin)
+    what = st->nin > 1 ? arena_printf(r->A, "%s, %s", st->in[0], st->in[1]) : st->in[0];
+  else if (st->k == GS_WAIT) what = "every group";
+  sb_printf(r->s, "%s%s%s  // %s %s\n", r->ind, guard, code, gpuir_stmt_name(st->k), r_text(r, what));
+}
+
+static void r_indent(sm80_render *r, int d) {
+  size_t n = strlen(r->ind);
+  r->ind = d > 0 ? arena_printf(r->A, "%s  ", r->ind) : arena_printf(r->A, "%.*s", (int)(n - 2), r->ind);
+}
+
+static void r_tile_coord(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "c.tile_coord(p);"); }
+static void r_alloc_shared(sm80_render *r, const gpu_stmt *st) {
+  r_line(r, st, arena_printf(r->A, "c.template alloc<%s>();", r_side(st)));
+}
+static void r_acc_zero(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "c.acc_zero();"); }
+static void r_addr_setup(sm80_render *r, const gpu_stmt *st) {
+  r_line(r, st, st->side == GSIDE_KWALK ? "c.k_start(p);" : arena_printf(r->A, "c.template setup<%s>(p);", r_side(st)));
+}
+static void r_frag_setup(sm80_render *r, const gpu_stmt *st) {
+  r_line(r, st, arena_printf(r->A, "c.template frag_setup<%s>();", r_side(st)));
+}
+static void r_barrier(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "__syncthreads();"); }
+static void r_commit(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "dlc::cp_async_commit();"); }
+static void r_wait(sm80_render *r, const gpu_stmt *st) {
+  r_line(r, st, arena_printf(r->A, "dlc::cp_async_wait<%d>();", st->lo));
+}
+static void r_cp_async(sm80_render *r, const gpu_stmt *st) {
+  const char *code = st->copy == GCOPY_STREAM
+                         ? arena_printf(r->A, "c.template copy_stream<%s>(p, %s);", r_side(st), r_stage(r, st))
+                         : arena_printf(r->A, "c.template copy_%s<%s>(p, %s, %s);",
+                                        st->copy == GCOPY_TILE ? "tile" : "bounded", r_side(st), r_tile(r, st),
+                                        r_stage(r, st));
+  r_line(r, st, code);
+}
+static void r_advance(sm80_render *r, const gpu_stmt *st) {
+  bool tile = st->copy == GCOPY_TILE;
+  const char *code =
+      st->side == GSIDE_KWALK
+          ? (tile ? arena_printf(r->A, "c.k_next_full(p, %s);", r_tile(r, st)) : "c.k_next(p);")
+          : (tile ? arena_printf(r->A, "c.template advance_full<%s>(%s);", r_side(st), r_tile(r, st))
+                  : arena_printf(r->A, "c.template advance<%s>();", r_side(st)));
+  r_line(r, st, code);
+}
+static void r_loop(sm80_render *r, const gpu_stmt *st) {
+  if (st->loop == GLOOP_COLUMNS) {
+    sb_printf(r->s, "#pragma unroll 1\n%sfor (int i = c.first(); i < C::COLS; i += c.step()) {  // Loop %s\n", r->ind,
+              r_text(r, st->what));
+  } else if (st->loop == GLOOP_STEADY) {
+    sb_printf(r->s, "%sif constexpr (VEC >= %d) {  // Loop %s: the widths that stream\n", r->ind, st->min_vec,
+              r_text(r, st->what));
+    r_indent(r, 1);
+    sb_printf(r->s, "#pragma unroll 1\n%sfor (; c.kt + %d < c.KTF; ++c.kt) {  // steady: every tile it prefetches is full\n",
+              r->ind, r->S - 1);
+  } else {
+    sb_printf(r->s, "%sfor (; c.kt < c.KT; ++c.kt) {  // Loop %s: the tiles left\n", r->ind, r_text(r, st->what));
+  }
+  r_indent(r, 1);
+  r->loop = st->loop, r->loop_vec = st->min_vec;
+}
+static void r_end_loop(sm80_render *r, const gpu_stmt *st) {
+  if (!r->reduce) r_line(r, st, "c.next_stage();");
+  r_indent(r, -1);
+  sb_printf(r->s, "%s}\n", r->ind);
+  if (r->loop == GLOOP_STEADY) {
+    r_indent(r, -1);
+    sb_printf(r->s, "%s}\n", r->ind);
+  }
+  r->loop = GLOOP_NONE, r->loop_vec = 0;
+}
+/* A's fragments open the k-step group, B's follow, the MMAs close it */
+static void r_ldmatrix(sm80_render *r, const gpu_stmt *st) {
+  if (st->side == GSIDE_A) {
+    if (st->lo == st->hi) sb_printf(r->s, "%s{\n%s  constexpr int ks = %d;\n", r->ind, r->ind, st->lo);
+    else sb_printf(r->s, "#pragma unroll\n%sfor (int ks = %d; ks <= %d; ++ks) {\n", r->ind, st->lo, st->hi);
+    r_indent(r, 1);
+    sb_printf(r->s, "%stypename C::FragA af;\n", r->ind);
+    r_line(r, st, arena_printf(r->A, "c.frags(af, %s, ks);", r_stage(r, st)));
+  } else {
+    sb_printf(r->s, "%stypename C::FragB bf;\n", r->ind);
+    r_line(r, st, arena_printf(r->A, "c.frags(bf, %s, ks);", r_stage(r, st)));
+  }
+  r->group = st->side == GSIDE_A ? 1 : 2;
+}
+static void r_mma(sm80_render *r, const gpu_stmt *st) {
+  r_line(r, st, "c.mma(af, bf);");
+  r_indent(r, -1);
+  sb_printf(r->s, "%s}\n", r->ind);
+  r->group = 0;
+}
+static void r_stage_acc(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "float *stage = c.stage_acc();"); }
+static void r_epilogue(sm80_render *r, const gpu_stmt *st) {
+  if (st->full) {
+    sb_printf(r->s, "%sif (Self::epi_vec_ok(p, c.on)) {  // Epilogue %s: the full-width pair\n", r->ind,
+              r_text(r, st->what));
+    r->full_open = true;
+  } else if (r->full_open) {
+    sb_printf(r->s, "%s} else {  // Epilogue %s: the bounds-checked pair\n", r->ind, r_text(r, st->what));
+  } else {
+    sb_printf(r->s, "%s{  // Epilogue %s\n", r->ind, r_text(r, st->what));
+  }
+  r_indent(r, 1);
+}
+/* split-K's second kernel: a column of every slice's partial, summed */
+static void r_ld_global(sm80_render *r, const gpu_stmt *st) {
+  sb_printf(r->s, "%sfloat a4[4];\n", r->ind);
+  r_line(r, st, "if (!c.sum(i, a4)) break;");
+}
+static void r_st_global(sm80_render *r, const gpu_stmt *st) {
+  const gpu_stmt *prev = st - 1;
+  if (r->reduce) {
+    r_line(r, st, "c.store(p, i, a4);");
+    r_indent(r, -1);
+    sb_printf(r->s, "%s}\n", r->ind);
+    return;
+  }
+  if (prev->k != GS_EPILOGUE) {  /* split-K: the staged partial, no epilogue */
+    r_line(r, st, "c.store_partial(p, stage);");
+    return;
+  }
+  r_line(r, st, st->full ? "c.store_full(p, stage);" : "c.store_checked(p, stage);");
+  if (st->full) {
+    r_indent(r, -1);  /* the else of the other pair follows */
+    return;
+  }
+  r_indent(r, -1);
+  sb_printf(r->s, "%s}\n", r->ind);
+}
+
+static const sm80_render_fn SM80_RENDER[GS__COUNT] = {
+    [GS_TILE_COORD] = r_tile_coord, [GS_ALLOC_SHARED] = r_alloc_shared, [GS_ACC_ZERO] = r_acc_zero,
+    [GS_ADDR_SETUP] = r_addr_setup, [GS_FRAG_SETUP] = r_frag_setup,     [GS_BARRIER] = r_barrier,
+    [GS_COMMIT] = r_commit,         [GS_WAIT] = r_wait,                 [GS_CP_ASYNC] = r_cp_async,
+    [GS_ADVANCE] = r_advance,       [GS_LOOP] = r_loop,                 [GS_END_LOOP] = r_end_loop,
+    [GS_LDMATRIX] = r_ldmatrix,     [GS_MMA] = r_mma,                   [GS_STAGE_ACC] = r_stage_acc,
+    [GS_EPILOGUE] = r_epilogue,     [GS_ST_GLOBAL] = r_st_global,       [GS_LD_GLOBAL] = r_ld_global,
+};
+
+static bool emit_sm80_renders(gpu_stmt_kind kind) { return kind >= 0 && kind < GS__COUNT && SM80_RENDER[kind]; }
+
+/* The statements of k, one after the other, then the kernel's closing brace. */
+static void render_stmts(arena *A, strbuf *s, const gpu_kernel *k, bool reduce) {
+  sm80_render r = {A, s, k, k->plan.stages, "    ", GLOOP_NONE, 0, 0, false, reduce};
+  for (int i = 0; i < k->nst; i++) {
+    /* gpuir_verify (verify_sm80_render, verify_splitk_render) admits only what renders */
+    DLC_ASSERT(emit_sm80_renders(k->st[i].k));
+    SM80_RENDER[k->st[i].k](&r, &k->st[i]);
+  }
+  DLC_ASSERT(r.loop == GLOOP_NONE && r.group == 0 && strcmp(r.ind, "    ") == 0);
+  sb_puts(s, "  }\n");
+}
+
+static void kernel_fn(opgen *g, const gpu_kernel *k, const char *sname) {
+  strbuf *s = g->s;
+  sb_printf(s, "  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a\n"
+               "  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)\n"
+               "  template <int VEC>\n"
+               "  static __device__ __forceinline__ void kernel(const Params *p) {\n"
+               "    using Self = %s;\n"
+               "    using C = dlc::Sm80Cta<Self, VEC>;\n"
+               "    C c;\n",
+            sname);
+  render_stmts(g->A, s, k, false);
+  if (!k->reduce) return;
+  sb_printf(s, "  // split-K's second kernel, rendered from its GPU IR: the slices' sums and the epilogue\n"
+               "  static __device__ __forceinline__ void reduce_kernel(const Params *p) {\n"
+               "    using Self = %s;\n"
+               "    using C = dlc::Sm80SplitReduce<Self>;\n"
+               "    C c;\n",
+            sname);
+  render_stmts(g->A, s, k->reduce, true);
+}
+
 static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
   arena *A = c->A;
   const gpu_kernel *k = in->k;
@@ -1295,7 +1525,7 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
             p->raster_group);
   if (k->reduce)
     sb_printf(s, "  // split-K in at most %d slices (the GPU IR's pair): slice blockIdx.y stores its fp32 partial tile in the\n"
-                 "  // workspace, then sm80_splitk_reduce sums the slices in order and applies the epilogue\n"
+                 "  // workspace, then reduce_kernel sums the slices in order and applies the epilogue\n"
                  "  static constexpr bool SPLIT_K = true;\n"
                  "  static constexpr int SPLIT_MAX = %d;  // the most slices a call stores\n"
                  "  static __device__ __forceinline__ float *split_ws(const Params *p) { return static_cast<float *>(p->dlc_split_ws); }\n"
@@ -1318,6 +1548,7 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
   epilogue_fn(&g, "");
   if (k->epi_vec) epilogue_full_fn(&g, k->epi_vec, "BN");
   else sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-width epilogue\n");
+  kernel_fn(&g, k, sname);
   sb_puts(s, "};\n\n");
 }
 
@@ -2251,18 +2482,21 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
   for (int i = 0; i < nops; i++) {
     const emit_instance *in = &eo->inst[i / nk];
     const gpu_kernel *k = ks[i];
-    for (int v = 0; v < k->nvec; v++)
-      sb_printf(&s,
-                "__global__ void __launch_bounds__(%d, %d) %s(const dlc__p_%s p) {\n"
-                "  dlc::%s<dlc_%s::%s<%s>, %d>(&p);\n}\n",
-                kernel_threads(k), min_blocks(k),
-                kernel_name_k(A, eo, in, k, k->vecs[v]), eo->op->name, k->skeleton, eo->op->name, name[i], ctype(k->T),
-                k->vecs[v]);
+    for (int v = 0; v < k->nvec; v++) {
+      sb_printf(&s, "__global__ void __launch_bounds__(%d, %d) %s(const dlc__p_%s p) {\n", kernel_threads(k),
+                min_blocks(k), kernel_name_k(A, eo, in, k, k->vecs[v]), eo->op->name);
+      /* the contraction's kernel is the Op's, rendered from its GPU IR */
+      if (!k->attention && !k->rows)
+        sb_printf(&s, "  dlc_%s::%s<%s>::kernel<%d>(&p);\n}\n", eo->op->name, name[i], ctype(k->T), k->vecs[v]);
+      else
+        sb_printf(&s, "  dlc::%s<dlc_%s::%s<%s>, %d>(&p);\n}\n", k->skeleton, eo->op->name, name[i], ctype(k->T),
+                  k->vecs[v]);
+    }
     /* split-K: the second kernel, on the same Op */
     if (k->reduce)
       sb_printf(&s,
                 "__global__ void __launch_bounds__(%d, 1) %s(const dlc__p_%s p) {\n"
-                "  dlc::sm80_splitk_reduce<dlc_%s::%s<%s>>(&p);\n}\n",
+                "  dlc_%s::%s<%s>::reduce_kernel(&p);\n}\n",
                 kernel_threads(k->reduce), reduce_name(A, eo, in), eo->op->name, eo->op->name, name[i], ctype(k->T));
   }
   /* the sm90a kernels: their bodies exist for sm_90a alone (wgmma, TMA and

@@ -14,10 +14,14 @@
 #include "algo.h"
 #include "strbuf.h"
 
-static void emit(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
-                 const char *out, int nin, const char *in0, const char *in1) {
-  gpu_stmt s = {kind, what, detail, nin, {in0, in1, NULL, NULL}, out, false, 0, 0};
+/* Appends a statement; the pointer it returns is good until the next one
+ * (for the fields the renderer reads). */
+static gpu_stmt *emit(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
+                      const char *out, int nin, const char *in0, const char *in1) {
+  gpu_stmt s = {.k = kind, .what = what, .detail = detail, .nin = nin, .in = {in0, in1, NULL, NULL}, .out = out,
+                .lo = -1, .hi = -1};
   ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);
+  return &k->st[k->nst - 1];
 }
 
 int gpuir_swizzle_width(int row_bytes) {
@@ -503,72 +507,120 @@ static int steady_min_vec(const gpu_kernel *k) {
 }
 
 /* The fragment loads and MMAs of k steps lo..hi (k16, or k8 in TF32) of
- * tile kt, held in stage kt % S. */
+ * tile kt, held in stage kt % S: A's, B's, then the warp tile's MMAs on
+ * them (the renderer's k-step group). */
 static void frags_mmas(gpu_kernel *k, arena *A, int S, int lo, int hi) {
   const char *steps = lo == hi ? arena_printf(A, "%s step %d", k->mma_k == 8 ? "k8" : "k16", lo)
                                : arena_printf(A, "%s steps %d..%d", k->mma_k == 8 ? "k8" : "k16", lo, hi);
   for (int side = 0; side < 2; side++) {
     const gpu_operand *o = side ? &k->B : &k->A;
-    emit(k, A, GS_LDMATRIX, gpuir_frag_load(o, k->mma_k),
-         k->mma_k == 8 ? arena_printf(A, "sm%c[kt%%%d], %s: %c fragments (%s), lane offsets hoisted, then "
-                                         "cvt.rna.tf32.f32",
-                                      side ? 'B' : 'A', S, steps, side ? 'B' : 'A',
-                                      o->k_contig ? "8 x 4 fp32 matrices" : side ? "(k t, n g), (k t+4, n g)"
-                                                                               : "(k t, m g), (k t, m g+8), (k t+4, ...)")
-                       : arena_printf(A, "sm%c[kt%%%d], %s: %c fragments, lane offsets hoisted", side ? 'B' : 'A', S,
-                                      steps, side ? 'B' : 'A'),
-         NULL, 1, side ? "tB[kt]" : "tA[kt]", NULL);
+    gpu_stmt *st =
+        emit(k, A, GS_LDMATRIX, gpuir_frag_load(o, k->mma_k),
+             k->mma_k == 8 ? arena_printf(A, "sm%c[kt%%%d], %s: %c fragments (%s), lane offsets hoisted, then "
+                                             "cvt.rna.tf32.f32",
+                                          side ? 'B' : 'A', S, steps, side ? 'B' : 'A',
+                                          o->k_contig ? "8 x 4 fp32 matrices" : side ? "(k t, n g), (k t+4, n g)"
+                                                                                   : "(k t, m g), (k t, m g+8), (k t+4, ...)")
+                           : arena_printf(A, "sm%c[kt%%%d], %s: %c fragments, lane offsets hoisted", side ? 'B' : 'A', S,
+                                          steps, side ? 'B' : 'A'),
+             NULL, 1, side ? "tB[kt]" : "tA[kt]", NULL);
+    st->side = side ? GSIDE_B : GSIDE_A, st->lo = lo, st->hi = hi;
   }
-  emit(k, A, GS_MMA,
-       k->mma_k == 8 ? "mma.sync.m16n8k8.row.col.f32.tf32.tf32.f32"
-                     : arena_printf(A, "mma.sync.m16n8k16.row.col.f32.%s", dtype_name(k->T)),
-       arena_printf(A, "warp tile %dx%d, %s", k->plan.tile[0] / k->plan.warps_m, k->plan.tile[1] / k->plan.warps_n,
-                    steps),
-       "tMMA", 0, NULL, NULL);
+  gpu_stmt *st = emit(k, A, GS_MMA,
+                      k->mma_k == 8 ? "mma.sync.m16n8k8.row.col.f32.tf32.tf32.f32"
+                                    : arena_printf(A, "mma.sync.m16n8k16.row.col.f32.%s", dtype_name(k->T)),
+                      arena_printf(A, "warp tile %dx%d, %s", k->plan.tile[0] / k->plan.warps_m,
+                                   k->plan.tile[1] / k->plan.warps_n, steps),
+                      "tMMA", 0, NULL, NULL);
+  st->lo = lo, st->hi = hi;
 }
 
-/* One k-tile of the contraction skeleton: wait for tile kt, refill the
- * stage freed last iteration, then the fragments and MMAs of tile kt.  In the
- * steady loop the refill is the operands' streamed copy and advance, issued
- * after the first k step's MMAs (it writes stage kt-1, which every warp
- * finished reading before the barrier), so that the tile's first MMAs wait
- * only on the barrier and their own fragments. */
-static void loop_body(gpu_kernel *k, arena *A, int S, bool steady) {
-  int ks = k->plan.tile[2] / k->mma_k; /* k steps a tile */
-  emit(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d", S - 2), NULL, 2, "tA[kt]", "tB[kt]");
+/* The wait for tile kt and the barrier after it, in a loop of the ring. */
+static void wait_stage(gpu_kernel *k, arena *A, int S) {
+  emit(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d", S - 2), NULL, 2, "tA[kt]", "tB[kt]")->lo = S - 2;
   emit(k, A, GS_BARRIER, "bar.sync", "stage kt landed for every thread; stage kt-1 free", NULL, 0, NULL, NULL);
-  if (steady) frags_mmas(k, A, S, 0, 0);
+}
+
+/* The copies of one ring stage and the advances after them: the tile
+ * `tile` (kt + tile inside a loop), into stage `stage` before one. */
+static void copy_stage(gpu_kernel *k, arena *A, gpu_copy how, int tile, int stage, const char *ta, const char *tb) {
+  int S = k->plan.stages;
+  bool looped = how != GCOPY_TILE;
   for (int side = 0; side < 2; side++) {
     const gpu_operand *o = side ? &k->B : &k->A;
     const char *sm = side ? "smB" : "smA";
-    const char *guards = "";
-    for (int g = 0; g < o->ng; g++) guards = arena_printf(A, "%s%s%s", guards, g ? ", " : "", sx_str(A, o->guards[g].e));
-    emit(k, A, GS_CP_ASYNC, arena_printf(A, "%s[(kt+%d)%%%d] <- %s", sm, S - 1, S, o->tensor),
-         !steady   ? "tile kt+stages-1 if any, pred tails"
-         : o->walk ? (o->ng ? arena_printf(A, "full tile kt+stages-1: chunk rest + K part, zero fill where a pad guard "
-                                              "(%s) fails%s",
-                                           guards,
-                                           o->gmask ? arena_printf(A, " (the chunk's %d-bit mask at the K parts' bit)", o->gmask)
-                                           : o->g32 ? " (32-bit: lo' <= K part < hi')"
-                                                    : "")
-                            : "full tile kt+stages-1: chunk rest + K part, whole chunks")
-         : o->k_contig ? "full tile kt+stages-1 from the chunk pointers, whole chunks"
-                       : "full tile kt+stages-1 from the chunk pointers, tails as byte counts",
-         arena_printf(A, "t%c[kt+S-1]", side ? 'B' : 'A'), 0, NULL, NULL);
-    if (steady && o->walk)
-      emit(k, A, GS_ADVANCE, arena_printf(A, "%s K counter", o->tensor),
-           arena_printf(A, "%s += %d with carries; K part %s%s", axes_str(A, k->r, k->v.k_axes, k->v.nk), k->plan.tile[2],
-                        sx_str(A, o->koff),
-                        o->kpart32 ? arena_printf(A, " in 32 bits (the dispatcher: span %s elements fits int32 bytes, "
-                                                     "else width %d)",
-                                                  sx_str(A, o->kspan), k->kpart32_fallback)
-                                   : ""),
-           NULL, 0, NULL, NULL);
-    else if (steady)
-      emit(k, A, GS_ADVANCE, arena_printf(A, "%s chunk pointers", o->tensor),
-           arena_printf(A, "+= %d * (%s)", k->plan.tile[2], o->kstep_str), NULL, 0, NULL, NULL);
+    const char *what = looped ? arena_printf(A, "%s[(kt+%d)%%%d] <- %s", sm, tile, S, o->tensor)
+                              : arena_printf(A, "%s[%d] <- %s", sm, stage, o->tensor);
+    const char *detail;
+    if (how == GCOPY_TILE) {
+      const char *pr = axes_str(A, k->r, side ? k->v.n_axes : k->v.m_axes, side ? k->v.nn : k->v.nm),
+                 *pk = axes_str(A, k->r, k->v.k_axes, k->v.nk);
+      detail = k->steady_min_vec ? arena_printf(A, "%c%s x K%s tile %d if any: streamed when full at the widths >= %d, "
+                                                   "else pred tails",
+                                                side ? 'N' : 'M', pr, pk, tile, k->steady_min_vec)
+                                 : arena_printf(A, "%c%s x K%s tile %d if any, pred tails", side ? 'N' : 'M', pr, pk, tile);
+    } else if (how == GCOPY_BOUNDED) {
+      detail = k->steady_min_vec ? "tile kt+stages-1 if any, pred tails (after the steady loop: the remainder at most)"
+                                 : "tile kt+stages-1 if any, pred tails";
+    } else {
+      const char *guards = "";
+      for (int g = 0; g < o->ng; g++) guards = arena_printf(A, "%s%s%s", guards, g ? ", " : "", sx_str(A, o->guards[g].e));
+      detail = o->walk ? (o->ng ? arena_printf(A, "full tile kt+stages-1: chunk rest + K part, zero fill where a pad guard "
+                                                  "(%s) fails%s",
+                                               guards,
+                                               o->gmask ? arena_printf(A, " (the chunk's %d-bit mask at the K parts' bit)",
+                                                                       o->gmask)
+                                               : o->g32 ? " (32-bit: lo' <= K part < hi')"
+                                                        : "")
+                                : "full tile kt+stages-1: chunk rest + K part, whole chunks")
+               : o->k_contig ? "full tile kt+stages-1 from the chunk pointers, whole chunks"
+                             : "full tile kt+stages-1 from the chunk pointers, tails as byte counts";
+    }
+    gpu_stmt *st = emit(k, A, GS_CP_ASYNC, what, detail, side ? tb : ta, 0, NULL, NULL);
+    st->side = side ? GSIDE_B : GSIDE_A, st->copy = how, st->tile = tile, st->stage = stage;
+    /* a stream's pointers step after its copy; the walks' one K counter
+     * after both copies */
+    if (how == GCOPY_BOUNDED || !k->steady_min_vec || o->walk) continue;
+    st = emit(k, A, GS_ADVANCE, arena_printf(A, "%s chunk pointers", o->tensor),
+              arena_printf(A, "+= %d * (%s)%s", k->plan.tile[2], o->kstep_str,
+                           how == GCOPY_TILE ? " after a streamed (full) tile" : ""),
+              NULL, 0, NULL, NULL);
+    st->side = side ? GSIDE_B : GSIDE_A, st->copy = how, st->tile = tile, st->min_vec = k->steady_min_vec;
   }
-  emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, "tA[kt+S-1]", "tB[kt+S-1]");
+  if (how != GCOPY_BOUNDED && k->steady_min_vec && (k->A.walk || k->B.walk)) {
+    const char *parts = "";
+    for (int side = 0; side < 2; side++) {
+      const gpu_operand *o = side ? &k->B : &k->A;
+      if (!o->walk) continue;
+      parts = arena_printf(A, "%s; %s's K part %s%s", parts, o->tensor, sx_str(A, o->koff),
+                           o->kpart32 ? arena_printf(A, " in 32 bits (the dispatcher: span %s elements fits int32 bytes, "
+                                                        "else width %d)",
+                                                     sx_str(A, o->kspan), k->kpart32_fallback)
+                                      : "");
+    }
+    gpu_stmt *st = emit(k, A, GS_ADVANCE, "K counter",
+                        arena_printf(A, "%s += %d with carries%s%s", axes_str(A, k->r, k->v.k_axes, k->v.nk),
+                                     k->plan.tile[2], parts, how == GCOPY_TILE ? "; after a streamed (full) tile" : ""),
+                        NULL, 0, NULL, NULL);
+    st->side = GSIDE_KWALK, st->copy = how, st->tile = tile, st->min_vec = k->steady_min_vec;
+  }
+  emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, ta, tb);
+}
+
+/* One k-tile of the contraction's loops: wait for tile kt, refill the stage
+ * freed last iteration, then the fragments and MMAs of tile kt.  In the
+ * steady loop the refill is the operands' streamed copy and advance, issued
+ * after the first k step's MMAs (it writes stage kt-1, which every warp
+ * finished reading before the barrier), so that the tile's first MMAs wait
+ * only on the barrier and their own fragments.  In the drain the steady
+ * loop has left at most one tile to copy, the remainder (kt + S - 1 >= KTF
+ * when it ends), and a kernel without it copies every tile there: bounded
+ * copies, no advance. */
+static void loop_body(gpu_kernel *k, arena *A, int S, bool steady) {
+  int ks = k->plan.tile[2] / k->mma_k; /* k steps a tile */
+  wait_stage(k, A, S);
+  if (steady) frags_mmas(k, A, S, 0, 0);
+  copy_stage(k, A, steady ? GCOPY_STREAM : GCOPY_BOUNDED, S - 1, -1, "tA[kt+S-1]", "tB[kt+S-1]");
   if (!steady || ks > 1) frags_mmas(k, A, S, steady ? 1 : 0, ks - 1);
 }
 
@@ -597,10 +649,11 @@ static bool grid_fits(arena *A, const gpu_kernel *k, diag_list *dl, const char *
  * then the bounds-checked pair every other tile takes. */
 static void emit_epilogue(gpu_kernel *k, arena *A, const region *r, const char *lets, const char *full) {
   if (full) {
-    emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name, full, "tEfull", 1, "tStage", NULL);
+    emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name, full, "tEfull", 1, "tStage", NULL)->full = true;
     emit(k, A, GS_ST_GLOBAL,
          arena_printf(A, "st.global.v4.b32 (%d x %s) -> %s", k->epi_vec, dtype_name(k->v.out_dt), r->out[k->v.out].name),
-         "no column predicate; rows past M skipped", NULL, 1, "tEfull", NULL);
+         "no column predicate; rows past M skipped", NULL, 1, "tEfull", NULL)
+        ->full = true;
   }
   emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name,
        arena_printf(A, "%slets: %s", k->epi_vec ? "other tiles: " : "", *lets ? lets : "(none)"), "tE", 1, "tStage",
@@ -708,9 +761,11 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
                           split ? "; K slice <- blockIdx.y" : ""),
        NULL, 0, NULL, NULL);
   emit(k, A, GS_ALLOC_SHARED, "smA", arena_printf(A, "%s %s, 16B chunks xor %d", dtype_name(k->T), ta, k->tiles[0].swz), NULL,
-       0, NULL, NULL);
+       0, NULL, NULL)
+      ->side = GSIDE_A;
   emit(k, A, GS_ALLOC_SHARED, "smB", arena_printf(A, "%s %s, 16B chunks xor %d", dtype_name(k->T), tb, k->tiles[1].swz), NULL,
-       0, NULL, NULL);
+       0, NULL, NULL)
+      ->side = GSIDE_B;
   const char *pm = axes_str(A, r, k->v.m_axes, k->v.nm), *pn = axes_str(A, r, k->v.n_axes, k->v.nn),
              *pk = axes_str(A, r, k->v.k_axes, k->v.nk);
   k->steady_min_vec = steady_min_vec(k);
@@ -719,57 +774,75 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   k->A.kpart32 = k->kpart32_fallback && k->A.kspan;
   k->B.kpart32 = k->kpart32_fallback && k->B.kspan;
   if (!k->A.kpart32 && !k->B.kpart32) k->kpart32_fallback = 0;
+  emit(k, A, GS_ACC_ZERO, "acc",
+       arena_printf(A, "fp32, the warp tile %dx%d's MMA accumulators", BM / p->warps_m, BN / p->warps_n), NULL, 0, NULL,
+       NULL);
+  /* the streamed operands' state at the slice's first k-tile, for the
+   * widths that run the steady loop */
   for (int side = 0; side < 2 && k->steady_min_vec; side++) {
     const gpu_operand *o = side ? &k->B : &k->A;
+    gpu_stmt *st;
     if (o->walk) {
-      emit(k, A, GS_ADDR_SETUP, arena_printf(A, "%s chunk rests and K counter", o->tensor),
-           arena_printf(A,
-                        "per thread at k-tile 0: each chunk's rest %s (rows past the %s tail read the last row), "
-                        "one K counter for the thread's column%s",
-                        sx_str(A, o->moff), side ? pn : pm,
-                        o->gmask ? arena_printf(A, "; a %d-bit mask of the K parts at which every pad guard passes", o->gmask)
-                        : o->g32 ? "; each pad guard's bounds on its K part, clamped into int32"
-                                 : ""),
-           NULL, 0, NULL, NULL);
-      continue;
+      st = emit(k, A, GS_ADDR_SETUP, arena_printf(A, "%s chunk rests", o->tensor),
+                arena_printf(A,
+                             "per thread at k-tile 0: each chunk's rest %s (rows past the %s tail read one of the "
+                             "tile's rows)%s",
+                             sx_str(A, o->moff), side ? pn : pm,
+                             o->gmask ? arena_printf(A, "; a %d-bit mask of the K parts at which every pad guard passes",
+                                                     o->gmask)
+                             : o->g32 ? "; each pad guard's bounds on its K part, clamped into int32"
+                                      : ""),
+                NULL, 0, NULL, NULL);
+    } else {
+      st = emit(k, A, GS_ADDR_SETUP, arena_printf(A, "%s chunk pointers", o->tensor),
+                o->k_contig ? arena_printf(A,
+                                           "per thread at the slice's first k-tile; rows past the %s tail read one of "
+                                           "the tile's rows (they feed only outputs never stored): whole chunks, no "
+                                           "predicate; k-step %s",
+                                           side ? pn : pm, o->kstep_str)
+                            : arena_printf(A, "per thread at the slice's first k-tile, with the %s tail's byte counts; "
+                                              "k-step %s",
+                                           side ? pn : pm, o->kstep_str),
+                NULL, 0, NULL, NULL);
     }
-    emit(k, A, GS_ADDR_SETUP, arena_printf(A, "%s chunk pointers", o->tensor),
-         o->k_contig ? arena_printf(A,
-                                    "per thread at k-tile 0; rows past the %s tail read the last row (they feed only "
-                                    "outputs never stored): whole chunks, no predicate; k-step %s",
-                                    side ? pn : pm, o->kstep_str)
-                     : arena_printf(A, "per thread at k-tile 0, with the %s tail's byte counts; k-step %s",
-                                    side ? pn : pm, o->kstep_str),
-         NULL, 0, NULL, NULL);
+    st->side = side ? GSIDE_B : GSIDE_A, st->min_vec = k->steady_min_vec;
   }
-  for (int s = 0; s < S - 1; s++) {
-    const char *tA = arena_printf(A, "tA%d", s), *tB = arena_printf(A, "tB%d", s);
-    emit(k, A, GS_CP_ASYNC, arena_printf(A, "smA[%d] <- %s", s, k->A.tensor),
-         arena_printf(A, "M%s x K%s tile %d, pred tails", pm, pk, s), tA, 0, NULL, NULL);
-    emit(k, A, GS_CP_ASYNC, arena_printf(A, "smB[%d] <- %s", s, k->B.tensor),
-         arena_printf(A, "N%s x K%s tile %d, pred tails", pn, pk, s), tB, 0, NULL, NULL);
-    emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, tA, tB);
+  emit(k, A, GS_BARRIER, "bar.sync", "the tile's coordinates parked in shared memory for every thread", NULL, 0, NULL,
+       NULL);
+  if (k->steady_min_vec && (k->A.walk || k->B.walk)) {
+    gpu_stmt *st = emit(k, A, GS_ADDR_SETUP, "K counter",
+                        arena_printf(A, "%s at the thread's K column of k-tile 0", pk), NULL, 0, NULL, NULL);
+    st->side = GSIDE_KWALK, st->min_vec = k->steady_min_vec;
   }
+  for (int side = 0; side < 2; side++)
+    emit(k, A, GS_FRAG_SETUP, arena_printf(A, "%c fragment lane offsets", side ? 'B' : 'A'),
+         "the lane's shared addresses in stage 0 of each k step's (or fragment's) ldmatrix, hoisted", NULL, 0, NULL,
+         NULL)->side = side ? GSIDE_B : GSIDE_A;
+  for (int s = 0; s < S - 1; s++)
+    copy_stage(k, A, GCOPY_TILE, s, s, arena_printf(A, "tA%d", s), arena_printf(A, "tB%d", s));
   /* the steady state streams both operands over the full k-tiles when both
    * advance by a fixed step (for the widths steady_min_vec allows); the drain
    * loop takes the last tiles with bounds */
   bool steady = k->steady_min_vec > 0;
   if (steady) {
-    emit(k, A, GS_LOOP, "kt",
-         arena_printf(A, "steady (vec >= %d): 0 <= kt < floor(K%s / %d) - %d, every prefetched tile full: %s",
-                      k->steady_min_vec, pk, BK, S - 1,
-                      k->A.walk || k->B.walk ? "no bounds, the K counters' carries only" : "one basic block"),
-         NULL, 0, NULL, NULL);
+    gpu_stmt *st =
+        emit(k, A, GS_LOOP, "kt",
+             arena_printf(A, "steady (vec >= %d): 0 <= kt < floor(K%s / %d) - %d, every prefetched tile full: %s",
+                          k->steady_min_vec, pk, BK, S - 1,
+                          k->A.walk || k->B.walk ? "no bounds, the K counters' carries only" : "one basic block"),
+             NULL, 0, NULL, NULL);
+    st->loop = GLOOP_STEADY, st->min_vec = k->steady_min_vec;
     loop_body(k, A, S, true);
     emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
   }
   emit(k, A, GS_LOOP, "kt",
        arena_printf(A, "%s kt < ceil(K%s / %d): the last tiles, the remainder bounds-checked", steady ? "drain:" : "0 <=",
                     pk, BK),
-       NULL, 0, NULL, NULL);
+       NULL, 0, NULL, NULL)
+      ->loop = GLOOP_DRAIN;
   loop_body(k, A, S, false);
   emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
-  emit(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 0, NULL, NULL);
+  emit(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 0, NULL, NULL)->lo = 0;
   emit(k, A, GS_BARRIER, "bar.sync", "the ring is free for the staging tile", NULL, 0, NULL, NULL);
   emit(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "acc -> stage[%d][%d+8] fp32", BM, BN), "tStage", 1,
        "tMMA", NULL);
@@ -1096,6 +1169,13 @@ gpu_kernel *gpuir_build_splitk_reduce(arena *A, const gpu_kernel *part, const ch
                     sx_str(A, k->grid_tiles[0]), sx_str(A, k->grid_tiles[1]), k->plan.raster_group,
                     k->split_parts),
        NULL, 0, NULL, NULL);
+  emit(k, A, GS_LOOP, "column",
+       arena_printf(A,
+                    "blockIdx.y x %d + thread, stepping %d x gridDim.y, over the tile's %d 4-float columns, to the "
+                    "first row past M",
+                    nt, nt, BM * BN / 4),
+       NULL, 0, NULL, NULL)
+      ->loop = GLOOP_COLUMNS;
   emit(k, A, GS_LD_GLOBAL, "ld.global.v4.f32 workspace -> acc",
        arena_printf(A,
                     "a thread's 4-float column of the tile's %dx%d fp32 partials, every slice's loaded before "
@@ -1108,6 +1188,7 @@ gpu_kernel *gpuir_build_splitk_reduce(arena *A, const gpu_kernel *part, const ch
   emit(k, A, GS_ST_GLOBAL, arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v.out_dt), r->out[k->v.out].name),
        arena_printf(A, "pred tails (%s), scalar where a row ends or is misaligned", tail_pred(A, &k->v)), NULL, 1, "tE",
        NULL);
+  emit(k, A, GS_END_LOOP, "column", NULL, NULL, 0, NULL, NULL);
   return k;
 }
 
@@ -2189,9 +2270,113 @@ out:
   return ok;
 }
 
+/* The sm80 contraction's statements as its renderer takes them (emit.c,
+ * kernel_fn): only the kinds it renders; loops (steady, then drain) at the
+ * top level, not nested; a copy and its advance before the loops at an
+ * absolute tile into its own stage (tile s < S - 1), inside them at tile
+ * kt + S - 1, streamed in the steady loop and bounded in the drain; each
+ * k-step group A's fragments, B's, then the MMAs on the same steps of
+ * tile kt; waits that leave S - 2 groups in flight inside the loops and
+ * none after them; the full-width epilogue pair before the other. */
+static bool verify_sm80_render(const gpu_kernel *k, diag_list *dl) {
+  static const bool RENDERS[GS__COUNT] = {
+      [GS_TILE_COORD] = true, [GS_ALLOC_SHARED] = true, [GS_ACC_ZERO] = true, [GS_ADDR_SETUP] = true,
+      [GS_FRAG_SETUP] = true, [GS_BARRIER] = true,      [GS_COMMIT] = true,   [GS_WAIT] = true,
+      [GS_CP_ASYNC] = true,   [GS_ADVANCE] = true,      [GS_LOOP] = true,     [GS_END_LOOP] = true,
+      [GS_LDMATRIX] = true,   [GS_MMA] = true,          [GS_STAGE_ACC] = true, [GS_EPILOGUE] = true,
+      [GS_ST_GLOBAL] = true,
+  };
+  int S = k->plan.stages, nloops = 0, ks = k->plan.tile[2] / (k->mma_k ? k->mma_k : 16);
+  gpu_loop loop = GLOOP_NONE;
+  bool full_seen = false;
+  const char *bad = NULL;
+  int at = -1;
+  for (int i = 0; i < k->nst && !bad; i++) {
+    const gpu_stmt *s = &k->st[i];
+    at = i;
+    bool walks = k->A.walk || k->B.walk;
+    if (s->k < 0 || s->k >= GS__COUNT || !RENDERS[s->k]) bad = "a kind the sm80 contraction does not render";
+    else if (s->min_vec && s->min_vec != k->steady_min_vec) bad = "runs for widths other than the steady loop's";
+    else if (s->k == GS_LOOP) {
+      if (loop || (s->loop == GLOOP_STEADY && (nloops || !k->steady_min_vec)) ||
+          (s->loop == GLOOP_DRAIN && nloops != (k->steady_min_vec > 0)) || s->loop == GLOOP_NONE)
+        bad = "a loop out of place (the steady loop, for the widths that stream, then the drain)";
+      loop = s->loop, nloops++;
+    } else if (s->k == GS_END_LOOP) {
+      if (!loop) bad = "an EndLoop outside a loop";
+      loop = GLOOP_NONE;
+    } else if (s->k == GS_CP_ASYNC || s->k == GS_ADVANCE) {
+      gpu_copy want = loop == GLOOP_STEADY ? GCOPY_STREAM : loop == GLOOP_DRAIN ? GCOPY_BOUNDED : GCOPY_TILE;
+      if (s->copy != want) bad = "a copy or advance of the wrong kind for where it is";
+      else if (loop ? s->tile != S - 1 : (s->tile < 0 || s->tile >= S - 1 || (s->k == GS_CP_ASYNC && s->stage != s->tile)))
+        bad = "a copy or advance of a tile the ring does not hold there";
+      else if (s->k == GS_CP_ASYNC && s->side != GSIDE_A && s->side != GSIDE_B) bad = "a copy of no operand";
+      else if (s->k == GS_ADVANCE &&
+               (s->copy == GCOPY_BOUNDED || !s->min_vec ||
+                (s->side == GSIDE_KWALK ? !walks
+                 : s->side == GSIDE_A   ? k->A.walk
+                 : s->side == GSIDE_B   ? k->B.walk
+                                        : true)))
+        bad = "an advance of state no streamed operand keeps";
+    } else if (s->k == GS_ADDR_SETUP) {
+      if (loop || !s->min_vec || (s->side == GSIDE_KWALK && !walks) || s->side == GSIDE_NONE)
+        bad = "an operand's setup inside a loop, for no width that streams, or of no operand";
+    } else if (s->k == GS_FRAG_SETUP || s->k == GS_ALLOC_SHARED) {
+      if (loop || (s->side != GSIDE_A && s->side != GSIDE_B)) bad = "a setup inside a loop or of no operand";
+    } else if (s->k == GS_WAIT) {
+      if (s->lo != (loop ? S - 2 : 0)) bad = "a wait that leaves the wrong number of groups in flight";
+    } else if (s->k == GS_LDMATRIX && s->side == GSIDE_A) {
+      const gpu_stmt *b = i + 2 < k->nst ? &k->st[i + 1] : NULL, *m = b ? &k->st[i + 2] : NULL;
+      if (!loop || !b || b->k != GS_LDMATRIX || b->side != GSIDE_B || m->k != GS_MMA || b->lo != s->lo ||
+          m->lo != s->lo || b->hi != s->hi || m->hi != s->hi || s->lo < 0 || s->hi < s->lo || s->hi >= ks ||
+          s->tile != 0 || b->tile != 0)
+        bad = "a k-step group that is not A's fragments, B's, then their MMAs, on steps of tile kt";
+      i += 2;
+    } else if (s->k == GS_LDMATRIX || s->k == GS_MMA) {
+      bad = "fragments or MMAs outside a k-step group";
+    } else if (s->k == GS_EPILOGUE) {
+      if (loop || (s->full && full_seen) || (!s->full && full_seen && k->st[i - 1].k != GS_ST_GLOBAL))
+        bad = "an epilogue out of place";
+      full_seen |= s->full;
+    } else if (s->k == GS_ST_GLOBAL) {
+      bool after_epi = i > 0 && k->st[i - 1].k == GS_EPILOGUE && k->st[i - 1].full == s->full;
+      if (loop || !(after_epi || (k->plan.split_k > 1 && !s->full))) bad = "a store without its epilogue";
+    }
+  }
+  if (!bad && loop) bad = "a loop left open";
+  if (bad) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "statement %d (%s %s): %s", at, at >= 0 ? gpuir_stmt_name(k->st[at].k) : "",
+                at >= 0 && k->st[at].what ? k->st[at].what : "", bad);
+    return false;
+  }
+  return true;
+}
+
+/* Split-K's second kernel as its renderer takes it: the tile, then a loop
+ * over the thread's columns holding the partials' load, the epilogue and
+ * its store, in that order. */
+static bool verify_splitk_render(const gpu_kernel *k, diag_list *dl) {
+  static const gpu_stmt_kind WANT[] = {GS_TILE_COORD, GS_LOOP, GS_LD_GLOBAL, GS_EPILOGUE, GS_ST_GLOBAL, GS_END_LOOP};
+  bool ok = k->nst == (int)(sizeof WANT / sizeof *WANT);
+  for (int i = 0; ok && i < k->nst; i++) ok = k->st[i].k == WANT[i];
+  ok = ok && k->st[1].loop == GLOOP_COLUMNS;
+  if (!ok)
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                "split-K kernel %s: not TileCoord, then a loop over the columns of the partials' load, the epilogue "
+                "and the store",
+                k->name);
+  return ok;
+}
+
 bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
-  const char *produced[64], *waited[64];
+  /* every token produced (one a statement at most), and every token a wait
+   * covers (four a statement at most), so far */
+  const char **produced = malloc(5 * ((size_t)k->nst + 1) * sizeof *produced), **waited = produced + k->nst + 1;
   int np = 0, nw = 0;
+  if (!produced) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "out of memory verifying the statements");
+    return false;
+  }
   bool ok = gpuir_verify_smem(k, dl) & verify_stage_reuse(k, dl);
   /* 32-bit pad guards only where every guard's K part fits them */
   for (int side = 0; side < 2; side++) {
@@ -2262,7 +2447,7 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
         diag_report(dl, D_INTERNAL, "GPU IR", NULL, "statement %d (%s) uses token %s before it is produced", i, s->what, tok);
         ok = false;
       }
-      if ((s->k == GS_WAIT || s->k == GS_MBAR_WAIT) && nw < 64) waited[nw++] = tok;
+      if (s->k == GS_WAIT || s->k == GS_MBAR_WAIT) waited[nw++] = tok;
       /* a tile read (ldmatrix, wgmma) after the wait that covers its copy;
        * a register token (an epilogue step's: P's fragments) needs none */
       bool reg_tok = false;
@@ -2278,10 +2463,13 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
         }
       }
     }
-    if (s->out && np < 64) produced[np++] = s->out;
+    if (s->out) produced[np++] = s->out;
   }
+  free(produced);
   if (k->tma) ok &= verify_sm90a(k, dl);
   if (k->att_wgmma) ok &= verify_sm90a_attention(k, dl);
+  if (!k->tma && !k->att_wgmma && !k->attention && !k->rows && !k->split_reduce) ok &= verify_sm80_render(k, dl);
+  if (k->split_reduce) ok &= verify_splitk_render(k, dl);
   /* rows: every output stored once, fed by its pass; a reduction folds the
    * lets of its own pass */
   if (k->rows) {
@@ -2378,8 +2566,10 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
       ok = false;
     }
   }
-  /* the last statement is the store, fed by the epilogue */
-  if (k->nst == 0 || k->st[k->nst - 1].k != GS_ST_GLOBAL) {
+  /* the last statement is the store, fed by the epilogue (the split-K
+   * reduction's, in its loop over the columns) */
+  int last = k->nst - 1 - (k->split_reduce && k->nst > 1 && k->st[k->nst - 1].k == GS_END_LOOP);
+  if (k->nst == 0 || k->st[last].k != GS_ST_GLOBAL) {
     diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the skeleton does not end in a store");
     ok = false;
   }
@@ -2388,9 +2578,8 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
 
 bool gpuir_add_fused(gpu_kernel *k, arena *A, const char *value, const char *from, const char *why) {
   if (!k->rows || k->nfused >= GPUIR_MAX_FUSED || k->nst < 1 || k->st[0].k != GS_ROW_BEGIN) return false;
-  gpu_stmt s = {GS_FUSED, value,
-                arena_printf(A, "registers (from region %s): %s", from, why),
-                1, {"tRow", NULL, NULL, NULL}, arena_printf(A, "tF.%s", value), false, 0, 0};
+  gpu_stmt s = {.k = GS_FUSED, .what = value, .detail = arena_printf(A, "registers (from region %s): %s", from, why),
+                .nin = 1, .in = {"tRow", NULL, NULL, NULL}, .out = arena_printf(A, "tF.%s", value)};
   ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);
   /* after RowBegin and the Fused statements before it */
   int at = 1 + k->nfused;
@@ -2400,13 +2589,44 @@ bool gpuir_add_fused(gpu_kernel *k, arena *A, const char *value, const char *fro
   return true;
 }
 
+static const char *const STMT_NAMES[] = {"AllocShared", "CpAsync",    "CommitGroup", "Wait",     "Barrier",  "Loop",
+                                    "EndLoop",     "LdMatrix",   "Mma",         "StageAcc", "Epilogue", "StGlobalVec",
+                                    "AddrSetup",   "Advance",    "RowBegin",    "LdGlobal", "RowLets",  "Reduce",
+                                    "RowScalar",   "LdShared",   "TileCoord",   "MbarInit",   "Role",
+                                    "SetMaxNReg",  "MbarWait",   "TmaLoad",     "Wgmma",      "WgmmaWait",
+                                    "MbarArrive",  "ProxyFence",  "Fused",  "LdGather",   "AccZero",
+                                    "FragSetup"};
+_Static_assert(sizeof STMT_NAMES / sizeof *STMT_NAMES == GS__COUNT, "a dump name for every statement kind");
+
+/* The fields the sm80 contraction's renderer reads, where a statement sets
+ * them: the operand, how it copies, the k-tile (kt + t inside a loop, the
+ * slice's first + t before one), the stage, the k steps, the groups a wait
+ * leaves in flight, the widths that run it, the loop, the full-width pair. */
+static void dump_render_fields(cJSON *b, const gpu_stmt *s, int depth) {
+  static const char *const SIDE[] = {NULL, "A", "B", "K counter"};
+  static const char *const COPY[] = {NULL, "stream", "tile", "bounded"};
+  static const char *const LOOP[] = {NULL, "steady", "drain", "columns"};
+  char t[32];
+  if (s->side) cJSON_AddStringToObject(b, "operand", SIDE[s->side]);
+  if (s->copy) {
+    cJSON_AddStringToObject(b, "copy", COPY[s->copy]);
+    snprintf(t, sizeof t, "%s+%d", depth ? "kt" : "kt0", s->tile);
+    cJSON_AddStringToObject(b, "tile", t);
+    if (s->k == GS_CP_ASYNC && !depth) cJSON_AddNumberToObject(b, "stage", s->stage);
+  }
+  if ((s->k == GS_LDMATRIX || s->k == GS_MMA) && s->lo >= 0) {
+    snprintf(t, sizeof t, "%d..%d", s->lo, s->hi);
+    cJSON_AddStringToObject(b, "k_steps", t);
+  }
+  if (s->k == GS_WAIT && s->lo >= 0) cJSON_AddNumberToObject(b, "in_flight", s->lo);
+  if (s->min_vec) cJSON_AddNumberToObject(b, "min_vec", s->min_vec);
+  if (s->loop) cJSON_AddStringToObject(b, "loop", LOOP[s->loop]);
+  if (s->full) cJSON_AddTrueToObject(b, "full_width");
+}
+
+const char *gpuir_stmt_name(gpu_stmt_kind kind) { return kind >= 0 && kind < GS__COUNT ? STMT_NAMES[kind] : "?"; }
+
 cJSON *gpuir_dump(const gpu_kernel *k) {
-  static const char *const names[] = {"AllocShared", "CpAsync",    "CommitGroup", "Wait",     "Barrier",  "Loop",
-                                      "EndLoop",     "LdMatrix",   "Mma",         "StageAcc", "Epilogue", "StGlobalVec",
-                                      "AddrSetup",   "Advance",    "RowBegin",    "LdGlobal", "RowLets",  "Reduce",
-                                      "RowScalar",   "LdShared",   "TileCoord",   "MbarInit",   "Role",
-                                      "SetMaxNReg",  "MbarWait",   "TmaLoad",     "Wgmma",      "WgmmaWait",
-                                      "MbarArrive",  "ProxyFence",  "Fused",  "LdGather"};
   cJSON *root = cJSON_CreateObject();
   cJSON *g = cJSON_AddObjectToObject(root, "gpu_ir");
   cJSON_AddStringToObject(g, "kernel", k->name);
@@ -2543,10 +2763,11 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
   for (int i = 0; i < k->v.ntail; i++) cJSON_AddItemToArray(tails, cJSON_CreateString(k->v.tail[i]));
   }
   cJSON *st = cJSON_AddArrayToObject(g, "stmts");
+  int depth = 0;
   for (int i = 0; i < k->nst; i++) {
     const gpu_stmt *s = &k->st[i];
     cJSON *o = cJSON_CreateObject();
-    cJSON *b = cJSON_AddObjectToObject(o, names[s->k]);
+    cJSON *b = cJSON_AddObjectToObject(o, STMT_NAMES[s->k]);
     cJSON_AddStringToObject(b, "what", s->what);
     if (s->detail) cJSON_AddStringToObject(b, "detail", s->detail);
     if (s->nin) {
@@ -2558,6 +2779,8 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
       cJSON_AddNumberToObject(b, "slot", s->slot);
       if (s->k == GS_MBAR_WAIT) cJSON_AddStringToObject(b, "parity", s->flip ? "ph ^ 1" : "ph");
     }
+    dump_render_fields(b, s, depth);
+    depth += (s->k == GS_LOOP) - (s->k == GS_END_LOOP);
     cJSON_AddItemToArray(st, o);
   }
   return root;
@@ -2759,7 +2982,7 @@ static void row_loads(gpu_kernel *k, arena *A, const rexpr *e, const char *pass,
                                    r->in[e->input].name, sb_str(&m), e->ldvar, sb_str(&g), e->cval);
     sb_free(&g);
     sb_free(&m);
-    gpu_stmt s = {GS_LD_GATHER, r->in[e->input].name, det, 0, {NULL}, tok, false, 0, 0};
+    gpu_stmt s = {.k = GS_LD_GATHER, .what = r->in[e->input].name, .detail = det, .out = tok};
     for (int i = 0; i < ni; i++) s.in[s.nin++] = itok[i];
     ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);
     return;
@@ -2925,10 +3148,12 @@ gpu_kernel *gpuir_build_rows(arena *A, const region *r, const pc_analysis *a, co
     for (int l = 0; l < r->nlets; l++)
       if (need[l]) row_loads(k, A, r->lets[l].e, pass, toks, &nt, false);
     const char *etok = arena_printf(A, "tE%d", i);
-    gpu_stmt s = {GS_ROW_LETS, any ? let_list(A, r, need) : "(none)",
-                  last ? "the element lets of the outputs, in fp32"
-                       : arena_printf(A, "the body of %s, in fp32, folded into a per-thread partial", r->lets[rw->red_let[i]].name),
-                  0, {NULL}, etok, false, 0, 0};
+    gpu_stmt s = {.k = GS_ROW_LETS,
+                  .what = any ? let_list(A, r, need) : "(none)",
+                  .detail = last ? "the element lets of the outputs, in fp32"
+                                 : arena_printf(A, "the body of %s, in fp32, folded into a per-thread partial",
+                                                r->lets[rw->red_let[i]].name),
+                  .out = etok};
     s.in[s.nin++] = prev;
     for (int t = 0; t < nt && s.nin < 4; t++) s.in[s.nin++] = toks[t];
     ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);

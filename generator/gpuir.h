@@ -56,7 +56,37 @@ typedef enum {
   /* the row skeleton again */
   GS_LD_GATHER,    /* a load through a loaded index: consumes the index's TokLoad, guards the index
                       (0 <= ld < size, and the source view's pads; else 0), produces TokLoad */
+  GS_ACC_ZERO,     /* the MMA accumulators <- 0 */
+  GS_FRAG_SETUP,   /* per-CTA: a lane's hoisted fragment-load (ldmatrix) offsets of an operand */
+  GS__COUNT
 } gpu_stmt_kind;
+
+/* The operand a statement of the sm80 contraction moves. */
+typedef enum {
+  GSIDE_NONE,
+  GSIDE_A,       /* the lhs (M side) */
+  GSIDE_B,       /* the rhs (N side) */
+  GSIDE_KWALK,   /* the walking operands' one K counter (gpu_operand.walk) */
+} gpu_side;
+
+/* How a CpAsync copies its tile, and when an Advance steps. */
+typedef enum {
+  GCOPY_NONE,
+  GCOPY_STREAM,  /* a full tile from the operand's hoisted state, no predicate; the Advance after it
+                    steps that state one tile on */
+  GCOPY_TILE,    /* tile t if t < KT: streamed when full (t < KTF) and the kernel's width streams,
+                    else through the chunk function with bounds; an Advance steps only after a
+                    streamed (full) tile */
+  GCOPY_BOUNDED, /* tile t if t < KT, through the chunk function with bounds */
+} gpu_copy;
+
+/* The k-tile loops of the sm80 contraction. */
+typedef enum {
+  GLOOP_NONE,
+  GLOOP_STEADY,  /* kt + S - 1 < KTF: every tile it prefetches is full (the widths >= min_vec) */
+  GLOOP_DRAIN,   /* kt < KT: the tiles left, the remainder's copy bounded */
+  GLOOP_COLUMNS, /* split-K's second kernel: a thread's 4-float columns of the tile, grid-stride */
+} gpu_loop;
 
 typedef struct gpu_stmt {
   gpu_stmt_kind k;
@@ -70,6 +100,18 @@ typedef struct gpu_stmt {
    * XOR `flip` (1 on the lap's step that wraps to slot 0) */
   bool fixed_slot;
   int slot, flip;
+  /* What the sm80 contraction's renderer reads (emit.c), beside the prose
+   * above, which only the dump prints: */
+  gpu_side side;         /* the operand a copy, advance, setup or fragment load moves */
+  gpu_copy copy;         /* CpAsync: how it copies; Advance: after which copies it steps */
+  int tile;              /* CpAsync, Advance, LdMatrix: the k-tile, kt + tile inside a Loop,
+                            the slice's first + tile before one */
+  int stage;             /* CpAsync before a Loop: its ring stage (inside: (kt + tile) % S) */
+  int lo, hi;            /* LdMatrix, Mma: k steps lo..hi (k16, or k8 in TF32); Wait: groups left
+                            in flight (lo) */
+  int min_vec;           /* only the kernels of chunk width >= min_vec run it (0: every width) */
+  gpu_loop loop;         /* Loop: which loop */
+  bool full;             /* Epilogue, StGlobalVec: the full-width pair (else the bounds-checked one) */
 } gpu_stmt;
 
 /* One operand of the contraction as the skeleton loads it. */
@@ -475,5 +517,7 @@ const sx *gpuir_epi_row_step(arena *A, const gpu_view *v, const region_memref *m
 /* The kind of an epilogue Read (a RX_READ of a post-reduce let) of view v. */
 epi_read_kind gpuir_epi_read(arena *A, const gpu_view *v, const rexpr *rd);
 cJSON *gpuir_dump(const gpu_kernel *k);
+/* A statement kind's name in the dump ("CpAsync"). */
+const char *gpuir_stmt_name(gpu_stmt_kind kind);
 
 #endif

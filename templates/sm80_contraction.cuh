@@ -201,7 +201,7 @@ struct OperandStream {
 #pragma unroll
     for (int i = 0; i < NP; ++i) src[i] += (int64_t)tiles * step;
   }
-  // Copies the next full k-tile into `tile` and steps to the one after.
+  // Copies the next full k-tile into `tile`.
   __device__ __forceinline__ void copy(const typename Op::Params *, T *tile, const typename Op::KWalk &) {
 #pragma unroll
     for (int i = 0; i < N; ++i) {
@@ -210,6 +210,9 @@ struct OperandStream {
       if constexpr (WHOLE) copy_g2s_full<VEC * (int)sizeof(T)>(tile + off, s);
       else copy_g2s<VEC * (int)sizeof(T)>(tile + off, s, bytes[K_ROWS ? 0 : i]);
     }
+  }
+  // Steps to the tile after.
+  __device__ __forceinline__ void advance() {
 #pragma unroll
     for (int i = 0; i < NP; ++i) src[i] += step;
   }
@@ -405,49 +408,48 @@ __device__ __forceinline__ void tile_coord(uint32_t t, uint32_t tiles_m, uint32_
 // columns permuted by stage_col; BN the tile's width, Op::BN unless given:
 // the attention skeletons stage O, DV wide) to global memory, by NT threads
 // (tid in [0, NT); unsigned, as threadIdx.x, so that its divisions stay
-// shifts): the Op's full-tile epilogue where it applies, else epilogue4.
-// Shared by the sm80 and sm90a contraction and attention skeletons.
+// shifts).  store_full: the GPU IR's full-width pair, for a tile inside N
+// with aligned tensors (Op::epi_vec_ok): each thread owns EV consecutive
+// columns, reads what depends only on them once, and stores EV outputs of a
+// row with one 16-byte st.global.  Rows past M are not stored: a tile on
+// M's edge (every tile of a decode shape, M < BM) takes this path too.
 template <class Op, int NT, int BN = Op::BN>
-__device__ __forceinline__ void store_staged(const typename Op::Params *p, const float *stage, int64_t m0, int64_t n0,
-                                             int64_t b, unsigned tid) {
+__device__ __forceinline__ void store_full(const typename Op::Params *p, const float *stage, int64_t m0, int64_t n0,
+                                           int64_t b, unsigned tid) {
   constexpr int BM = Op::BM, SROW = BN + 8;
-  // A tile inside N with aligned tensors: each thread owns EV consecutive
-  // columns, reads what depends only on them once, and stores EV outputs of
-  // a row with one 16-byte st.global (TokEpilogue, then the store; the GPU
-  // IR's full-width pair).  Rows past M are not stored: a tile on M's edge
-  // (every tile of a decode shape, M < BM) takes this path too.
-  if constexpr (Op::EPI_VEC > 0) {
-    constexpr int EV = Op::EPI_VEC, TPR = BN / EV, RPP = NT / TPR;
-    static_assert(BN % EV == 0 && NT % TPR == 0 && BM % RPP == 0 && EV % 4 == 0, "threads cover whole rows");
-    if (Op::epi_vec_ok(p, n0)) {
-      const int64_t mleft = Op::extent_m(p) - m0;
-      const int rows = mleft < BM ? (int)mleft : BM;
-      const int c = (tid % TPR) * EV;
-      const int r0 = tid / TPR;
-      if (r0 >= rows) return;
-      typename Op::EpiCols cols;
-      Op::epi_cols(p, n0 + c, b, cols);
-      // the row pointers: the thread's first row's, stepped RPP rows at a
-      // time (the GPU IR's row steps), or each row's from its index
-      typename Op::EpiRow rp;
-      if constexpr (Op::EPI_ROW_STEP) Op::epi_row_at(p, m0 + r0, n0 + c, b, rp);
+  constexpr int EV = Op::EPI_VEC, TPR = BN / EV, RPP = NT / TPR;
+  static_assert(EV > 0 && BN % EV == 0 && NT % TPR == 0 && BM % RPP == 0 && EV % 4 == 0, "threads cover whole rows");
+  const int64_t mleft = Op::extent_m(p) - m0;
+  const int rows = mleft < BM ? (int)mleft : BM;
+  const int c = (tid % TPR) * EV;
+  const int r0 = tid / TPR;
+  if (r0 >= rows) return;
+  typename Op::EpiCols cols;
+  Op::epi_cols(p, n0 + c, b, cols);
+  // the row pointers: the thread's first row's, stepped RPP rows at a
+  // time (the GPU IR's row steps), or each row's from its index
+  typename Op::EpiRow rp;
+  if constexpr (Op::EPI_ROW_STEP) Op::epi_row_at(p, m0 + r0, n0 + c, b, rp);
 #pragma unroll 2
-      for (int r = r0; r < rows; r += RPP) {
-        if constexpr (!Op::EPI_ROW_STEP) Op::epi_row_at(p, m0 + r, n0 + c, b, rp);
-        float a[EV];
+  for (int r = r0; r < rows; r += RPP) {
+    if constexpr (!Op::EPI_ROW_STEP) Op::epi_row_at(p, m0 + r, n0 + c, b, rp);
+    float a[EV];
 #pragma unroll
-        for (int q = 0; q < EV / 4; ++q) {
-          const float4 v = *reinterpret_cast<const float4 *>(&stage[r * SROW + stage_col(c + 4 * q)]);
-          a[4 * q] = v.x, a[4 * q + 1] = v.y, a[4 * q + 2] = v.z, a[4 * q + 3] = v.w;
-        }
-        Op::epi_row(p, m0 + r, n0 + c, b, cols, rp, a);
-        if constexpr (Op::EPI_ROW_STEP) Op::epi_row_step(p, rp, RPP);
-      }
-      return;
+    for (int q = 0; q < EV / 4; ++q) {
+      const float4 v = *reinterpret_cast<const float4 *>(&stage[r * SROW + stage_col(c + 4 * q)]);
+      a[4 * q] = v.x, a[4 * q + 1] = v.y, a[4 * q + 2] = v.z, a[4 * q + 3] = v.w;
     }
+    Op::epi_row(p, m0 + r, n0 + c, b, cols, rp, a);
+    if constexpr (Op::EPI_ROW_STEP) Op::epi_row_step(p, rp, RPP);
   }
-  // Any other tile: 4 consecutive outputs a thread, bounds-checked, one
-  // vector st.global where the row and alignment allow.
+}
+
+// store_checked: the bounds-checked pair, for any tile: 4 consecutive
+// outputs a thread, one vector st.global where the row and alignment allow.
+template <class Op, int NT, int BN = Op::BN>
+__device__ __forceinline__ void store_checked(const typename Op::Params *p, const float *stage, int64_t m0, int64_t n0,
+                                              int64_t b, unsigned tid) {
+  constexpr int BM = Op::BM, SROW = BN + 8;
 #pragma unroll 2
   for (int i = tid; i < BM * BN / 4; i += NT) {
     const int r = i / (BN / 4), c = (i % (BN / 4)) * 4;
@@ -457,241 +459,316 @@ __device__ __forceinline__ void store_staged(const typename Op::Params *p, const
   }
 }
 
+// Both pairs, for the skeletons whose epilogue is not rendered statement
+// by statement yet (attention, sm90a): the full-width one where it applies.
+template <class Op, int NT, int BN = Op::BN>
+__device__ __forceinline__ void store_staged(const typename Op::Params *p, const float *stage, int64_t m0, int64_t n0,
+                                             int64_t b, unsigned tid) {
+  if constexpr (Op::EPI_VEC > 0)
+    if (Op::epi_vec_ok(p, n0)) return store_full<Op, NT, BN>(p, stage, m0, n0, b, tid);
+  store_checked<Op, NT, BN>(p, stage, m0, n0, b, tid);
+}
+
+// The operand a primitive of Sm80Cta moves.
+enum Operand : int { OPA = 0, OPB = 1 };
+
+// The sm80 contraction's state and primitives, one CTA's: the kernel itself
+// is the Op's kernel<VEC>(p), which the emitter renders from the GPU IR, one
+// call a statement, in the IR's order (docs/codegen.md).  Nothing here
+// decides an order: each primitive is one statement's work.
+//   tile_coord    TileCoord: the tile (the plan's raster order), the batch
+//                 and, for split-K, the slice's k-tiles; the tile is parked
+//                 in shared memory, read back by the drain and the epilogue
+//                 (a shared load each) rather than kept live in registers
+//                 across the k loop, which 255-register kernels cannot spare
+//   alloc         AllocShared: an operand's ring
+//   acc_zero      AccZero: the fp32 accumulators
+//   setup         AddrSetup: a streamed operand's chunk pointers (or walk
+//                 state) at the slice's first k-tile; k_start: the walks'
+//                 K counter; frag_setup: the lane's ldmatrix offsets
+//   copy_tile     CpAsync (tile): tile t if t < KT, streamed when full and
+//                 this width streams, else with bounds
+//   copy_stream   CpAsync (stream): the next full tile, no predicate
+//   copy_bounded  CpAsync (bounded): tile t if t < KT, with bounds
+//   advance(_full), k_next(_full)   Advance: a stream's pointers, or the
+//                 walks' K counter, one tile on (after a full tile only)
+//   frags, mma    LdMatrix, Mma: one k step's fragments of an operand, and
+//                 the warp tile's MMAs on them
+//   stage(d)      the ring stage of k-tile kt + d
+//   next_stage    EndLoop: the stages of the next kt
+//   stage_acc     StageAcc: the accumulators to the staging tile
+//   store_full, store_checked, store_partial   Epilogue and StGlobalVec: the
+//                 full-width pair, the bounds-checked pair, or split-K's
+//                 partial tile
 template <class Op, int VEC>
-__device__ __forceinline__ void sm80_contraction(const typename Op::Params *p) {
+struct Sm80Cta {
   using T = typename Op::T;
-  constexpr int BM = Op::BM, BN = Op::BN, BK = Op::BK, STAGES = Op::STAGES;
-  constexpr int WARPS_N = Op::WARPS_N, NT = 32 * Op::WARPS_M * Op::WARPS_N;
-  constexpr int WM = BM / Op::WARPS_M, WN = BN / WARPS_N;
-  constexpr int MT = WM / 16, NTL = WN / 8;
-  constexpr bool AKC = Op::A_K_CONTIG, BKC = Op::B_K_CONTIG;
+  using Params = typename Op::Params;
+  static constexpr int BM = Op::BM, BN = Op::BN, BK = Op::BK, STAGES = Op::STAGES;
+  static constexpr int NT = 32 * Op::WARPS_M * Op::WARPS_N;
+  static constexpr int WM = BM / Op::WARPS_M, WN = BN / Op::WARPS_N;
+  static constexpr int MT = WM / 16, NTL = WN / 8;
+  static constexpr bool AKC = Op::A_K_CONTIG, BKC = Op::B_K_CONTIG;
   using GA = OperandTile<Op, VEC, true>;
   using GB = OperandTile<Op, VEC, false>;
   static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % 16 == 0, "mma tiling");
   // The GPU IR's MMA: m16n8k16 for 16-bit operands, tf32 m16n8k8 for fp32.
-  constexpr bool TF32 = sizeof(T) == 4;
+  static constexpr bool TF32 = sizeof(T) == 4;
   static_assert(Op::MMA_K == (TF32 ? 8 : 16), "the MMA the GPU IR chose for the operand type");
   static_assert(STAGES >= 2, "a ring needs two stages");
+  static_assert(GA::STREAM == GB::STREAM, "the steady loop streams both operands");
+  // The walking operands' K counter runs only where a walk streams.
+  static constexpr bool WALKS = GA::STREAM && (GA::WALK || GB::WALK);
+  static_assert(!(GA::WALK && GB::WALK) || GA::CPR == GB::CPR, "both walks keep one K column");
+  static_assert(!(Op::SPLIT_K && WALKS), "a split-K slice starts its streams by pointer steps (no walk)");
+  using FragA = uint32_t[MT][4];
+  using FragB = uint32_t[NTL][2];
 
-  extern __shared__ __align__(128) unsigned char smem_raw[];
-  T *smA = reinterpret_cast<T *>(smem_raw);
-  T *smB = smA + STAGES * BM * BK;
-
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int wm = warp / WARPS_N, wn = warp % WARPS_N;
-  // The CTA's tile, decoded once and parked in shared memory: the drain
-  // loop and the epilogue read it back (a shared load each) instead of
-  // keeping it live in registers across the k loop, which the 255-register
-  // kernels cannot spare (blockIdx.y used to be re-read for free).
-  __shared__ uint32_t tile_mn[2];
-  uint32_t mt, nt;
-  tile_coord<Op::RASTER_GROUP>(blockIdx.x, (uint32_t)((Op::extent_m(p) + BM - 1) / BM),
-                               (uint32_t)((Op::extent_n(p) + BN - 1) / BN), &mt, &nt);
-  if (threadIdx.x == 0) tile_mn[0] = mt, tile_mn[1] = nt;
-  const int64_t b = blockIdx.z;
-  auto m0_at = [&]() { return (int64_t)*static_cast<volatile uint32_t *>(&tile_mn[0]) * BM; };
-  auto n0_at = [&]() { return (int64_t)*static_cast<volatile uint32_t *>(&tile_mn[1]) * BN; };
-  const int64_t K = Op::extent_k(p);
-  int KT = (int)((K + BK - 1) / BK);   // k-tiles; the dispatcher keeps K below 2^31 - BK
-  int KTF = (int)(K / BK);             // full k-tiles
-  // Split-K: slice blockIdx.y takes the k-tiles [kt0, kt0 + split_ktp) of K.
-  int kt0 = 0;
-  if constexpr (Op::SPLIT_K) {
-    kt0 = (int)blockIdx.y * Op::split_ktp(p);
-    KT = KT < kt0 + Op::split_ktp(p) ? KT : kt0 + Op::split_ktp(p);
-    KTF = KTF < KT ? KTF : KT;
-  }
-
+  T *smA, *smB;
+  const volatile uint32_t *mn;  // the parked tile coordinates
+  int64_t om, on;               // the tile's origin, for the epilogue (stage_acc reads it back)
+  int64_t b;
+  int KT, KTF, kt0, kt, rd, wr;
   float acc[MT][NTL][4];
-#pragma unroll
-  for (int i = 0; i < MT; ++i)
-#pragma unroll
-    for (int j = 0; j < NTL; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
-
-  // Per-CTA setup: chunk pointers of the streamed operands, ldmatrix offsets.
   std::conditional_t<GA::WALK, OperandWalk<Op, VEC, true>, OperandStream<Op, VEC, true>> sa;
   std::conditional_t<GB::WALK, OperandWalk<Op, VEC, false>, OperandStream<Op, VEC, false>> sb;
-  if constexpr (GA::STREAM) sa.init(p, (int64_t)mt * BM, b);
-  if constexpr (GB::STREAM) sb.init(p, (int64_t)nt * BN, b);
-  __syncthreads();  // tile_mn is written
-  // The walking operands' K counter, at the thread's K column of tile 0.
-  constexpr bool WALKS = GA::STREAM && (GA::WALK || GB::WALK);
-  static_assert(!(GA::WALK && GB::WALK) || GA::CPR == GB::CPR, "both walks keep one K column");
   typename Op::KWalk kw;
-  if constexpr (WALKS) Op::k_start(p, (threadIdx.x % (GA::WALK ? GA::CPR : GB::CPR)) * VEC, kw);
-  static_assert(!(Op::SPLIT_K && WALKS), "a split-K slice starts its streams by pointer steps (no walk)");
-  if constexpr (Op::SPLIT_K && GA::STREAM) sa.skip(kt0), sb.skip(kt0);
   std::conditional_t<TF32, FragOffsets32<Op, true>, FragOffsets<Op, true>> fa;
   std::conditional_t<TF32, FragOffsets32<Op, false>, FragOffsets<Op, false>> fb;
-  fa.init(smA, wm * WM, lane);
-  fb.init(smB, wn * WN, lane);
 
-  // Tile t into stage s: full tiles of a streamed operand come from its
-  // stream (taken in order), every other tile from the chunk function with
-  // its bounds.
-  auto load = [&](int t, int s) {
-    if (GA::STREAM && t < KTF) sa.copy(p, smA + s * BM * BK, kw);
-    else load_operand<Op, VEC, true>(p, smA + s * BM * BK, m0_at(), (int64_t)t * BK, b);
-    if (GB::STREAM && t < KTF) sb.copy(p, smB + s * BN * BK, kw);
-    else load_operand<Op, VEC, false>(p, smB + s * BN * BK, n0_at(), (int64_t)t * BK, b);
-    if constexpr (WALKS)
-      if (t < KTF) Op::k_next(p, kw);
-  };
-  // The MMAs of one k-tile held in stage s, k step by k step; `mid` runs
-  // after step 0's MMAs (the steady loop's refill: GPU IR's order).
-  auto compute = [&](int s, auto &&mid) {
-    const uint32_t ua = (uint32_t)s * (BM * BK * (int)sizeof(T)), ub = (uint32_t)s * (BN * BK * (int)sizeof(T));
-    if constexpr (TF32) {
-#pragma unroll
-      for (int ks = 0; ks < BK / 8; ++ks) {
-        uint32_t af[MT][4], bfr[NTL][2];
-#pragma unroll
-        for (int i = 0; i < MT; ++i) {
-          if constexpr (AKC) {
-            ldmatrix_x4<false>(af[i], fa.at(ua, ks, i));
-          } else {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) af[i][e] = ld_shared_b32(fa.at(ua, ks, i, e & 1, e >> 1));
-          }
-#pragma unroll
-          for (int e = 0; e < 4; ++e) af[i][e] = to_tf32(af[i][e]);
-        }
-#pragma unroll
-        for (int j = 0; j < NTL; j += 2) {
-          if constexpr (BKC) {
-            uint32_t t[4];
-            ldmatrix_x4<false>(t, fb.at(ub, ks, j / 2));
-            bfr[j][0] = t[0], bfr[j][1] = t[1], bfr[j + 1][0] = t[2], bfr[j + 1][1] = t[3];
-          } else {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) bfr[j + (e & 1)][e >> 1] = ld_shared_b32(fb.at(ub, ks, j / 2, e & 1, e >> 1));
-          }
-#pragma unroll
-          for (int e = 0; e < 4; ++e) bfr[j + (e >> 1)][e & 1] = to_tf32(bfr[j + (e >> 1)][e & 1]);
-        }
-#pragma unroll
-        for (int i = 0; i < MT; ++i)
-#pragma unroll
-          for (int j = 0; j < NTL; ++j) mma_1688_tf32(acc[i][j], af[i], bfr[j]);  // TokCompute
-        if (ks == 0) mid();
-      }
-    } else {
-#pragma unroll
-      for (int ks = 0; ks < BK / 16; ++ks) {
-        uint32_t af[MT][4], bfr[NTL][2];
-#pragma unroll
-        for (int i = 0; i < MT; ++i) ldmatrix_x4<!AKC>(af[i], fa.at(ua, ks, i));
-#pragma unroll
-        for (int j = 0; j < NTL; j += 2) {
-          uint32_t t[4];
-          ldmatrix_x4<!BKC>(t, fb.at(ub, ks, j / 2));
-          bfr[j][0] = t[0], bfr[j][1] = t[1], bfr[j + 1][0] = t[2], bfr[j + 1][1] = t[3];
-        }
-#pragma unroll
-        for (int i = 0; i < MT; ++i)
-#pragma unroll
-          for (int j = 0; j < NTL; ++j) mma_16816<T>(acc[i][j], af[i], bfr[j]);  // TokCompute
-        if (ks == 0) mid();
-      }
+  __device__ __forceinline__ int64_t m0() const { return (int64_t)mn[0] * BM; }
+  __device__ __forceinline__ int64_t n0() const { return (int64_t)mn[1] * BN; }
+
+  __device__ __forceinline__ void tile_coord(const Params *p) {
+    __shared__ uint32_t tile_mn[2];
+    uint32_t mt, nt;
+    dlc::tile_coord<Op::RASTER_GROUP>(blockIdx.x, (uint32_t)((Op::extent_m(p) + BM - 1) / BM),
+                                      (uint32_t)((Op::extent_n(p) + BN - 1) / BN), &mt, &nt);
+    if (threadIdx.x == 0) tile_mn[0] = mt, tile_mn[1] = nt;
+    mn = tile_mn;
+    m_tile = mt, n_tile = nt;
+    b = blockIdx.z;
+    const int64_t K = Op::extent_k(p);
+    KT = (int)((K + BK - 1) / BK);  // k-tiles; the dispatcher keeps K below 2^31 - BK
+    KTF = (int)(K / BK);            // full k-tiles
+    kt0 = 0;
+    // Split-K: slice blockIdx.y takes the k-tiles [kt0, kt0 + split_ktp) of K.
+    if constexpr (Op::SPLIT_K) {
+      kt0 = (int)blockIdx.y * Op::split_ktp(p);
+      KT = KT < kt0 + Op::split_ktp(p) ? KT : kt0 + Op::split_ktp(p);
+      KTF = KTF < KT ? KTF : KT;
     }
-  };
-
-  // TokLoad for the first STAGES-1 k-tiles
+    kt = kt0, rd = 0, wr = STAGES - 1;
+  }
+  template <Operand O>
+  __device__ __forceinline__ void alloc() {
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    if constexpr (O == OPA) smA = reinterpret_cast<T *>(smem_raw);
+    else smB = reinterpret_cast<T *>(smem_raw) + STAGES * BM * BK;
+  }
+  __device__ __forceinline__ void acc_zero() {
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (kt0 + s < KT) load(kt0 + s, s);
-    cp_async_commit();
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+      for (int j = 0; j < NTL; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
+  }
+  template <Operand O>
+  __device__ __forceinline__ void setup(const Params *p) {
+    static_assert(GA::STREAM, "a width that streams");
+    if constexpr (O == OPA) {
+      sa.init(p, (int64_t)m_tile * BM, b);
+      if constexpr (Op::SPLIT_K) sa.skip(kt0);
+    } else {
+      sb.init(p, (int64_t)n_tile * BN, b);
+      if constexpr (Op::SPLIT_K) sb.skip(kt0);
+    }
+  }
+  __device__ __forceinline__ void k_start(const Params *p) {
+    static_assert(WALKS, "a walk that streams");
+    Op::k_start(p, (threadIdx.x % (GA::WALK ? GA::CPR : GB::CPR)) * VEC, kw);
+  }
+  template <Operand O>
+  __device__ __forceinline__ void frag_setup() {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if constexpr (O == OPA) fa.init(smA, warp / Op::WARPS_N * WM, lane);
+    else fb.init(smB, warp % Op::WARPS_N * WN, lane);
   }
 
-  // Steady state: every tile it prefetches is full, so the body is one basic
-  // block: waits, fragment loads and MMAs, the copies and pointer steps
-  // among them.
-  int kt = kt0, rd = 0, wr = STAGES - 1;
-  static_assert(GA::STREAM == GB::STREAM, "the steady loop streams both operands");
-  if constexpr (GA::STREAM) {
-#pragma unroll 1
-    for (; kt + STAGES - 1 < KTF; ++kt) {
-      cp_async_wait<STAGES - 2>();  // Wait(TokLoad kt)
-      __syncthreads();
-      // the refill of stage wr (tile kt-1's, which every warp finished
-      // reading before the barrier) goes between k step 0's MMAs and the
-      // rest, so that the tile's first MMAs wait only on their fragments
-      compute(rd, [&] {
-        sa.copy(p, smA + wr * BM * BK, kw);
-        sb.copy(p, smB + wr * BN * BK, kw);
-        if constexpr (WALKS) Op::k_next(p, kw);
-        cp_async_commit();
-      });
+  template <Operand O>
+  __device__ __forceinline__ T *ring(int s) const {
+    return O == OPA ? smA + s * BM * BK : smB + s * BN * BK;
+  }
+  template <Operand O>
+  __device__ __forceinline__ void copy_bounded(const Params *p, int t, int s) {
+    if (t >= KT) return;
+    if constexpr (O == OPA) load_operand<Op, VEC, true>(p, ring<O>(s), m0(), (int64_t)t * BK, b);
+    else load_operand<Op, VEC, false>(p, ring<O>(s), n0(), (int64_t)t * BK, b);
+  }
+  template <Operand O>
+  __device__ __forceinline__ void copy_stream(const Params *p, int s) {
+    if constexpr (O == OPA) sa.copy(p, ring<O>(s), kw);
+    else sb.copy(p, ring<O>(s), kw);
+  }
+  template <Operand O>
+  __device__ __forceinline__ void copy_tile(const Params *p, int t, int s) {
+    if constexpr (GA::STREAM)
+      if (t < KTF) return copy_stream<O>(p, s);
+    copy_bounded<O>(p, t, s);
+  }
+  template <Operand O>
+  __device__ __forceinline__ void advance() {
+    if constexpr (O == OPA) sa.advance();
+    else sb.advance();
+  }
+  template <Operand O>
+  __device__ __forceinline__ void advance_full(int t) {
+    if (t < KTF) advance<O>();
+  }
+  __device__ __forceinline__ void k_next(const Params *p) { Op::k_next(p, kw); }
+  __device__ __forceinline__ void k_next_full(const Params *p, int t) {
+    if (t < KTF) k_next(p);
+  }
+
+  // One k step's fragments (k16, or k8 in TF32) of operand O from stage s.
+  __device__ __forceinline__ void frags(FragA &af, int s, int ks) const {
+    const uint32_t ua = (uint32_t)s * (BM * BK * (int)sizeof(T));
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+      if constexpr (TF32 && !AKC) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) af[i][e] = ld_shared_b32(fa.at(ua, ks, i, e & 1, e >> 1));
+      } else {
+        ldmatrix_x4<!AKC>(af[i], fa.at(ua, ks, i));
+      }
+      if constexpr (TF32)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) af[i][e] = to_tf32(af[i][e]);
+    }
+  }
+  __device__ __forceinline__ void frags(FragB &bf, int s, int ks) const {
+    const uint32_t ub = (uint32_t)s * (BN * BK * (int)sizeof(T));
+#pragma unroll
+    for (int j = 0; j < NTL; j += 2) {
+      if constexpr (TF32 && !BKC) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) bf[j + (e & 1)][e >> 1] = ld_shared_b32(fb.at(ub, ks, j / 2, e & 1, e >> 1));
+      } else {
+        uint32_t t[4];
+        ldmatrix_x4<!BKC>(t, fb.at(ub, ks, j / 2));
+        bf[j][0] = t[0], bf[j][1] = t[1], bf[j + 1][0] = t[2], bf[j + 1][1] = t[3];
+      }
+      if constexpr (TF32)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) bf[j + (e >> 1)][e & 1] = to_tf32(bf[j + (e >> 1)][e & 1]);
+    }
+  }
+  __device__ __forceinline__ void mma(const FragA &af, const FragB &bf) {
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+      for (int j = 0; j < NTL; ++j) {
+        if constexpr (TF32) mma_1688_tf32(acc[i][j], af[i], bf[j]);
+        else mma_16816<T>(acc[i][j], af[i], bf[j]);
+      }
+  }
+  // The ring stage of k-tile kt + d (the slice's first k-tile in stage 0):
+  // those of kt and kt + S - 1, the stages a loop reads and refills, are
+  // carried (rd, wr), set by next_stage from kt once an iteration.
+  __device__ __forceinline__ int stage(int d) const {
+    return d == 0 ? rd : d == STAGES - 1 ? wr : (int)((unsigned)(kt + d - kt0) % STAGES);
+  }
+  __device__ __forceinline__ void next_stage() {
+    if constexpr ((STAGES & (STAGES - 1)) == 0) {
+      rd = (int)((unsigned)(kt + 1 - kt0) % STAGES);
+      wr = (int)((unsigned)(kt + STAGES - kt0) % STAGES);
+    } else {
       rd = rd == STAGES - 1 ? 0 : rd + 1;
       wr = wr == STAGES - 1 ? 0 : wr + 1;
     }
   }
-  // The last STAGES-1 tiles (and the remainder tile): prefetches with bounds.
-  for (; kt < KT; ++kt) {
-    cp_async_wait<STAGES - 2>();
-    __syncthreads();
-    if (kt + STAGES - 1 < KT) load(kt + STAGES - 1, wr);
-    cp_async_commit();
-    compute(rd, [] {});
-    rd = rd == STAGES - 1 ? 0 : rd + 1;
-    wr = wr == STAGES - 1 ? 0 : wr + 1;
-  }
-  cp_async_wait<0>();
-  __syncthreads();
 
-  const int64_t m0 = m0_at(), n0 = n0_at();
-  // Epilogue: stage the fp32 accumulators in shared memory (rows padded by 8
-  // floats, 16-byte groups permuted by stage_col: conflict-free both ways).
-  constexpr int SROW = BN + 8;
-  float *stage = reinterpret_cast<float *>(smem_raw);
+  // The fp32 accumulators to the staging tile, which reuses the ring (rows
+  // padded by 8 floats, 16-byte groups permuted by stage_col: conflict-free
+  // both ways).
+  static constexpr int SROW = BN + 8;
+  __device__ __forceinline__ float *stage_acc() {
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    om = m0(), on = n0();
+    float *stage = reinterpret_cast<float *>(smem_raw);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int wm = warp / Op::WARPS_N, wn = warp % Op::WARPS_N;
 #pragma unroll
-  for (int i = 0; i < MT; ++i)
+    for (int i = 0; i < MT; ++i)
 #pragma unroll
-    for (int j = 0; j < NTL; ++j) {
-      const int r = wm * WM + i * 16 + lane / 4, c = stage_col(wn * WN + j * 8 + 2 * (lane % 4));
-      st_shared_v2(&stage[r * SROW + c], acc[i][j][0], acc[i][j][1]);
-      st_shared_v2(&stage[(r + 8) * SROW + c], acc[i][j][2], acc[i][j][3]);
-    }
-  __syncthreads();
-  if constexpr (Op::SPLIT_K) {
-    // Split-K: the partial tile, whole and in fp32, to the workspace at
-    // [batch][slice][tile] (TokStage -> the partial's store); no epilogue.
+      for (int j = 0; j < NTL; ++j) {
+        const int r = wm * WM + i * 16 + lane / 4, c = stage_col(wn * WN + j * 8 + 2 * (lane % 4));
+        st_shared_v2(&stage[r * SROW + c], acc[i][j][0], acc[i][j][1]);
+        st_shared_v2(&stage[(r + 8) * SROW + c], acc[i][j][2], acc[i][j][3]);
+      }
+    return stage;
+  }
+  // The epilogue pairs from the staging tile (store_full, store_checked).
+  __device__ __forceinline__ void store_full(const Params *p, const float *stage) const {
+    dlc::store_full<Op, NT>(p, stage, om, on, b, threadIdx.x);
+  }
+  __device__ __forceinline__ void store_checked(const Params *p, const float *stage) const {
+    dlc::store_checked<Op, NT>(p, stage, om, on, b, threadIdx.x);
+  }
+  // Split-K: the partial tile, whole and in fp32, to the workspace at
+  // [batch][slice][tile], for the second kernel (sm80_splitk_reduce).
+  __device__ __forceinline__ void store_partial(const Params *p, const float *stage) const {
     float *ws = Op::split_ws(p) + (((int64_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * (BM * BN);
 #pragma unroll 2
     for (int i = threadIdx.x; i < BM * BN / 4; i += NT) {
       const int r = i / (BN / 4), c = (i % (BN / 4)) * 4;
       *reinterpret_cast<float4 *>(ws + r * BN + c) = *reinterpret_cast<const float4 *>(&stage[r * SROW + stage_col(c)]);
     }
-  } else {
-    store_staged<Op, NT>(p, stage, m0, n0, b, threadIdx.x);
   }
-}
 
-// The second kernel of a split-K plan (algo_choice "splitk_reduce"): the
-// CTAs (tile, blockIdx.y, batch) sum the split_n(p) partial tiles the
-// tile's slices stored.  A thread takes one 4-float column of the tile (the
-// GPU IR's split_parts CTAs a tile cover its BM x BN / 4 columns; a
-// grid-stride loop takes any others), loads that column of every slice
-// before it adds any, so the loads are in flight together, and sums them in
-// slice order 0, 1, ..., n-1 (one fixed order: the same inputs give the
-// same bits however the slices were scheduled).  The epilogue runs once on
-// the sum: 4 consecutive outputs a thread, bounds-checked.  No shared memory.
+ private:
+  uint32_t m_tile, n_tile;  // the tile, for the setup before the loop (registers there)
+};
+
+// The second kernel of a split-K plan (algo_choice "splitk_reduce"), its
+// state and primitives; the kernel is the Op's reduce_kernel(p), which the
+// emitter renders from that kernel's GPU IR.  The CTAs (tile, blockIdx.y,
+// batch) sum the split_n(p) partial tiles the tile's slices stored: a
+// thread takes one 4-float column of the tile (the GPU IR's split_parts
+// CTAs a tile cover its BM x BN / 4 columns; a grid-stride loop takes any
+// others), loads that column of every slice before it adds any, so the
+// loads are in flight together, and sums them in slice order 0, 1, ...,
+// n-1 (one fixed order: the same inputs give the same bits however the
+// slices were scheduled).  The epilogue runs once on the sum: 4 consecutive
+// outputs a thread, bounds-checked.  No shared memory.
+//   tile_coord   TileCoord: the tile, the batch, the slices
+//   first, step  Loop: the thread's first column and the loop's stride
+//   sum          LdGlobal: column i of every slice, summed; false past M
+//   store        Epilogue and StGlobalVec: Op::epilogue4 on the sum
 template <class Op>
-__device__ __forceinline__ void sm80_splitk_reduce(const typename Op::Params *p) {
-  constexpr int BM = Op::BM, BN = Op::BN, NT = 32 * Op::WARPS_M * Op::WARPS_N, SMAX = Op::SPLIT_MAX;
+struct Sm80SplitReduce {
+  using Params = typename Op::Params;
+  static constexpr int BM = Op::BM, BN = Op::BN, NT = 32 * Op::WARPS_M * Op::WARPS_N, SMAX = Op::SPLIT_MAX;
+  static constexpr int COLS = BM * BN / 4;
   static_assert(Op::SPLIT_K && SMAX >= 1, "the reduction of a split-K plan");
-  uint32_t mt, nt;
-  const int64_t em = Op::extent_m(p);
-  tile_coord<Op::RASTER_GROUP>(blockIdx.x, (uint32_t)((em + BM - 1) / BM), (uint32_t)((Op::extent_n(p) + BN - 1) / BN),
-                               &mt, &nt);
-  const int64_t b = blockIdx.z, m0 = (int64_t)mt * BM, n0 = (int64_t)nt * BN;
-  const int S = Op::split_n(p);
-  const int64_t slice = (int64_t)gridDim.x * (BM * BN);  // floats between a tile's slices
-  const float *ws = Op::split_ws(p) + ((int64_t)b * S * gridDim.x + blockIdx.x) * (BM * BN);
-#pragma unroll 1
-  for (int i = blockIdx.y * NT + threadIdx.x; i < BM * BN / 4; i += gridDim.y * NT) {
+  int64_t b, m0, n0, em, slice;
+  int S;
+  const float *ws;
+
+  __device__ __forceinline__ void tile_coord(const Params *p) {
+    uint32_t mt, nt;
+    em = Op::extent_m(p);
+    dlc::tile_coord<Op::RASTER_GROUP>(blockIdx.x, (uint32_t)((em + BM - 1) / BM),
+                                      (uint32_t)((Op::extent_n(p) + BN - 1) / BN), &mt, &nt);
+    b = blockIdx.z, m0 = (int64_t)mt * BM, n0 = (int64_t)nt * BN;
+    S = Op::split_n(p);
+    slice = (int64_t)gridDim.x * (BM * BN);  // floats between a tile's slices
+    ws = Op::split_ws(p) + ((int64_t)b * S * gridDim.x + blockIdx.x) * (BM * BN);
+  }
+  __device__ __forceinline__ int first() const { return blockIdx.y * NT + threadIdx.x; }
+  __device__ __forceinline__ int step() const { return gridDim.y * NT; }
+  __device__ __forceinline__ bool sum(int i, float (&a4)[4]) const {
     const int r = i / (BN / 4), c = (i % (BN / 4)) * 4;
-    if (m0 + r >= em) break;  // rows past M: nothing to store (i grows with r)
+    if (m0 + r >= em) return false;  // rows past M: nothing to store (i grows with r)
     float4 v[SMAX];
 #pragma unroll
     for (int s = 0; s < SMAX; ++s)
@@ -700,10 +777,14 @@ __device__ __forceinline__ void sm80_splitk_reduce(const typename Op::Params *p)
 #pragma unroll
     for (int s = 1; s < SMAX; ++s)
       if (s < S) a.x += v[s].x, a.y += v[s].y, a.z += v[s].z, a.w += v[s].w;
-    const float a4[4] = {a.x, a.y, a.z, a.w};
-    Op::epilogue4(p, m0 + r, n0 + c, b, a4);  // TokEpilogue, then the store
+    a4[0] = a.x, a4[1] = a.y, a4[2] = a.z, a4[3] = a.w;
+    return true;
   }
-}
+  __device__ __forceinline__ void store(const Params *p, int i, const float (&a4)[4]) const {
+    const int r = i / (BN / 4), c = (i % (BN / 4)) * 4;
+    Op::epilogue4(p, m0 + r, n0 + c, b, a4);
+  }
+};
 
 // Dynamic shared memory of one block: the operand ring, reused by the
 // epilogue's staging tile.

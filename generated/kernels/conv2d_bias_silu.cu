@@ -261,6 +261,88 @@ struct Op_stride1x1_pad1x1_b0 {
     }
     dlc::stv(rp.dst, out);
   }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
+  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  template <int VEC>
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op_stride1x1_pad1x1_b0;
+    using C = dlc::Sm80Cta<Self, VEC>;
+    C c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
+    c.template alloc<dlc::OPA>();  // AllocShared smA
+    c.template alloc<dlc::OPB>();  // AllocShared smB
+    c.acc_zero();  // AccZero acc
+    if constexpr (VEC >= 4) c.template setup<dlc::OPA>(p);  // AddrSetup X chunk rests
+    if constexpr (VEC >= 4) c.template setup<dlc::OPB>(p);  // AddrSetup Wt chunk pointers
+    __syncthreads();  // Barrier the tile's coordinates parked in shared memory for every thread
+    if constexpr (VEC >= 4) c.k_start(p);  // AddrSetup K counter
+    c.template frag_setup<dlc::OPA>();  // FragSetup A fragment lane offsets
+    c.template frag_setup<dlc::OPB>();  // FragSetup B fragment lane offsets
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 0, 0);  // CpAsync smA[0] <- X
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 0, 0);  // CpAsync smB[0] <- Wt
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 0);  // Advance Wt chunk pointers
+    if constexpr (VEC >= 4) c.k_next_full(p, c.kt0 + 0);  // Advance K counter
+    dlc::cp_async_commit();  // CommitGroup tA0, tB0
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 1, 1);  // CpAsync smA[1] <- X
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 1, 1);  // CpAsync smB[1] <- Wt
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 1);  // Advance Wt chunk pointers
+    if constexpr (VEC >= 4) c.k_next_full(p, c.kt0 + 1);  // Advance K counter
+    dlc::cp_async_commit();  // CommitGroup tA1, tB1
+    if constexpr (VEC >= 4) {  // Loop kt: the widths that stream
+#pragma unroll 1
+      for (; c.kt + 2 < c.KTF; ++c.kt) {  // steady: every tile it prefetches is full
+        dlc::cp_async_wait<1>();  // Wait tA[kt], tB[kt]
+        __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+        {
+          constexpr int ks = 0;
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.template copy_stream<dlc::OPA>(p, c.stage(2));  // CpAsync smA[(kt+2)%3] <- X
+        c.template copy_stream<dlc::OPB>(p, c.stage(2));  // CpAsync smB[(kt+2)%3] <- Wt
+        c.template advance<dlc::OPB>();  // Advance Wt chunk pointers
+        c.k_next(p);  // Advance K counter
+        dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+#pragma unroll
+        for (int ks = 1; ks <= 3; ++ks) {
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.next_stage();  // EndLoop kt
+      }
+    }
+    for (; c.kt < c.KT; ++c.kt) {  // Loop kt: the tiles left
+      dlc::cp_async_wait<1>();  // Wait tA[kt], tB[kt]
+      __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+      c.template copy_bounded<dlc::OPA>(p, c.kt + 2, c.stage(2));  // CpAsync smA[(kt+2)%3] <- X
+      c.template copy_bounded<dlc::OPB>(p, c.kt + 2, c.stage(2));  // CpAsync smB[(kt+2)%3] <- Wt
+      dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+#pragma unroll
+      for (int ks = 0; ks <= 3; ++ks) {
+        typename C::FragA af;
+        c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+        typename C::FragB bf;
+        c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+        c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+      }
+      c.next_stage();  // EndLoop kt
+    }
+    dlc::cp_async_wait<0>();  // Wait every group
+    __syncthreads();  // Barrier the ring is free for the staging tile
+    float *stage = c.stage_acc();  // StageAcc st.shared.v2.f32
+    __syncthreads();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, c.on)) {  // Epilogue Y0: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> Y
+    } else {  // Epilogue Y0: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> Y
+    }
+  }
 };
 
 // ---- conv2d_bias_silu fp16.stride1x1.pad1x1.b1, bf16.stride1x1.pad1x1.b1: region conv2d_bias_silu.Y0_conv
@@ -514,6 +596,93 @@ struct Op_stride1x1_pad1x1_b1 {
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
+  }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
+  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  template <int VEC>
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op_stride1x1_pad1x1_b1;
+    using C = dlc::Sm80Cta<Self, VEC>;
+    C c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
+    c.template alloc<dlc::OPA>();  // AllocShared smA
+    c.template alloc<dlc::OPB>();  // AllocShared smB
+    c.acc_zero();  // AccZero acc
+    if constexpr (VEC >= 4) c.template setup<dlc::OPA>(p);  // AddrSetup X chunk rests
+    if constexpr (VEC >= 4) c.template setup<dlc::OPB>(p);  // AddrSetup Wt chunk pointers
+    __syncthreads();  // Barrier the tile's coordinates parked in shared memory for every thread
+    if constexpr (VEC >= 4) c.k_start(p);  // AddrSetup K counter
+    c.template frag_setup<dlc::OPA>();  // FragSetup A fragment lane offsets
+    c.template frag_setup<dlc::OPB>();  // FragSetup B fragment lane offsets
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 0, 0);  // CpAsync smA[0] <- X
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 0, 0);  // CpAsync smB[0] <- Wt
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 0);  // Advance Wt chunk pointers
+    if constexpr (VEC >= 4) c.k_next_full(p, c.kt0 + 0);  // Advance K counter
+    dlc::cp_async_commit();  // CommitGroup tA0, tB0
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 1, 1);  // CpAsync smA[1] <- X
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 1, 1);  // CpAsync smB[1] <- Wt
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 1);  // Advance Wt chunk pointers
+    if constexpr (VEC >= 4) c.k_next_full(p, c.kt0 + 1);  // Advance K counter
+    dlc::cp_async_commit();  // CommitGroup tA1, tB1
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 2, 2);  // CpAsync smA[2] <- X
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 2, 2);  // CpAsync smB[2] <- Wt
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 2);  // Advance Wt chunk pointers
+    if constexpr (VEC >= 4) c.k_next_full(p, c.kt0 + 2);  // Advance K counter
+    dlc::cp_async_commit();  // CommitGroup tA2, tB2
+    if constexpr (VEC >= 4) {  // Loop kt: the widths that stream
+#pragma unroll 1
+      for (; c.kt + 3 < c.KTF; ++c.kt) {  // steady: every tile it prefetches is full
+        dlc::cp_async_wait<2>();  // Wait tA[kt], tB[kt]
+        __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+        {
+          constexpr int ks = 0;
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.template copy_stream<dlc::OPA>(p, c.stage(3));  // CpAsync smA[(kt+3)%4] <- X
+        c.template copy_stream<dlc::OPB>(p, c.stage(3));  // CpAsync smB[(kt+3)%4] <- Wt
+        c.template advance<dlc::OPB>();  // Advance Wt chunk pointers
+        c.k_next(p);  // Advance K counter
+        dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+        {
+          constexpr int ks = 1;
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.next_stage();  // EndLoop kt
+      }
+    }
+    for (; c.kt < c.KT; ++c.kt) {  // Loop kt: the tiles left
+      dlc::cp_async_wait<2>();  // Wait tA[kt], tB[kt]
+      __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+      c.template copy_bounded<dlc::OPA>(p, c.kt + 3, c.stage(3));  // CpAsync smA[(kt+3)%4] <- X
+      c.template copy_bounded<dlc::OPB>(p, c.kt + 3, c.stage(3));  // CpAsync smB[(kt+3)%4] <- Wt
+      dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+#pragma unroll
+      for (int ks = 0; ks <= 1; ++ks) {
+        typename C::FragA af;
+        c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+        typename C::FragB bf;
+        c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+        c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+      }
+      c.next_stage();  // EndLoop kt
+    }
+    dlc::cp_async_wait<0>();  // Wait every group
+    __syncthreads();  // Barrier the ring is free for the staging tile
+    float *stage = c.stage_acc();  // StageAcc st.shared.v2.f32
+    __syncthreads();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, c.on)) {  // Epilogue Y0: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> Y
+    } else {  // Epilogue Y0: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> Y
+    }
   }
 };
 
@@ -769,6 +938,93 @@ struct Op_stride1x1_pad1x1 {
     }
     dlc::stv(rp.dst, out);
   }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
+  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  template <int VEC>
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op_stride1x1_pad1x1;
+    using C = dlc::Sm80Cta<Self, VEC>;
+    C c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
+    c.template alloc<dlc::OPA>();  // AllocShared smA
+    c.template alloc<dlc::OPB>();  // AllocShared smB
+    c.acc_zero();  // AccZero acc
+    if constexpr (VEC >= 4) c.template setup<dlc::OPA>(p);  // AddrSetup X chunk rests
+    if constexpr (VEC >= 4) c.template setup<dlc::OPB>(p);  // AddrSetup Wt chunk pointers
+    __syncthreads();  // Barrier the tile's coordinates parked in shared memory for every thread
+    if constexpr (VEC >= 4) c.k_start(p);  // AddrSetup K counter
+    c.template frag_setup<dlc::OPA>();  // FragSetup A fragment lane offsets
+    c.template frag_setup<dlc::OPB>();  // FragSetup B fragment lane offsets
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 0, 0);  // CpAsync smA[0] <- X
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 0, 0);  // CpAsync smB[0] <- Wt
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 0);  // Advance Wt chunk pointers
+    if constexpr (VEC >= 4) c.k_next_full(p, c.kt0 + 0);  // Advance K counter
+    dlc::cp_async_commit();  // CommitGroup tA0, tB0
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 1, 1);  // CpAsync smA[1] <- X
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 1, 1);  // CpAsync smB[1] <- Wt
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 1);  // Advance Wt chunk pointers
+    if constexpr (VEC >= 4) c.k_next_full(p, c.kt0 + 1);  // Advance K counter
+    dlc::cp_async_commit();  // CommitGroup tA1, tB1
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 2, 2);  // CpAsync smA[2] <- X
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 2, 2);  // CpAsync smB[2] <- Wt
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 2);  // Advance Wt chunk pointers
+    if constexpr (VEC >= 4) c.k_next_full(p, c.kt0 + 2);  // Advance K counter
+    dlc::cp_async_commit();  // CommitGroup tA2, tB2
+    if constexpr (VEC >= 4) {  // Loop kt: the widths that stream
+#pragma unroll 1
+      for (; c.kt + 3 < c.KTF; ++c.kt) {  // steady: every tile it prefetches is full
+        dlc::cp_async_wait<2>();  // Wait tA[kt], tB[kt]
+        __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+        {
+          constexpr int ks = 0;
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.template copy_stream<dlc::OPA>(p, c.stage(3));  // CpAsync smA[(kt+3)%4] <- X
+        c.template copy_stream<dlc::OPB>(p, c.stage(3));  // CpAsync smB[(kt+3)%4] <- Wt
+        c.template advance<dlc::OPB>();  // Advance Wt chunk pointers
+        c.k_next(p);  // Advance K counter
+        dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+        {
+          constexpr int ks = 1;
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.next_stage();  // EndLoop kt
+      }
+    }
+    for (; c.kt < c.KT; ++c.kt) {  // Loop kt: the tiles left
+      dlc::cp_async_wait<2>();  // Wait tA[kt], tB[kt]
+      __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+      c.template copy_bounded<dlc::OPA>(p, c.kt + 3, c.stage(3));  // CpAsync smA[(kt+3)%4] <- X
+      c.template copy_bounded<dlc::OPB>(p, c.kt + 3, c.stage(3));  // CpAsync smB[(kt+3)%4] <- Wt
+      dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+#pragma unroll
+      for (int ks = 0; ks <= 1; ++ks) {
+        typename C::FragA af;
+        c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+        typename C::FragB bf;
+        c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+        c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+      }
+      c.next_stage();  // EndLoop kt
+    }
+    dlc::cp_async_wait<0>();  // Wait every group
+    __syncthreads();  // Barrier the ring is free for the staging tile
+    float *stage = c.stage_acc();  // StageAcc st.shared.v2.f32
+    __syncthreads();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, c.on)) {  // Epilogue Y0: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> Y
+    } else {  // Epilogue Y0: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> Y
+    }
+  }
 };
 
 // ---- conv2d_bias_silu fp16.stride2x2.pad1x1.b0, bf16.stride2x2.pad1x1.b0: region conv2d_bias_silu.Y0_conv
@@ -1022,6 +1278,88 @@ struct Op_stride2x2_pad1x1_b0 {
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
+  }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
+  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  template <int VEC>
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op_stride2x2_pad1x1_b0;
+    using C = dlc::Sm80Cta<Self, VEC>;
+    C c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
+    c.template alloc<dlc::OPA>();  // AllocShared smA
+    c.template alloc<dlc::OPB>();  // AllocShared smB
+    c.acc_zero();  // AccZero acc
+    if constexpr (VEC >= 4) c.template setup<dlc::OPA>(p);  // AddrSetup X chunk rests
+    if constexpr (VEC >= 4) c.template setup<dlc::OPB>(p);  // AddrSetup Wt chunk pointers
+    __syncthreads();  // Barrier the tile's coordinates parked in shared memory for every thread
+    if constexpr (VEC >= 4) c.k_start(p);  // AddrSetup K counter
+    c.template frag_setup<dlc::OPA>();  // FragSetup A fragment lane offsets
+    c.template frag_setup<dlc::OPB>();  // FragSetup B fragment lane offsets
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 0, 0);  // CpAsync smA[0] <- X
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 0, 0);  // CpAsync smB[0] <- Wt
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 0);  // Advance Wt chunk pointers
+    if constexpr (VEC >= 4) c.k_next_full(p, c.kt0 + 0);  // Advance K counter
+    dlc::cp_async_commit();  // CommitGroup tA0, tB0
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 1, 1);  // CpAsync smA[1] <- X
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 1, 1);  // CpAsync smB[1] <- Wt
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 1);  // Advance Wt chunk pointers
+    if constexpr (VEC >= 4) c.k_next_full(p, c.kt0 + 1);  // Advance K counter
+    dlc::cp_async_commit();  // CommitGroup tA1, tB1
+    if constexpr (VEC >= 4) {  // Loop kt: the widths that stream
+#pragma unroll 1
+      for (; c.kt + 2 < c.KTF; ++c.kt) {  // steady: every tile it prefetches is full
+        dlc::cp_async_wait<1>();  // Wait tA[kt], tB[kt]
+        __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+        {
+          constexpr int ks = 0;
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.template copy_stream<dlc::OPA>(p, c.stage(2));  // CpAsync smA[(kt+2)%3] <- X
+        c.template copy_stream<dlc::OPB>(p, c.stage(2));  // CpAsync smB[(kt+2)%3] <- Wt
+        c.template advance<dlc::OPB>();  // Advance Wt chunk pointers
+        c.k_next(p);  // Advance K counter
+        dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+#pragma unroll
+        for (int ks = 1; ks <= 3; ++ks) {
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.next_stage();  // EndLoop kt
+      }
+    }
+    for (; c.kt < c.KT; ++c.kt) {  // Loop kt: the tiles left
+      dlc::cp_async_wait<1>();  // Wait tA[kt], tB[kt]
+      __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+      c.template copy_bounded<dlc::OPA>(p, c.kt + 2, c.stage(2));  // CpAsync smA[(kt+2)%3] <- X
+      c.template copy_bounded<dlc::OPB>(p, c.kt + 2, c.stage(2));  // CpAsync smB[(kt+2)%3] <- Wt
+      dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+#pragma unroll
+      for (int ks = 0; ks <= 3; ++ks) {
+        typename C::FragA af;
+        c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+        typename C::FragB bf;
+        c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+        c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+      }
+      c.next_stage();  // EndLoop kt
+    }
+    dlc::cp_async_wait<0>();  // Wait every group
+    __syncthreads();  // Barrier the ring is free for the staging tile
+    float *stage = c.stage_acc();  // StageAcc st.shared.v2.f32
+    __syncthreads();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, c.on)) {  // Epilogue Y0: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> Y
+    } else {  // Epilogue Y0: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> Y
+    }
   }
 };
 
@@ -1277,6 +1615,93 @@ struct Op_stride2x2_pad1x1_b1 {
     }
     dlc::stv(rp.dst, out);
   }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
+  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  template <int VEC>
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op_stride2x2_pad1x1_b1;
+    using C = dlc::Sm80Cta<Self, VEC>;
+    C c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
+    c.template alloc<dlc::OPA>();  // AllocShared smA
+    c.template alloc<dlc::OPB>();  // AllocShared smB
+    c.acc_zero();  // AccZero acc
+    if constexpr (VEC >= 4) c.template setup<dlc::OPA>(p);  // AddrSetup X chunk rests
+    if constexpr (VEC >= 4) c.template setup<dlc::OPB>(p);  // AddrSetup Wt chunk pointers
+    __syncthreads();  // Barrier the tile's coordinates parked in shared memory for every thread
+    if constexpr (VEC >= 4) c.k_start(p);  // AddrSetup K counter
+    c.template frag_setup<dlc::OPA>();  // FragSetup A fragment lane offsets
+    c.template frag_setup<dlc::OPB>();  // FragSetup B fragment lane offsets
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 0, 0);  // CpAsync smA[0] <- X
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 0, 0);  // CpAsync smB[0] <- Wt
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 0);  // Advance Wt chunk pointers
+    if constexpr (VEC >= 4) c.k_next_full(p, c.kt0 + 0);  // Advance K counter
+    dlc::cp_async_commit();  // CommitGroup tA0, tB0
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 1, 1);  // CpAsync smA[1] <- X
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 1, 1);  // CpAsync smB[1] <- Wt
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 1);  // Advance Wt chunk pointers
+    if constexpr (VEC >= 4) c.k_next_full(p, c.kt0 + 1);  // Advance K counter
+    dlc::cp_async_commit();  // CommitGroup tA1, tB1
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 2, 2);  // CpAsync smA[2] <- X
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 2, 2);  // CpAsync smB[2] <- Wt
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 2);  // Advance Wt chunk pointers
+    if constexpr (VEC >= 4) c.k_next_full(p, c.kt0 + 2);  // Advance K counter
+    dlc::cp_async_commit();  // CommitGroup tA2, tB2
+    if constexpr (VEC >= 4) {  // Loop kt: the widths that stream
+#pragma unroll 1
+      for (; c.kt + 3 < c.KTF; ++c.kt) {  // steady: every tile it prefetches is full
+        dlc::cp_async_wait<2>();  // Wait tA[kt], tB[kt]
+        __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+        {
+          constexpr int ks = 0;
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.template copy_stream<dlc::OPA>(p, c.stage(3));  // CpAsync smA[(kt+3)%4] <- X
+        c.template copy_stream<dlc::OPB>(p, c.stage(3));  // CpAsync smB[(kt+3)%4] <- Wt
+        c.template advance<dlc::OPB>();  // Advance Wt chunk pointers
+        c.k_next(p);  // Advance K counter
+        dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+        {
+          constexpr int ks = 1;
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.next_stage();  // EndLoop kt
+      }
+    }
+    for (; c.kt < c.KT; ++c.kt) {  // Loop kt: the tiles left
+      dlc::cp_async_wait<2>();  // Wait tA[kt], tB[kt]
+      __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+      c.template copy_bounded<dlc::OPA>(p, c.kt + 3, c.stage(3));  // CpAsync smA[(kt+3)%4] <- X
+      c.template copy_bounded<dlc::OPB>(p, c.kt + 3, c.stage(3));  // CpAsync smB[(kt+3)%4] <- Wt
+      dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+#pragma unroll
+      for (int ks = 0; ks <= 1; ++ks) {
+        typename C::FragA af;
+        c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+        typename C::FragB bf;
+        c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+        c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+      }
+      c.next_stage();  // EndLoop kt
+    }
+    dlc::cp_async_wait<0>();  // Wait every group
+    __syncthreads();  // Barrier the ring is free for the staging tile
+    float *stage = c.stage_acc();  // StageAcc st.shared.v2.f32
+    __syncthreads();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, c.on)) {  // Epilogue Y0: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> Y
+    } else {  // Epilogue Y0: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> Y
+    }
+  }
 };
 
 // ---- conv2d_bias_silu fp16.stride2x2.pad1x1, bf16.stride2x2.pad1x1: region conv2d_bias_silu.Y0_conv
@@ -1530,6 +1955,93 @@ struct Op_stride2x2_pad1x1 {
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
+  }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
+  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  template <int VEC>
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op_stride2x2_pad1x1;
+    using C = dlc::Sm80Cta<Self, VEC>;
+    C c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
+    c.template alloc<dlc::OPA>();  // AllocShared smA
+    c.template alloc<dlc::OPB>();  // AllocShared smB
+    c.acc_zero();  // AccZero acc
+    if constexpr (VEC >= 4) c.template setup<dlc::OPA>(p);  // AddrSetup X chunk rests
+    if constexpr (VEC >= 4) c.template setup<dlc::OPB>(p);  // AddrSetup Wt chunk pointers
+    __syncthreads();  // Barrier the tile's coordinates parked in shared memory for every thread
+    if constexpr (VEC >= 4) c.k_start(p);  // AddrSetup K counter
+    c.template frag_setup<dlc::OPA>();  // FragSetup A fragment lane offsets
+    c.template frag_setup<dlc::OPB>();  // FragSetup B fragment lane offsets
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 0, 0);  // CpAsync smA[0] <- X
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 0, 0);  // CpAsync smB[0] <- Wt
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 0);  // Advance Wt chunk pointers
+    if constexpr (VEC >= 4) c.k_next_full(p, c.kt0 + 0);  // Advance K counter
+    dlc::cp_async_commit();  // CommitGroup tA0, tB0
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 1, 1);  // CpAsync smA[1] <- X
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 1, 1);  // CpAsync smB[1] <- Wt
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 1);  // Advance Wt chunk pointers
+    if constexpr (VEC >= 4) c.k_next_full(p, c.kt0 + 1);  // Advance K counter
+    dlc::cp_async_commit();  // CommitGroup tA1, tB1
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 2, 2);  // CpAsync smA[2] <- X
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 2, 2);  // CpAsync smB[2] <- Wt
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 2);  // Advance Wt chunk pointers
+    if constexpr (VEC >= 4) c.k_next_full(p, c.kt0 + 2);  // Advance K counter
+    dlc::cp_async_commit();  // CommitGroup tA2, tB2
+    if constexpr (VEC >= 4) {  // Loop kt: the widths that stream
+#pragma unroll 1
+      for (; c.kt + 3 < c.KTF; ++c.kt) {  // steady: every tile it prefetches is full
+        dlc::cp_async_wait<2>();  // Wait tA[kt], tB[kt]
+        __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+        {
+          constexpr int ks = 0;
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.template copy_stream<dlc::OPA>(p, c.stage(3));  // CpAsync smA[(kt+3)%4] <- X
+        c.template copy_stream<dlc::OPB>(p, c.stage(3));  // CpAsync smB[(kt+3)%4] <- Wt
+        c.template advance<dlc::OPB>();  // Advance Wt chunk pointers
+        c.k_next(p);  // Advance K counter
+        dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+        {
+          constexpr int ks = 1;
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.next_stage();  // EndLoop kt
+      }
+    }
+    for (; c.kt < c.KT; ++c.kt) {  // Loop kt: the tiles left
+      dlc::cp_async_wait<2>();  // Wait tA[kt], tB[kt]
+      __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+      c.template copy_bounded<dlc::OPA>(p, c.kt + 3, c.stage(3));  // CpAsync smA[(kt+3)%4] <- X
+      c.template copy_bounded<dlc::OPB>(p, c.kt + 3, c.stage(3));  // CpAsync smB[(kt+3)%4] <- Wt
+      dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+#pragma unroll
+      for (int ks = 0; ks <= 1; ++ks) {
+        typename C::FragA af;
+        c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+        typename C::FragB bf;
+        c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+        c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+      }
+      c.next_stage();  // EndLoop kt
+    }
+    dlc::cp_async_wait<0>();  // Wait every group
+    __syncthreads();  // Barrier the ring is free for the staging tile
+    float *stage = c.stage_acc();  // StageAcc st.shared.v2.f32
+    __syncthreads();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, c.on)) {  // Epilogue Y0: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> Y
+    } else {  // Epilogue Y0: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> Y
+    }
   }
 };
 
@@ -2553,148 +3065,148 @@ struct Op_stride2x2_pad1x1_sm90a {
 
 extern "C" {
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__half>, 8>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__half>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__half>, 4>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__half>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__half>, 2>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__half>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__half>, 1>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__half>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__half>, 8>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__half>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__half>, 4>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__half>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__half>, 2>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__half>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__half>, 1>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__half>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__half>, 8>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__half>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__half>, 4>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__half>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__half>, 2>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__half>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__half>, 1>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__half>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__half>, 8>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__half>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__half>, 4>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__half>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__half>, 2>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__half>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__half>, 1>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__half>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__half>, 8>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__half>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__half>, 4>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__half>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__half>, 2>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__half>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__half>, 1>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__half>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__half>, 8>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__half>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__half>, 4>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__half>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__half>, 2>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__half>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__half>, 1>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__half>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__nv_bfloat16>, 8>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__nv_bfloat16>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__nv_bfloat16>, 4>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__nv_bfloat16>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__nv_bfloat16>, 2>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__nv_bfloat16>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__nv_bfloat16>, 1>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__nv_bfloat16>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__nv_bfloat16>, 8>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__nv_bfloat16>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__nv_bfloat16>, 4>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__nv_bfloat16>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__nv_bfloat16>, 2>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__nv_bfloat16>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__nv_bfloat16>, 1>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__nv_bfloat16>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__nv_bfloat16>, 8>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__nv_bfloat16>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__nv_bfloat16>, 4>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__nv_bfloat16>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__nv_bfloat16>, 2>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__nv_bfloat16>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__nv_bfloat16>, 1>(&p);
+  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__nv_bfloat16>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__nv_bfloat16>, 8>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__nv_bfloat16>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__nv_bfloat16>, 4>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__nv_bfloat16>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__nv_bfloat16>, 2>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__nv_bfloat16>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__nv_bfloat16>, 1>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__nv_bfloat16>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__nv_bfloat16>, 8>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__nv_bfloat16>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__nv_bfloat16>, 4>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__nv_bfloat16>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__nv_bfloat16>, 2>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__nv_bfloat16>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__nv_bfloat16>, 1>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__nv_bfloat16>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__nv_bfloat16>, 8>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__nv_bfloat16>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__nv_bfloat16>, 4>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__nv_bfloat16>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__nv_bfloat16>, 2>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__nv_bfloat16>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc::sm80_contraction<dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__nv_bfloat16>, 1>(&p);
+  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__nv_bfloat16>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(384, 1) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_sm90a(const __grid_constant__ dlc__p_conv2d_bias_silu p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

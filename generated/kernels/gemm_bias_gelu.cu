@@ -23,7 +23,7 @@ struct Op_b0 {
   // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
   // split-K in at most 8 slices (the GPU IR's pair): slice blockIdx.y stores its fp32 partial tile in the
-  // workspace, then sm80_splitk_reduce sums the slices in order and applies the epilogue
+  // workspace, then reduce_kernel sums the slices in order and applies the epilogue
   static constexpr bool SPLIT_K = true;
   static constexpr int SPLIT_MAX = 8;  // the most slices a call stores
   static __device__ __forceinline__ float *split_ws(const Params *p) { return static_cast<float *>(p->dlc_split_ws); }
@@ -124,6 +124,103 @@ struct Op_b0 {
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
   static constexpr int EPI_VEC = 0;  // the GPU IR has no full-width epilogue
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
+  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  template <int VEC>
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op_b0;
+    using C = dlc::Sm80Cta<Self, VEC>;
+    C c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
+    c.template alloc<dlc::OPA>();  // AllocShared smA
+    c.template alloc<dlc::OPB>();  // AllocShared smB
+    c.acc_zero();  // AccZero acc
+    if constexpr (VEC >= 4) c.template setup<dlc::OPA>(p);  // AddrSetup A chunk pointers
+    if constexpr (VEC >= 4) c.template setup<dlc::OPB>(p);  // AddrSetup B chunk pointers
+    __syncthreads();  // Barrier the tile's coordinates parked in shared memory for every thread
+    c.template frag_setup<dlc::OPA>();  // FragSetup A fragment lane offsets
+    c.template frag_setup<dlc::OPB>();  // FragSetup B fragment lane offsets
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 0, 0);  // CpAsync smA[0] <- A
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPA>(c.kt0 + 0);  // Advance A chunk pointers
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 0, 0);  // CpAsync smB[0] <- B
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 0);  // Advance B chunk pointers
+    dlc::cp_async_commit();  // CommitGroup tA0, tB0
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 1, 1);  // CpAsync smA[1] <- A
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPA>(c.kt0 + 1);  // Advance A chunk pointers
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 1, 1);  // CpAsync smB[1] <- B
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 1);  // Advance B chunk pointers
+    dlc::cp_async_commit();  // CommitGroup tA1, tB1
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 2, 2);  // CpAsync smA[2] <- A
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPA>(c.kt0 + 2);  // Advance A chunk pointers
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 2, 2);  // CpAsync smB[2] <- B
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 2);  // Advance B chunk pointers
+    dlc::cp_async_commit();  // CommitGroup tA2, tB2
+    if constexpr (VEC >= 4) {  // Loop kt: the widths that stream
+#pragma unroll 1
+      for (; c.kt + 3 < c.KTF; ++c.kt) {  // steady: every tile it prefetches is full
+        dlc::cp_async_wait<2>();  // Wait tA[kt], tB[kt]
+        __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+        {
+          constexpr int ks = 0;
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4.trans
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.template copy_stream<dlc::OPA>(p, c.stage(3));  // CpAsync smA[(kt+3)%4] <- A
+        c.template advance<dlc::OPA>();  // Advance A chunk pointers
+        c.template copy_stream<dlc::OPB>(p, c.stage(3));  // CpAsync smB[(kt+3)%4] <- B
+        c.template advance<dlc::OPB>();  // Advance B chunk pointers
+        dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+        {
+          constexpr int ks = 1;
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4.trans
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.next_stage();  // EndLoop kt
+      }
+    }
+    for (; c.kt < c.KT; ++c.kt) {  // Loop kt: the tiles left
+      dlc::cp_async_wait<2>();  // Wait tA[kt], tB[kt]
+      __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+      c.template copy_bounded<dlc::OPA>(p, c.kt + 3, c.stage(3));  // CpAsync smA[(kt+3)%4] <- A
+      c.template copy_bounded<dlc::OPB>(p, c.kt + 3, c.stage(3));  // CpAsync smB[(kt+3)%4] <- B
+      dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+#pragma unroll
+      for (int ks = 0; ks <= 1; ++ks) {
+        typename C::FragA af;
+        c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+        typename C::FragB bf;
+        c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4.trans
+        c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+      }
+      c.next_stage();  // EndLoop kt
+    }
+    dlc::cp_async_wait<0>();  // Wait every group
+    __syncthreads();  // Barrier the ring is free for the staging tile
+    float *stage = c.stage_acc();  // StageAcc st.shared.v2.f32
+    __syncthreads();  // Barrier staging tile complete
+    c.store_partial(p, stage);  // StGlobalVec st.global.v4.f32 stage -> workspace
+  }
+  // split-K's second kernel, rendered from its GPU IR: the slices' sums and the epilogue
+  static __device__ __forceinline__ void reduce_kernel(const Params *p) {
+    using Self = Op_b0;
+    using C = dlc::Sm80SplitReduce<Self>;
+    C c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x; column <- blockIdx.y x threads + thread
+#pragma unroll 1
+    for (int i = c.first(); i < C::COLS; i += c.step()) {  // Loop column
+      float a4[4];
+      if (!c.sum(i, a4)) break;  // LdGlobal ld.global.v4.f32 workspace -> acc
+      {  // Epilogue C0
+        c.store(p, i, a4);  // StGlobalVec st.global.v2.b32 (4 x T) -> C
+      }
+    }
+  }
 };
 
 // ---- gemm_bias_gelu fp16.b1, bf16.b1: region gemm_bias_gelu.C0_matmul
@@ -282,6 +379,92 @@ struct Op_b1 {
       out[j] = v_C;
     }
     dlc::stv(rp.dst, out);
+  }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
+  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  template <int VEC>
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op_b1;
+    using C = dlc::Sm80Cta<Self, VEC>;
+    C c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
+    c.template alloc<dlc::OPA>();  // AllocShared smA
+    c.template alloc<dlc::OPB>();  // AllocShared smB
+    c.acc_zero();  // AccZero acc
+    if constexpr (VEC >= 8) c.template setup<dlc::OPA>(p);  // AddrSetup A chunk pointers
+    if constexpr (VEC >= 8) c.template setup<dlc::OPB>(p);  // AddrSetup B chunk pointers
+    __syncthreads();  // Barrier the tile's coordinates parked in shared memory for every thread
+    c.template frag_setup<dlc::OPA>();  // FragSetup A fragment lane offsets
+    c.template frag_setup<dlc::OPB>();  // FragSetup B fragment lane offsets
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 0, 0);  // CpAsync smA[0] <- A
+    if constexpr (VEC >= 8) c.template advance_full<dlc::OPA>(c.kt0 + 0);  // Advance A chunk pointers
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 0, 0);  // CpAsync smB[0] <- B
+    if constexpr (VEC >= 8) c.template advance_full<dlc::OPB>(c.kt0 + 0);  // Advance B chunk pointers
+    dlc::cp_async_commit();  // CommitGroup tA0, tB0
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 1, 1);  // CpAsync smA[1] <- A
+    if constexpr (VEC >= 8) c.template advance_full<dlc::OPA>(c.kt0 + 1);  // Advance A chunk pointers
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 1, 1);  // CpAsync smB[1] <- B
+    if constexpr (VEC >= 8) c.template advance_full<dlc::OPB>(c.kt0 + 1);  // Advance B chunk pointers
+    dlc::cp_async_commit();  // CommitGroup tA1, tB1
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 2, 2);  // CpAsync smA[2] <- A
+    if constexpr (VEC >= 8) c.template advance_full<dlc::OPA>(c.kt0 + 2);  // Advance A chunk pointers
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 2, 2);  // CpAsync smB[2] <- B
+    if constexpr (VEC >= 8) c.template advance_full<dlc::OPB>(c.kt0 + 2);  // Advance B chunk pointers
+    dlc::cp_async_commit();  // CommitGroup tA2, tB2
+    if constexpr (VEC >= 8) {  // Loop kt: the widths that stream
+#pragma unroll 1
+      for (; c.kt + 3 < c.KTF; ++c.kt) {  // steady: every tile it prefetches is full
+        dlc::cp_async_wait<2>();  // Wait tA[kt], tB[kt]
+        __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+        {
+          constexpr int ks = 0;
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4.trans
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.template copy_stream<dlc::OPA>(p, c.stage(3));  // CpAsync smA[(kt+3)%4] <- A
+        c.template advance<dlc::OPA>();  // Advance A chunk pointers
+        c.template copy_stream<dlc::OPB>(p, c.stage(3));  // CpAsync smB[(kt+3)%4] <- B
+        c.template advance<dlc::OPB>();  // Advance B chunk pointers
+        dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+#pragma unroll
+        for (int ks = 1; ks <= 3; ++ks) {
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4.trans
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.next_stage();  // EndLoop kt
+      }
+    }
+    for (; c.kt < c.KT; ++c.kt) {  // Loop kt: the tiles left
+      dlc::cp_async_wait<2>();  // Wait tA[kt], tB[kt]
+      __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+      c.template copy_bounded<dlc::OPA>(p, c.kt + 3, c.stage(3));  // CpAsync smA[(kt+3)%4] <- A
+      c.template copy_bounded<dlc::OPB>(p, c.kt + 3, c.stage(3));  // CpAsync smB[(kt+3)%4] <- B
+      dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+#pragma unroll
+      for (int ks = 0; ks <= 3; ++ks) {
+        typename C::FragA af;
+        c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+        typename C::FragB bf;
+        c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4.trans
+        c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+      }
+      c.next_stage();  // EndLoop kt
+    }
+    dlc::cp_async_wait<0>();  // Wait every group
+    __syncthreads();  // Barrier the ring is free for the staging tile
+    float *stage = c.stage_acc();  // StageAcc st.shared.v2.f32
+    __syncthreads();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, c.on)) {  // Epilogue C0: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> C
+    } else {  // Epilogue C0: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> C
+    }
   }
 };
 
@@ -442,6 +625,92 @@ struct Op_b2 {
     }
     dlc::stv(rp.dst, out);
   }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
+  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  template <int VEC>
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op_b2;
+    using C = dlc::Sm80Cta<Self, VEC>;
+    C c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
+    c.template alloc<dlc::OPA>();  // AllocShared smA
+    c.template alloc<dlc::OPB>();  // AllocShared smB
+    c.acc_zero();  // AccZero acc
+    if constexpr (VEC >= 4) c.template setup<dlc::OPA>(p);  // AddrSetup A chunk pointers
+    if constexpr (VEC >= 4) c.template setup<dlc::OPB>(p);  // AddrSetup B chunk pointers
+    __syncthreads();  // Barrier the tile's coordinates parked in shared memory for every thread
+    c.template frag_setup<dlc::OPA>();  // FragSetup A fragment lane offsets
+    c.template frag_setup<dlc::OPB>();  // FragSetup B fragment lane offsets
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 0, 0);  // CpAsync smA[0] <- A
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPA>(c.kt0 + 0);  // Advance A chunk pointers
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 0, 0);  // CpAsync smB[0] <- B
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 0);  // Advance B chunk pointers
+    dlc::cp_async_commit();  // CommitGroup tA0, tB0
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 1, 1);  // CpAsync smA[1] <- A
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPA>(c.kt0 + 1);  // Advance A chunk pointers
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 1, 1);  // CpAsync smB[1] <- B
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 1);  // Advance B chunk pointers
+    dlc::cp_async_commit();  // CommitGroup tA1, tB1
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 2, 2);  // CpAsync smA[2] <- A
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPA>(c.kt0 + 2);  // Advance A chunk pointers
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 2, 2);  // CpAsync smB[2] <- B
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 2);  // Advance B chunk pointers
+    dlc::cp_async_commit();  // CommitGroup tA2, tB2
+    if constexpr (VEC >= 4) {  // Loop kt: the widths that stream
+#pragma unroll 1
+      for (; c.kt + 3 < c.KTF; ++c.kt) {  // steady: every tile it prefetches is full
+        dlc::cp_async_wait<2>();  // Wait tA[kt], tB[kt]
+        __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+        {
+          constexpr int ks = 0;
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4.trans
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.template copy_stream<dlc::OPA>(p, c.stage(3));  // CpAsync smA[(kt+3)%4] <- A
+        c.template advance<dlc::OPA>();  // Advance A chunk pointers
+        c.template copy_stream<dlc::OPB>(p, c.stage(3));  // CpAsync smB[(kt+3)%4] <- B
+        c.template advance<dlc::OPB>();  // Advance B chunk pointers
+        dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+#pragma unroll
+        for (int ks = 1; ks <= 3; ++ks) {
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4.trans
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.next_stage();  // EndLoop kt
+      }
+    }
+    for (; c.kt < c.KT; ++c.kt) {  // Loop kt: the tiles left
+      dlc::cp_async_wait<2>();  // Wait tA[kt], tB[kt]
+      __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+      c.template copy_bounded<dlc::OPA>(p, c.kt + 3, c.stage(3));  // CpAsync smA[(kt+3)%4] <- A
+      c.template copy_bounded<dlc::OPB>(p, c.kt + 3, c.stage(3));  // CpAsync smB[(kt+3)%4] <- B
+      dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+#pragma unroll
+      for (int ks = 0; ks <= 3; ++ks) {
+        typename C::FragA af;
+        c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+        typename C::FragB bf;
+        c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4.trans
+        c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+      }
+      c.next_stage();  // EndLoop kt
+    }
+    dlc::cp_async_wait<0>();  // Wait every group
+    __syncthreads();  // Barrier the ring is free for the staging tile
+    float *stage = c.stage_acc();  // StageAcc st.shared.v2.f32
+    __syncthreads();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, c.on)) {  // Epilogue C0: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> C
+    } else {  // Epilogue C0: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> C
+    }
+  }
 };
 
 // ---- gemm_bias_gelu fp16.b3, bf16.b3: region gemm_bias_gelu.C0_matmul
@@ -600,6 +869,87 @@ struct Op_b3 {
       out[j] = v_C;
     }
     dlc::stv(rp.dst, out);
+  }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
+  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  template <int VEC>
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op_b3;
+    using C = dlc::Sm80Cta<Self, VEC>;
+    C c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
+    c.template alloc<dlc::OPA>();  // AllocShared smA
+    c.template alloc<dlc::OPB>();  // AllocShared smB
+    c.acc_zero();  // AccZero acc
+    if constexpr (VEC >= 4) c.template setup<dlc::OPA>(p);  // AddrSetup A chunk pointers
+    if constexpr (VEC >= 4) c.template setup<dlc::OPB>(p);  // AddrSetup B chunk pointers
+    __syncthreads();  // Barrier the tile's coordinates parked in shared memory for every thread
+    c.template frag_setup<dlc::OPA>();  // FragSetup A fragment lane offsets
+    c.template frag_setup<dlc::OPB>();  // FragSetup B fragment lane offsets
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 0, 0);  // CpAsync smA[0] <- A
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPA>(c.kt0 + 0);  // Advance A chunk pointers
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 0, 0);  // CpAsync smB[0] <- B
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 0);  // Advance B chunk pointers
+    dlc::cp_async_commit();  // CommitGroup tA0, tB0
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 1, 1);  // CpAsync smA[1] <- A
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPA>(c.kt0 + 1);  // Advance A chunk pointers
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 1, 1);  // CpAsync smB[1] <- B
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 1);  // Advance B chunk pointers
+    dlc::cp_async_commit();  // CommitGroup tA1, tB1
+    if constexpr (VEC >= 4) {  // Loop kt: the widths that stream
+#pragma unroll 1
+      for (; c.kt + 2 < c.KTF; ++c.kt) {  // steady: every tile it prefetches is full
+        dlc::cp_async_wait<1>();  // Wait tA[kt], tB[kt]
+        __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+        {
+          constexpr int ks = 0;
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4.trans
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.template copy_stream<dlc::OPA>(p, c.stage(2));  // CpAsync smA[(kt+2)%3] <- A
+        c.template advance<dlc::OPA>();  // Advance A chunk pointers
+        c.template copy_stream<dlc::OPB>(p, c.stage(2));  // CpAsync smB[(kt+2)%3] <- B
+        c.template advance<dlc::OPB>();  // Advance B chunk pointers
+        dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+#pragma unroll
+        for (int ks = 1; ks <= 3; ++ks) {
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4.trans
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.next_stage();  // EndLoop kt
+      }
+    }
+    for (; c.kt < c.KT; ++c.kt) {  // Loop kt: the tiles left
+      dlc::cp_async_wait<1>();  // Wait tA[kt], tB[kt]
+      __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+      c.template copy_bounded<dlc::OPA>(p, c.kt + 2, c.stage(2));  // CpAsync smA[(kt+2)%3] <- A
+      c.template copy_bounded<dlc::OPB>(p, c.kt + 2, c.stage(2));  // CpAsync smB[(kt+2)%3] <- B
+      dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+#pragma unroll
+      for (int ks = 0; ks <= 3; ++ks) {
+        typename C::FragA af;
+        c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+        typename C::FragB bf;
+        c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4.trans
+        c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+      }
+      c.next_stage();  // EndLoop kt
+    }
+    dlc::cp_async_wait<0>();  // Wait every group
+    __syncthreads();  // Barrier the ring is free for the staging tile
+    float *stage = c.stage_acc();  // StageAcc st.shared.v2.f32
+    __syncthreads();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, c.on)) {  // Epilogue C0: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> C
+    } else {  // Epilogue C0: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> C
+    }
   }
 };
 
@@ -760,6 +1110,92 @@ struct Op_b4 {
     }
     dlc::stv(rp.dst, out);
   }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
+  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  template <int VEC>
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op_b4;
+    using C = dlc::Sm80Cta<Self, VEC>;
+    C c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
+    c.template alloc<dlc::OPA>();  // AllocShared smA
+    c.template alloc<dlc::OPB>();  // AllocShared smB
+    c.acc_zero();  // AccZero acc
+    if constexpr (VEC >= 4) c.template setup<dlc::OPA>(p);  // AddrSetup A chunk pointers
+    if constexpr (VEC >= 4) c.template setup<dlc::OPB>(p);  // AddrSetup B chunk pointers
+    __syncthreads();  // Barrier the tile's coordinates parked in shared memory for every thread
+    c.template frag_setup<dlc::OPA>();  // FragSetup A fragment lane offsets
+    c.template frag_setup<dlc::OPB>();  // FragSetup B fragment lane offsets
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 0, 0);  // CpAsync smA[0] <- A
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPA>(c.kt0 + 0);  // Advance A chunk pointers
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 0, 0);  // CpAsync smB[0] <- B
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 0);  // Advance B chunk pointers
+    dlc::cp_async_commit();  // CommitGroup tA0, tB0
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 1, 1);  // CpAsync smA[1] <- A
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPA>(c.kt0 + 1);  // Advance A chunk pointers
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 1, 1);  // CpAsync smB[1] <- B
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 1);  // Advance B chunk pointers
+    dlc::cp_async_commit();  // CommitGroup tA1, tB1
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 2, 2);  // CpAsync smA[2] <- A
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPA>(c.kt0 + 2);  // Advance A chunk pointers
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 2, 2);  // CpAsync smB[2] <- B
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 2);  // Advance B chunk pointers
+    dlc::cp_async_commit();  // CommitGroup tA2, tB2
+    if constexpr (VEC >= 4) {  // Loop kt: the widths that stream
+#pragma unroll 1
+      for (; c.kt + 3 < c.KTF; ++c.kt) {  // steady: every tile it prefetches is full
+        dlc::cp_async_wait<2>();  // Wait tA[kt], tB[kt]
+        __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+        {
+          constexpr int ks = 0;
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4.trans
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.template copy_stream<dlc::OPA>(p, c.stage(3));  // CpAsync smA[(kt+3)%4] <- A
+        c.template advance<dlc::OPA>();  // Advance A chunk pointers
+        c.template copy_stream<dlc::OPB>(p, c.stage(3));  // CpAsync smB[(kt+3)%4] <- B
+        c.template advance<dlc::OPB>();  // Advance B chunk pointers
+        dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+        {
+          constexpr int ks = 1;
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4.trans
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.next_stage();  // EndLoop kt
+      }
+    }
+    for (; c.kt < c.KT; ++c.kt) {  // Loop kt: the tiles left
+      dlc::cp_async_wait<2>();  // Wait tA[kt], tB[kt]
+      __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+      c.template copy_bounded<dlc::OPA>(p, c.kt + 3, c.stage(3));  // CpAsync smA[(kt+3)%4] <- A
+      c.template copy_bounded<dlc::OPB>(p, c.kt + 3, c.stage(3));  // CpAsync smB[(kt+3)%4] <- B
+      dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+#pragma unroll
+      for (int ks = 0; ks <= 1; ++ks) {
+        typename C::FragA af;
+        c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+        typename C::FragB bf;
+        c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4.trans
+        c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+      }
+      c.next_stage();  // EndLoop kt
+    }
+    dlc::cp_async_wait<0>();  // Wait every group
+    __syncthreads();  // Barrier the ring is free for the staging tile
+    float *stage = c.stage_acc();  // StageAcc st.shared.v2.f32
+    __syncthreads();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, c.on)) {  // Epilogue C0: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> C
+    } else {  // Epilogue C0: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> C
+    }
+  }
 };
 
 // ---- gemm_bias_gelu fp16, bf16: region gemm_bias_gelu.C0_matmul
@@ -918,6 +1354,92 @@ struct Op {
       out[j] = v_C;
     }
     dlc::stv(rp.dst, out);
+  }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
+  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  template <int VEC>
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op;
+    using C = dlc::Sm80Cta<Self, VEC>;
+    C c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
+    c.template alloc<dlc::OPA>();  // AllocShared smA
+    c.template alloc<dlc::OPB>();  // AllocShared smB
+    c.acc_zero();  // AccZero acc
+    if constexpr (VEC >= 4) c.template setup<dlc::OPA>(p);  // AddrSetup A chunk pointers
+    if constexpr (VEC >= 4) c.template setup<dlc::OPB>(p);  // AddrSetup B chunk pointers
+    __syncthreads();  // Barrier the tile's coordinates parked in shared memory for every thread
+    c.template frag_setup<dlc::OPA>();  // FragSetup A fragment lane offsets
+    c.template frag_setup<dlc::OPB>();  // FragSetup B fragment lane offsets
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 0, 0);  // CpAsync smA[0] <- A
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPA>(c.kt0 + 0);  // Advance A chunk pointers
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 0, 0);  // CpAsync smB[0] <- B
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 0);  // Advance B chunk pointers
+    dlc::cp_async_commit();  // CommitGroup tA0, tB0
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 1, 1);  // CpAsync smA[1] <- A
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPA>(c.kt0 + 1);  // Advance A chunk pointers
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 1, 1);  // CpAsync smB[1] <- B
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 1);  // Advance B chunk pointers
+    dlc::cp_async_commit();  // CommitGroup tA1, tB1
+    c.template copy_tile<dlc::OPA>(p, c.kt0 + 2, 2);  // CpAsync smA[2] <- A
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPA>(c.kt0 + 2);  // Advance A chunk pointers
+    c.template copy_tile<dlc::OPB>(p, c.kt0 + 2, 2);  // CpAsync smB[2] <- B
+    if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 2);  // Advance B chunk pointers
+    dlc::cp_async_commit();  // CommitGroup tA2, tB2
+    if constexpr (VEC >= 4) {  // Loop kt: the widths that stream
+#pragma unroll 1
+      for (; c.kt + 3 < c.KTF; ++c.kt) {  // steady: every tile it prefetches is full
+        dlc::cp_async_wait<2>();  // Wait tA[kt], tB[kt]
+        __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+        {
+          constexpr int ks = 0;
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4.trans
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.template copy_stream<dlc::OPA>(p, c.stage(3));  // CpAsync smA[(kt+3)%4] <- A
+        c.template advance<dlc::OPA>();  // Advance A chunk pointers
+        c.template copy_stream<dlc::OPB>(p, c.stage(3));  // CpAsync smB[(kt+3)%4] <- B
+        c.template advance<dlc::OPB>();  // Advance B chunk pointers
+        dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+        {
+          constexpr int ks = 1;
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4.trans
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.next_stage();  // EndLoop kt
+      }
+    }
+    for (; c.kt < c.KT; ++c.kt) {  // Loop kt: the tiles left
+      dlc::cp_async_wait<2>();  // Wait tA[kt], tB[kt]
+      __syncthreads();  // Barrier stage kt landed for every thread; stage kt-1 free
+      c.template copy_bounded<dlc::OPA>(p, c.kt + 3, c.stage(3));  // CpAsync smA[(kt+3)%4] <- A
+      c.template copy_bounded<dlc::OPB>(p, c.kt + 3, c.stage(3));  // CpAsync smB[(kt+3)%4] <- B
+      dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+#pragma unroll
+      for (int ks = 0; ks <= 1; ++ks) {
+        typename C::FragA af;
+        c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+        typename C::FragB bf;
+        c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4.trans
+        c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+      }
+      c.next_stage();  // EndLoop kt
+    }
+    dlc::cp_async_wait<0>();  // Wait every group
+    __syncthreads();  // Barrier the ring is free for the staging tile
+    float *stage = c.stage_acc();  // StageAcc st.shared.v2.f32
+    __syncthreads();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, c.on)) {  // Epilogue C0: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> C
+    } else {  // Epilogue C0: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> C
+    }
   }
 };
 
@@ -1323,154 +1845,154 @@ struct Op_sm90a {
 
 extern "C" {
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_fp16_b0_v8(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b0<__half>, 8>(&p);
+  dlc_gemm_bias_gelu::Op_b0<__half>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_fp16_b0_v4(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b0<__half>, 4>(&p);
+  dlc_gemm_bias_gelu::Op_b0<__half>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_fp16_b0_v2(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b0<__half>, 2>(&p);
+  dlc_gemm_bias_gelu::Op_b0<__half>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_fp16_b0_v1(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b0<__half>, 1>(&p);
+  dlc_gemm_bias_gelu::Op_b0<__half>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 1) dlc_gemm_bias_gelu_fp16_b0_r(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_splitk_reduce<dlc_gemm_bias_gelu::Op_b0<__half>>(&p);
+  dlc_gemm_bias_gelu::Op_b0<__half>::reduce_kernel(&p);
 }
 __global__ void __launch_bounds__(64, 4) dlc_gemm_bias_gelu_fp16_b1_v8(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b1<__half>, 8>(&p);
+  dlc_gemm_bias_gelu::Op_b1<__half>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(64, 4) dlc_gemm_bias_gelu_fp16_b1_v4(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b1<__half>, 4>(&p);
+  dlc_gemm_bias_gelu::Op_b1<__half>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(64, 4) dlc_gemm_bias_gelu_fp16_b1_v2(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b1<__half>, 2>(&p);
+  dlc_gemm_bias_gelu::Op_b1<__half>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(64, 4) dlc_gemm_bias_gelu_fp16_b1_v1(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b1<__half>, 1>(&p);
+  dlc_gemm_bias_gelu::Op_b1<__half>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(32, 8) dlc_gemm_bias_gelu_fp16_b2_v8(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b2<__half>, 8>(&p);
+  dlc_gemm_bias_gelu::Op_b2<__half>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(32, 8) dlc_gemm_bias_gelu_fp16_b2_v4(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b2<__half>, 4>(&p);
+  dlc_gemm_bias_gelu::Op_b2<__half>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(32, 8) dlc_gemm_bias_gelu_fp16_b2_v2(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b2<__half>, 2>(&p);
+  dlc_gemm_bias_gelu::Op_b2<__half>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(32, 8) dlc_gemm_bias_gelu_fp16_b2_v1(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b2<__half>, 1>(&p);
+  dlc_gemm_bias_gelu::Op_b2<__half>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_fp16_b3_v8(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b3<__half>, 8>(&p);
+  dlc_gemm_bias_gelu::Op_b3<__half>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_fp16_b3_v4(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b3<__half>, 4>(&p);
+  dlc_gemm_bias_gelu::Op_b3<__half>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_fp16_b3_v2(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b3<__half>, 2>(&p);
+  dlc_gemm_bias_gelu::Op_b3<__half>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_fp16_b3_v1(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b3<__half>, 1>(&p);
+  dlc_gemm_bias_gelu::Op_b3<__half>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_fp16_b4_v8(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b4<__half>, 8>(&p);
+  dlc_gemm_bias_gelu::Op_b4<__half>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_fp16_b4_v4(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b4<__half>, 4>(&p);
+  dlc_gemm_bias_gelu::Op_b4<__half>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_fp16_b4_v2(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b4<__half>, 2>(&p);
+  dlc_gemm_bias_gelu::Op_b4<__half>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_fp16_b4_v1(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b4<__half>, 1>(&p);
+  dlc_gemm_bias_gelu::Op_b4<__half>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_fp16_v8(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op<__half>, 8>(&p);
+  dlc_gemm_bias_gelu::Op<__half>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_fp16_v4(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op<__half>, 4>(&p);
+  dlc_gemm_bias_gelu::Op<__half>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_fp16_v2(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op<__half>, 2>(&p);
+  dlc_gemm_bias_gelu::Op<__half>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_fp16_v1(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op<__half>, 1>(&p);
+  dlc_gemm_bias_gelu::Op<__half>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_bf16_b0_v8(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b0<__nv_bfloat16>, 8>(&p);
+  dlc_gemm_bias_gelu::Op_b0<__nv_bfloat16>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_bf16_b0_v4(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b0<__nv_bfloat16>, 4>(&p);
+  dlc_gemm_bias_gelu::Op_b0<__nv_bfloat16>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_bf16_b0_v2(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b0<__nv_bfloat16>, 2>(&p);
+  dlc_gemm_bias_gelu::Op_b0<__nv_bfloat16>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_bf16_b0_v1(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b0<__nv_bfloat16>, 1>(&p);
+  dlc_gemm_bias_gelu::Op_b0<__nv_bfloat16>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 1) dlc_gemm_bias_gelu_bf16_b0_r(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_splitk_reduce<dlc_gemm_bias_gelu::Op_b0<__nv_bfloat16>>(&p);
+  dlc_gemm_bias_gelu::Op_b0<__nv_bfloat16>::reduce_kernel(&p);
 }
 __global__ void __launch_bounds__(64, 4) dlc_gemm_bias_gelu_bf16_b1_v8(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b1<__nv_bfloat16>, 8>(&p);
+  dlc_gemm_bias_gelu::Op_b1<__nv_bfloat16>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(64, 4) dlc_gemm_bias_gelu_bf16_b1_v4(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b1<__nv_bfloat16>, 4>(&p);
+  dlc_gemm_bias_gelu::Op_b1<__nv_bfloat16>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(64, 4) dlc_gemm_bias_gelu_bf16_b1_v2(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b1<__nv_bfloat16>, 2>(&p);
+  dlc_gemm_bias_gelu::Op_b1<__nv_bfloat16>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(64, 4) dlc_gemm_bias_gelu_bf16_b1_v1(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b1<__nv_bfloat16>, 1>(&p);
+  dlc_gemm_bias_gelu::Op_b1<__nv_bfloat16>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(32, 8) dlc_gemm_bias_gelu_bf16_b2_v8(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b2<__nv_bfloat16>, 8>(&p);
+  dlc_gemm_bias_gelu::Op_b2<__nv_bfloat16>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(32, 8) dlc_gemm_bias_gelu_bf16_b2_v4(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b2<__nv_bfloat16>, 4>(&p);
+  dlc_gemm_bias_gelu::Op_b2<__nv_bfloat16>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(32, 8) dlc_gemm_bias_gelu_bf16_b2_v2(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b2<__nv_bfloat16>, 2>(&p);
+  dlc_gemm_bias_gelu::Op_b2<__nv_bfloat16>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(32, 8) dlc_gemm_bias_gelu_bf16_b2_v1(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b2<__nv_bfloat16>, 1>(&p);
+  dlc_gemm_bias_gelu::Op_b2<__nv_bfloat16>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_bf16_b3_v8(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b3<__nv_bfloat16>, 8>(&p);
+  dlc_gemm_bias_gelu::Op_b3<__nv_bfloat16>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_bf16_b3_v4(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b3<__nv_bfloat16>, 4>(&p);
+  dlc_gemm_bias_gelu::Op_b3<__nv_bfloat16>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_bf16_b3_v2(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b3<__nv_bfloat16>, 2>(&p);
+  dlc_gemm_bias_gelu::Op_b3<__nv_bfloat16>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_bf16_b3_v1(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b3<__nv_bfloat16>, 1>(&p);
+  dlc_gemm_bias_gelu::Op_b3<__nv_bfloat16>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_bf16_b4_v8(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b4<__nv_bfloat16>, 8>(&p);
+  dlc_gemm_bias_gelu::Op_b4<__nv_bfloat16>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_bf16_b4_v4(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b4<__nv_bfloat16>, 4>(&p);
+  dlc_gemm_bias_gelu::Op_b4<__nv_bfloat16>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_bf16_b4_v2(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b4<__nv_bfloat16>, 2>(&p);
+  dlc_gemm_bias_gelu::Op_b4<__nv_bfloat16>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_bf16_b4_v1(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op_b4<__nv_bfloat16>, 1>(&p);
+  dlc_gemm_bias_gelu::Op_b4<__nv_bfloat16>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_bf16_v8(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op<__nv_bfloat16>, 8>(&p);
+  dlc_gemm_bias_gelu::Op<__nv_bfloat16>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_bf16_v4(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op<__nv_bfloat16>, 4>(&p);
+  dlc_gemm_bias_gelu::Op<__nv_bfloat16>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_bf16_v2(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op<__nv_bfloat16>, 2>(&p);
+  dlc_gemm_bias_gelu::Op<__nv_bfloat16>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_gemm_bias_gelu_bf16_v1(const dlc__p_gemm_bias_gelu p) {
-  dlc::sm80_contraction<dlc_gemm_bias_gelu::Op<__nv_bfloat16>, 1>(&p);
+  dlc_gemm_bias_gelu::Op<__nv_bfloat16>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(384, 1) dlc_gemm_bias_gelu_fp16_b4_sm90a(const __grid_constant__ dlc__tp_gemm_bias_gelu tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

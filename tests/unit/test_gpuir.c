@@ -62,7 +62,7 @@ static bool verifies_full(const gpu_kernel *k, const char *why) { return verifie
 /* The sm90a row's producer statements, as gpuir_build_sm90a_gather lays
  * them out (tiles left out: gpuir_verify_smem is tested above); the
  * consumers' follow (consumers()). */
-#define ST(k, what, nin, in0, in1, out) {k, what, NULL, nin, {in0, in1, NULL, NULL}, out, false, 0, 0}
+#define ST(kind, w, n, in0, in1, o) {.k = kind, .what = w, .nin = n, .in = {in0, in1, NULL, NULL}, .out = o}
 static const gpu_stmt GATHER[] = {
     ST(GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x", 0, NULL, NULL, NULL),
     ST(GS_MBAR_INIT, "full[s]", 0, NULL, NULL, NULL),
@@ -218,40 +218,40 @@ static void sm90a_consumer_loop(void) {
 /* The sm90a attention row's statements, one pass of key tiles, as
  * gpuir_build_sm90a_attention lays them out (the softmax steps left out). */
 static const gpu_stmt ATT[] = {
-    {GS_MBAR_INIT, "qfull", NULL, 0, {NULL}, NULL, false, 0, 0},
-    {GS_MBAR_INIT, "full[s]", NULL, 0, {NULL}, NULL, false, 0, 0},
-    {GS_MBAR_INIT, "empty[s]", NULL, 0, {NULL}, "tFree[i]", false, 0, 0},
-    {GS_BARRIER, "bar.sync", NULL, 0, {NULL}, NULL, false, 0, 0},
-    {GS_ROLE, "producer", NULL, 0, {NULL}, NULL, false, 0, 0},
-    {GS_SETMAXNREG, "setmaxnreg.dec", NULL, 0, {NULL}, NULL, false, 0, 0},
-    {GS_TMA_LOAD, "smQ <- Q", NULL, 0, {NULL}, "tQ", false, 0, 0},
-    {GS_LOOP, "t", NULL, 0, {NULL}, NULL, false, 0, 0},
-    {GS_MBAR_WAIT, "empty[i % S]", NULL, 1, {"tFree[i]"}, NULL, false, 0, 0},
-    {GS_TMA_LOAD, "smK[i%2] <- K", NULL, 0, {NULL}, "tKf[t]", false, 0, 0},
-    {GS_TMA_LOAD, "smV[i%2] <- V", NULL, 0, {NULL}, "tVf[t]", false, 0, 0},
-    {GS_END_LOOP, "t", NULL, 0, {NULL}, NULL, false, 0, 0},
-    {GS_ROLE, "consumers", NULL, 0, {NULL}, NULL, false, 0, 0},
-    {GS_SETMAXNREG, "setmaxnreg.inc", NULL, 0, {NULL}, NULL, false, 0, 0},
-    {GS_MBAR_WAIT, "qfull", NULL, 1, {"tQ"}, NULL, false, 0, 0},
-    {GS_BARRIER, "bar.arrive 2, 256", NULL, 0, {NULL}, NULL, false, 0, 0},
-    {GS_LOOP, "t", NULL, 0, {NULL}, NULL, false, 0, 0},
-    {GS_MBAR_WAIT, "full[i % S]", NULL, 2, {"tKf[t]", "tVf[t]"}, NULL, false, 0, 0},
-    {GS_BARRIER, "bar.sync 2 + wg, 256", NULL, 0, {NULL}, NULL, false, 0, 0},
-    {GS_WGMMA, "wgmma.mma_async.m64n128k16.f32.fp16.fp16 x 4: S = Q K^T (S)", NULL, 2, {"tQ", "tKf[t]"}, "tS", false, 0, 0},
-    {GS_BARRIER, "bar.arrive 2 + (wg ^ 1), 256", NULL, 0, {NULL}, NULL, false, 0, 0},
-    {GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", NULL, 1, {"tS"}, NULL, false, 0, 0},
-    {GS_EPILOGUE, "score_full", NULL, 1, {"tS"}, "tP", false, 0, 0},
-    {GS_EPILOGUE, "P fragments", NULL, 1, {"tP"}, "tPf", false, 0, 0},
-    {GS_WGMMA, "wgmma.mma_async.m64n64k16.f32.fp16.fp16 x 8: O += P V (O)", NULL, 2, {"tPf", "tVf[t]"}, "tO", false, 0, 0},
-    {GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", NULL, 1, {"tO"}, NULL, false, 0, 0},
-    {GS_MBAR_ARRIVE, "empty[i % S]", NULL, 0, {NULL}, "tFree[i+S]", false, 0, 0},
-    {GS_END_LOOP, "t", NULL, 0, {NULL}, NULL, false, 0, 0},
-    {GS_BARRIER, "bar.sync 1, 256", NULL, 0, {NULL}, NULL, false, 0, 0},
-    {GS_EPILOGUE, "finish", NULL, 1, {"tO"}, "tFin", false, 0, 0},
-    {GS_STAGE_ACC, "st.shared.v2.f32", NULL, 1, {"tFin"}, "tStage", false, 0, 0},
-    {GS_BARRIER, "bar.sync 1, 256", NULL, 0, {NULL}, NULL, false, 0, 0},
-    {GS_EPILOGUE, "O", NULL, 1, {"tStage"}, "tE", false, 0, 0},
-    {GS_ST_GLOBAL, "st.global.v2.b32 (4 x fp16) -> O", NULL, 1, {"tE"}, NULL, false, 0, 0},
+    ST(GS_MBAR_INIT, "qfull", 0, NULL, NULL, NULL),
+    ST(GS_MBAR_INIT, "full[s]", 0, NULL, NULL, NULL),
+    ST(GS_MBAR_INIT, "empty[s]", 0, NULL, NULL, "tFree[i]"),
+    ST(GS_BARRIER, "bar.sync", 0, NULL, NULL, NULL),
+    ST(GS_ROLE, "producer", 0, NULL, NULL, NULL),
+    ST(GS_SETMAXNREG, "setmaxnreg.dec", 0, NULL, NULL, NULL),
+    ST(GS_TMA_LOAD, "smQ <- Q", 0, NULL, NULL, "tQ"),
+    ST(GS_LOOP, "t", 0, NULL, NULL, NULL),
+    ST(GS_MBAR_WAIT, "empty[i % S]", 1, "tFree[i]", NULL, NULL),
+    ST(GS_TMA_LOAD, "smK[i%2] <- K", 0, NULL, NULL, "tKf[t]"),
+    ST(GS_TMA_LOAD, "smV[i%2] <- V", 0, NULL, NULL, "tVf[t]"),
+    ST(GS_END_LOOP, "t", 0, NULL, NULL, NULL),
+    ST(GS_ROLE, "consumers", 0, NULL, NULL, NULL),
+    ST(GS_SETMAXNREG, "setmaxnreg.inc", 0, NULL, NULL, NULL),
+    ST(GS_MBAR_WAIT, "qfull", 1, "tQ", NULL, NULL),
+    ST(GS_BARRIER, "bar.arrive 2, 256", 0, NULL, NULL, NULL),
+    ST(GS_LOOP, "t", 0, NULL, NULL, NULL),
+    ST(GS_MBAR_WAIT, "full[i % S]", 2, "tKf[t]", "tVf[t]", NULL),
+    ST(GS_BARRIER, "bar.sync 2 + wg, 256", 0, NULL, NULL, NULL),
+    ST(GS_WGMMA, "wgmma.mma_async.m64n128k16.f32.fp16.fp16 x 4: S = Q K^T (S)", 2, "tQ", "tKf[t]", "tS"),
+    ST(GS_BARRIER, "bar.arrive 2 + (wg ^ 1), 256", 0, NULL, NULL, NULL),
+    ST(GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", 1, "tS", NULL, NULL),
+    ST(GS_EPILOGUE, "score_full", 1, "tS", NULL, "tP"),
+    ST(GS_EPILOGUE, "P fragments", 1, "tP", NULL, "tPf"),
+    ST(GS_WGMMA, "wgmma.mma_async.m64n64k16.f32.fp16.fp16 x 8: O += P V (O)", 2, "tPf", "tVf[t]", "tO"),
+    ST(GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", 1, "tO", NULL, NULL),
+    ST(GS_MBAR_ARRIVE, "empty[i % S]", 0, NULL, NULL, "tFree[i+S]"),
+    ST(GS_END_LOOP, "t", 0, NULL, NULL, NULL),
+    ST(GS_BARRIER, "bar.sync 1, 256", 0, NULL, NULL, NULL),
+    ST(GS_EPILOGUE, "finish", 1, "tO", NULL, "tFin"),
+    ST(GS_STAGE_ACC, "st.shared.v2.f32", 1, "tFin", NULL, "tStage"),
+    ST(GS_BARRIER, "bar.sync 1, 256", 0, NULL, NULL, NULL),
+    ST(GS_EPILOGUE, "O", 1, "tStage", NULL, "tE"),
+    ST(GS_ST_GLOBAL, "st.global.v2.b32 (4 x fp16) -> O", 1, "tE", NULL, NULL),
 };
 enum { NATT = sizeof ATT / sizeof ATT[0], ATT_EMPTY = 8, ATT_FULL = 17, ATT_TURN = 18, ATT_PV_WAIT = 25 };
 
@@ -447,8 +447,85 @@ static void sm80_stage_reuse(void) {
   pipe_free(&f);
 }
 
+/* The sm80 contraction's renderer (emit.c, kernel_fn) reads the statements'
+ * structured fields; gpuir_verify admits only lists it renders.  A real
+ * GEMM's list passes; each change below would render a kernel that is not
+ * the IR's (or none), and fails with its own reason. */
+static void sm80_render_shape(void) {
+  front f;
+  gpu_kernel *k = real_gemm(&f, DT_FP16, "{'tile':[128,128,32],'stages':4}");
+  CHECK(k != NULL);
+  if (!k) return pipe_free(&f);
+  CHECK(verifies_full(k, NULL));
+  int n = k->nst, lo = find_st(k, 0, GS_LOOP, 0), hi = find_st(k, lo, GS_END_LOOP, 0),
+      dlo = find_st(k, hi, GS_LOOP, 0), la = find_st(k, lo, GS_LDMATRIX, 0), cp = find_st(k, lo, GS_CP_ASYNC, 0),
+      wait = find_st(k, lo, GS_WAIT, 0), pro = find_st(k, 0, GS_CP_ASYNC, 0), adv = find_st(k, lo, GS_ADVANCE, 0);
+  CHECK(lo > 0 && hi > lo && dlo > hi && la > lo && cp > la && wait > lo && pro > 0 && pro < lo && adv > cp);
+  CHECK(k->st[lo].loop == GLOOP_STEADY && k->st[dlo].loop == GLOOP_DRAIN && k->st[cp].copy == GCOPY_STREAM &&
+        k->st[pro].copy == GCOPY_TILE && k->st[pro].stage == 0 && k->st[cp].tile == 3 && k->st[wait].lo == 2);
+  gpu_stmt *st = malloc((size_t)n * sizeof *st);
+  CHECK(st != NULL);
+  if (!st) return pipe_free(&f);
+#define MUTATE(change, why)                                 \
+  do {                                                      \
+    memcpy(st, k->st, (size_t)n * sizeof *st);              \
+    change;                                                 \
+    CHECK(!order_verifies(k, st, n, why));                  \
+  } while (0)
+  /* A's and B's fragment loads swapped: B's no longer follow A's */
+  MUTATE((st[la] = k->st[la + 1], st[la + 1] = k->st[la]), "fragments or MMAs outside a k-step group");
+  /* B's fragments on other k steps than A's */
+  MUTATE(st[la + 1].hi = 1, "a k-step group that is not");
+  /* a steady copy with bounds, a drain copy streamed, a prologue copy at a tile the ring does not hold */
+  MUTATE(st[cp].copy = GCOPY_BOUNDED, "of the wrong kind");
+  MUTATE(st[find_st(k, dlo, GS_CP_ASYNC, 0)].copy = GCOPY_STREAM, "of the wrong kind");
+  MUTATE(st[pro].tile = 3, "a tile the ring does not hold");
+  MUTATE(st[pro].stage = 1, "a tile the ring does not hold");
+  /* a wait that leaves 3 groups in flight in a 4-stage ring */
+  MUTATE(st[wait].lo = 3, "groups in flight");
+  /* an advance of a K counter no operand walks */
+  MUTATE(st[adv].side = GSIDE_KWALK, "an advance of state no streamed operand keeps");
+  /* the steady loop for other widths than the streams' */
+  MUTATE(st[lo].min_vec = 8, "runs for widths other than the steady loop's");
+  /* the drain before a steady loop: two steady loops */
+  MUTATE(st[dlo].loop = GLOOP_STEADY, "a loop out of place");
+  /* a statement the sm80 contraction does not render */
+  MUTATE(st[cp].k = GS_REDUCE, "a kind the sm80 contraction does not render");
+#undef MUTATE
+  /* the steady loop's EndLoop dropped: the drain nests in it */
+  memcpy(st, k->st, (size_t)n * sizeof *st);
+  memmove(&st[hi], &st[hi + 1], (size_t)(n - hi - 1) * sizeof *st);
+  CHECK(!order_verifies(k, st, n - 1, "a loop out of place"));
+  free(st);
+
+  /* split-K: the first kernel stores its partial with no epilogue; the
+   * second sums the slices in its loop over the columns */
+  sched_plan q = k->plan;
+  q.split_k = 8;
+  gpu_kernel *k1 = gpuir_build(&f.A, k->r, k->a, &q, "gemm", &f.dl);
+  gpu_kernel *red = k1 ? gpuir_build_splitk_reduce(&f.A, k1, "gemm_r", &f.dl) : NULL;
+  CHECK(k1 != NULL && red != NULL);
+  if (k1 && red) {
+    k1->reduce = red;
+    CHECK(verifies_full(k1, NULL));
+    CHECK(verifies_full(red, NULL));
+    int rl = find_st(red, 0, GS_LOOP, 0);
+    CHECK(rl == 1 && red->st[rl].loop == GLOOP_COLUMNS && red->st[red->nst - 1].k == GS_END_LOOP);
+    /* the loop over the columns dropped: the load and the store run once */
+    gpu_stmt rst[8];
+    int m = 0;
+    for (int i = 0; i < red->nst && m < 8; i++)
+      if (red->st[i].k != GS_LOOP && red->st[i].k != GS_END_LOOP) rst[m++] = red->st[i];
+    gpu_kernel rk = *red;
+    rk.st = rst, rk.nst = rk.cap_st = m;
+    CHECK(!verifies_full(&rk, "a loop over the columns"));
+  }
+  pipe_free(&f);
+}
+
 int main(void) {
   sm80_stage_reuse();
+  sm80_render_shape();
   sm90a_ring_discipline();
   sm90a_consumer_loop();
   sm90a_attention_discipline();
