@@ -2831,7 +2831,8 @@ static void h_params_atom(arena *A, const sx_atom *a, const char **with, const c
  * then dlc__check_disjoint (no output shares memory with another tensor or
  * the workspace); an empty output returns DLC_SUCCESS only after all of
  * them. */
-static void dispatch_tensors(arena *A, strbuf *s, const fe_graph *g, const emit_instance *in, const char *on, bool ws) {
+static void dispatch_tensors(arena *A, strbuf *s, const fe_graph *g, const emit_instance *in, const char *on, bool ws,
+                             bool decl_st) {
   int maxrank = 1;
   bool packed = false;
   for (int t = 0; t < g->nin + g->nout; t++) {
@@ -2839,7 +2840,8 @@ static void dispatch_tensors(arena *A, strbuf *s, const fe_graph *g, const emit_
     if (ft->rank > maxrank) maxrank = ft->rank;
     packed |= ft->rank != 2;
   }
-  sb_printf(s, "    dlc_status dlc_st;\n    dlc__span dlc_sp[%d];\n    int64_t dlc_work = 0", g->nin + g->nout);
+  if (decl_st) sb_puts(s, "    dlc_status dlc_st;\n");
+  sb_printf(s, "    dlc__span dlc_sp[%d];\n    int64_t dlc_work = 0", g->nin + g->nout);
   if (packed) sb_printf(s, ", dlc_dims[%d]", maxrank);
   sb_puts(s, ";\n");
   for (int t = 0; t < g->nin + g->nout; t++) {
@@ -2893,13 +2895,13 @@ static const region_memref *width_operand(const gpu_kernel *k, int side, const g
 
 /* The chunk width: the widest whose alignment every operand meets.  Every
  * pointer is element-aligned by now, so width 1 always fits. */
-static void dispatch_width(arena *A, strbuf *s, const gpu_kernel *k, const char *on) {
+static void dispatch_width(arena *A, strbuf *s, const gpu_kernel *k, const char *on, bool decl) {
   if (k->rows) {
     /* one kernel: each vector access tests its own alignment */
-    sb_printf(s, "    const int dlc_vec = %d;\n", k->vecs[0]);
+    sb_printf(s, "    %sdlc_vec = %d;\n", decl ? "const int " : "", k->vecs[0]);
     return;
   }
-  sb_puts(s, "    int dlc_vec = 0;\n");
+  if (decl) sb_puts(s, "    int dlc_vec = 0;\n");  /* else the entry point's, 0 */
   for (int v = 0; v < k->nvec; v++) {
     int w = k->vecs[v];
     if (w == 1) {
@@ -3068,23 +3070,25 @@ static void put_indented(strbuf *s, const char *text, const char *prefix) {
 
 /* An sm90a kernel's grid (dispatch_grid, indented by ind) and its launch
  * with the parameter block params ("pointer, size"), one level deeper. */
-static void grid_and_launch(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on, int row,
+static void grid_and_launch(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on,
                             const char *ind, const char *params) {
   strbuf gb = {0};
   dispatch_grid(A, &gb, g, k, on, false);
   put_indented(s, sb_str(&gb), ind);
   sb_free(&gb);
+  /* the instance's sm90a kernel, from dlc__k90_<op>: the same text for
+   * every instance, so that instances of one kernel text share a case */
   sb_printf(s,
-            "%s    return dlc__launch(&dlc__k_%s[%d], %s, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, "
-            "stream);\n",
-            ind, on, row, params);
+            "%s    return dlc__launch(&dlc__k_%s[dlc__k90_%s[dlc_inst]], %s, (unsigned)dlc_gx, (unsigned)dlc_gy, "
+            "(unsigned)dlc_gz, stream);\n",
+            ind, on, on, params);
 }
 
 /* The end of an sm90a kernel's dispatch once its tensor maps encoded: the
  * grid and the launch with dlc_tp; else (the maps' `if` closed here) the
  * encoder's detail is dropped and the call goes on to the other kernels. */
-static void launch_with_tmaps(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on, int row) {
-  grid_and_launch(A, s, g, k, on, row, "    ", "&dlc_tp, sizeof dlc_tp");
+static void launch_with_tmaps(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on) {
+  grid_and_launch(A, s, g, k, on, "    ", "&dlc_tp, sizeof dlc_tp");
   sb_printf(s, "      }\n      dlc__clear_detail();\n    }\n");
 }
 
@@ -3092,7 +3096,7 @@ static void launch_with_tmaps(arena *A, strbuf *s, const fe_graph *g, const gpu_
  * `row`): on an sm90a device, when the tensor maps of both operands encode
  * (16-byte aligned rows, nonzero dims), it runs with them; any other call
  * goes on to the instance's other kernels below. */
-static void dispatch_sm90a(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on, int row) {
+static void dispatch_sm90a(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on) {
   const region *r = k->r;
   const char *M = hsx(A, r->it[k->v.m_axes[0]].size), *N = hsx(A, r->it[k->v.n_axes[0]].size),
              *K = hsx(A, r->it[k->v.k_axes[0]].size);
@@ -3109,7 +3113,7 @@ static void dispatch_sm90a(arena *A, strbuf *s, const fe_graph *g, const gpu_ker
   else
     sb_printf(s, "          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->%s, %s, %s, dlc_p->%s, 64, %d) == DLC_SUCCESS) {\n",
               lc(A, tb), N, K, gpuir_ld_param(A, tb), BK);
-  launch_with_tmaps(A, s, g, k, on, row);
+  launch_with_tmaps(A, s, g, k, on);
 }
 
 /* An instance's sm90a attention kernel (wgmma_softmax, the dispatch table's
@@ -3117,7 +3121,7 @@ static void dispatch_sm90a(arena *A, strbuf *s, const fe_graph *g, const gpu_ker
  * encode (gpu_tmap: each tensor as stored, innermost dim first; 16-byte
  * aligned bases and strides, dims the kernel's int32 coordinates reach), it
  * runs with them; any other call goes on to the instance's sm80 kernels. */
-static void dispatch_sm90a_attention(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on, int row) {
+static void dispatch_sm90a_attention(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on) {
   const gpu_tmap *all[3] = {&k->tmq, &k->tmk, &k->tmv};
   const char *nm[3] = {"q", "k", "v"};
   sb_printf(s, "    if (dlc__device_arch() == DLC__ARCH_SM90A) {\n");
@@ -3140,17 +3144,17 @@ static void dispatch_sm90a_attention(arena *A, strbuf *s, const fe_graph *g, con
   for (int i = 0; i < 3; i++)
     sb_printf(s, "      %sdlc__tmap_encode_nd(&dlc_tp.tmap_%s, dtype, dlc_p->%s, %d, dlc_%sd, dlc_%ss, dlc_%sb) == DLC_SUCCESS%s\n",
               i ? "    " : "if (", nm[i], lc(A, all[i]->tensor), all[i]->rank, nm[i], nm[i], nm[i], i == 2 ? ") {" : " &&");
-  launch_with_tmaps(A, s, g, k, on, row);
+  launch_with_tmaps(A, s, g, k, on);
 }
 
 /* An instance's sm90a kernel with the gathering producer (gpu_kernel.gather):
  * after the width choice, on an sm90a device, when the widest chunks (16
  * bytes) were chosen, it runs with the op's parameters; any other call goes
  * on to the instance's other kernels. */
-static void dispatch_sm90a_gather(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on, int row) {
+static void dispatch_sm90a_gather(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on) {
   sb_printf(s, "    if (dlc_vec == %d && dlc__device_arch() == DLC__ARCH_SM90A) {\n", k->vecs[0]);
   sb_printf(s, "      /* the sm90a kernel (%s): 16-byte chunks, as the widest kernel below */\n", k->algo);
-  grid_and_launch(A, s, g, k, on, row, "  ", "dlc_p, sizeof *dlc_p");
+  grid_and_launch(A, s, g, k, on, "  ", "dlc_p, sizeof *dlc_p");
   sb_printf(s, "    }\n");
 }
 
@@ -3230,7 +3234,7 @@ static void dispatch_chain_body(emit_ctx *c, strbuf *s, const emit_op *eo) {
   for (int i = 0; i < eo->ninst; i++) {
     const emit_instance *in = &eo->inst[i];
     sb_printf(s, "  case %d: {\n", i);
-    dispatch_tensors(A, s, g, in, on, true);
+    dispatch_tensors(A, s, g, in, on, true, true);
     chain_layout(A, s, eo, in, "    ");
     sb_printf(s,
               "    if (dlc_ws == DLC__OVF) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: the workspace size overflows int64\");\n"
@@ -3254,7 +3258,7 @@ static void dispatch_chain_body(emit_ctx *c, strbuf *s, const emit_op *eo) {
     for (const gpu_kernel *k = in->k; k; k = k->next) {
       sb_printf(s, "    {  /* kernel %d: region %s */\n", k->chain_index, cmt(A, k->r->name));
       strbuf b = {0};
-      dispatch_width(A, &b, k, on);
+      dispatch_width(A, &b, k, on, true);
       dispatch_kpart32(A, &b, eo, k);
       dispatch_grid(A, &b, g, k, on, true);
       put_indented(s, sb_str(&b), "  ");
@@ -3273,6 +3277,37 @@ static void dispatch_chain_body(emit_ctx *c, strbuf *s, const emit_op *eo) {
     sb_puts(s, "    return DLC_SUCCESS;\n  }\n");
   }
   sb_printf(s, "  }\n  return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no instance\");\n}\n\n", on);
+}
+
+/* switch (dlc_inst) with one case a distinct text of blk[0..n): the case
+ * lists every instance whose text it is, then the text and `tail`. */
+static void switch_groups(arena *A, strbuf *s, char *const *blk, int n, const char *tail) {
+  bool *done = ARENA_ARRAY(A, bool, n);
+  sb_puts(s, "  switch (dlc_inst) {\n");
+  for (int i = 0; i < n; i++) {
+    if (done[i]) continue;
+    sb_puts(s, "  ");
+    for (int j = i; j < n; j++)
+      if (!done[j] && strcmp(blk[j], blk[i]) == 0) {
+        done[j] = true;
+        sb_printf(s, "case %d: ", j);
+      }
+    sb_printf(s, "{\n%s%s  }\n", blk[i], tail);
+  }
+  sb_puts(s, "  }\n");
+}
+
+/* A part of the entry point the instances write: once when every
+ * instance's text is the same, else a case a distinct text. */
+static void once_or_groups(arena *A, strbuf *s, char *const *blk, int n, const char *what) {
+  bool one = true;
+  for (int i = 1; i < n; i++) one &= strcmp(blk[i], blk[0]) == 0;
+  if (one) {
+    sb_printf(s, "  {  /* %s (every instance alike) */\n%s  }\n", what, blk[0]);
+    return;
+  }
+  sb_printf(s, "  /* %s, the instance's */\n", what);
+  switch_groups(A, s, blk, n, "    break;\n");
 }
 
 /* ---- the selection tables ---------------------------------------------------------
@@ -3564,6 +3599,13 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
               p->raster_group, p->addr_regs);
   }
   sb_puts(s, "};\n");
+  bool any90 = false;
+  for (int i = 0; i < eo->ninst; i++) any90 |= row90[i] >= 0;
+  if (any90) {
+    sb_printf(s, "/* the sm90a row's kernel by instance; -1: none */\nstatic const int16_t dlc__k90_%s[] = {", on);
+    for (int i = 0; i < eo->ninst; i++) sb_printf(s, "%s%d", i ? ", " : "", row90[i]);
+    sb_puts(s, "};\n");
+  }
   kpart_fns(A, s, eo);
   if (is_chain(eo)) {
     sb_puts(s, "\n");
@@ -3644,73 +3686,65 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     dispatch_chain_body(c, s, eo);
     return;
   }
-  /* The checks below depend on the instance's shapes, layouts and widths.
-   * Each instance's are built apart; when they are all the same (dtypes of
-   * one element size, say) they are written once for the entry point. */
-  char **chk = ARENA_ARRAY(A, char *, eo->ninst);
-  strbuf *out = s;
-  for (int i = 0; i < eo->ninst; i++) {
-    const emit_instance *in = &eo->inst[i];
-    const gpu_kernel *k = in->k;
-    strbuf cb = {0};
-    s = &cb;
-    dispatch_tensors(A, s, g, in, on, has_ws(eo));
-    if (row90[i] >= 0 && k->sm90a->att_wgmma) dispatch_sm90a_attention(A, s, g, k->sm90a, on, row90[i]);
-    else if (row90[i] >= 0 && tmaps90(k->sm90a)) dispatch_sm90a(A, s, g, k->sm90a, on, row90[i]);
-    dispatch_width(A, s, k, on);
-    if (row90[i] >= 0 && !tmaps90(k->sm90a)) dispatch_sm90a_gather(A, s, g, k->sm90a, on, row90[i]);
-    dispatch_kpart32(A, s, eo, k);
-    dispatch_grid(A, s, g, k, on, false);
-    if (k->reduce)
-      sb_printf(s,
-                "    /* split-K: the slices' partials in the workspace (the selection checked its size), then the\n"
-                "     * second kernel sums them in order and applies the epilogue */\n"
-                "    int64_t dlc_sn = 1, dlc_ktp = 1;\n"
-                "    (void)dlc__split_ws_%s(dlc_inst, dlc_p, &dlc_sn, &dlc_ktp);\n"
-                "    dlc_p->dlc_split_ws = workspace;\n"
-                "    dlc_p->dlc_split_ktp = (int32_t)dlc_ktp, dlc_p->dlc_split_n = (int32_t)dlc_sn;\n",
-                on);
-    chk[i] = arena_strdup(A, sb_str(s));
-    sb_free(s);
-  }
-  s = out;
-  bool shared = !has_split(eo);
-  for (int i = 1; i < eo->ninst; i++) shared &= strcmp(chk[i], chk[0]) == 0;
+  /* The checks below depend on the instance's shapes, layouts, widths and
+   * plan.  Each instance's are built apart, in two parts: the tensors (dims,
+   * spans, alignment, overlap: the arguments) and the rest (the width, the
+   * grid and bounds of its kernels, the launch).  Each part is written once
+   * for the instances whose text is the same: the tensors once for the
+   * entry point when every instance checks them alike (the dtypes of one
+   * element size, the buckets of one variant), the rest once a case,
+   * labelled with every instance it serves. */
+  char **tens = ARENA_ARRAY(A, char *, eo->ninst), **wid = ARENA_ARRAY(A, char *, eo->ninst),
+       **rest = ARENA_ARRAY(A, char *, eo->ninst);
   const char *launch = arena_printf(A,
                                     "return dlc__launch(&dlc__k_%s[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, "
                                     "(unsigned)dlc_gy, (unsigned)dlc_gz, stream);\n",
                                     on);
   const char *pick = arena_printf(A,
                                   "const int dlc_k = dlc__row_%s[dlc_inst][dlc__width_slot(dlc_vec)];\n"
-                                  "  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no kernel of width %%d\", dlc_vec);\n",
+                                  "    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no kernel of width %%d\", dlc_vec);\n",
                                   on, on);
-  if (shared) {
-    /* once, one level out; then the kernel row of (instance, width) from the table */
-    for (const char *l = chk[0]; *l;) {
-      const char *e = strchr(l, '\n');
-      if (!e) e = l + strlen(l);
-      size_t skip = strncmp(l, "  ", 2) == 0 ? 2 : 0;
-      sb_printf(s, "%.*s\n", (int)(e - l - (ptrdiff_t)skip), l + skip);
-      l = *e ? e + 1 : e;
-    }
-    sb_printf(s, "  %s  %s}\n\n", pick, launch);
-  } else {
-    sb_puts(s, "  switch (dlc_inst) {\n");
-    for (int i = 0; i < eo->ninst; i++) {
-      if (!eo->inst[i].k->reduce) {
-        sb_printf(s, "  case %d: {\n%s    %s    %s  }\n", i, chk[i], pick, launch);
-        continue;
-      }
-      sb_printf(s,
-                "  case %d: {\n%s    %s    dlc_st = dlc__launch(&dlc__k_%s[dlc_k], dlc_p, sizeof *dlc_p, "
-                "(unsigned)dlc_gx, (unsigned)(dlc_gy * dlc_sn), (unsigned)dlc_gz, stream);\n"
+  for (int i = 0; i < eo->ninst; i++) {
+    const emit_instance *in = &eo->inst[i];
+    const gpu_kernel *k = in->k;
+    strbuf cb = {0};
+    dispatch_tensors(A, &cb, g, in, on, has_ws(eo), false);
+    tens[i] = arena_strdup(A, sb_str(&cb));
+    sb_free(&cb);
+    dispatch_width(A, &cb, k, on, false);
+    wid[i] = arena_strdup(A, sb_str(&cb));
+    sb_free(&cb);
+    if (row90[i] >= 0 && k->sm90a->att_wgmma) dispatch_sm90a_attention(A, &cb, g, k->sm90a, on);
+    else if (row90[i] >= 0 && tmaps90(k->sm90a)) dispatch_sm90a(A, &cb, g, k->sm90a, on);
+    if (row90[i] >= 0 && !tmaps90(k->sm90a)) dispatch_sm90a_gather(A, &cb, g, k->sm90a, on);
+    dispatch_kpart32(A, &cb, eo, k);
+    dispatch_grid(A, &cb, g, k, on, false);
+    if (k->reduce)
+      sb_printf(&cb,
+                "    /* split-K: the slices' partials in the workspace (the selection checked its size), then the\n"
+                "     * second kernel sums them in order and applies the epilogue */\n"
+                "    int64_t dlc_sn = 1, dlc_ktp = 1;\n"
+                "    (void)dlc__split_ws_%s(dlc_inst, dlc_p, &dlc_sn, &dlc_ktp);\n"
+                "    dlc_p->dlc_split_ws = workspace;\n"
+                "    dlc_p->dlc_split_ktp = (int32_t)dlc_ktp, dlc_p->dlc_split_n = (int32_t)dlc_sn;\n"
+                "    %s"
+                "    dlc_st = dlc__launch(&dlc__k_%s[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)(dlc_gy * dlc_sn), "
+                "(unsigned)dlc_gz, stream);\n"
                 "    if (dlc_st != DLC_SUCCESS) return dlc_st;\n"
                 "    return dlc__launch(&dlc__k_%s[dlc__red_%s[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, %d, "
-                "(unsigned)dlc_gz, stream);\n  }\n",
-                i, chk[i], pick, on, on, on, eo->inst[i].k->reduce->split_parts);
-    }
-    sb_printf(s, "  }\n  return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no instance\");\n}\n\n", on);
+                "(unsigned)dlc_gz, stream);\n",
+                on, pick, on, on, on, k->reduce->split_parts);
+    else
+      sb_printf(&cb, "    %s    %s", pick, launch);
+    rest[i] = arena_strdup(A, sb_str(&cb));
+    sb_free(&cb);
   }
+  sb_puts(s, "  dlc_status dlc_st;\n");
+  once_or_groups(A, s, tens, eo->ninst, "the tensors");
+  sb_puts(s, "  int dlc_vec = 0;\n");
+  once_or_groups(A, s, wid, eo->ninst, "the chunk width: the widest every operand's alignment allows");
+  switch_groups(A, s, rest, eo->ninst, "");
+  sb_printf(s, "  return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no instance\");\n}\n\n", on);
 }
 
 char *emit_dispatch_c(emit_ctx *c) {

@@ -63,6 +63,8 @@ static const dlc__kernel dlc__k_gemm_bias_relu[] = {
     {"dlc_gemm_bias_relu_bf16_b4_sm90a", 0, 52, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 0, 0, 0},
     {"dlc_gemm_bias_relu_bf16_sm90a", 0, 53, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
 };
+/* the sm90a row's kernel by instance; -1: none */
+static const int16_t dlc__k90_gemm_bias_relu[] = {-1, -1, -1, -1, 50, 51, -1, -1, -1, -1, 52, 53};
 /* instance selection (first match): dtype, shape-bucket bounds */
 static const struct dlc__sel_gemm_bias_relu {
   dlc_dtype dtype;
@@ -212,24 +214,28 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
     if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype), (int)dtype);
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: no kernel for this call");
   }
+  dlc_status dlc_st;
+  {  /* the tensors (every instance alike) */
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+  }
+  int dlc_vec = 0;
+  {  /* the chunk width: the widest every operand's alignment allows (every instance alike) */
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+  }
   switch (dlc_inst) {
-  case 0: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
+  case 0: case 6: {
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
@@ -247,28 +253,12 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
     dlc_p->dlc_split_ws = workspace;
     dlc_p->dlc_split_ktp = (int32_t)dlc_ktp, dlc_p->dlc_split_n = (int32_t)dlc_sn;
     const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
     dlc_st = dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)(dlc_gy * dlc_sn), (unsigned)dlc_gz, stream);
     if (dlc_st != DLC_SUCCESS) return dlc_st;
     return dlc__launch(&dlc__k_gemm_bias_relu[dlc__red_gemm_bias_relu[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 16, (unsigned)dlc_gz, stream);
   }
-  case 1: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
+  case 1: case 7: {
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
@@ -280,26 +270,10 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 2: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
+  case 2: case 8: {
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(15, dlc_p->n), 16))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
@@ -311,26 +285,10 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 3: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
+  case 3: case 9: {
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
@@ -342,21 +300,10 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 4: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+  case 4: case 10: {
     if (dlc__device_arch() == DLC__ARCH_SM90A) {
       /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
       dlc__tp_gemm_bias_relu dlc_tp;
@@ -373,15 +320,10 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
           return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
         if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
           return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_relu[50], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+        return dlc__launch(&dlc__k_gemm_bias_relu[dlc__k90_gemm_bias_relu[dlc_inst]], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
       }
       dlc__clear_detail();
     }
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
@@ -393,21 +335,10 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 5: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+  case 5: case 11: {
     if (dlc__device_arch() == DLC__ARCH_SM90A) {
       /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
       dlc__tp_gemm_bias_relu dlc_tp;
@@ -424,15 +355,10 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
           return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
         if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
           return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_relu[51], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+        return dlc__launch(&dlc__k_gemm_bias_relu[dlc__k90_gemm_bias_relu[dlc_inst]], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
       }
       dlc__clear_detail();
     }
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
@@ -444,241 +370,7 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 6: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    /* split-K: the slices' partials in the workspace (the selection checked its size), then the
-     * second kernel sums them in order and applies the epilogue */
-    int64_t dlc_sn = 1, dlc_ktp = 1;
-    (void)dlc__split_ws_gemm_bias_relu(dlc_inst, dlc_p, &dlc_sn, &dlc_ktp);
-    dlc_p->dlc_split_ws = workspace;
-    dlc_p->dlc_split_ktp = (int32_t)dlc_ktp, dlc_p->dlc_split_n = (int32_t)dlc_sn;
-    const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
-    dlc_st = dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)(dlc_gy * dlc_sn), (unsigned)dlc_gz, stream);
-    if (dlc_st != DLC_SUCCESS) return dlc_st;
-    return dlc__launch(&dlc__k_gemm_bias_relu[dlc__red_gemm_bias_relu[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 16, (unsigned)dlc_gz, stream);
-  }
-  case 7: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 8: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(15, dlc_p->n), 16))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 9: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 10: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    if (dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
-      dlc__tp_gemm_bias_relu dlc_tp;
-      dlc_tp.p = *dlc_p;
-      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
-          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->n, dlc_p->k, dlc_p->ldb, 64, 64) == DLC_SUCCESS) {
-        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
-        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-        if (dlc_gx > 2147483647)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-        const int64_t dlc_kx = dlc_p->k;
-        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_relu[52], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-      }
-      dlc__clear_detail();
-    }
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 11: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    if (dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
-      dlc__tp_gemm_bias_relu dlc_tp;
-      dlc_tp.p = *dlc_p;
-      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
-          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->n, dlc_p->k, dlc_p->ldb, 64, 64) == DLC_SUCCESS) {
-        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
-        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-        if (dlc_gx > 2147483647)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-        const int64_t dlc_kx = dlc_p->k;
-        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_relu[53], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-      }
-      dlc__clear_detail();
-    }
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   }
@@ -741,6 +433,8 @@ static const dlc__kernel dlc__k_gemm_bias_relu_nt[] = {
     {"dlc_gemm_bias_relu_nt_bf16_b4_sm90a", 1, 52, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 0, 0, 0},
     {"dlc_gemm_bias_relu_nt_bf16_sm90a", 1, 53, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
 };
+/* the sm90a row's kernel by instance; -1: none */
+static const int16_t dlc__k90_gemm_bias_relu_nt[] = {-1, -1, -1, -1, 50, 51, -1, -1, -1, -1, 52, 53};
 /* instance selection (first match): dtype, shape-bucket bounds */
 static const struct dlc__sel_gemm_bias_relu_nt {
   dlc_dtype dtype;
@@ -890,24 +584,28 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
     if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype), (int)dtype);
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: no kernel for this call");
   }
+  dlc_status dlc_st;
+  {  /* the tensors (every instance alike) */
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+  }
+  int dlc_vec = 0;
+  {  /* the chunk width: the widest every operand's alignment allows (every instance alike) */
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+  }
   switch (dlc_inst) {
-  case 0: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
+  case 0: case 6: {
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
@@ -925,28 +623,12 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
     dlc_p->dlc_split_ws = workspace;
     dlc_p->dlc_split_ktp = (int32_t)dlc_ktp, dlc_p->dlc_split_n = (int32_t)dlc_sn;
     const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
     dlc_st = dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)(dlc_gy * dlc_sn), (unsigned)dlc_gz, stream);
     if (dlc_st != DLC_SUCCESS) return dlc_st;
     return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc__red_gemm_bias_relu_nt[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 16, (unsigned)dlc_gz, stream);
   }
-  case 1: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
+  case 1: case 7: {
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
@@ -958,26 +640,10 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 2: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
+  case 2: case 8: {
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(15, dlc_p->n), 16))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
@@ -989,26 +655,10 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 3: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
+  case 3: case 9: {
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
@@ -1020,21 +670,10 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 4: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+  case 4: case 10: {
     if (dlc__device_arch() == DLC__ARCH_SM90A) {
       /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
       dlc__tp_gemm_bias_relu_nt dlc_tp;
@@ -1051,15 +690,10 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
           return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
         if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
           return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_relu_nt[50], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+        return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc__k90_gemm_bias_relu_nt[dlc_inst]], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
       }
       dlc__clear_detail();
     }
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
@@ -1071,21 +705,10 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 5: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+  case 5: case 11: {
     if (dlc__device_arch() == DLC__ARCH_SM90A) {
       /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
       dlc__tp_gemm_bias_relu_nt dlc_tp;
@@ -1102,15 +725,10 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
           return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
         if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
           return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_relu_nt[51], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+        return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc__k90_gemm_bias_relu_nt[dlc_inst]], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
       }
       dlc__clear_detail();
     }
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
@@ -1122,241 +740,7 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 6: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    /* split-K: the slices' partials in the workspace (the selection checked its size), then the
-     * second kernel sums them in order and applies the epilogue */
-    int64_t dlc_sn = 1, dlc_ktp = 1;
-    (void)dlc__split_ws_gemm_bias_relu_nt(dlc_inst, dlc_p, &dlc_sn, &dlc_ktp);
-    dlc_p->dlc_split_ws = workspace;
-    dlc_p->dlc_split_ktp = (int32_t)dlc_ktp, dlc_p->dlc_split_n = (int32_t)dlc_sn;
-    const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
-    dlc_st = dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)(dlc_gy * dlc_sn), (unsigned)dlc_gz, stream);
-    if (dlc_st != DLC_SUCCESS) return dlc_st;
-    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc__red_gemm_bias_relu_nt[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 16, (unsigned)dlc_gz, stream);
-  }
-  case 7: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 8: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(15, dlc_p->n), 16))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 9: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 10: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    if (dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
-      dlc__tp_gemm_bias_relu_nt dlc_tp;
-      dlc_tp.p = *dlc_p;
-      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
-          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->k, dlc_p->n, dlc_p->ldb, 64, 64) == DLC_SUCCESS) {
-        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
-        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-        if (dlc_gx > 2147483647)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-        const int64_t dlc_kx = dlc_p->k;
-        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_relu_nt[52], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-      }
-      dlc__clear_detail();
-    }
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 11: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "b", dlc_p->b, 2, dlc_p->n, dlc_p->k, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_relu_nt", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_relu_nt", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_relu_nt", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    if (dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
-      dlc__tp_gemm_bias_relu_nt dlc_tp;
-      dlc_tp.p = *dlc_p;
-      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
-          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->k, dlc_p->n, dlc_p->ldb, 64, 128) == DLC_SUCCESS) {
-        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
-        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-        if (dlc_gx > 2147483647)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-        const int64_t dlc_kx = dlc_p->k;
-        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_relu_nt[53], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-      }
-      dlc__clear_detail();
-    }
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_relu_nt: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_relu_nt[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   }
@@ -1419,6 +803,8 @@ static const dlc__kernel dlc__k_gemm_bias_gelu[] = {
     {"dlc_gemm_bias_gelu_bf16_b4_sm90a", 2, 52, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 0, 0, 0},
     {"dlc_gemm_bias_gelu_bf16_sm90a", 2, 53, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 0, 0, 0},
 };
+/* the sm90a row's kernel by instance; -1: none */
+static const int16_t dlc__k90_gemm_bias_gelu[] = {-1, -1, -1, -1, 50, 51, -1, -1, -1, -1, 52, 53};
 /* instance selection (first match): dtype, shape-bucket bounds */
 static const struct dlc__sel_gemm_bias_gelu {
   dlc_dtype dtype;
@@ -1568,24 +954,28 @@ dlc_status dlc_gemm_bias_gelu_ws(dlc_dtype dtype,
     if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype), (int)dtype);
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: no kernel for this call");
   }
+  dlc_status dlc_st;
+  {  /* the tensors (every instance alike) */
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+  }
+  int dlc_vec = 0;
+  {  /* the chunk width: the widest every operand's alignment allows (every instance alike) */
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+  }
   switch (dlc_inst) {
-  case 0: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
+  case 0: case 6: {
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
@@ -1603,28 +993,12 @@ dlc_status dlc_gemm_bias_gelu_ws(dlc_dtype dtype,
     dlc_p->dlc_split_ws = workspace;
     dlc_p->dlc_split_ktp = (int32_t)dlc_ktp, dlc_p->dlc_split_n = (int32_t)dlc_sn;
     const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
     dlc_st = dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)(dlc_gy * dlc_sn), (unsigned)dlc_gz, stream);
     if (dlc_st != DLC_SUCCESS) return dlc_st;
     return dlc__launch(&dlc__k_gemm_bias_gelu[dlc__red_gemm_bias_gelu[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 16, (unsigned)dlc_gz, stream);
   }
-  case 1: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
+  case 1: case 7: {
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
@@ -1636,26 +1010,10 @@ dlc_status dlc_gemm_bias_gelu_ws(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 2: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
+  case 2: case 8: {
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(15, dlc_p->n), 16))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
@@ -1667,26 +1025,10 @@ dlc_status dlc_gemm_bias_gelu_ws(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 3: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
+  case 3: case 9: {
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
@@ -1698,21 +1040,10 @@ dlc_status dlc_gemm_bias_gelu_ws(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 4: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+  case 4: case 10: {
     if (dlc__device_arch() == DLC__ARCH_SM90A) {
       /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
       dlc__tp_gemm_bias_gelu dlc_tp;
@@ -1729,15 +1060,10 @@ dlc_status dlc_gemm_bias_gelu_ws(dlc_dtype dtype,
           return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
         if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
           return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_gelu[50], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+        return dlc__launch(&dlc__k_gemm_bias_gelu[dlc__k90_gemm_bias_gelu[dlc_inst]], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
       }
       dlc__clear_detail();
     }
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
@@ -1749,21 +1075,10 @@ dlc_status dlc_gemm_bias_gelu_ws(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 5: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+  case 5: case 11: {
     if (dlc__device_arch() == DLC__ARCH_SM90A) {
       /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
       dlc__tp_gemm_bias_gelu dlc_tp;
@@ -1780,15 +1095,10 @@ dlc_status dlc_gemm_bias_gelu_ws(dlc_dtype dtype,
           return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
         if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
           return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_gelu[51], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+        return dlc__launch(&dlc__k_gemm_bias_gelu[dlc__k90_gemm_bias_gelu[dlc_inst]], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
       }
       dlc__clear_detail();
     }
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
@@ -1800,241 +1110,7 @@ dlc_status dlc_gemm_bias_gelu_ws(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 6: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    /* split-K: the slices' partials in the workspace (the selection checked its size), then the
-     * second kernel sums them in order and applies the epilogue */
-    int64_t dlc_sn = 1, dlc_ktp = 1;
-    (void)dlc__split_ws_gemm_bias_gelu(dlc_inst, dlc_p, &dlc_sn, &dlc_ktp);
-    dlc_p->dlc_split_ws = workspace;
-    dlc_p->dlc_split_ktp = (int32_t)dlc_ktp, dlc_p->dlc_split_n = (int32_t)dlc_sn;
-    const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
-    dlc_st = dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)(dlc_gy * dlc_sn), (unsigned)dlc_gz, stream);
-    if (dlc_st != DLC_SUCCESS) return dlc_st;
-    return dlc__launch(&dlc__k_gemm_bias_gelu[dlc__red_gemm_bias_gelu[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, 16, (unsigned)dlc_gz, stream);
-  }
-  case 7: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 8: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(15, dlc_p->m), 16)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(15, dlc_p->n), 16))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 9: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(63, dlc_p->m), 64)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 10: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    if (dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
-      dlc__tp_gemm_bias_gelu dlc_tp;
-      dlc_tp.p = *dlc_p;
-      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
-          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->n, dlc_p->k, dlc_p->ldb, 64, 64) == DLC_SUCCESS) {
-        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
-        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-        if (dlc_gx > 2147483647)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-        const int64_t dlc_kx = dlc_p->k;
-        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_gelu[52], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-      }
-      dlc__clear_detail();
-    }
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(63, dlc_p->n), 64))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 11: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[2];
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "a", dlc_p->a, 2, dlc_p->m, dlc_p->k, dlc_p->lda, &dlc_sp[0]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "b", dlc_p->b, 2, dlc_p->k, dlc_p->n, dlc_p->ldb, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    if ((dlc_st = dlc__check_packed("gemm_bias_gelu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    if ((dlc_st = dlc__check_rows("gemm_bias_gelu", "c", dlc_p->c, 2, dlc_p->m, dlc_p->n, dlc_p->ldc, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("gemm_bias_gelu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    if (dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (tma_wgmma): its tensor maps, else the kernels below */
-      dlc__tp_gemm_bias_gelu dlc_tp;
-      dlc_tp.p = *dlc_p;
-      if (dlc__tmap_encode_2d(&dlc_tp.tmap_a, dtype, dlc_p->a, dlc_p->k, dlc_p->m, dlc_p->lda, 64, 128) == DLC_SUCCESS &&
-          dlc__tmap_encode_2d(&dlc_tp.tmap_b, dtype, dlc_p->b, dlc_p->n, dlc_p->k, dlc_p->ldb, 64, 64) == DLC_SUCCESS) {
-        const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
-        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-        if (dlc_gx > 2147483647)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-        const int64_t dlc_kx = dlc_p->k;
-        if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-          return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_gemm_bias_gelu[53], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-      }
-      dlc__clear_detail();
-    }
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 16) && dlc_p->lda % 8 == 0 && dlc__aligned(dlc_p->b, 16) && dlc_p->ldb % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 8) && dlc_p->lda % 4 == 0 && dlc__aligned(dlc_p->b, 8) && dlc_p->ldb % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->a, 4) && dlc_p->lda % 2 == 0 && dlc__aligned(dlc_p->b, 4) && dlc_p->ldb % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc_p->m, dlc__fdiv(dlc__mul(127, dlc_p->m), 128)), dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid overflows int64 with m = %lld, n = %lld, k = %lld", (long long)dlc_p->m, (long long)dlc_p->n, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc_p->k;
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "gemm_bias_gelu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_gemm_bias_gelu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   }
@@ -2099,6 +1175,8 @@ static const dlc__kernel dlc__k_conv2d_bias_silu[] = {
     {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_sm90a", 3, 54, 384, 148480, DLC__ARCH_SM90A, 128, 64, 64, 6, 8, 1, 8, 32, 0, 0},
     {"dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_sm90a", 3, 55, 384, 164864, DLC__ARCH_SM90A, 128, 128, 64, 5, 8, 1, 8, 32, 0, 0},
 };
+/* the sm90a row's kernel by instance; -1: none */
+static const int16_t dlc__k90_conv2d_bias_silu[] = {-1, 48, 49, -1, 50, 51, -1, 52, 53, -1, 54, 55};
 /* X's K part ci+C*kw+C*W*kh, 32-bit in the steady loop's kernels: whether
  * its span, 3*C+2*C*W-1 elements of 2 bytes, fits int32 bytes */
 static int dlc__kpart_fits_conv2d_bias_silu(const dlc__p_conv2d_bias_silu *dlc_p) {
@@ -2189,9 +1267,10 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype), (int)dtype);
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: no kernel compiled for stride=(%lld,%lld) pad=(%lld,%lld); add this variant to the manifest's ops[3].variants", (long long)dlc_p->stride0, (long long)dlc_p->stride1, (long long)dlc_p->pad0, (long long)dlc_p->pad1);
   }
+  dlc_status dlc_st;
+  /* the tensors, the instance's */
   switch (dlc_inst) {
-  case 0: {
-    dlc_status dlc_st;
+  case 0: case 1: case 2: case 6: case 7: case 8: {
     dlc__span dlc_sp[4];
     int64_t dlc_work = 0, dlc_dims[4];
     dlc_dims[0] = dlc_p->n;
@@ -2214,11 +1293,45 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (dlc_sp[3].count > 0) dlc_work = 1;
     if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
+    break;
+  }
+  case 3: case 4: case 5: case 9: case 10: case 11: {
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->w;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    dlc_dims[1] = 3;
+    dlc_dims[2] = 3;
+    dlc_dims[3] = dlc_p->c;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    dlc_dims[1] = dlc__fdiv(dlc__add(dlc_p->h, 1), 2);
+    if (dlc_dims[1] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 1 of y, floor((h+1)/2), is negative or overflows int64 with h = %lld", (long long)dlc_p->h);
+    dlc_dims[2] = dlc__fdiv(dlc__add(dlc_p->w, 1), 2);
+    if (dlc_dims[2] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 2 of y, floor((w+1)/2), is negative or overflows int64 with w = %lld", (long long)dlc_p->w);
+    dlc_dims[3] = dlc_p->k;
+    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    break;
+  }
+  }
+  int dlc_vec = 0;
+  {  /* the chunk width: the widest every operand's alignment allows (every instance alike) */
     if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
     if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
     if (!dlc_vec) dlc_vec = 1;
+  }
+  switch (dlc_inst) {
+  case 0: case 6: {
     if (dlc_vec >= 4 && !dlc__kpart_fits_conv2d_bias_silu(dlc_p)) dlc_vec = 2;  /* X's K part: 64-bit addresses */
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 64)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
@@ -2231,38 +1344,10 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 1: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[4];
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    dlc_dims[1] = 3;
-    dlc_dims[2] = 3;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
+  case 1: case 7: {
     if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
       /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
       const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
@@ -2275,7 +1360,7 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
         return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
       if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
         return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_conv2d_bias_silu[48], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[dlc__k90_conv2d_bias_silu[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
     }
     if (dlc_vec >= 4 && !dlc__kpart_fits_conv2d_bias_silu(dlc_p)) dlc_vec = 2;  /* X's K part: 64-bit addresses */
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
@@ -2289,38 +1374,10 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 2: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[4];
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    dlc_dims[1] = 3;
-    dlc_dims[2] = 3;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
+  case 2: case 8: {
     if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
       /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
       const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
@@ -2333,7 +1390,7 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
         return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
       if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
         return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_conv2d_bias_silu[49], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[dlc__k90_conv2d_bias_silu[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
     }
     if (dlc_vec >= 4 && !dlc__kpart_fits_conv2d_bias_silu(dlc_p)) dlc_vec = 2;  /* X's K part: 64-bit addresses */
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
@@ -2347,40 +1404,10 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 3: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[4];
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    dlc_dims[1] = 3;
-    dlc_dims[2] = 3;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc__fdiv(dlc__add(dlc_p->h, 1), 2);
-    if (dlc_dims[1] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 1 of y, floor((h+1)/2), is negative or overflows int64 with h = %lld", (long long)dlc_p->h);
-    dlc_dims[2] = dlc__fdiv(dlc__add(dlc_p->w, 1), 2);
-    if (dlc_dims[2] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 2 of y, floor((w+1)/2), is negative or overflows int64 with w = %lld", (long long)dlc_p->w);
-    dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
+  case 3: case 9: {
     if (dlc_vec >= 4 && !dlc__kpart_fits_conv2d_bias_silu(dlc_p)) dlc_vec = 2;  /* X's K part: 64-bit addresses */
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 64)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
@@ -2393,40 +1420,10 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 4: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[4];
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    dlc_dims[1] = 3;
-    dlc_dims[2] = 3;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc__fdiv(dlc__add(dlc_p->h, 1), 2);
-    if (dlc_dims[1] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 1 of y, floor((h+1)/2), is negative or overflows int64 with h = %lld", (long long)dlc_p->h);
-    dlc_dims[2] = dlc__fdiv(dlc__add(dlc_p->w, 1), 2);
-    if (dlc_dims[2] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 2 of y, floor((w+1)/2), is negative or overflows int64 with w = %lld", (long long)dlc_p->w);
-    dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
+  case 4: case 10: {
     if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
       /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
       const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
@@ -2439,7 +1436,7 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
         return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
       if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
         return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_conv2d_bias_silu[50], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[dlc__k90_conv2d_bias_silu[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
     }
     if (dlc_vec >= 4 && !dlc__kpart_fits_conv2d_bias_silu(dlc_p)) dlc_vec = 2;  /* X's K part: 64-bit addresses */
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
@@ -2453,40 +1450,10 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
-  case 5: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[4];
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    dlc_dims[1] = 3;
-    dlc_dims[2] = 3;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc__fdiv(dlc__add(dlc_p->h, 1), 2);
-    if (dlc_dims[1] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 1 of y, floor((h+1)/2), is negative or overflows int64 with h = %lld", (long long)dlc_p->h);
-    dlc_dims[2] = dlc__fdiv(dlc__add(dlc_p->w, 1), 2);
-    if (dlc_dims[2] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 2 of y, floor((w+1)/2), is negative or overflows int64 with w = %lld", (long long)dlc_p->w);
-    dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
+  case 5: case 11: {
     if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
       /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
       const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
@@ -2499,7 +1466,7 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
         return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
       if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
         return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_conv2d_bias_silu[51], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+      return dlc__launch(&dlc__k_conv2d_bias_silu[dlc__k90_conv2d_bias_silu[dlc_inst]], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
     }
     if (dlc_vec >= 4 && !dlc__kpart_fits_conv2d_bias_silu(dlc_p)) dlc_vec = 2;  /* X's K part: 64-bit addresses */
     const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
@@ -2513,333 +1480,7 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 6: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[4];
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    dlc_dims[1] = 3;
-    dlc_dims[2] = 3;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    if (dlc_vec >= 4 && !dlc__kpart_fits_conv2d_bias_silu(dlc_p)) dlc_vec = 2;  /* X's K part: 64-bit addresses */
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 64)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 7: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[4];
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    dlc_dims[1] = 3;
-    dlc_dims[2] = 3;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
-      const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
-      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-      if (dlc_gx > 2147483647)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-      const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
-      if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-        return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_conv2d_bias_silu[52], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-    }
-    if (dlc_vec >= 4 && !dlc__kpart_fits_conv2d_bias_silu(dlc_p)) dlc_vec = 2;  /* X's K part: 64-bit addresses */
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 8: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[4];
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    dlc_dims[1] = 3;
-    dlc_dims[2] = 3;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
-      const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
-      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-      if (dlc_gx > 2147483647)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-      const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
-      if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-        return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_conv2d_bias_silu[53], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-    }
-    if (dlc_vec >= 4 && !dlc__kpart_fits_conv2d_bias_silu(dlc_p)) dlc_vec = 2;  /* X's K part: 64-bit addresses */
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->h, dlc_p->n), dlc_p->w)), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 9: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[4];
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    dlc_dims[1] = 3;
-    dlc_dims[2] = 3;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc__fdiv(dlc__add(dlc_p->h, 1), 2);
-    if (dlc_dims[1] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 1 of y, floor((h+1)/2), is negative or overflows int64 with h = %lld", (long long)dlc_p->h);
-    dlc_dims[2] = dlc__fdiv(dlc__add(dlc_p->w, 1), 2);
-    if (dlc_dims[2] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 2 of y, floor((w+1)/2), is negative or overflows int64 with w = %lld", (long long)dlc_p->w);
-    dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    if (dlc_vec >= 4 && !dlc__kpart_fits_conv2d_bias_silu(dlc_p)) dlc_vec = 2;  /* X's K part: 64-bit addresses */
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(63, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 64)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 10: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[4];
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    dlc_dims[1] = 3;
-    dlc_dims[2] = 3;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc__fdiv(dlc__add(dlc_p->h, 1), 2);
-    if (dlc_dims[1] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 1 of y, floor((h+1)/2), is negative or overflows int64 with h = %lld", (long long)dlc_p->h);
-    dlc_dims[2] = dlc__fdiv(dlc__add(dlc_p->w, 1), 2);
-    if (dlc_dims[2] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 2 of y, floor((w+1)/2), is negative or overflows int64 with w = %lld", (long long)dlc_p->w);
-    dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
-      const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
-      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-      if (dlc_gx > 2147483647)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-      const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
-      if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-        return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_conv2d_bias_silu[54], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-    }
-    if (dlc_vec >= 4 && !dlc__kpart_fits_conv2d_bias_silu(dlc_p)) dlc_vec = 2;  /* X's K part: 64-bit addresses */
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(63, dlc_p->k), 64))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 11: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[4];
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->w;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "x", dlc_p->x, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    dlc_dims[1] = 3;
-    dlc_dims[2] = 3;
-    dlc_dims[3] = dlc_p->c;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "wt", dlc_p->wt, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "bias", dlc_p->bias, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    dlc_dims[0] = dlc_p->n;
-    dlc_dims[1] = dlc__fdiv(dlc__add(dlc_p->h, 1), 2);
-    if (dlc_dims[1] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 1 of y, floor((h+1)/2), is negative or overflows int64 with h = %lld", (long long)dlc_p->h);
-    dlc_dims[2] = dlc__fdiv(dlc__add(dlc_p->w, 1), 2);
-    if (dlc_dims[2] < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: axis 2 of y, floor((w+1)/2), is negative or overflows int64 with w = %lld", (long long)dlc_p->w);
-    dlc_dims[3] = dlc_p->k;
-    if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 16) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 8) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0 && dlc__aligned(dlc_p->wt, 16) && dlc__divisible(dlc__mul(9, dlc_p->c), 8) && dlc__divisible(dlc__mul(3, dlc_p->c), 8) && dlc_p->c % 8 == 0 && dlc_p->c % 8 == 0) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 8) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 4) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0 && dlc__aligned(dlc_p->wt, 8) && dlc__divisible(dlc__mul(9, dlc_p->c), 4) && dlc__divisible(dlc__mul(3, dlc_p->c), 4) && dlc_p->c % 4 == 0 && dlc_p->c % 4 == 0) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->x, 4) && dlc__divisible(dlc__mul(dlc__mul(dlc_p->c, dlc_p->h), dlc_p->w), 2) && dlc__divisible(dlc__mul(dlc_p->c, dlc_p->w), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0 && dlc__aligned(dlc_p->wt, 4) && dlc__divisible(dlc__mul(9, dlc_p->c), 2) && dlc__divisible(dlc__mul(3, dlc_p->c), 2) && dlc_p->c % 2 == 0 && dlc_p->c % 2 == 0) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    if (dlc_vec == 8 && dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (cp_async_wgmma): 16-byte chunks, as the widest kernel below */
-      const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
-      if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-      if (dlc_gx > 2147483647)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-      const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
-      if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 64)
-        return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 64 (the kernels count k in 32 bits)", (long long)dlc_kx);
-      if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-        return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-      return dlc__launch(&dlc__k_conv2d_bias_silu[55], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-    }
-    if (dlc_vec >= 4 && !dlc__kpart_fits_conv2d_bias_silu(dlc_p)) dlc_vec = 2;  /* X's K part: 64-bit addresses */
-    const int64_t dlc_gx = dlc__mul(dlc__sub(dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2)), dlc__fdiv(dlc__mul(127, dlc__mul(dlc__mul(dlc_p->n, dlc__fdiv(dlc__add(dlc_p->h, 1), 2)), dlc__fdiv(dlc__add(dlc_p->w, 1), 2))), 128)), dlc__sub(dlc_p->k, dlc__fdiv(dlc__mul(127, dlc_p->k), 128))), dlc_gy = 1, dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid overflows int64 with n = %lld, h = %lld, w = %lld, c = %lld, k = %lld", (long long)dlc_p->n, (long long)dlc_p->h, (long long)dlc_p->w, (long long)dlc_p->c, (long long)dlc_p->k);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    const int64_t dlc_kx = dlc__mul(9, dlc_p->c);
-    if (dlc_kx == DLC__OVF || dlc_kx > 2147483647 - 32)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "conv2d_bias_silu: a reduction of %lld elements exceeds 2^31 - 32 (the kernels count k in 32 bits)", (long long)dlc_kx);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_conv2d_bias_silu[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_conv2d_bias_silu[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   }
@@ -2868,6 +1509,8 @@ static const dlc__kernel dlc__k_attention_causal[] = {
     {"dlc_attention_causal_bf16_D64_sm90a", 4, 18, 384, 82944, DLC__ARCH_SM90A, 128, 128, 64, 2, 8, 1, 0, 12, 0, 0},
     {"dlc_attention_causal_bf16_D128_sm90a", 4, 19, 384, 99328, DLC__ARCH_SM90A, 128, 64, 128, 2, 8, 1, 0, 12, 0, 0},
 };
+/* the sm90a row's kernel by instance; -1: none */
+static const int16_t dlc__k90_attention_causal[] = {16, 17, 18, 19};
 /* instance selection (first match): dtype, variant keys */
 static const struct dlc__sel_attention_causal {
   dlc_dtype dtype;
@@ -2920,9 +1563,10 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc__dtype_name(dtype), (int)dtype);
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: no kernel compiled for D=%lld; add this variant to the manifest's ops[4].variants", (long long)dlc_p->d);
   }
+  dlc_status dlc_st;
+  /* the tensors, the instance's */
   switch (dlc_inst) {
-  case 0: {
-    dlc_status dlc_st;
+  case 0: case 2: {
     dlc__span dlc_sp[4];
     int64_t dlc_work = 0, dlc_dims[4];
     dlc_dims[0] = dlc_p->b;
@@ -2948,6 +1592,57 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     if (dlc_sp[3].count > 0) dlc_work = 1;
     if ((dlc_st = dlc__check_disjoint("attention_causal", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    break;
+  }
+  case 1: case 3: {
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[4];
+    dlc_dims[0] = dlc_p->b;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->s;
+    dlc_dims[3] = 128;
+    if ((dlc_st = dlc__check_packed("attention_causal", "q", dlc_p->q, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
+    dlc_dims[0] = dlc_p->b;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->s;
+    dlc_dims[3] = 128;
+    if ((dlc_st = dlc__check_packed("attention_causal", "k", dlc_p->k, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->b;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->s;
+    dlc_dims[3] = 128;
+    if ((dlc_st = dlc__check_packed("attention_causal", "v", dlc_p->v, 2, 4, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    dlc_dims[0] = dlc_p->b;
+    dlc_dims[1] = dlc_p->h;
+    dlc_dims[2] = dlc_p->s;
+    dlc_dims[3] = 128;
+    if ((dlc_st = dlc__check_packed("attention_causal", "o", dlc_p->o, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("attention_causal", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+    break;
+  }
+  }
+  int dlc_vec = 0;
+  /* the chunk width: the widest every operand's alignment allows, the instance's */
+  switch (dlc_inst) {
+  case 0: case 2: {
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8) && dlc__aligned(dlc_p->k, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8) && dlc__aligned(dlc_p->v, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8)) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4) && dlc__aligned(dlc_p->k, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4) && dlc__aligned(dlc_p->v, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4)) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2) && dlc__aligned(dlc_p->k, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2) && dlc__aligned(dlc_p->v, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2)) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    break;
+  }
+  case 1: case 3: {
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8) && dlc__aligned(dlc_p->k, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8) && dlc__aligned(dlc_p->v, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8)) dlc_vec = 8;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4) && dlc__aligned(dlc_p->k, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4) && dlc__aligned(dlc_p->v, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4)) dlc_vec = 4;
+    if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2) && dlc__aligned(dlc_p->k, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2) && dlc__aligned(dlc_p->v, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2)) dlc_vec = 2;
+    if (!dlc_vec) dlc_vec = 1;
+    break;
+  }
+  }
+  switch (dlc_inst) {
+  case 0: case 2: {
     if (dlc__device_arch() == DLC__ARCH_SM90A) {
       /* the sm90a kernel (wgmma_softmax): the tensor maps of Q, K and V, else the kernels below */
       dlc__tp_attention_causal dlc_tp;
@@ -2970,15 +1665,10 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
           return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
         if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
           return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_attention_causal[16], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+        return dlc__launch(&dlc__k_attention_causal[dlc__k90_attention_causal[dlc_inst]], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
       }
       dlc__clear_detail();
     }
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8) && dlc__aligned(dlc_p->k, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8) && dlc__aligned(dlc_p->v, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8)) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4) && dlc__aligned(dlc_p->k, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4) && dlc__aligned(dlc_p->v, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4)) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2) && dlc__aligned(dlc_p->k, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2) && dlc__aligned(dlc_p->v, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2)) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
     const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
@@ -2989,36 +1679,10 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_attention_causal[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_attention_causal[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   case 1: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[4];
-    dlc_dims[0] = dlc_p->b;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->s;
-    dlc_dims[3] = 128;
-    if ((dlc_st = dlc__check_packed("attention_causal", "q", dlc_p->q, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
-    dlc_dims[0] = dlc_p->b;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->s;
-    dlc_dims[3] = 128;
-    if ((dlc_st = dlc__check_packed("attention_causal", "k", dlc_p->k, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->b;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->s;
-    dlc_dims[3] = 128;
-    if ((dlc_st = dlc__check_packed("attention_causal", "v", dlc_p->v, 2, 4, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    dlc_dims[0] = dlc_p->b;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->s;
-    dlc_dims[3] = 128;
-    if ((dlc_st = dlc__check_packed("attention_causal", "o", dlc_p->o, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("attention_causal", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     if (dlc__device_arch() == DLC__ARCH_SM90A) {
       /* the sm90a kernel (wgmma_softmax): the tensor maps of Q, K and V, else the kernels below */
       dlc__tp_attention_causal dlc_tp;
@@ -3041,15 +1705,10 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
           return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
         if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
           return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_attention_causal[17], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+        return dlc__launch(&dlc__k_attention_causal[dlc__k90_attention_causal[dlc_inst]], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
       }
       dlc__clear_detail();
     }
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8) && dlc__aligned(dlc_p->k, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8) && dlc__aligned(dlc_p->v, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8)) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4) && dlc__aligned(dlc_p->k, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4) && dlc__aligned(dlc_p->v, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4)) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2) && dlc__aligned(dlc_p->k, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2) && dlc__aligned(dlc_p->v, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2)) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
     const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
@@ -3060,107 +1719,10 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_attention_causal[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: no kernel of width %d", dlc_vec);
-    return dlc__launch(&dlc__k_attention_causal[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-  }
-  case 2: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[4];
-    dlc_dims[0] = dlc_p->b;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->s;
-    dlc_dims[3] = 64;
-    if ((dlc_st = dlc__check_packed("attention_causal", "q", dlc_p->q, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
-    dlc_dims[0] = dlc_p->b;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->s;
-    dlc_dims[3] = 64;
-    if ((dlc_st = dlc__check_packed("attention_causal", "k", dlc_p->k, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->b;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->s;
-    dlc_dims[3] = 64;
-    if ((dlc_st = dlc__check_packed("attention_causal", "v", dlc_p->v, 2, 4, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    dlc_dims[0] = dlc_p->b;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->s;
-    dlc_dims[3] = 64;
-    if ((dlc_st = dlc__check_packed("attention_causal", "o", dlc_p->o, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("attention_causal", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-    if (dlc__device_arch() == DLC__ARCH_SM90A) {
-      /* the sm90a kernel (wgmma_softmax): the tensor maps of Q, K and V, else the kernels below */
-      dlc__tp_attention_causal dlc_tp;
-      dlc_tp.p = *dlc_p;
-      const int64_t dlc_qd[4] = {64, dlc_p->s, dlc_p->h, dlc_p->b}, dlc_qs[3] = {64, dlc__mul(64, dlc_p->s), dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s))};
-      const int dlc_qb[4] = {64, 128, 1, 1};
-      const int64_t dlc_kd[4] = {64, dlc_p->s, dlc_p->h, dlc_p->b}, dlc_ks[3] = {64, dlc__mul(64, dlc_p->s), dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s))};
-      const int dlc_kb[4] = {64, 128, 1, 1};
-      const int64_t dlc_vd[4] = {64, dlc_p->s, dlc_p->h, dlc_p->b}, dlc_vs[3] = {64, dlc__mul(64, dlc_p->s), dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s))};
-      const int dlc_vb[4] = {64, 128, 1, 1};
-      if (dlc__tmap_encode_nd(&dlc_tp.tmap_q, dtype, dlc_p->q, 4, dlc_qd, dlc_qs, dlc_qb) == DLC_SUCCESS &&
-          dlc__tmap_encode_nd(&dlc_tp.tmap_k, dtype, dlc_p->k, 4, dlc_kd, dlc_ks, dlc_kb) == DLC_SUCCESS &&
-          dlc__tmap_encode_nd(&dlc_tp.tmap_v, dtype, dlc_p->v, 4, dlc_vd, dlc_vs, dlc_vb) == DLC_SUCCESS) {
-        const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(127, dlc_p->s), 128)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
-        if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
-        if (dlc_gx > 2147483647)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-        if (dlc_gy > 65535)
-          return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
-        if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-          return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_attention_causal[18], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
-      }
-      dlc__clear_detail();
-    }
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8) && dlc__aligned(dlc_p->k, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8) && dlc__aligned(dlc_p->v, 16) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(64, dlc_p->s), 8)) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4) && dlc__aligned(dlc_p->k, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4) && dlc__aligned(dlc_p->v, 8) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(64, dlc_p->s), 4)) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2) && dlc__aligned(dlc_p->k, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2) && dlc__aligned(dlc_p->v, 4) && dlc__divisible(dlc__mul(64, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(64, dlc_p->s), 2)) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
-    const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
-    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
-    if (dlc_gx > 2147483647)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on x (query tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-    if (dlc_gy > 65535)
-      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
-    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-      return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-    const int dlc_k = dlc__row_attention_causal[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_attention_causal[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   case 3: {
-    dlc_status dlc_st;
-    dlc__span dlc_sp[4];
-    int64_t dlc_work = 0, dlc_dims[4];
-    dlc_dims[0] = dlc_p->b;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->s;
-    dlc_dims[3] = 128;
-    if ((dlc_st = dlc__check_packed("attention_causal", "q", dlc_p->q, 2, 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
-    dlc_dims[0] = dlc_p->b;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->s;
-    dlc_dims[3] = 128;
-    if ((dlc_st = dlc__check_packed("attention_causal", "k", dlc_p->k, 2, 4, dlc_dims, &dlc_sp[1]))) return dlc_st;
-    dlc_dims[0] = dlc_p->b;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->s;
-    dlc_dims[3] = 128;
-    if ((dlc_st = dlc__check_packed("attention_causal", "v", dlc_p->v, 2, 4, dlc_dims, &dlc_sp[2]))) return dlc_st;
-    dlc_dims[0] = dlc_p->b;
-    dlc_dims[1] = dlc_p->h;
-    dlc_dims[2] = dlc_p->s;
-    dlc_dims[3] = 128;
-    if ((dlc_st = dlc__check_packed("attention_causal", "o", dlc_p->o, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
-    if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("attention_causal", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
-    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     if (dlc__device_arch() == DLC__ARCH_SM90A) {
       /* the sm90a kernel (wgmma_softmax): the tensor maps of Q, K and V, else the kernels below */
       dlc__tp_attention_causal dlc_tp;
@@ -3183,15 +1745,10 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
           return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid needs %lld blocks on y (batch x heads); CUDA's limit is 65535", (long long)dlc_gy);
         if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
           return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-        return dlc__launch(&dlc__k_attention_causal[19], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+        return dlc__launch(&dlc__k_attention_causal[dlc__k90_attention_causal[dlc_inst]], &dlc_tp, sizeof dlc_tp, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
       }
       dlc__clear_detail();
     }
-    int dlc_vec = 0;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8) && dlc__aligned(dlc_p->k, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8) && dlc__aligned(dlc_p->v, 16) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 8) && dlc__divisible(dlc__mul(128, dlc_p->s), 8)) dlc_vec = 8;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4) && dlc__aligned(dlc_p->k, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4) && dlc__aligned(dlc_p->v, 8) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 4) && dlc__divisible(dlc__mul(128, dlc_p->s), 4)) dlc_vec = 4;
-    if (!dlc_vec && dlc__aligned(dlc_p->q, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2) && dlc__aligned(dlc_p->k, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2) && dlc__aligned(dlc_p->v, 4) && dlc__divisible(dlc__mul(128, dlc__mul(dlc_p->h, dlc_p->s)), 2) && dlc__divisible(dlc__mul(128, dlc_p->s), 2)) dlc_vec = 2;
-    if (!dlc_vec) dlc_vec = 1;
     const int64_t dlc_gx = dlc__sub(dlc_p->s, dlc__fdiv(dlc__mul(63, dlc_p->s), 64)), dlc_gy = dlc__mul(dlc_p->b, dlc_p->h), dlc_gz = 1;
     if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
       return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "attention_causal: the launch grid overflows int64 with b = %lld, h = %lld, s = %lld, d = %lld", (long long)dlc_p->b, (long long)dlc_p->h, (long long)dlc_p->s, (long long)dlc_p->d);
@@ -3202,7 +1759,7 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
       return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
     const int dlc_k = dlc__row_attention_causal[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: no kernel of width %d", dlc_vec);
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: no kernel of width %d", dlc_vec);
     return dlc__launch(&dlc__k_attention_causal[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
   }
   }
@@ -3255,24 +1812,34 @@ dlc_status dlc_softmax(dlc_dtype dtype,
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "softmax: no kernel for this call");
   }
   dlc_status dlc_st;
-  dlc__span dlc_sp[2];
-  int64_t dlc_work = 0;
-  if ((dlc_st = dlc__check_rows("softmax", "x", dlc_p->x, 2, dlc_p->m, dlc_p->n, dlc_p->ldx, &dlc_sp[0]))) return dlc_st;
-  if ((dlc_st = dlc__check_rows("softmax", "y", dlc_p->y, 2, dlc_p->m, dlc_p->n, dlc_p->ldy, &dlc_sp[1]))) return dlc_st;
-  if (dlc_sp[1].count > 0) dlc_work = 1;
-  if ((dlc_st = dlc__check_disjoint("softmax", dlc_sp, 1, 2, NULL, 0))) return dlc_st;
-  if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-  const int dlc_vec = 8;
-  const int64_t dlc_gx = dlc_p->m, dlc_gy = 1, dlc_gz = 1;
-  if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "softmax: the launch grid overflows int64 with m = %lld, n = %lld", (long long)dlc_p->m, (long long)dlc_p->n);
-  if (dlc_gx > 2147483647)
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "softmax: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-  if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-    return dlc__fail(DLC_ERROR_INTERNAL, "softmax: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-  const int dlc_k = dlc__row_softmax[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "softmax: no kernel of width %d", dlc_vec);
-  return dlc__launch(&dlc__k_softmax[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  {  /* the tensors (every instance alike) */
+    dlc__span dlc_sp[2];
+    int64_t dlc_work = 0;
+    if ((dlc_st = dlc__check_rows("softmax", "x", dlc_p->x, 2, dlc_p->m, dlc_p->n, dlc_p->ldx, &dlc_sp[0]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("softmax", "y", dlc_p->y, 2, dlc_p->m, dlc_p->n, dlc_p->ldy, &dlc_sp[1]))) return dlc_st;
+    if (dlc_sp[1].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("softmax", dlc_sp, 1, 2, NULL, 0))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+  }
+  int dlc_vec = 0;
+  {  /* the chunk width: the widest every operand's alignment allows (every instance alike) */
+    dlc_vec = 8;
+  }
+  switch (dlc_inst) {
+  case 0: case 1: {
+    const int64_t dlc_gx = dlc_p->m, dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "softmax: the launch grid overflows int64 with m = %lld, n = %lld", (long long)dlc_p->m, (long long)dlc_p->n);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "softmax: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "softmax: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_softmax[dlc_inst][dlc__width_slot(dlc_vec)];
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "softmax: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_softmax[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  }
+  return dlc__fail(DLC_ERROR_INTERNAL, "softmax: no instance");
 }
 
 static const dlc__kernel dlc__k_layernorm[] = {
@@ -3323,28 +1890,38 @@ dlc_status dlc_layernorm(dlc_dtype dtype,
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "layernorm: no kernel for this call");
   }
   dlc_status dlc_st;
-  dlc__span dlc_sp[4];
-  int64_t dlc_work = 0, dlc_dims[2];
-  if ((dlc_st = dlc__check_rows("layernorm", "x", dlc_p->x, 2, dlc_p->m, dlc_p->n, dlc_p->ldx, &dlc_sp[0]))) return dlc_st;
-  dlc_dims[0] = dlc_p->n;
-  if ((dlc_st = dlc__check_packed("layernorm", "gamma", dlc_p->gamma, 2, 1, dlc_dims, &dlc_sp[1]))) return dlc_st;
-  dlc_dims[0] = dlc_p->n;
-  if ((dlc_st = dlc__check_packed("layernorm", "beta", dlc_p->beta, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
-  if ((dlc_st = dlc__check_rows("layernorm", "y", dlc_p->y, 2, dlc_p->m, dlc_p->n, dlc_p->ldy, &dlc_sp[3]))) return dlc_st;
-  if (dlc_sp[3].count > 0) dlc_work = 1;
-  if ((dlc_st = dlc__check_disjoint("layernorm", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
-  if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-  const int dlc_vec = 8;
-  const int64_t dlc_gx = dlc_p->m, dlc_gy = 1, dlc_gz = 1;
-  if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "layernorm: the launch grid overflows int64 with m = %lld, n = %lld", (long long)dlc_p->m, (long long)dlc_p->n);
-  if (dlc_gx > 2147483647)
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "layernorm: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-  if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-    return dlc__fail(DLC_ERROR_INTERNAL, "layernorm: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-  const int dlc_k = dlc__row_layernorm[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "layernorm: no kernel of width %d", dlc_vec);
-  return dlc__launch(&dlc__k_layernorm[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  {  /* the tensors (every instance alike) */
+    dlc__span dlc_sp[4];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("layernorm", "x", dlc_p->x, 2, dlc_p->m, dlc_p->n, dlc_p->ldx, &dlc_sp[0]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("layernorm", "gamma", dlc_p->gamma, 2, 1, dlc_dims, &dlc_sp[1]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("layernorm", "beta", dlc_p->beta, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("layernorm", "y", dlc_p->y, 2, dlc_p->m, dlc_p->n, dlc_p->ldy, &dlc_sp[3]))) return dlc_st;
+    if (dlc_sp[3].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("layernorm", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+  }
+  int dlc_vec = 0;
+  {  /* the chunk width: the widest every operand's alignment allows (every instance alike) */
+    dlc_vec = 8;
+  }
+  switch (dlc_inst) {
+  case 0: case 1: {
+    const int64_t dlc_gx = dlc_p->m, dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "layernorm: the launch grid overflows int64 with m = %lld, n = %lld", (long long)dlc_p->m, (long long)dlc_p->n);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "layernorm: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "layernorm: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_layernorm[dlc_inst][dlc__width_slot(dlc_vec)];
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "layernorm: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_layernorm[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  }
+  return dlc__fail(DLC_ERROR_INTERNAL, "layernorm: no instance");
 }
 
 static const dlc__kernel dlc__k_rmsnorm[] = {
@@ -3394,25 +1971,35 @@ dlc_status dlc_rmsnorm(dlc_dtype dtype,
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "rmsnorm: no kernel for this call");
   }
   dlc_status dlc_st;
-  dlc__span dlc_sp[3];
-  int64_t dlc_work = 0, dlc_dims[2];
-  if ((dlc_st = dlc__check_rows("rmsnorm", "x", dlc_p->x, 2, dlc_p->m, dlc_p->n, dlc_p->ldx, &dlc_sp[0]))) return dlc_st;
-  dlc_dims[0] = dlc_p->n;
-  if ((dlc_st = dlc__check_packed("rmsnorm", "gamma", dlc_p->gamma, 2, 1, dlc_dims, &dlc_sp[1]))) return dlc_st;
-  if ((dlc_st = dlc__check_rows("rmsnorm", "y", dlc_p->y, 2, dlc_p->m, dlc_p->n, dlc_p->ldy, &dlc_sp[2]))) return dlc_st;
-  if (dlc_sp[2].count > 0) dlc_work = 1;
-  if ((dlc_st = dlc__check_disjoint("rmsnorm", dlc_sp, 2, 3, NULL, 0))) return dlc_st;
-  if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
-  const int dlc_vec = 8;
-  const int64_t dlc_gx = dlc_p->m, dlc_gy = 1, dlc_gz = 1;
-  if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "rmsnorm: the launch grid overflows int64 with m = %lld, n = %lld", (long long)dlc_p->m, (long long)dlc_p->n);
-  if (dlc_gx > 2147483647)
-    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "rmsnorm: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
-  if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
-    return dlc__fail(DLC_ERROR_INTERNAL, "rmsnorm: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
-  const int dlc_k = dlc__row_rmsnorm[dlc_inst][dlc__width_slot(dlc_vec)];
-  if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "rmsnorm: no kernel of width %d", dlc_vec);
-  return dlc__launch(&dlc__k_rmsnorm[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  {  /* the tensors (every instance alike) */
+    dlc__span dlc_sp[3];
+    int64_t dlc_work = 0, dlc_dims[2];
+    if ((dlc_st = dlc__check_rows("rmsnorm", "x", dlc_p->x, 2, dlc_p->m, dlc_p->n, dlc_p->ldx, &dlc_sp[0]))) return dlc_st;
+    dlc_dims[0] = dlc_p->n;
+    if ((dlc_st = dlc__check_packed("rmsnorm", "gamma", dlc_p->gamma, 2, 1, dlc_dims, &dlc_sp[1]))) return dlc_st;
+    if ((dlc_st = dlc__check_rows("rmsnorm", "y", dlc_p->y, 2, dlc_p->m, dlc_p->n, dlc_p->ldy, &dlc_sp[2]))) return dlc_st;
+    if (dlc_sp[2].count > 0) dlc_work = 1;
+    if ((dlc_st = dlc__check_disjoint("rmsnorm", dlc_sp, 2, 3, NULL, 0))) return dlc_st;
+    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
+  }
+  int dlc_vec = 0;
+  {  /* the chunk width: the widest every operand's alignment allows (every instance alike) */
+    dlc_vec = 8;
+  }
+  switch (dlc_inst) {
+  case 0: case 1: {
+    const int64_t dlc_gx = dlc_p->m, dlc_gy = 1, dlc_gz = 1;
+    if (dlc_gx == DLC__OVF || dlc_gy == DLC__OVF || dlc_gz == DLC__OVF)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "rmsnorm: the launch grid overflows int64 with m = %lld, n = %lld", (long long)dlc_p->m, (long long)dlc_p->n);
+    if (dlc_gx > 2147483647)
+      return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "rmsnorm: the launch grid needs %lld blocks on x (M tiles x N tiles); CUDA's limit is 2147483647", (long long)dlc_gx);
+    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1)
+      return dlc__fail(DLC_ERROR_INTERNAL, "rmsnorm: the launch grid (%lld, %lld, %lld) is empty for a non-empty output", (long long)dlc_gx, (long long)dlc_gy, (long long)dlc_gz);
+    const int dlc_k = dlc__row_rmsnorm[dlc_inst][dlc__width_slot(dlc_vec)];
+    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, "rmsnorm: no kernel of width %d", dlc_vec);
+    return dlc__launch(&dlc__k_rmsnorm[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, (unsigned)dlc_gz, stream);
+  }
+  }
+  return dlc__fail(DLC_ERROR_INTERNAL, "rmsnorm: no instance");
 }
 
