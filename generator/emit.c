@@ -1670,6 +1670,17 @@ static bool has_guard_select(const gpu_kernel *k, const region *r, const rexpr *
 /* The mask tests of a tile from the guard's corners: `live` returns false
  * when a mask removes every element of the tile, otherwise (`full`) it
  * returns false unless every mask keeps every element. */
+
+/* Appends cf * x to a sum being written (b empty: its first term), with
+ * the unit coefficients and the signs folded: "- x", "+ 3 * x". */
+static void lin_term(strbuf *b, int64_t cf, const char *x) {
+  if (cf == 0) return;
+  int64_t a = cf < 0 ? -cf : cf;
+  const char *sign = b->n ? (cf < 0 ? " - " : " + ") : cf < 0 ? "-" : "";
+  if (a == 1) sb_printf(b, "%s%s", sign, x);
+  else sb_printf(b, "%s%lld * %s", sign, (long long)a, x);
+}
+
 static void tile_test_fn(opgen *g, const gpu_kernel *k, bool full) {
   const region *r = g->r;
   strbuf *s = g->s;
@@ -1716,21 +1727,21 @@ static void tile_test_fn(opgen *g, const gpu_kernel *k, bool full) {
     /* min and max of the guard expression over the tile */
     const sx *ge = gd->e;
     strbuf lo = {0}, hi = {0};
-    sb_printf(&lo, "%lld", (long long)ge->c0);
-    sb_printf(&hi, "%lld", (long long)ge->c0);
+    if (ge->c0) sb_printf(&lo, "%lld", (long long)ge->c0), sb_printf(&hi, "%lld", (long long)ge->c0);
     for (int t = 0; t < ge->nterms; t++) {
       const sx_atom *at = ge->terms[t].atom;
       int64_t cf = ge->terms[t].coef;
       if (at->kind == SXA_PARAM) {
-        sb_printf(&lo, " + %lld * p->%s", (long long)cf, lc(g->A, at->name));
-        sb_printf(&hi, " + %lld * p->%s", (long long)cf, lc(g->A, at->name));
+        const char *x = arena_printf(g->A, "p->%s", lc(g->A, at->name));
+        lin_term(&lo, cf, x), lin_term(&hi, cf, x);
         continue;
       }
       bool is_m = strcmp(at->name, r->it[mq].name) == 0;
       const char *a0 = is_m ? m_lo : "n0", *a1 = is_m ? m_hi : "(n1 - 1)";
-      sb_printf(&lo, " + %lld * %s", (long long)cf, cf > 0 ? a0 : a1);
-      sb_printf(&hi, " + %lld * %s", (long long)cf, cf > 0 ? a1 : a0);
+      lin_term(&lo, cf, cf > 0 ? a0 : a1);
+      lin_term(&hi, cf, cf > 0 ? a1 : a0);
     }
+    if (!lo.n) sb_puts(&lo, "0"), sb_puts(&hi, "0");
     const char *glo = sxc(g->A, gd->lo, false);
     const char *ghi = gd->hi ? sxc(g->A, gd->hi, false) : NULL;
     /* the guard holds everywhere / nowhere on the tile */

@@ -130,7 +130,7 @@ struct Op_D64 {
   static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
     {  // mask S_masked
-      [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
+      [[maybe_unused]] const int64_t emin = -1 - (m1 - 1) + n0, emax = -1 - m0 + (n1 - 1);
       if (emin >= 0) return false;  // the mask removes the whole tile
     }
     (void)bi;
@@ -140,7 +140,7 @@ struct Op_D64 {
   static __device__ __forceinline__ bool tile_full(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
     {  // mask S_masked
-      [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
+      [[maybe_unused]] const int64_t emin = -1 - (m1 - 1) + n0, emax = -1 - m0 + (n1 - 1);
       if (!(emax < 0)) return false;  // the mask removes some element
     }
     (void)bi;
@@ -377,7 +377,7 @@ struct Op_D128 {
   static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
     {  // mask S_masked
-      [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
+      [[maybe_unused]] const int64_t emin = -1 - (m1 - 1) + n0, emax = -1 - m0 + (n1 - 1);
       if (emin >= 0) return false;  // the mask removes the whole tile
     }
     (void)bi;
@@ -387,7 +387,7 @@ struct Op_D128 {
   static __device__ __forceinline__ bool tile_full(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
     {  // mask S_masked
-      [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
+      [[maybe_unused]] const int64_t emin = -1 - (m1 - 1) + n0, emax = -1 - m0 + (n1 - 1);
       if (!(emax < 0)) return false;  // the mask removes some element
     }
     (void)bi;
@@ -624,7 +624,7 @@ struct Op_D64_bf16 {
   static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
     {  // mask S_masked
-      [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
+      [[maybe_unused]] const int64_t emin = -1 - (m1 - 1) + n0, emax = -1 - m0 + (n1 - 1);
       if (emin >= 0) return false;  // the mask removes the whole tile
     }
     (void)bi;
@@ -634,7 +634,7 @@ struct Op_D64_bf16 {
   static __device__ __forceinline__ bool tile_full(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
     {  // mask S_masked
-      [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
+      [[maybe_unused]] const int64_t emin = -1 - (m1 - 1) + n0, emax = -1 - m0 + (n1 - 1);
       if (!(emax < 0)) return false;  // the mask removes some element
     }
     (void)bi;
@@ -871,7 +871,7 @@ struct Op_D128_bf16 {
   static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
     {  // mask S_masked
-      [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
+      [[maybe_unused]] const int64_t emin = -1 - (m1 - 1) + n0, emax = -1 - m0 + (n1 - 1);
       if (emin >= 0) return false;  // the mask removes the whole tile
     }
     (void)bi;
@@ -881,7 +881,7 @@ struct Op_D128_bf16 {
   static __device__ __forceinline__ bool tile_full(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
     {  // mask S_masked
-      [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
+      [[maybe_unused]] const int64_t emin = -1 - (m1 - 1) + n0, emax = -1 - m0 + (n1 - 1);
       if (!(emax < 0)) return false;  // the mask removes some element
     }
     (void)bi;
@@ -1117,7 +1117,7 @@ struct Op_D64_sm90a {
   static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
     {  // mask S_masked
-      [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
+      [[maybe_unused]] const int64_t emin = -1 - (m1 - 1) + n0, emax = -1 - m0 + (n1 - 1);
       if (emin >= 0) return false;  // the mask removes the whole tile
     }
     (void)bi;
@@ -1127,7 +1127,7 @@ struct Op_D64_sm90a {
   static __device__ __forceinline__ bool tile_full(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
     {  // mask S_masked
-      [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
+      [[maybe_unused]] const int64_t emin = -1 - (m1 - 1) + n0, emax = -1 - m0 + (n1 - 1);
       if (!(emax < 0)) return false;  // the mask removes some element
     }
     (void)bi;
@@ -1357,7 +1357,7 @@ struct Op_D128_sm90a {
   static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
     {  // mask S_masked
-      [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
+      [[maybe_unused]] const int64_t emin = -1 - (m1 - 1) + n0, emax = -1 - m0 + (n1 - 1);
       if (emin >= 0) return false;  // the mask removes the whole tile
     }
     (void)bi;
@@ -1367,7 +1367,7 @@ struct Op_D128_sm90a {
   static __device__ __forceinline__ bool tile_full(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
     {  // mask S_masked
-      [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
+      [[maybe_unused]] const int64_t emin = -1 - (m1 - 1) + n0, emax = -1 - m0 + (n1 - 1);
       if (!(emax < 0)) return false;  // the mask removes some element
     }
     (void)bi;
@@ -1597,7 +1597,7 @@ struct Op_D64_sm90a_bf16 {
   static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
     {  // mask S_masked
-      [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
+      [[maybe_unused]] const int64_t emin = -1 - (m1 - 1) + n0, emax = -1 - m0 + (n1 - 1);
       if (emin >= 0) return false;  // the mask removes the whole tile
     }
     (void)bi;
@@ -1607,7 +1607,7 @@ struct Op_D64_sm90a_bf16 {
   static __device__ __forceinline__ bool tile_full(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
     {  // mask S_masked
-      [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
+      [[maybe_unused]] const int64_t emin = -1 - (m1 - 1) + n0, emax = -1 - m0 + (n1 - 1);
       if (!(emax < 0)) return false;  // the mask removes some element
     }
     (void)bi;
@@ -1837,7 +1837,7 @@ struct Op_D128_sm90a_bf16 {
   static __device__ __forceinline__ bool tile_live(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
     {  // mask S_masked
-      [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
+      [[maybe_unused]] const int64_t emin = -1 - (m1 - 1) + n0, emax = -1 - m0 + (n1 - 1);
       if (emin >= 0) return false;  // the mask removes the whole tile
     }
     (void)bi;
@@ -1847,7 +1847,7 @@ struct Op_D128_sm90a_bf16 {
   static __device__ __forceinline__ bool tile_full(const Params *p, int64_t m0, int64_t m1, int64_t n0,
                                                   int64_t n1, int64_t bi) {
     {  // mask S_masked
-      [[maybe_unused]] const int64_t emin = -1 + -1 * (m1 - 1) + 1 * n0, emax = -1 + -1 * m0 + 1 * (n1 - 1);
+      [[maybe_unused]] const int64_t emin = -1 - (m1 - 1) + n0, emax = -1 - m0 + (n1 - 1);
       if (!(emax < 0)) return false;  // the mask removes some element
     }
     (void)bi;
