@@ -998,8 +998,12 @@ static bool run_from(run *r, const run_in *in, size_t first, unsigned dump, int 
   /* the back half: one kernel, on the skeleton the regions fit, or a chain of them */
   const arch_info *archs[16];
   int na = 0;
-  for (int i = 0; i < cg->narchs && na < 16; i++)
-    if (plan_arch(cg->archs[i])) archs[na++] = plan_arch(cg->archs[i]);
+  /* the manifest and --arch admit only known archs, each once (arch.def) */
+  DLC_ASSERT(cg->narchs <= 16);
+  for (int i = 0; i < cg->narchs; i++) {
+    DLC_ASSERT(plan_arch(cg->archs[i]) != NULL);
+    archs[na++] = plan_arch(cg->archs[i]);
+  }
   if (na == 0) archs[na++] = plan_arch("sm80");
   /* plans rank on sm80 (the skeletons' arch) and must fit every arch */
   for (int i = 1; i < na; i++)
