@@ -1290,6 +1290,7 @@ typedef struct sm80_render {
   int group;         /* the open k-step group: 0 none, 1 after A's fragments, 2 after B's */
   bool full_open;    /* the full-width epilogue's branch is open */
   bool reduce;       /* split-K's second kernel (Sm80SplitReduce) */
+  int pass;          /* attention: the open loop's pass (its key tiles' mode) */
 } sm80_render;
 
 typedef void (*sm80_render_fn)(sm80_render *r, const gpu_stmt *st);
@@ -1469,7 +1470,7 @@ static bool emit_sm80_renders(gpu_stmt_kind kind) { return kind >= 0 && kind < G
 
 /* The statements of k, one after the other, then the kernel's closing brace. */
 static void render_stmts(arena *A, strbuf *s, const gpu_kernel *k, bool reduce) {
-  sm80_render r = {A, s, k, k->plan.stages, "    ", GLOOP_NONE, 0, 0, false, reduce};
+  sm80_render r = {A, s, k, k->plan.stages, "    ", GLOOP_NONE, 0, 0, false, reduce, 0};
   for (int i = 0; i < k->nst; i++) {
     /* gpuir_verify (verify_sm80_render, verify_splitk_render) admits only what renders */
     DLC_ASSERT(emit_sm80_renders(k->st[i].k));
@@ -1905,6 +1906,165 @@ static void tmap_box_fn(opgen *g, const gpu_tmap *tm, const char *fname, const c
   sb_puts(s, "  }\n");
 }
 
+/* ---- sm80 attention's kernel, rendered from the GPU IR ---------------------------------- */
+
+/* The attention Op's kernel<VEC>(p), as the contraction's (kernel_fn): each
+ * statement one call on the CTA's state c (templates/sm80_attention.cuh,
+ * Sm80AttCta), commented with its kind; a pass's Loop runs over the key
+ * tiles its mode (the Loop's lo) selects, its first tile copied before it
+ * (t0, t1, t2); S = Q K^T's fragment loads and MMAs are a loop over the k16
+ * steps and the key fragments, P V's a loop over P's k16 steps (P's
+ * fragments) and V's fragment pairs.  verify_att_render admits only lists
+ * that render. */
+static void a_tile_coord(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "c.tile_coord(p);"); }
+static void a_alloc(sm80_render *r, const gpu_stmt *st) {
+  r_line(r, st, st->side == GSIDE_A ? "c.alloc_q();" : "c.alloc_kv();");
+}
+static void a_acc_zero(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "c.acc_zero();"); }
+static void a_cp_async(sm80_render *r, const gpu_stmt *st) {
+  if (st->side == GSIDE_A) {
+    r_line(r, st, "c.copy_q(p);");
+  } else if (!r->loop) {
+    sb_printf(r->s, "%sconst int64_t t%d = c.template next<%d>(p, -1);\n", r->ind, st->lo, st->lo);
+    r_line(r, st, arena_printf(r->A, "c.template copy_kv<%d>(p, t%d, c.st);", st->lo, st->lo));
+  } else {
+    sb_printf(r->s, "%sconst int64_t tn = c.template next<%d>(p, t);\n", r->ind, st->lo);
+    r_line(r, st, arena_printf(r->A, "c.template copy_kv<%d>(p, tn, c.st ^ 1);", st->lo));
+  }
+}
+static void a_frag_setup(sm80_render *r, const gpu_stmt *st) {
+  r_line(r, st, st->side == GSIDE_V ? "c.frag_setup_v();" : "c.frag_setup_k();");
+}
+static void a_addr_setup(sm80_render *r, const gpu_stmt *st) {
+  r_line(r, st, st->side == GSIDE_A ? "c.lane_rows(p);" : "c.kv_setup(p);");
+}
+static void a_loop(sm80_render *r, const gpu_stmt *st) {
+  sb_printf(r->s, "%sfor (int64_t t = t%d; t < c.nt;) {  // Loop %s: pass %d, %s\n", r->ind, st->lo, r_text(r, st->what),
+            st->lo, st->lo == 0 ? "full tiles" : st->lo == 1 ? "masked tiles" : "the key tail");
+  r_indent(r, 1);
+  r->loop = st->loop, r->pass = st->lo;
+}
+static void a_end_loop(sm80_render *r, const gpu_stmt *st) {
+  r_line(r, st, "c.st ^= 1, t = tn;");
+  r_indent(r, -1);
+  sb_printf(r->s, "%s}\n", r->ind);
+  r->loop = GLOOP_NONE;
+}
+/* S = Q K^T: Q's fragments (re-read a key tile, or kept), K's, then the
+ * MMAs, opened by the first of them */
+static void a_qk_open(sm80_render *r) {
+  sb_printf(r->s, "%stypename C::SFrag s;\n%sc.s_zero(s);\n#pragma unroll\n%sfor (int kk = 0; kk < C::KD; ++kk) {\n",
+            r->ind, r->ind, r->ind);
+  r_indent(r, 1);
+  sb_printf(r->s, "%suint32_t qk[4];\n", r->ind);
+  r->group = 1;
+}
+static void a_ldmatrix(sm80_render *r, const gpu_stmt *st) {
+  if (st->side == GSIDE_A && !r->loop) {
+    r_line(r, st, "c.q_frags();");
+  } else if (st->side == GSIDE_A) {
+    a_qk_open(r);
+    r_line(r, st, "c.q_reload(qk, kk);");
+  } else if (st->side == GSIDE_B) {
+    if (!r->group) a_qk_open(r);
+    sb_printf(r->s, "#pragma unroll\n%sfor (int j = 0; j < C::NTS; j += 2) {\n", r->ind);
+    r_indent(r, 1);
+    sb_printf(r->s, "%suint32_t kf[4];\n", r->ind);
+    r_line(r, st, "c.k_frags(kf, c.st, kk, j);");
+  } else {
+    sb_printf(r->s, "#pragma unroll\n%sfor (int j = 0; j < C::NTO; j += 2) {\n", r->ind);
+    r_indent(r, 1);
+    sb_printf(r->s, "%suint32_t vf[4];\n", r->ind);
+    r_line(r, st, "c.v_frags(vf, c.st, kk, j);");
+  }
+}
+static void a_mma(sm80_render *r, const gpu_stmt *st) {
+  r_line(r, st, st->side == GSIDE_V ? "c.mma_o(pf, vf, j);" : "c.mma_s(s, qk, kk, kf, j);");
+  for (int i = 0; i < 2; i++) {
+    r_indent(r, -1);
+    sb_printf(r->s, "%s}\n", r->ind);
+  }
+  r->group = 0;
+}
+static void a_epilogue(sm80_render *r, const gpu_stmt *st) {
+  int m = r->pass;
+  switch (st->step) {
+  case GSTEP_SCORE_FULL:
+    sb_printf(r->s, "%sfloat mnew[2];\n", r->ind);
+    r_line(r, st, "c.score_full(p, s, t, mnew);");
+    return;
+  case GSTEP_SCORE:
+    sb_printf(r->s, "%sfloat mnew[2];\n", r->ind);
+    r_line(r, st, arena_printf(r->A, "c.template score<%d>(p, s, t, mnew);", m));
+    return;
+  case GSTEP_LANE_MASK:
+    sb_printf(r->s, "%stypename Self::LaneMask lm;\n", r->ind);
+    r_line(r, st, "c.lane_mask(p, t, lm);");
+    return;
+  case GSTEP_SCORE_LANE:
+    sb_printf(r->s, "%sfloat mnew[2];\n", r->ind);
+    r_line(r, st, arena_printf(r->A, "c.template score_lane<%d>(p, s, t, lm, mnew);", m));
+    return;
+  case GSTEP_ROW_MAX: r_line(r, st, "c.row_max(mnew);"); return;
+  case GSTEP_RESCALE:
+    sb_printf(r->s, "%sfloat mref[2], scale[2];\n", r->ind);
+    r_line(r, st, "c.rescale(mnew, mref, scale);");
+    return;
+  case GSTEP_PROBS: r_line(r, st, "c.probs(s, mref, scale);"); return;
+  case GSTEP_P_FRAGS:
+    /* P V: a k16 step of P's fragments, then V's pairs and their MMAs */
+    sb_printf(r->s, "#pragma unroll\n%sfor (int kk = 0; kk < C::BN / 16; ++kk) {\n", r->ind);
+    r_indent(r, 1);
+    sb_printf(r->s, "%stypename C::PFrag pf;\n", r->ind);
+    r_line(r, st, "c.p_frags(s, kk, pf);");
+    r->group = 2;
+    return;
+  case GSTEP_FINISH: r_line(r, st, "c.finish();"); return;
+  case GSTEP_NONE:
+    /* the output's pairs, as the contraction's (the tile's column 0) */
+    if (st->full) {
+      sb_printf(r->s, "%sif (Self::epi_vec_ok(p, 0)) {  // Epilogue %s: the full-width pair\n", r->ind, r_text(r, st->what));
+      r->full_open = true;
+    } else if (r->full_open) {
+      sb_printf(r->s, "%s} else {  // Epilogue %s: the bounds-checked pair\n", r->ind, r_text(r, st->what));
+    } else {
+      sb_printf(r->s, "%s{  // Epilogue %s\n", r->ind, r_text(r, st->what));
+    }
+    r_indent(r, 1);
+    return;
+  }
+}
+static void a_reduce(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "c.row_sums();"); }
+static void a_stage_acc(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "float *stage = c.stage_o();"); }
+
+static const sm80_render_fn ATT_RENDER[GS__COUNT] = {
+    [GS_TILE_COORD] = a_tile_coord, [GS_ALLOC_SHARED] = a_alloc,     [GS_ACC_ZERO] = a_acc_zero,
+    [GS_CP_ASYNC] = a_cp_async,     [GS_COMMIT] = r_commit,          [GS_WAIT] = r_wait,
+    [GS_BARRIER] = r_barrier,       [GS_LDMATRIX] = a_ldmatrix,      [GS_FRAG_SETUP] = a_frag_setup,
+    [GS_ADDR_SETUP] = a_addr_setup, [GS_LOOP] = a_loop,              [GS_END_LOOP] = a_end_loop,
+    [GS_MMA] = a_mma,               [GS_EPILOGUE] = a_epilogue,      [GS_REDUCE] = a_reduce,
+    [GS_STAGE_ACC] = a_stage_acc,   [GS_ST_GLOBAL] = r_st_global,
+};
+
+static void att_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname) {
+  sb_printf(s, "  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a\n"
+               "  // primitive of the CTA's state c (templates/sm80_attention.cuh, Sm80AttCta)\n"
+               "  template <int VEC>\n"
+               "  static __device__ __forceinline__ void kernel(const Params *p) {\n"
+               "    using Self = %s;\n"
+               "    using C = dlc::Sm80AttCta<Self, VEC>;\n"
+               "    C c;\n",
+            sname);
+  sm80_render r = {A, s, k, 2, "    ", GLOOP_NONE, 0, 0, false, false, 0};
+  for (int i = 0; i < k->nst; i++) {
+    /* gpuir_verify (verify_att_render) admits only what renders */
+    DLC_ASSERT(k->st[i].k >= 0 && k->st[i].k < GS__COUNT && ATT_RENDER[k->st[i].k]);
+    ATT_RENDER[k->st[i].k](&r, &k->st[i]);
+  }
+  DLC_ASSERT(r.loop == GLOOP_NONE && r.group == 0 && strcmp(r.ind, "    ") == 0);
+  sb_puts(s, "  }\n");
+}
+
 static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
   arena *A = c->A;
   const gpu_kernel *k = in->k;
@@ -2020,6 +2180,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   } else {
     sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-width epilogue\n");
   }
+  if (!k->att_wgmma) att_kernel_fn(A, s, k, sname);
   sb_puts(s, "};\n\n");
 }
 
@@ -2496,8 +2657,8 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
     for (int v = 0; v < k->nvec; v++) {
       sb_printf(&s, "__global__ void __launch_bounds__(%d, %d) %s(const dlc__p_%s p) {\n", kernel_threads(k),
                 min_blocks(k), kernel_name_k(A, eo, in, k, k->vecs[v]), eo->op->name);
-      /* the contraction's kernel is the Op's, rendered from its GPU IR */
-      if (!k->attention && !k->rows)
+      /* the contraction's and attention's kernels are the Op's, rendered from their GPU IR */
+      if (!k->rows)
         sb_printf(&s, "  dlc_%s::%s<%s>::kernel<%d>(&p);\n}\n", eo->op->name, name[i], ctype(k->T), k->vecs[v]);
       else
         sb_printf(&s, "  dlc::%s<dlc_%s::%s<%s>, %d>(&p);\n}\n", k->skeleton, eo->op->name, name[i], ctype(k->T),

@@ -1268,15 +1268,18 @@ int gpuir_mask_kind(const gpu_kernel *k, const region *r, const rexpr *e, const 
  * probabilities (tP). */
 static void emit_online_softmax(gpu_kernel *k, arena *A, const region *r1) {
   emit(k, A, GS_EPILOGUE, "row_max", arena_printf(A, "%s: running max, quad shuffles", r1->lets[k->sm.max].name), "tMax", 1,
-       "tScore", NULL);
+       "tScore", NULL)
+      ->step = GSTEP_ROW_MAX;
   emit(k, A, GS_EPILOGUE, "rescale",
        arena_printf(A, "%s(%s) of the old and new max on O and the row sum", r1->lets[k->sm.exp].name,
                     r1->lets[k->sm.sub].name),
-       "tRescale", 1, "tMax", NULL);
+       "tRescale", 1, "tMax", NULL)
+      ->step = GSTEP_RESCALE;
   emit(k, A, GS_EPILOGUE, "probabilities",
        arena_printf(A, "%s = %s(%s), an argument <= 0; %s += row sum", r1->lets[k->sm.exp].name, "ex2.approx.ftz",
                     r1->lets[k->sm.sub].name, r1->lets[k->sm.sum].name),
-       "tP", 1, "tRescale", NULL);
+       "tP", 1, "tRescale", NULL)
+      ->step = GSTEP_PROBS;
 }
 
 /* Whether the element offsets of a BM x BN tile keep mask mk's lane value
@@ -1443,28 +1446,47 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   if (!grid_fits(A, k, dl, at)) return NULL;
 
   /* the statements, with tokens */
-  emit(k, A, GS_ALLOC_SHARED, "smQ", arena_printf(A, "%s [%d][%d], 16B chunks xor %d", dtype_name(k->T), BM, k->D, k->tiles[0].swz),
+  emit(k, A, GS_TILE_COORD, "m0 <- blockIdx.x x BM; batch <- blockIdx.y",
+       arena_printf(A, "%d query rows; the key tiles up to the last one some row of the tile keeps (Op::tile_live)", BM),
        NULL, 0, NULL, NULL);
+  emit(k, A, GS_ALLOC_SHARED, "smQ", arena_printf(A, "%s [%d][%d], 16B chunks xor %d", dtype_name(k->T), BM, k->D, k->tiles[0].swz),
+       NULL, 0, NULL, NULL)
+      ->side = GSIDE_A;
   emit(k, A, GS_ALLOC_SHARED, "smK,smV",
        arena_printf(A, "%s [2][%d][%d] and [2][%d][%d] ring, 16B chunks xor %d and %d", dtype_name(k->T), BN, k->D, BN,
                     k->DV, k->tiles[1].swz, k->tiles[2].swz),
+       NULL, 0, NULL, NULL)
+      ->side = GSIDE_B;
+  emit(k, A, GS_ACC_ZERO, "O, row max, row sum",
+       arena_printf(A, "fp32: a warp's 16 x %d of O, and each lane's two rows' max (%s's init) and sum", k->DV,
+                    r1->lets[k->sm.max].name),
        NULL, 0, NULL, NULL);
-  emit(k, A, GS_CP_ASYNC, arena_printf(A, "smQ <- %s", k->A.tensor), "query rows m0..m0+BM, pred tails", "tQ", 0, NULL, NULL);
+  emit(k, A, GS_CP_ASYNC, arena_printf(A, "smQ <- %s", k->A.tensor), "query rows m0..m0+BM, pred tails", "tQ", 0, NULL, NULL)
+      ->side = GSIDE_A;
   emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, "tQ", NULL);
-  emit(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 1, "tQ", NULL);
+  emit(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 1, "tQ", NULL)->lo = 0;
   emit(k, A, GS_BARRIER, "bar.sync", "the Q tile landed", NULL, 0, NULL, NULL);
   if (p->a_frag_regs)
-    emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smQ: Q fragments (once, kept in registers)", NULL, 1, "tQ", NULL);
+    emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smQ: Q fragments (once, kept in registers)", NULL, 1, "tQ", NULL)->side =
+        GSIDE_A;
+  emit(k, A, GS_FRAG_SETUP, "K fragment lane offsets", "the lane's ldmatrix offset of each k16 step of QK^T, hoisted",
+       NULL, 0, NULL, NULL)
+      ->side = GSIDE_B;
+  emit(k, A, GS_FRAG_SETUP, "V fragment lane offsets", "the lane's ldmatrix.trans offset of each pair of O's n8 tiles, hoisted",
+       NULL, 0, NULL, NULL)
+      ->side = GSIDE_V;
   bool stream = k->B.rstep && k->V.rstep;
   if (k->lane_mask && k->lane_rows)
     emit(k, A, GS_ADDR_SETUP, "lane_rows",
          "per lane, once: each mask's guard - its bounds at each of its rows (m, m + 8; the rows flatten the query axes) "
          "and key 0, in 64 bits",
-         "tRows", 0, NULL, NULL);
+         "tRows", 0, NULL, NULL)
+        ->side = GSIDE_A;
   if (stream)
     emit(k, A, GS_ADDR_SETUP, arena_printf(A, "%s, %s row pointers", k->B.tensor, k->V.tensor),
          arena_printf(A, "per thread, key 0 of its chunk rows; row steps %s, %s", k->B.rstep_str, k->V.rstep_str), NULL, 0,
-         NULL, NULL);
+         NULL, NULL)
+        ->side = GSIDE_B;
   /* three passes over the key tiles: the full ones (tile_full, inside the
    * keys), the masked ones inside the keys (the diagonal), then the key
    * tail; each pays only for the tests it needs */
@@ -1483,25 +1505,36 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   }
   for (int pass = 0; pass < 3; pass++) {
     const char *tok = pass == 0 ? "tKVf" : pass == 1 ? "tKVm" : "tKVt";
-    emit(k, A, GS_LOOP, "t",
-         pass == 0 ? "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)"
-         : pass == 1 ? "masked key tiles inside the keys (Op::tile_live and not Op::tile_full: the mask predicate's "
-                       "affine bound)"
-                     : "the live key tile past the key length (the key tail)",
-         NULL, 0, NULL, NULL);
-    emit(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[next%%2] <- %s, %s", k->B.tensor, k->V.tensor),
-         !stream     ? "the pass's next key tile, pred tails"
-         : pass < 2 ? "the pass's next key tile: row pointers + tile * BN * row step, whole chunks"
-                    : "the pass's next key tile: row pointers + tile * BN * row step, rows past the keys zero-filled",
-         arena_printf(A, "%s[next]", tok), 0, NULL, NULL);
+    const char *kv = arena_printf(A, "%s, %s", k->B.tensor, k->V.tensor);
+    const char *how = !stream    ? "pred tails"
+                      : pass < 2 ? "row pointers + tile * BN * row step, whole chunks"
+                                 : "row pointers + tile * BN * row step, rows past the keys zero-filled";
+    /* the pass's first tile, into the stage the last pass left free */
+    gpu_stmt *st = emit(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[st] <- %s", kv),
+                        arena_printf(A, "the pass's first key tile if any: %s", how), arena_printf(A, "%s[first]", tok), 0,
+                        NULL, NULL);
+    st->side = GSIDE_B, st->lo = pass;
+    emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, arena_printf(A, "%s[first]", tok), NULL);
+    st = emit(k, A, GS_LOOP, "t",
+              pass == 0 ? "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)"
+              : pass == 1 ? "masked key tiles inside the keys (Op::tile_live and not Op::tile_full: the mask predicate's "
+                            "affine bound)"
+                          : "the live key tile past the key length (the key tail)",
+              NULL, 0, NULL, NULL);
+    st->loop = GLOOP_KEYS, st->lo = pass;
+    st = emit(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[next%%2] <- %s", kv),
+              arena_printf(A, "the pass's next key tile if any: %s", how), arena_printf(A, "%s[next]", tok), 0, NULL, NULL);
+    st->side = GSIDE_B, st->lo = pass, st->tile = 1;
     emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, arena_printf(A, "%s[next]", tok), NULL);
-    emit(k, A, GS_WAIT, "cp.async.wait_group", "1", NULL, 1, arena_printf(A, "%s[t]", tok), NULL);
+    emit(k, A, GS_WAIT, "cp.async.wait_group", "1", NULL, 1, arena_printf(A, "%s[t]", tok), NULL)->lo = 1;
     emit(k, A, GS_BARRIER, "bar.sync", "tile t landed", NULL, 0, NULL, NULL);
     if (!p->a_frag_regs)
-      emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smQ: Q fragments (each key tile)", NULL, 1, "tQ", NULL);
-    emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smK[t%2]: K^T fragments", NULL, 1, arena_printf(A, "%s[t]", tok), NULL);
+      emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smQ: Q fragments (each key tile)", NULL, 1, "tQ", NULL)->side = GSIDE_A;
+    emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smK[t%2]: K^T fragments", NULL, 1, arena_printf(A, "%s[t]", tok), NULL)->side =
+        GSIDE_B;
     emit(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 S = Q K^T (%s)", r1->lets[r1->acc_let].name), "16 rows per warp",
-         "tS", 0, NULL, NULL);
+         "tS", 0, NULL, NULL)
+        ->side = GSIDE_B;
     const char *score = "";
     for (int l = 0; l <= k->sm.x; l++)
       if (l != r1->acc_let) score = arena_printf(A, "%s%s%s", score, *score ? ", " : "", r1->lets[l].name);
@@ -1509,27 +1542,32 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
     if (pass == 0)
       emit(k, A, GS_EPILOGUE, "score_full",
            arena_printf(A, "lets: %s, each mask its kept branch; no per-element test", *score ? score : "(none)"), "tScore",
-           1, "tS", NULL);
+           1, "tS", NULL)
+          ->step = GSTEP_SCORE_FULL;
     else if (!k->lane_mask)
       emit(k, A, GS_EPILOGUE, "score", arena_printf(A, "lets: %s, masks at each element's indices%s", *score ? score : "(none)", tail),
-           "tScore", 1, "tS", NULL);
+           "tScore", 1, "tS", NULL)
+          ->step = GSTEP_SCORE;
     else {
       if (k->lane_rows)
         emit(k, A, GS_EPILOGUE, "lane_mask",
              arena_printf(A, "per lane at each of its rows and its first key n: lane_rows + key coefficient * n, "
                              "clamped to 32 bits%s",
                           pass == 2 ? "; keys left from n" : ""),
-             arena_printf(A, "tLane%d", pass), 1, "tRows", NULL);
+             arena_printf(A, "tLane%d", pass), 1, "tRows", NULL)
+            ->step = GSTEP_LANE_MASK;
       else
         emit(k, A, GS_EPILOGUE, "lane_mask",
              arena_printf(A, "per lane at its first element (m, n): %s%s",
                           k->nmasks ? "each mask's guard - its bounds, clamped to 32 bits" : "no masks",
                           pass == 2 ? "; keys left from n" : ""),
-             arena_printf(A, "tLane%d", pass), 0, NULL, NULL);
+             arena_printf(A, "tLane%d", pass), 0, NULL, NULL)
+            ->step = GSTEP_LANE_MASK;
       emit(k, A, GS_EPILOGUE, "score_lane",
            arena_printf(A, "lets: %s; each element (dm, dn) of the lane's fragments: %s%s",
                         *score ? score : "(none)", *masks ? masks : "no masks", tail),
-           "tScore", 2, "tS", arena_printf(A, "tLane%d", pass));
+           "tScore", 2, "tS", arena_printf(A, "tLane%d", pass))
+          ->step = GSTEP_SCORE_LANE;
     }
     emit_online_softmax(k, A, r1);
     emit(k, A, GS_EPILOGUE, "P fragments",
@@ -1538,21 +1576,28 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
                             r1->lets[k->sm.p].name, dtype_name(k->T))
              : arena_printf(A, "%s: cvt to %s A fragments in registers (deferred)", r1->lets[k->sm.p].name,
                             dtype_name(k->sm.pt)),
-         "tPf", 1, "tP", NULL);
-    emit(k, A, GS_LDMATRIX, "ldmatrix.x4.trans", "smV[t%2]: V fragments", NULL, 1, arena_printf(A, "%s[t]", tok), NULL);
+         "tPf", 1, "tP", NULL)
+        ->step = GSTEP_P_FRAGS;
+    emit(k, A, GS_LDMATRIX, "ldmatrix.x4.trans", "smV[t%2]: V fragments", NULL, 1, arena_printf(A, "%s[t]", tok), NULL)
+        ->side = GSIDE_V;
     emit(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 O += P V (%s)", r2->lets[r2->acc_let].name), NULL, "tO", 1,
-         "tPf", NULL);
+         "tPf", NULL)
+        ->side = GSIDE_V;
     emit(k, A, GS_BARRIER, "bar.sync", "stage t%2 free", NULL, 0, NULL, NULL);
     emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
   }
   /* the staging tile reuses Q's tile and the ring: no copy left in flight,
    * and every warp past its last fragment load (a query tile no pass gives
    * a key tile has run no loop barrier since Q's) */
-  emit(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 0, NULL, NULL);
+  emit(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 0, NULL, NULL)->lo = 0;
+  emit(k, A, GS_REDUCE, arena_printf(A, "sum %s", r1->lets[k->sm.sum].name),
+       "each row's sum over the quad of lanes that share it: shfl.bfly 1, 2", "tL", 1, "tO", NULL);
   emit(k, A, GS_BARRIER, "bar.sync", "Q's tile and the ring are free for the staging tile", NULL, 0, NULL, NULL);
-  emit(k, A, GS_EPILOGUE, "finish", arena_printf(A, "%s: O / row sum", r1->lets[k->sm.div].name), "tFin", 1, "tO", NULL);
+  emit(k, A, GS_EPILOGUE, "finish", arena_printf(A, "%s: O / row sum", r1->lets[k->sm.div].name), "tFin", 2, "tO", "tL")
+      ->step = GSTEP_FINISH;
   emit(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "O -> stage[%d][%d+8] fp32", BM, k->DV), "tStage", 1, "tFin",
        NULL);
+  emit(k, A, GS_BARRIER, "bar.sync", "staging tile complete", NULL, 0, NULL, NULL);
   /* the full-width epilogue over the BM x DV staging tile of O, as for a contraction */
   k->epi_vec = epi_vec(A, &k->v2, BM, k->DV, k->threads);
   if (k->epi_vec) {
@@ -1560,10 +1605,12 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
          arena_printf(A, "tensors %d-element aligned, rows up to the queries: the P V region's post-reduce lets; "
                          "%d outputs a thread at a fixed column; %s",
                       k->epi_vec, k->epi_vec, epi_row_steps(A, &k->v2)),
-         "tEfull", 1, "tStage", NULL);
+         "tEfull", 1, "tStage", NULL)
+        ->full = true;
     emit(k, A, GS_ST_GLOBAL,
          arena_printf(A, "st.global.v4.b32 (%d x %s) -> %s", k->epi_vec, dtype_name(k->v2.out_dt), r2->out[k->v2.out].name),
-         "no column predicate; rows past the queries skipped", NULL, 1, "tEfull", NULL);
+         "no column predicate; rows past the queries skipped", NULL, 1, "tEfull", NULL)
+        ->full = true;
   }
   emit(k, A, GS_EPILOGUE, r2->lets[r2->acc_let].name,
        k->epi_vec ? "other tiles: the P V region's post-reduce lets" : "the P V region's post-reduce lets", "tE", 1,
@@ -1680,9 +1727,13 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
     diag_report(dl, D_INTERNAL, at, NULL, "the attention statements have no finish step");
     return NULL;
   }
-  int ntail = k->nst - fin;
-  gpu_stmt *tail = ARENA_ARRAY(A, gpu_stmt, ntail);
-  memcpy(tail, &k->st[fin], sizeof(gpu_stmt) * (size_t)ntail);
+  /* (not the sm80 row's bar.sync after staging: the consumers' named
+   * barrier there is this template's) */
+  int ntail = 0;
+  gpu_stmt *tail = ARENA_ARRAY(A, gpu_stmt, k->nst - fin);
+  for (int i = fin; i < k->nst; i++)
+    if (k->st[i].k != GS_BARRIER) tail[ntail++] = k->st[i];
+  tail[0].nin = 1; /* the finish reads O (this IR has no statement for its row sums' shuffles) */
   k->nst = 0;
   const char *T = dtype_name(k->T);
   const char *batch = axes_str(A, r1, k->v.b_axes, k->v.nb);
@@ -2368,6 +2419,83 @@ static bool verify_splitk_render(const gpu_kernel *k, diag_list *dl) {
   return ok;
 }
 
+/* sm80 attention's statements as its renderer takes them (emit.c,
+ * att_kernel_fn): the kinds it renders; three key-tile loops, passes 0, 1
+ * and 2 in order, not nested, each after the copy of its first tile; in a
+ * loop the copy of the next tile (of the loop's pass), S = Q K^T as Q's
+ * fragments (when not kept), K's, then the MMAs, the score steps, the
+ * online softmax, then P V as P's fragments, V's, then the MMAs; the
+ * finish, staging and the output's pairs after the loops. */
+static bool verify_att_render(const gpu_kernel *k, diag_list *dl) {
+  static const bool RENDERS[GS__COUNT] = {
+      [GS_TILE_COORD] = true, [GS_ALLOC_SHARED] = true, [GS_ACC_ZERO] = true, [GS_CP_ASYNC] = true,
+      [GS_COMMIT] = true,     [GS_WAIT] = true,         [GS_BARRIER] = true,  [GS_LDMATRIX] = true,
+      [GS_FRAG_SETUP] = true, [GS_ADDR_SETUP] = true,   [GS_LOOP] = true,     [GS_END_LOOP] = true,
+      [GS_MMA] = true,        [GS_EPILOGUE] = true,     [GS_REDUCE] = true,   [GS_STAGE_ACC] = true,
+      [GS_ST_GLOBAL] = true,
+  };
+  const char *bad = NULL;
+  int at = -1, pass = -1, first = -1;
+  bool loop = false, full_seen = false;
+  for (int i = 0; i < k->nst && !bad; i++) {
+    const gpu_stmt *s = &k->st[i];
+    at = i;
+    if (s->k < 0 || s->k >= GS__COUNT || !RENDERS[s->k]) bad = "a kind sm80 attention does not render";
+    else if (s->k == GS_LOOP) {
+      if (loop || s->loop != GLOOP_KEYS || s->lo != pass + 1 || first != s->lo)
+        bad = "a key-tile loop out of place (passes 0, 1, 2 in order, each after its first tile's copy)";
+      loop = true, pass = s->lo;
+    } else if (s->k == GS_END_LOOP) {
+      if (!loop) bad = "an EndLoop outside a loop";
+      loop = false;
+    } else if (s->k == GS_CP_ASYNC && s->side == GSIDE_B) {
+      if (loop ? s->lo != pass || s->tile != 1 : s->lo != pass + 1 || s->lo > 2)
+        bad = "a key tile's copy of another pass than its loop's";
+      if (!loop) first = s->lo;
+    } else if (s->k == GS_CP_ASYNC && (s->side != GSIDE_A || loop)) {
+      bad = "a copy of no operand, or Q's inside a loop";
+    } else if (s->k == GS_LDMATRIX && (s->side == GSIDE_B || (s->side == GSIDE_A && loop))) {
+      /* S = Q K^T: [Q's fragments,] K's, the MMAs */
+      int j = i + (s->side == GSIDE_A);
+      if (!loop || j + 1 >= k->nst || k->st[j].k != GS_LDMATRIX || k->st[j].side != GSIDE_B || k->st[j + 1].k != GS_MMA ||
+          k->st[j + 1].side != GSIDE_B)
+        bad = "S = Q K^T that is not Q's fragments (when not kept), K's, then the MMAs, in a loop";
+      i = j + 1;
+    } else if (s->k == GS_EPILOGUE && s->step == GSTEP_P_FRAGS) {
+      if (!loop || i + 2 >= k->nst || k->st[i + 1].k != GS_LDMATRIX || k->st[i + 1].side != GSIDE_V ||
+          k->st[i + 2].k != GS_MMA || k->st[i + 2].side != GSIDE_V)
+        bad = "P V that is not P's fragments, V's, then the MMAs, in a loop";
+      i += 2;
+    } else if (s->k == GS_LDMATRIX || s->k == GS_MMA) {
+      if (!(s->k == GS_LDMATRIX && s->side == GSIDE_A && !loop)) bad = "fragments or MMAs outside S = Q K^T and P V";
+    } else if (s->k == GS_EPILOGUE) {
+      bool in_loop = s->step != GSTEP_NONE && s->step != GSTEP_FINISH;
+      if (in_loop != loop || (s->step == GSTEP_SCORE_FULL && pass != 0) ||
+          ((s->step == GSTEP_SCORE || s->step == GSTEP_LANE_MASK || s->step == GSTEP_SCORE_LANE) && pass == 0))
+        bad = "an epilogue step out of place";
+      if (s->step == GSTEP_NONE && ((s->full && full_seen) || (!s->full && full_seen && k->st[i - 1].k != GS_ST_GLOBAL)))
+        bad = "the output's epilogue pairs out of place";
+      full_seen |= s->full;
+    } else if (s->k == GS_ST_GLOBAL) {
+      if (loop || i == 0 || k->st[i - 1].k != GS_EPILOGUE || k->st[i - 1].full != s->full)
+        bad = "a store without its epilogue";
+    } else if (s->k == GS_WAIT) {
+      if (s->lo != (loop ? 1 : 0)) bad = "a wait that leaves the wrong number of groups in flight";
+    } else if ((s->k == GS_FRAG_SETUP || s->k == GS_ADDR_SETUP || s->k == GS_ALLOC_SHARED || s->k == GS_TILE_COORD ||
+                s->k == GS_ACC_ZERO || s->k == GS_REDUCE || s->k == GS_STAGE_ACC) &&
+               loop) {
+      bad = "a setup, reduction or staging inside a loop";
+    }
+  }
+  if (!bad && (loop || pass != 2)) bad = "not the three passes over the key tiles";
+  if (bad) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "statement %d (%s %s): %s", at, at >= 0 ? gpuir_stmt_name(k->st[at].k) : "",
+                at >= 0 && k->st[at].what ? k->st[at].what : "", bad);
+    return false;
+  }
+  return true;
+}
+
 bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
   /* every token produced (one a statement at most), and every token a wait
    * covers (four a statement at most), so far */
@@ -2470,6 +2598,7 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
   if (k->att_wgmma) ok &= verify_sm90a_attention(k, dl);
   if (!k->tma && !k->att_wgmma && !k->attention && !k->rows && !k->split_reduce) ok &= verify_sm80_render(k, dl);
   if (k->split_reduce) ok &= verify_splitk_render(k, dl);
+  if (k->attention && !k->att_wgmma) ok &= verify_att_render(k, dl);
   /* rows: every output stored once, fed by its pass; a reduction folds the
    * lets of its own pass */
   if (k->rows) {

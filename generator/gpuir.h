@@ -67,6 +67,7 @@ typedef enum {
   GSIDE_A,       /* the lhs (M side) */
   GSIDE_B,       /* the rhs (N side) */
   GSIDE_KWALK,   /* the walking operands' one K counter (gpu_operand.walk) */
+  GSIDE_V,       /* attention's V (A is Q, B is K) */
 } gpu_side;
 
 /* How a CpAsync copies its tile, and when an Advance steps. */
@@ -86,7 +87,22 @@ typedef enum {
   GLOOP_STEADY,  /* kt + S - 1 < KTF: every tile it prefetches is full (the widths >= min_vec) */
   GLOOP_DRAIN,   /* kt < KT: the tiles left, the remainder's copy bounded */
   GLOOP_COLUMNS, /* split-K's second kernel: a thread's 4-float columns of the tile, grid-stride */
+  GLOOP_KEYS,    /* sm80 attention: one pass's key tiles (lo: the pass, 0 full, 1 masked, 2 the key tail) */
 } gpu_loop;
+
+/* The steps of sm80 attention's Epilogue statements, between its MMAs. */
+typedef enum {
+  GSTEP_NONE,
+  GSTEP_SCORE_FULL, /* the score lets on a tile no mask touches */
+  GSTEP_SCORE,      /* the score lets with each element's mask tests */
+  GSTEP_LANE_MASK,  /* the lane's mask values at its first element (or rows) */
+  GSTEP_SCORE_LANE, /* the score lets, masks from the lane's values */
+  GSTEP_ROW_MAX,    /* the running row max over the quad */
+  GSTEP_RESCALE,    /* the old max against the new: the rescale factor, the row max */
+  GSTEP_PROBS,      /* exp2(s - max), the row sum, O rescaled */
+  GSTEP_P_FRAGS,    /* P as A fragments in registers (a k16 step of P V) */
+  GSTEP_FINISH,     /* O / row sum */
+} gpu_step;
 
 typedef struct gpu_stmt {
   gpu_stmt_kind k;
@@ -112,6 +128,7 @@ typedef struct gpu_stmt {
   int min_vec;           /* only the kernels of chunk width >= min_vec run it (0: every width) */
   gpu_loop loop;         /* Loop: which loop */
   bool full;             /* Epilogue, StGlobalVec: the full-width pair (else the bounds-checked one) */
+  gpu_step step;         /* sm80 attention's Epilogue: which step */
 } gpu_stmt;
 
 /* One operand of the contraction as the skeleton loads it. */

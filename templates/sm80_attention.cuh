@@ -111,53 +111,81 @@ __device__ __forceinline__ void load_att_rows(typename Op::T *tile, const typena
   }
 }
 
+// The sm80 attention's state and primitives, one CTA's: the kernel is the
+// Op's kernel<VEC>(p), which the emitter renders from the GPU IR, one call
+// a statement (docs/codegen.md); nothing here decides an order.
+//   tile_coord     TileCoord: the query tile, the batch, nt (the last key
+//                  tile some row keeps, Op::tile_live)
+//   alloc_q/kv     AllocShared: Q's tile and the K/V ring
+//   acc_zero       AccZero: O, each lane's rows' max and sum
+//   copy_q         CpAsync of Q's tile; q_frags: Q's fragments, kept
+//   frag_setup_k/v FragSetup: the lane's hoisted ldmatrix offsets
+//   lane_rows      AddrSetup: per-row lane mask values (grouped queries)
+//   kv_setup       AddrSetup: K's and V's row pointers (full tiles stream)
+//   next<M>        the pass's next key tile after t (the Loop's, and its
+//                  first from -1); copy_kv<M>: CpAsync of a key tile if any
+//   s_zero, q_reload, k_frags, mma_s   S = Q K^T, k16 step by step
+//   score_full, lane_mask, score_lane<M>, score<M>   the score lets
+//   row_max, rescale, probs, p_frags   the online softmax, and P as A
+//                  fragments of one k16 step of P V
+//   v_frags, mma_o O += P V; row_sums: the rows' sums over the quad
+//   finish, stage_o, store_full, store_checked   O / l, staged, stored
 template <class Op, int VEC>
-__device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
+struct Sm80AttCta {
   using T = typename Op::T;
   using PT = typename Op::PT;
-  constexpr int BM = Op::BM, BN = Op::BN, D = Op::D, DV = Op::DV;
-  constexpr int NTS = BN / 8;   // n8 tiles of S per warp
-  constexpr int NTO = DV / 8;   // n8 tiles of O per warp
-  constexpr int KD = D / 16;    // k-steps of QK^T
+  using Params = typename Op::Params;
+  static constexpr int BM = Op::BM, BN = Op::BN, D = Op::D, DV = Op::DV;
+  static constexpr int NTS = BN / 8;   // n8 tiles of S per warp
+  static constexpr int NTO = DV / 8;   // n8 tiles of O per warp
+  static constexpr int KD = D / 16;    // k-steps of QK^T
   static_assert(BM == 64 && BN % 16 == 0 && D % 16 == 0 && DV % 16 == 0, "attention tiling");
+  static constexpr bool QREG = Op::Q_REGS;
+  static constexpr bool SPLIT = sizeof(PT) == 4;  // fp32 P: hi + lo fragments of T
+  // Full tiles stream K and V from one row pointer each (the GPU IR's row
+  // steps), when a thread's chunks are whole numbers of 8 rows apart.
+  static constexpr int CPRK = D / VEC, CPRV = DV / VEC;
+  static constexpr int RPK = CPRK <= 128 ? 128 / CPRK : 1, RPV = CPRV <= 128 ? 128 / CPRV : 1;  // rows a pass
+  static constexpr bool KVS = Op::KV_STREAM && VEC > 1 && 128 % CPRK == 0 && 128 % CPRV == 0 && RPK % 8 == 0 &&
+                              RPV % 8 == 0 && BN % RPK == 0 && BN % RPV == 0;
+  using SFrag = float[NTS][4];
+  using PFrag = uint32_t[SPLIT ? 2 : 1][4];  // P's A fragment (and its lo part)
 
-  extern __shared__ __align__(128) unsigned char smem_raw[];
-  T *smQ = reinterpret_cast<T *>(smem_raw);
-  T *smK = smQ + BM * D;          // [2][BN][D]
-  T *smV = smK + 2 * BN * D;      // [2][BN][DV]
-
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t m0 = (int64_t)blockIdx.x * BM, b = blockIdx.y;
-  const int64_t SK = Op::extent_kv(p);
-  const int64_t NT = (SK + BN - 1) / BN;
-  // the last key tile the mask leaves anything of
-  int64_t nt = NT;
-  while (nt > 0 && !Op::tile_live(p, m0, m0 + BM, (nt - 1) * BN, nt * BN, b)) --nt;
-  // A tile's pass: 0, full (inside the keys, and no mask removes anything:
-  // tile_full), with Op::score_full and no per-element test; 1, masked inside
-  // the keys, with the masks; 2, past the key length, with the masks and the
-  // key bound.  The online softmax takes the tiles in any order.
-  // per-row lane masks: the lane's rows decomposed once, not per key tile
+  T *smQ, *smK, *smV;
+  int warp, lane, r8, mat, st;
+  int64_t m0, b, SK, nt;
   [[maybe_unused]] typename att_rows_of<Op>::type lrows;
-  if constexpr (att_lane_rows<Op>::value) Op::lane_rows(p, m0 + warp * 16 + lane / 4, b, lrows);
-  auto kind = [&](int64_t t) {
-    return (t + 1) * BN > SK ? 2 : Op::tile_full(p, m0, m0 + BM, t * BN, (t + 1) * BN, b) ? 0 : 1;
-  };
-  auto next = [&](int64_t t, int want) {
-    for (++t; t < nt; ++t)
-      if (kind(t) == want && Op::tile_live(p, m0, m0 + BM, t * BN, (t + 1) * BN, b)) return t;
-    return nt;
-  };
-
-  load_att_tile<Op, VEC, 0>(p, smQ, m0, b);
-  cp_async_commit();  // TokLoad Q
-  cp_async_wait<0>();
-  __syncthreads();
-
-  constexpr bool QREG = Op::Q_REGS;
-  const int r8 = lane % 8, mat = lane / 8;
   uint32_t qf[QREG ? KD : 1][4];
-  if constexpr (QREG) {
+  int kofs[KD], vofs[NTO / 2];
+  float o[NTO][4];
+  float mrow[2], lrow[2];  // rows lane/4 and lane/4+8
+  const T *krow, *vrow, *kbase, *vbase;
+  int64_t krs, vrs;
+
+  __device__ __forceinline__ void tile_coord(const Params *p) {
+    warp = threadIdx.x / 32, lane = threadIdx.x % 32, r8 = lane % 8, mat = lane / 8, st = 0;
+    m0 = (int64_t)blockIdx.x * BM, b = blockIdx.y;
+    SK = Op::extent_kv(p);
+    nt = (SK + BN - 1) / BN;
+    // the last key tile the mask leaves anything of
+    while (nt > 0 && !Op::tile_live(p, m0, m0 + BM, (nt - 1) * BN, nt * BN, b)) --nt;
+  }
+  __device__ __forceinline__ void alloc_q() {
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    smQ = reinterpret_cast<T *>(smem_raw);
+  }
+  __device__ __forceinline__ void alloc_kv() {
+    smK = smQ + BM * D;      // [2][BN][D]
+    smV = smK + 2 * BN * D;  // [2][BN][DV]
+  }
+  __device__ __forceinline__ void acc_zero() {
+#pragma unroll
+    for (int j = 0; j < NTO; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+    mrow[0] = mrow[1] = Op::MAX_INIT, lrow[0] = lrow[1] = 0.f;
+  }
+  __device__ __forceinline__ void copy_q(const Params *p) { load_att_tile<Op, VEC, 0>(p, smQ, m0, b); }
+  __device__ __forceinline__ void q_frags() {
+    static_assert(QREG, "Q's fragments kept in registers (the plan's q_fragments)");
 #pragma unroll
     for (int kk = 0; kk < KD; ++kk) {
       const int m = warp * 16 + (mat & 1) * 8, k = kk * 16 + (mat >> 1) * 8;
@@ -168,163 +196,53 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
   // so one offset per k16 step serves every key fragment of K, and one per
   // fragment pair every k16 step of V.  keep() stops ptxas from recomputing
   // them inside the loop.
-  int kofs[KD], vofs[NTO / 2];
+  __device__ __forceinline__ void frag_setup_k() {
 #pragma unroll
-  for (int kk = 0; kk < KD; ++kk) kofs[kk] = swz<D, Op::SWZ_D>((mat >> 1) * 8 + r8, kk * 16 + (mat & 1) * 8), keep(kofs[kk]);
+    for (int kk = 0; kk < KD; ++kk) kofs[kk] = swz<D, Op::SWZ_D>((mat >> 1) * 8 + r8, kk * 16 + (mat & 1) * 8), keep(kofs[kk]);
+  }
+  __device__ __forceinline__ void frag_setup_v() {
 #pragma unroll
-  for (int j = 0; j < NTO; j += 2) vofs[j / 2] = swz<DV, Op::SWZ_DV>((mat & 1) * 8 + r8, j * 8 + (mat >> 1) * 8), keep(vofs[j / 2]);
-  float o[NTO][4];
-#pragma unroll
-  for (int j = 0; j < NTO; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
-  float mrow[2] = {Op::MAX_INIT, Op::MAX_INIT}, lrow[2] = {0.f, 0.f};  // rows lane/4 and lane/4+8
-
-  // One key tile from stage st (TokCompute for S and for O += P V).
-  auto compute = [&](auto mode_tag, int64_t t, int st) {
-    constexpr int MODE = decltype(mode_tag)::value;
-    const int64_t n0 = t * BN;
-    const T *sK = smK + st * BN * D, *sV = smV + st * BN * DV;
-    // S = Q K^T
-    float s[NTS][4];
-#pragma unroll
-    for (int j = 0; j < NTS; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
-#pragma unroll
-    for (int kk = 0; kk < KD; ++kk) {
-      uint32_t qk[4];
-      if constexpr (!QREG) {
-        const int m = warp * 16 + (mat & 1) * 8, k = kk * 16 + (mat >> 1) * 8;
-        ldmatrix_x4<false>(qk, smQ + swz<D, Op::SWZ_D>(m + r8, k));
+    for (int j = 0; j < NTO; j += 2) vofs[j / 2] = swz<DV, Op::SWZ_DV>((mat & 1) * 8 + r8, j * 8 + (mat >> 1) * 8), keep(vofs[j / 2]);
+  }
+  // per-row lane masks: the lane's rows decomposed once, not per key tile
+  __device__ __forceinline__ void lane_rows(const Params *p) {
+    if constexpr (att_lane_rows<Op>::value) Op::lane_rows(p, m0 + warp * 16 + lane / 4, b, lrows);
+  }
+  __device__ __forceinline__ void kv_setup(const Params *p) {
+    krow = vrow = kbase = vbase = nullptr, krs = vrs = 0;
+    if constexpr (KVS) {
+      if (SK > 0) {
+        // key 0, head-dim column 0 of this batch index: valid whenever SK > 0
+        Op::template k_chunk<VEC>(p, 0, 0, b, &krow);
+        Op::template v_chunk<VEC>(p, 0, 0, b, &vrow);
       }
-      const uint32_t(&qa)[4] = QREG ? qf[QREG ? kk : 0] : qk;
-#pragma unroll
-      for (int j = 0; j < NTS; j += 2) {
-        uint32_t kf[4];
-        ldmatrix_x4<false>(kf, sK + kofs[kk] + j * 8 * D);
-        const uint32_t b0[2] = {kf[0], kf[1]}, b1[2] = {kf[2], kf[3]};
-        mma_16816<T>(s[j], qa, b0);
-        mma_16816<T>(s[j + 1], qa, b1);
-      }
+      kbase = krow, vbase = vrow;
+      krs = Op::k_rstep(p), vrs = Op::v_rstep(p);
+      krow += ((int)threadIdx.x / CPRK) * krs + ((int)threadIdx.x % CPRK) * VEC;
+      vrow += ((int)threadIdx.x / CPRV) * vrs + ((int)threadIdx.x % CPRV) * VEC;
     }
-    // the score lets; in the tail pass keys past the length take the row
-    // max's neutral.  Element e of fragment j is (dm, dn) from the lane's
-    // first element (mr0, nr0).
-    const int64_t mr0 = m0 + warp * 16 + lane / 4, nr0 = n0 + 2 * (lane % 4);
-    float mnew[2] = {mrow[0], mrow[1]};
-    if constexpr (MODE == 0) {
-#pragma unroll
-      for (int j = 0; j < NTS; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          s[j][e] = Op::score_full(p, mr0 + (e >> 1) * 8, nr0 + j * 8 + (e & 1), b, s[j][e]);
-          mnew[e >> 1] = fmaxf(mnew[e >> 1], s[j][e]);
-        }
-    } else if constexpr (Op::LANE_MASK) {
-      typename Op::LaneMask lm;
-      if constexpr (att_lane_rows<Op>::value) Op::lane_mask_at(p, lrows, nr0, lm);
-      else Op::lane_mask(p, mr0, nr0, b, lm);
-      // the lane's keys left: its element dn is a key when dn < kl
-      const int kl = MODE == 2 ? (int)(SK - nr0 < 0 ? -1 : SK - nr0 > BN ? BN : SK - nr0) : BN;
-#pragma unroll
-      for (int j = 0; j < NTS; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int dm = (e >> 1) * ATT_LANE_ROW, dn = j * 8 + (e & 1);
-          const float v = Op::score_lane(p, mr0, nr0, b, lm, dm, dn, s[j][e]);
-          s[j][e] = MODE == 2 && dn >= kl ? Op::MAX_INIT : v;
-          mnew[e >> 1] = fmaxf(mnew[e >> 1], s[j][e]);
-        }
-    } else {
-#pragma unroll
-      for (int j = 0; j < NTS; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int64_t m = mr0 + (e >> 1) * 8, n = nr0 + j * 8 + (e & 1);
-          s[j][e] = MODE == 2 && n >= SK ? Op::MAX_INIT : Op::score(p, m, n, b, s[j][e]);
-          mnew[e >> 1] = fmaxf(mnew[e >> 1], s[j][e]);
-        }
-    }
-    // the running row max across the quad that shares each row
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      mnew[h] = fmaxf(mnew[h], __shfl_xor_sync(0xffffffffu, mnew[h], 1));
-      mnew[h] = fmaxf(mnew[h], __shfl_xor_sync(0xffffffffu, mnew[h], 2));
-    }
-    float scale[2], psum[2] = {0.f, 0.f};
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      // a row with nothing unmasked yet keeps a zero shift (no inf - inf)
-      const float mref = mnew[h] == Op::MAX_INIT ? 0.f : mnew[h];
-      scale[h] = mrow[h] == Op::MAX_INIT ? 0.f : Op::expdiff(mrow[h], mref);
-      mrow[h] = mnew[h];
-#pragma unroll
-      for (int j = 0; j < NTS; ++j) {
-        s[j][2 * h] = Op::expdiff(s[j][2 * h], mref);
-        s[j][2 * h + 1] = Op::expdiff(s[j][2 * h + 1], mref);
-        psum[h] += s[j][2 * h] + s[j][2 * h + 1];
-      }
-      lrow[h] = lrow[h] * scale[h] + psum[h];  // the quad's partial sums are combined at the end
-    }
-#pragma unroll
-    for (int j = 0; j < NTO; ++j) {
-      o[j][0] *= scale[0], o[j][1] *= scale[0];
-      o[j][2] *= scale[1], o[j][3] *= scale[1];
-    }
-    // O += P V: the S accumulators of two n8 tiles are one A fragment of P
-    constexpr bool SPLIT = sizeof(PT) == 4;  // fp32 P: hi + lo fragments of T
-#pragma unroll
-    for (int kk = 0; kk < BN / 16; ++kk) {
-      uint32_t pf[4];
-      [[maybe_unused]] uint32_t pl[SPLIT ? 4 : 1];
-      const float *q[4] = {&s[2 * kk][0], &s[2 * kk][2], &s[2 * kk + 1][0], &s[2 * kk + 1][2]};
-#pragma unroll
-      for (int f = 0; f < 4; ++f) {
-        pf[f] = pack2<T>(q[f][0], q[f][1]);
-        if constexpr (SPLIT) {
-          const float h0 = to_f32(from_f32<T>(q[f][0])), h1 = to_f32(from_f32<T>(q[f][1]));
-          pl[f] = pack2<T>(q[f][0] - h0, q[f][1] - h1);
-        }
-      }
-#pragma unroll
-      for (int j = 0; j < NTO; j += 2) {
-        uint32_t vf[4];
-        ldmatrix_x4<true>(vf, sV + vofs[j / 2] + kk * 16 * DV);
-        const uint32_t b0[2] = {vf[0], vf[1]}, b1[2] = {vf[2], vf[3]};
-        mma_16816<T>(o[j], pf, b0);
-        mma_16816<T>(o[j + 1], pf, b1);
-        if constexpr (SPLIT) {
-          mma_16816<T>(o[j], pl, b0);
-          mma_16816<T>(o[j + 1], pl, b1);
-        }
-      }
-    }
-  };
-
-  // Full tiles stream K and V from one row pointer each (the GPU IR's row
-  // steps), when a thread's chunks are whole numbers of 8 rows apart.
-  constexpr int CPRK = D / VEC, CPRV = DV / VEC;
-  constexpr int RPK = CPRK <= 128 ? 128 / CPRK : 1, RPV = CPRV <= 128 ? 128 / CPRV : 1;  // rows a pass of the threads
-  constexpr bool KVS = Op::KV_STREAM && VEC > 1 && 128 % CPRK == 0 && 128 % CPRV == 0 && RPK % 8 == 0 &&
-                       RPV % 8 == 0 && BN % RPK == 0 && BN % RPV == 0;
-  const T *krow = nullptr, *vrow = nullptr, *kbase = nullptr, *vbase = nullptr;
-  int64_t krs = 0, vrs = 0;
-  if constexpr (KVS) {
-    if (SK > 0) {
-      // key 0, head-dim column 0 of this batch index: valid whenever SK > 0
-      Op::template k_chunk<VEC>(p, 0, 0, b, &krow);
-      Op::template v_chunk<VEC>(p, 0, 0, b, &vrow);
-    }
-    kbase = krow, vbase = vrow;
-    krs = Op::k_rstep(p), vrs = Op::v_rstep(p);
-    krow += ((int)threadIdx.x / CPRK) * krs + ((int)threadIdx.x % CPRK) * VEC;
-    vrow += ((int)threadIdx.x / CPRV) * vrs + ((int)threadIdx.x % CPRV) * VEC;
   }
 
-  // One pass over the full tiles, one over the masked tiles inside the keys,
-  // one over the key tail: a 2-stage K/V ring, the next tile of the pass
-  // prefetched while this one computes.  The first two load whole chunks
-  // from the row pointers; the tail zero-fills the rows past the keys.
-  int st = 0;
-  auto load_kv = [&](auto mode_tag, int64_t t, int stage) {
-    constexpr int MODE = decltype(mode_tag)::value;
+  // A tile's pass: 0, full (inside the keys, and no mask removes anything:
+  // tile_full), with Op::score_full and no per-element test; 1, masked
+  // inside the keys, with the masks; 2, past the key length, with the
+  // masks and the key bound.  The online softmax takes the tiles in any
+  // order.
+  __device__ __forceinline__ int kind(const Params *p, int64_t t) const {
+    return (t + 1) * BN > SK ? 2 : Op::tile_full(p, m0, m0 + BM, t * BN, (t + 1) * BN, b) ? 0 : 1;
+  }
+  template <int MODE>
+  __device__ __forceinline__ int64_t next(const Params *p, int64_t t) const {
+    for (++t; t < nt; ++t)
+      if (kind(p, t) == MODE && Op::tile_live(p, m0, m0 + BM, t * BN, (t + 1) * BN, b)) return t;
+    return nt;
+  }
+  // Key tile t of pass MODE into ring stage `stage`, when t < nt.  The
+  // first two passes load whole chunks from the row pointers; the tail
+  // zero-fills the rows past the keys.
+  template <int MODE>
+  __device__ __forceinline__ void copy_kv(const Params *p, int64_t t, int stage) {
+    if (t >= nt) return;
     if constexpr (MODE < 2 && KVS) {
       load_att_rows<Op, VEC, 1>(smK + stage * BN * D, krow + t * BN * krs, krs);
       load_att_rows<Op, VEC, 2>(smV + stage * BN * DV, vrow + t * BN * vrs, vrs);
@@ -337,50 +255,177 @@ __device__ __forceinline__ void sm80_attention(const typename Op::Params *p) {
       load_att_tile<Op, VEC, 1>(p, smK + stage * BN * D, t * BN, b);
       load_att_tile<Op, VEC, 2>(p, smV + stage * BN * DV, t * BN, b);
     }
-  };
-  auto pass = [&](auto mode_tag) {
-    constexpr int MODE = decltype(mode_tag)::value;
-    int64_t t = next(-1, MODE);
-    if (t < nt) load_kv(mode_tag, t, st);
-    cp_async_commit();  // TokLoad K/V t
-    while (t < nt) {
-      const int64_t tn = next(t, MODE);
-      if (tn < nt) load_kv(mode_tag, tn, st ^ 1);
-      cp_async_commit();
-      cp_async_wait<1>();  // Wait(TokLoad t)
-      __syncthreads();
-      compute(mode_tag, t, st);
-      __syncthreads();  // the stage is free for the load two tiles ahead
-      st ^= 1;
-      t = tn;
+  }
+
+  // S = Q K^T, a k16 step at a time: Q's fragments (kept, or re-read),
+  // K's, the MMAs.
+  __device__ __forceinline__ void s_zero(SFrag &s) const {
+#pragma unroll
+    for (int j = 0; j < NTS; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+  }
+  __device__ __forceinline__ void q_reload(uint32_t (&qk)[4], int kk) const {
+    const int m = warp * 16 + (mat & 1) * 8, k = kk * 16 + (mat >> 1) * 8;
+    ldmatrix_x4<false>(qk, smQ + swz<D, Op::SWZ_D>(m + r8, k));
+  }
+  __device__ __forceinline__ void k_frags(uint32_t (&kf)[4], int stage, int kk, int j) const {
+    ldmatrix_x4<false>(kf, smK + stage * BN * D + kofs[kk] + j * 8 * D);
+  }
+  __device__ __forceinline__ void mma_s(SFrag &s, const uint32_t (&qk)[4], int kk, const uint32_t (&kf)[4], int j) const {
+    const uint32_t(&qa)[4] = QREG ? qf[QREG ? kk : 0] : qk;
+    const uint32_t b0[2] = {kf[0], kf[1]}, b1[2] = {kf[2], kf[3]};
+    mma_16816<T>(s[j], qa, b0);
+    mma_16816<T>(s[j + 1], qa, b1);
+  }
+
+  // The score lets, and each row's max over the lane's elements.  Element
+  // e of fragment j is (dm, dn) from the lane's first element (mr0, nr0).
+  __device__ __forceinline__ int64_t mr0() const { return m0 + warp * 16 + lane / 4; }
+  __device__ __forceinline__ int64_t nr0(int64_t t) const { return t * BN + 2 * (lane % 4); }
+  __device__ __forceinline__ void score_full(const Params *p, SFrag &s, int64_t t, float (&mnew)[2]) const {
+    mnew[0] = mrow[0], mnew[1] = mrow[1];
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        s[j][e] = Op::score_full(p, mr0() + (e >> 1) * 8, nr0(t) + j * 8 + (e & 1), b, s[j][e]);
+        mnew[e >> 1] = fmaxf(mnew[e >> 1], s[j][e]);
+      }
+  }
+  template <class LM>
+  __device__ __forceinline__ void lane_mask(const Params *p, int64_t t, LM &lm) const {
+    if constexpr (att_lane_rows<Op>::value) Op::lane_mask_at(p, lrows, nr0(t), lm);
+    else Op::lane_mask(p, mr0(), nr0(t), b, lm);
+  }
+  template <int MODE, class LM>
+  __device__ __forceinline__ void score_lane(const Params *p, SFrag &s, int64_t t, const LM &lm, float (&mnew)[2]) const {
+    mnew[0] = mrow[0], mnew[1] = mrow[1];
+    const int64_t n0 = nr0(t);
+    // the lane's keys left: its element dn is a key when dn < kl
+    const int kl = MODE == 2 ? (int)(SK - n0 < 0 ? -1 : SK - n0 > BN ? BN : SK - n0) : BN;
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int dm = (e >> 1) * ATT_LANE_ROW, dn = j * 8 + (e & 1);
+        const float v = Op::score_lane(p, mr0(), n0, b, lm, dm, dn, s[j][e]);
+        s[j][e] = MODE == 2 && dn >= kl ? Op::MAX_INIT : v;
+        mnew[e >> 1] = fmaxf(mnew[e >> 1], s[j][e]);
+      }
+  }
+  template <int MODE>
+  __device__ __forceinline__ void score(const Params *p, SFrag &s, int64_t t, float (&mnew)[2]) const {
+    mnew[0] = mrow[0], mnew[1] = mrow[1];
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int64_t m = mr0() + (e >> 1) * 8, n = nr0(t) + j * 8 + (e & 1);
+        s[j][e] = MODE == 2 && n >= SK ? Op::MAX_INIT : Op::score(p, m, n, b, s[j][e]);
+        mnew[e >> 1] = fmaxf(mnew[e >> 1], s[j][e]);
+      }
+  }
+  // the running row max across the quad that shares each row
+  __device__ __forceinline__ void row_max(float (&mnew)[2]) const {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      mnew[h] = fmaxf(mnew[h], __shfl_xor_sync(0xffffffffu, mnew[h], 1));
+      mnew[h] = fmaxf(mnew[h], __shfl_xor_sync(0xffffffffu, mnew[h], 2));
     }
-  };
-  pass(std::integral_constant<int, 0>{});
-  pass(std::integral_constant<int, 1>{});
-  pass(std::integral_constant<int, 2>{});
-  cp_async_wait<0>();
-  // the row sums over the quad, then O / l (the IR's division)
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    lrow[h] += __shfl_xor_sync(0xffffffffu, lrow[h], 1);
-    lrow[h] += __shfl_xor_sync(0xffffffffu, lrow[h], 2);
   }
-  __syncthreads();
-  // O / l staged as the contraction skeleton stages its accumulators
-  // (stage_col), then its epilogue (store_staged, DV wide): the full-width
-  // one when the GPU IR has one (the query rows past the end skipped), else
-  // 4 bounds-checked outputs a thread.
-  constexpr int SROW = DV + 8;
-  float *stage = reinterpret_cast<float *>(smem_raw);
+  // the old max against the new: the factor on O and the row sum, the
+  // shift of the tile's exponentials (a row with nothing unmasked yet keeps
+  // a zero shift: no inf - inf)
+  __device__ __forceinline__ void rescale(const float (&mnew)[2], float (&mref)[2], float (&scale)[2]) {
 #pragma unroll
-  for (int j = 0; j < NTO; ++j) {
-    const int r = warp * 16 + lane / 4, c = stage_col(j * 8 + 2 * (lane % 4));
-    st_shared_v2(&stage[r * SROW + c], Op::finish(o[j][0], lrow[0]), Op::finish(o[j][1], lrow[0]));
-    st_shared_v2(&stage[(r + 8) * SROW + c], Op::finish(o[j][2], lrow[1]), Op::finish(o[j][3], lrow[1]));
+    for (int h = 0; h < 2; ++h) {
+      mref[h] = mnew[h] == Op::MAX_INIT ? 0.f : mnew[h];
+      scale[h] = mrow[h] == Op::MAX_INIT ? 0.f : Op::expdiff(mrow[h], mref[h]);
+      mrow[h] = mnew[h];
+    }
   }
-  __syncthreads();
-  store_staged<Op, 128, DV>(p, stage, m0, 0, b, threadIdx.x);
-}
+  // exp2(s - max), the row sums (the quad's partial sums are combined at
+  // the end), O rescaled
+  __device__ __forceinline__ void probs(SFrag &s, const float (&mref)[2], const float (&scale)[2]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float psum = 0.f;
+#pragma unroll
+      for (int j = 0; j < NTS; ++j) {
+        s[j][2 * h] = Op::expdiff(s[j][2 * h], mref[h]);
+        s[j][2 * h + 1] = Op::expdiff(s[j][2 * h + 1], mref[h]);
+        psum += s[j][2 * h] + s[j][2 * h + 1];
+      }
+      lrow[h] = lrow[h] * scale[h] + psum;
+    }
+#pragma unroll
+    for (int j = 0; j < NTO; ++j) {
+      o[j][0] *= scale[0], o[j][1] *= scale[0];
+      o[j][2] *= scale[1], o[j][3] *= scale[1];
+    }
+  }
+  // O += P V: the S accumulators of two n8 tiles are one A fragment of P
+  __device__ __forceinline__ void p_frags(const SFrag &s, int kk, PFrag &pf) const {
+    const float *q[4] = {&s[2 * kk][0], &s[2 * kk][2], &s[2 * kk + 1][0], &s[2 * kk + 1][2]};
+#pragma unroll
+    for (int f = 0; f < 4; ++f) {
+      pf[0][f] = pack2<T>(q[f][0], q[f][1]);
+      if constexpr (SPLIT) {
+        const float h0 = to_f32(from_f32<T>(q[f][0])), h1 = to_f32(from_f32<T>(q[f][1]));
+        pf[SPLIT ? 1 : 0][f] = pack2<T>(q[f][0] - h0, q[f][1] - h1);
+      }
+    }
+  }
+  __device__ __forceinline__ void v_frags(uint32_t (&vf)[4], int stage, int kk, int j) const {
+    ldmatrix_x4<true>(vf, smV + stage * BN * DV + vofs[j / 2] + kk * 16 * DV);
+  }
+  __device__ __forceinline__ void mma_o(const PFrag &pf, const uint32_t (&vf)[4], int j) {
+    const uint32_t b0[2] = {vf[0], vf[1]}, b1[2] = {vf[2], vf[3]};
+    mma_16816<T>(o[j], pf[0], b0);
+    mma_16816<T>(o[j + 1], pf[0], b1);
+    if constexpr (SPLIT) {
+      mma_16816<T>(o[j], pf[SPLIT ? 1 : 0], b0);
+      mma_16816<T>(o[j + 1], pf[SPLIT ? 1 : 0], b1);
+    }
+  }
+  // the row sums over the quad
+  __device__ __forceinline__ void row_sums() {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      lrow[h] += __shfl_xor_sync(0xffffffffu, lrow[h], 1);
+      lrow[h] += __shfl_xor_sync(0xffffffffu, lrow[h], 2);
+    }
+  }
+  // O / l (the IR's division), in place
+  __device__ __forceinline__ void finish() {
+#pragma unroll
+    for (int j = 0; j < NTO; ++j) {
+      o[j][0] = Op::finish(o[j][0], lrow[0]), o[j][1] = Op::finish(o[j][1], lrow[0]);
+      o[j][2] = Op::finish(o[j][2], lrow[1]), o[j][3] = Op::finish(o[j][3], lrow[1]);
+    }
+  }
+  // O staged as the contraction skeleton stages its accumulators (stage_col)
+  static constexpr int SROW = DV + 8;
+  __device__ __forceinline__ float *stage_o() const {
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    float *stage = reinterpret_cast<float *>(smem_raw);
+#pragma unroll
+    for (int j = 0; j < NTO; ++j) {
+      const int r = warp * 16 + lane / 4, c = stage_col(j * 8 + 2 * (lane % 4));
+      st_shared_v2(&stage[r * SROW + c], o[j][0], o[j][1]);
+      st_shared_v2(&stage[(r + 8) * SROW + c], o[j][2], o[j][3]);
+    }
+    return stage;
+  }
+  // the output epilogue, DV wide: the full-width pair when the GPU IR has
+  // one (the query rows past the end skipped), else 4 bounds-checked
+  // outputs a thread
+  __device__ __forceinline__ void store_full(const Params *p, const float *stage) const {
+    dlc::store_full<Op, 128, DV>(p, stage, m0, 0, b, threadIdx.x);
+  }
+  __device__ __forceinline__ void store_checked(const Params *p, const float *stage) const {
+    dlc::store_checked<Op, 128, DV>(p, stage, m0, 0, b, threadIdx.x);
+  }
+};
 
 template <class Op>
 constexpr int sm80_attention_smem() {

@@ -254,6 +254,164 @@ struct Op_D64 {
     }
     dlc::stv(rp.dst, out);
   }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
+  // primitive of the CTA's state c (templates/sm80_attention.cuh, Sm80AttCta)
+  template <int VEC>
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op_D64;
+    using C = dlc::Sm80AttCta<Self, VEC>;
+    C c;
+    c.tile_coord(p);  // TileCoord m0 <- blockIdx.x x BM; batch <- blockIdx.y
+    c.alloc_q();  // AllocShared smQ
+    c.alloc_kv();  // AllocShared smK,smV
+    c.acc_zero();  // AccZero O, row max, row sum
+    c.copy_q(p);  // CpAsync smQ <- Q
+    dlc::cp_async_commit();  // CommitGroup tQ
+    dlc::cp_async_wait<0>();  // Wait tQ
+    __syncthreads();  // Barrier the Q tile landed
+    c.q_frags();  // LdMatrix ldmatrix.x4
+    c.frag_setup_k();  // FragSetup K fragment lane offsets
+    c.frag_setup_v();  // FragSetup V fragment lane offsets
+    c.kv_setup(p);  // AddrSetup K, V row pointers
+    const int64_t t0 = c.template next<0>(p, -1);
+    c.template copy_kv<0>(p, t0, c.st);  // CpAsync smK, smV[st] <- K, V
+    dlc::cp_async_commit();  // CommitGroup tKVf[first]
+    for (int64_t t = t0; t < c.nt;) {  // Loop t: pass 0, full tiles
+      const int64_t tn = c.template next<0>(p, t);
+      c.template copy_kv<0>(p, tn, c.st ^ 1);  // CpAsync smK, smV[next%2] <- K, V
+      dlc::cp_async_commit();  // CommitGroup tKVf[next]
+      dlc::cp_async_wait<1>();  // Wait tKVf[t]
+      __syncthreads();  // Barrier tile t landed
+      typename C::SFrag s;
+      c.s_zero(s);
+#pragma unroll
+      for (int kk = 0; kk < C::KD; ++kk) {
+        uint32_t qk[4];
+#pragma unroll
+        for (int j = 0; j < C::NTS; j += 2) {
+          uint32_t kf[4];
+          c.k_frags(kf, c.st, kk, j);  // LdMatrix ldmatrix.x4
+          c.mma_s(s, qk, kk, kf, j);  // Mma mma.sync.m16n8k16 S = Q K^T (S)
+        }
+      }
+      float mnew[2];
+      c.score_full(p, s, t, mnew);  // Epilogue score_full
+      c.row_max(mnew);  // Epilogue row_max
+      float mref[2], scale[2];
+      c.rescale(mnew, mref, scale);  // Epilogue rescale
+      c.probs(s, mref, scale);  // Epilogue probabilities
+#pragma unroll
+      for (int kk = 0; kk < C::BN / 16; ++kk) {
+        typename C::PFrag pf;
+        c.p_frags(s, kk, pf);  // Epilogue P fragments
+#pragma unroll
+        for (int j = 0; j < C::NTO; j += 2) {
+          uint32_t vf[4];
+          c.v_frags(vf, c.st, kk, j);  // LdMatrix ldmatrix.x4.trans
+          c.mma_o(pf, vf, j);  // Mma mma.sync.m16n8k16 O += P V (O)
+        }
+      }
+      __syncthreads();  // Barrier stage t%2 free
+      c.st ^= 1, t = tn;  // EndLoop t
+    }
+    const int64_t t1 = c.template next<1>(p, -1);
+    c.template copy_kv<1>(p, t1, c.st);  // CpAsync smK, smV[st] <- K, V
+    dlc::cp_async_commit();  // CommitGroup tKVm[first]
+    for (int64_t t = t1; t < c.nt;) {  // Loop t: pass 1, masked tiles
+      const int64_t tn = c.template next<1>(p, t);
+      c.template copy_kv<1>(p, tn, c.st ^ 1);  // CpAsync smK, smV[next%2] <- K, V
+      dlc::cp_async_commit();  // CommitGroup tKVm[next]
+      dlc::cp_async_wait<1>();  // Wait tKVm[t]
+      __syncthreads();  // Barrier tile t landed
+      typename C::SFrag s;
+      c.s_zero(s);
+#pragma unroll
+      for (int kk = 0; kk < C::KD; ++kk) {
+        uint32_t qk[4];
+#pragma unroll
+        for (int j = 0; j < C::NTS; j += 2) {
+          uint32_t kf[4];
+          c.k_frags(kf, c.st, kk, j);  // LdMatrix ldmatrix.x4
+          c.mma_s(s, qk, kk, kf, j);  // Mma mma.sync.m16n8k16 S = Q K^T (S)
+        }
+      }
+      typename Self::LaneMask lm;
+      c.lane_mask(p, t, lm);  // Epilogue lane_mask
+      float mnew[2];
+      c.template score_lane<1>(p, s, t, lm, mnew);  // Epilogue score_lane
+      c.row_max(mnew);  // Epilogue row_max
+      float mref[2], scale[2];
+      c.rescale(mnew, mref, scale);  // Epilogue rescale
+      c.probs(s, mref, scale);  // Epilogue probabilities
+#pragma unroll
+      for (int kk = 0; kk < C::BN / 16; ++kk) {
+        typename C::PFrag pf;
+        c.p_frags(s, kk, pf);  // Epilogue P fragments
+#pragma unroll
+        for (int j = 0; j < C::NTO; j += 2) {
+          uint32_t vf[4];
+          c.v_frags(vf, c.st, kk, j);  // LdMatrix ldmatrix.x4.trans
+          c.mma_o(pf, vf, j);  // Mma mma.sync.m16n8k16 O += P V (O)
+        }
+      }
+      __syncthreads();  // Barrier stage t%2 free
+      c.st ^= 1, t = tn;  // EndLoop t
+    }
+    const int64_t t2 = c.template next<2>(p, -1);
+    c.template copy_kv<2>(p, t2, c.st);  // CpAsync smK, smV[st] <- K, V
+    dlc::cp_async_commit();  // CommitGroup tKVt[first]
+    for (int64_t t = t2; t < c.nt;) {  // Loop t: pass 2, the key tail
+      const int64_t tn = c.template next<2>(p, t);
+      c.template copy_kv<2>(p, tn, c.st ^ 1);  // CpAsync smK, smV[next%2] <- K, V
+      dlc::cp_async_commit();  // CommitGroup tKVt[next]
+      dlc::cp_async_wait<1>();  // Wait tKVt[t]
+      __syncthreads();  // Barrier tile t landed
+      typename C::SFrag s;
+      c.s_zero(s);
+#pragma unroll
+      for (int kk = 0; kk < C::KD; ++kk) {
+        uint32_t qk[4];
+#pragma unroll
+        for (int j = 0; j < C::NTS; j += 2) {
+          uint32_t kf[4];
+          c.k_frags(kf, c.st, kk, j);  // LdMatrix ldmatrix.x4
+          c.mma_s(s, qk, kk, kf, j);  // Mma mma.sync.m16n8k16 S = Q K^T (S)
+        }
+      }
+      typename Self::LaneMask lm;
+      c.lane_mask(p, t, lm);  // Epilogue lane_mask
+      float mnew[2];
+      c.template score_lane<2>(p, s, t, lm, mnew);  // Epilogue score_lane
+      c.row_max(mnew);  // Epilogue row_max
+      float mref[2], scale[2];
+      c.rescale(mnew, mref, scale);  // Epilogue rescale
+      c.probs(s, mref, scale);  // Epilogue probabilities
+#pragma unroll
+      for (int kk = 0; kk < C::BN / 16; ++kk) {
+        typename C::PFrag pf;
+        c.p_frags(s, kk, pf);  // Epilogue P fragments
+#pragma unroll
+        for (int j = 0; j < C::NTO; j += 2) {
+          uint32_t vf[4];
+          c.v_frags(vf, c.st, kk, j);  // LdMatrix ldmatrix.x4.trans
+          c.mma_o(pf, vf, j);  // Mma mma.sync.m16n8k16 O += P V (O)
+        }
+      }
+      __syncthreads();  // Barrier stage t%2 free
+      c.st ^= 1, t = tn;  // EndLoop t
+    }
+    dlc::cp_async_wait<0>();  // Wait every group
+    c.row_sums();  // Reduce sum S_masked.reduce.1
+    __syncthreads();  // Barrier Q's tile and the ring are free for the staging tile
+    c.finish();  // Epilogue finish
+    float *stage = c.stage_o();  // StageAcc st.shared.v2.f32
+    __syncthreads();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, 0)) {  // Epilogue O: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> O
+    } else {  // Epilogue O: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> O
+    }
+  }
 };
 
 // ---- attention_causal fp16.D128: regions attention_causal.S_t_matmul and attention_causal.O_matmul
@@ -500,6 +658,166 @@ struct Op_D128 {
       out[j] = acc[j];
     }
     dlc::stv(rp.dst, out);
+  }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
+  // primitive of the CTA's state c (templates/sm80_attention.cuh, Sm80AttCta)
+  template <int VEC>
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op_D128;
+    using C = dlc::Sm80AttCta<Self, VEC>;
+    C c;
+    c.tile_coord(p);  // TileCoord m0 <- blockIdx.x x BM; batch <- blockIdx.y
+    c.alloc_q();  // AllocShared smQ
+    c.alloc_kv();  // AllocShared smK,smV
+    c.acc_zero();  // AccZero O, row max, row sum
+    c.copy_q(p);  // CpAsync smQ <- Q
+    dlc::cp_async_commit();  // CommitGroup tQ
+    dlc::cp_async_wait<0>();  // Wait tQ
+    __syncthreads();  // Barrier the Q tile landed
+    c.frag_setup_k();  // FragSetup K fragment lane offsets
+    c.frag_setup_v();  // FragSetup V fragment lane offsets
+    c.kv_setup(p);  // AddrSetup K, V row pointers
+    const int64_t t0 = c.template next<0>(p, -1);
+    c.template copy_kv<0>(p, t0, c.st);  // CpAsync smK, smV[st] <- K, V
+    dlc::cp_async_commit();  // CommitGroup tKVf[first]
+    for (int64_t t = t0; t < c.nt;) {  // Loop t: pass 0, full tiles
+      const int64_t tn = c.template next<0>(p, t);
+      c.template copy_kv<0>(p, tn, c.st ^ 1);  // CpAsync smK, smV[next%2] <- K, V
+      dlc::cp_async_commit();  // CommitGroup tKVf[next]
+      dlc::cp_async_wait<1>();  // Wait tKVf[t]
+      __syncthreads();  // Barrier tile t landed
+      typename C::SFrag s;
+      c.s_zero(s);
+#pragma unroll
+      for (int kk = 0; kk < C::KD; ++kk) {
+        uint32_t qk[4];
+        c.q_reload(qk, kk);  // LdMatrix ldmatrix.x4
+#pragma unroll
+        for (int j = 0; j < C::NTS; j += 2) {
+          uint32_t kf[4];
+          c.k_frags(kf, c.st, kk, j);  // LdMatrix ldmatrix.x4
+          c.mma_s(s, qk, kk, kf, j);  // Mma mma.sync.m16n8k16 S = Q K^T (S)
+        }
+      }
+      float mnew[2];
+      c.score_full(p, s, t, mnew);  // Epilogue score_full
+      c.row_max(mnew);  // Epilogue row_max
+      float mref[2], scale[2];
+      c.rescale(mnew, mref, scale);  // Epilogue rescale
+      c.probs(s, mref, scale);  // Epilogue probabilities
+#pragma unroll
+      for (int kk = 0; kk < C::BN / 16; ++kk) {
+        typename C::PFrag pf;
+        c.p_frags(s, kk, pf);  // Epilogue P fragments
+#pragma unroll
+        for (int j = 0; j < C::NTO; j += 2) {
+          uint32_t vf[4];
+          c.v_frags(vf, c.st, kk, j);  // LdMatrix ldmatrix.x4.trans
+          c.mma_o(pf, vf, j);  // Mma mma.sync.m16n8k16 O += P V (O)
+        }
+      }
+      __syncthreads();  // Barrier stage t%2 free
+      c.st ^= 1, t = tn;  // EndLoop t
+    }
+    const int64_t t1 = c.template next<1>(p, -1);
+    c.template copy_kv<1>(p, t1, c.st);  // CpAsync smK, smV[st] <- K, V
+    dlc::cp_async_commit();  // CommitGroup tKVm[first]
+    for (int64_t t = t1; t < c.nt;) {  // Loop t: pass 1, masked tiles
+      const int64_t tn = c.template next<1>(p, t);
+      c.template copy_kv<1>(p, tn, c.st ^ 1);  // CpAsync smK, smV[next%2] <- K, V
+      dlc::cp_async_commit();  // CommitGroup tKVm[next]
+      dlc::cp_async_wait<1>();  // Wait tKVm[t]
+      __syncthreads();  // Barrier tile t landed
+      typename C::SFrag s;
+      c.s_zero(s);
+#pragma unroll
+      for (int kk = 0; kk < C::KD; ++kk) {
+        uint32_t qk[4];
+        c.q_reload(qk, kk);  // LdMatrix ldmatrix.x4
+#pragma unroll
+        for (int j = 0; j < C::NTS; j += 2) {
+          uint32_t kf[4];
+          c.k_frags(kf, c.st, kk, j);  // LdMatrix ldmatrix.x4
+          c.mma_s(s, qk, kk, kf, j);  // Mma mma.sync.m16n8k16 S = Q K^T (S)
+        }
+      }
+      typename Self::LaneMask lm;
+      c.lane_mask(p, t, lm);  // Epilogue lane_mask
+      float mnew[2];
+      c.template score_lane<1>(p, s, t, lm, mnew);  // Epilogue score_lane
+      c.row_max(mnew);  // Epilogue row_max
+      float mref[2], scale[2];
+      c.rescale(mnew, mref, scale);  // Epilogue rescale
+      c.probs(s, mref, scale);  // Epilogue probabilities
+#pragma unroll
+      for (int kk = 0; kk < C::BN / 16; ++kk) {
+        typename C::PFrag pf;
+        c.p_frags(s, kk, pf);  // Epilogue P fragments
+#pragma unroll
+        for (int j = 0; j < C::NTO; j += 2) {
+          uint32_t vf[4];
+          c.v_frags(vf, c.st, kk, j);  // LdMatrix ldmatrix.x4.trans
+          c.mma_o(pf, vf, j);  // Mma mma.sync.m16n8k16 O += P V (O)
+        }
+      }
+      __syncthreads();  // Barrier stage t%2 free
+      c.st ^= 1, t = tn;  // EndLoop t
+    }
+    const int64_t t2 = c.template next<2>(p, -1);
+    c.template copy_kv<2>(p, t2, c.st);  // CpAsync smK, smV[st] <- K, V
+    dlc::cp_async_commit();  // CommitGroup tKVt[first]
+    for (int64_t t = t2; t < c.nt;) {  // Loop t: pass 2, the key tail
+      const int64_t tn = c.template next<2>(p, t);
+      c.template copy_kv<2>(p, tn, c.st ^ 1);  // CpAsync smK, smV[next%2] <- K, V
+      dlc::cp_async_commit();  // CommitGroup tKVt[next]
+      dlc::cp_async_wait<1>();  // Wait tKVt[t]
+      __syncthreads();  // Barrier tile t landed
+      typename C::SFrag s;
+      c.s_zero(s);
+#pragma unroll
+      for (int kk = 0; kk < C::KD; ++kk) {
+        uint32_t qk[4];
+        c.q_reload(qk, kk);  // LdMatrix ldmatrix.x4
+#pragma unroll
+        for (int j = 0; j < C::NTS; j += 2) {
+          uint32_t kf[4];
+          c.k_frags(kf, c.st, kk, j);  // LdMatrix ldmatrix.x4
+          c.mma_s(s, qk, kk, kf, j);  // Mma mma.sync.m16n8k16 S = Q K^T (S)
+        }
+      }
+      typename Self::LaneMask lm;
+      c.lane_mask(p, t, lm);  // Epilogue lane_mask
+      float mnew[2];
+      c.template score_lane<2>(p, s, t, lm, mnew);  // Epilogue score_lane
+      c.row_max(mnew);  // Epilogue row_max
+      float mref[2], scale[2];
+      c.rescale(mnew, mref, scale);  // Epilogue rescale
+      c.probs(s, mref, scale);  // Epilogue probabilities
+#pragma unroll
+      for (int kk = 0; kk < C::BN / 16; ++kk) {
+        typename C::PFrag pf;
+        c.p_frags(s, kk, pf);  // Epilogue P fragments
+#pragma unroll
+        for (int j = 0; j < C::NTO; j += 2) {
+          uint32_t vf[4];
+          c.v_frags(vf, c.st, kk, j);  // LdMatrix ldmatrix.x4.trans
+          c.mma_o(pf, vf, j);  // Mma mma.sync.m16n8k16 O += P V (O)
+        }
+      }
+      __syncthreads();  // Barrier stage t%2 free
+      c.st ^= 1, t = tn;  // EndLoop t
+    }
+    dlc::cp_async_wait<0>();  // Wait every group
+    c.row_sums();  // Reduce sum S_masked.reduce.1
+    __syncthreads();  // Barrier Q's tile and the ring are free for the staging tile
+    c.finish();  // Epilogue finish
+    float *stage = c.stage_o();  // StageAcc st.shared.v2.f32
+    __syncthreads();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, 0)) {  // Epilogue O: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> O
+    } else {  // Epilogue O: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> O
+    }
   }
 };
 
@@ -748,6 +1066,164 @@ struct Op_D64_bf16 {
     }
     dlc::stv(rp.dst, out);
   }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
+  // primitive of the CTA's state c (templates/sm80_attention.cuh, Sm80AttCta)
+  template <int VEC>
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op_D64_bf16;
+    using C = dlc::Sm80AttCta<Self, VEC>;
+    C c;
+    c.tile_coord(p);  // TileCoord m0 <- blockIdx.x x BM; batch <- blockIdx.y
+    c.alloc_q();  // AllocShared smQ
+    c.alloc_kv();  // AllocShared smK,smV
+    c.acc_zero();  // AccZero O, row max, row sum
+    c.copy_q(p);  // CpAsync smQ <- Q
+    dlc::cp_async_commit();  // CommitGroup tQ
+    dlc::cp_async_wait<0>();  // Wait tQ
+    __syncthreads();  // Barrier the Q tile landed
+    c.q_frags();  // LdMatrix ldmatrix.x4
+    c.frag_setup_k();  // FragSetup K fragment lane offsets
+    c.frag_setup_v();  // FragSetup V fragment lane offsets
+    c.kv_setup(p);  // AddrSetup K, V row pointers
+    const int64_t t0 = c.template next<0>(p, -1);
+    c.template copy_kv<0>(p, t0, c.st);  // CpAsync smK, smV[st] <- K, V
+    dlc::cp_async_commit();  // CommitGroup tKVf[first]
+    for (int64_t t = t0; t < c.nt;) {  // Loop t: pass 0, full tiles
+      const int64_t tn = c.template next<0>(p, t);
+      c.template copy_kv<0>(p, tn, c.st ^ 1);  // CpAsync smK, smV[next%2] <- K, V
+      dlc::cp_async_commit();  // CommitGroup tKVf[next]
+      dlc::cp_async_wait<1>();  // Wait tKVf[t]
+      __syncthreads();  // Barrier tile t landed
+      typename C::SFrag s;
+      c.s_zero(s);
+#pragma unroll
+      for (int kk = 0; kk < C::KD; ++kk) {
+        uint32_t qk[4];
+#pragma unroll
+        for (int j = 0; j < C::NTS; j += 2) {
+          uint32_t kf[4];
+          c.k_frags(kf, c.st, kk, j);  // LdMatrix ldmatrix.x4
+          c.mma_s(s, qk, kk, kf, j);  // Mma mma.sync.m16n8k16 S = Q K^T (S)
+        }
+      }
+      float mnew[2];
+      c.score_full(p, s, t, mnew);  // Epilogue score_full
+      c.row_max(mnew);  // Epilogue row_max
+      float mref[2], scale[2];
+      c.rescale(mnew, mref, scale);  // Epilogue rescale
+      c.probs(s, mref, scale);  // Epilogue probabilities
+#pragma unroll
+      for (int kk = 0; kk < C::BN / 16; ++kk) {
+        typename C::PFrag pf;
+        c.p_frags(s, kk, pf);  // Epilogue P fragments
+#pragma unroll
+        for (int j = 0; j < C::NTO; j += 2) {
+          uint32_t vf[4];
+          c.v_frags(vf, c.st, kk, j);  // LdMatrix ldmatrix.x4.trans
+          c.mma_o(pf, vf, j);  // Mma mma.sync.m16n8k16 O += P V (O)
+        }
+      }
+      __syncthreads();  // Barrier stage t%2 free
+      c.st ^= 1, t = tn;  // EndLoop t
+    }
+    const int64_t t1 = c.template next<1>(p, -1);
+    c.template copy_kv<1>(p, t1, c.st);  // CpAsync smK, smV[st] <- K, V
+    dlc::cp_async_commit();  // CommitGroup tKVm[first]
+    for (int64_t t = t1; t < c.nt;) {  // Loop t: pass 1, masked tiles
+      const int64_t tn = c.template next<1>(p, t);
+      c.template copy_kv<1>(p, tn, c.st ^ 1);  // CpAsync smK, smV[next%2] <- K, V
+      dlc::cp_async_commit();  // CommitGroup tKVm[next]
+      dlc::cp_async_wait<1>();  // Wait tKVm[t]
+      __syncthreads();  // Barrier tile t landed
+      typename C::SFrag s;
+      c.s_zero(s);
+#pragma unroll
+      for (int kk = 0; kk < C::KD; ++kk) {
+        uint32_t qk[4];
+#pragma unroll
+        for (int j = 0; j < C::NTS; j += 2) {
+          uint32_t kf[4];
+          c.k_frags(kf, c.st, kk, j);  // LdMatrix ldmatrix.x4
+          c.mma_s(s, qk, kk, kf, j);  // Mma mma.sync.m16n8k16 S = Q K^T (S)
+        }
+      }
+      typename Self::LaneMask lm;
+      c.lane_mask(p, t, lm);  // Epilogue lane_mask
+      float mnew[2];
+      c.template score_lane<1>(p, s, t, lm, mnew);  // Epilogue score_lane
+      c.row_max(mnew);  // Epilogue row_max
+      float mref[2], scale[2];
+      c.rescale(mnew, mref, scale);  // Epilogue rescale
+      c.probs(s, mref, scale);  // Epilogue probabilities
+#pragma unroll
+      for (int kk = 0; kk < C::BN / 16; ++kk) {
+        typename C::PFrag pf;
+        c.p_frags(s, kk, pf);  // Epilogue P fragments
+#pragma unroll
+        for (int j = 0; j < C::NTO; j += 2) {
+          uint32_t vf[4];
+          c.v_frags(vf, c.st, kk, j);  // LdMatrix ldmatrix.x4.trans
+          c.mma_o(pf, vf, j);  // Mma mma.sync.m16n8k16 O += P V (O)
+        }
+      }
+      __syncthreads();  // Barrier stage t%2 free
+      c.st ^= 1, t = tn;  // EndLoop t
+    }
+    const int64_t t2 = c.template next<2>(p, -1);
+    c.template copy_kv<2>(p, t2, c.st);  // CpAsync smK, smV[st] <- K, V
+    dlc::cp_async_commit();  // CommitGroup tKVt[first]
+    for (int64_t t = t2; t < c.nt;) {  // Loop t: pass 2, the key tail
+      const int64_t tn = c.template next<2>(p, t);
+      c.template copy_kv<2>(p, tn, c.st ^ 1);  // CpAsync smK, smV[next%2] <- K, V
+      dlc::cp_async_commit();  // CommitGroup tKVt[next]
+      dlc::cp_async_wait<1>();  // Wait tKVt[t]
+      __syncthreads();  // Barrier tile t landed
+      typename C::SFrag s;
+      c.s_zero(s);
+#pragma unroll
+      for (int kk = 0; kk < C::KD; ++kk) {
+        uint32_t qk[4];
+#pragma unroll
+        for (int j = 0; j < C::NTS; j += 2) {
+          uint32_t kf[4];
+          c.k_frags(kf, c.st, kk, j);  // LdMatrix ldmatrix.x4
+          c.mma_s(s, qk, kk, kf, j);  // Mma mma.sync.m16n8k16 S = Q K^T (S)
+        }
+      }
+      typename Self::LaneMask lm;
+      c.lane_mask(p, t, lm);  // Epilogue lane_mask
+      float mnew[2];
+      c.template score_lane<2>(p, s, t, lm, mnew);  // Epilogue score_lane
+      c.row_max(mnew);  // Epilogue row_max
+      float mref[2], scale[2];
+      c.rescale(mnew, mref, scale);  // Epilogue rescale
+      c.probs(s, mref, scale);  // Epilogue probabilities
+#pragma unroll
+      for (int kk = 0; kk < C::BN / 16; ++kk) {
+        typename C::PFrag pf;
+        c.p_frags(s, kk, pf);  // Epilogue P fragments
+#pragma unroll
+        for (int j = 0; j < C::NTO; j += 2) {
+          uint32_t vf[4];
+          c.v_frags(vf, c.st, kk, j);  // LdMatrix ldmatrix.x4.trans
+          c.mma_o(pf, vf, j);  // Mma mma.sync.m16n8k16 O += P V (O)
+        }
+      }
+      __syncthreads();  // Barrier stage t%2 free
+      c.st ^= 1, t = tn;  // EndLoop t
+    }
+    dlc::cp_async_wait<0>();  // Wait every group
+    c.row_sums();  // Reduce sum S_masked.reduce.1
+    __syncthreads();  // Barrier Q's tile and the ring are free for the staging tile
+    c.finish();  // Epilogue finish
+    float *stage = c.stage_o();  // StageAcc st.shared.v2.f32
+    __syncthreads();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, 0)) {  // Epilogue O: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> O
+    } else {  // Epilogue O: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> O
+    }
+  }
 };
 
 // ---- attention_causal bf16.D128: regions attention_causal.S_t_matmul and attention_causal.O_matmul
@@ -994,6 +1470,166 @@ struct Op_D128_bf16 {
       out[j] = acc[j];
     }
     dlc::stv(rp.dst, out);
+  }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
+  // primitive of the CTA's state c (templates/sm80_attention.cuh, Sm80AttCta)
+  template <int VEC>
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op_D128_bf16;
+    using C = dlc::Sm80AttCta<Self, VEC>;
+    C c;
+    c.tile_coord(p);  // TileCoord m0 <- blockIdx.x x BM; batch <- blockIdx.y
+    c.alloc_q();  // AllocShared smQ
+    c.alloc_kv();  // AllocShared smK,smV
+    c.acc_zero();  // AccZero O, row max, row sum
+    c.copy_q(p);  // CpAsync smQ <- Q
+    dlc::cp_async_commit();  // CommitGroup tQ
+    dlc::cp_async_wait<0>();  // Wait tQ
+    __syncthreads();  // Barrier the Q tile landed
+    c.frag_setup_k();  // FragSetup K fragment lane offsets
+    c.frag_setup_v();  // FragSetup V fragment lane offsets
+    c.kv_setup(p);  // AddrSetup K, V row pointers
+    const int64_t t0 = c.template next<0>(p, -1);
+    c.template copy_kv<0>(p, t0, c.st);  // CpAsync smK, smV[st] <- K, V
+    dlc::cp_async_commit();  // CommitGroup tKVf[first]
+    for (int64_t t = t0; t < c.nt;) {  // Loop t: pass 0, full tiles
+      const int64_t tn = c.template next<0>(p, t);
+      c.template copy_kv<0>(p, tn, c.st ^ 1);  // CpAsync smK, smV[next%2] <- K, V
+      dlc::cp_async_commit();  // CommitGroup tKVf[next]
+      dlc::cp_async_wait<1>();  // Wait tKVf[t]
+      __syncthreads();  // Barrier tile t landed
+      typename C::SFrag s;
+      c.s_zero(s);
+#pragma unroll
+      for (int kk = 0; kk < C::KD; ++kk) {
+        uint32_t qk[4];
+        c.q_reload(qk, kk);  // LdMatrix ldmatrix.x4
+#pragma unroll
+        for (int j = 0; j < C::NTS; j += 2) {
+          uint32_t kf[4];
+          c.k_frags(kf, c.st, kk, j);  // LdMatrix ldmatrix.x4
+          c.mma_s(s, qk, kk, kf, j);  // Mma mma.sync.m16n8k16 S = Q K^T (S)
+        }
+      }
+      float mnew[2];
+      c.score_full(p, s, t, mnew);  // Epilogue score_full
+      c.row_max(mnew);  // Epilogue row_max
+      float mref[2], scale[2];
+      c.rescale(mnew, mref, scale);  // Epilogue rescale
+      c.probs(s, mref, scale);  // Epilogue probabilities
+#pragma unroll
+      for (int kk = 0; kk < C::BN / 16; ++kk) {
+        typename C::PFrag pf;
+        c.p_frags(s, kk, pf);  // Epilogue P fragments
+#pragma unroll
+        for (int j = 0; j < C::NTO; j += 2) {
+          uint32_t vf[4];
+          c.v_frags(vf, c.st, kk, j);  // LdMatrix ldmatrix.x4.trans
+          c.mma_o(pf, vf, j);  // Mma mma.sync.m16n8k16 O += P V (O)
+        }
+      }
+      __syncthreads();  // Barrier stage t%2 free
+      c.st ^= 1, t = tn;  // EndLoop t
+    }
+    const int64_t t1 = c.template next<1>(p, -1);
+    c.template copy_kv<1>(p, t1, c.st);  // CpAsync smK, smV[st] <- K, V
+    dlc::cp_async_commit();  // CommitGroup tKVm[first]
+    for (int64_t t = t1; t < c.nt;) {  // Loop t: pass 1, masked tiles
+      const int64_t tn = c.template next<1>(p, t);
+      c.template copy_kv<1>(p, tn, c.st ^ 1);  // CpAsync smK, smV[next%2] <- K, V
+      dlc::cp_async_commit();  // CommitGroup tKVm[next]
+      dlc::cp_async_wait<1>();  // Wait tKVm[t]
+      __syncthreads();  // Barrier tile t landed
+      typename C::SFrag s;
+      c.s_zero(s);
+#pragma unroll
+      for (int kk = 0; kk < C::KD; ++kk) {
+        uint32_t qk[4];
+        c.q_reload(qk, kk);  // LdMatrix ldmatrix.x4
+#pragma unroll
+        for (int j = 0; j < C::NTS; j += 2) {
+          uint32_t kf[4];
+          c.k_frags(kf, c.st, kk, j);  // LdMatrix ldmatrix.x4
+          c.mma_s(s, qk, kk, kf, j);  // Mma mma.sync.m16n8k16 S = Q K^T (S)
+        }
+      }
+      typename Self::LaneMask lm;
+      c.lane_mask(p, t, lm);  // Epilogue lane_mask
+      float mnew[2];
+      c.template score_lane<1>(p, s, t, lm, mnew);  // Epilogue score_lane
+      c.row_max(mnew);  // Epilogue row_max
+      float mref[2], scale[2];
+      c.rescale(mnew, mref, scale);  // Epilogue rescale
+      c.probs(s, mref, scale);  // Epilogue probabilities
+#pragma unroll
+      for (int kk = 0; kk < C::BN / 16; ++kk) {
+        typename C::PFrag pf;
+        c.p_frags(s, kk, pf);  // Epilogue P fragments
+#pragma unroll
+        for (int j = 0; j < C::NTO; j += 2) {
+          uint32_t vf[4];
+          c.v_frags(vf, c.st, kk, j);  // LdMatrix ldmatrix.x4.trans
+          c.mma_o(pf, vf, j);  // Mma mma.sync.m16n8k16 O += P V (O)
+        }
+      }
+      __syncthreads();  // Barrier stage t%2 free
+      c.st ^= 1, t = tn;  // EndLoop t
+    }
+    const int64_t t2 = c.template next<2>(p, -1);
+    c.template copy_kv<2>(p, t2, c.st);  // CpAsync smK, smV[st] <- K, V
+    dlc::cp_async_commit();  // CommitGroup tKVt[first]
+    for (int64_t t = t2; t < c.nt;) {  // Loop t: pass 2, the key tail
+      const int64_t tn = c.template next<2>(p, t);
+      c.template copy_kv<2>(p, tn, c.st ^ 1);  // CpAsync smK, smV[next%2] <- K, V
+      dlc::cp_async_commit();  // CommitGroup tKVt[next]
+      dlc::cp_async_wait<1>();  // Wait tKVt[t]
+      __syncthreads();  // Barrier tile t landed
+      typename C::SFrag s;
+      c.s_zero(s);
+#pragma unroll
+      for (int kk = 0; kk < C::KD; ++kk) {
+        uint32_t qk[4];
+        c.q_reload(qk, kk);  // LdMatrix ldmatrix.x4
+#pragma unroll
+        for (int j = 0; j < C::NTS; j += 2) {
+          uint32_t kf[4];
+          c.k_frags(kf, c.st, kk, j);  // LdMatrix ldmatrix.x4
+          c.mma_s(s, qk, kk, kf, j);  // Mma mma.sync.m16n8k16 S = Q K^T (S)
+        }
+      }
+      typename Self::LaneMask lm;
+      c.lane_mask(p, t, lm);  // Epilogue lane_mask
+      float mnew[2];
+      c.template score_lane<2>(p, s, t, lm, mnew);  // Epilogue score_lane
+      c.row_max(mnew);  // Epilogue row_max
+      float mref[2], scale[2];
+      c.rescale(mnew, mref, scale);  // Epilogue rescale
+      c.probs(s, mref, scale);  // Epilogue probabilities
+#pragma unroll
+      for (int kk = 0; kk < C::BN / 16; ++kk) {
+        typename C::PFrag pf;
+        c.p_frags(s, kk, pf);  // Epilogue P fragments
+#pragma unroll
+        for (int j = 0; j < C::NTO; j += 2) {
+          uint32_t vf[4];
+          c.v_frags(vf, c.st, kk, j);  // LdMatrix ldmatrix.x4.trans
+          c.mma_o(pf, vf, j);  // Mma mma.sync.m16n8k16 O += P V (O)
+        }
+      }
+      __syncthreads();  // Barrier stage t%2 free
+      c.st ^= 1, t = tn;  // EndLoop t
+    }
+    dlc::cp_async_wait<0>();  // Wait every group
+    c.row_sums();  // Reduce sum S_masked.reduce.1
+    __syncthreads();  // Barrier Q's tile and the ring are free for the staging tile
+    c.finish();  // Epilogue finish
+    float *stage = c.stage_o();  // StageAcc st.shared.v2.f32
+    __syncthreads();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, 0)) {  // Epilogue O: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> O
+    } else {  // Epilogue O: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> O
+    }
   }
 };
 
@@ -1961,52 +2597,52 @@ struct Op_D128_sm90a_bf16 {
 
 extern "C" {
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D64_v8(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_D64<__half>, 8>(&p);
+  dlc_attention_causal::Op_D64<__half>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D64_v4(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_D64<__half>, 4>(&p);
+  dlc_attention_causal::Op_D64<__half>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D64_v2(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_D64<__half>, 2>(&p);
+  dlc_attention_causal::Op_D64<__half>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D64_v1(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_D64<__half>, 1>(&p);
+  dlc_attention_causal::Op_D64<__half>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D128_v8(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_D128<__half>, 8>(&p);
+  dlc_attention_causal::Op_D128<__half>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D128_v4(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_D128<__half>, 4>(&p);
+  dlc_attention_causal::Op_D128<__half>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D128_v2(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_D128<__half>, 2>(&p);
+  dlc_attention_causal::Op_D128<__half>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D128_v1(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_D128<__half>, 1>(&p);
+  dlc_attention_causal::Op_D128<__half>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D64_v8(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_D64_bf16<__nv_bfloat16>, 8>(&p);
+  dlc_attention_causal::Op_D64_bf16<__nv_bfloat16>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D64_v4(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_D64_bf16<__nv_bfloat16>, 4>(&p);
+  dlc_attention_causal::Op_D64_bf16<__nv_bfloat16>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D64_v2(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_D64_bf16<__nv_bfloat16>, 2>(&p);
+  dlc_attention_causal::Op_D64_bf16<__nv_bfloat16>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D64_v1(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_D64_bf16<__nv_bfloat16>, 1>(&p);
+  dlc_attention_causal::Op_D64_bf16<__nv_bfloat16>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D128_v8(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>, 8>(&p);
+  dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>::kernel<8>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D128_v4(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>, 4>(&p);
+  dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>::kernel<4>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D128_v2(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>, 2>(&p);
+  dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>::kernel<2>(&p);
 }
 __global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D128_v1(const dlc__p_attention_causal p) {
-  dlc::sm80_attention<dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>, 1>(&p);
+  dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>::kernel<1>(&p);
 }
 __global__ void __launch_bounds__(384, 1) dlc_attention_causal_fp16_D64_sm90a(const __grid_constant__ dlc__tp_attention_causal tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

@@ -523,8 +523,79 @@ static void sm80_render_shape(void) {
   pipe_free(&f);
 }
 
+/* A real sm80 attention kernel (manifests/graphs/attention_causal.json, fp16,
+ * D bound to d), as the pipeline builds it. */
+static gpu_kernel *real_attention(front *f, int d) {
+  pipe_init(f);
+  char *t = shared_graph("attention_causal.json");
+  cJSON *dims = cJSON_CreateObject();
+  cJSON_AddNumberToObject(dims, "D", d);
+  fe_instance inst = {DT_FP16, NULL, dims};
+  bool ok = pipe_run_inst(f, t, &inst, TO_POLY_VIEW);
+  free(t);
+  region_set *rs = ok ? region_build(&f->A, f->pv, &f->dl) : NULL;
+  pc_report *pc = rs ? pc_analyze(&f->A, rs, &f->dl) : NULL;
+  const arch_info *archs[1] = {plan_arch("sm80")};
+  plan_result *pr = pc ? plan_attention(&f->A, &rs->r[0], &pc->a[0], d, d, archs, 1, NULL, &f->dl, "test") : NULL;
+  gpu_kernel *k = pr ? gpuir_build_attention(&f->A, rs, pc, &pr->chosen, "attn", &f->dl) : NULL;
+  cJSON_Delete(dims);
+  if (!k) pipe_show(f);
+  return k;
+}
+
+/* sm80 attention's renderer (emit.c, att_kernel_fn) reads the statements'
+ * fields (the passes' modes, sides, steps); gpuir_verify admits only lists
+ * it renders.  A real kernel passes at D = 64 (Q's fragments kept) and 128
+ * (re-read); each change below fails with its own reason. */
+static void sm80_att_render_shape(void) {
+  front f;
+  gpu_kernel *k = real_attention(&f, 64);
+  CHECK(k != NULL);
+  if (!k) return pipe_free(&f);
+  CHECK(verifies_full(k, NULL));
+  int n = k->nst, l0 = find_st(k, 0, GS_LOOP, 0), l1 = find_st(k, l0 + 1, GS_LOOP, 0),
+      kf = find_st(k, l0, GS_LDMATRIX, 0), pf = -1, first1 = l1 - 2, next0 = l0 + 1;
+  for (int i = l0; i < l1 && pf < 0; i++)
+    if (k->st[i].k == GS_EPILOGUE && k->st[i].step == GSTEP_P_FRAGS) pf = i;
+  CHECK(l0 > 0 && l1 > l0 && kf > l0 && pf > kf && k->st[first1].k == GS_CP_ASYNC && k->st[next0].k == GS_CP_ASYNC);
+  gpu_stmt *st = malloc((size_t)n * sizeof *st);
+  CHECK(st != NULL && pf > 0);
+  if (!st || pf < 0) {
+    free(st);
+    return pipe_free(&f);
+  }
+#define MUTATE(change, why)                    \
+  do {                                         \
+    memcpy(st, k->st, (size_t)n * sizeof *st); \
+    change;                                    \
+    CHECK(!order_verifies(k, st, n, why));     \
+  } while (0)
+  /* the passes out of order: the masked pass's loop says pass 2 */
+  MUTATE(st[l1].lo = 2, "a key-tile loop out of place");
+  /* the masked pass's first tile copied for another pass */
+  MUTATE(st[first1].lo = 0, "of another pass than its loop's");
+  /* the full pass's next tile copied with the masked pass's selection */
+  MUTATE(st[next0].lo = 1, "of another pass than its loop's");
+  /* K's fragments and the MMAs of S apart */
+  MUTATE((st[kf + 1] = k->st[kf + 2], st[kf + 2] = k->st[kf + 1]), "S = Q K^T that is not");
+  /* V's fragments before P's */
+  MUTATE((st[pf] = k->st[pf + 1], st[pf + 1] = k->st[pf]), "fragments or MMAs outside");
+  /* score_full outside the full pass */
+  MUTATE(st[find_st(k, l1, GS_EPILOGUE, 1)].step = GSTEP_SCORE_FULL, "an epilogue step out of place");
+  /* a wait inside a loop that leaves nothing in flight */
+  MUTATE(st[find_st(k, l0, GS_WAIT, 0)].lo = 0, "groups in flight");
+#undef MUTATE
+  free(st);
+  pipe_free(&f);
+  k = real_attention(&f, 128);
+  CHECK(k != NULL && !k->plan.a_frag_regs);
+  if (k) CHECK(verifies_full(k, NULL));
+  pipe_free(&f);
+}
+
 int main(void) {
   sm80_stage_reuse();
+  sm80_att_render_shape();
   sm80_render_shape();
   sm90a_ring_discipline();
   sm90a_consumer_loop();
