@@ -1419,9 +1419,11 @@ static void r_mma(sm80_render *r, const gpu_stmt *st) {
   r->group = 0;
 }
 static void r_stage_acc(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "float *stage = c.stage_acc();"); }
-static void r_epilogue(sm80_render *r, const gpu_stmt *st) {
+/* The output's epilogue pairs: the full-width one under the tile test at
+ * column n0 (the contraction's tile, attention's 0), else the checked one. */
+static void r_epilogue_pair(sm80_render *r, const gpu_stmt *st, const char *n0) {
   if (st->full) {
-    sb_printf(r->s, "%sif (Self::epi_vec_ok(p, c.on)) {  // Epilogue %s: the full-width pair\n", r->ind,
+    sb_printf(r->s, "%sif (Self::epi_vec_ok(p, %s)) {  // Epilogue %s: the full-width pair\n", r->ind, n0,
               r_text(r, st->what));
     r->full_open = true;
   } else if (r->full_open) {
@@ -1431,6 +1433,7 @@ static void r_epilogue(sm80_render *r, const gpu_stmt *st) {
   }
   r_indent(r, 1);
 }
+static void r_epilogue(sm80_render *r, const gpu_stmt *st) { r_epilogue_pair(r, st, "c.on"); }
 /* split-K's second kernel: a column of every slice's partial, summed */
 static void r_ld_global(sm80_render *r, const gpu_stmt *st) {
   sb_printf(r->s, "%sfloat a4[4];\n", r->ind);
@@ -2020,18 +2023,7 @@ static void a_epilogue(sm80_render *r, const gpu_stmt *st) {
     r->group = 2;
     return;
   case GSTEP_FINISH: r_line(r, st, "c.finish();"); return;
-  case GSTEP_NONE:
-    /* the output's pairs, as the contraction's (the tile's column 0) */
-    if (st->full) {
-      sb_printf(r->s, "%sif (Self::epi_vec_ok(p, 0)) {  // Epilogue %s: the full-width pair\n", r->ind, r_text(r, st->what));
-      r->full_open = true;
-    } else if (r->full_open) {
-      sb_printf(r->s, "%s} else {  // Epilogue %s: the bounds-checked pair\n", r->ind, r_text(r, st->what));
-    } else {
-      sb_printf(r->s, "%s{  // Epilogue %s\n", r->ind, r_text(r, st->what));
-    }
-    r_indent(r, 1);
-    return;
+  case GSTEP_NONE: r_epilogue_pair(r, st, "0"); return; /* the output's pairs (O's tile is at column 0) */
   }
 }
 static void a_reduce(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "c.row_sums();"); }
