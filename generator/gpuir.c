@@ -2732,9 +2732,12 @@ _Static_assert(sizeof STMT_NAMES / sizeof *STMT_NAMES == GS__COUNT, "a dump name
  * slice's first + t before one), the stage, the k steps, the groups a wait
  * leaves in flight, the widths that run it, the loop, the full-width pair. */
 static void dump_render_fields(cJSON *b, const gpu_stmt *s, int depth) {
-  static const char *const SIDE[] = {NULL, "A", "B", "K counter"};
+  static const char *const SIDE[] = {NULL, "A", "B", "K counter", "V"};
   static const char *const COPY[] = {NULL, "stream", "tile", "bounded"};
-  static const char *const LOOP[] = {NULL, "steady", "drain", "columns"};
+  static const char *const LOOP[] = {NULL, "steady", "drain", "columns", "keys"};
+  _Static_assert(sizeof SIDE / sizeof *SIDE == GSIDE__COUNT, "a dump name for every operand");
+  _Static_assert(sizeof COPY / sizeof *COPY == GCOPY__COUNT, "a dump name for every copy");
+  _Static_assert(sizeof LOOP / sizeof *LOOP == GLOOP__COUNT, "a dump name for every loop");
   char t[32];
   if (s->side) cJSON_AddStringToObject(b, "operand", SIDE[s->side]);
   if (s->copy) {

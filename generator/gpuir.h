@@ -68,6 +68,7 @@ typedef enum {
   GSIDE_B,       /* the rhs (N side) */
   GSIDE_KWALK,   /* the walking operands' one K counter (gpu_operand.walk) */
   GSIDE_V,       /* attention's V (A is Q, B is K) */
+  GSIDE__COUNT
 } gpu_side;
 
 /* How a CpAsync copies its tile, and when an Advance steps. */
@@ -79,6 +80,7 @@ typedef enum {
                     else through the chunk function with bounds; an Advance steps only after a
                     streamed (full) tile */
   GCOPY_BOUNDED, /* tile t if t < KT, through the chunk function with bounds */
+  GCOPY__COUNT
 } gpu_copy;
 
 /* The k-tile loops of the sm80 contraction. */
@@ -88,6 +90,7 @@ typedef enum {
   GLOOP_DRAIN,   /* kt < KT: the tiles left, the remainder's copy bounded */
   GLOOP_COLUMNS, /* split-K's second kernel: a thread's 4-float columns of the tile, grid-stride */
   GLOOP_KEYS,    /* sm80 attention: one pass's key tiles (lo: the pass, 0 full, 1 masked, 2 the key tail) */
+  GLOOP__COUNT
 } gpu_loop;
 
 /* The steps of sm80 attention's Epilogue statements, between its MMAs. */
