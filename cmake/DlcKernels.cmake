@@ -3,7 +3,8 @@
 # Runs dlcgen on a manifest at build time into ${CMAKE_BINARY_DIR}/<name>-gen
 # and builds from its output:
 #   <name>      (unless EMU_ONLY) the kernels as SASS for every manifest arch
-#               (-gencode arch=compute_XX,code=sm_XX: no PTX is embedded), the
+#               (-gencode arch=compute_XX,code=sm_XX: no PTX is embedded), or
+#               for those of them DLC_SASS_ARCHS lists when it is set, the
 #               dispatch and the CUDA backend;
 #   <name>-emu  the same entry points on the kernels' sm_80 PTX (and, when the
 #               manifest lists sm90a, their sm_90a PTX for DLC_EMU_ARCH=sm90a),
@@ -15,8 +16,9 @@
 # lib<name>.so.MAJOR and lib<name>-emu.so.MAJOR (the emulator linked in),
 # exporting only the public symbols (cmake/dlckernels{,-emu}.map).  Every
 # object is position-independent, so the kernels are compiled once for both.
-# Sets <name>_PTXAS_LOGS (the ptxas -v report of each op's .cu) and
-# <name>_GEN (the dlcgen output directory) in the parent scope.
+# Sets <name>_PTXAS_LOGS (the ptxas -v report of each op's .cu), <name>_GEN
+# (the dlcgen output directory), <name>_OPS, <name>_ARCHS (the manifest's) and
+# <name>_SASS_ARCHS (those with SASS) in the parent scope.
 include_guard(GLOBAL)
 include(DlcPtx)
 
@@ -41,13 +43,29 @@ function(dlc_add_kernel_library name)
   endforeach()
   math(EXPR last "${narchs} - 1")
   set(gencode)
-  set(archs)
+  set(archs)       # the manifest's: the dispatch's rows and the emulator's PTX
+  set(sass_archs)  # those the library holds SASS for
+  set(skipped)
   foreach(i RANGE ${last})
     string(JSON arch GET "${m}" archs ${i})
+    list(APPEND archs ${arch})
+    # DLC_SASS_ARCHS (a developer's build, e.g. the sanitizer preset): SASS
+    # for those archs alone
+    if(DLC_SASS_ARCHS AND NOT arch IN_LIST DLC_SASS_ARCHS)
+      list(APPEND skipped ${arch})
+      continue()
+    endif()
     string(REPLACE "sm" "" num ${arch})
     list(APPEND gencode -gencode arch=compute_${num},code=sm_${num})
-    list(APPEND archs ${arch})
+    list(APPEND sass_archs ${arch})
   endforeach()
+  if(NOT sass_archs)
+    message(FATAL_ERROR "dlc: DLC_SASS_ARCHS (${DLC_SASS_ARCHS}) names none of ${K_MANIFEST}'s archs (${archs})")
+  endif()
+  if(skipped AND NOT K_EMU_ONLY)
+    message(STATUS "dlc: ${name} holds no SASS for ${skipped} (DLC_SASS_ARCHS=${DLC_SASS_ARCHS}): "
+                   "its calls on those GPUs fail with DLC_ERROR_LAUNCH_FAILED")
+  endif()
 
   set(gen_files ${gen}/src/dlc_dispatch.c ${gen}/src/dlc_params.h ${gen}/src/dlc_ops.def ${gen}/src/dlc_entries.c
                 ${gen}/include/dlc/dlc_ops.h)
@@ -84,7 +102,7 @@ function(dlc_add_kernel_library name)
         COMMAND ${CMAKE_COMMAND} -DNVCC=${DLC_NVCC} -DSRC=${cu} -DOUT=${obj} -DLOG=${log} -DOBJCOPY=${CMAKE_OBJCOPY}
                 "-DFLAGS=-std=c++17;-O3;-Xcompiler=-fPIC;${inc};-Xptxas=-v;${gencode}" -P ${PROJECT_SOURCE_DIR}/cmake/nvcc_log.cmake
         DEPENDS ${cu} ${gen}/src/dlc_params.h ${templates} ${name}_generate
-        COMMENT "nvcc ${op}.cu for ${archs} (SASS only)"
+        COMMENT "nvcc ${op}.cu for ${sass_archs} (SASS only)"
         VERBATIM)
       list(APPEND objs ${obj})
       list(APPEND logs ${log})
@@ -173,4 +191,5 @@ function(dlc_add_kernel_library name)
   set(${name}_GEN ${gen} PARENT_SCOPE)
   set(${name}_OPS ${ops} PARENT_SCOPE)
   set(${name}_ARCHS ${archs} PARENT_SCOPE)
+  set(${name}_SASS_ARCHS ${sass_archs} PARENT_SCOPE)
 endfunction()
