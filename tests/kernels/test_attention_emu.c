@@ -4,7 +4,10 @@
  *
  *   test_attention_emu <fp16|bf16> <D>
  *
- * Shapes: every B in {1, 2}, H in {1, 3}, S in {1, 17, 64, 200} (16 cases);
+ * Shapes: every B in {1, 2}, H in {1, 3}, S in {1, 17, 64, 200} (16 cases),
+ * and B = 1, H = 2, S = 333: its last query blocks have two key tiles no
+ * mask touches (at D = 64, 64 queries a block against 128 keys a tile,
+ * S = 200 has at most one), so the full pass's loop also refills a stage;
  * packed [B,H,S,D] tensors, scale 1/sqrt(D).  Besides the values, the
  * emulator's statistics must show that the kernel writes exactly O: as many
  * global store bytes as O has.
@@ -12,7 +15,7 @@
  * With DLC_EMU_ARCH=sm90a every case must run the sm90a row's kernel
  * (wgmma_softmax: a name ending in _sm90a, read from the last launch): the
  * head dims 64 and 128 are its, and tensor maps describe packed tensors
- * with 16-byte aligned bases.  A 17th case passes Q one element past that
+ * with 16-byte aligned bases.  A last case passes Q one element past that
  * alignment: the tensor map cannot be encoded, and the entry point must
  * fall back to an sm80 row's kernel, with the same results. */
 #include "kt.h"
@@ -130,6 +133,8 @@ int main(int argc, char **argv) {
     fails += run_case(dt, bs[i / 8], hs[(i / 4) % 2], ss[i % 4], D, 0, 77 + (uint64_t)i, &worst);
     cases++;
   }
+  fails += run_case(dt, 1, 2, 333, D, 0, 98, &worst);
+  cases++;
   /* Q one element past 16-byte alignment: no tensor map describes it, and
    * the entry point runs the sm80 row (with DLC_EMU_ARCH=sm90a too) */
   fails += run_case(dt, 1, 3, 200, D, 1, 99, &worst);
