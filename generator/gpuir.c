@@ -2240,9 +2240,12 @@ static void reuse_push(reuse_walk *w, int i, int back) {
  * apart by their tokens' names: the prologue's copies (tA0 ...) and
  * attention's Q (tQ) name no ring offset, and attention's passes, each with
  * its own tokens (tKVf, tKVm, tKVt), are checked each in its own loop.
- * The staging tile's write (StageAcc) overlays the ring, and attention's
- * Q tile: every path back from it to any fragment load must cross a
- * bar.sync too. */
+ * A pass's first copy (tKVm[first], outside the loops) lands in the stage
+ * the loops before it leave current, which turns with the tiles they ran,
+ * a count no statement fixes: every path back from it to a fragment load
+ * of any ring must cross a bar.sync.  The staging tile's write (StageAcc)
+ * overlays the ring, and attention's Q tile: every path back from it to
+ * any fragment load must cross a bar.sync too. */
 static bool verify_stage_reuse(const gpu_kernel *k, diag_list *dl) {
   int S = k->plan.stages, n = k->nst;
   if (S < 1 || n == 0 || k->tma || k->att_wgmma || k->rows) return true;
@@ -2270,8 +2273,10 @@ static bool verify_stage_reuse(const gpu_kernel *k, diag_list *dl) {
     /* the staging tile's write (StageAcc) overlays every tile fragments
      * are loaded from: any earlier fragment load conflicts with it */
     bool staging = k->st[c].k == GS_STAGE_ACC;
+    const char *ring = k->st[c].k == GS_CP_ASYNC && k->st[c].out ? strchr(k->st[c].out, '[') : NULL;
+    bool first = up[c] < 0 && ring && strcmp(ring, "[first]") == 0;
     int d = k->st[c].k == GS_CP_ASYNC && up[c] >= 0 ? ring_offset(k->st[c].out, k->st[up[c]].what, S, &len) : -1;
-    if (d < 0 && !staging) continue;
+    if (d < 0 && !staging && !first) continue;
     memset(w.seen, 0, states * sizeof *w.seen);
     w.top = 0;
     reuse_push(&w, c - 1, 0);
@@ -2303,7 +2308,15 @@ static bool verify_stage_reuse(const gpu_kernel *k, diag_list *dl) {
         continue;
       }
       int e = frag && !staging && s->nin == 1 && up[i] >= 0 ? ring_offset(s->in[0], k->st[up[i]].what, S, &lm) : -1;
-      if (e >= 0 && lm == len && strncmp(s->in[0], k->st[c].out, len) == 0 && ((e - back - d) % S + S) % S == 0) {
+      if (first && e >= 0) {
+        diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                    "copy %s (statement %d, %s), a pass's first tile, lands in a ring stage that %s (statement %d, "
+                    "%s) may read fragments from (the loops before it ran a tile count no statement fixes), with no "
+                    "bar.sync between them",
+                    k->st[c].what, c, k->st[c].out, s->what, i, s->in[0]);
+        ok = false;
+      } else if (e >= 0 && lm == len && strncmp(s->in[0], k->st[c].out, len) == 0 &&
+                 ((e - back - d) % S + S) % S == 0) {
         diag_report(dl, D_INTERNAL, "GPU IR", NULL,
                     "copy %s (statement %d, %s) refills the ring stage that %s (statement %d, %s%s) reads fragments "
                     "from, with no bar.sync between them",

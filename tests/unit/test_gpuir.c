@@ -546,7 +546,9 @@ static gpu_kernel *real_attention(front *f, int d) {
 /* sm80 attention's renderer (emit.c, att_kernel_fn) reads the statements'
  * fields (the passes' modes, sides, steps); gpuir_verify admits only lists
  * it renders.  A real kernel passes at D = 64 (Q's fragments kept) and 128
- * (re-read); each change below fails with its own reason. */
+ * (re-read); each change below fails with its own reason, the last one
+ * (a pass's first copy after the pass before reads the ring, with no
+ * bar.sync) with verify_stage_reuse's. */
 static void sm80_att_render_shape(void) {
   front f;
   gpu_kernel *k = real_attention(&f, 64);
@@ -585,6 +587,18 @@ static void sm80_att_render_shape(void) {
   /* a wait inside a loop that leaves nothing in flight */
   MUTATE(st[find_st(k, l0, GS_WAIT, 0)].lo = 0, "groups in flight");
 #undef MUTATE
+  /* the ring's stage reuse across passes: the full pass's loop without its
+   * refill (copy, commit) and its closing bar.sync leaves the masked pass's
+   * first copy behind the full pass's fragment loads with no barrier; the
+   * stage it lands in turns with the tile count, so any of them conflicts */
+  int e0 = find_st(k, l0, GS_END_LOOP, 0), m = 0;
+  CHECK(e0 > l0 && k->st[e0 - 1].k == GS_BARRIER && k->st[next0 + 1].k == GS_COMMIT);
+  for (int i = 0; i < n; i++)
+    if (i != next0 && i != next0 + 1 && i != e0 - 1) st[m++] = k->st[i];
+  CHECK(!order_verifies(k, st, m, "a pass's first tile, lands in a ring stage"));
+  char which[48]; /* the masked pass's first copy, its index in st */
+  snprintf(which, sizeof which, "(statement %d, %s)", first1 - 3, k->st[first1].out);
+  CHECK(!order_verifies(k, st, m, which));
   free(st);
   pipe_free(&f);
   k = real_attention(&f, 128);
