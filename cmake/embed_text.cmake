@@ -1,10 +1,26 @@
-# Embeds a text file (PTX) in a C source as a NUL-terminated char array.
+# Embeds a text file (PTX) in a C source as a NUL-terminated char array:
+# the assembler's .incbin reads the file's bytes where the C file is
+# compiled, so neither this script nor the compiler turns them into a
+# 25 MB array initializer (which took gcc about 20 s a file).
 #   cmake -DIN=file.ptx -DOUT=file.c -DSYMBOL=name -P embed_text.cmake
-file(READ ${IN} hex HEX)
-string(LENGTH "${hex}" n)
-string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
-# 24 bytes per line keeps the source readable for diffs and tools
-string(REGEX REPLACE "((0x[0-9a-f][0-9a-f],){24})" "\\1\n  " bytes "${bytes}")
+# The C file changes only with IN's path; this script rewrites it on every
+# run, so the object is rebuilt whenever IN is (the custom command depends
+# on IN).
 get_filename_component(name ${IN} NAME)
-file(WRITE ${OUT}.tmp "/* ${name}, embedded by cmake/embed_text.cmake.  Do not edit. */\nconst char ${SYMBOL}[] = {\n  ${bytes}0x00};\n")
+get_filename_component(path ${IN} ABSOLUTE)
+if(path MATCHES "[\"\\\\]")
+  message(FATAL_ERROR "embed_text.cmake: ${path}: a path with a quote or a backslash cannot be .incbin'd")
+endif()
+file(WRITE ${OUT}.tmp "/* ${name}, embedded by cmake/embed_text.cmake.  Do not edit. */
+/* const char ${SYMBOL}[]: the file's bytes, then a NUL */
+__asm__(\".section .rodata\\n\"
+        \".global ${SYMBOL}\\n\"
+        \".type ${SYMBOL}, %object\\n\"
+        \".balign 16\\n\"
+        \"${SYMBOL}:\\n\"
+        \".incbin \\\"${path}\\\"\\n\"
+        \".byte 0\\n\"
+        \".size ${SYMBOL}, . - ${SYMBOL}\\n\"
+        \".previous\\n\");
+")
 file(RENAME ${OUT}.tmp ${OUT})
