@@ -346,6 +346,15 @@ static void move_st(gpu_stmt *st, int from, int to) {
 
 static const char REUSE[] = "reads fragments from, with no bar.sync between them";
 
+/* k's statements copied into st (n of them), `change` made to the copy,
+ * which must then fail gpuir_verify with a reason containing `why` */
+#define MUTATE(change, why)                    \
+  do {                                         \
+    memcpy(st, k->st, (size_t)n * sizeof *st); \
+    change;                                    \
+    CHECK(!order_verifies(k, st, n, why));     \
+  } while (0)
+
 /* The steady loop of a real GEMM: wait, bar.sync, k step 0's fragments and
  * MMA, the refill copies, the other k steps.  Its order and the drain
  * loop's pass; each reordering below lets a refill overwrite a stage some
@@ -466,12 +475,6 @@ static void sm80_render_shape(void) {
   gpu_stmt *st = malloc((size_t)n * sizeof *st);
   CHECK(st != NULL);
   if (!st) return pipe_free(&f);
-#define MUTATE(change, why)                                 \
-  do {                                                      \
-    memcpy(st, k->st, (size_t)n * sizeof *st);              \
-    change;                                                 \
-    CHECK(!order_verifies(k, st, n, why));                  \
-  } while (0)
   /* A's and B's fragment loads swapped: B's no longer follow A's */
   MUTATE((st[la] = k->st[la + 1], st[la + 1] = k->st[la]), "fragments or MMAs outside a k-step group");
   /* B's fragments on other k steps than A's */
@@ -491,7 +494,6 @@ static void sm80_render_shape(void) {
   MUTATE(st[dlo].loop = GLOOP_STEADY, "a loop out of place");
   /* a statement the sm80 contraction does not render */
   MUTATE(st[cp].k = GS_REDUCE, "a kind the sm80 contraction does not render");
-#undef MUTATE
   /* the steady loop's EndLoop dropped: the drain nests in it */
   memcpy(st, k->st, (size_t)n * sizeof *st);
   memmove(&st[hi], &st[hi + 1], (size_t)(n - hi - 1) * sizeof *st);
@@ -566,12 +568,6 @@ static void sm80_att_render_shape(void) {
     free(st);
     return pipe_free(&f);
   }
-#define MUTATE(change, why)                    \
-  do {                                         \
-    memcpy(st, k->st, (size_t)n * sizeof *st); \
-    change;                                    \
-    CHECK(!order_verifies(k, st, n, why));     \
-  } while (0)
   /* the passes out of order: the masked pass's loop says pass 2 */
   MUTATE(st[l1].lo = 2, "a key-tile loop out of place");
   /* the masked pass's first tile copied for another pass */
@@ -586,7 +582,6 @@ static void sm80_att_render_shape(void) {
   MUTATE(st[find_st(k, l1, GS_EPILOGUE, 1)].step = GSTEP_SCORE_FULL, "an epilogue step out of place");
   /* a wait inside a loop that leaves nothing in flight */
   MUTATE(st[find_st(k, l0, GS_WAIT, 0)].lo = 0, "groups in flight");
-#undef MUTATE
   /* the ring's stage reuse across passes: the full pass's loop without its
    * refill (copy, commit) and its closing bar.sync leaves the masked pass's
    * first copy behind the full pass's fragment loads with no barrier; the
