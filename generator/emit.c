@@ -2047,7 +2047,7 @@ static void att_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *
                "    using C = dlc::Sm80AttCta<Self, VEC>;\n"
                "    C c;\n",
             sname);
-  sm80_render r = {A, s, k, 2, "    ", GLOOP_NONE, 0, 0, false, false, 0};
+  sm80_render r = {A, s, k, k->plan.stages, "    ", GLOOP_NONE, 0, 0, false, false, 0};
   for (int i = 0; i < k->nst; i++) {
     /* gpuir_verify (verify_att_render) admits only what renders */
     DLC_ASSERT(k->st[i].k >= 0 && k->st[i].k < GS__COUNT && ATT_RENDER[k->st[i].k]);

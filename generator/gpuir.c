@@ -2438,7 +2438,8 @@ static bool verify_splitk_render(const gpu_kernel *k, diag_list *dl) {
  * loop the copy of the next tile (of the loop's pass), S = Q K^T as Q's
  * fragments (when not kept), K's, then the MMAs, the score steps, the
  * online softmax, then P V as P's fragments, V's, then the MMAs; the
- * finish, staging and the output's pairs after the loops. */
+ * finish, staging and the output's pairs after the loops; a ring of two
+ * stages. */
 static bool verify_att_render(const gpu_kernel *k, diag_list *dl) {
   static const bool RENDERS[GS__COUNT] = {
       [GS_TILE_COORD] = true, [GS_ALLOC_SHARED] = true, [GS_ACC_ZERO] = true, [GS_CP_ASYNC] = true,
@@ -2501,6 +2502,11 @@ static bool verify_att_render(const gpu_kernel *k, diag_list *dl) {
     }
   }
   if (!bad && (loop || pass != 2)) bad = "not the three passes over the key tiles";
+  /* Sm80AttCta's ring is two stages (c.st ^ 1, smV[next%2]) */
+  if (k->plan.stages != 2) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "plan of %d stages: a ring of other than two stages", k->plan.stages);
+    return false;
+  }
   if (bad) {
     diag_report(dl, D_INTERNAL, "GPU IR", NULL, "statement %d (%s %s): %s", at, at >= 0 ? gpuir_stmt_name(k->st[at].k) : "",
                 at >= 0 && k->st[at].what ? k->st[at].what : "", bad);

@@ -582,6 +582,10 @@ static void sm80_att_render_shape(void) {
   MUTATE(st[find_st(k, l1, GS_EPILOGUE, 1)].step = GSTEP_SCORE_FULL, "an epilogue step out of place");
   /* a wait inside a loop that leaves nothing in flight */
   MUTATE(st[find_st(k, l0, GS_WAIT, 0)].lo = 0, "groups in flight");
+  /* a plan of three stages: the template's ring has two */
+  gpu_kernel k3 = *k;
+  k3.plan.stages = 3;
+  CHECK(!verifies_full(&k3, "a ring of other than two stages"));
   /* the ring's stage reuse across passes: the full pass's loop without its
    * refill (copy, commit) and its closing bar.sync leaves the masked pass's
    * first copy behind the full pass's fragment loads with no barrier; the
