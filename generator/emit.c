@@ -1469,31 +1469,37 @@ static const sm80_render_fn SM80_RENDER[GS__COUNT] = {
     [GS_EPILOGUE] = r_epilogue,     [GS_ST_GLOBAL] = r_st_global,       [GS_LD_GLOBAL] = r_ld_global,
 };
 
-static bool emit_sm80_renders(gpu_stmt_kind kind) { return kind >= 0 && kind < GS__COUNT && SM80_RENDER[kind]; }
-
-/* The statements of k, one after the other, then the kernel's closing brace. */
-static void render_stmts(arena *A, strbuf *s, const gpu_kernel *k, bool reduce) {
+/* The statements of k, one after the other through `table`, then the
+ * kernel's closing brace. */
+static void render_stmts(arena *A, strbuf *s, const gpu_kernel *k, bool reduce, const sm80_render_fn *table) {
   sm80_render r = {A, s, k, k->plan.stages, "    ", GLOOP_NONE, 0, 0, false, reduce, 0};
   for (int i = 0; i < k->nst; i++) {
-    /* gpuir_verify (verify_sm80_render, verify_splitk_render) admits only what renders */
-    DLC_ASSERT(emit_sm80_renders(k->st[i].k));
-    SM80_RENDER[k->st[i].k](&r, &k->st[i]);
+    /* gpuir_verify (verify_sm80_render, verify_splitk_render, verify_att_render) admits only what renders */
+    DLC_ASSERT(k->st[i].k >= 0 && k->st[i].k < GS__COUNT && table[k->st[i].k]);
+    table[k->st[i].k](&r, &k->st[i]);
   }
   DLC_ASSERT(r.loop == GLOOP_NONE && r.group == 0 && strcmp(r.ind, "    ") == 0);
   sb_puts(s, "  }\n");
 }
 
-static void kernel_fn(opgen *g, const gpu_kernel *k, const char *sname) {
-  strbuf *s = g->s;
+/* The Op's kernel<VEC>(p): its CTA state c, a dlc::<cta><Self, VEC>
+ * (templates/<header>), then the statements of k through `table`. */
+static void render_kernel(arena *A, strbuf *s, const gpu_kernel *k, const char *sname, const char *header,
+                          const char *cta, const sm80_render_fn *table) {
   sb_printf(s, "  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a\n"
-               "  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)\n"
+               "  // primitive of the CTA's state c (templates/%s, %s)\n"
                "  template <int VEC>\n"
                "  static __device__ __forceinline__ void kernel(const Params *p) {\n"
                "    using Self = %s;\n"
-               "    using C = dlc::Sm80Cta<Self, VEC>;\n"
+               "    using C = dlc::%s<Self, VEC>;\n"
                "    C c;\n",
-            sname);
-  render_stmts(g->A, s, k, false);
+            header, cta, sname, cta);
+  render_stmts(A, s, k, false, table);
+}
+
+static void kernel_fn(opgen *g, const gpu_kernel *k, const char *sname) {
+  strbuf *s = g->s;
+  render_kernel(g->A, s, k, sname, "sm80_contraction.cuh", "Sm80Cta", SM80_RENDER);
   if (!k->reduce) return;
   sb_printf(s, "  // split-K's second kernel, rendered from its GPU IR: the slices' sums and the epilogue\n"
                "  static __device__ __forceinline__ void reduce_kernel(const Params *p) {\n"
@@ -1501,7 +1507,7 @@ static void kernel_fn(opgen *g, const gpu_kernel *k, const char *sname) {
                "    using C = dlc::Sm80SplitReduce<Self>;\n"
                "    C c;\n",
             sname);
-  render_stmts(g->A, s, k->reduce, true);
+  render_stmts(g->A, s, k->reduce, true, SM80_RENDER);
 }
 
 static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
@@ -2038,25 +2044,6 @@ static const sm80_render_fn ATT_RENDER[GS__COUNT] = {
     [GS_STAGE_ACC] = a_stage_acc,   [GS_ST_GLOBAL] = r_st_global,
 };
 
-static void att_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname) {
-  sb_printf(s, "  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a\n"
-               "  // primitive of the CTA's state c (templates/sm80_attention.cuh, Sm80AttCta)\n"
-               "  template <int VEC>\n"
-               "  static __device__ __forceinline__ void kernel(const Params *p) {\n"
-               "    using Self = %s;\n"
-               "    using C = dlc::Sm80AttCta<Self, VEC>;\n"
-               "    C c;\n",
-            sname);
-  sm80_render r = {A, s, k, k->plan.stages, "    ", GLOOP_NONE, 0, 0, false, false, 0};
-  for (int i = 0; i < k->nst; i++) {
-    /* gpuir_verify (verify_att_render) admits only what renders */
-    DLC_ASSERT(k->st[i].k >= 0 && k->st[i].k < GS__COUNT && ATT_RENDER[k->st[i].k]);
-    ATT_RENDER[k->st[i].k](&r, &k->st[i]);
-  }
-  DLC_ASSERT(r.loop == GLOOP_NONE && r.group == 0 && strcmp(r.ind, "    ") == 0);
-  sb_puts(s, "  }\n");
-}
-
 static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
   arena *A = c->A;
   const gpu_kernel *k = in->k;
@@ -2172,7 +2159,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   } else {
     sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-width epilogue\n");
   }
-  if (!k->att_wgmma) att_kernel_fn(A, s, k, sname);
+  if (!k->att_wgmma) render_kernel(A, s, k, sname, "sm80_attention.cuh", "Sm80AttCta", ATT_RENDER);
   sb_puts(s, "};\n\n");
 }
 

@@ -2433,7 +2433,7 @@ static bool verify_splitk_render(const gpu_kernel *k, diag_list *dl) {
 }
 
 /* sm80 attention's statements as its renderer takes them (emit.c,
- * att_kernel_fn): the kinds it renders; three key-tile loops, passes 0, 1
+ * ATT_RENDER): the kinds it renders; three key-tile loops, passes 0, 1
  * and 2 in order, not nested, each after the copy of its first tile; in a
  * loop the copy of the next tile (of the loop's pass), S = Q K^T as Q's
  * fragments (when not kept), K's, then the MMAs, the score steps, the

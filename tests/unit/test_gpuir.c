@@ -545,7 +545,7 @@ static gpu_kernel *real_attention(front *f, int d) {
   return k;
 }
 
-/* sm80 attention's renderer (emit.c, att_kernel_fn) reads the statements'
+/* sm80 attention's renderer (emit.c, ATT_RENDER) reads the statements'
  * fields (the passes' modes, sides, steps); gpuir_verify admits only lists
  * it renders.  A real kernel passes at D = 64 (Q's fragments kept) and 128
  * (re-read); each change below fails with its own reason, the last one
