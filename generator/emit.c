@@ -578,7 +578,39 @@ typedef struct epigen {
   const ib_guard *lane_gd[GPUIR_MAX_MASKS];
   const char *lane_test[GPUIR_MAX_MASKS];
   struct lowering *lw; /* the post-reduce lets' lowering (approx math), or NULL */
+  struct rows_pass *rp; /* the row skeleton's open pass: its Reads are spelled from its loads */
 } epigen;
+
+/* The row skeleton's open pass (rows_kernel): the load statements of the
+ * GPU IR that its lets' Reads are spelled from (rd<i>, the i-th load of
+ * the pass), and the pad Selects around the expression being spelled (a
+ * Read under one is loaded only where its guards hold). */
+typedef struct rows_pass {
+  const gpu_kernel *k;
+  int nld;
+  const gpu_stmt *ld[GPUIR_ROW_PASS_LOADS];
+  int ngs;
+  const rexpr *gs[16];
+} rows_pass;
+
+/* Read e as the open pass loaded it (`index`: as a gather's int64 index):
+ * rd<i>[j] (rd<i> for one value a row); false when no load of the pass
+ * matches, which gpuir_verify rules out for a pass's lets. */
+static bool rows_read(epigen *eg, strbuf *s, const rexpr *e, bool index) {
+  const rows_pass *rp = eg->rp;
+  if (!rp) return false;
+  for (int i = 0; i < rp->nld; i++) {
+    const gpu_stmt *st = rp->ld[i];
+    if ((st->load == GLOAD_INDEX) != index || st->nguard != rp->ngs) continue;
+    if (st->rd != e && !gpuir_rows_same_read(rp->k->r, &rp->k->rw, st->rd, e)) continue;
+    bool same = true;
+    for (int g = 0; g < rp->ngs; g++) same &= st->guard[g] == rp->gs[g];
+    if (!same) continue;
+    sb_printf(s, st->load == GLOAD_ROW ? "rd%d" : "rd%d[j]", i);
+    return true;
+  }
+  return false;
+}
 
 /* The approximate spelling of an op (docs/manifest.md, "math"): the PTX
  * .approx.ftz forms, one MUFU each (div.full.ftz: a few instructions),
@@ -647,9 +679,13 @@ static void select_c(epigen *eg, strbuf *s, const rexpr *e, void (*branch)(epige
   if (e->a) expr_c(eg, s, e->a);
   else eguards_c(eg, s, e->guards, e->ng);
   sb_puts(s, " ? ");
+  /* the row skeleton loaded the Reads of a pad Select's branches under its guards */
+  bool push = eg->rp && !e->a && eg->rp->ngs < 16;
+  if (push) eg->rp->gs[eg->rp->ngs++] = e;
   branch(eg, s, e->b);
   sb_puts(s, " : ");
   branch(eg, s, e->c);
+  if (push) eg->rp->ngs--;
   sb_puts(s, ")");
 }
 
@@ -660,6 +696,7 @@ static void index_c(epigen *eg, strbuf *s, const rexpr *e) {
   switch (e->k) {
   case RX_READ:
     if (!e->ldvar && g->r->in[e->input].dt == DT_INT32) {
+      if (rows_read(eg, s, e, true)) return;
       sb_printf(s, "(int64_t)__ldg(static_cast<const int32_t *>(p->%s) + %s)", lc(g->A, g->r->in[e->input].name),
                 sxc(g->A, gpuir_offset(g->A, &g->r->in[e->input], e->map), false));
       return;
@@ -682,6 +719,21 @@ static void index_c(epigen *eg, strbuf *s, const rexpr *e) {
   sb_puts(s, ")");
 }
 
+/* A gather: load the index, then the element it selects when the guards
+ * (0 <= ld < size, the source view's pads) hold, else cval. */
+static void gather_c(epigen *eg, strbuf *s, const rexpr *e) {
+  opgen *g = eg->g;
+  const region_memref *m = &g->r->in[e->input];
+  sb_printf(s, "([&]() -> float { const int64_t i_%s = ", cid(g->A, e->ldvar));
+  index_c(eg, s, e->a);
+  sb_puts(s, "; return ");
+  if (e->ng > 1) sb_puts(s, "(");
+  guards_c(g, s, e->guards, e->ng);
+  if (e->ng > 1) sb_puts(s, ")");
+  sb_printf(s, " ? dlc::ld1(static_cast<const %s *>(p->%s) + %s) : %s; }())", tname(g, m->dt), lc(g->A, m->name),
+            sxc(g->A, gpuir_offset(g->A, m, e->map), false), flit(g->A, e->cval, DT_FP32));
+}
+
 static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
   opgen *g = eg->g;
   const region *r = g->r;
@@ -702,18 +754,9 @@ static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
     else sb_printf(s, "v_%s", cid(g->A, r->lets[e->let].name));
     return;
   case RX_READ: {
+    if (rows_read(eg, s, e, false)) return;
     if (e->ldvar) {
-      /* a gather: load the index, then the element it selects when the
-       * guards (0 <= ld < size, the source view's pads) hold, else cval */
-      const region_memref *m = &r->in[e->input];
-      sb_printf(s, "([&]() -> float { const int64_t i_%s = ", cid(g->A, e->ldvar));
-      index_c(eg, s, e->a);
-      sb_puts(s, "; return ");
-      if (e->ng > 1) sb_puts(s, "(");
-      guards_c(g, s, e->guards, e->ng);
-      if (e->ng > 1) sb_puts(s, ")");
-      sb_printf(s, " ? dlc::ld1(static_cast<const %s *>(p->%s) + %s) : %s; }())", tname(g, m->dt), lc(g->A, m->name),
-                sxc(g->A, gpuir_offset(g->A, m, e->map), false), flit(g->A, e->cval, DT_FP32));
+      gather_c(eg, s, e);
       return;
     }
     for (int i = 0; i < eg->nv; i++)
@@ -1070,7 +1113,7 @@ static void epilogue_fn(opgen *g, const char *rows_note) {
   const gpu_view *v = g->v;
   const region *r = g->r;
   strbuf *s = g->s;
-  epigen eg = {g, {{0}}, 0, false, "acc[j]", 0, {0}, {0}, false, 0, {0}, {0}, NULL};
+  epigen eg = {g, {{0}}, 0, false, "acc[j]", 0, {0}, {0}, false, 0, {0}, {0}, NULL, NULL};
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) collect_vreads(&eg, r->lets[l].e);
   const region_memref *om = &r->out[v->out];
@@ -1151,7 +1194,7 @@ static void epilogue_full_fn(opgen *g, int ev, const char *tile_n) {
   const gpu_view *v = g->v;
   const region *r = g->r;
   strbuf *s = g->s;
-  epigen eg = {g, {{0}}, 0, true, "acc[j]", 0, {0}, {0}, false, 0, {0}, {0}, NULL};
+  epigen eg = {g, {{0}}, 0, true, "acc[j]", 0, {0}, {0}, false, 0, {0}, {0}, NULL, NULL};
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) collect_vreads(&eg, r->lets[l].e);
   const region_memref *om = &r->out[v->out];
@@ -1863,7 +1906,7 @@ static void lane_fns(opgen *g, const gpu_kernel *k) {
     }
     sb_puts(s, "    }\n  }\n");
   }
-  epigen eg = {g, {{0}}, 0, false, "s", 0, {0}, {0}, false, 0, {0}, {0}, NULL};
+  epigen eg = {g, {{0}}, 0, false, "s", 0, {0}, {0}, false, 0, {0}, {0}, NULL, NULL};
   for (int i = 0; i < k->nmasks; i++) {
     const gpu_mask *mk = &k->masks[i];
     const char *hx = rows ? "[dm / dlc::ATT_LANE_ROW]" : "";
@@ -2081,7 +2124,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
     chunk_fn(&g, &k->B, "k_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "K");
   }
   /* the score lets */
-  epigen eg = {&g, {{0}}, 0, false, "s", 0, {0}, {0}, false, 0, {0}, {0}, NULL};
+  epigen eg = {&g, {{0}}, 0, false, "s", 0, {0}, {0}, false, 0, {0}, {0}, NULL, NULL};
   sb_printf(s, "  // the score lets of region %s on one element s of %s = QK^T\n", cmt(A, r->name), cmt(A, r->lets[r->acc_let].name));
   for (int l = 0; l <= k->sm.x; l++)
     if (l != r->acc_let) cmt_let(A, s, "  //   ", r, l);
@@ -2112,7 +2155,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   }
   lane_fns(&g, k);
   /* exp2(a - b) and a / l, from the softmax lets */
-  epigen ex = {&g, {{0}}, 0, false, "s", 2, {k->sm.x, k->sm.max}, {"a", "b"}, false, 0, {0}, {0}, NULL};
+  epigen ex = {&g, {{0}}, 0, false, "s", 2, {k->sm.x, k->sm.max}, {"a", "b"}, false, 0, {0}, {0}, NULL, NULL};
   strbuf x = {0};
   expr_c(&ex, &x, r->lets[k->sm.sub].e);
   cmt_let(A, s, "  // ", r, k->sm.sub);
@@ -2122,11 +2165,11 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   sb_free(&x);
   /* the running max is at least every score it has seen: exp2's argument
    * is <= 0 both for the probabilities and for the rescaling */
-  epigen ex2 = {&g, {{0}}, 0, false, "s", 0, {0}, {0}, true, 0, {0}, {0}, NULL};
+  epigen ex2 = {&g, {{0}}, 0, false, "s", 0, {0}, {0}, true, 0, {0}, {0}, NULL, NULL};
   expr_c(&ex2, &x, r->lets[k->sm.exp].e);
   sb_printf(s, "    return %s;\n  }\n", sb_str(&x));
   sb_free(&x);
-  epigen dv = {&g, {{0}}, 0, false, "s", 2, {k->sm.exp, k->sm.sum}, {"o", "l"}, false, 0, {0}, {0}, NULL};
+  epigen dv = {&g, {{0}}, 0, false, "s", 2, {k->sm.exp, k->sm.sum}, {"o", "l"}, false, 0, {0}, {0}, NULL, NULL};
   expr_c(&dv, &x, r->lets[k->sm.div].e);
   cmt_let(A, s, "  // ", r, k->sm.div);
   sb_printf(s, "  static __device__ __forceinline__ float finish(float o, float l) { return %s; }\n", sb_str(&x));
@@ -2163,7 +2206,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   sb_puts(s, "};\n\n");
 }
 
-/* ---- the row skeleton --------------------------------------------------------------- */
+/* ---- the row skeleton's kernel, rendered from the GPU IR --------------------------------- */
 
 /* x -> x + 1 for the row axis: an output's step along the row */
 typedef struct emit_shift {
@@ -2177,112 +2220,296 @@ static const sx *emit_shift_row(void *ctx, sx_atom_kind kind, const char *name) 
   return NULL;
 }
 
-/* Reads of e that run with unit stride along the row axis, outside pad
- * guards: one vector (or scalar-tail) load for VEC elements. */
-static void row_vreads(epigen *eg, const gpu_kernel *k, const rexpr *e, bool guarded) {
-  if (!e) return;
-  const region *r = k->r;
-  if (e->k == RX_READ && e->ldvar) return; /* a gather: loaded where it is used, index first */
-  if (e->k == RX_READ) {
-    int along = -1;
-    for (int i = 0; i < e->nax; i++)
-      if (e->ax[i] == k->rw.row_axis || e->ax[i] == k->rw.red_axis) along = e->ax[i];
-    const sx *st = along >= 0 && !guarded ? gpuir_read_step(eg->g->A, r, e, r->it[along].name) : NULL;
-    int64_t one;
-    if (!st || !sx_is_int(st, &one) || one != 1) return;
-    for (int i = 0; i < eg->nv; i++)
-      if (same_read(eg->v[i].rd, e)) return;
-    if (eg->nv < 16) eg->v[eg->nv] = (vread){e, eg->nv, EPI_RD_VEC}, eg->nv++;
-    return;
-  }
-  guarded |= e->k == RX_SELECT && !e->a;
-  row_vreads(eg, k, e->a, guarded);
-  row_vreads(eg, k, e->b, guarded);
-  row_vreads(eg, k, e->c, guarded);
-}
-
-/* Locals v_<let> for the row-scalar lets before let `upto`, from rw. */
-static void row_scalars_in(opgen *g, const gpu_kernel *k, int upto) {
-  for (int l = 0; l < upto; l++)
-    if (k->rw.scalar[l])
-      sb_printf(g->s, "    [[maybe_unused]] const %s v_%s = rw.v_%s;\n", g->r->lets[l].e->dt == DT_BOOL ? "bool" : "float",
-                cid(g->A, g->r->lets[l].name), cid(g->A, g->r->lets[l].name));
-}
-
-/* Row-scalar lets in [from, to) computed and kept in rw. */
-static void row_scalars_out(opgen *g, const gpu_kernel *k, int from, int to) {
-  epigen eg = {g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false, 0, {0}, {0}, NULL};
-  for (int l = from; l < to; l++) {
-    if (!k->rw.scalar[l] || g->r->lets[l].e->k == RX_REDUCE) continue;
-    strbuf x = {0};
-    expr_c(&eg, &x, g->r->lets[l].e);
-    const char *nm = cid(g->A, g->r->lets[l].name);
-    sb_printf(g->s, "    const %s v_%s = %s;\n    rw.v_%s = v_%s;\n", g->r->lets[l].e->dt == DT_BOOL ? "bool" : "float", nm,
-              sb_str(&x), nm, nm);
-    sb_free(&x);
-  }
-}
-
-/* The vector loads of the collected reads at elements c.. of the row, in
- * pass `pass`: from global memory, kept in the row cache when this pass is
- * the first of several to load it, or from the cache in the later ones
- * (each thread its own elements: element j of chunk c at
- * rc[slot * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC], so that the
- * lanes of a warp touch consecutive words). */
-static void row_loads_c(epigen *eg, const gpu_kernel *k, int pass) {
-  opgen *g = eg->g;
-  const region *r = k->r;
-  for (int i = 0; i < eg->nv; i++) {
-    const rexpr *rd = eg->v[i].rd;
-    const region_memref *m = &r->in[rd->input];
-    int slot = gpuir_rows_cache_slot(r, &k->rw, rd);
-    bool from_cache = slot >= 0 && k->rw.cache_first[slot] != pass;
-    if (from_cache)
-      sb_printf(g->s,
-                "    float rd%d[VEC];\n    if (cached) {\n#pragma unroll\n"
-                "      for (int j = 0; j < VEC; ++j) rd%d[j] = j < n ? rc[%d * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] : 0.f;\n    } else",
-                i, i, slot);
-    if (!from_cache) sb_printf(g->s, "    float rd%d[VEC];\n   ", i);
-    sb_printf(g->s, " {\n      [[maybe_unused]] const int64_t i_%s = c;\n", cid(g->A, r->it[k->rw.row_axis].name));
-    if (k->rw.red_axis != k->rw.row_axis)
-      sb_printf(g->s, "      [[maybe_unused]] const int64_t i_%s = c;\n", cid(g->A, r->it[k->rw.red_axis].name));
-    sb_printf(g->s, "      const %s *src = static_cast<const %s *>(p->%s) + %s;\n", tname(g, m->dt), tname(g, m->dt),
-              lc(g->A, m->name), sxc(g->A, gpuir_offset(g->A, m, rd->map), false));
-    sb_printf(g->s,
-              "      if (n == VEC && reinterpret_cast<uintptr_t>(src) %% (VEC * sizeof(*src)) == 0) {\n"
-              "        dlc::ldv<VEC>(rd%d, src);\n      } else {\n#pragma unroll\n"
-              "        for (int j = 0; j < VEC; ++j) rd%d[j] = j < n ? dlc::ld1(src + j) : 0.f;\n      }\n    }\n",
-              i, i);
-    if (slot >= 0 && !from_cache)
-      sb_printf(g->s,
-                "    if (cached)\n#pragma unroll\n"
-                "      for (int j = 0; j < VEC; ++j)\n        if (j < n) rc[%d * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] = rd%d[j];\n",
-                slot, i);
-  }
-}
-
-/* The element lets marked in need, at element j (i_<row axis> = c + j). */
-static void row_elem_lets(epigen *eg, const gpu_kernel *k, const bool *need) {
-  opgen *g = eg->g;
-  const region *r = k->r;
-  sb_printf(g->s, "      [[maybe_unused]] const int64_t i_%s = c + j;\n", cid(g->A, r->it[k->rw.row_axis].name));
-  if (k->rw.red_axis != k->rw.row_axis)
-    sb_printf(g->s, "      [[maybe_unused]] const int64_t i_%s = c + j;\n", cid(g->A, r->it[k->rw.red_axis].name));
-  for (int l = 0; l < r->nlets; l++) {
-    if (!need[l]) continue;
-    strbuf x = {0};
-    expr_c(eg, &x, r->lets[l].e);
-    sb_printf(g->s, "      const %s v_%s = %s;\n", r->lets[l].e->dt == DT_BOOL ? "bool" : "float", cid(g->A, r->lets[l].name),
-              sb_str(&x));
-    sb_free(&x);
-  }
-}
-
 /* The offset of output m at the point of let e (its axes in the tensor's order). */
 static const sx *row_out_off(opgen *g, const region_memref *m, const rexpr *e) {
   const sx **map = ARENA_ARRAY(g->A, const sx *, m->rank + 1);
   for (int d = 0; d < m->rank; d++) map[d] = sx_var(g->A, g->r->it[e->ax[d]].name);
   return gpuir_offset(g->A, m, map);
+}
+
+/* The Op's kernel<VEC>(p) on templates/sm80_rows.cuh: the GPU IR's
+ * statements in order, each its code under a comment with its kind and
+ * `what`.  The row's state (thread t, row ri, its length, the row cache)
+ * is the skeleton's Sm80Rows `rs`; a pass is a loop over the thread's
+ * elements, VEC at a time (c, the first; n <= VEC of them in the row),
+ * whose loads fill rd<i> (the pass's i-th load: VEC values, or one a row),
+ * whose RowLets compute the element lets at each element j from them and
+ * fold a reduction's body into acc<P> or fill an output's o<y> and
+ * off<y>; row-scalar lets are locals v_<let> of the kernel.  The renderer
+ * reads the statements' structured fields (pass, rd, load, guard). */
+typedef struct rows_render {
+  opgen *g;
+  const gpu_kernel *k;
+  rows_pass rp;
+  const char *ind;
+} rows_render;
+
+static void rr_comment(rows_render *rr, const gpu_stmt *st) {
+  sb_printf(rr->g->s, "%s// %s %s\n", rr->ind, gpuir_stmt_name(st->k), cmt(rr->g->A, st->what));
+}
+
+/* i_<row axis> (and i_<reduction axis>) at element `at` of the row */
+static void rr_elem(rows_render *rr, const char *at) {
+  opgen *g = rr->g;
+  const gpu_rows *rw = &rr->k->rw;
+  sb_printf(g->s, "%s[[maybe_unused]] const int64_t i_%s = %s;\n", rr->ind, cid(g->A, g->r->it[rw->row_axis].name), at);
+  if (rw->red_axis != rw->row_axis)
+    sb_printf(g->s, "%s[[maybe_unused]] const int64_t i_%s = %s;\n", rr->ind, cid(g->A, g->r->it[rw->red_axis].name), at);
+}
+
+/* Row-scalar lets in [from, to) as locals. */
+static void rr_scalars(rows_render *rr, int from, int to) {
+  opgen *g = rr->g;
+  epigen eg = {g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false, 0, {0}, {0}, NULL, NULL};
+  for (int l = from; l < to; l++) {
+    if (!rr->k->rw.scalar[l] || g->r->lets[l].e->k == RX_REDUCE) continue;
+    strbuf x = {0};
+    expr_c(&eg, &x, g->r->lets[l].e);
+    sb_printf(g->s, "%s[[maybe_unused]] const %s v_%s = %s;\n", rr->ind, g->r->lets[l].e->dt == DT_BOOL ? "bool" : "float",
+              cid(g->A, g->r->lets[l].name), sb_str(&x));
+    sb_free(&x);
+  }
+}
+
+static void rr_row_begin(rows_render *rr, const gpu_stmt *st) {
+  opgen *g = rr->g;
+  const gpu_rows *rw = &rr->k->rw;
+  rr_comment(rr, st);
+  sb_printf(g->s, "%sif (!rs.begin(extent_rows(p), extent_row(p))) return;\n", rr->ind);
+  if (rw->nrows > 1) sb_printf(g->s, "%sconst int64_t ri = rs.ri;\n", rr->ind);
+  decompose(g, rw->nrows > 1 ? "ri" : "rs.ri", rw->row_axes, rw->nrows, rr->ind);
+  rr_scalars(rr, 0, rw->nred ? rw->red_let[0] : g->r->nlets);
+}
+
+/* a value fused from an earlier region: the lets that read it compute it */
+static void rr_fused(rows_render *rr, const gpu_stmt *st) {
+  sb_printf(rr->g->s, "%s// %s %s: %s\n", rr->ind, gpuir_stmt_name(st->k), cmt(rr->g->A, st->what), cmt(rr->g->A, st->detail));
+}
+
+static void rr_loop(rows_render *rr, const gpu_stmt *st) {
+  opgen *g = rr->g;
+  rr_comment(rr, st);
+  if (st->pass < rr->k->rw.nred) sb_printf(g->s, "%sfloat acc%d = init<%d>();\n", rr->ind, st->pass, st->pass);
+  sb_printf(g->s, "%sfor (int64_t c = (int64_t)rs.t * VEC; c < rs.len; c += C::STEP) {\n", rr->ind);
+  rr->ind = "      ";
+  sb_printf(g->s, "%sconst int n = rs.count(c);\n", rr->ind);
+  rr->rp.nld = 0;
+}
+
+/* The pad guards of a load: `j < n && (guards)...` */
+static const char *rr_guard(rows_render *rr, const gpu_stmt *st) {
+  strbuf c = {0};
+  sb_puts(&c, "j < n");
+  epigen eg = {rr->g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false, 0, {0}, {0}, NULL, NULL};
+  for (int i = 0; i < st->nguard; i++) {
+    sb_puts(&c, " && ");
+    if (st->guard[i]->ng > 1) sb_puts(&c, "(");
+    eguards_c(&eg, &c, st->guard[i]->guards, st->guard[i]->ng);
+    if (st->guard[i]->ng > 1) sb_puts(&c, ")");
+  }
+  return sb_take_arena(&c, rr->g->A);
+}
+
+static void rr_load(rows_render *rr, const gpu_stmt *st) {
+  opgen *g = rr->g;
+  const gpu_kernel *k = rr->k;
+  const region *r = k->r;
+  const rexpr *rd = st->rd;
+  const region_memref *m = &r->in[rd->input];
+  int i = rr->rp.nld;
+  const char *ind = rr->ind;
+  strbuf *s = g->s;
+  rr_comment(rr, st);
+  rr->rp.ld[rr->rp.nld++] = st;
+  const char *src = arena_printf(g->A, "static_cast<const %s *>(p->%s) + %s", tname(g, m->dt), lc(g->A, m->name),
+                                 sxc(g->A, gpuir_offset(g->A, m, rd->map), false));
+  if (st->load == GLOAD_ROW) {
+    sb_printf(s, "%s[[maybe_unused]] const float rd%d = dlc::ld1(%s);\n", ind, i, src);
+    return;
+  }
+  if (st->load == GLOAD_VEC) {
+    /* VEC elements from c: from the row cache (the thread's own elements,
+     * element j of chunk c at rc[slot * CACHE_CAP + j * (CACHE_CAP / VEC) +
+     * c / VEC], so that the lanes of a warp touch consecutive words) when
+     * the row fits it and an earlier pass kept them; else from global
+     * memory, kept in the cache when this pass is the first of several */
+    int slot = gpuir_rows_cache_slot(r, &k->rw, rd);
+    sb_printf(s, "%sfloat rd%d[VEC];\n", ind, i);
+    if (st->k == GS_LD_SHARED)
+      sb_printf(s,
+                "%sif (rs.cached) {\n#pragma unroll\n"
+                "%s  for (int j = 0; j < VEC; ++j) rd%d[j] = j < n ? rs.rc[%d * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] : 0.f;\n"
+                "%s} else {\n",
+                ind, ind, i, slot, ind);
+    else
+      sb_printf(s, "%s{\n", ind);
+    rr->ind = "        ";
+    rr_elem(rr, "c");
+    rr->ind = ind;
+    sb_printf(s, "%s  const %s *src = %s;\n", ind, tname(g, m->dt), src);
+    sb_printf(s,
+              "%s  if (n == VEC && reinterpret_cast<uintptr_t>(src) %% (VEC * sizeof(*src)) == 0) {\n"
+              "%s    dlc::ldv<VEC>(rd%d, src);\n%s  } else {\n#pragma unroll\n"
+              "%s    for (int j = 0; j < VEC; ++j) rd%d[j] = j < n ? dlc::ld1(src + j) : 0.f;\n%s  }\n%s}\n",
+              ind, ind, i, ind, ind, i, ind, ind);
+    if (slot >= 0 && st->k == GS_LD_GLOBAL)
+      sb_printf(s,
+                "%sif (rs.cached)\n#pragma unroll\n"
+                "%s  for (int j = 0; j < VEC; ++j)\n%s    if (j < n) rs.rc[%d * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] = rd%d[j];\n",
+                ind, ind, ind, slot, i);
+    return;
+  }
+  /* one element at a time: each at its element of the row, where its pad
+   * guards hold (else 0); a gather through the index loaded before it */
+  bool index = st->load == GLOAD_INDEX;
+  sb_printf(s, "%s%s rd%d[VEC];\n#pragma unroll\n%sfor (int j = 0; j < VEC; ++j) {\n", ind, index ? "int64_t" : "float", i,
+            ind);
+  rr->ind = "        ";
+  rr_elem(rr, "c + j");
+  strbuf v = {0};
+  if (index) {
+    sb_printf(&v, "(int64_t)__ldg(%s)", src);
+  } else if (st->k == GS_LD_GATHER) {
+    epigen eg = {g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false, 0, {0}, {0}, NULL, &rr->rp};
+    rr->rp.nld--; /* the gather's index loads only: not itself */
+    rr->rp.ngs = st->nguard;
+    for (int q = 0; q < st->nguard; q++) rr->rp.gs[q] = st->guard[q];
+    gather_c(&eg, &v, rd);
+    rr->rp.ngs = 0;
+    rr->rp.nld++;
+  } else {
+    sb_printf(&v, "dlc::ld1(%s)", src);
+  }
+  sb_printf(s, "%srd%d[j] = %s ? %s : %s;\n", rr->ind, i, rr_guard(rr, st), sb_str(&v), index ? "0" : "0.f");
+  sb_free(&v);
+  rr->ind = ind;
+  sb_printf(s, "%s}\n", ind);
+}
+
+static void rr_row_lets(rows_render *rr, const gpu_stmt *st) {
+  opgen *g = rr->g;
+  const gpu_kernel *k = rr->k;
+  const region *r = k->r;
+  const gpu_rows *rw = &k->rw;
+  const char *ind = rr->ind;
+  rr_comment(rr, st);
+  bool need[GPUIR_ROW_LETS] = {0};
+  gpuir_rows_pass_lets(r, rw, st->pass, need);
+  bool red = st->pass < rw->nred;
+  if (!red)
+    for (int y = 0; y < r->nyields; y++)
+      if (!rw->scalar[r->yields[y].let]) sb_printf(g->s, "%sfloat o%d[VEC];\n%sint64_t off%d[VEC];\n", ind, y, ind, y);
+  /* a reduction folds the row's elements only; the output pass computes
+   * every j (the lets are arithmetic on what the loads hold, 0 past the
+   * row) and stores those in the row */
+  sb_printf(g->s, "#pragma unroll\n%sfor (int j = 0; j < VEC; ++j) {\n", ind);
+  if (red) sb_printf(g->s, "%s  if (j >= n) continue;\n", ind);
+  rr->ind = "        ";
+  rr_elem(rr, "c + j");
+  epigen eg = {g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false, 0, {0}, {0}, NULL, &rr->rp};
+  for (int l = 0; l < r->nlets; l++) {
+    if (!need[l]) continue;
+    strbuf x = {0};
+    expr_c(&eg, &x, r->lets[l].e);
+    sb_printf(g->s, "%sconst %s v_%s = %s;\n", rr->ind, r->lets[l].e->dt == DT_BOOL ? "bool" : "float",
+              cid(g->A, r->lets[l].name), sb_str(&x));
+    sb_free(&x);
+  }
+  if (red) {
+    strbuf x = {0};
+    expr_c(&eg, &x, r->lets[rw->red_let[st->pass]].e->a);
+    sb_printf(g->s, "%sacc%d = combine<%d>(acc%d, %s);\n", rr->ind, st->pass, st->pass, st->pass, sb_str(&x));
+    sb_free(&x);
+  } else {
+    for (int y = 0; y < r->nyields; y++) {
+      if (rw->scalar[r->yields[y].let]) continue;
+      const region_memref *m = &r->out[r->yields[y].output];
+      sb_printf(g->s, "%so%d[j] = v_%s;\n%soff%d[j] = %s;\n", rr->ind, y, cid(g->A, r->lets[r->yields[y].let].name), rr->ind,
+                y, sxc(g->A, row_out_off(g, m, r->lets[r->yields[y].let].e), false));
+    }
+  }
+  rr->ind = ind;
+  sb_printf(g->s, "%s}\n", ind);
+}
+
+static void rr_store(rows_render *rr, const gpu_stmt *st) {
+  opgen *g = rr->g;
+  arena *A = g->A;
+  const gpu_kernel *k = rr->k;
+  const region *r = k->r;
+  int y = st->pass;
+  const region_memref *m = &r->out[r->yields[y].output];
+  const char *ot = tname(g, r->yields[y].cast);
+  const char *ind = rr->ind;
+  rr_comment(rr, st);
+  if (k->rw.scalar[r->yields[y].let]) {
+    /* one value a row, by the row's first thread */
+    sb_printf(g->s, "%sif (rs.t == 0) dlc::st1(static_cast<%s *>(p->%s) + %s, v_%s);\n", ind, ot, lc(A, m->name),
+              sxc(A, row_out_off(g, m, r->lets[r->yields[y].let].e), false), cid(A, r->lets[r->yields[y].let].name));
+    return;
+  }
+  sb_printf(g->s, "%s{\n%s  %s *dst = static_cast<%s *>(p->%s);\n", ind, ind, ot, ot, lc(A, m->name));
+  /* unit stride along the row: one 16-byte store when whole and aligned */
+  const sx *off = row_out_off(g, m, r->lets[r->yields[y].let].e);
+  emit_shift sh = {A, r->it[k->rw.row_axis].name};
+  const sx *step = sx_sub(A, sx_subst(A, off, emit_shift_row, &sh), off);
+  if (sx_has_vars(step)) step = NULL;
+  int64_t one;
+  if (step && sx_is_int(step, &one) && one == 1 && (k->rw.vec * dtype_bytes(r->yields[y].cast)) % 16 == 0)
+    sb_printf(g->s,
+              "%s  if (n == VEC && reinterpret_cast<uintptr_t>(dst + off%d[0]) %% 16 == 0)\n"
+              "%s    dlc::stv<VEC>(dst + off%d[0], o%d);\n%s  else\n",
+              ind, y, ind, y, y, ind);
+  sb_printf(g->s, "#pragma unroll\n%s    for (int j = 0; j < VEC; ++j)\n%s      if (j < n) dlc::st1(dst + off%d[j], o%d[j]);\n%s}\n",
+            ind, ind, y, y, ind);
+}
+
+static void rr_end_loop(rows_render *rr, const gpu_stmt *st) {
+  rr->ind = "    ";
+  sb_printf(rr->g->s, "%s}  // %s %s\n", rr->ind, gpuir_stmt_name(st->k), cmt(rr->g->A, st->what));
+}
+
+static void rr_reduce(rows_render *rr, const gpu_stmt *st) {
+  opgen *g = rr->g;
+  rr_comment(rr, st);
+  sb_printf(g->s, "%sconst float v_%s = rs.template allreduce<%d>(acc%d);\n", rr->ind,
+            cid(g->A, g->r->lets[rr->k->rw.red_let[st->pass]].name), st->pass, st->pass);
+}
+
+static void rr_row_scalar(rows_render *rr, const gpu_stmt *st) {
+  const gpu_rows *rw = &rr->k->rw;
+  rr_comment(rr, st);
+  rr_scalars(rr, rw->red_let[st->pass] + 1, st->pass + 1 < rw->nred ? rw->red_let[st->pass + 1] : rr->g->r->nlets);
+}
+
+static void rows_kernel(opgen *g, const gpu_kernel *k, const char *sname) {
+  strbuf *s = g->s;
+  sb_printf(s, "  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): each statement's code under its\n"
+               "  // kind; the row's state rs is templates/sm80_rows.cuh's Sm80Rows\n"
+               "  template <int VEC>\n"
+               "  static __device__ __forceinline__ void kernel(const Params *p) {\n"
+               "    using C = dlc::Sm80Rows<%s, VEC>;\n"
+               "    C rs;\n",
+            sname);
+  rows_render rr = {g, k, {k, 0, {0}, 0, {0}}, "    "};
+  for (int i = 0; i < k->nst; i++) {
+    const gpu_stmt *st = &k->st[i];
+    switch (st->k) {
+    case GS_ROW_BEGIN: rr_row_begin(&rr, st); break;
+    case GS_FUSED: rr_fused(&rr, st); break;
+    case GS_LOOP: rr_loop(&rr, st); break;
+    case GS_LD_GLOBAL:
+    case GS_LD_SHARED:
+    case GS_LD_GATHER: rr_load(&rr, st); break;
+    case GS_ROW_LETS: rr_row_lets(&rr, st); break;
+    case GS_ST_GLOBAL: rr_store(&rr, st); break;
+    case GS_END_LOOP: rr_end_loop(&rr, st); break;
+    case GS_REDUCE: rr_reduce(&rr, st); break;
+    case GS_ROW_SCALAR: rr_row_scalar(&rr, st); break;
+    default: sb_printf(s, "#error \"the row skeleton renders no %s statement\"\n", gpuir_stmt_name(st->k)); break;
+    }
+  }
+  sb_puts(s, "  }\n");
 }
 
 static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
@@ -2292,14 +2519,11 @@ static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instan
   const gpu_rows *rw = &k->rw;
   opgen g = {A, &k->v, r, s, k->T, k->math_ieee};
   const char *rax = r->it[rw->row_axis].name;
-  bool has_out = false;
-  for (int y = 0; y < r->nyields; y++) has_out |= !rw->scalar[r->yields[y].let];
   sb_printf(s, "// plan: %s, %d warps a CTA, %d elements a thread at a time, %s\n",
             rw->row_warps == 1 ? "a warp a row" : "a CTA a row", rw->warps, rw->vec, k->algo);
   sb_printf(s, "template <class T_>\nstruct %s {\n", sname);
   sb_printf(s, "  using T = T_;\n  using Params = dlc__p_%s;\n", eo->op->name);
-  sb_printf(s, "  static constexpr int WARPS = %d, ROW_WARPS = %d, NRED = %d;\n", rw->warps, rw->row_warps, rw->nred);
-  sb_printf(s, "  static constexpr bool HAS_OUT = %s;\n", has_out ? "true" : "false");
+  sb_printf(s, "  static constexpr int WARPS = %d, ROW_WARPS = %d;\n", rw->warps, rw->row_warps);
   if (rw->ncache) {
     sb_printf(s, "  // row cache: rows of at most CACHE_CAP elements keep");
     for (int i = 0; i < rw->ncache; i++) sb_printf(s, "%s %s", i ? "," : "", cmt(A, r->in[rw->cache_rd[i]->input].name));
@@ -2317,21 +2541,7 @@ static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instan
             sxc(A, group_extent(&g, rw->row_axes, rw->nrows), false));
   sb_printf(s, "  static __device__ __forceinline__ int64_t extent_row([[maybe_unused]] const Params *p) { return %s; }\n",
             sxc(A, r->it[rw->row_axis].size, false));
-  /* the row-scalar values */
-  sb_puts(s, "  struct Row {\n");
-  int nsc = 0;
-  for (int l = 0; l < r->nlets; l++)
-    if (rw->scalar[l])
-      sb_printf(s, "    %s v_%s;\n", r->lets[l].e->dt == DT_BOOL ? "bool" : "float", cid(A, r->lets[l].name)), nsc++;
-  if (!nsc) sb_puts(s, "    int unused;\n");
-  sb_puts(s, "  };\n");
-  int first = rw->nred ? rw->red_let[0] : r->nlets;
-  sb_puts(s, "  static __device__ __forceinline__ void row_begin([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,\n"
-             "                                                   Row &rw) {\n    rw = Row{};\n");
-  decompose(&g, "ri", rw->row_axes, rw->nrows, "    ");
-  row_scalars_out(&g, k, 0, first);
-  sb_puts(s, "  }\n");
-  /* the reductions */
+  /* the reductions' neutral elements and combines (the skeleton's all-reduce calls combine) */
   static const char *const comb[] = {"a + b", "fmaxf(a, b)", "fminf(a, b)"};
   sb_puts(s, "  template <int P>\n  static __device__ __forceinline__ float init() {\n");
   for (int i = 0; i < rw->nred; i++)
@@ -2344,111 +2554,8 @@ static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instan
               comb[e->rop == RED_SUM ? 0 : e->rop == RED_MAX ? 1 : 2], cmt(A, r->lets[rw->red_let[i]].name));
   }
   sb_printf(s, "    %sreturn a;\n  }\n", rw->nred ? "else " : "");
-  sb_puts(s, "  template <int P, int VEC>\n"
-             "  static __device__ __forceinline__ void body([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,\n"
-             "                                              [[maybe_unused]] int64_t c, [[maybe_unused]] int n,\n"
-             "                                              [[maybe_unused]] const Row &rw, float (&x)[VEC],\n"
-             "                                              [[maybe_unused]] float *rc, [[maybe_unused]] bool cached) {\n");
-  for (int i = 0; i < rw->nred; i++) {
-    const rexpr *re = r->lets[rw->red_let[i]].e;
-    sb_printf(s, "    %sif constexpr (P == %d) {  // %s\n", i ? "else " : "", i, cmt(A, r->lets[rw->red_let[i]].name));
-    decompose(&g, "ri", rw->row_axes, rw->nrows, "    ");
-    row_scalars_in(&g, k, rw->red_let[i]);
-    bool need[GPUIR_ROW_LETS] = {0};
-    gpuir_rows_need(r, rw, re->a, need);
-    epigen eg = {&g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false, 0, {0}, {0}, NULL};
-    row_vreads(&eg, k, re->a, false);
-    for (int l = 0; l < r->nlets; l++)
-      if (need[l]) row_vreads(&eg, k, r->lets[l].e, false);
-    row_loads_c(&eg, k, i);
-    sb_puts(s, "#pragma unroll\n    for (int j = 0; j < VEC; ++j) {\n      x[j] = 0.f;\n      if (j >= n) continue;\n");
-    row_elem_lets(&eg, k, need);
-    strbuf x = {0};
-    expr_c(&eg, &x, re->a);
-    sb_printf(s, "      x[j] = %s;\n    }\n    }\n", sb_str(&x));
-    sb_free(&x);
-  }
-  if (!rw->nred) sb_puts(s, "    (void)x;\n");
-  sb_puts(s, "  }\n");
-  sb_puts(s, "  template <int P>\n"
-             "  static __device__ __forceinline__ void done([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,\n"
-             "                                              [[maybe_unused]] Row &rw, [[maybe_unused]] float v) {\n");
-  for (int i = 0; i < rw->nred; i++) {
-    int l = rw->red_let[i];
-    int end = i + 1 < rw->nred ? rw->red_let[i + 1] : r->nlets;
-    sb_printf(s, "    %sif constexpr (P == %d) {\n", i ? "else " : "", i);
-    decompose(&g, "ri", rw->row_axes, rw->nrows, "    ");
-    row_scalars_in(&g, k, l);
-    sb_printf(s, "    rw.v_%s = v;\n    [[maybe_unused]] const float v_%s = v;\n", cid(A, r->lets[l].name), cid(A, r->lets[l].name));
-    row_scalars_out(&g, k, l + 1, end);
-    sb_puts(s, "    }\n");
-  }
-  sb_puts(s, "  }\n");
-  /* the element outputs */
-  sb_puts(s, "  template <int VEC>\n"
-             "  static __device__ __forceinline__ void out([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,\n"
-             "                                             [[maybe_unused]] int64_t c, [[maybe_unused]] int n,\n"
-             "                                             [[maybe_unused]] const Row &rw, [[maybe_unused]] float *rc,\n"
-             "                                             [[maybe_unused]] bool cached) {\n");
-  if (has_out) {
-    decompose(&g, "ri", rw->row_axes, rw->nrows, "    ");
-    row_scalars_in(&g, k, r->nlets);
-    bool need[GPUIR_ROW_LETS] = {0};
-    for (int y = 0; y < r->nyields; y++)
-      if (!rw->scalar[r->yields[y].let]) {
-        need[r->yields[y].let] = true;
-        gpuir_rows_need(r, rw, r->lets[r->yields[y].let].e, need);
-      }
-    epigen eg = {&g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false, 0, {0}, {0}, NULL};
-    for (int l = 0; l < r->nlets; l++)
-      if (need[l]) row_vreads(&eg, k, r->lets[l].e, false);
-    row_loads_c(&eg, k, rw->nred);
-    for (int y = 0; y < r->nyields; y++)
-      if (!rw->scalar[r->yields[y].let]) sb_printf(s, "    float o%d[VEC];\n    int64_t off%d[VEC];\n", y, y);
-    sb_puts(s, "#pragma unroll\n    for (int j = 0; j < VEC; ++j) {\n      if (j >= n) continue;\n");
-    row_elem_lets(&eg, k, need);
-    for (int y = 0; y < r->nyields; y++) {
-      if (rw->scalar[r->yields[y].let]) continue;
-      const region_memref *m = &r->out[r->yields[y].output];
-      sb_printf(s, "      o%d[j] = v_%s;\n      off%d[j] = %s;\n", y, cid(A, r->lets[r->yields[y].let].name), y,
-                sxc(A, row_out_off(&g, m, r->lets[r->yields[y].let].e), false));
-    }
-    sb_puts(s, "    }\n");
-    for (int y = 0; y < r->nyields; y++) {
-      if (rw->scalar[r->yields[y].let]) continue;
-      const region_memref *m = &r->out[r->yields[y].output];
-      const char *ot = tname(&g, r->yields[y].cast);
-      sb_printf(s, "    {  // %s\n      %s *dst = static_cast<%s *>(p->%s);\n", cmt(A, m->name), ot, ot, lc(A, m->name));
-      /* unit stride along the row: one 16-byte store when whole and aligned */
-      const sx *off = row_out_off(&g, m, r->lets[r->yields[y].let].e);
-      emit_shift sh = {A, rax};
-      const sx *st = sx_sub(A, sx_subst(A, off, emit_shift_row, &sh), off);
-      if (sx_has_vars(st)) st = NULL;
-      int64_t one;
-      int ob = dtype_bytes(r->yields[y].cast);
-      if (st && sx_is_int(st, &one) && one == 1 && (rw->vec * ob) % 16 == 0)
-        sb_printf(s,
-                  "      if (n == VEC && reinterpret_cast<uintptr_t>(dst + off%d[0]) %% 16 == 0)\n"
-                  "        dlc::stv<VEC>(dst + off%d[0], o%d);\n      else\n",
-                  y, y, y);
-      sb_printf(s, "#pragma unroll\n        for (int j = 0; j < VEC; ++j)\n          if (j < n) dlc::st1(dst + off%d[j], o%d[j]);\n    }\n",
-                y, y);
-    }
-  }
-  sb_puts(s, "  }\n");
-  sb_puts(s, "  static __device__ __forceinline__ void row_end([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,\n"
-             "                                                 [[maybe_unused]] const Row &rw) {\n");
-  bool any = false;
-  for (int y = 0; y < r->nyields; y++) {
-    if (!rw->scalar[r->yields[y].let]) continue;
-    if (!any) decompose(&g, "ri", rw->row_axes, rw->nrows, "    "), row_scalars_in(&g, k, r->nlets);
-    any = true;
-    const region_memref *m = &r->out[r->yields[y].output];
-    const char *ot = tname(&g, r->yields[y].cast);
-    sb_printf(s, "    dlc::st1(static_cast<%s *>(p->%s) + %s, v_%s);\n", ot, lc(A, m->name),
-              sxc(A, row_out_off(&g, m, r->lets[r->yields[y].let].e), false), cid(A, r->lets[r->yields[y].let].name));
-  }
-  sb_puts(s, "  }\n};\n\n");
+  rows_kernel(&g, k, sname);
+  sb_puts(s, "};\n\n");
 }
 
 static int kernel_threads(const gpu_kernel *k) { return k->threads; }

@@ -2515,6 +2515,8 @@ static bool verify_att_render(const gpu_kernel *k, diag_list *dl) {
   return true;
 }
 
+static bool verify_rows_render(const gpu_kernel *k, diag_list *dl);
+
 bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
   /* every token produced (one a statement at most), and every token a wait
    * covers (four a statement at most), so far */
@@ -2622,6 +2624,7 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
    * lets of its own pass */
   if (k->rows) {
     const region *r = k->r;
+    ok &= verify_rows_render(k, dl);
     for (int o = 0; o < r->nout; o++) {
       int n = 0;
       for (int i = 0; i < k->nst; i++) n += k->st[i].k == GS_ST_GLOBAL && strcmp(k->st[i].what, r->out[o].name) == 0;
@@ -2737,6 +2740,89 @@ bool gpuir_add_fused(gpu_kernel *k, arena *A, const char *value, const char *fro
   return true;
 }
 
+/* Whether every Read of e has a load among st[from, to) (by the rows' read
+ * identity; a gather's index Reads too). */
+static bool rows_reads_loaded(const gpu_kernel *k, const rexpr *e, int from, int to, const char **missing) {
+  if (!e) return true;
+  if (e->k == RX_READ) {
+    bool found = false;
+    for (int i = from; i < to && !found; i++)
+      found = k->st[i].rd && (k->st[i].rd == e || gpuir_rows_same_read(k->r, &k->rw, k->st[i].rd, e));
+    if (!found) {
+      *missing = k->r->in[e->input].name;
+      return false;
+    }
+  }
+  return rows_reads_loaded(k, e->a, from, to, missing) && rows_reads_loaded(k, e->b, from, to, missing) &&
+         rows_reads_loaded(k, e->c, from, to, missing);
+}
+
+/* The row skeleton's statements in the order its renderer (emit.c,
+ * rows_kernel) writes them as one kernel: RowBegin and the Fused values;
+ * per reduction P a Loop of pass P, its loads, its RowLets, an EndLoop, a
+ * Reduce and a RowScalar of pass P; the output pass (Loop, loads, RowLets,
+ * a store per element output, EndLoop) when there are element outputs;
+ * then a store per row-scalar output.  Each pass loads every Read its lets
+ * read (the lets spell a Read from its load), a gather after its index. */
+static bool verify_rows_render(const gpu_kernel *k, diag_list *dl) {
+  const region *r = k->r;
+  const gpu_rows *rw = &k->rw;
+  int i = 0, n = k->nst;
+  const char *why = NULL;
+  if (n < 1 || k->st[0].k != GS_ROW_BEGIN) why = "it does not begin with RowBegin";
+  for (i = 1; !why && i < n && k->st[i].k == GS_FUSED; i++) {}
+  for (int p = 0; !why && p <= rw->nred && i < n && k->st[i].k == GS_LOOP; p++) {
+    const gpu_stmt *lp = &k->st[i++];
+    if (lp->loop != GLOOP_ROW || lp->pass != p) {
+      why = "a Loop out of pass order";
+      break;
+    }
+    int from = i;
+    for (; i < n && k->st[i].rd; i++)
+      if (k->st[i].pass != p || !k->st[i].load || (k->st[i].k == GS_LD_SHARED && k->st[i].load != GLOAD_VEC) ||
+          (k->st[i].load == GLOAD_ROW && k->st[i].nguard))
+        why = "a load of another pass, or loaded as its kind cannot be";
+    if (why) break;
+    if (i - from > GPUIR_ROW_PASS_LOADS) why = "a pass loads more Reads than the renderer holds";
+    if (why || i >= n || k->st[i].k != GS_ROW_LETS || k->st[i].pass != p) {
+      why = why ? why : "a pass's loads are not followed by its RowLets";
+      break;
+    }
+    bool need[GPUIR_ROW_LETS] = {0};
+    gpuir_rows_pass_lets(r, rw, p, need);
+    const char *missing = NULL;
+    bool loaded = p == rw->nred || rows_reads_loaded(k, r->lets[rw->red_let[p]].e->a, from, i, &missing);
+    for (int l = 0; l < r->nlets && loaded; l++)
+      if (need[l]) loaded = rows_reads_loaded(k, r->lets[l].e, from, i, &missing);
+    if (!loaded) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "pass %d of the row skeleton reads %s without loading it", p, missing);
+      return false;
+    }
+    i++;
+    if (p == rw->nred)
+      for (; i < n && k->st[i].k == GS_ST_GLOBAL; i++)
+        if (rw->scalar[r->yields[k->st[i].pass].let]) why = "a row-scalar output stored in the output pass";
+    if (why || i >= n || k->st[i].k != GS_END_LOOP) {
+      why = why ? why : "a pass does not end in EndLoop";
+      break;
+    }
+    i++;
+    if (p == rw->nred) break;
+    if (i + 1 >= n || k->st[i].k != GS_REDUCE || k->st[i].pass != p || k->st[i + 1].k != GS_ROW_SCALAR ||
+        k->st[i + 1].pass != p) {
+      why = "a reduction's pass is not followed by its Reduce and RowScalar";
+      break;
+    }
+    i += 2;
+  }
+  for (; !why && i < n; i++)
+    if (k->st[i].k != GS_ST_GLOBAL || !rw->scalar[r->yields[k->st[i].pass].let])
+      why = "a statement after the passes that is not a row-scalar output's store";
+  if (!why) return true;
+  diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the row skeleton cannot render its statements: %s", why);
+  return false;
+}
+
 static const char *const STMT_NAMES[] = {"AllocShared", "CpAsync",    "CommitGroup", "Wait",     "Barrier",  "Loop",
                                     "EndLoop",     "LdMatrix",   "Mma",         "StageAcc", "Epilogue", "StGlobalVec",
                                     "AddrSetup",   "Advance",    "RowBegin",    "LdGlobal", "RowLets",  "Reduce",
@@ -2750,10 +2836,12 @@ _Static_assert(sizeof STMT_NAMES / sizeof *STMT_NAMES == GS__COUNT, "a dump name
  * them: the operand, how it copies, the k-tile (kt + t inside a loop, the
  * slice's first + t before one), the stage, the k steps, the groups a wait
  * leaves in flight, the widths that run it, the loop, the full-width pair. */
-static void dump_render_fields(cJSON *b, const gpu_stmt *s, int depth) {
+static void dump_render_fields(cJSON *b, const gpu_stmt *s, int depth, bool rows) {
   static const char *const SIDE[] = {NULL, "A", "B", "K counter", "V"};
   static const char *const COPY[] = {NULL, "stream", "tile", "bounded"};
-  static const char *const LOOP[] = {NULL, "steady", "drain", "columns", "keys"};
+  static const char *const LOOP[] = {NULL, "steady", "drain", "columns", "keys", "row"};
+  static const char *const LOAD[] = {NULL, "vector", "element", "row", "index"};
+  _Static_assert(sizeof LOAD / sizeof *LOAD == GLOAD__COUNT, "a dump name for every load");
   _Static_assert(sizeof SIDE / sizeof *SIDE == GSIDE__COUNT, "a dump name for every operand");
   _Static_assert(sizeof COPY / sizeof *COPY == GCOPY__COUNT, "a dump name for every copy");
   _Static_assert(sizeof LOOP / sizeof *LOOP == GLOOP__COUNT, "a dump name for every loop");
@@ -2773,6 +2861,12 @@ static void dump_render_fields(cJSON *b, const gpu_stmt *s, int depth) {
   if (s->min_vec) cJSON_AddNumberToObject(b, "min_vec", s->min_vec);
   if (s->loop) cJSON_AddStringToObject(b, "loop", LOOP[s->loop]);
   if (s->full) cJSON_AddTrueToObject(b, "full_width");
+  if (!rows) return;
+  if (s->k == GS_ST_GLOBAL) cJSON_AddNumberToObject(b, "yield", s->pass);
+  else if (s->k == GS_LOOP || s->k == GS_ROW_LETS || s->k == GS_REDUCE || s->k == GS_ROW_SCALAR || s->rd)
+    cJSON_AddNumberToObject(b, "pass", s->pass);
+  if (s->load) cJSON_AddStringToObject(b, "load", LOAD[s->load]);
+  if (s->nguard) cJSON_AddNumberToObject(b, "pad_guards", s->nguard);
 }
 
 const char *gpuir_stmt_name(gpu_stmt_kind kind) { return kind >= 0 && kind < GS__COUNT ? STMT_NAMES[kind] : "?"; }
@@ -2930,7 +3024,7 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
       cJSON_AddNumberToObject(b, "slot", s->slot);
       if (s->k == GS_MBAR_WAIT) cJSON_AddStringToObject(b, "parity", s->flip ? "ph ^ 1" : "ph");
     }
-    dump_render_fields(b, s, depth);
+    dump_render_fields(b, s, depth, k->rows);
     depth += (s->k == GS_LOOP) - (s->k == GS_END_LOOP);
     cJSON_AddItemToArray(st, o);
   }
@@ -3061,6 +3155,7 @@ bool gpuir_rows_view(arena *A, const region *r, gpu_rows *rw, const char **why) 
  * index along the row) count as one. */
 static bool same_read_at(const region *r, const gpu_rows *rw, const rexpr *a, const rexpr *b) {
   if (a == b) return true;
+  if (a->ldvar || b->ldvar) return false; /* a gather's map holds its index variable */
   if (a->input != b->input || a->nmap != b->nmap) return false;
   const char *row = r->it[rw->row_axis].name, *red = r->it[rw->red_axis].name;
   for (int d = 0; d < a->nmap; d++) {
@@ -3104,66 +3199,147 @@ static void pass_vreads(const gpu_kernel *k, arena *A, const rexpr *e, bool guar
   pass_vreads(k, A, e->c, guard, rd, n, cap);
 }
 
-/* The Reads of e that run with unit stride along the row axis: loaded as
- * vectors.  Others are loaded one element at a time where they are used. */
-static void row_loads(gpu_kernel *k, arena *A, const rexpr *e, const char *pass, const char **toks, int *nt,
-                      bool under_guard) {
+/* The loads of pass `pass` for expression e, in the order the lets read
+ * them: each Read once (gpuir_rows_same_read, under the same pad Selects
+ * gd[0..ng), loaded the same way), a gather's index before the gather.  A
+ * Read under a pad Select (guards, no condition) is loaded only where the
+ * guards hold, one element at a time; `index`: e is (part of) a gather's
+ * index, whose int32 Reads load as int64 (emit.c's index_c).  The tokens
+ * the pass's lets consume go to toks. */
+typedef struct row_loader {
+  gpu_kernel *k;
+  arena *A;
+  int pass, first;     /* the pass, and the index of its first statement */
+  const char **toks;
+  int *nt;
+  int nloads;
+} row_loader;
+
+static const char *row_load(row_loader *L, const rexpr *e, gpu_stmt_kind kind, gpu_load ld, const rexpr **gd, int ng,
+                            const char *det, int nin, const char *const *in) {
+  gpu_kernel *k = L->k;
+  const region *r = k->r;
+  for (int i = L->first; i < k->nst; i++) {
+    const gpu_stmt *s = &k->st[i];
+    if (!s->rd || s->load != ld || s->nguard != ng || !gpuir_rows_same_read(r, &k->rw, s->rd, e)) continue;
+    bool same = true;
+    for (int g = 0; g < ng; g++) same &= s->guard[g] == gd[g];
+    if (same) return s->out;
+  }
+  /* a token per load: tL<pass>.<tensor>, then .1, .2 ... for further Reads of it */
+  const char *tok = arena_printf(L->A, "tL%d.%s", L->pass, r->in[e->input].name);
+  int dup = 0;
+  for (int i = L->first; i < k->nst; i++)
+    if (k->st[i].rd && k->st[i].rd->input == e->input) dup++;
+  if (dup) tok = arena_printf(L->A, "%s.%d", tok, dup);
+  if (ng)
+    det = arena_printf(L->A, "%s; where the guards of the %d pad Select%s around it hold, else 0", det, ng, ng > 1 ? "s" : "");
+  const rexpr **g = ng ? ARENA_ARRAY(L->A, const rexpr *, ng) : NULL;
+  for (int i = 0; i < ng; i++) g[i] = gd[i];
+  gpu_stmt s = {.k = kind, .what = r->in[e->input].name, .detail = det, .out = tok, .lo = -1, .hi = -1, .pass = L->pass,
+                .rd = e, .load = ld, .nguard = ng, .guard = g};
+  for (int i = 0; i < nin && s.nin < 4; i++) s.in[s.nin++] = in[i];
+  ARENA_PUSH(L->A, k->st, k->nst, k->cap_st, s);
+  L->nloads++;
+  return tok;
+}
+
+static void row_loads(row_loader *L, const rexpr *e, const rexpr **gd, int ng, bool index);
+
+static void row_tok(row_loader *L, const char *tok) {
+  for (int i = 0; i < *L->nt; i++)
+    if (strcmp(L->toks[i], tok) == 0) return;
+  if (*L->nt < 4) L->toks[(*L->nt)++] = tok;
+}
+
+/* A gather's index, as emit.c's index_c spells it: its int32 Reads (through
+ * pad Selects, broadcasts and transposes) as int64 indices, anything else
+ * as a float expression. */
+static void row_index_loads(row_loader *L, const rexpr *e, const rexpr **gd, int ng) {
   if (!e) return;
+  switch (e->k) {
+  case RX_READ:
+    if (!e->ldvar && L->k->r->in[e->input].dt == DT_INT32) {
+      row_tok(L, row_load(L, e, GS_LD_GLOBAL, GLOAD_INDEX, gd, ng,
+                          "one index at a time (its value picks the gathered element)", 0, NULL));
+      return;
+    }
+    break;
+  case RX_CONST: return;
+  case RX_SELECT: {
+    const rexpr *g2[16];
+    int n2 = ng;
+    for (int i = 0; i < ng && i < 16; i++) g2[i] = gd[i];
+    if (e->a) row_loads(L, e->a, gd, ng, false);
+    else if (n2 < 16) g2[n2++] = e;
+    row_index_loads(L, e->b, g2, n2);
+    row_index_loads(L, e->c, g2, n2);
+    return;
+  }
+  case RX_BCAST:
+  case RX_TRANSPOSE: row_index_loads(L, e->a, gd, ng); return;
+  default: break;
+  }
+  row_loads(L, e, gd, ng, false);
+}
+
+static void row_loads(row_loader *L, const rexpr *e, const rexpr **gd, int ng, bool index) {
+  if (!e) return;
+  if (index) {
+    row_index_loads(L, e, gd, ng);
+    return;
+  }
+  gpu_kernel *k = L->k;
   const region *r = k->r;
   if (e->k == RX_READ && e->ldvar) {
     /* a gather: the index first (one element at a time: its value picks
      * the address), then the source element it selects, under its guards */
-    const char *itok[4] = {0};
-    int ni = 0;
-    int first = k->nst;
-    row_loads(k, A, e->a, pass, itok, &ni, true);
-    for (int i = first; i < k->nst; i++)
-      if (k->st[i].k == GS_LD_GLOBAL) k->st[i].detail = "one index at a time (its value picks the gathered element)";
-    const char *tok = arena_printf(A, "tL%s.%s", pass, r->in[e->input].name);
-    for (int i = 0; i < *nt; i++)
-      if (strcmp(toks[i], tok) == 0) return;
-    if (*nt < 4) toks[(*nt)++] = tok;
+    const char *itok[4] = {0}, **toks = L->toks;
+    int ni = 0, *nt = L->nt;
+    L->toks = itok, L->nt = &ni;
+    row_loads(L, e->a, gd, ng, true);
+    L->toks = toks, L->nt = nt;
     strbuf g = {0};
     for (int i = 0; i < e->ng; i++)
-      sb_printf(&g, "%s%s <= %s < %s", i ? " and " : "", sx_str(A, e->guards[i].lo), sx_str(A, e->guards[i].e),
-                sx_str(A, e->guards[i].hi));
+      sb_printf(&g, "%s%s <= %s < %s", i ? " and " : "", sx_str(L->A, e->guards[i].lo), sx_str(L->A, e->guards[i].e),
+                sx_str(L->A, e->guards[i].hi));
     strbuf m = {0};
-    for (int i = 0; i < e->nmap; i++) sb_printf(&m, "%s%s", i ? ", " : "", sx_str(A, e->map[i]));
-    const char *det = arena_printf(A, "%s[%s] with %s = the index just loaded, one element at a time, if %s; else %g",
+    for (int i = 0; i < e->nmap; i++) sb_printf(&m, "%s%s", i ? ", " : "", sx_str(L->A, e->map[i]));
+    const char *det = arena_printf(L->A, "%s[%s] with %s = the index just loaded, one element at a time, if %s; else %g",
                                    r->in[e->input].name, sb_str(&m), e->ldvar, sb_str(&g), e->cval);
     sb_free(&g);
     sb_free(&m);
-    gpu_stmt s = {.k = GS_LD_GATHER, .what = r->in[e->input].name, .detail = det, .out = tok};
-    for (int i = 0; i < ni; i++) s.in[s.nin++] = itok[i];
-    ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);
+    row_tok(L, row_load(L, e, GS_LD_GATHER, GLOAD_ELEM, gd, ng, det, ni, itok));
     return;
   }
   if (e->k == RX_READ) {
     int along = has_axis(e, k->rw.row_axis) ? k->rw.row_axis : has_axis(e, k->rw.red_axis) ? k->rw.red_axis : -1;
-    bool vec = row_vec_read(k, A, e, under_guard);
-    const char *tok = arena_printf(A, "tL%s.%s", pass, r->in[e->input].name);
-    for (int i = 0; i < *nt; i++)
-      if (strcmp(toks[i], tok) == 0) return;
-    if (*nt < 4) toks[(*nt)++] = tok;
+    bool vec = row_vec_read(k, L->A, e, ng > 0);
     int slot = vec ? gpuir_rows_cache_slot(k->r, &k->rw, e) : -1;
-    int ps = atoi(pass);
-    const char *det =
-        vec ? arena_printf(A, "%d elements a thread: ld.global.v4 when 16-byte aligned, else scalar", k->rw.vec)
-        : along >= 0 ? "one element at a time (not unit-stride along the row)"
-                     : "one value a row";
-    if (slot >= 0 && k->rw.cache_first[slot] == ps)
-      det = arena_printf(A, "%s; kept in row cache slot %d (st.shared) for the later passes", det, slot);
+    gpu_load ld = vec ? GLOAD_VEC : along >= 0 || ng ? GLOAD_ELEM : GLOAD_ROW;
+    const char *det = vec          ? arena_printf(L->A, "%d elements a thread: ld.global.v4 when 16-byte aligned, else scalar",
+                                                  k->rw.vec)
+                      : along >= 0 ? "one element at a time (not unit-stride along the row)"
+                      : ng         ? "one element at a time"
+                                   : "one value a row";
+    if (slot >= 0 && k->rw.cache_first[slot] == L->pass)
+      det = arena_printf(L->A, "%s; kept in row cache slot %d (st.shared) for the later passes", det, slot);
     else if (slot >= 0)
-      det = arena_printf(A, "from row cache slot %d (ld.shared, the thread's own elements) when the row has at most %d "
-                            "elements, else %s", slot, k->rw.cache_cap, det);
-    emit(k, A, slot >= 0 && k->rw.cache_first[slot] != ps ? GS_LD_SHARED : GS_LD_GLOBAL, r->in[e->input].name, det, tok, 0,
-         NULL, NULL);
+      det = arena_printf(L->A,
+                         "from row cache slot %d (ld.shared, the thread's own elements) when the row has at most %d "
+                         "elements, else %s",
+                         slot, k->rw.cache_cap, det);
+    row_tok(L, row_load(L, e, slot >= 0 && k->rw.cache_first[slot] != L->pass ? GS_LD_SHARED : GS_LD_GLOBAL, ld, gd,
+                        ng, det, 0, NULL));
     return;
   }
-  under_guard |= e->k == RX_SELECT && !e->a;
-  row_loads(k, A, e->a, pass, toks, nt, under_guard);
-  row_loads(k, A, e->b, pass, toks, nt, under_guard);
-  row_loads(k, A, e->c, pass, toks, nt, under_guard);
+  const rexpr *g2[16];
+  int n2 = ng;
+  for (int i = 0; i < ng && i < 16; i++) g2[i] = gd[i];
+  if (e->k == RX_SELECT && !e->a && n2 < 16) g2[n2++] = e;
+  row_loads(L, e->a, g2, n2, false);
+  row_loads(L, e->b, g2, n2, false);
+  row_loads(L, e->c, g2, n2, false);
 }
 
 static const char *let_list(arena *A, const region *r, const bool *pick) {
@@ -3171,6 +3347,22 @@ static const char *let_list(arena *A, const region *r, const bool *pick) {
   for (int l = 0; l < r->nlets; l++)
     if (pick[l]) s = arena_printf(A, "%s%s%s", s, *s ? ", " : "", r->lets[l].name);
   return s;
+}
+
+void gpuir_rows_pass_lets(const region *r, const gpu_rows *rw, int pass, bool *need) {
+  if (pass < rw->nred) {
+    gpuir_rows_need(r, rw, r->lets[rw->red_let[pass]].e->a, need);
+    return;
+  }
+  for (int y = 0; y < r->nyields; y++)
+    if (!rw->scalar[r->yields[y].let]) {
+      need[r->yields[y].let] = true;
+      gpuir_rows_need(r, rw, r->lets[r->yields[y].let].e, need);
+    }
+}
+
+bool gpuir_rows_same_read(const region *r, const gpu_rows *rw, const rexpr *a, const rexpr *b) {
+  return same_read_at(r, rw, a, b);
 }
 
 void gpuir_rows_need(const region *r, const gpu_rows *rw, const rexpr *e, bool *need) {
@@ -3275,36 +3467,40 @@ gpu_kernel *gpuir_build_rows(arena *A, const region *r, const pc_analysis *a, co
   const char *prev = "tRow";
   for (int i = 0; i <= rw->nred; i++) {
     bool last = i == rw->nred;
-    const char *pass = arena_printf(A, "%d", i);
     bool need[GPUIR_ROW_LETS] = {0};
-    if (!last) {
-      gpuir_rows_need(r, rw, r->lets[rw->red_let[i]].e->a, need);
-    } else {
-      for (int y = 0; y < r->nyields; y++)
-        if (!rw->scalar[r->yields[y].let]) {
-          need[r->yields[y].let] = true;
-          gpuir_rows_need(r, rw, r->lets[r->yields[y].let].e, need);
-        }
-    }
+    gpuir_rows_pass_lets(r, rw, i, need);
     bool any = false;
     for (int l = 0; l < r->nlets; l++) any |= need[l];
     if (last && !any) break;
-    emit(k, A, GS_LOOP, last ? "the row's elements: outputs" : arena_printf(A, "the row's elements: %s", r->lets[rw->red_let[i]].name),
-         arena_printf(A, "%s = t * %d; %s < %s; %s += %d * %d", row_ax, rw->vec, row_ax,
-                      sx_str(A, r->it[rw->row_axis].size), row_ax, 32 * rw->row_warps, rw->vec),
-         NULL, 0, NULL, NULL);
+    gpu_stmt *lp = emit(k, A, GS_LOOP,
+                        last ? "the row's elements: outputs" : arena_printf(A, "the row's elements: %s", r->lets[rw->red_let[i]].name),
+                        arena_printf(A, "%s = t * %d; %s < %s; %s += %d * %d", row_ax, rw->vec, row_ax,
+                                     sx_str(A, r->it[rw->row_axis].size), row_ax, 32 * rw->row_warps, rw->vec),
+                        NULL, 0, NULL, NULL);
+    lp->loop = GLOOP_ROW;
+    lp->pass = i;
     const char *toks[4] = {0};
     int nt = 0;
-    if (!last) row_loads(k, A, r->lets[rw->red_let[i]].e->a, pass, toks, &nt, false);
+    row_loader L = {k, A, i, k->nst, toks, &nt, 0};
+    if (!last) row_loads(&L, r->lets[rw->red_let[i]].e->a, NULL, 0, false);
     for (int l = 0; l < r->nlets; l++)
-      if (need[l]) row_loads(k, A, r->lets[l].e, pass, toks, &nt, false);
+      if (need[l]) row_loads(&L, r->lets[l].e, NULL, 0, false);
+    if (L.nloads > GPUIR_ROW_PASS_LOADS) {
+      diag_report(dl, D_PLAN_UNSUPPORTED, at, "Split the op: fewer tensors read by the lets of one pass.",
+                  "region %s loads %d Reads in one pass over the row; the row skeleton loads at most %d", r->name,
+                  L.nloads, GPUIR_ROW_PASS_LOADS);
+      return NULL;
+    }
     const char *etok = arena_printf(A, "tE%d", i);
     gpu_stmt s = {.k = GS_ROW_LETS,
                   .what = any ? let_list(A, r, need) : "(none)",
                   .detail = last ? "the element lets of the outputs, in fp32"
                                  : arena_printf(A, "the body of %s, in fp32, folded into a per-thread partial",
                                                 r->lets[rw->red_let[i]].name),
-                  .out = etok};
+                  .out = etok,
+                  .lo = -1,
+                  .hi = -1,
+                  .pass = i};
     s.in[s.nin++] = prev;
     for (int t = 0; t < nt && s.nin < 4; t++) s.in[s.nin++] = toks[t];
     ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);
@@ -3315,7 +3511,8 @@ gpu_kernel *gpuir_build_rows(arena *A, const region *r, const pc_analysis *a, co
                arena_printf(A, "%s from %s: st.global.v4 when the row's %d outputs are whole and 16-byte aligned, else "
                                "scalar",
                             dtype_name(r->yields[y].cast), r->lets[r->yields[y].let].name, rw->vec),
-               NULL, 1, etok, NULL);
+               NULL, 1, etok, NULL)
+              ->pass = y;
       emit(k, A, GS_END_LOOP, "the row's elements", NULL, NULL, 0, NULL, NULL);
       break;
     }
@@ -3326,14 +3523,16 @@ gpu_kernel *gpuir_build_rows(arena *A, const region *r, const pc_analysis *a, co
          rw->row_warps == 1 ? "shfl.bfly 16, 8, 4, 2, 1 in fp32"
                             : arena_printf(A, "shfl.bfly 16, 8, 4, 2, 1 in fp32, then %d warp partials through shared memory",
                                            rw->row_warps),
-         rtok, 1, etok, NULL);
+         rtok, 1, etok, NULL)
+        ->pass = i;
     /* the row-scalar lets up to the next reduction */
     bool sc[GPUIR_ROW_LETS] = {0};
     int end = i + 1 < rw->nred ? rw->red_let[i + 1] : r->nlets;
     for (int l = rw->red_let[i] + 1; l < end; l++) sc[l] = rw->scalar[l];
     const char *stok = arena_printf(A, "tS%d", i);
     emit(k, A, GS_ROW_SCALAR, *let_list(A, r, sc) ? let_list(A, r, sc) : "(none)", "once a row, in every thread", stok, 1,
-         rtok, NULL);
+         rtok, NULL)
+        ->pass = i;
     prev = stok;
   }
   for (int y = 0; y < r->nyields; y++)
@@ -3341,6 +3540,7 @@ gpu_kernel *gpuir_build_rows(arena *A, const region *r, const pc_analysis *a, co
       emit(k, A, GS_ST_GLOBAL, r->out[r->yields[y].output].name,
            arena_printf(A, "%s from %s: one value a row, by its first thread", dtype_name(r->yields[y].cast),
                         r->lets[r->yields[y].let].name),
-           NULL, 1, prev, NULL);
+           NULL, 1, prev, NULL)
+          ->pass = y;
   return k;
 }

@@ -90,6 +90,7 @@ typedef enum {
   GLOOP_DRAIN,   /* kt < KT: the tiles left, the remainder's copy bounded */
   GLOOP_COLUMNS, /* split-K's second kernel: a thread's 4-float columns of the tile, grid-stride */
   GLOOP_KEYS,    /* sm80 attention: one pass's key tiles (lo: the pass, 0 full, 1 masked, 2 the key tail) */
+  GLOOP_ROW,     /* the row skeleton: one pass over the row's elements (gpu_stmt.pass) */
   GLOOP__COUNT
 } gpu_loop;
 
@@ -106,6 +107,20 @@ typedef enum {
   GSTEP_P_FRAGS,    /* P as A fragments in registers (a k16 step of P V) */
   GSTEP_FINISH,     /* O / row sum */
 } gpu_step;
+
+/* How the row skeleton loads a Read (LdGlobal, LdShared, LdGather). */
+typedef enum {
+  GLOAD_NONE,
+  GLOAD_VEC,     /* VEC elements at once along the row (ld.global.v4 when whole and aligned, else
+                    one at a time), or the thread's own elements from the row cache (LdShared) */
+  GLOAD_ELEM,    /* one element at a time, each at its element of the row */
+  GLOAD_ROW,     /* one value a row (the Read has no row axis) */
+  GLOAD_INDEX,   /* a gather's int32 index, one element at a time, widened to int64 */
+  GLOAD__COUNT
+} gpu_load;
+
+/* At most this many Reads a pass of the row skeleton loads. */
+#define GPUIR_ROW_PASS_LOADS 32
 
 typedef struct gpu_stmt {
   gpu_stmt_kind k;
@@ -132,6 +147,14 @@ typedef struct gpu_stmt {
   gpu_loop loop;         /* Loop: which loop */
   bool full;             /* Epilogue, StGlobalVec: the full-width pair (else the bounds-checked one) */
   gpu_step step;         /* sm80 attention's Epilogue: which step */
+  /* What the row skeleton's renderer reads (emit.c, rows_kernel): */
+  int pass;              /* Loop, loads, RowLets, Reduce, RowScalar: the pass (reduction `pass`, or
+                            gpu_rows.nred: the element outputs'); StGlobalVec: the yield it stores */
+  const rexpr *rd;       /* LdGlobal, LdShared, LdGather: the Read */
+  gpu_load load;         /* how it is loaded */
+  int nguard;            /* the pad Selects (guards, no condition) the Read sits under, outermost
+                            first: it is loaded only where all their guards hold, else 0 */
+  const rexpr *const *guard;
 } gpu_stmt;
 
 /* One operand of the contraction as the skeleton loads it. */
@@ -490,6 +513,13 @@ gpu_kernel *gpuir_build_rows(arena *A, const region *r, const pc_analysis *a, co
 bool gpuir_rows_view(arena *A, const region *r, gpu_rows *rw, const char **why);
 /* Marks in `need` the element lets (not row-scalar) that e reads, transitively. */
 void gpuir_rows_need(const region *r, const gpu_rows *rw, const rexpr *e, bool *need);
+/* Marks in `need` the element lets pass `pass` computes: those reduction
+ * `pass`'s body reads, or (pass == rw->nred) the element outputs and what
+ * they read. */
+void gpuir_rows_pass_lets(const region *r, const gpu_rows *rw, int pass, bool *need);
+/* Whether Reads a and b load the same elements of a row (by tensor and
+ * index map, the row and reduction axes as one; a gather only as itself). */
+bool gpuir_rows_same_read(const region *r, const gpu_rows *rw, const rexpr *a, const rexpr *b);
 /* Whether rd is one of the row cache's Reads (by tensor and index map, the
  * row and reduction axes as one); its slot, or -1. */
 int gpuir_rows_cache_slot(const region *r, const gpu_rows *rw, const rexpr *rd);

@@ -1,85 +1,78 @@
 // The sm80 row skeleton (algo_choice "row_reduce"): regions without a
 // contraction (elementwise chains, reductions over one axis, softmax and
-// normalizations).  A warp, or the whole CTA, takes one row:
+// normalizations).  A warp, or the whole CTA, takes one row.
 //
-//   per reduction P (in the region's order; SRNF R4 keeps them apart):
-//     pass over the row, VEC elements a thread at a time -> the body of P in
-//     fp32 (Op::body) folded into a per-thread partial -> warp butterfly,
-//     then the warps' partials through shared memory -> Op::done stores the
-//     row value and computes the row-scalar lets that follow it;
-//   then one pass for the element outputs (Op::out), and the row-scalar
-//   outputs once a row (Op::row_end).
+// The kernel itself is the Op's kernel<VEC>(p), which the emitter renders
+// from the GPU IR (generator/emit.c, rows_kernel): per reduction, a pass
+// over the row, VEC elements a thread at a time, whose loads, element lets
+// and fold into a per-thread partial are its statements, then the
+// all-reduce below; then one pass for the element outputs, and the
+// row-scalar outputs once a row.  This file holds the row's state and the
+// all-reduce.
 //
 // A tensor that several passes load (X in softmax and the norms) is kept in
 // shared memory by the first one when the row has at most Op::CACHE_CAP
 // elements: each thread keeps the elements it loaded and reads back only
 // those, so the cache needs no barrier.  Longer rows re-read it from global
-// memory (L1/L2) in each pass.  The values between passes are row scalars in
-// registers.
+// memory (L1/L2) in each pass.
 //
 // Op provides:
-//   T, Params, WARPS (a CTA), ROW_WARPS (warps on one row: 1 or WARPS), NRED
-//   (reductions), HAS_OUT (element outputs), CACHE_CAP and CACHE_FLOATS
-//   (the row cache of a row: the longest row it holds, its floats; 0: none);
-//   extent_rows(p), extent_row(p): the number of rows and their length;
-//   Row: the row-scalar values; row_begin(p, ri, rw): those before the first
-//   reduction;
-//   init<P>(), combine<P>(a, b): reduction P's neutral and combine;
-//   body<P, VEC>(p, ri, c, n, rw, x, rc, cached): reduction P's body at the
-//   n <= VEC elements c, c+1, ... of row ri, into x (rc: the row's cache,
-//   used when cached);
-//   done<P>(p, ri, rw, v): v is P's row value;
-//   out<VEC>(p, ri, c, n, rw, rc, cached): the element outputs at those elements;
-//   row_end(p, ri, rw): the row-scalar outputs.
+//   Params, WARPS (a CTA), ROW_WARPS (warps on one row: 1 or WARPS),
+//   CACHE_CAP and CACHE_FLOATS (the row cache of a row: the longest row it
+//   holds, its floats; 0: none); init<P>() and combine<P>(a, b): reduction
+//   P's neutral element and combine; kernel<VEC>(p).
 #pragma once
 
 #include "dlc_device.cuh"
 
 namespace dlc {
 
-template <class Op, int VEC, int P>
-__device__ __forceinline__ void rows_pass(const typename Op::Params *p, int64_t ri, int64_t len, int t,
-                                          typename Op::Row &rw, float *part, float *rc, bool cached) {
-  if constexpr (P < Op::NRED) {
-    constexpr int STEP = 32 * Op::ROW_WARPS * VEC;
-    float acc = Op::template init<P>();
-    for (int64_t c = (int64_t)t * VEC; c < len; c += STEP) {
-      const int n = len - c < VEC ? (int)(len - c) : VEC;
-      float x[VEC];
-      Op::template body<P, VEC>(p, ri, c, n, rw, x, rc, cached);
-#pragma unroll
-      for (int j = 0; j < VEC; ++j)
-        if (j < n) acc = Op::template combine<P>(acc, x[j]);
-    }
-    acc = warp_allreduce<Op, P>(acc);
-    if constexpr (Op::ROW_WARPS > 1) acc = cta_allreduce<Op, P, Op::ROW_WARPS>(acc, part);
-    Op::template done<P>(p, ri, rw, acc);
-    rows_pass<Op, VEC, P + 1>(p, ri, len, t, rw, part, rc, cached);
+// The row a warp (ROW_WARPS 1) or a CTA takes, and what its passes share:
+// the thread's place t on the row, the row's index and length, its slice of
+// the row cache, and the warps' partials of an all-reduce.
+template <class Op, int VEC>
+struct Sm80Rows {
+  static constexpr int RW = Op::ROW_WARPS;
+  static_assert(Op::WARPS % RW == 0, "whole rows a CTA");
+  // the elements a pass's loop advances: the row's threads, VEC each
+  static constexpr int STEP = 32 * RW * VEC;
+  int t;
+  int64_t ri, len;
+  float *rc, *part;
+  bool cached;
+
+  // RowBegin: the row of this warp or CTA among `rows` rows of `row_len`
+  // elements; false past the last row (a warp leaves; with a CTA a row, the
+  // whole CTA does, so its barriers stay uniform).
+  __device__ __forceinline__ bool begin(int64_t rows, int64_t row_len) {
+    __shared__ float part_s[RW > 1 ? RW : 1];
+    constexpr int CACHE = Op::CACHE_FLOATS;
+    __shared__ float cache[CACHE > 0 ? CACHE * (Op::WARPS / RW) : 1];
+    t = RW == 1 ? (int)(threadIdx.x % 32) : (int)threadIdx.x;
+    ri = (int64_t)blockIdx.x * (Op::WARPS / RW) + (RW == 1 ? (int64_t)(threadIdx.x / 32) : 0);
+    if (ri >= rows) return false;
+    len = row_len;
+    part = part_s;
+    rc = cache + (RW == 1 ? (int)(threadIdx.x / 32) * CACHE : 0);
+    cached = CACHE > 0 && len <= Op::CACHE_CAP;
+    return true;
   }
-}
+
+  // the elements of the thread's chunk at c that lie in the row (at most VEC)
+  __device__ __forceinline__ int count(int64_t c) const { return len - c < VEC ? (int)(len - c) : VEC; }
+
+  // Reduce: reduction P of the row's per-thread partials, in every thread
+  template <int P>
+  __device__ __forceinline__ float allreduce(float acc) const {
+    acc = warp_allreduce<Op, P>(acc);
+    if constexpr (RW > 1) acc = cta_allreduce<Op, P, RW>(acc, part);
+    return acc;
+  }
+};
 
 template <class Op, int VEC>
 __device__ __forceinline__ void sm80_rows(const typename Op::Params *p) {
-  constexpr int RW = Op::ROW_WARPS;
-  static_assert(Op::WARPS % RW == 0, "whole rows a CTA");
-  __shared__ float part[RW > 1 ? RW : 1];
-  constexpr int CACHE = Op::CACHE_FLOATS;
-  __shared__ float cache[CACHE > 0 ? CACHE * (Op::WARPS / RW) : 1];
-  const int t = RW == 1 ? (int)(threadIdx.x % 32) : (int)threadIdx.x;
-  const int64_t ri = (int64_t)blockIdx.x * (Op::WARPS / RW) + (RW == 1 ? (int64_t)(threadIdx.x / 32) : 0);
-  // a warp past the last row leaves; with a CTA a row, the whole CTA does
-  if (ri >= Op::extent_rows(p)) return;
-  const int64_t len = Op::extent_row(p);
-  float *rc = cache + (RW == 1 ? (int)(threadIdx.x / 32) * CACHE : 0);
-  const bool cached = CACHE > 0 && len <= Op::CACHE_CAP;
-  typename Op::Row rw;
-  Op::row_begin(p, ri, rw);
-  rows_pass<Op, VEC, 0>(p, ri, len, t, rw, part, rc, cached);
-  if constexpr (Op::HAS_OUT) {
-    for (int64_t c = (int64_t)t * VEC; c < len; c += 32 * RW * VEC)
-      Op::template out<VEC>(p, ri, c, len - c < VEC ? (int)(len - c) : VEC, rw, rc, cached);
-  }
-  if (t == 0) Op::row_end(p, ri, rw);
+  Op::template kernel<VEC>(p);
 }
 
 }  // namespace dlc

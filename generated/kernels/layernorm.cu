@@ -14,8 +14,7 @@ template <class T_>
 struct Op {
   using T = T_;
   using Params = dlc__p_layernorm;
-  static constexpr int WARPS = 8, ROW_WARPS = 8, NRED = 2;
-  static constexpr bool HAS_OUT = true;
+  static constexpr int WARPS = 8, ROW_WARPS = 8;
   // row cache: rows of at most CACHE_CAP elements keep X in shared memory after the first pass that loads them
   static constexpr int CACHE_CAP = 8192, CACHE_FLOATS = 8192;
   // rows: (i0), extent M
@@ -34,20 +33,6 @@ struct Op {
   //   yield Y -> Y (T)
   static __device__ __forceinline__ int64_t extent_rows([[maybe_unused]] const Params *p) { return (p->m); }
   static __device__ __forceinline__ int64_t extent_row([[maybe_unused]] const Params *p) { return (p->n); }
-  struct Row {
-    float v_XF_reduce;
-    float v_MU0;
-    float v_XD2_reduce;
-    float v_VA;
-    float v_VE;
-    float v_VE_sqrt;
-    float v_R0;
-  };
-  static __device__ __forceinline__ void row_begin([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,
-                                                   Row &rw) {
-    rw = Row{};
-    [[maybe_unused]] const int64_t i_i0 = ri;
-  }
   template <int P>
   static __device__ __forceinline__ float init() {
     if constexpr (P == 0) return 0.0f;
@@ -60,164 +45,148 @@ struct Op {
     else if constexpr (P == 1) return a + b;  // XD2.reduce
     else return a;
   }
-  template <int P, int VEC>
-  static __device__ __forceinline__ void body([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,
-                                              [[maybe_unused]] int64_t c, [[maybe_unused]] int n,
-                                              [[maybe_unused]] const Row &rw, float (&x)[VEC],
-                                              [[maybe_unused]] float *rc, [[maybe_unused]] bool cached) {
-    if constexpr (P == 0) {  // XF.reduce
-    [[maybe_unused]] const int64_t i_i0 = ri;
-    float rd0[VEC];
-    {
-      [[maybe_unused]] const int64_t i_i1 = c;
-      const T *src = static_cast<const T *>(p->x) + (i_i1 + p->ldx * i_i0);
-      if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
-        dlc::ldv<VEC>(rd0, src);
-      } else {
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? dlc::ld1(src + j) : 0.f;
-      }
-    }
-    if (cached)
-#pragma unroll
-      for (int j = 0; j < VEC; ++j)
-        if (j < n) rc[0 * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] = rd0[j];
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) {
-      x[j] = 0.f;
-      if (j >= n) continue;
-      [[maybe_unused]] const int64_t i_i1 = c + j;
-      x[j] = rd0[j];
-    }
-    }
-    else if constexpr (P == 1) {  // XD2.reduce
-    [[maybe_unused]] const int64_t i_i0 = ri;
-    [[maybe_unused]] const float v_XF_reduce = rw.v_XF_reduce;
-    [[maybe_unused]] const float v_MU0 = rw.v_MU0;
-    float rd0[VEC];
-    if (cached) {
-#pragma unroll
-      for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? rc[0 * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] : 0.f;
-    } else {
-      [[maybe_unused]] const int64_t i_i1 = c;
-      const T *src = static_cast<const T *>(p->x) + (i_i1 + p->ldx * i_i0);
-      if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
-        dlc::ldv<VEC>(rd0, src);
-      } else {
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? dlc::ld1(src + j) : 0.f;
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) {
-      x[j] = 0.f;
-      if (j >= n) continue;
-      [[maybe_unused]] const int64_t i_i1 = c + j;
-      const float v_XD = (rd0[j] - v_MU0);
-      x[j] = (v_XD * v_XD);
-    }
-    }
-  }
-  template <int P>
-  static __device__ __forceinline__ void done([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,
-                                              [[maybe_unused]] Row &rw, [[maybe_unused]] float v) {
-    if constexpr (P == 0) {
-    [[maybe_unused]] const int64_t i_i0 = ri;
-    rw.v_XF_reduce = v;
-    [[maybe_unused]] const float v_XF_reduce = v;
-    const float v_MU0 = (v_XF_reduce * (1.0f / (float)p->n));
-    rw.v_MU0 = v_MU0;
-    }
-    else if constexpr (P == 1) {
-    [[maybe_unused]] const int64_t i_i0 = ri;
-    [[maybe_unused]] const float v_XF_reduce = rw.v_XF_reduce;
-    [[maybe_unused]] const float v_MU0 = rw.v_MU0;
-    rw.v_XD2_reduce = v;
-    [[maybe_unused]] const float v_XD2_reduce = v;
-    const float v_VA = (v_XD2_reduce * (1.0f / (float)p->n));
-    rw.v_VA = v_VA;
-    const float v_VE = (v_VA + 1e-05f);
-    rw.v_VE = v_VE;
-    const float v_VE_sqrt = dlc::sqrt_approx(v_VE);
-    rw.v_VE_sqrt = v_VE_sqrt;
-    const float v_R0 = dlc::rcp(v_VE_sqrt);
-    rw.v_R0 = v_R0;
-    }
-  }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): each statement's code under its
+  // kind; the row's state rs is templates/sm80_rows.cuh's Sm80Rows
   template <int VEC>
-  static __device__ __forceinline__ void out([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,
-                                             [[maybe_unused]] int64_t c, [[maybe_unused]] int n,
-                                             [[maybe_unused]] const Row &rw, [[maybe_unused]] float *rc,
-                                             [[maybe_unused]] bool cached) {
-    [[maybe_unused]] const int64_t i_i0 = ri;
-    [[maybe_unused]] const float v_XF_reduce = rw.v_XF_reduce;
-    [[maybe_unused]] const float v_MU0 = rw.v_MU0;
-    [[maybe_unused]] const float v_XD2_reduce = rw.v_XD2_reduce;
-    [[maybe_unused]] const float v_VA = rw.v_VA;
-    [[maybe_unused]] const float v_VE = rw.v_VE;
-    [[maybe_unused]] const float v_VE_sqrt = rw.v_VE_sqrt;
-    [[maybe_unused]] const float v_R0 = rw.v_R0;
-    float rd0[VEC];
-    if (cached) {
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using C = dlc::Sm80Rows<Op, VEC>;
+    C rs;
+    // RowBegin a CTA a row
+    if (!rs.begin(extent_rows(p), extent_row(p))) return;
+    [[maybe_unused]] const int64_t i_i0 = rs.ri;
+    // Loop the row's elements: XF.reduce
+    float acc0 = init<0>();
+    for (int64_t c = (int64_t)rs.t * VEC; c < rs.len; c += C::STEP) {
+      const int n = rs.count(c);
+      // LdGlobal X
+      float rd0[VEC];
+      {
+        [[maybe_unused]] const int64_t i_i1 = c;
+        const T *src = static_cast<const T *>(p->x) + (i_i1 + p->ldx * i_i0);
+        if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
+          dlc::ldv<VEC>(rd0, src);
+        } else {
 #pragma unroll
-      for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? rc[0 * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] : 0.f;
-    } else {
-      [[maybe_unused]] const int64_t i_i1 = c;
-      const T *src = static_cast<const T *>(p->x) + (i_i1 + p->ldx * i_i0);
-      if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
-        dlc::ldv<VEC>(rd0, src);
-      } else {
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? dlc::ld1(src + j) : 0.f;
+          for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? dlc::ld1(src + j) : 0.f;
+        }
       }
-    }
-    float rd1[VEC];
-    {
-      [[maybe_unused]] const int64_t i_i1 = c;
-      const T *src = static_cast<const T *>(p->gamma) + (i_i1);
-      if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
-        dlc::ldv<VEC>(rd1, src);
-      } else {
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) rd1[j] = j < n ? dlc::ld1(src + j) : 0.f;
-      }
-    }
-    float rd2[VEC];
-    {
-      [[maybe_unused]] const int64_t i_i1 = c;
-      const T *src = static_cast<const T *>(p->beta) + (i_i1);
-      if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
-        dlc::ldv<VEC>(rd2, src);
-      } else {
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) rd2[j] = j < n ? dlc::ld1(src + j) : 0.f;
-      }
-    }
-    float o0[VEC];
-    int64_t off0[VEC];
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) {
-      if (j >= n) continue;
-      [[maybe_unused]] const int64_t i_i1 = c + j;
-      const float v_XD = (rd0[j] - v_MU0);
-      const float v_Y0 = (v_XD * v_R0);
-      const float v_Y1 = (v_Y0 * rd1[j]);
-      const float v_Y = (v_Y1 + rd2[j]);
-      o0[j] = v_Y;
-      off0[j] = (i_i1 + p->ldy * i_i0);
-    }
-    {  // Y
-      T *dst = static_cast<T *>(p->y);
-      if (n == VEC && reinterpret_cast<uintptr_t>(dst + off0[0]) % 16 == 0)
-        dlc::stv<VEC>(dst + off0[0], o0);
-      else
+      if (rs.cached)
 #pragma unroll
         for (int j = 0; j < VEC; ++j)
-          if (j < n) dlc::st1(dst + off0[j], o0[j]);
-    }
-  }
-  static __device__ __forceinline__ void row_end([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,
-                                                 [[maybe_unused]] const Row &rw) {
+          if (j < n) rs.rc[0 * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] = rd0[j];
+      // RowLets (none)
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        if (j >= n) continue;
+        [[maybe_unused]] const int64_t i_i1 = c + j;
+        acc0 = combine<0>(acc0, rd0[j]);
+      }
+    }  // EndLoop the row's elements
+    // Reduce sum XF.reduce
+    const float v_XF_reduce = rs.template allreduce<0>(acc0);
+    // RowScalar MU0
+    [[maybe_unused]] const float v_MU0 = (v_XF_reduce * (1.0f / (float)p->n));
+    // Loop the row's elements: XD2.reduce
+    float acc1 = init<1>();
+    for (int64_t c = (int64_t)rs.t * VEC; c < rs.len; c += C::STEP) {
+      const int n = rs.count(c);
+      // LdShared X
+      float rd0[VEC];
+      if (rs.cached) {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? rs.rc[0 * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] : 0.f;
+      } else {
+        [[maybe_unused]] const int64_t i_i1 = c;
+        const T *src = static_cast<const T *>(p->x) + (i_i1 + p->ldx * i_i0);
+        if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
+          dlc::ldv<VEC>(rd0, src);
+        } else {
+#pragma unroll
+          for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? dlc::ld1(src + j) : 0.f;
+        }
+      }
+      // RowLets XD
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        if (j >= n) continue;
+        [[maybe_unused]] const int64_t i_i1 = c + j;
+        const float v_XD = (rd0[j] - v_MU0);
+        acc1 = combine<1>(acc1, (v_XD * v_XD));
+      }
+    }  // EndLoop the row's elements
+    // Reduce sum XD2.reduce
+    const float v_XD2_reduce = rs.template allreduce<1>(acc1);
+    // RowScalar VA, VE, VE.sqrt, R0
+    [[maybe_unused]] const float v_VA = (v_XD2_reduce * (1.0f / (float)p->n));
+    [[maybe_unused]] const float v_VE = (v_VA + 1e-05f);
+    [[maybe_unused]] const float v_VE_sqrt = dlc::sqrt_approx(v_VE);
+    [[maybe_unused]] const float v_R0 = dlc::rcp(v_VE_sqrt);
+    // Loop the row's elements: outputs
+    for (int64_t c = (int64_t)rs.t * VEC; c < rs.len; c += C::STEP) {
+      const int n = rs.count(c);
+      // LdShared X
+      float rd0[VEC];
+      if (rs.cached) {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? rs.rc[0 * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] : 0.f;
+      } else {
+        [[maybe_unused]] const int64_t i_i1 = c;
+        const T *src = static_cast<const T *>(p->x) + (i_i1 + p->ldx * i_i0);
+        if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
+          dlc::ldv<VEC>(rd0, src);
+        } else {
+#pragma unroll
+          for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? dlc::ld1(src + j) : 0.f;
+        }
+      }
+      // LdGlobal gamma
+      float rd1[VEC];
+      {
+        [[maybe_unused]] const int64_t i_i1 = c;
+        const T *src = static_cast<const T *>(p->gamma) + (i_i1);
+        if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
+          dlc::ldv<VEC>(rd1, src);
+        } else {
+#pragma unroll
+          for (int j = 0; j < VEC; ++j) rd1[j] = j < n ? dlc::ld1(src + j) : 0.f;
+        }
+      }
+      // LdGlobal beta
+      float rd2[VEC];
+      {
+        [[maybe_unused]] const int64_t i_i1 = c;
+        const T *src = static_cast<const T *>(p->beta) + (i_i1);
+        if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
+          dlc::ldv<VEC>(rd2, src);
+        } else {
+#pragma unroll
+          for (int j = 0; j < VEC; ++j) rd2[j] = j < n ? dlc::ld1(src + j) : 0.f;
+        }
+      }
+      // RowLets XD, Y0, Y1, Y
+      float o0[VEC];
+      int64_t off0[VEC];
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        [[maybe_unused]] const int64_t i_i1 = c + j;
+        const float v_XD = (rd0[j] - v_MU0);
+        const float v_Y0 = (v_XD * v_R0);
+        const float v_Y1 = (v_Y0 * rd1[j]);
+        const float v_Y = (v_Y1 + rd2[j]);
+        o0[j] = v_Y;
+        off0[j] = (i_i1 + p->ldy * i_i0);
+      }
+      // StGlobalVec Y
+      {
+        T *dst = static_cast<T *>(p->y);
+        if (n == VEC && reinterpret_cast<uintptr_t>(dst + off0[0]) % 16 == 0)
+          dlc::stv<VEC>(dst + off0[0], o0);
+        else
+#pragma unroll
+          for (int j = 0; j < VEC; ++j)
+            if (j < n) dlc::st1(dst + off0[j], o0[j]);
+      }
+    }  // EndLoop the row's elements
   }
 };
 

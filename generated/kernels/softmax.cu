@@ -14,8 +14,7 @@ template <class T_>
 struct Op {
   using T = T_;
   using Params = dlc__p_softmax;
-  static constexpr int WARPS = 8, ROW_WARPS = 8, NRED = 2;
-  static constexpr bool HAS_OUT = true;
+  static constexpr int WARPS = 8, ROW_WARPS = 8;
   // row cache: rows of at most CACHE_CAP elements keep X in shared memory after the first pass that loads them
   static constexpr int CACHE_CAP = 8192, CACHE_FLOATS = 8192;
   // rows: (i0), extent M
@@ -28,15 +27,6 @@ struct Op {
   //   yield X.fdiv -> Y (T)
   static __device__ __forceinline__ int64_t extent_rows([[maybe_unused]] const Params *p) { return (p->m); }
   static __device__ __forceinline__ int64_t extent_row([[maybe_unused]] const Params *p) { return (p->n); }
-  struct Row {
-    float v_X_reduce;
-    float v_X_reduce_1;
-  };
-  static __device__ __forceinline__ void row_begin([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,
-                                                   Row &rw) {
-    rw = Row{};
-    [[maybe_unused]] const int64_t i_i0 = ri;
-  }
   template <int P>
   static __device__ __forceinline__ float init() {
     if constexpr (P == 0) return -INFINITY;
@@ -49,125 +39,119 @@ struct Op {
     else if constexpr (P == 1) return a + b;  // X.reduce.1
     else return a;
   }
-  template <int P, int VEC>
-  static __device__ __forceinline__ void body([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,
-                                              [[maybe_unused]] int64_t c, [[maybe_unused]] int n,
-                                              [[maybe_unused]] const Row &rw, float (&x)[VEC],
-                                              [[maybe_unused]] float *rc, [[maybe_unused]] bool cached) {
-    if constexpr (P == 0) {  // X.reduce
-    [[maybe_unused]] const int64_t i_i0 = ri;
-    float rd0[VEC];
-    {
-      [[maybe_unused]] const int64_t i_i1 = c;
-      const T *src = static_cast<const T *>(p->x) + (i_i1 + p->ldx * i_i0);
-      if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
-        dlc::ldv<VEC>(rd0, src);
-      } else {
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? dlc::ld1(src + j) : 0.f;
-      }
-    }
-    if (cached)
-#pragma unroll
-      for (int j = 0; j < VEC; ++j)
-        if (j < n) rc[0 * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] = rd0[j];
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) {
-      x[j] = 0.f;
-      if (j >= n) continue;
-      [[maybe_unused]] const int64_t i_i1 = c + j;
-      x[j] = (rd0[j] * 1.44269504f);
-    }
-    }
-    else if constexpr (P == 1) {  // X.reduce.1
-    [[maybe_unused]] const int64_t i_i0 = ri;
-    [[maybe_unused]] const float v_X_reduce = rw.v_X_reduce;
-    float rd0[VEC];
-    if (cached) {
-#pragma unroll
-      for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? rc[0 * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] : 0.f;
-    } else {
-      [[maybe_unused]] const int64_t i_i1 = c;
-      const T *src = static_cast<const T *>(p->x) + (i_i1 + p->ldx * i_i0);
-      if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
-        dlc::ldv<VEC>(rd0, src);
-      } else {
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? dlc::ld1(src + j) : 0.f;
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) {
-      x[j] = 0.f;
-      if (j >= n) continue;
-      [[maybe_unused]] const int64_t i_i1 = c + j;
-      const float v_X_sub = ((rd0[j] * 1.44269504f) - v_X_reduce);
-      const float v_X_exp2 = dlc::ex2(v_X_sub);
-      x[j] = v_X_exp2;
-    }
-    }
-  }
-  template <int P>
-  static __device__ __forceinline__ void done([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,
-                                              [[maybe_unused]] Row &rw, [[maybe_unused]] float v) {
-    if constexpr (P == 0) {
-    [[maybe_unused]] const int64_t i_i0 = ri;
-    rw.v_X_reduce = v;
-    [[maybe_unused]] const float v_X_reduce = v;
-    }
-    else if constexpr (P == 1) {
-    [[maybe_unused]] const int64_t i_i0 = ri;
-    [[maybe_unused]] const float v_X_reduce = rw.v_X_reduce;
-    rw.v_X_reduce_1 = v;
-    [[maybe_unused]] const float v_X_reduce_1 = v;
-    }
-  }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): each statement's code under its
+  // kind; the row's state rs is templates/sm80_rows.cuh's Sm80Rows
   template <int VEC>
-  static __device__ __forceinline__ void out([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,
-                                             [[maybe_unused]] int64_t c, [[maybe_unused]] int n,
-                                             [[maybe_unused]] const Row &rw, [[maybe_unused]] float *rc,
-                                             [[maybe_unused]] bool cached) {
-    [[maybe_unused]] const int64_t i_i0 = ri;
-    [[maybe_unused]] const float v_X_reduce = rw.v_X_reduce;
-    [[maybe_unused]] const float v_X_reduce_1 = rw.v_X_reduce_1;
-    float rd0[VEC];
-    if (cached) {
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using C = dlc::Sm80Rows<Op, VEC>;
+    C rs;
+    // RowBegin a CTA a row
+    if (!rs.begin(extent_rows(p), extent_row(p))) return;
+    [[maybe_unused]] const int64_t i_i0 = rs.ri;
+    // Loop the row's elements: X.reduce
+    float acc0 = init<0>();
+    for (int64_t c = (int64_t)rs.t * VEC; c < rs.len; c += C::STEP) {
+      const int n = rs.count(c);
+      // LdGlobal X
+      float rd0[VEC];
+      {
+        [[maybe_unused]] const int64_t i_i1 = c;
+        const T *src = static_cast<const T *>(p->x) + (i_i1 + p->ldx * i_i0);
+        if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
+          dlc::ldv<VEC>(rd0, src);
+        } else {
 #pragma unroll
-      for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? rc[0 * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] : 0.f;
-    } else {
-      [[maybe_unused]] const int64_t i_i1 = c;
-      const T *src = static_cast<const T *>(p->x) + (i_i1 + p->ldx * i_i0);
-      if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
-        dlc::ldv<VEC>(rd0, src);
-      } else {
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? dlc::ld1(src + j) : 0.f;
+          for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? dlc::ld1(src + j) : 0.f;
+        }
       }
-    }
-    float o0[VEC];
-    int64_t off0[VEC];
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) {
-      if (j >= n) continue;
-      [[maybe_unused]] const int64_t i_i1 = c + j;
-      const float v_X_sub = ((rd0[j] * 1.44269504f) - v_X_reduce);
-      const float v_X_exp2 = dlc::ex2(v_X_sub);
-      const float v_X_fdiv = dlc::div_approx(v_X_exp2, v_X_reduce_1);
-      o0[j] = v_X_fdiv;
-      off0[j] = (i_i1 + p->ldy * i_i0);
-    }
-    {  // Y
-      T *dst = static_cast<T *>(p->y);
-      if (n == VEC && reinterpret_cast<uintptr_t>(dst + off0[0]) % 16 == 0)
-        dlc::stv<VEC>(dst + off0[0], o0);
-      else
+      if (rs.cached)
 #pragma unroll
         for (int j = 0; j < VEC; ++j)
-          if (j < n) dlc::st1(dst + off0[j], o0[j]);
-    }
-  }
-  static __device__ __forceinline__ void row_end([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ri,
-                                                 [[maybe_unused]] const Row &rw) {
+          if (j < n) rs.rc[0 * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] = rd0[j];
+      // RowLets (none)
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        if (j >= n) continue;
+        [[maybe_unused]] const int64_t i_i1 = c + j;
+        acc0 = combine<0>(acc0, (rd0[j] * 1.44269504f));
+      }
+    }  // EndLoop the row's elements
+    // Reduce max X.reduce
+    const float v_X_reduce = rs.template allreduce<0>(acc0);
+    // RowScalar (none)
+    // Loop the row's elements: X.reduce.1
+    float acc1 = init<1>();
+    for (int64_t c = (int64_t)rs.t * VEC; c < rs.len; c += C::STEP) {
+      const int n = rs.count(c);
+      // LdShared X
+      float rd0[VEC];
+      if (rs.cached) {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? rs.rc[0 * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] : 0.f;
+      } else {
+        [[maybe_unused]] const int64_t i_i1 = c;
+        const T *src = static_cast<const T *>(p->x) + (i_i1 + p->ldx * i_i0);
+        if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
+          dlc::ldv<VEC>(rd0, src);
+        } else {
+#pragma unroll
+          for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? dlc::ld1(src + j) : 0.f;
+        }
+      }
+      // RowLets X.sub, X.exp2
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        if (j >= n) continue;
+        [[maybe_unused]] const int64_t i_i1 = c + j;
+        const float v_X_sub = ((rd0[j] * 1.44269504f) - v_X_reduce);
+        const float v_X_exp2 = dlc::ex2(v_X_sub);
+        acc1 = combine<1>(acc1, v_X_exp2);
+      }
+    }  // EndLoop the row's elements
+    // Reduce sum X.reduce.1
+    const float v_X_reduce_1 = rs.template allreduce<1>(acc1);
+    // RowScalar (none)
+    // Loop the row's elements: outputs
+    for (int64_t c = (int64_t)rs.t * VEC; c < rs.len; c += C::STEP) {
+      const int n = rs.count(c);
+      // LdShared X
+      float rd0[VEC];
+      if (rs.cached) {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? rs.rc[0 * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] : 0.f;
+      } else {
+        [[maybe_unused]] const int64_t i_i1 = c;
+        const T *src = static_cast<const T *>(p->x) + (i_i1 + p->ldx * i_i0);
+        if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
+          dlc::ldv<VEC>(rd0, src);
+        } else {
+#pragma unroll
+          for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? dlc::ld1(src + j) : 0.f;
+        }
+      }
+      // RowLets X.sub, X.exp2, X.fdiv
+      float o0[VEC];
+      int64_t off0[VEC];
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        [[maybe_unused]] const int64_t i_i1 = c + j;
+        const float v_X_sub = ((rd0[j] * 1.44269504f) - v_X_reduce);
+        const float v_X_exp2 = dlc::ex2(v_X_sub);
+        const float v_X_fdiv = dlc::div_approx(v_X_exp2, v_X_reduce_1);
+        o0[j] = v_X_fdiv;
+        off0[j] = (i_i1 + p->ldy * i_i0);
+      }
+      // StGlobalVec Y
+      {
+        T *dst = static_cast<T *>(p->y);
+        if (n == VEC && reinterpret_cast<uintptr_t>(dst + off0[0]) % 16 == 0)
+          dlc::stv<VEC>(dst + off0[0], o0);
+        else
+#pragma unroll
+          for (int j = 0; j < VEC; ++j)
+            if (j < n) dlc::st1(dst + off0[j], o0[j]);
+      }
+    }  // EndLoop the row's elements
   }
 };
 

@@ -606,9 +606,65 @@ static void sm80_att_render_shape(void) {
   pipe_free(&f);
 }
 
+/* The row skeleton's renderer (emit.c, rows_kernel) writes one kernel
+ * from the statements' order and fields (passes, loads); gpuir_verify
+ * admits only lists it renders.  A real softmax (manifests/graphs, fp16)
+ * passes: its three passes (the row max, the row sum, the outputs) each
+ * load X, the first from global memory, the later ones from the row cache.
+ * Each change below fails with its own reason. */
+static void sm80_rows_render_shape(void) {
+  front f;
+  pipe_init(&f);
+  bool ok = pipe_run_file(&f, "softmax.json", DT_FP16, TO_POLY_VIEW);
+  region_set *rs = ok ? region_build(&f.A, f.pv, &f.dl) : NULL;
+  pc_report *pc = rs ? pc_analyze(&f.A, rs, &f.dl) : NULL;
+  gpu_rows rw;
+  const char *why = NULL;
+  ok = pc && rs->n == 1 && gpuir_rows_view(&f.A, &rs->r[0], &rw, &why);
+  const arch_info *archs[1] = {plan_arch("sm80")};
+  plan_result *pr = ok ? plan_rows(&f.A, &rs->r[0], rs->r[0].it[rw.row_axis].size, rw.vec, archs, 1, &f.dl, "test") : NULL;
+  gpu_kernel *k = pr ? gpuir_build_rows(&f.A, &rs->r[0], &pc->a[0], &pr->chosen, "softmax", &f.dl) : NULL;
+  CHECK(k != NULL);
+  if (!k) {
+    pipe_show(&f);
+    return pipe_free(&f);
+  }
+  CHECK(verifies_full(k, NULL));
+  int n = k->nst, l0 = find_st(k, 0, GS_LOOP, 0), l1 = find_st(k, 0, GS_LOOP, 1), l2 = find_st(k, 0, GS_LOOP, 2),
+      red0 = find_st(k, 0, GS_REDUCE, 0);
+  CHECK(k->rw.nred == 2 && l0 == 1 && k->st[l0 + 1].k == GS_LD_GLOBAL && k->st[l0 + 2].k == GS_ROW_LETS && l1 > red0 &&
+        k->st[l1 + 1].k == GS_LD_SHARED && k->st[l1 + 2].k == GS_ROW_LETS && l2 > l1 && k->st[n - 2].k == GS_ST_GLOBAL);
+  CHECK(k->st[l1 + 1].rd && k->st[l1 + 1].load == GLOAD_VEC && k->st[l1].loop == GLOOP_ROW && k->st[l2].pass == 2);
+  if (!(l0 == 1 && l1 > red0 && red0 > 0 && l2 > l1 && k->st[l1 + 2].k == GS_ROW_LETS)) return pipe_free(&f);
+  gpu_stmt *st = malloc((size_t)n * sizeof *st);
+  CHECK(st != NULL);
+  if (!st) return pipe_free(&f);
+  /* the row sum's pass without its load of X: its lets read X unloaded */
+  memcpy(st, k->st, (size_t)n * sizeof *st);
+  move_st(st, l1 + 1, n);
+  CHECK(!order_verifies(k, st, n - 1, "pass 1 of the row skeleton reads X without loading it"));
+  /* a load of the row sum's pass marked as the row max's */
+  MUTATE(st[l1 + 1].pass = 0, "a load of another pass");
+  /* a load from the row cache that is not a vector's */
+  MUTATE(st[l1 + 1].load = GLOAD_ELEM, "loaded as its kind cannot be");
+  /* the passes out of order */
+  MUTATE(st[l1].pass = 2, "a Loop out of pass order");
+  /* a pass's lets before its loads: the lets read X unloaded */
+  MUTATE((st[l1 + 1] = k->st[l1 + 2], st[l1 + 2] = k->st[l1 + 1]), "reads X without loading it");
+  /* the row sum's loads followed by the lets of another pass */
+  MUTATE(st[l1 + 2].pass = 0, "not followed by its RowLets");
+  /* the row max's all-reduce said to be the row sum's */
+  MUTATE(st[red0].pass = 1, "followed by its Reduce and RowScalar");
+  /* the output's store after the output pass */
+  MUTATE((st[n - 2] = k->st[n - 1], st[n - 1] = k->st[n - 2]), "not a row-scalar output's store");
+  free(st);
+  pipe_free(&f);
+}
+
 int main(void) {
   sm80_stage_reuse();
   sm80_att_render_shape();
+  sm80_rows_render_shape();
   sm80_render_shape();
   sm90a_ring_discipline();
   sm90a_consumer_loop();
