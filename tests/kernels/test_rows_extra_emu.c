@@ -6,6 +6,10 @@
  *   row_sum/max/mean Y[B,M] (fp32) = sum / max / mean of X[B,M,N] over N
  *   softmax_rows    softmax with N compiled in (100, 512): a warp a row,
  *                   4 rows a CTA, each warp's row in its own row cache
+ *   pad_rows        Y = pad(X, 1 before and 2 after N, value -1) + bias[N+3]
+ *                   and S[M] (fp32) = sum of pad(X) over its row: X loaded one
+ *                   element at a time inside the pad's guards (memcheck
+ *                   catches a load outside X)
  * in fp16 and bf16 (row_max in fp32 too), on rows with tails and padded or
  * odd leading dims. */
 #include "kt.h"
@@ -155,6 +159,53 @@ static int softmax_rows(dlc_dtype dt, int64_t M, int64_t N, int pad, uint64_t se
   return fail;
 }
 
+/* a padded view: the pad's elements are -1 and never loaded */
+static int pad_rows(dlc_dtype dt, int64_t M, int64_t N, int pad, uint64_t seed) {
+  int64_t ldx = N + pad, N3 = N + 3, ldy = N3 + pad;
+  kt_buf X = {0}, bias = {0}, Y = {0};
+  float *sh = malloc(sizeof(float) * (size_t)M + 4);
+  dlcemu_deviceptr S = 0;
+  kt_alloc(&X, (size_t)(M * ldx), 0), kt_alloc(&bias, (size_t)N3, 0), kt_alloc(&Y, (size_t)(M * ldy), 0);
+  dlcemu_mem_alloc(&S, sizeof(float) * (size_t)M);
+  uint64_t s = seed;
+  for (size_t i = 0; i < X.n; i++) X.host[i] = kt_from_f32(dt, (float)(1 + 2 * kt_uniform(&s)));
+  for (size_t i = 0; i < bias.n; i++) bias.host[i] = kt_from_f32(dt, (float)kt_uniform(&s));
+  for (size_t i = 0; i < Y.n; i++) Y.host[i] = CANARY;
+  for (int64_t i = 0; i < M; i++) sh[i] = -12345.0f;
+  kt_upload(&X), kt_upload(&bias), kt_upload(&Y);
+  dlcemu_memcpy_htod(S, sh, sizeof(float) * (size_t)M);
+  dlc_status st = dlc_pad_rows(dt, M, N, kt_ptr(X.dev), ldx, kt_ptr(bias.dev), kt_ptr(Y.dev), ldy, kt_ptr(S), NULL);
+  int fail = 0;
+  if (st != DLC_SUCCESS) {
+    fprintf(stderr, "pad_rows: %s: %s\n", dlc_status_string(st), dlc_last_error_detail());
+    fail = 1;
+  } else {
+    kt_download(&Y);
+    dlcemu_memcpy_dtoh(sh, S, sizeof(float) * (size_t)M);
+    double *ref = malloc(sizeof(double) * (size_t)(M * N3));
+    for (int64_t m = 0; m < M; m++) {
+      double sum = 0, mag = 0;
+      for (int64_t n = 0; n < N3; n++) {
+        double x = n >= 1 && n <= N ? kt_to_f32(dt, X.host[m * ldx + n - 1]) : -1.0;
+        ref[m * N3 + n] = x + kt_to_f32(dt, bias.host[n]);
+        sum += x, mag += fabs(x);
+      }
+      /* an fp32 sum of N + 3 terms: 1e-3 of the sum of magnitudes bounds its rounding */
+      if (!(fabs(sh[m] - sum) <= 1e-3 * mag + 1e-30) && fail++ < 5)
+        fprintf(stderr, "pad_rows M=%lld N=%lld: S[%lld] = %.9g, expected %.9g\n", (long long)M, (long long)N, (long long)m,
+                sh[m], sum);
+    }
+    printf("pad_rows S %s M=%lld N=%lld%s\n", dt == DLC_F16 ? "fp16" : "bf16", (long long)M, (long long)N,
+           fail ? " FAILED" : "");
+    fail |= check16("pad_rows", dt, M, N3, &Y, ldy, ref);
+    free(ref);
+  }
+  kt_free(&X), kt_free(&bias), kt_free(&Y);
+  dlcemu_mem_free(S);
+  free(sh);
+  return fail != 0;
+}
+
 /* fp32 X: row_max's fp32 instance (the row skeleton's 4-element vectors) */
 static int row_max_fp32(int64_t B, int64_t M, int64_t N, int pad, uint64_t seed) {
   int64_t ldy = M + pad;
@@ -200,6 +251,9 @@ int main(void) {
     fails += bias_gelu(dt, 3, 77, 0, 11 + (uint64_t)d);
     fails += bias_gelu(dt, 2, 64, 8, 12 + (uint64_t)d);
     fails += bias_gelu(dt, 4, 131, 3, 13 + (uint64_t)d);
+    fails += pad_rows(dt, 3, 77, 0, 15 + (uint64_t)d);
+    fails += pad_rows(dt, 2, 5, 8, 16 + (uint64_t)d);
+    fails += pad_rows(dt, 2, 2045, 3, 17 + (uint64_t)d);
     for (int op = 0; op < 3; op++) {
       fails += row_reduce(op, dt, 2, 3, 301, 1, 21 + (uint64_t)(op * 2 + d));
       fails += row_reduce(op, dt, 1, 5, 8, 0, 31 + (uint64_t)(op * 2 + d));
