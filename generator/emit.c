@@ -590,7 +590,7 @@ typedef struct rows_pass {
   int nld;
   const gpu_stmt *ld[GPUIR_ROW_PASS_LOADS];
   int ngs;
-  const rexpr *gs[16];
+  const rexpr *gs[GPUIR_ROW_GUARD_DEPTH];
 } rows_pass;
 
 /* Read e as the open pass loaded it (`index`: as a gather's int64 index):
@@ -680,7 +680,7 @@ static void select_c(epigen *eg, strbuf *s, const rexpr *e, void (*branch)(epige
   else eguards_c(eg, s, e->guards, e->ng);
   sb_puts(s, " ? ");
   /* the row skeleton loaded the Reads of a pad Select's branches under its guards */
-  bool push = eg->rp && !e->a && eg->rp->ngs < 16;
+  bool push = eg->rp && !e->a && eg->rp->ngs < GPUIR_ROW_GUARD_DEPTH;
   if (push) eg->rp->gs[eg->rp->ngs++] = e;
   branch(eg, s, e->b);
   sb_puts(s, " : ");
@@ -2320,6 +2320,10 @@ static void rr_load(rows_render *rr, const gpu_stmt *st) {
   const char *ind = rr->ind;
   strbuf *s = g->s;
   rr_comment(rr, st);
+  if (rr->rp.nld >= GPUIR_ROW_PASS_LOADS) { /* gpuir_verify rules it out */
+    sb_printf(s, "#error \"a pass of the row skeleton loads more than %d Reads\"\n", GPUIR_ROW_PASS_LOADS);
+    return;
+  }
   rr->rp.ld[rr->rp.nld++] = st;
   const char *src = arena_printf(g->A, "static_cast<const %s *>(p->%s) + %s", tname(g, m->dt), lc(g->A, m->name),
                                  sxc(g->A, gpuir_offset(g->A, m, rd->map), false));

@@ -3213,6 +3213,7 @@ typedef struct row_loader {
   const char **toks;
   int *nt;
   int nloads;
+  bool too_deep;       /* a Read under more than GPUIR_ROW_GUARD_DEPTH pad Selects */
 } row_loader;
 
 static const char *row_load(row_loader *L, const rexpr *e, gpu_stmt_kind kind, gpu_load ld, const rexpr **gd, int ng,
@@ -3267,11 +3268,12 @@ static void row_index_loads(row_loader *L, const rexpr *e, const rexpr **gd, int
     break;
   case RX_CONST: return;
   case RX_SELECT: {
-    const rexpr *g2[16];
+    const rexpr *g2[GPUIR_ROW_GUARD_DEPTH];
     int n2 = ng;
-    for (int i = 0; i < ng && i < 16; i++) g2[i] = gd[i];
+    for (int i = 0; i < ng; i++) g2[i] = gd[i];
     if (e->a) row_loads(L, e->a, gd, ng, false);
-    else if (n2 < 16) g2[n2++] = e;
+    else if (n2 < GPUIR_ROW_GUARD_DEPTH) g2[n2++] = e;
+    else L->too_deep = true;
     row_index_loads(L, e->b, g2, n2);
     row_index_loads(L, e->c, g2, n2);
     return;
@@ -3333,10 +3335,13 @@ static void row_loads(row_loader *L, const rexpr *e, const rexpr **gd, int ng, b
                         ng, det, 0, NULL));
     return;
   }
-  const rexpr *g2[16];
+  const rexpr *g2[GPUIR_ROW_GUARD_DEPTH];
   int n2 = ng;
-  for (int i = 0; i < ng && i < 16; i++) g2[i] = gd[i];
-  if (e->k == RX_SELECT && !e->a && n2 < 16) g2[n2++] = e;
+  for (int i = 0; i < ng; i++) g2[i] = gd[i];
+  if (e->k == RX_SELECT && !e->a) {
+    if (n2 < GPUIR_ROW_GUARD_DEPTH) g2[n2++] = e;
+    else L->too_deep = true;
+  }
   row_loads(L, e->a, g2, n2, false);
   row_loads(L, e->b, g2, n2, false);
   row_loads(L, e->c, g2, n2, false);
@@ -3481,10 +3486,16 @@ gpu_kernel *gpuir_build_rows(arena *A, const region *r, const pc_analysis *a, co
     lp->pass = i;
     const char *toks[4] = {0};
     int nt = 0;
-    row_loader L = {k, A, i, k->nst, toks, &nt, 0};
+    row_loader L = {k, A, i, k->nst, toks, &nt, 0, false};
     if (!last) row_loads(&L, r->lets[rw->red_let[i]].e->a, NULL, 0, false);
     for (int l = 0; l < r->nlets; l++)
       if (need[l]) row_loads(&L, r->lets[l].e, NULL, 0, false);
+    if (L.too_deep) {
+      diag_report(dl, D_PLAN_UNSUPPORTED, at, "Fewer nested pads (Pad of a Pad ...) in one view.",
+                  "region %s reads a tensor under more than %d nested pad Selects; the row skeleton guards at most %d",
+                  r->name, GPUIR_ROW_GUARD_DEPTH, GPUIR_ROW_GUARD_DEPTH);
+      return NULL;
+    }
     if (L.nloads > GPUIR_ROW_PASS_LOADS) {
       diag_report(dl, D_PLAN_UNSUPPORTED, at, "Split the op: fewer tensors read by the lets of one pass.",
                   "region %s loads %d Reads in one pass over the row; the row skeleton loads at most %d", r->name,

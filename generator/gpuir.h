@@ -119,8 +119,10 @@ typedef enum {
   GLOAD__COUNT
 } gpu_load;
 
-/* At most this many Reads a pass of the row skeleton loads. */
+/* At most this many Reads a pass of the row skeleton loads, and the most
+ * pad Selects one of them sits under. */
 #define GPUIR_ROW_PASS_LOADS 32
+#define GPUIR_ROW_GUARD_DEPTH 16
 
 typedef struct gpu_stmt {
   gpu_stmt_kind k;
@@ -153,7 +155,8 @@ typedef struct gpu_stmt {
   const rexpr *rd;       /* LdGlobal, LdShared, LdGather: the Read */
   gpu_load load;         /* how it is loaded */
   int nguard;            /* the pad Selects (guards, no condition) the Read sits under, outermost
-                            first: it is loaded only where all their guards hold, else 0 */
+                            first (at most GPUIR_ROW_GUARD_DEPTH): it is loaded only where all
+                            their guards hold, else 0 */
   const rexpr *const *guard;
 } gpu_stmt;
 
