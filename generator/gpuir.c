@@ -1360,8 +1360,8 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
     }
   /* P V reads the deferred P at the same points; its epilogue is pointwise */
   const pc_contraction *c2 = &pc->a[1].con;
-  if (r2->nyields != 1 || strcmp(r2->out[r2->yields[0].output].materialize, "gmem") != 0 ||
-      r1->nyields != 1 || strcmp(r1->out[r1->yields[0].output].materialize, "deferred") != 0 ||
+  if (r2->nyields != 1 || r2->out[r2->yields[0].output].materialize != MAT_GMEM || r1->nyields != 1 ||
+      r1->out[r1->yields[0].output].materialize != MAT_DEFERRED ||
       r1->yields[0].let != k->sm.p || strcmp(r2->in[c2->lhs].name, r1->out[r1->yields[0].output].name) != 0) {
     diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s must consume region %s's deferred P and store one output",
                 r2->name, r1->name);
@@ -2890,7 +2890,7 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
       for (int i = 0; i < k->nfused; i++) {
         cJSON *f = cJSON_CreateObject();
         cJSON_AddStringToObject(f, "value", k->fused[i]);
-        cJSON_AddStringToObject(f, "buffer", "reg");
+        cJSON_AddStringToObject(f, "buffer", buffer_name(BUF_REG));
         cJSON_AddItemToArray(fa, f);
       }
     }

@@ -513,7 +513,7 @@ static void fill_defaults(arena *A, const region *r, const pc_analysis *a, sched
   p->algo = strcmp(p->algo_key, "attention") == 0 ? "streaming_softmax" : "implicit_gemm";
   p->a_swizzle = p->b_swizzle = true;
   p->c_stride = "row";
-  p->barrier_model = "cp_async_group";
+  p->barrier_model = BARRIER_CP_ASYNC_GROUP;
   p->raster_group = PLAN_RASTER_DEFAULT;
   p->split_k = 1;
   p->cache_tensor[0] = c->lhs >= 0 ? r->in[c->lhs].name : "A";
@@ -525,7 +525,7 @@ static void fill_defaults(arena *A, const region *r, const pc_analysis *a, sched
     if (r->lets[l].post_reduce) p->epilogue[p->nepi++] = r->lets[l].name, last = l;
   p->edges = ARENA_ARRAY(A, plan_edge, 1);
   if (r->acc_let >= 0 && last >= 0)
-    p->edges[p->nedges++] = (plan_edge){r->lets[r->acc_let].name, r->lets[last].name, "reg", 0};
+    p->edges[p->nedges++] = (plan_edge){r->lets[r->acc_let].name, r->lets[last].name, BUF_REG, 0};
   fill_async(p);
 }
 
@@ -638,9 +638,9 @@ bool plan_validate(const sched_plan *p, const region *r, const pc_analysis *a, c
     diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "async.epilogue_overlap"),
                 "Set epilogue_overlap to false; overlap arrives with the sm90 skeleton.",
                 "the sm80 skeleton drains the ring before the epilogue and reuses it as the staging tile");
-  if (!p->barrier_model || strcmp(p->barrier_model, "cp_async_group") != 0)
+  if (p->barrier_model != BARRIER_CP_ASYNC_GROUP)
     diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "barrier_model"), "Use \"cp_async_group\".",
-                "barrier_model '%s': the sm80 skeleton synchronizes with cp.async groups", p->barrier_model);
+                "barrier_model '%s': the sm80 skeleton synchronizes with cp.async groups", barrier_name(p->barrier_model));
   if (!p->a_swizzle || !p->b_swizzle || !p->c_stride || strcmp(p->c_stride, "row") != 0)
     diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "layout_hints"),
                 "Use {\"A_swizzle\": true, \"B_swizzle\": true, \"C_stride\": \"row\"}.",
@@ -783,13 +783,14 @@ static void read_edges(ju_ctx *c, const cJSON *arr, const char *path, sched_plan
       continue;
     }
     ju_check_keys(c, it, ip, keys);
-    plan_edge x = {NULL, NULL, NULL, 0};
+    plan_edge x = {NULL, NULL, BUF_NONE, 0};
+    const char *buf = NULL;
     bool ok = ju_string(c, it, "from", ip, true, &x.from) & ju_string(c, it, "to", ip, true, &x.to) &
-              ju_string(c, it, "buffer", ip, true, &x.buffer);
+              ju_string(c, it, "buffer", ip, true, &buf);
     if (cJSON_GetObjectItemCaseSensitive(it, "depth")) ok &= int_key(c, it, "depth", ip, &x.depth);
-    if (x.buffer && strcmp(x.buffer, "reg") != 0 && strcmp(x.buffer, "smem_ring") != 0) {
+    if (buf && (!buffer_parse(buf, &x.buffer) || x.buffer == BUF_GMEM)) {
       diag_report(c->dl, D_PLAN_SCHEMA, ju_path_key(c, ip, "buffer"), "Use \"reg\" or \"smem_ring\".",
-                  "unknown buffer '%s'", x.buffer);
+                  "unknown buffer '%s'", buf);
       ok = false;
     }
     if (ok) e[ne++] = x;
@@ -911,10 +912,12 @@ bool plan_from_json(arena *A, const cJSON *j, const region *r, const pc_analysis
   }
   const char *bm = NULL;
   if (ju_string(c, j, "barrier_model", path, false, &bm)) {
-    if (strcmp(bm, "cp_async_group") != 0 && strcmp(bm, "mbarrier") != 0)
+    dlc_barrier bmk = BARRIER_UNSET;
+    if (!barrier_parse(bm, &bmk) || bmk == BARRIER_NONE)
       diag_report(dl, D_PLAN_SCHEMA, ju_path_key(c, path, "barrier_model"), "Use \"cp_async_group\" or \"mbarrier\".",
                   "unknown barrier_model '%s'", bm);
-    p.barrier_model = bm;
+    else
+      p.barrier_model = bmk;
   }
   p.pinned = true;
   *out = p;
@@ -1021,24 +1024,24 @@ bool plan_split_legal(const region *r, const pc_analysis *a) {
  * span of one search, as calib_now). */
 static bool split_now;
 
-/* The STOP rule a candidate hits on one arch, or NULL. */
-static const char *stop_rule(arena *A, const sched_plan *p, const arch_info *ai, int legal, const char **why) {
+/* The STOP rule a candidate hits on one arch, or STOP__NONE. */
+static dlc_stop stop_rule(arena *A, const sched_plan *p, const arch_info *ai, int legal, const char **why) {
   plan_res pr = resources(p, p->elem_bytes, ai);
   int smem_limit = (int)(PLAN_SMEM_FRACTION * ai->smem_per_block);
   if (pr.smem > smem_limit) {
     *why = arena_printf(A, "%s: %d B > 80%% of %d B", ai->name, pr.smem, ai->smem_per_block);
-    return "smem_over_80pct";
+    return STOP_SMEM_OVER_80PCT;
   }
   if (pr.ctas_regs <= 1) {
     *why = arena_printf(A, "%s: %d regs x %d threads leave %d CTA per SM", ai->name, pr.regs, pr.threads,
                         pr.ctas_regs);
-    return "regs_one_cta_per_sm";
+    return STOP_REGS_ONE_CTA_PER_SM;
   }
   if (p->vec < legal) {
     *why = arena_printf(A, "width %d < %d the operands allow", p->vec, legal);
-    return "vec_narrowed";
+    return STOP_VEC_NARROWED;
   }
-  return NULL;
+  return STOP__NONE;
 }
 
 /* The raster group of a candidate: of RASTER_GROUPS, the one with the
@@ -1308,10 +1311,10 @@ static void att_candidate(arena *A, const region *r1, const pc_analysis *a1, int
   for (int k = 0; k < narchs && !c->stop; k++) {
     const arch_info *ai = archs[k];
     if (p->smem_bytes > (int)(PLAN_SMEM_FRACTION * ai->smem_per_block)) {
-      c->stop = "smem_over_80pct";
+      c->stop = STOP_SMEM_OVER_80PCT;
       c->why = arena_printf(A, "%s: %d B > 80%% of %d B", ai->name, p->smem_bytes, ai->smem_per_block);
     } else if (p->regs_per_thread > PLAN_MAX_REGS || ai->regs_per_sm / (p->regs_per_thread * p->threads) <= 1) {
-      c->stop = "regs_one_cta_per_sm";
+      c->stop = STOP_REGS_ONE_CTA_PER_SM;
       c->why = arena_printf(A, "%s: %d regs x %d threads", ai->name, p->regs_per_thread, p->threads);
     }
   }
@@ -1366,7 +1369,7 @@ static plan_result *att_pinned(arena *A, plan_result *res, const region *r1, con
   plan_candidate c = {0};
   att_candidate(A, r1, a1, D, DV, BN, archs, narchs, &c);
   if (!c.kept) {
-    bool smem = strcmp(c.stop, "smem_over_80pct") == 0;
+    bool smem = c.stop == STOP_SMEM_OVER_80PCT;
     diag_report(dl, smem ? D_PLAN_SMEM : D_PLAN_REGS, key_at(A, at, "tile"), fix,
                 smem ? "the Q tile and the 2-stage K/V ring of %d keys take %s"
                      : "%d keys a step need more registers than an SM holds for two CTAs, or than 255 a thread (%s)",
@@ -1393,7 +1396,7 @@ plan_result *plan_attention(arena *A, const region *r1, const pc_analysis *a1, i
   for (int i = 0; i < ATT_NBN; i++) {
     plan_candidate *c = &res->cand[res->ncand++];
     att_candidate(A, r1, a1, D, DV, ATT_BNS[i], archs, narchs, c);
-    if (c->stop) whys = arena_printf(A, "%s%s%d keys: %s (%s)", whys, *whys ? "; " : "", ATT_BNS[i], c->stop, c->why);
+    if (c->stop) whys = arena_printf(A, "%s%s%d keys: %s (%s)", whys, *whys ? "; " : "", ATT_BNS[i], stop_name(c->stop), c->why);
     if (c->kept && best < 0) best = i;
   }
   if (best < 0) {
@@ -1443,7 +1446,7 @@ plan_result *plan_sm90a(arena *A, const region *r, const pc_analysis *a, const a
       fill_defaults(A, r, a, p);
       p->arch = ai->name;
       p->algo = "tma_wgmma";
-      p->barrier_model = "mbarrier";
+      p->barrier_model = BARRIER_MBARRIER;
       p->tile[0] = 128, p->tile[1] = SM90A_BNS[i], p->tile[2] = 128 / p->elem_bytes;
       p->stages = SM90A_STAGES[j];
       p->warps_m = 8, p->warps_n = 1; /* the consumers: 8 warps of 16 rows */
@@ -1466,20 +1469,20 @@ plan_result *plan_sm90a(arena *A, const region *r, const pc_analysis *a, const a
       }
       if (b && (b->m_max <= p->tile[0] / 2 || b->n_max <= p->tile[1] / 2)) {
         bool m = b->m_max <= p->tile[0] / 2;
-        c->stop = "padding";
+        c->stop = STOP_PADDING;
         c->why = arena_printf(A, "bucket %s has %s <= %lld: over half of the %d-%s tile is past the output", b->name,
                               m ? "M" : "N", (long long)(m ? b->m_max : b->n_max), m ? p->tile[0] : p->tile[1],
                               m ? "row" : "column");
       } else if (b && ctas < ai->sm_count) {
-        c->stop = "grid";
+        c->stop = STOP_GRID;
         c->why = arena_printf(A, "at most %lld CTAs on bucket %s's shapes, fewer than %s's %d SMs at one CTA an SM",
                               (long long)ctas, b->name, ai->name, ai->sm_count);
       } else if (p->smem_bytes > (int)(PLAN_SMEM_FRACTION * ai->smem_per_block)) {
-        c->stop = "smem";
+        c->stop = STOP_SMEM;
         c->why = arena_printf(A, "%d bytes of shared memory, over %.0f%% of %s's %d", p->smem_bytes,
                               100 * PLAN_SMEM_FRACTION, ai->name, ai->smem_per_block);
       } else if (regs > ai->regs_per_sm || p->regs_per_thread > PLAN_SM90A_CONSUMER_REGS) {
-        c->stop = "registers";
+        c->stop = STOP_REGISTERS;
         c->why = arena_printf(A, "a consumer thread needs %d registers of its %d (128 x %d + 256 x %d of %s's %d)",
                               p->regs_per_thread, PLAN_SM90A_CONSUMER_REGS, PLAN_SM90A_PRODUCER_REGS,
                               PLAN_SM90A_CONSUMER_REGS, ai->name, ai->regs_per_sm);
@@ -1488,7 +1491,7 @@ plan_result *plan_sm90a(arena *A, const region *r, const pc_analysis *a, const a
         if (best < 0) best = res->ncand - 1;
       }
       if (c->stop) whys = arena_printf(A, "%s%s%dx%dx%d, %d stages: %s (%s)", whys, *whys ? "; " : "", p->tile[0],
-                                       p->tile[1], p->tile[2], p->stages, c->stop, c->why);
+                                       p->tile[1], p->tile[2], p->stages, stop_name(c->stop), c->why);
     }
   if (best < 0) {
     if (why_none) *why_none = whys;
@@ -1557,20 +1560,20 @@ plan_result *plan_sm90a_attention(arena *A, const region *r1, const pc_analysis 
     p->smem_bytes = (ring > stage ? ring : stage) + 1024;
     p->regs_per_thread = ceil_div(BN / 2 + DV / 2 + BN / 4 * (p_fp32 ? 2 : 1) + PLAN_SM90A_ATT_BASE, 8) * 8;
     if (D % 64 || DV % 64 || DV > 128) {
-      c->stop = "head_dim";
+      c->stop = STOP_HEAD_DIM;
       c->why = arena_printf(A, "head dims %d / %d are not 64 or 128 (128-byte swizzle rows, wgmma N)", D, DV);
     } else if (p->smem_bytes > (int)(PLAN_SMEM_FRACTION * ai->smem_per_block)) {
-      c->stop = "smem_over_80pct";
+      c->stop = STOP_SMEM_OVER_80PCT;
       c->why = arena_printf(A, "%s: %d B > 80%% of %d B", ai->name, p->smem_bytes, ai->smem_per_block);
     } else if (p->regs_per_thread > PLAN_SM90A_ATT_CONSUMER_REGS) {
-      c->stop = "registers";
+      c->stop = STOP_REGISTERS;
       c->why = arena_printf(A, "%s: %d registers a consumer thread, over its setmaxnreg budget of %d", ai->name,
                             p->regs_per_thread, PLAN_SM90A_ATT_CONSUMER_REGS);
     } else {
       c->kept = true;
       if (best < 0) best = res->ncand - 1;
     }
-    if (c->stop) whys = arena_printf(A, "%s%s%d keys: %s (%s)", whys, *whys ? "; " : "", BN, c->stop, c->why);
+    if (c->stop) whys = arena_printf(A, "%s%s%d keys: %s (%s)", whys, *whys ? "; " : "", BN, stop_name(c->stop), c->why);
   }
   if (best < 0) {
     diag_report(dl, D_PLAN_REGS, at, "Leave sm90a out of the op's archs: its sm80 skeleton serves it.",
@@ -1613,7 +1616,7 @@ plan_result *plan_rows(arena *A, const region *r, const sx *row_extent, int vec,
   p->algo_key = "row";
   p->algo = "row_reduce";
   p->c_stride = "row";
-  p->barrier_model = "none";
+  p->barrier_model = BARRIER_NONE;
   p->elem_bytes = 16 / vec;
   p->threads = 32 * p->warps_m;
   p->smem_bytes = p->row_warps > 1 ? 4 * p->row_warps : 0; /* the warps' partials */
@@ -1724,15 +1727,15 @@ static cJSON *plan_json(const sched_plan *p) {
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "from", p->edges[i].from);
     cJSON_AddStringToObject(e, "to", p->edges[i].to);
-    cJSON_AddStringToObject(e, "buffer", p->edges[i].buffer);
-    if (strcmp(p->edges[i].buffer, "smem_ring") == 0) cJSON_AddNumberToObject(e, "depth", p->edges[i].depth);
+    cJSON_AddStringToObject(e, "buffer", buffer_name(p->edges[i].buffer));
+    if (p->edges[i].buffer == BUF_SMEM_RING) cJSON_AddNumberToObject(e, "depth", p->edges[i].depth);
     cJSON_AddItemToArray(le, e);
   }
   cJSON *as = cJSON_AddObjectToObject(o, "async");
   cJSON_AddBoolToObject(as, "enable", p->async_enable);
   cJSON_AddNumberToObject(as, "prefetch_depth", p->prefetch_depth);
   cJSON_AddBoolToObject(as, "epilogue_overlap", p->epilogue_overlap);
-  cJSON_AddStringToObject(o, "barrier_model", p->barrier_model ? p->barrier_model : "cp_async_group");
+  cJSON_AddStringToObject(o, "barrier_model", barrier_name(p->barrier_model ? p->barrier_model : BARRIER_CP_ASYNC_GROUP));
   return o;
 }
 
@@ -1782,7 +1785,7 @@ cJSON *plan_dump(const plan_result *r) {
     /* attention's candidates are not timed: the largest key tile that fits wins */
     if (c->kept && p->shape_us) cJSON_AddNumberToObject(x, "score", round_to(c->score, 0.001));
     if (c->stop) {
-      cJSON_AddStringToObject(x, "stop", c->stop);
+      cJSON_AddStringToObject(x, "stop", stop_name(c->stop));
       cJSON_AddStringToObject(x, "why", c->why);
     } else {
       cJSON_AddNullToObject(x, "stop");

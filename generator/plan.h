@@ -41,7 +41,7 @@ const arch_info *plan_arch(const char *name);
 /* A value handed from one let to another (spec §8.1 local_edges). */
 typedef struct plan_edge {
   const char *from, *to;
-  const char *buffer;      /* "reg" or "smem_ring" */
+  dlc_buffer buffer;       /* BUF_REG or BUF_SMEM_RING */
   int depth;               /* smem_ring depth; 0 for reg */
 } plan_edge;
 
@@ -62,7 +62,7 @@ typedef struct sched_plan {
   bool async_enable;
   int prefetch_depth;
   bool epilogue_overlap;
-  const char *barrier_model;  /* "cp_async_group" | "mbarrier" */
+  dlc_barrier barrier_model; /* kinds.def: cp_async_group (sm80), mbarrier (sm90a), none (rows) */
   int raster_group;        /* CTA order: the grid is one row of tiles on blockIdx.x, taken in groups of
                             * this many M tiles, M fastest within a group (1: N fastest, row by row) */
   int split_k;             /* split-K (docs/plan.md#split-k): the K range in this many slices, each
@@ -100,7 +100,7 @@ typedef struct sched_plan {
 typedef struct plan_candidate {
   sched_plan p;
   bool kept;
-  const char *stop;        /* the STOP rule that dropped it, or NULL */
+  dlc_stop stop;           /* the STOP rule that dropped it (kinds.def), or STOP__NONE */
   const char *why;         /* the numbers behind the STOP rule */
   double score;            /* ranking key of a kept candidate: mean over the
                             * archs of its time / the arch's best (1 = best) */

@@ -840,7 +840,7 @@ static const char *deferred_from(const region_set *rs, int ri, const region_memr
   for (int j = 0; j < ri; j++)
     for (int o = 0; o < rs->r[j].nout; o++) {
       const region_memref *m = &rs->r[j].out[o];
-      if (m->entry == in->entry && m->materialize && strcmp(m->materialize, "deferred") == 0) {
+      if (m->entry == in->entry && m->materialize == MAT_DEFERRED) {
         if (from) *from = j;
         return rs->r[j].name;
       }
@@ -894,7 +894,7 @@ void pc_fusion(arena *A, const region_set *rs, int ci, pc_analysis *a) {
     for (int j = 0; j < ci; j++)
       for (int o = 0; o < rs->r[j].nout; o++) {
         const region_memref *m = &rs->r[j].out[o];
-        if (m->entry != r->in[i].entry || !m->materialize || strcmp(m->materialize, "deferred") != 0) continue;
+        if (m->entry != r->in[i].entry || m->materialize != MAT_DEFERRED) continue;
         if (nread++ == 0) a->fuse_in = i, a->fuse_from = j, a->fuse_out = o;
       }
   }
@@ -987,18 +987,18 @@ static void buffers(pcb *b, pc_analysis *an) {
     bool epi = false;
     for (int l = 0; l < r->nlets; l++) epi |= r->lets[l].post_reduce && reads_input(r->lets[l].e, i);
     if (def && i == an->fuse_in && an->fuse_ok) {
-      o->buffer = "reg";
+      o->buffer = BUF_REG;
       o->why = arena_printf(A, "yielded deferred by %s and fused: %s", def, an->fuse_why);
     } else if (def && i == an->fuse_in && r->acc_let < 0) {
-      o->buffer = "gmem";
+      o->buffer = BUF_GMEM;
       o->why = arena_printf(A, "yielded deferred by %s, not fused (%s): its kernel stores it to the caller's workspace "
                                "and this region's kernel reads it",
                             def, an->fuse_why);
     } else if (def && region_streams_to(&b->rs->r[from], r)) {
-      o->buffer = "reg";
+      o->buffer = BUF_REG;
       o->why = arena_printf(A, "yielded deferred by %s: kept in registers, never stored (as FlashAttention keeps P)", def);
     } else if (def) {
-      o->buffer = "gmem";
+      o->buffer = BUF_GMEM;
       o->why = arena_printf(A, "yielded deferred by %s to a contraction that does not stream it: the chain's earlier "
                                "kernel stores it to the caller's workspace and this region's kernel reads it",
                             def);
@@ -1007,19 +1007,19 @@ static void buffers(pcb *b, pc_analysis *an) {
       int nmiss = lhs ? c->nn : c->nm;
       const int *miss = lhs ? c->n_axes : c->m_axes;
       if (nmiss > 0) {
-        o->buffer = "smem_ring";
+        o->buffer = BUF_SMEM_RING;
         o->depth = depth;
         o->why = arena_printf(A, "contraction operand reused across %s, which it does not index; %d-stage ring over %s",
                               axes_list(b, nmiss, miss), depth, axes_list(b, c->nk, c->k_axes));
       } else {
-        o->buffer = "reg";
+        o->buffer = BUF_REG;
         o->why = "contraction operand indexed by every output axis: no reuse, loaded straight into fragments";
       }
     } else if (epi) {
-      o->buffer = "reg";
+      o->buffer = BUF_REG;
       o->why = "epilogue input read once per output element";
     } else {
-      o->buffer = "reg";
+      o->buffer = BUF_REG;
       o->why = "read once per point where it is used";
     }
   }
@@ -1027,7 +1027,7 @@ static void buffers(pcb *b, pc_analysis *an) {
     pc_buffer *o = &an->buf[an->nbuf++];
     o->value = r->lets[l].name;
     o->role = "let";
-    o->buffer = "reg";
+    o->buffer = BUF_REG;
     o->depth = 1;
     const rexpr *e = r->lets[l].e;
     if (l == r->acc_let) o->why = "the accumulator: mma fragments in registers for the whole K loop";
@@ -1042,27 +1042,27 @@ static void buffers(pcb *b, pc_analysis *an) {
     o->value = r->out[k].name;
     o->role = "output";
     o->depth = 1;
-    bool deferred = r->out[k].materialize && strcmp(r->out[k].materialize, "deferred") == 0;
+    bool deferred = r->out[k].materialize == MAT_DEFERRED;
     /* the reader's verdict: a row region that does not fuse it reads it
      * from the workspace */
     pc_analysis next = {0};
     if (deferred && b->ri + 1 < b->rs->n) pc_fusion(A, b->rs, b->ri + 1, &next);
     bool mine = deferred && next.fuse_in >= 0 && next.fuse_from == b->ri && next.fuse_out == k;
-    o->buffer = deferred ? "reg" : "gmem";
+    o->buffer = deferred ? BUF_REG : BUF_GMEM;
     o->why = deferred ? "yielded deferred: handed to the next region in registers (no GMEM round trip)"
                       : "region output: stored once to global memory";
     if (mine && next.fuse_ok)
       o->why = arena_printf(A, "yielded deferred and fused into %s: never stored", b->rs->r[b->ri + 1].name);
     else if (mine && b->rs->r[b->ri + 1].acc_let < 0)
-      o->buffer = "gmem", o->why = arena_printf(A, "yielded deferred, not fused into %s (%s): stored to the caller's "
+      o->buffer = BUF_GMEM, o->why = arena_printf(A, "yielded deferred, not fused into %s (%s): stored to the caller's "
                                                    "workspace",
                                                 b->rs->r[b->ri + 1].name, next.fuse_why);
     else if (deferred && b->ri + 1 < b->rs->n && !region_streams_to(r, &b->rs->r[b->ri + 1]))
-      o->buffer = "gmem", o->why = arena_printf(A, "yielded deferred to the contraction %s, which does not stream it: "
+      o->buffer = BUF_GMEM, o->why = arena_printf(A, "yielded deferred to the contraction %s, which does not stream it: "
                                                    "stored to the caller's workspace",
                                                 b->rs->r[b->ri + 1].name);
   }
-  an->min_buffer = "reg";
+  an->min_buffer = BUF_REG;
   an->min_depth = 1;
   if (r->acc_let >= 0) {
     const pc_buffer *acc = &an->buf[r->nin + r->acc_let];
@@ -1080,7 +1080,7 @@ static void hints(pcb *b, pc_analysis *an) {
   an->bank = ARENA_ARRAY(A, pc_bank, 3);
   for (int i = 0; i < an->nbuf; i++) {
     const pc_buffer *o = &an->buf[i];
-    if (strcmp(o->role, "input") || strcmp(o->buffer, "smem_ring") || nring == 2) continue;
+    if (strcmp(o->role, "input") || o->buffer != BUF_SMEM_RING || nring == 2) continue;
     ring[nring++] = o->value;
     depth = o->depth;
     bool lhs = i == c->lhs; /* inputs come first in buf, in region order */
@@ -1254,7 +1254,7 @@ cJSON *pc_dump(const pc_report *p) {
       cJSON_AddItemToArray(rd, e);
     }
     cJSON *mb = cJSON_AddObjectToObject(o, "min_buffer");
-    cJSON_AddStringToObject(mb, "buffer", a->min_buffer ? a->min_buffer : "reg");
+    cJSON_AddStringToObject(mb, "buffer", buffer_name(a->min_buffer ? a->min_buffer : BUF_REG));
     cJSON_AddNumberToObject(mb, "depth", a->min_depth);
     cJSON *dep = cJSON_AddObjectToObject(o, "dependences");
     for (int k = 0; k < 3; k++) {
@@ -1269,7 +1269,7 @@ cJSON *pc_dump(const pc_report *p) {
       cJSON *e = cJSON_CreateObject();
       cJSON_AddStringToObject(e, "value", x->value);
       cJSON_AddStringToObject(e, "role", x->role);
-      cJSON_AddStringToObject(e, "buffer", x->buffer);
+      cJSON_AddStringToObject(e, "buffer", buffer_name(x->buffer));
       cJSON_AddNumberToObject(e, "depth", x->depth);
       cJSON_AddStringToObject(e, "why", x->why);
       cJSON_AddItemToArray(bu, e);

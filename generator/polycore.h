@@ -54,7 +54,7 @@ typedef struct pc_halo {
 typedef struct pc_buffer {
   const char *value;     /* input, let or output */
   const char *role;      /* "input", "let" or "output" */
-  const char *buffer;    /* "reg", "smem_ring" or "gmem" */
+  dlc_buffer buffer;     /* BUF_REG, BUF_SMEM_RING or BUF_GMEM (kinds.def) */
   int depth;             /* ring depth for smem_ring, else 1 */
   const char *why;
 } pc_buffer;
@@ -83,7 +83,7 @@ typedef struct pc_analysis {
                           * over the read dims it strides */
   int nbuf;
   pc_buffer *buf;
-  const char *min_buffer;  /* of the accumulator */
+  dlc_buffer min_buffer;   /* of the accumulator */
   int min_depth;
   int nbarrier80, nbarrier90;
   const char **barrier_sm80, **barrier_sm90;

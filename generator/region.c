@@ -859,7 +859,7 @@ static void build_region(builder *b, region *r, int my) {
       m.alignment = 16;
       m.noalias = true;
       m.layout = "row_major";
-      m.materialize = "gmem";
+      m.materialize = MAT_GMEM;
       m.signature = true;
       ARENA_PUSH(A, r->out, r->nout, outcap, m);
       /* the yield carries the cast: yield the CAST's operand when it is a let
@@ -898,7 +898,7 @@ static void build_region(builder *b, region *r, int my) {
     m.alignment = 16;
     m.noalias = true;
     m.layout = "row_major";
-    m.materialize = only_next ? "deferred" : "gmem";
+    m.materialize = only_next ? MAT_DEFERRED : MAT_GMEM;
     ARENA_PUSH(A, r->out, r->nout, outcap, m);
     region_yield y = {l, r->nout - 1, m.dt};
     ARENA_PUSH(A, r->yields, r->nyields, ycap, y);
@@ -1416,8 +1416,7 @@ static bool verify_expr(const region_set *rs, const region *r, int let, const re
 }
 
 bool region_streams_to(const region *a, const region *b) {
-  if (a->nyields != 1 || a->acc_let < 0 || b->acc_let < 0 || !a->out[a->yields[0].output].materialize ||
-      strcmp(a->out[a->yields[0].output].materialize, "deferred") != 0)
+  if (a->nyields != 1 || a->acc_let < 0 || b->acc_let < 0 || a->out[a->yields[0].output].materialize != MAT_DEFERRED)
     return false;
   for (int l = a->acc_let + 1; l < a->nlets; l++)
     if (a->lets[l].e->k == RX_REDUCE && a->lets[l].e->rop == RED_MAX) return true;
@@ -1799,7 +1798,7 @@ static cJSON *memref_json(arena *A, const region_memref *m, bool out) {
   cJSON_AddBoolToObject(mr, "noalias", m->noalias);
   cJSON *lay = cJSON_AddObjectToObject(mr, "layout");
   cJSON_AddStringToObject(lay, "kind", m->layout);
-  if (out) cJSON_AddStringToObject(o, "materialize", m->materialize);
+  if (out) cJSON_AddStringToObject(o, "materialize", materialize_name(m->materialize));
   return o;
 }
 

@@ -17,6 +17,7 @@
 
 #include <cJSON.h>
 
+#include "kinds.h"
 #include "polyview.h"
 
 typedef enum {
@@ -88,7 +89,7 @@ typedef struct region_memref {
   int alignment;         /* bytes guaranteed (the runtime checks more) */
   bool noalias;
   const char *layout;    /* "row_major" (the last axis is contiguous) */
-  const char *materialize; /* outputs: "gmem" or "deferred" */
+  dlc_materialize materialize; /* outputs: MAT_GMEM or MAT_DEFERRED (kinds.def) */
   bool signature;        /* a signature tensor (else a value between regions) */
 } region_memref;
 

@@ -1,7 +1,7 @@
 # The sources of dlcgen_core, shared by generator/CMakeLists.txt and the
 # libFuzzer build (tests/fuzz/libfuzzer), which compiles them with clang.
 set(DLCGEN_SOURCES
-  algo.c arena.c arch.c diag.c dtype.c jsonutil.c sx.c dsl.c
+  algo.c kinds.c arena.c arch.c diag.c dtype.c jsonutil.c sx.c dsl.c
   frontend.c layout.c tiny.c indexbook.c polyview.c region.c polycore.c plan.c gpuir.c emit.c manifest.c outfiles.c strbuf.c
   playback.c
 )

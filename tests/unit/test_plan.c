@@ -156,7 +156,7 @@ static void test_search_gemm_every_arch(void) {
     double best = 1e300;
     for (int c = 0; c < pr->ncand; c++) {
       const plan_candidate *pc = &pr->cand[c];
-      CHECK(pc->kept == (pc->stop == NULL));
+      CHECK(pc->kept == (pc->stop == STOP__NONE));
       if (pc->kept) {
         kept++;
         CHECK(pc->p.time_us > 0 && pc->p.time_us < 1e9);
@@ -180,10 +180,10 @@ static void test_search_gemm_every_arch(void) {
     CHECK_STR(join(&A, p->npred, p->predicate_tail), "m.i.i,n.i.i,k.i.i");
     CHECK_STR(p->algo_key, "matmul");
     CHECK_STR(p->algo, "implicit_gemm");
-    CHECK_STR(p->barrier_model, "cp_async_group");
+    CHECK(p->barrier_model == BARRIER_CP_ASYNC_GROUP && strcmp(barrier_name(p->barrier_model), "cp_async_group") == 0);
     CHECK(p->async_enable == (p->stages > 2) && p->prefetch_depth == p->stages - 1 && !p->epilogue_overlap);
     CHECK(p->nedges == 1 && strcmp(p->edges[0].from, "C0") == 0 && strcmp(p->edges[0].to, "C") == 0 &&
-          strcmp(p->edges[0].buffer, "reg") == 0);
+          p->edges[0].buffer == BUF_REG);
     /* it validates on every arch whose shared memory is at least as large */
     for (int j = 0; j < NARCH; j++) {
       const arch_info *aj = plan_arch(ALL_ARCHS[j]);
@@ -196,11 +196,11 @@ static void test_search_gemm_every_arch(void) {
     /* the STOP rules that must fire: 128x128 with 8 warps leaves one CTA per
      * SM by registers; 128x128x64 in 3 stages (96 KB) is over 80% of 99 KB */
     const plan_candidate *c8 = find_cand(pr, 128, 128, 32, 3, 2, 4);
-    CHECK(c8 && c8->stop && strcmp(c8->stop, "regs_one_cta_per_sm") == 0);
+    CHECK(c8 && c8->stop == STOP_REGS_ONE_CTA_PER_SM);
     const plan_candidate *big = find_cand(pr, 128, 128, 64, 3, 2, 2);
     CHECK(big != NULL);
-    if (big && ai->smem_per_block < 120000) CHECK(big->stop && strcmp(big->stop, "smem_over_80pct") == 0);
-    if (big && ai->smem_per_block > 120000) CHECK(big->stop == NULL);
+    if (big && ai->smem_per_block < 120000) CHECK(big->stop == STOP_SMEM_OVER_80PCT);
+    if (big && ai->smem_per_block > 120000) CHECK(big->stop == STOP__NONE);
     diag_free(&dl);
   }
   prun_free(&x);
@@ -380,7 +380,7 @@ static void test_multi_arch(void) {
   CHECK(pr != NULL && dl.n == 0);
   if (pr) {
     const plan_candidate *big = find_cand(pr, 128, 128, 64, 3, 2, 2);
-    CHECK(big && big->stop && strcmp(big->stop, "smem_over_80pct") == 0 && strstr(big->why, "sm120"));
+    CHECK(big && big->stop == STOP_SMEM_OVER_80PCT && strstr(big->why, "sm120"));
     double best = 1e300;
     for (int i = 0; i < pr->ncand; i++)
       if (pr->cand[i].kept) {
@@ -782,7 +782,7 @@ static void test_sm90a_buckets(void) {
     CHECK(pr->chosen.tile[0] == 128 && pr->chosen.tile[1] == 64 && pr->chosen.stages == 6);
     CHECK_STR(pr->chosen.algo, "tma_wgmma");
     for (int i = 0; i < pr->ncand; i++)
-      CHECK(pr->cand[i].p.tile[1] == 128 ? pr->cand[i].stop && strcmp(pr->cand[i].stop, "padding") == 0
+      CHECK(pr->cand[i].p.tile[1] == 128 ? pr->cand[i].stop == STOP_PADDING
                                          : pr->cand[i].kept);
   }
   /* N = 65: the 128-wide tile is not stopped */

@@ -153,14 +153,14 @@ static void test_gemm_buffers_and_hints(void) {
   if (!c.pc) return pc_free(&c);
   const pc_analysis *a = &c.pc->a[0];
   const pc_buffer *ba = buffer(a, "input", "A"), *bb = buffer(a, "input", "B"), *bias = buffer(a, "input", "bias");
-  CHECK(ba && strcmp(ba->buffer, "smem_ring") == 0 && ba->depth == 3);
-  CHECK(bb && strcmp(bb->buffer, "smem_ring") == 0 && bb->depth == 3);
+  CHECK(ba && ba->buffer == BUF_SMEM_RING && ba->depth == 3);
+  CHECK(bb && bb->buffer == BUF_SMEM_RING && bb->depth == 3);
   CHECK(ba && strstr(ba->why, "reused across n"));
-  CHECK(bias && strcmp(bias->buffer, "reg") == 0 && strstr(bias->why, "epilogue"));
+  CHECK(bias && bias->buffer == BUF_REG && strstr(bias->why, "epilogue"));
   const pc_buffer *acc = buffer(a, "let", "C0"), *out = buffer(a, "output", "C");
-  CHECK(acc && strcmp(acc->buffer, "reg") == 0);
-  CHECK(out && strcmp(out->buffer, "gmem") == 0);
-  CHECK_STR(a->min_buffer, "reg");
+  CHECK(acc && acc->buffer == BUF_REG);
+  CHECK(out && out->buffer == BUF_GMEM);
+  CHECK(a->min_buffer == BUF_REG);
   CHECK(a->min_depth == 1);
   /* B is [K,N]: n contiguous -> ldmatrix.x4.trans; A [M,K] -> ldmatrix.x4 */
   const pc_bank *ka = bank(a, "A"), *kb = bank(a, "B");
@@ -225,7 +225,7 @@ static void test_gemm_fixed_tails_and_depth(void) {
     const pc_analysis *a = &c.pc->a[0];
     CHECK_STR(join(&A, a->ntail, a->tail_axes), "n");
     const pc_buffer *ba = buffer(a, "input", "A");
-    CHECK(ba && strcmp(ba->buffer, "smem_ring") == 0 && ba->depth == 2);
+    CHECK(ba && ba->buffer == BUF_SMEM_RING && ba->depth == 2);
     CHECK(has_hint(a->nbarrier80, a->barrier_sm80, "cp.async.wait_group 0 + bar.sync"));
   }
   pc_free(&c);
@@ -269,7 +269,7 @@ static void test_conv_s2_halo(void) {
   CHECK_STR(join(&A, a->ntail, a->tail_axes), "n,h,w,co,kh,kw,ci");
   CHECK(a->affine);
   CHECK(a->compute_at_ok);
-  CHECK(buffer(a, "input", "X") && strcmp(buffer(a, "input", "X")->buffer, "smem_ring") == 0);
+  CHECK(buffer(a, "input", "X") && buffer(a, "input", "X")->buffer == BUF_SMEM_RING);
   CHECK(buffer(a, "input", "Wt") && buffer(a, "input", "Wt")->depth == 3);
   CHECK(bank(a, "X") && bank(a, "X")->k_contig && bank(a, "Wt") && bank(a, "Wt")->k_contig);
   /* the reduction's dependences step through ci, then kw, then kh */
@@ -338,7 +338,7 @@ static void test_attention(void) {
   CHECK(dep(a, PC_OUTPUT, "S_masked.reduce.1", "S_masked.reduce.1") != NULL);
   CHECK(count_deps(a, PC_ANTI) == 3 && count_deps(a, PC_OUTPUT) == 3);
   const pc_buffer *p = buffer(a, "output", "P");
-  CHECK(p && strcmp(p->buffer, "reg") == 0 && strstr(p->why, "deferred"));
+  CHECK(p && p->buffer == BUF_REG && strstr(p->why, "deferred"));
   CHECK(a->compute_at_ok); /* the scale and the causal mask run on the accumulator */
   CHECK(a->compute_at_why && strstr(a->compute_at_why, "(S.mul, S_masked)"));
   CHECK(has_hint(a->nbarrier80, a->barrier_sm80, "row reduction S_masked.reduce over n"));
@@ -348,12 +348,12 @@ static void test_attention(void) {
   CHECK_STR(join(&A, o->npar, o->parallel_axes), "b,h,m,d");
   CHECK_STR(join(&A, o->nred, o->reduce_axes), "n");
   const pc_buffer *pin = buffer(o, "input", "P"), *v = buffer(o, "input", "V");
-  CHECK(pin && strcmp(pin->buffer, "reg") == 0 && strstr(pin->why, "deferred"));
-  CHECK(v && strcmp(v->buffer, "smem_ring") == 0 && v->depth == 3);
+  CHECK(pin && pin->buffer == BUF_REG && strstr(pin->why, "deferred"));
+  CHECK(v && v->buffer == BUF_SMEM_RING && v->depth == 3);
   CHECK(o->nbank == 1 && bank(o, "V") && !bank(o, "V")->k_contig &&
         strcmp(bank(o, "V")->ldmatrix, "ldmatrix.x4.trans") == 0);
   CHECK(has_hint(o->nbarrier80, o->barrier_sm80, "loads of V"));
-  CHECK(buffer(o, "output", "O") && strcmp(buffer(o, "output", "O")->buffer, "gmem") == 0);
+  CHECK(buffer(o, "output", "O") && buffer(o, "output", "O")->buffer == BUF_GMEM);
   CHECK(o->compute_at_ok && o->halo_bytes == 0);
   pc_free(&c);
 }
@@ -380,7 +380,7 @@ static void test_fusion_verdict(void) {
     const region *p = &c.rs->r[0], *r = &c.rs->r[1];
     CHECK(a->fuse_ok && a->fuse_from == 0 && strcmp(r->in[a->fuse_in].name, "Q") == 0);
     CHECK(strstr(a->fuse_why, "pointwise") && strstr(a->fuse_why, "Q[i0, i2+D*i1]"));
-    CHECK(buffer(a, "input", "Q") && strcmp(buffer(a, "input", "Q")->buffer, "reg") == 0);
+    CHECK(buffer(a, "input", "Q") && buffer(a, "input", "Q")->buffer == BUF_REG);
     region *left = (region *)1;
     region *f = region_fuse_deferred(&c.p.A, p, a->fuse_out, r, a->fuse_in, &left);
     CHECK(f && left == NULL);
@@ -425,8 +425,8 @@ static void test_fusion_verdict(void) {
   if (c.pc && c.rs->n == 2) {
     const pc_analysis *a = &c.pc->a[1];
     CHECK(a->fuse_in >= 0 && !a->fuse_ok && strstr(a->fuse_why, "reduction MX0"));
-    CHECK(buffer(a, "input", "Q") && strcmp(buffer(a, "input", "Q")->buffer, "gmem") == 0);
-    CHECK(buffer(&c.pc->a[0], "output", "Q") && strcmp(buffer(&c.pc->a[0], "output", "Q")->buffer, "gmem") == 0);
+    CHECK(buffer(a, "input", "Q") && buffer(a, "input", "Q")->buffer == BUF_GMEM);
+    CHECK(buffer(&c.pc->a[0], "output", "Q") && buffer(&c.pc->a[0], "output", "Q")->buffer == BUF_GMEM);
   } else {
     CHECK(!"qk_norm_centered forms two regions");
   }
@@ -449,8 +449,8 @@ static void test_elementwise_region(void) {
     CHECK(count_deps(a, PC_ANTI) == 0 && count_deps(a, PC_OUTPUT) == 0 && count_deps(a, PC_FLOW) >= 1);
     CHECK(a->nbank == 0 && a->nbarrier80 == 0 && a->nbarrier90 == 0);
     CHECK(!a->compute_at_ok);
-    CHECK(buffer(a, "input", "X") && strcmp(buffer(a, "input", "X")->buffer, "reg") == 0);
-    CHECK(buffer(a, "output", "Z") && strcmp(buffer(a, "output", "Z")->buffer, "gmem") == 0);
+    CHECK(buffer(a, "input", "X") && buffer(a, "input", "X")->buffer == BUF_REG);
+    CHECK(buffer(a, "output", "Z") && buffer(a, "output", "Z")->buffer == BUF_GMEM);
     CHECK(a->affine && a->halo_bytes == 0);
   }
   pc_free(&c);

@@ -248,7 +248,7 @@ static void test_epilogue_and_yield_cast(void) {
     CHECK(r->lets[r->yields[0].let].e->dt == DT_FP32);
     CHECK(r->yields[0].cast == DT_FP16);
     CHECK_STR(r->out[0].name, "C");
-    CHECK_STR(r->out[0].materialize, "gmem");
+    CHECK(r->out[0].materialize == MAT_GMEM);
   }
   rg_free(&c);
   CHECK(rg_run_file(&c, "gemm_bias_relu.json", DT_BF16, NULL));
@@ -266,7 +266,7 @@ static void test_attention_two_regions(void) {
     const region *r0 = &c.rs->r[0], *r1 = &c.rs->r[1];
     CHECK_STR(r0->lets[r0->acc_let].name, "S");
     CHECK(r0->nout == 1 && strcmp(r0->out[0].name, "P") == 0);
-    CHECK_STR(r0->out[0].materialize, "deferred");
+    CHECK(r0->out[0].materialize == MAT_DEFERRED);
     CHECK(!r0->out[0].signature);
     int nmax = 0, nsum = 0;
     for (int l = 0; l < r0->nlets; l++)
@@ -447,7 +447,7 @@ static void hand_init(hand *h, reduce_op op, rexpr *(*body)(hand *h)) {
   h->in = (region_memref){.name = "X", .entry = 0, .dt = DT_FP16, .rank = 2, .shape = sh, .alignment = 16,
                           .noalias = true, .layout = "row_major", .signature = true};
   h->out = (region_memref){.name = "S", .entry = 1, .dt = DT_FP32, .rank = 1, .shape = sh, .alignment = 16,
-                           .noalias = true, .layout = "row_major", .materialize = "gmem", .signature = true};
+                           .noalias = true, .layout = "row_major", .materialize = MAT_GMEM, .signature = true};
   h->r = (region){.name = "hand", .niters = 1, .nred = 1, .it = h->it, .nin = 1, .nout = 1, .nlets = 1,
                   .nyields = 1, .in = &h->in, .out = &h->out, .lets = h->lets, .yields = &h->y, .acc_let = -1};
   h->lets[0] = (region_let){"s", hand_reduce(&h->a, op, body(h), 1, (int[]){0}, 1), false};
