@@ -698,7 +698,7 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   }
   k->name = name;
   k->skeleton = algo_template(ALGO_IMPLICIT_GEMM);
-  k->algo = p->algo ? p->algo : algo_name(ALGO_IMPLICIT_GEMM);
+  k->algo = algo_name(p->algo);
   k->r = r;
   k->a = a;
   k->plan = *p;

@@ -516,11 +516,10 @@ static gpu_kernel *contraction_build(run *r, const codegen_opts *cg, diag_list *
  * within the arch's limits. */
 static bool plan_fits_archs(const run *r, dlc_algo algo, const arch_info *const *archs, int na, diag_list *dl) {
   const sched_plan *p = &r->plan->chosen;
-  dlc_algo pa;
   bool ok = true;
-  if (!algo_parse(p->algo, &pa) || pa != algo) {
+  if (p->algo != algo) {
     diag_report(dl, D_INTERNAL, "plan", NULL, "the plan's algo_choice '%s' is not its skeleton's '%s'",
-                p->algo ? p->algo : "(none)", algo_name(algo));
+                algo_name(p->algo), algo_name(algo));
     ok = false;
   }
   if (p->threads != 32 * p->warps_m * p->warps_n || p->threads > 1024) {
@@ -595,15 +594,14 @@ static plan_result *sm90a_plan(run *r, const arch_info *const *archs, int na, co
 static bool sm90a_verify_plan(const run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
                               diag_list *dl) {
   const sched_plan *p = &r->plan->chosen;
-  dlc_algo pa;
-  bool ok = algo_parse(p->algo, &pa) && (pa == ALGO_TMA_WGMMA || pa == ALGO_CPASYNC_WGMMA) && na == 1;
+  bool ok = (p->algo == ALGO_TMA_WGMMA || p->algo == ALGO_CPASYNC_WGMMA) && na == 1;
   /* the consumers' warps and the producer warpgroup */
   ok &= p->threads == 32 * p->warps_m * p->warps_n + 128 && p->warps_m * p->warps_n == 8;
   ok &= p->smem_bytes <= archs[0]->smem_per_block;
   if (!ok)
     diag_report(dl, D_INTERNAL, "plan", NULL,
                 "the sm90a contraction plan (%s, %d threads, %d x %d consumer warps, %d bytes of shared memory) does not fit %s",
-                p->algo, p->threads, p->warps_m, p->warps_n, p->smem_bytes, archs[0]->name);
+                algo_name(p->algo), p->threads, p->warps_m, p->warps_n, p->smem_bytes, archs[0]->name);
   (void)cg;
   return ok;
 }
@@ -659,8 +657,7 @@ static plan_result *sm90a_attention_plan(run *r, const arch_info *const *archs, 
 static bool sm90a_attention_verify_plan(const run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
                                         diag_list *dl) {
   const sched_plan *p = &r->plan->chosen;
-  dlc_algo pa;
-  bool ok = algo_parse(p->algo, &pa) && pa == ALGO_WGMMA_SOFTMAX && na == 1;
+  bool ok = p->algo == ALGO_WGMMA_SOFTMAX && na == 1;
   /* the two consumer warpgroups' 8 warps and the producer warpgroup */
   ok &= p->threads == 32 * p->warps_m * p->warps_n + 128 && p->warps_m * p->warps_n == 8;
   ok &= na == 1 && p->smem_bytes <= archs[0]->smem_per_block && p->regs_per_thread <= 255;
@@ -668,7 +665,7 @@ static bool sm90a_attention_verify_plan(const run *r, const arch_info *const *ar
     diag_report(dl, D_INTERNAL, "plan", NULL,
                 "the sm90a attention plan (%s, %d threads, %d x %d consumer warps, %d bytes of shared memory, %d "
                 "registers) does not fit %s",
-                p->algo ? p->algo : "(none)", p->threads, p->warps_m, p->warps_n, p->smem_bytes, p->regs_per_thread,
+                algo_name(p->algo), p->threads, p->warps_m, p->warps_n, p->smem_bytes, p->regs_per_thread,
                 na ? archs[0]->name : "(none)");
   (void)cg;
   return ok;

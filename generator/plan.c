@@ -510,7 +510,7 @@ static void fill_defaults(arena *A, const region *r, const pc_analysis *a, sched
   p->addr_regs = addr_regs(c);
   p->vec_axis = vec_axis(A, c);
   p->algo_key = pattern_of(r, c);
-  p->algo = strcmp(p->algo_key, "attention") == 0 ? "streaming_softmax" : "implicit_gemm";
+  p->algo = strcmp(p->algo_key, "attention") == 0 ? ALGO_STREAMING_SOFTMAX : ALGO_IMPLICIT_GEMM;
   p->a_swizzle = p->b_swizzle = true;
   p->c_stride = "row";
   p->barrier_model = BARRIER_CP_ASYNC_GROUP;
@@ -645,26 +645,20 @@ bool plan_validate(const sched_plan *p, const region *r, const pc_analysis *a, c
     diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "layout_hints"),
                 "Use {\"A_swizzle\": true, \"B_swizzle\": true, \"C_stride\": \"row\"}.",
                 "the skeleton always swizzles its shared tiles and stores C by rows");
-  dlc_algo al;
-  if (!algo_parse(p->algo, &al))
-    diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "algo_choice"), "Use \"implicit_gemm\".",
-                "algo_choice '%s' has no skeleton", p->algo ? p->algo : "(none)");
-  else {
-    /* a pinned plan is the sm80 row's its region pattern names
-     * (docs/manifest.md): the other rows' plans (tma_wgmma and
-     * cp_async_wgmma on sm90a, the split-K reduction) are the plan stage's
-     * own */
-    dlc_algo own = p->algo_key && strcmp(p->algo_key, "attention") == 0 ? ALGO_STREAMING_SOFTMAX : ALGO_IMPLICIT_GEMM;
-    if (al != own)
-      diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "algo_choice"),
-                  arena_printf(&A,
-                               "Use \"%s\", or write \"plans\": \"auto\" (on sm90a the plan stage then picks the "
-                               "sm90a kernel itself).",
-                               algo_name(own)),
-                  "algo_choice '%s' cannot be pinned: a pinned plan is the %s skeleton's, and '%s' is planned by "
-                  "the plan stage alone",
-                  p->algo, algo_name(own), p->algo);
-  }
+  /* a pinned plan is the sm80 row's its region pattern names
+   * (docs/manifest.md): the other rows' plans (tma_wgmma and
+   * cp_async_wgmma on sm90a, the split-K reduction) are the plan stage's
+   * own */
+  dlc_algo own = p->algo_key && strcmp(p->algo_key, "attention") == 0 ? ALGO_STREAMING_SOFTMAX : ALGO_IMPLICIT_GEMM;
+  if (p->algo != own)
+    diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "algo_choice"),
+                arena_printf(&A,
+                             "Use \"%s\", or write \"plans\": \"auto\" (on sm90a the plan stage then picks the "
+                             "sm90a kernel itself).",
+                             algo_name(own)),
+                "algo_choice '%s' cannot be pinned: a pinned plan is the %s skeleton's, and '%s' is planned by "
+                "the plan stage alone",
+                algo_name(p->algo), algo_name(own), algo_name(p->algo));
   arena_free(&A);
   return dl->nerrors == n0;
 }
@@ -893,7 +887,10 @@ bool plan_from_json(arena *A, const cJSON *j, const region *r, const pc_analysis
                       arena_printf(A, "This region is a %s: write {\"%s\": ...}.", p.algo_key, p.algo_key),
                       "algo_choice is for a %s, but the region's contraction is a %s", al->child->string,
                       p.algo_key);
-        p.algo = val;
+        if (!algo_parse(val, &p.algo))
+          diag_report(dl, D_PLAN_UNSUPPORTED, ju_path_key(c, ap, al->child->string),
+                      arena_printf(A, "Use \"%s\".", strcmp(p.algo_key, "attention") == 0 ? "streaming_softmax" : "implicit_gemm"),
+                      "algo_choice '%s' has no skeleton", val);
       }
     }
   }
@@ -1290,7 +1287,7 @@ static void att_candidate(arena *A, const region *r1, const pc_analysis *a1, int
   p->warps_m = 4, p->warps_n = 1;
   p->vec = 16 / p->elem_bytes;
   p->algo_key = "attention";
-  p->algo = "streaming_softmax";
+  p->algo = ALGO_STREAMING_SOFTMAX;
   p->streaming = true;
   p->async_enable = true;
   p->prefetch_depth = 1;
@@ -1445,7 +1442,7 @@ plan_result *plan_sm90a(arena *A, const region *r, const pc_analysis *a, const a
       sched_plan *p = &c->p;
       fill_defaults(A, r, a, p);
       p->arch = ai->name;
-      p->algo = "tma_wgmma";
+      p->algo = ALGO_TMA_WGMMA;
       p->barrier_model = BARRIER_MBARRIER;
       p->tile[0] = 128, p->tile[1] = SM90A_BNS[i], p->tile[2] = 128 / p->elem_bytes;
       p->stages = SM90A_STAGES[j];
@@ -1508,8 +1505,8 @@ plan_result *plan_sm90a_gather(arena *A, const region *r, const pc_analysis *a, 
                                const plan_bucket *b, const char **why_none, diag_list *dl, const char *at) {
   plan_result *res = plan_sm90a(A, r, a, ai, b, why_none, dl, at);
   if (!res) return NULL;
-  for (int i = 0; i < res->ncand; i++) res->cand[i].p.algo = "cp_async_wgmma";
-  res->chosen.algo = "cp_async_wgmma";
+  for (int i = 0; i < res->ncand; i++) res->cand[i].p.algo = ALGO_CPASYNC_WGMMA;
+  res->chosen.algo = ALGO_CPASYNC_WGMMA;
   return res;
 }
 
@@ -1548,7 +1545,7 @@ plan_result *plan_sm90a_attention(arena *A, const region *r1, const pc_analysis 
     p->threads = 384;               /* + the producer warpgroup */
     p->vec = 16 / p->elem_bytes;
     p->algo_key = "attention";
-    p->algo = "wgmma_softmax";
+    p->algo = ALGO_WGMMA_SOFTMAX;
     p->raster_group = 0; /* query tiles on x, batch x heads on y: no raster order */
     p->streaming = true;
     p->async_enable = true;
@@ -1614,7 +1611,7 @@ plan_result *plan_rows(arena *A, const region *r, const sx *row_extent, int vec,
   p->vec = vec;
   p->vec_axis = "row";
   p->algo_key = "row";
-  p->algo = "row_reduce";
+  p->algo = ALGO_ROW_REDUCE;
   p->c_stride = "row";
   p->barrier_model = BARRIER_NONE;
   p->elem_bytes = 16 / vec;
@@ -1644,7 +1641,7 @@ static cJSON *rows_plan_json(const plan_result *r) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "arch", p->arch);
   cJSON *ac = cJSON_AddObjectToObject(o, "algo_choice");
-  cJSON_AddStringToObject(ac, p->algo_key, p->algo);
+  cJSON_AddStringToObject(ac, p->algo_key, algo_name(p->algo));
   cJSON *b = cJSON_AddObjectToObject(o, "bind");
   cJSON_AddStringToObject(b, "rows", p->row_warps == 1 ? "block.x * 4 + warp" : "block.x");
   cJSON_AddStringToObject(b, "row", p->row_warps == 1 ? "lane" : "thread");
@@ -1720,7 +1717,7 @@ static cJSON *plan_json(const sched_plan *p) {
   cJSON_AddBoolToObject(lh, "B_swizzle", p->b_swizzle);
   cJSON_AddStringToObject(lh, "C_stride", p->c_stride ? p->c_stride : "row");
   cJSON *al = cJSON_AddObjectToObject(o, "algo_choice");
-  cJSON_AddStringToObject(al, p->algo_key ? p->algo_key : "matmul", p->algo ? p->algo : "implicit_gemm");
+  cJSON_AddStringToObject(al, p->algo_key ? p->algo_key : "matmul", algo_name(p->algo));
   if (p->streaming) cJSON_AddStringToObject(o, "q_fragments", p->a_frag_regs ? "registers" : "smem");
   cJSON *le = cJSON_AddArrayToObject(o, "local_edges");
   for (int i = 0; i < p->nedges; i++) {

@@ -13,6 +13,7 @@
 
 #include <cJSON.h>
 
+#include "algo.h"
 #include "polycore.h"
 
 /* Per-arch limits and peaks (dense fp16/bf16 tensor-core math with fp32
@@ -52,7 +53,8 @@ typedef struct sched_plan {
   int warps_m, warps_n;    /* warp grid; warp_tile = BM/warps_m x BN/warps_n */
   int vec;                 /* vectorize.width in elements (the widest kernel) */
   const char *vec_axis;
-  const char *algo_key, *algo;  /* algo_choice, e.g. "matmul": "implicit_gemm" */
+  const char *algo_key;    /* algo_choice's key, e.g. "matmul" */
+  dlc_algo algo;           /* its skeleton (algo.def), e.g. ALGO_IMPLICIT_GEMM */
   bool a_swizzle, b_swizzle;
   const char *c_stride;    /* "row" */
   int npred;

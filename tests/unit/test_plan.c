@@ -179,7 +179,7 @@ static void test_search_gemm_every_arch(void) {
     CHECK_STR(join(&A, p->nepi, p->epilogue), "C1,C1.cmplt,C");
     CHECK_STR(join(&A, p->npred, p->predicate_tail), "m.i.i,n.i.i,k.i.i");
     CHECK_STR(p->algo_key, "matmul");
-    CHECK_STR(p->algo, "implicit_gemm");
+    CHECK(p->algo == ALGO_IMPLICIT_GEMM);
     CHECK(p->barrier_model == BARRIER_CP_ASYNC_GROUP && strcmp(barrier_name(p->barrier_model), "cp_async_group") == 0);
     CHECK(p->async_enable == (p->stages > 2) && p->prefetch_depth == p->stages - 1 && !p->epilogue_overlap);
     CHECK(p->nedges == 1 && strcmp(p->edges[0].from, "C0") == 0 && strcmp(p->edges[0].to, "C") == 0 &&
@@ -535,6 +535,9 @@ static void test_pinned_errors(void) {
   expect_bad(&x, "sm80", "{'vectorize':{'axis':'k.i.i','width':3}}", "E1705", "ops[0].plans[0].vectorize.width");
   /* E1706 NotSupportedForCodegen: what the sm80 skeleton does not do */
   expect_bad(&x, "sm80", "{'barrier_model':'mbarrier'}", "E1706", "ops[0].plans[0].barrier_model");
+  /* an algo_choice algo.def does not have, and one only the plan stage picks */
+  expect_bad(&x, "sm80", "{'algo_choice':{'matmul':'winograd'}}", "E1706", "ops[0].plans[0].algo_choice.matmul");
+  expect_bad(&x, "sm80", "{'algo_choice':{'matmul':'tma_wgmma'}}", "E1706", "ops[0].plans[0].algo_choice");
   expect_bad(&x, "sm80", "{'bind':{'m.o':'block.y'}}", "E1706", "ops[0].plans[0].bind.m.o");
   expect_bad(&x, "sm80", "{'cache':[{'tensor':'A','where':'gmem'}]}", "E1706", "ops[0].plans[0].cache[0]");
   expect_bad(&x, "sm80", "{'layout_hints':{'A_swizzle':false}}", "E1706", "ops[0].plans[0].layout_hints");
@@ -678,7 +681,7 @@ static void test_attention(void) {
     CHECK(pr != NULL);
     if (pr) {
       CHECK_STR(pr->chosen.algo_key, ri == 0 ? "attention" : "matmul");
-      CHECK_STR(pr->chosen.algo, ri == 0 ? "streaming_softmax" : "implicit_gemm");
+      CHECK(pr->chosen.algo == (ri == 0 ? ALGO_STREAMING_SOFTMAX : ALGO_IMPLICIT_GEMM));
       CHECK(pr->chosen.batched);
       cJSON *j = plan_dump(pr);
       CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "bind"), "b")), "block.z");
@@ -699,7 +702,7 @@ static void test_conv(void) {
   CHECK(pr != NULL);
   if (pr) {
     CHECK_STR(pr->chosen.algo_key, "conv");
-    CHECK_STR(pr->chosen.algo, "implicit_gemm");
+    CHECK(pr->chosen.algo == ALGO_IMPLICIT_GEMM);
     CHECK(plan_validate(&pr->chosen, x.r, &x.an, plan_arch("sm80"), &dl, "conv"));
     /* an operand with no contiguous axis is gathered one element at a time */
     if (x.an.con.lhs_contig < 0 || x.an.con.rhs_contig < 0) CHECK(pr->chosen.vec == 1);
@@ -752,7 +755,7 @@ static void test_rows(void) {
       CHECK(p->warps_m == cases[i].warps && p->row_warps == cases[i].row_warps && p->tile[0] == cases[i].rows_per_cta);
       CHECK(p->threads == 32 * cases[i].warps && p->ctas_per_sm == cases[i].ctas);
       CHECK(p->smem_bytes == (cases[i].row_warps > 1 ? 4 * cases[i].row_warps : 0));
-      CHECK_STR(p->algo, "row_reduce");
+      CHECK(p->algo == ALGO_ROW_REDUCE);
     }
     diag_free(&dl);
   }
@@ -780,7 +783,7 @@ static void test_sm90a_buckets(void) {
   CHECK(pr && dl.n == 0);
   if (pr) {
     CHECK(pr->chosen.tile[0] == 128 && pr->chosen.tile[1] == 64 && pr->chosen.stages == 6);
-    CHECK_STR(pr->chosen.algo, "tma_wgmma");
+    CHECK(pr->chosen.algo == ALGO_TMA_WGMMA);
     for (int i = 0; i < pr->ncand; i++)
       CHECK(pr->cand[i].p.tile[1] == 128 ? pr->cand[i].stop == STOP_PADDING
                                          : pr->cand[i].kept);
