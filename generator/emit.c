@@ -1560,7 +1560,7 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
   const sched_plan *p = &k->plan;
   sb_printf(s, "// plan (%s): tile %dx%dx%d, %d stages, warps %dx%d (warp tile %dx%d), vec %d, %s%s\n",
             p->pinned ? "pinned in the manifest" : "searched", p->tile[0], p->tile[1], p->tile[2], p->stages, p->warps_m,
-            p->warps_n, p->tile[0] / p->warps_m, p->tile[1] / p->warps_n, p->vec, k->algo,
+            p->warps_n, p->tile[0] / p->warps_m, p->tile[1] / p->warps_n, p->vec, algo_name(k->algo),
             k->reduce ? arena_printf(A, ", split-K %d (then splitk_reduce)", p->split_k) : "");
   sb_printf(s, "template <class T_>\nstruct %s {\n", sname);
   sb_printf(s, "  using T = T_;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n",
@@ -1676,7 +1676,7 @@ static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel
   opgen g = {A, &k->v, k->r, s, k->T, k->math_ieee};
   const sched_plan *p = &k->plan;
   sb_printf(s, "// plan (searched for sm90a): tile %dx%dx%d, %d stages, 2 consumer warpgroups + 1 producer, %s\n",
-            p->tile[0], p->tile[1], p->tile[2], p->stages, k->algo);
+            p->tile[0], p->tile[1], p->tile[2], p->stages, algo_name(k->algo));
   sb_printf(s, "template <class T_>\nstruct %s {\n", sname);
   sb_printf(s, "  using T = T_;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n",
             k->v.out_dt == k->T ? "T_" : ctype(k->v.out_dt), eo->op->name);
@@ -2094,7 +2094,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   opgen g = {A, &k->v, r, s, k->T, k->math_ieee};
   const sched_plan *p = &k->plan;
   sb_printf(s, "// plan: %d query rows x %d keys per step (%d warps x 16 rows), head dims %d / %d, vec %d, %s\n",
-            p->tile[0], p->tile[1], p->warps_m * p->warps_n, k->D, k->DV, p->vec, k->algo);
+            p->tile[0], p->tile[1], p->warps_m * p->warps_n, k->D, k->DV, p->vec, algo_name(k->algo));
   sb_printf(s, "template <class T_>\nstruct %s {\n", sname);
   sb_printf(s, "  using T = T_;\n  using PT = %s;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n",
             k->sm.pt == k->T ? "T_" : ctype(k->sm.pt), k->v2.out_dt == k->T ? "T_" : ctype(k->v2.out_dt), eo->op->name);
@@ -2524,7 +2524,7 @@ static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instan
   opgen g = {A, &k->v, r, s, k->T, k->math_ieee};
   const char *rax = r->it[rw->row_axis].name;
   sb_printf(s, "// plan: %s, %d warps a CTA, %d elements a thread at a time, %s\n",
-            rw->row_warps == 1 ? "a warp a row" : "a CTA a row", rw->warps, rw->vec, k->algo);
+            rw->row_warps == 1 ? "a warp a row" : "a CTA a row", rw->warps, rw->vec, algo_name(k->algo));
   sb_printf(s, "template <class T_>\nstruct %s {\n", sname);
   sb_printf(s, "  using T = T_;\n  using Params = dlc__p_%s;\n", eo->op->name);
   sb_printf(s, "  static constexpr int WARPS = %d, ROW_WARPS = %d;\n", rw->warps, rw->row_warps);
@@ -2640,9 +2640,8 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
   bool used[ALGO__COUNT] = {0};
   for (int i = 0; i < eo->ninst; i++)
     for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) {
-      dlc_algo al;
-      if (algo_parse(k->algo, &al)) used[al] = true;
-      if (k->sm90a && algo_parse(k->sm90a->algo, &al)) used[al] = true;
+      used[k->algo] = true;
+      if (k->sm90a) used[k->sm90a->algo] = true;
     }
   const char *tpls = "";
   for (int a = 0; a < ALGO__COUNT; a++)
@@ -2751,7 +2750,7 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
       if (!k->rows)
         sb_printf(&s, "  dlc_%s::%s<%s>::kernel<%d>(&p);\n}\n", eo->op->name, name[i], ctype(k->T), k->vecs[v]);
       else
-        sb_printf(&s, "  dlc::%s<dlc_%s::%s<%s>, %d>(&p);\n}\n", k->skeleton, eo->op->name, name[i], ctype(k->T),
+        sb_printf(&s, "  dlc::%s<dlc_%s::%s<%s>, %d>(&p);\n}\n", algo_template(k->algo), eo->op->name, name[i], ctype(k->T),
                   k->vecs[v]);
     }
     /* split-K: the second kernel, on the same Op */
@@ -2772,7 +2771,7 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
                 "#endif\n}\n",
                 eo->inst[i].k->sm90a->threads, kernel_name_90(A, eo, &eo->inst[i]),
                 tmaps90(eo->inst[i].k->sm90a) ? "tp" : "p", eo->op->name, tmaps90(eo->inst[i].k->sm90a) ? "tp" : "p",
-                eo->inst[i].k->sm90a->skeleton, eo->op->name, name90[i], ctype(eo->inst[i].k->sm90a->T),
+                algo_template(eo->inst[i].k->sm90a->algo), eo->op->name, name90[i], ctype(eo->inst[i].k->sm90a->T),
                 tmaps90(eo->inst[i].k->sm90a) ? "tp" : "p");
   sb_printf(&s, "\n// Kernel handles for the CUDA backend, in the order of the dispatch table.\n");
   sb_printf(&s, "extern const void *const dlc__fns_%s[] = {\n", eo->op->name);
@@ -3387,7 +3386,7 @@ static void dispatch_sm90a_attention(arena *A, strbuf *s, const fe_graph *g, con
   const gpu_tmap *all[3] = {&k->tmq, &k->tmk, &k->tmv};
   const char *nm[3] = {"q", "k", "v"};
   sb_printf(s, "    if (dlc__device_arch() == DLC__ARCH_SM90A) {\n");
-  sb_printf(s, "      /* the sm90a kernel (%s): the tensor maps of %s, %s and %s, else the kernels below */\n", k->algo,
+  sb_printf(s, "      /* the sm90a kernel (%s): the tensor maps of %s, %s and %s, else the kernels below */\n", algo_name(k->algo),
             k->tmq.tensor, k->tmk.tensor, k->tmv.tensor);
   sb_printf(s, "      dlc__tp_%s dlc_tp;\n      dlc_tp.p = *dlc_p;\n", on);
   for (int i = 0; i < 3; i++) {
@@ -3415,7 +3414,7 @@ static void dispatch_sm90a_attention(arena *A, strbuf *s, const fe_graph *g, con
  * on to the instance's other kernels. */
 static void dispatch_sm90a_gather(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on) {
   sb_printf(s, "    if (dlc_vec == %d && dlc__device_arch() == DLC__ARCH_SM90A) {\n", k->vecs[0]);
-  sb_printf(s, "      /* the sm90a kernel (%s): 16-byte chunks, as the widest kernel below */\n", k->algo);
+  sb_printf(s, "      /* the sm90a kernel (%s): 16-byte chunks, as the widest kernel below */\n", algo_name(k->algo));
   grid_and_launch(A, s, g, k, on, "  ", "dlc_p, sizeof *dlc_p");
   sb_printf(s, "    }\n");
 }

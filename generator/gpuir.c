@@ -697,8 +697,7 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
     return NULL;
   }
   k->name = name;
-  k->skeleton = algo_template(ALGO_IMPLICIT_GEMM);
-  k->algo = algo_name(p->algo);
+  k->algo = ALGO_IMPLICIT_GEMM;
   k->r = r;
   k->a = a;
   k->plan = *p;
@@ -970,8 +969,7 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
   if (!k) return NULL;
   int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages, eb = dtype_bytes(k->T);
   dlc_algo al = gather ? ALGO_CPASYNC_WGMMA : ALGO_TMA_WGMMA;
-  k->skeleton = algo_template(al);
-  k->algo = algo_name(al);
+  k->algo = al;
   k->tma = true;
   /* its producer keeps no walk state (32-bit guards and masks are the sm80 walk's) */
   k->A.g32 = k->B.g32 = false;
@@ -1140,8 +1138,7 @@ gpu_kernel *gpuir_build_splitk_reduce(arena *A, const gpu_kernel *part, const ch
   gpu_kernel *k = ARENA_NEW(A, gpu_kernel);
   *k = *part;
   k->name = name;
-  k->skeleton = algo_template(ALGO_SPLITK_REDUCE);
-  k->algo = algo_name(ALGO_SPLITK_REDUCE);
+  k->algo = ALGO_SPLITK_REDUCE;
   k->split_reduce = true;
   k->reduce = NULL;
   k->next = NULL;
@@ -1338,8 +1335,7 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   gpu_kernel *k = ARENA_NEW(A, gpu_kernel);
   k->attention = true;
   k->name = name;
-  k->skeleton = algo_template(ALGO_STREAMING_SOFTMAX);
-  k->algo = algo_name(ALGO_STREAMING_SOFTMAX);
+  k->algo = ALGO_STREAMING_SOFTMAX;
   k->r = r1;
   k->a = &pc->a[0];
   k->plan = *p;
@@ -1697,8 +1693,7 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
   if (!k) return NULL;
   const region *r1 = &rs->r[0], *r2 = &rs->r[1];
   int BM = p->tile[0], BN = p->tile[1], D = k->D, DV = k->DV, eb = dtype_bytes(k->T);
-  k->skeleton = algo_template(ALGO_WGMMA_SOFTMAX);
-  k->algo = algo_name(ALGO_WGMMA_SOFTMAX);
+  k->algo = ALGO_WGMMA_SOFTMAX;
   k->att_wgmma = true;
   k->threads = p->threads;
   k->smem = p->smem_bytes;
@@ -2876,8 +2871,8 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
   cJSON *g = cJSON_AddObjectToObject(root, "gpu_ir");
   cJSON_AddStringToObject(g, "kernel", k->name);
   cJSON_AddStringToObject(g, "arch", k->plan.arch);
-  cJSON_AddStringToObject(g, "skeleton", k->skeleton);
-  cJSON_AddStringToObject(g, "algo_choice", k->algo);
+  cJSON_AddStringToObject(g, "skeleton", algo_template(k->algo));
+  cJSON_AddStringToObject(g, "algo_choice", algo_name(k->algo));
   if (k->plan.split_k > 1) cJSON_AddNumberToObject(g, "split_k", k->plan.split_k);
   if (k->rows) {
     const region *r = k->r;
@@ -3392,8 +3387,7 @@ gpu_kernel *gpuir_build_rows(arena *A, const region *r, const pc_analysis *a, co
   }
   k->rows = true;
   k->name = name;
-  k->skeleton = algo_template(ALGO_ROW_REDUCE);
-  k->algo = algo_name(ALGO_ROW_REDUCE);
+  k->algo = ALGO_ROW_REDUCE;
   k->r = r;
   k->a = a;
   k->plan = *p;

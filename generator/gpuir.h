@@ -349,8 +349,7 @@ typedef struct gpu_tmap {
 
 typedef struct gpu_kernel {
   const char *name;      /* entry point name without the vector suffix */
-  const char *skeleton;  /* "sm80_contraction" or "sm80_attention" */
-  const char *algo;
+  dlc_algo algo;         /* its skeleton (algo.def): templates/<algo_template(algo)>.cuh */
   const region *r;       /* the (first) region */
   const pc_analysis *a;
   sched_plan plan;
