@@ -1605,6 +1605,105 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
   sb_puts(s, "};\n\n");
 }
 
+/* The sm90a producer's k-loop, Op::produce, rendered from the GPU IR's
+ * producer role (verify_sm90a_producer admits only the lists written
+ * here): the Loop over the k-tiles on ring slot s (its lap's phase ph),
+ * the MbarWait on the slot's empty barrier, then the TMA producer's
+ * arrival with the stage's bytes and its boxes of A and B, or the
+ * gathering producer's chunks of A and B, commit, and the landing of stage
+ * kt - lag (Wait, ProxyFence, MbarArrive on full[done]) from kt = lag on;
+ * after the loop, its last stages' landing.  The TMA producer is one
+ * elected lane; every thread t of the gathering one copies its chunks. */
+static void produce_fn(strbuf *s, const gpu_kernel *k, const char *sname) {
+  if (k->gather)
+    sb_puts(s, "  // the gathering producer's k-loop (GPU IR): thread t of the warpgroup copies its chunks of each\n"
+               "  // stage, then lands the stage `lag` k-tiles behind on its full barrier\n"
+               "  static __device__ __forceinline__ void produce(const Params *p, unsigned char *ring, uint64_t *full,\n"
+               "                                                 uint64_t *empty, uint32_t mt, uint32_t nt, int64_t b,\n"
+               "                                                 int KT, int t) {\n"
+               "    const int64_t m0 = (int64_t)mt * BM, n0 = (int64_t)nt * BN;\n"
+               "    int done = 0;  // the next stage to land\n");
+  else
+    sb_puts(s, "  // the TMA producer's k-loop (GPU IR), issued by one elected lane\n"
+               "  static __device__ __forceinline__ void produce(const TParams *tp, unsigned char *ring, uint64_t *full,\n"
+               "                                                 uint64_t *empty, uint32_t mt, uint32_t nt, int KT) {\n"
+               "    const int m0 = (int)mt * BM, n0 = (int)nt * BN;\n");
+  sb_puts(s, "    constexpr int A_BYTES = BM * BK * (int)sizeof(T), STAGE_BYTES = A_BYTES + BN * BK * (int)sizeof(T);\n"
+             "    int s = 0;\n"
+             "    uint32_t ph = 0;  // the phase of the ring's current lap\n");
+  int i = 0;
+  while (i < k->nst && !(k->st[i].k == GS_ROLE && strcmp(k->st[i].what, "producer") == 0)) i++;
+  bool in_loop = false;
+  const char *ind = "    ";
+  for (i += 2; i < k->nst && k->st[i].k != GS_ROLE; i++) {
+    const gpu_stmt *t = &k->st[i];
+    switch (t->k) {
+    case GS_LOOP:
+      sb_printf(s,
+                "%s"
+                "    for (int kt = 0; kt < KT; ++kt) {  // Loop kt: %s\n"
+                "      unsigned char *dst = ring + s * STAGE_BYTES;\n",
+                k->gather ? "#pragma unroll 1\n" : "", t->detail);
+      in_loop = true, ind = "      ";
+      break;
+    case GS_MBAR_WAIT:
+      sb_printf(s, "%sdlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait %s: a fresh slot is free\n", ind, t->what);
+      break;
+    case GS_MBAR_ARRIVE:
+      if (!k->gather) {
+        sb_printf(s, "%sdlc::mbar_arrive_expect_tx(&full[s], STAGE_BYTES);  // MbarArrive %s\n", ind, t->what);
+      } else if (in_loop) {
+        sb_printf(s, "%sdlc::mbar_arrive(&full[done]);  // MbarArrive %s\n%sif (++done == STAGES) done = 0;\n", ind,
+                  t->what, ind);
+        ind = "      ";
+        sb_printf(s, "%s}\n", ind);
+      } else {
+        sb_printf(s,
+                  "    for (int kt = KT > %d ? KT - %d : 0; kt < KT; ++kt) {  // MbarArrive %s: %s\n"
+                  "      dlc::mbar_arrive(&full[done]);\n"
+                  "      if (++done == STAGES) done = 0;\n"
+                  "    }\n",
+                  t->lo, t->lo, t->what, t->detail);
+      }
+      break;
+    case GS_TMA_LOAD:
+      if (t->side == GSIDE_A)
+        sb_printf(s, "%sdlc::tma_load_2d(dst, &tp->tmap_a, kt * BK, m0, &full[s]);  // TmaLoad %s\n", ind, t->what);
+      else if (k->B.k_contig)
+        sb_printf(s, "%sdlc::tma_load_2d(dst + A_BYTES, &tp->tmap_b, kt * BK, n0, &full[s]);  // TmaLoad %s\n", ind,
+                  t->what);
+      else
+        sb_printf(s,
+                  "#pragma unroll\n"
+                  "%sfor (int j = 0; j < BN / 64; ++j)  // TmaLoad %s: BK rows x 64 columns a box\n"
+                  "%s  dlc::tma_load_2d(dst + A_BYTES + j * 64 * BK * (int)sizeof(T), &tp->tmap_b, n0 + 64 * j, kt * BK,\n"
+                  "%s                   &full[s]);\n",
+                  ind, t->what, ind, ind);
+      break;
+    case GS_CP_ASYNC:
+      sb_printf(s, "%sdlc::sm90a_gather_stage<%s, %s, %s>(p, dst%s, %s, (int64_t)kt * BK, b, t);  // CpAsync %s\n",
+                ind, sname, t->side == GSIDE_A ? "BM" : "BN", t->side == GSIDE_A ? "false" : "true",
+                t->side == GSIDE_A ? "" : " + A_BYTES", t->side == GSIDE_A ? "m0" : "n0", t->what);
+      break;
+    case GS_COMMIT: sb_printf(s, "%sdlc::cp_async_commit();\n", ind); break;
+    case GS_WAIT:
+      if (in_loop) {
+        sb_printf(s, "%sif (kt >= %d) {  // stage kt - %d\n", ind, t->lo, t->lo);
+        ind = "        ";
+      }
+      sb_printf(s, "%sdlc::cp_async_wait<%d>();  // Wait: %s\n", ind, t->lo, t->detail);
+      break;
+    case GS_PROXY_FENCE: sb_printf(s, "%sdlc::fence_proxy_async();  // ProxyFence: %s\n", ind, t->detail); break;
+    case GS_END_LOOP:
+      sb_puts(s, "      if (++s == STAGES) s = 0, ph ^= 1;\n    }\n");
+      in_loop = false, ind = "    ";
+      break;
+    default: break; /* verify_sm90a_producer admits none other */
+    }
+  }
+  sb_puts(s, "  }\n");
+}
+
 /* The sm90a consumers' k-loop, Op::consume, rendered from the GPU IR's
  * consumer role: its peeled step, its lap (a loop over the laps, each
  * step's statements on their compile-time slots, the phase flipped after
@@ -1699,6 +1798,7 @@ static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel
     chunk_fn(&g, &k->A, "a_chunk", k->v.m_axes, k->v.nm, k->v.k_axes, k->v.nk, "operand A");
     chunk_fn(&g, &k->B, "b_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "operand B");
   }
+  produce_fn(s, k, sname);
   consume_fn(s, k, sname);
   epilogue_fn(&g, "");
   if (k->epi_vec) epilogue_full_fn(&g, k->epi_vec, "BN");

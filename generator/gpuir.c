@@ -1037,7 +1037,7 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
          "tFree[kt]", NULL);
     for (int side = 0; side < 2; side++) {
       const gpu_operand *o = side ? &k->B : &k->A;
-      emit(k, A, GS_CP_ASYNC, arena_printf(A, "sm%c[kt%%%d] <- %s", side ? 'B' : 'A', S, o->tensor),
+      gpu_stmt *cp = emit(k, A, GS_CP_ASYNC, arena_printf(A, "sm%c[kt%%%d] <- %s", side ? 'B' : 'A', S, o->tensor),
            arena_printf(A,
                         "cp.async 16 bytes: %d rows (%s.o * %d + r) x %d chunks of 8 along %s (k.o * %d + 8 c), "
                         "through %s_chunk; %s%s: zero fill",
@@ -1045,34 +1045,41 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
                         side ? "b" : "a", o->walk ? "pad guards, " : "", side ? arena_printf(A, "out of N%s or K%s", pn, pk)
                                                                         : arena_printf(A, "out of M%s or K%s", pm, pk)),
            side ? "tB[kt]" : "tA[kt]", 0, NULL, NULL);
+      cp->side = side ? GSIDE_B : GSIDE_A;
     }
+    /* stage kt - L lands from kt = L on: the wait leaves L groups in flight,
+     * and the arrival names that stage (lo: the lag) */
     emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, "tA[kt]", "tB[kt]");
     emit(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d: from kt = %d, stage kt - %d landed", L, L, L), NULL,
-         2, arena_printf(A, "tA[kt-%d]", L), arena_printf(A, "tB[kt-%d]", L));
+         2, arena_printf(A, "tA[kt-%d]", L), arena_printf(A, "tB[kt-%d]", L))->lo = L;
     emit(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed chunks, visible to wgmma (async proxy)",
          NULL, 0, NULL, NULL);
     emit(k, A, GS_MBAR_ARRIVE, arena_printf(A, "full[(kt - %d) %% S]", L),
-         arena_printf(A, "from kt = %d: this thread's copies of stage kt - %d", L, L), NULL, 0, NULL, NULL);
+         arena_printf(A, "from kt = %d: this thread's copies of stage kt - %d", L, L), NULL, 0, NULL, NULL)->lo = L;
     emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
-    emit(k, A, GS_WAIT, "cp.async.wait_group", "0: the last stages landed", NULL, 2, "tA[kt]", "tB[kt]");
+    emit(k, A, GS_WAIT, "cp.async.wait_group", "0: the last stages landed", NULL, 2, "tA[kt]", "tB[kt]")->lo = 0;
     emit(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed chunks, visible to wgmma (async proxy)",
          NULL, 0, NULL, NULL);
-    emit(k, A, GS_MBAR_ARRIVE, "full[kt % S]", arena_printf(A, "the last %d stages (or fewer)", L), NULL, 0, NULL, NULL);
+    emit(k, A, GS_MBAR_ARRIVE, "full[kt % S]", arena_printf(A, "the last %d stages (or fewer)", L), NULL, 0, NULL,
+         NULL)->lo = L;
   } else {
     emit(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL);
     emit(k, A, GS_SETMAXNREG, "setmaxnreg.dec", arena_printf(A, "%d", k->producer_regs), NULL, 0, NULL, NULL);
     emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
     emit(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
          "tFree[kt]", NULL);
+    emit(k, A, GS_MBAR_ARRIVE, "full[kt % S]",
+         arena_printf(A, "arrive.expect_tx: the stage's %d bytes, which the two copies complete", (BM + BN) * BK * eb),
+         NULL, 0, NULL, NULL);
     emit(k, A, GS_TMA_LOAD, arena_printf(A, "smA[kt%%%d] <- %s", S, k->A.tensor),
          arena_printf(A, "box {%d, %d} at (k.o * %d, m.o * %d); out of M%s or K%s: zero fill", BK, BM, BK, BM, pm, pk), "tA[kt]",
-         0, NULL, NULL);
+         0, NULL, NULL)->side = GSIDE_A;
     emit(k, A, GS_TMA_LOAD, arena_printf(A, "smB[kt%%%d] <- %s", S, k->B.tensor),
          k->B.k_contig ? arena_printf(A, "box {%d, %d} at (k.o * %d, n.o * %d); out of N%s or K%s: zero fill", BK, BN, BK,
                                       BN, pn, pk)
                        : arena_printf(A, "%d boxes {64, %d} at (n.o * %d + 64 j, k.o * %d); out of N%s or K%s: zero fill",
                                       BN / 64, BK, BN, BK, pn, pk),
-         "tB[kt]", 0, NULL, NULL);
+         "tB[kt]", 0, NULL, NULL)->side = GSIDE_B;
     emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
   }
   /* the consumers */
@@ -2113,6 +2120,73 @@ static bool verify_sm90a_consumers(const gpu_kernel *k, diag_list *dl) {
   return true;
 }
 
+/* The statements of the sm90a contraction's producer role as the renderer
+ * writes them (emit.c, produce_fn), in order: kind, operand, lo (-2: any;
+ * else the statement's lo, L standing for -3: the gathering producer's
+ * lag), and what the statement is. */
+typedef struct producer_step {
+  gpu_stmt_kind k;
+  gpu_side side;
+  int lo;
+  const char *what;
+} producer_step;
+
+static const producer_step TMA_PRODUCER[] = {
+    {GS_LOOP, GSIDE_NONE, -2, "the k-tile loop"},
+    {GS_MBAR_WAIT, GSIDE_NONE, -2, "the wait on the slot's empty barrier"},
+    {GS_MBAR_ARRIVE, GSIDE_NONE, -1, "the arrival on the slot's full barrier with the stage's bytes"},
+    {GS_TMA_LOAD, GSIDE_A, -2, "A's box"},
+    {GS_TMA_LOAD, GSIDE_B, -2, "B's boxes"},
+    {GS_END_LOOP, GSIDE_NONE, -2, "the loop's end"},
+};
+
+static const producer_step GATHER_PRODUCER[] = {
+    {GS_LOOP, GSIDE_NONE, -2, "the k-tile loop"},
+    {GS_MBAR_WAIT, GSIDE_NONE, -2, "the wait on the slot's empty barrier"},
+    {GS_CP_ASYNC, GSIDE_A, -2, "A's chunks"},
+    {GS_CP_ASYNC, GSIDE_B, -2, "B's chunks"},
+    {GS_COMMIT, GSIDE_NONE, -2, "the commit"},
+    {GS_WAIT, GSIDE_NONE, -3, "the wait for stage kt - lag"},
+    {GS_PROXY_FENCE, GSIDE_NONE, -2, "the proxy fence"},
+    {GS_MBAR_ARRIVE, GSIDE_NONE, -3, "the arrival on stage kt - lag's full barrier"},
+    {GS_END_LOOP, GSIDE_NONE, -2, "the loop's end"},
+    {GS_WAIT, GSIDE_NONE, 0, "the wait for every group"},
+    {GS_PROXY_FENCE, GSIDE_NONE, -2, "the proxy fence"},
+    {GS_MBAR_ARRIVE, GSIDE_NONE, -3, "the arrivals of the last lag stages"},
+};
+
+/* The producer role's statements: exactly the list its renderer writes
+ * (TMA_PRODUCER or GATHER_PRODUCER), from the role's setmaxnreg to the
+ * consumers' role. */
+static bool verify_sm90a_producer(const gpu_kernel *k, diag_list *dl) {
+  const producer_step *want = k->gather ? GATHER_PRODUCER : TMA_PRODUCER;
+  int nwant = k->gather ? (int)(sizeof GATHER_PRODUCER / sizeof *GATHER_PRODUCER)
+                        : (int)(sizeof TMA_PRODUCER / sizeof *TMA_PRODUCER);
+  int i = 0, n = k->nst;
+  while (i < n && !(k->st[i].k == GS_ROLE && strcmp(k->st[i].what, "producer") == 0)) i++;
+  if (i + 1 >= n || k->st[i + 1].k != GS_SETMAXNREG) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the sm90a producer role (and its setmaxnreg) is missing");
+    return false;
+  }
+  i += 2;
+  for (int j = 0; j < nwant; j++, i++) {
+    const gpu_stmt *s = i < n ? &k->st[i] : NULL;
+    int lo = want[j].lo == -3 ? k->gather_lag : want[j].lo;
+    if (!s || s->k != want[j].k || s->side != want[j].side || (want[j].lo != -2 && s->lo != lo)) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the %s producer's statement %d is not %s (%s%s)",
+                  k->gather ? "gathering" : "TMA", j, want[j].what, gpuir_stmt_name(want[j].k),
+                  want[j].side == GSIDE_A ? " of A" : want[j].side == GSIDE_B ? " of B" : "");
+      return false;
+    }
+  }
+  if (i >= n || k->st[i].k != GS_ROLE || strcmp(k->st[i].what, "consumers") != 0) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the %s producer holds more than the statements its renderer writes",
+                k->gather ? "gathering" : "TMA");
+    return false;
+  }
+  return true;
+}
+
 /* The sm90a skeleton's own invariants: a ring of at least 4 stages whose
  * slots start on 1024-byte boundaries (the 128-byte swizzle's period, which
  * the TMA and the wgmma descriptors both assume) in 128-byte rows; the
@@ -2149,6 +2223,7 @@ static bool verify_sm90a(const gpu_kernel *k, diag_list *dl) {
     ok = false;
   }
   if (!verify_sm90a_consumers(k, dl)) ok = false;
+  if (!verify_sm90a_producer(k, dl)) ok = false;
   /* every copy into the ring after the wait on its slot's empty barrier
    * (TMA boxes, or a gathering producer's cp.async chunks); a gathering
    * producer's arrival on a full barrier after its copies landed
@@ -2853,6 +2928,7 @@ static void dump_render_fields(cJSON *b, const gpu_stmt *s, int depth, bool rows
     cJSON_AddStringToObject(b, "k_steps", t);
   }
   if (s->k == GS_WAIT && s->lo >= 0) cJSON_AddNumberToObject(b, "in_flight", s->lo);
+  if (s->k == GS_MBAR_ARRIVE && s->lo >= 0) cJSON_AddNumberToObject(b, "lag", s->lo);
   if (s->min_vec) cJSON_AddNumberToObject(b, "min_vec", s->min_vec);
   if (s->loop) cJSON_AddStringToObject(b, "loop", LOOP[s->loop]);
   if (s->full) cJSON_AddTrueToObject(b, "full_width");

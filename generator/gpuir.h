@@ -144,7 +144,8 @@ typedef struct gpu_stmt {
                             the slice's first + tile before one */
   int stage;             /* CpAsync before a Loop: its ring stage (inside: (kt + tile) % S) */
   int lo, hi;            /* LdMatrix, Mma: k steps lo..hi (k16, or k8 in TF32); Wait: groups left
-                            in flight (lo) */
+                            in flight (lo); the gathering producer's MbarArrive on a full barrier:
+                            the stage it completes lags kt by lo */
   int min_vec;           /* only the kernels of chunk width >= min_vec run it (0: every width) */
   gpu_loop loop;         /* Loop: which loop */
   bool full;             /* Epilogue, StGlobalVec: the full-width pair (else the bounds-checked one) */

@@ -23,9 +23,12 @@
 // epi_vec_ok, epi_cols, epi_row, epilogue4, extent_m/n/k, RASTER_GROUP):
 //   T, BK, STAGES, TParams (tmap_a, tmap_b, p), B_K_CONTIG (B is stored
 //   along K: K-major descriptors; else along N: MN-major, imm-trans-b 1),
-//   PRODUCER_REGS, CONSUMER_REGS (setmaxnreg), and consume(acc, ring, KT):
-//   the consumers' k-loop over KT k-tiles, rendered from the GPU IR (waits,
-//   sm90a_wgmma_slot, commits and releases on compile-time ring slots).
+//   PRODUCER_REGS, CONSUMER_REGS (setmaxnreg), produce(tp, ring, full,
+//   empty, mt, nt, KT): the producer's k-loop, and consume(acc, ring, KT):
+//   the consumers' k-loop over KT k-tiles, both rendered from the GPU IR
+//   (the producer's waits, arrivals and TMA boxes on the ring slot of each
+//   k-tile; the consumers' waits, sm90a_wgmma_slot, commits and releases on
+//   compile-time ring slots).
 //
 // sm90a_gather_contraction.cuh feeds the same consumers (sm90a_consumers)
 // from a gathering cp.async producer.
@@ -120,8 +123,6 @@ __device__ __forceinline__ void sm90a_contraction(const typename Op::TParams *tp
   using T = typename Op::T;
   constexpr int BM = Op::BM, BN = Op::BN, BK = Op::BK, STAGES = Op::STAGES;
   constexpr int CONSUMERS = 256;  // two warpgroups of 64 rows each
-  constexpr int A_BYTES = BM * BK * (int)sizeof(T), B_BYTES = BN * BK * (int)sizeof(T);
-  constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
   // 128-byte swizzle: one swizzle row is BK elements of K (K-major) or 64
   // elements of N (MN-major B); an 8-row swizzle atom is 1024 bytes
   static_assert(BM == 128 && BK * (int)sizeof(T) == 128, "two 64-row consumer warpgroups, 128-byte K rows");
@@ -151,25 +152,7 @@ __device__ __forceinline__ void sm90a_contraction(const typename Op::TParams *tp
   if (threadIdx.x < 128) {
     // the producer warpgroup: registers down, one elected lane of warp 0 copies
     setmaxnreg_dec<Op::PRODUCER_REGS>();
-    if (threadIdx.x < 32 && elect_one()) {
-      const int m0 = (int)mt * BM, n0 = (int)nt * BN;
-      int s = 0;
-      uint32_t phase = 0;  // of the ring's current lap
-      for (int kt = 0; kt < KT; ++kt) {
-        mbar_wait(&empty[s], phase ^ 1);  // the consumers released stage s (a fresh slot is free)
-        unsigned char *dst = smem_raw + s * STAGE_BYTES;
-        mbar_arrive_expect_tx(&full[s], STAGE_BYTES);
-        tma_load_2d(dst, &tp->tmap_a, kt * BK, m0, &full[s]);  // TokLoad A: BM rows x BK
-        if constexpr (Op::B_K_CONTIG) {
-          tma_load_2d(dst + A_BYTES, &tp->tmap_b, kt * BK, n0, &full[s]);  // TokLoad B: BN rows x BK
-        } else {
-#pragma unroll
-          for (int j = 0; j < BN / 64; ++j)  // TokLoad B: BK rows x 64 columns, BN / 64 boxes
-            tma_load_2d(dst + A_BYTES + j * 64 * BK * (int)sizeof(T), &tp->tmap_b, n0 + 64 * j, kt * BK, &full[s]);
-        }
-        if (++s == STAGES) s = 0, phase ^= 1;
-      }
-    }
+    if (threadIdx.x < 32 && elect_one()) Op::produce(tp, smem_raw, full, empty, mt, nt, KT);
     return;
   }
   sm90a_consumers<Op>(p, smem_raw, full, empty, mt, nt, b, KT);

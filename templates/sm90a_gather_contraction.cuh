@@ -9,8 +9,10 @@
 // A thread lands its copies LAG k-tiles later (cp.async.wait_group), makes
 // them visible to the async proxy that wgmma reads through
 // (fence.proxy.async) and arrives on the stage's full barrier (128
-// arrivals).  Op provides a_chunk<8>, b_chunk<8> and Params; both operands
-// are stored along K.
+// arrivals).  Op provides a_chunk<8>, b_chunk<8>, Params and produce(p,
+// ring, full, empty, mt, nt, b, KT, t): the producer's k-loop, rendered
+// from the GPU IR, which copies a stage with sm90a_gather_stage; both
+// operands are stored along K.
 #pragma once
 
 #include "sm90a_contraction.cuh"
@@ -44,8 +46,6 @@ __device__ __forceinline__ void sm90a_gather_contraction(const typename Op::Para
   using T = typename Op::T;
   constexpr int BM = Op::BM, BN = Op::BN, BK = Op::BK, STAGES = Op::STAGES, LAG = Op::LAG;
   constexpr int CONSUMERS = 256, PRODUCERS = 128;
-  constexpr int A_BYTES = BM * BK * (int)sizeof(T), B_BYTES = BN * BK * (int)sizeof(T);
-  constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
   static_assert(BM == 128 && BK * (int)sizeof(T) == 128 && BK == 64, "two 64-row consumer warpgroups, 128-byte K rows");
   static_assert(BN % 64 == 0 && BN <= 128 && STAGES >= 4, "wgmma N and a ring of at least 4 stages");
   static_assert(Op::B_K_CONTIG, "the gathering producer stores both operands along K");
@@ -71,34 +71,7 @@ __device__ __forceinline__ void sm90a_gather_contraction(const typename Op::Para
 
   if (threadIdx.x < PRODUCERS) {
     setmaxnreg_dec<Op::PRODUCER_REGS>();
-    const int t = threadIdx.x;
-    const int64_t m0 = (int64_t)mt * BM, n0 = (int64_t)nt * BN;
-    int s = 0, done = 0;  // done: the next stage to land, LAG behind
-    uint32_t phase = 0;
-#pragma unroll 1
-    for (int kt = 0; kt < KT; ++kt) {
-      mbar_wait(&empty[s], phase ^ 1);  // the consumers released stage s (a fresh slot is free)
-      unsigned char *dst = smem_raw + s * STAGE_BYTES;
-      sm90a_gather_stage<Op, BM, false>(p, dst, m0, (int64_t)kt * BK, b, t);
-      sm90a_gather_stage<Op, BN, true>(p, dst + A_BYTES, n0, (int64_t)kt * BK, b, t);
-      cp_async_commit();
-      if (kt >= LAG) {
-        // stage kt - LAG: this thread's copies landed, visible to the async
-        // proxy, then its arrival
-        cp_async_wait<LAG>();
-        fence_proxy_async();
-        mbar_arrive(&full[done]);
-        if (++done == STAGES) done = 0;
-      }
-      if (++s == STAGES) s = 0, phase ^= 1;
-    }
-    // the last LAG stages (or fewer)
-    cp_async_wait<0>();
-    fence_proxy_async();
-    for (int kt = KT > LAG ? KT - LAG : 0; kt < KT; ++kt) {
-      mbar_arrive(&full[done]);
-      if (++done == STAGES) done = 0;
-    }
+    Op::produce(p, smem_raw, full, empty, mt, nt, b, KT, (int)threadIdx.x);
     return;
   }
   sm90a_consumers<Op>(p, smem_raw, full, empty, mt, nt, b, KT);

@@ -2108,6 +2108,38 @@ struct Op_stride1x1_pad1x1_b1_sm90a {
     *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
     return left < VEC ? (int)left : VEC;
   }
+  // the gathering producer's k-loop (GPU IR): thread t of the warpgroup copies its chunks of each
+  // stage, then lands the stage `lag` k-tiles behind on its full barrier
+  static __device__ __forceinline__ void produce(const Params *p, unsigned char *ring, uint64_t *full,
+                                                 uint64_t *empty, uint32_t mt, uint32_t nt, int64_t b,
+                                                 int KT, int t) {
+    const int64_t m0 = (int64_t)mt * BM, n0 = (int64_t)nt * BN;
+    int done = 0;  // the next stage to land
+    constexpr int A_BYTES = BM * BK * (int)sizeof(T), STAGE_BYTES = A_BYTES + BN * BK * (int)sizeof(T);
+    int s = 0;
+    uint32_t ph = 0;  // the phase of the ring's current lap
+#pragma unroll 1
+    for (int kt = 0; kt < KT; ++kt) {  // Loop kt: 0 <= kt < ceil(K(kh,kw,ci) / 64)
+      unsigned char *dst = ring + s * STAGE_BYTES;
+      dlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait empty[kt % S]: a fresh slot is free
+      dlc::sm90a_gather_stage<Op_stride1x1_pad1x1_b1_sm90a, BM, false>(p, dst, m0, (int64_t)kt * BK, b, t);  // CpAsync smA[kt%6] <- X
+      dlc::sm90a_gather_stage<Op_stride1x1_pad1x1_b1_sm90a, BN, true>(p, dst + A_BYTES, n0, (int64_t)kt * BK, b, t);  // CpAsync smB[kt%6] <- Wt
+      dlc::cp_async_commit();
+      if (kt >= 4) {  // stage kt - 4
+        dlc::cp_async_wait<4>();  // Wait: 4: from kt = 4, stage kt - 4 landed
+        dlc::fence_proxy_async();  // ProxyFence: the landed chunks, visible to wgmma (async proxy)
+        dlc::mbar_arrive(&full[done]);  // MbarArrive full[(kt - 4) % S]
+        if (++done == STAGES) done = 0;
+      }
+      if (++s == STAGES) s = 0, ph ^= 1;
+    }
+    dlc::cp_async_wait<0>();  // Wait: 0: the last stages landed
+    dlc::fence_proxy_async();  // ProxyFence: the landed chunks, visible to wgmma (async proxy)
+    for (int kt = KT > 4 ? KT - 4 : 0; kt < KT; ++kt) {  // MbarArrive full[kt % S]: the last 4 stages (or fewer)
+      dlc::mbar_arrive(&full[done]);
+      if (++done == STAGES) done = 0;
+    }
+  }
   // the consumers' k-loop (GPU IR): k-tile 0 peeled, then laps of 6 k-tiles unrolled on
   // compile-time ring slots (the phase ph flips once a lap), then the last (KT - 1) % 6
   template <int N>
@@ -2368,6 +2400,38 @@ struct Op_stride1x1_pad1x1_sm90a {
     *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
     return left < VEC ? (int)left : VEC;
   }
+  // the gathering producer's k-loop (GPU IR): thread t of the warpgroup copies its chunks of each
+  // stage, then lands the stage `lag` k-tiles behind on its full barrier
+  static __device__ __forceinline__ void produce(const Params *p, unsigned char *ring, uint64_t *full,
+                                                 uint64_t *empty, uint32_t mt, uint32_t nt, int64_t b,
+                                                 int KT, int t) {
+    const int64_t m0 = (int64_t)mt * BM, n0 = (int64_t)nt * BN;
+    int done = 0;  // the next stage to land
+    constexpr int A_BYTES = BM * BK * (int)sizeof(T), STAGE_BYTES = A_BYTES + BN * BK * (int)sizeof(T);
+    int s = 0;
+    uint32_t ph = 0;  // the phase of the ring's current lap
+#pragma unroll 1
+    for (int kt = 0; kt < KT; ++kt) {  // Loop kt: 0 <= kt < ceil(K(kh,kw,ci) / 64)
+      unsigned char *dst = ring + s * STAGE_BYTES;
+      dlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait empty[kt % S]: a fresh slot is free
+      dlc::sm90a_gather_stage<Op_stride1x1_pad1x1_sm90a, BM, false>(p, dst, m0, (int64_t)kt * BK, b, t);  // CpAsync smA[kt%5] <- X
+      dlc::sm90a_gather_stage<Op_stride1x1_pad1x1_sm90a, BN, true>(p, dst + A_BYTES, n0, (int64_t)kt * BK, b, t);  // CpAsync smB[kt%5] <- Wt
+      dlc::cp_async_commit();
+      if (kt >= 3) {  // stage kt - 3
+        dlc::cp_async_wait<3>();  // Wait: 3: from kt = 3, stage kt - 3 landed
+        dlc::fence_proxy_async();  // ProxyFence: the landed chunks, visible to wgmma (async proxy)
+        dlc::mbar_arrive(&full[done]);  // MbarArrive full[(kt - 3) % S]
+        if (++done == STAGES) done = 0;
+      }
+      if (++s == STAGES) s = 0, ph ^= 1;
+    }
+    dlc::cp_async_wait<0>();  // Wait: 0: the last stages landed
+    dlc::fence_proxy_async();  // ProxyFence: the landed chunks, visible to wgmma (async proxy)
+    for (int kt = KT > 3 ? KT - 3 : 0; kt < KT; ++kt) {  // MbarArrive full[kt % S]: the last 3 stages (or fewer)
+      dlc::mbar_arrive(&full[done]);
+      if (++done == STAGES) done = 0;
+    }
+  }
   // the consumers' k-loop (GPU IR): k-tile 0 peeled, then laps of 5 k-tiles unrolled on
   // compile-time ring slots (the phase ph flips once a lap), then the last (KT - 1) % 5
   template <int N>
@@ -2615,6 +2679,38 @@ struct Op_stride2x2_pad1x1_b1_sm90a {
     const int64_t left = (p->c) - i_ci;
     *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
     return left < VEC ? (int)left : VEC;
+  }
+  // the gathering producer's k-loop (GPU IR): thread t of the warpgroup copies its chunks of each
+  // stage, then lands the stage `lag` k-tiles behind on its full barrier
+  static __device__ __forceinline__ void produce(const Params *p, unsigned char *ring, uint64_t *full,
+                                                 uint64_t *empty, uint32_t mt, uint32_t nt, int64_t b,
+                                                 int KT, int t) {
+    const int64_t m0 = (int64_t)mt * BM, n0 = (int64_t)nt * BN;
+    int done = 0;  // the next stage to land
+    constexpr int A_BYTES = BM * BK * (int)sizeof(T), STAGE_BYTES = A_BYTES + BN * BK * (int)sizeof(T);
+    int s = 0;
+    uint32_t ph = 0;  // the phase of the ring's current lap
+#pragma unroll 1
+    for (int kt = 0; kt < KT; ++kt) {  // Loop kt: 0 <= kt < ceil(K(kh,kw,ci) / 64)
+      unsigned char *dst = ring + s * STAGE_BYTES;
+      dlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait empty[kt % S]: a fresh slot is free
+      dlc::sm90a_gather_stage<Op_stride2x2_pad1x1_b1_sm90a, BM, false>(p, dst, m0, (int64_t)kt * BK, b, t);  // CpAsync smA[kt%6] <- X
+      dlc::sm90a_gather_stage<Op_stride2x2_pad1x1_b1_sm90a, BN, true>(p, dst + A_BYTES, n0, (int64_t)kt * BK, b, t);  // CpAsync smB[kt%6] <- Wt
+      dlc::cp_async_commit();
+      if (kt >= 4) {  // stage kt - 4
+        dlc::cp_async_wait<4>();  // Wait: 4: from kt = 4, stage kt - 4 landed
+        dlc::fence_proxy_async();  // ProxyFence: the landed chunks, visible to wgmma (async proxy)
+        dlc::mbar_arrive(&full[done]);  // MbarArrive full[(kt - 4) % S]
+        if (++done == STAGES) done = 0;
+      }
+      if (++s == STAGES) s = 0, ph ^= 1;
+    }
+    dlc::cp_async_wait<0>();  // Wait: 0: the last stages landed
+    dlc::fence_proxy_async();  // ProxyFence: the landed chunks, visible to wgmma (async proxy)
+    for (int kt = KT > 4 ? KT - 4 : 0; kt < KT; ++kt) {  // MbarArrive full[kt % S]: the last 4 stages (or fewer)
+      dlc::mbar_arrive(&full[done]);
+      if (++done == STAGES) done = 0;
+    }
   }
   // the consumers' k-loop (GPU IR): k-tile 0 peeled, then laps of 6 k-tiles unrolled on
   // compile-time ring slots (the phase ph flips once a lap), then the last (KT - 1) % 6
@@ -2875,6 +2971,38 @@ struct Op_stride2x2_pad1x1_sm90a {
     const int64_t left = (p->c) - i_ci;
     *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
     return left < VEC ? (int)left : VEC;
+  }
+  // the gathering producer's k-loop (GPU IR): thread t of the warpgroup copies its chunks of each
+  // stage, then lands the stage `lag` k-tiles behind on its full barrier
+  static __device__ __forceinline__ void produce(const Params *p, unsigned char *ring, uint64_t *full,
+                                                 uint64_t *empty, uint32_t mt, uint32_t nt, int64_t b,
+                                                 int KT, int t) {
+    const int64_t m0 = (int64_t)mt * BM, n0 = (int64_t)nt * BN;
+    int done = 0;  // the next stage to land
+    constexpr int A_BYTES = BM * BK * (int)sizeof(T), STAGE_BYTES = A_BYTES + BN * BK * (int)sizeof(T);
+    int s = 0;
+    uint32_t ph = 0;  // the phase of the ring's current lap
+#pragma unroll 1
+    for (int kt = 0; kt < KT; ++kt) {  // Loop kt: 0 <= kt < ceil(K(kh,kw,ci) / 64)
+      unsigned char *dst = ring + s * STAGE_BYTES;
+      dlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait empty[kt % S]: a fresh slot is free
+      dlc::sm90a_gather_stage<Op_stride2x2_pad1x1_sm90a, BM, false>(p, dst, m0, (int64_t)kt * BK, b, t);  // CpAsync smA[kt%5] <- X
+      dlc::sm90a_gather_stage<Op_stride2x2_pad1x1_sm90a, BN, true>(p, dst + A_BYTES, n0, (int64_t)kt * BK, b, t);  // CpAsync smB[kt%5] <- Wt
+      dlc::cp_async_commit();
+      if (kt >= 3) {  // stage kt - 3
+        dlc::cp_async_wait<3>();  // Wait: 3: from kt = 3, stage kt - 3 landed
+        dlc::fence_proxy_async();  // ProxyFence: the landed chunks, visible to wgmma (async proxy)
+        dlc::mbar_arrive(&full[done]);  // MbarArrive full[(kt - 3) % S]
+        if (++done == STAGES) done = 0;
+      }
+      if (++s == STAGES) s = 0, ph ^= 1;
+    }
+    dlc::cp_async_wait<0>();  // Wait: 0: the last stages landed
+    dlc::fence_proxy_async();  // ProxyFence: the landed chunks, visible to wgmma (async proxy)
+    for (int kt = KT > 3 ? KT - 3 : 0; kt < KT; ++kt) {  // MbarArrive full[kt % S]: the last 3 stages (or fewer)
+      dlc::mbar_arrive(&full[done]);
+      if (++done == STAGES) done = 0;
+    }
   }
   // the consumers' k-loop (GPU IR): k-tile 0 peeled, then laps of 5 k-tiles unrolled on
   // compile-time ring slots (the phase ph flips once a lap), then the last (KT - 1) % 5

@@ -1410,6 +1410,25 @@ struct Op_b4_sm90a {
   static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->m); }
   static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->n); }
   static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (p->k); }
+  // the TMA producer's k-loop (GPU IR), issued by one elected lane
+  static __device__ __forceinline__ void produce(const TParams *tp, unsigned char *ring, uint64_t *full,
+                                                 uint64_t *empty, uint32_t mt, uint32_t nt, int KT) {
+    const int m0 = (int)mt * BM, n0 = (int)nt * BN;
+    constexpr int A_BYTES = BM * BK * (int)sizeof(T), STAGE_BYTES = A_BYTES + BN * BK * (int)sizeof(T);
+    int s = 0;
+    uint32_t ph = 0;  // the phase of the ring's current lap
+    for (int kt = 0; kt < KT; ++kt) {  // Loop kt: 0 <= kt < ceil(K(k) / 64)
+      unsigned char *dst = ring + s * STAGE_BYTES;
+      dlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait empty[kt % S]: a fresh slot is free
+      dlc::mbar_arrive_expect_tx(&full[s], STAGE_BYTES);  // MbarArrive full[kt % S]
+      dlc::tma_load_2d(dst, &tp->tmap_a, kt * BK, m0, &full[s]);  // TmaLoad smA[kt%6] <- A
+#pragma unroll
+      for (int j = 0; j < BN / 64; ++j)  // TmaLoad smB[kt%6] <- B: BK rows x 64 columns a box
+        dlc::tma_load_2d(dst + A_BYTES + j * 64 * BK * (int)sizeof(T), &tp->tmap_b, n0 + 64 * j, kt * BK,
+                         &full[s]);
+      if (++s == STAGES) s = 0, ph ^= 1;
+    }
+  }
   // the consumers' k-loop (GPU IR): k-tile 0 peeled, then laps of 6 k-tiles unrolled on
   // compile-time ring slots (the phase ph flips once a lap), then the last (KT - 1) % 6
   template <int N>
@@ -1606,6 +1625,25 @@ struct Op_sm90a {
   static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->m); }
   static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->n); }
   static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (p->k); }
+  // the TMA producer's k-loop (GPU IR), issued by one elected lane
+  static __device__ __forceinline__ void produce(const TParams *tp, unsigned char *ring, uint64_t *full,
+                                                 uint64_t *empty, uint32_t mt, uint32_t nt, int KT) {
+    const int m0 = (int)mt * BM, n0 = (int)nt * BN;
+    constexpr int A_BYTES = BM * BK * (int)sizeof(T), STAGE_BYTES = A_BYTES + BN * BK * (int)sizeof(T);
+    int s = 0;
+    uint32_t ph = 0;  // the phase of the ring's current lap
+    for (int kt = 0; kt < KT; ++kt) {  // Loop kt: 0 <= kt < ceil(K(k) / 64)
+      unsigned char *dst = ring + s * STAGE_BYTES;
+      dlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait empty[kt % S]: a fresh slot is free
+      dlc::mbar_arrive_expect_tx(&full[s], STAGE_BYTES);  // MbarArrive full[kt % S]
+      dlc::tma_load_2d(dst, &tp->tmap_a, kt * BK, m0, &full[s]);  // TmaLoad smA[kt%5] <- A
+#pragma unroll
+      for (int j = 0; j < BN / 64; ++j)  // TmaLoad smB[kt%5] <- B: BK rows x 64 columns a box
+        dlc::tma_load_2d(dst + A_BYTES + j * 64 * BK * (int)sizeof(T), &tp->tmap_b, n0 + 64 * j, kt * BK,
+                         &full[s]);
+      if (++s == STAGES) s = 0, ph ^= 1;
+    }
+  }
   // the consumers' k-loop (GPU IR): k-tile 0 peeled, then laps of 5 k-tiles unrolled on
   // compile-time ring slots (the phase ph flips once a lap), then the last (KT - 1) % 5
   template <int N>

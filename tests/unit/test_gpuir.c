@@ -63,6 +63,8 @@ static bool verifies_full(const gpu_kernel *k, const char *why) { return verifie
  * them out (tiles left out: gpuir_verify_smem is tested above); the
  * consumers' follow (consumers()). */
 #define ST(kind, w, n, in0, in1, o) {.k = kind, .what = w, .nin = n, .in = {in0, in1, NULL, NULL}, .out = o}
+#define ST_SIDE(kind, w, o, sd) {.k = kind, .what = w, .out = o, .side = sd}
+#define ST_LO(kind, w, n, in0, in1, l) {.k = kind, .what = w, .nin = n, .in = {in0, in1, NULL, NULL}, .lo = l}
 static const gpu_stmt GATHER[] = {
     ST(GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x", 0, NULL, NULL, NULL),
     ST(GS_MBAR_INIT, "full[s]", 0, NULL, NULL, NULL),
@@ -72,13 +74,16 @@ static const gpu_stmt GATHER[] = {
     ST(GS_SETMAXNREG, "setmaxnreg.dec", 0, NULL, NULL, NULL),
     ST(GS_LOOP, "kt", 0, NULL, NULL, NULL),
     ST(GS_MBAR_WAIT, "empty[kt % S]", 1, "tFree[kt]", NULL, NULL),
-    ST(GS_CP_ASYNC, "smA[kt%5] <- X", 0, NULL, NULL, "tA[kt]"),
-    ST(GS_CP_ASYNC, "smB[kt%5] <- Wt", 0, NULL, NULL, "tB[kt]"),
+    ST_SIDE(GS_CP_ASYNC, "smA[kt%5] <- X", "tA[kt]", GSIDE_A),
+    ST_SIDE(GS_CP_ASYNC, "smB[kt%5] <- Wt", "tB[kt]", GSIDE_B),
     ST(GS_COMMIT, "cp.async.commit_group", 2, "tA[kt]", "tB[kt]", NULL),
-    ST(GS_WAIT, "cp.async.wait_group", 2, "tA[kt-3]", "tB[kt-3]", NULL),
+    ST_LO(GS_WAIT, "cp.async.wait_group", 2, "tA[kt-3]", "tB[kt-3]", 3),
     ST(GS_PROXY_FENCE, "fence.proxy.async.shared::cta", 0, NULL, NULL, NULL),
-    ST(GS_MBAR_ARRIVE, "full[(kt - 3) % S]", 0, NULL, NULL, NULL),
+    ST_LO(GS_MBAR_ARRIVE, "full[(kt - 3) % S]", 0, NULL, NULL, 3),
     ST(GS_END_LOOP, "kt", 0, NULL, NULL, NULL),
+    ST_LO(GS_WAIT, "cp.async.wait_group", 2, "tA[kt]", "tB[kt]", 0),
+    ST(GS_PROXY_FENCE, "fence.proxy.async.shared::cta", 0, NULL, NULL, NULL),
+    ST_LO(GS_MBAR_ARRIVE, "full[kt % S]", 0, NULL, NULL, 3),
     ST(GS_ROLE, "consumers", 0, NULL, NULL, NULL),
     ST(GS_SETMAXNREG, "setmaxnreg.inc", 0, NULL, NULL, NULL),
 };
@@ -169,6 +174,55 @@ static void sm90a_ring_discipline(void) {
   CHECK(!sm90a_verifies(st, nall, true, "does not wait for its slot's empty barrier"));
   /* cp.async in the TMA producer's kernel */
   CHECK(!sm90a_verifies(all, nall, false, "is not the TMA producer's"));
+}
+
+/* The producers' statements: exactly the lists emit.c's produce_fn
+ * renders, for the gathering producer and the TMA one. */
+static void sm90a_producer_render(void) {
+  gpu_stmt all[MAXST], st[MAXST];
+  int nall = consumers(all), n;
+  /* A's and B's chunks swapped */
+  memcpy(st, all, sizeof all);
+  st[CP_A] = all[CP_A + 1], st[CP_A + 1] = all[CP_A];
+  CHECK(!sm90a_verifies(st, nall, true, "the gathering producer's statement 2 is not A's chunks"));
+  /* the landing's wait leaves 2 groups in flight, not the lag's 3 */
+  memcpy(st, all, sizeof all);
+  st[WAIT].lo = 2;
+  CHECK(!sm90a_verifies(st, nall, true, "statement 5 is not the wait for stage kt - lag"));
+  /* the arrivals of the last stages after the loop left out */
+  n = 0;
+  for (int i = 0; i < nall; i++)
+    if (i != CP_A + 9) st[n++] = all[i];
+  CHECK(!sm90a_verifies(st, n, true, "statement 11 is not the arrivals of the last lag stages"));
+  /* one statement more than the renderer writes */
+  n = 0;
+  for (int i = 0; i < nall; i++) {
+    st[n++] = all[i];
+    if (i == CP_A + 9) st[n++] = all[i];
+  }
+  CHECK(!sm90a_verifies(st, n, true, "the gathering producer holds more than the statements its renderer writes"));
+  /* the TMA producer: wait, the arrival with the stage's bytes, A's box, B's boxes */
+  n = 0;
+  for (int i = 0; i < CP_A; i++) st[n++] = all[i];
+  st[n++] = (gpu_stmt)ST_LO(GS_MBAR_ARRIVE, "full[kt % S]", 0, NULL, NULL, -1);
+  st[n++] = (gpu_stmt)ST_SIDE(GS_TMA_LOAD, "smA[kt%5] <- A", "tA[kt]", GSIDE_A);
+  st[n++] = (gpu_stmt)ST_SIDE(GS_TMA_LOAD, "smB[kt%5] <- B", "tB[kt]", GSIDE_B);
+  int tma = n - 3;
+  for (int i = CP_A + 6; i < nall; i++)
+    if (i < CP_A + 7 || i > CP_A + 9) st[n++] = all[i];
+  CHECK(sm90a_verifies(st, n, false, NULL));
+  /* without the arrival that arms the full barrier */
+  gpu_stmt st2[MAXST];
+  int n2 = 0;
+  for (int i = 0; i < n; i++)
+    if (i != tma) st2[n2++] = st[i];
+  CHECK(!sm90a_verifies(st2, n2, false,
+                        "the TMA producer's statement 2 is not the arrival on the slot's full barrier with the stage's "
+                        "bytes"));
+  /* B's boxes before A's */
+  memcpy(st2, st, sizeof st);
+  st2[tma + 1] = st[tma + 2], st2[tma + 2] = st[tma + 1];
+  CHECK(!sm90a_verifies(st2, n, false, "the TMA producer's statement 3 is not A's box"));
 }
 
 /* The consumers' unrolled k-loop: its slots, phases and releases. */
@@ -667,6 +721,7 @@ int main(void) {
   sm80_rows_render_shape();
   sm80_render_shape();
   sm90a_ring_discipline();
+  sm90a_producer_render();
   sm90a_consumer_loop();
   sm90a_attention_discipline();
   /* the layout attention had at head dim 80 and 96 (xor 8 over rows of 10
