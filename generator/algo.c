@@ -5,8 +5,9 @@
 
 static const struct {
   const char *name, *tpl;
+  algo_launch launch;
 } ALGO_ROWS[] = {
-#define X(e, name, tpl) {name, tpl},
+#define X(e, name, tpl, entry, params, blocks, guard) {name, tpl, {entry, params, blocks, guard}},
 #include "algo.def"
 #undef X
 };
@@ -23,3 +24,4 @@ bool algo_parse(const char *name, dlc_algo *out) {
 
 const char *algo_name(dlc_algo a) { return ALGO_ROWS[a].name; }
 const char *algo_template(dlc_algo a) { return ALGO_ROWS[a].tpl; }
+const algo_launch *algo_launch_of(dlc_algo a) { return &ALGO_ROWS[a].launch; }

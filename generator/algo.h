@@ -5,16 +5,30 @@
 #include <stdbool.h>
 
 typedef enum {
-#define X(e, name, tpl) e,
+#define X(e, name, tpl, entry, params, blocks, guard) e,
 #include "algo.def"
 #undef X
   ALGO__COUNT
 } dlc_algo;
+
+/* How a skeleton's __global__ function calls its code (algo.def). */
+typedef enum { ENTRY_OP_KERNEL, ENTRY_OP_REDUCE, ENTRY_SKELETON_VEC, ENTRY_SKELETON } algo_entry;
+/* Its parameter block (algo.def). */
+typedef enum { PARAMS_VALUE, PARAMS_GRID, PARAMS_TMAPS } algo_params;
+
+/* A skeleton's launch constants: algo.def's last four columns. */
+typedef struct algo_launch {
+  algo_entry entry;
+  algo_params params;
+  int min_blocks;    /* 0: the plan's estimate */
+  const char *guard; /* or NULL */
+} algo_launch;
 
 /* The skeleton an algo_choice names; false for any other name. */
 bool algo_parse(const char *name, dlc_algo *out);
 const char *algo_name(dlc_algo a);
 /* Its template, templates/<name>.cuh without the extension. */
 const char *algo_template(dlc_algo a);
+const algo_launch *algo_launch_of(dlc_algo a);
 
 #endif

@@ -2662,8 +2662,6 @@ static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instan
   sb_puts(s, "};\n\n");
 }
 
-static int kernel_threads(const gpu_kernel *k) { return k->threads; }
-
 static bool is_chain(const emit_op *eo) { return eo->ninst > 0 && eo->inst[0].k->next; }
 
 /* Whether some instance of the op runs a split-K plan (a second kernel). */
@@ -2689,8 +2687,9 @@ static const char *kernel_name_k(arena *A, const emit_op *eo, const emit_instanc
 
 /* Whether an sm90a-row kernel takes tensor maps (dlc__tp_<op>: the
  * tma_wgmma contraction's A and B, the wgmma_softmax attention's Q, K and
- * V), or the op's parameters alone (the gathering producer). */
-static bool tmaps90(const gpu_kernel *k) { return !k->gather; }
+ * V), or the op's parameters alone (the gathering producer): its
+ * skeleton's launch constants (algo.def) say. */
+static bool tmaps90(const gpu_kernel *k) { return algo_launch_of(k->algo)->params == PARAMS_TMAPS; }
 
 /* An instance's kernel on the sm90a row (gpu_kernel.sm90a). */
 static const char *kernel_name_90(arena *A, const emit_op *eo, const emit_instance *in) {
@@ -2711,7 +2710,8 @@ static int chain_vals(const emit_op *eo, const emit_instance *in, chain_val *out
   return n;
 }
 
-/* __launch_bounds__'s minimum blocks per SM: the plan's estimate of
+/* __launch_bounds__'s minimum blocks per SM: the skeleton's when its
+ * launch constants fix it (algo.def), else the plan's estimate of
  * resident CTAs, but never so many that ptxas would have to cap a thread
  * below 255 registers (65536 / (threads x 256) blocks): the estimate is
  * sm80's, and sm_100 and sm_120 code takes more registers for the same
@@ -2719,10 +2719,36 @@ static int chain_vals(const emit_op *eo, const emit_instance *in, chain_val *out
  * plan whose register budget holds on every arch (regs_every_arch: the row
  * skeleton's, measured) may ask for as many blocks as that budget allows. */
 static int min_blocks(const gpu_kernel *k) {
+  if (algo_launch_of(k->algo)->min_blocks > 0) return algo_launch_of(k->algo)->min_blocks;
   int est = k->plan.ctas_per_sm > 0 ? k->plan.ctas_per_sm : 1;
   int cap = 65536 / (k->threads * (k->plan.regs_every_arch ? k->plan.regs_per_thread : 256));
   if (cap < 1) cap = 1;
   return est < cap ? est : cap;
+}
+
+/* A kernel's __global__ function fn, from its skeleton's launch constants
+ * (algo.def): its bounds, its parameter block, the guard around its body
+ * and the call of its code, the Op `opname` of op `op` over dtype T (and
+ * chunk width vec, for the entries that take one). */
+static void kernel_entry(strbuf *s, const gpu_kernel *k, const char *fn, const char *op, const char *opname, dtype T,
+                         int vec) {
+  const algo_launch *l = algo_launch_of(k->algo);
+  const char *pv = l->params == PARAMS_TMAPS ? "tp" : "p";
+  sb_printf(s, "__global__ void __launch_bounds__(%d, %d) %s(const %sdlc__%s_%s %s) {\n", k->threads, min_blocks(k), fn,
+            l->params == PARAMS_VALUE ? "" : "__grid_constant__ ", pv, op, pv);
+  if (l->guard) sb_printf(s, "#if defined(%s)\n", l->guard);
+  switch (l->entry) {
+  case ENTRY_OP_KERNEL: sb_printf(s, "  dlc_%s::%s<%s>::kernel<%d>(&p);\n", op, opname, ctype(T), vec); break;
+  case ENTRY_OP_REDUCE: sb_printf(s, "  dlc_%s::%s<%s>::reduce_kernel(&p);\n", op, opname, ctype(T)); break;
+  case ENTRY_SKELETON_VEC:
+    sb_printf(s, "  dlc::%s<dlc_%s::%s<%s>, %d>(&p);\n", algo_template(k->algo), op, opname, ctype(T), vec);
+    break;
+  case ENTRY_SKELETON:
+    sb_printf(s, "  dlc::%s<dlc_%s::%s<%s>>(&%s);\n", algo_template(k->algo), op, opname, ctype(T), pv);
+    break;
+  }
+  if (l->guard) sb_puts(s, "#endif\n");
+  sb_puts(s, "}\n");
 }
 
 char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
@@ -2843,36 +2869,18 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
   for (int i = 0; i < nops; i++) {
     const emit_instance *in = &eo->inst[i / nk];
     const gpu_kernel *k = ks[i];
-    for (int v = 0; v < k->nvec; v++) {
-      sb_printf(&s, "__global__ void __launch_bounds__(%d, %d) %s(const dlc__p_%s p) {\n", kernel_threads(k),
-                min_blocks(k), kernel_name_k(A, eo, in, k, k->vecs[v]), eo->op->name);
-      /* the contraction's and attention's kernels are the Op's, rendered from their GPU IR */
-      if (!k->rows)
-        sb_printf(&s, "  dlc_%s::%s<%s>::kernel<%d>(&p);\n}\n", eo->op->name, name[i], ctype(k->T), k->vecs[v]);
-      else
-        sb_printf(&s, "  dlc::%s<dlc_%s::%s<%s>, %d>(&p);\n}\n", algo_template(k->algo), eo->op->name, name[i], ctype(k->T),
-                  k->vecs[v]);
-    }
+    for (int v = 0; v < k->nvec; v++)
+      kernel_entry(&s, k, kernel_name_k(A, eo, in, k, k->vecs[v]), eo->op->name, name[i], k->T, k->vecs[v]);
     /* split-K: the second kernel, on the same Op */
-    if (k->reduce)
-      sb_printf(&s,
-                "__global__ void __launch_bounds__(%d, 1) %s(const dlc__p_%s p) {\n"
-                "  dlc_%s::%s<%s>::reduce_kernel(&p);\n}\n",
-                kernel_threads(k->reduce), reduce_name(A, eo, in), eo->op->name, eo->op->name, name[i], ctype(k->T));
+    if (k->reduce) kernel_entry(&s, k->reduce, reduce_name(A, eo, in), eo->op->name, name[i], k->T, 0);
   }
   /* the sm90a kernels: their bodies exist for sm_90a alone (wgmma, TMA and
-   * setmaxnreg assemble nowhere else); the dispatch runs them only there */
+   * setmaxnreg assemble nowhere else: their skeletons' guard); the
+   * dispatch runs them only there */
   for (int i = 0; i < eo->ninst; i++)
     if (name90[i])
-      sb_printf(&s,
-                "__global__ void __launch_bounds__(%d, 1) %s(const __grid_constant__ dlc__%s_%s %s) {\n"
-                "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
-                "  dlc::%s<dlc_%s::%s<%s>>(&%s);\n"
-                "#endif\n}\n",
-                eo->inst[i].k->sm90a->threads, kernel_name_90(A, eo, &eo->inst[i]),
-                tmaps90(eo->inst[i].k->sm90a) ? "tp" : "p", eo->op->name, tmaps90(eo->inst[i].k->sm90a) ? "tp" : "p",
-                algo_template(eo->inst[i].k->sm90a->algo), eo->op->name, name90[i], ctype(eo->inst[i].k->sm90a->T),
-                tmaps90(eo->inst[i].k->sm90a) ? "tp" : "p");
+      kernel_entry(&s, eo->inst[i].k->sm90a, kernel_name_90(A, eo, &eo->inst[i]), eo->op->name, name90[i],
+                   eo->inst[i].k->sm90a->T, 0);
   sb_printf(&s, "\n// Kernel handles for the CUDA backend, in the order of the dispatch table.\n");
   sb_printf(&s, "extern const void *const dlc__fns_%s[] = {\n", eo->op->name);
   for (int i = 0; i < nops; i++) {
@@ -3519,6 +3527,15 @@ static void dispatch_sm90a_gather(arena *A, strbuf *s, const fe_graph *g, const 
   sb_printf(s, "    }\n");
 }
 
+/* The dispatch of each sm90a skeleton's kernel, by its algo: every algo
+ * that an sm90a row of the pipeline's skeleton table plans has one. */
+typedef void (*dispatch90_fn)(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on);
+static const dispatch90_fn DISPATCH90[ALGO__COUNT] = {
+    [ALGO_TMA_WGMMA] = dispatch_sm90a,
+    [ALGO_CPASYNC_WGMMA] = dispatch_sm90a_gather,
+    [ALGO_WGMMA_SOFTMAX] = dispatch_sm90a_attention,
+};
+
 /* The instance of the call: dtype, runtime-attr and compile-time dim values. */
 static void inst_match(emit_ctx *c, strbuf *s, const emit_op *eo) {
   arena *A = c->A;
@@ -4075,9 +4092,7 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     dispatch_width(A, &cb, k, on, false);
     wid[i] = arena_strdup(A, sb_str(&cb));
     sb_free(&cb);
-    if (row90[i] >= 0 && k->sm90a->att_wgmma) dispatch_sm90a_attention(A, &cb, g, k->sm90a, on);
-    else if (row90[i] >= 0 && tmaps90(k->sm90a)) dispatch_sm90a(A, &cb, g, k->sm90a, on);
-    if (row90[i] >= 0 && !tmaps90(k->sm90a)) dispatch_sm90a_gather(A, &cb, g, k->sm90a, on);
+    if (row90[i] >= 0) DISPATCH90[k->sm90a->algo](A, &cb, g, k->sm90a, on);
     dispatch_kpart32(A, &cb, eo, k);
     dispatch_grid(A, &cb, g, k, on, false);
     if (k->reduce)

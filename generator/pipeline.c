@@ -237,7 +237,9 @@ static const pass FRONT_HALF[] = {
  * fit takes the run.  An `only` row whose arch is among the run's also
  * compiles the run for that arch (arch_rows): the entry point prefers its
  * kernel there, and falls back on the first row's for a call its kernel
- * cannot take (a tensor map that does not encode). */
+ * cannot take (a tensor map that does not encode).  The row's launch
+ * constants (the kernel's entry, parameter block, minimum blocks and arch
+ * guard) are its algo's row of algo.def, which the emitter reads. */
 typedef struct skeleton_row {
   dlc_arch arch;
   bool only;
