@@ -2058,6 +2058,76 @@ static void tmap_box_fn(opgen *g, const gpu_tmap *tm, const char *fname, const c
   sb_puts(s, "  }\n");
 }
 
+/* The sm90a attention's producer, Op::produce, rendered from the GPU IR's
+ * producer role (verify_sm90a_producer admits only ATT_PRODUCER's list):
+ * Q's arrival with its bytes and boxes, then each pass's Loop over its key
+ * tiles (`next(t, full)` walks them in the consumers' order: the full
+ * tiles, then the other live ones, up to nt), the MbarWait on the slot's
+ * empty barrier, the arrival that arms its full barrier with the stage's
+ * bytes, K's and V's boxes, the slot and phase stepped at the EndLoop. */
+static void att_produce_fn(strbuf *s, const gpu_kernel *k) {
+  sb_puts(s, "  // the producer (GPU IR), one elected lane: Q's boxes, then K's and V's of each key tile the\n"
+             "  // consumers take, in their order (next(t, full): the full tiles, then the other live ones)\n"
+             "  template <class Next>\n"
+             "  static __device__ __forceinline__ void produce(const TParams *tp, T *smQ, T *smK, T *smV, uint64_t *qfull,\n"
+             "                                                 uint64_t *full, uint64_t *empty, int64_t m0, int64_t b,\n"
+             "                                                 int64_t nt, Next next) {\n"
+             "    const Params *p = &tp->p;\n"
+             "    constexpr uint32_t Q_BYTES = BM * D * (int)sizeof(T), KV_BYTES = BN * (D + DV) * (int)sizeof(T);\n"
+             "    int s = 0;\n"
+             "    uint32_t ph = 0;  // the phase of the ring's current lap\n");
+  int i = 0;
+  while (i < k->nst && !(k->st[i].k == GS_ROLE && strcmp(k->st[i].what, "producer") == 0)) i++;
+  const char *ind = "    ";
+  for (i += 2; i < k->nst && k->st[i].k != GS_ROLE; i++) {
+    const gpu_stmt *t = &k->st[i];
+    switch (t->k) {
+    case GS_LOOP:
+      sb_printf(s, "    for (int64_t t = next(-1, %s); t < nt; t = next(t, %s)) {  // Loop t: %s\n",
+                t->lo == 0 ? "true" : "false", t->lo == 0 ? "true" : "false",
+                t->lo == 0 ? "the full key tiles" : "the other live key tiles");
+      ind = "      ";
+      break;
+    case GS_MBAR_WAIT:
+      sb_printf(s, "%sdlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait %s: a fresh slot is free\n", ind, t->what);
+      break;
+    case GS_MBAR_ARRIVE:
+      if (strcmp(t->what, "qfull") == 0)
+        sb_printf(s, "%sdlc::mbar_arrive_expect_tx(qfull, Q_BYTES);  // MbarArrive %s\n", ind, t->what);
+      else
+        sb_printf(s, "%sdlc::mbar_arrive_expect_tx(&full[s], KV_BYTES);  // MbarArrive %s\n", ind, t->what);
+      break;
+    case GS_TMA_LOAD: {
+      /* a box of 64 head-dim columns and the tile's rows: Q's (BM rows)
+       * into smQ, K's and V's (BN keys) into the slot */
+      const char *dim = t->side == GSIDE_V ? "DV" : "D", *rk = t->side == GSIDE_A ? "Q_RANK" : t->side == GSIDE_B ? "K_RANK" : "V_RANK",
+                 *box = t->side == GSIDE_A ? "q_box(p, m0, 64 * j, b, c)" : t->side == GSIDE_B ? "k_box(p, t * BN, 64 * j, b, c)"
+                                                                                    : "v_box(p, t * BN, 64 * j, b, c)",
+                 *dst = t->side == GSIDE_A   ? "smQ + j * BM * 64"
+                        : t->side == GSIDE_B ? "smK + s * BN * D + j * BN * 64"
+                                             : "smV + s * BN * DV + j * BN * 64",
+                 *map = t->side == GSIDE_A ? "tmap_q" : t->side == GSIDE_B ? "tmap_k" : "tmap_v",
+                 *bar = t->side == GSIDE_A ? "qfull" : "&full[s]";
+      sb_printf(s,
+                "#pragma unroll\n"
+                "%sfor (int j = 0; j < %s / 64; ++j) {  // TmaLoad %s: box j, 64 columns\n"
+                "%s  int32_t c[%s];\n"
+                "%s  %s;\n"
+                "%s  dlc::tma_load(%s, &tp->%s, c, %s);\n"
+                "%s}\n",
+                ind, dim, t->what, ind, rk, ind, box, ind, dst, map, bar, ind);
+      break;
+    }
+    case GS_END_LOOP:
+      sb_puts(s, "      if (++s == STAGES) s = 0, ph ^= 1;\n    }\n");
+      ind = "    ";
+      break;
+    default: break; /* verify_sm90a_producer admits none other */
+    }
+  }
+  sb_puts(s, "  }\n");
+}
+
 /* ---- sm80 attention's kernel, rendered from the GPU IR ---------------------------------- */
 
 /* The attention Op's kernel<VEC>(p), as the contraction's (kernel_fn): each
@@ -2303,6 +2373,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
     sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-width epilogue\n");
   }
   if (!k->att_wgmma) render_kernel(A, s, k, sname, "sm80_attention.cuh", "Sm80AttCta", ATT_RENDER);
+  else att_produce_fn(s, k);
   sb_puts(s, "};\n\n");
 }
 

@@ -1759,26 +1759,33 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
    * consumers' order, through the ring (i counts the tiles of both passes) */
   emit(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL);
   emit(k, A, GS_SETMAXNREG, "setmaxnreg.dec", arena_printf(A, "%d", k->producer_regs), NULL, 0, NULL, NULL);
+  emit(k, A, GS_MBAR_ARRIVE, "qfull",
+       arena_printf(A, "arrive.expect_tx: the Q tile's %d bytes, which its boxes complete", BM * D * eb), NULL, 0, NULL,
+       NULL);
   emit(k, A, GS_TMA_LOAD, arena_printf(A, "smQ <- %s", k->A.tensor),
        arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, m.o * %d, batch %s); past the queries: zero fill",
                     D / 64, BM, k->tmq.rank, BM, batch),
-       "tQ", 0, NULL, NULL);
+       "tQ", 0, NULL, NULL)->side = GSIDE_A;
+  /* pass 0 (lo): the full key tiles, pass 1 the other live ones */
   for (int pass = 0; pass < 2; pass++) {
     const char *tk = pass ? "tKm[t]" : "tKf[t]", *tv = pass ? "tVm[t]" : "tVf[t]";
     emit(k, A, GS_LOOP, "t",
          pass ? "the other live key tiles (Op::tile_live: the mask predicate's affine bound)"
               : "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)",
-         NULL, 0, NULL, NULL);
+         NULL, 0, NULL, NULL)->lo = pass;
     emit(k, A, GS_MBAR_WAIT, "empty[i % S]", "parity ((i / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
          "tFree[i]", NULL);
+    emit(k, A, GS_MBAR_ARRIVE, "full[i % S]",
+         arena_printf(A, "arrive.expect_tx: the stage's %d bytes, which the K and V boxes complete", BN * (D + DV) * eb),
+         NULL, 0, NULL, NULL);
     emit(k, A, GS_TMA_LOAD, arena_printf(A, "smK[i%%%d] <- %s", S, k->B.tensor),
          arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, t * %d, batch %s)%s", D / 64, BN, k->tmk.rank, BN,
                       batch, pass ? "; past the keys: zero fill" : ""),
-         tk, 0, NULL, NULL);
+         tk, 0, NULL, NULL)->side = GSIDE_B;
     emit(k, A, GS_TMA_LOAD, arena_printf(A, "smV[i%%%d] <- %s", S, k->V.tensor),
          arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, t * %d, batch %s)%s", DV / 64, BN, k->tmv.rank, BN,
                       batch, pass ? "; past the keys: zero fill" : ""),
-         tv, 0, NULL, NULL);
+         tv, 0, NULL, NULL)->side = GSIDE_V;
     emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
   }
   /* the consumers */
@@ -1964,8 +1971,8 @@ static bool verify_sm90a_attention(const gpu_kernel *k, diag_list *dl) {
       }
     }
     if (s->k == GS_WGMMA_WAIT) last_wgwait = i;
-    if (s->k == GS_MBAR_ARRIVE) {
-      if (!(role == 2 && last_wg >= 0 && last_wgwait > last_wg)) {
+    if (s->k == GS_MBAR_ARRIVE && role == 2) {
+      if (!(last_wg >= 0 && last_wgwait > last_wg)) {
         diag_report(dl, D_INTERNAL, "GPU IR", NULL, "%s releases a stage a wgmma in flight may read", s->what);
         ok = false;
       }
@@ -2140,6 +2147,26 @@ static const producer_step TMA_PRODUCER[] = {
     {GS_END_LOOP, GSIDE_NONE, -2, "the loop's end"},
 };
 
+/* the attention's: Q's arrival and boxes, then a pass over the full key
+ * tiles and one over the other live ones (the Loop's lo), K's and V's
+ * boxes of each after the wait on its slot and the arrival that arms it */
+static const producer_step ATT_PRODUCER[] = {
+    {GS_MBAR_ARRIVE, GSIDE_NONE, -1, "the arrival on qfull with the Q tile's bytes"},
+    {GS_TMA_LOAD, GSIDE_A, -2, "Q's boxes"},
+    {GS_LOOP, GSIDE_NONE, 0, "the loop over the full key tiles"},
+    {GS_MBAR_WAIT, GSIDE_NONE, -2, "the wait on the slot's empty barrier"},
+    {GS_MBAR_ARRIVE, GSIDE_NONE, -1, "the arrival on the slot's full barrier with the stage's bytes"},
+    {GS_TMA_LOAD, GSIDE_B, -2, "K's boxes"},
+    {GS_TMA_LOAD, GSIDE_V, -2, "V's boxes"},
+    {GS_END_LOOP, GSIDE_NONE, -2, "the loop's end"},
+    {GS_LOOP, GSIDE_NONE, 1, "the loop over the other live key tiles"},
+    {GS_MBAR_WAIT, GSIDE_NONE, -2, "the wait on the slot's empty barrier"},
+    {GS_MBAR_ARRIVE, GSIDE_NONE, -1, "the arrival on the slot's full barrier with the stage's bytes"},
+    {GS_TMA_LOAD, GSIDE_B, -2, "K's boxes"},
+    {GS_TMA_LOAD, GSIDE_V, -2, "V's boxes"},
+    {GS_END_LOOP, GSIDE_NONE, -2, "the loop's end"},
+};
+
 static const producer_step GATHER_PRODUCER[] = {
     {GS_LOOP, GSIDE_NONE, -2, "the k-tile loop"},
     {GS_MBAR_WAIT, GSIDE_NONE, -2, "the wait on the slot's empty barrier"},
@@ -2156,12 +2183,14 @@ static const producer_step GATHER_PRODUCER[] = {
 };
 
 /* The producer role's statements: exactly the list its renderer writes
- * (TMA_PRODUCER or GATHER_PRODUCER), from the role's setmaxnreg to the
- * consumers' role. */
+ * (TMA_PRODUCER, GATHER_PRODUCER or ATT_PRODUCER), from the role's
+ * setmaxnreg to the consumers' role. */
 static bool verify_sm90a_producer(const gpu_kernel *k, diag_list *dl) {
-  const producer_step *want = k->gather ? GATHER_PRODUCER : TMA_PRODUCER;
-  int nwant = k->gather ? (int)(sizeof GATHER_PRODUCER / sizeof *GATHER_PRODUCER)
-                        : (int)(sizeof TMA_PRODUCER / sizeof *TMA_PRODUCER);
+  const producer_step *want = k->att_wgmma ? ATT_PRODUCER : k->gather ? GATHER_PRODUCER : TMA_PRODUCER;
+  int nwant = k->att_wgmma ? (int)(sizeof ATT_PRODUCER / sizeof *ATT_PRODUCER)
+              : k->gather  ? (int)(sizeof GATHER_PRODUCER / sizeof *GATHER_PRODUCER)
+                           : (int)(sizeof TMA_PRODUCER / sizeof *TMA_PRODUCER);
+  const char *who = k->att_wgmma ? "attention" : k->gather ? "gathering" : "TMA";
   int i = 0, n = k->nst;
   while (i < n && !(k->st[i].k == GS_ROLE && strcmp(k->st[i].what, "producer") == 0)) i++;
   if (i + 1 >= n || k->st[i + 1].k != GS_SETMAXNREG) {
@@ -2173,15 +2202,18 @@ static bool verify_sm90a_producer(const gpu_kernel *k, diag_list *dl) {
     const gpu_stmt *s = i < n ? &k->st[i] : NULL;
     int lo = want[j].lo == -3 ? k->gather_lag : want[j].lo;
     if (!s || s->k != want[j].k || s->side != want[j].side || (want[j].lo != -2 && s->lo != lo)) {
-      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the %s producer's statement %d is not %s (%s%s)",
-                  k->gather ? "gathering" : "TMA", j, want[j].what, gpuir_stmt_name(want[j].k),
-                  want[j].side == GSIDE_A ? " of A" : want[j].side == GSIDE_B ? " of B" : "");
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the %s producer's statement %d is not %s (%s%s)", who, j,
+                  want[j].what, gpuir_stmt_name(want[j].k),
+                  want[j].side == GSIDE_A   ? " of A"
+                  : want[j].side == GSIDE_B ? " of B"
+                  : want[j].side == GSIDE_V ? " of V"
+                                            : "");
       return false;
     }
   }
   if (i >= n || k->st[i].k != GS_ROLE || strcmp(k->st[i].what, "consumers") != 0) {
     diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the %s producer holds more than the statements its renderer writes",
-                k->gather ? "gathering" : "TMA");
+                who);
     return false;
   }
   return true;
@@ -2686,7 +2718,7 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
   }
   free(produced);
   if (k->tma) ok &= verify_sm90a(k, dl);
-  if (k->att_wgmma) ok &= verify_sm90a_attention(k, dl);
+  if (k->att_wgmma) ok &= verify_sm90a_attention(k, dl) & verify_sm90a_producer(k, dl);
   if (!k->tma && !k->att_wgmma && !k->attention && !k->rows && !k->split_reduce) ok &= verify_sm80_render(k, dl);
   if (k->split_reduce) ok &= verify_splitk_render(k, dl);
   if (k->attention && !k->att_wgmma) ok &= verify_att_render(k, dl);

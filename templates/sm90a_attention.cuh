@@ -45,8 +45,11 @@
 //
 // Op provides, beyond the score, softmax, tile and epilogue functions of
 // sm80_attention.cuh: TParams (tmap_q, tmap_k, tmap_v, p), STAGES, THREADS,
-// PRODUCER_REGS, CONSUMER_REGS, and q_box, k_box, v_box (Q_RANK, K_RANK,
-// V_RANK): a box's coordinates in its tensor map, innermost dim first.
+// PRODUCER_REGS, CONSUMER_REGS, q_box, k_box, v_box (Q_RANK, K_RANK,
+// V_RANK): a box's coordinates in its tensor map, innermost dim first, and
+// produce(tp, smQ, smK, smV, qfull, full, empty, m0, b, nt, next): the
+// producer's copies, rendered from the GPU IR, over the key tiles that
+// next(t, full) walks.
 #pragma once
 
 #include "dlc_device.cuh"
@@ -63,7 +66,6 @@ __device__ __forceinline__ void sm90a_attention(const typename Op::TParams *tp) 
   constexpr int NTO = DV / 8;  // n8 blocks of O a warp
   constexpr int CONSUMERS = 256;  // two warpgroups of 64 query rows each
   constexpr bool SPLIT = sizeof(PT) == 4;  // fp32 P: hi + lo fragments of T
-  constexpr uint32_t Q_BYTES = BM * D * (int)sizeof(T), KV_BYTES = BN * (D + DV) * (int)sizeof(T);
   static_assert(BM == 128 && (BN == 64 || BN == 128) && (D == 64 || D == 128) && (DV == 64 || DV == 128),
                 "two consumer warpgroups of 64 query rows; key tiles and head dims of 64 or 128");
   static_assert(Op::THREADS == 128 + CONSUMERS && STAGES >= 2, "a producer warpgroup, two consumer warpgroups, a ring");
@@ -106,35 +108,7 @@ __device__ __forceinline__ void sm90a_attention(const typename Op::TParams *tp) 
   if (threadIdx.x < 128) {
     // the producer warpgroup: registers down, one elected lane of warp 0 copies
     setmaxnreg_dec<Op::PRODUCER_REGS>();
-    if (threadIdx.x < 32 && elect_one()) {
-      mbar_arrive_expect_tx(&qfull, Q_BYTES);
-#pragma unroll
-      for (int j = 0; j < D / 64; ++j) {  // TokLoad Q: BM rows x 64 columns a box
-        int32_t c[Op::Q_RANK];
-        Op::q_box(p, m0, 64 * j, b, c);
-        tma_load(smQ + j * BM * 64, &tp->tmap_q, c, &qfull);
-      }
-      int s = 0;
-      uint32_t phase = 0;  // of the ring's current lap
-      for (int pass = 0; pass < 2; ++pass)
-        for (int64_t t = next(-1, pass == 0); t < nt; t = next(t, pass == 0)) {
-          mbar_wait(&empty[s], phase ^ 1);  // the consumers released stage s (a fresh slot is free)
-          mbar_arrive_expect_tx(&full[s], KV_BYTES);
-#pragma unroll
-          for (int j = 0; j < D / 64; ++j) {  // TokLoad K: BN keys x 64 columns a box
-            int32_t c[Op::K_RANK];
-            Op::k_box(p, t * BN, 64 * j, b, c);
-            tma_load(smK + s * BN * D + j * BN * 64, &tp->tmap_k, c, &full[s]);
-          }
-#pragma unroll
-          for (int j = 0; j < DV / 64; ++j) {  // TokLoad V: BN keys x 64 columns a box
-            int32_t c[Op::V_RANK];
-            Op::v_box(p, t * BN, 64 * j, b, c);
-            tma_load(smV + s * BN * DV + j * BN * 64, &tp->tmap_v, c, &full[s]);
-          }
-          if (++s == STAGES) s = 0, phase ^= 1;
-        }
-    }
+    if (threadIdx.x < 32 && elect_one()) Op::produce(tp, smQ, smK, smV, &qfull, full, empty, m0, b, nt, next);
     return;
   }
 

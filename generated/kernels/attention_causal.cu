@@ -1871,6 +1871,58 @@ struct Op_D64_sm90a {
     }
     dlc::stv(rp.dst, out);
   }
+  // the producer (GPU IR), one elected lane: Q's boxes, then K's and V's of each key tile the
+  // consumers take, in their order (next(t, full): the full tiles, then the other live ones)
+  template <class Next>
+  static __device__ __forceinline__ void produce(const TParams *tp, T *smQ, T *smK, T *smV, uint64_t *qfull,
+                                                 uint64_t *full, uint64_t *empty, int64_t m0, int64_t b,
+                                                 int64_t nt, Next next) {
+    const Params *p = &tp->p;
+    constexpr uint32_t Q_BYTES = BM * D * (int)sizeof(T), KV_BYTES = BN * (D + DV) * (int)sizeof(T);
+    int s = 0;
+    uint32_t ph = 0;  // the phase of the ring's current lap
+    dlc::mbar_arrive_expect_tx(qfull, Q_BYTES);  // MbarArrive qfull
+#pragma unroll
+    for (int j = 0; j < D / 64; ++j) {  // TmaLoad smQ <- Q: box j, 64 columns
+      int32_t c[Q_RANK];
+      q_box(p, m0, 64 * j, b, c);
+      dlc::tma_load(smQ + j * BM * 64, &tp->tmap_q, c, qfull);
+    }
+    for (int64_t t = next(-1, true); t < nt; t = next(t, true)) {  // Loop t: the full key tiles
+      dlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait empty[i % S]: a fresh slot is free
+      dlc::mbar_arrive_expect_tx(&full[s], KV_BYTES);  // MbarArrive full[i % S]
+#pragma unroll
+      for (int j = 0; j < D / 64; ++j) {  // TmaLoad smK[i%2] <- K: box j, 64 columns
+        int32_t c[K_RANK];
+        k_box(p, t * BN, 64 * j, b, c);
+        dlc::tma_load(smK + s * BN * D + j * BN * 64, &tp->tmap_k, c, &full[s]);
+      }
+#pragma unroll
+      for (int j = 0; j < DV / 64; ++j) {  // TmaLoad smV[i%2] <- V: box j, 64 columns
+        int32_t c[V_RANK];
+        v_box(p, t * BN, 64 * j, b, c);
+        dlc::tma_load(smV + s * BN * DV + j * BN * 64, &tp->tmap_v, c, &full[s]);
+      }
+      if (++s == STAGES) s = 0, ph ^= 1;
+    }
+    for (int64_t t = next(-1, false); t < nt; t = next(t, false)) {  // Loop t: the other live key tiles
+      dlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait empty[i % S]: a fresh slot is free
+      dlc::mbar_arrive_expect_tx(&full[s], KV_BYTES);  // MbarArrive full[i % S]
+#pragma unroll
+      for (int j = 0; j < D / 64; ++j) {  // TmaLoad smK[i%2] <- K: box j, 64 columns
+        int32_t c[K_RANK];
+        k_box(p, t * BN, 64 * j, b, c);
+        dlc::tma_load(smK + s * BN * D + j * BN * 64, &tp->tmap_k, c, &full[s]);
+      }
+#pragma unroll
+      for (int j = 0; j < DV / 64; ++j) {  // TmaLoad smV[i%2] <- V: box j, 64 columns
+        int32_t c[V_RANK];
+        v_box(p, t * BN, 64 * j, b, c);
+        dlc::tma_load(smV + s * BN * DV + j * BN * 64, &tp->tmap_v, c, &full[s]);
+      }
+      if (++s == STAGES) s = 0, ph ^= 1;
+    }
+  }
 };
 
 // ---- attention_causal fp16.D128 on sm90a: region attention_causal.S_t_matmul
@@ -2110,6 +2162,58 @@ struct Op_D128_sm90a {
       out[j] = acc[j];
     }
     dlc::stv(rp.dst, out);
+  }
+  // the producer (GPU IR), one elected lane: Q's boxes, then K's and V's of each key tile the
+  // consumers take, in their order (next(t, full): the full tiles, then the other live ones)
+  template <class Next>
+  static __device__ __forceinline__ void produce(const TParams *tp, T *smQ, T *smK, T *smV, uint64_t *qfull,
+                                                 uint64_t *full, uint64_t *empty, int64_t m0, int64_t b,
+                                                 int64_t nt, Next next) {
+    const Params *p = &tp->p;
+    constexpr uint32_t Q_BYTES = BM * D * (int)sizeof(T), KV_BYTES = BN * (D + DV) * (int)sizeof(T);
+    int s = 0;
+    uint32_t ph = 0;  // the phase of the ring's current lap
+    dlc::mbar_arrive_expect_tx(qfull, Q_BYTES);  // MbarArrive qfull
+#pragma unroll
+    for (int j = 0; j < D / 64; ++j) {  // TmaLoad smQ <- Q: box j, 64 columns
+      int32_t c[Q_RANK];
+      q_box(p, m0, 64 * j, b, c);
+      dlc::tma_load(smQ + j * BM * 64, &tp->tmap_q, c, qfull);
+    }
+    for (int64_t t = next(-1, true); t < nt; t = next(t, true)) {  // Loop t: the full key tiles
+      dlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait empty[i % S]: a fresh slot is free
+      dlc::mbar_arrive_expect_tx(&full[s], KV_BYTES);  // MbarArrive full[i % S]
+#pragma unroll
+      for (int j = 0; j < D / 64; ++j) {  // TmaLoad smK[i%2] <- K: box j, 64 columns
+        int32_t c[K_RANK];
+        k_box(p, t * BN, 64 * j, b, c);
+        dlc::tma_load(smK + s * BN * D + j * BN * 64, &tp->tmap_k, c, &full[s]);
+      }
+#pragma unroll
+      for (int j = 0; j < DV / 64; ++j) {  // TmaLoad smV[i%2] <- V: box j, 64 columns
+        int32_t c[V_RANK];
+        v_box(p, t * BN, 64 * j, b, c);
+        dlc::tma_load(smV + s * BN * DV + j * BN * 64, &tp->tmap_v, c, &full[s]);
+      }
+      if (++s == STAGES) s = 0, ph ^= 1;
+    }
+    for (int64_t t = next(-1, false); t < nt; t = next(t, false)) {  // Loop t: the other live key tiles
+      dlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait empty[i % S]: a fresh slot is free
+      dlc::mbar_arrive_expect_tx(&full[s], KV_BYTES);  // MbarArrive full[i % S]
+#pragma unroll
+      for (int j = 0; j < D / 64; ++j) {  // TmaLoad smK[i%2] <- K: box j, 64 columns
+        int32_t c[K_RANK];
+        k_box(p, t * BN, 64 * j, b, c);
+        dlc::tma_load(smK + s * BN * D + j * BN * 64, &tp->tmap_k, c, &full[s]);
+      }
+#pragma unroll
+      for (int j = 0; j < DV / 64; ++j) {  // TmaLoad smV[i%2] <- V: box j, 64 columns
+        int32_t c[V_RANK];
+        v_box(p, t * BN, 64 * j, b, c);
+        dlc::tma_load(smV + s * BN * DV + j * BN * 64, &tp->tmap_v, c, &full[s]);
+      }
+      if (++s == STAGES) s = 0, ph ^= 1;
+    }
   }
 };
 
@@ -2351,6 +2455,58 @@ struct Op_D64_sm90a_bf16 {
     }
     dlc::stv(rp.dst, out);
   }
+  // the producer (GPU IR), one elected lane: Q's boxes, then K's and V's of each key tile the
+  // consumers take, in their order (next(t, full): the full tiles, then the other live ones)
+  template <class Next>
+  static __device__ __forceinline__ void produce(const TParams *tp, T *smQ, T *smK, T *smV, uint64_t *qfull,
+                                                 uint64_t *full, uint64_t *empty, int64_t m0, int64_t b,
+                                                 int64_t nt, Next next) {
+    const Params *p = &tp->p;
+    constexpr uint32_t Q_BYTES = BM * D * (int)sizeof(T), KV_BYTES = BN * (D + DV) * (int)sizeof(T);
+    int s = 0;
+    uint32_t ph = 0;  // the phase of the ring's current lap
+    dlc::mbar_arrive_expect_tx(qfull, Q_BYTES);  // MbarArrive qfull
+#pragma unroll
+    for (int j = 0; j < D / 64; ++j) {  // TmaLoad smQ <- Q: box j, 64 columns
+      int32_t c[Q_RANK];
+      q_box(p, m0, 64 * j, b, c);
+      dlc::tma_load(smQ + j * BM * 64, &tp->tmap_q, c, qfull);
+    }
+    for (int64_t t = next(-1, true); t < nt; t = next(t, true)) {  // Loop t: the full key tiles
+      dlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait empty[i % S]: a fresh slot is free
+      dlc::mbar_arrive_expect_tx(&full[s], KV_BYTES);  // MbarArrive full[i % S]
+#pragma unroll
+      for (int j = 0; j < D / 64; ++j) {  // TmaLoad smK[i%2] <- K: box j, 64 columns
+        int32_t c[K_RANK];
+        k_box(p, t * BN, 64 * j, b, c);
+        dlc::tma_load(smK + s * BN * D + j * BN * 64, &tp->tmap_k, c, &full[s]);
+      }
+#pragma unroll
+      for (int j = 0; j < DV / 64; ++j) {  // TmaLoad smV[i%2] <- V: box j, 64 columns
+        int32_t c[V_RANK];
+        v_box(p, t * BN, 64 * j, b, c);
+        dlc::tma_load(smV + s * BN * DV + j * BN * 64, &tp->tmap_v, c, &full[s]);
+      }
+      if (++s == STAGES) s = 0, ph ^= 1;
+    }
+    for (int64_t t = next(-1, false); t < nt; t = next(t, false)) {  // Loop t: the other live key tiles
+      dlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait empty[i % S]: a fresh slot is free
+      dlc::mbar_arrive_expect_tx(&full[s], KV_BYTES);  // MbarArrive full[i % S]
+#pragma unroll
+      for (int j = 0; j < D / 64; ++j) {  // TmaLoad smK[i%2] <- K: box j, 64 columns
+        int32_t c[K_RANK];
+        k_box(p, t * BN, 64 * j, b, c);
+        dlc::tma_load(smK + s * BN * D + j * BN * 64, &tp->tmap_k, c, &full[s]);
+      }
+#pragma unroll
+      for (int j = 0; j < DV / 64; ++j) {  // TmaLoad smV[i%2] <- V: box j, 64 columns
+        int32_t c[V_RANK];
+        v_box(p, t * BN, 64 * j, b, c);
+        dlc::tma_load(smV + s * BN * DV + j * BN * 64, &tp->tmap_v, c, &full[s]);
+      }
+      if (++s == STAGES) s = 0, ph ^= 1;
+    }
+  }
 };
 
 // ---- attention_causal bf16.D128 on sm90a: region attention_causal.S_t_matmul
@@ -2590,6 +2746,58 @@ struct Op_D128_sm90a_bf16 {
       out[j] = acc[j];
     }
     dlc::stv(rp.dst, out);
+  }
+  // the producer (GPU IR), one elected lane: Q's boxes, then K's and V's of each key tile the
+  // consumers take, in their order (next(t, full): the full tiles, then the other live ones)
+  template <class Next>
+  static __device__ __forceinline__ void produce(const TParams *tp, T *smQ, T *smK, T *smV, uint64_t *qfull,
+                                                 uint64_t *full, uint64_t *empty, int64_t m0, int64_t b,
+                                                 int64_t nt, Next next) {
+    const Params *p = &tp->p;
+    constexpr uint32_t Q_BYTES = BM * D * (int)sizeof(T), KV_BYTES = BN * (D + DV) * (int)sizeof(T);
+    int s = 0;
+    uint32_t ph = 0;  // the phase of the ring's current lap
+    dlc::mbar_arrive_expect_tx(qfull, Q_BYTES);  // MbarArrive qfull
+#pragma unroll
+    for (int j = 0; j < D / 64; ++j) {  // TmaLoad smQ <- Q: box j, 64 columns
+      int32_t c[Q_RANK];
+      q_box(p, m0, 64 * j, b, c);
+      dlc::tma_load(smQ + j * BM * 64, &tp->tmap_q, c, qfull);
+    }
+    for (int64_t t = next(-1, true); t < nt; t = next(t, true)) {  // Loop t: the full key tiles
+      dlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait empty[i % S]: a fresh slot is free
+      dlc::mbar_arrive_expect_tx(&full[s], KV_BYTES);  // MbarArrive full[i % S]
+#pragma unroll
+      for (int j = 0; j < D / 64; ++j) {  // TmaLoad smK[i%2] <- K: box j, 64 columns
+        int32_t c[K_RANK];
+        k_box(p, t * BN, 64 * j, b, c);
+        dlc::tma_load(smK + s * BN * D + j * BN * 64, &tp->tmap_k, c, &full[s]);
+      }
+#pragma unroll
+      for (int j = 0; j < DV / 64; ++j) {  // TmaLoad smV[i%2] <- V: box j, 64 columns
+        int32_t c[V_RANK];
+        v_box(p, t * BN, 64 * j, b, c);
+        dlc::tma_load(smV + s * BN * DV + j * BN * 64, &tp->tmap_v, c, &full[s]);
+      }
+      if (++s == STAGES) s = 0, ph ^= 1;
+    }
+    for (int64_t t = next(-1, false); t < nt; t = next(t, false)) {  // Loop t: the other live key tiles
+      dlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait empty[i % S]: a fresh slot is free
+      dlc::mbar_arrive_expect_tx(&full[s], KV_BYTES);  // MbarArrive full[i % S]
+#pragma unroll
+      for (int j = 0; j < D / 64; ++j) {  // TmaLoad smK[i%2] <- K: box j, 64 columns
+        int32_t c[K_RANK];
+        k_box(p, t * BN, 64 * j, b, c);
+        dlc::tma_load(smK + s * BN * D + j * BN * 64, &tp->tmap_k, c, &full[s]);
+      }
+#pragma unroll
+      for (int j = 0; j < DV / 64; ++j) {  // TmaLoad smV[i%2] <- V: box j, 64 columns
+        int32_t c[V_RANK];
+        v_box(p, t * BN, 64 * j, b, c);
+        dlc::tma_load(smV + s * BN * DV + j * BN * 64, &tp->tmap_v, c, &full[s]);
+      }
+      if (++s == STAGES) s = 0, ph ^= 1;
+    }
   }
 };
 

@@ -269,8 +269,10 @@ static void sm90a_consumer_loop(void) {
   CHECK(!sm90a_verifies(st, n, true, "the consumers' lap loop is missing"));
 }
 
-/* The sm90a attention row's statements, one pass of key tiles, as
- * gpuir_build_sm90a_attention lays them out (the softmax steps left out). */
+/* The sm90a attention row's statements as gpuir_build_sm90a_attention
+ * lays them out: the producer's two passes (the full key tiles, then the
+ * other live ones), the consumers' first pass alone (the softmax steps
+ * left out). */
 static const gpu_stmt ATT[] = {
     ST(GS_MBAR_INIT, "qfull", 0, NULL, NULL, NULL),
     ST(GS_MBAR_INIT, "full[s]", 0, NULL, NULL, NULL),
@@ -278,11 +280,19 @@ static const gpu_stmt ATT[] = {
     ST(GS_BARRIER, "bar.sync", 0, NULL, NULL, NULL),
     ST(GS_ROLE, "producer", 0, NULL, NULL, NULL),
     ST(GS_SETMAXNREG, "setmaxnreg.dec", 0, NULL, NULL, NULL),
-    ST(GS_TMA_LOAD, "smQ <- Q", 0, NULL, NULL, "tQ"),
-    ST(GS_LOOP, "t", 0, NULL, NULL, NULL),
+    ST_LO(GS_MBAR_ARRIVE, "qfull", 0, NULL, NULL, -1),
+    ST_SIDE(GS_TMA_LOAD, "smQ <- Q", "tQ", GSIDE_A),
+    ST_LO(GS_LOOP, "t", 0, NULL, NULL, 0),
     ST(GS_MBAR_WAIT, "empty[i % S]", 1, "tFree[i]", NULL, NULL),
-    ST(GS_TMA_LOAD, "smK[i%2] <- K", 0, NULL, NULL, "tKf[t]"),
-    ST(GS_TMA_LOAD, "smV[i%2] <- V", 0, NULL, NULL, "tVf[t]"),
+    ST_LO(GS_MBAR_ARRIVE, "full[i % S]", 0, NULL, NULL, -1),
+    ST_SIDE(GS_TMA_LOAD, "smK[i%2] <- K", "tKf[t]", GSIDE_B),
+    ST_SIDE(GS_TMA_LOAD, "smV[i%2] <- V", "tVf[t]", GSIDE_V),
+    ST(GS_END_LOOP, "t", 0, NULL, NULL, NULL),
+    ST_LO(GS_LOOP, "t", 0, NULL, NULL, 1),
+    ST(GS_MBAR_WAIT, "empty[i % S]", 1, "tFree[i]", NULL, NULL),
+    ST_LO(GS_MBAR_ARRIVE, "full[i % S]", 0, NULL, NULL, -1),
+    ST_SIDE(GS_TMA_LOAD, "smK[i%2] <- K", "tKm[t]", GSIDE_B),
+    ST_SIDE(GS_TMA_LOAD, "smV[i%2] <- V", "tVm[t]", GSIDE_V),
     ST(GS_END_LOOP, "t", 0, NULL, NULL, NULL),
     ST(GS_ROLE, "consumers", 0, NULL, NULL, NULL),
     ST(GS_SETMAXNREG, "setmaxnreg.inc", 0, NULL, NULL, NULL),
@@ -307,7 +317,7 @@ static const gpu_stmt ATT[] = {
     ST(GS_EPILOGUE, "O", 1, "tStage", NULL, "tE"),
     ST(GS_ST_GLOBAL, "st.global.v2.b32 (4 x fp16) -> O", 1, "tE", NULL, NULL),
 };
-enum { NATT = sizeof ATT / sizeof ATT[0], ATT_EMPTY = 8, ATT_FULL = 17, ATT_TURN = 18, ATT_PV_WAIT = 25 };
+enum { NATT = sizeof ATT / sizeof ATT[0], ATT_EMPTY = 9, ATT_FULL = 25, ATT_TURN = 26, ATT_PV_WAIT = 33 };
 
 /* gpuir_verify on the sm90a attention kernel with statements st[0..n)
  * (D = DV = 64, 128 x 128 tiles, a 2-stage ring, rank-4 tensor maps) */
@@ -349,8 +359,22 @@ static void sm90a_attention_discipline(void) {
   CHECK(!att_verifies(st, NATT, "releases a stage a wgmma in flight may read"));
   /* a K box before the wait on its empty slot */
   memcpy(st, ATT, sizeof ATT);
-  st[ATT_EMPTY] = ATT[ATT_EMPTY + 1], st[ATT_EMPTY + 1] = ATT[ATT_EMPTY];
+  st[ATT_EMPTY] = ATT[ATT_EMPTY + 2], st[ATT_EMPTY + 2] = ATT[ATT_EMPTY];
   CHECK(!att_verifies(st, NATT, "does not wait for its slot's empty barrier"));
+  /* the producer as its renderer writes it (emit.c, att_produce_fn): no
+   * arrival arming qfull before Q's boxes */
+  n = 0;
+  for (int i = 0; i < NATT; i++)
+    if (i != ATT_EMPTY - 3) st[n++] = ATT[i];
+  CHECK(!att_verifies(st, n, "the attention producer's statement 0 is not the arrival on qfull with the Q tile's bytes"));
+  /* two passes over the full key tiles */
+  memcpy(st, ATT, sizeof ATT);
+  st[ATT_EMPTY + 5].lo = 0;
+  CHECK(!att_verifies(st, NATT, "statement 8 is not the loop over the other live key tiles"));
+  /* V's boxes before K's */
+  memcpy(st, ATT, sizeof ATT);
+  st[ATT_EMPTY + 2] = ATT[ATT_EMPTY + 3], st[ATT_EMPTY + 3] = ATT[ATT_EMPTY + 2];
+  CHECK(!att_verifies(st, NATT, "statement 5 is not K's boxes (TmaLoad of B)"));
 }
 
 /* A real kernel: manifests/graphs/gemm_bias_relu.json (B stored [K, N]) at
