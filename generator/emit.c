@@ -2098,16 +2098,19 @@ static void att_produce_fn(strbuf *s, const gpu_kernel *k) {
         sb_printf(s, "%sdlc::mbar_arrive_expect_tx(&full[s], KV_BYTES);  // MbarArrive %s\n", ind, t->what);
       break;
     case GS_TMA_LOAD: {
-      /* a box of 64 head-dim columns and the tile's rows: Q's (BM rows)
-       * into smQ, K's and V's (BN keys) into the slot */
-      const char *dim = t->side == GSIDE_V ? "DV" : "D", *rk = t->side == GSIDE_A ? "Q_RANK" : t->side == GSIDE_B ? "K_RANK" : "V_RANK",
-                 *box = t->side == GSIDE_A ? "q_box(p, m0, 64 * j, b, c)" : t->side == GSIDE_B ? "k_box(p, t * BN, 64 * j, b, c)"
-                                                                                    : "v_box(p, t * BN, 64 * j, b, c)",
-                 *dst = t->side == GSIDE_A   ? "smQ + j * BM * 64"
-                        : t->side == GSIDE_B ? "smK + s * BN * D + j * BN * 64"
-                                             : "smV + s * BN * DV + j * BN * 64",
-                 *map = t->side == GSIDE_A ? "tmap_q" : t->side == GSIDE_B ? "tmap_k" : "tmap_v",
-                 *bar = t->side == GSIDE_A ? "qfull" : "&full[s]";
+      /* boxes of 64 head-dim columns and the tile's rows: Q's (BM rows)
+       * into smQ on qfull, K's and V's (BN keys) into the slot */
+      typedef struct {
+        const char *dim, *rank, *box, *dst, *map, *bar;
+      } att_box;
+      static const att_box BOX[GSIDE__COUNT] = {
+          [GSIDE_A] = {"D", "Q_RANK", "q_box(p, m0, 64 * j, b, c)", "smQ + j * BM * 64", "tmap_q", "qfull"},
+          [GSIDE_B] = {"D", "K_RANK", "k_box(p, t * BN, 64 * j, b, c)", "smK + s * BN * D + j * BN * 64", "tmap_k",
+                       "&full[s]"},
+          [GSIDE_V] = {"DV", "V_RANK", "v_box(p, t * BN, 64 * j, b, c)", "smV + s * BN * DV + j * BN * 64", "tmap_v",
+                       "&full[s]"},
+      };
+      const att_box *x = &BOX[t->side];
       sb_printf(s,
                 "#pragma unroll\n"
                 "%sfor (int j = 0; j < %s / 64; ++j) {  // TmaLoad %s: box j, 64 columns\n"
@@ -2115,7 +2118,7 @@ static void att_produce_fn(strbuf *s, const gpu_kernel *k) {
                 "%s  %s;\n"
                 "%s  dlc::tma_load(%s, &tp->%s, c, %s);\n"
                 "%s}\n",
-                ind, dim, t->what, ind, rk, ind, box, ind, dst, map, bar, ind);
+                ind, x->dim, t->what, ind, x->rank, ind, x->box, ind, x->dst, x->map, x->bar, ind);
       break;
     }
     case GS_END_LOOP:
