@@ -98,8 +98,7 @@ __device__ __forceinline__ void load_operand(const typename Op::Params *p, typen
   constexpr int L = KC ? Op::BK : R;
   constexpr int CHUNKS = ROWS * (L / VEC);
   static_assert(L % VEC == 0, "tile row is a whole number of chunks");
-#pragma unroll
-  for (int i = threadIdx.x; i < CHUNKS; i += NT) {
+  auto chunk = [&](int i) {
     const int row = i / (L / VEC), col = (i % (L / VEC)) * VEC;
     const int64_t r = KC ? r0 + row : r0 + col;  // m or n
     const int64_t k = KC ? k0 + col : k0 + row;
@@ -107,6 +106,17 @@ __device__ __forceinline__ void load_operand(const typename Op::Params *p, typen
     const int valid = IS_A ? Op::template a_chunk<VEC>(p, r, k, b, &src) : Op::template b_chunk<VEC>(p, r, k, b, &src);
     copy_g2s<VEC * (int)sizeof(T)>(tile + swz<L, IS_A ? Op::SWZ_A : Op::SWZ_B, 16 / (int)sizeof(T)>(row, col), src,
                                    valid * (int)sizeof(T));
+  };
+  // The trip count depends on the thread.  Up to 4 chunks a thread, cicc
+  // unrolls the loop; beyond that it is not unrolled: cicc's unrolling, a
+  // guard on every copy, multiplied the code of the narrow widths' kernels,
+  // for compute_100 and compute_120 most (docs/performance.md).
+  if constexpr (CHUNKS <= 4 * NT) {
+#pragma unroll
+    for (int i = threadIdx.x; i < CHUNKS; i += NT) chunk(i);
+  } else {
+#pragma unroll 1
+    for (int i = threadIdx.x; i < CHUNKS; i += NT) chunk(i);
   }
 }
 
