@@ -1512,12 +1512,13 @@ static const sm80_render_fn SM80_RENDER[GS__COUNT] = {
     [GS_EPILOGUE] = r_epilogue,     [GS_ST_GLOBAL] = r_st_global,       [GS_LD_GLOBAL] = r_ld_global,
 };
 
-/* The statements of k, one after the other through `table`, then the
- * kernel's closing brace. */
-static void render_stmts(arena *A, strbuf *s, const gpu_kernel *k, bool reduce, const sm80_render_fn *table) {
+/* The statements of k from `from` on, one after the other through `table`,
+ * then the function's closing brace. */
+static void render_stmts(arena *A, strbuf *s, const gpu_kernel *k, int from, bool reduce, const sm80_render_fn *table) {
   sm80_render r = {A, s, k, k->plan.stages, "    ", GLOOP_NONE, 0, 0, false, reduce, 0};
-  for (int i = 0; i < k->nst; i++) {
-    /* gpuir_verify (verify_sm80_render, verify_splitk_render, verify_att_render) admits only what renders */
+  for (int i = from; i < k->nst; i++) {
+    /* gpuir_verify (verify_sm80_render, verify_splitk_render, verify_att_render,
+     * verify_sm90a_att_consumers) admits only what renders */
     DLC_ASSERT(k->st[i].k >= 0 && k->st[i].k < GS__COUNT && table[k->st[i].k]);
     table[k->st[i].k](&r, &k->st[i]);
   }
@@ -1537,7 +1538,7 @@ static void render_kernel(arena *A, strbuf *s, const gpu_kernel *k, const char *
                "    using C = dlc::%s<Self, VEC>;\n"
                "    C c;\n",
             header, cta, sname, cta);
-  render_stmts(A, s, k, false, table);
+  render_stmts(A, s, k, 0, false, table);
 }
 
 static void kernel_fn(opgen *g, const gpu_kernel *k, const char *sname) {
@@ -1550,7 +1551,7 @@ static void kernel_fn(opgen *g, const gpu_kernel *k, const char *sname) {
                "    using C = dlc::Sm80SplitReduce<Self>;\n"
                "    C c;\n",
             sname);
-  render_stmts(g->A, s, k->reduce, true, SM80_RENDER);
+  render_stmts(g->A, s, k->reduce, 0, true, SM80_RENDER);
 }
 
 static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
@@ -2260,6 +2261,78 @@ static const sm80_render_fn ATT_RENDER[GS__COUNT] = {
     [GS_STAGE_ACC] = a_stage_acc,   [GS_ST_GLOBAL] = r_st_global,
 };
 
+/* ---- the sm90a attention consumers, rendered from the GPU IR ---------------------------- */
+
+/* Op::consume(p, c, qfull, next): the consumer role's statements after its
+ * setmaxnreg, each one call on the consumers' state c (templates/
+ * sm90a_attention.cuh, Sm90aAttConsumer), commented with its kind, as the
+ * sm80 row's (ATT_RENDER, whose score, softmax, row-sum, staging and
+ * output steps are the same calls).  A pass's Loop walks the key tiles
+ * next(t, full) gives (the full ones, then the other live ones: the masks
+ * and the key bound, the sm80 row's mode 2); the Barriers are the
+ * ping-pong scheduler's and the consumers' named barriers. */
+static void h_mbar_wait(sm80_render *r, const gpu_stmt *st) {
+  r_line(r, st, r->loop ? "c.wait_full();" : "dlc::mbar_wait(qfull, 0);");
+}
+static void h_barrier(sm80_render *r, const gpu_stmt *st) {
+  static const char *const CODE[GBAR__COUNT] = {
+      [GBAR_CTA] = "__syncthreads();",         [GBAR_FIRST_TURN] = "c.first_turn();", [GBAR_TURN] = "c.turn();",
+      [GBAR_HAND_OFF] = "c.hand_off();",       [GBAR_LAST_TURN] = "c.last_turn();",
+      [GBAR_CONSUMERS] = "c.consumers_sync();",
+  };
+  r_line(r, st, CODE[st->bar]);
+}
+static void h_loop(sm80_render *r, const gpu_stmt *st) {
+  const char *full = st->lo == 0 ? "true" : "false";
+  sb_printf(r->s, "#pragma unroll 1\n%sfor (int64_t t = next(-1, %s); t < c.nt; t = next(t, %s)) {  // Loop %s: %s\n",
+            r->ind, full, full, r_text(r, st->what), st->lo == 0 ? "the full key tiles" : "the other live key tiles");
+  r_indent(r, 1);
+  r->loop = GLOOP_KEYS, r->pass = st->lo == 0 ? 0 : 2;
+}
+static void h_end_loop(sm80_render *r, const gpu_stmt *st) {
+  r_line(r, st, "c.next_stage();");
+  r_indent(r, -1);
+  sb_printf(r->s, "%s}\n", r->ind);
+  r->loop = GLOOP_NONE;
+}
+static void h_wgmma(sm80_render *r, const gpu_stmt *st) {
+  if (st->side == GSIDE_B) {
+    sb_printf(r->s, "%stypename C::SAcc s;\n", r->ind);
+    r_line(r, st, "c.qk(s);");
+  } else {
+    r_line(r, st, "c.pv(pf);");
+  }
+}
+static void h_wgmma_wait(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "c.wgmma_done();"); }
+static void h_mbar_arrive(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "c.release();"); }
+static void h_epilogue(sm80_render *r, const gpu_stmt *st) {
+  if (st->step != GSTEP_P_FRAGS) {
+    a_epilogue(r, st);
+    return;
+  }
+  sb_printf(r->s, "%stypename C::PFrags pf;\n", r->ind);
+  r_line(r, st, "c.p_frags(s, pf);");
+}
+
+static const sm80_render_fn ATT90_RENDER[GS__COUNT] = {
+    [GS_ACC_ZERO] = r_acc_zero,     [GS_MBAR_WAIT] = h_mbar_wait,   [GS_BARRIER] = h_barrier,
+    [GS_LOOP] = h_loop,             [GS_END_LOOP] = h_end_loop,     [GS_WGMMA] = h_wgmma,
+    [GS_WGMMA_WAIT] = h_wgmma_wait, [GS_EPILOGUE] = h_epilogue,     [GS_MBAR_ARRIVE] = h_mbar_arrive,
+    [GS_REDUCE] = a_reduce,         [GS_STAGE_ACC] = a_stage_acc,   [GS_ST_GLOBAL] = r_st_global,
+};
+
+static void att_consume_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname) {
+  int i = 0;
+  while (i < k->nst && !(k->st[i].k == GS_ROLE && strcmp(k->st[i].what, "consumers") == 0)) i++;
+  sb_printf(s, "  // the consumers (GPU IR): one line a statement, each a primitive of their state c\n"
+               "  // (templates/sm90a_attention.cuh, Sm90aAttConsumer); the key tiles in the producer's order\n"
+               "  template <class C, class Next>\n"
+               "  static __device__ __forceinline__ void consume(const Params *p, C &c, uint64_t *qfull, Next next) {\n"
+               "    using Self = %s;\n",
+            sname);
+  render_stmts(A, s, k, i + 2, false, ATT90_RENDER); /* after the Role and its SetMaxNReg */
+}
+
 static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
   arena *A = c->A;
   const gpu_kernel *k = in->k;
@@ -2375,8 +2448,12 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   } else {
     sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-width epilogue\n");
   }
-  if (!k->att_wgmma) render_kernel(A, s, k, sname, "sm80_attention.cuh", "Sm80AttCta", ATT_RENDER);
-  else att_produce_fn(s, k);
+  if (!k->att_wgmma) {
+    render_kernel(A, s, k, sname, "sm80_attention.cuh", "Sm80AttCta", ATT_RENDER);
+  } else {
+    att_produce_fn(s, k);
+    att_consume_fn(A, s, k, sname);
+  }
   sb_puts(s, "};\n\n");
 }
 

@@ -1109,10 +1109,10 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
   emit(k, A, GS_END_LOOP, "rest", NULL, NULL, 0, NULL, NULL);
   emit(k, A, GS_WGMMA_WAIT, "wgmma.wait_group 0", "the last k-tile's group", NULL, 1, "tMMA", NULL);
   emit(k, A, GS_BARRIER, "bar.sync 1, 256", "the consumers are past their last wgmma: the ring is free for the staging tile",
-       NULL, 0, NULL, NULL);
+       NULL, 0, NULL, NULL)->bar = GBAR_CONSUMERS;
   emit(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "acc -> stage[%d][%d+8] fp32", BM, BN), "tStage", 1,
        "tMMA", NULL);
-  emit(k, A, GS_BARRIER, "bar.sync 1, 256", "staging tile complete", NULL, 0, NULL, NULL);
+  emit(k, A, GS_BARRIER, "bar.sync 1, 256", "staging tile complete", NULL, 0, NULL, NULL)->bar = GBAR_CONSUMERS;
   const char *lets = "";
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) lets = arena_printf(A, "%s%s%s", lets, *lets ? ", " : "", r->lets[l].name);
@@ -1721,21 +1721,24 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
   int end = add_tile(k, "smQ", 1024, 1, BM * (D / 64), 64, eb);
   end = add_tile(k, "smK", end, S, BN * (D / 64), 64, eb);
   add_tile(k, "smV", end, S, BN * (DV / 64), 64, eb);
-  /* the sm80 row's closing statements (finish, staging, epilogue, stores) */
-  int fin = -1;
-  for (int i = 0; i < k->nst && fin < 0; i++)
-    if (k->st[i].k == GS_EPILOGUE && strcmp(k->st[i].what, "finish") == 0) fin = i;
-  if (fin < 0) {
-    diag_report(dl, D_INTERNAL, at, NULL, "the attention statements have no finish step");
+  /* the sm80 row's closing statements: the row sums' Reduce, then finish,
+   * staging, epilogue and stores */
+  int fin = -1, sum = -1;
+  for (int i = 0; i < k->nst && fin < 0; i++) {
+    if (k->st[i].k == GS_REDUCE) sum = i;
+    if (k->st[i].k == GS_EPILOGUE && k->st[i].step == GSTEP_FINISH) fin = i;
+  }
+  if (fin < 0 || sum < 0) {
+    diag_report(dl, D_INTERNAL, at, NULL, "the attention statements have no row sums' reduction or finish step");
     return NULL;
   }
+  const gpu_stmt row_sums = k->st[sum];
   /* (not the sm80 row's bar.sync after staging: the consumers' named
-   * barrier there is this template's) */
+   * barrier there is this row's) */
   int ntail = 0;
   gpu_stmt *tail = ARENA_ARRAY(A, gpu_stmt, k->nst - fin);
   for (int i = fin; i < k->nst; i++)
     if (k->st[i].k != GS_BARRIER) tail[ntail++] = k->st[i];
-  tail[0].nin = 1; /* the finish reads O (this IR has no statement for its row sums' shuffles) */
   k->nst = 0;
   const char *T = dtype_name(k->T);
   const char *batch = axes_str(A, r1, k->v.b_axes, k->v.nb);
@@ -1795,31 +1798,38 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
                     BM),
        NULL, 0, NULL, NULL);
   emit(k, A, GS_SETMAXNREG, "setmaxnreg.inc", arena_printf(A, "%d", k->consumer_regs), NULL, 0, NULL, NULL);
+  emit(k, A, GS_ACC_ZERO, "O", arena_printf(A, "O <- 0; each lane's rows: %s <- its init, %s <- 0", r1->lets[k->sm.max].name,
+                                            r1->lets[k->sm.sum].name),
+       NULL, 0, NULL, NULL);
   emit(k, A, GS_MBAR_WAIT, "qfull", "parity 0: the Q boxes landed", NULL, 1, "tQ", NULL);
-  emit(k, A, GS_BARRIER, "bar.arrive 2, 256", "wg 1 only: wg 0 takes the tensor cores first", NULL, 0, NULL, NULL);
+  emit(k, A, GS_BARRIER, "bar.arrive 2, 256", "wg 1 only: wg 0 takes the tensor cores first", NULL, 0, NULL, NULL)->bar =
+      GBAR_FIRST_TURN;
   const char *score = "";
   for (int l = 0; l <= k->sm.x; l++)
     if (l != r1->acc_let) score = arena_printf(A, "%s%s%s", score, *score ? ", " : "", r1->lets[l].name);
   for (int pass = 0; pass < 2; pass++) {
     const char *tk = pass ? "tKm[t]" : "tKf[t]", *tv = pass ? "tVm[t]" : "tVf[t]";
     emit(k, A, GS_LOOP, "t", pass ? "the other live key tiles, as the producer" : "full key tiles first, as the producer",
-         NULL, 0, NULL, NULL);
+         NULL, 0, NULL, NULL)->lo = pass;
     emit(k, A, GS_MBAR_WAIT, "full[i % S]", "parity (i / S) & 1: the K and V boxes landed", NULL, 2, tk, tv);
     emit(k, A, GS_BARRIER, "bar.sync 2 + wg, 256", "ping-pong: this warpgroup's turn (the other issued its S)", NULL, 0,
-         NULL, NULL);
+         NULL, NULL)->bar = GBAR_TURN;
     emit(k, A, GS_WGMMA,
          arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d: S = Q K^T (%s)", BN, T, T, D / 16,
                       r1->lets[r1->acc_let].name),
          "SS: Q and K K-major; descriptors 128B swizzle, SBO 1024, k16 step 32 bytes (a column block every 4)", "tS", 2,
-         "tQ", tk);
+         "tQ", tk)
+        ->side = GSIDE_B;
     emit(k, A, GS_BARRIER, "bar.arrive 2 + (wg ^ 1), 256",
-         "ping-pong: the other warpgroup's turn, while this one waits for S and runs the softmax", NULL, 0, NULL, NULL);
+         "ping-pong: the other warpgroup's turn, while this one waits for S and runs the softmax", NULL, 0, NULL, NULL)
+        ->bar = GBAR_HAND_OFF;
     emit(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", "S is complete in the accumulators", NULL, 1, "tS",
          NULL);
     emit(k, A, GS_EPILOGUE, pass ? "score" : "score_full",
          pass ? arena_printf(A, "lets: %s; key tails -> %s's neutral", *score ? score : "(none)", r1->lets[k->sm.max].name)
               : arena_printf(A, "lets: %s, each mask its kept branch; no per-element test", *score ? score : "(none)"),
-         "tScore", 1, "tS", NULL);
+         "tScore", 1, "tS", NULL)
+        ->step = pass ? GSTEP_SCORE : GSTEP_SCORE_FULL;
     emit_online_softmax(k, A, r1);
     emit(k, A, GS_EPILOGUE, "P fragments",
          k->sm.pt == DT_FP32
@@ -1827,26 +1837,31 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
                             r1->lets[k->sm.p].name, T)
              : arena_printf(A, "%s: cvt to %s wgmma A fragments in registers (deferred)", r1->lets[k->sm.p].name,
                             dtype_name(k->sm.pt)),
-         "tPf", 1, "tP", NULL);
+         "tPf", 1, "tP", NULL)
+        ->step = GSTEP_P_FRAGS;
     emit(k, A, GS_WGMMA,
          arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d%s: O += P V (%s)", DV, T, T, BN / 16,
                       k->sm.pt == DT_FP32 ? " x 2" : "", r2->lets[r2->acc_let].name),
          "RS: P from registers; V MN-major (imm-trans-b 1), 128B swizzle, SBO 1024, LBO one column block, k16 step "
          "2048 bytes",
-         "tO", 2, "tPf", tv);
+         "tO", 2, "tPf", tv)
+        ->side = GSIDE_V;
     emit(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", "O and P's registers are free; tile t is read",
          NULL, 1, "tO", NULL);
     emit(k, A, GS_MBAR_ARRIVE, "empty[i % S]", "release the slot to the producer", "tFree[i+S]", 0, NULL, NULL);
     emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
   }
   emit(k, A, GS_BARRIER, "bar.sync 2, 256", "wg 0 only: wg 1's last arrival (one more than wg 0's turns)", NULL, 0,
-       NULL, NULL);
+       NULL, NULL)
+      ->bar = GBAR_LAST_TURN;
+  ARENA_PUSH(A, k->st, k->nst, k->cap_st, row_sums);
   emit(k, A, GS_BARRIER, "bar.sync 1, 256",
-       "the consumers are past their last wgmma: Q and the ring are free for the staging tile", NULL, 0, NULL, NULL);
+       "the consumers are past their last wgmma: Q and the ring are free for the staging tile", NULL, 0, NULL, NULL)
+      ->bar = GBAR_CONSUMERS;
   for (int i = 0; i < ntail; i++) {
     ARENA_PUSH(A, k->st, k->nst, k->cap_st, tail[i]);
     if (tail[i].k == GS_STAGE_ACC)
-      emit(k, A, GS_BARRIER, "bar.sync 1, 256", "staging tile complete", NULL, 0, NULL, NULL);
+      emit(k, A, GS_BARRIER, "bar.sync 1, 256", "staging tile complete", NULL, 0, NULL, NULL)->bar = GBAR_CONSUMERS;
   }
   return k; /* the pipeline verifies it */
 }
@@ -1938,14 +1953,14 @@ static bool verify_sm90a_attention(const gpu_kernel *k, diag_list *dl) {
       ok = false;
     }
     if (s->k == GS_LOOP) loop_at = i;
-    if (s->k == GS_BARRIER && strncmp(s->what, "bar.sync 2 + wg", 15) == 0) last_turn = i;
+    if (s->k == GS_BARRIER && s->bar == GBAR_TURN) last_turn = i;
     if (s->k == GS_WGMMA && s->nin && strcmp(s->in[0], "tQ") == 0) {
       /* ping-pong: S = Q K^T is issued in the warpgroup's turn (its
        * scheduler barrier, in this key tile), and the other warpgroup's
        * turn begins (bar.arrive) before this one waits for S */
       bool handed = false;
       for (int j = i + 1; j < k->nst && k->st[j].k != GS_WGMMA_WAIT; j++)
-        handed |= k->st[j].k == GS_BARRIER && strncmp(k->st[j].what, "bar.arrive", 10) == 0;
+        handed |= k->st[j].k == GS_BARRIER && k->st[j].bar == GBAR_HAND_OFF;
       if (last_turn < loop_at || !handed) {
         diag_report(dl, D_INTERNAL, "GPU IR", NULL,
                     "%s is not issued in its warpgroup's ping-pong turn (bar.sync on its scheduler barrier before, "
@@ -2214,6 +2229,92 @@ static bool verify_sm90a_producer(const gpu_kernel *k, diag_list *dl) {
   if (i >= n || k->st[i].k != GS_ROLE || strcmp(k->st[i].what, "consumers") != 0) {
     diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the %s producer holds more than the statements its renderer writes",
                 who);
+    return false;
+  }
+  return true;
+}
+
+/* The sm90a attention consumers' statements as their renderer writes them
+ * (emit.c, att_consume_fn): the accumulators' zero, the wait for Q, the
+ * first turn, then per pass (the Loop's lo) a key tile's wait, turn, S,
+ * hand-off, wait for S, score (score_full on the full tiles), row max,
+ * rescale, probabilities, P's fragments, P V, its wait and the release;
+ * after both, the last turn, the row sums, the consumers' barrier, O / l,
+ * its staging and the barrier after it.  The output's epilogue pairs
+ * follow (verify_sm90a_att_consumers). */
+typedef struct att_consumer_step {
+  gpu_stmt_kind k;
+  gpu_side side; /* Wgmma: S (B, K's box) or P V (V) */
+  int lo;        /* Loop: the pass (-2: any) */
+  gpu_step step; /* Epilogue */
+  gpu_bar bar;   /* Barrier */
+  const char *what;
+} att_consumer_step;
+
+#define ATT_KEY_TILE(pass, score)                                                                   \
+  {GS_LOOP, GSIDE_NONE, pass, GSTEP_NONE, GBAR_CTA, "the loop over the pass's key tiles"},           \
+      {GS_MBAR_WAIT, GSIDE_NONE, -2, GSTEP_NONE, GBAR_CTA, "the wait on the stage's full barrier"},   \
+      {GS_BARRIER, GSIDE_NONE, -2, GSTEP_NONE, GBAR_TURN, "the warpgroup's turn"},                    \
+      {GS_WGMMA, GSIDE_B, -2, GSTEP_NONE, GBAR_CTA, "S = Q K^T"},                                     \
+      {GS_BARRIER, GSIDE_NONE, -2, GSTEP_NONE, GBAR_HAND_OFF, "the other warpgroup's turn"},          \
+      {GS_WGMMA_WAIT, GSIDE_NONE, -2, GSTEP_NONE, GBAR_CTA, "the wait for S"},                        \
+      {GS_EPILOGUE, GSIDE_NONE, -2, score, GBAR_CTA, "the score lets"},                               \
+      {GS_EPILOGUE, GSIDE_NONE, -2, GSTEP_ROW_MAX, GBAR_CTA, "the row max"},                          \
+      {GS_EPILOGUE, GSIDE_NONE, -2, GSTEP_RESCALE, GBAR_CTA, "the rescale"},                          \
+      {GS_EPILOGUE, GSIDE_NONE, -2, GSTEP_PROBS, GBAR_CTA, "the probabilities"},                      \
+      {GS_EPILOGUE, GSIDE_NONE, -2, GSTEP_P_FRAGS, GBAR_CTA, "P's fragments"},                        \
+      {GS_WGMMA, GSIDE_V, -2, GSTEP_NONE, GBAR_CTA, "O += P V"},                                      \
+      {GS_WGMMA_WAIT, GSIDE_NONE, -2, GSTEP_NONE, GBAR_CTA, "the wait for P V"},                      \
+      {GS_MBAR_ARRIVE, GSIDE_NONE, -2, GSTEP_NONE, GBAR_CTA, "the stage's release"},                  \
+      {GS_END_LOOP, GSIDE_NONE, -2, GSTEP_NONE, GBAR_CTA, "the loop's end"}
+
+static const att_consumer_step ATT_CONSUMER[] = {
+    {GS_ACC_ZERO, GSIDE_NONE, -2, GSTEP_NONE, GBAR_CTA, "the accumulators' zero"},
+    {GS_MBAR_WAIT, GSIDE_NONE, -2, GSTEP_NONE, GBAR_CTA, "the wait for Q"},
+    {GS_BARRIER, GSIDE_NONE, -2, GSTEP_NONE, GBAR_FIRST_TURN, "warpgroup 1's first arrival"},
+    ATT_KEY_TILE(0, GSTEP_SCORE_FULL),
+    ATT_KEY_TILE(1, GSTEP_SCORE),
+    {GS_BARRIER, GSIDE_NONE, -2, GSTEP_NONE, GBAR_LAST_TURN, "warpgroup 0's last turn"},
+    {GS_REDUCE, GSIDE_NONE, -2, GSTEP_NONE, GBAR_CTA, "the row sums"},
+    {GS_BARRIER, GSIDE_NONE, -2, GSTEP_NONE, GBAR_CONSUMERS, "the consumers' barrier"},
+    {GS_EPILOGUE, GSIDE_NONE, -2, GSTEP_FINISH, GBAR_CTA, "O / l"},
+    {GS_STAGE_ACC, GSIDE_NONE, -2, GSTEP_NONE, GBAR_CTA, "O's staging"},
+    {GS_BARRIER, GSIDE_NONE, -2, GSTEP_NONE, GBAR_CONSUMERS, "the consumers' barrier"},
+};
+#undef ATT_KEY_TILE
+
+/* The attention consumers: ATT_CONSUMER from the role's setmaxnreg, then
+ * the output's epilogue pairs to the end (the full-width Epilogue and its
+ * store when the kernel has EPI_VEC, then the bounds-checked ones). */
+static bool verify_sm90a_att_consumers(const gpu_kernel *k, diag_list *dl) {
+  int i = 0, n = k->nst;
+  while (i < n && !(k->st[i].k == GS_ROLE && strcmp(k->st[i].what, "consumers") == 0)) i++;
+  if (i + 1 >= n || k->st[i + 1].k != GS_SETMAXNREG) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the sm90a attention consumers' role (and its setmaxnreg) is missing");
+    return false;
+  }
+  i += 2;
+  int nwant = (int)(sizeof ATT_CONSUMER / sizeof *ATT_CONSUMER);
+  for (int j = 0; j < nwant; j++, i++) {
+    const att_consumer_step *w = &ATT_CONSUMER[j];
+    const gpu_stmt *s = i < n ? &k->st[i] : NULL;
+    if (!s || s->k != w->k || (w->k == GS_WGMMA && s->side != w->side) || (w->lo != -2 && s->lo != w->lo) ||
+        (w->k == GS_EPILOGUE && s->step != w->step) || (w->k == GS_BARRIER && s->bar != w->bar)) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the attention consumers' statement %d is not %s (%s)", j, w->what,
+                  gpuir_stmt_name(w->k));
+      return false;
+    }
+  }
+  /* the output's pairs: [Epilogue full, StGlobalVec full,] Epilogue, StGlobalVec */
+  for (int full = k->epi_vec ? 1 : 0; full >= 0; full--, i += 2)
+    if (i + 1 >= n || k->st[i].k != GS_EPILOGUE || k->st[i].step != GSTEP_NONE || k->st[i].full != full ||
+        k->st[i + 1].k != GS_ST_GLOBAL || k->st[i + 1].full != full) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the attention consumers' %s epilogue and store are missing",
+                  full ? "full-width" : "bounds-checked");
+      return false;
+    }
+  if (i != n) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the attention consumers hold more than the statements their renderer writes");
     return false;
   }
   return true;
@@ -2718,7 +2819,8 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
   }
   free(produced);
   if (k->tma) ok &= verify_sm90a(k, dl);
-  if (k->att_wgmma) ok &= verify_sm90a_attention(k, dl) & verify_sm90a_producer(k, dl);
+  if (k->att_wgmma)
+    ok &= verify_sm90a_attention(k, dl) & verify_sm90a_producer(k, dl) & verify_sm90a_att_consumers(k, dl);
   if (!k->tma && !k->att_wgmma && !k->attention && !k->rows && !k->split_reduce) ok &= verify_sm80_render(k, dl);
   if (k->split_reduce) ok &= verify_splitk_render(k, dl);
   if (k->attention && !k->att_wgmma) ok &= verify_att_render(k, dl);
@@ -2934,15 +3036,18 @@ static const char *const STMT_NAMES[] = {"AllocShared", "CpAsync",    "CommitGro
                                     "FragSetup"};
 _Static_assert(sizeof STMT_NAMES / sizeof *STMT_NAMES == GS__COUNT, "a dump name for every statement kind");
 
-/* The fields the sm80 contraction's renderer reads, where a statement sets
- * them: the operand, how it copies, the k-tile (kt + t inside a loop, the
- * slice's first + t before one), the stage, the k steps, the groups a wait
- * leaves in flight, the widths that run it, the loop, the full-width pair. */
+/* The fields the renderers read, where a statement sets them: the
+ * operand, how it copies, the k-tile (kt + t inside a loop, the slice's
+ * first + t before one), the stage, the k steps, the groups a wait leaves
+ * in flight, the widths that run it, the loop, the full-width pair, which
+ * named barrier. */
 static void dump_render_fields(cJSON *b, const gpu_stmt *s, int depth, bool rows) {
   static const char *const SIDE[] = {NULL, "A", "B", "K counter", "V"};
   static const char *const COPY[] = {NULL, "stream", "tile", "bounded"};
   static const char *const LOOP[] = {NULL, "steady", "drain", "columns", "keys", "row"};
   static const char *const LOAD[] = {NULL, "vector", "element", "row", "index"};
+  static const char *const BAR[] = {NULL, "first_turn", "turn", "hand_off", "last_turn", "consumers"};
+  _Static_assert(sizeof BAR / sizeof *BAR == GBAR__COUNT, "a dump name for every barrier");
   _Static_assert(sizeof LOAD / sizeof *LOAD == GLOAD__COUNT, "a dump name for every load");
   _Static_assert(sizeof SIDE / sizeof *SIDE == GSIDE__COUNT, "a dump name for every operand");
   _Static_assert(sizeof COPY / sizeof *COPY == GCOPY__COUNT, "a dump name for every copy");
@@ -2964,6 +3069,7 @@ static void dump_render_fields(cJSON *b, const gpu_stmt *s, int depth, bool rows
   if (s->min_vec) cJSON_AddNumberToObject(b, "min_vec", s->min_vec);
   if (s->loop) cJSON_AddStringToObject(b, "loop", LOOP[s->loop]);
   if (s->full) cJSON_AddTrueToObject(b, "full_width");
+  if (s->k == GS_BARRIER && s->bar) cJSON_AddStringToObject(b, "barrier", BAR[s->bar]);
   if (!rows) return;
   if (s->k == GS_ST_GLOBAL) cJSON_AddNumberToObject(b, "yield", s->pass);
   else if (s->k == GS_LOOP || s->k == GS_ROW_LETS || s->k == GS_REDUCE || s->k == GS_ROW_SCALAR || s->rd)

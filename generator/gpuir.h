@@ -108,6 +108,19 @@ typedef enum {
   GSTEP_FINISH,     /* O / row sum */
 } gpu_step;
 
+/* Which barrier a Barrier statement is: the CTA's, or one of the sm90a
+ * attention consumers' named barriers (the ping-pong scheduler's 2 + wg,
+ * the consumers' 1). */
+typedef enum {
+  GBAR_CTA,        /* bar.sync 0: every thread of the CTA */
+  GBAR_FIRST_TURN, /* bar.arrive 2 by warpgroup 1 only: warpgroup 0 takes the tensor cores first */
+  GBAR_TURN,       /* bar.sync 2 + wg: this warpgroup's turn (the other issued its S) */
+  GBAR_HAND_OFF,   /* bar.arrive 2 + (wg ^ 1): the other warpgroup's turn */
+  GBAR_LAST_TURN,  /* bar.sync 2 by warpgroup 0 only: the other's last arrival */
+  GBAR_CONSUMERS,  /* bar.sync 1: the 256 consumer threads */
+  GBAR__COUNT
+} gpu_bar;
+
 /* How the row skeleton loads a Read (LdGlobal, LdShared, LdGather). */
 typedef enum {
   GLOAD_NONE,
@@ -149,7 +162,8 @@ typedef struct gpu_stmt {
   int min_vec;           /* only the kernels of chunk width >= min_vec run it (0: every width) */
   gpu_loop loop;         /* Loop: which loop */
   bool full;             /* Epilogue, StGlobalVec: the full-width pair (else the bounds-checked one) */
-  gpu_step step;         /* sm80 attention's Epilogue: which step */
+  gpu_step step;         /* attention's Epilogue: which step */
+  gpu_bar bar;           /* Barrier: which one */
   /* What the row skeleton's renderer reads (emit.c, rows_kernel): */
   int pass;              /* Loop, loads, RowLets, Reduce, RowScalar: the pass (reduction `pass`, or
                             gpu_rows.nred: the element outputs'); StGlobalVec: the yield it stores */

@@ -114,6 +114,24 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4],
   mma16816<T>::run(d, a, b);
 }
 
+// A lane's two rows of an m16n8 accumulator fragment (rows lane/4 and
+// lane/4 + 8) are shared by the quad of lanes 4 (lane/4) .. + 3: each
+// row's max and sum over that quad.
+__device__ __forceinline__ void quad_max2(float (&v)[2]) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    v[h] = fmaxf(v[h], __shfl_xor_sync(0xffffffffu, v[h], 1));
+    v[h] = fmaxf(v[h], __shfl_xor_sync(0xffffffffu, v[h], 2));
+  }
+}
+__device__ __forceinline__ void quad_sum2(float (&v)[2]) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    v[h] += __shfl_xor_sync(0xffffffffu, v[h], 1);
+    v[h] += __shfl_xor_sync(0xffffffffu, v[h], 2);
+  }
+}
+
 // D = A * B + D on the tensor cores in TF32: m16n8k8, row-major A,
 // column-major B, fp32 accumulators.  A and B are fp32 words already rounded
 // to tf32 (to_tf32); the fragments are the PTX ISA's for .tf32: a0..a3 at

@@ -325,13 +325,7 @@ struct Sm80AttCta {
       }
   }
   // the running row max across the quad that shares each row
-  __device__ __forceinline__ void row_max(float (&mnew)[2]) const {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      mnew[h] = fmaxf(mnew[h], __shfl_xor_sync(0xffffffffu, mnew[h], 1));
-      mnew[h] = fmaxf(mnew[h], __shfl_xor_sync(0xffffffffu, mnew[h], 2));
-    }
-  }
+  __device__ __forceinline__ void row_max(float (&mnew)[2]) const { quad_max2(mnew); }
   // the old max against the new: the factor on O and the row sum, the
   // shift of the tile's exponentials (a row with nothing unmasked yet keeps
   // a zero shift: no inf - inf)
@@ -388,13 +382,7 @@ struct Sm80AttCta {
     }
   }
   // the row sums over the quad
-  __device__ __forceinline__ void row_sums() {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      lrow[h] += __shfl_xor_sync(0xffffffffu, lrow[h], 1);
-      lrow[h] += __shfl_xor_sync(0xffffffffu, lrow[h], 2);
-    }
-  }
+  __device__ __forceinline__ void row_sums() { quad_sum2(lrow); }
   // O / l (the IR's division), in place
   __device__ __forceinline__ void finish() {
 #pragma unroll

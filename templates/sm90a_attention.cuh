@@ -24,10 +24,8 @@
 //     take them;
 //   O / l -> the output epilogue and store, as the sm80 skeleton.
 //
-// A wgmma accumulator's layout per warp is the m16n8 layout of mma.sync (a
-// thread holds rows lane/4 and lane/4 + 8, columns 2 (lane % 4) + {0, 1} of
-// every n8 block), and an RS wgmma's A fragment is m16n8k16's: the score,
-// softmax and P code is the sm80 skeleton's on those registers.
+// The skeleton below sets up the shared tiles, the barriers and the roles;
+// what each role runs is the Op's, rendered from the GPU IR.
 //
 // Shared tiles: each is D / 64 (DV / 64) column blocks of ROWS rows of 128
 // bytes, one TMA box {64, ROWS} each, 16-byte chunk c of row r at chunk
@@ -46,10 +44,11 @@
 // Op provides, beyond the score, softmax, tile and epilogue functions of
 // sm80_attention.cuh: TParams (tmap_q, tmap_k, tmap_v, p), STAGES, THREADS,
 // PRODUCER_REGS, CONSUMER_REGS, q_box, k_box, v_box (Q_RANK, K_RANK,
-// V_RANK): a box's coordinates in its tensor map, innermost dim first, and
+// V_RANK): a box's coordinates in its tensor map, innermost dim first;
 // produce(tp, smQ, smK, smV, qfull, full, empty, m0, b, nt, next): the
-// producer's copies, rendered from the GPU IR, over the key tiles that
-// next(t, full) walks.
+// producer's copies, and consume(p, c, qfull, next): the consumers' key
+// tiles and epilogue, one call on Sm90aAttConsumer a statement, both
+// rendered from the GPU IR over the key tiles that next(t, full) walks.
 #pragma once
 
 #include "dlc_device.cuh"
@@ -57,15 +56,244 @@
 
 namespace dlc {
 
+// The sm90a attention consumers' state and primitives, one thread's: the
+// consumers run the Op's consume(p, c, qfull, next), which the emitter
+// renders from the GPU IR, one call a statement (docs/codegen.md); nothing
+// here decides an order.
+//   (constructor)  the warpgroup, the wgmma descriptors' words, the ring's
+//                  barriers
+//   acc_zero       AccZero: O, each lane's rows' max and sum
+//   first_turn, turn, hand_off, last_turn, consumers_sync   the Barriers:
+//                  the ping-pong scheduler's (2 + wg) and the consumers' (1)
+//   wait_full      MbarWait on the stage's full barrier
+//   qk             Wgmma: S = Q K^T, D/16 SS wgmma into fresh accumulators
+//   wgmma_done     WgmmaWait: commit_group and wait_group 0
+//   score_full, score<MODE>   the score lets; row_max, rescale, probs,
+//                  p_frags   the online softmax, and P as A fragments
+//   pv             Wgmma: O += P V, BN/16 RS wgmma (twice for an fp32 P)
+//   release        MbarArrive on the stage's empty barrier; next_stage
+//   row_sums, finish, stage_o, store_full, store_checked   the rows' sums
+//                  over the quad, O / l, staged, stored
+// A wgmma accumulator's layout per warp is the m16n8 layout of mma.sync (a
+// thread holds rows lane/4 and lane/4 + 8, columns 2 (lane % 4) + {0, 1} of
+// every n8 block), and an RS wgmma's A fragment is m16n8k16's.
+template <class Op>
+struct Sm90aAttConsumer {
+  using T = typename Op::T;
+  using PT = typename Op::PT;
+  using Params = typename Op::Params;
+  static constexpr int BM = Op::BM, BN = Op::BN, D = Op::D, DV = Op::DV, STAGES = Op::STAGES;
+  static constexpr int NTS = BN / 8;  // n8 blocks of S a warp
+  static constexpr int NTO = DV / 8;  // n8 blocks of O a warp
+  static constexpr int CONSUMERS = 256;  // two warpgroups of 64 query rows each
+  static constexpr bool SPLIT = sizeof(PT) == 4;  // fp32 P: hi + lo fragments of T
+  using SAcc = float[BN / 2];
+  using PFrags = uint32_t[SPLIT ? 2 : 1][BN / 16][4];  // P's A fragments (and their lo parts)
+
+  // What the key tiles read but never change is computed here once (Q's
+  // descriptors, the thread's first row): derived from these members
+  // inside the loops, they were recomputed every key tile.
+  unsigned char *smem_raw;
+  int tid, wg, warp, lane, st;
+  uint32_t phase;
+  int64_t m0, b, SK, nt, mr0;  // mr0: the thread's first row
+  uint32_t k_lo, v_lo, full0, empty0;
+  uint64_t k_hi, v_hi;
+  uint64_t qd[D / 16];  // Q's descriptor at each k16 step
+  float o[DV / 2];
+  float mrow[2], lrow[2];  // rows lane/4 and lane/4+8
+
+  __device__ __forceinline__ Sm90aAttConsumer(unsigned char *smem, uint64_t *full, uint64_t *empty, int64_t m0_,
+                                              int64_t b_, int64_t sk, int64_t nt_)
+      : smem_raw(smem), st(0), phase(0), m0(m0_), b(b_), SK(sk), nt(nt_) {
+    // the warpgroup index through a shuffle: warp-uniform for the compiler
+    tid = threadIdx.x - 128, wg = __shfl_sync(0xffffffffu, tid / 128, 0), warp = (tid / 32) % 4, lane = tid % 32;
+    const T *smQ = reinterpret_cast<const T *>(smem_raw), *smK = smQ + BM * D, *smV = smK + STAGES * BN * D;
+    // Descriptors: the low word holds the start address (>> 4, below 2^14),
+    // so a stage, a k16 step or a column block is a 32-bit addition to it.
+    // A warpgroup's Q rows start 64 rows (8 KB, a whole number of swizzle
+    // periods) into each column block of the 128-row tile.
+    const uint64_t dq0 = wgmma_desc_128b(smem_addr(smQ) + wg * 64 * 128, 16, 1024);
+    const uint64_t dk0 = wgmma_desc_128b(smem_addr(smK), 16, 1024);
+    const uint64_t dv0 = wgmma_desc_128b(smem_addr(smV), BN * 128, 1024);
+    uint32_t q_lo = (uint32_t)dq0;
+    k_lo = (uint32_t)dk0, v_lo = (uint32_t)dv0;
+    full0 = smem_addr(full), empty0 = smem_addr(empty);
+    keep(q_lo), keep(k_lo), keep(v_lo), keep(full0), keep(empty0);
+    const uint64_t q_hi = dq0 & ~0xFFFFFFFFull;
+    k_hi = dk0 & ~0xFFFFFFFFull, v_hi = dv0 & ~0xFFFFFFFFull;
+    // (bytes >> 4): column block kk / 4 (BM rows of 128 bytes), 32 bytes a k16 step inside it
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) qd[kk] = q_hi | (q_lo + (uint32_t)((kk / 4) * BM * 8 + (kk % 4) * 2));
+    mr0 = m0 + wg * 64 + warp * 16 + lane / 4;
+  }
+  __device__ __forceinline__ void acc_zero() {
+#pragma unroll
+    for (int i = 0; i < DV / 2; ++i) o[i] = 0.f;
+    mrow[0] = mrow[1] = Op::MAX_INIT, lrow[0] = lrow[1] = 0.f;
+  }
+
+  // the ping-pong scheduler: warpgroup wg's turn on the tensor cores is
+  // named barrier 2 + wg, which the other warpgroup arrives at once it has
+  // issued its S; warpgroup 0 goes first, and takes the other's last
+  // arrival at the end (its barrier saw one more arrival than its turns),
+  // so that no barrier is left half-complete
+  __device__ __forceinline__ void first_turn() const {
+    if (wg == 1) named_barrier_arrive(2, CONSUMERS);
+  }
+  __device__ __forceinline__ void turn() const { named_barrier(2 + wg, CONSUMERS); }
+  __device__ __forceinline__ void hand_off() const { named_barrier_arrive(2 + (wg ^ 1), CONSUMERS); }
+  __device__ __forceinline__ void last_turn() const {
+    if (wg == 0) named_barrier(2, CONSUMERS);
+  }
+  __device__ __forceinline__ void consumers_sync() const { named_barrier(1, CONSUMERS); }
+
+  // the ring, in the producer's order: stage st of the lap's phase
+  __device__ __forceinline__ void wait_full() const { mbar_wait(full0 + 8 * st, phase); }
+  __device__ __forceinline__ void release() const { mbar_arrive(empty0 + 8 * st); }
+  __device__ __forceinline__ void next_stage() {
+    if (++st == STAGES) st = 0, phase ^= 1;
+  }
+
+  // S = Q K^T: D/16 SS wgmma into fresh accumulators
+  __device__ __forceinline__ void qk(SAcc &s) const {
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) s[i] = 0.f;
+    const uint32_t ks0 = k_lo + (uint32_t)st * (BN * D * (int)sizeof(T) / 16);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      // K's: column block kk / 4 (BN rows of 128 bytes), 32 bytes a k16 step inside it
+      Wgmma<T, BN, false>::run(s, qd[kk], k_hi | (ks0 + (uint32_t)((kk / 4) * BN * 8 + (kk % 4) * 2)));
+    }
+  }
+  __device__ __forceinline__ void wgmma_done() const {
+    wgmma_commit();
+    wgmma_wait<0>();
+  }
+
+  // The score lets and each row's max over the thread's elements.  MODE
+  // 0: a full tile (Op::tile_full), no mask test; MODE 2 (the other live
+  // tiles): the masks, and key tails take the row max's neutral.
+  template <int MODE>
+  __device__ __forceinline__ void score(const Params *p, SAcc &s, int64_t t, float (&mnew)[2]) const {
+    static_assert(MODE == 0 || MODE == 2, "full tiles, or masks and the key bound");
+    const int64_t n0 = t * BN;
+    // the keys left from the tile's first (at most BN): element dn is a key when dn < kl
+    const int kl = (int)(SK - n0 > BN ? BN : SK - n0);
+    mnew[0] = mrow[0], mnew[1] = mrow[1];
+#pragma unroll
+    for (int j = 0; j < NTS; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int dn = j * 8 + 2 * (lane % 4) + (e & 1);
+        const int64_t m = mr0 + (e >> 1) * 8, n = n0 + dn;
+        float &x = s[4 * j + e];
+        if constexpr (MODE == 0) x = Op::score_full(p, m, n, b, x);
+        else x = dn < kl ? Op::score(p, m, n, b, x) : Op::MAX_INIT;
+        mnew[e >> 1] = fmaxf(mnew[e >> 1], x);
+      }
+  }
+  __device__ __forceinline__ void score_full(const Params *p, SAcc &s, int64_t t, float (&mnew)[2]) const {
+    score<0>(p, s, t, mnew);
+  }
+  // the running row max across the quad that shares each row
+  __device__ __forceinline__ void row_max(float (&mnew)[2]) const { quad_max2(mnew); }
+  // the old max against the new: the factor on O and the row sum, the
+  // shift of the tile's exponentials (a row with nothing unmasked yet keeps
+  // a zero shift: no inf - inf)
+  __device__ __forceinline__ void rescale(const float (&mnew)[2], float (&mref)[2], float (&scale)[2]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      mref[h] = mnew[h] == Op::MAX_INIT ? 0.f : mnew[h];
+      scale[h] = mrow[h] == Op::MAX_INIT ? 0.f : Op::expdiff(mrow[h], mref[h]);
+      mrow[h] = mnew[h];
+    }
+  }
+  // exp2(s - max), the row sums (the quad's partial sums are combined at
+  // the end), O rescaled
+  __device__ __forceinline__ void probs(SAcc &s, const float (&mref)[2], const float (&scale)[2]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float psum = 0.f;
+#pragma unroll
+      for (int j = 0; j < NTS; ++j) {
+        s[4 * j + 2 * h] = Op::expdiff(s[4 * j + 2 * h], mref[h]);
+        s[4 * j + 2 * h + 1] = Op::expdiff(s[4 * j + 2 * h + 1], mref[h]);
+        psum += s[4 * j + 2 * h] + s[4 * j + 2 * h + 1];
+      }
+      lrow[h] = lrow[h] * scale[h] + psum;
+    }
+#pragma unroll
+    for (int j = 0; j < NTO; ++j) {
+      o[4 * j] *= scale[0], o[4 * j + 1] *= scale[0];
+      o[4 * j + 2] *= scale[1], o[4 * j + 3] *= scale[1];
+    }
+  }
+  // P's A fragments: the accumulators of two n8 blocks are one k16 step
+  __device__ __forceinline__ void p_frags(const SAcc &s, PFrags &pf) const {
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; ++kk)
+#pragma unroll
+      for (int f = 0; f < 4; ++f) {
+        const float a = s[8 * kk + 2 * f], c = s[8 * kk + 2 * f + 1];
+        pf[0][kk][f] = pack2<T>(a, c);
+        if constexpr (SPLIT) {
+          const float h0 = to_f32(from_f32<T>(a)), h1 = to_f32(from_f32<T>(c));
+          pf[SPLIT ? 1 : 0][kk][f] = pack2<T>(a - h0, c - h1);
+        }
+      }
+  }
+  // O += P V: BN/16 RS wgmma (twice for an fp32 P)
+  __device__ __forceinline__ void pv(const PFrags &pf) {
+    const uint32_t vs0 = v_lo + (uint32_t)st * (BN * DV * (int)sizeof(T) / 16);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; ++kk) {
+      WgmmaRS<T, DV, true>::run(o, pf[0][kk], v_hi | (vs0 + (uint32_t)kk * (2048 / 16)));
+      if constexpr (SPLIT) WgmmaRS<T, DV, true>::run(o, pf[SPLIT ? 1 : 0][kk], v_hi | (vs0 + (uint32_t)kk * (2048 / 16)));
+    }
+  }
+
+  // the row sums over the quad
+  __device__ __forceinline__ void row_sums() { quad_sum2(lrow); }
+  // O / l (the IR's division), in place
+  __device__ __forceinline__ void finish() {
+#pragma unroll
+    for (int j = 0; j < NTO; ++j) {
+      o[4 * j] = Op::finish(o[4 * j], lrow[0]), o[4 * j + 1] = Op::finish(o[4 * j + 1], lrow[0]);
+      o[4 * j + 2] = Op::finish(o[4 * j + 2], lrow[1]), o[4 * j + 3] = Op::finish(o[4 * j + 3], lrow[1]);
+    }
+  }
+  // O staged as the contraction skeleton stages its accumulators
+  // (stage_col), on Q's tile and the ring
+  static constexpr int SROW = DV + 8;
+  __device__ __forceinline__ float *stage_o() const {
+    float *stage = reinterpret_cast<float *>(smem_raw);
+#pragma unroll
+    for (int j = 0; j < NTO; ++j) {
+      const int r = wg * 64 + warp * 16 + lane / 4, c = stage_col(j * 8 + 2 * (lane % 4));
+      st_shared_v2(&stage[r * SROW + c], o[4 * j], o[4 * j + 1]);
+      st_shared_v2(&stage[(r + 8) * SROW + c], o[4 * j + 2], o[4 * j + 3]);
+    }
+    return stage;
+  }
+  // the output epilogue, DV wide, by the 256 consumers: the full-width
+  // pair (the query rows past the end skipped), or 4 bounds-checked
+  // outputs a thread
+  __device__ __forceinline__ void store_full(const Params *p, const float *stage) const {
+    dlc::store_full<Op, CONSUMERS, DV>(p, stage, m0, 0, b, (unsigned)tid);
+  }
+  __device__ __forceinline__ void store_checked(const Params *p, const float *stage) const {
+    dlc::store_checked<Op, CONSUMERS, DV>(p, stage, m0, 0, b, (unsigned)tid);
+  }
+};
+
 template <class Op>
 __device__ __forceinline__ void sm90a_attention(const typename Op::TParams *tp) {
   using T = typename Op::T;
-  using PT = typename Op::PT;
   constexpr int BM = Op::BM, BN = Op::BN, D = Op::D, DV = Op::DV, STAGES = Op::STAGES;
-  constexpr int NTS = BN / 8;  // n8 blocks of S a warp
-  constexpr int NTO = DV / 8;  // n8 blocks of O a warp
-  constexpr int CONSUMERS = 256;  // two warpgroups of 64 query rows each
-  constexpr bool SPLIT = sizeof(PT) == 4;  // fp32 P: hi + lo fragments of T
+  constexpr int CONSUMERS = Sm90aAttConsumer<Op>::CONSUMERS;
   static_assert(BM == 128 && (BN == 64 || BN == 128) && (D == 64 || D == 128) && (DV == 64 || DV == 128),
                 "two consumer warpgroups of 64 query rows; key tiles and head dims of 64 or 128");
   static_assert(Op::THREADS == 128 + CONSUMERS && STAGES >= 2, "a producer warpgroup, two consumer warpgroups, a ring");
@@ -112,159 +340,10 @@ __device__ __forceinline__ void sm90a_attention(const typename Op::TParams *tp) 
     return;
   }
 
-  // the consumer warpgroups: registers up, 64 query rows each, 16 a warp
+  // the consumer warpgroups: registers up, then the Op's rendered consume
   setmaxnreg_inc<Op::CONSUMER_REGS>();
-  // the warpgroup index through a shuffle: warp-uniform for the compiler
-  const int tid = threadIdx.x - 128, wg = __shfl_sync(0xffffffffu, tid / 128, 0), warp = (tid / 32) % 4,
-            lane = tid % 32;
-  // Descriptors: the low word holds the start address (>> 4, below 2^14),
-  // so a stage, a k16 step or a column block is a 32-bit addition to it.
-  // A warpgroup's Q rows start 64 rows (8 KB, a whole number of swizzle
-  // periods) into each column block of the 128-row tile.
-  const uint64_t dq0 = wgmma_desc_128b(smem_addr(smQ) + wg * 64 * 128, 16, 1024);
-  const uint64_t dk0 = wgmma_desc_128b(smem_addr(smK), 16, 1024);
-  const uint64_t dv0 = wgmma_desc_128b(smem_addr(smV), BN * 128, 1024);
-  uint32_t q_lo = (uint32_t)dq0, k_lo = (uint32_t)dk0, v_lo = (uint32_t)dv0;
-  uint32_t full0 = smem_addr(full), empty0 = smem_addr(empty);
-  keep(q_lo), keep(k_lo), keep(v_lo), keep(full0), keep(empty0);
-  const uint64_t q_hi = dq0 & ~0xFFFFFFFFull, k_hi = dk0 & ~0xFFFFFFFFull, v_hi = dv0 & ~0xFFFFFFFFull;
-
-  float o[DV / 2];
-#pragma unroll
-  for (int i = 0; i < DV / 2; ++i) o[i] = 0.f;
-  float mrow[2] = {Op::MAX_INIT, Op::MAX_INIT}, lrow[2] = {0.f, 0.f};  // rows lane/4 and lane/4+8
-
-  // One key tile from stage st (TokCompute for S and for O += P V).
-  auto compute = [&](auto full_tag, int64_t t, int st) {
-    constexpr bool FULL = decltype(full_tag)::value;
-    const int64_t n0 = t * BN;
-    // S = Q K^T: D/16 SS wgmma into fresh accumulators
-    float s[BN / 2];
-#pragma unroll
-    for (int i = 0; i < BN / 2; ++i) s[i] = 0.f;
-    const uint32_t ks0 = k_lo + (uint32_t)st * (BN * D * (int)sizeof(T) / 16);
-    // ping-pong: this warpgroup's turn on the tensor cores (the other
-    // warpgroup arrived after issuing its S), then the other's
-    named_barrier(2 + wg, CONSUMERS);
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      // (bytes >> 4): column block kk / 4 (ROWS rows of 128 bytes), 32 bytes a k16 step inside it
-      Wgmma<T, BN, false>::run(s, q_hi | (q_lo + (uint32_t)((kk / 4) * BM * 8 + (kk % 4) * 2)),
-                               k_hi | (ks0 + (uint32_t)((kk / 4) * BN * 8 + (kk % 4) * 2)));
-    }
-    wgmma_commit();
-    named_barrier_arrive(2 + (wg ^ 1), CONSUMERS);
-    wgmma_wait<0>();
-    // the score lets; on other tiles key tails take the row max's neutral
-    const int64_t mr0 = m0 + wg * 64 + warp * 16 + lane / 4;
-    float mnew[2] = {mrow[0], mrow[1]};
-#pragma unroll
-    for (int j = 0; j < NTS; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int64_t m = mr0 + (e >> 1) * 8, n = n0 + j * 8 + 2 * (lane % 4) + (e & 1);
-        float &x = s[4 * j + e];
-        if constexpr (FULL) x = Op::score_full(p, m, n, b, x);
-        else x = n < SK ? Op::score(p, m, n, b, x) : Op::MAX_INIT;
-        mnew[e >> 1] = fmaxf(mnew[e >> 1], x);
-      }
-    // the running row max across the quad that shares each row
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      mnew[h] = fmaxf(mnew[h], __shfl_xor_sync(0xffffffffu, mnew[h], 1));
-      mnew[h] = fmaxf(mnew[h], __shfl_xor_sync(0xffffffffu, mnew[h], 2));
-    }
-    float scale[2], psum[2] = {0.f, 0.f};
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      // a row with nothing unmasked yet keeps a zero shift (no inf - inf)
-      const float mref = mnew[h] == Op::MAX_INIT ? 0.f : mnew[h];
-      scale[h] = mrow[h] == Op::MAX_INIT ? 0.f : Op::expdiff(mrow[h], mref);
-      mrow[h] = mnew[h];
-#pragma unroll
-      for (int j = 0; j < NTS; ++j) {
-        s[4 * j + 2 * h] = Op::expdiff(s[4 * j + 2 * h], mref);
-        s[4 * j + 2 * h + 1] = Op::expdiff(s[4 * j + 2 * h + 1], mref);
-        psum[h] += s[4 * j + 2 * h] + s[4 * j + 2 * h + 1];
-      }
-      lrow[h] = lrow[h] * scale[h] + psum[h];  // the quad's partial sums are combined at the end
-    }
-#pragma unroll
-    for (int j = 0; j < NTO; ++j) {
-      o[4 * j] *= scale[0], o[4 * j + 1] *= scale[0];
-      o[4 * j + 2] *= scale[1], o[4 * j + 3] *= scale[1];
-    }
-    // P's A fragments: the accumulators of two n8 blocks are one k16 step
-    uint32_t pf[BN / 16][4];
-    [[maybe_unused]] uint32_t pl[SPLIT ? BN / 16 : 1][4];
-#pragma unroll
-    for (int kk = 0; kk < BN / 16; ++kk)
-#pragma unroll
-      for (int f = 0; f < 4; ++f) {
-        const float a = s[8 * kk + 2 * f], c = s[8 * kk + 2 * f + 1];
-        pf[kk][f] = pack2<T>(a, c);
-        if constexpr (SPLIT) {
-          const float h0 = to_f32(from_f32<T>(a)), h1 = to_f32(from_f32<T>(c));
-          pl[kk][f] = pack2<T>(a - h0, c - h1);
-        }
-      }
-    // O += P V: BN/16 RS wgmma (twice for an fp32 P)
-    const uint32_t vs0 = v_lo + (uint32_t)st * (BN * DV * (int)sizeof(T) / 16);
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < BN / 16; ++kk) {
-      WgmmaRS<T, DV, true>::run(o, pf[kk], v_hi | (vs0 + (uint32_t)kk * (2048 / 16)));
-      if constexpr (SPLIT) WgmmaRS<T, DV, true>::run(o, pl[SPLIT ? kk : 0], v_hi | (vs0 + (uint32_t)kk * (2048 / 16)));
-    }
-    wgmma_commit();
-    wgmma_wait<0>();
-  };
-
-  mbar_wait(&qfull, 0);  // Wait(TokLoad Q)
-  // warpgroup 0 takes the tensor cores first
-  if (wg == 1) named_barrier_arrive(2, CONSUMERS);
-  // One pass over the full tiles, then one over the others, through the
-  // ring in the producer's order.
-  int st = 0;
-  uint32_t phase = 0;
-  auto pass = [&](auto full_tag) {
-    constexpr bool FULL = decltype(full_tag)::value;
-#pragma unroll 1
-    for (int64_t t = next(-1, FULL); t < nt; t = next(t, FULL)) {
-      mbar_wait(full0 + 8 * st, phase);  // Wait(TokLoad K/V t)
-      compute(full_tag, t, st);
-      mbar_arrive(empty0 + 8 * st);  // the stage's wgmma are done: back to the producer
-      if (++st == STAGES) st = 0, phase ^= 1;
-    }
-  };
-  pass(std::true_type{});
-  pass(std::false_type{});
-  // warpgroup 0 takes the other's last arrival (its barrier saw one more
-  // arrival than its turns), so that no barrier is left half-complete
-  if (wg == 0) named_barrier(2, CONSUMERS);
-  // the row sums over the quad, then O / l (the IR's division)
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    lrow[h] += __shfl_xor_sync(0xffffffffu, lrow[h], 1);
-    lrow[h] += __shfl_xor_sync(0xffffffffu, lrow[h], 2);
-  }
-  // every consumer is past its last wgmma: Q and the ring are free
-  named_barrier(1, CONSUMERS);
-  // O / l staged as the contraction skeleton stages its accumulators
-  // (stage_col), then its epilogue (store_staged, DV wide, by the 256
-  // consumers): the full-width one when the GPU IR has one (the query rows
-  // past the end skipped), else 4 bounds-checked outputs a thread.
-  constexpr int SROW = DV + 8;
-  float *stage = reinterpret_cast<float *>(smem_raw);
-#pragma unroll
-  for (int j = 0; j < NTO; ++j) {
-    const int r = wg * 64 + warp * 16 + lane / 4, c = stage_col(j * 8 + 2 * (lane % 4));
-    st_shared_v2(&stage[r * SROW + c], Op::finish(o[4 * j], lrow[0]), Op::finish(o[4 * j + 1], lrow[0]));
-    st_shared_v2(&stage[(r + 8) * SROW + c], Op::finish(o[4 * j + 2], lrow[1]), Op::finish(o[4 * j + 3], lrow[1]));
-  }
-  named_barrier(1, CONSUMERS);
-  store_staged<Op, CONSUMERS, DV>(p, stage, m0, 0, b, (unsigned)tid);
+  Sm90aAttConsumer<Op> c(smem_raw, full, empty, m0, b, SK, nt);
+  Op::consume(p, c, &qfull, next);
 }
 
 }  // namespace dlc

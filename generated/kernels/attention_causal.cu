@@ -1923,6 +1923,68 @@ struct Op_D64_sm90a {
       if (++s == STAGES) s = 0, ph ^= 1;
     }
   }
+  // the consumers (GPU IR): one line a statement, each a primitive of their state c
+  // (templates/sm90a_attention.cuh, Sm90aAttConsumer); the key tiles in the producer's order
+  template <class C, class Next>
+  static __device__ __forceinline__ void consume(const Params *p, C &c, uint64_t *qfull, Next next) {
+    using Self = Op_D64_sm90a;
+    c.acc_zero();  // AccZero O
+    dlc::mbar_wait(qfull, 0);  // MbarWait qfull
+    c.first_turn();  // Barrier wg 1 only: wg 0 takes the tensor cores first
+#pragma unroll 1
+    for (int64_t t = next(-1, true); t < c.nt; t = next(t, true)) {  // Loop t: the full key tiles
+      c.wait_full();  // MbarWait full[i % S]
+      c.turn();  // Barrier ping-pong: this warpgroup's turn (the other issued its S)
+      typename C::SAcc s;
+      c.qk(s);  // Wgmma wgmma.mma_async.m64n128k16.f32.T.T x 4: S = Q K^T (S)
+      c.hand_off();  // Barrier ping-pong: the other warpgroup's turn, while this one waits for S and runs the softmax
+      c.wgmma_done();  // WgmmaWait wgmma.commit_group; wgmma.wait_group 0
+      float mnew[2];
+      c.score_full(p, s, t, mnew);  // Epilogue score_full
+      c.row_max(mnew);  // Epilogue row_max
+      float mref[2], scale[2];
+      c.rescale(mnew, mref, scale);  // Epilogue rescale
+      c.probs(s, mref, scale);  // Epilogue probabilities
+      typename C::PFrags pf;
+      c.p_frags(s, pf);  // Epilogue P fragments
+      c.pv(pf);  // Wgmma wgmma.mma_async.m64n64k16.f32.T.T x 8: O += P V (O)
+      c.wgmma_done();  // WgmmaWait wgmma.commit_group; wgmma.wait_group 0
+      c.release();  // MbarArrive empty[i % S]
+      c.next_stage();  // EndLoop t
+    }
+#pragma unroll 1
+    for (int64_t t = next(-1, false); t < c.nt; t = next(t, false)) {  // Loop t: the other live key tiles
+      c.wait_full();  // MbarWait full[i % S]
+      c.turn();  // Barrier ping-pong: this warpgroup's turn (the other issued its S)
+      typename C::SAcc s;
+      c.qk(s);  // Wgmma wgmma.mma_async.m64n128k16.f32.T.T x 4: S = Q K^T (S)
+      c.hand_off();  // Barrier ping-pong: the other warpgroup's turn, while this one waits for S and runs the softmax
+      c.wgmma_done();  // WgmmaWait wgmma.commit_group; wgmma.wait_group 0
+      float mnew[2];
+      c.template score<2>(p, s, t, mnew);  // Epilogue score
+      c.row_max(mnew);  // Epilogue row_max
+      float mref[2], scale[2];
+      c.rescale(mnew, mref, scale);  // Epilogue rescale
+      c.probs(s, mref, scale);  // Epilogue probabilities
+      typename C::PFrags pf;
+      c.p_frags(s, pf);  // Epilogue P fragments
+      c.pv(pf);  // Wgmma wgmma.mma_async.m64n64k16.f32.T.T x 8: O += P V (O)
+      c.wgmma_done();  // WgmmaWait wgmma.commit_group; wgmma.wait_group 0
+      c.release();  // MbarArrive empty[i % S]
+      c.next_stage();  // EndLoop t
+    }
+    c.last_turn();  // Barrier wg 0 only: wg 1's last arrival (one more than wg 0's turns)
+    c.row_sums();  // Reduce sum S_masked.reduce.1
+    c.consumers_sync();  // Barrier the consumers are past their last wgmma: Q and the ring are free for the staging tile
+    c.finish();  // Epilogue finish
+    float *stage = c.stage_o();  // StageAcc st.shared.v2.f32
+    c.consumers_sync();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, 0)) {  // Epilogue O: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> O
+    } else {  // Epilogue O: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> O
+    }
+  }
 };
 
 // ---- attention_causal fp16.D128 on sm90a: region attention_causal.S_t_matmul
@@ -2213,6 +2275,68 @@ struct Op_D128_sm90a {
         dlc::tma_load(smV + s * BN * DV + j * BN * 64, &tp->tmap_v, c, &full[s]);
       }
       if (++s == STAGES) s = 0, ph ^= 1;
+    }
+  }
+  // the consumers (GPU IR): one line a statement, each a primitive of their state c
+  // (templates/sm90a_attention.cuh, Sm90aAttConsumer); the key tiles in the producer's order
+  template <class C, class Next>
+  static __device__ __forceinline__ void consume(const Params *p, C &c, uint64_t *qfull, Next next) {
+    using Self = Op_D128_sm90a;
+    c.acc_zero();  // AccZero O
+    dlc::mbar_wait(qfull, 0);  // MbarWait qfull
+    c.first_turn();  // Barrier wg 1 only: wg 0 takes the tensor cores first
+#pragma unroll 1
+    for (int64_t t = next(-1, true); t < c.nt; t = next(t, true)) {  // Loop t: the full key tiles
+      c.wait_full();  // MbarWait full[i % S]
+      c.turn();  // Barrier ping-pong: this warpgroup's turn (the other issued its S)
+      typename C::SAcc s;
+      c.qk(s);  // Wgmma wgmma.mma_async.m64n128k16.f32.T.T x 8: S = Q K^T (S)
+      c.hand_off();  // Barrier ping-pong: the other warpgroup's turn, while this one waits for S and runs the softmax
+      c.wgmma_done();  // WgmmaWait wgmma.commit_group; wgmma.wait_group 0
+      float mnew[2];
+      c.score_full(p, s, t, mnew);  // Epilogue score_full
+      c.row_max(mnew);  // Epilogue row_max
+      float mref[2], scale[2];
+      c.rescale(mnew, mref, scale);  // Epilogue rescale
+      c.probs(s, mref, scale);  // Epilogue probabilities
+      typename C::PFrags pf;
+      c.p_frags(s, pf);  // Epilogue P fragments
+      c.pv(pf);  // Wgmma wgmma.mma_async.m64n128k16.f32.T.T x 8: O += P V (O)
+      c.wgmma_done();  // WgmmaWait wgmma.commit_group; wgmma.wait_group 0
+      c.release();  // MbarArrive empty[i % S]
+      c.next_stage();  // EndLoop t
+    }
+#pragma unroll 1
+    for (int64_t t = next(-1, false); t < c.nt; t = next(t, false)) {  // Loop t: the other live key tiles
+      c.wait_full();  // MbarWait full[i % S]
+      c.turn();  // Barrier ping-pong: this warpgroup's turn (the other issued its S)
+      typename C::SAcc s;
+      c.qk(s);  // Wgmma wgmma.mma_async.m64n128k16.f32.T.T x 8: S = Q K^T (S)
+      c.hand_off();  // Barrier ping-pong: the other warpgroup's turn, while this one waits for S and runs the softmax
+      c.wgmma_done();  // WgmmaWait wgmma.commit_group; wgmma.wait_group 0
+      float mnew[2];
+      c.template score<2>(p, s, t, mnew);  // Epilogue score
+      c.row_max(mnew);  // Epilogue row_max
+      float mref[2], scale[2];
+      c.rescale(mnew, mref, scale);  // Epilogue rescale
+      c.probs(s, mref, scale);  // Epilogue probabilities
+      typename C::PFrags pf;
+      c.p_frags(s, pf);  // Epilogue P fragments
+      c.pv(pf);  // Wgmma wgmma.mma_async.m64n128k16.f32.T.T x 8: O += P V (O)
+      c.wgmma_done();  // WgmmaWait wgmma.commit_group; wgmma.wait_group 0
+      c.release();  // MbarArrive empty[i % S]
+      c.next_stage();  // EndLoop t
+    }
+    c.last_turn();  // Barrier wg 0 only: wg 1's last arrival (one more than wg 0's turns)
+    c.row_sums();  // Reduce sum S_masked.reduce.1
+    c.consumers_sync();  // Barrier the consumers are past their last wgmma: Q and the ring are free for the staging tile
+    c.finish();  // Epilogue finish
+    float *stage = c.stage_o();  // StageAcc st.shared.v2.f32
+    c.consumers_sync();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, 0)) {  // Epilogue O: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> O
+    } else {  // Epilogue O: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> O
     }
   }
 };
@@ -2507,6 +2631,68 @@ struct Op_D64_sm90a_bf16 {
       if (++s == STAGES) s = 0, ph ^= 1;
     }
   }
+  // the consumers (GPU IR): one line a statement, each a primitive of their state c
+  // (templates/sm90a_attention.cuh, Sm90aAttConsumer); the key tiles in the producer's order
+  template <class C, class Next>
+  static __device__ __forceinline__ void consume(const Params *p, C &c, uint64_t *qfull, Next next) {
+    using Self = Op_D64_sm90a_bf16;
+    c.acc_zero();  // AccZero O
+    dlc::mbar_wait(qfull, 0);  // MbarWait qfull
+    c.first_turn();  // Barrier wg 1 only: wg 0 takes the tensor cores first
+#pragma unroll 1
+    for (int64_t t = next(-1, true); t < c.nt; t = next(t, true)) {  // Loop t: the full key tiles
+      c.wait_full();  // MbarWait full[i % S]
+      c.turn();  // Barrier ping-pong: this warpgroup's turn (the other issued its S)
+      typename C::SAcc s;
+      c.qk(s);  // Wgmma wgmma.mma_async.m64n128k16.f32.T.T x 4: S = Q K^T (S)
+      c.hand_off();  // Barrier ping-pong: the other warpgroup's turn, while this one waits for S and runs the softmax
+      c.wgmma_done();  // WgmmaWait wgmma.commit_group; wgmma.wait_group 0
+      float mnew[2];
+      c.score_full(p, s, t, mnew);  // Epilogue score_full
+      c.row_max(mnew);  // Epilogue row_max
+      float mref[2], scale[2];
+      c.rescale(mnew, mref, scale);  // Epilogue rescale
+      c.probs(s, mref, scale);  // Epilogue probabilities
+      typename C::PFrags pf;
+      c.p_frags(s, pf);  // Epilogue P fragments
+      c.pv(pf);  // Wgmma wgmma.mma_async.m64n64k16.f32.T.T x 8 x 2: O += P V (O)
+      c.wgmma_done();  // WgmmaWait wgmma.commit_group; wgmma.wait_group 0
+      c.release();  // MbarArrive empty[i % S]
+      c.next_stage();  // EndLoop t
+    }
+#pragma unroll 1
+    for (int64_t t = next(-1, false); t < c.nt; t = next(t, false)) {  // Loop t: the other live key tiles
+      c.wait_full();  // MbarWait full[i % S]
+      c.turn();  // Barrier ping-pong: this warpgroup's turn (the other issued its S)
+      typename C::SAcc s;
+      c.qk(s);  // Wgmma wgmma.mma_async.m64n128k16.f32.T.T x 4: S = Q K^T (S)
+      c.hand_off();  // Barrier ping-pong: the other warpgroup's turn, while this one waits for S and runs the softmax
+      c.wgmma_done();  // WgmmaWait wgmma.commit_group; wgmma.wait_group 0
+      float mnew[2];
+      c.template score<2>(p, s, t, mnew);  // Epilogue score
+      c.row_max(mnew);  // Epilogue row_max
+      float mref[2], scale[2];
+      c.rescale(mnew, mref, scale);  // Epilogue rescale
+      c.probs(s, mref, scale);  // Epilogue probabilities
+      typename C::PFrags pf;
+      c.p_frags(s, pf);  // Epilogue P fragments
+      c.pv(pf);  // Wgmma wgmma.mma_async.m64n64k16.f32.T.T x 8 x 2: O += P V (O)
+      c.wgmma_done();  // WgmmaWait wgmma.commit_group; wgmma.wait_group 0
+      c.release();  // MbarArrive empty[i % S]
+      c.next_stage();  // EndLoop t
+    }
+    c.last_turn();  // Barrier wg 0 only: wg 1's last arrival (one more than wg 0's turns)
+    c.row_sums();  // Reduce sum S_masked.reduce.1
+    c.consumers_sync();  // Barrier the consumers are past their last wgmma: Q and the ring are free for the staging tile
+    c.finish();  // Epilogue finish
+    float *stage = c.stage_o();  // StageAcc st.shared.v2.f32
+    c.consumers_sync();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, 0)) {  // Epilogue O: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> O
+    } else {  // Epilogue O: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> O
+    }
+  }
 };
 
 // ---- attention_causal bf16.D128 on sm90a: region attention_causal.S_t_matmul
@@ -2797,6 +2983,68 @@ struct Op_D128_sm90a_bf16 {
         dlc::tma_load(smV + s * BN * DV + j * BN * 64, &tp->tmap_v, c, &full[s]);
       }
       if (++s == STAGES) s = 0, ph ^= 1;
+    }
+  }
+  // the consumers (GPU IR): one line a statement, each a primitive of their state c
+  // (templates/sm90a_attention.cuh, Sm90aAttConsumer); the key tiles in the producer's order
+  template <class C, class Next>
+  static __device__ __forceinline__ void consume(const Params *p, C &c, uint64_t *qfull, Next next) {
+    using Self = Op_D128_sm90a_bf16;
+    c.acc_zero();  // AccZero O
+    dlc::mbar_wait(qfull, 0);  // MbarWait qfull
+    c.first_turn();  // Barrier wg 1 only: wg 0 takes the tensor cores first
+#pragma unroll 1
+    for (int64_t t = next(-1, true); t < c.nt; t = next(t, true)) {  // Loop t: the full key tiles
+      c.wait_full();  // MbarWait full[i % S]
+      c.turn();  // Barrier ping-pong: this warpgroup's turn (the other issued its S)
+      typename C::SAcc s;
+      c.qk(s);  // Wgmma wgmma.mma_async.m64n64k16.f32.T.T x 8: S = Q K^T (S)
+      c.hand_off();  // Barrier ping-pong: the other warpgroup's turn, while this one waits for S and runs the softmax
+      c.wgmma_done();  // WgmmaWait wgmma.commit_group; wgmma.wait_group 0
+      float mnew[2];
+      c.score_full(p, s, t, mnew);  // Epilogue score_full
+      c.row_max(mnew);  // Epilogue row_max
+      float mref[2], scale[2];
+      c.rescale(mnew, mref, scale);  // Epilogue rescale
+      c.probs(s, mref, scale);  // Epilogue probabilities
+      typename C::PFrags pf;
+      c.p_frags(s, pf);  // Epilogue P fragments
+      c.pv(pf);  // Wgmma wgmma.mma_async.m64n128k16.f32.T.T x 4 x 2: O += P V (O)
+      c.wgmma_done();  // WgmmaWait wgmma.commit_group; wgmma.wait_group 0
+      c.release();  // MbarArrive empty[i % S]
+      c.next_stage();  // EndLoop t
+    }
+#pragma unroll 1
+    for (int64_t t = next(-1, false); t < c.nt; t = next(t, false)) {  // Loop t: the other live key tiles
+      c.wait_full();  // MbarWait full[i % S]
+      c.turn();  // Barrier ping-pong: this warpgroup's turn (the other issued its S)
+      typename C::SAcc s;
+      c.qk(s);  // Wgmma wgmma.mma_async.m64n64k16.f32.T.T x 8: S = Q K^T (S)
+      c.hand_off();  // Barrier ping-pong: the other warpgroup's turn, while this one waits for S and runs the softmax
+      c.wgmma_done();  // WgmmaWait wgmma.commit_group; wgmma.wait_group 0
+      float mnew[2];
+      c.template score<2>(p, s, t, mnew);  // Epilogue score
+      c.row_max(mnew);  // Epilogue row_max
+      float mref[2], scale[2];
+      c.rescale(mnew, mref, scale);  // Epilogue rescale
+      c.probs(s, mref, scale);  // Epilogue probabilities
+      typename C::PFrags pf;
+      c.p_frags(s, pf);  // Epilogue P fragments
+      c.pv(pf);  // Wgmma wgmma.mma_async.m64n128k16.f32.T.T x 4 x 2: O += P V (O)
+      c.wgmma_done();  // WgmmaWait wgmma.commit_group; wgmma.wait_group 0
+      c.release();  // MbarArrive empty[i % S]
+      c.next_stage();  // EndLoop t
+    }
+    c.last_turn();  // Barrier wg 0 only: wg 1's last arrival (one more than wg 0's turns)
+    c.row_sums();  // Reduce sum S_masked.reduce.1
+    c.consumers_sync();  // Barrier the consumers are past their last wgmma: Q and the ring are free for the staging tile
+    c.finish();  // Epilogue finish
+    float *stage = c.stage_o();  // StageAcc st.shared.v2.f32
+    c.consumers_sync();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, 0)) {  // Epilogue O: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> O
+    } else {  // Epilogue O: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> O
     }
   }
 };

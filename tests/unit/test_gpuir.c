@@ -271,8 +271,25 @@ static void sm90a_consumer_loop(void) {
 
 /* The sm90a attention row's statements as gpuir_build_sm90a_attention
  * lays them out: the producer's two passes (the full key tiles, then the
- * other live ones), the consumers' first pass alone (the softmax steps
- * left out). */
+ * other live ones), and the consumers' as their renderer writes them
+ * (emit.c, att_consume_fn): the same two passes, then the row sums, O / l,
+ * its staging and the bounds-checked output. */
+#define ST_BAR(w, b) {.k = GS_BARRIER, .what = w, .bar = b}
+#define ST_STEP(w, n, in0, in1, o, s) {.k = GS_EPILOGUE, .what = w, .nin = n, .in = {in0, in1, NULL, NULL}, .out = o, .step = s}
+#define ST_WG(w, in0, in1, o, sd) {.k = GS_WGMMA, .what = w, .nin = 2, .in = {in0, in1, NULL, NULL}, .out = o, .side = sd}
+#define ATT_KEY_TILE(pass, tk, tv, score)                                                              \
+  ST_LO(GS_LOOP, "t", 0, NULL, NULL, pass), ST(GS_MBAR_WAIT, "full[i % S]", 2, tk, tv, NULL),          \
+      ST_BAR("bar.sync 2 + wg, 256", GBAR_TURN),                                                       \
+      ST_WG("wgmma.mma_async.m64n128k16.f32.fp16.fp16 x 4: S = Q K^T (S)", "tQ", tk, "tS", GSIDE_B),    \
+      ST_BAR("bar.arrive 2 + (wg ^ 1), 256", GBAR_HAND_OFF),                                           \
+      ST(GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", 1, "tS", NULL, NULL),                \
+      ST_STEP("score", 1, "tS", NULL, "tScore", score), ST_STEP("row_max", 1, "tScore", NULL, "tMax", GSTEP_ROW_MAX), \
+      ST_STEP("rescale", 1, "tMax", NULL, "tRescale", GSTEP_RESCALE),                                   \
+      ST_STEP("probabilities", 1, "tRescale", NULL, "tP", GSTEP_PROBS),                                 \
+      ST_STEP("P fragments", 1, "tP", NULL, "tPf", GSTEP_P_FRAGS),                                      \
+      ST_WG("wgmma.mma_async.m64n64k16.f32.fp16.fp16 x 8: O += P V (O)", "tPf", tv, "tO", GSIDE_V),     \
+      ST(GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", 1, "tO", NULL, NULL),                \
+      ST(GS_MBAR_ARRIVE, "empty[i % S]", 0, NULL, NULL, "tFree[i+S]"), ST(GS_END_LOOP, "t", 0, NULL, NULL, NULL)
 static const gpu_stmt ATT[] = {
     ST(GS_MBAR_INIT, "qfull", 0, NULL, NULL, NULL),
     ST(GS_MBAR_INIT, "full[s]", 0, NULL, NULL, NULL),
@@ -296,28 +313,37 @@ static const gpu_stmt ATT[] = {
     ST(GS_END_LOOP, "t", 0, NULL, NULL, NULL),
     ST(GS_ROLE, "consumers", 0, NULL, NULL, NULL),
     ST(GS_SETMAXNREG, "setmaxnreg.inc", 0, NULL, NULL, NULL),
+    ST(GS_ACC_ZERO, "O", 0, NULL, NULL, NULL),
     ST(GS_MBAR_WAIT, "qfull", 1, "tQ", NULL, NULL),
-    ST(GS_BARRIER, "bar.arrive 2, 256", 0, NULL, NULL, NULL),
-    ST(GS_LOOP, "t", 0, NULL, NULL, NULL),
-    ST(GS_MBAR_WAIT, "full[i % S]", 2, "tKf[t]", "tVf[t]", NULL),
-    ST(GS_BARRIER, "bar.sync 2 + wg, 256", 0, NULL, NULL, NULL),
-    ST(GS_WGMMA, "wgmma.mma_async.m64n128k16.f32.fp16.fp16 x 4: S = Q K^T (S)", 2, "tQ", "tKf[t]", "tS"),
-    ST(GS_BARRIER, "bar.arrive 2 + (wg ^ 1), 256", 0, NULL, NULL, NULL),
-    ST(GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", 1, "tS", NULL, NULL),
-    ST(GS_EPILOGUE, "score_full", 1, "tS", NULL, "tP"),
-    ST(GS_EPILOGUE, "P fragments", 1, "tP", NULL, "tPf"),
-    ST(GS_WGMMA, "wgmma.mma_async.m64n64k16.f32.fp16.fp16 x 8: O += P V (O)", 2, "tPf", "tVf[t]", "tO"),
-    ST(GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", 1, "tO", NULL, NULL),
-    ST(GS_MBAR_ARRIVE, "empty[i % S]", 0, NULL, NULL, "tFree[i+S]"),
-    ST(GS_END_LOOP, "t", 0, NULL, NULL, NULL),
-    ST(GS_BARRIER, "bar.sync 1, 256", 0, NULL, NULL, NULL),
-    ST(GS_EPILOGUE, "finish", 1, "tO", NULL, "tFin"),
+    ST_BAR("bar.arrive 2, 256", GBAR_FIRST_TURN),
+    ATT_KEY_TILE(0, "tKf[t]", "tVf[t]", GSTEP_SCORE_FULL),
+    ATT_KEY_TILE(1, "tKm[t]", "tVm[t]", GSTEP_SCORE),
+    ST_BAR("bar.sync 2, 256", GBAR_LAST_TURN),
+    ST(GS_REDUCE, "sum l", 1, "tO", NULL, "tL"),
+    ST_BAR("bar.sync 1, 256", GBAR_CONSUMERS),
+    ST_STEP("finish", 2, "tO", "tL", "tFin", GSTEP_FINISH),
     ST(GS_STAGE_ACC, "st.shared.v2.f32", 1, "tFin", NULL, "tStage"),
-    ST(GS_BARRIER, "bar.sync 1, 256", 0, NULL, NULL, NULL),
+    ST_BAR("bar.sync 1, 256", GBAR_CONSUMERS),
     ST(GS_EPILOGUE, "O", 1, "tStage", NULL, "tE"),
     ST(GS_ST_GLOBAL, "st.global.v2.b32 (4 x fp16) -> O", 1, "tE", NULL, NULL),
 };
-enum { NATT = sizeof ATT / sizeof ATT[0], ATT_EMPTY = 9, ATT_FULL = 25, ATT_TURN = 26, ATT_PV_WAIT = 33 };
+#undef ATT_KEY_TILE
+/* statement indices: the producer's first wait on an empty slot; the
+ * consumers' AccZero, their first pass's Loop (ATT_PASS0) and the second's
+ * (ATT_PASS0 + ATT_TILE): within a pass, its full-barrier wait (+1), turn
+ * (+2), S (+3), hand-off (+4), row max (+7), rescale (+8), P V's wait
+ * (+12); the row sums' Reduce (ATT_SUMS) */
+enum {
+  NATT = sizeof ATT / sizeof ATT[0],
+  ATT_EMPTY = 9,
+  ATT_ZERO = 22,
+  ATT_PASS0 = 25,
+  ATT_TILE = 15,
+  ATT_FULL = ATT_PASS0 + 1,
+  ATT_TURN = ATT_PASS0 + 2,
+  ATT_PV_WAIT = ATT_PASS0 + 12,
+  ATT_SUMS = ATT_PASS0 + 2 * ATT_TILE + 1,
+};
 
 /* gpuir_verify on the sm90a attention kernel with statements st[0..n)
  * (D = DV = 64, 128 x 128 tiles, a 2-stage ring, rank-4 tensor maps) */
@@ -375,6 +401,31 @@ static void sm90a_attention_discipline(void) {
   memcpy(st, ATT, sizeof ATT);
   st[ATT_EMPTY + 2] = ATT[ATT_EMPTY + 3], st[ATT_EMPTY + 3] = ATT[ATT_EMPTY + 2];
   CHECK(!att_verifies(st, NATT, "statement 5 is not K's boxes (TmaLoad of B)"));
+  /* the consumers as their renderer writes them (emit.c, att_consume_fn):
+   * the rescale before the row max it reads */
+  memcpy(st, ATT, sizeof ATT);
+  st[ATT_PASS0 + 7] = ATT[ATT_PASS0 + 8], st[ATT_PASS0 + 8] = ATT[ATT_PASS0 + 7];
+  CHECK(!att_verifies(st, NATT, "the attention consumers' statement 10 is not the row max (Epilogue)"));
+  /* no row sums over the quad before O / l */
+  n = 0;
+  for (int i = 0; i < NATT; i++)
+    if (i != ATT_SUMS) st[n++] = ATT[i];
+  CHECK(!att_verifies(st, n, "the attention consumers' statement 34 is not the row sums (Reduce)"));
+  /* the second pass's score without the masks (score_full) */
+  memcpy(st, ATT, sizeof ATT);
+  st[ATT_PASS0 + ATT_TILE + 6].step = GSTEP_SCORE_FULL;
+  CHECK(!att_verifies(st, NATT, "the attention consumers' statement 24 is not the score lets (Epilogue)"));
+  /* the consumers' barrier (bar.sync 1) where the last turn belongs */
+  memcpy(st, ATT, sizeof ATT);
+  st[ATT_SUMS - 1].bar = GBAR_CONSUMERS;
+  CHECK(!att_verifies(st, NATT, "the attention consumers' statement 33 is not warpgroup 0's last turn (Barrier)"));
+  /* the accumulators never zeroed */
+  n = 0;
+  for (int i = 0; i < NATT; i++)
+    if (i != ATT_ZERO) st[n++] = ATT[i];
+  CHECK(!att_verifies(st, n, "the attention consumers' statement 0 is not the accumulators' zero (AccZero)"));
+  /* no bounds-checked output after the staging */
+  CHECK(!att_verifies(ATT, NATT - 1, "the attention consumers' bounds-checked epilogue and store are missing"));
 }
 
 /* A real kernel: manifests/graphs/gemm_bias_relu.json (B stored [K, N]) at
