@@ -1189,7 +1189,7 @@ static const sx *row_offset(opgen *g, const region_memref *m, const sx *const *m
 
 /* The full-width epilogue (the GPU IR's first Epilogue/StGlobalVec pair):
  * no column bounds, the column reads once a thread, and one 16-byte store
- * of `ev` consecutive outputs a row; store_staged skips the rows past M. */
+ * of `ev` consecutive outputs a row; store_full skips the rows past M. */
 static void epilogue_full_fn(opgen *g, int ev, const char *tile_n) {
   const gpu_view *v = g->v;
   const region *r = g->r;
@@ -1767,6 +1767,10 @@ static void consume_fn(strbuf *s, const gpu_kernel *k, const char *sname) {
   sb_puts(s, "  }\n");
 }
 
+/* its epilogue (below, with the sm90a attention consumers' renderer, whose
+ * barrier it shares) */
+static void store_tile_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname);
+
 /* The Op of a kernel on the sm90a contraction skeleton (gpu_kernel.tma):
  * its tile, ring and setmaxnreg budgets, B's major (the tensor maps and
  * descriptors follow it), the extents, and the same epilogue functions as
@@ -1801,6 +1805,7 @@ static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel
   }
   produce_fn(s, k, sname);
   consume_fn(s, k, sname);
+  store_tile_fn(c->A, s, k, sname);
   epilogue_fn(&g, "");
   if (k->epi_vec) epilogue_full_fn(&g, k->epi_vec, "BN");
   else sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-width epilogue\n");
@@ -2331,6 +2336,33 @@ static void att_consume_fn(arena *A, strbuf *s, const gpu_kernel *k, const char 
                "    using Self = %s;\n",
             sname);
   render_stmts(A, s, k, i + 2, false, ATT90_RENDER); /* after the Role and its SetMaxNReg */
+}
+
+/* The sm90a contraction consumers' epilogue, Op::store_tile(p, acc, c):
+ * the consumer role's statements after the k-loop's rest, one call each on
+ * the tile's state c (templates/sm90a_contraction.cuh, Sm90aTile): the
+ * wait for the last wgmma group, the consumers' barrier, the staging, the
+ * barrier, and the output's pairs, the full-width one on column c.n0.
+ * verify_sm90a_consumers admits only that list. */
+static void t_wgmma_wait(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "dlc::wgmma_wait<0>();"); }
+static void t_stage_acc(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "float *stage = c.stage_acc(acc);"); }
+static void t_epilogue(sm80_render *r, const gpu_stmt *st) { r_epilogue_pair(r, st, "c.n0"); }
+
+static const sm80_render_fn SM90A_TAIL_RENDER[GS__COUNT] = {
+    [GS_WGMMA_WAIT] = t_wgmma_wait, [GS_BARRIER] = h_barrier,     [GS_STAGE_ACC] = t_stage_acc,
+    [GS_EPILOGUE] = t_epilogue,     [GS_ST_GLOBAL] = r_st_global,
+};
+
+static void store_tile_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname) {
+  int i = 0;
+  while (i < k->nst && !(k->st[i].k == GS_END_LOOP && strcmp(k->st[i].what, "rest") == 0)) i++;
+  sb_printf(s, "  // the consumers' epilogue (GPU IR): one line a statement, each a primitive of the tile's\n"
+               "  // state c (templates/sm90a_contraction.cuh, Sm90aTile)\n"
+               "  template <class C, int N>\n"
+               "  static __device__ __forceinline__ void store_tile(const Params *p, const float (&acc)[N], const C &c) {\n"
+               "    using Self = %s;\n",
+            sname);
+  render_stmts(A, s, k, i + 1, false, SM90A_TAIL_RENDER);
 }
 
 static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {

@@ -2079,6 +2079,25 @@ bool gpuir_verify_smem(const gpu_kernel *k, diag_list *dl) {
   return ok;
 }
 
+/* The sm90a consumers' last statements from st[i] on, as their renderers
+ * write them: the output's pairs (the full-width Epilogue and its store when
+ * the kernel has EPI_VEC, then the bounds-checked ones), and nothing after. */
+static bool verify_sm90a_outputs(const gpu_kernel *k, int i, const char *who, diag_list *dl) {
+  int n = k->nst;
+  for (int full = k->epi_vec ? 1 : 0; full >= 0; full--, i += 2)
+    if (i + 1 >= n || k->st[i].k != GS_EPILOGUE || k->st[i].step != GSTEP_NONE || k->st[i].full != full ||
+        k->st[i + 1].k != GS_ST_GLOBAL || k->st[i + 1].full != full) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the %s %s epilogue and store are missing", who,
+                  full ? "full-width" : "bounds-checked");
+      return false;
+    }
+  if (i != n) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the %s statements hold more than their renderer writes", who);
+    return false;
+  }
+  return true;
+}
+
 /* The sm90a consumers' k-loop (consumer_step): k-tile 0 peeled on slot 0
  * at parity 0, releasing nothing; a lap of S = consumer_unroll = stages
  * steps, step j on slot (1 + j) % S (each slot once), its parity the lap's
@@ -2087,7 +2106,10 @@ bool gpuir_verify_smem(const gpu_kernel *k, diag_list *dl) {
  * k-tile's); the rest's S - 1 steps on slots 1 .. S - 1 at the phase,
  * releasing slot j.  A step waits on its slot's full barrier, runs its
  * wgmma from the same slot, commits and waits for the previous group
- * (wait_group 1) before its release. */
+ * (wait_group 1) before its release.  Then the epilogue as Op::store_tile
+ * renders it (emit.c, store_tile_fn): the wait for the last group
+ * (wait_group 0), the consumers' barrier, the staging, the barrier, the
+ * output's pairs. */
 static bool verify_sm90a_consumers(const gpu_kernel *k, diag_list *dl) {
   int S = k->plan.stages, i = 0, n = k->nst;
   if (k->consumer_unroll != S) {
@@ -2139,7 +2161,16 @@ static bool verify_sm90a_consumers(const gpu_kernel *k, diag_list *dl) {
       i++;
     }
   }
-  return true;
+  const gpu_stmt *w = i < n ? &k->st[i] : NULL, *b0 = i + 1 < n ? &k->st[i + 1] : NULL,
+                 *sa = i + 2 < n ? &k->st[i + 2] : NULL, *b1 = i + 3 < n ? &k->st[i + 3] : NULL;
+  if (!w || !b0 || !sa || !b1 || w->k != GS_WGMMA_WAIT || !strstr(w->what, "wait_group 0") || b0->k != GS_BARRIER ||
+      b0->bar != GBAR_CONSUMERS || sa->k != GS_STAGE_ACC || b1->k != GS_BARRIER || b1->bar != GBAR_CONSUMERS) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                "the consumers' epilogue does not begin with wait_group 0, the consumers' barrier, the staging and "
+                "the barrier");
+    return false;
+  }
+  return verify_sm90a_outputs(k, i + 4, "consumers'", dl);
 }
 
 /* The statements of the sm90a contraction's producer role as the renderer
@@ -2305,19 +2336,7 @@ static bool verify_sm90a_att_consumers(const gpu_kernel *k, diag_list *dl) {
       return false;
     }
   }
-  /* the output's pairs: [Epilogue full, StGlobalVec full,] Epilogue, StGlobalVec */
-  for (int full = k->epi_vec ? 1 : 0; full >= 0; full--, i += 2)
-    if (i + 1 >= n || k->st[i].k != GS_EPILOGUE || k->st[i].step != GSTEP_NONE || k->st[i].full != full ||
-        k->st[i + 1].k != GS_ST_GLOBAL || k->st[i + 1].full != full) {
-      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the attention consumers' %s epilogue and store are missing",
-                  full ? "full-width" : "bounds-checked");
-      return false;
-    }
-  if (i != n) {
-    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the attention consumers hold more than the statements their renderer writes");
-    return false;
-  }
-  return true;
+  return verify_sm90a_outputs(k, i, "attention consumers'", dl);
 }
 
 /* The sm90a skeleton's own invariants: a ring of at least 4 stages whose

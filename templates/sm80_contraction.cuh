@@ -36,7 +36,7 @@
 //     of the epilogue (sm80_splitk_reduce sums the slices and applies it).
 //   EPI_VEC: the GPU IR's full-width epilogue width (0: none).  When > 0:
 //     epi_vec_ok(p, n0): the tile at column n0 is inside N and the tensors
-//     are aligned (store_staged skips the rows past M); epi_cols(p, n, b,
+//     are aligned (store_full skips the rows past M); epi_cols(p, n, b,
 //     cols): the reads that depend only on columns n .. n+EPI_VEC-1;
 //     EpiRow, epi_row_at(p, m, n, b, rp): row m's pointers into the row
 //     tensors; EPI_ROW_STEP: every row tensor has a fixed row step (the GPU
@@ -467,16 +467,6 @@ __device__ __forceinline__ void store_checked(const typename Op::Params *p, cons
     const float a4[4] = {v.x, v.y, v.z, v.w};
     Op::epilogue4(p, m0 + r, n0 + c, b, a4);  // TokEpilogue, then the store
   }
-}
-
-// Both pairs, for the skeletons whose epilogue is not rendered statement
-// by statement yet (attention, sm90a): the full-width one where it applies.
-template <class Op, int NT, int BN = Op::BN>
-__device__ __forceinline__ void store_staged(const typename Op::Params *p, const float *stage, int64_t m0, int64_t n0,
-                                             int64_t b, unsigned tid) {
-  if constexpr (Op::EPI_VEC > 0)
-    if (Op::epi_vec_ok(p, n0)) return store_full<Op, NT, BN>(p, stage, m0, n0, b, tid);
-  store_checked<Op, NT, BN>(p, stage, m0, n0, b, tid);
 }
 
 // The operand a primitive of Sm80Cta moves.

@@ -8,8 +8,8 @@
 //   setmaxnreg: the producer warpgroup gives registers up, the consumers
 //     take them;
 //   epilogue: the fp32 accumulators through a shared staging tile into the
-//     Op's epilogue (the region's lets), shared with the sm80 skeleton
-//     (store_staged), with predicated stores for the tails.
+//     Op's epilogue (the region's lets), the sm80 skeleton's pairs
+//     (store_full, store_checked), with predicated stores for the tails.
 //
 // Load tails need no code: the TMA zero-fills every element of a box outside
 // the tensor (M, N and K), and a zero in K adds nothing.  The kernel takes
@@ -19,16 +19,18 @@
 // warpgroup 0 is the producer (its warp 0 issues the copies), warpgroups 1
 // and 2 the consumers.
 //
-// Op provides, beyond what store_staged and tile_coord read (BM, BN, EPI_VEC,
-// epi_vec_ok, epi_cols, epi_row, epilogue4, extent_m/n/k, RASTER_GROUP):
+// Op provides, beyond what store_full, store_checked and tile_coord read
+// (BM, BN, EPI_VEC, epi_vec_ok, epi_cols, epi_row, epilogue4, extent_m/n/k,
+// RASTER_GROUP):
 //   T, BK, STAGES, TParams (tmap_a, tmap_b, p), B_K_CONTIG (B is stored
 //   along K: K-major descriptors; else along N: MN-major, imm-trans-b 1),
 //   PRODUCER_REGS, CONSUMER_REGS (setmaxnreg), produce(tp, ring, full,
-//   empty, mt, nt, KT): the producer's k-loop, and consume(acc, ring, KT):
-//   the consumers' k-loop over KT k-tiles, both rendered from the GPU IR
-//   (the producer's waits, arrivals and TMA boxes on the ring slot of each
-//   k-tile; the consumers' waits, sm90a_wgmma_slot, commits and releases on
-//   compile-time ring slots).
+//   empty, mt, nt, KT): the producer's k-loop, consume(acc, ring, KT): the
+//   consumers' k-loop over KT k-tiles, and store_tile(p, acc, c): their
+//   epilogue on Sm90aTile c, all rendered from the GPU IR (the producer's
+//   waits, arrivals and TMA boxes on the ring slot of each k-tile; the
+//   consumers' waits, sm90a_wgmma_slot, commits and releases on
+//   compile-time ring slots; the last wait, the staging and the stores).
 //
 // sm90a_gather_contraction.cuh feeds the same consumers (sm90a_consumers)
 // from a gathering cp.async producer.
@@ -74,6 +76,39 @@ __device__ __forceinline__ void sm90a_wgmma_slot(float (&acc)[N], const Sm90aRin
     Wgmma<T, BN, !Op::B_K_CONTIG>::run(acc, HI | (r.da_lo + SO + 2 * ks), HI | (r.db_lo + SO + DB_STEP * ks));
 }
 
+// The consumers' tile, as their epilogue (Op::store_tile, rendered from the
+// GPU IR) reads it: the tile's first row and column, its batch index, the
+// thread among the 256 consumers, the staging tile (the ring's memory).
+//   consumers_sync   Barrier: bar.sync 1 of the 256 consumer threads
+//   stage_acc        StageAcc: a warpgroup's 64 x BN accumulators (the
+//                    m16n8 layout a warp) into the fp32 staging tile
+//   store_full, store_checked   the epilogue pairs, BN wide
+template <class Op>
+struct Sm90aTile {
+  static constexpr int BN = Op::BN, CONSUMERS = 256, SROW = BN + 8;
+  unsigned char *smem_raw;
+  int64_t m0, n0, b;
+  unsigned tid;
+  __device__ __forceinline__ void consumers_sync() const { named_barrier(1, CONSUMERS); }
+  __device__ __forceinline__ float *stage_acc(const float (&acc)[BN / 2]) const {
+    float *stage = reinterpret_cast<float *>(smem_raw);
+    const int warp = tid / 32, lane = tid % 32;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      const int r = 16 * warp + lane / 4, c = stage_col(8 * j + 2 * (lane % 4));
+      st_shared_v2(&stage[r * SROW + c], acc[4 * j], acc[4 * j + 1]);
+      st_shared_v2(&stage[(r + 8) * SROW + c], acc[4 * j + 2], acc[4 * j + 3]);
+    }
+    return stage;
+  }
+  __device__ __forceinline__ void store_full(const typename Op::Params *p, const float *stage) const {
+    dlc::store_full<Op, CONSUMERS>(p, stage, m0, n0, b, tid);
+  }
+  __device__ __forceinline__ void store_checked(const typename Op::Params *p, const float *stage) const {
+    dlc::store_checked<Op, CONSUMERS>(p, stage, m0, n0, b, tid);
+  }
+};
+
 // The consumers (threads 128..383): two warpgroups of 64 rows each, wgmma
 // from the ring's full stages (released on the empty barriers), then the
 // epilogue through the fp32 staging tile.  Shared by both producers.
@@ -82,7 +117,6 @@ __device__ __forceinline__ void sm90a_consumers(const typename Op::Params *p, un
                                                 uint64_t *empty, uint32_t mt, uint32_t nt, int64_t b, int KT) {
   using T = typename Op::T;
   constexpr int BM = Op::BM, BN = Op::BN, BK = Op::BK;
-  constexpr int CONSUMERS = 256;
   constexpr int A_BYTES = BM * BK * (int)sizeof(T);
   // a consumer warpgroup: registers up, 64 rows of the tile
   setmaxnreg_inc<Op::CONSUMER_REGS>();
@@ -100,22 +134,9 @@ __device__ __forceinline__ void sm90a_consumers(const typename Op::Params *p, un
                                          : wgmma_desc_128b(ring + A_BYTES, 64 * BK * (int)sizeof(T), 1024))};
   sm90a_opaque(rg);  // computed once: the compiler would recompute the barriers' addresses every lap
   Op::consume(acc, rg, KT);
-  wgmma_wait<0>();
-
-  // Epilogue: every consumer is past its last wgmma (the ring is free), then
-  // the accumulators go through the fp32 staging tile into the Op's epilogue.
-  named_barrier(1, CONSUMERS);
-  constexpr int SROW = BN + 8;
-  float *stage = reinterpret_cast<float *>(smem_raw);
-  const int warp = tid / 32, lane = tid % 32;
-#pragma unroll
-  for (int j = 0; j < BN / 8; ++j) {
-    const int r = 16 * warp + lane / 4, c = stage_col(8 * j + 2 * (lane % 4));
-    st_shared_v2(&stage[r * SROW + c], acc[4 * j], acc[4 * j + 1]);
-    st_shared_v2(&stage[(r + 8) * SROW + c], acc[4 * j + 2], acc[4 * j + 3]);
-  }
-  named_barrier(1, CONSUMERS);
-  store_staged<Op, CONSUMERS>(p, stage, (int64_t)mt * BM, (int64_t)nt * BN, b, (unsigned)tid);
+  // the epilogue, once every consumer is past its last wgmma (the ring is free)
+  const Sm90aTile<Op> c{smem_raw, (int64_t)mt * BM, (int64_t)nt * BN, b, (unsigned)tid};
+  Op::store_tile(p, acc, c);
 }
 
 template <class Op>

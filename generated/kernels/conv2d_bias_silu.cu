@@ -2226,6 +2226,21 @@ struct Op_stride1x1_pad1x1_b1_sm90a {
       dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
     }
   }
+  // the consumers' epilogue (GPU IR): one line a statement, each a primitive of the tile's
+  // state c (templates/sm90a_contraction.cuh, Sm90aTile)
+  template <class C, int N>
+  static __device__ __forceinline__ void store_tile(const Params *p, const float (&acc)[N], const C &c) {
+    using Self = Op_stride1x1_pad1x1_b1_sm90a;
+    dlc::wgmma_wait<0>();  // WgmmaWait wgmma.wait_group 0
+    c.consumers_sync();  // Barrier the consumers are past their last wgmma: the ring is free for the staging tile
+    float *stage = c.stage_acc(acc);  // StageAcc st.shared.v2.f32
+    c.consumers_sync();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, c.n0)) {  // Epilogue Y0: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> Y
+    } else {  // Epilogue Y0: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> Y
+    }
+  }
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= h+kh-1 < H && 0 <= kw+w-1 < W, X[n, h+kh-1, kw+w-1, ci], 0) *
   //       Wt[co, kh, kw, ci])
@@ -2504,6 +2519,21 @@ struct Op_stride1x1_pad1x1_sm90a {
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
+    }
+  }
+  // the consumers' epilogue (GPU IR): one line a statement, each a primitive of the tile's
+  // state c (templates/sm90a_contraction.cuh, Sm90aTile)
+  template <class C, int N>
+  static __device__ __forceinline__ void store_tile(const Params *p, const float (&acc)[N], const C &c) {
+    using Self = Op_stride1x1_pad1x1_sm90a;
+    dlc::wgmma_wait<0>();  // WgmmaWait wgmma.wait_group 0
+    c.consumers_sync();  // Barrier the consumers are past their last wgmma: the ring is free for the staging tile
+    float *stage = c.stage_acc(acc);  // StageAcc st.shared.v2.f32
+    c.consumers_sync();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, c.n0)) {  // Epilogue Y0: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> Y
+    } else {  // Epilogue Y0: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> Y
     }
   }
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
@@ -2798,6 +2828,21 @@ struct Op_stride2x2_pad1x1_b1_sm90a {
       dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
     }
   }
+  // the consumers' epilogue (GPU IR): one line a statement, each a primitive of the tile's
+  // state c (templates/sm90a_contraction.cuh, Sm90aTile)
+  template <class C, int N>
+  static __device__ __forceinline__ void store_tile(const Params *p, const float (&acc)[N], const C &c) {
+    using Self = Op_stride2x2_pad1x1_b1_sm90a;
+    dlc::wgmma_wait<0>();  // WgmmaWait wgmma.wait_group 0
+    c.consumers_sync();  // Barrier the consumers are past their last wgmma: the ring is free for the staging tile
+    float *stage = c.stage_acc(acc);  // StageAcc st.shared.v2.f32
+    c.consumers_sync();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, c.n0)) {  // Epilogue Y0: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> Y
+    } else {  // Epilogue Y0: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> Y
+    }
+  }
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= 2*h+kh-1 < H && 0 <= 2*w+kw-1 < W, X[n, 2*h+kh-1, 2*w+kw-1, ci], 0) *
   //       Wt[co, kh, kw, ci])
@@ -3076,6 +3121,21 @@ struct Op_stride2x2_pad1x1_sm90a {
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
+    }
+  }
+  // the consumers' epilogue (GPU IR): one line a statement, each a primitive of the tile's
+  // state c (templates/sm90a_contraction.cuh, Sm90aTile)
+  template <class C, int N>
+  static __device__ __forceinline__ void store_tile(const Params *p, const float (&acc)[N], const C &c) {
+    using Self = Op_stride2x2_pad1x1_sm90a;
+    dlc::wgmma_wait<0>();  // WgmmaWait wgmma.wait_group 0
+    c.consumers_sync();  // Barrier the consumers are past their last wgmma: the ring is free for the staging tile
+    float *stage = c.stage_acc(acc);  // StageAcc st.shared.v2.f32
+    c.consumers_sync();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, c.n0)) {  // Epilogue Y0: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> Y
+    } else {  // Epilogue Y0: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> Y
     }
   }
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store

@@ -1518,6 +1518,21 @@ struct Op_b4_sm90a {
       dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
     }
   }
+  // the consumers' epilogue (GPU IR): one line a statement, each a primitive of the tile's
+  // state c (templates/sm90a_contraction.cuh, Sm90aTile)
+  template <class C, int N>
+  static __device__ __forceinline__ void store_tile(const Params *p, const float (&acc)[N], const C &c) {
+    using Self = Op_b4_sm90a;
+    dlc::wgmma_wait<0>();  // WgmmaWait wgmma.wait_group 0
+    c.consumers_sync();  // Barrier the consumers are past their last wgmma: the ring is free for the staging tile
+    float *stage = c.stage_acc(acc);  // StageAcc st.shared.v2.f32
+    c.consumers_sync();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, c.n0)) {  // Epilogue C0: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> C
+    } else {  // Epilogue C0: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> C
+    }
+  }
   // epilogue of region gemm_bias_relu_nt.C0_matmul: its post-reduce lets on the fp32 accumulator,
   //     then the store
   //   C0 = sum[k](A[m, k] * B[n, k])
@@ -1717,6 +1732,21 @@ struct Op_sm90a {
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
+    }
+  }
+  // the consumers' epilogue (GPU IR): one line a statement, each a primitive of the tile's
+  // state c (templates/sm90a_contraction.cuh, Sm90aTile)
+  template <class C, int N>
+  static __device__ __forceinline__ void store_tile(const Params *p, const float (&acc)[N], const C &c) {
+    using Self = Op_sm90a;
+    dlc::wgmma_wait<0>();  // WgmmaWait wgmma.wait_group 0
+    c.consumers_sync();  // Barrier the consumers are past their last wgmma: the ring is free for the staging tile
+    float *stage = c.stage_acc(acc);  // StageAcc st.shared.v2.f32
+    c.consumers_sync();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, c.n0)) {  // Epilogue C0: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> C
+    } else {  // Epilogue C0: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> C
     }
   }
   // epilogue of region gemm_bias_relu_nt.C0_matmul: its post-reduce lets on the fp32 accumulator,

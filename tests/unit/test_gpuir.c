@@ -88,7 +88,7 @@ static const gpu_stmt GATHER[] = {
     ST(GS_SETMAXNREG, "setmaxnreg.inc", 0, NULL, NULL, NULL),
 };
 enum { NGATHER = sizeof GATHER / sizeof GATHER[0], CP_A = 8, WAIT = 11, FENCE = 12, S5 = 5 };
-#define MAXST (NGATHER + 8 * S5 + 8)
+#define MAXST (NGATHER + 8 * S5 + 12)
 
 static int push(gpu_stmt *st, int n, gpu_stmt s) {
   st[n] = s;
@@ -115,7 +115,9 @@ static int step(gpu_stmt *st, int n, int slot, int flip, int release) {
 
 /* the producer, then the consumers as gpuir_build_sm90a lays them out for
  * a ring of 5: k-tile 0 peeled, a lap of 5 steps on slots 1 2 3 4 0 (the
- * parity flipped on the last), the rest's 4 on slots 1 2 3 4 */
+ * parity flipped on the last), the rest's 4 on slots 1 2 3 4; then their
+ * epilogue (the last wait, the barrier, the staging, the barrier, the
+ * bounds-checked output: NTAIL statements) */
 static int consumers(gpu_stmt *st) {
   int n = 0;
   for (int i = 0; i < NGATHER; i++) n = push(st, n, GATHER[i]);
@@ -127,9 +129,16 @@ static int consumers(gpu_stmt *st) {
   for (int j = 0; j + 1 < S5; j++) n = step(st, n, 1 + j, 0, j);
   n = push(st, n, (gpu_stmt)ST(GS_END_LOOP, "rest", 0, NULL, NULL, NULL));
   n = push(st, n, (gpu_stmt)ST(GS_WGMMA_WAIT, "wgmma.wait_group 0", 1, "tMMA", NULL, NULL));
-  n = push(st, n, (gpu_stmt)ST(GS_ST_GLOBAL, "st.global.v2.b32 (4 x fp16) -> Y", 1, "tMMA", NULL, NULL));
+  gpu_stmt bar = ST(GS_BARRIER, "bar.sync 1, 256", 0, NULL, NULL, NULL);
+  bar.bar = GBAR_CONSUMERS;
+  n = push(st, n, bar);
+  n = push(st, n, (gpu_stmt)ST(GS_STAGE_ACC, "st.shared.v2.f32", 1, "tMMA", NULL, "tStage"));
+  n = push(st, n, bar);
+  n = push(st, n, (gpu_stmt)ST(GS_EPILOGUE, "Y0", 1, "tStage", NULL, "tE"));
+  n = push(st, n, (gpu_stmt)ST(GS_ST_GLOBAL, "st.global.v2.b32 (4 x fp16) -> Y", 1, "tE", NULL, NULL));
   return n;
 }
+enum { NTAIL = 6 };
 /* the statement index of the lap's step j (after the producer, the peel's
  * 3 statements and the lap's Loop) */
 #define LAP_STEP(j) (NGATHER + 3 + 1 + 4 * (j))
@@ -267,6 +276,15 @@ static void sm90a_consumer_loop(void) {
     if (i == NGATHER + 2) st[n++] = all[LAP_STEP(0) + 3];
   }
   CHECK(!sm90a_verifies(st, n, true, "the consumers' lap loop is missing"));
+  /* the epilogue as Op::store_tile renders it (emit.c, store_tile_fn): the
+   * staging with no barrier after it (the stores would read rows other
+   * warps have not staged yet) */
+  n = 0;
+  for (int i = 0; i < nall; i++)
+    if (i != nall - NTAIL + 3) st[n++] = all[i];
+  CHECK(!sm90a_verifies(st, n, true, "the consumers' epilogue does not begin with wait_group 0"));
+  /* no bounds-checked output */
+  CHECK(!sm90a_verifies(all, nall - 1, true, "the consumers' bounds-checked epilogue and store are missing"));
 }
 
 /* The sm90a attention row's statements as gpuir_build_sm90a_attention
