@@ -1,5 +1,5 @@
 /* A tile on M's edge stores through the same 16-byte epilogue as a full
- * tile (store_staged: rows past M are skipped, the columns still need the
+ * tile (store_full: rows past M are skipped, the columns still need the
  * tile inside N and aligned tensors).  Decode shapes (M <= 16) never fill
  * their 16-row tile, so before this they always took the bounds-checked
  * 4-output path.
