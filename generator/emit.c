@@ -1518,7 +1518,7 @@ static void render_stmts(arena *A, strbuf *s, const gpu_kernel *k, int from, boo
   sm80_render r = {A, s, k, k->plan.stages, "    ", GLOOP_NONE, 0, 0, false, reduce, 0};
   for (int i = from; i < k->nst; i++) {
     /* gpuir_verify (verify_sm80_render, verify_splitk_render, verify_att_render,
-     * verify_sm90a_att_consumers) admits only what renders */
+     * verify_sm90a_att_consumers, verify_sm90a_consumers) admits only what renders */
     DLC_ASSERT(k->st[i].k >= 0 && k->st[i].k < GS__COUNT && table[k->st[i].k]);
     table[k->st[i].k](&r, &k->st[i]);
   }
