@@ -1770,11 +1770,15 @@ static void consume_fn(strbuf *s, const gpu_kernel *k, const char *sname) {
 /* its epilogue (below, with the sm90a attention consumers' renderer, whose
  * barrier it shares) */
 static void store_tile_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname);
+/* and the kernel, the CTA's setup and roles (below, with the attention's) */
+static void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname);
 
 /* The Op of a kernel on the sm90a contraction skeleton (gpu_kernel.tma):
- * its tile, ring and setmaxnreg budgets, B's major (the tensor maps and
- * descriptors follow it), the extents, and the same epilogue functions as
- * the sm80 Op (templates/sm90a_contraction.cuh lists what it reads). */
+ * its tile and ring, B's major (the tensor maps and descriptors follow
+ * it), the extents, the functions rendered from the GPU IR (the kernel,
+ * the producer's and the consumers' loops, their epilogue) and the same
+ * epilogue functions as the sm80 Op (templates/sm90a_contraction.cuh lists
+ * what it reads). */
 static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel *k, const char *sname) {
   arena *A = c->A;
   opgen g = {A, &k->v, k->r, s, k->T, k->math_ieee};
@@ -1790,8 +1794,6 @@ static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel
   sb_printf(s, "  // B stored along %s: %s descriptors\n  static constexpr bool B_K_CONTIG = %s;\n",
             k->B.k_contig ? "K" : "N", k->B.k_contig ? "K-major" : "MN-major (imm-trans-b 1)",
             k->B.k_contig ? "true" : "false");
-  sb_printf(s, "  static constexpr int PRODUCER_REGS = %d, CONSUMER_REGS = %d;  // setmaxnreg\n", k->producer_regs,
-            k->consumer_regs);
   sb_printf(s, "  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)\n"
                "  static constexpr int RASTER_GROUP = %d;\n",
             p->raster_group);
@@ -1806,6 +1808,7 @@ static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel
   produce_fn(s, k, sname);
   consume_fn(s, k, sname);
   store_tile_fn(c->A, s, k, sname);
+  sm90a_kernel_fn(c->A, s, k, sname);
   epilogue_fn(&g, "");
   if (k->epi_vec) epilogue_full_fn(&g, k->epi_vec, "BN");
   else sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-width epilogue\n");
@@ -2335,7 +2338,7 @@ static void att_consume_fn(arena *A, strbuf *s, const gpu_kernel *k, const char 
                "  static __device__ __forceinline__ void consume(const Params *p, C &c, uint64_t *qfull, Next next) {\n"
                "    using Self = %s;\n",
             sname);
-  render_stmts(A, s, k, i + 2, false, ATT90_RENDER); /* after the Role and its SetMaxNReg */
+  render_stmts(A, s, k, i + 3, false, ATT90_RENDER); /* after the Role, its SetMaxNReg and the state's FragSetup */
 }
 
 /* The sm90a contraction consumers' epilogue, Op::store_tile(p, acc, c):
@@ -2363,6 +2366,101 @@ static void store_tile_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *
                "    using Self = %s;\n",
             sname);
   render_stmts(A, s, k, i + 1, false, SM90A_TAIL_RENDER);
+}
+
+/* The sm90a Op's kernel: the CTA's setup and its roles, one call a
+ * statement on the CTA's state c (templates/sm90a_contraction.cuh,
+ * Sm90aCta, or sm90a_attention.cuh, Sm90aAttCta), commented with its kind:
+ * the tile's coordinates, the shared tiles, the barriers' init (their
+ * arrival counts the statements'), the CTA's barrier; the producer's role
+ * under c.producer(), its setmaxnreg (the statement's budget) and its loop,
+ * Op::produce (produce_fn, att_produce_fn); the consumers' setmaxnreg, the
+ * contraction's accumulators' zero and descriptors or the attention
+ * consumers' state, then their loop and epilogue, Op::consume and
+ * Op::store_tile (consume_fn and store_tile_fn, or att_consume_fn).
+ * verify_sm90a_setup admits only the lists written here. */
+static void s_tile_coord(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "c.tile_coord(p);"); }
+static void s_alloc(sm80_render *r, const gpu_stmt *st) {
+  r_line(r, st, arena_printf(r->A, "c.template alloc<%s>();", r_side(st)));
+}
+static void s_mbar_init(sm80_render *r, const gpu_stmt *st) {
+  static const char *const RING[GMBAR__COUNT] = {[GMBAR_FULL] = "dlc::MBAR_FULL", [GMBAR_EMPTY] = "dlc::MBAR_EMPTY",
+                                                 [GMBAR_Q] = "dlc::MBAR_Q"};
+  r_line(r, st, arena_printf(r->A, "c.template mbar_init<%s>(%d);", RING[st->mbar], st->lo));
+}
+static void s_role(sm80_render *r, const gpu_stmt *st) {
+  if (strcmp(st->what, "producer") == 0) {
+    sb_printf(r->s, "%sif (c.producer()) {  // Role producer: %s\n", r->ind, r_text(r, st->detail));
+    r_indent(r, 1);
+  } else {
+    sb_printf(r->s, "%s// Role consumers: %s\n", r->ind, r_text(r, st->detail));
+  }
+}
+static void s_setmaxnreg(sm80_render *r, const gpu_stmt *st) {
+  bool inc = strcmp(st->what, "setmaxnreg.inc") == 0;
+  r_line(r, st, arena_printf(r->A, "dlc::setmaxnreg_%s<%d>();", inc ? "inc" : "dec", st->lo));
+  if (inc) return;
+  /* the producer's loop: Op::produce, then the role is done */
+  const gpu_kernel *k = r->k;
+  const char *call = k->att_wgmma ? "if (c.elected()) produce(tp, c.smQ, c.smK, c.smV, c.qfull, c.full, c.empty, c.m0, "
+                                    "c.b, c.nt, c.order);"
+                     : k->gather  ? "produce(p, c.ring, c.full, c.empty, c.mt, c.nt, c.b, c.KT, c.thread());"
+                                  : "if (c.elected()) produce(tp, c.ring, c.full, c.empty, c.mt, c.nt, c.KT);";
+  sb_printf(r->s, "%s%s  // its loop (produce, above)\n%sreturn;\n", r->ind, call, r->ind);
+  r_indent(r, -1);
+  sb_printf(r->s, "%s}\n", r->ind);
+}
+static void s_frag_setup(sm80_render *r, const gpu_stmt *st) {
+  if (st->side == GSIDE_NONE) { /* the attention consumers' state: their descriptors */
+    r_line(r, st, "auto cs = c.consumers();");
+    sb_printf(r->s, "%sconsume(p, cs, c.qfull, c.order);  // their key tiles and epilogue (consume, above)\n", r->ind);
+    return;
+  }
+  r_line(r, st, arena_printf(r->A, "c.template frag_setup<%s>();", r_side(st)));
+  if (st->side != GSIDE_B) return;
+  sb_printf(r->s,
+            "%sconsume(c.acc, c.ring_state(), c.KT);  // their k-loop (consume, above)\n"
+            "%sstore_tile(p, c.acc, c.tile());  // their epilogue (store_tile, above)\n",
+            r->ind, r->ind);
+}
+
+static const sm80_render_fn SM90A_SETUP_RENDER[GS__COUNT] = {
+    [GS_TILE_COORD] = s_tile_coord, [GS_ALLOC_SHARED] = s_alloc,     [GS_MBAR_INIT] = s_mbar_init,
+    [GS_BARRIER] = h_barrier,       [GS_ROLE] = s_role,              [GS_SETMAXNREG] = s_setmaxnreg,
+    [GS_ACC_ZERO] = r_acc_zero,     [GS_FRAG_SETUP] = s_frag_setup,
+};
+
+static void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname) {
+  bool att = k->att_wgmma;
+  sb_printf(s,
+            "  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line\n"
+            "  // a statement, each a primitive of the CTA's state c (templates/%s, %s)\n"
+            "  static __device__ __forceinline__ void kernel(const %s) {\n"
+            "    using Self = %s;\n"
+            "%s"
+            "    dlc::%s<Self> c;\n",
+            att ? "sm90a_attention.cuh" : "sm90a_contraction.cuh", att ? "Sm90aAttCta" : "Sm90aCta",
+            k->gather ? "Params *p" : "TParams *tp", sname, k->gather ? "" : "    const Params *p = &tp->p;\n",
+            att ? "Sm90aAttCta" : "Sm90aCta");
+  /* the setup and the producer's role, then the consumers' role and its
+   * own statements: the roles' loops are the functions above */
+  sm80_render r = {A, s, k, k->plan.stages, "    ", GLOOP_NONE, 0, 0, false, false, 0};
+  int role = 0;
+  while (role < k->nst && !(k->st[role].k == GS_ROLE && strcmp(k->st[role].what, "consumers") == 0)) role++;
+  for (int i = 0; i < k->nst; i++) {
+    const gpu_stmt *st = &k->st[i];
+    if (st->k == GS_ROLE && strcmp(st->what, "producer") == 0) {
+      s_role(&r, st), s_setmaxnreg(&r, &k->st[i + 1]);
+      i = role - 1;
+      continue;
+    }
+    /* verify_sm90a_setup admits only what renders */
+    DLC_ASSERT(SM90A_SETUP_RENDER[st->k]);
+    SM90A_SETUP_RENDER[st->k](&r, st);
+    if (i > role && st->k == GS_FRAG_SETUP && st->side != GSIDE_A) break; /* the consumers' last */
+  }
+  DLC_ASSERT(strcmp(r.ind, "    ") == 0);
+  sb_puts(s, "  }\n");
 }
 
 static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
@@ -2393,8 +2491,6 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
     sb_printf(s, "  using TParams = dlc__tp_%s;\n", eo->op->name);
     sb_printf(s, "  static constexpr int STAGES = %d, THREADS = %d;  // the K/V ring; producer + consumer warpgroups\n",
               p->stages, k->threads);
-    sb_printf(s, "  static constexpr int PRODUCER_REGS = %d, CONSUMER_REGS = %d;  // setmaxnreg\n", k->producer_regs,
-              k->consumer_regs);
     tmap_box_fn(&g, &k->tmq, "q_box", "Q_RANK", "Q");
     tmap_box_fn(&g, &k->tmk, "k_box", "K_RANK", "K");
   } else {
@@ -2485,6 +2581,7 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   } else {
     att_produce_fn(s, k);
     att_consume_fn(A, s, k, sname);
+    sm90a_kernel_fn(A, s, k, sname);
   }
   sb_puts(s, "};\n\n");
 }

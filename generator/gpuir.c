@@ -954,6 +954,22 @@ static void consumer_step(gpu_kernel *k, arena *A, bool gather, int slot, int fl
 
 /* Both producers: TMA boxes (tma_wgmma) or gathered cp.async chunks
  * (cp_async_wgmma); the consumers and the epilogue are the same. */
+/* An sm90a skeleton's MbarInit: `which` barriers, each completing on
+ * `arrivals` arrivals (and, for a full or Q barrier the TMA arms, its
+ * bytes). */
+static void mbar_init(gpu_kernel *k, arena *A, gpu_mbar which, const char *what, int arrivals, const char *detail,
+                      const char *out) {
+  gpu_stmt *s = emit(k, A, GS_MBAR_INIT, what, detail, out, 0, NULL, NULL);
+  s->mbar = which, s->lo = arrivals;
+}
+
+/* A role's SetMaxNReg: the consumers' budget up, or the producer's down. */
+static void setmaxnreg(gpu_kernel *k, arena *A, bool consumers) {
+  int regs = consumers ? k->consumer_regs : k->producer_regs;
+  emit(k, A, GS_SETMAXNREG, consumers ? "setmaxnreg.inc" : "setmaxnreg.dec", arena_printf(A, "%d", regs), NULL, 0, NULL,
+       NULL)->lo = regs;
+}
+
 static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
                                bool gather, diag_list *dl) {
   const char *at = arena_printf(A, "GPU IR[%s]", r->name), *why;
@@ -1000,38 +1016,38 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
     emit(k, A, GS_ALLOC_SHARED, "smA",
          arena_printf(A, "%s [%d][%d][%d] (M x K, K-major), 16-byte chunk c of row r at c ^ (r %% 8): 128B swizzle",
                       dtype_name(k->T), S, BM, BK),
-         NULL, 0, NULL, NULL);
+         NULL, 0, NULL, NULL)->side = GSIDE_A;
     emit(k, A, GS_ALLOC_SHARED, "smB",
          arena_printf(A, "%s [%d][%d][%d] (N x K, K-major), 16-byte chunk c of row r at c ^ (r %% 8): 128B swizzle",
                       dtype_name(k->T), S, BN, BK),
-         NULL, 0, NULL, NULL);
-    emit(k, A, GS_MBAR_INIT, "full[s]", arena_printf(A, "%d slots, 128 arrivals (every producer thread's landed copies)", S),
-         NULL, 0, NULL, NULL);
+         NULL, 0, NULL, NULL)->side = GSIDE_B;
+    mbar_init(k, A, GMBAR_FULL, "full[s]", 128,
+              arena_printf(A, "%d slots, 128 arrivals (every producer thread's landed copies)", S), NULL);
   } else {
     emit(k, A, GS_ALLOC_SHARED, "smA",
          arena_printf(A, "%s [%d][%d][%d] (M x K, K-major), TMA box {%d, %d}, 128B swizzle", dtype_name(k->T), S, BM, BK,
                       BK, BM),
-         NULL, 0, NULL, NULL);
+         NULL, 0, NULL, NULL)->side = GSIDE_A;
     emit(k, A, GS_ALLOC_SHARED, "smB",
          k->B.k_contig
              ? arena_printf(A, "%s [%d][%d][%d] (N x K, K-major), TMA box {%d, %d}, 128B swizzle", dtype_name(k->T), S,
                             BN, BK, BK, BN)
              : arena_printf(A, "%s [%d][%d][%d][64] (K x N, MN-major), %d TMA boxes {64, %d}, 128B swizzle",
                             dtype_name(k->T), S, BN / 64, BK, BN / 64, BK),
-         NULL, 0, NULL, NULL);
-    emit(k, A, GS_MBAR_INIT, "full[s]", arena_printf(A, "%d slots, 1 arrival + the stage's %d bytes", S, (BM + BN) * BK * eb),
-         NULL, 0, NULL, NULL);
+         NULL, 0, NULL, NULL)->side = GSIDE_B;
+    mbar_init(k, A, GMBAR_FULL, "full[s]", 1,
+              arena_printf(A, "%d slots, 1 arrival + the stage's %d bytes", S, (BM + BN) * BK * eb), NULL);
   }
-  emit(k, A, GS_MBAR_INIT, "empty[s]",
-       arena_printf(A, "%d slots, 256 arrivals (every consumer thread); a fresh slot is free (parity 1 completes)", S),
-       "tFree[kt]", 0, NULL, NULL);
+  mbar_init(k, A, GMBAR_EMPTY, "empty[s]", 256,
+            arena_printf(A, "%d slots, 256 arrivals (every consumer thread); a fresh slot is free (parity 1 completes)", S),
+            "tFree[kt]");
   emit(k, A, GS_BARRIER, "bar.sync", "the barriers are initialized", NULL, 0, NULL, NULL);
   /* the producer */
   if (gather) {
     int L = k->gather_lag;
     emit(k, A, GS_ROLE, "producer", "warpgroup 0: 128 threads, thread t copies chunks t, t + 128, ... of each stage",
          NULL, 0, NULL, NULL);
-    emit(k, A, GS_SETMAXNREG, "setmaxnreg.dec", arena_printf(A, "%d", k->producer_regs), NULL, 0, NULL, NULL);
+    setmaxnreg(k, A, false);
     emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
     emit(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
          "tFree[kt]", NULL);
@@ -1064,7 +1080,7 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
          NULL)->lo = L;
   } else {
     emit(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL);
-    emit(k, A, GS_SETMAXNREG, "setmaxnreg.dec", arena_printf(A, "%d", k->producer_regs), NULL, 0, NULL, NULL);
+    setmaxnreg(k, A, false);
     emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
     emit(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
          "tFree[kt]", NULL);
@@ -1085,7 +1101,17 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
   /* the consumers */
   emit(k, A, GS_ROLE, "consumers", arena_printf(A, "warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the %d-row tile", BM),
        NULL, 0, NULL, NULL);
-  emit(k, A, GS_SETMAXNREG, "setmaxnreg.inc", arena_printf(A, "%d", k->consumer_regs), NULL, 0, NULL, NULL);
+  setmaxnreg(k, A, true);
+  /* the warpgroup's accumulators, and its descriptors' low words at slot
+   * 0 (sm90a_wgmma_slot adds a step's slot and k16 offsets to them) */
+  emit(k, A, GS_ACC_ZERO, "acc <- 0", arena_printf(A, "a warpgroup's 64 x %d fp32 accumulators", BN), NULL, 0, NULL, NULL);
+  emit(k, A, GS_FRAG_SETUP, "wgmma descriptor of smA",
+       "slot 0 at the warpgroup's 64 rows (+ 64 wg x 128 bytes): K-major, LBO 16, SBO 1024, 128B swizzle", NULL, 0, NULL,
+       NULL)->side = GSIDE_A;
+  emit(k, A, GS_FRAG_SETUP, "wgmma descriptor of smB",
+       k->B.k_contig ? "slot 0: K-major, LBO 16, SBO 1024, 128B swizzle"
+                     : arena_printf(A, "slot 0: MN-major, LBO %d (a 64-column box), SBO 1024, 128B swizzle", 64 * BK * eb),
+       NULL, 0, NULL, NULL)->side = GSIDE_B;
   /* the k-loop: k-tile 0 peeled (no slot to release before it), then laps
    * of S k-tiles unrolled, k-tile 1 + S l + j on slot (1 + j) % S: every
    * step's slot, barriers and descriptor offsets compile-time, the parity
@@ -1742,26 +1768,31 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
   k->nst = 0;
   const char *T = dtype_name(k->T);
   const char *batch = axes_str(A, r1, k->v.b_axes, k->v.nb);
+  emit(k, A, GS_TILE_COORD, "(m.o, batch) <- (blockIdx.x, blockIdx.y)",
+       arena_printf(A, "%d query rows of batch %s; key tiles up to the last one the mask leaves anything of "
+                       "(Op::tile_live)",
+                    BM, batch),
+       NULL, 0, NULL, NULL);
   emit(k, A, GS_ALLOC_SHARED, "smQ",
        arena_printf(A, "%s [%d][%d][64] (%d column blocks of %d query rows x 128 bytes), %d TMA boxes {64, %d}, 128B swizzle",
                     T, D / 64, BM, D / 64, BM, D / 64, BM),
-       NULL, 0, NULL, NULL);
+       NULL, 0, NULL, NULL)->side = GSIDE_A;
   emit(k, A, GS_ALLOC_SHARED, "smK,smV",
        arena_printf(A, "%s [%d][%d][%d][64] and [%d][%d][%d][64] ring (keys x 128-byte blocks of D and DV), TMA boxes "
                        "{64, %d}, 128B swizzle",
                     T, S, D / 64, BN, S, DV / 64, BN, BN),
-       NULL, 0, NULL, NULL);
-  emit(k, A, GS_MBAR_INIT, "qfull", arena_printf(A, "1 arrival + the Q tile's %d bytes", BM * D * eb), NULL, 0, NULL, NULL);
-  emit(k, A, GS_MBAR_INIT, "full[s]", arena_printf(A, "%d slots, 1 arrival + the stage's %d bytes", S, BN * (D + DV) * eb),
-       NULL, 0, NULL, NULL);
-  emit(k, A, GS_MBAR_INIT, "empty[s]",
-       arena_printf(A, "%d slots, 256 arrivals (every consumer thread); a fresh slot is free (parity 1 completes)", S),
-       "tFree[i]", 0, NULL, NULL);
+       NULL, 0, NULL, NULL)->side = GSIDE_B;
+  mbar_init(k, A, GMBAR_Q, "qfull", 1, arena_printf(A, "1 arrival + the Q tile's %d bytes", BM * D * eb), NULL);
+  mbar_init(k, A, GMBAR_FULL, "full[s]", 1,
+            arena_printf(A, "%d slots, 1 arrival + the stage's %d bytes", S, BN * (D + DV) * eb), NULL);
+  mbar_init(k, A, GMBAR_EMPTY, "empty[s]", 256,
+            arena_printf(A, "%d slots, 256 arrivals (every consumer thread); a fresh slot is free (parity 1 completes)", S),
+            "tFree[i]");
   emit(k, A, GS_BARRIER, "bar.sync", "the barriers are initialized", NULL, 0, NULL, NULL);
   /* the producer: Q once, then K and V of every live key tile, in the
    * consumers' order, through the ring (i counts the tiles of both passes) */
   emit(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL);
-  emit(k, A, GS_SETMAXNREG, "setmaxnreg.dec", arena_printf(A, "%d", k->producer_regs), NULL, 0, NULL, NULL);
+  setmaxnreg(k, A, false);
   emit(k, A, GS_MBAR_ARRIVE, "qfull",
        arena_printf(A, "arrive.expect_tx: the Q tile's %d bytes, which its boxes complete", BM * D * eb), NULL, 0, NULL,
        NULL);
@@ -1797,7 +1828,12 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
                        "a warp",
                     BM),
        NULL, 0, NULL, NULL);
-  emit(k, A, GS_SETMAXNREG, "setmaxnreg.inc", arena_printf(A, "%d", k->consumer_regs), NULL, 0, NULL, NULL);
+  setmaxnreg(k, A, true);
+  emit(k, A, GS_FRAG_SETUP, "wgmma descriptors of smQ, smK and smV",
+       arena_printf(A, "Q's at each of its %d k16 steps, at the warpgroup's 64 rows (+ 64 wg x 128 bytes); K's and V's "
+                       "low words at slot 0 (K-major, and V MN-major with LBO %d); SBO 1024, 128B swizzle",
+                    D / 16, BN * 128),
+       NULL, 0, NULL, NULL);
   emit(k, A, GS_ACC_ZERO, "O", arena_printf(A, "O <- 0; each lane's rows: %s <- its init, %s <- 0", r1->lets[k->sm.max].name,
                                             r1->lets[k->sm.sum].name),
        NULL, 0, NULL, NULL);
@@ -2098,6 +2134,114 @@ static bool verify_sm90a_outputs(const gpu_kernel *k, int i, const char *who, di
   return true;
 }
 
+/* The sm90a skeletons' CTA setup and roles as their renderer writes
+ * Op::kernel (emit.c, sm90a_kernel_fn), one call on the CTA's state a
+ * statement: from the kernel's first statement, the tile's coordinates,
+ * the shared tiles, the barriers' init (each with its arrival count), the
+ * CTA's barrier, the producer's role and its setmaxnreg.dec (its loop
+ * follows: verify_sm90a_producer); at the consumers' role, its
+ * setmaxnreg.inc, then the contraction's accumulators' zero and its two
+ * descriptors, or the attention consumers' state (their descriptors), before
+ * the statements of their k-loop (verify_sm90a_consumers,
+ * verify_sm90a_att_consumers). */
+typedef struct setup_step {
+  gpu_stmt_kind k;
+  gpu_side side;  /* AllocShared, FragSetup: the operand */
+  gpu_mbar mbar;  /* MbarInit: which barriers */
+  int role;       /* Role, SetMaxNReg: 1 the producer, 2 the consumers */
+  const char *what;
+} setup_step;
+
+#define SETUP_HEAD(alloc_b)                                                           \
+  {GS_TILE_COORD, GSIDE_NONE, GMBAR_NONE, 0, "the tile's coordinates"},               \
+      {GS_ALLOC_SHARED, GSIDE_A, GMBAR_NONE, 0, "the first operand's shared tile"},  \
+      {GS_ALLOC_SHARED, GSIDE_B, GMBAR_NONE, 0, alloc_b}
+#define SETUP_TAIL                                                                            \
+  {GS_MBAR_INIT, GSIDE_NONE, GMBAR_FULL, 0, "the full barriers' init"},                       \
+      {GS_MBAR_INIT, GSIDE_NONE, GMBAR_EMPTY, 0, "the empty barriers' init"},                 \
+      {GS_BARRIER, GSIDE_NONE, GMBAR_NONE, 0, "the CTA's barrier after the init"},            \
+      {GS_ROLE, GSIDE_NONE, GMBAR_NONE, 1, "the producer's role"},                            \
+      {GS_SETMAXNREG, GSIDE_NONE, GMBAR_NONE, 1, "the producer's setmaxnreg.dec"}
+
+static const setup_step CONTRACTION_SETUP[] = {SETUP_HEAD("B's ring"), SETUP_TAIL};
+static const setup_step ATT_SETUP[] = {
+    SETUP_HEAD("K's and V's ring"), {GS_MBAR_INIT, GSIDE_NONE, GMBAR_Q, 0, "Q's barrier's init"}, SETUP_TAIL};
+#undef SETUP_HEAD
+#undef SETUP_TAIL
+
+static const setup_step CONTRACTION_CONSUMERS[] = {
+    {GS_ROLE, GSIDE_NONE, GMBAR_NONE, 2, "the consumers' role"},
+    {GS_SETMAXNREG, GSIDE_NONE, GMBAR_NONE, 2, "the consumers' setmaxnreg.inc"},
+    {GS_ACC_ZERO, GSIDE_NONE, GMBAR_NONE, 0, "the accumulators' zero"},
+    {GS_FRAG_SETUP, GSIDE_A, GMBAR_NONE, 0, "A's descriptor"},
+    {GS_FRAG_SETUP, GSIDE_B, GMBAR_NONE, 0, "B's descriptor"},
+};
+static const setup_step ATT_CONSUMERS[] = {
+    {GS_ROLE, GSIDE_NONE, GMBAR_NONE, 2, "the consumers' role"},
+    {GS_SETMAXNREG, GSIDE_NONE, GMBAR_NONE, 2, "the consumers' setmaxnreg.inc"},
+    {GS_FRAG_SETUP, GSIDE_NONE, GMBAR_NONE, 0, "the consumers' descriptors"},
+};
+
+/* The consumers' role (-1: none) and where their k-loop's statements
+ * begin, after the setup's (k->nst when there is no role). */
+static int sm90a_consumers_role(const gpu_kernel *k) {
+  for (int i = 0; i < k->nst; i++)
+    if (k->st[i].k == GS_ROLE && strcmp(k->st[i].what, "consumers") == 0) return i;
+  return -1;
+}
+static int sm90a_consumers_from(const gpu_kernel *k) {
+  int role = sm90a_consumers_role(k);
+  int n = k->att_wgmma ? (int)(sizeof ATT_CONSUMERS / sizeof *ATT_CONSUMERS)
+                       : (int)(sizeof CONTRACTION_CONSUMERS / sizeof *CONTRACTION_CONSUMERS);
+  return role < 0 || role + n > k->nst ? k->nst : role + n;
+}
+
+/* The statements st[i..] against want[0..nwant): kinds, operands,
+ * barriers, roles, budgets and arrival counts. */
+static bool setup_matches(const gpu_kernel *k, int i, const setup_step *want, int nwant, diag_list *dl) {
+  static const char *const ROLE[] = {NULL, "producer", "consumers"};
+  for (int j = 0; j < nwant; j++, i++) {
+    const setup_step *w = &want[j];
+    const gpu_stmt *s = i < k->nst ? &k->st[i] : NULL;
+    /* a full barrier completes on the TMA's one arrival (with its bytes)
+     * or on each gathering producer thread's; the consumers release an
+     * empty one each (256); Q's is the TMA's */
+    int arrivals = w->mbar == GMBAR_EMPTY ? 256 : w->mbar == GMBAR_FULL && k->gather ? 128 : 1;
+    int regs = w->role == 1 ? k->producer_regs : k->consumer_regs;
+    bool good = s && s->k == w->k && s->side == w->side;
+    if (good && w->k == GS_MBAR_INIT) good = s->mbar == w->mbar && s->lo == arrivals;
+    if (good && w->k == GS_BARRIER) good = s->bar == GBAR_CTA;
+    if (good && w->k == GS_ROLE) good = strcmp(s->what, ROLE[w->role]) == 0;
+    if (good && w->k == GS_SETMAXNREG)
+      good = s->lo == regs && strcmp(s->what, w->role == 1 ? "setmaxnreg.dec" : "setmaxnreg.inc") == 0;
+    if (!good) {
+      char more[32] = "";
+      if (w->k == GS_MBAR_INIT) snprintf(more, sizeof more, ", %d arrival%s", arrivals, arrivals == 1 ? "" : "s");
+      else if (w->k == GS_SETMAXNREG) snprintf(more, sizeof more, ", %d registers", regs);
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the sm90a %s setup's statement %d is not %s (%s%s)",
+                  k->att_wgmma ? "attention" : "contraction", i, w->what, gpuir_stmt_name(w->k), more);
+      return false;
+    }
+  }
+  return true;
+}
+
+static bool verify_sm90a_setup(const gpu_kernel *k, diag_list *dl) {
+  const setup_step *head = k->att_wgmma ? ATT_SETUP : CONTRACTION_SETUP;
+  const setup_step *cons = k->att_wgmma ? ATT_CONSUMERS : CONTRACTION_CONSUMERS;
+  int nhead = k->att_wgmma ? (int)(sizeof ATT_SETUP / sizeof *ATT_SETUP)
+                           : (int)(sizeof CONTRACTION_SETUP / sizeof *CONTRACTION_SETUP);
+  int ncons = k->att_wgmma ? (int)(sizeof ATT_CONSUMERS / sizeof *ATT_CONSUMERS)
+                           : (int)(sizeof CONTRACTION_CONSUMERS / sizeof *CONTRACTION_CONSUMERS);
+  if (!setup_matches(k, 0, head, nhead, dl)) return false;
+  int role = sm90a_consumers_role(k);
+  if (role < 0) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the sm90a consumers' role is missing");
+    return false;
+  }
+  return setup_matches(k, role, cons, ncons, dl);
+}
+
 /* The sm90a consumers' k-loop (consumer_step): k-tile 0 peeled on slot 0
  * at parity 0, releasing nothing; a lap of S = consumer_unroll = stages
  * steps, step j on slot (1 + j) % S (each slot once), its parity the lap's
@@ -2119,8 +2263,7 @@ static bool verify_sm90a_consumers(const gpu_kernel *k, diag_list *dl) {
                 k->consumer_unroll, S);
     return false;
   }
-  while (i < n && !(k->st[i].k == GS_ROLE && strcmp(k->st[i].what, "consumers") == 0)) i++;
-  while (i < n && k->st[i].k != GS_MBAR_WAIT) i++;
+  i = sm90a_consumers_from(k);
   /* seg 0: the peel (1 step), 1: a lap (S steps), 2: the rest (S - 1 steps) */
   static const char *segs[] = {"k-tile 0", "lap", "rest"};
   for (int seg = 0; seg < 3; seg++) {
@@ -2318,13 +2461,7 @@ static const att_consumer_step ATT_CONSUMER[] = {
  * the output's epilogue pairs to the end (the full-width Epilogue and its
  * store when the kernel has EPI_VEC, then the bounds-checked ones). */
 static bool verify_sm90a_att_consumers(const gpu_kernel *k, diag_list *dl) {
-  int i = 0, n = k->nst;
-  while (i < n && !(k->st[i].k == GS_ROLE && strcmp(k->st[i].what, "consumers") == 0)) i++;
-  if (i + 1 >= n || k->st[i + 1].k != GS_SETMAXNREG) {
-    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the sm90a attention consumers' role (and its setmaxnreg) is missing");
-    return false;
-  }
-  i += 2;
+  int i = sm90a_consumers_from(k), n = k->nst;
   int nwant = (int)(sizeof ATT_CONSUMER / sizeof *ATT_CONSUMER);
   for (int j = 0; j < nwant; j++, i++) {
     const att_consumer_step *w = &ATT_CONSUMER[j];
@@ -2374,6 +2511,7 @@ static bool verify_sm90a(const gpu_kernel *k, diag_list *dl) {
                 k->gather_lag, S - 1);
     ok = false;
   }
+  if (!verify_sm90a_setup(k, dl)) ok = false;
   if (!verify_sm90a_consumers(k, dl)) ok = false;
   if (!verify_sm90a_producer(k, dl)) ok = false;
   /* every copy into the ring after the wait on its slot's empty barrier
@@ -2839,7 +2977,8 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
   free(produced);
   if (k->tma) ok &= verify_sm90a(k, dl);
   if (k->att_wgmma)
-    ok &= verify_sm90a_attention(k, dl) & verify_sm90a_producer(k, dl) & verify_sm90a_att_consumers(k, dl);
+    ok &= verify_sm90a_attention(k, dl) & verify_sm90a_setup(k, dl) & verify_sm90a_producer(k, dl) &
+          verify_sm90a_att_consumers(k, dl);
   if (!k->tma && !k->att_wgmma && !k->attention && !k->rows && !k->split_reduce) ok &= verify_sm80_render(k, dl);
   if (k->split_reduce) ok &= verify_splitk_render(k, dl);
   if (k->attention && !k->att_wgmma) ok &= verify_att_render(k, dl);
@@ -3066,7 +3205,9 @@ static void dump_render_fields(cJSON *b, const gpu_stmt *s, int depth, bool rows
   static const char *const LOOP[] = {NULL, "steady", "drain", "columns", "keys", "row"};
   static const char *const LOAD[] = {NULL, "vector", "element", "row", "index"};
   static const char *const BAR[] = {NULL, "first_turn", "turn", "hand_off", "last_turn", "consumers"};
+  static const char *const MBAR[] = {NULL, "full", "empty", "q"};
   _Static_assert(sizeof BAR / sizeof *BAR == GBAR__COUNT, "a dump name for every barrier");
+  _Static_assert(sizeof MBAR / sizeof *MBAR == GMBAR__COUNT, "a dump name for every barrier ring");
   _Static_assert(sizeof LOAD / sizeof *LOAD == GLOAD__COUNT, "a dump name for every load");
   _Static_assert(sizeof SIDE / sizeof *SIDE == GSIDE__COUNT, "a dump name for every operand");
   _Static_assert(sizeof COPY / sizeof *COPY == GCOPY__COUNT, "a dump name for every copy");
@@ -3089,6 +3230,11 @@ static void dump_render_fields(cJSON *b, const gpu_stmt *s, int depth, bool rows
   if (s->loop) cJSON_AddStringToObject(b, "loop", LOOP[s->loop]);
   if (s->full) cJSON_AddTrueToObject(b, "full_width");
   if (s->k == GS_BARRIER && s->bar) cJSON_AddStringToObject(b, "barrier", BAR[s->bar]);
+  if (s->k == GS_MBAR_INIT && s->mbar) {
+    cJSON_AddStringToObject(b, "barriers", MBAR[s->mbar]);
+    cJSON_AddNumberToObject(b, "arrivals", s->lo);
+  }
+  if (s->k == GS_SETMAXNREG && s->lo >= 0) cJSON_AddNumberToObject(b, "registers", s->lo);
   if (!rows) return;
   if (s->k == GS_ST_GLOBAL) cJSON_AddNumberToObject(b, "yield", s->pass);
   else if (s->k == GS_LOOP || s->k == GS_ROW_LETS || s->k == GS_REDUCE || s->k == GS_ROW_SCALAR || s->rd)

@@ -121,6 +121,16 @@ typedef enum {
   GBAR__COUNT
 } gpu_bar;
 
+/* Which barriers an MbarInit initializes: a ring's full or empty
+ * barriers (one a stage), or the sm90a attention's Q barrier. */
+typedef enum {
+  GMBAR_NONE,
+  GMBAR_FULL,   /* full[s]: a stage's copies landed */
+  GMBAR_EMPTY,  /* empty[s]: the consumers released a stage */
+  GMBAR_Q,      /* qfull: the attention's Q tile landed */
+  GMBAR__COUNT
+} gpu_mbar;
+
 /* How the row skeleton loads a Read (LdGlobal, LdShared, LdGather). */
 typedef enum {
   GLOAD_NONE,
@@ -164,6 +174,8 @@ typedef struct gpu_stmt {
   bool full;             /* Epilogue, StGlobalVec: the full-width pair (else the bounds-checked one) */
   gpu_step step;         /* attention's Epilogue: which step */
   gpu_bar bar;           /* Barrier: which one */
+  gpu_mbar mbar;         /* MbarInit: which barriers (lo: their arrival count); SetMaxNReg: lo is
+                            the role's register budget */
   /* What the row skeleton's renderer reads (emit.c, rows_kernel): */
   int pass;              /* Loop, loads, RowLets, Reduce, RowScalar: the pass (reduction `pass`, or
                             gpu_rows.nred: the element outputs'); StGlobalVec: the yield it stores */

@@ -376,6 +376,11 @@ __device__ __forceinline__ float cta_allreduce(float v, float *part) {
 __device__ __forceinline__ void mbar_init(uint64_t *bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
 }
+// Which barriers an sm90a CTA state's mbar_init sets up (the GPU IR's
+// MbarInit): a ring's full or empty barriers, one a stage, or the
+// attention's Q barrier.
+enum MbarRing : int { MBAR_FULL = 0, MBAR_EMPTY = 1, MBAR_Q = 2 };
+
 __device__ __forceinline__ void mbar_fence_init() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
 __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");

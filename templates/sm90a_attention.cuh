@@ -24,8 +24,9 @@
 //     take them;
 //   O / l -> the output epilogue and store, as the sm80 skeleton.
 //
-// The skeleton below sets up the shared tiles, the barriers and the roles;
-// what each role runs is the Op's, rendered from the GPU IR.
+// The kernel is the Op's kernel(tp), rendered from the GPU IR: the CTA's
+// setup (Sm90aAttCta below: the tiles, the barriers, the roles) and what
+// each role runs.
 //
 // Shared tiles: each is D / 64 (DV / 64) column blocks of ROWS rows of 128
 // bytes, one TMA box {64, ROWS} each, 16-byte chunk c of row r at chunk
@@ -43,12 +44,13 @@
 //
 // Op provides, beyond the score, softmax, tile and epilogue functions of
 // sm80_attention.cuh: TParams (tmap_q, tmap_k, tmap_v, p), STAGES, THREADS,
-// PRODUCER_REGS, CONSUMER_REGS, q_box, k_box, v_box (Q_RANK, K_RANK,
-// V_RANK): a box's coordinates in its tensor map, innermost dim first;
-// produce(tp, smQ, smK, smV, qfull, full, empty, m0, b, nt, next): the
-// producer's copies, and consume(p, c, qfull, next): the consumers' key
-// tiles and epilogue, one call on Sm90aAttConsumer a statement, both
-// rendered from the GPU IR over the key tiles that next(t, full) walks.
+// q_box, k_box, v_box (Q_RANK, K_RANK, V_RANK): a box's coordinates in its
+// tensor map, innermost dim first; and, rendered from the GPU IR:
+// kernel(tp), the CTA's setup and roles, one call on Sm90aAttCta a
+// statement; produce(tp, smQ, smK, smV, qfull, full, empty, m0, b, nt,
+// next): the producer's copies; consume(p, c, qfull, next): the consumers'
+// key tiles and epilogue, one call on Sm90aAttConsumer a statement; both
+// over the key tiles that next(t, full) (Sm90aKeyOrder) walks.
 #pragma once
 
 #include "dlc_device.cuh"
@@ -289,61 +291,95 @@ struct Sm90aAttConsumer {
   }
 };
 
+// The key tiles in the order the producer and the consumers walk them
+// through the ring: next(t, want_full) is the first tile after t of that
+// kind that the mask leaves anything of.  Full tiles (inside the keys, no
+// mask removes anything) come first, then the other live tiles; the online
+// softmax takes them in any order.
+template <class Op>
+struct Sm90aKeyOrder {
+  static constexpr int BN = Op::BN;
+  const typename Op::Params *p;
+  int64_t m0, b, SK, nt;
+  __device__ __forceinline__ bool full_tile(int64_t t) const {
+    return (t + 1) * BN <= SK && Op::tile_full(p, m0, m0 + Op::BM, t * BN, (t + 1) * BN, b);
+  }
+  __device__ __forceinline__ int64_t operator()(int64_t t, bool want_full) const {
+    for (++t; t < nt; ++t)
+      if (full_tile(t) == want_full && Op::tile_live(p, m0, m0 + Op::BM, t * BN, (t + 1) * BN, b)) return t;
+    return nt;
+  }
+};
+
+// The sm90a attention's CTA state and primitives: the kernel is the Op's
+// kernel(tp), which the emitter renders from the GPU IR, one call a
+// statement (docs/codegen.md); nothing here decides an order.
+//   tile_coord    TileCoord: the query tile and the batch; the keys, and
+//                 the last key tile the mask leaves anything of (the key
+//                 order's bound)
+//   alloc         AllocShared: Q's tile (the dynamic shared memory's first
+//                 1024-byte boundary), K's and V's ring after it
+//   mbar_init     MbarInit: Q's barrier or a ring of barriers, and their
+//                 arrival count, by thread 0, with fence.mbarrier_init
+//   producer, elected   Role: the producer warpgroup, its one lane
+//   consumers     FragSetup: the consumers' state (Sm90aAttConsumer: the
+//                 warpgroup, the descriptors' words)
+template <class Op>
+struct Sm90aAttCta {
+  using T = typename Op::T;
+  using Params = typename Op::Params;
+  static constexpr int BM = Op::BM, BN = Op::BN, D = Op::D, DV = Op::DV, STAGES = Op::STAGES;
+
+  unsigned char *smem_raw;
+  T *smQ, *smK, *smV;  // smK: [STAGES][D/64][BN][64], smV: [STAGES][DV/64][BN][64]
+  uint64_t *qfull, *full, *empty;
+  int64_t m0, b, SK, nt;
+  Sm90aKeyOrder<Op> order;
+
+  __device__ __forceinline__ void tile_coord(const Params *p) {
+    m0 = (int64_t)blockIdx.x * BM, b = blockIdx.y;
+    SK = Op::extent_kv(p);
+    nt = (SK + BN - 1) / BN;
+    while (nt > 0 && !Op::tile_live(p, m0, m0 + BM, (nt - 1) * BN, nt * BN, b)) --nt;
+    order = Sm90aKeyOrder<Op>{p, m0, b, SK, nt};
+  }
+  template <Operand O>
+  __device__ __forceinline__ void alloc() {
+    extern __shared__ __align__(1024) unsigned char smem_dyn[];
+    if constexpr (O == OPA) {
+      smem_raw = smem_dyn + ((1024 - (smem_addr(smem_dyn) & 1023)) & 1023);
+      smQ = reinterpret_cast<T *>(smem_raw);
+    } else {
+      smK = smQ + BM * D, smV = smK + STAGES * BN * D;
+    }
+  }
+  template <MbarRing R>
+  __device__ __forceinline__ void mbar_init(uint32_t arrivals) {
+    constexpr int N = R == MBAR_Q ? 1 : STAGES;
+    __shared__ __align__(8) uint64_t bars[N];
+    if constexpr (R == MBAR_Q) qfull = bars;
+    else if constexpr (R == MBAR_FULL) full = bars;
+    else empty = bars;
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < N; ++s) dlc::mbar_init(&bars[s], arrivals);
+      mbar_fence_init();
+    }
+  }
+  __device__ __forceinline__ bool producer() const { return threadIdx.x < 128; }
+  __device__ __forceinline__ bool elected() const { return threadIdx.x < 32 && elect_one(); }
+  __device__ __forceinline__ Sm90aAttConsumer<Op> consumers() const {
+    return Sm90aAttConsumer<Op>(smem_raw, full, empty, m0, b, SK, nt);
+  }
+};
+
 template <class Op>
 __device__ __forceinline__ void sm90a_attention(const typename Op::TParams *tp) {
-  using T = typename Op::T;
-  constexpr int BM = Op::BM, BN = Op::BN, D = Op::D, DV = Op::DV, STAGES = Op::STAGES;
-  constexpr int CONSUMERS = Sm90aAttConsumer<Op>::CONSUMERS;
-  static_assert(BM == 128 && (BN == 64 || BN == 128) && (D == 64 || D == 128) && (DV == 64 || DV == 128),
+  static_assert(Op::BM == 128 && (Op::BN == 64 || Op::BN == 128) && (Op::D == 64 || Op::D == 128) &&
+                    (Op::DV == 64 || Op::DV == 128),
                 "two consumer warpgroups of 64 query rows; key tiles and head dims of 64 or 128");
-  static_assert(Op::THREADS == 128 + CONSUMERS && STAGES >= 2, "a producer warpgroup, two consumer warpgroups, a ring");
-  const typename Op::Params *p = &tp->p;
-
-  extern __shared__ __align__(1024) unsigned char smem_dyn[];
-  __shared__ __align__(8) uint64_t qfull, full[STAGES], empty[STAGES];
-  unsigned char *smem_raw = smem_dyn + ((1024 - (smem_addr(smem_dyn) & 1023)) & 1023);
-  T *smQ = reinterpret_cast<T *>(smem_raw);
-  T *smK = smQ + BM * D;           // [STAGES][D/64][BN][64]
-  T *smV = smK + STAGES * BN * D;  // [STAGES][DV/64][BN][64]
-
-  const int64_t m0 = (int64_t)blockIdx.x * BM, b = blockIdx.y;
-  const int64_t SK = Op::extent_kv(p);
-  const int64_t NT = (SK + BN - 1) / BN;
-  // the last key tile the mask leaves anything of
-  int64_t nt = NT;
-  while (nt > 0 && !Op::tile_live(p, m0, m0 + BM, (nt - 1) * BN, nt * BN, b)) --nt;
-  // full tiles (inside the keys, no mask removes anything) first, then the
-  // other live tiles; the online softmax takes them in any order.  The
-  // producer and the consumers walk the same sequence through the ring.
-  auto full_tile = [&](int64_t t) {
-    return (t + 1) * BN <= SK && Op::tile_full(p, m0, m0 + BM, t * BN, (t + 1) * BN, b);
-  };
-  auto next = [&](int64_t t, bool want_full) {
-    for (++t; t < nt; ++t)
-      if (full_tile(t) == want_full && Op::tile_live(p, m0, m0 + BM, t * BN, (t + 1) * BN, b)) return t;
-    return nt;
-  };
-
-  // MbarInit: qfull and full[s] complete on the producer's arrival and its
-  // bytes, empty[s] on every consumer thread's release
-  if (threadIdx.x == 0) {
-    mbar_init(&qfull, 1);
-    for (int s = 0; s < STAGES; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], CONSUMERS);
-    mbar_fence_init();
-  }
-  __syncthreads();
-
-  if (threadIdx.x < 128) {
-    // the producer warpgroup: registers down, one elected lane of warp 0 copies
-    setmaxnreg_dec<Op::PRODUCER_REGS>();
-    if (threadIdx.x < 32 && elect_one()) Op::produce(tp, smQ, smK, smV, &qfull, full, empty, m0, b, nt, next);
-    return;
-  }
-
-  // the consumer warpgroups: registers up, then the Op's rendered consume
-  setmaxnreg_inc<Op::CONSUMER_REGS>();
-  Sm90aAttConsumer<Op> c(smem_raw, full, empty, m0, b, SK, nt);
-  Op::consume(p, c, &qfull, next);
+  static_assert(Op::THREADS == 128 + Sm90aAttConsumer<Op>::CONSUMERS && Op::STAGES >= 2,
+                "a producer warpgroup, two consumer warpgroups, a ring");
+  Op::kernel(tp);
 }
 
 }  // namespace dlc

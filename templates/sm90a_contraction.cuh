@@ -24,16 +24,18 @@
 // RASTER_GROUP):
 //   T, BK, STAGES, TParams (tmap_a, tmap_b, p), B_K_CONTIG (B is stored
 //   along K: K-major descriptors; else along N: MN-major, imm-trans-b 1),
-//   PRODUCER_REGS, CONSUMER_REGS (setmaxnreg), produce(tp, ring, full,
-//   empty, mt, nt, KT): the producer's k-loop, consume(acc, ring, KT): the
-//   consumers' k-loop over KT k-tiles, and store_tile(p, acc, c): their
-//   epilogue on Sm90aTile c, all rendered from the GPU IR (the producer's
-//   waits, arrivals and TMA boxes on the ring slot of each k-tile; the
-//   consumers' waits, sm90a_wgmma_slot, commits and releases on
-//   compile-time ring slots; the last wait, the staging and the stores).
+//   and, rendered from the GPU IR: kernel(tp), the CTA's setup and roles,
+//   one call a statement on Sm90aCta (the tile, the ring, the barriers'
+//   init, the roles' setmaxnreg budgets, the accumulators' zero, the
+//   descriptors); produce(tp, ring, full, empty, mt, nt, KT): the
+//   producer's k-loop (its waits, arrivals and TMA boxes on the ring slot
+//   of each k-tile); consume(acc, ring, KT): the consumers' k-loop (waits,
+//   sm90a_wgmma_slot, commits and releases on compile-time ring slots);
+//   store_tile(p, acc, c): their epilogue on Sm90aTile c (the last wait,
+//   the staging and the stores).
 //
-// sm90a_gather_contraction.cuh feeds the same consumers (sm90a_consumers)
-// from a gathering cp.async producer.
+// sm90a_gather_contraction.cuh runs the same state and consumers with a
+// gathering cp.async producer.
 #pragma once
 
 #include "dlc_device.cuh"
@@ -109,74 +111,105 @@ struct Sm90aTile {
   }
 };
 
-// The consumers (threads 128..383): two warpgroups of 64 rows each, wgmma
-// from the ring's full stages (released on the empty barriers), then the
-// epilogue through the fp32 staging tile.  Shared by both producers.
+// The sm90a contraction's CTA state and primitives: the kernel is the Op's
+// kernel(tp) (kernel(p) for the gathering producer), which the emitter
+// renders from the GPU IR, one call a statement (docs/codegen.md); nothing
+// here decides an order.  Thread layout (Op::THREADS = 384): warpgroup 0 is
+// the producer (the TMA's: warp 0's elected lane), warpgroups 1 and 2 the
+// consumers, 64 rows of the tile each.
+//   tile_coord    TileCoord: the tile (the plan's raster order), the batch,
+//                 the k-tiles
+//   alloc         AllocShared: the ring (A's slots, the dynamic shared
+//                 memory's first 1024-byte boundary: the 128-byte swizzle's
+//                 period, which the block has 1 KB to spare for), B's
+//   mbar_init     MbarInit: a ring of barriers and their arrival count, by
+//                 thread 0, with fence.mbarrier_init
+//   producer, elected, thread   Role: the producer warpgroup's threads, the
+//                 TMA producer's one lane, a gathering thread's index
+//   acc_zero      AccZero: the warpgroup's fp32 accumulators
+//   frag_setup    FragSetup: the low word of A's descriptor at slot 0 and
+//                 the warpgroup's rows, or of B's (sm90a_wgmma_slot adds
+//                 the slot and the k16 step)
+//   ring_state, tile   what the consumers' k-loop (Op::consume) and their
+//                 epilogue (Op::store_tile) read
 template <class Op>
-__device__ __forceinline__ void sm90a_consumers(const typename Op::Params *p, unsigned char *smem_raw, uint64_t *full,
-                                                uint64_t *empty, uint32_t mt, uint32_t nt, int64_t b, int KT) {
+struct Sm90aCta {
   using T = typename Op::T;
-  constexpr int BM = Op::BM, BN = Op::BN, BK = Op::BK;
-  constexpr int A_BYTES = BM * BK * (int)sizeof(T);
-  // a consumer warpgroup: registers up, 64 rows of the tile
-  setmaxnreg_inc<Op::CONSUMER_REGS>();
-  // the warpgroup index through a shuffle: warp-uniform for the compiler,
-  // so that the descriptors below live in uniform registers
-  const int tid = threadIdx.x - 128, wg = __shfl_sync(0xffffffffu, tid / 128, 0);
+  using Params = typename Op::Params;
+  static constexpr int BM = Op::BM, BN = Op::BN, BK = Op::BK, STAGES = Op::STAGES;
+  static constexpr int A_BYTES = BM * BK * (int)sizeof(T);
+
+  unsigned char *ring, *smB;  // slot 0 of A and of B
+  uint64_t *full, *empty;
+  uint32_t mt, nt, da_lo, db_lo;
+  int64_t b;
+  int KT;
   float acc[BN / 2];
+
+  __device__ __forceinline__ void tile_coord(const Params *p) {
+    dlc::tile_coord<Op::RASTER_GROUP>(blockIdx.x, (uint32_t)((Op::extent_m(p) + BM - 1) / BM),
+                                      (uint32_t)((Op::extent_n(p) + BN - 1) / BN), &mt, &nt);
+    b = blockIdx.z;
+    KT = (int)((Op::extent_k(p) + BK - 1) / BK);  // the dispatcher keeps K below 2^31 - BK
+  }
+  template <Operand O>
+  __device__ __forceinline__ void alloc() {
+    extern __shared__ __align__(1024) unsigned char smem_dyn[];
+    if constexpr (O == OPA) ring = smem_dyn + ((1024 - (smem_addr(smem_dyn) & 1023)) & 1023);
+    else smB = ring + A_BYTES;  // a stage is A's tile, then B's
+  }
+  template <MbarRing R>
+  __device__ __forceinline__ void mbar_init(uint32_t arrivals) {
+    static_assert(R == MBAR_FULL || R == MBAR_EMPTY, "a contraction's rings");
+    __shared__ __align__(8) uint64_t bars[STAGES];
+    if constexpr (R == MBAR_FULL) full = bars;
+    else empty = bars;
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < STAGES; ++s) dlc::mbar_init(&bars[s], arrivals);
+      mbar_fence_init();
+    }
+  }
+  __device__ __forceinline__ bool producer() const { return threadIdx.x < 128; }
+  __device__ __forceinline__ bool elected() const { return threadIdx.x < 32 && elect_one(); }
+  __device__ __forceinline__ int thread() const { return (int)threadIdx.x; }
+  __device__ __forceinline__ void acc_zero() {
 #pragma unroll
-  for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
-  // slot 0's descriptors (sm90a_wgmma_slot adds the slot and the k16 step),
-  // then the k-loop of the GPU IR (Op::consume): its slots compile-time
-  const uint32_t ring = smem_addr(smem_raw);
-  Sm90aRing rg{smem_addr(full), smem_addr(empty), (uint32_t)wgmma_desc_128b(ring + wg * 64 * 128, 16, 1024),
-               (uint32_t)(Op::B_K_CONTIG ? wgmma_desc_128b(ring + A_BYTES, 16, 1024)
-                                         : wgmma_desc_128b(ring + A_BYTES, 64 * BK * (int)sizeof(T), 1024))};
-  sm90a_opaque(rg);  // computed once: the compiler would recompute the barriers' addresses every lap
-  Op::consume(acc, rg, KT);
-  // the epilogue, once every consumer is past its last wgmma (the ring is free)
-  const Sm90aTile<Op> c{smem_raw, (int64_t)mt * BM, (int64_t)nt * BN, b, (unsigned)tid};
-  Op::store_tile(p, acc, c);
-}
+    for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+  }
+  template <Operand O>
+  __device__ __forceinline__ void frag_setup() {
+    if constexpr (O == OPA) {
+      // the warpgroup index through a shuffle: warp-uniform for the
+      // compiler, so that the descriptors live in uniform registers
+      const int wg = __shfl_sync(0xffffffffu, ((int)threadIdx.x - 128) / 128, 0);
+      da_lo = (uint32_t)wgmma_desc_128b(smem_addr(ring) + wg * 64 * 128, 16, 1024);
+    } else {
+      db_lo = (uint32_t)(Op::B_K_CONTIG ? wgmma_desc_128b(smem_addr(smB), 16, 1024)
+                                        : wgmma_desc_128b(smem_addr(smB), 64 * BK * (int)sizeof(T), 1024));
+    }
+  }
+  // computed once: the compiler would recompute the barriers' addresses
+  // every lap
+  __device__ __forceinline__ Sm90aRing ring_state() const {
+    Sm90aRing r{smem_addr(full), smem_addr(empty), da_lo, db_lo};
+    sm90a_opaque(r);
+    return r;
+  }
+  // the epilogue's tile, once every consumer is past its last wgmma (the
+  // ring is free for the staging tile)
+  __device__ __forceinline__ Sm90aTile<Op> tile() const {
+    return Sm90aTile<Op>{ring, (int64_t)mt * BM, (int64_t)nt * BN, b, threadIdx.x - 128};
+  }
+};
 
 template <class Op>
 __device__ __forceinline__ void sm90a_contraction(const typename Op::TParams *tp) {
   using T = typename Op::T;
-  constexpr int BM = Op::BM, BN = Op::BN, BK = Op::BK, STAGES = Op::STAGES;
-  constexpr int CONSUMERS = 256;  // two warpgroups of 64 rows each
   // 128-byte swizzle: one swizzle row is BK elements of K (K-major) or 64
   // elements of N (MN-major B); an 8-row swizzle atom is 1024 bytes
-  static_assert(BM == 128 && BK * (int)sizeof(T) == 128, "two 64-row consumer warpgroups, 128-byte K rows");
-  static_assert(BN % 64 == 0 && BN <= 128 && STAGES >= 4, "wgmma N and a ring of at least 4 stages");
-  const typename Op::Params *p = &tp->p;
-
-  extern __shared__ __align__(1024) unsigned char smem_dyn[];
-  __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
-  // the 128-byte swizzle repeats on 1024-byte boundaries of the shared
-  // address: the ring starts at the first one (the block has 1 KB to spare)
-  unsigned char *smem_raw = smem_dyn + ((1024 - (smem_addr(smem_dyn) & 1023)) & 1023);
-
-  uint32_t mt, nt;
-  tile_coord<Op::RASTER_GROUP>(blockIdx.x, (uint32_t)((Op::extent_m(p) + BM - 1) / BM),
-                               (uint32_t)((Op::extent_n(p) + BN - 1) / BN), &mt, &nt);
-  const int64_t b = blockIdx.z;
-  const int KT = (int)((Op::extent_k(p) + BK - 1) / BK);  // the dispatcher keeps K below 2^31 - BK
-
-  // MbarInit: full[s] completes on the producer's arrival and its bytes,
-  // empty[s] on every consumer thread's release
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < STAGES; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], CONSUMERS);
-    mbar_fence_init();
-  }
-  __syncthreads();
-
-  if (threadIdx.x < 128) {
-    // the producer warpgroup: registers down, one elected lane of warp 0 copies
-    setmaxnreg_dec<Op::PRODUCER_REGS>();
-    if (threadIdx.x < 32 && elect_one()) Op::produce(tp, smem_raw, full, empty, mt, nt, KT);
-    return;
-  }
-  sm90a_consumers<Op>(p, smem_raw, full, empty, mt, nt, b, KT);
+  static_assert(Op::BM == 128 && Op::BK * (int)sizeof(T) == 128, "two 64-row consumer warpgroups, 128-byte K rows");
+  static_assert(Op::BN % 64 == 0 && Op::BN <= 128 && Op::STAGES >= 4, "wgmma N and a ring of at least 4 stages");
+  Op::kernel(tp);
 }
 
 // Dynamic shared memory of one block: the ring (1024-byte aligned stages),

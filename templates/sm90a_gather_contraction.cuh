@@ -9,10 +9,11 @@
 // A thread lands its copies LAG k-tiles later (cp.async.wait_group), makes
 // them visible to the async proxy that wgmma reads through
 // (fence.proxy.async) and arrives on the stage's full barrier (128
-// arrivals).  Op provides a_chunk<8>, b_chunk<8>, Params and produce(p,
-// ring, full, empty, mt, nt, b, KT, t): the producer's k-loop, rendered
-// from the GPU IR, which copies a stage with sm90a_gather_stage; both
-// operands are stored along K.
+// arrivals).  Op provides a_chunk<8>, b_chunk<8>, Params, and, rendered
+// from the GPU IR, kernel(p): the CTA's setup and roles on
+// sm90a_contraction.cuh's Sm90aCta, and produce(p, ring, full, empty, mt,
+// nt, b, KT, t): the producer's k-loop, which copies a stage with
+// sm90a_gather_stage; both operands are stored along K.
 #pragma once
 
 #include "sm90a_contraction.cuh"
@@ -44,37 +45,12 @@ __device__ __forceinline__ void sm90a_gather_stage(const typename Op::Params *p,
 template <class Op>
 __device__ __forceinline__ void sm90a_gather_contraction(const typename Op::Params *p) {
   using T = typename Op::T;
-  constexpr int BM = Op::BM, BN = Op::BN, BK = Op::BK, STAGES = Op::STAGES, LAG = Op::LAG;
-  constexpr int CONSUMERS = 256, PRODUCERS = 128;
-  static_assert(BM == 128 && BK * (int)sizeof(T) == 128 && BK == 64, "two 64-row consumer warpgroups, 128-byte K rows");
-  static_assert(BN % 64 == 0 && BN <= 128 && STAGES >= 4, "wgmma N and a ring of at least 4 stages");
+  static_assert(Op::BM == 128 && Op::BK * (int)sizeof(T) == 128 && Op::BK == 64,
+                "two 64-row consumer warpgroups, 128-byte K rows");
+  static_assert(Op::BN % 64 == 0 && Op::BN <= 128 && Op::STAGES >= 4, "wgmma N and a ring of at least 4 stages");
   static_assert(Op::B_K_CONTIG, "the gathering producer stores both operands along K");
-  static_assert(LAG >= 1 && LAG < STAGES, "copies land before the producer waits on their slot again");
-
-  extern __shared__ __align__(1024) unsigned char smem_dyn[];
-  __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
-  unsigned char *smem_raw = smem_dyn + ((1024 - (smem_addr(smem_dyn) & 1023)) & 1023);
-
-  uint32_t mt, nt;
-  tile_coord<Op::RASTER_GROUP>(blockIdx.x, (uint32_t)((Op::extent_m(p) + BM - 1) / BM),
-                               (uint32_t)((Op::extent_n(p) + BN - 1) / BN), &mt, &nt);
-  const int64_t b = blockIdx.z;
-  const int KT = (int)((Op::extent_k(p) + BK - 1) / BK);
-
-  // MbarInit: full[s] completes on every producer thread's arrival (its
-  // copies landed and fenced), empty[s] on every consumer thread's release
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < STAGES; ++s) mbar_init(&full[s], PRODUCERS), mbar_init(&empty[s], CONSUMERS);
-    mbar_fence_init();
-  }
-  __syncthreads();
-
-  if (threadIdx.x < PRODUCERS) {
-    setmaxnreg_dec<Op::PRODUCER_REGS>();
-    Op::produce(p, smem_raw, full, empty, mt, nt, b, KT, (int)threadIdx.x);
-    return;
-  }
-  sm90a_consumers<Op>(p, smem_raw, full, empty, mt, nt, b, KT);
+  static_assert(Op::LAG >= 1 && Op::LAG < Op::STAGES, "copies land before the producer waits on their slot again");
+  Op::kernel(p);
 }
 
 }  // namespace dlc

@@ -1651,7 +1651,6 @@ struct Op_D64_sm90a {
   static __device__ __forceinline__ int64_t extent_kv(const Params *p) { return (p->s); }
   using TParams = dlc__tp_attention_causal;
   static constexpr int STAGES = 2, THREADS = 384;  // the K/V ring; producer + consumer warpgroups
-  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg
   // Q = Q[b, h, m, d]: a rank-4 tensor map, boxes of 64 x 128 (GPU IR); the box at (ri, ki), innermost dim first
   static constexpr int Q_RANK = 4;
   static __device__ __forceinline__ void q_box([[maybe_unused]] const Params *p, int64_t ri, int64_t ki, int64_t bi, int32_t (&c)[4]) {
@@ -1985,6 +1984,29 @@ struct Op_D64_sm90a {
       c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> O
     }
   }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line
+  // a statement, each a primitive of the CTA's state c (templates/sm90a_attention.cuh, Sm90aAttCta)
+  static __device__ __forceinline__ void kernel(const TParams *tp) {
+    using Self = Op_D64_sm90a;
+    const Params *p = &tp->p;
+    dlc::Sm90aAttCta<Self> c;
+    c.tile_coord(p);  // TileCoord (m.o, batch) <- (blockIdx.x, blockIdx.y)
+    c.template alloc<dlc::OPA>();  // AllocShared smQ
+    c.template alloc<dlc::OPB>();  // AllocShared smK,smV
+    c.template mbar_init<dlc::MBAR_Q>(1);  // MbarInit qfull
+    c.template mbar_init<dlc::MBAR_FULL>(1);  // MbarInit full[s]
+    c.template mbar_init<dlc::MBAR_EMPTY>(256);  // MbarInit empty[s]
+    __syncthreads();  // Barrier the barriers are initialized
+    if (c.producer()) {  // Role producer: warpgroup 0; one elected lane of warp 0 issues the copies
+      dlc::setmaxnreg_dec<40>();  // SetMaxNReg setmaxnreg.dec
+      if (c.elected()) produce(tp, c.smQ, c.smK, c.smV, c.qfull, c.full, c.empty, c.m0, c.b, c.nt, c.order);  // its loop (produce, above)
+      return;
+    }
+    // Role consumers: warpgroups 1 and 2 (wg 0 and 1 of the consumers): rows 64 wg .. 64 wg + 63 of the 128-row tile, 16 a warp
+    dlc::setmaxnreg_inc<232>();  // SetMaxNReg setmaxnreg.inc
+    auto cs = c.consumers();  // FragSetup wgmma descriptors of smQ, smK and smV
+    consume(p, cs, c.qfull, c.order);  // their key tiles and epilogue (consume, above)
+  }
 };
 
 // ---- attention_causal fp16.D128 on sm90a: region attention_causal.S_t_matmul
@@ -2005,7 +2027,6 @@ struct Op_D128_sm90a {
   static __device__ __forceinline__ int64_t extent_kv(const Params *p) { return (p->s); }
   using TParams = dlc__tp_attention_causal;
   static constexpr int STAGES = 2, THREADS = 384;  // the K/V ring; producer + consumer warpgroups
-  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg
   // Q = Q[b, h, m, d]: a rank-4 tensor map, boxes of 64 x 128 (GPU IR); the box at (ri, ki), innermost dim first
   static constexpr int Q_RANK = 4;
   static __device__ __forceinline__ void q_box([[maybe_unused]] const Params *p, int64_t ri, int64_t ki, int64_t bi, int32_t (&c)[4]) {
@@ -2339,6 +2360,29 @@ struct Op_D128_sm90a {
       c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> O
     }
   }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line
+  // a statement, each a primitive of the CTA's state c (templates/sm90a_attention.cuh, Sm90aAttCta)
+  static __device__ __forceinline__ void kernel(const TParams *tp) {
+    using Self = Op_D128_sm90a;
+    const Params *p = &tp->p;
+    dlc::Sm90aAttCta<Self> c;
+    c.tile_coord(p);  // TileCoord (m.o, batch) <- (blockIdx.x, blockIdx.y)
+    c.template alloc<dlc::OPA>();  // AllocShared smQ
+    c.template alloc<dlc::OPB>();  // AllocShared smK,smV
+    c.template mbar_init<dlc::MBAR_Q>(1);  // MbarInit qfull
+    c.template mbar_init<dlc::MBAR_FULL>(1);  // MbarInit full[s]
+    c.template mbar_init<dlc::MBAR_EMPTY>(256);  // MbarInit empty[s]
+    __syncthreads();  // Barrier the barriers are initialized
+    if (c.producer()) {  // Role producer: warpgroup 0; one elected lane of warp 0 issues the copies
+      dlc::setmaxnreg_dec<40>();  // SetMaxNReg setmaxnreg.dec
+      if (c.elected()) produce(tp, c.smQ, c.smK, c.smV, c.qfull, c.full, c.empty, c.m0, c.b, c.nt, c.order);  // its loop (produce, above)
+      return;
+    }
+    // Role consumers: warpgroups 1 and 2 (wg 0 and 1 of the consumers): rows 64 wg .. 64 wg + 63 of the 128-row tile, 16 a warp
+    dlc::setmaxnreg_inc<232>();  // SetMaxNReg setmaxnreg.inc
+    auto cs = c.consumers();  // FragSetup wgmma descriptors of smQ, smK and smV
+    consume(p, cs, c.qfull, c.order);  // their key tiles and epilogue (consume, above)
+  }
 };
 
 // ---- attention_causal bf16.D64 on sm90a: region attention_causal.S_t_matmul
@@ -2359,7 +2403,6 @@ struct Op_D64_sm90a_bf16 {
   static __device__ __forceinline__ int64_t extent_kv(const Params *p) { return (p->s); }
   using TParams = dlc__tp_attention_causal;
   static constexpr int STAGES = 2, THREADS = 384;  // the K/V ring; producer + consumer warpgroups
-  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg
   // Q = Q[b, h, m, d]: a rank-4 tensor map, boxes of 64 x 128 (GPU IR); the box at (ri, ki), innermost dim first
   static constexpr int Q_RANK = 4;
   static __device__ __forceinline__ void q_box([[maybe_unused]] const Params *p, int64_t ri, int64_t ki, int64_t bi, int32_t (&c)[4]) {
@@ -2693,6 +2736,29 @@ struct Op_D64_sm90a_bf16 {
       c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> O
     }
   }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line
+  // a statement, each a primitive of the CTA's state c (templates/sm90a_attention.cuh, Sm90aAttCta)
+  static __device__ __forceinline__ void kernel(const TParams *tp) {
+    using Self = Op_D64_sm90a_bf16;
+    const Params *p = &tp->p;
+    dlc::Sm90aAttCta<Self> c;
+    c.tile_coord(p);  // TileCoord (m.o, batch) <- (blockIdx.x, blockIdx.y)
+    c.template alloc<dlc::OPA>();  // AllocShared smQ
+    c.template alloc<dlc::OPB>();  // AllocShared smK,smV
+    c.template mbar_init<dlc::MBAR_Q>(1);  // MbarInit qfull
+    c.template mbar_init<dlc::MBAR_FULL>(1);  // MbarInit full[s]
+    c.template mbar_init<dlc::MBAR_EMPTY>(256);  // MbarInit empty[s]
+    __syncthreads();  // Barrier the barriers are initialized
+    if (c.producer()) {  // Role producer: warpgroup 0; one elected lane of warp 0 issues the copies
+      dlc::setmaxnreg_dec<40>();  // SetMaxNReg setmaxnreg.dec
+      if (c.elected()) produce(tp, c.smQ, c.smK, c.smV, c.qfull, c.full, c.empty, c.m0, c.b, c.nt, c.order);  // its loop (produce, above)
+      return;
+    }
+    // Role consumers: warpgroups 1 and 2 (wg 0 and 1 of the consumers): rows 64 wg .. 64 wg + 63 of the 128-row tile, 16 a warp
+    dlc::setmaxnreg_inc<232>();  // SetMaxNReg setmaxnreg.inc
+    auto cs = c.consumers();  // FragSetup wgmma descriptors of smQ, smK and smV
+    consume(p, cs, c.qfull, c.order);  // their key tiles and epilogue (consume, above)
+  }
 };
 
 // ---- attention_causal bf16.D128 on sm90a: region attention_causal.S_t_matmul
@@ -2713,7 +2779,6 @@ struct Op_D128_sm90a_bf16 {
   static __device__ __forceinline__ int64_t extent_kv(const Params *p) { return (p->s); }
   using TParams = dlc__tp_attention_causal;
   static constexpr int STAGES = 2, THREADS = 384;  // the K/V ring; producer + consumer warpgroups
-  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg
   // Q = Q[b, h, m, d]: a rank-4 tensor map, boxes of 64 x 128 (GPU IR); the box at (ri, ki), innermost dim first
   static constexpr int Q_RANK = 4;
   static __device__ __forceinline__ void q_box([[maybe_unused]] const Params *p, int64_t ri, int64_t ki, int64_t bi, int32_t (&c)[4]) {
@@ -3046,6 +3111,29 @@ struct Op_D128_sm90a_bf16 {
     } else {  // Epilogue O: the bounds-checked pair
       c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> O
     }
+  }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line
+  // a statement, each a primitive of the CTA's state c (templates/sm90a_attention.cuh, Sm90aAttCta)
+  static __device__ __forceinline__ void kernel(const TParams *tp) {
+    using Self = Op_D128_sm90a_bf16;
+    const Params *p = &tp->p;
+    dlc::Sm90aAttCta<Self> c;
+    c.tile_coord(p);  // TileCoord (m.o, batch) <- (blockIdx.x, blockIdx.y)
+    c.template alloc<dlc::OPA>();  // AllocShared smQ
+    c.template alloc<dlc::OPB>();  // AllocShared smK,smV
+    c.template mbar_init<dlc::MBAR_Q>(1);  // MbarInit qfull
+    c.template mbar_init<dlc::MBAR_FULL>(1);  // MbarInit full[s]
+    c.template mbar_init<dlc::MBAR_EMPTY>(256);  // MbarInit empty[s]
+    __syncthreads();  // Barrier the barriers are initialized
+    if (c.producer()) {  // Role producer: warpgroup 0; one elected lane of warp 0 issues the copies
+      dlc::setmaxnreg_dec<40>();  // SetMaxNReg setmaxnreg.dec
+      if (c.elected()) produce(tp, c.smQ, c.smK, c.smV, c.qfull, c.full, c.empty, c.m0, c.b, c.nt, c.order);  // its loop (produce, above)
+      return;
+    }
+    // Role consumers: warpgroups 1 and 2 (wg 0 and 1 of the consumers): rows 64 wg .. 64 wg + 63 of the 128-row tile, 16 a warp
+    dlc::setmaxnreg_inc<232>();  // SetMaxNReg setmaxnreg.inc
+    auto cs = c.consumers();  // FragSetup wgmma descriptors of smQ, smK and smV
+    consume(p, cs, c.qfull, c.order);  // their key tiles and epilogue (consume, above)
   }
 };
 

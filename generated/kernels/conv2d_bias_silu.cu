@@ -2055,7 +2055,6 @@ struct Op_stride1x1_pad1x1_b1_sm90a {
   static constexpr int BM = 128, BN = 64, BK = 64, STAGES = 6, THREADS = 384;
   // B stored along K: K-major descriptors
   static constexpr bool B_K_CONTIG = true;
-  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg
   // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
   // M: (n, h, w), extent H*N*W
@@ -2241,6 +2240,30 @@ struct Op_stride1x1_pad1x1_b1_sm90a {
       c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> Y
     }
   }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line
+  // a statement, each a primitive of the CTA's state c (templates/sm90a_contraction.cuh, Sm90aCta)
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op_stride1x1_pad1x1_b1_sm90a;
+    dlc::Sm90aCta<Self> c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
+    c.template alloc<dlc::OPA>();  // AllocShared smA
+    c.template alloc<dlc::OPB>();  // AllocShared smB
+    c.template mbar_init<dlc::MBAR_FULL>(128);  // MbarInit full[s]
+    c.template mbar_init<dlc::MBAR_EMPTY>(256);  // MbarInit empty[s]
+    __syncthreads();  // Barrier the barriers are initialized
+    if (c.producer()) {  // Role producer: warpgroup 0: 128 threads, thread t copies chunks t, t + 128, ... of each stage
+      dlc::setmaxnreg_dec<40>();  // SetMaxNReg setmaxnreg.dec
+      produce(p, c.ring, c.full, c.empty, c.mt, c.nt, c.b, c.KT, c.thread());  // its loop (produce, above)
+      return;
+    }
+    // Role consumers: warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the 128-row tile
+    dlc::setmaxnreg_inc<232>();  // SetMaxNReg setmaxnreg.inc
+    c.acc_zero();  // AccZero acc <- 0
+    c.template frag_setup<dlc::OPA>();  // FragSetup wgmma descriptor of smA
+    c.template frag_setup<dlc::OPB>();  // FragSetup wgmma descriptor of smB
+    consume(c.acc, c.ring_state(), c.KT);  // their k-loop (consume, above)
+    store_tile(p, c.acc, c.tile());  // their epilogue (store_tile, above)
+  }
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= h+kh-1 < H && 0 <= kw+w-1 < W, X[n, h+kh-1, kw+w-1, ci], 0) *
   //       Wt[co, kh, kw, ci])
@@ -2362,7 +2385,6 @@ struct Op_stride1x1_pad1x1_sm90a {
   static constexpr int BM = 128, BN = 128, BK = 64, STAGES = 5, THREADS = 384;
   // B stored along K: K-major descriptors
   static constexpr bool B_K_CONTIG = true;
-  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg
   // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
   // M: (n, h, w), extent H*N*W
@@ -2536,6 +2558,30 @@ struct Op_stride1x1_pad1x1_sm90a {
       c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> Y
     }
   }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line
+  // a statement, each a primitive of the CTA's state c (templates/sm90a_contraction.cuh, Sm90aCta)
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op_stride1x1_pad1x1_sm90a;
+    dlc::Sm90aCta<Self> c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
+    c.template alloc<dlc::OPA>();  // AllocShared smA
+    c.template alloc<dlc::OPB>();  // AllocShared smB
+    c.template mbar_init<dlc::MBAR_FULL>(128);  // MbarInit full[s]
+    c.template mbar_init<dlc::MBAR_EMPTY>(256);  // MbarInit empty[s]
+    __syncthreads();  // Barrier the barriers are initialized
+    if (c.producer()) {  // Role producer: warpgroup 0: 128 threads, thread t copies chunks t, t + 128, ... of each stage
+      dlc::setmaxnreg_dec<40>();  // SetMaxNReg setmaxnreg.dec
+      produce(p, c.ring, c.full, c.empty, c.mt, c.nt, c.b, c.KT, c.thread());  // its loop (produce, above)
+      return;
+    }
+    // Role consumers: warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the 128-row tile
+    dlc::setmaxnreg_inc<232>();  // SetMaxNReg setmaxnreg.inc
+    c.acc_zero();  // AccZero acc <- 0
+    c.template frag_setup<dlc::OPA>();  // FragSetup wgmma descriptor of smA
+    c.template frag_setup<dlc::OPB>();  // FragSetup wgmma descriptor of smB
+    consume(c.acc, c.ring_state(), c.KT);  // their k-loop (consume, above)
+    store_tile(p, c.acc, c.tile());  // their epilogue (store_tile, above)
+  }
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= h+kh-1 < H && 0 <= kw+w-1 < W, X[n, h+kh-1, kw+w-1, ci], 0) *
   //       Wt[co, kh, kw, ci])
@@ -2657,7 +2703,6 @@ struct Op_stride2x2_pad1x1_b1_sm90a {
   static constexpr int BM = 128, BN = 64, BK = 64, STAGES = 6, THREADS = 384;
   // B stored along K: K-major descriptors
   static constexpr bool B_K_CONTIG = true;
-  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg
   // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
   // M: (n, h, w), extent N*floor((H+1)/2)*floor((W+1)/2)
@@ -2843,6 +2888,30 @@ struct Op_stride2x2_pad1x1_b1_sm90a {
       c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> Y
     }
   }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line
+  // a statement, each a primitive of the CTA's state c (templates/sm90a_contraction.cuh, Sm90aCta)
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op_stride2x2_pad1x1_b1_sm90a;
+    dlc::Sm90aCta<Self> c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
+    c.template alloc<dlc::OPA>();  // AllocShared smA
+    c.template alloc<dlc::OPB>();  // AllocShared smB
+    c.template mbar_init<dlc::MBAR_FULL>(128);  // MbarInit full[s]
+    c.template mbar_init<dlc::MBAR_EMPTY>(256);  // MbarInit empty[s]
+    __syncthreads();  // Barrier the barriers are initialized
+    if (c.producer()) {  // Role producer: warpgroup 0: 128 threads, thread t copies chunks t, t + 128, ... of each stage
+      dlc::setmaxnreg_dec<40>();  // SetMaxNReg setmaxnreg.dec
+      produce(p, c.ring, c.full, c.empty, c.mt, c.nt, c.b, c.KT, c.thread());  // its loop (produce, above)
+      return;
+    }
+    // Role consumers: warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the 128-row tile
+    dlc::setmaxnreg_inc<232>();  // SetMaxNReg setmaxnreg.inc
+    c.acc_zero();  // AccZero acc <- 0
+    c.template frag_setup<dlc::OPA>();  // FragSetup wgmma descriptor of smA
+    c.template frag_setup<dlc::OPB>();  // FragSetup wgmma descriptor of smB
+    consume(c.acc, c.ring_state(), c.KT);  // their k-loop (consume, above)
+    store_tile(p, c.acc, c.tile());  // their epilogue (store_tile, above)
+  }
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= 2*h+kh-1 < H && 0 <= 2*w+kw-1 < W, X[n, 2*h+kh-1, 2*w+kw-1, ci], 0) *
   //       Wt[co, kh, kw, ci])
@@ -2964,7 +3033,6 @@ struct Op_stride2x2_pad1x1_sm90a {
   static constexpr int BM = 128, BN = 128, BK = 64, STAGES = 5, THREADS = 384;
   // B stored along K: K-major descriptors
   static constexpr bool B_K_CONTIG = true;
-  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg
   // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
   // M: (n, h, w), extent N*floor((H+1)/2)*floor((W+1)/2)
@@ -3137,6 +3205,30 @@ struct Op_stride2x2_pad1x1_sm90a {
     } else {  // Epilogue Y0: the bounds-checked pair
       c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> Y
     }
+  }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line
+  // a statement, each a primitive of the CTA's state c (templates/sm90a_contraction.cuh, Sm90aCta)
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op_stride2x2_pad1x1_sm90a;
+    dlc::Sm90aCta<Self> c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
+    c.template alloc<dlc::OPA>();  // AllocShared smA
+    c.template alloc<dlc::OPB>();  // AllocShared smB
+    c.template mbar_init<dlc::MBAR_FULL>(128);  // MbarInit full[s]
+    c.template mbar_init<dlc::MBAR_EMPTY>(256);  // MbarInit empty[s]
+    __syncthreads();  // Barrier the barriers are initialized
+    if (c.producer()) {  // Role producer: warpgroup 0: 128 threads, thread t copies chunks t, t + 128, ... of each stage
+      dlc::setmaxnreg_dec<40>();  // SetMaxNReg setmaxnreg.dec
+      produce(p, c.ring, c.full, c.empty, c.mt, c.nt, c.b, c.KT, c.thread());  // its loop (produce, above)
+      return;
+    }
+    // Role consumers: warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the 128-row tile
+    dlc::setmaxnreg_inc<232>();  // SetMaxNReg setmaxnreg.inc
+    c.acc_zero();  // AccZero acc <- 0
+    c.template frag_setup<dlc::OPA>();  // FragSetup wgmma descriptor of smA
+    c.template frag_setup<dlc::OPB>();  // FragSetup wgmma descriptor of smB
+    consume(c.acc, c.ring_state(), c.KT);  // their k-loop (consume, above)
+    store_tile(p, c.acc, c.tile());  // their epilogue (store_tile, above)
   }
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= 2*h+kh-1 < H && 0 <= 2*w+kw-1 < W, X[n, 2*h+kh-1, 2*w+kw-1, ci], 0) *

@@ -1407,7 +1407,6 @@ struct Op_b4_sm90a {
   static constexpr int BM = 128, BN = 64, BK = 64, STAGES = 6, THREADS = 384;
   // B stored along K: K-major descriptors
   static constexpr bool B_K_CONTIG = true;
-  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg
   // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
   // M: (m), extent M
@@ -1533,6 +1532,31 @@ struct Op_b4_sm90a {
       c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> C
     }
   }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line
+  // a statement, each a primitive of the CTA's state c (templates/sm90a_contraction.cuh, Sm90aCta)
+  static __device__ __forceinline__ void kernel(const TParams *tp) {
+    using Self = Op_b4_sm90a;
+    const Params *p = &tp->p;
+    dlc::Sm90aCta<Self> c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
+    c.template alloc<dlc::OPA>();  // AllocShared smA
+    c.template alloc<dlc::OPB>();  // AllocShared smB
+    c.template mbar_init<dlc::MBAR_FULL>(1);  // MbarInit full[s]
+    c.template mbar_init<dlc::MBAR_EMPTY>(256);  // MbarInit empty[s]
+    __syncthreads();  // Barrier the barriers are initialized
+    if (c.producer()) {  // Role producer: warpgroup 0; one elected lane of warp 0 issues the copies
+      dlc::setmaxnreg_dec<40>();  // SetMaxNReg setmaxnreg.dec
+      if (c.elected()) produce(tp, c.ring, c.full, c.empty, c.mt, c.nt, c.KT);  // its loop (produce, above)
+      return;
+    }
+    // Role consumers: warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the 128-row tile
+    dlc::setmaxnreg_inc<232>();  // SetMaxNReg setmaxnreg.inc
+    c.acc_zero();  // AccZero acc <- 0
+    c.template frag_setup<dlc::OPA>();  // FragSetup wgmma descriptor of smA
+    c.template frag_setup<dlc::OPB>();  // FragSetup wgmma descriptor of smB
+    consume(c.acc, c.ring_state(), c.KT);  // their k-loop (consume, above)
+    store_tile(p, c.acc, c.tile());  // their epilogue (store_tile, above)
+  }
   // epilogue of region gemm_bias_relu_nt.C0_matmul: its post-reduce lets on the fp32 accumulator,
   //     then the store
   //   C0 = sum[k](A[m, k] * B[n, k])
@@ -1635,7 +1659,6 @@ struct Op_sm90a {
   static constexpr int BM = 128, BN = 128, BK = 64, STAGES = 5, THREADS = 384;
   // B stored along K: K-major descriptors
   static constexpr bool B_K_CONTIG = true;
-  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg
   // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
   // M: (m), extent M
@@ -1748,6 +1771,31 @@ struct Op_sm90a {
     } else {  // Epilogue C0: the bounds-checked pair
       c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> C
     }
+  }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line
+  // a statement, each a primitive of the CTA's state c (templates/sm90a_contraction.cuh, Sm90aCta)
+  static __device__ __forceinline__ void kernel(const TParams *tp) {
+    using Self = Op_sm90a;
+    const Params *p = &tp->p;
+    dlc::Sm90aCta<Self> c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
+    c.template alloc<dlc::OPA>();  // AllocShared smA
+    c.template alloc<dlc::OPB>();  // AllocShared smB
+    c.template mbar_init<dlc::MBAR_FULL>(1);  // MbarInit full[s]
+    c.template mbar_init<dlc::MBAR_EMPTY>(256);  // MbarInit empty[s]
+    __syncthreads();  // Barrier the barriers are initialized
+    if (c.producer()) {  // Role producer: warpgroup 0; one elected lane of warp 0 issues the copies
+      dlc::setmaxnreg_dec<40>();  // SetMaxNReg setmaxnreg.dec
+      if (c.elected()) produce(tp, c.ring, c.full, c.empty, c.mt, c.nt, c.KT);  // its loop (produce, above)
+      return;
+    }
+    // Role consumers: warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the 128-row tile
+    dlc::setmaxnreg_inc<232>();  // SetMaxNReg setmaxnreg.inc
+    c.acc_zero();  // AccZero acc <- 0
+    c.template frag_setup<dlc::OPA>();  // FragSetup wgmma descriptor of smA
+    c.template frag_setup<dlc::OPB>();  // FragSetup wgmma descriptor of smB
+    consume(c.acc, c.ring_state(), c.KT);  // their k-loop (consume, above)
+    store_tile(p, c.acc, c.tile());  // their epilogue (store_tile, above)
   }
   // epilogue of region gemm_bias_relu_nt.C0_matmul: its post-reduce lets on the fp32 accumulator,
   //     then the store

@@ -65,13 +65,16 @@ static bool verifies_full(const gpu_kernel *k, const char *why) { return verifie
 #define ST(kind, w, n, in0, in1, o) {.k = kind, .what = w, .nin = n, .in = {in0, in1, NULL, NULL}, .out = o}
 #define ST_SIDE(kind, w, o, sd) {.k = kind, .what = w, .out = o, .side = sd}
 #define ST_LO(kind, w, n, in0, in1, l) {.k = kind, .what = w, .nin = n, .in = {in0, in1, NULL, NULL}, .lo = l}
+#define ST_MBAR(w, m, n, o) {.k = GS_MBAR_INIT, .what = w, .out = o, .mbar = m, .lo = n}
 static const gpu_stmt GATHER[] = {
     ST(GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x", 0, NULL, NULL, NULL),
-    ST(GS_MBAR_INIT, "full[s]", 0, NULL, NULL, NULL),
-    ST(GS_MBAR_INIT, "empty[s]", 0, NULL, NULL, "tFree[kt]"),
+    ST_SIDE(GS_ALLOC_SHARED, "smA", NULL, GSIDE_A),
+    ST_SIDE(GS_ALLOC_SHARED, "smB", NULL, GSIDE_B),
+    ST_MBAR("full[s]", GMBAR_FULL, 128, NULL),
+    ST_MBAR("empty[s]", GMBAR_EMPTY, 256, "tFree[kt]"),
     ST(GS_BARRIER, "bar.sync", 0, NULL, NULL, NULL),
     ST(GS_ROLE, "producer", 0, NULL, NULL, NULL),
-    ST(GS_SETMAXNREG, "setmaxnreg.dec", 0, NULL, NULL, NULL),
+    ST_LO(GS_SETMAXNREG, "setmaxnreg.dec", 0, NULL, NULL, 40),
     ST(GS_LOOP, "kt", 0, NULL, NULL, NULL),
     ST(GS_MBAR_WAIT, "empty[kt % S]", 1, "tFree[kt]", NULL, NULL),
     ST_SIDE(GS_CP_ASYNC, "smA[kt%5] <- X", "tA[kt]", GSIDE_A),
@@ -85,9 +88,21 @@ static const gpu_stmt GATHER[] = {
     ST(GS_PROXY_FENCE, "fence.proxy.async.shared::cta", 0, NULL, NULL, NULL),
     ST_LO(GS_MBAR_ARRIVE, "full[kt % S]", 0, NULL, NULL, 3),
     ST(GS_ROLE, "consumers", 0, NULL, NULL, NULL),
-    ST(GS_SETMAXNREG, "setmaxnreg.inc", 0, NULL, NULL, NULL),
+    ST_LO(GS_SETMAXNREG, "setmaxnreg.inc", 0, NULL, NULL, 232),
+    ST(GS_ACC_ZERO, "acc <- 0", 0, NULL, NULL, NULL),
+    ST_SIDE(GS_FRAG_SETUP, "wgmma descriptor of smA", NULL, GSIDE_A),
+    ST_SIDE(GS_FRAG_SETUP, "wgmma descriptor of smB", NULL, GSIDE_B),
 };
-enum { NGATHER = sizeof GATHER / sizeof GATHER[0], CP_A = 8, WAIT = 11, FENCE = 12, S5 = 5 };
+enum {
+  NGATHER = sizeof GATHER / sizeof GATHER[0],
+  FULL_INIT = 3,
+  PRODUCER = 6,
+  CP_A = 10,
+  WAIT = 13,
+  FENCE = 14,
+  CONSUMERS = 20,
+  S5 = 5
+};
 #define MAXST (NGATHER + 8 * S5 + 12)
 
 static int push(gpu_stmt *st, int n, gpu_stmt s) {
@@ -217,6 +232,7 @@ static void sm90a_producer_render(void) {
   st[n++] = (gpu_stmt)ST_SIDE(GS_TMA_LOAD, "smA[kt%5] <- A", "tA[kt]", GSIDE_A);
   st[n++] = (gpu_stmt)ST_SIDE(GS_TMA_LOAD, "smB[kt%5] <- B", "tB[kt]", GSIDE_B);
   int tma = n - 3;
+  st[FULL_INIT].lo = 1; /* the TMA's one arrival (with the stage's bytes) */
   for (int i = CP_A + 6; i < nall; i++)
     if (i < CP_A + 7 || i > CP_A + 9) st[n++] = all[i];
   CHECK(sm90a_verifies(st, n, false, NULL));
@@ -232,6 +248,51 @@ static void sm90a_producer_render(void) {
   memcpy(st2, st, sizeof st);
   st2[tma + 1] = st[tma + 2], st2[tma + 2] = st[tma + 1];
   CHECK(!sm90a_verifies(st2, n, false, "the TMA producer's statement 3 is not A's box"));
+}
+
+/* The CTA's setup and roles: exactly the lists emit.c's sm90a_kernel_fn
+ * renders, the barriers' arrival counts and the setmaxnreg budgets the
+ * kernel's. */
+static void sm90a_setup_render(void) {
+  gpu_stmt all[MAXST], st[MAXST];
+  int nall = consumers(all), n;
+  /* the gathering producer's full barriers completing on one arrival (its
+   * 128 threads each arrive) */
+  memcpy(st, all, sizeof all);
+  st[FULL_INIT].lo = 1;
+  CHECK(!sm90a_verifies(st, nall, true,
+                        "the sm90a contraction setup's statement 3 is not the full barriers' init (MbarInit, 128 "
+                        "arrivals)"));
+  /* the full and empty barriers' init swapped */
+  memcpy(st, all, sizeof all);
+  st[FULL_INIT] = all[FULL_INIT + 1], st[FULL_INIT + 1] = all[FULL_INIT];
+  CHECK(!sm90a_verifies(st, nall, true, "statement 3 is not the full barriers' init"));
+  /* no shared tile for B */
+  n = 0;
+  for (int i = 0; i < nall; i++)
+    if (i != 2) st[n++] = all[i];
+  CHECK(!sm90a_verifies(st, n, true, "statement 2 is not B's ring (AllocShared)"));
+  /* the consumers' named barrier where the whole CTA must wait for the init */
+  memcpy(st, all, sizeof all);
+  st[FULL_INIT + 2].bar = GBAR_CONSUMERS;
+  CHECK(!sm90a_verifies(st, nall, true, "statement 5 is not the CTA's barrier after the init"));
+  /* a producer budget other than the kernel's */
+  memcpy(st, all, sizeof all);
+  st[PRODUCER + 1].lo = 48;
+  CHECK(!sm90a_verifies(st, nall, true, "statement 7 is not the producer's setmaxnreg.dec (SetMaxNReg, 40 registers)"));
+  /* the consumers' role taking registers down */
+  memcpy(st, all, sizeof all);
+  st[CONSUMERS + 1].what = "setmaxnreg.dec";
+  CHECK(!sm90a_verifies(st, nall, true, "is not the consumers' setmaxnreg.inc (SetMaxNReg, 232 registers)"));
+  /* no accumulators' zero */
+  n = 0;
+  for (int i = 0; i < nall; i++)
+    if (i != CONSUMERS + 2) st[n++] = all[i];
+  CHECK(!sm90a_verifies(st, n, true, "statement 22 is not the accumulators' zero (AccZero)"));
+  /* B's descriptor before A's */
+  memcpy(st, all, sizeof all);
+  st[CONSUMERS + 3] = all[CONSUMERS + 4], st[CONSUMERS + 4] = all[CONSUMERS + 3];
+  CHECK(!sm90a_verifies(st, nall, true, "statement 23 is not A's descriptor (FragSetup)"));
 }
 
 /* The consumers' unrolled k-loop: its slots, phases and releases. */
@@ -309,12 +370,15 @@ static void sm90a_consumer_loop(void) {
       ST(GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", 1, "tO", NULL, NULL),                \
       ST(GS_MBAR_ARRIVE, "empty[i % S]", 0, NULL, NULL, "tFree[i+S]"), ST(GS_END_LOOP, "t", 0, NULL, NULL, NULL)
 static const gpu_stmt ATT[] = {
-    ST(GS_MBAR_INIT, "qfull", 0, NULL, NULL, NULL),
-    ST(GS_MBAR_INIT, "full[s]", 0, NULL, NULL, NULL),
-    ST(GS_MBAR_INIT, "empty[s]", 0, NULL, NULL, "tFree[i]"),
+    ST(GS_TILE_COORD, "(m.o, batch) <- (blockIdx.x, blockIdx.y)", 0, NULL, NULL, NULL),
+    ST_SIDE(GS_ALLOC_SHARED, "smQ", NULL, GSIDE_A),
+    ST_SIDE(GS_ALLOC_SHARED, "smK,smV", NULL, GSIDE_B),
+    ST_MBAR("qfull", GMBAR_Q, 1, NULL),
+    ST_MBAR("full[s]", GMBAR_FULL, 1, NULL),
+    ST_MBAR("empty[s]", GMBAR_EMPTY, 256, "tFree[i]"),
     ST(GS_BARRIER, "bar.sync", 0, NULL, NULL, NULL),
     ST(GS_ROLE, "producer", 0, NULL, NULL, NULL),
-    ST(GS_SETMAXNREG, "setmaxnreg.dec", 0, NULL, NULL, NULL),
+    ST_LO(GS_SETMAXNREG, "setmaxnreg.dec", 0, NULL, NULL, 40),
     ST_LO(GS_MBAR_ARRIVE, "qfull", 0, NULL, NULL, -1),
     ST_SIDE(GS_TMA_LOAD, "smQ <- Q", "tQ", GSIDE_A),
     ST_LO(GS_LOOP, "t", 0, NULL, NULL, 0),
@@ -330,7 +394,8 @@ static const gpu_stmt ATT[] = {
     ST_SIDE(GS_TMA_LOAD, "smV[i%2] <- V", "tVm[t]", GSIDE_V),
     ST(GS_END_LOOP, "t", 0, NULL, NULL, NULL),
     ST(GS_ROLE, "consumers", 0, NULL, NULL, NULL),
-    ST(GS_SETMAXNREG, "setmaxnreg.inc", 0, NULL, NULL, NULL),
+    ST_LO(GS_SETMAXNREG, "setmaxnreg.inc", 0, NULL, NULL, 232),
+    ST(GS_FRAG_SETUP, "wgmma descriptors of smQ, smK and smV", 0, NULL, NULL, NULL),
     ST(GS_ACC_ZERO, "O", 0, NULL, NULL, NULL),
     ST(GS_MBAR_WAIT, "qfull", 1, "tQ", NULL, NULL),
     ST_BAR("bar.arrive 2, 256", GBAR_FIRST_TURN),
@@ -353,9 +418,9 @@ static const gpu_stmt ATT[] = {
  * (+12); the row sums' Reduce (ATT_SUMS) */
 enum {
   NATT = sizeof ATT / sizeof ATT[0],
-  ATT_EMPTY = 9,
-  ATT_ZERO = 22,
-  ATT_PASS0 = 25,
+  ATT_EMPTY = 12,
+  ATT_ZERO = 26,
+  ATT_PASS0 = 29,
   ATT_TILE = 15,
   ATT_FULL = ATT_PASS0 + 1,
   ATT_TURN = ATT_PASS0 + 2,
@@ -444,6 +509,17 @@ static void sm90a_attention_discipline(void) {
   CHECK(!att_verifies(st, n, "the attention consumers' statement 0 is not the accumulators' zero (AccZero)"));
   /* no bounds-checked output after the staging */
   CHECK(!att_verifies(ATT, NATT - 1, "the attention consumers' bounds-checked epilogue and store are missing"));
+  /* the setup as its renderer writes it (emit.c, sm90a_kernel_fn): no
+   * init of Q's barrier */
+  n = 0;
+  for (int i = 0; i < NATT; i++)
+    if (i != 3) st[n++] = ATT[i];
+  CHECK(!att_verifies(st, n, "the sm90a attention setup's statement 3 is not Q's barrier's init (MbarInit, 1 arrival)"));
+  /* no consumers' state (their descriptors) before their key tiles */
+  n = 0;
+  for (int i = 0; i < NATT; i++)
+    if (i != ATT_ZERO - 1) st[n++] = ATT[i];
+  CHECK(!att_verifies(st, n, "is not the consumers' descriptors (FragSetup)"));
 }
 
 /* A real kernel: manifests/graphs/gemm_bias_relu.json (B stored [K, N]) at
@@ -815,6 +891,7 @@ int main(void) {
   sm80_render_shape();
   sm90a_ring_discipline();
   sm90a_producer_render();
+  sm90a_setup_render();
   sm90a_consumer_loop();
   sm90a_attention_discipline();
   /* the layout attention had at head dim 80 and 96 (xor 8 over rows of 10
