@@ -382,6 +382,14 @@ __device__ __forceinline__ void mbar_init(uint64_t *bar, uint32_t count) {
 enum MbarRing : int { MBAR_FULL = 0, MBAR_EMPTY = 1, MBAR_Q = 2 };
 
 __device__ __forceinline__ void mbar_fence_init() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+// n barriers, each completing on `arrivals` arrivals, initialized by
+// thread 0 and fenced for the async proxy (the CTA's barrier follows)
+__device__ __forceinline__ void mbar_init_by_thread0(uint64_t *bars, int n, uint32_t arrivals) {
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < n; ++s) mbar_init(&bars[s], arrivals);
+    mbar_fence_init();
+  }
+}
 __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }

@@ -360,10 +360,7 @@ struct Sm90aAttCta {
     if constexpr (R == MBAR_Q) qfull = bars;
     else if constexpr (R == MBAR_FULL) full = bars;
     else empty = bars;
-    if (threadIdx.x == 0) {
-      for (int s = 0; s < N; ++s) dlc::mbar_init(&bars[s], arrivals);
-      mbar_fence_init();
-    }
+    mbar_init_by_thread0(bars, N, arrivals);
   }
   __device__ __forceinline__ bool producer() const { return threadIdx.x < 128; }
   __device__ __forceinline__ bool elected() const { return threadIdx.x < 32 && elect_one(); }

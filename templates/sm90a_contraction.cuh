@@ -164,10 +164,7 @@ struct Sm90aCta {
     __shared__ __align__(8) uint64_t bars[STAGES];
     if constexpr (R == MBAR_FULL) full = bars;
     else empty = bars;
-    if (threadIdx.x == 0) {
-      for (int s = 0; s < STAGES; ++s) dlc::mbar_init(&bars[s], arrivals);
-      mbar_fence_init();
-    }
+    mbar_init_by_thread0(bars, STAGES, arrivals);
   }
   __device__ __forceinline__ bool producer() const { return threadIdx.x < 128; }
   __device__ __forceinline__ bool elected() const { return threadIdx.x < 32 && elect_one(); }
