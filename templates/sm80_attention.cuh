@@ -89,24 +89,33 @@ __device__ __forceinline__ void load_att_tile(const typename Op::Params *p, type
 }
 
 // A K (KIND 1) or V (KIND 2) tile from the thread's row pointer: its chunk
-// i is i*RPP keys below its chunk 0, RPP * rstep elements further.  TAIL
-// false: no bounds (the tile lies inside the keys and the head dims); TAIL
-// true: chunk i holds a key when i*RPP < left (the keys from the thread's
-// chunk 0 to the key length), else it is zero-filled from `base` (a valid
-// address, nothing read).
+// i is i*RPP keys below its chunk 0, RPP * rstep elements further.  The
+// swizzle's phase repeats every 8 rows, so the thread's chunks take P =
+// 8 / RPP shared offsets (one when RPP is a multiple of 8), chunk i the
+// (i % P)-th plus (i / P) * 8 rows.  TAIL false: no bounds (the tile lies
+// inside the keys and the head dims); TAIL true: chunk i holds a key when
+// i*RPP < left (the keys from the thread's chunk 0 to the key length), else
+// it is zero-filled from `base` (a valid address, nothing read).
 template <class Op, int VEC, int KIND, bool TAIL = false>
 __device__ __forceinline__ void load_att_rows(typename Op::T *tile, const typename Op::T *row0, int64_t rstep,
                                               const typename Op::T *base = nullptr, int left = 0) {
   constexpr int L = KIND == 2 ? Op::DV : Op::D, CPR = L / VEC, RPP = 128 / CPR, CH = Op::BN / RPP;
+  constexpr int P = RPP % 8 == 0 ? 1 : 8 / RPP;
+  static_assert(RPP % 8 == 0 || 8 % RPP == 0, "a thread's chunks in whole swizzle phases");
   constexpr int BYTES = VEC * (int)sizeof(typename Op::T);
-  const int off = swz<L, KIND == 2 ? Op::SWZ_DV : Op::SWZ_D>((int)threadIdx.x / CPR, ((int)threadIdx.x % CPR) * VEC);
+  static_assert(BYTES >= 4, "cp.async chunks");
+  int off[P];
+#pragma unroll
+  for (int j = 0; j < P; ++j)
+    off[j] = swz<L, KIND == 2 ? Op::SWZ_DV : Op::SWZ_D>((int)threadIdx.x / CPR + j * RPP, ((int)threadIdx.x % CPR) * VEC);
 #pragma unroll
   for (int i = 0; i < CH; ++i) {
+    typename Op::T *dst = tile + off[i % P] + (i / P) * P * RPP * L;
     if constexpr (TAIL) {
       const bool in = i * RPP < left;
-      copy_g2s<BYTES>(tile + off + i * RPP * L, in ? row0 + i * RPP * rstep : base, in ? BYTES : 0);
+      copy_g2s<BYTES>(dst, in ? row0 + i * RPP * rstep : base, in ? BYTES : 0);
     } else {
-      copy_g2s_full<BYTES>(tile + off + i * RPP * L, row0 + i * RPP * rstep);
+      copy_g2s_full<BYTES>(dst, row0 + i * RPP * rstep);
     }
   }
 }
@@ -143,11 +152,15 @@ struct Sm80AttCta {
   static constexpr bool QREG = Op::Q_REGS;
   static constexpr bool SPLIT = sizeof(PT) == 4;  // fp32 P: hi + lo fragments of T
   // Full tiles stream K and V from one row pointer each (the GPU IR's row
-  // steps), when a thread's chunks are whole numbers of 8 rows apart.
+  // steps), in cp.async chunks (4 bytes or more: a 2-byte chunk is a load
+  // and a store, and streamed its kernels spill), when a thread's chunks
+  // are a whole number of rows apart that divides 8 or is a multiple of 8
+  // (whole phases of the swizzle: load_att_rows).
   static constexpr int CPRK = D / VEC, CPRV = DV / VEC;
   static constexpr int RPK = CPRK <= 128 ? 128 / CPRK : 1, RPV = CPRV <= 128 ? 128 / CPRV : 1;  // rows a pass
-  static constexpr bool KVS = Op::KV_STREAM && VEC > 1 && 128 % CPRK == 0 && 128 % CPRV == 0 && RPK % 8 == 0 &&
-                              RPV % 8 == 0 && BN % RPK == 0 && BN % RPV == 0;
+  static constexpr bool KVS = Op::KV_STREAM && VEC * (int)sizeof(T) >= 4 && 128 % CPRK == 0 && 128 % CPRV == 0 &&
+                              (RPK % 8 == 0 || 8 % RPK == 0) && (RPV % 8 == 0 || 8 % RPV == 0) && BN % RPK == 0 &&
+                              BN % RPV == 0;
   using SFrag = float[NTS][4];
   using PFrag = uint32_t[SPLIT ? 2 : 1][4];  // P's A fragment (and its lo part)
 

@@ -15,9 +15,14 @@
  * With DLC_EMU_ARCH=sm90a every case must run the sm90a row's kernel
  * (wgmma_softmax: a name ending in _sm90a, read from the last launch): the
  * head dims 64 and 128 are its, and tensor maps describe packed tensors
- * with 16-byte aligned bases.  A last case passes Q one element past that
+ * with 16-byte aligned bases.  A case passes Q one element past that
  * alignment: the tensor map cannot be encoded, and the entry point must
- * fall back to an sm80 row's kernel, with the same results. */
+ * fall back to an sm80 row's kernel, with the same results.  Two more pass
+ * Q, K and V 2 and 4 elements past it: the sm80 row's 2- and 4-element
+ * chunk kernels (the name's _v2 and _v4), whose K and V stream from row
+ * pointers (a thread's chunks 2 or 4 rows apart at D = 128, 4 rows apart
+ * at D = 64 in the 2-element kernel) on every pass: full, masked and the
+ * key tail. */
 #include "kt.h"
 
 #include "dlc_internal.h" /* dlc__last_launch */
@@ -31,21 +36,23 @@ static int ran_sm90a(void) {
 
 /* qoff: Q starts that many elements into its buffer (1: past the 16-byte
  * alignment a tensor map needs, so the sm90a row's TMA form cannot serve the
- * call and the sm80 row must) */
-static int run_case(dlc_dtype dt, int64_t B, int64_t H, int64_t S, int64_t D, size_t qoff, uint64_t seed,
-                    double *worst) {
+ * call and the sm80 row must); kvoff: K and V likewise.  want_vec: the chunk
+ * width of the sm80 kernel that must run (its name's _v<want_vec>), 0 for
+ * any. */
+static int run_case(dlc_dtype dt, int64_t B, int64_t H, int64_t S, int64_t D, size_t qoff, size_t kvoff, int want_vec,
+                    uint64_t seed, double *worst) {
   size_t n = (size_t)(B * H * S * D);
   kt_buf Q = {0}, K = {0}, V = {0}, O = {0};
-  kt_alloc(&Q, n + qoff, 0), kt_alloc(&K, n, 0), kt_alloc(&V, n, 0), kt_alloc(&O, n, 0);
+  kt_alloc(&Q, n + qoff, 0), kt_alloc(&K, n + kvoff, 0), kt_alloc(&V, n + kvoff, 0), kt_alloc(&O, n, 0);
   uint64_t st = seed;
   for (size_t i = 0; i < n; i++) {
     Q.host[qoff + i] = kt_from_f32(dt, (float)kt_uniform(&st));
-    K.host[i] = kt_from_f32(dt, (float)kt_uniform(&st));
-    V.host[i] = kt_from_f32(dt, (float)kt_uniform(&st));
+    K.host[kvoff + i] = kt_from_f32(dt, (float)kt_uniform(&st));
+    V.host[kvoff + i] = kt_from_f32(dt, (float)kt_uniform(&st));
   }
   kt_upload(&Q), kt_upload(&K), kt_upload(&V), kt_upload(&O);
-  dlc_status r = dlc_attention_causal(dt, B, H, S, D, (uint16_t *)kt_ptr(Q.dev) + qoff, kt_ptr(K.dev), kt_ptr(V.dev),
-                                      kt_ptr(O.dev), NULL);
+  dlc_status r = dlc_attention_causal(dt, B, H, S, D, (uint16_t *)kt_ptr(Q.dev) + qoff, (uint16_t *)kt_ptr(K.dev) + kvoff,
+                                      (uint16_t *)kt_ptr(V.dev) + kvoff, kt_ptr(O.dev), NULL);
   int bad = 0;
   if (r != DLC_SUCCESS) {
     fprintf(stderr, "B=%lld H=%lld S=%lld D=%lld: %s: %s\n", (long long)B, (long long)H, (long long)S, (long long)D,
@@ -54,7 +61,15 @@ static int run_case(dlc_dtype dt, int64_t B, int64_t H, int64_t S, int64_t D, si
     goto out;
   }
   const char *arch = getenv("DLC_EMU_ARCH");
-  int want90 = arch && strcmp(arch, "sm90a") == 0 && qoff == 0;
+  int want90 = arch && strcmp(arch, "sm90a") == 0 && qoff == 0 && kvoff == 0;
+  const char *ran = dlc__last_launch()->kernel->name;
+  char suffix[8];
+  snprintf(suffix, sizeof suffix, "_v%d", want_vec);
+  if (want_vec && (strlen(ran) < strlen(suffix) || strcmp(ran + strlen(ran) - strlen(suffix), suffix) != 0)) {
+    fprintf(stderr, "B=%lld H=%lld S=%lld D=%lld: ran %s, not the %d-element chunk kernel\n", (long long)B,
+            (long long)H, (long long)S, (long long)D, ran, want_vec);
+    bad = 1;
+  }
   if (ran_sm90a() != want90) {
     fprintf(stderr, "B=%lld H=%lld S=%lld D=%lld: ran %s, not %s\n", (long long)B, (long long)H, (long long)S,
             (long long)D, dlc__last_launch()->kernel->name,
@@ -87,7 +102,7 @@ static int run_case(dlc_dtype dt, int64_t B, int64_t H, int64_t S, int64_t D, si
       const uint16_t *q = Q.host + qoff + (bh * S + m) * D;
       double mx = -INFINITY, sum = 0;
       for (int64_t j = 0; j <= m; j++) {
-        const uint16_t *k = K.host + (bh * S + j) * D;
+        const uint16_t *k = K.host + kvoff + (bh * S + j) * D;
         double s = 0;
         for (int64_t d = 0; d < D; d++) s += (double)kt_to_f32(dt, q[d]) * kt_to_f32(dt, k[d]);
         w[j] = s * scale;
@@ -96,7 +111,7 @@ static int run_case(dlc_dtype dt, int64_t B, int64_t H, int64_t S, int64_t D, si
       for (int64_t j = 0; j <= m; j++) sum += (w[j] = exp(w[j] - mx));
       for (int64_t d = 0; d < D; d++) {
         double acc = 0;
-        for (int64_t j = 0; j <= m; j++) acc += w[j] / sum * kt_to_f32(dt, V.host[(bh * S + j) * D + d]);
+        for (int64_t j = 0; j <= m; j++) acc += w[j] / sum * kt_to_f32(dt, V.host[kvoff + (bh * S + j) * D + d]);
         ref[(bh * S + m) * D + d] = acc;
         if (fabs(acc) > R) R = fabs(acc);
       }
@@ -130,15 +145,19 @@ int main(int argc, char **argv) {
   int fails = 0, cases = 0;
   double worst = 0;
   for (int i = 0; i < 16; i++) {
-    fails += run_case(dt, bs[i / 8], hs[(i / 4) % 2], ss[i % 4], D, 0, 77 + (uint64_t)i, &worst);
+    fails += run_case(dt, bs[i / 8], hs[(i / 4) % 2], ss[i % 4], D, 0, 0, 0, 77 + (uint64_t)i, &worst);
     cases++;
   }
-  fails += run_case(dt, 1, 2, 333, D, 0, 98, &worst);
+  fails += run_case(dt, 1, 2, 333, D, 0, 0, 0, 98, &worst);
   cases++;
   /* Q one element past 16-byte alignment: no tensor map describes it, and
    * the entry point runs the sm80 row (with DLC_EMU_ARCH=sm90a too) */
-  fails += run_case(dt, 1, 3, 200, D, 1, 99, &worst);
+  fails += run_case(dt, 1, 3, 200, D, 1, 0, 1, 99, &worst);
   cases++;
+  /* Q, K and V 2 and 4 elements past it: the 2- and 4-element kernels */
+  fails += run_case(dt, 1, 3, 200, D, 2, 2, 2, 100, &worst);
+  fails += run_case(dt, 2, 1, 333, D, 4, 4, 4, 101, &worst);
+  cases += 2;
   printf("attention %s D=%lld: %d cases, %d failed; worst error %.3f of the tolerance\n", argv[1], (long long)D, cases,
          fails, worst);
   return fails ? 1 : 0;
