@@ -103,19 +103,33 @@ __device__ __forceinline__ void load_att_rows(typename Op::T *tile, const typena
   constexpr int P = RPP % 8 == 0 ? 1 : 8 / RPP;
   static_assert(RPP % 8 == 0 || 8 % RPP == 0, "a thread's chunks in whole swizzle phases");
   constexpr int BYTES = VEC * (int)sizeof(typename Op::T);
-  static_assert(BYTES >= 4, "cp.async chunks");
   int off[P];
 #pragma unroll
   for (int j = 0; j < P; ++j)
     off[j] = swz<L, KIND == 2 ? Op::SWZ_DV : Op::SWZ_D>((int)threadIdx.x / CPR + j * RPP, ((int)threadIdx.x % CPR) * VEC);
+  if constexpr (BYTES < 4) {
+    // 2-byte chunks are a load and a store each (no cp.async of 2 bytes):
+    // one pass of P chunks at a time, or ptxas holds every load of the
+    // tile in registers and spills
+    static_assert(CH % P == 0, "whole passes");
+#pragma unroll 1
+    for (int i0 = 0; i0 < CH; i0 += P)
 #pragma unroll
-  for (int i = 0; i < CH; ++i) {
-    typename Op::T *dst = tile + off[i % P] + (i / P) * P * RPP * L;
-    if constexpr (TAIL) {
-      const bool in = i * RPP < left;
-      copy_g2s<BYTES>(dst, in ? row0 + i * RPP * rstep : base, in ? BYTES : 0);
-    } else {
-      copy_g2s_full<BYTES>(dst, row0 + i * RPP * rstep);
+      for (int j = 0; j < P; ++j) {
+        const int i = i0 + j;
+        const bool in = !TAIL || i * RPP < left;
+        copy_g2s<BYTES>(tile + off[j] + i0 * RPP * L, in ? row0 + i * RPP * rstep : base, in ? BYTES : 0);
+      }
+  } else {
+#pragma unroll
+    for (int i = 0; i < CH; ++i) {
+      typename Op::T *dst = tile + off[i % P] + (i / P) * P * RPP * L;
+      if constexpr (TAIL) {
+        const bool in = i * RPP < left;
+        copy_g2s<BYTES>(dst, in ? row0 + i * RPP * rstep : base, in ? BYTES : 0);
+      } else {
+        copy_g2s_full<BYTES>(dst, row0 + i * RPP * rstep);
+      }
     }
   }
 }
@@ -152,13 +166,12 @@ struct Sm80AttCta {
   static constexpr bool QREG = Op::Q_REGS;
   static constexpr bool SPLIT = sizeof(PT) == 4;  // fp32 P: hi + lo fragments of T
   // Full tiles stream K and V from one row pointer each (the GPU IR's row
-  // steps), in cp.async chunks (4 bytes or more: a 2-byte chunk is a load
-  // and a store, and streamed its kernels spill), when a thread's chunks
-  // are a whole number of rows apart that divides 8 or is a multiple of 8
-  // (whole phases of the swizzle: load_att_rows).
+  // steps) when a thread's chunks are a whole number of rows apart that
+  // divides 8 or is a multiple of 8 (whole phases of the swizzle:
+  // load_att_rows).
   static constexpr int CPRK = D / VEC, CPRV = DV / VEC;
   static constexpr int RPK = CPRK <= 128 ? 128 / CPRK : 1, RPV = CPRV <= 128 ? 128 / CPRV : 1;  // rows a pass
-  static constexpr bool KVS = Op::KV_STREAM && VEC * (int)sizeof(T) >= 4 && 128 % CPRK == 0 && 128 % CPRV == 0 &&
+  static constexpr bool KVS = Op::KV_STREAM && 128 % CPRK == 0 && 128 % CPRV == 0 &&
                               (RPK % 8 == 0 || 8 % RPK == 0) && (RPV % 8 == 0 || 8 % RPV == 0) && BN % RPK == 0 &&
                               BN % RPV == 0;
   using SFrag = float[NTS][4];

@@ -17,12 +17,12 @@
  * head dims 64 and 128 are its, and tensor maps describe packed tensors
  * with 16-byte aligned bases.  A case passes Q one element past that
  * alignment: the tensor map cannot be encoded, and the entry point must
- * fall back to an sm80 row's kernel, with the same results.  Two more pass
- * Q, K and V 2 and 4 elements past it: the sm80 row's 2- and 4-element
- * chunk kernels (the name's _v2 and _v4), whose K and V stream from row
- * pointers (a thread's chunks 2 or 4 rows apart at D = 128, 4 rows apart
- * at D = 64 in the 2-element kernel) on every pass: full, masked and the
- * key tail. */
+ * fall back to an sm80 row's kernel, with the same results.  Three more
+ * pass K and V one element past it, and Q, K and V 2 and 4 elements past
+ * it: the sm80 row's 1-, 2- and 4-element chunk kernels (the name's _v1,
+ * _v2 and _v4), whose K and V stream from row pointers (a thread's chunks
+ * 1, 2 or 4 rows apart at D = 128; 2, 4 or 8 at D = 64) on every pass: full,
+ * masked and the key tail. */
 #include "kt.h"
 
 #include "dlc_internal.h" /* dlc__last_launch */
@@ -154,10 +154,13 @@ int main(int argc, char **argv) {
    * the entry point runs the sm80 row (with DLC_EMU_ARCH=sm90a too) */
   fails += run_case(dt, 1, 3, 200, D, 1, 0, 1, 99, &worst);
   cases++;
-  /* Q, K and V 2 and 4 elements past it: the 2- and 4-element kernels */
+  /* K and V one element past it (their streamed 2-byte chunks at odd
+   * addresses), then Q, K and V 2 and 4 elements past it: the 1-, 2- and
+   * 4-element kernels */
+  fails += run_case(dt, 2, 1, 333, D, 0, 1, 1, 102, &worst);
   fails += run_case(dt, 1, 3, 200, D, 2, 2, 2, 100, &worst);
   fails += run_case(dt, 2, 1, 333, D, 4, 4, 4, 101, &worst);
-  cases += 2;
+  cases += 3;
   printf("attention %s D=%lld: %d cases, %d failed; worst error %.3f of the tolerance\n", argv[1], (long long)D, cases,
          fails, worst);
   return fails ? 1 : 0;
