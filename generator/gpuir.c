@@ -952,8 +952,6 @@ static void consumer_step(gpu_kernel *k, arena *A, bool gather, int slot, int fl
   k->st[k->nst - 1].fixed_slot = true, k->st[k->nst - 1].slot = release;
 }
 
-/* Both producers: TMA boxes (tma_wgmma) or gathered cp.async chunks
- * (cp_async_wgmma); the consumers and the epilogue are the same. */
 /* An sm90a skeleton's MbarInit: `which` barriers, each completing on
  * `arrivals` arrivals (and, for a full or Q barrier the TMA arms, its
  * bytes). */
@@ -970,6 +968,8 @@ static void setmaxnreg(gpu_kernel *k, arena *A, bool consumers) {
        NULL)->lo = regs;
 }
 
+/* Both producers: TMA boxes (tma_wgmma) or gathered cp.async chunks
+ * (cp_async_wgmma); the consumers and the epilogue are the same. */
 static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
                                bool gather, diag_list *dl) {
   const char *at = arena_printf(A, "GPU IR[%s]", r->name), *why;
