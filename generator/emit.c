@@ -2379,10 +2379,6 @@ static void store_tile_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *
  * consumers' state, then their loop and epilogue, Op::consume and
  * Op::store_tile (consume_fn and store_tile_fn, or att_consume_fn).
  * verify_sm90a_setup admits only the lists written here. */
-static void s_tile_coord(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "c.tile_coord(p);"); }
-static void s_alloc(sm80_render *r, const gpu_stmt *st) {
-  r_line(r, st, arena_printf(r->A, "c.template alloc<%s>();", r_side(st)));
-}
 static void s_mbar_init(sm80_render *r, const gpu_stmt *st) {
   static const char *const RING[GMBAR__COUNT] = {[GMBAR_FULL] = "dlc::MBAR_FULL", [GMBAR_EMPTY] = "dlc::MBAR_EMPTY",
                                                  [GMBAR_Q] = "dlc::MBAR_Q"};
@@ -2425,7 +2421,7 @@ static void s_frag_setup(sm80_render *r, const gpu_stmt *st) {
 }
 
 static const sm80_render_fn SM90A_SETUP_RENDER[GS__COUNT] = {
-    [GS_TILE_COORD] = s_tile_coord, [GS_ALLOC_SHARED] = s_alloc,     [GS_MBAR_INIT] = s_mbar_init,
+    [GS_TILE_COORD] = r_tile_coord, [GS_ALLOC_SHARED] = r_alloc_shared, [GS_MBAR_INIT] = s_mbar_init,
     [GS_BARRIER] = h_barrier,       [GS_ROLE] = s_role,              [GS_SETMAXNREG] = s_setmaxnreg,
     [GS_ACC_ZERO] = r_acc_zero,     [GS_FRAG_SETUP] = s_frag_setup,
 };
