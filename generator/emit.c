@@ -1334,6 +1334,7 @@ typedef struct sm80_render {
   bool full_open;    /* the full-width epilogue's branch is open */
   bool reduce;       /* split-K's second kernel (Sm80SplitReduce) */
   int pass;          /* attention: the open loop's pass (its key tiles' mode) */
+  bool ahead_open;   /* the prologue of the fragments a tile ahead is open */
 } sm80_render;
 
 typedef void (*sm80_render_fn)(sm80_render *r, const gpu_stmt *st);
@@ -1368,7 +1369,7 @@ static const char *r_text(sm80_render *r, const char *t) {
  * barrier's why, the tokens a wait or commit covers). */
 static void r_line(sm80_render *r, const gpu_stmt *st, const char *code) {
   const char *guard =
-      st->min_vec && st->min_vec != r->loop_vec ? arena_printf(r->A, "if constexpr (VEC >= %d) ", st->min_vec) : "";
+      st->min_vec > r->loop_vec ? arena_printf(r->A, "if constexpr (VEC >= %d) ", st->min_vec) : "";
   const char *what = st->what;
   if (st->k == GS_BARRIER) what = st->detail;
   else if ((st->k == GS_WAIT || st->k == GS_COMMIT) && st->nin)
@@ -1395,7 +1396,17 @@ static void r_frag_setup(sm80_render *r, const gpu_stmt *st) {
 }
 static void r_barrier(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "__syncthreads();"); }
 static void r_commit(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "dlc::cp_async_commit();"); }
+/* The prologue of the steady loop with fragments a tile ahead opens with
+ * its wait: for its widths, when the loop runs (verify_sm80_render). */
 static void r_wait(sm80_render *r, const gpu_stmt *st) {
+  if (st->ahead && !r->loop) {
+    sb_printf(r->s, "%sif constexpr (VEC >= %d) {  // the next loop's first tile: k step 0's fragments a tile ahead\n",
+              r->ind, st->min_vec);
+    r_indent(r, 1);
+    sb_printf(r->s, "%sif (c.kt + %d < c.KTF) {  // when the loop runs\n", r->ind, r->S - 1);
+    r_indent(r, 1);
+    r->loop_vec = st->min_vec, r->ahead_open = true;
+  }
   r_line(r, st, arena_printf(r->A, "dlc::cp_async_wait<%d>();", st->lo));
 }
 static void r_cp_async(sm80_render *r, const gpu_stmt *st) {
@@ -1420,8 +1431,12 @@ static void r_loop(sm80_render *r, const gpu_stmt *st) {
     sb_printf(r->s, "#pragma unroll 1\n%sfor (int i = c.first(); i < C::COLS; i += c.step()) {  // Loop %s\n", r->ind,
               r_text(r, st->what));
   } else if (st->loop == GLOOP_STEADY) {
-    sb_printf(r->s, "%sif constexpr (VEC >= %d) {  // Loop %s: the widths that stream\n", r->ind, st->min_vec,
-              r_text(r, st->what));
+    bool ahead = r->k->ahead_vec && st->min_vec == r->k->ahead_vec && !st->below_vec;
+    sb_printf(r->s, "%sif constexpr (VEC >= %d%s) {  // Loop %s: %s\n", r->ind, st->min_vec,
+              st->below_vec ? arena_printf(r->A, " && VEC < %d", st->below_vec) : "", r_text(r, st->what),
+              ahead ? "the widths that stream, k step 0's fragments a tile ahead"
+              : st->below_vec ? "the other widths that stream"
+                              : "the widths that stream");
     r_indent(r, 1);
     sb_printf(r->s, "#pragma unroll 1\n%sfor (; c.kt + %d < c.KTF; ++c.kt) {  // steady: every tile it prefetches is full\n",
               r->ind, r->S - 1);
@@ -1441,8 +1456,22 @@ static void r_end_loop(sm80_render *r, const gpu_stmt *st) {
   }
   r->loop = GLOOP_NONE, r->loop_vec = 0;
 }
-/* A's fragments open the k-step group, B's follow, the MMAs close it */
+/* A's fragments open the k-step group, B's follow, the MMAs close it; the
+ * set a tile ahead (the CTA's ahead_a, ahead_b) opens none, and B's closes
+ * the loop's prologue. */
 static void r_ldmatrix(sm80_render *r, const gpu_stmt *st) {
+  if (st->ahead) {
+    r_line(r, st, arena_printf(r->A, "c.frags(c.ahead_%c, %s, %d);", st->side == GSIDE_B ? 'b' : 'a', r_stage(r, st),
+                               st->lo));
+    if (r->ahead_open && st->side == GSIDE_B) {
+      for (int d = 0; d < 2; d++) {
+        r_indent(r, -1);
+        sb_printf(r->s, "%s}\n", r->ind);
+      }
+      r->ahead_open = false, r->loop_vec = 0;
+    }
+    return;
+  }
   if (st->side == GSIDE_A) {
     if (st->lo == st->hi) sb_printf(r->s, "%s{\n%s  constexpr int ks = %d;\n", r->ind, r->ind, st->lo);
     else sb_printf(r->s, "#pragma unroll\n%sfor (int ks = %d; ks <= %d; ++ks) {\n", r->ind, st->lo, st->hi);
@@ -1456,6 +1485,10 @@ static void r_ldmatrix(sm80_render *r, const gpu_stmt *st) {
   r->group = st->side == GSIDE_A ? 1 : 2;
 }
 static void r_mma(sm80_render *r, const gpu_stmt *st) {
+  if (st->ahead) {
+    r_line(r, st, "c.mma(c.ahead_a, c.ahead_b);");
+    return;
+  }
   r_line(r, st, "c.mma(af, bf);");
   r_indent(r, -1);
   sb_printf(r->s, "%s}\n", r->ind);
@@ -1515,14 +1548,14 @@ static const sm80_render_fn SM80_RENDER[GS__COUNT] = {
 /* The statements of k from `from` on, one after the other through `table`,
  * then the function's closing brace. */
 static void render_stmts(arena *A, strbuf *s, const gpu_kernel *k, int from, bool reduce, const sm80_render_fn *table) {
-  sm80_render r = {A, s, k, k->plan.stages, "    ", GLOOP_NONE, 0, 0, false, reduce, 0};
+  sm80_render r = {A, s, k, k->plan.stages, "    ", GLOOP_NONE, 0, 0, false, reduce, 0, false};
   for (int i = from; i < k->nst; i++) {
     /* gpuir_verify (verify_sm80_render, verify_splitk_render, verify_att_render,
      * verify_sm90a_att_consumers, verify_sm90a_consumers) admits only what renders */
     DLC_ASSERT(k->st[i].k >= 0 && k->st[i].k < GS__COUNT && table[k->st[i].k]);
     table[k->st[i].k](&r, &k->st[i]);
   }
-  DLC_ASSERT(r.loop == GLOOP_NONE && r.group == 0 && strcmp(r.ind, "    ") == 0);
+  DLC_ASSERT(r.loop == GLOOP_NONE && r.group == 0 && !r.ahead_open && strcmp(r.ind, "    ") == 0);
   sb_puts(s, "  }\n");
 }
 
@@ -2440,7 +2473,7 @@ static void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char
             att ? "Sm90aAttCta" : "Sm90aCta");
   /* the setup and the producer's role, then the consumers' role and its
    * own statements: the roles' loops are the functions above */
-  sm80_render r = {A, s, k, k->plan.stages, "    ", GLOOP_NONE, 0, 0, false, false, 0};
+  sm80_render r = {A, s, k, k->plan.stages, "    ", GLOOP_NONE, 0, 0, false, false, 0, false};
   int role = 0;
   while (role < k->nst && !(k->st[role].k == GS_ROLE && strcmp(k->st[role].what, "consumers") == 0)) role++;
   for (int i = 0; i < k->nst; i++) {

@@ -506,33 +506,55 @@ static int steady_min_vec(const gpu_kernel *k) {
   return min;
 }
 
-/* The fragment loads and MMAs of k steps lo..hi (k16, or k8 in TF32) of
- * tile kt, held in stage kt % S: A's, B's, then the warp tile's MMAs on
- * them (the renderer's k-step group). */
-static void frags_mmas(gpu_kernel *k, arena *A, int S, int lo, int hi) {
-  const char *steps = lo == hi ? arena_printf(A, "%s step %d", k->mma_k == 8 ? "k8" : "k16", lo)
-                               : arena_printf(A, "%s steps %d..%d", k->mma_k == 8 ? "k8" : "k16", lo, hi);
+static const char *k_steps(arena *A, const gpu_kernel *k, int lo, int hi) {
+  return lo == hi ? arena_printf(A, "%s step %d", k->mma_k == 8 ? "k8" : "k16", lo)
+                  : arena_printf(A, "%s steps %d..%d", k->mma_k == 8 ? "k8" : "k16", lo, hi);
+}
+
+/* The fragment loads of k steps lo..hi (k16, or k8 in TF32) of tile
+ * kt + tile, held in stage (kt + tile) % S: A's, then B's; `ahead`, into the
+ * set loaded a tile ahead (k step 0 only), with `min_vec` for the widths
+ * that run it. */
+static void frag_loads(gpu_kernel *k, arena *A, int S, int lo, int hi, int tile, bool ahead, int min_vec) {
+  const char *steps = k_steps(A, k, lo, hi);
+  const char *kt = tile ? arena_printf(A, "kt+%d", tile) : "kt", *at = tile ? arena_printf(A, "(%s)", kt) : kt;
   for (int side = 0; side < 2; side++) {
     const gpu_operand *o = side ? &k->B : &k->A;
+    const char *into = ahead ? ", into the set loaded a tile ahead" : "";
     gpu_stmt *st =
         emit(k, A, GS_LDMATRIX, gpuir_frag_load(o, k->mma_k),
-             k->mma_k == 8 ? arena_printf(A, "sm%c[kt%%%d], %s: %c fragments (%s), lane offsets hoisted, then "
-                                             "cvt.rna.tf32.f32",
-                                          side ? 'B' : 'A', S, steps, side ? 'B' : 'A',
+             k->mma_k == 8 ? arena_printf(A, "sm%c[%s%%%d], %s: %c fragments (%s), lane offsets hoisted, then "
+                                             "cvt.rna.tf32.f32%s",
+                                          side ? 'B' : 'A', at, S, steps, side ? 'B' : 'A',
                                           o->k_contig ? "8 x 4 fp32 matrices" : side ? "(k t, n g), (k t+4, n g)"
-                                                                                   : "(k t, m g), (k t, m g+8), (k t+4, ...)")
-                           : arena_printf(A, "sm%c[kt%%%d], %s: %c fragments, lane offsets hoisted", side ? 'B' : 'A', S,
-                                          steps, side ? 'B' : 'A'),
-             NULL, 1, side ? "tB[kt]" : "tA[kt]", NULL);
-    st->side = side ? GSIDE_B : GSIDE_A, st->lo = lo, st->hi = hi;
+                                                                                   : "(k t, m g), (k t, m g+8), (k t+4, ...)",
+                                          into)
+                           : arena_printf(A, "sm%c[%s%%%d], %s: %c fragments, lane offsets hoisted%s", side ? 'B' : 'A',
+                                          at, S, steps, side ? 'B' : 'A', into),
+             NULL, 1, arena_printf(A, "t%c[%s]", side ? 'B' : 'A', kt), NULL);
+    st->side = side ? GSIDE_B : GSIDE_A, st->lo = lo, st->hi = hi, st->tile = tile, st->ahead = ahead;
+    st->min_vec = min_vec;
   }
+}
+
+/* The warp tile's MMAs on the fragments of k steps lo..hi; `ahead`, on the
+ * set loaded a tile ahead. */
+static void mmas(gpu_kernel *k, arena *A, int lo, int hi, bool ahead) {
   gpu_stmt *st = emit(k, A, GS_MMA,
                       k->mma_k == 8 ? "mma.sync.m16n8k8.row.col.f32.tf32.tf32.f32"
                                     : arena_printf(A, "mma.sync.m16n8k16.row.col.f32.%s", dtype_name(k->T)),
-                      arena_printf(A, "warp tile %dx%d, %s", k->plan.tile[0] / k->plan.warps_m,
-                                   k->plan.tile[1] / k->plan.warps_n, steps),
+                      arena_printf(A, "warp tile %dx%d, %s%s", k->plan.tile[0] / k->plan.warps_m,
+                                   k->plan.tile[1] / k->plan.warps_n, k_steps(A, k, lo, hi),
+                                   ahead ? ", fragments loaded a tile ahead" : ""),
                       "tMMA", 0, NULL, NULL);
-  st->lo = lo, st->hi = hi;
+  st->lo = lo, st->hi = hi, st->ahead = ahead;
+}
+
+/* The fragment loads and MMAs of k steps lo..hi of tile kt: A's, B's,
+ * then the warp tile's MMAs on them (the renderer's k-step group). */
+static void frags_mmas(gpu_kernel *k, arena *A, int S, int lo, int hi) {
+  frag_loads(k, A, S, lo, hi, 0, false, 0);
+  mmas(k, A, lo, hi, false);
 }
 
 /* The wait for tile kt and the barrier after it, in a loop of the ring. */
@@ -622,6 +644,56 @@ static void loop_body(gpu_kernel *k, arena *A, int S, bool steady) {
   if (steady) frags_mmas(k, A, S, 0, 0);
   copy_stage(k, A, steady ? GCOPY_STREAM : GCOPY_BOUNDED, S - 1, -1, "tA[kt+S-1]", "tB[kt+S-1]");
   if (!steady || ks > 1) frags_mmas(k, A, S, steady ? 1 : 0, ks - 1);
+}
+
+/* The steady loop with k step 0's fragments a tile ahead (ahead_vec):
+ * before it, when it runs, the first tile's wait, barrier and step-0
+ * fragments; in it, step 0's MMAs on the fragments loaded an iteration
+ * earlier, the refill, the middle steps, then the last step's fragments,
+ * the wait for tile kt+1 and the barrier, tile kt+1's step-0 fragments,
+ * and the last step's MMAs.  A tile's first MMAs then wait on nothing: the
+ * barrier and the next tile's fragment loads issue under the last step's
+ * MMAs.  The refill writes stage kt-1, which every warp finished reading
+ * (its last step before the previous iteration's barrier, its step 0 an
+ * iteration before that). */
+static void ahead_prologue(gpu_kernel *k, arena *A, int S) {
+  gpu_stmt *st = emit(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d", S - 2), NULL, 2, "tA[kt]", "tB[kt]");
+  st->lo = S - 2, st->min_vec = k->ahead_vec, st->ahead = true;
+  st = emit(k, A, GS_BARRIER, "bar.sync", "the steady loop's first tile landed for every thread", NULL, 0, NULL, NULL);
+  st->min_vec = k->ahead_vec, st->ahead = true;
+  frag_loads(k, A, S, 0, 0, 0, true, k->ahead_vec);
+}
+
+static void loop_body_ahead(gpu_kernel *k, arena *A, int S) {
+  int ks = k->plan.tile[2] / k->mma_k;
+  mmas(k, A, 0, 0, true);
+  copy_stage(k, A, GCOPY_STREAM, S - 1, -1, "tA[kt+S-1]", "tB[kt+S-1]");
+  if (ks > 2) frags_mmas(k, A, S, 1, ks - 2);
+  frag_loads(k, A, S, ks - 1, ks - 1, 0, false, 0);
+  emit(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d", S - 2), NULL, 2, "tA[kt+1]", "tB[kt+1]")->lo = S - 2;
+  emit(k, A, GS_BARRIER, "bar.sync", "stage kt+1 landed for every thread; stage kt read by every warp", NULL, 0, NULL,
+       NULL);
+  frag_loads(k, A, S, 0, 0, 1, true, 0);
+  mmas(k, A, ks - 1, ks - 1, false);
+}
+
+/* The widest width's kernels load step 0's fragments a tile ahead when
+ * that width runs the steady loop in 16-byte chunks (the fewest chunk
+ * pointers a thread), on fp16/bf16 operands, with two k steps a tile or
+ * more, and at least GPUIR_AHEAD_MMAS MMAs a warp a k step (the 64x64 warp
+ * tile).  The second fragment set costs 32 registers at that warp tile:
+ * at the narrower widths (twice the chunk pointers) and in TF32
+ * (fragments converted after the load) it spilled or lengthened the loop
+ * when measured; the smaller warp tiles take fewer registers and run more
+ * warps a scheduler to switch to across the barrier, and there the loop
+ * grew by 0.1 to 0.6 instructions an MMA (docs/performance.md). */
+static int ahead_vec(const gpu_kernel *k) {
+  int v = k->nvec ? k->vecs[0] : 0;
+  int mmas = (k->plan.tile[0] / k->plan.warps_m / 16) * (k->plan.tile[1] / k->plan.warps_n / 8);
+  if (!k->steady_min_vec || v < k->steady_min_vec || v * dtype_bytes(k->T) != 16 || k->mma_k != 16 ||
+      k->plan.tile[2] / k->mma_k < 2 || mmas < GPUIR_AHEAD_MMAS)
+    return 0;
+  return v;
 }
 
 /* CUDA's grid limits: 2^31 - 1 blocks on x, 65535 on y and z. */
@@ -823,14 +895,27 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
    * advance by a fixed step (for the widths steady_min_vec allows); the drain
    * loop takes the last tiles with bounds */
   bool steady = k->steady_min_vec > 0;
-  if (steady) {
-    gpu_stmt *st =
-        emit(k, A, GS_LOOP, "kt",
-             arena_printf(A, "steady (vec >= %d): 0 <= kt < floor(K%s / %d) - %d, every prefetched tile full: %s",
-                          k->steady_min_vec, pk, BK, S - 1,
-                          k->A.walk || k->B.walk ? "no bounds, the K counters' carries only" : "one basic block"),
-             NULL, 0, NULL, NULL);
-    st->loop = GLOOP_STEADY, st->min_vec = k->steady_min_vec;
+  k->ahead_vec = ahead_vec(k);
+  const char *body = k->A.walk || k->B.walk ? "no bounds, the K counters' carries only" : "one basic block";
+  if (k->ahead_vec) {
+    ahead_prologue(k, A, S);
+    gpu_stmt *st = emit(k, A, GS_LOOP, "kt",
+                        arena_printf(A,
+                                     "steady (vec >= %d), k step 0's fragments a tile ahead: 0 <= kt < floor(K%s / %d) "
+                                     "- %d, every prefetched tile full: %s",
+                                     k->ahead_vec, pk, BK, S - 1, body),
+                        NULL, 0, NULL, NULL);
+    st->loop = GLOOP_STEADY, st->min_vec = k->ahead_vec;
+    loop_body_ahead(k, A, S);
+    emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
+  }
+  if (steady && k->ahead_vec != k->steady_min_vec) {
+    gpu_stmt *st = emit(
+        k, A, GS_LOOP, "kt",
+        arena_printf(A, "steady (vec >= %d%s): 0 <= kt < floor(K%s / %d) - %d, every prefetched tile full: %s",
+                     k->steady_min_vec, k->ahead_vec ? arena_printf(A, ", < %d", k->ahead_vec) : "", pk, BK, S - 1, body),
+        NULL, 0, NULL, NULL);
+    st->loop = GLOOP_STEADY, st->min_vec = k->steady_min_vec, st->below_vec = k->ahead_vec;
     loop_body(k, A, S, true);
     emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
   }
@@ -2711,24 +2796,86 @@ static bool verify_sm80_render(const gpu_kernel *k, diag_list *dl) {
       [GS_ST_GLOBAL] = true,
   };
   int S = k->plan.stages, nloops = 0, ks = k->plan.tile[2] / (k->mma_k ? k->mma_k : 16);
+  /* the loops in order: the steady loop with fragments a tile ahead (the
+   * widths >= ahead_vec), the steady loop (the other widths that stream),
+   * the drain; {loop, min_vec, below_vec} */
+  int loops[3][3], nwant = 0;
+  if (k->ahead_vec) loops[nwant][0] = GLOOP_STEADY, loops[nwant][1] = k->ahead_vec, loops[nwant++][2] = 0;
+  if (k->steady_min_vec && k->ahead_vec != k->steady_min_vec)
+    loops[nwant][0] = GLOOP_STEADY, loops[nwant][1] = k->steady_min_vec, loops[nwant++][2] = k->ahead_vec;
+  loops[nwant][0] = GLOOP_DRAIN, loops[nwant][1] = 0, loops[nwant++][2] = 0;
   gpu_loop loop = GLOOP_NONE;
-  bool full_seen = false;
+  bool full_seen = false, in_ahead = false;
+  int next_step = 0; /* the ahead loop: the next k step its MMAs take */
   const char *bad = NULL;
   int at = -1;
+  if (k->ahead_vec && (k->ahead_vec < k->steady_min_vec || ks < 2 || k->mma_k != 16)) {
+    bad = "fragments a tile ahead without the steady loop, two k steps a tile, or fp16/bf16 fragments";
+    at = 0;
+  }
   for (int i = 0; i < k->nst && !bad; i++) {
     const gpu_stmt *s = &k->st[i];
     at = i;
     bool walks = k->A.walk || k->B.walk;
     if (s->k < 0 || s->k >= GS__COUNT || !RENDERS[s->k]) bad = "a kind the sm80 contraction does not render";
-    else if (s->min_vec && s->min_vec != k->steady_min_vec) bad = "runs for widths other than the steady loop's";
-    else if (s->k == GS_LOOP) {
-      if (loop || (s->loop == GLOOP_STEADY && (nloops || !k->steady_min_vec)) ||
-          (s->loop == GLOOP_DRAIN && nloops != (k->steady_min_vec > 0)) || s->loop == GLOOP_NONE)
-        bad = "a loop out of place (the steady loop, for the widths that stream, then the drain)";
+    else if (s->min_vec && s->min_vec != k->steady_min_vec &&
+             !(s->min_vec == k->ahead_vec && (s->ahead || s->k == GS_LOOP)))
+      bad = "runs for widths other than a steady loop's";
+    else if (s->ahead && (s->k == GS_WAIT || s->k == GS_BARRIER) && loop)
+      bad = "a wait or barrier of the prologue of fragments a tile ahead inside a loop";
+    else if (s->ahead && !loop) {
+      /* the ahead loop's prologue: the first tile's wait, barrier and
+       * step-0 fragments, for its widths, right before it */
+      static const char *const PROLOGUE = "a prologue of fragments a tile ahead that is not the first tile's wait, "
+                                          "barrier and step-0 fragments of A and B, right before the first loop";
+      if (!k->ahead_vec || i + 4 >= k->nst) bad = PROLOGUE;
+      else {
+        const gpu_stmt *w = s, *b = s + 1, *fa = s + 2, *fb = s + 3, *l = s + 4;
+        if (w->k != GS_WAIT || w->lo != S - 2 || b->k != GS_BARRIER || !b->ahead || fa->k != GS_LDMATRIX ||
+            fa->side != GSIDE_A || fb->k != GS_LDMATRIX || fb->side != GSIDE_B || !fa->ahead || !fb->ahead || fa->lo ||
+            fa->hi || fb->lo || fb->hi || fa->tile || fb->tile || w->min_vec != k->ahead_vec ||
+            b->min_vec != k->ahead_vec || fa->min_vec != k->ahead_vec || fb->min_vec != k->ahead_vec ||
+            l->k != GS_LOOP || nloops != 0)
+          bad = PROLOGUE;
+      }
+      i += 3;
+    } else if (s->k == GS_LOOP) {
+      if (loop || nloops >= nwant || (int)s->loop != loops[nloops][0] || s->min_vec != loops[nloops][1] ||
+          s->below_vec != loops[nloops][2])
+        bad = "a loop out of place (the steady loop with fragments a tile ahead, the steady loop, for the widths that "
+              "stream, then the drain)";
+      else if (k->ahead_vec && nloops == 0 && (i < 4 || !k->st[i - 1].ahead))
+        bad = "the loop with fragments a tile ahead without its prologue";
+      in_ahead = k->ahead_vec && nloops == 0;
+      next_step = 0;
+      if (in_ahead) {
+        const gpu_stmt *m = i + 1 < k->nst ? s + 1 : NULL;
+        if (!m || m->k != GS_MMA || !m->ahead || m->lo || m->hi)
+          bad = "the loop with fragments a tile ahead does not open with step 0's MMAs on them";
+        i += 1, next_step = 1;
+      }
       loop = s->loop, nloops++;
     } else if (s->k == GS_END_LOOP) {
       if (!loop) bad = "an EndLoop outside a loop";
-      loop = GLOOP_NONE;
+      else if (in_ahead && next_step != ks) bad = "the loop with fragments a tile ahead leaves k steps without MMAs";
+      loop = GLOOP_NONE, in_ahead = false;
+    } else if (in_ahead && s->k == GS_LDMATRIX && s->side == GSIDE_A && s->lo == ks - 1 && !s->ahead) {
+      /* the last step: its fragments, the wait for tile kt+1 and the
+       * barrier, tile kt+1's step-0 fragments, then the last step's MMAs */
+      static const char *const LAST = "the last k step of the loop with fragments a tile ahead is not its "
+                                      "fragments, the wait and barrier, tile kt+1's step-0 fragments, then its MMAs";
+      if (i + 6 >= k->nst) bad = LAST;
+      else {
+        const gpu_stmt *b = s + 1, *w = s + 2, *br = s + 3, *fa = s + 4, *fb = s + 5, *m = s + 6;
+        if (s->hi != ks - 1 || s->tile || b->k != GS_LDMATRIX || b->side != GSIDE_B || b->ahead || b->lo != ks - 1 ||
+            b->hi != ks - 1 || b->tile || w->k != GS_WAIT || w->lo != S - 2 || br->k != GS_BARRIER ||
+            fa->k != GS_LDMATRIX || fa->side != GSIDE_A || fb->k != GS_LDMATRIX || fb->side != GSIDE_B ||
+            !fa->ahead || !fb->ahead || fa->tile != 1 || fb->tile != 1 || fa->lo || fa->hi || fb->lo || fb->hi ||
+            m->k != GS_MMA || m->ahead || m->lo != ks - 1 || m->hi != ks - 1 || next_step != ks - 1)
+          bad = LAST;
+      }
+      next_step = ks;
+      i += 6;
     } else if (s->k == GS_CP_ASYNC || s->k == GS_ADVANCE) {
       gpu_copy want = loop == GLOOP_STEADY ? GCOPY_STREAM : loop == GLOOP_DRAIN ? GCOPY_BOUNDED : GCOPY_TILE;
       if (s->copy != want) bad = "a copy or advance of the wrong kind for where it is";
@@ -2753,8 +2900,9 @@ static bool verify_sm80_render(const gpu_kernel *k, diag_list *dl) {
       const gpu_stmt *b = i + 2 < k->nst ? &k->st[i + 1] : NULL, *m = b ? &k->st[i + 2] : NULL;
       if (!loop || !b || b->k != GS_LDMATRIX || b->side != GSIDE_B || m->k != GS_MMA || b->lo != s->lo ||
           m->lo != s->lo || b->hi != s->hi || m->hi != s->hi || s->lo < 0 || s->hi < s->lo || s->hi >= ks ||
-          s->tile != 0 || b->tile != 0)
+          s->tile != 0 || b->tile != 0 || s->ahead || b->ahead || m->ahead || (in_ahead && s->lo != next_step))
         bad = "a k-step group that is not A's fragments, B's, then their MMAs, on steps of tile kt";
+      next_step = s->hi + 1;
       i += 2;
     } else if (s->k == GS_LDMATRIX || s->k == GS_MMA) {
       bad = "fragments or MMAs outside a k-step group";
@@ -3224,9 +3372,15 @@ static void dump_render_fields(cJSON *b, const gpu_stmt *s, int depth, bool rows
     snprintf(t, sizeof t, "%d..%d", s->lo, s->hi);
     cJSON_AddStringToObject(b, "k_steps", t);
   }
+  if (s->k == GS_LDMATRIX && s->tile) {
+    snprintf(t, sizeof t, "kt+%d", s->tile);
+    cJSON_AddStringToObject(b, "tile", t);
+  }
+  if (s->ahead) cJSON_AddTrueToObject(b, "ahead");
   if (s->k == GS_WAIT && s->lo >= 0) cJSON_AddNumberToObject(b, "in_flight", s->lo);
   if (s->k == GS_MBAR_ARRIVE && s->lo >= 0) cJSON_AddNumberToObject(b, "lag", s->lo);
   if (s->min_vec) cJSON_AddNumberToObject(b, "min_vec", s->min_vec);
+  if (s->below_vec) cJSON_AddNumberToObject(b, "below_vec", s->below_vec);
   if (s->loop) cJSON_AddStringToObject(b, "loop", LOOP[s->loop]);
   if (s->full) cJSON_AddTrueToObject(b, "full_width");
   if (s->k == GS_BARRIER && s->bar) cJSON_AddStringToObject(b, "barrier", BAR[s->bar]);
@@ -3320,6 +3474,9 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
     cJSON *sv = cJSON_AddArrayToObject(g, "steady_vecs");
     for (int i = 0; i < k->nvec; i++)
       if (k->steady_min_vec && k->vecs[i] >= k->steady_min_vec) cJSON_AddItemToArray(sv, cJSON_CreateNumber(k->vecs[i]));
+    cJSON *av = cJSON_AddArrayToObject(g, "ahead_vecs");
+    for (int i = 0; i < k->nvec; i++)
+      if (k->ahead_vec && k->vecs[i] >= k->ahead_vec) cJSON_AddItemToArray(av, cJSON_CreateNumber(k->vecs[i]));
   }
   cJSON_AddStringToObject(g, "math", k->math_ieee ? "ieee" : "approx");
   if (k->tma || k->att_wgmma) {

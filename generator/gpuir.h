@@ -170,6 +170,10 @@ typedef struct gpu_stmt {
                             in flight (lo); the gathering producer's MbarArrive on a full barrier:
                             the stage it completes lags kt by lo */
   int min_vec;           /* only the kernels of chunk width >= min_vec run it (0: every width) */
+  int below_vec;         /* Loop (steady): and only those of width < below_vec (0: no bound) */
+  bool ahead;            /* LdMatrix, Mma: the fragment set loaded a tile ahead (k step 0 of tile
+                            kt + tile); Wait, Barrier and LdMatrix before the steady loop: its
+                            prologue (the first tile's, run when the loop runs) */
   gpu_loop loop;         /* Loop: which loop */
   bool full;             /* Epilogue, StGlobalVec: the full-width pair (else the bounds-checked one) */
   gpu_step step;         /* attention's Epilogue: which step */
@@ -313,6 +317,9 @@ typedef enum { EPI_RD_COL, EPI_RD_VEC, EPI_RD_ROW, EPI_RD_OTHER } epi_read_kind;
  * one pointer and a 64-bit distance each for K-contiguous chunks; one
  * pointer for chunks k rows apart).  8 lets the v4 kernels stream. */
 #define GPUIR_STREAM_CHUNKS 8
+/* A warp's MMAs a k step at which the steady loop loads k step 0's
+ * fragments a tile ahead (gpu_kernel.ahead_vec): the 64x64 warp tile's. */
+#define GPUIR_AHEAD_MMAS 32
 /* The most 64-bit words of hoisted state a walking operand keeps a thread:
  * per chunk, its pointer and the rest of each pad guard (1 + ng words).
  * Calibrated with nvcc 13 on the 3x3 convolution (two guards) with
@@ -413,6 +420,9 @@ typedef struct gpu_kernel {
   int vecs[4];           /* instantiated chunk widths, widest first */
   int steady_min_vec;    /* contraction: the chunk widths >= this run the steady loop (both
                             operands advance, at most GPUIR_STREAM_CHUNKS chunks a thread); 0: none */
+  int ahead_vec;         /* contraction: the chunk widths >= this (>= steady_min_vec) run the steady
+                            loop with k step 0's fragments loaded a tile ahead, across the back
+                            edge, after the next tile's wait and barrier; 0: none */
   int kpart32_fallback;  /* contraction with a kpart32 operand: the widest instantiated width below
                             steady_min_vec, which the dispatcher picks for a call whose K-part span
                             does not fit int32 bytes (gpu_operand.kpart32) */

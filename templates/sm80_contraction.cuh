@@ -494,6 +494,8 @@ enum Operand : int { OPA = 0, OPB = 1 };
 //                 walks' K counter, one tile on (after a full tile only)
 //   frags, mma    LdMatrix, Mma: one k step's fragments of an operand, and
 //                 the warp tile's MMAs on them
+//   ahead_a, ahead_b   the fragment set the GPU IR loads a tile ahead (k step
+//                 0 of tile kt + 1, in the steady loop of its ahead_vec)
 //   stage(d)      the ring stage of k-tile kt + d
 //   next_stage    EndLoop: the stages of the next kt
 //   stage_acc     StageAcc: the accumulators to the staging tile
@@ -535,6 +537,8 @@ struct Sm80Cta {
   typename Op::KWalk kw;
   std::conditional_t<TF32, FragOffsets32<Op, true>, FragOffsets<Op, true>> fa;
   std::conditional_t<TF32, FragOffsets32<Op, false>, FragOffsets<Op, false>> fb;
+  FragA ahead_a;  // the GPU IR's fragments a tile ahead: k step 0 of the next tile
+  FragB ahead_b;
 
   __device__ __forceinline__ int64_t m0() const { return (int64_t)mn[0] * BM; }
   __device__ __forceinline__ int64_t n0() const { return (int64_t)mn[1] * BN; }

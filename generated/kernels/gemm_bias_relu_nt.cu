@@ -1339,7 +1339,39 @@ struct Op {
     c.template copy_tile<dlc::OPB>(p, c.kt0 + 2, 2);  // CpAsync smB[2] <- B
     if constexpr (VEC >= 4) c.template advance_full<dlc::OPB>(c.kt0 + 2);  // Advance B chunk pointers
     dlc::cp_async_commit();  // CommitGroup tA2, tB2
-    if constexpr (VEC >= 4) {  // Loop kt: the widths that stream
+    if constexpr (VEC >= 8) {  // the next loop's first tile: k step 0's fragments a tile ahead
+      if (c.kt + 3 < c.KTF) {  // when the loop runs
+        dlc::cp_async_wait<2>();  // Wait tA[kt], tB[kt]
+        __syncthreads();  // Barrier the steady loop's first tile landed for every thread
+        c.frags(c.ahead_a, 0, 0);  // LdMatrix ldmatrix.x4
+        c.frags(c.ahead_b, 0, 0);  // LdMatrix ldmatrix.x4
+      }
+    }
+    if constexpr (VEC >= 8) {  // Loop kt: the widths that stream, k step 0's fragments a tile ahead
+#pragma unroll 1
+      for (; c.kt + 3 < c.KTF; ++c.kt) {  // steady: every tile it prefetches is full
+        c.mma(c.ahead_a, c.ahead_b);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        c.template copy_stream<dlc::OPA>(p, c.stage(3));  // CpAsync smA[(kt+3)%4] <- A
+        c.template advance<dlc::OPA>();  // Advance A chunk pointers
+        c.template copy_stream<dlc::OPB>(p, c.stage(3));  // CpAsync smB[(kt+3)%4] <- B
+        c.template advance<dlc::OPB>();  // Advance B chunk pointers
+        dlc::cp_async_commit();  // CommitGroup tA[kt+S-1], tB[kt+S-1]
+        {
+          constexpr int ks = 1;
+          typename C::FragA af;
+          c.frags(af, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          typename C::FragB bf;
+          c.frags(bf, c.stage(0), ks);  // LdMatrix ldmatrix.x4
+          dlc::cp_async_wait<2>();  // Wait tA[kt+1], tB[kt+1]
+          __syncthreads();  // Barrier stage kt+1 landed for every thread; stage kt read by every warp
+          c.frags(c.ahead_a, c.stage(1), 0);  // LdMatrix ldmatrix.x4
+          c.frags(c.ahead_b, c.stage(1), 0);  // LdMatrix ldmatrix.x4
+          c.mma(af, bf);  // Mma mma.sync.m16n8k16.row.col.f32.T
+        }
+        c.next_stage();  // EndLoop kt
+      }
+    }
+    if constexpr (VEC >= 4 && VEC < 8) {  // Loop kt: the other widths that stream
 #pragma unroll 1
       for (; c.kt + 3 < c.KTF; ++c.kt) {  // steady: every tile it prefetches is full
         dlc::cp_async_wait<2>();  // Wait tA[kt], tB[kt]

@@ -584,10 +584,11 @@ static const char REUSE[] = "reads fragments from, with no bar.sync between them
  * warp may still be loading fragments from, and fails. */
 static void sm80_stage_reuse(void) {
   front f;
-  gpu_kernel *k = real_gemm(&f, DT_FP16, "{'tile':[128,128,32],'stages':4}");
+  /* a 32x64 warp tile: no fragments a tile ahead (sm80_ahead) */
+  gpu_kernel *k = real_gemm(&f, DT_FP16, "{'tile':[64,128,32],'stages':4}");
   CHECK(k != NULL);
   if (!k) return pipe_free(&f);
-  CHECK(k->plan.stages == 4 && k->mma_k == 16 && k->steady_min_vec > 0);
+  CHECK(k->plan.stages == 4 && k->mma_k == 16 && k->steady_min_vec > 0 && k->ahead_vec == 0);
   int lo = find_st(k, 0, GS_LOOP, 0), bar = find_st(k, lo, GS_BARRIER, 0), cp = find_st(k, lo, GS_CP_ASYNC, 0),
       commit = find_st(k, lo, GS_COMMIT, 0), hi = find_st(k, lo, GS_END_LOOP, 0), n = k->nst;
   /* the order this test is written against: wait, bar.sync, k step 0, the
@@ -679,15 +680,80 @@ static void sm80_stage_reuse(void) {
   pipe_free(&f);
 }
 
+/* The steady loop with k step 0's fragments a tile ahead (ahead_vec: the
+ * widest width at a 64x64 warp tile).  Before it, when it runs, the first
+ * tile's wait, barrier and step-0 fragments; in it, step 0's MMAs on the
+ * fragments loaded an iteration earlier, the refill, the middle steps, the
+ * last step's fragments, the wait for tile kt+1 and the barrier, tile
+ * kt+1's step-0 fragments, the last step's MMAs; then the plain steady
+ * loop for the narrower widths that stream.  The order passes; each change
+ * below fails, with the ring's reason or the renderer's. */
+static void sm80_ahead(void) {
+  front f;
+  gpu_kernel *k = real_gemm(&f, DT_FP16, "{'tile':[128,128,32],'stages':4}");
+  CHECK(k != NULL);
+  if (!k) return pipe_free(&f);
+  CHECK(k->ahead_vec == 8 && k->steady_min_vec == 4 && k->plan.tile[2] / k->mma_k == 2);
+  CHECK(verifies_full(k, NULL));
+  int n = k->nst, lo = find_st(k, 0, GS_LOOP, 0), hi = find_st(k, lo, GS_END_LOOP, 0), pw = lo - 4,
+      wait = find_st(k, lo, GS_WAIT, 0), bar = find_st(k, lo, GS_BARRIER, 0), cp = find_st(k, lo, GS_CP_ASYNC, 0),
+      lo2 = find_st(k, hi, GS_LOOP, 0);
+  /* the order this test is written against */
+  bool shape = lo > 4 && k->st[pw].k == GS_WAIT && k->st[pw].ahead && k->st[pw + 1].k == GS_BARRIER &&
+               k->st[pw + 2].k == GS_LDMATRIX && k->st[pw + 2].ahead && k->st[pw + 3].ahead &&
+               k->st[lo].min_vec == 8 && k->st[lo + 1].k == GS_MMA && k->st[lo + 1].ahead && cp == lo + 2 &&
+               bar == wait + 1 && k->st[wait - 2].k == GS_LDMATRIX && !k->st[wait - 2].ahead &&
+               k->st[wait - 2].lo == 1 && k->st[bar + 1].ahead && k->st[bar + 1].tile == 1 && k->st[bar + 2].ahead &&
+               k->st[bar + 3].k == GS_MMA && !k->st[bar + 3].ahead && bar + 4 == hi && lo2 > hi &&
+               k->st[lo2].loop == GLOOP_STEADY && k->st[lo2].min_vec == 4 && k->st[lo2].below_vec == 8;
+  CHECK(shape);
+  gpu_stmt *st = shape ? malloc((size_t)n * sizeof *st) : NULL;
+  if (!st) return pipe_free(&f);
+  /* the loop's barrier removed: iteration kt+1's refill of stage kt
+   * follows the last step's loads of it in iteration kt */
+  memcpy(st, k->st, (size_t)n * sizeof *st);
+  memmove(&st[bar], &st[bar + 1], (size_t)(n - bar - 1) * sizeof *st);
+  CHECK(!order_verifies(k, st, n - 1, "the iteration before"));
+  /* the wait and barrier before the last step's fragments: those load
+   * stage kt after the barrier, and the next refill overwrites it */
+  MUTATE((move_st(st, wait - 2, bar + 1), move_st(st, wait - 2, bar + 1)), REUSE);
+  /* tile kt+1's fragments loaded from stage kt */
+  MUTATE((st[bar + 1].tile = 0, st[bar + 1].in[0] = "tA[kt]"), REUSE);
+  MUTATE(st[bar + 1].tile = 0, "tile kt+1's step-0 fragments");
+  /* the loop's wait dropped: tile kt+1's fragments before a wait covers them */
+  memcpy(st, k->st, (size_t)n * sizeof *st);
+  memmove(&st[wait], &st[wait + 1], (size_t)(n - wait - 1) * sizeof *st);
+  CHECK(!order_verifies(k, st, n - 1, "ldmatrix reads tile tA[kt+1] before a wait covers it"));
+  /* the prologue dropped: the first iteration's MMAs on fragments never loaded */
+  memcpy(st, k->st, (size_t)n * sizeof *st);
+  memmove(&st[pw], &st[lo], (size_t)(n - lo) * sizeof *st);
+  CHECK(!order_verifies(k, st, n - 4, "without its prologue"));
+  /* the loop opening with an MMA on fragments of its own iteration */
+  MUTATE(st[lo + 1].ahead = false, "does not open with step 0's MMAs");
+  /* the loop for the narrower widths too: it is the plain loop's */
+  MUTATE(st[lo].min_vec = 4, "a loop out of place");
+  /* the plain loop for every width that streams, the v8 kernel's too */
+  MUTATE(st[lo2].below_vec = 0, "a loop out of place");
+  /* the statements without the kernel's ahead_vec: its prologue then runs
+   * for widths no steady loop takes */
+  gpu_kernel m = *k;
+  m.ahead_vec = 0;
+  CHECK(!verifies_full(&m, "statement 24 (Wait cp.async.wait_group): runs for widths other than a steady loop's"));
+  CHECK(pw == 24);
+  free(st);
+  pipe_free(&f);
+}
+
 /* The sm80 contraction's renderer (emit.c, kernel_fn) reads the statements'
  * structured fields; gpuir_verify admits only lists it renders.  A real
  * GEMM's list passes; each change below would render a kernel that is not
  * the IR's (or none), and fails with its own reason. */
 static void sm80_render_shape(void) {
   front f;
-  gpu_kernel *k = real_gemm(&f, DT_FP16, "{'tile':[128,128,32],'stages':4}");
+  gpu_kernel *k = real_gemm(&f, DT_FP16, "{'tile':[64,128,32],'stages':4}");
   CHECK(k != NULL);
   if (!k) return pipe_free(&f);
+  CHECK(k->ahead_vec == 0);
   CHECK(verifies_full(k, NULL));
   int n = k->nst, lo = find_st(k, 0, GS_LOOP, 0), hi = find_st(k, lo, GS_END_LOOP, 0),
       dlo = find_st(k, hi, GS_LOOP, 0), la = find_st(k, lo, GS_LDMATRIX, 0), cp = find_st(k, lo, GS_CP_ASYNC, 0),
@@ -712,7 +778,7 @@ static void sm80_render_shape(void) {
   /* an advance of a K counter no operand walks */
   MUTATE(st[adv].side = GSIDE_KWALK, "an advance of state no streamed operand keeps");
   /* the steady loop for other widths than the streams' */
-  MUTATE(st[lo].min_vec = 8, "runs for widths other than the steady loop's");
+  MUTATE(st[lo].min_vec = 8, "runs for widths other than a steady loop's");
   /* the drain before a steady loop: two steady loops */
   MUTATE(st[dlo].loop = GLOOP_STEADY, "a loop out of place");
   /* a statement the sm80 contraction does not render */
@@ -886,6 +952,7 @@ static void sm80_rows_render_shape(void) {
 
 int main(void) {
   sm80_stage_reuse();
+  sm80_ahead();
   sm80_att_render_shape();
   sm80_rows_render_shape();
   sm80_render_shape();
