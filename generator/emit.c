@@ -2183,7 +2183,6 @@ static void att_produce_fn(strbuf *s, const gpu_kernel *k) {
  * steps and the key fragments, P V's a loop over P's k16 steps (P's
  * fragments) and V's fragment pairs.  verify_att_render admits only lists
  * that render. */
-static void a_tile_coord(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "c.tile_coord(p);"); }
 static void a_alloc(sm80_render *r, const gpu_stmt *st) {
   r_line(r, st, st->side == GSIDE_A ? "c.alloc_q();" : "c.alloc_kv();");
 }
@@ -2294,7 +2293,7 @@ static void a_reduce(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "c.row_
 static void a_stage_acc(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "float *stage = c.stage_o();"); }
 
 static const sm80_render_fn ATT_RENDER[GS__COUNT] = {
-    [GS_TILE_COORD] = a_tile_coord, [GS_ALLOC_SHARED] = a_alloc,     [GS_ACC_ZERO] = a_acc_zero,
+    [GS_TILE_COORD] = r_tile_coord, [GS_ALLOC_SHARED] = a_alloc,     [GS_ACC_ZERO] = a_acc_zero,
     [GS_CP_ASYNC] = a_cp_async,     [GS_COMMIT] = r_commit,          [GS_WAIT] = r_wait,
     [GS_BARRIER] = r_barrier,       [GS_LDMATRIX] = a_ldmatrix,      [GS_FRAG_SETUP] = a_frag_setup,
     [GS_ADDR_SETUP] = a_addr_setup, [GS_LOOP] = a_loop,              [GS_END_LOOP] = a_end_loop,
