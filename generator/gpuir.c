@@ -557,10 +557,15 @@ static void frags_mmas(gpu_kernel *k, arena *A, int S, int lo, int hi) {
   mmas(k, A, lo, hi, false);
 }
 
-/* The wait for tile kt and the barrier after it, in a loop of the ring. */
-static void wait_stage(gpu_kernel *k, arena *A, int S) {
-  emit(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d", S - 2), NULL, 2, "tA[kt]", "tB[kt]")->lo = S - 2;
-  emit(k, A, GS_BARRIER, "bar.sync", "stage kt landed for every thread; stage kt-1 free", NULL, 0, NULL, NULL);
+/* The wait for tile kt + tile (S - 2 groups left in flight) and the
+ * barrier after it (`why`); the index of the wait. */
+static int wait_tile(gpu_kernel *k, arena *A, int S, int tile, const char *why) {
+  const char *kt = tile ? arena_printf(A, "kt+%d", tile) : "kt";
+  emit(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d", S - 2), NULL, 2, arena_printf(A, "tA[%s]", kt),
+       arena_printf(A, "tB[%s]", kt))
+      ->lo = S - 2;
+  emit(k, A, GS_BARRIER, "bar.sync", why, NULL, 0, NULL, NULL);
+  return k->nst - 2;
 }
 
 /* The copies of one ring stage and the advances after them: the tile
@@ -640,7 +645,7 @@ static void copy_stage(gpu_kernel *k, arena *A, gpu_copy how, int tile, int stag
  * copies, no advance. */
 static void loop_body(gpu_kernel *k, arena *A, int S, bool steady) {
   int ks = k->plan.tile[2] / k->mma_k; /* k steps a tile */
-  wait_stage(k, A, S);
+  wait_tile(k, A, S, 0, "stage kt landed for every thread; stage kt-1 free");
   if (steady) frags_mmas(k, A, S, 0, 0);
   copy_stage(k, A, steady ? GCOPY_STREAM : GCOPY_BOUNDED, S - 1, -1, "tA[kt+S-1]", "tB[kt+S-1]");
   if (!steady || ks > 1) frags_mmas(k, A, S, steady ? 1 : 0, ks - 1);
@@ -657,10 +662,8 @@ static void loop_body(gpu_kernel *k, arena *A, int S, bool steady) {
  * (its last step before the previous iteration's barrier, its step 0 an
  * iteration before that). */
 static void ahead_prologue(gpu_kernel *k, arena *A, int S) {
-  gpu_stmt *st = emit(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d", S - 2), NULL, 2, "tA[kt]", "tB[kt]");
-  st->lo = S - 2, st->min_vec = k->ahead_vec, st->ahead = true;
-  st = emit(k, A, GS_BARRIER, "bar.sync", "the steady loop's first tile landed for every thread", NULL, 0, NULL, NULL);
-  st->min_vec = k->ahead_vec, st->ahead = true;
+  int w = wait_tile(k, A, S, 0, "the steady loop's first tile landed for every thread");
+  for (int i = w; i < w + 2; i++) k->st[i].min_vec = k->ahead_vec, k->st[i].ahead = true;
   frag_loads(k, A, S, 0, 0, 0, true, k->ahead_vec);
 }
 
@@ -670,9 +673,7 @@ static void loop_body_ahead(gpu_kernel *k, arena *A, int S) {
   copy_stage(k, A, GCOPY_STREAM, S - 1, -1, "tA[kt+S-1]", "tB[kt+S-1]");
   if (ks > 2) frags_mmas(k, A, S, 1, ks - 2);
   frag_loads(k, A, S, ks - 1, ks - 1, 0, false, 0);
-  emit(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d", S - 2), NULL, 2, "tA[kt+1]", "tB[kt+1]")->lo = S - 2;
-  emit(k, A, GS_BARRIER, "bar.sync", "stage kt+1 landed for every thread; stage kt read by every warp", NULL, 0, NULL,
-       NULL);
+  wait_tile(k, A, S, 1, "stage kt+1 landed for every thread; stage kt read by every warp");
   frag_loads(k, A, S, 0, 0, 1, true, 0);
   mmas(k, A, ks - 1, ks - 1, false);
 }
@@ -690,7 +691,8 @@ static void loop_body_ahead(gpu_kernel *k, arena *A, int S) {
 static int ahead_vec(const gpu_kernel *k) {
   int v = k->nvec ? k->vecs[0] : 0;
   int mmas = (k->plan.tile[0] / k->plan.warps_m / 16) * (k->plan.tile[1] / k->plan.warps_n / 8);
-  if (!k->steady_min_vec || v < k->steady_min_vec || v * dtype_bytes(k->T) != 16 || k->mma_k != 16 ||
+  /* steady_min_vec > 0: the widest width streams (steady_min_vec) */
+  if (!k->steady_min_vec || v * dtype_bytes(k->T) != 16 || k->mma_k != 16 ||
       k->plan.tile[2] / k->mma_k < 2 || mmas < GPUIR_AHEAD_MMAS)
     return 0;
   return v;
