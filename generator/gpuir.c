@@ -3036,7 +3036,9 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
     diag_report(dl, D_INTERNAL, "GPU IR", NULL, "out of memory verifying the statements");
     return false;
   }
-  bool ok = gpuir_verify_smem(k, dl) & verify_stage_reuse(k, dl);
+  /* every verifier runs, so that each reports what it finds */
+  bool ok = gpuir_verify_smem(k, dl);
+  ok &= verify_stage_reuse(k, dl);
   /* 32-bit pad guards only where every guard's K part fits them */
   for (int side = 0; side < 2; side++) {
     const gpu_operand *o = side ? &k->B : &k->A;
@@ -3126,9 +3128,12 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
   }
   free(produced);
   if (k->tma) ok &= verify_sm90a(k, dl);
-  if (k->att_wgmma)
-    ok &= verify_sm90a_attention(k, dl) & verify_sm90a_setup(k, dl) & verify_sm90a_producer(k, dl) &
-          verify_sm90a_att_consumers(k, dl);
+  if (k->att_wgmma) {
+    ok &= verify_sm90a_attention(k, dl);
+    ok &= verify_sm90a_setup(k, dl);
+    ok &= verify_sm90a_producer(k, dl);
+    ok &= verify_sm90a_att_consumers(k, dl);
+  }
   if (!k->tma && !k->att_wgmma && !k->attention && !k->rows && !k->split_reduce) ok &= verify_sm80_render(k, dl);
   if (k->split_reduce) ok &= verify_splitk_render(k, dl);
   if (k->attention && !k->att_wgmma) ok &= verify_att_render(k, dl);

@@ -779,8 +779,10 @@ static void read_edges(ju_ctx *c, const cJSON *arr, const char *path, sched_plan
     ju_check_keys(c, it, ip, keys);
     plan_edge x = {NULL, NULL, BUF_NONE, 0};
     const char *buf = NULL;
-    bool ok = ju_string(c, it, "from", ip, true, &x.from) & ju_string(c, it, "to", ip, true, &x.to) &
-              ju_string(c, it, "buffer", ip, true, &buf);
+    /* each key is checked, so that every bad one is reported */
+    bool ok = ju_string(c, it, "from", ip, true, &x.from);
+    ok &= ju_string(c, it, "to", ip, true, &x.to);
+    ok &= ju_string(c, it, "buffer", ip, true, &buf);
     if (cJSON_GetObjectItemCaseSensitive(it, "depth")) ok &= int_key(c, it, "depth", ip, &x.depth);
     if (buf && (!buffer_parse(buf, &x.buffer) || x.buffer == BUF_GMEM)) {
       diag_report(c->dl, D_PLAN_SCHEMA, ju_path_key(c, ip, "buffer"), "Use \"reg\" or \"smem_ring\".",

@@ -1288,8 +1288,11 @@ static bool check_neutral(const region_set *rs, const region *r, const rexpr *e,
     if (e->a) ok &= check_neutral(rs, r, e->a, op, dl, at);
     break;
   case RX_BINARY:
-    if (op == RED_SUM && e->op == TINY_MUL && e->a && e->b)
-      ok &= check_neutral(rs, r, e->a, op, dl, at) & check_neutral(rs, r, e->b, op, dl, at);
+    if (op == RED_SUM && e->op == TINY_MUL && e->a && e->b) {
+      /* both sides, so that each reports its own diagnostic */
+      ok &= check_neutral(rs, r, e->a, op, dl, at);
+      ok &= check_neutral(rs, r, e->b, op, dl, at);
+    }
     break;
   default: break;
   }

@@ -152,7 +152,7 @@ static int ref_slot(linker *L, int f, uint32_t ref, uint32_t *out) {
     emu_const *c = &fn->consts[idx];
     uint64_t v = c->value;
     if (c->sym >= 0) {
-      uint64_t a;
+      uint64_t a = 0; /* set by sym_addr when it returns 0 */
       int rc = sym_addr(L, c->sym, f, &a);
       if (rc) return rc;
       v += a;
@@ -172,7 +172,7 @@ static int fold_address(linker *L, int f, emu_insn *in, int32_t sym, int64_t *of
     return 0;
   }
   emu_sym *y = &L->m->syms[sym];
-  uint64_t a;
+  uint64_t a = 0; /* set by sym_addr when it returns 0 */
   int rc = sym_addr(L, sym, f, &a);
   if (rc) return rc;
   *off += (int64_t)a;
