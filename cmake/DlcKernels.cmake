@@ -16,11 +16,11 @@
 # lib<name>.so.MAJOR and lib<name>-emu.so.MAJOR (the emulator linked in),
 # exporting only the public symbols (cmake/dlckernels{,-emu}.map).  Every
 # object is position-independent, so the kernels are compiled once for both.
-# Sets <name>_PTXAS_LOGS (the ptxas -v report of each op's .cu), <name>_GEN
+# Sets <name>_PTXAS_LOGS (the ptxas -v report of each op's .cu), <name>_NVCC_FLAGS
+# (the kernel objects' nvcc flags, without the include paths), <name>_GEN
 # (the dlcgen output directory), <name>_OPS, <name>_ARCHS (the manifest's) and
 # <name>_SASS_ARCHS (those with SASS) in the parent scope.
 include_guard(GLOBAL)
-include(DlcPtx)
 
 function(dlc_add_kernel_library name)
   cmake_parse_arguments(K "EMU_ONLY;SHARED" "MANIFEST" "" ${ARGN})
@@ -87,7 +87,23 @@ function(dlc_add_kernel_library name)
   add_custom_target(${name}_generate DEPENDS ${gen}/dlcgen.stamp)
 
   file(GLOB templates CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/templates/*.cuh)
-  set(inc -I${PROJECT_SOURCE_DIR}/templates -I${gen}/src)
+  # Every nvcc command of a kernel runs in ${gen} and names its inputs
+  # relative to it (kernels/<op>.cu, src/, the templates), so that the same
+  # generated source in another build tree (the sanitizer build, the Debian
+  # package's, another library of the same manifest) is the same command,
+  # which a compiler launcher (CMAKE_CUDA_COMPILER_LAUNCHER) then runs once.
+  # The inputs are the DEPENDS below: the kernel includes only the templates
+  # and src/dlc_params.h (besides the toolkit's headers), so these commands
+  # need no depfile.
+  file(RELATIVE_PATH templates_rel ${gen} ${PROJECT_SOURCE_DIR}/templates)
+  set(inc -I${templates_rel} -Isrc)
+  # ccache caches only commands with -c; nvcc then compiles to the last
+  # phase option, -ptx, and writes the PTX that -ptx alone writes
+  set(ptx_phase -ptx)
+  if(DLC_NVCC_LAUNCHER)
+    set(ptx_phase -c -ptx)
+  endif()
+  set(sass_flags -std=c++17 -O3 -Xcompiler=-fPIC -Xptxas=-v --threads ${DLC_NVCC_THREADS} ${gencode})
   set(objs)
   set(ptx_c)
   set(logs)
@@ -99,17 +115,25 @@ function(dlc_add_kernel_library name)
       add_custom_command(
         OUTPUT ${obj} ${log}
         COMMAND ${CMAKE_COMMAND} -E make_directory ${bin}
-        COMMAND ${CMAKE_COMMAND} -DNVCC=${DLC_NVCC} -DSRC=${cu} -DOUT=${obj} -DLOG=${log} -DOBJCOPY=${CMAKE_OBJCOPY}
-                "-DFLAGS=-std=c++17;-O3;-Xcompiler=-fPIC;${inc};-Xptxas=-v;${gencode}" -P ${PROJECT_SOURCE_DIR}/cmake/nvcc_log.cmake
+        COMMAND ${CMAKE_COMMAND} -DNVCC=${DLC_NVCC} "-DLAUNCHER=${DLC_NVCC_LAUNCHER}" -DDIR=${gen}
+                -DSRC=kernels/${op}.cu -DOUT=${obj} -DLOG=${log} -DOBJCOPY=${CMAKE_OBJCOPY}
+                "-DFLAGS=${sass_flags};${inc}"
+                -P ${PROJECT_SOURCE_DIR}/cmake/nvcc_log.cmake
         DEPENDS ${cu} ${gen}/src/dlc_params.h ${templates} ${name}_generate
         COMMENT "nvcc ${op}.cu for ${sass_archs} (SASS only)"
         VERBATIM)
       list(APPEND objs ${obj})
       list(APPEND logs ${log})
     endif()
-    dlc_add_ptx(ptx SOURCE ${cu} ARCH sm_80 NAME ${op} OUTPUT_DIR ${bin}/ptx
-                OPTIONS -std=c++17 -O3 ${inc}
-                DEPENDS ${gen}/src/dlc_params.h ${templates} ${name}_generate)
+    set(ptx ${bin}/ptx/${op}.sm_80.ptx)
+    add_custom_command(
+      OUTPUT ${ptx}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${bin}/ptx
+      COMMAND ${DLC_NVCC_LAUNCHER} ${DLC_NVCC} ${ptx_phase} -arch=sm_80 -std=c++17 -O3 ${inc} -o ${ptx} kernels/${op}.cu
+      WORKING_DIRECTORY ${gen}
+      DEPENDS ${cu} ${gen}/src/dlc_params.h ${templates} ${name}_generate
+      COMMENT "nvcc -ptx -arch=sm_80 ${op}.cu (for the emulator)"
+      VERBATIM)
     set(c ${bin}/ptx/${op}_ptx.c)
     add_custom_command(
       OUTPUT ${c}
@@ -123,9 +147,15 @@ function(dlc_add_kernel_library name)
     # manifest no row has the bit, and the symbol is empty
     set(c90 ${bin}/ptx/${op}_ptx90.c)
     if("sm90a" IN_LIST archs)
-      dlc_add_ptx(ptx90 SOURCE ${cu} ARCH sm_90a NAME ${op} OUTPUT_DIR ${bin}/ptx
-                  OPTIONS -std=c++17 -O3 ${inc}
-                  DEPENDS ${gen}/src/dlc_params.h ${templates} ${name}_generate)
+      set(ptx90 ${bin}/ptx/${op}.sm_90a.ptx)
+      add_custom_command(
+        OUTPUT ${ptx90}
+        COMMAND ${CMAKE_COMMAND} -E make_directory ${bin}/ptx
+        COMMAND ${DLC_NVCC_LAUNCHER} ${DLC_NVCC} ${ptx_phase} -arch=sm_90a -std=c++17 -O3 ${inc} -o ${ptx90} kernels/${op}.cu
+        WORKING_DIRECTORY ${gen}
+        DEPENDS ${cu} ${gen}/src/dlc_params.h ${templates} ${name}_generate
+        COMMENT "nvcc -ptx -arch=sm_90a ${op}.cu (for the emulator)"
+        VERBATIM)
       add_custom_command(
         OUTPUT ${c90}
         COMMAND ${CMAKE_COMMAND} -DIN=${ptx90} -DOUT=${c90} -DSYMBOL=dlc__ptx90_${op} -P ${PROJECT_SOURCE_DIR}/cmake/embed_text.cmake
@@ -188,6 +218,7 @@ function(dlc_add_kernel_library name)
     target_compile_options(${lib} PRIVATE ${DLC_WARNINGS})
   endforeach()
   set(${name}_PTXAS_LOGS ${logs} PARENT_SCOPE)
+  set(${name}_NVCC_FLAGS ${sass_flags} PARENT_SCOPE)
   set(${name}_GEN ${gen} PARENT_SCOPE)
   set(${name}_OPS ${ops} PARENT_SCOPE)
   set(${name}_ARCHS ${archs} PARENT_SCOPE)
