@@ -1179,7 +1179,6 @@ cJSON *layout_dump(const layout_result *r) {
   for (int i = 0; i < r->nev; i++) {
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "stage", r->ev[i].stage);
-    cJSON_AddNumberToObject(e, "elapsed_ms", r->ev[i].elapsed_ms);
     cJSON_AddBoolToObject(e, "improved", r->ev[i].improved);
     cJSON_AddStringToObject(e, "reason", r->ev[i].reason);
     cJSON_AddItemToArray(ev, e);

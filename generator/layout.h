@@ -100,7 +100,7 @@ typedef struct lay_tensor {
 
 typedef struct lay_event {
   const char *stage;
-  double elapsed_ms;
+  double elapsed_ms;  /* since the pass began: dlcgen --time-report prints it, the dump does not */
   bool improved;
   const char *reason;
 } lay_event;

@@ -24,6 +24,7 @@ static void usage(FILE *f) {
         "                     [--arch ARCHS] [--no-layout] [--layout-trace FILE]\n"
         "                     [--until=STAGE] [--dump-dir DIR] [--diag=json|text]\n"
         "       dlcgen --manifest FILE --out DIR [--dump=STAGES] [--until=STAGE] [--diag=json|text] [--quiet]\n"
+        "                     [--time-report]\n"
         "                     [--calibrate FILE.csv]\n"
         "       dlcgen --decompile --graph FILE [--dtype fp16|bf16|fp32] [--diag=json|text]\n"
         "       dlcgen --help | --version\n"
@@ -59,6 +60,8 @@ static void usage(FILE *f) {
         "  --dump-dir DIR    write each dump to DIR/<stage>.json instead of stdout\n"
         "  --diag=json       print diagnostics as one JSON document on stderr\n"
         "  --quiet, -q       no progress output\n"
+        "  --time-report     print each stage's wall time on stderr, for every graph or\n"
+        "                    manifest instance (no dump holds times: two runs dump the same bytes)\n"
         "  --help, -h        this text\n"
         "\n"
         "Exit status: 0 success, 1 error in the input (diagnostics printed), 2 usage error,\n"
@@ -112,6 +115,10 @@ int main(int argc, char **argv) {
     }
     if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
       o.quiet = true;
+      continue;
+    }
+    if (strcmp(a, "--time-report") == 0) {
+      o.time_report = true;
       continue;
     }
     if ((v = opt_value(argc, argv, &i, "--graph", &err))) o.graph = v;

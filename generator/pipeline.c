@@ -11,6 +11,7 @@
  *   cu        (emit.c)       001 §7      -> CUDA and C sources
  * Each stage verifies its output.  Nothing is written unless the whole run
  * succeeds, and unchanged files are not rewritten. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime: --time-report */
 #include "pipeline.h"
 
 #include <cJSON.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "algo.h"
 #include "arch.h"
@@ -100,6 +102,8 @@ typedef struct run {
   bucket *buckets;
   const plan_bucket *bucket90; /* an arch row's run for one shape bucket (arch_rows_plan), or NULL */
   cJSON *dumps[STAGE__COUNT];
+  double ms[STAGE__COUNT];     /* each stage's wall time (--time-report), summed over its runs; */
+  bool timed[STAGE__COUNT];    /* which stages ran */
 } run;
 
 static void run_free(run *r) {
@@ -983,18 +987,35 @@ static bool chain_fits(const run *r) {
   return true;
 }
 
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Adds the time since t0 to stage s's (--time-report; no dump holds times,
+ * so that two runs dump the same bytes). */
+static void stage_time(run *r, dlc_stage s, double t0) {
+  r->ms[s] += now_ms() - t0;
+  r->timed[s] = true;
+}
+
 /* Runs the front-half passes from `first` on, then the back half.  Returns
  * false with diagnostics. */
 static bool run_from(run *r, const run_in *in, size_t first, unsigned dump, int until, const codegen_opts *cg,
                      diag_list *dl) {
   for (size_t i = first; i < sizeof FRONT_HALF / sizeof *FRONT_HALF; i++) {
     const pass *ps = &FRONT_HALF[i];
-    if (!ps->run(r, in, dl) || !ps->verify(r, dl)) return false;
+    double t0 = now_ms();
+    bool ok = ps->run(r, in, dl) && ps->verify(r, dl);
+    stage_time(r, ps->stage, t0);
+    if (!ok) return false;
     if (dump & (1u << ps->stage)) r->dumps[ps->stage] = ps->dump(r);
     if (until <= (int)ps->stage) return !diag_has_errors(dl);
   }
   if (!cg || !cg->enabled) return !diag_has_errors(dl);
   /* the back half: one kernel, on the skeleton the regions fit, or a chain of them */
+  double t0 = now_ms();
   const arch_info *archs[16];
   int na = 0;
   /* the manifest and --arch admit only known archs, each once (arch.def) */
@@ -1046,14 +1067,18 @@ static bool run_from(run *r, const run_in *in, size_t first, unsigned dump, int 
     for (int i = 0; i < r->nbuckets; i++) cJSON_AddItemToArray(pa, bucket_plan_dump(&r->buckets[i], r->buckets[i].plan));
     r->dumps[STAGE_PLAN] = pa;
   }
-  if (!arch_rows_plan(r, row, archs, na, dump, cg, dl)) return false;
+  bool ok = arch_rows_plan(r, row, archs, na, dump, cg, dl);
+  stage_time(r, STAGE_PLAN, t0);
+  if (!ok) return false;
   if (until <= STAGE_PLAN) return !diag_has_errors(dl);
+  t0 = now_ms();
   r->kernel = row->build(r, cg, dl);
   if (r->kernel) r->kernel->math_ieee = cg->math_ieee;
-  if (!r->kernel || !gpuir_verify(r->kernel, dl)) return false;
-  if (dump & (1u << STAGE_GPU)) r->dumps[STAGE_GPU] = gpuir_dump(r->kernel);
-  if (!arch_rows_build(r, dump, cg, dl)) return false;
-  return !diag_has_errors(dl);
+  ok = r->kernel && gpuir_verify(r->kernel, dl);
+  if (ok && (dump & (1u << STAGE_GPU))) r->dumps[STAGE_GPU] = gpuir_dump(r->kernel);
+  ok = ok && arch_rows_build(r, dump, cg, dl);
+  stage_time(r, STAGE_GPU, t0);
+  return ok && !diag_has_errors(dl);
 }
 
 /* The run's products after the layout pass, dropped. */
@@ -1104,6 +1129,26 @@ static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_i
                 ft->name, ft->layout ? " " : "", ft->layout ? ft->layout : "", to, t->reason, *why ? why : "no error recorded", ft->name);
   }
   return run_from(r, &in, after, dump, until, cg, dl);
+}
+
+/* --time-report: one line on stderr with the wall time of each stage that
+ * ran for `what` (a graph, or a manifest instance), and the layout pass's
+ * steps (seed 004's stages, each the time since the pass began). */
+static void print_time_report(const char *what, const run *r) {
+  fprintf(stderr, "dlcgen: time: %s:", what);
+  const char *sep = "";
+  for (int s = 0; s < STAGE__COUNT; s++) {
+    if (!r->timed[s]) continue;
+    fprintf(stderr, "%s %s %.2f ms", sep, stage_names[s], r->ms[s]);
+    sep = ",";
+    if (s == STAGE_LAYOUT && r->lay && r->lay->nev) {
+      fputs(" (", stderr);
+      for (int i = 0; i < r->lay->nev; i++)
+        fprintf(stderr, "%s%s at %.2f", i ? ", " : "", r->lay->ev[i].stage, r->lay->ev[i].elapsed_ms);
+      fputs(")", stderr);
+    }
+  }
+  fputs("\n", stderr);
 }
 
 static void print_diags(const pipeline_opts *o, diag_list *dl) {
@@ -1328,8 +1373,11 @@ static int graph_main(const pipeline_opts *o) {
     m.narchs = narch;
     m.archs = (const char **)archs;
     emit_ctx ec = {&r.A, &m, NULL, 1, &eo, &dl};
+    double t0 = now_ms();
     cu = emit_op_cu(&ec, &eo);
+    stage_time(&r, STAGE_CU, t0);
   }
+  if (o->time_report) print_time_report(o->graph, &r);
   if (ok && o->dump) {
     outlist out = {0};
     for (int s = 0; s < STAGE__COUNT; s++) {
@@ -1430,6 +1478,7 @@ static int manifest_main(const pipeline_opts *o) {
         local.items[d].at = at;
       }
       diag_append(&dl, &local);
+      if (o->time_report) print_time_report(arena_printf(&A, "%s %s", op->name, mi->tag), r);
       if (!rok) {
         ok = false;
         continue;
@@ -1458,8 +1507,11 @@ static int manifest_main(const pipeline_opts *o) {
     const char *base = strrchr(o->manifest, '/');
     emit_ctx ec = {&A, m, base ? base + 1 : o->manifest, m->nops, eops, &dl};
     if (!o->quiet) fprintf(stderr, "dlcgen: emitting CUDA and C for %d op%s\n", m->nops, m->nops == 1 ? "" : "s");
-    for (int i = 0; i < m->nops; i++)
+    for (int i = 0; i < m->nops; i++) {
+      double t0 = now_ms();
       out_add(&out, xprintf("%s/kernels/%s.cu%s", o->out_dir, m->ops[i].name, ""), emit_op_cu(&ec, &eops[i]));
+      if (o->time_report) fprintf(stderr, "dlcgen: time: %s: cu %.2f ms\n", m->ops[i].name, now_ms() - t0);
+    }
     out_add(&out, xprintf("%s/include/dlc/dlc_ops.h%s%s", o->out_dir, "", ""), emit_ops_h(&ec));
     out_add(&out, xprintf("%s/src/dlc_params.h%s%s", o->out_dir, "", ""), emit_params_h(&ec));
     out_add(&out, xprintf("%s/src/dlc_dispatch.c%s%s", o->out_dir, "", ""), emit_dispatch_c(&ec));

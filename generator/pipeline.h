@@ -34,6 +34,7 @@ typedef struct pipeline_opts {
   unsigned dump; /* bit per dlc_stage */
   int until;     /* last stage to run (--until); STAGE_CU by default */
   bool diag_json, quiet;
+  bool time_report; /* --time-report: each stage's wall time on stderr */
   bool decompile; /* --decompile: print the --graph as DSL */
   int nbind;            /* --bind NAME=VALUE (graph mode): compile-time dims,
                          * checked by the driver; the argv strings */
