@@ -83,6 +83,23 @@ bool pb_lookup(const pb_binding *b, const char *name, int64_t *v) {
   return false;
 }
 
+/* What lookup_fn found for a name, by the name's address: a Region SSA
+ * playback asks for the same few axis and dim names at every element of
+ * every let, and a name's answer does not change while its region plays
+ * back (the binding and the axis names stay where they are).  A hit is
+ * checked against the binding and the axis slot it was found at, so a name
+ * list that differs there (a gather's, with its index variable after the
+ * axes) is looked up again. */
+#define PB_MEMO 512
+typedef struct lookup_memo {
+  const char *name[PB_MEMO];
+  sx_atom_kind kind[PB_MEMO];
+  const pb_binding *b[PB_MEMO]; /* SXA_PARAM: the binding its value came from */
+  int64_t value[PB_MEMO];       /* SXA_PARAM: the value */
+  int slot[PB_MEMO];            /* SXA_VAR: the index of the name list it was found at */
+  const char *at[PB_MEMO];      /* SXA_VAR: the name list's entry there */
+} lookup_memo;
+
 /* sx_eval context: dim symbols from the binding, index variables from an
  * index vector (either "<prefix><k>" names or an explicit name list). */
 typedef struct lookup_ctx {
@@ -92,16 +109,38 @@ typedef struct lookup_ctx {
   int nidx;
   const int64_t *idx;
   const char *missing;     /* the first name that failed */
+  lookup_memo *memo;       /* or NULL */
 } lookup_ctx;
+
+static unsigned memo_hash(const char *name) {
+  uintptr_t p = (uintptr_t)name;
+  return (unsigned)((p >> 3) ^ (p >> 11)) % PB_MEMO;
+}
 
 static bool lookup_fn(void *vctx, sx_atom_kind kind, const char *name, int64_t *v) {
   lookup_ctx *c = vctx;
+  lookup_memo *m = c->memo;
+  unsigned h = m ? memo_hash(name) : 0;
+  if (m && m->name[h] == name && m->kind[h] == kind) {
+    if (kind == SXA_PARAM && m->b[h] == c->b) {
+      *v = m->value[h];
+      return true;
+    }
+    if (kind != SXA_PARAM && c->names && m->slot[h] < c->nidx && c->names[m->slot[h]] == m->at[h]) {
+      *v = c->idx[m->slot[h]];
+      return true;
+    }
+  }
   if (kind == SXA_PARAM) {
-    if (pb_lookup(c->b, name, v)) return true;
+    if (pb_lookup(c->b, name, v)) {
+      if (m) m->name[h] = name, m->kind[h] = kind, m->b[h] = c->b, m->value[h] = *v;
+      return true;
+    }
   } else if (c->names) {
     for (int i = 0; i < c->nidx; i++)
       if (strcmp(c->names[i], name) == 0) {
         *v = c->idx[i];
+        if (m) m->name[h] = name, m->kind[h] = kind, m->slot[h] = i, m->at[h] = c->names[i];
         return true;
       }
   } else if (c->prefix && name[0] == c->prefix && name[1]) {
@@ -715,6 +754,7 @@ typedef struct rg_ev {
   pb_status st;            /* first failure */
   char *why;
   size_t nwhy;
+  lookup_memo memo;        /* the index and guard expressions' names (rg_index) */
 } rg_ev;
 
 static double rg_fail(rg_ev *E, pb_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -731,7 +771,7 @@ static double rg_fail(rg_ev *E, pb_status st, const char *fmt, ...) {
 
 /* An index or guard expression at the point `env`. */
 static bool rg_index(rg_ev *E, const sx *x, const int64_t *env, int64_t *v) {
-  lookup_ctx lc = {.b = E->b, .names = E->names, .nidx = E->nax, .idx = env};
+  lookup_ctx lc = {.b = E->b, .names = E->names, .nidx = E->nax, .idx = env, .memo = &E->memo};
   pb_status st = eval_sx(x, &lc, v, E->why, E->nwhy);
   if (st == PB_OK) return true;
   if (E->st == PB_OK) E->st = st;
@@ -920,9 +960,16 @@ static pb_status rg_region(const region *r, const pb_binding *b, int nin, const 
   size_t nwhy = sizeof res->why;
   int nax = r->niters + r->nred;
   if (nax > PB_RG_MAXAX) return fail(why, nwhy, PB_ERR_UNSUPPORTED, "%d axes", nax);
-  rg_ev E = {r, b, nax, calloc((size_t)nax + 1, sizeof(char *)), calloc((size_t)nax + 1, sizeof(int64_t)),
-             calloc((size_t)r->nin + 1, sizeof(pb_tensor *)), calloc((size_t)r->nlets + 1, sizeof(pb_tensor)), 0, PB_OK,
-             why, nwhy};
+  rg_ev E = {.r = r,
+             .b = b,
+             .nax = nax,
+             .names = calloc((size_t)nax + 1, sizeof(char *)),
+             .size = calloc((size_t)nax + 1, sizeof(int64_t)),
+             .in = calloc((size_t)r->nin + 1, sizeof(pb_tensor *)),
+             .lets = calloc((size_t)r->nlets + 1, sizeof(pb_tensor)),
+             .st = PB_OK,
+             .why = why,
+             .nwhy = nwhy}; /* the memo starts empty */
   pb_status st = PB_OK;
   if (!E.names || !E.size || !E.in || !E.lets) {
     st = fail(why, nwhy, PB_ERR_TOO_LARGE, "out of memory");
