@@ -35,5 +35,5 @@ if(DLC_BUILD_TESTS)
   add_test(NAME docs.public_headers_are_documented
            COMMAND ${DOXYGEN_EXECUTABLE} ${CMAKE_BINARY_DIR}/docs/Doxyfile.check
            WORKING_DIRECTORY ${CMAKE_BINARY_DIR}/docs)
-  set_tests_properties(docs.public_headers_are_documented PROPERTIES LABELS "docs")
+  set_tests_properties(docs.public_headers_are_documented PROPERTIES LABELS "docs;manifest")
 endif()

@@ -34,7 +34,7 @@ build() {
   local out=$1
   rm -rf "$work/src" "$out"
   mkdir -p "$work/src" "$out"
-  tar -C "$src" --exclude='./build*' --exclude=./.git --exclude=./out --exclude=./.cache -cf - . \
+  tar -C "$src" --exclude='./build*' --exclude=./.git --exclude=./out --exclude=./.cache --exclude=./.ci-cache -cf - . \
     | tar -C "$work/src" -xf -
   local t0=$SECONDS
   (cd "$work/src" && dpkg-buildpackage -us -uc -b) > "$out/build.log" 2>&1 || {
