@@ -25,3 +25,15 @@ bool algo_parse(const char *name, dlc_algo *out) {
 const char *algo_name(dlc_algo a) { return ALGO_ROWS[a].name; }
 const char *algo_template(dlc_algo a) { return ALGO_ROWS[a].tpl; }
 const algo_launch *algo_launch_of(dlc_algo a) { return &ALGO_ROWS[a].launch; }
+
+static const struct {
+  const char *key;
+  dlc_algo algo;
+} PATTERN_ROWS[] = {
+#define X(e, key, algo) {key, algo},
+#include "pattern.def"
+#undef X
+};
+
+const char *pattern_key(algo_pattern p) { return PATTERN_ROWS[p].key; }
+dlc_algo pattern_algo(algo_pattern p) { return PATTERN_ROWS[p].algo; }

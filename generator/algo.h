@@ -24,6 +24,18 @@ typedef struct algo_launch {
   const char *guard; /* or NULL */
 } algo_launch;
 
+/* The region patterns that key an algo_choice (pattern.def). */
+typedef enum {
+#define X(e, key, algo) e,
+#include "pattern.def"
+#undef X
+  PATTERN__COUNT
+} algo_pattern;
+
+/* A pattern's algo_choice key ("matmul"), and the sm80 skeleton it pins. */
+const char *pattern_key(algo_pattern p);
+dlc_algo pattern_algo(algo_pattern p);
+
 /* The skeleton an algo_choice names; false for any other name. */
 bool algo_parse(const char *name, dlc_algo *out);
 const char *algo_name(dlc_algo a);

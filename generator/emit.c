@@ -1555,7 +1555,7 @@ static void render_stmts(arena *A, strbuf *s, const gpu_kernel *k, int from, boo
     DLC_ASSERT(k->st[i].k >= 0 && k->st[i].k < GS__COUNT && table[k->st[i].k]);
     table[k->st[i].k](&r, &k->st[i]);
   }
-  DLC_ASSERT(r.loop == GLOOP_NONE && r.group == 0 && !r.ahead_open && strcmp(r.ind, "    ") == 0);
+  DLC_ASSERT(r.loop == GLOOP_NONE && r.group == 0 && !r.ahead_open && strlen(r.ind) == 4);
   sb_puts(s, "  }\n");
 }
 
@@ -1666,7 +1666,7 @@ static void produce_fn(strbuf *s, const gpu_kernel *k, const char *sname) {
              "    int s = 0;\n"
              "    uint32_t ph = 0;  // the phase of the ring's current lap\n");
   int i = 0;
-  while (i < k->nst && !(k->st[i].k == GS_ROLE && strcmp(k->st[i].what, "producer") == 0)) i++;
+  while (i < k->nst && !(k->st[i].k == GS_ROLE && k->st[i].role == GROLE_PRODUCER)) i++;
   bool in_loop = false;
   const char *ind = "    ";
   for (i += 2; i < k->nst && k->st[i].k != GS_ROLE; i++) {
@@ -1758,10 +1758,10 @@ static void consume_fn(strbuf *s, const gpu_kernel *k, const char *sname) {
             k->consumer_unroll, k->consumer_unroll, k->consumer_unroll, k->consumer_unroll);
   int i = 0, seg = 0, step = 0;
   const char *ind = "    ";
-  while (i < k->nst && !(k->st[i].k == GS_ROLE && strcmp(k->st[i].what, "consumers") == 0)) i++;
+  while (i < k->nst && !(k->st[i].k == GS_ROLE && k->st[i].role == GROLE_CONSUMERS)) i++;
   for (; i < k->nst; i++) {
     const gpu_stmt *t = &k->st[i];
-    if (t->k == GS_LOOP && strcmp(t->what, "lap") == 0) {
+    if (t->k == GS_LOOP && t->loop == GLOOP_LAP) {
       seg = 1;
       sb_printf(s,
                 "#pragma unroll 1\n"
@@ -1770,7 +1770,7 @@ static void consume_fn(strbuf *s, const gpu_kernel *k, const char *sname) {
                 "      dlc::sm90a_opaque(r);\n",
                 t->detail);
       ind = "      ";
-    } else if (t->k == GS_LOOP && strcmp(t->what, "rest") == 0) {
+    } else if (t->k == GS_LOOP && t->loop == GLOOP_REST) {
       seg = 2, step = 0;
       sb_printf(s, "    // Loop rest: %s\n    r = r0;\n", t->detail);
     } else if (t->k == GS_END_LOOP && seg == 1) {
@@ -1791,7 +1791,7 @@ static void consume_fn(strbuf *s, const gpu_kernel *k, const char *sname) {
       /* (the statement's instruction names the dtype: the Op is the dtypes' one template) */
       sb_printf(s, "%sdlc::sm90a_wgmma_slot<%s, %d>(acc, r);  // Wgmma x %d (BK / 16)\n", ind, sname, t->slot,
                 k->plan.tile[2] / 16);
-    } else if (t->k == GS_WGMMA_WAIT && strstr(t->what, "wait_group 1")) {
+    } else if (t->k == GS_WGMMA_WAIT && t->lo == 1) {
       sb_printf(s, "%sdlc::wgmma_commit();\n%sdlc::wgmma_wait<1>();  // WgmmaWait\n", ind, ind);
     } else if (t->k == GS_MBAR_ARRIVE && t->fixed_slot) {
       sb_printf(s, "%sdlc::mbar_arrive(r.empty0 + %d);  // MbarArrive %s\n", ind, 8 * t->slot, t->what);
@@ -2119,7 +2119,7 @@ static void att_produce_fn(strbuf *s, const gpu_kernel *k) {
              "    int s = 0;\n"
              "    uint32_t ph = 0;  // the phase of the ring's current lap\n");
   int i = 0;
-  while (i < k->nst && !(k->st[i].k == GS_ROLE && strcmp(k->st[i].what, "producer") == 0)) i++;
+  while (i < k->nst && !(k->st[i].k == GS_ROLE && k->st[i].role == GROLE_PRODUCER)) i++;
   const char *ind = "    ";
   for (i += 2; i < k->nst && k->st[i].k != GS_ROLE; i++) {
     const gpu_stmt *t = &k->st[i];
@@ -2134,7 +2134,7 @@ static void att_produce_fn(strbuf *s, const gpu_kernel *k) {
       sb_printf(s, "%sdlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait %s: a fresh slot is free\n", ind, t->what);
       break;
     case GS_MBAR_ARRIVE:
-      if (strcmp(t->what, "qfull") == 0)
+      if (t->mbar == GMBAR_Q)
         sb_printf(s, "%sdlc::mbar_arrive_expect_tx(qfull, Q_BYTES);  // MbarArrive %s\n", ind, t->what);
       else
         sb_printf(s, "%sdlc::mbar_arrive_expect_tx(&full[s], KV_BYTES);  // MbarArrive %s\n", ind, t->what);
@@ -2363,7 +2363,7 @@ static const sm80_render_fn ATT90_RENDER[GS__COUNT] = {
 
 static void att_consume_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname) {
   int i = 0;
-  while (i < k->nst && !(k->st[i].k == GS_ROLE && strcmp(k->st[i].what, "consumers") == 0)) i++;
+  while (i < k->nst && !(k->st[i].k == GS_ROLE && k->st[i].role == GROLE_CONSUMERS)) i++;
   sb_printf(s, "  // the consumers (GPU IR): one line a statement, each a primitive of their state c\n"
                "  // (templates/sm90a_attention.cuh, Sm90aAttConsumer); the key tiles in the producer's order\n"
                "  template <class C, class Next>\n"
@@ -2390,7 +2390,7 @@ static const sm80_render_fn SM90A_TAIL_RENDER[GS__COUNT] = {
 
 static void store_tile_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname) {
   int i = 0;
-  while (i < k->nst && !(k->st[i].k == GS_END_LOOP && strcmp(k->st[i].what, "rest") == 0)) i++;
+  while (i < k->nst && !(k->st[i].k == GS_END_LOOP && k->st[i].loop == GLOOP_REST)) i++;
   sb_printf(s, "  // the consumers' epilogue (GPU IR): one line a statement, each a primitive of the tile's\n"
                "  // state c (templates/sm90a_contraction.cuh, Sm90aTile)\n"
                "  template <class C, int N>\n"
@@ -2417,7 +2417,7 @@ static void s_mbar_init(sm80_render *r, const gpu_stmt *st) {
   r_line(r, st, arena_printf(r->A, "c.template mbar_init<%s>(%d);", RING[st->mbar], st->lo));
 }
 static void s_role(sm80_render *r, const gpu_stmt *st) {
-  if (strcmp(st->what, "producer") == 0) {
+  if (st->role == GROLE_PRODUCER) {
     sb_printf(r->s, "%sif (c.producer()) {  // Role producer: %s\n", r->ind, r_text(r, st->detail));
     r_indent(r, 1);
   } else {
@@ -2425,7 +2425,7 @@ static void s_role(sm80_render *r, const gpu_stmt *st) {
   }
 }
 static void s_setmaxnreg(sm80_render *r, const gpu_stmt *st) {
-  bool inc = strcmp(st->what, "setmaxnreg.inc") == 0;
+  bool inc = st->role == GROLE_CONSUMERS;
   r_line(r, st, arena_printf(r->A, "dlc::setmaxnreg_%s<%d>();", inc ? "inc" : "dec", st->lo));
   if (inc) return;
   /* the producer's loop: Op::produce, then the role is done */
@@ -2474,10 +2474,10 @@ static void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char
    * own statements: the roles' loops are the functions above */
   sm80_render r = {A, s, k, k->plan.stages, "    ", GLOOP_NONE, 0, 0, false, false, 0, false};
   int role = 0;
-  while (role < k->nst && !(k->st[role].k == GS_ROLE && strcmp(k->st[role].what, "consumers") == 0)) role++;
+  while (role < k->nst && !(k->st[role].k == GS_ROLE && k->st[role].role == GROLE_CONSUMERS)) role++;
   for (int i = 0; i < k->nst; i++) {
     const gpu_stmt *st = &k->st[i];
-    if (st->k == GS_ROLE && strcmp(st->what, "producer") == 0) {
+    if (st->k == GS_ROLE && st->role == GROLE_PRODUCER) {
       s_role(&r, st), s_setmaxnreg(&r, &k->st[i + 1]);
       i = role - 1;
       continue;
@@ -2487,7 +2487,7 @@ static void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char
     SM90A_SETUP_RENDER[st->k](&r, st);
     if (i > role && st->k == GS_FRAG_SETUP && st->side != GSIDE_A) break; /* the consumers' last */
   }
-  DLC_ASSERT(strcmp(r.ind, "    ") == 0);
+  DLC_ASSERT(strlen(r.ind) == 4); /* the body's indentation again */
   sb_puts(s, "  }\n");
 }
 
@@ -3292,7 +3292,7 @@ static void prototype(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, i
  * int64 arguments before the first tensor. */
 static int shape_args(const arg *a, int n) {
   int k = 0;
-  while (k < n && strcmp(a[k].type, "int64_t") == 0 && !strstr(a[k].doc, "leading dimension")) k++;
+  while (k < n && (a[k].role == ARG_DIM || a[k].role == ARG_ATTR)) k++;
   return k;
 }
 
@@ -4324,13 +4324,13 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     const char *d = lc(A, g->dims[i]);
     sb_printf(s, "  if (dlc_p->%s < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s = %%lld is negative\", (long long)dlc_p->%s);\n", d, d, d);
   }
-  /* runtime attrs: a pad is >= 0, a stride or dilation >= 1 */
+  /* runtime attrs: a pad is >= 0, a stride or dilation >= 1 (the frontend's least values) */
   for (int i = 0; i < g->nsig_attrs; i++)
     for (int e = 0; e < 2; e++) {
       const char *nm = arena_printf(A, "%s%d", lc(A, g->sig_attrs[i]), e);
-      bool pad = strcmp(g->sig_attrs[i], "pad") == 0;
+      int least = g->sig_attr_least[i];
       sb_printf(s, "  if (dlc_p->%s < %d) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s = %%lld is %s\", (long long)dlc_p->%s);\n",
-                nm, pad ? 0 : 1, nm, pad ? "negative" : "not positive", nm);
+                nm, least, nm, least == 0 ? "negative" : "not positive", nm);
     }
   /* instance: for a chain, dtype, runtime attrs and compile-time dims;
    * else the first row of the selection table (data: dtype, runtime attrs,

@@ -248,11 +248,22 @@ static void read_signature(reader *r, const cJSON *sig) {
   g->params = g->dims;
   const cJSON *attrs = ju_array(&r->jc, sig, "attrs", path, false);
   if (attrs) read_string_list(r, attrs, "signature.attrs", &g->nsig_attrs, &g->sig_attrs);
-  for (int i = 0; i < g->nsig_attrs; i++)
-    if (!one_of(g->sig_attrs[i], (const char *const[]){"stride", "pad", "dilation", NULL}))
+  /* the attributes a signature may leave to run time, and the least value
+   * of each */
+  static const struct {
+    const char *name;
+    int least;
+  } RUNTIME_ATTRS[] = {{"stride", 1}, {"pad", 0}, {"dilation", 1}};
+  g->sig_attr_least = ARENA_ARRAY(r->A, int, g->nsig_attrs + 1);
+  for (int i = 0; i < g->nsig_attrs; i++) {
+    int j = 0, n = (int)(sizeof RUNTIME_ATTRS / sizeof *RUNTIME_ATTRS);
+    while (j < n && strcmp(g->sig_attrs[i], RUNTIME_ATTRS[j].name) != 0) j++;
+    if (j < n) g->sig_attr_least[i] = RUNTIME_ATTRS[j].least;
+    else
       diag_report(r->dl, D_GRAPH_SCHEMA, ju_path_idx(&r->jc, "signature.attrs", i),
                   "Runtime attributes are stride, pad and dilation.",
                   "'%s' cannot be a runtime attribute", g->sig_attrs[i]);
+  }
 
   for (int io = 0; io < 2; io++) {
     const char *key = io ? "outputs" : "inputs";

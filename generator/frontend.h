@@ -123,6 +123,7 @@ typedef struct fe_graph {
   const char **dims;     /* signature.dims */
   int nsig_attrs;
   const char **sig_attrs;
+  int *sig_attr_least;   /* the least value each runtime attr takes: 0 (pad), 1 (stride, dilation) */
   int nin, nout;
   int *inputs, *outputs; /* tensor indices, in signature order */
   int ntensors, cap_tensors;

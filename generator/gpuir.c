@@ -1021,7 +1021,8 @@ static void consumer_step(gpu_kernel *k, arena *A, bool gather, int slot, int fl
   emit(k, A, GS_MBAR_WAIT, arena_printf(A, "full[%d]", slot),
        arena_printf(A, "%s: parity %s; %s", kt, release < 0 ? "0" : flip ? "ph ^ 1" : "ph",
                     gather ? "every producer thread's chunks landed and fenced" : "both boxes landed"),
-       NULL, 2, "tA[kt]", "tB[kt]");
+       NULL, 2, "tA[kt]", "tB[kt]")
+      ->mbar = GMBAR_FULL;
   k->st[k->nst - 1].fixed_slot = true, k->st[k->nst - 1].slot = slot, k->st[k->nst - 1].flip = flip;
   emit(k, A, GS_WGMMA,
        arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d", BN, dtype_name(k->T), dtype_name(k->T), BK / 16),
@@ -1032,10 +1033,12 @@ static void consumer_step(gpu_kernel *k, arena *A, bool gather, int slot, int fl
        "tMMA", 2, "tA[kt]", "tB[kt]");
   k->st[k->nst - 1].fixed_slot = true, k->st[k->nst - 1].slot = slot;
   emit(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 1",
-       "this k-tile's group stays in flight; the previous one's reads are done", NULL, 1, "tMMA", NULL);
+       "this k-tile's group stays in flight; the previous one's reads are done", NULL, 1, "tMMA", NULL)
+      ->lo = 1;
   if (release < 0) return;
   emit(k, A, GS_MBAR_ARRIVE, arena_printf(A, "empty[%d]", release), "release the previous k-tile's slot to the producer",
-       "tFree[kt+S-1]", 0, NULL, NULL);
+       "tFree[kt+S-1]", 0, NULL, NULL)
+      ->mbar = GMBAR_EMPTY;
   k->st[k->nst - 1].fixed_slot = true, k->st[k->nst - 1].slot = release;
 }
 
@@ -1051,8 +1054,9 @@ static void mbar_init(gpu_kernel *k, arena *A, gpu_mbar which, const char *what,
 /* A role's SetMaxNReg: the consumers' budget up, or the producer's down. */
 static void setmaxnreg(gpu_kernel *k, arena *A, bool consumers) {
   int regs = consumers ? k->consumer_regs : k->producer_regs;
-  emit(k, A, GS_SETMAXNREG, consumers ? "setmaxnreg.inc" : "setmaxnreg.dec", arena_printf(A, "%d", regs), NULL, 0, NULL,
-       NULL)->lo = regs;
+  gpu_stmt *s = emit(k, A, GS_SETMAXNREG, consumers ? "setmaxnreg.inc" : "setmaxnreg.dec", arena_printf(A, "%d", regs),
+                     NULL, 0, NULL, NULL);
+  s->lo = regs, s->role = consumers ? GROLE_CONSUMERS : GROLE_PRODUCER;
 }
 
 /* Both producers: TMA boxes (tma_wgmma) or gathered cp.async chunks
@@ -1133,11 +1137,13 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
   if (gather) {
     int L = k->gather_lag;
     emit(k, A, GS_ROLE, "producer", "warpgroup 0: 128 threads, thread t copies chunks t, t + 128, ... of each stage",
-         NULL, 0, NULL, NULL);
+         NULL, 0, NULL, NULL)
+        ->role = GROLE_PRODUCER;
     setmaxnreg(k, A, false);
     emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
     emit(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
-         "tFree[kt]", NULL);
+         "tFree[kt]", NULL)
+        ->mbar = GMBAR_EMPTY;
     for (int side = 0; side < 2; side++) {
       const gpu_operand *o = side ? &k->B : &k->A;
       gpu_stmt *cp = emit(k, A, GS_CP_ASYNC, arena_printf(A, "sm%c[kt%%%d] <- %s", side ? 'B' : 'A', S, o->tensor),
@@ -1158,22 +1164,29 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
     emit(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed chunks, visible to wgmma (async proxy)",
          NULL, 0, NULL, NULL);
     emit(k, A, GS_MBAR_ARRIVE, arena_printf(A, "full[(kt - %d) %% S]", L),
-         arena_printf(A, "from kt = %d: this thread's copies of stage kt - %d", L, L), NULL, 0, NULL, NULL)->lo = L;
+         arena_printf(A, "from kt = %d: this thread's copies of stage kt - %d", L, L), NULL, 0, NULL, NULL)
+        ->lo = L;
+    k->st[k->nst - 1].mbar = GMBAR_FULL;
     emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
     emit(k, A, GS_WAIT, "cp.async.wait_group", "0: the last stages landed", NULL, 2, "tA[kt]", "tB[kt]")->lo = 0;
     emit(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed chunks, visible to wgmma (async proxy)",
          NULL, 0, NULL, NULL);
     emit(k, A, GS_MBAR_ARRIVE, "full[kt % S]", arena_printf(A, "the last %d stages (or fewer)", L), NULL, 0, NULL,
-         NULL)->lo = L;
+         NULL)
+        ->lo = L;
+    k->st[k->nst - 1].mbar = GMBAR_FULL;
   } else {
-    emit(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL);
+    emit(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL)
+        ->role = GROLE_PRODUCER;
     setmaxnreg(k, A, false);
     emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
     emit(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
-         "tFree[kt]", NULL);
+         "tFree[kt]", NULL)
+        ->mbar = GMBAR_EMPTY;
     emit(k, A, GS_MBAR_ARRIVE, "full[kt % S]",
          arena_printf(A, "arrive.expect_tx: the stage's %d bytes, which the two copies complete", (BM + BN) * BK * eb),
-         NULL, 0, NULL, NULL);
+         NULL, 0, NULL, NULL)
+        ->mbar = GMBAR_FULL;
     emit(k, A, GS_TMA_LOAD, arena_printf(A, "smA[kt%%%d] <- %s", S, k->A.tensor),
          arena_printf(A, "box {%d, %d} at (k.o * %d, m.o * %d); out of M%s or K%s: zero fill", BK, BM, BK, BM, pm, pk), "tA[kt]",
          0, NULL, NULL)->side = GSIDE_A;
@@ -1187,7 +1200,8 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
   }
   /* the consumers */
   emit(k, A, GS_ROLE, "consumers", arena_printf(A, "warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the %d-row tile", BM),
-       NULL, 0, NULL, NULL);
+       NULL, 0, NULL, NULL)
+      ->role = GROLE_CONSUMERS;
   setmaxnreg(k, A, true);
   /* the warpgroup's accumulators, and its descriptors' low words at slot
    * 0 (sm90a_wgmma_slot adds a step's slot and k16 offsets to them) */
@@ -1210,17 +1224,19 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
   emit(k, A, GS_LOOP, "lap",
        arena_printf(A, "0 <= l < (ceil(K%s / %d) - 1) / %d: k-tiles 1 + %d l + j, j = 0 .. %d unrolled; ph = l & 1", pk,
                     BK, S, S, S - 1),
-       NULL, 0, NULL, NULL);
+       NULL, 0, NULL, NULL)
+      ->loop = GLOOP_LAP;
   for (int j = 0; j < S; j++)
     consumer_step(k, A, gather, (1 + j) % S, (1 + j) / S, j, arena_printf(A, "k-tile 1 + %d l + %d", S, j));
-  emit(k, A, GS_END_LOOP, "lap", "ph ^= 1", NULL, 0, NULL, NULL);
+  emit(k, A, GS_END_LOOP, "lap", "ph ^= 1", NULL, 0, NULL, NULL)->loop = GLOOP_LAP;
   emit(k, A, GS_LOOP, "rest",
        arena_printf(A, "the last (ceil(K%s / %d) - 1) %% %d k-tiles: step j when j < that; ph = laps & 1", pk, BK, S),
-       NULL, 0, NULL, NULL);
+       NULL, 0, NULL, NULL)
+      ->loop = GLOOP_REST;
   for (int j = 0; j + 1 < S; j++)
     consumer_step(k, A, gather, 1 + j, 0, j, arena_printf(A, "k-tile 1 + %d laps + %d", S, j));
-  emit(k, A, GS_END_LOOP, "rest", NULL, NULL, 0, NULL, NULL);
-  emit(k, A, GS_WGMMA_WAIT, "wgmma.wait_group 0", "the last k-tile's group", NULL, 1, "tMMA", NULL);
+  emit(k, A, GS_END_LOOP, "rest", NULL, NULL, 0, NULL, NULL)->loop = GLOOP_REST;
+  emit(k, A, GS_WGMMA_WAIT, "wgmma.wait_group 0", "the last k-tile's group", NULL, 1, "tMMA", NULL)->lo = 0;
   emit(k, A, GS_BARRIER, "bar.sync 1, 256", "the consumers are past their last wgmma: the ring is free for the staging tile",
        NULL, 0, NULL, NULL)->bar = GBAR_CONSUMERS;
   emit(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "acc -> stage[%d][%d+8] fp32", BM, BN), "tStage", 1,
@@ -1878,11 +1894,13 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
   emit(k, A, GS_BARRIER, "bar.sync", "the barriers are initialized", NULL, 0, NULL, NULL);
   /* the producer: Q once, then K and V of every live key tile, in the
    * consumers' order, through the ring (i counts the tiles of both passes) */
-  emit(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL);
+  emit(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL)
+      ->role = GROLE_PRODUCER;
   setmaxnreg(k, A, false);
   emit(k, A, GS_MBAR_ARRIVE, "qfull",
        arena_printf(A, "arrive.expect_tx: the Q tile's %d bytes, which its boxes complete", BM * D * eb), NULL, 0, NULL,
-       NULL);
+       NULL)
+      ->mbar = GMBAR_Q;
   emit(k, A, GS_TMA_LOAD, arena_printf(A, "smQ <- %s", k->A.tensor),
        arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, m.o * %d, batch %s); past the queries: zero fill",
                     D / 64, BM, k->tmq.rank, BM, batch),
@@ -1895,10 +1913,12 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
               : "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)",
          NULL, 0, NULL, NULL)->lo = pass;
     emit(k, A, GS_MBAR_WAIT, "empty[i % S]", "parity ((i / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
-         "tFree[i]", NULL);
+         "tFree[i]", NULL)
+        ->mbar = GMBAR_EMPTY;
     emit(k, A, GS_MBAR_ARRIVE, "full[i % S]",
          arena_printf(A, "arrive.expect_tx: the stage's %d bytes, which the K and V boxes complete", BN * (D + DV) * eb),
-         NULL, 0, NULL, NULL);
+         NULL, 0, NULL, NULL)
+        ->mbar = GMBAR_FULL;
     emit(k, A, GS_TMA_LOAD, arena_printf(A, "smK[i%%%d] <- %s", S, k->B.tensor),
          arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, t * %d, batch %s)%s", D / 64, BN, k->tmk.rank, BN,
                       batch, pass ? "; past the keys: zero fill" : ""),
@@ -1914,7 +1934,8 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
        arena_printf(A, "warpgroups 1 and 2 (wg 0 and 1 of the consumers): rows 64 wg .. 64 wg + 63 of the %d-row tile, 16 "
                        "a warp",
                     BM),
-       NULL, 0, NULL, NULL);
+       NULL, 0, NULL, NULL)
+      ->role = GROLE_CONSUMERS;
   setmaxnreg(k, A, true);
   emit(k, A, GS_FRAG_SETUP, "wgmma descriptors of smQ, smK and smV",
        arena_printf(A, "Q's at each of its %d k16 steps, at the warpgroup's 64 rows (+ 64 wg x 128 bytes); K's and V's "
@@ -1924,7 +1945,7 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
   emit(k, A, GS_ACC_ZERO, "O", arena_printf(A, "O <- 0; each lane's rows: %s <- its init, %s <- 0", r1->lets[k->sm.max].name,
                                             r1->lets[k->sm.sum].name),
        NULL, 0, NULL, NULL);
-  emit(k, A, GS_MBAR_WAIT, "qfull", "parity 0: the Q boxes landed", NULL, 1, "tQ", NULL);
+  emit(k, A, GS_MBAR_WAIT, "qfull", "parity 0: the Q boxes landed", NULL, 1, "tQ", NULL)->mbar = GMBAR_Q;
   emit(k, A, GS_BARRIER, "bar.arrive 2, 256", "wg 1 only: wg 0 takes the tensor cores first", NULL, 0, NULL, NULL)->bar =
       GBAR_FIRST_TURN;
   const char *score = "";
@@ -1934,7 +1955,8 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
     const char *tk = pass ? "tKm[t]" : "tKf[t]", *tv = pass ? "tVm[t]" : "tVf[t]";
     emit(k, A, GS_LOOP, "t", pass ? "the other live key tiles, as the producer" : "full key tiles first, as the producer",
          NULL, 0, NULL, NULL)->lo = pass;
-    emit(k, A, GS_MBAR_WAIT, "full[i % S]", "parity (i / S) & 1: the K and V boxes landed", NULL, 2, tk, tv);
+    emit(k, A, GS_MBAR_WAIT, "full[i % S]", "parity (i / S) & 1: the K and V boxes landed", NULL, 2, tk, tv)->mbar =
+        GMBAR_FULL;
     emit(k, A, GS_BARRIER, "bar.sync 2 + wg, 256", "ping-pong: this warpgroup's turn (the other issued its S)", NULL, 0,
          NULL, NULL)->bar = GBAR_TURN;
     emit(k, A, GS_WGMMA,
@@ -1947,7 +1969,8 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
          "ping-pong: the other warpgroup's turn, while this one waits for S and runs the softmax", NULL, 0, NULL, NULL)
         ->bar = GBAR_HAND_OFF;
     emit(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", "S is complete in the accumulators", NULL, 1, "tS",
-         NULL);
+         NULL)
+        ->lo = 0;
     emit(k, A, GS_EPILOGUE, pass ? "score" : "score_full",
          pass ? arena_printf(A, "lets: %s; key tails -> %s's neutral", *score ? score : "(none)", r1->lets[k->sm.max].name)
               : arena_printf(A, "lets: %s, each mask its kept branch; no per-element test", *score ? score : "(none)"),
@@ -1970,8 +1993,10 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
          "tO", 2, "tPf", tv)
         ->side = GSIDE_V;
     emit(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", "O and P's registers are free; tile t is read",
-         NULL, 1, "tO", NULL);
-    emit(k, A, GS_MBAR_ARRIVE, "empty[i % S]", "release the slot to the producer", "tFree[i+S]", 0, NULL, NULL);
+         NULL, 1, "tO", NULL)
+        ->lo = 0;
+    emit(k, A, GS_MBAR_ARRIVE, "empty[i % S]", "release the slot to the producer", "tFree[i+S]", 0, NULL, NULL)->mbar =
+        GMBAR_EMPTY;
     emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
   }
   emit(k, A, GS_BARRIER, "bar.sync 2, 256", "wg 0 only: wg 1's last arrival (one more than wg 0's turns)", NULL, 0,
@@ -2052,32 +2077,36 @@ static bool verify_sm90a_attention(const gpu_kernel *k, diag_list *dl) {
       ok = false;
     }
   }
-  int role = 0; /* 1 producer, 2 consumers */
+  gpu_role role = GROLE_NONE;
   bool freed = false;
   int last_wg = -1, last_wgwait = -1, last_release = -1, role_at = 0, loop_at = 0, last_turn = -1;
+  /* the token of Q's boxes (the producer's first copy: A is Q) */
+  const char *tq = NULL;
+  for (int i = 0; i < k->nst && !tq; i++)
+    if (k->st[i].k == GS_TMA_LOAD && k->st[i].side == GSIDE_A) tq = k->st[i].out;
   for (int i = 0; i < k->nst; i++) {
     const gpu_stmt *s = &k->st[i];
     if (s->k == GS_ROLE) {
-      role = strcmp(s->what, "producer") == 0 ? 1 : 2;
+      role = s->role;
       role_at = i;
     }
     if (s->k == GS_ROLE || s->k == GS_LOOP) freed = false;
-    if (s->k == GS_MBAR_WAIT && s->nin == 1 && strncmp(s->in[0], "tFree", 5) == 0) freed = true;
-    if (s->k == GS_CP_ASYNC || (s->k == GS_TMA_LOAD && role != 1)) {
+    if (s->k == GS_MBAR_WAIT && s->nin == 1 && s->mbar == GMBAR_EMPTY) freed = true;
+    if (s->k == GS_CP_ASYNC || (s->k == GS_TMA_LOAD && role != GROLE_PRODUCER)) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL, "copy %s is not a TMA box of the producer", s->what);
       ok = false;
     }
-    if (s->k == GS_TMA_LOAD && strncmp(s->what, "smQ", 3) != 0 && !freed) {
+    if (s->k == GS_TMA_LOAD && s->side != GSIDE_A && !freed) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL, "copy %s does not wait for its slot's empty barrier", s->what);
       ok = false;
     }
-    if ((s->k == GS_WGMMA || s->k == GS_STAGE_ACC || s->k == GS_EPILOGUE) && role != 2) {
+    if ((s->k == GS_WGMMA || s->k == GS_STAGE_ACC || s->k == GS_EPILOGUE) && role != GROLE_CONSUMERS) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL, "%s runs outside the consumers", s->what);
       ok = false;
     }
     if (s->k == GS_LOOP) loop_at = i;
     if (s->k == GS_BARRIER && s->bar == GBAR_TURN) last_turn = i;
-    if (s->k == GS_WGMMA && s->nin && strcmp(s->in[0], "tQ") == 0) {
+    if (s->k == GS_WGMMA && s->nin && tq && s->in[0] && strcmp(s->in[0], tq) == 0) {
       /* ping-pong: S = Q K^T is issued in the warpgroup's turn (its
        * scheduler barrier, in this key tile), and the other warpgroup's
        * turn begins (bar.arrive) before this one waits for S */
@@ -2109,7 +2138,7 @@ static bool verify_sm90a_attention(const gpu_kernel *k, diag_list *dl) {
       }
     }
     if (s->k == GS_WGMMA_WAIT) last_wgwait = i;
-    if (s->k == GS_MBAR_ARRIVE && role == 2) {
+    if (s->k == GS_MBAR_ARRIVE && role == GROLE_CONSUMERS) {
       if (!(last_wg >= 0 && last_wgwait > last_wg)) {
         diag_report(dl, D_INTERNAL, "GPU IR", NULL, "%s releases a stage a wgmma in flight may read", s->what);
         ok = false;
@@ -2127,7 +2156,7 @@ static bool verify_sm90a_attention(const gpu_kernel *k, diag_list *dl) {
           break;
         }
       }
-    if (s->k == GS_END_LOOP && role == 2 && !(last_wgwait > last_wg && last_release > last_wgwait)) {
+    if (s->k == GS_END_LOOP && role == GROLE_CONSUMERS && !(last_wgwait > last_wg && last_release > last_wgwait)) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL, "a key tile ends before its wgmma is waited for and its stage released");
       ok = false;
     }
@@ -2235,20 +2264,20 @@ typedef struct setup_step {
   gpu_stmt_kind k;
   gpu_side side;  /* AllocShared, FragSetup: the operand */
   gpu_mbar mbar;  /* MbarInit: which barriers */
-  int role;       /* Role, SetMaxNReg: 1 the producer, 2 the consumers */
+  gpu_role role;  /* Role, SetMaxNReg: whose */
   const char *what;
 } setup_step;
 
 #define SETUP_HEAD(alloc_b)                                                           \
-  {GS_TILE_COORD, GSIDE_NONE, GMBAR_NONE, 0, "the tile's coordinates"},               \
-      {GS_ALLOC_SHARED, GSIDE_A, GMBAR_NONE, 0, "the first operand's shared tile"},  \
+  {GS_TILE_COORD, GSIDE_NONE, GMBAR_NONE, GROLE_NONE, "the tile's coordinates"},               \
+      {GS_ALLOC_SHARED, GSIDE_A, GMBAR_NONE, GROLE_NONE, "the first operand's shared tile"},  \
       {GS_ALLOC_SHARED, GSIDE_B, GMBAR_NONE, 0, alloc_b}
 #define SETUP_TAIL                                                                            \
-  {GS_MBAR_INIT, GSIDE_NONE, GMBAR_FULL, 0, "the full barriers' init"},                       \
-      {GS_MBAR_INIT, GSIDE_NONE, GMBAR_EMPTY, 0, "the empty barriers' init"},                 \
-      {GS_BARRIER, GSIDE_NONE, GMBAR_NONE, 0, "the CTA's barrier after the init"},            \
-      {GS_ROLE, GSIDE_NONE, GMBAR_NONE, 1, "the producer's role"},                            \
-      {GS_SETMAXNREG, GSIDE_NONE, GMBAR_NONE, 1, "the producer's setmaxnreg.dec"}
+  {GS_MBAR_INIT, GSIDE_NONE, GMBAR_FULL, GROLE_NONE, "the full barriers' init"},                       \
+      {GS_MBAR_INIT, GSIDE_NONE, GMBAR_EMPTY, GROLE_NONE, "the empty barriers' init"},                 \
+      {GS_BARRIER, GSIDE_NONE, GMBAR_NONE, GROLE_NONE, "the CTA's barrier after the init"},            \
+      {GS_ROLE, GSIDE_NONE, GMBAR_NONE, GROLE_PRODUCER, "the producer's role"},                            \
+      {GS_SETMAXNREG, GSIDE_NONE, GMBAR_NONE, GROLE_PRODUCER, "the producer's setmaxnreg.dec"}
 
 static const setup_step CONTRACTION_SETUP[] = {SETUP_HEAD("B's ring"), SETUP_TAIL};
 static const setup_step ATT_SETUP[] = {
@@ -2257,23 +2286,23 @@ static const setup_step ATT_SETUP[] = {
 #undef SETUP_TAIL
 
 static const setup_step CONTRACTION_CONSUMERS[] = {
-    {GS_ROLE, GSIDE_NONE, GMBAR_NONE, 2, "the consumers' role"},
-    {GS_SETMAXNREG, GSIDE_NONE, GMBAR_NONE, 2, "the consumers' setmaxnreg.inc"},
-    {GS_ACC_ZERO, GSIDE_NONE, GMBAR_NONE, 0, "the accumulators' zero"},
-    {GS_FRAG_SETUP, GSIDE_A, GMBAR_NONE, 0, "A's descriptor"},
-    {GS_FRAG_SETUP, GSIDE_B, GMBAR_NONE, 0, "B's descriptor"},
+    {GS_ROLE, GSIDE_NONE, GMBAR_NONE, GROLE_CONSUMERS, "the consumers' role"},
+    {GS_SETMAXNREG, GSIDE_NONE, GMBAR_NONE, GROLE_CONSUMERS, "the consumers' setmaxnreg.inc"},
+    {GS_ACC_ZERO, GSIDE_NONE, GMBAR_NONE, GROLE_NONE, "the accumulators' zero"},
+    {GS_FRAG_SETUP, GSIDE_A, GMBAR_NONE, GROLE_NONE, "A's descriptor"},
+    {GS_FRAG_SETUP, GSIDE_B, GMBAR_NONE, GROLE_NONE, "B's descriptor"},
 };
 static const setup_step ATT_CONSUMERS[] = {
-    {GS_ROLE, GSIDE_NONE, GMBAR_NONE, 2, "the consumers' role"},
-    {GS_SETMAXNREG, GSIDE_NONE, GMBAR_NONE, 2, "the consumers' setmaxnreg.inc"},
-    {GS_FRAG_SETUP, GSIDE_NONE, GMBAR_NONE, 0, "the consumers' descriptors"},
+    {GS_ROLE, GSIDE_NONE, GMBAR_NONE, GROLE_CONSUMERS, "the consumers' role"},
+    {GS_SETMAXNREG, GSIDE_NONE, GMBAR_NONE, GROLE_CONSUMERS, "the consumers' setmaxnreg.inc"},
+    {GS_FRAG_SETUP, GSIDE_NONE, GMBAR_NONE, GROLE_NONE, "the consumers' descriptors"},
 };
 
 /* The consumers' role (-1: none) and where their k-loop's statements
  * begin, after the setup's (k->nst when there is no role). */
 static int sm90a_consumers_role(const gpu_kernel *k) {
   for (int i = 0; i < k->nst; i++)
-    if (k->st[i].k == GS_ROLE && strcmp(k->st[i].what, "consumers") == 0) return i;
+    if (k->st[i].k == GS_ROLE && k->st[i].role == GROLE_CONSUMERS) return i;
   return -1;
 }
 static int sm90a_consumers_from(const gpu_kernel *k) {
@@ -2286,7 +2315,6 @@ static int sm90a_consumers_from(const gpu_kernel *k) {
 /* The statements st[i..] against want[0..nwant): kinds, operands,
  * barriers, roles, budgets and arrival counts. */
 static bool setup_matches(const gpu_kernel *k, int i, const setup_step *want, int nwant, diag_list *dl) {
-  static const char *const ROLE[] = {NULL, "producer", "consumers"};
   for (int j = 0; j < nwant; j++, i++) {
     const setup_step *w = &want[j];
     const gpu_stmt *s = i < k->nst ? &k->st[i] : NULL;
@@ -2294,13 +2322,12 @@ static bool setup_matches(const gpu_kernel *k, int i, const setup_step *want, in
      * or on each gathering producer thread's; the consumers release an
      * empty one each (256); Q's is the TMA's */
     int arrivals = w->mbar == GMBAR_EMPTY ? 256 : w->mbar == GMBAR_FULL && k->gather ? 128 : 1;
-    int regs = w->role == 1 ? k->producer_regs : k->consumer_regs;
+    int regs = w->role == GROLE_PRODUCER ? k->producer_regs : k->consumer_regs;
     bool good = s && s->k == w->k && s->side == w->side;
     if (good && w->k == GS_MBAR_INIT) good = s->mbar == w->mbar && s->lo == arrivals;
     if (good && w->k == GS_BARRIER) good = s->bar == GBAR_CTA;
-    if (good && w->k == GS_ROLE) good = strcmp(s->what, ROLE[w->role]) == 0;
-    if (good && w->k == GS_SETMAXNREG)
-      good = s->lo == regs && strcmp(s->what, w->role == 1 ? "setmaxnreg.dec" : "setmaxnreg.inc") == 0;
+    if (good && w->k == GS_ROLE) good = s->role == w->role;
+    if (good && w->k == GS_SETMAXNREG) good = s->lo == regs && s->role == w->role;
     if (!good) {
       char more[32] = "";
       if (w->k == GS_MBAR_INIT) snprintf(more, sizeof more, ", %d arrival%s", arrivals, arrivals == 1 ? "" : "s");
@@ -2353,9 +2380,10 @@ static bool verify_sm90a_consumers(const gpu_kernel *k, diag_list *dl) {
   i = sm90a_consumers_from(k);
   /* seg 0: the peel (1 step), 1: a lap (S steps), 2: the rest (S - 1 steps) */
   static const char *segs[] = {"k-tile 0", "lap", "rest"};
+  static const gpu_loop seg_loop[] = {GLOOP_NONE, GLOOP_LAP, GLOOP_REST};
   for (int seg = 0; seg < 3; seg++) {
     if (seg > 0) {
-      if (i >= n || k->st[i].k != GS_LOOP || strcmp(k->st[i].what, segs[seg]) != 0) {
+      if (i >= n || k->st[i].k != GS_LOOP || k->st[i].loop != seg_loop[seg]) {
         diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the consumers' %s loop is missing", segs[seg]);
         return false;
       }
@@ -2367,9 +2395,9 @@ static bool verify_sm90a_consumers(const gpu_kernel *k, diag_list *dl) {
       const gpu_stmt *w = i < n ? &k->st[i] : NULL, *m = i + 1 < n ? &k->st[i + 1] : NULL,
                      *c = i + 2 < n ? &k->st[i + 2] : NULL, *r = seg && i + 3 < n ? &k->st[i + 3] : NULL;
       bool good = w && m && c && (!seg || r) && w->k == GS_MBAR_WAIT && w->fixed_slot && w->slot == slot &&
-                  w->flip == flip && strncmp(w->what, "full", 4) == 0 && m->k == GS_WGMMA && m->fixed_slot &&
-                  m->slot == slot && c->k == GS_WGMMA_WAIT && strstr(c->what, "wait_group 1") &&
-                  (!seg || (r->k == GS_MBAR_ARRIVE && r->fixed_slot && r->slot == j && strncmp(r->what, "empty", 5) == 0));
+                  w->flip == flip && w->mbar == GMBAR_FULL && m->k == GS_WGMMA && m->fixed_slot &&
+                  m->slot == slot && c->k == GS_WGMMA_WAIT && c->lo == 1 &&
+                  (!seg || (r->k == GS_MBAR_ARRIVE && r->fixed_slot && r->slot == j && r->mbar == GMBAR_EMPTY));
       if (!good) {
         char rel[64];
         if (seg) snprintf(rel, sizeof rel, "the release of empty[%d] (the previous k-tile's)", j);
@@ -2383,7 +2411,7 @@ static bool verify_sm90a_consumers(const gpu_kernel *k, diag_list *dl) {
       i += seg ? 4 : 3;
     }
     if (seg > 0) {
-      if (i >= n || k->st[i].k != GS_END_LOOP) {
+      if (i >= n || k->st[i].k != GS_END_LOOP || k->st[i].loop != seg_loop[seg]) {
         diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the consumers' %s loop holds more than its %d steps", segs[seg],
                     steps);
         return false;
@@ -2393,7 +2421,7 @@ static bool verify_sm90a_consumers(const gpu_kernel *k, diag_list *dl) {
   }
   const gpu_stmt *w = i < n ? &k->st[i] : NULL, *b0 = i + 1 < n ? &k->st[i + 1] : NULL,
                  *sa = i + 2 < n ? &k->st[i + 2] : NULL, *b1 = i + 3 < n ? &k->st[i + 3] : NULL;
-  if (!w || !b0 || !sa || !b1 || w->k != GS_WGMMA_WAIT || !strstr(w->what, "wait_group 0") || b0->k != GS_BARRIER ||
+  if (!w || !b0 || !sa || !b1 || w->k != GS_WGMMA_WAIT || w->lo != 0 || b0->k != GS_BARRIER ||
       b0->bar != GBAR_CONSUMERS || sa->k != GS_STAGE_ACC || b1->k != GS_BARRIER || b1->bar != GBAR_CONSUMERS) {
     diag_report(dl, D_INTERNAL, "GPU IR", NULL,
                 "the consumers' epilogue does not begin with wait_group 0, the consumers' barrier, the staging and "
@@ -2468,7 +2496,7 @@ static bool verify_sm90a_producer(const gpu_kernel *k, diag_list *dl) {
                            : (int)(sizeof TMA_PRODUCER / sizeof *TMA_PRODUCER);
   const char *who = k->att_wgmma ? "attention" : k->gather ? "gathering" : "TMA";
   int i = 0, n = k->nst;
-  while (i < n && !(k->st[i].k == GS_ROLE && strcmp(k->st[i].what, "producer") == 0)) i++;
+  while (i < n && !(k->st[i].k == GS_ROLE && k->st[i].role == GROLE_PRODUCER)) i++;
   if (i + 1 >= n || k->st[i + 1].k != GS_SETMAXNREG) {
     diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the sm90a producer role (and its setmaxnreg) is missing");
     return false;
@@ -2487,7 +2515,7 @@ static bool verify_sm90a_producer(const gpu_kernel *k, diag_list *dl) {
       return false;
     }
   }
-  if (i >= n || k->st[i].k != GS_ROLE || strcmp(k->st[i].what, "consumers") != 0) {
+  if (i >= n || k->st[i].k != GS_ROLE || k->st[i].role != GROLE_CONSUMERS) {
     diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the %s producer holds more than the statements its renderer writes",
                 who);
     return false;
@@ -2611,7 +2639,7 @@ static bool verify_sm90a(const gpu_kernel *k, diag_list *dl) {
   for (int i = 0; i < k->nst; i++) {
     const gpu_stmt *s = &k->st[i];
     if (s->k == GS_ROLE || s->k == GS_LOOP) freed = false;
-    if (s->k == GS_MBAR_WAIT && s->nin == 1 && strncmp(s->in[0], "tFree", 5) == 0) freed = true;
+    if (s->k == GS_MBAR_WAIT && s->nin == 1 && s->mbar == GMBAR_EMPTY) freed = true;
     bool copy = s->k == GS_TMA_LOAD || s->k == GS_CP_ASYNC;
     if (copy && (s->k == GS_CP_ASYNC) != k->gather) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL, "copy %s is not the %s producer's", s->what,
@@ -2625,7 +2653,7 @@ static bool verify_sm90a(const gpu_kernel *k, diag_list *dl) {
     if (s->k == GS_CP_ASYNC) last_cp = i;
     if (s->k == GS_WAIT) last_wait = i;
     if (s->k == GS_PROXY_FENCE) last_fence = i;
-    if (k->gather && s->k == GS_MBAR_ARRIVE && strncmp(s->what, "full", 4) == 0 &&
+    if (k->gather && s->k == GS_MBAR_ARRIVE && s->mbar == GMBAR_FULL &&
         !(last_cp >= 0 && last_wait > last_cp && last_fence > last_wait)) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL,
                   "arrival %s is not after its copies landed (cp.async.wait_group) and fence.proxy.async", s->what);
@@ -3357,7 +3385,8 @@ _Static_assert(sizeof STMT_NAMES / sizeof *STMT_NAMES == GS__COUNT, "a dump name
 static void dump_render_fields(cJSON *b, const gpu_stmt *s, int depth, bool rows) {
   static const char *const SIDE[] = {NULL, "A", "B", "K counter", "V"};
   static const char *const COPY[] = {NULL, "stream", "tile", "bounded"};
-  static const char *const LOOP[] = {NULL, "steady", "drain", "columns", "keys", "row"};
+  static const char *const LOOP[] = {NULL, "steady", "drain", "columns", "keys", "row", "lap", "rest"};
+  static const char *const ROLE[] = {NULL, "producer", "consumers"};
   static const char *const LOAD[] = {NULL, "vector", "element", "row", "index"};
   static const char *const BAR[] = {NULL, "first_turn", "turn", "hand_off", "last_turn", "consumers"};
   static const char *const MBAR[] = {NULL, "full", "empty", "q"};
@@ -3367,6 +3396,7 @@ static void dump_render_fields(cJSON *b, const gpu_stmt *s, int depth, bool rows
   _Static_assert(sizeof SIDE / sizeof *SIDE == GSIDE__COUNT, "a dump name for every operand");
   _Static_assert(sizeof COPY / sizeof *COPY == GCOPY__COUNT, "a dump name for every copy");
   _Static_assert(sizeof LOOP / sizeof *LOOP == GLOOP__COUNT, "a dump name for every loop");
+  _Static_assert(sizeof ROLE / sizeof *ROLE == GROLE__COUNT, "a dump name for every role");
   char t[32];
   if (s->side) cJSON_AddStringToObject(b, "operand", SIDE[s->side]);
   if (s->copy) {
@@ -3384,7 +3414,7 @@ static void dump_render_fields(cJSON *b, const gpu_stmt *s, int depth, bool rows
     cJSON_AddStringToObject(b, "tile", t);
   }
   if (s->ahead) cJSON_AddTrueToObject(b, "ahead");
-  if (s->k == GS_WAIT && s->lo >= 0) cJSON_AddNumberToObject(b, "in_flight", s->lo);
+  if ((s->k == GS_WAIT || s->k == GS_WGMMA_WAIT) && s->lo >= 0) cJSON_AddNumberToObject(b, "in_flight", s->lo);
   if (s->k == GS_MBAR_ARRIVE && s->lo >= 0) cJSON_AddNumberToObject(b, "lag", s->lo);
   if (s->min_vec) cJSON_AddNumberToObject(b, "min_vec", s->min_vec);
   if (s->below_vec) cJSON_AddNumberToObject(b, "below_vec", s->below_vec);
@@ -3395,6 +3425,8 @@ static void dump_render_fields(cJSON *b, const gpu_stmt *s, int depth, bool rows
     cJSON_AddStringToObject(b, "barriers", MBAR[s->mbar]);
     cJSON_AddNumberToObject(b, "arrivals", s->lo);
   }
+  if ((s->k == GS_MBAR_WAIT || s->k == GS_MBAR_ARRIVE) && s->mbar) cJSON_AddStringToObject(b, "barrier", MBAR[s->mbar]);
+  if (s->role) cJSON_AddStringToObject(b, "role", ROLE[s->role]);
   if (s->k == GS_SETMAXNREG && s->lo >= 0) cJSON_AddNumberToObject(b, "registers", s->lo);
   if (!rows) return;
   if (s->k == GS_ST_GLOBAL) cJSON_AddNumberToObject(b, "yield", s->pass);

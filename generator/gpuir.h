@@ -91,6 +91,8 @@ typedef enum {
   GLOOP_COLUMNS, /* split-K's second kernel: a thread's 4-float columns of the tile, grid-stride */
   GLOOP_KEYS,    /* sm80 attention: one pass's key tiles (lo: the pass, 0 full, 1 masked, 2 the key tail) */
   GLOOP_ROW,     /* the row skeleton: one pass over the row's elements (gpu_stmt.pass) */
+  GLOOP_LAP,     /* the sm90a contraction consumers': laps of S k-tiles, unrolled on fixed slots */
+  GLOOP_REST,    /* the sm90a contraction consumers': the last (KT - 1) % S k-tiles after the laps */
   GLOOP__COUNT
 } gpu_loop;
 
@@ -131,6 +133,15 @@ typedef enum {
   GMBAR__COUNT
 } gpu_mbar;
 
+/* Whose statements a Role begins (and whose budget a SetMaxNReg sets) in
+ * the sm90a skeletons' warp specialization. */
+typedef enum {
+  GROLE_NONE,
+  GROLE_PRODUCER,  /* warpgroup 0: the copies into the ring (setmaxnreg.dec) */
+  GROLE_CONSUMERS, /* warpgroups 1 and 2: the wgmma and the epilogue (setmaxnreg.inc) */
+  GROLE__COUNT
+} gpu_role;
+
 /* How the row skeleton loads a Read (LdGlobal, LdShared, LdGather). */
 typedef enum {
   GLOAD_NONE,
@@ -166,9 +177,9 @@ typedef struct gpu_stmt {
   int tile;              /* CpAsync, Advance, LdMatrix: the k-tile, kt + tile inside a Loop,
                             the slice's first + tile before one */
   int stage;             /* CpAsync before a Loop: its ring stage (inside: (kt + tile) % S) */
-  int lo, hi;            /* LdMatrix, Mma: k steps lo..hi (k16, or k8 in TF32); Wait: groups left
-                            in flight (lo); the gathering producer's MbarArrive on a full barrier:
-                            the stage it completes lags kt by lo */
+  int lo, hi;            /* LdMatrix, Mma: k steps lo..hi (k16, or k8 in TF32); Wait, WgmmaWait:
+                            groups left in flight (lo); the gathering producer's MbarArrive on a
+                            full barrier: the stage it completes lags kt by lo */
   int min_vec;           /* only the kernels of chunk width >= min_vec run it (0: every width) */
   int below_vec;         /* Loop (steady): and only those of width < below_vec (0: no bound) */
   bool ahead;            /* LdMatrix, Mma: the fragment set loaded a tile ahead (k step 0 of tile
@@ -178,8 +189,10 @@ typedef struct gpu_stmt {
   bool full;             /* Epilogue, StGlobalVec: the full-width pair (else the bounds-checked one) */
   gpu_step step;         /* attention's Epilogue: which step */
   gpu_bar bar;           /* Barrier: which one */
-  gpu_mbar mbar;         /* MbarInit: which barriers (lo: their arrival count); SetMaxNReg: lo is
-                            the role's register budget */
+  gpu_mbar mbar;         /* MbarInit: which barriers (lo: their arrival count); MbarWait,
+                            MbarArrive: the barrier of which ring (or Q's) */
+  gpu_role role;         /* Role: whose statements follow; SetMaxNReg: whose budget (lo: its
+                            registers) */
   /* What the row skeleton's renderer reads (emit.c, rows_kernel): */
   int pass;              /* Loop, loads, RowLets, Reduce, RowScalar: the pass (reduction `pass`, or
                             gpu_rows.nred: the element outputs'); StGlobalVec: the yield it stores */

@@ -1024,10 +1024,10 @@ static bool run_from(run *r, const run_in *in, size_t first, unsigned dump, int 
     DLC_ASSERT(plan_arch(cg->archs[i]) != NULL);
     archs[na++] = plan_arch(cg->archs[i]);
   }
-  if (na == 0) archs[na++] = plan_arch("sm80");
+  if (na == 0) archs[na++] = plan_arch_of(ARCH_SM80);
   /* plans rank on sm80 (the skeletons' arch) and must fit every arch */
   for (int i = 1; i < na; i++)
-    if (strcmp(archs[i]->name, "sm80") == 0) archs[i] = archs[0], archs[0] = plan_arch("sm80");
+    if (plan_arch_id(archs[i]) == ARCH_SM80) archs[i] = archs[0], archs[0] = plan_arch_of(ARCH_SM80);
   const skeleton_row *row = NULL;
   for (size_t i = 0; i < sizeof SKELETONS / sizeof *SKELETONS && !row; i++)
     if (!SKELETONS[i].only && row_serves(&SKELETONS[i], archs, na) && SKELETONS[i].fits(r)) row = &SKELETONS[i];

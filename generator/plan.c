@@ -82,6 +82,10 @@ const arch_info *plan_arch(const char *name) {
   return &ARCHS[a];
 }
 
+const arch_info *plan_arch_of(dlc_arch a) { return a >= 0 && a < ARCH__COUNT ? &ARCHS[a] : NULL; }
+
+dlc_arch plan_arch_id(const arch_info *ai) { return (dlc_arch)(ai - ARCHS); }
+
 /* ---- resources: shared memory, registers, CTAs per SM -------------------------------- */
 
 /* Registers per thread beyond the accumulators and one k-step's fragments:
@@ -389,15 +393,15 @@ static const rexpr *operand_read(const rexpr *e) {
 /* "conv" when an operand is read through affine offsets (2*h+kh-1),
  * "attention" when more reductions (the softmax) follow the contraction in
  * the region, else "matmul". */
-static const char *pattern_of(const region *r, const pc_contraction *c) {
+static algo_pattern pattern_of(const region *r, const pc_contraction *c) {
   int nred = 0;
   for (int l = 0; l < r->nlets; l++) nred += r->lets[l].e->k == RX_REDUCE;
-  if (nred > 1) return "attention";
+  if (nred > 1) return PATTERN_ATTENTION;
   const rexpr *rd[2] = {operand_read(c->lhs_read), operand_read(c->rhs_read)};
   for (int s = 0; s < 2; s++)
     for (int d = 0; rd[s] && d < rd[s]->nmap; d++)
-      if (!sx_as_var(rd[s]->map[d])) return "conv";
-  return "matmul";
+      if (!sx_as_var(rd[s]->map[d])) return PATTERN_CONV;
+  return PATTERN_MATMUL;
 }
 
 static int operand_elem(const region *r, const pc_contraction *c) {
@@ -509,8 +513,8 @@ static void fill_defaults(arena *A, const region *r, const pc_analysis *a, sched
   p->elem_bytes = operand_elem(r, c);
   p->addr_regs = addr_regs(c);
   p->vec_axis = vec_axis(A, c);
-  p->algo_key = pattern_of(r, c);
-  p->algo = strcmp(p->algo_key, "attention") == 0 ? ALGO_STREAMING_SOFTMAX : ALGO_IMPLICIT_GEMM;
+  p->pattern = pattern_of(r, c);
+  p->algo = pattern_algo(p->pattern);
   p->a_swizzle = p->b_swizzle = true;
   p->c_stride = "row";
   p->barrier_model = BARRIER_CP_ASYNC_GROUP;
@@ -649,7 +653,7 @@ bool plan_validate(const sched_plan *p, const region *r, const pc_analysis *a, c
    * (docs/manifest.md): the other rows' plans (tma_wgmma and
    * cp_async_wgmma on sm90a, the split-K reduction) are the plan stage's
    * own */
-  dlc_algo own = p->algo_key && strcmp(p->algo_key, "attention") == 0 ? ALGO_STREAMING_SOFTMAX : ALGO_IMPLICIT_GEMM;
+  dlc_algo own = pattern_algo(p->pattern);
   if (p->algo != own)
     diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "algo_choice"),
                 arena_printf(&A,
@@ -884,14 +888,14 @@ bool plan_from_json(arena *A, const cJSON *j, const region *r, const pc_analysis
       ju_check_keys(c, al, ap, keys);
       const char *val = NULL;
       if (ju_string(c, al, al->child->string, ap, true, &val)) {
-        if (strcmp(al->child->string, p.algo_key) != 0)
+        const char *key = pattern_key(p.pattern);
+        if (strcmp(al->child->string, key) != 0)
           diag_report(dl, D_PLAN_SCHEMA, ju_path_key(c, ap, al->child->string),
-                      arena_printf(A, "This region is a %s: write {\"%s\": ...}.", p.algo_key, p.algo_key),
-                      "algo_choice is for a %s, but the region's contraction is a %s", al->child->string,
-                      p.algo_key);
+                      arena_printf(A, "This region is a %s: write {\"%s\": ...}.", key, key),
+                      "algo_choice is for a %s, but the region's contraction is a %s", al->child->string, key);
         if (!algo_parse(val, &p.algo))
           diag_report(dl, D_PLAN_UNSUPPORTED, ju_path_key(c, ap, al->child->string),
-                      arena_printf(A, "Use \"%s\".", strcmp(p.algo_key, "attention") == 0 ? "streaming_softmax" : "implicit_gemm"),
+                      arena_printf(A, "Use \"%s\".", algo_name(pattern_algo(p.pattern))),
                       "algo_choice '%s' has no skeleton", val);
       }
     }
@@ -1288,7 +1292,7 @@ static void att_candidate(arena *A, const region *r1, const pc_analysis *a1, int
   p->stages = 2;
   p->warps_m = 4, p->warps_n = 1;
   p->vec = 16 / p->elem_bytes;
-  p->algo_key = "attention";
+  p->pattern = PATTERN_ATTENTION;
   p->algo = ALGO_STREAMING_SOFTMAX;
   p->streaming = true;
   p->async_enable = true;
@@ -1546,7 +1550,7 @@ plan_result *plan_sm90a_attention(arena *A, const region *r1, const pc_analysis 
     p->warps_m = 8, p->warps_n = 1; /* the consumers: 8 warps of 16 rows */
     p->threads = 384;               /* + the producer warpgroup */
     p->vec = 16 / p->elem_bytes;
-    p->algo_key = "attention";
+    p->pattern = PATTERN_ATTENTION;
     p->algo = ALGO_WGMMA_SOFTMAX;
     p->raster_group = 0; /* query tiles on x, batch x heads on y: no raster order */
     p->streaming = true;
@@ -1612,7 +1616,7 @@ plan_result *plan_rows(arena *A, const region *r, const sx *row_extent, int vec,
   p->stages = 1;
   p->vec = vec;
   p->vec_axis = "row";
-  p->algo_key = "row";
+  p->pattern = PATTERN_ROW;
   p->algo = ALGO_ROW_REDUCE;
   p->c_stride = "row";
   p->barrier_model = BARRIER_NONE;
@@ -1643,7 +1647,7 @@ static cJSON *rows_plan_json(const plan_result *r) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "arch", p->arch);
   cJSON *ac = cJSON_AddObjectToObject(o, "algo_choice");
-  cJSON_AddStringToObject(ac, p->algo_key, algo_name(p->algo));
+  cJSON_AddStringToObject(ac, pattern_key(p->pattern), algo_name(p->algo));
   cJSON *b = cJSON_AddObjectToObject(o, "bind");
   cJSON_AddStringToObject(b, "rows", p->row_warps == 1 ? "block.x * 4 + warp" : "block.x");
   cJSON_AddStringToObject(b, "row", p->row_warps == 1 ? "lane" : "thread");
@@ -1719,7 +1723,7 @@ static cJSON *plan_json(const sched_plan *p) {
   cJSON_AddBoolToObject(lh, "B_swizzle", p->b_swizzle);
   cJSON_AddStringToObject(lh, "C_stride", p->c_stride ? p->c_stride : "row");
   cJSON *al = cJSON_AddObjectToObject(o, "algo_choice");
-  cJSON_AddStringToObject(al, p->algo_key ? p->algo_key : "matmul", algo_name(p->algo));
+  cJSON_AddStringToObject(al, pattern_key(p->pattern), algo_name(p->algo));
   if (p->streaming) cJSON_AddStringToObject(o, "q_fragments", p->a_frag_regs ? "registers" : "smem");
   cJSON *le = cJSON_AddArrayToObject(o, "local_edges");
   for (int i = 0; i < p->nedges; i++) {

@@ -14,6 +14,7 @@
 #include <cJSON.h>
 
 #include "algo.h"
+#include "arch.h"
 #include "polycore.h"
 
 /* Per-arch limits and peaks (dense fp16/bf16 tensor-core math with fp32
@@ -38,6 +39,9 @@ typedef struct arch_info {
 /* The table row of an arch ("sm80", "sm86", "sm89", "sm90a" (or "sm90"),
  * "sm100", "sm120"), or NULL. */
 const arch_info *plan_arch(const char *name);
+/* The row of arch `a`, and the arch of a row plan_arch returned. */
+const arch_info *plan_arch_of(dlc_arch a);
+dlc_arch plan_arch_id(const arch_info *ai);
 
 /* A value handed from one let to another (spec §8.1 local_edges). */
 typedef struct plan_edge {
@@ -53,7 +57,7 @@ typedef struct sched_plan {
   int warps_m, warps_n;    /* warp grid; warp_tile = BM/warps_m x BN/warps_n */
   int vec;                 /* vectorize.width in elements (the widest kernel) */
   const char *vec_axis;
-  const char *algo_key;    /* algo_choice's key, e.g. "matmul" */
+  algo_pattern pattern;    /* the region's pattern: algo_choice's key (pattern.def), e.g. matmul */
   dlc_algo algo;           /* its skeleton (algo.def), e.g. ALGO_IMPLICIT_GEMM */
   bool a_swizzle, b_swizzle;
   const char *c_stride;    /* "row" */

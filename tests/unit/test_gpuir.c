@@ -66,6 +66,14 @@ static bool verifies_full(const gpu_kernel *k, const char *why) { return verifie
 #define ST_SIDE(kind, w, o, sd) {.k = kind, .what = w, .out = o, .side = sd}
 #define ST_LO(kind, w, n, in0, in1, l) {.k = kind, .what = w, .nin = n, .in = {in0, in1, NULL, NULL}, .lo = l}
 #define ST_MBAR(w, m, n, o) {.k = GS_MBAR_INIT, .what = w, .out = o, .mbar = m, .lo = n}
+/* a Role or SetMaxNReg (lo: its registers) of role r */
+#define ST_ROLE(kind, w, r, l) {.k = kind, .what = w, .role = r, .lo = l}
+/* an MbarWait or MbarArrive on a barrier of ring m (lo: a gathering arrival's lag) */
+#define ST_MB(kind, w, m, n, in0, in1, o, l) {.k = kind, .what = w, .mbar = m, .nin = n, .in = {in0, in1, NULL, NULL}, .out = o, .lo = l}
+/* a WgmmaWait leaving l groups in flight */
+#define ST_WW(w, in0, l) {.k = GS_WGMMA_WAIT, .what = w, .nin = 1, .in = {in0, NULL, NULL, NULL}, .lo = l}
+/* a Loop or EndLoop of the consumers' laps or rest */
+#define ST_LOOP(kind, w, lp) {.k = kind, .what = w, .loop = lp}
 static const gpu_stmt GATHER[] = {
     ST(GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x", 0, NULL, NULL, NULL),
     ST_SIDE(GS_ALLOC_SHARED, "smA", NULL, GSIDE_A),
@@ -73,22 +81,22 @@ static const gpu_stmt GATHER[] = {
     ST_MBAR("full[s]", GMBAR_FULL, 128, NULL),
     ST_MBAR("empty[s]", GMBAR_EMPTY, 256, "tFree[kt]"),
     ST(GS_BARRIER, "bar.sync", 0, NULL, NULL, NULL),
-    ST(GS_ROLE, "producer", 0, NULL, NULL, NULL),
-    ST_LO(GS_SETMAXNREG, "setmaxnreg.dec", 0, NULL, NULL, 40),
+    ST_ROLE(GS_ROLE, "producer", GROLE_PRODUCER, 0),
+    ST_ROLE(GS_SETMAXNREG, "setmaxnreg.dec", GROLE_PRODUCER, 40),
     ST(GS_LOOP, "kt", 0, NULL, NULL, NULL),
-    ST(GS_MBAR_WAIT, "empty[kt % S]", 1, "tFree[kt]", NULL, NULL),
+    ST_MB(GS_MBAR_WAIT, "empty[kt % S]", GMBAR_EMPTY, 1, "tFree[kt]", NULL, NULL, 0),
     ST_SIDE(GS_CP_ASYNC, "smA[kt%5] <- X", "tA[kt]", GSIDE_A),
     ST_SIDE(GS_CP_ASYNC, "smB[kt%5] <- Wt", "tB[kt]", GSIDE_B),
     ST(GS_COMMIT, "cp.async.commit_group", 2, "tA[kt]", "tB[kt]", NULL),
     ST_LO(GS_WAIT, "cp.async.wait_group", 2, "tA[kt-3]", "tB[kt-3]", 3),
     ST(GS_PROXY_FENCE, "fence.proxy.async.shared::cta", 0, NULL, NULL, NULL),
-    ST_LO(GS_MBAR_ARRIVE, "full[(kt - 3) % S]", 0, NULL, NULL, 3),
+    ST_MB(GS_MBAR_ARRIVE, "full[(kt - 3) % S]", GMBAR_FULL, 0, NULL, NULL, NULL, 3),
     ST(GS_END_LOOP, "kt", 0, NULL, NULL, NULL),
     ST_LO(GS_WAIT, "cp.async.wait_group", 2, "tA[kt]", "tB[kt]", 0),
     ST(GS_PROXY_FENCE, "fence.proxy.async.shared::cta", 0, NULL, NULL, NULL),
-    ST_LO(GS_MBAR_ARRIVE, "full[kt % S]", 0, NULL, NULL, 3),
-    ST(GS_ROLE, "consumers", 0, NULL, NULL, NULL),
-    ST_LO(GS_SETMAXNREG, "setmaxnreg.inc", 0, NULL, NULL, 232),
+    ST_MB(GS_MBAR_ARRIVE, "full[kt % S]", GMBAR_FULL, 0, NULL, NULL, NULL, 3),
+    ST_ROLE(GS_ROLE, "consumers", GROLE_CONSUMERS, 0),
+    ST_ROLE(GS_SETMAXNREG, "setmaxnreg.inc", GROLE_CONSUMERS, 232),
     ST(GS_ACC_ZERO, "acc <- 0", 0, NULL, NULL, NULL),
     ST_SIDE(GS_FRAG_SETUP, "wgmma descriptor of smA", NULL, GSIDE_A),
     ST_SIDE(GS_FRAG_SETUP, "wgmma descriptor of smB", NULL, GSIDE_B),
@@ -114,14 +122,14 @@ static int push(gpu_stmt *st, int n, gpu_stmt s) {
 static int step(gpu_stmt *st, int n, int slot, int flip, int release) {
   static const char *full[] = {"full[0]", "full[1]", "full[2]", "full[3]", "full[4]"},
                     *empty[] = {"empty[0]", "empty[1]", "empty[2]", "empty[3]", "empty[4]"};
-  gpu_stmt w = ST(GS_MBAR_WAIT, full[slot], 2, "tA[kt]", "tB[kt]", NULL);
+  gpu_stmt w = ST_MB(GS_MBAR_WAIT, full[slot], GMBAR_FULL, 2, "tA[kt]", "tB[kt]", NULL, 0);
   w.fixed_slot = true, w.slot = slot, w.flip = flip;
   gpu_stmt m = ST(GS_WGMMA, "wgmma.mma_async.m64n128k16.f32.fp16.fp16 x 4", 2, "tA[kt]", "tB[kt]", "tMMA");
   m.fixed_slot = true, m.slot = slot;
   n = push(st, n, w), n = push(st, n, m);
-  n = push(st, n, (gpu_stmt)ST(GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 1", 1, "tMMA", NULL, NULL));
+  n = push(st, n, (gpu_stmt)ST_WW("wgmma.commit_group; wgmma.wait_group 1", "tMMA", 1));
   if (release >= 0) {
-    gpu_stmt r = ST(GS_MBAR_ARRIVE, empty[release], 0, NULL, NULL, "tFree[kt+S-1]");
+    gpu_stmt r = ST_MB(GS_MBAR_ARRIVE, empty[release], GMBAR_EMPTY, 0, NULL, NULL, "tFree[kt+S-1]", 0);
     r.fixed_slot = true, r.slot = release;
     n = push(st, n, r);
   }
@@ -137,13 +145,13 @@ static int consumers(gpu_stmt *st) {
   int n = 0;
   for (int i = 0; i < NGATHER; i++) n = push(st, n, GATHER[i]);
   n = step(st, n, 0, 0, -1);
-  n = push(st, n, (gpu_stmt)ST(GS_LOOP, "lap", 0, NULL, NULL, NULL));
+  n = push(st, n, (gpu_stmt)ST_LOOP(GS_LOOP, "lap", GLOOP_LAP));
   for (int j = 0; j < S5; j++) n = step(st, n, (1 + j) % S5, (1 + j) / S5, j);
-  n = push(st, n, (gpu_stmt)ST(GS_END_LOOP, "lap", 0, NULL, NULL, NULL));
-  n = push(st, n, (gpu_stmt)ST(GS_LOOP, "rest", 0, NULL, NULL, NULL));
+  n = push(st, n, (gpu_stmt)ST_LOOP(GS_END_LOOP, "lap", GLOOP_LAP));
+  n = push(st, n, (gpu_stmt)ST_LOOP(GS_LOOP, "rest", GLOOP_REST));
   for (int j = 0; j + 1 < S5; j++) n = step(st, n, 1 + j, 0, j);
-  n = push(st, n, (gpu_stmt)ST(GS_END_LOOP, "rest", 0, NULL, NULL, NULL));
-  n = push(st, n, (gpu_stmt)ST(GS_WGMMA_WAIT, "wgmma.wait_group 0", 1, "tMMA", NULL, NULL));
+  n = push(st, n, (gpu_stmt)ST_LOOP(GS_END_LOOP, "rest", GLOOP_REST));
+  n = push(st, n, (gpu_stmt)ST_WW("wgmma.wait_group 0", "tMMA", 0));
   gpu_stmt bar = ST(GS_BARRIER, "bar.sync 1, 256", 0, NULL, NULL, NULL);
   bar.bar = GBAR_CONSUMERS;
   n = push(st, n, bar);
@@ -228,7 +236,7 @@ static void sm90a_producer_render(void) {
   /* the TMA producer: wait, the arrival with the stage's bytes, A's box, B's boxes */
   n = 0;
   for (int i = 0; i < CP_A; i++) st[n++] = all[i];
-  st[n++] = (gpu_stmt)ST_LO(GS_MBAR_ARRIVE, "full[kt % S]", 0, NULL, NULL, -1);
+  st[n++] = (gpu_stmt)ST_MB(GS_MBAR_ARRIVE, "full[kt % S]", GMBAR_FULL, 0, NULL, NULL, NULL, -1);
   st[n++] = (gpu_stmt)ST_SIDE(GS_TMA_LOAD, "smA[kt%5] <- A", "tA[kt]", GSIDE_A);
   st[n++] = (gpu_stmt)ST_SIDE(GS_TMA_LOAD, "smB[kt%5] <- B", "tB[kt]", GSIDE_B);
   int tma = n - 3;
@@ -282,7 +290,7 @@ static void sm90a_setup_render(void) {
   CHECK(!sm90a_verifies(st, nall, true, "statement 7 is not the producer's setmaxnreg.dec (SetMaxNReg, 40 registers)"));
   /* the consumers' role taking registers down */
   memcpy(st, all, sizeof all);
-  st[CONSUMERS + 1].what = "setmaxnreg.dec";
+  st[CONSUMERS + 1].what = "setmaxnreg.dec", st[CONSUMERS + 1].role = GROLE_PRODUCER;
   CHECK(!sm90a_verifies(st, nall, true, "is not the consumers' setmaxnreg.inc (SetMaxNReg, 232 registers)"));
   /* no accumulators' zero */
   n = 0;
@@ -325,6 +333,29 @@ static void sm90a_consumer_loop(void) {
   memcpy(st, all, sizeof all);
   st[LAP_STEP(0) + 2] = all[LAP_STEP(0) + 3], st[LAP_STEP(0) + 3] = all[LAP_STEP(0) + 2];
   CHECK(!sm90a_verifies(st, nall, true, "the consumers' lap, step 0"));
+  /* a step's wait on the slot's empty barrier instead of its full one */
+  memcpy(st, all, sizeof all);
+  st[LAP_STEP(1)].mbar = GMBAR_EMPTY;
+  CHECK(!sm90a_verifies(st, nall, true, "the consumers' lap, step 1: not a wait on full[2]"));
+  /* wait_group 0 in a step: its group would not overlap the next k-tile's copies */
+  memcpy(st, all, sizeof all);
+  st[LAP_STEP(2) + 2].lo = 0;
+  CHECK(!sm90a_verifies(st, nall, true, "the consumers' lap, step 2"));
+  /* the release on a full barrier */
+  memcpy(st, all, sizeof all);
+  st[LAP_STEP(3) + 3].mbar = GMBAR_FULL;
+  CHECK(!sm90a_verifies(st, nall, true, "the consumers' lap, step 3"));
+  /* the rest's loop taken for a second lap, at its Loop or at its EndLoop */
+  memcpy(st, all, sizeof all);
+  st[LAP_STEP(S5) + 1].loop = GLOOP_LAP;
+  CHECK(!sm90a_verifies(st, nall, true, "the consumers' rest loop is missing"));
+  memcpy(st, all, sizeof all);
+  st[LAP_STEP(S5) + 2 + 4 * (S5 - 1)].loop = GLOOP_LAP;
+  CHECK(!sm90a_verifies(st, nall, true, "the consumers' rest loop holds more than its 4 steps"));
+  /* the consumers' epilogue after wait_group 1 (the last group still in flight) */
+  memcpy(st, all, sizeof all);
+  st[nall - NTAIL].lo = 1;
+  CHECK(!sm90a_verifies(st, nall, true, "the consumers' epilogue does not begin with wait_group 0"));
   /* a lap of one step too few */
   n = 0;
   for (int i = 0; i < nall; i++)
@@ -357,18 +388,19 @@ static void sm90a_consumer_loop(void) {
 #define ST_STEP(w, n, in0, in1, o, s) {.k = GS_EPILOGUE, .what = w, .nin = n, .in = {in0, in1, NULL, NULL}, .out = o, .step = s}
 #define ST_WG(w, in0, in1, o, sd) {.k = GS_WGMMA, .what = w, .nin = 2, .in = {in0, in1, NULL, NULL}, .out = o, .side = sd}
 #define ATT_KEY_TILE(pass, tk, tv, score)                                                              \
-  ST_LO(GS_LOOP, "t", 0, NULL, NULL, pass), ST(GS_MBAR_WAIT, "full[i % S]", 2, tk, tv, NULL),          \
+  ST_LO(GS_LOOP, "t", 0, NULL, NULL, pass), ST_MB(GS_MBAR_WAIT, "full[i % S]", GMBAR_FULL, 2, tk, tv, NULL, 0), \
       ST_BAR("bar.sync 2 + wg, 256", GBAR_TURN),                                                       \
       ST_WG("wgmma.mma_async.m64n128k16.f32.fp16.fp16 x 4: S = Q K^T (S)", "tQ", tk, "tS", GSIDE_B),    \
       ST_BAR("bar.arrive 2 + (wg ^ 1), 256", GBAR_HAND_OFF),                                           \
-      ST(GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", 1, "tS", NULL, NULL),                \
+      ST_WW("wgmma.commit_group; wgmma.wait_group 0", "tS", 0),                                        \
       ST_STEP("score", 1, "tS", NULL, "tScore", score), ST_STEP("row_max", 1, "tScore", NULL, "tMax", GSTEP_ROW_MAX), \
       ST_STEP("rescale", 1, "tMax", NULL, "tRescale", GSTEP_RESCALE),                                   \
       ST_STEP("probabilities", 1, "tRescale", NULL, "tP", GSTEP_PROBS),                                 \
       ST_STEP("P fragments", 1, "tP", NULL, "tPf", GSTEP_P_FRAGS),                                      \
       ST_WG("wgmma.mma_async.m64n64k16.f32.fp16.fp16 x 8: O += P V (O)", "tPf", tv, "tO", GSIDE_V),     \
-      ST(GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", 1, "tO", NULL, NULL),                \
-      ST(GS_MBAR_ARRIVE, "empty[i % S]", 0, NULL, NULL, "tFree[i+S]"), ST(GS_END_LOOP, "t", 0, NULL, NULL, NULL)
+      ST_WW("wgmma.commit_group; wgmma.wait_group 0", "tO", 0),                                        \
+      ST_MB(GS_MBAR_ARRIVE, "empty[i % S]", GMBAR_EMPTY, 0, NULL, NULL, "tFree[i+S]", 0),               \
+      ST(GS_END_LOOP, "t", 0, NULL, NULL, NULL)
 static const gpu_stmt ATT[] = {
     ST(GS_TILE_COORD, "(m.o, batch) <- (blockIdx.x, blockIdx.y)", 0, NULL, NULL, NULL),
     ST_SIDE(GS_ALLOC_SHARED, "smQ", NULL, GSIDE_A),
@@ -377,27 +409,27 @@ static const gpu_stmt ATT[] = {
     ST_MBAR("full[s]", GMBAR_FULL, 1, NULL),
     ST_MBAR("empty[s]", GMBAR_EMPTY, 256, "tFree[i]"),
     ST(GS_BARRIER, "bar.sync", 0, NULL, NULL, NULL),
-    ST(GS_ROLE, "producer", 0, NULL, NULL, NULL),
-    ST_LO(GS_SETMAXNREG, "setmaxnreg.dec", 0, NULL, NULL, 40),
-    ST_LO(GS_MBAR_ARRIVE, "qfull", 0, NULL, NULL, -1),
+    ST_ROLE(GS_ROLE, "producer", GROLE_PRODUCER, 0),
+    ST_ROLE(GS_SETMAXNREG, "setmaxnreg.dec", GROLE_PRODUCER, 40),
+    ST_MB(GS_MBAR_ARRIVE, "qfull", GMBAR_Q, 0, NULL, NULL, NULL, -1),
     ST_SIDE(GS_TMA_LOAD, "smQ <- Q", "tQ", GSIDE_A),
     ST_LO(GS_LOOP, "t", 0, NULL, NULL, 0),
-    ST(GS_MBAR_WAIT, "empty[i % S]", 1, "tFree[i]", NULL, NULL),
-    ST_LO(GS_MBAR_ARRIVE, "full[i % S]", 0, NULL, NULL, -1),
+    ST_MB(GS_MBAR_WAIT, "empty[i % S]", GMBAR_EMPTY, 1, "tFree[i]", NULL, NULL, 0),
+    ST_MB(GS_MBAR_ARRIVE, "full[i % S]", GMBAR_FULL, 0, NULL, NULL, NULL, -1),
     ST_SIDE(GS_TMA_LOAD, "smK[i%2] <- K", "tKf[t]", GSIDE_B),
     ST_SIDE(GS_TMA_LOAD, "smV[i%2] <- V", "tVf[t]", GSIDE_V),
     ST(GS_END_LOOP, "t", 0, NULL, NULL, NULL),
     ST_LO(GS_LOOP, "t", 0, NULL, NULL, 1),
-    ST(GS_MBAR_WAIT, "empty[i % S]", 1, "tFree[i]", NULL, NULL),
-    ST_LO(GS_MBAR_ARRIVE, "full[i % S]", 0, NULL, NULL, -1),
+    ST_MB(GS_MBAR_WAIT, "empty[i % S]", GMBAR_EMPTY, 1, "tFree[i]", NULL, NULL, 0),
+    ST_MB(GS_MBAR_ARRIVE, "full[i % S]", GMBAR_FULL, 0, NULL, NULL, NULL, -1),
     ST_SIDE(GS_TMA_LOAD, "smK[i%2] <- K", "tKm[t]", GSIDE_B),
     ST_SIDE(GS_TMA_LOAD, "smV[i%2] <- V", "tVm[t]", GSIDE_V),
     ST(GS_END_LOOP, "t", 0, NULL, NULL, NULL),
-    ST(GS_ROLE, "consumers", 0, NULL, NULL, NULL),
-    ST_LO(GS_SETMAXNREG, "setmaxnreg.inc", 0, NULL, NULL, 232),
+    ST_ROLE(GS_ROLE, "consumers", GROLE_CONSUMERS, 0),
+    ST_ROLE(GS_SETMAXNREG, "setmaxnreg.inc", GROLE_CONSUMERS, 232),
     ST(GS_FRAG_SETUP, "wgmma descriptors of smQ, smK and smV", 0, NULL, NULL, NULL),
     ST(GS_ACC_ZERO, "O", 0, NULL, NULL, NULL),
-    ST(GS_MBAR_WAIT, "qfull", 1, "tQ", NULL, NULL),
+    ST_MB(GS_MBAR_WAIT, "qfull", GMBAR_Q, 1, "tQ", NULL, NULL, 0),
     ST_BAR("bar.arrive 2, 256", GBAR_FIRST_TURN),
     ATT_KEY_TILE(0, "tKf[t]", "tVf[t]", GSTEP_SCORE_FULL),
     ATT_KEY_TILE(1, "tKm[t]", "tVm[t]", GSTEP_SCORE),

@@ -178,7 +178,7 @@ static void test_search_gemm_every_arch(void) {
     CHECK_STR(p->vec_axis, "k.i.i,n.i.i");
     CHECK_STR(join(&A, p->nepi, p->epilogue), "C1,C1.cmplt,C");
     CHECK_STR(join(&A, p->npred, p->predicate_tail), "m.i.i,n.i.i,k.i.i");
-    CHECK_STR(p->algo_key, "matmul");
+    CHECK_STR(pattern_key(p->pattern), "matmul");
     CHECK(p->algo == ALGO_IMPLICIT_GEMM);
     CHECK(p->barrier_model == BARRIER_CP_ASYNC_GROUP && strcmp(barrier_name(p->barrier_model), "cp_async_group") == 0);
     CHECK(p->async_enable == (p->stages > 2) && p->prefetch_depth == p->stages - 1 && !p->epilogue_overlap);
@@ -680,7 +680,7 @@ static void test_attention(void) {
     plan_result *pr = plan_choose(&x.f.A, x.r, &x.an, plan_arch("sm80"), NULL, 0, NULL, &dl, "attn");
     CHECK(pr != NULL);
     if (pr) {
-      CHECK_STR(pr->chosen.algo_key, ri == 0 ? "attention" : "matmul");
+      CHECK_STR(pattern_key(pr->chosen.pattern), ri == 0 ? "attention" : "matmul");
       CHECK(pr->chosen.algo == (ri == 0 ? ALGO_STREAMING_SOFTMAX : ALGO_IMPLICIT_GEMM));
       CHECK(pr->chosen.batched);
       cJSON *j = plan_dump(pr);
@@ -701,7 +701,7 @@ static void test_conv(void) {
   plan_result *pr = plan_choose(&x.f.A, x.r, &x.an, plan_arch("sm80"), NULL, 0, NULL, &dl, "conv");
   CHECK(pr != NULL);
   if (pr) {
-    CHECK_STR(pr->chosen.algo_key, "conv");
+    CHECK_STR(pattern_key(pr->chosen.pattern), "conv");
     CHECK(pr->chosen.algo == ALGO_IMPLICIT_GEMM);
     CHECK(plan_validate(&pr->chosen, x.r, &x.an, plan_arch("sm80"), &dl, "conv"));
     /* an operand with no contiguous axis is gathered one element at a time */
