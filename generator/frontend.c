@@ -19,7 +19,7 @@ static const struct {
   int min_in, max_in;
   const char *attrs;
 } fe_table[] = {
-#define X(e, name, mn, mx, attrs) {name, mn, mx, attrs},
+#define X(e, name, mn, mx, attrs, infer) {name, mn, mx, attrs},
 #include "frontend.def"
 #undef X
 };
@@ -926,10 +926,429 @@ typedef struct operand {
   const char *layout;
 } operand;
 
-static bool infer_node(reader *r, fe_node *nd) {
-  fe_graph *g = r->g;
+/* An op's result as its shape rule infers it. */
+typedef struct fe_result {
+  int rank;
+  const sx **shape;
+  dtype dt;
+} fe_result;
+
+typedef bool fe_infer_fn(reader *r, fe_node *nd, operand *const *in, fe_result *res);
+
+/* Gather's result: its shape and dtype, or a diagnostic. */
+static bool infer_gather(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
   arena *A = r->A;
   fe_attrs *a = &nd->attrs;
+  int rank = 0;
+  const sx **shape = NULL;
+  dtype dt = in[0]->dt;
+  /* torch.gather: out[i][j] = X[index[i][j]][j] (dim 0); the index has X's
+   * rank, and its other axes are X's (stricter than torch's <=) */
+  operand *x = in[0], *ix = in[1];
+  if (ix->rank != x->rank || x->rank == 0) {
+    diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "Gather's index has rank %d, its input rank %d; they must be equal and >= 1",
+                ix->rank, x->rank);
+    return false;
+  }
+  if (!norm_axis(r, nd, a->axis, x->rank, &a->axis)) return false;
+  for (int i = 0; i < x->rank; i++)
+    if (i != a->axis && !sx_equal(x->shape[i], ix->shape[i])) {
+      diag_report(r->dl, D_BAD_MOVEMENT, nd->at, "Slice the input or the index so that they agree on every axis but dim.",
+                  "Gather along dim %lld: axis %d of the index has size %s, of the input %s", (long long)a->axis, i,
+                  sx_str(A, ix->shape[i]), sx_str(A, x->shape[i]));
+      return false;
+    }
+  rank = ix->rank;
+  shape = (const sx **)ix->shape;
+  res->rank = rank, res->shape = shape, res->dt = dt;
+  return true;
+}
+
+/* GEMM's result: its shape and dtype, or a diagnostic. */
+static bool infer_gemm(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
+  arena *A = r->A;
+  fe_attrs *a = &nd->attrs;
+  int rank = 0;
+  const sx **shape = NULL;
+  dtype dt = in[0]->dt;
+  operand *x = in[0], *y = in[1];
+  if (x->rank < 2 || y->rank < 2) {
+    diag_report(r->dl, D_BAD_SHAPE, nd->at, NULL, "GEMM operands need rank >= 2, got %d and %d", x->rank,
+                y->rank);
+    return false;
+  }
+  if (!sx_equal(x->shape[x->rank - 1], y->shape[y->rank - 2])) {
+    diag_report(r->dl, D_CONTRACT_MISMATCH, nd->at, NULL, "GEMM contracts A's K=%s with B's K=%s",
+                sx_str(A, x->shape[x->rank - 1]), sx_str(A, y->shape[y->rank - 2]));
+    return false;
+  }
+  int rb;
+  const sx **batch;
+  if (!broadcast_shapes(r, nd, x->rank - 2, x->shape, y->rank - 2, y->shape, &rb, &batch)) return false;
+  rank = rb + 2;
+  shape = ARENA_ARRAY(A, const sx *, rank);
+  for (int i = 0; i < rb; i++) shape[i] = batch[i];
+  shape[rb] = x->shape[x->rank - 2];
+  shape[rb + 1] = y->shape[y->rank - 1];
+  if (x->dt != y->dt) {
+    diag_report(r->dl, D_DTYPE_MISMATCH, nd->at, NULL, "GEMM operands are %s and %s", dtype_name(x->dt),
+                dtype_name(y->dt));
+    return false;
+  }
+  if (!need_acc(r, nd, x->dt)) return false;
+  dt = a->has_acc ? a->acc_dtype : x->dt;
+  res->rank = rank, res->shape = shape, res->dt = dt;
+  return true;
+}
+
+/* Conv2D's result: its shape and dtype, or a diagnostic. */
+static bool infer_conv2d(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
+  arena *A = r->A;
+  fe_attrs *a = &nd->attrs;
+  int rank = 0;
+  const sx **shape = NULL;
+  dtype dt = in[0]->dt;
+  operand *x = in[0], *w = in[1];
+  if (x->rank != 4 || w->rank != 4) {
+    diag_report(r->dl, D_BAD_SHAPE, nd->at, NULL, "Conv2D takes rank-4 X and Wt, got %d and %d", x->rank,
+                w->rank);
+    return false;
+  }
+  bool nchw = x->layout && strcmp(x->layout, "NCHW") == 0;
+  bool kcrs = w->layout && strcmp(w->layout, "KCRS") == 0;
+  if ((x->layout && !nchw && strcmp(x->layout, "NHWC") != 0) ||
+      (w->layout && !kcrs && strcmp(w->layout, "KRSC") != 0)) {
+    diag_report(r->dl, D_BAD_ATTR, nd->at, "Use NHWC or NCHW activations and KRSC or KCRS filters.",
+                "unsupported Conv2D layouts %s/%s", x->layout ? x->layout : "-", w->layout ? w->layout : "-");
+    return false;
+  }
+  const sx *N = x->shape[0], *H = x->shape[nchw ? 2 : 1], *W = x->shape[nchw ? 3 : 2],
+           *C = x->shape[nchw ? 1 : 3];
+  const sx *K = w->shape[0], *R = w->shape[kcrs ? 2 : 1], *S = w->shape[kcrs ? 3 : 2],
+           *Cw = w->shape[kcrs ? 1 : 3];
+  if (!sx_equal(C, Cw)) {
+    diag_report(r->dl, D_CONTRACT_MISMATCH, nd->at, NULL, "Conv2D input channels %s differ from the filter's %s",
+                sx_str(A, C), sx_str(A, Cw));
+    return false;
+  }
+  const sx *P, *Q;
+  /* P = floor((H + 2*pad - dil*(R-1) - 1) / stride) + 1 */
+  P = sx_add_int(A, sx_floordiv(A, sx_add_int(A, sx_sub(A, sx_add_int(A, H, 2 * a->pad[0]),
+                                                       sx_scale(A, sx_add_int(A, R, -1), a->dilation[0])), -1),
+                                sx_int(A, a->stride[0])), 1);
+  Q = sx_add_int(A, sx_floordiv(A, sx_add_int(A, sx_sub(A, sx_add_int(A, W, 2 * a->pad[1]),
+                                                       sx_scale(A, sx_add_int(A, S, -1), a->dilation[1])), -1),
+                                sx_int(A, a->stride[1])), 1);
+  rank = 4;
+  shape = ARENA_ARRAY(A, const sx *, 4);
+  shape[0] = N;
+  if (nchw) shape[1] = K, shape[2] = P, shape[3] = Q;
+  else shape[1] = P, shape[2] = Q, shape[3] = K;
+  if (x->dt != w->dt) {
+    diag_report(r->dl, D_DTYPE_MISMATCH, nd->at, NULL, "Conv2D operands are %s and %s", dtype_name(x->dt),
+                dtype_name(w->dt));
+    return false;
+  }
+  if (!need_acc(r, nd, x->dt)) return false;
+  dt = a->has_acc ? a->acc_dtype : x->dt;
+  res->rank = rank, res->shape = shape, res->dt = dt;
+  return true;
+}
+
+/* Attention's result: its shape and dtype, or a diagnostic. */
+static bool infer_attention(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
+  arena *A = r->A;
+  fe_attrs *a = &nd->attrs;
+  int rank = 0;
+  const sx **shape = NULL;
+  dtype dt = in[0]->dt;
+  operand *q = in[0], *k = in[1], *v = in[2];
+  if (q->rank < 2 || q->rank != k->rank || q->rank != v->rank) {
+    diag_report(r->dl, D_BAD_SHAPE, nd->at, NULL, "Attention takes Q, K, V of equal rank >= 2");
+    return false;
+  }
+  int n = q->rank;
+  for (int i = 0; i < n - 2; i++)
+    if (!sx_equal(q->shape[i], k->shape[i]) || !sx_equal(q->shape[i], v->shape[i])) {
+      diag_report(r->dl, D_BROADCAST_MISMATCH, nd->at, NULL, "Attention batch axis %d differs between Q, K, V", i);
+      return false;
+    }
+  if (!sx_equal(q->shape[n - 1], k->shape[n - 1]) || !sx_equal(k->shape[n - 2], v->shape[n - 2])) {
+    diag_report(r->dl, D_CONTRACT_MISMATCH, nd->at, NULL,
+                "Attention needs Q[...,S,D], K[...,Sk,D], V[...,Sk,Dv]; got %s, %s, %s",
+                sx_shape_str(A, n, q->shape), sx_shape_str(A, n, k->shape), sx_shape_str(A, n, v->shape));
+    return false;
+  }
+  if (q->dt != k->dt || q->dt != v->dt) {
+    diag_report(r->dl, D_DTYPE_MISMATCH, nd->at, NULL, "Attention operands must share a dtype");
+    return false;
+  }
+  if (!need_acc(r, nd, q->dt)) return false;
+  rank = n;
+  shape = ARENA_ARRAY(A, const sx *, n);
+  for (int i = 0; i < n - 1; i++) shape[i] = q->shape[i];
+  shape[n - 1] = v->shape[n - 1];
+  dt = a->has_acc ? a->acc_dtype : q->dt;
+  res->rank = rank, res->shape = shape, res->dt = dt;
+  return true;
+}
+
+/* Elementwise's result: its shape and dtype, or a diagnostic. */
+static bool infer_elementwise(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
+  fe_attrs *a = &nd->attrs;
+  int rank = 0;
+  const sx **shape = NULL;
+  dtype dt = in[0]->dt;
+  rank = in[0]->rank;
+  shape = (const sx **)in[0]->shape;
+  dt = in[0]->dt;
+  int first = nd->fn == EW_WHERE ? 1 : 0;
+  if (nd->fn == EW_WHERE) dt = in[1]->dt;
+  for (int i = 1; i < nd->nin; i++) {
+    if (!broadcast_shapes(r, nd, rank, shape, in[i]->rank, in[i]->shape, &rank, &shape)) return false;
+    if (i > first) dt = dtype_promote(dt, in[i]->dt);
+  }
+  if (nd->fn == EW_CAST) dt = a->to;
+  res->rank = rank, res->shape = shape, res->dt = dt;
+  return true;
+}
+
+/* Reduce's result: its shape and dtype, or a diagnostic. */
+static bool infer_reduce(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
+  arena *A = r->A;
+  fe_attrs *a = &nd->attrs;
+  int rank = 0;
+  const sx **shape = NULL;
+  dtype dt = in[0]->dt;
+  operand *x = in[0];
+  bool drop[FE_MAX_RANK] = {0};
+  for (int i = 0; i < a->naxes; i++) {
+    if (!norm_axis(r, nd, a->axes[i], x->rank, &a->axes[i])) return false;
+    if (drop[a->axes[i]]) {
+      diag_report(r->dl, D_BAD_ATTR, nd->at, NULL, "axis %lld is reduced twice", (long long)a->axes[i]);
+      return false;
+    }
+    drop[a->axes[i]] = true;
+  }
+  shape = ARENA_ARRAY(A, const sx *, x->rank);
+  for (int i = 0; i < x->rank; i++)
+    if (!drop[i]) shape[rank++] = x->shape[i];
+  if (a->rop == RED_SUM) {
+    if (!need_acc(r, nd, x->dt)) return false;
+    dt = a->has_acc ? a->acc_dtype : x->dt;
+  }
+  res->rank = rank, res->shape = shape, res->dt = dt;
+  return true;
+}
+
+/* Softmax's result: its shape and dtype, or a diagnostic. */
+static bool infer_softmax(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
+  fe_attrs *a = &nd->attrs;
+  int rank = 0;
+  const sx **shape = NULL;
+  dtype dt = in[0]->dt;
+  rank = in[0]->rank;
+  shape = (const sx **)in[0]->shape;
+  if (rank == 0 || !norm_axis(r, nd, a->axis, rank, &a->axis)) {
+    if (rank == 0) diag_report(r->dl, D_BAD_SHAPE, nd->at, NULL, "Softmax of a scalar");
+    return false;
+  }
+  res->rank = rank, res->shape = shape, res->dt = dt;
+  return true;
+}
+
+/* Transpose's result: its shape and dtype, or a diagnostic. */
+static bool infer_transpose(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
+  arena *A = r->A;
+  fe_attrs *a = &nd->attrs;
+  int rank = 0;
+  const sx **shape = NULL;
+  dtype dt = in[0]->dt;
+  operand *x = in[0];
+  bool seen[FE_MAX_RANK] = {0};
+  bool ok = a->nperm == x->rank;
+  for (int i = 0; ok && i < a->nperm; i++) {
+    if (a->perm[i] >= x->rank || seen[a->perm[i]]) ok = false;
+    else seen[a->perm[i]] = true;
+  }
+  if (!ok) {
+    diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "perm is not a permutation of %d axes", x->rank);
+    return false;
+  }
+  rank = x->rank;
+  shape = ARENA_ARRAY(A, const sx *, rank);
+  for (int i = 0; i < rank; i++) shape[i] = x->shape[a->perm[i]];
+  res->rank = rank, res->shape = shape, res->dt = dt;
+  return true;
+}
+
+/* Reshape's result: its shape and dtype, or a diagnostic. */
+static bool infer_reshape(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
+  arena *A = r->A;
+  fe_attrs *a = &nd->attrs;
+  int rank = 0;
+  const sx **shape = NULL;
+  dtype dt = in[0]->dt;
+  const sx *p0 = prod(A, in[0]->rank, in[0]->shape), *p1 = prod(A, a->nshape, a->shape);
+  if (!sx_equal(p0, p1)) {
+    diag_report(r->dl, D_RESHAPE_MISMATCH, nd->at, NULL, "reshape of %s (%s elements) to %s (%s elements)",
+                sx_shape_str(A, in[0]->rank, in[0]->shape), sx_str(A, p0), sx_shape_str(A, a->nshape, a->shape),
+                sx_str(A, p1));
+    return false;
+  }
+  rank = a->nshape;
+  shape = a->shape;
+  res->rank = rank, res->shape = shape, res->dt = dt;
+  return true;
+}
+
+/* Cast's result: its shape and dtype, or a diagnostic. */
+static bool infer_cast(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
+  fe_attrs *a = &nd->attrs;
+  int rank = 0;
+  const sx **shape = NULL;
+  dtype dt = in[0]->dt;
+  rank = in[0]->rank;
+  shape = (const sx **)in[0]->shape;
+  dt = a->to;
+  res->rank = rank, res->shape = shape, res->dt = dt;
+  return true;
+}
+
+/* Pad's result: its shape and dtype, or a diagnostic. */
+static bool infer_pad(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
+  arena *A = r->A;
+  fe_attrs *a = &nd->attrs;
+  int rank = 0;
+  const sx **shape = NULL;
+  dtype dt = in[0]->dt;
+  if (a->npads != in[0]->rank) {
+    diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "Pad gives %d pads for rank %d", a->npads, in[0]->rank);
+    return false;
+  }
+  rank = in[0]->rank;
+  shape = ARENA_ARRAY(A, const sx *, rank);
+  for (int i = 0; i < rank; i++) shape[i] = sx_add(A, in[0]->shape[i], sx_add(A, a->pad_lo[i], a->pad_hi[i]));
+  res->rank = rank, res->shape = shape, res->dt = dt;
+  return true;
+}
+
+/* Slice's result: its shape and dtype, or a diagnostic. */
+static bool infer_slice(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
+  arena *A = r->A;
+  fe_attrs *a = &nd->attrs;
+  int rank = 0;
+  const sx **shape = NULL;
+  dtype dt = in[0]->dt;
+  if (a->nslice != in[0]->rank) {
+    diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "Slice gives %d axes for rank %d", a->nslice, in[0]->rank);
+    return false;
+  }
+  rank = in[0]->rank;
+  shape = ARENA_ARRAY(A, const sx *, rank);
+  for (int i = 0; i < rank; i++) {
+    const sx *len = sx_sub(A, a->ends[i], a->starts[i]);
+    int64_t l, sz;
+    if (sx_is_int(len, &l) && l <= 0) {
+      diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "Slice axis %d is empty (start %s, end %s)", i,
+                  sx_str(A, a->starts[i]), sx_str(A, a->ends[i]));
+      return false;
+    }
+    if (sx_is_int(a->ends[i], &l) && sx_is_int(in[0]->shape[i], &sz) && l > sz) {
+      /* symbolic ends are checked by Poly-View (UnguardedAccess) */
+      diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "Slice axis %d ends at %lld past its size %lld", i,
+                  (long long)l, (long long)sz);
+      return false;
+    }
+    shape[i] = sx_ceildiv_int(A, len, a->steps[i]);
+  }
+  res->rank = rank, res->shape = shape, res->dt = dt;
+  return true;
+}
+
+/* Flip's result: its shape and dtype, or a diagnostic. */
+static bool infer_flip(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
+  fe_attrs *a = &nd->attrs;
+  int rank = 0;
+  const sx **shape = NULL;
+  dtype dt = in[0]->dt;
+  bool seen[FE_MAX_RANK] = {0};
+  for (int i = 0; i < a->naxes; i++) {
+    if (!norm_axis(r, nd, a->axes[i], in[0]->rank, &a->axes[i])) return false;
+    if (seen[a->axes[i]]) {
+      diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "axis %lld is flipped twice", (long long)a->axes[i]);
+      return false;
+    }
+    seen[a->axes[i]] = true;
+  }
+  rank = in[0]->rank;
+  shape = (const sx **)in[0]->shape;
+  res->rank = rank, res->shape = shape, res->dt = dt;
+  return true;
+}
+
+/* Expand's result: its shape and dtype, or a diagnostic. */
+static bool infer_expand(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
+  arena *A = r->A;
+  fe_attrs *a = &nd->attrs;
+  int rank = 0;
+  const sx **shape = NULL;
+  dtype dt = in[0]->dt;
+  operand *x = in[0];
+  if (a->nshape < x->rank) {
+    diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "Expand to rank %d from rank %d", a->nshape, x->rank);
+    return false;
+  }
+  for (int i = 0; i < x->rank; i++) {
+    const sx *s = x->shape[i], *t = a->shape[a->nshape - x->rank + i];
+    if (!sx_is_one(s) && !sx_equal(s, t)) {
+      diag_report(r->dl, D_BROADCAST_MISMATCH, nd->at, NULL, "cannot expand axis of size %s to %s",
+                  sx_str(A, s), sx_str(A, t));
+      return false;
+    }
+  }
+  rank = a->nshape;
+  shape = a->shape;
+  res->rank = rank, res->shape = shape, res->dt = dt;
+  return true;
+}
+
+/* Tile's result: its shape and dtype, or a diagnostic. */
+static bool infer_tile(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
+  arena *A = r->A;
+  fe_attrs *a = &nd->attrs;
+  int rank = 0;
+  const sx **shape = NULL;
+  dtype dt = in[0]->dt;
+  /* torch's Tensor.repeat: one repeat count per result axis, at least
+   * one per input axis; extra counts prepend axes of size 1 */
+  operand *x = in[0];
+  if (a->nrep < x->rank) {
+    diag_report(r->dl, D_BAD_MOVEMENT, nd->at,
+                "Give one repeat count per input axis, 1 for an axis kept as it is (more counts prepend axes).",
+                "Tile has %d repeats for an input of rank %d", a->nrep, x->rank);
+    return false;
+  }
+  rank = a->nrep;
+  const sx **sh = ARENA_ARRAY(A, const sx *, rank + 1);
+  for (int i = 0; i < rank; i++) {
+    int k = i - (rank - x->rank);
+    sh[i] = sx_mul(A, k >= 0 ? x->shape[k] : sx_int(A, 1), sx_int(A, a->repeats[i]));
+  }
+  shape = sh;
+  res->rank = rank, res->shape = shape, res->dt = dt;
+  return true;
+}
+
+/* The shape rules, one per op (frontend.def's infer column). */
+static fe_infer_fn *const INFER[FE__COUNT] = {
+#define X(e, name, mn, mx, attrs, infer) [e] = infer,
+#include "frontend.def"
+#undef X
+};
+
+static bool infer_node(reader *r, fe_node *nd) {
+  fe_graph *g = r->g;
   operand inv[3] = {0}, *in[3] = {0};
   for (int i = 0; i < nd->nin; i++) {
     in[i] = &inv[i];
@@ -942,9 +1361,6 @@ static bool infer_node(reader *r, fe_node *nd) {
       return false;
     }
   }
-  int rank = 0;
-  const sx **shape = NULL;
-  dtype dt = in[0]->dt;
   /* int32 tensors are indices: a Gather's second operand and nothing else */
   for (int i = 0; i < nd->nin; i++)
     if ((in[i]->dt == DT_INT32) != (nd->op == FE_GATHER && i == 1)) {
@@ -955,295 +1371,12 @@ static bool infer_node(reader *r, fe_node *nd) {
                   in[i]->dt == DT_INT32 ? "" : "; a Gather's index must be int32");
       return false;
     }
-  switch (nd->op) {
-  case FE_GATHER: {
-    /* torch.gather: out[i][j] = X[index[i][j]][j] (dim 0); the index has X's
-     * rank, and its other axes are X's (stricter than torch's <=) */
-    operand *x = in[0], *ix = in[1];
-    if (ix->rank != x->rank || x->rank == 0) {
-      diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "Gather's index has rank %d, its input rank %d; they must be equal and >= 1",
-                  ix->rank, x->rank);
-      return false;
-    }
-    if (!norm_axis(r, nd, a->axis, x->rank, &a->axis)) return false;
-    for (int i = 0; i < x->rank; i++)
-      if (i != a->axis && !sx_equal(x->shape[i], ix->shape[i])) {
-        diag_report(r->dl, D_BAD_MOVEMENT, nd->at, "Slice the input or the index so that they agree on every axis but dim.",
-                    "Gather along dim %lld: axis %d of the index has size %s, of the input %s", (long long)a->axis, i,
-                    sx_str(A, ix->shape[i]), sx_str(A, x->shape[i]));
-        return false;
-      }
-    rank = ix->rank;
-    shape = (const sx **)ix->shape;
-    break;
-  }
-  case FE_GEMM: {
-    operand *x = in[0], *y = in[1];
-    if (x->rank < 2 || y->rank < 2) {
-      diag_report(r->dl, D_BAD_SHAPE, nd->at, NULL, "GEMM operands need rank >= 2, got %d and %d", x->rank,
-                  y->rank);
-      return false;
-    }
-    if (!sx_equal(x->shape[x->rank - 1], y->shape[y->rank - 2])) {
-      diag_report(r->dl, D_CONTRACT_MISMATCH, nd->at, NULL, "GEMM contracts A's K=%s with B's K=%s",
-                  sx_str(A, x->shape[x->rank - 1]), sx_str(A, y->shape[y->rank - 2]));
-      return false;
-    }
-    int rb;
-    const sx **batch;
-    if (!broadcast_shapes(r, nd, x->rank - 2, x->shape, y->rank - 2, y->shape, &rb, &batch)) return false;
-    rank = rb + 2;
-    shape = ARENA_ARRAY(A, const sx *, rank);
-    for (int i = 0; i < rb; i++) shape[i] = batch[i];
-    shape[rb] = x->shape[x->rank - 2];
-    shape[rb + 1] = y->shape[y->rank - 1];
-    if (x->dt != y->dt) {
-      diag_report(r->dl, D_DTYPE_MISMATCH, nd->at, NULL, "GEMM operands are %s and %s", dtype_name(x->dt),
-                  dtype_name(y->dt));
-      return false;
-    }
-    if (!need_acc(r, nd, x->dt)) return false;
-    dt = a->has_acc ? a->acc_dtype : x->dt;
-    break;
-  }
-  case FE_CONV2D: {
-    operand *x = in[0], *w = in[1];
-    if (x->rank != 4 || w->rank != 4) {
-      diag_report(r->dl, D_BAD_SHAPE, nd->at, NULL, "Conv2D takes rank-4 X and Wt, got %d and %d", x->rank,
-                  w->rank);
-      return false;
-    }
-    bool nchw = x->layout && strcmp(x->layout, "NCHW") == 0;
-    bool kcrs = w->layout && strcmp(w->layout, "KCRS") == 0;
-    if ((x->layout && !nchw && strcmp(x->layout, "NHWC") != 0) ||
-        (w->layout && !kcrs && strcmp(w->layout, "KRSC") != 0)) {
-      diag_report(r->dl, D_BAD_ATTR, nd->at, "Use NHWC or NCHW activations and KRSC or KCRS filters.",
-                  "unsupported Conv2D layouts %s/%s", x->layout ? x->layout : "-", w->layout ? w->layout : "-");
-      return false;
-    }
-    const sx *N = x->shape[0], *H = x->shape[nchw ? 2 : 1], *W = x->shape[nchw ? 3 : 2],
-             *C = x->shape[nchw ? 1 : 3];
-    const sx *K = w->shape[0], *R = w->shape[kcrs ? 2 : 1], *S = w->shape[kcrs ? 3 : 2],
-             *Cw = w->shape[kcrs ? 1 : 3];
-    if (!sx_equal(C, Cw)) {
-      diag_report(r->dl, D_CONTRACT_MISMATCH, nd->at, NULL, "Conv2D input channels %s differ from the filter's %s",
-                  sx_str(A, C), sx_str(A, Cw));
-      return false;
-    }
-    const sx *P, *Q;
-    /* P = floor((H + 2*pad - dil*(R-1) - 1) / stride) + 1 */
-    P = sx_add_int(A, sx_floordiv(A, sx_add_int(A, sx_sub(A, sx_add_int(A, H, 2 * a->pad[0]),
-                                                         sx_scale(A, sx_add_int(A, R, -1), a->dilation[0])), -1),
-                                  sx_int(A, a->stride[0])), 1);
-    Q = sx_add_int(A, sx_floordiv(A, sx_add_int(A, sx_sub(A, sx_add_int(A, W, 2 * a->pad[1]),
-                                                         sx_scale(A, sx_add_int(A, S, -1), a->dilation[1])), -1),
-                                  sx_int(A, a->stride[1])), 1);
-    rank = 4;
-    shape = ARENA_ARRAY(A, const sx *, 4);
-    shape[0] = N;
-    if (nchw) shape[1] = K, shape[2] = P, shape[3] = Q;
-    else shape[1] = P, shape[2] = Q, shape[3] = K;
-    if (x->dt != w->dt) {
-      diag_report(r->dl, D_DTYPE_MISMATCH, nd->at, NULL, "Conv2D operands are %s and %s", dtype_name(x->dt),
-                  dtype_name(w->dt));
-      return false;
-    }
-    if (!need_acc(r, nd, x->dt)) return false;
-    dt = a->has_acc ? a->acc_dtype : x->dt;
-    break;
-  }
-  case FE_ATTENTION: {
-    operand *q = in[0], *k = in[1], *v = in[2];
-    if (q->rank < 2 || q->rank != k->rank || q->rank != v->rank) {
-      diag_report(r->dl, D_BAD_SHAPE, nd->at, NULL, "Attention takes Q, K, V of equal rank >= 2");
-      return false;
-    }
-    int n = q->rank;
-    for (int i = 0; i < n - 2; i++)
-      if (!sx_equal(q->shape[i], k->shape[i]) || !sx_equal(q->shape[i], v->shape[i])) {
-        diag_report(r->dl, D_BROADCAST_MISMATCH, nd->at, NULL, "Attention batch axis %d differs between Q, K, V", i);
-        return false;
-      }
-    if (!sx_equal(q->shape[n - 1], k->shape[n - 1]) || !sx_equal(k->shape[n - 2], v->shape[n - 2])) {
-      diag_report(r->dl, D_CONTRACT_MISMATCH, nd->at, NULL,
-                  "Attention needs Q[...,S,D], K[...,Sk,D], V[...,Sk,Dv]; got %s, %s, %s",
-                  sx_shape_str(A, n, q->shape), sx_shape_str(A, n, k->shape), sx_shape_str(A, n, v->shape));
-      return false;
-    }
-    if (q->dt != k->dt || q->dt != v->dt) {
-      diag_report(r->dl, D_DTYPE_MISMATCH, nd->at, NULL, "Attention operands must share a dtype");
-      return false;
-    }
-    if (!need_acc(r, nd, q->dt)) return false;
-    rank = n;
-    shape = ARENA_ARRAY(A, const sx *, n);
-    for (int i = 0; i < n - 1; i++) shape[i] = q->shape[i];
-    shape[n - 1] = v->shape[n - 1];
-    dt = a->has_acc ? a->acc_dtype : q->dt;
-    break;
-  }
-  case FE_ELEMENTWISE: {
-    rank = in[0]->rank;
-    shape = (const sx **)in[0]->shape;
-    dt = in[0]->dt;
-    int first = nd->fn == EW_WHERE ? 1 : 0;
-    if (nd->fn == EW_WHERE) dt = in[1]->dt;
-    for (int i = 1; i < nd->nin; i++) {
-      if (!broadcast_shapes(r, nd, rank, shape, in[i]->rank, in[i]->shape, &rank, &shape)) return false;
-      if (i > first) dt = dtype_promote(dt, in[i]->dt);
-    }
-    if (nd->fn == EW_CAST) dt = a->to;
-    break;
-  }
-  case FE_REDUCE: {
-    operand *x = in[0];
-    bool drop[FE_MAX_RANK] = {0};
-    for (int i = 0; i < a->naxes; i++) {
-      if (!norm_axis(r, nd, a->axes[i], x->rank, &a->axes[i])) return false;
-      if (drop[a->axes[i]]) {
-        diag_report(r->dl, D_BAD_ATTR, nd->at, NULL, "axis %lld is reduced twice", (long long)a->axes[i]);
-        return false;
-      }
-      drop[a->axes[i]] = true;
-    }
-    shape = ARENA_ARRAY(A, const sx *, x->rank);
-    for (int i = 0; i < x->rank; i++)
-      if (!drop[i]) shape[rank++] = x->shape[i];
-    if (a->rop == RED_SUM) {
-      if (!need_acc(r, nd, x->dt)) return false;
-      dt = a->has_acc ? a->acc_dtype : x->dt;
-    }
-    break;
-  }
-  case FE_SOFTMAX:
-    rank = in[0]->rank;
-    shape = (const sx **)in[0]->shape;
-    if (rank == 0 || !norm_axis(r, nd, a->axis, rank, &a->axis)) {
-      if (rank == 0) diag_report(r->dl, D_BAD_SHAPE, nd->at, NULL, "Softmax of a scalar");
-      return false;
-    }
-    break;
-  case FE_TRANSPOSE: {
-    operand *x = in[0];
-    bool seen[FE_MAX_RANK] = {0};
-    bool ok = a->nperm == x->rank;
-    for (int i = 0; ok && i < a->nperm; i++) {
-      if (a->perm[i] >= x->rank || seen[a->perm[i]]) ok = false;
-      else seen[a->perm[i]] = true;
-    }
-    if (!ok) {
-      diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "perm is not a permutation of %d axes", x->rank);
-      return false;
-    }
-    rank = x->rank;
-    shape = ARENA_ARRAY(A, const sx *, rank);
-    for (int i = 0; i < rank; i++) shape[i] = x->shape[a->perm[i]];
-    break;
-  }
-  case FE_RESHAPE: {
-    const sx *p0 = prod(A, in[0]->rank, in[0]->shape), *p1 = prod(A, a->nshape, a->shape);
-    if (!sx_equal(p0, p1)) {
-      diag_report(r->dl, D_RESHAPE_MISMATCH, nd->at, NULL, "reshape of %s (%s elements) to %s (%s elements)",
-                  sx_shape_str(A, in[0]->rank, in[0]->shape), sx_str(A, p0), sx_shape_str(A, a->nshape, a->shape),
-                  sx_str(A, p1));
-      return false;
-    }
-    rank = a->nshape;
-    shape = a->shape;
-    break;
-  }
-  case FE_CAST:
-    rank = in[0]->rank;
-    shape = (const sx **)in[0]->shape;
-    dt = a->to;
-    break;
-  case FE_PAD:
-    if (a->npads != in[0]->rank) {
-      diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "Pad gives %d pads for rank %d", a->npads, in[0]->rank);
-      return false;
-    }
-    rank = in[0]->rank;
-    shape = ARENA_ARRAY(A, const sx *, rank);
-    for (int i = 0; i < rank; i++) shape[i] = sx_add(A, in[0]->shape[i], sx_add(A, a->pad_lo[i], a->pad_hi[i]));
-    break;
-  case FE_SLICE:
-    if (a->nslice != in[0]->rank) {
-      diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "Slice gives %d axes for rank %d", a->nslice, in[0]->rank);
-      return false;
-    }
-    rank = in[0]->rank;
-    shape = ARENA_ARRAY(A, const sx *, rank);
-    for (int i = 0; i < rank; i++) {
-      const sx *len = sx_sub(A, a->ends[i], a->starts[i]);
-      int64_t l, sz;
-      if (sx_is_int(len, &l) && l <= 0) {
-        diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "Slice axis %d is empty (start %s, end %s)", i,
-                    sx_str(A, a->starts[i]), sx_str(A, a->ends[i]));
-        return false;
-      }
-      if (sx_is_int(a->ends[i], &l) && sx_is_int(in[0]->shape[i], &sz) && l > sz) {
-        /* symbolic ends are checked by Poly-View (UnguardedAccess) */
-        diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "Slice axis %d ends at %lld past its size %lld", i,
-                    (long long)l, (long long)sz);
-        return false;
-      }
-      shape[i] = sx_ceildiv_int(A, len, a->steps[i]);
-    }
-    break;
-  case FE_FLIP: {
-    bool seen[FE_MAX_RANK] = {0};
-    for (int i = 0; i < a->naxes; i++) {
-      if (!norm_axis(r, nd, a->axes[i], in[0]->rank, &a->axes[i])) return false;
-      if (seen[a->axes[i]]) {
-        diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "axis %lld is flipped twice", (long long)a->axes[i]);
-        return false;
-      }
-      seen[a->axes[i]] = true;
-    }
-    rank = in[0]->rank;
-    shape = (const sx **)in[0]->shape;
-    break;
-  }
-  case FE_EXPAND: {
-    operand *x = in[0];
-    if (a->nshape < x->rank) {
-      diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "Expand to rank %d from rank %d", a->nshape, x->rank);
-      return false;
-    }
-    for (int i = 0; i < x->rank; i++) {
-      const sx *s = x->shape[i], *t = a->shape[a->nshape - x->rank + i];
-      if (!sx_is_one(s) && !sx_equal(s, t)) {
-        diag_report(r->dl, D_BROADCAST_MISMATCH, nd->at, NULL, "cannot expand axis of size %s to %s",
-                    sx_str(A, s), sx_str(A, t));
-        return false;
-      }
-    }
-    rank = a->nshape;
-    shape = a->shape;
-    break;
-  }
-  case FE_TILE: {
-    /* torch's Tensor.repeat: one repeat count per result axis, at least
-     * one per input axis; extra counts prepend axes of size 1 */
-    operand *x = in[0];
-    if (a->nrep < x->rank) {
-      diag_report(r->dl, D_BAD_MOVEMENT, nd->at,
-                  "Give one repeat count per input axis, 1 for an axis kept as it is (more counts prepend axes).",
-                  "Tile has %d repeats for an input of rank %d", a->nrep, x->rank);
-      return false;
-    }
-    rank = a->nrep;
-    const sx **sh = ARENA_ARRAY(A, const sx *, rank + 1);
-    for (int i = 0; i < rank; i++) {
-      int k = i - (rank - x->rank);
-      sh[i] = sx_mul(A, k >= 0 ? x->shape[k] : sx_int(A, 1), sx_int(A, a->repeats[i]));
-    }
-    shape = sh;
-    break;
-  }
-  case FE__COUNT:
-    break;
-  }
+  DLC_ASSERT(nd->op >= 0 && nd->op < FE__COUNT);
+  fe_result res;
+  if (!INFER[nd->op](r, nd, in, &res)) return false;
+  int rank = res.rank;
+  const sx **shape = res.shape;
+  dtype dt = res.dt;
   for (int i = 0; i < rank; i++)
     if (sx_has_overflow(shape[i])) {
       diag_report(r->dl, D_BAD_NUMBER, nd->at, NULL, "a size of the result overflows 64 bits");

@@ -21,7 +21,7 @@
 #define FE_MAX_RANK 8
 
 typedef enum {
-#define X(e, name, mn, mx, attrs) e,
+#define X(e, name, mn, mx, attrs, infer) e,
 #include "frontend.def"
 #undef X
   FE__COUNT

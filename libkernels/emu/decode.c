@@ -34,7 +34,7 @@ enum { CLS_ARITH = 100 };
 #define CLS_OTHER DLCEMU_CLASS_OTHER
 
 static const int op_class[OP_COUNT] = {
-#define OP(e, name, cls) CLS_##cls,
+#define OP(e, name, cls, executor) CLS_##cls,
 #include "ops.def"
 #undef OP
 };

@@ -38,7 +38,7 @@
 
 /* ---------------------------------------------------------------- opcodes */
 typedef enum emu_op {
-#define OP(e, name, cls) OP_##e,
+#define OP(e, name, cls, executor) OP_##e,
 #include "ops.def"
 #undef OP
   OP_COUNT

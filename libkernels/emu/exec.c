@@ -20,6 +20,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1533,6 +1534,851 @@ static inline void pwrite(uint32_t *p, uint32_t slot, uint32_t exec, uint32_t va
   p[slot] = (p[slot] & ~exec) | (val & exec);
 }
 
+/* ------------------------------------------------------------ the executors
+ * One function an instruction family (ops.def's executor column), called by
+ * dlcemu_exec_warp with the warp's state at the instruction; it tells the
+ * loop what comes next. */
+typedef enum {
+  EX_NEXT,   /* the executing lanes go on at ex->next (pc + 1, or a branch's target) */
+  EX_STAY,   /* the executor has set the lanes' pcs itself (divergence, a wait): no advance */
+  EX_RETURN, /* the warp stops here (an error, a restart, a barrier it waits at) */
+} exec_next;
+
+typedef struct exec_ctx {
+  emu_run *R;
+  emu_warp *w;
+  const emu_insn *in;
+  uint32_t pc;
+  uint32_t active;           /* the lanes at pc */
+  uint32_t exec;             /* those of them whose guard holds */
+  uint32_t next;             /* where the lanes go on (EX_NEXT) */
+  uint64_t *d;               /* the register operands (emu_insn.rmask), or NULL */
+  const uint64_t *a, *b, *c;
+  bool yield;                /* end the warp's time slice after this instruction */
+} exec_ctx;
+
+static exec_next ex_integer(exec_ctx *ex);
+
+/* add, sub, mul, mad, fma, min, max, abs, neg, div, rcp, sqrt, rsqrt, sin, cos, lg2, ex2, tanh, copysign */
+static exec_next ex_arith(exec_ctx *ex) {
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  uint64_t *d = ex->d;
+  const uint64_t *a = ex->a;
+  const uint64_t *b = ex->b;
+  const uint64_t *c = ex->c;
+  int t = ex->in->t;
+  if (t == T_F32) {
+    if (in->rnd <= RND_RN && !(in->flags & (IF_FTZ | IF_SAT))) {
+      /* the common cases, vectorizable */
+      switch (in->op) {
+      case OP_ADD: LANES(exec, d[l] = canon32(F32(a[l]) + F32(b[l]))); return EX_NEXT;
+      case OP_SUB: LANES(exec, d[l] = canon32(F32(a[l]) - F32(b[l]))); return EX_NEXT;
+      case OP_MUL: LANES(exec, d[l] = canon32(F32(a[l]) * F32(b[l]))); return EX_NEXT;
+      case OP_FMA:
+      case OP_MAD: fma_lanes_f32(d, a, b, c, exec); return EX_NEXT;
+      default: break;
+      }
+    }
+    LANES(exec, d[l] = f32_op(in, (uint32_t)a[l], b ? (uint32_t)b[l] : 0, c ? (uint32_t)c[l] : 0));
+  } else if (t == T_F64) {
+    if (in->rnd <= RND_RN && in->op == OP_FMA)
+      LANES(exec, d[l] = canon64(fma(F64(a[l]), F64(b[l]), F64(c[l]))));
+    else
+      LANES(exec, d[l] = f64_op(in, a[l], b ? b[l] : 0, c ? c[l] : 0));
+  } else if (t == T_F16 || t == T_BF16) {
+    int fmt = t == T_F16 ? FMT_F16 : FMT_BF16;
+    LANES(exec, d[l] = half_op(in, fmt, (uint16_t)a[l], b ? (uint16_t)b[l] : 0, c ? (uint16_t)c[l] : 0));
+  } else if (t == T_F16X2 || t == T_BF16X2) {
+    int fmt = t == T_F16X2 ? FMT_F16 : FMT_BF16;
+    LANES(exec, {
+      uint64_t lo = half_op(in, fmt, (uint16_t)a[l], b ? (uint16_t)b[l] : 0, c ? (uint16_t)c[l] : 0);
+      uint64_t hi = half_op(in, fmt, (uint16_t)(a[l] >> 16), b ? (uint16_t)(b[l] >> 16) : 0,
+                            c ? (uint16_t)(c[l] >> 16) : 0);
+      d[l] = lo | hi << 16;
+    });
+  } else {
+    return ex_integer(ex);
+  }
+  return EX_NEXT;
+}
+
+/* and, or, xor, shl, shr, mul24, mad24, sad, rem, popc, clz, fns, bmsk, bfind, brev, bfe, bfi, prmt, shf, not, cnot, lop3, dp4a, dp2a, addc, subc, madc */
+static exec_next ex_integer(exec_ctx *ex) {
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  uint64_t *d = ex->d;
+  const uint64_t *a = ex->a;
+  const uint64_t *b = ex->b;
+  const uint64_t *c = ex->c;
+  int t = ex->in->t;
+  uint64_t(*r)[32] = ex->w->r;
+  unsigned n = tsize[t] * 8u;
+  if (!(in->flags & (IF_CC | IF_SAT | IF_HI | IF_WIDE | IF_RELU)) && (n == 32 || n == 64)) {
+    uint64_t M = bmask(n);
+    switch (in->op) {
+    case OP_ADD: LANES(exec, d[l] = (a[l] + b[l]) & M); return EX_NEXT;
+    case OP_SUB: LANES(exec, d[l] = (a[l] - b[l]) & M); return EX_NEXT;
+    case OP_MUL: LANES(exec, d[l] = (a[l] * b[l]) & M); return EX_NEXT;
+    case OP_MAD: LANES(exec, d[l] = (a[l] * b[l] + c[l]) & M); return EX_NEXT;
+    case OP_AND: LANES(exec, d[l] = a[l] & b[l] & M); return EX_NEXT;
+    case OP_OR: LANES(exec, d[l] = (a[l] | b[l]) & M); return EX_NEXT;
+    case OP_XOR: LANES(exec, d[l] = (a[l] ^ b[l]) & M); return EX_NEXT;
+    case OP_SHL: LANES(exec, {
+        uint64_t sh = b[l] & 0xFFFFFFFFu;
+        d[l] = sh >= n ? 0 : (a[l] << sh) & M;
+      });
+      return EX_NEXT;
+    case OP_SHR:
+      if (tsigned[t]) LANES(exec, {
+          uint64_t sh = b[l] & 0xFFFFFFFFu;
+          int64_t x = sext(a[l], n);
+          d[l] = (uint64_t)(x >> (sh >= n ? n - 1 : sh)) & M;
+        });
+      else LANES(exec, {
+          uint64_t sh = b[l] & 0xFFFFFFFFu;
+          d[l] = sh >= n ? 0 : (a[l] & M) >> sh;
+        });
+      return EX_NEXT;
+    default: break;
+    }
+  } else if ((in->op == OP_MUL || in->op == OP_MAD) && (in->flags & (IF_WIDE | IF_CC | IF_SAT)) == IF_WIDE &&
+             n == 32) {
+    /* mul.wide / mad.wide of 32-bit operands: address arithmetic */
+    if (tsigned[t]) {
+      if (in->op == OP_MUL) LANES(exec, d[l] = (uint64_t)((int64_t)(int32_t)a[l] * (int32_t)b[l]));
+      else LANES(exec, d[l] = (uint64_t)((int64_t)(int32_t)a[l] * (int32_t)b[l]) + c[l]);
+    } else {
+      if (in->op == OP_MUL) LANES(exec, d[l] = (a[l] & 0xFFFFFFFFu) * (b[l] & 0xFFFFFFFFu));
+      else LANES(exec, d[l] = (a[l] & 0xFFFFFFFFu) * (b[l] & 0xFFFFFFFFu) + c[l]);
+    }
+    return EX_NEXT;
+  }
+  uint64_t *carry = r[SR_CARRY];
+  const uint64_t *e4 = in->a[4] != SLOT_NONE ? r[in->a[4]] : NULL;
+  LANES(exec, d[l] = int_op(in, a[l], b ? b[l] : 0, c ? c[l] : 0, e4 ? e4[l] : 0, &carry[l]));
+  return EX_NEXT;
+}
+
+/* testp */
+static exec_next ex_testp(exec_ctx *ex) {
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  const uint64_t *a = ex->a;
+  int t = ex->in->t;
+  uint32_t *p = ex->w->p;
+  uint32_t v = 0;
+  LANES(exec, {
+    double x = t == T_F32 ? (double)F32(a[l]) : F64(a[l]);
+    int res;
+    switch (in->sub) {
+    case TESTP_FINITE: res = isfinite(x); break;
+    case TESTP_INFINITE: res = isinf(x); break;
+    case TESTP_NUMBER: res = !isnan(x); break;
+    case TESTP_NAN: res = isnan(x); break;
+    case TESTP_NORMAL:
+      res = t == T_F32 ? isnormal((float)x) : isnormal(x);
+      break;
+    default:
+      res = t == T_F32 ? (fpclassify((float)x) == FP_SUBNORMAL) : (fpclassify(x) == FP_SUBNORMAL);
+      break;
+    }
+    if (res) v |= 1u << l;
+  });
+  pwrite(p, in->a[0], exec, v);
+  return EX_NEXT;
+}
+
+/* setp, set */
+static exec_next ex_compare(exec_ctx *ex) {
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  uint64_t *d = ex->d;
+  int t = ex->in->t;
+  uint64_t(*r)[32] = ex->w->r;
+  uint32_t *p = ex->w->p;
+  uint32_t res = 0, res_hi = 0;
+  int packed = t == T_F16X2 || t == T_BF16X2;
+  uint32_t cm = p[in->a[4]];
+  if (in->flags & IF_NEGB) cm = ~cm;
+  const uint64_t *x = r[in->a[2]], *y = r[in->a[3]];
+  if (packed || !cmp_fast(in, x, y, exec, &res))
+    LANES(exec, {
+      if (cmp_lane(in, in->t2, x[l], y[l], 0)) res |= 1u << l;
+      if (packed && cmp_lane(in, in->t2, x[l], y[l], 1)) res_hi |= 1u << l;
+    });
+  if (in->op == OP_SETP) {
+    /* p = r op c, q = !r op c (the upper half's compare for packed types), as masks */
+    uint32_t rq = packed ? res_hi : ~res, pv, qv;
+    switch (in->sub2) {
+    case BOOL_AND: pv = res & cm; qv = rq & cm; break;
+    case BOOL_OR: pv = res | cm; qv = rq | cm; break;
+    case BOOL_XOR: pv = res ^ cm; qv = rq ^ cm; break;
+    default: pv = res; qv = rq; break;
+    }
+    pwrite(p, in->a[0], exec, pv);
+    if (in->a[1] != PSLOT_SINK) pwrite(p, in->a[1], exec, qv);
+  } else {
+    int dt = in->t;
+    LANES(exec, {
+      int cc = cm >> l & 1;
+      if (packed) {
+        uint64_t lo = combine(in->sub2, res >> l & 1, cc) ? (dt == T_F16X2 ? 0x3C00u : 0xFFFFu) : 0;
+        uint64_t hi = combine(in->sub2, res_hi >> l & 1, cc) ? (dt == T_F16X2 ? 0x3C00u : 0xFFFFu) : 0;
+        d[l] = lo | hi << 16;
+      } else {
+        int v = combine(in->sub2, res >> l & 1, cc);
+        if (dt == T_F32) d[l] = v ? 0x3F800000u : 0;
+        else d[l] = v ? bmask(tsize[dt] * 8u) : 0;
+      }
+    });
+  }
+  return EX_NEXT;
+}
+
+/* selp */
+static exec_next ex_selp(exec_ctx *ex) {
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  uint64_t *d = ex->d;
+  const uint64_t *a = ex->a;
+  const uint64_t *b = ex->b;
+  int t = ex->in->t;
+  uint32_t *p = ex->w->p;
+  uint32_t pm = p[in->a[3]];
+  if (in->flags & IF_NEGB) pm = ~pm;
+  uint64_t M = bmask(tsize[t] * 8u);
+  LANES(exec, d[l] = ((pm >> l & 1) ? a[l] : b[l]) & M);
+  return EX_NEXT;
+}
+
+/* slct */
+static exec_next ex_slct(exec_ctx *ex) {
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  uint64_t *d = ex->d;
+  const uint64_t *a = ex->a;
+  const uint64_t *b = ex->b;
+  const uint64_t *c = ex->c;
+  int t = ex->in->t;
+  uint64_t M = bmask(tsize[t] * 8u);
+  LANES(exec, {
+    int ge;
+    if (in->t2 == T_F32) {
+      float f = F32(c[l]);
+      if (in->flags & IF_FTZ) f = fp_ftz32(f);
+      ge = f >= 0.0f;
+    } else {
+      ge = sext(c[l], 32) >= 0;
+    }
+    d[l] = (ge ? a[l] : b[l]) & M;
+  });
+  return EX_NEXT;
+}
+
+/* mov */
+static exec_next ex_mov(exec_ctx *ex) {
+  uint32_t exec = ex->exec;
+  uint64_t *d = ex->d;
+  const uint64_t *a = ex->a;
+  int t = ex->in->t;
+  uint64_t M = bmask(tsize[t] * 8u);
+  LANES(exec, d[l] = a[l] & M);
+  return EX_NEXT;
+}
+
+/* mov_pack */
+static exec_next ex_mov_pack(exec_ctx *ex) {
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  uint64_t *d = ex->d;
+  int t = ex->in->t;
+  uint64_t(*r)[32] = ex->w->r;
+  emu_kernel *k = ex->R->k;
+  const uint32_t *el = &k->vpool[in->a[1] + 1];
+  unsigned n = in->vec, bits = tsize[t] * 8u / n;
+  uint64_t M = bmask(bits);
+  LANES(exec, {
+    uint64_t v = 0;
+    for (unsigned i = 0; i < n; i++) v |= (r[el[i]][l] & M) << (bits * i);
+    d[l] = v;
+  });
+  return EX_NEXT;
+}
+
+/* mov_unpack */
+static exec_next ex_mov_unpack(exec_ctx *ex) {
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  const uint64_t *a = ex->a;
+  int t = ex->in->t;
+  uint64_t(*r)[32] = ex->w->r;
+  emu_kernel *k = ex->R->k;
+  const uint32_t *el = &k->vpool[in->a[0] + 1];
+  unsigned n = in->vec, bits = tsize[t] * 8u / n;
+  uint64_t M = bmask(bits);
+  LANES(exec, {
+    uint64_t v = a[l];
+    for (unsigned i = 0; i < n; i++) r[el[i]][l] = (v >> (bits * i)) & M;
+  });
+  return EX_NEXT;
+}
+
+/* mov_clock */
+static exec_next ex_mov_clock(exec_ctx *ex) {
+  emu_run *R = ex->R;
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  uint64_t *d = ex->d;
+  uint64_t clk = R->clock;
+  uint64_t v;
+  switch (in->sub) {
+  case SR_CLOCK: v = clk & 0xFFFFFFFFu; break;
+  case SR_CLOCK_HI: v = clk >> 32; break;
+  case SR_GLOBALTIMER_LO: v = clk & 0xFFFFFFFFu; break;
+  case SR_GLOBALTIMER_HI: v = clk >> 32; break;
+  default: v = clk; break;
+  }
+  LANES(exec, d[l] = v);
+  return EX_NEXT;
+}
+
+/* pred_logic */
+static exec_next ex_pred_logic(exec_ctx *ex) {
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  uint32_t *p = ex->w->p;
+  uint32_t x = p[in->a[1]];
+  if (in->flags & IF_NEGA) x = ~x;
+  uint32_t y = 0;
+  if (in->a[2] != SLOT_NONE) {
+    y = p[in->a[2]];
+    if (in->flags & IF_NEGB) y = ~y;
+  }
+  uint32_t v;
+  switch (in->sub) {
+  case PRED_AND: v = x & y; break;
+  case PRED_OR: v = x | y; break;
+  case PRED_XOR: v = x ^ y; break;
+  case PRED_NOT: v = ~x; break;
+  default: v = x; break;
+  }
+  pwrite(p, in->a[0], exec, v);
+  return EX_NEXT;
+}
+
+/* cvt */
+static exec_next ex_cvt(exec_ctx *ex) {
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  uint64_t *d = ex->d;
+  const uint64_t *a = ex->a;
+  const uint64_t *b = ex->b;
+  if (in->t == T_F16X2 || in->t == T_BF16X2) {
+    int fmt = in->t == T_F16X2 ? FMT_F16 : FMT_BF16;
+    int opts = ((in->flags & IF_RELU) ? FPO_RELU : 0) | ((in->flags & IF_SATFINITE) ? FPO_SATFINITE : 0);
+    int rnd = in->rnd ? in->rnd : RND_RN;
+    LANES(exec, d[l] = dlcemu_fp_from_double(fmt, F32(a[l]), rnd, opts) << 16 | dlcemu_fp_from_double(fmt, F32(b[l]), rnd, opts));
+  } else if ((in->t == T_S64 || in->t == T_U64) && (in->t2 == T_S32 || in->t2 == T_U32) && !in->flags) {
+    if (in->t2 == T_S32) LANES(exec, d[l] = (uint64_t)(int64_t)(int32_t)a[l]);
+    else LANES(exec, d[l] = a[l] & 0xFFFFFFFFu);
+  } else if ((in->t == T_S32 || in->t == T_U32) && (in->t2 == T_S64 || in->t2 == T_U64) && !in->flags) {
+    LANES(exec, d[l] = a[l] & 0xFFFFFFFFu);
+  } else {
+    LANES(exec, d[l] = cvt_lane(in, a[l]));
+  }
+  return EX_NEXT;
+}
+
+/* cvta */
+static exec_next ex_cvta(exec_ctx *ex) {
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  uint64_t *d = ex->d;
+  const uint64_t *a = ex->a;
+  int t = ex->in->t;
+  uint64_t win = in->space == SP_SHARED ? WIN_SHARED
+                 : in->space == SP_LOCAL ? WIN_LOCAL
+                 : in->space == SP_KPARAM ? WIN_PARAM
+                                          : 0;
+  uint64_t M = t == T_U32 ? 0xFFFFFFFFu : ~0ull;
+  if (in->flags & IF_TO) LANES(exec, d[l] = (a[l] - win) & M);
+  else LANES(exec, d[l] = (win + (t == T_U32 ? (a[l] & 0xFFFFFFFFu) : a[l])) & M);
+  return EX_NEXT;
+}
+
+/* isspacep */
+static exec_next ex_isspacep(exec_ctx *ex) {
+  emu_run *R = ex->R;
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  const uint64_t *a = ex->a;
+  uint32_t *p = ex->w->p;
+  uint32_t v = 0;
+  LANES(exec, {
+    uint64_t x = a[l];
+    int yes;
+    switch (in->space) {
+    case SP_SHARED: yes = WIN_TAG(x) == 1; break;
+    case SP_LOCAL: yes = WIN_TAG(x) == 2; break;
+    case SP_KPARAM: yes = WIN_TAG(x) == 3; break;
+    case SP_CONST: {
+      const emu_range *g = dlcemu_find_range(R, x);
+      yes = g && g->readonly;
+      break;
+    }
+    default: yes = WIN_TAG(x) == 0; break;
+    }
+    if (yes) v |= 1u << l;
+  });
+  pwrite(p, in->a[0], exec, v);
+  return EX_NEXT;
+}
+
+/* ld, st */
+static exec_next ex_ldst(exec_ctx *ex) {
+  emu_run *R = ex->R;
+  emu_warp *w = ex->w;
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  if (exec) exec_ldst(R, w, in, exec);
+  if (R->status) return EX_RETURN;
+  return EX_NEXT;
+}
+
+/* atom */
+static exec_next ex_atom(exec_ctx *ex) {
+  emu_run *R = ex->R;
+  emu_warp *w = ex->w;
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  if (exec) exec_atom(R, w, in, exec);
+  if (R->status) return EX_RETURN;
+  return EX_NEXT;
+}
+
+/* bra */
+static exec_next ex_bra(exec_ctx *ex) {
+  emu_warp *w = ex->w;
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  uint32_t active = ex->active;
+  uint32_t pc = ex->pc;
+  uint32_t target = (uint32_t)in->imm;
+  if (exec == active) {
+    ex->next = target;
+  } else if (exec) {
+    emu_materialize(w);
+    set_pcs(w, exec, target);
+    set_pcs(w, active & ~exec, pc + 1);
+    return EX_STAY;
+  }
+  return EX_NEXT;
+}
+
+/* call */
+static exec_next ex_call(exec_ctx *ex) {
+  emu_run *R = ex->R;
+  emu_warp *w = ex->w;
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  uint32_t active = ex->active;
+  uint32_t pc = ex->pc;
+  emu_kernel *k = ex->R->k;
+  if (!exec) return EX_NEXT;
+  const uint32_t *ci = k->call_info + in->imm;
+  uint32_t maxd = k->max_call_depth;
+  LANES(exec, {
+    if (w->depth[l] >= maxd) {
+      dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, l, in, "call stack overflow");
+      return EX_RETURN;
+    }
+    copy_frames(R, w, l, ci + 2, ci[0]);
+    w->cstack[(size_t)l * maxd + w->depth[l]++] = pc;
+  });
+  uint32_t target = in->a[0];
+  if (exec == active) {
+    ex->next = target;
+  } else {
+    emu_materialize(w);
+    set_pcs(w, exec, target);
+    set_pcs(w, active & ~exec, pc + 1);
+    return EX_STAY;
+  }
+  return EX_NEXT;
+}
+
+/* call_extern */
+static exec_next ex_call_extern(exec_ctx *ex) {
+  emu_run *R = ex->R;
+  emu_warp *w = ex->w;
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  if (exec) exec_call_extern(R, w, in, exec);
+  if (R->status) return EX_RETURN;
+  return EX_NEXT;
+}
+
+/* ret, exit */
+static exec_next ex_ret(exec_ctx *ex) {
+  emu_run *R = ex->R;
+  emu_warp *w = ex->w;
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  uint32_t active = ex->active;
+  uint32_t pc = ex->pc;
+  emu_kernel *k = ex->R->k;
+  const emu_insn *code = ex->R->k->code;
+  uint32_t leaving = 0, returning = 0;
+  if (in->op == OP_EXIT) {
+    leaving = exec;
+  } else {
+    LANES(exec, {
+      if (w->depth[l]) returning |= 1u << l;
+      else leaving |= 1u << l;
+    });
+  }
+  uint32_t ret_pc = UINT32_MAX;
+  int same = 1;
+  uint32_t maxd = k->max_call_depth;
+  LANES(returning, {
+    uint32_t cp = w->cstack[(size_t)l * maxd + --w->depth[l]];
+    const uint32_t *ci = k->call_info + code[cp].imm;
+    copy_frames(R, w, l, ci + 2 + 3 * ci[0], ci[1]);
+    if (ret_pc == UINT32_MAX) ret_pc = cp + 1;
+    else if (ret_pc != cp + 1) same = 0;
+    w->pc[l] = cp + 1;
+  });
+  if (!leaving && same && returning == active) {
+    ex->next = ret_pc;
+    return EX_NEXT;
+  }
+  emu_materialize(w);
+  if (returning) {
+    /* restore the per-lane return pcs (materialize may have overwritten them) */
+    LANES(returning, {
+      uint32_t cp = w->cstack[(size_t)l * maxd + w->depth[l]];
+      w->pc[l] = cp + 1;
+    });
+  }
+  set_pcs(w, active & ~exec, pc + 1);
+  if (leaving && R->nbstores) LANES(leaving, dlcemu_bulk_wait(R, w, l, 0, 1)); /* an exiting thread's TMA stores complete */
+  if (leaving) dlcemu_lanes_exit(R, w, leaving);
+  if (R->status || R->restart) return EX_RETURN;
+  return EX_STAY;
+}
+
+/* trap, brkpt */
+static exec_next ex_trap(exec_ctx *ex) {
+  emu_run *R = ex->R;
+  emu_warp *w = ex->w;
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  if (exec) {
+    dlcemu_report(R, DLCEMU_ERROR_TRAP, w, __builtin_ctz(exec), in, "%s executed",
+               in->op == OP_TRAP ? "trap" : "brkpt");
+    return EX_RETURN;
+  }
+  return EX_NEXT;
+}
+
+/* bar */
+static exec_next ex_bar(exec_ctx *ex) {
+  emu_run *R = ex->R;
+  emu_warp *w = ex->w;
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  uint32_t active = ex->active;
+  uint32_t pc = ex->pc;
+  dlcemu_bar_exec(R, w, in, pc, active, exec);
+  if (R->status || R->restart) return EX_RETURN;
+  return EX_STAY;
+}
+
+/* nanosleep */
+static exec_next ex_nanosleep(exec_ctx *ex) {
+  ex->yield = true; /* let the other warps run */
+  return EX_NEXT;
+}
+
+/* membar, fence, nop */
+static exec_next ex_nop(exec_ctx *ex) {
+  return EX_NEXT;
+}
+
+/* activemask */
+static exec_next ex_activemask(exec_ctx *ex) {
+  uint32_t exec = ex->exec;
+  uint64_t *d = ex->d;
+  LANES(exec, d[l] = exec);
+  return EX_NEXT;
+}
+
+/* bar_warp, shfl, vote, match, redux, elect */
+static exec_next ex_collective(exec_ctx *ex) {
+  emu_warp *w = ex->w;
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  uint32_t active = ex->active;
+  uint32_t pc = ex->pc;
+  uint64_t *d = ex->d;
+  int t = ex->in->t;
+  uint64_t(*r)[32] = ex->w->r;
+  uint32_t *p = ex->w->p;
+  if (!exec) return EX_NEXT;
+  uint32_t mslot = in->op == OP_BAR_WARP ? in->a[0]
+                   : in->op == OP_SHFL   ? in->a[5]
+                   : in->op == OP_MATCH  ? in->a[3]
+                                         : in->a[2]; /* vote, redux, elect */
+  uint32_t need = member_mask(w, mslot, exec) & w->live;
+  if (!gather(w, pc, active, &exec, need)) return EX_STAY;
+  if (in->op == OP_SHFL) {
+    uint64_t src[32];
+    const uint64_t *av = r[in->a[2]], *bv = r[in->a[3]], *cv = r[in->a[4]];
+    for (int l = 0; l < 32; l++) src[l] = av[l];
+    uint32_t pv = 0;
+    LANES(exec, {
+      int bval = (int)(bv[l] & 0x1F);
+      uint32_t cfull = (uint32_t)cv[l];
+      int cval = (int)(cfull & 0x1F), seg = (int)((cfull >> 8) & 0x1F);
+      int maxl = (l & seg) | (cval & ~seg), minl = l & seg;
+      int j, ok;
+      switch (in->sub) {
+      case SHFL_UP: j = l - bval; ok = j >= maxl; break;
+      case SHFL_DOWN: j = l + bval; ok = j <= maxl; break;
+      case SHFL_BFLY: j = l ^ bval; ok = j <= maxl; break;
+      default: j = minl | (bval & ~seg); ok = j <= maxl; break;
+      }
+      if (!ok || j < 0 || j > 31) j = l;
+      d[l] = src[j] & 0xFFFFFFFFu;
+      if (ok) pv |= 1u << l;
+    });
+    pwrite(p, in->a[1], exec, pv);
+  } else if (in->op == OP_VOTE) {
+    uint32_t v = p[in->a[1]];
+    if (in->flags & IF_NEGA) v = ~v;
+    v &= exec;
+    if (in->sub == VOTE_BALLOT) {
+      LANES(exec, d[l] = v);
+    } else {
+      int res = in->sub == VOTE_ALL ? v == exec : in->sub == VOTE_ANY ? v != 0 : (v == 0 || v == exec);
+      pwrite(p, in->a[0], exec, res ? FULL : 0);
+    }
+  } else if (in->op == OP_MATCH) {
+    uint64_t M = bmask(tsize[t] * 8u);
+    const uint64_t *x = r[in->a[2]];
+    if (in->sub == 0) {
+      LANES(exec, {
+        uint32_t same = 0;
+        uint32_t mm = exec;
+        while (mm) {
+          int j = __builtin_ctz(mm);
+          mm &= mm - 1;
+          if ((x[j] & M) == (x[l] & M)) same |= 1u << j;
+        }
+        d[l] = same;
+      });
+    } else {
+      int all = 1;
+      uint64_t first = x[__builtin_ctz(exec)] & M;
+      LANES(exec, all &= (x[l] & M) == first);
+      LANES(exec, d[l] = all ? exec : 0);
+      pwrite(p, in->a[1], exec, all ? FULL : 0);
+    }
+  } else if (in->op == OP_ELECT) {
+    /* the leader is the lowest executing lane of the member mask (lanes
+     * outside the mask are undefined behaviour: they get the same answer) */
+    uint32_t in_mask = exec & member_mask(w, mslot, exec);
+    uint32_t leader = (uint32_t)__builtin_ctz(in_mask ? in_mask : exec);
+    LANES(exec, d[l] = leader);
+    pwrite(p, in->a[1], exec, 1u << leader);
+  } else if (in->op == OP_REDUX) {
+    const uint64_t *x = r[in->a[1]];
+    int sg = tsigned[t];
+    uint64_t acc = 0;
+    int first = 1;
+    LANES(exec, {
+      uint64_t v = x[l] & 0xFFFFFFFFu;
+      if (first) {
+        acc = v;
+        first = 0;
+      } else {
+        switch (in->sub) {
+        case AOP_ADD: acc = (acc + v) & 0xFFFFFFFFu; break;
+        case AOP_MIN: acc = (sg ? sext(v, 32) < sext(acc, 32) : v < acc) ? v : acc; break;
+        case AOP_MAX: acc = (sg ? sext(v, 32) > sext(acc, 32) : v > acc) ? v : acc; break;
+        case AOP_AND: acc &= v; break;
+        case AOP_OR: acc |= v; break;
+        default: acc ^= v; break;
+        }
+      }
+    });
+    LANES(exec, d[l] = acc);
+  }
+  if (exec != active) {
+    /* lanes that had waited here rejoin */
+    emu_materialize(w);
+  }
+  return EX_NEXT;
+}
+
+/* mma, ldmatrix, stmatrix */
+static exec_next ex_matrix(exec_ctx *ex) {
+  emu_run *R = ex->R;
+  emu_warp *w = ex->w;
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  uint32_t active = ex->active;
+  uint32_t pc = ex->pc;
+  if (w->live != FULL || exec != active) {
+    dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, __builtin_ctz(active), in,
+               "%s needs all 32 lanes of the warp (live lanes 0x%08x, executing 0x%08x)",
+               dlcemu_op_names[in->op], w->live, exec);
+    return EX_RETURN;
+  }
+  if (!gather(w, pc, active, &exec, FULL)) return EX_STAY;
+  if (in->op == OP_MMA) exec_mma(R, w, in);
+  else exec_matrix(R, w, in);
+  if (R->status) return EX_RETURN;
+  return EX_NEXT;
+}
+
+/* wgmma, wg_fence, wg_commit, wg_wait, setmaxnreg */
+static exec_next ex_warpgroup(exec_ctx *ex) {
+  emu_run *R = ex->R;
+  emu_warp *w = ex->w;
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  uint32_t active = ex->active;
+  uint32_t pc = ex->pc;
+  /* warpgroup collectives: the whole warp, then the 4 warps of the warpgroup */
+  if (w->live != FULL || exec != active) {
+    dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, __builtin_ctz(active), in,
+                  "%s is a warpgroup collective: all 32 lanes of each warp must execute it (live lanes 0x%08x, "
+                  "executing 0x%08x)",
+                  dlcemu_op_names[in->op], w->live, exec);
+    return EX_RETURN;
+  }
+  if (!gather(w, pc, active, &exec, FULL)) return EX_STAY;
+  if (!dlcemu_wg_arrive(R, w, in, pc)) {
+    if (R->status) return EX_RETURN;
+    return EX_STAY; /* waits for the rest of its warpgroup */
+  }
+  /* the warpgroup is complete: the instruction runs once for it */
+  if (in->op == OP_WGMMA && dlcemu_wgmma_issue(R, (uint32_t)w->id / 4, in, pc)) return EX_RETURN;
+  if (in->op == OP_WG_COMMIT) dlcemu_wgmma_commit(R, (uint32_t)w->id / 4);
+  if (in->op == OP_WG_WAIT) dlcemu_wgmma_wait(R, (uint32_t)w->id / 4, (uint32_t)in->imm);
+  return EX_NEXT;
+}
+
+/* mbar_init, mbar_inval, mbar_arrive, mbar_expect_tx, mbar_complete_tx, mbar_test_wait, mbar_try_wait */
+static exec_next ex_mbar(exec_ctx *ex) {
+  emu_run *R = ex->R;
+  emu_warp *w = ex->w;
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  uint32_t active = ex->active;
+  uint32_t pc = ex->pc;
+  if (!exec) return EX_NEXT;
+  uint32_t slept = exec_mbar(R, w, in, exec);
+  if (R->status) return EX_RETURN;
+  if (R->yield) {
+    R->yield = 0;
+    ex->yield = true;
+  }
+  if (slept) { /* the sleeping lanes stay here; an mbarrier phase completion moves them on */
+    emu_materialize(w);
+    set_pcs(w, active & ~slept, pc + 1);
+    set_pcs(w, slept & w->mb_wait, pc);
+    return EX_STAY;
+  }
+  return EX_NEXT;
+}
+
+/* cp_bulk_tensor */
+static exec_next ex_bulk_tensor(exec_ctx *ex) {
+  emu_run *R = ex->R;
+  emu_warp *w = ex->w;
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  if (exec) exec_bulk_tensor(R, w, in, exec);
+  if (R->status) return EX_RETURN;
+  return EX_NEXT;
+}
+
+/* bulk_commit */
+static exec_next ex_bulk_commit(exec_ctx *ex) {
+  emu_run *R = ex->R;
+  emu_warp *w = ex->w;
+  uint32_t exec = ex->exec;
+  LANES(exec, dlcemu_bulk_commit(R, w, l));
+  return EX_NEXT;
+}
+
+/* bulk_wait */
+static exec_next ex_bulk_wait(exec_ctx *ex) {
+  emu_run *R = ex->R;
+  emu_warp *w = ex->w;
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  LANES(exec, dlcemu_bulk_wait(R, w, l, (uint32_t)in->imm, 0));
+  return EX_NEXT;
+}
+
+/* fence_proxy_async */
+static exec_next ex_proxy_fence(exec_ctx *ex) {
+  emu_run *R = ex->R;
+  emu_warp *w = ex->w;
+  uint32_t exec = ex->exec;
+  if (exec) dlcemu_proxy_fence(R, w);
+  return EX_NEXT;
+}
+
+/* cp_async */
+static exec_next ex_cp_async(exec_ctx *ex) {
+  emu_run *R = ex->R;
+  emu_warp *w = ex->w;
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  uint32_t pc = ex->pc;
+  if (exec) exec_cp_async(R, w, in, exec, pc);
+  if (R->status) return EX_RETURN;
+  return EX_NEXT;
+}
+
+/* cp_commit */
+static exec_next ex_cp_commit(exec_ctx *ex) {
+  emu_run *R = ex->R;
+  emu_warp *w = ex->w;
+  uint32_t exec = ex->exec;
+  LANES(exec, w->cp[l].committed++);
+  R->st.cp_async_groups++;
+  return EX_NEXT;
+}
+
+/* cp_wait, cp_wait_all */
+static exec_next ex_cp_wait(exec_ctx *ex) {
+  emu_run *R = ex->R;
+  emu_warp *w = ex->w;
+  const emu_insn *in = ex->in;
+  uint32_t exec = ex->exec;
+  LANES(exec, dlcemu_cp_land(R, w, l, in->op == OP_CP_WAIT_ALL, (uint32_t)in->imm));
+  R->st.cp_async_waits++;
+  return EX_NEXT;
+}
+
+/* an op with no executor */
+static exec_next ex_unsupported(exec_ctx *ex) {
+  emu_run *R = ex->R;
+  emu_warp *w = ex->w;
+  const emu_insn *in = ex->in;
+  uint32_t active = ex->active;
+  const char *name = (unsigned)in->op < OP_COUNT ? dlcemu_op_names[in->op] : NULL;
+  dlcemu_report(R, DLCEMU_ERROR_UNSUPPORTED, w, __builtin_ctz(active), in, "internal: no implementation of %s",
+                name ? name : "this op");
+  return EX_RETURN;
+}
+
 void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget) {
   emu_kernel *k = R->k;
   const emu_insn *code = k->code;
@@ -1577,641 +2423,25 @@ void dlcemu_exec_warp(emu_run *R, emu_warp *w, int budget) {
     st->thread_instructions += exec == FULL ? 32u : (unsigned)__builtin_popcount(exec);
     st->class_count[in->cls]++;
     R->clock++;
-    uint32_t next = pc + 1;
     /* the operands that are register slots (emu_insn.rmask) */
     unsigned rm = in->rmask;
     uint64_t *d = (rm & 1) && in->a[0] != SLOT_NONE ? r[in->a[0]] : NULL;
     const uint64_t *a = (rm & 2) && in->a[1] != SLOT_NONE ? r[in->a[1]] : NULL;
     const uint64_t *b = (rm & 4) && in->a[2] != SLOT_NONE ? r[in->a[2]] : NULL;
     const uint64_t *c = (rm & 8) && in->a[3] != SLOT_NONE ? r[in->a[3]] : NULL;
-    int t = in->t;
+    exec_ctx ex = {R, w, in, pc, active, exec, pc + 1, d, a, b, c, false};
+    exec_next nx;
     switch (in->op) {
-    /* ---------------------------------------------- arithmetic */
-    case OP_ADD:
-    case OP_SUB:
-    case OP_MUL:
-    case OP_MAD:
-    case OP_FMA:
-    case OP_MIN:
-    case OP_MAX:
-    case OP_ABS:
-    case OP_NEG:
-    case OP_DIV:
-    case OP_RCP:
-    case OP_SQRT:
-    case OP_RSQRT:
-    case OP_SIN:
-    case OP_COS:
-    case OP_LG2:
-    case OP_EX2:
-    case OP_TANH:
-    case OP_COPYSIGN:
-      if (t == T_F32) {
-        if (in->rnd <= RND_RN && !(in->flags & (IF_FTZ | IF_SAT))) {
-          /* the common cases, vectorizable */
-          switch (in->op) {
-          case OP_ADD: LANES(exec, d[l] = canon32(F32(a[l]) + F32(b[l]))); goto advance;
-          case OP_SUB: LANES(exec, d[l] = canon32(F32(a[l]) - F32(b[l]))); goto advance;
-          case OP_MUL: LANES(exec, d[l] = canon32(F32(a[l]) * F32(b[l]))); goto advance;
-          case OP_FMA:
-          case OP_MAD: fma_lanes_f32(d, a, b, c, exec); goto advance;
-          default: break;
-          }
-        }
-        LANES(exec, d[l] = f32_op(in, (uint32_t)a[l], b ? (uint32_t)b[l] : 0, c ? (uint32_t)c[l] : 0));
-      } else if (t == T_F64) {
-        if (in->rnd <= RND_RN && in->op == OP_FMA)
-          LANES(exec, d[l] = canon64(fma(F64(a[l]), F64(b[l]), F64(c[l]))));
-        else
-          LANES(exec, d[l] = f64_op(in, a[l], b ? b[l] : 0, c ? c[l] : 0));
-      } else if (t == T_F16 || t == T_BF16) {
-        int fmt = t == T_F16 ? FMT_F16 : FMT_BF16;
-        LANES(exec, d[l] = half_op(in, fmt, (uint16_t)a[l], b ? (uint16_t)b[l] : 0, c ? (uint16_t)c[l] : 0));
-      } else if (t == T_F16X2 || t == T_BF16X2) {
-        int fmt = t == T_F16X2 ? FMT_F16 : FMT_BF16;
-        LANES(exec, {
-          uint64_t lo = half_op(in, fmt, (uint16_t)a[l], b ? (uint16_t)b[l] : 0, c ? (uint16_t)c[l] : 0);
-          uint64_t hi = half_op(in, fmt, (uint16_t)(a[l] >> 16), b ? (uint16_t)(b[l] >> 16) : 0,
-                                c ? (uint16_t)(c[l] >> 16) : 0);
-          d[l] = lo | hi << 16;
-        });
-      } else {
-        goto integer;
-      }
-      break;
-    case OP_AND:
-    case OP_OR:
-    case OP_XOR:
-    case OP_SHL:
-    case OP_SHR:
-    case OP_MUL24:
-    case OP_MAD24:
-    case OP_SAD:
-    case OP_REM:
-    case OP_POPC:
-    case OP_CLZ:
-    case OP_FNS:
-    case OP_BMSK:
-    case OP_BFIND:
-    case OP_BREV:
-    case OP_BFE:
-    case OP_BFI:
-    case OP_PRMT:
-    case OP_SHF:
-    case OP_NOT:
-    case OP_CNOT:
-    case OP_LOP3:
-    case OP_DP4A:
-    case OP_DP2A:
-    case OP_ADDC:
-    case OP_SUBC:
-    case OP_MADC:
-    integer : {
-      unsigned n = tsize[t] * 8u;
-      if (!(in->flags & (IF_CC | IF_SAT | IF_HI | IF_WIDE | IF_RELU)) && (n == 32 || n == 64)) {
-        uint64_t M = bmask(n);
-        switch (in->op) {
-        case OP_ADD: LANES(exec, d[l] = (a[l] + b[l]) & M); goto advance;
-        case OP_SUB: LANES(exec, d[l] = (a[l] - b[l]) & M); goto advance;
-        case OP_MUL: LANES(exec, d[l] = (a[l] * b[l]) & M); goto advance;
-        case OP_MAD: LANES(exec, d[l] = (a[l] * b[l] + c[l]) & M); goto advance;
-        case OP_AND: LANES(exec, d[l] = a[l] & b[l] & M); goto advance;
-        case OP_OR: LANES(exec, d[l] = (a[l] | b[l]) & M); goto advance;
-        case OP_XOR: LANES(exec, d[l] = (a[l] ^ b[l]) & M); goto advance;
-        case OP_SHL: LANES(exec, {
-            uint64_t sh = b[l] & 0xFFFFFFFFu;
-            d[l] = sh >= n ? 0 : (a[l] << sh) & M;
-          });
-          goto advance;
-        case OP_SHR:
-          if (tsigned[t]) LANES(exec, {
-              uint64_t sh = b[l] & 0xFFFFFFFFu;
-              int64_t x = sext(a[l], n);
-              d[l] = (uint64_t)(x >> (sh >= n ? n - 1 : sh)) & M;
-            });
-          else LANES(exec, {
-              uint64_t sh = b[l] & 0xFFFFFFFFu;
-              d[l] = sh >= n ? 0 : (a[l] & M) >> sh;
-            });
-          goto advance;
-        default: break;
-        }
-      } else if ((in->op == OP_MUL || in->op == OP_MAD) && (in->flags & (IF_WIDE | IF_CC | IF_SAT)) == IF_WIDE &&
-                 n == 32) {
-        /* mul.wide / mad.wide of 32-bit operands: address arithmetic */
-        if (tsigned[t]) {
-          if (in->op == OP_MUL) LANES(exec, d[l] = (uint64_t)((int64_t)(int32_t)a[l] * (int32_t)b[l]));
-          else LANES(exec, d[l] = (uint64_t)((int64_t)(int32_t)a[l] * (int32_t)b[l]) + c[l]);
-        } else {
-          if (in->op == OP_MUL) LANES(exec, d[l] = (a[l] & 0xFFFFFFFFu) * (b[l] & 0xFFFFFFFFu));
-          else LANES(exec, d[l] = (a[l] & 0xFFFFFFFFu) * (b[l] & 0xFFFFFFFFu) + c[l]);
-        }
-        goto advance;
-      }
-      uint64_t *carry = r[SR_CARRY];
-      const uint64_t *e4 = in->a[4] != SLOT_NONE ? r[in->a[4]] : NULL;
-      LANES(exec, d[l] = int_op(in, a[l], b ? b[l] : 0, c ? c[l] : 0, e4 ? e4[l] : 0, &carry[l]));
-      break;
+#define OP(e, name, cls, executor) \
+  case OP_##e: nx = executor(&ex); break;
+#include "ops.def"
+#undef OP
+    default: nx = ex_unsupported(&ex); break;
     }
-    case OP_TESTP: {
-      uint32_t v = 0;
-      LANES(exec, {
-        double x = t == T_F32 ? (double)F32(a[l]) : F64(a[l]);
-        int res;
-        switch (in->sub) {
-        case TESTP_FINITE: res = isfinite(x); break;
-        case TESTP_INFINITE: res = isinf(x); break;
-        case TESTP_NUMBER: res = !isnan(x); break;
-        case TESTP_NAN: res = isnan(x); break;
-        case TESTP_NORMAL:
-          res = t == T_F32 ? isnormal((float)x) : isnormal(x);
-          break;
-        default:
-          res = t == T_F32 ? (fpclassify((float)x) == FP_SUBNORMAL) : (fpclassify(x) == FP_SUBNORMAL);
-          break;
-        }
-        if (res) v |= 1u << l;
-      });
-      pwrite(p, in->a[0], exec, v);
-      break;
-    }
-    /* ---------------------------------------------- compare and select */
-    case OP_SETP:
-    case OP_SET: {
-      uint32_t res = 0, res_hi = 0;
-      int packed = t == T_F16X2 || t == T_BF16X2;
-      uint32_t cm = p[in->a[4]];
-      if (in->flags & IF_NEGB) cm = ~cm;
-      const uint64_t *x = r[in->a[2]], *y = r[in->a[3]];
-      if (packed || !cmp_fast(in, x, y, exec, &res))
-        LANES(exec, {
-          if (cmp_lane(in, in->t2, x[l], y[l], 0)) res |= 1u << l;
-          if (packed && cmp_lane(in, in->t2, x[l], y[l], 1)) res_hi |= 1u << l;
-        });
-      if (in->op == OP_SETP) {
-        /* p = r op c, q = !r op c (the upper half's compare for packed types), as masks */
-        uint32_t rq = packed ? res_hi : ~res, pv, qv;
-        switch (in->sub2) {
-        case BOOL_AND: pv = res & cm; qv = rq & cm; break;
-        case BOOL_OR: pv = res | cm; qv = rq | cm; break;
-        case BOOL_XOR: pv = res ^ cm; qv = rq ^ cm; break;
-        default: pv = res; qv = rq; break;
-        }
-        pwrite(p, in->a[0], exec, pv);
-        if (in->a[1] != PSLOT_SINK) pwrite(p, in->a[1], exec, qv);
-      } else {
-        int dt = in->t;
-        LANES(exec, {
-          int cc = cm >> l & 1;
-          if (packed) {
-            uint64_t lo = combine(in->sub2, res >> l & 1, cc) ? (dt == T_F16X2 ? 0x3C00u : 0xFFFFu) : 0;
-            uint64_t hi = combine(in->sub2, res_hi >> l & 1, cc) ? (dt == T_F16X2 ? 0x3C00u : 0xFFFFu) : 0;
-            d[l] = lo | hi << 16;
-          } else {
-            int v = combine(in->sub2, res >> l & 1, cc);
-            if (dt == T_F32) d[l] = v ? 0x3F800000u : 0;
-            else d[l] = v ? bmask(tsize[dt] * 8u) : 0;
-          }
-        });
-      }
-      break;
-    }
-    case OP_SELP: {
-      uint32_t pm = p[in->a[3]];
-      if (in->flags & IF_NEGB) pm = ~pm;
-      uint64_t M = bmask(tsize[t] * 8u);
-      LANES(exec, d[l] = ((pm >> l & 1) ? a[l] : b[l]) & M);
-      break;
-    }
-    case OP_SLCT: {
-      uint64_t M = bmask(tsize[t] * 8u);
-      LANES(exec, {
-        int ge;
-        if (in->t2 == T_F32) {
-          float f = F32(c[l]);
-          if (in->flags & IF_FTZ) f = fp_ftz32(f);
-          ge = f >= 0.0f;
-        } else {
-          ge = sext(c[l], 32) >= 0;
-        }
-        d[l] = (ge ? a[l] : b[l]) & M;
-      });
-      break;
-    }
-    /* ---------------------------------------------- data movement */
-    case OP_MOV: {
-      uint64_t M = bmask(tsize[t] * 8u);
-      LANES(exec, d[l] = a[l] & M);
-      break;
-    }
-    case OP_MOV_PACK: {
-      const uint32_t *el = &k->vpool[in->a[1] + 1];
-      unsigned n = in->vec, bits = tsize[t] * 8u / n;
-      uint64_t M = bmask(bits);
-      LANES(exec, {
-        uint64_t v = 0;
-        for (unsigned i = 0; i < n; i++) v |= (r[el[i]][l] & M) << (bits * i);
-        d[l] = v;
-      });
-      break;
-    }
-    case OP_MOV_UNPACK: {
-      const uint32_t *el = &k->vpool[in->a[0] + 1];
-      unsigned n = in->vec, bits = tsize[t] * 8u / n;
-      uint64_t M = bmask(bits);
-      LANES(exec, {
-        uint64_t v = a[l];
-        for (unsigned i = 0; i < n; i++) r[el[i]][l] = (v >> (bits * i)) & M;
-      });
-      break;
-    }
-    case OP_MOV_CLOCK: {
-      uint64_t clk = R->clock;
-      uint64_t v;
-      switch (in->sub) {
-      case SR_CLOCK: v = clk & 0xFFFFFFFFu; break;
-      case SR_CLOCK_HI: v = clk >> 32; break;
-      case SR_GLOBALTIMER_LO: v = clk & 0xFFFFFFFFu; break;
-      case SR_GLOBALTIMER_HI: v = clk >> 32; break;
-      default: v = clk; break;
-      }
-      LANES(exec, d[l] = v);
-      break;
-    }
-    case OP_PRED_LOGIC: {
-      uint32_t x = p[in->a[1]];
-      if (in->flags & IF_NEGA) x = ~x;
-      uint32_t y = 0;
-      if (in->a[2] != SLOT_NONE) {
-        y = p[in->a[2]];
-        if (in->flags & IF_NEGB) y = ~y;
-      }
-      uint32_t v;
-      switch (in->sub) {
-      case PRED_AND: v = x & y; break;
-      case PRED_OR: v = x | y; break;
-      case PRED_XOR: v = x ^ y; break;
-      case PRED_NOT: v = ~x; break;
-      default: v = x; break;
-      }
-      pwrite(p, in->a[0], exec, v);
-      break;
-    }
-    case OP_CVT:
-      if (in->t == T_F16X2 || in->t == T_BF16X2) {
-        int fmt = in->t == T_F16X2 ? FMT_F16 : FMT_BF16;
-        int opts = ((in->flags & IF_RELU) ? FPO_RELU : 0) | ((in->flags & IF_SATFINITE) ? FPO_SATFINITE : 0);
-        int rnd = in->rnd ? in->rnd : RND_RN;
-        LANES(exec, d[l] = dlcemu_fp_from_double(fmt, F32(a[l]), rnd, opts) << 16 | dlcemu_fp_from_double(fmt, F32(b[l]), rnd, opts));
-      } else if ((in->t == T_S64 || in->t == T_U64) && (in->t2 == T_S32 || in->t2 == T_U32) && !in->flags) {
-        if (in->t2 == T_S32) LANES(exec, d[l] = (uint64_t)(int64_t)(int32_t)a[l]);
-        else LANES(exec, d[l] = a[l] & 0xFFFFFFFFu);
-      } else if ((in->t == T_S32 || in->t == T_U32) && (in->t2 == T_S64 || in->t2 == T_U64) && !in->flags) {
-        LANES(exec, d[l] = a[l] & 0xFFFFFFFFu);
-      } else {
-        LANES(exec, d[l] = cvt_lane(in, a[l]));
-      }
-      break;
-    case OP_CVTA: {
-      uint64_t win = in->space == SP_SHARED ? WIN_SHARED
-                     : in->space == SP_LOCAL ? WIN_LOCAL
-                     : in->space == SP_KPARAM ? WIN_PARAM
-                                              : 0;
-      uint64_t M = t == T_U32 ? 0xFFFFFFFFu : ~0ull;
-      if (in->flags & IF_TO) LANES(exec, d[l] = (a[l] - win) & M);
-      else LANES(exec, d[l] = (win + (t == T_U32 ? (a[l] & 0xFFFFFFFFu) : a[l])) & M);
-      break;
-    }
-    case OP_ISSPACEP: {
-      uint32_t v = 0;
-      LANES(exec, {
-        uint64_t x = a[l];
-        int yes;
-        switch (in->space) {
-        case SP_SHARED: yes = WIN_TAG(x) == 1; break;
-        case SP_LOCAL: yes = WIN_TAG(x) == 2; break;
-        case SP_KPARAM: yes = WIN_TAG(x) == 3; break;
-        case SP_CONST: {
-          const emu_range *g = dlcemu_find_range(R, x);
-          yes = g && g->readonly;
-          break;
-        }
-        default: yes = WIN_TAG(x) == 0; break;
-        }
-        if (yes) v |= 1u << l;
-      });
-      pwrite(p, in->a[0], exec, v);
-      break;
-    }
-    case OP_LD:
-    case OP_ST:
-      if (exec) exec_ldst(R, w, in, exec);
-      if (R->status) return;
-      break;
-    case OP_ATOM:
-      if (exec) exec_atom(R, w, in, exec);
-      if (R->status) return;
-      break;
-    /* ---------------------------------------------- control */
-    case OP_BRA: {
-      uint32_t target = (uint32_t)in->imm;
-      if (exec == active) {
-        next = target;
-      } else if (exec) {
-        emu_materialize(w);
-        set_pcs(w, exec, target);
-        set_pcs(w, active & ~exec, pc + 1);
-        continue;
-      }
-      break;
-    }
-    case OP_CALL: {
-      if (!exec) break;
-      const uint32_t *ci = k->call_info + in->imm;
-      uint32_t maxd = k->max_call_depth;
-      LANES(exec, {
-        if (w->depth[l] >= maxd) {
-          dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, l, in, "call stack overflow");
-          return;
-        }
-        copy_frames(R, w, l, ci + 2, ci[0]);
-        w->cstack[(size_t)l * maxd + w->depth[l]++] = pc;
-      });
-      uint32_t target = in->a[0];
-      if (exec == active) {
-        next = target;
-      } else {
-        emu_materialize(w);
-        set_pcs(w, exec, target);
-        set_pcs(w, active & ~exec, pc + 1);
-        continue;
-      }
-      break;
-    }
-    case OP_CALL_EXTERN:
-      if (exec) exec_call_extern(R, w, in, exec);
-      if (R->status) return;
-      break;
-    case OP_RET:
-    case OP_EXIT: {
-      uint32_t leaving = 0, returning = 0;
-      if (in->op == OP_EXIT) {
-        leaving = exec;
-      } else {
-        LANES(exec, {
-          if (w->depth[l]) returning |= 1u << l;
-          else leaving |= 1u << l;
-        });
-      }
-      uint32_t ret_pc = UINT32_MAX;
-      int same = 1;
-      uint32_t maxd = k->max_call_depth;
-      LANES(returning, {
-        uint32_t cp = w->cstack[(size_t)l * maxd + --w->depth[l]];
-        const uint32_t *ci = k->call_info + code[cp].imm;
-        copy_frames(R, w, l, ci + 2 + 3 * ci[0], ci[1]);
-        if (ret_pc == UINT32_MAX) ret_pc = cp + 1;
-        else if (ret_pc != cp + 1) same = 0;
-        w->pc[l] = cp + 1;
-      });
-      if (!leaving && same && returning == active) {
-        next = ret_pc;
-        break;
-      }
-      emu_materialize(w);
-      if (returning) {
-        /* restore the per-lane return pcs (materialize may have overwritten them) */
-        LANES(returning, {
-          uint32_t cp = w->cstack[(size_t)l * maxd + w->depth[l]];
-          w->pc[l] = cp + 1;
-        });
-      }
-      set_pcs(w, active & ~exec, pc + 1);
-      if (leaving && R->nbstores) LANES(leaving, dlcemu_bulk_wait(R, w, l, 0, 1)); /* an exiting thread's TMA stores complete */
-      if (leaving) dlcemu_lanes_exit(R, w, leaving);
-      if (R->status || R->restart) return;
-      continue;
-    }
-    case OP_TRAP:
-    case OP_BRKPT:
-      if (exec) {
-        dlcemu_report(R, DLCEMU_ERROR_TRAP, w, __builtin_ctz(exec), in, "%s executed",
-                   in->op == OP_TRAP ? "trap" : "brkpt");
-        return;
-      }
-      break;
-    case OP_BAR:
-      dlcemu_bar_exec(R, w, in, pc, active, exec);
-      if (R->status || R->restart) return;
-      continue;
-    case OP_NANOSLEEP:
-      budget = 0; /* let the other warps run */
-      break;
-    case OP_MEMBAR:
-    case OP_FENCE:
-    case OP_NOP:
-      break;
-    /* ---------------------------------------------- warp collectives */
-    case OP_ACTIVEMASK:
-      LANES(exec, d[l] = exec);
-      break;
-    case OP_BAR_WARP:
-    case OP_SHFL:
-    case OP_VOTE:
-    case OP_MATCH:
-    case OP_REDUX:
-    case OP_ELECT: {
-      if (!exec) break;
-      uint32_t mslot = in->op == OP_BAR_WARP ? in->a[0]
-                       : in->op == OP_SHFL   ? in->a[5]
-                       : in->op == OP_MATCH  ? in->a[3]
-                                             : in->a[2]; /* vote, redux, elect */
-      uint32_t need = member_mask(w, mslot, exec) & w->live;
-      if (!gather(w, pc, active, &exec, need)) continue;
-      if (in->op == OP_SHFL) {
-        uint64_t src[32];
-        const uint64_t *av = r[in->a[2]], *bv = r[in->a[3]], *cv = r[in->a[4]];
-        for (int l = 0; l < 32; l++) src[l] = av[l];
-        uint32_t pv = 0;
-        LANES(exec, {
-          int bval = (int)(bv[l] & 0x1F);
-          uint32_t cfull = (uint32_t)cv[l];
-          int cval = (int)(cfull & 0x1F), seg = (int)((cfull >> 8) & 0x1F);
-          int maxl = (l & seg) | (cval & ~seg), minl = l & seg;
-          int j, ok;
-          switch (in->sub) {
-          case SHFL_UP: j = l - bval; ok = j >= maxl; break;
-          case SHFL_DOWN: j = l + bval; ok = j <= maxl; break;
-          case SHFL_BFLY: j = l ^ bval; ok = j <= maxl; break;
-          default: j = minl | (bval & ~seg); ok = j <= maxl; break;
-          }
-          if (!ok || j < 0 || j > 31) j = l;
-          d[l] = src[j] & 0xFFFFFFFFu;
-          if (ok) pv |= 1u << l;
-        });
-        pwrite(p, in->a[1], exec, pv);
-      } else if (in->op == OP_VOTE) {
-        uint32_t v = p[in->a[1]];
-        if (in->flags & IF_NEGA) v = ~v;
-        v &= exec;
-        if (in->sub == VOTE_BALLOT) {
-          LANES(exec, d[l] = v);
-        } else {
-          int res = in->sub == VOTE_ALL ? v == exec : in->sub == VOTE_ANY ? v != 0 : (v == 0 || v == exec);
-          pwrite(p, in->a[0], exec, res ? FULL : 0);
-        }
-      } else if (in->op == OP_MATCH) {
-        uint64_t M = bmask(tsize[t] * 8u);
-        const uint64_t *x = r[in->a[2]];
-        if (in->sub == 0) {
-          LANES(exec, {
-            uint32_t same = 0;
-            uint32_t mm = exec;
-            while (mm) {
-              int j = __builtin_ctz(mm);
-              mm &= mm - 1;
-              if ((x[j] & M) == (x[l] & M)) same |= 1u << j;
-            }
-            d[l] = same;
-          });
-        } else {
-          int all = 1;
-          uint64_t first = x[__builtin_ctz(exec)] & M;
-          LANES(exec, all &= (x[l] & M) == first);
-          LANES(exec, d[l] = all ? exec : 0);
-          pwrite(p, in->a[1], exec, all ? FULL : 0);
-        }
-      } else if (in->op == OP_ELECT) {
-        /* the leader is the lowest executing lane of the member mask (lanes
-         * outside the mask are undefined behaviour: they get the same answer) */
-        uint32_t in_mask = exec & member_mask(w, mslot, exec);
-        uint32_t leader = (uint32_t)__builtin_ctz(in_mask ? in_mask : exec);
-        LANES(exec, d[l] = leader);
-        pwrite(p, in->a[1], exec, 1u << leader);
-      } else if (in->op == OP_REDUX) {
-        const uint64_t *x = r[in->a[1]];
-        int sg = tsigned[t];
-        uint64_t acc = 0;
-        int first = 1;
-        LANES(exec, {
-          uint64_t v = x[l] & 0xFFFFFFFFu;
-          if (first) {
-            acc = v;
-            first = 0;
-          } else {
-            switch (in->sub) {
-            case AOP_ADD: acc = (acc + v) & 0xFFFFFFFFu; break;
-            case AOP_MIN: acc = (sg ? sext(v, 32) < sext(acc, 32) : v < acc) ? v : acc; break;
-            case AOP_MAX: acc = (sg ? sext(v, 32) > sext(acc, 32) : v > acc) ? v : acc; break;
-            case AOP_AND: acc &= v; break;
-            case AOP_OR: acc |= v; break;
-            default: acc ^= v; break;
-            }
-          }
-        });
-        LANES(exec, d[l] = acc);
-      }
-      if (exec != active) {
-        /* lanes that had waited here rejoin */
-        emu_materialize(w);
-      }
-      break;
-    }
-    case OP_MMA:
-    case OP_LDMATRIX:
-    case OP_STMATRIX: {
-      if (w->live != FULL || exec != active) {
-        dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, __builtin_ctz(active), in,
-                   "%s needs all 32 lanes of the warp (live lanes 0x%08x, executing 0x%08x)",
-                   dlcemu_op_names[in->op], w->live, exec);
-        return;
-      }
-      if (!gather(w, pc, active, &exec, FULL)) continue;
-      if (in->op == OP_MMA) exec_mma(R, w, in);
-      else exec_matrix(R, w, in);
-      if (R->status) return;
-      break;
-    }
-    case OP_WGMMA:
-    case OP_WG_FENCE:
-    case OP_WG_COMMIT:
-    case OP_WG_WAIT:
-    case OP_SETMAXNREG: {
-      /* warpgroup collectives: the whole warp, then the 4 warps of the warpgroup */
-      if (w->live != FULL || exec != active) {
-        dlcemu_report(R, DLCEMU_ERROR_ILLEGAL, w, __builtin_ctz(active), in,
-                      "%s is a warpgroup collective: all 32 lanes of each warp must execute it (live lanes 0x%08x, "
-                      "executing 0x%08x)",
-                      dlcemu_op_names[in->op], w->live, exec);
-        return;
-      }
-      if (!gather(w, pc, active, &exec, FULL)) continue;
-      if (!dlcemu_wg_arrive(R, w, in, pc)) {
-        if (R->status) return;
-        continue; /* waits for the rest of its warpgroup */
-      }
-      /* the warpgroup is complete: the instruction runs once for it */
-      if (in->op == OP_WGMMA && dlcemu_wgmma_issue(R, (uint32_t)w->id / 4, in, pc)) return;
-      if (in->op == OP_WG_COMMIT) dlcemu_wgmma_commit(R, (uint32_t)w->id / 4);
-      if (in->op == OP_WG_WAIT) dlcemu_wgmma_wait(R, (uint32_t)w->id / 4, (uint32_t)in->imm);
-      break;
-    }
-    /* ---------------------------------------------- mbarrier, TMA */
-    case OP_MBAR_INIT:
-    case OP_MBAR_INVAL:
-    case OP_MBAR_ARRIVE:
-    case OP_MBAR_EXPECT_TX:
-    case OP_MBAR_COMPLETE_TX:
-    case OP_MBAR_TEST_WAIT:
-    case OP_MBAR_TRY_WAIT: {
-      if (!exec) break;
-      uint32_t slept = exec_mbar(R, w, in, exec);
-      if (R->status) return;
-      if (R->yield) {
-        R->yield = 0;
-        budget = 0;
-      }
-      if (slept) { /* the sleeping lanes stay here; an mbarrier phase completion moves them on */
-        emu_materialize(w);
-        set_pcs(w, active & ~slept, pc + 1);
-        set_pcs(w, slept & w->mb_wait, pc);
-        continue;
-      }
-      break;
-    }
-    case OP_CP_BULK_TENSOR:
-      if (exec) exec_bulk_tensor(R, w, in, exec);
-      if (R->status) return;
-      break;
-    case OP_BULK_COMMIT:
-      LANES(exec, dlcemu_bulk_commit(R, w, l));
-      break;
-    case OP_BULK_WAIT:
-      LANES(exec, dlcemu_bulk_wait(R, w, l, (uint32_t)in->imm, 0));
-      break;
-    case OP_FENCE_PROXY_ASYNC:
-      if (exec) dlcemu_proxy_fence(R, w);
-      break;
-    /* ---------------------------------------------- cp.async */
-    case OP_CP_ASYNC:
-      if (exec) exec_cp_async(R, w, in, exec, pc);
-      if (R->status) return;
-      break;
-    case OP_CP_COMMIT:
-      LANES(exec, w->cp[l].committed++);
-      R->st.cp_async_groups++;
-      break;
-    case OP_CP_WAIT:
-    case OP_CP_WAIT_ALL:
-      LANES(exec, dlcemu_cp_land(R, w, l, in->op == OP_CP_WAIT_ALL, (uint32_t)in->imm));
-      R->st.cp_async_waits++;
-      break;
-    default:
-      dlcemu_report(R, DLCEMU_ERROR_UNSUPPORTED, w, __builtin_ctz(active), in, "internal: no implementation of %s",
-                 dlcemu_op_names[in->op] ? dlcemu_op_names[in->op] : "this op");
-      return;
-    }
-  advance:
+    if (ex.yield) budget = 0;
+    if (nx == EX_RETURN) return;
+    if (nx == EX_STAY) continue;
+    uint32_t next = ex.next;
     if (!w->diverged) {
       w->upc = next;
     } else {

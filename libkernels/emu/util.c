@@ -77,7 +77,7 @@ const char *dlcemu_error_string(int status) {
 const char *dlcemu_last_error_detail(void) { return detail; }
 
 const char *const dlcemu_op_names[OP_COUNT] = {
-#define OP(e, name, cls) name,
+#define OP(e, name, cls, executor) name,
 #include "ops.def"
 #undef OP
 };
