@@ -737,10 +737,12 @@ static void emit_epilogue(gpu_kernel *k, arena *A, const region *r, const char *
        NULL);
 }
 
-gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
-                        diag_list *dl) {
+/* The sm80 contraction's view, operands, dtype, shared tiles and launch
+ * (every contraction row's, the sm90a ones' too); NULL with a diagnostic
+ * when the region is not a contraction with a pointwise epilogue. */
+static gpu_kernel *contraction_kernel(arena *A, const region *r, const pc_analysis *a, const sched_plan *p,
+                                      const char *name, const char *at, diag_list *dl) {
   const pc_contraction *c = &a->con;
-  const char *at = arena_printf(A, "GPU IR[%s]", r->name);
   if (!c->present) {
     diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s has no contraction to put on the %s skeleton", r->name,
                 "sm80 contraction");
@@ -818,8 +820,18 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   k->grid_tiles[0] = tiles_m, k->grid_tiles[1] = tiles_n;
   k->grid[1] = sx_int(A, 1);
   k->grid[2] = extent(A, r, k->v.b_axes, k->v.nb);
-  if (!grid_fits(A, k, dl, at)) return NULL;
+  return grid_fits(A, k, dl, at) ? k : NULL;
+}
 
+/* The sm80 contraction's statements, in groups: before the k-loops (the
+ * tile, the shared tiles, the streamed operands' state, the first S - 1
+ * tiles' copies), the k-loops (steady, a tile ahead, drain), and after them
+ * (the staging tile, then the epilogue or a split-K slice's partial). */
+static void sm80_prologue(gpu_kernel *k, arena *A, const region *r, const sched_plan *p) {
+  int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages;
+  bool split = p->split_k > 1;
+  const sx *tiles_m = k->grid_tiles[0], *tiles_n = k->grid_tiles[1];
+  const char *pm = axes_str(A, r, k->v.m_axes, k->v.nm), *pn = axes_str(A, r, k->v.n_axes, k->v.nn), *pk = axes_str(A, r, k->v.k_axes, k->v.nk);
   /* the skeleton, with tokens */
   const char *ta = k->A.k_contig ? arena_printf(A, "[%d][%d][%d] (M x K, K contiguous)", S, BM, BK)
                                  : arena_printf(A, "[%d][%d][%d] (K x M, M contiguous)", S, BK, BM);
@@ -839,8 +851,6 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   emit(k, A, GS_ALLOC_SHARED, "smB", arena_printf(A, "%s %s, 16B chunks xor %d", dtype_name(k->T), tb, k->tiles[1].swz), NULL,
        0, NULL, NULL)
       ->side = GSIDE_B;
-  const char *pm = axes_str(A, r, k->v.m_axes, k->v.nm), *pn = axes_str(A, r, k->v.n_axes, k->v.nn),
-             *pk = axes_str(A, r, k->v.k_axes, k->v.nk);
   k->steady_min_vec = steady_min_vec(k);
   /* 32-bit K parts where the dispatcher has a 64-bit kernel for the calls past their span */
   k->kpart32_fallback = kpart32_fallback(k);
@@ -893,6 +903,11 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
          NULL)->side = side ? GSIDE_B : GSIDE_A;
   for (int s = 0; s < S - 1; s++)
     copy_stage(k, A, GCOPY_TILE, s, s, arena_printf(A, "tA%d", s), arena_printf(A, "tB%d", s));
+}
+
+static void sm80_loops(gpu_kernel *k, arena *A, const region *r, const sched_plan *p) {
+  int BK = p->tile[2], S = p->stages;
+  const char *pk = axes_str(A, r, k->v.k_axes, k->v.nk);
   /* the steady state streams both operands over the full k-tiles when both
    * advance by a fixed step (for the widths steady_min_vec allows); the drain
    * loop takes the last tiles with bounds */
@@ -928,6 +943,12 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
       ->loop = GLOOP_DRAIN;
   loop_body(k, A, S, false);
   emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
+}
+
+static void sm80_after_loops(gpu_kernel *k, arena *A, const region *r, const sched_plan *p) {
+  int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2];
+  bool split = p->split_k > 1;
+  const char *pk = axes_str(A, r, k->v.k_axes, k->v.nk);
   emit(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 0, NULL, NULL)->lo = 0;
   emit(k, A, GS_BARRIER, "bar.sync", "the ring is free for the staging tile", NULL, 0, NULL, NULL);
   emit(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "acc -> stage[%d][%d+8] fp32", BM, BN), "tStage", 1,
@@ -942,7 +963,7 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
                       "no epilogue (k-tiles [slice x ktp, (slice + 1) x ktp) of ceil(K%s / %d), %d slices at most)",
                       BM, BN, pk, BK, p->split_k),
          NULL, 1, "tStage", NULL);
-    return k;
+    return;
   }
   const char *lets = "";
   for (int l = 0; l < r->nlets; l++)
@@ -957,6 +978,16 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
                                           *lets ? lets : "(none)", k->epi_vec, k->threads / (BN / k->epi_vec),
                                           epi_row_steps(A, &k->v))
                            : NULL);
+}
+
+gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
+                        diag_list *dl) {
+  const char *at = arena_printf(A, "GPU IR[%s]", r->name);
+  gpu_kernel *k = contraction_kernel(A, r, a, p, name, at, dl);
+  if (!k) return NULL;
+  sm80_prologue(k, A, r, p);
+  sm80_loops(k, A, r, p);
+  sm80_after_loops(k, A, r, p);
   return k;  /* run_stages verifies it */
 }
 
@@ -1061,6 +1092,141 @@ static void setmaxnreg(gpu_kernel *k, arena *A, bool consumers) {
 
 /* Both producers: TMA boxes (tma_wgmma) or gathered cp.async chunks
  * (cp_async_wgmma); the consumers and the epilogue are the same. */
+/* The sm90a contraction's statements, in groups: the gathering producer
+ * (cp.async chunks, an arrival a thread on the stage it lands), the TMA
+ * producer (one elected lane's boxes, the stage's bytes armed on its full
+ * barrier), and the consumers (the unrolled k-loop on fixed slots, then
+ * the staging tile and the epilogue).  pm, pn, pk: the M, N and K axes as
+ * the prose names them. */
+static void sm90a_gather_producer(gpu_kernel *k, arena *A, const region *r, const sched_plan *p, const char *pm,
+                                  const char *pn, const char *pk) {
+  int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages;
+  int L = k->gather_lag;
+  emit(k, A, GS_ROLE, "producer", "warpgroup 0: 128 threads, thread t copies chunks t, t + 128, ... of each stage",
+       NULL, 0, NULL, NULL)
+      ->role = GROLE_PRODUCER;
+  setmaxnreg(k, A, false);
+  emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
+  emit(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
+       "tFree[kt]", NULL)
+      ->mbar = GMBAR_EMPTY;
+  for (int side = 0; side < 2; side++) {
+    const gpu_operand *o = side ? &k->B : &k->A;
+    gpu_stmt *cp = emit(k, A, GS_CP_ASYNC, arena_printf(A, "sm%c[kt%%%d] <- %s", side ? 'B' : 'A', S, o->tensor),
+         arena_printf(A,
+                      "cp.async 16 bytes: %d rows (%s.o * %d + r) x %d chunks of 8 along %s (k.o * %d + 8 c), "
+                      "through %s_chunk; %s%s: zero fill",
+                      side ? BN : BM, side ? "n" : "m", side ? BN : BM, BK / 8, r->it[o->contig_axis].name, BK,
+                      side ? "b" : "a", o->walk ? "pad guards, " : "", side ? arena_printf(A, "out of N%s or K%s", pn, pk)
+                                                                      : arena_printf(A, "out of M%s or K%s", pm, pk)),
+         side ? "tB[kt]" : "tA[kt]", 0, NULL, NULL);
+    cp->side = side ? GSIDE_B : GSIDE_A;
+  }
+  /* stage kt - L lands from kt = L on: the wait leaves L groups in flight,
+   * and the arrival names that stage (lo: the lag) */
+  emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, "tA[kt]", "tB[kt]");
+  emit(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d: from kt = %d, stage kt - %d landed", L, L, L), NULL,
+       2, arena_printf(A, "tA[kt-%d]", L), arena_printf(A, "tB[kt-%d]", L))->lo = L;
+  emit(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed chunks, visible to wgmma (async proxy)",
+       NULL, 0, NULL, NULL);
+  emit(k, A, GS_MBAR_ARRIVE, arena_printf(A, "full[(kt - %d) %% S]", L),
+       arena_printf(A, "from kt = %d: this thread's copies of stage kt - %d", L, L), NULL, 0, NULL, NULL)
+      ->lo = L;
+  k->st[k->nst - 1].mbar = GMBAR_FULL;
+  emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
+  emit(k, A, GS_WAIT, "cp.async.wait_group", "0: the last stages landed", NULL, 2, "tA[kt]", "tB[kt]")->lo = 0;
+  emit(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed chunks, visible to wgmma (async proxy)",
+       NULL, 0, NULL, NULL);
+  emit(k, A, GS_MBAR_ARRIVE, "full[kt % S]", arena_printf(A, "the last %d stages (or fewer)", L), NULL, 0, NULL,
+       NULL)
+      ->lo = L;
+  k->st[k->nst - 1].mbar = GMBAR_FULL;
+}
+
+static void sm90a_tma_producer(gpu_kernel *k, arena *A, const sched_plan *p, const char *pm, const char *pn,
+                               const char *pk) {
+  int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages, eb = dtype_bytes(k->T);
+  emit(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL)
+      ->role = GROLE_PRODUCER;
+  setmaxnreg(k, A, false);
+  emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
+  emit(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
+       "tFree[kt]", NULL)
+      ->mbar = GMBAR_EMPTY;
+  emit(k, A, GS_MBAR_ARRIVE, "full[kt % S]",
+       arena_printf(A, "arrive.expect_tx: the stage's %d bytes, which the two copies complete", (BM + BN) * BK * eb),
+       NULL, 0, NULL, NULL)
+      ->mbar = GMBAR_FULL;
+  emit(k, A, GS_TMA_LOAD, arena_printf(A, "smA[kt%%%d] <- %s", S, k->A.tensor),
+       arena_printf(A, "box {%d, %d} at (k.o * %d, m.o * %d); out of M%s or K%s: zero fill", BK, BM, BK, BM, pm, pk), "tA[kt]",
+       0, NULL, NULL)->side = GSIDE_A;
+  emit(k, A, GS_TMA_LOAD, arena_printf(A, "smB[kt%%%d] <- %s", S, k->B.tensor),
+       k->B.k_contig ? arena_printf(A, "box {%d, %d} at (k.o * %d, n.o * %d); out of N%s or K%s: zero fill", BK, BN, BK,
+                                    BN, pn, pk)
+                     : arena_printf(A, "%d boxes {64, %d} at (n.o * %d + 64 j, k.o * %d); out of N%s or K%s: zero fill",
+                                    BN / 64, BK, BN, BK, pn, pk),
+       "tB[kt]", 0, NULL, NULL)->side = GSIDE_B;
+  emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
+}
+
+static void sm90a_consumers(gpu_kernel *k, arena *A, const region *r, const sched_plan *p, bool gather,
+                            const char *pk) {
+  int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages, eb = dtype_bytes(k->T);
+  /* the consumers */
+  emit(k, A, GS_ROLE, "consumers", arena_printf(A, "warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the %d-row tile", BM),
+       NULL, 0, NULL, NULL)
+      ->role = GROLE_CONSUMERS;
+  setmaxnreg(k, A, true);
+  /* the warpgroup's accumulators, and its descriptors' low words at slot
+   * 0 (sm90a_wgmma_slot adds a step's slot and k16 offsets to them) */
+  emit(k, A, GS_ACC_ZERO, "acc <- 0", arena_printf(A, "a warpgroup's 64 x %d fp32 accumulators", BN), NULL, 0, NULL, NULL);
+  emit(k, A, GS_FRAG_SETUP, "wgmma descriptor of smA",
+       "slot 0 at the warpgroup's 64 rows (+ 64 wg x 128 bytes): K-major, LBO 16, SBO 1024, 128B swizzle", NULL, 0, NULL,
+       NULL)->side = GSIDE_A;
+  emit(k, A, GS_FRAG_SETUP, "wgmma descriptor of smB",
+       k->B.k_contig ? "slot 0: K-major, LBO 16, SBO 1024, 128B swizzle"
+                     : arena_printf(A, "slot 0: MN-major, LBO %d (a 64-column box), SBO 1024, 128B swizzle", 64 * BK * eb),
+       NULL, 0, NULL, NULL)->side = GSIDE_B;
+  /* the k-loop: k-tile 0 peeled (no slot to release before it), then laps
+   * of S k-tiles unrolled, k-tile 1 + S l + j on slot (1 + j) % S: every
+   * step's slot, barriers and descriptor offsets compile-time, the parity
+   * the lap's phase ph = l & 1 (flipped on the step that wraps to slot 0),
+   * and each step releases the slot before its own without a predicate;
+   * then the last (KT - 1) % S k-tiles on slots 1, 2, ... with parity ph */
+  k->consumer_unroll = S;
+  consumer_step(k, A, gather, 0, 0, -1, "k-tile 0 (peeled)");
+  emit(k, A, GS_LOOP, "lap",
+       arena_printf(A, "0 <= l < (ceil(K%s / %d) - 1) / %d: k-tiles 1 + %d l + j, j = 0 .. %d unrolled; ph = l & 1", pk,
+                    BK, S, S, S - 1),
+       NULL, 0, NULL, NULL)
+      ->loop = GLOOP_LAP;
+  for (int j = 0; j < S; j++)
+    consumer_step(k, A, gather, (1 + j) % S, (1 + j) / S, j, arena_printf(A, "k-tile 1 + %d l + %d", S, j));
+  emit(k, A, GS_END_LOOP, "lap", "ph ^= 1", NULL, 0, NULL, NULL)->loop = GLOOP_LAP;
+  emit(k, A, GS_LOOP, "rest",
+       arena_printf(A, "the last (ceil(K%s / %d) - 1) %% %d k-tiles: step j when j < that; ph = laps & 1", pk, BK, S),
+       NULL, 0, NULL, NULL)
+      ->loop = GLOOP_REST;
+  for (int j = 0; j + 1 < S; j++)
+    consumer_step(k, A, gather, 1 + j, 0, j, arena_printf(A, "k-tile 1 + %d laps + %d", S, j));
+  emit(k, A, GS_END_LOOP, "rest", NULL, NULL, 0, NULL, NULL)->loop = GLOOP_REST;
+  emit(k, A, GS_WGMMA_WAIT, "wgmma.wait_group 0", "the last k-tile's group", NULL, 1, "tMMA", NULL)->lo = 0;
+  emit(k, A, GS_BARRIER, "bar.sync 1, 256", "the consumers are past their last wgmma: the ring is free for the staging tile",
+       NULL, 0, NULL, NULL)->bar = GBAR_CONSUMERS;
+  emit(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "acc -> stage[%d][%d+8] fp32", BM, BN), "tStage", 1,
+       "tMMA", NULL);
+  emit(k, A, GS_BARRIER, "bar.sync 1, 256", "staging tile complete", NULL, 0, NULL, NULL)->bar = GBAR_CONSUMERS;
+  const char *lets = "";
+  for (int l = 0; l < r->nlets; l++)
+    if (r->lets[l].post_reduce) lets = arena_printf(A, "%s%s%s", lets, *lets ? ", " : "", r->lets[l].name);
+  emit_epilogue(k, A, r, lets,
+                k->epi_vec ? arena_printf(A,
+                                          "tile inside N, tensors %d-element aligned, rows up to M: lets: %s; 256 "
+                                          "consumer threads; %s",
+                                          k->epi_vec, *lets ? lets : "(none)", epi_row_steps(A, &k->v))
+                           : NULL);
+}
+
 static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
                                bool gather, diag_list *dl) {
   const char *at = arena_printf(A, "GPU IR[%s]", r->name), *why;
@@ -1133,124 +1299,10 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
             arena_printf(A, "%d slots, 256 arrivals (every consumer thread); a fresh slot is free (parity 1 completes)", S),
             "tFree[kt]");
   emit(k, A, GS_BARRIER, "bar.sync", "the barriers are initialized", NULL, 0, NULL, NULL);
-  /* the producer */
-  if (gather) {
-    int L = k->gather_lag;
-    emit(k, A, GS_ROLE, "producer", "warpgroup 0: 128 threads, thread t copies chunks t, t + 128, ... of each stage",
-         NULL, 0, NULL, NULL)
-        ->role = GROLE_PRODUCER;
-    setmaxnreg(k, A, false);
-    emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
-    emit(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
-         "tFree[kt]", NULL)
-        ->mbar = GMBAR_EMPTY;
-    for (int side = 0; side < 2; side++) {
-      const gpu_operand *o = side ? &k->B : &k->A;
-      gpu_stmt *cp = emit(k, A, GS_CP_ASYNC, arena_printf(A, "sm%c[kt%%%d] <- %s", side ? 'B' : 'A', S, o->tensor),
-           arena_printf(A,
-                        "cp.async 16 bytes: %d rows (%s.o * %d + r) x %d chunks of 8 along %s (k.o * %d + 8 c), "
-                        "through %s_chunk; %s%s: zero fill",
-                        side ? BN : BM, side ? "n" : "m", side ? BN : BM, BK / 8, r->it[o->contig_axis].name, BK,
-                        side ? "b" : "a", o->walk ? "pad guards, " : "", side ? arena_printf(A, "out of N%s or K%s", pn, pk)
-                                                                        : arena_printf(A, "out of M%s or K%s", pm, pk)),
-           side ? "tB[kt]" : "tA[kt]", 0, NULL, NULL);
-      cp->side = side ? GSIDE_B : GSIDE_A;
-    }
-    /* stage kt - L lands from kt = L on: the wait leaves L groups in flight,
-     * and the arrival names that stage (lo: the lag) */
-    emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, "tA[kt]", "tB[kt]");
-    emit(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d: from kt = %d, stage kt - %d landed", L, L, L), NULL,
-         2, arena_printf(A, "tA[kt-%d]", L), arena_printf(A, "tB[kt-%d]", L))->lo = L;
-    emit(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed chunks, visible to wgmma (async proxy)",
-         NULL, 0, NULL, NULL);
-    emit(k, A, GS_MBAR_ARRIVE, arena_printf(A, "full[(kt - %d) %% S]", L),
-         arena_printf(A, "from kt = %d: this thread's copies of stage kt - %d", L, L), NULL, 0, NULL, NULL)
-        ->lo = L;
-    k->st[k->nst - 1].mbar = GMBAR_FULL;
-    emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
-    emit(k, A, GS_WAIT, "cp.async.wait_group", "0: the last stages landed", NULL, 2, "tA[kt]", "tB[kt]")->lo = 0;
-    emit(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed chunks, visible to wgmma (async proxy)",
-         NULL, 0, NULL, NULL);
-    emit(k, A, GS_MBAR_ARRIVE, "full[kt % S]", arena_printf(A, "the last %d stages (or fewer)", L), NULL, 0, NULL,
-         NULL)
-        ->lo = L;
-    k->st[k->nst - 1].mbar = GMBAR_FULL;
-  } else {
-    emit(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL)
-        ->role = GROLE_PRODUCER;
-    setmaxnreg(k, A, false);
-    emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
-    emit(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
-         "tFree[kt]", NULL)
-        ->mbar = GMBAR_EMPTY;
-    emit(k, A, GS_MBAR_ARRIVE, "full[kt % S]",
-         arena_printf(A, "arrive.expect_tx: the stage's %d bytes, which the two copies complete", (BM + BN) * BK * eb),
-         NULL, 0, NULL, NULL)
-        ->mbar = GMBAR_FULL;
-    emit(k, A, GS_TMA_LOAD, arena_printf(A, "smA[kt%%%d] <- %s", S, k->A.tensor),
-         arena_printf(A, "box {%d, %d} at (k.o * %d, m.o * %d); out of M%s or K%s: zero fill", BK, BM, BK, BM, pm, pk), "tA[kt]",
-         0, NULL, NULL)->side = GSIDE_A;
-    emit(k, A, GS_TMA_LOAD, arena_printf(A, "smB[kt%%%d] <- %s", S, k->B.tensor),
-         k->B.k_contig ? arena_printf(A, "box {%d, %d} at (k.o * %d, n.o * %d); out of N%s or K%s: zero fill", BK, BN, BK,
-                                      BN, pn, pk)
-                       : arena_printf(A, "%d boxes {64, %d} at (n.o * %d + 64 j, k.o * %d); out of N%s or K%s: zero fill",
-                                      BN / 64, BK, BN, BK, pn, pk),
-         "tB[kt]", 0, NULL, NULL)->side = GSIDE_B;
-    emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
-  }
-  /* the consumers */
-  emit(k, A, GS_ROLE, "consumers", arena_printf(A, "warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the %d-row tile", BM),
-       NULL, 0, NULL, NULL)
-      ->role = GROLE_CONSUMERS;
-  setmaxnreg(k, A, true);
-  /* the warpgroup's accumulators, and its descriptors' low words at slot
-   * 0 (sm90a_wgmma_slot adds a step's slot and k16 offsets to them) */
-  emit(k, A, GS_ACC_ZERO, "acc <- 0", arena_printf(A, "a warpgroup's 64 x %d fp32 accumulators", BN), NULL, 0, NULL, NULL);
-  emit(k, A, GS_FRAG_SETUP, "wgmma descriptor of smA",
-       "slot 0 at the warpgroup's 64 rows (+ 64 wg x 128 bytes): K-major, LBO 16, SBO 1024, 128B swizzle", NULL, 0, NULL,
-       NULL)->side = GSIDE_A;
-  emit(k, A, GS_FRAG_SETUP, "wgmma descriptor of smB",
-       k->B.k_contig ? "slot 0: K-major, LBO 16, SBO 1024, 128B swizzle"
-                     : arena_printf(A, "slot 0: MN-major, LBO %d (a 64-column box), SBO 1024, 128B swizzle", 64 * BK * eb),
-       NULL, 0, NULL, NULL)->side = GSIDE_B;
-  /* the k-loop: k-tile 0 peeled (no slot to release before it), then laps
-   * of S k-tiles unrolled, k-tile 1 + S l + j on slot (1 + j) % S: every
-   * step's slot, barriers and descriptor offsets compile-time, the parity
-   * the lap's phase ph = l & 1 (flipped on the step that wraps to slot 0),
-   * and each step releases the slot before its own without a predicate;
-   * then the last (KT - 1) % S k-tiles on slots 1, 2, ... with parity ph */
-  k->consumer_unroll = S;
-  consumer_step(k, A, gather, 0, 0, -1, "k-tile 0 (peeled)");
-  emit(k, A, GS_LOOP, "lap",
-       arena_printf(A, "0 <= l < (ceil(K%s / %d) - 1) / %d: k-tiles 1 + %d l + j, j = 0 .. %d unrolled; ph = l & 1", pk,
-                    BK, S, S, S - 1),
-       NULL, 0, NULL, NULL)
-      ->loop = GLOOP_LAP;
-  for (int j = 0; j < S; j++)
-    consumer_step(k, A, gather, (1 + j) % S, (1 + j) / S, j, arena_printf(A, "k-tile 1 + %d l + %d", S, j));
-  emit(k, A, GS_END_LOOP, "lap", "ph ^= 1", NULL, 0, NULL, NULL)->loop = GLOOP_LAP;
-  emit(k, A, GS_LOOP, "rest",
-       arena_printf(A, "the last (ceil(K%s / %d) - 1) %% %d k-tiles: step j when j < that; ph = laps & 1", pk, BK, S),
-       NULL, 0, NULL, NULL)
-      ->loop = GLOOP_REST;
-  for (int j = 0; j + 1 < S; j++)
-    consumer_step(k, A, gather, 1 + j, 0, j, arena_printf(A, "k-tile 1 + %d laps + %d", S, j));
-  emit(k, A, GS_END_LOOP, "rest", NULL, NULL, 0, NULL, NULL)->loop = GLOOP_REST;
-  emit(k, A, GS_WGMMA_WAIT, "wgmma.wait_group 0", "the last k-tile's group", NULL, 1, "tMMA", NULL)->lo = 0;
-  emit(k, A, GS_BARRIER, "bar.sync 1, 256", "the consumers are past their last wgmma: the ring is free for the staging tile",
-       NULL, 0, NULL, NULL)->bar = GBAR_CONSUMERS;
-  emit(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "acc -> stage[%d][%d+8] fp32", BM, BN), "tStage", 1,
-       "tMMA", NULL);
-  emit(k, A, GS_BARRIER, "bar.sync 1, 256", "staging tile complete", NULL, 0, NULL, NULL)->bar = GBAR_CONSUMERS;
-  const char *lets = "";
-  for (int l = 0; l < r->nlets; l++)
-    if (r->lets[l].post_reduce) lets = arena_printf(A, "%s%s%s", lets, *lets ? ", " : "", r->lets[l].name);
-  emit_epilogue(k, A, r, lets,
-                k->epi_vec ? arena_printf(A,
-                                          "tile inside N, tensors %d-element aligned, rows up to M: lets: %s; 256 "
-                                          "consumer threads; %s",
-                                          k->epi_vec, *lets ? lets : "(none)", epi_row_steps(A, &k->v))
-                           : NULL);
+  /* the producer, then the consumers */
+  if (gather) sm90a_gather_producer(k, A, r, p, pm, pn, pk);
+  else sm90a_tma_producer(k, A, p, pm, pn, pk);
+  sm90a_consumers(k, A, r, p, gather, pk);
   return k; /* the pipeline verifies it */
 }
 
@@ -1459,16 +1511,18 @@ static void attention_masks(gpu_kernel *k, const region *r) {
   if (k->lane_rows && k->v.nn != 1) k->lane_mask = false;
 }
 
-gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
-                                  const char *name, diag_list *dl) {
-  const char *at = arena_printf(A, "GPU IR[%s]", rs->n ? rs->r[0].name : "?");
+/* sm80 attention: the two regions as the streaming skeleton takes them
+ * (QK^T with the row softmax, then P V of its deferred P), into k: the
+ * views, the softmax's lets, the head dims; false with a diagnostic when
+ * they are not. */
+static bool att_regions(gpu_kernel *k, arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
+                        const char *name, const char *at, diag_list *dl, int64_t *dp, int64_t *dvp) {
   if (rs->n != 2 || !pc->a[0].con.present || !pc->a[1].con.present) {
     diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL,
                 "the attention skeleton takes two contraction regions (QK^T with the softmax, then P V)");
-    return NULL;
+    return false;
   }
   const region *r1 = &rs->r[0], *r2 = &rs->r[1];
-  gpu_kernel *k = ARENA_NEW(A, gpu_kernel);
   k->attention = true;
   k->name = name;
   k->algo = ALGO_STREAMING_SOFTMAX;
@@ -1482,13 +1536,13 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
                 "region %s does not end in the row softmax Reduce(max), exp2(x - max), Reduce(sum), division, cast "
                 "that the streaming skeleton implements",
                 r1->name);
-    return NULL;
+    return false;
   }
   /* the score lets between QK^T and the softmax are pointwise */
   for (int l = 0; l <= k->sm.x; l++)
     if (l != r1->acc_let && !r1->lets[l].post_reduce) {
       diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "let %s before the softmax is not pointwise on QK^T", r1->lets[l].name);
-      return NULL;
+      return false;
     }
   /* P V reads the deferred P at the same points; its epilogue is pointwise */
   const pc_contraction *c2 = &pc->a[1].con;
@@ -1497,12 +1551,12 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
       r1->yields[0].let != k->sm.p || strcmp(r2->in[c2->lhs].name, r1->out[r1->yields[0].output].name) != 0) {
     diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s must consume region %s's deferred P and store one output",
                 r2->name, r1->name);
-    return NULL;
+    return false;
   }
   for (int l = 0; l < r2->nlets; l++)
     if (l != r2->acc_let && !r2->lets[l].post_reduce) {
       diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "let %s after P V is not pointwise", r2->lets[l].name);
-      return NULL;
+      return false;
     }
   k->v2.out = r2->yields[0].output;
   k->v2.out_let = r2->yields[0].let;
@@ -1520,13 +1574,13 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
                 "the streaming skeleton needs one key axis and one head-dim axis; region %s has %d key and %d head-dim "
                 "axes",
                 r1->name, v->nn, v->nk);
-    return NULL;
+    return false;
   }
   if (!sx_is_int(r1->it[v->k_axes[0]].size, &d) || !sx_is_int(r2->it[k->v2.n_axes[0]].size, &dv)) {
     diag_report(dl, D_PLAN_UNSUPPORTED, at, "Bind the head dim with a manifest variant (e.g. \"D\": [64, 128]).",
                 "the streaming skeleton needs head dims that are compile-time constants; here they are %s and %s",
                 sx_str(A, r1->it[v->k_axes[0]].size), sx_str(A, r2->it[k->v2.n_axes[0]].size));
-    return NULL;
+    return false;
   }
   if (d % 16 || dv % 16 || d < 16 || dv < 16 || d > 256 || dv > 256) {
     diag_report(dl, D_PLAN_UNSUPPORTED, at,
@@ -1535,9 +1589,18 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
                 "1/sqrt of the unpadded head dim, and drop O's padded columns.",
                 "the streaming skeleton takes head dims that are multiples of 16 up to 256, not %lld / %lld", (long long)d,
                 (long long)dv);
-    return NULL;
+    return false;
   }
-  k->D = (int)d, k->DV = (int)dv;
+  *dp = d, *dvp = dv;
+  return true;
+}
+
+/* sm80 attention's operands, dtype, launch and shared tiles; false with a
+ * diagnostic when the operands are not the skeleton's. */
+static bool att_setup(gpu_kernel *k, arena *A, const pc_report *pc, const sched_plan *p, const char *at, diag_list *dl) {
+  const region *r1 = k->r, *r2 = k->v2.r;
+  const pc_contraction *c2 = &pc->a[1].con;
+  const gpu_view *v = &k->v;
   attention_masks(k, r1);
   operand_of(A, dl, at, r1, &pc->a[0].con, false, &k->A); /* Q */
   operand_of(A, dl, at, r1, &pc->a[0].con, true, &k->B);  /* K */
@@ -1553,7 +1616,7 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
                 "and V before the call (the scores, the softmax and the PV sums stay fp32 in the kernel). fp32 "
                 "operands compile for GEMM and convolution, on the tensor cores in TF32.",
                 "the streaming skeleton has no fp32 (TF32) path: Q, K and V are fp32");
-    return NULL;
+    return false;
   }
   if (!k->A.k_contig || !k->B.k_contig || k->V.k_contig || k->A.contig_axis < 0 || k->B.contig_axis < 0 ||
       k->V.contig_axis < 0 || k->T != r1->in[k->B.input].dt || k->T != r2->in[k->V.input].dt ||
@@ -1561,7 +1624,7 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
     diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL,
                 "the streaming skeleton takes fp16 or bf16 Q, K, V of one dtype, contiguous along the head dim, and "
                 "P in that dtype or fp32");
-    return NULL;
+    return false;
   }
   vec_variants(k, k->A.vec_max);
   k->threads = 128;
@@ -1575,9 +1638,15 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   k->grid[0] = sx_ceildiv_int(A, extent(A, r1, v->m_axes, v->nm), BM);
   k->grid[1] = extent(A, r1, v->b_axes, v->nb);
   k->grid[2] = sx_int(A, 1);
-  if (!grid_fits(A, k, dl, at)) return NULL;
+  return grid_fits(A, k, dl, at);
 
-  /* the statements, with tokens */
+}
+
+/* sm80 attention's statements before the key tiles: the tile, Q's copy
+ * and fragments, the lanes' hoisted offsets and pointers. */
+static void att_prologue(gpu_kernel *k, arena *A, const sched_plan *p) {
+  const region *r1 = k->r;
+  int BM = p->tile[0], BN = p->tile[1];
   emit(k, A, GS_TILE_COORD, "m0 <- blockIdx.x x BM; batch <- blockIdx.y",
        arena_printf(A, "%d query rows; the key tiles up to the last one some row of the tile keeps (Op::tile_live)", BM),
        NULL, 0, NULL, NULL);
@@ -1619,9 +1688,11 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
          arena_printf(A, "per thread, key 0 of its chunk rows; row steps %s, %s", k->B.rstep_str, k->V.rstep_str), NULL, 0,
          NULL, NULL)
         ->side = GSIDE_B;
-  /* three passes over the key tiles: the full ones (tile_full, inside the
-   * keys), the masked ones inside the keys (the diagonal), then the key
-   * tail; each pays only for the tests it needs */
+}
+
+/* The prose of sm80 attention's mask tests, for the dump. */
+static const char *att_mask_prose(const gpu_kernel *k, arena *A) {
+  const region *r1 = k->r;
   const char *masks = "";
   for (int i = 0; i < k->nmasks; i++) {
     const gpu_mask *mk = &k->masks[i];
@@ -1635,89 +1706,103 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
     masks = arena_printf(A, "%s%s%s removed where its guard %s at the lane's value%s", masks, i ? "; " : "",
                          r1->lets[mk->let].name, mk->kind == 1 ? "holds" : "fails", off);
   }
-  for (int pass = 0; pass < 3; pass++) {
-    const char *tok = pass == 0 ? "tKVf" : pass == 1 ? "tKVm" : "tKVt";
-    const char *kv = arena_printf(A, "%s, %s", k->B.tensor, k->V.tensor);
-    const char *how = !stream    ? "pred tails"
-                      : pass < 2 ? "row pointers + tile * BN * row step, whole chunks"
-                                 : "row pointers + tile * BN * row step, rows past the keys zero-filled";
-    /* the pass's first tile, into the stage the last pass left free */
-    gpu_stmt *st = emit(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[st] <- %s", kv),
-                        arena_printf(A, "the pass's first key tile if any: %s", how), arena_printf(A, "%s[first]", tok), 0,
-                        NULL, NULL);
-    st->side = GSIDE_B, st->lo = pass;
-    emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, arena_printf(A, "%s[first]", tok), NULL);
-    st = emit(k, A, GS_LOOP, "t",
-              pass == 0 ? "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)"
-              : pass == 1 ? "masked key tiles inside the keys (Op::tile_live and not Op::tile_full: the mask predicate's "
-                            "affine bound)"
-                          : "the live key tile past the key length (the key tail)",
-              NULL, 0, NULL, NULL);
-    st->loop = GLOOP_KEYS, st->lo = pass;
-    st = emit(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[next%%2] <- %s", kv),
-              arena_printf(A, "the pass's next key tile if any: %s", how), arena_printf(A, "%s[next]", tok), 0, NULL, NULL);
-    st->side = GSIDE_B, st->lo = pass, st->tile = 1;
-    emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, arena_printf(A, "%s[next]", tok), NULL);
-    emit(k, A, GS_WAIT, "cp.async.wait_group", "1", NULL, 1, arena_printf(A, "%s[t]", tok), NULL)->lo = 1;
-    emit(k, A, GS_BARRIER, "bar.sync", "tile t landed", NULL, 0, NULL, NULL);
-    if (!p->a_frag_regs)
-      emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smQ: Q fragments (each key tile)", NULL, 1, "tQ", NULL)->side = GSIDE_A;
-    emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smK[t%2]: K^T fragments", NULL, 1, arena_printf(A, "%s[t]", tok), NULL)->side =
-        GSIDE_B;
-    emit(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 S = Q K^T (%s)", r1->lets[r1->acc_let].name), "16 rows per warp",
-         "tS", 0, NULL, NULL)
-        ->side = GSIDE_B;
-    const char *score = "";
-    for (int l = 0; l <= k->sm.x; l++)
-      if (l != r1->acc_let) score = arena_printf(A, "%s%s%s", score, *score ? ", " : "", r1->lets[l].name);
-    const char *tail = pass == 2 ? arena_printf(A, "; key tails -> %s's neutral", r1->lets[k->sm.max].name) : "";
-    if (pass == 0)
-      emit(k, A, GS_EPILOGUE, "score_full",
-           arena_printf(A, "lets: %s, each mask its kept branch; no per-element test", *score ? score : "(none)"), "tScore",
-           1, "tS", NULL)
-          ->step = GSTEP_SCORE_FULL;
-    else if (!k->lane_mask)
-      emit(k, A, GS_EPILOGUE, "score", arena_printf(A, "lets: %s, masks at each element's indices%s", *score ? score : "(none)", tail),
-           "tScore", 1, "tS", NULL)
-          ->step = GSTEP_SCORE;
-    else {
-      if (k->lane_rows)
-        emit(k, A, GS_EPILOGUE, "lane_mask",
-             arena_printf(A, "per lane at each of its rows and its first key n: lane_rows + key coefficient * n, "
-                             "clamped to 32 bits%s",
-                          pass == 2 ? "; keys left from n" : ""),
-             arena_printf(A, "tLane%d", pass), 1, "tRows", NULL)
-            ->step = GSTEP_LANE_MASK;
-      else
-        emit(k, A, GS_EPILOGUE, "lane_mask",
-             arena_printf(A, "per lane at its first element (m, n): %s%s",
-                          k->nmasks ? "each mask's guard - its bounds, clamped to 32 bits" : "no masks",
-                          pass == 2 ? "; keys left from n" : ""),
-             arena_printf(A, "tLane%d", pass), 0, NULL, NULL)
-            ->step = GSTEP_LANE_MASK;
-      emit(k, A, GS_EPILOGUE, "score_lane",
-           arena_printf(A, "lets: %s; each element (dm, dn) of the lane's fragments: %s%s",
-                        *score ? score : "(none)", *masks ? masks : "no masks", tail),
-           "tScore", 2, "tS", arena_printf(A, "tLane%d", pass))
-          ->step = GSTEP_SCORE_LANE;
-    }
-    emit_online_softmax(k, A, r1);
-    emit(k, A, GS_EPILOGUE, "P fragments",
-         k->sm.pt == DT_FP32
-             ? arena_printf(A, "%s: fp32 P as hi + lo %s A fragments in registers (deferred; two mma per step)",
-                            r1->lets[k->sm.p].name, dtype_name(k->T))
-             : arena_printf(A, "%s: cvt to %s A fragments in registers (deferred)", r1->lets[k->sm.p].name,
-                            dtype_name(k->sm.pt)),
-         "tPf", 1, "tP", NULL)
-        ->step = GSTEP_P_FRAGS;
-    emit(k, A, GS_LDMATRIX, "ldmatrix.x4.trans", "smV[t%2]: V fragments", NULL, 1, arena_printf(A, "%s[t]", tok), NULL)
-        ->side = GSIDE_V;
-    emit(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 O += P V (%s)", r2->lets[r2->acc_let].name), NULL, "tO", 1,
-         "tPf", NULL)
-        ->side = GSIDE_V;
-    emit(k, A, GS_BARRIER, "bar.sync", "stage t%2 free", NULL, 0, NULL, NULL);
-    emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
+  return masks;
+}
+
+/* One of sm80 attention's three passes over the key tiles (0 the full
+ * ones, 1 the masked ones inside the keys, 2 the key tail): its first
+ * tile's copy, then the loop (copy ahead, QK^T, the score lets and the
+ * online softmax, P V). */
+static void att_key_pass(gpu_kernel *k, arena *A, const sched_plan *p, int pass, bool stream, const char *masks) {
+  const region *r1 = k->r, *r2 = k->v2.r;
+  const char *tok = pass == 0 ? "tKVf" : pass == 1 ? "tKVm" : "tKVt";
+  const char *kv = arena_printf(A, "%s, %s", k->B.tensor, k->V.tensor);
+  const char *how = !stream    ? "pred tails"
+                    : pass < 2 ? "row pointers + tile * BN * row step, whole chunks"
+                               : "row pointers + tile * BN * row step, rows past the keys zero-filled";
+  /* the pass's first tile, into the stage the last pass left free */
+  gpu_stmt *st = emit(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[st] <- %s", kv),
+                      arena_printf(A, "the pass's first key tile if any: %s", how), arena_printf(A, "%s[first]", tok), 0,
+                      NULL, NULL);
+  st->side = GSIDE_B, st->lo = pass;
+  emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, arena_printf(A, "%s[first]", tok), NULL);
+  st = emit(k, A, GS_LOOP, "t",
+            pass == 0 ? "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)"
+            : pass == 1 ? "masked key tiles inside the keys (Op::tile_live and not Op::tile_full: the mask predicate's "
+                          "affine bound)"
+                        : "the live key tile past the key length (the key tail)",
+            NULL, 0, NULL, NULL);
+  st->loop = GLOOP_KEYS, st->lo = pass;
+  st = emit(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[next%%2] <- %s", kv),
+            arena_printf(A, "the pass's next key tile if any: %s", how), arena_printf(A, "%s[next]", tok), 0, NULL, NULL);
+  st->side = GSIDE_B, st->lo = pass, st->tile = 1;
+  emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, arena_printf(A, "%s[next]", tok), NULL);
+  emit(k, A, GS_WAIT, "cp.async.wait_group", "1", NULL, 1, arena_printf(A, "%s[t]", tok), NULL)->lo = 1;
+  emit(k, A, GS_BARRIER, "bar.sync", "tile t landed", NULL, 0, NULL, NULL);
+  if (!p->a_frag_regs)
+    emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smQ: Q fragments (each key tile)", NULL, 1, "tQ", NULL)->side = GSIDE_A;
+  emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smK[t%2]: K^T fragments", NULL, 1, arena_printf(A, "%s[t]", tok), NULL)->side =
+      GSIDE_B;
+  emit(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 S = Q K^T (%s)", r1->lets[r1->acc_let].name), "16 rows per warp",
+       "tS", 0, NULL, NULL)
+      ->side = GSIDE_B;
+  const char *score = "";
+  for (int l = 0; l <= k->sm.x; l++)
+    if (l != r1->acc_let) score = arena_printf(A, "%s%s%s", score, *score ? ", " : "", r1->lets[l].name);
+  const char *tail = pass == 2 ? arena_printf(A, "; key tails -> %s's neutral", r1->lets[k->sm.max].name) : "";
+  if (pass == 0)
+    emit(k, A, GS_EPILOGUE, "score_full",
+         arena_printf(A, "lets: %s, each mask its kept branch; no per-element test", *score ? score : "(none)"), "tScore",
+         1, "tS", NULL)
+        ->step = GSTEP_SCORE_FULL;
+  else if (!k->lane_mask)
+    emit(k, A, GS_EPILOGUE, "score", arena_printf(A, "lets: %s, masks at each element's indices%s", *score ? score : "(none)", tail),
+         "tScore", 1, "tS", NULL)
+        ->step = GSTEP_SCORE;
+  else {
+    if (k->lane_rows)
+      emit(k, A, GS_EPILOGUE, "lane_mask",
+           arena_printf(A, "per lane at each of its rows and its first key n: lane_rows + key coefficient * n, "
+                           "clamped to 32 bits%s",
+                        pass == 2 ? "; keys left from n" : ""),
+           arena_printf(A, "tLane%d", pass), 1, "tRows", NULL)
+          ->step = GSTEP_LANE_MASK;
+    else
+      emit(k, A, GS_EPILOGUE, "lane_mask",
+           arena_printf(A, "per lane at its first element (m, n): %s%s",
+                        k->nmasks ? "each mask's guard - its bounds, clamped to 32 bits" : "no masks",
+                        pass == 2 ? "; keys left from n" : ""),
+           arena_printf(A, "tLane%d", pass), 0, NULL, NULL)
+          ->step = GSTEP_LANE_MASK;
+    emit(k, A, GS_EPILOGUE, "score_lane",
+         arena_printf(A, "lets: %s; each element (dm, dn) of the lane's fragments: %s%s",
+                      *score ? score : "(none)", *masks ? masks : "no masks", tail),
+         "tScore", 2, "tS", arena_printf(A, "tLane%d", pass))
+        ->step = GSTEP_SCORE_LANE;
   }
+  emit_online_softmax(k, A, r1);
+  emit(k, A, GS_EPILOGUE, "P fragments",
+       k->sm.pt == DT_FP32
+           ? arena_printf(A, "%s: fp32 P as hi + lo %s A fragments in registers (deferred; two mma per step)",
+                          r1->lets[k->sm.p].name, dtype_name(k->T))
+           : arena_printf(A, "%s: cvt to %s A fragments in registers (deferred)", r1->lets[k->sm.p].name,
+                          dtype_name(k->sm.pt)),
+       "tPf", 1, "tP", NULL)
+      ->step = GSTEP_P_FRAGS;
+  emit(k, A, GS_LDMATRIX, "ldmatrix.x4.trans", "smV[t%2]: V fragments", NULL, 1, arena_printf(A, "%s[t]", tok), NULL)
+      ->side = GSIDE_V;
+  emit(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 O += P V (%s)", r2->lets[r2->acc_let].name), NULL, "tO", 1,
+       "tPf", NULL)
+      ->side = GSIDE_V;
+  emit(k, A, GS_BARRIER, "bar.sync", "stage t%2 free", NULL, 0, NULL, NULL);
+  emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
+}
+
+/* sm80 attention's statements after the key tiles: the row sums, O / l,
+ * the staging tile and the two epilogue/store pairs. */
+static void att_epilogue(gpu_kernel *k, arena *A, const sched_plan *p) {
+  const region *r2 = k->v2.r, *r1 = k->r;
+  int BM = p->tile[0];
   /* the staging tile reuses Q's tile and the ring: no copy left in flight,
    * and every warp past its last fragment load (a query tile no pass gives
    * a key tile has run no loop barrier since Q's) */
@@ -1750,6 +1835,24 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   emit(k, A, GS_ST_GLOBAL,
        arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v2.out_dt), r2->out[k->v2.out].name),
        arena_printf(A, "pred tails (%s)", tail_pred(A, &k->v2)), NULL, 1, "tE", NULL);
+}
+
+gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
+                                  const char *name, diag_list *dl) {
+  const char *at = arena_printf(A, "GPU IR[%s]", rs->n ? rs->r[0].name : "?");
+  gpu_kernel *k = ARENA_NEW(A, gpu_kernel);
+  int64_t d, dv;
+  if (!att_regions(k, A, rs, pc, p, name, at, dl, &d, &dv)) return NULL;
+  k->D = (int)d, k->DV = (int)dv;
+  if (!att_setup(k, A, pc, p, at, dl)) return NULL;
+  att_prologue(k, A, p);
+  /* three passes over the key tiles: the full ones (tile_full, inside the
+   * keys), the masked ones inside the keys (the diagonal), then the key
+   * tail; each pays only for the tests it needs */
+  const char *masks = att_mask_prose(k, A);
+  bool stream = k->B.rstep && k->V.rstep;
+  for (int pass = 0; pass < 3; pass++) att_key_pass(k, A, p, pass, stream, masks);
+  att_epilogue(k, A, p);
   return k;  /* run_stages verifies it */
 }
 
@@ -1817,6 +1920,159 @@ bool gpuir_sm90a_attention_fits(const region_set *rs, const pc_report *pc, const
 
 /* The sm80 row's view, operands, softmax and epilogue (gpuir_build_attention),
  * then this row's launch, shared layout and statements. */
+/* The sm90a attention's statements, in groups: the setup (tile, shared
+ * tiles, barriers), the producer (Q once, then K and V of each live key
+ * tile through the ring), and the consumers' statements before their key
+ * tiles and at each of them (pass 0 the full tiles, 1 the other live
+ * ones): the ping-pong turn, S = Q K^T, the score lets and the online
+ * softmax, O += P V, the slot's release. */
+static void att90_setup(gpu_kernel *k, arena *A, const sched_plan *p) {
+  const region *r1 = k->r;
+  int BM = p->tile[0], BN = p->tile[1], S = p->stages, D = k->D, DV = k->DV, eb = dtype_bytes(k->T);
+  const char *T = dtype_name(k->T);
+  const char *batch = axes_str(A, r1, k->v.b_axes, k->v.nb);
+  emit(k, A, GS_TILE_COORD, "(m.o, batch) <- (blockIdx.x, blockIdx.y)",
+       arena_printf(A, "%d query rows of batch %s; key tiles up to the last one the mask leaves anything of "
+                       "(Op::tile_live)",
+                    BM, batch),
+       NULL, 0, NULL, NULL);
+  emit(k, A, GS_ALLOC_SHARED, "smQ",
+       arena_printf(A, "%s [%d][%d][64] (%d column blocks of %d query rows x 128 bytes), %d TMA boxes {64, %d}, 128B swizzle",
+                    T, D / 64, BM, D / 64, BM, D / 64, BM),
+       NULL, 0, NULL, NULL)->side = GSIDE_A;
+  emit(k, A, GS_ALLOC_SHARED, "smK,smV",
+       arena_printf(A, "%s [%d][%d][%d][64] and [%d][%d][%d][64] ring (keys x 128-byte blocks of D and DV), TMA boxes "
+                       "{64, %d}, 128B swizzle",
+                    T, S, D / 64, BN, S, DV / 64, BN, BN),
+       NULL, 0, NULL, NULL)->side = GSIDE_B;
+  mbar_init(k, A, GMBAR_Q, "qfull", 1, arena_printf(A, "1 arrival + the Q tile's %d bytes", BM * D * eb), NULL);
+  mbar_init(k, A, GMBAR_FULL, "full[s]", 1,
+            arena_printf(A, "%d slots, 1 arrival + the stage's %d bytes", S, BN * (D + DV) * eb), NULL);
+  mbar_init(k, A, GMBAR_EMPTY, "empty[s]", 256,
+            arena_printf(A, "%d slots, 256 arrivals (every consumer thread); a fresh slot is free (parity 1 completes)", S),
+            "tFree[i]");
+  emit(k, A, GS_BARRIER, "bar.sync", "the barriers are initialized", NULL, 0, NULL, NULL);
+}
+
+static void att90_producer(gpu_kernel *k, arena *A, const sched_plan *p) {
+  const region *r1 = k->r;
+  int BM = p->tile[0], BN = p->tile[1], S = p->stages, D = k->D, DV = k->DV, eb = dtype_bytes(k->T);
+  const char *batch = axes_str(A, r1, k->v.b_axes, k->v.nb);
+  /* the producer: Q once, then K and V of every live key tile, in the
+   * consumers' order, through the ring (i counts the tiles of both passes) */
+  emit(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL)
+      ->role = GROLE_PRODUCER;
+  setmaxnreg(k, A, false);
+  emit(k, A, GS_MBAR_ARRIVE, "qfull",
+       arena_printf(A, "arrive.expect_tx: the Q tile's %d bytes, which its boxes complete", BM * D * eb), NULL, 0, NULL,
+       NULL)
+      ->mbar = GMBAR_Q;
+  emit(k, A, GS_TMA_LOAD, arena_printf(A, "smQ <- %s", k->A.tensor),
+       arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, m.o * %d, batch %s); past the queries: zero fill",
+                    D / 64, BM, k->tmq.rank, BM, batch),
+       "tQ", 0, NULL, NULL)->side = GSIDE_A;
+  /* pass 0 (lo): the full key tiles, pass 1 the other live ones */
+  for (int pass = 0; pass < 2; pass++) {
+    const char *tk = pass ? "tKm[t]" : "tKf[t]", *tv = pass ? "tVm[t]" : "tVf[t]";
+    emit(k, A, GS_LOOP, "t",
+         pass ? "the other live key tiles (Op::tile_live: the mask predicate's affine bound)"
+              : "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)",
+         NULL, 0, NULL, NULL)->lo = pass;
+    emit(k, A, GS_MBAR_WAIT, "empty[i % S]", "parity ((i / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
+         "tFree[i]", NULL)
+        ->mbar = GMBAR_EMPTY;
+    emit(k, A, GS_MBAR_ARRIVE, "full[i % S]",
+         arena_printf(A, "arrive.expect_tx: the stage's %d bytes, which the K and V boxes complete", BN * (D + DV) * eb),
+         NULL, 0, NULL, NULL)
+        ->mbar = GMBAR_FULL;
+    emit(k, A, GS_TMA_LOAD, arena_printf(A, "smK[i%%%d] <- %s", S, k->B.tensor),
+         arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, t * %d, batch %s)%s", D / 64, BN, k->tmk.rank, BN,
+                      batch, pass ? "; past the keys: zero fill" : ""),
+         tk, 0, NULL, NULL)->side = GSIDE_B;
+    emit(k, A, GS_TMA_LOAD, arena_printf(A, "smV[i%%%d] <- %s", S, k->V.tensor),
+         arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, t * %d, batch %s)%s", DV / 64, BN, k->tmv.rank, BN,
+                      batch, pass ? "; past the keys: zero fill" : ""),
+         tv, 0, NULL, NULL)->side = GSIDE_V;
+    emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
+  }
+}
+
+static void att90_consumers_head(gpu_kernel *k, arena *A, const sched_plan *p) {
+  const region *r1 = k->r;
+  int BM = p->tile[0], BN = p->tile[1], D = k->D;
+  /* the consumers */
+  emit(k, A, GS_ROLE, "consumers",
+       arena_printf(A, "warpgroups 1 and 2 (wg 0 and 1 of the consumers): rows 64 wg .. 64 wg + 63 of the %d-row tile, 16 "
+                       "a warp",
+                    BM),
+       NULL, 0, NULL, NULL)
+      ->role = GROLE_CONSUMERS;
+  setmaxnreg(k, A, true);
+  emit(k, A, GS_FRAG_SETUP, "wgmma descriptors of smQ, smK and smV",
+       arena_printf(A, "Q's at each of its %d k16 steps, at the warpgroup's 64 rows (+ 64 wg x 128 bytes); K's and V's "
+                       "low words at slot 0 (K-major, and V MN-major with LBO %d); SBO 1024, 128B swizzle",
+                    D / 16, BN * 128),
+       NULL, 0, NULL, NULL);
+  emit(k, A, GS_ACC_ZERO, "O", arena_printf(A, "O <- 0; each lane's rows: %s <- its init, %s <- 0", r1->lets[k->sm.max].name,
+                                            r1->lets[k->sm.sum].name),
+       NULL, 0, NULL, NULL);
+  emit(k, A, GS_MBAR_WAIT, "qfull", "parity 0: the Q boxes landed", NULL, 1, "tQ", NULL)->mbar = GMBAR_Q;
+  emit(k, A, GS_BARRIER, "bar.arrive 2, 256", "wg 1 only: wg 0 takes the tensor cores first", NULL, 0, NULL, NULL)->bar =
+      GBAR_FIRST_TURN;
+}
+
+static void att90_key_tiles(gpu_kernel *k, arena *A, const sched_plan *p, const region *r2, int pass, const char *score) {
+  const region *r1 = k->r;
+  int BN = p->tile[1], D = k->D, DV = k->DV;
+  const char *T = dtype_name(k->T);
+  const char *tk = pass ? "tKm[t]" : "tKf[t]", *tv = pass ? "tVm[t]" : "tVf[t]";
+  emit(k, A, GS_LOOP, "t", pass ? "the other live key tiles, as the producer" : "full key tiles first, as the producer",
+       NULL, 0, NULL, NULL)->lo = pass;
+  emit(k, A, GS_MBAR_WAIT, "full[i % S]", "parity (i / S) & 1: the K and V boxes landed", NULL, 2, tk, tv)->mbar =
+      GMBAR_FULL;
+  emit(k, A, GS_BARRIER, "bar.sync 2 + wg, 256", "ping-pong: this warpgroup's turn (the other issued its S)", NULL, 0,
+       NULL, NULL)->bar = GBAR_TURN;
+  emit(k, A, GS_WGMMA,
+       arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d: S = Q K^T (%s)", BN, T, T, D / 16,
+                    r1->lets[r1->acc_let].name),
+       "SS: Q and K K-major; descriptors 128B swizzle, SBO 1024, k16 step 32 bytes (a column block every 4)", "tS", 2,
+       "tQ", tk)
+      ->side = GSIDE_B;
+  emit(k, A, GS_BARRIER, "bar.arrive 2 + (wg ^ 1), 256",
+       "ping-pong: the other warpgroup's turn, while this one waits for S and runs the softmax", NULL, 0, NULL, NULL)
+      ->bar = GBAR_HAND_OFF;
+  emit(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", "S is complete in the accumulators", NULL, 1, "tS",
+       NULL)
+      ->lo = 0;
+  emit(k, A, GS_EPILOGUE, pass ? "score" : "score_full",
+       pass ? arena_printf(A, "lets: %s; key tails -> %s's neutral", *score ? score : "(none)", r1->lets[k->sm.max].name)
+            : arena_printf(A, "lets: %s, each mask its kept branch; no per-element test", *score ? score : "(none)"),
+       "tScore", 1, "tS", NULL)
+      ->step = pass ? GSTEP_SCORE : GSTEP_SCORE_FULL;
+  emit_online_softmax(k, A, r1);
+  emit(k, A, GS_EPILOGUE, "P fragments",
+       k->sm.pt == DT_FP32
+           ? arena_printf(A, "%s: fp32 P as hi + lo %s wgmma A fragments in registers (deferred; two wgmma a step)",
+                          r1->lets[k->sm.p].name, T)
+           : arena_printf(A, "%s: cvt to %s wgmma A fragments in registers (deferred)", r1->lets[k->sm.p].name,
+                          dtype_name(k->sm.pt)),
+       "tPf", 1, "tP", NULL)
+      ->step = GSTEP_P_FRAGS;
+  emit(k, A, GS_WGMMA,
+       arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d%s: O += P V (%s)", DV, T, T, BN / 16,
+                    k->sm.pt == DT_FP32 ? " x 2" : "", r2->lets[r2->acc_let].name),
+       "RS: P from registers; V MN-major (imm-trans-b 1), 128B swizzle, SBO 1024, LBO one column block, k16 step "
+       "2048 bytes",
+       "tO", 2, "tPf", tv)
+      ->side = GSIDE_V;
+  emit(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", "O and P's registers are free; tile t is read",
+       NULL, 1, "tO", NULL)
+      ->lo = 0;
+  emit(k, A, GS_MBAR_ARRIVE, "empty[i % S]", "release the slot to the producer", "tFree[i+S]", 0, NULL, NULL)->mbar =
+      GMBAR_EMPTY;
+  emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
+}
+
 gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
                                         const char *name, diag_list *dl) {
   const char *at = arena_printf(A, "GPU IR[%s]", rs->n ? rs->r[0].name : "?"), *why;
@@ -1869,136 +2125,13 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
   for (int i = fin; i < k->nst; i++)
     if (k->st[i].k != GS_BARRIER) tail[ntail++] = k->st[i];
   k->nst = 0;
-  const char *T = dtype_name(k->T);
-  const char *batch = axes_str(A, r1, k->v.b_axes, k->v.nb);
-  emit(k, A, GS_TILE_COORD, "(m.o, batch) <- (blockIdx.x, blockIdx.y)",
-       arena_printf(A, "%d query rows of batch %s; key tiles up to the last one the mask leaves anything of "
-                       "(Op::tile_live)",
-                    BM, batch),
-       NULL, 0, NULL, NULL);
-  emit(k, A, GS_ALLOC_SHARED, "smQ",
-       arena_printf(A, "%s [%d][%d][64] (%d column blocks of %d query rows x 128 bytes), %d TMA boxes {64, %d}, 128B swizzle",
-                    T, D / 64, BM, D / 64, BM, D / 64, BM),
-       NULL, 0, NULL, NULL)->side = GSIDE_A;
-  emit(k, A, GS_ALLOC_SHARED, "smK,smV",
-       arena_printf(A, "%s [%d][%d][%d][64] and [%d][%d][%d][64] ring (keys x 128-byte blocks of D and DV), TMA boxes "
-                       "{64, %d}, 128B swizzle",
-                    T, S, D / 64, BN, S, DV / 64, BN, BN),
-       NULL, 0, NULL, NULL)->side = GSIDE_B;
-  mbar_init(k, A, GMBAR_Q, "qfull", 1, arena_printf(A, "1 arrival + the Q tile's %d bytes", BM * D * eb), NULL);
-  mbar_init(k, A, GMBAR_FULL, "full[s]", 1,
-            arena_printf(A, "%d slots, 1 arrival + the stage's %d bytes", S, BN * (D + DV) * eb), NULL);
-  mbar_init(k, A, GMBAR_EMPTY, "empty[s]", 256,
-            arena_printf(A, "%d slots, 256 arrivals (every consumer thread); a fresh slot is free (parity 1 completes)", S),
-            "tFree[i]");
-  emit(k, A, GS_BARRIER, "bar.sync", "the barriers are initialized", NULL, 0, NULL, NULL);
-  /* the producer: Q once, then K and V of every live key tile, in the
-   * consumers' order, through the ring (i counts the tiles of both passes) */
-  emit(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL)
-      ->role = GROLE_PRODUCER;
-  setmaxnreg(k, A, false);
-  emit(k, A, GS_MBAR_ARRIVE, "qfull",
-       arena_printf(A, "arrive.expect_tx: the Q tile's %d bytes, which its boxes complete", BM * D * eb), NULL, 0, NULL,
-       NULL)
-      ->mbar = GMBAR_Q;
-  emit(k, A, GS_TMA_LOAD, arena_printf(A, "smQ <- %s", k->A.tensor),
-       arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, m.o * %d, batch %s); past the queries: zero fill",
-                    D / 64, BM, k->tmq.rank, BM, batch),
-       "tQ", 0, NULL, NULL)->side = GSIDE_A;
-  /* pass 0 (lo): the full key tiles, pass 1 the other live ones */
-  for (int pass = 0; pass < 2; pass++) {
-    const char *tk = pass ? "tKm[t]" : "tKf[t]", *tv = pass ? "tVm[t]" : "tVf[t]";
-    emit(k, A, GS_LOOP, "t",
-         pass ? "the other live key tiles (Op::tile_live: the mask predicate's affine bound)"
-              : "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)",
-         NULL, 0, NULL, NULL)->lo = pass;
-    emit(k, A, GS_MBAR_WAIT, "empty[i % S]", "parity ((i / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
-         "tFree[i]", NULL)
-        ->mbar = GMBAR_EMPTY;
-    emit(k, A, GS_MBAR_ARRIVE, "full[i % S]",
-         arena_printf(A, "arrive.expect_tx: the stage's %d bytes, which the K and V boxes complete", BN * (D + DV) * eb),
-         NULL, 0, NULL, NULL)
-        ->mbar = GMBAR_FULL;
-    emit(k, A, GS_TMA_LOAD, arena_printf(A, "smK[i%%%d] <- %s", S, k->B.tensor),
-         arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, t * %d, batch %s)%s", D / 64, BN, k->tmk.rank, BN,
-                      batch, pass ? "; past the keys: zero fill" : ""),
-         tk, 0, NULL, NULL)->side = GSIDE_B;
-    emit(k, A, GS_TMA_LOAD, arena_printf(A, "smV[i%%%d] <- %s", S, k->V.tensor),
-         arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, t * %d, batch %s)%s", DV / 64, BN, k->tmv.rank, BN,
-                      batch, pass ? "; past the keys: zero fill" : ""),
-         tv, 0, NULL, NULL)->side = GSIDE_V;
-    emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
-  }
-  /* the consumers */
-  emit(k, A, GS_ROLE, "consumers",
-       arena_printf(A, "warpgroups 1 and 2 (wg 0 and 1 of the consumers): rows 64 wg .. 64 wg + 63 of the %d-row tile, 16 "
-                       "a warp",
-                    BM),
-       NULL, 0, NULL, NULL)
-      ->role = GROLE_CONSUMERS;
-  setmaxnreg(k, A, true);
-  emit(k, A, GS_FRAG_SETUP, "wgmma descriptors of smQ, smK and smV",
-       arena_printf(A, "Q's at each of its %d k16 steps, at the warpgroup's 64 rows (+ 64 wg x 128 bytes); K's and V's "
-                       "low words at slot 0 (K-major, and V MN-major with LBO %d); SBO 1024, 128B swizzle",
-                    D / 16, BN * 128),
-       NULL, 0, NULL, NULL);
-  emit(k, A, GS_ACC_ZERO, "O", arena_printf(A, "O <- 0; each lane's rows: %s <- its init, %s <- 0", r1->lets[k->sm.max].name,
-                                            r1->lets[k->sm.sum].name),
-       NULL, 0, NULL, NULL);
-  emit(k, A, GS_MBAR_WAIT, "qfull", "parity 0: the Q boxes landed", NULL, 1, "tQ", NULL)->mbar = GMBAR_Q;
-  emit(k, A, GS_BARRIER, "bar.arrive 2, 256", "wg 1 only: wg 0 takes the tensor cores first", NULL, 0, NULL, NULL)->bar =
-      GBAR_FIRST_TURN;
+  att90_setup(k, A, p);
+  att90_producer(k, A, p);
+  att90_consumers_head(k, A, p);
   const char *score = "";
   for (int l = 0; l <= k->sm.x; l++)
     if (l != r1->acc_let) score = arena_printf(A, "%s%s%s", score, *score ? ", " : "", r1->lets[l].name);
-  for (int pass = 0; pass < 2; pass++) {
-    const char *tk = pass ? "tKm[t]" : "tKf[t]", *tv = pass ? "tVm[t]" : "tVf[t]";
-    emit(k, A, GS_LOOP, "t", pass ? "the other live key tiles, as the producer" : "full key tiles first, as the producer",
-         NULL, 0, NULL, NULL)->lo = pass;
-    emit(k, A, GS_MBAR_WAIT, "full[i % S]", "parity (i / S) & 1: the K and V boxes landed", NULL, 2, tk, tv)->mbar =
-        GMBAR_FULL;
-    emit(k, A, GS_BARRIER, "bar.sync 2 + wg, 256", "ping-pong: this warpgroup's turn (the other issued its S)", NULL, 0,
-         NULL, NULL)->bar = GBAR_TURN;
-    emit(k, A, GS_WGMMA,
-         arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d: S = Q K^T (%s)", BN, T, T, D / 16,
-                      r1->lets[r1->acc_let].name),
-         "SS: Q and K K-major; descriptors 128B swizzle, SBO 1024, k16 step 32 bytes (a column block every 4)", "tS", 2,
-         "tQ", tk)
-        ->side = GSIDE_B;
-    emit(k, A, GS_BARRIER, "bar.arrive 2 + (wg ^ 1), 256",
-         "ping-pong: the other warpgroup's turn, while this one waits for S and runs the softmax", NULL, 0, NULL, NULL)
-        ->bar = GBAR_HAND_OFF;
-    emit(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", "S is complete in the accumulators", NULL, 1, "tS",
-         NULL)
-        ->lo = 0;
-    emit(k, A, GS_EPILOGUE, pass ? "score" : "score_full",
-         pass ? arena_printf(A, "lets: %s; key tails -> %s's neutral", *score ? score : "(none)", r1->lets[k->sm.max].name)
-              : arena_printf(A, "lets: %s, each mask its kept branch; no per-element test", *score ? score : "(none)"),
-         "tScore", 1, "tS", NULL)
-        ->step = pass ? GSTEP_SCORE : GSTEP_SCORE_FULL;
-    emit_online_softmax(k, A, r1);
-    emit(k, A, GS_EPILOGUE, "P fragments",
-         k->sm.pt == DT_FP32
-             ? arena_printf(A, "%s: fp32 P as hi + lo %s wgmma A fragments in registers (deferred; two wgmma a step)",
-                            r1->lets[k->sm.p].name, T)
-             : arena_printf(A, "%s: cvt to %s wgmma A fragments in registers (deferred)", r1->lets[k->sm.p].name,
-                            dtype_name(k->sm.pt)),
-         "tPf", 1, "tP", NULL)
-        ->step = GSTEP_P_FRAGS;
-    emit(k, A, GS_WGMMA,
-         arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d%s: O += P V (%s)", DV, T, T, BN / 16,
-                      k->sm.pt == DT_FP32 ? " x 2" : "", r2->lets[r2->acc_let].name),
-         "RS: P from registers; V MN-major (imm-trans-b 1), 128B swizzle, SBO 1024, LBO one column block, k16 step "
-         "2048 bytes",
-         "tO", 2, "tPf", tv)
-        ->side = GSIDE_V;
-    emit(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", "O and P's registers are free; tile t is read",
-         NULL, 1, "tO", NULL)
-        ->lo = 0;
-    emit(k, A, GS_MBAR_ARRIVE, "empty[i % S]", "release the slot to the producer", "tFree[i+S]", 0, NULL, NULL)->mbar =
-        GMBAR_EMPTY;
-    emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
-  }
+  for (int pass = 0; pass < 2; pass++) att90_key_tiles(k, A, p, r2, pass, score);
   emit(k, A, GS_BARRIER, "bar.sync 2, 256", "wg 0 only: wg 1's last arrival (one more than wg 0's turns)", NULL, 0,
        NULL, NULL)
       ->bar = GBAR_LAST_TURN;
@@ -3055,19 +3188,10 @@ static bool verify_att_render(const gpu_kernel *k, diag_list *dl) {
 
 static bool verify_rows_render(const gpu_kernel *k, diag_list *dl);
 
-bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
-  /* every token produced (one a statement at most), and every token a wait
-   * covers (four a statement at most), so far */
-  const char **produced = malloc(5 * ((size_t)k->nst + 1) * sizeof *produced), **waited = produced + k->nst + 1;
-  int np = 0, nw = 0;
-  if (!produced) {
-    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "out of memory verifying the statements");
-    return false;
-  }
-  /* every verifier runs, so that each reports what it finds */
-  bool ok = gpuir_verify_smem(k, dl);
-  ok &= verify_stage_reuse(k, dl);
-  /* 32-bit pad guards only where every guard's K part fits them */
+/* 32-bit pad guards only where every guard's K part fits them; 32-bit K
+ * parts only with a 64-bit kernel for the calls past their span. */
+static bool verify_operand_guards(const gpu_kernel *k, diag_list *dl) {
+  bool ok = true;
   for (int side = 0; side < 2; side++) {
     const gpu_operand *o = side ? &k->B : &k->A;
     int64_t lo, hi, bits = 1;
@@ -3096,8 +3220,13 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
       ok = false;
     }
   }
-  /* the full-width epilogue: 16-byte stores that cover the staging tile in
-   * whole rows, every thread the same number of rows */
+  return ok;
+}
+
+/* the full-width epilogue: 16-byte stores that cover the staging tile in
+ * whole rows, every thread the same number of rows */
+static bool verify_epilogue_width(const gpu_kernel *k, diag_list *dl) {
+  bool ok = true;
   if (k->epi_vec) {
     int BM = k->plan.tile[0], BN = k->attention ? k->DV : k->plan.tile[1], ev = k->epi_vec;
     int tpr = BN % ev == 0 ? BN / ev : 0, nt = k->tma || k->att_wgmma ? k->threads - 128 : k->threads; /* sm90a: the consumers */
@@ -3108,8 +3237,13 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
       ok = false;
     }
   }
-  /* attention's lane masks: a tile's element offsets stay inside the span
-   * that keeps the clamped 32-bit lane value's compares exact */
+  return ok;
+}
+
+/* attention's lane masks: a tile's element offsets stay inside the span
+ * that keeps the clamped 32-bit lane value's compares exact */
+static bool verify_lane_masks(const gpu_kernel *k, diag_list *dl) {
+  bool ok = true;
   if (k->attention && k->lane_mask)
     for (int i = 0; i < k->nmasks; i++) {
       int64_t cm = k->masks[i].cm, cn = k->masks[i].cn;
@@ -3121,6 +3255,21 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
         ok = false;
       }
     }
+  return ok;
+}
+
+/* Every token used after it is produced, and every tile read (ldmatrix,
+ * wgmma) after the wait that covers its copy. */
+static bool verify_tokens(const gpu_kernel *k, diag_list *dl) {
+  /* every token produced (one a statement at most), and every token a wait
+   * covers (four a statement at most), so far */
+  const char **produced = malloc(5 * ((size_t)k->nst + 1) * sizeof *produced), **waited = produced + k->nst + 1;
+  int np = 0, nw = 0;
+  if (!produced) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "out of memory verifying the statements");
+    return false;
+  }
+  bool ok = true;
   for (int i = 0; i < k->nst; i++) {
     const gpu_stmt *s = &k->st[i];
     for (int t = 0; t < s->nin; t++) {
@@ -3155,90 +3304,87 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
     if (s->out) produced[np++] = s->out;
   }
   free(produced);
-  if (k->tma) ok &= verify_sm90a(k, dl);
-  if (k->att_wgmma) {
-    ok &= verify_sm90a_attention(k, dl);
-    ok &= verify_sm90a_setup(k, dl);
-    ok &= verify_sm90a_producer(k, dl);
-    ok &= verify_sm90a_att_consumers(k, dl);
+  return ok;
+}
+
+/* rows: every output stored once, fed by its pass; a reduction folds the
+ * lets of its own pass */
+static bool verify_rows(const gpu_kernel *k, diag_list *dl) {
+  bool ok = true;
+  const region *r = k->r;
+  ok &= verify_rows_render(k, dl);
+  for (int o = 0; o < r->nout; o++) {
+    int n = 0;
+    for (int i = 0; i < k->nst; i++) n += k->st[i].k == GS_ST_GLOBAL && strcmp(k->st[i].what, r->out[o].name) == 0;
+    if (n != 1) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "output %s is stored %d times by the row skeleton", r->out[o].name, n);
+      ok = false;
+    }
   }
-  if (!k->tma && !k->att_wgmma && !k->attention && !k->rows && !k->split_reduce) ok &= verify_sm80_render(k, dl);
-  if (k->split_reduce) ok &= verify_splitk_render(k, dl);
-  if (k->attention && !k->att_wgmma) ok &= verify_att_render(k, dl);
-  /* rows: every output stored once, fed by its pass; a reduction folds the
-   * lets of its own pass */
-  if (k->rows) {
-    const region *r = k->r;
-    ok &= verify_rows_render(k, dl);
-    for (int o = 0; o < r->nout; o++) {
-      int n = 0;
-      for (int i = 0; i < k->nst; i++) n += k->st[i].k == GS_ST_GLOBAL && strcmp(k->st[i].what, r->out[o].name) == 0;
-      if (n != 1) {
-        diag_report(dl, D_INTERNAL, "GPU IR", NULL, "output %s is stored %d times by the row skeleton", r->out[o].name, n);
-        ok = false;
-      }
+  /* a gather loads through its index: it consumes the index's load,
+   * made earlier in the same pass */
+  for (int i = 0; i < k->nst; i++) {
+    const gpu_stmt *s = &k->st[i];
+    if (s->k != GS_LD_GATHER) continue;
+    bool fed = s->nin > 0;
+    for (int t = 0; t < s->nin; t++) {
+      bool loaded = false;
+      for (int j = i - 1; j >= 0 && k->st[j].k != GS_LOOP; j--)
+        loaded |= k->st[j].out && strcmp(k->st[j].out, s->in[t]) == 0 &&
+                  (k->st[j].k == GS_LD_GLOBAL || k->st[j].k == GS_LD_SHARED || k->st[j].k == GS_LD_GATHER);
+      fed &= loaded;
     }
-    /* a gather loads through its index: it consumes the index's load,
-     * made earlier in the same pass */
-    for (int i = 0; i < k->nst; i++) {
-      const gpu_stmt *s = &k->st[i];
-      if (s->k != GS_LD_GATHER) continue;
-      bool fed = s->nin > 0;
-      for (int t = 0; t < s->nin; t++) {
-        bool loaded = false;
-        for (int j = i - 1; j >= 0 && k->st[j].k != GS_LOOP; j--)
-          loaded |= k->st[j].out && strcmp(k->st[j].out, s->in[t]) == 0 &&
-                    (k->st[j].k == GS_LD_GLOBAL || k->st[j].k == GS_LD_SHARED || k->st[j].k == GS_LD_GATHER);
-        fed &= loaded;
-      }
-      if (!fed) {
-        diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the gather of %s does not follow the load of its index in its pass",
-                    s->what);
-        ok = false;
-      }
-    }
-    for (int i = 0; i < k->nst; i++)
-      if (k->st[i].k == GS_REDUCE && (i == 0 || k->st[i - 1].k != GS_END_LOOP)) {
-        diag_report(dl, D_INTERNAL, "GPU IR", NULL, "reduction %s does not follow its pass over the row", k->st[i].what);
-        ok = false;
-      }
-    int64_t cache = (int64_t)k->rw.ncache * k->rw.cache_cap * 4 * (k->rw.row_warps == 1 ? k->rw.warps : 1);
-    if (cache > GPUIR_ROW_CACHE_BYTES || (k->rw.ncache && (k->rw.cache_cap < 1 || k->rw.cache_cap % k->rw.vec))) {
-      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the row cache takes %lld bytes of shared memory, over %d",
-                  (long long)cache, GPUIR_ROW_CACHE_BYTES);
+    if (!fed) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the gather of %s does not follow the load of its index in its pass",
+                  s->what);
       ok = false;
     }
-    /* a fused value lives in registers: no input, output, load or store names it */
-    int nf = 0;
-    for (int i = 0; i < k->nst; i++) {
-      if (k->st[i].k != GS_FUSED) continue;
-      const char *v = k->st[i].what;
-      bool named = nf >= k->nfused || strcmp(k->fused[nf], v) != 0;
-      nf++;
-      for (int j = 0; j < r->nin; j++) named |= strcmp(r->in[j].name, v) == 0;
-      for (int j = 0; j < r->nout; j++) named |= strcmp(r->out[j].name, v) == 0;
-      for (int j = 0; j < k->nst; j++)
-        named |= (k->st[j].k == GS_LD_GLOBAL || k->st[j].k == GS_LD_SHARED || k->st[j].k == GS_ST_GLOBAL) &&
-                 strcmp(k->st[j].what, v) == 0;
-      if (named) {
-        diag_report(dl, D_INTERNAL, "GPU IR", NULL, "fused value %s is loaded, stored or a kernel argument", v);
-        ok = false;
-      }
-    }
-    if (nf != k->nfused) {
-      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "%d fused values, %d Fused statements", k->nfused, nf);
-      ok = false;
-    }
-    if (k->rw.row_warps < 1 || k->rw.warps % k->rw.row_warps || k->threads != 32 * k->rw.warps || k->nvec != 1 ||
-        k->rw.vec < 1 || k->rw.vec > 16) {
-      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the row skeleton's %d warps, %d a row, vec %d do not fit", k->rw.warps,
-                  k->rw.row_warps, k->rw.vec);
-      ok = false;
-    }
-    return ok;
   }
-  /* split-K: the epilogue runs once, in the second kernel, on the sum of
-   * the partials it loads; the first kernel stores its staged partial */
+  for (int i = 0; i < k->nst; i++)
+    if (k->st[i].k == GS_REDUCE && (i == 0 || k->st[i - 1].k != GS_END_LOOP)) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "reduction %s does not follow its pass over the row", k->st[i].what);
+      ok = false;
+    }
+  int64_t cache = (int64_t)k->rw.ncache * k->rw.cache_cap * 4 * (k->rw.row_warps == 1 ? k->rw.warps : 1);
+  if (cache > GPUIR_ROW_CACHE_BYTES || (k->rw.ncache && (k->rw.cache_cap < 1 || k->rw.cache_cap % k->rw.vec))) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the row cache takes %lld bytes of shared memory, over %d",
+                (long long)cache, GPUIR_ROW_CACHE_BYTES);
+    ok = false;
+  }
+  /* a fused value lives in registers: no input, output, load or store names it */
+  int nf = 0;
+  for (int i = 0; i < k->nst; i++) {
+    if (k->st[i].k != GS_FUSED) continue;
+    const char *v = k->st[i].what;
+    bool named = nf >= k->nfused || strcmp(k->fused[nf], v) != 0;
+    nf++;
+    for (int j = 0; j < r->nin; j++) named |= strcmp(r->in[j].name, v) == 0;
+    for (int j = 0; j < r->nout; j++) named |= strcmp(r->out[j].name, v) == 0;
+    for (int j = 0; j < k->nst; j++)
+      named |= (k->st[j].k == GS_LD_GLOBAL || k->st[j].k == GS_LD_SHARED || k->st[j].k == GS_ST_GLOBAL) &&
+               strcmp(k->st[j].what, v) == 0;
+    if (named) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "fused value %s is loaded, stored or a kernel argument", v);
+      ok = false;
+    }
+  }
+  if (nf != k->nfused) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "%d fused values, %d Fused statements", k->nfused, nf);
+    ok = false;
+  }
+  if (k->rw.row_warps < 1 || k->rw.warps % k->rw.row_warps || k->threads != 32 * k->rw.warps || k->nvec != 1 ||
+      k->rw.vec < 1 || k->rw.vec > 16) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the row skeleton's %d warps, %d a row, vec %d do not fit", k->rw.warps,
+                k->rw.row_warps, k->rw.vec);
+    ok = false;
+  }
+  return ok;
+}
+
+/* split-K: the epilogue runs once, in the second kernel, on the sum of
+ * the partials it loads; the first kernel stores its staged partial */
+static bool verify_split_k(const gpu_kernel *k, diag_list *dl) {
+  bool ok = true;
   if (k->plan.split_k > 1) {
     int nepi = 0, nld = 0;
     for (int i = 0; i < k->nst; i++) {
@@ -3262,13 +3408,42 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
       ok = false;
     }
   }
-  /* the last statement is the store, fed by the epilogue (the split-K
-   * reduction's, in its loop over the columns) */
+  return ok;
+}
+
+/* the last statement is the store, fed by the epilogue (the split-K
+ * reduction's, in its loop over the columns) */
+static bool verify_ends_in_store(const gpu_kernel *k, diag_list *dl) {
+  bool ok = true;
   int last = k->nst - 1 - (k->split_reduce && k->nst > 1 && k->st[k->nst - 1].k == GS_END_LOOP);
   if (k->nst == 0 || k->st[last].k != GS_ST_GLOBAL) {
     diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the skeleton does not end in a store");
     ok = false;
   }
+  return ok;
+}
+
+bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
+  /* every verifier runs, so that each reports what it finds */
+  bool ok = gpuir_verify_smem(k, dl);
+  ok &= verify_stage_reuse(k, dl);
+  ok &= verify_operand_guards(k, dl);
+  ok &= verify_epilogue_width(k, dl);
+  ok &= verify_lane_masks(k, dl);
+  ok &= verify_tokens(k, dl);
+  if (k->tma) ok &= verify_sm90a(k, dl);
+  if (k->att_wgmma) {
+    ok &= verify_sm90a_attention(k, dl);
+    ok &= verify_sm90a_setup(k, dl);
+    ok &= verify_sm90a_producer(k, dl);
+    ok &= verify_sm90a_att_consumers(k, dl);
+  }
+  if (!k->tma && !k->att_wgmma && !k->attention && !k->rows && !k->split_reduce) ok &= verify_sm80_render(k, dl);
+  if (k->split_reduce) ok &= verify_splitk_render(k, dl);
+  if (k->attention && !k->att_wgmma) ok &= verify_att_render(k, dl);
+  if (k->rows) return ok & verify_rows(k, dl);
+  ok &= verify_split_k(k, dl);
+  ok &= verify_ends_in_store(k, dl);
   return ok;
 }
 
@@ -3438,44 +3613,41 @@ static void dump_render_fields(cJSON *b, const gpu_stmt *s, int depth, bool rows
 
 const char *gpuir_stmt_name(gpu_stmt_kind kind) { return kind >= 0 && kind < GS__COUNT ? STMT_NAMES[kind] : "?"; }
 
-cJSON *gpuir_dump(const gpu_kernel *k) {
-  cJSON *root = cJSON_CreateObject();
-  cJSON *g = cJSON_AddObjectToObject(root, "gpu_ir");
-  cJSON_AddStringToObject(g, "kernel", k->name);
-  cJSON_AddStringToObject(g, "arch", k->plan.arch);
-  cJSON_AddStringToObject(g, "skeleton", algo_template(k->algo));
-  cJSON_AddStringToObject(g, "algo_choice", algo_name(k->algo));
-  if (k->plan.split_k > 1) cJSON_AddNumberToObject(g, "split_k", k->plan.split_k);
-  if (k->rows) {
-    const region *r = k->r;
-    cJSON_AddNumberToObject(g, "threads", k->threads);
-    cJSON_AddNumberToObject(g, "warps_per_row", k->rw.row_warps);
-    cJSON_AddNumberToObject(g, "rows_per_cta", k->rw.warps / k->rw.row_warps);
-    cJSON_AddNumberToObject(g, "vec", k->rw.vec);
-    if (k->nfused) {
-      cJSON *fa = cJSON_AddArrayToObject(g, "fused");
-      for (int i = 0; i < k->nfused; i++) {
-        cJSON *f = cJSON_CreateObject();
-        cJSON_AddStringToObject(f, "value", k->fused[i]);
-        cJSON_AddStringToObject(f, "buffer", buffer_name(BUF_REG));
-        cJSON_AddItemToArray(fa, f);
-      }
+/* The dump's parts: a row kernel's launch and rows; a contraction's or
+ * attention's tile, widths, register budgets and tensor maps; their
+ * operands; the statements. */
+static void dump_rows(cJSON *g, const gpu_kernel *k) {
+  const region *r = k->r;
+  cJSON_AddNumberToObject(g, "threads", k->threads);
+  cJSON_AddNumberToObject(g, "warps_per_row", k->rw.row_warps);
+  cJSON_AddNumberToObject(g, "rows_per_cta", k->rw.warps / k->rw.row_warps);
+  cJSON_AddNumberToObject(g, "vec", k->rw.vec);
+  if (k->nfused) {
+    cJSON *fa = cJSON_AddArrayToObject(g, "fused");
+    for (int i = 0; i < k->nfused; i++) {
+      cJSON *f = cJSON_CreateObject();
+      cJSON_AddStringToObject(f, "value", k->fused[i]);
+      cJSON_AddStringToObject(f, "buffer", buffer_name(BUF_REG));
+      cJSON_AddItemToArray(fa, f);
     }
-    cJSON *ra = cJSON_AddArrayToObject(g, "row_axes");
-    for (int i = 0; i < k->rw.nrows; i++) cJSON_AddItemToArray(ra, cJSON_CreateString(r->it[k->rw.row_axes[i]].name));
-    cJSON_AddStringToObject(g, "row_axis", r->it[k->rw.row_axis].name);
-    cJSON *rd = cJSON_AddArrayToObject(g, "reductions");
-    for (int i = 0; i < k->rw.nred; i++) cJSON_AddItemToArray(rd, cJSON_CreateString(r->lets[k->rw.red_let[i]].name));
-    arena T;
-    arena_init(&T);
-    cJSON *rc = cJSON_AddObjectToObject(g, "row_cache");
-    cJSON *sl = cJSON_AddArrayToObject(rc, "slots");
-    for (int i = 0; i < k->rw.ncache; i++) cJSON_AddItemToArray(sl, cJSON_CreateString(r->in[k->rw.cache_rd[i]->input].name));
-    cJSON_AddNumberToObject(rc, "max_row", k->rw.cache_cap);
-    cJSON *gr = cJSON_AddArrayToObject(g, "grid");
-    for (int i = 0; i < 3; i++) cJSON_AddItemToArray(gr, cJSON_CreateString(sx_str(&T, k->grid[i])));
-    arena_free(&T);
-  } else {
+  }
+  cJSON *ra = cJSON_AddArrayToObject(g, "row_axes");
+  for (int i = 0; i < k->rw.nrows; i++) cJSON_AddItemToArray(ra, cJSON_CreateString(r->it[k->rw.row_axes[i]].name));
+  cJSON_AddStringToObject(g, "row_axis", r->it[k->rw.row_axis].name);
+  cJSON *rd = cJSON_AddArrayToObject(g, "reductions");
+  for (int i = 0; i < k->rw.nred; i++) cJSON_AddItemToArray(rd, cJSON_CreateString(r->lets[k->rw.red_let[i]].name));
+  arena T;
+  arena_init(&T);
+  cJSON *rc = cJSON_AddObjectToObject(g, "row_cache");
+  cJSON *sl = cJSON_AddArrayToObject(rc, "slots");
+  for (int i = 0; i < k->rw.ncache; i++) cJSON_AddItemToArray(sl, cJSON_CreateString(r->in[k->rw.cache_rd[i]->input].name));
+  cJSON_AddNumberToObject(rc, "max_row", k->rw.cache_cap);
+  cJSON *gr = cJSON_AddArrayToObject(g, "grid");
+  for (int i = 0; i < 3; i++) cJSON_AddItemToArray(gr, cJSON_CreateString(sx_str(&T, k->grid[i])));
+  arena_free(&T);
+}
+
+static void dump_tile(cJSON *g, const gpu_kernel *k) {
   cJSON *t = cJSON_AddArrayToObject(g, "tile");
   for (int i = 0; i < 3; i++) cJSON_AddItemToArray(t, cJSON_CreateNumber(k->plan.tile[i]));
   cJSON_AddNumberToObject(g, "stages", k->plan.stages);
@@ -3545,6 +3717,9 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
       arena_free(&A0);
     }
   }
+}
+
+static void dump_operands(cJSON *g, const gpu_kernel *k) {
   cJSON *ops = cJSON_AddArrayToObject(g, "operands");
   for (int side = 0; side < (k->attention ? 3 : 2); side++) {
     const gpu_operand *o = side == 2 ? &k->V : side ? &k->B : &k->A;
@@ -3576,7 +3751,9 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
   }
   cJSON *tails = cJSON_AddArrayToObject(g, "tail_predicates");
   for (int i = 0; i < k->v.ntail; i++) cJSON_AddItemToArray(tails, cJSON_CreateString(k->v.tail[i]));
-  }
+}
+
+static void dump_stmts(cJSON *g, const gpu_kernel *k) {
   cJSON *st = cJSON_AddArrayToObject(g, "stmts");
   int depth = 0;
   for (int i = 0; i < k->nst; i++) {
@@ -3598,6 +3775,23 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
     depth += (s->k == GS_LOOP) - (s->k == GS_END_LOOP);
     cJSON_AddItemToArray(st, o);
   }
+}
+
+cJSON *gpuir_dump(const gpu_kernel *k) {
+  cJSON *root = cJSON_CreateObject();
+  cJSON *g = cJSON_AddObjectToObject(root, "gpu_ir");
+  cJSON_AddStringToObject(g, "kernel", k->name);
+  cJSON_AddStringToObject(g, "arch", k->plan.arch);
+  cJSON_AddStringToObject(g, "skeleton", algo_template(k->algo));
+  cJSON_AddStringToObject(g, "algo_choice", algo_name(k->algo));
+  if (k->plan.split_k > 1) cJSON_AddNumberToObject(g, "split_k", k->plan.split_k);
+  if (k->rows) {
+    dump_rows(g, k);
+  } else {
+    dump_tile(g, k);
+    dump_operands(g, k);
+  }
+  dump_stmts(g, k);
   return root;
 }
 
@@ -3951,6 +4145,141 @@ void gpuir_rows_need(const region *r, const gpu_rows *rw, const rexpr *e, bool *
   gpuir_rows_need(r, rw, e->c, need);
 }
 
+/* The row skeleton's cache: the vector Reads more than one pass loads,
+ * and the elements a slot holds (a CTA a row: the budget over the slots; a
+ * warp a row: the whole row, when the warps' rows fit). */
+static void rows_cache(gpu_kernel *k, arena *A, const region *r) {
+  gpu_rows *w = &k->rw;
+  const rexpr *seen[32];
+  int first[32], npass[32], ns = 0;
+  for (int i = 0; i <= w->nred; i++) {
+    bool need[GPUIR_ROW_LETS] = {0};
+    const rexpr *rd[32];
+    int n = 0;
+    if (i < w->nred) {
+      gpuir_rows_need(r, w, r->lets[w->red_let[i]].e->a, need);
+      pass_vreads(k, A, r->lets[w->red_let[i]].e->a, false, rd, &n, 32);
+    } else {
+      for (int y = 0; y < r->nyields; y++)
+        if (!w->scalar[r->yields[y].let]) {
+          need[r->yields[y].let] = true;
+          gpuir_rows_need(r, w, r->lets[r->yields[y].let].e, need);
+        }
+    }
+    for (int l = 0; l < r->nlets; l++)
+      if (need[l]) pass_vreads(k, A, r->lets[l].e, false, rd, &n, 32);
+    for (int j = 0; j < n; j++) {
+      int s = -1;
+      for (int q = 0; q < ns; q++)
+        if (same_read_at(r, w, seen[q], rd[j])) s = q;
+      if (s < 0 && ns < 32) s = ns++, seen[s] = rd[j], first[s] = i, npass[s] = 0;
+      if (s >= 0) npass[s]++;
+    }
+  }
+  for (int q = 0; q < ns && w->ncache < GPUIR_ROW_CACHE; q++)
+    if (npass[q] > 1) w->cache_rd[w->ncache] = seen[q], w->cache_first[w->ncache++] = first[q];
+  /* a CTA a row: the budget over the slots; a warp a row (a constant
+   * extent): the row, 4 rows a CTA, when that fits */
+  int64_t len = 0;
+  /* whole vectors: element j of a thread's chunk c sits at j * (cap / vec)
+   * + c / vec, so that a warp's lanes touch consecutive words */
+  if (w->ncache && w->row_warps > 1) {
+    w->cache_cap = GPUIR_ROW_CACHE_BYTES / 4 / w->ncache / w->vec * w->vec;
+  } else if (w->ncache && sx_is_int(r->it[w->row_axis].size, &len) &&
+             (int64_t)w->warps * w->ncache * ((len + w->vec - 1) / w->vec * w->vec) * 4 <= GPUIR_ROW_CACHE_BYTES) {
+    w->cache_cap = (int)((len + w->vec - 1) / w->vec * w->vec);
+  } else {
+    w->ncache = 0;
+  }
+}
+
+/* Pass i of the row skeleton over its row (i < nred: reduction i's, then
+ * the outputs'): the loop with its loads and lets, then the reduction and
+ * the row-scalar lets after it; *prev is the token of the row's scalars so
+ * far.  1 when it was the last pass, 0 when more follow, -1 with a
+ * diagnostic. */
+static int rows_pass(gpu_kernel *k, arena *A, const region *r, int i, const char **prev, const char *at,
+                     diag_list *dl) {
+  const gpu_rows *rw = &k->rw;
+  const char *row_ax = r->it[rw->row_axis].name;
+  static const char *const rop[] = {"sum", "max", "min"};
+  bool last = i == rw->nred;
+  bool need[GPUIR_ROW_LETS] = {0};
+  gpuir_rows_pass_lets(r, rw, i, need);
+  bool any = false;
+  for (int l = 0; l < r->nlets; l++) any |= need[l];
+  if (last && !any) return 1;
+  gpu_stmt *lp = emit(k, A, GS_LOOP,
+                      last ? "the row's elements: outputs" : arena_printf(A, "the row's elements: %s", r->lets[rw->red_let[i]].name),
+                      arena_printf(A, "%s = t * %d; %s < %s; %s += %d * %d", row_ax, rw->vec, row_ax,
+                                   sx_str(A, r->it[rw->row_axis].size), row_ax, 32 * rw->row_warps, rw->vec),
+                      NULL, 0, NULL, NULL);
+  lp->loop = GLOOP_ROW;
+  lp->pass = i;
+  const char *toks[4] = {0};
+  int nt = 0;
+  row_loader L = {k, A, i, k->nst, toks, &nt, 0, false};
+  if (!last) row_loads(&L, r->lets[rw->red_let[i]].e->a, NULL, 0, false);
+  for (int l = 0; l < r->nlets; l++)
+    if (need[l]) row_loads(&L, r->lets[l].e, NULL, 0, false);
+  if (L.too_deep) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at, "Fewer nested pads (Pad of a Pad ...) in one view.",
+                "region %s reads a tensor under more than %d nested pad Selects; the row skeleton guards at most %d",
+                r->name, GPUIR_ROW_GUARD_DEPTH, GPUIR_ROW_GUARD_DEPTH);
+    return -1;
+  }
+  if (L.nloads > GPUIR_ROW_PASS_LOADS) {
+    diag_report(dl, D_PLAN_UNSUPPORTED, at, "Split the op: fewer tensors read by the lets of one pass.",
+                "region %s loads %d Reads in one pass over the row; the row skeleton loads at most %d", r->name,
+                L.nloads, GPUIR_ROW_PASS_LOADS);
+    return -1;
+  }
+  const char *etok = arena_printf(A, "tE%d", i);
+  gpu_stmt s = {.k = GS_ROW_LETS,
+                .what = any ? let_list(A, r, need) : "(none)",
+                .detail = last ? "the element lets of the outputs, in fp32"
+                               : arena_printf(A, "the body of %s, in fp32, folded into a per-thread partial",
+                                              r->lets[rw->red_let[i]].name),
+                .out = etok,
+                .lo = -1,
+                .hi = -1,
+                .pass = i};
+  s.in[s.nin++] = *prev;
+  for (int t = 0; t < nt && s.nin < 4; t++) s.in[s.nin++] = toks[t];
+  ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);
+  if (last) {
+    for (int y = 0; y < r->nyields; y++)
+      if (!rw->scalar[r->yields[y].let])
+        emit(k, A, GS_ST_GLOBAL, r->out[r->yields[y].output].name,
+             arena_printf(A, "%s from %s: st.global.v4 when the row's %d outputs are whole and 16-byte aligned, else "
+                             "scalar",
+                          dtype_name(r->yields[y].cast), r->lets[r->yields[y].let].name, rw->vec),
+             NULL, 1, etok, NULL)
+            ->pass = y;
+    emit(k, A, GS_END_LOOP, "the row's elements", NULL, NULL, 0, NULL, NULL);
+    return 1;
+  }
+  emit(k, A, GS_END_LOOP, "the row's elements", NULL, NULL, 0, NULL, NULL);
+  const rexpr *re = r->lets[rw->red_let[i]].e;
+  const char *rtok = arena_printf(A, "tR%d", i);
+  emit(k, A, GS_REDUCE, arena_printf(A, "%s %s", rop[re->rop], r->lets[rw->red_let[i]].name),
+       rw->row_warps == 1 ? "shfl.bfly 16, 8, 4, 2, 1 in fp32"
+                          : arena_printf(A, "shfl.bfly 16, 8, 4, 2, 1 in fp32, then %d warp partials through shared memory",
+                                         rw->row_warps),
+       rtok, 1, etok, NULL)
+      ->pass = i;
+  /* the row-scalar lets up to the next reduction */
+  bool sc[GPUIR_ROW_LETS] = {0};
+  int end = i + 1 < rw->nred ? rw->red_let[i + 1] : r->nlets;
+  for (int l = rw->red_let[i] + 1; l < end; l++) sc[l] = rw->scalar[l];
+  const char *stok = arena_printf(A, "tS%d", i);
+  emit(k, A, GS_ROW_SCALAR, *let_list(A, r, sc) ? let_list(A, r, sc) : "(none)", "once a row, in every thread", stok, 1,
+       rtok, NULL)
+      ->pass = i;
+  *prev = stok;
+  return 0;
+}
+
 gpu_kernel *gpuir_build_rows(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
                              diag_list *dl) {
   const char *at = arena_printf(A, "GPU IR[%s]", r->name);
@@ -3986,134 +4315,18 @@ gpu_kernel *gpuir_build_rows(arena *A, const region *r, const pc_analysis *a, co
   k->grid[1] = k->grid[2] = sx_int(A, 1);
   k->nvec = 1;
   k->vecs[0] = k->rw.vec;
-  /* the row cache: vector Reads that more than one pass loads */
-  {
-    gpu_rows *w = &k->rw;
-    const rexpr *seen[32];
-    int first[32], npass[32], ns = 0;
-    for (int i = 0; i <= w->nred; i++) {
-      bool need[GPUIR_ROW_LETS] = {0};
-      const rexpr *rd[32];
-      int n = 0;
-      if (i < w->nred) {
-        gpuir_rows_need(r, w, r->lets[w->red_let[i]].e->a, need);
-        pass_vreads(k, A, r->lets[w->red_let[i]].e->a, false, rd, &n, 32);
-      } else {
-        for (int y = 0; y < r->nyields; y++)
-          if (!w->scalar[r->yields[y].let]) {
-            need[r->yields[y].let] = true;
-            gpuir_rows_need(r, w, r->lets[r->yields[y].let].e, need);
-          }
-      }
-      for (int l = 0; l < r->nlets; l++)
-        if (need[l]) pass_vreads(k, A, r->lets[l].e, false, rd, &n, 32);
-      for (int j = 0; j < n; j++) {
-        int s = -1;
-        for (int q = 0; q < ns; q++)
-          if (same_read_at(r, w, seen[q], rd[j])) s = q;
-        if (s < 0 && ns < 32) s = ns++, seen[s] = rd[j], first[s] = i, npass[s] = 0;
-        if (s >= 0) npass[s]++;
-      }
-    }
-    for (int q = 0; q < ns && w->ncache < GPUIR_ROW_CACHE; q++)
-      if (npass[q] > 1) w->cache_rd[w->ncache] = seen[q], w->cache_first[w->ncache++] = first[q];
-    /* a CTA a row: the budget over the slots; a warp a row (a constant
-     * extent): the row, 4 rows a CTA, when that fits */
-    int64_t len = 0;
-    /* whole vectors: element j of a thread's chunk c sits at j * (cap / vec)
-     * + c / vec, so that a warp's lanes touch consecutive words */
-    if (w->ncache && w->row_warps > 1) {
-      w->cache_cap = GPUIR_ROW_CACHE_BYTES / 4 / w->ncache / w->vec * w->vec;
-    } else if (w->ncache && sx_is_int(r->it[w->row_axis].size, &len) &&
-               (int64_t)w->warps * w->ncache * ((len + w->vec - 1) / w->vec * w->vec) * 4 <= GPUIR_ROW_CACHE_BYTES) {
-      w->cache_cap = (int)((len + w->vec - 1) / w->vec * w->vec);
-    } else {
-      w->ncache = 0;
-    }
-  }
+  rows_cache(k, A, r);
   const gpu_rows *rw = &k->rw;
   const char *row_ax = r->it[rw->row_axis].name;
   emit(k, A, GS_ROW_BEGIN, rw->row_warps == 1 ? "a warp a row" : "a CTA a row",
        arena_printf(A, "rows %s x row %s (extent %s); row-scalar lets before the first reduction",
                     axes_str(A, r, rw->row_axes, rw->nrows), row_ax, sx_str(A, r->it[rw->row_axis].size)),
        "tRow", 0, NULL, NULL);
-  static const char *const rop[] = {"sum", "max", "min"};
   const char *prev = "tRow";
   for (int i = 0; i <= rw->nred; i++) {
-    bool last = i == rw->nred;
-    bool need[GPUIR_ROW_LETS] = {0};
-    gpuir_rows_pass_lets(r, rw, i, need);
-    bool any = false;
-    for (int l = 0; l < r->nlets; l++) any |= need[l];
-    if (last && !any) break;
-    gpu_stmt *lp = emit(k, A, GS_LOOP,
-                        last ? "the row's elements: outputs" : arena_printf(A, "the row's elements: %s", r->lets[rw->red_let[i]].name),
-                        arena_printf(A, "%s = t * %d; %s < %s; %s += %d * %d", row_ax, rw->vec, row_ax,
-                                     sx_str(A, r->it[rw->row_axis].size), row_ax, 32 * rw->row_warps, rw->vec),
-                        NULL, 0, NULL, NULL);
-    lp->loop = GLOOP_ROW;
-    lp->pass = i;
-    const char *toks[4] = {0};
-    int nt = 0;
-    row_loader L = {k, A, i, k->nst, toks, &nt, 0, false};
-    if (!last) row_loads(&L, r->lets[rw->red_let[i]].e->a, NULL, 0, false);
-    for (int l = 0; l < r->nlets; l++)
-      if (need[l]) row_loads(&L, r->lets[l].e, NULL, 0, false);
-    if (L.too_deep) {
-      diag_report(dl, D_PLAN_UNSUPPORTED, at, "Fewer nested pads (Pad of a Pad ...) in one view.",
-                  "region %s reads a tensor under more than %d nested pad Selects; the row skeleton guards at most %d",
-                  r->name, GPUIR_ROW_GUARD_DEPTH, GPUIR_ROW_GUARD_DEPTH);
-      return NULL;
-    }
-    if (L.nloads > GPUIR_ROW_PASS_LOADS) {
-      diag_report(dl, D_PLAN_UNSUPPORTED, at, "Split the op: fewer tensors read by the lets of one pass.",
-                  "region %s loads %d Reads in one pass over the row; the row skeleton loads at most %d", r->name,
-                  L.nloads, GPUIR_ROW_PASS_LOADS);
-      return NULL;
-    }
-    const char *etok = arena_printf(A, "tE%d", i);
-    gpu_stmt s = {.k = GS_ROW_LETS,
-                  .what = any ? let_list(A, r, need) : "(none)",
-                  .detail = last ? "the element lets of the outputs, in fp32"
-                                 : arena_printf(A, "the body of %s, in fp32, folded into a per-thread partial",
-                                                r->lets[rw->red_let[i]].name),
-                  .out = etok,
-                  .lo = -1,
-                  .hi = -1,
-                  .pass = i};
-    s.in[s.nin++] = prev;
-    for (int t = 0; t < nt && s.nin < 4; t++) s.in[s.nin++] = toks[t];
-    ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);
-    if (last) {
-      for (int y = 0; y < r->nyields; y++)
-        if (!rw->scalar[r->yields[y].let])
-          emit(k, A, GS_ST_GLOBAL, r->out[r->yields[y].output].name,
-               arena_printf(A, "%s from %s: st.global.v4 when the row's %d outputs are whole and 16-byte aligned, else "
-                               "scalar",
-                            dtype_name(r->yields[y].cast), r->lets[r->yields[y].let].name, rw->vec),
-               NULL, 1, etok, NULL)
-              ->pass = y;
-      emit(k, A, GS_END_LOOP, "the row's elements", NULL, NULL, 0, NULL, NULL);
-      break;
-    }
-    emit(k, A, GS_END_LOOP, "the row's elements", NULL, NULL, 0, NULL, NULL);
-    const rexpr *re = r->lets[rw->red_let[i]].e;
-    const char *rtok = arena_printf(A, "tR%d", i);
-    emit(k, A, GS_REDUCE, arena_printf(A, "%s %s", rop[re->rop], r->lets[rw->red_let[i]].name),
-         rw->row_warps == 1 ? "shfl.bfly 16, 8, 4, 2, 1 in fp32"
-                            : arena_printf(A, "shfl.bfly 16, 8, 4, 2, 1 in fp32, then %d warp partials through shared memory",
-                                           rw->row_warps),
-         rtok, 1, etok, NULL)
-        ->pass = i;
-    /* the row-scalar lets up to the next reduction */
-    bool sc[GPUIR_ROW_LETS] = {0};
-    int end = i + 1 < rw->nred ? rw->red_let[i + 1] : r->nlets;
-    for (int l = rw->red_let[i] + 1; l < end; l++) sc[l] = rw->scalar[l];
-    const char *stok = arena_printf(A, "tS%d", i);
-    emit(k, A, GS_ROW_SCALAR, *let_list(A, r, sc) ? let_list(A, r, sc) : "(none)", "once a row, in every thread", stok, 1,
-         rtok, NULL)
-        ->pass = i;
-    prev = stok;
+    int st = rows_pass(k, A, r, i, &prev, at, dl);
+    if (st < 0) return NULL;
+    if (st > 0) break;
   }
   for (int y = 0; y < r->nyields; y++)
     if (rw->scalar[r->yields[y].let])
