@@ -4248,11 +4248,12 @@ static void selection_tables(emit_ctx *c, strbuf *s, const emit_op *eo) {
   sb_puts(s, "\n");
 }
 
-static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
+/* An entry point's parts: its kernel table (the rows, then the sm90a
+ * row's kernels; row90[i]: instance i's sm90a kernel, -1 for none), the
+ * checks of its arguments and the choice of the instance (with a reason
+ * when none matches), and each instance's checks and launch. */
+static int *kernel_table(emit_ctx *c, strbuf *s, const emit_op *eo) {
   arena *A = c->A;
-  const fe_graph *g = eo->inst[0].fe;
-  arg *a;
-  int n = entry_args(c, eo, &a);
   const char *on = eo->op->name;
   /* kernel table */
   sb_printf(s, "static const dlc__kernel dlc__k_%s[] = {\n", on);
@@ -4292,19 +4293,13 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     for (int i = 0; i < eo->ninst; i++) sb_printf(s, "%s%d", i ? ", " : "", row90[i]);
     sb_puts(s, "};\n");
   }
-  kpart_fns(A, s, eo);
-  if (is_chain(eo)) {
-    sb_puts(s, "\n");
-    dispatch_chain_extras(c, s, eo, a, n);
-    prototype_ws(c, s, eo, a, n);
-  } else if (has_split(eo)) {
-    selection_tables(c, s, eo);
-    dispatch_split_extras(c, s, eo, a, n);
-    prototype_ws(c, s, eo, a, n);
-  } else {
-    selection_tables(c, s, eo);
-    prototype(c, s, eo, a, n);
-  }
+  return row90;
+}
+
+static void entry_checks(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n) {
+  arena *A = c->A;
+  const fe_graph *g = eo->inst[0].fe;
+  const char *on = eo->op->name;
   sb_puts(s, " {\n  dlc__clear_detail();\n");
   sb_printf(s, "  dlc__p_%s dlc_params = {0}, *dlc_p = &dlc_params;\n", on);
   for (int i = 0; i < n; i++) sb_printf(s, "  dlc_p->%s = %s;\n", a[i].name, a[i].name);
@@ -4368,10 +4363,12 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     sb_printf(s, "    return dlc__fail(DLC_ERROR_NOT_SUPPORTED, \"%s: no kernel for this call\");\n", on);
   }
   sb_puts(s, "  }\n");
-  if (is_chain(eo)) {
-    dispatch_chain_body(c, s, eo);
-    return;
-  }
+}
+
+static void instance_dispatch(emit_ctx *c, strbuf *s, const emit_op *eo, const int *row90) {
+  arena *A = c->A;
+  const fe_graph *g = eo->inst[0].fe;
+  const char *on = eo->op->name;
   /* The checks below depend on the instance's shapes, layouts, widths and
    * plan.  Each instance's are built apart, in two parts: the tensors (dims,
    * spans, alignment, overlap: the arguments) and the rest (the width, the
@@ -4429,6 +4426,32 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
   once_or_groups(A, s, wid, eo->ninst, "the chunk width: the widest every operand's alignment allows");
   switch_groups(A, s, rest, eo->ninst, "");
   sb_printf(s, "  return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no instance\");\n}\n\n", on);
+}
+
+static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
+  arena *A = c->A;
+  arg *a;
+  int n = entry_args(c, eo, &a);
+  int *row90 = kernel_table(c, s, eo);
+  kpart_fns(A, s, eo);
+  if (is_chain(eo)) {
+    sb_puts(s, "\n");
+    dispatch_chain_extras(c, s, eo, a, n);
+    prototype_ws(c, s, eo, a, n);
+  } else if (has_split(eo)) {
+    selection_tables(c, s, eo);
+    dispatch_split_extras(c, s, eo, a, n);
+    prototype_ws(c, s, eo, a, n);
+  } else {
+    selection_tables(c, s, eo);
+    prototype(c, s, eo, a, n);
+  }
+  entry_checks(c, s, eo, a, n);
+  if (is_chain(eo)) {
+    dispatch_chain_body(c, s, eo);
+    return;
+  }
+  instance_dispatch(c, s, eo, row90);
 }
 
 char *emit_dispatch_c(emit_ctx *c) {

@@ -540,6 +540,109 @@ static bool read_size_list(reader *r, const cJSON *v, const char *path, int64_t 
   return true;
 }
 
+/* Attention's scale: a number, or "rsqrt(D)" of a signature dim (a number when D is bound) */
+static bool read_scale(reader *r, fe_attrs *a, const cJSON *v, const char *path) {
+  a->has_scale = true;
+  if (cJSON_IsString(v)) {
+    const char *s = v->valuestring;
+    size_t n = strlen(s);
+    if (n > 7 && strncmp(s, "rsqrt(", 6) == 0 && s[n - 1] == ')') {
+      char *sym = arena_strndup(r->A, s + 6, n - 7);
+      if (!fe_is_dim(r->g, sym)) {
+        diag_report(r->dl, D_BAD_ATTR, ju_path_key(&r->jc, path, "scale"), NULL,
+                    "'%s' is not in signature.dims", sym);
+        return false;
+      }
+      a->scale_rsqrt = sym;
+      for (int i = 0; i < r->g->nbound; i++)
+        if (strcmp(r->g->bound_name[i], sym) == 0) {
+          a->scale = 1.0 / sqrt((double)r->g->bound_value[i]);
+          a->scale_rsqrt = NULL;
+        }
+    } else {
+      diag_report(r->dl, D_BAD_ATTR, ju_path_key(&r->jc, path, "scale"),
+                  "Use a number or \"rsqrt(D)\" with D a signature dim.", "cannot read scale '%s'", s);
+      return false;
+    }
+  } else if (!ju_number_item(&r->jc, v, ju_path_key(&r->jc, path, "scale"), &a->scale)) {
+    return false;
+  }
+  return true;
+}
+
+/* Reduce's op (sum, mean, max, min) and axes */
+static bool read_reduce(reader *r, fe_attrs *a, const cJSON *attrs, const char *path) {
+  const cJSON *v;
+  const char *s;
+  if (!ju_string(&r->jc, attrs, "op", path, true, &s)) return false;
+  if (strcmp(s, "sum") == 0) a->rop = RED_SUM;
+  else if (strcmp(s, "max") == 0) a->rop = RED_MAX;
+  else if (strcmp(s, "min") == 0) a->rop = RED_MIN;
+  else if (strcmp(s, "mean") == 0) a->rop = RED_SUM, a->mean = true;
+  else {
+    diag_report(r->dl, D_BAD_ATTR, ju_path_key(&r->jc, path, "op"), "Use sum, mean, max or min.",
+                "unknown reduce op '%s'", s);
+    return false;
+  }
+  if (!(v = ju_array(&r->jc, attrs, "axes", path, true))) return false;
+  if (!read_int_list(r, v, ju_path_key(&r->jc, path, "axes"), -FE_MAX_RANK, FE_MAX_RANK - 1, &a->naxes, a->axes))
+    return false;
+  return true;
+}
+
+/* Pad's [lo, hi] sizes an axis and its value */
+static bool read_pads(reader *r, fe_attrs *a, const cJSON *attrs, const char *path) {
+  const cJSON *v;
+  if (!(v = ju_array(&r->jc, attrs, "pads", path, true))) return false;
+  int n = cJSON_GetArraySize(v);
+  if (n > FE_MAX_RANK) {
+    diag_report(r->dl, D_BAD_ATTR, path, NULL, "more than %d pads", FE_MAX_RANK);
+    return false;
+  }
+  a->npads = n;
+  a->pad_lo = ARENA_ARRAY(r->A, const sx *, n);
+  a->pad_hi = ARENA_ARRAY(r->A, const sx *, n);
+  int i = 0;
+  const char *pp = ju_path_key(&r->jc, path, "pads");
+  for (const cJSON *it = v->child; it; it = it->next, i++) {
+    const char *ip = ju_path_idx(&r->jc, pp, i);
+    if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2) {
+      diag_report(r->dl, D_BAD_ATTR, ip, NULL, "expected [lo, hi], found %s", ju_type_name(it));
+      return false;
+    }
+    if (!(a->pad_lo[i] = read_size(r, it->child, ju_path_idx(&r->jc, ip, 0), 0, false)) ||
+        !(a->pad_hi[i] = read_size(r, it->child->next, ju_path_idx(&r->jc, ip, 1), 0, false)))
+      return false;
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(attrs, "value")) &&
+      !ju_number_item(&r->jc, v, ju_path_key(&r->jc, path, "value"), &a->pad_value))
+    return false;
+  return true;
+}
+
+/* Slice's starts, ends and steps, one each an axis */
+static bool read_slice(reader *r, fe_attrs *a, const cJSON *attrs, const char *path) {
+  const cJSON *v;
+  const cJSON *st = ju_array(&r->jc, attrs, "starts", path, true);
+  const cJSON *en = ju_array(&r->jc, attrs, "ends", path, true);
+  if (!st || !en) return false;
+  int n1, n2, n3 = -1;
+  if (!read_size_list(r, st, ju_path_key(&r->jc, path, "starts"), 0, &n1, &a->starts) ||
+      !read_size_list(r, en, ju_path_key(&r->jc, path, "ends"), 0, &n2, &a->ends))
+    return false;
+  a->steps = ARENA_ARRAY(r->A, int64_t, FE_MAX_RANK);
+  for (int i = 0; i < FE_MAX_RANK; i++) a->steps[i] = 1;
+  if ((v = cJSON_GetObjectItemCaseSensitive(attrs, "steps")) &&
+      !read_int_list(r, v, ju_path_key(&r->jc, path, "steps"), 1, 1 << 20, &n3, a->steps))
+    return false;
+  if (n1 != n2 || (n3 >= 0 && n3 != n1)) {
+    diag_report(r->dl, D_BAD_ATTR, path, NULL, "starts, ends and steps must have the same length");
+    return false;
+  }
+  a->nslice = n1;
+  return true;
+}
+
 static bool read_attrs(reader *r, fe_node *nd, const cJSON *attrs, const char *path) {
   fe_attrs *a = &nd->attrs;
   bool ok = true;
@@ -568,49 +671,8 @@ static bool read_attrs(reader *r, fe_node *nd, const cJSON *attrs, const char *p
   if (cJSON_GetObjectItemCaseSensitive(attrs, "causal") &&
       !ju_bool(&r->jc, attrs, "causal", path, true, &a->causal))
     return false;
-  if ((v = cJSON_GetObjectItemCaseSensitive(attrs, "scale"))) {
-    a->has_scale = true;
-    if (cJSON_IsString(v)) {
-      const char *s = v->valuestring;
-      size_t n = strlen(s);
-      if (n > 7 && strncmp(s, "rsqrt(", 6) == 0 && s[n - 1] == ')') {
-        char *sym = arena_strndup(r->A, s + 6, n - 7);
-        if (!fe_is_dim(r->g, sym)) {
-          diag_report(r->dl, D_BAD_ATTR, ju_path_key(&r->jc, path, "scale"), NULL,
-                      "'%s' is not in signature.dims", sym);
-          return false;
-        }
-        a->scale_rsqrt = sym;
-        for (int i = 0; i < r->g->nbound; i++)
-          if (strcmp(r->g->bound_name[i], sym) == 0) {
-            a->scale = 1.0 / sqrt((double)r->g->bound_value[i]);
-            a->scale_rsqrt = NULL;
-          }
-      } else {
-        diag_report(r->dl, D_BAD_ATTR, ju_path_key(&r->jc, path, "scale"),
-                    "Use a number or \"rsqrt(D)\" with D a signature dim.", "cannot read scale '%s'", s);
-        return false;
-      }
-    } else if (!ju_number_item(&r->jc, v, ju_path_key(&r->jc, path, "scale"), &a->scale)) {
-      return false;
-    }
-  }
-  if (nd->op == FE_REDUCE) {
-    const char *s;
-    if (!ju_string(&r->jc, attrs, "op", path, true, &s)) return false;
-    if (strcmp(s, "sum") == 0) a->rop = RED_SUM;
-    else if (strcmp(s, "max") == 0) a->rop = RED_MAX;
-    else if (strcmp(s, "min") == 0) a->rop = RED_MIN;
-    else if (strcmp(s, "mean") == 0) a->rop = RED_SUM, a->mean = true;
-    else {
-      diag_report(r->dl, D_BAD_ATTR, ju_path_key(&r->jc, path, "op"), "Use sum, mean, max or min.",
-                  "unknown reduce op '%s'", s);
-      return false;
-    }
-    if (!(v = ju_array(&r->jc, attrs, "axes", path, true))) return false;
-    if (!read_int_list(r, v, ju_path_key(&r->jc, path, "axes"), -FE_MAX_RANK, FE_MAX_RANK - 1, &a->naxes, a->axes))
-      return false;
-  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(attrs, "scale")) && !read_scale(r, a, v, path)) return false;
+  if (nd->op == FE_REDUCE && !read_reduce(r, a, attrs, path)) return false;
   if (nd->op == FE_FLIP) {
     if (!(v = ju_array(&r->jc, attrs, "axes", path, true))) return false;
     if (!read_int_list(r, v, ju_path_key(&r->jc, path, "axes"), -FE_MAX_RANK, FE_MAX_RANK - 1, &a->naxes, a->axes))
@@ -653,51 +715,8 @@ static bool read_attrs(reader *r, fe_node *nd, const cJSON *attrs, const char *p
     if (!ju_number_item(&r->jc, v, ju_path_key(&r->jc, path, "scalar"), &a->scalar)) return false;
     a->has_scalar = true;
   }
-  if (nd->op == FE_PAD) {
-    if (!(v = ju_array(&r->jc, attrs, "pads", path, true))) return false;
-    int n = cJSON_GetArraySize(v);
-    if (n > FE_MAX_RANK) {
-      diag_report(r->dl, D_BAD_ATTR, path, NULL, "more than %d pads", FE_MAX_RANK);
-      return false;
-    }
-    a->npads = n;
-    a->pad_lo = ARENA_ARRAY(r->A, const sx *, n);
-    a->pad_hi = ARENA_ARRAY(r->A, const sx *, n);
-    int i = 0;
-    const char *pp = ju_path_key(&r->jc, path, "pads");
-    for (const cJSON *it = v->child; it; it = it->next, i++) {
-      const char *ip = ju_path_idx(&r->jc, pp, i);
-      if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2) {
-        diag_report(r->dl, D_BAD_ATTR, ip, NULL, "expected [lo, hi], found %s", ju_type_name(it));
-        return false;
-      }
-      if (!(a->pad_lo[i] = read_size(r, it->child, ju_path_idx(&r->jc, ip, 0), 0, false)) ||
-          !(a->pad_hi[i] = read_size(r, it->child->next, ju_path_idx(&r->jc, ip, 1), 0, false)))
-        return false;
-    }
-    if ((v = cJSON_GetObjectItemCaseSensitive(attrs, "value")) &&
-        !ju_number_item(&r->jc, v, ju_path_key(&r->jc, path, "value"), &a->pad_value))
-      return false;
-  }
-  if (nd->op == FE_SLICE) {
-    const cJSON *st = ju_array(&r->jc, attrs, "starts", path, true);
-    const cJSON *en = ju_array(&r->jc, attrs, "ends", path, true);
-    if (!st || !en) return false;
-    int n1, n2, n3 = -1;
-    if (!read_size_list(r, st, ju_path_key(&r->jc, path, "starts"), 0, &n1, &a->starts) ||
-        !read_size_list(r, en, ju_path_key(&r->jc, path, "ends"), 0, &n2, &a->ends))
-      return false;
-    a->steps = ARENA_ARRAY(r->A, int64_t, FE_MAX_RANK);
-    for (int i = 0; i < FE_MAX_RANK; i++) a->steps[i] = 1;
-    if ((v = cJSON_GetObjectItemCaseSensitive(attrs, "steps")) &&
-        !read_int_list(r, v, ju_path_key(&r->jc, path, "steps"), 1, 1 << 20, &n3, a->steps))
-      return false;
-    if (n1 != n2 || (n3 >= 0 && n3 != n1)) {
-      diag_report(r->dl, D_BAD_ATTR, path, NULL, "starts, ends and steps must have the same length");
-      return false;
-    }
-    a->nslice = n1;
-  }
+  if (nd->op == FE_PAD && !read_pads(r, a, attrs, path)) return false;
+  if (nd->op == FE_SLICE && !read_slice(r, a, attrs, path)) return false;
   return true;
 }
 
@@ -935,13 +954,23 @@ typedef struct fe_result {
 
 typedef bool fe_infer_fn(reader *r, fe_node *nd, operand *const *in, fe_result *res);
 
+/* A contraction's result dtype: its operands' one dtype, or acc_dtype when
+ * given (which a low-precision operand needs: need_acc). */
+static bool contraction_dtype(reader *r, fe_node *nd, const char *op, const operand *x, const operand *y, dtype *dt) {
+  if (x->dt != y->dt) {
+    diag_report(r->dl, D_DTYPE_MISMATCH, nd->at, NULL, "%s operands are %s and %s", op, dtype_name(x->dt),
+                dtype_name(y->dt));
+    return false;
+  }
+  if (!need_acc(r, nd, x->dt)) return false;
+  *dt = nd->attrs.has_acc ? nd->attrs.acc_dtype : x->dt;
+  return true;
+}
+
 /* Gather's result: its shape and dtype, or a diagnostic. */
 static bool infer_gather(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
   arena *A = r->A;
   fe_attrs *a = &nd->attrs;
-  int rank = 0;
-  const sx **shape = NULL;
-  dtype dt = in[0]->dt;
   /* torch.gather: out[i][j] = X[index[i][j]][j] (dim 0); the index has X's
    * rank, and its other axes are X's (stricter than torch's <=) */
   operand *x = in[0], *ix = in[1];
@@ -958,19 +987,14 @@ static bool infer_gather(reader *r, fe_node *nd, operand *const *in, fe_result *
                   sx_str(A, ix->shape[i]), sx_str(A, x->shape[i]));
       return false;
     }
-  rank = ix->rank;
-  shape = (const sx **)ix->shape;
-  res->rank = rank, res->shape = shape, res->dt = dt;
+  res->rank = ix->rank;
+  res->shape = (const sx **)ix->shape;
   return true;
 }
 
 /* GEMM's result: its shape and dtype, or a diagnostic. */
 static bool infer_gemm(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
   arena *A = r->A;
-  fe_attrs *a = &nd->attrs;
-  int rank = 0;
-  const sx **shape = NULL;
-  dtype dt = in[0]->dt;
   operand *x = in[0], *y = in[1];
   if (x->rank < 2 || y->rank < 2) {
     diag_report(r->dl, D_BAD_SHAPE, nd->at, NULL, "GEMM operands need rank >= 2, got %d and %d", x->rank,
@@ -985,19 +1009,12 @@ static bool infer_gemm(reader *r, fe_node *nd, operand *const *in, fe_result *re
   int rb;
   const sx **batch;
   if (!broadcast_shapes(r, nd, x->rank - 2, x->shape, y->rank - 2, y->shape, &rb, &batch)) return false;
-  rank = rb + 2;
-  shape = ARENA_ARRAY(A, const sx *, rank);
-  for (int i = 0; i < rb; i++) shape[i] = batch[i];
-  shape[rb] = x->shape[x->rank - 2];
-  shape[rb + 1] = y->shape[y->rank - 1];
-  if (x->dt != y->dt) {
-    diag_report(r->dl, D_DTYPE_MISMATCH, nd->at, NULL, "GEMM operands are %s and %s", dtype_name(x->dt),
-                dtype_name(y->dt));
-    return false;
-  }
-  if (!need_acc(r, nd, x->dt)) return false;
-  dt = a->has_acc ? a->acc_dtype : x->dt;
-  res->rank = rank, res->shape = shape, res->dt = dt;
+  res->rank = rb + 2;
+  res->shape = ARENA_ARRAY(A, const sx *, res->rank);
+  for (int i = 0; i < rb; i++) res->shape[i] = batch[i];
+  res->shape[rb] = x->shape[x->rank - 2];
+  res->shape[rb + 1] = y->shape[y->rank - 1];
+  if (!contraction_dtype(r, nd, "GEMM", x, y, &res->dt)) return false;
   return true;
 }
 
@@ -1005,9 +1022,6 @@ static bool infer_gemm(reader *r, fe_node *nd, operand *const *in, fe_result *re
 static bool infer_conv2d(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
   arena *A = r->A;
   fe_attrs *a = &nd->attrs;
-  int rank = 0;
-  const sx **shape = NULL;
-  dtype dt = in[0]->dt;
   operand *x = in[0], *w = in[1];
   if (x->rank != 4 || w->rank != 4) {
     diag_report(r->dl, D_BAD_SHAPE, nd->at, NULL, "Conv2D takes rank-4 X and Wt, got %d and %d", x->rank,
@@ -1039,19 +1053,12 @@ static bool infer_conv2d(reader *r, fe_node *nd, operand *const *in, fe_result *
   Q = sx_add_int(A, sx_floordiv(A, sx_add_int(A, sx_sub(A, sx_add_int(A, W, 2 * a->pad[1]),
                                                        sx_scale(A, sx_add_int(A, S, -1), a->dilation[1])), -1),
                                 sx_int(A, a->stride[1])), 1);
-  rank = 4;
-  shape = ARENA_ARRAY(A, const sx *, 4);
-  shape[0] = N;
-  if (nchw) shape[1] = K, shape[2] = P, shape[3] = Q;
-  else shape[1] = P, shape[2] = Q, shape[3] = K;
-  if (x->dt != w->dt) {
-    diag_report(r->dl, D_DTYPE_MISMATCH, nd->at, NULL, "Conv2D operands are %s and %s", dtype_name(x->dt),
-                dtype_name(w->dt));
-    return false;
-  }
-  if (!need_acc(r, nd, x->dt)) return false;
-  dt = a->has_acc ? a->acc_dtype : x->dt;
-  res->rank = rank, res->shape = shape, res->dt = dt;
+  res->rank = 4;
+  res->shape = ARENA_ARRAY(A, const sx *, 4);
+  res->shape[0] = N;
+  if (nchw) res->shape[1] = K, res->shape[2] = P, res->shape[3] = Q;
+  else res->shape[1] = P, res->shape[2] = Q, res->shape[3] = K;
+  if (!contraction_dtype(r, nd, "Conv2D", x, w, &res->dt)) return false;
   return true;
 }
 
@@ -1059,9 +1066,6 @@ static bool infer_conv2d(reader *r, fe_node *nd, operand *const *in, fe_result *
 static bool infer_attention(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
   arena *A = r->A;
   fe_attrs *a = &nd->attrs;
-  int rank = 0;
-  const sx **shape = NULL;
-  dtype dt = in[0]->dt;
   operand *q = in[0], *k = in[1], *v = in[2];
   if (q->rank < 2 || q->rank != k->rank || q->rank != v->rank) {
     diag_report(r->dl, D_BAD_SHAPE, nd->at, NULL, "Attention takes Q, K, V of equal rank >= 2");
@@ -1084,32 +1088,27 @@ static bool infer_attention(reader *r, fe_node *nd, operand *const *in, fe_resul
     return false;
   }
   if (!need_acc(r, nd, q->dt)) return false;
-  rank = n;
-  shape = ARENA_ARRAY(A, const sx *, n);
-  for (int i = 0; i < n - 1; i++) shape[i] = q->shape[i];
-  shape[n - 1] = v->shape[n - 1];
-  dt = a->has_acc ? a->acc_dtype : q->dt;
-  res->rank = rank, res->shape = shape, res->dt = dt;
+  res->rank = n;
+  res->shape = ARENA_ARRAY(A, const sx *, n);
+  for (int i = 0; i < n - 1; i++) res->shape[i] = q->shape[i];
+  res->shape[n - 1] = v->shape[n - 1];
+  res->dt = a->has_acc ? a->acc_dtype : q->dt;
   return true;
 }
 
 /* Elementwise's result: its shape and dtype, or a diagnostic. */
 static bool infer_elementwise(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
   fe_attrs *a = &nd->attrs;
-  int rank = 0;
-  const sx **shape = NULL;
-  dtype dt = in[0]->dt;
-  rank = in[0]->rank;
-  shape = (const sx **)in[0]->shape;
-  dt = in[0]->dt;
+  res->rank = in[0]->rank;
+  res->shape = (const sx **)in[0]->shape;
+  res->dt = in[0]->dt;
   int first = nd->fn == EW_WHERE ? 1 : 0;
-  if (nd->fn == EW_WHERE) dt = in[1]->dt;
+  if (nd->fn == EW_WHERE) res->dt = in[1]->dt;
   for (int i = 1; i < nd->nin; i++) {
-    if (!broadcast_shapes(r, nd, rank, shape, in[i]->rank, in[i]->shape, &rank, &shape)) return false;
-    if (i > first) dt = dtype_promote(dt, in[i]->dt);
+    if (!broadcast_shapes(r, nd, res->rank, res->shape, in[i]->rank, in[i]->shape, &res->rank, &res->shape)) return false;
+    if (i > first) res->dt = dtype_promote(res->dt, in[i]->dt);
   }
-  if (nd->fn == EW_CAST) dt = a->to;
-  res->rank = rank, res->shape = shape, res->dt = dt;
+  if (nd->fn == EW_CAST) res->dt = a->to;
   return true;
 }
 
@@ -1117,9 +1116,6 @@ static bool infer_elementwise(reader *r, fe_node *nd, operand *const *in, fe_res
 static bool infer_reduce(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
   arena *A = r->A;
   fe_attrs *a = &nd->attrs;
-  int rank = 0;
-  const sx **shape = NULL;
-  dtype dt = in[0]->dt;
   operand *x = in[0];
   bool drop[FE_MAX_RANK] = {0};
   for (int i = 0; i < a->naxes; i++) {
@@ -1130,30 +1126,25 @@ static bool infer_reduce(reader *r, fe_node *nd, operand *const *in, fe_result *
     }
     drop[a->axes[i]] = true;
   }
-  shape = ARENA_ARRAY(A, const sx *, x->rank);
+  res->shape = ARENA_ARRAY(A, const sx *, x->rank);
   for (int i = 0; i < x->rank; i++)
-    if (!drop[i]) shape[rank++] = x->shape[i];
+    if (!drop[i]) res->shape[res->rank++] = x->shape[i];
   if (a->rop == RED_SUM) {
     if (!need_acc(r, nd, x->dt)) return false;
-    dt = a->has_acc ? a->acc_dtype : x->dt;
+    res->dt = a->has_acc ? a->acc_dtype : x->dt;
   }
-  res->rank = rank, res->shape = shape, res->dt = dt;
   return true;
 }
 
 /* Softmax's result: its shape and dtype, or a diagnostic. */
 static bool infer_softmax(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
   fe_attrs *a = &nd->attrs;
-  int rank = 0;
-  const sx **shape = NULL;
-  dtype dt = in[0]->dt;
-  rank = in[0]->rank;
-  shape = (const sx **)in[0]->shape;
-  if (rank == 0 || !norm_axis(r, nd, a->axis, rank, &a->axis)) {
-    if (rank == 0) diag_report(r->dl, D_BAD_SHAPE, nd->at, NULL, "Softmax of a scalar");
+  res->rank = in[0]->rank;
+  res->shape = (const sx **)in[0]->shape;
+  if (res->rank == 0 || !norm_axis(r, nd, a->axis, res->rank, &a->axis)) {
+    if (res->rank == 0) diag_report(r->dl, D_BAD_SHAPE, nd->at, NULL, "Softmax of a scalar");
     return false;
   }
-  res->rank = rank, res->shape = shape, res->dt = dt;
   return true;
 }
 
@@ -1161,9 +1152,6 @@ static bool infer_softmax(reader *r, fe_node *nd, operand *const *in, fe_result 
 static bool infer_transpose(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
   arena *A = r->A;
   fe_attrs *a = &nd->attrs;
-  int rank = 0;
-  const sx **shape = NULL;
-  dtype dt = in[0]->dt;
   operand *x = in[0];
   bool seen[FE_MAX_RANK] = {0};
   bool ok = a->nperm == x->rank;
@@ -1175,10 +1163,9 @@ static bool infer_transpose(reader *r, fe_node *nd, operand *const *in, fe_resul
     diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "perm is not a permutation of %d axes", x->rank);
     return false;
   }
-  rank = x->rank;
-  shape = ARENA_ARRAY(A, const sx *, rank);
-  for (int i = 0; i < rank; i++) shape[i] = x->shape[a->perm[i]];
-  res->rank = rank, res->shape = shape, res->dt = dt;
+  res->rank = x->rank;
+  res->shape = ARENA_ARRAY(A, const sx *, res->rank);
+  for (int i = 0; i < res->rank; i++) res->shape[i] = x->shape[a->perm[i]];
   return true;
 }
 
@@ -1186,9 +1173,6 @@ static bool infer_transpose(reader *r, fe_node *nd, operand *const *in, fe_resul
 static bool infer_reshape(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
   arena *A = r->A;
   fe_attrs *a = &nd->attrs;
-  int rank = 0;
-  const sx **shape = NULL;
-  dtype dt = in[0]->dt;
   const sx *p0 = prod(A, in[0]->rank, in[0]->shape), *p1 = prod(A, a->nshape, a->shape);
   if (!sx_equal(p0, p1)) {
     diag_report(r->dl, D_RESHAPE_MISMATCH, nd->at, NULL, "reshape of %s (%s elements) to %s (%s elements)",
@@ -1196,22 +1180,17 @@ static bool infer_reshape(reader *r, fe_node *nd, operand *const *in, fe_result 
                 sx_str(A, p1));
     return false;
   }
-  rank = a->nshape;
-  shape = a->shape;
-  res->rank = rank, res->shape = shape, res->dt = dt;
+  res->rank = a->nshape;
+  res->shape = a->shape;
   return true;
 }
 
 /* Cast's result: its shape and dtype, or a diagnostic. */
 static bool infer_cast(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
   fe_attrs *a = &nd->attrs;
-  int rank = 0;
-  const sx **shape = NULL;
-  dtype dt = in[0]->dt;
-  rank = in[0]->rank;
-  shape = (const sx **)in[0]->shape;
-  dt = a->to;
-  res->rank = rank, res->shape = shape, res->dt = dt;
+  res->rank = in[0]->rank;
+  res->shape = (const sx **)in[0]->shape;
+  res->dt = a->to;
   return true;
 }
 
@@ -1219,17 +1198,13 @@ static bool infer_cast(reader *r, fe_node *nd, operand *const *in, fe_result *re
 static bool infer_pad(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
   arena *A = r->A;
   fe_attrs *a = &nd->attrs;
-  int rank = 0;
-  const sx **shape = NULL;
-  dtype dt = in[0]->dt;
   if (a->npads != in[0]->rank) {
     diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "Pad gives %d pads for rank %d", a->npads, in[0]->rank);
     return false;
   }
-  rank = in[0]->rank;
-  shape = ARENA_ARRAY(A, const sx *, rank);
-  for (int i = 0; i < rank; i++) shape[i] = sx_add(A, in[0]->shape[i], sx_add(A, a->pad_lo[i], a->pad_hi[i]));
-  res->rank = rank, res->shape = shape, res->dt = dt;
+  res->rank = in[0]->rank;
+  res->shape = ARENA_ARRAY(A, const sx *, res->rank);
+  for (int i = 0; i < res->rank; i++) res->shape[i] = sx_add(A, in[0]->shape[i], sx_add(A, a->pad_lo[i], a->pad_hi[i]));
   return true;
 }
 
@@ -1237,16 +1212,13 @@ static bool infer_pad(reader *r, fe_node *nd, operand *const *in, fe_result *res
 static bool infer_slice(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
   arena *A = r->A;
   fe_attrs *a = &nd->attrs;
-  int rank = 0;
-  const sx **shape = NULL;
-  dtype dt = in[0]->dt;
   if (a->nslice != in[0]->rank) {
     diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "Slice gives %d axes for rank %d", a->nslice, in[0]->rank);
     return false;
   }
-  rank = in[0]->rank;
-  shape = ARENA_ARRAY(A, const sx *, rank);
-  for (int i = 0; i < rank; i++) {
+  res->rank = in[0]->rank;
+  res->shape = ARENA_ARRAY(A, const sx *, res->rank);
+  for (int i = 0; i < res->rank; i++) {
     const sx *len = sx_sub(A, a->ends[i], a->starts[i]);
     int64_t l, sz;
     if (sx_is_int(len, &l) && l <= 0) {
@@ -1260,18 +1232,14 @@ static bool infer_slice(reader *r, fe_node *nd, operand *const *in, fe_result *r
                   (long long)l, (long long)sz);
       return false;
     }
-    shape[i] = sx_ceildiv_int(A, len, a->steps[i]);
+    res->shape[i] = sx_ceildiv_int(A, len, a->steps[i]);
   }
-  res->rank = rank, res->shape = shape, res->dt = dt;
   return true;
 }
 
 /* Flip's result: its shape and dtype, or a diagnostic. */
 static bool infer_flip(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
   fe_attrs *a = &nd->attrs;
-  int rank = 0;
-  const sx **shape = NULL;
-  dtype dt = in[0]->dt;
   bool seen[FE_MAX_RANK] = {0};
   for (int i = 0; i < a->naxes; i++) {
     if (!norm_axis(r, nd, a->axes[i], in[0]->rank, &a->axes[i])) return false;
@@ -1281,9 +1249,8 @@ static bool infer_flip(reader *r, fe_node *nd, operand *const *in, fe_result *re
     }
     seen[a->axes[i]] = true;
   }
-  rank = in[0]->rank;
-  shape = (const sx **)in[0]->shape;
-  res->rank = rank, res->shape = shape, res->dt = dt;
+  res->rank = in[0]->rank;
+  res->shape = (const sx **)in[0]->shape;
   return true;
 }
 
@@ -1291,9 +1258,6 @@ static bool infer_flip(reader *r, fe_node *nd, operand *const *in, fe_result *re
 static bool infer_expand(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
   arena *A = r->A;
   fe_attrs *a = &nd->attrs;
-  int rank = 0;
-  const sx **shape = NULL;
-  dtype dt = in[0]->dt;
   operand *x = in[0];
   if (a->nshape < x->rank) {
     diag_report(r->dl, D_BAD_MOVEMENT, nd->at, NULL, "Expand to rank %d from rank %d", a->nshape, x->rank);
@@ -1307,9 +1271,8 @@ static bool infer_expand(reader *r, fe_node *nd, operand *const *in, fe_result *
       return false;
     }
   }
-  rank = a->nshape;
-  shape = a->shape;
-  res->rank = rank, res->shape = shape, res->dt = dt;
+  res->rank = a->nshape;
+  res->shape = a->shape;
   return true;
 }
 
@@ -1317,9 +1280,6 @@ static bool infer_expand(reader *r, fe_node *nd, operand *const *in, fe_result *
 static bool infer_tile(reader *r, fe_node *nd, operand *const *in, fe_result *res) {
   arena *A = r->A;
   fe_attrs *a = &nd->attrs;
-  int rank = 0;
-  const sx **shape = NULL;
-  dtype dt = in[0]->dt;
   /* torch's Tensor.repeat: one repeat count per result axis, at least
    * one per input axis; extra counts prepend axes of size 1 */
   operand *x = in[0];
@@ -1329,14 +1289,13 @@ static bool infer_tile(reader *r, fe_node *nd, operand *const *in, fe_result *re
                 "Tile has %d repeats for an input of rank %d", a->nrep, x->rank);
     return false;
   }
-  rank = a->nrep;
-  const sx **sh = ARENA_ARRAY(A, const sx *, rank + 1);
-  for (int i = 0; i < rank; i++) {
-    int k = i - (rank - x->rank);
+  res->rank = a->nrep;
+  const sx **sh = ARENA_ARRAY(A, const sx *, res->rank + 1);
+  for (int i = 0; i < res->rank; i++) {
+    int k = i - (res->rank - x->rank);
     sh[i] = sx_mul(A, k >= 0 ? x->shape[k] : sx_int(A, 1), sx_int(A, a->repeats[i]));
   }
-  shape = sh;
-  res->rank = rank, res->shape = shape, res->dt = dt;
+  res->shape = sh;
   return true;
 }
 
@@ -1372,7 +1331,8 @@ static bool infer_node(reader *r, fe_node *nd) {
       return false;
     }
   DLC_ASSERT(nd->op >= 0 && nd->op < FE__COUNT);
-  fe_result res;
+  /* each rule sets the rank and shape, and the dtype where it is not its first operand's */
+  fe_result res = {0, NULL, in[0]->dt};
   if (!INFER[nd->op](r, nd, in, &res)) return false;
   int rank = res.rank;
   const sx **shape = res.shape;

@@ -1092,6 +1092,18 @@ static void setmaxnreg(gpu_kernel *k, arena *A, bool consumers) {
 
 /* Both producers: TMA boxes (tma_wgmma) or gathered cp.async chunks
  * (cp_async_wgmma); the consumers and the epilogue are the same. */
+/* Both sm90a contraction producers open alike: their Role (`who`: which
+ * threads copy), the register budget down, the k-tile loop and the wait
+ * for the slot's empty barrier. */
+static void producer_open(gpu_kernel *k, arena *A, const char *who, int BK, const char *pk) {
+  emit(k, A, GS_ROLE, "producer", who, NULL, 0, NULL, NULL)->role = GROLE_PRODUCER;
+  setmaxnreg(k, A, false);
+  emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
+  emit(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
+       "tFree[kt]", NULL)
+      ->mbar = GMBAR_EMPTY;
+}
+
 /* The sm90a contraction's statements, in groups: the gathering producer
  * (cp.async chunks, an arrival a thread on the stage it lands), the TMA
  * producer (one elected lane's boxes, the stage's bytes armed on its full
@@ -1102,14 +1114,7 @@ static void sm90a_gather_producer(gpu_kernel *k, arena *A, const region *r, cons
                                   const char *pn, const char *pk) {
   int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages;
   int L = k->gather_lag;
-  emit(k, A, GS_ROLE, "producer", "warpgroup 0: 128 threads, thread t copies chunks t, t + 128, ... of each stage",
-       NULL, 0, NULL, NULL)
-      ->role = GROLE_PRODUCER;
-  setmaxnreg(k, A, false);
-  emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
-  emit(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
-       "tFree[kt]", NULL)
-      ->mbar = GMBAR_EMPTY;
+  producer_open(k, A, "warpgroup 0: 128 threads, thread t copies chunks t, t + 128, ... of each stage", BK, pk);
   for (int side = 0; side < 2; side++) {
     const gpu_operand *o = side ? &k->B : &k->A;
     gpu_stmt *cp = emit(k, A, GS_CP_ASYNC, arena_printf(A, "sm%c[kt%%%d] <- %s", side ? 'B' : 'A', S, o->tensor),
@@ -1146,13 +1151,7 @@ static void sm90a_gather_producer(gpu_kernel *k, arena *A, const region *r, cons
 static void sm90a_tma_producer(gpu_kernel *k, arena *A, const sched_plan *p, const char *pm, const char *pn,
                                const char *pk) {
   int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages, eb = dtype_bytes(k->T);
-  emit(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL)
-      ->role = GROLE_PRODUCER;
-  setmaxnreg(k, A, false);
-  emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
-  emit(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
-       "tFree[kt]", NULL)
-      ->mbar = GMBAR_EMPTY;
+  producer_open(k, A, "warpgroup 0; one elected lane of warp 0 issues the copies", BK, pk);
   emit(k, A, GS_MBAR_ARRIVE, "full[kt % S]",
        arena_printf(A, "arrive.expect_tx: the stage's %d bytes, which the two copies complete", (BM + BN) * BK * eb),
        NULL, 0, NULL, NULL)

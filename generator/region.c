@@ -752,6 +752,119 @@ static rexpr *contraction_body(builder *b, region *r, const pv_block *blk, int n
   return mul;
 }
 
+/* The Reduce of statement st (entry e) over its axes ax: its body, the
+ * contraction's product when it is the region's contraction (is_con), a
+ * product Poly-View did not take as one, or its operand. */
+static rexpr *reduce_expr(builder *b, region *r, const pv_stmt *st, const ib_entry *e, const int *ax, int nax,
+                          bool is_con, int *incap) {
+  arena *A = b->A;
+  const poly_view *pv = b->pv;
+  const indexbook *ib = b->ib;
+  rexpr *x;
+  const tiny_uop *u = &ib->dag->u[e->uop];
+  const char *const *d = stmt_dims(b, st);
+  x = rx_new(A, RX_REDUCE);
+  x->rop = u->op == TINY_CONTRACT ? RED_SUM : u->rop;
+  x->dt = u->dt;
+  x->init = x->rop == RED_SUM ? 0.0 : x->rop == RED_MAX ? -INFINITY : INFINITY;
+  x->nred = e->nred;
+  x->red = ARENA_ARRAY(A, int, e->nred + 1);
+  for (int i = 0; i < e->nred; i++) x->red[i] = axis_index(r, d[e->rank + i]);
+  int bax[RG_MAXAX], nb = 0;
+  for (int i = 0; i < nax; i++) bax[nb++] = ax[i];
+  for (int i = 0; i < e->nred && nb < RG_MAXAX; i++) bax[nb++] = x->red[i];
+  if (is_con) {
+    x->a = contraction_body(b, r, &pv->blk[pv->block_of_stmt[st - pv->st]], nb, bax, incap);
+  } else if (!e->in[0].is_const && ib->e[e->in[0].entry].kind == IBK_PRODUCT &&
+             pv->stmt_of_entry[e->in[0].entry] >= 0) {
+    /* a product Poly-View did not take as a contraction (no free axis,
+     * e.g. sum(x * x)): the body multiplies its two operands in place */
+    const pv_stmt *ps = &pv->st[pv->stmt_of_entry[e->in[0].entry]];
+    const ib_entry *pe = &ib->e[ps->entry];
+    rexpr *mul = rx_new(A, RX_BINARY);
+    mul->op = TINY_MUL;
+    mul->a = conform(A, operand(b, r, ps, &pe->in[0], incap), nb, bax);
+    mul->b = conform(A, operand(b, r, ps, &pe->in[1], incap), nb, bax);
+    mul->dt = x->dt;
+    set_axes(A, mul, nb, bax);
+    x->a = mul;
+  } else {
+    x->a = conform(A, operand(b, r, st, &e->in[0], incap), nb, bax);
+  }
+  set_axes(A, x, nax, ax);
+  return x;
+}
+
+/* Store statement st (entry e): the stored value as a let over the
+ * store's axes ax, the signature output it writes and its yield (with the
+ * cast). */
+static void store_output(builder *b, region *r, const pv_stmt *st, const ib_entry *e, const int *ax, int nax,
+                         int *incap, int *letcap, int *outcap, int *ycap) {
+  arena *A = b->A;
+  const indexbook *ib = b->ib;
+  rexpr *x;
+  const tiny_uop *u = &ib->dag->u[e->uop];
+  /* the stored value over the store's axes: a let, or a new let that
+   * transposes, broadcasts or pads it */
+  x = conform(A, operand(b, r, st, &e->in[0], incap), nax, ax);
+  int l = x->k == RX_LET ? x->let : add_let(b, r, e->value, x, -1, letcap);
+  region_memref m = {0};
+  m.name = u->tensor;
+  m.entry = st->entry;
+  m.dt = u->dt;
+  m.rank = e->rank;
+  m.shape = ARENA_ARRAY(A, const sx *, e->rank + 1);
+  for (int i = 0; i < e->rank; i++) m.shape[i] = e->axes[i].size;
+  m.alignment = 16;
+  m.noalias = true;
+  m.layout = "row_major";
+  m.materialize = MAT_GMEM;
+  m.signature = true;
+  ARENA_PUSH(A, r->out, r->nout, *outcap, m);
+  /* the yield carries the cast: yield the CAST's operand when it is a let
+   * over the same axes */
+  region_yield y = {l, r->nout - 1, u->dt};
+  const rexpr *le = r->lets[l].e;
+  if (le->k == RX_UNARY && le->op == TINY_CAST && le->a->k == RX_LET) y.let = le->a->let;
+  ARENA_PUSH(A, r->yields, r->nyields, *ycap, y);
+}
+
+/* The region's lets that other regions read become its outputs. */
+static void outputs_read_elsewhere(builder *b, region *r, int my, int *outcap, int *ycap) {
+  arena *A = b->A;
+  const poly_view *pv = b->pv;
+  const indexbook *ib = b->ib;
+  /* values read by other regions: outputs, "deferred" when only the next
+   * region reads them (spec §6.7 step 8) */
+  for (int l = 0; l < r->nlets; l++) {
+    int entry = b->entry_of_let[l];
+    if (entry < 0 || !b->read_outside[entry]) continue;
+    bool only_next = true;
+    for (int si = 0; si < pv->nst; si++) {
+      int bl = pv->block_of_stmt[si];
+      int rb = bl >= 0 ? b->region_of_block[bl] : -1;
+      if (rb == my) continue;
+      const ib_entry *e = &ib->e[pv->st[si].entry];
+      for (int k = 0; k < e->nin; k++)
+        if (!e->in[k].is_const && e->in[k].entry == entry && rb != my + 1) only_next = false;
+    }
+    region_memref m = {0};
+    m.name = r->lets[l].name;
+    m.entry = entry;
+    m.dt = r->lets[l].e->dt;
+    m.rank = ib->e[entry].rank;
+    m.shape = ARENA_ARRAY(A, const sx *, m.rank + 1);
+    for (int i = 0; i < m.rank; i++) m.shape[i] = ib->e[entry].axes[i].size;
+    m.alignment = 16;
+    m.noalias = true;
+    m.layout = "row_major";
+    m.materialize = only_next ? MAT_DEFERRED : MAT_GMEM;
+    ARENA_PUSH(A, r->out, r->nout, *outcap, m);
+    region_yield y = {l, r->nout - 1, m.dt};
+    ARENA_PUSH(A, r->yields, r->nyields, *ycap, y);
+  }
+}
+
 static void build_region(builder *b, region *r, int my) {
   arena *A = b->A;
   const poly_view *pv = b->pv;
@@ -788,37 +901,7 @@ static void build_region(builder *b, region *r, int my) {
     stmt_axes(b, r, st, e, ax, &nax);
     rexpr *x = NULL;
     if (e->kind == IBK_REDUCE) {
-      const tiny_uop *u = &ib->dag->u[e->uop];
-      const char *const *d = stmt_dims(b, st);
-      x = rx_new(A, RX_REDUCE);
-      x->rop = u->op == TINY_CONTRACT ? RED_SUM : u->rop;
-      x->dt = u->dt;
-      x->init = x->rop == RED_SUM ? 0.0 : x->rop == RED_MAX ? -INFINITY : INFINITY;
-      x->nred = e->nred;
-      x->red = ARENA_ARRAY(A, int, e->nred + 1);
-      for (int i = 0; i < e->nred; i++) x->red[i] = axis_index(r, d[e->rank + i]);
-      int bax[RG_MAXAX], nb = 0;
-      for (int i = 0; i < nax; i++) bax[nb++] = ax[i];
-      for (int i = 0; i < e->nred && nb < RG_MAXAX; i++) bax[nb++] = x->red[i];
-      if (k == con) {
-        x->a = contraction_body(b, r, &pv->blk[pv->block_of_stmt[sts[k]]], nb, bax, &incap);
-      } else if (!e->in[0].is_const && ib->e[e->in[0].entry].kind == IBK_PRODUCT &&
-                 pv->stmt_of_entry[e->in[0].entry] >= 0) {
-        /* a product Poly-View did not take as a contraction (no free axis,
-         * e.g. sum(x * x)): the body multiplies its two operands in place */
-        const pv_stmt *ps = &pv->st[pv->stmt_of_entry[e->in[0].entry]];
-        const ib_entry *pe = &ib->e[ps->entry];
-        rexpr *mul = rx_new(A, RX_BINARY);
-        mul->op = TINY_MUL;
-        mul->a = conform(A, operand(b, r, ps, &pe->in[0], &incap), nb, bax);
-        mul->b = conform(A, operand(b, r, ps, &pe->in[1], &incap), nb, bax);
-        mul->dt = x->dt;
-        set_axes(A, mul, nb, bax);
-        x->a = mul;
-      } else {
-        x->a = conform(A, operand(b, r, st, &e->in[0], &incap), nb, bax);
-      }
-      set_axes(A, x, nax, ax);
+      x = reduce_expr(b, r, st, e, ax, nax, k == con, &incap);
       int li = add_let(b, r, e->value, x, st->entry, &letcap);
       if (k == con) r->acc_let = li;
       continue;
@@ -844,65 +927,14 @@ static void build_region(builder *b, region *r, int my) {
       /* a non_scop view: this region only materializes it */
       x = conform(A, read_expr(b, r, st, &e->in[0], &incap), nax, ax);
     } else if (e->kind == IBK_STORE) {
-      const tiny_uop *u = &ib->dag->u[e->uop];
-      /* the stored value over the store's axes: a let, or a new let that
-       * transposes, broadcasts or pads it */
-      x = conform(A, operand(b, r, st, &e->in[0], &incap), nax, ax);
-      int l = x->k == RX_LET ? x->let : add_let(b, r, e->value, x, -1, &letcap);
-      region_memref m = {0};
-      m.name = u->tensor;
-      m.entry = st->entry;
-      m.dt = u->dt;
-      m.rank = e->rank;
-      m.shape = ARENA_ARRAY(A, const sx *, e->rank + 1);
-      for (int i = 0; i < e->rank; i++) m.shape[i] = e->axes[i].size;
-      m.alignment = 16;
-      m.noalias = true;
-      m.layout = "row_major";
-      m.materialize = MAT_GMEM;
-      m.signature = true;
-      ARENA_PUSH(A, r->out, r->nout, outcap, m);
-      /* the yield carries the cast: yield the CAST's operand when it is a let
-       * over the same axes */
-      region_yield y = {l, r->nout - 1, u->dt};
-      const rexpr *le = r->lets[l].e;
-      if (le->k == RX_UNARY && le->op == TINY_CAST && le->a->k == RX_LET) y.let = le->a->let;
-      ARENA_PUSH(A, r->yields, r->nyields, ycap, y);
+      store_output(b, r, st, e, ax, nax, &incap, &letcap, &outcap, &ycap);
       continue;
     } else {
       continue;
     }
     add_let(b, r, e->value, x, st->entry, &letcap);
   }
-  /* values read by other regions: outputs, "deferred" when only the next
-   * region reads them (spec §6.7 step 8) */
-  for (int l = 0; l < r->nlets; l++) {
-    int entry = b->entry_of_let[l];
-    if (entry < 0 || !b->read_outside[entry]) continue;
-    bool only_next = true;
-    for (int si = 0; si < pv->nst; si++) {
-      int bl = pv->block_of_stmt[si];
-      int rb = bl >= 0 ? b->region_of_block[bl] : -1;
-      if (rb == my) continue;
-      const ib_entry *e = &ib->e[pv->st[si].entry];
-      for (int k = 0; k < e->nin; k++)
-        if (!e->in[k].is_const && e->in[k].entry == entry && rb != my + 1) only_next = false;
-    }
-    region_memref m = {0};
-    m.name = r->lets[l].name;
-    m.entry = entry;
-    m.dt = r->lets[l].e->dt;
-    m.rank = ib->e[entry].rank;
-    m.shape = ARENA_ARRAY(A, const sx *, m.rank + 1);
-    for (int i = 0; i < m.rank; i++) m.shape[i] = ib->e[entry].axes[i].size;
-    m.alignment = 16;
-    m.noalias = true;
-    m.layout = "row_major";
-    m.materialize = only_next ? MAT_DEFERRED : MAT_GMEM;
-    ARENA_PUSH(A, r->out, r->nout, outcap, m);
-    region_yield y = {l, r->nout - 1, m.dt};
-    ARENA_PUSH(A, r->yields, r->nyields, ycap, y);
-  }
+  outputs_read_elsewhere(b, r, my, &outcap, &ycap);
   remove_dead_lets(b->A, r);
   mark_epilogue(r);
 }

@@ -1221,11 +1221,198 @@ static uint8_t reg_mask(const emu_insn *in) {
   }
 }
 
-int dlcemu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int nops, emu_insn *in) {
-  char buf[128];
-  char *parts[24];
+/* arithmetic and bit operations: the operands, then the types each accepts */
+static int dec_arith_checked(emu_parse_ctx *pc, int op, mods *mp, emu_operand *ops, int nops, emu_insn *in) {
+  int rc = 0;
+  rc = dec_arith(pc, op, mp, ops, nops, in);
+  if (!rc && in->op != OP_PRED_LOGIC && in->cls == CLS_ARITH) in->cls = (uint8_t)class_for_type(in->t);
+  if (!rc && in->op != OP_PRED_LOGIC) {
+    int t = in->t;
+    /* what each operation accepts */
+    int fl = dlcemu_type_is_float(t);
+    switch (op) {
+    case OP_FMA:
+      if (!fl || t == T_TF32) rc = dlcemu_pc_unsupported(pc, "fma type");
+      else if (!in->rnd) rc = dlcemu_pc_error(pc, "fma needs a rounding mode");
+      return rc;
+    case OP_RCP: case OP_SQRT: case OP_RSQRT: case OP_SIN: case OP_COS: case OP_LG2: case OP_EX2:
+    case OP_TANH:
+      if (!fl) rc = dlcemu_pc_error(pc, "floating-point type expected");
+      else if (t != T_F32 && t != T_F64 && !((op == OP_EX2 || op == OP_TANH) && is_half_type(t)))
+        rc = dlcemu_pc_unsupported(pc, "type of this special function");
+      if (!rc && (in->flags & IF_APPROX) == 0 && !in->rnd) rc = dlcemu_pc_error(pc, "needs .approx or a rounding mode");
+      if (!rc && (op == OP_SQRT || op == OP_RCP) && in->rnd) in->cls = (uint8_t)class_for_type(t);
+      return rc;
+    case OP_DIV:
+      if (t == T_F32 && !in->rnd && !(in->flags & IF_APPROX)) rc = dlcemu_pc_error(pc, "div.f32 needs a rounding mode, .approx or .full");
+      if (is_half_type(t)) rc = dlcemu_pc_unsupported(pc, "div of half types");
+      return rc;
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_MIN: case OP_MAX: case OP_ABS: case OP_NEG:
+    case OP_MAD:
+      if (t == T_TF32 || t == T_B128) rc = dlcemu_pc_unsupported(pc, "type");
+      if (op == OP_MAD && fl && t != T_F32 && t != T_F64) rc = dlcemu_pc_unsupported(pc, "mad type");
+      return rc;
+    case OP_COPYSIGN: case OP_TESTP:
+      if (t != T_F32 && t != T_F64) rc = dlcemu_pc_unsupported(pc, "type");
+      return rc;
+    default:
+      if (fl) rc = dlcemu_pc_unsupported(pc, "floating-point type for an integer operation");
+      else if (!is_int_type(t)) rc = dlcemu_pc_unsupported(pc, "type");
+      return rc;
+    }
+  }
+  return rc;
+}
+
+/* testp: the class test, one float type */
+static int dec_testp(emu_parse_ctx *pc, int op, mods *mp, emu_operand *ops, int nops, emu_insn *in) {
+  int rc = 0;
+  static const char *const kinds[] = {"finite", "infinite", "number", "notanumber", "normal", "subnormal"};
+  int k = -1;
+  for (int i = 0; i < 6; i++)
+    if (take(mp, kinds[i])) k = i;
+  int t = T_NONE;
+  if (k < 0) {
+    rc = dlcemu_pc_error(pc, "testp needs a test");
+  } else if (!(rc = check_rest(pc, mp)) && !(rc = one_type(pc, mp, &t)) && !(rc = nops_is(pc, nops, 2))) {
+    in->sub = (uint8_t)k;
+    in->t = (uint8_t)t;
+    in->cls = (uint8_t)class_for_type(t);
+    if (t != T_F32 && t != T_F64) rc = dlcemu_pc_unsupported(pc, "testp type");
+    else if (!(rc = pdst(pc, &ops[0], 0, &in->a[0]))) rc = src(pc, &ops[1], t, 1, &in->a[1]);
+  }
+  return rc;
+}
+
+/* selp (a predicate picks) and slct (a number's sign picks) */
+static int dec_select(emu_parse_ctx *pc, int op, mods *mp, emu_operand *ops, int nops, emu_insn *in) {
+  int rc = 0;
+  float_flags(in, mp);
+  if ((rc = check_rest(pc, mp))) return rc;
+  if (op == OP_SELP) {
+    int t = T_NONE, neg = 0;
+    if ((rc = one_type(pc, mp, &t)) || (rc = nops_is(pc, nops, 4))) return rc;
+    in->t = (uint8_t)t;
+    if (t == T_PRED) {
+      rc = dlcemu_pc_unsupported(pc, "selp.pred");
+      return rc;
+    }
+    if ((rc = dst(pc, &ops[0], 0, &in->a[0])) || (rc = src(pc, &ops[1], t, 1, &in->a[1])) ||
+        (rc = src(pc, &ops[2], t, 2, &in->a[2])) || (rc = psrc(pc, &ops[3], 3, &in->a[3], &neg)))
+      return rc;
+    if (neg) in->flags |= IF_NEGB;
+  } else {
+    if (mp->ntypes != 2) {
+      rc = dlcemu_pc_error(pc, "slct needs two types");
+      return rc;
+    }
+    if ((rc = nops_is(pc, nops, 4))) return rc;
+    in->t = (uint8_t)mp->types[0];
+    in->t2 = (uint8_t)mp->types[1];
+    if (in->t2 != T_S32 && in->t2 != T_F32) {
+      rc = dlcemu_pc_unsupported(pc, "slct selector type");
+      return rc;
+    }
+    if ((rc = dst(pc, &ops[0], 0, &in->a[0])) || (rc = src(pc, &ops[1], in->t, 1, &in->a[1])) ||
+        (rc = src(pc, &ops[2], in->t, 2, &in->a[2])) || (rc = src(pc, &ops[3], in->t2, 3, &in->a[3])))
+      return rc;
+  }
+  return rc;
+}
+
+/* cvta: a state space and .u32/.u64 */
+static int dec_cvta(emu_parse_ctx *pc, int op, mods *mp, emu_operand *ops, int nops, emu_insn *in) {
+  int rc = 0;
+  int to = take(mp, "to");
+  int t = T_NONE;
+  if ((rc = check_rest(pc, mp)) || (rc = one_type(pc, mp, &t)) || (rc = nops_is(pc, nops, 2))) return rc;
+  if (mp->space < 0 || (t != T_U32 && t != T_U64)) {
+    rc = dlcemu_pc_error(pc, "cvta needs a state space and .u32/.u64");
+    return rc;
+  }
+  in->t = (uint8_t)t;
+  in->space = (uint8_t)mp->space;
+  if (to) in->flags |= IF_TO;
+  if (!(rc = dst(pc, &ops[0], 0, &in->a[0]))) rc = src(pc, &ops[1], t, 1, &in->a[1]);
+  return rc;
+}
+
+/* isspacep: a state space */
+static int dec_isspacep(emu_parse_ctx *pc, int op, mods *mp, emu_operand *ops, int nops, emu_insn *in) {
+  int rc = 0;
+  if ((rc = check_rest(pc, mp)) || (rc = nops_is(pc, nops, 2))) return rc;
+  if (mp->space < 0) {
+    rc = dlcemu_pc_error(pc, "isspacep needs a state space");
+    return rc;
+  }
+  in->space = (uint8_t)mp->space;
+  if (!(rc = pdst(pc, &ops[0], 0, &in->a[0]))) rc = src(pc, &ops[1], T_U64, 1, &in->a[1]);
+  return rc;
+}
+
+/* membar and fence: no effect here, but fence.proxy.async */
+static int dec_fence(emu_parse_ctx *pc, int op, mods *mp, emu_operand *ops, int nops, emu_insn *in) {
+  int rc = 0;
+  if (op == OP_FENCE && take(mp, "proxy")) {
+    /* fence.proxy.async{.global, .shared::cta, .shared::cluster} */
+    if (!take(mp, "async")) {
+      rc = dlcemu_pc_unsupported(pc, "proxy fence other than .proxy.async");
+      return rc;
+    }
+    take(mp, "shared::cluster");
+    in->op = OP_FENCE_PROXY_ASYNC;
+    in->cls = DLCEMU_CLASS_OTHER;
+    rc = check_rest(pc, mp);
+    return rc;
+  }
+  if (op == OP_FENCE && take(mp, "proxy::async")) {
+    rc = dlcemu_pc_unsupported(pc, "fence.proxy::async");
+    return rc;
+  }
+  take(mp, "mbarrier_init"); /* fence.mbarrier_init.release.cluster: mbarrier.init is visible at once here */
+  take(mp, "gl");
+  take(mp, "sys");
+  rc = check_rest(pc, mp);
+  return rc;
+}
+
+/* createpolicy: an L2 policy, 0 here (a mov) */
+static int dec_createpolicy(emu_parse_ctx *pc, int op, mods *mp, emu_operand *ops, int nops, emu_insn *in) {
+  int rc = 0;
+  /* createpolicy.fractional/range.L2::evict_*.b64 d, ... : the policy is 0 */
+  for (int i = 0; i < mp->nrest; i++)
+    if (!strcmp(mp->rest[i], "fractional") || !strcmp(mp->rest[i], "range") || !strcmp(mp->rest[i], "cvt") ||
+        !strncmp(mp->rest[i], "L2::", 4))
+      mp->used[i] = 1;
+  if ((rc = check_rest(pc, mp))) return rc;
+  if (nops < 1) {
+    rc = dlcemu_pc_error(pc, "createpolicy needs a destination");
+    return rc;
+  }
+  in->op = OP_MOV;
+  in->t = T_B64;
+  if (!(rc = dst(pc, &ops[0], 0, &in->a[0]))) in->a[1] = dlcemu_pc_const(pc, 0);
+  return rc;
+}
+
+/* cp.async.bulk.commit_group and .wait_group (.read) */
+static int dec_bulk_group(emu_parse_ctx *pc, int op, mods *mp, emu_operand *ops, int nops, emu_insn *in) {
+  int rc = 0;
+  if (op == OP_BULK_WAIT && take(mp, "read")) in->sub = 1;
+  if ((rc = check_rest(pc, mp)) || (rc = nops_is(pc, nops, op == OP_BULK_WAIT))) return rc;
+  if (op == OP_BULK_WAIT) {
+    if (ops[0].kind != OPD_IMM || ops[0].imm_kind != IMM_INT || ops[0].ival < 0 || ops[0].ival > 63)
+      rc = bad_operand(pc, 0, "an immediate group count in 0..63");
+    else in->imm = ops[0].ival;
+  }
+  return rc;
+}
+
+/* The opcode's dot-separated parts ("ld", "global", "v4", "f32"), in
+ * buf (of `cap` bytes); how many, at most 24. */
+static int opcode_parts(const char *opcode, char *buf, size_t cap, char *parts[24]) {
   int np = 0;
-  snprintf(buf, sizeof buf, "%s", opcode);
+  snprintf(buf, cap, "%s", opcode);
   for (char *p = buf; *p && np < 24;) {
     parts[np++] = p;
     char *d = strchr(p, '.');
@@ -1233,6 +1420,13 @@ int dlcemu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int n
     *d = 0;
     p = d + 1;
   }
+  return np;
+}
+
+int dlcemu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int nops, emu_insn *in) {
+  char buf[128];
+  char *parts[24];
+  int np = opcode_parts(opcode, buf, sizeof buf, parts);
   int used = 0;
   int op = find_base(parts, np, &used);
   if (op < 0) return dlcemu_pc_unsupported(pc, "unknown opcode");
@@ -1251,127 +1445,30 @@ int dlcemu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int n
   case OP_LOP3: case OP_DP4A: case OP_DP2A: case OP_ADDC: case OP_SUBC: case OP_MADC:
   case OP_COPYSIGN: case OP_FMA: case OP_RCP: case OP_SQRT: case OP_RSQRT: case OP_SIN: case OP_COS:
   case OP_LG2: case OP_EX2: case OP_TANH: case OP_FNS: case OP_BMSK:
-    rc = dec_arith(pc, op, &m, ops, nops, in);
-    if (!rc && in->op != OP_PRED_LOGIC && in->cls == CLS_ARITH) in->cls = (uint8_t)class_for_type(in->t);
-    if (!rc && in->op != OP_PRED_LOGIC) {
-      int t = in->t;
-      /* what each operation accepts */
-      int fl = dlcemu_type_is_float(t);
-      switch (op) {
-      case OP_FMA:
-        if (!fl || t == T_TF32) rc = dlcemu_pc_unsupported(pc, "fma type");
-        else if (!in->rnd) rc = dlcemu_pc_error(pc, "fma needs a rounding mode");
-        break;
-      case OP_RCP: case OP_SQRT: case OP_RSQRT: case OP_SIN: case OP_COS: case OP_LG2: case OP_EX2:
-      case OP_TANH:
-        if (!fl) rc = dlcemu_pc_error(pc, "floating-point type expected");
-        else if (t != T_F32 && t != T_F64 && !((op == OP_EX2 || op == OP_TANH) && is_half_type(t)))
-          rc = dlcemu_pc_unsupported(pc, "type of this special function");
-        if (!rc && (in->flags & IF_APPROX) == 0 && !in->rnd) rc = dlcemu_pc_error(pc, "needs .approx or a rounding mode");
-        if (!rc && (op == OP_SQRT || op == OP_RCP) && in->rnd) in->cls = (uint8_t)class_for_type(t);
-        break;
-      case OP_DIV:
-        if (t == T_F32 && !in->rnd && !(in->flags & IF_APPROX)) rc = dlcemu_pc_error(pc, "div.f32 needs a rounding mode, .approx or .full");
-        if (is_half_type(t)) rc = dlcemu_pc_unsupported(pc, "div of half types");
-        break;
-      case OP_ADD: case OP_SUB: case OP_MUL: case OP_MIN: case OP_MAX: case OP_ABS: case OP_NEG:
-      case OP_MAD:
-        if (t == T_TF32 || t == T_B128) rc = dlcemu_pc_unsupported(pc, "type");
-        if (op == OP_MAD && fl && t != T_F32 && t != T_F64) rc = dlcemu_pc_unsupported(pc, "mad type");
-        break;
-      case OP_COPYSIGN: case OP_TESTP:
-        if (t != T_F32 && t != T_F64) rc = dlcemu_pc_unsupported(pc, "type");
-        break;
-      default:
-        if (fl) rc = dlcemu_pc_unsupported(pc, "floating-point type for an integer operation");
-        else if (!is_int_type(t)) rc = dlcemu_pc_unsupported(pc, "type");
-        break;
-      }
-    }
+    rc = dec_arith_checked(pc, op, &m, ops, nops, in);
     break;
-  case OP_TESTP: {
-    static const char *const kinds[] = {"finite", "infinite", "number", "notanumber", "normal", "subnormal"};
-    int k = -1;
-    for (int i = 0; i < 6; i++)
-      if (take(&m, kinds[i])) k = i;
-    int t = T_NONE;
-    if (k < 0) {
-      rc = dlcemu_pc_error(pc, "testp needs a test");
-    } else if (!(rc = check_rest(pc, &m)) && !(rc = one_type(pc, &m, &t)) && !(rc = nops_is(pc, nops, 2))) {
-      in->sub = (uint8_t)k;
-      in->t = (uint8_t)t;
-      in->cls = (uint8_t)class_for_type(t);
-      if (t != T_F32 && t != T_F64) rc = dlcemu_pc_unsupported(pc, "testp type");
-      else if (!(rc = pdst(pc, &ops[0], 0, &in->a[0]))) rc = src(pc, &ops[1], t, 1, &in->a[1]);
-    }
+  case OP_TESTP:
+    rc = dec_testp(pc, op, &m, ops, nops, in);
     break;
-  }
   case OP_SET:
   case OP_SETP:
     rc = dec_setp(pc, op, &m, ops, nops, in);
     break;
   case OP_SELP:
-  case OP_SLCT: {
-    float_flags(in, &m);
-    if ((rc = check_rest(pc, &m))) break;
-    if (op == OP_SELP) {
-      int t = T_NONE, neg = 0;
-      if ((rc = one_type(pc, &m, &t)) || (rc = nops_is(pc, nops, 4))) break;
-      in->t = (uint8_t)t;
-      if (t == T_PRED) {
-        rc = dlcemu_pc_unsupported(pc, "selp.pred");
-        break;
-      }
-      if ((rc = dst(pc, &ops[0], 0, &in->a[0])) || (rc = src(pc, &ops[1], t, 1, &in->a[1])) ||
-          (rc = src(pc, &ops[2], t, 2, &in->a[2])) || (rc = psrc(pc, &ops[3], 3, &in->a[3], &neg)))
-        break;
-      if (neg) in->flags |= IF_NEGB;
-    } else {
-      if (m.ntypes != 2) {
-        rc = dlcemu_pc_error(pc, "slct needs two types");
-        break;
-      }
-      if ((rc = nops_is(pc, nops, 4))) break;
-      in->t = (uint8_t)m.types[0];
-      in->t2 = (uint8_t)m.types[1];
-      if (in->t2 != T_S32 && in->t2 != T_F32) {
-        rc = dlcemu_pc_unsupported(pc, "slct selector type");
-        break;
-      }
-      if ((rc = dst(pc, &ops[0], 0, &in->a[0])) || (rc = src(pc, &ops[1], in->t, 1, &in->a[1])) ||
-          (rc = src(pc, &ops[2], in->t, 2, &in->a[2])) || (rc = src(pc, &ops[3], in->t2, 3, &in->a[3])))
-        break;
-    }
+  case OP_SLCT:
+    rc = dec_select(pc, op, &m, ops, nops, in);
     break;
-  }
   case OP_MOV:
     rc = dec_mov(pc, &m, ops, nops, in);
     break;
   case OP_CVT:
     rc = dec_cvt(pc, &m, ops, nops, in);
     break;
-  case OP_CVTA: {
-    int to = take(&m, "to");
-    int t = T_NONE;
-    if ((rc = check_rest(pc, &m)) || (rc = one_type(pc, &m, &t)) || (rc = nops_is(pc, nops, 2))) break;
-    if (m.space < 0 || (t != T_U32 && t != T_U64)) {
-      rc = dlcemu_pc_error(pc, "cvta needs a state space and .u32/.u64");
-      break;
-    }
-    in->t = (uint8_t)t;
-    in->space = (uint8_t)m.space;
-    if (to) in->flags |= IF_TO;
-    if (!(rc = dst(pc, &ops[0], 0, &in->a[0]))) rc = src(pc, &ops[1], t, 1, &in->a[1]);
+  case OP_CVTA:
+    rc = dec_cvta(pc, op, &m, ops, nops, in);
     break;
-  }
   case OP_ISSPACEP:
-    if ((rc = check_rest(pc, &m)) || (rc = nops_is(pc, nops, 2))) break;
-    if (m.space < 0) {
-      rc = dlcemu_pc_error(pc, "isspacep needs a state space");
-      break;
-    }
-    in->space = (uint8_t)m.space;
-    if (!(rc = pdst(pc, &ops[0], 0, &in->a[0]))) rc = src(pc, &ops[1], T_U64, 1, &in->a[1]);
+    rc = dec_isspacep(pc, op, &m, ops, nops, in);
     break;
   case OP_LD:
   case OP_LDU:
@@ -1411,26 +1508,7 @@ int dlcemu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int n
     break;
   case OP_MEMBAR:
   case OP_FENCE:
-    if (op == OP_FENCE && take(&m, "proxy")) {
-      /* fence.proxy.async{.global, .shared::cta, .shared::cluster} */
-      if (!take(&m, "async")) {
-        rc = dlcemu_pc_unsupported(pc, "proxy fence other than .proxy.async");
-        break;
-      }
-      take(&m, "shared::cluster");
-      in->op = OP_FENCE_PROXY_ASYNC;
-      in->cls = DLCEMU_CLASS_OTHER;
-      rc = check_rest(pc, &m);
-      break;
-    }
-    if (op == OP_FENCE && take(&m, "proxy::async")) {
-      rc = dlcemu_pc_unsupported(pc, "fence.proxy::async");
-      break;
-    }
-    take(&m, "mbarrier_init"); /* fence.mbarrier_init.release.cluster: mbarrier.init is visible at once here */
-    take(&m, "gl");
-    take(&m, "sys");
-    rc = check_rest(pc, &m);
+    rc = dec_fence(pc, op, &m, ops, nops, in);
     break;
   case OP_NANOSLEEP:
     if ((rc = check_rest(pc, &m)) || (rc = nops_is(pc, nops, 1))) break;
@@ -1439,22 +1517,9 @@ int dlcemu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int n
   case OP_PMEVENT:
     in->op = OP_NOP;
     break;
-  case OP_CREATEPOLICY: {
-    /* createpolicy.fractional/range.L2::evict_*.b64 d, ... : the policy is 0 */
-    for (int i = 0; i < m.nrest; i++)
-      if (!strcmp(m.rest[i], "fractional") || !strcmp(m.rest[i], "range") || !strcmp(m.rest[i], "cvt") ||
-          !strncmp(m.rest[i], "L2::", 4))
-        m.used[i] = 1;
-    if ((rc = check_rest(pc, &m))) break;
-    if (nops < 1) {
-      rc = dlcemu_pc_error(pc, "createpolicy needs a destination");
-      break;
-    }
-    in->op = OP_MOV;
-    in->t = T_B64;
-    if (!(rc = dst(pc, &ops[0], 0, &in->a[0]))) in->a[1] = dlcemu_pc_const(pc, 0);
+  case OP_CREATEPOLICY:
+    rc = dec_createpolicy(pc, op, &m, ops, nops, in);
     break;
-  }
   case OP_GRIDDEP:
     take(&m, "wait");
     take(&m, "launch_dependents");
@@ -1486,13 +1551,7 @@ int dlcemu_decode(emu_parse_ctx *pc, const char *opcode, emu_operand *ops, int n
     break;
   case OP_BULK_COMMIT:
   case OP_BULK_WAIT:
-    if (op == OP_BULK_WAIT && take(&m, "read")) in->sub = 1;
-    if ((rc = check_rest(pc, &m)) || (rc = nops_is(pc, nops, op == OP_BULK_WAIT))) break;
-    if (op == OP_BULK_WAIT) {
-      if (ops[0].kind != OPD_IMM || ops[0].imm_kind != IMM_INT || ops[0].ival < 0 || ops[0].ival > 63)
-        rc = bad_operand(pc, 0, "an immediate group count in 0..63");
-      else in->imm = ops[0].ival;
-    }
+    rc = dec_bulk_group(pc, op, &m, ops, nops, in);
     break;
   case OP_MBAR_INIT: case OP_MBAR_INVAL: case OP_MBAR_ARRIVE: case OP_MBAR_EXPECT_TX: case OP_MBAR_COMPLETE_TX:
   case OP_MBAR_TEST_WAIT: case OP_MBAR_TRY_WAIT:

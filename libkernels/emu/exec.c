@@ -141,8 +141,8 @@ static uint32_t prmt(int mode, uint32_t a, uint32_t b, uint32_t c) {
   return r;
 }
 
-/* one lane of an integer operation; carry is the lane's .cc flag */
-static uint64_t int_op(const emu_insn *in, uint64_t a, uint64_t b, uint64_t c, uint64_t d4, uint64_t *carry) {
+/* one lane of an integer add, subtract, multiply (24-bit too), sad, divide, remainder, abs, negate, min or max; carry is the lane's .cc flag */
+static uint64_t int_arith_op(const emu_insn *in, uint64_t a, uint64_t b, uint64_t c, uint64_t d4, uint64_t *carry) {
   int t = in->t;
   unsigned n = tsize[t] * 8;
   int sg = tsigned[t];
@@ -228,6 +228,18 @@ static uint64_t int_op(const emu_insn *in, uint64_t a, uint64_t b, uint64_t c, u
     if ((in->flags & IF_RELU) && sg && sext(r, n) < 0) r = 0;
     return r;
   }
+  default: return 0;
+  }
+}
+
+/* one lane of an integer bit, shift, logic or dot-product operation */
+static uint64_t int_bit_op(const emu_insn *in, uint64_t a, uint64_t b, uint64_t c, uint64_t d4, uint64_t *carry) {
+  int t = in->t;
+  unsigned n = tsize[t] * 8;
+  int sg = tsigned[t];
+  uint64_t M = bmask(n);
+  uint64_t ua = a & M, ub = b & M;
+  switch (in->op) {
   case OP_POPC: return (uint64_t)__builtin_popcountll(ua);
   case OP_CLZ: return ua ? (uint64_t)(__builtin_clzll(ua) - (64 - (int)n)) : n;
   case OP_BFIND: {
@@ -343,6 +355,17 @@ static uint64_t int_op(const emu_insn *in, uint64_t a, uint64_t b, uint64_t c, u
     return acc;
   }
   default: return 0;
+  }
+}
+
+/* one lane of an integer operation; carry is the lane's .cc flag */
+static uint64_t int_op(const emu_insn *in, uint64_t a, uint64_t b, uint64_t c, uint64_t d4, uint64_t *carry) {
+  switch (in->op) {
+  case OP_POPC: case OP_CLZ: case OP_BFIND: case OP_BREV: case OP_BFE: case OP_BFI: case OP_PRMT: case OP_BMSK:
+  case OP_FNS: case OP_SHF: case OP_SHL: case OP_SHR: case OP_AND: case OP_OR: case OP_XOR: case OP_NOT:
+  case OP_CNOT: case OP_LOP3: case OP_DP4A: case OP_DP2A:
+    return int_bit_op(in, a, b, c, d4, carry);
+  default: return int_arith_op(in, a, b, c, d4, carry);
   }
 }
 
@@ -1935,27 +1958,19 @@ static exec_next ex_isspacep(exec_ctx *ex) {
   return EX_NEXT;
 }
 
-/* ld, st */
-static exec_next ex_ldst(exec_ctx *ex) {
-  emu_run *R = ex->R;
-  emu_warp *w = ex->w;
-  const emu_insn *in = ex->in;
-  uint32_t exec = ex->exec;
-  if (exec) exec_ldst(R, w, in, exec);
-  if (R->status) return EX_RETURN;
-  return EX_NEXT;
-}
-
-/* atom */
-static exec_next ex_atom(exec_ctx *ex) {
-  emu_run *R = ex->R;
-  emu_warp *w = ex->w;
-  const emu_insn *in = ex->in;
-  uint32_t exec = ex->exec;
-  if (exec) exec_atom(R, w, in, exec);
-  if (R->status) return EX_RETURN;
-  return EX_NEXT;
-}
+/* The executors that hand the executing lanes to one function of this file
+ * (loads and stores, atomics, calls of body-less functions, TMA copies);
+ * the warp stops when it reports an error. */
+#define EX_LANES_TO(name, fn)                                     \
+  static exec_next name(exec_ctx *ex) {                           \
+    if (ex->exec) fn(ex->R, ex->w, ex->in, ex->exec);             \
+    return ex->R->status ? EX_RETURN : EX_NEXT;                   \
+  }
+EX_LANES_TO(ex_ldst, exec_ldst)
+EX_LANES_TO(ex_atom, exec_atom)
+EX_LANES_TO(ex_call_extern, exec_call_extern)
+EX_LANES_TO(ex_bulk_tensor, exec_bulk_tensor)
+#undef EX_LANES_TO
 
 /* bra */
 static exec_next ex_bra(exec_ctx *ex) {
@@ -2005,17 +2020,6 @@ static exec_next ex_call(exec_ctx *ex) {
     set_pcs(w, active & ~exec, pc + 1);
     return EX_STAY;
   }
-  return EX_NEXT;
-}
-
-/* call_extern */
-static exec_next ex_call_extern(exec_ctx *ex) {
-  emu_run *R = ex->R;
-  emu_warp *w = ex->w;
-  const emu_insn *in = ex->in;
-  uint32_t exec = ex->exec;
-  if (exec) exec_call_extern(R, w, in, exec);
-  if (R->status) return EX_RETURN;
   return EX_NEXT;
 }
 
@@ -2292,17 +2296,6 @@ static exec_next ex_mbar(exec_ctx *ex) {
     set_pcs(w, slept & w->mb_wait, pc);
     return EX_STAY;
   }
-  return EX_NEXT;
-}
-
-/* cp_bulk_tensor */
-static exec_next ex_bulk_tensor(exec_ctx *ex) {
-  emu_run *R = ex->R;
-  emu_warp *w = ex->w;
-  const emu_insn *in = ex->in;
-  uint32_t exec = ex->exec;
-  if (exec) exec_bulk_tensor(R, w, in, exec);
-  if (R->status) return EX_RETURN;
   return EX_NEXT;
 }
 
