@@ -170,7 +170,7 @@ int main(void) {
     fail |= run_case(dts[t], 3, 4, 37, 3, 23 + t);  /* D with a tail, misaligned heads */
     fail |= run_case(dts[t], 2, 2, 130, 5, 37 + t); /* more than one vector a thread */
   }
-  /* a head shape (the counts in docs/performance.md) */
+  /* a head shape (the counts in docs/performance-log.md) */
   fail |= run_case(DLC_F16, 64, 8, 128, 8, 41);
   printf(fail ? "FAILED\n" : "ok\n");
   return fail;
