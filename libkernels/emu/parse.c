@@ -1312,6 +1312,8 @@ static int parse_file_directive(parser *P) {
   advance(P);
   if (P->tok.kind != TK_STR) return perr(P, "expected a file name");
   token s = P->tok;
+  /* the lexer takes a string to the end of the text when no quote closes it */
+  if (s.len < 2 || s.s[s.len - 1] != '"') return perr(P, "unterminated file name");
   advance(P);
   while (tok_punct(&P->tok, ',')) { /* timestamp, size */
     advance(P);

@@ -73,3 +73,27 @@ int test_loader_survives_truncated_and_mutated_ptx(tctx *t) {
   free(text);
   return 0;
 }
+
+/* The loader once copied a .file name of a lone quote with a length of -1
+ * (a heap overrun that truncated PTX reached) and took an unclosed name as
+ * far as the text went. */
+int test_file_directive_with_unterminated_name_fails(tctx *t) {
+#define HEAD ".version 8.0\n.target sm_80\n.address_size 64\n"
+  static const char *const bad[] = {
+      HEAD ".file 1 \"",
+      HEAD ".file 1 \"/src/k.cu",
+      HEAD ".file 1 \"/src/k.cu\n.visible .entry k()\n{\n  ret;\n}\n",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    dlcemu_module m = NULL;
+    int rc = dlcemu_module_load_data(&m, bad[i]);
+    CHECK(rc != 0 && valid_status(rc), "case %zu: load returned %d, not an error", i, rc);
+    if (!rc) dlcemu_module_unload(m);
+  }
+  dlcemu_module m = NULL;
+  int rc = dlcemu_module_load_data(&m, HEAD ".file 1 \"/src/k.cu\"\n.visible .entry k()\n{\n  ret;\n}\n");
+  CHECK(rc == 0, "a closed .file name: load returned %d", rc);
+  if (!rc) dlcemu_module_unload(m);
+#undef HEAD
+  return 0;
+}
