@@ -1972,23 +1972,22 @@ EX_LANES_TO(ex_call_extern, exec_call_extern)
 EX_LANES_TO(ex_bulk_tensor, exec_bulk_tensor)
 #undef EX_LANES_TO
 
+/* The executing lanes jump to target: all of the lanes at pc go there
+ * (EX_NEXT), or the warp diverges, the others going on to pc + 1. */
+static exec_next jump_lanes(exec_ctx *ex, uint32_t target) {
+  if (ex->exec == ex->active) {
+    ex->next = target;
+    return EX_NEXT;
+  }
+  emu_materialize(ex->w);
+  set_pcs(ex->w, ex->exec, target);
+  set_pcs(ex->w, ex->active & ~ex->exec, ex->pc + 1);
+  return EX_STAY;
+}
+
 /* bra */
 static exec_next ex_bra(exec_ctx *ex) {
-  emu_warp *w = ex->w;
-  const emu_insn *in = ex->in;
-  uint32_t exec = ex->exec;
-  uint32_t active = ex->active;
-  uint32_t pc = ex->pc;
-  uint32_t target = (uint32_t)in->imm;
-  if (exec == active) {
-    ex->next = target;
-  } else if (exec) {
-    emu_materialize(w);
-    set_pcs(w, exec, target);
-    set_pcs(w, active & ~exec, pc + 1);
-    return EX_STAY;
-  }
-  return EX_NEXT;
+  return ex->exec ? jump_lanes(ex, (uint32_t)ex->in->imm) : EX_NEXT;
 }
 
 /* call */
@@ -1997,7 +1996,6 @@ static exec_next ex_call(exec_ctx *ex) {
   emu_warp *w = ex->w;
   const emu_insn *in = ex->in;
   uint32_t exec = ex->exec;
-  uint32_t active = ex->active;
   uint32_t pc = ex->pc;
   emu_kernel *k = ex->R->k;
   if (!exec) return EX_NEXT;
@@ -2011,16 +2009,7 @@ static exec_next ex_call(exec_ctx *ex) {
     copy_frames(R, w, l, ci + 2, ci[0]);
     w->cstack[(size_t)l * maxd + w->depth[l]++] = pc;
   });
-  uint32_t target = in->a[0];
-  if (exec == active) {
-    ex->next = target;
-  } else {
-    emu_materialize(w);
-    set_pcs(w, exec, target);
-    set_pcs(w, active & ~exec, pc + 1);
-    return EX_STAY;
-  }
-  return EX_NEXT;
+  return jump_lanes(ex, in->a[0]);
 }
 
 /* ret, exit */
