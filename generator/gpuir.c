@@ -827,11 +827,11 @@ static gpu_kernel *contraction_kernel(arena *A, const region *r, const pc_analys
  * tile, the shared tiles, the streamed operands' state, the first S - 1
  * tiles' copies), the k-loops (steady, a tile ahead, drain), and after them
  * (the staging tile, then the epilogue or a split-K slice's partial). */
-static void sm80_prologue(gpu_kernel *k, arena *A, const region *r, const sched_plan *p) {
+static void sm80_prologue(gpu_kernel *k, arena *A, const region *r, const sched_plan *p, const char *pm, const char *pn,
+                          const char *pk) {
   int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages;
   bool split = p->split_k > 1;
   const sx *tiles_m = k->grid_tiles[0], *tiles_n = k->grid_tiles[1];
-  const char *pm = axes_str(A, r, k->v.m_axes, k->v.nm), *pn = axes_str(A, r, k->v.n_axes, k->v.nn), *pk = axes_str(A, r, k->v.k_axes, k->v.nk);
   /* the skeleton, with tokens */
   const char *ta = k->A.k_contig ? arena_printf(A, "[%d][%d][%d] (M x K, K contiguous)", S, BM, BK)
                                  : arena_printf(A, "[%d][%d][%d] (K x M, M contiguous)", S, BK, BM);
@@ -905,9 +905,8 @@ static void sm80_prologue(gpu_kernel *k, arena *A, const region *r, const sched_
     copy_stage(k, A, GCOPY_TILE, s, s, arena_printf(A, "tA%d", s), arena_printf(A, "tB%d", s));
 }
 
-static void sm80_loops(gpu_kernel *k, arena *A, const region *r, const sched_plan *p) {
+static void sm80_loops(gpu_kernel *k, arena *A, const sched_plan *p, const char *pk) {
   int BK = p->tile[2], S = p->stages;
-  const char *pk = axes_str(A, r, k->v.k_axes, k->v.nk);
   /* the steady state streams both operands over the full k-tiles when both
    * advance by a fixed step (for the widths steady_min_vec allows); the drain
    * loop takes the last tiles with bounds */
@@ -945,10 +944,9 @@ static void sm80_loops(gpu_kernel *k, arena *A, const region *r, const sched_pla
   emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
 }
 
-static void sm80_after_loops(gpu_kernel *k, arena *A, const region *r, const sched_plan *p) {
+static void sm80_after_loops(gpu_kernel *k, arena *A, const region *r, const sched_plan *p, const char *pk) {
   int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2];
   bool split = p->split_k > 1;
-  const char *pk = axes_str(A, r, k->v.k_axes, k->v.nk);
   emit(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 0, NULL, NULL)->lo = 0;
   emit(k, A, GS_BARRIER, "bar.sync", "the ring is free for the staging tile", NULL, 0, NULL, NULL);
   emit(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "acc -> stage[%d][%d+8] fp32", BM, BN), "tStage", 1,
@@ -985,9 +983,12 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   const char *at = arena_printf(A, "GPU IR[%s]", r->name);
   gpu_kernel *k = contraction_kernel(A, r, a, p, name, at, dl);
   if (!k) return NULL;
-  sm80_prologue(k, A, r, p);
-  sm80_loops(k, A, r, p);
-  sm80_after_loops(k, A, r, p);
+  /* the M, N and K axes as the statements' prose names them */
+  const char *pm = axes_str(A, r, k->v.m_axes, k->v.nm), *pn = axes_str(A, r, k->v.n_axes, k->v.nn),
+             *pk = axes_str(A, r, k->v.k_axes, k->v.nk);
+  sm80_prologue(k, A, r, p, pm, pn, pk);
+  sm80_loops(k, A, p, pk);
+  sm80_after_loops(k, A, r, p, pk);
   return k;  /* run_stages verifies it */
 }
 
@@ -1925,11 +1926,9 @@ bool gpuir_sm90a_attention_fits(const region_set *rs, const pc_report *pc, const
  * tiles and at each of them (pass 0 the full tiles, 1 the other live
  * ones): the ping-pong turn, S = Q K^T, the score lets and the online
  * softmax, O += P V, the slot's release. */
-static void att90_setup(gpu_kernel *k, arena *A, const sched_plan *p) {
-  const region *r1 = k->r;
+static void att90_setup(gpu_kernel *k, arena *A, const sched_plan *p, const char *batch) {
   int BM = p->tile[0], BN = p->tile[1], S = p->stages, D = k->D, DV = k->DV, eb = dtype_bytes(k->T);
   const char *T = dtype_name(k->T);
-  const char *batch = axes_str(A, r1, k->v.b_axes, k->v.nb);
   emit(k, A, GS_TILE_COORD, "(m.o, batch) <- (blockIdx.x, blockIdx.y)",
        arena_printf(A, "%d query rows of batch %s; key tiles up to the last one the mask leaves anything of "
                        "(Op::tile_live)",
@@ -1953,10 +1952,8 @@ static void att90_setup(gpu_kernel *k, arena *A, const sched_plan *p) {
   emit(k, A, GS_BARRIER, "bar.sync", "the barriers are initialized", NULL, 0, NULL, NULL);
 }
 
-static void att90_producer(gpu_kernel *k, arena *A, const sched_plan *p) {
-  const region *r1 = k->r;
+static void att90_producer(gpu_kernel *k, arena *A, const sched_plan *p, const char *batch) {
   int BM = p->tile[0], BN = p->tile[1], S = p->stages, D = k->D, DV = k->DV, eb = dtype_bytes(k->T);
-  const char *batch = axes_str(A, r1, k->v.b_axes, k->v.nb);
   /* the producer: Q once, then K and V of every live key tile, in the
    * consumers' order, through the ring (i counts the tiles of both passes) */
   emit(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL)
@@ -2124,8 +2121,9 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
   for (int i = fin; i < k->nst; i++)
     if (k->st[i].k != GS_BARRIER) tail[ntail++] = k->st[i];
   k->nst = 0;
-  att90_setup(k, A, p);
-  att90_producer(k, A, p);
+  const char *batch = axes_str(A, r1, k->v.b_axes, k->v.nb); /* the batch axes, as the prose names them */
+  att90_setup(k, A, p, batch);
+  att90_producer(k, A, p, batch);
   att90_consumers_head(k, A, p);
   const char *score = "";
   for (int l = 0; l <= k->sm.x; l++)
