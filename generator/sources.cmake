@@ -2,6 +2,6 @@
 # libFuzzer build (tests/fuzz/libfuzzer), which compiles them with clang.
 set(DLCGEN_SOURCES
   algo.c kinds.c arena.c arch.c diag.c dtype.c jsonutil.c sx.c dsl.c
-  frontend.c layout.c tiny.c indexbook.c polyview.c region.c polycore.c plan.c gpuir.c emit.c manifest.c outfiles.c strbuf.c
+  frontend.c layout.c tiny.c indexbook.c polyview.c region.c polycore.c plan.c gpuir.c emit.c emit_host.c manifest.c outfiles.c strbuf.c
   playback.c
 )
