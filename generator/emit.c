@@ -17,7 +17,7 @@
 
 const char *lc(arena *A, const char *s) { return arena_lower_ident(A, s); }
 
-static const char *cid(arena *A, const char *s) {
+const char *cid(arena *A, const char *s) {
   char *r = arena_strdup(A, s);
   for (char *p = r; *p; p++)
     if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_')) *p = '_';
@@ -70,7 +70,7 @@ static void cmt_wrap(strbuf *s, const char *lead, const char *text) {
 }
 
 /* "<lead><name> = <the let's compact text>", escaped and wrapped */
-static void cmt_let(arena *A, strbuf *s, const char *lead, const region *r, int l) {
+void cmt_let(arena *A, strbuf *s, const char *lead, const region *r, int l) {
   cmt_wrap(s, lead, arena_printf(A, "%s = %s", cmt(A, r->lets[l].name), cmt(A, region_expr_text(A, r, r->lets[l].e))));
 }
 
@@ -203,7 +203,7 @@ char *sxc(arena *A, const sx *x, bool host) {
 
 char *emit_sx_c(arena *A, const sx *x) { return sxc(A, x, false); }
 
-static const char *flit(arena *A, double v, dtype t) {
+const char *flit(arena *A, double v, dtype t) {
   if (t == DT_BOOL) return v != 0 ? "true" : "false";
   if (isinf(v)) return v < 0 ? "-INFINITY" : "INFINITY";
   if (isnan(v)) return "NAN";
@@ -217,27 +217,18 @@ static const char *flit(arena *A, double v, dtype t) {
 
 /* ---- the Op struct ---------------------------------------------------------------- */
 
-typedef struct opgen {
-  arena *A;
-  const gpu_view *v;    /* the region and its groups */
-  const region *r;
-  strbuf *s;
-  dtype T;              /* the instance's operand dtype: spelled `T` (the Op is a template over it) */
-  bool ieee;            /* the kernel's math_ieee: exp2/log2/recip/sqrt/div as IEEE, not .approx.ftz */
-} opgen;
-
 /* A dtype in an Op: `T` for the operand dtype the Op is instantiated on,
  * else its C type. */
-static const char *tname(const opgen *g, dtype t) { return t == g->T ? "T" : ctype(t); }
+const char *tname(const opgen *g, dtype t) { return t == g->T ? "T" : ctype(t); }
 
-static const sx *group_extent(opgen *g, const int *ax, int n) {
+const sx *group_extent(opgen *g, const int *ax, int n) {
   const sx *e = sx_int(g->A, 1);
   for (int i = 0; i < n; i++) e = sx_mul(g->A, e, g->r->it[ax[i]].size);
   return e;
 }
 
 /* Declares i_<axis> for every axis of a group from the flattened index. */
-static void decompose(opgen *g, const char *idx, const int *ax, int n, const char *indent) {
+void decompose(opgen *g, const char *idx, const int *ax, int n, const char *indent) {
   if (n == 0) return;
   if (n == 1) {
     sb_printf(g->s, "%s[[maybe_unused]] const int64_t i_%s = %s;\n", indent, cid(g->A, g->r->it[ax[0]].name), idx);
@@ -548,47 +539,6 @@ static void walk_fn(opgen *g, const gpu_operand *o, const char *role, const char
   sb_puts(s, ";\n  }\n");
 }
 
-/* An epilogue Read that is loaded once and then indexed: in the bounds-checked
- * epilogue, the unit-stride ones (4 values at once); in the full-width one,
- * every Read, as its kind says. */
-typedef struct vread {
-  const rexpr *rd;
-  int id;
-  epi_read_kind kind;
-} vread;
-
-typedef struct epigen {
-  opgen *g;
-  vread v[16];
-  int nv;
-  bool full;         /* the full-width epilogue: reads spelled by kind */
-  const char *acc;   /* how the accumulator let is spelled */
-  int nsub;          /* lets spelled by a given expression instead */
-  int sub_let[4];
-  const char *sub_expr[4];
-  bool exp2_nonpos;  /* every exp2 here takes an argument <= 0 (the softmax's
-                        x - running max): dlc::ex2, one ex2.approx.ftz, even
-                        in IEEE math, since what it flushes is below 2^-126
-                        of the row's largest term 1 */
-  int nlane;         /* guards spelled by a lane mask's test instead (score_lane) */
-  const ib_guard *lane_gd[GPUIR_MAX_MASKS];
-  const char *lane_test[GPUIR_MAX_MASKS];
-  struct lowering *lw; /* the post-reduce lets' lowering (approx math), or NULL */
-  struct rows_pass *rp; /* the row skeleton's open pass: its Reads are spelled from its loads */
-} epigen;
-
-/* The row skeleton's open pass (rows_kernel): the load statements of the
- * GPU IR that its lets' Reads are spelled from (rd<i>, the i-th load of
- * the pass), and the pad Selects around the expression being spelled (a
- * Read under one is loaded only where its guards hold). */
-typedef struct rows_pass {
-  const gpu_kernel *k;
-  int nld;
-  const gpu_stmt *ld[GPUIR_ROW_PASS_LOADS];
-  int ngs;
-  const rexpr *gs[GPUIR_ROW_GUARD_DEPTH];
-} rows_pass;
-
 /* Read e as the open pass loaded it (`index`: as a gather's int64 index):
  * rd<i>[j] (rd<i> for one value a row); false when no load of the pass
  * matches, which gpuir_verify rules out for a pass's lets. */
@@ -654,11 +604,10 @@ static bool bool_const(const rexpr *e, bool v) {
   return e && e->k == RX_CONST && e->dt == DT_BOOL && !e->crsqrt && !e->crecip && (e->cval != 0) == v;
 }
 
-static void expr_c(epigen *eg, strbuf *s, const rexpr *e);
 static bool lw_let(epigen *eg, strbuf *s, int let);
 
 /* guards_c, with the guards of lane masks spelled as their lane tests */
-static void eguards_c(epigen *eg, strbuf *s, const ib_guard *gd, int ng) {
+void eguards_c(epigen *eg, strbuf *s, const ib_guard *gd, int ng) {
   for (int i = 0; i < ng; i++) {
     if (i) sb_puts(s, " && ");
     int j = 0;
@@ -717,7 +666,7 @@ static void index_c(epigen *eg, strbuf *s, const rexpr *e) {
 
 /* A gather: load the index, then the element it selects when the guards
  * (0 <= ld < size, the source view's pads) hold, else cval. */
-static void gather_c(epigen *eg, strbuf *s, const rexpr *e) {
+void gather_c(epigen *eg, strbuf *s, const rexpr *e) {
   opgen *g = eg->g;
   const region_memref *m = &g->r->in[e->input];
   sb_printf(s, "([&]() -> float { const int64_t i_%s = ", cid(g->A, e->ldvar));
@@ -730,7 +679,7 @@ static void gather_c(epigen *eg, strbuf *s, const rexpr *e) {
             sxc(g->A, gpuir_offset(g->A, m, e->map), false), flit(g->A, e->cval, DT_FP32));
 }
 
-static void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
+void expr_c(epigen *eg, strbuf *s, const rexpr *e) {
   opgen *g = eg->g;
   const region *r = g->r;
   switch (e->k) {
@@ -843,6 +792,7 @@ typedef struct lw_sym {
   double k, a, b;
   bool done;              /* written as v_<let> */
 } lw_sym;
+
 typedef struct lowering {
   lw_sym *sym;            /* per let of the region */
   int ntmp;
@@ -1288,7 +1238,7 @@ static void epilogue_full_fn(opgen *g, int ev, const char *tile_n) {
   sb_puts(s, "    }\n    dlc::stv(rp.dst, out);\n  }\n");
 }
 
-static void group_comment(opgen *g, const char *name, const int *ax, int n) {
+void group_comment(opgen *g, const char *name, const int *ax, int n) {
   sb_printf(g->s, "  // %s: (", cmt(g->A, name));
   for (int j = 0; j < n; j++) sb_printf(g->s, "%s%s", j ? ", " : "", g->r->it[ax[j]].name);
   sb_printf(g->s, "), extent %s\n", sx_str(g->A, group_extent(g, ax, n)));
@@ -2611,360 +2561,6 @@ static void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
 }
 
 /* ---- the row skeleton's kernel, rendered from the GPU IR --------------------------------- */
-
-/* x -> x + 1 for the row axis: an output's step along the row */
-typedef struct emit_shift {
-  arena *A;
-  const char *x;
-} emit_shift;
-
-static const sx *emit_shift_row(void *ctx, sx_atom_kind kind, const char *name) {
-  emit_shift *sh = ctx;
-  if (kind == SXA_VAR && strcmp(name, sh->x) == 0) return sx_add_int(sh->A, sx_var(sh->A, name), 1);
-  return NULL;
-}
-
-/* The offset of output m at the point of let e (its axes in the tensor's order). */
-static const sx *row_out_off(opgen *g, const region_memref *m, const rexpr *e) {
-  const sx **map = ARENA_ARRAY(g->A, const sx *, m->rank + 1);
-  for (int d = 0; d < m->rank; d++) map[d] = sx_var(g->A, g->r->it[e->ax[d]].name);
-  return gpuir_offset(g->A, m, map);
-}
-
-/* The Op's kernel<VEC>(p) on templates/sm80_rows.cuh: the GPU IR's
- * statements in order, each its code under a comment with its kind and
- * `what`.  The row's state (thread t, row ri, its length, the row cache)
- * is the skeleton's Sm80Rows `rs`; a pass is a loop over the thread's
- * elements, VEC at a time (c, the first; n <= VEC of them in the row),
- * whose loads fill rd<i> (the pass's i-th load: VEC values, or one a row),
- * whose RowLets compute the element lets at each element j from them and
- * fold a reduction's body into acc<P> or fill an output's o<y> and
- * off<y>; row-scalar lets are locals v_<let> of the kernel.  The renderer
- * reads the statements' structured fields (pass, rd, load, guard). */
-typedef struct rows_render {
-  opgen *g;
-  const gpu_kernel *k;
-  rows_pass rp;
-  const char *ind;
-} rows_render;
-
-static void rr_comment(rows_render *rr, const gpu_stmt *st) {
-  sb_printf(rr->g->s, "%s// %s %s\n", rr->ind, gpuir_stmt_name(st->k), cmt(rr->g->A, st->what));
-}
-
-/* i_<row axis> (and i_<reduction axis>) at element `at` of the row */
-static void rr_elem(rows_render *rr, const char *at) {
-  opgen *g = rr->g;
-  const gpu_rows *rw = &rr->k->rw;
-  sb_printf(g->s, "%s[[maybe_unused]] const int64_t i_%s = %s;\n", rr->ind, cid(g->A, g->r->it[rw->row_axis].name), at);
-  if (rw->red_axis != rw->row_axis)
-    sb_printf(g->s, "%s[[maybe_unused]] const int64_t i_%s = %s;\n", rr->ind, cid(g->A, g->r->it[rw->red_axis].name), at);
-}
-
-/* Row-scalar lets in [from, to) as locals. */
-static void rr_scalars(rows_render *rr, int from, int to) {
-  opgen *g = rr->g;
-  epigen eg = {g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false, 0, {0}, {0}, NULL, NULL};
-  for (int l = from; l < to; l++) {
-    if (!rr->k->rw.scalar[l] || g->r->lets[l].e->k == RX_REDUCE) continue;
-    strbuf x = {0};
-    expr_c(&eg, &x, g->r->lets[l].e);
-    sb_printf(g->s, "%s[[maybe_unused]] const %s v_%s = %s;\n", rr->ind, g->r->lets[l].e->dt == DT_BOOL ? "bool" : "float",
-              cid(g->A, g->r->lets[l].name), sb_str(&x));
-    sb_free(&x);
-  }
-}
-
-static void rr_row_begin(rows_render *rr, const gpu_stmt *st) {
-  opgen *g = rr->g;
-  const gpu_rows *rw = &rr->k->rw;
-  rr_comment(rr, st);
-  sb_printf(g->s, "%sif (!rs.begin(extent_rows(p), extent_row(p))) return;\n", rr->ind);
-  if (rw->nrows > 1) sb_printf(g->s, "%sconst int64_t ri = rs.ri;\n", rr->ind);
-  decompose(g, rw->nrows > 1 ? "ri" : "rs.ri", rw->row_axes, rw->nrows, rr->ind);
-  rr_scalars(rr, 0, rw->nred ? rw->red_let[0] : g->r->nlets);
-}
-
-/* a value fused from an earlier region: the lets that read it compute it */
-static void rr_fused(rows_render *rr, const gpu_stmt *st) {
-  sb_printf(rr->g->s, "%s// %s %s: %s\n", rr->ind, gpuir_stmt_name(st->k), cmt(rr->g->A, st->what), cmt(rr->g->A, st->detail));
-}
-
-static void rr_loop(rows_render *rr, const gpu_stmt *st) {
-  opgen *g = rr->g;
-  rr_comment(rr, st);
-  if (st->pass < rr->k->rw.nred) sb_printf(g->s, "%sfloat acc%d = init<%d>();\n", rr->ind, st->pass, st->pass);
-  sb_printf(g->s, "%sfor (int64_t c = (int64_t)rs.t * VEC; c < rs.len; c += C::STEP) {\n", rr->ind);
-  rr->ind = "      ";
-  sb_printf(g->s, "%sconst int n = rs.count(c);\n", rr->ind);
-  rr->rp.nld = 0;
-}
-
-/* The pad guards of a load: `j < n && (guards)...` */
-static const char *rr_guard(rows_render *rr, const gpu_stmt *st) {
-  strbuf c = {0};
-  sb_puts(&c, "j < n");
-  epigen eg = {rr->g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false, 0, {0}, {0}, NULL, NULL};
-  for (int i = 0; i < st->nguard; i++) {
-    sb_puts(&c, " && ");
-    if (st->guard[i]->ng > 1) sb_puts(&c, "(");
-    eguards_c(&eg, &c, st->guard[i]->guards, st->guard[i]->ng);
-    if (st->guard[i]->ng > 1) sb_puts(&c, ")");
-  }
-  return sb_take_arena(&c, rr->g->A);
-}
-
-static void rr_load(rows_render *rr, const gpu_stmt *st) {
-  opgen *g = rr->g;
-  const gpu_kernel *k = rr->k;
-  const region *r = k->r;
-  const rexpr *rd = st->rd;
-  const region_memref *m = &r->in[rd->input];
-  int i = rr->rp.nld;
-  const char *ind = rr->ind;
-  strbuf *s = g->s;
-  rr_comment(rr, st);
-  if (rr->rp.nld >= GPUIR_ROW_PASS_LOADS) { /* gpuir_verify rules it out */
-    sb_printf(s, "#error \"a pass of the row skeleton loads more than %d Reads\"\n", GPUIR_ROW_PASS_LOADS);
-    return;
-  }
-  rr->rp.ld[rr->rp.nld++] = st;
-  const char *src = arena_printf(g->A, "static_cast<const %s *>(p->%s) + %s", tname(g, m->dt), lc(g->A, m->name),
-                                 sxc(g->A, gpuir_offset(g->A, m, rd->map), false));
-  if (st->load == GLOAD_ROW) {
-    sb_printf(s, "%s[[maybe_unused]] const float rd%d = dlc::ld1(%s);\n", ind, i, src);
-    return;
-  }
-  if (st->load == GLOAD_VEC) {
-    /* VEC elements from c: from the row cache (the thread's own elements,
-     * element j of chunk c at rc[slot * CACHE_CAP + j * (CACHE_CAP / VEC) +
-     * c / VEC], so that the lanes of a warp touch consecutive words) when
-     * the row fits it and an earlier pass kept them; else from global
-     * memory, kept in the cache when this pass is the first of several */
-    int slot = gpuir_rows_cache_slot(r, &k->rw, rd);
-    sb_printf(s, "%sfloat rd%d[VEC];\n", ind, i);
-    if (st->k == GS_LD_SHARED)
-      sb_printf(s,
-                "%sif (rs.cached) {\n#pragma unroll\n"
-                "%s  for (int j = 0; j < VEC; ++j) rd%d[j] = j < n ? rs.rc[%d * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] : 0.f;\n"
-                "%s} else {\n",
-                ind, ind, i, slot, ind);
-    else
-      sb_printf(s, "%s{\n", ind);
-    rr->ind = "        ";
-    rr_elem(rr, "c");
-    rr->ind = ind;
-    sb_printf(s, "%s  const %s *src = %s;\n", ind, tname(g, m->dt), src);
-    sb_printf(s,
-              "%s  if (n == VEC && reinterpret_cast<uintptr_t>(src) %% (VEC * sizeof(*src)) == 0) {\n"
-              "%s    dlc::ldv<VEC>(rd%d, src);\n%s  } else {\n#pragma unroll\n"
-              "%s    for (int j = 0; j < VEC; ++j) rd%d[j] = j < n ? dlc::ld1(src + j) : 0.f;\n%s  }\n%s}\n",
-              ind, ind, i, ind, ind, i, ind, ind);
-    if (slot >= 0 && st->k == GS_LD_GLOBAL)
-      sb_printf(s,
-                "%sif (rs.cached)\n#pragma unroll\n"
-                "%s  for (int j = 0; j < VEC; ++j)\n%s    if (j < n) rs.rc[%d * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] = rd%d[j];\n",
-                ind, ind, ind, slot, i);
-    return;
-  }
-  /* one element at a time: each at its element of the row, where its pad
-   * guards hold (else 0); a gather through the index loaded before it */
-  bool index = st->load == GLOAD_INDEX;
-  sb_printf(s, "%s%s rd%d[VEC];\n#pragma unroll\n%sfor (int j = 0; j < VEC; ++j) {\n", ind, index ? "int64_t" : "float", i,
-            ind);
-  rr->ind = "        ";
-  rr_elem(rr, "c + j");
-  strbuf v = {0};
-  if (index) {
-    sb_printf(&v, "(int64_t)__ldg(%s)", src);
-  } else if (st->k == GS_LD_GATHER) {
-    epigen eg = {g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false, 0, {0}, {0}, NULL, &rr->rp};
-    rr->rp.nld--; /* the gather's index loads only: not itself */
-    rr->rp.ngs = st->nguard;
-    for (int q = 0; q < st->nguard; q++) rr->rp.gs[q] = st->guard[q];
-    gather_c(&eg, &v, rd);
-    rr->rp.ngs = 0;
-    rr->rp.nld++;
-  } else {
-    sb_printf(&v, "dlc::ld1(%s)", src);
-  }
-  sb_printf(s, "%srd%d[j] = %s ? %s : %s;\n", rr->ind, i, rr_guard(rr, st), sb_str(&v), index ? "0" : "0.f");
-  sb_free(&v);
-  rr->ind = ind;
-  sb_printf(s, "%s}\n", ind);
-}
-
-static void rr_row_lets(rows_render *rr, const gpu_stmt *st) {
-  opgen *g = rr->g;
-  const gpu_kernel *k = rr->k;
-  const region *r = k->r;
-  const gpu_rows *rw = &k->rw;
-  const char *ind = rr->ind;
-  rr_comment(rr, st);
-  bool need[GPUIR_ROW_LETS] = {0};
-  gpuir_rows_pass_lets(r, rw, st->pass, need);
-  bool red = st->pass < rw->nred;
-  if (!red)
-    for (int y = 0; y < r->nyields; y++)
-      if (!rw->scalar[r->yields[y].let]) sb_printf(g->s, "%sfloat o%d[VEC];\n%sint64_t off%d[VEC];\n", ind, y, ind, y);
-  /* a reduction folds the row's elements only; the output pass computes
-   * every j (the lets are arithmetic on what the loads hold, 0 past the
-   * row) and stores those in the row */
-  sb_printf(g->s, "#pragma unroll\n%sfor (int j = 0; j < VEC; ++j) {\n", ind);
-  if (red) sb_printf(g->s, "%s  if (j >= n) continue;\n", ind);
-  rr->ind = "        ";
-  rr_elem(rr, "c + j");
-  epigen eg = {g, {{0}}, 0, false, "0.0f", 0, {0}, {0}, false, 0, {0}, {0}, NULL, &rr->rp};
-  for (int l = 0; l < r->nlets; l++) {
-    if (!need[l]) continue;
-    strbuf x = {0};
-    expr_c(&eg, &x, r->lets[l].e);
-    sb_printf(g->s, "%sconst %s v_%s = %s;\n", rr->ind, r->lets[l].e->dt == DT_BOOL ? "bool" : "float",
-              cid(g->A, r->lets[l].name), sb_str(&x));
-    sb_free(&x);
-  }
-  if (red) {
-    strbuf x = {0};
-    expr_c(&eg, &x, r->lets[rw->red_let[st->pass]].e->a);
-    sb_printf(g->s, "%sacc%d = combine<%d>(acc%d, %s);\n", rr->ind, st->pass, st->pass, st->pass, sb_str(&x));
-    sb_free(&x);
-  } else {
-    for (int y = 0; y < r->nyields; y++) {
-      if (rw->scalar[r->yields[y].let]) continue;
-      const region_memref *m = &r->out[r->yields[y].output];
-      sb_printf(g->s, "%so%d[j] = v_%s;\n%soff%d[j] = %s;\n", rr->ind, y, cid(g->A, r->lets[r->yields[y].let].name), rr->ind,
-                y, sxc(g->A, row_out_off(g, m, r->lets[r->yields[y].let].e), false));
-    }
-  }
-  rr->ind = ind;
-  sb_printf(g->s, "%s}\n", ind);
-}
-
-static void rr_store(rows_render *rr, const gpu_stmt *st) {
-  opgen *g = rr->g;
-  arena *A = g->A;
-  const gpu_kernel *k = rr->k;
-  const region *r = k->r;
-  int y = st->pass;
-  const region_memref *m = &r->out[r->yields[y].output];
-  const char *ot = tname(g, r->yields[y].cast);
-  const char *ind = rr->ind;
-  rr_comment(rr, st);
-  if (k->rw.scalar[r->yields[y].let]) {
-    /* one value a row, by the row's first thread */
-    sb_printf(g->s, "%sif (rs.t == 0) dlc::st1(static_cast<%s *>(p->%s) + %s, v_%s);\n", ind, ot, lc(A, m->name),
-              sxc(A, row_out_off(g, m, r->lets[r->yields[y].let].e), false), cid(A, r->lets[r->yields[y].let].name));
-    return;
-  }
-  sb_printf(g->s, "%s{\n%s  %s *dst = static_cast<%s *>(p->%s);\n", ind, ind, ot, ot, lc(A, m->name));
-  /* unit stride along the row: one 16-byte store when whole and aligned */
-  const sx *off = row_out_off(g, m, r->lets[r->yields[y].let].e);
-  emit_shift sh = {A, r->it[k->rw.row_axis].name};
-  const sx *step = sx_sub(A, sx_subst(A, off, emit_shift_row, &sh), off);
-  if (sx_has_vars(step)) step = NULL;
-  int64_t one;
-  if (step && sx_is_int(step, &one) && one == 1 && (k->rw.vec * dtype_bytes(r->yields[y].cast)) % 16 == 0)
-    sb_printf(g->s,
-              "%s  if (n == VEC && reinterpret_cast<uintptr_t>(dst + off%d[0]) %% 16 == 0)\n"
-              "%s    dlc::stv<VEC>(dst + off%d[0], o%d);\n%s  else\n",
-              ind, y, ind, y, y, ind);
-  sb_printf(g->s, "#pragma unroll\n%s    for (int j = 0; j < VEC; ++j)\n%s      if (j < n) dlc::st1(dst + off%d[j], o%d[j]);\n%s}\n",
-            ind, ind, y, y, ind);
-}
-
-static void rr_end_loop(rows_render *rr, const gpu_stmt *st) {
-  rr->ind = "    ";
-  sb_printf(rr->g->s, "%s}  // %s %s\n", rr->ind, gpuir_stmt_name(st->k), cmt(rr->g->A, st->what));
-}
-
-static void rr_reduce(rows_render *rr, const gpu_stmt *st) {
-  opgen *g = rr->g;
-  rr_comment(rr, st);
-  sb_printf(g->s, "%sconst float v_%s = rs.template allreduce<%d>(acc%d);\n", rr->ind,
-            cid(g->A, g->r->lets[rr->k->rw.red_let[st->pass]].name), st->pass, st->pass);
-}
-
-static void rr_row_scalar(rows_render *rr, const gpu_stmt *st) {
-  const gpu_rows *rw = &rr->k->rw;
-  rr_comment(rr, st);
-  rr_scalars(rr, rw->red_let[st->pass] + 1, st->pass + 1 < rw->nred ? rw->red_let[st->pass + 1] : rr->g->r->nlets);
-}
-
-static void rows_kernel(opgen *g, const gpu_kernel *k, const char *sname) {
-  strbuf *s = g->s;
-  sb_printf(s, "  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): each statement's code under its\n"
-               "  // kind; the row's state rs is templates/sm80_rows.cuh's Sm80Rows\n"
-               "  template <int VEC>\n"
-               "  static __device__ __forceinline__ void kernel(const Params *p) {\n"
-               "    using C = dlc::Sm80Rows<%s, VEC>;\n"
-               "    C rs;\n",
-            sname);
-  rows_render rr = {g, k, {k, 0, {0}, 0, {0}}, "    "};
-  for (int i = 0; i < k->nst; i++) {
-    const gpu_stmt *st = &k->st[i];
-    switch (st->k) {
-    case GS_ROW_BEGIN: rr_row_begin(&rr, st); break;
-    case GS_FUSED: rr_fused(&rr, st); break;
-    case GS_LOOP: rr_loop(&rr, st); break;
-    case GS_LD_GLOBAL:
-    case GS_LD_SHARED:
-    case GS_LD_GATHER: rr_load(&rr, st); break;
-    case GS_ROW_LETS: rr_row_lets(&rr, st); break;
-    case GS_ST_GLOBAL: rr_store(&rr, st); break;
-    case GS_END_LOOP: rr_end_loop(&rr, st); break;
-    case GS_REDUCE: rr_reduce(&rr, st); break;
-    case GS_ROW_SCALAR: rr_row_scalar(&rr, st); break;
-    default: sb_printf(s, "#error \"the row skeleton renders no %s statement\"\n", gpuir_stmt_name(st->k)); break;
-    }
-  }
-  sb_puts(s, "  }\n");
-}
-
-static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
-  arena *A = c->A;
-  const gpu_kernel *k = in->k;
-  const region *r = k->r;
-  const gpu_rows *rw = &k->rw;
-  opgen g = {A, &k->v, r, s, k->T, k->math_ieee};
-  const char *rax = r->it[rw->row_axis].name;
-  sb_printf(s, "// plan: %s, %d warps a CTA, %d elements a thread at a time, %s\n",
-            rw->row_warps == 1 ? "a warp a row" : "a CTA a row", rw->warps, rw->vec, algo_name(k->algo));
-  sb_printf(s, "template <class T_>\nstruct %s {\n", sname);
-  sb_printf(s, "  using T = T_;\n  using Params = dlc__p_%s;\n", eo->op->name);
-  sb_printf(s, "  static constexpr int WARPS = %d, ROW_WARPS = %d;\n", rw->warps, rw->row_warps);
-  if (rw->ncache) {
-    sb_printf(s, "  // row cache: rows of at most CACHE_CAP elements keep");
-    for (int i = 0; i < rw->ncache; i++) sb_printf(s, "%s %s", i ? "," : "", cmt(A, r->in[rw->cache_rd[i]->input].name));
-    sb_puts(s, " in shared memory after the first pass that loads them\n");
-  }
-  sb_printf(s, "  static constexpr int CACHE_CAP = %d, CACHE_FLOATS = %d;\n", rw->ncache ? rw->cache_cap : 0,
-            rw->ncache * rw->cache_cap);
-  group_comment(&g, "rows", rw->row_axes, rw->nrows);
-  sb_printf(s, "  // row: %s, extent %s\n", cmt(A, rax), sx_str(A, r->it[rw->row_axis].size));
-  for (int l = 0; l < r->nlets; l++) cmt_let(A, s, "  //   ", r, l);
-  for (int y = 0; y < r->nyields; y++)
-    sb_printf(s, "  //   yield %s -> %s (%s)\n", cmt(A, r->lets[r->yields[y].let].name), cmt(A, r->out[r->yields[y].output].name),
-              r->yields[y].cast == k->T ? "T" : dtype_name(r->yields[y].cast));
-  sb_printf(s, "  static __device__ __forceinline__ int64_t extent_rows([[maybe_unused]] const Params *p) { return %s; }\n",
-            sxc(A, group_extent(&g, rw->row_axes, rw->nrows), false));
-  sb_printf(s, "  static __device__ __forceinline__ int64_t extent_row([[maybe_unused]] const Params *p) { return %s; }\n",
-            sxc(A, r->it[rw->row_axis].size, false));
-  /* the reductions' neutral elements and combines (the skeleton's all-reduce calls combine) */
-  static const char *const comb[] = {"a + b", "fmaxf(a, b)", "fminf(a, b)"};
-  sb_puts(s, "  template <int P>\n  static __device__ __forceinline__ float init() {\n");
-  for (int i = 0; i < rw->nred; i++)
-    sb_printf(s, "    %sif constexpr (P == %d) return %s;\n", i ? "else " : "", i, flit(A, r->lets[rw->red_let[i]].e->init, DT_FP32));
-  sb_printf(s, "    %sreturn 0.0f;\n  }\n", rw->nred ? "else " : "");
-  sb_puts(s, "  template <int P>\n  static __device__ __forceinline__ float combine(float a, [[maybe_unused]] float b) {\n");
-  for (int i = 0; i < rw->nred; i++) {
-    const rexpr *e = r->lets[rw->red_let[i]].e;
-    sb_printf(s, "    %sif constexpr (P == %d) return %s;  // %s\n", i ? "else " : "", i,
-              comb[e->rop == RED_SUM ? 0 : e->rop == RED_MAX ? 1 : 2], cmt(A, r->lets[rw->red_let[i]].name));
-  }
-  sb_printf(s, "    %sreturn a;\n  }\n", rw->nred ? "else " : "");
-  rows_kernel(&g, k, sname);
-  sb_puts(s, "};\n\n");
-}
 
 bool is_chain(const emit_op *eo) { return eo->ninst > 0 && eo->inst[0].k->next; }
 

@@ -5,6 +5,7 @@
 #define DLC_EMIT_INT_H
 
 #include "emit.h"
+#include "strbuf.h"
 
 #ifndef DLC_VERSION
 #define DLC_VERSION "0.1.0"
@@ -30,5 +31,67 @@ const char *kernel_name_k(arena *A, const emit_op *eo, const emit_instance *in, 
 bool tmaps90(const gpu_kernel *k);
 const char *kernel_name_90(arena *A, const emit_op *eo, const emit_instance *in);
 int chain_vals(const emit_op *eo, const emit_instance *in, chain_val *out, int cap);
+
+typedef struct opgen {
+  arena *A;
+  const gpu_view *v;    /* the region and its groups */
+  const region *r;
+  strbuf *s;
+  dtype T;              /* the instance's operand dtype: spelled `T` (the Op is a template over it) */
+  bool ieee;            /* the kernel's math_ieee: exp2/log2/recip/sqrt/div as IEEE, not .approx.ftz */
+} opgen;
+
+/* An epilogue Read that is loaded once and then indexed: in the bounds-checked
+ * epilogue, the unit-stride ones (4 values at once); in the full-width one,
+ * every Read, as its kind says. */
+typedef struct vread {
+  const rexpr *rd;
+  int id;
+  epi_read_kind kind;
+} vread;
+
+typedef struct epigen {
+  opgen *g;
+  vread v[16];
+  int nv;
+  bool full;         /* the full-width epilogue: reads spelled by kind */
+  const char *acc;   /* how the accumulator let is spelled */
+  int nsub;          /* lets spelled by a given expression instead */
+  int sub_let[4];
+  const char *sub_expr[4];
+  bool exp2_nonpos;  /* every exp2 here takes an argument <= 0 (the softmax's
+                        x - running max): dlc::ex2, one ex2.approx.ftz, even
+                        in IEEE math, since what it flushes is below 2^-126
+                        of the row's largest term 1 */
+  int nlane;         /* guards spelled by a lane mask's test instead (score_lane) */
+  const ib_guard *lane_gd[GPUIR_MAX_MASKS];
+  const char *lane_test[GPUIR_MAX_MASKS];
+  struct lowering *lw; /* the post-reduce lets' lowering (approx math), or NULL */
+  struct rows_pass *rp; /* the row skeleton's open pass: its Reads are spelled from its loads */
+} epigen;
+
+/* The row skeleton's open pass (rows_kernel): the load statements of the
+ * GPU IR that its lets' Reads are spelled from (rd<i>, the i-th load of
+ * the pass), and the pad Selects around the expression being spelled (a
+ * Read under one is loaded only where its guards hold). */
+typedef struct rows_pass {
+  const gpu_kernel *k;
+  int nld;
+  const gpu_stmt *ld[GPUIR_ROW_PASS_LOADS];
+  int ngs;
+  const rexpr *gs[GPUIR_ROW_GUARD_DEPTH];
+} rows_pass;
+
+const char *cid(arena *A, const char *s);
+void cmt_let(arena *A, strbuf *s, const char *lead, const region *r, int l);
+const char *flit(arena *A, double v, dtype t);
+const char *tname(const opgen *g, dtype t);
+const sx *group_extent(opgen *g, const int *ax, int n);
+void decompose(opgen *g, const char *idx, const int *ax, int n, const char *indent);
+void eguards_c(epigen *eg, strbuf *s, const ib_guard *gd, int ng);
+void gather_c(epigen *eg, strbuf *s, const rexpr *e);
+void expr_c(epigen *eg, strbuf *s, const rexpr *e);
+void group_comment(opgen *g, const char *name, const int *ax, int n);
+void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname);
 
 #endif

@@ -5,6 +5,7 @@
  *   sm80_attention: QK^T + score lets + row softmax (region 1, P deferred)
  *     and P V (region 2), streamed FlashAttention-2 style. */
 #include "gpuir.h"
+#include "gpuir_int.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -16,8 +17,8 @@
 
 /* Appends a statement; the pointer it returns is good until the next one
  * (for the fields the renderer reads). */
-static gpu_stmt *emit(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
-                      const char *out, int nin, const char *in0, const char *in1) {
+gpu_stmt *gpuir_push(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
+                            const char *out, int nin, const char *in0, const char *in1) {
   gpu_stmt s = {.k = kind, .what = what, .detail = detail, .nin = nin, .in = {in0, in1, NULL, NULL}, .out = out,
                 .lo = -1, .hi = -1};
   ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);
@@ -49,13 +50,13 @@ static int add_tile(gpu_kernel *k, const char *name, int offset, int copies, int
   return offset + copies * rows * row_elems * elem_bytes;
 }
 
-static const char *axes_str(arena *A, const region *r, const int *ax, int n) {
+const char *gpuir_axes(arena *A, const region *r, const int *ax, int n) {
   const char *s = "";
   for (int i = 0; i < n; i++) s = arena_printf(A, "%s%s%s", s, i ? "," : "", r->it[ax[i]].name);
   return arena_printf(A, "(%s)", s);
 }
 
-static const sx *extent(arena *A, const region *r, const int *ax, int n) {
+const sx *gpuir_extent(arena *A, const region *r, const int *ax, int n) {
   const sx *e = sx_int(A, 1);
   for (int i = 0; i < n; i++) e = sx_mul(A, e, r->it[ax[i]].size);
   return e;
@@ -522,7 +523,7 @@ static void frag_loads(gpu_kernel *k, arena *A, int S, int lo, int hi, int tile,
     const gpu_operand *o = side ? &k->B : &k->A;
     const char *into = ahead ? ", into the set loaded a tile ahead" : "";
     gpu_stmt *st =
-        emit(k, A, GS_LDMATRIX, gpuir_frag_load(o, k->mma_k),
+        gpuir_push(k, A, GS_LDMATRIX, gpuir_frag_load(o, k->mma_k),
              k->mma_k == 8 ? arena_printf(A, "sm%c[%s%%%d], %s: %c fragments (%s), lane offsets hoisted, then "
                                              "cvt.rna.tf32.f32%s",
                                           side ? 'B' : 'A', at, S, steps, side ? 'B' : 'A',
@@ -540,7 +541,7 @@ static void frag_loads(gpu_kernel *k, arena *A, int S, int lo, int hi, int tile,
 /* The warp tile's MMAs on the fragments of k steps lo..hi; `ahead`, on the
  * set loaded a tile ahead. */
 static void mmas(gpu_kernel *k, arena *A, int lo, int hi, bool ahead) {
-  gpu_stmt *st = emit(k, A, GS_MMA,
+  gpu_stmt *st = gpuir_push(k, A, GS_MMA,
                       k->mma_k == 8 ? "mma.sync.m16n8k8.row.col.f32.tf32.tf32.f32"
                                     : arena_printf(A, "mma.sync.m16n8k16.row.col.f32.%s", dtype_name(k->T)),
                       arena_printf(A, "warp tile %dx%d, %s%s", k->plan.tile[0] / k->plan.warps_m,
@@ -561,10 +562,10 @@ static void frags_mmas(gpu_kernel *k, arena *A, int S, int lo, int hi) {
  * barrier after it (`why`); the index of the wait. */
 static int wait_tile(gpu_kernel *k, arena *A, int S, int tile, const char *why) {
   const char *kt = tile ? arena_printf(A, "kt+%d", tile) : "kt";
-  emit(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d", S - 2), NULL, 2, arena_printf(A, "tA[%s]", kt),
+  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d", S - 2), NULL, 2, arena_printf(A, "tA[%s]", kt),
        arena_printf(A, "tB[%s]", kt))
       ->lo = S - 2;
-  emit(k, A, GS_BARRIER, "bar.sync", why, NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", why, NULL, 0, NULL, NULL);
   return k->nst - 2;
 }
 
@@ -580,8 +581,8 @@ static void copy_stage(gpu_kernel *k, arena *A, gpu_copy how, int tile, int stag
                               : arena_printf(A, "%s[%d] <- %s", sm, stage, o->tensor);
     const char *detail;
     if (how == GCOPY_TILE) {
-      const char *pr = axes_str(A, k->r, side ? k->v.n_axes : k->v.m_axes, side ? k->v.nn : k->v.nm),
-                 *pk = axes_str(A, k->r, k->v.k_axes, k->v.nk);
+      const char *pr = gpuir_axes(A, k->r, side ? k->v.n_axes : k->v.m_axes, side ? k->v.nn : k->v.nm),
+                 *pk = gpuir_axes(A, k->r, k->v.k_axes, k->v.nk);
       detail = k->steady_min_vec ? arena_printf(A, "%c%s x K%s tile %d if any: streamed when full at the widths >= %d, "
                                                    "else pred tails",
                                                 side ? 'N' : 'M', pr, pk, tile, k->steady_min_vec)
@@ -603,12 +604,12 @@ static void copy_stage(gpu_kernel *k, arena *A, gpu_copy how, int tile, int stag
                : o->k_contig ? "full tile kt+stages-1 from the chunk pointers, whole chunks"
                              : "full tile kt+stages-1 from the chunk pointers, tails as byte counts";
     }
-    gpu_stmt *st = emit(k, A, GS_CP_ASYNC, what, detail, side ? tb : ta, 0, NULL, NULL);
+    gpu_stmt *st = gpuir_push(k, A, GS_CP_ASYNC, what, detail, side ? tb : ta, 0, NULL, NULL);
     st->side = side ? GSIDE_B : GSIDE_A, st->copy = how, st->tile = tile, st->stage = stage;
     /* a stream's pointers step after its copy; the walks' one K counter
      * after both copies */
     if (how == GCOPY_BOUNDED || !k->steady_min_vec || o->walk) continue;
-    st = emit(k, A, GS_ADVANCE, arena_printf(A, "%s chunk pointers", o->tensor),
+    st = gpuir_push(k, A, GS_ADVANCE, arena_printf(A, "%s chunk pointers", o->tensor),
               arena_printf(A, "+= %d * (%s)%s", k->plan.tile[2], o->kstep_str,
                            how == GCOPY_TILE ? " after a streamed (full) tile" : ""),
               NULL, 0, NULL, NULL);
@@ -625,13 +626,13 @@ static void copy_stage(gpu_kernel *k, arena *A, gpu_copy how, int tile, int stag
                                                      sx_str(A, o->kspan), k->kpart32_fallback)
                                       : "");
     }
-    gpu_stmt *st = emit(k, A, GS_ADVANCE, "K counter",
-                        arena_printf(A, "%s += %d with carries%s%s", axes_str(A, k->r, k->v.k_axes, k->v.nk),
+    gpu_stmt *st = gpuir_push(k, A, GS_ADVANCE, "K counter",
+                        arena_printf(A, "%s += %d with carries%s%s", gpuir_axes(A, k->r, k->v.k_axes, k->v.nk),
                                      k->plan.tile[2], parts, how == GCOPY_TILE ? "; after a streamed (full) tile" : ""),
                         NULL, 0, NULL, NULL);
     st->side = GSIDE_KWALK, st->copy = how, st->tile = tile, st->min_vec = k->steady_min_vec;
   }
-  emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, ta, tb);
+  gpuir_push(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, ta, tb);
 }
 
 /* One k-tile of the contraction's loops: wait for tile kt, refill the stage
@@ -723,16 +724,16 @@ static bool grid_fits(arena *A, const gpu_kernel *k, diag_list *dl, const char *
  * then the bounds-checked pair every other tile takes. */
 static void emit_epilogue(gpu_kernel *k, arena *A, const region *r, const char *lets, const char *full) {
   if (full) {
-    emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name, full, "tEfull", 1, "tStage", NULL)->full = true;
-    emit(k, A, GS_ST_GLOBAL,
+    gpuir_push(k, A, GS_EPILOGUE, r->lets[r->acc_let].name, full, "tEfull", 1, "tStage", NULL)->full = true;
+    gpuir_push(k, A, GS_ST_GLOBAL,
          arena_printf(A, "st.global.v4.b32 (%d x %s) -> %s", k->epi_vec, dtype_name(k->v.out_dt), r->out[k->v.out].name),
          "no column predicate; rows past M skipped", NULL, 1, "tEfull", NULL)
         ->full = true;
   }
-  emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name,
+  gpuir_push(k, A, GS_EPILOGUE, r->lets[r->acc_let].name,
        arena_printf(A, "%slets: %s", k->epi_vec ? "other tiles: " : "", *lets ? lets : "(none)"), "tE", 1, "tStage",
        NULL);
-  emit(k, A, GS_ST_GLOBAL, arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v.out_dt), r->out[k->v.out].name),
+  gpuir_push(k, A, GS_ST_GLOBAL, arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v.out_dt), r->out[k->v.out].name),
        arena_printf(A, "pred tails (%s), scalar where a row ends or is misaligned", tail_pred(A, &k->v)), NULL, 1, "tE",
        NULL);
 }
@@ -814,12 +815,12 @@ static gpu_kernel *contraction_kernel(arena *A, const region *r, const pc_analys
   int end = add_tile(k, "smA", 0, S, k->A.k_contig ? BM : BK, k->A.k_contig ? BK : BM, eb);
   add_tile(k, "smB", end, S, k->B.k_contig ? BN : BK, k->B.k_contig ? BK : BN, eb);
   /* every (M tile, N tile) on blockIdx.x, in the plan's raster order; the batch on z */
-  const sx *tiles_m = sx_ceildiv_int(A, extent(A, r, k->v.m_axes, k->v.nm), BM),
-           *tiles_n = sx_ceildiv_int(A, extent(A, r, k->v.n_axes, k->v.nn), BN);
+  const sx *tiles_m = sx_ceildiv_int(A, gpuir_extent(A, r, k->v.m_axes, k->v.nm), BM),
+           *tiles_n = sx_ceildiv_int(A, gpuir_extent(A, r, k->v.n_axes, k->v.nn), BN);
   k->grid[0] = sx_mul(A, tiles_m, tiles_n);
   k->grid_tiles[0] = tiles_m, k->grid_tiles[1] = tiles_n;
   k->grid[1] = sx_int(A, 1);
-  k->grid[2] = extent(A, r, k->v.b_axes, k->v.nb);
+  k->grid[2] = gpuir_extent(A, r, k->v.b_axes, k->v.nb);
   return grid_fits(A, k, dl, at) ? k : NULL;
 }
 
@@ -837,7 +838,7 @@ static void sm80_prologue(gpu_kernel *k, arena *A, const region *r, const sched_
                                  : arena_printf(A, "[%d][%d][%d] (K x M, M contiguous)", S, BK, BM);
   const char *tb = k->B.k_contig ? arena_printf(A, "[%d][%d][%d] (N x K, K contiguous)", S, BN, BK)
                                  : arena_printf(A, "[%d][%d][%d] (K x N, N contiguous)", S, BK, BN);
-  emit(k, A, GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x",
+  gpuir_push(k, A, GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x",
        p->raster_group > 1
            ? arena_printf(A, "%s x %s tiles in groups of %d M tiles, M fastest within a group; batch <- blockIdx.z%s",
                           sx_str(A, tiles_m), sx_str(A, tiles_n), p->raster_group,
@@ -845,10 +846,10 @@ static void sm80_prologue(gpu_kernel *k, arena *A, const region *r, const sched_
            : arena_printf(A, "%s x %s tiles, N fastest; batch <- blockIdx.z%s", sx_str(A, tiles_m), sx_str(A, tiles_n),
                           split ? "; K slice <- blockIdx.y" : ""),
        NULL, 0, NULL, NULL);
-  emit(k, A, GS_ALLOC_SHARED, "smA", arena_printf(A, "%s %s, 16B chunks xor %d", dtype_name(k->T), ta, k->tiles[0].swz), NULL,
+  gpuir_push(k, A, GS_ALLOC_SHARED, "smA", arena_printf(A, "%s %s, 16B chunks xor %d", dtype_name(k->T), ta, k->tiles[0].swz), NULL,
        0, NULL, NULL)
       ->side = GSIDE_A;
-  emit(k, A, GS_ALLOC_SHARED, "smB", arena_printf(A, "%s %s, 16B chunks xor %d", dtype_name(k->T), tb, k->tiles[1].swz), NULL,
+  gpuir_push(k, A, GS_ALLOC_SHARED, "smB", arena_printf(A, "%s %s, 16B chunks xor %d", dtype_name(k->T), tb, k->tiles[1].swz), NULL,
        0, NULL, NULL)
       ->side = GSIDE_B;
   k->steady_min_vec = steady_min_vec(k);
@@ -857,7 +858,7 @@ static void sm80_prologue(gpu_kernel *k, arena *A, const region *r, const sched_
   k->A.kpart32 = k->kpart32_fallback && k->A.kspan;
   k->B.kpart32 = k->kpart32_fallback && k->B.kspan;
   if (!k->A.kpart32 && !k->B.kpart32) k->kpart32_fallback = 0;
-  emit(k, A, GS_ACC_ZERO, "acc",
+  gpuir_push(k, A, GS_ACC_ZERO, "acc",
        arena_printf(A, "fp32, the warp tile %dx%d's MMA accumulators", BM / p->warps_m, BN / p->warps_n), NULL, 0, NULL,
        NULL);
   /* the streamed operands' state at the slice's first k-tile, for the
@@ -866,7 +867,7 @@ static void sm80_prologue(gpu_kernel *k, arena *A, const region *r, const sched_
     const gpu_operand *o = side ? &k->B : &k->A;
     gpu_stmt *st;
     if (o->walk) {
-      st = emit(k, A, GS_ADDR_SETUP, arena_printf(A, "%s chunk rests", o->tensor),
+      st = gpuir_push(k, A, GS_ADDR_SETUP, arena_printf(A, "%s chunk rests", o->tensor),
                 arena_printf(A,
                              "per thread at k-tile 0: each chunk's rest %s (rows past the %s tail read one of the "
                              "tile's rows)%s",
@@ -877,7 +878,7 @@ static void sm80_prologue(gpu_kernel *k, arena *A, const region *r, const sched_
                                       : ""),
                 NULL, 0, NULL, NULL);
     } else {
-      st = emit(k, A, GS_ADDR_SETUP, arena_printf(A, "%s chunk pointers", o->tensor),
+      st = gpuir_push(k, A, GS_ADDR_SETUP, arena_printf(A, "%s chunk pointers", o->tensor),
                 o->k_contig ? arena_printf(A,
                                            "per thread at the slice's first k-tile; rows past the %s tail read one of "
                                            "the tile's rows (they feed only outputs never stored): whole chunks, no "
@@ -890,15 +891,15 @@ static void sm80_prologue(gpu_kernel *k, arena *A, const region *r, const sched_
     }
     st->side = side ? GSIDE_B : GSIDE_A, st->min_vec = k->steady_min_vec;
   }
-  emit(k, A, GS_BARRIER, "bar.sync", "the tile's coordinates parked in shared memory for every thread", NULL, 0, NULL,
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", "the tile's coordinates parked in shared memory for every thread", NULL, 0, NULL,
        NULL);
   if (k->steady_min_vec && (k->A.walk || k->B.walk)) {
-    gpu_stmt *st = emit(k, A, GS_ADDR_SETUP, "K counter",
+    gpu_stmt *st = gpuir_push(k, A, GS_ADDR_SETUP, "K counter",
                         arena_printf(A, "%s at the thread's K column of k-tile 0", pk), NULL, 0, NULL, NULL);
     st->side = GSIDE_KWALK, st->min_vec = k->steady_min_vec;
   }
   for (int side = 0; side < 2; side++)
-    emit(k, A, GS_FRAG_SETUP, arena_printf(A, "%c fragment lane offsets", side ? 'B' : 'A'),
+    gpuir_push(k, A, GS_FRAG_SETUP, arena_printf(A, "%c fragment lane offsets", side ? 'B' : 'A'),
          "the lane's shared addresses in stage 0 of each k step's (or fragment's) ldmatrix, hoisted", NULL, 0, NULL,
          NULL)->side = side ? GSIDE_B : GSIDE_A;
   for (int s = 0; s < S - 1; s++)
@@ -915,7 +916,7 @@ static void sm80_loops(gpu_kernel *k, arena *A, const sched_plan *p, const char 
   const char *body = k->A.walk || k->B.walk ? "no bounds, the K counters' carries only" : "one basic block";
   if (k->ahead_vec) {
     ahead_prologue(k, A, S);
-    gpu_stmt *st = emit(k, A, GS_LOOP, "kt",
+    gpu_stmt *st = gpuir_push(k, A, GS_LOOP, "kt",
                         arena_printf(A,
                                      "steady (vec >= %d), k step 0's fragments a tile ahead: 0 <= kt < floor(K%s / %d) "
                                      "- %d, every prefetched tile full: %s",
@@ -923,39 +924,39 @@ static void sm80_loops(gpu_kernel *k, arena *A, const sched_plan *p, const char 
                         NULL, 0, NULL, NULL);
     st->loop = GLOOP_STEADY, st->min_vec = k->ahead_vec;
     loop_body_ahead(k, A, S);
-    emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
+    gpuir_push(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
   }
   if (steady && k->ahead_vec != k->steady_min_vec) {
-    gpu_stmt *st = emit(
+    gpu_stmt *st = gpuir_push(
         k, A, GS_LOOP, "kt",
         arena_printf(A, "steady (vec >= %d%s): 0 <= kt < floor(K%s / %d) - %d, every prefetched tile full: %s",
                      k->steady_min_vec, k->ahead_vec ? arena_printf(A, ", < %d", k->ahead_vec) : "", pk, BK, S - 1, body),
         NULL, 0, NULL, NULL);
     st->loop = GLOOP_STEADY, st->min_vec = k->steady_min_vec, st->below_vec = k->ahead_vec;
     loop_body(k, A, S, true);
-    emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
+    gpuir_push(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
   }
-  emit(k, A, GS_LOOP, "kt",
+  gpuir_push(k, A, GS_LOOP, "kt",
        arena_printf(A, "%s kt < ceil(K%s / %d): the last tiles, the remainder bounds-checked", steady ? "drain:" : "0 <=",
                     pk, BK),
        NULL, 0, NULL, NULL)
       ->loop = GLOOP_DRAIN;
   loop_body(k, A, S, false);
-  emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
 }
 
 static void sm80_after_loops(gpu_kernel *k, arena *A, const region *r, const sched_plan *p, const char *pk) {
   int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2];
   bool split = p->split_k > 1;
-  emit(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 0, NULL, NULL)->lo = 0;
-  emit(k, A, GS_BARRIER, "bar.sync", "the ring is free for the staging tile", NULL, 0, NULL, NULL);
-  emit(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "acc -> stage[%d][%d+8] fp32", BM, BN), "tStage", 1,
+  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 0, NULL, NULL)->lo = 0;
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", "the ring is free for the staging tile", NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "acc -> stage[%d][%d+8] fp32", BM, BN), "tStage", 1,
        "tMMA", NULL);
-  emit(k, A, GS_BARRIER, "bar.sync", "staging tile complete", NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", "staging tile complete", NULL, 0, NULL, NULL);
   if (split) {
     /* the slice's partial tile, for the second kernel (gpuir_build_splitk_reduce) */
     k->grid[1] = sx_int(A, 1); /* times the slices, which the dispatcher computes from K */
-    emit(k, A, GS_ST_GLOBAL, "st.global.v4.f32 stage -> workspace",
+    gpuir_push(k, A, GS_ST_GLOBAL, "st.global.v4.f32 stage -> workspace",
          arena_printf(A,
                       "the slice's whole %dx%d fp32 partial tile at [batch][slice][tile] of the caller's workspace; "
                       "no epilogue (k-tiles [slice x ktp, (slice + 1) x ktp) of ceil(K%s / %d), %d slices at most)",
@@ -971,8 +972,8 @@ static void sm80_after_loops(gpu_kernel *k, arena *A, const region *r, const sch
                 k->epi_vec ? arena_printf(A,
                                           "tile inside %s, tensors %d-element aligned, rows up to %s: lets: %s; %d "
                                           "outputs a thread at a fixed column, rows %d apart; column reads once a thread; %s",
-                                          sx_str(A, extent(A, r, k->v.n_axes, k->v.nn)), k->epi_vec,
-                                          sx_str(A, extent(A, r, k->v.m_axes, k->v.nm)),
+                                          sx_str(A, gpuir_extent(A, r, k->v.n_axes, k->v.nn)), k->epi_vec,
+                                          sx_str(A, gpuir_extent(A, r, k->v.m_axes, k->v.nm)),
                                           *lets ? lets : "(none)", k->epi_vec, k->threads / (BN / k->epi_vec),
                                           epi_row_steps(A, &k->v))
                            : NULL);
@@ -984,8 +985,8 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   gpu_kernel *k = contraction_kernel(A, r, a, p, name, at, dl);
   if (!k) return NULL;
   /* the M, N and K axes as the statements' prose names them */
-  const char *pm = axes_str(A, r, k->v.m_axes, k->v.nm), *pn = axes_str(A, r, k->v.n_axes, k->v.nn),
-             *pk = axes_str(A, r, k->v.k_axes, k->v.nk);
+  const char *pm = gpuir_axes(A, r, k->v.m_axes, k->v.nm), *pn = gpuir_axes(A, r, k->v.n_axes, k->v.nn),
+             *pk = gpuir_axes(A, r, k->v.k_axes, k->v.nk);
   sm80_prologue(k, A, r, p, pm, pn, pk);
   sm80_loops(k, A, p, pk);
   sm80_after_loops(k, A, r, p, pk);
@@ -1050,13 +1051,13 @@ bool gpuir_sm90a_gather_fits(const region *r, const pc_analysis *a, const char *
 static void consumer_step(gpu_kernel *k, arena *A, bool gather, int slot, int flip, int release, const char *kt) {
   int BN = k->plan.tile[1], BK = k->plan.tile[2], BM = k->plan.tile[0], eb = dtype_bytes(k->T);
   int so = slot * (BM + BN) * BK * eb / 16, db_step = k->B.k_contig ? 2 : 128;
-  emit(k, A, GS_MBAR_WAIT, arena_printf(A, "full[%d]", slot),
+  gpuir_push(k, A, GS_MBAR_WAIT, arena_printf(A, "full[%d]", slot),
        arena_printf(A, "%s: parity %s; %s", kt, release < 0 ? "0" : flip ? "ph ^ 1" : "ph",
                     gather ? "every producer thread's chunks landed and fenced" : "both boxes landed"),
        NULL, 2, "tA[kt]", "tB[kt]")
       ->mbar = GMBAR_FULL;
   k->st[k->nst - 1].fixed_slot = true, k->st[k->nst - 1].slot = slot, k->st[k->nst - 1].flip = flip;
-  emit(k, A, GS_WGMMA,
+  gpuir_push(k, A, GS_WGMMA,
        arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d", BN, dtype_name(k->T), dtype_name(k->T), BK / 16),
        arena_printf(A,
                     "SS: A K-major, B %s (imm-trans-b %d); descriptors 128B swizzle, SBO 1024, slot %d: start + %d, "
@@ -1064,11 +1065,11 @@ static void consumer_step(gpu_kernel *k, arena *A, bool gather, int slot, int fl
                     k->B.k_contig ? "K-major" : "MN-major", k->B.k_contig ? 0 : 1, slot, so, db_step),
        "tMMA", 2, "tA[kt]", "tB[kt]");
   k->st[k->nst - 1].fixed_slot = true, k->st[k->nst - 1].slot = slot;
-  emit(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 1",
+  gpuir_push(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 1",
        "this k-tile's group stays in flight; the previous one's reads are done", NULL, 1, "tMMA", NULL)
       ->lo = 1;
   if (release < 0) return;
-  emit(k, A, GS_MBAR_ARRIVE, arena_printf(A, "empty[%d]", release), "release the previous k-tile's slot to the producer",
+  gpuir_push(k, A, GS_MBAR_ARRIVE, arena_printf(A, "empty[%d]", release), "release the previous k-tile's slot to the producer",
        "tFree[kt+S-1]", 0, NULL, NULL)
       ->mbar = GMBAR_EMPTY;
   k->st[k->nst - 1].fixed_slot = true, k->st[k->nst - 1].slot = release;
@@ -1079,14 +1080,14 @@ static void consumer_step(gpu_kernel *k, arena *A, bool gather, int slot, int fl
  * bytes). */
 static void mbar_init(gpu_kernel *k, arena *A, gpu_mbar which, const char *what, int arrivals, const char *detail,
                       const char *out) {
-  gpu_stmt *s = emit(k, A, GS_MBAR_INIT, what, detail, out, 0, NULL, NULL);
+  gpu_stmt *s = gpuir_push(k, A, GS_MBAR_INIT, what, detail, out, 0, NULL, NULL);
   s->mbar = which, s->lo = arrivals;
 }
 
 /* A role's SetMaxNReg: the consumers' budget up, or the producer's down. */
 static void setmaxnreg(gpu_kernel *k, arena *A, bool consumers) {
   int regs = consumers ? k->consumer_regs : k->producer_regs;
-  gpu_stmt *s = emit(k, A, GS_SETMAXNREG, consumers ? "setmaxnreg.inc" : "setmaxnreg.dec", arena_printf(A, "%d", regs),
+  gpu_stmt *s = gpuir_push(k, A, GS_SETMAXNREG, consumers ? "setmaxnreg.inc" : "setmaxnreg.dec", arena_printf(A, "%d", regs),
                      NULL, 0, NULL, NULL);
   s->lo = regs, s->role = consumers ? GROLE_CONSUMERS : GROLE_PRODUCER;
 }
@@ -1097,10 +1098,10 @@ static void setmaxnreg(gpu_kernel *k, arena *A, bool consumers) {
  * threads copy), the register budget down, the k-tile loop and the wait
  * for the slot's empty barrier. */
 static void producer_open(gpu_kernel *k, arena *A, const char *who, int BK, const char *pk) {
-  emit(k, A, GS_ROLE, "producer", who, NULL, 0, NULL, NULL)->role = GROLE_PRODUCER;
+  gpuir_push(k, A, GS_ROLE, "producer", who, NULL, 0, NULL, NULL)->role = GROLE_PRODUCER;
   setmaxnreg(k, A, false);
-  emit(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
-  emit(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
+  gpuir_push(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
        "tFree[kt]", NULL)
       ->mbar = GMBAR_EMPTY;
 }
@@ -1118,7 +1119,7 @@ static void sm90a_gather_producer(gpu_kernel *k, arena *A, const region *r, cons
   producer_open(k, A, "warpgroup 0: 128 threads, thread t copies chunks t, t + 128, ... of each stage", BK, pk);
   for (int side = 0; side < 2; side++) {
     const gpu_operand *o = side ? &k->B : &k->A;
-    gpu_stmt *cp = emit(k, A, GS_CP_ASYNC, arena_printf(A, "sm%c[kt%%%d] <- %s", side ? 'B' : 'A', S, o->tensor),
+    gpu_stmt *cp = gpuir_push(k, A, GS_CP_ASYNC, arena_printf(A, "sm%c[kt%%%d] <- %s", side ? 'B' : 'A', S, o->tensor),
          arena_printf(A,
                       "cp.async 16 bytes: %d rows (%s.o * %d + r) x %d chunks of 8 along %s (k.o * %d + 8 c), "
                       "through %s_chunk; %s%s: zero fill",
@@ -1130,20 +1131,20 @@ static void sm90a_gather_producer(gpu_kernel *k, arena *A, const region *r, cons
   }
   /* stage kt - L lands from kt = L on: the wait leaves L groups in flight,
    * and the arrival names that stage (lo: the lag) */
-  emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, "tA[kt]", "tB[kt]");
-  emit(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d: from kt = %d, stage kt - %d landed", L, L, L), NULL,
+  gpuir_push(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, "tA[kt]", "tB[kt]");
+  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d: from kt = %d, stage kt - %d landed", L, L, L), NULL,
        2, arena_printf(A, "tA[kt-%d]", L), arena_printf(A, "tB[kt-%d]", L))->lo = L;
-  emit(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed chunks, visible to wgmma (async proxy)",
+  gpuir_push(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed chunks, visible to wgmma (async proxy)",
        NULL, 0, NULL, NULL);
-  emit(k, A, GS_MBAR_ARRIVE, arena_printf(A, "full[(kt - %d) %% S]", L),
+  gpuir_push(k, A, GS_MBAR_ARRIVE, arena_printf(A, "full[(kt - %d) %% S]", L),
        arena_printf(A, "from kt = %d: this thread's copies of stage kt - %d", L, L), NULL, 0, NULL, NULL)
       ->lo = L;
   k->st[k->nst - 1].mbar = GMBAR_FULL;
-  emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
-  emit(k, A, GS_WAIT, "cp.async.wait_group", "0: the last stages landed", NULL, 2, "tA[kt]", "tB[kt]")->lo = 0;
-  emit(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed chunks, visible to wgmma (async proxy)",
+  gpuir_push(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", "0: the last stages landed", NULL, 2, "tA[kt]", "tB[kt]")->lo = 0;
+  gpuir_push(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed chunks, visible to wgmma (async proxy)",
        NULL, 0, NULL, NULL);
-  emit(k, A, GS_MBAR_ARRIVE, "full[kt % S]", arena_printf(A, "the last %d stages (or fewer)", L), NULL, 0, NULL,
+  gpuir_push(k, A, GS_MBAR_ARRIVE, "full[kt % S]", arena_printf(A, "the last %d stages (or fewer)", L), NULL, 0, NULL,
        NULL)
       ->lo = L;
   k->st[k->nst - 1].mbar = GMBAR_FULL;
@@ -1153,37 +1154,37 @@ static void sm90a_tma_producer(gpu_kernel *k, arena *A, const sched_plan *p, con
                                const char *pk) {
   int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages, eb = dtype_bytes(k->T);
   producer_open(k, A, "warpgroup 0; one elected lane of warp 0 issues the copies", BK, pk);
-  emit(k, A, GS_MBAR_ARRIVE, "full[kt % S]",
+  gpuir_push(k, A, GS_MBAR_ARRIVE, "full[kt % S]",
        arena_printf(A, "arrive.expect_tx: the stage's %d bytes, which the two copies complete", (BM + BN) * BK * eb),
        NULL, 0, NULL, NULL)
       ->mbar = GMBAR_FULL;
-  emit(k, A, GS_TMA_LOAD, arena_printf(A, "smA[kt%%%d] <- %s", S, k->A.tensor),
+  gpuir_push(k, A, GS_TMA_LOAD, arena_printf(A, "smA[kt%%%d] <- %s", S, k->A.tensor),
        arena_printf(A, "box {%d, %d} at (k.o * %d, m.o * %d); out of M%s or K%s: zero fill", BK, BM, BK, BM, pm, pk), "tA[kt]",
        0, NULL, NULL)->side = GSIDE_A;
-  emit(k, A, GS_TMA_LOAD, arena_printf(A, "smB[kt%%%d] <- %s", S, k->B.tensor),
+  gpuir_push(k, A, GS_TMA_LOAD, arena_printf(A, "smB[kt%%%d] <- %s", S, k->B.tensor),
        k->B.k_contig ? arena_printf(A, "box {%d, %d} at (k.o * %d, n.o * %d); out of N%s or K%s: zero fill", BK, BN, BK,
                                     BN, pn, pk)
                      : arena_printf(A, "%d boxes {64, %d} at (n.o * %d + 64 j, k.o * %d); out of N%s or K%s: zero fill",
                                     BN / 64, BK, BN, BK, pn, pk),
        "tB[kt]", 0, NULL, NULL)->side = GSIDE_B;
-  emit(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
 }
 
 static void sm90a_consumers(gpu_kernel *k, arena *A, const region *r, const sched_plan *p, bool gather,
                             const char *pk) {
   int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages, eb = dtype_bytes(k->T);
   /* the consumers */
-  emit(k, A, GS_ROLE, "consumers", arena_printf(A, "warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the %d-row tile", BM),
+  gpuir_push(k, A, GS_ROLE, "consumers", arena_printf(A, "warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the %d-row tile", BM),
        NULL, 0, NULL, NULL)
       ->role = GROLE_CONSUMERS;
   setmaxnreg(k, A, true);
   /* the warpgroup's accumulators, and its descriptors' low words at slot
    * 0 (sm90a_wgmma_slot adds a step's slot and k16 offsets to them) */
-  emit(k, A, GS_ACC_ZERO, "acc <- 0", arena_printf(A, "a warpgroup's 64 x %d fp32 accumulators", BN), NULL, 0, NULL, NULL);
-  emit(k, A, GS_FRAG_SETUP, "wgmma descriptor of smA",
+  gpuir_push(k, A, GS_ACC_ZERO, "acc <- 0", arena_printf(A, "a warpgroup's 64 x %d fp32 accumulators", BN), NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_FRAG_SETUP, "wgmma descriptor of smA",
        "slot 0 at the warpgroup's 64 rows (+ 64 wg x 128 bytes): K-major, LBO 16, SBO 1024, 128B swizzle", NULL, 0, NULL,
        NULL)->side = GSIDE_A;
-  emit(k, A, GS_FRAG_SETUP, "wgmma descriptor of smB",
+  gpuir_push(k, A, GS_FRAG_SETUP, "wgmma descriptor of smB",
        k->B.k_contig ? "slot 0: K-major, LBO 16, SBO 1024, 128B swizzle"
                      : arena_printf(A, "slot 0: MN-major, LBO %d (a 64-column box), SBO 1024, 128B swizzle", 64 * BK * eb),
        NULL, 0, NULL, NULL)->side = GSIDE_B;
@@ -1195,27 +1196,27 @@ static void sm90a_consumers(gpu_kernel *k, arena *A, const region *r, const sche
    * then the last (KT - 1) % S k-tiles on slots 1, 2, ... with parity ph */
   k->consumer_unroll = S;
   consumer_step(k, A, gather, 0, 0, -1, "k-tile 0 (peeled)");
-  emit(k, A, GS_LOOP, "lap",
+  gpuir_push(k, A, GS_LOOP, "lap",
        arena_printf(A, "0 <= l < (ceil(K%s / %d) - 1) / %d: k-tiles 1 + %d l + j, j = 0 .. %d unrolled; ph = l & 1", pk,
                     BK, S, S, S - 1),
        NULL, 0, NULL, NULL)
       ->loop = GLOOP_LAP;
   for (int j = 0; j < S; j++)
     consumer_step(k, A, gather, (1 + j) % S, (1 + j) / S, j, arena_printf(A, "k-tile 1 + %d l + %d", S, j));
-  emit(k, A, GS_END_LOOP, "lap", "ph ^= 1", NULL, 0, NULL, NULL)->loop = GLOOP_LAP;
-  emit(k, A, GS_LOOP, "rest",
+  gpuir_push(k, A, GS_END_LOOP, "lap", "ph ^= 1", NULL, 0, NULL, NULL)->loop = GLOOP_LAP;
+  gpuir_push(k, A, GS_LOOP, "rest",
        arena_printf(A, "the last (ceil(K%s / %d) - 1) %% %d k-tiles: step j when j < that; ph = laps & 1", pk, BK, S),
        NULL, 0, NULL, NULL)
       ->loop = GLOOP_REST;
   for (int j = 0; j + 1 < S; j++)
     consumer_step(k, A, gather, 1 + j, 0, j, arena_printf(A, "k-tile 1 + %d laps + %d", S, j));
-  emit(k, A, GS_END_LOOP, "rest", NULL, NULL, 0, NULL, NULL)->loop = GLOOP_REST;
-  emit(k, A, GS_WGMMA_WAIT, "wgmma.wait_group 0", "the last k-tile's group", NULL, 1, "tMMA", NULL)->lo = 0;
-  emit(k, A, GS_BARRIER, "bar.sync 1, 256", "the consumers are past their last wgmma: the ring is free for the staging tile",
+  gpuir_push(k, A, GS_END_LOOP, "rest", NULL, NULL, 0, NULL, NULL)->loop = GLOOP_REST;
+  gpuir_push(k, A, GS_WGMMA_WAIT, "wgmma.wait_group 0", "the last k-tile's group", NULL, 1, "tMMA", NULL)->lo = 0;
+  gpuir_push(k, A, GS_BARRIER, "bar.sync 1, 256", "the consumers are past their last wgmma: the ring is free for the staging tile",
        NULL, 0, NULL, NULL)->bar = GBAR_CONSUMERS;
-  emit(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "acc -> stage[%d][%d+8] fp32", BM, BN), "tStage", 1,
+  gpuir_push(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "acc -> stage[%d][%d+8] fp32", BM, BN), "tStage", 1,
        "tMMA", NULL);
-  emit(k, A, GS_BARRIER, "bar.sync 1, 256", "staging tile complete", NULL, 0, NULL, NULL)->bar = GBAR_CONSUMERS;
+  gpuir_push(k, A, GS_BARRIER, "bar.sync 1, 256", "staging tile complete", NULL, 0, NULL, NULL)->bar = GBAR_CONSUMERS;
   const char *lets = "";
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) lets = arena_printf(A, "%s%s%s", lets, *lets ? ", " : "", r->lets[l].name);
@@ -1262,30 +1263,30 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
    * (MN-major); 128-byte swizzle rows, 8 chunks XORed */
   int end = add_tile(k, "smA", 1024, S, BM, BK, eb);
   add_tile(k, "smB", end, S, k->B.k_contig ? BN : BK * (BN / 64), k->B.k_contig ? BK : 64, eb);
-  const char *pm = axes_str(A, r, k->v.m_axes, k->v.nm), *pn = axes_str(A, r, k->v.n_axes, k->v.nn),
-             *pk = axes_str(A, r, k->v.k_axes, k->v.nk);
+  const char *pm = gpuir_axes(A, r, k->v.m_axes, k->v.nm), *pn = gpuir_axes(A, r, k->v.n_axes, k->v.nn),
+             *pk = gpuir_axes(A, r, k->v.k_axes, k->v.nk);
   const sx *tiles_m = k->grid_tiles[0], *tiles_n = k->grid_tiles[1];
-  emit(k, A, GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x",
+  gpuir_push(k, A, GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x",
        arena_printf(A, "%s x %s tiles in groups of %d M tiles, M fastest within a group", sx_str(A, tiles_m),
                     sx_str(A, tiles_n), p->raster_group),
        NULL, 0, NULL, NULL);
   if (gather) {
-    emit(k, A, GS_ALLOC_SHARED, "smA",
+    gpuir_push(k, A, GS_ALLOC_SHARED, "smA",
          arena_printf(A, "%s [%d][%d][%d] (M x K, K-major), 16-byte chunk c of row r at c ^ (r %% 8): 128B swizzle",
                       dtype_name(k->T), S, BM, BK),
          NULL, 0, NULL, NULL)->side = GSIDE_A;
-    emit(k, A, GS_ALLOC_SHARED, "smB",
+    gpuir_push(k, A, GS_ALLOC_SHARED, "smB",
          arena_printf(A, "%s [%d][%d][%d] (N x K, K-major), 16-byte chunk c of row r at c ^ (r %% 8): 128B swizzle",
                       dtype_name(k->T), S, BN, BK),
          NULL, 0, NULL, NULL)->side = GSIDE_B;
     mbar_init(k, A, GMBAR_FULL, "full[s]", 128,
               arena_printf(A, "%d slots, 128 arrivals (every producer thread's landed copies)", S), NULL);
   } else {
-    emit(k, A, GS_ALLOC_SHARED, "smA",
+    gpuir_push(k, A, GS_ALLOC_SHARED, "smA",
          arena_printf(A, "%s [%d][%d][%d] (M x K, K-major), TMA box {%d, %d}, 128B swizzle", dtype_name(k->T), S, BM, BK,
                       BK, BM),
          NULL, 0, NULL, NULL)->side = GSIDE_A;
-    emit(k, A, GS_ALLOC_SHARED, "smB",
+    gpuir_push(k, A, GS_ALLOC_SHARED, "smB",
          k->B.k_contig
              ? arena_printf(A, "%s [%d][%d][%d] (N x K, K-major), TMA box {%d, %d}, 128B swizzle", dtype_name(k->T), S,
                             BN, BK, BK, BN)
@@ -1298,7 +1299,7 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
   mbar_init(k, A, GMBAR_EMPTY, "empty[s]", 256,
             arena_printf(A, "%d slots, 256 arrivals (every consumer thread); a fresh slot is free (parity 1 completes)", S),
             "tFree[kt]");
-  emit(k, A, GS_BARRIER, "bar.sync", "the barriers are initialized", NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", "the barriers are initialized", NULL, 0, NULL, NULL);
   /* the producer, then the consumers */
   if (gather) sm90a_gather_producer(k, A, r, p, pm, pn, pk);
   else sm90a_tma_producer(k, A, p, pm, pn, pk);
@@ -1347,33 +1348,33 @@ gpu_kernel *gpuir_build_splitk_reduce(arena *A, const gpu_kernel *part, const ch
   const char *lets = "";
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) lets = arena_printf(A, "%s%s%s", lets, *lets ? ", " : "", r->lets[l].name);
-  emit(k, A, GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x; column <- blockIdx.y x threads + thread",
+  gpuir_push(k, A, GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x; column <- blockIdx.y x threads + thread",
        arena_printf(A,
                     "%s x %s tiles in the first kernel's order (groups of %d M tiles), %d CTAs a tile on "
                     "blockIdx.y; batch <- blockIdx.z",
                     sx_str(A, k->grid_tiles[0]), sx_str(A, k->grid_tiles[1]), k->plan.raster_group,
                     k->split_parts),
        NULL, 0, NULL, NULL);
-  emit(k, A, GS_LOOP, "column",
+  gpuir_push(k, A, GS_LOOP, "column",
        arena_printf(A,
                     "blockIdx.y x %d + thread, stepping %d x gridDim.y, over the tile's %d 4-float columns, to the "
                     "first row past M",
                     nt, nt, BM * BN / 4),
        NULL, 0, NULL, NULL)
       ->loop = GLOOP_COLUMNS;
-  emit(k, A, GS_LD_GLOBAL, "ld.global.v4.f32 workspace -> acc",
+  gpuir_push(k, A, GS_LD_GLOBAL, "ld.global.v4.f32 workspace -> acc",
        arena_printf(A,
                     "a thread's 4-float column of the tile's %dx%d fp32 partials, every slice's loaded before "
                     "any add (at most %d), then summed in slice order 0, 1, ..., n - 1 (the same bits "
                     "whatever order the slices ran in); rows past the M tail skipped",
                     BM, BN, k->plan.split_k),
        "tSum", 0, NULL, NULL);
-  emit(k, A, GS_EPILOGUE, r->lets[r->acc_let].name, arena_printf(A, "lets: %s, once, on the sum", *lets ? lets : "(none)"),
+  gpuir_push(k, A, GS_EPILOGUE, r->lets[r->acc_let].name, arena_printf(A, "lets: %s, once, on the sum", *lets ? lets : "(none)"),
        "tE", 1, "tSum", NULL);
-  emit(k, A, GS_ST_GLOBAL, arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v.out_dt), r->out[k->v.out].name),
+  gpuir_push(k, A, GS_ST_GLOBAL, arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v.out_dt), r->out[k->v.out].name),
        arena_printf(A, "pred tails (%s), scalar where a row ends or is misaligned", tail_pred(A, &k->v)), NULL, 1, "tE",
        NULL);
-  emit(k, A, GS_END_LOOP, "column", NULL, NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_END_LOOP, "column", NULL, NULL, 0, NULL, NULL);
   return k;
 }
 
@@ -1452,15 +1453,15 @@ int gpuir_mask_kind(const gpu_kernel *k, const region *r, const rexpr *e, const 
  * the running row max, the rescale of O and the row sum, and the
  * probabilities (tP). */
 static void emit_online_softmax(gpu_kernel *k, arena *A, const region *r1) {
-  emit(k, A, GS_EPILOGUE, "row_max", arena_printf(A, "%s: running max, quad shuffles", r1->lets[k->sm.max].name), "tMax", 1,
+  gpuir_push(k, A, GS_EPILOGUE, "row_max", arena_printf(A, "%s: running max, quad shuffles", r1->lets[k->sm.max].name), "tMax", 1,
        "tScore", NULL)
       ->step = GSTEP_ROW_MAX;
-  emit(k, A, GS_EPILOGUE, "rescale",
+  gpuir_push(k, A, GS_EPILOGUE, "rescale",
        arena_printf(A, "%s(%s) of the old and new max on O and the row sum", r1->lets[k->sm.exp].name,
                     r1->lets[k->sm.sub].name),
        "tRescale", 1, "tMax", NULL)
       ->step = GSTEP_RESCALE;
-  emit(k, A, GS_EPILOGUE, "probabilities",
+  gpuir_push(k, A, GS_EPILOGUE, "probabilities",
        arena_printf(A, "%s = %s(%s), an argument <= 0; %s += row sum", r1->lets[k->sm.exp].name, "ex2.approx.ftz",
                     r1->lets[k->sm.sub].name, r1->lets[k->sm.sum].name),
        "tP", 1, "tRescale", NULL)
@@ -1635,8 +1636,8 @@ static bool att_setup(gpu_kernel *k, arena *A, const pc_report *pc, const sched_
   int end = add_tile(k, "smQ", 0, 1, BM, k->D, eb);
   end = add_tile(k, "smK", end, 2, BN, k->D, eb);
   add_tile(k, "smV", end, 2, BN, k->DV, eb);
-  k->grid[0] = sx_ceildiv_int(A, extent(A, r1, v->m_axes, v->nm), BM);
-  k->grid[1] = extent(A, r1, v->b_axes, v->nb);
+  k->grid[0] = sx_ceildiv_int(A, gpuir_extent(A, r1, v->m_axes, v->nm), BM);
+  k->grid[1] = gpuir_extent(A, r1, v->b_axes, v->nb);
   k->grid[2] = sx_int(A, 1);
   return grid_fits(A, k, dl, at);
 
@@ -1647,44 +1648,44 @@ static bool att_setup(gpu_kernel *k, arena *A, const pc_report *pc, const sched_
 static void att_prologue(gpu_kernel *k, arena *A, const sched_plan *p) {
   const region *r1 = k->r;
   int BM = p->tile[0], BN = p->tile[1];
-  emit(k, A, GS_TILE_COORD, "m0 <- blockIdx.x x BM; batch <- blockIdx.y",
+  gpuir_push(k, A, GS_TILE_COORD, "m0 <- blockIdx.x x BM; batch <- blockIdx.y",
        arena_printf(A, "%d query rows; the key tiles up to the last one some row of the tile keeps (Op::tile_live)", BM),
        NULL, 0, NULL, NULL);
-  emit(k, A, GS_ALLOC_SHARED, "smQ", arena_printf(A, "%s [%d][%d], 16B chunks xor %d", dtype_name(k->T), BM, k->D, k->tiles[0].swz),
+  gpuir_push(k, A, GS_ALLOC_SHARED, "smQ", arena_printf(A, "%s [%d][%d], 16B chunks xor %d", dtype_name(k->T), BM, k->D, k->tiles[0].swz),
        NULL, 0, NULL, NULL)
       ->side = GSIDE_A;
-  emit(k, A, GS_ALLOC_SHARED, "smK,smV",
+  gpuir_push(k, A, GS_ALLOC_SHARED, "smK,smV",
        arena_printf(A, "%s [2][%d][%d] and [2][%d][%d] ring, 16B chunks xor %d and %d", dtype_name(k->T), BN, k->D, BN,
                     k->DV, k->tiles[1].swz, k->tiles[2].swz),
        NULL, 0, NULL, NULL)
       ->side = GSIDE_B;
-  emit(k, A, GS_ACC_ZERO, "O, row max, row sum",
+  gpuir_push(k, A, GS_ACC_ZERO, "O, row max, row sum",
        arena_printf(A, "fp32: a warp's 16 x %d of O, and each lane's two rows' max (%s's init) and sum", k->DV,
                     r1->lets[k->sm.max].name),
        NULL, 0, NULL, NULL);
-  emit(k, A, GS_CP_ASYNC, arena_printf(A, "smQ <- %s", k->A.tensor), "query rows m0..m0+BM, pred tails", "tQ", 0, NULL, NULL)
+  gpuir_push(k, A, GS_CP_ASYNC, arena_printf(A, "smQ <- %s", k->A.tensor), "query rows m0..m0+BM, pred tails", "tQ", 0, NULL, NULL)
       ->side = GSIDE_A;
-  emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, "tQ", NULL);
-  emit(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 1, "tQ", NULL)->lo = 0;
-  emit(k, A, GS_BARRIER, "bar.sync", "the Q tile landed", NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, "tQ", NULL);
+  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 1, "tQ", NULL)->lo = 0;
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", "the Q tile landed", NULL, 0, NULL, NULL);
   if (p->a_frag_regs)
-    emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smQ: Q fragments (once, kept in registers)", NULL, 1, "tQ", NULL)->side =
+    gpuir_push(k, A, GS_LDMATRIX, "ldmatrix.x4", "smQ: Q fragments (once, kept in registers)", NULL, 1, "tQ", NULL)->side =
         GSIDE_A;
-  emit(k, A, GS_FRAG_SETUP, "K fragment lane offsets", "the lane's ldmatrix offset of each k16 step of QK^T, hoisted",
+  gpuir_push(k, A, GS_FRAG_SETUP, "K fragment lane offsets", "the lane's ldmatrix offset of each k16 step of QK^T, hoisted",
        NULL, 0, NULL, NULL)
       ->side = GSIDE_B;
-  emit(k, A, GS_FRAG_SETUP, "V fragment lane offsets", "the lane's ldmatrix.trans offset of each pair of O's n8 tiles, hoisted",
+  gpuir_push(k, A, GS_FRAG_SETUP, "V fragment lane offsets", "the lane's ldmatrix.trans offset of each pair of O's n8 tiles, hoisted",
        NULL, 0, NULL, NULL)
       ->side = GSIDE_V;
   bool stream = k->B.rstep && k->V.rstep;
   if (k->lane_mask && k->lane_rows)
-    emit(k, A, GS_ADDR_SETUP, "lane_rows",
+    gpuir_push(k, A, GS_ADDR_SETUP, "lane_rows",
          "per lane, once: each mask's guard - its bounds at each of its rows (m, m + 8; the rows flatten the query axes) "
          "and key 0, in 64 bits",
          "tRows", 0, NULL, NULL)
         ->side = GSIDE_A;
   if (stream)
-    emit(k, A, GS_ADDR_SETUP, arena_printf(A, "%s, %s row pointers", k->B.tensor, k->V.tensor),
+    gpuir_push(k, A, GS_ADDR_SETUP, arena_printf(A, "%s, %s row pointers", k->B.tensor, k->V.tensor),
          arena_printf(A, "per thread, key 0 of its chunk rows; row steps %s, %s", k->B.rstep_str, k->V.rstep_str), NULL, 0,
          NULL, NULL)
         ->side = GSIDE_B;
@@ -1721,29 +1722,29 @@ static void att_key_pass(gpu_kernel *k, arena *A, const sched_plan *p, int pass,
                     : pass < 2 ? "row pointers + tile * BN * row step, whole chunks"
                                : "row pointers + tile * BN * row step, rows past the keys zero-filled";
   /* the pass's first tile, into the stage the last pass left free */
-  gpu_stmt *st = emit(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[st] <- %s", kv),
+  gpu_stmt *st = gpuir_push(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[st] <- %s", kv),
                       arena_printf(A, "the pass's first key tile if any: %s", how), arena_printf(A, "%s[first]", tok), 0,
                       NULL, NULL);
   st->side = GSIDE_B, st->lo = pass;
-  emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, arena_printf(A, "%s[first]", tok), NULL);
-  st = emit(k, A, GS_LOOP, "t",
+  gpuir_push(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, arena_printf(A, "%s[first]", tok), NULL);
+  st = gpuir_push(k, A, GS_LOOP, "t",
             pass == 0 ? "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)"
             : pass == 1 ? "masked key tiles inside the keys (Op::tile_live and not Op::tile_full: the mask predicate's "
                           "affine bound)"
                         : "the live key tile past the key length (the key tail)",
             NULL, 0, NULL, NULL);
   st->loop = GLOOP_KEYS, st->lo = pass;
-  st = emit(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[next%%2] <- %s", kv),
+  st = gpuir_push(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[next%%2] <- %s", kv),
             arena_printf(A, "the pass's next key tile if any: %s", how), arena_printf(A, "%s[next]", tok), 0, NULL, NULL);
   st->side = GSIDE_B, st->lo = pass, st->tile = 1;
-  emit(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, arena_printf(A, "%s[next]", tok), NULL);
-  emit(k, A, GS_WAIT, "cp.async.wait_group", "1", NULL, 1, arena_printf(A, "%s[t]", tok), NULL)->lo = 1;
-  emit(k, A, GS_BARRIER, "bar.sync", "tile t landed", NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, arena_printf(A, "%s[next]", tok), NULL);
+  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", "1", NULL, 1, arena_printf(A, "%s[t]", tok), NULL)->lo = 1;
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", "tile t landed", NULL, 0, NULL, NULL);
   if (!p->a_frag_regs)
-    emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smQ: Q fragments (each key tile)", NULL, 1, "tQ", NULL)->side = GSIDE_A;
-  emit(k, A, GS_LDMATRIX, "ldmatrix.x4", "smK[t%2]: K^T fragments", NULL, 1, arena_printf(A, "%s[t]", tok), NULL)->side =
+    gpuir_push(k, A, GS_LDMATRIX, "ldmatrix.x4", "smQ: Q fragments (each key tile)", NULL, 1, "tQ", NULL)->side = GSIDE_A;
+  gpuir_push(k, A, GS_LDMATRIX, "ldmatrix.x4", "smK[t%2]: K^T fragments", NULL, 1, arena_printf(A, "%s[t]", tok), NULL)->side =
       GSIDE_B;
-  emit(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 S = Q K^T (%s)", r1->lets[r1->acc_let].name), "16 rows per warp",
+  gpuir_push(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 S = Q K^T (%s)", r1->lets[r1->acc_let].name), "16 rows per warp",
        "tS", 0, NULL, NULL)
       ->side = GSIDE_B;
   const char *score = "";
@@ -1751,37 +1752,37 @@ static void att_key_pass(gpu_kernel *k, arena *A, const sched_plan *p, int pass,
     if (l != r1->acc_let) score = arena_printf(A, "%s%s%s", score, *score ? ", " : "", r1->lets[l].name);
   const char *tail = pass == 2 ? arena_printf(A, "; key tails -> %s's neutral", r1->lets[k->sm.max].name) : "";
   if (pass == 0)
-    emit(k, A, GS_EPILOGUE, "score_full",
+    gpuir_push(k, A, GS_EPILOGUE, "score_full",
          arena_printf(A, "lets: %s, each mask its kept branch; no per-element test", *score ? score : "(none)"), "tScore",
          1, "tS", NULL)
         ->step = GSTEP_SCORE_FULL;
   else if (!k->lane_mask)
-    emit(k, A, GS_EPILOGUE, "score", arena_printf(A, "lets: %s, masks at each element's indices%s", *score ? score : "(none)", tail),
+    gpuir_push(k, A, GS_EPILOGUE, "score", arena_printf(A, "lets: %s, masks at each element's indices%s", *score ? score : "(none)", tail),
          "tScore", 1, "tS", NULL)
         ->step = GSTEP_SCORE;
   else {
     if (k->lane_rows)
-      emit(k, A, GS_EPILOGUE, "lane_mask",
+      gpuir_push(k, A, GS_EPILOGUE, "lane_mask",
            arena_printf(A, "per lane at each of its rows and its first key n: lane_rows + key coefficient * n, "
                            "clamped to 32 bits%s",
                         pass == 2 ? "; keys left from n" : ""),
            arena_printf(A, "tLane%d", pass), 1, "tRows", NULL)
           ->step = GSTEP_LANE_MASK;
     else
-      emit(k, A, GS_EPILOGUE, "lane_mask",
+      gpuir_push(k, A, GS_EPILOGUE, "lane_mask",
            arena_printf(A, "per lane at its first element (m, n): %s%s",
                         k->nmasks ? "each mask's guard - its bounds, clamped to 32 bits" : "no masks",
                         pass == 2 ? "; keys left from n" : ""),
            arena_printf(A, "tLane%d", pass), 0, NULL, NULL)
           ->step = GSTEP_LANE_MASK;
-    emit(k, A, GS_EPILOGUE, "score_lane",
+    gpuir_push(k, A, GS_EPILOGUE, "score_lane",
          arena_printf(A, "lets: %s; each element (dm, dn) of the lane's fragments: %s%s",
                       *score ? score : "(none)", *masks ? masks : "no masks", tail),
          "tScore", 2, "tS", arena_printf(A, "tLane%d", pass))
         ->step = GSTEP_SCORE_LANE;
   }
   emit_online_softmax(k, A, r1);
-  emit(k, A, GS_EPILOGUE, "P fragments",
+  gpuir_push(k, A, GS_EPILOGUE, "P fragments",
        k->sm.pt == DT_FP32
            ? arena_printf(A, "%s: fp32 P as hi + lo %s A fragments in registers (deferred; two mma per step)",
                           r1->lets[k->sm.p].name, dtype_name(k->T))
@@ -1789,13 +1790,13 @@ static void att_key_pass(gpu_kernel *k, arena *A, const sched_plan *p, int pass,
                           dtype_name(k->sm.pt)),
        "tPf", 1, "tP", NULL)
       ->step = GSTEP_P_FRAGS;
-  emit(k, A, GS_LDMATRIX, "ldmatrix.x4.trans", "smV[t%2]: V fragments", NULL, 1, arena_printf(A, "%s[t]", tok), NULL)
+  gpuir_push(k, A, GS_LDMATRIX, "ldmatrix.x4.trans", "smV[t%2]: V fragments", NULL, 1, arena_printf(A, "%s[t]", tok), NULL)
       ->side = GSIDE_V;
-  emit(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 O += P V (%s)", r2->lets[r2->acc_let].name), NULL, "tO", 1,
+  gpuir_push(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 O += P V (%s)", r2->lets[r2->acc_let].name), NULL, "tO", 1,
        "tPf", NULL)
       ->side = GSIDE_V;
-  emit(k, A, GS_BARRIER, "bar.sync", "stage t%2 free", NULL, 0, NULL, NULL);
-  emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", "stage t%2 free", NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
 }
 
 /* sm80 attention's statements after the key tiles: the row sums, O / l,
@@ -1806,33 +1807,33 @@ static void att_epilogue(gpu_kernel *k, arena *A, const sched_plan *p) {
   /* the staging tile reuses Q's tile and the ring: no copy left in flight,
    * and every warp past its last fragment load (a query tile no pass gives
    * a key tile has run no loop barrier since Q's) */
-  emit(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 0, NULL, NULL)->lo = 0;
-  emit(k, A, GS_REDUCE, arena_printf(A, "sum %s", r1->lets[k->sm.sum].name),
+  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 0, NULL, NULL)->lo = 0;
+  gpuir_push(k, A, GS_REDUCE, arena_printf(A, "sum %s", r1->lets[k->sm.sum].name),
        "each row's sum over the quad of lanes that share it: shfl.bfly 1, 2", "tL", 1, "tO", NULL);
-  emit(k, A, GS_BARRIER, "bar.sync", "Q's tile and the ring are free for the staging tile", NULL, 0, NULL, NULL);
-  emit(k, A, GS_EPILOGUE, "finish", arena_printf(A, "%s: O / row sum", r1->lets[k->sm.div].name), "tFin", 2, "tO", "tL")
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", "Q's tile and the ring are free for the staging tile", NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_EPILOGUE, "finish", arena_printf(A, "%s: O / row sum", r1->lets[k->sm.div].name), "tFin", 2, "tO", "tL")
       ->step = GSTEP_FINISH;
-  emit(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "O -> stage[%d][%d+8] fp32", BM, k->DV), "tStage", 1, "tFin",
+  gpuir_push(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "O -> stage[%d][%d+8] fp32", BM, k->DV), "tStage", 1, "tFin",
        NULL);
-  emit(k, A, GS_BARRIER, "bar.sync", "staging tile complete", NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", "staging tile complete", NULL, 0, NULL, NULL);
   /* the full-width epilogue over the BM x DV staging tile of O, as for a contraction */
   k->epi_vec = epi_vec(A, &k->v2, BM, k->DV, k->threads);
   if (k->epi_vec) {
-    emit(k, A, GS_EPILOGUE, r2->lets[r2->acc_let].name,
+    gpuir_push(k, A, GS_EPILOGUE, r2->lets[r2->acc_let].name,
          arena_printf(A, "tensors %d-element aligned, rows up to the queries: the P V region's post-reduce lets; "
                          "%d outputs a thread at a fixed column; %s",
                       k->epi_vec, k->epi_vec, epi_row_steps(A, &k->v2)),
          "tEfull", 1, "tStage", NULL)
         ->full = true;
-    emit(k, A, GS_ST_GLOBAL,
+    gpuir_push(k, A, GS_ST_GLOBAL,
          arena_printf(A, "st.global.v4.b32 (%d x %s) -> %s", k->epi_vec, dtype_name(k->v2.out_dt), r2->out[k->v2.out].name),
          "no column predicate; rows past the queries skipped", NULL, 1, "tEfull", NULL)
         ->full = true;
   }
-  emit(k, A, GS_EPILOGUE, r2->lets[r2->acc_let].name,
+  gpuir_push(k, A, GS_EPILOGUE, r2->lets[r2->acc_let].name,
        k->epi_vec ? "other tiles: the P V region's post-reduce lets" : "the P V region's post-reduce lets", "tE", 1,
        "tStage", NULL);
-  emit(k, A, GS_ST_GLOBAL,
+  gpuir_push(k, A, GS_ST_GLOBAL,
        arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v2.out_dt), r2->out[k->v2.out].name),
        arena_printf(A, "pred tails (%s)", tail_pred(A, &k->v2)), NULL, 1, "tE", NULL);
 }
@@ -1929,16 +1930,16 @@ bool gpuir_sm90a_attention_fits(const region_set *rs, const pc_report *pc, const
 static void att90_setup(gpu_kernel *k, arena *A, const sched_plan *p, const char *batch) {
   int BM = p->tile[0], BN = p->tile[1], S = p->stages, D = k->D, DV = k->DV, eb = dtype_bytes(k->T);
   const char *T = dtype_name(k->T);
-  emit(k, A, GS_TILE_COORD, "(m.o, batch) <- (blockIdx.x, blockIdx.y)",
+  gpuir_push(k, A, GS_TILE_COORD, "(m.o, batch) <- (blockIdx.x, blockIdx.y)",
        arena_printf(A, "%d query rows of batch %s; key tiles up to the last one the mask leaves anything of "
                        "(Op::tile_live)",
                     BM, batch),
        NULL, 0, NULL, NULL);
-  emit(k, A, GS_ALLOC_SHARED, "smQ",
+  gpuir_push(k, A, GS_ALLOC_SHARED, "smQ",
        arena_printf(A, "%s [%d][%d][64] (%d column blocks of %d query rows x 128 bytes), %d TMA boxes {64, %d}, 128B swizzle",
                     T, D / 64, BM, D / 64, BM, D / 64, BM),
        NULL, 0, NULL, NULL)->side = GSIDE_A;
-  emit(k, A, GS_ALLOC_SHARED, "smK,smV",
+  gpuir_push(k, A, GS_ALLOC_SHARED, "smK,smV",
        arena_printf(A, "%s [%d][%d][%d][64] and [%d][%d][%d][64] ring (keys x 128-byte blocks of D and DV), TMA boxes "
                        "{64, %d}, 128B swizzle",
                     T, S, D / 64, BN, S, DV / 64, BN, BN),
@@ -1949,47 +1950,47 @@ static void att90_setup(gpu_kernel *k, arena *A, const sched_plan *p, const char
   mbar_init(k, A, GMBAR_EMPTY, "empty[s]", 256,
             arena_printf(A, "%d slots, 256 arrivals (every consumer thread); a fresh slot is free (parity 1 completes)", S),
             "tFree[i]");
-  emit(k, A, GS_BARRIER, "bar.sync", "the barriers are initialized", NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", "the barriers are initialized", NULL, 0, NULL, NULL);
 }
 
 static void att90_producer(gpu_kernel *k, arena *A, const sched_plan *p, const char *batch) {
   int BM = p->tile[0], BN = p->tile[1], S = p->stages, D = k->D, DV = k->DV, eb = dtype_bytes(k->T);
   /* the producer: Q once, then K and V of every live key tile, in the
    * consumers' order, through the ring (i counts the tiles of both passes) */
-  emit(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL)
+  gpuir_push(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL)
       ->role = GROLE_PRODUCER;
   setmaxnreg(k, A, false);
-  emit(k, A, GS_MBAR_ARRIVE, "qfull",
+  gpuir_push(k, A, GS_MBAR_ARRIVE, "qfull",
        arena_printf(A, "arrive.expect_tx: the Q tile's %d bytes, which its boxes complete", BM * D * eb), NULL, 0, NULL,
        NULL)
       ->mbar = GMBAR_Q;
-  emit(k, A, GS_TMA_LOAD, arena_printf(A, "smQ <- %s", k->A.tensor),
+  gpuir_push(k, A, GS_TMA_LOAD, arena_printf(A, "smQ <- %s", k->A.tensor),
        arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, m.o * %d, batch %s); past the queries: zero fill",
                     D / 64, BM, k->tmq.rank, BM, batch),
        "tQ", 0, NULL, NULL)->side = GSIDE_A;
   /* pass 0 (lo): the full key tiles, pass 1 the other live ones */
   for (int pass = 0; pass < 2; pass++) {
     const char *tk = pass ? "tKm[t]" : "tKf[t]", *tv = pass ? "tVm[t]" : "tVf[t]";
-    emit(k, A, GS_LOOP, "t",
+    gpuir_push(k, A, GS_LOOP, "t",
          pass ? "the other live key tiles (Op::tile_live: the mask predicate's affine bound)"
               : "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)",
          NULL, 0, NULL, NULL)->lo = pass;
-    emit(k, A, GS_MBAR_WAIT, "empty[i % S]", "parity ((i / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
+    gpuir_push(k, A, GS_MBAR_WAIT, "empty[i % S]", "parity ((i / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
          "tFree[i]", NULL)
         ->mbar = GMBAR_EMPTY;
-    emit(k, A, GS_MBAR_ARRIVE, "full[i % S]",
+    gpuir_push(k, A, GS_MBAR_ARRIVE, "full[i % S]",
          arena_printf(A, "arrive.expect_tx: the stage's %d bytes, which the K and V boxes complete", BN * (D + DV) * eb),
          NULL, 0, NULL, NULL)
         ->mbar = GMBAR_FULL;
-    emit(k, A, GS_TMA_LOAD, arena_printf(A, "smK[i%%%d] <- %s", S, k->B.tensor),
+    gpuir_push(k, A, GS_TMA_LOAD, arena_printf(A, "smK[i%%%d] <- %s", S, k->B.tensor),
          arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, t * %d, batch %s)%s", D / 64, BN, k->tmk.rank, BN,
                       batch, pass ? "; past the keys: zero fill" : ""),
          tk, 0, NULL, NULL)->side = GSIDE_B;
-    emit(k, A, GS_TMA_LOAD, arena_printf(A, "smV[i%%%d] <- %s", S, k->V.tensor),
+    gpuir_push(k, A, GS_TMA_LOAD, arena_printf(A, "smV[i%%%d] <- %s", S, k->V.tensor),
          arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, t * %d, batch %s)%s", DV / 64, BN, k->tmv.rank, BN,
                       batch, pass ? "; past the keys: zero fill" : ""),
          tv, 0, NULL, NULL)->side = GSIDE_V;
-    emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
+    gpuir_push(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
   }
 }
 
@@ -1997,23 +1998,23 @@ static void att90_consumers_head(gpu_kernel *k, arena *A, const sched_plan *p) {
   const region *r1 = k->r;
   int BM = p->tile[0], BN = p->tile[1], D = k->D;
   /* the consumers */
-  emit(k, A, GS_ROLE, "consumers",
+  gpuir_push(k, A, GS_ROLE, "consumers",
        arena_printf(A, "warpgroups 1 and 2 (wg 0 and 1 of the consumers): rows 64 wg .. 64 wg + 63 of the %d-row tile, 16 "
                        "a warp",
                     BM),
        NULL, 0, NULL, NULL)
       ->role = GROLE_CONSUMERS;
   setmaxnreg(k, A, true);
-  emit(k, A, GS_FRAG_SETUP, "wgmma descriptors of smQ, smK and smV",
+  gpuir_push(k, A, GS_FRAG_SETUP, "wgmma descriptors of smQ, smK and smV",
        arena_printf(A, "Q's at each of its %d k16 steps, at the warpgroup's 64 rows (+ 64 wg x 128 bytes); K's and V's "
                        "low words at slot 0 (K-major, and V MN-major with LBO %d); SBO 1024, 128B swizzle",
                     D / 16, BN * 128),
        NULL, 0, NULL, NULL);
-  emit(k, A, GS_ACC_ZERO, "O", arena_printf(A, "O <- 0; each lane's rows: %s <- its init, %s <- 0", r1->lets[k->sm.max].name,
+  gpuir_push(k, A, GS_ACC_ZERO, "O", arena_printf(A, "O <- 0; each lane's rows: %s <- its init, %s <- 0", r1->lets[k->sm.max].name,
                                             r1->lets[k->sm.sum].name),
        NULL, 0, NULL, NULL);
-  emit(k, A, GS_MBAR_WAIT, "qfull", "parity 0: the Q boxes landed", NULL, 1, "tQ", NULL)->mbar = GMBAR_Q;
-  emit(k, A, GS_BARRIER, "bar.arrive 2, 256", "wg 1 only: wg 0 takes the tensor cores first", NULL, 0, NULL, NULL)->bar =
+  gpuir_push(k, A, GS_MBAR_WAIT, "qfull", "parity 0: the Q boxes landed", NULL, 1, "tQ", NULL)->mbar = GMBAR_Q;
+  gpuir_push(k, A, GS_BARRIER, "bar.arrive 2, 256", "wg 1 only: wg 0 takes the tensor cores first", NULL, 0, NULL, NULL)->bar =
       GBAR_FIRST_TURN;
 }
 
@@ -2022,31 +2023,31 @@ static void att90_key_tiles(gpu_kernel *k, arena *A, const sched_plan *p, const 
   int BN = p->tile[1], D = k->D, DV = k->DV;
   const char *T = dtype_name(k->T);
   const char *tk = pass ? "tKm[t]" : "tKf[t]", *tv = pass ? "tVm[t]" : "tVf[t]";
-  emit(k, A, GS_LOOP, "t", pass ? "the other live key tiles, as the producer" : "full key tiles first, as the producer",
+  gpuir_push(k, A, GS_LOOP, "t", pass ? "the other live key tiles, as the producer" : "full key tiles first, as the producer",
        NULL, 0, NULL, NULL)->lo = pass;
-  emit(k, A, GS_MBAR_WAIT, "full[i % S]", "parity (i / S) & 1: the K and V boxes landed", NULL, 2, tk, tv)->mbar =
+  gpuir_push(k, A, GS_MBAR_WAIT, "full[i % S]", "parity (i / S) & 1: the K and V boxes landed", NULL, 2, tk, tv)->mbar =
       GMBAR_FULL;
-  emit(k, A, GS_BARRIER, "bar.sync 2 + wg, 256", "ping-pong: this warpgroup's turn (the other issued its S)", NULL, 0,
+  gpuir_push(k, A, GS_BARRIER, "bar.sync 2 + wg, 256", "ping-pong: this warpgroup's turn (the other issued its S)", NULL, 0,
        NULL, NULL)->bar = GBAR_TURN;
-  emit(k, A, GS_WGMMA,
+  gpuir_push(k, A, GS_WGMMA,
        arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d: S = Q K^T (%s)", BN, T, T, D / 16,
                     r1->lets[r1->acc_let].name),
        "SS: Q and K K-major; descriptors 128B swizzle, SBO 1024, k16 step 32 bytes (a column block every 4)", "tS", 2,
        "tQ", tk)
       ->side = GSIDE_B;
-  emit(k, A, GS_BARRIER, "bar.arrive 2 + (wg ^ 1), 256",
+  gpuir_push(k, A, GS_BARRIER, "bar.arrive 2 + (wg ^ 1), 256",
        "ping-pong: the other warpgroup's turn, while this one waits for S and runs the softmax", NULL, 0, NULL, NULL)
       ->bar = GBAR_HAND_OFF;
-  emit(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", "S is complete in the accumulators", NULL, 1, "tS",
+  gpuir_push(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", "S is complete in the accumulators", NULL, 1, "tS",
        NULL)
       ->lo = 0;
-  emit(k, A, GS_EPILOGUE, pass ? "score" : "score_full",
+  gpuir_push(k, A, GS_EPILOGUE, pass ? "score" : "score_full",
        pass ? arena_printf(A, "lets: %s; key tails -> %s's neutral", *score ? score : "(none)", r1->lets[k->sm.max].name)
             : arena_printf(A, "lets: %s, each mask its kept branch; no per-element test", *score ? score : "(none)"),
        "tScore", 1, "tS", NULL)
       ->step = pass ? GSTEP_SCORE : GSTEP_SCORE_FULL;
   emit_online_softmax(k, A, r1);
-  emit(k, A, GS_EPILOGUE, "P fragments",
+  gpuir_push(k, A, GS_EPILOGUE, "P fragments",
        k->sm.pt == DT_FP32
            ? arena_printf(A, "%s: fp32 P as hi + lo %s wgmma A fragments in registers (deferred; two wgmma a step)",
                           r1->lets[k->sm.p].name, T)
@@ -2054,19 +2055,19 @@ static void att90_key_tiles(gpu_kernel *k, arena *A, const sched_plan *p, const 
                           dtype_name(k->sm.pt)),
        "tPf", 1, "tP", NULL)
       ->step = GSTEP_P_FRAGS;
-  emit(k, A, GS_WGMMA,
+  gpuir_push(k, A, GS_WGMMA,
        arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d%s: O += P V (%s)", DV, T, T, BN / 16,
                     k->sm.pt == DT_FP32 ? " x 2" : "", r2->lets[r2->acc_let].name),
        "RS: P from registers; V MN-major (imm-trans-b 1), 128B swizzle, SBO 1024, LBO one column block, k16 step "
        "2048 bytes",
        "tO", 2, "tPf", tv)
       ->side = GSIDE_V;
-  emit(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", "O and P's registers are free; tile t is read",
+  gpuir_push(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", "O and P's registers are free; tile t is read",
        NULL, 1, "tO", NULL)
       ->lo = 0;
-  emit(k, A, GS_MBAR_ARRIVE, "empty[i % S]", "release the slot to the producer", "tFree[i+S]", 0, NULL, NULL)->mbar =
+  gpuir_push(k, A, GS_MBAR_ARRIVE, "empty[i % S]", "release the slot to the producer", "tFree[i+S]", 0, NULL, NULL)->mbar =
       GMBAR_EMPTY;
-  emit(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
 }
 
 gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
@@ -2121,7 +2122,7 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
   for (int i = fin; i < k->nst; i++)
     if (k->st[i].k != GS_BARRIER) tail[ntail++] = k->st[i];
   k->nst = 0;
-  const char *batch = axes_str(A, r1, k->v.b_axes, k->v.nb); /* the batch axes, as the prose names them */
+  const char *batch = gpuir_axes(A, r1, k->v.b_axes, k->v.nb); /* the batch axes, as the prose names them */
   att90_setup(k, A, p, batch);
   att90_producer(k, A, p, batch);
   att90_consumers_head(k, A, p);
@@ -2129,17 +2130,17 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
   for (int l = 0; l <= k->sm.x; l++)
     if (l != r1->acc_let) score = arena_printf(A, "%s%s%s", score, *score ? ", " : "", r1->lets[l].name);
   for (int pass = 0; pass < 2; pass++) att90_key_tiles(k, A, p, r2, pass, score);
-  emit(k, A, GS_BARRIER, "bar.sync 2, 256", "wg 0 only: wg 1's last arrival (one more than wg 0's turns)", NULL, 0,
+  gpuir_push(k, A, GS_BARRIER, "bar.sync 2, 256", "wg 0 only: wg 1's last arrival (one more than wg 0's turns)", NULL, 0,
        NULL, NULL)
       ->bar = GBAR_LAST_TURN;
   ARENA_PUSH(A, k->st, k->nst, k->cap_st, row_sums);
-  emit(k, A, GS_BARRIER, "bar.sync 1, 256",
+  gpuir_push(k, A, GS_BARRIER, "bar.sync 1, 256",
        "the consumers are past their last wgmma: Q and the ring are free for the staging tile", NULL, 0, NULL, NULL)
       ->bar = GBAR_CONSUMERS;
   for (int i = 0; i < ntail; i++) {
     ARENA_PUSH(A, k->st, k->nst, k->cap_st, tail[i]);
     if (tail[i].k == GS_STAGE_ACC)
-      emit(k, A, GS_BARRIER, "bar.sync 1, 256", "staging tile complete", NULL, 0, NULL, NULL)->bar = GBAR_CONSUMERS;
+      gpuir_push(k, A, GS_BARRIER, "bar.sync 1, 256", "staging tile complete", NULL, 0, NULL, NULL)->bar = GBAR_CONSUMERS;
   }
   return k; /* the pipeline verifies it */
 }
@@ -3183,8 +3184,6 @@ static bool verify_att_render(const gpu_kernel *k, diag_list *dl) {
   return true;
 }
 
-static bool verify_rows_render(const gpu_kernel *k, diag_list *dl);
-
 /* 32-bit pad guards only where every guard's K part fits them; 32-bit K
  * parts only with a 64-bit kernel for the calls past their span. */
 static bool verify_operand_guards(const gpu_kernel *k, diag_list *dl) {
@@ -3304,80 +3303,6 @@ static bool verify_tokens(const gpu_kernel *k, diag_list *dl) {
   return ok;
 }
 
-/* rows: every output stored once, fed by its pass; a reduction folds the
- * lets of its own pass */
-static bool verify_rows(const gpu_kernel *k, diag_list *dl) {
-  bool ok = true;
-  const region *r = k->r;
-  ok &= verify_rows_render(k, dl);
-  for (int o = 0; o < r->nout; o++) {
-    int n = 0;
-    for (int i = 0; i < k->nst; i++) n += k->st[i].k == GS_ST_GLOBAL && strcmp(k->st[i].what, r->out[o].name) == 0;
-    if (n != 1) {
-      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "output %s is stored %d times by the row skeleton", r->out[o].name, n);
-      ok = false;
-    }
-  }
-  /* a gather loads through its index: it consumes the index's load,
-   * made earlier in the same pass */
-  for (int i = 0; i < k->nst; i++) {
-    const gpu_stmt *s = &k->st[i];
-    if (s->k != GS_LD_GATHER) continue;
-    bool fed = s->nin > 0;
-    for (int t = 0; t < s->nin; t++) {
-      bool loaded = false;
-      for (int j = i - 1; j >= 0 && k->st[j].k != GS_LOOP; j--)
-        loaded |= k->st[j].out && strcmp(k->st[j].out, s->in[t]) == 0 &&
-                  (k->st[j].k == GS_LD_GLOBAL || k->st[j].k == GS_LD_SHARED || k->st[j].k == GS_LD_GATHER);
-      fed &= loaded;
-    }
-    if (!fed) {
-      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the gather of %s does not follow the load of its index in its pass",
-                  s->what);
-      ok = false;
-    }
-  }
-  for (int i = 0; i < k->nst; i++)
-    if (k->st[i].k == GS_REDUCE && (i == 0 || k->st[i - 1].k != GS_END_LOOP)) {
-      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "reduction %s does not follow its pass over the row", k->st[i].what);
-      ok = false;
-    }
-  int64_t cache = (int64_t)k->rw.ncache * k->rw.cache_cap * 4 * (k->rw.row_warps == 1 ? k->rw.warps : 1);
-  if (cache > GPUIR_ROW_CACHE_BYTES || (k->rw.ncache && (k->rw.cache_cap < 1 || k->rw.cache_cap % k->rw.vec))) {
-    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the row cache takes %lld bytes of shared memory, over %d",
-                (long long)cache, GPUIR_ROW_CACHE_BYTES);
-    ok = false;
-  }
-  /* a fused value lives in registers: no input, output, load or store names it */
-  int nf = 0;
-  for (int i = 0; i < k->nst; i++) {
-    if (k->st[i].k != GS_FUSED) continue;
-    const char *v = k->st[i].what;
-    bool named = nf >= k->nfused || strcmp(k->fused[nf], v) != 0;
-    nf++;
-    for (int j = 0; j < r->nin; j++) named |= strcmp(r->in[j].name, v) == 0;
-    for (int j = 0; j < r->nout; j++) named |= strcmp(r->out[j].name, v) == 0;
-    for (int j = 0; j < k->nst; j++)
-      named |= (k->st[j].k == GS_LD_GLOBAL || k->st[j].k == GS_LD_SHARED || k->st[j].k == GS_ST_GLOBAL) &&
-               strcmp(k->st[j].what, v) == 0;
-    if (named) {
-      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "fused value %s is loaded, stored or a kernel argument", v);
-      ok = false;
-    }
-  }
-  if (nf != k->nfused) {
-    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "%d fused values, %d Fused statements", k->nfused, nf);
-    ok = false;
-  }
-  if (k->rw.row_warps < 1 || k->rw.warps % k->rw.row_warps || k->threads != 32 * k->rw.warps || k->nvec != 1 ||
-      k->rw.vec < 1 || k->rw.vec > 16) {
-    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the row skeleton's %d warps, %d a row, vec %d do not fit", k->rw.warps,
-                k->rw.row_warps, k->rw.vec);
-    ok = false;
-  }
-  return ok;
-}
-
 /* split-K: the epilogue runs once, in the second kernel, on the sum of
  * the partials it loads; the first kernel stores its staged partial */
 static bool verify_split_k(const gpu_kernel *k, diag_list *dl) {
@@ -3455,89 +3380,6 @@ bool gpuir_add_fused(gpu_kernel *k, arena *A, const char *value, const char *fro
   k->st[at] = s;
   k->fused[k->nfused++] = value;
   return true;
-}
-
-/* Whether every Read of e has a load among st[from, to) (by the rows' read
- * identity; a gather's index Reads too). */
-static bool rows_reads_loaded(const gpu_kernel *k, const rexpr *e, int from, int to, const char **missing) {
-  if (!e) return true;
-  if (e->k == RX_READ) {
-    bool found = false;
-    for (int i = from; i < to && !found; i++)
-      found = k->st[i].rd && (k->st[i].rd == e || gpuir_rows_same_read(k->r, &k->rw, k->st[i].rd, e));
-    if (!found) {
-      *missing = k->r->in[e->input].name;
-      return false;
-    }
-  }
-  return rows_reads_loaded(k, e->a, from, to, missing) && rows_reads_loaded(k, e->b, from, to, missing) &&
-         rows_reads_loaded(k, e->c, from, to, missing);
-}
-
-/* The row skeleton's statements in the order its renderer (emit.c,
- * rows_kernel) writes them as one kernel: RowBegin and the Fused values;
- * per reduction P a Loop of pass P, its loads, its RowLets, an EndLoop, a
- * Reduce and a RowScalar of pass P; the output pass (Loop, loads, RowLets,
- * a store per element output, EndLoop) when there are element outputs;
- * then a store per row-scalar output.  Each pass loads every Read its lets
- * read (the lets spell a Read from its load), a gather after its index. */
-static bool verify_rows_render(const gpu_kernel *k, diag_list *dl) {
-  const region *r = k->r;
-  const gpu_rows *rw = &k->rw;
-  int i = 0, n = k->nst;
-  const char *why = NULL;
-  if (n < 1 || k->st[0].k != GS_ROW_BEGIN) why = "it does not begin with RowBegin";
-  for (i = 1; !why && i < n && k->st[i].k == GS_FUSED; i++) {}
-  for (int p = 0; !why && p <= rw->nred && i < n && k->st[i].k == GS_LOOP; p++) {
-    const gpu_stmt *lp = &k->st[i++];
-    if (lp->loop != GLOOP_ROW || lp->pass != p) {
-      why = "a Loop out of pass order";
-      break;
-    }
-    int from = i;
-    for (; i < n && k->st[i].rd; i++)
-      if (k->st[i].pass != p || !k->st[i].load || (k->st[i].k == GS_LD_SHARED && k->st[i].load != GLOAD_VEC) ||
-          (k->st[i].load == GLOAD_ROW && k->st[i].nguard))
-        why = "a load of another pass, or loaded as its kind cannot be";
-    if (why) break;
-    if (i - from > GPUIR_ROW_PASS_LOADS) why = "a pass loads more Reads than the renderer holds";
-    if (why || i >= n || k->st[i].k != GS_ROW_LETS || k->st[i].pass != p) {
-      why = why ? why : "a pass's loads are not followed by its RowLets";
-      break;
-    }
-    bool need[GPUIR_ROW_LETS] = {0};
-    gpuir_rows_pass_lets(r, rw, p, need);
-    const char *missing = NULL;
-    bool loaded = p == rw->nred || rows_reads_loaded(k, r->lets[rw->red_let[p]].e->a, from, i, &missing);
-    for (int l = 0; l < r->nlets && loaded; l++)
-      if (need[l]) loaded = rows_reads_loaded(k, r->lets[l].e, from, i, &missing);
-    if (!loaded) {
-      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "pass %d of the row skeleton reads %s without loading it", p, missing);
-      return false;
-    }
-    i++;
-    if (p == rw->nred)
-      for (; i < n && k->st[i].k == GS_ST_GLOBAL; i++)
-        if (rw->scalar[r->yields[k->st[i].pass].let]) why = "a row-scalar output stored in the output pass";
-    if (why || i >= n || k->st[i].k != GS_END_LOOP) {
-      why = why ? why : "a pass does not end in EndLoop";
-      break;
-    }
-    i++;
-    if (p == rw->nred) break;
-    if (i + 1 >= n || k->st[i].k != GS_REDUCE || k->st[i].pass != p || k->st[i + 1].k != GS_ROW_SCALAR ||
-        k->st[i + 1].pass != p) {
-      why = "a reduction's pass is not followed by its Reduce and RowScalar";
-      break;
-    }
-    i += 2;
-  }
-  for (; !why && i < n; i++)
-    if (k->st[i].k != GS_ST_GLOBAL || !rw->scalar[r->yields[k->st[i].pass].let])
-      why = "a statement after the passes that is not a row-scalar output's store";
-  if (!why) return true;
-  diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the row skeleton cannot render its statements: %s", why);
-  return false;
 }
 
 static const char *const STMT_NAMES[] = {"AllocShared", "CpAsync",    "CommitGroup", "Wait",     "Barrier",  "Loop",
@@ -3801,536 +3643,4 @@ const sx *gpuir_read_step(arena *A, const region *r, const rexpr *rd, const char
   kshift ks = {A, x};
   const sx *d = sx_sub(A, sx_subst(A, off, shift_k, &ks), off);
   return sx_has_vars(d) ? NULL : d;
-}
-
-static bool has_axis(const rexpr *e, int ax) {
-  for (int i = 0; i < e->nax; i++)
-    if (e->ax[i] == ax) return true;
-  return false;
-}
-
-/* The Reduces below e (not e itself when `top`), and the lets e reads. */
-static int count_reduces(const rexpr *e) {
-  if (!e) return 0;
-  return (e->k == RX_REDUCE) + count_reduces(e->a) + count_reduces(e->b) + count_reduces(e->c);
-}
-
-static bool reads_let_where(const region *r, const rexpr *e, const bool *bad) {
-  if (!e) return false;
-  if (e->k == RX_LET && bad[e->let]) return true;
-  return reads_let_where(r, e->a, bad) || reads_let_where(r, e->b, bad) || reads_let_where(r, e->c, bad);
-}
-
-bool gpuir_rows_view(arena *A, const region *r, gpu_rows *rw, const char **why) {
-  memset(rw, 0, sizeof *rw);
-  rw->row_axis = -1;
-  if (r->acc_let >= 0) return *why = "the region holds a contraction", false;
-  if (r->nlets > GPUIR_ROW_LETS)
-    return *why = arena_printf(A, "the region has %d lets; the row skeleton takes at most %d", r->nlets, GPUIR_ROW_LETS),
-           false;
-  /* the Reduces: each the whole of its let, over one axis, the same for all */
-  for (int l = 0; l < r->nlets; l++) {
-    const rexpr *e = r->lets[l].e;
-    int nr = count_reduces(e);
-    if (!nr) continue;
-    if (e->k != RX_REDUCE || nr != 1)
-      return *why = arena_printf(A, "let %s nests a reduction inside a larger expression", r->lets[l].name), false;
-    if (e->nred != 1) {
-      rw->hint = "Reshape the reduced axes into one, e.g. X[B,M,N] to [B, M*N], and reduce that last axis.";
-      return *why = arena_printf(A, "let %s reduces %d axes; the row skeleton reduces one", r->lets[l].name, e->nred),
-             false;
-    }
-    if (rw->row_axis >= 0 && e->red[0] != rw->row_axis) {
-      rw->hint = "Write one op per reduction axis: the row skeleton runs one kernel whose reductions share their axis.";
-      return *why = arena_printf(A, "let %s reduces axis %s, another reduction axis %s", r->lets[l].name,
-                                 r->it[e->red[0]].name, r->it[rw->row_axis].name),
-             false;
-    }
-    if (e->rop != RED_SUM && e->rop != RED_MAX && e->rop != RED_MIN)
-      return *why = arena_printf(A, "let %s is a reduction the row skeleton does not combine", r->lets[l].name), false;
-    if (rw->nred == 8) return *why = "the region has more than 8 reductions", false;
-    rw->row_axis = e->red[0];
-    rw->red_let[rw->nred++] = l;
-  }
-  for (int y = 0; y < r->nyields; y++) {
-    const region_memref *m = &r->out[r->yields[y].output];
-    const rexpr *e = r->lets[r->yields[y].let].e;
-    if (m->rank != e->nax || m->rank == 0)
-      return *why = arena_printf(A, "output %s is not stored over its let's axes", m->name), false;
-  }
-  if (r->nyields == 0) return *why = "the region stores nothing", false;
-  /* no reduction: rows run along the first output's innermost axis */
-  if (rw->row_axis < 0) {
-    const rexpr *e = r->lets[r->yields[0].let].e;
-    rw->row_axis = e->ax[e->nax - 1];
-  }
-  rw->red_axis = rw->row_axis;
-  /* a reduction over a reduce axis next to element lets over an iter of
-   * the same extent: the row runs along that iter */
-  if (rw->nred && rw->row_axis >= r->niters) {
-    const rexpr *re = r->lets[rw->red_let[0]].e;
-    int cand = -1, ncand = 0;
-    for (int i = 0; i < r->niters; i++)
-      if (!has_axis(re, i)) cand = i, ncand++;
-    if (ncand > 1) return *why = "the element lets run along more than one axis besides the rows", false;
-    if (ncand == 1) {
-      if (!sx_equal(r->it[cand].size, r->it[rw->red_axis].size))
-        return *why = arena_printf(A, "the reductions run along %s and the element lets along %s, of another extent",
-                                   r->it[rw->red_axis].name, r->it[cand].name),
-               false;
-      rw->row_axis = cand;
-    }
-  }
-  int *ax = ARENA_ARRAY(A, int, r->niters + 1);
-  for (int i = 0; i < r->niters; i++)
-    if (i != rw->row_axis) ax[rw->nrows++] = i;
-  rw->row_axes = ax;
-  /* every Reduce keeps exactly the row axes */
-  for (int i = 0; i < rw->nred; i++) {
-    const rexpr *re = r->lets[rw->red_let[i]].e;
-    bool same = re->nax == rw->nrows;
-    for (int j = 0; same && j < rw->nrows; j++) same = has_axis(re, ax[j]);
-    if (!same) return *why = arena_printf(A, "let %s does not keep the row axes", r->lets[rw->red_let[i]].name), false;
-  }
-  /* row-scalar lets read no element let */
-  for (int l = 0; l < r->nlets; l++) rw->scalar[l] = !has_axis(r->lets[l].e, rw->row_axis);
-  bool elem[GPUIR_ROW_LETS] = {0};
-  for (int l = 0; l < r->nlets; l++) elem[l] = !rw->scalar[l];
-  for (int l = 0; l < r->nlets; l++)
-    if (rw->scalar[l] && r->lets[l].e->k != RX_REDUCE && reads_let_where(r, r->lets[l].e, elem))
-      return *why = arena_printf(A, "row value %s reads a row element outside a reduction", r->lets[l].name), false;
-  for (int i = 0; i < rw->nred; i++)
-    if (!rw->scalar[rw->red_let[i]]) return *why = "a reduction keeps the row axis", false;
-  /* 16-byte vectors of the narrowest tensor */
-  int eb = 16;
-  for (int i = 0; i < r->nin; i++)
-    if (dtype_bytes(r->in[i].dt) < eb) eb = dtype_bytes(r->in[i].dt);
-  for (int i = 0; i < r->nout; i++)
-    if (dtype_bytes(r->out[i].dt) < eb) eb = dtype_bytes(r->out[i].dt);
-  rw->vec = 16 / eb;
-  return true;
-}
-
-/* Whether two Reads load the same elements of a row: the same tensor and
- * index map, where the row axis and the reduction axis (both the element
- * index along the row) count as one. */
-static bool same_read_at(const region *r, const gpu_rows *rw, const rexpr *a, const rexpr *b) {
-  if (a == b) return true;
-  if (a->ldvar || b->ldvar) return false; /* a gather's map holds its index variable */
-  if (a->input != b->input || a->nmap != b->nmap) return false;
-  const char *row = r->it[rw->row_axis].name, *red = r->it[rw->red_axis].name;
-  for (int d = 0; d < a->nmap; d++) {
-    if (sx_equal(a->map[d], b->map[d])) continue;
-    const char *va = sx_as_var(a->map[d]), *vb = sx_as_var(b->map[d]);
-    bool ra = va && (strcmp(va, row) == 0 || strcmp(va, red) == 0);
-    bool rb = vb && (strcmp(vb, row) == 0 || strcmp(vb, red) == 0);
-    if (!ra || !rb) return false;
-  }
-  return true;
-}
-
-int gpuir_rows_cache_slot(const region *r, const gpu_rows *rw, const rexpr *rd) {
-  for (int i = 0; i < rw->ncache; i++)
-    if (same_read_at(r, rw, rw->cache_rd[i], rd)) return i;
-  return -1;
-}
-
-/* A Read loaded as a vector along the row: unit stride, outside pad guards. */
-static bool row_vec_read(const gpu_kernel *k, arena *A, const rexpr *e, bool under_guard) {
-  if (e->ldvar) return false; /* a gather: one element at a time, through its index */
-  int along = has_axis(e, k->rw.row_axis) ? k->rw.row_axis : has_axis(e, k->rw.red_axis) ? k->rw.red_axis : -1;
-  const sx *st = along >= 0 && !under_guard ? gpuir_read_step(A, k->r, e, k->r->it[along].name) : NULL;
-  int64_t one;
-  return st && sx_is_int(st, &one) && one == 1;
-}
-
-/* The vector Reads of e, added to rd[] once each. */
-static void pass_vreads(const gpu_kernel *k, arena *A, const rexpr *e, bool guard, const rexpr **rd, int *n, int cap) {
-  if (!e) return;
-  if (e->k == RX_READ) {
-    if (!row_vec_read(k, A, e, guard)) return;
-    for (int i = 0; i < *n; i++)
-      if (same_read_at(k->r, &k->rw, rd[i], e)) return;
-    if (*n < cap) rd[(*n)++] = e;
-    return;
-  }
-  guard |= e->k == RX_SELECT && !e->a;
-  pass_vreads(k, A, e->a, guard, rd, n, cap);
-  pass_vreads(k, A, e->b, guard, rd, n, cap);
-  pass_vreads(k, A, e->c, guard, rd, n, cap);
-}
-
-/* The loads of pass `pass` for expression e, in the order the lets read
- * them: each Read once (gpuir_rows_same_read, under the same pad Selects
- * gd[0..ng), loaded the same way), a gather's index before the gather.  A
- * Read under a pad Select (guards, no condition) is loaded only where the
- * guards hold, one element at a time; `index`: e is (part of) a gather's
- * index, whose int32 Reads load as int64 (emit.c's index_c).  The tokens
- * the pass's lets consume go to toks. */
-typedef struct row_loader {
-  gpu_kernel *k;
-  arena *A;
-  int pass, first;     /* the pass, and the index of its first statement */
-  const char **toks;
-  int *nt;
-  int nloads;
-  bool too_deep;       /* a Read under more than GPUIR_ROW_GUARD_DEPTH pad Selects */
-} row_loader;
-
-static const char *row_load(row_loader *L, const rexpr *e, gpu_stmt_kind kind, gpu_load ld, const rexpr **gd, int ng,
-                            const char *det, int nin, const char *const *in) {
-  gpu_kernel *k = L->k;
-  const region *r = k->r;
-  for (int i = L->first; i < k->nst; i++) {
-    const gpu_stmt *s = &k->st[i];
-    if (!s->rd || s->load != ld || s->nguard != ng || !gpuir_rows_same_read(r, &k->rw, s->rd, e)) continue;
-    bool same = true;
-    for (int g = 0; g < ng; g++) same &= s->guard[g] == gd[g];
-    if (same) return s->out;
-  }
-  /* a token per load: tL<pass>.<tensor>, then .1, .2 ... for further Reads of it */
-  const char *tok = arena_printf(L->A, "tL%d.%s", L->pass, r->in[e->input].name);
-  int dup = 0;
-  for (int i = L->first; i < k->nst; i++)
-    if (k->st[i].rd && k->st[i].rd->input == e->input) dup++;
-  if (dup) tok = arena_printf(L->A, "%s.%d", tok, dup);
-  if (ng)
-    det = arena_printf(L->A, "%s; where the guards of the %d pad Select%s around it hold, else 0", det, ng, ng > 1 ? "s" : "");
-  const rexpr **g = ng ? ARENA_ARRAY(L->A, const rexpr *, ng) : NULL;
-  for (int i = 0; i < ng; i++) g[i] = gd[i];
-  gpu_stmt s = {.k = kind, .what = r->in[e->input].name, .detail = det, .out = tok, .lo = -1, .hi = -1, .pass = L->pass,
-                .rd = e, .load = ld, .nguard = ng, .guard = g};
-  for (int i = 0; i < nin && s.nin < 4; i++) s.in[s.nin++] = in[i];
-  ARENA_PUSH(L->A, k->st, k->nst, k->cap_st, s);
-  L->nloads++;
-  return tok;
-}
-
-static void row_loads(row_loader *L, const rexpr *e, const rexpr **gd, int ng, bool index);
-
-static void row_tok(row_loader *L, const char *tok) {
-  for (int i = 0; i < *L->nt; i++)
-    if (strcmp(L->toks[i], tok) == 0) return;
-  if (*L->nt < 4) L->toks[(*L->nt)++] = tok;
-}
-
-/* A gather's index, as emit.c's index_c spells it: its int32 Reads (through
- * pad Selects, broadcasts and transposes) as int64 indices, anything else
- * as a float expression. */
-static void row_index_loads(row_loader *L, const rexpr *e, const rexpr **gd, int ng) {
-  if (!e) return;
-  switch (e->k) {
-  case RX_READ:
-    if (!e->ldvar && L->k->r->in[e->input].dt == DT_INT32) {
-      row_tok(L, row_load(L, e, GS_LD_GLOBAL, GLOAD_INDEX, gd, ng,
-                          "one index at a time (its value picks the gathered element)", 0, NULL));
-      return;
-    }
-    break;
-  case RX_CONST: return;
-  case RX_SELECT: {
-    const rexpr *g2[GPUIR_ROW_GUARD_DEPTH];
-    int n2 = ng;
-    for (int i = 0; i < ng; i++) g2[i] = gd[i];
-    if (e->a) row_loads(L, e->a, gd, ng, false);
-    else if (n2 < GPUIR_ROW_GUARD_DEPTH) g2[n2++] = e;
-    else L->too_deep = true;
-    row_index_loads(L, e->b, g2, n2);
-    row_index_loads(L, e->c, g2, n2);
-    return;
-  }
-  case RX_BCAST:
-  case RX_TRANSPOSE: row_index_loads(L, e->a, gd, ng); return;
-  default: break;
-  }
-  row_loads(L, e, gd, ng, false);
-}
-
-static void row_loads(row_loader *L, const rexpr *e, const rexpr **gd, int ng, bool index) {
-  if (!e) return;
-  if (index) {
-    row_index_loads(L, e, gd, ng);
-    return;
-  }
-  gpu_kernel *k = L->k;
-  const region *r = k->r;
-  if (e->k == RX_READ && e->ldvar) {
-    /* a gather: the index first (one element at a time: its value picks
-     * the address), then the source element it selects, under its guards */
-    const char *itok[4] = {0}, **toks = L->toks;
-    int ni = 0, *nt = L->nt;
-    L->toks = itok, L->nt = &ni;
-    row_loads(L, e->a, gd, ng, true);
-    L->toks = toks, L->nt = nt;
-    strbuf g = {0};
-    for (int i = 0; i < e->ng; i++)
-      sb_printf(&g, "%s%s <= %s < %s", i ? " and " : "", sx_str(L->A, e->guards[i].lo), sx_str(L->A, e->guards[i].e),
-                sx_str(L->A, e->guards[i].hi));
-    strbuf m = {0};
-    for (int i = 0; i < e->nmap; i++) sb_printf(&m, "%s%s", i ? ", " : "", sx_str(L->A, e->map[i]));
-    const char *det = arena_printf(L->A, "%s[%s] with %s = the index just loaded, one element at a time, if %s; else %g",
-                                   r->in[e->input].name, sb_str(&m), e->ldvar, sb_str(&g), e->cval);
-    sb_free(&g);
-    sb_free(&m);
-    row_tok(L, row_load(L, e, GS_LD_GATHER, GLOAD_ELEM, gd, ng, det, ni, itok));
-    return;
-  }
-  if (e->k == RX_READ) {
-    int along = has_axis(e, k->rw.row_axis) ? k->rw.row_axis : has_axis(e, k->rw.red_axis) ? k->rw.red_axis : -1;
-    bool vec = row_vec_read(k, L->A, e, ng > 0);
-    int slot = vec ? gpuir_rows_cache_slot(k->r, &k->rw, e) : -1;
-    gpu_load ld = vec ? GLOAD_VEC : along >= 0 || ng ? GLOAD_ELEM : GLOAD_ROW;
-    const char *det = vec          ? arena_printf(L->A, "%d elements a thread: ld.global.v4 when 16-byte aligned, else scalar",
-                                                  k->rw.vec)
-                      : along >= 0 ? "one element at a time (not unit-stride along the row)"
-                      : ng         ? "one element at a time"
-                                   : "one value a row";
-    if (slot >= 0 && k->rw.cache_first[slot] == L->pass)
-      det = arena_printf(L->A, "%s; kept in row cache slot %d (st.shared) for the later passes", det, slot);
-    else if (slot >= 0)
-      det = arena_printf(L->A,
-                         "from row cache slot %d (ld.shared, the thread's own elements) when the row has at most %d "
-                         "elements, else %s",
-                         slot, k->rw.cache_cap, det);
-    row_tok(L, row_load(L, e, slot >= 0 && k->rw.cache_first[slot] != L->pass ? GS_LD_SHARED : GS_LD_GLOBAL, ld, gd,
-                        ng, det, 0, NULL));
-    return;
-  }
-  const rexpr *g2[GPUIR_ROW_GUARD_DEPTH];
-  int n2 = ng;
-  for (int i = 0; i < ng; i++) g2[i] = gd[i];
-  if (e->k == RX_SELECT && !e->a) {
-    if (n2 < GPUIR_ROW_GUARD_DEPTH) g2[n2++] = e;
-    else L->too_deep = true;
-  }
-  row_loads(L, e->a, g2, n2, false);
-  row_loads(L, e->b, g2, n2, false);
-  row_loads(L, e->c, g2, n2, false);
-}
-
-static const char *let_list(arena *A, const region *r, const bool *pick) {
-  const char *s = "";
-  for (int l = 0; l < r->nlets; l++)
-    if (pick[l]) s = arena_printf(A, "%s%s%s", s, *s ? ", " : "", r->lets[l].name);
-  return s;
-}
-
-void gpuir_rows_pass_lets(const region *r, const gpu_rows *rw, int pass, bool *need) {
-  if (pass < rw->nred) {
-    gpuir_rows_need(r, rw, r->lets[rw->red_let[pass]].e->a, need);
-    return;
-  }
-  for (int y = 0; y < r->nyields; y++)
-    if (!rw->scalar[r->yields[y].let]) {
-      need[r->yields[y].let] = true;
-      gpuir_rows_need(r, rw, r->lets[r->yields[y].let].e, need);
-    }
-}
-
-bool gpuir_rows_same_read(const region *r, const gpu_rows *rw, const rexpr *a, const rexpr *b) {
-  return same_read_at(r, rw, a, b);
-}
-
-void gpuir_rows_need(const region *r, const gpu_rows *rw, const rexpr *e, bool *need) {
-  if (!e) return;
-  if (e->k == RX_LET && !rw->scalar[e->let] && !need[e->let]) {
-    need[e->let] = true;
-    gpuir_rows_need(r, rw, r->lets[e->let].e, need);
-  }
-  gpuir_rows_need(r, rw, e->a, need);
-  gpuir_rows_need(r, rw, e->b, need);
-  gpuir_rows_need(r, rw, e->c, need);
-}
-
-/* The row skeleton's cache: the vector Reads more than one pass loads,
- * and the elements a slot holds (a CTA a row: the budget over the slots; a
- * warp a row: the whole row, when the warps' rows fit). */
-static void rows_cache(gpu_kernel *k, arena *A, const region *r) {
-  gpu_rows *w = &k->rw;
-  const rexpr *seen[32];
-  int first[32], npass[32], ns = 0;
-  for (int i = 0; i <= w->nred; i++) {
-    bool need[GPUIR_ROW_LETS] = {0};
-    const rexpr *rd[32];
-    int n = 0;
-    if (i < w->nred) {
-      gpuir_rows_need(r, w, r->lets[w->red_let[i]].e->a, need);
-      pass_vreads(k, A, r->lets[w->red_let[i]].e->a, false, rd, &n, 32);
-    } else {
-      for (int y = 0; y < r->nyields; y++)
-        if (!w->scalar[r->yields[y].let]) {
-          need[r->yields[y].let] = true;
-          gpuir_rows_need(r, w, r->lets[r->yields[y].let].e, need);
-        }
-    }
-    for (int l = 0; l < r->nlets; l++)
-      if (need[l]) pass_vreads(k, A, r->lets[l].e, false, rd, &n, 32);
-    for (int j = 0; j < n; j++) {
-      int s = -1;
-      for (int q = 0; q < ns; q++)
-        if (same_read_at(r, w, seen[q], rd[j])) s = q;
-      if (s < 0 && ns < 32) s = ns++, seen[s] = rd[j], first[s] = i, npass[s] = 0;
-      if (s >= 0) npass[s]++;
-    }
-  }
-  for (int q = 0; q < ns && w->ncache < GPUIR_ROW_CACHE; q++)
-    if (npass[q] > 1) w->cache_rd[w->ncache] = seen[q], w->cache_first[w->ncache++] = first[q];
-  /* a CTA a row: the budget over the slots; a warp a row (a constant
-   * extent): the row, 4 rows a CTA, when that fits */
-  int64_t len = 0;
-  /* whole vectors: element j of a thread's chunk c sits at j * (cap / vec)
-   * + c / vec, so that a warp's lanes touch consecutive words */
-  if (w->ncache && w->row_warps > 1) {
-    w->cache_cap = GPUIR_ROW_CACHE_BYTES / 4 / w->ncache / w->vec * w->vec;
-  } else if (w->ncache && sx_is_int(r->it[w->row_axis].size, &len) &&
-             (int64_t)w->warps * w->ncache * ((len + w->vec - 1) / w->vec * w->vec) * 4 <= GPUIR_ROW_CACHE_BYTES) {
-    w->cache_cap = (int)((len + w->vec - 1) / w->vec * w->vec);
-  } else {
-    w->ncache = 0;
-  }
-}
-
-/* Pass i of the row skeleton over its row (i < nred: reduction i's, then
- * the outputs'): the loop with its loads and lets, then the reduction and
- * the row-scalar lets after it; *prev is the token of the row's scalars so
- * far.  1 when it was the last pass, 0 when more follow, -1 with a
- * diagnostic. */
-static int rows_pass(gpu_kernel *k, arena *A, const region *r, int i, const char **prev, const char *at,
-                     diag_list *dl) {
-  const gpu_rows *rw = &k->rw;
-  const char *row_ax = r->it[rw->row_axis].name;
-  static const char *const rop[] = {"sum", "max", "min"};
-  bool last = i == rw->nred;
-  bool need[GPUIR_ROW_LETS] = {0};
-  gpuir_rows_pass_lets(r, rw, i, need);
-  bool any = false;
-  for (int l = 0; l < r->nlets; l++) any |= need[l];
-  if (last && !any) return 1;
-  gpu_stmt *lp = emit(k, A, GS_LOOP,
-                      last ? "the row's elements: outputs" : arena_printf(A, "the row's elements: %s", r->lets[rw->red_let[i]].name),
-                      arena_printf(A, "%s = t * %d; %s < %s; %s += %d * %d", row_ax, rw->vec, row_ax,
-                                   sx_str(A, r->it[rw->row_axis].size), row_ax, 32 * rw->row_warps, rw->vec),
-                      NULL, 0, NULL, NULL);
-  lp->loop = GLOOP_ROW;
-  lp->pass = i;
-  const char *toks[4] = {0};
-  int nt = 0;
-  row_loader L = {k, A, i, k->nst, toks, &nt, 0, false};
-  if (!last) row_loads(&L, r->lets[rw->red_let[i]].e->a, NULL, 0, false);
-  for (int l = 0; l < r->nlets; l++)
-    if (need[l]) row_loads(&L, r->lets[l].e, NULL, 0, false);
-  if (L.too_deep) {
-    diag_report(dl, D_PLAN_UNSUPPORTED, at, "Fewer nested pads (Pad of a Pad ...) in one view.",
-                "region %s reads a tensor under more than %d nested pad Selects; the row skeleton guards at most %d",
-                r->name, GPUIR_ROW_GUARD_DEPTH, GPUIR_ROW_GUARD_DEPTH);
-    return -1;
-  }
-  if (L.nloads > GPUIR_ROW_PASS_LOADS) {
-    diag_report(dl, D_PLAN_UNSUPPORTED, at, "Split the op: fewer tensors read by the lets of one pass.",
-                "region %s loads %d Reads in one pass over the row; the row skeleton loads at most %d", r->name,
-                L.nloads, GPUIR_ROW_PASS_LOADS);
-    return -1;
-  }
-  const char *etok = arena_printf(A, "tE%d", i);
-  gpu_stmt s = {.k = GS_ROW_LETS,
-                .what = any ? let_list(A, r, need) : "(none)",
-                .detail = last ? "the element lets of the outputs, in fp32"
-                               : arena_printf(A, "the body of %s, in fp32, folded into a per-thread partial",
-                                              r->lets[rw->red_let[i]].name),
-                .out = etok,
-                .lo = -1,
-                .hi = -1,
-                .pass = i};
-  s.in[s.nin++] = *prev;
-  for (int t = 0; t < nt && s.nin < 4; t++) s.in[s.nin++] = toks[t];
-  ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);
-  if (last) {
-    for (int y = 0; y < r->nyields; y++)
-      if (!rw->scalar[r->yields[y].let])
-        emit(k, A, GS_ST_GLOBAL, r->out[r->yields[y].output].name,
-             arena_printf(A, "%s from %s: st.global.v4 when the row's %d outputs are whole and 16-byte aligned, else "
-                             "scalar",
-                          dtype_name(r->yields[y].cast), r->lets[r->yields[y].let].name, rw->vec),
-             NULL, 1, etok, NULL)
-            ->pass = y;
-    emit(k, A, GS_END_LOOP, "the row's elements", NULL, NULL, 0, NULL, NULL);
-    return 1;
-  }
-  emit(k, A, GS_END_LOOP, "the row's elements", NULL, NULL, 0, NULL, NULL);
-  const rexpr *re = r->lets[rw->red_let[i]].e;
-  const char *rtok = arena_printf(A, "tR%d", i);
-  emit(k, A, GS_REDUCE, arena_printf(A, "%s %s", rop[re->rop], r->lets[rw->red_let[i]].name),
-       rw->row_warps == 1 ? "shfl.bfly 16, 8, 4, 2, 1 in fp32"
-                          : arena_printf(A, "shfl.bfly 16, 8, 4, 2, 1 in fp32, then %d warp partials through shared memory",
-                                         rw->row_warps),
-       rtok, 1, etok, NULL)
-      ->pass = i;
-  /* the row-scalar lets up to the next reduction */
-  bool sc[GPUIR_ROW_LETS] = {0};
-  int end = i + 1 < rw->nred ? rw->red_let[i + 1] : r->nlets;
-  for (int l = rw->red_let[i] + 1; l < end; l++) sc[l] = rw->scalar[l];
-  const char *stok = arena_printf(A, "tS%d", i);
-  emit(k, A, GS_ROW_SCALAR, *let_list(A, r, sc) ? let_list(A, r, sc) : "(none)", "once a row, in every thread", stok, 1,
-       rtok, NULL)
-      ->pass = i;
-  *prev = stok;
-  return 0;
-}
-
-gpu_kernel *gpuir_build_rows(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
-                             diag_list *dl) {
-  const char *at = arena_printf(A, "GPU IR[%s]", r->name);
-  gpu_kernel *k = ARENA_NEW(A, gpu_kernel);
-  const char *why = NULL;
-  if (!gpuir_rows_view(A, r, &k->rw, &why)) {
-    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s does not fit the row skeleton: %s", r->name, why);
-    return NULL;
-  }
-  k->rows = true;
-  k->name = name;
-  k->algo = ALGO_ROW_REDUCE;
-  k->r = r;
-  k->a = a;
-  k->plan = *p;
-  k->v.r = r;
-  k->v.a = a;
-  k->v.out = r->yields[0].output;
-  k->v.out_let = r->yields[0].let;
-  k->v.out_dt = r->yields[0].cast;
-  /* the element type: the first input that is not an index (a gather's int32) */
-  k->T = r->yields[0].cast;
-  for (int i = r->nin - 1; i >= 0; i--)
-    if (r->in[i].dt != DT_INT32) k->T = r->in[i].dt;
-  k->rw.warps = p->warps_m;
-  k->rw.row_warps = p->row_warps;
-  k->rw.vec = p->vec;
-  k->threads = 32 * k->rw.warps;
-  k->smem = 0; /* the cross-warp partials are a static __shared__ array */
-  const sx *rows = extent(A, r, k->rw.row_axes, k->rw.nrows);
-  int per_cta = k->rw.warps / k->rw.row_warps;
-  k->grid[0] = sx_floordiv(A, sx_add_int(A, rows, per_cta - 1), sx_int(A, per_cta));
-  k->grid[1] = k->grid[2] = sx_int(A, 1);
-  k->nvec = 1;
-  k->vecs[0] = k->rw.vec;
-  rows_cache(k, A, r);
-  const gpu_rows *rw = &k->rw;
-  const char *row_ax = r->it[rw->row_axis].name;
-  emit(k, A, GS_ROW_BEGIN, rw->row_warps == 1 ? "a warp a row" : "a CTA a row",
-       arena_printf(A, "rows %s x row %s (extent %s); row-scalar lets before the first reduction",
-                    axes_str(A, r, rw->row_axes, rw->nrows), row_ax, sx_str(A, r->it[rw->row_axis].size)),
-       "tRow", 0, NULL, NULL);
-  const char *prev = "tRow";
-  for (int i = 0; i <= rw->nred; i++) {
-    int st = rows_pass(k, A, r, i, &prev, at, dl);
-    if (st < 0) return NULL;
-    if (st > 0) break;
-  }
-  for (int y = 0; y < r->nyields; y++)
-    if (rw->scalar[r->yields[y].let])
-      emit(k, A, GS_ST_GLOBAL, r->out[r->yields[y].output].name,
-           arena_printf(A, "%s from %s: one value a row, by its first thread", dtype_name(r->yields[y].cast),
-                        r->lets[r->yields[y].let].name),
-           NULL, 1, prev, NULL)
-          ->pass = y;
-  return k;
 }

@@ -193,7 +193,7 @@ typedef struct gpu_stmt {
                             MbarArrive: the barrier of which ring (or Q's) */
   gpu_role role;         /* Role: whose statements follow; SetMaxNReg: whose budget (lo: its
                             registers) */
-  /* What the row skeleton's renderer reads (emit.c, rows_kernel): */
+  /* What the row skeleton's renderer reads (skel/rows.c, rows_kernel): */
   int pass;              /* Loop, loads, RowLets, Reduce, RowScalar: the pass (reduction `pass`, or
                             gpu_rows.nred: the element outputs'); StGlobalVec: the yield it stores */
   const rexpr *rd;       /* LdGlobal, LdShared, LdGather: the Read */
