@@ -45,7 +45,7 @@ const char *cmt(arena *A, const char *s) {
  * half, leaving no short tail; continuation lines indent 4 more.  `text` is
  * already escaped by cmt(). */
 #define CMT_WIDTH 110
-static void cmt_wrap(strbuf *s, const char *lead, const char *text) {
+void cmt_wrap(strbuf *s, const char *lead, const char *text) {
   size_t ll = strlen(lead), w = CMT_WIDTH > ll + 24 ? CMT_WIDTH - ll : 24;
   const char *p = text;
   bool first = true;
@@ -74,7 +74,7 @@ void cmt_let(arena *A, strbuf *s, const char *lead, const region *r, int l) {
   cmt_wrap(s, lead, arena_printf(A, "%s = %s", cmt(A, r->lets[l].name), cmt(A, region_expr_text(A, r, r->lets[l].e))));
 }
 
-static const char *ctype(dtype t) {
+const char *ctype(dtype t) {
   switch (t) {
   case DT_FP16: return "__half";
   case DT_BF16: return "__nv_bfloat16";
@@ -258,15 +258,6 @@ static const rexpr *read_of(const rexpr *e) {
   return e;
 }
 
-/* The range of a signature dim: the entry points reject negative dims
- * (the upper bound only keeps sx_bounds from overflowing). */
-static bool dims_nonneg(void *ctx, sx_atom_kind kind, const char *name, int64_t *lo, int64_t *hi) {
-  (void)ctx, (void)name;
-  if (kind != SXA_PARAM) return false;
-  *lo = 0, *hi = INT64_MAX / 4;
-  return true;
-}
-
 static void guards_c(opgen *g, strbuf *s, const ib_guard *gd, int ng) {
   for (int i = 0; i < ng; i++) {
     const char *e = sxc(g->A, gd[i].e, false);
@@ -279,8 +270,8 @@ static void guards_c(opgen *g, strbuf *s, const ib_guard *gd, int ng) {
 /* The chunk function of one operand: the elements valid in the chunk that
  * starts at (rows index ri, k index ki, batch bi), and its address, from the
  * operand's Read map (offset), its Select guards (pads) and the tails. */
-static void chunk_fn(opgen *g, const gpu_operand *o, const char *fname, const int *rax, int nr, const int *kax, int nk,
-                     const char *role) {
+void chunk_fn(opgen *g, const gpu_operand *o, const char *fname, const int *rax, int nr, const int *kax, int nk,
+              const char *role) {
   const region *r = g->r;
   const rexpr *sel = o->read, *rd = read_of(o->read);
   const region_memref *m = &r->in[o->input];
@@ -312,231 +303,6 @@ static void chunk_fn(opgen *g, const gpu_operand *o, const char *fname, const in
     sb_puts(s, "    const int64_t left = 1;\n");
   sb_printf(s, "    *src = base + %s;\n", sxc(g->A, gpuir_offset(g->A, m, rd->map), false));
   sb_puts(s, "    return left < VEC ? (int)left : VEC;\n  }\n");
-}
-
-/* The GPU IR's advance of one operand: its k-step, when it has one. */
-static void kstep_fn(opgen *g, const gpu_operand *o, const char *role, const char *fname) {
-  if (!o->kstep) {
-    sb_printf(g->s, "  static constexpr bool %s_ADVANCE = false;  // chunk addresses recomputed every k-tile\n", role);
-    return;
-  }
-  sb_printf(g->s, "  // advance of %s: its chunk addresses move by this many elements per unit of k\n", role);
-  sb_printf(g->s, "  static constexpr bool %s_ADVANCE = true;\n", role);
-  sb_printf(g->s, "  static __device__ __forceinline__ int64_t %s(const Params *p) { return %s; }\n", fname,
-            sxc(g->A, o->kstep, false));
-}
-
-/* How a K part's term is written: cast to uint32_t when the K part is kept
- * in 32 bits (gpu_operand.kpart32) and the term is not a constant. */
-static const char *kterm(opgen *g, const gpu_operand *o, const sx *x) {
-  int64_t c;
-  const char *e = sxc(g->A, x, false);
-  return o->kpart32 && !sx_is_int(x, &c) ? arena_printf(g->A, "(uint32_t)%s", e) : e;
-}
-
-/* The K counter of the walking operands (gpu_operand.walk): one a thread,
- * shared by both operands (their chunks run along the same K axes, and a
- * thread keeps one K column of each), stepped by BK with carries.  It also
- * carries each walking operand's K part: a step adds BK times the inner
- * axis's coefficient, a carry from axis j+1 into axis j adds the delta
- * coef_j - extent_{j+1} * coef_{j+1} (a table computed once). */
-static void kwalk_fn(opgen *g, const gpu_kernel *k, int BK) {
-  const region *r = g->r;
-  strbuf *s = g->s;
-  const int *kax = k->v.k_axes;
-  int nk = k->v.nk;
-  if (!k->A.walk && !k->B.walk) {
-    sb_puts(s, "  struct KWalk {};  // no operand walks its K axes\n");
-    return;
-  }
-  const gpu_operand *ops[2] = {&k->A, &k->B};
-  /* (operand_walk allows at most GPUIR_WALK_AXES K axes) */
-  const char *pre[2] = {"a", "b"};
-  /* the dispatcher keeps the flattened K below 2^31: 32-bit counters */
-  strbuf kc = {0};
-  sb_printf(&kc, "the K counter of the walking operands: (");
-  for (int j = 0; j < nk; j++) sb_printf(&kc, "%s%s", j ? ", " : "", cmt(g->A, r->it[kax[j]].name));
-  sb_printf(&kc, ") at the thread's K column, += %d with carries each tile, and their K parts", BK);
-  cmt_wrap(s, "  // ", sb_str(&kc));
-  sb_free(&kc);
-  sb_printf(s, "  struct KWalk {\n    int k[%d];\n", nk);
-  /* the deltas; the constant ones are written into k_next */
-  const sx *d[2][GPUIR_WALK_AXES] = {{0}};
-  bool stored[2] = {false, false};
-  for (int o = 0; o < 2; o++) {
-    if (!ops[o]->walk) continue;
-    /* a 32-bit K part (gpu_operand.kpart32) steps in uint32_t: it wraps
-     * only past the tiles it addresses (the dispatcher proved their span) */
-    sb_printf(s, "    %s %s_off;\n", ops[o]->kpart32 ? "uint32_t" : "int64_t", pre[o]);
-    for (int j = 0; j + 1 < nk; j++) {
-      d[o][j] = sx_sub(g->A, ops[o]->kcoef[j], sx_mul(g->A, r->it[kax[j + 1]].size, ops[o]->kcoef[j + 1]));
-      int64_t c;
-      stored[o] |= !sx_is_int(d[o][j], &c);
-    }
-    if (stored[o])
-      sb_printf(s, "    %s %s_d[%d];  // %s_off's step when axis j takes a carry\n", ops[o]->kpart32 ? "uint32_t" : "int64_t",
-                pre[o], nk - 1, pre[o]);
-  }
-  sb_puts(s, "  };\n");
-  sb_puts(s, "  static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {\n");
-  decompose(g, "ki", kax, nk, "    ");
-  for (int j = 0; j < nk; j++) sb_printf(s, "    w.k[%d] = (int)i_%s;\n", j, cid(g->A, r->it[kax[j]].name));
-  for (int o = 0; o < 2; o++) {
-    const gpu_operand *op = ops[o];
-    if (!op->walk) continue;
-    sb_printf(s, "    w.%s_off = %s;\n", pre[o], kterm(g, op, op->koff));
-    for (int j = 0; j + 1 < nk && stored[o]; j++) sb_printf(s, "    w.%s_d[%d] = %s;\n", pre[o], j, kterm(g, op, d[o][j]));
-  }
-  sb_puts(s, "  }\n");
-  /* the innermost axis may wrap several times, each outer one once per
-   * wrap of the axis inside it */
-  sb_puts(s, "  static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {\n");
-  sb_printf(s, "    w.k[%d] += %d;\n", nk - 1, BK);
-  for (int o = 0; o < 2; o++)
-    if (ops[o]->walk)
-      sb_printf(s, "    w.%s_off += %s;\n", pre[o], kterm(g, ops[o], sx_scale(g->A, ops[o]->kcoef[nk - 1], BK)));
-  if (nk > 1) {
-    const char *e = sxc(g->A, r->it[kax[nk - 1]].size, false);
-    /* extents of K axes are at most K < 2^31: 32-bit compares */
-    int64_t ec;
-    if (!sx_is_int(r->it[kax[nk - 1]].size, &ec)) e = arena_printf(g->A, "(int)%s", e);
-    sb_printf(s, "    while (w.k[%d] >= %s) {\n      w.k[%d] -= %s;\n", nk - 1, e, nk - 1, e);
-    const char *ind = "      ";
-    for (int j = nk - 2; j >= 0; j--) {
-      for (int o = 0; o < 2; o++) {
-        int64_t c;
-        if (!ops[o]->walk || (sx_is_int(d[o][j], &c) && c == 0)) continue;
-        if (stored[o]) sb_printf(s, "%sw.%s_off += w.%s_d[%d];\n", ind, pre[o], pre[o], j);
-        else sb_printf(s, "%sw.%s_off += %s;\n", ind, pre[o], kterm(g, ops[o], d[o][j]));
-      }
-      if (j == 0) {
-        sb_printf(s, "%s++w.k[0];\n", ind);
-        break;
-      }
-      const char *ej = sxc(g->A, r->it[kax[j]].size, false);
-      if (!sx_is_int(r->it[kax[j]].size, &ec)) ej = arena_printf(g->A, "(int)%s", ej);
-      sb_printf(s, "%sif (++w.k[%d] >= %s) {\n%s  w.k[%d] = 0;\n", ind, j, ej, ind, j);
-      ind = arena_printf(g->A, "%s  ", ind);
-    }
-    for (int j = 1; j < nk - 1; j++) {
-      ind = arena_printf(g->A, "%.*s", (int)strlen(ind) - 2, ind);
-      sb_printf(s, "%s}\n", ind);
-    }
-    sb_puts(s, "    }\n");
-  }
-  sb_puts(s, "  }\n");
-}
-
-/* A walking operand's pad guard lo <= x < hi on the value x, without
- * short-circuit branches (after " & " when `and`). */
-static void guard_test_c(opgen *g, strbuf *s, const ib_guard *gd, const char *x, bool and) {
-  int64_t lo, hlo, hhi;
-  if (and) sb_puts(s, " & ");
-  /* 0 <= x < hi with hi >= 0 is one unsigned compare: a negative x wraps past hi */
-  if (gd->hi && sx_is_int(gd->lo, &lo) && lo == 0 && sx_bounds(gd->hi, dims_nonneg, NULL, &hlo, &hhi) && hlo >= 0) {
-    sb_printf(s, "((uint64_t)%s < (uint64_t)(%s))", x, sxc(g->A, gd->hi, false));
-    return;
-  }
-  sb_printf(s, "(%s <= %s)", sxc(g->A, gd->lo, false), x);
-  if (gd->hi) sb_printf(s, " & (%s < %s)", x, sxc(g->A, gd->hi, false));
-}
-
-/* The GPU IR's walk of one operand: the rest of its offset and pad guards for
- * a chunk row, the K part at the counter, and the guard test. */
-static void walk_fn(opgen *g, const gpu_operand *o, const char *role, const char *pre, const int *rax, int nr) {
-  const gpu_view *v = g->v;
-  const region *r = g->r;
-  strbuf *s = g->s;
-  if (!o->walk) {
-    sb_printf(s, "  static constexpr bool %s_WALK = false;\n  static constexpr int %s_NG = 0;\n", role, role);
-    return;
-  }
-  const region_memref *m = &r->in[o->input];
-  sb_printf(s, "  // walk of %s: offset %s + %s", role, cmt(g->A, sx_str(g->A, o->moff)), cmt(g->A, sx_str(g->A, o->koff)));
-  for (int i = 0; i < o->ng; i++) sb_printf(s, "%s%s", i ? ", " : "; pad guards on ", cmt(g->A, sx_str(g->A, o->guards[i].e)));
-  sb_printf(s, "\n  static constexpr bool %s_WALK = true;\n  static constexpr int %s_NG = %d;\n", role, role, o->ng);
-  /* the guard words a chunk keeps: each guard's rest (64 bits), its two
-   * bounds on the K part clamped into int32 (gpu_operand.g32), or one mask
-   * over the K parts (gpu_operand.gmask) */
-  const char *gw = o->gmask ? "uint32_t" : o->g32 ? "int" : "int64_t";
-  int ngw = o->gmask ? 1 : o->g32 ? 2 * o->ng : o->ng;
-  if (o->gmask)
-    sb_printf(s, "  // guards as a mask: bit t of a chunk's is set when every guard passes at the t-th tuple of K parts\n");
-  else if (o->g32)
-    sb_puts(s, "  // guards in 32 bits: a chunk keeps each guard's bounds on its K part, clamped into int32\n");
-  sb_printf(s, "  using %s_gw = %s;\n  static constexpr int %s_NGW = %d;\n", pre, gw, role, ngw);
-  int ng1 = o->ng ? o->ng : 1, ngw1 = ngw ? ngw : 1;
-  sb_printf(s, "  static __device__ __forceinline__ const T *%s_tensor(const Params *p) { return static_cast<const T *>(p->%s); }\n",
-            pre, lc(g->A, m->name));
-  /* the rest: a chunk row's part */
-  sb_printf(s,
-            "  static __device__ __forceinline__ int64_t %s_rest([[maybe_unused]] const Params *p, int64_t ri, "
-            "[[maybe_unused]] int64_t bi,\n"
-            "                                                 [[maybe_unused]] %s (&g)[%d]) {\n",
-            pre, gw, ngw1);
-  decompose(g, "ri", rax, nr, "    ");
-  decompose(g, "bi", v->b_axes, v->nb, "    ");
-  if (o->gmask) {
-    /* every tuple of K parts, in the mask's bit order */
-    for (int i = 0; i < o->ng; i++) sb_printf(s, "    const int64_t r%d = %s;\n", i, sxc(g->A, o->gm[i], false));
-    sb_printf(s, "    uint32_t m = 0;\n#pragma unroll\n    for (int t = 0; t < %d; ++t) {\n", o->gmask);
-    for (int i = 0; i < o->ng; i++) {
-      const char *j = o->gkstride[i] == 1 ? "t" : arena_printf(g->A, "t / %d", o->gkstride[i]);
-      if (o->gkstride[i] * o->gkrange[i] < o->gmask) j = arena_printf(g->A, "%s %% %d", j, o->gkrange[i]);
-      if (o->gkmin[i]) j = arena_printf(g->A, "%lld + %s", (long long)o->gkmin[i], j);
-      sb_printf(s, "      const int64_t x%d = r%d + (%s);\n", i, i, j);
-    }
-    sb_puts(s, "      m |= (uint32_t)(");
-    for (int i = 0; i < o->ng; i++) guard_test_c(g, s, &o->guards[i], arena_printf(g->A, "x%d", i), i > 0);
-    sb_puts(s, ") << t;\n    }\n    g[0] = m;\n");
-  }
-  for (int i = 0; i < o->ng && !o->gmask; i++) {
-    if (!o->g32) {
-      sb_printf(s, "    g[%d] = %s;\n", i, sxc(g->A, o->gm[i], false));
-      continue;
-    }
-    const ib_guard *gd = &o->guards[i];
-    sb_printf(s, "    g[%d] = dlc::clamp_i32(%s);\n", 2 * i, sxc(g->A, sx_sub(g->A, gd->lo, o->gm[i]), false));
-    if (gd->hi) sb_printf(s, "    g[%d] = dlc::clamp_i32(%s);\n", 2 * i + 1, sxc(g->A, sx_sub(g->A, gd->hi, o->gm[i]), false));
-    else sb_printf(s, "    g[%d] = INT32_MAX;\n", 2 * i + 1);
-  }
-  sb_printf(s, "    return %s;\n  }\n", sxc(g->A, o->moff, false));
-  /* the K part of the offset and guards */
-  sb_printf(s,
-            "  static __device__ __forceinline__ %s %s_kpart([[maybe_unused]] const Params *p, const KWalk &w,\n"
-            "                                                  [[maybe_unused]] %s (&g)[%d]) {\n",
-            o->kpart32 ? "int" : "int64_t", pre, gw, ng1);
-  for (int j = 0; j < v->nk; j++)
-    sb_printf(s, "    [[maybe_unused]] const int64_t i_%s = w.k[%d];\n", cid(g->A, r->it[v->k_axes[j]].name), j);
-  if (o->gmask) {
-    /* the bit of the tile's tuple of K parts */
-    const sx *bit = sx_int(g->A, 0);
-    for (int i = 0; i < o->ng; i++)
-      bit = sx_add(g->A, bit, sx_scale(g->A, sx_sub(g->A, o->gk[i], sx_int(g->A, o->gkmin[i])), o->gkstride[i]));
-    sb_printf(s, "    g[0] = 1u << (int)%s;\n", sxc(g->A, bit, false));
-  }
-  for (int i = 0; i < o->ng && !o->gmask; i++)
-    sb_printf(s, o->g32 ? "    g[%d] = (int)%s;\n" : "    g[%d] = %s;\n", i, sxc(g->A, o->gk[i], false));
-  sb_printf(s, "    return %sw.%s_off;  // %s%s\n  }\n", o->kpart32 ? "(int)" : "", pre, cmt(g->A, sx_str(g->A, o->koff)),
-            o->kpart32 ? arena_printf(g->A, " (32 bits: the dispatcher checks (%s) * sizeof(T))", cmt(g->A, sx_str(g->A, o->kspan)))
-                       : "");
-  /* the guards on the two parts, without short-circuit branches */
-  sb_printf(s,
-            "  static __device__ __forceinline__ bool %s_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const "
-            "%s (&gm)[%d],\n"
-            "                                                [[maybe_unused]] const %s (&gk)[%d]) {\n",
-            pre, gw, ngw1, gw, ng1);
-  if (!o->ng) {
-    sb_puts(s, "    return true;\n  }\n");
-    return;
-  }
-  sb_puts(s, "    return ");
-  if (o->gmask) sb_puts(s, "(gm[0] & gk[0]) != 0u");
-  for (int i = 0; i < o->ng && o->g32 && !o->gmask; i++)
-    sb_printf(s, "%s(gm[%d] <= gk[%d]) & (gk[%d] < gm[%d])", i ? " & " : "", 2 * i, i, i, 2 * i + 1);
-  for (int i = 0; i < o->ng && !o->g32 && !o->gmask; i++)
-    guard_test_c(g, s, &o->guards[i], arena_printf(g->A, "(gm[%d] + gk[%d])", i, i), i > 0);
-  sb_puts(s, ";\n  }\n");
 }
 
 /* Read e as the open pass loaded it (`index`: as a gather's int64 index):
@@ -1055,7 +821,7 @@ static void post_lets_c(epigen *eg) {
 
 /* The region's post-reduce lets, on the accumulator, for 4 consecutive N
  * indices, and the store of the yielded value. */
-static void epilogue_fn(opgen *g, const char *rows_note) {
+void epilogue_fn(opgen *g, const char *rows_note) {
   const gpu_view *v = g->v;
   const region *r = g->r;
   strbuf *s = g->s;
@@ -1136,7 +902,7 @@ static const sx *row_offset(opgen *g, const region_memref *m, const sx *const *m
 /* The full-width epilogue (the GPU IR's first Epilogue/StGlobalVec pair):
  * no column bounds, the column reads once a thread, and one 16-byte store
  * of `ev` consecutive outputs a row; store_full skips the rows past M. */
-static void epilogue_full_fn(opgen *g, int ev, const char *tile_n) {
+void epilogue_full_fn(opgen *g, int ev, const char *tile_n) {
   const gpu_view *v = g->v;
   const region *r = g->r;
   strbuf *s = g->s;
@@ -1246,7 +1012,7 @@ void group_comment(opgen *g, const char *name, const int *ax, int n) {
 
 /* The M, N and K groups as comments (and the batch group's, with `batch`)
  * and the Op's extent_m/n/k. */
-static void group_extents(opgen *g, const gpu_kernel *k, bool batch) {
+void group_extents(opgen *g, const gpu_kernel *k, bool batch) {
   group_comment(g, "M", k->v.m_axes, k->v.nm);
   group_comment(g, "N", k->v.n_axes, k->v.nn);
   group_comment(g, "K", k->v.k_axes, k->v.nk);
@@ -1261,46 +1027,12 @@ static void group_extents(opgen *g, const gpu_kernel *k, bool batch) {
 
 /* ---- the sm80 contraction's kernel, rendered from the GPU IR ------------------------ */
 
-/* The Op's kernel<VEC>(p): the GPU IR's statements in order, each one line
- * (a call of its primitive in templates/sm80_contraction.cuh's Sm80Cta, on
- * the CTA's state `c`) with the statement's kind and `what` as its comment.
- * Loops and k-step groups open and close braces; a statement the kernels of
- * some widths skip (min_vec) is under `if constexpr (VEC >= min_vec)`.  The
- * renderer reads only the statements' structured fields (side, copy, tile,
- * stage, lo..hi, loop, full); gpuir_verify checks that they render. */
-typedef struct sm80_render {
-  arena *A;
-  strbuf *s;
-  const gpu_kernel *k;
-  int S;
-  const char *ind;   /* indentation of the next line */
-  gpu_loop loop;     /* the open loop, GLOOP_NONE outside */
-  int loop_vec;      /* its min_vec */
-  int group;         /* the open k-step group: 0 none, 1 after A's fragments, 2 after B's */
-  bool full_open;    /* the full-width epilogue's branch is open */
-  bool reduce;       /* split-K's second kernel (Sm80SplitReduce) */
-  int pass;          /* attention: the open loop's pass (its key tiles' mode) */
-  bool ahead_open;   /* the prologue of the fragments a tile ahead is open */
-} sm80_render;
-
-typedef void (*sm80_render_fn)(sm80_render *r, const gpu_stmt *st);
-
-static const char *r_side(const gpu_stmt *st) { return st->side == GSIDE_B ? "dlc::OPB" : "dlc::OPA"; }
-
-/* the k-tile of a copy or advance: kt + tile in a loop, the slice's first + tile before one */
-static const char *r_tile(sm80_render *r, const gpu_stmt *st) {
-  return arena_printf(r->A, "c.%s + %d", r->loop ? "kt" : "kt0", st->tile);
-}
-
-/* the ring stage of tile kt + tile in a loop, or its stage before one */
-static const char *r_stage(sm80_render *r, const gpu_stmt *st) {
-  return r->loop ? arena_printf(r->A, "c.stage(%d)", st->tile) : arena_printf(r->A, "%d", st->stage);
-}
+const char *r_side(const gpu_stmt *st) { return st->side == GSIDE_B ? "dlc::OPB" : "dlc::OPA"; }
 
 /* A statement's text as a comment of the Op, the operand dtype spelled T
  * ("mma.sync.m16n8k16.row.col.f32.T"): the Op is one template over the
  * dtypes. */
-static const char *r_text(sm80_render *r, const char *t) {
+const char *r_text(sm80_render *r, const char *t) {
   const char *dt = dtype_name(r->k->T);
   size_t n = strlen(dt);
   strbuf b = {0};
@@ -1313,7 +1045,7 @@ static const char *r_text(sm80_render *r, const char *t) {
 
 /* One statement's line: its code, then its kind and what it moves (a
  * barrier's why, the tokens a wait or commit covers). */
-static void r_line(sm80_render *r, const gpu_stmt *st, const char *code) {
+void r_line(sm80_render *r, const gpu_stmt *st, const char *code) {
   const char *guard =
       st->min_vec > r->loop_vec ? arena_printf(r->A, "if constexpr (VEC >= %d) ", st->min_vec) : "";
   const char *what = st->what;
@@ -1324,27 +1056,21 @@ static void r_line(sm80_render *r, const gpu_stmt *st, const char *code) {
   sb_printf(r->s, "%s%s%s  // %s %s\n", r->ind, guard, code, gpuir_stmt_name(st->k), r_text(r, what));
 }
 
-static void r_indent(sm80_render *r, int d) {
+void r_indent(sm80_render *r, int d) {
   size_t n = strlen(r->ind);
   r->ind = d > 0 ? arena_printf(r->A, "%s  ", r->ind) : arena_printf(r->A, "%.*s", (int)(n - 2), r->ind);
 }
 
-static void r_tile_coord(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "c.tile_coord(p);"); }
-static void r_alloc_shared(sm80_render *r, const gpu_stmt *st) {
+void r_tile_coord(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "c.tile_coord(p);"); }
+void r_alloc_shared(sm80_render *r, const gpu_stmt *st) {
   r_line(r, st, arena_printf(r->A, "c.template alloc<%s>();", r_side(st)));
 }
-static void r_acc_zero(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "c.acc_zero();"); }
-static void r_addr_setup(sm80_render *r, const gpu_stmt *st) {
-  r_line(r, st, st->side == GSIDE_KWALK ? "c.k_start(p);" : arena_printf(r->A, "c.template setup<%s>(p);", r_side(st)));
-}
-static void r_frag_setup(sm80_render *r, const gpu_stmt *st) {
-  r_line(r, st, arena_printf(r->A, "c.template frag_setup<%s>();", r_side(st)));
-}
-static void r_barrier(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "__syncthreads();"); }
-static void r_commit(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "dlc::cp_async_commit();"); }
+void r_acc_zero(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "c.acc_zero();"); }
+void r_barrier(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "__syncthreads();"); }
+void r_commit(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "dlc::cp_async_commit();"); }
 /* The prologue of the steady loop with fragments a tile ahead opens with
  * its wait: for its widths, when the loop runs (verify_sm80_render). */
-static void r_wait(sm80_render *r, const gpu_stmt *st) {
+void r_wait(sm80_render *r, const gpu_stmt *st) {
   if (st->ahead && !r->loop) {
     sb_printf(r->s, "%sif constexpr (VEC >= %d) {  // the next loop's first tile: k step 0's fragments a tile ahead\n",
               r->ind, st->min_vec);
@@ -1355,95 +1081,9 @@ static void r_wait(sm80_render *r, const gpu_stmt *st) {
   }
   r_line(r, st, arena_printf(r->A, "dlc::cp_async_wait<%d>();", st->lo));
 }
-static void r_cp_async(sm80_render *r, const gpu_stmt *st) {
-  const char *code = st->copy == GCOPY_STREAM
-                         ? arena_printf(r->A, "c.template copy_stream<%s>(p, %s);", r_side(st), r_stage(r, st))
-                         : arena_printf(r->A, "c.template copy_%s<%s>(p, %s, %s);",
-                                        st->copy == GCOPY_TILE ? "tile" : "bounded", r_side(st), r_tile(r, st),
-                                        r_stage(r, st));
-  r_line(r, st, code);
-}
-static void r_advance(sm80_render *r, const gpu_stmt *st) {
-  bool tile = st->copy == GCOPY_TILE;
-  const char *code =
-      st->side == GSIDE_KWALK
-          ? (tile ? arena_printf(r->A, "c.k_next_full(p, %s);", r_tile(r, st)) : "c.k_next(p);")
-          : (tile ? arena_printf(r->A, "c.template advance_full<%s>(%s);", r_side(st), r_tile(r, st))
-                  : arena_printf(r->A, "c.template advance<%s>();", r_side(st)));
-  r_line(r, st, code);
-}
-static void r_loop(sm80_render *r, const gpu_stmt *st) {
-  if (st->loop == GLOOP_COLUMNS) {
-    sb_printf(r->s, "#pragma unroll 1\n%sfor (int i = c.first(); i < C::COLS; i += c.step()) {  // Loop %s\n", r->ind,
-              r_text(r, st->what));
-  } else if (st->loop == GLOOP_STEADY) {
-    bool ahead = r->k->ahead_vec && st->min_vec == r->k->ahead_vec && !st->below_vec;
-    sb_printf(r->s, "%sif constexpr (VEC >= %d%s) {  // Loop %s: %s\n", r->ind, st->min_vec,
-              st->below_vec ? arena_printf(r->A, " && VEC < %d", st->below_vec) : "", r_text(r, st->what),
-              ahead ? "the widths that stream, k step 0's fragments a tile ahead"
-              : st->below_vec ? "the other widths that stream"
-                              : "the widths that stream");
-    r_indent(r, 1);
-    sb_printf(r->s, "#pragma unroll 1\n%sfor (; c.kt + %d < c.KTF; ++c.kt) {  // steady: every tile it prefetches is full\n",
-              r->ind, r->S - 1);
-  } else {
-    sb_printf(r->s, "%sfor (; c.kt < c.KT; ++c.kt) {  // Loop %s: the tiles left\n", r->ind, r_text(r, st->what));
-  }
-  r_indent(r, 1);
-  r->loop = st->loop, r->loop_vec = st->min_vec;
-}
-static void r_end_loop(sm80_render *r, const gpu_stmt *st) {
-  if (!r->reduce) r_line(r, st, "c.next_stage();");
-  r_indent(r, -1);
-  sb_printf(r->s, "%s}\n", r->ind);
-  if (r->loop == GLOOP_STEADY) {
-    r_indent(r, -1);
-    sb_printf(r->s, "%s}\n", r->ind);
-  }
-  r->loop = GLOOP_NONE, r->loop_vec = 0;
-}
-/* A's fragments open the k-step group, B's follow, the MMAs close it; the
- * set a tile ahead (the CTA's ahead_a, ahead_b) opens none, and B's closes
- * the loop's prologue. */
-static void r_ldmatrix(sm80_render *r, const gpu_stmt *st) {
-  if (st->ahead) {
-    r_line(r, st, arena_printf(r->A, "c.frags(c.ahead_%c, %s, %d);", st->side == GSIDE_B ? 'b' : 'a', r_stage(r, st),
-                               st->lo));
-    if (r->ahead_open && st->side == GSIDE_B) {
-      for (int d = 0; d < 2; d++) {
-        r_indent(r, -1);
-        sb_printf(r->s, "%s}\n", r->ind);
-      }
-      r->ahead_open = false, r->loop_vec = 0;
-    }
-    return;
-  }
-  if (st->side == GSIDE_A) {
-    if (st->lo == st->hi) sb_printf(r->s, "%s{\n%s  constexpr int ks = %d;\n", r->ind, r->ind, st->lo);
-    else sb_printf(r->s, "#pragma unroll\n%sfor (int ks = %d; ks <= %d; ++ks) {\n", r->ind, st->lo, st->hi);
-    r_indent(r, 1);
-    sb_printf(r->s, "%stypename C::FragA af;\n", r->ind);
-    r_line(r, st, arena_printf(r->A, "c.frags(af, %s, ks);", r_stage(r, st)));
-  } else {
-    sb_printf(r->s, "%stypename C::FragB bf;\n", r->ind);
-    r_line(r, st, arena_printf(r->A, "c.frags(bf, %s, ks);", r_stage(r, st)));
-  }
-  r->group = st->side == GSIDE_A ? 1 : 2;
-}
-static void r_mma(sm80_render *r, const gpu_stmt *st) {
-  if (st->ahead) {
-    r_line(r, st, "c.mma(c.ahead_a, c.ahead_b);");
-    return;
-  }
-  r_line(r, st, "c.mma(af, bf);");
-  r_indent(r, -1);
-  sb_printf(r->s, "%s}\n", r->ind);
-  r->group = 0;
-}
-static void r_stage_acc(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "float *stage = c.stage_acc();"); }
 /* The output's epilogue pairs: the full-width one under the tile test at
  * column n0 (the contraction's tile, attention's 0), else the checked one. */
-static void r_epilogue_pair(sm80_render *r, const gpu_stmt *st, const char *n0) {
+void r_epilogue_pair(sm80_render *r, const gpu_stmt *st, const char *n0) {
   if (st->full) {
     sb_printf(r->s, "%sif (Self::epi_vec_ok(p, %s)) {  // Epilogue %s: the full-width pair\n", r->ind, n0,
               r_text(r, st->what));
@@ -1455,13 +1095,7 @@ static void r_epilogue_pair(sm80_render *r, const gpu_stmt *st, const char *n0) 
   }
   r_indent(r, 1);
 }
-static void r_epilogue(sm80_render *r, const gpu_stmt *st) { r_epilogue_pair(r, st, "c.on"); }
-/* split-K's second kernel: a column of every slice's partial, summed */
-static void r_ld_global(sm80_render *r, const gpu_stmt *st) {
-  sb_printf(r->s, "%sfloat a4[4];\n", r->ind);
-  r_line(r, st, "if (!c.sum(i, a4)) break;");
-}
-static void r_st_global(sm80_render *r, const gpu_stmt *st) {
+void r_st_global(sm80_render *r, const gpu_stmt *st) {
   const gpu_stmt *prev = st - 1;
   if (r->reduce) {
     r_line(r, st, "c.store(p, i, a4);");
@@ -1482,18 +1116,9 @@ static void r_st_global(sm80_render *r, const gpu_stmt *st) {
   sb_printf(r->s, "%s}\n", r->ind);
 }
 
-static const sm80_render_fn SM80_RENDER[GS__COUNT] = {
-    [GS_TILE_COORD] = r_tile_coord, [GS_ALLOC_SHARED] = r_alloc_shared, [GS_ACC_ZERO] = r_acc_zero,
-    [GS_ADDR_SETUP] = r_addr_setup, [GS_FRAG_SETUP] = r_frag_setup,     [GS_BARRIER] = r_barrier,
-    [GS_COMMIT] = r_commit,         [GS_WAIT] = r_wait,                 [GS_CP_ASYNC] = r_cp_async,
-    [GS_ADVANCE] = r_advance,       [GS_LOOP] = r_loop,                 [GS_END_LOOP] = r_end_loop,
-    [GS_LDMATRIX] = r_ldmatrix,     [GS_MMA] = r_mma,                   [GS_STAGE_ACC] = r_stage_acc,
-    [GS_EPILOGUE] = r_epilogue,     [GS_ST_GLOBAL] = r_st_global,       [GS_LD_GLOBAL] = r_ld_global,
-};
-
 /* The statements of k from `from` on, one after the other through `table`,
  * then the function's closing brace. */
-static void render_stmts(arena *A, strbuf *s, const gpu_kernel *k, int from, bool reduce, const sm80_render_fn *table) {
+void render_stmts(arena *A, strbuf *s, const gpu_kernel *k, int from, bool reduce, const sm80_render_fn *table) {
   sm80_render r = {A, s, k, k->plan.stages, "    ", GLOOP_NONE, 0, 0, false, reduce, 0, false};
   for (int i = from; i < k->nst; i++) {
     /* gpuir_verify (verify_sm80_render, verify_splitk_render, verify_att_render,
@@ -1507,8 +1132,8 @@ static void render_stmts(arena *A, strbuf *s, const gpu_kernel *k, int from, boo
 
 /* The Op's kernel<VEC>(p): its CTA state c, a dlc::<cta><Self, VEC>
  * (templates/<header>), then the statements of k through `table`. */
-static void render_kernel(arena *A, strbuf *s, const gpu_kernel *k, const char *sname, const char *header,
-                          const char *cta, const sm80_render_fn *table) {
+void render_kernel(arena *A, strbuf *s, const gpu_kernel *k, const char *sname, const char *header,
+                   const char *cta, const sm80_render_fn *table) {
   sb_printf(s, "  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a\n"
                "  // primitive of the CTA's state c (templates/%s, %s)\n"
                "  template <int VEC>\n"
@@ -1518,71 +1143,6 @@ static void render_kernel(arena *A, strbuf *s, const gpu_kernel *k, const char *
                "    C c;\n",
             header, cta, sname, cta);
   render_stmts(A, s, k, 0, false, table);
-}
-
-static void kernel_fn(opgen *g, const gpu_kernel *k, const char *sname) {
-  strbuf *s = g->s;
-  render_kernel(g->A, s, k, sname, "sm80_contraction.cuh", "Sm80Cta", SM80_RENDER);
-  if (!k->reduce) return;
-  sb_printf(s, "  // split-K's second kernel, rendered from its GPU IR: the slices' sums and the epilogue\n"
-               "  static __device__ __forceinline__ void reduce_kernel(const Params *p) {\n"
-               "    using Self = %s;\n"
-               "    using C = dlc::Sm80SplitReduce<Self>;\n"
-               "    C c;\n",
-            sname);
-  render_stmts(g->A, s, k->reduce, 0, true, SM80_RENDER);
-}
-
-static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
-  arena *A = c->A;
-  const gpu_kernel *k = in->k;
-  opgen g = {A, &k->v, k->r, s, k->T, k->math_ieee};
-  const sched_plan *p = &k->plan;
-  sb_printf(s, "// plan (%s): tile %dx%dx%d, %d stages, warps %dx%d (warp tile %dx%d), vec %d, %s%s\n",
-            p->pinned ? "pinned in the manifest" : "searched", p->tile[0], p->tile[1], p->tile[2], p->stages, p->warps_m,
-            p->warps_n, p->tile[0] / p->warps_m, p->tile[1] / p->warps_n, p->vec, algo_name(k->algo),
-            k->reduce ? arena_printf(A, ", split-K %d (then splitk_reduce)", p->split_k) : "");
-  sb_printf(s, "template <class T_>\nstruct %s {\n", sname);
-  sb_printf(s, "  using T = T_;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n",
-            k->v.out_dt == k->T ? "T_" : ctype(k->v.out_dt), eo->op->name);
-  sb_printf(s, "  static constexpr int BM = %d, BN = %d, BK = %d, STAGES = %d, WARPS_M = %d, WARPS_N = %d;\n", p->tile[0],
-            p->tile[1], p->tile[2], p->stages, p->warps_m, p->warps_n);
-  sb_printf(s, "  static constexpr bool A_K_CONTIG = %s, B_K_CONTIG = %s;\n", k->A.k_contig ? "true" : "false",
-            k->B.k_contig ? "true" : "false");
-  sb_printf(s, "  static constexpr int SWZ_A = %d, SWZ_B = %d;  // 16-byte chunks XORed in a shared row (GPU IR)\n",
-            k->tiles[0].swz, k->tiles[1].swz);
-  sb_printf(s, "  static constexpr int MMA_K = %d;  // %s (GPU IR)\n", k->mma_k,
-            k->mma_k == 8 ? "mma.sync m16n8k8 in tf32 on fp32 operands" : "mma.sync m16n8k16");
-  sb_printf(s, "  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)\n"
-               "  static constexpr int RASTER_GROUP = %d;\n",
-            p->raster_group);
-  if (k->reduce)
-    sb_printf(s, "  // split-K in at most %d slices (the GPU IR's pair): slice blockIdx.y stores its fp32 partial tile in the\n"
-                 "  // workspace, then reduce_kernel sums the slices in order and applies the epilogue\n"
-                 "  static constexpr bool SPLIT_K = true;\n"
-                 "  static constexpr int SPLIT_MAX = %d;  // the most slices a call stores\n"
-                 "  static __device__ __forceinline__ float *split_ws(const Params *p) { return static_cast<float *>(p->dlc_split_ws); }\n"
-                 "  static __device__ __forceinline__ int split_ktp(const Params *p) { return (int)p->dlc_split_ktp; }\n"
-                 "  static __device__ __forceinline__ int split_n(const Params *p) { return (int)p->dlc_split_n; }\n",
-              p->split_k, p->split_k);
-  else
-    sb_puts(s, "  static constexpr bool SPLIT_K = false;\n");
-  group_extents(&g, k, true);
-  chunk_fn(&g, &k->A, "a_chunk", k->v.m_axes, k->v.nm, k->v.k_axes, k->v.nk, "operand A");
-  chunk_fn(&g, &k->B, "b_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "operand B");
-  kstep_fn(&g, &k->A, "A", "a_kstep");
-  kstep_fn(&g, &k->B, "B", "b_kstep");
-  kwalk_fn(&g, k, p->tile[2]);
-  walk_fn(&g, &k->A, "A", "a", k->v.m_axes, k->v.nm);
-  walk_fn(&g, &k->B, "B", "b", k->v.n_axes, k->v.nn);
-  sb_printf(s, "  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)\n"
-               "  static constexpr int STEADY_MIN_VEC = %d;\n",
-            k->steady_min_vec);
-  epilogue_fn(&g, "");
-  if (k->epi_vec) epilogue_full_fn(&g, k->epi_vec, "BN");
-  else sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-width epilogue\n");
-  kernel_fn(&g, k, sname);
-  sb_puts(s, "};\n\n");
 }
 
 /* The sm90a producer's k-loop, Op::produce, rendered from the GPU IR's

@@ -94,4 +94,62 @@ void expr_c(epigen *eg, strbuf *s, const rexpr *e);
 void group_comment(opgen *g, const char *name, const int *ax, int n);
 void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname);
 
+/* The Op's kernel<VEC>(p): the GPU IR's statements in order, each one line
+ * (a call of its primitive in templates/sm80_contraction.cuh's Sm80Cta, on
+ * the CTA's state `c`) with the statement's kind and `what` as its comment.
+ * Loops and k-step groups open and close braces; a statement the kernels of
+ * some widths skip (min_vec) is under `if constexpr (VEC >= min_vec)`.  The
+ * renderer reads only the statements' structured fields (side, copy, tile,
+ * stage, lo..hi, loop, full); gpuir_verify checks that they render. */
+typedef struct sm80_render {
+  arena *A;
+  strbuf *s;
+  const gpu_kernel *k;
+  int S;
+  const char *ind;   /* indentation of the next line */
+  gpu_loop loop;     /* the open loop, GLOOP_NONE outside */
+  int loop_vec;      /* its min_vec */
+  int group;         /* the open k-step group: 0 none, 1 after A's fragments, 2 after B's */
+  bool full_open;    /* the full-width epilogue's branch is open */
+  bool reduce;       /* split-K's second kernel (Sm80SplitReduce) */
+  int pass;          /* attention: the open loop's pass (its key tiles' mode) */
+  bool ahead_open;   /* the prologue of the fragments a tile ahead is open */
+} sm80_render;
+
+typedef void (*sm80_render_fn)(sm80_render *r, const gpu_stmt *st);
+
+void cmt_wrap(strbuf *s, const char *lead, const char *text);
+const char *ctype(dtype t);
+void chunk_fn(opgen *g, const gpu_operand *o, const char *fname, const int *rax, int nr, const int *kax, int nk,
+              const char *role);
+void epilogue_fn(opgen *g, const char *rows_note);
+void epilogue_full_fn(opgen *g, int ev, const char *tile_n);
+void group_extents(opgen *g, const gpu_kernel *k, bool batch);
+const char *r_side(const gpu_stmt *st);
+const char *r_text(sm80_render *r, const char *t);
+void r_line(sm80_render *r, const gpu_stmt *st, const char *code);
+void r_indent(sm80_render *r, int d);
+void r_tile_coord(sm80_render *r, const gpu_stmt *st);
+void r_alloc_shared(sm80_render *r, const gpu_stmt *st);
+void r_acc_zero(sm80_render *r, const gpu_stmt *st);
+void r_barrier(sm80_render *r, const gpu_stmt *st);
+void r_commit(sm80_render *r, const gpu_stmt *st);
+void r_wait(sm80_render *r, const gpu_stmt *st);
+void r_epilogue_pair(sm80_render *r, const gpu_stmt *st, const char *n0);
+void r_st_global(sm80_render *r, const gpu_stmt *st);
+void render_stmts(arena *A, strbuf *s, const gpu_kernel *k, int from, bool reduce, const sm80_render_fn *table);
+void render_kernel(arena *A, strbuf *s, const gpu_kernel *k, const char *sname, const char *header,
+                   const char *cta, const sm80_render_fn *table);
+void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname);
+
+/* the sm80 contraction's statement table (skel/sm80_contraction.c), which
+ * the split-K reduce renders through too */
+extern const sm80_render_fn SM80_RENDER[GS__COUNT];
+void splitk_reduce_fn(opgen *g, const gpu_kernel *reduce, const char *sname);
+
+/* the sm80 contraction's statement table (skel/sm80_contraction.c), which
+ * the split-K reduce renders through too */
+extern const sm80_render_fn SM80_RENDER[GS__COUNT];
+void splitk_reduce_fn(opgen *g, const gpu_kernel *reduce, const char *sname);
+
 #endif

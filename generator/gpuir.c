@@ -18,7 +18,7 @@
 /* Appends a statement; the pointer it returns is good until the next one
  * (for the fields the renderer reads). */
 gpu_stmt *gpuir_push(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
-                            const char *out, int nin, const char *in0, const char *in1) {
+                     const char *out, int nin, const char *in0, const char *in1) {
   gpu_stmt s = {.k = kind, .what = what, .detail = detail, .nin = nin, .in = {in0, in1, NULL, NULL}, .out = out,
                 .lo = -1, .hi = -1};
   ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);
@@ -36,15 +36,9 @@ int gpuir_swizzle_xor(const gpu_smem_tile *t, int r) {
   return (r / (8 / t->swz)) % t->swz;
 }
 
-/* How a contraction operand's fragments leave shared memory. */
-static const char *gpuir_frag_load(const gpu_operand *o, int mma_k) {
-  if (o->k_contig) return "ldmatrix.x4";
-  return mma_k == 8 ? "ld.shared.b32" : "ldmatrix.x4.trans";
-}
-
 /* Appends a shared tile laid out with gpuir_swizzle_width; returns the byte
  * after it. */
-static int add_tile(gpu_kernel *k, const char *name, int offset, int copies, int rows, int row_elems, int elem_bytes) {
+int add_tile(gpu_kernel *k, const char *name, int offset, int copies, int rows, int row_elems, int elem_bytes) {
   gpu_smem_tile t = {name, offset, copies, rows, row_elems, elem_bytes, gpuir_swizzle_width(row_elems * elem_bytes)};
   if (k->ntiles < GPUIR_MAX_TILES) k->tiles[k->ntiles++] = t;
   return offset + copies * rows * row_elems * elem_bytes;
@@ -62,7 +56,7 @@ const sx *gpuir_extent(arena *A, const region *r, const int *ax, int n) {
   return e;
 }
 
-static void view_of(arena *A, gpu_view *v, const region *r, const pc_analysis *a) {
+void view_of(arena *A, gpu_view *v, const region *r, const pc_analysis *a) {
   const pc_contraction *c = &a->con;
   v->r = r;
   v->a = a;
@@ -74,8 +68,8 @@ static void view_of(arena *A, gpu_view *v, const region *r, const pc_analysis *a
 }
 
 /* The operand chunks of one side of a contraction. */
-static void operand_of(arena *A, diag_list *dl, const char *at, const region *r, const pc_contraction *c, bool rhs,
-                       gpu_operand *o) {
+void operand_of(arena *A, diag_list *dl, const char *at, const region *r, const pc_contraction *c, bool rhs,
+                gpu_operand *o) {
   o->input = rhs ? c->rhs : c->lhs;
   o->tensor = r->in[o->input].name;
   o->read = rhs ? c->rhs_read : c->lhs_read;
@@ -125,7 +119,7 @@ static const sx *shift_k(void *ctx, sx_atom_kind kind, const char *name) {
 
 /* The operand's offset, when its read is a plain (possibly cast) read and no
  * pad guard of it reads one of the axes ax[0..n). */
-static const sx *operand_offset_free_of(arena *A, const region *r, const gpu_operand *o, const int *ax, int n) {
+const sx *operand_offset_free_of(arena *A, const region *r, const gpu_operand *o, const int *ax, int n) {
   const rexpr *sel = o->read, *rd = o->read;
   if (rd->k == RX_SELECT && !rd->a) rd = rd->b;
   if (rd->k == RX_UNARY && rd->op == TINY_CAST) rd = rd->a;
@@ -140,7 +134,7 @@ static const sx *operand_offset_free_of(arena *A, const region *r, const gpu_ope
 
 /* off(x + 1) - off(x), when that is free of every index (a floor, a modulo
  * or a product of x with another index leaves one in the difference). */
-static const sx *axis_step(arena *A, const sx *off, const char *x) {
+const sx *axis_step(arena *A, const sx *off, const char *x) {
   kshift ks = {A, x};
   const sx *d = sx_sub(A, sx_subst(A, off, shift_k, &ks), off);
   return sx_has_vars(d) ? NULL : d;
@@ -148,27 +142,12 @@ static const sx *axis_step(arena *A, const sx *off, const char *x) {
 
 /* offset(x + 1) - offset(x) along axis x of the operand's read, when that is
  * free of every index and no pad guard of the operand reads x. */
-static const sx *operand_axis_step(arena *A, const region *r, const gpu_operand *o, int x) {
+const sx *operand_axis_step(arena *A, const region *r, const gpu_operand *o, int x) {
   const sx *off = operand_offset_free_of(A, r, o, &x, 1);
   return off ? axis_step(A, off, r->it[x].name) : NULL;
 }
 
-/* The operand's k-step: how far its address moves per unit of the K group,
- * flattened as the chunk functions index it (the last K axis innermost),
- * when that is one fixed number and no pad guard reads a K axis: one K axis
- * with a fixed step, or a K group the offset reads packed, x0 + s * kflat
- * (conv's KRSC filter over r, s, c; gpuir_flatten).  Then the chunk
- * pointers of a full k-tile are those of the tile before, moved by BK
- * steps: the skeleton hoists them. */
-static const sx *operand_kstep(arena *A, const region *r, const gpu_view *v, const gpu_operand *o) {
-  if (v->nk == 1) return operand_axis_step(A, r, o, v->k_axes[0]);
-  if (v->nk == 0) return NULL;
-  const sx *off = operand_offset_free_of(A, r, o, v->k_axes, v->nk);
-  const sx *flat = off ? gpuir_flatten(A, r, v->k_axes, v->nk, off, "k_flat") : NULL;
-  return flat ? axis_step(A, flat, "k_flat") : NULL;
-}
-
-static void vec_variants(gpu_kernel *k, int vmax) {
+void vec_variants(gpu_kernel *k, int vmax) {
   if (k->plan.vec < vmax) vmax = k->plan.vec;
   if (vmax < 1) vmax = 1;
   for (int v = vmax; v >= 1; v /= 2) k->vecs[k->nvec++] = v;
@@ -176,7 +155,7 @@ static void vec_variants(gpu_kernel *k, int vmax) {
 
 /* The output store's predicate: each tail axis of the M, N and batch groups
  * against its extent ("m < M && n < N"). */
-static const char *tail_pred(arena *A, const gpu_view *v) {
+const char *tail_pred(arena *A, const gpu_view *v) {
   const char *pred = "";
   const int *groups[3] = {v->m_axes, v->n_axes, v->b_axes};
   const int ng[3] = {v->nm, v->nn, v->nb};
@@ -190,16 +169,7 @@ static const char *tail_pred(arena *A, const gpu_view *v) {
   return *pred ? pred : "none";
 }
 
-/* Substitution of a group's axes by constants: axis `one` by 1, the others
- * by 0 (one = -1: all by 0). */
-typedef struct group_pick {
-  const region *r;
-  const int *ax;
-  int n, one;
-  const sx *zero, *ones;
-} group_pick;
-
-static const sx *subst_pick(void *ctx, sx_atom_kind kind, const char *name) {
+const sx *subst_pick(void *ctx, sx_atom_kind kind, const char *name) {
   group_pick *gp = ctx;
   if (kind != SXA_VAR) return NULL;
   for (int i = 0; i < gp->n; i++)
@@ -230,7 +200,7 @@ const sx *gpuir_flatten(arena *A, const region *r, const int *ax, int n, const s
 /* x = rest + kpart, rest = x with the K axes at 0, kpart = x with every other
  * axis at 0, less x's constant; false when x is not that sum (a floor or
  * product that mixes the two). */
-static bool split_k(arena *A, const gpu_view *v, const sx *x, const sx **rest, const sx **kpart) {
+bool split_k(arena *A, const gpu_view *v, const sx *x, const sx **rest, const sx **kpart) {
   const region *r = v->r;
   int *others = ARENA_ARRAY(A, int, r->niters + r->nred + 1), no = 0;
   for (int i = 0; i < r->niters + r->nred; i++) {
@@ -252,7 +222,7 @@ static bool split_k(arena *A, const gpu_view *v, const sx *x, const sx **rest, c
 /* The range of a K axis's value at a walking operand's counter: below its
  * extent, which is a constant or at most the flattened K (< 2^31 by the
  * dispatcher's check); nothing else (a dim that scales a K axis) is bounded. */
-static bool k_axis_range(void *ctx, sx_atom_kind kind, const char *name, int64_t *lo, int64_t *hi) {
+bool k_axis_range(void *ctx, sx_atom_kind kind, const char *name, int64_t *lo, int64_t *hi) {
   const gpu_view *v = ctx;
   if (kind != SXA_VAR) return false;
   for (int j = 0; j < v->nk; j++) {
@@ -267,7 +237,7 @@ static bool k_axis_range(void *ctx, sx_atom_kind kind, const char *name, int64_t
 
 /* Whether every pad guard's K part of walking operand o fits the 32-bit test
  * (gpu_operand.g32). */
-static bool walk_guards_32(const gpu_view *v, const gpu_operand *o) {
+bool walk_guards_32(const gpu_view *v, const gpu_operand *o) {
   if (!o->walk || o->ng == 0) return false;
   for (int g = 0; g < o->ng; g++) {
     int64_t lo, hi;
@@ -276,96 +246,14 @@ static bool walk_guards_32(const gpu_view *v, const gpu_operand *o) {
   return true;
 }
 
-/* The guard mask of walking operand o (gpu_operand.gmask): its bits, or 0
- * when a guard's K part has no constant range or the ranges' product passes
- * 32. */
-static int walk_guard_mask(arena *A, const gpu_view *v, gpu_operand *o) {
-  if (!o->walk || o->ng == 0) return 0;
-  int64_t *kmin = ARENA_ARRAY(A, int64_t, o->ng);
-  int *range = ARENA_ARRAY(A, int, o->ng), *stride = ARENA_ARRAY(A, int, o->ng);
-  int64_t bits = 1;
-  for (int g = o->ng - 1; g >= 0; g--) {
-    int64_t lo, hi;
-    if (!sx_bounds(o->gk[g], k_axis_range, (void *)v, &lo, &hi) || hi < lo || (uint64_t)hi - (uint64_t)lo >= 32) return 0;
-    kmin[g] = lo, range[g] = (int)(hi - lo + 1), stride[g] = (int)bits;
-    bits *= range[g];
-    if (bits > 32) return 0;
-  }
-  o->gkmin = kmin, o->gkrange = range, o->gkstride = stride;
-  return (int)bits;
-}
-
-/* A signature dim's range for a sign test: the entry points reject negative
- * dims (the upper bound only keeps sx_bounds's products from overflowing). */
-static bool param_nonneg(void *ctx, sx_atom_kind kind, const char *name, int64_t *lo, int64_t *hi) {
-  (void)ctx, (void)name;
-  if (kind != SXA_PARAM) return false;
-  *lo = 0, *hi = 1 << 15;
-  return true;
-}
-
-/* The K part's span of walking operand o (gpu_operand.kspan): sum over the
- * K axes of |kcoef_j| * (extent_j - 1), or NULL when a coefficient's sign is
- * not fixed over the dims. */
-static const sx *walk_kspan(arena *A, const gpu_view *v, const gpu_operand *o) {
-  if (!o->walk) return NULL;
-  const sx *span = sx_int(A, 0);
-  for (int j = 0; j < v->nk; j++) {
-    int64_t lo, hi;
-    if (!sx_bounds(o->kcoef[j], param_nonneg, NULL, &lo, &hi)) return NULL;
-    const sx *c = lo >= 0 ? o->kcoef[j] : hi <= 0 ? sx_neg(A, o->kcoef[j]) : NULL;
-    if (!c) return NULL;
-    span = sx_add(A, span, sx_mul(A, c, sx_sub(A, v->r->it[v->k_axes[j]].size, sx_int(A, 1))));
-  }
-  return span;
-}
-
 /* The width that takes the calls whose K-part span does not fit int32 bytes
  * (gpu_kernel.kpart32_fallback): the widest instantiated one below
  * steady_min_vec; 0 when there is none (the K parts then stay 64-bit). */
-static int kpart32_fallback(const gpu_kernel *k) {
+int kpart32_fallback(const gpu_kernel *k) {
   if (!k->steady_min_vec) return 0;
   for (int i = 0; i < k->nvec; i++)
     if (k->vecs[i] < k->steady_min_vec) return k->vecs[i];
   return 0;
-}
-
-/* Whether operand o can walk its K axes (gpu_operand.walk), and its parts. */
-static void operand_walk(arena *A, const gpu_view *v, gpu_operand *o) {
-  const region *r = v->r;
-  const rexpr *sel = o->read, *rd = o->read;
-  if (o->kstep || !o->k_contig || v->nk == 0 || v->nk > GPUIR_WALK_AXES || o->contig_axis != v->k_axes[v->nk - 1]) return;
-  if (rd->k == RX_SELECT && !rd->a) rd = rd->b;
-  if (rd->k == RX_UNARY && rd->op == TINY_CAST) rd = rd->a;
-  if (rd->k != RX_READ) return;
-  const sx *off = gpuir_offset(A, &r->in[o->input], rd->map);
-  if (!split_k(A, v, off, &o->moff, &o->koff)) return;
-  /* koff = sum of kcoef[j] * k_j: the steps a counter's carries add */
-  o->kcoef = ARENA_ARRAY(A, const sx *, v->nk + 1);
-  group_pick gp = {r, v->k_axes, v->nk, -1, sx_int(A, 0), sx_int(A, 1)};
-  const sx *sum = sx_int(A, 0);
-  for (int j = 0; j < v->nk; j++) {
-    gp.one = j;
-    o->kcoef[j] = sx_subst(A, o->koff, subst_pick, &gp);
-    if (sx_has_vars(o->kcoef[j])) return;
-    sum = sx_add(A, sum, sx_mul(A, o->kcoef[j], sx_var(A, r->it[v->k_axes[j]].name)));
-  }
-  if (!sx_equal(sum, o->koff)) return;
-  o->ng = sel->k == RX_SELECT && !sel->a ? sel->ng : 0;
-  o->gm = ARENA_ARRAY(A, const sx *, o->ng + 1);
-  o->gk = ARENA_ARRAY(A, const sx *, o->ng + 1);
-  o->guards = o->ng ? sel->guards : NULL;
-  /* a chunk's elements share its guards: no guard reads the chunk's axis */
-  const char *cn = r->it[o->contig_axis].name;
-  for (int g = 0; g < o->ng; g++) {
-    if (sx_has_vars(sel->guards[g].lo) || (sel->guards[g].hi && sx_has_vars(sel->guards[g].hi))) return;
-    if (sx_mentions(sel->guards[g].e, SXA_VAR, cn)) return;
-    if (!split_k(A, v, sel->guards[g].e, &o->gm[g], &o->gk[g])) return;
-  }
-  o->walk = true;
-  o->gmask = walk_guard_mask(A, v, o);
-  o->g32 = !o->gmask && walk_guards_32(v, o);
-  o->kspan = walk_kspan(A, v, o);
 }
 
 const sx **gpuir_out_map(arena *A, const gpu_view *v) {
@@ -416,7 +304,7 @@ static bool epi_reads_ok(arena *A, const gpu_view *v, const rexpr *e, bool guard
  * a row's consecutive N outputs, when the output runs with unit stride along
  * the single N axis, every epilogue Read has a full-width kind, and the
  * threads cover the staging tile in whole rows. */
-static int epi_vec(arena *A, const gpu_view *v, int BM, int BN, int threads) {
+int epi_vec(arena *A, const gpu_view *v, int BM, int BN, int threads) {
   const region *r = v->r;
   const region_memref *om = &r->out[v->out];
   if (v->out_dt != DT_FP16 && v->out_dt != DT_BF16 && v->out_dt != DT_FP32) return 0;
@@ -470,7 +358,7 @@ static int count_reads(const rexpr *e) {
  * row pointers step by fixed element counts (the flattened M index enters
  * every row tensor's offset affinely), or each row's addresses come from
  * its index. */
-static const char *epi_row_steps(arena *A, const gpu_view *v) {
+const char *epi_row_steps(arena *A, const gpu_view *v) {
   const region *r = v->r;
   const region_memref *om = &r->out[v->out];
   const sx *st = gpuir_epi_row_step(A, v, om, gpuir_out_map(A, v));
@@ -498,7 +386,7 @@ static bool operand_streams(const gpu_kernel *k, bool rhs, int vec) {
 
 /* The narrowest instantiated width whose kernels run the steady loop, when
  * both operands advance by a fixed step; 0 when none does. */
-static int steady_min_vec(const gpu_kernel *k) {
+int steady_min_vec(const gpu_kernel *k) {
   if (!(k->A.kstep || k->A.walk) || !(k->B.kstep || k->B.walk)) return 0;
   int min = 0;
   for (int i = 0; i < k->nvec; i++)
@@ -507,40 +395,14 @@ static int steady_min_vec(const gpu_kernel *k) {
   return min;
 }
 
-static const char *k_steps(arena *A, const gpu_kernel *k, int lo, int hi) {
+const char *k_steps(arena *A, const gpu_kernel *k, int lo, int hi) {
   return lo == hi ? arena_printf(A, "%s step %d", k->mma_k == 8 ? "k8" : "k16", lo)
                   : arena_printf(A, "%s steps %d..%d", k->mma_k == 8 ? "k8" : "k16", lo, hi);
 }
 
-/* The fragment loads of k steps lo..hi (k16, or k8 in TF32) of tile
- * kt + tile, held in stage (kt + tile) % S: A's, then B's; `ahead`, into the
- * set loaded a tile ahead (k step 0 only), with `min_vec` for the widths
- * that run it. */
-static void frag_loads(gpu_kernel *k, arena *A, int S, int lo, int hi, int tile, bool ahead, int min_vec) {
-  const char *steps = k_steps(A, k, lo, hi);
-  const char *kt = tile ? arena_printf(A, "kt+%d", tile) : "kt", *at = tile ? arena_printf(A, "(%s)", kt) : kt;
-  for (int side = 0; side < 2; side++) {
-    const gpu_operand *o = side ? &k->B : &k->A;
-    const char *into = ahead ? ", into the set loaded a tile ahead" : "";
-    gpu_stmt *st =
-        gpuir_push(k, A, GS_LDMATRIX, gpuir_frag_load(o, k->mma_k),
-             k->mma_k == 8 ? arena_printf(A, "sm%c[%s%%%d], %s: %c fragments (%s), lane offsets hoisted, then "
-                                             "cvt.rna.tf32.f32%s",
-                                          side ? 'B' : 'A', at, S, steps, side ? 'B' : 'A',
-                                          o->k_contig ? "8 x 4 fp32 matrices" : side ? "(k t, n g), (k t+4, n g)"
-                                                                                   : "(k t, m g), (k t, m g+8), (k t+4, ...)",
-                                          into)
-                           : arena_printf(A, "sm%c[%s%%%d], %s: %c fragments, lane offsets hoisted%s", side ? 'B' : 'A',
-                                          at, S, steps, side ? 'B' : 'A', into),
-             NULL, 1, arena_printf(A, "t%c[%s]", side ? 'B' : 'A', kt), NULL);
-    st->side = side ? GSIDE_B : GSIDE_A, st->lo = lo, st->hi = hi, st->tile = tile, st->ahead = ahead;
-    st->min_vec = min_vec;
-  }
-}
-
 /* The warp tile's MMAs on the fragments of k steps lo..hi; `ahead`, on the
  * set loaded a tile ahead. */
-static void mmas(gpu_kernel *k, arena *A, int lo, int hi, bool ahead) {
+void mmas(gpu_kernel *k, arena *A, int lo, int hi, bool ahead) {
   gpu_stmt *st = gpuir_push(k, A, GS_MMA,
                       k->mma_k == 8 ? "mma.sync.m16n8k8.row.col.f32.tf32.tf32.f32"
                                     : arena_printf(A, "mma.sync.m16n8k16.row.col.f32.%s", dtype_name(k->T)),
@@ -549,134 +411,6 @@ static void mmas(gpu_kernel *k, arena *A, int lo, int hi, bool ahead) {
                                    ahead ? ", fragments loaded a tile ahead" : ""),
                       "tMMA", 0, NULL, NULL);
   st->lo = lo, st->hi = hi, st->ahead = ahead;
-}
-
-/* The fragment loads and MMAs of k steps lo..hi of tile kt: A's, B's,
- * then the warp tile's MMAs on them (the renderer's k-step group). */
-static void frags_mmas(gpu_kernel *k, arena *A, int S, int lo, int hi) {
-  frag_loads(k, A, S, lo, hi, 0, false, 0);
-  mmas(k, A, lo, hi, false);
-}
-
-/* The wait for tile kt + tile (S - 2 groups left in flight) and the
- * barrier after it (`why`); the index of the wait. */
-static int wait_tile(gpu_kernel *k, arena *A, int S, int tile, const char *why) {
-  const char *kt = tile ? arena_printf(A, "kt+%d", tile) : "kt";
-  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d", S - 2), NULL, 2, arena_printf(A, "tA[%s]", kt),
-       arena_printf(A, "tB[%s]", kt))
-      ->lo = S - 2;
-  gpuir_push(k, A, GS_BARRIER, "bar.sync", why, NULL, 0, NULL, NULL);
-  return k->nst - 2;
-}
-
-/* The copies of one ring stage and the advances after them: the tile
- * `tile` (kt + tile inside a loop), into stage `stage` before one. */
-static void copy_stage(gpu_kernel *k, arena *A, gpu_copy how, int tile, int stage, const char *ta, const char *tb) {
-  int S = k->plan.stages;
-  bool looped = how != GCOPY_TILE;
-  for (int side = 0; side < 2; side++) {
-    const gpu_operand *o = side ? &k->B : &k->A;
-    const char *sm = side ? "smB" : "smA";
-    const char *what = looped ? arena_printf(A, "%s[(kt+%d)%%%d] <- %s", sm, tile, S, o->tensor)
-                              : arena_printf(A, "%s[%d] <- %s", sm, stage, o->tensor);
-    const char *detail;
-    if (how == GCOPY_TILE) {
-      const char *pr = gpuir_axes(A, k->r, side ? k->v.n_axes : k->v.m_axes, side ? k->v.nn : k->v.nm),
-                 *pk = gpuir_axes(A, k->r, k->v.k_axes, k->v.nk);
-      detail = k->steady_min_vec ? arena_printf(A, "%c%s x K%s tile %d if any: streamed when full at the widths >= %d, "
-                                                   "else pred tails",
-                                                side ? 'N' : 'M', pr, pk, tile, k->steady_min_vec)
-                                 : arena_printf(A, "%c%s x K%s tile %d if any, pred tails", side ? 'N' : 'M', pr, pk, tile);
-    } else if (how == GCOPY_BOUNDED) {
-      detail = k->steady_min_vec ? "tile kt+stages-1 if any, pred tails (after the steady loop: the remainder at most)"
-                                 : "tile kt+stages-1 if any, pred tails";
-    } else {
-      const char *guards = "";
-      for (int g = 0; g < o->ng; g++) guards = arena_printf(A, "%s%s%s", guards, g ? ", " : "", sx_str(A, o->guards[g].e));
-      detail = o->walk ? (o->ng ? arena_printf(A, "full tile kt+stages-1: chunk rest + K part, zero fill where a pad guard "
-                                                  "(%s) fails%s",
-                                               guards,
-                                               o->gmask ? arena_printf(A, " (the chunk's %d-bit mask at the K parts' bit)",
-                                                                       o->gmask)
-                                               : o->g32 ? " (32-bit: lo' <= K part < hi')"
-                                                        : "")
-                                : "full tile kt+stages-1: chunk rest + K part, whole chunks")
-               : o->k_contig ? "full tile kt+stages-1 from the chunk pointers, whole chunks"
-                             : "full tile kt+stages-1 from the chunk pointers, tails as byte counts";
-    }
-    gpu_stmt *st = gpuir_push(k, A, GS_CP_ASYNC, what, detail, side ? tb : ta, 0, NULL, NULL);
-    st->side = side ? GSIDE_B : GSIDE_A, st->copy = how, st->tile = tile, st->stage = stage;
-    /* a stream's pointers step after its copy; the walks' one K counter
-     * after both copies */
-    if (how == GCOPY_BOUNDED || !k->steady_min_vec || o->walk) continue;
-    st = gpuir_push(k, A, GS_ADVANCE, arena_printf(A, "%s chunk pointers", o->tensor),
-              arena_printf(A, "+= %d * (%s)%s", k->plan.tile[2], o->kstep_str,
-                           how == GCOPY_TILE ? " after a streamed (full) tile" : ""),
-              NULL, 0, NULL, NULL);
-    st->side = side ? GSIDE_B : GSIDE_A, st->copy = how, st->tile = tile, st->min_vec = k->steady_min_vec;
-  }
-  if (how != GCOPY_BOUNDED && k->steady_min_vec && (k->A.walk || k->B.walk)) {
-    const char *parts = "";
-    for (int side = 0; side < 2; side++) {
-      const gpu_operand *o = side ? &k->B : &k->A;
-      if (!o->walk) continue;
-      parts = arena_printf(A, "%s; %s's K part %s%s", parts, o->tensor, sx_str(A, o->koff),
-                           o->kpart32 ? arena_printf(A, " in 32 bits (the dispatcher: span %s elements fits int32 bytes, "
-                                                        "else width %d)",
-                                                     sx_str(A, o->kspan), k->kpart32_fallback)
-                                      : "");
-    }
-    gpu_stmt *st = gpuir_push(k, A, GS_ADVANCE, "K counter",
-                        arena_printf(A, "%s += %d with carries%s%s", gpuir_axes(A, k->r, k->v.k_axes, k->v.nk),
-                                     k->plan.tile[2], parts, how == GCOPY_TILE ? "; after a streamed (full) tile" : ""),
-                        NULL, 0, NULL, NULL);
-    st->side = GSIDE_KWALK, st->copy = how, st->tile = tile, st->min_vec = k->steady_min_vec;
-  }
-  gpuir_push(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, ta, tb);
-}
-
-/* One k-tile of the contraction's loops: wait for tile kt, refill the stage
- * freed last iteration, then the fragments and MMAs of tile kt.  In the
- * steady loop the refill is the operands' streamed copy and advance, issued
- * after the first k step's MMAs (it writes stage kt-1, which every warp
- * finished reading before the barrier), so that the tile's first MMAs wait
- * only on the barrier and their own fragments.  In the drain the steady
- * loop has left at most one tile to copy, the remainder (kt + S - 1 >= KTF
- * when it ends), and a kernel without it copies every tile there: bounded
- * copies, no advance. */
-static void loop_body(gpu_kernel *k, arena *A, int S, bool steady) {
-  int ks = k->plan.tile[2] / k->mma_k; /* k steps a tile */
-  wait_tile(k, A, S, 0, "stage kt landed for every thread; stage kt-1 free");
-  if (steady) frags_mmas(k, A, S, 0, 0);
-  copy_stage(k, A, steady ? GCOPY_STREAM : GCOPY_BOUNDED, S - 1, -1, "tA[kt+S-1]", "tB[kt+S-1]");
-  if (!steady || ks > 1) frags_mmas(k, A, S, steady ? 1 : 0, ks - 1);
-}
-
-/* The steady loop with k step 0's fragments a tile ahead (ahead_vec):
- * before it, when it runs, the first tile's wait, barrier and step-0
- * fragments; in it, step 0's MMAs on the fragments loaded an iteration
- * earlier, the refill, the middle steps, then the last step's fragments,
- * the wait for tile kt+1 and the barrier, tile kt+1's step-0 fragments,
- * and the last step's MMAs.  A tile's first MMAs then wait on nothing: the
- * barrier and the next tile's fragment loads issue under the last step's
- * MMAs.  The refill writes stage kt-1, which every warp finished reading
- * (its last step before the previous iteration's barrier, its step 0 an
- * iteration before that). */
-static void ahead_prologue(gpu_kernel *k, arena *A, int S) {
-  int w = wait_tile(k, A, S, 0, "the steady loop's first tile landed for every thread");
-  for (int i = w; i < w + 2; i++) k->st[i].min_vec = k->ahead_vec, k->st[i].ahead = true;
-  frag_loads(k, A, S, 0, 0, 0, true, k->ahead_vec);
-}
-
-static void loop_body_ahead(gpu_kernel *k, arena *A, int S) {
-  int ks = k->plan.tile[2] / k->mma_k;
-  mmas(k, A, 0, 0, true);
-  copy_stage(k, A, GCOPY_STREAM, S - 1, -1, "tA[kt+S-1]", "tB[kt+S-1]");
-  if (ks > 2) frags_mmas(k, A, S, 1, ks - 2);
-  frag_loads(k, A, S, ks - 1, ks - 1, 0, false, 0);
-  wait_tile(k, A, S, 1, "stage kt+1 landed for every thread; stage kt read by every warp");
-  frag_loads(k, A, S, 0, 0, 1, true, 0);
-  mmas(k, A, ks - 1, ks - 1, false);
 }
 
 /* The widest width's kernels load step 0's fragments a tile ahead when
@@ -689,7 +423,7 @@ static void loop_body_ahead(gpu_kernel *k, arena *A, int S) {
  * when measured; the smaller warp tiles take fewer registers and run more
  * warps a scheduler to switch to across the barrier, and there the loop
  * grew by 0.1 to 0.6 instructions an MMA (docs/performance.md). */
-static int ahead_vec(const gpu_kernel *k) {
+int ahead_vec(const gpu_kernel *k) {
   int v = k->nvec ? k->vecs[0] : 0;
   int mmas = (k->plan.tile[0] / k->plan.warps_m / 16) * (k->plan.tile[1] / k->plan.warps_n / 8);
   /* steady_min_vec > 0: the widest width streams (steady_min_vec) */
@@ -705,7 +439,7 @@ static const int64_t GRID_LIMIT[3] = {2147483647, 65535, 65535};
 /* A grid dimension that is a constant (every dim it reads bound at
  * generation time) over the device limit can never launch: E1708.  Symbolic
  * ones are checked by the entry point at run time. */
-static bool grid_fits(arena *A, const gpu_kernel *k, diag_list *dl, const char *at) {
+bool grid_fits(arena *A, const gpu_kernel *k, diag_list *dl, const char *at) {
   for (int d = 0; d < 3; d++) {
     int64_t v;
     if (sx_is_int(k->grid[d], &v) && v > GRID_LIMIT[d]) {
@@ -716,281 +450,6 @@ static bool grid_fits(arena *A, const gpu_kernel *k, diag_list *dl, const char *
   }
   (void)A;
   return true;
-}
-
-/* A contraction's epilogue statements, from the staging tile: with
- * `full` (its description), the full-width pair (the region's lets, then
- * one 16-byte store of epi_vec outputs a row, the rows past M skipped),
- * then the bounds-checked pair every other tile takes. */
-static void emit_epilogue(gpu_kernel *k, arena *A, const region *r, const char *lets, const char *full) {
-  if (full) {
-    gpuir_push(k, A, GS_EPILOGUE, r->lets[r->acc_let].name, full, "tEfull", 1, "tStage", NULL)->full = true;
-    gpuir_push(k, A, GS_ST_GLOBAL,
-         arena_printf(A, "st.global.v4.b32 (%d x %s) -> %s", k->epi_vec, dtype_name(k->v.out_dt), r->out[k->v.out].name),
-         "no column predicate; rows past M skipped", NULL, 1, "tEfull", NULL)
-        ->full = true;
-  }
-  gpuir_push(k, A, GS_EPILOGUE, r->lets[r->acc_let].name,
-       arena_printf(A, "%slets: %s", k->epi_vec ? "other tiles: " : "", *lets ? lets : "(none)"), "tE", 1, "tStage",
-       NULL);
-  gpuir_push(k, A, GS_ST_GLOBAL, arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v.out_dt), r->out[k->v.out].name),
-       arena_printf(A, "pred tails (%s), scalar where a row ends or is misaligned", tail_pred(A, &k->v)), NULL, 1, "tE",
-       NULL);
-}
-
-/* The sm80 contraction's view, operands, dtype, shared tiles and launch
- * (every contraction row's, the sm90a ones' too); NULL with a diagnostic
- * when the region is not a contraction with a pointwise epilogue. */
-static gpu_kernel *contraction_kernel(arena *A, const region *r, const pc_analysis *a, const sched_plan *p,
-                                      const char *name, const char *at, diag_list *dl) {
-  const pc_contraction *c = &a->con;
-  if (!c->present) {
-    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s has no contraction to put on the %s skeleton", r->name,
-                "sm80 contraction");
-    return NULL;
-  }
-  /* everything but the accumulator must be its pointwise epilogue */
-  for (int l = 0; l < r->nlets; l++)
-    if (l != r->acc_let && !r->lets[l].post_reduce) {
-      diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL,
-                  "let %s of region %s is neither the contraction nor a pointwise epilogue on it", r->lets[l].name,
-                  r->name);
-      return NULL;
-    }
-  gpu_kernel *k = ARENA_NEW(A, gpu_kernel);
-  view_of(A, &k->v, r, a);
-  /* a "deferred" output is stored too: to the workspace, when the region is
-   * one kernel of a chain (the pipeline allows it only there) */
-  if (r->nyields != 1) {
-    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s stores %d outputs; the skeleton stores exactly one",
-                r->name, r->nyields);
-    return NULL;
-  }
-  k->v.out = r->yields[0].output;
-  k->v.out_let = r->yields[0].let;
-  k->v.out_dt = r->yields[0].cast;
-  if (k->v.nm == 0 || k->v.nn == 0) {
-    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s has an empty M or N group", r->name);
-    return NULL;
-  }
-  k->name = name;
-  k->algo = ALGO_IMPLICIT_GEMM;
-  k->r = r;
-  k->a = a;
-  k->plan = *p;
-  operand_of(A, dl, at, r, c, false, &k->A);
-  operand_of(A, dl, at, r, c, true, &k->B);
-  k->A.kstep = operand_kstep(A, r, &k->v, &k->A);
-  k->B.kstep = operand_kstep(A, r, &k->v, &k->B);
-  if (k->A.kstep) k->A.kstep_str = sx_str(A, k->A.kstep);
-  if (k->B.kstep) k->B.kstep_str = sx_str(A, k->B.kstep);
-  operand_walk(A, &k->v, &k->A);
-  operand_walk(A, &k->v, &k->B);
-  bool split = p->split_k > 1;
-  if (split && (k->v.nk != 1 || k->A.walk || k->B.walk)) {
-    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL,
-                "split_k = %d: a slice starts at a k-tile by pointer steps, which needs one K axis and operands "
-                "that do not walk (region %s has %d K axes)",
-                p->split_k, r->name, k->v.nk);
-    return NULL;
-  }
-  k->T = r->in[k->A.input].dt;
-  if (k->T != r->in[k->B.input].dt || (k->T != DT_FP16 && k->T != DT_BF16 && k->T != DT_FP32)) {
-    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL,
-                "the tensor-core skeleton takes fp16, bf16 or fp32 operands of one dtype, not %s x %s",
-                dtype_name(r->in[k->A.input].dt), dtype_name(r->in[k->B.input].dt));
-    return NULL;
-  }
-  /* fp32 operands run on the tensor cores in TF32: m16n8k8, each fragment
-   * rounded to tf32 (cvt.rna) after its shared-memory load */
-  k->mma_k = k->T == DT_FP32 ? 8 : 16;
-  /* chunk widths: the plan's width and every narrower one, for operands whose
-   * pointers or leading dimensions are less aligned (dispatch picks) */
-  vec_variants(k, k->A.vec_max < k->B.vec_max ? k->A.vec_max : k->B.vec_max);
-  int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages;
-  k->threads = 32 * p->warps_m * p->warps_n;
-  int ring = S * (BM + BN) * BK * dtype_bytes(k->T), stage = BM * (BN + 8) * 4;
-  k->smem = ring > stage ? ring : stage;
-  int eb = dtype_bytes(k->T);
-  int end = add_tile(k, "smA", 0, S, k->A.k_contig ? BM : BK, k->A.k_contig ? BK : BM, eb);
-  add_tile(k, "smB", end, S, k->B.k_contig ? BN : BK, k->B.k_contig ? BK : BN, eb);
-  /* every (M tile, N tile) on blockIdx.x, in the plan's raster order; the batch on z */
-  const sx *tiles_m = sx_ceildiv_int(A, gpuir_extent(A, r, k->v.m_axes, k->v.nm), BM),
-           *tiles_n = sx_ceildiv_int(A, gpuir_extent(A, r, k->v.n_axes, k->v.nn), BN);
-  k->grid[0] = sx_mul(A, tiles_m, tiles_n);
-  k->grid_tiles[0] = tiles_m, k->grid_tiles[1] = tiles_n;
-  k->grid[1] = sx_int(A, 1);
-  k->grid[2] = gpuir_extent(A, r, k->v.b_axes, k->v.nb);
-  return grid_fits(A, k, dl, at) ? k : NULL;
-}
-
-/* The sm80 contraction's statements, in groups: before the k-loops (the
- * tile, the shared tiles, the streamed operands' state, the first S - 1
- * tiles' copies), the k-loops (steady, a tile ahead, drain), and after them
- * (the staging tile, then the epilogue or a split-K slice's partial). */
-static void sm80_prologue(gpu_kernel *k, arena *A, const region *r, const sched_plan *p, const char *pm, const char *pn,
-                          const char *pk) {
-  int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages;
-  bool split = p->split_k > 1;
-  const sx *tiles_m = k->grid_tiles[0], *tiles_n = k->grid_tiles[1];
-  /* the skeleton, with tokens */
-  const char *ta = k->A.k_contig ? arena_printf(A, "[%d][%d][%d] (M x K, K contiguous)", S, BM, BK)
-                                 : arena_printf(A, "[%d][%d][%d] (K x M, M contiguous)", S, BK, BM);
-  const char *tb = k->B.k_contig ? arena_printf(A, "[%d][%d][%d] (N x K, K contiguous)", S, BN, BK)
-                                 : arena_printf(A, "[%d][%d][%d] (K x N, N contiguous)", S, BK, BN);
-  gpuir_push(k, A, GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x",
-       p->raster_group > 1
-           ? arena_printf(A, "%s x %s tiles in groups of %d M tiles, M fastest within a group; batch <- blockIdx.z%s",
-                          sx_str(A, tiles_m), sx_str(A, tiles_n), p->raster_group,
-                          split ? "; K slice <- blockIdx.y" : "")
-           : arena_printf(A, "%s x %s tiles, N fastest; batch <- blockIdx.z%s", sx_str(A, tiles_m), sx_str(A, tiles_n),
-                          split ? "; K slice <- blockIdx.y" : ""),
-       NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_ALLOC_SHARED, "smA", arena_printf(A, "%s %s, 16B chunks xor %d", dtype_name(k->T), ta, k->tiles[0].swz), NULL,
-       0, NULL, NULL)
-      ->side = GSIDE_A;
-  gpuir_push(k, A, GS_ALLOC_SHARED, "smB", arena_printf(A, "%s %s, 16B chunks xor %d", dtype_name(k->T), tb, k->tiles[1].swz), NULL,
-       0, NULL, NULL)
-      ->side = GSIDE_B;
-  k->steady_min_vec = steady_min_vec(k);
-  /* 32-bit K parts where the dispatcher has a 64-bit kernel for the calls past their span */
-  k->kpart32_fallback = kpart32_fallback(k);
-  k->A.kpart32 = k->kpart32_fallback && k->A.kspan;
-  k->B.kpart32 = k->kpart32_fallback && k->B.kspan;
-  if (!k->A.kpart32 && !k->B.kpart32) k->kpart32_fallback = 0;
-  gpuir_push(k, A, GS_ACC_ZERO, "acc",
-       arena_printf(A, "fp32, the warp tile %dx%d's MMA accumulators", BM / p->warps_m, BN / p->warps_n), NULL, 0, NULL,
-       NULL);
-  /* the streamed operands' state at the slice's first k-tile, for the
-   * widths that run the steady loop */
-  for (int side = 0; side < 2 && k->steady_min_vec; side++) {
-    const gpu_operand *o = side ? &k->B : &k->A;
-    gpu_stmt *st;
-    if (o->walk) {
-      st = gpuir_push(k, A, GS_ADDR_SETUP, arena_printf(A, "%s chunk rests", o->tensor),
-                arena_printf(A,
-                             "per thread at k-tile 0: each chunk's rest %s (rows past the %s tail read one of the "
-                             "tile's rows)%s",
-                             sx_str(A, o->moff), side ? pn : pm,
-                             o->gmask ? arena_printf(A, "; a %d-bit mask of the K parts at which every pad guard passes",
-                                                     o->gmask)
-                             : o->g32 ? "; each pad guard's bounds on its K part, clamped into int32"
-                                      : ""),
-                NULL, 0, NULL, NULL);
-    } else {
-      st = gpuir_push(k, A, GS_ADDR_SETUP, arena_printf(A, "%s chunk pointers", o->tensor),
-                o->k_contig ? arena_printf(A,
-                                           "per thread at the slice's first k-tile; rows past the %s tail read one of "
-                                           "the tile's rows (they feed only outputs never stored): whole chunks, no "
-                                           "predicate; k-step %s",
-                                           side ? pn : pm, o->kstep_str)
-                            : arena_printf(A, "per thread at the slice's first k-tile, with the %s tail's byte counts; "
-                                              "k-step %s",
-                                           side ? pn : pm, o->kstep_str),
-                NULL, 0, NULL, NULL);
-    }
-    st->side = side ? GSIDE_B : GSIDE_A, st->min_vec = k->steady_min_vec;
-  }
-  gpuir_push(k, A, GS_BARRIER, "bar.sync", "the tile's coordinates parked in shared memory for every thread", NULL, 0, NULL,
-       NULL);
-  if (k->steady_min_vec && (k->A.walk || k->B.walk)) {
-    gpu_stmt *st = gpuir_push(k, A, GS_ADDR_SETUP, "K counter",
-                        arena_printf(A, "%s at the thread's K column of k-tile 0", pk), NULL, 0, NULL, NULL);
-    st->side = GSIDE_KWALK, st->min_vec = k->steady_min_vec;
-  }
-  for (int side = 0; side < 2; side++)
-    gpuir_push(k, A, GS_FRAG_SETUP, arena_printf(A, "%c fragment lane offsets", side ? 'B' : 'A'),
-         "the lane's shared addresses in stage 0 of each k step's (or fragment's) ldmatrix, hoisted", NULL, 0, NULL,
-         NULL)->side = side ? GSIDE_B : GSIDE_A;
-  for (int s = 0; s < S - 1; s++)
-    copy_stage(k, A, GCOPY_TILE, s, s, arena_printf(A, "tA%d", s), arena_printf(A, "tB%d", s));
-}
-
-static void sm80_loops(gpu_kernel *k, arena *A, const sched_plan *p, const char *pk) {
-  int BK = p->tile[2], S = p->stages;
-  /* the steady state streams both operands over the full k-tiles when both
-   * advance by a fixed step (for the widths steady_min_vec allows); the drain
-   * loop takes the last tiles with bounds */
-  bool steady = k->steady_min_vec > 0;
-  k->ahead_vec = ahead_vec(k);
-  const char *body = k->A.walk || k->B.walk ? "no bounds, the K counters' carries only" : "one basic block";
-  if (k->ahead_vec) {
-    ahead_prologue(k, A, S);
-    gpu_stmt *st = gpuir_push(k, A, GS_LOOP, "kt",
-                        arena_printf(A,
-                                     "steady (vec >= %d), k step 0's fragments a tile ahead: 0 <= kt < floor(K%s / %d) "
-                                     "- %d, every prefetched tile full: %s",
-                                     k->ahead_vec, pk, BK, S - 1, body),
-                        NULL, 0, NULL, NULL);
-    st->loop = GLOOP_STEADY, st->min_vec = k->ahead_vec;
-    loop_body_ahead(k, A, S);
-    gpuir_push(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
-  }
-  if (steady && k->ahead_vec != k->steady_min_vec) {
-    gpu_stmt *st = gpuir_push(
-        k, A, GS_LOOP, "kt",
-        arena_printf(A, "steady (vec >= %d%s): 0 <= kt < floor(K%s / %d) - %d, every prefetched tile full: %s",
-                     k->steady_min_vec, k->ahead_vec ? arena_printf(A, ", < %d", k->ahead_vec) : "", pk, BK, S - 1, body),
-        NULL, 0, NULL, NULL);
-    st->loop = GLOOP_STEADY, st->min_vec = k->steady_min_vec, st->below_vec = k->ahead_vec;
-    loop_body(k, A, S, true);
-    gpuir_push(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
-  }
-  gpuir_push(k, A, GS_LOOP, "kt",
-       arena_printf(A, "%s kt < ceil(K%s / %d): the last tiles, the remainder bounds-checked", steady ? "drain:" : "0 <=",
-                    pk, BK),
-       NULL, 0, NULL, NULL)
-      ->loop = GLOOP_DRAIN;
-  loop_body(k, A, S, false);
-  gpuir_push(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
-}
-
-static void sm80_after_loops(gpu_kernel *k, arena *A, const region *r, const sched_plan *p, const char *pk) {
-  int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2];
-  bool split = p->split_k > 1;
-  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 0, NULL, NULL)->lo = 0;
-  gpuir_push(k, A, GS_BARRIER, "bar.sync", "the ring is free for the staging tile", NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "acc -> stage[%d][%d+8] fp32", BM, BN), "tStage", 1,
-       "tMMA", NULL);
-  gpuir_push(k, A, GS_BARRIER, "bar.sync", "staging tile complete", NULL, 0, NULL, NULL);
-  if (split) {
-    /* the slice's partial tile, for the second kernel (gpuir_build_splitk_reduce) */
-    k->grid[1] = sx_int(A, 1); /* times the slices, which the dispatcher computes from K */
-    gpuir_push(k, A, GS_ST_GLOBAL, "st.global.v4.f32 stage -> workspace",
-         arena_printf(A,
-                      "the slice's whole %dx%d fp32 partial tile at [batch][slice][tile] of the caller's workspace; "
-                      "no epilogue (k-tiles [slice x ktp, (slice + 1) x ktp) of ceil(K%s / %d), %d slices at most)",
-                      BM, BN, pk, BK, p->split_k),
-         NULL, 1, "tStage", NULL);
-    return;
-  }
-  const char *lets = "";
-  for (int l = 0; l < r->nlets; l++)
-    if (r->lets[l].post_reduce) lets = arena_printf(A, "%s%s%s", lets, *lets ? ", " : "", r->lets[l].name);
-  k->epi_vec = epi_vec(A, &k->v, BM, BN, k->threads);
-  emit_epilogue(k, A, r, lets,
-                k->epi_vec ? arena_printf(A,
-                                          "tile inside %s, tensors %d-element aligned, rows up to %s: lets: %s; %d "
-                                          "outputs a thread at a fixed column, rows %d apart; column reads once a thread; %s",
-                                          sx_str(A, gpuir_extent(A, r, k->v.n_axes, k->v.nn)), k->epi_vec,
-                                          sx_str(A, gpuir_extent(A, r, k->v.m_axes, k->v.nm)),
-                                          *lets ? lets : "(none)", k->epi_vec, k->threads / (BN / k->epi_vec),
-                                          epi_row_steps(A, &k->v))
-                           : NULL);
-}
-
-gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
-                        diag_list *dl) {
-  const char *at = arena_printf(A, "GPU IR[%s]", r->name);
-  gpu_kernel *k = contraction_kernel(A, r, a, p, name, at, dl);
-  if (!k) return NULL;
-  /* the M, N and K axes as the statements' prose names them */
-  const char *pm = gpuir_axes(A, r, k->v.m_axes, k->v.nm), *pn = gpuir_axes(A, r, k->v.n_axes, k->v.nn),
-             *pk = gpuir_axes(A, r, k->v.k_axes, k->v.nk);
-  sm80_prologue(k, A, r, p, pm, pn, pk);
-  sm80_loops(k, A, p, pk);
-  sm80_after_loops(k, A, r, p, pk);
-  return k;  /* run_stages verifies it */
 }
 
 /* ---- the sm90a contraction ---------------------------------------------------------- */
@@ -1315,67 +774,6 @@ gpu_kernel *gpuir_build_sm90a(arena *A, const region *r, const pc_analysis *a, c
 gpu_kernel *gpuir_build_sm90a_gather(arena *A, const region *r, const pc_analysis *a, const sched_plan *p,
                                      const char *name, diag_list *dl) {
   return build_sm90a(A, r, a, p, name, true, dl);
-}
-
-gpu_kernel *gpuir_build_splitk_reduce(arena *A, const gpu_kernel *part, const char *name, diag_list *dl) {
-  const region *r = part->r;
-  const char *at = arena_printf(A, "GPU IR[%s]", r->name);
-  if (part->plan.split_k <= 1 || part->attention || part->rows) {
-    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "kernel %s is not the first kernel of a split-K plan", part->name);
-    return NULL;
-  }
-  gpu_kernel *k = ARENA_NEW(A, gpu_kernel);
-  *k = *part;
-  k->name = name;
-  k->algo = ALGO_SPLITK_REDUCE;
-  k->split_reduce = true;
-  k->reduce = NULL;
-  k->next = NULL;
-  k->smem = 0;
-  k->ntiles = 0;
-  k->nvec = 1;           /* reads no operand: one kernel */
-  k->steady_min_vec = 0;
-  k->kpart32_fallback = 0;
-  k->A.kpart32 = k->B.kpart32 = false;
-  k->epi_vec = 0;        /* the bounds-checked epilogue */
-  k->nst = k->cap_st = 0;
-  k->st = NULL;
-  int BM = k->plan.tile[0], BN = k->plan.tile[1];
-  int nt = 32 * k->plan.warps_m * k->plan.warps_n;
-  /* one float4 column of the tile a thread: the tile's BM x BN / 4 columns
-   * over split_parts CTAs of the threads the first kernel has */
-  k->split_parts = (BM * BN / 4 + nt - 1) / nt;
-  const char *lets = "";
-  for (int l = 0; l < r->nlets; l++)
-    if (r->lets[l].post_reduce) lets = arena_printf(A, "%s%s%s", lets, *lets ? ", " : "", r->lets[l].name);
-  gpuir_push(k, A, GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x; column <- blockIdx.y x threads + thread",
-       arena_printf(A,
-                    "%s x %s tiles in the first kernel's order (groups of %d M tiles), %d CTAs a tile on "
-                    "blockIdx.y; batch <- blockIdx.z",
-                    sx_str(A, k->grid_tiles[0]), sx_str(A, k->grid_tiles[1]), k->plan.raster_group,
-                    k->split_parts),
-       NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_LOOP, "column",
-       arena_printf(A,
-                    "blockIdx.y x %d + thread, stepping %d x gridDim.y, over the tile's %d 4-float columns, to the "
-                    "first row past M",
-                    nt, nt, BM * BN / 4),
-       NULL, 0, NULL, NULL)
-      ->loop = GLOOP_COLUMNS;
-  gpuir_push(k, A, GS_LD_GLOBAL, "ld.global.v4.f32 workspace -> acc",
-       arena_printf(A,
-                    "a thread's 4-float column of the tile's %dx%d fp32 partials, every slice's loaded before "
-                    "any add (at most %d), then summed in slice order 0, 1, ..., n - 1 (the same bits "
-                    "whatever order the slices ran in); rows past the M tail skipped",
-                    BM, BN, k->plan.split_k),
-       "tSum", 0, NULL, NULL);
-  gpuir_push(k, A, GS_EPILOGUE, r->lets[r->acc_let].name, arena_printf(A, "lets: %s, once, on the sum", *lets ? lets : "(none)"),
-       "tE", 1, "tSum", NULL);
-  gpuir_push(k, A, GS_ST_GLOBAL, arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v.out_dt), r->out[k->v.out].name),
-       arena_printf(A, "pred tails (%s), scalar where a row ends or is misaligned", tail_pred(A, &k->v)), NULL, 1, "tE",
-       NULL);
-  gpuir_push(k, A, GS_END_LOOP, "column", NULL, NULL, 0, NULL, NULL);
-  return k;
 }
 
 /* ---- attention ------------------------------------------------------------------- */
@@ -2937,167 +2335,6 @@ out:
   free(up);
   free(w.seen);
   free(w.stack);
-  return ok;
-}
-
-/* The sm80 contraction's statements as its renderer takes them (emit.c,
- * kernel_fn): only the kinds it renders; loops (steady, then drain) at the
- * top level, not nested; a copy and its advance before the loops at an
- * absolute tile into its own stage (tile s < S - 1), inside them at tile
- * kt + S - 1, streamed in the steady loop and bounded in the drain; each
- * k-step group A's fragments, B's, then the MMAs on the same steps of
- * tile kt; waits that leave S - 2 groups in flight inside the loops and
- * none after them; the full-width epilogue pair before the other. */
-static bool verify_sm80_render(const gpu_kernel *k, diag_list *dl) {
-  static const bool RENDERS[GS__COUNT] = {
-      [GS_TILE_COORD] = true, [GS_ALLOC_SHARED] = true, [GS_ACC_ZERO] = true, [GS_ADDR_SETUP] = true,
-      [GS_FRAG_SETUP] = true, [GS_BARRIER] = true,      [GS_COMMIT] = true,   [GS_WAIT] = true,
-      [GS_CP_ASYNC] = true,   [GS_ADVANCE] = true,      [GS_LOOP] = true,     [GS_END_LOOP] = true,
-      [GS_LDMATRIX] = true,   [GS_MMA] = true,          [GS_STAGE_ACC] = true, [GS_EPILOGUE] = true,
-      [GS_ST_GLOBAL] = true,
-  };
-  int S = k->plan.stages, nloops = 0, ks = k->plan.tile[2] / (k->mma_k ? k->mma_k : 16);
-  /* the loops in order: the steady loop with fragments a tile ahead (the
-   * widths >= ahead_vec), the steady loop (the other widths that stream),
-   * the drain; {loop, min_vec, below_vec} */
-  int loops[3][3], nwant = 0;
-  if (k->ahead_vec) loops[nwant][0] = GLOOP_STEADY, loops[nwant][1] = k->ahead_vec, loops[nwant++][2] = 0;
-  if (k->steady_min_vec && k->ahead_vec != k->steady_min_vec)
-    loops[nwant][0] = GLOOP_STEADY, loops[nwant][1] = k->steady_min_vec, loops[nwant++][2] = k->ahead_vec;
-  loops[nwant][0] = GLOOP_DRAIN, loops[nwant][1] = 0, loops[nwant++][2] = 0;
-  gpu_loop loop = GLOOP_NONE;
-  bool full_seen = false, in_ahead = false;
-  int next_step = 0; /* the ahead loop: the next k step its MMAs take */
-  const char *bad = NULL;
-  int at = -1;
-  if (k->ahead_vec && (k->ahead_vec < k->steady_min_vec || ks < 2 || k->mma_k != 16)) {
-    bad = "fragments a tile ahead without the steady loop, two k steps a tile, or fp16/bf16 fragments";
-    at = 0;
-  }
-  for (int i = 0; i < k->nst && !bad; i++) {
-    const gpu_stmt *s = &k->st[i];
-    at = i;
-    bool walks = k->A.walk || k->B.walk;
-    if (s->k < 0 || s->k >= GS__COUNT || !RENDERS[s->k]) bad = "a kind the sm80 contraction does not render";
-    else if (s->min_vec && s->min_vec != k->steady_min_vec &&
-             !(s->min_vec == k->ahead_vec && (s->ahead || s->k == GS_LOOP)))
-      bad = "runs for widths other than a steady loop's";
-    else if (s->ahead && (s->k == GS_WAIT || s->k == GS_BARRIER) && loop)
-      bad = "a wait or barrier of the prologue of fragments a tile ahead inside a loop";
-    else if (s->ahead && !loop) {
-      /* the ahead loop's prologue: the first tile's wait, barrier and
-       * step-0 fragments, for its widths, right before it */
-      static const char *const PROLOGUE = "a prologue of fragments a tile ahead that is not the first tile's wait, "
-                                          "barrier and step-0 fragments of A and B, right before the first loop";
-      if (!k->ahead_vec || i + 4 >= k->nst) bad = PROLOGUE;
-      else {
-        const gpu_stmt *w = s, *b = s + 1, *fa = s + 2, *fb = s + 3, *l = s + 4;
-        if (w->k != GS_WAIT || w->lo != S - 2 || b->k != GS_BARRIER || !b->ahead || fa->k != GS_LDMATRIX ||
-            fa->side != GSIDE_A || fb->k != GS_LDMATRIX || fb->side != GSIDE_B || !fa->ahead || !fb->ahead || fa->lo ||
-            fa->hi || fb->lo || fb->hi || fa->tile || fb->tile || w->min_vec != k->ahead_vec ||
-            b->min_vec != k->ahead_vec || fa->min_vec != k->ahead_vec || fb->min_vec != k->ahead_vec ||
-            l->k != GS_LOOP || nloops != 0)
-          bad = PROLOGUE;
-      }
-      i += 3;
-    } else if (s->k == GS_LOOP) {
-      if (loop || nloops >= nwant || (int)s->loop != loops[nloops][0] || s->min_vec != loops[nloops][1] ||
-          s->below_vec != loops[nloops][2])
-        bad = "a loop out of place (the steady loop with fragments a tile ahead, the steady loop, for the widths that "
-              "stream, then the drain)";
-      else if (k->ahead_vec && nloops == 0 && (i < 4 || !k->st[i - 1].ahead))
-        bad = "the loop with fragments a tile ahead without its prologue";
-      in_ahead = k->ahead_vec && nloops == 0;
-      next_step = 0;
-      if (in_ahead) {
-        const gpu_stmt *m = i + 1 < k->nst ? s + 1 : NULL;
-        if (!m || m->k != GS_MMA || !m->ahead || m->lo || m->hi)
-          bad = "the loop with fragments a tile ahead does not open with step 0's MMAs on them";
-        i += 1, next_step = 1;
-      }
-      loop = s->loop, nloops++;
-    } else if (s->k == GS_END_LOOP) {
-      if (!loop) bad = "an EndLoop outside a loop";
-      else if (in_ahead && next_step != ks) bad = "the loop with fragments a tile ahead leaves k steps without MMAs";
-      loop = GLOOP_NONE, in_ahead = false;
-    } else if (in_ahead && s->k == GS_LDMATRIX && s->side == GSIDE_A && s->lo == ks - 1 && !s->ahead) {
-      /* the last step: its fragments, the wait for tile kt+1 and the
-       * barrier, tile kt+1's step-0 fragments, then the last step's MMAs */
-      static const char *const LAST = "the last k step of the loop with fragments a tile ahead is not its "
-                                      "fragments, the wait and barrier, tile kt+1's step-0 fragments, then its MMAs";
-      if (i + 6 >= k->nst) bad = LAST;
-      else {
-        const gpu_stmt *b = s + 1, *w = s + 2, *br = s + 3, *fa = s + 4, *fb = s + 5, *m = s + 6;
-        if (s->hi != ks - 1 || s->tile || b->k != GS_LDMATRIX || b->side != GSIDE_B || b->ahead || b->lo != ks - 1 ||
-            b->hi != ks - 1 || b->tile || w->k != GS_WAIT || w->lo != S - 2 || br->k != GS_BARRIER ||
-            fa->k != GS_LDMATRIX || fa->side != GSIDE_A || fb->k != GS_LDMATRIX || fb->side != GSIDE_B ||
-            !fa->ahead || !fb->ahead || fa->tile != 1 || fb->tile != 1 || fa->lo || fa->hi || fb->lo || fb->hi ||
-            m->k != GS_MMA || m->ahead || m->lo != ks - 1 || m->hi != ks - 1 || next_step != ks - 1)
-          bad = LAST;
-      }
-      next_step = ks;
-      i += 6;
-    } else if (s->k == GS_CP_ASYNC || s->k == GS_ADVANCE) {
-      gpu_copy want = loop == GLOOP_STEADY ? GCOPY_STREAM : loop == GLOOP_DRAIN ? GCOPY_BOUNDED : GCOPY_TILE;
-      if (s->copy != want) bad = "a copy or advance of the wrong kind for where it is";
-      else if (loop ? s->tile != S - 1 : (s->tile < 0 || s->tile >= S - 1 || (s->k == GS_CP_ASYNC && s->stage != s->tile)))
-        bad = "a copy or advance of a tile the ring does not hold there";
-      else if (s->k == GS_CP_ASYNC && s->side != GSIDE_A && s->side != GSIDE_B) bad = "a copy of no operand";
-      else if (s->k == GS_ADVANCE &&
-               (s->copy == GCOPY_BOUNDED || !s->min_vec ||
-                (s->side == GSIDE_KWALK ? !walks
-                 : s->side == GSIDE_A   ? k->A.walk
-                 : s->side == GSIDE_B   ? k->B.walk
-                                        : true)))
-        bad = "an advance of state no streamed operand keeps";
-    } else if (s->k == GS_ADDR_SETUP) {
-      if (loop || !s->min_vec || (s->side == GSIDE_KWALK && !walks) || s->side == GSIDE_NONE)
-        bad = "an operand's setup inside a loop, for no width that streams, or of no operand";
-    } else if (s->k == GS_FRAG_SETUP || s->k == GS_ALLOC_SHARED) {
-      if (loop || (s->side != GSIDE_A && s->side != GSIDE_B)) bad = "a setup inside a loop or of no operand";
-    } else if (s->k == GS_WAIT) {
-      if (s->lo != (loop ? S - 2 : 0)) bad = "a wait that leaves the wrong number of groups in flight";
-    } else if (s->k == GS_LDMATRIX && s->side == GSIDE_A) {
-      const gpu_stmt *b = i + 2 < k->nst ? &k->st[i + 1] : NULL, *m = b ? &k->st[i + 2] : NULL;
-      if (!loop || !b || b->k != GS_LDMATRIX || b->side != GSIDE_B || m->k != GS_MMA || b->lo != s->lo ||
-          m->lo != s->lo || b->hi != s->hi || m->hi != s->hi || s->lo < 0 || s->hi < s->lo || s->hi >= ks ||
-          s->tile != 0 || b->tile != 0 || s->ahead || b->ahead || m->ahead || (in_ahead && s->lo != next_step))
-        bad = "a k-step group that is not A's fragments, B's, then their MMAs, on steps of tile kt";
-      next_step = s->hi + 1;
-      i += 2;
-    } else if (s->k == GS_LDMATRIX || s->k == GS_MMA) {
-      bad = "fragments or MMAs outside a k-step group";
-    } else if (s->k == GS_EPILOGUE) {
-      if (loop || (s->full && full_seen) || (!s->full && full_seen && k->st[i - 1].k != GS_ST_GLOBAL))
-        bad = "an epilogue out of place";
-      full_seen |= s->full;
-    } else if (s->k == GS_ST_GLOBAL) {
-      bool after_epi = i > 0 && k->st[i - 1].k == GS_EPILOGUE && k->st[i - 1].full == s->full;
-      if (loop || !(after_epi || (k->plan.split_k > 1 && !s->full))) bad = "a store without its epilogue";
-    }
-  }
-  if (!bad && loop) bad = "a loop left open";
-  if (bad) {
-    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "statement %d (%s %s): %s", at, at >= 0 ? gpuir_stmt_name(k->st[at].k) : "",
-                at >= 0 && k->st[at].what ? k->st[at].what : "", bad);
-    return false;
-  }
-  return true;
-}
-
-/* Split-K's second kernel as its renderer takes it: the tile, then a loop
- * over the thread's columns holding the partials' load, the epilogue and
- * its store, in that order. */
-static bool verify_splitk_render(const gpu_kernel *k, diag_list *dl) {
-  static const gpu_stmt_kind WANT[] = {GS_TILE_COORD, GS_LOOP, GS_LD_GLOBAL, GS_EPILOGUE, GS_ST_GLOBAL, GS_END_LOOP};
-  bool ok = k->nst == (int)(sizeof WANT / sizeof *WANT);
-  for (int i = 0; ok && i < k->nst; i++) ok = k->st[i].k == WANT[i];
-  ok = ok && k->st[1].loop == GLOOP_COLUMNS;
-  if (!ok)
-    diag_report(dl, D_INTERNAL, "GPU IR", NULL,
-                "split-K kernel %s: not TileCoord, then a loop over the columns of the partials' load, the epilogue "
-                "and the store",
-                k->name);
   return ok;
 }
 

@@ -14,4 +14,50 @@ const sx *gpuir_extent(arena *A, const region *r, const int *ax, int n);
 bool verify_rows(const gpu_kernel *k, diag_list *dl);
 const sx *gpuir_read_step(arena *A, const region *r, const rexpr *rd, const char *x);
 
+/* Substitution of a group's axes by constants: axis `one` by 1, the others
+ * by 0 (one = -1: all by 0). */
+typedef struct group_pick {
+  const region *r;
+  const int *ax;
+  int n, one;
+  const sx *zero, *ones;
+} group_pick;
+
+gpu_stmt *gpuir_push(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
+                     const char *out, int nin, const char *in0, const char *in1);
+int add_tile(gpu_kernel *k, const char *name, int offset, int copies, int rows, int row_elems, int elem_bytes);
+void view_of(arena *A, gpu_view *v, const region *r, const pc_analysis *a);
+void operand_of(arena *A, diag_list *dl, const char *at, const region *r, const pc_contraction *c, bool rhs,
+                gpu_operand *o);
+const sx *gpuir_offset(arena *A, const region_memref *m, const sx *const *map);
+const sx *operand_offset_free_of(arena *A, const region *r, const gpu_operand *o, const int *ax, int n);
+const sx *axis_step(arena *A, const sx *off, const char *x);
+const sx *operand_axis_step(arena *A, const region *r, const gpu_operand *o, int x);
+void vec_variants(gpu_kernel *k, int vmax);
+const char *tail_pred(arena *A, const gpu_view *v);
+const sx *subst_pick(void *ctx, sx_atom_kind kind, const char *name);
+const sx *gpuir_flatten(arena *A, const region *r, const int *ax, int n, const sx *off, const char *flat);
+bool split_k(arena *A, const gpu_view *v, const sx *x, const sx **rest, const sx **kpart);
+bool k_axis_range(void *ctx, sx_atom_kind kind, const char *name, int64_t *lo, int64_t *hi);
+bool walk_guards_32(const gpu_view *v, const gpu_operand *o);
+int kpart32_fallback(const gpu_kernel *k);
+int epi_vec(arena *A, const gpu_view *v, int BM, int BN, int threads);
+const char *epi_row_steps(arena *A, const gpu_view *v);
+int steady_min_vec(const gpu_kernel *k);
+const char *k_steps(arena *A, const gpu_kernel *k, int lo, int hi);
+void mmas(gpu_kernel *k, arena *A, int lo, int hi, bool ahead);
+int ahead_vec(const gpu_kernel *k);
+bool grid_fits(arena *A, const gpu_kernel *k, diag_list *dl, const char *at);
+void emit_epilogue(gpu_kernel *k, arena *A, const region *r, const char *lets, const char *full);
+gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
+                        diag_list *dl);
+bool verify_sm80_render(const gpu_kernel *k, diag_list *dl);
+const char *gpuir_stmt_name(gpu_stmt_kind kind);
+
+gpu_stmt *gpuir_push(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
+                     const char *out, int nin, const char *in0, const char *in1);
+void operand_of(arena *A, diag_list *dl, const char *at, const region *r, const pc_contraction *c, bool rhs,
+                gpu_operand *o);
+bool verify_splitk_render(const gpu_kernel *k, diag_list *dl);
+
 #endif
