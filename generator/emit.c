@@ -1145,214 +1145,7 @@ void render_kernel(arena *A, strbuf *s, const gpu_kernel *k, const char *sname, 
   render_stmts(A, s, k, 0, false, table);
 }
 
-/* The sm90a producer's k-loop, Op::produce, rendered from the GPU IR's
- * producer role (verify_sm90a_producer admits only the lists written
- * here): the Loop over the k-tiles on ring slot s (its lap's phase ph),
- * the MbarWait on the slot's empty barrier, then the TMA producer's
- * arrival with the stage's bytes and its boxes of A and B, or the
- * gathering producer's chunks of A and B, commit, and the landing of stage
- * kt - lag (Wait, ProxyFence, MbarArrive on full[done]) from kt = lag on;
- * after the loop, its last stages' landing.  The TMA producer is one
- * elected lane; every thread t of the gathering one copies its chunks. */
-static void produce_fn(strbuf *s, const gpu_kernel *k, const char *sname) {
-  if (k->gather)
-    sb_puts(s, "  // the gathering producer's k-loop (GPU IR): thread t of the warpgroup copies its chunks of each\n"
-               "  // stage, then lands the stage `lag` k-tiles behind on its full barrier\n"
-               "  static __device__ __forceinline__ void produce(const Params *p, unsigned char *ring, uint64_t *full,\n"
-               "                                                 uint64_t *empty, uint32_t mt, uint32_t nt, int64_t b,\n"
-               "                                                 int KT, int t) {\n"
-               "    const int64_t m0 = (int64_t)mt * BM, n0 = (int64_t)nt * BN;\n"
-               "    int done = 0;  // the next stage to land\n");
-  else
-    sb_puts(s, "  // the TMA producer's k-loop (GPU IR), issued by one elected lane\n"
-               "  static __device__ __forceinline__ void produce(const TParams *tp, unsigned char *ring, uint64_t *full,\n"
-               "                                                 uint64_t *empty, uint32_t mt, uint32_t nt, int KT) {\n"
-               "    const int m0 = (int)mt * BM, n0 = (int)nt * BN;\n");
-  sb_puts(s, "    constexpr int A_BYTES = BM * BK * (int)sizeof(T), STAGE_BYTES = A_BYTES + BN * BK * (int)sizeof(T);\n"
-             "    int s = 0;\n"
-             "    uint32_t ph = 0;  // the phase of the ring's current lap\n");
-  int i = 0;
-  while (i < k->nst && !(k->st[i].k == GS_ROLE && k->st[i].role == GROLE_PRODUCER)) i++;
-  bool in_loop = false;
-  const char *ind = "    ";
-  for (i += 2; i < k->nst && k->st[i].k != GS_ROLE; i++) {
-    const gpu_stmt *t = &k->st[i];
-    switch (t->k) {
-    case GS_LOOP:
-      sb_printf(s,
-                "%s"
-                "    for (int kt = 0; kt < KT; ++kt) {  // Loop kt: %s\n"
-                "      unsigned char *dst = ring + s * STAGE_BYTES;\n",
-                k->gather ? "#pragma unroll 1\n" : "", t->detail);
-      in_loop = true, ind = "      ";
-      break;
-    case GS_MBAR_WAIT:
-      sb_printf(s, "%sdlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait %s: a fresh slot is free\n", ind, t->what);
-      break;
-    case GS_MBAR_ARRIVE:
-      if (!k->gather) {
-        sb_printf(s, "%sdlc::mbar_arrive_expect_tx(&full[s], STAGE_BYTES);  // MbarArrive %s\n", ind, t->what);
-      } else if (in_loop) {
-        sb_printf(s, "%sdlc::mbar_arrive(&full[done]);  // MbarArrive %s\n%sif (++done == STAGES) done = 0;\n", ind,
-                  t->what, ind);
-        ind = "      ";
-        sb_printf(s, "%s}\n", ind);
-      } else {
-        sb_printf(s,
-                  "    for (int kt = KT > %d ? KT - %d : 0; kt < KT; ++kt) {  // MbarArrive %s: %s\n"
-                  "      dlc::mbar_arrive(&full[done]);\n"
-                  "      if (++done == STAGES) done = 0;\n"
-                  "    }\n",
-                  t->lo, t->lo, t->what, t->detail);
-      }
-      break;
-    case GS_TMA_LOAD:
-      if (t->side == GSIDE_A)
-        sb_printf(s, "%sdlc::tma_load_2d(dst, &tp->tmap_a, kt * BK, m0, &full[s]);  // TmaLoad %s\n", ind, t->what);
-      else if (k->B.k_contig)
-        sb_printf(s, "%sdlc::tma_load_2d(dst + A_BYTES, &tp->tmap_b, kt * BK, n0, &full[s]);  // TmaLoad %s\n", ind,
-                  t->what);
-      else
-        sb_printf(s,
-                  "#pragma unroll\n"
-                  "%sfor (int j = 0; j < BN / 64; ++j)  // TmaLoad %s: BK rows x 64 columns a box\n"
-                  "%s  dlc::tma_load_2d(dst + A_BYTES + j * 64 * BK * (int)sizeof(T), &tp->tmap_b, n0 + 64 * j, kt * BK,\n"
-                  "%s                   &full[s]);\n",
-                  ind, t->what, ind, ind);
-      break;
-    case GS_CP_ASYNC:
-      sb_printf(s, "%sdlc::sm90a_gather_stage<%s, %s, %s>(p, dst%s, %s, (int64_t)kt * BK, b, t);  // CpAsync %s\n",
-                ind, sname, t->side == GSIDE_A ? "BM" : "BN", t->side == GSIDE_A ? "false" : "true",
-                t->side == GSIDE_A ? "" : " + A_BYTES", t->side == GSIDE_A ? "m0" : "n0", t->what);
-      break;
-    case GS_COMMIT: sb_printf(s, "%sdlc::cp_async_commit();\n", ind); break;
-    case GS_WAIT:
-      if (in_loop) {
-        sb_printf(s, "%sif (kt >= %d) {  // stage kt - %d\n", ind, t->lo, t->lo);
-        ind = "        ";
-      }
-      sb_printf(s, "%sdlc::cp_async_wait<%d>();  // Wait: %s\n", ind, t->lo, t->detail);
-      break;
-    case GS_PROXY_FENCE: sb_printf(s, "%sdlc::fence_proxy_async();  // ProxyFence: %s\n", ind, t->detail); break;
-    case GS_END_LOOP:
-      sb_puts(s, "      if (++s == STAGES) s = 0, ph ^= 1;\n    }\n");
-      in_loop = false, ind = "    ";
-      break;
-    default: break; /* verify_sm90a_producer admits none other */
-    }
-  }
-  sb_puts(s, "  }\n");
-}
-
-/* The sm90a consumers' k-loop, Op::consume, rendered from the GPU IR's
- * consumer role: its peeled step, its lap (a loop over the laps, each
- * step's statements on their compile-time slots, the phase flipped after
- * it) and its rest (each step under `rest > j`).  A step's MbarWait waits on
- * its slot's full barrier at ph (^ 1), its Wgmma runs sm90a_wgmma_slot on
- * the slot, its WgmmaWait commits and waits for the previous group, its
- * MbarArrive releases its slot's empty barrier. */
-static void consume_fn(strbuf *s, const gpu_kernel *k, const char *sname) {
-  sb_printf(s,
-            "  // the consumers' k-loop (GPU IR): k-tile 0 peeled, then laps of %d k-tiles unrolled on\n"
-            "  // compile-time ring slots (the phase ph flips once a lap), then the last (KT - 1) %% %d\n"
-            "  template <int N>\n"
-            "  static __device__ __forceinline__ void consume(float (&acc)[N], const dlc::Sm90aRing &r0, int KT) {\n"
-            "    if (KT <= 0) return;\n"
-            "    const int laps = (KT - 1) / %d, rest = (KT - 1) %% %d;\n"
-            "    uint32_t ph = 0;\n"
-            "    dlc::Sm90aRing r = r0;\n",
-            k->consumer_unroll, k->consumer_unroll, k->consumer_unroll, k->consumer_unroll);
-  int i = 0, seg = 0, step = 0;
-  const char *ind = "    ";
-  while (i < k->nst && !(k->st[i].k == GS_ROLE && k->st[i].role == GROLE_CONSUMERS)) i++;
-  for (; i < k->nst; i++) {
-    const gpu_stmt *t = &k->st[i];
-    if (t->k == GS_LOOP && t->loop == GLOOP_LAP) {
-      seg = 1;
-      sb_printf(s,
-                "#pragma unroll 1\n"
-                "    for (int l = 0; l < laps; ++l) {  // Loop lap: %s\n"
-                "      r = r0;\n"
-                "      dlc::sm90a_opaque(r);\n",
-                t->detail);
-      ind = "      ";
-    } else if (t->k == GS_LOOP && t->loop == GLOOP_REST) {
-      seg = 2, step = 0;
-      sb_printf(s, "    // Loop rest: %s\n    r = r0;\n", t->detail);
-    } else if (t->k == GS_END_LOOP && seg == 1) {
-      sb_puts(s, "      ph ^= 1;\n    }\n");
-      ind = "    ";
-    } else if (t->k == GS_END_LOOP && seg == 2) {
-      if (step) sb_puts(s, "    }\n");
-      break;
-    } else if (t->k == GS_MBAR_WAIT && t->fixed_slot) {
-      if (seg == 2) {
-        if (step) sb_puts(s, "    }\n");
-        sb_printf(s, "    if (rest > %d) {\n", step++);
-        ind = "      ";
-      }
-      sb_printf(s, "%sdlc::mbar_wait(r.full0 + %d, ph%s);  // MbarWait %s\n", ind, 8 * t->slot, t->flip ? " ^ 1" : "",
-                t->what);
-    } else if (t->k == GS_WGMMA && t->fixed_slot) {
-      /* (the statement's instruction names the dtype: the Op is the dtypes' one template) */
-      sb_printf(s, "%sdlc::sm90a_wgmma_slot<%s, %d>(acc, r);  // Wgmma x %d (BK / 16)\n", ind, sname, t->slot,
-                k->plan.tile[2] / 16);
-    } else if (t->k == GS_WGMMA_WAIT && t->lo == 1) {
-      sb_printf(s, "%sdlc::wgmma_commit();\n%sdlc::wgmma_wait<1>();  // WgmmaWait\n", ind, ind);
-    } else if (t->k == GS_MBAR_ARRIVE && t->fixed_slot) {
-      sb_printf(s, "%sdlc::mbar_arrive(r.empty0 + %d);  // MbarArrive %s\n", ind, 8 * t->slot, t->what);
-    }
-  }
-  sb_puts(s, "  }\n");
-}
-
-/* its epilogue (below, with the sm90a attention consumers' renderer, whose
- * barrier it shares) */
-static void store_tile_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname);
 /* and the kernel, the CTA's setup and roles (below, with the attention's) */
-static void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname);
-
-/* The Op of a kernel on the sm90a contraction skeleton (gpu_kernel.tma):
- * its tile and ring, B's major (the tensor maps and descriptors follow
- * it), the extents, the functions rendered from the GPU IR (the kernel,
- * the producer's and the consumers' loops, their epilogue) and the same
- * epilogue functions as the sm80 Op (templates/sm90a_contraction.cuh lists
- * what it reads). */
-static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel *k, const char *sname) {
-  arena *A = c->A;
-  opgen g = {A, &k->v, k->r, s, k->T, k->math_ieee};
-  const sched_plan *p = &k->plan;
-  sb_printf(s, "// plan (searched for sm90a): tile %dx%dx%d, %d stages, 2 consumer warpgroups + 1 producer, %s\n",
-            p->tile[0], p->tile[1], p->tile[2], p->stages, algo_name(k->algo));
-  sb_printf(s, "template <class T_>\nstruct %s {\n", sname);
-  sb_printf(s, "  using T = T_;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n",
-            k->v.out_dt == k->T ? "T_" : ctype(k->v.out_dt), eo->op->name);
-  if (!k->gather) sb_printf(s, "  using TParams = dlc__tp_%s;\n", eo->op->name);
-  sb_printf(s, "  static constexpr int BM = %d, BN = %d, BK = %d, STAGES = %d, THREADS = %d;\n", p->tile[0], p->tile[1],
-            p->tile[2], p->stages, k->threads);
-  sb_printf(s, "  // B stored along %s: %s descriptors\n  static constexpr bool B_K_CONTIG = %s;\n",
-            k->B.k_contig ? "K" : "N", k->B.k_contig ? "K-major" : "MN-major (imm-trans-b 1)",
-            k->B.k_contig ? "true" : "false");
-  sb_printf(s, "  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)\n"
-               "  static constexpr int RASTER_GROUP = %d;\n",
-            p->raster_group);
-  group_extents(&g, k, false);
-  if (k->gather) {
-    sb_printf(s, "  // the gathering producer: a thread lands stage kt - LAG after issuing stage kt (GPU IR)\n"
-                 "  static constexpr int LAG = %d;\n",
-              k->gather_lag);
-    chunk_fn(&g, &k->A, "a_chunk", k->v.m_axes, k->v.nm, k->v.k_axes, k->v.nk, "operand A");
-    chunk_fn(&g, &k->B, "b_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "operand B");
-  }
-  produce_fn(s, k, sname);
-  consume_fn(s, k, sname);
-  store_tile_fn(c->A, s, k, sname);
-  sm90a_kernel_fn(c->A, s, k, sname);
-  epilogue_fn(&g, "");
-  if (k->epi_vec) epilogue_full_fn(&g, k->epi_vec, "BN");
-  else sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-width epilogue\n");
-  sb_puts(s, "};\n\n");
-}
 
 static int mask_kind(const gpu_kernel *k, const region *r, const rexpr *e, const ib_guard **gd) {
   return gpuir_mask_kind(k, r, e, gd);
@@ -1820,7 +1613,7 @@ static const sm80_render_fn ATT_RENDER[GS__COUNT] = {
 static void h_mbar_wait(sm80_render *r, const gpu_stmt *st) {
   r_line(r, st, r->loop ? "c.wait_full();" : "dlc::mbar_wait(qfull, 0);");
 }
-static void h_barrier(sm80_render *r, const gpu_stmt *st) {
+void h_barrier(sm80_render *r, const gpu_stmt *st) {
   static const char *const CODE[GBAR__COUNT] = {
       [GBAR_CTA] = "__syncthreads();",         [GBAR_FIRST_TURN] = "c.first_turn();", [GBAR_TURN] = "c.turn();",
       [GBAR_HAND_OFF] = "c.hand_off();",       [GBAR_LAST_TURN] = "c.last_turn();",
@@ -1877,33 +1670,6 @@ static void att_consume_fn(arena *A, strbuf *s, const gpu_kernel *k, const char 
                "    using Self = %s;\n",
             sname);
   render_stmts(A, s, k, i + 3, false, ATT90_RENDER); /* after the Role, its SetMaxNReg and the state's FragSetup */
-}
-
-/* The sm90a contraction consumers' epilogue, Op::store_tile(p, acc, c):
- * the consumer role's statements after the k-loop's rest, one call each on
- * the tile's state c (templates/sm90a_contraction.cuh, Sm90aTile): the
- * wait for the last wgmma group, the consumers' barrier, the staging, the
- * barrier, and the output's pairs, the full-width one on column c.n0.
- * verify_sm90a_consumers admits only that list. */
-static void t_wgmma_wait(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "dlc::wgmma_wait<0>();"); }
-static void t_stage_acc(sm80_render *r, const gpu_stmt *st) { r_line(r, st, "float *stage = c.stage_acc(acc);"); }
-static void t_epilogue(sm80_render *r, const gpu_stmt *st) { r_epilogue_pair(r, st, "c.n0"); }
-
-static const sm80_render_fn SM90A_TAIL_RENDER[GS__COUNT] = {
-    [GS_WGMMA_WAIT] = t_wgmma_wait, [GS_BARRIER] = h_barrier,     [GS_STAGE_ACC] = t_stage_acc,
-    [GS_EPILOGUE] = t_epilogue,     [GS_ST_GLOBAL] = r_st_global,
-};
-
-static void store_tile_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname) {
-  int i = 0;
-  while (i < k->nst && !(k->st[i].k == GS_END_LOOP && k->st[i].loop == GLOOP_REST)) i++;
-  sb_printf(s, "  // the consumers' epilogue (GPU IR): one line a statement, each a primitive of the tile's\n"
-               "  // state c (templates/sm90a_contraction.cuh, Sm90aTile)\n"
-               "  template <class C, int N>\n"
-               "  static __device__ __forceinline__ void store_tile(const Params *p, const float (&acc)[N], const C &c) {\n"
-               "    using Self = %s;\n",
-            sname);
-  render_stmts(A, s, k, i + 1, false, SM90A_TAIL_RENDER);
 }
 
 /* The sm90a Op's kernel: the CTA's setup and its roles, one call a
@@ -1964,7 +1730,7 @@ static const sm80_render_fn SM90A_SETUP_RENDER[GS__COUNT] = {
     [GS_ACC_ZERO] = r_acc_zero,     [GS_FRAG_SETUP] = s_frag_setup,
 };
 
-static void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname) {
+void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname) {
   bool att = k->att_wgmma;
   sb_printf(s,
             "  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line\n"

@@ -150,6 +150,13 @@ void splitk_reduce_fn(opgen *g, const gpu_kernel *reduce, const char *sname);
 /* the sm80 contraction's statement table (skel/sm80_contraction.c), which
  * the split-K reduce renders through too */
 extern const sm80_render_fn SM80_RENDER[GS__COUNT];
-void splitk_reduce_fn(opgen *g, const gpu_kernel *reduce, const char *sname);
+
+void chunk_fn(opgen *g, const gpu_operand *o, const char *fname, const int *rax, int nr, const int *kax, int nk,
+              const char *role);
+void render_kernel(arena *A, strbuf *s, const gpu_kernel *k, const char *sname, const char *header,
+                   const char *cta, const sm80_render_fn *table);
+void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel *k, const char *sname);
+void h_barrier(sm80_render *r, const gpu_stmt *st);
+void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname);
 
 #endif

@@ -454,97 +454,17 @@ bool grid_fits(arena *A, const gpu_kernel *k, diag_list *dl, const char *at) {
 
 /* ---- the sm90a contraction ---------------------------------------------------------- */
 
-/* Whether operand read `rd` of region r is a plain Read of a rank-2
- * signature tensor at [outer axis, inner axis]: one 2-D tensor map (inner
- * dim contiguous, the leading dimension as the outer stride) covers it. */
-static bool tma_read(const region *r, const rexpr *rd, int outer, int inner) {
-  if (!rd || rd->k != RX_READ || rd->nmap != 2) return false;
-  const region_memref *m = &r->in[rd->input];
-  const char *o = sx_as_var(rd->map[0]), *i = sx_as_var(rd->map[1]);
-  return m->signature && m->rank == 2 && o && i && strcmp(o, r->it[outer].name) == 0 &&
-         strcmp(i, r->it[inner].name) == 0;
-}
-
-bool gpuir_sm90a_fits(const region *r, const pc_analysis *a, const char **why) {
-  const pc_contraction *c = &a->con;
-  *why = NULL;
-  if (!c->present || c->nm != 1 || c->nn != 1 || c->nk != 1 || c->nb != 0)
-    *why = "the contraction is not one M, N and K axis without batch";
-  else if (r->in[c->lhs].dt != r->in[c->rhs].dt || (r->in[c->lhs].dt != DT_FP16 && r->in[c->lhs].dt != DT_BF16))
-    *why = "the operands are not both fp16 or both bf16";
-  else if (!tma_read(r, c->lhs_read, c->m_axes[0], c->k_axes[0]))
-    *why = "A is not read as a rank-2 signature tensor A[m, k]";
-  else if (!tma_read(r, c->rhs_read, c->k_axes[0], c->n_axes[0]) && !tma_read(r, c->rhs_read, c->n_axes[0], c->k_axes[0]))
-    *why = "B is not read as a rank-2 signature tensor B[k, n] or B[n, k]";
-  else if (r->nyields != 1)
-    *why = "the region does not store exactly one output";
-  return *why == NULL;
-}
-
-/* The gathering producer: a contraction without batch, fp16/bf16 operands
- * that tensor maps do not describe, both contiguous along the innermost K
- * axis (16-byte chunks of K land in the K-major 128-byte swizzle rows). */
-bool gpuir_sm90a_gather_fits(const region *r, const pc_analysis *a, const char **why) {
-  const pc_contraction *c = &a->con;
-  const char *tw;
-  *why = NULL;
-  if (!c->present || c->nm < 1 || c->nn < 1 || c->nk < 1 || c->nb != 0)
-    *why = "the contraction has a batch or an empty M, N or K group";
-  else if (gpuir_sm90a_fits(r, a, &tw))
-    *why = "tensor maps describe its operands (the tma_wgmma row takes it)";
-  else if (r->in[c->lhs].dt != r->in[c->rhs].dt || (r->in[c->lhs].dt != DT_FP16 && r->in[c->lhs].dt != DT_BF16))
-    *why = "the operands are not both fp16 or both bf16";
-  else if (!c->lhs_k_contig || c->lhs_contig != c->k_axes[c->nk - 1])
-    *why = "A is not contiguous along its innermost K axis";
-  else if (!c->rhs_k_contig || c->rhs_contig != c->k_axes[c->nk - 1])
-    *why = "B is not contiguous along its innermost K axis";
-  else if (r->nyields != 1)
-    *why = "the region does not store exactly one output";
-  return *why == NULL;
-}
-
-/* One step of the sm90a consumers' unrolled k-loop, on ring slot `slot`
- * (compile time): the wait on its full barrier at the lap's phase ^ flip,
- * the k-tile's wgmma from the slot's descriptors, commit and wait_group 1,
- * then (release >= 0) the previous k-tile's slot back to the producer. */
-static void consumer_step(gpu_kernel *k, arena *A, bool gather, int slot, int flip, int release, const char *kt) {
-  int BN = k->plan.tile[1], BK = k->plan.tile[2], BM = k->plan.tile[0], eb = dtype_bytes(k->T);
-  int so = slot * (BM + BN) * BK * eb / 16, db_step = k->B.k_contig ? 2 : 128;
-  gpuir_push(k, A, GS_MBAR_WAIT, arena_printf(A, "full[%d]", slot),
-       arena_printf(A, "%s: parity %s; %s", kt, release < 0 ? "0" : flip ? "ph ^ 1" : "ph",
-                    gather ? "every producer thread's chunks landed and fenced" : "both boxes landed"),
-       NULL, 2, "tA[kt]", "tB[kt]")
-      ->mbar = GMBAR_FULL;
-  k->st[k->nst - 1].fixed_slot = true, k->st[k->nst - 1].slot = slot, k->st[k->nst - 1].flip = flip;
-  gpuir_push(k, A, GS_WGMMA,
-       arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d", BN, dtype_name(k->T), dtype_name(k->T), BK / 16),
-       arena_printf(A,
-                    "SS: A K-major, B %s (imm-trans-b %d); descriptors 128B swizzle, SBO 1024, slot %d: start + %d, "
-                    "k16 step + 2 (A) / + %d (B) (16-byte units)",
-                    k->B.k_contig ? "K-major" : "MN-major", k->B.k_contig ? 0 : 1, slot, so, db_step),
-       "tMMA", 2, "tA[kt]", "tB[kt]");
-  k->st[k->nst - 1].fixed_slot = true, k->st[k->nst - 1].slot = slot;
-  gpuir_push(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 1",
-       "this k-tile's group stays in flight; the previous one's reads are done", NULL, 1, "tMMA", NULL)
-      ->lo = 1;
-  if (release < 0) return;
-  gpuir_push(k, A, GS_MBAR_ARRIVE, arena_printf(A, "empty[%d]", release), "release the previous k-tile's slot to the producer",
-       "tFree[kt+S-1]", 0, NULL, NULL)
-      ->mbar = GMBAR_EMPTY;
-  k->st[k->nst - 1].fixed_slot = true, k->st[k->nst - 1].slot = release;
-}
-
 /* An sm90a skeleton's MbarInit: `which` barriers, each completing on
  * `arrivals` arrivals (and, for a full or Q barrier the TMA arms, its
  * bytes). */
-static void mbar_init(gpu_kernel *k, arena *A, gpu_mbar which, const char *what, int arrivals, const char *detail,
-                      const char *out) {
+void mbar_init(gpu_kernel *k, arena *A, gpu_mbar which, const char *what, int arrivals, const char *detail,
+               const char *out) {
   gpu_stmt *s = gpuir_push(k, A, GS_MBAR_INIT, what, detail, out, 0, NULL, NULL);
   s->mbar = which, s->lo = arrivals;
 }
 
 /* A role's SetMaxNReg: the consumers' budget up, or the producer's down. */
-static void setmaxnreg(gpu_kernel *k, arena *A, bool consumers) {
+void setmaxnreg(gpu_kernel *k, arena *A, bool consumers) {
   int regs = consumers ? k->consumer_regs : k->producer_regs;
   gpu_stmt *s = gpuir_push(k, A, GS_SETMAXNREG, consumers ? "setmaxnreg.inc" : "setmaxnreg.dec", arena_printf(A, "%d", regs),
                      NULL, 0, NULL, NULL);
@@ -553,228 +473,6 @@ static void setmaxnreg(gpu_kernel *k, arena *A, bool consumers) {
 
 /* Both producers: TMA boxes (tma_wgmma) or gathered cp.async chunks
  * (cp_async_wgmma); the consumers and the epilogue are the same. */
-/* Both sm90a contraction producers open alike: their Role (`who`: which
- * threads copy), the register budget down, the k-tile loop and the wait
- * for the slot's empty barrier. */
-static void producer_open(gpu_kernel *k, arena *A, const char *who, int BK, const char *pk) {
-  gpuir_push(k, A, GS_ROLE, "producer", who, NULL, 0, NULL, NULL)->role = GROLE_PRODUCER;
-  setmaxnreg(k, A, false);
-  gpuir_push(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
-       "tFree[kt]", NULL)
-      ->mbar = GMBAR_EMPTY;
-}
-
-/* The sm90a contraction's statements, in groups: the gathering producer
- * (cp.async chunks, an arrival a thread on the stage it lands), the TMA
- * producer (one elected lane's boxes, the stage's bytes armed on its full
- * barrier), and the consumers (the unrolled k-loop on fixed slots, then
- * the staging tile and the epilogue).  pm, pn, pk: the M, N and K axes as
- * the prose names them. */
-static void sm90a_gather_producer(gpu_kernel *k, arena *A, const region *r, const sched_plan *p, const char *pm,
-                                  const char *pn, const char *pk) {
-  int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages;
-  int L = k->gather_lag;
-  producer_open(k, A, "warpgroup 0: 128 threads, thread t copies chunks t, t + 128, ... of each stage", BK, pk);
-  for (int side = 0; side < 2; side++) {
-    const gpu_operand *o = side ? &k->B : &k->A;
-    gpu_stmt *cp = gpuir_push(k, A, GS_CP_ASYNC, arena_printf(A, "sm%c[kt%%%d] <- %s", side ? 'B' : 'A', S, o->tensor),
-         arena_printf(A,
-                      "cp.async 16 bytes: %d rows (%s.o * %d + r) x %d chunks of 8 along %s (k.o * %d + 8 c), "
-                      "through %s_chunk; %s%s: zero fill",
-                      side ? BN : BM, side ? "n" : "m", side ? BN : BM, BK / 8, r->it[o->contig_axis].name, BK,
-                      side ? "b" : "a", o->walk ? "pad guards, " : "", side ? arena_printf(A, "out of N%s or K%s", pn, pk)
-                                                                      : arena_printf(A, "out of M%s or K%s", pm, pk)),
-         side ? "tB[kt]" : "tA[kt]", 0, NULL, NULL);
-    cp->side = side ? GSIDE_B : GSIDE_A;
-  }
-  /* stage kt - L lands from kt = L on: the wait leaves L groups in flight,
-   * and the arrival names that stage (lo: the lag) */
-  gpuir_push(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, "tA[kt]", "tB[kt]");
-  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d: from kt = %d, stage kt - %d landed", L, L, L), NULL,
-       2, arena_printf(A, "tA[kt-%d]", L), arena_printf(A, "tB[kt-%d]", L))->lo = L;
-  gpuir_push(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed chunks, visible to wgmma (async proxy)",
-       NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_MBAR_ARRIVE, arena_printf(A, "full[(kt - %d) %% S]", L),
-       arena_printf(A, "from kt = %d: this thread's copies of stage kt - %d", L, L), NULL, 0, NULL, NULL)
-      ->lo = L;
-  k->st[k->nst - 1].mbar = GMBAR_FULL;
-  gpuir_push(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", "0: the last stages landed", NULL, 2, "tA[kt]", "tB[kt]")->lo = 0;
-  gpuir_push(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed chunks, visible to wgmma (async proxy)",
-       NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_MBAR_ARRIVE, "full[kt % S]", arena_printf(A, "the last %d stages (or fewer)", L), NULL, 0, NULL,
-       NULL)
-      ->lo = L;
-  k->st[k->nst - 1].mbar = GMBAR_FULL;
-}
-
-static void sm90a_tma_producer(gpu_kernel *k, arena *A, const sched_plan *p, const char *pm, const char *pn,
-                               const char *pk) {
-  int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages, eb = dtype_bytes(k->T);
-  producer_open(k, A, "warpgroup 0; one elected lane of warp 0 issues the copies", BK, pk);
-  gpuir_push(k, A, GS_MBAR_ARRIVE, "full[kt % S]",
-       arena_printf(A, "arrive.expect_tx: the stage's %d bytes, which the two copies complete", (BM + BN) * BK * eb),
-       NULL, 0, NULL, NULL)
-      ->mbar = GMBAR_FULL;
-  gpuir_push(k, A, GS_TMA_LOAD, arena_printf(A, "smA[kt%%%d] <- %s", S, k->A.tensor),
-       arena_printf(A, "box {%d, %d} at (k.o * %d, m.o * %d); out of M%s or K%s: zero fill", BK, BM, BK, BM, pm, pk), "tA[kt]",
-       0, NULL, NULL)->side = GSIDE_A;
-  gpuir_push(k, A, GS_TMA_LOAD, arena_printf(A, "smB[kt%%%d] <- %s", S, k->B.tensor),
-       k->B.k_contig ? arena_printf(A, "box {%d, %d} at (k.o * %d, n.o * %d); out of N%s or K%s: zero fill", BK, BN, BK,
-                                    BN, pn, pk)
-                     : arena_printf(A, "%d boxes {64, %d} at (n.o * %d + 64 j, k.o * %d); out of N%s or K%s: zero fill",
-                                    BN / 64, BK, BN, BK, pn, pk),
-       "tB[kt]", 0, NULL, NULL)->side = GSIDE_B;
-  gpuir_push(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
-}
-
-static void sm90a_consumers(gpu_kernel *k, arena *A, const region *r, const sched_plan *p, bool gather,
-                            const char *pk) {
-  int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages, eb = dtype_bytes(k->T);
-  /* the consumers */
-  gpuir_push(k, A, GS_ROLE, "consumers", arena_printf(A, "warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the %d-row tile", BM),
-       NULL, 0, NULL, NULL)
-      ->role = GROLE_CONSUMERS;
-  setmaxnreg(k, A, true);
-  /* the warpgroup's accumulators, and its descriptors' low words at slot
-   * 0 (sm90a_wgmma_slot adds a step's slot and k16 offsets to them) */
-  gpuir_push(k, A, GS_ACC_ZERO, "acc <- 0", arena_printf(A, "a warpgroup's 64 x %d fp32 accumulators", BN), NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_FRAG_SETUP, "wgmma descriptor of smA",
-       "slot 0 at the warpgroup's 64 rows (+ 64 wg x 128 bytes): K-major, LBO 16, SBO 1024, 128B swizzle", NULL, 0, NULL,
-       NULL)->side = GSIDE_A;
-  gpuir_push(k, A, GS_FRAG_SETUP, "wgmma descriptor of smB",
-       k->B.k_contig ? "slot 0: K-major, LBO 16, SBO 1024, 128B swizzle"
-                     : arena_printf(A, "slot 0: MN-major, LBO %d (a 64-column box), SBO 1024, 128B swizzle", 64 * BK * eb),
-       NULL, 0, NULL, NULL)->side = GSIDE_B;
-  /* the k-loop: k-tile 0 peeled (no slot to release before it), then laps
-   * of S k-tiles unrolled, k-tile 1 + S l + j on slot (1 + j) % S: every
-   * step's slot, barriers and descriptor offsets compile-time, the parity
-   * the lap's phase ph = l & 1 (flipped on the step that wraps to slot 0),
-   * and each step releases the slot before its own without a predicate;
-   * then the last (KT - 1) % S k-tiles on slots 1, 2, ... with parity ph */
-  k->consumer_unroll = S;
-  consumer_step(k, A, gather, 0, 0, -1, "k-tile 0 (peeled)");
-  gpuir_push(k, A, GS_LOOP, "lap",
-       arena_printf(A, "0 <= l < (ceil(K%s / %d) - 1) / %d: k-tiles 1 + %d l + j, j = 0 .. %d unrolled; ph = l & 1", pk,
-                    BK, S, S, S - 1),
-       NULL, 0, NULL, NULL)
-      ->loop = GLOOP_LAP;
-  for (int j = 0; j < S; j++)
-    consumer_step(k, A, gather, (1 + j) % S, (1 + j) / S, j, arena_printf(A, "k-tile 1 + %d l + %d", S, j));
-  gpuir_push(k, A, GS_END_LOOP, "lap", "ph ^= 1", NULL, 0, NULL, NULL)->loop = GLOOP_LAP;
-  gpuir_push(k, A, GS_LOOP, "rest",
-       arena_printf(A, "the last (ceil(K%s / %d) - 1) %% %d k-tiles: step j when j < that; ph = laps & 1", pk, BK, S),
-       NULL, 0, NULL, NULL)
-      ->loop = GLOOP_REST;
-  for (int j = 0; j + 1 < S; j++)
-    consumer_step(k, A, gather, 1 + j, 0, j, arena_printf(A, "k-tile 1 + %d laps + %d", S, j));
-  gpuir_push(k, A, GS_END_LOOP, "rest", NULL, NULL, 0, NULL, NULL)->loop = GLOOP_REST;
-  gpuir_push(k, A, GS_WGMMA_WAIT, "wgmma.wait_group 0", "the last k-tile's group", NULL, 1, "tMMA", NULL)->lo = 0;
-  gpuir_push(k, A, GS_BARRIER, "bar.sync 1, 256", "the consumers are past their last wgmma: the ring is free for the staging tile",
-       NULL, 0, NULL, NULL)->bar = GBAR_CONSUMERS;
-  gpuir_push(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "acc -> stage[%d][%d+8] fp32", BM, BN), "tStage", 1,
-       "tMMA", NULL);
-  gpuir_push(k, A, GS_BARRIER, "bar.sync 1, 256", "staging tile complete", NULL, 0, NULL, NULL)->bar = GBAR_CONSUMERS;
-  const char *lets = "";
-  for (int l = 0; l < r->nlets; l++)
-    if (r->lets[l].post_reduce) lets = arena_printf(A, "%s%s%s", lets, *lets ? ", " : "", r->lets[l].name);
-  emit_epilogue(k, A, r, lets,
-                k->epi_vec ? arena_printf(A,
-                                          "tile inside N, tensors %d-element aligned, rows up to M: lets: %s; 256 "
-                                          "consumer threads; %s",
-                                          k->epi_vec, *lets ? lets : "(none)", epi_row_steps(A, &k->v))
-                           : NULL);
-}
-
-static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
-                               bool gather, diag_list *dl) {
-  const char *at = arena_printf(A, "GPU IR[%s]", r->name), *why;
-  if (!(gather ? gpuir_sm90a_gather_fits(r, a, &why) : gpuir_sm90a_fits(r, a, &why))) {
-    diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s does not fit the sm90a contraction skeleton (%s): %s",
-                r->name, algo_name(gather ? ALGO_CPASYNC_WGMMA : ALGO_TMA_WGMMA), why);
-    return NULL;
-  }
-  /* the view, operands and epilogue lets as the contraction skeletons see
-   * them (gpuir_build, with the consumers' 256 threads for the epilogue);
-   * then this row's own launch, shared layout and statements */
-  gpu_kernel *k = gpuir_build(A, r, a, p, name, dl);
-  if (!k) return NULL;
-  int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages, eb = dtype_bytes(k->T);
-  dlc_algo al = gather ? ALGO_CPASYNC_WGMMA : ALGO_TMA_WGMMA;
-  k->algo = al;
-  k->tma = true;
-  /* its producer keeps no walk state (32-bit guards and masks are the sm80 walk's) */
-  k->A.g32 = k->B.g32 = false;
-  k->A.gmask = k->B.gmask = 0;
-  k->A.kpart32 = k->B.kpart32 = false;
-  k->kpart32_fallback = 0;
-  k->gather = gather;
-  k->gather_lag = gather ? S - 2 : 0; /* the copies of S - 2 stages ahead in flight, one slot's arrival behind */
-  k->threads = p->threads;
-  k->producer_regs = PLAN_SM90A_PRODUCER_REGS, k->consumer_regs = PLAN_SM90A_CONSUMER_REGS;
-  k->smem = p->smem_bytes;
-  k->nvec = 1, k->vecs[0] = 16 / eb; /* 16-byte rows (tensor maps) or chunks (cp.async): one kernel */
-  k->steady_min_vec = 0;
-  k->nst = 0, k->ntiles = 0;
-  /* the ring (1 KB for its 1024-byte alignment first): A as BM rows of BK
-   * (K-major), B as BN rows of BK (K-major) or BN/64 boxes of BK rows of 64
-   * (MN-major); 128-byte swizzle rows, 8 chunks XORed */
-  int end = add_tile(k, "smA", 1024, S, BM, BK, eb);
-  add_tile(k, "smB", end, S, k->B.k_contig ? BN : BK * (BN / 64), k->B.k_contig ? BK : 64, eb);
-  const char *pm = gpuir_axes(A, r, k->v.m_axes, k->v.nm), *pn = gpuir_axes(A, r, k->v.n_axes, k->v.nn),
-             *pk = gpuir_axes(A, r, k->v.k_axes, k->v.nk);
-  const sx *tiles_m = k->grid_tiles[0], *tiles_n = k->grid_tiles[1];
-  gpuir_push(k, A, GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x",
-       arena_printf(A, "%s x %s tiles in groups of %d M tiles, M fastest within a group", sx_str(A, tiles_m),
-                    sx_str(A, tiles_n), p->raster_group),
-       NULL, 0, NULL, NULL);
-  if (gather) {
-    gpuir_push(k, A, GS_ALLOC_SHARED, "smA",
-         arena_printf(A, "%s [%d][%d][%d] (M x K, K-major), 16-byte chunk c of row r at c ^ (r %% 8): 128B swizzle",
-                      dtype_name(k->T), S, BM, BK),
-         NULL, 0, NULL, NULL)->side = GSIDE_A;
-    gpuir_push(k, A, GS_ALLOC_SHARED, "smB",
-         arena_printf(A, "%s [%d][%d][%d] (N x K, K-major), 16-byte chunk c of row r at c ^ (r %% 8): 128B swizzle",
-                      dtype_name(k->T), S, BN, BK),
-         NULL, 0, NULL, NULL)->side = GSIDE_B;
-    mbar_init(k, A, GMBAR_FULL, "full[s]", 128,
-              arena_printf(A, "%d slots, 128 arrivals (every producer thread's landed copies)", S), NULL);
-  } else {
-    gpuir_push(k, A, GS_ALLOC_SHARED, "smA",
-         arena_printf(A, "%s [%d][%d][%d] (M x K, K-major), TMA box {%d, %d}, 128B swizzle", dtype_name(k->T), S, BM, BK,
-                      BK, BM),
-         NULL, 0, NULL, NULL)->side = GSIDE_A;
-    gpuir_push(k, A, GS_ALLOC_SHARED, "smB",
-         k->B.k_contig
-             ? arena_printf(A, "%s [%d][%d][%d] (N x K, K-major), TMA box {%d, %d}, 128B swizzle", dtype_name(k->T), S,
-                            BN, BK, BK, BN)
-             : arena_printf(A, "%s [%d][%d][%d][64] (K x N, MN-major), %d TMA boxes {64, %d}, 128B swizzle",
-                            dtype_name(k->T), S, BN / 64, BK, BN / 64, BK),
-         NULL, 0, NULL, NULL)->side = GSIDE_B;
-    mbar_init(k, A, GMBAR_FULL, "full[s]", 1,
-              arena_printf(A, "%d slots, 1 arrival + the stage's %d bytes", S, (BM + BN) * BK * eb), NULL);
-  }
-  mbar_init(k, A, GMBAR_EMPTY, "empty[s]", 256,
-            arena_printf(A, "%d slots, 256 arrivals (every consumer thread); a fresh slot is free (parity 1 completes)", S),
-            "tFree[kt]");
-  gpuir_push(k, A, GS_BARRIER, "bar.sync", "the barriers are initialized", NULL, 0, NULL, NULL);
-  /* the producer, then the consumers */
-  if (gather) sm90a_gather_producer(k, A, r, p, pm, pn, pk);
-  else sm90a_tma_producer(k, A, p, pm, pn, pk);
-  sm90a_consumers(k, A, r, p, gather, pk);
-  return k; /* the pipeline verifies it */
-}
-
-gpu_kernel *gpuir_build_sm90a(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
-                              diag_list *dl) {
-  return build_sm90a(A, r, a, p, name, false, dl);
-}
-
-gpu_kernel *gpuir_build_sm90a_gather(arena *A, const region *r, const pc_analysis *a, const sched_plan *p,
-                                     const char *name, diag_list *dl) {
-  return build_sm90a(A, r, a, p, name, true, dl);
-}
 
 /* ---- attention ------------------------------------------------------------------- */
 
@@ -1546,7 +1244,7 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
 /* The setmaxnreg budgets of a producer warpgroup and `consumers` consumer
  * threads: multiples of 8 in [24, 256] (setmaxnreg's range and granule),
  * the producer's no larger, within the 65536 registers of an SM. */
-static bool verify_setmaxnreg(const gpu_kernel *k, int consumers, diag_list *dl) {
+bool verify_setmaxnreg(const gpu_kernel *k, int consumers, diag_list *dl) {
   int P = k->producer_regs, C = k->consumer_regs;
   if (P < 24 || C > 256 || P % 8 || C % 8 || P > C || 128 * P + consumers * C > 65536) {
     diag_report(dl, D_INTERNAL, "GPU IR", NULL,
@@ -1763,7 +1461,7 @@ bool gpuir_verify_smem(const gpu_kernel *k, diag_list *dl) {
 /* The sm90a consumers' last statements from st[i] on, as their renderers
  * write them: the output's pairs (the full-width Epilogue and its store when
  * the kernel has EPI_VEC, then the bounds-checked ones), and nothing after. */
-static bool verify_sm90a_outputs(const gpu_kernel *k, int i, const char *who, diag_list *dl) {
+bool verify_sm90a_outputs(const gpu_kernel *k, int i, const char *who, diag_list *dl) {
   int n = k->nst;
   for (int full = k->epi_vec ? 1 : 0; full >= 0; full--, i += 2)
     if (i + 1 >= n || k->st[i].k != GS_EPILOGUE || k->st[i].step != GSTEP_NONE || k->st[i].full != full ||
@@ -1834,7 +1532,7 @@ static int sm90a_consumers_role(const gpu_kernel *k) {
     if (k->st[i].k == GS_ROLE && k->st[i].role == GROLE_CONSUMERS) return i;
   return -1;
 }
-static int sm90a_consumers_from(const gpu_kernel *k) {
+int sm90a_consumers_from(const gpu_kernel *k) {
   int role = sm90a_consumers_role(k);
   int n = k->att_wgmma ? (int)(sizeof ATT_CONSUMERS / sizeof *ATT_CONSUMERS)
                        : (int)(sizeof CONTRACTION_CONSUMERS / sizeof *CONTRACTION_CONSUMERS);
@@ -1869,7 +1567,7 @@ static bool setup_matches(const gpu_kernel *k, int i, const setup_step *want, in
   return true;
 }
 
-static bool verify_sm90a_setup(const gpu_kernel *k, diag_list *dl) {
+bool verify_sm90a_setup(const gpu_kernel *k, diag_list *dl) {
   const setup_step *head = k->att_wgmma ? ATT_SETUP : CONTRACTION_SETUP;
   const setup_step *cons = k->att_wgmma ? ATT_CONSUMERS : CONTRACTION_CONSUMERS;
   int nhead = k->att_wgmma ? (int)(sizeof ATT_SETUP / sizeof *ATT_SETUP)
@@ -1883,81 +1581,6 @@ static bool verify_sm90a_setup(const gpu_kernel *k, diag_list *dl) {
     return false;
   }
   return setup_matches(k, role, cons, ncons, dl);
-}
-
-/* The sm90a consumers' k-loop (consumer_step): k-tile 0 peeled on slot 0
- * at parity 0, releasing nothing; a lap of S = consumer_unroll = stages
- * steps, step j on slot (1 + j) % S (each slot once), its parity the lap's
- * phase flipped on the step that wraps to slot 0 alone (so that a lap
- * flips the phase once, as the ring does), releasing slot j (the previous
- * k-tile's); the rest's S - 1 steps on slots 1 .. S - 1 at the phase,
- * releasing slot j.  A step waits on its slot's full barrier, runs its
- * wgmma from the same slot, commits and waits for the previous group
- * (wait_group 1) before its release.  Then the epilogue as Op::store_tile
- * renders it (emit.c, store_tile_fn): the wait for the last group
- * (wait_group 0), the consumers' barrier, the staging, the barrier, the
- * output's pairs. */
-static bool verify_sm90a_consumers(const gpu_kernel *k, diag_list *dl) {
-  int S = k->plan.stages, i = 0, n = k->nst;
-  if (k->consumer_unroll != S) {
-    diag_report(dl, D_INTERNAL, "GPU IR", NULL,
-                "the consumers' k-loop unrolls %d k-tiles a lap, not the ring's %d stages (its slots would not be "
-                "compile-time)",
-                k->consumer_unroll, S);
-    return false;
-  }
-  i = sm90a_consumers_from(k);
-  /* seg 0: the peel (1 step), 1: a lap (S steps), 2: the rest (S - 1 steps) */
-  static const char *segs[] = {"k-tile 0", "lap", "rest"};
-  static const gpu_loop seg_loop[] = {GLOOP_NONE, GLOOP_LAP, GLOOP_REST};
-  for (int seg = 0; seg < 3; seg++) {
-    if (seg > 0) {
-      if (i >= n || k->st[i].k != GS_LOOP || k->st[i].loop != seg_loop[seg]) {
-        diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the consumers' %s loop is missing", segs[seg]);
-        return false;
-      }
-      i++;
-    }
-    int steps = seg == 0 ? 1 : seg == 1 ? S : S - 1;
-    for (int j = 0; j < steps; j++) {
-      int slot = seg == 0 ? 0 : seg == 1 ? (1 + j) % S : 1 + j, flip = seg == 1 && j == S - 1;
-      const gpu_stmt *w = i < n ? &k->st[i] : NULL, *m = i + 1 < n ? &k->st[i + 1] : NULL,
-                     *c = i + 2 < n ? &k->st[i + 2] : NULL, *r = seg && i + 3 < n ? &k->st[i + 3] : NULL;
-      bool good = w && m && c && (!seg || r) && w->k == GS_MBAR_WAIT && w->fixed_slot && w->slot == slot &&
-                  w->flip == flip && w->mbar == GMBAR_FULL && m->k == GS_WGMMA && m->fixed_slot &&
-                  m->slot == slot && c->k == GS_WGMMA_WAIT && c->lo == 1 &&
-                  (!seg || (r->k == GS_MBAR_ARRIVE && r->fixed_slot && r->slot == j && r->mbar == GMBAR_EMPTY));
-      if (!good) {
-        char rel[64];
-        if (seg) snprintf(rel, sizeof rel, "the release of empty[%d] (the previous k-tile's)", j);
-        else snprintf(rel, sizeof rel, "no release");
-        diag_report(dl, D_INTERNAL, "GPU IR", NULL,
-                    "the consumers' %s, step %d: not a wait on full[%d] at parity %s, its wgmma from slot %d, "
-                    "wait_group 1, then %s",
-                    segs[seg], j, slot, seg == 0 ? "0" : flip ? "ph ^ 1" : "ph", slot, rel);
-        return false;
-      }
-      i += seg ? 4 : 3;
-    }
-    if (seg > 0) {
-      if (i >= n || k->st[i].k != GS_END_LOOP || k->st[i].loop != seg_loop[seg]) {
-        diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the consumers' %s loop holds more than its %d steps", segs[seg],
-                    steps);
-        return false;
-      }
-      i++;
-    }
-  }
-  const gpu_stmt *w = i < n ? &k->st[i] : NULL, *b0 = i + 1 < n ? &k->st[i + 1] : NULL,
-                 *sa = i + 2 < n ? &k->st[i + 2] : NULL, *b1 = i + 3 < n ? &k->st[i + 3] : NULL;
-  if (!w || !b0 || !sa || !b1 || w->k != GS_WGMMA_WAIT || w->lo != 0 || b0->k != GS_BARRIER ||
-      b0->bar != GBAR_CONSUMERS || sa->k != GS_STAGE_ACC || b1->k != GS_BARRIER || b1->bar != GBAR_CONSUMERS) {
-    diag_report(dl, D_INTERNAL, "GPU IR", NULL,
-                "the consumers' epilogue does not begin with wait_group 0, the consumers' barrier, the staging and "
-                "the barrier");
-    return false;
-  }
-  return verify_sm90a_outputs(k, i + 4, "consumers'", dl);
 }
 
 /* The statements of the sm90a contraction's producer role as the renderer
@@ -2018,7 +1641,7 @@ static const producer_step GATHER_PRODUCER[] = {
 /* The producer role's statements: exactly the list its renderer writes
  * (TMA_PRODUCER, GATHER_PRODUCER or ATT_PRODUCER), from the role's
  * setmaxnreg to the consumers' role. */
-static bool verify_sm90a_producer(const gpu_kernel *k, diag_list *dl) {
+bool verify_sm90a_producer(const gpu_kernel *k, diag_list *dl) {
   const producer_step *want = k->att_wgmma ? ATT_PRODUCER : k->gather ? GATHER_PRODUCER : TMA_PRODUCER;
   int nwant = k->att_wgmma ? (int)(sizeof ATT_PRODUCER / sizeof *ATT_PRODUCER)
               : k->gather  ? (int)(sizeof GATHER_PRODUCER / sizeof *GATHER_PRODUCER)
@@ -2118,78 +1741,6 @@ static bool verify_sm90a_att_consumers(const gpu_kernel *k, diag_list *dl) {
     }
   }
   return verify_sm90a_outputs(k, i, "attention consumers'", dl);
-}
-
-/* The sm90a skeleton's own invariants: a ring of at least 4 stages whose
- * slots start on 1024-byte boundaries (the 128-byte swizzle's period, which
- * the TMA and the wgmma descriptors both assume) in 128-byte rows; the
- * setmaxnreg budgets in setmaxnreg's range and granule, within the register
- * file for the 384 threads; each TMA copy after a wait on its slot's empty
- * barrier (its role's ring discipline); the consumers' tile of two
- * warpgroups of 64 rows. */
-static bool verify_sm90a(const gpu_kernel *k, diag_list *dl) {
-  bool ok = true;
-  const sched_plan *p = &k->plan;
-  int S = p->stages, eb = dtype_bytes(k->T);
-  if (S < 4 || p->tile[0] != 128 || p->tile[1] % 64 || p->tile[1] > 128 || p->tile[2] * eb != 128 ||
-      k->threads != 384) {
-    diag_report(dl, D_INTERNAL, "GPU IR", NULL,
-                "the sm90a skeleton runs 384 threads on a ring of >= 4 stages of 128 x (64 | 128) x 128-byte tiles, "
-                "not %d threads, %d stages, %dx%dx%d",
-                k->threads, S, p->tile[0], p->tile[1], p->tile[2]);
-    ok = false;
-  }
-  for (int i = 0; i < k->ntiles; i++) {
-    const gpu_smem_tile *t = &k->tiles[i];
-    int slot = t->rows * t->row_elems * t->elem_bytes;
-    if (t->offset % 1024 || slot % 1024 || t->row_elems * t->elem_bytes != 128 || t->copies != S) {
-      diag_report(dl, D_INTERNAL, "GPU IR", NULL,
-                  "ring tile %s: slots of %d bytes from byte %d are not on 1024-byte boundaries in 128-byte rows",
-                  t->name, slot, t->offset);
-      ok = false;
-    }
-  }
-  ok &= verify_setmaxnreg(k, 256, dl);
-  if (k->gather && (k->gather_lag < 1 || k->gather_lag >= S)) {
-    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the gathering producer lands its copies %d stages behind, not 1 to %d",
-                k->gather_lag, S - 1);
-    ok = false;
-  }
-  if (!verify_sm90a_setup(k, dl)) ok = false;
-  if (!verify_sm90a_consumers(k, dl)) ok = false;
-  if (!verify_sm90a_producer(k, dl)) ok = false;
-  /* every copy into the ring after the wait on its slot's empty barrier
-   * (TMA boxes, or a gathering producer's cp.async chunks); a gathering
-   * producer's arrival on a full barrier after its copies landed
-   * (cp.async.wait_group) and then fence.proxy.async (wgmma reads through
-   * the async proxy) */
-  bool freed = false;
-  int last_cp = -1, last_wait = -1, last_fence = -1;
-  for (int i = 0; i < k->nst; i++) {
-    const gpu_stmt *s = &k->st[i];
-    if (s->k == GS_ROLE || s->k == GS_LOOP) freed = false;
-    if (s->k == GS_MBAR_WAIT && s->nin == 1 && s->mbar == GMBAR_EMPTY) freed = true;
-    bool copy = s->k == GS_TMA_LOAD || s->k == GS_CP_ASYNC;
-    if (copy && (s->k == GS_CP_ASYNC) != k->gather) {
-      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "copy %s is not the %s producer's", s->what,
-                  k->gather ? "gathering (cp.async)" : "TMA");
-      ok = false;
-    }
-    if (copy && !freed) {
-      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "copy %s does not wait for its slot's empty barrier", s->what);
-      ok = false;
-    }
-    if (s->k == GS_CP_ASYNC) last_cp = i;
-    if (s->k == GS_WAIT) last_wait = i;
-    if (s->k == GS_PROXY_FENCE) last_fence = i;
-    if (k->gather && s->k == GS_MBAR_ARRIVE && s->mbar == GMBAR_FULL &&
-        !(last_cp >= 0 && last_wait > last_cp && last_fence > last_wait)) {
-      diag_report(dl, D_INTERNAL, "GPU IR", NULL,
-                  "arrival %s is not after its copies landed (cp.async.wait_group) and fence.proxy.async", s->what);
-      ok = false;
-    }
-  }
-  return ok;
 }
 
 /* The k-tile a ring token names relative to its loop's variable `var`

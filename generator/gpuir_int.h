@@ -60,4 +60,18 @@ void operand_of(arena *A, diag_list *dl, const char *at, const region *r, const 
                 gpu_operand *o);
 bool verify_splitk_render(const gpu_kernel *k, diag_list *dl);
 
+gpu_stmt *gpuir_push(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
+                     const char *out, int nin, const char *in0, const char *in1);
+void operand_of(arena *A, diag_list *dl, const char *at, const region *r, const pc_contraction *c, bool rhs,
+                gpu_operand *o);
+void mbar_init(gpu_kernel *k, arena *A, gpu_mbar which, const char *what, int arrivals, const char *detail,
+               const char *out);
+void setmaxnreg(gpu_kernel *k, arena *A, bool consumers);
+bool verify_setmaxnreg(const gpu_kernel *k, int consumers, diag_list *dl);
+bool verify_sm90a_outputs(const gpu_kernel *k, int i, const char *who, diag_list *dl);
+int sm90a_consumers_from(const gpu_kernel *k);
+bool verify_sm90a_setup(const gpu_kernel *k, diag_list *dl);
+bool verify_sm90a_producer(const gpu_kernel *k, diag_list *dl);
+bool verify_sm90a(const gpu_kernel *k, diag_list *dl);
+
 #endif
