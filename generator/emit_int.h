@@ -159,4 +159,21 @@ void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel *k, co
 void h_barrier(sm80_render *r, const gpu_stmt *st);
 void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname);
 
+void chunk_fn(opgen *g, const gpu_operand *o, const char *fname, const int *rax, int nr, const int *kax, int nk,
+              const char *role);
+void render_kernel(arena *A, strbuf *s, const gpu_kernel *k, const char *sname, const char *header,
+                   const char *cta, const sm80_render_fn *table);
+void tmap_box_fn(opgen *g, const gpu_tmap *tm, const char *fname, const char *rk, const char *role);
+void att_produce_fn(strbuf *s, const gpu_kernel *k);
+void a_epilogue(sm80_render *r, const gpu_stmt *st);
+void a_reduce(sm80_render *r, const gpu_stmt *st);
+void a_stage_acc(sm80_render *r, const gpu_stmt *st);
+void att_consume_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname);
+void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname);
+
+void chunk_fn(opgen *g, const gpu_operand *o, const char *fname, const int *rax, int nr, const int *kax, int nk,
+              const char *role);
+void render_kernel(arena *A, strbuf *s, const gpu_kernel *k, const char *sname, const char *header,
+                   const char *cta, const sm80_render_fn *table);
+
 #endif

@@ -74,4 +74,26 @@ bool verify_sm90a_setup(const gpu_kernel *k, diag_list *dl);
 bool verify_sm90a_producer(const gpu_kernel *k, diag_list *dl);
 bool verify_sm90a(const gpu_kernel *k, diag_list *dl);
 
+gpu_stmt *gpuir_push(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
+                     const char *out, int nin, const char *in0, const char *in1);
+void operand_of(arena *A, diag_list *dl, const char *at, const region *r, const pc_contraction *c, bool rhs,
+                gpu_operand *o);
+void mbar_init(gpu_kernel *k, arena *A, gpu_mbar which, const char *what, int arrivals, const char *detail,
+               const char *out);
+int gpuir_mask_kind(const gpu_kernel *k, const region *r, const rexpr *e, const ib_guard **gd);
+void emit_online_softmax(gpu_kernel *k, arena *A, const region *r1);
+bool lane_span_ok(const gpu_mask *mk, bool rows, int BM, int BN);
+gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
+                                  const char *name, diag_list *dl);
+bool verify_att_render(const gpu_kernel *k, diag_list *dl);
+
+gpu_stmt *gpuir_push(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
+                     const char *out, int nin, const char *in0, const char *in1);
+void operand_of(arena *A, diag_list *dl, const char *at, const region *r, const pc_contraction *c, bool rhs,
+                gpu_operand *o);
+void mbar_init(gpu_kernel *k, arena *A, gpu_mbar which, const char *what, int arrivals, const char *detail,
+               const char *out);
+bool verify_sm90a_attention(const gpu_kernel *k, diag_list *dl);
+bool verify_sm90a_att_consumers(const gpu_kernel *k, diag_list *dl);
+
 #endif
