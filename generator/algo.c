@@ -7,7 +7,7 @@ static const struct {
   const char *name, *tpl;
   algo_launch launch;
 } ALGO_ROWS[] = {
-#define X(e, name, tpl, entry, params, blocks, guard) {name, tpl, {entry, params, blocks, guard}},
+#define X(e, name, tpl, entry, params, blocks, guard, skel) {name, tpl, {entry, params, blocks, guard}},
 #include "algo.def"
 #undef X
 };

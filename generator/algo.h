@@ -5,7 +5,7 @@
 #include <stdbool.h>
 
 typedef enum {
-#define X(e, name, tpl, entry, params, blocks, guard) e,
+#define X(e, name, tpl, entry, params, blocks, guard, skel) e,
 #include "algo.def"
 #undef X
   ALGO__COUNT

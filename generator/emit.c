@@ -11,6 +11,7 @@
 
 #include "algo.h"
 #include "arch.h"
+#include "skel/skel.h"
 #include "strbuf.h"
 
 /* ---- names ------------------------------------------------------------------ */
@@ -1391,9 +1392,7 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
     if (nk > 1) name[i] = arena_printf(A, "%s_k%d", name[i], i % nk);
     for (int pass = 0; pass < 2; pass++) {
       strbuf t = {0};
-      if (k->attention) attention_op(c, &t, eo, &in, name[i]);
-      else if (k->rows) rows_op(c, &t, eo, &in, name[i]);
-      else contraction_op(c, &t, eo, &in, name[i]);
+      skel_of(k->algo)->render(c, &t, eo, &in, name[i]);
       text[i] = arena_strdup(A, sb_str(&t));
       sb_free(&t);
       bool clash = false;
@@ -1413,13 +1412,9 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
     name90[i] = dot ? arena_printf(A, "Op_%s_sm90a", cid(A, dot + 1)) : "Op_sm90a";
     for (int pass = 0; pass < 2; pass++) {
       strbuf t = {0};
-      if (k->attention) {
-        emit_instance in = eo->inst[i];
-        in.k = k;
-        attention_op(c, &t, eo, &in, name90[i]);
-      } else {
-        sm90a_op(c, &t, eo, k, name90[i]);
-      }
+      emit_instance in = eo->inst[i];
+      in.k = k;
+      skel_of(k->algo)->render(c, &t, eo, &in, name90[i]);
       text90[i] = arena_strdup(A, sb_str(&t));
       sb_free(&t);
       bool clash = false;
@@ -1437,7 +1432,7 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
     for (int j = i; j < nops; j++)
       if (strcmp(name[j], name[i]) == 0)
         tags = arena_printf(A, "%s%s%s", tags, *tags ? ", " : "", cmt(A, eo->inst[j / nk].tag));
-    const char *what = k->attention ? arena_printf(A, "regions %s and %s", cmt(A, k->r->name), cmt(A, k->v2.r->name))
+    const char *what = skel_of(k->algo)->regions == 2 ? arena_printf(A, "regions %s and %s", cmt(A, k->r->name), cmt(A, k->v2.r->name))
                                     : arena_printf(A, "region %s", cmt(A, k->r->name));
     if (nk > 1) what = arena_printf(A, "kernel %d of %d, %s", i % nk, nk, what);
     sb_printf(&s, "// ---- %s %s: %s\n", eo->op->name, tags, what);

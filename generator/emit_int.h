@@ -1,6 +1,7 @@
-/* The emitter's internal interface: what its files (emit.c, the kernels'
- * .cu; emit_host.c, the host C) share.  Not installed, and not for the
- * rest of the generator, which calls emit.h. */
+/* The emitter's internal interface: what its files share (emit.c, the
+ * kernels' .cu and the Op machinery; emit_host.c, the host C; the
+ * skeletons' renderers in skel/).  Not installed, and not for the rest of
+ * the generator, which calls emit.h. */
 #ifndef DLC_EMIT_INT_H
 #define DLC_EMIT_INT_H
 
@@ -16,21 +17,6 @@
 typedef struct chain_val {
   const region_memref *m;
 } chain_val;
-
-/* names, comments and C spellings */
-const char *lc(arena *A, const char *s);
-const char *cmt(arena *A, const char *s);
-const char *dlc_dtype_enum(dtype t);
-char *sxc(arena *A, const sx *x, bool host);
-/* what an op's kernels are, and their names */
-bool is_chain(const emit_op *eo);
-bool has_split(const emit_op *eo);
-bool has_ws(const emit_op *eo);
-const char *reduce_name(arena *A, const emit_op *eo, const emit_instance *in);
-const char *kernel_name_k(arena *A, const emit_op *eo, const emit_instance *in, const gpu_kernel *k, int vec);
-bool tmaps90(const gpu_kernel *k);
-const char *kernel_name_90(arena *A, const emit_op *eo, const emit_instance *in);
-int chain_vals(const emit_op *eo, const emit_instance *in, chain_val *out, int cap);
 
 typedef struct opgen {
   arena *A;
@@ -82,18 +68,6 @@ typedef struct rows_pass {
   const rexpr *gs[GPUIR_ROW_GUARD_DEPTH];
 } rows_pass;
 
-const char *cid(arena *A, const char *s);
-void cmt_let(arena *A, strbuf *s, const char *lead, const region *r, int l);
-const char *flit(arena *A, double v, dtype t);
-const char *tname(const opgen *g, dtype t);
-const sx *group_extent(opgen *g, const int *ax, int n);
-void decompose(opgen *g, const char *idx, const int *ax, int n, const char *indent);
-void eguards_c(epigen *eg, strbuf *s, const ib_guard *gd, int ng);
-void gather_c(epigen *eg, strbuf *s, const rexpr *e);
-void expr_c(epigen *eg, strbuf *s, const rexpr *e);
-void group_comment(opgen *g, const char *name, const int *ax, int n);
-void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname);
-
 /* The Op's kernel<VEC>(p): the GPU IR's statements in order, each one line
  * (a call of its primitive in templates/sm80_contraction.cuh's Sm80Cta, on
  * the CTA's state `c`) with the statement's kind and `what` as its comment.
@@ -118,6 +92,31 @@ typedef struct sm80_render {
 
 typedef void (*sm80_render_fn)(sm80_render *r, const gpu_stmt *st);
 
+/* ---- emit.c: names, comments and C spellings; the Op struct, its chunk
+ * functions and epilogue; the statement renderers the skeletons share;
+ * what an op's kernels are and their names */
+const char *lc(arena *A, const char *s);
+const char *cmt(arena *A, const char *s);
+const char *dlc_dtype_enum(dtype t);
+char *sxc(arena *A, const sx *x, bool host);
+bool is_chain(const emit_op *eo);
+bool has_split(const emit_op *eo);
+bool has_ws(const emit_op *eo);
+const char *reduce_name(arena *A, const emit_op *eo, const emit_instance *in);
+const char *kernel_name_k(arena *A, const emit_op *eo, const emit_instance *in, const gpu_kernel *k, int vec);
+bool tmaps90(const gpu_kernel *k);
+const char *kernel_name_90(arena *A, const emit_op *eo, const emit_instance *in);
+int chain_vals(const emit_op *eo, const emit_instance *in, chain_val *out, int cap);
+const char *cid(arena *A, const char *s);
+void cmt_let(arena *A, strbuf *s, const char *lead, const region *r, int l);
+const char *flit(arena *A, double v, dtype t);
+const char *tname(const opgen *g, dtype t);
+const sx *group_extent(opgen *g, const int *ax, int n);
+void decompose(opgen *g, const char *idx, const int *ax, int n, const char *indent);
+void eguards_c(epigen *eg, strbuf *s, const ib_guard *gd, int ng);
+void gather_c(epigen *eg, strbuf *s, const rexpr *e);
+void expr_c(epigen *eg, strbuf *s, const rexpr *e);
+void group_comment(opgen *g, const char *name, const int *ax, int n);
 void cmt_wrap(strbuf *s, const char *lead, const char *text);
 const char *ctype(dtype t);
 void chunk_fn(opgen *g, const gpu_operand *o, const char *fname, const int *rax, int nr, const int *kax, int nk,
@@ -140,40 +139,25 @@ void r_st_global(sm80_render *r, const gpu_stmt *st);
 void render_stmts(arena *A, strbuf *s, const gpu_kernel *k, int from, bool reduce, const sm80_render_fn *table);
 void render_kernel(arena *A, strbuf *s, const gpu_kernel *k, const char *sname, const char *header,
                    const char *cta, const sm80_render_fn *table);
-void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname);
-
-/* the sm80 contraction's statement table (skel/sm80_contraction.c), which
- * the split-K reduce renders through too */
-extern const sm80_render_fn SM80_RENDER[GS__COUNT];
-void splitk_reduce_fn(opgen *g, const gpu_kernel *reduce, const char *sname);
-
-/* the sm80 contraction's statement table (skel/sm80_contraction.c), which
- * the split-K reduce renders through too */
-extern const sm80_render_fn SM80_RENDER[GS__COUNT];
-
-void chunk_fn(opgen *g, const gpu_operand *o, const char *fname, const int *rax, int nr, const int *kax, int nk,
-              const char *role);
-void render_kernel(arena *A, strbuf *s, const gpu_kernel *k, const char *sname, const char *header,
-                   const char *cta, const sm80_render_fn *table);
-void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel *k, const char *sname);
 void h_barrier(sm80_render *r, const gpu_stmt *st);
 void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname);
 
-void chunk_fn(opgen *g, const gpu_operand *o, const char *fname, const int *rax, int nr, const int *kax, int nk,
-              const char *role);
-void render_kernel(arena *A, strbuf *s, const gpu_kernel *k, const char *sname, const char *header,
-                   const char *cta, const sm80_render_fn *table);
-void tmap_box_fn(opgen *g, const gpu_tmap *tm, const char *fname, const char *rk, const char *role);
-void att_produce_fn(strbuf *s, const gpu_kernel *k);
+/* ---- skel/sm80_contraction.c: its statement table, which the split-K
+ * reduce renders through too */
+extern const sm80_render_fn SM80_RENDER[GS__COUNT];
+
+/* ---- skel/splitk_reduce.c */
+void splitk_reduce_fn(opgen *g, const gpu_kernel *reduce, const char *sname);
+
+/* ---- skel/sm80_attention.c */
 void a_epilogue(sm80_render *r, const gpu_stmt *st);
 void a_reduce(sm80_render *r, const gpu_stmt *st);
 void a_stage_acc(sm80_render *r, const gpu_stmt *st);
-void att_consume_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname);
 void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname);
 
-void chunk_fn(opgen *g, const gpu_operand *o, const char *fname, const int *rax, int nr, const int *kax, int nk,
-              const char *role);
-void render_kernel(arena *A, strbuf *s, const gpu_kernel *k, const char *sname, const char *header,
-                   const char *cta, const sm80_render_fn *table);
+/* ---- skel/sm90a_attention.c */
+void tmap_box_fn(opgen *g, const gpu_tmap *tm, const char *fname, const char *rk, const char *role);
+void att_produce_fn(strbuf *s, const gpu_kernel *k);
+void att_consume_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname);
 
 #endif

@@ -1,9 +1,10 @@
-/* GPU IR: regions and plans laid onto the fixed per-arch skeletons, with
- * async tokens and tail predication (spec §9).
- *   sm80_contraction: one contraction region with a pointwise epilogue
- *     (GEMM, implicit-GEMM convolution);
- *   sm80_attention: QK^T + score lets + row softmax (region 1, P deferred)
- *     and P V (region 2), streamed FlashAttention-2 style. */
+/* GPU IR (spec §9): what the skeletons of skel/ build on.  The statements
+ * (gpuir_push) and shared tiles, the operands' views and the common parts of
+ * their walks, the epilogue's widths and row steps, the sm90a skeletons'
+ * barriers, setmaxnreg and the setup and producer checks they share, the
+ * checks every kernel passes (gpuir_verify, then the skeleton's own through
+ * skel_of), and the dump.  Each skeleton's builder, checks and renderer are
+ * its file of skel/. */
 #include "gpuir.h"
 #include "gpuir_int.h"
 
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "algo.h"
+#include "skel/skel.h"
 #include "strbuf.h"
 
 /* Appends a statement; the pointer it returns is good until the next one
@@ -722,7 +724,7 @@ bool verify_sm90a_setup(const gpu_kernel *k, diag_list *dl) {
 }
 
 /* The statements of the sm90a contraction's producer role as the renderer
- * writes them (emit.c, produce_fn), in order: kind, operand, lo (-2: any;
+ * writes them (skel/sm90a_contraction.c, produce_fn), in order: kind, operand, lo (-2: any;
  * else the statement's lo, L standing for -3: the gathering producer's
  * lag), and what the statement is. */
 typedef struct producer_step {
@@ -1122,27 +1124,27 @@ static bool verify_ends_in_store(const gpu_kernel *k, diag_list *dl) {
   return ok;
 }
 
+bool gpuir_verify_stores(const gpu_kernel *k, diag_list *dl) {
+  bool ok = verify_split_k(k, dl);
+  ok &= verify_ends_in_store(k, dl);
+  return ok;
+}
+
 bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
-  /* every verifier runs, so that each reports what it finds */
+  const skel_ops *sk = skel_of(k->algo);
+  if (!sk) {
+    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the kernel's algo_choice %d has no skeleton", (int)k->algo);
+    return false;
+  }
+  /* every verifier runs, so that each reports what it finds: the shared
+   * ones, then the skeleton's own (skel/) */
   bool ok = gpuir_verify_smem(k, dl);
   ok &= verify_stage_reuse(k, dl);
   ok &= verify_operand_guards(k, dl);
   ok &= verify_epilogue_width(k, dl);
   ok &= verify_lane_masks(k, dl);
   ok &= verify_tokens(k, dl);
-  if (k->tma) ok &= verify_sm90a(k, dl);
-  if (k->att_wgmma) {
-    ok &= verify_sm90a_attention(k, dl);
-    ok &= verify_sm90a_setup(k, dl);
-    ok &= verify_sm90a_producer(k, dl);
-    ok &= verify_sm90a_att_consumers(k, dl);
-  }
-  if (!k->tma && !k->att_wgmma && !k->attention && !k->rows && !k->split_reduce) ok &= verify_sm80_render(k, dl);
-  if (k->split_reduce) ok &= verify_splitk_render(k, dl);
-  if (k->attention && !k->att_wgmma) ok &= verify_att_render(k, dl);
-  if (k->rows) return ok & verify_rows(k, dl);
-  ok &= verify_split_k(k, dl);
-  ok &= verify_ends_in_store(k, dl);
+  ok &= sk->verify(k, dl);
   return ok;
 }
 

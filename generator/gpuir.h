@@ -170,7 +170,7 @@ typedef struct gpu_stmt {
    * XOR `flip` (1 on the lap's step that wraps to slot 0) */
   bool fixed_slot;
   int slot, flip;
-  /* What the sm80 contraction's renderer reads (emit.c), beside the prose
+  /* What the sm80 contraction's renderer reads (skel/sm80_contraction.c), beside the prose
    * above, which only the dump prints: */
   gpu_side side;         /* the operand a copy, advance, setup or fragment load moves */
   gpu_copy copy;         /* CpAsync: how it copies; Advance: after which copies it steps */

@@ -7,13 +7,6 @@
 
 #include "gpuir.h"
 
-gpu_stmt *gpuir_push(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
-                     const char *out, int nin, const char *in0, const char *in1);
-const char *gpuir_axes(arena *A, const region *r, const int *ax, int n);
-const sx *gpuir_extent(arena *A, const region *r, const int *ax, int n);
-bool verify_rows(const gpu_kernel *k, diag_list *dl);
-const sx *gpuir_read_step(arena *A, const region *r, const rexpr *rd, const char *x);
-
 /* Substitution of a group's axes by constants: axis `one` by 1, the others
  * by 0 (one = -1: all by 0). */
 typedef struct group_pick {
@@ -23,20 +16,22 @@ typedef struct group_pick {
   const sx *zero, *ones;
 } group_pick;
 
+/* ---- gpuir.c: statements, tiles, operands and views, the epilogue's
+ * widths, the sm90a skeletons' barriers and shared checks */
 gpu_stmt *gpuir_push(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
                      const char *out, int nin, const char *in0, const char *in1);
+const char *gpuir_axes(arena *A, const region *r, const int *ax, int n);
+const sx *gpuir_extent(arena *A, const region *r, const int *ax, int n);
 int add_tile(gpu_kernel *k, const char *name, int offset, int copies, int rows, int row_elems, int elem_bytes);
 void view_of(arena *A, gpu_view *v, const region *r, const pc_analysis *a);
 void operand_of(arena *A, diag_list *dl, const char *at, const region *r, const pc_contraction *c, bool rhs,
                 gpu_operand *o);
-const sx *gpuir_offset(arena *A, const region_memref *m, const sx *const *map);
 const sx *operand_offset_free_of(arena *A, const region *r, const gpu_operand *o, const int *ax, int n);
 const sx *axis_step(arena *A, const sx *off, const char *x);
 const sx *operand_axis_step(arena *A, const region *r, const gpu_operand *o, int x);
 void vec_variants(gpu_kernel *k, int vmax);
 const char *tail_pred(arena *A, const gpu_view *v);
 const sx *subst_pick(void *ctx, sx_atom_kind kind, const char *name);
-const sx *gpuir_flatten(arena *A, const region *r, const int *ax, int n, const sx *off, const char *flat);
 bool split_k(arena *A, const gpu_view *v, const sx *x, const sx **rest, const sx **kpart);
 bool k_axis_range(void *ctx, sx_atom_kind kind, const char *name, int64_t *lo, int64_t *hi);
 bool walk_guards_32(const gpu_view *v, const gpu_operand *o);
@@ -48,22 +43,6 @@ const char *k_steps(arena *A, const gpu_kernel *k, int lo, int hi);
 void mmas(gpu_kernel *k, arena *A, int lo, int hi, bool ahead);
 int ahead_vec(const gpu_kernel *k);
 bool grid_fits(arena *A, const gpu_kernel *k, diag_list *dl, const char *at);
-void emit_epilogue(gpu_kernel *k, arena *A, const region *r, const char *lets, const char *full);
-gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
-                        diag_list *dl);
-bool verify_sm80_render(const gpu_kernel *k, diag_list *dl);
-const char *gpuir_stmt_name(gpu_stmt_kind kind);
-
-gpu_stmt *gpuir_push(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
-                     const char *out, int nin, const char *in0, const char *in1);
-void operand_of(arena *A, diag_list *dl, const char *at, const region *r, const pc_contraction *c, bool rhs,
-                gpu_operand *o);
-bool verify_splitk_render(const gpu_kernel *k, diag_list *dl);
-
-gpu_stmt *gpuir_push(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
-                     const char *out, int nin, const char *in0, const char *in1);
-void operand_of(arena *A, diag_list *dl, const char *at, const region *r, const pc_contraction *c, bool rhs,
-                gpu_operand *o);
 void mbar_init(gpu_kernel *k, arena *A, gpu_mbar which, const char *what, int arrivals, const char *detail,
                const char *out);
 void setmaxnreg(gpu_kernel *k, arena *A, bool consumers);
@@ -72,28 +51,12 @@ bool verify_sm90a_outputs(const gpu_kernel *k, int i, const char *who, diag_list
 int sm90a_consumers_from(const gpu_kernel *k);
 bool verify_sm90a_setup(const gpu_kernel *k, diag_list *dl);
 bool verify_sm90a_producer(const gpu_kernel *k, diag_list *dl);
-bool verify_sm90a(const gpu_kernel *k, diag_list *dl);
-
-gpu_stmt *gpuir_push(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
-                     const char *out, int nin, const char *in0, const char *in1);
-void operand_of(arena *A, diag_list *dl, const char *at, const region *r, const pc_contraction *c, bool rhs,
-                gpu_operand *o);
-void mbar_init(gpu_kernel *k, arena *A, gpu_mbar which, const char *what, int arrivals, const char *detail,
-               const char *out);
-int gpuir_mask_kind(const gpu_kernel *k, const region *r, const rexpr *e, const ib_guard **gd);
-void emit_online_softmax(gpu_kernel *k, arena *A, const region *r1);
 bool lane_span_ok(const gpu_mask *mk, bool rows, int BM, int BN);
-gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
-                                  const char *name, diag_list *dl);
-bool verify_att_render(const gpu_kernel *k, diag_list *dl);
 
-gpu_stmt *gpuir_push(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
-                     const char *out, int nin, const char *in0, const char *in1);
-void operand_of(arena *A, diag_list *dl, const char *at, const region *r, const pc_contraction *c, bool rhs,
-                gpu_operand *o);
-void mbar_init(gpu_kernel *k, arena *A, gpu_mbar which, const char *what, int arrivals, const char *detail,
-               const char *out);
-bool verify_sm90a_attention(const gpu_kernel *k, diag_list *dl);
-bool verify_sm90a_att_consumers(const gpu_kernel *k, diag_list *dl);
+/* ---- skel/sm80_contraction.c */
+void emit_epilogue(gpu_kernel *k, arena *A, const region *r, const char *lets, const char *full);
+
+/* ---- skel/sm80_attention.c */
+void emit_online_softmax(gpu_kernel *k, arena *A, const region *r1);
 
 #endif

@@ -7,8 +7,8 @@
  *   region    (region.c)     spec §6     -> Region SSA, one region per kernel
  *   analysis  (polycore.c)   spec §7     -> dependences, axes, halo, buffers
  *   plan      (plan.c)       spec §8,11  -> Schedule Plan per kernel
- *   gpu       (gpuir.c)      spec §9     -> the skeleton with tokens
- *   cu        (emit.c, emit_host.c) 001 §7 -> CUDA and C sources
+ *   gpu       (gpuir.c, skel/) spec §9   -> the skeleton with tokens
+ *   cu        (emit.c, skel/, emit_host.c) 001 §7 -> CUDA and C sources
  * Each stage verifies its output.  Nothing is written unless the whole run
  * succeeds, and unchanged files are not rewritten. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime: --time-report */

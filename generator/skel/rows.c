@@ -11,13 +11,14 @@
 #include "algo.h"
 #include "emit_int.h"
 #include "gpuir_int.h"
+#include "skel.h"
 #include "strbuf.h"
 
 static bool verify_rows_render(const gpu_kernel *k, diag_list *dl);
 
 /* rows: every output stored once, fed by its pass; a reduction folds the
  * lets of its own pass */
-bool verify_rows(const gpu_kernel *k, diag_list *dl) {
+static bool verify_rows(const gpu_kernel *k, diag_list *dl) {
   bool ok = true;
   const region *r = k->r;
   ok &= verify_rows_render(k, dl);
@@ -1012,7 +1013,7 @@ static void rows_kernel(opgen *g, const gpu_kernel *k, const char *sname) {
   sb_puts(s, "  }\n");
 }
 
-void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
+static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
   arena *A = c->A;
   const gpu_kernel *k = in->k;
   const region *r = k->r;
@@ -1057,3 +1058,8 @@ void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in,
   rows_kernel(&g, k, sname);
   sb_puts(s, "};\n\n");
 }
+
+/* ---- the skeleton's table ---------------------------------------------------------- */
+
+/* its stores are its own: verify_rows checks each output stored once */
+const skel_ops SKEL_ROWS = {ALGO_ROW_REDUCE, 1, verify_rows, rows_op};

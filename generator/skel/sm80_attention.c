@@ -14,6 +14,7 @@
 #include "algo.h"
 #include "emit_int.h"
 #include "gpuir_int.h"
+#include "skel.h"
 #include "strbuf.h"
 
 static bool let_is(const region *r, const rexpr *e, int *let) {
@@ -460,7 +461,7 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
   return k;  /* run_stages verifies it */
 }
 
-/* sm80 attention's statements as its renderer takes them (emit.c,
+/* sm80 attention's statements as its renderer takes them (below,
  * ATT_RENDER): the kinds it renders; three key-tile loops, passes 0, 1
  * and 2 in order, not nested, each after the copy of its first tile; in a
  * loop the copy of the next tile (of the loop's pass), S = Q K^T as Q's
@@ -468,7 +469,7 @@ gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_repor
  * online softmax, then P V as P's fragments, V's, then the MMAs; the
  * finish, staging and the output's pairs after the loops; a ring of two
  * stages. */
-bool verify_att_render(const gpu_kernel *k, diag_list *dl) {
+static bool verify_att_render(const gpu_kernel *k, diag_list *dl) {
   static const bool RENDERS[GS__COUNT] = {
       [GS_TILE_COORD] = true, [GS_ALLOC_SHARED] = true, [GS_ACC_ZERO] = true, [GS_CP_ASYNC] = true,
       [GS_COMMIT] = true,     [GS_WAIT] = true,         [GS_BARRIER] = true,  [GS_LDMATRIX] = true,
@@ -1028,3 +1029,13 @@ void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance
   }
   sb_puts(s, "};\n\n");
 }
+
+/* ---- the skeleton's table ---------------------------------------------------------- */
+
+static bool att_verify(const gpu_kernel *k, diag_list *dl) {
+  bool ok = verify_att_render(k, dl);
+  ok &= gpuir_verify_stores(k, dl);
+  return ok;
+}
+
+const skel_ops SKEL_SM80_ATTENTION = {ALGO_STREAMING_SOFTMAX, 2, att_verify, attention_op};

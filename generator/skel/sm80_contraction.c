@@ -13,6 +13,7 @@
 #include "algo.h"
 #include "emit_int.h"
 #include "gpuir_int.h"
+#include "skel.h"
 #include "strbuf.h"
 
 /* How a contraction operand's fragments leave shared memory. */
@@ -547,7 +548,7 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
   return k;  /* run_stages verifies it */
 }
 
-/* The sm80 contraction's statements as its renderer takes them (emit.c,
+/* The sm80 contraction's statements as its renderer takes them (below,
  * kernel_fn): only the kinds it renders; loops (steady, then drain) at the
  * top level, not nested; a copy and its advance before the loops at an
  * absolute tile into its own stage (tile s < S - 1), inside them at tile
@@ -555,7 +556,7 @@ gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const s
  * k-step group A's fragments, B's, then the MMAs on the same steps of
  * tile kt; waits that leave S - 2 groups in flight inside the loops and
  * none after them; the full-width epilogue pair before the other. */
-bool verify_sm80_render(const gpu_kernel *k, diag_list *dl) {
+static bool verify_sm80_render(const gpu_kernel *k, diag_list *dl) {
   static const bool RENDERS[GS__COUNT] = {
       [GS_TILE_COORD] = true, [GS_ALLOC_SHARED] = true, [GS_ACC_ZERO] = true, [GS_ADDR_SETUP] = true,
       [GS_FRAG_SETUP] = true, [GS_BARRIER] = true,      [GS_COMMIT] = true,   [GS_WAIT] = true,
@@ -1060,7 +1061,7 @@ static void kernel_fn(opgen *g, const gpu_kernel *k, const char *sname) {
   if (k->reduce) splitk_reduce_fn(g, k->reduce, sname);
 }
 
-void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
+static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
   arena *A = c->A;
   const gpu_kernel *k = in->k;
   opgen g = {A, &k->v, k->r, s, k->T, k->math_ieee};
@@ -1111,3 +1112,13 @@ void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instan
   kernel_fn(&g, k, sname);
   sb_puts(s, "};\n\n");
 }
+
+/* ---- the skeleton's table ---------------------------------------------------------- */
+
+static bool sm80_verify(const gpu_kernel *k, diag_list *dl) {
+  bool ok = verify_sm80_render(k, dl);
+  ok &= gpuir_verify_stores(k, dl);
+  return ok;
+}
+
+const skel_ops SKEL_SM80_CONTRACTION = {ALGO_IMPLICIT_GEMM, 1, sm80_verify, contraction_op};

@@ -14,6 +14,7 @@
 #include "algo.h"
 #include "emit_int.h"
 #include "gpuir_int.h"
+#include "skel.h"
 #include "strbuf.h"
 
 /* Whether Read rd of region r is what one tensor map describes (gpu_tmap):
@@ -313,7 +314,7 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
  * wgmma.wait_group that covers it; and a stage released on its empty
  * barrier only after the wait for the last wgmma that reads it, before the
  * key tile ends. */
-bool verify_sm90a_attention(const gpu_kernel *k, diag_list *dl) {
+static bool verify_sm90a_attention(const gpu_kernel *k, diag_list *dl) {
   bool ok = true;
   const sched_plan *p = &k->plan;
   int S = p->stages, BM = p->tile[0], BN = p->tile[1];
@@ -436,7 +437,7 @@ bool verify_sm90a_attention(const gpu_kernel *k, diag_list *dl) {
 }
 
 /* The sm90a attention consumers' statements as their renderer writes them
- * (emit.c, att_consume_fn): the accumulators' zero, the wait for Q, the
+ * (below, att_consume_fn): the accumulators' zero, the wait for Q, the
  * first turn, then per pass (the Loop's lo) a key tile's wait, turn, S,
  * hand-off, wait for S, score (score_full on the full tiles), row max,
  * rescale, probabilities, P's fragments, P V, its wait and the release;
@@ -486,7 +487,7 @@ static const att_consumer_step ATT_CONSUMER[] = {
 /* The attention consumers: ATT_CONSUMER from the role's setmaxnreg, then
  * the output's epilogue pairs to the end (the full-width Epilogue and its
  * store when the kernel has EPI_VEC, then the bounds-checked ones). */
-bool verify_sm90a_att_consumers(const gpu_kernel *k, diag_list *dl) {
+static bool verify_sm90a_att_consumers(const gpu_kernel *k, diag_list *dl) {
   int i = sm90a_consumers_from(k), n = k->nst;
   int nwant = (int)(sizeof ATT_CONSUMER / sizeof *ATT_CONSUMER);
   for (int j = 0; j < nwant; j++, i++) {
@@ -665,3 +666,18 @@ void att_consume_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname)
             sname);
   render_stmts(A, s, k, i + 3, false, ATT90_RENDER); /* after the Role, its SetMaxNReg and the state's FragSetup */
 }
+
+/* ---- the skeleton's table ---------------------------------------------------------- */
+
+static bool att90_verify(const gpu_kernel *k, diag_list *dl) {
+  bool ok = verify_sm90a_attention(k, dl);
+  ok &= verify_sm90a_setup(k, dl);
+  ok &= verify_sm90a_producer(k, dl);
+  ok &= verify_sm90a_att_consumers(k, dl);
+  ok &= gpuir_verify_stores(k, dl);
+  return ok;
+}
+
+/* the Op is the sm80 attention's (attention_op), with this skeleton's
+ * producer and consumers */
+const skel_ops SKEL_SM90A_ATTENTION = {ALGO_WGMMA_SOFTMAX, 2, att90_verify, attention_op};

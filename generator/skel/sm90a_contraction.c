@@ -14,6 +14,7 @@
 #include "algo.h"
 #include "emit_int.h"
 #include "gpuir_int.h"
+#include "skel.h"
 #include "strbuf.h"
 
 /* Whether operand read `rd` of region r is a plain Read of a rank-2
@@ -328,7 +329,7 @@ gpu_kernel *gpuir_build_sm90a_gather(arena *A, const region *r, const pc_analysi
  * releasing slot j.  A step waits on its slot's full barrier, runs its
  * wgmma from the same slot, commits and waits for the previous group
  * (wait_group 1) before its release.  Then the epilogue as Op::store_tile
- * renders it (emit.c, store_tile_fn): the wait for the last group
+ * renders it (below, store_tile_fn): the wait for the last group
  * (wait_group 0), the consumers' barrier, the staging, the barrier, the
  * output's pairs. */
 static bool verify_sm90a_consumers(const gpu_kernel *k, diag_list *dl) {
@@ -401,7 +402,7 @@ static bool verify_sm90a_consumers(const gpu_kernel *k, diag_list *dl) {
  * file for the 384 threads; each TMA copy after a wait on its slot's empty
  * barrier (its role's ring discipline); the consumers' tile of two
  * warpgroups of 64 rows. */
-bool verify_sm90a(const gpu_kernel *k, diag_list *dl) {
+static bool verify_sm90a(const gpu_kernel *k, diag_list *dl) {
   bool ok = true;
   const sched_plan *p = &k->plan;
   int S = p->stages, eb = dtype_bytes(k->T);
@@ -637,7 +638,7 @@ static void store_tile_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *
  * the producer's and the consumers' loops, their epilogue) and the same
  * epilogue functions as the sm80 Op (templates/sm90a_contraction.cuh lists
  * what it reads). */
-void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel *k, const char *sname) {
+static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel *k, const char *sname) {
   arena *A = c->A;
   opgen g = {A, &k->v, k->r, s, k->T, k->math_ieee};
   const sched_plan *p = &k->plan;
@@ -701,3 +702,18 @@ static void store_tile_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *
             sname);
   render_stmts(A, s, k, i + 1, false, SM90A_TAIL_RENDER);
 }
+
+/* ---- the skeletons' table ---------------------------------------------------------- */
+
+static bool sm90a_verify(const gpu_kernel *k, diag_list *dl) {
+  bool ok = verify_sm90a(k, dl);
+  ok &= gpuir_verify_stores(k, dl);
+  return ok;
+}
+
+static void sm90a_render(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
+  sm90a_op(c, s, eo, in->k, sname);
+}
+
+const skel_ops SKEL_SM90A_CONTRACTION = {ALGO_TMA_WGMMA, 1, sm90a_verify, sm90a_render};
+const skel_ops SKEL_SM90A_GATHER_CONTRACTION = {ALGO_CPASYNC_WGMMA, 1, sm90a_verify, sm90a_render};

@@ -6,6 +6,7 @@
  * sm80 contraction's statement table). */
 #include "emit_int.h"
 #include "gpuir_int.h"
+#include "skel.h"
 
 gpu_kernel *gpuir_build_splitk_reduce(arena *A, const gpu_kernel *part, const char *name, diag_list *dl) {
   const region *r = part->r;
@@ -71,7 +72,7 @@ gpu_kernel *gpuir_build_splitk_reduce(arena *A, const gpu_kernel *part, const ch
 /* Split-K's second kernel as its renderer takes it: the tile, then a loop
  * over the thread's columns holding the partials' load, the epilogue and
  * its store, in that order. */
-bool verify_splitk_render(const gpu_kernel *k, diag_list *dl) {
+static bool verify_splitk_render(const gpu_kernel *k, diag_list *dl) {
   static const gpu_stmt_kind WANT[] = {GS_TILE_COORD, GS_LOOP, GS_LD_GLOBAL, GS_EPILOGUE, GS_ST_GLOBAL, GS_END_LOOP};
   bool ok = k->nst == (int)(sizeof WANT / sizeof *WANT);
   for (int i = 0; ok && i < k->nst; i++) ok = k->st[i].k == WANT[i];
@@ -95,3 +96,14 @@ void splitk_reduce_fn(opgen *g, const gpu_kernel *reduce, const char *sname) {
             sname);
   render_stmts(g->A, g->s, reduce, 0, true, SM80_RENDER);
 }
+
+/* ---- the skeleton's table ---------------------------------------------------------- */
+
+static bool splitk_verify(const gpu_kernel *k, diag_list *dl) {
+  bool ok = verify_splitk_render(k, dl);
+  ok &= gpuir_verify_stores(k, dl);
+  return ok;
+}
+
+/* rendered with its first kernel's Op (contraction_op, splitk_reduce_fn) */
+const skel_ops SKEL_SPLITK_REDUCE = {ALGO_SPLITK_REDUCE, 1, splitk_verify, NULL};
