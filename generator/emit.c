@@ -1192,16 +1192,6 @@ static void s_role(sm80_render *r, const gpu_stmt *st) {
 static void s_setmaxnreg(sm80_render *r, const gpu_stmt *st) {
   bool inc = st->role == GROLE_CONSUMERS;
   r_line(r, st, arena_printf(r->A, "dlc::setmaxnreg_%s<%d>();", inc ? "inc" : "dec", st->lo));
-  if (inc) return;
-  /* the producer's loop: Op::produce, then the role is done */
-  const gpu_kernel *k = r->k;
-  const char *call = k->att_wgmma ? "if (c.elected()) produce(tp, c.smQ, c.smK, c.smV, c.qfull, c.full, c.empty, c.m0, "
-                                    "c.b, c.nt, c.order);"
-                     : k->gather  ? "produce(p, c.ring, c.full, c.empty, c.mt, c.nt, c.b, c.KT, c.thread());"
-                                  : "if (c.elected()) produce(tp, c.ring, c.full, c.empty, c.mt, c.nt, c.KT);";
-  sb_printf(r->s, "%s%s  // its loop (produce, above)\n%sreturn;\n", r->ind, call, r->ind);
-  r_indent(r, -1);
-  sb_printf(r->s, "%s}\n", r->ind);
 }
 static void s_frag_setup(sm80_render *r, const gpu_stmt *st) {
   if (st->side == GSIDE_NONE) { /* the attention consumers' state: their descriptors */
@@ -1223,8 +1213,7 @@ static const sm80_render_fn SM90A_SETUP_RENDER[GS__COUNT] = {
     [GS_ACC_ZERO] = r_acc_zero,     [GS_FRAG_SETUP] = s_frag_setup,
 };
 
-void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname) {
-  bool att = k->att_wgmma;
+void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname, const sm90a_cta *cta) {
   sb_printf(s,
             "  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line\n"
             "  // a statement, each a primitive of the CTA's state c (templates/%s, %s)\n"
@@ -1232,9 +1221,8 @@ void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname
             "    using Self = %s;\n"
             "%s"
             "    dlc::%s<Self> c;\n",
-            att ? "sm90a_attention.cuh" : "sm90a_contraction.cuh", att ? "Sm90aAttCta" : "Sm90aCta",
-            k->gather ? "Params *p" : "TParams *tp", sname, k->gather ? "" : "    const Params *p = &tp->p;\n",
-            att ? "Sm90aAttCta" : "Sm90aCta");
+            cta->header, cta->cta, cta->tmaps ? "TParams *tp" : "Params *p", sname,
+            cta->tmaps ? "    const Params *p = &tp->p;\n" : "", cta->cta);
   /* the setup and the producer's role, then the consumers' role and its
    * own statements: the roles' loops are the functions above */
   sm80_render r = {A, s, k, k->plan.stages, "    ", GLOOP_NONE, 0, 0, false, false, 0, false};
@@ -1243,7 +1231,11 @@ void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname
   for (int i = 0; i < k->nst; i++) {
     const gpu_stmt *st = &k->st[i];
     if (st->k == GS_ROLE && st->role == GROLE_PRODUCER) {
+      /* the producer's setmaxnreg and loop (Op::produce), then the role is done */
       s_role(&r, st), s_setmaxnreg(&r, &k->st[i + 1]);
+      sb_printf(s, "%s%s  // its loop (produce, above)\n%sreturn;\n", r.ind, cta->produce, r.ind);
+      r_indent(&r, -1);
+      sb_printf(s, "%s}\n", r.ind);
       i = role - 1;
       continue;
     }
@@ -1432,7 +1424,7 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
     for (int j = i; j < nops; j++)
       if (strcmp(name[j], name[i]) == 0)
         tags = arena_printf(A, "%s%s%s", tags, *tags ? ", " : "", cmt(A, eo->inst[j / nk].tag));
-    const char *what = skel_of(k->algo)->regions == 2 ? arena_printf(A, "regions %s and %s", cmt(A, k->r->name), cmt(A, k->v2.r->name))
+    const char *what = skel_shape_of(k) == SKEL_ATTENTION ? arena_printf(A, "regions %s and %s", cmt(A, k->r->name), cmt(A, k->v2.r->name))
                                     : arena_printf(A, "region %s", cmt(A, k->r->name));
     if (nk > 1) what = arena_printf(A, "kernel %d of %d, %s", i % nk, nk, what);
     sb_printf(&s, "// ---- %s %s: %s\n", eo->op->name, tags, what);

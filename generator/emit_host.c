@@ -10,6 +10,7 @@
 
 #include "algo.h"
 #include "arch.h"
+#include "skel/skel.h"
 #include "strbuf.h"
 
 /* ---- entry points -------------------------------------------------------------------- */
@@ -208,7 +209,7 @@ char *emit_params_h(emit_ctx *c) {
     sb_printf(&s, "} dlc__p_%s;\n\n", eo->op->name);
     bool tma = false, att = false;
     for (int i = 0; i < eo->ninst; i++) tma |= eo->inst[i].k->sm90a != NULL && tmaps90(eo->inst[i].k->sm90a);
-    for (int i = 0; i < eo->ninst; i++) att |= eo->inst[i].k->sm90a != NULL && eo->inst[i].k->sm90a->att_wgmma;
+    for (int i = 0; i < eo->ninst; i++) att |= eo->inst[i].k->sm90a != NULL && skel_shape_of(eo->inst[i].k->sm90a) == SKEL_ATTENTION;
     if (att)
       sb_printf(&s,
                 "/* The sm90a kernels' parameter block: the tensor maps of Q, K and V, encoded\n"
@@ -373,7 +374,7 @@ static void dispatch_tensors(arena *A, strbuf *s, const fe_graph *g, const emit_
 
 /* The operands whose alignment picks the chunk width: A and B of the first
  * region, and attention's V.  Returns how many; side < that gives each one. */
-static int width_sides(const gpu_kernel *k) { return k->attention ? 3 : 2; }
+static int width_sides(const gpu_kernel *k) { return skel_shape_of(k) == SKEL_ATTENTION ? 3 : 2; }
 static const region_memref *width_operand(const gpu_kernel *k, int side, const gpu_operand **o, const gpu_view **gv) {
   *o = side == 2 ? &k->V : side ? &k->B : &k->A;
   *gv = side == 2 ? &k->v2 : &k->v;
@@ -383,7 +384,7 @@ static const region_memref *width_operand(const gpu_kernel *k, int side, const g
 /* The chunk width: the widest whose alignment every operand meets.  Every
  * pointer is element-aligned by now, so width 1 always fits. */
 static void dispatch_width(arena *A, strbuf *s, const gpu_kernel *k, const char *on, bool decl) {
-  if (k->rows) {
+  if (skel_shape_of(k) == SKEL_ROWS) {
     /* one kernel: each vector access tests its own alignment */
     sb_printf(s, "    %sdlc_vec = %d;\n", decl ? "const int " : "", k->vecs[0]);
     return;
@@ -439,7 +440,7 @@ static int kpart_exprs(arena *A, const emit_op *eo, const char **ex, const char 
   int n = 0;
   for (int i = 0; i < eo->ninst; i++)
     for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next)
-      for (int side = 0; side < 2 && k->kpart32_fallback && !k->rows && !k->attention; side++) {
+      for (int side = 0; side < 2 && k->kpart32_fallback && skel_shape_of(k) == SKEL_CONTRACTION; side++) {
         const gpu_operand *o = side ? &k->B : &k->A;
         if (!o->kpart32) continue;
         const char *b = kpart_bytes(A, k, o);
@@ -474,7 +475,7 @@ static void kpart_fns(arena *A, strbuf *s, const emit_op *eo) {
 }
 
 static void dispatch_kpart32(arena *A, strbuf *s, const emit_op *eo, const gpu_kernel *k) {
-  if (!k->kpart32_fallback || k->rows || k->attention) return;
+  if (!k->kpart32_fallback || skel_shape_of(k) != SKEL_CONTRACTION) return;
   const char *ex[KPART_MAX], *what[KPART_MAX];
   int n = kpart_exprs(A, eo, ex, what, KPART_MAX);
   for (int side = 0; side < 2; side++) {
@@ -513,7 +514,7 @@ static void dispatch_grid(arena *A, strbuf *s, const fe_graph *g, const gpu_kern
   /* each limit named, with what the kernel puts on that dimension */
   static const char *const lim[3] = {"2147483647", "65535", "65535"};
   const char *what[3];
-  if (k->attention) what[0] = "query tiles", what[1] = "batch x heads", what[2] = "";
+  if (skel_shape_of(k) == SKEL_ATTENTION) what[0] = "query tiles", what[1] = "batch x heads", what[2] = "";
   else what[0] = "M tiles x N tiles", what[1] = "", what[2] = "batch";
   for (int d = 0; d < 3; d++) {
     int64_t v;
@@ -525,7 +526,7 @@ static void dispatch_grid(arena *A, strbuf *s, const fe_graph *g, const gpu_kern
               "xyz"[d], lim[d], on, "xyz"[d], what[d], lim[d], "xyz"[d]);
   }
   /* the contraction kernels count k-tiles and K counters in 32 bits */
-  if (!k->attention && !k->rows) {
+  if (skel_shape_of(k) == SKEL_CONTRACTION) {
     const sx *kx = sx_int(A, 1);
     for (int i = 0; i < k->v.nk; i++) kx = sx_mul(A, kx, k->r->it[k->v.k_axes[i]].size);
     sb_printf(s, "    const int64_t dlc_kx = %s;\n", hsx(A, kx));
@@ -634,7 +635,7 @@ static void dispatch_sm90a_attention(arena *A, strbuf *s, const fe_graph *g, con
   launch_with_tmaps(A, s, g, k, on);
 }
 
-/* An instance's sm90a kernel with the gathering producer (gpu_kernel.gather):
+/* An instance's sm90a kernel with the gathering producer (algo_choice cp_async_wgmma):
  * after the width choice, on an sm90a device, when the widest chunks (16
  * bytes) were chosen, it runs with the op's parameters; any other call goes
  * on to the instance's other kernels. */
@@ -1075,7 +1076,7 @@ static int *kernel_table(emit_ctx *c, strbuf *s, const emit_op *eo) {
         sb_printf(s, "    {\"%s\", %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, %d, %d, %d, 0},\n",
                   kernel_name_k(A, eo, &eo->inst[i], k, k->vecs[v]), eo->index, idx++, k->threads, k->smem, arch_mask(c),
                   p->tile[0], p->tile[1], p->tile[2], p->stages, p->warps_m, p->warps_n,
-                  k->attention ? 0 : p->raster_group, p->addr_regs, k->reduce ? p->split_k : 0);
+                  skel_shape_of(k) == SKEL_ATTENTION ? 0 : p->raster_group, p->addr_regs, k->reduce ? p->split_k : 0);
       if (k->reduce)
         sb_printf(s, "    {\"%s\", %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, %d, %d, %d, 1},\n",
                   reduce_name(A, eo, &eo->inst[i]), eo->index, idx++, k->reduce->threads, k->reduce->smem, arch_mask(c),
@@ -1419,7 +1420,7 @@ static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
       const char *vt = nv ? arena_printf(A, "vec_%s_%d_%d", on, i, k->chain_index) : "NULL";
       /* a tf32 kernel's operands, which it rounds before the products */
       const char *tf = "{NULL, NULL}";
-      if (!k->rows && !k->attention && k->mma_k == 8) {
+      if (skel_shape_of(k) == SKEL_CONTRACTION && k->mma_k == 8) {
         const gpu_operand *o;
         const gpu_view *gv;
         const char *na = cstr(A, width_operand(k, 0, &o, &gv)->name), *nb = cstr(A, width_operand(k, 1, &o, &gv)->name);

@@ -92,6 +92,16 @@ typedef struct sm80_render {
 
 typedef void (*sm80_render_fn)(sm80_render *r, const gpu_stmt *st);
 
+/* What an sm90a skeleton's kernel function is laid on (sm90a_kernel_fn):
+ * its template and CTA state, its parameter block (the tensor maps' TParams
+ * with the op's parameters in it, else the op's Params) and its producer
+ * role's call of Op::produce. */
+typedef struct sm90a_cta {
+  const char *header, *cta;
+  bool tmaps;
+  const char *produce;
+} sm90a_cta;
+
 /* ---- emit.c: names, comments and C spellings; the Op struct, its chunk
  * functions and epilogue; the statement renderers the skeletons share;
  * what an op's kernels are and their names */
@@ -140,7 +150,7 @@ void render_stmts(arena *A, strbuf *s, const gpu_kernel *k, int from, bool reduc
 void render_kernel(arena *A, strbuf *s, const gpu_kernel *k, const char *sname, const char *header,
                    const char *cta, const sm80_render_fn *table);
 void h_barrier(sm80_render *r, const gpu_stmt *st);
-void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname);
+void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname, const sm90a_cta *cta);
 
 /* ---- skel/sm80_contraction.c: its statement table, which the split-K
  * reduce renders through too */
@@ -157,7 +167,6 @@ void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance
 
 /* ---- skel/sm90a_attention.c */
 void tmap_box_fn(opgen *g, const gpu_tmap *tm, const char *fname, const char *rk, const char *role);
-void att_produce_fn(strbuf *s, const gpu_kernel *k);
-void att_consume_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname);
+void att90_kernel_fns(arena *A, strbuf *s, const gpu_kernel *k, const char *sname);
 
 #endif

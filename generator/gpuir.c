@@ -617,53 +617,6 @@ bool verify_sm90a_outputs(const gpu_kernel *k, int i, const char *who, diag_list
   return true;
 }
 
-/* The sm90a skeletons' CTA setup and roles as their renderer writes
- * Op::kernel (emit.c, sm90a_kernel_fn), one call on the CTA's state a
- * statement: from the kernel's first statement, the tile's coordinates,
- * the shared tiles, the barriers' init (each with its arrival count), the
- * CTA's barrier, the producer's role and its setmaxnreg.dec (its loop
- * follows: verify_sm90a_producer); at the consumers' role, its
- * setmaxnreg.inc, then the contraction's accumulators' zero and its two
- * descriptors, or the attention consumers' state (their descriptors), before
- * the statements of their k-loop (verify_sm90a_consumers,
- * verify_sm90a_att_consumers). */
-typedef struct setup_step {
-  gpu_stmt_kind k;
-  gpu_side side;  /* AllocShared, FragSetup: the operand */
-  gpu_mbar mbar;  /* MbarInit: which barriers */
-  gpu_role role;  /* Role, SetMaxNReg: whose */
-  const char *what;
-} setup_step;
-
-#define SETUP_HEAD(alloc_b)                                                           \
-  {GS_TILE_COORD, GSIDE_NONE, GMBAR_NONE, GROLE_NONE, "the tile's coordinates"},               \
-      {GS_ALLOC_SHARED, GSIDE_A, GMBAR_NONE, GROLE_NONE, "the first operand's shared tile"},  \
-      {GS_ALLOC_SHARED, GSIDE_B, GMBAR_NONE, 0, alloc_b}
-#define SETUP_TAIL                                                                            \
-  {GS_MBAR_INIT, GSIDE_NONE, GMBAR_FULL, GROLE_NONE, "the full barriers' init"},                       \
-      {GS_MBAR_INIT, GSIDE_NONE, GMBAR_EMPTY, GROLE_NONE, "the empty barriers' init"},                 \
-      {GS_BARRIER, GSIDE_NONE, GMBAR_NONE, GROLE_NONE, "the CTA's barrier after the init"},            \
-      {GS_ROLE, GSIDE_NONE, GMBAR_NONE, GROLE_PRODUCER, "the producer's role"},                            \
-      {GS_SETMAXNREG, GSIDE_NONE, GMBAR_NONE, GROLE_PRODUCER, "the producer's setmaxnreg.dec"}
-
-static const setup_step CONTRACTION_SETUP[] = {SETUP_HEAD("B's ring"), SETUP_TAIL};
-static const setup_step ATT_SETUP[] = {
-    SETUP_HEAD("K's and V's ring"), {GS_MBAR_INIT, GSIDE_NONE, GMBAR_Q, 0, "Q's barrier's init"}, SETUP_TAIL};
-#undef SETUP_HEAD
-#undef SETUP_TAIL
-
-static const setup_step CONTRACTION_CONSUMERS[] = {
-    {GS_ROLE, GSIDE_NONE, GMBAR_NONE, GROLE_CONSUMERS, "the consumers' role"},
-    {GS_SETMAXNREG, GSIDE_NONE, GMBAR_NONE, GROLE_CONSUMERS, "the consumers' setmaxnreg.inc"},
-    {GS_ACC_ZERO, GSIDE_NONE, GMBAR_NONE, GROLE_NONE, "the accumulators' zero"},
-    {GS_FRAG_SETUP, GSIDE_A, GMBAR_NONE, GROLE_NONE, "A's descriptor"},
-    {GS_FRAG_SETUP, GSIDE_B, GMBAR_NONE, GROLE_NONE, "B's descriptor"},
-};
-static const setup_step ATT_CONSUMERS[] = {
-    {GS_ROLE, GSIDE_NONE, GMBAR_NONE, GROLE_CONSUMERS, "the consumers' role"},
-    {GS_SETMAXNREG, GSIDE_NONE, GMBAR_NONE, GROLE_CONSUMERS, "the consumers' setmaxnreg.inc"},
-    {GS_FRAG_SETUP, GSIDE_NONE, GMBAR_NONE, GROLE_NONE, "the consumers' descriptors"},
-};
 
 /* The consumers' role (-1: none) and where their k-loop's statements
  * begin, after the setup's (k->nst when there is no role). */
@@ -672,23 +625,23 @@ static int sm90a_consumers_role(const gpu_kernel *k) {
     if (k->st[i].k == GS_ROLE && k->st[i].role == GROLE_CONSUMERS) return i;
   return -1;
 }
-int sm90a_consumers_from(const gpu_kernel *k) {
+int sm90a_consumers_from(const gpu_kernel *k, const sm90a_lists *l) {
   int role = sm90a_consumers_role(k);
-  int n = k->att_wgmma ? (int)(sizeof ATT_CONSUMERS / sizeof *ATT_CONSUMERS)
-                       : (int)(sizeof CONTRACTION_CONSUMERS / sizeof *CONTRACTION_CONSUMERS);
+  int n = l->nconsumers;
   return role < 0 || role + n > k->nst ? k->nst : role + n;
 }
 
 /* The statements st[i..] against want[0..nwant): kinds, operands,
  * barriers, roles, budgets and arrival counts. */
-static bool setup_matches(const gpu_kernel *k, int i, const setup_step *want, int nwant, diag_list *dl) {
+static bool setup_matches(const gpu_kernel *k, const sm90a_lists *l, int i, const setup_step *want, int nwant,
+                          diag_list *dl) {
   for (int j = 0; j < nwant; j++, i++) {
     const setup_step *w = &want[j];
     const gpu_stmt *s = i < k->nst ? &k->st[i] : NULL;
     /* a full barrier completes on the TMA's one arrival (with its bytes)
      * or on each gathering producer thread's; the consumers release an
      * empty one each (256); Q's is the TMA's */
-    int arrivals = w->mbar == GMBAR_EMPTY ? 256 : w->mbar == GMBAR_FULL && k->gather ? 128 : 1;
+    int arrivals = w->mbar == GMBAR_EMPTY ? 256 : w->mbar == GMBAR_FULL ? l->full_arrivals : 1;
     int regs = w->role == GROLE_PRODUCER ? k->producer_regs : k->consumer_regs;
     bool good = s && s->k == w->k && s->side == w->side;
     if (good && w->k == GS_MBAR_INIT) good = s->mbar == w->mbar && s->lo == arrivals;
@@ -700,93 +653,31 @@ static bool setup_matches(const gpu_kernel *k, int i, const setup_step *want, in
       if (w->k == GS_MBAR_INIT) snprintf(more, sizeof more, ", %d arrival%s", arrivals, arrivals == 1 ? "" : "s");
       else if (w->k == GS_SETMAXNREG) snprintf(more, sizeof more, ", %d registers", regs);
       diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the sm90a %s setup's statement %d is not %s (%s%s)",
-                  k->att_wgmma ? "attention" : "contraction", i, w->what, gpuir_stmt_name(w->k), more);
+                  l->setup_name, i, w->what, gpuir_stmt_name(w->k), more);
       return false;
     }
   }
   return true;
 }
 
-bool verify_sm90a_setup(const gpu_kernel *k, diag_list *dl) {
-  const setup_step *head = k->att_wgmma ? ATT_SETUP : CONTRACTION_SETUP;
-  const setup_step *cons = k->att_wgmma ? ATT_CONSUMERS : CONTRACTION_CONSUMERS;
-  int nhead = k->att_wgmma ? (int)(sizeof ATT_SETUP / sizeof *ATT_SETUP)
-                           : (int)(sizeof CONTRACTION_SETUP / sizeof *CONTRACTION_SETUP);
-  int ncons = k->att_wgmma ? (int)(sizeof ATT_CONSUMERS / sizeof *ATT_CONSUMERS)
-                           : (int)(sizeof CONTRACTION_CONSUMERS / sizeof *CONTRACTION_CONSUMERS);
-  if (!setup_matches(k, 0, head, nhead, dl)) return false;
+bool verify_sm90a_setup(const gpu_kernel *k, const sm90a_lists *l, diag_list *dl) {
+  if (!setup_matches(k, l, 0, l->setup, l->nsetup, dl)) return false;
   int role = sm90a_consumers_role(k);
   if (role < 0) {
     diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the sm90a consumers' role is missing");
     return false;
   }
-  return setup_matches(k, role, cons, ncons, dl);
+  return setup_matches(k, l, role, l->consumers, l->nconsumers, dl);
 }
 
-/* The statements of the sm90a contraction's producer role as the renderer
- * writes them (skel/sm90a_contraction.c, produce_fn), in order: kind, operand, lo (-2: any;
- * else the statement's lo, L standing for -3: the gathering producer's
- * lag), and what the statement is. */
-typedef struct producer_step {
-  gpu_stmt_kind k;
-  gpu_side side;
-  int lo;
-  const char *what;
-} producer_step;
-
-static const producer_step TMA_PRODUCER[] = {
-    {GS_LOOP, GSIDE_NONE, -2, "the k-tile loop"},
-    {GS_MBAR_WAIT, GSIDE_NONE, -2, "the wait on the slot's empty barrier"},
-    {GS_MBAR_ARRIVE, GSIDE_NONE, -1, "the arrival on the slot's full barrier with the stage's bytes"},
-    {GS_TMA_LOAD, GSIDE_A, -2, "A's box"},
-    {GS_TMA_LOAD, GSIDE_B, -2, "B's boxes"},
-    {GS_END_LOOP, GSIDE_NONE, -2, "the loop's end"},
-};
-
-/* the attention's: Q's arrival and boxes, then a pass over the full key
- * tiles and one over the other live ones (the Loop's lo), K's and V's
- * boxes of each after the wait on its slot and the arrival that arms it */
-static const producer_step ATT_PRODUCER[] = {
-    {GS_MBAR_ARRIVE, GSIDE_NONE, -1, "the arrival on qfull with the Q tile's bytes"},
-    {GS_TMA_LOAD, GSIDE_A, -2, "Q's boxes"},
-    {GS_LOOP, GSIDE_NONE, 0, "the loop over the full key tiles"},
-    {GS_MBAR_WAIT, GSIDE_NONE, -2, "the wait on the slot's empty barrier"},
-    {GS_MBAR_ARRIVE, GSIDE_NONE, -1, "the arrival on the slot's full barrier with the stage's bytes"},
-    {GS_TMA_LOAD, GSIDE_B, -2, "K's boxes"},
-    {GS_TMA_LOAD, GSIDE_V, -2, "V's boxes"},
-    {GS_END_LOOP, GSIDE_NONE, -2, "the loop's end"},
-    {GS_LOOP, GSIDE_NONE, 1, "the loop over the other live key tiles"},
-    {GS_MBAR_WAIT, GSIDE_NONE, -2, "the wait on the slot's empty barrier"},
-    {GS_MBAR_ARRIVE, GSIDE_NONE, -1, "the arrival on the slot's full barrier with the stage's bytes"},
-    {GS_TMA_LOAD, GSIDE_B, -2, "K's boxes"},
-    {GS_TMA_LOAD, GSIDE_V, -2, "V's boxes"},
-    {GS_END_LOOP, GSIDE_NONE, -2, "the loop's end"},
-};
-
-static const producer_step GATHER_PRODUCER[] = {
-    {GS_LOOP, GSIDE_NONE, -2, "the k-tile loop"},
-    {GS_MBAR_WAIT, GSIDE_NONE, -2, "the wait on the slot's empty barrier"},
-    {GS_CP_ASYNC, GSIDE_A, -2, "A's chunks"},
-    {GS_CP_ASYNC, GSIDE_B, -2, "B's chunks"},
-    {GS_COMMIT, GSIDE_NONE, -2, "the commit"},
-    {GS_WAIT, GSIDE_NONE, -3, "the wait for stage kt - lag"},
-    {GS_PROXY_FENCE, GSIDE_NONE, -2, "the proxy fence"},
-    {GS_MBAR_ARRIVE, GSIDE_NONE, -3, "the arrival on stage kt - lag's full barrier"},
-    {GS_END_LOOP, GSIDE_NONE, -2, "the loop's end"},
-    {GS_WAIT, GSIDE_NONE, 0, "the wait for every group"},
-    {GS_PROXY_FENCE, GSIDE_NONE, -2, "the proxy fence"},
-    {GS_MBAR_ARRIVE, GSIDE_NONE, -3, "the arrivals of the last lag stages"},
-};
 
 /* The producer role's statements: exactly the list its renderer writes
- * (TMA_PRODUCER, GATHER_PRODUCER or ATT_PRODUCER), from the role's
- * setmaxnreg to the consumers' role. */
-bool verify_sm90a_producer(const gpu_kernel *k, diag_list *dl) {
-  const producer_step *want = k->att_wgmma ? ATT_PRODUCER : k->gather ? GATHER_PRODUCER : TMA_PRODUCER;
-  int nwant = k->att_wgmma ? (int)(sizeof ATT_PRODUCER / sizeof *ATT_PRODUCER)
-              : k->gather  ? (int)(sizeof GATHER_PRODUCER / sizeof *GATHER_PRODUCER)
-                           : (int)(sizeof TMA_PRODUCER / sizeof *TMA_PRODUCER);
-  const char *who = k->att_wgmma ? "attention" : k->gather ? "gathering" : "TMA";
+ * (the skeleton's l->producer), from the role's setmaxnreg to the
+ * consumers' role. */
+bool verify_sm90a_producer(const gpu_kernel *k, const sm90a_lists *l, diag_list *dl) {
+  const producer_step *want = l->producer;
+  int nwant = l->nproducer;
+  const char *who = l->producer_name;
   int i = 0, n = k->nst;
   while (i < n && !(k->st[i].k == GS_ROLE && k->st[i].role == GROLE_PRODUCER)) i++;
   if (i + 1 >= n || k->st[i + 1].k != GS_SETMAXNREG) {
@@ -815,7 +706,6 @@ bool verify_sm90a_producer(const gpu_kernel *k, diag_list *dl) {
   return true;
 }
 
-#undef ATT_KEY_TILE
 
 /* The k-tile a ring token names relative to its loop's variable `var`
  * ("kt", attention's "t"): "tA[kt]" is 0, "tA[kt+2]" 2, "tA[kt+S-1]" S - 1,
@@ -875,9 +765,9 @@ static void reuse_push(reuse_walk *w, int i, int back) {
  * of any ring must cross a bar.sync.  The staging tile's write (StageAcc)
  * overlays the ring, and attention's Q tile: every path back from it to
  * any fragment load must cross a bar.sync too. */
-static bool verify_stage_reuse(const gpu_kernel *k, diag_list *dl) {
+bool verify_stage_reuse(const gpu_kernel *k, diag_list *dl) {
   int S = k->plan.stages, n = k->nst;
-  if (S < 1 || n == 0 || k->tma || k->att_wgmma || k->rows) return true;
+  if (S < 1 || n == 0) return true;
   /* each statement's enclosing Loop, and each Loop's EndLoop and back */
   int *up = malloc(3 * (size_t)n * sizeof *up), *mate = up ? up + n : NULL, *open = up ? up + 2 * n : NULL, depth = 0;
   size_t states = (size_t)n * (size_t)(S + 1);
@@ -998,14 +888,15 @@ static bool verify_operand_guards(const gpu_kernel *k, diag_list *dl) {
   return ok;
 }
 
-/* the full-width epilogue: 16-byte stores that cover the staging tile in
- * whole rows, every thread the same number of rows */
-static bool verify_epilogue_width(const gpu_kernel *k, diag_list *dl) {
+/* the full-width epilogue: 16-byte stores that cover the staging tile of
+ * BM x BN outputs of type out in whole rows, every one of the nt threads
+ * that store it the same number of rows */
+bool verify_epilogue_width(const gpu_kernel *k, int BN, dtype out, int nt, diag_list *dl) {
   bool ok = true;
   if (k->epi_vec) {
-    int BM = k->plan.tile[0], BN = k->attention ? k->DV : k->plan.tile[1], ev = k->epi_vec;
-    int tpr = BN % ev == 0 ? BN / ev : 0, nt = k->tma || k->att_wgmma ? k->threads - 128 : k->threads; /* sm90a: the consumers */
-    if (ev * dtype_bytes(k->attention ? k->v2.out_dt : k->v.out_dt) != 16 || ev % 4 || !tpr || nt % tpr || BM % (nt / tpr)) {
+    int BM = k->plan.tile[0], ev = k->epi_vec;
+    int tpr = BN % ev == 0 ? BN / ev : 0;
+    if (ev * dtype_bytes(out) != 16 || ev % 4 || !tpr || nt % tpr || BM % (nt / tpr)) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL,
                   "the full-width epilogue's %d outputs a thread do not cover the %dx%d staging tile in 16-byte rows",
                   ev, BM, BN);
@@ -1017,9 +908,9 @@ static bool verify_epilogue_width(const gpu_kernel *k, diag_list *dl) {
 
 /* attention's lane masks: a tile's element offsets stay inside the span
  * that keeps the clamped 32-bit lane value's compares exact */
-static bool verify_lane_masks(const gpu_kernel *k, diag_list *dl) {
+bool verify_lane_masks(const gpu_kernel *k, diag_list *dl) {
   bool ok = true;
-  if (k->attention && k->lane_mask)
+  if (k->lane_mask)
     for (int i = 0; i < k->nmasks; i++) {
       int64_t cm = k->masks[i].cm, cn = k->masks[i].cn;
       if (k->masks[i].kind < 1 || k->masks[i].kind > 2 ||
@@ -1082,9 +973,9 @@ static bool verify_tokens(const gpu_kernel *k, diag_list *dl) {
   return ok;
 }
 
-/* split-K: the epilogue runs once, in the second kernel, on the sum of
- * the partials it loads; the first kernel stores its staged partial */
-static bool verify_split_k(const gpu_kernel *k, diag_list *dl) {
+/* split-K: the epilogue runs once, in the second kernel (reduce), on the
+ * sum of the partials it loads; the first kernel stores its staged partial */
+static bool verify_split_k(const gpu_kernel *k, bool reduce, diag_list *dl) {
   bool ok = true;
   if (k->plan.split_k > 1) {
     int nepi = 0, nld = 0;
@@ -1093,7 +984,7 @@ static bool verify_split_k(const gpu_kernel *k, diag_list *dl) {
       nld += k->st[i].k == GS_LD_GLOBAL && nepi == 0;
     }
     int nt = 32 * k->plan.warps_m * k->plan.warps_n;
-    bool parts_ok = !k->split_reduce || (k->split_parts >= 1 && (int64_t)k->split_parts * nt * 4 >=
+    bool parts_ok = !reduce || (k->split_parts >= 1 && (int64_t)k->split_parts * nt * 4 >=
                                                                     (int64_t)k->plan.tile[0] * k->plan.tile[1]);
     if (!parts_ok) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL,
@@ -1101,7 +992,7 @@ static bool verify_split_k(const gpu_kernel *k, diag_list *dl) {
                   k->name, k->split_parts, nt, k->plan.tile[0], k->plan.tile[1]);
       ok = false;
     }
-    if (k->split_reduce ? nepi != 1 || nld != 1 || k->smem != 0 || k->nvec != 1 : nepi != 0 || !k->reduce) {
+    if (reduce ? nepi != 1 || nld != 1 || k->smem != 0 || k->nvec != 1 : nepi != 0 || !k->reduce) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL,
                   "split-K kernel %s: the epilogue must run once, in the second kernel, after its loads of the "
                   "partials (%d epilogues, %d loads before them)",
@@ -1114,9 +1005,9 @@ static bool verify_split_k(const gpu_kernel *k, diag_list *dl) {
 
 /* the last statement is the store, fed by the epilogue (the split-K
  * reduction's, in its loop over the columns) */
-static bool verify_ends_in_store(const gpu_kernel *k, diag_list *dl) {
+static bool verify_ends_in_store(const gpu_kernel *k, bool reduce, diag_list *dl) {
   bool ok = true;
-  int last = k->nst - 1 - (k->split_reduce && k->nst > 1 && k->st[k->nst - 1].k == GS_END_LOOP);
+  int last = k->nst - 1 - (reduce && k->nst > 1 && k->st[k->nst - 1].k == GS_END_LOOP);
   if (k->nst == 0 || k->st[last].k != GS_ST_GLOBAL) {
     diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the skeleton does not end in a store");
     ok = false;
@@ -1124,9 +1015,9 @@ static bool verify_ends_in_store(const gpu_kernel *k, diag_list *dl) {
   return ok;
 }
 
-bool gpuir_verify_stores(const gpu_kernel *k, diag_list *dl) {
-  bool ok = verify_split_k(k, dl);
-  ok &= verify_ends_in_store(k, dl);
+bool gpuir_verify_stores(const gpu_kernel *k, bool reduce, diag_list *dl) {
+  bool ok = verify_split_k(k, reduce, dl);
+  ok &= verify_ends_in_store(k, reduce, dl);
   return ok;
 }
 
@@ -1139,17 +1030,14 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
   /* every verifier runs, so that each reports what it finds: the shared
    * ones, then the skeleton's own (skel/) */
   bool ok = gpuir_verify_smem(k, dl);
-  ok &= verify_stage_reuse(k, dl);
   ok &= verify_operand_guards(k, dl);
-  ok &= verify_epilogue_width(k, dl);
-  ok &= verify_lane_masks(k, dl);
   ok &= verify_tokens(k, dl);
   ok &= sk->verify(k, dl);
   return ok;
 }
 
 bool gpuir_add_fused(gpu_kernel *k, arena *A, const char *value, const char *from, const char *why) {
-  if (!k->rows || k->nfused >= GPUIR_MAX_FUSED || k->nst < 1 || k->st[0].k != GS_ROW_BEGIN) return false;
+  if (k->algo != ALGO_ROW_REDUCE || k->nfused >= GPUIR_MAX_FUSED || k->nst < 1 || k->st[0].k != GS_ROW_BEGIN) return false;
   gpu_stmt s = {.k = GS_FUSED, .what = value, .detail = arena_printf(A, "registers (from region %s): %s", from, why),
                 .nin = 1, .in = {"tRow", NULL, NULL, NULL}, .out = arena_printf(A, "tF.%s", value)};
   ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);
@@ -1231,41 +1119,11 @@ static void dump_render_fields(cJSON *b, const gpu_stmt *s, int depth, bool rows
 
 const char *gpuir_stmt_name(gpu_stmt_kind kind) { return kind >= 0 && kind < GS__COUNT ? STMT_NAMES[kind] : "?"; }
 
-/* The dump's parts: a row kernel's launch and rows; a contraction's or
- * attention's tile, widths, register budgets and tensor maps; their
- * operands; the statements. */
-static void dump_rows(cJSON *g, const gpu_kernel *k) {
-  const region *r = k->r;
-  cJSON_AddNumberToObject(g, "threads", k->threads);
-  cJSON_AddNumberToObject(g, "warps_per_row", k->rw.row_warps);
-  cJSON_AddNumberToObject(g, "rows_per_cta", k->rw.warps / k->rw.row_warps);
-  cJSON_AddNumberToObject(g, "vec", k->rw.vec);
-  if (k->nfused) {
-    cJSON *fa = cJSON_AddArrayToObject(g, "fused");
-    for (int i = 0; i < k->nfused; i++) {
-      cJSON *f = cJSON_CreateObject();
-      cJSON_AddStringToObject(f, "value", k->fused[i]);
-      cJSON_AddStringToObject(f, "buffer", buffer_name(BUF_REG));
-      cJSON_AddItemToArray(fa, f);
-    }
-  }
-  cJSON *ra = cJSON_AddArrayToObject(g, "row_axes");
-  for (int i = 0; i < k->rw.nrows; i++) cJSON_AddItemToArray(ra, cJSON_CreateString(r->it[k->rw.row_axes[i]].name));
-  cJSON_AddStringToObject(g, "row_axis", r->it[k->rw.row_axis].name);
-  cJSON *rd = cJSON_AddArrayToObject(g, "reductions");
-  for (int i = 0; i < k->rw.nred; i++) cJSON_AddItemToArray(rd, cJSON_CreateString(r->lets[k->rw.red_let[i]].name));
-  arena T;
-  arena_init(&T);
-  cJSON *rc = cJSON_AddObjectToObject(g, "row_cache");
-  cJSON *sl = cJSON_AddArrayToObject(rc, "slots");
-  for (int i = 0; i < k->rw.ncache; i++) cJSON_AddItemToArray(sl, cJSON_CreateString(r->in[k->rw.cache_rd[i]->input].name));
-  cJSON_AddNumberToObject(rc, "max_row", k->rw.cache_cap);
-  cJSON *gr = cJSON_AddArrayToObject(g, "grid");
-  for (int i = 0; i < 3; i++) cJSON_AddItemToArray(gr, cJSON_CreateString(sx_str(&T, k->grid[i])));
-  arena_free(&T);
-}
-
-static void dump_tile(cJSON *g, const gpu_kernel *k) {
+/* The dump's parts, which the skeletons' dumps (skel_ops.dump) are made
+ * of: a tile's launch, attention's head dims and masks, the chunk widths, a
+ * contraction's mma and widths, the sm90a register budgets, the operands,
+ * the statements. */
+void dump_tile_head(cJSON *g, const gpu_kernel *k) {
   cJSON *t = cJSON_AddArrayToObject(g, "tile");
   for (int i = 0; i < 3; i++) cJSON_AddItemToArray(t, cJSON_CreateNumber(k->plan.tile[i]));
   cJSON_AddNumberToObject(g, "stages", k->plan.stages);
@@ -1274,72 +1132,43 @@ static void dump_tile(cJSON *g, const gpu_kernel *k) {
   cJSON_AddStringToObject(g, "warp_tile", wt);
   cJSON_AddNumberToObject(g, "threads", k->threads);
   cJSON_AddNumberToObject(g, "smem_bytes", k->smem);
-  if (k->attention) {
-    cJSON_AddNumberToObject(g, "head_dim", k->D);
-    cJSON_AddNumberToObject(g, "value_dim", k->DV);
-    cJSON *ms = cJSON_AddArrayToObject(g, "masks");
-    for (int i = 0; i < k->nmasks; i++) {
-      cJSON *m = cJSON_CreateObject();
-      cJSON_AddStringToObject(m, "let", k->r->lets[k->masks[i].let].name);
-      cJSON_AddStringToObject(m, "removes", k->masks[i].kind == 1 ? "where the guard holds" : "where the guard fails");
-      cJSON_AddNumberToObject(m, "query_coef", (double)k->masks[i].cm);
-      cJSON_AddNumberToObject(m, "key_coef", (double)k->masks[i].cn);
-      cJSON_AddItemToArray(ms, m);
-    }
-    cJSON_AddBoolToObject(g, "lane_mask", k->lane_mask);
-    if (k->lane_mask && k->lane_rows) cJSON_AddBoolToObject(g, "lane_mask_per_row", true);
-  }
-  cJSON *v = cJSON_AddArrayToObject(g, "vec_variants");
-  for (int i = 0; i < k->nvec; i++) cJSON_AddItemToArray(v, cJSON_CreateNumber(k->vecs[i]));
-  if (!k->attention) {
-    if (k->tma) {
-      char mma[48];
-      snprintf(mma, sizeof mma, "wgmma m64n%dk16", k->plan.tile[1]);
-      cJSON_AddStringToObject(g, "mma", mma);
-    } else {
-      cJSON_AddStringToObject(g, "mma", k->mma_k == 8 ? "m16n8k8.tf32 (cvt.rna.tf32.f32 fragments)" : "m16n8k16");
-    }
-    cJSON_AddNumberToObject(g, "epilogue_vec", k->epi_vec);
-    cJSON *sv = cJSON_AddArrayToObject(g, "steady_vecs");
-    for (int i = 0; i < k->nvec; i++)
-      if (k->steady_min_vec && k->vecs[i] >= k->steady_min_vec) cJSON_AddItemToArray(sv, cJSON_CreateNumber(k->vecs[i]));
-    cJSON *av = cJSON_AddArrayToObject(g, "ahead_vecs");
-    for (int i = 0; i < k->nvec; i++)
-      if (k->ahead_vec && k->vecs[i] >= k->ahead_vec) cJSON_AddItemToArray(av, cJSON_CreateNumber(k->vecs[i]));
-  }
-  cJSON_AddStringToObject(g, "math", k->math_ieee ? "ieee" : "approx");
-  if (k->tma || k->att_wgmma) {
-    cJSON *mr = cJSON_AddObjectToObject(g, "setmaxnreg");
-    cJSON_AddNumberToObject(mr, "producer", k->producer_regs);
-    cJSON_AddNumberToObject(mr, "consumers", k->consumer_regs);
-    cJSON_AddNumberToObject(g, "consumer_unroll", k->consumer_unroll);
-  }
-  if (k->att_wgmma) {
-    /* each tensor map, innermost dim first: the index that selects a box
-     * (a region axis, or a constant) and the box's extent along it */
-    cJSON *tms = cJSON_AddArrayToObject(g, "tensor_maps");
-    const gpu_tmap *all[3] = {&k->tmq, &k->tmk, &k->tmv};
-    for (int i = 0; i < 3; i++) {
-      const gpu_tmap *tm = all[i];
-      arena A0 = {0};
-      cJSON *o = cJSON_CreateObject(), *ix = cJSON_CreateArray(), *bx = cJSON_CreateArray();
-      cJSON_AddStringToObject(o, "tensor", tm->tensor);
-      cJSON_AddNumberToObject(o, "rank", tm->rank);
-      for (int d = tm->rank - 1; d >= 0; d--) {
-        cJSON_AddItemToArray(ix, cJSON_CreateString(sx_str(&A0, tm->map[d])));
-        cJSON_AddItemToArray(bx, cJSON_CreateNumber(d == tm->rank - 1 ? 64 : d == tm->row_dim ? tm->rows : 1));
-      }
-      cJSON_AddItemToObject(o, "index", ix);
-      cJSON_AddItemToObject(o, "box", bx);
-      cJSON_AddItemToArray(tms, o);
-      arena_free(&A0);
-    }
-  }
 }
 
-static void dump_operands(cJSON *g, const gpu_kernel *k) {
+void dump_attention_tile(cJSON *g, const gpu_kernel *k) {
+  cJSON_AddNumberToObject(g, "head_dim", k->D);
+  cJSON_AddNumberToObject(g, "value_dim", k->DV);
+  cJSON *ms = cJSON_AddArrayToObject(g, "masks");
+  for (int i = 0; i < k->nmasks; i++) {
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "let", k->r->lets[k->masks[i].let].name);
+    cJSON_AddStringToObject(m, "removes", k->masks[i].kind == 1 ? "where the guard holds" : "where the guard fails");
+    cJSON_AddNumberToObject(m, "query_coef", (double)k->masks[i].cm);
+    cJSON_AddNumberToObject(m, "key_coef", (double)k->masks[i].cn);
+    cJSON_AddItemToArray(ms, m);
+  }
+  cJSON_AddBoolToObject(g, "lane_mask", k->lane_mask);
+  if (k->lane_mask && k->lane_rows) cJSON_AddBoolToObject(g, "lane_mask_per_row", true);
+}
+
+void dump_vecs(cJSON *g, const gpu_kernel *k) {
+  cJSON *v = cJSON_AddArrayToObject(g, "vec_variants");
+  for (int i = 0; i < k->nvec; i++) cJSON_AddItemToArray(v, cJSON_CreateNumber(k->vecs[i]));
+}
+
+void dump_math(cJSON *g, const gpu_kernel *k) { cJSON_AddStringToObject(g, "math", k->math_ieee ? "ieee" : "approx"); }
+
+void dump_sm90a_regs(cJSON *g, const gpu_kernel *k) {
+  cJSON *mr = cJSON_AddObjectToObject(g, "setmaxnreg");
+  cJSON_AddNumberToObject(mr, "producer", k->producer_regs);
+  cJSON_AddNumberToObject(mr, "consumers", k->consumer_regs);
+  cJSON_AddNumberToObject(g, "consumer_unroll", k->consumer_unroll);
+}
+
+/* the operands A and B (sides 2), or Q, K and V (3: attention, K's and V's
+ * row steps too); wgmma: their majors, else their ldmatrix */
+void dump_operands(cJSON *g, const gpu_kernel *k, int sides, bool wgmma) {
   cJSON *ops = cJSON_AddArrayToObject(g, "operands");
-  for (int side = 0; side < (k->attention ? 3 : 2); side++) {
+  for (int side = 0; side < sides; side++) {
     const gpu_operand *o = side == 2 ? &k->V : side ? &k->B : &k->A;
     const region *r = side == 2 ? k->v2.r : k->r;
     cJSON *oo = cJSON_CreateObject();
@@ -1347,7 +1176,7 @@ static void dump_operands(cJSON *g, const gpu_kernel *k) {
     cJSON_AddStringToObject(oo, "tensor", o->tensor);
     cJSON_AddStringToObject(oo, "contiguous", o->contig_axis >= 0 ? r->it[o->contig_axis].name : "none");
     cJSON_AddBoolToObject(oo, "k_contiguous", o->k_contig);
-    if (k->tma || k->att_wgmma) cJSON_AddStringToObject(oo, "wgmma_major", o->k_contig ? "K" : "MN");
+    if (wgmma) cJSON_AddStringToObject(oo, "wgmma_major", o->k_contig ? "K" : "MN");
     else cJSON_AddStringToObject(oo, "ldmatrix", o->k_contig ? "x4" : k->mma_k == 8 ? "none (ld.shared.b32)" : "x4.trans");
     if (o->kstep) cJSON_AddStringToObject(oo, "k_step", o->kstep_str);
     else cJSON_AddNullToObject(oo, "k_step");
@@ -1361,7 +1190,7 @@ static void dump_operands(cJSON *g, const gpu_kernel *k) {
       cJSON_AddStringToObject(oo, "k_part_span", sx_str(&T, o->kspan));
       arena_free(&T);
     }
-    if (k->attention && side > 0) {
+    if (sides == 3 && side > 0) {
       if (o->rstep) cJSON_AddStringToObject(oo, "row_step", o->rstep_str);
       else cJSON_AddNullToObject(oo, "row_step");
     }
@@ -1371,7 +1200,8 @@ static void dump_operands(cJSON *g, const gpu_kernel *k) {
   for (int i = 0; i < k->v.ntail; i++) cJSON_AddItemToArray(tails, cJSON_CreateString(k->v.tail[i]));
 }
 
-static void dump_stmts(cJSON *g, const gpu_kernel *k) {
+/* the statements; rows: with the row skeleton's fields (pass, load, guards) */
+void dump_stmts(cJSON *g, const gpu_kernel *k, bool rows) {
   cJSON *st = cJSON_AddArrayToObject(g, "stmts");
   int depth = 0;
   for (int i = 0; i < k->nst; i++) {
@@ -1389,10 +1219,36 @@ static void dump_stmts(cJSON *g, const gpu_kernel *k) {
       cJSON_AddNumberToObject(b, "slot", s->slot);
       if (s->k == GS_MBAR_WAIT) cJSON_AddStringToObject(b, "parity", s->flip ? "ph ^ 1" : "ph");
     }
-    dump_render_fields(b, s, depth, k->rows);
+    dump_render_fields(b, s, depth, rows);
     depth += (s->k == GS_LOOP) - (s->k == GS_END_LOOP);
     cJSON_AddItemToArray(st, o);
   }
+}
+
+/* A contraction's dump (the sm80 and sm90a contractions', the split-K
+ * reduce's): its tile, its mma (wgmma: with the register budgets) and
+ * widths, its operands and statements. */
+void dump_contraction(cJSON *g, const gpu_kernel *k, bool wgmma) {
+  dump_tile_head(g, k);
+  dump_vecs(g, k);
+  if (wgmma) {
+    char mma[48];
+    snprintf(mma, sizeof mma, "wgmma m64n%dk16", k->plan.tile[1]);
+    cJSON_AddStringToObject(g, "mma", mma);
+  } else {
+    cJSON_AddStringToObject(g, "mma", k->mma_k == 8 ? "m16n8k8.tf32 (cvt.rna.tf32.f32 fragments)" : "m16n8k16");
+  }
+  cJSON_AddNumberToObject(g, "epilogue_vec", k->epi_vec);
+  cJSON *sv = cJSON_AddArrayToObject(g, "steady_vecs");
+  for (int i = 0; i < k->nvec; i++)
+    if (k->steady_min_vec && k->vecs[i] >= k->steady_min_vec) cJSON_AddItemToArray(sv, cJSON_CreateNumber(k->vecs[i]));
+  cJSON *av = cJSON_AddArrayToObject(g, "ahead_vecs");
+  for (int i = 0; i < k->nvec; i++)
+    if (k->ahead_vec && k->vecs[i] >= k->ahead_vec) cJSON_AddItemToArray(av, cJSON_CreateNumber(k->vecs[i]));
+  dump_math(g, k);
+  if (wgmma) dump_sm90a_regs(g, k);
+  dump_operands(g, k, 2, wgmma);
+  dump_stmts(g, k, false);
 }
 
 cJSON *gpuir_dump(const gpu_kernel *k) {
@@ -1403,13 +1259,9 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
   cJSON_AddStringToObject(g, "skeleton", algo_template(k->algo));
   cJSON_AddStringToObject(g, "algo_choice", algo_name(k->algo));
   if (k->plan.split_k > 1) cJSON_AddNumberToObject(g, "split_k", k->plan.split_k);
-  if (k->rows) {
-    dump_rows(g, k);
-  } else {
-    dump_tile(g, k);
-    dump_operands(g, k);
-  }
-  dump_stmts(g, k);
+  /* the rest is the skeleton's: its launch, its tile or rows, operands and statements */
+  const skel_ops *sk = skel_of(k->algo);
+  if (sk) sk->dump(g, k);
   return root;
 }
 

@@ -404,7 +404,6 @@ typedef struct gpu_kernel {
   gpu_operand A, B;      /* lhs (M side), rhs (N side) of the first region */
   gpu_view v;            /* the first region's groups */
   /* attention: the P V region, its rhs, and the softmax between */
-  bool attention;
   gpu_view v2;
   gpu_operand V;
   gpu_softmax sm;
@@ -422,7 +421,6 @@ typedef struct gpu_kernel {
                             attention: 8 rows down need not be 8 down the axis a mask reads):
                             each mask's value at each of the lane's rows, then + cn * dn */
   /* rows: a region without contraction on the row skeleton */
-  bool rows;
   gpu_rows rw;
   /* launch */
   int threads, smem;
@@ -452,7 +450,6 @@ typedef struct gpu_kernel {
   gpu_stmt *st;
   /* the sm90a contraction skeleton: B's tensor-map box and descriptor
    * major (b_kmajor), and setmaxnreg's budgets */
-  bool tma;
   int producer_regs, consumer_regs;
   /* the consumers' k-loop: k-tile 0 peeled, then laps of consumer_unroll
    * (= the ring's stages) k-tiles, unrolled on compile-time slots, then the
@@ -461,25 +458,22 @@ typedef struct gpu_kernel {
   /* the sm90a row's gathering producer (algo_choice "cp_async_wgmma"):
    * cp.async chunks through the operands' chunk functions instead of TMA
    * boxes; a producer thread lands stage kt - gather_lag after issuing kt */
-  bool gather;
   int gather_lag;
   /* the sm90a attention skeleton (algo_choice "wgmma_softmax"): QK^T as SS
    * wgmma, P V as RS wgmma; its shared tiles are 64-element column blocks
-   * of 128-byte swizzle rows */
-  bool att_wgmma;
-  /* its tensor maps (Q, K, V: the TMA producer's boxes) */
+   * of 128-byte swizzle rows, and its tensor maps (Q, K, V: the TMA
+   * producer's boxes) */
   gpu_tmap tmq, tmk, tmv;
   /* the same instance's kernel on the sm90a row (NULL: none), which the
    * entry point runs on an sm90a device when its tensor maps encode */
   struct gpu_kernel *sm90a;
   /* split-K (plan.split_k > 1): the first kernel stores each slice's fp32
    * partial tile in the caller's workspace; `reduce` is the second, which
-   * sums them in a fixed order and applies the epilogue (split_reduce set,
-   * algo "splitk_reduce").  The second kernel runs split_parts CTAs a
+   * sums them in a fixed order and applies the epilogue (algo
+   * "splitk_reduce").  The second kernel runs split_parts CTAs a
    * tile on blockIdx.y, each thread summing one 4-float column of the
    * partials, so the loads of every slice are in flight at once */
   struct gpu_kernel *reduce;
-  bool split_reduce;
   int split_parts;
   /* a chain (several regions, one kernel each, launched in order by one
    * entry point): the next region's kernel, and this kernel's place */

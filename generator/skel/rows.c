@@ -656,7 +656,6 @@ gpu_kernel *gpuir_build_rows(arena *A, const region *r, const pc_analysis *a, co
     diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s does not fit the row skeleton: %s", r->name, why);
     return NULL;
   }
-  k->rows = true;
   k->name = name;
   k->algo = ALGO_ROW_REDUCE;
   k->r = r;
@@ -1059,7 +1058,39 @@ static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instan
   sb_puts(s, "};\n\n");
 }
 
+/* its launch, rows, fused values, cache and grid, then its statements */
+static void rows_dump(cJSON *g, const gpu_kernel *k) {
+  const region *r = k->r;
+  cJSON_AddNumberToObject(g, "threads", k->threads);
+  cJSON_AddNumberToObject(g, "warps_per_row", k->rw.row_warps);
+  cJSON_AddNumberToObject(g, "rows_per_cta", k->rw.warps / k->rw.row_warps);
+  cJSON_AddNumberToObject(g, "vec", k->rw.vec);
+  if (k->nfused) {
+    cJSON *fa = cJSON_AddArrayToObject(g, "fused");
+    for (int i = 0; i < k->nfused; i++) {
+      cJSON *f = cJSON_CreateObject();
+      cJSON_AddStringToObject(f, "value", k->fused[i]);
+      cJSON_AddStringToObject(f, "buffer", buffer_name(BUF_REG));
+      cJSON_AddItemToArray(fa, f);
+    }
+  }
+  cJSON *ra = cJSON_AddArrayToObject(g, "row_axes");
+  for (int i = 0; i < k->rw.nrows; i++) cJSON_AddItemToArray(ra, cJSON_CreateString(r->it[k->rw.row_axes[i]].name));
+  cJSON_AddStringToObject(g, "row_axis", r->it[k->rw.row_axis].name);
+  cJSON *rd = cJSON_AddArrayToObject(g, "reductions");
+  for (int i = 0; i < k->rw.nred; i++) cJSON_AddItemToArray(rd, cJSON_CreateString(r->lets[k->rw.red_let[i]].name));
+  arena T;
+  arena_init(&T);
+  cJSON *rc = cJSON_AddObjectToObject(g, "row_cache");
+  cJSON *sl = cJSON_AddArrayToObject(rc, "slots");
+  for (int i = 0; i < k->rw.ncache; i++) cJSON_AddItemToArray(sl, cJSON_CreateString(r->in[k->rw.cache_rd[i]->input].name));
+  cJSON_AddNumberToObject(rc, "max_row", k->rw.cache_cap);
+  cJSON *gr = cJSON_AddArrayToObject(g, "grid");
+  for (int i = 0; i < 3; i++) cJSON_AddItemToArray(gr, cJSON_CreateString(sx_str(&T, k->grid[i])));
+  arena_free(&T);  dump_stmts(g, k, true);
+}
+
 /* ---- the skeleton's table ---------------------------------------------------------- */
 
 /* its stores are its own: verify_rows checks each output stored once */
-const skel_ops SKEL_ROWS = {ALGO_ROW_REDUCE, 1, verify_rows, rows_op};
+const skel_ops skel_rows = {ALGO_ROW_REDUCE, SKEL_ROWS, verify_rows, rows_op, rows_dump};

@@ -10,3 +10,5 @@ static const skel_ops *const SKELS[ALGO__COUNT] = {
 };
 
 const skel_ops *skel_of(dlc_algo a) { return a >= 0 && a < ALGO__COUNT ? SKELS[a] : NULL; }
+
+skel_shape skel_shape_of(const gpu_kernel *k) { return SKELS[k->algo]->shape; }

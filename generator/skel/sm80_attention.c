@@ -17,6 +17,10 @@
 #include "skel.h"
 #include "strbuf.h"
 
+/* Whether the kernel is the sm90a attention's (wgmma_softmax), whose Op
+ * attention_op writes too, with its tensor maps and producer */
+static bool wgmma(const gpu_kernel *k) { return k->algo == ALGO_WGMMA_SOFTMAX; }
+
 static bool let_is(const region *r, const rexpr *e, int *let) {
   while (e && (e->k == RX_BCAST || e->k == RX_TRANSPOSE)) e = e->a;
   if (!e || e->k != RX_LET) return false;
@@ -128,7 +132,6 @@ static bool att_regions(gpu_kernel *k, arena *A, const region_set *rs, const pc_
     return false;
   }
   const region *r1 = &rs->r[0], *r2 = &rs->r[1];
-  k->attention = true;
   k->name = name;
   k->algo = ALGO_STREAMING_SOFTMAX;
   k->r = r1;
@@ -930,7 +933,7 @@ void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance
   group_comment(&g, "batch", k->v.b_axes, k->v.nb);
   sb_printf(s, "  static __device__ __forceinline__ int64_t extent_kv(const Params *p) { return %s; }\n",
             sxc(A, group_extent(&g, k->v.n_axes, k->v.nn), false));
-  if (k->att_wgmma) {
+  if (wgmma(k)) {
     /* the TMA producer: the kernel's parameter block, the ring, setmaxnreg */
     sb_printf(s, "  using TParams = dlc__tp_%s;\n", eo->op->name);
     sb_printf(s, "  static constexpr int STAGES = %d, THREADS = %d;  // the K/V ring; producer + consumer warpgroups\n",
@@ -996,18 +999,18 @@ void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance
   tile_test_fn(&g, k, true);
   /* region 2: V and the output */
   opgen g2 = {A, &k->v2, k->v2.r, s, k->T, k->math_ieee};
-  if (k->att_wgmma) tmap_box_fn(&g2, &k->tmv, "v_box", "V_RANK", "V");
+  if (wgmma(k)) tmap_box_fn(&g2, &k->tmv, "v_box", "V_RANK", "V");
   else chunk_fn(&g2, &k->V, "v_chunk", k->v2.n_axes, k->v2.nn, k->v2.k_axes, k->v2.nk, "V");
   /* the GPU IR's row steps: full key tiles stream from one pointer each
    * (the sm80 row; the TMA producer's boxes need none) */
-  if (!k->att_wgmma && k->B.rstep && k->V.rstep)
+  if (!wgmma(k) && k->B.rstep && k->V.rstep)
     sb_printf(s,
               "  // full key tiles stream K and V rows: elements between consecutive keys\n"
               "  static constexpr bool KV_STREAM = true;\n"
               "  static __device__ __forceinline__ int64_t k_rstep([[maybe_unused]] const Params *p) { return %s; }\n"
               "  static __device__ __forceinline__ int64_t v_rstep([[maybe_unused]] const Params *p) { return %s; }\n",
               sxc(A, k->B.rstep, false), sxc(A, k->V.rstep, false));
-  else if (!k->att_wgmma)
+  else if (!wgmma(k))
     sb_puts(s, "  static constexpr bool KV_STREAM = false;  // a row step holds an index: the chunk functions load\n");
   epilogue_fn(&g2, " (O already divided by the row sum)");
   if (k->epi_vec) {
@@ -1020,22 +1023,33 @@ void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance
   } else {
     sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-width epilogue\n");
   }
-  if (!k->att_wgmma) {
+  if (!wgmma(k)) {
     render_kernel(A, s, k, sname, "sm80_attention.cuh", "Sm80AttCta", ATT_RENDER);
   } else {
-    att_produce_fn(s, k);
-    att_consume_fn(A, s, k, sname);
-    sm90a_kernel_fn(A, s, k, sname);
+    att90_kernel_fns(A, s, k, sname);
   }
   sb_puts(s, "};\n\n");
+}
+
+/* its tile, head dims and masks, its operands Q, K, V and statements */
+static void att_dump(cJSON *g, const gpu_kernel *k) {
+  dump_tile_head(g, k);
+  dump_attention_tile(g, k);
+  dump_vecs(g, k);
+  dump_math(g, k);
+  dump_operands(g, k, 3, false);
+  dump_stmts(g, k, false);
 }
 
 /* ---- the skeleton's table ---------------------------------------------------------- */
 
 static bool att_verify(const gpu_kernel *k, diag_list *dl) {
-  bool ok = verify_att_render(k, dl);
-  ok &= gpuir_verify_stores(k, dl);
+  bool ok = verify_stage_reuse(k, dl);
+  ok &= verify_epilogue_width(k, k->DV, k->v2.out_dt, k->threads, dl);
+  ok &= verify_lane_masks(k, dl);
+  ok &= verify_att_render(k, dl);
+  ok &= gpuir_verify_stores(k, false, dl);
   return ok;
 }
 
-const skel_ops SKEL_SM80_ATTENTION = {ALGO_STREAMING_SOFTMAX, 2, att_verify, attention_op};
+const skel_ops skel_sm80_attention = {ALGO_STREAMING_SOFTMAX, SKEL_ATTENTION, att_verify, attention_op, att_dump};

@@ -1113,12 +1113,16 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
   sb_puts(s, "};\n\n");
 }
 
+static void sm80_dump(cJSON *g, const gpu_kernel *k) { dump_contraction(g, k, false); }
+
 /* ---- the skeleton's table ---------------------------------------------------------- */
 
 static bool sm80_verify(const gpu_kernel *k, diag_list *dl) {
-  bool ok = verify_sm80_render(k, dl);
-  ok &= gpuir_verify_stores(k, dl);
+  bool ok = verify_stage_reuse(k, dl);
+  ok &= verify_epilogue_width(k, k->plan.tile[1], k->v.out_dt, k->threads, dl);
+  ok &= verify_sm80_render(k, dl);
+  ok &= gpuir_verify_stores(k, false, dl);
   return ok;
 }
 
-const skel_ops SKEL_SM80_CONTRACTION = {ALGO_IMPLICIT_GEMM, 1, sm80_verify, contraction_op};
+const skel_ops skel_sm80_contraction = {ALGO_IMPLICIT_GEMM, SKEL_CONTRACTION, sm80_verify, contraction_op, sm80_dump};

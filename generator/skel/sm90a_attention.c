@@ -239,7 +239,6 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
   const region *r1 = &rs->r[0], *r2 = &rs->r[1];
   int BM = p->tile[0], BN = p->tile[1], D = k->D, DV = k->DV, eb = dtype_bytes(k->T);
   k->algo = ALGO_WGMMA_SOFTMAX;
-  k->att_wgmma = true;
   k->threads = p->threads;
   k->smem = p->smem_bytes;
   k->producer_regs = PLAN_SM90A_ATT_PRODUCER_REGS, k->consumer_regs = PLAN_SM90A_ATT_CONSUMER_REGS;
@@ -300,6 +299,43 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
   }
   return k; /* the pipeline verifies it */
 }
+
+/* What verify_sm90a_setup and verify_sm90a_producer compare the kernel
+ * with: its setup (Q's barrier too), its consumers' state, and its
+ * producer's statements as att_produce_fn writes them. */
+static const setup_step ATT_SETUP[] = {
+    SM90A_SETUP_HEAD("K's and V's ring"), {GS_MBAR_INIT, GSIDE_NONE, GMBAR_Q, 0, "Q's barrier's init"}, SM90A_SETUP_TAIL};
+
+static const setup_step ATT_CONSUMERS[] = {
+    {GS_ROLE, GSIDE_NONE, GMBAR_NONE, GROLE_CONSUMERS, "the consumers' role"},
+    {GS_SETMAXNREG, GSIDE_NONE, GMBAR_NONE, GROLE_CONSUMERS, "the consumers' setmaxnreg.inc"},
+    {GS_FRAG_SETUP, GSIDE_NONE, GMBAR_NONE, GROLE_NONE, "the consumers' descriptors"},
+};
+
+/* the attention's: Q's arrival and boxes, then a pass over the full key
+ * tiles and one over the other live ones (the Loop's lo), K's and V's
+ * boxes of each after the wait on its slot and the arrival that arms it */
+static const producer_step ATT_PRODUCER[] = {
+    {GS_MBAR_ARRIVE, GSIDE_NONE, -1, "the arrival on qfull with the Q tile's bytes"},
+    {GS_TMA_LOAD, GSIDE_A, -2, "Q's boxes"},
+    {GS_LOOP, GSIDE_NONE, 0, "the loop over the full key tiles"},
+    {GS_MBAR_WAIT, GSIDE_NONE, -2, "the wait on the slot's empty barrier"},
+    {GS_MBAR_ARRIVE, GSIDE_NONE, -1, "the arrival on the slot's full barrier with the stage's bytes"},
+    {GS_TMA_LOAD, GSIDE_B, -2, "K's boxes"},
+    {GS_TMA_LOAD, GSIDE_V, -2, "V's boxes"},
+    {GS_END_LOOP, GSIDE_NONE, -2, "the loop's end"},
+    {GS_LOOP, GSIDE_NONE, 1, "the loop over the other live key tiles"},
+    {GS_MBAR_WAIT, GSIDE_NONE, -2, "the wait on the slot's empty barrier"},
+    {GS_MBAR_ARRIVE, GSIDE_NONE, -1, "the arrival on the slot's full barrier with the stage's bytes"},
+    {GS_TMA_LOAD, GSIDE_B, -2, "K's boxes"},
+    {GS_TMA_LOAD, GSIDE_V, -2, "V's boxes"},
+    {GS_END_LOOP, GSIDE_NONE, -2, "the loop's end"},
+};
+
+static const sm90a_lists ATT_LISTS = {"attention",   ATT_SETUP,    SM90A_N(ATT_SETUP),
+                                      ATT_CONSUMERS, SM90A_N(ATT_CONSUMERS),
+                                      "attention",   ATT_PRODUCER, SM90A_N(ATT_PRODUCER),
+                                      1};
 
 /* The sm90a attention skeleton's invariants: a producer warpgroup and two
  * consumer warpgroups of 64 query rows, key tiles and head dims that are
@@ -483,12 +519,13 @@ static const att_consumer_step ATT_CONSUMER[] = {
     {GS_STAGE_ACC, GSIDE_NONE, -2, GSTEP_NONE, GBAR_CTA, "O's staging"},
     {GS_BARRIER, GSIDE_NONE, -2, GSTEP_NONE, GBAR_CONSUMERS, "the consumers' barrier"},
 };
+#undef ATT_KEY_TILE
 
 /* The attention consumers: ATT_CONSUMER from the role's setmaxnreg, then
  * the output's epilogue pairs to the end (the full-width Epilogue and its
  * store when the kernel has EPI_VEC, then the bounds-checked ones). */
 static bool verify_sm90a_att_consumers(const gpu_kernel *k, diag_list *dl) {
-  int i = sm90a_consumers_from(k), n = k->nst;
+  int i = sm90a_consumers_from(k, &ATT_LISTS), n = k->nst;
   int nwant = (int)(sizeof ATT_CONSUMER / sizeof *ATT_CONSUMER);
   for (int j = 0; j < nwant; j++, i++) {
     const att_consumer_step *w = &ATT_CONSUMER[j];
@@ -533,7 +570,7 @@ void tmap_box_fn(opgen *g, const gpu_tmap *tm, const char *fname, const char *rk
  * tiles, then the other live ones, up to nt), the MbarWait on the slot's
  * empty barrier, the arrival that arms its full barrier with the stage's
  * bytes, K's and V's boxes, the slot and phase stepped at the EndLoop. */
-void att_produce_fn(strbuf *s, const gpu_kernel *k) {
+static void att_produce_fn(strbuf *s, const gpu_kernel *k) {
   sb_puts(s, "  // the producer (GPU IR), one elected lane: Q's boxes, then K's and V's of each key tile the\n"
              "  // consumers take, in their order (next(t, full): the full tiles, then the other live ones)\n"
              "  template <class Next>\n"
@@ -655,7 +692,7 @@ static const sm80_render_fn ATT90_RENDER[GS__COUNT] = {
     [GS_REDUCE] = a_reduce,         [GS_STAGE_ACC] = a_stage_acc,   [GS_ST_GLOBAL] = r_st_global,
 };
 
-void att_consume_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname) {
+static void att_consume_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname) {
   int i = 0;
   while (i < k->nst && !(k->st[i].k == GS_ROLE && k->st[i].role == GROLE_CONSUMERS)) i++;
   sb_printf(s, "  // the consumers (GPU IR): one line a statement, each a primitive of their state c\n"
@@ -667,17 +704,61 @@ void att_consume_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname)
   render_stmts(A, s, k, i + 3, false, ATT90_RENDER); /* after the Role, its SetMaxNReg and the state's FragSetup */
 }
 
+/* The Op's produce, consume and kernel (attention_op writes the rest) */
+static const sm90a_cta ATT_CTA = {"sm90a_attention.cuh", "Sm90aAttCta", true,
+                                  "if (c.elected()) produce(tp, c.smQ, c.smK, c.smV, c.qfull, c.full, c.empty, c.m0, "
+                                  "c.b, c.nt, c.order);"};
+
+void att90_kernel_fns(arena *A, strbuf *s, const gpu_kernel *k, const char *sname) {
+  att_produce_fn(s, k);
+  att_consume_fn(A, s, k, sname);
+  sm90a_kernel_fn(A, s, k, sname, &ATT_CTA);
+}
+
+/* as sm80 attention's, with the register budgets and each tensor map,
+ * innermost dim first: the index that selects a box (a region axis, or a
+ * constant) and the box's extent along it */
+static void att90_dump(cJSON *g, const gpu_kernel *k) {
+  dump_tile_head(g, k);
+  dump_attention_tile(g, k);
+  dump_vecs(g, k);
+  dump_math(g, k);
+  dump_sm90a_regs(g, k);
+  cJSON *tms = cJSON_AddArrayToObject(g, "tensor_maps");
+  const gpu_tmap *all[3] = {&k->tmq, &k->tmk, &k->tmv};
+  for (int i = 0; i < 3; i++) {
+    const gpu_tmap *tm = all[i];
+    arena A0 = {0};
+    cJSON *o = cJSON_CreateObject(), *ix = cJSON_CreateArray(), *bx = cJSON_CreateArray();
+    cJSON_AddStringToObject(o, "tensor", tm->tensor);
+    cJSON_AddNumberToObject(o, "rank", tm->rank);
+    for (int d = tm->rank - 1; d >= 0; d--) {
+      cJSON_AddItemToArray(ix, cJSON_CreateString(sx_str(&A0, tm->map[d])));
+      cJSON_AddItemToArray(bx, cJSON_CreateNumber(d == tm->rank - 1 ? 64 : d == tm->row_dim ? tm->rows : 1));
+    }
+    cJSON_AddItemToObject(o, "index", ix);
+    cJSON_AddItemToObject(o, "box", bx);
+    cJSON_AddItemToArray(tms, o);
+    arena_free(&A0);
+  }
+  dump_operands(g, k, 3, true);
+  dump_stmts(g, k, false);
+}
+
 /* ---- the skeleton's table ---------------------------------------------------------- */
 
 static bool att90_verify(const gpu_kernel *k, diag_list *dl) {
-  bool ok = verify_sm90a_attention(k, dl);
-  ok &= verify_sm90a_setup(k, dl);
-  ok &= verify_sm90a_producer(k, dl);
+  /* the epilogue's threads: the consumers' */
+  bool ok = verify_epilogue_width(k, k->DV, k->v2.out_dt, k->threads - 128, dl);
+  ok &= verify_lane_masks(k, dl);
+  ok &= verify_sm90a_attention(k, dl);
+  ok &= verify_sm90a_setup(k, &ATT_LISTS, dl);
+  ok &= verify_sm90a_producer(k, &ATT_LISTS, dl);
   ok &= verify_sm90a_att_consumers(k, dl);
-  ok &= gpuir_verify_stores(k, dl);
+  ok &= gpuir_verify_stores(k, false, dl);
   return ok;
 }
 
 /* the Op is the sm80 attention's (attention_op), with this skeleton's
  * producer and consumers */
-const skel_ops SKEL_SM90A_ATTENTION = {ALGO_WGMMA_SOFTMAX, 2, att90_verify, attention_op};
+const skel_ops skel_sm90a_attention = {ALGO_WGMMA_SOFTMAX, SKEL_ATTENTION, att90_verify, attention_op, att90_dump};

@@ -17,6 +17,10 @@
 #include "skel.h"
 #include "strbuf.h"
 
+/* Whether the kernel's producer gathers (cp_async_wgmma), else it copies
+ * TMA boxes (tma_wgmma): the file's two skeletons */
+static bool gathers(const gpu_kernel *k) { return k->algo == ALGO_CPASYNC_WGMMA; }
+
 /* Whether operand read `rd` of region r is a plain Read of a rank-2
  * signature tensor at [outer axis, inner axis]: one 2-D tensor map (inner
  * dim contiguous, the leading dimension as the outer stride) covers it. */
@@ -247,13 +251,11 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
   int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages, eb = dtype_bytes(k->T);
   dlc_algo al = gather ? ALGO_CPASYNC_WGMMA : ALGO_TMA_WGMMA;
   k->algo = al;
-  k->tma = true;
   /* its producer keeps no walk state (32-bit guards and masks are the sm80 walk's) */
   k->A.g32 = k->B.g32 = false;
   k->A.gmask = k->B.gmask = 0;
   k->A.kpart32 = k->B.kpart32 = false;
   k->kpart32_fallback = 0;
-  k->gather = gather;
   k->gather_lag = gather ? S - 2 : 0; /* the copies of S - 2 stages ahead in flight, one slot's arrival behind */
   k->threads = p->threads;
   k->producer_regs = PLAN_SM90A_PRODUCER_REGS, k->consumer_regs = PLAN_SM90A_CONSUMER_REGS;
@@ -320,6 +322,56 @@ gpu_kernel *gpuir_build_sm90a_gather(arena *A, const region *r, const pc_analysi
   return build_sm90a(A, r, a, p, name, true, dl);
 }
 
+/* ---- the checks ---------------------------------------------------------------------- */
+
+/* What verify_sm90a_setup and verify_sm90a_producer compare the kernels
+ * with: the setup and the consumers' state before their k-loop, as
+ * sm90a_kernel_fn writes them, and each producer's statements, as
+ * produce_fn writes them (kind, operand, lo: -2 any, else the statement's
+ * lo, -3 the gathering producer's lag). */
+static const setup_step CONTRACTION_SETUP[] = {SM90A_SETUP_HEAD("B's ring"), SM90A_SETUP_TAIL};
+
+static const setup_step CONTRACTION_CONSUMERS[] = {
+    {GS_ROLE, GSIDE_NONE, GMBAR_NONE, GROLE_CONSUMERS, "the consumers' role"},
+    {GS_SETMAXNREG, GSIDE_NONE, GMBAR_NONE, GROLE_CONSUMERS, "the consumers' setmaxnreg.inc"},
+    {GS_ACC_ZERO, GSIDE_NONE, GMBAR_NONE, GROLE_NONE, "the accumulators' zero"},
+    {GS_FRAG_SETUP, GSIDE_A, GMBAR_NONE, GROLE_NONE, "A's descriptor"},
+    {GS_FRAG_SETUP, GSIDE_B, GMBAR_NONE, GROLE_NONE, "B's descriptor"},
+};
+
+static const producer_step TMA_PRODUCER[] = {
+    {GS_LOOP, GSIDE_NONE, -2, "the k-tile loop"},
+    {GS_MBAR_WAIT, GSIDE_NONE, -2, "the wait on the slot's empty barrier"},
+    {GS_MBAR_ARRIVE, GSIDE_NONE, -1, "the arrival on the slot's full barrier with the stage's bytes"},
+    {GS_TMA_LOAD, GSIDE_A, -2, "A's box"},
+    {GS_TMA_LOAD, GSIDE_B, -2, "B's boxes"},
+    {GS_END_LOOP, GSIDE_NONE, -2, "the loop's end"},
+};
+
+static const producer_step GATHER_PRODUCER[] = {
+    {GS_LOOP, GSIDE_NONE, -2, "the k-tile loop"},
+    {GS_MBAR_WAIT, GSIDE_NONE, -2, "the wait on the slot's empty barrier"},
+    {GS_CP_ASYNC, GSIDE_A, -2, "A's chunks"},
+    {GS_CP_ASYNC, GSIDE_B, -2, "B's chunks"},
+    {GS_COMMIT, GSIDE_NONE, -2, "the commit"},
+    {GS_WAIT, GSIDE_NONE, -3, "the wait for stage kt - lag"},
+    {GS_PROXY_FENCE, GSIDE_NONE, -2, "the proxy fence"},
+    {GS_MBAR_ARRIVE, GSIDE_NONE, -3, "the arrival on stage kt - lag's full barrier"},
+    {GS_END_LOOP, GSIDE_NONE, -2, "the loop's end"},
+    {GS_WAIT, GSIDE_NONE, 0, "the wait for every group"},
+    {GS_PROXY_FENCE, GSIDE_NONE, -2, "the proxy fence"},
+    {GS_MBAR_ARRIVE, GSIDE_NONE, -3, "the arrivals of the last lag stages"},
+};
+
+static const sm90a_lists TMA_LISTS = {"contraction",          CONTRACTION_SETUP, SM90A_N(CONTRACTION_SETUP),
+                                      CONTRACTION_CONSUMERS,  SM90A_N(CONTRACTION_CONSUMERS),
+                                      "TMA",                  TMA_PRODUCER,      SM90A_N(TMA_PRODUCER),
+                                      1};
+static const sm90a_lists GATHER_LISTS = {"contraction",         CONTRACTION_SETUP, SM90A_N(CONTRACTION_SETUP),
+                                         CONTRACTION_CONSUMERS, SM90A_N(CONTRACTION_CONSUMERS),
+                                         "gathering",           GATHER_PRODUCER,   SM90A_N(GATHER_PRODUCER),
+                                         128};
+
 /* The sm90a consumers' k-loop (consumer_step): k-tile 0 peeled on slot 0
  * at parity 0, releasing nothing; a lap of S = consumer_unroll = stages
  * steps, step j on slot (1 + j) % S (each slot once), its parity the lap's
@@ -332,7 +384,7 @@ gpu_kernel *gpuir_build_sm90a_gather(arena *A, const region *r, const pc_analysi
  * renders it (below, store_tile_fn): the wait for the last group
  * (wait_group 0), the consumers' barrier, the staging, the barrier, the
  * output's pairs. */
-static bool verify_sm90a_consumers(const gpu_kernel *k, diag_list *dl) {
+static bool verify_sm90a_consumers(const gpu_kernel *k, const sm90a_lists *l, diag_list *dl) {
   int S = k->plan.stages, i = 0, n = k->nst;
   if (k->consumer_unroll != S) {
     diag_report(dl, D_INTERNAL, "GPU IR", NULL,
@@ -341,7 +393,7 @@ static bool verify_sm90a_consumers(const gpu_kernel *k, diag_list *dl) {
                 k->consumer_unroll, S);
     return false;
   }
-  i = sm90a_consumers_from(k);
+  i = sm90a_consumers_from(k, l);
   /* seg 0: the peel (1 step), 1: a lap (S steps), 2: the rest (S - 1 steps) */
   static const char *segs[] = {"k-tile 0", "lap", "rest"};
   static const gpu_loop seg_loop[] = {GLOOP_NONE, GLOOP_LAP, GLOOP_REST};
@@ -402,7 +454,7 @@ static bool verify_sm90a_consumers(const gpu_kernel *k, diag_list *dl) {
  * file for the 384 threads; each TMA copy after a wait on its slot's empty
  * barrier (its role's ring discipline); the consumers' tile of two
  * warpgroups of 64 rows. */
-static bool verify_sm90a(const gpu_kernel *k, diag_list *dl) {
+static bool verify_sm90a(const gpu_kernel *k, const sm90a_lists *l, diag_list *dl) {
   bool ok = true;
   const sched_plan *p = &k->plan;
   int S = p->stages, eb = dtype_bytes(k->T);
@@ -425,14 +477,14 @@ static bool verify_sm90a(const gpu_kernel *k, diag_list *dl) {
     }
   }
   ok &= verify_setmaxnreg(k, 256, dl);
-  if (k->gather && (k->gather_lag < 1 || k->gather_lag >= S)) {
+  if (gathers(k) && (k->gather_lag < 1 || k->gather_lag >= S)) {
     diag_report(dl, D_INTERNAL, "GPU IR", NULL, "the gathering producer lands its copies %d stages behind, not 1 to %d",
                 k->gather_lag, S - 1);
     ok = false;
   }
-  if (!verify_sm90a_setup(k, dl)) ok = false;
-  if (!verify_sm90a_consumers(k, dl)) ok = false;
-  if (!verify_sm90a_producer(k, dl)) ok = false;
+  if (!verify_sm90a_setup(k, l, dl)) ok = false;
+  if (!verify_sm90a_consumers(k, l, dl)) ok = false;
+  if (!verify_sm90a_producer(k, l, dl)) ok = false;
   /* every copy into the ring after the wait on its slot's empty barrier
    * (TMA boxes, or a gathering producer's cp.async chunks); a gathering
    * producer's arrival on a full barrier after its copies landed
@@ -445,9 +497,9 @@ static bool verify_sm90a(const gpu_kernel *k, diag_list *dl) {
     if (s->k == GS_ROLE || s->k == GS_LOOP) freed = false;
     if (s->k == GS_MBAR_WAIT && s->nin == 1 && s->mbar == GMBAR_EMPTY) freed = true;
     bool copy = s->k == GS_TMA_LOAD || s->k == GS_CP_ASYNC;
-    if (copy && (s->k == GS_CP_ASYNC) != k->gather) {
+    if (copy && (s->k == GS_CP_ASYNC) != gathers(k)) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL, "copy %s is not the %s producer's", s->what,
-                  k->gather ? "gathering (cp.async)" : "TMA");
+                  gathers(k) ? "gathering (cp.async)" : "TMA");
       ok = false;
     }
     if (copy && !freed) {
@@ -457,7 +509,7 @@ static bool verify_sm90a(const gpu_kernel *k, diag_list *dl) {
     if (s->k == GS_CP_ASYNC) last_cp = i;
     if (s->k == GS_WAIT) last_wait = i;
     if (s->k == GS_PROXY_FENCE) last_fence = i;
-    if (k->gather && s->k == GS_MBAR_ARRIVE && s->mbar == GMBAR_FULL &&
+    if (gathers(k) && s->k == GS_MBAR_ARRIVE && s->mbar == GMBAR_FULL &&
         !(last_cp >= 0 && last_wait > last_cp && last_fence > last_wait)) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL,
                   "arrival %s is not after its copies landed (cp.async.wait_group) and fence.proxy.async", s->what);
@@ -477,7 +529,7 @@ static bool verify_sm90a(const gpu_kernel *k, diag_list *dl) {
  * after the loop, its last stages' landing.  The TMA producer is one
  * elected lane; every thread t of the gathering one copies its chunks. */
 static void produce_fn(strbuf *s, const gpu_kernel *k, const char *sname) {
-  if (k->gather)
+  if (gathers(k))
     sb_puts(s, "  // the gathering producer's k-loop (GPU IR): thread t of the warpgroup copies its chunks of each\n"
                "  // stage, then lands the stage `lag` k-tiles behind on its full barrier\n"
                "  static __device__ __forceinline__ void produce(const Params *p, unsigned char *ring, uint64_t *full,\n"
@@ -505,14 +557,14 @@ static void produce_fn(strbuf *s, const gpu_kernel *k, const char *sname) {
                 "%s"
                 "    for (int kt = 0; kt < KT; ++kt) {  // Loop kt: %s\n"
                 "      unsigned char *dst = ring + s * STAGE_BYTES;\n",
-                k->gather ? "#pragma unroll 1\n" : "", t->detail);
+                gathers(k) ? "#pragma unroll 1\n" : "", t->detail);
       in_loop = true, ind = "      ";
       break;
     case GS_MBAR_WAIT:
       sb_printf(s, "%sdlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait %s: a fresh slot is free\n", ind, t->what);
       break;
     case GS_MBAR_ARRIVE:
-      if (!k->gather) {
+      if (!gathers(k)) {
         sb_printf(s, "%sdlc::mbar_arrive_expect_tx(&full[s], STAGE_BYTES);  // MbarArrive %s\n", ind, t->what);
       } else if (in_loop) {
         sb_printf(s, "%sdlc::mbar_arrive(&full[done]);  // MbarArrive %s\n%sif (++done == STAGES) done = 0;\n", ind,
@@ -632,7 +684,14 @@ static void consume_fn(strbuf *s, const gpu_kernel *k, const char *sname) {
  * barrier it shares) */
 static void store_tile_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname);
 
-/* The Op of a kernel on the sm90a contraction skeleton (gpu_kernel.tma):
+/* What the kernel function is laid on: the TMA producer's tensor maps, or
+ * the gathering producer's parameters and threads */
+static const sm90a_cta TMA_CTA = {"sm90a_contraction.cuh", "Sm90aCta", true,
+                                  "if (c.elected()) produce(tp, c.ring, c.full, c.empty, c.mt, c.nt, c.KT);"};
+static const sm90a_cta GATHER_CTA = {"sm90a_contraction.cuh", "Sm90aCta", false,
+                                     "produce(p, c.ring, c.full, c.empty, c.mt, c.nt, c.b, c.KT, c.thread());"};
+
+/* The Op of a kernel on the sm90a contraction skeleton (tma_wgmma and cp_async_wgmma):
  * its tile and ring, B's major (the tensor maps and descriptors follow
  * it), the extents, the functions rendered from the GPU IR (the kernel,
  * the producer's and the consumers' loops, their epilogue) and the same
@@ -647,7 +706,7 @@ static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel
   sb_printf(s, "template <class T_>\nstruct %s {\n", sname);
   sb_printf(s, "  using T = T_;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n",
             k->v.out_dt == k->T ? "T_" : ctype(k->v.out_dt), eo->op->name);
-  if (!k->gather) sb_printf(s, "  using TParams = dlc__tp_%s;\n", eo->op->name);
+  if (!gathers(k)) sb_printf(s, "  using TParams = dlc__tp_%s;\n", eo->op->name);
   sb_printf(s, "  static constexpr int BM = %d, BN = %d, BK = %d, STAGES = %d, THREADS = %d;\n", p->tile[0], p->tile[1],
             p->tile[2], p->stages, k->threads);
   sb_printf(s, "  // B stored along %s: %s descriptors\n  static constexpr bool B_K_CONTIG = %s;\n",
@@ -657,7 +716,7 @@ static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel
                "  static constexpr int RASTER_GROUP = %d;\n",
             p->raster_group);
   group_extents(&g, k, false);
-  if (k->gather) {
+  if (gathers(k)) {
     sb_printf(s, "  // the gathering producer: a thread lands stage kt - LAG after issuing stage kt (GPU IR)\n"
                  "  static constexpr int LAG = %d;\n",
               k->gather_lag);
@@ -667,7 +726,7 @@ static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel
   produce_fn(s, k, sname);
   consume_fn(s, k, sname);
   store_tile_fn(c->A, s, k, sname);
-  sm90a_kernel_fn(c->A, s, k, sname);
+  sm90a_kernel_fn(c->A, s, k, sname, gathers(k) ? &GATHER_CTA : &TMA_CTA);
   epilogue_fn(&g, "");
   if (k->epi_vec) epilogue_full_fn(&g, k->epi_vec, "BN");
   else sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-width epilogue\n");
@@ -703,11 +762,22 @@ static void store_tile_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *
   render_stmts(A, s, k, i + 1, false, SM90A_TAIL_RENDER);
 }
 
+static void sm90a_dump(cJSON *g, const gpu_kernel *k) { dump_contraction(g, k, true); }
+
 /* ---- the skeletons' table ---------------------------------------------------------- */
 
-static bool sm90a_verify(const gpu_kernel *k, diag_list *dl) {
-  bool ok = verify_sm90a(k, dl);
-  ok &= gpuir_verify_stores(k, dl);
+static bool tma_verify(const gpu_kernel *k, diag_list *dl) {
+  /* the epilogue's threads: the consumers' */
+  bool ok = verify_epilogue_width(k, k->plan.tile[1], k->v.out_dt, k->threads - 128, dl);
+  ok &= verify_sm90a(k, &TMA_LISTS, dl);
+  ok &= gpuir_verify_stores(k, false, dl);
+  return ok;
+}
+
+static bool gather_verify(const gpu_kernel *k, diag_list *dl) {
+  bool ok = verify_epilogue_width(k, k->plan.tile[1], k->v.out_dt, k->threads - 128, dl);
+  ok &= verify_sm90a(k, &GATHER_LISTS, dl);
+  ok &= gpuir_verify_stores(k, false, dl);
   return ok;
 }
 
@@ -715,5 +785,5 @@ static void sm90a_render(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   sm90a_op(c, s, eo, in->k, sname);
 }
 
-const skel_ops SKEL_SM90A_CONTRACTION = {ALGO_TMA_WGMMA, 1, sm90a_verify, sm90a_render};
-const skel_ops SKEL_SM90A_GATHER_CONTRACTION = {ALGO_CPASYNC_WGMMA, 1, sm90a_verify, sm90a_render};
+const skel_ops skel_sm90a_contraction = {ALGO_TMA_WGMMA, SKEL_CONTRACTION, tma_verify, sm90a_render, sm90a_dump};
+const skel_ops skel_sm90a_gather_contraction = {ALGO_CPASYNC_WGMMA, SKEL_CONTRACTION, gather_verify, sm90a_render, sm90a_dump};

@@ -11,7 +11,7 @@
 gpu_kernel *gpuir_build_splitk_reduce(arena *A, const gpu_kernel *part, const char *name, diag_list *dl) {
   const region *r = part->r;
   const char *at = arena_printf(A, "GPU IR[%s]", r->name);
-  if (part->plan.split_k <= 1 || part->attention || part->rows) {
+  if (part->plan.split_k <= 1 || skel_shape_of(part) != SKEL_CONTRACTION) {
     diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "kernel %s is not the first kernel of a split-K plan", part->name);
     return NULL;
   }
@@ -19,7 +19,6 @@ gpu_kernel *gpuir_build_splitk_reduce(arena *A, const gpu_kernel *part, const ch
   *k = *part;
   k->name = name;
   k->algo = ALGO_SPLITK_REDUCE;
-  k->split_reduce = true;
   k->reduce = NULL;
   k->next = NULL;
   k->smem = 0;
@@ -97,13 +96,17 @@ void splitk_reduce_fn(opgen *g, const gpu_kernel *reduce, const char *sname) {
   render_stmts(g->A, g->s, reduce, 0, true, SM80_RENDER);
 }
 
+static void splitk_dump(cJSON *g, const gpu_kernel *k) { dump_contraction(g, k, false); }
+
 /* ---- the skeleton's table ---------------------------------------------------------- */
 
 static bool splitk_verify(const gpu_kernel *k, diag_list *dl) {
-  bool ok = verify_splitk_render(k, dl);
-  ok &= gpuir_verify_stores(k, dl);
+  bool ok = verify_stage_reuse(k, dl);
+  ok &= verify_epilogue_width(k, k->plan.tile[1], k->v.out_dt, k->threads, dl);
+  ok &= verify_splitk_render(k, dl);
+  ok &= gpuir_verify_stores(k, true, dl);
   return ok;
 }
 
 /* rendered with its first kernel's Op (contraction_op, splitk_reduce_fn) */
-const skel_ops SKEL_SPLITK_REDUCE = {ALGO_SPLITK_REDUCE, 1, splitk_verify, NULL};
+const skel_ops skel_splitk_reduce = {ALGO_SPLITK_REDUCE, SKEL_CONTRACTION, splitk_verify, NULL, splitk_dump};

@@ -177,7 +177,7 @@ static bool sm90a_verifies_u(const gpu_stmt *st, int n, bool gather, int unroll,
   k.plan.tile[0] = 128, k.plan.tile[1] = 128, k.plan.tile[2] = 64, k.plan.stages = S5;
   k.threads = 384;
   k.algo = gather ? ALGO_CPASYNC_WGMMA : ALGO_TMA_WGMMA; /* its skeleton: its checks */
-  k.tma = true, k.gather = gather, k.gather_lag = gather ? 3 : 0;
+  k.gather_lag = gather ? 3 : 0;
   k.producer_regs = 40, k.consumer_regs = 232;
   k.consumer_unroll = unroll;
   k.nvec = 1, k.vecs[0] = 8;
@@ -470,7 +470,6 @@ static bool att_verifies(const gpu_stmt *st, int n, const char *why) {
   memset(&k, 0, sizeof k);
   k.T = DT_FP16;
   k.algo = ALGO_WGMMA_SOFTMAX; /* its skeleton: its checks */
-  k.attention = k.att_wgmma = true;
   k.plan.tile[0] = 128, k.plan.tile[1] = 128, k.plan.tile[2] = 64, k.plan.stages = 2;
   k.D = k.DV = 64;
   k.threads = 384;
@@ -986,18 +985,21 @@ static void sm80_rows_render_shape(void) {
 }
 
 /* The skeleton table (skel/skel.h): a row for every algo of algo.def, under
- * its own key, with its checks and (but for split-K's reduce, rendered with
+ * its own key, with its checks, its dump and (but for split-K's reduce, rendered with
  * its first kernel's Op) its renderer; a kernel whose algo no row has fails
  * gpuir_verify instead of going unchecked. */
 static void skeleton_table(void) {
   for (int a = 0; a < ALGO__COUNT; a++) {
     const skel_ops *sk = skel_of((dlc_algo)a);
-    CHECK(sk && sk->algo == (dlc_algo)a && sk->verify && (sk->regions == 1 || sk->regions == 2));
+    CHECK(sk && sk->algo == (dlc_algo)a && sk->verify && sk->dump);
     CHECK(sk && (sk->render != NULL) == (a != ALGO_SPLITK_REDUCE));
   }
   CHECK(skel_of(ALGO__COUNT) == NULL && skel_of((dlc_algo)-1) == NULL);
-  CHECK(skel_of(ALGO_STREAMING_SOFTMAX)->regions == 2 && skel_of(ALGO_WGMMA_SOFTMAX)->regions == 2 &&
-        skel_of(ALGO_IMPLICIT_GEMM)->regions == 1);
+  /* the shapes the host code and the comments ask for */
+  CHECK(skel_of(ALGO_STREAMING_SOFTMAX)->shape == SKEL_ATTENTION && skel_of(ALGO_WGMMA_SOFTMAX)->shape == SKEL_ATTENTION);
+  CHECK(skel_of(ALGO_ROW_REDUCE)->shape == SKEL_ROWS);
+  CHECK(skel_of(ALGO_IMPLICIT_GEMM)->shape == SKEL_CONTRACTION && skel_of(ALGO_SPLITK_REDUCE)->shape == SKEL_CONTRACTION &&
+        skel_of(ALGO_TMA_WGMMA)->shape == SKEL_CONTRACTION && skel_of(ALGO_CPASYNC_WGMMA)->shape == SKEL_CONTRACTION);
   gpu_kernel k = one_tile(64, 64, 8);
   k.algo = ALGO__COUNT;
   CHECK(!verifies_full(&k, "has no skeleton"));
