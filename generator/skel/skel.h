@@ -1,9 +1,10 @@
 /* The skeletons: each file of skel/ holds one skeleton's GPU IR builder, its
- * checks and its renderer, and defines its table of operations below.
- * algo.def's skel column names each algo's table, and skel_of is the one
- * lookup: a kernel's algo is its skeleton; gpuir_verify runs its checks,
- * gpuir_dump its dump and the emitter its renderer through the table.  The pipeline's skeleton table (pipeline.c)
- * says which regions each {arch, algo} takes and how it plans them. */
+ * checks, its dump and its renderer, and defines its table of operations
+ * below.  algo.def's skel column names each algo's table, and skel_of is
+ * the one lookup: a kernel's algo is its skeleton; gpuir_verify runs its
+ * checks, gpuir_dump its dump and the emitter its renderer through the
+ * table.  The pipeline's skeleton table (pipeline.c) says which regions
+ * each {arch, algo} takes and how it plans them. */
 #ifndef DLC_SKEL_H
 #define DLC_SKEL_H
 
