@@ -1,4 +1,5 @@
-/* The skeleton table (algo.def) and its lookups. */
+/* The algos of algo.def (the skeletons' names, templates and launch
+ * constants) and their lookups. */
 #include "algo.h"
 
 #include <string.h>

@@ -647,7 +647,7 @@ static void dispatch_sm90a_gather(arena *A, strbuf *s, const fe_graph *g, const 
 }
 
 /* The dispatch of each sm90a skeleton's kernel, by its algo: every algo
- * that an sm90a row of the pipeline's skeleton table plans has one. */
+ * of an `only` skeleton (skel_ops.only: the pipeline plans it for sm90a) has one. */
 typedef void (*dispatch90_fn)(arena *A, strbuf *s, const fe_graph *g, const gpu_kernel *k, const char *on);
 static const dispatch90_fn DISPATCH90[ALGO__COUNT] = {
     [ALGO_TMA_WGMMA] = dispatch_sm90a,

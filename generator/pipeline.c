@@ -36,6 +36,7 @@
 #include "polycore.h"
 #include "polyview.h"
 #include "region.h"
+#include "skel/skel.h"
 #include "tiny.h"
 
 static const char *const stage_names[] = {
@@ -97,7 +98,7 @@ typedef struct run {
   plan_result *plan;     /* of the kernel region */
   gpu_kernel *kernel;    /* NULL when the graph is not compiled to a kernel */
   plan_result *plan90;   /* the sm90a row's plan (arch_rows), or NULL */
-  int row90;             /* its row of the skeleton table */
+  dlc_algo algo90;       /* its skeleton (an `only` one: skel_ops) */
   int nbuckets;          /* shape buckets with a plan of their own (contractions) */
   bucket *buckets;
   const plan_bucket *bucket90; /* an arch row's run for one shape bucket (arch_rows_plan), or NULL */
@@ -232,32 +233,23 @@ static const pass FRONT_HALF[] = {
     {STAGE_ANALYSIS, run_analysis, verify_analysis, dump_analysis},
 };
 
-/* ---- the back half: a table of skeletons ----------------------------------------------- */
+/* ---- the back half: each skeleton's plan ----------------------------------------------- */
 
-/* One {arch, algo_choice}: the oldest arch its kernels need (they run on
- * every later one; with `only`, on that arch alone), whether a run's
- * regions fit it, and its plan, plan check and GPU IR builder.  The first
- * row without `only` that serves every arch of the run and whose regions
- * fit takes the run.  An `only` row whose arch is among the run's also
+/* A skeleton's part of the pipeline is its table (skel/skel.h): the oldest
+ * arch its kernels need (they run on every later one; with `only`, on that
+ * arch alone), whether a run's regions fit it, its plan's check and its GPU
+ * IR builder.  The pipeline tries the skeletons in algo.def order: the
+ * first without `only` that serves every arch of the run and whose regions
+ * fit takes the run.  An `only` skeleton whose arch is among the run's also
  * compiles the run for that arch (arch_rows): the entry point prefers its
- * kernel there, and falls back on the first row's for a call its kernel
- * cannot take (a tensor map that does not encode).  The row's launch
- * constants (the kernel's entry, parameter block, minimum blocks and arch
- * guard) are its algo's row of algo.def, which the emitter reads. */
-typedef struct skeleton_row {
-  dlc_arch arch;
-  bool only;
-  dlc_algo algo;
-  bool (*fits)(const run *r);
-  plan_result *(*plan)(run *r, const arch_info *const *archs, int na, const codegen_opts *cg, diag_list *dl);
-  bool (*verify_plan)(const run *r, const arch_info *const *archs, int na, const codegen_opts *cg, diag_list *dl);
-  gpu_kernel *(*build)(run *r, const codegen_opts *cg, diag_list *dl);
-} skeleton_row;
+ * kernel there, and falls back on the first one's for a call its kernel
+ * cannot take (a tensor map that does not encode).  Its launch constants
+ * are its algo's row of algo.def, which the emitter reads.  What is the
+ * pipeline's own is how each skeleton's plan is found (PLAN below): the
+ * pinned plans, the shape buckets, the calibration. */
+typedef plan_result *(*plan_fn)(run *r, const arch_info *const *archs, int na, const codegen_opts *cg, diag_list *dl);
 
-/* attention: QK^T with its score lets and a deferred row softmax (a row
- * max after the contraction), then P V */
-static bool attention_fits(const run *r) { return r->rs->n == 2 && region_streams_to(&r->rs->r[0], &r->rs->r[1]); }
-
+/* attention: its head dims compile-time (a manifest variant binds them), the pinned plan */
 static plan_result *attention_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
                                    diag_list *dl) {
   const region *r1 = &r->rs->r[0], *r2 = &r->rs->r[1];
@@ -272,23 +264,6 @@ static plan_result *attention_plan(run *r, const arch_info *const *archs, int na
   }
   const cJSON *pinned = pinned_plan(cg, archs[0], NULL, dl);
   return plan_attention(&r->A, r1, &r->pc->a[0], (int)d, (int)dv, archs, na, pinned, dl, cg->at);
-}
-
-static gpu_kernel *attention_build(run *r, const codegen_opts *cg, diag_list *dl) {
-  return gpuir_build_attention(&r->A, r->rs, r->pc, &r->plan->chosen, cg->kernel_name, dl);
-}
-
-/* The first Reduce let after region r's contraction (a softmax or a row sum
- * on its output), or -1: the contraction skeletons' epilogue is pointwise. */
-static int reduce_after_contraction(const region *r) {
-  for (int l = r->acc_let + 1; r->acc_let >= 0 && l < r->nlets; l++)
-    if (r->lets[l].e->k == RX_REDUCE) return l;
-  return -1;
-}
-
-/* contraction: one region, one contraction with a pointwise epilogue */
-static bool contraction_fits(const run *r) {
-  return r->rs->n == 1 && r->rs->r[0].acc_let >= 0 && reduce_after_contraction(&r->rs->r[0]) < 0;
 }
 
 /* The signature dim that a GEMM group's extent is, when it is exactly one
@@ -490,6 +465,7 @@ static bool contraction_buckets(run *r, const arch_info *const *archs, int na, c
   return !n || derived_ranges(r, archs, na, cg, n, "n", DERIVED_N, NDERIVED_N, true, dl);
 }
 
+/* a contraction: the searched (or pinned) plan, calibrated, then its shape buckets */
 static plan_result *contraction_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
                                      diag_list *dl) {
   const cJSON *pinned = pinned_plan(cg, archs[0], NULL, dl);
@@ -499,68 +475,7 @@ static plan_result *contraction_plan(run *r, const arch_info *const *archs, int 
   return r->plan;
 }
 
-static gpu_kernel *contraction_build(run *r, const codegen_opts *cg, diag_list *dl) {
-  for (int i = 0; i < r->nbuckets; i++) {
-    bucket *b = &r->buckets[i];
-    b->kernel = gpuir_build(&r->A, &r->rs->r[0], &r->pc->a[0], &b->plan->chosen,
-                            arena_printf(&r->A, "%s_b%d", cg->kernel_name, i), dl);
-    /* split-K: the second kernel, from the first (algo_choice splitk_reduce) */
-    if (b->kernel && b->plan->chosen.split_k > 1 &&
-        !(b->kernel->reduce = gpuir_build_splitk_reduce(&r->A, b->kernel, arena_printf(&r->A, "%s_b%d_r", cg->kernel_name, i), dl)))
-      return NULL;
-    if (!b->kernel || !gpuir_verify(b->kernel, dl) || (b->kernel->reduce && !gpuir_verify(b->kernel->reduce, dl)))
-      return NULL;
-    /* the op's math holds for its bucket kernels too */
-    b->kernel->math_ieee = cg->math_ieee;
-    if (b->kernel->reduce) b->kernel->reduce->math_ieee = cg->math_ieee;
-  }
-  return gpuir_build(&r->A, &r->rs->r[0], &r->pc->a[0], &r->plan->chosen, cg->kernel_name, dl);
-}
-
-/* What every plan must hold on every arch it is built for: the row's
- * algo_choice, its warps as its threads, and shared memory and registers
- * within the arch's limits. */
-static bool plan_fits_archs(const run *r, dlc_algo algo, const arch_info *const *archs, int na, diag_list *dl) {
-  const sched_plan *p = &r->plan->chosen;
-  bool ok = true;
-  if (p->algo != algo) {
-    diag_report(dl, D_INTERNAL, "plan", NULL, "the plan's algo_choice '%s' is not its skeleton's '%s'",
-                algo_name(p->algo), algo_name(algo));
-    ok = false;
-  }
-  if (p->threads != 32 * p->warps_m * p->warps_n || p->threads > 1024) {
-    diag_report(dl, D_INTERNAL, "plan", NULL, "the plan's %d threads are not its %d x %d warps", p->threads, p->warps_m,
-                p->warps_n);
-    ok = false;
-  }
-  for (int i = 0; i < na; i++)
-    if (p->smem_bytes > archs[i]->smem_per_block || p->regs_per_thread > 255) {
-      diag_report(dl, D_INTERNAL, "plan", NULL, "the plan needs %d bytes of shared memory and %d registers, over %s's limits",
-                  p->smem_bytes, p->regs_per_thread, archs[i]->name);
-      ok = false;
-    }
-  return ok;
-}
-
-static bool attention_verify_plan(const run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
-                                  diag_list *dl) {
-  return plan_fits_archs(r, ALGO_STREAMING_SOFTMAX, archs, na, dl);
-}
-
-static bool contraction_verify_plan(const run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
-                                    diag_list *dl) {
-  bool ok = plan_fits_archs(r, ALGO_IMPLICIT_GEMM, archs, na, dl);
-  for (int i = 0; i < na; i++) {
-    ok &= plan_validate(&r->plan->chosen, &r->rs->r[0], &r->pc->a[0], archs[i], dl, cg->at);
-    for (int b = 0; b < r->nbuckets; b++)
-      ok &= plan_validate(&r->buckets[b].plan->chosen, &r->rs->r[0], &r->pc->a[0], archs[i], dl, cg->at);
-  }
-  return ok;
-}
-
-/* rows: one region without contraction, its reductions over one axis */
-static bool rows_fits(const run *r) { return r->rs->n == 1 && r->rs->r[0].acc_let < 0; }
-
+/* rows: the row length's warps (plan_rows); pinned plans go unused */
 static plan_result *rows_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg, diag_list *dl) {
   const region *rg = &r->rs->r[0];
   gpu_rows rw;
@@ -573,22 +488,7 @@ static plan_result *rows_plan(run *r, const arch_info *const *archs, int na, con
   return plan_rows(&r->A, rg, rg->it[rw.row_axis].size, rw.vec, archs, na, dl, cg->at);
 }
 
-static bool rows_verify_plan(const run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
-                             diag_list *dl) {
-  return plan_fits_archs(r, ALGO_ROW_REDUCE, archs, na, dl);
-}
-
-static gpu_kernel *rows_build(run *r, const codegen_opts *cg, diag_list *dl) {
-  return gpuir_build_rows(&r->A, &r->rs->r[0], &r->pc->a[0], &r->plan->chosen, cg->kernel_name, dl);
-}
-
-/* sm90a contraction: a plain GEMM region whose operands TMA tensor maps
- * describe (gpuir_sm90a_fits), for sm90a alone */
-static bool sm90a_fits(const run *r) {
-  const char *why;
-  return r->rs->n == 1 && r->rs->r[0].acc_let >= 0 && gpuir_sm90a_fits(&r->rs->r[0], &r->pc->a[0], &why);
-}
-
+/* the sm90a contraction: searched for sm90a alone, with the bucket of an arch row's run */
 static plan_result *sm90a_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg, diag_list *dl) {
   if (na != 1 || archs[0]->cc != arch_cc(ARCH_SM90A)) {
     diag_report(dl, D_INTERNAL, "plan", NULL, "the tma_wgmma skeleton is planned for sm90a alone");
@@ -597,33 +497,7 @@ static plan_result *sm90a_plan(run *r, const arch_info *const *archs, int na, co
   return plan_sm90a(&r->A, &r->rs->r[0], &r->pc->a[0], archs[0], r->bucket90, NULL, dl, cg->at);
 }
 
-static bool sm90a_verify_plan(const run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
-                              diag_list *dl) {
-  const sched_plan *p = &r->plan->chosen;
-  bool ok = (p->algo == ALGO_TMA_WGMMA || p->algo == ALGO_CPASYNC_WGMMA) && na == 1;
-  /* the consumers' warps and the producer warpgroup */
-  ok &= p->threads == 32 * p->warps_m * p->warps_n + 128 && p->warps_m * p->warps_n == 8;
-  ok &= p->smem_bytes <= archs[0]->smem_per_block;
-  if (!ok)
-    diag_report(dl, D_INTERNAL, "plan", NULL,
-                "the sm90a contraction plan (%s, %d threads, %d x %d consumer warps, %d bytes of shared memory) does not fit %s",
-                algo_name(p->algo), p->threads, p->warps_m, p->warps_n, p->smem_bytes, archs[0]->name);
-  (void)cg;
-  return ok;
-}
-
-static gpu_kernel *sm90a_build(run *r, const codegen_opts *cg, diag_list *dl) {
-  return gpuir_build_sm90a(&r->A, &r->rs->r[0], &r->pc->a[0], &r->plan->chosen, cg->kernel_name, dl);
-}
-
-/* sm90a contraction with a gathering cp.async producer: a contraction whose
- * operands no tensor map describes but which run along their innermost K
- * axis (an implicit GEMM's im2col operand: gpuir_sm90a_gather_fits) */
-static bool sm90a_gather_fits(const run *r) {
-  const char *why;
-  return r->rs->n == 1 && r->rs->r[0].acc_let >= 0 && gpuir_sm90a_gather_fits(&r->rs->r[0], &r->pc->a[0], &why);
-}
-
+/* the same, with the gathering producer */
 static plan_result *sm90a_gather_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
                                       diag_list *dl) {
   if (na != 1 || archs[0]->cc != arch_cc(ARCH_SM90A)) {
@@ -633,18 +507,7 @@ static plan_result *sm90a_gather_plan(run *r, const arch_info *const *archs, int
   return plan_sm90a_gather(&r->A, &r->rs->r[0], &r->pc->a[0], archs[0], r->bucket90, NULL, dl, cg->at);
 }
 
-static gpu_kernel *sm90a_gather_build(run *r, const codegen_opts *cg, diag_list *dl) {
-  return gpuir_build_sm90a_gather(&r->A, &r->rs->r[0], &r->pc->a[0], &r->plan->chosen, cg->kernel_name, dl);
-}
-
-/* sm90a attention: the attention regions with head dims of 64 or 128 and
- * fp16/bf16 operands (gpuir_sm90a_attention_fits), for sm90a alone; other
- * head dims keep the sm80 row there */
-static bool sm90a_attention_fits(const run *r) {
-  const char *why;
-  return attention_fits(r) && gpuir_sm90a_attention_fits(r->rs, r->pc, &why);
-}
-
+/* sm90a attention: the head dims and P's dtype */
 static plan_result *sm90a_attention_plan(run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
                                          diag_list *dl) {
   if (na != 1 || archs[0]->cc != arch_cc(ARCH_SM90A)) {
@@ -660,42 +523,50 @@ static plan_result *sm90a_attention_plan(run *r, const arch_info *const *archs, 
   return plan_sm90a_attention(&r->A, r1, &r->pc->a[0], (int)d, (int)dv, p_fp32, archs[0], dl, cg->at);
 }
 
-static bool sm90a_attention_verify_plan(const run *r, const arch_info *const *archs, int na, const codegen_opts *cg,
-                                        diag_list *dl) {
-  const sched_plan *p = &r->plan->chosen;
-  bool ok = p->algo == ALGO_WGMMA_SOFTMAX && na == 1;
-  /* the two consumer warpgroups' 8 warps and the producer warpgroup */
-  ok &= p->threads == 32 * p->warps_m * p->warps_n + 128 && p->warps_m * p->warps_n == 8;
-  ok &= na == 1 && p->smem_bytes <= archs[0]->smem_per_block && p->regs_per_thread <= 255;
-  if (!ok)
-    diag_report(dl, D_INTERNAL, "plan", NULL,
-                "the sm90a attention plan (%s, %d threads, %d x %d consumer warps, %d bytes of shared memory, %d "
-                "registers) does not fit %s",
-                algo_name(p->algo), p->threads, p->warps_m, p->warps_n, p->smem_bytes, p->regs_per_thread,
-                na ? archs[0]->name : "(none)");
-  (void)cg;
-  return ok;
-}
-
-static gpu_kernel *sm90a_attention_build(run *r, const codegen_opts *cg, diag_list *dl) {
-  return gpuir_build_sm90a_attention(&r->A, r->rs, r->pc, &r->plan->chosen, cg->kernel_name, dl);
-}
-
-static const skeleton_row SKELETONS[] = {
-    {ARCH_SM90A, true, ALGO_TMA_WGMMA, sm90a_fits, sm90a_plan, sm90a_verify_plan, sm90a_build},
-    {ARCH_SM90A, true, ALGO_CPASYNC_WGMMA, sm90a_gather_fits, sm90a_gather_plan, sm90a_verify_plan, sm90a_gather_build},
-    {ARCH_SM90A, true, ALGO_WGMMA_SOFTMAX, sm90a_attention_fits, sm90a_attention_plan, sm90a_attention_verify_plan,
-     sm90a_attention_build},
-    {ARCH_SM80, false, ALGO_STREAMING_SOFTMAX, attention_fits, attention_plan, attention_verify_plan, attention_build},
-    {ARCH_SM80, false, ALGO_IMPLICIT_GEMM, contraction_fits, contraction_plan, contraction_verify_plan, contraction_build},
-    {ARCH_SM80, false, ALGO_ROW_REDUCE, rows_fits, rows_plan, rows_verify_plan, rows_build},
+static const plan_fn PLAN[ALGO__COUNT] = {
+    [ALGO_IMPLICIT_GEMM] = contraction_plan, [ALGO_STREAMING_SOFTMAX] = attention_plan,
+    [ALGO_ROW_REDUCE] = rows_plan,           [ALGO_TMA_WGMMA] = sm90a_plan,
+    [ALGO_CPASYNC_WGMMA] = sm90a_gather_plan, [ALGO_WGMMA_SOFTMAX] = sm90a_attention_plan,
 };
 
-/* Whether row `s` (not `only`) serves every arch of the run. */
-static bool row_serves(const skeleton_row *s, const arch_info *const *archs, int na) {
+/* The skeleton of algo a, when it takes runs of its own (a split-K reduce
+ * does not: its contraction's builder makes it), or NULL. */
+static const skel_ops *skeleton(int a) {
+  const skel_ops *sk = skel_of((dlc_algo)a);
+  DLC_ASSERT(sk && (sk->fits != NULL) == (PLAN[a] != NULL) && (!sk->fits || (sk->verify_plan && sk->build)));
+  return sk->fits ? sk : NULL;
+}
+
+/* Whether skeleton s (not `only`) serves every arch of the run. */
+static bool row_serves(const skel_ops *s, const arch_info *const *archs, int na) {
   bool serves = true;
   for (int a = 0; a < na; a++) serves &= archs[a]->cc >= arch_cc(s->arch);
   return serves;
+}
+
+/* The run's kernels on skeleton sk: each shape bucket's (verified), then
+ * the default plan's, which the caller verifies. */
+static gpu_kernel *build_kernels(run *r, const skel_ops *sk, const codegen_opts *cg, diag_list *dl) {
+  for (int i = 0; i < r->nbuckets; i++) {
+    bucket *b = &r->buckets[i];
+    b->kernel = sk->build(&r->A, r->rs, r->pc, &b->plan->chosen, arena_printf(&r->A, "%s_b%d", cg->kernel_name, i), dl);
+    if (!b->kernel || !gpuir_verify(b->kernel, dl) || (b->kernel->reduce && !gpuir_verify(b->kernel->reduce, dl)))
+      return NULL;
+    /* the op's math holds for its bucket kernels too */
+    b->kernel->math_ieee = cg->math_ieee;
+    if (b->kernel->reduce) b->kernel->reduce->math_ieee = cg->math_ieee;
+  }
+  return sk->build(&r->A, r->rs, r->pc, &r->plan->chosen, cg->kernel_name, dl);
+}
+
+/* The run's plan checks on skeleton sk: the default plan's, then each
+ * shape bucket's. */
+static bool verify_plans(const run *r, const skel_ops *sk, const arch_info *const *archs, int na, const codegen_opts *cg,
+                         diag_list *dl) {
+  bool ok = sk->verify_plan(r->rs, r->pc, &r->plan->chosen, archs, na, cg->at, dl);
+  for (int b = 0; b < r->nbuckets; b++)
+    ok &= sk->verify_plan(r->rs, r->pc, &r->buckets[b].plan->chosen, archs, na, cg->at, dl);
+  return ok;
 }
 
 /* A bucket's plan dump: its plan, with `shape_bucket` {name, bounds}. */
@@ -737,24 +608,25 @@ static plan_bucket bucket_view(const run *r, const bucket *b) {
  * rules may leave it none (docs/plan.md, Shape buckets).  First the plans
  * (arch_rows_plan, dumped with the run's), then, once the run's kernels
  * are built, the kernels (arch_rows_build). */
-static bool arch_rows_plan(run *r, const skeleton_row *taken, const arch_info *const *archs, int na, unsigned dump,
+static bool arch_rows_plan(run *r, const skel_ops *taken, const arch_info *const *archs, int na, unsigned dump,
                            const codegen_opts *cg, diag_list *dl) {
-  for (size_t s = 0; s < sizeof SKELETONS / sizeof *SKELETONS; s++) {
-    const skeleton_row *row = &SKELETONS[s];
+  for (int s = 0; s < ALGO__COUNT; s++) {
+    const skel_ops *row = skeleton(s);
+    if (!row) continue;
     if (!row->only || row == taken || cg->nplans > 0 || row->arch != ARCH_SM90A) continue;
     const arch_info *one[1] = {NULL};
     for (int a = 0; a < na; a++)
       if (archs[a]->cc == arch_cc(row->arch)) one[0] = archs[a];
-    if (!one[0] || !row->fits(r)) continue;
+    if (!one[0] || !row->fits(r->rs, r->pc)) continue;
     run sub = *r;
     sub.plan = NULL;
     sub.nbuckets = 0;
-    sub.plan = row->plan(&sub, one, 1, cg, dl);
-    bool ok = sub.plan && row->verify_plan(&sub, one, 1, cg, dl);
+    sub.plan = PLAN[s](&sub, one, 1, cg, dl);
+    bool ok = sub.plan && verify_plans(&sub, row, one, 1, cg, dl);
     r->A = sub.A; /* the arena's blocks, grown by the row's run */
     if (!ok) return false;
     r->plan90 = sub.plan;
-    r->row90 = (int)s;
+    r->algo90 = row->algo;
     if (dump & (1u << STAGE_PLAN) && r->dumps[STAGE_PLAN]) cJSON_AddItemToArray(r->dumps[STAGE_PLAN], plan_dump(sub.plan));
     for (int i = 0; i < r->nbuckets; i++) {
       bucket *bk = &r->buckets[i];
@@ -764,8 +636,8 @@ static bool arch_rows_plan(run *r, const skeleton_row *taken, const arch_info *c
       bs.plan = NULL;
       bs.nbuckets = 0;
       bs.bucket90 = &pb;
-      bs.plan = row->plan(&bs, one, 1, cg, dl);
-      ok = !bs.plan || row->verify_plan(&bs, one, 1, cg, dl);
+      bs.plan = PLAN[s](&bs, one, 1, cg, dl);
+      ok = !bs.plan || verify_plans(&bs, row, one, 1, cg, dl);
       r->A = bs.A;
       if (!ok) return false;
       bk->plan90 = bs.plan;
@@ -779,13 +651,13 @@ static bool arch_rows_plan(run *r, const skeleton_row *taken, const arch_info *c
 /* The row's kernel from its plan, verified; dumped as `key` of the GPU dump. */
 static gpu_kernel *arch_row_kernel(run *r, const plan_result *plan, const char *name, const char *key, unsigned dump,
                                    const codegen_opts *cg, diag_list *dl) {
-  const skeleton_row *row = &SKELETONS[r->row90];
+  const skel_ops *row = skeleton(r->algo90);
   run sub = *r;
   sub.plan = (plan_result *)plan;
   sub.nbuckets = 0;
   codegen_opts c2 = *cg;
   c2.kernel_name = name;
-  gpu_kernel *k = row->build(&sub, &c2, dl);
+  gpu_kernel *k = build_kernels(&sub, row, &c2, dl);
   if (k) k->math_ieee = cg->math_ieee;
   if (k && k->reduce) k->reduce->math_ieee = cg->math_ieee;
   bool ok = k && gpuir_verify(k, dl);
@@ -801,7 +673,7 @@ static gpu_kernel *arch_row_kernel(run *r, const plan_result *plan, const char *
 
 static bool arch_rows_build(run *r, unsigned dump, const codegen_opts *cg, diag_list *dl) {
   if (!r->plan90) return true;
-  const char *an = arch_name(SKELETONS[r->row90].arch);
+  const char *an = arch_name(skeleton(r->algo90)->arch);
   gpu_kernel *k = arch_row_kernel(r, r->plan90, arena_printf(&r->A, "%s_%s", cg->kernel_name, an),
                                   arena_printf(&r->A, "gpu_ir_%s", an), dump, cg, dl);
   if (!k) return false;
@@ -904,18 +776,19 @@ static bool chain_compile(run *r, const arch_info *const *archs, int na, unsigne
     sub.pc = &onepc;
     sub.plan = NULL;
     sub.kernel = NULL;
-    const skeleton_row *row = NULL;
-    for (size_t s = 0; s < sizeof SKELETONS / sizeof *SKELETONS && !row; s++)
-      if (!SKELETONS[s].only && SKELETONS[s].algo != ALGO_STREAMING_SOFTMAX && SKELETONS[s].fits(&sub))
-        row = &SKELETONS[s];
+    const skel_ops *row = NULL;
+    int ra = 0;
+    for (int s = 0; s < ALGO__COUNT && !row; s++)
+      if (skeleton(s) && !skeleton(s)->only && s != ALGO_STREAMING_SOFTMAX && skeleton(s)->fits(sub.rs, sub.pc))
+        row = skeleton(s), ra = s;
     codegen_opts c2 = *cg;
     /* a chain fused into one kernel is a plain kernel */
     c2.kernel_name = rs->n == 1 ? cg->kernel_name : arena_printf(&sub.A, "%s_k%d", cg->kernel_name, i);
-    sub.plan = row ? row->plan(&sub, archs, na, &c2, dl) : NULL;
-    ok = sub.plan && row->verify_plan(&sub, archs, na, &c2, dl);
+    sub.plan = row ? PLAN[ra](&sub, archs, na, &c2, dl) : NULL;
+    ok = sub.plan && verify_plans(&sub, row, archs, na, &c2, dl);
     if (ok && (dump & (1u << STAGE_PLAN))) cJSON_AddItemToArray(plans, plan_dump(sub.plan));
     if (ok && until > STAGE_PLAN) {
-      sub.kernel = row->build(&sub, &c2, dl);
+      sub.kernel = build_kernels(&sub, row, &c2, dl);
       if (sub.kernel) sub.kernel->math_ieee = cg->math_ieee;
       for (int f = 0; sub.kernel && f < fu[i].n; f++)
         if (!gpuir_add_fused(sub.kernel, &sub.A, fu[i].value[f], fu[i].from[f], fu[i].why[f])) {
@@ -963,17 +836,13 @@ static bool chain_fits(const run *r) {
     /* attention's two regions are one row of their own, never two steps of
      * a chain (the first yields P deferred, which no other skeleton stores) */
     region_set two = {rs->A, rs->pv, 2, &rs->r[i]};
-    run sub = *r;
-    sub.rs = &two;
-    if (attention_fits(&sub)) return false;
+    if (skel_of(ALGO_STREAMING_SOFTMAX)->fits(&two, r->pc)) return false;
   }
   for (int i = 0; i < rs->n; i++) {
     region_set one = {rs->A, rs->pv, 1, &rs->r[i]};
-    run sub = *r;
-    sub.rs = &one;
     bool fits = false;
-    for (size_t s = 0; s < sizeof SKELETONS / sizeof *SKELETONS; s++)
-      fits |= !SKELETONS[s].only && SKELETONS[s].algo != ALGO_STREAMING_SOFTMAX && SKELETONS[s].fits(&sub);
+    for (int s = 0; s < ALGO__COUNT; s++)
+      fits |= skeleton(s) && !skeleton(s)->only && s != ALGO_STREAMING_SOFTMAX && skeleton(s)->fits(&one, r->pc);
     if (!fits) return false;
     for (int j = 0; j < rs->r[i].nin; j++) {
       const region_memref *m = &rs->r[i].in[j];
@@ -1028,11 +897,12 @@ static bool run_from(run *r, const run_in *in, size_t first, unsigned dump, int 
   /* plans rank on sm80 (the skeletons' arch) and must fit every arch */
   for (int i = 1; i < na; i++)
     if (plan_arch_id(archs[i]) == ARCH_SM80) archs[i] = archs[0], archs[0] = plan_arch_of(ARCH_SM80);
-  const skeleton_row *row = NULL;
-  for (size_t i = 0; i < sizeof SKELETONS / sizeof *SKELETONS && !row; i++)
-    if (!SKELETONS[i].only && row_serves(&SKELETONS[i], archs, na) && SKELETONS[i].fits(r)) row = &SKELETONS[i];
+  const skel_ops *row = NULL;
+  for (int i = 0; i < ALGO__COUNT && !row; i++)
+    if (skeleton(i) && !skeleton(i)->only && row_serves(skeleton(i), archs, na) && skeleton(i)->fits(r->rs, r->pc))
+      row = skeleton(i);
   if (!row && chain_fits(r)) return chain_compile(r, archs, na, dump, until, cg, dl);
-  if (!row && r->rs->n == 1 && reduce_after_contraction(&r->rs->r[0]) >= 0) {
+  if (!row && r->rs->n == 1 && skel_reduce_after_contraction(&r->rs->r[0]) >= 0) {
     const region *g = &r->rs->r[0];
     diag_report(dl, D_PLAN_UNSUPPORTED, cg->at,
                 "Compile the contraction and what reduces its output as two ops: one graph that ends at the "
@@ -1040,7 +910,7 @@ static bool run_from(run *r, const run_in *in, size_t first, unsigned dump, int 
                 "(Softmax, Reduce, LayerNorm: the row skeleton), called one after the other.",
                 "region %s reduces its contraction's output again (let %s) in one region; the contraction "
                 "skeletons' epilogue is pointwise, and only attention streams a softmax between two contractions",
-                g->name, g->lets[reduce_after_contraction(g)].name);
+                g->name, g->lets[skel_reduce_after_contraction(g)].name);
     return false;
   }
   if (!row) {
@@ -1059,8 +929,8 @@ static bool run_from(run *r, const run_in *in, size_t first, unsigned dump, int 
                 r->rs->n, nk);
     return false;
   }
-  r->plan = row->plan(r, archs, na, cg, dl);
-  if (!r->plan || !row->verify_plan(r, archs, na, cg, dl)) return false;
+  r->plan = PLAN[row->algo](r, archs, na, cg, dl);
+  if (!r->plan || !verify_plans(r, row, archs, na, cg, dl)) return false;
   if (dump & (1u << STAGE_PLAN)) {
     /* the default plan, then each bucket's with its bounds */
     cJSON *pa = array_of(1, (cJSON *[]){plan_dump(r->plan)});
@@ -1072,7 +942,7 @@ static bool run_from(run *r, const run_in *in, size_t first, unsigned dump, int 
   if (!ok) return false;
   if (until <= STAGE_PLAN) return !diag_has_errors(dl);
   t0 = now_ms();
-  r->kernel = row->build(r, cg, dl);
+  r->kernel = build_kernels(r, row, cg, dl);
   if (r->kernel) r->kernel->math_ieee = cg->math_ieee;
   ok = r->kernel && gpuir_verify(r->kernel, dl);
   if (ok && (dump & (1u << STAGE_GPU))) r->dumps[STAGE_GPU] = gpuir_dump(r->kernel);

@@ -1797,3 +1797,27 @@ cJSON *plan_dump(const plan_result *r) {
   }
   return o;
 }
+
+/* What every plan must hold on every arch it is built for: its skeleton's
+ * algo_choice, its warps as its threads, and shared memory and registers
+ * within the arch's limits. */
+bool plan_fits_archs(const sched_plan *p, dlc_algo algo, const arch_info *const *archs, int na, diag_list *dl) {
+  bool ok = true;
+  if (p->algo != algo) {
+    diag_report(dl, D_INTERNAL, "plan", NULL, "the plan's algo_choice '%s' is not its skeleton's '%s'",
+                algo_name(p->algo), algo_name(algo));
+    ok = false;
+  }
+  if (p->threads != 32 * p->warps_m * p->warps_n || p->threads > 1024) {
+    diag_report(dl, D_INTERNAL, "plan", NULL, "the plan's %d threads are not its %d x %d warps", p->threads, p->warps_m,
+                p->warps_n);
+    ok = false;
+  }
+  for (int i = 0; i < na; i++)
+    if (p->smem_bytes > archs[i]->smem_per_block || p->regs_per_thread > 255) {
+      diag_report(dl, D_INTERNAL, "plan", NULL, "the plan needs %d bytes of shared memory and %d registers, over %s's limits",
+                  p->smem_bytes, p->regs_per_thread, archs[i]->name);
+      ok = false;
+    }
+  return ok;
+}

@@ -249,6 +249,11 @@ plan_result *plan_choose_bucket(arena *A, const region *r, const pc_analysis *a,
 /* Whether a region's contraction can be split along K: one K axis (the
  * slices are ranges of whole k-tiles of it). */
 bool plan_split_legal(const region *r, const pc_analysis *a);
+
+/* What every plan must hold on every arch it is built for (a skeleton's
+ * verify_plan): its skeleton's algo_choice, its warps as its threads, and
+ * shared memory and registers within each arch's limits. */
+bool plan_fits_archs(const sched_plan *p, dlc_algo algo, const arch_info *const *archs, int na, diag_list *dl);
 /* The slices a split plan runs for a K of `kx` elements: the k-tiles
  * ceil(kx / BK) cut into runs of ceil(k-tiles / split_k), one slice each
  * (so no slice is empty; 1 when K is empty).  *ktp: k-tiles a slice. */

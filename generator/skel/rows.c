@@ -1090,7 +1090,26 @@ static void rows_dump(cJSON *g, const gpu_kernel *k) {
   arena_free(&T);  dump_stmts(g, k, true);
 }
 
+/* ---- the pipeline's part ----------------------------------------------------------------- */
+
+/* one region without contraction, its reductions over one axis */
+static bool rows_fits(const region_set *rs, const pc_report *pc) { return rs->n == 1 && rs->r[0].acc_let < 0; }
+
+static bool rows_verify_plan(const region_set *rs, const pc_report *pc, const sched_plan *p,
+                             const arch_info *const *archs, int na, const char *at, diag_list *dl) {
+  return plan_fits_archs(p, ALGO_ROW_REDUCE, archs, na, dl);
+}
+
+static gpu_kernel *rows_build(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
+                              const char *name, diag_list *dl) {
+  return gpuir_build_rows(A, &rs->r[0], &pc->a[0], p, name, dl);
+}
+
 /* ---- the skeleton's table ---------------------------------------------------------- */
 
 /* its stores are its own: verify_rows checks each output stored once */
-const skel_ops skel_rows = {ALGO_ROW_REDUCE, SKEL_ROWS, verify_rows, rows_op, rows_dump};
+const skel_ops skel_rows = {
+    .algo = ALGO_ROW_REDUCE, .shape = SKEL_ROWS, .arch = ARCH_SM80, .only = false,
+    .fits = rows_fits,       .verify_plan = rows_verify_plan, .build = rows_build,
+    .verify = verify_rows,   .render = rows_op,               .dump = rows_dump,
+};

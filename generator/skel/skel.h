@@ -3,8 +3,9 @@
  * below.  algo.def's skel column names each algo's table, and skel_of is
  * the one lookup: a kernel's algo is its skeleton; gpuir_verify runs its
  * checks, gpuir_dump its dump and the emitter its renderer through the
- * table.  The pipeline's skeleton table (pipeline.c) says which regions
- * each {arch, algo} takes and how it plans them. */
+ * table, and the pipeline tries the skeletons in algo.def order, each
+ * through its table (which regions it takes, its plan check, its builder;
+ * pipeline.c's PLAN says how each one's plan is found). */
 #ifndef DLC_SKEL_H
 #define DLC_SKEL_H
 
@@ -20,6 +21,19 @@ typedef enum { SKEL_CONTRACTION, SKEL_ATTENTION, SKEL_ROWS } skel_shape;
 typedef struct skel_ops {
   dlc_algo algo;
   skel_shape shape;
+  /* the pipeline's (pipeline.c): the oldest arch its kernels need (they run
+   * on every later one; only: on that arch alone, beside the skeleton that
+   * takes the run), whether a run's regions fit it, its plan's check on the
+   * archs it is built for, and its GPU IR builder (a split-K plan's kernel
+   * with its reduce).  NULL fits: it takes no run of its own (split-K's
+   * reduce, which its contraction's builder makes). */
+  dlc_arch arch;
+  bool only;
+  bool (*fits)(const region_set *rs, const pc_report *pc);
+  bool (*verify_plan)(const region_set *rs, const pc_report *pc, const sched_plan *p, const arch_info *const *archs,
+                      int na, const char *at, diag_list *dl);
+  gpu_kernel *(*build)(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p, const char *name,
+                       diag_list *dl);
   /* the skeleton's own GPU IR checks, after gpuir_verify's shared ones;
    * each reports what it finds */
   bool (*verify)(const gpu_kernel *k, diag_list *dl);
@@ -39,6 +53,11 @@ typedef struct skel_ops {
 const skel_ops *skel_of(dlc_algo a);
 /* What kernel k computes: its skeleton's shape. */
 skel_shape skel_shape_of(const gpu_kernel *k);
+
+/* The first Reduce let after region r's contraction (a softmax or a row
+ * sum on its output), or -1: the contraction skeletons' epilogue is
+ * pointwise (skel/sm80_contraction.c). */
+int skel_reduce_after_contraction(const region *r);
 
 /* The checks every skeleton but the rows' ends with (gpuir.c): the split-K
  * partials and the final store (reduce: of split-K's reduce, which sums the

@@ -1041,6 +1041,24 @@ static void att_dump(cJSON *g, const gpu_kernel *k) {
   dump_stmts(g, k, false);
 }
 
+/* ---- the pipeline's part ----------------------------------------------------------------- */
+
+/* QK^T with its score lets and a deferred row softmax (a row max after
+ * the contraction), then P V */
+static bool att_fits(const region_set *rs, const pc_report *pc) {
+  return rs->n == 2 && region_streams_to(&rs->r[0], &rs->r[1]);
+}
+
+static bool att_verify_plan(const region_set *rs, const pc_report *pc, const sched_plan *p,
+                            const arch_info *const *archs, int na, const char *at, diag_list *dl) {
+  return plan_fits_archs(p, ALGO_STREAMING_SOFTMAX, archs, na, dl);
+}
+
+static gpu_kernel *att_build(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p, const char *name,
+                             diag_list *dl) {
+  return gpuir_build_attention(A, rs, pc, p, name, dl);
+}
+
 /* ---- the skeleton's table ---------------------------------------------------------- */
 
 static bool att_verify(const gpu_kernel *k, diag_list *dl) {
@@ -1052,4 +1070,8 @@ static bool att_verify(const gpu_kernel *k, diag_list *dl) {
   return ok;
 }
 
-const skel_ops skel_sm80_attention = {ALGO_STREAMING_SOFTMAX, SKEL_ATTENTION, att_verify, attention_op, att_dump};
+const skel_ops skel_sm80_attention = {
+    .algo = ALGO_STREAMING_SOFTMAX, .shape = SKEL_ATTENTION, .arch = ARCH_SM80, .only = false,
+    .fits = att_fits,               .verify_plan = att_verify_plan, .build = att_build,
+    .verify = att_verify,           .render = attention_op,         .dump = att_dump,
+};

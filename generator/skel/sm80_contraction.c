@@ -1115,6 +1115,36 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
 
 static void sm80_dump(cJSON *g, const gpu_kernel *k) { dump_contraction(g, k, false); }
 
+/* ---- the pipeline's part ----------------------------------------------------------------- */
+
+int skel_reduce_after_contraction(const region *r) {
+  for (int l = r->acc_let + 1; r->acc_let >= 0 && l < r->nlets; l++)
+    if (r->lets[l].e->k == RX_REDUCE) return l;
+  return -1;
+}
+
+/* one region, one contraction with a pointwise epilogue */
+static bool sm80_fits(const region_set *rs, const pc_report *pc) {
+  return rs->n == 1 && rs->r[0].acc_let >= 0 && skel_reduce_after_contraction(&rs->r[0]) < 0;
+}
+
+static bool sm80_verify_plan(const region_set *rs, const pc_report *pc, const sched_plan *p,
+                             const arch_info *const *archs, int na, const char *at, diag_list *dl) {
+  bool ok = plan_fits_archs(p, ALGO_IMPLICIT_GEMM, archs, na, dl);
+  for (int i = 0; i < na; i++) ok &= plan_validate(p, &rs->r[0], &pc->a[0], archs[i], dl, at);
+  return ok;
+}
+
+/* the kernel, and split-K's second one (<name>_r, algo_choice
+ * splitk_reduce) from it when the plan splits */
+static gpu_kernel *sm80_build(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
+                              const char *name, diag_list *dl) {
+  gpu_kernel *k = gpuir_build(A, &rs->r[0], &pc->a[0], p, name, dl);
+  if (k && p->split_k > 1 && !(k->reduce = gpuir_build_splitk_reduce(A, k, arena_printf(A, "%s_r", name), dl)))
+    return NULL;
+  return k;
+}
+
 /* ---- the skeleton's table ---------------------------------------------------------- */
 
 static bool sm80_verify(const gpu_kernel *k, diag_list *dl) {
@@ -1125,4 +1155,8 @@ static bool sm80_verify(const gpu_kernel *k, diag_list *dl) {
   return ok;
 }
 
-const skel_ops skel_sm80_contraction = {ALGO_IMPLICIT_GEMM, SKEL_CONTRACTION, sm80_verify, contraction_op, sm80_dump};
+const skel_ops skel_sm80_contraction = {
+    .algo = ALGO_IMPLICIT_GEMM, .shape = SKEL_CONTRACTION, .arch = ARCH_SM80, .only = false,
+    .fits = sm80_fits,          .verify_plan = sm80_verify_plan, .build = sm80_build,
+    .verify = sm80_verify,      .render = contraction_op,        .dump = sm80_dump,
+};

@@ -745,6 +745,36 @@ static void att90_dump(cJSON *g, const gpu_kernel *k) {
   dump_stmts(g, k, false);
 }
 
+/* ---- the pipeline's part ----------------------------------------------------------------- */
+
+/* the attention regions with head dims of 64 or 128 and fp16/bf16
+ * operands (gpuir_sm90a_attention_fits); other head dims keep the sm80
+ * attention on sm90a */
+static bool att90_fits(const region_set *rs, const pc_report *pc) {
+  const char *why;
+  return skel_sm80_attention.fits(rs, pc) && gpuir_sm90a_attention_fits(rs, pc, &why);
+}
+
+static bool att90_verify_plan(const region_set *rs, const pc_report *pc, const sched_plan *p,
+                              const arch_info *const *archs, int na, const char *at, diag_list *dl) {
+  bool ok = p->algo == ALGO_WGMMA_SOFTMAX && na == 1;
+  /* the two consumer warpgroups' 8 warps and the producer warpgroup */
+  ok &= p->threads == 32 * p->warps_m * p->warps_n + 128 && p->warps_m * p->warps_n == 8;
+  ok &= na == 1 && p->smem_bytes <= archs[0]->smem_per_block && p->regs_per_thread <= 255;
+  if (!ok)
+    diag_report(dl, D_INTERNAL, "plan", NULL,
+                "the sm90a attention plan (%s, %d threads, %d x %d consumer warps, %d bytes of shared memory, %d "
+                "registers) does not fit %s",
+                algo_name(p->algo), p->threads, p->warps_m, p->warps_n, p->smem_bytes, p->regs_per_thread,
+                na ? archs[0]->name : "(none)");
+  return ok;
+}
+
+static gpu_kernel *att90_build(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
+                               const char *name, diag_list *dl) {
+  return gpuir_build_sm90a_attention(A, rs, pc, p, name, dl);
+}
+
 /* ---- the skeleton's table ---------------------------------------------------------- */
 
 static bool att90_verify(const gpu_kernel *k, diag_list *dl) {
@@ -761,4 +791,8 @@ static bool att90_verify(const gpu_kernel *k, diag_list *dl) {
 
 /* the Op is the sm80 attention's (attention_op), with this skeleton's
  * producer and consumers */
-const skel_ops skel_sm90a_attention = {ALGO_WGMMA_SOFTMAX, SKEL_ATTENTION, att90_verify, attention_op, att90_dump};
+const skel_ops skel_sm90a_attention = {
+    .algo = ALGO_WGMMA_SOFTMAX, .shape = SKEL_ATTENTION, .arch = ARCH_SM90A, .only = true,
+    .fits = att90_fits,         .verify_plan = att90_verify_plan, .build = att90_build,
+    .verify = att90_verify,     .render = attention_op,           .dump = att90_dump,
+};

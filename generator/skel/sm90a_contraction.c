@@ -764,6 +764,46 @@ static void store_tile_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *
 
 static void sm90a_dump(cJSON *g, const gpu_kernel *k) { dump_contraction(g, k, true); }
 
+/* ---- the pipeline's part ----------------------------------------------------------------- */
+
+/* a plain GEMM region whose operands TMA tensor maps describe
+ * (gpuir_sm90a_fits) */
+static bool tma_fits(const region_set *rs, const pc_report *pc) {
+  const char *why;
+  return rs->n == 1 && rs->r[0].acc_let >= 0 && gpuir_sm90a_fits(&rs->r[0], &pc->a[0], &why);
+}
+
+/* a contraction whose operands no tensor map describes but which run
+ * along their innermost K axis (an implicit GEMM's im2col operand:
+ * gpuir_sm90a_gather_fits) */
+static bool gather_fits(const region_set *rs, const pc_report *pc) {
+  const char *why;
+  return rs->n == 1 && rs->r[0].acc_let >= 0 && gpuir_sm90a_gather_fits(&rs->r[0], &pc->a[0], &why);
+}
+
+static bool sm90a_verify_plan(const region_set *rs, const pc_report *pc, const sched_plan *p,
+                              const arch_info *const *archs, int na, const char *at, diag_list *dl) {
+  bool ok = (p->algo == ALGO_TMA_WGMMA || p->algo == ALGO_CPASYNC_WGMMA) && na == 1;
+  /* the consumers' warps and the producer warpgroup */
+  ok &= p->threads == 32 * p->warps_m * p->warps_n + 128 && p->warps_m * p->warps_n == 8;
+  ok &= p->smem_bytes <= archs[0]->smem_per_block;
+  if (!ok)
+    diag_report(dl, D_INTERNAL, "plan", NULL,
+                "the sm90a contraction plan (%s, %d threads, %d x %d consumer warps, %d bytes of shared memory) does not fit %s",
+                algo_name(p->algo), p->threads, p->warps_m, p->warps_n, p->smem_bytes, archs[0]->name);
+  return ok;
+}
+
+static gpu_kernel *tma_build(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p, const char *name,
+                             diag_list *dl) {
+  return gpuir_build_sm90a(A, &rs->r[0], &pc->a[0], p, name, dl);
+}
+
+static gpu_kernel *gather_build(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
+                                const char *name, diag_list *dl) {
+  return gpuir_build_sm90a_gather(A, &rs->r[0], &pc->a[0], p, name, dl);
+}
+
 /* ---- the skeletons' table ---------------------------------------------------------- */
 
 static bool tma_verify(const gpu_kernel *k, diag_list *dl) {
@@ -785,5 +825,13 @@ static void sm90a_render(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_i
   sm90a_op(c, s, eo, in->k, sname);
 }
 
-const skel_ops skel_sm90a_contraction = {ALGO_TMA_WGMMA, SKEL_CONTRACTION, tma_verify, sm90a_render, sm90a_dump};
-const skel_ops skel_sm90a_gather_contraction = {ALGO_CPASYNC_WGMMA, SKEL_CONTRACTION, gather_verify, sm90a_render, sm90a_dump};
+const skel_ops skel_sm90a_contraction = {
+    .algo = ALGO_TMA_WGMMA, .shape = SKEL_CONTRACTION, .arch = ARCH_SM90A, .only = true,
+    .fits = tma_fits,       .verify_plan = sm90a_verify_plan, .build = tma_build,
+    .verify = tma_verify,   .render = sm90a_render,           .dump = sm90a_dump,
+};
+const skel_ops skel_sm90a_gather_contraction = {
+    .algo = ALGO_CPASYNC_WGMMA, .shape = SKEL_CONTRACTION, .arch = ARCH_SM90A, .only = true,
+    .fits = gather_fits,        .verify_plan = sm90a_verify_plan, .build = gather_build,
+    .verify = gather_verify,    .render = sm90a_render,           .dump = sm90a_dump,
+};

@@ -98,6 +98,7 @@ void splitk_reduce_fn(opgen *g, const gpu_kernel *reduce, const char *sname) {
 
 static void splitk_dump(cJSON *g, const gpu_kernel *k) { dump_contraction(g, k, false); }
 
+
 /* ---- the skeleton's table ---------------------------------------------------------- */
 
 static bool splitk_verify(const gpu_kernel *k, diag_list *dl) {
@@ -109,4 +110,8 @@ static bool splitk_verify(const gpu_kernel *k, diag_list *dl) {
 }
 
 /* rendered with its first kernel's Op (contraction_op, splitk_reduce_fn) */
-const skel_ops skel_splitk_reduce = {ALGO_SPLITK_REDUCE, SKEL_CONTRACTION, splitk_verify, NULL, splitk_dump};
+const skel_ops skel_splitk_reduce = {
+    .algo = ALGO_SPLITK_REDUCE, .shape = SKEL_CONTRACTION, .arch = ARCH_SM80, .only = false,
+    .fits = NULL,               .verify_plan = NULL,       .build = NULL,
+    .verify = splitk_verify,    .render = NULL,            .dump = splitk_dump,
+};

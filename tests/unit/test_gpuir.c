@@ -985,14 +985,20 @@ static void sm80_rows_render_shape(void) {
 }
 
 /* The skeleton table (skel/skel.h): a row for every algo of algo.def, under
- * its own key, with its checks, its dump and (but for split-K's reduce, rendered with
- * its first kernel's Op) its renderer; a kernel whose algo no row has fails
- * gpuir_verify instead of going unchecked. */
+ * its own key, with its pipeline operations, its checks, its dump and (but
+ * for split-K's reduce, rendered with its first kernel's Op) its renderer;
+ * a kernel whose algo no row has fails gpuir_verify instead of going
+ * unchecked. */
 static void skeleton_table(void) {
   for (int a = 0; a < ALGO__COUNT; a++) {
     const skel_ops *sk = skel_of((dlc_algo)a);
     CHECK(sk && sk->algo == (dlc_algo)a && sk->verify && sk->dump);
     CHECK(sk && (sk->render != NULL) == (a != ALGO_SPLITK_REDUCE));
+    /* the pipeline's part: every skeleton but split-K's reduce takes runs
+     * of its own, with its plan check and builder; the sm90a ones run on
+     * sm90a alone */
+    CHECK(sk && (sk->fits != NULL) == (a != ALGO_SPLITK_REDUCE) && (!sk->fits || (sk->verify_plan && sk->build)));
+    CHECK(sk && sk->only == (sk->arch == ARCH_SM90A));
   }
   CHECK(skel_of(ALGO__COUNT) == NULL && skel_of((dlc_algo)-1) == NULL);
   /* the shapes the host code and the comments ask for */
