@@ -1119,12 +1119,14 @@ void r_st_global(sm80_render *r, const gpu_stmt *st) {
 
 /* The statements of k from `from` on, one after the other through `table`,
  * then the function's closing brace. */
-void render_stmts(arena *A, strbuf *s, const gpu_kernel *k, int from, bool reduce, const sm80_render_fn *table) {
-  sm80_render r = {A, s, k, k->plan.stages, "    ", GLOOP_NONE, 0, 0, false, reduce, 0, false};
+void render_stmts(arena *A, render_log *log, strbuf *s, const gpu_kernel *k, int from, bool reduce,
+                  const sm80_render_fn *table) {
+  sm80_render r = {A, s, k, k->plan.stages, "    ", GLOOP_NONE, 0, 0, false, reduce, 0, false, log};
   for (int i = from; i < k->nst; i++) {
     /* gpuir_verify (verify_sm80_render, verify_splitk_render, verify_att_render,
      * verify_sm90a_att_consumers, verify_sm90a_consumers) admits only what renders */
     DLC_ASSERT(k->st[i].k >= 0 && k->st[i].k < GS__COUNT && table[k->st[i].k]);
+    render_mark_stmt(log, k, &k->st[i]);
     table[k->st[i].k](&r, &k->st[i]);
   }
   DLC_ASSERT(r.loop == GLOOP_NONE && r.group == 0 && !r.ahead_open && strlen(r.ind) == 4);
@@ -1133,7 +1135,7 @@ void render_stmts(arena *A, strbuf *s, const gpu_kernel *k, int from, bool reduc
 
 /* The Op's kernel<VEC>(p): its CTA state c, a dlc::<cta><Self, VEC>
  * (templates/<header>), then the statements of k through `table`. */
-void render_kernel(arena *A, strbuf *s, const gpu_kernel *k, const char *sname, const char *header,
+void render_kernel(arena *A, render_log *log, strbuf *s, const gpu_kernel *k, const char *sname, const char *header,
                    const char *cta, const sm80_render_fn *table) {
   sb_printf(s, "  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a\n"
                "  // primitive of the CTA's state c (templates/%s, %s)\n"
@@ -1143,7 +1145,7 @@ void render_kernel(arena *A, strbuf *s, const gpu_kernel *k, const char *sname, 
                "    using C = dlc::%s<Self, VEC>;\n"
                "    C c;\n",
             header, cta, sname, cta);
-  render_stmts(A, s, k, 0, false, table);
+  render_stmts(A, log, s, k, 0, false, table);
 }
 
 /* and the kernel, the CTA's setup and roles (below, with the attention's) */
@@ -1196,11 +1198,14 @@ static void s_setmaxnreg(sm80_render *r, const gpu_stmt *st) {
 static void s_frag_setup(sm80_render *r, const gpu_stmt *st) {
   if (st->side == GSIDE_NONE) { /* the attention consumers' state: their descriptors */
     r_line(r, st, "auto cs = c.consumers();");
+    render_mark_call(r->log, r->k, RENDER_FN_CONSUME);
     sb_printf(r->s, "%sconsume(p, cs, c.qfull, c.order);  // their key tiles and epilogue (consume, above)\n", r->ind);
     return;
   }
   r_line(r, st, arena_printf(r->A, "c.template frag_setup<%s>();", r_side(st)));
   if (st->side != GSIDE_B) return;
+  render_mark_call(r->log, r->k, RENDER_FN_CONSUME);
+  render_mark_call(r->log, r->k, RENDER_FN_STORE_TILE);
   sb_printf(r->s,
             "%sconsume(c.acc, c.ring_state(), c.KT);  // their k-loop (consume, above)\n"
             "%sstore_tile(p, c.acc, c.tile());  // their epilogue (store_tile, above)\n",
@@ -1213,7 +1218,7 @@ static const sm80_render_fn SM90A_SETUP_RENDER[GS__COUNT] = {
     [GS_ACC_ZERO] = r_acc_zero,     [GS_FRAG_SETUP] = s_frag_setup,
 };
 
-void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname, const sm90a_cta *cta) {
+void sm90a_kernel_fn(arena *A, render_log *log, strbuf *s, const gpu_kernel *k, const char *sname, const sm90a_cta *cta) {
   sb_printf(s,
             "  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line\n"
             "  // a statement, each a primitive of the CTA's state c (templates/%s, %s)\n"
@@ -1225,14 +1230,16 @@ void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname
             cta->tmaps ? "    const Params *p = &tp->p;\n" : "", cta->cta);
   /* the setup and the producer's role, then the consumers' role and its
    * own statements: the roles' loops are the functions above */
-  sm80_render r = {A, s, k, k->plan.stages, "    ", GLOOP_NONE, 0, 0, false, false, 0, false};
+  sm80_render r = {A, s, k, k->plan.stages, "    ", GLOOP_NONE, 0, 0, false, false, 0, false, log};
   int role = 0;
   while (role < k->nst && !(k->st[role].k == GS_ROLE && k->st[role].role == GROLE_CONSUMERS)) role++;
   for (int i = 0; i < k->nst; i++) {
     const gpu_stmt *st = &k->st[i];
     if (st->k == GS_ROLE && st->role == GROLE_PRODUCER) {
       /* the producer's setmaxnreg and loop (Op::produce), then the role is done */
+      render_mark_stmt(log, k, st), render_mark_stmt(log, k, &k->st[i + 1]);
       s_role(&r, st), s_setmaxnreg(&r, &k->st[i + 1]);
+      render_mark_call(log, k, RENDER_FN_PRODUCE);
       sb_printf(s, "%s%s  // its loop (produce, above)\n%sreturn;\n", r.ind, cta->produce, r.ind);
       r_indent(&r, -1);
       sb_printf(s, "%s}\n", r.ind);
@@ -1241,6 +1248,7 @@ void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname
     }
     /* verify_sm90a_setup admits only what renders */
     DLC_ASSERT(SM90A_SETUP_RENDER[st->k]);
+    render_mark_stmt(log, k, st);
     SM90A_SETUP_RENDER[st->k](&r, st);
     if (i > role && st->k == GS_FRAG_SETUP && st->side != GSIDE_A) break; /* the consumers' last */
   }
@@ -1336,6 +1344,9 @@ static void kernel_entry(strbuf *s, const gpu_kernel *k, const char *fn, const c
 char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
   arena *A = c->A;
   strbuf s = {0};
+  /* a log of its own: what the op's renderers render (emit_verify_cu) */
+  c->log = ARENA_NEW(A, render_log);
+  *c->log = (render_log){A, 0, 0, NULL, RENDER_FN_KERNEL};
   if (c->manifest_path) {
     sb_printf(&s, "// Generated by dlcgen %s from manifest entry ops[%d] \"%s\" (graph: %s).\n", DLC_VERSION,
               eo->index, eo->op->name, cmt(A, eo->op->graph_ref ? eo->op->graph_ref : eo->op->graph_where));

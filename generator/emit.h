@@ -51,6 +51,8 @@ typedef struct emit_op {
   emit_instance *inst;
 } emit_op;
 
+struct render_log;
+
 typedef struct emit_ctx {
   arena *A;
   const manifest *m;
@@ -59,10 +61,16 @@ typedef struct emit_ctx {
   int nops;
   emit_op *ops;
   diag_list *dl;
+  struct render_log *log;      /* what emit_op_cu rendered (emit_verify_cu checks it) */
 } emit_ctx;
 
 /* Each returns a malloc'ed text, or NULL with a diagnostic. */
 char *emit_op_cu(emit_ctx *c, const emit_op *op);
+/* The cu stage's verifier, after emit_op_cu(c, op): every statement of
+ * every kernel of the op was rendered, every token of a kernel was
+ * produced before it was consumed in the order its statements were
+ * rendered. */
+bool emit_verify_cu(const emit_ctx *c, const emit_op *op, diag_list *dl);
 char *emit_ops_h(emit_ctx *c);
 char *emit_params_h(emit_ctx *c);
 char *emit_dispatch_c(emit_ctx *c);

@@ -18,6 +18,41 @@ typedef struct chain_val {
   const region_memref *m;
 } chain_val;
 
+/* What the renderers rendered: one mark a statement rendered, in the order
+ * they were rendered (emit_op_cu's log, which emit_verify_cu checks).  The
+ * sm90a Ops render their roles' loops as functions of their own (produce,
+ * consume, store_tile) that the kernel function calls: a mark names the
+ * function it was rendered in, and a call mark (st -1) where the kernel's
+ * code calls one, so that the statements' order is the order the kernel
+ * runs them in. */
+typedef enum {
+  RENDER_FN_KERNEL,     /* the kernel function (or the reduce's) */
+  RENDER_FN_PRODUCE,    /* Op::produce: the producer role's loop */
+  RENDER_FN_CONSUME,    /* Op::consume: the consumers' loop */
+  RENDER_FN_STORE_TILE, /* Op::store_tile: the consumers' epilogue */
+  RENDER_FN__COUNT
+} render_fn;
+
+typedef struct render_mark {
+  const gpu_kernel *k;
+  int st;               /* the statement, or -1: a call of `call` */
+  render_fn fn, call;
+} render_mark;
+
+typedef struct render_log {
+  arena *A;
+  int n, cap;
+  render_mark *m;
+  render_fn fn;         /* the function being rendered */
+} render_log;
+
+/* Marks statement st of k rendered (in the function being rendered). */
+void render_mark_stmt(render_log *log, const gpu_kernel *k, const gpu_stmt *st);
+/* Marks a call of fn by k's code where it is rendered. */
+void render_mark_call(render_log *log, const gpu_kernel *k, render_fn fn);
+/* The function whose statements are rendered next. */
+void render_in_fn(render_log *log, render_fn fn);
+
 typedef struct opgen {
   arena *A;
   const gpu_view *v;    /* the region and its groups */
@@ -25,6 +60,7 @@ typedef struct opgen {
   strbuf *s;
   dtype T;              /* the instance's operand dtype: spelled `T` (the Op is a template over it) */
   bool ieee;            /* the kernel's math_ieee: exp2/log2/recip/sqrt/div as IEEE, not .approx.ftz */
+  render_log *log;      /* where the statements rendered are marked */
 } opgen;
 
 /* An epilogue Read that is loaded once and then indexed: in the bounds-checked
@@ -88,6 +124,7 @@ typedef struct sm80_render {
   bool reduce;       /* split-K's second kernel (Sm80SplitReduce) */
   int pass;          /* attention: the open loop's pass (its key tiles' mode) */
   bool ahead_open;   /* the prologue of the fragments a tile ahead is open */
+  render_log *log;   /* where each statement rendered is marked */
 } sm80_render;
 
 typedef void (*sm80_render_fn)(sm80_render *r, const gpu_stmt *st);
@@ -146,11 +183,11 @@ void r_commit(sm80_render *r, const gpu_stmt *st);
 void r_wait(sm80_render *r, const gpu_stmt *st);
 void r_epilogue_pair(sm80_render *r, const gpu_stmt *st, const char *n0);
 void r_st_global(sm80_render *r, const gpu_stmt *st);
-void render_stmts(arena *A, strbuf *s, const gpu_kernel *k, int from, bool reduce, const sm80_render_fn *table);
-void render_kernel(arena *A, strbuf *s, const gpu_kernel *k, const char *sname, const char *header,
+void render_stmts(arena *A, render_log *log, strbuf *s, const gpu_kernel *k, int from, bool reduce, const sm80_render_fn *table);
+void render_kernel(arena *A, render_log *log, strbuf *s, const gpu_kernel *k, const char *sname, const char *header,
                    const char *cta, const sm80_render_fn *table);
 void h_barrier(sm80_render *r, const gpu_stmt *st);
-void sm90a_kernel_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname, const sm90a_cta *cta);
+void sm90a_kernel_fn(arena *A, render_log *log, strbuf *s, const gpu_kernel *k, const char *sname, const sm90a_cta *cta);
 
 /* ---- skel/sm80_contraction.c: its statement table, which the split-K
  * reduce renders through too */
@@ -167,6 +204,6 @@ void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance
 
 /* ---- skel/sm90a_attention.c */
 void tmap_box_fn(opgen *g, const gpu_tmap *tm, const char *fname, const char *rk, const char *role);
-void att90_kernel_fns(arena *A, strbuf *s, const gpu_kernel *k, const char *sname);
+void att90_kernel_fns(arena *A, render_log *log, strbuf *s, const gpu_kernel *k, const char *sname);
 
 #endif

@@ -925,18 +925,20 @@ bool verify_lane_masks(const gpu_kernel *k, diag_list *dl) {
 }
 
 /* Every token used after it is produced, and every tile read (ldmatrix,
- * wgmma) after the wait that covers its copy. */
-static bool verify_tokens(const gpu_kernel *k, diag_list *dl) {
+ * wgmma) after the wait that covers its copy, the statements taken in
+ * `order` (NULL: their own). */
+bool gpuir_verify_token_order(const gpu_kernel *k, const int *order, const char *where, diag_list *dl) {
   /* every token produced (one a statement at most), and every token a wait
    * covers (four a statement at most), so far */
   const char **produced = malloc(5 * ((size_t)k->nst + 1) * sizeof *produced), **waited = produced + k->nst + 1;
   int np = 0, nw = 0;
   if (!produced) {
-    diag_report(dl, D_INTERNAL, "GPU IR", NULL, "out of memory verifying the statements");
+    diag_report(dl, D_INTERNAL, where, NULL, "out of memory verifying the statements");
     return false;
   }
   bool ok = true;
-  for (int i = 0; i < k->nst; i++) {
+  for (int o = 0; o < k->nst; o++) {
+    int i = order ? order[o] : o;
     const gpu_stmt *s = &k->st[i];
     for (int t = 0; t < s->nin; t++) {
       const char *tok = s->in[t];
@@ -948,20 +950,23 @@ static bool verify_tokens(const gpu_kernel *k, diag_list *dl) {
         for (int j = 0; j < np; j++) have |= strncmp(produced[j], tok, n) == 0;
       }
       if (!have) {
-        diag_report(dl, D_INTERNAL, "GPU IR", NULL, "statement %d (%s) uses token %s before it is produced", i, s->what, tok);
+        diag_report(dl, D_INTERNAL, where, NULL, "statement %d (%s) uses token %s before it is produced", i, s->what,
+                    tok);
         ok = false;
       }
       if (s->k == GS_WAIT || s->k == GS_MBAR_WAIT) waited[nw++] = tok;
       /* a tile read (ldmatrix, wgmma) after the wait that covers its copy;
        * a register token (an epilogue step's: P's fragments) needs none */
       bool reg_tok = false;
-      for (int j = 0; j < i; j++)
-        reg_tok |= k->st[j].k == GS_EPILOGUE && k->st[j].out && strcmp(k->st[j].out, tok) == 0;
+      for (int q = 0; q < o; q++) {
+        const gpu_stmt *e = &k->st[order ? order[q] : q];
+        reg_tok |= e->k == GS_EPILOGUE && e->out && strcmp(e->out, tok) == 0;
+      }
       if ((s->k == GS_LDMATRIX || s->k == GS_WGMMA) && !reg_tok) {
         bool w = false;
         for (int j = 0; j < nw; j++) w |= strcmp(waited[j], tok) == 0;
         if (!w) {
-          diag_report(dl, D_INTERNAL, "GPU IR", NULL, "%s reads tile %s before a wait covers it",
+          diag_report(dl, D_INTERNAL, where, NULL, "%s reads tile %s before a wait covers it",
                       s->k == GS_WGMMA ? "wgmma" : "ldmatrix", tok);
           ok = false;
         }
@@ -1031,7 +1036,7 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
    * ones, then the skeleton's own (skel/) */
   bool ok = gpuir_verify_smem(k, dl);
   ok &= verify_operand_guards(k, dl);
-  ok &= verify_tokens(k, dl);
+  ok &= gpuir_verify_token_order(k, NULL, "GPU IR", dl);
   ok &= sk->verify(k, dl);
   return ok;
 }

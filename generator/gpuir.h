@@ -573,6 +573,12 @@ int gpuir_rows_cache_slot(const region *r, const gpu_rows *rw, const rexpr *rd);
  * (NULL otherwise). */
 const sx *gpuir_read_step(arena *A, const region *r, const rexpr *rd, const char *x);
 bool gpuir_verify(const gpu_kernel *k, diag_list *dl);
+/* gpuir_verify's token check on the statements taken in `order` (a
+ * permutation of their indices; NULL: their own), its diagnostics' `where`:
+ * every token consumed after it is produced, every tile read (ldmatrix,
+ * wgmma) after the wait that covers its copy.  The cu stage's verifier
+ * takes them in the order they were rendered. */
+bool gpuir_verify_token_order(const gpu_kernel *k, const int *order, const char *where, diag_list *dl);
 /* The chunks XORed in a shared row of `row_bytes` bytes: the largest power of
  * two, at most 8, that divides its 16-byte chunks (0 when the row is not whole
  * chunks). */

@@ -102,6 +102,16 @@ typedef struct run {
   int nbuckets;          /* shape buckets with a plan of their own (contractions) */
   bucket *buckets;
   const plan_bucket *bucket90; /* an arch row's run for one shape bucket (arch_rows_plan), or NULL */
+  /* the back half's state, from its plan pass (run_plan) on: its options,
+   * the archs (sm80 first), the skeleton that took the run and the sm90a
+   * row's arch, or the chain's regions (each compiled in a run of its own) */
+  const struct codegen_opts *cg;
+  const arch_info *archs[16];
+  int na;
+  const skel_ops *row;
+  const arch_info *arch90;
+  int nchain;
+  struct chain_step *chain;
   cJSON *dumps[STAGE__COUNT];
   double ms[STAGE__COUNT];     /* each stage's wall time (--time-report), summed over its runs; */
   bool timed[STAGE__COUNT];    /* which stages ran */
@@ -158,30 +168,17 @@ static const cJSON *pinned_plan(const codegen_opts *cg, const arch_info *plannin
   return use;
 }
 
-static cJSON *array_of(int n, cJSON *const *items) {
-  cJSON *a = cJSON_CreateArray();
-  for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, items[i]);
-  return a;
-}
-
 /* ---- the front half: a table of passes ----------------------------------------------- */
 
-/* What a run starts from: the graph object and its instance. */
+/* What a run starts from: the graph object and its instance, and the back
+ * half's options (NULL, or not enabled: the front half alone). */
 typedef struct run_in {
   const cJSON *graph;
   const char *where;
   const fe_instance *inst;
   const layout_opts *lo;
+  const codegen_opts *cg;
 } run_in;
-
-/* One stage: `run` builds its product into the run from the previous one,
- * `verify` checks that product's invariants, `dump` prints it (--dump). */
-typedef struct pass {
-  dlc_stage stage;
-  bool (*run)(run *r, const run_in *in, diag_list *dl);
-  bool (*verify)(const run *r, diag_list *dl);
-  cJSON *(*dump)(const run *r);
-} pass;
 
 static bool run_frontend(run *r, const run_in *in, diag_list *dl) {
   return (r->fe = fe_read_json(&r->A, in->graph, in->where, in->inst, dl)) != NULL;
@@ -223,15 +220,6 @@ static cJSON *dump_poly_view(const run *r) { return pv_dump(r->pv); }
 static cJSON *dump_region(const run *r) { return region_dump(r->rs); }
 static cJSON *dump_analysis(const run *r) { return pc_dump(r->pc); }
 
-static const pass FRONT_HALF[] = {
-    {STAGE_FRONTEND, run_frontend, verify_frontend, dump_frontend},
-    {STAGE_LAYOUT, run_layout, verify_layout, dump_layout},
-    {STAGE_TINY, run_tiny, verify_tiny, dump_tiny},
-    {STAGE_INDEXBOOK, run_indexbook, verify_indexbook, dump_indexbook},
-    {STAGE_POLY_VIEW, run_poly_view, verify_poly_view, dump_poly_view},
-    {STAGE_REGION, run_region, verify_region, dump_region},
-    {STAGE_ANALYSIS, run_analysis, verify_analysis, dump_analysis},
-};
 
 /* ---- the back half: each skeleton's plan ----------------------------------------------- */
 
@@ -544,14 +532,13 @@ static bool row_serves(const skel_ops *s, const arch_info *const *archs, int na)
   return serves;
 }
 
-/* The run's kernels on skeleton sk: each shape bucket's (verified), then
- * the default plan's, which the caller verifies. */
+/* The run's kernels on skeleton sk: each shape bucket's, then the default
+ * plan's (verify_gpu checks them). */
 static gpu_kernel *build_kernels(run *r, const skel_ops *sk, const codegen_opts *cg, diag_list *dl) {
   for (int i = 0; i < r->nbuckets; i++) {
     bucket *b = &r->buckets[i];
     b->kernel = sk->build(&r->A, r->rs, r->pc, &b->plan->chosen, arena_printf(&r->A, "%s_b%d", cg->kernel_name, i), dl);
-    if (!b->kernel || !gpuir_verify(b->kernel, dl) || (b->kernel->reduce && !gpuir_verify(b->kernel->reduce, dl)))
-      return NULL;
+    if (!b->kernel) return NULL;
     /* the op's math holds for its bucket kernels too */
     b->kernel->math_ieee = cg->math_ieee;
     if (b->kernel->reduce) b->kernel->reduce->math_ieee = cg->math_ieee;
@@ -608,7 +595,7 @@ static plan_bucket bucket_view(const run *r, const bucket *b) {
  * rules may leave it none (docs/plan.md, Shape buckets).  First the plans
  * (arch_rows_plan, dumped with the run's), then, once the run's kernels
  * are built, the kernels (arch_rows_build). */
-static bool arch_rows_plan(run *r, const skel_ops *taken, const arch_info *const *archs, int na, unsigned dump,
+static bool arch_rows_plan(run *r, const skel_ops *taken, const arch_info *const *archs, int na,
                            const codegen_opts *cg, diag_list *dl) {
   for (int s = 0; s < ALGO__COUNT; s++) {
     const skel_ops *row = skeleton(s);
@@ -622,12 +609,13 @@ static bool arch_rows_plan(run *r, const skel_ops *taken, const arch_info *const
     sub.plan = NULL;
     sub.nbuckets = 0;
     sub.plan = PLAN[s](&sub, one, 1, cg, dl);
-    bool ok = sub.plan && verify_plans(&sub, row, one, 1, cg, dl);
     r->A = sub.A; /* the arena's blocks, grown by the row's run */
-    if (!ok) return false;
+    if (!sub.plan) return false;
+    /* one sm90a row fits a run (the rows' fits exclude each other) */
+    DLC_ASSERT(!r->plan90);
     r->plan90 = sub.plan;
     r->algo90 = row->algo;
-    if (dump & (1u << STAGE_PLAN) && r->dumps[STAGE_PLAN]) cJSON_AddItemToArray(r->dumps[STAGE_PLAN], plan_dump(sub.plan));
+    r->arch90 = one[0];
     for (int i = 0; i < r->nbuckets; i++) {
       bucket *bk = &r->buckets[i];
       if (bk->plan->chosen.split_k > 1) continue; /* the row does not split: the split rows keep the bucket */
@@ -637,20 +625,16 @@ static bool arch_rows_plan(run *r, const skel_ops *taken, const arch_info *const
       bs.nbuckets = 0;
       bs.bucket90 = &pb;
       bs.plan = PLAN[s](&bs, one, 1, cg, dl);
-      ok = !bs.plan || verify_plans(&bs, row, one, 1, cg, dl);
       r->A = bs.A;
-      if (!ok) return false;
       bk->plan90 = bs.plan;
-      if (bs.plan && dump & (1u << STAGE_PLAN) && r->dumps[STAGE_PLAN])
-        cJSON_AddItemToArray(r->dumps[STAGE_PLAN], bucket_plan_dump(bk, bs.plan));
     }
   }
   return true;
 }
 
-/* The row's kernel from its plan, verified; dumped as `key` of the GPU dump. */
-static gpu_kernel *arch_row_kernel(run *r, const plan_result *plan, const char *name, const char *key, unsigned dump,
-                                   const codegen_opts *cg, diag_list *dl) {
+/* The row's kernel from its plan. */
+static gpu_kernel *arch_row_kernel(run *r, const plan_result *plan, const char *name, const codegen_opts *cg,
+                                   diag_list *dl) {
   const skel_ops *row = skeleton(r->algo90);
   run sub = *r;
   sub.plan = (plan_result *)plan;
@@ -660,30 +644,21 @@ static gpu_kernel *arch_row_kernel(run *r, const plan_result *plan, const char *
   gpu_kernel *k = build_kernels(&sub, row, &c2, dl);
   if (k) k->math_ieee = cg->math_ieee;
   if (k && k->reduce) k->reduce->math_ieee = cg->math_ieee;
-  bool ok = k && gpuir_verify(k, dl);
   r->A = sub.A;
-  if (!ok) return NULL;
-  if (dump & (1u << STAGE_GPU) && r->dumps[STAGE_GPU]) {
-    cJSON *d = gpuir_dump(k);
-    cJSON_AddItemToObject(r->dumps[STAGE_GPU], key, cJSON_DetachItemFromObject(d, "gpu_ir"));
-    cJSON_Delete(d);
-  }
   return k;
 }
 
-static bool arch_rows_build(run *r, unsigned dump, const codegen_opts *cg, diag_list *dl) {
+static bool arch_rows_build(run *r, const codegen_opts *cg, diag_list *dl) {
   if (!r->plan90) return true;
   const char *an = arch_name(skeleton(r->algo90)->arch);
-  gpu_kernel *k = arch_row_kernel(r, r->plan90, arena_printf(&r->A, "%s_%s", cg->kernel_name, an),
-                                  arena_printf(&r->A, "gpu_ir_%s", an), dump, cg, dl);
+  gpu_kernel *k = arch_row_kernel(r, r->plan90, arena_printf(&r->A, "%s_%s", cg->kernel_name, an), cg, dl);
   if (!k) return false;
   r->kernel->sm90a = k;
   /* each bucket's: kernel <name>_b<i>_<arch>, dumped as gpu_ir_<arch>_b<i> */
   for (int i = 0; i < r->nbuckets; i++) {
     bucket *bk = &r->buckets[i];
     if (!bk->plan90) continue;
-    if (!(k = arch_row_kernel(r, bk->plan90, arena_printf(&r->A, "%s_b%d_%s", cg->kernel_name, i, an),
-                              arena_printf(&r->A, "gpu_ir_%s_b%d", an, i), dump, cg, dl)))
+    if (!(k = arch_row_kernel(r, bk->plan90, arena_printf(&r->A, "%s_b%d_%s", cg->kernel_name, i, an), cg, dl)))
       return false;
     bk->kernel->sm90a = k;
   }
@@ -758,65 +733,79 @@ static region_set *chain_fuse(run *r, pc_report **pc, chain_fusion **fu, diag_li
  * compiled as one kernel each and launched in order by one entry point.
  * A value between them (an output that is not a signature tensor) is
  * materialized in the caller's workspace.  Each region runs the row's plan,
- * plan check and builder in a run of its own (sharing the arena). */
-static bool chain_compile(run *r, const arch_info *const *archs, int na, unsigned dump, int until,
-                          const codegen_opts *cg, diag_list *dl) {
+ * plan check and builder in a run of its own (sharing the arena): a step. */
+typedef struct chain_step {
+  run sub;
+  region_set one;
+  pc_report pc;
+  const skel_ops *row;
+  codegen_opts cg;       /* the run's, with the step's kernel name */
+  chain_fusion fu;       /* the values fused into its region */
+} chain_step;
+
+/* The chain's plan pass: its regions after fusion, each with its plan
+ * (r->plan: the first's). */
+static bool chain_plan(run *r, const codegen_opts *cg, diag_list *dl) {
   pc_report *fpc = r->pc;
   chain_fusion *fu = ARENA_ARRAY(&r->A, chain_fusion, r->rs->n + 1);
   const region_set *rs = cg->no_fusion ? r->rs : chain_fuse(r, &fpc, &fu, dl);
   if (!rs) return false;
-  cJSON *plans = cJSON_CreateArray(), *gpus = cJSON_CreateArray();
-  gpu_kernel *last = NULL;
-  bool ok = true;
-  for (int i = 0; i < rs->n && ok; i++) {
-    region_set one = {rs->A, rs->pv, 1, &rs->r[i]};
-    pc_report onepc = {fpc->A, &one, 1, &fpc->a[i]};
-    run sub = *r;
-    sub.rs = &one;
-    sub.pc = &onepc;
-    sub.plan = NULL;
-    sub.kernel = NULL;
-    const skel_ops *row = NULL;
+  chain_step *c = ARENA_ARRAY(&r->A, chain_step, rs->n);
+  r->chain = c;
+  for (int i = 0; i < rs->n; i++, c++) {
+    c->one = (region_set){rs->A, rs->pv, 1, &rs->r[i]};
+    c->pc = (pc_report){fpc->A, &c->one, 1, &fpc->a[i]};
+    c->fu = fu[i];
+    c->sub = *r;
+    c->sub.rs = &c->one;
+    c->sub.pc = &c->pc;
+    c->sub.plan = NULL;
+    c->sub.kernel = NULL;
+    c->sub.nchain = 0;
+    c->sub.chain = NULL;
+    c->row = NULL;
     int ra = 0;
-    for (int s = 0; s < ALGO__COUNT && !row; s++)
-      if (skeleton(s) && !skeleton(s)->only && s != ALGO_STREAMING_SOFTMAX && skeleton(s)->fits(sub.rs, sub.pc))
-        row = skeleton(s), ra = s;
-    codegen_opts c2 = *cg;
+    for (int s = 0; s < ALGO__COUNT && !c->row; s++)
+      if (skeleton(s) && !skeleton(s)->only && s != ALGO_STREAMING_SOFTMAX && skeleton(s)->fits(c->sub.rs, c->sub.pc))
+        c->row = skeleton(s), ra = s;
+    c->sub.row = c->row;
+    c->cg = *cg;
     /* a chain fused into one kernel is a plain kernel */
-    c2.kernel_name = rs->n == 1 ? cg->kernel_name : arena_printf(&sub.A, "%s_k%d", cg->kernel_name, i);
-    sub.plan = row ? PLAN[ra](&sub, archs, na, &c2, dl) : NULL;
-    ok = sub.plan && verify_plans(&sub, row, archs, na, &c2, dl);
-    if (ok && (dump & (1u << STAGE_PLAN))) cJSON_AddItemToArray(plans, plan_dump(sub.plan));
-    if (ok && until > STAGE_PLAN) {
-      sub.kernel = build_kernels(&sub, row, &c2, dl);
-      if (sub.kernel) sub.kernel->math_ieee = cg->math_ieee;
-      for (int f = 0; sub.kernel && f < fu[i].n; f++)
-        if (!gpuir_add_fused(sub.kernel, &sub.A, fu[i].value[f], fu[i].from[f], fu[i].why[f])) {
-          diag_report(dl, D_INTERNAL, "GPU IR", NULL, "kernel %s cannot hold fused value %s", sub.kernel->name,
-                      fu[i].value[f]);
-          sub.kernel = NULL;
-        }
-      ok = sub.kernel && gpuir_verify(sub.kernel, dl);
-      if (ok) {
-        sub.kernel->chain_index = i;
-        sub.kernel->chain_plan = sub.plan;
-        if (last) last->next = sub.kernel;
-        else r->kernel = sub.kernel;
-        last = sub.kernel;
-        if (dump & (1u << STAGE_GPU)) cJSON_AddItemToArray(gpus, gpuir_dump(sub.kernel));
-      }
-    }
-    if (i == 0) r->plan = sub.plan;
-    r->A = sub.A; /* the arena's blocks, grown by the region's run */
+    c->cg.kernel_name = rs->n == 1 ? cg->kernel_name : arena_printf(&c->sub.A, "%s_k%d", cg->kernel_name, i);
+    c->sub.cg = &c->cg;
+    c->sub.plan = c->row ? PLAN[ra](&c->sub, r->archs, r->na, &c->cg, dl) : NULL;
+    if (i == 0) r->plan = c->sub.plan;
+    r->A = c->sub.A; /* the arena's blocks, grown by the region's run */
+    r->nchain = i + 1;
+    if (!c->sub.plan) return false;
   }
-  if (ok && (dump & (1u << STAGE_PLAN))) r->dumps[STAGE_PLAN] = plans, plans = NULL;
-  if (ok && (dump & (1u << STAGE_GPU)) && until > STAGE_PLAN && rs->n == 1)
-    r->dumps[STAGE_GPU] = cJSON_DetachItemFromArray(gpus, 0);
-  else if (ok && (dump & (1u << STAGE_GPU)) && until > STAGE_PLAN)
-    r->dumps[STAGE_GPU] = gpus, gpus = NULL;
-  cJSON_Delete(plans);
-  cJSON_Delete(gpus);
-  return ok && !diag_has_errors(dl);
+  return true;
+}
+
+/* The chain's GPU pass: each step's kernel, with the values fused into it,
+ * linked in launch order from r->kernel. */
+static bool chain_build(run *r, diag_list *dl) {
+  gpu_kernel *last = NULL;
+  for (int i = 0; i < r->nchain; i++) {
+    chain_step *c = &r->chain[i];
+    c->sub.A = r->A;
+    gpu_kernel *k = build_kernels(&c->sub, c->row, &c->cg, dl);
+    if (k) k->math_ieee = c->cg.math_ieee;
+    for (int f = 0; k && f < c->fu.n; f++)
+      if (!gpuir_add_fused(k, &c->sub.A, c->fu.value[f], c->fu.from[f], c->fu.why[f])) {
+        diag_report(dl, D_INTERNAL, "GPU IR", NULL, "kernel %s cannot hold fused value %s", k->name, c->fu.value[f]);
+        k = NULL;
+      }
+    r->A = c->sub.A;
+    if (!k) return false;
+    c->sub.kernel = k;
+    k->chain_index = i;
+    k->chain_plan = c->sub.plan;
+    if (last) last->next = k;
+    else r->kernel = k;
+    last = k;
+  }
+  return true;
 }
 
 /* Whether the regions form a chain the single-region skeletons take: every
@@ -869,39 +858,36 @@ static void stage_time(run *r, dlc_stage s, double t0) {
   r->timed[s] = true;
 }
 
-/* Runs the front-half passes from `first` on, then the back half.  Returns
- * false with diagnostics. */
-static bool run_from(run *r, const run_in *in, size_t first, unsigned dump, int until, const codegen_opts *cg,
-                     diag_list *dl) {
-  for (size_t i = first; i < sizeof FRONT_HALF / sizeof *FRONT_HALF; i++) {
-    const pass *ps = &FRONT_HALF[i];
-    double t0 = now_ms();
-    bool ok = ps->run(r, in, dl) && ps->verify(r, dl);
-    stage_time(r, ps->stage, t0);
-    if (!ok) return false;
-    if (dump & (1u << ps->stage)) r->dumps[ps->stage] = ps->dump(r);
-    if (until <= (int)ps->stage) return !diag_has_errors(dl);
-  }
-  if (!cg || !cg->enabled) return !diag_has_errors(dl);
-  /* the back half: one kernel, on the skeleton the regions fit, or a chain of them */
-  double t0 = now_ms();
-  const arch_info *archs[16];
-  int na = 0;
-  /* the manifest and --arch admit only known archs, each once (arch.def) */
+/* ---- the back half as passes: plan, gpu, cu --------------------------------------------- */
+
+/* The run's archs: cg's, each once (the manifest and --arch admit only
+ * known archs, arch.def), sm80 first: plans rank on sm80 (the skeletons'
+ * arch) and must fit every arch. */
+static void run_archs(run *r, const codegen_opts *cg) {
   DLC_ASSERT(cg->narchs <= 16);
+  r->na = 0;
   for (int i = 0; i < cg->narchs; i++) {
     DLC_ASSERT(plan_arch(cg->archs[i]) != NULL);
-    archs[na++] = plan_arch(cg->archs[i]);
+    r->archs[r->na++] = plan_arch(cg->archs[i]);
   }
-  if (na == 0) archs[na++] = plan_arch_of(ARCH_SM80);
-  /* plans rank on sm80 (the skeletons' arch) and must fit every arch */
-  for (int i = 1; i < na; i++)
-    if (plan_arch_id(archs[i]) == ARCH_SM80) archs[i] = archs[0], archs[0] = plan_arch_of(ARCH_SM80);
+  if (r->na == 0) r->archs[r->na++] = plan_arch_of(ARCH_SM80);
+  for (int i = 1; i < r->na; i++)
+    if (plan_arch_id(r->archs[i]) == ARCH_SM80) r->archs[i] = r->archs[0], r->archs[0] = plan_arch_of(ARCH_SM80);
+}
+
+/* The plan pass: the skeleton the regions fit, or a chain of them, and its
+ * plans (the default, each shape bucket's, the sm90a row's). */
+static bool run_plan(run *r, const run_in *in, diag_list *dl) {
+  const codegen_opts *cg = in->cg;
+  r->cg = cg;
+  run_archs(r, cg);
+  const arch_info *const *archs = r->archs;
+  int na = r->na;
   const skel_ops *row = NULL;
   for (int i = 0; i < ALGO__COUNT && !row; i++)
     if (skeleton(i) && !skeleton(i)->only && row_serves(skeleton(i), archs, na) && skeleton(i)->fits(r->rs, r->pc))
       row = skeleton(i);
-  if (!row && chain_fits(r)) return chain_compile(r, archs, na, dump, until, cg, dl);
+  if (!row && chain_fits(r)) return chain_plan(r, cg, dl);
   if (!row && r->rs->n == 1 && skel_reduce_after_contraction(&r->rs->r[0]) >= 0) {
     const region *g = &r->rs->r[0];
     diag_report(dl, D_PLAN_UNSUPPORTED, cg->at,
@@ -929,32 +915,179 @@ static bool run_from(run *r, const run_in *in, size_t first, unsigned dump, int 
                 r->rs->n, nk);
     return false;
   }
+  r->row = row;
   r->plan = PLAN[row->algo](r, archs, na, cg, dl);
-  if (!r->plan || !verify_plans(r, row, archs, na, cg, dl)) return false;
-  if (dump & (1u << STAGE_PLAN)) {
-    /* the default plan, then each bucket's with its bounds */
-    cJSON *pa = array_of(1, (cJSON *[]){plan_dump(r->plan)});
-    for (int i = 0; i < r->nbuckets; i++) cJSON_AddItemToArray(pa, bucket_plan_dump(&r->buckets[i], r->buckets[i].plan));
-    r->dumps[STAGE_PLAN] = pa;
+  return r->plan && arch_rows_plan(r, row, archs, na, cg, dl);
+}
+
+/* Each plan's check on its skeleton: a chain's steps', or the default
+ * plan's and each bucket's, then the sm90a row's. */
+static bool verify_plan(const run *r, diag_list *dl) {
+  bool ok = true;
+  for (int i = 0; i < r->nchain; i++) {
+    const chain_step *c = &r->chain[i];
+    ok &= verify_plans(&c->sub, c->row, r->archs, r->na, &c->cg, dl);
   }
-  bool ok = arch_rows_plan(r, row, archs, na, dump, cg, dl);
-  stage_time(r, STAGE_PLAN, t0);
-  if (!ok) return false;
-  if (until <= STAGE_PLAN) return !diag_has_errors(dl);
-  t0 = now_ms();
-  r->kernel = build_kernels(r, row, cg, dl);
-  if (r->kernel) r->kernel->math_ieee = cg->math_ieee;
-  ok = r->kernel && gpuir_verify(r->kernel, dl);
-  if (ok && (dump & (1u << STAGE_GPU))) r->dumps[STAGE_GPU] = gpuir_dump(r->kernel);
-  ok = ok && arch_rows_build(r, dump, cg, dl);
-  stage_time(r, STAGE_GPU, t0);
-  return ok && !diag_has_errors(dl);
+  if (r->nchain) return ok;
+  ok = verify_plans(r, r->row, r->archs, r->na, r->cg, dl);
+  if (r->plan90) {
+    const skel_ops *row = skeleton(r->algo90);
+    const arch_info *one[1] = {r->arch90};
+    ok &= row->verify_plan(r->rs, r->pc, &r->plan90->chosen, one, 1, r->cg->at, dl);
+    for (int i = 0; i < r->nbuckets; i++)
+      if (r->buckets[i].plan90)
+        ok &= row->verify_plan(r->rs, r->pc, &r->buckets[i].plan90->chosen, one, 1, r->cg->at, dl);
+  }
+  return ok;
+}
+
+/* The plans: a chain's, one a step; or the default, then each bucket's
+ * with its bounds, then the sm90a row's (its default's, its buckets'). */
+static cJSON *dump_plan(const run *r) {
+  cJSON *pa = cJSON_CreateArray();
+  for (int i = 0; i < r->nchain; i++) cJSON_AddItemToArray(pa, plan_dump(r->chain[i].sub.plan));
+  if (r->nchain) return pa;
+  cJSON_AddItemToArray(pa, plan_dump(r->plan));
+  for (int i = 0; i < r->nbuckets; i++) cJSON_AddItemToArray(pa, bucket_plan_dump(&r->buckets[i], r->buckets[i].plan));
+  if (r->plan90) cJSON_AddItemToArray(pa, plan_dump(r->plan90));
+  for (int i = 0; i < r->nbuckets; i++)
+    if (r->plan90 && r->buckets[i].plan90)
+      cJSON_AddItemToArray(pa, bucket_plan_dump(&r->buckets[i], r->buckets[i].plan90));
+  return pa;
+}
+
+/* The GPU IR pass: the kernels of the plans. */
+static bool run_gpu(run *r, const run_in *in, diag_list *dl) {
+  if (r->nchain) return chain_build(r, dl);
+  r->kernel = build_kernels(r, r->row, in->cg, dl);
+  if (!r->kernel) return false;
+  r->kernel->math_ieee = in->cg->math_ieee;
+  return arch_rows_build(r, in->cg, dl);
+}
+
+/* Each kernel's GPU IR checks: the chain's, or each bucket's (and its
+ * split-K reduce), the default's and the sm90a row's. */
+static bool verify_gpu(const run *r, diag_list *dl) {
+  bool ok = true;
+  for (const gpu_kernel *k = r->nchain ? r->kernel : NULL; k; k = k->next) ok &= gpuir_verify(k, dl);
+  if (r->nchain) return ok;
+  for (int i = 0; i < r->nbuckets; i++) {
+    const gpu_kernel *k = r->buckets[i].kernel;
+    ok &= gpuir_verify(k, dl) && (!k->reduce || gpuir_verify(k->reduce, dl));
+  }
+  ok &= gpuir_verify(r->kernel, dl);
+  if (r->kernel->sm90a) ok &= gpuir_verify(r->kernel->sm90a, dl);
+  for (int i = 0; i < r->nbuckets; i++)
+    if (r->buckets[i].kernel->sm90a) ok &= gpuir_verify(r->buckets[i].kernel->sm90a, dl);
+  return ok;
+}
+
+/* The kernels' GPU IR: a chain's, one a step (its one kernel when fusion
+ * left one); or the default's, with the sm90a row's as gpu_ir_<arch> (and
+ * its buckets' as gpu_ir_<arch>_b<i>). */
+static cJSON *dump_gpu(const run *r) {
+  if (r->nchain == 1) return gpuir_dump(r->kernel);
+  if (r->nchain) {
+    cJSON *a = cJSON_CreateArray();
+    for (const gpu_kernel *k = r->kernel; k; k = k->next) cJSON_AddItemToArray(a, gpuir_dump(k));
+    return a;
+  }
+  cJSON *d = gpuir_dump(r->kernel);
+  const char *an = r->plan90 ? arch_name(skeleton(r->algo90)->arch) : NULL;
+  for (int i = -1; an && i < r->nbuckets; i++) {
+    const gpu_kernel *k = i < 0 ? r->kernel->sm90a : r->buckets[i].kernel->sm90a;
+    if (!k) continue;
+    cJSON *kd = gpuir_dump(k);
+    char key[64];
+    if (i < 0) snprintf(key, sizeof key, "gpu_ir_%s", an);
+    else snprintf(key, sizeof key, "gpu_ir_%s_b%d", an, i);
+    cJSON_AddItemToObject(d, key, cJSON_DetachItemFromObject(kd, "gpu_ir"));
+    cJSON_Delete(kd);
+  }
+  return d;
+}
+
+/* ---- the pass table ---------------------------------------------------------------------- */
+
+/* An op's stage, once each of its instances ran the stages before it:
+ * the CUDA of the op's kernels. */
+typedef struct op_run {
+  emit_ctx *ec;
+  const emit_op *eo;
+  char *cu;
+} op_run;
+
+static bool run_cu(op_run *o, diag_list *dl) { return (o->cu = emit_op_cu(o->ec, o->eo)) != NULL; }
+static bool verify_cu(const op_run *o, diag_list *dl) { return emit_verify_cu(o->ec, o->eo, dl); }
+
+/* One stage: `run` builds its product into the run from the previous one,
+ * `verify` checks that product's invariants, `dump` prints it (--dump).
+ * An op's stage (cu) has run_op and verify_op instead, and its product is
+ * the text it dumps. */
+typedef struct pass {
+  dlc_stage stage;
+  bool (*run)(run *r, const run_in *in, diag_list *dl);
+  bool (*verify)(const run *r, diag_list *dl);
+  cJSON *(*dump)(const run *r);
+  bool (*run_op)(op_run *o, diag_list *dl);
+  bool (*verify_op)(const op_run *o, diag_list *dl);
+} pass;
+
+/* The pipeline (spec §3): each stage's pass, in order */
+static const pass PASSES[] = {
+    {STAGE_FRONTEND, run_frontend, verify_frontend, dump_frontend, NULL, NULL},
+    {STAGE_LAYOUT, run_layout, verify_layout, dump_layout, NULL, NULL},
+    {STAGE_TINY, run_tiny, verify_tiny, dump_tiny, NULL, NULL},
+    {STAGE_INDEXBOOK, run_indexbook, verify_indexbook, dump_indexbook, NULL, NULL},
+    {STAGE_POLY_VIEW, run_poly_view, verify_poly_view, dump_poly_view, NULL, NULL},
+    {STAGE_REGION, run_region, verify_region, dump_region, NULL, NULL},
+    {STAGE_ANALYSIS, run_analysis, verify_analysis, dump_analysis, NULL, NULL},
+    {STAGE_PLAN, run_plan, verify_plan, dump_plan, NULL, NULL},
+    {STAGE_GPU, run_gpu, verify_gpu, dump_gpu, NULL, NULL},
+    {STAGE_CU, NULL, NULL, NULL, run_cu, verify_cu},
+};
+
+/* Runs the passes from `first` on, each followed by its verifier and, when
+ * asked for, its dump, up to stage `until`; the back half's when in->cg
+ * enables it.  Returns false with diagnostics. */
+static bool run_passes(run *r, const run_in *in, size_t first, unsigned dump, int until, diag_list *dl) {
+  for (size_t i = first; i < sizeof PASSES / sizeof *PASSES; i++) {
+    const pass *ps = &PASSES[i];
+    if (!ps->run || (ps->stage >= STAGE_PLAN && (!in->cg || !in->cg->enabled))) break; /* an op's stage follows */
+    double t0 = now_ms();
+    bool ok = ps->run(r, in, dl) && ps->verify(r, dl);
+    stage_time(r, ps->stage, t0);
+    if (!ok) return false;
+    if (dump & (1u << ps->stage)) r->dumps[ps->stage] = ps->dump(r);
+    if (until <= (int)ps->stage) break;
+  }
+  return !diag_has_errors(dl);
+}
+
+/* Runs the op's stages (cu), each followed by its verifier, once its
+ * instances ran theirs; adds their time to *ms.  On an error the text is
+ * dropped (o->cu NULL). */
+static bool run_op_passes(op_run *o, double *ms, diag_list *dl) {
+  for (size_t i = 0; i < sizeof PASSES / sizeof *PASSES; i++) {
+    const pass *ps = &PASSES[i];
+    if (!ps->run_op) continue;
+    double t0 = now_ms();
+    bool ok = ps->run_op(o, dl) && ps->verify_op(o, dl);
+    *ms += now_ms() - t0;
+    if (!ok) {
+      free(o->cu);
+      o->cu = NULL;
+      return false;
+    }
+  }
+  return true;
 }
 
 /* The run's products after the layout pass, dropped. */
 static void run_reset_after_layout(run *r) {
   r->tiny = NULL, r->ib = NULL, r->pv = NULL, r->rs = NULL, r->pc = NULL;
   r->plan = NULL, r->kernel = NULL, r->nbuckets = 0, r->buckets = NULL;
+  r->plan90 = NULL, r->row = NULL, r->arch90 = NULL, r->nchain = 0, r->chain = NULL;
   for (int s = STAGE_LAYOUT + 1; s < STAGE__COUNT; s++) cJSON_Delete(r->dumps[s]), r->dumps[s] = NULL;
 }
 
@@ -966,15 +1099,16 @@ static void run_reset_after_layout(run *r) {
  * compiled (the rewrite's first error). */
 static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_instance *inst,
                        const layout_opts *lo, unsigned dump, int until, const codegen_opts *cg, diag_list *dl) {
-  run_in in = {graph, where, inst, lo};
+  run_in in = {graph, where, inst, lo, NULL};
   size_t after = 0;
-  while (after < sizeof FRONT_HALF / sizeof *FRONT_HALF && FRONT_HALF[after].stage <= STAGE_LAYOUT) after++;
-  if (!run_from(r, &in, 0, dump, until < STAGE_LAYOUT ? until : STAGE_LAYOUT, NULL, dl)) return false;
+  while (after < sizeof PASSES / sizeof *PASSES && PASSES[after].stage <= STAGE_LAYOUT) after++;
+  if (!run_passes(r, &in, 0, dump, until < STAGE_LAYOUT ? until : STAGE_LAYOUT, dl)) return false;
   if (until <= STAGE_LAYOUT) return !diag_has_errors(dl);
-  if (!r->fe_given) return run_from(r, &in, after, dump, until, cg, dl);
+  in.cg = cg;
+  if (!r->fe_given) return run_passes(r, &in, after, dump, until, dl);
   diag_list tried;
   diag_init(&tried);
-  if (run_from(r, &in, after, dump, until, cg, &tried)) {
+  if (run_passes(r, &in, after, dump, until, &tried)) {
     diag_append(dl, &tried);
     return true;
   }
@@ -998,7 +1132,7 @@ static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_i
                 "compile (%s): the kernel is built for the graph as given and loads '%s' in its stored layout",
                 ft->name, ft->layout ? " " : "", ft->layout ? ft->layout : "", to, t->reason, *why ? why : "no error recorded", ft->name);
   }
-  return run_from(r, &in, after, dump, until, cg, dl);
+  return run_passes(r, &in, after, dump, until, dl);
 }
 
 /* --time-report: one line on stderr with the wall time of each stage that
@@ -1242,10 +1376,11 @@ static int graph_main(const pipeline_opts *o) {
     manifest m = {0};
     m.narchs = narch;
     m.archs = (const char **)archs;
-    emit_ctx ec = {&r.A, &m, NULL, 1, &eo, &dl};
-    double t0 = now_ms();
-    cu = emit_op_cu(&ec, &eo);
-    stage_time(&r, STAGE_CU, t0);
+    emit_ctx ec = {&r.A, &m, NULL, 1, &eo, &dl, NULL};
+    op_run orun = {&ec, &eo, NULL};
+    run_op_passes(&orun, &r.ms[STAGE_CU], &dl);
+    r.timed[STAGE_CU] = true;
+    cu = orun.cu;
   }
   if (o->time_report) print_time_report(o->graph, &r);
   if (ok && o->dump) {
@@ -1375,12 +1510,14 @@ static int manifest_main(const pipeline_opts *o) {
     /* the outputs name the manifest by its file name: they do not depend on
      * how its path was spelled */
     const char *base = strrchr(o->manifest, '/');
-    emit_ctx ec = {&A, m, base ? base + 1 : o->manifest, m->nops, eops, &dl};
+    emit_ctx ec = {&A, m, base ? base + 1 : o->manifest, m->nops, eops, &dl, NULL};
     if (!o->quiet) fprintf(stderr, "dlcgen: emitting CUDA and C for %d op%s\n", m->nops, m->nops == 1 ? "" : "s");
     for (int i = 0; i < m->nops; i++) {
-      double t0 = now_ms();
-      out_add(&out, xprintf("%s/kernels/%s.cu%s", o->out_dir, m->ops[i].name, ""), emit_op_cu(&ec, &eops[i]));
-      if (o->time_report) fprintf(stderr, "dlcgen: time: %s: cu %.2f ms\n", m->ops[i].name, now_ms() - t0);
+      op_run orun = {&ec, &eops[i], NULL};
+      double ms = 0;
+      run_op_passes(&orun, &ms, &dl);
+      out_add(&out, xprintf("%s/kernels/%s.cu%s", o->out_dir, m->ops[i].name, ""), orun.cu);
+      if (o->time_report) fprintf(stderr, "dlcgen: time: %s: cu %.2f ms\n", m->ops[i].name, ms);
     }
     out_add(&out, xprintf("%s/include/dlc/dlc_ops.h%s%s", o->out_dir, "", ""), emit_ops_h(&ec));
     out_add(&out, xprintf("%s/src/dlc_params.h%s%s", o->out_dir, "", ""), emit_params_h(&ec));

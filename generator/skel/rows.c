@@ -1006,8 +1006,9 @@ static void rows_kernel(opgen *g, const gpu_kernel *k, const char *sname) {
     case GS_END_LOOP: rr_end_loop(&rr, st); break;
     case GS_REDUCE: rr_reduce(&rr, st); break;
     case GS_ROW_SCALAR: rr_row_scalar(&rr, st); break;
-    default: sb_printf(s, "#error \"the row skeleton renders no %s statement\"\n", gpuir_stmt_name(st->k)); break;
+    default: sb_printf(s, "#error \"the row skeleton renders no %s statement\"\n", gpuir_stmt_name(st->k)); continue;
     }
+    render_mark_stmt(g->log, k, st);
   }
   sb_puts(s, "  }\n");
 }
@@ -1017,7 +1018,7 @@ static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instan
   const gpu_kernel *k = in->k;
   const region *r = k->r;
   const gpu_rows *rw = &k->rw;
-  opgen g = {A, &k->v, r, s, k->T, k->math_ieee};
+  opgen g = {A, &k->v, r, s, k->T, k->math_ieee, c->log};
   const char *rax = r->it[rw->row_axis].name;
   sb_printf(s, "// plan: %s, %d warps a CTA, %d elements a thread at a time, %s\n",
             rw->row_warps == 1 ? "a warp a row" : "a CTA a row", rw->warps, rw->vec, algo_name(k->algo));

@@ -1057,14 +1057,14 @@ const sm80_render_fn SM80_RENDER[GS__COUNT] = {
 
 static void kernel_fn(opgen *g, const gpu_kernel *k, const char *sname) {
   strbuf *s = g->s;
-  render_kernel(g->A, s, k, sname, "sm80_contraction.cuh", "Sm80Cta", SM80_RENDER);
+  render_kernel(g->A, g->log, s, k, sname, "sm80_contraction.cuh", "Sm80Cta", SM80_RENDER);
   if (k->reduce) splitk_reduce_fn(g, k->reduce, sname);
 }
 
 static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
   arena *A = c->A;
   const gpu_kernel *k = in->k;
-  opgen g = {A, &k->v, k->r, s, k->T, k->math_ieee};
+  opgen g = {A, &k->v, k->r, s, k->T, k->math_ieee, c->log};
   const sched_plan *p = &k->plan;
   sb_printf(s, "// plan (%s): tile %dx%dx%d, %d stages, warps %dx%d (warp tile %dx%d), vec %d, %s%s\n",
             p->pinned ? "pinned in the manifest" : "searched", p->tile[0], p->tile[1], p->tile[2], p->stages, p->warps_m,

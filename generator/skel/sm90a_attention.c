@@ -570,7 +570,7 @@ void tmap_box_fn(opgen *g, const gpu_tmap *tm, const char *fname, const char *rk
  * tiles, then the other live ones, up to nt), the MbarWait on the slot's
  * empty barrier, the arrival that arms its full barrier with the stage's
  * bytes, K's and V's boxes, the slot and phase stepped at the EndLoop. */
-static void att_produce_fn(strbuf *s, const gpu_kernel *k) {
+static void att_produce_fn(render_log *log, strbuf *s, const gpu_kernel *k) {
   sb_puts(s, "  // the producer (GPU IR), one elected lane: Q's boxes, then K's and V's of each key tile the\n"
              "  // consumers take, in their order (next(t, full): the full tiles, then the other live ones)\n"
              "  template <class Next>\n"
@@ -630,8 +630,9 @@ static void att_produce_fn(strbuf *s, const gpu_kernel *k) {
       sb_puts(s, "      if (++s == STAGES) s = 0, ph ^= 1;\n    }\n");
       ind = "    ";
       break;
-    default: break; /* verify_sm90a_producer admits none other */
+    default: continue; /* verify_sm90a_producer admits none other (and emit_verify_cu finds it unrendered) */
     }
+    render_mark_stmt(log, k, t);
   }
   sb_puts(s, "  }\n");
 }
@@ -692,7 +693,7 @@ static const sm80_render_fn ATT90_RENDER[GS__COUNT] = {
     [GS_REDUCE] = a_reduce,         [GS_STAGE_ACC] = a_stage_acc,   [GS_ST_GLOBAL] = r_st_global,
 };
 
-static void att_consume_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname) {
+static void att_consume_fn(arena *A, render_log *log, strbuf *s, const gpu_kernel *k, const char *sname) {
   int i = 0;
   while (i < k->nst && !(k->st[i].k == GS_ROLE && k->st[i].role == GROLE_CONSUMERS)) i++;
   sb_printf(s, "  // the consumers (GPU IR): one line a statement, each a primitive of their state c\n"
@@ -701,7 +702,7 @@ static void att_consume_fn(arena *A, strbuf *s, const gpu_kernel *k, const char 
                "  static __device__ __forceinline__ void consume(const Params *p, C &c, uint64_t *qfull, Next next) {\n"
                "    using Self = %s;\n",
             sname);
-  render_stmts(A, s, k, i + 3, false, ATT90_RENDER); /* after the Role, its SetMaxNReg and the state's FragSetup */
+  render_stmts(A, log, s, k, i + 3, false, ATT90_RENDER); /* after the Role, its SetMaxNReg and the state's FragSetup */
 }
 
 /* The Op's produce, consume and kernel (attention_op writes the rest) */
@@ -709,10 +710,13 @@ static const sm90a_cta ATT_CTA = {"sm90a_attention.cuh", "Sm90aAttCta", true,
                                   "if (c.elected()) produce(tp, c.smQ, c.smK, c.smV, c.qfull, c.full, c.empty, c.m0, "
                                   "c.b, c.nt, c.order);"};
 
-void att90_kernel_fns(arena *A, strbuf *s, const gpu_kernel *k, const char *sname) {
-  att_produce_fn(s, k);
-  att_consume_fn(A, s, k, sname);
-  sm90a_kernel_fn(A, s, k, sname, &ATT_CTA);
+void att90_kernel_fns(arena *A, render_log *log, strbuf *s, const gpu_kernel *k, const char *sname) {
+  render_in_fn(log, RENDER_FN_PRODUCE);
+  att_produce_fn(log, s, k);
+  render_in_fn(log, RENDER_FN_CONSUME);
+  att_consume_fn(A, log, s, k, sname);
+  render_in_fn(log, RENDER_FN_KERNEL);
+  sm90a_kernel_fn(A, log, s, k, sname, &ATT_CTA);
 }
 
 /* as sm80 attention's, with the register budgets and each tensor map,

@@ -528,7 +528,7 @@ static bool verify_sm90a(const gpu_kernel *k, const sm90a_lists *l, diag_list *d
  * kt - lag (Wait, ProxyFence, MbarArrive on full[done]) from kt = lag on;
  * after the loop, its last stages' landing.  The TMA producer is one
  * elected lane; every thread t of the gathering one copies its chunks. */
-static void produce_fn(strbuf *s, const gpu_kernel *k, const char *sname) {
+static void produce_fn(render_log *log, strbuf *s, const gpu_kernel *k, const char *sname) {
   if (gathers(k))
     sb_puts(s, "  // the gathering producer's k-loop (GPU IR): thread t of the warpgroup copies its chunks of each\n"
                "  // stage, then lands the stage `lag` k-tiles behind on its full barrier\n"
@@ -612,8 +612,9 @@ static void produce_fn(strbuf *s, const gpu_kernel *k, const char *sname) {
       sb_puts(s, "      if (++s == STAGES) s = 0, ph ^= 1;\n    }\n");
       in_loop = false, ind = "    ";
       break;
-    default: break; /* verify_sm90a_producer admits none other */
+    default: continue; /* verify_sm90a_producer admits none other (and emit_verify_cu finds it unrendered) */
     }
+    render_mark_stmt(log, k, t);
   }
   sb_puts(s, "  }\n");
 }
@@ -625,7 +626,7 @@ static void produce_fn(strbuf *s, const gpu_kernel *k, const char *sname) {
  * its slot's full barrier at ph (^ 1), its Wgmma runs sm90a_wgmma_slot on
  * the slot, its WgmmaWait commits and waits for the previous group, its
  * MbarArrive releases its slot's empty barrier. */
-static void consume_fn(strbuf *s, const gpu_kernel *k, const char *sname) {
+static void consume_fn(render_log *log, strbuf *s, const gpu_kernel *k, const char *sname) {
   sb_printf(s,
             "  // the consumers' k-loop (GPU IR): k-tile 0 peeled, then laps of %d k-tiles unrolled on\n"
             "  // compile-time ring slots (the phase ph flips once a lap), then the last (KT - 1) %% %d\n"
@@ -658,6 +659,7 @@ static void consume_fn(strbuf *s, const gpu_kernel *k, const char *sname) {
       ind = "    ";
     } else if (t->k == GS_END_LOOP && seg == 2) {
       if (step) sb_puts(s, "    }\n");
+      render_mark_stmt(log, k, t);
       break;
     } else if (t->k == GS_MBAR_WAIT && t->fixed_slot) {
       if (seg == 2) {
@@ -675,14 +677,17 @@ static void consume_fn(strbuf *s, const gpu_kernel *k, const char *sname) {
       sb_printf(s, "%sdlc::wgmma_commit();\n%sdlc::wgmma_wait<1>();  // WgmmaWait\n", ind, ind);
     } else if (t->k == GS_MBAR_ARRIVE && t->fixed_slot) {
       sb_printf(s, "%sdlc::mbar_arrive(r.empty0 + %d);  // MbarArrive %s\n", ind, 8 * t->slot, t->what);
+    } else {
+      continue; /* the role's setup (sm90a_kernel_fn), or what emit_verify_cu finds unrendered */
     }
+    render_mark_stmt(log, k, t);
   }
   sb_puts(s, "  }\n");
 }
 
 /* its epilogue (below, with the sm90a attention consumers' renderer, whose
  * barrier it shares) */
-static void store_tile_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname);
+static void store_tile_fn(arena *A, render_log *log, strbuf *s, const gpu_kernel *k, const char *sname);
 
 /* What the kernel function is laid on: the TMA producer's tensor maps, or
  * the gathering producer's parameters and threads */
@@ -699,7 +704,7 @@ static const sm90a_cta GATHER_CTA = {"sm90a_contraction.cuh", "Sm90aCta", false,
  * what it reads). */
 static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel *k, const char *sname) {
   arena *A = c->A;
-  opgen g = {A, &k->v, k->r, s, k->T, k->math_ieee};
+  opgen g = {A, &k->v, k->r, s, k->T, k->math_ieee, c->log};
   const sched_plan *p = &k->plan;
   sb_printf(s, "// plan (searched for sm90a): tile %dx%dx%d, %d stages, 2 consumer warpgroups + 1 producer, %s\n",
             p->tile[0], p->tile[1], p->tile[2], p->stages, algo_name(k->algo));
@@ -723,10 +728,14 @@ static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel
     chunk_fn(&g, &k->A, "a_chunk", k->v.m_axes, k->v.nm, k->v.k_axes, k->v.nk, "operand A");
     chunk_fn(&g, &k->B, "b_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "operand B");
   }
-  produce_fn(s, k, sname);
-  consume_fn(s, k, sname);
-  store_tile_fn(c->A, s, k, sname);
-  sm90a_kernel_fn(c->A, s, k, sname, gathers(k) ? &GATHER_CTA : &TMA_CTA);
+  render_in_fn(c->log, RENDER_FN_PRODUCE);
+  produce_fn(c->log, s, k, sname);
+  render_in_fn(c->log, RENDER_FN_CONSUME);
+  consume_fn(c->log, s, k, sname);
+  render_in_fn(c->log, RENDER_FN_STORE_TILE);
+  store_tile_fn(c->A, c->log, s, k, sname);
+  render_in_fn(c->log, RENDER_FN_KERNEL);
+  sm90a_kernel_fn(c->A, c->log, s, k, sname, gathers(k) ? &GATHER_CTA : &TMA_CTA);
   epilogue_fn(&g, "");
   if (k->epi_vec) epilogue_full_fn(&g, k->epi_vec, "BN");
   else sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-width epilogue\n");
@@ -750,7 +759,7 @@ static const sm80_render_fn SM90A_TAIL_RENDER[GS__COUNT] = {
     [GS_EPILOGUE] = t_epilogue,     [GS_ST_GLOBAL] = r_st_global,
 };
 
-static void store_tile_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *sname) {
+static void store_tile_fn(arena *A, render_log *log, strbuf *s, const gpu_kernel *k, const char *sname) {
   int i = 0;
   while (i < k->nst && !(k->st[i].k == GS_END_LOOP && k->st[i].loop == GLOOP_REST)) i++;
   sb_printf(s, "  // the consumers' epilogue (GPU IR): one line a statement, each a primitive of the tile's\n"
@@ -759,7 +768,7 @@ static void store_tile_fn(arena *A, strbuf *s, const gpu_kernel *k, const char *
                "  static __device__ __forceinline__ void store_tile(const Params *p, const float (&acc)[N], const C &c) {\n"
                "    using Self = %s;\n",
             sname);
-  render_stmts(A, s, k, i + 1, false, SM90A_TAIL_RENDER);
+  render_stmts(A, log, s, k, i + 1, false, SM90A_TAIL_RENDER);
 }
 
 static void sm90a_dump(cJSON *g, const gpu_kernel *k) { dump_contraction(g, k, true); }

@@ -93,7 +93,7 @@ void splitk_reduce_fn(opgen *g, const gpu_kernel *reduce, const char *sname) {
                   "    using C = dlc::Sm80SplitReduce<Self>;\n"
                   "    C c;\n",
             sname);
-  render_stmts(g->A, g->s, reduce, 0, true, SM80_RENDER);
+  render_stmts(g->A, g->log, g->s, reduce, 0, true, SM80_RENDER);
 }
 
 static void splitk_dump(cJSON *g, const gpu_kernel *k) { dump_contraction(g, k, false); }

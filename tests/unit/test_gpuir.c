@@ -23,6 +23,7 @@
  * into it, in one iteration or through the loop's back edge. */
 #include <stdlib.h>
 
+#include "emit_int.h"
 #include "gpuir.h"
 #include "pipe.h"
 #include "plan.h"
@@ -559,7 +560,7 @@ static void sm90a_attention_discipline(void) {
 /* A real kernel: manifests/graphs/gemm_bias_relu.json (B stored [K, N]) at
  * dtype T, through region, Poly Core and a plan pinned by `plan`, laid out
  * by gpuir_build for sm80.  The front's arena owns it. */
-static gpu_kernel *real_gemm(front *f, dtype T, const char *plan) {
+static gpu_kernel *real_gemm_plan(front *f, dtype T, const char *plan, plan_result **prp) {
   pipe_init(f);
   if (!pipe_run_file(f, "gemm_bias_relu.json", T, TO_POLY_VIEW)) {
     pipe_show(f);
@@ -572,8 +573,11 @@ static gpu_kernel *real_gemm(front *f, dtype T, const char *plan) {
   cJSON_Delete(pin);
   gpu_kernel *k = pr ? gpuir_build(&f->A, &rs->r[0], &pc->a[0], &pr->chosen, "gemm", &f->dl) : NULL;
   if (!k) pipe_show(f);
+  if (prp) *prp = pr;
   return k;
 }
+
+static gpu_kernel *real_gemm(front *f, dtype T, const char *plan) { return real_gemm_plan(f, T, plan, NULL); }
 
 /* The index of the n-th statement of kind `kind` at or after `from` (-1: none). */
 static int find_st(const gpu_kernel *k, int from, gpu_stmt_kind kind, int nth) {
@@ -1011,8 +1015,97 @@ static void skeleton_table(void) {
   CHECK(!verifies_full(&k, "has no skeleton"));
 }
 
+/* emit_verify_cu on the render log of a real GEMM's CUDA (emit_op_cu):
+ * the log as rendered passes; a statement whose marks are dropped is one
+ * the CUDA does not execute, a copy marked after the ldmatrix that reads
+ * its tile runs the IR out of order, and statements marked in a function
+ * the kernel never calls are not run; each fails with its reason. */
+/* Whether emit_verify_cu passes (why NULL), or fails with a reason
+ * containing `why`. */
+static bool cu_verify_as(const emit_ctx *c, const emit_op *eo, const char *why) {
+  diag_list dl;
+  diag_init(&dl);
+  bool ok = emit_verify_cu(c, eo, &dl);
+  bool found = false;
+  for (int i = 0; i < dl.n && why; i++) found |= strstr(dl.items[i].why, why) != NULL;
+  bool as = why ? !ok && found : ok && dl.n == 0;
+  if (!as)
+    for (int i = 0; i < dl.n; i++) fprintf(stderr, "  cu: %s\n", dl.items[i].why);
+  diag_free(&dl);
+  return as;
+}
+
+static void cu_verifier(void) {
+  front f;
+  plan_result *pr = NULL;
+  gpu_kernel *k = real_gemm_plan(&f, DT_FP16, "{'tile':[64,128,32],'stages':4}", &pr);
+  CHECK(k != NULL);
+  if (!k) return pipe_free(&f);
+  mf_op op = {0};
+  op.name = "gemm";
+  op.graph_where = "test";
+  dtype T = DT_FP16;
+  op.ndtypes = 1;
+  op.dtypes = &T;
+  emit_instance in = {"fp16", T, NULL, NULL, f.fe, k, pr, NULL, 0, NULL, NULL, NULL, NULL, 0};
+  emit_op eo = {&op, 0, 1, &in};
+  const char *archs[1] = {"sm80"};
+  manifest m = {0};
+  m.narchs = 1;
+  m.archs = archs;
+  emit_ctx c = {&f.A, &m, NULL, 1, &eo, &f.dl, NULL};
+  char *cu = emit_op_cu(&c, &eo);
+  CHECK(cu != NULL && c.log != NULL);
+  if (!cu || !c.log) return pipe_free(&f);
+  free(cu);
+  CHECK(cu_verify_as(&c, &eo, NULL));
+  render_log *log = c.log;
+  render_mark *saved = malloc(sizeof *saved * (size_t)log->n);
+  CHECK(saved != NULL);
+  if (!saved) return pipe_free(&f);
+  memcpy(saved, log->m, sizeof *saved * (size_t)log->n);
+  int n = log->n;
+  int cp = find_st(k, 0, GS_CP_ASYNC, 0), ld = find_st(k, 0, GS_LDMATRIX, 0);
+  CHECK(cp >= 0 && ld > cp && k->st[cp].out != NULL);
+  /* (a) the first copy's marks dropped: not rendered */
+  log->n = 0;
+  for (int i = 0; i < n; i++)
+    if (saved[i].st != cp) log->m[log->n++] = saved[i];
+  char why[96];
+  snprintf(why, sizeof why, "statement %d (CpAsync", cp);
+  CHECK(cu_verify_as(&c, &eo, why));
+  CHECK(cu_verify_as(&c, &eo, "was not rendered"));
+  /* (b) every copy and wait marked after the statements, as a kernel that
+   * runs them last would: the first ldmatrix reads its tile first */
+  log->n = 0;
+  for (int i = 0; i < n; i++)
+    if (k->st[saved[i].st].k != GS_CP_ASYNC && k->st[saved[i].st].k != GS_WAIT) log->m[log->n++] = saved[i];
+  for (int i = 0; i < n; i++)
+    if (k->st[saved[i].st].k == GS_CP_ASYNC || k->st[saved[i].st].k == GS_WAIT) log->m[log->n++] = saved[i];
+  CHECK(cu_verify_as(&c, &eo, "before it is produced"));
+  /* (c) the statements from the first ldmatrix on marked in Op::consume,
+   * which the kernel does not call: not run; with the call where they
+   * were, they run in order again */
+  memcpy(log->m, saved, sizeof *saved * (size_t)n);
+  log->n = n;
+  int first = -1;
+  for (int i = 0; i < n; i++)
+    if (saved[i].st >= ld) log->m[i].fn = RENDER_FN_CONSUME, first = first < 0 ? i : first;
+  CHECK(first > 0);
+  CHECK(cu_verify_as(&c, &eo, "was not rendered"));
+  render_mark *with = ARENA_ARRAY(&f.A, render_mark, n + 1);
+  memcpy(with, log->m, sizeof *with * (size_t)first);
+  with[first] = (render_mark){k, -1, RENDER_FN_KERNEL, RENDER_FN_CONSUME};
+  memcpy(with + first + 1, log->m + first, sizeof *with * (size_t)(n - first));
+  log->m = with, log->n = log->cap = n + 1;
+  CHECK(cu_verify_as(&c, &eo, NULL));
+  free(saved);
+  pipe_free(&f);
+}
+
 int main(void) {
   skeleton_table();
+  cu_verifier();
   sm80_stage_reuse();
   sm80_ahead();
   sm80_att_render_shape();
