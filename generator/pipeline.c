@@ -965,11 +965,11 @@ static bool run_gpu(run *r, const run_in *in, diag_list *dl) {
   return arch_rows_build(r, in->cg, dl);
 }
 
-/* Each kernel's GPU IR checks: the chain's, or each bucket's (and its
- * split-K reduce), the default's and the sm90a row's. */
+/* Each kernel's GPU IR checks: each chain step's, as a run's; or each
+ * bucket's (and its split-K reduce), the default's and the sm90a row's. */
 static bool verify_gpu(const run *r, diag_list *dl) {
   bool ok = true;
-  for (const gpu_kernel *k = r->nchain ? r->kernel : NULL; k; k = k->next) ok &= gpuir_verify(k, dl);
+  for (int i = 0; i < r->nchain; i++) ok &= verify_gpu(&r->chain[i].sub, dl);
   if (r->nchain) return ok;
   for (int i = 0; i < r->nbuckets; i++) {
     const gpu_kernel *k = r->buckets[i].kernel;
