@@ -68,8 +68,8 @@ typedef struct emit_ctx {
 char *emit_op_cu(emit_ctx *c, const emit_op *op);
 /* The cu stage's verifier, after emit_op_cu(c, op): every statement of
  * every kernel of the op was rendered, every token of a kernel was
- * produced before it was consumed in the order its statements were
- * rendered. */
+ * produced before it was consumed in the order the rendered code runs its
+ * statements, and every Op defines what its template reads (op_reads.def). */
 bool emit_verify_cu(const emit_ctx *c, const emit_op *op, diag_list *dl);
 char *emit_ops_h(emit_ctx *c);
 char *emit_params_h(emit_ctx *c);

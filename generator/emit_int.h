@@ -39,11 +39,20 @@ typedef struct render_mark {
   render_fn fn, call;
 } render_mark;
 
+/* An Op struct rendered for kernel k (its text, from `struct <name> {`
+ * to its closing brace). */
+typedef struct render_op {
+  const gpu_kernel *k;
+  const char *name, *text;
+} render_op;
+
 typedef struct render_log {
   arena *A;
   int n, cap;
   render_mark *m;
   render_fn fn;         /* the function being rendered */
+  int nops, cap_ops;
+  render_op *ops;
 } render_log;
 
 /* Marks statement st of k rendered (in the function being rendered). */
@@ -52,6 +61,8 @@ void render_mark_stmt(render_log *log, const gpu_kernel *k, const gpu_stmt *st);
 void render_mark_call(render_log *log, const gpu_kernel *k, render_fn fn);
 /* The function whose statements are rendered next. */
 void render_in_fn(render_log *log, render_fn fn);
+/* Records the Op `text` rendered for k, as `name`. */
+void render_log_op(render_log *log, const gpu_kernel *k, const char *name, const char *text);
 
 typedef struct opgen {
   arena *A;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo.h"
 #include "diag.h"
 #include "emit_int.h"
 
@@ -23,6 +24,102 @@ void render_mark_call(render_log *log, const gpu_kernel *k, render_fn fn) {
 }
 
 void render_in_fn(render_log *log, render_fn fn) { log->fn = fn; }
+
+void render_log_op(render_log *log, const gpu_kernel *k, const char *name, const char *text) {
+  render_op o = {k, name, text};
+  ARENA_PUSH(log->A, log->ops, log->nops, log->cap_ops, o);
+}
+
+/* ---- what the templates read from the Op ----------------------------------------------- */
+
+typedef struct op_read {
+  const char *tpl, *name, *when;
+} op_read;
+
+static const op_read OP_READS[] = {
+#define X(tpl, name, when) {tpl, name, when},
+#include "op_reads.def"
+#undef X
+};
+
+static bool is_ident(char c) { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+
+/* Whether the line [l, e) declares something: it starts (after its
+ * indentation) with static, using, struct or template. */
+static bool declares(const char *l, const char *e) {
+  while (l < e && *l == ' ') l++;
+  static const char *const KW[] = {"static ", "using ", "struct ", "template "};
+  for (size_t i = 0; i < sizeof KW / sizeof *KW; i++)
+    if ((size_t)(e - l) >= strlen(KW[i]) && memcmp(l, KW[i], strlen(KW[i])) == 0) return true;
+  return false;
+}
+
+/* The first place in a declaring line of the Op's text where `name` is
+ * declared: the word followed by one of = ( { ; < , (a constant, a
+ * function, a type); NULL when there is none.  *after: past the word. */
+static const char *declared_at(const char *text, const char *name, const char **after) {
+  size_t n = strlen(name);
+  for (const char *l = text; *l;) {
+    const char *e = strchr(l, '\n');
+    if (!e) e = l + strlen(l);
+    if (declares(l, e))
+      for (const char *p = l; p + n <= e; p++) {
+        if (memcmp(p, name, n) != 0 || (p > l && is_ident(p[-1])) || (p + n < e && is_ident(p[n]))) continue;
+        const char *q = p + n;
+        while (q < e && *q == ' ') q++;
+        if (q < e && strchr("=({;<,", *q)) {
+          *after = q;
+          return p;
+        }
+      }
+    l = *e ? e + 1 : e;
+  }
+  return NULL;
+}
+
+/* Whether the Op declares `name` as a type (using, struct: the template
+ * detects it), or as a constant that is true (or nonzero). */
+static bool op_true(const char *text, const char *name) {
+  const char *q, *p = declared_at(text, name, &q);
+  if (!p) return false;
+  if ((p - text >= 6 && memcmp(p - 6, "using ", 6) == 0) || (p - text >= 7 && memcmp(p - 7, "struct ", 7) == 0)) return true;
+  if (*q != '=') return false;
+  q++;
+  while (*q == ' ') q++;
+  if (strncmp(q, "true", 4) == 0 && !is_ident(q[4])) return true;
+  return *q >= '1' && *q <= '9';
+}
+
+/* Whether `when` ("" or "A|B") holds for the Op. */
+static bool op_when(const char *text, const char *when) {
+  if (!*when) return true;
+  char one[64];
+  for (const char *p = when; *p;) {
+    size_t n = strcspn(p, "|");
+    if (n < sizeof one) {
+      memcpy(one, p, n), one[n] = 0;
+      if (op_true(text, one)) return true;
+    }
+    p += n + (p[n] == '|');
+  }
+  return false;
+}
+
+/* Each read of the Op's template (op_reads.def) that holds for it is a
+ * name the Op declares. */
+static bool verify_op_reads(const render_op *o, diag_list *dl) {
+  const char *tpl = algo_template(o->k->algo);
+  bool ok = true;
+  for (size_t i = 0; i < sizeof OP_READS / sizeof *OP_READS; i++) {
+    const op_read *r = &OP_READS[i];
+    const char *q;
+    if (strcmp(r->tpl, tpl) != 0 || !op_when(o->text, r->when) || declared_at(o->text, r->name, &q)) continue;
+    diag_report(dl, D_INTERNAL, "cu", NULL, "%s (templates/%s.cuh) does not declare %s, which the template reads%s%s%s",
+                o->name, tpl, r->name, *r->when ? " when " : "", r->when, *r->when ? " holds" : "");
+    ok = false;
+  }
+  return ok;
+}
 
 /* Appends k's statements rendered in function fn to order (the ones seen
  * first), a called function's where it is called. */
@@ -73,5 +170,6 @@ bool emit_verify_cu(const emit_ctx *c, const emit_op *eo, diag_list *dl) {
     }
     if (eo->inst[i].k->sm90a) ok &= verify_kernel_cu(c->log, eo->inst[i].k->sm90a, dl);
   }
+  for (int i = 0; i < c->log->nops; i++) ok &= verify_op_reads(&c->log->ops[i], dl);
   return ok;
 }

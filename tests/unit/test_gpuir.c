@@ -1020,6 +1020,13 @@ static void skeleton_table(void) {
  * the CUDA does not execute, a copy marked after the ldmatrix that reads
  * its tile runs the IR out of order, and statements marked in a function
  * the kernel never calls are not run; each fails with its reason. */
+/* text with its first `from` replaced by `to` (text itself when absent). */
+static const char *replaced(arena *A, const char *text, const char *from, const char *to) {
+  const char *at = strstr(text, from);
+  if (!at) return text;
+  return arena_printf(A, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+}
+
 /* Whether emit_verify_cu passes (why NULL), or fails with a reason
  * containing `why`. */
 static bool cu_verify_as(const emit_ctx *c, const emit_op *eo, const char *why) {
@@ -1099,6 +1106,20 @@ static void cu_verifier(void) {
   memcpy(with + first + 1, log->m + first, sizeof *with * (size_t)(n - first));
   log->m = with, log->n = log->cap = n + 1;
   CHECK(cu_verify_as(&c, &eo, NULL));
+  /* (d) the Op's text: a constant the template reads renamed, then a
+   * condition turned on (A walks its K axes) without the functions the
+   * template reads under it */
+  CHECK(log->nops >= 1 && log->ops[0].k == k);
+  if (log->nops >= 1) {
+    const char *text = log->ops[0].text;
+    CHECK(strstr(text, "BM = 64") != NULL && strstr(text, "A_WALK = false") != NULL);
+    log->ops[0].text = replaced(&f.A, text, "BM = 64", "BMX = 64");
+    CHECK(cu_verify_as(&c, &eo, "does not declare BM, which the template reads"));
+    log->ops[0].text = replaced(&f.A, text, "A_WALK = false", "A_WALK = true");
+    CHECK(cu_verify_as(&c, &eo, "does not declare a_gw, which the template reads when A_WALK holds"));
+    log->ops[0].text = text;
+    CHECK(cu_verify_as(&c, &eo, NULL));
+  }
   free(saved);
   pipe_free(&f);
 }
