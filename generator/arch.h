@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 typedef enum {
+  ARCH_NONE = -1, /* a plan that names no arch (yet) */
 #define X(e, name, cc, bit) e,
 #include "arch.def"
 #undef X

@@ -1260,7 +1260,7 @@ cJSON *gpuir_dump(const gpu_kernel *k) {
   cJSON *root = cJSON_CreateObject();
   cJSON *g = cJSON_AddObjectToObject(root, "gpu_ir");
   cJSON_AddStringToObject(g, "kernel", k->name);
-  cJSON_AddStringToObject(g, "arch", k->plan.arch);
+  cJSON_AddStringToObject(g, "arch", arch_name(k->plan.arch));
   cJSON_AddStringToObject(g, "skeleton", algo_template(k->algo));
   cJSON_AddStringToObject(g, "algo_choice", algo_name(k->algo));
   if (k->plan.split_k > 1) cJSON_AddNumberToObject(g, "split_k", k->plan.split_k);

@@ -507,6 +507,7 @@ static int addr_regs(const pc_contraction *c) {
 static void fill_defaults(arena *A, const region *r, const pc_analysis *a, sched_plan *p) {
   const pc_contraction *c = &a->con;
   memset(p, 0, sizeof *p);
+  p->arch = ARCH_NONE;
   p->tile[0] = 128, p->tile[1] = 128, p->tile[2] = 32;
   p->stages = 3;
   p->warps_m = p->warps_n = 2;
@@ -866,7 +867,7 @@ bool plan_from_json(arena *A, const cJSON *j, const region *r, const pc_analysis
       diag_report(dl, D_PLAN_SCHEMA, ju_path_key(c, path, "arch"), arch_use_hint(),
                   "unknown arch '%s'", arch);
     else
-      p.arch = plan_arch(arch)->name;
+      p.arch = plan_arch_id(plan_arch(arch));
   }
   const cJSON *lh = ju_object(c, j, "layout_hints", path, false);
   if (lh) {
@@ -957,7 +958,7 @@ static const plan_calibration *calib_now;
 static double calib_factor(const sched_plan *p, const arch_info *ai) {
   for (int i = 0; calib_now && i < calib_now->n; i++) {
     const plan_calib_entry *e = &calib_now->e[i];
-    if (strcmp(e->arch, ai->name) == 0 && e->tile[0] == p->tile[0] && e->tile[1] == p->tile[1] &&
+    if (e->arch == plan_arch_id(ai) && e->tile[0] == p->tile[0] && e->tile[1] == p->tile[1] &&
         e->tile[2] == p->tile[2] && e->stages == p->stages && e->warps_m == p->warps_m && e->warps_n == p->warps_n)
       return e->factor; /* any raster group: the order is not what a factor measures */
   }
@@ -1090,7 +1091,7 @@ plan_result *plan_choose_multi(arena *A, const region *r, const pc_analysis *a, 
   if (pinned) {
     sched_plan p;
     if (!plan_from_json(A, pinned, r, a, &p, dl, at)) return NULL;
-    if (!p.arch) p.arch = ai->name;
+    if (p.arch == ARCH_NONE) p.arch = plan_arch_id(ai);
     bool ok = true;
     for (int k = 0; k < narchs; k++)
       ok &= plan_validate(&p, r, a, archs[k], dl, narchs > 1 ? arena_printf(A, "%s (arch %s)", at, archs[k]->name) : at);
@@ -1109,7 +1110,7 @@ plan_result *plan_choose_multi(arena *A, const region *r, const pc_analysis *a, 
     const cand_spec *s = &SPACE[i % NSPACE];
     plan_candidate *c = &res->cand[res->ncand++];
     fill_defaults(A, r, a, &c->p);
-    c->p.arch = ai->name;
+    c->p.arch = plan_arch_id(ai);
     c->p.split_k = SPLITS[i / NSPACE];
     c->p.tile[0] = s->bm, c->p.tile[1] = s->bn, c->p.tile[2] = s->bk;
     c->p.stages = s->stages;
@@ -1233,7 +1234,7 @@ bool plan_calibration_read(arena *A, const char *path, plan_calibration *out, di
       ok = false;
       continue;
     }
-    e.arch = ai->name;
+    e.arch = plan_arch_id(ai);
     int k = 0;
     for (; k < out->n; k++) {
       plan_calib_entry *x = &out->e[k];
@@ -1287,7 +1288,7 @@ static void att_candidate(arena *A, const region *r1, const pc_analysis *a1, int
                           const arch_info *const *archs, int narchs, plan_candidate *c) {
   fill_defaults(A, r1, a1, &c->p);
   sched_plan *p = &c->p;
-  p->arch = archs[0]->name;
+  p->arch = plan_arch_id(archs[0]);
   p->tile[0] = 64, p->tile[1] = BN, p->tile[2] = D;
   p->stages = 2;
   p->warps_m = 4, p->warps_n = 1;
@@ -1447,7 +1448,7 @@ plan_result *plan_sm90a(arena *A, const region *r, const pc_analysis *a, const a
       plan_candidate *c = &res->cand[res->ncand++];
       sched_plan *p = &c->p;
       fill_defaults(A, r, a, p);
-      p->arch = ai->name;
+      p->arch = plan_arch_id(ai);
       p->algo = ALGO_TMA_WGMMA;
       p->barrier_model = BARRIER_MBARRIER;
       p->tile[0] = 128, p->tile[1] = SM90A_BNS[i], p->tile[2] = 128 / p->elem_bytes;
@@ -1544,7 +1545,7 @@ plan_result *plan_sm90a_attention(arena *A, const region *r1, const pc_analysis 
     sched_plan *p = &c->p;
     int BN = SM90A_ATT_BNS[i];
     fill_defaults(A, r1, a1, p);
-    p->arch = ai->name;
+    p->arch = plan_arch_id(ai);
     p->tile[0] = 128, p->tile[1] = BN, p->tile[2] = D;
     p->stages = PLAN_SM90A_ATT_STAGES;
     p->warps_m = 8, p->warps_n = 1; /* the consumers: 8 warps of 16 rows */
@@ -1606,7 +1607,7 @@ plan_result *plan_rows(arena *A, const region *r, const sx *row_extent, int vec,
   memset(p, 0, sizeof *p);
   int64_t n = 0;
   bool warp = sx_is_int(row_extent, &n) && n <= 32 * vec * PLAN_ROW_WARP_MAX;
-  p->arch = archs[0]->name;
+  p->arch = plan_arch_id(archs[0]);
   p->warps_m = warp ? 4 : 8;
   p->warps_n = 1;
   p->row_warps = warp ? 1 : p->warps_m;
@@ -1645,7 +1646,7 @@ static cJSON *str_array(int n, const char *const *s);
 static cJSON *rows_plan_json(const plan_result *r) {
   const sched_plan *p = &r->chosen;
   cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "arch", p->arch);
+  cJSON_AddStringToObject(o, "arch", arch_name(p->arch));
   cJSON *ac = cJSON_AddObjectToObject(o, "algo_choice");
   cJSON_AddStringToObject(ac, pattern_key(p->pattern), algo_name(p->algo));
   cJSON *b = cJSON_AddObjectToObject(o, "bind");
@@ -1717,7 +1718,7 @@ static cJSON *plan_json(const sched_plan *p) {
   cJSON_AddNumberToObject(v, "width", p->vec);
   cJSON_AddItemToObject(o, "predicate_tail", str_array(p->npred, p->predicate_tail));
   cJSON_AddItemToObject(o, "epilogue", str_array(p->nepi, p->epilogue));
-  cJSON_AddStringToObject(o, "arch", p->arch ? p->arch : "");
+  cJSON_AddStringToObject(o, "arch", p->arch == ARCH_NONE ? "" : arch_name(p->arch));
   cJSON *lh = cJSON_AddObjectToObject(o, "layout_hints");
   cJSON_AddBoolToObject(lh, "A_swizzle", p->a_swizzle);
   cJSON_AddBoolToObject(lh, "B_swizzle", p->b_swizzle);

@@ -51,7 +51,7 @@ typedef struct plan_edge {
 } plan_edge;
 
 typedef struct sched_plan {
-  const char *arch;
+  dlc_arch arch;           /* the arch it was chosen for (ARCH_NONE: a pinned plan that names none) */
   int tile[3];             /* BM, BN, BK */
   int stages;
   int warps_m, warps_n;    /* warp grid; warp_tile = BM/warps_m x BN/warps_n */
@@ -220,7 +220,7 @@ plan_result *plan_sm90a_attention(arena *A, const region *r1, const pc_analysis 
  * factor there (1 for a plan with no rows).  A plan is its tile, stages
  * and warps: rows of any raster group pool into one factor. */
 typedef struct plan_calib_entry {
-  const char *arch;        /* plan_arch()'s name */
+  dlc_arch arch;
   int tile[3], stages, warps_m, warps_n, raster_group; /* raster_group: of the first row (not a key) */
   double factor;
   int rows;

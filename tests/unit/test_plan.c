@@ -171,7 +171,7 @@ static void test_search_gemm_every_arch(void) {
     const sched_plan *p = &pr->chosen;
     CHECK(p->time_us == best);
     CHECK(!p->pinned);
-    CHECK_STR(p->arch, ai->name);
+    CHECK(p->arch == plan_arch_id(ai));
     CHECK(p->smem_bytes <= PLAN_SMEM_FRACTION * ai->smem_per_block);
     CHECK(p->regs_per_thread <= PLAN_MAX_REGS && p->ctas_per_sm >= 1);
     CHECK(p->vec == 8);
@@ -317,7 +317,7 @@ static void test_calibration(void) {
     CHECK(plan_calibration_read(&x.f.A, path, &cal, &dl) && dl.n == 0);
     CHECK(cal.n == 2); /* sm80 and sm90a entries of the one plan */
     for (int i = 0; i < cal.n; i++)
-      if (strcmp(cal.e[i].arch, "sm80") == 0) CHECK(cal.e[i].rows == 2 && fabs(cal.e[i].factor - (slow ? 3.0 : 1.0)) < 1e-9);
+      if (cal.e[i].arch == ARCH_SM80) CHECK(cal.e[i].rows == 2 && fabs(cal.e[i].factor - (slow ? 3.0 : 1.0)) < 1e-9);
     const arch_info *one[1] = {ai};
     plan_result *pr = plan_choose_calibrated(&x.f.A, x.r, &x.an, one, 1, NULL, 0, NULL, &cal, &dl, "test");
     CHECK(pr != NULL);
@@ -387,7 +387,7 @@ static void test_multi_arch(void) {
         CHECK(pr->cand[i].score >= 1.0);
         if (pr->cand[i].score < best) best = pr->cand[i].score;
       }
-    CHECK_STR(pr->chosen.arch, "sm80");
+    CHECK(pr->chosen.arch == ARCH_SM80);
     for (int k = 0; k < 4; k++) CHECK(plan_validate(&pr->chosen, x.r, &x.an, archs[k], &dl, "multi"));
     /* the chosen candidate has the best score */
     for (int i = 0; i < pr->ncand; i++)
