@@ -33,6 +33,27 @@ typedef enum {
   STOP__COUNT
 } dlc_stop;
 
+typedef enum {
+  CSTRIDE_NONE,
+#define CSTRIDE(e, name) e,
+#include "kinds.def"
+  CSTRIDE__COUNT
+} dlc_cstride;
+
+typedef enum {
+  CACHE_WHERE_NONE,
+#define CACHE_WHERE(e, name) e,
+#include "kinds.def"
+  CACHE_WHERE__COUNT
+} dlc_cache_where;
+
+typedef enum {
+  CACHE_AT_NONE,
+#define CACHE_AT(e, name) e,
+#include "kinds.def"
+  CACHE_AT__COUNT
+} dlc_cache_at;
+
 /* A kind's name ("" for 0, none); a name's kind (false for any other name). */
 const char *buffer_name(dlc_buffer b);
 bool buffer_parse(const char *name, dlc_buffer *out);
@@ -40,5 +61,9 @@ const char *materialize_name(dlc_materialize m);
 const char *barrier_name(dlc_barrier b);
 bool barrier_parse(const char *name, dlc_barrier *out);
 const char *stop_name(dlc_stop s);
+const char *cstride_name(dlc_cstride c);
+bool cstride_parse(const char *name, dlc_cstride *out);
+bool cache_where_parse(const char *name, dlc_cache_where *out);
+bool cache_at_parse(const char *name, dlc_cache_at *out);
 
 #endif

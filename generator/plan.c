@@ -517,7 +517,7 @@ static void fill_defaults(arena *A, const region *r, const pc_analysis *a, sched
   p->pattern = pattern_of(r, c);
   p->algo = pattern_algo(p->pattern);
   p->a_swizzle = p->b_swizzle = true;
-  p->c_stride = "row";
+  p->c_stride = CSTRIDE_ROW;
   p->barrier_model = BARRIER_CP_ASYNC_GROUP;
   p->raster_group = PLAN_RASTER_DEFAULT;
   p->split_k = 1;
@@ -646,7 +646,7 @@ bool plan_validate(const sched_plan *p, const region *r, const pc_analysis *a, c
   if (p->barrier_model != BARRIER_CP_ASYNC_GROUP)
     diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "barrier_model"), "Use \"cp_async_group\".",
                 "barrier_model '%s': the sm80 skeleton synchronizes with cp.async groups", barrier_name(p->barrier_model));
-  if (!p->a_swizzle || !p->b_swizzle || !p->c_stride || strcmp(p->c_stride, "row") != 0)
+  if (!p->a_swizzle || !p->b_swizzle || p->c_stride != CSTRIDE_ROW)
     diag_report(dl, D_PLAN_UNSUPPORTED, key_at(&A, at, "layout_hints"),
                 "Use {\"A_swizzle\": true, \"B_swizzle\": true, \"C_stride\": \"row\"}.",
                 "the skeleton always swizzles its shared tiles and stores C by rows");
@@ -753,18 +753,20 @@ static void read_cache(ju_ctx *c, const cJSON *arr, const char *path, const sche
       continue;
     }
     ju_check_keys(c, it, ip, keys);
-    const char *tensor = NULL, *where = "smem", *atk = "k.i";
+    const char *tensor = NULL, *ws = NULL, *as = NULL;
+    dlc_cache_where where = CACHE_SMEM;
+    dlc_cache_at atk = CACHE_AT_KI;
     bool pp = true;
     ju_string(c, it, "tensor", ip, true, &tensor);
-    ju_string(c, it, "where", ip, false, &where);
-    ju_string(c, it, "at", ip, false, &atk);
+    if (ju_string(c, it, "where", ip, false, &ws)) cache_where_parse(ws, &where);
+    if (ju_string(c, it, "at", ip, false, &as)) cache_at_parse(as, &atk);
     ju_bool(c, it, "pingpong", ip, false, &pp);
     if (tensor && strcmp(tensor, p->cache_tensor[0]) != 0 && strcmp(tensor, p->cache_tensor[1]) != 0)
       diag_report(c->dl, D_PLAN_SCHEMA, ju_path_key(c, ip, "tensor"),
                   arena_printf(c->A, "Name an operand of the contraction: %s or %s.", p->cache_tensor[0],
                                p->cache_tensor[1]),
                   "'%s' is not an operand of the contraction", tensor);
-    if (strcmp(where, "smem") != 0 || strcmp(atk, "k.i") != 0 || !pp)
+    if (where != CACHE_SMEM || atk != CACHE_AT_KI || !pp)
       diag_report(c->dl, D_PLAN_UNSUPPORTED, ip, "Use {\"where\": \"smem\", \"at\": \"k.i\", \"pingpong\": true}.",
                   "the sm80 skeleton stages both operands in a shared-memory ring at k.i");
   }
@@ -876,7 +878,8 @@ bool plan_from_json(arena *A, const cJSON *j, const region *r, const pc_analysis
     ju_check_keys(c, lh, lp, keys);
     ju_bool(c, lh, "A_swizzle", lp, false, &p.a_swizzle);
     ju_bool(c, lh, "B_swizzle", lp, false, &p.b_swizzle);
-    ju_string(c, lh, "C_stride", lp, false, &p.c_stride);
+    const char *cs = NULL;
+    if (ju_string(c, lh, "C_stride", lp, false, &cs)) cstride_parse(cs, &p.c_stride);
   }
   const cJSON *al = ju_object(c, j, "algo_choice", path, false);
   if (al) {
@@ -1619,7 +1622,7 @@ plan_result *plan_rows(arena *A, const region *r, const sx *row_extent, int vec,
   p->vec_axis = "row";
   p->pattern = PATTERN_ROW;
   p->algo = ALGO_ROW_REDUCE;
-  p->c_stride = "row";
+  p->c_stride = CSTRIDE_ROW;
   p->barrier_model = BARRIER_NONE;
   p->elem_bytes = 16 / vec;
   p->threads = 32 * p->warps_m;
@@ -1722,7 +1725,7 @@ static cJSON *plan_json(const sched_plan *p) {
   cJSON *lh = cJSON_AddObjectToObject(o, "layout_hints");
   cJSON_AddBoolToObject(lh, "A_swizzle", p->a_swizzle);
   cJSON_AddBoolToObject(lh, "B_swizzle", p->b_swizzle);
-  cJSON_AddStringToObject(lh, "C_stride", p->c_stride ? p->c_stride : "row");
+  cJSON_AddStringToObject(lh, "C_stride", p->c_stride ? cstride_name(p->c_stride) : "row");
   cJSON *al = cJSON_AddObjectToObject(o, "algo_choice");
   cJSON_AddStringToObject(al, pattern_key(p->pattern), algo_name(p->algo));
   if (p->streaming) cJSON_AddStringToObject(o, "q_fragments", p->a_frag_regs ? "registers" : "smem");

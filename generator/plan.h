@@ -60,7 +60,7 @@ typedef struct sched_plan {
   algo_pattern pattern;    /* the region's pattern: algo_choice's key (pattern.def), e.g. matmul */
   dlc_algo algo;           /* its skeleton (algo.def), e.g. ALGO_IMPLICIT_GEMM */
   bool a_swizzle, b_swizzle;
-  const char *c_stride;    /* "row" */
+  dlc_cstride c_stride;    /* layout_hints.C_stride (CSTRIDE_NONE: a name not in kinds.def) */
   int npred;
   const char **predicate_tail;
   int nepi;

@@ -535,6 +535,17 @@ static void test_pinned_errors(void) {
   expect_bad(&x, "sm80", "{'vectorize':{'axis':'k.i.i','width':3}}", "E1705", "ops[0].plans[0].vectorize.width");
   /* E1706 NotSupportedForCodegen: what the sm80 skeleton does not do */
   expect_bad(&x, "sm80", "{'barrier_model':'mbarrier'}", "E1706", "ops[0].plans[0].barrier_model");
+  /* the output stored by columns, or a stride kinds.def does not name; an
+   * operand staged in registers, or at the tile loop (kinds.def's CSTRIDE,
+   * CACHE_WHERE, CACHE_AT) */
+  expect_bad(&x, "sm80", "{'layout_hints':{'A_swizzle':true,'B_swizzle':true,'C_stride':'col'}}", "E1706",
+             "ops[0].plans[0].layout_hints");
+  expect_bad(&x, "sm80", "{'layout_hints':{'A_swizzle':true,'B_swizzle':true,'C_stride':'diagonal'}}", "E1706",
+             "ops[0].plans[0].layout_hints");
+  expect_bad(&x, "sm80", "{'cache':[{'tensor':'A','where':'reg','at':'k.i','pingpong':true}]}", "E1706",
+             "ops[0].plans[0].cache[0]");
+  expect_bad(&x, "sm80", "{'cache':[{'tensor':'A','where':'smem','at':'k.o','pingpong':true}]}", "E1706",
+             "ops[0].plans[0].cache[0]");
   /* an algo_choice algo.def does not have, and one only the plan stage picks */
   expect_bad(&x, "sm80", "{'algo_choice':{'matmul':'winograd'}}", "E1706", "ops[0].plans[0].algo_choice.matmul");
   expect_bad(&x, "sm80", "{'algo_choice':{'matmul':'tma_wgmma'}}", "E1706", "ops[0].plans[0].algo_choice");
