@@ -736,8 +736,8 @@ static bool lw_let(epigen *eg, strbuf *s, int let) {
 
 /* A let x * (a + b tanh(Q)), Q over x and |a| = |b|, as fmaf(+-h, t, h),
  * spelled dlc::gate[<true>](h, t): h = a x written first; NULL when the
- * let is not one. */
-static const char *lw_gate(epigen *eg, int let) {
+ * let is not one.  *over is x, *reads the times the gate spelled reads h. */
+static const char *lw_gate(epigen *eg, int let, int *over, int *reads) {
   const region *r = eg->g->r;
   arena *A = eg->g->A;
   const rexpr *e = r->lets[let].e;
@@ -773,10 +773,69 @@ static const char *lw_gate(epigen *eg, int let) {
   sb_free(&hx);
   double q[LW_DEG + 1], f = 1;
   for (int i = 0; i <= t.deg; i++, f /= s) q[i] = t.c[i] * f;
+  const char *neg = t.b == t.a ? "" : "<true>";
+  *over = t.base, *reads = 1;
+  /* Q = h, c1 h or h (c1 + c3 h^2): one asm reading h once, so that a
+   * chain of gates costs cicc time linear in its length (dlc_device.cuh) */
+  if (t.deg == 1 && q[0] == 0 && q[1] == 1) return arena_printf(A, "dlc::gate_tanh%s(%s)", neg, h);
+  if (t.deg == 1 && q[0] == 0) return arena_printf(A, "dlc::gate_tanh_lin%s(%s, %s)", neg, h, flit(A, q[1], DT_FP32));
+  if (t.deg == 3 && q[0] == 0 && q[2] == 0)
+    return arena_printf(A, "dlc::gate_tanh_odd3%s(%s, %s, %s)", neg, h, flit(A, q[1], DT_FP32), flit(A, q[3], DT_FP32));
+  /* any other Q: dlc::gate reads h once, but Q reads it too (a chain of
+   * these grows cicc's time as 2^G or more) */
   const char *tq = arena_printf(A, "dlc::tanh_approx(%s)", lw_poly(eg, q, t.deg, h, hid));
-  /* dlc::gate reads h once: fmaf(h, t, h) costs cicc time exponential in
-   * the length of a chain of gates (templates/dlc_device.cuh) */
-  return arena_printf(A, "dlc::gate%s(%s, %s)", t.b == t.a ? "" : "<true>", h, tq);
+  *reads = 1; /* and Q's: once per term */
+  for (int i = 1; i <= t.deg; i++) *reads += q[i] != 0;
+  return arena_printf(A, "dlc::gate%s(%s, %s)", neg, h, tq);
+}
+
+/* ---- operand paths (docs/codegen.md, "Compile time") ------------------------------- */
+
+/* The paths from expression e back to the epilogue's inputs (the
+ * accumulator, Reads, pre-reduce lets) through the operands it spells,
+ * each let's own count in P: one per Read, P[l] per use of let l (a let
+ * lowered away is spelled as its lowering, an instance of its own count). */
+static double epi_paths_of(const region *r, const rexpr *e, const double *P) {
+  if (!e) return 0;
+  switch (e->k) {
+  case RX_LET: return e->let == r->acc_let || !r->lets[e->let].post_reduce ? 1 : P[e->let];
+  case RX_READ: return 1;
+  case RX_CONST: return 0;
+  default: return epi_paths_of(r, e->a, P) + epi_paths_of(r, e->b, P) + epi_paths_of(r, e->c, P);
+  }
+}
+
+/* The paths of lowered let l: its polynomial reads x once per term of
+ * degree >= 1 (Horner), P[x] each. */
+static double epi_paths_lowered(const region *r, const lw_sym *l, const double *P) {
+  if (l->base < 0) return 0;
+  int terms = 0;
+  for (int i = 1; i <= l->deg; i++) terms += l->c[i] != 0;
+  return (terms ? terms : 1) * (l->base == r->acc_let || !r->lets[l->base].post_reduce ? 1 : P[l->base]);
+}
+
+/* Records in the render log the operand paths of the epilogue just spelled
+ * (its output's count), past EMIT_EPI_LINEAR_PATHS with the let of the most
+ * paths under that (a node's value: no let's name is it plus "."), where
+ * the chain could be split. */
+static void epi_paths_note(const epigen *eg, const double *P) {
+  const region *r = eg->g->r;
+  render_log *log = eg->g->log;
+  const int out = eg->g->v->out_let;
+  const double n = out == r->acc_let ? 1 : P[out];
+  if (!log || n <= log->epi_paths) return;
+  log->epi_paths = n, log->epi_region = r->name, log->epi_split = NULL;
+  double best = 0;
+  for (int l = 0; l < r->nlets; l++) {
+    if (!r->lets[l].post_reduce || l == out || P[l] > EMIT_EPI_LINEAR_PATHS || P[l] <= best) continue;
+    size_t len = strlen(r->lets[l].name);
+    bool derived = false;
+    for (int m = 0; m < r->nlets && !derived; m++) {
+      size_t lm = strlen(r->lets[m].name);
+      derived = m != l && lm < len && r->lets[l].name[lm] == '.' && !strncmp(r->lets[m].name, r->lets[l].name, lm);
+    }
+    if (!derived) best = P[l], log->epi_split = r->lets[l].name;
+  }
 }
 
 /* The post-reduce lets at output j, one `const float v_<let>` each (in the
@@ -787,6 +846,7 @@ static void post_lets_c(epigen *eg) {
   const region *r = g->r;
   lowering lw = {0};
   bool *base = NULL; /* a let a lowered one is over: maybe read only through it */
+  double *P = ARENA_ARRAY(g->A, double, r->nlets > 0 ? r->nlets : 1); /* operand paths, per let */
   if (!g->ieee) {
     lw.sym = ARENA_ARRAY(g->A, lw_sym, r->nlets), base = ARENA_ARRAY(g->A, bool, r->nlets), eg->lw = &lw;
     for (int l = 0; l < r->nlets; l++)
@@ -799,13 +859,19 @@ static void post_lets_c(epigen *eg) {
     if (!r->lets[l].post_reduce) continue;
     const rexpr *e = r->lets[l].e;
     if (eg->lw) {
-      if (lw.sym[l].kind != LW_PLAIN) continue;
-      const char *gx = lw_gate(eg, l);
+      if (lw.sym[l].kind != LW_PLAIN) {
+        P[l] = epi_paths_lowered(r, &lw.sym[l], P);
+        continue;
+      }
+      int over, reads;
+      const char *gx = lw_gate(eg, l, &over, &reads);
       if (gx) {
+        P[l] = reads * (over == r->acc_let || !r->lets[over].post_reduce ? 1 : P[over]);
         sb_printf(g->s, "      const float v_%s = %s;\n", cid(g->A, r->lets[l].name), gx);
         continue;
       }
     }
+    P[l] = epi_paths_of(r, e, P);
     strbuf x = {0};
     expr_c(eg, &x, e);
     sb_printf(g->s, "      %sconst %s v_%s = %s;\n", base && base[l] ? "[[maybe_unused]] " : "", e->dt == DT_BOOL ? "bool" : "float",
@@ -818,6 +884,7 @@ static void post_lets_c(epigen *eg) {
   sb_printf(g->s, "      out[j] = %s;\n", sb_str(&o));
   sb_free(&o);
   eg->lw = NULL;
+  epi_paths_note(eg, P);
 }
 
 /* The region's post-reduce lets, on the accumulator, for 4 consecutive N
@@ -1341,12 +1408,32 @@ static void kernel_entry(strbuf *s, const gpu_kernel *k, const char *fn, const c
   sb_puts(s, "}\n");
 }
 
+/* W1709 when the op's epilogue of the most operand paths has more than
+ * EMIT_EPI_LINEAR_PATHS (epi_paths_note). */
+static void epi_paths_warn(const emit_ctx *c, const emit_op *eo) {
+  const render_log *log = c->log;
+  if (log->epi_paths <= EMIT_EPI_LINEAR_PATHS || !c->dl) return;
+  const char *split =
+      log->epi_split
+          ? arena_printf(c->A,
+                         "Split the chain into two ops at '%s': the first yields it (a graph output), the second "
+                         "reads it and applies the rest; or use functions the lowering spells as one instruction each "
+                         "(silu, sigmoid, tanh, gelu_tanh: docs/codegen.md, \"Lowered lets\").",
+                         log->epi_split)
+          : NULL;
+  diag_report(c->dl, D_EPI_COMPILE_TIME, arena_printf(c->A, "cu[%s]", log->epi_region), split,
+              "op %s: the epilogue of region %s reaches its inputs along %.3g operand paths; nvcc's time grows "
+              "with their number, not with the chain's length, and past %.0f it stops being linear (a chain of "
+              "functions that each read their input twice doubles them per function)",
+              eo->op->name, log->epi_region, log->epi_paths, EMIT_EPI_LINEAR_PATHS);
+}
+
 char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
   arena *A = c->A;
   strbuf s = {0};
   /* a log of its own: what the op's renderers render (emit_verify_cu) */
   c->log = ARENA_NEW(A, render_log);
-  *c->log = (render_log){A, 0, 0, NULL, RENDER_FN_KERNEL, 0, 0, NULL};
+  *c->log = (render_log){A, 0, 0, NULL, RENDER_FN_KERNEL, 0, 0, NULL, 0, NULL, NULL};
   if (c->manifest_path) {
     sb_printf(&s, "// Generated by dlcgen %s from manifest entry ops[%d] \"%s\" (graph: %s).\n", DLC_VERSION,
               eo->index, eo->op->name, cmt(A, eo->op->graph_ref ? eo->op->graph_ref : eo->op->graph_where));
@@ -1480,5 +1567,6 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
   for (int i = 0; i < eo->ninst; i++)
     if (name90[i]) sb_printf(&s, "    (const void *)%s,\n", kernel_name_90(A, eo, &eo->inst[i]));
   sb_puts(&s, "};\n}  // extern \"C\"\n");
+  epi_paths_warn(c, eo);
   return sb_take(&s);
 }

@@ -64,6 +64,11 @@ typedef struct emit_ctx {
   struct render_log *log;      /* what emit_op_cu rendered (emit_verify_cu checks it) */
 } emit_ctx;
 
+/* The operand paths from an epilogue's output back to its inputs past
+ * which nvcc's time stops growing linearly with the chain's length
+ * (docs/codegen.md, "Compile time"): emit_op_cu warns (W1709) past it. */
+#define EMIT_EPI_LINEAR_PATHS 65536.0
+
 /* Each returns a malloc'ed text, or NULL with a diagnostic. */
 char *emit_op_cu(emit_ctx *c, const emit_op *op);
 /* The cu stage's verifier, after emit_op_cu(c, op): every statement of

@@ -53,6 +53,9 @@ typedef struct render_log {
   render_fn fn;         /* the function being rendered */
   int nops, cap_ops;
   render_op *ops;
+  /* the epilogue of the most operand paths rendered (epi_paths_note) */
+  double epi_paths;
+  const char *epi_region, *epi_split;
 } render_log;
 
 /* Marks statement st of k rendered (in the function being rendered). */

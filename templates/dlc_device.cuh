@@ -241,6 +241,51 @@ __device__ __forceinline__ float gate(float h, float t) {
     asm("fma.rn.f32 %0, %1, %2, %1;" : "=f"(y) : "f"(h), "f"(t));
   return y;
 }
+// The gates whose tanh is of a polynomial Q in h that the lowering names,
+// each one asm with h its one operand: h + h tanh(Q) (Neg: h - h tanh(Q)),
+// Q = h (gate_tanh), c1 h (gate_tanh_lin) or h (c1 + c3 h^2)
+// (gate_tanh_odd3: ewise.def's GELU).  With dlc::gate(h, tanh_approx(Q)),
+// h reaches the gate's result along two paths or more (Q's own reads of h,
+// and the fma's), and cicc's time on a chain of G gates grows as the
+// number of paths, 2^G or more (16 SiLUs in a row, 13 s for one op and
+// dtype; 20, 91 s: docs/codegen.md, "Lowered lets"); along one path it
+// grows as G.  The PTX is the instructions cicc writes for the two-asm
+// spelling: mul.f32, fma.rn.f32, tanh.approx.f32.
+template <bool Neg = false>
+__device__ __forceinline__ float gate_tanh(float h) {
+  float y;
+  if constexpr (Neg)
+    asm("{\n\t.reg .f32 t, n;\n\ttanh.approx.f32 t, %1;\n\tneg.f32 n, %1;\n\tfma.rn.f32 %0, n, t, %1;\n\t}"
+        : "=f"(y) : "f"(h));
+  else
+    asm("{\n\t.reg .f32 t;\n\ttanh.approx.f32 t, %1;\n\tfma.rn.f32 %0, %1, t, %1;\n\t}" : "=f"(y) : "f"(h));
+  return y;
+}
+template <bool Neg = false>
+__device__ __forceinline__ float gate_tanh_lin(float h, float c1) {
+  float y;
+  if constexpr (Neg)
+    asm("{\n\t.reg .f32 u, t, n;\n\tmul.f32 u, %1, %2;\n\ttanh.approx.f32 t, u;\n\tneg.f32 n, %1;\n\t"
+        "fma.rn.f32 %0, n, t, %1;\n\t}"
+        : "=f"(y) : "f"(h), "f"(c1));
+  else
+    asm("{\n\t.reg .f32 u, t;\n\tmul.f32 u, %1, %2;\n\ttanh.approx.f32 t, u;\n\tfma.rn.f32 %0, %1, t, %1;\n\t}"
+        : "=f"(y) : "f"(h), "f"(c1));
+  return y;
+}
+template <bool Neg = false>
+__device__ __forceinline__ float gate_tanh_odd3(float h, float c1, float c3) {
+  float y;
+  if constexpr (Neg)
+    asm("{\n\t.reg .f32 s, q, u, t, n;\n\tmul.f32 s, %1, %1;\n\tfma.rn.f32 q, s, %3, %2;\n\tmul.f32 u, %1, q;\n\t"
+        "tanh.approx.f32 t, u;\n\tneg.f32 n, %1;\n\tfma.rn.f32 %0, n, t, %1;\n\t}"
+        : "=f"(y) : "f"(h), "f"(c1), "f"(c3));
+  else
+    asm("{\n\t.reg .f32 s, q, u, t;\n\tmul.f32 s, %1, %1;\n\tfma.rn.f32 q, s, %3, %2;\n\tmul.f32 u, %1, q;\n\t"
+        "tanh.approx.f32 t, u;\n\tfma.rn.f32 %0, %1, t, %1;\n\t}"
+        : "=f"(y) : "f"(h), "f"(c1), "f"(c3));
+  return y;
+}
 __device__ __forceinline__ float div_approx(float x, float d) {
   float y;
   asm("div.full.ftz.f32 %0, %1, %2;" : "=f"(y) : "f"(x), "f"(d));

@@ -190,7 +190,7 @@ struct Op_stride1x1_pad1x1_b0 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
+      const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
     }
@@ -256,7 +256,7 @@ struct Op_stride1x1_pad1x1_b0 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
+      const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
@@ -526,7 +526,7 @@ struct Op_stride1x1_pad1x1_b1 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
+      const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
     }
@@ -592,7 +592,7 @@ struct Op_stride1x1_pad1x1_b1 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
+      const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
@@ -867,7 +867,7 @@ struct Op_stride1x1_pad1x1 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
+      const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
     }
@@ -933,7 +933,7 @@ struct Op_stride1x1_pad1x1 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
+      const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
@@ -1240,7 +1240,7 @@ struct Op_stride2x2_pad1x1_b0 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
+      const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
     }
@@ -1306,7 +1306,7 @@ struct Op_stride2x2_pad1x1_b0 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
+      const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
@@ -1576,7 +1576,7 @@ struct Op_stride2x2_pad1x1_b1 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
+      const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
     }
@@ -1642,7 +1642,7 @@ struct Op_stride2x2_pad1x1_b1 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
+      const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
@@ -1917,7 +1917,7 @@ struct Op_stride2x2_pad1x1 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
+      const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
     }
@@ -1983,7 +1983,7 @@ struct Op_stride2x2_pad1x1 {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
+      const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
@@ -2366,7 +2366,7 @@ struct Op_stride1x1_pad1x1_b1_sm90a {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
+      const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
     }
@@ -2432,7 +2432,7 @@ struct Op_stride1x1_pad1x1_b1_sm90a {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
+      const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
@@ -2684,7 +2684,7 @@ struct Op_stride1x1_pad1x1_sm90a {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
+      const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
     }
@@ -2750,7 +2750,7 @@ struct Op_stride1x1_pad1x1_sm90a {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
+      const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
@@ -3014,7 +3014,7 @@ struct Op_stride2x2_pad1x1_b1_sm90a {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
+      const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
     }
@@ -3080,7 +3080,7 @@ struct Op_stride2x2_pad1x1_b1_sm90a {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
+      const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);
@@ -3332,7 +3332,7 @@ struct Op_stride2x2_pad1x1_sm90a {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
+      const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
       off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
     }
@@ -3398,7 +3398,7 @@ struct Op_stride2x2_pad1x1_sm90a {
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = dlc::gate(w_Y_h, dlc::tanh_approx(w_Y_h));
+      const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
     }
     dlc::stv(rp.dst, out);

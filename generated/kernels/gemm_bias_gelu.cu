@@ -111,8 +111,7 @@ struct Op_b0 {
       [[maybe_unused]] const int64_t i_n = nj;
       [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
+      const float v_C = dlc::gate_tanh_odd3(w_C_h, 1.59576912f, 0.285419265f);
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -319,8 +318,7 @@ struct Op_b1 {
       [[maybe_unused]] const int64_t i_n = nj;
       [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
+      const float v_C = dlc::gate_tanh_odd3(w_C_h, 1.59576912f, 0.285419265f);
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -374,8 +372,7 @@ struct Op_b1 {
       [[maybe_unused]] const int64_t i_n = nj;
       [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
+      const float v_C = dlc::gate_tanh_odd3(w_C_h, 1.59576912f, 0.285419265f);
       out[j] = v_C;
     }
     dlc::stv(rp.dst, out);
@@ -564,8 +561,7 @@ struct Op_b2 {
       [[maybe_unused]] const int64_t i_n = nj;
       [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
+      const float v_C = dlc::gate_tanh_odd3(w_C_h, 1.59576912f, 0.285419265f);
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -619,8 +615,7 @@ struct Op_b2 {
       [[maybe_unused]] const int64_t i_n = nj;
       [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
+      const float v_C = dlc::gate_tanh_odd3(w_C_h, 1.59576912f, 0.285419265f);
       out[j] = v_C;
     }
     dlc::stv(rp.dst, out);
@@ -809,8 +804,7 @@ struct Op_b3 {
       [[maybe_unused]] const int64_t i_n = nj;
       [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
+      const float v_C = dlc::gate_tanh_odd3(w_C_h, 1.59576912f, 0.285419265f);
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -864,8 +858,7 @@ struct Op_b3 {
       [[maybe_unused]] const int64_t i_n = nj;
       [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
+      const float v_C = dlc::gate_tanh_odd3(w_C_h, 1.59576912f, 0.285419265f);
       out[j] = v_C;
     }
     dlc::stv(rp.dst, out);
@@ -1049,8 +1042,7 @@ struct Op_b4 {
       [[maybe_unused]] const int64_t i_n = nj;
       [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
+      const float v_C = dlc::gate_tanh_odd3(w_C_h, 1.59576912f, 0.285419265f);
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -1104,8 +1096,7 @@ struct Op_b4 {
       [[maybe_unused]] const int64_t i_n = nj;
       [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
+      const float v_C = dlc::gate_tanh_odd3(w_C_h, 1.59576912f, 0.285419265f);
       out[j] = v_C;
     }
     dlc::stv(rp.dst, out);
@@ -1294,8 +1285,7 @@ struct Op {
       [[maybe_unused]] const int64_t i_n = nj;
       [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
+      const float v_C = dlc::gate_tanh_odd3(w_C_h, 1.59576912f, 0.285419265f);
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -1349,8 +1339,7 @@ struct Op {
       [[maybe_unused]] const int64_t i_n = nj;
       [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
+      const float v_C = dlc::gate_tanh_odd3(w_C_h, 1.59576912f, 0.285419265f);
       out[j] = v_C;
     }
     dlc::stv(rp.dst, out);
@@ -1675,8 +1664,7 @@ struct Op_b4_sm90a {
       [[maybe_unused]] const int64_t i_n = nj;
       [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
+      const float v_C = dlc::gate_tanh_odd3(w_C_h, 1.59576912f, 0.285419265f);
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -1730,8 +1718,7 @@ struct Op_b4_sm90a {
       [[maybe_unused]] const int64_t i_n = nj;
       [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
+      const float v_C = dlc::gate_tanh_odd3(w_C_h, 1.59576912f, 0.285419265f);
       out[j] = v_C;
     }
     dlc::stv(rp.dst, out);
@@ -1926,8 +1913,7 @@ struct Op_sm90a {
       [[maybe_unused]] const int64_t i_n = nj;
       [[maybe_unused]] const float v_C1 = (acc[j] + rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
+      const float v_C = dlc::gate_tanh_odd3(w_C_h, 1.59576912f, 0.285419265f);
       out[j] = v_C;
       off[j] = (i_n + p->ldc * i_m);
     }
@@ -1981,8 +1967,7 @@ struct Op_sm90a {
       [[maybe_unused]] const int64_t i_n = nj;
       [[maybe_unused]] const float v_C1 = (acc[j] + cc.rd0[j]);
       const float w_C_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float w_C_h_sq = w_C_h * w_C_h;
-      const float v_C = dlc::gate(w_C_h, dlc::tanh_approx((w_C_h * fmaf(w_C_h_sq, 0.285419265f, 1.59576912f))));
+      const float v_C = dlc::gate_tanh_odd3(w_C_h, 1.59576912f, 0.285419265f);
       out[j] = v_C;
     }
     dlc::stv(rp.dst, out);

@@ -2,7 +2,7 @@
 # any of its kernels: the default kernel, every shape bucket's and the
 # split-K reduce kernels.  dlcgen compiles MANIFEST into OUT; each .cu must
 # hold exp2f and none of dlc::ex2, dlc::lg2, dlc::rcp, dlc::sqrt_approx,
-# dlc::div_approx, dlc::tanh_approx.
+# dlc::div_approx, dlc::tanh_approx, dlc::gate_tanh*.
 file(REMOVE_RECURSE ${OUT})
 execute_process(COMMAND ${DLCGEN} --manifest ${MANIFEST} --out ${OUT} --quiet RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -13,7 +13,7 @@ if(NOT cus)
   message(FATAL_ERROR "no kernels in ${OUT}")
 endif()
 foreach(cu ${cus})
-  file(STRINGS ${cu} bad REGEX "dlc::(ex2|lg2|rcp|sqrt_approx|div_approx|tanh_approx)\\(")
+  file(STRINGS ${cu} bad REGEX "dlc::(ex2|lg2|rcp|sqrt_approx|div_approx|tanh_approx|gate_tanh[a-z0-9_]*)[(<]")
   if(bad)
     list(GET bad 0 first)
     message(FATAL_ERROR "${cu}: an approximate form in \"ieee\" math: ${first}")
