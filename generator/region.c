@@ -1106,6 +1106,35 @@ region *region_fuse_deferred(arena *A, const region *prod, int out, const region
   return f;
 }
 
+/* Whether region a reads a value region b writes. */
+static bool region_reads_of(const region *a, const region *b) {
+  for (int j = 0; j < a->nin; j++)
+    for (int o = 0; o < b->nout && !a->in[j].signature; o++)
+      if (a->in[j].entry == b->out[o].entry) return true;
+  return false;
+}
+
+/* The regions in data-flow order, each after the regions whose values it
+ * reads, independent ones in Poly-View's block order: a block that joins
+ * its producer's region can read a value of a region formed after it
+ * (SwiGLU's silu(x W1) * (x W3) joins x W1's region and reads x W3's).
+ * A cycle keeps the order (the pipeline's chain check rejects it). */
+static void order_regions(region_set *rs) {
+  region *sorted = ARENA_ARRAY(rs->A, region, rs->n + 1);
+  bool *placed = ARENA_ARRAY(rs->A, bool, rs->n + 1);
+  for (int n = 0; n < rs->n; n++) {
+    int pick = -1;
+    for (int i = 0; i < rs->n && pick < 0; i++) {
+      bool ready = !placed[i];
+      for (int j = 0; j < rs->n && ready; j++) ready = j == i || placed[j] || !region_reads_of(&rs->r[i], &rs->r[j]);
+      if (ready) pick = i;
+    }
+    if (pick < 0) return;
+    placed[pick] = true, sorted[n] = rs->r[pick];
+  }
+  memcpy(rs->r, sorted, sizeof(region) * (size_t)rs->n);
+}
+
 region_set *region_build(arena *A, const poly_view *pv, diag_list *dl) {
   int nerr0 = dl->nerrors;
   region_set *rs = ARENA_NEW(A, region_set);
@@ -1157,6 +1186,7 @@ region_set *region_build(arena *A, const poly_view *pv, diag_list *dl) {
   for (int i = 0; i < rs->n; i++)
     if (rs->r[i].nyields > 0) rs->r[n++] = rs->r[i];
   rs->n = n;
+  order_regions(rs);
   bool ok = region_verify(rs, dl);
   return ok && !b.failed && dl->nerrors == nerr0 ? rs : NULL;
 }
