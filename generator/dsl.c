@@ -1905,6 +1905,19 @@ static bool lower_main_return(lower *L, scope *s, const stmt *st) {
 static bool lower_main(lower *L) {
   const gdef *g = L->main;
   scope s = {g, NULL, 0, "", NULL, NULL, NULL, 0, 0, NULL};
+  /* a default of main's dim changes nothing (its dims stay symbolic): one
+   * over other dims would read as binding the dim to it, and does not */
+  for (int d = 0; d < g->ndims; d++)
+    if (g->dim_default[d] && g->dim_default[d]->k != EX_NUM) {
+      strbuf t = {0};
+      ex_text(&t, NULL, g->dim_default[d], 0);
+      lerr(L, D_MAIN_DIM_EXPR, pos(L, &s, g->dim_tok[d]), NULL,
+           "main's dim '%s' has the default %s, which does not bind it: main's dims stay symbolic, so '%s' is a "
+           "size of its own, unrelated to %s, in every shape check",
+           g->dim_tok[d]->text, sb_str(&t), g->dim_tok[d]->text, sb_str(&t));
+      sb_free(&t);
+      return false;
+    }
   L->in_vid = ARENA_ARRAY(L->A, int, g->nin + 1);
   for (int i = 0; i < g->nin; i++) {
     const param *p = &g->in[i];
