@@ -377,7 +377,20 @@ static rexpr *index_guard(builder *b, region *r, const sx_pair *cmp) {
 
 /* The side statement `se` evaluated at the index `idx` (its axes -> region
  * expressions), as an expression tree. */
-static rexpr *inline_side(builder *b, region *r, int se, const sx *const *idx, int *incap) {
+/* guards g[0..ng) and then h[0..nh), one array */
+static ib_guard *cat_guards(arena *A, const ib_guard *g, int ng, const ib_guard *h, int nh) {
+  ib_guard *c = ARENA_ARRAY(A, ib_guard, ng + nh + 1);
+  for (int i = 0; i < ng; i++) c[i] = g[i];
+  for (int i = 0; i < nh; i++) c[ng + i] = h[i];
+  return c;
+}
+
+/* Side statement se inlined at indices idx, under the guards og[0..nog)
+ * of the padded reads it is inlined through (in the reader's indices):
+ * its reads load only where those hold (the caller selects the pad value
+ * where they do not). */
+static rexpr *inline_side(builder *b, region *r, int se, const sx *const *idx, const ib_guard *og, int nog,
+                          int *incap) {
   arena *A = b->A;
   const ib_entry *e = &b->ib->e[se];
   const tiny_uop *u = &b->ib->dag->u[e->uop];
@@ -395,18 +408,24 @@ static rexpr *inline_side(builder *b, region *r, int se, const sx *const *idx, i
     }
     const sx **m = ARENA_ARRAY(A, const sx *, in->n + 1);
     for (int i = 0; i < in->n; i++) m[i] = sx_subst(A, in->map[i], subst_f, &sub);
-    if (b->side[in->entry]) {
-      ops[k] = inline_side(b, r, in->entry, m, incap);
-    } else {
-      ib_input x = *in;
-      x.map = m;
-      if (in->nguards) {
-        x.guards = ARENA_ARRAY(A, ib_guard, in->nguards);
-        for (int g = 0; g < in->nguards; g++) {
-          x.guards[g] = in->guards[g];
-          x.guards[g].e = sx_subst(A, in->guards[g].e, subst_f, &sub);
-        }
+    ib_input x = *in;
+    x.map = m;
+    if (in->nguards) {
+      x.guards = ARENA_ARRAY(A, ib_guard, in->nguards);
+      for (int g = 0; g < in->nguards; g++) {
+        x.guards[g] = in->guards[g];
+        x.guards[g].e = sx_subst(A, in->guards[g].e, subst_f, &sub);
       }
+    }
+    if (b->side[in->entry]) {
+      /* a padded read of another side statement: its value where its own
+       * guards hold, the pad value elsewhere; its reads under both */
+      ops[k] = inline_side(b, r, in->entry, m, cat_guards(A, x.guards, x.nguards, og, nog), x.nguards + nog, incap);
+      if (x.nguards) ops[k] = pad_select(b, r, NULL, &x, ops[k]);
+    } else {
+      /* the read loads only where its own guards and og hold */
+      x.guards = cat_guards(A, x.guards, x.nguards, og, nog);
+      x.nguards += nog;
       ops[k] = read_expr(b, r, NULL, &x, incap);
     }
     for (int i = 0; i < ops[k]->nax; i++) add_ax(ax, &nax, ops[k]->ax[i]);
@@ -444,7 +463,13 @@ static rexpr *operand(builder *b, region *r, const pv_stmt *st, const ib_input *
   if (b->side && b->side[in->entry] && st) {
     const sx **m = ARENA_ARRAY(b->A, const sx *, in->n + 1);
     for (int i = 0; i < in->n; i++) m[i] = rename_sx(b, st, in->map[i]);
-    return inline_side(b, r, in->entry, m, incap);
+    /* a padded read of it (a Pad of Slice(x) * 2): the pad value where
+     * the guards fail, and its reads only where they hold */
+    ib_input x = *in;
+    x.guards = ARENA_ARRAY(b->A, ib_guard, in->nguards + 1);
+    for (int g = 0; g < in->nguards; g++) x.guards[g] = in->guards[g], x.guards[g].e = rename_sx(b, st, in->guards[g].e);
+    rexpr *v = inline_side(b, r, in->entry, m, x.guards, x.nguards, incap);
+    return x.nguards ? pad_select(b, r, NULL, &x, v) : v;
   }
   int l = b->let_of_entry[in->entry];
   if (l < 0) return read_expr(b, r, st, in, incap);
