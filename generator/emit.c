@@ -1361,9 +1361,12 @@ const char *kernel_name_90(arena *A, const emit_op *eo, const emit_instance *in)
 
 int chain_vals(const emit_op *eo, const emit_instance *in, chain_val *out, int cap) {
   int n = 0;
-  for (const gpu_kernel *k = in->k; k && is_chain(eo); k = k->next)
-    for (int o = 0; o < k->r->nout; o++)
-      if (!k->r->out[o].signature && n < cap) out[n++] = (chain_val){&k->r->out[o]};
+  for (const gpu_kernel *k = in->k; k && is_chain(eo); k = k->next) {
+    /* attention's kernel stores its PV region's outputs (P stays on chip) */
+    const region *r = skel_shape_of(k) == SKEL_ATTENTION ? k->v2.r : k->r;
+    for (int o = 0; o < r->nout; o++)
+      if (!r->out[o].signature && n < cap) out[n++] = (chain_val){&r->out[o]};
+  }
   return n;
 }
 

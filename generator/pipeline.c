@@ -729,11 +729,30 @@ static region_set *chain_fuse(run *r, pc_report **pc, chain_fusion **fu, diag_li
   return out;
 }
 
-/* A chain: several regions, each on the single-region skeleton it fits,
- * compiled as one kernel each and launched in order by one entry point.
- * A value between them (an output that is not a signature tensor) is
- * materialized in the caller's workspace.  Each region runs the row's plan,
- * plan check and builder in a run of its own (sharing the arena): a step. */
+/* The regions of the chain step that starts at region i: attention's two
+ * (QK^T/softmax yielding P deferred, and PV: one step, one kernel, P never
+ * stored), else one. */
+static int chain_step_regions(const region_set *rs, const pc_report *pc, int i) {
+  if (i + 1 >= rs->n) return 1;
+  region_set two = {rs->A, rs->pv, 2, &rs->r[i]};
+  pc_report pc2 = {pc->A, &two, 2, &pc->a[i]};
+  return skel_of(ALGO_STREAMING_SOFTMAX)->fits(&two, &pc2) ? 2 : 1;
+}
+
+/* The skeleton a chain step's regions fit (attention's, for two), or NULL. */
+static const skel_ops *chain_step_skeleton(const region_set *one, const pc_report *pc) {
+  for (int s = 0; s < ALGO__COUNT; s++)
+    if (skeleton(s) && !skeleton(s)->only && (s == ALGO_STREAMING_SOFTMAX) == (one->n == 2) && skeleton(s)->fits(one, pc))
+      return skeleton(s);
+  return NULL;
+}
+
+/* A chain: several steps, each a region on the single-region skeleton it
+ * fits or attention's two regions, compiled as one kernel each and
+ * launched in order by one entry point.  A value between steps (an output
+ * that is not a signature tensor) is materialized in the caller's
+ * workspace.  Each step runs the row's plan, plan check and builder in a
+ * run of its own (sharing the arena). */
 typedef struct chain_step {
   run sub;
   region_set one;
@@ -752,9 +771,12 @@ static bool chain_plan(run *r, const codegen_opts *cg, diag_list *dl) {
   if (!rs) return false;
   chain_step *c = ARENA_ARRAY(&r->A, chain_step, rs->n);
   r->chain = c;
-  for (int i = 0; i < rs->n; i++, c++) {
-    c->one = (region_set){rs->A, rs->pv, 1, &rs->r[i]};
-    c->pc = (pc_report){fpc->A, &c->one, 1, &fpc->a[i]};
+  int nsteps = 0;
+  for (int i = 0; i < rs->n; i += chain_step_regions(rs, fpc, i)) nsteps++;
+  for (int i = 0, step = 0; i < rs->n; i += c->one.n, c++, step++) {
+    const int n = chain_step_regions(rs, fpc, i);
+    c->one = (region_set){rs->A, rs->pv, n, &rs->r[i]};
+    c->pc = (pc_report){fpc->A, &c->one, n, &fpc->a[i]};
     c->fu = fu[i];
     c->sub = *r;
     c->sub.rs = &c->one;
@@ -763,20 +785,16 @@ static bool chain_plan(run *r, const codegen_opts *cg, diag_list *dl) {
     c->sub.kernel = NULL;
     c->sub.nchain = 0;
     c->sub.chain = NULL;
-    c->row = NULL;
-    int ra = 0;
-    for (int s = 0; s < ALGO__COUNT && !c->row; s++)
-      if (skeleton(s) && !skeleton(s)->only && s != ALGO_STREAMING_SOFTMAX && skeleton(s)->fits(c->sub.rs, c->sub.pc))
-        c->row = skeleton(s), ra = s;
+    c->row = chain_step_skeleton(c->sub.rs, c->sub.pc);
     c->sub.row = c->row;
     c->cg = *cg;
     /* a chain fused into one kernel is a plain kernel */
-    c->cg.kernel_name = rs->n == 1 ? cg->kernel_name : arena_printf(&c->sub.A, "%s_k%d", cg->kernel_name, i);
+    c->cg.kernel_name = nsteps == 1 ? cg->kernel_name : arena_printf(&c->sub.A, "%s_k%d", cg->kernel_name, step);
     c->sub.cg = &c->cg;
-    c->sub.plan = c->row ? PLAN[ra](&c->sub, r->archs, r->na, &c->cg, dl) : NULL;
-    if (i == 0) r->plan = c->sub.plan;
+    c->sub.plan = c->row ? PLAN[c->row->algo](&c->sub, r->archs, r->na, &c->cg, dl) : NULL;
+    if (step == 0) r->plan = c->sub.plan;
     r->A = c->sub.A; /* the arena's blocks, grown by the region's run */
-    r->nchain = i + 1;
+    r->nchain = step + 1;
     if (!c->sub.plan) return false;
   }
   return true;
@@ -808,31 +826,23 @@ static bool chain_build(run *r, diag_list *dl) {
   return true;
 }
 
-/* Whether the regions form a chain the single-region skeletons take: every
- * region fits one, and each value between regions is written by one region
- * and read only by later ones (Region SSA orders regions by data flow). */
-/* Whether e reads through a loaded index (a gather). */
-static bool reads_through_index(const rexpr *e) {
-  if (!e) return false;
-  if (e->k == RX_READ && e->ldvar) return true;
-  return reads_through_index(e->a) || reads_through_index(e->b) || reads_through_index(e->c);
-}
-
+/* Whether the regions form a chain the skeletons take: every step (a
+ * region, or attention's two) fits one, and each value between regions is
+ * written by one region and read only by later ones (Region SSA orders
+ * regions by data flow). */
 static bool chain_fits(const run *r) {
   const region_set *rs = r->rs;
   if (rs->n < 2) return false;
-  for (int i = 0; i + 1 < rs->n; i++) {
-    /* attention's two regions are one row of their own, never two steps of
-     * a chain (the first yields P deferred, which no other skeleton stores) */
-    region_set two = {rs->A, rs->pv, 2, &rs->r[i]};
-    if (skel_of(ALGO_STREAMING_SOFTMAX)->fits(&two, r->pc)) return false;
+  int steps = 0;
+  for (int i = 0; i < rs->n; steps++) {
+    int n = chain_step_regions(rs, r->pc, i);
+    region_set one = {rs->A, rs->pv, n, &rs->r[i]};
+    pc_report pc = {r->pc->A, &one, n, &r->pc->a[i]};
+    if (!chain_step_skeleton(&one, &pc)) return false;
+    i += n;
   }
+  if (steps < 2) return false;
   for (int i = 0; i < rs->n; i++) {
-    region_set one = {rs->A, rs->pv, 1, &rs->r[i]};
-    bool fits = false;
-    for (int s = 0; s < ALGO__COUNT; s++)
-      fits |= skeleton(s) && !skeleton(s)->only && s != ALGO_STREAMING_SOFTMAX && skeleton(s)->fits(&one, r->pc);
-    if (!fits) return false;
     for (int j = 0; j < rs->r[i].nin; j++) {
       const region_memref *m = &rs->r[i].in[j];
       if (m->signature) continue;
@@ -901,17 +911,11 @@ static bool run_plan(run *r, const run_in *in, diag_list *dl) {
   }
   if (!row) {
     int nk = 0;
-    bool gathers = false;
     for (int i = 0; i < r->rs->n; i++) nk += r->rs->r[i].acc_let >= 0;
-    for (int i = 0; i < r->rs->n; i++)
-      for (int l = 0; l < r->rs->r[i].nlets; l++) gathers |= reads_through_index(r->rs->r[i].lets[l].e);
-    diag_report(dl, D_PLAN_UNSUPPORTED, cg->at,
-                gathers ? "Gather in an op of its own (a graph that ends at the Gather, or at an elementwise chain "
-                          "reading it), and pass its output to this op as an input."
-                        : NULL,
+    diag_report(dl, D_PLAN_UNSUPPORTED, cg->at, NULL,
                 "the graph forms %d regions with %d contractions; the skeletons compile one contraction region "
                 "(GEMM, convolution), attention's two, or one region without contraction (row reductions, "
-                "elementwise chains)",
+                "elementwise chains), or a chain of those",
                 r->rs->n, nk);
     return false;
   }
