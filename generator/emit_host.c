@@ -372,15 +372,6 @@ static void dispatch_tensors(arena *A, strbuf *s, const fe_graph *g, const emit_
   sb_puts(s, "    if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */\n");
 }
 
-/* The operands whose alignment picks the chunk width: A and B of the first
- * region, and attention's V.  Returns how many; side < that gives each one. */
-static int width_sides(const gpu_kernel *k) { return skel_shape_of(k) == SKEL_ATTENTION ? 3 : 2; }
-static const region_memref *width_operand(const gpu_kernel *k, int side, const gpu_operand **o, const gpu_view **gv) {
-  *o = side == 2 ? &k->V : side ? &k->B : &k->A;
-  *gv = side == 2 ? &k->v2 : &k->v;
-  return &(*gv)->r->in[(*o)->input];
-}
-
 /* The chunk width: the widest whose alignment every operand meets.  Every
  * pointer is element-aligned by now, so width 1 always fits. */
 static void dispatch_width(arena *A, strbuf *s, const gpu_kernel *k, const char *on, bool decl) {
@@ -397,10 +388,10 @@ static void dispatch_width(arena *A, strbuf *s, const gpu_kernel *k, const char 
       continue;
     }
     strbuf cond = {0};
-    for (int side = 0; side < width_sides(k); side++) {
+    for (int side = 0; side < gpuir_width_sides(k); side++) {
       const gpu_operand *o;
       const gpu_view *gv;
-      const region_memref *m = width_operand(k, side, &o, &gv);
+      const region_memref *m = gpuir_width_operand(k, side, &o, &gv);
       int eb = dtype_bytes(m->dt);
       sb_printf(&cond, "%sdlc__aligned(dlc_p->%s, %d)", side ? " && " : "", lc(A, m->name), w * eb);
       for (int d = 0; d < m->rank - 1; d++) {
@@ -1350,10 +1341,10 @@ static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
      * values between kernels live in the workspace, always aligned) */
     for (const gpu_kernel *k = in->k; k; k = k->next) {
       strbuf v = {0};
-      for (int side = 0; side < width_sides(k); side++) {
+      for (int side = 0; side < gpuir_width_sides(k); side++) {
         const gpu_operand *o;
         const gpu_view *gv;
-        const region_memref *m = width_operand(k, side, &o, &gv);
+        const region_memref *m = gpuir_width_operand(k, side, &o, &gv);
         if (m->signature) sb_printf(&v, "%s\"%s\"", v.n ? ", " : "", cstr(A, m->name));
       }
       if (v.n) sb_printf(s, "static const char *const vec_%s_%d_%d[] = {%s};\n", on, i, k->chain_index, sb_str(&v));
@@ -1412,10 +1403,10 @@ static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
   for (int i = 0; i < eo->ninst; i++)
     for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) {
       int nv = 0;
-      for (int side = 0; side < width_sides(k); side++) {
+      for (int side = 0; side < gpuir_width_sides(k); side++) {
         const gpu_operand *o;
         const gpu_view *gv;
-        nv += width_operand(k, side, &o, &gv)->signature;
+        nv += gpuir_width_operand(k, side, &o, &gv)->signature;
       }
       const char *vt = nv ? arena_printf(A, "vec_%s_%d_%d", on, i, k->chain_index) : "NULL";
       /* a tf32 kernel's operands, which it rounds before the products */
@@ -1423,7 +1414,7 @@ static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
       if (skel_shape_of(k) == SKEL_CONTRACTION && k->mma_k == 8) {
         const gpu_operand *o;
         const gpu_view *gv;
-        const char *na = cstr(A, width_operand(k, 0, &o, &gv)->name), *nb = cstr(A, width_operand(k, 1, &o, &gv)->name);
+        const char *na = cstr(A, gpuir_width_operand(k, 0, &o, &gv)->name), *nb = cstr(A, gpuir_width_operand(k, 1, &o, &gv)->name);
         tf = arena_printf(A, "{\"%s\", \"%s\"}", na, nb);
       }
       for (int v = 0; v < k->nvec; v++)
@@ -1440,10 +1431,10 @@ static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     /* its width needs the same tensors aligned as the instance's kernel's */
     const gpu_kernel *k = eo->inst[i].k;
     int nv = 0;
-    for (int side = 0; side < width_sides(k); side++) {
+    for (int side = 0; side < gpuir_width_sides(k); side++) {
       const gpu_operand *o;
       const gpu_view *gv;
-      nv += width_operand(k, side, &o, &gv)->signature;
+      nv += gpuir_width_operand(k, side, &o, &gv)->signature;
     }
     sb_printf(s, "    {\"%s\", %d, %d, 0, %d, %s, {NULL, NULL}, DLC__ARCH_SM90A, -1},\n", kernel_name_90(A, eo, &eo->inst[i]), i,
               k->sm90a->vecs[0], nv, nv ? arena_printf(A, "vec_%s_%d_0", on, i) : "NULL");

@@ -155,6 +155,42 @@ void vec_variants(gpu_kernel *k, int vmax) {
   for (int v = vmax; v >= 1; v /= 2) k->vecs[k->nvec++] = v;
 }
 
+int gpuir_width_sides(const gpu_kernel *k) { return skel_shape_of(k) == SKEL_ATTENTION ? 3 : 2; }
+
+const region_memref *gpuir_width_operand(const gpu_kernel *k, int side, const gpu_operand **o, const gpu_view **gv) {
+  *o = side == 2 ? &k->V : side ? &k->B : &k->A;
+  *gv = side == 2 ? &k->v2 : &k->v;
+  return &(*gv)->r->in[(*o)->input];
+}
+
+/* x is a multiple of w for every value of its atoms */
+static bool sx_multiple_of(const sx *x, int64_t w) {
+  if (x->c0 % w) return false;
+  for (int i = 0; i < x->nterms; i++)
+    if (x->terms[i].coef % w) return false;
+  return true;
+}
+
+void static_widths(gpu_kernel *k, arena *A) {
+  int w = k->vecs[0];
+  if (k->nvec < 2) return;
+  for (int side = 0; side < gpuir_width_sides(k); side++) {
+    const gpu_operand *o;
+    const gpu_view *gv;
+    const region_memref *m = gpuir_width_operand(k, side, &o, &gv);
+    if (m->signature || o->contig_axis < 0) return;
+    /* its row strides (the chain passes a value's row length as its ld) */
+    const sx *st = m->shape[m->rank - 1];
+    for (int d = m->rank - 2; d >= 0; d--) {
+      if (!sx_multiple_of(st, w)) return;
+      st = sx_mul(A, st, m->shape[d]);
+    }
+    int ng = o->k_contig ? gv->nk : (side == 0 ? gv->nm : gv->nn);
+    if (ng > 1 && !sx_multiple_of(gv->r->it[o->contig_axis].size, w)) return;
+  }
+  k->nvec = 1;
+}
+
 /* The output store's predicate: each tail axis of the M, N and batch groups
  * against its extent ("m < M && n < N"). */
 const char *tail_pred(arena *A, const gpu_view *v) {

@@ -496,6 +496,11 @@ bool gpuir_add_fused(gpu_kernel *k, arena *A, const char *value, const char *fro
 /* NULL with E1706 when the region is not a single contraction with a
  * pointwise epilogue (what the sm80 contraction skeleton compiles).  The
  * caller verifies the result (gpuir_verify; run_stages does). */
+/* The operands whose alignment picks the chunk width: A and B of the first
+ * region, and attention's V.  Returns how many; side < that gives each one. */
+int gpuir_width_sides(const gpu_kernel *k);
+const region_memref *gpuir_width_operand(const gpu_kernel *k, int side, const gpu_operand **o, const gpu_view **gv);
+
 gpu_kernel *gpuir_build(arena *A, const region *r, const pc_analysis *a, const sched_plan *p, const char *name,
                         diag_list *dl);
 /* The second kernel of a split-K contraction kernel `part` (algo_choice

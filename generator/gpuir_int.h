@@ -90,6 +90,11 @@ const sx *operand_offset_free_of(arena *A, const region *r, const gpu_operand *o
 const sx *axis_step(arena *A, const sx *off, const char *x);
 const sx *operand_axis_step(arena *A, const region *r, const gpu_operand *o, int x);
 void vec_variants(gpu_kernel *k, int vmax);
+/* Keeps only the widest chunk width when every width operand is a value
+ * between a chain's kernels (in the workspace, 256-byte aligned) whose row
+ * strides are multiples of it: the dispatch picks it on every call, so the
+ * narrower kernels would be dead code. */
+void static_widths(gpu_kernel *k, arena *A);
 const char *tail_pred(arena *A, const gpu_view *v);
 const sx *subst_pick(void *ctx, sx_atom_kind kind, const char *name);
 bool split_k(arena *A, const gpu_view *v, const sx *x, const sx **rest, const sx **kpart);

@@ -829,8 +829,8 @@ static bool chain_build(run *r, diag_list *dl) {
 /* Whether the regions form a chain the skeletons take: every step (a
  * region, or attention's two) fits one, and each value between regions is
  * written by one region and read only by later ones (Region SSA orders
- * regions by data flow). */
-static bool chain_fits(const run *r) {
+ * regions by data flow).  *misfit: the first region that fits no skeleton. */
+static bool chain_fits(const run *r, int *misfit) {
   const region_set *rs = r->rs;
   if (rs->n < 2) return false;
   int steps = 0;
@@ -838,7 +838,10 @@ static bool chain_fits(const run *r) {
     int n = chain_step_regions(rs, r->pc, i);
     region_set one = {rs->A, rs->pv, n, &rs->r[i]};
     pc_report pc = {r->pc->A, &one, n, &r->pc->a[i]};
-    if (!chain_step_skeleton(&one, &pc)) return false;
+    if (!chain_step_skeleton(&one, &pc)) {
+      *misfit = i;
+      return false;
+    }
     i += n;
   }
   if (steps < 2) return false;
@@ -897,26 +900,17 @@ static bool run_plan(run *r, const run_in *in, diag_list *dl) {
   for (int i = 0; i < ALGO__COUNT && !row; i++)
     if (skeleton(i) && !skeleton(i)->only && row_serves(skeleton(i), archs, na) && skeleton(i)->fits(r->rs, r->pc))
       row = skeleton(i);
-  if (!row && chain_fits(r)) return chain_plan(r, cg, dl);
-  if (!row && r->rs->n == 1 && skel_reduce_after_contraction(&r->rs->r[0]) >= 0) {
-    const region *g = &r->rs->r[0];
-    diag_report(dl, D_PLAN_UNSUPPORTED, cg->at,
-                "Compile the contraction and what reduces its output as two ops: one graph that ends at the "
-                "contraction's output (with its pointwise epilogue), and one that reads that tensor and reduces it "
-                "(Softmax, Reduce, LayerNorm: the row skeleton), called one after the other.",
-                "region %s reduces its contraction's output again (let %s) in one region; the contraction "
-                "skeletons' epilogue is pointwise, and only attention streams a softmax between two contractions",
-                g->name, g->lets[skel_reduce_after_contraction(g)].name);
-    return false;
-  }
+  int misfit = -1;
+  if (!row && chain_fits(r, &misfit)) return chain_plan(r, cg, dl);
   if (!row) {
     int nk = 0;
     for (int i = 0; i < r->rs->n; i++) nk += r->rs->r[i].acc_let >= 0;
     diag_report(dl, D_PLAN_UNSUPPORTED, cg->at, NULL,
                 "the graph forms %d regions with %d contractions; the skeletons compile one contraction region "
                 "(GEMM, convolution), attention's two, or one region without contraction (row reductions, "
-                "elementwise chains), or a chain of those",
-                r->rs->n, nk);
+                "elementwise chains), or a chain of those%s%s%s",
+                r->rs->n, nk, misfit >= 0 ? ", and region " : "", misfit >= 0 ? r->rs->r[misfit].name : "",
+                misfit >= 0 ? " fits none of them" : "");
     return false;
   }
   r->row = row;

@@ -55,6 +55,57 @@ static int dim_of_axis(const rexpr *rd, const char *name) {
   return 1 << 20;
 }
 
+/* floor(v / den) with den a multiple of 8: constant over an aligned
+ * 16-byte chunk along v */
+static bool chunk_floor(const sx_atom *a) { return a->kind == SXA_FLOOR && a->den % 8 == 0 && sx_as_var(a->a); }
+
+/* atom a varies within an aligned chunk along v: it is v, or reads v other
+ * than through chunk_floor atoms */
+static bool reads_off_chunk(const sx_atom *a, const char *v) {
+  switch (a->kind) {
+  case SXA_VAR: return strcmp(a->name, v) == 0;
+  case SXA_PARAM:
+  case SXA_OVERFLOW: return false;
+  case SXA_PROD:
+    for (int i = 0; i < a->nf; i++)
+      if (reads_off_chunk(a->f[i], v)) return true;
+    return false;
+  case SXA_FLOOR:
+    if (chunk_floor(a)) return false;
+    return sx_mentions(a->a, SXA_VAR, v);
+  case SXA_FDIVSYM:
+  case SXA_MODSYM: return sx_mentions(a->a, SXA_VAR, v) || sx_mentions(a->b, SXA_VAR, v);
+  }
+  return true;
+}
+
+/* The axis along which the last dim of a read runs contiguously: the dim's
+ * index itself, or the one axis v with coefficient 1 in an index such as a
+ * head split's 64*h+d or a head merge's k-64*floor(k/64), whose other terms
+ * are axes and chunk_floor atoms with coefficients (and a constant) that are
+ * multiples of 8 elements.  Then a 16-byte chunk along v, aligned, runs over
+ * consecutive addresses and starts aligned wherever the other axes stand,
+ * provided the other dims read v only through chunk_floor atoms.  NULL when
+ * there is no such axis. */
+static const char *contig_var(const rexpr *rd) {
+  if (!rd->nmap) return NULL;
+  const sx *x = rd->map[rd->nmap - 1];
+  const char *v = sx_as_var(x);
+  if (!v) {
+    if (x->c0 % 8) return NULL;
+    for (int i = 0; i < x->nterms; i++) {
+      const sx_term *t = &x->terms[i];
+      if (t->atom->kind == SXA_VAR && t->coef == 1 && !v) v = t->atom->name;
+      else if ((t->atom->kind != SXA_VAR && !chunk_floor(t->atom)) || t->coef % 8) return NULL;
+    }
+    if (!v) return NULL;
+  }
+  for (int d = 0; d < rd->nmap - 1; d++)
+    for (int i = 0; i < rd->map[d]->nterms; i++)
+      if (reads_off_chunk(rd->map[d]->terms[i].atom, v)) return NULL;
+  return v;
+}
+
 void pc_classify(arena *A, const region *r, pc_contraction *con) {
   memset(con, 0, sizeof *con);
   con->lhs = con->rhs = -1;
@@ -78,7 +129,11 @@ void pc_classify(arena *A, const region *r, pc_contraction *con) {
   for (int i = 0; i < acc->nax; i++) {
     int ax = acc->ax[i];
     bool in_l = has_axis(x, ax), in_r = has_axis(y, ax);
-    if (in_l && in_r) con->b_axes[con->nb++] = ax;
+    int64_t one;
+    /* an axis of extent 1 (a reshape's leading 1) has one point, which both
+     * operands read whether or not their maps name it: a batch of one */
+    bool unit = sx_is_int(r->it[ax].size, &one) && one == 1;
+    if ((in_l && in_r) || unit) con->b_axes[con->nb++] = ax;
     else if (in_l) con->m_axes[con->nm++] = ax;
     else con->n_axes[con->nn++] = ax;
   }
@@ -94,7 +149,7 @@ void pc_classify(arena *A, const region *r, pc_contraction *con) {
     }
   for (int side = 0; side < 2; side++) {
     const rexpr *rd = side ? ry : rx;
-    const char *v = rd->nmap ? sx_as_var(rd->map[rd->nmap - 1]) : NULL;
+    const char *v = contig_var(rd);
     int ax = -1;
     for (int i = 0; v && i < r->niters + r->nred; i++)
       if (strcmp(r->it[i].name, v) == 0) ax = i;

@@ -547,6 +547,62 @@ static void find_epilogue(builder *b, pv_block *blk, bool *taken) {
   free(memo);
 }
 
+/* Whether statement si's value is read by a statement outside the block
+ * (in_blk over statements), or stores an output. */
+static bool read_outside(const builder *b, int si, const bool *in_blk) {
+  const poly_view *pv = b->pv;
+  const indexbook *ib = b->ib;
+  int ent = pv->st[si].entry;
+  if (ib->e[ent].kind == IBK_STORE) return true;
+  for (int sj = 0; sj < pv->nst; sj++) {
+    if (in_blk[sj]) continue;
+    const ib_entry *e = &ib->e[pv->st[sj].entry];
+    for (int k = 0; k < e->nin; k++)
+      if (!e->in[k].is_const && e->in[k].entry == ent) return true;
+  }
+  return false;
+}
+
+/* Whether a statement of the block other than si reads si's value. */
+static bool read_inside(const builder *b, int si, const bool *in_blk) {
+  const poly_view *pv = b->pv;
+  int ent = pv->st[si].entry;
+  for (int sj = 0; sj < pv->nst; sj++) {
+    if (!in_blk[sj] || sj == si) continue;
+    const ib_entry *e = &b->ib->e[pv->st[sj].entry];
+    for (int k = 0; k < e->nin; k++)
+      if (!e->in[k].is_const && e->in[k].entry == ent) return true;
+  }
+  return false;
+}
+
+/* A contraction's region stores one value (the skeletons' one output).
+ * While more than one of its values leaves the block, the last epilogue
+ * statement that leaves it and that no statement of the block reads moves
+ * out, to the block that reads it, which computes it from the value left
+ * (a norm's Cast of a GEMM's output, besides the output that a residual
+ * reads, is the norm's, not the GEMM's). */
+static void trim_epilogue(builder *b, pv_block *blk, bool *taken) {
+  const poly_view *pv = b->pv;
+  bool *in_blk = calloc((size_t)pv->nst + 1, sizeof(bool));
+  if (!in_blk) dlc_die_oom();
+  in_blk[blk->product_stmt] = in_blk[blk->reduce_stmt] = true;
+  for (int k = 0; k < blk->nepi; k++) in_blk[blk->epi[k]] = true;
+  for (;;) {
+    int leaving = read_outside(b, blk->reduce_stmt, in_blk), drop = -1;
+    for (int k = 0; k < blk->nepi; k++)
+      if (read_outside(b, blk->epi[k], in_blk)) {
+        leaving++;
+        if (!read_inside(b, blk->epi[k], in_blk)) drop = k;
+      }
+    if (leaving <= 1 || drop < 0) break;
+    in_blk[blk->epi[drop]] = taken[blk->epi[drop]] = false;
+    for (int k = drop; k + 1 < blk->nepi; k++) blk->epi[k] = blk->epi[k + 1];
+    blk->nepi--;
+  }
+  free(in_blk);
+}
+
 static int uf_find(int *p, int x) {
   while (p[x] != x) x = p[x] = p[p[x]];
   return x;
@@ -570,6 +626,7 @@ static void make_blocks(builder *b) {
     if (taken[si] || taken[blk.product_stmt]) continue;
     taken[si] = taken[blk.product_stmt] = true;
     find_epilogue(b, &blk, taken);
+    trim_epilogue(b, &blk, taken);
     const ib_entry *re = &ib->e[pv->st[si].entry];
     blk.name = arena_printf(A, "%s_%s", b->iname[pv->st[si].entry], blk.con.pattern);
     blk.st = ARENA_ARRAY(A, int, 2 + blk.nepi);

@@ -448,6 +448,15 @@ static rexpr *inline_side(builder *b, region *r, int se, const sx *const *idx, c
   return x;
 }
 
+/* Whether statement st iterates region axis ax. */
+static bool reader_has_axis(const builder *b, const region *r, const pv_stmt *st, int ax) {
+  const ib_entry *e = &b->ib->e[st->entry];
+  const char *const *d = stmt_dims(b, st);
+  for (int i = 0; i < e->rank + e->nred; i++)
+    if (axis_index(r, d[i]) == ax) return true;
+  return false;
+}
+
 /* An operand of statement st: a let of this region, a constant, an inlined
  * side statement, or a read. */
 static rexpr *operand(builder *b, region *r, const pv_stmt *st, const ib_input *in, int *incap) {
@@ -483,7 +492,13 @@ static rexpr *operand(builder *b, region *r, const pv_stmt *st, const ib_input *
     const sx *m = st ? rename_sx(b, st, in->map[i]) : in->map[i];
     idx[i] = sx_str(b->A, m);
     const char *v = sx_as_var(m);
-    ok &= i < le->nax && v && axis_index(r, v) == le->ax[i];
+    int64_t c, one;
+    /* index 0 on an axis of extent 1 that the reader iterates too is that
+     * axis's one point (a reshape's leading 1; a reader that broadcasts
+     * the axis, as x * r over [M, N] and [M, 1], reads another point) */
+    bool unit = i < le->nax && sx_is_int(m, &c) && c == 0 && sx_is_int(r->it[le->ax[i]].size, &one) && one == 1 &&
+                st && reader_has_axis(b, r, st, le->ax[i]);
+    ok &= i < le->nax && ((v && axis_index(r, v) == le->ax[i]) || unit);
   }
   if (!ok) {
     const char **own = ARENA_ARRAY(b->A, const char *, le->nax + 1);
@@ -522,6 +537,15 @@ static int add_let(builder *b, region *r, const char *name, rexpr *e, int entry,
 
 /* ---- formation ---------------------------------------------------------------------- */
 
+/* The region that block bi belongs to holds a contraction block (of the
+ * blocks before block upto, the ones placed so far). */
+static bool region_has_contraction(const builder *b, int bi, int upto) {
+  int rg = b->region_of_block[bi];
+  for (int i = 0; i < upto; i++)
+    if (b->region_of_block[i] == rg && b->pv->blk[i].kind == PVB_CONTRACTION) return true;
+  return false;
+}
+
 static bool block_joins(const builder *b, int bi, int *producer) {
   const poly_view *pv = b->pv;
   if (pv->blk[bi].kind != PVB_FUSED) return false;
@@ -543,6 +567,22 @@ static bool block_joins(const builder *b, int bi, int *producer) {
         if (!sx_as_var(e->in[i].map[m])) return false;
     }
   }
+  /* a block that reduces (a norm or a softmax of a GEMM's rows) stays out
+   * of a contraction's region, whose epilogue is pointwise: a region of its
+   * own, the next kernel of the chain.  A softmax whose values a
+   * contraction reads (P V) joins, for attention's streaming skeleton. */
+  bool reduces = false, max = false;
+  for (int k = 0; k < pv->blk[bi].nst; k++) {
+    const ib_entry *e = &ib->e[pv->st[pv->blk[bi].st[k]].entry];
+    if (e->kind != IBK_REDUCE) continue;
+    reduces = true;
+    max |= ib->dag->u[e->uop].rop == RED_MAX;
+  }
+  bool to_contraction = false;
+  for (int e = 0; e < pv->nedge; e++)
+    to_contraction |= pv->edge[e].from == bi && pv->blk[pv->edge[e].to].kind == PVB_CONTRACTION;
+  max &= to_contraction;
+  if (reduces && !max && region_has_contraction(b, prod, bi)) return false;
   *producer = prod;
   return true;
 }
@@ -719,6 +759,29 @@ static void unify_axes(builder *b, region *r, const int *sts, int nsts, const st
         const char *v = sx_as_var(in->map[i]);
         int j = v ? dim_of_var(e, v) : -1;
         if (j >= 0) uf_join(&u, off[k] + j, off[ks] + i);
+      }
+    }
+  }
+  /* two statements that read one value from outside the region (an
+   * input) with a plain variable at position i: their dims are one axis
+   * (a GEMM's output C0 read by both passes of a softmax or a norm) */
+  for (int k = 0; k < nsts; k++) {
+    const ib_entry *e = &ib->e[pv->st[sts[k]].entry];
+    for (int q = 0; q < e->nin; q++) {
+      const ib_input *in = &e->in[q];
+      int ss = in->is_const ? -1 : pv->stmt_of_entry[in->entry];
+      if (in->is_const || (ss >= 0 && pos[ss] >= 0)) continue;
+      for (int k2 = k + 1; k2 < nsts; k2++) {
+        const ib_entry *e2 = &ib->e[pv->st[sts[k2]].entry];
+        for (int q2 = 0; q2 < e2->nin; q2++) {
+          const ib_input *in2 = &e2->in[q2];
+          if (in2->is_const || in2->entry != in->entry || in2->n != in->n) continue;
+          for (int i = 0; i < in->n; i++) {
+            const char *v = sx_as_var(in->map[i]), *v2 = sx_as_var(in2->map[i]);
+            int j = v ? dim_of_var(e, v) : -1, j2 = v2 ? dim_of_var(e2, v2) : -1;
+            if (j >= 0 && j2 >= 0) uf_join(&u, off[k] + j, off[k2] + j2);
+          }
+        }
       }
     }
   }

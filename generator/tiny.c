@@ -767,23 +767,33 @@ static int lower_reduce(lowerer *L, const fe_node *nd) {
   }
   int s = tiny_reduce(d, x, at->rop, at->naxes, axes, acc, L->dl, nd->name);
   if (s < 0 || !at->mean) return s;
-  /* mean: the sum times 1/n for each reduced extent, a number or a dim */
+  /* mean: the sum times 1/n for each reduced extent n, a number or a
+   * product of a number and dims (E = H * HD): times 1/number, then 1/dim
+   * for each dim */
   const tiny_uop *src = &d->u[x];
   for (int i = 0; i < at->naxes && s >= 0; i++) {
     const sx *n = src->shape[axes[i]];
     int64_t v;
-    int c;
     if (sx_is_int(n, &v) && v > 0) {
-      c = tiny_const(d, 1.0 / (double)v, d->u[s].dt);
-    } else if (n->c0 == 0 && n->nterms == 1 && n->terms[0].coef == 1 && n->terms[0].atom->kind == SXA_PARAM) {
-      c = tiny_const(d, 1.0, d->u[s].dt);
-      d->u[c].crecip = n->terms[0].atom->name;
-    } else {
+      s = tiny_alu(d, TINY_MUL, s, tiny_const(d, 1.0 / (double)v, d->u[s].dt), -1, L->dl, nd->name);
+      continue;
+    }
+    const sx_atom *a = n->nterms == 1 ? n->terms[0].atom : NULL;
+    bool dims = n->c0 == 0 && a && n->terms[0].coef > 0 && (a->kind == SXA_PARAM || a->kind == SXA_PROD);
+    for (int f = 0; dims && a->kind == SXA_PROD && f < a->nf; f++) dims = a->f[f]->kind == SXA_PARAM;
+    if (!dims) {
       diag_report(L->dl, D_BAD_ATTR, nd->name, "Reduce with \"op\": \"sum\" and scale by an Elementwise mul with a scalar.",
-                  "mean over axis %d needs its extent as a number or a single dim", axes[i]);
+                  "mean over axis %d needs its extent as a number times dims, not %s", axes[i], sx_str(d->A, n));
       return -1;
     }
-    s = tiny_alu(d, TINY_MUL, s, c, -1, L->dl, nd->name);
+    if (n->terms[0].coef != 1)
+      s = tiny_alu(d, TINY_MUL, s, tiny_const(d, 1.0 / (double)n->terms[0].coef, d->u[s].dt), -1, L->dl, nd->name);
+    int nf = a->kind == SXA_PROD ? a->nf : 1;
+    for (int f = 0; f < nf && s >= 0; f++) {
+      int c = tiny_const(d, 1.0, d->u[s].dt);
+      d->u[c].crecip = (a->kind == SXA_PROD ? a->f[f] : a)->name;
+      s = tiny_alu(d, TINY_MUL, s, c, -1, L->dl, nd->name);
+    }
   }
   return s;
 }

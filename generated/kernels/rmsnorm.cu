@@ -19,7 +19,7 @@ struct Op {
   static constexpr int CACHE_CAP = 8192, CACHE_FLOATS = 8192;
   // rows: (i0), extent M
   // row: i1, extent N
-  //   X2.reduce = sum[k](X[i0, k] * X[i0, k])
+  //   X2.reduce = sum[i1](X[i0, i1] * X[i0, i1])
   //   MS = X2.reduce * (1 / N)
   //   MSE = MS + 1e-06
   //   MSE.sqrt = sqrt(MSE)
@@ -56,8 +56,7 @@ struct Op {
       float rd0[VEC];
       {
         [[maybe_unused]] const int64_t i_i1 = c;
-        [[maybe_unused]] const int64_t i_k = c;
-        const T *src = static_cast<const T *>(p->x) + (i_k + p->ldx * i_i0);
+        const T *src = static_cast<const T *>(p->x) + (i_i1 + p->ldx * i_i0);
         if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
           dlc::ldv<VEC>(rd0, src);
         } else {
@@ -74,7 +73,6 @@ struct Op {
       for (int j = 0; j < VEC; ++j) {
         if (j >= n) continue;
         [[maybe_unused]] const int64_t i_i1 = c + j;
-        [[maybe_unused]] const int64_t i_k = c + j;
         acc0 = combine<0>(acc0, (rd0[j] * rd0[j]));
       }
     }  // EndLoop the row's elements
@@ -95,7 +93,6 @@ struct Op {
         for (int j = 0; j < VEC; ++j) rd0[j] = j < n ? rs.rc[0 * CACHE_CAP + j * (CACHE_CAP / VEC) + c / VEC] : 0.f;
       } else {
         [[maybe_unused]] const int64_t i_i1 = c;
-        [[maybe_unused]] const int64_t i_k = c;
         const T *src = static_cast<const T *>(p->x) + (i_i1 + p->ldx * i_i0);
         if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
           dlc::ldv<VEC>(rd0, src);
@@ -108,7 +105,6 @@ struct Op {
       float rd1[VEC];
       {
         [[maybe_unused]] const int64_t i_i1 = c;
-        [[maybe_unused]] const int64_t i_k = c;
         const T *src = static_cast<const T *>(p->gamma) + (i_i1);
         if (n == VEC && reinterpret_cast<uintptr_t>(src) % (VEC * sizeof(*src)) == 0) {
           dlc::ldv<VEC>(rd1, src);
@@ -123,7 +119,6 @@ struct Op {
 #pragma unroll
       for (int j = 0; j < VEC; ++j) {
         [[maybe_unused]] const int64_t i_i1 = c + j;
-        [[maybe_unused]] const int64_t i_k = c + j;
         const float v_Y0 = (rd0[j] * v_R0);
         const float v_Y = (v_Y0 * rd1[j]);
         o0[j] = v_Y;

@@ -154,7 +154,9 @@ static bool att_regions(gpu_kernel *k, arena *A, const region_set *rs, const pc_
     }
   /* P V reads the deferred P at the same points; its epilogue is pointwise */
   const pc_contraction *c2 = &pc->a[1].con;
-  if (r2->nyields != 1 || r2->out[r2->yields[0].output].materialize != MAT_GMEM || r1->nyields != 1 ||
+  /* O is stored: in the caller's buffer, or in the chain's workspace when
+   * the next region reads it (deferred, the chain's step boundary) */
+  if (r2->nyields != 1 || r1->nyields != 1 ||
       r1->out[r1->yields[0].output].materialize != MAT_DEFERRED ||
       r1->yields[0].let != k->sm.p || strcmp(r2->in[c2->lhs].name, r1->out[r1->yields[0].output].name) != 0) {
     diag_report(dl, D_PLAN_UNSUPPORTED, at, NULL, "region %s must consume region %s's deferred P and store one output",
@@ -235,6 +237,7 @@ static bool att_setup(gpu_kernel *k, arena *A, const pc_report *pc, const sched_
     return false;
   }
   vec_variants(k, k->A.vec_max);
+  static_widths(k, A);
   k->threads = 128;
   int BM = p->tile[0], BN = p->tile[1];
   int ring = (BM * k->D + 2 * BN * (k->D + k->DV)) * dtype_bytes(k->T), stage = BM * (k->DV + 8) * 4;

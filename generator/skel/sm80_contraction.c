@@ -362,6 +362,7 @@ static gpu_kernel *contraction_kernel(arena *A, const region *r, const pc_analys
   /* chunk widths: the plan's width and every narrower one, for operands whose
    * pointers or leading dimensions are less aligned (dispatch picks) */
   vec_variants(k, k->A.vec_max < k->B.vec_max ? k->A.vec_max : k->B.vec_max);
+  static_widths(k, A);
   int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages;
   k->threads = 32 * p->warps_m * p->warps_n;
   int ring = S * (BM + BN) * BK * dtype_bytes(k->T), stage = BM * (BN + 8) * 4;
