@@ -129,14 +129,30 @@ void pc_classify(arena *A, const region *r, pc_contraction *con) {
   for (int i = 0; i < acc->nax; i++) {
     int ax = acc->ax[i];
     bool in_l = has_axis(x, ax), in_r = has_axis(y, ax);
-    int64_t one;
-    /* an axis of extent 1 (a reshape's leading 1) has one point, which both
-     * operands read whether or not their maps name it: a batch of one */
-    bool unit = sx_is_int(r->it[ax].size, &one) && one == 1;
-    if ((in_l && in_r) || unit) con->b_axes[con->nb++] = ax;
+    if (in_l && in_r) con->b_axes[con->nb++] = ax;
     else if (in_l) con->m_axes[con->nm++] = ax;
     else con->n_axes[con->nn++] = ax;
   }
+  /* an axis of extent 1 (a reshape's leading 1, read at index 0 or not at
+   * all) has one point, which both operands read: a batch of one, unless
+   * it is the only axis of its M or N group (a GEMV's M of 1 stays M) */
+  for (int g = 0; g < 2; g++) {
+    int *grp = g ? con->n_axes : con->m_axes, *ng = g ? &con->nn : &con->nm, keep = 0;
+    for (int i = 0; i < *ng; i++) {
+      int64_t one;
+      bool unit = sx_is_int(r->it[grp[i]].size, &one) && one == 1;
+      if (unit && *ng - (i - keep) > 1) con->b_axes[con->nb++] = grp[i];
+      else grp[keep++] = grp[i];
+    }
+    *ng = keep;
+  }
+  /* batch axes in the accumulator's order */
+  for (int i = 1; i < con->nb; i++)
+    for (int j = i; j > 0 && con->b_axes[j - 1] > con->b_axes[j]; j--) {
+      int t = con->b_axes[j];
+      con->b_axes[j] = con->b_axes[j - 1];
+      con->b_axes[j - 1] = t;
+    }
   /* K axes in the order of the lhs tensor's dims (outer to inner), so that the
    * flattened K index runs along memory */
   for (int i = 0; i < acc->nred; i++) con->k_axes[con->nk++] = acc->red[i];

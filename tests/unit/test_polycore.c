@@ -433,6 +433,38 @@ static void test_fusion_verdict(void) {
   pc_free(&c);
 }
 
+/* An axis of extent 1 is a batch of one when its group keeps another axis
+ * (attention's b after Reshape([S,E] -> [1,S,H,D]), which no operand's map
+ * names), and stays M when it is the group's only axis (a GEMV's A[1, K]).
+ * A head split's last index 32*h+d is contiguous along d. */
+static void test_unit_axes_and_head_split(void) {
+  pcase c;
+  CHECK(pc_run(&c, J("{'name':'gemv','signature':{'dims':['N','K'],'inputs':[{'tensor':'A'},{'tensor':'B'}],"
+                     "'outputs':[{'tensor':'C'}]},'tensors':{'A':{'dtype':'T','shape':[1,'K']},"
+                     "'B':{'dtype':'T','shape':['K','N']},'C':{'dtype':'fp32','shape':[1,'N']}},"
+                     "'graph':[{'op':'GEMM','name':'g','inputs':['A','B'],'outputs':['C'],'attrs':{'acc_dtype':'fp32'}}]}"),
+               DT_FP16));
+  if (c.pc) {
+    const pc_contraction *k = &c.pc->a[0].con;
+    CHECK(k->nm == 1 && k->nn == 1 && k->nb == 0);
+  }
+  pc_free(&c);
+  char *t = shared_graph("../../tests/kernels/extra/proj_attention.json");
+  CHECK(t && pc_run(&c, t, DT_FP16));
+  free(t);
+  for (int i = 0; c.pc && i < c.pc->n; i++) {
+    const region *r = &c.rs->r[c.pc->a[i].region];
+    const pc_contraction *k = &c.pc->a[i].con;
+    if (!strstr(r->name, "S_t")) continue;
+    /* QK^T: batch (b, h), M m, N n, K d; Q1 and K1 contiguous along d */
+    CHECK(k->nb == 2 && k->nm == 1 && k->nn == 1 && k->nk == 1);
+    CHECK_STR(r->it[k->b_axes[0]].name, "b");
+    CHECK_STR(r->it[k->b_axes[1]].name, "h");
+    CHECK(k->lhs_k_contig && k->rhs_k_contig && k->lhs_contig == k->k_axes[0] && k->rhs_contig == k->k_axes[0]);
+  }
+  pc_free(&c);
+}
+
 /* ---- regions without a contraction -------------------------------------------------------- */
 
 static void test_elementwise_region(void) {
@@ -608,6 +640,7 @@ int main(void) {
   test_attention();
   test_fusion_verdict();
   test_elementwise_region();
+  test_unit_axes_and_head_split();
   test_non_affine_region();
   test_compute_at_refused();
   test_isl_error_is_diagnostic();
