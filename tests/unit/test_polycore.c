@@ -452,16 +452,19 @@ static void test_unit_axes_and_head_split(void) {
   char *t = shared_graph("../../tests/kernels/extra/proj_attention.json");
   CHECK(t && pc_run(&c, t, DT_FP16));
   free(t);
+  int qk = 0;
   for (int i = 0; c.pc && i < c.pc->n; i++) {
     const region *r = &c.rs->r[c.pc->a[i].region];
     const pc_contraction *k = &c.pc->a[i].con;
     if (!strstr(r->name, "S_t")) continue;
+    qk++;
     /* QK^T: batch (b, h), M m, N n, K d; Q1 and K1 contiguous along d */
     CHECK(k->nb == 2 && k->nm == 1 && k->nn == 1 && k->nk == 1);
     CHECK_STR(r->it[k->b_axes[0]].name, "b");
     CHECK_STR(r->it[k->b_axes[1]].name, "h");
     CHECK(k->lhs_k_contig && k->rhs_k_contig && k->lhs_contig == k->k_axes[0] && k->rhs_contig == k->k_axes[0]);
   }
+  CHECK(qk == 1);
   pc_free(&c);
 }
 
