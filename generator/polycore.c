@@ -471,14 +471,22 @@ static void walk_reads(pcb *b, const pc_stmt *s, const rexpr *e, guard_list gl, 
     return;
   }
   case RX_LET: {
+    /* the let at the reader's point; an axis of extent 1 that the reader
+     * does not run (the let read squeezed, Region SSA's operand) at its
+     * one point */
     const rexpr *le = b->r->lets[e->let].e;
-    for (int i = 0; i < le->nax; i++)
-      if (!stmt_has_axis(s, le->ax[i])) {
-        PC_BUG(b, "'%s' reads let '%s' whose axis %s it does not run", s->label, b->r->lets[e->let].name,
-               axis_name(b, le->ax[i]));
+    const char **n = ARENA_ARRAY(b->A, const char *, le->nax + 1);
+    for (int i = 0; i < le->nax; i++) {
+      int64_t one;
+      n[i] = axis_name(b, le->ax[i]);
+      if (stmt_has_axis(s, le->ax[i])) continue;
+      if (!sx_is_int(b->r->it[le->ax[i]].size, &one) || one != 1) {
+        PC_BUG(b, "'%s' reads let '%s' whose axis %s it does not run", s->label, b->r->lets[e->let].name, n[i]);
         return;
       }
-    add_access(reads, arena_printf(b->A, "%s -> %s", stmt_tuple(b, s), let_array(b, e->let)));
+      n[i] = "0";
+    }
+    add_access(reads, arena_printf(b->A, "%s -> L%d[%s]", stmt_tuple(b, s), e->let, join_names(b->A, le->nax, n)));
     return;
   }
   case RX_SELECT:

@@ -488,16 +488,19 @@ static rexpr *operand(builder *b, region *r, const pv_stmt *st, const ib_input *
   const rexpr *le = r->lets[l].e;
   bool ok = in->n == le->nax;
   const char **idx = ARENA_ARRAY(b->A, const char *, in->n + 1);
+  bool *squeeze = ARENA_ARRAY(b->A, bool, in->n + 1);
+  int nsq = 0;
   for (int i = 0; i < in->n; i++) {
     const sx *m = st ? rename_sx(b, st, in->map[i]) : in->map[i];
     idx[i] = sx_str(b->A, m);
     const char *v = sx_as_var(m);
     int64_t c, one;
-    /* index 0 on an axis of extent 1 that the reader iterates too is that
-     * axis's one point (a reshape's leading 1; a reader that broadcasts
-     * the axis, as x * r over [M, N] and [M, 1], reads another point) */
-    bool unit = i < le->nax && sx_is_int(m, &c) && c == 0 && sx_is_int(r->it[le->ax[i]].size, &one) && one == 1 &&
-                st && reader_has_axis(b, r, st, le->ax[i]);
+    /* index 0 on an axis of extent 1 is that axis's one point (a
+     * reshape's 1).  A reader that iterates the axis too reads it there;
+     * one that does not (x - mu over [M, N], mu over [M, 1]) reads the
+     * value squeezed of it, then broadcast along the reader's own axes */
+    bool unit = i < le->nax && sx_is_int(m, &c) && c == 0 && sx_is_int(r->it[le->ax[i]].size, &one) && one == 1;
+    if (unit && !(st && reader_has_axis(b, r, st, le->ax[i]))) squeeze[i] = true, nsq++;
     ok &= i < le->nax && ((v && axis_index(r, v) == le->ax[i]) || unit);
   }
   if (!ok) {
@@ -513,6 +516,13 @@ static rexpr *operand(builder *b, region *r, const pv_stmt *st, const ib_input *
     b->failed = true;
   }
   rexpr *x = let_ref(b->A, r, l);
+  if (ok && nsq) {
+    int *ax = ARENA_ARRAY(b->A, int, le->nax);
+    x->nax = 0;
+    for (int i = 0; i < le->nax; i++)
+      if (!squeeze[i]) ax[x->nax++] = le->ax[i];
+    x->ax = ax;
+  }
   return in->nguards ? pad_select(b, r, st, in, x) : x;
 }
 

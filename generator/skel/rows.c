@@ -255,11 +255,19 @@ bool gpuir_rows_view(arena *A, const region *r, gpu_rows *rw, const char **why) 
   for (int i = 0; i < r->niters; i++)
     if (i != rw->row_axis) ax[rw->nrows++] = i;
   rw->row_axes = ax;
-  /* every Reduce keeps exactly the row axes */
+  /* every Reduce keeps exactly the row axes, but may leave out one of
+   * extent 1 (the 1 of an [M, 1] value elsewhere in the region: a row has
+   * one point along it) */
   for (int i = 0; i < rw->nred; i++) {
     const rexpr *re = r->lets[rw->red_let[i]].e;
-    bool same = re->nax == rw->nrows;
-    for (int j = 0; same && j < rw->nrows; j++) same = has_axis(re, ax[j]);
+    int kept = 0;
+    bool same = true;
+    for (int j = 0; j < rw->nrows; j++) {
+      int64_t one;
+      if (has_axis(re, ax[j])) kept++;
+      else same &= sx_is_int(r->it[ax[j]].size, &one) && one == 1;
+    }
+    same &= kept == re->nax;
     if (!same) return *why = arena_printf(A, "let %s does not keep the row axes", r->lets[rw->red_let[i]].name), false;
   }
   /* row-scalar lets read no element let */

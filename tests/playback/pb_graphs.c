@@ -135,6 +135,9 @@ static const gcase cases[] = {
     {"norms_and_softmax", {"softmax", MG("softmax.json"), NULL, DT_BF16, NULL, "M=3,N=33", ANY2, 55, 0, false}},
     {"norms_and_softmax", {"mean over H*D", G("mean_over_product.json"), NULL, DT_FP16, NULL, "M=3,H=3,D=5", ANY2, 90, 0, false}},
     {"norms_and_softmax", {"mean over H*D", G("mean_over_product.json"), NULL, DT_FP32, NULL, "M=2,H=1,D=7", ANY2, 91, 0, false}},
+    /* layernorm in two passes: the rsqrt over the [M, 1] variance (Region SSA squeezes its 1) */
+    {"norms_and_softmax", {"layernorm in two passes", G("layernorm_two_pass.json"), NULL, DT_FP16, NULL, "M=3,N=37", ANY2, 92, 0, false}},
+    {"norms_and_softmax", {"layernorm in two passes", G("layernorm_two_pass.json"), NULL, DT_BF16, NULL, "M=1,N=8", ANY2, 93, 0, false}},
     /* the shared graphs */
     {"shared_gemm_bias_relu", {"gemm_bias_relu", SG("gemm_bias_relu.json"), NULL, DT_FP16, NULL, "M=9,N=7,K=13", ANY2, 50, 0, false}},
     {"shared_gemm_bias_relu", {"gemm_bias_relu", SG("gemm_bias_relu.json"), NULL, DT_BF16, NULL, "M=16,N=16,K=32", ANY2, 51, 0, false}},

@@ -67,6 +67,8 @@ static const rcase cases[] = {
     {"norms_and_softmax", RND, {"layernorm", MG("layernorm.json"), NULL, DT_BF16, NULL, "M=2,N=8", ANY, 15, 0, false}},
     {"norms_and_softmax", RND, {"rmsnorm", MG("rmsnorm.json"), NULL, DT_FP16, NULL, "M=4,N=19", ANY, 16, 0, false}},
     {"norms_and_softmax", RND, {"softmax", MG("softmax.json"), NULL, DT_BF16, NULL, "M=3,N=33", ANY, 17, 0, false}},
+    {"norms_and_softmax", RND, {"layernorm in two passes", G("layernorm_two_pass.json"), NULL, DT_FP16, NULL, "M=3,N=37", ANY, 91, 0, false}},
+    {"norms_and_softmax", RND, {"layernorm in two passes", G("layernorm_two_pass.json"), NULL, DT_FP32, NULL, "M=2,N=5", ANY, 92, 0, false}},
     /* GEMMs: tinygrad's naive reshape*mul+sum, which folds to CONTRACT */
     {"gemm_naive_tinygrad", EX, {"gemm_naive_tinygrad", FI("gemm_naive_tinygrad.json"), NULL, DT_FP16, NULL, "M=6,N=7,K=11", ANY, 20, 0, true}},
     {"gemm_naive_tinygrad", EX, {"gemm_naive_tinygrad", FI("gemm_naive_tinygrad.json"), NULL, DT_BF16, NULL, "M=3,N=1,K=5", ANY, 21, 0, true}},
