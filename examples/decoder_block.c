@@ -11,6 +11,10 @@
  * output, the residual stream, the gated hidden layer); the check is the
  * kernel tests' tolerance (tests/kernels/kt.h).
  *
+ * It also prints the global sectors the call's kernels load and store,
+ * summed over its launches (dlcemu_thread_stats), beside the bytes of its
+ * inputs and output.
+ *
  *   decoder_block [S Hkv F]        (default 40 2 72: E = Hkv * G * HD = 128) */
 #include <math.h>
 #include <stdint.h>
@@ -129,6 +133,7 @@ int main(int argc, char **argv) {
 
   size_t ws_bytes = dlc_decoder_block_workspace_size(DLC_F16, S, Hkv, G, HD, F);
   void *ws = dev_alloc(ws_bytes);
+  dlcemu_thread_stats_reset(); /* the call's kernels' statistics, summed (below) */
   dlc_status st = ws ? dlc_decoder_block_ws(DLC_F16, S, Hkv, G, HD, F, X.dev, E, g1.dev, Wq.dev, E, Wk.dev, Ekv, Wv.dev,
                                             Ekv, Wo.dev, E, cs.dev, HD, sn.dev, HD, g2.dev, W1.dev, F, W3.dev, F, W2.dev,
                                             E, Y.dev, E, ws, ws_bytes, NULL)
@@ -137,6 +142,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "dlc_decoder_block_ws: %s: %s\n", dlc_status_string(st), dlc_last_error_detail());
     return 1;
   }
+  dlcemu_launch_stats es;
+  unsigned long long launches = 0;
+  dlcemu_thread_stats(&es, &launches);
   if (dlcemu_memcpy_dtoh(Y.bits, (dlcemu_deviceptr)(uintptr_t)Y.dev, (size_t)(S * E) * 2)) {
     fprintf(stderr, "copy back failed\n");
     return 1;
@@ -202,6 +210,16 @@ int main(int argc, char **argv) {
          (long long)S, (long long)Hkv, G, HD, (long long)E, (long long)F);
   printf("workspace %zu bytes; at S=2048, E=4096 (Hkv=64), F=11008 it would be %zu bytes\n", ws_bytes,
          dlc_decoder_block_workspace_size(DLC_F16, 2048, 64, G, HD, 11008));
+  /* what the chain moves against what it must: each input read once and Y
+   * written once (the intermediates cross the workspace, and a tile's
+   * operands are read once a CTA that needs them) */
+  int64_t must = 0;
+  tensor *in[] = {&X, &g1, &Wq, &Wk, &Wv, &Wo, &cs, &sn, &g2, &W1, &W3, &W2};
+  for (size_t i = 0; i < sizeof in / sizeof *in; i++) must += in[i]->n * 2;
+  printf("%llu kernels launched; global loads %llu sectors (%.3f MB), stores %llu sectors (%.3f MB); the inputs "
+         "are %.3f MB and Y %.3f MB (emulator sectors of 32 bytes)\n",
+         launches, es.global_load.sectors, (double)es.global_load.sectors * 32 / 1e6, es.global_store.sectors,
+         (double)es.global_store.sectors * 32 / 1e6, (double)must / 1e6, (double)(S * E * 2) / 1e6);
   printf("max |error| against the CPU FP64 reference: %.3g (max |Y| = %.3g), worst %.3f of the tolerance%s\n", max_err,
          R, worst, nbad ? ": FAILED" : "");
   free(xn), free(q), free(k), free(v), free(o), free(h), free(a), free(b), free(y), free(w);

@@ -283,6 +283,16 @@ int dlcemu_last_launch_stats(dlcemu_launch_stats *out);
  * on this thread.
  */
 const char *dlcemu_last_launch_stats_json(void);
+/**
+ * The calling thread's statistics summed over every launch since the last
+ * dlcemu_thread_stats_reset() (or the thread's first launch): each field of
+ * @p out the sum of that field over the launches, and @p launches (may be
+ * NULL) their number.  What an entry point that runs a chain of kernels
+ * moves in all, where dlcemu_last_launch_stats() sees only its last kernel.
+ */
+int dlcemu_thread_stats(dlcemu_launch_stats *out, unsigned long long *launches);
+/** Zero the calling thread's sums of dlcemu_thread_stats(). */
+void dlcemu_thread_stats_reset(void);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /*
  * stats.c: the statistics of the last launch on each thread, as a struct
- * and as JSON (schema in docs/emulator.md).
+ * and as JSON (schema in docs/emulator.md), and their sums over the
+ * thread's launches.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,6 +11,13 @@
 #include "util.h"
 
 static _Thread_local dlcemu_launch_stats last;
+/* the sums of dlcemu_thread_stats: every field of the struct is an
+ * unsigned long long (dlcemu.h), so they add as an array of them */
+static _Thread_local dlcemu_launch_stats sum;
+static _Thread_local unsigned long long nsum;
+_Static_assert(sizeof(dlcemu_launch_stats) % sizeof(unsigned long long) == 0,
+               "dlcemu_launch_stats holds only unsigned long long fields");
+enum { STATS_WORDS = sizeof(dlcemu_launch_stats) / sizeof(unsigned long long) };
 static _Thread_local char json[8192] = "{}";
 
 static const char *const class_names[DLCEMU_CLASS_COUNT] = {
@@ -47,6 +55,12 @@ static void put_shared(out *o, const char *name, const dlcemu_shared_stats *s, i
 void dlcemu_stats_publish(const dlcemu_launch_stats *s, const char *kernel, const unsigned g[3], const unsigned b[3],
                        unsigned dyn_shared, uint64_t static_shared) {
   last = *s;
+  unsigned long long acc[STATS_WORDS], add[STATS_WORDS];
+  memcpy(acc, &sum, sizeof acc);
+  memcpy(add, s, sizeof add);
+  for (int i = 0; i < STATS_WORDS; i++) acc[i] += add[i];
+  memcpy(&sum, acc, sizeof acc);
+  nsum++;
   out o = {json, sizeof json};
   put(&o, "{\"kernel\": \"");
   for (const char *c = kernel; *c; c++) {
@@ -99,3 +113,15 @@ int dlcemu_last_launch_stats(dlcemu_launch_stats *outp) {
 }
 
 const char *dlcemu_last_launch_stats_json(void) { return json; }
+
+int dlcemu_thread_stats(dlcemu_launch_stats *outp, unsigned long long *launches) {
+  if (!outp) return dlcemu_fail(DLCEMU_ERROR_INVALID_VALUE, "dlcemu_thread_stats: out is NULL");
+  *outp = sum;
+  if (launches) *launches = nsum;
+  return 0;
+}
+
+void dlcemu_thread_stats_reset(void) {
+  memset(&sum, 0, sizeof sum);
+  nsum = 0;
+}

@@ -77,6 +77,40 @@ int test_global_sectors_per_request(tctx *t) {
   return 0;
 }
 
+/* Two launches of different kernels: dlcemu_thread_stats holds each field's
+ * sum (checked field by field through the struct's unsigned long long
+ * words, so a field the sums missed would show) and the count 2. */
+int test_thread_stats_sum_every_launch(tctx *t) {
+  float in[32 * 32 + 1];
+  for (int i = 0; i < 32 * 32 + 1; i++) in[i] = (float)i;
+  dlcemu_deviceptr din = t_alloc(t, sizeof in, in), dout = t_alloc(t, 32 * 8, NULL);
+  int offset = 1, stride = 32;
+  void *pg[] = {&din, &dout, &offset, &stride};
+  int wstride = 2;
+  void *pw[] = {&dout, &wstride};
+  CHECK(dlcemu_thread_stats(NULL, NULL) == DLCEMU_ERROR_INVALID_VALUE, "NULL out accepted");
+  dlcemu_thread_stats_reset();
+  dlcemu_launch_stats a, b, sum;
+  unsigned long long n = 99;
+  OK(dlcemu_thread_stats(&sum, &n));
+  CHECK(n == 0 && sum.warp_instructions == 0 && sum.global_load.sectors == 0, "after the reset: %llu launches", n);
+  if (run1(t, "global_patterns", pg, &a)) return 1;
+  if (run1(t, "wide_accesses", pw, &b)) return 1;
+  OK(dlcemu_thread_stats(&sum, &n));
+  CHECK(n == 2, "%llu launches summed, expected 2", n);
+  enum { W = sizeof(dlcemu_launch_stats) / sizeof(unsigned long long) };
+  unsigned long long wa[W], wb[W], ws[W];
+  memcpy(wa, &a, sizeof wa), memcpy(wb, &b, sizeof wb), memcpy(ws, &sum, sizeof ws);
+  for (int i = 0; i < W; i++) CHECK(ws[i] == wa[i] + wb[i], "word %d: %llu, expected %llu + %llu", i, ws[i], wa[i], wb[i]);
+  CHECK(sum.global_load.sectors == 41 && sum.blocks == 2, "sectors %llu, blocks %llu", sum.global_load.sectors,
+        sum.blocks);
+  OK(dlcemu_thread_stats(&sum, NULL));
+  dlcemu_thread_stats_reset();
+  OK(dlcemu_thread_stats(&sum, &n));
+  CHECK(n == 0 && sum.warp_instructions == 0, "after the second reset: %llu launches", n);
+  return 0;
+}
+
 int test_ldmatrix_bank_conflicts(tctx *t) {
   dlcemu_deviceptr dout = t_alloc(t, 32 * 4, NULL);
   int row_bytes = 128;
