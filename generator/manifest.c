@@ -217,6 +217,9 @@ manifest *mf_read_text(arena *A, const char *text, const char *path, diag_list *
   m->A = A;
   m->path = arena_strdup(A, path);
   m->root = root;
+  /* FNV-1a, 64 bits: an identity of the text, not a security hash */
+  m->text_hash = 0xcbf29ce484222325u;
+  for (const unsigned char *p = (const unsigned char *)text; *p; p++) m->text_hash = (m->text_hash ^ *p) * 0x100000001b3u;
   m->layout = cJSON_GetObjectItemCaseSensitive(root, "layout");
   m->graphs = cJSON_CreateArray();
   ju_ctx c = {A, dl, D_MANIFEST_SCHEMA, D_MANIFEST_UNKNOWN_KEY, path};

@@ -65,6 +65,7 @@ typedef struct manifest {
   int nops;
   mf_op *ops;
   const cJSON *layout;   /* the "layout" options (layout_opts_read), or NULL */
+  uint64_t text_hash;    /* FNV-1a (64-bit) of the manifest's bytes: the library's dlc_build_info() */
 } manifest;
 
 /* One instance of an op: dtype x one value per variant key. */

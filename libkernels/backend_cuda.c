@@ -105,6 +105,9 @@ dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, un
   return DLC_SUCCESS;
 }
 
+const char dlc__backend_name[] = "cuda";
+const int dlc__cuda_runtime_version = CUDART_VERSION;
+
 unsigned dlc__device_arch(void) {
   int dev = 0, cc = 0;
   if (device_cc_of(&dev, &cc) != DLC_SUCCESS) return 0;

@@ -92,6 +92,9 @@ dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, un
 
 unsigned dlc__device_arch(void) { return emulated_arch(); }
 
+const char dlc__backend_name[] = "emulator";
+const int dlc__cuda_runtime_version = 0;
+
 /* dlcemu_tensor_map_encode_tiled on a tensor the caller's checks passed
  * (the CUDA backend's encode_checked, on the emulator). */
 static dlc_status encode_checked(void *map, dlc_dtype dtype, const void *base, int rank, const int64_t *dims,

@@ -18,6 +18,9 @@ dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, un
  * sm90a paths (the encode below succeeds). */
 unsigned dlc__null_arch = DLC__ARCH_SM80;
 
+const char dlc__backend_name[] = "null";
+const int dlc__cuda_runtime_version = 0;
+
 unsigned dlc__device_arch(void) { return dlc__null_arch; }
 
 dlc_status dlc__tmap_encode_2d(void *map, dlc_dtype dtype, const void *base, int64_t inner, int64_t outer, int64_t ld,

@@ -144,6 +144,14 @@ typedef struct dlc__launch_rec {
 void dlc__record_launch(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned gz);
 const dlc__launch_rec *dlc__last_launch(void);
 
+/* dlc_build_info()'s parts: the manifest's, generated into dlc_dispatch.c
+ * (one JSON object: the manifest's name and hash, the ops, the SASS
+ * archs), and the backend's: its name ("cuda", "emulator", "null") and the
+ * CUDA runtime version it was built with (CUDART_VERSION, 0 without one). */
+extern const char dlc__build_manifest[];
+extern const char dlc__backend_name[];
+extern const int dlc__cuda_runtime_version;
+
 /* The backend: launches row `k` with the parameter block `params` (one
  * by-value kernel argument of `size` bytes) on a gx x gy x gz grid. */
 dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, unsigned gx, unsigned gy, unsigned gz,

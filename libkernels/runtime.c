@@ -1,9 +1,11 @@
 /* Backend-independent runtime: status names, the thread-local detail
  * string (spec §12: errors are explicit diagnostics, not crashes), and the
  * tensor checks that every generated entry point runs before its launch. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "dlc_internal.h"
 
@@ -42,6 +44,51 @@ void dlc__record_launch(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned
 const dlc__launch_rec *dlc__last_launch(void) { return &last_launch; }
 
 const char *dlc_version(void) { return DLC_VERSION_STRING; }
+
+int dlc_version_number(void) { return DLC_VERSION_MAJOR * 10000 + DLC_VERSION_MINOR * 100 + DLC_VERSION_PATCH; }
+
+/* The oldest Linux driver branch that a CUDA runtime of a major version
+ * runs on (CUDA's minor version compatibility: 12.x on r525 and later,
+ * 13.x on r580 and later, from NVIDIA's release notes); NULL when unknown. */
+static const char *min_driver(int cudart) {
+  switch (cudart / 1000) {
+  case 12: return "525";
+  case 13: return "580";
+  default: return NULL;
+  }
+}
+
+static char build_info[4096];
+static pthread_once_t build_info_once = PTHREAD_ONCE_INIT;
+
+/* {"version", "version_number", the manifest's part, the backend's}: the
+ * manifest's object (dlc_dispatch.c) is spliced in without its braces */
+static void make_build_info(void) {
+  const char *m = dlc__build_manifest;
+  size_t n = strlen(m);
+  int inner = n >= 2 && m[0] == '{' && m[n - 1] == '}' ? (int)(n - 2) : 0;
+  char cudart[64] = "null", driver[64] = "null";
+  int v = dlc__cuda_runtime_version;
+  if (v > 0) {
+    snprintf(cudart, sizeof cudart, "\"%d.%d\"", v / 1000, v % 1000 / 10);
+    if (min_driver(v)) snprintf(driver, sizeof driver, "\"%s\"", min_driver(v));
+  }
+  int w = snprintf(build_info, sizeof build_info,
+                   "{\"version\": \"%s\", \"version_number\": %d%s%.*s, \"backend\": \"%s\", "
+                   "\"cuda_runtime\": %s, \"min_driver\": %s}",
+                   DLC_VERSION_STRING, dlc_version_number(), inner ? ", " : "", inner, m + 1, dlc__backend_name, cudart,
+                   driver);
+  /* a manifest of very many ops: the version and the backend still, as valid JSON */
+  if (w < 0 || (size_t)w >= sizeof build_info)
+    snprintf(build_info, sizeof build_info,
+             "{\"version\": \"%s\", \"version_number\": %d, \"backend\": \"%s\", \"truncated\": true}",
+             DLC_VERSION_STRING, dlc_version_number(), dlc__backend_name);
+}
+
+const char *dlc_build_info(void) {
+  pthread_once(&build_info_once, make_build_info);
+  return build_info;
+}
 
 void dlc__clear_detail(void) { detail[0] = 0; }
 

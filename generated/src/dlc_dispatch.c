@@ -2003,3 +2003,5 @@ dlc_status dlc_rmsnorm(dlc_dtype dtype,
   return dlc__fail(DLC_ERROR_INTERNAL, "rmsnorm: no instance");
 }
 
+/* dlc_build_info()'s manifest part (libkernels/runtime.c) */
+const char dlc__build_manifest[] = "{\"manifest\":{\"name\":\"default.json\",\"fnv1a64\":\"5ab2fdafca7f76a1\"},\"ops\":[\"gemm_bias_relu\",\"gemm_bias_relu_nt\",\"gemm_bias_gelu\",\"conv2d_bias_silu\",\"attention_causal\",\"softmax\",\"layernorm\",\"rmsnorm\"],\"sass_archs\":[\"sm80\",\"sm90a\",\"sm100\",\"sm120\"]}";

@@ -56,6 +56,8 @@
 #define DLC_VERSION_MAJOR 0 /**< incompatible ABI changes (and the SONAME) */
 #define DLC_VERSION_MINOR 1 /**< additions that keep the ABI */
 #define DLC_VERSION_PATCH 0 /**< fixes only */
+/** The version as dlc_version_number() gives it. */
+#define DLC_VERSION_NUMBER (DLC_VERSION_MAJOR * 10000 + DLC_VERSION_MINOR * 100 + DLC_VERSION_PATCH)
 
 #include <stddef.h>
 #include <stdint.h>
@@ -90,6 +92,26 @@ const char *dlc_status_string(dlc_status status);
 const char *dlc_last_error_detail(void);
 /** The library version, "MAJOR.MINOR.PATCH". */
 const char *dlc_version(void);
+/** The library version as one number, MAJOR * 10000 + MINOR * 100 + PATCH
+ * (0.1.0 is 100): compare it with DLC_VERSION_NUMBER. */
+int dlc_version_number(void);
+/** What this library is, as one JSON object (never NULL, valid for the
+ * process's life):
+ *   "version", "version_number"   as dlc_version() and dlc_version_number();
+ *   "manifest": {"name", "fnv1a64"}   the manifest it was generated from: its
+ *                                 file name and the FNV-1a hash (64 bits, 16
+ *                                 hex digits) of its text;
+ *   "ops"                         the manifest's ops, in its order;
+ *   "sass_archs"                  the archs the kernels are SASS for;
+ *   "backend"                     "cuda" (libdlckernels) or "emulator"
+ *                                 (libdlckernels-emu);
+ *   "cuda_runtime"                the CUDA runtime it was built with and
+ *                                 links statically ("13.0"), null for the
+ *                                 emulator;
+ *   "min_driver"                  the oldest Linux driver branch that runtime
+ *                                 runs on ("580"), null when none or unknown.
+ * Thread-safe. */
+const char *dlc_build_info(void);
 
 #ifdef __cplusplus
 }
