@@ -98,9 +98,10 @@ endif()
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/dlckernelsConfig.cmake.in
   ${CMAKE_BINARY_DIR}/dlc-install/dlckernelsConfig.cmake
   INSTALL_DESTINATION ${DLC_INSTALL_CMAKEDIR})
-# 0.x: a minor release may change the API
+# docs/install.md's ABI policy: a MINOR release only adds, so a request for
+# 0.1 is met by 0.2 but not by 1.0 (the SONAME's MAJOR), also in 0.x
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/dlc-install/dlckernelsConfigVersion.cmake
-  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/dlc-install/dlckernelsConfig.cmake
               ${CMAKE_BINARY_DIR}/dlc-install/dlckernelsConfigVersion.cmake
         DESTINATION ${DLC_INSTALL_CMAKEDIR} COMPONENT dev)
