@@ -1260,14 +1260,15 @@ static const char *cstr(arena *A, const char *t);
 
 /* dlc_build_info()'s part from the manifest (libkernels/runtime.c adds the
  * version and the backend's): its file name and the FNV-1a hash of its
- * text, the ops, and the archs the library holds SASS for, as one JSON
+ * text, the ops, and the manifest's archs (the dispatch's rows; which of
+ * them have SASS is the library build's, dlc__sass_archs), as one JSON
  * object in a C string. */
 static void build_info(emit_ctx *c, strbuf *s) {
   cJSON *o = cJSON_CreateObject(), *mf = cJSON_AddObjectToObject(o, "manifest");
   const char *base = strrchr(c->manifest_path, '/');
   cJSON_AddStringToObject(mf, "name", base ? base + 1 : c->manifest_path);
   cJSON_AddStringToObject(mf, "fnv1a64", arena_printf(c->A, "%016llx", (unsigned long long)c->m->text_hash));
-  cJSON *ops = cJSON_AddArrayToObject(o, "ops"), *archs = cJSON_AddArrayToObject(o, "sass_archs");
+  cJSON *ops = cJSON_AddArrayToObject(o, "ops"), *archs = cJSON_AddArrayToObject(o, "archs");
   for (int i = 0; i < c->nops; i++) cJSON_AddItemToArray(ops, cJSON_CreateString(c->ops[i].op->name));
   for (int i = 0; i < c->m->narchs; i++) cJSON_AddItemToArray(archs, cJSON_CreateString(c->m->archs[i]));
   char *t = cJSON_PrintUnformatted(o);

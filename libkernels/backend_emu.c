@@ -94,6 +94,7 @@ unsigned dlc__device_arch(void) { return emulated_arch(); }
 
 const char dlc__backend_name[] = "emulator";
 const int dlc__cuda_runtime_version = 0;
+const char dlc__sass_archs[] = "[]"; /* it runs the PTX */
 
 /* dlcemu_tensor_map_encode_tiled on a tensor the caller's checks passed
  * (the CUDA backend's encode_checked, on the emulator). */

@@ -20,6 +20,7 @@ unsigned dlc__null_arch = DLC__ARCH_SM80;
 
 const char dlc__backend_name[] = "null";
 const int dlc__cuda_runtime_version = 0;
+const char dlc__sass_archs[] = "[]";
 
 unsigned dlc__device_arch(void) { return dlc__null_arch; }
 

@@ -145,9 +145,12 @@ void dlc__record_launch(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned
 const dlc__launch_rec *dlc__last_launch(void);
 
 /* dlc_build_info()'s parts: the manifest's, generated into dlc_dispatch.c
- * (one JSON object: the manifest's name and hash, the ops, the SASS
- * archs), and the backend's: its name ("cuda", "emulator", "null") and the
- * CUDA runtime version it was built with (CUDART_VERSION, 0 without one). */
+ * (one JSON object: the manifest's name and hash, the ops, the archs of
+ * the dispatch), and the backend's: its name ("cuda", "emulator", "null"), the
+ * CUDA runtime version it was built with (CUDART_VERSION, 0 without one),
+ * and the archs it holds SASS for, as a JSON array (the CUDA libraries':
+ * sass_archs.c, written by cmake/DlcKernels.cmake; "[]" otherwise). */
+extern const char dlc__sass_archs[];
 extern const char dlc__build_manifest[];
 extern const char dlc__backend_name[];
 extern const int dlc__cuda_runtime_version;

@@ -74,10 +74,10 @@ static void make_build_info(void) {
     if (min_driver(v)) snprintf(driver, sizeof driver, "\"%s\"", min_driver(v));
   }
   int w = snprintf(build_info, sizeof build_info,
-                   "{\"version\": \"%s\", \"version_number\": %d%s%.*s, \"backend\": \"%s\", "
-                   "\"cuda_runtime\": %s, \"min_driver\": %s}",
-                   DLC_VERSION_STRING, dlc_version_number(), inner ? ", " : "", inner, m + 1, dlc__backend_name, cudart,
-                   driver);
+                   "{\"version\": \"%s\", \"version_number\": %d%s%.*s, \"sass_archs\": %s, "
+                   "\"backend\": \"%s\", \"cuda_runtime\": %s, \"min_driver\": %s}",
+                   DLC_VERSION_STRING, dlc_version_number(), inner ? ", " : "", inner, m + 1, dlc__sass_archs,
+                   dlc__backend_name, cudart, driver);
   /* a manifest of very many ops: the version and the backend still, as valid JSON */
   if (w < 0 || (size_t)w >= sizeof build_info)
     snprintf(build_info, sizeof build_info,

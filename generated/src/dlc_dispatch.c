@@ -2004,4 +2004,4 @@ dlc_status dlc_rmsnorm(dlc_dtype dtype,
 }
 
 /* dlc_build_info()'s manifest part (libkernels/runtime.c) */
-const char dlc__build_manifest[] = "{\"manifest\":{\"name\":\"default.json\",\"fnv1a64\":\"5ab2fdafca7f76a1\"},\"ops\":[\"gemm_bias_relu\",\"gemm_bias_relu_nt\",\"gemm_bias_gelu\",\"conv2d_bias_silu\",\"attention_causal\",\"softmax\",\"layernorm\",\"rmsnorm\"],\"sass_archs\":[\"sm80\",\"sm90a\",\"sm100\",\"sm120\"]}";
+const char dlc__build_manifest[] = "{\"manifest\":{\"name\":\"default.json\",\"fnv1a64\":\"5ab2fdafca7f76a1\"},\"ops\":[\"gemm_bias_relu\",\"gemm_bias_relu_nt\",\"gemm_bias_gelu\",\"conv2d_bias_silu\",\"attention_causal\",\"softmax\",\"layernorm\",\"rmsnorm\"],\"archs\":[\"sm80\",\"sm90a\",\"sm100\",\"sm120\"]}";

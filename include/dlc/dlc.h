@@ -102,7 +102,11 @@ int dlc_version_number(void);
  *                                 file name and the FNV-1a hash (64 bits, 16
  *                                 hex digits) of its text;
  *   "ops"                         the manifest's ops, in its order;
- *   "sass_archs"                  the archs the kernels are SASS for;
+ *   "archs"                       the manifest's archs (the dispatch's);
+ *   "sass_archs"                  those the kernels are SASS for (all of
+ *                                 them unless the build's DLC_SASS_ARCHS
+ *                                 chose fewer; [] for the emulator, which
+ *                                 runs their PTX);
  *   "backend"                     "cuda" (libdlckernels) or "emulator"
  *                                 (libdlckernels-emu);
  *   "cuda_runtime"                the CUDA runtime it was built with and

@@ -4,9 +4,17 @@
  * here.  With the manifest the library was built from (argv[2]),
  * dlc_build_info() must be JSON whose version fields agree, whose manifest
  * name and FNV-1a hash are the file's (hashed here, independently of the
- * generator), whose ops and sass_archs are the manifest's, in its order,
- * and whose backend is the emulator's (no CUDA runtime). */
+ * generator), whose ops and archs are the manifest's, in its order, and
+ * whose backend and sass_archs are argv[3] and argv[4] (comma-separated):
+ * the emulator library has no CUDA runtime and no SASS, the CUDA one the
+ * runtime it was built with and the archs its build compiled. */
 #include <cJSON.h>
+#ifdef DLC_TEST_CUDA /* linked with libdlckernels: the toolkit's runtime version */
+#include <cuda_runtime_api.h>
+#define CUDART_VERSION_BUILT CUDART_VERSION
+#else
+#define CUDART_VERSION_BUILT 0
+#endif
 #include <dlc/dlc.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -51,7 +59,20 @@ static int same_names(const cJSON *want, const cJSON *got, int by_name) {
   return 1;
 }
 
-static int check_build_info(const char *manifest) {
+/* info's sass_archs against a comma-separated list */
+static int same_list(const char *want, const cJSON *got) {
+  if (!cJSON_IsArray(got)) return 0;
+  int i = 0;
+  for (const char *p = want; *p; i++) {
+    size_t n = strcspn(p, ",");
+    const cJSON *g = cJSON_GetArrayItem(got, i);
+    if (!cJSON_IsString(g) || strlen(g->valuestring) != n || strncmp(g->valuestring, p, n) != 0) return 0;
+    p += n + (p[n] == ',');
+  }
+  return cJSON_GetArraySize(got) == i;
+}
+
+static int check_build_info(const char *manifest, const char *backend, const char *sass) {
   const char *info = dlc_build_info();
   if (info != dlc_build_info()) return fail("two calls gave two strings", info);
   cJSON *j = cJSON_Parse(info);
@@ -62,10 +83,17 @@ static int check_build_info(const char *manifest) {
   if (!cJSON_IsString(v) || strcmp(v->valuestring, dlc_version()) != 0) bad |= fail("version is not dlc_version()", info);
   if (!cJSON_IsNumber(vn) || vn->valueint != DLC_VERSION_NUMBER) bad |= fail("version_number is not DLC_VERSION_NUMBER", info);
   const cJSON *be = cJSON_GetObjectItemCaseSensitive(j, "backend");
-  if (!cJSON_IsString(be) || strcmp(be->valuestring, "emulator") != 0) bad |= fail("backend is not \"emulator\"", info);
-  if (!cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "cuda_runtime")) ||
-      !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "min_driver")))
-    bad |= fail("the emulator's cuda_runtime and min_driver are not null", info);
+  if (!cJSON_IsString(be) || strcmp(be->valuestring, backend) != 0) bad |= fail("backend is not argv[3]'s", info);
+  const cJSON *rt = cJSON_GetObjectItemCaseSensitive(j, "cuda_runtime"), *drv = cJSON_GetObjectItemCaseSensitive(j, "min_driver");
+  if (strcmp(backend, "cuda") == 0) {
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d", CUDART_VERSION_BUILT / 1000, CUDART_VERSION_BUILT % 1000 / 10);
+    if (!cJSON_IsString(rt) || strcmp(rt->valuestring, want) != 0) bad |= fail("cuda_runtime is not the toolkit's", info);
+    if (!cJSON_IsString(drv)) bad |= fail("min_driver is not a driver branch", info);
+  } else if (!cJSON_IsNull(rt) || !cJSON_IsNull(drv)) {
+    bad |= fail("cuda_runtime and min_driver are not null without CUDA", info);
+  }
+  if (!same_list(sass, cJSON_GetObjectItemCaseSensitive(j, "sass_archs"))) bad |= fail("sass_archs are not argv[4]'s", info);
   char *text = read_file(manifest);
   cJSON *m = text ? cJSON_Parse(text) : NULL;
   if (!m) {
@@ -84,8 +112,8 @@ static int check_build_info(const char *manifest) {
   if (!cJSON_IsString(fh) || strcmp(fh->valuestring, hex) != 0) bad |= fail("manifest.fnv1a64 is not the file's hash", info);
   if (!same_names(cJSON_GetObjectItemCaseSensitive(m, "ops"), cJSON_GetObjectItemCaseSensitive(j, "ops"), 1))
     bad |= fail("ops are not the manifest's", info);
-  if (!same_names(cJSON_GetObjectItemCaseSensitive(m, "archs"), cJSON_GetObjectItemCaseSensitive(j, "sass_archs"), 0))
-    bad |= fail("sass_archs are not the manifest's archs", info);
+  if (!same_names(cJSON_GetObjectItemCaseSensitive(m, "archs"), cJSON_GetObjectItemCaseSensitive(j, "archs"), 0))
+    bad |= fail("archs are not the manifest's", info);
   if (!bad) printf("dlc_build_info: %s\n", info);
   cJSON_Delete(m), cJSON_Delete(j), free(text);
   return bad;
@@ -109,7 +137,7 @@ int main(int argc, char **argv) {
             want);
     return 1;
   }
-  if (argc > 2 && check_build_info(argv[2])) return 1;
+  if (argc > 4 && check_build_info(argv[2], argv[3], argv[4])) return 1;
   printf("dlc %s (%d): header, library and project agree\n", want, number);
   return 0;
 }
