@@ -141,7 +141,7 @@ elseif(STEP STREQUAL "shared_libraries_have_soname_and_export_only_public_symbol
     set(exported)
     set(bad)
     foreach(line ${lines})
-      if(line MATCHES " A DLC_${major}$")
+      if(line MATCHES " A DLC_${major}(@@DLC_${major})?$")
         continue()  # the symbol version node (cmake/dlckernels.map)
       endif()
       string(REGEX REPLACE "^.* " "" sym "${line}")
