@@ -68,7 +68,7 @@ function(dlc_add_kernel_library name)
   endif()
 
   set(gen_files ${gen}/src/dlc_dispatch.c ${gen}/src/dlc_params.h ${gen}/src/dlc_ops.def ${gen}/src/dlc_entries.c
-                ${gen}/include/dlc/dlc_ops.h)
+                ${gen}/include/dlc/dlc_ops.h ${gen}/docs/ops.md ${gen}/ops.json)
   foreach(op ${ops})
     list(APPEND gen_files ${gen}/kernels/${op}.cu)
   endforeach()

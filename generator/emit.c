@@ -1335,7 +1335,6 @@ bool has_split(const emit_op *eo) {
 }
 
 /* Whether the op has dlc_<op>_ws and dlc_<op>_workspace_size. */
-bool has_ws(const emit_op *eo) { return is_chain(eo) || has_split(eo); }
 
 /* A split-K instance's second kernel. */
 const char *reduce_name(arena *A, const emit_op *eo, const emit_instance *in) {

@@ -81,6 +81,9 @@ char *emit_params_h(emit_ctx *c);
 char *emit_dispatch_c(emit_ctx *c);
 char *emit_ops_def(emit_ctx *c);
 char *emit_entries_c(emit_ctx *c);
+/* The operator catalogue (emit_catalog.c): docs/ops.md and ops.json. */
+char *emit_ops_md(emit_ctx *c);
+char *emit_ops_json(emit_ctx *c);
 /* sx as a C expression: PARAM X -> p.x, VAR a -> i_a. */
 char *emit_sx_c(arena *A, const sx *x);
 

@@ -160,9 +160,34 @@ const char *lc(arena *A, const char *s);
 const char *cmt(arena *A, const char *s);
 const char *dlc_dtype_enum(dtype t);
 char *sxc(arena *A, const sx *x, bool host);
+/* An entry point's arguments after dtype (emit_host.c): what each is, for
+ * the entry table (libkernels/dlc_entries.h) and the catalogue. */
+typedef enum { ARG_DIM, ARG_ATTR, ARG_INPUT, ARG_OUTPUT, ARG_LD } arg_role;
+typedef struct arg {
+  const char *name;   /* C identifier */
+  const char *type;   /* "int64_t", "const void *", "void *" */
+  const char *doc;
+  arg_role role;
+  const char *what;   /* the dim symbol, attr or tensor the argument carries */
+  int elem;           /* ARG_ATTR: the element of the pair */
+} arg;
+/* dlc_<op>'s arguments in order; returns their number. */
+int host_entry_args(emit_ctx *c, const emit_op *eo, arg **out);
+/* dlc_<op>'s prototype, without the `;`. */
+void host_prototype(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n);
+/* A tensor's shape as its graph writes it ("[N,P,Q,K] (P, Q derived)"). */
+const char *host_written_shape(arena *A, const emit_op *eo, const fe_tensor *t);
+/* What kernel k puts on grid dimension d ("M tiles x N tiles"; "" none). */
+const char *host_grid_what(const gpu_kernel *k, int d);
+
+/* The op's formula as the manifest (else its graph) describes it, or NULL;
+ * and its graph's compile-time constants in one line ("eps (add scalar)
+ * 1e-05"; "" none), for dlc_ops.h (emit_catalog.c). */
+const char *catalog_description(emit_ctx *c, const emit_op *eo);
+const char *catalog_constants(emit_ctx *c, const emit_op *eo);
+
 bool is_chain(const emit_op *eo);
 bool has_split(const emit_op *eo);
-bool has_ws(const emit_op *eo);
 const char *reduce_name(arena *A, const emit_op *eo, const emit_instance *in);
 const char *kernel_name_k(arena *A, const emit_op *eo, const emit_instance *in, const gpu_kernel *k, int vec);
 bool tmaps90(const gpu_kernel *k);

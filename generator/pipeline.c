@@ -1529,6 +1529,8 @@ static int manifest_main(const pipeline_opts *o) {
     out_add(&out, xprintf("%s/src/dlc_dispatch.c%s%s", o->out_dir, "", ""), emit_dispatch_c(&ec));
     out_add(&out, xprintf("%s/src/dlc_entries.c%s%s", o->out_dir, "", ""), emit_entries_c(&ec));
     out_add(&out, xprintf("%s/src/dlc_ops.def%s%s", o->out_dir, "", ""), emit_ops_def(&ec));
+    out_add(&out, xprintf("%s/docs/ops.md%s%s", o->out_dir, "", ""), emit_ops_md(&ec));
+    out_add(&out, xprintf("%s/ops.json%s%s", o->out_dir, "", ""), emit_ops_json(&ec));
     ok = !diag_has_errors(&dl);
   }
   /* a run that stops before emission validates (and dumps) without

@@ -21,12 +21,29 @@ static const void *const *const fns[] = {
 enum { MAX_DEVICES = 64 };
 static atomic_int device_cc[MAX_DEVICES]; /* 0: not yet queried */
 
+/* The calling thread's device: whether the runtime has found one, and the
+ * current device and its compute capability for the thread's call
+ * dlc__call_epoch (the runtime is asked once a call; a call's launches and
+ * its sm90a choice reuse the answer, and the next call sees a cudaSetDevice
+ * made in between). */
+static _Thread_local int has_devices;
+static _Thread_local unsigned cur_epoch;
+static _Thread_local int cur_dev = -1, cur_cc;
+
 static dlc_status device_cc_of(int *dev, int *cc) {
-  int n = 0;
-  cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess || n == 0) {
-    cudaGetLastError(); /* clear the sticky error of a missing driver */
-    return dlc__fail(DLC_ERROR_NO_DEVICE, "no CUDA device: %s", e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+  if (cur_dev >= 0 && cur_epoch == dlc__call_epoch) {
+    *dev = cur_dev, *cc = cur_cc;
+    return DLC_SUCCESS;
+  }
+  cudaError_t e;
+  if (!has_devices) {
+    int n = 0;
+    e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
+      cudaGetLastError(); /* clear the sticky error of a missing driver */
+      return dlc__fail(DLC_ERROR_NO_DEVICE, "no CUDA device: %s", e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+    }
+    has_devices = 1;
   }
   if ((e = cudaGetDevice(dev)) != cudaSuccess)
     return dlc__fail(DLC_ERROR_NO_DEVICE, "cudaGetDevice: %s", cudaGetErrorString(e));
@@ -41,6 +58,31 @@ static dlc_status device_cc_of(int *dev, int *cc) {
     atomic_store(&device_cc[*dev], c);
   }
   *cc = c;
+  cur_dev = *dev, cur_cc = c, cur_epoch = dlc__call_epoch;
+  return DLC_SUCCESS;
+}
+
+/* A stream of another device than the current one: the launch would fail
+ * (or run where the caller's memory is not).  Checked once a call; the
+ * legacy and per-thread default streams are the current device's. */
+static _Thread_local unsigned stream_epoch;
+static _Thread_local struct CUstream_st *stream_ok;
+
+static dlc_status check_stream(struct CUstream_st *stream, int dev) {
+  if (!stream || (cudaStream_t)stream == cudaStreamLegacy || (cudaStream_t)stream == cudaStreamPerThread ||
+      (stream == stream_ok && stream_epoch == dlc__call_epoch))
+    return DLC_SUCCESS;
+  int sdev = -1;
+  cudaError_t e = cudaStreamGetDevice((cudaStream_t)stream, &sdev);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "stream %p: cudaStreamGetDevice: %s", (void *)stream, cudaGetErrorString(e));
+  }
+  if (sdev != dev)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE,
+                     "the stream belongs to device %d, and the current device is %d: call cudaSetDevice(%d) first, or "
+                     "pass a stream of device %d", sdev, dev, sdev, dev);
+  stream_ok = stream, stream_epoch = dlc__call_epoch;
   return DLC_SUCCESS;
 }
 
@@ -93,6 +135,8 @@ dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, un
   if (!(arch_bit(cc) & k->archs))
     return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "%s has no SASS for sm_%d (compute capability %d.%d) in this library",
                      k->name, cc, cc / 10, cc % 10);
+  if ((s = check_stream(stream, dev)) != DLC_SUCCESS) return s;
+  if (dlc__query_launch(k, gx, gy, gz)) return DLC_SUCCESS; /* dlc_<op>_query() */
   if (dlc__launch_hook && dlc__launch_hook(k, gx, gy, gz)) return DLC_SUCCESS; /* a test's dry run */
   const void *fn = fns[k->op][k->index];
   cudaError_t e;

@@ -60,6 +60,7 @@ dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, un
   const int a = arch == DLC__ARCH_SM90A;
   const char *const *text = a ? ptx90 : ptx;
   if (k->op < 0 || k->op >= NOPS) return dlc__fail(DLC_ERROR_INTERNAL, "%s: op %d out of range", k->name, k->op);
+  if (dlc__query_launch(k, gx, gy, gz)) return DLC_SUCCESS; /* dlc_<op>_query() */
   /* one launch at a time: the emulator is a single device */
   dlc_status r = DLC_SUCCESS;
   pthread_mutex_lock(&lock);

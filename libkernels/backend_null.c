@@ -9,6 +9,7 @@
 dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, unsigned gx, unsigned gy, unsigned gz,
                        struct CUstream_st *stream) {
   (void)params, (void)size, (void)stream;
+  if (dlc__query_launch(k, gx, gy, gz)) return DLC_SUCCESS; /* dlc_<op>_query() */
   dlc__record_launch(k, gx, gy, gz);
   return DLC_SUCCESS;
 }

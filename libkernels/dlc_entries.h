@@ -7,7 +7,7 @@
  * For every op: the entry point's arguments in order, each with its role
  * (a signature dim, one element of a runtime attr, a tensor, a leading
  * dimension), a thunk that calls dlc_<op> with an array of argument values
- * (and, for a chain op, thunks for dlc_<op>_ws and dlc_<op>_workspace_size),
+ * (and thunks for dlc_<op>_ws, dlc_<op>_workspace_size and dlc_<op>_query),
  * the instances (dtype x variant, and the shape buckets with their bounds)
  * with the arguments each one fixes and the manifest instance it compiles,
  * and the kernels of the dispatch table dlc__k_<op>, in its order, each with
@@ -124,11 +124,14 @@ typedef struct dlc__entry {
   const dlc__entry_instance *inst;
   int nkernels;
   const dlc__entry_kernel *kernels;
-  /* an op that runs as several kernels (a chain) or has split-K plans: dlc_<op>_ws(dtype, args...,
-   * workspace, workspace_bytes, NULL) and dlc_<op>_workspace_size(dtype, the
-   * args before the first tensor); NULL for the others */
+  /* dlc_<op>_ws(dtype, args..., workspace, workspace_bytes, NULL) and
+   * dlc_<op>_workspace_size(dtype, the args before the first tensor), which
+   * every op has (0 bytes for one whose plans use none) */
   dlc_status (*call_ws)(dlc_dtype dtype, const dlc__arg_value *args, void *workspace, size_t workspace_bytes);
   size_t (*workspace_size)(dlc_dtype dtype, const dlc__arg_value *args);
+  /* dlc_<op>_query(dtype, args..., workspace, workspace_bytes, info) */
+  dlc_status (*query)(dlc_dtype dtype, const dlc__arg_value *args, void *workspace, size_t workspace_bytes,
+                      dlc_launch_info *info);
 } dlc__entry;
 
 /* The manifest the table was generated from (its file name), and the ops. */

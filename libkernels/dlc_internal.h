@@ -42,7 +42,11 @@ static inline int dlc__width_slot(int vec) { return vec >= 8 ? 0 : vec >= 4 ? 1 
 
 /* Sets the thread's detail string and returns `s`. */
 dlc_status dlc__fail(dlc_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Clears it; every entry point starts with this, which also counts the
+ * thread's calls in dlc__call_epoch (the CUDA backend asks the runtime for
+ * the current device once a call, not once a launch). */
 void dlc__clear_detail(void);
+extern _Thread_local unsigned dlc__call_epoch;
 const char *dlc__dtype_name(dlc_dtype t);
 
 static inline int dlc__aligned(const void *p, int bytes) { return ((uintptr_t)p % (uintptr_t)bytes) == 0; }
@@ -143,6 +147,18 @@ typedef struct dlc__launch_rec {
 } dlc__launch_rec;
 void dlc__record_launch(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned gz);
 const dlc__launch_rec *dlc__last_launch(void);
+
+/* dlc_<op>_query(): dlc__query_begin zeroes *info and makes it the calling
+ * thread's query sink; while one is set, every backend's dlc__launch runs
+ * its checks (device, arch) and then hands the launch to dlc__query_launch,
+ * which records it into the sink and launches nothing; the generated
+ * dispatch notes the workspace its plan uses with dlc__query_workspace (a
+ * no-op outside a query).  dlc__query_end clears the sink, zeroes *info
+ * again when the call failed, and returns the call's status. */
+void dlc__query_begin(dlc_launch_info *info);
+dlc_status dlc__query_end(dlc_status s);
+int dlc__query_launch(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned gz);
+void dlc__query_workspace(int64_t bytes);
 
 /* dlc_build_info()'s parts: the manifest's, generated into dlc_dispatch.c
  * (one JSON object: the manifest's name and hash, the ops, the archs of

@@ -43,6 +43,50 @@ void dlc__record_launch(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned
 
 const dlc__launch_rec *dlc__last_launch(void) { return &last_launch; }
 
+static _Thread_local dlc_launch_info *query;
+
+void dlc__query_begin(dlc_launch_info *info) {
+  *info = (dlc_launch_info){.kernel = "", .arch = ""};
+  query = info;
+}
+
+dlc_status dlc__query_end(dlc_status s) {
+  if (s != DLC_SUCCESS) *query = (dlc_launch_info){.kernel = "", .arch = ""};
+  query = NULL;
+  return s;
+}
+
+/* The code a row runs, from the bits of its archs that the device runs:
+ * the newest. */
+static const char *arch_name(unsigned bits) {
+  if (bits & DLC__ARCH_SM120) return "sm_120";
+  if (bits & DLC__ARCH_SM100) return "sm_100";
+  if (bits & DLC__ARCH_SM90A) return "sm_90a";
+  if (bits & DLC__ARCH_SM89) return "sm_89";
+  if (bits & DLC__ARCH_SM86) return "sm_86";
+  if (bits & DLC__ARCH_SM80) return "sm_80";
+  return "";
+}
+
+int dlc__query_launch(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned gz) {
+  dlc_launch_info *q = query;
+  if (!q) return 0;
+  if (q->kernels++ == 0) {
+    q->kernel = k->name;
+    q->arch = arch_name(k->archs & dlc__device_arch());
+    q->tile_m = k->bm, q->tile_n = k->bn, q->tile_k = k->bk;
+    q->threads = k->threads, q->smem_bytes = k->smem;
+  }
+  int64_t n;
+  if (__builtin_mul_overflow((int64_t)gx * gy, (int64_t)gz, &n) || __builtin_add_overflow(q->ctas, n, &q->ctas))
+    q->ctas = INT64_MAX; /* past any grid a device takes */
+  return 1;
+}
+
+void dlc__query_workspace(int64_t bytes) {
+  if (query && bytes > 0) query->workspace_bytes = (size_t)bytes;
+}
+
 const char *dlc_version(void) { return DLC_VERSION_STRING; }
 
 int dlc_version_number(void) { return DLC_VERSION_MAJOR * 10000 + DLC_VERSION_MINOR * 100 + DLC_VERSION_PATCH; }
@@ -90,7 +134,12 @@ const char *dlc_build_info(void) {
   return build_info;
 }
 
-void dlc__clear_detail(void) { detail[0] = 0; }
+_Thread_local unsigned dlc__call_epoch;
+
+void dlc__clear_detail(void) {
+  detail[0] = 0;
+  dlc__call_epoch++;
+}
 
 dlc_status dlc__fail(dlc_status s, const char *fmt, ...) {
   va_list ap;

@@ -249,7 +249,7 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
     /* split-K: the slices' partials in the workspace (the selection checked its size), then the
      * second kernel sums them in order and applies the epilogue */
     int64_t dlc_sn = 1, dlc_ktp = 1;
-    (void)dlc__split_ws_gemm_bias_relu(dlc_inst, dlc_p, &dlc_sn, &dlc_ktp);
+    dlc__query_workspace(dlc__split_ws_gemm_bias_relu(dlc_inst, dlc_p, &dlc_sn, &dlc_ktp));
     dlc_p->dlc_split_ws = workspace;
     dlc_p->dlc_split_ktp = (int32_t)dlc_ktp, dlc_p->dlc_split_n = (int32_t)dlc_sn;
     const int dlc_k = dlc__row_gemm_bias_relu[dlc_inst][dlc__width_slot(dlc_vec)];
@@ -375,6 +375,18 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
   }
   }
   return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu: no instance");
+}
+
+dlc_status dlc_gemm_bias_relu_query(dlc_dtype dtype,
+    int64_t m, int64_t n, int64_t k, const void *a,
+    int64_t lda, const void *b, int64_t ldb, const void *bias,
+    void *c, int64_t ldc,
+    void *workspace, size_t workspace_bytes, dlc_launch_info *info) {
+  if (!info) return dlc__fail(DLC_ERROR_INVALID_VALUE, "gemm_bias_relu_query: info is NULL");
+  dlc__query_begin(info);
+  return dlc__query_end(dlc_gemm_bias_relu_ws(dtype,
+      m, n, k, a, lda, b, ldb, bias,
+      c, ldc, workspace, workspace_bytes, NULL));
 }
 
 static const dlc__kernel dlc__k_gemm_bias_relu_nt[] = {
@@ -619,7 +631,7 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
     /* split-K: the slices' partials in the workspace (the selection checked its size), then the
      * second kernel sums them in order and applies the epilogue */
     int64_t dlc_sn = 1, dlc_ktp = 1;
-    (void)dlc__split_ws_gemm_bias_relu_nt(dlc_inst, dlc_p, &dlc_sn, &dlc_ktp);
+    dlc__query_workspace(dlc__split_ws_gemm_bias_relu_nt(dlc_inst, dlc_p, &dlc_sn, &dlc_ktp));
     dlc_p->dlc_split_ws = workspace;
     dlc_p->dlc_split_ktp = (int32_t)dlc_ktp, dlc_p->dlc_split_n = (int32_t)dlc_sn;
     const int dlc_k = dlc__row_gemm_bias_relu_nt[dlc_inst][dlc__width_slot(dlc_vec)];
@@ -745,6 +757,18 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
   }
   }
   return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_relu_nt: no instance");
+}
+
+dlc_status dlc_gemm_bias_relu_nt_query(dlc_dtype dtype,
+    int64_t m, int64_t n, int64_t k, const void *a,
+    int64_t lda, const void *b, int64_t ldb, const void *bias,
+    void *c, int64_t ldc,
+    void *workspace, size_t workspace_bytes, dlc_launch_info *info) {
+  if (!info) return dlc__fail(DLC_ERROR_INVALID_VALUE, "gemm_bias_relu_nt_query: info is NULL");
+  dlc__query_begin(info);
+  return dlc__query_end(dlc_gemm_bias_relu_nt_ws(dtype,
+      m, n, k, a, lda, b, ldb, bias,
+      c, ldc, workspace, workspace_bytes, NULL));
 }
 
 static const dlc__kernel dlc__k_gemm_bias_gelu[] = {
@@ -989,7 +1013,7 @@ dlc_status dlc_gemm_bias_gelu_ws(dlc_dtype dtype,
     /* split-K: the slices' partials in the workspace (the selection checked its size), then the
      * second kernel sums them in order and applies the epilogue */
     int64_t dlc_sn = 1, dlc_ktp = 1;
-    (void)dlc__split_ws_gemm_bias_gelu(dlc_inst, dlc_p, &dlc_sn, &dlc_ktp);
+    dlc__query_workspace(dlc__split_ws_gemm_bias_gelu(dlc_inst, dlc_p, &dlc_sn, &dlc_ktp));
     dlc_p->dlc_split_ws = workspace;
     dlc_p->dlc_split_ktp = (int32_t)dlc_ktp, dlc_p->dlc_split_n = (int32_t)dlc_sn;
     const int dlc_k = dlc__row_gemm_bias_gelu[dlc_inst][dlc__width_slot(dlc_vec)];
@@ -1117,6 +1141,18 @@ dlc_status dlc_gemm_bias_gelu_ws(dlc_dtype dtype,
   return dlc__fail(DLC_ERROR_INTERNAL, "gemm_bias_gelu: no instance");
 }
 
+dlc_status dlc_gemm_bias_gelu_query(dlc_dtype dtype,
+    int64_t m, int64_t n, int64_t k, const void *a,
+    int64_t lda, const void *b, int64_t ldb, const void *bias,
+    void *c, int64_t ldc,
+    void *workspace, size_t workspace_bytes, dlc_launch_info *info) {
+  if (!info) return dlc__fail(DLC_ERROR_INVALID_VALUE, "gemm_bias_gelu_query: info is NULL");
+  dlc__query_begin(info);
+  return dlc__query_end(dlc_gemm_bias_gelu_ws(dtype,
+      m, n, k, a, lda, b, ldb, bias,
+      c, ldc, workspace, workspace_bytes, NULL));
+}
+
 static const dlc__kernel dlc__k_conv2d_bias_silu[] = {
     {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v8", 3, 0, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 32, 0, 0},
     {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v4", 3, 1, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 32, 0, 0},
@@ -1218,12 +1254,26 @@ static const int16_t dlc__row_conv2d_bias_silu[][4] = {
     {44, 45, 46, 47},
 };
 
+size_t dlc_conv2d_bias_silu_workspace_size(dlc_dtype dtype, int64_t n, int64_t h, int64_t w, int64_t c, int64_t k, int64_t stride0, int64_t stride1, int64_t pad0, int64_t pad1) {
+  (void)dtype, (void)n, (void)h, (void)w, (void)c, (void)k, (void)stride0, (void)stride1, (void)pad0, (void)pad1;
+  return 0;
+}
+
 dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     int64_t n, int64_t h, int64_t w, int64_t c,
     int64_t k, int64_t stride0, int64_t stride1, int64_t pad0,
     int64_t pad1, const void *x, const void *wt, const void *bias,
     void *y,
     struct CUstream_st *stream) {
+  return dlc_conv2d_bias_silu_ws(dtype, n, h, w, c, k, stride0, stride1, pad0, pad1, x, wt, bias, y, NULL, 0, stream);
+}
+
+dlc_status dlc_conv2d_bias_silu_ws(dlc_dtype dtype,
+    int64_t n, int64_t h, int64_t w, int64_t c,
+    int64_t k, int64_t stride0, int64_t stride1, int64_t pad0,
+    int64_t pad1, const void *x, const void *wt, const void *bias,
+    void *y,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream) {
   dlc__clear_detail();
   dlc__p_conv2d_bias_silu dlc_params = {0}, *dlc_p = &dlc_params;
   dlc_p->n = n;
@@ -1239,6 +1289,13 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
   dlc_p->wt = wt;
   dlc_p->bias = bias;
   dlc_p->y = y;
+  /* the workspace: none (NULL, 0), or 256-byte aligned memory of workspace_bytes */
+  if (!workspace && workspace_bytes)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: workspace is NULL with workspace_bytes = %zu (pass NULL and 0 for none)", workspace_bytes);
+  if (workspace && !dlc__aligned(workspace, 256))
+    return dlc__fail(DLC_ERROR_MISALIGNED, "conv2d_bias_silu: workspace = %p is not aligned to 256 bytes", workspace);
+  if ((uintptr_t)workspace > UINTPTR_MAX - workspace_bytes)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu: workspace + workspace_bytes wraps the address space");
   if (dlc_p->n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)dlc_p->n);
   if (dlc_p->h < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "h = %lld is negative", (long long)dlc_p->h);
   if (dlc_p->w < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "w = %lld is negative", (long long)dlc_p->w);
@@ -1291,7 +1348,7 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     dlc_dims[3] = dlc_p->k;
     if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
     if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
+    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     break;
   }
@@ -1318,7 +1375,7 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     dlc_dims[3] = dlc_p->k;
     if ((dlc_st = dlc__check_packed("conv2d_bias_silu", "y", dlc_p->y, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
     if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
+    if ((dlc_st = dlc__check_disjoint("conv2d_bias_silu", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     break;
   }
@@ -1487,6 +1544,19 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
   return dlc__fail(DLC_ERROR_INTERNAL, "conv2d_bias_silu: no instance");
 }
 
+dlc_status dlc_conv2d_bias_silu_query(dlc_dtype dtype,
+    int64_t n, int64_t h, int64_t w, int64_t c,
+    int64_t k, int64_t stride0, int64_t stride1, int64_t pad0,
+    int64_t pad1, const void *x, const void *wt, const void *bias,
+    void *y,
+    void *workspace, size_t workspace_bytes, dlc_launch_info *info) {
+  if (!info) return dlc__fail(DLC_ERROR_INVALID_VALUE, "conv2d_bias_silu_query: info is NULL");
+  dlc__query_begin(info);
+  return dlc__query_end(dlc_conv2d_bias_silu_ws(dtype,
+      n, h, w, c, k, stride0, stride1, pad0,
+      pad1, x, wt, bias, y, workspace, workspace_bytes, NULL));
+}
+
 static const dlc__kernel dlc__k_attention_causal[] = {
     {"dlc_attention_causal_fp16_D64_v8", 4, 0, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
     {"dlc_attention_causal_fp16_D64_v4", 4, 1, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
@@ -1529,10 +1599,22 @@ static const int16_t dlc__row_attention_causal[][4] = {
     {12, 13, 14, 15},
 };
 
+size_t dlc_attention_causal_workspace_size(dlc_dtype dtype, int64_t b, int64_t h, int64_t s, int64_t d) {
+  (void)dtype, (void)b, (void)h, (void)s, (void)d;
+  return 0;
+}
+
 dlc_status dlc_attention_causal(dlc_dtype dtype,
     int64_t b, int64_t h, int64_t s, int64_t d,
     const void *q, const void *k, const void *v, void *o,
     struct CUstream_st *stream) {
+  return dlc_attention_causal_ws(dtype, b, h, s, d, q, k, v, o, NULL, 0, stream);
+}
+
+dlc_status dlc_attention_causal_ws(dlc_dtype dtype,
+    int64_t b, int64_t h, int64_t s, int64_t d,
+    const void *q, const void *k, const void *v, void *o,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream) {
   dlc__clear_detail();
   dlc__p_attention_causal dlc_params = {0}, *dlc_p = &dlc_params;
   dlc_p->b = b;
@@ -1543,6 +1625,13 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
   dlc_p->k = k;
   dlc_p->v = v;
   dlc_p->o = o;
+  /* the workspace: none (NULL, 0), or 256-byte aligned memory of workspace_bytes */
+  if (!workspace && workspace_bytes)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "attention_causal: workspace is NULL with workspace_bytes = %zu (pass NULL and 0 for none)", workspace_bytes);
+  if (workspace && !dlc__aligned(workspace, 256))
+    return dlc__fail(DLC_ERROR_MISALIGNED, "attention_causal: workspace = %p is not aligned to 256 bytes", workspace);
+  if ((uintptr_t)workspace > UINTPTR_MAX - workspace_bytes)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "attention_causal: workspace + workspace_bytes wraps the address space");
   if (dlc_p->b < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "b = %lld is negative", (long long)dlc_p->b);
   if (dlc_p->h < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "h = %lld is negative", (long long)dlc_p->h);
   if (dlc_p->s < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "s = %lld is negative", (long long)dlc_p->s);
@@ -1590,7 +1679,7 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     dlc_dims[3] = 64;
     if ((dlc_st = dlc__check_packed("attention_causal", "o", dlc_p->o, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
     if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("attention_causal", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
+    if ((dlc_st = dlc__check_disjoint("attention_causal", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     break;
   }
@@ -1618,7 +1707,7 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     dlc_dims[3] = 128;
     if ((dlc_st = dlc__check_packed("attention_causal", "o", dlc_p->o, 2, 4, dlc_dims, &dlc_sp[3]))) return dlc_st;
     if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("attention_causal", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
+    if ((dlc_st = dlc__check_disjoint("attention_causal", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
     break;
   }
@@ -1766,6 +1855,16 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
   return dlc__fail(DLC_ERROR_INTERNAL, "attention_causal: no instance");
 }
 
+dlc_status dlc_attention_causal_query(dlc_dtype dtype,
+    int64_t b, int64_t h, int64_t s, int64_t d,
+    const void *q, const void *k, const void *v, void *o,
+    void *workspace, size_t workspace_bytes, dlc_launch_info *info) {
+  if (!info) return dlc__fail(DLC_ERROR_INVALID_VALUE, "attention_causal_query: info is NULL");
+  dlc__query_begin(info);
+  return dlc__query_end(dlc_attention_causal_ws(dtype,
+      b, h, s, d, q, k, v, o, workspace, workspace_bytes, NULL));
+}
+
 static const dlc__kernel dlc__k_softmax[] = {
     {"dlc_softmax_fp16_v8", 5, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
     {"dlc_softmax_bf16_v8", 5, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
@@ -1783,10 +1882,22 @@ static const int16_t dlc__row_softmax[][4] = {
     {1, -1, -1, -1},
 };
 
+size_t dlc_softmax_workspace_size(dlc_dtype dtype, int64_t m, int64_t n) {
+  (void)dtype, (void)m, (void)n;
+  return 0;
+}
+
 dlc_status dlc_softmax(dlc_dtype dtype,
     int64_t m, int64_t n, const void *x, int64_t ldx,
     void *y, int64_t ldy,
     struct CUstream_st *stream) {
+  return dlc_softmax_ws(dtype, m, n, x, ldx, y, ldy, NULL, 0, stream);
+}
+
+dlc_status dlc_softmax_ws(dlc_dtype dtype,
+    int64_t m, int64_t n, const void *x, int64_t ldx,
+    void *y, int64_t ldy,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream) {
   dlc__clear_detail();
   dlc__p_softmax dlc_params = {0}, *dlc_p = &dlc_params;
   dlc_p->m = m;
@@ -1795,6 +1906,13 @@ dlc_status dlc_softmax(dlc_dtype dtype,
   dlc_p->ldx = ldx;
   dlc_p->y = y;
   dlc_p->ldy = ldy;
+  /* the workspace: none (NULL, 0), or 256-byte aligned memory of workspace_bytes */
+  if (!workspace && workspace_bytes)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "softmax: workspace is NULL with workspace_bytes = %zu (pass NULL and 0 for none)", workspace_bytes);
+  if (workspace && !dlc__aligned(workspace, 256))
+    return dlc__fail(DLC_ERROR_MISALIGNED, "softmax: workspace = %p is not aligned to 256 bytes", workspace);
+  if ((uintptr_t)workspace > UINTPTR_MAX - workspace_bytes)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "softmax: workspace + workspace_bytes wraps the address space");
   if (dlc_p->m < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "m = %lld is negative", (long long)dlc_p->m);
   if (dlc_p->n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)dlc_p->n);
   int dlc_inst = -1;
@@ -1818,7 +1936,7 @@ dlc_status dlc_softmax(dlc_dtype dtype,
     if ((dlc_st = dlc__check_rows("softmax", "x", dlc_p->x, 2, dlc_p->m, dlc_p->n, dlc_p->ldx, &dlc_sp[0]))) return dlc_st;
     if ((dlc_st = dlc__check_rows("softmax", "y", dlc_p->y, 2, dlc_p->m, dlc_p->n, dlc_p->ldy, &dlc_sp[1]))) return dlc_st;
     if (dlc_sp[1].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("softmax", dlc_sp, 1, 2, NULL, 0))) return dlc_st;
+    if ((dlc_st = dlc__check_disjoint("softmax", dlc_sp, 1, 2, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
   }
   int dlc_vec = 0;
@@ -1842,6 +1960,16 @@ dlc_status dlc_softmax(dlc_dtype dtype,
   return dlc__fail(DLC_ERROR_INTERNAL, "softmax: no instance");
 }
 
+dlc_status dlc_softmax_query(dlc_dtype dtype,
+    int64_t m, int64_t n, const void *x, int64_t ldx,
+    void *y, int64_t ldy,
+    void *workspace, size_t workspace_bytes, dlc_launch_info *info) {
+  if (!info) return dlc__fail(DLC_ERROR_INVALID_VALUE, "softmax_query: info is NULL");
+  dlc__query_begin(info);
+  return dlc__query_end(dlc_softmax_ws(dtype,
+      m, n, x, ldx, y, ldy, workspace, workspace_bytes, NULL));
+}
+
 static const dlc__kernel dlc__k_layernorm[] = {
     {"dlc_layernorm_fp16_v8", 6, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
     {"dlc_layernorm_bf16_v8", 6, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
@@ -1859,10 +1987,22 @@ static const int16_t dlc__row_layernorm[][4] = {
     {1, -1, -1, -1},
 };
 
+size_t dlc_layernorm_workspace_size(dlc_dtype dtype, int64_t m, int64_t n) {
+  (void)dtype, (void)m, (void)n;
+  return 0;
+}
+
 dlc_status dlc_layernorm(dlc_dtype dtype,
     int64_t m, int64_t n, const void *x, int64_t ldx,
     const void *gamma, const void *beta, void *y, int64_t ldy,
     struct CUstream_st *stream) {
+  return dlc_layernorm_ws(dtype, m, n, x, ldx, gamma, beta, y, ldy, NULL, 0, stream);
+}
+
+dlc_status dlc_layernorm_ws(dlc_dtype dtype,
+    int64_t m, int64_t n, const void *x, int64_t ldx,
+    const void *gamma, const void *beta, void *y, int64_t ldy,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream) {
   dlc__clear_detail();
   dlc__p_layernorm dlc_params = {0}, *dlc_p = &dlc_params;
   dlc_p->m = m;
@@ -1873,6 +2013,13 @@ dlc_status dlc_layernorm(dlc_dtype dtype,
   dlc_p->beta = beta;
   dlc_p->y = y;
   dlc_p->ldy = ldy;
+  /* the workspace: none (NULL, 0), or 256-byte aligned memory of workspace_bytes */
+  if (!workspace && workspace_bytes)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "layernorm: workspace is NULL with workspace_bytes = %zu (pass NULL and 0 for none)", workspace_bytes);
+  if (workspace && !dlc__aligned(workspace, 256))
+    return dlc__fail(DLC_ERROR_MISALIGNED, "layernorm: workspace = %p is not aligned to 256 bytes", workspace);
+  if ((uintptr_t)workspace > UINTPTR_MAX - workspace_bytes)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "layernorm: workspace + workspace_bytes wraps the address space");
   if (dlc_p->m < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "m = %lld is negative", (long long)dlc_p->m);
   if (dlc_p->n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)dlc_p->n);
   int dlc_inst = -1;
@@ -1900,7 +2047,7 @@ dlc_status dlc_layernorm(dlc_dtype dtype,
     if ((dlc_st = dlc__check_packed("layernorm", "beta", dlc_p->beta, 2, 1, dlc_dims, &dlc_sp[2]))) return dlc_st;
     if ((dlc_st = dlc__check_rows("layernorm", "y", dlc_p->y, 2, dlc_p->m, dlc_p->n, dlc_p->ldy, &dlc_sp[3]))) return dlc_st;
     if (dlc_sp[3].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("layernorm", dlc_sp, 3, 4, NULL, 0))) return dlc_st;
+    if ((dlc_st = dlc__check_disjoint("layernorm", dlc_sp, 3, 4, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
   }
   int dlc_vec = 0;
@@ -1924,6 +2071,16 @@ dlc_status dlc_layernorm(dlc_dtype dtype,
   return dlc__fail(DLC_ERROR_INTERNAL, "layernorm: no instance");
 }
 
+dlc_status dlc_layernorm_query(dlc_dtype dtype,
+    int64_t m, int64_t n, const void *x, int64_t ldx,
+    const void *gamma, const void *beta, void *y, int64_t ldy,
+    void *workspace, size_t workspace_bytes, dlc_launch_info *info) {
+  if (!info) return dlc__fail(DLC_ERROR_INVALID_VALUE, "layernorm_query: info is NULL");
+  dlc__query_begin(info);
+  return dlc__query_end(dlc_layernorm_ws(dtype,
+      m, n, x, ldx, gamma, beta, y, ldy, workspace, workspace_bytes, NULL));
+}
+
 static const dlc__kernel dlc__k_rmsnorm[] = {
     {"dlc_rmsnorm_fp16_v8", 7, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
     {"dlc_rmsnorm_bf16_v8", 7, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
@@ -1941,10 +2098,22 @@ static const int16_t dlc__row_rmsnorm[][4] = {
     {1, -1, -1, -1},
 };
 
+size_t dlc_rmsnorm_workspace_size(dlc_dtype dtype, int64_t m, int64_t n) {
+  (void)dtype, (void)m, (void)n;
+  return 0;
+}
+
 dlc_status dlc_rmsnorm(dlc_dtype dtype,
     int64_t m, int64_t n, const void *x, int64_t ldx,
     const void *gamma, void *y, int64_t ldy,
     struct CUstream_st *stream) {
+  return dlc_rmsnorm_ws(dtype, m, n, x, ldx, gamma, y, ldy, NULL, 0, stream);
+}
+
+dlc_status dlc_rmsnorm_ws(dlc_dtype dtype,
+    int64_t m, int64_t n, const void *x, int64_t ldx,
+    const void *gamma, void *y, int64_t ldy,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream) {
   dlc__clear_detail();
   dlc__p_rmsnorm dlc_params = {0}, *dlc_p = &dlc_params;
   dlc_p->m = m;
@@ -1954,6 +2123,13 @@ dlc_status dlc_rmsnorm(dlc_dtype dtype,
   dlc_p->gamma = gamma;
   dlc_p->y = y;
   dlc_p->ldy = ldy;
+  /* the workspace: none (NULL, 0), or 256-byte aligned memory of workspace_bytes */
+  if (!workspace && workspace_bytes)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "rmsnorm: workspace is NULL with workspace_bytes = %zu (pass NULL and 0 for none)", workspace_bytes);
+  if (workspace && !dlc__aligned(workspace, 256))
+    return dlc__fail(DLC_ERROR_MISALIGNED, "rmsnorm: workspace = %p is not aligned to 256 bytes", workspace);
+  if ((uintptr_t)workspace > UINTPTR_MAX - workspace_bytes)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "rmsnorm: workspace + workspace_bytes wraps the address space");
   if (dlc_p->m < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "m = %lld is negative", (long long)dlc_p->m);
   if (dlc_p->n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "n = %lld is negative", (long long)dlc_p->n);
   int dlc_inst = -1;
@@ -1979,7 +2155,7 @@ dlc_status dlc_rmsnorm(dlc_dtype dtype,
     if ((dlc_st = dlc__check_packed("rmsnorm", "gamma", dlc_p->gamma, 2, 1, dlc_dims, &dlc_sp[1]))) return dlc_st;
     if ((dlc_st = dlc__check_rows("rmsnorm", "y", dlc_p->y, 2, dlc_p->m, dlc_p->n, dlc_p->ldy, &dlc_sp[2]))) return dlc_st;
     if (dlc_sp[2].count > 0) dlc_work = 1;
-    if ((dlc_st = dlc__check_disjoint("rmsnorm", dlc_sp, 2, 3, NULL, 0))) return dlc_st;
+    if ((dlc_st = dlc__check_disjoint("rmsnorm", dlc_sp, 2, 3, workspace, workspace_bytes))) return dlc_st;
     if (!dlc_work) return DLC_SUCCESS; /* every output is empty: nothing to launch */
   }
   int dlc_vec = 0;
@@ -2001,6 +2177,16 @@ dlc_status dlc_rmsnorm(dlc_dtype dtype,
   }
   }
   return dlc__fail(DLC_ERROR_INTERNAL, "rmsnorm: no instance");
+}
+
+dlc_status dlc_rmsnorm_query(dlc_dtype dtype,
+    int64_t m, int64_t n, const void *x, int64_t ldx,
+    const void *gamma, void *y, int64_t ldy,
+    void *workspace, size_t workspace_bytes, dlc_launch_info *info) {
+  if (!info) return dlc__fail(DLC_ERROR_INVALID_VALUE, "rmsnorm_query: info is NULL");
+  dlc__query_begin(info);
+  return dlc__query_end(dlc_rmsnorm_ws(dtype,
+      m, n, x, ldx, gamma, y, ldy, workspace, workspace_bytes, NULL));
 }
 
 /* dlc_build_info()'s manifest part (libkernels/runtime.c) */

@@ -137,6 +137,11 @@ static dlc_status call_ws_gemm_bias_relu(dlc_dtype dtype, const dlc__arg_value *
 static size_t workspace_size_gemm_bias_relu(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_gemm_bias_relu_workspace_size(dtype, a[0].i, a[1].i, a[2].i);
 }
+static dlc_status query_gemm_bias_relu(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes, dlc_launch_info *info) {
+  return dlc_gemm_bias_relu_query(dtype,
+      a[0].i, a[1].i, a[2].i, a[3].p, a[4].i, a[5].p, a[6].i, a[7].p,
+      a[8].p, a[9].i, ws, ws_bytes, info);
+}
 
 /* gemm_bias_relu_nt (manifest ops[1]) */
 static const dlc__entry_arg args_gemm_bias_relu_nt[] = {
@@ -268,6 +273,11 @@ static dlc_status call_ws_gemm_bias_relu_nt(dlc_dtype dtype, const dlc__arg_valu
 static size_t workspace_size_gemm_bias_relu_nt(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_gemm_bias_relu_nt_workspace_size(dtype, a[0].i, a[1].i, a[2].i);
 }
+static dlc_status query_gemm_bias_relu_nt(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes, dlc_launch_info *info) {
+  return dlc_gemm_bias_relu_nt_query(dtype,
+      a[0].i, a[1].i, a[2].i, a[3].p, a[4].i, a[5].p, a[6].i, a[7].p,
+      a[8].p, a[9].i, ws, ws_bytes, info);
+}
 
 /* gemm_bias_gelu (manifest ops[2]) */
 static const dlc__entry_arg args_gemm_bias_gelu[] = {
@@ -398,6 +408,11 @@ static dlc_status call_ws_gemm_bias_gelu(dlc_dtype dtype, const dlc__arg_value *
 }
 static size_t workspace_size_gemm_bias_gelu(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_gemm_bias_gelu_workspace_size(dtype, a[0].i, a[1].i, a[2].i);
+}
+static dlc_status query_gemm_bias_gelu(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes, dlc_launch_info *info) {
+  return dlc_gemm_bias_gelu_query(dtype,
+      a[0].i, a[1].i, a[2].i, a[3].p, a[4].i, a[5].p, a[6].i, a[7].p,
+      a[8].p, a[9].i, ws, ws_bytes, info);
 }
 
 /* conv2d_bias_silu (manifest ops[3]) */
@@ -581,6 +596,19 @@ static dlc_status call_conv2d_bias_silu(dlc_dtype dtype, const dlc__arg_value *a
       a[0].i, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].i,
       a[8].i, a[9].p, a[10].p, a[11].p, a[12].p, NULL);
 }
+static dlc_status call_ws_conv2d_bias_silu(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes) {
+  return dlc_conv2d_bias_silu_ws(dtype,
+      a[0].i, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].i,
+      a[8].i, a[9].p, a[10].p, a[11].p, a[12].p, ws, ws_bytes, NULL);
+}
+static size_t workspace_size_conv2d_bias_silu(dlc_dtype dtype, const dlc__arg_value *a) {
+  return dlc_conv2d_bias_silu_workspace_size(dtype, a[0].i, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].i, a[8].i);
+}
+static dlc_status query_conv2d_bias_silu(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes, dlc_launch_info *info) {
+  return dlc_conv2d_bias_silu_query(dtype,
+      a[0].i, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].i,
+      a[8].i, a[9].p, a[10].p, a[11].p, a[12].p, ws, ws_bytes, info);
+}
 
 /* attention_causal (manifest ops[4]) */
 static const dlc__entry_arg args_attention_causal[] = {
@@ -637,6 +665,17 @@ static dlc_status call_attention_causal(dlc_dtype dtype, const dlc__arg_value *a
   return dlc_attention_causal(dtype,
       a[0].i, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p, a[7].p, NULL);
 }
+static dlc_status call_ws_attention_causal(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes) {
+  return dlc_attention_causal_ws(dtype,
+      a[0].i, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p, a[7].p, ws, ws_bytes, NULL);
+}
+static size_t workspace_size_attention_causal(dlc_dtype dtype, const dlc__arg_value *a) {
+  return dlc_attention_causal_workspace_size(dtype, a[0].i, a[1].i, a[2].i, a[3].i);
+}
+static dlc_status query_attention_causal(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes, dlc_launch_info *info) {
+  return dlc_attention_causal_query(dtype,
+      a[0].i, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p, a[7].p, ws, ws_bytes, info);
+}
 
 /* softmax (manifest ops[5]) */
 static const dlc__entry_arg args_softmax[] = {
@@ -662,6 +701,17 @@ static const dlc__entry_kernel kernels_softmax[] = {
 static dlc_status call_softmax(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_softmax(dtype,
       a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].i, NULL);
+}
+static dlc_status call_ws_softmax(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes) {
+  return dlc_softmax_ws(dtype,
+      a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].i, ws, ws_bytes, NULL);
+}
+static size_t workspace_size_softmax(dlc_dtype dtype, const dlc__arg_value *a) {
+  return dlc_softmax_workspace_size(dtype, a[0].i, a[1].i);
+}
+static dlc_status query_softmax(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes, dlc_launch_info *info) {
+  return dlc_softmax_query(dtype,
+      a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].i, ws, ws_bytes, info);
 }
 
 /* layernorm (manifest ops[6]) */
@@ -691,6 +741,17 @@ static dlc_status call_layernorm(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_layernorm(dtype,
       a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].p, a[6].p, a[7].i, NULL);
 }
+static dlc_status call_ws_layernorm(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes) {
+  return dlc_layernorm_ws(dtype,
+      a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].p, a[6].p, a[7].i, ws, ws_bytes, NULL);
+}
+static size_t workspace_size_layernorm(dlc_dtype dtype, const dlc__arg_value *a) {
+  return dlc_layernorm_workspace_size(dtype, a[0].i, a[1].i);
+}
+static dlc_status query_layernorm(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes, dlc_launch_info *info) {
+  return dlc_layernorm_query(dtype,
+      a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].p, a[6].p, a[7].i, ws, ws_bytes, info);
+}
 
 /* rmsnorm (manifest ops[7]) */
 static const dlc__entry_arg args_rmsnorm[] = {
@@ -718,16 +779,27 @@ static dlc_status call_rmsnorm(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_rmsnorm(dtype,
       a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].p, a[6].i, NULL);
 }
+static dlc_status call_ws_rmsnorm(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes) {
+  return dlc_rmsnorm_ws(dtype,
+      a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].p, a[6].i, ws, ws_bytes, NULL);
+}
+static size_t workspace_size_rmsnorm(dlc_dtype dtype, const dlc__arg_value *a) {
+  return dlc_rmsnorm_workspace_size(dtype, a[0].i, a[1].i);
+}
+static dlc_status query_rmsnorm(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes, dlc_launch_info *info) {
+  return dlc_rmsnorm_query(dtype,
+      a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].p, a[6].i, ws, ws_bytes, info);
+}
 
 const char dlc__entries_manifest[] = "default.json";
 const int dlc__nentries = 8;
 const dlc__entry dlc__entries[] = {
-    {"gemm_bias_relu", 0, 10, args_gemm_bias_relu, call_gemm_bias_relu, 12, inst_gemm_bias_relu, 54, kernels_gemm_bias_relu, call_ws_gemm_bias_relu, workspace_size_gemm_bias_relu},
-    {"gemm_bias_relu_nt", 1, 10, args_gemm_bias_relu_nt, call_gemm_bias_relu_nt, 12, inst_gemm_bias_relu_nt, 54, kernels_gemm_bias_relu_nt, call_ws_gemm_bias_relu_nt, workspace_size_gemm_bias_relu_nt},
-    {"gemm_bias_gelu", 2, 10, args_gemm_bias_gelu, call_gemm_bias_gelu, 12, inst_gemm_bias_gelu, 54, kernels_gemm_bias_gelu, call_ws_gemm_bias_gelu, workspace_size_gemm_bias_gelu},
-    {"conv2d_bias_silu", 3, 13, args_conv2d_bias_silu, call_conv2d_bias_silu, 12, inst_conv2d_bias_silu, 56, kernels_conv2d_bias_silu, NULL, NULL},
-    {"attention_causal", 4, 8, args_attention_causal, call_attention_causal, 4, inst_attention_causal, 20, kernels_attention_causal, NULL, NULL},
-    {"softmax", 5, 6, args_softmax, call_softmax, 2, inst_softmax, 2, kernels_softmax, NULL, NULL},
-    {"layernorm", 6, 8, args_layernorm, call_layernorm, 2, inst_layernorm, 2, kernels_layernorm, NULL, NULL},
-    {"rmsnorm", 7, 7, args_rmsnorm, call_rmsnorm, 2, inst_rmsnorm, 2, kernels_rmsnorm, NULL, NULL},
+    {"gemm_bias_relu", 0, 10, args_gemm_bias_relu, call_gemm_bias_relu, 12, inst_gemm_bias_relu, 54, kernels_gemm_bias_relu, call_ws_gemm_bias_relu, workspace_size_gemm_bias_relu, query_gemm_bias_relu},
+    {"gemm_bias_relu_nt", 1, 10, args_gemm_bias_relu_nt, call_gemm_bias_relu_nt, 12, inst_gemm_bias_relu_nt, 54, kernels_gemm_bias_relu_nt, call_ws_gemm_bias_relu_nt, workspace_size_gemm_bias_relu_nt, query_gemm_bias_relu_nt},
+    {"gemm_bias_gelu", 2, 10, args_gemm_bias_gelu, call_gemm_bias_gelu, 12, inst_gemm_bias_gelu, 54, kernels_gemm_bias_gelu, call_ws_gemm_bias_gelu, workspace_size_gemm_bias_gelu, query_gemm_bias_gelu},
+    {"conv2d_bias_silu", 3, 13, args_conv2d_bias_silu, call_conv2d_bias_silu, 12, inst_conv2d_bias_silu, 56, kernels_conv2d_bias_silu, call_ws_conv2d_bias_silu, workspace_size_conv2d_bias_silu, query_conv2d_bias_silu},
+    {"attention_causal", 4, 8, args_attention_causal, call_attention_causal, 4, inst_attention_causal, 20, kernels_attention_causal, call_ws_attention_causal, workspace_size_attention_causal, query_attention_causal},
+    {"softmax", 5, 6, args_softmax, call_softmax, 2, inst_softmax, 2, kernels_softmax, call_ws_softmax, workspace_size_softmax, query_softmax},
+    {"layernorm", 6, 8, args_layernorm, call_layernorm, 2, inst_layernorm, 2, kernels_layernorm, call_ws_layernorm, workspace_size_layernorm, query_layernorm},
+    {"rmsnorm", 7, 7, args_rmsnorm, call_rmsnorm, 2, inst_rmsnorm, 2, kernels_rmsnorm, call_ws_rmsnorm, workspace_size_rmsnorm, query_rmsnorm},
 };

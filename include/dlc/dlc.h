@@ -21,6 +21,18 @@
  *       struct CUstream_st *stream);
  *
  * e.g. dlc_gemm_bias_relu(dtype, m, n, k, a, lda, b, ldb, bias, c, ldc, stream).
+ * Every op also has
+ *
+ *   dlc_status dlc_<op>_ws(<the same arguments>, void *workspace, size_t workspace_bytes, stream);
+ *   size_t dlc_<op>_workspace_size(dlc_dtype dtype, <its dims and attrs>);
+ *   dlc_status dlc_<op>_query(<the arguments of dlc_<op>_ws but the stream>, dlc_launch_info *info);
+ *
+ * dlc_<op>() is dlc_<op>_ws() with no workspace (NULL, 0) and runs on every
+ * shape it supports; with dlc_<op>_workspace_size() bytes a call may take a
+ * faster plan (a split-K GEMM), and an op that runs as several kernels (a
+ * chain) needs them.  An op whose plans use none today sizes its workspace
+ * at 0, so that code written against _ws keeps working when a later build's
+ * plan uses one.  dlc_<op>_query() is a dry run (below).
  * Device pointers are CUDA device memory (with libdlckernels-emu: emulator
  * allocations from dlcemu_mem_alloc, cast to (void *)(uintptr_t), and the
  * stream must be NULL; calls then run synchronously).
@@ -45,7 +57,24 @@
  *     meet are taken as overlapping;
  *   - the launch grid, computed without overflow, fits the device limits.
  * An output with zero elements is a no-op that returns DLC_SUCCESS once all
- * but the last of these pass: m = 0 with ld = -7 is still DLC_ERROR_INVALID_VALUE. */
+ * but the last of these pass: m = 0 with ld = -7 is still DLC_ERROR_INVALID_VALUE.
+ *
+ * Devices and threads (libdlckernels):
+ *   - a call runs on the calling thread's current CUDA device; a stream of
+ *     another device is DLC_ERROR_INVALID_VALUE, naming both devices (the
+ *     legacy and per-thread default streams are the current device's);
+ *   - the first call on a device initializes its table: it reads the
+ *     device's compute capability and raises each kernel's dynamic shared
+ *     memory limit there as the kernel is first launched; later calls, from
+ *     any thread, reuse them.  A call asks the runtime for the current device
+ *     once, however many kernels it launches;
+ *   - calls from any number of threads at once are safe, on one device or
+ *     several: the dispatch tables are constant, and what is initialized
+ *     per device is set once, atomically;
+ *   - dlc_last_error_detail() is per thread: a call on one thread does not
+ *     change another's;
+ *   - with libdlckernels-emu the emulated device runs one launch at a time;
+ *     calls from several threads are safe and their launches take turns. */
 #ifndef DLC_H
 #define DLC_H
 
@@ -84,6 +113,25 @@ typedef enum dlc_dtype {
   DLC_BF16 = 1, /* bfloat16 */
   DLC_F32 = 2   /* IEEE binary32 */
 } dlc_dtype;
+
+/** What a call would launch, as dlc_<op>_query() reports it: the analogue
+ * of cuBLASLt's heuristic query and cuDNN's support check.  The query runs
+ * every check of the call and its kernel choice on the current device (the
+ * emulated one with libdlckernels-emu), and launches nothing.  Strings are
+ * the library's, valid for the process's life. */
+typedef struct dlc_launch_info {
+  const char *kernel;     /**< the first kernel the call launches (its name in the SASS and PTX); "" when it launches none */
+  const char *arch;       /**< the code that kernel runs: "sm_80", "sm_90a", "sm_100", "sm_120"; "" when it launches none */
+  int kernels;            /**< kernels launched, in order: 1, 2 for a split-K plan (the slices, then their sum), a chain's
+                           * count; 0 for a call with an empty output (it returns DLC_SUCCESS and launches nothing) */
+  int tile_m;             /**< the first kernel's CTA tile: its plan's BM (rows) */
+  int tile_n;             /**< its BN (columns) */
+  int tile_k;             /**< its BK (the reduction's step) */
+  int threads;            /**< the first kernel's block size */
+  int smem_bytes;         /**< the first kernel's dynamic shared memory */
+  int64_t ctas;           /**< CTAs over all its launches */
+  size_t workspace_bytes; /**< the bytes of the caller's workspace the plan it takes uses (0: none) */
+} dlc_launch_info;
 
 /** The name of a status ("DLC_ERROR_MISALIGNED"); never NULL. */
 const char *dlc_status_string(dlc_status status);

@@ -1,7 +1,8 @@
 # manifests/default.json, compiled once with its JSON graphs and once with the
 # .dlc files beside them, gives the same outputs.  The only differences
 # allowed are the graph file each kernel's header comment names and the
-# manifest text's hash in dlc_dispatch.c (dlc_build_info).  From CTest:
+# manifest text's hash in dlc_dispatch.c (dlc_build_info) and the catalogue
+# (ops.json, docs/ops.md).  From CTest:
 #   cmake -DDLCGEN=... -DSRC=<manifests dir> -DWORK=<scratch dir> -P run_manifest.cmake
 cmake_minimum_required(VERSION 3.25)
 include(${CMAKE_CURRENT_LIST_DIR}/../script_args.cmake)

@@ -5,20 +5,7 @@
 #   dirs LIBDIR INCLUDEDIR BINDIR DATADIR DOCDIR PKGCONFIGDIR CMAKEDIR MANDIR;
 #   NM and READELF (binutils) for the shared libraries' symbols.
 set(P ${WORK}/prefix)
-# only what the prefix provides: no stray include paths or pkg-config dirs
-foreach(v CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH LIBRARY_PATH PKG_CONFIG_PATH DESTDIR CMAKE_PREFIX_PATH)
-  unset(ENV{${v}})
-endforeach()
-
-function(run what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    string(REPLACE ";" " " cmd "${ARGN}")
-    message(FATAL_ERROR "${what} failed (${rc}):\n  ${cmd}\n${out}${err}")
-  endif()
-  set(run_out "${out}" PARENT_SCOPE)
-  message(STATUS "${what}: ok")
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/install_common.cmake)
 
 set(cflags -std=c11 -Wall -Wextra -Werror -pedantic ${SANITIZE})
 
@@ -33,7 +20,7 @@ if(STEP STREQUAL "cmake_install_gives_the_distro_layout")
     ${CMAKEDIR}/dlckernelsConfig.cmake ${CMAKEDIR}/dlckernelsConfigVersion.cmake ${CMAKEDIR}/dlckernelsTargets.cmake
     ${DATADIR}/dlc/templates/dlc_device.cuh ${DATADIR}/dlc/templates/sm80_contraction.cuh
     ${DATADIR}/dlc/manifests/default.json ${DATADIR}/dlc/manifests/graphs/gemm_bias_relu.json
-    ${DOCDIR}/README.md ${DOCDIR}/manifest.md ${MANDIR}/man1/dlcgen.1
+    ${DOCDIR}/README.md ${DOCDIR}/manifest.md ${DATADIR}/dlckernels/ops.md ${DATADIR}/dlckernels/ops.json ${MANDIR}/man1/dlcgen.1
     ${LIBDIR}/libdlckernels-emu.so ${LIBDIR}/libdlckernels-emu.so.0 ${LIBDIR}/libdlckernels-emu.so.${VERSION})
   if(HAVE_CUDA)
     list(APPEND want ${LIBDIR}/libdlckernels.a ${PKGCONFIGDIR}/dlckernels.pc

@@ -28,22 +28,7 @@
  *     instance its 128x128 one, and the other buckets (m1_16, m17_128,
  *     skinny), which the sm90a row's bucket STOP rules leave without one
  *     (docs/plan.md, Shape buckets), their sm80 kernels. */
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-
-#include "dlc/dlc.h"
-#include "dlc_internal.h"
-
-static int fails;
-#define CHECK(c)                                                                \
-  do {                                                                          \
-    if (!(c)) fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #c), fails++; \
-  } while (0)
-
-static void *fake(uintptr_t a) { return (void *)a; }
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+#include "kt_null.h"
 
 static dlc_status call(int nt, dlc_dtype dt, int64_t M, int64_t N, int64_t K) {
   return nt ? dlc_gemm_bias_relu_nt(dt, M, N, K, fake(0x10000000), K, fake(0x20000000), K, fake(0x30000000),

@@ -2,7 +2,7 @@
  * against the generator's own playback of its regions (issue 11 item 5,
  * issue 12 item 5; docs/testing.md "every kernel").
  *
- *   test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only]
+ *   test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only] [--threads N]
  *
  * What the library holds comes from dlcgen as data: the entry table
  * (src/dlc_entries.c, libkernels/dlc_entries.h) gives each entry point's
@@ -44,7 +44,16 @@
  * launches by other calls (a split-K pair's second kernel is called on its
  * first kernel's widest row): both must make the test fail
  * (the negative tests in tests/kernels/CMakeLists.txt).  --search-only makes
- * no call on the test sizes, so that every row must be found by search. */
+ * no call on the test sizes, so that every row must be found by search.
+ * --threads N makes, for each instance that serves every shape, its first row's call, and then the
+ * same call from N threads at once (after each thread's call that fails on
+ * a dim of its own value, whose detail string it must get back while the
+ * others set theirs), each checked against that first call's playback as
+ * every call is (issue 38 item 3: calls from any number of threads are
+ * safe, detail strings are per thread); it does not require every row. */
+#define _POSIX_C_SOURCE 200809L /* pthread_barrier_t */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -71,7 +80,7 @@
 #define MAX_DRY_ELEMS ((int64_t)1 << 25) /* the largest tensor a dry run allocates */
 #define CANARY 0xA7
 
-static int failures;
+static atomic_int failures;
 /* The emulated device's arch (DLC_EMU_ARCH): rows built for other archs are
  * not expected to run, and on sm90a a row whose calls the instance's sm90a
  * kernel takes first (dlc__entry_kernel.sm90a_first) is covered by it. */
@@ -88,7 +97,7 @@ static double now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-#define FAIL(...) (fprintf(stderr, "FAIL: " __VA_ARGS__), fputc('\n', stderr), failures++)
+#define FAIL(...) (fprintf(stderr, "FAIL: " __VA_ARGS__), fputc('\n', stderr), atomic_fetch_add(&failures, 1))
 
 /* ---- device memory: the emulator's, or with KT_GPU a CUDA device's ---------------- */
 
@@ -129,14 +138,16 @@ static const char *dev_sync(void) { return NULL; } /* the emulator runs each lau
 /* ---- the launch hook ----------------------------------------------------------- */
 
 enum { MAX_LAUNCHES = 16 };
-static const dlc__kernel *launched[MAX_LAUNCHES];
-static int nlaunched;
-static bool dry; /* record the rows, launch nothing */
+/* per thread: --threads calls from several at once */
+static _Thread_local const dlc__kernel *launched[MAX_LAUNCHES];
+static _Thread_local int nlaunched;
+static _Thread_local int64_t launched_ctas; /* over the call's launches */
+static _Thread_local bool dry; /* record the rows, launch nothing */
 
 static int on_launch(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned gz) {
-  (void)gx, (void)gy, (void)gz;
   if (nlaunched < MAX_LAUNCHES) launched[nlaunched] = k;
   nlaunched++;
+  launched_ctas += (int64_t)gx * gy * gz;
   return dry;
 }
 
@@ -264,6 +275,7 @@ typedef struct opts {
   int skip_row;     /* -1: none */
   bool search_only; /* no calls on the test sizes: every row by search */
   FILE *dump;       /* --dump: every output of every call, for compare_dumps.py */
+  int threads;      /* --threads N: each instance's call again from N threads at once */
 } opts;
 
 typedef struct config {
@@ -541,6 +553,37 @@ static dlc_status invoke(const dlc__entry *e, dlc_dtype dt, const call *k) {
   return e->call(dt, k->args);
 }
 
+/* dlc_<op>_query with the arguments invoke passes. */
+static dlc_status query(const dlc__entry *e, dlc_dtype dt, const call *k, dlc_launch_info *info) {
+  if (k->ws) return e->query(dt, k->args, (void *)(uintptr_t)k->ws, k->ws_bytes, info);
+  return e->query(dt, k->args, NULL, 0, info);
+}
+
+/* The query told what the call then launched: its first kernel and that
+ * kernel's plan, the number of kernels, the CTAs, a workspace within the
+ * call's (none for an instance that needs none), the same status. */
+static void check_query(const dlc__entry *e, const dlc__entry_instance *in, const char *what, const call *k,
+                        dlc_status qst, const dlc_launch_info *q, dlc_status st) {
+  if (qst != st) {
+    FAIL("%s %s: dlc_%s_query returned %s, the call %s", e->op, what, e->op, dlc_status_string(qst),
+         dlc_status_string(st));
+    return;
+  }
+  if (st != DLC_SUCCESS || nlaunched == 0 || nlaunched > MAX_LAUNCHES) return;
+  const dlc__kernel *r = launched[0];
+  if (q->kernels != nlaunched || strcmp(q->kernel, r->name) != 0 || q->ctas != launched_ctas)
+    FAIL("%s %s: the query said %d kernels from %s, %lld CTAs; the call launched %d from %s, %lld CTAs", e->op, what,
+         q->kernels, q->kernel, (long long)q->ctas, nlaunched, r->name, (long long)launched_ctas);
+  if (q->tile_m != r->bm || q->tile_n != r->bn || q->tile_k != r->bk || q->threads != r->threads ||
+      q->smem_bytes != r->smem || !*q->arch)
+    FAIL("%s %s: the query's plan of %s (tile %dx%dx%d, %d threads, %d bytes, arch '%s') is not its row's (%dx%dx%d, "
+         "%d, %d)", e->op, what, r->name, q->tile_m, q->tile_n, q->tile_k, q->threads, q->smem_bytes, q->arch, r->bm,
+         r->bn, r->bk, r->threads, r->smem);
+  if (q->workspace_bytes > k->ws_bytes || (!in->workspace && q->workspace_bytes))
+    FAIL("%s %s: the query says the call uses %zu bytes of a workspace of %zu", e->op, what, q->workspace_bytes,
+         k->ws_bytes);
+}
+
 /* The tensors of config `cf` at dims `val` (bound in `b`), allocated (and
  * with `fill`, filled), and the arguments that pass them.  A dry run's
  * setup reports nothing: its caller sees false. */
@@ -707,7 +750,11 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
   tensor *ts = k.ts;
   int nt = k.nt;
 
+  dlc_launch_info qi;
   nlaunched = 0;
+  dlc_status qst = query(e, in->dtype, &k, &qi);
+  if (nlaunched) FAIL("%s %s: dlc_%s_query launched %d kernels", e->op, what, e->op, nlaunched);
+  nlaunched = 0, launched_ctas = 0;
   double t0 = now();
   dlc_status st = invoke(e, in->dtype, &k);
   const char *fault = st == DLC_SUCCESS ? dev_sync() : NULL;
@@ -725,6 +772,7 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
     if (r->index != o->skip_row) hits[r->index]++;
     if (nran >= 0 && nran < (int)sizeof ran) nran += snprintf(ran + nran, sizeof ran - (size_t)nran, "%s%s", nran ? "+" : "", r->name);
   }
+  check_query(e, in, what, &k, qst, &qi, st);
   if (st != DLC_SUCCESS) {
     FAIL("%s %s: %s: %s", e->op, what, dlc_status_string(st), dlc_last_error_detail());
     goto out;
@@ -837,6 +885,82 @@ out:
   free(in_names), free(in_vals);
 }
 
+/* ---- --threads: one instance's call from several threads at once ---------------------- */
+
+/* Each thread first makes a call that fails on a dim of its own (-1001 for
+ * thread 1), waits until every thread has, and checks that its detail
+ * string names its own value; then it makes the instance's call (its
+ * widest row) with the inputs of the serial call, checked as every call is
+ * against that call's FP64 playback (`ref`), its query included. */
+typedef struct thread_job {
+  const dlc__entry *e;
+  int ii, tid;
+  const inst_ctx *c;
+  const int64_t *dims;
+  const opts *o;
+  const config *cf;
+  pb_result *ref;
+  pthread_barrier_t *barrier;
+} thread_job;
+
+static void *thread_main(void *p) {
+  const thread_job *j = p;
+  const dlc__entry *e = j->e;
+  const dlc__entry_instance *in = &e->inst[j->ii];
+#ifndef KT_GPU
+  dlcemu_set_limit(DLCEMU_LIMIT_CHECK_SHARED_RACES, 1); /* per thread */
+  dlcemu_set_limit(DLCEMU_LIMIT_CHECK_UNINIT_SHARED, 1);
+#endif
+  dlc__arg_value bad[64] = {{0}};
+  int d = 0;
+  while (d < e->nargs && e->args[d].role != DLC__ARG_DIM) d++;
+  for (int a = 0; a < e->nargs && a < 64; a++) {
+    bool ptr = e->args[a].role == DLC__ARG_INPUT || e->args[a].role == DLC__ARG_OUTPUT;
+    if (ptr) bad[a].p = NULL; /* the dim fails first */
+    else bad[a].i = j->dims[a];
+  }
+  const long long mine = -1000 - j->tid;
+  dlc_status st = DLC_ERROR_INVALID_VALUE;
+  if (d < e->nargs) bad[d].i = mine, st = e->call(in->dtype, bad);
+  pthread_barrier_wait(j->barrier);
+  char want[32];
+  snprintf(want, sizeof want, "%lld", mine);
+  if (d < e->nargs && (st != DLC_ERROR_INVALID_VALUE || !strstr(dlc_last_error_detail(), want)))
+    FAIL("%s %s thread %d: %s with %s = %lld; the detail is \"%s\"", e->op, in->tag, j->tid, dlc_status_string(st),
+         e->args[d].name, mine, dlc_last_error_detail());
+  int *hits = calloc((size_t)e->nkernels + 1, sizeof(int));
+  if (hits) run_call(e, j->ii, j->c, j->cf, j->dims, j->o, hits, 0x9E3779B97F4A7C15ull ^ (uint64_t)(j->ii * 131 + 7), j->ref);
+  free(hits);
+  return NULL;
+}
+
+static void run_threads(const dlc__entry *e, int ii, const inst_ctx *c, const int64_t *dims, const opts *o,
+                        pb_result *ref) {
+  int k = 0;
+  while (k < e->nkernels && (e->kernels[k].inst != ii || !row_runs_here(&e->kernels[k]))) k++;
+  if (k == e->nkernels) return;
+  config cf = {false, &e->kernels[k], row_wmax(e, &e->kernels[k])};
+  enum { MAX_THREADS = 64 };
+  int n = o->threads < MAX_THREADS ? o->threads : MAX_THREADS;
+  pthread_t th[MAX_THREADS];
+  thread_job job[MAX_THREADS];
+  pthread_barrier_t barrier;
+  pthread_barrier_init(&barrier, NULL, (unsigned)n);
+  int started = 0;
+  for (int t = 0; t < n; t++) {
+    job[t] = (thread_job){e, ii, t + 1, c, dims, o, &cf, ref, &barrier};
+    if (pthread_create(&th[t], NULL, thread_main, &job[t]) != 0) {
+      /* the barrier waits for n: the threads started would never pass it */
+      FAIL("%s %s: cannot start thread %d", e->op, e->inst[ii].tag, t + 1);
+      exit(1);
+    }
+    started++;
+  }
+  for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+  pthread_barrier_destroy(&barrier);
+  printf("%-18s %-26s %d threads at once\n", e->op, e->inst[ii].tag, started);
+}
+
 /* ---- an op: every instance, every width, then the coverage ----------------------------- */
 
 /* Whether entry instance `in` compiles manifest instance `mi`: the same tag,
@@ -874,6 +998,7 @@ static void run_op(const dlc__entry *e, const mf_op *op, const opts *o) {
   if (!ok) goto out;
   for (int i = 0; i < e->ninst; i++) {
     const dlc__entry_instance *in = &e->inst[i];
+    if (o->threads && in->nbounds) continue; /* the instances that serve every shape */
     inst_ctx c;
     if (!inst_build(&c, op, &mi[in->source])) {
       FAIL("%s %s: the graph does not reach Region SSA", e->op, in->tag);
@@ -908,6 +1033,13 @@ static void run_op(const dlc__entry *e, const mf_op *op, const opts *o) {
       if (e->kernels[k].inst != i || k == o->skip_row || !row_runs_here(&e->kernels[k])) continue;
       config cf = {false, &e->kernels[k], row_wmax(e, &e->kernels[k])};
       run_call(e, i, &c, &cf, dims, o, hits, 0x9E3779B97F4A7C15ull ^ (uint64_t)(i * 131 + 7), &ref);
+      if (o->threads) break; /* the instance's first row, then the threads */
+    }
+    if (o->threads) {
+      if (ref.nout > 0) run_threads(e, i, &c, dims, o, &ref);
+      pb_result_free(&ref);
+      inst_free(&c);
+      continue;
     }
     pb_result_free(&ref);
     config odd = {true, NULL, 0};
@@ -933,7 +1065,7 @@ static void run_op(const dlc__entry *e, const mf_op *op, const opts *o) {
     inst_free(&c);
   }
   int expected = 0;
-  for (int k = 0; k < e->nkernels; k++) {
+  for (int k = 0; k < e->nkernels && !o->threads; k++) {
     const dlc__entry_kernel *r = &e->kernels[k];
     if (!(r->archs & emu_arch)) continue; /* built for other archs */
     expected++;
@@ -954,7 +1086,8 @@ static void run_op(const dlc__entry *e, const mf_op *op, const opts *o) {
   }
   int covered = 0;
   for (int k = 0; k < e->nkernels; k++) covered += hits[k] > 0;
-  printf("%s: %d of %d kernels for %s launched\n", e->op, covered, expected,
+  if (!o->threads)
+    printf("%s: %d of %d kernels for %s launched\n", e->op, covered, expected,
          emu_arch == DLC__ARCH_SM90A ? "sm90a" : "sm80");
 out:
   free(hits);
@@ -963,13 +1096,14 @@ out:
 }
 
 int main(int argc, char **argv) {
-  opts o = {NULL, false, -1, false, NULL};
+  opts o = {NULL, false, -1, false, NULL, 0};
   const char *path = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) o.only = argv[++i];
     else if (strcmp(argv[i], "--corrupt") == 0) o.corrupt = true;
     else if (strcmp(argv[i], "--skip-row") == 0 && i + 1 < argc) o.skip_row = atoi(argv[++i]);
     else if (strcmp(argv[i], "--search-only") == 0) o.search_only = true;
+    else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) o.threads = atoi(argv[++i]);
     else if (strcmp(argv[i], "--dump") == 0 && i + 1 < argc && !o.dump) {
       if (!(o.dump = fopen(argv[++i], "wb"))) {
         fprintf(stderr, "test_every_kernel: cannot write %s\n", argv[i]);
@@ -978,12 +1112,12 @@ int main(int argc, char **argv) {
     }
     else if (!path && argv[i][0] != '-') path = argv[i];
     else {
-      fprintf(stderr, "usage: test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only] [--dump FILE]\n");
+      fprintf(stderr, "usage: test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only] [--dump FILE] [--threads N]\n");
       return 2;
     }
   }
   if (!path) {
-    fprintf(stderr, "usage: test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only] [--dump FILE]\n");
+    fprintf(stderr, "usage: test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only] [--dump FILE] [--threads N]\n");
     return 2;
   }
   const char *base = strrchr(path, '/');
@@ -1029,6 +1163,8 @@ int main(int argc, char **argv) {
   diag_free(&dl);
   arena_free(&A);
   if (o.dump && fclose(o.dump) != 0) FAIL("cannot write the dump");
-  printf("%s\n", failures ? "FAILED" : "every kernel launched and matched playback");
+  printf("%s\n", failures ? "FAILED"
+                 : o.threads ? "every call from every thread matched playback, with its own detail string"
+                             : "every kernel launched and matched playback");
   return failures ? 1 : 0;
 }

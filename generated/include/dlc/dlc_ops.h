@@ -12,6 +12,8 @@ extern "C" {
 #endif
 
 /** gemm_bias_relu (manifest ops[0]).  dtypes: DLC_F16 DLC_BF16.
+ * C = relu(A[M,K] B[K,N] + bias[N])
+ * Its variants, kernels by arch, shape buckets and limits: the operator catalogue (ops.md, ops.json).
  * @param m signature dim M
  * @param n signature dim N
  * @param k signature dim K
@@ -32,8 +34,8 @@ dlc_status dlc_gemm_bias_relu(dlc_dtype dtype,
     struct CUstream_st *stream);
 
 /** The workspace dlc_gemm_bias_relu_ws() can use for these shapes, in bytes: the split-K partials of the plan
- * dispatch picks when the workspace is large enough; 0 when that plan needs none (or the dtype, dims
- * or variant have no kernel, or the size overflows). */
+ * dispatch picks when the workspace is large enough; 0 when that plan needs none (or the dtype, dims or
+ * variant have no kernel, or the size overflows: dlc_gemm_bias_relu_query() tells these apart). */
 size_t dlc_gemm_bias_relu_workspace_size(dlc_dtype dtype, int64_t m, int64_t n, int64_t k);
 
 /** dlc_gemm_bias_relu() with a caller's workspace (NULL and 0: none; else 256-byte aligned): with at least
@@ -46,7 +48,19 @@ dlc_status dlc_gemm_bias_relu_ws(dlc_dtype dtype,
     void *c, int64_t ldc,
     void *workspace, size_t workspace_bytes, struct CUstream_st *stream);
 
+/** A dry run of dlc_gemm_bias_relu_ws() with these arguments (workspace NULL and 0: of dlc_gemm_bias_relu()): every
+ * check and the kernel choice of the call on the current device, and nothing launched.  Returns
+ * the status the call would return (with its dlc_last_error_detail()) and on DLC_SUCCESS fills
+ * *info with what it would launch (see dlc_launch_info); on failure *info is zeroed. */
+dlc_status dlc_gemm_bias_relu_query(dlc_dtype dtype,
+    int64_t m, int64_t n, int64_t k, const void *a,
+    int64_t lda, const void *b, int64_t ldb, const void *bias,
+    void *c, int64_t ldc,
+    void *workspace, size_t workspace_bytes, dlc_launch_info *info);
+
 /** gemm_bias_relu_nt (manifest ops[1]).  dtypes: DLC_F16 DLC_BF16.
+ * C = relu(A[M,K] B[N,K]^T + bias[N]), B stored as PyTorch stores Linear weights
+ * Its variants, kernels by arch, shape buckets and limits: the operator catalogue (ops.md, ops.json).
  * @param m signature dim M
  * @param n signature dim N
  * @param k signature dim K
@@ -66,14 +80,14 @@ dlc_status dlc_gemm_bias_relu_nt(dlc_dtype dtype,
     void *c, int64_t ldc,
     struct CUstream_st *stream);
 
-/** The workspace dlc_gemm_bias_relu_nt_ws() can use for these shapes, in bytes: the split-K partials of the plan
- * dispatch picks when the workspace is large enough; 0 when that plan needs none (or the dtype, dims
- * or variant have no kernel, or the size overflows). */
+/** The workspace dlc_gemm_bias_relu_nt_ws() can use for these shapes, in bytes: the split-K partials of the
+ * plan dispatch picks when the workspace is large enough; 0 when that plan needs none (or the dtype, dims or
+ * variant have no kernel, or the size overflows: dlc_gemm_bias_relu_nt_query() tells these apart). */
 size_t dlc_gemm_bias_relu_nt_workspace_size(dlc_dtype dtype, int64_t m, int64_t n, int64_t k);
 
 /** dlc_gemm_bias_relu_nt() with a caller's workspace (NULL and 0: none; else 256-byte aligned): with at least
- * dlc_gemm_bias_relu_nt_workspace_size() bytes, shapes whose plan splits K run it (a deterministic split-K: the
- * slices' fp32 partials are summed in a fixed order); with fewer, the plan that needs none.
+ * dlc_gemm_bias_relu_nt_workspace_size() bytes, shapes whose plan splits K run it (a deterministic split-K:
+ * the slices' fp32 partials are summed in a fixed order); with fewer, the plan that needs none.
  * dlc_gemm_bias_relu_nt() is this with no workspace. */
 dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
     int64_t m, int64_t n, int64_t k, const void *a,
@@ -81,7 +95,19 @@ dlc_status dlc_gemm_bias_relu_nt_ws(dlc_dtype dtype,
     void *c, int64_t ldc,
     void *workspace, size_t workspace_bytes, struct CUstream_st *stream);
 
+/** A dry run of dlc_gemm_bias_relu_nt_ws() with these arguments (workspace NULL and 0: of dlc_gemm_bias_relu_nt()): every
+ * check and the kernel choice of the call on the current device, and nothing launched.  Returns
+ * the status the call would return (with its dlc_last_error_detail()) and on DLC_SUCCESS fills
+ * *info with what it would launch (see dlc_launch_info); on failure *info is zeroed. */
+dlc_status dlc_gemm_bias_relu_nt_query(dlc_dtype dtype,
+    int64_t m, int64_t n, int64_t k, const void *a,
+    int64_t lda, const void *b, int64_t ldb, const void *bias,
+    void *c, int64_t ldc,
+    void *workspace, size_t workspace_bytes, dlc_launch_info *info);
+
 /** gemm_bias_gelu (manifest ops[2]).  dtypes: DLC_F16 DLC_BF16.
+ * C = gelu_tanh(A[M,K] B[K,N] + bias[N]): GELU's tanh form, which cuBLASLt's CUBLASLT_EPILOGUE_GELU_BIAS applies
+ * Its variants, kernels by arch, shape buckets and limits: the operator catalogue (ops.md, ops.json).
  * @param m signature dim M
  * @param n signature dim N
  * @param k signature dim K
@@ -102,8 +128,8 @@ dlc_status dlc_gemm_bias_gelu(dlc_dtype dtype,
     struct CUstream_st *stream);
 
 /** The workspace dlc_gemm_bias_gelu_ws() can use for these shapes, in bytes: the split-K partials of the plan
- * dispatch picks when the workspace is large enough; 0 when that plan needs none (or the dtype, dims
- * or variant have no kernel, or the size overflows). */
+ * dispatch picks when the workspace is large enough; 0 when that plan needs none (or the dtype, dims or
+ * variant have no kernel, or the size overflows: dlc_gemm_bias_gelu_query() tells these apart). */
 size_t dlc_gemm_bias_gelu_workspace_size(dlc_dtype dtype, int64_t m, int64_t n, int64_t k);
 
 /** dlc_gemm_bias_gelu() with a caller's workspace (NULL and 0: none; else 256-byte aligned): with at least
@@ -116,7 +142,19 @@ dlc_status dlc_gemm_bias_gelu_ws(dlc_dtype dtype,
     void *c, int64_t ldc,
     void *workspace, size_t workspace_bytes, struct CUstream_st *stream);
 
+/** A dry run of dlc_gemm_bias_gelu_ws() with these arguments (workspace NULL and 0: of dlc_gemm_bias_gelu()): every
+ * check and the kernel choice of the call on the current device, and nothing launched.  Returns
+ * the status the call would return (with its dlc_last_error_detail()) and on DLC_SUCCESS fills
+ * *info with what it would launch (see dlc_launch_info); on failure *info is zeroed. */
+dlc_status dlc_gemm_bias_gelu_query(dlc_dtype dtype,
+    int64_t m, int64_t n, int64_t k, const void *a,
+    int64_t lda, const void *b, int64_t ldb, const void *bias,
+    void *c, int64_t ldc,
+    void *workspace, size_t workspace_bytes, dlc_launch_info *info);
+
 /** conv2d_bias_silu (manifest ops[3]).  dtypes: DLC_F16 DLC_BF16.
+ * Y = silu(conv3x3(X, Wt) + bias): NHWC activations, KRSC filters, implicit GEMM
+ * Its variants, kernels by arch, shape buckets and limits: the operator catalogue (ops.md, ops.json).
  * @param n signature dim N
  * @param h signature dim H
  * @param w signature dim W
@@ -140,7 +178,34 @@ dlc_status dlc_conv2d_bias_silu(dlc_dtype dtype,
     void *y,
     struct CUstream_st *stream);
 
+/** The workspace dlc_conv2d_bias_silu_ws() can use for these shapes, in bytes: 0, as no plan of this build
+ * uses one (a later build's may: size it with this, and the call stays the same). */
+size_t dlc_conv2d_bias_silu_workspace_size(dlc_dtype dtype, int64_t n, int64_t h, int64_t w, int64_t c, int64_t k, int64_t stride0, int64_t stride1, int64_t pad0, int64_t pad1);
+
+/** dlc_conv2d_bias_silu() with a caller's workspace (NULL and 0: none; else 256-byte aligned, and it shares
+ * no byte with an output or input): this build's plans use none, so it runs as dlc_conv2d_bias_silu() does. */
+dlc_status dlc_conv2d_bias_silu_ws(dlc_dtype dtype,
+    int64_t n, int64_t h, int64_t w, int64_t c,
+    int64_t k, int64_t stride0, int64_t stride1, int64_t pad0,
+    int64_t pad1, const void *x, const void *wt, const void *bias,
+    void *y,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream);
+
+/** A dry run of dlc_conv2d_bias_silu_ws() with these arguments (workspace NULL and 0: of dlc_conv2d_bias_silu()): every
+ * check and the kernel choice of the call on the current device, and nothing launched.  Returns
+ * the status the call would return (with its dlc_last_error_detail()) and on DLC_SUCCESS fills
+ * *info with what it would launch (see dlc_launch_info); on failure *info is zeroed. */
+dlc_status dlc_conv2d_bias_silu_query(dlc_dtype dtype,
+    int64_t n, int64_t h, int64_t w, int64_t c,
+    int64_t k, int64_t stride0, int64_t stride1, int64_t pad0,
+    int64_t pad1, const void *x, const void *wt, const void *bias,
+    void *y,
+    void *workspace, size_t workspace_bytes, dlc_launch_info *info);
+
 /** attention_causal (manifest ops[4]).  dtypes: DLC_F16 DLC_BF16.
+ * O = softmax(Q K^T / sqrt(D), causal) V on [B,H,S,D] tensors, FlashAttention-2 style
+ * Compile-time constants: attn (scale) rsqrt(D).
+ * Its variants, kernels by arch, shape buckets and limits: the operator catalogue (ops.md, ops.json).
  * @param b signature dim B
  * @param h signature dim H
  * @param s signature dim S
@@ -157,7 +222,29 @@ dlc_status dlc_attention_causal(dlc_dtype dtype,
     const void *q, const void *k, const void *v, void *o,
     struct CUstream_st *stream);
 
+/** The workspace dlc_attention_causal_ws() can use for these shapes, in bytes: 0, as no plan of this build
+ * uses one (a later build's may: size it with this, and the call stays the same). */
+size_t dlc_attention_causal_workspace_size(dlc_dtype dtype, int64_t b, int64_t h, int64_t s, int64_t d);
+
+/** dlc_attention_causal() with a caller's workspace (NULL and 0: none; else 256-byte aligned, and it shares
+ * no byte with an output or input): this build's plans use none, so it runs as dlc_attention_causal() does. */
+dlc_status dlc_attention_causal_ws(dlc_dtype dtype,
+    int64_t b, int64_t h, int64_t s, int64_t d,
+    const void *q, const void *k, const void *v, void *o,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream);
+
+/** A dry run of dlc_attention_causal_ws() with these arguments (workspace NULL and 0: of dlc_attention_causal()): every
+ * check and the kernel choice of the call on the current device, and nothing launched.  Returns
+ * the status the call would return (with its dlc_last_error_detail()) and on DLC_SUCCESS fills
+ * *info with what it would launch (see dlc_launch_info); on failure *info is zeroed. */
+dlc_status dlc_attention_causal_query(dlc_dtype dtype,
+    int64_t b, int64_t h, int64_t s, int64_t d,
+    const void *q, const void *k, const void *v, void *o,
+    void *workspace, size_t workspace_bytes, dlc_launch_info *info);
+
 /** softmax (manifest ops[5]).  dtypes: DLC_F16 DLC_BF16.
+ * Y = softmax(X) over the last axis of X[M,N]: the row max, exp and sum in one kernel (row skeleton)
+ * Its variants, kernels by arch, shape buckets and limits: the operator catalogue (ops.md, ops.json).
  * @param m signature dim M
  * @param n signature dim N
  * @param x input X [M,N], rows of ld elements
@@ -172,7 +259,30 @@ dlc_status dlc_softmax(dlc_dtype dtype,
     void *y, int64_t ldy,
     struct CUstream_st *stream);
 
+/** The workspace dlc_softmax_ws() can use for these shapes, in bytes: 0, as no plan of this build uses one (a
+ * later build's may: size it with this, and the call stays the same). */
+size_t dlc_softmax_workspace_size(dlc_dtype dtype, int64_t m, int64_t n);
+
+/** dlc_softmax() with a caller's workspace (NULL and 0: none; else 256-byte aligned, and it shares no byte
+ * with an output or input): this build's plans use none, so it runs as dlc_softmax() does. */
+dlc_status dlc_softmax_ws(dlc_dtype dtype,
+    int64_t m, int64_t n, const void *x, int64_t ldx,
+    void *y, int64_t ldy,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream);
+
+/** A dry run of dlc_softmax_ws() with these arguments (workspace NULL and 0: of dlc_softmax()): every
+ * check and the kernel choice of the call on the current device, and nothing launched.  Returns
+ * the status the call would return (with its dlc_last_error_detail()) and on DLC_SUCCESS fills
+ * *info with what it would launch (see dlc_launch_info); on failure *info is zeroed. */
+dlc_status dlc_softmax_query(dlc_dtype dtype,
+    int64_t m, int64_t n, const void *x, int64_t ldx,
+    void *y, int64_t ldy,
+    void *workspace, size_t workspace_bytes, dlc_launch_info *info);
+
 /** layernorm (manifest ops[6]).  dtypes: DLC_F16 DLC_BF16.
+ * Y = (X - mean) / sqrt(var + 1e-5) * gamma + beta over the last axis of X[M,N]: two row reductions and the epilogue in one kernel
+ * Compile-time constants: eps (add scalar) 1e-05.
+ * Its variants, kernels by arch, shape buckets and limits: the operator catalogue (ops.md, ops.json).
  * @param m signature dim M
  * @param n signature dim N
  * @param x input X [M,N], rows of ld elements
@@ -189,7 +299,30 @@ dlc_status dlc_layernorm(dlc_dtype dtype,
     const void *gamma, const void *beta, void *y, int64_t ldy,
     struct CUstream_st *stream);
 
+/** The workspace dlc_layernorm_ws() can use for these shapes, in bytes: 0, as no plan of this build uses one
+ * (a later build's may: size it with this, and the call stays the same). */
+size_t dlc_layernorm_workspace_size(dlc_dtype dtype, int64_t m, int64_t n);
+
+/** dlc_layernorm() with a caller's workspace (NULL and 0: none; else 256-byte aligned, and it shares no byte
+ * with an output or input): this build's plans use none, so it runs as dlc_layernorm() does. */
+dlc_status dlc_layernorm_ws(dlc_dtype dtype,
+    int64_t m, int64_t n, const void *x, int64_t ldx,
+    const void *gamma, const void *beta, void *y, int64_t ldy,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream);
+
+/** A dry run of dlc_layernorm_ws() with these arguments (workspace NULL and 0: of dlc_layernorm()): every
+ * check and the kernel choice of the call on the current device, and nothing launched.  Returns
+ * the status the call would return (with its dlc_last_error_detail()) and on DLC_SUCCESS fills
+ * *info with what it would launch (see dlc_launch_info); on failure *info is zeroed. */
+dlc_status dlc_layernorm_query(dlc_dtype dtype,
+    int64_t m, int64_t n, const void *x, int64_t ldx,
+    const void *gamma, const void *beta, void *y, int64_t ldy,
+    void *workspace, size_t workspace_bytes, dlc_launch_info *info);
+
 /** rmsnorm (manifest ops[7]).  dtypes: DLC_F16 DLC_BF16.
+ * Y = X / sqrt(mean(X^2) + 1e-6) * gamma over the last axis of X[M,N]
+ * Compile-time constants: eps (add scalar) 1e-06.
+ * Its variants, kernels by arch, shape buckets and limits: the operator catalogue (ops.md, ops.json).
  * @param m signature dim M
  * @param n signature dim N
  * @param x input X [M,N], rows of ld elements
@@ -204,6 +337,26 @@ dlc_status dlc_rmsnorm(dlc_dtype dtype,
     int64_t m, int64_t n, const void *x, int64_t ldx,
     const void *gamma, void *y, int64_t ldy,
     struct CUstream_st *stream);
+
+/** The workspace dlc_rmsnorm_ws() can use for these shapes, in bytes: 0, as no plan of this build uses one (a
+ * later build's may: size it with this, and the call stays the same). */
+size_t dlc_rmsnorm_workspace_size(dlc_dtype dtype, int64_t m, int64_t n);
+
+/** dlc_rmsnorm() with a caller's workspace (NULL and 0: none; else 256-byte aligned, and it shares no byte
+ * with an output or input): this build's plans use none, so it runs as dlc_rmsnorm() does. */
+dlc_status dlc_rmsnorm_ws(dlc_dtype dtype,
+    int64_t m, int64_t n, const void *x, int64_t ldx,
+    const void *gamma, void *y, int64_t ldy,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream);
+
+/** A dry run of dlc_rmsnorm_ws() with these arguments (workspace NULL and 0: of dlc_rmsnorm()): every
+ * check and the kernel choice of the call on the current device, and nothing launched.  Returns
+ * the status the call would return (with its dlc_last_error_detail()) and on DLC_SUCCESS fills
+ * *info with what it would launch (see dlc_launch_info); on failure *info is zeroed. */
+dlc_status dlc_rmsnorm_query(dlc_dtype dtype,
+    int64_t m, int64_t n, const void *x, int64_t ldx,
+    const void *gamma, void *y, int64_t ldy,
+    void *workspace, size_t workspace_bytes, dlc_launch_info *info);
 
 #ifdef __cplusplus
 }
