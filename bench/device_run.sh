@@ -29,6 +29,12 @@ echo "default manifest: exit $?: $(tail -1 "$O/gpu_lib.log")"; grep -E "FAIL|ker
 timeout 120 "$B/extra_gpu" "$(cat "$B/extra_manifest")" --dump "$O/gpu_extra.bin" >"$O/gpu_extra.log" 2>&1
 echo "extra manifest: exit $?: $(tail -1 "$O/gpu_extra.log")"; grep -E "FAIL|kernels .*launched" "$O/gpu_extra.log" | head -40
 
+step "every op captured into a CUDA graph and replayed; every op from 8 threads at once"
+timeout 120 "$B/lib_gpu" manifests/default.json --graph >"$O/gpu_graph.log" 2>&1
+echo "graph: exit $?: $(tail -1 "$O/gpu_graph.log")"; grep -E "FAIL" "$O/gpu_graph.log" | head -20
+timeout 120 "$B/lib_gpu" manifests/default.json --threads 8 >"$O/gpu_threads.log" 2>&1
+echo "threads: exit $?: $(tail -1 "$O/gpu_threads.log")"; grep -E "FAIL" "$O/gpu_threads.log" | head -20
+
 step "the GPU's outputs against the emulator's (same calls, same inputs)"
 python3 tests/kernels/compare_dumps.py "$B/emu_lib.bin" "$O/gpu_lib.bin"
 python3 tests/kernels/compare_dumps.py "$B/emu_extra.bin" "$O/gpu_extra.bin"

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "algo.h"
+#include "arch.h"
 #include "skel/skel.h"
 #include "strbuf.h"
 
@@ -37,26 +38,29 @@ static const char *num(arena *A, double v) {
 
 /* The graph's compile-time constants as it writes them (before a variant
  * binds a dim: attention's scale stays "rsqrt(D)"): each node's scalar
- * operand, scale and pad value, as {"node", "what", "value"}. */
+ * operand, scale and pad value, as {"node", "what", "value"}.  Which nodes
+ * have one comes from the Frontend's nodes; the value from the node of the
+ * graph's JSON it was read from (fe_node.src). */
 static cJSON *constants(arena *A, const emit_op *eo) {
   cJSON *a = cJSON_CreateArray();
+  const fe_graph *g = eo->inst[0].fe;
   const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(eo->op->graph, "graph");
-  for (const cJSON *nd = nodes ? nodes->child : NULL; nd; nd = nd->next) {
-    const cJSON *at = cJSON_GetObjectItemCaseSensitive(nd, "attrs"), *nm = cJSON_GetObjectItemCaseSensitive(nd, "name");
-    const cJSON *op = cJSON_GetObjectItemCaseSensitive(nd, "op"), *fn = cJSON_GetObjectItemCaseSensitive(nd, "fn");
-    static const char *const keys[] = {"scalar", "scale", "value"};
-    for (int i = 0; i < 3; i++) {
-      const cJSON *v = cJSON_GetObjectItemCaseSensitive(at, keys[i]);
-      if (!v || (i == 2 && !(cJSON_IsString(op) && !strcmp(op->valuestring, "Pad")))) continue;
-      cJSON *o = cJSON_CreateObject();
-      cJSON_AddStringToObject(o, "node", cJSON_IsString(nm) ? nm->valuestring : "");
-      cJSON_AddStringToObject(o, "what", i == 0   ? arena_printf(A, "%s scalar", cJSON_IsString(fn) ? fn->valuestring : "")
-                                         : i == 1 ? "scale"
-                                                  : "pad value");
-      if (cJSON_IsNumber(v)) cJSON_AddRawToObject(o, "value", num(A, v->valuedouble));
-      else cJSON_AddItemToObject(o, "value", cJSON_Duplicate(v, 1));
-      cJSON_AddItemToArray(a, o);
-    }
+  for (int i = 0; i < g->nnodes; i++) {
+    const fe_node *nd = &g->nodes[i];
+    const char *key = NULL, *what = NULL;
+    if (nd->attrs.has_scalar) key = "scalar", what = arena_printf(A, "%s scalar", ewise_name(nd->fn));
+    else if (nd->attrs.has_scale) key = "scale", what = "scale";
+    else if (nd->op == FE_PAD) key = "value", what = "pad value";
+    const cJSON *v = key ? cJSON_GetObjectItemCaseSensitive(
+                               cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(nodes, nd->src), "attrs"), key)
+                         : NULL;
+    if (!v) continue; /* none, or a node the Frontend made (a cast) */
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "node", nd->name);
+    cJSON_AddStringToObject(o, "what", what);
+    if (cJSON_IsNumber(v)) cJSON_AddRawToObject(o, "value", num(A, v->valuedouble));
+    else cJSON_AddItemToObject(o, "value", cJSON_Duplicate(v, 1));
+    cJSON_AddItemToArray(a, o);
   }
   return a;
 }
@@ -181,15 +185,16 @@ static cJSON *op_json(emit_ctx *c, const emit_op *eo) {
     cJSON_AddStringToObject(x, "tag", in->tag);
     cJSON_AddStringToObject(x, "dtype", dtype_name(in->dt));
     if (in->bucket) {
-      cJSON *b = cJSON_AddObjectToObject(x, "bucket");
+      cJSON *b = cJSON_AddObjectToObject(x, "bucket"), *bounds;
       cJSON_AddStringToObject(b, "name", in->bucket);
+      bounds = cJSON_AddObjectToObject(b, "bounds");
       for (int j = 0; j < in->nbounds; j++) {
         const int64_t r[2] = {in->blo[j], in->bhi[j]};
         cJSON *pair = cJSON_CreateArray();
         cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)r[0]));
         /* INT64_MAX is no double: an open upper bound is null */
         cJSON_AddItemToArray(pair, r[1] == INT64_MAX ? cJSON_CreateNull() : cJSON_CreateNumber((double)r[1]));
-        cJSON_AddItemToObject(b, in->bdim[j], pair);
+        cJSON_AddItemToObject(bounds, in->bdim[j], pair);
       }
     } else {
       cJSON_AddNullToObject(x, "bucket");
@@ -199,8 +204,9 @@ static cJSON *op_json(emit_ctx *c, const emit_op *eo) {
     cJSON *by = cJSON_AddObjectToObject(x, "archs");
     for (int ai = 0; ai < c->m->narchs; ai++) {
       const char *arch = c->m->archs[ai];
+      dlc_arch ar = ARCH_NONE;
       cJSON *ks = cJSON_CreateArray();
-      if (!strcmp(arch, "sm90a") && in->k->sm90a && !is_chain(eo)) {
+      if (arch_parse(arch, &ar) && ar == ARCH_SM90A && in->k->sm90a && !is_chain(eo)) {
         cJSON *k90 = kernel_json(A, eo, in, in->k->sm90a, KJ_SM90A);
         cJSON_AddStringToObject(k90, "when", in->k->sm90a->algo == ALGO_CPASYNC_WGMMA
                                                  ? "the operands allow 16-byte chunks (the widest width)"
@@ -300,8 +306,7 @@ char *emit_ops_md(emit_ctx *c) {
       const cJSON *b = cJSON_GetObjectItemCaseSensitive(in, "bucket");
       strbuf bt = {0}, lt = {0};
       if (cJSON_IsObject(b))
-        for (const cJSON *x = b->child; x; x = x->next) {
-          if (!strcmp(x->string, "name")) continue;
+        for (const cJSON *x = cJSON_GetObjectItemCaseSensitive(b, "bounds")->child; x; x = x->next) {
           const cJSON *hi = cJSON_GetArrayItem(x, 1);
           sb_printf(&bt, "%s%s in [%.0f, %s]", bt.n ? ", " : "", x->string, cJSON_GetArrayItem(x, 0)->valuedouble,
                     cJSON_IsNull(hi) ? "inf" : arena_printf(c->A, "%.0f", hi->valuedouble));

@@ -1526,11 +1526,12 @@ static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     sb_printf(s, ",%sa[%d].%c", i % 8 == 0 ? "\n      " : " ", i, a[i].role == ARG_INPUT || a[i].role == ARG_OUTPUT ? 'p' : 'i');
   sb_puts(s, ", NULL);\n}\n");
   {
-    sb_printf(s, "static dlc_status call_ws_%s(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes) {\n"
+    sb_printf(s, "static dlc_status call_ws_%s(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes,\n"
+                 "                              struct CUstream_st *stream) {\n"
                  "  return dlc_%s_ws(dtype", on, on);
     for (int i = 0; i < n; i++)
       sb_printf(s, ",%sa[%d].%c", i % 8 == 0 ? "\n      " : " ", i, a[i].role == ARG_INPUT || a[i].role == ARG_OUTPUT ? 'p' : 'i');
-    sb_puts(s, ", ws, ws_bytes, NULL);\n}\n");
+    sb_puts(s, ", ws, ws_bytes, stream);\n}\n");
     sb_printf(s, "static size_t workspace_size_%s(dlc_dtype dtype, const dlc__arg_value *a) {\n  return dlc_%s_workspace_size(dtype",
               on, on);
     for (int i = 0; i < shape_args(a, n); i++) sb_printf(s, ", a[%d].i", i);

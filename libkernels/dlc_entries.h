@@ -124,10 +124,11 @@ typedef struct dlc__entry {
   const dlc__entry_instance *inst;
   int nkernels;
   const dlc__entry_kernel *kernels;
-  /* dlc_<op>_ws(dtype, args..., workspace, workspace_bytes, NULL) and
+  /* dlc_<op>_ws(dtype, args..., workspace, workspace_bytes, stream) and
    * dlc_<op>_workspace_size(dtype, the args before the first tensor), which
    * every op has (0 bytes for one whose plans use none) */
-  dlc_status (*call_ws)(dlc_dtype dtype, const dlc__arg_value *args, void *workspace, size_t workspace_bytes);
+  dlc_status (*call_ws)(dlc_dtype dtype, const dlc__arg_value *args, void *workspace, size_t workspace_bytes,
+                        struct CUstream_st *stream);
   size_t (*workspace_size)(dlc_dtype dtype, const dlc__arg_value *args);
   /* dlc_<op>_query(dtype, args..., workspace, workspace_bytes, info) */
   dlc_status (*query)(dlc_dtype dtype, const dlc__arg_value *args, void *workspace, size_t workspace_bytes,

@@ -129,10 +129,11 @@ static dlc_status call_gemm_bias_relu(dlc_dtype dtype, const dlc__arg_value *a) 
       a[0].i, a[1].i, a[2].i, a[3].p, a[4].i, a[5].p, a[6].i, a[7].p,
       a[8].p, a[9].i, NULL);
 }
-static dlc_status call_ws_gemm_bias_relu(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes) {
+static dlc_status call_ws_gemm_bias_relu(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes,
+                              struct CUstream_st *stream) {
   return dlc_gemm_bias_relu_ws(dtype,
       a[0].i, a[1].i, a[2].i, a[3].p, a[4].i, a[5].p, a[6].i, a[7].p,
-      a[8].p, a[9].i, ws, ws_bytes, NULL);
+      a[8].p, a[9].i, ws, ws_bytes, stream);
 }
 static size_t workspace_size_gemm_bias_relu(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_gemm_bias_relu_workspace_size(dtype, a[0].i, a[1].i, a[2].i);
@@ -265,10 +266,11 @@ static dlc_status call_gemm_bias_relu_nt(dlc_dtype dtype, const dlc__arg_value *
       a[0].i, a[1].i, a[2].i, a[3].p, a[4].i, a[5].p, a[6].i, a[7].p,
       a[8].p, a[9].i, NULL);
 }
-static dlc_status call_ws_gemm_bias_relu_nt(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes) {
+static dlc_status call_ws_gemm_bias_relu_nt(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes,
+                              struct CUstream_st *stream) {
   return dlc_gemm_bias_relu_nt_ws(dtype,
       a[0].i, a[1].i, a[2].i, a[3].p, a[4].i, a[5].p, a[6].i, a[7].p,
-      a[8].p, a[9].i, ws, ws_bytes, NULL);
+      a[8].p, a[9].i, ws, ws_bytes, stream);
 }
 static size_t workspace_size_gemm_bias_relu_nt(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_gemm_bias_relu_nt_workspace_size(dtype, a[0].i, a[1].i, a[2].i);
@@ -401,10 +403,11 @@ static dlc_status call_gemm_bias_gelu(dlc_dtype dtype, const dlc__arg_value *a) 
       a[0].i, a[1].i, a[2].i, a[3].p, a[4].i, a[5].p, a[6].i, a[7].p,
       a[8].p, a[9].i, NULL);
 }
-static dlc_status call_ws_gemm_bias_gelu(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes) {
+static dlc_status call_ws_gemm_bias_gelu(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes,
+                              struct CUstream_st *stream) {
   return dlc_gemm_bias_gelu_ws(dtype,
       a[0].i, a[1].i, a[2].i, a[3].p, a[4].i, a[5].p, a[6].i, a[7].p,
-      a[8].p, a[9].i, ws, ws_bytes, NULL);
+      a[8].p, a[9].i, ws, ws_bytes, stream);
 }
 static size_t workspace_size_gemm_bias_gelu(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_gemm_bias_gelu_workspace_size(dtype, a[0].i, a[1].i, a[2].i);
@@ -596,10 +599,11 @@ static dlc_status call_conv2d_bias_silu(dlc_dtype dtype, const dlc__arg_value *a
       a[0].i, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].i,
       a[8].i, a[9].p, a[10].p, a[11].p, a[12].p, NULL);
 }
-static dlc_status call_ws_conv2d_bias_silu(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes) {
+static dlc_status call_ws_conv2d_bias_silu(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes,
+                              struct CUstream_st *stream) {
   return dlc_conv2d_bias_silu_ws(dtype,
       a[0].i, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].i,
-      a[8].i, a[9].p, a[10].p, a[11].p, a[12].p, ws, ws_bytes, NULL);
+      a[8].i, a[9].p, a[10].p, a[11].p, a[12].p, ws, ws_bytes, stream);
 }
 static size_t workspace_size_conv2d_bias_silu(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_conv2d_bias_silu_workspace_size(dtype, a[0].i, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].i, a[8].i);
@@ -665,9 +669,10 @@ static dlc_status call_attention_causal(dlc_dtype dtype, const dlc__arg_value *a
   return dlc_attention_causal(dtype,
       a[0].i, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p, a[7].p, NULL);
 }
-static dlc_status call_ws_attention_causal(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes) {
+static dlc_status call_ws_attention_causal(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes,
+                              struct CUstream_st *stream) {
   return dlc_attention_causal_ws(dtype,
-      a[0].i, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p, a[7].p, ws, ws_bytes, NULL);
+      a[0].i, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p, a[7].p, ws, ws_bytes, stream);
 }
 static size_t workspace_size_attention_causal(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_attention_causal_workspace_size(dtype, a[0].i, a[1].i, a[2].i, a[3].i);
@@ -702,9 +707,10 @@ static dlc_status call_softmax(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_softmax(dtype,
       a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].i, NULL);
 }
-static dlc_status call_ws_softmax(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes) {
+static dlc_status call_ws_softmax(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes,
+                              struct CUstream_st *stream) {
   return dlc_softmax_ws(dtype,
-      a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].i, ws, ws_bytes, NULL);
+      a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].i, ws, ws_bytes, stream);
 }
 static size_t workspace_size_softmax(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_softmax_workspace_size(dtype, a[0].i, a[1].i);
@@ -741,9 +747,10 @@ static dlc_status call_layernorm(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_layernorm(dtype,
       a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].p, a[6].p, a[7].i, NULL);
 }
-static dlc_status call_ws_layernorm(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes) {
+static dlc_status call_ws_layernorm(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes,
+                              struct CUstream_st *stream) {
   return dlc_layernorm_ws(dtype,
-      a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].p, a[6].p, a[7].i, ws, ws_bytes, NULL);
+      a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].p, a[6].p, a[7].i, ws, ws_bytes, stream);
 }
 static size_t workspace_size_layernorm(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_layernorm_workspace_size(dtype, a[0].i, a[1].i);
@@ -779,9 +786,10 @@ static dlc_status call_rmsnorm(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_rmsnorm(dtype,
       a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].p, a[6].i, NULL);
 }
-static dlc_status call_ws_rmsnorm(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes) {
+static dlc_status call_ws_rmsnorm(dlc_dtype dtype, const dlc__arg_value *a, void *ws, size_t ws_bytes,
+                              struct CUstream_st *stream) {
   return dlc_rmsnorm_ws(dtype,
-      a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].p, a[6].i, ws, ws_bytes, NULL);
+      a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].p, a[6].i, ws, ws_bytes, stream);
 }
 static size_t workspace_size_rmsnorm(dlc_dtype dtype, const dlc__arg_value *a) {
   return dlc_rmsnorm_workspace_size(dtype, a[0].i, a[1].i);

@@ -2,7 +2,7 @@
  * against the generator's own playback of its regions (issue 11 item 5,
  * issue 12 item 5; docs/testing.md "every kernel").
  *
- *   test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only] [--threads N]
+ *   test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only] [--threads N] [--graph]
  *
  * What the library holds comes from dlcgen as data: the entry table
  * (src/dlc_entries.c, libkernels/dlc_entries.h) gives each entry point's
@@ -50,7 +50,10 @@
  * a dim of its own value, whose detail string it must get back while the
  * others set theirs), each checked against that first call's playback as
  * every call is (issue 38 item 3: calls from any number of threads are
- * safe, detail strings are per thread); it does not require every row. */
+ * safe, detail strings are per thread); it does not require every row.
+ * --graph (the GPU build, KT_GPU) also captures each call on a stream into
+ * a CUDA graph, replays it, and requires the kernels and the output bytes
+ * of the direct call. */
 #define _POSIX_C_SOURCE 200809L /* pthread_barrier_t */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -276,6 +279,7 @@ typedef struct opts {
   bool search_only; /* no calls on the test sizes: every row by search */
   FILE *dump;       /* --dump: every output of every call, for compare_dumps.py */
   int threads;      /* --threads N: each instance's call again from N threads at once */
+  bool graph;       /* --graph (KT_GPU): each call also captured into a CUDA graph and replayed */
 } opts;
 
 typedef struct config {
@@ -549,9 +553,36 @@ static void call_free(call *k) {
 /* dlc_<op>, or for an instance that needs a workspace (a chain op's, a
  * split-K plan's) dlc_<op>_ws with the call's workspace. */
 static dlc_status invoke(const dlc__entry *e, dlc_dtype dt, const call *k) {
-  if (e->call_ws && k->ws) return e->call_ws(dt, k->args, (void *)(uintptr_t)k->ws, k->ws_bytes);
+  if (e->call_ws && k->ws) return e->call_ws(dt, k->args, (void *)(uintptr_t)k->ws, k->ws_bytes, NULL);
   return e->call(dt, k->args);
 }
+
+#ifdef KT_GPU
+/* --graph: the call invoke makes, on a stream in capture (the workspace,
+ * none or the call's, through dlc_<op>_ws), then the graph instantiated and
+ * launched; returns the call's status, and in *why what CUDA refused. */
+static dlc_status invoke_graph(const dlc__entry *e, dlc_dtype dt, const call *k, const char **why) {
+  cudaStream_t s = NULL;
+  cudaGraph_t g = NULL;
+  cudaGraphExec_t x = NULL;
+  cudaError_t ce = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  dlc_status st = DLC_ERROR_LAUNCH_FAILED;
+  *why = NULL;
+  if (ce == cudaSuccess) ce = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  if (ce == cudaSuccess) {
+    st = e->call_ws(dt, k->args, (void *)(uintptr_t)k->ws, k->ws_bytes, (struct CUstream_st *)s);
+    ce = cudaStreamEndCapture(s, &g);
+  }
+  if (ce == cudaSuccess && st == DLC_SUCCESS) ce = cudaGraphInstantiate(&x, g, 0);
+  if (ce == cudaSuccess && st == DLC_SUCCESS) ce = cudaGraphLaunch(x, s);
+  if (ce == cudaSuccess && st == DLC_SUCCESS) ce = cudaStreamSynchronize(s);
+  if (ce != cudaSuccess) *why = cudaGetErrorString(ce), cudaGetLastError();
+  if (x) cudaGraphExecDestroy(x);
+  if (g) cudaGraphDestroy(g);
+  if (s) cudaStreamDestroy(s);
+  return st;
+}
+#endif
 
 /* dlc_<op>_query with the arguments invoke passes. */
 static dlc_status query(const dlc__entry *e, dlc_dtype dt, const call *k, dlc_launch_info *info) {
@@ -785,6 +816,40 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
     FAIL("%s %s: %d launches", e->op, what, nlaunched);
     goto out;
   }
+#ifdef KT_GPU
+  if (o->graph) {
+    /* the direct call's outputs, then the outputs reset and the same call
+     * captured and replayed: the same kernels, the same bytes (and checked
+     * below as every call is) */
+    const dlc__kernel *direct[MAX_LAUNCHES];
+    int ndirect = nlaunched;
+    memcpy(direct, launched, sizeof direct);
+    unsigned char **before = calloc((size_t)nt, sizeof(unsigned char *));
+    bool ok = before != NULL;
+    for (int t = 0; ok && t < nt; t++) {
+      size_t bytes = (size_t)(ts[t].total * ts[t].eb);
+      if (!ts[t].out) continue;
+      ok = (before[t] = malloc(bytes)) && !dev_dtoh(before[t], ts[t].dev, bytes) && !dev_htod(ts[t].dev, ts[t].host, bytes);
+    }
+    nlaunched = 0, launched_ctas = 0;
+    const char *why = NULL;
+    dlc_status gs = ok ? invoke_graph(e, in->dtype, &k, &why) : DLC_ERROR_INTERNAL;
+    if (!ok) FAIL("%s %s: cannot keep the direct call's outputs", e->op, what);
+    else if (gs != DLC_SUCCESS || why)
+      FAIL("%s %s: in a CUDA graph: %s: %s", e->op, what, why ? why : dlc_status_string(gs), why ? "" : dlc_last_error_detail());
+    else if (nlaunched != ndirect || memcmp(launched, direct, sizeof(direct[0]) * (size_t)ndirect) != 0)
+      FAIL("%s %s: the captured call launched %d kernels, the direct one %d (or others)", e->op, what, nlaunched, ndirect);
+    for (int t = 0; ok && gs == DLC_SUCCESS && !why && t < nt; t++) {
+      size_t bytes = (size_t)(ts[t].total * ts[t].eb);
+      unsigned char *now_b = ts[t].out ? malloc(bytes) : NULL;
+      if (ts[t].out && (!now_b || dev_dtoh(now_b, ts[t].dev, bytes) || memcmp(now_b, before[t], bytes) != 0))
+        FAIL("%s %s: the graph's %s is not the direct call's", e->op, what, ts[t].name);
+      free(now_b);
+    }
+    for (int t = 0; before && t < nt; t++) free(before[t]);
+    free(before);
+  }
+#endif
 
   /* the reference: the regions played back on the same inputs, where a
    * kernel multiplies in TF32 its operands rounded as it rounds them
@@ -1096,7 +1161,7 @@ out:
 }
 
 int main(int argc, char **argv) {
-  opts o = {NULL, false, -1, false, NULL, 0};
+  opts o = {NULL, false, -1, false, NULL, 0, false};
   const char *path = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) o.only = argv[++i];
@@ -1104,6 +1169,9 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--skip-row") == 0 && i + 1 < argc) o.skip_row = atoi(argv[++i]);
     else if (strcmp(argv[i], "--search-only") == 0) o.search_only = true;
     else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) o.threads = atoi(argv[++i]);
+#ifdef KT_GPU
+    else if (strcmp(argv[i], "--graph") == 0) o.graph = true;
+#endif
     else if (strcmp(argv[i], "--dump") == 0 && i + 1 < argc && !o.dump) {
       if (!(o.dump = fopen(argv[++i], "wb"))) {
         fprintf(stderr, "test_every_kernel: cannot write %s\n", argv[i]);
@@ -1112,12 +1180,12 @@ int main(int argc, char **argv) {
     }
     else if (!path && argv[i][0] != '-') path = argv[i];
     else {
-      fprintf(stderr, "usage: test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only] [--dump FILE] [--threads N]\n");
+      fprintf(stderr, "usage: test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only] [--dump FILE] [--threads N] [--graph]\n");
       return 2;
     }
   }
   if (!path) {
-    fprintf(stderr, "usage: test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only] [--dump FILE] [--threads N]\n");
+    fprintf(stderr, "usage: test_every_kernel MANIFEST [--op NAME] [--corrupt] [--skip-row N] [--search-only] [--dump FILE] [--threads N] [--graph]\n");
     return 2;
   }
   const char *base = strrchr(path, '/');

@@ -248,7 +248,7 @@ int main(int argc, char **argv) {
   if (e->call_ws && in->workspace) {
     size_t bytes = e->workspace_size(dt, args);
     if (dlcemu_mem_alloc(&ws, bytes ? bytes : 1) != 0) return 2;
-    st = e->call_ws(dt, args, (void *)(uintptr_t)ws, bytes);
+    st = e->call_ws(dt, args, (void *)(uintptr_t)ws, bytes, NULL);
   } else {
     st = e->call(dt, args);
   }
