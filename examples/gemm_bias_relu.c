@@ -96,7 +96,15 @@ int main(int argc, char **argv) {
     fprintf(stderr, "device allocation or copy failed\n");
     return 1;
   }
-  dlc_status st = dlc_gemm_bias_relu(DLC_F16, M, N, K, da, K, db, N, dbias, dc, N, NULL);
+  /* what the call will run (a dry run: the same checks, nothing launched) */
+  dlc_launch_info q;
+  dlc_status st = dlc_gemm_bias_relu_query(DLC_F16, M, N, K, da, K, db, N, dbias, dc, N, NULL, 0, &q);
+  if (st != DLC_SUCCESS) {
+    fprintf(stderr, "dlc_gemm_bias_relu_query: %s: %s\n", dlc_status_string(st), dlc_last_error_detail());
+    return 1;
+  }
+  printf("runs %s (%s, %dx%dx%d tiles, %lld CTAs)\n", q.kernel, q.arch, q.tile_m, q.tile_n, q.tile_k, (long long)q.ctas);
+  st = dlc_gemm_bias_relu(DLC_F16, M, N, K, da, K, db, N, dbias, dc, N, NULL);
   if (st != DLC_SUCCESS) {
     fprintf(stderr, "dlc_gemm_bias_relu: %s: %s\n", dlc_status_string(st), dlc_last_error_detail());
     return 1;

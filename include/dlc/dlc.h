@@ -131,6 +131,8 @@ typedef struct dlc_launch_info {
   int smem_bytes;         /**< the first kernel's dynamic shared memory */
   int64_t ctas;           /**< CTAs over all its launches */
   size_t workspace_bytes; /**< the bytes of the caller's workspace the plan it takes uses (0: none) */
+  int64_t reserved[8];    /**< zero; room for what later MINOR versions report, so that the struct's size (the
+                           * ABI) stays */
 } dlc_launch_info;
 
 /** The name of a status ("DLC_ERROR_MISALIGNED"); never NULL. */

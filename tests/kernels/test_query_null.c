@@ -56,6 +56,11 @@ static void gemm_matches(int64_t M, int64_t N, int64_t K, void *ws, size_t wsb, 
 
 int main(void) {
   dlc_launch_info q;
+  /* the struct is ABI: its size on LP64 stays (later fields take reserved's room) */
+  CHECK(sizeof(void *) != 8 || sizeof(dlc_launch_info) == 120);
+  memset(&q, 0xA5, sizeof q);
+  CHECK(dlc_softmax_query(DLC_F16, 3, 5, fake(A0), 5, fake(C0), 5, NULL, 0, &q) == DLC_SUCCESS);
+  for (int i = 0; i < 8; i++) CHECK(q.reserved[i] == 0);
 
   /* one kernel on sm80 */
   gemm_matches(1000, 1000, 256, NULL, 0, 1);
