@@ -47,6 +47,9 @@ for dt in fp16 bf16; do
   timeout 120 "$B/dlc-bench-gpu" --gpu --csv "$O/bench_$dt.csv" --dtype $dt 2>&1 | tee "$O/bench_$dt.log"
 done
 
+step "the host cost of a call on the CUDA backend (the call's return, no sync)"
+timeout 60 "$B/dlc-bench-gpu" --host 2>&1 | tee "$O/host_cost.log"
+
 step "dlc against PyTorch (cuBLAS, cuDNN, SDPA) in one process"
 timeout 120 python3 bench/vs_torch.py "$B/libdlckernels.so.0" 2>&1 | tee "$O/vs_torch.log"
 

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dlc/dlc.h"
 
@@ -53,15 +54,21 @@
 /* (the --emu build uses little of what follows) */
 #define MAYBE_UNUSED __attribute__((unused))
 
-typedef enum { OP_GEMM, OP_GEMM_NT, OP_GEMM_GELU, OP_CONV, OP_ATTN } op_kind;
+typedef enum { OP_GEMM, OP_GEMM_NT, OP_GEMM_GELU, OP_CONV, OP_ATTN, OP_SOFTMAX, OP_LAYERNORM, OP_RMSNORM, OP__COUNT } op_kind;
 static const char *const OP_NAME[] = {"gemm_bias_relu", "gemm_bias_relu_nt", "gemm_bias_gelu", "conv2d_bias_silu",
-                                      "attention_causal"};
+                                      "attention_causal", "softmax", "layernorm", "rmsnorm"};
+/* each op's dims as --op NAME takes them (--m 1 --n 4096 --k 4096), in shape.v's order */
+static const char *const OP_DIMS[][7] = {{"m", "n", "k"}, {"m", "n", "k"}, {"m", "n", "k"},
+                                         {"n", "h", "w", "c", "k", "stride"}, {"b", "h", "s", "d"},
+                                         {"m", "n"}, {"m", "n"}, {"m", "n"}};
+/* a row op: M rows of N (the row skeleton) */
+MAYBE_UNUSED static bool is_row(op_kind op) { return op == OP_SOFTMAX || op == OP_LAYERNORM || op == OP_RMSNORM; }
 /* a GEMM entry point (M N K shapes, cuBLASLt beside it on a GPU) */
 MAYBE_UNUSED static bool is_gemm(op_kind op) { return op == OP_GEMM || op == OP_GEMM_NT || op == OP_GEMM_GELU; }
 
 typedef struct shape {
   op_kind op;
-  int64_t v[6]; /* GEMM: M N K; conv: N H W C K stride; attention: B H S D */
+  int64_t v[6]; /* GEMM: M N K; conv: N H W C K stride; attention: B H S D; rows: M N */
   const char *why;
 } shape;
 
@@ -73,7 +80,9 @@ typedef struct shape {
  * stored [K,N]: this op's layout); ResNet-50's 3x3 convolutions at batch 32 (the
  * stride-1 layer of each stage and the stride-2 first layers of stages 2-4);
  * attention as in the FlashAttention-2 paper's benchmark: 16k tokens per
- * batch (B = 16384 / S), hidden 2048 (H = 2048 / D), causal. */
+ * batch (B = 16384 / S), hidden 2048 (H = 2048 / D), causal; the row ops at
+ * Llama-7B's hidden size (RMSNorm at prefill and decode, a layernorm) and
+ * a softmax over attention scores (32 heads x 2048 queries, 2048 keys). */
 MAYBE_UNUSED static const shape SHAPES[] = {
     {OP_GEMM, {1024, 1024, 1024}, "square"},
     {OP_GEMM, {2048, 2048, 2048}, "square"},
@@ -104,6 +113,10 @@ MAYBE_UNUSED static const shape SHAPES[] = {
     {OP_ATTN, {32, 16, 512, 128}, "fa2 d128"},
     {OP_ATTN, {8, 16, 2048, 128}, "fa2 d128"},
     {OP_ATTN, {2, 16, 8192, 128}, "fa2 d128"},
+    {OP_RMSNORM, {2048, 4096}, "prefill norm"},
+    {OP_RMSNORM, {16, 4096}, "decode norm"},
+    {OP_LAYERNORM, {2048, 4096}, "prefill layernorm"},
+    {OP_SOFTMAX, {65536, 2048}, "attention scores"},
 };
 #define NSHAPES ((int)(sizeof SHAPES / sizeof *SHAPES))
 
@@ -124,6 +137,9 @@ MAYBE_UNUSED static void shape_text(const shape *s, char *buf, size_t n) {
     snprintf(buf, n, "%lldx%lldx%lldx%lld", (long long)s->v[0], (long long)s->v[1], (long long)s->v[2],
              (long long)s->v[3]);
     break;
+  default: /* the row ops */
+    snprintf(buf, n, "%lldx%lld", (long long)s->v[0], (long long)s->v[1]);
+    break;
   }
 }
 
@@ -139,6 +155,7 @@ MAYBE_UNUSED static void gemm_view(const shape *s, int64_t *M, int64_t *N, int64
 /* Useful FLOPs: 2 M N K; causal attention computes half of the 2 S^2 D of
  * each of QK^T and PV: 2 B H S^2 D. */
 MAYBE_UNUSED static double flops_of(const shape *s) {
+  if (is_row(s->op)) return 5.0 * (double)s->v[0] * (double)s->v[1]; /* a few elementwise ops an element, no MMA */
   if (s->op == OP_ATTN) return 2.0 * (double)s->v[0] * (double)s->v[1] * (double)s->v[2] * (double)s->v[2] * (double)s->v[3];
   int64_t M, N, K;
   gemm_view(s, &M, &N, &K);
@@ -169,6 +186,10 @@ static dlc_status call(const shape *s, dlc_dtype dt, void *const *p, void *ws, s
   case OP_CONV:
     return dlc_conv2d_bias_silu(dt, v[0], v[1], v[2], v[3], v[4], v[5], v[5], 1, 1, p[0], p[1], p[2], p[3], NULL);
   case OP_ATTN: return dlc_attention_causal(dt, v[0], v[1], v[2], v[3], p[0], p[1], p[2], p[3], NULL);
+  case OP_SOFTMAX: return dlc_softmax(dt, v[0], v[1], p[0], v[1], p[3], v[1], NULL);
+  case OP_LAYERNORM: return dlc_layernorm(dt, v[0], v[1], p[0], v[1], p[1], p[2], p[3], v[1], NULL);
+  case OP_RMSNORM: return dlc_rmsnorm(dt, v[0], v[1], p[0], v[1], p[1], p[3], v[1], NULL);
+  case OP__COUNT: break;
   }
   return DLC_ERROR_INTERNAL;
 }
@@ -177,10 +198,52 @@ MAYBE_UNUSED static const char CSV_HEADER[] = "op,shape,dtype,arch,plan,ctas,flo
 
 static int usage(void) {
   fprintf(stderr,
-          "usage: dlc-bench --model --csv FILE\n"
+          "usage: dlc-bench --model --csv FILE|- [--op NAME [--DIM V ...]] [--dtype fp16|bf16]\n"
+          "       dlc-bench --host [--op NAME [--DIM V ...]] [--dtype fp16|bf16]\n"
           "       dlc-bench-emu --emu\n"
-          "       dlc-bench-gpu --gpu --csv FILE [--repeats N] [--dtype fp16|bf16]\n");
+          "       dlc-bench-gpu --gpu --csv FILE|- [--op NAME [--DIM V ...]] [--repeats N] [--dtype fp16|bf16]\n"
+          "       dlc-bench-gpu --host [--op NAME [--DIM V ...]] [--dtype fp16|bf16]\n"
+          "ops and their dims:");
+  for (int o = 0; o < OP__COUNT; o++) {
+    fprintf(stderr, "%s %s", o ? "," : "", OP_NAME[o]);
+    for (int d = 0; d < 7 && OP_DIMS[o][d]; d++) fprintf(stderr, " --%s", OP_DIMS[o][d]);
+  }
+  fputc('\n', stderr);
   return 2;
+}
+
+/* The shapes a run covers: the standard list, or --op's (its shapes in the
+ * list; with dims, one shape: the op's first in the list with those dims
+ * replaced). */
+static shape sel[sizeof SHAPES / sizeof *SHAPES];
+static int nsel;
+
+/* The elapsed seconds of the wall clock since an origin. */
+MAYBE_UNUSED static double now_s(void) {
+  struct timespec t;
+  timespec_get(&t, TIME_UTC);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+MAYBE_UNUSED static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The host cost of one call of shape s: the median over 9 runs of n calls
+ * of the wall time a call takes to return, in microseconds (on the null
+ * backend: the checks, the kernel choice and the grid; on the CUDA backend
+ * also the launch's enqueue, with no synchronization in the runs). */
+MAYBE_UNUSED static double host_us(const shape *s, dlc_dtype dt, void *const *p, void *ws, size_t ws_bytes, int n) {
+  double t[9];
+  for (int r = 0; r < 9; r++) {
+    double t0 = now_s();
+    for (int i = 0; i < n; i++)
+      if (call(s, dt, p, ws, ws_bytes) != DLC_SUCCESS) return -1;
+    t[r] = (now_s() - t0) / n * 1e6;
+  }
+  qsort(t, 9, sizeof *t, cmp_d);
+  return t[4];
 }
 
 /* ---- the model's columns ------------------------------------------------------------ */
@@ -220,10 +283,12 @@ static void csv_row(FILE *csv, const char *op, const shape *s, const char *arch,
     fprintf(csv, "%s,%s,%s,%s,%s,%lld,%.0f,,,,%s\n", op, sh, csv_dtype, arch, plan, (long long)ctas, flops, act);
     return;
   }
-  if (s->op == OP_ATTN) {
-    /* no §11 estimate for the streaming skeleton: a roofline bound at the
-     * wave fill (CTAs over SMs), Q, K, V read once and O written */
-    bytes = 4.0 * 2 * (double)s->v[0] * (double)s->v[1] * (double)s->v[2] * (double)s->v[3];
+  if (s->op == OP_ATTN || is_row(s->op)) {
+    /* no §11 estimate for the streaming and row skeletons: a roofline bound
+     * at the wave fill (CTAs over SMs), each tensor read or written once
+     * (attention's Q, K, V and O; a row op's X and Y) */
+    bytes = s->op == OP_ATTN ? 4.0 * 2 * (double)s->v[0] * (double)s->v[1] * (double)s->v[2] * (double)s->v[3]
+                             : 2.0 * 2 * (double)s->v[0] * (double)s->v[1];
     occ = fmin(1.0, (double)ctas / ai->sm_count);
     us = fmax(flops / (ai->peak_tflops * 1e12 * occ), bytes / (ai->peak_gbs * 1e9)) * 1e6;
   } else {
@@ -246,18 +311,39 @@ static void csv_row(FILE *csv, const char *op, const shape *s, const char *arch,
 #if defined(DLC_BENCH_NULL)
 
 static void *fake(uintptr_t a) { return (void *)a; }
+static dlc_dtype model_dt = DLC_F16;
+
+/* --host: each shape's dispatch cost on the null backend (the pointers are
+ * never dereferenced), with its workspace as --model gives it. */
+static int run_host_null(void) {
+  void *p[4] = {fake(0x10000000), fake(0x20000000), fake(0x30000000), fake(0x40000000)};
+  int fails = 0;
+  printf("%-18s %-24s %-5s %s\n", "op", "shape", "dtype", "dispatch_ns (null backend: checks, kernel choice, grid)");
+  for (int i = 0; i < nsel; i++) {
+    char sh[96];
+    shape_text(&sel[i], sh, sizeof sh);
+    double us = host_us(&sel[i], model_dt, p, fake(0x50000000), ws_of(&sel[i], model_dt), 20000);
+    if (us < 0) {
+      fprintf(stderr, "dlc-bench: %s %s: %s\n", OP_NAME[sel[i].op], sh, dlc_last_error_detail());
+      fails++;
+      continue;
+    }
+    printf("%-18s %-24s %-5s %.1f\n", OP_NAME[sel[i].op], sh, model_dt == DLC_BF16 ? "bf16" : "fp16", us * 1e3);
+  }
+  return fails ? 1 : 0;
+}
 
 static int run_model(FILE *csv) {
   static const char *const archs[] = {"sm80", "sm90a"};
   void *p[4] = {fake(0x10000000), fake(0x20000000), fake(0x30000000), fake(0x40000000)};
   fputs(CSV_HEADER, csv);
   int fails = 0;
-  for (int i = 0; i < NSHAPES; i++) {
-    const shape *s = &SHAPES[i];
+  for (int i = 0; i < nsel; i++) {
+    const shape *s = &sel[i];
     char sh[96];
     shape_text(s, sh, sizeof sh);
     /* a GEMM gets the workspace its split-K plan asks for (any aligned address: nothing runs) */
-    dlc_status st = call(s, DLC_F16, p, fake(0x50000000), ws_of(s, DLC_F16));
+    dlc_status st = call(s, model_dt, p, fake(0x50000000), ws_of(s, model_dt));
     if (st != DLC_SUCCESS) {
       fprintf(stderr, "dlc-bench: %s %s: %s: %s\n", OP_NAME[s->op], sh, dlc_status_string(st), dlc_last_error_detail());
       fails++;
@@ -474,6 +560,8 @@ static size_t bytes_of(const shape *s, int t) {
     return 2 * (size_t)sz[t];
   }
   case OP_ATTN: return 2 * (size_t)(v[0] * v[1] * v[2] * v[3]);
+  case OP__COUNT: break;
+  default: return 2 * (size_t)(t == 1 || t == 2 ? v[1] : v[0] * v[1]); /* the row ops: X and Y, gamma and beta */
   }
   return 0;
 }
@@ -550,15 +638,24 @@ static int run_gpu(FILE *csv, int repeats, dlc_dtype dt) {
   size_t ws_bytes = 32u << 20;
   CU(cudaMalloc(&flush, flush_bytes));
   CU(cudaMalloc(&ws, ws_bytes));
-  fputs(CSV_HEADER, csv);
-  for (int i = 0; i < NSHAPES; i++) {
-    const shape *s = &SHAPES[i];
+  if (csv) fputs(CSV_HEADER, csv);
+  else printf("%-18s %-24s %-5s %s\n", "op", "shape", "dtype", "host_us (CUDA backend: the call's return, no sync)");
+  for (int i = 0; i < nsel; i++) {
+    const shape *s = &sel[i];
     char sh[96];
     shape_text(s, sh, sizeof sh);
     dlc_ctx x = {s, dt, {NULL, NULL, NULL, NULL}, ws, ws_bytes};
     for (int t = 0; t < 4; t++) {
       CU(cudaMalloc(&x.p[t], bytes_of(s, t)));
       fill_random(x.p[t], bytes_of(s, t) / 2, dt, s->op == OP_CONV && t == 1 ? 0.05f : 1.f, (uint64_t)(i * 4 + t + 1));
+    }
+    if (!csv) { /* --host */
+      double h = host_us(s, dt, x.p, ws, ws_bytes, 200);
+      CU(cudaDeviceSynchronize());
+      if (h < 0) fprintf(stderr, "dlc-bench: %s %s: %s\n", OP_NAME[s->op], sh, dlc_last_error_detail());
+      else printf("%-18s %-24s %-5s %.2f\n", OP_NAME[s->op], sh, dt == DLC_BF16 ? "bf16" : "fp16", h);
+      for (int t = 0; t < 4; t++) CU(cudaFree(x.p[t]));
+      continue;
     }
     double us = median_us((timed){run_dlc, &x}, flush, flush_bytes, repeats);
     csv_row(csv, OP_NAME[s->op], s, arch, dlc__last_launch(), us); /* the plan that ran, and the model's columns */
@@ -590,46 +687,95 @@ static int run_gpu(FILE *csv, int repeats, dlc_dtype dt) {
 }
 #endif
 
+/* --op NAME and its dims: sel[] is the op's shapes of the list, or with
+ * dims given one shape, its first with them; 0, or 2 after a message. */
+static int select_shapes(const char *op, int ndims, char **names, const int64_t *vals) {
+  int o = 0;
+  while (op && o < OP__COUNT && strcmp(OP_NAME[o], op) != 0) o++;
+  if (op && o == OP__COUNT) {
+    fprintf(stderr, "dlc-bench: no op %s in this build's shape list\n", op);
+    return usage();
+  }
+  nsel = 0;
+  for (int i = 0; i < NSHAPES; i++)
+    if (!op || SHAPES[i].op == (op_kind)o) sel[nsel++] = SHAPES[i];
+  if (!ndims) return 0;
+  if (!op) {
+    fprintf(stderr, "dlc-bench: --%s needs --op\n", names[0]);
+    return usage();
+  }
+  shape one = sel[0];
+  for (int j = 0; j < ndims; j++) {
+    int d = 0;
+    while (d < 7 && OP_DIMS[o][d] && strcmp(OP_DIMS[o][d], names[j]) != 0) d++;
+    if (d == 7 || !OP_DIMS[o][d]) {
+      fprintf(stderr, "dlc-bench: %s has no dim --%s\n", op, names[j]);
+      return usage();
+    }
+    if (vals[j] < 1) {
+      fprintf(stderr, "dlc-bench: --%s %lld: a dim is at least 1\n", names[j], (long long)vals[j]);
+      return usage();
+    }
+    one.v[d] = vals[j];
+  }
+  one.why = "--op";
+  sel[0] = one, nsel = 1;
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  const char *mode = NULL, *csv_path = NULL;
-  int repeats = 20;
+  const char *mode = NULL, *csv_path = NULL, *op = NULL;
+  int repeats = 20, ndims = 0;
+  char *names[8];
+  int64_t vals[8];
   dlc_dtype dt MAYBE_UNUSED = DLC_F16;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--model") || !strcmp(argv[i], "--emu") || !strcmp(argv[i], "--gpu")) mode = argv[i];
+    char *end;
+    if (!strcmp(argv[i], "--model") || !strcmp(argv[i], "--emu") || !strcmp(argv[i], "--gpu") || !strcmp(argv[i], "--host"))
+      mode = argv[i];
     else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
     else if (!strcmp(argv[i], "--repeats") && i + 1 < argc) repeats = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--dtype") && i + 1 < argc && !strcmp(argv[i + 1], "fp16")) dt = DLC_F16, i++;
     else if (!strcmp(argv[i], "--dtype") && i + 1 < argc && !strcmp(argv[i + 1], "bf16")) dt = DLC_BF16, i++;
+    else if (!strcmp(argv[i], "--op") && i + 1 < argc) op = argv[++i];
+    else if (!strncmp(argv[i], "--", 2) && argv[i][2] && i + 1 < argc && ndims < 8 &&
+             (vals[ndims] = strtoll(argv[i + 1], &end, 10), *argv[i + 1] && !*end))
+      names[ndims++] = argv[i] + 2, i++;
     else return usage();
   }
   if (!mode || repeats < 1) return usage();
+  if (select_shapes(op, ndims, names, vals)) return 2;
   FILE *csv = NULL;
-  if (csv_path && !(csv = fopen(csv_path, "w"))) {
+  if (csv_path && !strcmp(csv_path, "-")) csv = stdout;
+  else if (csv_path && !(csv = fopen(csv_path, "w"))) {
     perror(csv_path);
     return 1;
   }
   int rc = 2;
 #if defined(DLC_BENCH_NULL)
+  model_dt = dt;
+  csv_dtype = dt == DLC_BF16 ? "bf16" : "fp16";
   if (!strcmp(mode, "--model") && csv) rc = run_model(csv);
+  if (!strcmp(mode, "--host")) rc = run_host_null();
 #elif defined(DLC_BENCH_EMU)
   if (!strcmp(mode, "--emu")) rc = run_emu();
 #elif defined(DLC_BENCH_GPU)
-  if (!strcmp(mode, "--gpu") && csv) {
-    csv_dtype = dt == DLC_BF16 ? "bf16" : "fp16";
-    rc = run_gpu(csv, repeats, dt);
-  }
+  csv_dtype = dt == DLC_BF16 ? "bf16" : "fp16";
+  if (!strcmp(mode, "--gpu") && csv) rc = run_gpu(csv, repeats, dt);
+  if (!strcmp(mode, "--host")) rc = run_gpu(NULL, repeats, dt);
 #endif
   if (rc == 2) {
     fprintf(stderr, "dlc-bench: %s%s is not what this build runs (%s)\n", mode, csv ? "" : " without --csv",
 #if defined(DLC_BENCH_NULL)
-            "dlc-bench: --model --csv FILE"
+            "dlc-bench: --model --csv FILE, --host"
 #elif defined(DLC_BENCH_EMU)
             "dlc-bench-emu: --emu"
 #else
-            "dlc-bench-gpu: --gpu --csv FILE"
+            "dlc-bench-gpu: --gpu --csv FILE, --host"
 #endif
     );
   }
-  if (csv && fclose(csv)) rc = 1;
+  if (csv && csv != stdout && fclose(csv)) rc = 1;
+  if (csv == stdout && fflush(stdout)) rc = 1;
   return rc;
 }

@@ -22,6 +22,9 @@ if(STEP STREQUAL "cmake_install_gives_the_distro_layout")
     ${DATADIR}/dlc/manifests/default.json ${DATADIR}/dlc/manifests/graphs/gemm_bias_relu.json
     ${DOCDIR}/README.md ${DOCDIR}/manifest.md ${DATADIR}/dlckernels/ops.md ${DATADIR}/dlckernels/ops.json ${MANDIR}/man1/dlcgen.1
     ${LIBDIR}/libdlckernels-emu.so ${LIBDIR}/libdlckernels-emu.so.0 ${LIBDIR}/libdlckernels-emu.so.${VERSION})
+  if(DEFAULT_OPS)  # dlc-bench calls the default manifest's ops
+    list(APPEND want ${BINDIR}/dlc-bench ${MANDIR}/man1/dlc-bench.1)
+  endif()
   if(HAVE_CUDA)
     list(APPEND want ${LIBDIR}/libdlckernels.a ${PKGCONFIGDIR}/dlckernels.pc
          ${LIBDIR}/libdlckernels.so ${LIBDIR}/libdlckernels.so.0 ${LIBDIR}/libdlckernels.so.${VERSION})
