@@ -81,11 +81,18 @@ int host_entry_args(emit_ctx *c, const emit_op *eo, arg **out) {
   return n;
 }
 
-void host_prototype(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n) {
-  sb_printf(s, "dlc_status dlc_%s(dlc_dtype dtype", eo->op->name);
+/* dlc_status dlc_<op><suffix>(dtype, the arguments four a line, <tail>):
+ * the prototypes of dlc_<op>, dlc_<op>_ws and dlc_<op>_query. */
+static void entry_prototype(strbuf *s, const emit_op *eo, const char *suffix, const arg *a, int n, const char *tail) {
+  sb_printf(s, "dlc_status dlc_%s%s(dlc_dtype dtype", eo->op->name, suffix);
   for (int i = 0; i < n; i++) sb_printf(s, ",%s%s%s%s", i % 4 == 0 ? "\n    " : " ", a[i].type,
                                         a[i].type[strlen(a[i].type) - 1] == '*' ? "" : " ", a[i].name);
-  sb_puts(s, ",\n    struct CUstream_st *stream)");
+  sb_printf(s, ",\n    %s)", tail);
+}
+
+void host_prototype(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n) {
+  (void)c;
+  entry_prototype(s, eo, "", a, n, "struct CUstream_st *stream");
 }
 
 /* The shape arguments of an entry point: its dims and runtime attrs, the
@@ -105,11 +112,8 @@ static void workspace_prototype(emit_ctx *c, strbuf *s, const emit_op *eo, const
 }
 
 static void prototype_ws(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n) {
-  sb_printf(s, "dlc_status dlc_%s_ws(dlc_dtype dtype", eo->op->name);
-  for (int i = 0; i < n; i++) sb_printf(s, ",%s%s%s%s", i % 4 == 0 ? "\n    " : " ", a[i].type,
-                                        a[i].type[strlen(a[i].type) - 1] == '*' ? "" : " ", a[i].name);
-  sb_puts(s, ",\n    void *workspace, size_t workspace_bytes, struct CUstream_st *stream)");
   (void)c;
+  entry_prototype(s, eo, "_ws", a, n, "void *workspace, size_t workspace_bytes, struct CUstream_st *stream");
 }
 
 /* A doc comment of `text` wrapped at spaces to 110 columns: slash, two
@@ -130,11 +134,8 @@ static void doc_comment(strbuf *s, const char *text) {
 }
 
 static void query_prototype(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n) {
-  sb_printf(s, "dlc_status dlc_%s_query(dlc_dtype dtype", eo->op->name);
-  for (int i = 0; i < n; i++) sb_printf(s, ",%s%s%s%s", i % 4 == 0 ? "\n    " : " ", a[i].type,
-                                        a[i].type[strlen(a[i].type) - 1] == '*' ? "" : " ", a[i].name);
-  sb_puts(s, ",\n    void *workspace, size_t workspace_bytes, dlc_launch_info *info)");
   (void)c;
+  entry_prototype(s, eo, "_query", a, n, "void *workspace, size_t workspace_bytes, dlc_launch_info *info");
 }
 
 char *emit_ops_h(emit_ctx *c) {
