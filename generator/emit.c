@@ -1358,6 +1358,10 @@ const char *kernel_name_90(arena *A, const emit_op *eo, const emit_instance *in)
   return arena_printf(A, "dlc_%s_%s_sm90a", eo->op->name, cid(A, in->tag));
 }
 
+const char *kernel_name_given(arena *A, const emit_op *eo, const emit_instance *in, int vec) {
+  return arena_printf(A, "dlc_%s_%s_v%d", eo->op->name, cid(A, in->tag), vec);
+}
+
 int chain_vals(const emit_op *eo, const emit_instance *in, chain_val *out, int cap) {
   int n = 0;
   for (const gpu_kernel *k = in->k; k && is_chain(eo); k = k->next) {
@@ -1428,6 +1432,52 @@ static void epi_paths_warn(const emit_ctx *c, const emit_op *eo) {
               "with their number, not with the chain's length, and past %.0f it stops being linear (a chain of "
               "functions that each read their input twice doubles them per function)",
               eo->op->name, log->epi_region, log->epi_paths, EMIT_EPI_LINEAR_PATHS);
+}
+
+/* A chain op's plan without a workspace (emit_op.given): one kernel an
+ * instance, each Op's text written once, the instances whose text is the
+ * same sharing it (as emit_op_cu's); nameg[i]: instance i's Op. */
+static void given_ops(emit_ctx *c, strbuf *s, const emit_op *eo, const char **nameg) {
+  arena *A = c->A;
+  char **textg = ARENA_ARRAY(A, char *, eo->ngiven + 1);
+  for (int i = 0; i < eo->ngiven; i++) {
+    const emit_instance *in = &eo->given[i];
+    nameg[i] = arena_printf(A, "Op_%s", cid(A, strchr(in->tag, '.') + 1));
+    for (int pass = 0; pass < 2; pass++) {
+      strbuf t = {0};
+      skel_of(in->k->algo)->render(c, &t, eo, in, nameg[i]);
+      textg[i] = arena_strdup(A, sb_str(&t));
+      sb_free(&t);
+      render_log_op(c->log, in->k, nameg[i], textg[i]);
+      bool clash = false;
+      for (int j = 0; j < i; j++) clash |= strcmp(nameg[j], nameg[i]) == 0 && strcmp(textg[j], textg[i]) != 0;
+      if (!clash) break;
+      nameg[i] = arena_printf(A, "%s_%s", nameg[i], dtype_name(in->dt));
+    }
+  }
+  for (int i = 0; i < eo->ngiven; i++) {
+    bool seen = false;
+    for (int j = 0; j < i; j++) seen |= strcmp(nameg[j], nameg[i]) == 0;
+    if (seen) continue;
+    const char *tags = "";
+    for (int j = i; j < eo->ngiven; j++)
+      if (strcmp(nameg[j], nameg[i]) == 0) tags = arena_printf(A, "%s%s%s", tags, *tags ? ", " : "", cmt(A, eo->given[j].tag));
+    sb_printf(s, "// ---- %s %s: region %s, without a workspace (the graph as given, its layout conversions not compiled)\n",
+              eo->op->name, tags, cmt(A, eo->given[i].k->r->name));
+    sb_puts(s, textg[i]);
+  }
+}
+
+/* The given instances' kernels (nameg: their Ops), or with nameg NULL
+ * their lines of dlc__fns_<op>. */
+static void given_entries(arena *A, strbuf *s, const emit_op *eo, const char *const *nameg) {
+  for (int i = 0; i < eo->ngiven; i++)
+    for (int v = 0; v < eo->given[i].k->nvec; v++) {
+      const gpu_kernel *k = eo->given[i].k;
+      const char *kn = kernel_name_given(A, eo, &eo->given[i], k->vecs[v]);
+      if (nameg) kernel_entry(s, k, kn, eo->op->name, nameg[i], k->T, k->vecs[v]);
+      else sb_printf(s, "    (const void *)%s,\n", kn);
+    }
 }
 
 char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
@@ -1543,6 +1593,8 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
     sb_printf(&s, "// ---- %s %s on sm90a: region %s\n", eo->op->name, tags, cmt(A, eo->inst[i].k->r->name));
     sb_puts(&s, text90[i]);
   }
+  const char **nameg = ARENA_ARRAY(A, const char *, eo->ngiven + 1);
+  given_ops(c, &s, eo, nameg);
   sb_printf(&s, "}  // namespace dlc_%s\n\nextern \"C\" {\n", eo->op->name);
   for (int i = 0; i < nops; i++) {
     const emit_instance *in = &eo->inst[i / nk];
@@ -1559,6 +1611,7 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
     if (name90[i])
       kernel_entry(&s, eo->inst[i].k->sm90a, kernel_name_90(A, eo, &eo->inst[i]), eo->op->name, name90[i],
                    eo->inst[i].k->sm90a->T, 0);
+  given_entries(A, &s, eo, nameg);
   sb_printf(&s, "\n// Kernel handles for the CUDA backend, in the order of the dispatch table.\n");
   sb_printf(&s, "extern const void *const dlc__fns_%s[] = {\n", eo->op->name);
   for (int i = 0; i < nops; i++) {
@@ -1568,6 +1621,7 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
   }
   for (int i = 0; i < eo->ninst; i++)
     if (name90[i]) sb_printf(&s, "    (const void *)%s,\n", kernel_name_90(A, eo, &eo->inst[i]));
+  given_entries(A, &s, eo, NULL);
   sb_puts(&s, "};\n}  // extern \"C\"\n");
   epi_paths_warn(c, eo);
   return sb_take(&s);

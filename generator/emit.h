@@ -49,6 +49,13 @@ typedef struct emit_op {
   int index;                   /* in the manifest */
   int ninst;
   emit_instance *inst;
+  /* a chain op's plan without a workspace (pipeline.c given_run): per
+   * manifest instance (emit_instance.source), the graph as given in one
+   * kernel, which dlc_<op>_ws() runs when the workspace is smaller than the
+   * chain's, and dlc_<op>() always; its kernels follow all the others in
+   * the op's dispatch table.  0 and NULL: the op has none */
+  int ngiven;
+  emit_instance *given;
 } emit_op;
 
 struct render_log;

@@ -85,11 +85,13 @@ static cJSON *tile(const gpu_kernel *k) {
 
 /* One kernel of an instance: its skeleton and plan, and the names of its
  * dispatch rows (one a chunk width; what dlc_<op>_query reports). */
-typedef enum { KJ_ROW, KJ_REDUCE, KJ_SM90A } kj_kind;
+typedef enum { KJ_ROW, KJ_REDUCE, KJ_SM90A, KJ_GIVEN } kj_kind;
 static cJSON *kernel_json(arena *A, const emit_op *eo, const emit_instance *in, const gpu_kernel *k, kj_kind kind) {
   cJSON *o = cJSON_CreateObject(), *names = cJSON_AddArrayToObject(o, "names");
   if (kind == KJ_SM90A) cJSON_AddItemToArray(names, cJSON_CreateString(kernel_name_90(A, eo, in)));
   else if (kind == KJ_REDUCE) cJSON_AddItemToArray(names, cJSON_CreateString(reduce_name(A, eo, in)));
+  else if (kind == KJ_GIVEN)
+    for (int v = 0; v < k->nvec; v++) cJSON_AddItemToArray(names, cJSON_CreateString(kernel_name_given(A, eo, in, k->vecs[v])));
   else
     for (int v = 0; v < k->nvec; v++) cJSON_AddItemToArray(names, cJSON_CreateString(kernel_name_k(A, eo, in, k, k->vecs[v])));
   cJSON_AddStringToObject(o, "region", k->r->name);
@@ -173,14 +175,20 @@ static cJSON *op_json(emit_ctx *c, const emit_op *eo) {
   cJSON_AddStringToObject(o, "workspace", ws);
   cJSON_AddStringToObject(
       o, "workspace_rule",
-      is_chain(eo) ? arena_printf(A, "runs as several kernels: dlc_%s_ws needs dlc_%s_workspace_size() bytes, 256-byte "
+      is_chain(eo) && eo->ngiven
+          ? arena_printf(A, "optional: with dlc_%s_workspace_size() bytes (256-byte aligned) dlc_%s_ws runs several "
+                            "kernels (the layout pass's conversions into the workspace, then the op); with fewer, and "
+                            "dlc_%s always, one kernel on the operands in their stored layouts (the .given instances)",
+                         on, on, on)
+      : is_chain(eo) ? arena_printf(A, "runs as several kernels: dlc_%s_ws needs dlc_%s_workspace_size() bytes, 256-byte "
                                      "aligned (the values between the kernels); dlc_%s without one is refused", on, on, on)
       : has_split(eo) ? arena_printf(A, "optional: with dlc_%s_workspace_size() bytes (256-byte aligned) the shape buckets "
                                         "that split K run it; without, the plan that needs none", on)
                       : arena_printf(A, "none: dlc_%s_workspace_size() is 0 and dlc_%s_ws runs as dlc_%s", on, on, on));
   cJSON *insts = cJSON_AddArrayToObject(o, "instances");
-  for (int i = 0; i < eo->ninst; i++) {
-    const emit_instance *in = &eo->inst[i];
+  for (int i = 0; i < eo->ninst + eo->ngiven; i++) {
+    const bool given = i >= eo->ninst;
+    const emit_instance *in = given ? &eo->given[i - eo->ninst] : &eo->inst[i];
     cJSON *x = cJSON_CreateObject();
     cJSON_AddStringToObject(x, "tag", in->tag);
     cJSON_AddStringToObject(x, "dtype", dtype_name(in->dt));
@@ -213,7 +221,13 @@ static cJSON *op_json(emit_ctx *c, const emit_op *eo) {
                                                  : "its operands' tensor maps encode (16-byte aligned rows)");
         cJSON_AddItemToArray(ks, k90);
       }
-      for (const gpu_kernel *k = in->k; k; k = k->next) {
+      if (given) {
+        /* a chain op's plan without a workspace: its sm80 kernel on every arch */
+        cJSON *kg = kernel_json(A, eo, in, in->k, KJ_GIVEN);
+        cJSON_AddStringToObject(kg, "when", arena_printf(A, "the workspace is smaller than dlc_%s_workspace_size() bytes", on));
+        cJSON_AddItemToArray(ks, kg);
+      }
+      for (const gpu_kernel *k = given ? NULL : in->k; k; k = k->next) {
         cJSON_AddItemToArray(ks, kernel_json(A, eo, in, k, KJ_ROW));
         if (k->reduce) cJSON_AddItemToArray(ks, kernel_json(A, eo, in, k->reduce, KJ_REDUCE));
       }

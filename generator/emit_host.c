@@ -174,6 +174,16 @@ char *emit_ops_h(emit_ctx *c) {
                             "dlc_%s_workspace_size() bytes, shapes whose plan splits K run it (a deterministic split-K: the "
                             "slices' fp32 partials are summed in a fixed order); with fewer, the plan that needs none. "
                             "dlc_%s() is this with no workspace.", on, on, on);
+    } else if (is_chain(eo) && eo->ngiven) {
+      size_doc = arena_printf(c->A,
+                              "what its faster plan needs (the layout pass's converted operands, 256-byte aligned); 0 when "
+                              "the dtype, dims or variant have no kernel or the size overflows (dlc_%s_query() tells these "
+                              "apart)", on);
+      ws_doc = arena_printf(c->A,
+                            "dlc_%s() with a caller's workspace (NULL and 0: none; else 256-byte aligned): with at least "
+                            "dlc_%s_workspace_size() bytes the op runs as several kernels (the layout pass's conversions "
+                            "into the workspace, then the op on the converted operands); with fewer, as one kernel that "
+                            "loads its operands in their stored layouts. dlc_%s() is this with no workspace.", on, on, on);
     } else if (is_chain(eo)) {
       size_doc = arena_printf(c->A,
                               "what it needs (each value between the op's kernels, 256-byte aligned); 0 when the dtype, "
@@ -747,6 +757,58 @@ static void dispatch_chain_extras(emit_ctx *c, strbuf *s, const emit_op *eo, con
   plain_calls_ws(c, s, eo, a, n);
 }
 
+/* The given instance (emit_op.given) of chain instance `in`, or NULL. */
+static const emit_instance *given_of(const emit_op *eo, const emit_instance *in) {
+  for (int i = 0; i < eo->ngiven; i++)
+    if (eo->given[i].source == in->source) return &eo->given[i];
+  return NULL;
+}
+
+/* The first row of dlc__k_<op> that a given instance's kernels take: after
+ * the chain's rows (a chain op has no sm90a row). */
+static int given_row(const emit_op *eo, const emit_instance *gv) {
+  int idx = 0;
+  for (int i = 0; i < eo->ninst; i++)
+    for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) idx += k->nvec + (k->reduce ? 1 : 0);
+  for (const emit_instance *g = eo->given; g < gv; g++) idx += g->k->nvec;
+  return idx;
+}
+
+/* A chain instance's workspace when the op has a plan without one: NULL
+ * and 0, or 256-byte aligned memory; with fewer bytes than the chain needs
+ * (dlc_<op>() passes none), the graph as given runs in one kernel. */
+static void given_dispatch(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *gv) {
+  arena *A = c->A;
+  const char *on = eo->op->name;
+  const gpu_kernel *k = gv->k;
+  sb_printf(s,
+            "    if (!workspace && workspace_bytes)\n"
+            "      return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: workspace is NULL with workspace_bytes = %%zu (pass NULL and 0 for "
+            "none)\", workspace_bytes);\n"
+            "    if (workspace && !dlc__aligned(workspace, 256))\n"
+            "      return dlc__fail(DLC_ERROR_MISALIGNED, \"%s: workspace = %%p is not aligned to 256 bytes\", workspace);\n"
+            "    if ((uintptr_t)workspace > UINTPTR_MAX - workspace_bytes)\n"
+            "      return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: workspace + workspace_bytes wraps the address space\");\n"
+            "    if (dlc_ws == DLC__OVF || workspace_bytes < (size_t)dlc_ws) {\n"
+            "      /* without the chain's workspace: the graph as given, one kernel that loads the operands in their\n"
+            "       * stored layouts (region %s) */\n",
+            on, on, on, cmt(A, k->r->name));
+  strbuf b = {0};
+  dispatch_width(A, &b, k, on, true);
+  dispatch_kpart32(A, &b, eo, k);
+  dispatch_grid(A, &b, eo->inst[0].fe, k, on, false);
+  put_indented(s, sb_str(&b), "  ");
+  sb_free(&b);
+  int row = given_row(eo, gv);
+  sb_puts(s, "      int dlc_k = -1;\n      switch (dlc_vec) {\n");
+  for (int v = 0; v < k->nvec; v++) sb_printf(s, "      case %d: dlc_k = %d; break;\n", k->vecs[v], row + v);
+  sb_printf(s,
+            "      }\n      if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no kernel\");\n"
+            "      return dlc__launch(&dlc__k_%s[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, "
+            "(unsigned)dlc_gz, stream);\n    }\n",
+            on, on);
+}
+
 /* The chain's instance cases: the tensors, the workspace, then each kernel
  * with its width and grid, launched in order. */
 static void dispatch_chain_body(emit_ctx *c, strbuf *s, const emit_op *eo) {
@@ -760,6 +822,9 @@ static void dispatch_chain_body(emit_ctx *c, strbuf *s, const emit_op *eo) {
     sb_printf(s, "  case %d: {\n", i);
     dispatch_tensors(A, s, g, in, on, true, true);
     chain_layout(A, s, eo, in, "    ");
+    const emit_instance *gv = given_of(eo, in);
+    if (gv) given_dispatch(c, s, eo, gv);
+    else
     sb_printf(s,
               "    if (dlc_ws == DLC__OVF) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: the workspace size overflows int64\");\n"
               "    if (dlc_ws > 0 && !workspace && workspace_bytes == 0)\n"
@@ -1124,6 +1189,16 @@ static int *kernel_table(emit_ctx *c, strbuf *s, const emit_op *eo) {
               idx++, k->threads, k->smem, p->tile[0], p->tile[1], p->tile[2], p->stages, p->warps_m, p->warps_n,
               p->raster_group, p->addr_regs);
   }
+  /* then a chain op's plan without a workspace: one kernel a given instance */
+  for (int i = 0; i < eo->ngiven; i++) {
+    const gpu_kernel *k = eo->given[i].k;
+    const sched_plan *p = &k->plan;
+    for (int v = 0; v < k->nvec; v++)
+      sb_printf(s, "    {\"%s\", %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, %d, %d, 0, 0},\n",
+                kernel_name_given(A, eo, &eo->given[i], k->vecs[v]), eo->index, idx++, k->threads, k->smem, arch_mask(c),
+                p->tile[0], p->tile[1], p->tile[2], p->stages, p->warps_m, p->warps_n,
+                skel_shape_of(k) == SKEL_ATTENTION ? 0 : p->raster_group, p->addr_regs);
+  }
   sb_puts(s, "};\n");
   bool any90 = false;
   for (int i = 0; i < eo->ninst; i++) any90 |= row90[i] >= 0;
@@ -1403,6 +1478,81 @@ static void entry_extents(const emit_instance *in, const arg *a, int n, strbuf *
   }
 }
 
+/* A tf32 kernel's operands, which it rounds before the products, as the
+ * entry table's initializer; {NULL, NULL} for the other kernels. */
+static const char *tf32_operands(arena *A, const gpu_kernel *k) {
+  if (skel_shape_of(k) != SKEL_CONTRACTION || k->mma_k != 8) return "{NULL, NULL}";
+  const gpu_operand *o;
+  const gpu_view *gv;
+  const char *na = cstr(A, gpuir_width_operand(k, 0, &o, &gv)->name), *nb = cstr(A, gpuir_width_operand(k, 1, &o, &gv)->name);
+  return arena_printf(A, "{\"%s\", \"%s\"}", na, nb);
+}
+
+/* Instance i of the entry table: the op's, then its given ones. */
+static const emit_instance *entry_inst(const emit_op *eo, int i) {
+  return i < eo->ninst ? &eo->inst[i] : &eo->given[i - eo->ninst];
+}
+
+/* The entry table's rows of dlc__k_<op>, in the order dispatch_op writes
+ * them: each instance's kernels, the sm90a row's kernels, then the given
+ * instances' (emit_op.given). */
+static void entry_kernels(emit_ctx *c, strbuf *s, const emit_op *eo) {
+  arena *A = c->A;
+  const char *on = eo->op->name;
+  int nrows = 0;
+  for (int i = 0; i < eo->ninst; i++)
+    for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) nrows += k->nvec + (k->reduce ? 1 : 0);
+  int *row90 = ARENA_ARRAY(A, int, eo->ninst + 1);
+  for (int i = 0; i < eo->ninst; i++) row90[i] = !is_chain(eo) && eo->inst[i].k->sm90a ? nrows++ : -1;
+  sb_printf(s, "static const dlc__entry_kernel kernels_%s[] = {\n", on);
+  for (int i = 0; i < eo->ninst; i++)
+    for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) {
+      int nv = 0;
+      for (int side = 0; side < gpuir_width_sides(k); side++) {
+        const gpu_operand *o;
+        const gpu_view *gv;
+        nv += gpuir_width_operand(k, side, &o, &gv)->signature;
+      }
+      const char *vt = nv ? arena_printf(A, "vec_%s_%d_%d", on, i, k->chain_index) : "NULL";
+      const char *tf = tf32_operands(A, k);
+      for (int v = 0; v < k->nvec; v++)
+        sb_printf(s, "    {\"%s\", %d, %d, %d, %d, %s, %s, %s, %d},\n", kernel_name_k(A, eo, &eo->inst[i], k, k->vecs[v]),
+                  i, k->vecs[v], k->chain_index, nv, vt, tf, arch_mask(c),
+                  row90[i] >= 0 && k->vecs[v] >= eo->inst[i].k->sm90a->vecs[0] ? row90[i] : -1);
+      /* split-K: the second kernel (step 1), which reads no operand */
+      if (k->reduce)
+        sb_printf(s, "    {\"%s\", %d, %d, 1, 0, NULL, {NULL, NULL}, %s, -1},\n", reduce_name(A, eo, &eo->inst[i]), i,
+                  k->vecs[0], arch_mask(c));
+    }
+  for (int i = 0; i < eo->ninst; i++) {
+    if (row90[i] < 0) continue;
+    /* its width needs the same tensors aligned as the instance's kernel's */
+    const gpu_kernel *k = eo->inst[i].k;
+    int nv = 0;
+    for (int side = 0; side < gpuir_width_sides(k); side++) {
+      const gpu_operand *o;
+      const gpu_view *gv;
+      nv += gpuir_width_operand(k, side, &o, &gv)->signature;
+    }
+    sb_printf(s, "    {\"%s\", %d, %d, 0, %d, %s, {NULL, NULL}, DLC__ARCH_SM90A, -1},\n", kernel_name_90(A, eo, &eo->inst[i]), i,
+              k->sm90a->vecs[0], nv, nv ? arena_printf(A, "vec_%s_%d_0", on, i) : "NULL");
+  }
+  for (int i = 0; i < eo->ngiven; i++) {
+    const gpu_kernel *k = eo->given[i].k;
+    int nv = 0;
+    for (int side = 0; side < gpuir_width_sides(k); side++) {
+      const gpu_operand *o;
+      const gpu_view *gv;
+      nv += gpuir_width_operand(k, side, &o, &gv)->signature;
+    }
+    for (int v = 0; v < k->nvec; v++)
+      sb_printf(s, "    {\"%s\", %d, %d, 0, %d, %s, %s, %s, -1},\n", kernel_name_given(A, eo, &eo->given[i], k->vecs[v]),
+                eo->ninst + i, k->vecs[v], nv, nv ? arena_printf(A, "vec_%s_%d_%d", on, eo->ninst + i, k->chain_index) : "NULL",
+                tf32_operands(A, k), arch_mask(c));
+  }
+  sb_puts(s, "};\n");
+}
+
 static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
   arena *A = c->A;
   const char *on = eo->op->name;
@@ -1413,8 +1563,11 @@ static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
   for (int i = 0; i < n; i++)
     sb_printf(s, "    {\"%s\", %s, \"%s\", %d},\n", a[i].name, ARG_ROLE_C[a[i].role], cstr(A, a[i].what), a[i].elem);
   sb_puts(s, "};\n");
-  for (int i = 0; i < eo->ninst; i++) {
-    const emit_instance *in = &eo->inst[i];
+  /* the instances, then a chain op's given ones (emit_op.given: the calls
+   * with too small a workspace, dlc_<op>()'s) */
+  const int nall = eo->ninst + eo->ngiven;
+  for (int i = 0; i < nall; i++) {
+    const emit_instance *in = entry_inst(eo, i);
     strbuf f = {0};
     if (entry_fixed(in, a, n, &f))
       sb_printf(s, "static const dlc__entry_fixed fixed_%s_%d[] = {%s};\n", on, i, sb_str(&f));
@@ -1463,65 +1616,18 @@ static void entry_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     }
   }
   sb_printf(s, "static const dlc__entry_instance inst_%s[] = {\n", on);
-  for (int i = 0; i < eo->ninst; i++) {
-    const emit_instance *in = &eo->inst[i];
+  for (int i = 0; i < nall; i++) {
+    const emit_instance *in = entry_inst(eo, i);
     strbuf f = {0};
     int nf = entry_fixed(in, a, n, &f);
     sb_free(&f);
     const char *fx = nf ? arena_printf(A, "fixed_%s_%d", on, i) : "NULL";
     const char *bd = in->nbounds ? arena_printf(A, "bounds_%s_%d", on, i) : "NULL";
     sb_printf(s, "    {\"%s\", %s, %d, %s, extent_%s_%d, %d, %d, %s, %d},\n", cstr(A, in->tag), dlc_dtype_enum(in->dt), nf, fx,
-              on, i, in->source, in->nbounds, bd, is_chain(eo) || in->k->reduce ? 1 : 0);
+              on, i, in->source, in->nbounds, bd, (is_chain(eo) && i < eo->ninst) || in->k->reduce ? 1 : 0);
   }
   sb_puts(s, "};\n");
-  /* the rows of dlc__k_<op>, in the order dispatch_op writes them: the sm90a
-   * row's kernels after all the others */
-  int nrows = 0;
-  for (int i = 0; i < eo->ninst; i++)
-    for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) nrows += k->nvec + (k->reduce ? 1 : 0);
-  int *row90 = ARENA_ARRAY(A, int, eo->ninst + 1);
-  for (int i = 0; i < eo->ninst; i++) row90[i] = !is_chain(eo) && eo->inst[i].k->sm90a ? nrows++ : -1;
-  sb_printf(s, "static const dlc__entry_kernel kernels_%s[] = {\n", on);
-  for (int i = 0; i < eo->ninst; i++)
-    for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next) {
-      int nv = 0;
-      for (int side = 0; side < gpuir_width_sides(k); side++) {
-        const gpu_operand *o;
-        const gpu_view *gv;
-        nv += gpuir_width_operand(k, side, &o, &gv)->signature;
-      }
-      const char *vt = nv ? arena_printf(A, "vec_%s_%d_%d", on, i, k->chain_index) : "NULL";
-      /* a tf32 kernel's operands, which it rounds before the products */
-      const char *tf = "{NULL, NULL}";
-      if (skel_shape_of(k) == SKEL_CONTRACTION && k->mma_k == 8) {
-        const gpu_operand *o;
-        const gpu_view *gv;
-        const char *na = cstr(A, gpuir_width_operand(k, 0, &o, &gv)->name), *nb = cstr(A, gpuir_width_operand(k, 1, &o, &gv)->name);
-        tf = arena_printf(A, "{\"%s\", \"%s\"}", na, nb);
-      }
-      for (int v = 0; v < k->nvec; v++)
-        sb_printf(s, "    {\"%s\", %d, %d, %d, %d, %s, %s, %s, %d},\n", kernel_name_k(A, eo, &eo->inst[i], k, k->vecs[v]),
-                  i, k->vecs[v], k->chain_index, nv, vt, tf, arch_mask(c),
-                  row90[i] >= 0 && k->vecs[v] >= eo->inst[i].k->sm90a->vecs[0] ? row90[i] : -1);
-      /* split-K: the second kernel (step 1), which reads no operand */
-      if (k->reduce)
-        sb_printf(s, "    {\"%s\", %d, %d, 1, 0, NULL, {NULL, NULL}, %s, -1},\n", reduce_name(A, eo, &eo->inst[i]), i,
-                  k->vecs[0], arch_mask(c));
-    }
-  for (int i = 0; i < eo->ninst; i++) {
-    if (row90[i] < 0) continue;
-    /* its width needs the same tensors aligned as the instance's kernel's */
-    const gpu_kernel *k = eo->inst[i].k;
-    int nv = 0;
-    for (int side = 0; side < gpuir_width_sides(k); side++) {
-      const gpu_operand *o;
-      const gpu_view *gv;
-      nv += gpuir_width_operand(k, side, &o, &gv)->signature;
-    }
-    sb_printf(s, "    {\"%s\", %d, %d, 0, %d, %s, {NULL, NULL}, DLC__ARCH_SM90A, -1},\n", kernel_name_90(A, eo, &eo->inst[i]), i,
-              k->sm90a->vecs[0], nv, nv ? arena_printf(A, "vec_%s_%d_0", on, i) : "NULL");
-  }
-  sb_puts(s, "};\n");
+  entry_kernels(c, s, eo);
   sb_printf(s, "static dlc_status call_%s(dlc_dtype dtype, const dlc__arg_value *a) {\n  return dlc_%s(dtype", on, on);
   for (int i = 0; i < n; i++)
     sb_printf(s, ",%sa[%d].%c", i % 8 == 0 ? "\n      " : " ", i, a[i].role == ARG_INPUT || a[i].role == ARG_OUTPUT ? 'p' : 'i');
@@ -1564,9 +1670,10 @@ char *emit_entries_c(emit_ctx *c) {
     for (int i = 0; i < eo->ninst; i++)
       for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next)
         nk += k->nvec + (k->reduce ? 1 : 0) + (!is_chain(eo) && k->sm90a != NULL);
+    for (int i = 0; i < eo->ngiven; i++) nk += eo->given[i].k->nvec;
     const char *ws = arena_printf(c->A, "call_ws_%s, workspace_size_%s, query_%s", on, on, on);
     sb_printf(&s, "    {\"%s\", %d, %d, args_%s, call_%s, %d, inst_%s, %d, kernels_%s, %s},\n", on, eo->index, n, on, on,
-              eo->ninst, on, nk, on, ws);
+              eo->ninst + eo->ngiven, on, nk, on, ws);
   }
   sb_puts(&s, "};\n");
   return sb_take(&s);

@@ -192,6 +192,8 @@ const char *reduce_name(arena *A, const emit_op *eo, const emit_instance *in);
 const char *kernel_name_k(arena *A, const emit_op *eo, const emit_instance *in, const gpu_kernel *k, int vec);
 bool tmaps90(const gpu_kernel *k);
 const char *kernel_name_90(arena *A, const emit_op *eo, const emit_instance *in);
+/* A given instance's kernel (emit_op.given): dlc_<op>_<tag>_v<vec>, the tag ending in "given". */
+const char *kernel_name_given(arena *A, const emit_op *eo, const emit_instance *in, int vec);
 int chain_vals(const emit_op *eo, const emit_instance *in, chain_val *out, int cap);
 const char *cid(arena *A, const char *s);
 void cmt_let(arena *A, strbuf *s, const char *lead, const region *r, int l);

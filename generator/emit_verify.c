@@ -170,6 +170,7 @@ bool emit_verify_cu(const emit_ctx *c, const emit_op *eo, diag_list *dl) {
     }
     if (eo->inst[i].k->sm90a) ok &= verify_kernel_cu(c->log, eo->inst[i].k->sm90a, dl);
   }
+  for (int i = 0; i < eo->ngiven; i++) ok &= verify_kernel_cu(c->log, eo->given[i].k, dl); /* its sm80 kernel alone */
   for (int i = 0; i < c->log->nops; i++) ok &= verify_op_reads(&c->log->ops[i], dl);
   return ok;
 }

@@ -1096,7 +1096,8 @@ static void run_reset_after_layout(run *r) {
  * graph as given, and W2107 names each conversion and why it was not
  * compiled (the rewrite's first error). */
 static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_instance *inst,
-                       const layout_opts *lo, unsigned dump, int until, const codegen_opts *cg, diag_list *dl) {
+                       const layout_opts *lo, unsigned dump, int until, const codegen_opts *cg, bool as_given,
+                       diag_list *dl) {
   run_in in = {graph, where, inst, lo, NULL};
   size_t after = 0;
   while (after < sizeof PASSES / sizeof *PASSES && PASSES[after].stage <= STAGE_LAYOUT) after++;
@@ -1104,6 +1105,13 @@ static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_i
   if (until <= STAGE_LAYOUT) return !diag_has_errors(dl);
   in.cg = cg;
   if (!r->fe_given) return run_passes(r, &in, after, dump, until, dl);
+  if (as_given) {
+    /* the plan without a workspace of an op whose rewrite is a chain
+     * (given_run): the graph as given, its conversions not compiled */
+    r->fe = r->fe_given;
+    r->fe_given = NULL;
+    return run_passes(r, &in, after, dump, until, dl);
+  }
   diag_list tried;
   diag_init(&tried);
   /* DLCGEN_TEST_FAIL_REWRITE (a test hook, docs/testing.md): the rewrite
@@ -1138,6 +1146,49 @@ static bool run_stages(run *r, const cJSON *graph, const char *where, const fe_i
                 ft->name, ft->layout ? " " : "", ft->layout ? ft->layout : "", to, t->reason, *why ? why : "no error recorded", ft->name);
   }
   return run_passes(r, &in, after, dump, until, dl);
+}
+
+/* The plan without a workspace of an instance whose kernels are the layout
+ * pass's rewrite run as a chain (conversion kernels writing into the
+ * caller's workspace, then the op): the graph as given, compiled again into
+ * `g` without its conversions (issue 38 item 2: whether dlc_<op>() needs a
+ * workspace must not depend on the pass's choice).  dlc_<op>_ws() runs it
+ * when the workspace is smaller than the chain's, dlc_<op>() always.  It
+ * serves when it is one kernel that needs no workspace (no chain, no
+ * split-K: its default plan, no shape buckets); else, or when it does not
+ * compile, W2109 says that dlc_<op>() refuses calls.  Its diagnostics are
+ * dropped: its front half is the instance's, already reported.  The test
+ * hook DLCGEN_TEST_FAIL_GIVEN (docs/testing.md) takes it as not compiling. */
+static bool given_run(run *g, const run *r, const cJSON *graph, const char *where, const fe_instance *fi,
+                      const layout_opts *lo, unsigned dump, int until, codegen_opts cg, const char *op_name,
+                      diag_list *dl) {
+  diag_list local;
+  diag_init(&local);
+  arena_init(&g->A);
+  cg.buckets = false;
+  cg.nsets = 0;
+  const char *hook = getenv("DLCGEN_TEST_FAIL_GIVEN");
+  const char *why = "";
+  if (hook && *hook) {
+    why = "DLCGEN_TEST_FAIL_GIVEN is set: the graph as given is taken as not compiling";
+  } else if (!run_stages(g, graph, where, fi, lo, dump, until, &cg, true, &local) || !g->kernel) {
+    for (int i = 0; i < local.n && !*why; i++)
+      if (diag_sev(local.items[i].id) == DIAG_ERROR)
+        why = arena_printf(&g->A, "%s %s: %s", diag_code(local.items[i].id), diag_kind(local.items[i].id), local.items[i].why);
+    if (!*why) why = "it yields no kernel";
+  } else if (g->kernel->next || g->kernel->reduce) {
+    why = g->kernel->next ? "it runs as several kernels too" : "its plan splits K into a workspace";
+  }
+  diag_free(&local);
+  if (!*why) return true;
+  int nk = 0;
+  for (const gpu_kernel *k = r->kernel; k; k = k->next) nk++;
+  diag_report(dl, D_WORKSPACE_REQUIRED, where, NULL,
+              "the layout pass's rewrite runs as %d kernels with the converted operands in a workspace, and the graph "
+              "as given, which would need none, does not compile to one kernel (%s): dlc_%s() refuses the calls that "
+              "dlc_%s_ws() takes with dlc_%s_workspace_size() bytes",
+              nk, why, op_name, op_name, op_name);
+  return false;
 }
 
 /* --time-report: one line on stderr with the wall time of each stage that
@@ -1365,7 +1416,7 @@ static int graph_main(const pipeline_opts *o) {
   if (o->layout_trace && !(trace = layout_read_trace(o->layout_trace, &dl))) j = (cJSON_Delete(j), NULL);
   lo.trace = trace;
   lo.trace_where = o->layout_trace;
-  ok = ok && j && run_stages(&r, j, o->graph, &inst, &lo, o->dump, until, &cg, &dl);
+  ok = ok && j && run_stages(&r, j, o->graph, &inst, &lo, o->dump, until, &cg, false, &dl);
   dsl_locate(map, &dl, read_diags);
   char *cu = NULL;
   if (ok && (o->dump & (1u << STAGE_CU)) && r.kernel) {
@@ -1377,7 +1428,7 @@ static int graph_main(const pipeline_opts *o) {
     op.ndtypes = 1;
     op.dtypes = &T;
     emit_instance in = {dtype_name(T), T, NULL, dims, r.fe, r.kernel, r.plan, NULL, 0, NULL, NULL, NULL, NULL, 0};
-    emit_op eo = {&op, 0, 1, &in};
+    emit_op eo = {&op, 0, 1, &in, 0, NULL};
     manifest m = {0};
     m.narchs = narch;
     m.archs = (const char **)archs;
@@ -1412,6 +1463,38 @@ static int graph_main(const pipeline_opts *o) {
 
 /* ---- --manifest ------------------------------------------------------------------------ */
 
+/* After instance k (mi, run r) of op `op` compiled: its given_run into g
+ * when its kernels are a rewrite's chain (added to eo->given when it
+ * serves), then the dumps of both.  Returns whether it has a given run. */
+static bool instance_given(arena *A, const pipeline_opts *o, const mf_op *op, const mf_instance *mi, int k, const run *r,
+                           run *g, const fe_instance *fi, const layout_opts *lo, const codegen_opts *cg, emit_op *eo,
+                           outlist *out, diag_list *dl) {
+  bool given = false;
+  if (r->fe_given && r->kernel && r->kernel->next) {
+    diag_list local;
+    diag_init(&local);
+    given = given_run(g, r, op->graph, op->graph_where, fi, lo, o->dump, o->until, *cg, op->name, &local);
+    for (int d = 0; d < local.n; d++) {
+      char *at = xprintf("%s %s: %s", op->name, mi->tag, local.items[d].at);
+      free(local.items[d].at);
+      local.items[d].at = at;
+    }
+    diag_append(dl, &local);
+  }
+  if (given)
+    eo->given[eo->ngiven++] = (emit_instance){arena_printf(A, "%s.given", mi->tag), mi->dt, mi->attr_values, mi->dim_values,
+                                              g->fe, g->kernel, g->plan, NULL, 0, NULL, NULL, NULL, NULL, k};
+  for (int which = 0; which < 2 && o->dump; which++) {
+    const run *dr = which ? g : r;
+    if (which && !given) continue;
+    char *dir = xprintf("%s/dumps/%s/%s", o->out_dir, op->name, which ? arena_printf(A, "%s.given", mi->tag) : mi->tag);
+    for (int s = 0; s < STAGE__COUNT; s++)
+      if (dr->dumps[s]) out_add(out, xprintf("%s/%s.json%s", dir, stage_names[s], ""), json_text(dr->dumps[s]));
+    free(dir);
+  }
+  return given;
+}
+
 static int manifest_main(const pipeline_opts *o) {
   diag_list dl;
   diag_init(&dl);
@@ -1426,6 +1509,7 @@ static int manifest_main(const pipeline_opts *o) {
   emit_op *eops = m ? ARENA_ARRAY(&A, emit_op, m->nops + 1) : NULL;
   mf_instance **insts = m ? ARENA_ARRAY(&A, mf_instance *, m->nops + 1) : NULL;
   run **runs = m ? ARENA_ARRAY(&A, run *, m->nops + 1) : NULL;
+  run **givens = m ? ARENA_ARRAY(&A, run *, m->nops + 1) : NULL; /* given_run's, per instance */
   /* the layout pass's options: the manifest's "layout", --no-layout over it */
   layout_opts lo;
   layout_opts_default(&lo);
@@ -1457,7 +1541,11 @@ static int manifest_main(const pipeline_opts *o) {
     eo->inst = ARENA_ARRAY(&A, emit_instance, (size_t)nmi[i] * (size_t)per + 1);
     eo->ninst = 0;
     runs[i] = calloc((size_t)nmi[i] + 1, sizeof(run));
-    if (!runs[i]) dlc_die_oom();
+    givens[i] = calloc((size_t)nmi[i] + 1, sizeof(run));
+    if (!runs[i] || !givens[i]) dlc_die_oom();
+    eo->given = ARENA_ARRAY(&A, emit_instance, (size_t)nmi[i] + 1);
+    eo->ngiven = 0;
+    bool all_given = true; /* every instance whose kernels are a rewrite's chain has its given_run */
     for (int k = 0; k < nmi[i]; k++) {
       mf_instance *mi = &insts[i][k];
       done++;
@@ -1480,7 +1568,7 @@ static int manifest_main(const pipeline_opts *o) {
                          op->no_fusion};
       diag_list local;
       diag_init(&local);
-      bool rok = run_stages(r, op->graph, op->graph_where, &fi, &lo, o->dump, o->until, &cg, &local);
+      bool rok = run_stages(r, op->graph, op->graph_where, &fi, &lo, o->dump, o->until, &cg, false, &local);
       dsl_locate(op->srcmap, &local, 0);
       for (int d = 0; d < local.n; d++) {
         char *at = xprintf("%s %s: %s", op->name, mi->tag, local.items[d].at);
@@ -1503,13 +1591,10 @@ static int manifest_main(const pipeline_opts *o) {
       eo->inst[eo->ninst++] =
           (emit_instance){mi->tag, mi->dt, mi->attr_values, mi->dim_values, r->fe, r->kernel, r->plan, NULL, 0, NULL, NULL, NULL, NULL,
                           k};
-      if (o->dump) {
-        char *dir = xprintf("%s/dumps/%s/%s", o->out_dir, op->name, mi->tag);
-        for (int s = 0; s < STAGE__COUNT; s++)
-          if (r->dumps[s]) out_add(&out, xprintf("%s/%s.json%s", dir, stage_names[s], ""), json_text(r->dumps[s]));
-        free(dir);
-      }
+      bool given = instance_given(&A, o, op, mi, k, r, &givens[i][k], &fi, &lo, &cg, eo, &out, &dl);
+      all_given &= given || !(r->fe_given && r->kernel && r->kernel->next);
     }
+    if (!all_given) eo->ngiven = 0; /* dlc_<op>() then refuses every call without a workspace (W2109) */
   }
   if (ok && o->until >= STAGE_CU) {
     /* the outputs name the manifest by its file name: they do not depend on
@@ -1543,7 +1628,9 @@ static int manifest_main(const pipeline_opts *o) {
             m->nops == 1 ? "" : "s", o->out_dir);
   for (int i = 0; m && i < m->nops; i++) {
     for (int k = 0; runs[i] && k < nmi[i]; k++) run_free(&runs[i][k]);
+    for (int k = 0; givens[i] && k < nmi[i]; k++) run_free(&givens[i][k]);
     free(runs[i]);
+    free(givens[i]);
     if (insts[i]) mf_instances_free(insts[i], nmi[i]);
   }
   out_free(&out);

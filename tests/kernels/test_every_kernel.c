@@ -1028,12 +1028,20 @@ static void run_threads(const dlc__entry *e, int ii, const inst_ctx *c, const in
 
 /* ---- an op: every instance, every width, then the coverage ----------------------------- */
 
+/* Whether entry instance `in` is a chain op's plan without a workspace
+ * (the graph as given: "<tag>.given", which serves every shape). */
+static bool is_given(const dlc__entry_instance *in) {
+  size_t n = strlen(in->tag);
+  return n > 6 && strcmp(in->tag + n - 6, ".given") == 0 && in->nbounds == 0 && !in->workspace;
+}
+
 /* Whether entry instance `in` compiles manifest instance `mi`: the same tag,
- * or the tag and a shape bucket's ".b<i>". */
+ * the tag and a shape bucket's ".b<i>", or the tag and ".given". */
 static bool compiles(const dlc__entry_instance *in, const mf_instance *mi) {
   size_t n = strlen(mi->tag);
   if (strncmp(in->tag, mi->tag, n) != 0) return false;
   if (in->tag[n] == 0) return in->nbounds == 0;
+  if (strcmp(in->tag + n, ".given") == 0) return is_given(in);
   return in->nbounds > 0 && in->tag[n] == '.' && in->tag[n + 1] == 'b' && in->tag[n + 2];
 }
 
@@ -1044,12 +1052,21 @@ static void run_op(const dlc__entry *e, const mf_op *op, const opts *o) {
   int ninst = mf_instances(&A, op, &mi);
   int *hits = calloc((size_t)e->nkernels + 1, sizeof(int));
   /* every manifest instance is compiled, as one entry instance that serves
-   * every shape and any number of shape buckets */
+   * every shape and any number of shape buckets; one that needs a workspace
+   * (a chain) may have a plan without one, the graph as given, which serves
+   * every shape too (dlc_<op>()'s calls) */
   bool ok = true;
   for (int m = 0; m < ninst; m++) {
-    int serves_all = 0;
-    for (int i = 0; i < e->ninst; i++) serves_all += e->inst[i].source == m && e->inst[i].nbounds == 0;
+    int serves_all = 0, given = 0, ws = 0;
+    for (int i = 0; i < e->ninst; i++)
+      if (e->inst[i].source == m && e->inst[i].nbounds == 0) {
+        if (is_given(&e->inst[i])) given++;
+        else serves_all++, ws |= e->inst[i].workspace;
+      }
     if (serves_all != 1) FAIL("%s: manifest instance %s has %d entry instances for every shape", e->op, mi[m].tag, serves_all), ok = false;
+    if (given > (ws ? 1 : 0))
+      FAIL("%s: manifest instance %s has %d plans without a workspace beside one that %s", e->op, mi[m].tag, given,
+           ws ? "needs one" : "needs none"), ok = false;
   }
   for (int i = 0; i < e->ninst; i++) {
     int m = e->inst[i].source;

@@ -5,7 +5,8 @@
  *   gemm_at_silu        Y = silu(At^T B), the lhs stored transposed [K,M]
  *   conv_nchw           Y = conv3x3(X, Wt), NCHW / KCRS: the layout pass converts X
  *                       to NHWC and Wt to KRSC in the caller's workspace
- *                       (dlc_conv_nchw_ws), then the conv loads 16-byte chunks
+ *                       (dlc_conv_nchw_ws), then the conv loads 16-byte chunks;
+ *                       without the workspace, the conv as given in one kernel
  *   gemm_ewise_fns      the elementwise functions of issue 11 on C = A B + bias
  * with tails in every dimension and padded leading dimensions. */
 #include "kt.h"
@@ -109,38 +110,56 @@ static int conv_nchw(int64_t N, int64_t H, int64_t W, int64_t C, int64_t K, uint
     fprintf(stderr, "conv_nchw: workspace_size %zu, expected %zu\n", ws, want);
     fail = 1;
   }
-  dlc_status st = dlc_conv_nchw(dt, N, H, W, C, K, kt_ptr(X.dev), kt_ptr(Wt.dev), kt_ptr(Y.dev), NULL);
-  if (st != DLC_ERROR_INVALID_VALUE || !strstr(dlc_last_error_detail(), "dlc_conv_nchw_workspace_size")) {
-    fprintf(stderr, "dlc_conv_nchw without a workspace: %s (%s)\n", dlc_status_string(st), dlc_last_error_detail());
-    fail = 1;
-  }
+  double *ref = malloc(sizeof(double) * (size_t)(N * K * H * W));
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t p = 0; p < H; p++)
+        for (int64_t q = 0; q < W; q++) {
+          double acc = 0;
+          for (int64_t c = 0; c < C; c++)
+            for (int64_t r = 0; r < 3; r++)
+              for (int64_t t = 0; t < 3; t++) {
+                int64_t h = p + r - 1, w = q + t - 1;
+                if (h >= 0 && h < H && w >= 0 && w < W)
+                  acc += (double)kt_to_f32(dt, X.host[((n * C + c) * H + h) * W + w]) *
+                         kt_to_f32(dt, Wt.host[((k * C + c) * 3 + r) * 3 + t]);
+              }
+          ref[((n * K + k) * H + p) * W + q] = acc;
+        }
   dlcemu_deviceptr wsp = 0;
   dlcemu_mem_alloc(&wsp, ws); /* dlcemu allocations are 256-byte aligned */
-  st = dlc_conv_nchw_ws(dt, N, H, W, C, K, kt_ptr(X.dev), kt_ptr(Wt.dev), kt_ptr(Y.dev), kt_ptr(wsp), ws, NULL);
-  if (st != DLC_SUCCESS) {
-    fprintf(stderr, "conv_nchw: %s: %s\n", dlc_status_string(st), dlc_last_error_detail());
-    fail = 1;
-  } else {
+  /* three calls (issue 38 item 2: dlc_conv_nchw needs no workspace): without
+   * one, the graph as given in one kernel; with one byte too few, the same;
+   * with the size, the two conversion kernels and the conv on their output.
+   * Each is queried first, and its output checked against the reference. */
+  static const char *const how[3] = {"no workspace", "a workspace one byte short", "the workspace"};
+  for (int call = 0; call < 3; call++) {
+    void *w = call ? kt_ptr(wsp) : NULL;
+    size_t bytes = call == 0 ? 0 : call == 1 ? ws - 1 : ws;
+    dlc_launch_info qi;
+    dlc_status st = dlc_conv_nchw_query(dt, N, H, W, C, K, kt_ptr(X.dev), kt_ptr(Wt.dev), kt_ptr(Y.dev), w, bytes, &qi);
+    int want_k = call == 2 ? 3 : 1;
+    if (st != DLC_SUCCESS || qi.kernels != want_k || (size_t)qi.workspace_bytes != (call == 2 ? ws : 0) ||
+        (call < 2) != (strstr(qi.kernel, "_given_") != NULL)) {
+      fprintf(stderr, "conv_nchw with %s: the query says %s, %d kernels from %s, %zu workspace bytes\n", how[call],
+              dlc_status_string(st), qi.kernels, qi.kernel, (size_t)qi.workspace_bytes);
+      fail = 1;
+    }
+    memset(Y.host, 0, Y.n * sizeof *Y.host);
+    kt_upload(&Y);
+    st = call == 0 ? dlc_conv_nchw(dt, N, H, W, C, K, kt_ptr(X.dev), kt_ptr(Wt.dev), kt_ptr(Y.dev), NULL)
+                   : dlc_conv_nchw_ws(dt, N, H, W, C, K, kt_ptr(X.dev), kt_ptr(Wt.dev), kt_ptr(Y.dev), w, bytes, NULL);
+    if (st != DLC_SUCCESS) {
+      fprintf(stderr, "conv_nchw with %s: %s: %s\n", how[call], dlc_status_string(st), dlc_last_error_detail());
+      fail = 1;
+      continue;
+    }
     kt_download(&Y);
-    double *ref = malloc(sizeof(double) * (size_t)(N * K * H * W));
-    for (int64_t n = 0; n < N; n++)
-      for (int64_t k = 0; k < K; k++)
-        for (int64_t p = 0; p < H; p++)
-          for (int64_t q = 0; q < W; q++) {
-            double acc = 0;
-            for (int64_t c = 0; c < C; c++)
-              for (int64_t r = 0; r < 3; r++)
-                for (int64_t t = 0; t < 3; t++) {
-                  int64_t h = p + r - 1, w = q + t - 1;
-                  if (h >= 0 && h < H && w >= 0 && w < W)
-                    acc += (double)kt_to_f32(dt, X.host[((n * C + c) * H + h) * W + w]) *
-                           kt_to_f32(dt, Wt.host[((k * C + c) * 3 + r) * 3 + t]);
-                }
-            ref[((n * K + k) * H + p) * W + q] = acc;
-          }
-    fail |= check("conv_nchw", dt, N * K * H, W, &Y, W, ref);
-    free(ref);
+    char what[64];
+    snprintf(what, sizeof what, "conv_nchw (%s)", how[call]);
+    fail |= check(what, dt, N * K * H, W, &Y, W, ref);
   }
+  free(ref);
   dlcemu_mem_free(wsp);
   kt_free(&X), kt_free(&Wt), kt_free(&Y);
   return fail;

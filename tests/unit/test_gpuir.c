@@ -1055,7 +1055,7 @@ static void cu_verifier(void) {
   op.ndtypes = 1;
   op.dtypes = &T;
   emit_instance in = {"fp16", T, NULL, NULL, f.fe, k, pr, NULL, 0, NULL, NULL, NULL, NULL, 0};
-  emit_op eo = {&op, 0, 1, &in};
+  emit_op eo = {&op, 0, 1, &in, 0, NULL};
   const char *archs[1] = {"sm80"};
   manifest m = {0};
   m.narchs = 1;
