@@ -27,6 +27,7 @@
  *
  * The model's numbers rank plans; they are not a performance prediction.
  * bench/roofline.gp draws the CSV (gnuplot). */
+#define _POSIX_C_SOURCE 200809L /* dlopen */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -47,6 +48,7 @@
 #if defined(DLC_BENCH_GPU)
 #include <cublasLt.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #endif
 
 /* ---- the standard shape list ------------------------------------------------------- */
@@ -431,6 +433,45 @@ static int run_emu(void) {
     }                                                                                       \
   } while (0)
 
+/* cuBLASLt, loaded at run time (lt_load): the installed dlc-bench-gpu
+ * needs no cuBLASLt to time dlc's kernels and measure their host cost; where
+ * libcublasLt is found it times cuBLASLt beside them. */
+#define LT_FNS(X)                                                                                                    \
+  X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtMatmulDescCreate) X(cublasLtMatmulDescDestroy)                      \
+  X(cublasLtMatmulDescSetAttribute) X(cublasLtMatrixLayoutCreate) X(cublasLtMatrixLayoutDestroy)                     \
+  X(cublasLtMatmulPreferenceCreate) X(cublasLtMatmulPreferenceDestroy) X(cublasLtMatmulPreferenceSetAttribute)       \
+  X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmul)
+#define LT_PTR(f) static __typeof__(f) *lt_##f;
+LT_FNS(LT_PTR)
+#undef LT_PTR
+#define LT_STR_(x) #x
+#define LT_STR(x) LT_STR_(x)
+
+#ifndef DLC_BENCH_CUDA_LIBDIR
+#define DLC_BENCH_CUDA_LIBDIR "/usr/local/cuda/lib64"
+#endif
+/* Whether cuBLASLt's library (of the major version this was built with,
+ * else any) loaded with every function above; says once on stderr when not. */
+static bool lt_load(void) {
+  static int state; /* 0: not tried; 1: loaded; -1: not */
+  if (state) return state > 0;
+  /* the loader's paths, then the toolkit's library directory of the build */
+  static const char *const names[] = {"libcublasLt.so." LT_STR(CUBLAS_VER_MAJOR), "libcublasLt.so",
+                                      DLC_BENCH_CUDA_LIBDIR "/libcublasLt.so." LT_STR(CUBLAS_VER_MAJOR)};
+  void *h = NULL;
+  for (size_t i = 0; i < sizeof names / sizeof *names && !h; i++) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+  bool ok = h != NULL;
+#define LT_SYM(f) ok = ok && (*(void **)&lt_##f = dlsym(h, #f)) != NULL;
+  LT_FNS(LT_SYM)
+#undef LT_SYM
+  state = ok ? 1 : -1;
+  if (!ok)
+    fprintf(stderr, "dlc-bench: cuBLASLt not loaded (%s): dlc's kernels alone are timed\n",
+            h ? "a function is missing" : "no libcublasLt.so." LT_STR(CUBLAS_VER_MAJOR) " on the loader's paths or in "
+                                           DLC_BENCH_CUDA_LIBDIR);
+  return ok;
+}
+
 static int cmp_f(const void *a, const void *b) {
   float x = *(const float *)a, y = *(const float *)b;
   return (x > y) - (x < y);
@@ -498,7 +539,7 @@ static int run_lt(void *c) {
   lt_ctx *x = c;
   const float one = 1.f, zero = 0.f;
   /* operands of the transposed problem: B^T (N x K) then A^T (K x M) */
-  cublasStatus_t st = cublasLtMatmul(x->h, x->op, &one, x->b, x->lb, x->a, x->la, &zero, x->c, x->lc, x->c, x->lc,
+  cublasStatus_t st = lt_cublasLtMatmul(x->h, x->op, &one, x->b, x->lb, x->a, x->la, &zero, x->c, x->lc, x->c, x->lc,
                                      &x->algo, x->ws, x->ws_bytes, 0);
   if (st != CUBLAS_STATUS_SUCCESS) fprintf(stderr, "dlc-bench: cublasLtMatmul: status %d\n", (int)st);
   return st != CUBLAS_STATUS_SUCCESS;
@@ -510,39 +551,39 @@ static bool lt_setup(lt_ctx *x, const shape *s, dlc_dtype dt, void *const *p, vo
   memset(x, 0, sizeof *x);
   x->a = p[0], x->b = p[1], x->c = c, x->ws = ws, x->ws_bytes = ws_bytes;
   cudaDataType_t et = dt == DLC_BF16 ? CUDA_R_16BF : CUDA_R_16F;
-  if (cublasLtCreate(&x->h) != CUBLAS_STATUS_SUCCESS) return false;
-  cublasLtMatmulDescCreate(&x->op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  if (lt_cublasLtCreate(&x->h) != CUBLAS_STATUS_SUCCESS) return false;
+  lt_cublasLtMatmulDescCreate(&x->op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
   /* first operand B^T: row-major B [K,N] is column-major N x K with ld N
    * (no transpose); B stored [N,K] (nt) is column-major K x N, transposed */
   cublasOperation_t ta = nt ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
-  cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
-  cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+  lt_cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
+  lt_cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
   cublasLtEpilogue_t epi = s->op == OP_GEMM_GELU ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_RELU_BIAS;
-  cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
-  cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p[2], sizeof p[2]);
-  cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &et, sizeof et);
-  if (nt) cublasLtMatrixLayoutCreate(&x->lb, et, (uint64_t)K, (uint64_t)N, K);
-  else cublasLtMatrixLayoutCreate(&x->lb, et, (uint64_t)N, (uint64_t)K, N);
-  cublasLtMatrixLayoutCreate(&x->la, et, (uint64_t)K, (uint64_t)M, K); /* A^T: column-major K x M */
-  cublasLtMatrixLayoutCreate(&x->lc, et, (uint64_t)N, (uint64_t)M, N);
+  lt_cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
+  lt_cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p[2], sizeof p[2]);
+  lt_cublasLtMatmulDescSetAttribute(x->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &et, sizeof et);
+  if (nt) lt_cublasLtMatrixLayoutCreate(&x->lb, et, (uint64_t)K, (uint64_t)N, K);
+  else lt_cublasLtMatrixLayoutCreate(&x->lb, et, (uint64_t)N, (uint64_t)K, N);
+  lt_cublasLtMatrixLayoutCreate(&x->la, et, (uint64_t)K, (uint64_t)M, K); /* A^T: column-major K x M */
+  lt_cublasLtMatrixLayoutCreate(&x->lc, et, (uint64_t)N, (uint64_t)M, N);
   cublasLtMatmulPreference_t pref;
-  cublasLtMatmulPreferenceCreate(&pref);
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof ws_bytes);
+  lt_cublasLtMatmulPreferenceCreate(&pref);
+  lt_cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof ws_bytes);
   cublasLtMatmulHeuristicResult_t r;
   int n = 0;
-  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(x->h, x->op, x->lb, x->la, x->lc, x->lc, pref, 1, &r, &n);
-  cublasLtMatmulPreferenceDestroy(pref);
+  cublasStatus_t st = lt_cublasLtMatmulAlgoGetHeuristic(x->h, x->op, x->lb, x->la, x->lc, x->lc, pref, 1, &r, &n);
+  lt_cublasLtMatmulPreferenceDestroy(pref);
   if (st != CUBLAS_STATUS_SUCCESS || n < 1) return false;
   x->algo = r.algo;
   return true;
 }
 
 static void lt_free(lt_ctx *x) {
-  if (x->lc) cublasLtMatrixLayoutDestroy(x->lc);
-  if (x->la) cublasLtMatrixLayoutDestroy(x->la);
-  if (x->lb) cublasLtMatrixLayoutDestroy(x->lb);
-  if (x->op) cublasLtMatmulDescDestroy(x->op);
-  if (x->h) cublasLtDestroy(x->h);
+  if (x->lc) lt_cublasLtMatrixLayoutDestroy(x->lc);
+  if (x->la) lt_cublasLtMatrixLayoutDestroy(x->la);
+  if (x->lb) lt_cublasLtMatrixLayoutDestroy(x->lb);
+  if (x->op) lt_cublasLtMatmulDescDestroy(x->op);
+  if (x->h) lt_cublasLtDestroy(x->h);
 }
 
 static size_t bytes_of(const shape *s, int t) {
@@ -659,7 +700,7 @@ static int run_gpu(FILE *csv, int repeats, dlc_dtype dt) {
     }
     double us = median_us((timed){run_dlc, &x}, flush, flush_bytes, repeats);
     csv_row(csv, OP_NAME[s->op], s, arch, dlc__last_launch(), us); /* the plan that ran, and the model's columns */
-    if (is_gemm(s->op)) {
+    if (is_gemm(s->op) && lt_load()) {
       lt_ctx lt;
       void *c2;
       CU(cudaMalloc(&c2, bytes_of(s, 3)));
