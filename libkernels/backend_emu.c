@@ -93,6 +93,15 @@ dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, un
 
 unsigned dlc__device_arch(void) { return emulated_arch(); }
 
+void dlc__arena_release(void *p, int64_t bytes) {
+  if (dlc__query_active() || bytes <= 0) return;
+  pthread_mutex_lock(&lock);
+  /* emulator memory, as the kernels that wrote it were given; a pointer
+   * outside it had already failed their memcheck */
+  (void)dlcemu_memset_d8((dlcemu_deviceptr)(uintptr_t)p, 0xff, (size_t)bytes);
+  pthread_mutex_unlock(&lock);
+}
+
 const char dlc__backend_name[] = "emulator";
 const int dlc__cuda_runtime_version = 0;
 const char dlc__sass_archs[] = "[]"; /* it runs the PTX */

@@ -160,6 +160,38 @@ dlc_status dlc__query_end(dlc_status s);
 int dlc__query_launch(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned gz);
 void dlc__query_workspace(int64_t bytes);
 
+/* A chain's workspace as an arena (issue 37 item 3): value i, of bytes[i]
+ * bytes, is written by the chain's kernel born[i] and read last by kernel
+ * dies[i].  dlc__arena_place gives each value an offset, off[i], a
+ * multiple of 256, such that two values whose kernel intervals
+ * [born, dies] meet never share a byte, while a value dead after kernel t
+ * leaves its bytes to one born after t (the kernels run in stream order).
+ * It returns the workspace the placement needs (the end of the highest
+ * value), DLC__OVF when a size is negative, DLC__OVF, or the sum of the
+ * sizes overflows, and records the placement as the thread's last arena,
+ * for tests.  Placement: first fit at the lowest offset, the values taken
+ * in each of three orders (by size, by birth, by lifetime; ties by index),
+ * the order with the smallest workspace kept; deterministic, a function of
+ * the sizes alone. */
+enum { DLC__ARENA_MAX = 16 };
+typedef struct dlc__arena_rec {
+  int n;
+  int64_t bytes[DLC__ARENA_MAX], off[DLC__ARENA_MAX]; /* bytes rounded up to 256 */
+  signed char born[DLC__ARENA_MAX], dies[DLC__ARENA_MAX];
+  int64_t peak;   /* the workspace: max(off + bytes) */
+  int64_t lower;  /* the most bytes live at one kernel: no placement needs less */
+  long count;     /* placements so far on this thread */
+} dlc__arena_rec;
+int64_t dlc__arena_place(int n, const int64_t *bytes, const signed char *born, const signed char *dies, int64_t *off);
+const dlc__arena_rec *dlc__last_arena(void);
+/* After the chain's last reader of a value: the emulator backend fills its
+ * bytes with 0xff (a NaN in every float dtype), so that a kernel that read
+ * a value the placement had thought dead, or one whose bytes a later value
+ * took, reads NaN (test_every_kernel then fails on the output); the other
+ * backends, and any backend during a query, do nothing. */
+void dlc__arena_release(void *p, int64_t bytes);
+int dlc__query_active(void);
+
 /* dlc_build_info()'s parts: the manifest's, generated into dlc_dispatch.c
  * (one JSON object: the manifest's name and hash, the ops, the archs of
  * the dispatch), and the backend's: its name ("cuda", "emulator", "null"), the

@@ -2,6 +2,7 @@
  * string (spec §12: errors are explicit diagnostics, not crashes), and the
  * tensor checks that every generated entry point runs before its launch. */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -85,6 +86,86 @@ int dlc__query_launch(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned g
 
 void dlc__query_workspace(int64_t bytes) {
   if (query && bytes > 0) query->workspace_bytes = (size_t)bytes;
+}
+
+int dlc__query_active(void) { return query != NULL; }
+
+static _Thread_local dlc__arena_rec arena_last;
+
+const dlc__arena_rec *dlc__last_arena(void) { return &arena_last; }
+
+/* First fit of value v at the lowest offset that no placed value whose
+ * interval meets v's covers; the candidates are 0 and the ends of those. */
+static int64_t arena_fit(const dlc__arena_rec *r, const bool *placed, int v) {
+  int64_t best = -1;
+  for (int c = -1; c < r->n; c++) {
+    if (c >= 0 && !(placed[c] && r->born[c] <= r->dies[v] && r->born[v] <= r->dies[c])) continue;
+    const int64_t at = c < 0 ? 0 : r->off[c] + r->bytes[c];
+    if (best >= 0 && at >= best) continue;
+    bool free_here = true;
+    for (int j = 0; j < r->n && free_here; j++)
+      free_here = !(placed[j] && r->born[j] <= r->dies[v] && r->born[v] <= r->dies[j] && r->bytes[j] > 0 &&
+                    r->bytes[v] > 0 && at < r->off[j] + r->bytes[j] && r->off[j] < at + r->bytes[v]);
+    if (free_here) best = at;
+  }
+  return best; /* some candidate is free: the end of the highest value meeting v */
+}
+
+/* whether value a goes before value b in order `o` (0: size, 1: birth, 2: lifetime) */
+static bool arena_before(const dlc__arena_rec *r, int o, int a, int b) {
+  const int64_t ka[3] = {-r->bytes[a], r->born[a], -(int64_t)(r->dies[a] - r->born[a])};
+  const int64_t kb[3] = {-r->bytes[b], r->born[b], -(int64_t)(r->dies[b] - r->born[b])};
+  for (int i = 0; i < 3; i++) {
+    const int x = (o + i) % 3;
+    if (ka[x] != kb[x]) return ka[x] < kb[x];
+  }
+  return a < b;
+}
+
+int64_t dlc__arena_place(int n, const int64_t *bytes, const signed char *born, const signed char *dies, int64_t *off) {
+  dlc__arena_rec *r = &arena_last;
+  const long count = r->count + 1;
+  *r = (dlc__arena_rec){.n = n, .count = count, .peak = DLC__OVF, .lower = DLC__OVF};
+  if (n < 0 || n > DLC__ARENA_MAX) return DLC__OVF;
+  int64_t sum = 0;
+  for (int i = 0; i < n; i++) {
+    if (bytes[i] < 0) return DLC__OVF; /* DLC__OVF too */
+    r->bytes[i] = dlc__mul(dlc__fdiv(dlc__add(bytes[i], 255), 256), 256);
+    r->born[i] = born[i], r->dies[i] = dies[i];
+    sum = dlc__add(sum, r->bytes[i]);
+  }
+  if (sum == DLC__OVF) return DLC__OVF;
+  r->lower = 0;
+  for (int i = 0; i < n; i++) { /* the live set is largest at some value's birth */
+    int64_t live = 0;
+    for (int j = 0; j < n; j++)
+      if (r->born[j] <= r->born[i] && r->born[i] <= r->dies[j]) live += r->bytes[j];
+    if (live > r->lower) r->lower = live;
+  }
+  int64_t best[DLC__ARENA_MAX], peak = DLC__OVF;
+  for (int o = 0; o < 3; o++) {
+    int ord[DLC__ARENA_MAX];
+    for (int i = 0; i < n; i++) { /* insertion sort: n <= 16 */
+      int j = i;
+      for (; j > 0 && arena_before(r, o, i, ord[j - 1]); j--) ord[j] = ord[j - 1];
+      ord[j] = i;
+    }
+    bool placed[DLC__ARENA_MAX] = {0};
+    int64_t end = 0;
+    for (int i = 0; i < n; i++) {
+      const int v = ord[i];
+      r->off[v] = arena_fit(r, placed, v);
+      placed[v] = true;
+      if (r->off[v] + r->bytes[v] > end) end = r->off[v] + r->bytes[v];
+    }
+    if (peak == DLC__OVF || end < peak) {
+      peak = end;
+      memcpy(best, r->off, sizeof(int64_t) * (size_t)n);
+    }
+  }
+  memcpy(r->off, best, sizeof(int64_t) * (size_t)n);
+  memcpy(off, best, sizeof(int64_t) * (size_t)n);
+  return r->peak = peak;
 }
 
 const char *dlc_version(void) { return DLC_VERSION_STRING; }
