@@ -1363,14 +1363,9 @@ const char *kernel_name_given(arena *A, const emit_op *eo, const emit_instance *
 }
 
 int chain_vals(const emit_op *eo, const emit_instance *in, chain_val *out, int cap) {
-  int n = 0;
-  for (const gpu_kernel *k = in->k; k && is_chain(eo); k = k->next) {
-    /* attention's kernel stores its PV region's outputs (P stays on chip) */
-    const region *r = skel_shape_of(k) == SKEL_ATTENTION ? k->v2.r : k->r;
-    for (int o = 0; o < r->nout; o++)
-      if (!r->out[o].signature && n < cap) out[n++] = (chain_val){&r->out[o]};
-  }
-  return n;
+  if (!is_chain(eo)) return 0;
+  int n = ws_values(in->k, out, cap);
+  return n < cap ? n : cap; /* the arena pass verified n <= WS_MAX_VALUES */
 }
 
 /* __launch_bounds__'s minimum blocks per SM: the skeleton's when its

@@ -710,23 +710,33 @@ static void inst_match(emit_ctx *c, strbuf *s, const emit_op *eo) {
   }
 }
 
-/* A chain's workspace: each value between its kernels, 256-byte aligned, in
- * order.  Prints the offsets dlc_off[i] and the total dlc_ws over dlc_p
- * (DLC__OVF on overflow). */
+/* A chain's workspace: an arena (dlc__arena_place) in which each value
+ * between its kernels, 256-byte aligned, takes bytes that no value live
+ * at the same time takes.  Prints each value's bytes dlc_wb[i] and offset
+ * dlc_off[i], and the total dlc_ws over dlc_p (DLC__OVF on overflow). */
 static void chain_layout(arena *A, strbuf *s, const emit_op *eo, const emit_instance *in, const char *indent) {
   chain_val cv[16];
   int ncv = chain_vals(eo, in, cv, 16);
-  sb_printf(s, "%sint64_t dlc_ws = 0, dlc_off[%d];\n", indent, ncv ? ncv : 1);
+  if (!ncv) {
+    sb_printf(s, "%sint64_t dlc_ws = 0, dlc_off[1];\n", indent);
+    return;
+  }
+  sb_printf(s, "%sint64_t dlc_ws, dlc_off[%d], dlc_wb[%d];\n", indent, ncv, ncv);
+  sb_printf(s, "%s/* each value's kernels: the one that writes it, the last that reads it */\n", indent);
+  sb_printf(s, "%sstatic const signed char dlc_live[2][%d] = {{", indent, ncv);
+  for (int i = 0; i < ncv; i++) sb_printf(s, "%s%d", i ? ", " : "", cv[i].born);
+  sb_puts(s, "}, {");
+  for (int i = 0; i < ncv; i++) sb_printf(s, "%s%d", i ? ", " : "", cv[i].dies);
+  sb_puts(s, "}};\n");
   for (int i = 0; i < ncv; i++) {
     const region_memref *m = cv[i].m;
     const char *e = m->rank ? hsx(A, m->shape[0]) : "1";
     for (int d = 1; d < m->rank; d++) e = arena_printf(A, "dlc__mul(%s, %s)", e, hsx(A, m->shape[d]));
-    sb_printf(s, "%sdlc_off[%d] = dlc_ws;  /* %s [", indent, i, cmt(A, m->name));
+    sb_printf(s, "%sdlc_wb[%d] = dlc__mul(%s, %d);  /* %s [", indent, i, e, dtype_bytes(m->dt), cmt(A, m->name));
     for (int d = 0; d < m->rank; d++) sb_printf(s, "%s%s", d ? ", " : "", cmt(A, sx_str(A, m->shape[d])));
     sb_printf(s, "] %s */\n", dtype_name(m->dt));
-    sb_printf(s, "%sdlc_ws = dlc__mul(dlc__fdiv(dlc__add(dlc__add(dlc_ws, dlc__mul(%s, %d)), 255), 256), 256);\n", indent, e,
-              dtype_bytes(m->dt));
   }
+  sb_printf(s, "%sdlc_ws = dlc__arena_place(%d, dlc_wb, dlc_live[0], dlc_live[1], dlc_off);\n", indent, ncv);
 }
 
 /* The plain dlc_<op>: dlc_<op>_ws with no workspace. */
@@ -860,8 +870,13 @@ static void dispatch_chain_body(emit_ctx *c, strbuf *s, const emit_op *eo) {
                 "      if (dlc_gx > 0 && dlc_gy > 0 && dlc_gz > 0 &&\n"
                 "          (dlc_st = dlc__launch(&dlc__k_%s[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy,\n"
                 "                                (unsigned)dlc_gz, stream)))\n"
-                "        return dlc_st;\n    }\n",
+                "        return dlc_st;\n",
                 on, on);
+      for (int v = 0; v < ncv; v++)
+        if (cv[v].dies == k->chain_index)
+          sb_printf(s, "      dlc__arena_release((char *)workspace + dlc_off[%d], dlc_wb[%d]);  /* %s: read last */\n", v, v,
+                    cmt(A, cv[v].m->name));
+      sb_puts(s, "    }\n");
       idx += k->nvec + (k->reduce ? 1 : 0);
     }
     sb_puts(s, "    return DLC_SUCCESS;\n  }\n");

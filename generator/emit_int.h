@@ -7,16 +7,15 @@
 
 #include "emit.h"
 #include "strbuf.h"
+#include "workspace.h"
 
 #ifndef DLC_VERSION
 #define DLC_VERSION "0.1.0"
 #endif
 
-/* The values a chain keeps between its kernels: the outputs of its regions
- * that are not signature tensors, in order (of the first instance). */
-typedef struct chain_val {
-  const region_memref *m;
-} chain_val;
+/* The values a chain keeps between its kernels (workspace.h): of the
+ * first instance, each with its interval of kernels. */
+typedef ws_value chain_val;
 
 /* What the renderers rendered: one mark a statement rendered, in the order
  * they were rendered (emit_op_cu's log, which emit_verify_cu checks).  The

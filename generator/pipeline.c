@@ -38,6 +38,7 @@
 #include "region.h"
 #include "skel/skel.h"
 #include "tiny.h"
+#include "workspace.h"
 
 static const char *const stage_names[] = {
 #define X(e, name) name,
@@ -1005,6 +1006,23 @@ static cJSON *dump_gpu(const run *r) {
   return d;
 }
 
+/* The chain's workspace (workspace.h): the intervals over which its
+ * values are live, from the kernels the gpu pass built; nothing to build,
+ * the verifier checks them, the dump lists them (an op of one kernel has
+ * none). */
+static bool run_arena(run *r, const run_in *in, diag_list *dl) {
+  (void)r, (void)in, (void)dl;
+  return true;
+}
+static bool verify_arena(const run *r, diag_list *dl) { return !r->nchain || ws_verify(r->kernel, dl); }
+static cJSON *dump_arena(const run *r) {
+  if (r->nchain) return ws_dump(r->kernel);
+  cJSON *d = cJSON_CreateObject();
+  cJSON_AddNumberToObject(d, "kernels", 1);
+  cJSON_AddArrayToObject(d, "values");
+  return d;
+}
+
 /* ---- the pass table ---------------------------------------------------------------------- */
 
 /* An op's stage, once each of its instances ran the stages before it:
@@ -1042,6 +1060,7 @@ static const pass PASSES[] = {
     {STAGE_ANALYSIS, run_analysis, verify_analysis, dump_analysis, NULL, NULL},
     {STAGE_PLAN, run_plan, verify_plan, dump_plan, NULL, NULL},
     {STAGE_GPU, run_gpu, verify_gpu, dump_gpu, NULL, NULL},
+    {STAGE_ARENA, run_arena, verify_arena, dump_arena, NULL, NULL},
     {STAGE_CU, NULL, NULL, NULL, run_cu, verify_cu},
 };
 
@@ -1381,7 +1400,7 @@ static int graph_main(const pipeline_opts *o) {
     if (last < until) until = last;
   }
   /* the back half runs when one of its dumps is asked for, for sm80 */
-  unsigned back = (1u << STAGE_PLAN) | (1u << STAGE_GPU) | (1u << STAGE_CU);
+  unsigned back = (1u << STAGE_PLAN) | (1u << STAGE_GPU) | (1u << STAGE_ARENA) | (1u << STAGE_CU);
   const char *archs[8] = {"sm80"};
   int narch = 1;
   if (o->arch) {

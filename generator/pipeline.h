@@ -18,6 +18,7 @@
   X(STAGE_ANALYSIS, "analysis") \
   X(STAGE_PLAN, "plan") \
   X(STAGE_GPU, "gpu") \
+  X(STAGE_ARENA, "arena") \
   X(STAGE_CU, "cu")
 
 typedef enum {

@@ -29,6 +29,10 @@
  * memcheck, the shared-memory race check and the uninitialized-shared check
  * on; the backend's launch hook (dlc__launch_hook) records which rows of
  * the dispatch table ran.
+ * A chain call's workspace arena (dlc__last_arena) must fit the workspace
+ * and stay within 1.1x the most bytes live at one kernel; the emulator
+ * poisons each value after its last reader, so a wrong interval shows in
+ * the outputs.
  * Each output must match playback within kt.h's tolerance, every byte of
  * every buffer outside the tensors (the ld padding, the guards) must keep its
  * canary, and the inputs must be unchanged.  At the end every row of every
@@ -786,6 +790,7 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
   dlc_status qst = query(e, in->dtype, &k, &qi);
   if (nlaunched) FAIL("%s %s: dlc_%s_query launched %d kernels", e->op, what, e->op, nlaunched);
   nlaunched = 0, launched_ctas = 0;
+  const long arenas = dlc__last_arena()->count;
   double t0 = now();
   dlc_status st = invoke(e, in->dtype, &k);
   const char *fault = st == DLC_SUCCESS ? dev_sync() : NULL;
@@ -815,6 +820,20 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
   if (nlaunched == 0 || nlaunched > MAX_LAUNCHES) {
     FAIL("%s %s: %d launches", e->op, what, nlaunched);
     goto out;
+  }
+  /* a chain's workspace (issue 37 item 3): its arena within 1.1x the most
+   * bytes live at one kernel, and within the workspace the call was given
+   * (each value poisoned once read last: a wrong interval shows in the
+   * outputs below) */
+  const dlc__arena_rec *ar = dlc__last_arena();
+  if (ar->count != arenas && nlaunched > 1) {
+    if (ar->peak < 0 || (size_t)ar->peak > k.ws_bytes || ar->peak * 10 > ar->lower * 11)
+      FAIL("%s %s: the arena of %d values needs %lld bytes (the workspace %zu), the live-set bound %lld", e->op, what,
+           ar->n, (long long)ar->peak, k.ws_bytes, (long long)ar->lower);
+    long long slices = 0; /* a slice a value, as before the arena */
+    for (int v = 0; v < ar->n; v++) slices += ar->bytes[v];
+    printf("%-18s %-26s arena of %d values: %lld bytes (a slice each: %lld), the live-set bound %lld\n", e->op, what,
+           ar->n, (long long)ar->peak, slices, (long long)ar->lower);
   }
 #ifdef KT_GPU
   if (o->graph) {
