@@ -81,9 +81,27 @@ cJSON *ws_dump(const gpu_kernel *first) {
     cJSON_AddStringToObject(o, "dtype", dtype_name(v[i].m->dt));
     cJSON *sh = cJSON_AddArrayToObject(o, "shape");
     for (int d2 = 0; d2 < v[i].m->rank; d2++) cJSON_AddItemToArray(sh, cJSON_CreateString(sx_str(&A, v[i].m->shape[d2])));
+    /* its bytes before the 256-byte rounding: the shape's product, each
+     * dim parenthesized unless it is one symbol or number */
+    const char *b = "";
+    for (int d2 = 0; d2 < v[i].m->rank; d2++) {
+      const char *t = sx_str(&A, v[i].m->shape[d2]);
+      bool atom = strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == strlen(t);
+      b = arena_printf(&A, atom ? "%s%s*" : "%s(%s)*", b, t);
+    }
+    cJSON_AddStringToObject(o, "bytes", arena_printf(&A, "%s%d", b, dtype_bytes(v[i].m->dt)));
     cJSON_AddNumberToObject(o, "born", v[i].born);
     cJSON_AddNumberToObject(o, "dies", v[i].dies);
     cJSON_AddItemToArray(a, o);
+  }
+  /* the values live at each kernel: the workspace is at least the largest
+   * of these sets' bytes */
+  cJSON *live = cJSON_AddArrayToObject(d, "live");
+  for (int t = 0; t < nk; t++) {
+    cJSON *at = cJSON_CreateArray();
+    for (int i = 0; i < n && i < WS_MAX_VALUES; i++)
+      if (v[i].born <= t && t <= v[i].dies) cJSON_AddItemToArray(at, cJSON_CreateString(v[i].m->name));
+    cJSON_AddItemToArray(live, at);
   }
   arena_free(&A);
   return d;

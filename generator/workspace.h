@@ -30,7 +30,9 @@ int ws_values(const gpu_kernel *first, ws_value *out, int cap);
 /* Each value at most WS_MAX_VALUES, and each read by kernels inside its
  * interval alone, written before it (E0004 otherwise). */
 bool ws_verify(const gpu_kernel *first, diag_list *dl);
-/* {"kernels": n, "values": [{name, dtype, shape, born, dies}]} */
+/* {"kernels": n, "values": [{name, dtype, shape, bytes (the shape's
+ * product times the dtype's size, before the 256-byte rounding), born,
+ * dies}], "live": [the names live at each kernel]} */
 cJSON *ws_dump(const gpu_kernel *first);
 
 #endif /* DLC_WORKSPACE_H */
