@@ -5,6 +5,8 @@
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "dlc_internal.h"
 
@@ -216,4 +218,168 @@ dlc_status dlc__tmap_encode_nd(void *map, dlc_dtype dtype, const void *base, int
   dlc_status s = dlc__tmap_check_nd(dtype, base, rank, dims, strides, box, &elem);
   if (s != DLC_SUCCESS) return s;
   return encode_checked(map, dtype, base, rank, dims, strides, box, elem);
+}
+
+/* ---- plans -------------------------------------------------------------------------------- */
+
+dlc_status dlc__dev_alloc(void **p, size_t bytes, struct CUstream_st *stream) {
+  (void)stream;
+  cudaError_t e = cudaMalloc(p, bytes ? bytes : 1);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    *p = NULL;
+    return dlc__fail(DLC_ERROR_OUT_OF_MEMORY, "the ConstPool: cudaMalloc(%zu): %s", bytes, cudaGetErrorString(e));
+  }
+  return DLC_SUCCESS;
+}
+
+void dlc__dev_free(void *p) { cudaFree(p); }
+
+dlc_status dlc__dev_copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t rows,
+                            struct CUstream_st *stream) {
+  if (!width || !rows) return DLC_SUCCESS;
+  cudaError_t e = cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, rows, cudaMemcpyDeviceToDevice, (cudaStream_t)stream);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "copying a param (%zu rows of %zu bytes from %p) into the ConstPool: %s",
+                     rows, width, src, cudaGetErrorString(e));
+  }
+  return DLC_SUCCESS;
+}
+
+dlc_status dlc__dev_sync(struct CUstream_st *stream) {
+  cudaError_t e = cudaStreamSynchronize((cudaStream_t)stream);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return dlc__fail(DLC_ERROR_LAUNCH_FAILED, "cudaStreamSynchronize: %s", cudaGetErrorString(e));
+  }
+  return DLC_SUCCESS;
+}
+
+/* A plan's CUDA graphs: one executable graph per shape set seen (the
+ * arguments' dtype, dims and attrs), on the device it was captured on, with
+ * the whole argument block of its last call; at most GRAPHS, the least
+ * recently used replaced. */
+enum { GRAPHS = 8 };
+typedef struct graph_entry {
+  cudaGraphExec_t exec; /* NULL: free */
+  int dev;
+  unsigned char *args;
+  size_t bytes;
+  unsigned long long used;
+} graph_entry;
+typedef struct graph_cache {
+  graph_entry e[GRAPHS];
+  unsigned long long tick;
+} graph_cache;
+
+static dlc_status graph_launch(graph_entry *g, struct CUstream_st *stream) {
+  cudaError_t e = cudaGraphLaunch(g->exec, (cudaStream_t)stream);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return dlc__fail(DLC_ERROR_LAUNCH_FAILED, "replaying the plan's CUDA graph: %s", cudaGetErrorString(e));
+  }
+  return DLC_SUCCESS;
+}
+
+dlc_status dlc__plan_exec(dlc__plan *p, const void *args, size_t args_bytes, size_t shape_bytes, dlc__plan_body body,
+                          struct CUstream_st *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  /* the legacy default stream cannot be captured; a stream in capture
+   * already records the launches into its caller's graph */
+  if (!s || s == cudaStreamLegacy) return body(args, stream);
+  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(s, &cs) != cudaSuccess) {
+    cudaGetLastError();
+    return body(args, stream);
+  }
+  if (cs != cudaStreamCaptureStatusNone) return body(args, stream);
+  int dev = -1;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    cudaGetLastError();
+    return body(args, stream); /* it fails there with its own detail */
+  }
+  graph_cache *gc = p->cache;
+  if (!gc && !(gc = p->cache = calloc(1, sizeof *gc))) return body(args, stream);
+  graph_entry *hit = NULL, *shape = NULL, *victim = &gc->e[0];
+  for (int i = 0; i < GRAPHS && !hit; i++) {
+    graph_entry *g = &gc->e[i];
+    if (!g->exec) {
+      if (victim->exec) victim = g;
+      continue;
+    }
+    if (victim->exec && g->used < victim->used) victim = g;
+    if (g->dev != dev || g->bytes != args_bytes || memcmp(g->args, args, shape_bytes) != 0) continue;
+    if (memcmp(g->args, args, args_bytes) == 0) hit = g;
+    else if (!shape || g->used > shape->used) shape = g;
+  }
+  gc->tick++;
+  if (hit) {
+    hit->used = gc->tick;
+    return graph_launch(hit, stream);
+  }
+  /* a new argument block: capture the call's launches (its checks and
+   * kernel choice run as in a direct call), then update the shape set's
+   * graph in place, or instantiate one */
+  if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+    cudaGetLastError();
+    return body(args, stream);
+  }
+  cudaGraph_t graph = NULL;
+  dlc_status st = body(args, stream);
+  cudaError_t e = cudaStreamEndCapture(s, &graph);
+  if (st != DLC_SUCCESS || e != cudaSuccess) {
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    if (st != DLC_SUCCESS) return st;
+    return dlc__fail(DLC_ERROR_LAUNCH_FAILED, "capturing the plan's launches: %s", cudaGetErrorString(e));
+  }
+  size_t nodes = 0;
+  if (cudaGraphGetNodes(graph, NULL, &nodes) == cudaSuccess && nodes == 0) {
+    cudaGraphDestroy(graph); /* an empty output: nothing to launch */
+    return DLC_SUCCESS;
+  }
+  graph_entry *g = shape ? shape : victim;
+  if (shape) {
+    cudaGraphExecUpdateResultInfo info;
+    if (cudaGraphExecUpdate(shape->exec, graph, &info) != cudaSuccess) {
+      cudaGetLastError(); /* another kernel choice: a new graph */
+      cudaGraphExecDestroy(shape->exec);
+      shape->exec = NULL;
+    }
+  } else if (victim->exec) {
+    cudaGraphExecDestroy(victim->exec);
+    victim->exec = NULL;
+  }
+  if (!g->exec && (e = cudaGraphInstantiate(&g->exec, graph, 0)) != cudaSuccess) {
+    cudaGetLastError();
+    g->exec = NULL;
+    cudaGraphDestroy(graph);
+    return dlc__fail(DLC_ERROR_LAUNCH_FAILED, "instantiating the plan's CUDA graph: %s", cudaGetErrorString(e));
+  }
+  cudaGraphDestroy(graph);
+  if (g->bytes != args_bytes) {
+    unsigned char *a = realloc(g->args, args_bytes);
+    if (!a) { /* not kept: the next call captures again */
+      st = graph_launch(g, stream);
+      cudaGraphExecDestroy(g->exec);
+      g->exec = NULL;
+      return st;
+    }
+    g->args = a, g->bytes = args_bytes;
+  }
+  memcpy(g->args, args, args_bytes);
+  g->dev = dev, g->used = gc->tick;
+  return graph_launch(g, stream);
+}
+
+void dlc__plan_cache_free(dlc__plan *p) {
+  graph_cache *gc = p->cache;
+  if (!gc) return;
+  for (int i = 0; i < GRAPHS; i++) {
+    if (gc->e[i].exec) cudaGraphExecDestroy(gc->e[i].exec);
+    free(gc->e[i].args);
+  }
+  free(gc);
+  p->cache = NULL;
 }

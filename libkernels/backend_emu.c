@@ -141,3 +141,62 @@ dlc_status dlc__tmap_encode_2d(void *map, dlc_dtype dtype, const void *base, int
   const int box[2] = {box_inner, box_outer};
   return encode_checked(map, dtype, base, 2, dims, strides, box, elem);
 }
+
+/* Plans: the ConstPool in the emulator's memory; the params are copied row
+ * by row through host memory (the emulator copies only between it and the
+ * host), under the lock; a plan's call runs its launches as the per-call
+ * entry does (the same kernels, in the same order). */
+dlc_status dlc__dev_alloc(void **p, size_t bytes, struct CUstream_st *stream) {
+  if (stream)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "libdlckernels-emu runs synchronously: the stream must be NULL");
+  dlcemu_deviceptr d = 0;
+  pthread_mutex_lock(&lock);
+  int st = dlcemu_mem_alloc(&d, bytes ? bytes : 1);
+  pthread_mutex_unlock(&lock);
+  if (st != 0)
+    return dlc__fail(DLC_ERROR_OUT_OF_MEMORY, "the ConstPool: %zu bytes of emulator memory: %s", bytes,
+                     dlcemu_error_string(st));
+  *p = (void *)(uintptr_t)d;
+  return DLC_SUCCESS;
+}
+
+void dlc__dev_free(void *p) {
+  pthread_mutex_lock(&lock);
+  (void)dlcemu_mem_free((dlcemu_deviceptr)(uintptr_t)p);
+  pthread_mutex_unlock(&lock);
+}
+
+dlc_status dlc__dev_copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t rows,
+                            struct CUstream_st *stream) {
+  if (stream)
+    return dlc__fail(DLC_ERROR_INVALID_VALUE, "libdlckernels-emu runs synchronously: the stream must be NULL");
+  if (!width || !rows) return DLC_SUCCESS;
+  unsigned char *row = malloc(width);
+  if (!row) return dlc__fail(DLC_ERROR_OUT_OF_MEMORY, "a row of %zu bytes of host memory", width);
+  dlc_status r = DLC_SUCCESS;
+  pthread_mutex_lock(&lock);
+  for (size_t i = 0; i < rows && r == DLC_SUCCESS; i++) {
+    const dlcemu_deviceptr s = (dlcemu_deviceptr)(uintptr_t)src + i * spitch, d = (dlcemu_deviceptr)(uintptr_t)dst + i * dpitch;
+    int st = dlcemu_memcpy_dtoh(row, s, width);
+    if (st == 0) st = dlcemu_memcpy_htod(d, row, width);
+    if (st != 0)
+      r = dlc__fail(DLC_ERROR_INVALID_VALUE, "a param's row %zu at %p is not emulator memory: %s", i,
+                    (const void *)(uintptr_t)s, dlcemu_error_string(st));
+  }
+  pthread_mutex_unlock(&lock);
+  free(row);
+  return r;
+}
+
+dlc_status dlc__dev_sync(struct CUstream_st *stream) {
+  (void)stream; /* every copy and launch has run to its end */
+  return DLC_SUCCESS;
+}
+
+dlc_status dlc__plan_exec(dlc__plan *p, const void *args, size_t args_bytes, size_t shape_bytes, dlc__plan_body body,
+                          struct CUstream_st *stream) {
+  (void)p, (void)args_bytes, (void)shape_bytes;
+  return body(args, stream);
+}
+
+void dlc__plan_cache_free(dlc__plan *p) { (void)p; }

@@ -4,6 +4,8 @@
  * (dlc__last_launch).  It measures the host cost of the call path without a
  * device, and lets a test read the kernel row and grid that dispatch chose
  * for shapes far too large to run in the emulator. */
+#include <stdlib.h>
+
 #include "dlc_internal.h"
 
 dlc_status dlc__launch(const dlc__kernel *k, const void *params, size_t size, unsigned gx, unsigned gy, unsigned gz,
@@ -40,3 +42,35 @@ dlc_status dlc__tmap_encode_nd(void *map, dlc_dtype dtype, const void *base, int
   (void)map;
   return dlc__tmap_check_nd(dtype, base, rank, dims, strides, box, &elem);
 }
+
+/* Plans: the ConstPool in aligned host memory, which no kernel reads (the
+ * params are not copied: the null backend's tensors need not be memory);
+ * a plan's call runs its launches as the per-call entry does. */
+dlc_status dlc__dev_alloc(void **p, size_t bytes, struct CUstream_st *stream) {
+  (void)stream;
+  const size_t n = bytes / DLC__POOL_ALIGN + 1;
+  *p = n <= SIZE_MAX / DLC__POOL_ALIGN ? aligned_alloc(DLC__POOL_ALIGN, n * DLC__POOL_ALIGN) : NULL;
+  if (!*p) return dlc__fail(DLC_ERROR_OUT_OF_MEMORY, "the ConstPool: %zu bytes of host memory", bytes);
+  return DLC_SUCCESS;
+}
+
+void dlc__dev_free(void *p) { free(p); }
+
+dlc_status dlc__dev_copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t rows,
+                            struct CUstream_st *stream) {
+  (void)dst, (void)dpitch, (void)src, (void)spitch, (void)width, (void)rows, (void)stream;
+  return DLC_SUCCESS;
+}
+
+dlc_status dlc__dev_sync(struct CUstream_st *stream) {
+  (void)stream;
+  return DLC_SUCCESS;
+}
+
+dlc_status dlc__plan_exec(dlc__plan *p, const void *args, size_t args_bytes, size_t shape_bytes, dlc__plan_body body,
+                          struct CUstream_st *stream) {
+  (void)p, (void)args_bytes, (void)shape_bytes;
+  return body(args, stream);
+}
+
+void dlc__plan_cache_free(dlc__plan *p) { (void)p; }

@@ -4,6 +4,7 @@
 #ifndef DLC_INTERNAL_H
 #define DLC_INTERNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -261,5 +262,66 @@ dlc_status dlc__tmap_check_2d(dlc_dtype dtype, const void *base, int64_t inner, 
  * on a GPU).  Defined in runtime.c; internal: the shared libraries do not
  * export it. */
 extern int (*dlc__launch_hook)(const dlc__kernel *k, unsigned gx, unsigned gy, unsigned gz);
+
+/* Plans (plan.c; issue 37): dlc_<op>_plan_create() checks its arguments,
+ * then dlc__plan_new makes the plan: the dims its params fix, and the
+ * ConstPool, one device buffer (dlc__dev_alloc) in which param i lies at
+ * off[i] (a multiple of DLC__POOL_ALIGN, enough for every vector and TMA
+ * load), in order, a rank-2 one with its rows ld[i] elements apart (the
+ * row's bytes rounded up to 16: TMA's pitch, and the widest chunk's); the generated code copies the params in
+ * (dlc__dev_copy_2d, then dlc__dev_sync) and hands the plan out with
+ * dlc__plan_publish, which gives it a handle (or frees it on failure), or
+ * frees it with dlc__plan_discard.  Every other plan function first takes
+ * the plan from its handle with dlc__plan_acquire (NULL with *st and the
+ * detail set when the handle is NULL, destroyed, never created or another
+ * op's), and gives it back with dlc__plan_release; with `run`, the plan's
+ * lock is held in between, so that calls on one plan run one at a time.
+ * dlc__plan_destroy makes the handle stale at once and frees the plan when
+ * its last user gives it back; a stale or foreign handle is ignored. */
+enum { DLC__PLAN_MAX = 16, DLC__POOL_ALIGN = 256 };
+typedef struct dlc__plan {
+  int op;                /* dlc_ops.def's index */
+  dlc_dtype dtype;
+  int nfixed, npool;
+  int64_t fixed[DLC__PLAN_MAX];                      /* the fixed dims' values, in argument order */
+  int64_t off[DLC__PLAN_MAX], bytes[DLC__PLAN_MAX];  /* the pooled params' places in the pool */
+  int64_t ld[DLC__PLAN_MAX];   /* a rank-2 param's rows, elements apart in the pool (16-byte multiples); 0: packed */
+  void *pool;            /* the ConstPool (NULL when no param is pooled) */
+  size_t pool_bytes;
+  void *cache;           /* the backend's: the CUDA graphs of the shape sets seen */
+  pthread_mutex_t run;   /* held by a running call */
+  int users, dead;       /* under plan.c's table lock */
+} dlc__plan;
+dlc_status dlc__plan_new(const char *fn, int op, dlc_dtype dtype, int nfixed, const int64_t *fixed, int npool,
+                         const int64_t *bytes, const int64_t *ld, struct CUstream_st *stream, dlc__plan **out);
+dlc_status dlc__plan_publish(const char *fn, dlc__plan *p, const void **handle);
+void dlc__plan_discard(dlc__plan *p);
+dlc__plan *dlc__plan_acquire(const void *handle, int op, const char *fn, int run, dlc_status *st);
+void dlc__plan_release(dlc__plan *p, int run);
+void dlc__plan_destroy(const void *handle, int op);
+/* For tests: the live plan a handle names, or NULL (not held: the caller
+ * must not destroy it meanwhile). */
+const dlc__plan *dlc__plan_peek(const void *handle);
+
+/* The backends' part of plans.  Device memory: cudaMalloc, the emulator's,
+ * or aligned host memory for the null backend (which runs no kernel and
+ * copies nothing); a 2-D copy of `rows` rows of `width` bytes, device to
+ * device, stream-ordered; dlc__dev_sync waits for the stream's work. */
+dlc_status dlc__dev_alloc(void **p, size_t bytes, struct CUstream_st *stream);
+void dlc__dev_free(void *p);
+dlc_status dlc__dev_copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t rows,
+                            struct CUstream_st *stream);
+dlc_status dlc__dev_sync(struct CUstream_st *stream);
+/* A plan's call: body(args, stream) runs dlc_<op>_ws with the arguments
+ * `args` holds (args_bytes of them, no padding; the first shape_bytes are
+ * the dtype, dims and attrs: its shape set).  The CUDA backend captures
+ * the launches into a CUDA graph the first time it sees the arguments and
+ * replays it (updated in place for new pointers of a shape set it has
+ * seen), and runs body directly on a stream that is being captured; the
+ * other backends run body. */
+typedef dlc_status (*dlc__plan_body)(const void *args, struct CUstream_st *stream);
+dlc_status dlc__plan_exec(dlc__plan *p, const void *args, size_t args_bytes, size_t shape_bytes, dlc__plan_body body,
+                          struct CUstream_st *stream);
+void dlc__plan_cache_free(dlc__plan *p);
 
 #endif

@@ -26,6 +26,7 @@ const char *dlc_status_string(dlc_status s) {
   case DLC_ERROR_NO_DEVICE: return "DLC_ERROR_NO_DEVICE";
   case DLC_ERROR_LAUNCH_FAILED: return "DLC_ERROR_LAUNCH_FAILED";
   case DLC_ERROR_INTERNAL: return "DLC_ERROR_INTERNAL";
+  case DLC_ERROR_OUT_OF_MEMORY: return "DLC_ERROR_OUT_OF_MEMORY";
   }
   return "DLC_ERROR_UNKNOWN";
 }

@@ -105,7 +105,8 @@ typedef enum dlc_status {
   DLC_ERROR_MISALIGNED = 3,    /* a pointer not aligned to its element size */
   DLC_ERROR_NO_DEVICE = 4,     /* no CUDA device (or no driver) */
   DLC_ERROR_LAUNCH_FAILED = 5, /* the CUDA runtime (or the emulator) rejected the launch */
-  DLC_ERROR_INTERNAL = 6       /* a bug in dlc */
+  DLC_ERROR_INTERNAL = 6,      /* a bug in dlc */
+  DLC_ERROR_OUT_OF_MEMORY = 7  /* a plan's host or device memory could not be allocated */
 } dlc_status;
 
 typedef enum dlc_dtype {
