@@ -196,6 +196,64 @@ static dlc_status call(const shape *s, dlc_dtype dt, void *const *p, void *ws, s
   return DLC_ERROR_INTERNAL;
 }
 
+/* The same call through a plan of the op (docs/runtime.md): plan_make
+ * copies the params (p[1] or p[2], as call() passes them) into its pool;
+ * plan_call runs it with the call's other arguments. */
+typedef struct bench_plan {
+  int op;
+  void *h;
+} bench_plan;
+
+MAYBE_UNUSED static dlc_status plan_make(const shape *s, dlc_dtype dt, void *const *p, bench_plan *bp) {
+  const int64_t *v = s->v;
+  bp->op = s->op;
+  switch (s->op) {
+  case OP_GEMM: return dlc_gemm_bias_relu_plan_create((dlc_gemm_bias_relu_plan **)&bp->h, dt, v[1], p[2], NULL);
+  case OP_GEMM_NT:
+    return dlc_gemm_bias_relu_nt_plan_create((dlc_gemm_bias_relu_nt_plan **)&bp->h, dt, v[1], v[2], p[1], v[2], p[2], NULL);
+  case OP_GEMM_GELU: return dlc_gemm_bias_gelu_plan_create((dlc_gemm_bias_gelu_plan **)&bp->h, dt, v[1], p[2], NULL);
+  case OP_CONV: return dlc_conv2d_bias_silu_plan_create((dlc_conv2d_bias_silu_plan **)&bp->h, dt, v[3], v[4], p[1], p[2], NULL);
+  case OP_ATTN: return dlc_attention_causal_plan_create((dlc_attention_causal_plan **)&bp->h, dt, NULL);
+  case OP_SOFTMAX: return dlc_softmax_plan_create((dlc_softmax_plan **)&bp->h, dt, NULL);
+  case OP_LAYERNORM: return dlc_layernorm_plan_create((dlc_layernorm_plan **)&bp->h, dt, v[1], p[1], p[2], NULL);
+  case OP_RMSNORM: return dlc_rmsnorm_plan_create((dlc_rmsnorm_plan **)&bp->h, dt, v[1], p[1], NULL);
+  case OP__COUNT: break;
+  }
+  return DLC_ERROR_INTERNAL;
+}
+
+MAYBE_UNUSED static dlc_status plan_call(const shape *s, const bench_plan *bp, void *const *p, void *ws, size_t ws_bytes,
+                                         struct CUstream_st *st) {
+  const int64_t *v = s->v;
+  switch (s->op) {
+  case OP_GEMM: return dlc_gemm_bias_relu_plan_run(bp->h, v[0], v[2], p[0], v[2], p[1], v[1], p[3], v[1], ws, ws_bytes, st);
+  case OP_GEMM_NT: return dlc_gemm_bias_relu_nt_plan_run(bp->h, v[0], p[0], v[2], p[3], v[1], ws, ws_bytes, st);
+  case OP_GEMM_GELU: return dlc_gemm_bias_gelu_plan_run(bp->h, v[0], v[2], p[0], v[2], p[1], v[1], p[3], v[1], ws, ws_bytes, st);
+  case OP_CONV: return dlc_conv2d_bias_silu_plan_run(bp->h, v[0], v[1], v[2], v[5], v[5], 1, 1, p[0], p[3], NULL, 0, st);
+  case OP_ATTN: return dlc_attention_causal_plan_run(bp->h, v[0], v[1], v[2], v[3], p[0], p[1], p[2], p[3], NULL, 0, st);
+  case OP_SOFTMAX: return dlc_softmax_plan_run(bp->h, v[0], v[1], p[0], v[1], p[3], v[1], NULL, 0, st);
+  case OP_LAYERNORM: return dlc_layernorm_plan_run(bp->h, v[0], p[0], v[1], p[3], v[1], NULL, 0, st);
+  case OP_RMSNORM: return dlc_rmsnorm_plan_run(bp->h, v[0], p[0], v[1], p[3], v[1], NULL, 0, st);
+  case OP__COUNT: break;
+  }
+  return DLC_ERROR_INTERNAL;
+}
+
+MAYBE_UNUSED static void plan_free(bench_plan *bp) {
+  switch (bp->op) {
+  case OP_GEMM: dlc_gemm_bias_relu_plan_destroy(bp->h); break;
+  case OP_GEMM_NT: dlc_gemm_bias_relu_nt_plan_destroy(bp->h); break;
+  case OP_GEMM_GELU: dlc_gemm_bias_gelu_plan_destroy(bp->h); break;
+  case OP_CONV: dlc_conv2d_bias_silu_plan_destroy(bp->h); break;
+  case OP_ATTN: dlc_attention_causal_plan_destroy(bp->h); break;
+  case OP_SOFTMAX: dlc_softmax_plan_destroy(bp->h); break;
+  case OP_LAYERNORM: dlc_layernorm_plan_destroy(bp->h); break;
+  case OP_RMSNORM: dlc_rmsnorm_plan_destroy(bp->h); break;
+  default: break;
+  }
+  bp->h = NULL;
+}
+
 MAYBE_UNUSED static const char CSV_HEADER[] = "op,shape,dtype,arch,plan,ctas,flops,bytes,occupancy,estimate_us,actual_us\n";
 
 static int usage(void) {
@@ -235,13 +293,15 @@ MAYBE_UNUSED static int cmp_d(const void *a, const void *b) {
 /* The host cost of one call of shape s: the median over 9 runs of n calls
  * of the wall time a call takes to return, in microseconds (on the null
  * backend: the checks, the kernel choice and the grid; on the CUDA backend
- * also the launch's enqueue, with no synchronization in the runs). */
-MAYBE_UNUSED static double host_us(const shape *s, dlc_dtype dt, void *const *p, void *ws, size_t ws_bytes, int n) {
+ * also the launch's enqueue, with no synchronization in the runs); with
+ * `bp`, of the call through that plan, on stream `st`. */
+MAYBE_UNUSED static double host_us(const shape *s, dlc_dtype dt, void *const *p, void *ws, size_t ws_bytes, int n,
+                                   const bench_plan *bp, struct CUstream_st *st) {
   double t[9];
   for (int r = 0; r < 9; r++) {
     double t0 = now_s();
     for (int i = 0; i < n; i++)
-      if (call(s, dt, p, ws, ws_bytes) != DLC_SUCCESS) return -1;
+      if ((bp ? plan_call(s, bp, p, ws, ws_bytes, st) : call(s, dt, p, ws, ws_bytes)) != DLC_SUCCESS) return -1;
     t[r] = (now_s() - t0) / n * 1e6;
   }
   qsort(t, 9, sizeof *t, cmp_d);
@@ -320,17 +380,24 @@ static dlc_dtype model_dt = DLC_F16;
 static int run_host_null(void) {
   void *p[4] = {fake(0x10000000), fake(0x20000000), fake(0x30000000), fake(0x40000000)};
   int fails = 0;
-  printf("%-18s %-24s %-5s %s\n", "op", "shape", "dtype", "dispatch_ns (null backend: checks, kernel choice, grid)");
+  printf("%-18s %-24s %-5s %-12s %s\n", "op", "shape", "dtype", "dispatch_ns", "plan_run_ns (null backend: checks, kernel choice, grid)");
   for (int i = 0; i < nsel; i++) {
     char sh[96];
     shape_text(&sel[i], sh, sizeof sh);
-    double us = host_us(&sel[i], model_dt, p, fake(0x50000000), ws_of(&sel[i], model_dt), 20000);
-    if (us < 0) {
+    const size_t ws = ws_of(&sel[i], model_dt);
+    double us = host_us(&sel[i], model_dt, p, fake(0x50000000), ws, 20000, NULL, NULL), pus = -1;
+    bench_plan bp = {0};
+    if (us >= 0 && plan_make(&sel[i], model_dt, p, &bp) == DLC_SUCCESS) {
+      pus = host_us(&sel[i], model_dt, p, fake(0x50000000), ws, 20000, &bp, NULL);
+      plan_free(&bp);
+    }
+    if (us < 0 || pus < 0) {
       fprintf(stderr, "dlc-bench: %s %s: %s\n", OP_NAME[sel[i].op], sh, dlc_last_error_detail());
       fails++;
       continue;
     }
-    printf("%-18s %-24s %-5s %.1f\n", OP_NAME[sel[i].op], sh, model_dt == DLC_BF16 ? "bf16" : "fp16", us * 1e3);
+    printf("%-18s %-24s %-5s %-12.1f %.1f\n", OP_NAME[sel[i].op], sh, model_dt == DLC_BF16 ? "bf16" : "fp16", us * 1e3,
+           pus * 1e3);
   }
   return fails ? 1 : 0;
 }
@@ -680,7 +747,9 @@ static int run_gpu(FILE *csv, int repeats, dlc_dtype dt) {
   CU(cudaMalloc(&flush, flush_bytes));
   CU(cudaMalloc(&ws, ws_bytes));
   if (csv) fputs(CSV_HEADER, csv);
-  else printf("%-18s %-24s %-5s %s\n", "op", "shape", "dtype", "host_us (CUDA backend: the call's return, no sync)");
+  else
+    printf("%-18s %-24s %-5s %-8s %s\n", "op", "shape", "dtype", "host_us",
+           "plan_us (CUDA backend: the call's return, no sync; the plan's, its CUDA graph replayed)");
   for (int i = 0; i < nsel; i++) {
     const shape *s = &sel[i];
     char sh[96];
@@ -690,11 +759,21 @@ static int run_gpu(FILE *csv, int repeats, dlc_dtype dt) {
       CU(cudaMalloc(&x.p[t], bytes_of(s, t)));
       fill_random(x.p[t], bytes_of(s, t) / 2, dt, s->op == OP_CONV && t == 1 ? 0.05f : 1.f, (uint64_t)(i * 4 + t + 1));
     }
-    if (!csv) { /* --host */
-      double h = host_us(s, dt, x.p, ws, ws_bytes, 200);
+    if (!csv) { /* --host: the call, then its plan on a stream of its own (a CUDA graph replayed) */
+      double h = host_us(s, dt, x.p, ws, ws_bytes, 200, NULL, NULL), ph = -1;
       CU(cudaDeviceSynchronize());
-      if (h < 0) fprintf(stderr, "dlc-bench: %s %s: %s\n", OP_NAME[s->op], sh, dlc_last_error_detail());
-      else printf("%-18s %-24s %-5s %.2f\n", OP_NAME[s->op], sh, dt == DLC_BF16 ? "bf16" : "fp16", h);
+      cudaStream_t st;
+      bench_plan bp = {0};
+      CU(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+      if (h >= 0 && plan_make(s, dt, x.p, &bp) == DLC_SUCCESS &&
+          plan_call(s, &bp, x.p, ws, ws_bytes, (struct CUstream_st *)st) == DLC_SUCCESS) {
+        ph = host_us(s, dt, x.p, ws, ws_bytes, 200, &bp, (struct CUstream_st *)st);
+        CU(cudaStreamSynchronize(st));
+      }
+      if (bp.h) plan_free(&bp);
+      CU(cudaStreamDestroy(st));
+      if (h < 0 || ph < 0) fprintf(stderr, "dlc-bench: %s %s: %s\n", OP_NAME[s->op], sh, dlc_last_error_detail());
+      else printf("%-18s %-24s %-5s %-8.2f %.2f\n", OP_NAME[s->op], sh, dt == DLC_BF16 ? "bf16" : "fp16", h, ph);
       for (int t = 0; t < 4; t++) CU(cudaFree(x.p[t]));
       continue;
     }

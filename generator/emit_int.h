@@ -174,6 +174,15 @@ typedef struct arg {
 int host_entry_args(emit_ctx *c, const emit_op *eo, arg **out);
 /* dlc_<op>'s prototype, without the `;`. */
 void host_prototype(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n);
+/* A doc comment of `text` wrapped at 110 columns. */
+void host_doc_comment(strbuf *s, const char *text);
+/* The plan API (emit_host_plan.c): its typedef and prototypes in dlc_ops.h,
+ * its functions in dlc_dispatch.c (opi: the op's index in dlc_ops.def), its
+ * thunks in dlc_entries.c, and the number of params its ConstPool holds. */
+void plan_prototypes_h(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n);
+void plan_functions_c(emit_ctx *c, strbuf *s, const emit_op *eo, int opi, const arg *a, int n);
+void plan_entry_thunks(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n);
+int plan_npool(emit_ctx *c, const emit_op *eo, const arg *a, int n);
 /* A tensor's shape as its graph writes it ("[N,P,Q,K] (P, Q derived)"). */
 const char *host_written_shape(arena *A, const emit_op *eo, const fe_tensor *t);
 /* What kernel k puts on grid dimension d ("M tiles x N tiles"; "" none). */

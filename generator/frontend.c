@@ -302,6 +302,7 @@ static void read_signature(reader *r, const cJSON *sig) {
                       "role must be \"data\" or \"param\", not '%s'", s);
         tt->role = s;
       }
+      if (!strcmp(tt->role, "param")) tt->storage = "const_pool"; /* a weight: the plan's ConstPool holds it */
       if (ju_string(&r->jc, it, "mutability", p, false, &s)) {
         if (!one_of(s, (const char *const[]){"immutable", "mutable", NULL}))
           diag_report(r->dl, D_GRAPH_SCHEMA, ju_path_key(&r->jc, p, "mutability"), NULL,

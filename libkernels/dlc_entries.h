@@ -133,6 +133,20 @@ typedef struct dlc__entry {
   /* dlc_<op>_query(dtype, args..., workspace, workspace_bytes, info) */
   dlc_status (*query)(dlc_dtype dtype, const dlc__arg_value *args, void *workspace, size_t workspace_bytes,
                       dlc_launch_info *info);
+  /* the plan API (docs/runtime.md), each taking from `args` the arguments
+   * of its own: dlc_<op>_plan_create(&plan, dtype, ..., stream) (*plan
+   * written on success only), dlc_<op>_plan_run(plan, ..., workspace,
+   * workspace_bytes, stream), dlc_<op>_plan_workspace_size(plan, ...) and
+   * dlc_<op>_plan_destroy(plan); plan_args[i] is 1 for an argument
+   * plan_create takes (a param the ConstPool holds, its ld, a dim of its
+   * shape), 0 for one plan_run takes; npool: the params the pool holds */
+  dlc_status (*plan_create)(void **plan, dlc_dtype dtype, const dlc__arg_value *args, struct CUstream_st *stream);
+  dlc_status (*plan_run)(void *plan, const dlc__arg_value *args, void *workspace, size_t workspace_bytes,
+                         struct CUstream_st *stream);
+  size_t (*plan_workspace_size)(const void *plan, const dlc__arg_value *args);
+  void (*plan_destroy)(void *plan);
+  const signed char *plan_args;
+  int npool;
 } dlc__entry;
 
 /* The manifest the table was generated from (its file name), and the ops. */

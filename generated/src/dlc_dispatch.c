@@ -2,6 +2,7 @@
  * The entry points: argument checks, instance and kernel selection (arch, dtype,
  * variant, alignment), the launch grid, and the launch through the backend. */
 #include <stdint.h>
+#include <string.h>
 
 #include "dlc/dlc.h"
 #include "dlc_internal.h"
@@ -389,6 +390,113 @@ dlc_status dlc_gemm_bias_relu_query(dlc_dtype dtype,
       c, ldc, workspace, workspace_bytes, NULL));
 }
 
+dlc_status dlc_gemm_bias_relu_plan_create(dlc_gemm_bias_relu_plan **plan, dlc_dtype dtype,
+    int64_t n, const void *bias,
+    struct CUstream_st *stream) {
+  dlc__clear_detail();
+  const char *dlc_fn = "gemm_bias_relu_plan_create";
+  if (!plan) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: plan is NULL", dlc_fn);
+  if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: dtype = %d is not a dlc_dtype", dlc_fn, (int)dtype);
+  int dlc_dtype_ok = 0;
+  dlc_dtype_ok |= dtype == DLC_F16;
+  dlc_dtype_ok |= dtype == DLC_BF16;
+  if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "%s: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc_fn, dlc__dtype_name(dtype), (int)dtype);
+  if (n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: n = %lld is negative", dlc_fn, (long long)n);
+  int64_t dlc_fixed[] = {0, n};
+  dlc_status dlc_st;
+  dlc__span dlc_sp[1];
+  int64_t dlc_dims[1], dlc_bytes[1], dlc_rows[1], dlc_width[1], dlc_pitchp[1], dlc_ld[1];
+  const int dlc_eb[1] = {(dtype == DLC_F32 ? 4 : 2)};
+  dlc_dims[0] = n;
+  if ((dlc_st = dlc__check_packed(dlc_fn, "bias", bias, dlc_eb[0], 1, dlc_dims, &dlc_sp[0]))) return dlc_st;
+  dlc_rows[0] = 1, dlc_width[0] = dlc__mul(dlc_sp[0].count, dlc_eb[0]);
+  dlc_pitchp[0] = dlc_width[0], dlc_ld[0] = 0;
+  dlc_bytes[0] = dlc__mul(dlc_rows[0], dlc_pitchp[0]);
+  dlc__plan *dlc_p;
+  if ((dlc_st = dlc__plan_new(dlc_fn, 0, dtype, 1, dlc_fixed + 1, 1, dlc_bytes, dlc_ld, stream, &dlc_p)))
+    return dlc_st;
+  const void *dlc_src[] = {bias};
+  const int64_t dlc_pitch[] = {dlc_width[0]};
+  for (int dlc_i = 0; dlc_i < 1; dlc_i++) {
+    if (dlc_sp[dlc_i].count == 0) continue;
+    void *dlc_dst = (void *)((uintptr_t)dlc_p->pool + (uintptr_t)dlc_p->off[dlc_i]);
+    if ((dlc_st = dlc__dev_copy_2d(dlc_dst, (size_t)dlc_pitchp[dlc_i], dlc_src[dlc_i], (size_t)dlc_pitch[dlc_i],
+                                   (size_t)dlc_width[dlc_i], (size_t)dlc_rows[dlc_i], stream))) {
+      dlc__plan_discard(dlc_p);
+      return dlc_st;
+    }
+  }
+  if ((dlc_st = dlc__dev_sync(stream))) {
+    dlc__plan_discard(dlc_p);
+    return dlc_st;
+  }
+  const void *dlc_h;
+  if ((dlc_st = dlc__plan_publish(dlc_fn, dlc_p, &dlc_h))) return dlc_st;
+  *plan = (dlc_gemm_bias_relu_plan *)(uintptr_t)dlc_h;
+  return DLC_SUCCESS;
+}
+
+typedef struct dlc__pa_gemm_bias_relu {
+  int64_t dtype;
+  int64_t m;
+  int64_t n;
+  int64_t k;
+  const void *a;
+  int64_t lda;
+  const void *b;
+  int64_t ldb;
+  const void *bias;
+  void *c;
+  int64_t ldc;
+  void *workspace;
+  size_t workspace_bytes;
+} dlc__pa_gemm_bias_relu;
+static dlc_status dlc__pb_gemm_bias_relu(const void *dlc_args, struct CUstream_st *stream) {
+  const dlc__pa_gemm_bias_relu *x = dlc_args;
+  return dlc_gemm_bias_relu_ws((dlc_dtype)x->dtype,
+      x->m, x->n, x->k, x->a, x->lda, x->b, x->ldb, x->bias,
+      x->c, x->ldc, x->workspace, x->workspace_bytes, stream);
+}
+
+dlc_status dlc_gemm_bias_relu_plan_run(dlc_gemm_bias_relu_plan *plan,
+    int64_t m, int64_t k, const void *a, int64_t lda,
+    const void *b, int64_t ldb, void *c, int64_t ldc,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream) {
+  dlc__clear_detail();
+  dlc_status dlc_st;
+  dlc__plan *dlc_p = dlc__plan_acquire(plan, 0, "gemm_bias_relu_plan_run", 1, &dlc_st);
+  if (!dlc_p) return dlc_st;
+  dlc__pa_gemm_bias_relu dlc_a;
+  memset(&dlc_a, 0, sizeof dlc_a);
+  dlc_a.dtype = dlc_p->dtype;
+  dlc_a.n = dlc_p->fixed[0];
+  dlc_a.bias = (const void *)((uintptr_t)dlc_p->pool + (uintptr_t)dlc_p->off[0]);
+  dlc_a.m = m;
+  dlc_a.k = k;
+  dlc_a.a = a;
+  dlc_a.lda = lda;
+  dlc_a.b = b;
+  dlc_a.ldb = ldb;
+  dlc_a.c = c;
+  dlc_a.ldc = ldc;
+  dlc_a.workspace = workspace, dlc_a.workspace_bytes = workspace_bytes;
+  dlc_st = dlc__plan_exec(dlc_p, &dlc_a, sizeof dlc_a, offsetof(dlc__pa_gemm_bias_relu, a), dlc__pb_gemm_bias_relu, stream);
+  dlc__plan_release(dlc_p, 1);
+  return dlc_st;
+}
+
+size_t dlc_gemm_bias_relu_plan_workspace_size(const dlc_gemm_bias_relu_plan *plan,
+    int64_t m, int64_t k) {
+  dlc_status dlc_st;
+  dlc__plan *dlc_p = dlc__plan_acquire(plan, 0, "gemm_bias_relu_plan_workspace_size", 0, &dlc_st);
+  if (!dlc_p) return 0;
+  size_t dlc_r = dlc_gemm_bias_relu_workspace_size(dlc_p->dtype, m, dlc_p->fixed[0], k);
+  dlc__plan_release(dlc_p, 0);
+  return dlc_r;
+}
+
+void dlc_gemm_bias_relu_plan_destroy(dlc_gemm_bias_relu_plan *plan) { dlc__plan_destroy(plan, 0); }
+
 static const dlc__kernel dlc__k_gemm_bias_relu_nt[] = {
     {"dlc_gemm_bias_relu_nt_fp16_b0_v8", 1, 0, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
     {"dlc_gemm_bias_relu_nt_fp16_b0_v4", 1, 1, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
@@ -771,6 +879,120 @@ dlc_status dlc_gemm_bias_relu_nt_query(dlc_dtype dtype,
       c, ldc, workspace, workspace_bytes, NULL));
 }
 
+dlc_status dlc_gemm_bias_relu_nt_plan_create(dlc_gemm_bias_relu_nt_plan **plan, dlc_dtype dtype,
+    int64_t n, int64_t k, const void *b, int64_t ldb,
+    const void *bias,
+    struct CUstream_st *stream) {
+  dlc__clear_detail();
+  const char *dlc_fn = "gemm_bias_relu_nt_plan_create";
+  if (!plan) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: plan is NULL", dlc_fn);
+  if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: dtype = %d is not a dlc_dtype", dlc_fn, (int)dtype);
+  int dlc_dtype_ok = 0;
+  dlc_dtype_ok |= dtype == DLC_F16;
+  dlc_dtype_ok |= dtype == DLC_BF16;
+  if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "%s: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc_fn, dlc__dtype_name(dtype), (int)dtype);
+  if (n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: n = %lld is negative", dlc_fn, (long long)n);
+  if (k < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: k = %lld is negative", dlc_fn, (long long)k);
+  int64_t dlc_fixed[] = {0, n, k};
+  dlc_status dlc_st;
+  dlc__span dlc_sp[2];
+  int64_t dlc_dims[2], dlc_bytes[2], dlc_rows[2], dlc_width[2], dlc_pitchp[2], dlc_ld[2];
+  const int dlc_eb[2] = {(dtype == DLC_F32 ? 4 : 2), (dtype == DLC_F32 ? 4 : 2)};
+  if ((dlc_st = dlc__check_rows(dlc_fn, "b", b, dlc_eb[0], n, k, ldb, &dlc_sp[0]))) return dlc_st;
+  dlc_rows[0] = n, dlc_width[0] = dlc__mul(k, dlc_eb[0]);
+  dlc_pitchp[0] = dlc__mul(dlc__fdiv(dlc__add(dlc_width[0], 15), 16), 16);
+  dlc_ld[0] = dlc_pitchp[0] > 0 ? dlc_pitchp[0] / dlc_eb[0] : 1;
+  dlc_bytes[0] = dlc__mul(dlc_rows[0], dlc_pitchp[0]);
+  dlc_dims[0] = n;
+  if ((dlc_st = dlc__check_packed(dlc_fn, "bias", bias, dlc_eb[1], 1, dlc_dims, &dlc_sp[1]))) return dlc_st;
+  dlc_rows[1] = 1, dlc_width[1] = dlc__mul(dlc_sp[1].count, dlc_eb[1]);
+  dlc_pitchp[1] = dlc_width[1], dlc_ld[1] = 0;
+  dlc_bytes[1] = dlc__mul(dlc_rows[1], dlc_pitchp[1]);
+  dlc__plan *dlc_p;
+  if ((dlc_st = dlc__plan_new(dlc_fn, 1, dtype, 2, dlc_fixed + 1, 2, dlc_bytes, dlc_ld, stream, &dlc_p)))
+    return dlc_st;
+  const void *dlc_src[] = {b, bias};
+  const int64_t dlc_pitch[] = {dlc__mul(ldb, dlc_eb[0]), dlc_width[1]};
+  for (int dlc_i = 0; dlc_i < 2; dlc_i++) {
+    if (dlc_sp[dlc_i].count == 0) continue;
+    void *dlc_dst = (void *)((uintptr_t)dlc_p->pool + (uintptr_t)dlc_p->off[dlc_i]);
+    if ((dlc_st = dlc__dev_copy_2d(dlc_dst, (size_t)dlc_pitchp[dlc_i], dlc_src[dlc_i], (size_t)dlc_pitch[dlc_i],
+                                   (size_t)dlc_width[dlc_i], (size_t)dlc_rows[dlc_i], stream))) {
+      dlc__plan_discard(dlc_p);
+      return dlc_st;
+    }
+  }
+  if ((dlc_st = dlc__dev_sync(stream))) {
+    dlc__plan_discard(dlc_p);
+    return dlc_st;
+  }
+  const void *dlc_h;
+  if ((dlc_st = dlc__plan_publish(dlc_fn, dlc_p, &dlc_h))) return dlc_st;
+  *plan = (dlc_gemm_bias_relu_nt_plan *)(uintptr_t)dlc_h;
+  return DLC_SUCCESS;
+}
+
+typedef struct dlc__pa_gemm_bias_relu_nt {
+  int64_t dtype;
+  int64_t m;
+  int64_t n;
+  int64_t k;
+  const void *a;
+  int64_t lda;
+  const void *b;
+  int64_t ldb;
+  const void *bias;
+  void *c;
+  int64_t ldc;
+  void *workspace;
+  size_t workspace_bytes;
+} dlc__pa_gemm_bias_relu_nt;
+static dlc_status dlc__pb_gemm_bias_relu_nt(const void *dlc_args, struct CUstream_st *stream) {
+  const dlc__pa_gemm_bias_relu_nt *x = dlc_args;
+  return dlc_gemm_bias_relu_nt_ws((dlc_dtype)x->dtype,
+      x->m, x->n, x->k, x->a, x->lda, x->b, x->ldb, x->bias,
+      x->c, x->ldc, x->workspace, x->workspace_bytes, stream);
+}
+
+dlc_status dlc_gemm_bias_relu_nt_plan_run(dlc_gemm_bias_relu_nt_plan *plan,
+    int64_t m, const void *a, int64_t lda, void *c,
+    int64_t ldc,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream) {
+  dlc__clear_detail();
+  dlc_status dlc_st;
+  dlc__plan *dlc_p = dlc__plan_acquire(plan, 1, "gemm_bias_relu_nt_plan_run", 1, &dlc_st);
+  if (!dlc_p) return dlc_st;
+  dlc__pa_gemm_bias_relu_nt dlc_a;
+  memset(&dlc_a, 0, sizeof dlc_a);
+  dlc_a.dtype = dlc_p->dtype;
+  dlc_a.n = dlc_p->fixed[0];
+  dlc_a.k = dlc_p->fixed[1];
+  dlc_a.b = (const void *)((uintptr_t)dlc_p->pool + (uintptr_t)dlc_p->off[0]);
+  dlc_a.ldb = dlc_p->ld[0];
+  dlc_a.bias = (const void *)((uintptr_t)dlc_p->pool + (uintptr_t)dlc_p->off[1]);
+  dlc_a.m = m;
+  dlc_a.a = a;
+  dlc_a.lda = lda;
+  dlc_a.c = c;
+  dlc_a.ldc = ldc;
+  dlc_a.workspace = workspace, dlc_a.workspace_bytes = workspace_bytes;
+  dlc_st = dlc__plan_exec(dlc_p, &dlc_a, sizeof dlc_a, offsetof(dlc__pa_gemm_bias_relu_nt, a), dlc__pb_gemm_bias_relu_nt, stream);
+  dlc__plan_release(dlc_p, 1);
+  return dlc_st;
+}
+
+size_t dlc_gemm_bias_relu_nt_plan_workspace_size(const dlc_gemm_bias_relu_nt_plan *plan,
+    int64_t m) {
+  dlc_status dlc_st;
+  dlc__plan *dlc_p = dlc__plan_acquire(plan, 1, "gemm_bias_relu_nt_plan_workspace_size", 0, &dlc_st);
+  if (!dlc_p) return 0;
+  size_t dlc_r = dlc_gemm_bias_relu_nt_workspace_size(dlc_p->dtype, m, dlc_p->fixed[0], dlc_p->fixed[1]);
+  dlc__plan_release(dlc_p, 0);
+  return dlc_r;
+}
+
+void dlc_gemm_bias_relu_nt_plan_destroy(dlc_gemm_bias_relu_nt_plan *plan) { dlc__plan_destroy(plan, 1); }
+
 static const dlc__kernel dlc__k_gemm_bias_gelu[] = {
     {"dlc_gemm_bias_gelu_fp16_b0_v8", 2, 0, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
     {"dlc_gemm_bias_gelu_fp16_b0_v4", 2, 1, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 32, 4, 2, 2, 8, 0, 8, 0},
@@ -1152,6 +1374,113 @@ dlc_status dlc_gemm_bias_gelu_query(dlc_dtype dtype,
       m, n, k, a, lda, b, ldb, bias,
       c, ldc, workspace, workspace_bytes, NULL));
 }
+
+dlc_status dlc_gemm_bias_gelu_plan_create(dlc_gemm_bias_gelu_plan **plan, dlc_dtype dtype,
+    int64_t n, const void *bias,
+    struct CUstream_st *stream) {
+  dlc__clear_detail();
+  const char *dlc_fn = "gemm_bias_gelu_plan_create";
+  if (!plan) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: plan is NULL", dlc_fn);
+  if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: dtype = %d is not a dlc_dtype", dlc_fn, (int)dtype);
+  int dlc_dtype_ok = 0;
+  dlc_dtype_ok |= dtype == DLC_F16;
+  dlc_dtype_ok |= dtype == DLC_BF16;
+  if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "%s: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc_fn, dlc__dtype_name(dtype), (int)dtype);
+  if (n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: n = %lld is negative", dlc_fn, (long long)n);
+  int64_t dlc_fixed[] = {0, n};
+  dlc_status dlc_st;
+  dlc__span dlc_sp[1];
+  int64_t dlc_dims[1], dlc_bytes[1], dlc_rows[1], dlc_width[1], dlc_pitchp[1], dlc_ld[1];
+  const int dlc_eb[1] = {(dtype == DLC_F32 ? 4 : 2)};
+  dlc_dims[0] = n;
+  if ((dlc_st = dlc__check_packed(dlc_fn, "bias", bias, dlc_eb[0], 1, dlc_dims, &dlc_sp[0]))) return dlc_st;
+  dlc_rows[0] = 1, dlc_width[0] = dlc__mul(dlc_sp[0].count, dlc_eb[0]);
+  dlc_pitchp[0] = dlc_width[0], dlc_ld[0] = 0;
+  dlc_bytes[0] = dlc__mul(dlc_rows[0], dlc_pitchp[0]);
+  dlc__plan *dlc_p;
+  if ((dlc_st = dlc__plan_new(dlc_fn, 2, dtype, 1, dlc_fixed + 1, 1, dlc_bytes, dlc_ld, stream, &dlc_p)))
+    return dlc_st;
+  const void *dlc_src[] = {bias};
+  const int64_t dlc_pitch[] = {dlc_width[0]};
+  for (int dlc_i = 0; dlc_i < 1; dlc_i++) {
+    if (dlc_sp[dlc_i].count == 0) continue;
+    void *dlc_dst = (void *)((uintptr_t)dlc_p->pool + (uintptr_t)dlc_p->off[dlc_i]);
+    if ((dlc_st = dlc__dev_copy_2d(dlc_dst, (size_t)dlc_pitchp[dlc_i], dlc_src[dlc_i], (size_t)dlc_pitch[dlc_i],
+                                   (size_t)dlc_width[dlc_i], (size_t)dlc_rows[dlc_i], stream))) {
+      dlc__plan_discard(dlc_p);
+      return dlc_st;
+    }
+  }
+  if ((dlc_st = dlc__dev_sync(stream))) {
+    dlc__plan_discard(dlc_p);
+    return dlc_st;
+  }
+  const void *dlc_h;
+  if ((dlc_st = dlc__plan_publish(dlc_fn, dlc_p, &dlc_h))) return dlc_st;
+  *plan = (dlc_gemm_bias_gelu_plan *)(uintptr_t)dlc_h;
+  return DLC_SUCCESS;
+}
+
+typedef struct dlc__pa_gemm_bias_gelu {
+  int64_t dtype;
+  int64_t m;
+  int64_t n;
+  int64_t k;
+  const void *a;
+  int64_t lda;
+  const void *b;
+  int64_t ldb;
+  const void *bias;
+  void *c;
+  int64_t ldc;
+  void *workspace;
+  size_t workspace_bytes;
+} dlc__pa_gemm_bias_gelu;
+static dlc_status dlc__pb_gemm_bias_gelu(const void *dlc_args, struct CUstream_st *stream) {
+  const dlc__pa_gemm_bias_gelu *x = dlc_args;
+  return dlc_gemm_bias_gelu_ws((dlc_dtype)x->dtype,
+      x->m, x->n, x->k, x->a, x->lda, x->b, x->ldb, x->bias,
+      x->c, x->ldc, x->workspace, x->workspace_bytes, stream);
+}
+
+dlc_status dlc_gemm_bias_gelu_plan_run(dlc_gemm_bias_gelu_plan *plan,
+    int64_t m, int64_t k, const void *a, int64_t lda,
+    const void *b, int64_t ldb, void *c, int64_t ldc,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream) {
+  dlc__clear_detail();
+  dlc_status dlc_st;
+  dlc__plan *dlc_p = dlc__plan_acquire(plan, 2, "gemm_bias_gelu_plan_run", 1, &dlc_st);
+  if (!dlc_p) return dlc_st;
+  dlc__pa_gemm_bias_gelu dlc_a;
+  memset(&dlc_a, 0, sizeof dlc_a);
+  dlc_a.dtype = dlc_p->dtype;
+  dlc_a.n = dlc_p->fixed[0];
+  dlc_a.bias = (const void *)((uintptr_t)dlc_p->pool + (uintptr_t)dlc_p->off[0]);
+  dlc_a.m = m;
+  dlc_a.k = k;
+  dlc_a.a = a;
+  dlc_a.lda = lda;
+  dlc_a.b = b;
+  dlc_a.ldb = ldb;
+  dlc_a.c = c;
+  dlc_a.ldc = ldc;
+  dlc_a.workspace = workspace, dlc_a.workspace_bytes = workspace_bytes;
+  dlc_st = dlc__plan_exec(dlc_p, &dlc_a, sizeof dlc_a, offsetof(dlc__pa_gemm_bias_gelu, a), dlc__pb_gemm_bias_gelu, stream);
+  dlc__plan_release(dlc_p, 1);
+  return dlc_st;
+}
+
+size_t dlc_gemm_bias_gelu_plan_workspace_size(const dlc_gemm_bias_gelu_plan *plan,
+    int64_t m, int64_t k) {
+  dlc_status dlc_st;
+  dlc__plan *dlc_p = dlc__plan_acquire(plan, 2, "gemm_bias_gelu_plan_workspace_size", 0, &dlc_st);
+  if (!dlc_p) return 0;
+  size_t dlc_r = dlc_gemm_bias_gelu_workspace_size(dlc_p->dtype, m, dlc_p->fixed[0], k);
+  dlc__plan_release(dlc_p, 0);
+  return dlc_r;
+}
+
+void dlc_gemm_bias_gelu_plan_destroy(dlc_gemm_bias_gelu_plan *plan) { dlc__plan_destroy(plan, 2); }
 
 static const dlc__kernel dlc__k_conv2d_bias_silu[] = {
     {"dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v8", 3, 0, 128, 49152, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 64, 64, 3, 2, 2, 8, 32, 0, 0},
@@ -1557,6 +1886,130 @@ dlc_status dlc_conv2d_bias_silu_query(dlc_dtype dtype,
       pad1, x, wt, bias, y, workspace, workspace_bytes, NULL));
 }
 
+dlc_status dlc_conv2d_bias_silu_plan_create(dlc_conv2d_bias_silu_plan **plan, dlc_dtype dtype,
+    int64_t c, int64_t k, const void *wt, const void *bias,
+    struct CUstream_st *stream) {
+  dlc__clear_detail();
+  const char *dlc_fn = "conv2d_bias_silu_plan_create";
+  if (!plan) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: plan is NULL", dlc_fn);
+  if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: dtype = %d is not a dlc_dtype", dlc_fn, (int)dtype);
+  int dlc_dtype_ok = 0;
+  dlc_dtype_ok |= dtype == DLC_F16;
+  dlc_dtype_ok |= dtype == DLC_BF16;
+  if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "%s: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc_fn, dlc__dtype_name(dtype), (int)dtype);
+  if (c < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: c = %lld is negative", dlc_fn, (long long)c);
+  if (k < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: k = %lld is negative", dlc_fn, (long long)k);
+  int64_t dlc_fixed[] = {0, c, k};
+  dlc_status dlc_st;
+  dlc__span dlc_sp[2];
+  int64_t dlc_dims[4], dlc_bytes[2], dlc_rows[2], dlc_width[2], dlc_pitchp[2], dlc_ld[2];
+  const int dlc_eb[2] = {(dtype == DLC_F32 ? 4 : 2), (dtype == DLC_F32 ? 4 : 2)};
+  dlc_dims[0] = k;
+  dlc_dims[1] = 3;
+  dlc_dims[2] = 3;
+  dlc_dims[3] = c;
+  if ((dlc_st = dlc__check_packed(dlc_fn, "wt", wt, dlc_eb[0], 4, dlc_dims, &dlc_sp[0]))) return dlc_st;
+  dlc_rows[0] = 1, dlc_width[0] = dlc__mul(dlc_sp[0].count, dlc_eb[0]);
+  dlc_pitchp[0] = dlc_width[0], dlc_ld[0] = 0;
+  dlc_bytes[0] = dlc__mul(dlc_rows[0], dlc_pitchp[0]);
+  dlc_dims[0] = k;
+  if ((dlc_st = dlc__check_packed(dlc_fn, "bias", bias, dlc_eb[1], 1, dlc_dims, &dlc_sp[1]))) return dlc_st;
+  dlc_rows[1] = 1, dlc_width[1] = dlc__mul(dlc_sp[1].count, dlc_eb[1]);
+  dlc_pitchp[1] = dlc_width[1], dlc_ld[1] = 0;
+  dlc_bytes[1] = dlc__mul(dlc_rows[1], dlc_pitchp[1]);
+  dlc__plan *dlc_p;
+  if ((dlc_st = dlc__plan_new(dlc_fn, 3, dtype, 2, dlc_fixed + 1, 2, dlc_bytes, dlc_ld, stream, &dlc_p)))
+    return dlc_st;
+  const void *dlc_src[] = {wt, bias};
+  const int64_t dlc_pitch[] = {dlc_width[0], dlc_width[1]};
+  for (int dlc_i = 0; dlc_i < 2; dlc_i++) {
+    if (dlc_sp[dlc_i].count == 0) continue;
+    void *dlc_dst = (void *)((uintptr_t)dlc_p->pool + (uintptr_t)dlc_p->off[dlc_i]);
+    if ((dlc_st = dlc__dev_copy_2d(dlc_dst, (size_t)dlc_pitchp[dlc_i], dlc_src[dlc_i], (size_t)dlc_pitch[dlc_i],
+                                   (size_t)dlc_width[dlc_i], (size_t)dlc_rows[dlc_i], stream))) {
+      dlc__plan_discard(dlc_p);
+      return dlc_st;
+    }
+  }
+  if ((dlc_st = dlc__dev_sync(stream))) {
+    dlc__plan_discard(dlc_p);
+    return dlc_st;
+  }
+  const void *dlc_h;
+  if ((dlc_st = dlc__plan_publish(dlc_fn, dlc_p, &dlc_h))) return dlc_st;
+  *plan = (dlc_conv2d_bias_silu_plan *)(uintptr_t)dlc_h;
+  return DLC_SUCCESS;
+}
+
+typedef struct dlc__pa_conv2d_bias_silu {
+  int64_t dtype;
+  int64_t n;
+  int64_t h;
+  int64_t w;
+  int64_t c;
+  int64_t k;
+  int64_t stride0;
+  int64_t stride1;
+  int64_t pad0;
+  int64_t pad1;
+  const void *x;
+  const void *wt;
+  const void *bias;
+  void *y;
+  void *workspace;
+  size_t workspace_bytes;
+} dlc__pa_conv2d_bias_silu;
+static dlc_status dlc__pb_conv2d_bias_silu(const void *dlc_args, struct CUstream_st *stream) {
+  const dlc__pa_conv2d_bias_silu *x = dlc_args;
+  return dlc_conv2d_bias_silu_ws((dlc_dtype)x->dtype,
+      x->n, x->h, x->w, x->c, x->k, x->stride0, x->stride1, x->pad0,
+      x->pad1, x->x, x->wt, x->bias, x->y, x->workspace, x->workspace_bytes, stream);
+}
+
+dlc_status dlc_conv2d_bias_silu_plan_run(dlc_conv2d_bias_silu_plan *plan,
+    int64_t n, int64_t h, int64_t w, int64_t stride0,
+    int64_t stride1, int64_t pad0, int64_t pad1, const void *x,
+    void *y,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream) {
+  dlc__clear_detail();
+  dlc_status dlc_st;
+  dlc__plan *dlc_p = dlc__plan_acquire(plan, 3, "conv2d_bias_silu_plan_run", 1, &dlc_st);
+  if (!dlc_p) return dlc_st;
+  dlc__pa_conv2d_bias_silu dlc_a;
+  memset(&dlc_a, 0, sizeof dlc_a);
+  dlc_a.dtype = dlc_p->dtype;
+  dlc_a.c = dlc_p->fixed[0];
+  dlc_a.k = dlc_p->fixed[1];
+  dlc_a.wt = (const void *)((uintptr_t)dlc_p->pool + (uintptr_t)dlc_p->off[0]);
+  dlc_a.bias = (const void *)((uintptr_t)dlc_p->pool + (uintptr_t)dlc_p->off[1]);
+  dlc_a.n = n;
+  dlc_a.h = h;
+  dlc_a.w = w;
+  dlc_a.stride0 = stride0;
+  dlc_a.stride1 = stride1;
+  dlc_a.pad0 = pad0;
+  dlc_a.pad1 = pad1;
+  dlc_a.x = x;
+  dlc_a.y = y;
+  dlc_a.workspace = workspace, dlc_a.workspace_bytes = workspace_bytes;
+  dlc_st = dlc__plan_exec(dlc_p, &dlc_a, sizeof dlc_a, offsetof(dlc__pa_conv2d_bias_silu, x), dlc__pb_conv2d_bias_silu, stream);
+  dlc__plan_release(dlc_p, 1);
+  return dlc_st;
+}
+
+size_t dlc_conv2d_bias_silu_plan_workspace_size(const dlc_conv2d_bias_silu_plan *plan,
+    int64_t n, int64_t h, int64_t w, int64_t stride0,
+    int64_t stride1, int64_t pad0, int64_t pad1) {
+  dlc_status dlc_st;
+  dlc__plan *dlc_p = dlc__plan_acquire(plan, 3, "conv2d_bias_silu_plan_workspace_size", 0, &dlc_st);
+  if (!dlc_p) return 0;
+  size_t dlc_r = dlc_conv2d_bias_silu_workspace_size(dlc_p->dtype, n, h, w, dlc_p->fixed[0], dlc_p->fixed[1], stride0, stride1, pad0, pad1);
+  dlc__plan_release(dlc_p, 0);
+  return dlc_r;
+}
+
+void dlc_conv2d_bias_silu_plan_destroy(dlc_conv2d_bias_silu_plan *plan) { dlc__plan_destroy(plan, 3); }
+
 static const dlc__kernel dlc__k_attention_causal[] = {
     {"dlc_attention_causal_fp16_D64_v8", 4, 0, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
     {"dlc_attention_causal_fp16_D64_v4", 4, 1, 128, 73728, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 64, 128, 64, 2, 4, 1, 0, 12, 0, 0},
@@ -1865,6 +2318,82 @@ dlc_status dlc_attention_causal_query(dlc_dtype dtype,
       b, h, s, d, q, k, v, o, workspace, workspace_bytes, NULL));
 }
 
+dlc_status dlc_attention_causal_plan_create(dlc_attention_causal_plan **plan, dlc_dtype dtype,
+    struct CUstream_st *stream) {
+  dlc__clear_detail();
+  const char *dlc_fn = "attention_causal_plan_create";
+  if (!plan) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: plan is NULL", dlc_fn);
+  if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: dtype = %d is not a dlc_dtype", dlc_fn, (int)dtype);
+  int dlc_dtype_ok = 0;
+  dlc_dtype_ok |= dtype == DLC_F16;
+  dlc_dtype_ok |= dtype == DLC_BF16;
+  if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "%s: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc_fn, dlc__dtype_name(dtype), (int)dtype);
+  int64_t dlc_fixed[] = {0};
+  dlc_status dlc_st;
+  dlc__plan *dlc_p;
+  if ((dlc_st = dlc__plan_new(dlc_fn, 4, dtype, 0, dlc_fixed + 1, 0, NULL, NULL, stream, &dlc_p))) return dlc_st;
+  const void *dlc_h;
+  if ((dlc_st = dlc__plan_publish(dlc_fn, dlc_p, &dlc_h))) return dlc_st;
+  *plan = (dlc_attention_causal_plan *)(uintptr_t)dlc_h;
+  return DLC_SUCCESS;
+}
+
+typedef struct dlc__pa_attention_causal {
+  int64_t dtype;
+  int64_t b;
+  int64_t h;
+  int64_t s;
+  int64_t d;
+  const void *q;
+  const void *k;
+  const void *v;
+  void *o;
+  void *workspace;
+  size_t workspace_bytes;
+} dlc__pa_attention_causal;
+static dlc_status dlc__pb_attention_causal(const void *dlc_args, struct CUstream_st *stream) {
+  const dlc__pa_attention_causal *x = dlc_args;
+  return dlc_attention_causal_ws((dlc_dtype)x->dtype,
+      x->b, x->h, x->s, x->d, x->q, x->k, x->v, x->o, x->workspace, x->workspace_bytes, stream);
+}
+
+dlc_status dlc_attention_causal_plan_run(dlc_attention_causal_plan *plan,
+    int64_t b, int64_t h, int64_t s, int64_t d,
+    const void *q, const void *k, const void *v, void *o,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream) {
+  dlc__clear_detail();
+  dlc_status dlc_st;
+  dlc__plan *dlc_p = dlc__plan_acquire(plan, 4, "attention_causal_plan_run", 1, &dlc_st);
+  if (!dlc_p) return dlc_st;
+  dlc__pa_attention_causal dlc_a;
+  memset(&dlc_a, 0, sizeof dlc_a);
+  dlc_a.dtype = dlc_p->dtype;
+  dlc_a.b = b;
+  dlc_a.h = h;
+  dlc_a.s = s;
+  dlc_a.d = d;
+  dlc_a.q = q;
+  dlc_a.k = k;
+  dlc_a.v = v;
+  dlc_a.o = o;
+  dlc_a.workspace = workspace, dlc_a.workspace_bytes = workspace_bytes;
+  dlc_st = dlc__plan_exec(dlc_p, &dlc_a, sizeof dlc_a, offsetof(dlc__pa_attention_causal, q), dlc__pb_attention_causal, stream);
+  dlc__plan_release(dlc_p, 1);
+  return dlc_st;
+}
+
+size_t dlc_attention_causal_plan_workspace_size(const dlc_attention_causal_plan *plan,
+    int64_t b, int64_t h, int64_t s, int64_t d) {
+  dlc_status dlc_st;
+  dlc__plan *dlc_p = dlc__plan_acquire(plan, 4, "attention_causal_plan_workspace_size", 0, &dlc_st);
+  if (!dlc_p) return 0;
+  size_t dlc_r = dlc_attention_causal_workspace_size(dlc_p->dtype, b, h, s, d);
+  dlc__plan_release(dlc_p, 0);
+  return dlc_r;
+}
+
+void dlc_attention_causal_plan_destroy(dlc_attention_causal_plan *plan) { dlc__plan_destroy(plan, 4); }
+
 static const dlc__kernel dlc__k_softmax[] = {
     {"dlc_softmax_fp16_v8", 5, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
     {"dlc_softmax_bf16_v8", 5, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
@@ -1969,6 +2498,78 @@ dlc_status dlc_softmax_query(dlc_dtype dtype,
   return dlc__query_end(dlc_softmax_ws(dtype,
       m, n, x, ldx, y, ldy, workspace, workspace_bytes, NULL));
 }
+
+dlc_status dlc_softmax_plan_create(dlc_softmax_plan **plan, dlc_dtype dtype,
+    struct CUstream_st *stream) {
+  dlc__clear_detail();
+  const char *dlc_fn = "softmax_plan_create";
+  if (!plan) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: plan is NULL", dlc_fn);
+  if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: dtype = %d is not a dlc_dtype", dlc_fn, (int)dtype);
+  int dlc_dtype_ok = 0;
+  dlc_dtype_ok |= dtype == DLC_F16;
+  dlc_dtype_ok |= dtype == DLC_BF16;
+  if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "%s: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc_fn, dlc__dtype_name(dtype), (int)dtype);
+  int64_t dlc_fixed[] = {0};
+  dlc_status dlc_st;
+  dlc__plan *dlc_p;
+  if ((dlc_st = dlc__plan_new(dlc_fn, 5, dtype, 0, dlc_fixed + 1, 0, NULL, NULL, stream, &dlc_p))) return dlc_st;
+  const void *dlc_h;
+  if ((dlc_st = dlc__plan_publish(dlc_fn, dlc_p, &dlc_h))) return dlc_st;
+  *plan = (dlc_softmax_plan *)(uintptr_t)dlc_h;
+  return DLC_SUCCESS;
+}
+
+typedef struct dlc__pa_softmax {
+  int64_t dtype;
+  int64_t m;
+  int64_t n;
+  const void *x;
+  int64_t ldx;
+  void *y;
+  int64_t ldy;
+  void *workspace;
+  size_t workspace_bytes;
+} dlc__pa_softmax;
+static dlc_status dlc__pb_softmax(const void *dlc_args, struct CUstream_st *stream) {
+  const dlc__pa_softmax *x = dlc_args;
+  return dlc_softmax_ws((dlc_dtype)x->dtype,
+      x->m, x->n, x->x, x->ldx, x->y, x->ldy, x->workspace, x->workspace_bytes, stream);
+}
+
+dlc_status dlc_softmax_plan_run(dlc_softmax_plan *plan,
+    int64_t m, int64_t n, const void *x, int64_t ldx,
+    void *y, int64_t ldy,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream) {
+  dlc__clear_detail();
+  dlc_status dlc_st;
+  dlc__plan *dlc_p = dlc__plan_acquire(plan, 5, "softmax_plan_run", 1, &dlc_st);
+  if (!dlc_p) return dlc_st;
+  dlc__pa_softmax dlc_a;
+  memset(&dlc_a, 0, sizeof dlc_a);
+  dlc_a.dtype = dlc_p->dtype;
+  dlc_a.m = m;
+  dlc_a.n = n;
+  dlc_a.x = x;
+  dlc_a.ldx = ldx;
+  dlc_a.y = y;
+  dlc_a.ldy = ldy;
+  dlc_a.workspace = workspace, dlc_a.workspace_bytes = workspace_bytes;
+  dlc_st = dlc__plan_exec(dlc_p, &dlc_a, sizeof dlc_a, offsetof(dlc__pa_softmax, x), dlc__pb_softmax, stream);
+  dlc__plan_release(dlc_p, 1);
+  return dlc_st;
+}
+
+size_t dlc_softmax_plan_workspace_size(const dlc_softmax_plan *plan,
+    int64_t m, int64_t n) {
+  dlc_status dlc_st;
+  dlc__plan *dlc_p = dlc__plan_acquire(plan, 5, "softmax_plan_workspace_size", 0, &dlc_st);
+  if (!dlc_p) return 0;
+  size_t dlc_r = dlc_softmax_workspace_size(dlc_p->dtype, m, n);
+  dlc__plan_release(dlc_p, 0);
+  return dlc_r;
+}
+
+void dlc_softmax_plan_destroy(dlc_softmax_plan *plan) { dlc__plan_destroy(plan, 5); }
 
 static const dlc__kernel dlc__k_layernorm[] = {
     {"dlc_layernorm_fp16_v8", 6, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
@@ -2081,6 +2682,113 @@ dlc_status dlc_layernorm_query(dlc_dtype dtype,
       m, n, x, ldx, gamma, beta, y, ldy, workspace, workspace_bytes, NULL));
 }
 
+dlc_status dlc_layernorm_plan_create(dlc_layernorm_plan **plan, dlc_dtype dtype,
+    int64_t n, const void *gamma, const void *beta,
+    struct CUstream_st *stream) {
+  dlc__clear_detail();
+  const char *dlc_fn = "layernorm_plan_create";
+  if (!plan) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: plan is NULL", dlc_fn);
+  if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: dtype = %d is not a dlc_dtype", dlc_fn, (int)dtype);
+  int dlc_dtype_ok = 0;
+  dlc_dtype_ok |= dtype == DLC_F16;
+  dlc_dtype_ok |= dtype == DLC_BF16;
+  if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "%s: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc_fn, dlc__dtype_name(dtype), (int)dtype);
+  if (n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: n = %lld is negative", dlc_fn, (long long)n);
+  int64_t dlc_fixed[] = {0, n};
+  dlc_status dlc_st;
+  dlc__span dlc_sp[2];
+  int64_t dlc_dims[1], dlc_bytes[2], dlc_rows[2], dlc_width[2], dlc_pitchp[2], dlc_ld[2];
+  const int dlc_eb[2] = {(dtype == DLC_F32 ? 4 : 2), (dtype == DLC_F32 ? 4 : 2)};
+  dlc_dims[0] = n;
+  if ((dlc_st = dlc__check_packed(dlc_fn, "gamma", gamma, dlc_eb[0], 1, dlc_dims, &dlc_sp[0]))) return dlc_st;
+  dlc_rows[0] = 1, dlc_width[0] = dlc__mul(dlc_sp[0].count, dlc_eb[0]);
+  dlc_pitchp[0] = dlc_width[0], dlc_ld[0] = 0;
+  dlc_bytes[0] = dlc__mul(dlc_rows[0], dlc_pitchp[0]);
+  dlc_dims[0] = n;
+  if ((dlc_st = dlc__check_packed(dlc_fn, "beta", beta, dlc_eb[1], 1, dlc_dims, &dlc_sp[1]))) return dlc_st;
+  dlc_rows[1] = 1, dlc_width[1] = dlc__mul(dlc_sp[1].count, dlc_eb[1]);
+  dlc_pitchp[1] = dlc_width[1], dlc_ld[1] = 0;
+  dlc_bytes[1] = dlc__mul(dlc_rows[1], dlc_pitchp[1]);
+  dlc__plan *dlc_p;
+  if ((dlc_st = dlc__plan_new(dlc_fn, 6, dtype, 1, dlc_fixed + 1, 2, dlc_bytes, dlc_ld, stream, &dlc_p)))
+    return dlc_st;
+  const void *dlc_src[] = {gamma, beta};
+  const int64_t dlc_pitch[] = {dlc_width[0], dlc_width[1]};
+  for (int dlc_i = 0; dlc_i < 2; dlc_i++) {
+    if (dlc_sp[dlc_i].count == 0) continue;
+    void *dlc_dst = (void *)((uintptr_t)dlc_p->pool + (uintptr_t)dlc_p->off[dlc_i]);
+    if ((dlc_st = dlc__dev_copy_2d(dlc_dst, (size_t)dlc_pitchp[dlc_i], dlc_src[dlc_i], (size_t)dlc_pitch[dlc_i],
+                                   (size_t)dlc_width[dlc_i], (size_t)dlc_rows[dlc_i], stream))) {
+      dlc__plan_discard(dlc_p);
+      return dlc_st;
+    }
+  }
+  if ((dlc_st = dlc__dev_sync(stream))) {
+    dlc__plan_discard(dlc_p);
+    return dlc_st;
+  }
+  const void *dlc_h;
+  if ((dlc_st = dlc__plan_publish(dlc_fn, dlc_p, &dlc_h))) return dlc_st;
+  *plan = (dlc_layernorm_plan *)(uintptr_t)dlc_h;
+  return DLC_SUCCESS;
+}
+
+typedef struct dlc__pa_layernorm {
+  int64_t dtype;
+  int64_t m;
+  int64_t n;
+  const void *x;
+  int64_t ldx;
+  const void *gamma;
+  const void *beta;
+  void *y;
+  int64_t ldy;
+  void *workspace;
+  size_t workspace_bytes;
+} dlc__pa_layernorm;
+static dlc_status dlc__pb_layernorm(const void *dlc_args, struct CUstream_st *stream) {
+  const dlc__pa_layernorm *x = dlc_args;
+  return dlc_layernorm_ws((dlc_dtype)x->dtype,
+      x->m, x->n, x->x, x->ldx, x->gamma, x->beta, x->y, x->ldy, x->workspace, x->workspace_bytes, stream);
+}
+
+dlc_status dlc_layernorm_plan_run(dlc_layernorm_plan *plan,
+    int64_t m, const void *x, int64_t ldx, void *y,
+    int64_t ldy,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream) {
+  dlc__clear_detail();
+  dlc_status dlc_st;
+  dlc__plan *dlc_p = dlc__plan_acquire(plan, 6, "layernorm_plan_run", 1, &dlc_st);
+  if (!dlc_p) return dlc_st;
+  dlc__pa_layernorm dlc_a;
+  memset(&dlc_a, 0, sizeof dlc_a);
+  dlc_a.dtype = dlc_p->dtype;
+  dlc_a.n = dlc_p->fixed[0];
+  dlc_a.gamma = (const void *)((uintptr_t)dlc_p->pool + (uintptr_t)dlc_p->off[0]);
+  dlc_a.beta = (const void *)((uintptr_t)dlc_p->pool + (uintptr_t)dlc_p->off[1]);
+  dlc_a.m = m;
+  dlc_a.x = x;
+  dlc_a.ldx = ldx;
+  dlc_a.y = y;
+  dlc_a.ldy = ldy;
+  dlc_a.workspace = workspace, dlc_a.workspace_bytes = workspace_bytes;
+  dlc_st = dlc__plan_exec(dlc_p, &dlc_a, sizeof dlc_a, offsetof(dlc__pa_layernorm, x), dlc__pb_layernorm, stream);
+  dlc__plan_release(dlc_p, 1);
+  return dlc_st;
+}
+
+size_t dlc_layernorm_plan_workspace_size(const dlc_layernorm_plan *plan,
+    int64_t m) {
+  dlc_status dlc_st;
+  dlc__plan *dlc_p = dlc__plan_acquire(plan, 6, "layernorm_plan_workspace_size", 0, &dlc_st);
+  if (!dlc_p) return 0;
+  size_t dlc_r = dlc_layernorm_workspace_size(dlc_p->dtype, m, dlc_p->fixed[0]);
+  dlc__plan_release(dlc_p, 0);
+  return dlc_r;
+}
+
+void dlc_layernorm_plan_destroy(dlc_layernorm_plan *plan) { dlc__plan_destroy(plan, 6); }
+
 static const dlc__kernel dlc__k_rmsnorm[] = {
     {"dlc_rmsnorm_fp16_v8", 7, 0, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
     {"dlc_rmsnorm_bf16_v8", 7, 1, 256, 0, DLC__ARCH_SM80 | DLC__ARCH_SM90A | DLC__ARCH_SM100 | DLC__ARCH_SM120, 1, 2048, 1, 1, 8, 1, 0, 0, 0, 0},
@@ -2188,6 +2896,106 @@ dlc_status dlc_rmsnorm_query(dlc_dtype dtype,
   return dlc__query_end(dlc_rmsnorm_ws(dtype,
       m, n, x, ldx, gamma, y, ldy, workspace, workspace_bytes, NULL));
 }
+
+dlc_status dlc_rmsnorm_plan_create(dlc_rmsnorm_plan **plan, dlc_dtype dtype,
+    int64_t n, const void *gamma,
+    struct CUstream_st *stream) {
+  dlc__clear_detail();
+  const char *dlc_fn = "rmsnorm_plan_create";
+  if (!plan) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: plan is NULL", dlc_fn);
+  if (!dlc__dtype_name(dtype)) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: dtype = %d is not a dlc_dtype", dlc_fn, (int)dtype);
+  int dlc_dtype_ok = 0;
+  dlc_dtype_ok |= dtype == DLC_F16;
+  dlc_dtype_ok |= dtype == DLC_BF16;
+  if (!dlc_dtype_ok) return dlc__fail(DLC_ERROR_NOT_SUPPORTED, "%s: dtype %s (%d) is not compiled; add it to the manifest's dtypes", dlc_fn, dlc__dtype_name(dtype), (int)dtype);
+  if (n < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, "%s: n = %lld is negative", dlc_fn, (long long)n);
+  int64_t dlc_fixed[] = {0, n};
+  dlc_status dlc_st;
+  dlc__span dlc_sp[1];
+  int64_t dlc_dims[1], dlc_bytes[1], dlc_rows[1], dlc_width[1], dlc_pitchp[1], dlc_ld[1];
+  const int dlc_eb[1] = {(dtype == DLC_F32 ? 4 : 2)};
+  dlc_dims[0] = n;
+  if ((dlc_st = dlc__check_packed(dlc_fn, "gamma", gamma, dlc_eb[0], 1, dlc_dims, &dlc_sp[0]))) return dlc_st;
+  dlc_rows[0] = 1, dlc_width[0] = dlc__mul(dlc_sp[0].count, dlc_eb[0]);
+  dlc_pitchp[0] = dlc_width[0], dlc_ld[0] = 0;
+  dlc_bytes[0] = dlc__mul(dlc_rows[0], dlc_pitchp[0]);
+  dlc__plan *dlc_p;
+  if ((dlc_st = dlc__plan_new(dlc_fn, 7, dtype, 1, dlc_fixed + 1, 1, dlc_bytes, dlc_ld, stream, &dlc_p)))
+    return dlc_st;
+  const void *dlc_src[] = {gamma};
+  const int64_t dlc_pitch[] = {dlc_width[0]};
+  for (int dlc_i = 0; dlc_i < 1; dlc_i++) {
+    if (dlc_sp[dlc_i].count == 0) continue;
+    void *dlc_dst = (void *)((uintptr_t)dlc_p->pool + (uintptr_t)dlc_p->off[dlc_i]);
+    if ((dlc_st = dlc__dev_copy_2d(dlc_dst, (size_t)dlc_pitchp[dlc_i], dlc_src[dlc_i], (size_t)dlc_pitch[dlc_i],
+                                   (size_t)dlc_width[dlc_i], (size_t)dlc_rows[dlc_i], stream))) {
+      dlc__plan_discard(dlc_p);
+      return dlc_st;
+    }
+  }
+  if ((dlc_st = dlc__dev_sync(stream))) {
+    dlc__plan_discard(dlc_p);
+    return dlc_st;
+  }
+  const void *dlc_h;
+  if ((dlc_st = dlc__plan_publish(dlc_fn, dlc_p, &dlc_h))) return dlc_st;
+  *plan = (dlc_rmsnorm_plan *)(uintptr_t)dlc_h;
+  return DLC_SUCCESS;
+}
+
+typedef struct dlc__pa_rmsnorm {
+  int64_t dtype;
+  int64_t m;
+  int64_t n;
+  const void *x;
+  int64_t ldx;
+  const void *gamma;
+  void *y;
+  int64_t ldy;
+  void *workspace;
+  size_t workspace_bytes;
+} dlc__pa_rmsnorm;
+static dlc_status dlc__pb_rmsnorm(const void *dlc_args, struct CUstream_st *stream) {
+  const dlc__pa_rmsnorm *x = dlc_args;
+  return dlc_rmsnorm_ws((dlc_dtype)x->dtype,
+      x->m, x->n, x->x, x->ldx, x->gamma, x->y, x->ldy, x->workspace, x->workspace_bytes, stream);
+}
+
+dlc_status dlc_rmsnorm_plan_run(dlc_rmsnorm_plan *plan,
+    int64_t m, const void *x, int64_t ldx, void *y,
+    int64_t ldy,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream) {
+  dlc__clear_detail();
+  dlc_status dlc_st;
+  dlc__plan *dlc_p = dlc__plan_acquire(plan, 7, "rmsnorm_plan_run", 1, &dlc_st);
+  if (!dlc_p) return dlc_st;
+  dlc__pa_rmsnorm dlc_a;
+  memset(&dlc_a, 0, sizeof dlc_a);
+  dlc_a.dtype = dlc_p->dtype;
+  dlc_a.n = dlc_p->fixed[0];
+  dlc_a.gamma = (const void *)((uintptr_t)dlc_p->pool + (uintptr_t)dlc_p->off[0]);
+  dlc_a.m = m;
+  dlc_a.x = x;
+  dlc_a.ldx = ldx;
+  dlc_a.y = y;
+  dlc_a.ldy = ldy;
+  dlc_a.workspace = workspace, dlc_a.workspace_bytes = workspace_bytes;
+  dlc_st = dlc__plan_exec(dlc_p, &dlc_a, sizeof dlc_a, offsetof(dlc__pa_rmsnorm, x), dlc__pb_rmsnorm, stream);
+  dlc__plan_release(dlc_p, 1);
+  return dlc_st;
+}
+
+size_t dlc_rmsnorm_plan_workspace_size(const dlc_rmsnorm_plan *plan,
+    int64_t m) {
+  dlc_status dlc_st;
+  dlc__plan *dlc_p = dlc__plan_acquire(plan, 7, "rmsnorm_plan_workspace_size", 0, &dlc_st);
+  if (!dlc_p) return 0;
+  size_t dlc_r = dlc_rmsnorm_workspace_size(dlc_p->dtype, m, dlc_p->fixed[0]);
+  dlc__plan_release(dlc_p, 0);
+  return dlc_r;
+}
+
+void dlc_rmsnorm_plan_destroy(dlc_rmsnorm_plan *plan) { dlc__plan_destroy(plan, 7); }
 
 /* dlc_build_info()'s manifest part (libkernels/runtime.c) */
 const char dlc__build_manifest[] = "{\"manifest\":{\"name\":\"default.json\",\"fnv1a64\":\"5ab2fdafca7f76a1\"},\"ops\":[\"gemm_bias_relu\",\"gemm_bias_relu_nt\",\"gemm_bias_gelu\",\"conv2d_bias_silu\",\"attention_causal\",\"softmax\",\"layernorm\",\"rmsnorm\"],\"archs\":[\"sm80\",\"sm90a\",\"sm100\",\"sm120\"]}";

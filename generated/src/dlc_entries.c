@@ -143,6 +143,20 @@ static dlc_status query_gemm_bias_relu(dlc_dtype dtype, const dlc__arg_value *a,
       a[0].i, a[1].i, a[2].i, a[3].p, a[4].i, a[5].p, a[6].i, a[7].p,
       a[8].p, a[9].i, ws, ws_bytes, info);
 }
+static dlc_status plan_create_gemm_bias_relu(void **plan, dlc_dtype dtype, const dlc__arg_value *a, struct CUstream_st *stream) {
+  dlc_gemm_bias_relu_plan *p = NULL;
+  dlc_status st = dlc_gemm_bias_relu_plan_create(plan ? &p : NULL, dtype, a[1].i, a[7].p, stream);
+  if (st == DLC_SUCCESS && plan) *plan = p;
+  return st;
+}
+static dlc_status plan_run_gemm_bias_relu(void *plan, const dlc__arg_value *a, void *ws, size_t ws_bytes, struct CUstream_st *stream) {
+  return dlc_gemm_bias_relu_plan_run(plan, a[0].i, a[2].i, a[3].p, a[4].i, a[5].p, a[6].i, a[8].p, a[9].i, ws, ws_bytes, stream);
+}
+static size_t plan_workspace_size_gemm_bias_relu(const void *plan, const dlc__arg_value *a) {
+  return dlc_gemm_bias_relu_plan_workspace_size(plan, a[0].i, a[2].i);
+}
+static void plan_destroy_gemm_bias_relu(void *plan) { dlc_gemm_bias_relu_plan_destroy(plan); }
+static const signed char plan_args_gemm_bias_relu[] = {0, 1, 0, 0, 0, 0, 0, 1, 0, 0};
 
 /* gemm_bias_relu_nt (manifest ops[1]) */
 static const dlc__entry_arg args_gemm_bias_relu_nt[] = {
@@ -280,6 +294,20 @@ static dlc_status query_gemm_bias_relu_nt(dlc_dtype dtype, const dlc__arg_value 
       a[0].i, a[1].i, a[2].i, a[3].p, a[4].i, a[5].p, a[6].i, a[7].p,
       a[8].p, a[9].i, ws, ws_bytes, info);
 }
+static dlc_status plan_create_gemm_bias_relu_nt(void **plan, dlc_dtype dtype, const dlc__arg_value *a, struct CUstream_st *stream) {
+  dlc_gemm_bias_relu_nt_plan *p = NULL;
+  dlc_status st = dlc_gemm_bias_relu_nt_plan_create(plan ? &p : NULL, dtype, a[1].i, a[2].i, a[5].p, a[6].i, a[7].p, stream);
+  if (st == DLC_SUCCESS && plan) *plan = p;
+  return st;
+}
+static dlc_status plan_run_gemm_bias_relu_nt(void *plan, const dlc__arg_value *a, void *ws, size_t ws_bytes, struct CUstream_st *stream) {
+  return dlc_gemm_bias_relu_nt_plan_run(plan, a[0].i, a[3].p, a[4].i, a[8].p, a[9].i, ws, ws_bytes, stream);
+}
+static size_t plan_workspace_size_gemm_bias_relu_nt(const void *plan, const dlc__arg_value *a) {
+  return dlc_gemm_bias_relu_nt_plan_workspace_size(plan, a[0].i);
+}
+static void plan_destroy_gemm_bias_relu_nt(void *plan) { dlc_gemm_bias_relu_nt_plan_destroy(plan); }
+static const signed char plan_args_gemm_bias_relu_nt[] = {0, 1, 1, 0, 0, 1, 1, 1, 0, 0};
 
 /* gemm_bias_gelu (manifest ops[2]) */
 static const dlc__entry_arg args_gemm_bias_gelu[] = {
@@ -417,6 +445,20 @@ static dlc_status query_gemm_bias_gelu(dlc_dtype dtype, const dlc__arg_value *a,
       a[0].i, a[1].i, a[2].i, a[3].p, a[4].i, a[5].p, a[6].i, a[7].p,
       a[8].p, a[9].i, ws, ws_bytes, info);
 }
+static dlc_status plan_create_gemm_bias_gelu(void **plan, dlc_dtype dtype, const dlc__arg_value *a, struct CUstream_st *stream) {
+  dlc_gemm_bias_gelu_plan *p = NULL;
+  dlc_status st = dlc_gemm_bias_gelu_plan_create(plan ? &p : NULL, dtype, a[1].i, a[7].p, stream);
+  if (st == DLC_SUCCESS && plan) *plan = p;
+  return st;
+}
+static dlc_status plan_run_gemm_bias_gelu(void *plan, const dlc__arg_value *a, void *ws, size_t ws_bytes, struct CUstream_st *stream) {
+  return dlc_gemm_bias_gelu_plan_run(plan, a[0].i, a[2].i, a[3].p, a[4].i, a[5].p, a[6].i, a[8].p, a[9].i, ws, ws_bytes, stream);
+}
+static size_t plan_workspace_size_gemm_bias_gelu(const void *plan, const dlc__arg_value *a) {
+  return dlc_gemm_bias_gelu_plan_workspace_size(plan, a[0].i, a[2].i);
+}
+static void plan_destroy_gemm_bias_gelu(void *plan) { dlc_gemm_bias_gelu_plan_destroy(plan); }
+static const signed char plan_args_gemm_bias_gelu[] = {0, 1, 0, 0, 0, 0, 0, 1, 0, 0};
 
 /* conv2d_bias_silu (manifest ops[3]) */
 static const dlc__entry_arg args_conv2d_bias_silu[] = {
@@ -613,6 +655,20 @@ static dlc_status query_conv2d_bias_silu(dlc_dtype dtype, const dlc__arg_value *
       a[0].i, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].i,
       a[8].i, a[9].p, a[10].p, a[11].p, a[12].p, ws, ws_bytes, info);
 }
+static dlc_status plan_create_conv2d_bias_silu(void **plan, dlc_dtype dtype, const dlc__arg_value *a, struct CUstream_st *stream) {
+  dlc_conv2d_bias_silu_plan *p = NULL;
+  dlc_status st = dlc_conv2d_bias_silu_plan_create(plan ? &p : NULL, dtype, a[3].i, a[4].i, a[10].p, a[11].p, stream);
+  if (st == DLC_SUCCESS && plan) *plan = p;
+  return st;
+}
+static dlc_status plan_run_conv2d_bias_silu(void *plan, const dlc__arg_value *a, void *ws, size_t ws_bytes, struct CUstream_st *stream) {
+  return dlc_conv2d_bias_silu_plan_run(plan, a[0].i, a[1].i, a[2].i, a[5].i, a[6].i, a[7].i, a[8].i, a[9].p, a[12].p, ws, ws_bytes, stream);
+}
+static size_t plan_workspace_size_conv2d_bias_silu(const void *plan, const dlc__arg_value *a) {
+  return dlc_conv2d_bias_silu_plan_workspace_size(plan, a[0].i, a[1].i, a[2].i, a[5].i, a[6].i, a[7].i, a[8].i);
+}
+static void plan_destroy_conv2d_bias_silu(void *plan) { dlc_conv2d_bias_silu_plan_destroy(plan); }
+static const signed char plan_args_conv2d_bias_silu[] = {0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1, 0};
 
 /* attention_causal (manifest ops[4]) */
 static const dlc__entry_arg args_attention_causal[] = {
@@ -681,6 +737,20 @@ static dlc_status query_attention_causal(dlc_dtype dtype, const dlc__arg_value *
   return dlc_attention_causal_query(dtype,
       a[0].i, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p, a[7].p, ws, ws_bytes, info);
 }
+static dlc_status plan_create_attention_causal(void **plan, dlc_dtype dtype, const dlc__arg_value *a, struct CUstream_st *stream) {
+  dlc_attention_causal_plan *p = NULL;
+  dlc_status st = dlc_attention_causal_plan_create(plan ? &p : NULL, dtype, stream);
+  if (st == DLC_SUCCESS && plan) *plan = p;
+  return st;
+}
+static dlc_status plan_run_attention_causal(void *plan, const dlc__arg_value *a, void *ws, size_t ws_bytes, struct CUstream_st *stream) {
+  return dlc_attention_causal_plan_run(plan, a[0].i, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p, a[7].p, ws, ws_bytes, stream);
+}
+static size_t plan_workspace_size_attention_causal(const void *plan, const dlc__arg_value *a) {
+  return dlc_attention_causal_plan_workspace_size(plan, a[0].i, a[1].i, a[2].i, a[3].i);
+}
+static void plan_destroy_attention_causal(void *plan) { dlc_attention_causal_plan_destroy(plan); }
+static const signed char plan_args_attention_causal[] = {0, 0, 0, 0, 0, 0, 0, 0};
 
 /* softmax (manifest ops[5]) */
 static const dlc__entry_arg args_softmax[] = {
@@ -719,6 +789,20 @@ static dlc_status query_softmax(dlc_dtype dtype, const dlc__arg_value *a, void *
   return dlc_softmax_query(dtype,
       a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].i, ws, ws_bytes, info);
 }
+static dlc_status plan_create_softmax(void **plan, dlc_dtype dtype, const dlc__arg_value *a, struct CUstream_st *stream) {
+  dlc_softmax_plan *p = NULL;
+  dlc_status st = dlc_softmax_plan_create(plan ? &p : NULL, dtype, stream);
+  if (st == DLC_SUCCESS && plan) *plan = p;
+  return st;
+}
+static dlc_status plan_run_softmax(void *plan, const dlc__arg_value *a, void *ws, size_t ws_bytes, struct CUstream_st *stream) {
+  return dlc_softmax_plan_run(plan, a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].i, ws, ws_bytes, stream);
+}
+static size_t plan_workspace_size_softmax(const void *plan, const dlc__arg_value *a) {
+  return dlc_softmax_plan_workspace_size(plan, a[0].i, a[1].i);
+}
+static void plan_destroy_softmax(void *plan) { dlc_softmax_plan_destroy(plan); }
+static const signed char plan_args_softmax[] = {0, 0, 0, 0, 0, 0};
 
 /* layernorm (manifest ops[6]) */
 static const dlc__entry_arg args_layernorm[] = {
@@ -759,6 +843,20 @@ static dlc_status query_layernorm(dlc_dtype dtype, const dlc__arg_value *a, void
   return dlc_layernorm_query(dtype,
       a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].p, a[6].p, a[7].i, ws, ws_bytes, info);
 }
+static dlc_status plan_create_layernorm(void **plan, dlc_dtype dtype, const dlc__arg_value *a, struct CUstream_st *stream) {
+  dlc_layernorm_plan *p = NULL;
+  dlc_status st = dlc_layernorm_plan_create(plan ? &p : NULL, dtype, a[1].i, a[4].p, a[5].p, stream);
+  if (st == DLC_SUCCESS && plan) *plan = p;
+  return st;
+}
+static dlc_status plan_run_layernorm(void *plan, const dlc__arg_value *a, void *ws, size_t ws_bytes, struct CUstream_st *stream) {
+  return dlc_layernorm_plan_run(plan, a[0].i, a[2].p, a[3].i, a[6].p, a[7].i, ws, ws_bytes, stream);
+}
+static size_t plan_workspace_size_layernorm(const void *plan, const dlc__arg_value *a) {
+  return dlc_layernorm_plan_workspace_size(plan, a[0].i);
+}
+static void plan_destroy_layernorm(void *plan) { dlc_layernorm_plan_destroy(plan); }
+static const signed char plan_args_layernorm[] = {0, 1, 0, 0, 1, 1, 0, 0};
 
 /* rmsnorm (manifest ops[7]) */
 static const dlc__entry_arg args_rmsnorm[] = {
@@ -798,16 +896,30 @@ static dlc_status query_rmsnorm(dlc_dtype dtype, const dlc__arg_value *a, void *
   return dlc_rmsnorm_query(dtype,
       a[0].i, a[1].i, a[2].p, a[3].i, a[4].p, a[5].p, a[6].i, ws, ws_bytes, info);
 }
+static dlc_status plan_create_rmsnorm(void **plan, dlc_dtype dtype, const dlc__arg_value *a, struct CUstream_st *stream) {
+  dlc_rmsnorm_plan *p = NULL;
+  dlc_status st = dlc_rmsnorm_plan_create(plan ? &p : NULL, dtype, a[1].i, a[4].p, stream);
+  if (st == DLC_SUCCESS && plan) *plan = p;
+  return st;
+}
+static dlc_status plan_run_rmsnorm(void *plan, const dlc__arg_value *a, void *ws, size_t ws_bytes, struct CUstream_st *stream) {
+  return dlc_rmsnorm_plan_run(plan, a[0].i, a[2].p, a[3].i, a[5].p, a[6].i, ws, ws_bytes, stream);
+}
+static size_t plan_workspace_size_rmsnorm(const void *plan, const dlc__arg_value *a) {
+  return dlc_rmsnorm_plan_workspace_size(plan, a[0].i);
+}
+static void plan_destroy_rmsnorm(void *plan) { dlc_rmsnorm_plan_destroy(plan); }
+static const signed char plan_args_rmsnorm[] = {0, 1, 0, 0, 1, 0, 0};
 
 const char dlc__entries_manifest[] = "default.json";
 const int dlc__nentries = 8;
 const dlc__entry dlc__entries[] = {
-    {"gemm_bias_relu", 0, 10, args_gemm_bias_relu, call_gemm_bias_relu, 12, inst_gemm_bias_relu, 54, kernels_gemm_bias_relu, call_ws_gemm_bias_relu, workspace_size_gemm_bias_relu, query_gemm_bias_relu},
-    {"gemm_bias_relu_nt", 1, 10, args_gemm_bias_relu_nt, call_gemm_bias_relu_nt, 12, inst_gemm_bias_relu_nt, 54, kernels_gemm_bias_relu_nt, call_ws_gemm_bias_relu_nt, workspace_size_gemm_bias_relu_nt, query_gemm_bias_relu_nt},
-    {"gemm_bias_gelu", 2, 10, args_gemm_bias_gelu, call_gemm_bias_gelu, 12, inst_gemm_bias_gelu, 54, kernels_gemm_bias_gelu, call_ws_gemm_bias_gelu, workspace_size_gemm_bias_gelu, query_gemm_bias_gelu},
-    {"conv2d_bias_silu", 3, 13, args_conv2d_bias_silu, call_conv2d_bias_silu, 12, inst_conv2d_bias_silu, 56, kernels_conv2d_bias_silu, call_ws_conv2d_bias_silu, workspace_size_conv2d_bias_silu, query_conv2d_bias_silu},
-    {"attention_causal", 4, 8, args_attention_causal, call_attention_causal, 4, inst_attention_causal, 20, kernels_attention_causal, call_ws_attention_causal, workspace_size_attention_causal, query_attention_causal},
-    {"softmax", 5, 6, args_softmax, call_softmax, 2, inst_softmax, 2, kernels_softmax, call_ws_softmax, workspace_size_softmax, query_softmax},
-    {"layernorm", 6, 8, args_layernorm, call_layernorm, 2, inst_layernorm, 2, kernels_layernorm, call_ws_layernorm, workspace_size_layernorm, query_layernorm},
-    {"rmsnorm", 7, 7, args_rmsnorm, call_rmsnorm, 2, inst_rmsnorm, 2, kernels_rmsnorm, call_ws_rmsnorm, workspace_size_rmsnorm, query_rmsnorm},
+    {"gemm_bias_relu", 0, 10, args_gemm_bias_relu, call_gemm_bias_relu, 12, inst_gemm_bias_relu, 54, kernels_gemm_bias_relu, call_ws_gemm_bias_relu, workspace_size_gemm_bias_relu, query_gemm_bias_relu, plan_create_gemm_bias_relu, plan_run_gemm_bias_relu, plan_workspace_size_gemm_bias_relu, plan_destroy_gemm_bias_relu, plan_args_gemm_bias_relu, 1},
+    {"gemm_bias_relu_nt", 1, 10, args_gemm_bias_relu_nt, call_gemm_bias_relu_nt, 12, inst_gemm_bias_relu_nt, 54, kernels_gemm_bias_relu_nt, call_ws_gemm_bias_relu_nt, workspace_size_gemm_bias_relu_nt, query_gemm_bias_relu_nt, plan_create_gemm_bias_relu_nt, plan_run_gemm_bias_relu_nt, plan_workspace_size_gemm_bias_relu_nt, plan_destroy_gemm_bias_relu_nt, plan_args_gemm_bias_relu_nt, 2},
+    {"gemm_bias_gelu", 2, 10, args_gemm_bias_gelu, call_gemm_bias_gelu, 12, inst_gemm_bias_gelu, 54, kernels_gemm_bias_gelu, call_ws_gemm_bias_gelu, workspace_size_gemm_bias_gelu, query_gemm_bias_gelu, plan_create_gemm_bias_gelu, plan_run_gemm_bias_gelu, plan_workspace_size_gemm_bias_gelu, plan_destroy_gemm_bias_gelu, plan_args_gemm_bias_gelu, 1},
+    {"conv2d_bias_silu", 3, 13, args_conv2d_bias_silu, call_conv2d_bias_silu, 12, inst_conv2d_bias_silu, 56, kernels_conv2d_bias_silu, call_ws_conv2d_bias_silu, workspace_size_conv2d_bias_silu, query_conv2d_bias_silu, plan_create_conv2d_bias_silu, plan_run_conv2d_bias_silu, plan_workspace_size_conv2d_bias_silu, plan_destroy_conv2d_bias_silu, plan_args_conv2d_bias_silu, 2},
+    {"attention_causal", 4, 8, args_attention_causal, call_attention_causal, 4, inst_attention_causal, 20, kernels_attention_causal, call_ws_attention_causal, workspace_size_attention_causal, query_attention_causal, plan_create_attention_causal, plan_run_attention_causal, plan_workspace_size_attention_causal, plan_destroy_attention_causal, plan_args_attention_causal, 0},
+    {"softmax", 5, 6, args_softmax, call_softmax, 2, inst_softmax, 2, kernels_softmax, call_ws_softmax, workspace_size_softmax, query_softmax, plan_create_softmax, plan_run_softmax, plan_workspace_size_softmax, plan_destroy_softmax, plan_args_softmax, 0},
+    {"layernorm", 6, 8, args_layernorm, call_layernorm, 2, inst_layernorm, 2, kernels_layernorm, call_ws_layernorm, workspace_size_layernorm, query_layernorm, plan_create_layernorm, plan_run_layernorm, plan_workspace_size_layernorm, plan_destroy_layernorm, plan_args_layernorm, 2},
+    {"rmsnorm", 7, 7, args_rmsnorm, call_rmsnorm, 2, inst_rmsnorm, 2, kernels_rmsnorm, call_ws_rmsnorm, workspace_size_rmsnorm, query_rmsnorm, plan_create_rmsnorm, plan_run_rmsnorm, plan_workspace_size_rmsnorm, plan_destroy_rmsnorm, plan_args_rmsnorm, 1},
 };

@@ -35,8 +35,8 @@ endif()
 expect(0 "\ngemm_bias_relu,1024x300x1024,fp16,sm80," --model --csv - --op gemm_bias_relu --n 300)
 # the row ops, and the dtype
 expect(0 "\nrmsnorm,7x4096,bf16,sm90a," --model --csv - --op rmsnorm --m 7 --n 4096 --dtype bf16)
-# --host: a line of figures for each of the op's shapes
-expect(0 "\nlayernorm +2048x4096 +fp16 +[0-9]+\\.[0-9]\n" --host --op layernorm)
+# --host: a line of figures for each of the op's shapes: the call's dispatch cost and its plan's
+expect(0 "\nlayernorm +2048x4096 +fp16 +[0-9]+\\.[0-9] +[0-9]+\\.[0-9]\n" --host --op layernorm)
 # usage errors: exit 2, naming what is wrong
 expect(2 "no op nope" --host --op nope)
 expect(2 "softmax has no dim --q" --model --csv - --op softmax --q 3)

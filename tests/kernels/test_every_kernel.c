@@ -619,6 +619,70 @@ static void check_query(const dlc__entry *e, const dlc__entry_instance *in, cons
          k->ws_bytes);
 }
 
+/* The call again through the op's plan (issue 37; docs/runtime.md): its
+ * params copied into a plan's ConstPool, the outputs reset, the plan run
+ * twice; each run launches the call's kernels (a chunk as wide or wider:
+ * the pool's matrix rows lie 16-byte multiples apart) and leaves every byte
+ * of every output buffer (canaries included) as the call left it.  Destroyed,
+ * the plan is an error that launches nothing. */
+static void check_plan(const dlc__entry *e, const dlc__entry_instance *in, const char *what, const call *k) {
+  const dlc__kernel *direct[MAX_LAUNCHES];
+  const int ndirect = nlaunched;
+  memcpy(direct, launched, sizeof direct);
+  unsigned char **before = calloc((size_t)k->nt, sizeof(unsigned char *));
+  bool ok = before != NULL;
+  for (int t = 0; ok && t < k->nt; t++) {
+    const tensor *x = &k->ts[t];
+    if (x->out) ok = (before[t] = malloc((size_t)(x->total * x->eb))) && !dev_dtoh(before[t], x->dev, (size_t)(x->total * x->eb));
+  }
+  void *plan = NULL;
+  dlc_status st = ok ? e->plan_create(&plan, in->dtype, k->args, NULL) : DLC_ERROR_INTERNAL;
+  if (st != DLC_SUCCESS) FAIL("%s %s: plan_create: %s: %s", e->op, what, dlc_status_string(st), dlc_last_error_detail());
+  for (int rep = 0; rep < 2 && st == DLC_SUCCESS; rep++) {
+    for (int t = 0; t < k->nt; t++)
+      if (k->ts[t].out) dev_htod(k->ts[t].dev, k->ts[t].host, (size_t)(k->ts[t].total * k->ts[t].eb));
+    if (e->plan_workspace_size(plan, k->args) != e->workspace_size(in->dtype, k->args))
+      FAIL("%s %s: plan_workspace_size %zu, the call's %zu", e->op, what, e->plan_workspace_size(plan, k->args),
+           e->workspace_size(in->dtype, k->args));
+    nlaunched = 0, launched_ctas = 0;
+    st = e->plan_run(plan, k->args, (void *)(uintptr_t)k->ws, k->ws_bytes, NULL);
+    const char *fault = st == DLC_SUCCESS ? dev_sync() : NULL;
+    if (st != DLC_SUCCESS || fault) {
+      FAIL("%s %s: plan_run: %s: %s", e->op, what, dlc_status_string(st), fault ? fault : dlc_last_error_detail());
+      break;
+    }
+    /* the call's kernels, in order; a kernel may take a wider chunk where the
+     * pool's rows (16-byte multiples apart) allow it and the call's ld did not */
+    bool same = nlaunched == ndirect;
+    for (int l = 0; same && l < nlaunched && l < MAX_LAUNCHES; l++) {
+      const dlc__entry_kernel *a = &e->kernels[launched[l]->index], *b = &e->kernels[direct[l]->index];
+      same = launched[l] == direct[l] || (a->inst == b->inst && a->step == b->step && a->vec > b->vec &&
+                                          launched[l]->op == direct[l]->op);
+    }
+    if (!same)
+      FAIL("%s %s: the plan launched %d kernels (%s first), the call %d (%s)", e->op, what, nlaunched,
+           nlaunched ? launched[0]->name : "none", ndirect, ndirect ? direct[0]->name : "none");
+    for (int t = 0; t < k->nt; t++) {
+      const tensor *x = &k->ts[t];
+      size_t bytes = (size_t)(x->total * x->eb);
+      unsigned char *now_b = x->out ? malloc(bytes) : NULL;
+      if (x->out && (!now_b || dev_dtoh(now_b, x->dev, bytes) || memcmp(now_b, before[t], bytes) != 0))
+        FAIL("%s %s: run %d of the plan: %s is not bit for bit the call's", e->op, what, rep + 1, x->name);
+      free(now_b);
+    }
+  }
+  if (plan) {
+    e->plan_destroy(plan);
+    nlaunched = 0;
+    st = e->plan_run(plan, k->args, (void *)(uintptr_t)k->ws, k->ws_bytes, NULL);
+    if (st != DLC_ERROR_INVALID_VALUE || nlaunched)
+      FAIL("%s %s: a destroyed plan ran: %s, %d launches", e->op, what, dlc_status_string(st), nlaunched);
+    e->plan_destroy(plan);
+  }
+  for (int t = 0; before && t < k->nt; t++) free(before[t]);
+  free(before);
+}
+
 /* The tensors of config `cf` at dims `val` (bound in `b`), allocated (and
  * with `fill`, filled), and the arguments that pass them.  A dry run's
  * setup reports nothing: its caller sees false. */
@@ -960,6 +1024,14 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
       }
     }
     free(got);
+  }
+  /* once an instance, on its odd sizes: the same call through a plan */
+  if (cf->odd) {
+    const int before_plan = atomic_load(&failures);
+    check_plan(e, in, what, &k);
+    if (atomic_load(&failures) == before_plan)
+      printf("%-18s %-26s through a plan (%d params in its ConstPool): the call's kernels, the same bytes, twice\n", e->op,
+           what, e->npool);
   }
   printf("%-18s %-26s %-26s ran %-44s %7lld elems, worst %.3f of the tolerance (%.1f s " BACKEND ", %.1f s playback)%s\n",
          e->op, what, dims, ran, (long long)elems, worst, t_emu, t_pb, bad ? " FAILED" : "");

@@ -111,6 +111,27 @@ static void test_gemm_signature_and_intermediates(void) {
 
 /* Conv2D: P = floor((H + 2*pad - dil*(R-1) - 1)/stride) + 1, and the runtime
  * attrs stride/pad take the values of the instance. */
+static void test_param_storage_defaults_to_the_const_pool(void) {
+  /* a param whose storage is not given is a weight of the plan's
+   * ConstPool; one that says arena stays a per-call argument */
+  static const char *const text =
+      "{\"name\": \"scale_rows\", \"signature\": {\"dims\": [\"M\", \"N\"], \"inputs\": [{\"tensor\": \"X\"}, "
+      "{\"tensor\": \"g\", \"role\": \"param\"}, {\"tensor\": \"h\", \"role\": \"param\", \"storage\": \"arena\"}], "
+      "\"outputs\": [{\"tensor\": \"Y\"}]}, \"tensors\": {\"X\": {\"dtype\": \"T\", \"shape\": [\"M\", \"N\"]}, "
+      "\"g\": {\"dtype\": \"T\", \"shape\": [\"N\"]}, \"h\": {\"dtype\": \"T\", \"shape\": [\"N\"]}, "
+      "\"Y\": {\"dtype\": \"T\", \"shape\": [\"M\", \"N\"]}}, \"graph\": ["
+      "{\"op\": \"Elementwise\", \"name\": \"m\", \"fn\": \"mul\", \"inputs\": [\"X\", \"g\"], \"outputs\": [\"P\"]},"
+      "{\"op\": \"Elementwise\", \"name\": \"a\", \"fn\": \"add\", \"inputs\": [\"P\", \"h\"], \"outputs\": [\"Y\"]}]}";
+  front p;
+  pipe_init(&p);
+  fe_instance inst = {DT_FP16, NULL, NULL};
+  CHECK(pipe_run_inst(&p, text, &inst, TO_FRONTEND));
+  CHECK_STR(tensor(p.fe, "g")->storage, "const_pool");
+  CHECK_STR(tensor(p.fe, "h")->storage, "arena");
+  CHECK_STR(tensor(p.fe, "X")->storage, "arena");
+  pipe_free(&p);
+}
+
 static void test_conv_output_size_rule(void) {
   front p;
   pipe_init(&p);
@@ -349,6 +370,7 @@ static void test_dump(void) {
 int main(void) {
   arena_init(&A);
   test_gemm_signature_and_intermediates();
+  test_param_storage_defaults_to_the_const_pool();
   test_conv_output_size_rule();
   test_derived_symbols_only_on_outputs();
   test_attention_and_compile_time_dims();

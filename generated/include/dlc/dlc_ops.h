@@ -58,6 +58,35 @@ dlc_status dlc_gemm_bias_relu_query(dlc_dtype dtype,
     void *c, int64_t ldc,
     void *workspace, size_t workspace_bytes, dlc_launch_info *info);
 
+/** A plan of gemm_bias_relu (docs/runtime.md): an opaque handle, not an address.
+ * dlc_gemm_bias_relu_plan_create() copies bias (the params: each row-major at a multiple of 256 bytes, a
+ * matrix's rows 16 bytes apart at least) into the plan's ConstPool in device memory, with the dims their
+ * shapes use, and waits for the copy: the caller's buffers are free once it returns;
+ * dlc_gemm_bias_relu_plan_run() then takes the other arguments of dlc_gemm_bias_relu_ws() and runs it, with
+ * the same kernels and the same results (through a CUDA graph per argument set on a stream of the caller's,
+ * replayed on later calls with the same arguments; directly on the default stream, in a stream capture and
+ * in libdlckernels-emu). Calls on one plan run one at a time; calls on different plans may run in parallel.
+ * A destroyed or foreign handle is DLC_ERROR_INVALID_VALUE, never a crash. Destroy a plan once the work it
+ * queued has completed. */
+typedef struct dlc_gemm_bias_relu_plan dlc_gemm_bias_relu_plan;
+/** Makes a plan of gemm_bias_relu for this dtype and these params: on DLC_SUCCESS *plan is the new plan; on
+ * an error, with dlc_last_error_detail() saying why, *plan is unchanged. */
+dlc_status dlc_gemm_bias_relu_plan_create(dlc_gemm_bias_relu_plan **plan, dlc_dtype dtype,
+    int64_t n, const void *bias,
+    struct CUstream_st *stream);
+/** dlc_gemm_bias_relu_ws() with the plan's dtype, fixed dims and params and these arguments: its status, its
+ * checks and its results. */
+dlc_status dlc_gemm_bias_relu_plan_run(dlc_gemm_bias_relu_plan *plan,
+    int64_t m, int64_t k, const void *a, int64_t lda,
+    const void *b, int64_t ldb, void *c, int64_t ldc,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream);
+/** dlc_gemm_bias_relu_workspace_size() for the plan's dtype and fixed dims and these; 0 for a plan that is
+ * not live (and as dlc_gemm_bias_relu_workspace_size() returns 0). */
+size_t dlc_gemm_bias_relu_plan_workspace_size(const dlc_gemm_bias_relu_plan *plan,
+    int64_t m, int64_t k);
+/** Frees the plan (its ConstPool and graphs); NULL, a destroyed or a foreign handle is ignored. */
+void dlc_gemm_bias_relu_plan_destroy(dlc_gemm_bias_relu_plan *plan);
+
 /** gemm_bias_relu_nt (manifest ops[1]).  dtypes: DLC_F16 DLC_BF16.
  * C = relu(A[M,K] B[N,K]^T + bias[N]), B stored as PyTorch stores Linear weights
  * Its variants, kernels by arch, shape buckets and limits: the operator catalogue (ops.md, ops.json).
@@ -105,6 +134,36 @@ dlc_status dlc_gemm_bias_relu_nt_query(dlc_dtype dtype,
     void *c, int64_t ldc,
     void *workspace, size_t workspace_bytes, dlc_launch_info *info);
 
+/** A plan of gemm_bias_relu_nt (docs/runtime.md): an opaque handle, not an address.
+ * dlc_gemm_bias_relu_nt_plan_create() copies B and bias (the params: each row-major at a multiple of 256
+ * bytes, a matrix's rows 16 bytes apart at least) into the plan's ConstPool in device memory, with the dims
+ * their shapes use, and waits for the copy: the caller's buffers are free once it returns;
+ * dlc_gemm_bias_relu_nt_plan_run() then takes the other arguments of dlc_gemm_bias_relu_nt_ws() and runs it,
+ * with the same kernels and the same results (through a CUDA graph per argument set on a stream of the
+ * caller's, replayed on later calls with the same arguments; directly on the default stream, in a stream
+ * capture and in libdlckernels-emu). Calls on one plan run one at a time; calls on different plans may run
+ * in parallel. A destroyed or foreign handle is DLC_ERROR_INVALID_VALUE, never a crash. Destroy a plan once
+ * the work it queued has completed. */
+typedef struct dlc_gemm_bias_relu_nt_plan dlc_gemm_bias_relu_nt_plan;
+/** Makes a plan of gemm_bias_relu_nt for this dtype and these params: on DLC_SUCCESS *plan is the new plan;
+ * on an error, with dlc_last_error_detail() saying why, *plan is unchanged. */
+dlc_status dlc_gemm_bias_relu_nt_plan_create(dlc_gemm_bias_relu_nt_plan **plan, dlc_dtype dtype,
+    int64_t n, int64_t k, const void *b, int64_t ldb,
+    const void *bias,
+    struct CUstream_st *stream);
+/** dlc_gemm_bias_relu_nt_ws() with the plan's dtype, fixed dims and params and these arguments: its status,
+ * its checks and its results. */
+dlc_status dlc_gemm_bias_relu_nt_plan_run(dlc_gemm_bias_relu_nt_plan *plan,
+    int64_t m, const void *a, int64_t lda, void *c,
+    int64_t ldc,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream);
+/** dlc_gemm_bias_relu_nt_workspace_size() for the plan's dtype and fixed dims and these; 0 for a plan that is
+ * not live (and as dlc_gemm_bias_relu_nt_workspace_size() returns 0). */
+size_t dlc_gemm_bias_relu_nt_plan_workspace_size(const dlc_gemm_bias_relu_nt_plan *plan,
+    int64_t m);
+/** Frees the plan (its ConstPool and graphs); NULL, a destroyed or a foreign handle is ignored. */
+void dlc_gemm_bias_relu_nt_plan_destroy(dlc_gemm_bias_relu_nt_plan *plan);
+
 /** gemm_bias_gelu (manifest ops[2]).  dtypes: DLC_F16 DLC_BF16.
  * C = gelu_tanh(A[M,K] B[K,N] + bias[N]): GELU's tanh form, which cuBLASLt's CUBLASLT_EPILOGUE_GELU_BIAS applies
  * Its variants, kernels by arch, shape buckets and limits: the operator catalogue (ops.md, ops.json).
@@ -151,6 +210,35 @@ dlc_status dlc_gemm_bias_gelu_query(dlc_dtype dtype,
     int64_t lda, const void *b, int64_t ldb, const void *bias,
     void *c, int64_t ldc,
     void *workspace, size_t workspace_bytes, dlc_launch_info *info);
+
+/** A plan of gemm_bias_gelu (docs/runtime.md): an opaque handle, not an address.
+ * dlc_gemm_bias_gelu_plan_create() copies bias (the params: each row-major at a multiple of 256 bytes, a
+ * matrix's rows 16 bytes apart at least) into the plan's ConstPool in device memory, with the dims their
+ * shapes use, and waits for the copy: the caller's buffers are free once it returns;
+ * dlc_gemm_bias_gelu_plan_run() then takes the other arguments of dlc_gemm_bias_gelu_ws() and runs it, with
+ * the same kernels and the same results (through a CUDA graph per argument set on a stream of the caller's,
+ * replayed on later calls with the same arguments; directly on the default stream, in a stream capture and
+ * in libdlckernels-emu). Calls on one plan run one at a time; calls on different plans may run in parallel.
+ * A destroyed or foreign handle is DLC_ERROR_INVALID_VALUE, never a crash. Destroy a plan once the work it
+ * queued has completed. */
+typedef struct dlc_gemm_bias_gelu_plan dlc_gemm_bias_gelu_plan;
+/** Makes a plan of gemm_bias_gelu for this dtype and these params: on DLC_SUCCESS *plan is the new plan; on
+ * an error, with dlc_last_error_detail() saying why, *plan is unchanged. */
+dlc_status dlc_gemm_bias_gelu_plan_create(dlc_gemm_bias_gelu_plan **plan, dlc_dtype dtype,
+    int64_t n, const void *bias,
+    struct CUstream_st *stream);
+/** dlc_gemm_bias_gelu_ws() with the plan's dtype, fixed dims and params and these arguments: its status, its
+ * checks and its results. */
+dlc_status dlc_gemm_bias_gelu_plan_run(dlc_gemm_bias_gelu_plan *plan,
+    int64_t m, int64_t k, const void *a, int64_t lda,
+    const void *b, int64_t ldb, void *c, int64_t ldc,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream);
+/** dlc_gemm_bias_gelu_workspace_size() for the plan's dtype and fixed dims and these; 0 for a plan that is
+ * not live (and as dlc_gemm_bias_gelu_workspace_size() returns 0). */
+size_t dlc_gemm_bias_gelu_plan_workspace_size(const dlc_gemm_bias_gelu_plan *plan,
+    int64_t m, int64_t k);
+/** Frees the plan (its ConstPool and graphs); NULL, a destroyed or a foreign handle is ignored. */
+void dlc_gemm_bias_gelu_plan_destroy(dlc_gemm_bias_gelu_plan *plan);
 
 /** conv2d_bias_silu (manifest ops[3]).  dtypes: DLC_F16 DLC_BF16.
  * Y = silu(conv3x3(X, Wt) + bias): NHWC activations, KRSC filters, implicit GEMM
@@ -202,6 +290,37 @@ dlc_status dlc_conv2d_bias_silu_query(dlc_dtype dtype,
     void *y,
     void *workspace, size_t workspace_bytes, dlc_launch_info *info);
 
+/** A plan of conv2d_bias_silu (docs/runtime.md): an opaque handle, not an address.
+ * dlc_conv2d_bias_silu_plan_create() copies Wt and bias (the params: each row-major at a multiple of 256
+ * bytes, a matrix's rows 16 bytes apart at least) into the plan's ConstPool in device memory, with the dims
+ * their shapes use, and waits for the copy: the caller's buffers are free once it returns;
+ * dlc_conv2d_bias_silu_plan_run() then takes the other arguments of dlc_conv2d_bias_silu_ws() and runs it,
+ * with the same kernels and the same results (through a CUDA graph per argument set on a stream of the
+ * caller's, replayed on later calls with the same arguments; directly on the default stream, in a stream
+ * capture and in libdlckernels-emu). Calls on one plan run one at a time; calls on different plans may run
+ * in parallel. A destroyed or foreign handle is DLC_ERROR_INVALID_VALUE, never a crash. Destroy a plan once
+ * the work it queued has completed. */
+typedef struct dlc_conv2d_bias_silu_plan dlc_conv2d_bias_silu_plan;
+/** Makes a plan of conv2d_bias_silu for this dtype and these params: on DLC_SUCCESS *plan is the new plan; on
+ * an error, with dlc_last_error_detail() saying why, *plan is unchanged. */
+dlc_status dlc_conv2d_bias_silu_plan_create(dlc_conv2d_bias_silu_plan **plan, dlc_dtype dtype,
+    int64_t c, int64_t k, const void *wt, const void *bias,
+    struct CUstream_st *stream);
+/** dlc_conv2d_bias_silu_ws() with the plan's dtype, fixed dims and params and these arguments: its status,
+ * its checks and its results. */
+dlc_status dlc_conv2d_bias_silu_plan_run(dlc_conv2d_bias_silu_plan *plan,
+    int64_t n, int64_t h, int64_t w, int64_t stride0,
+    int64_t stride1, int64_t pad0, int64_t pad1, const void *x,
+    void *y,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream);
+/** dlc_conv2d_bias_silu_workspace_size() for the plan's dtype and fixed dims and these; 0 for a plan that is
+ * not live (and as dlc_conv2d_bias_silu_workspace_size() returns 0). */
+size_t dlc_conv2d_bias_silu_plan_workspace_size(const dlc_conv2d_bias_silu_plan *plan,
+    int64_t n, int64_t h, int64_t w, int64_t stride0,
+    int64_t stride1, int64_t pad0, int64_t pad1);
+/** Frees the plan (its ConstPool and graphs); NULL, a destroyed or a foreign handle is ignored. */
+void dlc_conv2d_bias_silu_plan_destroy(dlc_conv2d_bias_silu_plan *plan);
+
 /** attention_causal (manifest ops[4]).  dtypes: DLC_F16 DLC_BF16.
  * O = softmax(Q K^T / sqrt(D), causal) V on [B,H,S,D] tensors, FlashAttention-2 style
  * Compile-time constants: attn (scale) rsqrt(D).
@@ -242,6 +361,32 @@ dlc_status dlc_attention_causal_query(dlc_dtype dtype,
     const void *q, const void *k, const void *v, void *o,
     void *workspace, size_t workspace_bytes, dlc_launch_info *info);
 
+/** A plan of attention_causal (docs/runtime.md): an opaque handle, not an address.
+ * dlc_attention_causal_plan_create() takes the dtype (the op has no param the ConstPool holds);
+ * dlc_attention_causal_plan_run() then takes the other arguments of dlc_attention_causal_ws() and runs it,
+ * with the same kernels and the same results (through a CUDA graph per argument set on a stream of the
+ * caller's, replayed on later calls with the same arguments; directly on the default stream, in a stream
+ * capture and in libdlckernels-emu). Calls on one plan run one at a time; calls on different plans may run
+ * in parallel. A destroyed or foreign handle is DLC_ERROR_INVALID_VALUE, never a crash. Destroy a plan once
+ * the work it queued has completed. */
+typedef struct dlc_attention_causal_plan dlc_attention_causal_plan;
+/** Makes a plan of attention_causal for this dtype: on DLC_SUCCESS *plan is the new plan; on an error, with
+ * dlc_last_error_detail() saying why, *plan is unchanged. */
+dlc_status dlc_attention_causal_plan_create(dlc_attention_causal_plan **plan, dlc_dtype dtype,
+    struct CUstream_st *stream);
+/** dlc_attention_causal_ws() with the plan's dtype, fixed dims and params and these arguments: its status,
+ * its checks and its results. */
+dlc_status dlc_attention_causal_plan_run(dlc_attention_causal_plan *plan,
+    int64_t b, int64_t h, int64_t s, int64_t d,
+    const void *q, const void *k, const void *v, void *o,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream);
+/** dlc_attention_causal_workspace_size() for the plan's dtype and fixed dims and these; 0 for a plan that is
+ * not live (and as dlc_attention_causal_workspace_size() returns 0). */
+size_t dlc_attention_causal_plan_workspace_size(const dlc_attention_causal_plan *plan,
+    int64_t b, int64_t h, int64_t s, int64_t d);
+/** Frees the plan (its ConstPool and graphs); NULL, a destroyed or a foreign handle is ignored. */
+void dlc_attention_causal_plan_destroy(dlc_attention_causal_plan *plan);
+
 /** softmax (manifest ops[5]).  dtypes: DLC_F16 DLC_BF16.
  * Y = softmax(X) over the last axis of X[M,N]: the row max, exp and sum in one kernel (row skeleton)
  * Its variants, kernels by arch, shape buckets and limits: the operator catalogue (ops.md, ops.json).
@@ -278,6 +423,31 @@ dlc_status dlc_softmax_query(dlc_dtype dtype,
     int64_t m, int64_t n, const void *x, int64_t ldx,
     void *y, int64_t ldy,
     void *workspace, size_t workspace_bytes, dlc_launch_info *info);
+
+/** A plan of softmax (docs/runtime.md): an opaque handle, not an address. dlc_softmax_plan_create() takes the
+ * dtype (the op has no param the ConstPool holds); dlc_softmax_plan_run() then takes the other arguments of
+ * dlc_softmax_ws() and runs it, with the same kernels and the same results (through a CUDA graph per
+ * argument set on a stream of the caller's, replayed on later calls with the same arguments; directly on the
+ * default stream, in a stream capture and in libdlckernels-emu). Calls on one plan run one at a time; calls
+ * on different plans may run in parallel. A destroyed or foreign handle is DLC_ERROR_INVALID_VALUE, never a
+ * crash. Destroy a plan once the work it queued has completed. */
+typedef struct dlc_softmax_plan dlc_softmax_plan;
+/** Makes a plan of softmax for this dtype: on DLC_SUCCESS *plan is the new plan; on an error, with
+ * dlc_last_error_detail() saying why, *plan is unchanged. */
+dlc_status dlc_softmax_plan_create(dlc_softmax_plan **plan, dlc_dtype dtype,
+    struct CUstream_st *stream);
+/** dlc_softmax_ws() with the plan's dtype, fixed dims and params and these arguments: its status, its checks
+ * and its results. */
+dlc_status dlc_softmax_plan_run(dlc_softmax_plan *plan,
+    int64_t m, int64_t n, const void *x, int64_t ldx,
+    void *y, int64_t ldy,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream);
+/** dlc_softmax_workspace_size() for the plan's dtype and fixed dims and these; 0 for a plan that is not live
+ * (and as dlc_softmax_workspace_size() returns 0). */
+size_t dlc_softmax_plan_workspace_size(const dlc_softmax_plan *plan,
+    int64_t m, int64_t n);
+/** Frees the plan (its ConstPool and graphs); NULL, a destroyed or a foreign handle is ignored. */
+void dlc_softmax_plan_destroy(dlc_softmax_plan *plan);
 
 /** layernorm (manifest ops[6]).  dtypes: DLC_F16 DLC_BF16.
  * Y = (X - mean) / sqrt(var + 1e-5) * gamma + beta over the last axis of X[M,N]: two row reductions and the epilogue in one kernel
@@ -319,6 +489,34 @@ dlc_status dlc_layernorm_query(dlc_dtype dtype,
     const void *gamma, const void *beta, void *y, int64_t ldy,
     void *workspace, size_t workspace_bytes, dlc_launch_info *info);
 
+/** A plan of layernorm (docs/runtime.md): an opaque handle, not an address. dlc_layernorm_plan_create()
+ * copies gamma and beta (the params: each row-major at a multiple of 256 bytes, a matrix's rows 16 bytes
+ * apart at least) into the plan's ConstPool in device memory, with the dims their shapes use, and waits for
+ * the copy: the caller's buffers are free once it returns; dlc_layernorm_plan_run() then takes the other
+ * arguments of dlc_layernorm_ws() and runs it, with the same kernels and the same results (through a CUDA
+ * graph per argument set on a stream of the caller's, replayed on later calls with the same arguments;
+ * directly on the default stream, in a stream capture and in libdlckernels-emu). Calls on one plan run one
+ * at a time; calls on different plans may run in parallel. A destroyed or foreign handle is
+ * DLC_ERROR_INVALID_VALUE, never a crash. Destroy a plan once the work it queued has completed. */
+typedef struct dlc_layernorm_plan dlc_layernorm_plan;
+/** Makes a plan of layernorm for this dtype and these params: on DLC_SUCCESS *plan is the new plan; on an
+ * error, with dlc_last_error_detail() saying why, *plan is unchanged. */
+dlc_status dlc_layernorm_plan_create(dlc_layernorm_plan **plan, dlc_dtype dtype,
+    int64_t n, const void *gamma, const void *beta,
+    struct CUstream_st *stream);
+/** dlc_layernorm_ws() with the plan's dtype, fixed dims and params and these arguments: its status, its
+ * checks and its results. */
+dlc_status dlc_layernorm_plan_run(dlc_layernorm_plan *plan,
+    int64_t m, const void *x, int64_t ldx, void *y,
+    int64_t ldy,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream);
+/** dlc_layernorm_workspace_size() for the plan's dtype and fixed dims and these; 0 for a plan that is not
+ * live (and as dlc_layernorm_workspace_size() returns 0). */
+size_t dlc_layernorm_plan_workspace_size(const dlc_layernorm_plan *plan,
+    int64_t m);
+/** Frees the plan (its ConstPool and graphs); NULL, a destroyed or a foreign handle is ignored. */
+void dlc_layernorm_plan_destroy(dlc_layernorm_plan *plan);
+
 /** rmsnorm (manifest ops[7]).  dtypes: DLC_F16 DLC_BF16.
  * Y = X / sqrt(mean(X^2) + 1e-6) * gamma over the last axis of X[M,N]
  * Compile-time constants: eps (add scalar) 1e-06.
@@ -357,6 +555,34 @@ dlc_status dlc_rmsnorm_query(dlc_dtype dtype,
     int64_t m, int64_t n, const void *x, int64_t ldx,
     const void *gamma, void *y, int64_t ldy,
     void *workspace, size_t workspace_bytes, dlc_launch_info *info);
+
+/** A plan of rmsnorm (docs/runtime.md): an opaque handle, not an address. dlc_rmsnorm_plan_create() copies
+ * gamma (the params: each row-major at a multiple of 256 bytes, a matrix's rows 16 bytes apart at least)
+ * into the plan's ConstPool in device memory, with the dims their shapes use, and waits for the copy: the
+ * caller's buffers are free once it returns; dlc_rmsnorm_plan_run() then takes the other arguments of
+ * dlc_rmsnorm_ws() and runs it, with the same kernels and the same results (through a CUDA graph per
+ * argument set on a stream of the caller's, replayed on later calls with the same arguments; directly on the
+ * default stream, in a stream capture and in libdlckernels-emu). Calls on one plan run one at a time; calls
+ * on different plans may run in parallel. A destroyed or foreign handle is DLC_ERROR_INVALID_VALUE, never a
+ * crash. Destroy a plan once the work it queued has completed. */
+typedef struct dlc_rmsnorm_plan dlc_rmsnorm_plan;
+/** Makes a plan of rmsnorm for this dtype and these params: on DLC_SUCCESS *plan is the new plan; on an
+ * error, with dlc_last_error_detail() saying why, *plan is unchanged. */
+dlc_status dlc_rmsnorm_plan_create(dlc_rmsnorm_plan **plan, dlc_dtype dtype,
+    int64_t n, const void *gamma,
+    struct CUstream_st *stream);
+/** dlc_rmsnorm_ws() with the plan's dtype, fixed dims and params and these arguments: its status, its checks
+ * and its results. */
+dlc_status dlc_rmsnorm_plan_run(dlc_rmsnorm_plan *plan,
+    int64_t m, const void *x, int64_t ldx, void *y,
+    int64_t ldy,
+    void *workspace, size_t workspace_bytes, struct CUstream_st *stream);
+/** dlc_rmsnorm_workspace_size() for the plan's dtype and fixed dims and these; 0 for a plan that is not live
+ * (and as dlc_rmsnorm_workspace_size() returns 0). */
+size_t dlc_rmsnorm_plan_workspace_size(const dlc_rmsnorm_plan *plan,
+    int64_t m);
+/** Frees the plan (its ConstPool and graphs); NULL, a destroyed or a foreign handle is ignored. */
+void dlc_rmsnorm_plan_destroy(dlc_rmsnorm_plan *plan);
 
 #ifdef __cplusplus
 }
