@@ -3,9 +3,9 @@
  * _plan_destroy beside its per-call entry points.
  *
  * A plan owns the op's params: the signature inputs of role `param` and
- * storage `const_pool` whose shapes are signature dims (or numbers).
+ * storage `const_pool` whose shapes are functions of the signature dims.
  * plan_create takes them, with the dims their shapes use, checks them as
- * the per-call entry would, and copies them packed into the plan's
+ * the per-call entry would, and copies them into the plan's
  * ConstPool (libkernels/plan.c lays it out); plan_run takes the other dims,
  * attrs and tensors and runs dlc_<op>_ws with the pool's tensors in the
  * params' places, through the backend's dlc__plan_exec (a CUDA graph per
@@ -40,28 +40,25 @@ static int dim_arg(const plan_split *ps, const char *sym) {
   return -1;
 }
 
-/* The symbols an sx reads: set *var when one is not a signature dim, and
- * mark the dims' arguments in `use` (NULL: none). */
-static void sx_syms_atom(const plan_split *ps, const sx_atom *a, bool *use, bool *var);
-static void sx_syms(const plan_split *ps, const sx *x, bool *use, bool *var) {
-  for (int i = 0; i < x->nterms; i++) sx_syms_atom(ps, x->terms[i].atom, use, var);
+/* The symbols an sx reads (sx_subst as a visitor: nothing replaced): set
+ * *var when one is not a signature dim, and mark the dims' arguments in
+ * `use` (NULL: none). */
+typedef struct sym_visit {
+  const plan_split *ps;
+  bool *use, *var;
+} sym_visit;
+
+static const sx *visit_sym(void *ctx, sx_atom_kind kind, const char *name) {
+  sym_visit *v = ctx;
+  int i = kind == SXA_PARAM ? dim_arg(v->ps, name) : -1;
+  if (i < 0) *v->var = true;
+  else if (v->use) v->use[i] = true;
+  return NULL;
 }
-static void sx_syms_atom(const plan_split *ps, const sx_atom *a, bool *use, bool *var) {
-  switch (a->kind) {
-  case SXA_PARAM: {
-    int i = dim_arg(ps, a->name);
-    if (i < 0) *var = true;
-    else if (use) use[i] = true;
-    return;
-  }
-  case SXA_FLOOR: sx_syms(ps, a->a, use, var); return;
-  case SXA_PROD:
-    for (int i = 0; i < a->nf; i++) sx_syms_atom(ps, a->f[i], use, var);
-    return;
-  case SXA_FDIVSYM:
-  case SXA_MODSYM: sx_syms(ps, a->a, use, var), sx_syms(ps, a->b, use, var); return;
-  default: *var = true; return;
-  }
+
+static void sx_syms(arena *A, const plan_split *ps, const sx *x, bool *use, bool *var) {
+  sym_visit v = {ps, use, var};
+  (void)sx_subst(A, x, visit_sym, &v);
 }
 
 /* Axis d of a param as the graph writes it, parsed over the signature dims;
@@ -73,7 +70,7 @@ static const sx *param_axis(arena *A, const plan_split *ps, const fe_graph *g, c
   for (int i = 0; i < g->ndims; i++) dims[i] = g->dims[i];
   const sx *x = sx_parse(A, e->valuestring, dims);
   bool var = false;
-  if (x) sx_syms(ps, x, NULL, &var);
+  if (x) sx_syms(A, ps, x, NULL, &var);
   return x && !var ? x : NULL;
 }
 
@@ -97,7 +94,7 @@ static void split_args(emit_ctx *c, const emit_op *eo, const arg *a, int n, plan
     ps->pool[p] = t;
     ps->shape[p] = cJSON_GetObjectItemCaseSensitive(graph_tensor(eo, t->name), "shape");
     bool var = false;
-    for (const cJSON *e = ps->shape[p]->child; e; e = e->next) sx_syms(ps, param_axis(c->A, ps, g, e), ps->at_create, &var);
+    for (const cJSON *e = ps->shape[p]->child; e; e = e->next) sx_syms(c->A, ps, param_axis(c->A, ps, g, e), ps->at_create, &var);
     for (int j = 0; j < n; j++)
       if ((a[j].role == ARG_INPUT || a[j].role == ARG_LD) && strcmp(a[j].what, t->name) == 0) ps->at_create[j] = true;
   }

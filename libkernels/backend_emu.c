@@ -144,8 +144,7 @@ dlc_status dlc__tmap_encode_2d(void *map, dlc_dtype dtype, const void *base, int
 
 /* Plans: the ConstPool in the emulator's memory; the params are copied row
  * by row through host memory (the emulator copies only between it and the
- * host), under the lock; a plan's call runs its launches as the per-call
- * entry does (the same kernels, in the same order). */
+ * host), under the lock.  A plan's call: plan_direct.c. */
 dlc_status dlc__dev_alloc(void **p, size_t bytes, struct CUstream_st *stream) {
   if (stream)
     return dlc__fail(DLC_ERROR_INVALID_VALUE, "libdlckernels-emu runs synchronously: the stream must be NULL");
@@ -187,16 +186,3 @@ dlc_status dlc__dev_copy_2d(void *dst, size_t dpitch, const void *src, size_t sp
   free(row);
   return r;
 }
-
-dlc_status dlc__dev_sync(struct CUstream_st *stream) {
-  (void)stream; /* every copy and launch has run to its end */
-  return DLC_SUCCESS;
-}
-
-dlc_status dlc__plan_exec(dlc__plan *p, const void *args, size_t args_bytes, size_t shape_bytes, dlc__plan_body body,
-                          struct CUstream_st *stream) {
-  (void)p, (void)args_bytes, (void)shape_bytes;
-  return body(args, stream);
-}
-
-void dlc__plan_cache_free(dlc__plan *p) { (void)p; }

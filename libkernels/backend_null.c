@@ -44,8 +44,8 @@ dlc_status dlc__tmap_encode_nd(void *map, dlc_dtype dtype, const void *base, int
 }
 
 /* Plans: the ConstPool in aligned host memory, which no kernel reads (the
- * params are not copied: the null backend's tensors need not be memory);
- * a plan's call runs its launches as the per-call entry does. */
+ * params are not copied: the null backend's tensors need not be memory).
+ * A plan's call: plan_direct.c. */
 dlc_status dlc__dev_alloc(void **p, size_t bytes, struct CUstream_st *stream) {
   (void)stream;
   const size_t n = bytes / DLC__POOL_ALIGN + 1;
@@ -61,16 +61,3 @@ dlc_status dlc__dev_copy_2d(void *dst, size_t dpitch, const void *src, size_t sp
   (void)dst, (void)dpitch, (void)src, (void)spitch, (void)width, (void)rows, (void)stream;
   return DLC_SUCCESS;
 }
-
-dlc_status dlc__dev_sync(struct CUstream_st *stream) {
-  (void)stream;
-  return DLC_SUCCESS;
-}
-
-dlc_status dlc__plan_exec(dlc__plan *p, const void *args, size_t args_bytes, size_t shape_bytes, dlc__plan_body body,
-                          struct CUstream_st *stream) {
-  (void)p, (void)args_bytes, (void)shape_bytes;
-  return body(args, stream);
-}
-
-void dlc__plan_cache_free(dlc__plan *p) { (void)p; }
