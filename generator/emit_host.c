@@ -81,13 +81,19 @@ int host_entry_args(emit_ctx *c, const emit_op *eo, arg **out) {
   return n;
 }
 
-/* dlc_status dlc_<op><suffix>(dtype, the arguments four a line, <tail>):
- * the prototypes of dlc_<op>, dlc_<op>_ws and dlc_<op>_query. */
-static void entry_prototype(strbuf *s, const emit_op *eo, const char *suffix, const arg *a, int n, const char *tail) {
-  sb_printf(s, "dlc_status dlc_%s%s(dlc_dtype dtype", eo->op->name, suffix);
+/* dlc_status fn(dtype, the arguments four a line, <tail>); entry_prototype:
+ * the prototypes of dlc_<op><suffix>: dlc_<op>, dlc_<op>_ws and dlc_<op>_query. */
+static void named_prototype(strbuf *s, const char *fn, const arg *a, int n, const char *tail) {
+  sb_printf(s, "dlc_status %s(dlc_dtype dtype", fn);
   for (int i = 0; i < n; i++) sb_printf(s, ",%s%s%s%s", i % 4 == 0 ? "\n    " : " ", a[i].type,
                                         a[i].type[strlen(a[i].type) - 1] == '*' ? "" : " ", a[i].name);
   sb_printf(s, ",\n    %s)", tail);
+}
+static void entry_prototype(strbuf *s, const emit_op *eo, const char *suffix, const arg *a, int n, const char *tail) {
+  strbuf fn = {0};
+  sb_printf(&fn, "dlc_%s%s", eo->op->name, suffix);
+  named_prototype(s, sb_str(&fn), a, n, tail);
+  sb_free(&fn);
 }
 
 void host_prototype(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n) {
@@ -114,6 +120,16 @@ static void workspace_prototype(emit_ctx *c, strbuf *s, const emit_op *eo, const
 static void prototype_ws(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n) {
   (void)c;
   entry_prototype(s, eo, "_ws", a, n, "void *workspace, size_t workspace_bytes, struct CUstream_st *stream");
+}
+
+/* dlc__ws_<op>: dlc_<op>_ws of a chain whose plan makes param conversions,
+ * with dlc_pre: NULL for the call, the made values for a plan's run. */
+static void ws_impl_prototype(strbuf *s, const emit_op *eo, const arg *a, int n) {
+  strbuf fn = {0};
+  sb_printf(&fn, "dlc__ws_%s", eo->op->name);
+  sb_puts(s, "static ");
+  named_prototype(s, sb_str(&fn), a, n, "void *workspace, size_t workspace_bytes, struct CUstream_st *stream, const void *const *dlc_pre");
+  sb_free(&fn);
 }
 
 /* A doc comment of `text` wrapped at spaces to 110 columns: slash, two
@@ -714,8 +730,11 @@ static void inst_match(emit_ctx *c, strbuf *s, const emit_op *eo) {
 /* A chain's workspace: an arena (dlc__arena_place) in which each value
  * between its kernels, 256-byte aligned, takes bytes that no value live
  * at the same time takes.  Prints each value's bytes dlc_wb[i] and offset
- * dlc_off[i], and the total dlc_ws over dlc_p (DLC__OVF on overflow). */
-static void chain_layout(arena *A, strbuf *s, const emit_op *eo, const emit_instance *in, const char *indent) {
+ * dlc_off[i], and the total dlc_ws over dlc_p (DLC__OVF on overflow); the
+ * values of param conversions pc[0..npc) take none when dlc_pre is set (a
+ * plan's run: its ConstPool holds them). */
+static void chain_layout(arena *A, strbuf *s, const emit_op *eo, const emit_instance *in, const char *indent,
+                         const ws_param_conv *pc, int npc) {
   chain_val cv[16];
   int ncv = chain_vals(eo, in, cv, 16);
   if (!ncv) {
@@ -737,6 +756,9 @@ static void chain_layout(arena *A, strbuf *s, const emit_op *eo, const emit_inst
     for (int d = 0; d < m->rank; d++) sb_printf(s, "%s%s", d ? ", " : "", cmt(A, sx_str(A, m->shape[d])));
     sb_printf(s, "] %s */\n", dtype_name(m->dt));
   }
+  for (int j = 0; j < npc; j++)
+    sb_printf(s, "%sif (dlc_pre) dlc_wb[%d] = 0;  /* %s: made by the plan, in its ConstPool */\n", indent, pc[j].value,
+              cmt(A, pc[j].m->name));
   sb_printf(s, "%sdlc_ws = dlc__arena_place(%d, dlc_wb, dlc_live[0], dlc_live[1], dlc_off);\n", indent, ncv);
 }
 
@@ -749,11 +771,21 @@ static void plain_calls_ws(emit_ctx *c, strbuf *s, const emit_op *eo, const arg 
 }
 
 /* dlc_<op>_workspace_size() and dlc_<op>() (dlc_<op>_ws() without one). */
-static void dispatch_chain_extras(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n) {
+static void dispatch_chain_extras(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n, const ws_param_conv *pc,
+                                  int npc) {
   arena *A = c->A;
   const char *on = eo->op->name;
   int ns = shape_args(a, n);
-  workspace_prototype(c, s, eo, a, n);
+  if (npc) {
+    /* the size for the call (dlc_pre 0) or for a plan's run (1) */
+    workspace_prototype(c, s, eo, a, n);
+    sb_printf(s, " {\n  return dlc__wsize_%s(dtype", on);
+    for (int i = 0; i < ns; i++) sb_printf(s, ", %s", a[i].name);
+    sb_printf(s, ", 0);\n}\n\nstatic size_t dlc__wsize_%s(dlc_dtype dtype", on);
+    for (int i = 0; i < ns; i++) sb_printf(s, ", %s %s", a[i].type, a[i].name);
+    sb_puts(s, ", int dlc_pre)");
+  } else
+    workspace_prototype(c, s, eo, a, n);
   sb_printf(s, " {\n  dlc__p_%s dlc_params = {0}, *dlc_p = &dlc_params;\n", on);
   for (int i = 0; i < ns; i++) sb_printf(s, "  dlc_p->%s = %s;\n  if (%s < 0) return 0;\n", a[i].name, a[i].name, a[i].name);
   sb_puts(s, "  int dlc_inst = -1;\n");
@@ -761,7 +793,7 @@ static void dispatch_chain_extras(emit_ctx *c, strbuf *s, const emit_op *eo, con
   sb_puts(s, "  switch (dlc_inst) {\n");
   for (int i = 0; i < eo->ninst; i++) {
     sb_printf(s, "  case %d: {\n", i);
-    chain_layout(A, s, eo, &eo->inst[i], "    ");
+    chain_layout(A, s, eo, &eo->inst[i], "    ", pc, npc);
     sb_puts(s, "    (void)dlc_off;\n    return dlc_ws == DLC__OVF ? 0 : (size_t)dlc_ws;\n  }\n");
   }
   sb_puts(s, "  }\n  return 0;\n}\n\n");
@@ -788,7 +820,8 @@ static int given_row(const emit_op *eo, const emit_instance *gv) {
 /* A chain instance's workspace when the op has a plan without one: NULL
  * and 0, or 256-byte aligned memory; with fewer bytes than the chain needs
  * (dlc_<op>() passes none), the graph as given runs in one kernel. */
-static void given_dispatch(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *gv) {
+static void given_dispatch(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *gv, const ws_param_conv *pc,
+                           int npc) {
   arena *A = c->A;
   const char *on = eo->op->name;
   const gpu_kernel *k = gv->k;
@@ -800,10 +833,21 @@ static void given_dispatch(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
             "      return dlc__fail(DLC_ERROR_MISALIGNED, \"%s: workspace = %%p is not aligned to 256 bytes\", workspace);\n"
             "    if ((uintptr_t)workspace > UINTPTR_MAX - workspace_bytes)\n"
             "      return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: workspace + workspace_bytes wraps the address space\");\n"
-            "    if (dlc_ws == DLC__OVF || workspace_bytes < (size_t)dlc_ws) {\n"
+            "    if (dlc_ws == DLC__OVF || workspace_bytes < (size_t)dlc_ws) {\n",
+            on, on, on);
+  if (npc) {
+    const char *made = "";
+    for (int j = 0; j < npc; j++) made = arena_printf(A, "%s%s%s", made, j ? ", " : "", pc[j].param);
+    sb_printf(s,
+              "      if (dlc_pre)  /* a plan's run: its ConstPool holds %s converted, which that kernel would read as stored */\n"
+              "        return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s_plan_run: workspace_bytes = %%zu, the plan needs %%lld "
+              "(dlc_%s_plan_workspace_size())\", workspace_bytes, (long long)dlc_ws);\n",
+              made, on, on);
+  }
+  sb_printf(s,
             "      /* without the chain's workspace: the graph as given, one kernel that loads the operands in their\n"
             "       * stored layouts (region %s) */\n",
-            on, on, on, cmt(A, k->r->name));
+            cmt(A, k->r->name));
   strbuf b = {0};
   dispatch_width(A, &b, k, on, true);
   dispatch_kpart32(A, &b, eo, k);
@@ -820,9 +864,63 @@ static void given_dispatch(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
             on, on);
 }
 
+/* The param conversion (plan_param_convs) whose value is chain value v, or -1. */
+static int conv_of_value(const ws_param_conv *pc, int npc, int v) {
+  for (int j = 0; j < npc; j++)
+    if (pc[j].value == v) return j;
+  return -1;
+}
+
+/* The first row of dlc__k_<op> that kernel k of chain instance `in` takes. */
+static int chain_row(const emit_op *eo, const emit_instance *in, const gpu_kernel *k) {
+  int idx = 0;
+  for (const emit_instance *i = eo->inst; i <= in; i++)
+    for (const gpu_kernel *q = i->k; q && q != k; q = q->next) idx += q->nvec + (q->reduce ? 1 : 0);
+  return idx;
+}
+
+/* dlc__pc_<op>_<j>: param conversion j's kernel (plan_param_convs) on the
+ * parameter block plan_create fills (its dims, the param, the value's place
+ * in the pool), in the instance of the dtype (an instance of such an op is
+ * its dtype's alone). */
+static void param_conv_fns(emit_ctx *c, strbuf *s, const emit_op *eo, const ws_param_conv *pc, int npc) {
+  arena *A = c->A;
+  const char *on = eo->op->name, *fn = arena_printf(A, "%s_plan_create", on);
+  for (int j = 0; j < npc; j++) {
+    sb_printf(s,
+              "/* Kernel %d of %s's chain: %s's layout conversion into %s, which a plan makes once, into its ConstPool */\n"
+              "static dlc_status dlc__pc_%s_%d(dlc_dtype dtype, dlc__p_%s *dlc_p, struct CUstream_st *stream) {\n"
+              "  int dlc_inst = -1;\n",
+              pc[j].k->chain_index, on, cmt(A, pc[j].param), cmt(A, pc[j].m->name), on, j, on);
+    for (int i = 0; i < eo->ninst; i++) sb_printf(s, "  if (dtype == %s) dlc_inst = %d;\n", dlc_dtype_enum(eo->inst[i].dt), i);
+    sb_puts(s, "  switch (dlc_inst) {\n");
+    for (int i = 0; i < eo->ninst; i++) {
+      const emit_instance *in = &eo->inst[i];
+      const gpu_kernel *k = in->k;
+      while (k && k->chain_index != pc[j].k->chain_index) k = k->next;
+      sb_printf(s, "  case %d: {\n", i);
+      dispatch_width(A, s, k, fn, true);
+      dispatch_kpart32(A, s, eo, k);
+      dispatch_grid(A, s, in->fe, k, fn, true);
+      int row = chain_row(eo, in, k);
+      sb_puts(s, "    int dlc_k = -1;\n    switch (dlc_vec) {\n");
+      for (int v = 0; v < k->nvec; v++) sb_printf(s, "    case %d: dlc_k = %d; break;\n", k->vecs[v], row + v);
+      sb_printf(s,
+                "    }\n    if (dlc_k < 0) return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no kernel\");\n"
+                "    if (dlc_gx < 1 || dlc_gy < 1 || dlc_gz < 1) return DLC_SUCCESS;\n"
+                "    return dlc__launch(&dlc__k_%s[dlc_k], dlc_p, sizeof *dlc_p, (unsigned)dlc_gx, (unsigned)dlc_gy, "
+                "(unsigned)dlc_gz, stream);\n  }\n",
+                fn, on);
+    }
+    sb_printf(s, "  }\n  return dlc__fail(DLC_ERROR_INTERNAL, \"%s: no instance\");\n}\n\n", fn);
+  }
+}
+
 /* The chain's instance cases: the tensors, the workspace, then each kernel
- * with its width and grid, launched in order. */
-static void dispatch_chain_body(emit_ctx *c, strbuf *s, const emit_op *eo) {
+ * with its width and grid, launched in order; with dlc_pre (a plan's run),
+ * the param conversions pc[0..npc) are the plan's, made: their values are
+ * at dlc_pre[j] and their kernels do not run. */
+static void dispatch_chain_body(emit_ctx *c, strbuf *s, const emit_op *eo, const ws_param_conv *pc, int npc) {
   arena *A = c->A;
   const char *on = eo->op->name;
   const fe_graph *g = eo->inst[0].fe;
@@ -832,9 +930,9 @@ static void dispatch_chain_body(emit_ctx *c, strbuf *s, const emit_op *eo) {
     const emit_instance *in = &eo->inst[i];
     sb_printf(s, "  case %d: {\n", i);
     dispatch_tensors(A, s, g, in, on, true, true);
-    chain_layout(A, s, eo, in, "    ");
+    chain_layout(A, s, eo, in, "    ", pc, npc);
     const emit_instance *gv = given_of(eo, in);
-    if (gv) given_dispatch(c, s, eo, gv);
+    if (gv) given_dispatch(c, s, eo, gv, pc, npc);
     else
     sb_printf(s,
               "    if (dlc_ws == DLC__OVF) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: the workspace size overflows int64\");\n"
@@ -853,11 +951,23 @@ static void dispatch_chain_body(emit_ctx *c, strbuf *s, const emit_op *eo) {
     sb_puts(s, "    dlc__query_workspace(dlc_ws);\n");
     if (!ncv) sb_puts(s, "    (void)dlc_off;  /* every value between the kernels was fused: no workspace */\n");
     for (int v = 0; v < ncv; v++) {
-      sb_printf(s, "    dlc_p->%s = (char *)workspace + dlc_off[%d];\n", lc(A, cv[v].m->name), v);
+      int j = conv_of_value(pc, npc, v);
+      if (j >= 0)
+        sb_printf(s, "    dlc_p->%s = dlc_pre ? (void *)(uintptr_t)dlc_pre[%d] : (char *)workspace + dlc_off[%d];\n",
+                  lc(A, cv[v].m->name), j, v);
+      else
+        sb_printf(s, "    dlc_p->%s = (char *)workspace + dlc_off[%d];\n", lc(A, cv[v].m->name), v);
       if (cv[v].m->rank == 2) sb_printf(s, "    dlc_p->%s = %s;\n", gpuir_ld_param(A, cv[v].m->name), hsx(A, cv[v].m->shape[1]));
     }
     for (const gpu_kernel *k = in->k; k; k = k->next) {
-      sb_printf(s, "    {  /* kernel %d: region %s */\n", k->chain_index, cmt(A, k->r->name));
+      int made = -1;
+      for (int j = 0; j < npc; j++)
+        if (pc[j].k->chain_index == k->chain_index) made = j;
+      if (made >= 0)
+        sb_printf(s, "    if (!dlc_pre) {  /* kernel %d: region %s (a plan's run has %s made) */\n", k->chain_index,
+                  cmt(A, k->r->name), cmt(A, pc[made].m->name));
+      else
+        sb_printf(s, "    {  /* kernel %d: region %s */\n", k->chain_index, cmt(A, k->r->name));
       strbuf b = {0};
       dispatch_width(A, &b, k, on, true);
       dispatch_kpart32(A, &b, eo, k);
@@ -875,8 +985,8 @@ static void dispatch_chain_body(emit_ctx *c, strbuf *s, const emit_op *eo) {
                 on, on);
       for (int v = 0; v < ncv; v++)
         if (cv[v].dies == k->chain_index)
-          sb_printf(s, "      dlc__arena_release((char *)workspace + dlc_off[%d], dlc_wb[%d]);  /* %s: read last */\n", v, v,
-                    cmt(A, cv[v].m->name));
+          sb_printf(s, "      %sdlc__arena_release((char *)workspace + dlc_off[%d], dlc_wb[%d]);  /* %s: read last */\n",
+                    conv_of_value(pc, npc, v) >= 0 ? "if (!dlc_pre) " : "", v, v, cmt(A, cv[v].m->name));
       sb_puts(s, "    }\n");
       idx += k->nvec + (k->reduce ? 1 : 0);
     }
@@ -1383,14 +1493,31 @@ static void query_fn(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, in
 
 static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
   arena *A = c->A;
+  const char *on = eo->op->name;
   arg *a;
   int n = host_entry_args(c, eo, &a);
   int *row90 = kernel_table(c, s, eo);
   kpart_fns(A, s, eo);
+  ws_param_conv pc[WS_MAX_VALUES];
+  int npc = plan_param_convs(c, eo, a, n, pc);
   if (is_chain(eo)) {
     sb_puts(s, "\n");
-    dispatch_chain_extras(c, s, eo, a, n);
+    if (npc) {
+      ws_impl_prototype(s, eo, a, n);
+      sb_puts(s, ";\n");
+      sb_printf(s, "static size_t dlc__wsize_%s(dlc_dtype dtype", on);
+      for (int i = 0, ns = shape_args(a, n); i < ns; i++) sb_printf(s, ", %s %s", a[i].type, a[i].name);
+      sb_puts(s, ", int dlc_pre);\n\n");
+    }
+    dispatch_chain_extras(c, s, eo, a, n, pc, npc);
     prototype_ws(c, s, eo, a, n);
+    if (npc) {
+      /* the call: the plan's run with nothing made */
+      sb_printf(s, " {\n  return dlc__ws_%s(dtype", on);
+      for (int i = 0; i < n; i++) sb_printf(s, ",%s%s", i % 8 == 0 ? "\n      " : " ", a[i].name);
+      sb_puts(s, ", workspace, workspace_bytes, stream, NULL);\n}\n\n");
+      ws_impl_prototype(s, eo, a, n);
+    }
   } else if (has_split(eo)) {
     selection_tables(c, s, eo);
     dispatch_split_extras(c, s, eo, a, n);
@@ -1401,9 +1528,10 @@ static void dispatch_op(emit_ctx *c, strbuf *s, const emit_op *eo) {
     prototype_ws(c, s, eo, a, n);
   }
   entry_checks(c, s, eo, a, n);
-  if (is_chain(eo)) dispatch_chain_body(c, s, eo);
+  if (is_chain(eo)) dispatch_chain_body(c, s, eo, pc, npc);
   else instance_dispatch(c, s, eo, row90);
   query_fn(c, s, eo, a, n);
+  param_conv_fns(c, s, eo, pc, npc);
   plan_functions_c(c, s, eo, (int)(eo - c->ops), a, n);
 }
 
@@ -1689,10 +1817,13 @@ char *emit_entries_c(emit_ctx *c) {
       for (const gpu_kernel *k = eo->inst[i].k; k; k = k->next)
         nk += k->nvec + (k->reduce ? 1 : 0) + (!is_chain(eo) && k->sm90a != NULL);
     for (int i = 0; i < eo->ngiven; i++) nk += eo->given[i].k->nvec;
+    ws_param_conv pc[WS_MAX_VALUES];
+    unsigned made = 0;
+    for (int j = 0, npc = plan_param_convs(c, eo, a, n, pc); j < npc; j++) made |= 1u << pc[j].k->chain_index;
     const char *ws = arena_printf(c->A,
                                   "call_ws_%s, workspace_size_%s, query_%s, plan_create_%s, plan_run_%s, "
-                                  "plan_workspace_size_%s, plan_destroy_%s, plan_args_%s, %d",
-                                  on, on, on, on, on, on, on, on, plan_npool(c, eo, a, n));
+                                  "plan_workspace_size_%s, plan_destroy_%s, plan_args_%s, %d, 0x%xu",
+                                  on, on, on, on, on, on, on, on, plan_npool(c, eo, a, n), made);
     sb_printf(&s, "    {\"%s\", %d, %d, args_%s, call_%s, %d, inst_%s, %d, kernels_%s, %s},\n", on, eo->index, n, on, on,
               eo->ninst + eo->ngiven, on, nk, on, ws);
   }

@@ -183,6 +183,10 @@ void plan_prototypes_h(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, 
 void plan_functions_c(emit_ctx *c, strbuf *s, const emit_op *eo, int opi, const arg *a, int n);
 void plan_entry_thunks(emit_ctx *c, strbuf *s, const emit_op *eo, const arg *a, int n);
 int plan_npool(emit_ctx *c, const emit_op *eo, const arg *a, int n);
+/* The layout conversions of params that op eo's plan makes once, at
+ * plan_create (at most WS_MAX_VALUES, in out): the chain's entry then takes
+ * them made (dlc__ws_<op>'s dlc_pre) and skips their kernels. */
+int plan_param_convs(emit_ctx *c, const emit_op *eo, const arg *a, int n, ws_param_conv *out);
 /* A tensor's shape as its graph writes it ("[N,P,Q,K] (P, Q derived)"). */
 const char *host_written_shape(arena *A, const emit_op *eo, const fe_tensor *t);
 /* What kernel k puts on grid dimension d ("M tiles x N tiles"; "" none). */

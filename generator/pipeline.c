@@ -1023,6 +1023,19 @@ static cJSON *dump_arena(const run *r) {
   return d;
 }
 
+/* The ConstPool a plan lays out (workspace.h): its params' offsets, the
+ * param conversions it makes at plan_create; nothing to build or verify
+ * beyond the arena's intervals, which the conversions are values of. */
+static bool run_constpool(run *r, const run_in *in, diag_list *dl) {
+  (void)r, (void)in, (void)dl;
+  return true;
+}
+static bool verify_constpool(const run *r, diag_list *dl) {
+  (void)r, (void)dl;
+  return true;
+}
+static cJSON *dump_constpool(const run *r) { return ws_constpool_dump(r->fe, r->nchain ? r->kernel : NULL); }
+
 /* ---- the pass table ---------------------------------------------------------------------- */
 
 /* An op's stage, once each of its instances ran the stages before it:
@@ -1061,6 +1074,7 @@ static const pass PASSES[] = {
     {STAGE_PLAN, run_plan, verify_plan, dump_plan, NULL, NULL},
     {STAGE_GPU, run_gpu, verify_gpu, dump_gpu, NULL, NULL},
     {STAGE_ARENA, run_arena, verify_arena, dump_arena, NULL, NULL},
+    {STAGE_CONSTPOOL, run_constpool, verify_constpool, dump_constpool, NULL, NULL},
     {STAGE_CU, NULL, NULL, NULL, run_cu, verify_cu},
 };
 
@@ -1400,7 +1414,7 @@ static int graph_main(const pipeline_opts *o) {
     if (last < until) until = last;
   }
   /* the back half runs when one of its dumps is asked for, for sm80 */
-  unsigned back = (1u << STAGE_PLAN) | (1u << STAGE_GPU) | (1u << STAGE_ARENA) | (1u << STAGE_CU);
+  unsigned back = (1u << STAGE_PLAN) | (1u << STAGE_GPU) | (1u << STAGE_ARENA) | (1u << STAGE_CONSTPOOL) | (1u << STAGE_CU);
   const char *archs[8] = {"sm80"};
   int narch = 1;
   if (o->arch) {

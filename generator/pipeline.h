@@ -19,6 +19,7 @@
   X(STAGE_PLAN, "plan") \
   X(STAGE_GPU, "gpu") \
   X(STAGE_ARENA, "arena") \
+  X(STAGE_CONSTPOOL, "constpool") \
   X(STAGE_CU, "cu")
 
 typedef enum {

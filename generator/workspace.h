@@ -11,6 +11,7 @@
 #include <stdbool.h>
 
 #include "diag.h"
+#include "frontend.h"
 #include "gpuir.h"
 
 /* As libkernels/dlc_internal.h's DLC__ARENA_MAX: the values a chain may hold. */
@@ -34,5 +35,36 @@ bool ws_verify(const gpu_kernel *first, diag_list *dl);
  * product times the dtype's size, before the 256-byte rounding), born,
  * dies}], "live": [the names live at each kernel]} */
 cJSON *ws_dump(const gpu_kernel *first);
+
+/* A layout conversion that a plan makes once, at creation (issue 37 item
+ * 2): value `v` of the chain is the layout pass's conversion of param
+ * `param` (transform_meta.conversion_of; role param, storage const_pool),
+ * its writer kernel reads that param alone, over no dim but the param's
+ * (its grid, its axes, v's shape), and no other kernel reads the param, so
+ * a plan's ConstPool can hold v in place of the param and its runs skip
+ * the writer. */
+typedef struct ws_param_conv {
+  int value;                  /* index in ws_values' order */
+  const char *param;          /* the signature input it converts */
+  const region_memref *m;     /* the value */
+  const gpu_kernel *k;        /* its writer */
+} ws_param_conv;
+
+/* The chain's param conversions (graph g: the chain's, after the layout
+ * pass), at most `cap`; returns how many there are. */
+int ws_param_convs(const fe_graph *g, const gpu_kernel *first, ws_param_conv *out, int cap);
+
+/* --dump=constpool: the ConstPool a plan of this graph lays out
+ * (libkernels/plan.c; docs/runtime.md, The ConstPool).  {"align": 256,
+ * "bytes": the pool's, "params": [{name, dtype, shape, offset, align,
+ * row_pitch (a matrix's: its rows' distance in bytes, a multiple of 16;
+ * null for a packed param), bytes, fold}]}, each an expression of the
+ * dims, in signature order: the params of role param and storage
+ * const_pool whose shapes read signature dims alone.  fold is "none", or
+ * {"kind": "layout", "value", "shape", "layout", "kernel", "at":
+ * "plan_create"} for a ws_param_convs conversion (the pool then holds the
+ * value, packed, in the param's place).  `first`: the chain's first kernel,
+ * or NULL when the graph compiles to one kernel. */
+cJSON *ws_constpool_dump(const fe_graph *g, const gpu_kernel *first);
 
 #endif /* DLC_WORKSPACE_H */

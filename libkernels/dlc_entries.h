@@ -139,7 +139,9 @@ typedef struct dlc__entry {
    * workspace_bytes, stream), dlc_<op>_plan_workspace_size(plan, ...) and
    * dlc_<op>_plan_destroy(plan); plan_args[i] is 1 for an argument
    * plan_create takes (a param the ConstPool holds, its ld, a dim of its
-   * shape), 0 for one plan_run takes; npool: the params the pool holds */
+   * shape), 0 for one plan_run takes; npool: the params the pool holds;
+   * plan_made: bit s set for chain step s, a param's layout conversion that
+   * plan_create runs once into the pool and plan_run skips */
   dlc_status (*plan_create)(void **plan, dlc_dtype dtype, const dlc__arg_value *args, struct CUstream_st *stream);
   dlc_status (*plan_run)(void *plan, const dlc__arg_value *args, void *workspace, size_t workspace_bytes,
                          struct CUstream_st *stream);
@@ -147,6 +149,7 @@ typedef struct dlc__entry {
   void (*plan_destroy)(void *plan);
   const signed char *plan_args;
   int npool;
+  unsigned plan_made;
 } dlc__entry;
 
 /* The manifest the table was generated from (its file name), and the ops. */

@@ -622,13 +622,18 @@ static void check_query(const dlc__entry *e, const dlc__entry_instance *in, cons
 /* The call again through the op's plan (issue 37; docs/runtime.md): its
  * params copied into a plan's ConstPool, the outputs reset, the plan run
  * twice; each run launches the call's kernels (a chunk as wide or wider:
- * the pool's matrix rows lie 16-byte multiples apart) and leaves every byte
+ * the pool's matrix rows lie 16-byte multiples apart), less the param
+ * conversions plan_create made (dlc__entry.plan_made; a call that ran the
+ * graph as given, in a workspace too small for the plan's run, is refused
+ * instead), and leaves every byte
  * of every output buffer (canaries included) as the call left it.  Destroyed,
  * the plan is an error that launches nothing. */
 static void check_plan(const dlc__entry *e, const dlc__entry_instance *in, const char *what, const call *k) {
+  /* the call's launches, less the param conversions the plan made at creation */
   const dlc__kernel *direct[MAX_LAUNCHES];
-  const int ndirect = nlaunched;
-  memcpy(direct, launched, sizeof direct);
+  int ndirect = 0;
+  for (int l = 0; l < nlaunched && l < MAX_LAUNCHES; l++)
+    if (!(e->plan_made >> e->kernels[launched[l]->index].step & 1u)) direct[ndirect++] = launched[l];
   unsigned char **before = calloc((size_t)k->nt, sizeof(unsigned char *));
   bool ok = before != NULL;
   for (int t = 0; ok && t < k->nt; t++) {
@@ -641,11 +646,30 @@ static void check_plan(const dlc__entry *e, const dlc__entry_instance *in, const
   for (int rep = 0; rep < 2 && st == DLC_SUCCESS; rep++) {
     for (int t = 0; t < k->nt; t++)
       if (k->ts[t].out) dev_htod(k->ts[t].dev, k->ts[t].host, (size_t)(k->ts[t].total * k->ts[t].eb));
-    if (e->plan_workspace_size(plan, k->args) != e->workspace_size(in->dtype, k->args))
-      FAIL("%s %s: plan_workspace_size %zu, the call's %zu", e->op, what, e->plan_workspace_size(plan, k->args),
-           e->workspace_size(in->dtype, k->args));
+    /* the call's, or less when the plan holds conversions the call makes in its workspace */
+    const size_t pws = e->plan_workspace_size(plan, k->args), cws = e->workspace_size(in->dtype, k->args);
+    if (e->plan_made ? pws > cws : pws != cws)
+      FAIL("%s %s: plan_workspace_size %zu, the call's %zu", e->op, what, pws, cws);
     nlaunched = 0, launched_ctas = 0;
     st = e->plan_run(plan, k->args, (void *)(uintptr_t)k->ws, k->ws_bytes, NULL);
+    if (e->plan_made && k->ws_bytes < pws) {
+      /* the call ran the graph as given, which would read the pool's
+       * converted params as stored: the plan refuses, launching nothing and
+       * writing nothing */
+      if (st != DLC_ERROR_INVALID_VALUE || nlaunched)
+        FAIL("%s %s: plan_run with %zu of the plan's %zu workspace bytes: %s, %d launches", e->op, what, k->ws_bytes, pws,
+             dlc_status_string(st), nlaunched);
+      for (int t = 0; t < k->nt; t++) {
+        const tensor *x = &k->ts[t];
+        size_t bytes = (size_t)(x->total * x->eb);
+        unsigned char *now_b = x->out ? malloc(bytes) : NULL;
+        if (x->out && (!now_b || dev_dtoh(now_b, x->dev, bytes) || memcmp(now_b, x->host, bytes) != 0))
+          FAIL("%s %s: a refused plan_run wrote %s", e->op, what, x->name);
+        free(now_b);
+      }
+      st = DLC_SUCCESS;
+      continue;
+    }
     const char *fault = st == DLC_SUCCESS ? dev_sync() : NULL;
     if (st != DLC_SUCCESS || fault) {
       FAIL("%s %s: plan_run: %s: %s", e->op, what, dlc_status_string(st), fault ? fault : dlc_last_error_detail());

@@ -6,7 +6,8 @@
  *   conv_nchw           Y = conv3x3(X, Wt), NCHW / KCRS: the layout pass converts X
  *                       to NHWC and Wt to KRSC in the caller's workspace
  *                       (dlc_conv_nchw_ws), then the conv loads 16-byte chunks;
- *                       without the workspace, the conv as given in one kernel
+ *                       without the workspace, the conv as given in one kernel;
+ *                       through a plan, Wt converted once into its ConstPool
  *   gemm_ewise_fns      the elementwise functions of issue 11 on C = A B + bias
  * with tails in every dimension and padded leading dimensions. */
 #include "kt.h"
@@ -94,6 +95,71 @@ static int at_silu(int64_t M, int64_t N, int64_t K, uint64_t seed) {
   return fail;
 }
 
+/* conv_nchw through a plan (issue 37 item 2; docs/runtime.md): Wt is a
+ * param, and the layout pass converts it, so plan_create runs that
+ * conversion once into the ConstPool.  The filters are then the pool's:
+ * overwriting the caller's Wt after plan_create changes nothing.  Each run
+ * needs only X's conversion in the workspace (the call's minus Wt's),
+ * refuses fewer bytes (the graph as given would read the pool's KRSC
+ * filters as KCRS) and leaves Y as it was, and gives the call's output bit
+ * for bit (the call's is in Y on entry, checked against the reference). */
+static int conv_nchw_plan(int64_t N, int64_t H, int64_t W, int64_t C, int64_t K, kt_buf *X, kt_buf *Wt, kt_buf *Y,
+                          dlcemu_deviceptr wsp, size_t call_ws, const double *ref) {
+  const dlc_dtype dt = DLC_F16;
+  int fail = 0;
+  uint16_t *call_y = malloc(Y->n * sizeof *call_y), *keep_w = malloc(Wt->n * sizeof *keep_w);
+  memcpy(call_y, Y->host, Y->n * sizeof *call_y);
+  memcpy(keep_w, Wt->host, Wt->n * sizeof *keep_w);
+  dlc_conv_nchw_plan *plan = NULL;
+  dlc_status st = dlc_conv_nchw_plan_create(&plan, dt, C, K, kt_ptr(Wt->dev), NULL);
+  if (st != DLC_SUCCESS) {
+    fprintf(stderr, "conv_nchw plan_create: %s: %s\n", dlc_status_string(st), dlc_last_error_detail());
+    free(call_y), free(keep_w);
+    return 1;
+  }
+  for (size_t i = 0; i < Wt->n; i++) Wt->host[i] = 0x7e00; /* NaN: read after plan_create, it would show */
+  kt_upload(Wt);
+  const size_t ws = dlc_conv_nchw_plan_workspace_size(plan, N, H, W);
+  const size_t want = ((size_t)(N * H * W * C) * 2 + 255) / 256 * 256;
+  if (ws != want || ws > call_ws) {
+    fprintf(stderr, "conv_nchw plan_workspace_size %zu, expected %zu (the call's: %zu)\n", ws, want, call_ws);
+    fail = 1;
+  }
+  for (int run = 0; run < 3; run++) {
+    for (size_t i = 0; i < Y->n; i++) Y->host[i] = 0x5555;
+    kt_upload(Y);
+    /* run 0 with one byte too few: refused, Y untouched */
+    size_t bytes = run == 0 ? (ws ? ws - 1 : 0) : ws;
+    st = dlc_conv_nchw_plan_run(plan, N, H, W, kt_ptr(X->dev), kt_ptr(Y->dev), ws ? kt_ptr(wsp) : NULL, bytes, NULL);
+    kt_download(Y);
+    if (run == 0) {
+      int kept = 1;
+      for (size_t i = 0; i < Y->n; i++) kept &= Y->host[i] == 0x5555;
+      if (ws && (st != DLC_ERROR_INVALID_VALUE || !kept)) {
+        fprintf(stderr, "conv_nchw plan_run with %zu of %zu workspace bytes: %s, Y %s\n", bytes, ws, dlc_status_string(st),
+                kept ? "kept" : "written");
+        fail = 1;
+      }
+      continue;
+    }
+    if (st != DLC_SUCCESS) {
+      fprintf(stderr, "conv_nchw plan_run %d: %s: %s\n", run, dlc_status_string(st), dlc_last_error_detail());
+      fail = 1;
+      continue;
+    }
+    if (memcmp(Y->host, call_y, Y->n * sizeof *call_y) != 0) {
+      fprintf(stderr, "conv_nchw plan_run %d: Y is not bit for bit the call's\n", run);
+      fail = 1;
+    }
+    fail |= check("conv_nchw (plan)", dt, N * K * H, W, Y, W, ref);
+  }
+  dlc_conv_nchw_plan_destroy(plan);
+  memcpy(Wt->host, keep_w, Wt->n * sizeof *keep_w);
+  kt_upload(Wt);
+  free(call_y), free(keep_w);
+  return fail;
+}
+
 static int conv_nchw(int64_t N, int64_t H, int64_t W, int64_t C, int64_t K, uint64_t seed) {
   dlc_dtype dt = DLC_F16;
   kt_buf X = {0}, Wt = {0}, Y = {0};
@@ -159,6 +225,7 @@ static int conv_nchw(int64_t N, int64_t H, int64_t W, int64_t C, int64_t K, uint
     snprintf(what, sizeof what, "conv_nchw (%s)", how[call]);
     fail |= check(what, dt, N * K * H, W, &Y, W, ref);
   }
+  fail |= conv_nchw_plan(N, H, W, C, K, &X, &Wt, &Y, wsp, ws, ref);
   free(ref);
   dlcemu_mem_free(wsp);
   kt_free(&X), kt_free(&Wt), kt_free(&Y);
