@@ -81,7 +81,7 @@ static const sx *param_axis(arena *A, const plan_split *ps, const fe_graph *g, c
 
 /* A param the ConstPool can hold: its shape a function of signature dims. */
 static bool poolable(arena *A, const plan_split *ps, const emit_op *eo, const fe_tensor *t) {
-  if (strcmp(t->role, "param") != 0 || strcmp(t->storage, "const_pool") != 0) return false;
+  if (!fe_pooled_param(t)) return false;
   const cJSON *sh = cJSON_GetObjectItemCaseSensitive(graph_tensor(eo, t->name), "shape");
   if (!cJSON_IsArray(sh) || cJSON_GetArraySize(sh) != t->rank || t->rank < 1) return false;
   for (const cJSON *e = sh->child; e; e = e->next)

@@ -49,6 +49,10 @@ typedef struct reader {
   const char *where;
 } reader;
 
+bool fe_pooled_param(const fe_tensor *t) {
+  return t->role && t->storage && strcmp(t->role, "param") == 0 && strcmp(t->storage, "const_pool") == 0;
+}
+
 int fe_find_tensor(const fe_graph *g, const char *name) {
   for (int i = 0; i < g->ntensors; i++)
     if (strcmp(g->tensors[i].name, name) == 0) return i;

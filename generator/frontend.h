@@ -157,6 +157,8 @@ bool fe_verify(const fe_graph *g, diag_list *dl);
 /* {"signature":...,"tensors":...,"graph":[...]} */
 cJSON *fe_dump(const fe_graph *g);
 int fe_find_tensor(const fe_graph *g, const char *name);
+/* Whether t is a param a plan's ConstPool holds: role param, storage const_pool. */
+bool fe_pooled_param(const fe_tensor *t);
 /* A tensor as its consumers see it: the producer's inferred result, or the
  * declaration for signature inputs. */
 void fe_tensor_value(const fe_graph *g, int t, dtype *dt, int *rank, const sx *const **shape);

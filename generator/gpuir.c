@@ -8,7 +8,6 @@
 #include "gpuir.h"
 #include "gpuir_int.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -743,26 +742,9 @@ bool verify_sm90a_producer(const gpu_kernel *k, const sm90a_lists *l, diag_list 
 }
 
 
-/* The k-tile a ring token names relative to its loop's variable `var`
- * ("kt", attention's "t"): "tA[kt]" is 0, "tA[kt+2]" 2, "tA[kt+S-1]" S - 1,
- * "tKVf[next]" 1; *name: the length of the ring's prefix ("tA").  -1 when the
- * token is not of that form (a prologue's tA0, attention's tQ). */
-static int ring_offset(const char *tok, const char *var, int S, size_t *name) {
-  const char *b = tok ? strchr(tok, '[') : NULL;
-  if (!b || !var) return -1;
-  *name = (size_t)(b - tok);
-  b++;
-  if (strcmp(b, "next]") == 0) return 1;
-  size_t v = strlen(var);
-  if (strncmp(b, var, v) != 0) return -1;
-  b += v;
-  if (strcmp(b, "]") == 0) return 0;
-  if (strcmp(b, "+S-1]") == 0) return S - 1;
-  if (*b != '+' || !isdigit((unsigned char)b[1])) return -1;
-  char *end;
-  long d = strtol(b + 1, &end, 10);
-  return d < S && strcmp(end, "]") == 0 ? (int)d : -1;
-}
+/* The k-tile of ring statement s (gpu_stmt.ring) relative to its loop's
+ * variable, in [0, S); -1 outside that range (no stage of the ring). */
+static int ring_tile(const gpu_stmt *s, int S) { return s->tile >= 0 && s->tile < S ? s->tile : -1; }
 
 /* The states of verify_stage_reuse's walk back from one copy: statement i,
  * run `back` iterations before the copy's; each pushed once. */
@@ -789,13 +771,14 @@ static void reuse_push(reuse_walk *w, int i, int back) {
  * through the loop's back edge (the load in iteration kt-1), or into the
  * loop before it, whose last iteration's kt is this loop's first kt - 1
  * (the steady loop's into the drain's), or past that loop when it runs no
- * iteration.  A copy producing tX[kt+d] writes stage (kt+d) % S; a load of
- * tX[kt+e] made `back` iterations earlier read stage (kt-back+e) % S.  The
- * walk goes back at most S iterations (the ring's period).  Rings are told
- * apart by their tokens' names: the prologue's copies (tA0 ...) and
- * attention's Q (tQ) name no ring offset, and attention's passes, each with
- * its own tokens (tKVf, tKVm, tKVt), are checked each in its own loop.
- * A pass's first copy (tKVm[first], outside the loops) lands in the stage
+ * iteration.  A copy of tile d (gpu_stmt.tile: kt+d) writes stage
+ * (kt+d) % S; a load of tile e made `back` iterations earlier read stage
+ * (kt-back+e) % S.  The walk goes back at most S iterations (the ring's
+ * period).  Rings are told apart by gpu_stmt.ring, which the skeletons set
+ * where they make the statements: A's and B's rings, each attention pass's
+ * ring of K and V tiles; the prologue's copies (before the loops) and
+ * attention's Q (no ring) are not checked here.
+ * A pass's first copy (ring_first, outside the loops) lands in the stage
  * the loops before it leave current, which turns with the tiles they ran,
  * a count no statement fixes: every path back from it to a fragment load
  * of any ring must cross a bar.sync.  The staging tile's write (StageAcc)
@@ -824,13 +807,12 @@ bool verify_stage_reuse(const gpu_kernel *k, diag_list *dl) {
     }
   }
   for (int c = 0; c < n && ok; c++) {
-    size_t len = 0, lm;
     /* the staging tile's write (StageAcc) overlays every tile fragments
      * are loaded from: any earlier fragment load conflicts with it */
     bool staging = k->st[c].k == GS_STAGE_ACC;
-    const char *ring = k->st[c].k == GS_CP_ASYNC && k->st[c].out ? strchr(k->st[c].out, '[') : NULL;
-    bool first = up[c] < 0 && ring && strcmp(ring, "[first]") == 0;
-    int d = k->st[c].k == GS_CP_ASYNC && up[c] >= 0 ? ring_offset(k->st[c].out, k->st[up[c]].what, S, &len) : -1;
+    bool copy = k->st[c].k == GS_CP_ASYNC && k->st[c].ring > 0;
+    bool first = copy && up[c] < 0 && k->st[c].ring_first;
+    int d = copy && up[c] >= 0 ? ring_tile(&k->st[c], S) : -1;
     if (d < 0 && !staging && !first) continue;
     memset(w.seen, 0, states * sizeof *w.seen);
     w.top = 0;
@@ -862,7 +844,7 @@ bool verify_stage_reuse(const gpu_kernel *k, diag_list *dl) {
         ok = false;
         continue;
       }
-      int e = frag && !staging && s->nin == 1 && up[i] >= 0 ? ring_offset(s->in[0], k->st[up[i]].what, S, &lm) : -1;
+      int e = frag && !staging && s->ring > 0 && up[i] >= 0 ? ring_tile(s, S) : -1;
       if (first && e >= 0) {
         diag_report(dl, D_INTERNAL, "GPU IR", NULL,
                     "copy %s (statement %d, %s), a pass's first tile, lands in a ring stage that %s (statement %d, "
@@ -870,8 +852,7 @@ bool verify_stage_reuse(const gpu_kernel *k, diag_list *dl) {
                     "bar.sync between them",
                     k->st[c].what, c, k->st[c].out, s->what, i, s->in[0]);
         ok = false;
-      } else if (e >= 0 && lm == len && strncmp(s->in[0], k->st[c].out, len) == 0 &&
-                 ((e - back - d) % S + S) % S == 0) {
+      } else if (e >= 0 && s->ring == k->st[c].ring && ((e - back - d) % S + S) % S == 0) {
         diag_report(dl, D_INTERNAL, "GPU IR", NULL,
                     "copy %s (statement %d, %s) refills the ring stage that %s (statement %d, %s%s) reads fragments "
                     "from, with no bar.sync between them",

@@ -176,6 +176,11 @@ typedef struct gpu_stmt {
   gpu_copy copy;         /* CpAsync: how it copies; Advance: after which copies it steps */
   int tile;              /* CpAsync, Advance, LdMatrix: the k-tile, kt + tile inside a Loop,
                             the slice's first + tile before one */
+  int ring;              /* CpAsync, LdMatrix: the shared-memory ring of stages it copies into or
+                            loads from, 1 + an index its skeleton picks (0: none, as attention's
+                            Q); inside a Loop, stage (the loop's variable + tile) % stages */
+  bool ring_first;       /* CpAsync before the loops: a pass's first tile, into the stage the
+                            loops before it leave current (a count no statement fixes) */
   int stage;             /* CpAsync before a Loop: its ring stage (inside: (kt + tile) % S) */
   int lo, hi;            /* LdMatrix, Mma: k steps lo..hi (k16, or k8 in TF32); Wait, WgmmaWait:
                             groups left in flight (lo); the gathering producer's MbarArrive on a

@@ -158,9 +158,7 @@ int ws_param_convs(const fe_graph *g, const gpu_kernel *first, ws_param_conv *ou
     int t = fe_find_tensor(g, v[i].m->name);
     const char *of = t >= 0 ? g->tensors[t].conversion_of : NULL;
     int p = of ? fe_find_tensor(g, of) : -1;
-    if (p < 0 || g->tensors[p].sig_input < 0 || strcmp(g->tensors[p].role, "param") != 0 ||
-        strcmp(g->tensors[p].storage, "const_pool") != 0)
-      continue;
+    if (p < 0 || g->tensors[p].sig_input < 0 || !fe_pooled_param(&g->tensors[p])) continue;
     const gpu_kernel *w = NULL;
     bool alone = true;
     for (const gpu_kernel *k = first; k; k = k->next) {
@@ -192,7 +190,7 @@ static const sx *visit_sig(void *ctx, sx_atom_kind kind, const char *name) {
 
 /* Whether the pool holds tensor t: a param over signature dims alone. */
 static bool pooled(arena *A, const fe_graph *g, const fe_tensor *t) {
-  if (strcmp(t->role, "param") != 0 || strcmp(t->storage, "const_pool") != 0 || !t->shape || t->rank < 1) return false;
+  if (!fe_pooled_param(t) || !t->shape || t->rank < 1) return false;
   sig_syms v = {g, false};
   for (int d = 0; d < t->rank; d++) (void)sx_subst(A, t->shape[d], visit_sig, &v);
   return !v.other;
@@ -266,7 +264,7 @@ cJSON *ws_constpool_dump(const fe_graph *g, const gpu_kernel *first) {
     int64_t b;
     const char *r = bytes && sx_is_int(bytes, &b) ? arena_printf(&A, "%lld", (long long)((b + 255) / 256 * 256))
                                                   : arena_printf(&A, "256*ceil((%s)/256)", btext);
-    at = strcmp(at, "0") == 0 ? r : arena_printf(&A, "%s + %s", at, r);
+    at = cJSON_GetArraySize(ps) == 1 ? r : arena_printf(&A, "%s + %s", at, r);
   }
   cJSON_AddStringToObject(d, "bytes", at);
   cJSON_AddItemToObject(d, "params", ps);

@@ -335,7 +335,7 @@ static void att_key_pass(gpu_kernel *k, arena *A, const sched_plan *p, int pass,
   gpu_stmt *st = gpuir_push(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[st] <- %s", kv),
                       arena_printf(A, "the pass's first key tile if any: %s", how), arena_printf(A, "%s[first]", tok), 0,
                       NULL, NULL);
-  st->side = GSIDE_B, st->lo = pass;
+  st->side = GSIDE_B, st->lo = pass, st->ring = 1 + pass, st->ring_first = true;
   gpuir_push(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, arena_printf(A, "%s[first]", tok), NULL);
   st = gpuir_push(k, A, GS_LOOP, "t",
             pass == 0 ? "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)"
@@ -346,14 +346,14 @@ static void att_key_pass(gpu_kernel *k, arena *A, const sched_plan *p, int pass,
   st->loop = GLOOP_KEYS, st->lo = pass;
   st = gpuir_push(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[next%%2] <- %s", kv),
             arena_printf(A, "the pass's next key tile if any: %s", how), arena_printf(A, "%s[next]", tok), 0, NULL, NULL);
-  st->side = GSIDE_B, st->lo = pass, st->tile = 1;
+  st->side = GSIDE_B, st->lo = pass, st->tile = 1, st->ring = 1 + pass;
   gpuir_push(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, arena_printf(A, "%s[next]", tok), NULL);
   gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", "1", NULL, 1, arena_printf(A, "%s[t]", tok), NULL)->lo = 1;
   gpuir_push(k, A, GS_BARRIER, "bar.sync", "tile t landed", NULL, 0, NULL, NULL);
   if (!p->a_frag_regs)
     gpuir_push(k, A, GS_LDMATRIX, "ldmatrix.x4", "smQ: Q fragments (each key tile)", NULL, 1, "tQ", NULL)->side = GSIDE_A;
-  gpuir_push(k, A, GS_LDMATRIX, "ldmatrix.x4", "smK[t%2]: K^T fragments", NULL, 1, arena_printf(A, "%s[t]", tok), NULL)->side =
-      GSIDE_B;
+  st = gpuir_push(k, A, GS_LDMATRIX, "ldmatrix.x4", "smK[t%2]: K^T fragments", NULL, 1, arena_printf(A, "%s[t]", tok), NULL);
+  st->side = GSIDE_B, st->ring = 1 + pass;
   gpuir_push(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 S = Q K^T (%s)", r1->lets[r1->acc_let].name), "16 rows per warp",
        "tS", 0, NULL, NULL)
       ->side = GSIDE_B;
@@ -400,8 +400,9 @@ static void att_key_pass(gpu_kernel *k, arena *A, const sched_plan *p, int pass,
                           dtype_name(k->sm.pt)),
        "tPf", 1, "tP", NULL)
       ->step = GSTEP_P_FRAGS;
-  gpuir_push(k, A, GS_LDMATRIX, "ldmatrix.x4.trans", "smV[t%2]: V fragments", NULL, 1, arena_printf(A, "%s[t]", tok), NULL)
-      ->side = GSIDE_V;
+  st = gpuir_push(k, A, GS_LDMATRIX, "ldmatrix.x4.trans", "smV[t%2]: V fragments", NULL, 1, arena_printf(A, "%s[t]", tok),
+                  NULL);
+  st->side = GSIDE_V, st->ring = 1 + pass;
   gpuir_push(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 O += P V (%s)", r2->lets[r2->acc_let].name), NULL, "tO", 1,
        "tPf", NULL)
       ->side = GSIDE_V;

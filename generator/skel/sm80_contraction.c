@@ -140,7 +140,7 @@ static void frag_loads(gpu_kernel *k, arena *A, int S, int lo, int hi, int tile,
                            : arena_printf(A, "sm%c[%s%%%d], %s: %c fragments, lane offsets hoisted%s", side ? 'B' : 'A',
                                           at, S, steps, side ? 'B' : 'A', into),
              NULL, 1, arena_printf(A, "t%c[%s]", side ? 'B' : 'A', kt), NULL);
-    st->side = side ? GSIDE_B : GSIDE_A, st->lo = lo, st->hi = hi, st->tile = tile, st->ahead = ahead;
+    st->side = side ? GSIDE_B : GSIDE_A, st->lo = lo, st->hi = hi, st->tile = tile, st->ahead = ahead, st->ring = side + 1;
     st->min_vec = min_vec;
   }
 }
@@ -199,7 +199,7 @@ static void copy_stage(gpu_kernel *k, arena *A, gpu_copy how, int tile, int stag
                              : "full tile kt+stages-1 from the chunk pointers, tails as byte counts";
     }
     gpu_stmt *st = gpuir_push(k, A, GS_CP_ASYNC, what, detail, side ? tb : ta, 0, NULL, NULL);
-    st->side = side ? GSIDE_B : GSIDE_A, st->copy = how, st->tile = tile, st->stage = stage;
+    st->side = side ? GSIDE_B : GSIDE_A, st->copy = how, st->tile = tile, st->stage = stage, st->ring = side + 1;
     /* a stream's pointers step after its copy; the walks' one K counter
      * after both copies */
     if (how == GCOPY_BOUNDED || !k->steady_min_vec || o->walk) continue;

@@ -646,10 +646,10 @@ static void sm80_stage_reuse(void) {
   move_st(st, cp, bar);
   CHECK(!order_verifies(k, st, n, REUSE));
   CHECK(!order_verifies(k, st, n, "the iteration before"));
-  /* (a') a refill of the stage this iteration reads (tA[kt], an off-by-one
-   * in the ring's index), after k step 0 loads from it */
+  /* (a') a refill of the stage this iteration reads (tile kt, an
+   * off-by-one in the ring's index), after k step 0 loads from it */
   memcpy(st, k->st, (size_t)n * sizeof *st);
-  st[cp].out = "tA[kt]";
+  st[cp].tile = 0;
   char same[64]; /* k step 0's load of A, in the copy's own iteration */
   snprintf(same, sizeof same, "(statement %d, tA[kt]) reads fragments", bar + 1);
   CHECK(!order_verifies(k, st, n, REUSE));
