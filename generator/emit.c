@@ -149,41 +149,42 @@ static void c_sx(cprint *cp, strbuf *s, const sx *x) {
  * dlc__fmod of dlc_internal.h), so that a hostile argument gives the poison
  * DLC__OVF instead of undefined behaviour.  Positive terms are summed first,
  * then the negative ones subtracted: "n - floor(127*n/128)" is
- * dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128)). */
-static const char *h_sx(arena *A, const sx *x);
+ * dlc__sub(dlc_p->n, dlc__fdiv(dlc__mul(127, dlc_p->n), 128)); `pre` goes before each
+ * param's name ("dlc_p->", or "" for a function's own arguments). */
+static const char *h_sx(arena *A, const sx *x, const char *pre);
 
-static const char *h_atom(arena *A, const sx_atom *a) {
+static const char *h_atom(arena *A, const sx_atom *a, const char *pre) {
   switch (a->kind) {
-  case SXA_PARAM: return arena_printf(A, "dlc_p->%s", lc(A, a->name));
+  case SXA_PARAM: return arena_printf(A, "%s%s", pre, lc(A, a->name));
   case SXA_VAR: return arena_printf(A, "i_%s", cid(A, a->name)); /* never on the host */
-  case SXA_FLOOR: return arena_printf(A, "dlc__fdiv(%s, %lld)", h_sx(A, a->a), (long long)a->den);
+  case SXA_FLOOR: return arena_printf(A, "dlc__fdiv(%s, %lld)", h_sx(A, a->a, pre), (long long)a->den);
   case SXA_PROD: {
-    const char *r = h_atom(A, a->f[0]);
-    for (int i = 1; i < a->nf; i++) r = arena_printf(A, "dlc__mul(%s, %s)", r, h_atom(A, a->f[i]));
+    const char *r = h_atom(A, a->f[0], pre);
+    for (int i = 1; i < a->nf; i++) r = arena_printf(A, "dlc__mul(%s, %s)", r, h_atom(A, a->f[i], pre));
     return r;
   }
-  case SXA_FDIVSYM: return arena_printf(A, "dlc__fdiv(%s, %s)", h_sx(A, a->a), h_sx(A, a->b));
-  case SXA_MODSYM: return arena_printf(A, "dlc__fmod(%s, %s)", h_sx(A, a->a), h_sx(A, a->b));
+  case SXA_FDIVSYM: return arena_printf(A, "dlc__fdiv(%s, %s)", h_sx(A, a->a, pre), h_sx(A, a->b, pre));
+  case SXA_MODSYM: return arena_printf(A, "dlc__fmod(%s, %s)", h_sx(A, a->a, pre), h_sx(A, a->b, pre));
   case SXA_OVERFLOW: return "DLC__OVF";
   }
   return "DLC__OVF";
 }
 
 /* |coef| * atom, or coef * atom when `sign` is set */
-static const char *h_term(arena *A, const sx_term *t, bool sign) {
+static const char *h_term(arena *A, const sx_term *t, bool sign, const char *pre) {
   int64_t c = sign || t->coef > 0 ? t->coef : -t->coef;
-  if (c == 1) return h_atom(A, t->atom);
-  return arena_printf(A, "dlc__mul(%lld, %s)", (long long)c, h_atom(A, t->atom));
+  if (c == 1) return h_atom(A, t->atom, pre);
+  return arena_printf(A, "dlc__mul(%lld, %s)", (long long)c, h_atom(A, t->atom, pre));
 }
 
-static const char *h_sx(arena *A, const sx *x) {
+static const char *h_sx(arena *A, const sx *x, const char *pre) {
   const char *acc = NULL;
   for (int neg = 0; neg < 2; neg++)
     for (int i = 0; i < x->nterms; i++) {
       const sx_term *t = &x->terms[i];
       if ((t->coef < 0) != neg) continue;
-      if (!acc) acc = h_term(A, t, true);
-      else acc = arena_printf(A, "dlc__%s(%s, %s)", neg ? "sub" : "add", acc, h_term(A, t, false));
+      if (!acc) acc = h_term(A, t, true, pre);
+      else acc = arena_printf(A, "dlc__%s(%s, %s)", neg ? "sub" : "add", acc, h_term(A, t, false, pre));
     }
   if (!acc) return x->c0 == INT64_MIN ? "DLC__OVF" : arena_printf(A, "%lld", (long long)x->c0);
   if (x->c0 > 0) return arena_printf(A, "dlc__add(%s, %lld)", acc, (long long)x->c0);
@@ -192,7 +193,7 @@ static const char *h_sx(arena *A, const sx *x) {
 }
 
 char *sxc(arena *A, const sx *x, bool host) {
-  if (host) return arena_strdup(A, h_sx(A, x));
+  if (host) return arena_strdup(A, h_sx(A, x, "dlc_p->"));
   cprint cp = {A};
   strbuf s = {0};
   c_sx(&cp, &s, x);
@@ -201,6 +202,8 @@ char *sxc(arena *A, const sx *x, bool host) {
   free(t);
   return r;
 }
+
+char *sxc_args(arena *A, const sx *x) { return arena_strdup(A, h_sx(A, x, "")); }
 
 char *emit_sx_c(arena *A, const sx *x) { return sxc(A, x, false); }
 

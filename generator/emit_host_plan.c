@@ -157,17 +157,7 @@ int plan_param_convs(emit_ctx *c, const emit_op *eo, const arg *a, int n, ws_par
 
 /* x as checked host C over plan_create's dims (its arguments: the dims'
  * lower-case names); pool_axis: axis d of pooled param p so. */
-static const char *create_text(arena *A, const sx *x) {
-  char *t = sxc(A, x, true);
-  strbuf b = {0};
-  for (const char *q = t; *q;) {
-    if (!strncmp(q, "dlc_p->", 7)) q += 7;
-    else sb_printf(&b, "%c", *q++);
-  }
-  char *r = arena_strdup(A, sb_str(&b));
-  sb_free(&b);
-  return r;
-}
+static const char *create_text(arena *A, const sx *x) { return sxc_args(A, x); }
 static const char *pool_axis(arena *A, const plan_split *ps, int p, int d) {
   return create_text(A, param_axis(A, ps, ps->g, cJSON_GetArrayItem(ps->shape[p], d)));
 }

@@ -159,6 +159,8 @@ const char *lc(arena *A, const char *s);
 const char *cmt(arena *A, const char *s);
 const char *dlc_dtype_enum(dtype t);
 char *sxc(arena *A, const sx *x, bool host);
+/* sxc's host C with each param its lower-case name alone (a function's own argument). */
+char *sxc_args(arena *A, const sx *x);
 /* An entry point's arguments after dtype (emit_host.c): what each is, for
  * the entry table (libkernels/dlc_entries.h) and the catalogue. */
 typedef enum { ARG_DIM, ARG_ATTR, ARG_INPUT, ARG_OUTPUT, ARG_LD } arg_role;
