@@ -628,7 +628,9 @@ static void check_query(const dlc__entry *e, const dlc__entry_instance *in, cons
  * instead), and leaves every byte
  * of every output buffer (canaries included) as the call left it.  Destroyed,
  * the plan is an error that launches nothing. */
-static void check_plan(const dlc__entry *e, const dlc__entry_instance *in, const char *what, const call *k) {
+static const char *check_plan(const dlc__entry *e, const dlc__entry_instance *in, const char *what, const call *k) {
+  const char *how = e->plan_made ? "the call's kernels less the conversions made at creation, the same bytes, twice"
+                                 : "the call's kernels, the same bytes, twice";
   /* the call's launches, less the param conversions the plan made at creation */
   const dlc__kernel *direct[MAX_LAUNCHES];
   int ndirect = 0;
@@ -668,6 +670,7 @@ static void check_plan(const dlc__entry *e, const dlc__entry_instance *in, const
         free(now_b);
       }
       st = DLC_SUCCESS;
+      how = "refused: the call ran the graph as given, in less workspace than the plan's run needs";
       continue;
     }
     const char *fault = st == DLC_SUCCESS ? dev_sync() : NULL;
@@ -705,6 +708,7 @@ static void check_plan(const dlc__entry *e, const dlc__entry_instance *in, const
   }
   for (int t = 0; before && t < k->nt; t++) free(before[t]);
   free(before);
+  return how;
 }
 
 /* The tensors of config `cf` at dims `val` (bound in `b`), allocated (and
@@ -1052,10 +1056,9 @@ static void run_call(const dlc__entry *e, int ii, const inst_ctx *c, const confi
   /* once an instance, on its odd sizes: the same call through a plan */
   if (cf->odd) {
     const int before_plan = atomic_load(&failures);
-    check_plan(e, in, what, &k);
+    const char *how = check_plan(e, in, what, &k);
     if (atomic_load(&failures) == before_plan)
-      printf("%-18s %-26s through a plan (%d params in its ConstPool): the call's kernels, the same bytes, twice\n", e->op,
-           what, e->npool);
+      printf("%-18s %-26s through a plan (%d params in its ConstPool): %s\n", e->op, what, e->npool, how);
   }
   printf("%-18s %-26s %-26s ran %-44s %7lld elems, worst %.3f of the tolerance (%.1f s " BACKEND ", %.1f s playback)%s\n",
          e->op, what, dims, ran, (long long)elems, worst, t_emu, t_pb, bad ? " FAILED" : "");
