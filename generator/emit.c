@@ -982,8 +982,12 @@ void epilogue_full_fn(opgen *g, int ev, const char *tile_n) {
     if (r->lets[l].post_reduce) collect_vreads(&eg, r->lets[l].e);
   const region_memref *om = &r->out[v->out];
   const sx **omap = gpuir_out_map(g->A, g->v);
+  /* split (opgen.split): EPI_VEC is the plan's, which may be 0 (a split-K
+   * plan's), and the arrays take the width as a number */
+  const char *EV = g->split ? arena_printf(g->A, "%d", ev) : "EPI_VEC";
   sb_printf(s, "  // tiles inside N: each thread stores %d consecutive outputs of a row with one 16-byte store\n", ev);
-  sb_printf(s, "  static constexpr int EPI_VEC = %d;\n  struct EpiCols {\n", ev);
+  if (!g->split) sb_printf(s, "  static constexpr int EPI_VEC = %d;\n", ev);
+  sb_puts(s, "  struct EpiCols {\n");
   for (int i = 0; i < eg.nv; i++)
     if (eg.v[i].kind == EPI_RD_COL) sb_printf(s, "    float rd%d[%d];  // %s\n", i, ev, cmt(g->A, r->in[eg.v[i].rd->input].name));
   sb_puts(s, "  };\n");
@@ -1062,13 +1066,14 @@ void epilogue_full_fn(opgen *g, int ev, const char *tile_n) {
   sb_puts(s, "  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,\n"
              "                                               int64_t ni, [[maybe_unused]] int64_t bi,\n"
              "                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,\n"
-             "                                               const float (&acc)[EPI_VEC]) {\n");
+             "                                               const float (&acc)[");
+  sb_printf(s, "%s]) {\n", EV);
   decompose(g, "mi", v->m_axes, v->nm, "    ");
   decompose(g, "bi", v->b_axes, v->nb, "    ");
   for (int i = 0; i < eg.nv; i++)
-    if (eg.v[i].kind == EPI_RD_VEC) sb_printf(s, "    float rd%d[EPI_VEC];\n    dlc::ldv(rd%d, rp.rd%d);\n", i, i, i);
+    if (eg.v[i].kind == EPI_RD_VEC) sb_printf(s, "    float rd%d[%s];\n    dlc::ldv(rd%d, rp.rd%d);\n", i, EV, i, i);
     else if (eg.v[i].kind == EPI_RD_ROW) sb_printf(s, "    const float rw%d = dlc::ld1(rp.rd%d);\n", i, i);
-  sb_puts(s, "    float out[EPI_VEC];\n#pragma unroll\n    for (int j = 0; j < EPI_VEC; ++j) {\n");
+  sb_printf(s, "    float out[%s];\n#pragma unroll\n    for (int j = 0; j < %s; ++j) {\n", EV, EV);
   sb_puts(s, "      [[maybe_unused]] const int64_t nj = ni + j;\n");
   decompose(g, "nj", v->n_axes, v->nn, "      ");
   post_lets_c(&eg);
@@ -1207,8 +1212,7 @@ void render_stmts(arena *A, render_log *log, strbuf *s, const gpu_kernel *k, int
  * (templates/<header>), then the statements of k through `table`. */
 void render_kernel(arena *A, render_log *log, strbuf *s, const gpu_kernel *k, const char *sname, const char *header,
                    const char *cta, const sm80_render_fn *table) {
-  sb_printf(s, "  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a\n"
-               "  // primitive of the CTA's state c (templates/%s, %s)\n"
+  sb_printf(s, "  // kernel<VEC> from the GPU IR (--dump=gpu): a line a statement on the CTA's state c (%s, %s)\n"
                "  template <int VEC>\n"
                "  static __device__ __forceinline__ void kernel(const Params *p) {\n"
                "    using Self = %s;\n"
@@ -1395,21 +1399,19 @@ static void kernel_entry(strbuf *s, const gpu_kernel *k, const char *fn, const c
                          int vec) {
   const algo_launch *l = algo_launch_of(k->algo);
   const char *pv = l->params == PARAMS_TMAPS ? "tp" : "p";
-  sb_printf(s, "__global__ void __launch_bounds__(%d, %d) %s(const %sdlc__%s_%s %s) {\n", k->threads, min_blocks(k), fn,
-            l->params == PARAMS_VALUE ? "" : "__grid_constant__ ", pv, op, pv);
-  if (l->guard) sb_printf(s, "#if defined(%s)\n", l->guard);
+  /* one line, but for a guard around the body */
+  sb_printf(s, "__global__ void __launch_bounds__(%d, %d) %s(const %sdlc__%s_%s %s) {%s", k->threads, min_blocks(k), fn,
+            l->params == PARAMS_VALUE ? "" : "__grid_constant__ ", pv, op, pv, l->guard ? "\n" : " ");
+  if (l->guard) sb_printf(s, "#if defined(%s)\n  ", l->guard);
   switch (l->entry) {
-  case ENTRY_OP_KERNEL: sb_printf(s, "  dlc_%s::%s<%s>::kernel<%d>(&p);\n", op, opname, ctype(T), vec); break;
-  case ENTRY_OP_REDUCE: sb_printf(s, "  dlc_%s::%s<%s>::reduce_kernel(&p);\n", op, opname, ctype(T)); break;
+  case ENTRY_OP_KERNEL: sb_printf(s, "dlc_%s::%s<%s>::kernel<%d>(&p);", op, opname, ctype(T), vec); break;
+  case ENTRY_OP_REDUCE: sb_printf(s, "dlc_%s::%s<%s>::reduce_kernel(&p);", op, opname, ctype(T)); break;
   case ENTRY_SKELETON_VEC:
-    sb_printf(s, "  dlc::%s<dlc_%s::%s<%s>, %d>(&p);\n", algo_template(k->algo), op, opname, ctype(T), vec);
+    sb_printf(s, "dlc::%s<dlc_%s::%s<%s>, %d>(&p);", algo_template(k->algo), op, opname, ctype(T), vec);
     break;
-  case ENTRY_SKELETON:
-    sb_printf(s, "  dlc::%s<dlc_%s::%s<%s>>(&%s);\n", algo_template(k->algo), op, opname, ctype(T), pv);
-    break;
+  case ENTRY_SKELETON: sb_printf(s, "dlc::%s<dlc_%s::%s<%s>>(&%s);", algo_template(k->algo), op, opname, ctype(T), pv); break;
   }
-  if (l->guard) sb_puts(s, "#endif\n");
-  sb_puts(s, "}\n");
+  sb_puts(s, l->guard ? "\n#endif\n}\n" : " }\n");
 }
 
 /* W1709 when the op's epilogue of the most operand paths has more than
@@ -1432,38 +1434,130 @@ static void epi_paths_warn(const emit_ctx *c, const emit_op *eo) {
               eo->op->name, log->epi_region, log->epi_paths, EMIT_EPI_LINEAR_PATHS);
 }
 
-/* A chain op's plan without a workspace (emit_op.given): one kernel an
- * instance, each Op's text written once, the instances whose text is the
- * same sharing it (as emit_op_cu's); nameg[i]: instance i's Op. */
-static void given_ops(emit_ctx *c, strbuf *s, const emit_op *eo, const char **nameg) {
+/* One Op of an op's .cu before it is rendered: an instance with one of
+ * its kernels (in.k), the Op's name (before a dtype clash renames it) and
+ * what its heading says after its tags; then what render_ops made: its
+ * text (the Op's struct, or split: the plan's struct and the Op's alias)
+ * and, split, its shared template's name and text. */
+typedef struct op_item {
+  emit_instance in;
+  const char *name, *tail;
+  char *text, *shared;
+  const char *shared_name;
+} op_item;
+
+/* The full-width epilogue's width the op's kernels on k's skeleton at k's
+ * place in the chain agree on (0: none, or they differ): what a shared
+ * template holds for a kernel without one (op_split.epi_vec). */
+static int shared_epi_vec(const op_item *it, int n, const gpu_kernel *k) {
+  int ev = 0;
+  for (int j = 0; j < n; j++) {
+    const gpu_kernel *o = it[j].in.k;
+    if (o->algo != k->algo || o->chain_index != k->chain_index || !o->epi_vec) continue;
+    if (ev && ev != o->epi_vec) return 0;
+    ev = o->epi_vec;
+  }
+  return ev;
+}
+
+/* Renders item i (after items 0 .. i-1) as `name`, split with shared
+ * template `shared_name`. */
+static void render_item(emit_ctx *c, const emit_op *eo, op_item *it, int n, int i, const char *shared_name) {
   arena *A = c->A;
-  char **textg = ARENA_ARRAY(A, char *, eo->ngiven + 1);
-  for (int i = 0; i < eo->ngiven; i++) {
-    const emit_instance *in = &eo->given[i];
-    nameg[i] = arena_printf(A, "Op_%s", cid(A, strchr(in->tag, '.') + 1));
+  op_item *o = &it[i];
+  const skel_ops *sk = skel_of(o->in.k->algo);
+  strbuf t = {0}, sh = {0};
+  if (sk->render_split) {
+    const char *plan_name = arena_printf(A, "Plan%s", o->name + 2);
+    op_split sp = {&sh, &t, o->name, shared_name, plan_name, o->in.k->epi_vec ? 0 : shared_epi_vec(it, n, o->in.k)};
+    sk->render_split(c, &sp, eo, &o->in);
+  } else {
+    sk->render(c, &t, eo, &o->in, o->name);
+  }
+  o->text = arena_strdup(A, sb_str(&t));
+  o->shared = sk->render_split ? arena_strdup(A, sb_str(&sh)) : NULL;
+  o->shared_name = sk->render_split ? shared_name : NULL;
+  sb_free(&t), sb_free(&sh);
+  /* the Op as the template reads it: the plan's declarations first (their
+   * values), then the shared template's (emit_verify_cu) */
+  render_log_op(c->log, o->in.k, o->name, o->shared ? arena_printf(A, "%s%s", o->text, o->shared) : o->text);
+}
+
+/* Renders the n Ops: an instance whose text differs from an earlier one of
+ * the same name (its plan, say) is renamed with its dtype; a shared template
+ * whose text differs from an earlier one of the same name is numbered. */
+static void render_ops(emit_ctx *c, const emit_op *eo, op_item *it, int n) {
+  arena *A = c->A;
+  for (int i = 0; i < n; i++) {
+    const gpu_kernel *k = it[i].in.k;
+    const char *base = arena_printf(A, "Op_%s%s", algo_name(k->algo),
+                                    k->next || k->chain_index ? arena_printf(A, "_k%d", k->chain_index) : "");
     for (int pass = 0; pass < 2; pass++) {
-      strbuf t = {0};
-      skel_of(in->k->algo)->render(c, &t, eo, in, nameg[i]);
-      textg[i] = arena_strdup(A, sb_str(&t));
-      sb_free(&t);
-      render_log_op(c->log, in->k, nameg[i], textg[i]);
+      for (int num = 1;; num++) {
+        const char *shn = num == 1 ? base : arena_printf(A, "%s_%d", base, num);
+        render_item(c, eo, it, n, i, shn);
+        bool clash = false;
+        for (int j = 0; j < i && it[i].shared; j++)
+          clash |= it[j].shared && strcmp(it[j].shared_name, shn) == 0 && strcmp(it[j].shared, it[i].shared) != 0;
+        if (!clash) break;
+      }
       bool clash = false;
-      for (int j = 0; j < i; j++) clash |= strcmp(nameg[j], nameg[i]) == 0 && strcmp(textg[j], textg[i]) != 0;
+      for (int j = 0; j < i; j++) clash |= strcmp(it[j].name, it[i].name) == 0 && strcmp(it[j].text, it[i].text) != 0;
       if (!clash) break;
-      nameg[i] = arena_printf(A, "%s_%s", nameg[i], dtype_name(in->dt));
+      it[i].name = arena_printf(A, "%s_%s", it[i].name, dtype_name(it[i].in.dt));
     }
   }
-  for (int i = 0; i < eo->ngiven; i++) {
-    bool seen = false;
-    for (int j = 0; j < i; j++) seen |= strcmp(nameg[j], nameg[i]) == 0;
-    if (seen) continue;
-    const char *tags = "";
-    for (int j = i; j < eo->ngiven; j++)
-      if (strcmp(nameg[j], nameg[i]) == 0) tags = arena_printf(A, "%s%s%s", tags, *tags ? ", " : "", cmt(A, eo->given[j].tag));
-    sb_printf(s, "// ---- %s %s: region %s, without a workspace (the graph as given, its layout conversions not compiled)\n",
-              eo->op->name, tags, cmt(A, eo->given[i].k->r->name));
-    sb_puts(s, textg[i]);
+}
+
+/* The tags of the items (from `from` on) whose Op is `name` (shared: whose
+ * shared template is). */
+static const char *op_tags(arena *A, const op_item *it, int n, int from, const char *name, bool shared) {
+  const char *tags = "";
+  for (int j = from; j < n; j++) {
+    const char *nj = shared ? it[j].shared_name : it[j].name;
+    bool again = false;
+    for (int q = from; q < j && shared && nj; q++)
+      again |= it[q].shared_name && strcmp(it[q].shared_name, nj) == 0 && strcmp(it[q].in.tag, it[j].in.tag) == 0;
+    if (nj && strcmp(nj, name) == 0 && !again) tags = arena_printf(A, "%s%s%s", tags, *tags ? ", " : "", cmt(A, it[j].in.tag));
   }
+  return tags;
+}
+
+/* Writes each Op once, a shared template before the first Op of it. */
+static void write_ops(arena *A, strbuf *s, const emit_op *eo, const op_item *it, int n) {
+  for (int i = 0; i < n; i++) {
+    bool seen = false, shared_seen = !it[i].shared;
+    for (int j = 0; j < i; j++) {
+      seen |= strcmp(it[j].name, it[i].name) == 0;
+      shared_seen |= it[j].shared && it[i].shared && strcmp(it[j].shared_name, it[i].shared_name) == 0;
+    }
+    if (!shared_seen) {
+      sb_printf(s, "// ---- %s %s: the Op template their plans share, over T_ and a plan's struct (region %s)\n",
+                eo->op->name, op_tags(A, it, n, i, it[i].shared_name, true), cmt(A, it[i].in.k->r->name));
+      sb_puts(s, it[i].shared);
+    }
+    if (seen) continue;
+    sb_printf(s, "// ---- %s %s%s\n", eo->op->name, op_tags(A, it, n, i, it[i].name, false), it[i].tail);
+    sb_puts(s, it[i].text);
+  }
+}
+
+/* A chain op's plan without a workspace (emit_op.given): one kernel an
+ * instance, rendered as emit_op_cu's; nameg[i]: instance i's Op. */
+static void given_ops(emit_ctx *c, strbuf *s, const emit_op *eo, const char **nameg) {
+  arena *A = c->A;
+  op_item *it = ARENA_ARRAY(A, op_item, eo->ngiven + 1);
+  for (int i = 0; i < eo->ngiven; i++) {
+    const emit_instance *in = &eo->given[i];
+    it[i] = (op_item){*in, arena_printf(A, "Op_%s", cid(A, strchr(in->tag, '.') + 1)),
+                      arena_printf(A, ": region %s, without a workspace (the graph as given, its layout conversions not "
+                                      "compiled)",
+                                   cmt(A, in->k->r->name)),
+                      NULL, NULL, NULL};
+  }
+  render_ops(c, eo, it, eo->ngiven);
+  write_ops(A, s, eo, it, eo->ngiven);
+  for (int i = 0; i < eo->ngiven; i++) nameg[i] = it[i].name;
 }
 
 /* The given instances' kernels (nameg: their Ops), or with nameg NULL
@@ -1512,113 +1606,70 @@ char *emit_op_cu(emit_ctx *c, const emit_op *eo) {
   sb_printf(&s, "namespace dlc_%s {\n\n", eo->op->name);
   /* One Op template per variant, over the operand dtype: the instances of a
    * variant whose Op text is the same, with their dtype spelled T, share
-   * it.  An instance whose text differs (its plan, say) gets its own. */
-  /* one Op per (instance, kernel of the chain): nk Ops an instance */
+   * it.  An instance whose text differs (its plan, say) gets its own.  One
+   * Op per (instance, kernel of the chain): nk Ops an instance; then the
+   * sm90a row's kernels (gpu_kernel.sm90a of an instance). */
   int nk = 0;
   for (const gpu_kernel *k = eo->ninst ? eo->inst[0].k : NULL; k; k = k->next) nk++;
-  int nops = eo->ninst * nk;
-  const char **name = ARENA_ARRAY(A, const char *, nops + 1);
-  char **text = ARENA_ARRAY(A, char *, nops + 1);
-  const gpu_kernel **ks = ARENA_ARRAY(A, const gpu_kernel *, nops + 1);
+  int nops = eo->ninst * nk, n90 = 0;
+  op_item *it = ARENA_ARRAY(A, op_item, nops + eo->ninst + 1);
+  int *at90 = ARENA_ARRAY(A, int, eo->ninst + 1); /* instance i's sm90a Op: it[at90[i]], or -1 */
   for (int i = 0; i < nops; i++) {
     const emit_instance *in0 = &eo->inst[i / nk];
     const gpu_kernel *k = in0->k;
     for (int j = 0; j < i % nk; j++) k = k->next;
-    ks[i] = k;
     emit_instance in = *in0;
     in.k = k;
     const char *dot = strchr(in.tag, '.');
-    name[i] = dot ? arena_printf(A, "Op_%s", cid(A, dot + 1)) : "Op";
-    if (nk > 1) name[i] = arena_printf(A, "%s_k%d", name[i], i % nk);
-    for (int pass = 0; pass < 2; pass++) {
-      strbuf t = {0};
-      skel_of(k->algo)->render(c, &t, eo, &in, name[i]);
-      text[i] = arena_strdup(A, sb_str(&t));
-      sb_free(&t);
-      render_log_op(c->log, k, name[i], text[i]);
-      bool clash = false;
-      for (int j = 0; j < i; j++) clash |= strcmp(name[j], name[i]) == 0 && strcmp(text[j], text[i]) != 0;
-      if (!clash) break;
-      name[i] = arena_printf(A, "%s_%s", name[i], dtype_name(in.dt));
-    }
-  }
-  /* the sm90a row's kernels (gpu_kernel.sm90a of an instance): their Ops,
-   * shared by the instances whose text is the same, as above */
-  const char **name90 = ARENA_ARRAY(A, const char *, eo->ninst + 1);
-  char **text90 = ARENA_ARRAY(A, char *, eo->ninst + 1);
-  for (int i = 0; i < eo->ninst && nk == 1; i++) {
-    const gpu_kernel *k = eo->inst[i].k->sm90a;
-    if (!k) continue;
-    const char *dot = strchr(eo->inst[i].tag, '.');
-    name90[i] = dot ? arena_printf(A, "Op_%s_sm90a", cid(A, dot + 1)) : "Op_sm90a";
-    for (int pass = 0; pass < 2; pass++) {
-      strbuf t = {0};
-      emit_instance in = eo->inst[i];
-      in.k = k;
-      skel_of(k->algo)->render(c, &t, eo, &in, name90[i]);
-      text90[i] = arena_strdup(A, sb_str(&t));
-      sb_free(&t);
-      render_log_op(c->log, k, name90[i], text90[i]);
-      bool clash = false;
-      for (int j = 0; j < i; j++) clash |= name90[j] && strcmp(name90[j], name90[i]) == 0 && strcmp(text90[j], text90[i]) != 0;
-      if (!clash) break;
-      name90[i] = arena_printf(A, "%s_%s", name90[i], dtype_name(eo->inst[i].dt));
-    }
-  }
-  for (int i = 0; i < nops; i++) {
-    bool seen = false;
-    for (int j = 0; j < i; j++) seen |= strcmp(name[j], name[i]) == 0;
-    if (seen) continue;
-    const gpu_kernel *k = ks[i];
-    const char *tags = "";
-    for (int j = i; j < nops; j++)
-      if (strcmp(name[j], name[i]) == 0)
-        tags = arena_printf(A, "%s%s%s", tags, *tags ? ", " : "", cmt(A, eo->inst[j / nk].tag));
-    const char *what = skel_shape_of(k) == SKEL_ATTENTION ? arena_printf(A, "regions %s and %s", cmt(A, k->r->name), cmt(A, k->v2.r->name))
-                                    : arena_printf(A, "region %s", cmt(A, k->r->name));
+    const char *name = dot ? arena_printf(A, "Op_%s", cid(A, dot + 1)) : "Op";
+    if (nk > 1) name = arena_printf(A, "%s_k%d", name, i % nk);
+    const char *what = skel_shape_of(k) == SKEL_ATTENTION
+                           ? arena_printf(A, "regions %s and %s", cmt(A, k->r->name), cmt(A, k->v2.r->name))
+                           : arena_printf(A, "region %s", cmt(A, k->r->name));
     if (nk > 1) what = arena_printf(A, "kernel %d of %d, %s", i % nk, nk, what);
-    sb_printf(&s, "// ---- %s %s: %s\n", eo->op->name, tags, what);
-    sb_puts(&s, text[i]);
+    it[i] = (op_item){in, name, arena_printf(A, ": %s", what), NULL, NULL, NULL};
   }
   for (int i = 0; i < eo->ninst; i++) {
-    bool seen = !name90[i];
-    for (int j = 0; j < i && !seen; j++) seen = name90[j] && strcmp(name90[j], name90[i]) == 0;
-    if (seen) continue;
-    const char *tags = "";
-    for (int j = i; j < eo->ninst; j++)
-      if (name90[j] && strcmp(name90[j], name90[i]) == 0)
-        tags = arena_printf(A, "%s%s%s", tags, *tags ? ", " : "", cmt(A, eo->inst[j].tag));
-    sb_printf(&s, "// ---- %s %s on sm90a: region %s\n", eo->op->name, tags, cmt(A, eo->inst[i].k->r->name));
-    sb_puts(&s, text90[i]);
+    at90[i] = -1;
+    if (nk != 1 || !eo->inst[i].k->sm90a) continue;
+    emit_instance in = eo->inst[i];
+    in.k = eo->inst[i].k->sm90a;
+    const char *dot = strchr(in.tag, '.');
+    at90[i] = nops + n90++;
+    it[at90[i]] = (op_item){in, dot ? arena_printf(A, "Op_%s_sm90a", cid(A, dot + 1)) : "Op_sm90a",
+                            arena_printf(A, " on sm90a: region %s", cmt(A, in.k->r->name)), NULL, NULL, NULL};
   }
+  render_ops(c, eo, it, nops + n90);
+  write_ops(A, &s, eo, it, nops + n90);
   const char **nameg = ARENA_ARRAY(A, const char *, eo->ngiven + 1);
   given_ops(c, &s, eo, nameg);
   sb_printf(&s, "}  // namespace dlc_%s\n\nextern \"C\" {\n", eo->op->name);
   for (int i = 0; i < nops; i++) {
     const emit_instance *in = &eo->inst[i / nk];
-    const gpu_kernel *k = ks[i];
+    const gpu_kernel *k = it[i].in.k;
     for (int v = 0; v < k->nvec; v++)
-      kernel_entry(&s, k, kernel_name_k(A, eo, in, k, k->vecs[v]), eo->op->name, name[i], k->T, k->vecs[v]);
+      kernel_entry(&s, k, kernel_name_k(A, eo, in, k, k->vecs[v]), eo->op->name, it[i].name, k->T, k->vecs[v]);
     /* split-K: the second kernel, on the same Op */
-    if (k->reduce) kernel_entry(&s, k->reduce, reduce_name(A, eo, in), eo->op->name, name[i], k->T, 0);
+    if (k->reduce) kernel_entry(&s, k->reduce, reduce_name(A, eo, in), eo->op->name, it[i].name, k->T, 0);
   }
   /* the sm90a kernels: their bodies exist for sm_90a alone (wgmma, TMA and
    * setmaxnreg assemble nowhere else: their skeletons' guard); the
    * dispatch runs them only there */
   for (int i = 0; i < eo->ninst; i++)
-    if (name90[i])
-      kernel_entry(&s, eo->inst[i].k->sm90a, kernel_name_90(A, eo, &eo->inst[i]), eo->op->name, name90[i],
+    if (at90[i] >= 0)
+      kernel_entry(&s, eo->inst[i].k->sm90a, kernel_name_90(A, eo, &eo->inst[i]), eo->op->name, it[at90[i]].name,
                    eo->inst[i].k->sm90a->T, 0);
   given_entries(A, &s, eo, nameg);
   sb_printf(&s, "\n// Kernel handles for the CUDA backend, in the order of the dispatch table.\n");
   sb_printf(&s, "extern const void *const dlc__fns_%s[] = {\n", eo->op->name);
   for (int i = 0; i < nops; i++) {
-    for (int v = 0; v < ks[i]->nvec; v++)
-      sb_printf(&s, "    (const void *)%s,\n", kernel_name_k(A, eo, &eo->inst[i / nk], ks[i], ks[i]->vecs[v]));
-    if (ks[i]->reduce) sb_printf(&s, "    (const void *)%s,\n", reduce_name(A, eo, &eo->inst[i / nk]));
+    const gpu_kernel *k = it[i].in.k;
+    for (int v = 0; v < k->nvec; v++)
+      sb_printf(&s, "    (const void *)%s,\n", kernel_name_k(A, eo, &eo->inst[i / nk], k, k->vecs[v]));
+    if (k->reduce) sb_printf(&s, "    (const void *)%s,\n", reduce_name(A, eo, &eo->inst[i / nk]));
   }
   for (int i = 0; i < eo->ninst; i++)
-    if (name90[i]) sb_printf(&s, "    (const void *)%s,\n", kernel_name_90(A, eo, &eo->inst[i]));
+    if (at90[i] >= 0) sb_printf(&s, "    (const void *)%s,\n", kernel_name_90(A, eo, &eo->inst[i]));
   given_entries(A, &s, eo, NULL);
   sb_puts(&s, "};\n}  // extern \"C\"\n");
   epi_paths_warn(c, eo);

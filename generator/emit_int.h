@@ -74,6 +74,10 @@ typedef struct opgen {
   dtype T;              /* the instance's operand dtype: spelled `T` (the Op is a template over it) */
   bool ieee;            /* the kernel's math_ieee: exp2/log2/recip/sqrt/div as IEEE, not .approx.ftz */
   render_log *log;      /* where the statements rendered are marked */
+  /* the Op split into the shared template and the plan's struct (op_split):
+   * the full-width epilogue's arrays then take its width as a number, and
+   * its EPI_VEC is the plan's */
+  bool split;
 } opgen;
 
 /* An epilogue Read that is loaded once and then indexed: in the bounds-checked

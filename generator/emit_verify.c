@@ -56,7 +56,8 @@ static bool declares(const char *l, const char *e) {
 
 /* The first place in a declaring line of the Op's text where `name` is
  * declared: the word followed by one of = ( { ; < , (a constant, a
- * function, a type); NULL when there is none.  *after: past the word. */
+ * function, a type), not named through the plan (Plan::name); NULL when
+ * there is none.  *after: past the word. */
 static const char *declared_at(const char *text, const char *name, const char **after) {
   size_t n = strlen(name);
   for (const char *l = text; *l;) {
@@ -65,6 +66,8 @@ static const char *declared_at(const char *text, const char *name, const char **
     if (declares(l, e))
       for (const char *p = l; p + n <= e; p++) {
         if (memcmp(p, name, n) != 0 || (p > l && is_ident(p[-1])) || (p + n < e && is_ident(p[n]))) continue;
+        /* a shared template's `using Plan::X` declares X only where the plan does */
+        if (p - l >= 6 && memcmp(p - 6, "Plan::", 6) == 0) continue;
         const char *q = p + n;
         while (q < e && *q == ' ') q++;
         if (q < e && strchr("=({;<,", *q)) {

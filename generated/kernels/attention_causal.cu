@@ -254,8 +254,7 @@ struct Op_D64 {
     }
     dlc::stv(rp.dst, out);
   }
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
-  // primitive of the CTA's state c (templates/sm80_attention.cuh, Sm80AttCta)
+  // kernel<VEC> from the GPU IR (--dump=gpu): a line a statement on the CTA's state c (sm80_attention.cuh, Sm80AttCta)
   template <int VEC>
   static __device__ __forceinline__ void kernel(const Params *p) {
     using Self = Op_D64;
@@ -659,8 +658,7 @@ struct Op_D128 {
     }
     dlc::stv(rp.dst, out);
   }
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
-  // primitive of the CTA's state c (templates/sm80_attention.cuh, Sm80AttCta)
+  // kernel<VEC> from the GPU IR (--dump=gpu): a line a statement on the CTA's state c (sm80_attention.cuh, Sm80AttCta)
   template <int VEC>
   static __device__ __forceinline__ void kernel(const Params *p) {
     using Self = Op_D128;
@@ -1066,8 +1064,7 @@ struct Op_D64_bf16 {
     }
     dlc::stv(rp.dst, out);
   }
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
-  // primitive of the CTA's state c (templates/sm80_attention.cuh, Sm80AttCta)
+  // kernel<VEC> from the GPU IR (--dump=gpu): a line a statement on the CTA's state c (sm80_attention.cuh, Sm80AttCta)
   template <int VEC>
   static __device__ __forceinline__ void kernel(const Params *p) {
     using Self = Op_D64_bf16;
@@ -1471,8 +1468,7 @@ struct Op_D128_bf16 {
     }
     dlc::stv(rp.dst, out);
   }
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
-  // primitive of the CTA's state c (templates/sm80_attention.cuh, Sm80AttCta)
+  // kernel<VEC> from the GPU IR (--dump=gpu): a line a statement on the CTA's state c (sm80_attention.cuh, Sm80AttCta)
   template <int VEC>
   static __device__ __forceinline__ void kernel(const Params *p) {
     using Self = Op_D128_bf16;
@@ -3140,54 +3136,22 @@ struct Op_D128_sm90a_bf16 {
 }  // namespace dlc_attention_causal
 
 extern "C" {
-__global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D64_v8(const dlc__p_attention_causal p) {
-  dlc_attention_causal::Op_D64<__half>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D64_v4(const dlc__p_attention_causal p) {
-  dlc_attention_causal::Op_D64<__half>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D64_v2(const dlc__p_attention_causal p) {
-  dlc_attention_causal::Op_D64<__half>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D64_v1(const dlc__p_attention_causal p) {
-  dlc_attention_causal::Op_D64<__half>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D128_v8(const dlc__p_attention_causal p) {
-  dlc_attention_causal::Op_D128<__half>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D128_v4(const dlc__p_attention_causal p) {
-  dlc_attention_causal::Op_D128<__half>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D128_v2(const dlc__p_attention_causal p) {
-  dlc_attention_causal::Op_D128<__half>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D128_v1(const dlc__p_attention_causal p) {
-  dlc_attention_causal::Op_D128<__half>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D64_v8(const dlc__p_attention_causal p) {
-  dlc_attention_causal::Op_D64_bf16<__nv_bfloat16>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D64_v4(const dlc__p_attention_causal p) {
-  dlc_attention_causal::Op_D64_bf16<__nv_bfloat16>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D64_v2(const dlc__p_attention_causal p) {
-  dlc_attention_causal::Op_D64_bf16<__nv_bfloat16>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D64_v1(const dlc__p_attention_causal p) {
-  dlc_attention_causal::Op_D64_bf16<__nv_bfloat16>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D128_v8(const dlc__p_attention_causal p) {
-  dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D128_v4(const dlc__p_attention_causal p) {
-  dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D128_v2(const dlc__p_attention_causal p) {
-  dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D128_v1(const dlc__p_attention_causal p) {
-  dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>::kernel<1>(&p);
-}
+__global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D64_v8(const dlc__p_attention_causal p) { dlc_attention_causal::Op_D64<__half>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D64_v4(const dlc__p_attention_causal p) { dlc_attention_causal::Op_D64<__half>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D64_v2(const dlc__p_attention_causal p) { dlc_attention_causal::Op_D64<__half>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D64_v1(const dlc__p_attention_causal p) { dlc_attention_causal::Op_D64<__half>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D128_v8(const dlc__p_attention_causal p) { dlc_attention_causal::Op_D128<__half>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D128_v4(const dlc__p_attention_causal p) { dlc_attention_causal::Op_D128<__half>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D128_v2(const dlc__p_attention_causal p) { dlc_attention_causal::Op_D128<__half>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_attention_causal_fp16_D128_v1(const dlc__p_attention_causal p) { dlc_attention_causal::Op_D128<__half>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D64_v8(const dlc__p_attention_causal p) { dlc_attention_causal::Op_D64_bf16<__nv_bfloat16>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D64_v4(const dlc__p_attention_causal p) { dlc_attention_causal::Op_D64_bf16<__nv_bfloat16>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D64_v2(const dlc__p_attention_causal p) { dlc_attention_causal::Op_D64_bf16<__nv_bfloat16>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D64_v1(const dlc__p_attention_causal p) { dlc_attention_causal::Op_D64_bf16<__nv_bfloat16>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D128_v8(const dlc__p_attention_causal p) { dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D128_v4(const dlc__p_attention_causal p) { dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D128_v2(const dlc__p_attention_causal p) { dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_attention_causal_bf16_D128_v1(const dlc__p_attention_causal p) { dlc_attention_causal::Op_D128_bf16<__nv_bfloat16>::kernel<1>(&p); }
 __global__ void __launch_bounds__(384, 1) dlc_attention_causal_fp16_D64_sm90a(const __grid_constant__ dlc__tp_attention_causal tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   dlc::sm90a_attention<dlc_attention_causal::Op_D64_sm90a<__half>>(&tp);

@@ -9,20 +9,22 @@
 
 namespace dlc_conv2d_bias_silu {
 
-// ---- conv2d_bias_silu fp16.stride1x1.pad1x1.b0, bf16.stride1x1.pad1x1.b0: region conv2d_bias_silu.Y0_conv
-// plan (searched): tile 64x64x64, 3 stages, warps 2x2 (warp tile 32x32), vec 8, implicit_gemm
-template <class T_>
-struct Op_stride1x1_pad1x1_b0 {
+// ---- conv2d_bias_silu fp16.stride1x1.pad1x1.b0, bf16.stride1x1.pad1x1.b0: the Op template their plans share, over T_ and a plan's struct (region conv2d_bias_silu.Y0_conv)
+// The plan P_<T_> (a struct below) gives the tile (BM x BN x BK), the ring's STAGES, the warps
+// (WARPS_M x WARPS_N), the shared rows' swizzles (SWZ_A, SWZ_B: 16-byte chunks XORed), the CTA
+// order on blockIdx.x (RASTER_GROUP M tiles a group, M fastest within it; 1: N fastest), SPLIT_K,
+// the chunk widths whose kernels stream both operands in the GPU IR's steady loop (>= STEADY_MIN_VEC;
+// 0: none), the full-width epilogue's outputs a 16-byte store (EPI_VEC; 0: none) and kernel<VEC>
+template <class T_, template <class> class P_>
+struct Op_implicit_gemm : P_<T_> {
+  using Plan = P_<T_>;
+  using Plan::BM, Plan::BN, Plan::BK, Plan::STAGES, Plan::WARPS_M, Plan::WARPS_N, Plan::SWZ_A, Plan::SWZ_B,
+      Plan::RASTER_GROUP, Plan::SPLIT_K, Plan::STEADY_MIN_VEC, Plan::EPI_VEC;
   using T = T_;
   using OutT = T_;
   using Params = dlc__p_conv2d_bias_silu;
-  static constexpr int BM = 64, BN = 64, BK = 64, STAGES = 3, WARPS_M = 2, WARPS_N = 2;
   static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
-  static constexpr int SWZ_A = 8, SWZ_B = 8;  // 16-byte chunks XORed in a shared row (GPU IR)
   static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
-  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
-  static constexpr int RASTER_GROUP = 8;
-  static constexpr bool SPLIT_K = false;
   // M: (n, h, w), extent H*N*W
   // N: (co), extent K
   // K: (kh, kw, ci), extent 9*C
@@ -150,8 +152,6 @@ struct Op_stride1x1_pad1x1_b0 {
   }
   static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
-  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 4;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= h+kh-1 < H && 0 <= kw+w-1 < W, X[n, h+kh-1, kw+w-1, ci], 0) *
   //       Wt[co, kh, kw, ci])
@@ -202,7 +202,6 @@ struct Op_stride1x1_pad1x1_b0 {
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
   // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
-  static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
@@ -242,16 +241,16 @@ struct Op_stride1x1_pad1x1_b0 {
   static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
                                                int64_t ni, [[maybe_unused]] int64_t bi,
                                                [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
-                                               const float (&acc)[EPI_VEC]) {
+                                               const float (&acc)[8]) {
     int64_t t_mi = mi;
     [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
     t_mi /= (p->w);
     [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
     t_mi /= (p->h);
     [[maybe_unused]] const int64_t i_n = t_mi;
-    float out[EPI_VEC];
+    float out[8];
 #pragma unroll
-    for (int j = 0; j < EPI_VEC; ++j) {
+    for (int j = 0; j < 8; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
@@ -261,11 +260,22 @@ struct Op_stride1x1_pad1x1_b0 {
     }
     dlc::stv(rp.dst, out);
   }
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
-  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+};
+
+// ---- conv2d_bias_silu fp16.stride1x1.pad1x1.b0, bf16.stride1x1.pad1x1.b0: region conv2d_bias_silu.Y0_conv
+// plan (searched): tile 64x64x64, 3 stages, warps 2x2 (warp tile 32x32), vec 8, implicit_gemm
+template <class T_>
+struct Plan_stride1x1_pad1x1_b0 {
+  using Params = dlc__p_conv2d_bias_silu;
+  static constexpr int BM = 64, BN = 64, BK = 64, STAGES = 3, WARPS_M = 2, WARPS_N = 2;
+  static constexpr int SWZ_A = 8, SWZ_B = 8;  // 16-byte chunks XORed in a shared row (GPU IR)
+  static constexpr int RASTER_GROUP = 8;
+  static constexpr bool SPLIT_K = false;
+  static constexpr int STEADY_MIN_VEC = 4, EPI_VEC = 8;
+  // kernel<VEC> from the GPU IR (--dump=gpu): a line a statement on the CTA's state c (sm80_contraction.cuh, Sm80Cta)
   template <int VEC>
   static __device__ __forceinline__ void kernel(const Params *p) {
-    using Self = Op_stride1x1_pad1x1_b0;
+    using Self = Op_implicit_gemm<T_, Plan_stride1x1_pad1x1_b0>;
     using C = dlc::Sm80Cta<Self, VEC>;
     C c;
     c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
@@ -342,266 +352,277 @@ struct Op_stride1x1_pad1x1_b0 {
     } else {  // Epilogue Y0: the bounds-checked pair
       c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> Y
     }
+  }
+};
+template <class T_> using Op_stride1x1_pad1x1_b0 = Op_implicit_gemm<T_, Plan_stride1x1_pad1x1_b0>;
+
+// ---- conv2d_bias_silu fp16.stride1x1.pad1x1.b1, fp16.stride1x1.pad1x1, bf16.stride1x1.pad1x1.b1, bf16.stride1x1.pad1x1: the Op template their plans share, over T_ and a plan's struct (region conv2d_bias_silu.Y0_conv)
+// The plan P_<T_> (a struct below) gives the tile (BM x BN x BK), the ring's STAGES, the warps
+// (WARPS_M x WARPS_N), the shared rows' swizzles (SWZ_A, SWZ_B: 16-byte chunks XORed), the CTA
+// order on blockIdx.x (RASTER_GROUP M tiles a group, M fastest within it; 1: N fastest), SPLIT_K,
+// the chunk widths whose kernels stream both operands in the GPU IR's steady loop (>= STEADY_MIN_VEC;
+// 0: none), the full-width epilogue's outputs a 16-byte store (EPI_VEC; 0: none) and kernel<VEC>
+template <class T_, template <class> class P_>
+struct Op_implicit_gemm_2 : P_<T_> {
+  using Plan = P_<T_>;
+  using Plan::BM, Plan::BN, Plan::BK, Plan::STAGES, Plan::WARPS_M, Plan::WARPS_N, Plan::SWZ_A, Plan::SWZ_B,
+      Plan::RASTER_GROUP, Plan::SPLIT_K, Plan::STEADY_MIN_VEC, Plan::EPI_VEC;
+  using T = T_;
+  using OutT = T_;
+  using Params = dlc__p_conv2d_bias_silu;
+  static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
+  static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
+  // M: (n, h, w), extent H*N*W
+  // N: (co), extent K
+  // K: (kh, kw, ci), extent 9*C
+  // batch: (), extent 1
+  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->h * p->n * p->w); }
+  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->k); }
+  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (9 * p->c); }
+  // operand A = X[n, h+kh-1, kw+w-1, ci]: chunks of VEC elements run along ci
+  template <int VEC>
+  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
+    const T *base = static_cast<const T *>(p->x);
+    *src = base;
+    if (ri >= (p->h * p->n * p->w)) return 0;
+    if (ki >= (9 * p->c)) return 0;
+    int64_t t_ri = ri;
+    [[maybe_unused]] const int64_t i_w = t_ri % (p->w);
+    t_ri /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_ri % (p->h);
+    t_ri /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_ri;
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    if (!((0 <= (i_h + i_kh - 1) && (i_h + i_kh - 1) < (p->h)) && (0 <= (i_kw + i_w - 1) && (i_kw + i_w - 1) < (p->w)))) return 0;  // pad piece: zero fill
+    const int64_t left = (p->c) - i_ci;
+    *src = base + (i_ci + p->c * (i_kw + i_w - 1 + p->w * (i_h + i_kh + p->h * i_n - 1)));
+    return left < VEC ? (int)left : VEC;
+  }
+  // operand B = Wt[co, kh, kw, ci]: chunks of VEC elements run along ci
+  template <int VEC>
+  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
+    const T *base = static_cast<const T *>(p->wt);
+    *src = base;
+    if (ri >= (p->k)) return 0;
+    if (ki >= (9 * p->c)) return 0;
+    [[maybe_unused]] const int64_t i_co = ri;
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    const int64_t left = (p->c) - i_ci;
+    *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
+    return left < VEC ? (int)left : VEC;
+  }
+  static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
+  // advance of B: its chunk addresses move by this many elements per unit of k
+  static constexpr bool B_ADVANCE = true;
+  static __device__ __forceinline__ int64_t b_kstep(const Params *p) { return 1; }
+  // the K counter of the walking operands: (kh, kw, ci) at the thread's K column, += 32 with carries each
+  //     tile, and their K parts
+  struct KWalk {
+    int k[3];
+    uint32_t a_off;
+    uint32_t a_d[2];  // a_off's step when axis j takes a carry
+  };
+  static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    w.k[0] = (int)i_kh;
+    w.k[1] = (int)i_kw;
+    w.k[2] = (int)i_ci;
+    w.a_off = (uint32_t)(i_ci + p->c * (i_kw + p->w * i_kh));
+    w.a_d[0] = (uint32_t)(p->c * (p->w - 3));
+    w.a_d[1] = 0;
+  }
+  static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
+    w.k[2] += 32;
+    w.a_off += 32;
+    while (w.k[2] >= (int)(p->c)) {
+      w.k[2] -= (int)(p->c);
+      if (++w.k[1] >= 3) {
+        w.k[1] = 0;
+        w.a_off += w.a_d[0];
+        ++w.k[0];
+      }
+    }
+  }
+  // walk of A: offset -C-C*W+C*w+C*W*h+C*H*W*n + ci+C*kw+C*W*kh; pad guards on h+kh-1, kw+w-1
+  static constexpr bool A_WALK = true;
+  static constexpr int A_NG = 2;
+  // guards as a mask: bit t of a chunk's is set when every guard passes at the t-th tuple of K parts
+  using a_gw = uint32_t;
+  static constexpr int A_NGW = 1;
+  static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
+  static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
+                                                 [[maybe_unused]] uint32_t (&g)[1]) {
+    int64_t t_ri = ri;
+    [[maybe_unused]] const int64_t i_w = t_ri % (p->w);
+    t_ri /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_ri % (p->h);
+    t_ri /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_ri;
+    const int64_t r0 = (i_h - 1);
+    const int64_t r1 = (i_w - 1);
+    uint32_t m = 0;
+#pragma unroll
+    for (int t = 0; t < 9; ++t) {
+      const int64_t x0 = r0 + (t / 3);
+      const int64_t x1 = r1 + (t % 3);
+      m |= (uint32_t)(((uint64_t)x0 < (uint64_t)((p->h))) & ((uint64_t)x1 < (uint64_t)((p->w)))) << t;
+    }
+    g[0] = m;
+    return (p->c * (i_w - 1 + p->w * (i_h + p->h * i_n - 1)));
+  }
+  static __device__ __forceinline__ int a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
+                                                  [[maybe_unused]] uint32_t (&g)[2]) {
+    [[maybe_unused]] const int64_t i_kh = w.k[0];
+    [[maybe_unused]] const int64_t i_kw = w.k[1];
+    [[maybe_unused]] const int64_t i_ci = w.k[2];
+    g[0] = 1u << (int)(3 * i_kh + i_kw);
+    return (int)w.a_off;  // ci+C*kw+C*W*kh (32 bits: the dispatcher checks (3*C+2*C*W-1) * sizeof(T))
+  }
+  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const uint32_t (&gm)[1],
+                                                [[maybe_unused]] const uint32_t (&gk)[2]) {
+    return (gm[0] & gk[0]) != 0u;
+  }
+  static constexpr bool B_WALK = false;
+  static constexpr int B_NG = 0;
+  // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
+  //   Y0 = sum[kh, kw, ci](select(0 <= h+kh-1 < H && 0 <= kw+w-1 < W, X[n, h+kh-1, kw+w-1, ci], 0) *
+  //       Wt[co, kh, kw, ci])
+  //   Y1 = Y0 + bias[co]
+  //   Y1.mul = Y1 * -1.4426950408889634
+  //   Y1.exp2 = exp2(Y1.mul)
+  //   Y1.add = 1 + Y1.exp2
+  //   Y1.recip = 1 / Y1.add
+  //   Y = Y1 * Y1.recip
+  //   yield Y -> Y (T)
+  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
+                                                 const float (&acc)[4]) {
+    if (mi >= (p->h * p->n * p->w)) return;
+    const int64_t nleft = (p->k) - ni;
+    if (nleft <= 0) return;
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
+    t_mi /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
+    t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_mi;
+    float rd0[4];
+    {
+      [[maybe_unused]] const int64_t i_co = ni;
+      const T *src = static_cast<const T *>(p->bias) + (i_co);
+      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
+      else
+        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
+    }
+    float out[4];
+    int64_t off[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (j >= nleft) break;
+      const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_co = nj;
+      [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
+      const float v_Y = dlc::gate_tanh(w_Y_h);
+      out[j] = v_Y;
+      off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
+    }
+    OutT *dst = static_cast<OutT *>(p->y);
+    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
+      dlc::st4(dst + off[0], out);
+      return;
+    }
+    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
+  }
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  struct EpiCols {
+    float rd0[8];  // bias
+  };
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
+    if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
+    if (((p->h * p->k * p->w)) % 8 != 0) return false;
+    if (((p->k * p->w)) % 8 != 0) return false;
+    if (((p->k)) % 8 != 0) return false;
+    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
+    return true;
+  }
+  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
+                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
+    [[maybe_unused]] const int64_t i_co = ni;
+    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
+  }
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
+    [[maybe_unused]] const int64_t i_mflat = mi;
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
+    t_mi /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
+    t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_mi;
+    [[maybe_unused]] const int64_t i_co = ni;
+    rp.dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->k));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[8]) {
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
+    t_mi /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
+    t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_mi;
+    float out[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      [[maybe_unused]] const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_co = nj;
+      [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
+      const float v_Y = dlc::gate_tanh(w_Y_h);
+      out[j] = v_Y;
+    }
+    dlc::stv(rp.dst, out);
   }
 };
 
 // ---- conv2d_bias_silu fp16.stride1x1.pad1x1.b1, bf16.stride1x1.pad1x1.b1: region conv2d_bias_silu.Y0_conv
 // plan (searched): tile 128x64x32, 4 stages, warps 2x2 (warp tile 64x32), vec 8, implicit_gemm
 template <class T_>
-struct Op_stride1x1_pad1x1_b1 {
-  using T = T_;
-  using OutT = T_;
+struct Plan_stride1x1_pad1x1_b1 {
   using Params = dlc__p_conv2d_bias_silu;
   static constexpr int BM = 128, BN = 64, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
-  static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
   static constexpr int SWZ_A = 4, SWZ_B = 4;  // 16-byte chunks XORed in a shared row (GPU IR)
-  static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
-  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
   static constexpr bool SPLIT_K = false;
-  // M: (n, h, w), extent H*N*W
-  // N: (co), extent K
-  // K: (kh, kw, ci), extent 9*C
-  // batch: (), extent 1
-  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->h * p->n * p->w); }
-  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->k); }
-  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (9 * p->c); }
-  // operand A = X[n, h+kh-1, kw+w-1, ci]: chunks of VEC elements run along ci
-  template <int VEC>
-  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->x);
-    *src = base;
-    if (ri >= (p->h * p->n * p->w)) return 0;
-    if (ki >= (9 * p->c)) return 0;
-    int64_t t_ri = ri;
-    [[maybe_unused]] const int64_t i_w = t_ri % (p->w);
-    t_ri /= (p->w);
-    [[maybe_unused]] const int64_t i_h = t_ri % (p->h);
-    t_ri /= (p->h);
-    [[maybe_unused]] const int64_t i_n = t_ri;
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    if (!((0 <= (i_h + i_kh - 1) && (i_h + i_kh - 1) < (p->h)) && (0 <= (i_kw + i_w - 1) && (i_kw + i_w - 1) < (p->w)))) return 0;  // pad piece: zero fill
-    const int64_t left = (p->c) - i_ci;
-    *src = base + (i_ci + p->c * (i_kw + i_w - 1 + p->w * (i_h + i_kh + p->h * i_n - 1)));
-    return left < VEC ? (int)left : VEC;
-  }
-  // operand B = Wt[co, kh, kw, ci]: chunks of VEC elements run along ci
-  template <int VEC>
-  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->wt);
-    *src = base;
-    if (ri >= (p->k)) return 0;
-    if (ki >= (9 * p->c)) return 0;
-    [[maybe_unused]] const int64_t i_co = ri;
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    const int64_t left = (p->c) - i_ci;
-    *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
-    return left < VEC ? (int)left : VEC;
-  }
-  static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
-  // advance of B: its chunk addresses move by this many elements per unit of k
-  static constexpr bool B_ADVANCE = true;
-  static __device__ __forceinline__ int64_t b_kstep(const Params *p) { return 1; }
-  // the K counter of the walking operands: (kh, kw, ci) at the thread's K column, += 32 with carries each
-  //     tile, and their K parts
-  struct KWalk {
-    int k[3];
-    uint32_t a_off;
-    uint32_t a_d[2];  // a_off's step when axis j takes a carry
-  };
-  static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    w.k[0] = (int)i_kh;
-    w.k[1] = (int)i_kw;
-    w.k[2] = (int)i_ci;
-    w.a_off = (uint32_t)(i_ci + p->c * (i_kw + p->w * i_kh));
-    w.a_d[0] = (uint32_t)(p->c * (p->w - 3));
-    w.a_d[1] = 0;
-  }
-  static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
-    w.k[2] += 32;
-    w.a_off += 32;
-    while (w.k[2] >= (int)(p->c)) {
-      w.k[2] -= (int)(p->c);
-      if (++w.k[1] >= 3) {
-        w.k[1] = 0;
-        w.a_off += w.a_d[0];
-        ++w.k[0];
-      }
-    }
-  }
-  // walk of A: offset -C-C*W+C*w+C*W*h+C*H*W*n + ci+C*kw+C*W*kh; pad guards on h+kh-1, kw+w-1
-  static constexpr bool A_WALK = true;
-  static constexpr int A_NG = 2;
-  // guards as a mask: bit t of a chunk's is set when every guard passes at the t-th tuple of K parts
-  using a_gw = uint32_t;
-  static constexpr int A_NGW = 1;
-  static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
-  static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
-                                                 [[maybe_unused]] uint32_t (&g)[1]) {
-    int64_t t_ri = ri;
-    [[maybe_unused]] const int64_t i_w = t_ri % (p->w);
-    t_ri /= (p->w);
-    [[maybe_unused]] const int64_t i_h = t_ri % (p->h);
-    t_ri /= (p->h);
-    [[maybe_unused]] const int64_t i_n = t_ri;
-    const int64_t r0 = (i_h - 1);
-    const int64_t r1 = (i_w - 1);
-    uint32_t m = 0;
-#pragma unroll
-    for (int t = 0; t < 9; ++t) {
-      const int64_t x0 = r0 + (t / 3);
-      const int64_t x1 = r1 + (t % 3);
-      m |= (uint32_t)(((uint64_t)x0 < (uint64_t)((p->h))) & ((uint64_t)x1 < (uint64_t)((p->w)))) << t;
-    }
-    g[0] = m;
-    return (p->c * (i_w - 1 + p->w * (i_h + p->h * i_n - 1)));
-  }
-  static __device__ __forceinline__ int a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
-                                                  [[maybe_unused]] uint32_t (&g)[2]) {
-    [[maybe_unused]] const int64_t i_kh = w.k[0];
-    [[maybe_unused]] const int64_t i_kw = w.k[1];
-    [[maybe_unused]] const int64_t i_ci = w.k[2];
-    g[0] = 1u << (int)(3 * i_kh + i_kw);
-    return (int)w.a_off;  // ci+C*kw+C*W*kh (32 bits: the dispatcher checks (3*C+2*C*W-1) * sizeof(T))
-  }
-  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const uint32_t (&gm)[1],
-                                                [[maybe_unused]] const uint32_t (&gk)[2]) {
-    return (gm[0] & gk[0]) != 0u;
-  }
-  static constexpr bool B_WALK = false;
-  static constexpr int B_NG = 0;
-  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 4;
-  // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
-  //   Y0 = sum[kh, kw, ci](select(0 <= h+kh-1 < H && 0 <= kw+w-1 < W, X[n, h+kh-1, kw+w-1, ci], 0) *
-  //       Wt[co, kh, kw, ci])
-  //   Y1 = Y0 + bias[co]
-  //   Y1.mul = Y1 * -1.4426950408889634
-  //   Y1.exp2 = exp2(Y1.mul)
-  //   Y1.add = 1 + Y1.exp2
-  //   Y1.recip = 1 / Y1.add
-  //   Y = Y1 * Y1.recip
-  //   yield Y -> Y (T)
-  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
-                                                 const float (&acc)[4]) {
-    if (mi >= (p->h * p->n * p->w)) return;
-    const int64_t nleft = (p->k) - ni;
-    if (nleft <= 0) return;
-    int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
-    t_mi /= (p->w);
-    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
-    t_mi /= (p->h);
-    [[maybe_unused]] const int64_t i_n = t_mi;
-    float rd0[4];
-    {
-      [[maybe_unused]] const int64_t i_co = ni;
-      const T *src = static_cast<const T *>(p->bias) + (i_co);
-      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
-      else
-        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
-    }
-    float out[4];
-    int64_t off[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      if (j >= nleft) break;
-      const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_co = nj;
-      [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
-      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = dlc::gate_tanh(w_Y_h);
-      out[j] = v_Y;
-      off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
-    }
-    OutT *dst = static_cast<OutT *>(p->y);
-    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
-      dlc::st4(dst + off[0], out);
-      return;
-    }
-    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
-  }
-  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
-  static constexpr int EPI_VEC = 8;
-  struct EpiCols {
-    float rd0[8];  // bias
-  };
-  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
-    if (n0 + BN > extent_n(p)) return false;
-    if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
-    if (((p->h * p->k * p->w)) % 8 != 0) return false;
-    if (((p->k * p->w)) % 8 != 0) return false;
-    if (((p->k)) % 8 != 0) return false;
-    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
-    return true;
-  }
-  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
-                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
-    [[maybe_unused]] const int64_t i_co = ni;
-    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
-  }
-  struct EpiRow {  // a thread's row pointers
-    OutT *dst;
-  };
-  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
-                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
-    [[maybe_unused]] const int64_t i_mflat = mi;
-    int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
-    t_mi /= (p->w);
-    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
-    t_mi /= (p->h);
-    [[maybe_unused]] const int64_t i_n = t_mi;
-    [[maybe_unused]] const int64_t i_co = ni;
-    rp.dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
-  }
-  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
-  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
-    dlc::step_ptr(rp.dst, rows * (p->k));
-  }
-  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
-                                               int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
-                                               const float (&acc)[EPI_VEC]) {
-    int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
-    t_mi /= (p->w);
-    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
-    t_mi /= (p->h);
-    [[maybe_unused]] const int64_t i_n = t_mi;
-    float out[EPI_VEC];
-#pragma unroll
-    for (int j = 0; j < EPI_VEC; ++j) {
-      [[maybe_unused]] const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_co = nj;
-      [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
-      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = dlc::gate_tanh(w_Y_h);
-      out[j] = v_Y;
-    }
-    dlc::stv(rp.dst, out);
-  }
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
-  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  static constexpr int STEADY_MIN_VEC = 4, EPI_VEC = 8;
+  // kernel<VEC> from the GPU IR (--dump=gpu): a line a statement on the CTA's state c (sm80_contraction.cuh, Sm80Cta)
   template <int VEC>
   static __device__ __forceinline__ void kernel(const Params *p) {
-    using Self = Op_stride1x1_pad1x1_b1;
+    using Self = Op_implicit_gemm_2<T_, Plan_stride1x1_pad1x1_b1>;
     using C = dlc::Sm80Cta<Self, VEC>;
     C c;
     c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
@@ -685,264 +706,22 @@ struct Op_stride1x1_pad1x1_b1 {
     }
   }
 };
+template <class T_> using Op_stride1x1_pad1x1_b1 = Op_implicit_gemm_2<T_, Plan_stride1x1_pad1x1_b1>;
 
 // ---- conv2d_bias_silu fp16.stride1x1.pad1x1, bf16.stride1x1.pad1x1: region conv2d_bias_silu.Y0_conv
 // plan (searched): tile 128x128x32, 4 stages, warps 2x2 (warp tile 64x64), vec 8, implicit_gemm
 template <class T_>
-struct Op_stride1x1_pad1x1 {
-  using T = T_;
-  using OutT = T_;
+struct Plan_stride1x1_pad1x1 {
   using Params = dlc__p_conv2d_bias_silu;
   static constexpr int BM = 128, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
-  static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
   static constexpr int SWZ_A = 4, SWZ_B = 4;  // 16-byte chunks XORed in a shared row (GPU IR)
-  static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
-  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
   static constexpr bool SPLIT_K = false;
-  // M: (n, h, w), extent H*N*W
-  // N: (co), extent K
-  // K: (kh, kw, ci), extent 9*C
-  // batch: (), extent 1
-  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->h * p->n * p->w); }
-  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->k); }
-  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (9 * p->c); }
-  // operand A = X[n, h+kh-1, kw+w-1, ci]: chunks of VEC elements run along ci
-  template <int VEC>
-  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->x);
-    *src = base;
-    if (ri >= (p->h * p->n * p->w)) return 0;
-    if (ki >= (9 * p->c)) return 0;
-    int64_t t_ri = ri;
-    [[maybe_unused]] const int64_t i_w = t_ri % (p->w);
-    t_ri /= (p->w);
-    [[maybe_unused]] const int64_t i_h = t_ri % (p->h);
-    t_ri /= (p->h);
-    [[maybe_unused]] const int64_t i_n = t_ri;
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    if (!((0 <= (i_h + i_kh - 1) && (i_h + i_kh - 1) < (p->h)) && (0 <= (i_kw + i_w - 1) && (i_kw + i_w - 1) < (p->w)))) return 0;  // pad piece: zero fill
-    const int64_t left = (p->c) - i_ci;
-    *src = base + (i_ci + p->c * (i_kw + i_w - 1 + p->w * (i_h + i_kh + p->h * i_n - 1)));
-    return left < VEC ? (int)left : VEC;
-  }
-  // operand B = Wt[co, kh, kw, ci]: chunks of VEC elements run along ci
-  template <int VEC>
-  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->wt);
-    *src = base;
-    if (ri >= (p->k)) return 0;
-    if (ki >= (9 * p->c)) return 0;
-    [[maybe_unused]] const int64_t i_co = ri;
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    const int64_t left = (p->c) - i_ci;
-    *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
-    return left < VEC ? (int)left : VEC;
-  }
-  static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
-  // advance of B: its chunk addresses move by this many elements per unit of k
-  static constexpr bool B_ADVANCE = true;
-  static __device__ __forceinline__ int64_t b_kstep(const Params *p) { return 1; }
-  // the K counter of the walking operands: (kh, kw, ci) at the thread's K column, += 32 with carries each
-  //     tile, and their K parts
-  struct KWalk {
-    int k[3];
-    uint32_t a_off;
-    uint32_t a_d[2];  // a_off's step when axis j takes a carry
-  };
-  static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    w.k[0] = (int)i_kh;
-    w.k[1] = (int)i_kw;
-    w.k[2] = (int)i_ci;
-    w.a_off = (uint32_t)(i_ci + p->c * (i_kw + p->w * i_kh));
-    w.a_d[0] = (uint32_t)(p->c * (p->w - 3));
-    w.a_d[1] = 0;
-  }
-  static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
-    w.k[2] += 32;
-    w.a_off += 32;
-    while (w.k[2] >= (int)(p->c)) {
-      w.k[2] -= (int)(p->c);
-      if (++w.k[1] >= 3) {
-        w.k[1] = 0;
-        w.a_off += w.a_d[0];
-        ++w.k[0];
-      }
-    }
-  }
-  // walk of A: offset -C-C*W+C*w+C*W*h+C*H*W*n + ci+C*kw+C*W*kh; pad guards on h+kh-1, kw+w-1
-  static constexpr bool A_WALK = true;
-  static constexpr int A_NG = 2;
-  // guards as a mask: bit t of a chunk's is set when every guard passes at the t-th tuple of K parts
-  using a_gw = uint32_t;
-  static constexpr int A_NGW = 1;
-  static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
-  static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
-                                                 [[maybe_unused]] uint32_t (&g)[1]) {
-    int64_t t_ri = ri;
-    [[maybe_unused]] const int64_t i_w = t_ri % (p->w);
-    t_ri /= (p->w);
-    [[maybe_unused]] const int64_t i_h = t_ri % (p->h);
-    t_ri /= (p->h);
-    [[maybe_unused]] const int64_t i_n = t_ri;
-    const int64_t r0 = (i_h - 1);
-    const int64_t r1 = (i_w - 1);
-    uint32_t m = 0;
-#pragma unroll
-    for (int t = 0; t < 9; ++t) {
-      const int64_t x0 = r0 + (t / 3);
-      const int64_t x1 = r1 + (t % 3);
-      m |= (uint32_t)(((uint64_t)x0 < (uint64_t)((p->h))) & ((uint64_t)x1 < (uint64_t)((p->w)))) << t;
-    }
-    g[0] = m;
-    return (p->c * (i_w - 1 + p->w * (i_h + p->h * i_n - 1)));
-  }
-  static __device__ __forceinline__ int a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
-                                                  [[maybe_unused]] uint32_t (&g)[2]) {
-    [[maybe_unused]] const int64_t i_kh = w.k[0];
-    [[maybe_unused]] const int64_t i_kw = w.k[1];
-    [[maybe_unused]] const int64_t i_ci = w.k[2];
-    g[0] = 1u << (int)(3 * i_kh + i_kw);
-    return (int)w.a_off;  // ci+C*kw+C*W*kh (32 bits: the dispatcher checks (3*C+2*C*W-1) * sizeof(T))
-  }
-  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const uint32_t (&gm)[1],
-                                                [[maybe_unused]] const uint32_t (&gk)[2]) {
-    return (gm[0] & gk[0]) != 0u;
-  }
-  static constexpr bool B_WALK = false;
-  static constexpr int B_NG = 0;
-  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 4;
-  // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
-  //   Y0 = sum[kh, kw, ci](select(0 <= h+kh-1 < H && 0 <= kw+w-1 < W, X[n, h+kh-1, kw+w-1, ci], 0) *
-  //       Wt[co, kh, kw, ci])
-  //   Y1 = Y0 + bias[co]
-  //   Y1.mul = Y1 * -1.4426950408889634
-  //   Y1.exp2 = exp2(Y1.mul)
-  //   Y1.add = 1 + Y1.exp2
-  //   Y1.recip = 1 / Y1.add
-  //   Y = Y1 * Y1.recip
-  //   yield Y -> Y (T)
-  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
-                                                 const float (&acc)[4]) {
-    if (mi >= (p->h * p->n * p->w)) return;
-    const int64_t nleft = (p->k) - ni;
-    if (nleft <= 0) return;
-    int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
-    t_mi /= (p->w);
-    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
-    t_mi /= (p->h);
-    [[maybe_unused]] const int64_t i_n = t_mi;
-    float rd0[4];
-    {
-      [[maybe_unused]] const int64_t i_co = ni;
-      const T *src = static_cast<const T *>(p->bias) + (i_co);
-      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
-      else
-        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
-    }
-    float out[4];
-    int64_t off[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      if (j >= nleft) break;
-      const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_co = nj;
-      [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
-      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = dlc::gate_tanh(w_Y_h);
-      out[j] = v_Y;
-      off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
-    }
-    OutT *dst = static_cast<OutT *>(p->y);
-    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
-      dlc::st4(dst + off[0], out);
-      return;
-    }
-    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
-  }
-  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
-  static constexpr int EPI_VEC = 8;
-  struct EpiCols {
-    float rd0[8];  // bias
-  };
-  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
-    if (n0 + BN > extent_n(p)) return false;
-    if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
-    if (((p->h * p->k * p->w)) % 8 != 0) return false;
-    if (((p->k * p->w)) % 8 != 0) return false;
-    if (((p->k)) % 8 != 0) return false;
-    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
-    return true;
-  }
-  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
-                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
-    [[maybe_unused]] const int64_t i_co = ni;
-    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
-  }
-  struct EpiRow {  // a thread's row pointers
-    OutT *dst;
-  };
-  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
-                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
-    [[maybe_unused]] const int64_t i_mflat = mi;
-    int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
-    t_mi /= (p->w);
-    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
-    t_mi /= (p->h);
-    [[maybe_unused]] const int64_t i_n = t_mi;
-    [[maybe_unused]] const int64_t i_co = ni;
-    rp.dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
-  }
-  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
-  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
-    dlc::step_ptr(rp.dst, rows * (p->k));
-  }
-  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
-                                               int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
-                                               const float (&acc)[EPI_VEC]) {
-    int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
-    t_mi /= (p->w);
-    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
-    t_mi /= (p->h);
-    [[maybe_unused]] const int64_t i_n = t_mi;
-    float out[EPI_VEC];
-#pragma unroll
-    for (int j = 0; j < EPI_VEC; ++j) {
-      [[maybe_unused]] const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_co = nj;
-      [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
-      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = dlc::gate_tanh(w_Y_h);
-      out[j] = v_Y;
-    }
-    dlc::stv(rp.dst, out);
-  }
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
-  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  static constexpr int STEADY_MIN_VEC = 4, EPI_VEC = 8;
+  // kernel<VEC> from the GPU IR (--dump=gpu): a line a statement on the CTA's state c (sm80_contraction.cuh, Sm80Cta)
   template <int VEC>
   static __device__ __forceinline__ void kernel(const Params *p) {
-    using Self = Op_stride1x1_pad1x1;
+    using Self = Op_implicit_gemm_2<T_, Plan_stride1x1_pad1x1>;
     using C = dlc::Sm80Cta<Self, VEC>;
     C c;
     c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
@@ -1058,21 +837,24 @@ struct Op_stride1x1_pad1x1 {
     }
   }
 };
+template <class T_> using Op_stride1x1_pad1x1 = Op_implicit_gemm_2<T_, Plan_stride1x1_pad1x1>;
 
-// ---- conv2d_bias_silu fp16.stride2x2.pad1x1.b0, bf16.stride2x2.pad1x1.b0: region conv2d_bias_silu.Y0_conv
-// plan (searched): tile 64x64x64, 3 stages, warps 2x2 (warp tile 32x32), vec 8, implicit_gemm
-template <class T_>
-struct Op_stride2x2_pad1x1_b0 {
+// ---- conv2d_bias_silu fp16.stride2x2.pad1x1.b0, bf16.stride2x2.pad1x1.b0: the Op template their plans share, over T_ and a plan's struct (region conv2d_bias_silu.Y0_conv)
+// The plan P_<T_> (a struct below) gives the tile (BM x BN x BK), the ring's STAGES, the warps
+// (WARPS_M x WARPS_N), the shared rows' swizzles (SWZ_A, SWZ_B: 16-byte chunks XORed), the CTA
+// order on blockIdx.x (RASTER_GROUP M tiles a group, M fastest within it; 1: N fastest), SPLIT_K,
+// the chunk widths whose kernels stream both operands in the GPU IR's steady loop (>= STEADY_MIN_VEC;
+// 0: none), the full-width epilogue's outputs a 16-byte store (EPI_VEC; 0: none) and kernel<VEC>
+template <class T_, template <class> class P_>
+struct Op_implicit_gemm_3 : P_<T_> {
+  using Plan = P_<T_>;
+  using Plan::BM, Plan::BN, Plan::BK, Plan::STAGES, Plan::WARPS_M, Plan::WARPS_N, Plan::SWZ_A, Plan::SWZ_B,
+      Plan::RASTER_GROUP, Plan::SPLIT_K, Plan::STEADY_MIN_VEC, Plan::EPI_VEC;
   using T = T_;
   using OutT = T_;
   using Params = dlc__p_conv2d_bias_silu;
-  static constexpr int BM = 64, BN = 64, BK = 64, STAGES = 3, WARPS_M = 2, WARPS_N = 2;
   static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
-  static constexpr int SWZ_A = 8, SWZ_B = 8;  // 16-byte chunks XORed in a shared row (GPU IR)
   static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
-  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
-  static constexpr int RASTER_GROUP = 8;
-  static constexpr bool SPLIT_K = false;
   // M: (n, h, w), extent N*floor((H+1)/2)*floor((W+1)/2)
   // N: (co), extent K
   // K: (kh, kw, ci), extent 9*C
@@ -1200,8 +982,6 @@ struct Op_stride2x2_pad1x1_b0 {
   }
   static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
-  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 4;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= 2*h+kh-1 < H && 0 <= 2*w+kw-1 < W, X[n, 2*h+kh-1, 2*w+kw-1, ci], 0) *
   //       Wt[co, kh, kw, ci])
@@ -1252,7 +1032,6 @@ struct Op_stride2x2_pad1x1_b0 {
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
   // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
-  static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
@@ -1292,16 +1071,16 @@ struct Op_stride2x2_pad1x1_b0 {
   static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
                                                int64_t ni, [[maybe_unused]] int64_t bi,
                                                [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
-                                               const float (&acc)[EPI_VEC]) {
+                                               const float (&acc)[8]) {
     int64_t t_mi = mi;
     [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
     t_mi /= (dlc::floordiv((p->w + 1), 2));
     [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
     t_mi /= (dlc::floordiv((p->h + 1), 2));
     [[maybe_unused]] const int64_t i_n = t_mi;
-    float out[EPI_VEC];
+    float out[8];
 #pragma unroll
-    for (int j = 0; j < EPI_VEC; ++j) {
+    for (int j = 0; j < 8; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
@@ -1311,11 +1090,22 @@ struct Op_stride2x2_pad1x1_b0 {
     }
     dlc::stv(rp.dst, out);
   }
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
-  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+};
+
+// ---- conv2d_bias_silu fp16.stride2x2.pad1x1.b0, bf16.stride2x2.pad1x1.b0: region conv2d_bias_silu.Y0_conv
+// plan (searched): tile 64x64x64, 3 stages, warps 2x2 (warp tile 32x32), vec 8, implicit_gemm
+template <class T_>
+struct Plan_stride2x2_pad1x1_b0 {
+  using Params = dlc__p_conv2d_bias_silu;
+  static constexpr int BM = 64, BN = 64, BK = 64, STAGES = 3, WARPS_M = 2, WARPS_N = 2;
+  static constexpr int SWZ_A = 8, SWZ_B = 8;  // 16-byte chunks XORed in a shared row (GPU IR)
+  static constexpr int RASTER_GROUP = 8;
+  static constexpr bool SPLIT_K = false;
+  static constexpr int STEADY_MIN_VEC = 4, EPI_VEC = 8;
+  // kernel<VEC> from the GPU IR (--dump=gpu): a line a statement on the CTA's state c (sm80_contraction.cuh, Sm80Cta)
   template <int VEC>
   static __device__ __forceinline__ void kernel(const Params *p) {
-    using Self = Op_stride2x2_pad1x1_b0;
+    using Self = Op_implicit_gemm_3<T_, Plan_stride2x2_pad1x1_b0>;
     using C = dlc::Sm80Cta<Self, VEC>;
     C c;
     c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
@@ -1394,21 +1184,24 @@ struct Op_stride2x2_pad1x1_b0 {
     }
   }
 };
+template <class T_> using Op_stride2x2_pad1x1_b0 = Op_implicit_gemm_3<T_, Plan_stride2x2_pad1x1_b0>;
 
-// ---- conv2d_bias_silu fp16.stride2x2.pad1x1.b1, bf16.stride2x2.pad1x1.b1: region conv2d_bias_silu.Y0_conv
-// plan (searched): tile 128x64x32, 4 stages, warps 2x2 (warp tile 64x32), vec 8, implicit_gemm
-template <class T_>
-struct Op_stride2x2_pad1x1_b1 {
+// ---- conv2d_bias_silu fp16.stride2x2.pad1x1.b1, fp16.stride2x2.pad1x1, bf16.stride2x2.pad1x1.b1, bf16.stride2x2.pad1x1: the Op template their plans share, over T_ and a plan's struct (region conv2d_bias_silu.Y0_conv)
+// The plan P_<T_> (a struct below) gives the tile (BM x BN x BK), the ring's STAGES, the warps
+// (WARPS_M x WARPS_N), the shared rows' swizzles (SWZ_A, SWZ_B: 16-byte chunks XORed), the CTA
+// order on blockIdx.x (RASTER_GROUP M tiles a group, M fastest within it; 1: N fastest), SPLIT_K,
+// the chunk widths whose kernels stream both operands in the GPU IR's steady loop (>= STEADY_MIN_VEC;
+// 0: none), the full-width epilogue's outputs a 16-byte store (EPI_VEC; 0: none) and kernel<VEC>
+template <class T_, template <class> class P_>
+struct Op_implicit_gemm_4 : P_<T_> {
+  using Plan = P_<T_>;
+  using Plan::BM, Plan::BN, Plan::BK, Plan::STAGES, Plan::WARPS_M, Plan::WARPS_N, Plan::SWZ_A, Plan::SWZ_B,
+      Plan::RASTER_GROUP, Plan::SPLIT_K, Plan::STEADY_MIN_VEC, Plan::EPI_VEC;
   using T = T_;
   using OutT = T_;
   using Params = dlc__p_conv2d_bias_silu;
-  static constexpr int BM = 128, BN = 64, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
   static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
-  static constexpr int SWZ_A = 4, SWZ_B = 4;  // 16-byte chunks XORed in a shared row (GPU IR)
   static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
-  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
-  static constexpr int RASTER_GROUP = 8;
-  static constexpr bool SPLIT_K = false;
   // M: (n, h, w), extent N*floor((H+1)/2)*floor((W+1)/2)
   // N: (co), extent K
   // K: (kh, kw, ci), extent 9*C
@@ -1536,8 +1329,6 @@ struct Op_stride2x2_pad1x1_b1 {
   }
   static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
-  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 4;
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
   //   Y0 = sum[kh, kw, ci](select(0 <= 2*h+kh-1 < H && 0 <= 2*w+kw-1 < W, X[n, 2*h+kh-1, 2*w+kw-1, ci], 0) *
   //       Wt[co, kh, kw, ci])
@@ -1588,7 +1379,6 @@ struct Op_stride2x2_pad1x1_b1 {
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
   // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
-  static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
@@ -1628,16 +1418,16 @@ struct Op_stride2x2_pad1x1_b1 {
   static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
                                                int64_t ni, [[maybe_unused]] int64_t bi,
                                                [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
-                                               const float (&acc)[EPI_VEC]) {
+                                               const float (&acc)[8]) {
     int64_t t_mi = mi;
     [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
     t_mi /= (dlc::floordiv((p->w + 1), 2));
     [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
     t_mi /= (dlc::floordiv((p->h + 1), 2));
     [[maybe_unused]] const int64_t i_n = t_mi;
-    float out[EPI_VEC];
+    float out[8];
 #pragma unroll
-    for (int j = 0; j < EPI_VEC; ++j) {
+    for (int j = 0; j < 8; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
@@ -1647,11 +1437,22 @@ struct Op_stride2x2_pad1x1_b1 {
     }
     dlc::stv(rp.dst, out);
   }
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
-  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+};
+
+// ---- conv2d_bias_silu fp16.stride2x2.pad1x1.b1, bf16.stride2x2.pad1x1.b1: region conv2d_bias_silu.Y0_conv
+// plan (searched): tile 128x64x32, 4 stages, warps 2x2 (warp tile 64x32), vec 8, implicit_gemm
+template <class T_>
+struct Plan_stride2x2_pad1x1_b1 {
+  using Params = dlc__p_conv2d_bias_silu;
+  static constexpr int BM = 128, BN = 64, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
+  static constexpr int SWZ_A = 4, SWZ_B = 4;  // 16-byte chunks XORed in a shared row (GPU IR)
+  static constexpr int RASTER_GROUP = 8;
+  static constexpr bool SPLIT_K = false;
+  static constexpr int STEADY_MIN_VEC = 4, EPI_VEC = 8;
+  // kernel<VEC> from the GPU IR (--dump=gpu): a line a statement on the CTA's state c (sm80_contraction.cuh, Sm80Cta)
   template <int VEC>
   static __device__ __forceinline__ void kernel(const Params *p) {
-    using Self = Op_stride2x2_pad1x1_b1;
+    using Self = Op_implicit_gemm_4<T_, Plan_stride2x2_pad1x1_b1>;
     using C = dlc::Sm80Cta<Self, VEC>;
     C c;
     c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
@@ -1735,264 +1536,22 @@ struct Op_stride2x2_pad1x1_b1 {
     }
   }
 };
+template <class T_> using Op_stride2x2_pad1x1_b1 = Op_implicit_gemm_4<T_, Plan_stride2x2_pad1x1_b1>;
 
 // ---- conv2d_bias_silu fp16.stride2x2.pad1x1, bf16.stride2x2.pad1x1: region conv2d_bias_silu.Y0_conv
 // plan (searched): tile 128x128x32, 4 stages, warps 2x2 (warp tile 64x64), vec 8, implicit_gemm
 template <class T_>
-struct Op_stride2x2_pad1x1 {
-  using T = T_;
-  using OutT = T_;
+struct Plan_stride2x2_pad1x1 {
   using Params = dlc__p_conv2d_bias_silu;
   static constexpr int BM = 128, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
-  static constexpr bool A_K_CONTIG = true, B_K_CONTIG = true;
   static constexpr int SWZ_A = 4, SWZ_B = 4;  // 16-byte chunks XORed in a shared row (GPU IR)
-  static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
-  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
   static constexpr bool SPLIT_K = false;
-  // M: (n, h, w), extent N*floor((H+1)/2)*floor((W+1)/2)
-  // N: (co), extent K
-  // K: (kh, kw, ci), extent 9*C
-  // batch: (), extent 1
-  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2)); }
-  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->k); }
-  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (9 * p->c); }
-  // operand A = X[n, 2*h+kh-1, 2*w+kw-1, ci]: chunks of VEC elements run along ci
-  template <int VEC>
-  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->x);
-    *src = base;
-    if (ri >= (p->n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) return 0;
-    if (ki >= (9 * p->c)) return 0;
-    int64_t t_ri = ri;
-    [[maybe_unused]] const int64_t i_w = t_ri % (dlc::floordiv((p->w + 1), 2));
-    t_ri /= (dlc::floordiv((p->w + 1), 2));
-    [[maybe_unused]] const int64_t i_h = t_ri % (dlc::floordiv((p->h + 1), 2));
-    t_ri /= (dlc::floordiv((p->h + 1), 2));
-    [[maybe_unused]] const int64_t i_n = t_ri;
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    if (!((0 <= (2 * i_h + i_kh - 1) && (2 * i_h + i_kh - 1) < (p->h)) && (0 <= (i_kw + 2 * i_w - 1) && (i_kw + 2 * i_w - 1) < (p->w)))) return 0;  // pad piece: zero fill
-    const int64_t left = (p->c) - i_ci;
-    *src = base + (i_ci + p->c * (i_kw + 2 * i_w - 1 + p->w * (2 * i_h + i_kh + p->h * i_n - 1)));
-    return left < VEC ? (int)left : VEC;
-  }
-  // operand B = Wt[co, kh, kw, ci]: chunks of VEC elements run along ci
-  template <int VEC>
-  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->wt);
-    *src = base;
-    if (ri >= (p->k)) return 0;
-    if (ki >= (9 * p->c)) return 0;
-    [[maybe_unused]] const int64_t i_co = ri;
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    const int64_t left = (p->c) - i_ci;
-    *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
-    return left < VEC ? (int)left : VEC;
-  }
-  static constexpr bool A_ADVANCE = false;  // chunk addresses recomputed every k-tile
-  // advance of B: its chunk addresses move by this many elements per unit of k
-  static constexpr bool B_ADVANCE = true;
-  static __device__ __forceinline__ int64_t b_kstep(const Params *p) { return 1; }
-  // the K counter of the walking operands: (kh, kw, ci) at the thread's K column, += 32 with carries each
-  //     tile, and their K parts
-  struct KWalk {
-    int k[3];
-    uint32_t a_off;
-    uint32_t a_d[2];  // a_off's step when axis j takes a carry
-  };
-  static __device__ __forceinline__ void k_start([[maybe_unused]] const Params *p, int64_t ki, KWalk &w) {
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    w.k[0] = (int)i_kh;
-    w.k[1] = (int)i_kw;
-    w.k[2] = (int)i_ci;
-    w.a_off = (uint32_t)(i_ci + p->c * (i_kw + p->w * i_kh));
-    w.a_d[0] = (uint32_t)(p->c * (p->w - 3));
-    w.a_d[1] = 0;
-  }
-  static __device__ __forceinline__ void k_next([[maybe_unused]] const Params *p, KWalk &w) {
-    w.k[2] += 32;
-    w.a_off += 32;
-    while (w.k[2] >= (int)(p->c)) {
-      w.k[2] -= (int)(p->c);
-      if (++w.k[1] >= 3) {
-        w.k[1] = 0;
-        w.a_off += w.a_d[0];
-        ++w.k[0];
-      }
-    }
-  }
-  // walk of A: offset 2*C*w+2*C*W*h-C-C*W+C*H*W*n + ci+C*kw+C*W*kh; pad guards on 2*h+kh-1, 2*w+kw-1
-  static constexpr bool A_WALK = true;
-  static constexpr int A_NG = 2;
-  // guards as a mask: bit t of a chunk's is set when every guard passes at the t-th tuple of K parts
-  using a_gw = uint32_t;
-  static constexpr int A_NGW = 1;
-  static __device__ __forceinline__ const T *a_tensor(const Params *p) { return static_cast<const T *>(p->x); }
-  static __device__ __forceinline__ int64_t a_rest([[maybe_unused]] const Params *p, int64_t ri, [[maybe_unused]] int64_t bi,
-                                                 [[maybe_unused]] uint32_t (&g)[1]) {
-    int64_t t_ri = ri;
-    [[maybe_unused]] const int64_t i_w = t_ri % (dlc::floordiv((p->w + 1), 2));
-    t_ri /= (dlc::floordiv((p->w + 1), 2));
-    [[maybe_unused]] const int64_t i_h = t_ri % (dlc::floordiv((p->h + 1), 2));
-    t_ri /= (dlc::floordiv((p->h + 1), 2));
-    [[maybe_unused]] const int64_t i_n = t_ri;
-    const int64_t r0 = (2 * i_h - 1);
-    const int64_t r1 = (2 * i_w - 1);
-    uint32_t m = 0;
-#pragma unroll
-    for (int t = 0; t < 9; ++t) {
-      const int64_t x0 = r0 + (t / 3);
-      const int64_t x1 = r1 + (t % 3);
-      m |= (uint32_t)(((uint64_t)x0 < (uint64_t)((p->h))) & ((uint64_t)x1 < (uint64_t)((p->w)))) << t;
-    }
-    g[0] = m;
-    return (p->c * (2 * i_w - 1 + p->w * (2 * i_h + p->h * i_n - 1)));
-  }
-  static __device__ __forceinline__ int a_kpart([[maybe_unused]] const Params *p, const KWalk &w,
-                                                  [[maybe_unused]] uint32_t (&g)[2]) {
-    [[maybe_unused]] const int64_t i_kh = w.k[0];
-    [[maybe_unused]] const int64_t i_kw = w.k[1];
-    [[maybe_unused]] const int64_t i_ci = w.k[2];
-    g[0] = 1u << (int)(3 * i_kh + i_kw);
-    return (int)w.a_off;  // ci+C*kw+C*W*kh (32 bits: the dispatcher checks (3*C+2*C*W-1) * sizeof(T))
-  }
-  static __device__ __forceinline__ bool a_inside([[maybe_unused]] const Params *p, [[maybe_unused]] const uint32_t (&gm)[1],
-                                                [[maybe_unused]] const uint32_t (&gk)[2]) {
-    return (gm[0] & gk[0]) != 0u;
-  }
-  static constexpr bool B_WALK = false;
-  static constexpr int B_NG = 0;
-  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 4;
-  // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
-  //   Y0 = sum[kh, kw, ci](select(0 <= 2*h+kh-1 < H && 0 <= 2*w+kw-1 < W, X[n, 2*h+kh-1, 2*w+kw-1, ci], 0) *
-  //       Wt[co, kh, kw, ci])
-  //   Y1 = Y0 + bias[co]
-  //   Y1.mul = Y1 * -1.4426950408889634
-  //   Y1.exp2 = exp2(Y1.mul)
-  //   Y1.add = 1 + Y1.exp2
-  //   Y1.recip = 1 / Y1.add
-  //   Y = Y1 * Y1.recip
-  //   yield Y -> Y (T)
-  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
-                                                 const float (&acc)[4]) {
-    if (mi >= (p->n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) return;
-    const int64_t nleft = (p->k) - ni;
-    if (nleft <= 0) return;
-    int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
-    t_mi /= (dlc::floordiv((p->w + 1), 2));
-    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
-    t_mi /= (dlc::floordiv((p->h + 1), 2));
-    [[maybe_unused]] const int64_t i_n = t_mi;
-    float rd0[4];
-    {
-      [[maybe_unused]] const int64_t i_co = ni;
-      const T *src = static_cast<const T *>(p->bias) + (i_co);
-      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
-      else
-        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
-    }
-    float out[4];
-    int64_t off[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      if (j >= nleft) break;
-      const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_co = nj;
-      [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
-      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = dlc::gate_tanh(w_Y_h);
-      out[j] = v_Y;
-      off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
-    }
-    OutT *dst = static_cast<OutT *>(p->y);
-    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
-      dlc::st4(dst + off[0], out);
-      return;
-    }
-    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
-  }
-  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
-  static constexpr int EPI_VEC = 8;
-  struct EpiCols {
-    float rd0[8];  // bias
-  };
-  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
-    if (n0 + BN > extent_n(p)) return false;
-    if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
-    if (((p->k * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
-    if (((p->k * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
-    if (((p->k)) % 8 != 0) return false;
-    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
-    return true;
-  }
-  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
-                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
-    [[maybe_unused]] const int64_t i_co = ni;
-    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
-  }
-  struct EpiRow {  // a thread's row pointers
-    OutT *dst;
-  };
-  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
-                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
-    [[maybe_unused]] const int64_t i_mflat = mi;
-    int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
-    t_mi /= (dlc::floordiv((p->w + 1), 2));
-    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
-    t_mi /= (dlc::floordiv((p->h + 1), 2));
-    [[maybe_unused]] const int64_t i_n = t_mi;
-    [[maybe_unused]] const int64_t i_co = ni;
-    rp.dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
-  }
-  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
-  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
-    dlc::step_ptr(rp.dst, rows * (p->k));
-  }
-  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
-                                               int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
-                                               const float (&acc)[EPI_VEC]) {
-    int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
-    t_mi /= (dlc::floordiv((p->w + 1), 2));
-    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
-    t_mi /= (dlc::floordiv((p->h + 1), 2));
-    [[maybe_unused]] const int64_t i_n = t_mi;
-    float out[EPI_VEC];
-#pragma unroll
-    for (int j = 0; j < EPI_VEC; ++j) {
-      [[maybe_unused]] const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_co = nj;
-      [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
-      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = dlc::gate_tanh(w_Y_h);
-      out[j] = v_Y;
-    }
-    dlc::stv(rp.dst, out);
-  }
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
-  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  static constexpr int STEADY_MIN_VEC = 4, EPI_VEC = 8;
+  // kernel<VEC> from the GPU IR (--dump=gpu): a line a statement on the CTA's state c (sm80_contraction.cuh, Sm80Cta)
   template <int VEC>
   static __device__ __forceinline__ void kernel(const Params *p) {
-    using Self = Op_stride2x2_pad1x1;
+    using Self = Op_implicit_gemm_4<T_, Plan_stride2x2_pad1x1>;
     using C = dlc::Sm80Cta<Self, VEC>;
     C c;
     c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
@@ -2108,27 +1667,30 @@ struct Op_stride2x2_pad1x1 {
     }
   }
 };
+template <class T_> using Op_stride2x2_pad1x1 = Op_implicit_gemm_4<T_, Plan_stride2x2_pad1x1>;
 
-// ---- conv2d_bias_silu fp16.stride1x1.pad1x1.b1, bf16.stride1x1.pad1x1.b1 on sm90a: region conv2d_bias_silu.Y0_conv
-// plan (searched for sm90a): tile 128x64x64, 6 stages, 2 consumer warpgroups + 1 producer, cp_async_wgmma
-template <class T_>
-struct Op_stride1x1_pad1x1_b1_sm90a {
+// ---- conv2d_bias_silu fp16.stride1x1.pad1x1.b1, fp16.stride1x1.pad1x1, bf16.stride1x1.pad1x1.b1, bf16.stride1x1.pad1x1: the Op template their plans share, over T_ and a plan's struct (region conv2d_bias_silu.Y0_conv)
+// The plan P_<T_> (a struct below) gives the tile (BM x BN x BK), the ring's STAGES, THREADS, the
+// CTA order on blockIdx.x (RASTER_GROUP M tiles a group, M fastest within it; 1: N fastest), the
+// full-width epilogue's outputs a 16-byte store (EPI_VEC; 0: none), the gathering producer's lag (a thread
+// lands stage kt - LAG after issuing stage kt), and the roles'
+// loops, unrolled on its ring (produce, consume)
+template <class T_, template <class> class P_>
+struct Op_cp_async_wgmma : P_<T_> {
+  using Plan = P_<T_>;
+  using Plan::BM, Plan::BN, Plan::BK, Plan::STAGES, Plan::THREADS, Plan::RASTER_GROUP, Plan::LAG, Plan::EPI_VEC;
+  using Plan::produce, Plan::consume;
   using T = T_;
   using OutT = T_;
   using Params = dlc__p_conv2d_bias_silu;
-  static constexpr int BM = 128, BN = 64, BK = 64, STAGES = 6, THREADS = 384;
   // B stored along K: K-major descriptors
   static constexpr bool B_K_CONTIG = true;
-  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
-  static constexpr int RASTER_GROUP = 8;
   // M: (n, h, w), extent H*N*W
   // N: (co), extent K
   // K: (kh, kw, ci), extent 9*C
   static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->h * p->n * p->w); }
   static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->k); }
   static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (9 * p->c); }
-  // the gathering producer: a thread lands stage kt - LAG after issuing stage kt (GPU IR)
-  static constexpr int LAG = 4;
   // operand A = X[n, h+kh-1, kw+w-1, ci]: chunks of VEC elements run along ci
   template <int VEC>
   static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
@@ -2171,6 +1733,164 @@ struct Op_stride1x1_pad1x1_b1_sm90a {
     *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
     return left < VEC ? (int)left : VEC;
   }
+  // the consumers' epilogue (GPU IR): one line a statement, each a primitive of the tile's
+  // state c (templates/sm90a_contraction.cuh, Sm90aTile)
+  template <class C, int N>
+  static __device__ __forceinline__ void store_tile(const Params *p, const float (&acc)[N], const C &c) {
+    using Self = Op_cp_async_wgmma;
+    dlc::wgmma_wait<0>();  // WgmmaWait wgmma.wait_group 0
+    c.consumers_sync();  // Barrier the consumers are past their last wgmma: the ring is free for the staging tile
+    float *stage = c.stage_acc(acc);  // StageAcc st.shared.v2.f32
+    c.consumers_sync();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, c.n0)) {  // Epilogue Y0: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> Y
+    } else {  // Epilogue Y0: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> Y
+    }
+  }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line
+  // a statement, each a primitive of the CTA's state c (templates/sm90a_contraction.cuh, Sm90aCta)
+  static __device__ __forceinline__ void kernel(const Params *p) {
+    using Self = Op_cp_async_wgmma;
+    dlc::Sm90aCta<Self> c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
+    c.template alloc<dlc::OPA>();  // AllocShared smA
+    c.template alloc<dlc::OPB>();  // AllocShared smB
+    c.template mbar_init<dlc::MBAR_FULL>(128);  // MbarInit full[s]
+    c.template mbar_init<dlc::MBAR_EMPTY>(256);  // MbarInit empty[s]
+    __syncthreads();  // Barrier the barriers are initialized
+    if (c.producer()) {  // Role producer: warpgroup 0: 128 threads, thread t copies chunks t, t + 128, ... of each stage
+      dlc::setmaxnreg_dec<40>();  // SetMaxNReg setmaxnreg.dec
+      produce(p, c.ring, c.full, c.empty, c.mt, c.nt, c.b, c.KT, c.thread());  // its loop (produce, above)
+      return;
+    }
+    // Role consumers: warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the 128-row tile
+    dlc::setmaxnreg_inc<232>();  // SetMaxNReg setmaxnreg.inc
+    c.acc_zero();  // AccZero acc <- 0
+    c.template frag_setup<dlc::OPA>();  // FragSetup wgmma descriptor of smA
+    c.template frag_setup<dlc::OPB>();  // FragSetup wgmma descriptor of smB
+    consume(c.acc, c.ring_state(), c.KT);  // their k-loop (consume, above)
+    store_tile(p, c.acc, c.tile());  // their epilogue (store_tile, above)
+  }
+  // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
+  //   Y0 = sum[kh, kw, ci](select(0 <= h+kh-1 < H && 0 <= kw+w-1 < W, X[n, h+kh-1, kw+w-1, ci], 0) *
+  //       Wt[co, kh, kw, ci])
+  //   Y1 = Y0 + bias[co]
+  //   Y1.mul = Y1 * -1.4426950408889634
+  //   Y1.exp2 = exp2(Y1.mul)
+  //   Y1.add = 1 + Y1.exp2
+  //   Y1.recip = 1 / Y1.add
+  //   Y = Y1 * Y1.recip
+  //   yield Y -> Y (T)
+  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
+                                                 const float (&acc)[4]) {
+    if (mi >= (p->h * p->n * p->w)) return;
+    const int64_t nleft = (p->k) - ni;
+    if (nleft <= 0) return;
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
+    t_mi /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
+    t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_mi;
+    float rd0[4];
+    {
+      [[maybe_unused]] const int64_t i_co = ni;
+      const T *src = static_cast<const T *>(p->bias) + (i_co);
+      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
+      else
+        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
+    }
+    float out[4];
+    int64_t off[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (j >= nleft) break;
+      const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_co = nj;
+      [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
+      const float v_Y = dlc::gate_tanh(w_Y_h);
+      out[j] = v_Y;
+      off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
+    }
+    OutT *dst = static_cast<OutT *>(p->y);
+    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
+      dlc::st4(dst + off[0], out);
+      return;
+    }
+    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
+  }
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  struct EpiCols {
+    float rd0[8];  // bias
+  };
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
+    if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
+    if (((p->h * p->k * p->w)) % 8 != 0) return false;
+    if (((p->k * p->w)) % 8 != 0) return false;
+    if (((p->k)) % 8 != 0) return false;
+    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
+    return true;
+  }
+  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
+                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
+    [[maybe_unused]] const int64_t i_co = ni;
+    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
+  }
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
+    [[maybe_unused]] const int64_t i_mflat = mi;
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
+    t_mi /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
+    t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_mi;
+    [[maybe_unused]] const int64_t i_co = ni;
+    rp.dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->k));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[8]) {
+    int64_t t_mi = mi;
+    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
+    t_mi /= (p->w);
+    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
+    t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_n = t_mi;
+    float out[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      [[maybe_unused]] const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_co = nj;
+      [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
+      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
+      const float v_Y = dlc::gate_tanh(w_Y_h);
+      out[j] = v_Y;
+    }
+    dlc::stv(rp.dst, out);
+  }
+};
+
+// ---- conv2d_bias_silu fp16.stride1x1.pad1x1.b1, bf16.stride1x1.pad1x1.b1 on sm90a: region conv2d_bias_silu.Y0_conv
+// plan (searched for sm90a): tile 128x64x64, 6 stages, 2 consumer warpgroups + 1 producer, cp_async_wgmma
+template <class T_>
+struct Plan_stride1x1_pad1x1_b1_sm90a {
+  using T = T_;
+  using Params = dlc__p_conv2d_bias_silu;
+  static constexpr int BM = 128, BN = 64, BK = 64, STAGES = 6, THREADS = 384;
+  static constexpr int RASTER_GROUP = 8, EPI_VEC = 8;
+  static constexpr int LAG = 4;
   // the gathering producer's k-loop (GPU IR): thread t of the warpgroup copies its chunks of each
   // stage, then lands the stage `lag` k-tiles behind on its full barrier
   static __device__ __forceinline__ void produce(const Params *p, unsigned char *ring, uint64_t *full,
@@ -2185,8 +1905,8 @@ struct Op_stride1x1_pad1x1_b1_sm90a {
     for (int kt = 0; kt < KT; ++kt) {  // Loop kt: 0 <= kt < ceil(K(kh,kw,ci) / 64)
       unsigned char *dst = ring + s * STAGE_BYTES;
       dlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait empty[kt % S]: a fresh slot is free
-      dlc::sm90a_gather_stage<Op_stride1x1_pad1x1_b1_sm90a, BM, false>(p, dst, m0, (int64_t)kt * BK, b, t);  // CpAsync smA[kt%6] <- X
-      dlc::sm90a_gather_stage<Op_stride1x1_pad1x1_b1_sm90a, BN, true>(p, dst + A_BYTES, n0, (int64_t)kt * BK, b, t);  // CpAsync smB[kt%6] <- Wt
+      dlc::sm90a_gather_stage<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_b1_sm90a>, BM, false>(p, dst, m0, (int64_t)kt * BK, b, t);  // CpAsync smA[kt%6] <- X
+      dlc::sm90a_gather_stage<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_b1_sm90a>, BN, true>(p, dst + A_BYTES, n0, (int64_t)kt * BK, b, t);  // CpAsync smB[kt%6] <- Wt
       dlc::cp_async_commit();
       if (kt >= 4) {  // stage kt - 4
         dlc::cp_async_wait<4>();  // Wait: 4: from kt = 4, stage kt - 4 landed
@@ -2212,7 +1932,7 @@ struct Op_stride1x1_pad1x1_b1_sm90a {
     uint32_t ph = 0;
     dlc::Sm90aRing r = r0;
     dlc::mbar_wait(r.full0 + 0, ph);  // MbarWait full[0]
-    dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+    dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_b1_sm90a>, 0>(acc, r);  // Wgmma x 4 (BK / 16)
     dlc::wgmma_commit();
     dlc::wgmma_wait<1>();  // WgmmaWait
 #pragma unroll 1
@@ -2220,32 +1940,32 @@ struct Op_stride1x1_pad1x1_b1_sm90a {
       r = r0;
       dlc::sm90a_opaque(r);
       dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
-      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_b1_sm90a>, 1>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
       dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
-      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_b1_sm90a>, 2>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
       dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
-      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_b1_sm90a>, 3>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
       dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
-      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_b1_sm90a>, 4>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
       dlc::mbar_wait(r.full0 + 40, ph);  // MbarWait full[5]
-      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 5>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_b1_sm90a>, 5>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
       dlc::mbar_wait(r.full0 + 0, ph ^ 1);  // MbarWait full[0]
-      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_b1_sm90a>, 0>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 40);  // MbarArrive empty[5]
@@ -2255,252 +1975,52 @@ struct Op_stride1x1_pad1x1_b1_sm90a {
     r = r0;
     if (rest > 0) {
       dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
-      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_b1_sm90a>, 1>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
     }
     if (rest > 1) {
       dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
-      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_b1_sm90a>, 2>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
     }
     if (rest > 2) {
       dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
-      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_b1_sm90a>, 3>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
     }
     if (rest > 3) {
       dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
-      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_b1_sm90a>, 4>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
     }
     if (rest > 4) {
       dlc::mbar_wait(r.full0 + 40, ph);  // MbarWait full[5]
-      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_b1_sm90a, 5>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_b1_sm90a>, 5>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
     }
   }
-  // the consumers' epilogue (GPU IR): one line a statement, each a primitive of the tile's
-  // state c (templates/sm90a_contraction.cuh, Sm90aTile)
-  template <class C, int N>
-  static __device__ __forceinline__ void store_tile(const Params *p, const float (&acc)[N], const C &c) {
-    using Self = Op_stride1x1_pad1x1_b1_sm90a;
-    dlc::wgmma_wait<0>();  // WgmmaWait wgmma.wait_group 0
-    c.consumers_sync();  // Barrier the consumers are past their last wgmma: the ring is free for the staging tile
-    float *stage = c.stage_acc(acc);  // StageAcc st.shared.v2.f32
-    c.consumers_sync();  // Barrier staging tile complete
-    if (Self::epi_vec_ok(p, c.n0)) {  // Epilogue Y0: the full-width pair
-      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> Y
-    } else {  // Epilogue Y0: the bounds-checked pair
-      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> Y
-    }
-  }
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line
-  // a statement, each a primitive of the CTA's state c (templates/sm90a_contraction.cuh, Sm90aCta)
-  static __device__ __forceinline__ void kernel(const Params *p) {
-    using Self = Op_stride1x1_pad1x1_b1_sm90a;
-    dlc::Sm90aCta<Self> c;
-    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
-    c.template alloc<dlc::OPA>();  // AllocShared smA
-    c.template alloc<dlc::OPB>();  // AllocShared smB
-    c.template mbar_init<dlc::MBAR_FULL>(128);  // MbarInit full[s]
-    c.template mbar_init<dlc::MBAR_EMPTY>(256);  // MbarInit empty[s]
-    __syncthreads();  // Barrier the barriers are initialized
-    if (c.producer()) {  // Role producer: warpgroup 0: 128 threads, thread t copies chunks t, t + 128, ... of each stage
-      dlc::setmaxnreg_dec<40>();  // SetMaxNReg setmaxnreg.dec
-      produce(p, c.ring, c.full, c.empty, c.mt, c.nt, c.b, c.KT, c.thread());  // its loop (produce, above)
-      return;
-    }
-    // Role consumers: warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the 128-row tile
-    dlc::setmaxnreg_inc<232>();  // SetMaxNReg setmaxnreg.inc
-    c.acc_zero();  // AccZero acc <- 0
-    c.template frag_setup<dlc::OPA>();  // FragSetup wgmma descriptor of smA
-    c.template frag_setup<dlc::OPB>();  // FragSetup wgmma descriptor of smB
-    consume(c.acc, c.ring_state(), c.KT);  // their k-loop (consume, above)
-    store_tile(p, c.acc, c.tile());  // their epilogue (store_tile, above)
-  }
-  // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
-  //   Y0 = sum[kh, kw, ci](select(0 <= h+kh-1 < H && 0 <= kw+w-1 < W, X[n, h+kh-1, kw+w-1, ci], 0) *
-  //       Wt[co, kh, kw, ci])
-  //   Y1 = Y0 + bias[co]
-  //   Y1.mul = Y1 * -1.4426950408889634
-  //   Y1.exp2 = exp2(Y1.mul)
-  //   Y1.add = 1 + Y1.exp2
-  //   Y1.recip = 1 / Y1.add
-  //   Y = Y1 * Y1.recip
-  //   yield Y -> Y (T)
-  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
-                                                 const float (&acc)[4]) {
-    if (mi >= (p->h * p->n * p->w)) return;
-    const int64_t nleft = (p->k) - ni;
-    if (nleft <= 0) return;
-    int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
-    t_mi /= (p->w);
-    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
-    t_mi /= (p->h);
-    [[maybe_unused]] const int64_t i_n = t_mi;
-    float rd0[4];
-    {
-      [[maybe_unused]] const int64_t i_co = ni;
-      const T *src = static_cast<const T *>(p->bias) + (i_co);
-      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
-      else
-        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
-    }
-    float out[4];
-    int64_t off[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      if (j >= nleft) break;
-      const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_co = nj;
-      [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
-      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = dlc::gate_tanh(w_Y_h);
-      out[j] = v_Y;
-      off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
-    }
-    OutT *dst = static_cast<OutT *>(p->y);
-    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
-      dlc::st4(dst + off[0], out);
-      return;
-    }
-    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
-  }
-  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
-  static constexpr int EPI_VEC = 8;
-  struct EpiCols {
-    float rd0[8];  // bias
-  };
-  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
-    if (n0 + BN > extent_n(p)) return false;
-    if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
-    if (((p->h * p->k * p->w)) % 8 != 0) return false;
-    if (((p->k * p->w)) % 8 != 0) return false;
-    if (((p->k)) % 8 != 0) return false;
-    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
-    return true;
-  }
-  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
-                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
-    [[maybe_unused]] const int64_t i_co = ni;
-    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
-  }
-  struct EpiRow {  // a thread's row pointers
-    OutT *dst;
-  };
-  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
-                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
-    [[maybe_unused]] const int64_t i_mflat = mi;
-    int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
-    t_mi /= (p->w);
-    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
-    t_mi /= (p->h);
-    [[maybe_unused]] const int64_t i_n = t_mi;
-    [[maybe_unused]] const int64_t i_co = ni;
-    rp.dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
-  }
-  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
-  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
-    dlc::step_ptr(rp.dst, rows * (p->k));
-  }
-  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
-                                               int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
-                                               const float (&acc)[EPI_VEC]) {
-    int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
-    t_mi /= (p->w);
-    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
-    t_mi /= (p->h);
-    [[maybe_unused]] const int64_t i_n = t_mi;
-    float out[EPI_VEC];
-#pragma unroll
-    for (int j = 0; j < EPI_VEC; ++j) {
-      [[maybe_unused]] const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_co = nj;
-      [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
-      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = dlc::gate_tanh(w_Y_h);
-      out[j] = v_Y;
-    }
-    dlc::stv(rp.dst, out);
-  }
 };
+template <class T_> using Op_stride1x1_pad1x1_b1_sm90a = Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_b1_sm90a>;
 
 // ---- conv2d_bias_silu fp16.stride1x1.pad1x1, bf16.stride1x1.pad1x1 on sm90a: region conv2d_bias_silu.Y0_conv
 // plan (searched for sm90a): tile 128x128x64, 5 stages, 2 consumer warpgroups + 1 producer, cp_async_wgmma
 template <class T_>
-struct Op_stride1x1_pad1x1_sm90a {
+struct Plan_stride1x1_pad1x1_sm90a {
   using T = T_;
-  using OutT = T_;
   using Params = dlc__p_conv2d_bias_silu;
   static constexpr int BM = 128, BN = 128, BK = 64, STAGES = 5, THREADS = 384;
-  // B stored along K: K-major descriptors
-  static constexpr bool B_K_CONTIG = true;
-  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
-  static constexpr int RASTER_GROUP = 8;
-  // M: (n, h, w), extent H*N*W
-  // N: (co), extent K
-  // K: (kh, kw, ci), extent 9*C
-  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->h * p->n * p->w); }
-  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->k); }
-  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (9 * p->c); }
-  // the gathering producer: a thread lands stage kt - LAG after issuing stage kt (GPU IR)
+  static constexpr int RASTER_GROUP = 8, EPI_VEC = 8;
   static constexpr int LAG = 3;
-  // operand A = X[n, h+kh-1, kw+w-1, ci]: chunks of VEC elements run along ci
-  template <int VEC>
-  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->x);
-    *src = base;
-    if (ri >= (p->h * p->n * p->w)) return 0;
-    if (ki >= (9 * p->c)) return 0;
-    int64_t t_ri = ri;
-    [[maybe_unused]] const int64_t i_w = t_ri % (p->w);
-    t_ri /= (p->w);
-    [[maybe_unused]] const int64_t i_h = t_ri % (p->h);
-    t_ri /= (p->h);
-    [[maybe_unused]] const int64_t i_n = t_ri;
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    if (!((0 <= (i_h + i_kh - 1) && (i_h + i_kh - 1) < (p->h)) && (0 <= (i_kw + i_w - 1) && (i_kw + i_w - 1) < (p->w)))) return 0;  // pad piece: zero fill
-    const int64_t left = (p->c) - i_ci;
-    *src = base + (i_ci + p->c * (i_kw + i_w - 1 + p->w * (i_h + i_kh + p->h * i_n - 1)));
-    return left < VEC ? (int)left : VEC;
-  }
-  // operand B = Wt[co, kh, kw, ci]: chunks of VEC elements run along ci
-  template <int VEC>
-  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->wt);
-    *src = base;
-    if (ri >= (p->k)) return 0;
-    if (ki >= (9 * p->c)) return 0;
-    [[maybe_unused]] const int64_t i_co = ri;
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    const int64_t left = (p->c) - i_ci;
-    *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
-    return left < VEC ? (int)left : VEC;
-  }
   // the gathering producer's k-loop (GPU IR): thread t of the warpgroup copies its chunks of each
   // stage, then lands the stage `lag` k-tiles behind on its full barrier
   static __device__ __forceinline__ void produce(const Params *p, unsigned char *ring, uint64_t *full,
@@ -2515,8 +2035,8 @@ struct Op_stride1x1_pad1x1_sm90a {
     for (int kt = 0; kt < KT; ++kt) {  // Loop kt: 0 <= kt < ceil(K(kh,kw,ci) / 64)
       unsigned char *dst = ring + s * STAGE_BYTES;
       dlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait empty[kt % S]: a fresh slot is free
-      dlc::sm90a_gather_stage<Op_stride1x1_pad1x1_sm90a, BM, false>(p, dst, m0, (int64_t)kt * BK, b, t);  // CpAsync smA[kt%5] <- X
-      dlc::sm90a_gather_stage<Op_stride1x1_pad1x1_sm90a, BN, true>(p, dst + A_BYTES, n0, (int64_t)kt * BK, b, t);  // CpAsync smB[kt%5] <- Wt
+      dlc::sm90a_gather_stage<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_sm90a>, BM, false>(p, dst, m0, (int64_t)kt * BK, b, t);  // CpAsync smA[kt%5] <- X
+      dlc::sm90a_gather_stage<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_sm90a>, BN, true>(p, dst + A_BYTES, n0, (int64_t)kt * BK, b, t);  // CpAsync smB[kt%5] <- Wt
       dlc::cp_async_commit();
       if (kt >= 3) {  // stage kt - 3
         dlc::cp_async_wait<3>();  // Wait: 3: from kt = 3, stage kt - 3 landed
@@ -2542,7 +2062,7 @@ struct Op_stride1x1_pad1x1_sm90a {
     uint32_t ph = 0;
     dlc::Sm90aRing r = r0;
     dlc::mbar_wait(r.full0 + 0, ph);  // MbarWait full[0]
-    dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+    dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_sm90a>, 0>(acc, r);  // Wgmma x 4 (BK / 16)
     dlc::wgmma_commit();
     dlc::wgmma_wait<1>();  // WgmmaWait
 #pragma unroll 1
@@ -2550,27 +2070,27 @@ struct Op_stride1x1_pad1x1_sm90a {
       r = r0;
       dlc::sm90a_opaque(r);
       dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
-      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_sm90a>, 1>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
       dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
-      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_sm90a>, 2>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
       dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
-      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_sm90a>, 3>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
       dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
-      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_sm90a>, 4>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
       dlc::mbar_wait(r.full0 + 0, ph ^ 1);  // MbarWait full[0]
-      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_sm90a>, 0>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
@@ -2580,38 +2100,105 @@ struct Op_stride1x1_pad1x1_sm90a {
     r = r0;
     if (rest > 0) {
       dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
-      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_sm90a>, 1>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
     }
     if (rest > 1) {
       dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
-      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_sm90a>, 2>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
     }
     if (rest > 2) {
       dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
-      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_sm90a>, 3>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
     }
     if (rest > 3) {
       dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
-      dlc::sm90a_wgmma_slot<Op_stride1x1_pad1x1_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_sm90a>, 4>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
     }
   }
+};
+template <class T_> using Op_stride1x1_pad1x1_sm90a = Op_cp_async_wgmma<T_, Plan_stride1x1_pad1x1_sm90a>;
+
+// ---- conv2d_bias_silu fp16.stride2x2.pad1x1.b1, fp16.stride2x2.pad1x1, bf16.stride2x2.pad1x1.b1, bf16.stride2x2.pad1x1: the Op template their plans share, over T_ and a plan's struct (region conv2d_bias_silu.Y0_conv)
+// The plan P_<T_> (a struct below) gives the tile (BM x BN x BK), the ring's STAGES, THREADS, the
+// CTA order on blockIdx.x (RASTER_GROUP M tiles a group, M fastest within it; 1: N fastest), the
+// full-width epilogue's outputs a 16-byte store (EPI_VEC; 0: none), the gathering producer's lag (a thread
+// lands stage kt - LAG after issuing stage kt), and the roles'
+// loops, unrolled on its ring (produce, consume)
+template <class T_, template <class> class P_>
+struct Op_cp_async_wgmma_2 : P_<T_> {
+  using Plan = P_<T_>;
+  using Plan::BM, Plan::BN, Plan::BK, Plan::STAGES, Plan::THREADS, Plan::RASTER_GROUP, Plan::LAG, Plan::EPI_VEC;
+  using Plan::produce, Plan::consume;
+  using T = T_;
+  using OutT = T_;
+  using Params = dlc__p_conv2d_bias_silu;
+  // B stored along K: K-major descriptors
+  static constexpr bool B_K_CONTIG = true;
+  // M: (n, h, w), extent N*floor((H+1)/2)*floor((W+1)/2)
+  // N: (co), extent K
+  // K: (kh, kw, ci), extent 9*C
+  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2)); }
+  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->k); }
+  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (9 * p->c); }
+  // operand A = X[n, 2*h+kh-1, 2*w+kw-1, ci]: chunks of VEC elements run along ci
+  template <int VEC>
+  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
+    const T *base = static_cast<const T *>(p->x);
+    *src = base;
+    if (ri >= (p->n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) return 0;
+    if (ki >= (9 * p->c)) return 0;
+    int64_t t_ri = ri;
+    [[maybe_unused]] const int64_t i_w = t_ri % (dlc::floordiv((p->w + 1), 2));
+    t_ri /= (dlc::floordiv((p->w + 1), 2));
+    [[maybe_unused]] const int64_t i_h = t_ri % (dlc::floordiv((p->h + 1), 2));
+    t_ri /= (dlc::floordiv((p->h + 1), 2));
+    [[maybe_unused]] const int64_t i_n = t_ri;
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    if (!((0 <= (2 * i_h + i_kh - 1) && (2 * i_h + i_kh - 1) < (p->h)) && (0 <= (i_kw + 2 * i_w - 1) && (i_kw + 2 * i_w - 1) < (p->w)))) return 0;  // pad piece: zero fill
+    const int64_t left = (p->c) - i_ci;
+    *src = base + (i_ci + p->c * (i_kw + 2 * i_w - 1 + p->w * (2 * i_h + i_kh + p->h * i_n - 1)));
+    return left < VEC ? (int)left : VEC;
+  }
+  // operand B = Wt[co, kh, kw, ci]: chunks of VEC elements run along ci
+  template <int VEC>
+  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
+    const T *base = static_cast<const T *>(p->wt);
+    *src = base;
+    if (ri >= (p->k)) return 0;
+    if (ki >= (9 * p->c)) return 0;
+    [[maybe_unused]] const int64_t i_co = ri;
+    int64_t t_ki = ki;
+    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
+    t_ki /= (p->c);
+    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
+    t_ki /= 3;
+    [[maybe_unused]] const int64_t i_kh = t_ki;
+    const int64_t left = (p->c) - i_ci;
+    *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
+    return left < VEC ? (int)left : VEC;
+  }
   // the consumers' epilogue (GPU IR): one line a statement, each a primitive of the tile's
   // state c (templates/sm90a_contraction.cuh, Sm90aTile)
   template <class C, int N>
   static __device__ __forceinline__ void store_tile(const Params *p, const float (&acc)[N], const C &c) {
-    using Self = Op_stride1x1_pad1x1_sm90a;
+    using Self = Op_cp_async_wgmma_2;
     dlc::wgmma_wait<0>();  // WgmmaWait wgmma.wait_group 0
     c.consumers_sync();  // Barrier the consumers are past their last wgmma: the ring is free for the staging tile
     float *stage = c.stage_acc(acc);  // StageAcc st.shared.v2.f32
@@ -2625,7 +2212,7 @@ struct Op_stride1x1_pad1x1_sm90a {
   // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line
   // a statement, each a primitive of the CTA's state c (templates/sm90a_contraction.cuh, Sm90aCta)
   static __device__ __forceinline__ void kernel(const Params *p) {
-    using Self = Op_stride1x1_pad1x1_sm90a;
+    using Self = Op_cp_async_wgmma_2;
     dlc::Sm90aCta<Self> c;
     c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
     c.template alloc<dlc::OPA>();  // AllocShared smA
@@ -2647,7 +2234,7 @@ struct Op_stride1x1_pad1x1_sm90a {
     store_tile(p, c.acc, c.tile());  // their epilogue (store_tile, above)
   }
   // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
-  //   Y0 = sum[kh, kw, ci](select(0 <= h+kh-1 < H && 0 <= kw+w-1 < W, X[n, h+kh-1, kw+w-1, ci], 0) *
+  //   Y0 = sum[kh, kw, ci](select(0 <= 2*h+kh-1 < H && 0 <= 2*w+kw-1 < W, X[n, 2*h+kh-1, 2*w+kw-1, ci], 0) *
   //       Wt[co, kh, kw, ci])
   //   Y1 = Y0 + bias[co]
   //   Y1.mul = Y1 * -1.4426950408889634
@@ -2658,14 +2245,14 @@ struct Op_stride1x1_pad1x1_sm90a {
   //   yield Y -> Y (T)
   static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
                                                  const float (&acc)[4]) {
-    if (mi >= (p->h * p->n * p->w)) return;
+    if (mi >= (p->n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) return;
     const int64_t nleft = (p->k) - ni;
     if (nleft <= 0) return;
     int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
-    t_mi /= (p->w);
-    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
-    t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
+    t_mi /= (dlc::floordiv((p->w + 1), 2));
+    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
+    t_mi /= (dlc::floordiv((p->h + 1), 2));
     [[maybe_unused]] const int64_t i_n = t_mi;
     float rd0[4];
     {
@@ -2686,7 +2273,7 @@ struct Op_stride1x1_pad1x1_sm90a {
       const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
       const float v_Y = dlc::gate_tanh(w_Y_h);
       out[j] = v_Y;
-      off[j] = (i_co + p->k * (i_w + p->w * (i_h + p->h * i_n)));
+      off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
     }
     OutT *dst = static_cast<OutT *>(p->y);
     if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
@@ -2696,15 +2283,14 @@ struct Op_stride1x1_pad1x1_sm90a {
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
   // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
-  static constexpr int EPI_VEC = 8;
   struct EpiCols {
     float rd0[8];  // bias
   };
   static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
     if (n0 + BN > extent_n(p)) return false;
     if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
-    if (((p->h * p->k * p->w)) % 8 != 0) return false;
-    if (((p->k * p->w)) % 8 != 0) return false;
+    if (((p->k * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
+    if (((p->k * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
     if (((p->k)) % 8 != 0) return false;
     if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
     return true;
@@ -2721,10 +2307,10 @@ struct Op_stride1x1_pad1x1_sm90a {
                                                   [[maybe_unused]] int64_t bi, EpiRow &rp) {
     [[maybe_unused]] const int64_t i_mflat = mi;
     int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
-    t_mi /= (p->w);
-    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
-    t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
+    t_mi /= (dlc::floordiv((p->w + 1), 2));
+    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
+    t_mi /= (dlc::floordiv((p->h + 1), 2));
     [[maybe_unused]] const int64_t i_n = t_mi;
     [[maybe_unused]] const int64_t i_co = ni;
     rp.dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
@@ -2736,16 +2322,16 @@ struct Op_stride1x1_pad1x1_sm90a {
   static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
                                                int64_t ni, [[maybe_unused]] int64_t bi,
                                                [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
-                                               const float (&acc)[EPI_VEC]) {
+                                               const float (&acc)[8]) {
     int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (p->w);
-    t_mi /= (p->w);
-    [[maybe_unused]] const int64_t i_h = t_mi % (p->h);
-    t_mi /= (p->h);
+    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
+    t_mi /= (dlc::floordiv((p->w + 1), 2));
+    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
+    t_mi /= (dlc::floordiv((p->h + 1), 2));
     [[maybe_unused]] const int64_t i_n = t_mi;
-    float out[EPI_VEC];
+    float out[8];
 #pragma unroll
-    for (int j = 0; j < EPI_VEC; ++j) {
+    for (int j = 0; j < 8; ++j) {
       [[maybe_unused]] const int64_t nj = ni + j;
       [[maybe_unused]] const int64_t i_co = nj;
       [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
@@ -2760,65 +2346,12 @@ struct Op_stride1x1_pad1x1_sm90a {
 // ---- conv2d_bias_silu fp16.stride2x2.pad1x1.b1, bf16.stride2x2.pad1x1.b1 on sm90a: region conv2d_bias_silu.Y0_conv
 // plan (searched for sm90a): tile 128x64x64, 6 stages, 2 consumer warpgroups + 1 producer, cp_async_wgmma
 template <class T_>
-struct Op_stride2x2_pad1x1_b1_sm90a {
+struct Plan_stride2x2_pad1x1_b1_sm90a {
   using T = T_;
-  using OutT = T_;
   using Params = dlc__p_conv2d_bias_silu;
   static constexpr int BM = 128, BN = 64, BK = 64, STAGES = 6, THREADS = 384;
-  // B stored along K: K-major descriptors
-  static constexpr bool B_K_CONTIG = true;
-  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
-  static constexpr int RASTER_GROUP = 8;
-  // M: (n, h, w), extent N*floor((H+1)/2)*floor((W+1)/2)
-  // N: (co), extent K
-  // K: (kh, kw, ci), extent 9*C
-  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2)); }
-  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->k); }
-  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (9 * p->c); }
-  // the gathering producer: a thread lands stage kt - LAG after issuing stage kt (GPU IR)
+  static constexpr int RASTER_GROUP = 8, EPI_VEC = 8;
   static constexpr int LAG = 4;
-  // operand A = X[n, 2*h+kh-1, 2*w+kw-1, ci]: chunks of VEC elements run along ci
-  template <int VEC>
-  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->x);
-    *src = base;
-    if (ri >= (p->n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) return 0;
-    if (ki >= (9 * p->c)) return 0;
-    int64_t t_ri = ri;
-    [[maybe_unused]] const int64_t i_w = t_ri % (dlc::floordiv((p->w + 1), 2));
-    t_ri /= (dlc::floordiv((p->w + 1), 2));
-    [[maybe_unused]] const int64_t i_h = t_ri % (dlc::floordiv((p->h + 1), 2));
-    t_ri /= (dlc::floordiv((p->h + 1), 2));
-    [[maybe_unused]] const int64_t i_n = t_ri;
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    if (!((0 <= (2 * i_h + i_kh - 1) && (2 * i_h + i_kh - 1) < (p->h)) && (0 <= (i_kw + 2 * i_w - 1) && (i_kw + 2 * i_w - 1) < (p->w)))) return 0;  // pad piece: zero fill
-    const int64_t left = (p->c) - i_ci;
-    *src = base + (i_ci + p->c * (i_kw + 2 * i_w - 1 + p->w * (2 * i_h + i_kh + p->h * i_n - 1)));
-    return left < VEC ? (int)left : VEC;
-  }
-  // operand B = Wt[co, kh, kw, ci]: chunks of VEC elements run along ci
-  template <int VEC>
-  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->wt);
-    *src = base;
-    if (ri >= (p->k)) return 0;
-    if (ki >= (9 * p->c)) return 0;
-    [[maybe_unused]] const int64_t i_co = ri;
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    const int64_t left = (p->c) - i_ci;
-    *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
-    return left < VEC ? (int)left : VEC;
-  }
   // the gathering producer's k-loop (GPU IR): thread t of the warpgroup copies its chunks of each
   // stage, then lands the stage `lag` k-tiles behind on its full barrier
   static __device__ __forceinline__ void produce(const Params *p, unsigned char *ring, uint64_t *full,
@@ -2833,8 +2366,8 @@ struct Op_stride2x2_pad1x1_b1_sm90a {
     for (int kt = 0; kt < KT; ++kt) {  // Loop kt: 0 <= kt < ceil(K(kh,kw,ci) / 64)
       unsigned char *dst = ring + s * STAGE_BYTES;
       dlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait empty[kt % S]: a fresh slot is free
-      dlc::sm90a_gather_stage<Op_stride2x2_pad1x1_b1_sm90a, BM, false>(p, dst, m0, (int64_t)kt * BK, b, t);  // CpAsync smA[kt%6] <- X
-      dlc::sm90a_gather_stage<Op_stride2x2_pad1x1_b1_sm90a, BN, true>(p, dst + A_BYTES, n0, (int64_t)kt * BK, b, t);  // CpAsync smB[kt%6] <- Wt
+      dlc::sm90a_gather_stage<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_b1_sm90a>, BM, false>(p, dst, m0, (int64_t)kt * BK, b, t);  // CpAsync smA[kt%6] <- X
+      dlc::sm90a_gather_stage<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_b1_sm90a>, BN, true>(p, dst + A_BYTES, n0, (int64_t)kt * BK, b, t);  // CpAsync smB[kt%6] <- Wt
       dlc::cp_async_commit();
       if (kt >= 4) {  // stage kt - 4
         dlc::cp_async_wait<4>();  // Wait: 4: from kt = 4, stage kt - 4 landed
@@ -2860,7 +2393,7 @@ struct Op_stride2x2_pad1x1_b1_sm90a {
     uint32_t ph = 0;
     dlc::Sm90aRing r = r0;
     dlc::mbar_wait(r.full0 + 0, ph);  // MbarWait full[0]
-    dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+    dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_b1_sm90a>, 0>(acc, r);  // Wgmma x 4 (BK / 16)
     dlc::wgmma_commit();
     dlc::wgmma_wait<1>();  // WgmmaWait
 #pragma unroll 1
@@ -2868,32 +2401,32 @@ struct Op_stride2x2_pad1x1_b1_sm90a {
       r = r0;
       dlc::sm90a_opaque(r);
       dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
-      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_b1_sm90a>, 1>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
       dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
-      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_b1_sm90a>, 2>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
       dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
-      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_b1_sm90a>, 3>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
       dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
-      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_b1_sm90a>, 4>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
       dlc::mbar_wait(r.full0 + 40, ph);  // MbarWait full[5]
-      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 5>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_b1_sm90a>, 5>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
       dlc::mbar_wait(r.full0 + 0, ph ^ 1);  // MbarWait full[0]
-      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_b1_sm90a>, 0>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 40);  // MbarArrive empty[5]
@@ -2903,252 +2436,52 @@ struct Op_stride2x2_pad1x1_b1_sm90a {
     r = r0;
     if (rest > 0) {
       dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
-      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_b1_sm90a>, 1>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
     }
     if (rest > 1) {
       dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
-      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_b1_sm90a>, 2>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
     }
     if (rest > 2) {
       dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
-      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_b1_sm90a>, 3>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
     }
     if (rest > 3) {
       dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
-      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_b1_sm90a>, 4>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
     }
     if (rest > 4) {
       dlc::mbar_wait(r.full0 + 40, ph);  // MbarWait full[5]
-      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_b1_sm90a, 5>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_b1_sm90a>, 5>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
     }
   }
-  // the consumers' epilogue (GPU IR): one line a statement, each a primitive of the tile's
-  // state c (templates/sm90a_contraction.cuh, Sm90aTile)
-  template <class C, int N>
-  static __device__ __forceinline__ void store_tile(const Params *p, const float (&acc)[N], const C &c) {
-    using Self = Op_stride2x2_pad1x1_b1_sm90a;
-    dlc::wgmma_wait<0>();  // WgmmaWait wgmma.wait_group 0
-    c.consumers_sync();  // Barrier the consumers are past their last wgmma: the ring is free for the staging tile
-    float *stage = c.stage_acc(acc);  // StageAcc st.shared.v2.f32
-    c.consumers_sync();  // Barrier staging tile complete
-    if (Self::epi_vec_ok(p, c.n0)) {  // Epilogue Y0: the full-width pair
-      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> Y
-    } else {  // Epilogue Y0: the bounds-checked pair
-      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> Y
-    }
-  }
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line
-  // a statement, each a primitive of the CTA's state c (templates/sm90a_contraction.cuh, Sm90aCta)
-  static __device__ __forceinline__ void kernel(const Params *p) {
-    using Self = Op_stride2x2_pad1x1_b1_sm90a;
-    dlc::Sm90aCta<Self> c;
-    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
-    c.template alloc<dlc::OPA>();  // AllocShared smA
-    c.template alloc<dlc::OPB>();  // AllocShared smB
-    c.template mbar_init<dlc::MBAR_FULL>(128);  // MbarInit full[s]
-    c.template mbar_init<dlc::MBAR_EMPTY>(256);  // MbarInit empty[s]
-    __syncthreads();  // Barrier the barriers are initialized
-    if (c.producer()) {  // Role producer: warpgroup 0: 128 threads, thread t copies chunks t, t + 128, ... of each stage
-      dlc::setmaxnreg_dec<40>();  // SetMaxNReg setmaxnreg.dec
-      produce(p, c.ring, c.full, c.empty, c.mt, c.nt, c.b, c.KT, c.thread());  // its loop (produce, above)
-      return;
-    }
-    // Role consumers: warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the 128-row tile
-    dlc::setmaxnreg_inc<232>();  // SetMaxNReg setmaxnreg.inc
-    c.acc_zero();  // AccZero acc <- 0
-    c.template frag_setup<dlc::OPA>();  // FragSetup wgmma descriptor of smA
-    c.template frag_setup<dlc::OPB>();  // FragSetup wgmma descriptor of smB
-    consume(c.acc, c.ring_state(), c.KT);  // their k-loop (consume, above)
-    store_tile(p, c.acc, c.tile());  // their epilogue (store_tile, above)
-  }
-  // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
-  //   Y0 = sum[kh, kw, ci](select(0 <= 2*h+kh-1 < H && 0 <= 2*w+kw-1 < W, X[n, 2*h+kh-1, 2*w+kw-1, ci], 0) *
-  //       Wt[co, kh, kw, ci])
-  //   Y1 = Y0 + bias[co]
-  //   Y1.mul = Y1 * -1.4426950408889634
-  //   Y1.exp2 = exp2(Y1.mul)
-  //   Y1.add = 1 + Y1.exp2
-  //   Y1.recip = 1 / Y1.add
-  //   Y = Y1 * Y1.recip
-  //   yield Y -> Y (T)
-  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
-                                                 const float (&acc)[4]) {
-    if (mi >= (p->n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) return;
-    const int64_t nleft = (p->k) - ni;
-    if (nleft <= 0) return;
-    int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
-    t_mi /= (dlc::floordiv((p->w + 1), 2));
-    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
-    t_mi /= (dlc::floordiv((p->h + 1), 2));
-    [[maybe_unused]] const int64_t i_n = t_mi;
-    float rd0[4];
-    {
-      [[maybe_unused]] const int64_t i_co = ni;
-      const T *src = static_cast<const T *>(p->bias) + (i_co);
-      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
-      else
-        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
-    }
-    float out[4];
-    int64_t off[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      if (j >= nleft) break;
-      const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_co = nj;
-      [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
-      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = dlc::gate_tanh(w_Y_h);
-      out[j] = v_Y;
-      off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
-    }
-    OutT *dst = static_cast<OutT *>(p->y);
-    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
-      dlc::st4(dst + off[0], out);
-      return;
-    }
-    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
-  }
-  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
-  static constexpr int EPI_VEC = 8;
-  struct EpiCols {
-    float rd0[8];  // bias
-  };
-  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
-    if (n0 + BN > extent_n(p)) return false;
-    if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
-    if (((p->k * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
-    if (((p->k * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
-    if (((p->k)) % 8 != 0) return false;
-    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
-    return true;
-  }
-  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
-                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
-    [[maybe_unused]] const int64_t i_co = ni;
-    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
-  }
-  struct EpiRow {  // a thread's row pointers
-    OutT *dst;
-  };
-  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
-                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
-    [[maybe_unused]] const int64_t i_mflat = mi;
-    int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
-    t_mi /= (dlc::floordiv((p->w + 1), 2));
-    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
-    t_mi /= (dlc::floordiv((p->h + 1), 2));
-    [[maybe_unused]] const int64_t i_n = t_mi;
-    [[maybe_unused]] const int64_t i_co = ni;
-    rp.dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
-  }
-  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
-  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
-    dlc::step_ptr(rp.dst, rows * (p->k));
-  }
-  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
-                                               int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
-                                               const float (&acc)[EPI_VEC]) {
-    int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
-    t_mi /= (dlc::floordiv((p->w + 1), 2));
-    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
-    t_mi /= (dlc::floordiv((p->h + 1), 2));
-    [[maybe_unused]] const int64_t i_n = t_mi;
-    float out[EPI_VEC];
-#pragma unroll
-    for (int j = 0; j < EPI_VEC; ++j) {
-      [[maybe_unused]] const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_co = nj;
-      [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
-      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = dlc::gate_tanh(w_Y_h);
-      out[j] = v_Y;
-    }
-    dlc::stv(rp.dst, out);
-  }
 };
+template <class T_> using Op_stride2x2_pad1x1_b1_sm90a = Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_b1_sm90a>;
 
 // ---- conv2d_bias_silu fp16.stride2x2.pad1x1, bf16.stride2x2.pad1x1 on sm90a: region conv2d_bias_silu.Y0_conv
 // plan (searched for sm90a): tile 128x128x64, 5 stages, 2 consumer warpgroups + 1 producer, cp_async_wgmma
 template <class T_>
-struct Op_stride2x2_pad1x1_sm90a {
+struct Plan_stride2x2_pad1x1_sm90a {
   using T = T_;
-  using OutT = T_;
   using Params = dlc__p_conv2d_bias_silu;
   static constexpr int BM = 128, BN = 128, BK = 64, STAGES = 5, THREADS = 384;
-  // B stored along K: K-major descriptors
-  static constexpr bool B_K_CONTIG = true;
-  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
-  static constexpr int RASTER_GROUP = 8;
-  // M: (n, h, w), extent N*floor((H+1)/2)*floor((W+1)/2)
-  // N: (co), extent K
-  // K: (kh, kw, ci), extent 9*C
-  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2)); }
-  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->k); }
-  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (9 * p->c); }
-  // the gathering producer: a thread lands stage kt - LAG after issuing stage kt (GPU IR)
+  static constexpr int RASTER_GROUP = 8, EPI_VEC = 8;
   static constexpr int LAG = 3;
-  // operand A = X[n, 2*h+kh-1, 2*w+kw-1, ci]: chunks of VEC elements run along ci
-  template <int VEC>
-  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->x);
-    *src = base;
-    if (ri >= (p->n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) return 0;
-    if (ki >= (9 * p->c)) return 0;
-    int64_t t_ri = ri;
-    [[maybe_unused]] const int64_t i_w = t_ri % (dlc::floordiv((p->w + 1), 2));
-    t_ri /= (dlc::floordiv((p->w + 1), 2));
-    [[maybe_unused]] const int64_t i_h = t_ri % (dlc::floordiv((p->h + 1), 2));
-    t_ri /= (dlc::floordiv((p->h + 1), 2));
-    [[maybe_unused]] const int64_t i_n = t_ri;
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    if (!((0 <= (2 * i_h + i_kh - 1) && (2 * i_h + i_kh - 1) < (p->h)) && (0 <= (i_kw + 2 * i_w - 1) && (i_kw + 2 * i_w - 1) < (p->w)))) return 0;  // pad piece: zero fill
-    const int64_t left = (p->c) - i_ci;
-    *src = base + (i_ci + p->c * (i_kw + 2 * i_w - 1 + p->w * (2 * i_h + i_kh + p->h * i_n - 1)));
-    return left < VEC ? (int)left : VEC;
-  }
-  // operand B = Wt[co, kh, kw, ci]: chunks of VEC elements run along ci
-  template <int VEC>
-  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->wt);
-    *src = base;
-    if (ri >= (p->k)) return 0;
-    if (ki >= (9 * p->c)) return 0;
-    [[maybe_unused]] const int64_t i_co = ri;
-    int64_t t_ki = ki;
-    [[maybe_unused]] const int64_t i_ci = t_ki % (p->c);
-    t_ki /= (p->c);
-    [[maybe_unused]] const int64_t i_kw = t_ki % 3;
-    t_ki /= 3;
-    [[maybe_unused]] const int64_t i_kh = t_ki;
-    const int64_t left = (p->c) - i_ci;
-    *src = base + (i_ci + p->c * (i_kw + 3 * (3 * i_co + i_kh)));
-    return left < VEC ? (int)left : VEC;
-  }
   // the gathering producer's k-loop (GPU IR): thread t of the warpgroup copies its chunks of each
   // stage, then lands the stage `lag` k-tiles behind on its full barrier
   static __device__ __forceinline__ void produce(const Params *p, unsigned char *ring, uint64_t *full,
@@ -3163,8 +2496,8 @@ struct Op_stride2x2_pad1x1_sm90a {
     for (int kt = 0; kt < KT; ++kt) {  // Loop kt: 0 <= kt < ceil(K(kh,kw,ci) / 64)
       unsigned char *dst = ring + s * STAGE_BYTES;
       dlc::mbar_wait(&empty[s], ph ^ 1);  // MbarWait empty[kt % S]: a fresh slot is free
-      dlc::sm90a_gather_stage<Op_stride2x2_pad1x1_sm90a, BM, false>(p, dst, m0, (int64_t)kt * BK, b, t);  // CpAsync smA[kt%5] <- X
-      dlc::sm90a_gather_stage<Op_stride2x2_pad1x1_sm90a, BN, true>(p, dst + A_BYTES, n0, (int64_t)kt * BK, b, t);  // CpAsync smB[kt%5] <- Wt
+      dlc::sm90a_gather_stage<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_sm90a>, BM, false>(p, dst, m0, (int64_t)kt * BK, b, t);  // CpAsync smA[kt%5] <- X
+      dlc::sm90a_gather_stage<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_sm90a>, BN, true>(p, dst + A_BYTES, n0, (int64_t)kt * BK, b, t);  // CpAsync smB[kt%5] <- Wt
       dlc::cp_async_commit();
       if (kt >= 3) {  // stage kt - 3
         dlc::cp_async_wait<3>();  // Wait: 3: from kt = 3, stage kt - 3 landed
@@ -3190,7 +2523,7 @@ struct Op_stride2x2_pad1x1_sm90a {
     uint32_t ph = 0;
     dlc::Sm90aRing r = r0;
     dlc::mbar_wait(r.full0 + 0, ph);  // MbarWait full[0]
-    dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+    dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_sm90a>, 0>(acc, r);  // Wgmma x 4 (BK / 16)
     dlc::wgmma_commit();
     dlc::wgmma_wait<1>();  // WgmmaWait
 #pragma unroll 1
@@ -3198,27 +2531,27 @@ struct Op_stride2x2_pad1x1_sm90a {
       r = r0;
       dlc::sm90a_opaque(r);
       dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
-      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_sm90a>, 1>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
       dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
-      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_sm90a>, 2>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
       dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
-      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_sm90a>, 3>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
       dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
-      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_sm90a>, 4>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
       dlc::mbar_wait(r.full0 + 0, ph ^ 1);  // MbarWait full[0]
-      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_sm90a>, 0>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
@@ -3228,330 +2561,87 @@ struct Op_stride2x2_pad1x1_sm90a {
     r = r0;
     if (rest > 0) {
       dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
-      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_sm90a>, 1>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
     }
     if (rest > 1) {
       dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
-      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_sm90a>, 2>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
     }
     if (rest > 2) {
       dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
-      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_sm90a>, 3>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
     }
     if (rest > 3) {
       dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
-      dlc::sm90a_wgmma_slot<Op_stride2x2_pad1x1_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_sm90a>, 4>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
     }
   }
-  // the consumers' epilogue (GPU IR): one line a statement, each a primitive of the tile's
-  // state c (templates/sm90a_contraction.cuh, Sm90aTile)
-  template <class C, int N>
-  static __device__ __forceinline__ void store_tile(const Params *p, const float (&acc)[N], const C &c) {
-    using Self = Op_stride2x2_pad1x1_sm90a;
-    dlc::wgmma_wait<0>();  // WgmmaWait wgmma.wait_group 0
-    c.consumers_sync();  // Barrier the consumers are past their last wgmma: the ring is free for the staging tile
-    float *stage = c.stage_acc(acc);  // StageAcc st.shared.v2.f32
-    c.consumers_sync();  // Barrier staging tile complete
-    if (Self::epi_vec_ok(p, c.n0)) {  // Epilogue Y0: the full-width pair
-      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> Y
-    } else {  // Epilogue Y0: the bounds-checked pair
-      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> Y
-    }
-  }
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line
-  // a statement, each a primitive of the CTA's state c (templates/sm90a_contraction.cuh, Sm90aCta)
-  static __device__ __forceinline__ void kernel(const Params *p) {
-    using Self = Op_stride2x2_pad1x1_sm90a;
-    dlc::Sm90aCta<Self> c;
-    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
-    c.template alloc<dlc::OPA>();  // AllocShared smA
-    c.template alloc<dlc::OPB>();  // AllocShared smB
-    c.template mbar_init<dlc::MBAR_FULL>(128);  // MbarInit full[s]
-    c.template mbar_init<dlc::MBAR_EMPTY>(256);  // MbarInit empty[s]
-    __syncthreads();  // Barrier the barriers are initialized
-    if (c.producer()) {  // Role producer: warpgroup 0: 128 threads, thread t copies chunks t, t + 128, ... of each stage
-      dlc::setmaxnreg_dec<40>();  // SetMaxNReg setmaxnreg.dec
-      produce(p, c.ring, c.full, c.empty, c.mt, c.nt, c.b, c.KT, c.thread());  // its loop (produce, above)
-      return;
-    }
-    // Role consumers: warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the 128-row tile
-    dlc::setmaxnreg_inc<232>();  // SetMaxNReg setmaxnreg.inc
-    c.acc_zero();  // AccZero acc <- 0
-    c.template frag_setup<dlc::OPA>();  // FragSetup wgmma descriptor of smA
-    c.template frag_setup<dlc::OPB>();  // FragSetup wgmma descriptor of smB
-    consume(c.acc, c.ring_state(), c.KT);  // their k-loop (consume, above)
-    store_tile(p, c.acc, c.tile());  // their epilogue (store_tile, above)
-  }
-  // epilogue of region conv2d_bias_silu.Y0_conv: its post-reduce lets on the fp32 accumulator, then the store
-  //   Y0 = sum[kh, kw, ci](select(0 <= 2*h+kh-1 < H && 0 <= 2*w+kw-1 < W, X[n, 2*h+kh-1, 2*w+kw-1, ci], 0) *
-  //       Wt[co, kh, kw, ci])
-  //   Y1 = Y0 + bias[co]
-  //   Y1.mul = Y1 * -1.4426950408889634
-  //   Y1.exp2 = exp2(Y1.mul)
-  //   Y1.add = 1 + Y1.exp2
-  //   Y1.recip = 1 / Y1.add
-  //   Y = Y1 * Y1.recip
-  //   yield Y -> Y (T)
-  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
-                                                 const float (&acc)[4]) {
-    if (mi >= (p->n * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) return;
-    const int64_t nleft = (p->k) - ni;
-    if (nleft <= 0) return;
-    int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
-    t_mi /= (dlc::floordiv((p->w + 1), 2));
-    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
-    t_mi /= (dlc::floordiv((p->h + 1), 2));
-    [[maybe_unused]] const int64_t i_n = t_mi;
-    float rd0[4];
-    {
-      [[maybe_unused]] const int64_t i_co = ni;
-      const T *src = static_cast<const T *>(p->bias) + (i_co);
-      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
-      else
-        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
-    }
-    float out[4];
-    int64_t off[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      if (j >= nleft) break;
-      const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_co = nj;
-      [[maybe_unused]] const float v_Y1 = (acc[j] + rd0[j]);
-      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * rd0[j]);
-      const float v_Y = dlc::gate_tanh(w_Y_h);
-      out[j] = v_Y;
-      off[j] = (i_co + p->k * (i_w + dlc::floordiv((p->w + 1), 2) * (i_h + i_n * dlc::floordiv((p->h + 1), 2))));
-    }
-    OutT *dst = static_cast<OutT *>(p->y);
-    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
-      dlc::st4(dst + off[0], out);
-      return;
-    }
-    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
-  }
-  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
-  static constexpr int EPI_VEC = 8;
-  struct EpiCols {
-    float rd0[8];  // bias
-  };
-  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
-    if (n0 + BN > extent_n(p)) return false;
-    if (reinterpret_cast<uintptr_t>(p->y) % 16 != 0) return false;
-    if (((p->k * dlc::floordiv((p->h + 1), 2) * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
-    if (((p->k * dlc::floordiv((p->w + 1), 2))) % 8 != 0) return false;
-    if (((p->k)) % 8 != 0) return false;
-    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
-    return true;
-  }
-  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
-                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
-    [[maybe_unused]] const int64_t i_co = ni;
-    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_co));
-  }
-  struct EpiRow {  // a thread's row pointers
-    OutT *dst;
-  };
-  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
-                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
-    [[maybe_unused]] const int64_t i_mflat = mi;
-    int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
-    t_mi /= (dlc::floordiv((p->w + 1), 2));
-    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
-    t_mi /= (dlc::floordiv((p->h + 1), 2));
-    [[maybe_unused]] const int64_t i_n = t_mi;
-    [[maybe_unused]] const int64_t i_co = ni;
-    rp.dst = static_cast<OutT *>(p->y) + (i_co + p->k * i_mflat);
-  }
-  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
-  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
-    dlc::step_ptr(rp.dst, rows * (p->k));
-  }
-  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
-                                               int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
-                                               const float (&acc)[EPI_VEC]) {
-    int64_t t_mi = mi;
-    [[maybe_unused]] const int64_t i_w = t_mi % (dlc::floordiv((p->w + 1), 2));
-    t_mi /= (dlc::floordiv((p->w + 1), 2));
-    [[maybe_unused]] const int64_t i_h = t_mi % (dlc::floordiv((p->h + 1), 2));
-    t_mi /= (dlc::floordiv((p->h + 1), 2));
-    [[maybe_unused]] const int64_t i_n = t_mi;
-    float out[EPI_VEC];
-#pragma unroll
-    for (int j = 0; j < EPI_VEC; ++j) {
-      [[maybe_unused]] const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_co = nj;
-      [[maybe_unused]] const float v_Y1 = (acc[j] + cc.rd0[j]);
-      const float w_Y_h = fmaf(acc[j], 0.5f, 0.5f * cc.rd0[j]);
-      const float v_Y = dlc::gate_tanh(w_Y_h);
-      out[j] = v_Y;
-    }
-    dlc::stv(rp.dst, out);
-  }
 };
+template <class T_> using Op_stride2x2_pad1x1_sm90a = Op_cp_async_wgmma_2<T_, Plan_stride2x2_pad1x1_sm90a>;
 
 }  // namespace dlc_conv2d_bias_silu
 
 extern "C" {
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__half>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__half>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__half>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__half>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__half>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__half>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__half>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__half>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__half>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__half>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__half>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__half>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__half>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__half>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__half>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__half>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__half>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__half>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__half>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__half>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__half>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__half>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__half>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__half>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__nv_bfloat16>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__nv_bfloat16>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__nv_bfloat16>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__nv_bfloat16>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__nv_bfloat16>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__nv_bfloat16>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__nv_bfloat16>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__nv_bfloat16>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__nv_bfloat16>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__nv_bfloat16>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__nv_bfloat16>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__nv_bfloat16>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__nv_bfloat16>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__nv_bfloat16>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__nv_bfloat16>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__nv_bfloat16>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__nv_bfloat16>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__nv_bfloat16>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__nv_bfloat16>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__nv_bfloat16>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__nv_bfloat16>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__nv_bfloat16>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__nv_bfloat16>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1(const dlc__p_conv2d_bias_silu p) {
-  dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__nv_bfloat16>::kernel<1>(&p);
-}
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v8(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__half>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v4(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__half>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v2(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__half>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b0_v1(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__half>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_v8(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__half>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_v4(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__half>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_v2(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__half>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_v1(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__half>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v8(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__half>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v4(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__half>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v2(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__half>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_v1(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__half>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v8(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__half>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v4(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__half>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v2(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__half>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b0_v1(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__half>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_v8(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__half>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_v4(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__half>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_v2(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__half>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_b1_v1(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__half>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v8(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__half>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v4(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__half>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v2(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__half>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_fp16_stride2x2_pad1x1_v1(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__half>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v8(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__nv_bfloat16>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v4(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__nv_bfloat16>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v2(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__nv_bfloat16>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b0_v1(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b0<__nv_bfloat16>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_v8(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__nv_bfloat16>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_v4(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__nv_bfloat16>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_v2(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__nv_bfloat16>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_b1_v1(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1<__nv_bfloat16>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v8(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__nv_bfloat16>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v4(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__nv_bfloat16>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v2(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__nv_bfloat16>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride1x1_pad1x1_v1(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride1x1_pad1x1<__nv_bfloat16>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v8(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__nv_bfloat16>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v4(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__nv_bfloat16>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v2(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__nv_bfloat16>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b0_v1(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b0<__nv_bfloat16>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_v8(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__nv_bfloat16>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_v4(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__nv_bfloat16>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_v2(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__nv_bfloat16>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_b1_v1(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1_b1<__nv_bfloat16>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v8(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__nv_bfloat16>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v4(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__nv_bfloat16>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v2(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__nv_bfloat16>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_conv2d_bias_silu_bf16_stride2x2_pad1x1_v1(const dlc__p_conv2d_bias_silu p) { dlc_conv2d_bias_silu::Op_stride2x2_pad1x1<__nv_bfloat16>::kernel<1>(&p); }
 __global__ void __launch_bounds__(384, 1) dlc_conv2d_bias_silu_fp16_stride1x1_pad1x1_b1_sm90a(const __grid_constant__ dlc__p_conv2d_bias_silu p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   dlc::sm90a_gather_contraction<dlc_conv2d_bias_silu::Op_stride1x1_pad1x1_b1_sm90a<__half>>(&p);

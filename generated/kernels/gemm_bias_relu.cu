@@ -9,26 +9,22 @@
 
 namespace dlc_gemm_bias_relu {
 
-// ---- gemm_bias_relu fp16.b0, bf16.b0: region gemm_bias_relu.C0_matmul
-// plan (searched): tile 64x128x32, 4 stages, warps 2x2 (warp tile 32x64), vec 8, implicit_gemm, split-K 8 (then splitk_reduce)
-template <class T_>
-struct Op_b0 {
+// ---- gemm_bias_relu fp16.b0, fp16.b1, fp16.b2, fp16.b3, fp16.b4, fp16, bf16.b0, bf16.b1, bf16.b2, bf16.b3, bf16.b4, bf16: the Op template their plans share, over T_ and a plan's struct (region gemm_bias_relu.C0_matmul)
+// The plan P_<T_> (a struct below) gives the tile (BM x BN x BK), the ring's STAGES, the warps
+// (WARPS_M x WARPS_N), the shared rows' swizzles (SWZ_A, SWZ_B: 16-byte chunks XORed), the CTA
+// order on blockIdx.x (RASTER_GROUP M tiles a group, M fastest within it; 1: N fastest), SPLIT_K,
+// the chunk widths whose kernels stream both operands in the GPU IR's steady loop (>= STEADY_MIN_VEC;
+// 0: none), the full-width epilogue's outputs a 16-byte store (EPI_VEC; 0: none) and kernel<VEC>
+template <class T_, template <class> class P_>
+struct Op_implicit_gemm : P_<T_> {
+  using Plan = P_<T_>;
+  using Plan::BM, Plan::BN, Plan::BK, Plan::STAGES, Plan::WARPS_M, Plan::WARPS_N, Plan::SWZ_A, Plan::SWZ_B,
+      Plan::RASTER_GROUP, Plan::SPLIT_K, Plan::STEADY_MIN_VEC, Plan::EPI_VEC;
   using T = T_;
   using OutT = T_;
   using Params = dlc__p_gemm_bias_relu;
-  static constexpr int BM = 64, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
   static constexpr bool A_K_CONTIG = true, B_K_CONTIG = false;
-  static constexpr int SWZ_A = 4, SWZ_B = 8;  // 16-byte chunks XORed in a shared row (GPU IR)
   static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
-  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
-  static constexpr int RASTER_GROUP = 8;
-  // split-K in at most 8 slices (the GPU IR's pair): slice blockIdx.y stores its fp32 partial tile in the
-  // workspace, then reduce_kernel sums the slices in order and applies the epilogue
-  static constexpr bool SPLIT_K = true;
-  static constexpr int SPLIT_MAX = 8;  // the most slices a call stores
-  static __device__ __forceinline__ float *split_ws(const Params *p) { return static_cast<float *>(p->dlc_split_ws); }
-  static __device__ __forceinline__ int split_ktp(const Params *p) { return (int)p->dlc_split_ktp; }
-  static __device__ __forceinline__ int split_n(const Params *p) { return (int)p->dlc_split_n; }
   // M: (m), extent M
   // N: (n), extent N
   // K: (k), extent K
@@ -73,8 +69,6 @@ struct Op_b0 {
   static constexpr int A_NG = 0;
   static constexpr bool B_WALK = false;
   static constexpr int B_NG = 0;
-  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 4;
   // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
   //   C0 = sum[k](A[m, k] * B[k, n])
   //   C1 = C0 + bias[n]
@@ -115,12 +109,75 @@ struct Op_b0 {
     }
     for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
   }
-  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-width epilogue
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
-  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  struct EpiCols {
+    float rd0[8];  // bias
+  };
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
+    if (reinterpret_cast<uintptr_t>(p->c) % 16 != 0) return false;
+    if (((p->ldc)) % 8 != 0) return false;
+    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
+    return true;
+  }
+  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
+                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
+    [[maybe_unused]] const int64_t i_n = ni;
+    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
+  }
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
+    [[maybe_unused]] const int64_t i_mflat = mi;
+    [[maybe_unused]] const int64_t i_m = mi;
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[8]) {
+    [[maybe_unused]] const int64_t i_m = mi;
+    float out[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      [[maybe_unused]] const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_n = nj;
+      const float v_C1 = (acc[j] + cc.rd0[j]);
+      const bool v_C1_cmplt = (0.0f < v_C1);
+      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
+      out[j] = v_C;
+    }
+    dlc::stv(rp.dst, out);
+  }
+};
+
+// ---- gemm_bias_relu fp16.b0, bf16.b0: region gemm_bias_relu.C0_matmul
+// plan (searched): tile 64x128x32, 4 stages, warps 2x2 (warp tile 32x64), vec 8, implicit_gemm, split-K 8 (then splitk_reduce)
+template <class T_>
+struct Plan_b0 {
+  using Params = dlc__p_gemm_bias_relu;
+  static constexpr int BM = 64, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
+  static constexpr int SWZ_A = 4, SWZ_B = 8;  // 16-byte chunks XORed in a shared row (GPU IR)
+  static constexpr int RASTER_GROUP = 8;
+  // split-K in at most 8 slices (the GPU IR's pair): slice blockIdx.y stores its fp32 partial tile in the
+  // workspace, then reduce_kernel sums the slices in order and applies the epilogue
+  static constexpr bool SPLIT_K = true;
+  static constexpr int SPLIT_MAX = 8;  // the most slices a call stores
+  static __device__ __forceinline__ float *split_ws(const Params *p) { return static_cast<float *>(p->dlc_split_ws); }
+  static __device__ __forceinline__ int split_ktp(const Params *p) { return (int)p->dlc_split_ktp; }
+  static __device__ __forceinline__ int split_n(const Params *p) { return (int)p->dlc_split_n; }
+  static constexpr int STEADY_MIN_VEC = 4, EPI_VEC = 0;
+  // kernel<VEC> from the GPU IR (--dump=gpu): a line a statement on the CTA's state c (sm80_contraction.cuh, Sm80Cta)
   template <int VEC>
   static __device__ __forceinline__ void kernel(const Params *p) {
-    using Self = Op_b0;
+    using Self = Op_implicit_gemm<T_, Plan_b0>;
     using C = dlc::Sm80Cta<Self, VEC>;
     C c;
     c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
@@ -200,7 +257,7 @@ struct Op_b0 {
   }
   // split-K's second kernel, rendered from its GPU IR: the slices' sums and the epilogue
   static __device__ __forceinline__ void reduce_kernel(const Params *p) {
-    using Self = Op_b0;
+    using Self = Op_implicit_gemm<T_, Plan_b0>;
     using C = dlc::Sm80SplitReduce<Self>;
     C c;
     c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x; column <- blockIdx.y x threads + thread
@@ -214,160 +271,22 @@ struct Op_b0 {
     }
   }
 };
+template <class T_> using Op_b0 = Op_implicit_gemm<T_, Plan_b0>;
 
 // ---- gemm_bias_relu fp16.b1, bf16.b1: region gemm_bias_relu.C0_matmul
 // plan (searched): tile 16x64x64, 4 stages, warps 1x2 (warp tile 16x32), vec 8, implicit_gemm
 template <class T_>
-struct Op_b1 {
-  using T = T_;
-  using OutT = T_;
+struct Plan_b1 {
   using Params = dlc__p_gemm_bias_relu;
   static constexpr int BM = 16, BN = 64, BK = 64, STAGES = 4, WARPS_M = 1, WARPS_N = 2;
-  static constexpr bool A_K_CONTIG = true, B_K_CONTIG = false;
   static constexpr int SWZ_A = 8, SWZ_B = 8;  // 16-byte chunks XORed in a shared row (GPU IR)
-  static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
-  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
   static constexpr bool SPLIT_K = false;
-  // M: (m), extent M
-  // N: (n), extent N
-  // K: (k), extent K
-  // batch: (), extent 1
-  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->m); }
-  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->n); }
-  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (p->k); }
-  // operand A = A[m, k]: chunks of VEC elements run along k
-  template <int VEC>
-  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->a);
-    *src = base;
-    if (ri >= (p->m)) return 0;
-    if (ki >= (p->k)) return 0;
-    [[maybe_unused]] const int64_t i_m = ri;
-    [[maybe_unused]] const int64_t i_k = ki;
-    const int64_t left = (p->k) - i_k;
-    *src = base + (i_k + p->lda * i_m);
-    return left < VEC ? (int)left : VEC;
-  }
-  // operand B = B[k, n]: chunks of VEC elements run along n
-  template <int VEC>
-  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->b);
-    *src = base;
-    if (ri >= (p->n)) return 0;
-    if (ki >= (p->k)) return 0;
-    [[maybe_unused]] const int64_t i_n = ri;
-    [[maybe_unused]] const int64_t i_k = ki;
-    const int64_t left = (p->n) - i_n;
-    *src = base + (i_n + p->ldb * i_k);
-    return left < VEC ? (int)left : VEC;
-  }
-  // advance of A: its chunk addresses move by this many elements per unit of k
-  static constexpr bool A_ADVANCE = true;
-  static __device__ __forceinline__ int64_t a_kstep(const Params *p) { return 1; }
-  // advance of B: its chunk addresses move by this many elements per unit of k
-  static constexpr bool B_ADVANCE = true;
-  static __device__ __forceinline__ int64_t b_kstep(const Params *p) { return (p->ldb); }
-  struct KWalk {};  // no operand walks its K axes
-  static constexpr bool A_WALK = false;
-  static constexpr int A_NG = 0;
-  static constexpr bool B_WALK = false;
-  static constexpr int B_NG = 0;
-  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 8;
-  // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
-  //   C0 = sum[k](A[m, k] * B[k, n])
-  //   C1 = C0 + bias[n]
-  //   C1.cmplt = 0 < C1
-  //   C = select(C1.cmplt, C1, 0)
-  //   yield C -> C (T)
-  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
-                                                 const float (&acc)[4]) {
-    if (mi >= (p->m)) return;
-    const int64_t nleft = (p->n) - ni;
-    if (nleft <= 0) return;
-    [[maybe_unused]] const int64_t i_m = mi;
-    float rd0[4];
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      const T *src = static_cast<const T *>(p->bias) + (i_n);
-      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
-      else
-        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
-    }
-    float out[4];
-    int64_t off[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      if (j >= nleft) break;
-      const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + rd0[j]);
-      const bool v_C1_cmplt = (0.0f < v_C1);
-      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
-      out[j] = v_C;
-      off[j] = (i_n + p->ldc * i_m);
-    }
-    OutT *dst = static_cast<OutT *>(p->c);
-    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
-      dlc::st4(dst + off[0], out);
-      return;
-    }
-    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
-  }
-  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
-  static constexpr int EPI_VEC = 8;
-  struct EpiCols {
-    float rd0[8];  // bias
-  };
-  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
-    if (n0 + BN > extent_n(p)) return false;
-    if (reinterpret_cast<uintptr_t>(p->c) % 16 != 0) return false;
-    if (((p->ldc)) % 8 != 0) return false;
-    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
-    return true;
-  }
-  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
-                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
-    [[maybe_unused]] const int64_t i_n = ni;
-    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
-  }
-  struct EpiRow {  // a thread's row pointers
-    OutT *dst;
-  };
-  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
-                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
-    [[maybe_unused]] const int64_t i_mflat = mi;
-    [[maybe_unused]] const int64_t i_m = mi;
-    [[maybe_unused]] const int64_t i_n = ni;
-    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-  }
-  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
-  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
-    dlc::step_ptr(rp.dst, rows * (p->ldc));
-  }
-  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
-                                               int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
-                                               const float (&acc)[EPI_VEC]) {
-    [[maybe_unused]] const int64_t i_m = mi;
-    float out[EPI_VEC];
-#pragma unroll
-    for (int j = 0; j < EPI_VEC; ++j) {
-      [[maybe_unused]] const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + cc.rd0[j]);
-      const bool v_C1_cmplt = (0.0f < v_C1);
-      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
-      out[j] = v_C;
-    }
-    dlc::stv(rp.dst, out);
-  }
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
-  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  static constexpr int STEADY_MIN_VEC = 8, EPI_VEC = 8;
+  // kernel<VEC> from the GPU IR (--dump=gpu): a line a statement on the CTA's state c (sm80_contraction.cuh, Sm80Cta)
   template <int VEC>
   static __device__ __forceinline__ void kernel(const Params *p) {
-    using Self = Op_b1;
+    using Self = Op_implicit_gemm<T_, Plan_b1>;
     using C = dlc::Sm80Cta<Self, VEC>;
     C c;
     c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
@@ -450,160 +369,22 @@ struct Op_b1 {
     }
   }
 };
+template <class T_> using Op_b1 = Op_implicit_gemm<T_, Plan_b1>;
 
 // ---- gemm_bias_relu fp16.b2, bf16.b2: region gemm_bias_relu.C0_matmul
 // plan (searched): tile 16x16x64, 4 stages, warps 1x1 (warp tile 16x16), vec 8, implicit_gemm
 template <class T_>
-struct Op_b2 {
-  using T = T_;
-  using OutT = T_;
+struct Plan_b2 {
   using Params = dlc__p_gemm_bias_relu;
   static constexpr int BM = 16, BN = 16, BK = 64, STAGES = 4, WARPS_M = 1, WARPS_N = 1;
-  static constexpr bool A_K_CONTIG = true, B_K_CONTIG = false;
   static constexpr int SWZ_A = 8, SWZ_B = 2;  // 16-byte chunks XORed in a shared row (GPU IR)
-  static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
-  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
   static constexpr bool SPLIT_K = false;
-  // M: (m), extent M
-  // N: (n), extent N
-  // K: (k), extent K
-  // batch: (), extent 1
-  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->m); }
-  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->n); }
-  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (p->k); }
-  // operand A = A[m, k]: chunks of VEC elements run along k
-  template <int VEC>
-  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->a);
-    *src = base;
-    if (ri >= (p->m)) return 0;
-    if (ki >= (p->k)) return 0;
-    [[maybe_unused]] const int64_t i_m = ri;
-    [[maybe_unused]] const int64_t i_k = ki;
-    const int64_t left = (p->k) - i_k;
-    *src = base + (i_k + p->lda * i_m);
-    return left < VEC ? (int)left : VEC;
-  }
-  // operand B = B[k, n]: chunks of VEC elements run along n
-  template <int VEC>
-  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->b);
-    *src = base;
-    if (ri >= (p->n)) return 0;
-    if (ki >= (p->k)) return 0;
-    [[maybe_unused]] const int64_t i_n = ri;
-    [[maybe_unused]] const int64_t i_k = ki;
-    const int64_t left = (p->n) - i_n;
-    *src = base + (i_n + p->ldb * i_k);
-    return left < VEC ? (int)left : VEC;
-  }
-  // advance of A: its chunk addresses move by this many elements per unit of k
-  static constexpr bool A_ADVANCE = true;
-  static __device__ __forceinline__ int64_t a_kstep(const Params *p) { return 1; }
-  // advance of B: its chunk addresses move by this many elements per unit of k
-  static constexpr bool B_ADVANCE = true;
-  static __device__ __forceinline__ int64_t b_kstep(const Params *p) { return (p->ldb); }
-  struct KWalk {};  // no operand walks its K axes
-  static constexpr bool A_WALK = false;
-  static constexpr int A_NG = 0;
-  static constexpr bool B_WALK = false;
-  static constexpr int B_NG = 0;
-  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 4;
-  // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
-  //   C0 = sum[k](A[m, k] * B[k, n])
-  //   C1 = C0 + bias[n]
-  //   C1.cmplt = 0 < C1
-  //   C = select(C1.cmplt, C1, 0)
-  //   yield C -> C (T)
-  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
-                                                 const float (&acc)[4]) {
-    if (mi >= (p->m)) return;
-    const int64_t nleft = (p->n) - ni;
-    if (nleft <= 0) return;
-    [[maybe_unused]] const int64_t i_m = mi;
-    float rd0[4];
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      const T *src = static_cast<const T *>(p->bias) + (i_n);
-      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
-      else
-        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
-    }
-    float out[4];
-    int64_t off[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      if (j >= nleft) break;
-      const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + rd0[j]);
-      const bool v_C1_cmplt = (0.0f < v_C1);
-      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
-      out[j] = v_C;
-      off[j] = (i_n + p->ldc * i_m);
-    }
-    OutT *dst = static_cast<OutT *>(p->c);
-    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
-      dlc::st4(dst + off[0], out);
-      return;
-    }
-    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
-  }
-  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
-  static constexpr int EPI_VEC = 8;
-  struct EpiCols {
-    float rd0[8];  // bias
-  };
-  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
-    if (n0 + BN > extent_n(p)) return false;
-    if (reinterpret_cast<uintptr_t>(p->c) % 16 != 0) return false;
-    if (((p->ldc)) % 8 != 0) return false;
-    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
-    return true;
-  }
-  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
-                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
-    [[maybe_unused]] const int64_t i_n = ni;
-    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
-  }
-  struct EpiRow {  // a thread's row pointers
-    OutT *dst;
-  };
-  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
-                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
-    [[maybe_unused]] const int64_t i_mflat = mi;
-    [[maybe_unused]] const int64_t i_m = mi;
-    [[maybe_unused]] const int64_t i_n = ni;
-    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-  }
-  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
-  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
-    dlc::step_ptr(rp.dst, rows * (p->ldc));
-  }
-  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
-                                               int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
-                                               const float (&acc)[EPI_VEC]) {
-    [[maybe_unused]] const int64_t i_m = mi;
-    float out[EPI_VEC];
-#pragma unroll
-    for (int j = 0; j < EPI_VEC; ++j) {
-      [[maybe_unused]] const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + cc.rd0[j]);
-      const bool v_C1_cmplt = (0.0f < v_C1);
-      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
-      out[j] = v_C;
-    }
-    dlc::stv(rp.dst, out);
-  }
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
-  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  static constexpr int STEADY_MIN_VEC = 4, EPI_VEC = 8;
+  // kernel<VEC> from the GPU IR (--dump=gpu): a line a statement on the CTA's state c (sm80_contraction.cuh, Sm80Cta)
   template <int VEC>
   static __device__ __forceinline__ void kernel(const Params *p) {
-    using Self = Op_b2;
+    using Self = Op_implicit_gemm<T_, Plan_b2>;
     using C = dlc::Sm80Cta<Self, VEC>;
     C c;
     c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
@@ -686,160 +467,22 @@ struct Op_b2 {
     }
   }
 };
+template <class T_> using Op_b2 = Op_implicit_gemm<T_, Plan_b2>;
 
 // ---- gemm_bias_relu fp16.b3, bf16.b3: region gemm_bias_relu.C0_matmul
 // plan (searched): tile 64x64x64, 3 stages, warps 2x2 (warp tile 32x32), vec 8, implicit_gemm
 template <class T_>
-struct Op_b3 {
-  using T = T_;
-  using OutT = T_;
+struct Plan_b3 {
   using Params = dlc__p_gemm_bias_relu;
   static constexpr int BM = 64, BN = 64, BK = 64, STAGES = 3, WARPS_M = 2, WARPS_N = 2;
-  static constexpr bool A_K_CONTIG = true, B_K_CONTIG = false;
   static constexpr int SWZ_A = 8, SWZ_B = 8;  // 16-byte chunks XORed in a shared row (GPU IR)
-  static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
-  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
   static constexpr bool SPLIT_K = false;
-  // M: (m), extent M
-  // N: (n), extent N
-  // K: (k), extent K
-  // batch: (), extent 1
-  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->m); }
-  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->n); }
-  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (p->k); }
-  // operand A = A[m, k]: chunks of VEC elements run along k
-  template <int VEC>
-  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->a);
-    *src = base;
-    if (ri >= (p->m)) return 0;
-    if (ki >= (p->k)) return 0;
-    [[maybe_unused]] const int64_t i_m = ri;
-    [[maybe_unused]] const int64_t i_k = ki;
-    const int64_t left = (p->k) - i_k;
-    *src = base + (i_k + p->lda * i_m);
-    return left < VEC ? (int)left : VEC;
-  }
-  // operand B = B[k, n]: chunks of VEC elements run along n
-  template <int VEC>
-  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->b);
-    *src = base;
-    if (ri >= (p->n)) return 0;
-    if (ki >= (p->k)) return 0;
-    [[maybe_unused]] const int64_t i_n = ri;
-    [[maybe_unused]] const int64_t i_k = ki;
-    const int64_t left = (p->n) - i_n;
-    *src = base + (i_n + p->ldb * i_k);
-    return left < VEC ? (int)left : VEC;
-  }
-  // advance of A: its chunk addresses move by this many elements per unit of k
-  static constexpr bool A_ADVANCE = true;
-  static __device__ __forceinline__ int64_t a_kstep(const Params *p) { return 1; }
-  // advance of B: its chunk addresses move by this many elements per unit of k
-  static constexpr bool B_ADVANCE = true;
-  static __device__ __forceinline__ int64_t b_kstep(const Params *p) { return (p->ldb); }
-  struct KWalk {};  // no operand walks its K axes
-  static constexpr bool A_WALK = false;
-  static constexpr int A_NG = 0;
-  static constexpr bool B_WALK = false;
-  static constexpr int B_NG = 0;
-  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 4;
-  // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
-  //   C0 = sum[k](A[m, k] * B[k, n])
-  //   C1 = C0 + bias[n]
-  //   C1.cmplt = 0 < C1
-  //   C = select(C1.cmplt, C1, 0)
-  //   yield C -> C (T)
-  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
-                                                 const float (&acc)[4]) {
-    if (mi >= (p->m)) return;
-    const int64_t nleft = (p->n) - ni;
-    if (nleft <= 0) return;
-    [[maybe_unused]] const int64_t i_m = mi;
-    float rd0[4];
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      const T *src = static_cast<const T *>(p->bias) + (i_n);
-      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
-      else
-        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
-    }
-    float out[4];
-    int64_t off[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      if (j >= nleft) break;
-      const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + rd0[j]);
-      const bool v_C1_cmplt = (0.0f < v_C1);
-      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
-      out[j] = v_C;
-      off[j] = (i_n + p->ldc * i_m);
-    }
-    OutT *dst = static_cast<OutT *>(p->c);
-    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
-      dlc::st4(dst + off[0], out);
-      return;
-    }
-    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
-  }
-  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
-  static constexpr int EPI_VEC = 8;
-  struct EpiCols {
-    float rd0[8];  // bias
-  };
-  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
-    if (n0 + BN > extent_n(p)) return false;
-    if (reinterpret_cast<uintptr_t>(p->c) % 16 != 0) return false;
-    if (((p->ldc)) % 8 != 0) return false;
-    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
-    return true;
-  }
-  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
-                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
-    [[maybe_unused]] const int64_t i_n = ni;
-    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
-  }
-  struct EpiRow {  // a thread's row pointers
-    OutT *dst;
-  };
-  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
-                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
-    [[maybe_unused]] const int64_t i_mflat = mi;
-    [[maybe_unused]] const int64_t i_m = mi;
-    [[maybe_unused]] const int64_t i_n = ni;
-    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-  }
-  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
-  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
-    dlc::step_ptr(rp.dst, rows * (p->ldc));
-  }
-  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
-                                               int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
-                                               const float (&acc)[EPI_VEC]) {
-    [[maybe_unused]] const int64_t i_m = mi;
-    float out[EPI_VEC];
-#pragma unroll
-    for (int j = 0; j < EPI_VEC; ++j) {
-      [[maybe_unused]] const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + cc.rd0[j]);
-      const bool v_C1_cmplt = (0.0f < v_C1);
-      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
-      out[j] = v_C;
-    }
-    dlc::stv(rp.dst, out);
-  }
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
-  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  static constexpr int STEADY_MIN_VEC = 4, EPI_VEC = 8;
+  // kernel<VEC> from the GPU IR (--dump=gpu): a line a statement on the CTA's state c (sm80_contraction.cuh, Sm80Cta)
   template <int VEC>
   static __device__ __forceinline__ void kernel(const Params *p) {
-    using Self = Op_b3;
+    using Self = Op_implicit_gemm<T_, Plan_b3>;
     using C = dlc::Sm80Cta<Self, VEC>;
     C c;
     c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
@@ -917,160 +560,22 @@ struct Op_b3 {
     }
   }
 };
+template <class T_> using Op_b3 = Op_implicit_gemm<T_, Plan_b3>;
 
 // ---- gemm_bias_relu fp16.b4, bf16.b4: region gemm_bias_relu.C0_matmul
 // plan (searched): tile 128x64x32, 4 stages, warps 2x2 (warp tile 64x32), vec 8, implicit_gemm
 template <class T_>
-struct Op_b4 {
-  using T = T_;
-  using OutT = T_;
+struct Plan_b4 {
   using Params = dlc__p_gemm_bias_relu;
   static constexpr int BM = 128, BN = 64, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
-  static constexpr bool A_K_CONTIG = true, B_K_CONTIG = false;
   static constexpr int SWZ_A = 4, SWZ_B = 8;  // 16-byte chunks XORed in a shared row (GPU IR)
-  static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
-  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
   static constexpr bool SPLIT_K = false;
-  // M: (m), extent M
-  // N: (n), extent N
-  // K: (k), extent K
-  // batch: (), extent 1
-  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->m); }
-  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->n); }
-  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (p->k); }
-  // operand A = A[m, k]: chunks of VEC elements run along k
-  template <int VEC>
-  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->a);
-    *src = base;
-    if (ri >= (p->m)) return 0;
-    if (ki >= (p->k)) return 0;
-    [[maybe_unused]] const int64_t i_m = ri;
-    [[maybe_unused]] const int64_t i_k = ki;
-    const int64_t left = (p->k) - i_k;
-    *src = base + (i_k + p->lda * i_m);
-    return left < VEC ? (int)left : VEC;
-  }
-  // operand B = B[k, n]: chunks of VEC elements run along n
-  template <int VEC>
-  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->b);
-    *src = base;
-    if (ri >= (p->n)) return 0;
-    if (ki >= (p->k)) return 0;
-    [[maybe_unused]] const int64_t i_n = ri;
-    [[maybe_unused]] const int64_t i_k = ki;
-    const int64_t left = (p->n) - i_n;
-    *src = base + (i_n + p->ldb * i_k);
-    return left < VEC ? (int)left : VEC;
-  }
-  // advance of A: its chunk addresses move by this many elements per unit of k
-  static constexpr bool A_ADVANCE = true;
-  static __device__ __forceinline__ int64_t a_kstep(const Params *p) { return 1; }
-  // advance of B: its chunk addresses move by this many elements per unit of k
-  static constexpr bool B_ADVANCE = true;
-  static __device__ __forceinline__ int64_t b_kstep(const Params *p) { return (p->ldb); }
-  struct KWalk {};  // no operand walks its K axes
-  static constexpr bool A_WALK = false;
-  static constexpr int A_NG = 0;
-  static constexpr bool B_WALK = false;
-  static constexpr int B_NG = 0;
-  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 4;
-  // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
-  //   C0 = sum[k](A[m, k] * B[k, n])
-  //   C1 = C0 + bias[n]
-  //   C1.cmplt = 0 < C1
-  //   C = select(C1.cmplt, C1, 0)
-  //   yield C -> C (T)
-  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
-                                                 const float (&acc)[4]) {
-    if (mi >= (p->m)) return;
-    const int64_t nleft = (p->n) - ni;
-    if (nleft <= 0) return;
-    [[maybe_unused]] const int64_t i_m = mi;
-    float rd0[4];
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      const T *src = static_cast<const T *>(p->bias) + (i_n);
-      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
-      else
-        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
-    }
-    float out[4];
-    int64_t off[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      if (j >= nleft) break;
-      const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + rd0[j]);
-      const bool v_C1_cmplt = (0.0f < v_C1);
-      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
-      out[j] = v_C;
-      off[j] = (i_n + p->ldc * i_m);
-    }
-    OutT *dst = static_cast<OutT *>(p->c);
-    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
-      dlc::st4(dst + off[0], out);
-      return;
-    }
-    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
-  }
-  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
-  static constexpr int EPI_VEC = 8;
-  struct EpiCols {
-    float rd0[8];  // bias
-  };
-  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
-    if (n0 + BN > extent_n(p)) return false;
-    if (reinterpret_cast<uintptr_t>(p->c) % 16 != 0) return false;
-    if (((p->ldc)) % 8 != 0) return false;
-    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
-    return true;
-  }
-  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
-                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
-    [[maybe_unused]] const int64_t i_n = ni;
-    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
-  }
-  struct EpiRow {  // a thread's row pointers
-    OutT *dst;
-  };
-  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
-                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
-    [[maybe_unused]] const int64_t i_mflat = mi;
-    [[maybe_unused]] const int64_t i_m = mi;
-    [[maybe_unused]] const int64_t i_n = ni;
-    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-  }
-  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
-  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
-    dlc::step_ptr(rp.dst, rows * (p->ldc));
-  }
-  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
-                                               int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
-                                               const float (&acc)[EPI_VEC]) {
-    [[maybe_unused]] const int64_t i_m = mi;
-    float out[EPI_VEC];
-#pragma unroll
-    for (int j = 0; j < EPI_VEC; ++j) {
-      [[maybe_unused]] const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + cc.rd0[j]);
-      const bool v_C1_cmplt = (0.0f < v_C1);
-      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
-      out[j] = v_C;
-    }
-    dlc::stv(rp.dst, out);
-  }
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
-  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  static constexpr int STEADY_MIN_VEC = 4, EPI_VEC = 8;
+  // kernel<VEC> from the GPU IR (--dump=gpu): a line a statement on the CTA's state c (sm80_contraction.cuh, Sm80Cta)
   template <int VEC>
   static __device__ __forceinline__ void kernel(const Params *p) {
-    using Self = Op_b4;
+    using Self = Op_implicit_gemm<T_, Plan_b4>;
     using C = dlc::Sm80Cta<Self, VEC>;
     C c;
     c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
@@ -1153,160 +658,22 @@ struct Op_b4 {
     }
   }
 };
+template <class T_> using Op_b4 = Op_implicit_gemm<T_, Plan_b4>;
 
 // ---- gemm_bias_relu fp16, bf16: region gemm_bias_relu.C0_matmul
 // plan (searched): tile 128x128x32, 4 stages, warps 2x2 (warp tile 64x64), vec 8, implicit_gemm
 template <class T_>
-struct Op {
-  using T = T_;
-  using OutT = T_;
+struct Plan {
   using Params = dlc__p_gemm_bias_relu;
   static constexpr int BM = 128, BN = 128, BK = 32, STAGES = 4, WARPS_M = 2, WARPS_N = 2;
-  static constexpr bool A_K_CONTIG = true, B_K_CONTIG = false;
   static constexpr int SWZ_A = 4, SWZ_B = 8;  // 16-byte chunks XORed in a shared row (GPU IR)
-  static constexpr int MMA_K = 16;  // mma.sync m16n8k16 (GPU IR)
-  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
   static constexpr int RASTER_GROUP = 8;
   static constexpr bool SPLIT_K = false;
-  // M: (m), extent M
-  // N: (n), extent N
-  // K: (k), extent K
-  // batch: (), extent 1
-  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->m); }
-  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->n); }
-  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (p->k); }
-  // operand A = A[m, k]: chunks of VEC elements run along k
-  template <int VEC>
-  static __device__ __forceinline__ int a_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->a);
-    *src = base;
-    if (ri >= (p->m)) return 0;
-    if (ki >= (p->k)) return 0;
-    [[maybe_unused]] const int64_t i_m = ri;
-    [[maybe_unused]] const int64_t i_k = ki;
-    const int64_t left = (p->k) - i_k;
-    *src = base + (i_k + p->lda * i_m);
-    return left < VEC ? (int)left : VEC;
-  }
-  // operand B = B[k, n]: chunks of VEC elements run along n
-  template <int VEC>
-  static __device__ __forceinline__ int b_chunk(const Params *p, int64_t ri, int64_t ki, int64_t bi, const T **src) {
-    const T *base = static_cast<const T *>(p->b);
-    *src = base;
-    if (ri >= (p->n)) return 0;
-    if (ki >= (p->k)) return 0;
-    [[maybe_unused]] const int64_t i_n = ri;
-    [[maybe_unused]] const int64_t i_k = ki;
-    const int64_t left = (p->n) - i_n;
-    *src = base + (i_n + p->ldb * i_k);
-    return left < VEC ? (int)left : VEC;
-  }
-  // advance of A: its chunk addresses move by this many elements per unit of k
-  static constexpr bool A_ADVANCE = true;
-  static __device__ __forceinline__ int64_t a_kstep(const Params *p) { return 1; }
-  // advance of B: its chunk addresses move by this many elements per unit of k
-  static constexpr bool B_ADVANCE = true;
-  static __device__ __forceinline__ int64_t b_kstep(const Params *p) { return (p->ldb); }
-  struct KWalk {};  // no operand walks its K axes
-  static constexpr bool A_WALK = false;
-  static constexpr int A_NG = 0;
-  static constexpr bool B_WALK = false;
-  static constexpr int B_NG = 0;
-  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)
-  static constexpr int STEADY_MIN_VEC = 4;
-  // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
-  //   C0 = sum[k](A[m, k] * B[k, n])
-  //   C1 = C0 + bias[n]
-  //   C1.cmplt = 0 < C1
-  //   C = select(C1.cmplt, C1, 0)
-  //   yield C -> C (T)
-  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
-                                                 const float (&acc)[4]) {
-    if (mi >= (p->m)) return;
-    const int64_t nleft = (p->n) - ni;
-    if (nleft <= 0) return;
-    [[maybe_unused]] const int64_t i_m = mi;
-    float rd0[4];
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      const T *src = static_cast<const T *>(p->bias) + (i_n);
-      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
-      else
-        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
-    }
-    float out[4];
-    int64_t off[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      if (j >= nleft) break;
-      const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + rd0[j]);
-      const bool v_C1_cmplt = (0.0f < v_C1);
-      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
-      out[j] = v_C;
-      off[j] = (i_n + p->ldc * i_m);
-    }
-    OutT *dst = static_cast<OutT *>(p->c);
-    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
-      dlc::st4(dst + off[0], out);
-      return;
-    }
-    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
-  }
-  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
-  static constexpr int EPI_VEC = 8;
-  struct EpiCols {
-    float rd0[8];  // bias
-  };
-  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
-    if (n0 + BN > extent_n(p)) return false;
-    if (reinterpret_cast<uintptr_t>(p->c) % 16 != 0) return false;
-    if (((p->ldc)) % 8 != 0) return false;
-    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
-    return true;
-  }
-  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
-                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
-    [[maybe_unused]] const int64_t i_n = ni;
-    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
-  }
-  struct EpiRow {  // a thread's row pointers
-    OutT *dst;
-  };
-  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
-                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
-    [[maybe_unused]] const int64_t i_mflat = mi;
-    [[maybe_unused]] const int64_t i_m = mi;
-    [[maybe_unused]] const int64_t i_n = ni;
-    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-  }
-  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
-  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
-    dlc::step_ptr(rp.dst, rows * (p->ldc));
-  }
-  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
-                                               int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
-                                               const float (&acc)[EPI_VEC]) {
-    [[maybe_unused]] const int64_t i_m = mi;
-    float out[EPI_VEC];
-#pragma unroll
-    for (int j = 0; j < EPI_VEC; ++j) {
-      [[maybe_unused]] const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + cc.rd0[j]);
-      const bool v_C1_cmplt = (0.0f < v_C1);
-      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
-      out[j] = v_C;
-    }
-    dlc::stv(rp.dst, out);
-  }
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): one line a statement, each a
-  // primitive of the CTA's state c (templates/sm80_contraction.cuh, Sm80Cta)
+  static constexpr int STEADY_MIN_VEC = 4, EPI_VEC = 8;
+  // kernel<VEC> from the GPU IR (--dump=gpu): a line a statement on the CTA's state c (sm80_contraction.cuh, Sm80Cta)
   template <int VEC>
   static __device__ __forceinline__ void kernel(const Params *p) {
-    using Self = Op;
+    using Self = Op_implicit_gemm<T_, Plan>;
     using C = dlc::Sm80Cta<Self, VEC>;
     C c;
     c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
@@ -1421,26 +788,168 @@ struct Op {
     }
   }
 };
+template <class T_> using Op = Op_implicit_gemm<T_, Plan>;
 
-// ---- gemm_bias_relu fp16.b4, bf16.b4 on sm90a: region gemm_bias_relu.C0_matmul
-// plan (searched for sm90a): tile 128x64x64, 6 stages, 2 consumer warpgroups + 1 producer, tma_wgmma
-template <class T_>
-struct Op_b4_sm90a {
+// ---- gemm_bias_relu fp16.b4, fp16, bf16.b4, bf16: the Op template their plans share, over T_ and a plan's struct (region gemm_bias_relu.C0_matmul)
+// The plan P_<T_> (a struct below) gives the tile (BM x BN x BK), the ring's STAGES, THREADS, the
+// CTA order on blockIdx.x (RASTER_GROUP M tiles a group, M fastest within it; 1: N fastest), the
+// full-width epilogue's outputs a 16-byte store (EPI_VEC; 0: none), and the roles'
+// loops, unrolled on its ring (produce, consume)
+template <class T_, template <class> class P_>
+struct Op_tma_wgmma : P_<T_> {
+  using Plan = P_<T_>;
+  using Plan::BM, Plan::BN, Plan::BK, Plan::STAGES, Plan::THREADS, Plan::RASTER_GROUP, Plan::EPI_VEC;
+  using Plan::produce, Plan::consume;
   using T = T_;
   using OutT = T_;
   using Params = dlc__p_gemm_bias_relu;
   using TParams = dlc__tp_gemm_bias_relu;
-  static constexpr int BM = 128, BN = 64, BK = 64, STAGES = 6, THREADS = 384;
   // B stored along N: MN-major (imm-trans-b 1) descriptors
   static constexpr bool B_K_CONTIG = false;
-  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
-  static constexpr int RASTER_GROUP = 8;
   // M: (m), extent M
   // N: (n), extent N
   // K: (k), extent K
   static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->m); }
   static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->n); }
   static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (p->k); }
+  // the consumers' epilogue (GPU IR): one line a statement, each a primitive of the tile's
+  // state c (templates/sm90a_contraction.cuh, Sm90aTile)
+  template <class C, int N>
+  static __device__ __forceinline__ void store_tile(const Params *p, const float (&acc)[N], const C &c) {
+    using Self = Op_tma_wgmma;
+    dlc::wgmma_wait<0>();  // WgmmaWait wgmma.wait_group 0
+    c.consumers_sync();  // Barrier the consumers are past their last wgmma: the ring is free for the staging tile
+    float *stage = c.stage_acc(acc);  // StageAcc st.shared.v2.f32
+    c.consumers_sync();  // Barrier staging tile complete
+    if (Self::epi_vec_ok(p, c.n0)) {  // Epilogue C0: the full-width pair
+      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> C
+    } else {  // Epilogue C0: the bounds-checked pair
+      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> C
+    }
+  }
+  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line
+  // a statement, each a primitive of the CTA's state c (templates/sm90a_contraction.cuh, Sm90aCta)
+  static __device__ __forceinline__ void kernel(const TParams *tp) {
+    using Self = Op_tma_wgmma;
+    const Params *p = &tp->p;
+    dlc::Sm90aCta<Self> c;
+    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
+    c.template alloc<dlc::OPA>();  // AllocShared smA
+    c.template alloc<dlc::OPB>();  // AllocShared smB
+    c.template mbar_init<dlc::MBAR_FULL>(1);  // MbarInit full[s]
+    c.template mbar_init<dlc::MBAR_EMPTY>(256);  // MbarInit empty[s]
+    __syncthreads();  // Barrier the barriers are initialized
+    if (c.producer()) {  // Role producer: warpgroup 0; one elected lane of warp 0 issues the copies
+      dlc::setmaxnreg_dec<40>();  // SetMaxNReg setmaxnreg.dec
+      if (c.elected()) produce(tp, c.ring, c.full, c.empty, c.mt, c.nt, c.KT);  // its loop (produce, above)
+      return;
+    }
+    // Role consumers: warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the 128-row tile
+    dlc::setmaxnreg_inc<232>();  // SetMaxNReg setmaxnreg.inc
+    c.acc_zero();  // AccZero acc <- 0
+    c.template frag_setup<dlc::OPA>();  // FragSetup wgmma descriptor of smA
+    c.template frag_setup<dlc::OPB>();  // FragSetup wgmma descriptor of smB
+    consume(c.acc, c.ring_state(), c.KT);  // their k-loop (consume, above)
+    store_tile(p, c.acc, c.tile());  // their epilogue (store_tile, above)
+  }
+  // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
+  //   C0 = sum[k](A[m, k] * B[k, n])
+  //   C1 = C0 + bias[n]
+  //   C1.cmplt = 0 < C1
+  //   C = select(C1.cmplt, C1, 0)
+  //   yield C -> C (T)
+  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
+                                                 const float (&acc)[4]) {
+    if (mi >= (p->m)) return;
+    const int64_t nleft = (p->n) - ni;
+    if (nleft <= 0) return;
+    [[maybe_unused]] const int64_t i_m = mi;
+    float rd0[4];
+    {
+      [[maybe_unused]] const int64_t i_n = ni;
+      const T *src = static_cast<const T *>(p->bias) + (i_n);
+      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
+      else
+        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
+    }
+    float out[4];
+    int64_t off[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (j >= nleft) break;
+      const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_n = nj;
+      const float v_C1 = (acc[j] + rd0[j]);
+      const bool v_C1_cmplt = (0.0f < v_C1);
+      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
+      out[j] = v_C;
+      off[j] = (i_n + p->ldc * i_m);
+    }
+    OutT *dst = static_cast<OutT *>(p->c);
+    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
+      dlc::st4(dst + off[0], out);
+      return;
+    }
+    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
+  }
+  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
+  struct EpiCols {
+    float rd0[8];  // bias
+  };
+  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
+    if (n0 + BN > extent_n(p)) return false;
+    if (reinterpret_cast<uintptr_t>(p->c) % 16 != 0) return false;
+    if (((p->ldc)) % 8 != 0) return false;
+    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
+    return true;
+  }
+  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
+                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
+    [[maybe_unused]] const int64_t i_n = ni;
+    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
+  }
+  struct EpiRow {  // a thread's row pointers
+    OutT *dst;
+  };
+  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
+                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
+    [[maybe_unused]] const int64_t i_mflat = mi;
+    [[maybe_unused]] const int64_t i_m = mi;
+    [[maybe_unused]] const int64_t i_n = ni;
+    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
+  }
+  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
+  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
+    dlc::step_ptr(rp.dst, rows * (p->ldc));
+  }
+  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
+                                               int64_t ni, [[maybe_unused]] int64_t bi,
+                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
+                                               const float (&acc)[8]) {
+    [[maybe_unused]] const int64_t i_m = mi;
+    float out[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      [[maybe_unused]] const int64_t nj = ni + j;
+      [[maybe_unused]] const int64_t i_n = nj;
+      const float v_C1 = (acc[j] + cc.rd0[j]);
+      const bool v_C1_cmplt = (0.0f < v_C1);
+      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
+      out[j] = v_C;
+    }
+    dlc::stv(rp.dst, out);
+  }
+};
+
+// ---- gemm_bias_relu fp16.b4, bf16.b4 on sm90a: region gemm_bias_relu.C0_matmul
+// plan (searched for sm90a): tile 128x64x64, 6 stages, 2 consumer warpgroups + 1 producer, tma_wgmma
+template <class T_>
+struct Plan_b4_sm90a {
+  using T = T_;
+  using Params = dlc__p_gemm_bias_relu;
+  using TParams = dlc__tp_gemm_bias_relu;
+  static constexpr int BM = 128, BN = 64, BK = 64, STAGES = 6, THREADS = 384;
+  static constexpr int RASTER_GROUP = 8, EPI_VEC = 8;
   // the TMA producer's k-loop (GPU IR), issued by one elected lane
   static __device__ __forceinline__ void produce(const TParams *tp, unsigned char *ring, uint64_t *full,
                                                  uint64_t *empty, uint32_t mt, uint32_t nt, int KT) {
@@ -1469,7 +978,7 @@ struct Op_b4_sm90a {
     uint32_t ph = 0;
     dlc::Sm90aRing r = r0;
     dlc::mbar_wait(r.full0 + 0, ph);  // MbarWait full[0]
-    dlc::sm90a_wgmma_slot<Op_b4_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+    dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_b4_sm90a>, 0>(acc, r);  // Wgmma x 4 (BK / 16)
     dlc::wgmma_commit();
     dlc::wgmma_wait<1>();  // WgmmaWait
 #pragma unroll 1
@@ -1477,32 +986,32 @@ struct Op_b4_sm90a {
       r = r0;
       dlc::sm90a_opaque(r);
       dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
-      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_b4_sm90a>, 1>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
       dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
-      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_b4_sm90a>, 2>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
       dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
-      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_b4_sm90a>, 3>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
       dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
-      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_b4_sm90a>, 4>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
       dlc::mbar_wait(r.full0 + 40, ph);  // MbarWait full[5]
-      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 5>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_b4_sm90a>, 5>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
       dlc::mbar_wait(r.full0 + 0, ph ^ 1);  // MbarWait full[0]
-      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_b4_sm90a>, 0>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 40);  // MbarArrive empty[5]
@@ -1512,189 +1021,52 @@ struct Op_b4_sm90a {
     r = r0;
     if (rest > 0) {
       dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
-      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_b4_sm90a>, 1>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
     }
     if (rest > 1) {
       dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
-      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_b4_sm90a>, 2>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
     }
     if (rest > 2) {
       dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
-      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_b4_sm90a>, 3>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
     }
     if (rest > 3) {
       dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
-      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_b4_sm90a>, 4>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
     }
     if (rest > 4) {
       dlc::mbar_wait(r.full0 + 40, ph);  // MbarWait full[5]
-      dlc::sm90a_wgmma_slot<Op_b4_sm90a, 5>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_b4_sm90a>, 5>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
     }
   }
-  // the consumers' epilogue (GPU IR): one line a statement, each a primitive of the tile's
-  // state c (templates/sm90a_contraction.cuh, Sm90aTile)
-  template <class C, int N>
-  static __device__ __forceinline__ void store_tile(const Params *p, const float (&acc)[N], const C &c) {
-    using Self = Op_b4_sm90a;
-    dlc::wgmma_wait<0>();  // WgmmaWait wgmma.wait_group 0
-    c.consumers_sync();  // Barrier the consumers are past their last wgmma: the ring is free for the staging tile
-    float *stage = c.stage_acc(acc);  // StageAcc st.shared.v2.f32
-    c.consumers_sync();  // Barrier staging tile complete
-    if (Self::epi_vec_ok(p, c.n0)) {  // Epilogue C0: the full-width pair
-      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> C
-    } else {  // Epilogue C0: the bounds-checked pair
-      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> C
-    }
-  }
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line
-  // a statement, each a primitive of the CTA's state c (templates/sm90a_contraction.cuh, Sm90aCta)
-  static __device__ __forceinline__ void kernel(const TParams *tp) {
-    using Self = Op_b4_sm90a;
-    const Params *p = &tp->p;
-    dlc::Sm90aCta<Self> c;
-    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
-    c.template alloc<dlc::OPA>();  // AllocShared smA
-    c.template alloc<dlc::OPB>();  // AllocShared smB
-    c.template mbar_init<dlc::MBAR_FULL>(1);  // MbarInit full[s]
-    c.template mbar_init<dlc::MBAR_EMPTY>(256);  // MbarInit empty[s]
-    __syncthreads();  // Barrier the barriers are initialized
-    if (c.producer()) {  // Role producer: warpgroup 0; one elected lane of warp 0 issues the copies
-      dlc::setmaxnreg_dec<40>();  // SetMaxNReg setmaxnreg.dec
-      if (c.elected()) produce(tp, c.ring, c.full, c.empty, c.mt, c.nt, c.KT);  // its loop (produce, above)
-      return;
-    }
-    // Role consumers: warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the 128-row tile
-    dlc::setmaxnreg_inc<232>();  // SetMaxNReg setmaxnreg.inc
-    c.acc_zero();  // AccZero acc <- 0
-    c.template frag_setup<dlc::OPA>();  // FragSetup wgmma descriptor of smA
-    c.template frag_setup<dlc::OPB>();  // FragSetup wgmma descriptor of smB
-    consume(c.acc, c.ring_state(), c.KT);  // their k-loop (consume, above)
-    store_tile(p, c.acc, c.tile());  // their epilogue (store_tile, above)
-  }
-  // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
-  //   C0 = sum[k](A[m, k] * B[k, n])
-  //   C1 = C0 + bias[n]
-  //   C1.cmplt = 0 < C1
-  //   C = select(C1.cmplt, C1, 0)
-  //   yield C -> C (T)
-  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
-                                                 const float (&acc)[4]) {
-    if (mi >= (p->m)) return;
-    const int64_t nleft = (p->n) - ni;
-    if (nleft <= 0) return;
-    [[maybe_unused]] const int64_t i_m = mi;
-    float rd0[4];
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      const T *src = static_cast<const T *>(p->bias) + (i_n);
-      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
-      else
-        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
-    }
-    float out[4];
-    int64_t off[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      if (j >= nleft) break;
-      const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + rd0[j]);
-      const bool v_C1_cmplt = (0.0f < v_C1);
-      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
-      out[j] = v_C;
-      off[j] = (i_n + p->ldc * i_m);
-    }
-    OutT *dst = static_cast<OutT *>(p->c);
-    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
-      dlc::st4(dst + off[0], out);
-      return;
-    }
-    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
-  }
-  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
-  static constexpr int EPI_VEC = 8;
-  struct EpiCols {
-    float rd0[8];  // bias
-  };
-  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
-    if (n0 + BN > extent_n(p)) return false;
-    if (reinterpret_cast<uintptr_t>(p->c) % 16 != 0) return false;
-    if (((p->ldc)) % 8 != 0) return false;
-    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
-    return true;
-  }
-  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
-                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
-    [[maybe_unused]] const int64_t i_n = ni;
-    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
-  }
-  struct EpiRow {  // a thread's row pointers
-    OutT *dst;
-  };
-  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
-                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
-    [[maybe_unused]] const int64_t i_mflat = mi;
-    [[maybe_unused]] const int64_t i_m = mi;
-    [[maybe_unused]] const int64_t i_n = ni;
-    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-  }
-  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
-  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
-    dlc::step_ptr(rp.dst, rows * (p->ldc));
-  }
-  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
-                                               int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
-                                               const float (&acc)[EPI_VEC]) {
-    [[maybe_unused]] const int64_t i_m = mi;
-    float out[EPI_VEC];
-#pragma unroll
-    for (int j = 0; j < EPI_VEC; ++j) {
-      [[maybe_unused]] const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + cc.rd0[j]);
-      const bool v_C1_cmplt = (0.0f < v_C1);
-      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
-      out[j] = v_C;
-    }
-    dlc::stv(rp.dst, out);
-  }
 };
+template <class T_> using Op_b4_sm90a = Op_tma_wgmma<T_, Plan_b4_sm90a>;
 
 // ---- gemm_bias_relu fp16, bf16 on sm90a: region gemm_bias_relu.C0_matmul
 // plan (searched for sm90a): tile 128x128x64, 5 stages, 2 consumer warpgroups + 1 producer, tma_wgmma
 template <class T_>
-struct Op_sm90a {
+struct Plan_sm90a {
   using T = T_;
-  using OutT = T_;
   using Params = dlc__p_gemm_bias_relu;
   using TParams = dlc__tp_gemm_bias_relu;
   static constexpr int BM = 128, BN = 128, BK = 64, STAGES = 5, THREADS = 384;
-  // B stored along N: MN-major (imm-trans-b 1) descriptors
-  static constexpr bool B_K_CONTIG = false;
-  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)
-  static constexpr int RASTER_GROUP = 8;
-  // M: (m), extent M
-  // N: (n), extent N
-  // K: (k), extent K
-  static __device__ __forceinline__ int64_t extent_m(const Params *p) { return (p->m); }
-  static __device__ __forceinline__ int64_t extent_n(const Params *p) { return (p->n); }
-  static __device__ __forceinline__ int64_t extent_k(const Params *p) { return (p->k); }
+  static constexpr int RASTER_GROUP = 8, EPI_VEC = 8;
   // the TMA producer's k-loop (GPU IR), issued by one elected lane
   static __device__ __forceinline__ void produce(const TParams *tp, unsigned char *ring, uint64_t *full,
                                                  uint64_t *empty, uint32_t mt, uint32_t nt, int KT) {
@@ -1723,7 +1095,7 @@ struct Op_sm90a {
     uint32_t ph = 0;
     dlc::Sm90aRing r = r0;
     dlc::mbar_wait(r.full0 + 0, ph);  // MbarWait full[0]
-    dlc::sm90a_wgmma_slot<Op_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+    dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_sm90a>, 0>(acc, r);  // Wgmma x 4 (BK / 16)
     dlc::wgmma_commit();
     dlc::wgmma_wait<1>();  // WgmmaWait
 #pragma unroll 1
@@ -1731,27 +1103,27 @@ struct Op_sm90a {
       r = r0;
       dlc::sm90a_opaque(r);
       dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
-      dlc::sm90a_wgmma_slot<Op_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_sm90a>, 1>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
       dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
-      dlc::sm90a_wgmma_slot<Op_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_sm90a>, 2>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
       dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
-      dlc::sm90a_wgmma_slot<Op_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_sm90a>, 3>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
       dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
-      dlc::sm90a_wgmma_slot<Op_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_sm90a>, 4>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
       dlc::mbar_wait(r.full0 + 0, ph ^ 1);  // MbarWait full[0]
-      dlc::sm90a_wgmma_slot<Op_sm90a, 0>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_sm90a>, 0>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 32);  // MbarArrive empty[4]
@@ -1761,316 +1133,89 @@ struct Op_sm90a {
     r = r0;
     if (rest > 0) {
       dlc::mbar_wait(r.full0 + 8, ph);  // MbarWait full[1]
-      dlc::sm90a_wgmma_slot<Op_sm90a, 1>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_sm90a>, 1>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 0);  // MbarArrive empty[0]
     }
     if (rest > 1) {
       dlc::mbar_wait(r.full0 + 16, ph);  // MbarWait full[2]
-      dlc::sm90a_wgmma_slot<Op_sm90a, 2>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_sm90a>, 2>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 8);  // MbarArrive empty[1]
     }
     if (rest > 2) {
       dlc::mbar_wait(r.full0 + 24, ph);  // MbarWait full[3]
-      dlc::sm90a_wgmma_slot<Op_sm90a, 3>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_sm90a>, 3>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 16);  // MbarArrive empty[2]
     }
     if (rest > 3) {
       dlc::mbar_wait(r.full0 + 32, ph);  // MbarWait full[4]
-      dlc::sm90a_wgmma_slot<Op_sm90a, 4>(acc, r);  // Wgmma x 4 (BK / 16)
+      dlc::sm90a_wgmma_slot<Op_tma_wgmma<T_, Plan_sm90a>, 4>(acc, r);  // Wgmma x 4 (BK / 16)
       dlc::wgmma_commit();
       dlc::wgmma_wait<1>();  // WgmmaWait
       dlc::mbar_arrive(r.empty0 + 24);  // MbarArrive empty[3]
     }
   }
-  // the consumers' epilogue (GPU IR): one line a statement, each a primitive of the tile's
-  // state c (templates/sm90a_contraction.cuh, Sm90aTile)
-  template <class C, int N>
-  static __device__ __forceinline__ void store_tile(const Params *p, const float (&acc)[N], const C &c) {
-    using Self = Op_sm90a;
-    dlc::wgmma_wait<0>();  // WgmmaWait wgmma.wait_group 0
-    c.consumers_sync();  // Barrier the consumers are past their last wgmma: the ring is free for the staging tile
-    float *stage = c.stage_acc(acc);  // StageAcc st.shared.v2.f32
-    c.consumers_sync();  // Barrier staging tile complete
-    if (Self::epi_vec_ok(p, c.n0)) {  // Epilogue C0: the full-width pair
-      c.store_full(p, stage);  // StGlobalVec st.global.v4.b32 (8 x T) -> C
-    } else {  // Epilogue C0: the bounds-checked pair
-      c.store_checked(p, stage);  // StGlobalVec st.global.v2.b32 (4 x T) -> C
-    }
-  }
-  // The kernel, rendered from the GPU IR (dlcgen --dump=gpu): the CTA's setup and its roles, one line
-  // a statement, each a primitive of the CTA's state c (templates/sm90a_contraction.cuh, Sm90aCta)
-  static __device__ __forceinline__ void kernel(const TParams *tp) {
-    using Self = Op_sm90a;
-    const Params *p = &tp->p;
-    dlc::Sm90aCta<Self> c;
-    c.tile_coord(p);  // TileCoord (m.o, n.o) <- blockIdx.x
-    c.template alloc<dlc::OPA>();  // AllocShared smA
-    c.template alloc<dlc::OPB>();  // AllocShared smB
-    c.template mbar_init<dlc::MBAR_FULL>(1);  // MbarInit full[s]
-    c.template mbar_init<dlc::MBAR_EMPTY>(256);  // MbarInit empty[s]
-    __syncthreads();  // Barrier the barriers are initialized
-    if (c.producer()) {  // Role producer: warpgroup 0; one elected lane of warp 0 issues the copies
-      dlc::setmaxnreg_dec<40>();  // SetMaxNReg setmaxnreg.dec
-      if (c.elected()) produce(tp, c.ring, c.full, c.empty, c.mt, c.nt, c.KT);  // its loop (produce, above)
-      return;
-    }
-    // Role consumers: warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the 128-row tile
-    dlc::setmaxnreg_inc<232>();  // SetMaxNReg setmaxnreg.inc
-    c.acc_zero();  // AccZero acc <- 0
-    c.template frag_setup<dlc::OPA>();  // FragSetup wgmma descriptor of smA
-    c.template frag_setup<dlc::OPB>();  // FragSetup wgmma descriptor of smB
-    consume(c.acc, c.ring_state(), c.KT);  // their k-loop (consume, above)
-    store_tile(p, c.acc, c.tile());  // their epilogue (store_tile, above)
-  }
-  // epilogue of region gemm_bias_relu.C0_matmul: its post-reduce lets on the fp32 accumulator, then the store
-  //   C0 = sum[k](A[m, k] * B[k, n])
-  //   C1 = C0 + bias[n]
-  //   C1.cmplt = 0 < C1
-  //   C = select(C1.cmplt, C1, 0)
-  //   yield C -> C (T)
-  static __device__ __forceinline__ void epilogue4(const Params *p, int64_t mi, int64_t ni, int64_t bi,
-                                                 const float (&acc)[4]) {
-    if (mi >= (p->m)) return;
-    const int64_t nleft = (p->n) - ni;
-    if (nleft <= 0) return;
-    [[maybe_unused]] const int64_t i_m = mi;
-    float rd0[4];
-    {
-      [[maybe_unused]] const int64_t i_n = ni;
-      const T *src = static_cast<const T *>(p->bias) + (i_n);
-      if (nleft >= 4 && reinterpret_cast<uintptr_t>(src) % (4 * sizeof(*src)) == 0) dlc::ld4(rd0, src);
-      else
-        for (int j = 0; j < 4; ++j) rd0[j] = j < nleft ? dlc::ld1(src + j) : 0.f;
-    }
-    float out[4];
-    int64_t off[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      if (j >= nleft) break;
-      const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + rd0[j]);
-      const bool v_C1_cmplt = (0.0f < v_C1);
-      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
-      out[j] = v_C;
-      off[j] = (i_n + p->ldc * i_m);
-    }
-    OutT *dst = static_cast<OutT *>(p->c);
-    if (nleft >= 4 && reinterpret_cast<uintptr_t>(dst + off[0]) % (4 * sizeof(OutT)) == 0) {
-      dlc::st4(dst + off[0], out);
-      return;
-    }
-    for (int j = 0; j < 4 && j < nleft; ++j) dlc::st1(dst + off[j], out[j]);
-  }
-  // tiles inside N: each thread stores 8 consecutive outputs of a row with one 16-byte store
-  static constexpr int EPI_VEC = 8;
-  struct EpiCols {
-    float rd0[8];  // bias
-  };
-  static __device__ __forceinline__ bool epi_vec_ok(const Params *p, int64_t n0) {
-    if (n0 + BN > extent_n(p)) return false;
-    if (reinterpret_cast<uintptr_t>(p->c) % 16 != 0) return false;
-    if (((p->ldc)) % 8 != 0) return false;
-    if (reinterpret_cast<uintptr_t>(p->bias) % 16 != 0) return false;
-    return true;
-  }
-  static __device__ __forceinline__ void epi_cols([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t ni,
-                                                [[maybe_unused]] int64_t bi, [[maybe_unused]] EpiCols &cc) {
-    [[maybe_unused]] const int64_t i_n = ni;
-    dlc::ldv(cc.rd0, static_cast<const T *>(p->bias) + (i_n));
-  }
-  struct EpiRow {  // a thread's row pointers
-    OutT *dst;
-  };
-  static __device__ __forceinline__ void epi_row_at(const Params *p, int64_t mi, int64_t ni,
-                                                  [[maybe_unused]] int64_t bi, EpiRow &rp) {
-    [[maybe_unused]] const int64_t i_mflat = mi;
-    [[maybe_unused]] const int64_t i_m = mi;
-    [[maybe_unused]] const int64_t i_n = ni;
-    rp.dst = static_cast<OutT *>(p->c) + (i_n + p->ldc * i_mflat);
-  }
-  static constexpr bool EPI_ROW_STEP = true;  // the GPU IR's row steps: `rows` rows on, fixed counts
-  static __device__ __forceinline__ void epi_row_step([[maybe_unused]] const Params *p, EpiRow &rp, int rows) {
-    dlc::step_ptr(rp.dst, rows * (p->ldc));
-  }
-  static __device__ __forceinline__ void epi_row([[maybe_unused]] const Params *p, [[maybe_unused]] int64_t mi,
-                                               int64_t ni, [[maybe_unused]] int64_t bi,
-                                               [[maybe_unused]] const EpiCols &cc, const EpiRow &rp,
-                                               const float (&acc)[EPI_VEC]) {
-    [[maybe_unused]] const int64_t i_m = mi;
-    float out[EPI_VEC];
-#pragma unroll
-    for (int j = 0; j < EPI_VEC; ++j) {
-      [[maybe_unused]] const int64_t nj = ni + j;
-      [[maybe_unused]] const int64_t i_n = nj;
-      const float v_C1 = (acc[j] + cc.rd0[j]);
-      const bool v_C1_cmplt = (0.0f < v_C1);
-      const float v_C = (v_C1_cmplt ? v_C1 : 0.0f);
-      out[j] = v_C;
-    }
-    dlc::stv(rp.dst, out);
-  }
 };
+template <class T_> using Op_sm90a = Op_tma_wgmma<T_, Plan_sm90a>;
 
 }  // namespace dlc_gemm_bias_relu
 
 extern "C" {
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b0_v8(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b0<__half>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b0_v4(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b0<__half>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b0_v2(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b0<__half>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b0_v1(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b0<__half>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 1) dlc_gemm_bias_relu_fp16_b0_r(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b0<__half>::reduce_kernel(&p);
-}
-__global__ void __launch_bounds__(64, 4) dlc_gemm_bias_relu_fp16_b1_v8(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b1<__half>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(64, 4) dlc_gemm_bias_relu_fp16_b1_v4(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b1<__half>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(64, 4) dlc_gemm_bias_relu_fp16_b1_v2(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b1<__half>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(64, 4) dlc_gemm_bias_relu_fp16_b1_v1(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b1<__half>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(32, 8) dlc_gemm_bias_relu_fp16_b2_v8(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b2<__half>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(32, 8) dlc_gemm_bias_relu_fp16_b2_v4(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b2<__half>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(32, 8) dlc_gemm_bias_relu_fp16_b2_v2(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b2<__half>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(32, 8) dlc_gemm_bias_relu_fp16_b2_v1(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b2<__half>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b3_v8(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b3<__half>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b3_v4(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b3<__half>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b3_v2(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b3<__half>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b3_v1(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b3<__half>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b4_v8(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b4<__half>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b4_v4(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b4<__half>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b4_v2(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b4<__half>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b4_v1(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b4<__half>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_v8(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op<__half>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_v4(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op<__half>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_v2(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op<__half>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_v1(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op<__half>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b0_v8(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b0<__nv_bfloat16>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b0_v4(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b0<__nv_bfloat16>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b0_v2(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b0<__nv_bfloat16>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b0_v1(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b0<__nv_bfloat16>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 1) dlc_gemm_bias_relu_bf16_b0_r(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b0<__nv_bfloat16>::reduce_kernel(&p);
-}
-__global__ void __launch_bounds__(64, 4) dlc_gemm_bias_relu_bf16_b1_v8(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b1<__nv_bfloat16>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(64, 4) dlc_gemm_bias_relu_bf16_b1_v4(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b1<__nv_bfloat16>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(64, 4) dlc_gemm_bias_relu_bf16_b1_v2(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b1<__nv_bfloat16>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(64, 4) dlc_gemm_bias_relu_bf16_b1_v1(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b1<__nv_bfloat16>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(32, 8) dlc_gemm_bias_relu_bf16_b2_v8(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b2<__nv_bfloat16>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(32, 8) dlc_gemm_bias_relu_bf16_b2_v4(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b2<__nv_bfloat16>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(32, 8) dlc_gemm_bias_relu_bf16_b2_v2(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b2<__nv_bfloat16>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(32, 8) dlc_gemm_bias_relu_bf16_b2_v1(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b2<__nv_bfloat16>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b3_v8(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b3<__nv_bfloat16>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b3_v4(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b3<__nv_bfloat16>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b3_v2(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b3<__nv_bfloat16>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b3_v1(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b3<__nv_bfloat16>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b4_v8(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b4<__nv_bfloat16>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b4_v4(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b4<__nv_bfloat16>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b4_v2(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b4<__nv_bfloat16>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b4_v1(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op_b4<__nv_bfloat16>::kernel<1>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_v8(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op<__nv_bfloat16>::kernel<8>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_v4(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op<__nv_bfloat16>::kernel<4>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_v2(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op<__nv_bfloat16>::kernel<2>(&p);
-}
-__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_v1(const dlc__p_gemm_bias_relu p) {
-  dlc_gemm_bias_relu::Op<__nv_bfloat16>::kernel<1>(&p);
-}
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b0_v8(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b0<__half>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b0_v4(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b0<__half>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b0_v2(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b0<__half>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b0_v1(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b0<__half>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 1) dlc_gemm_bias_relu_fp16_b0_r(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b0<__half>::reduce_kernel(&p); }
+__global__ void __launch_bounds__(64, 4) dlc_gemm_bias_relu_fp16_b1_v8(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b1<__half>::kernel<8>(&p); }
+__global__ void __launch_bounds__(64, 4) dlc_gemm_bias_relu_fp16_b1_v4(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b1<__half>::kernel<4>(&p); }
+__global__ void __launch_bounds__(64, 4) dlc_gemm_bias_relu_fp16_b1_v2(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b1<__half>::kernel<2>(&p); }
+__global__ void __launch_bounds__(64, 4) dlc_gemm_bias_relu_fp16_b1_v1(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b1<__half>::kernel<1>(&p); }
+__global__ void __launch_bounds__(32, 8) dlc_gemm_bias_relu_fp16_b2_v8(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b2<__half>::kernel<8>(&p); }
+__global__ void __launch_bounds__(32, 8) dlc_gemm_bias_relu_fp16_b2_v4(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b2<__half>::kernel<4>(&p); }
+__global__ void __launch_bounds__(32, 8) dlc_gemm_bias_relu_fp16_b2_v2(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b2<__half>::kernel<2>(&p); }
+__global__ void __launch_bounds__(32, 8) dlc_gemm_bias_relu_fp16_b2_v1(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b2<__half>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b3_v8(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b3<__half>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b3_v4(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b3<__half>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b3_v2(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b3<__half>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b3_v1(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b3<__half>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b4_v8(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b4<__half>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b4_v4(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b4<__half>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b4_v2(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b4<__half>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_b4_v1(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b4<__half>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_v8(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op<__half>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_v4(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op<__half>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_v2(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op<__half>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_fp16_v1(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op<__half>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b0_v8(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b0<__nv_bfloat16>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b0_v4(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b0<__nv_bfloat16>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b0_v2(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b0<__nv_bfloat16>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b0_v1(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b0<__nv_bfloat16>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 1) dlc_gemm_bias_relu_bf16_b0_r(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b0<__nv_bfloat16>::reduce_kernel(&p); }
+__global__ void __launch_bounds__(64, 4) dlc_gemm_bias_relu_bf16_b1_v8(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b1<__nv_bfloat16>::kernel<8>(&p); }
+__global__ void __launch_bounds__(64, 4) dlc_gemm_bias_relu_bf16_b1_v4(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b1<__nv_bfloat16>::kernel<4>(&p); }
+__global__ void __launch_bounds__(64, 4) dlc_gemm_bias_relu_bf16_b1_v2(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b1<__nv_bfloat16>::kernel<2>(&p); }
+__global__ void __launch_bounds__(64, 4) dlc_gemm_bias_relu_bf16_b1_v1(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b1<__nv_bfloat16>::kernel<1>(&p); }
+__global__ void __launch_bounds__(32, 8) dlc_gemm_bias_relu_bf16_b2_v8(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b2<__nv_bfloat16>::kernel<8>(&p); }
+__global__ void __launch_bounds__(32, 8) dlc_gemm_bias_relu_bf16_b2_v4(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b2<__nv_bfloat16>::kernel<4>(&p); }
+__global__ void __launch_bounds__(32, 8) dlc_gemm_bias_relu_bf16_b2_v2(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b2<__nv_bfloat16>::kernel<2>(&p); }
+__global__ void __launch_bounds__(32, 8) dlc_gemm_bias_relu_bf16_b2_v1(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b2<__nv_bfloat16>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b3_v8(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b3<__nv_bfloat16>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b3_v4(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b3<__nv_bfloat16>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b3_v2(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b3<__nv_bfloat16>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b3_v1(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b3<__nv_bfloat16>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b4_v8(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b4<__nv_bfloat16>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b4_v4(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b4<__nv_bfloat16>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b4_v2(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b4<__nv_bfloat16>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_b4_v1(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op_b4<__nv_bfloat16>::kernel<1>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_v8(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op<__nv_bfloat16>::kernel<8>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_v4(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op<__nv_bfloat16>::kernel<4>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_v2(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op<__nv_bfloat16>::kernel<2>(&p); }
+__global__ void __launch_bounds__(128, 2) dlc_gemm_bias_relu_bf16_v1(const dlc__p_gemm_bias_relu p) { dlc_gemm_bias_relu::Op<__nv_bfloat16>::kernel<1>(&p); }
 __global__ void __launch_bounds__(384, 1) dlc_gemm_bias_relu_fp16_b4_sm90a(const __grid_constant__ dlc__tp_gemm_bias_relu tp) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   dlc::sm90a_contraction<dlc_gemm_bias_relu::Op_b4_sm90a<__half>>(&tp);

@@ -193,12 +193,8 @@ struct Op {
 }  // namespace dlc_layernorm
 
 extern "C" {
-__global__ void __launch_bounds__(256, 3) dlc_layernorm_fp16_v8(const dlc__p_layernorm p) {
-  dlc::sm80_rows<dlc_layernorm::Op<__half>, 8>(&p);
-}
-__global__ void __launch_bounds__(256, 3) dlc_layernorm_bf16_v8(const dlc__p_layernorm p) {
-  dlc::sm80_rows<dlc_layernorm::Op<__nv_bfloat16>, 8>(&p);
-}
+__global__ void __launch_bounds__(256, 3) dlc_layernorm_fp16_v8(const dlc__p_layernorm p) { dlc::sm80_rows<dlc_layernorm::Op<__half>, 8>(&p); }
+__global__ void __launch_bounds__(256, 3) dlc_layernorm_bf16_v8(const dlc__p_layernorm p) { dlc::sm80_rows<dlc_layernorm::Op<__nv_bfloat16>, 8>(&p); }
 
 // Kernel handles for the CUDA backend, in the order of the dispatch table.
 extern const void *const dlc__fns_layernorm[] = {

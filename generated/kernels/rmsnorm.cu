@@ -141,12 +141,8 @@ struct Op {
 }  // namespace dlc_rmsnorm
 
 extern "C" {
-__global__ void __launch_bounds__(256, 3) dlc_rmsnorm_fp16_v8(const dlc__p_rmsnorm p) {
-  dlc::sm80_rows<dlc_rmsnorm::Op<__half>, 8>(&p);
-}
-__global__ void __launch_bounds__(256, 3) dlc_rmsnorm_bf16_v8(const dlc__p_rmsnorm p) {
-  dlc::sm80_rows<dlc_rmsnorm::Op<__nv_bfloat16>, 8>(&p);
-}
+__global__ void __launch_bounds__(256, 3) dlc_rmsnorm_fp16_v8(const dlc__p_rmsnorm p) { dlc::sm80_rows<dlc_rmsnorm::Op<__half>, 8>(&p); }
+__global__ void __launch_bounds__(256, 3) dlc_rmsnorm_bf16_v8(const dlc__p_rmsnorm p) { dlc::sm80_rows<dlc_rmsnorm::Op<__nv_bfloat16>, 8>(&p); }
 
 // Kernel handles for the CUDA backend, in the order of the dispatch table.
 extern const void *const dlc__fns_rmsnorm[] = {

@@ -158,12 +158,8 @@ struct Op {
 }  // namespace dlc_softmax
 
 extern "C" {
-__global__ void __launch_bounds__(256, 3) dlc_softmax_fp16_v8(const dlc__p_softmax p) {
-  dlc::sm80_rows<dlc_softmax::Op<__half>, 8>(&p);
-}
-__global__ void __launch_bounds__(256, 3) dlc_softmax_bf16_v8(const dlc__p_softmax p) {
-  dlc::sm80_rows<dlc_softmax::Op<__nv_bfloat16>, 8>(&p);
-}
+__global__ void __launch_bounds__(256, 3) dlc_softmax_fp16_v8(const dlc__p_softmax p) { dlc::sm80_rows<dlc_softmax::Op<__half>, 8>(&p); }
+__global__ void __launch_bounds__(256, 3) dlc_softmax_bf16_v8(const dlc__p_softmax p) { dlc::sm80_rows<dlc_softmax::Op<__nv_bfloat16>, 8>(&p); }
 
 // Kernel handles for the CUDA backend, in the order of the dispatch table.
 extern const void *const dlc__fns_softmax[] = {

@@ -1026,7 +1026,7 @@ static void rows_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instan
   const gpu_kernel *k = in->k;
   const region *r = k->r;
   const gpu_rows *rw = &k->rw;
-  opgen g = {A, &k->v, r, s, k->T, k->math_ieee, c->log};
+  opgen g = {A, &k->v, r, s, k->T, k->math_ieee, c->log, false};
   const char *rax = r->it[rw->row_axis].name;
   sb_printf(s, "// plan: %s, %d warps a CTA, %d elements a thread at a time, %s\n",
             rw->row_warps == 1 ? "a warp a row" : "a CTA a row", rw->warps, rw->vec, algo_name(k->algo));

@@ -18,6 +18,26 @@
  * P V), or a region's rows. */
 typedef enum { SKEL_CONTRACTION, SKEL_ATTENTION, SKEL_ROWS } skel_shape;
 
+/* An Op rendered in two parts (docs/codegen.md, "Worked example"): the
+ * shared template `shared_name` over the operand dtype and a plan,
+ *   template <class T_, template <class> class P_> struct <shared_name> : P_<T_>,
+ * which holds what depends on the region and the dtype alone (the chunk
+ * functions, the extents, the epilogues), and the plan's struct
+ * `plan_name` over the dtype, which holds what depends on the plan (its
+ * tile, stages and warps, the constants the GPU IR chose for it, and the
+ * functions rendered from its statements), then `name`, the Op the
+ * entries and templates use: an alias of the shared template over the
+ * plan.  The instances of an op whose shared text is the same share one
+ * template (emit_op_cu). */
+typedef struct op_split {
+  strbuf *shared, *plan;
+  const char *name, *shared_name, *plan_name;
+  /* the full-width epilogue's width the shared template holds for a
+   * kernel that has none (a split-K plan's: its second kernel stores), when
+   * the op's other plans agree on one; 0: none */
+  int epi_vec;
+} op_split;
+
 typedef struct skel_ops {
   dlc_algo algo;
   skel_shape shape;
@@ -37,9 +57,13 @@ typedef struct skel_ops {
   /* the skeleton's own GPU IR checks, after gpuir_verify's shared ones;
    * each reports what it finds */
   bool (*verify)(const gpu_kernel *k, diag_list *dl);
-  /* the Op of an instance's kernel (in->k) as CUDA; NULL where the kernel is
-   * rendered with another's Op (split-K's reduce, with its first kernel's) */
+  /* the Op of an instance's kernel (in->k) as CUDA, one struct: render; or
+   * split (render_split): a template of what an op's plans on the skeleton
+   * share, and the plan's own struct, which the shared template derives from
+   * (op_split).  Both NULL where the kernel is rendered with another's Op
+   * (split-K's reduce, with its first kernel's). */
   void (*render)(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname);
+  void (*render_split)(emit_ctx *c, const op_split *sp, const emit_op *eo, const emit_instance *in);
   /* the GPU dump's skeleton part (--dump=gpu), after its name, arch and
    * algo: its launch, tile or rows, operands and statements */
   void (*dump)(cJSON *g, const gpu_kernel *k);

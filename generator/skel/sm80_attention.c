@@ -918,7 +918,7 @@ void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance
   arena *A = c->A;
   const gpu_kernel *k = in->k;
   const region *r = k->r;
-  opgen g = {A, &k->v, r, s, k->T, k->math_ieee, c->log};
+  opgen g = {A, &k->v, r, s, k->T, k->math_ieee, c->log, false};
   const sched_plan *p = &k->plan;
   sb_printf(s, "// plan: %d query rows x %d keys per step (%d warps x 16 rows), head dims %d / %d, vec %d, %s\n",
             p->tile[0], p->tile[1], p->warps_m * p->warps_n, k->D, k->DV, p->vec, algo_name(k->algo));
@@ -1002,7 +1002,7 @@ void attention_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance
   tile_test_fn(&g, k, false);
   tile_test_fn(&g, k, true);
   /* region 2: V and the output */
-  opgen g2 = {A, &k->v2, k->v2.r, s, k->T, k->math_ieee, c->log};
+  opgen g2 = {A, &k->v2, k->v2.r, s, k->T, k->math_ieee, c->log, false};
   if (wgmma(k)) tmap_box_fn(&g2, &k->tmv, "v_box", "V_RANK", "V");
   else chunk_fn(&g2, &k->V, "v_chunk", k->v2.n_axes, k->v2.nn, k->v2.k_axes, k->v2.nk, "V");
   /* the GPU IR's row steps: full key tiles stream from one pointer each

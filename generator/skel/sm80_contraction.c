@@ -4,7 +4,8 @@
  * of shared tiles feeding ldmatrix and mma.sync.  Here are its operands'
  * walks, its GPU IR builder (gpuir_build: the prologue, the main and tail
  * loops, the epilogue), its checks (verify_sm80_render) and its renderer
- * (contraction_op: the Op, its chunk and walk functions and kernel<VEC>).
+ * (contraction_split: the Op's shared template, with its chunk and walk
+ * functions and epilogues, and the plan's struct with its kernel<VEC>).
  * The sm90a contraction starts from this builder's kernel. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -1062,29 +1063,16 @@ static void kernel_fn(opgen *g, const gpu_kernel *k, const char *sname) {
   if (k->reduce) splitk_reduce_fn(g, k->reduce, sname);
 }
 
-static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
-  arena *A = c->A;
-  const gpu_kernel *k = in->k;
-  opgen g = {A, &k->v, k->r, s, k->T, k->math_ieee, c->log};
+/* The plan struct's constants: the tile, the swizzles, the raster, split-K
+ * (with its workspace's accessors), the steady loop's widths and the
+ * full-width epilogue's. */
+static void plan_consts(strbuf *s, const gpu_kernel *k) {
   const sched_plan *p = &k->plan;
-  sb_printf(s, "// plan (%s): tile %dx%dx%d, %d stages, warps %dx%d (warp tile %dx%d), vec %d, %s%s\n",
-            p->pinned ? "pinned in the manifest" : "searched", p->tile[0], p->tile[1], p->tile[2], p->stages, p->warps_m,
-            p->warps_n, p->tile[0] / p->warps_m, p->tile[1] / p->warps_n, p->vec, algo_name(k->algo),
-            k->reduce ? arena_printf(A, ", split-K %d (then splitk_reduce)", p->split_k) : "");
-  sb_printf(s, "template <class T_>\nstruct %s {\n", sname);
-  sb_printf(s, "  using T = T_;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n",
-            k->v.out_dt == k->T ? "T_" : ctype(k->v.out_dt), eo->op->name);
   sb_printf(s, "  static constexpr int BM = %d, BN = %d, BK = %d, STAGES = %d, WARPS_M = %d, WARPS_N = %d;\n", p->tile[0],
             p->tile[1], p->tile[2], p->stages, p->warps_m, p->warps_n);
-  sb_printf(s, "  static constexpr bool A_K_CONTIG = %s, B_K_CONTIG = %s;\n", k->A.k_contig ? "true" : "false",
-            k->B.k_contig ? "true" : "false");
   sb_printf(s, "  static constexpr int SWZ_A = %d, SWZ_B = %d;  // 16-byte chunks XORed in a shared row (GPU IR)\n",
             k->tiles[0].swz, k->tiles[1].swz);
-  sb_printf(s, "  static constexpr int MMA_K = %d;  // %s (GPU IR)\n", k->mma_k,
-            k->mma_k == 8 ? "mma.sync m16n8k8 in tf32 on fp32 operands" : "mma.sync m16n8k16");
-  sb_printf(s, "  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)\n"
-               "  static constexpr int RASTER_GROUP = %d;\n",
-            p->raster_group);
+  sb_printf(s, "  static constexpr int RASTER_GROUP = %d;\n", p->raster_group);
   if (k->reduce)
     sb_printf(s, "  // split-K in at most %d slices (the GPU IR's pair): slice blockIdx.y stores its fp32 partial tile in the\n"
                  "  // workspace, then reduce_kernel sums the slices in order and applies the epilogue\n"
@@ -1096,22 +1084,70 @@ static void contraction_op(emit_ctx *c, strbuf *s, const emit_op *eo, const emit
               p->split_k, p->split_k);
   else
     sb_puts(s, "  static constexpr bool SPLIT_K = false;\n");
-  group_extents(&g, k, true);
-  chunk_fn(&g, &k->A, "a_chunk", k->v.m_axes, k->v.nm, k->v.k_axes, k->v.nk, "operand A");
-  chunk_fn(&g, &k->B, "b_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "operand B");
-  kstep_fn(&g, &k->A, "A", "a_kstep");
-  kstep_fn(&g, &k->B, "B", "b_kstep");
-  kwalk_fn(&g, k, p->tile[2]);
-  walk_fn(&g, &k->A, "A", "a", k->v.m_axes, k->v.nm);
-  walk_fn(&g, &k->B, "B", "b", k->v.n_axes, k->v.nn);
-  sb_printf(s, "  // the GPU IR's steady loop: kernels of chunk width >= this stream both operands (0: none)\n"
-               "  static constexpr int STEADY_MIN_VEC = %d;\n",
-            k->steady_min_vec);
-  epilogue_fn(&g, "");
-  if (k->epi_vec) epilogue_full_fn(&g, k->epi_vec, "BN");
-  else sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-width epilogue\n");
-  kernel_fn(&g, k, sname);
-  sb_puts(s, "};\n\n");
+  sb_printf(s, "  static constexpr int STEADY_MIN_VEC = %d, EPI_VEC = %d;\n", k->steady_min_vec, k->epi_vec);
+}
+
+/* What the Op of a contraction kernel holds from its region and dtype: the
+ * groups' extents, the operands' chunk functions, steps and walks, and the
+ * epilogues (ev: the full-width one's width, 0: none). */
+static void region_part(opgen *g, const gpu_kernel *k, int ev) {
+  group_extents(g, k, true);
+  chunk_fn(g, &k->A, "a_chunk", k->v.m_axes, k->v.nm, k->v.k_axes, k->v.nk, "operand A");
+  chunk_fn(g, &k->B, "b_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "operand B");
+  kstep_fn(g, &k->A, "A", "a_kstep");
+  kstep_fn(g, &k->B, "B", "b_kstep");
+  kwalk_fn(g, k, k->plan.tile[2]);
+  walk_fn(g, &k->A, "A", "a", k->v.m_axes, k->v.nm);
+  walk_fn(g, &k->B, "B", "b", k->v.n_axes, k->v.nn);
+  epilogue_fn(g, "");
+  if (ev) epilogue_full_fn(g, ev, "BN");
+}
+
+static void plan_comment(arena *A, strbuf *s, const gpu_kernel *k) {
+  const sched_plan *p = &k->plan;
+  sb_printf(s, "// plan (%s): tile %dx%dx%d, %d stages, warps %dx%d (warp tile %dx%d), vec %d, %s%s\n",
+            p->pinned ? "pinned in the manifest" : "searched", p->tile[0], p->tile[1], p->tile[2], p->stages, p->warps_m,
+            p->warps_n, p->tile[0] / p->warps_m, p->tile[1] / p->warps_n, p->vec, algo_name(k->algo),
+            k->reduce ? arena_printf(A, ", split-K %d (then splitk_reduce)", p->split_k) : "");
+}
+
+/* The plan constants the shared template names (its full-width epilogue's
+ * test reads BN), and those the template reads through the Op. */
+#define SM80_PLAN_NAMES                                                                                       \
+  "Plan::BM, Plan::BN, Plan::BK, Plan::STAGES, Plan::WARPS_M, Plan::WARPS_N, Plan::SWZ_A, Plan::SWZ_B,\n" \
+  "      Plan::RASTER_GROUP, Plan::SPLIT_K, Plan::STEADY_MIN_VEC, Plan::EPI_VEC"
+
+/* The Op as two parts (op_split): the shared template, then the plan's
+ * struct with its kernel (and split-K's reduce_kernel), whose Self is the
+ * shared template over the plan. */
+static void contraction_split(emit_ctx *c, const op_split *sp, const emit_op *eo, const emit_instance *in) {
+  arena *A = c->A;
+  const gpu_kernel *k = in->k;
+  strbuf *S = sp->shared, *P = sp->plan;
+  opgen g = {A, &k->v, k->r, S, k->T, k->math_ieee, c->log, true};
+  const char *out_t = k->v.out_dt == k->T ? "T_" : ctype(k->v.out_dt);
+  sb_printf(S,
+            "// The plan P_<T_> (a struct below) gives the tile (BM x BN x BK), the ring's STAGES, the warps\n"
+            "// (WARPS_M x WARPS_N), the shared rows' swizzles (SWZ_A, SWZ_B: 16-byte chunks XORed), the CTA\n"
+            "// order on blockIdx.x (RASTER_GROUP M tiles a group, M fastest within it; 1: N fastest), SPLIT_K,\n"
+            "// the chunk widths whose kernels stream both operands in the GPU IR's steady loop (>= STEADY_MIN_VEC;\n"
+            "// 0: none), the full-width epilogue's outputs a 16-byte store (EPI_VEC; 0: none) and kernel<VEC>\n"
+            "template <class T_, template <class> class P_>\nstruct %s : P_<T_> {\n  using Plan = P_<T_>;\n  using %s;\n",
+            sp->shared_name, SM80_PLAN_NAMES);
+  sb_printf(S, "  using T = T_;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n", out_t, eo->op->name);
+  sb_printf(S, "  static constexpr bool A_K_CONTIG = %s, B_K_CONTIG = %s;\n", k->A.k_contig ? "true" : "false",
+            k->B.k_contig ? "true" : "false");
+  sb_printf(S, "  static constexpr int MMA_K = %d;  // %s (GPU IR)\n", k->mma_k,
+            k->mma_k == 8 ? "mma.sync m16n8k8 in tf32 on fp32 operands" : "mma.sync m16n8k16");
+  int ev = k->epi_vec ? k->epi_vec : sp->epi_vec;
+  region_part(&g, k, ev);
+  sb_puts(S, "};\n\n");
+  plan_comment(A, P, k);
+  sb_printf(P, "template <class T_>\nstruct %s {\n  using Params = dlc__p_%s;\n", sp->plan_name, eo->op->name);
+  plan_consts(P, k);
+  g.s = P;
+  kernel_fn(&g, k, arena_printf(A, "%s<T_, %s>", sp->shared_name, sp->plan_name));
+  sb_printf(P, "};\ntemplate <class T_> using %s = %s<T_, %s>;\n\n", sp->name, sp->shared_name, sp->plan_name);
 }
 
 static void sm80_dump(cJSON *g, const gpu_kernel *k) { dump_contraction(g, k, false); }
@@ -1159,5 +1195,5 @@ static bool sm80_verify(const gpu_kernel *k, diag_list *dl) {
 const skel_ops skel_sm80_contraction = {
     .algo = ALGO_IMPLICIT_GEMM, .shape = SKEL_CONTRACTION, .arch = ARCH_SM80, .only = false,
     .fits = sm80_fits,          .verify_plan = sm80_verify_plan, .build = sm80_build,
-    .verify = sm80_verify,      .render = contraction_op,        .dump = sm80_dump,
+    .verify = sm80_verify,      .render_split = contraction_split, .dump = sm80_dump,
 };

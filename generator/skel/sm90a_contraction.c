@@ -702,44 +702,59 @@ static const sm90a_cta GATHER_CTA = {"sm90a_contraction.cuh", "Sm90aCta", false,
  * the producer's and the consumers' loops, their epilogue) and the same
  * epilogue functions as the sm80 Op (templates/sm90a_contraction.cuh lists
  * what it reads). */
-static void sm90a_op(emit_ctx *c, strbuf *s, const emit_op *eo, const gpu_kernel *k, const char *sname) {
+static void sm90a_op(emit_ctx *c, const op_split *sp, const emit_op *eo, const gpu_kernel *k) {
   arena *A = c->A;
-  opgen g = {A, &k->v, k->r, s, k->T, k->math_ieee, c->log};
+  strbuf *S = sp->shared, *P = sp->plan;
+  opgen g = {A, &k->v, k->r, S, k->T, k->math_ieee, c->log, true};
   const sched_plan *p = &k->plan;
-  sb_printf(s, "// plan (searched for sm90a): tile %dx%dx%d, %d stages, 2 consumer warpgroups + 1 producer, %s\n",
-            p->tile[0], p->tile[1], p->tile[2], p->stages, algo_name(k->algo));
-  sb_printf(s, "template <class T_>\nstruct %s {\n", sname);
-  sb_printf(s, "  using T = T_;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n",
+  /* the shared template: the region's and dtype's, and the functions whose
+   * statements every plan renders alike (the kernel, the consumers' epilogue) */
+  sb_printf(S,
+            "// The plan P_<T_> (a struct below) gives the tile (BM x BN x BK), the ring's STAGES, THREADS, the\n"
+            "// CTA order on blockIdx.x (RASTER_GROUP M tiles a group, M fastest within it; 1: N fastest), the\n"
+            "// full-width epilogue's outputs a 16-byte store (EPI_VEC; 0: none), %sand the roles'\n"
+            "// loops, unrolled on its ring (produce, consume)\n"
+            "template <class T_, template <class> class P_>\nstruct %s : P_<T_> {\n  using Plan = P_<T_>;\n"
+            "  using Plan::BM, Plan::BN, Plan::BK, Plan::STAGES, Plan::THREADS, Plan::RASTER_GROUP,%s Plan::EPI_VEC;\n"
+            "  using Plan::produce, Plan::consume;\n",
+            gathers(k) ? "the gathering producer's lag (a thread\n// lands stage kt - LAG after issuing stage kt), " : "",
+            sp->shared_name, gathers(k) ? " Plan::LAG," : "");
+  sb_printf(S, "  using T = T_;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n",
             k->v.out_dt == k->T ? "T_" : ctype(k->v.out_dt), eo->op->name);
-  if (!gathers(k)) sb_printf(s, "  using TParams = dlc__tp_%s;\n", eo->op->name);
-  sb_printf(s, "  static constexpr int BM = %d, BN = %d, BK = %d, STAGES = %d, THREADS = %d;\n", p->tile[0], p->tile[1],
-            p->tile[2], p->stages, k->threads);
-  sb_printf(s, "  // B stored along %s: %s descriptors\n  static constexpr bool B_K_CONTIG = %s;\n",
+  if (!gathers(k)) sb_printf(S, "  using TParams = dlc__tp_%s;\n", eo->op->name);
+  sb_printf(S, "  // B stored along %s: %s descriptors\n  static constexpr bool B_K_CONTIG = %s;\n",
             k->B.k_contig ? "K" : "N", k->B.k_contig ? "K-major" : "MN-major (imm-trans-b 1)",
             k->B.k_contig ? "true" : "false");
-  sb_printf(s, "  // CTA order on blockIdx.x: groups of this many M tiles, M fastest within a group (1: N fastest)\n"
-               "  static constexpr int RASTER_GROUP = %d;\n",
-            p->raster_group);
   group_extents(&g, k, false);
   if (gathers(k)) {
-    sb_printf(s, "  // the gathering producer: a thread lands stage kt - LAG after issuing stage kt (GPU IR)\n"
-                 "  static constexpr int LAG = %d;\n",
-              k->gather_lag);
     chunk_fn(&g, &k->A, "a_chunk", k->v.m_axes, k->v.nm, k->v.k_axes, k->v.nk, "operand A");
     chunk_fn(&g, &k->B, "b_chunk", k->v.n_axes, k->v.nn, k->v.k_axes, k->v.nk, "operand B");
   }
-  render_in_fn(c->log, RENDER_FN_PRODUCE);
-  produce_fn(c->log, s, k, sname);
-  render_in_fn(c->log, RENDER_FN_CONSUME);
-  consume_fn(c->log, s, k, sname);
   render_in_fn(c->log, RENDER_FN_STORE_TILE);
-  store_tile_fn(c->A, c->log, s, k, sname);
+  store_tile_fn(c->A, c->log, S, k, sp->shared_name);
   render_in_fn(c->log, RENDER_FN_KERNEL);
-  sm90a_kernel_fn(c->A, c->log, s, k, sname, gathers(k) ? &GATHER_CTA : &TMA_CTA);
+  sm90a_kernel_fn(c->A, c->log, S, k, sp->shared_name, gathers(k) ? &GATHER_CTA : &TMA_CTA);
   epilogue_fn(&g, "");
-  if (k->epi_vec) epilogue_full_fn(&g, k->epi_vec, "BN");
-  else sb_puts(s, "  static constexpr int EPI_VEC = 0;  // the GPU IR has no full-width epilogue\n");
-  sb_puts(s, "};\n\n");
+  int ev = k->epi_vec ? k->epi_vec : sp->epi_vec;
+  if (ev) epilogue_full_fn(&g, ev, "BN");
+  sb_puts(S, "};\n\n");
+  /* the plan's struct: its constants and the roles' loops, which it unrolls */
+  const char *self = arena_printf(A, "%s<T_, %s>", sp->shared_name, sp->plan_name);
+  sb_printf(P, "// plan (searched for sm90a): tile %dx%dx%d, %d stages, 2 consumer warpgroups + 1 producer, %s\n",
+            p->tile[0], p->tile[1], p->tile[2], p->stages, algo_name(k->algo));
+  sb_printf(P, "template <class T_>\nstruct %s {\n  using T = T_;\n  using Params = dlc__p_%s;\n", sp->plan_name,
+            eo->op->name);
+  if (!gathers(k)) sb_printf(P, "  using TParams = dlc__tp_%s;\n", eo->op->name);
+  sb_printf(P, "  static constexpr int BM = %d, BN = %d, BK = %d, STAGES = %d, THREADS = %d;\n", p->tile[0], p->tile[1],
+            p->tile[2], p->stages, k->threads);
+  sb_printf(P, "  static constexpr int RASTER_GROUP = %d, EPI_VEC = %d;\n", p->raster_group, k->epi_vec);
+  if (gathers(k)) sb_printf(P, "  static constexpr int LAG = %d;\n", k->gather_lag);
+  render_in_fn(c->log, RENDER_FN_PRODUCE);
+  produce_fn(c->log, P, k, self);
+  render_in_fn(c->log, RENDER_FN_CONSUME);
+  consume_fn(c->log, P, k, self);
+  render_in_fn(c->log, RENDER_FN_KERNEL);
+  sb_printf(P, "};\ntemplate <class T_> using %s = %s;\n\n", sp->name, self);
 }
 
 /* The sm90a contraction consumers' epilogue, Op::store_tile(p, acc, c):
@@ -830,17 +845,17 @@ static bool gather_verify(const gpu_kernel *k, diag_list *dl) {
   return ok;
 }
 
-static void sm90a_render(emit_ctx *c, strbuf *s, const emit_op *eo, const emit_instance *in, const char *sname) {
-  sm90a_op(c, s, eo, in->k, sname);
+static void sm90a_render(emit_ctx *c, const op_split *sp, const emit_op *eo, const emit_instance *in) {
+  sm90a_op(c, sp, eo, in->k);
 }
 
 const skel_ops skel_sm90a_contraction = {
     .algo = ALGO_TMA_WGMMA, .shape = SKEL_CONTRACTION, .arch = ARCH_SM90A, .only = true,
     .fits = tma_fits,       .verify_plan = sm90a_verify_plan, .build = tma_build,
-    .verify = tma_verify,   .render = sm90a_render,           .dump = sm90a_dump,
+    .verify = tma_verify,   .render_split = sm90a_render,           .dump = sm90a_dump,
 };
 const skel_ops skel_sm90a_gather_contraction = {
     .algo = ALGO_CPASYNC_WGMMA, .shape = SKEL_CONTRACTION, .arch = ARCH_SM90A, .only = true,
     .fits = gather_fits,        .verify_plan = sm90a_verify_plan, .build = gather_build,
-    .verify = gather_verify,    .render = sm90a_render,           .dump = sm90a_dump,
+    .verify = gather_verify,    .render_split = sm90a_render,           .dump = sm90a_dump,
 };

@@ -109,7 +109,7 @@ static bool splitk_verify(const gpu_kernel *k, diag_list *dl) {
   return ok;
 }
 
-/* rendered with its first kernel's Op (contraction_op, splitk_reduce_fn) */
+/* rendered with its first kernel's Op (contraction_split, splitk_reduce_fn) */
 const skel_ops skel_splitk_reduce = {
     .algo = ALGO_SPLITK_REDUCE, .shape = SKEL_CONTRACTION, .arch = ARCH_SM80, .only = false,
     .fits = NULL,               .verify_plan = NULL,       .build = NULL,

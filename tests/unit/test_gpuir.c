@@ -997,7 +997,9 @@ static void skeleton_table(void) {
   for (int a = 0; a < ALGO__COUNT; a++) {
     const skel_ops *sk = skel_of((dlc_algo)a);
     CHECK(sk && sk->algo == (dlc_algo)a && sk->verify && sk->dump);
-    CHECK(sk && (sk->render != NULL) == (a != ALGO_SPLITK_REDUCE));
+    /* one renderer (a whole Op, or split: a shared template and the plan's struct), none for the reduce */
+    CHECK(sk && (sk->render != NULL || sk->render_split != NULL) == (a != ALGO_SPLITK_REDUCE));
+    CHECK(sk && !(sk->render && sk->render_split));
     /* the pipeline's part: every skeleton but split-K's reduce takes runs
      * of its own, with its plan check and builder; the sm90a ones run on
      * sm90a alone */
