@@ -696,12 +696,14 @@ static const sm90a_cta TMA_CTA = {"sm90a_contraction.cuh", "Sm90aCta", true,
 static const sm90a_cta GATHER_CTA = {"sm90a_contraction.cuh", "Sm90aCta", false,
                                      "produce(p, c.ring, c.full, c.empty, c.mt, c.nt, c.b, c.KT, c.thread());"};
 
-/* The Op of a kernel on the sm90a contraction skeleton (tma_wgmma and cp_async_wgmma):
- * its tile and ring, B's major (the tensor maps and descriptors follow
- * it), the extents, the functions rendered from the GPU IR (the kernel,
- * the producer's and the consumers' loops, their epilogue) and the same
- * epilogue functions as the sm80 Op (templates/sm90a_contraction.cuh lists
- * what it reads). */
+/* The Op of a kernel on the sm90a contraction skeleton (tma_wgmma and
+ * cp_async_wgmma) in two parts (op_split; templates/sm90a_contraction.cuh
+ * lists what it reads): the shared template, with B's major (the tensor
+ * maps and descriptors follow it), the extents, the gathering producer's
+ * chunk functions, the functions every plan renders alike from its GPU IR
+ * (the kernel, the consumers' epilogue) and the same epilogue functions as
+ * the sm80 Op; and the plan's struct, with its tile and ring, THREADS, the
+ * raster, the lag, and the roles' loops it unrolls (produce, consume). */
 static void sm90a_op(emit_ctx *c, const op_split *sp, const emit_op *eo, const gpu_kernel *k) {
   arena *A = c->A;
   strbuf *S = sp->shared, *P = sp->plan;
