@@ -1434,6 +1434,19 @@ static void epi_paths_warn(const emit_ctx *c, const emit_op *eo) {
               eo->op->name, log->epi_region, log->epi_paths, EMIT_EPI_LINEAR_PATHS);
 }
 
+void split_shared_open(const op_split *sp, const char *doc, const char *plan_names, const char *out_t, const char *op) {
+  sb_printf(sp->shared,
+            "%stemplate <class T_, template <class> class P_>\nstruct %s : P_<T_> {\n  using Plan = P_<T_>;\n%s"
+            "  using T = T_;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n",
+            doc, sp->shared_name, plan_names, out_t, op);
+}
+
+const char *split_self(arena *A, const op_split *sp) { return arena_printf(A, "%s<T_, %s>", sp->shared_name, sp->plan_name); }
+
+void split_plan_close(arena *A, const op_split *sp) {
+  sb_printf(sp->plan, "};\ntemplate <class T_> using %s = %s;\n\n", sp->name, split_self(A, sp));
+}
+
 /* One Op of an op's .cu before it is rendered: an instance with one of
  * its kernels (in.k), the Op's name (before a dtype clash renames it) and
  * what its heading says after its tags; then what render_ops made: its
@@ -1510,15 +1523,13 @@ static void render_ops(emit_ctx *c, const emit_op *eo, op_item *it, int n) {
 }
 
 /* The tags of the items (from `from` on) whose Op is `name` (shared: whose
- * shared template is). */
+ * shared template is; an instance's kernels of one template are one
+ * item, its chain's and its sm90a row's having templates of their own). */
 static const char *op_tags(arena *A, const op_item *it, int n, int from, const char *name, bool shared) {
   const char *tags = "";
   for (int j = from; j < n; j++) {
     const char *nj = shared ? it[j].shared_name : it[j].name;
-    bool again = false;
-    for (int q = from; q < j && shared && nj; q++)
-      again |= it[q].shared_name && strcmp(it[q].shared_name, nj) == 0 && strcmp(it[q].in.tag, it[j].in.tag) == 0;
-    if (nj && strcmp(nj, name) == 0 && !again) tags = arena_printf(A, "%s%s%s", tags, *tags ? ", " : "", cmt(A, it[j].in.tag));
+    if (nj && strcmp(nj, name) == 0) tags = arena_printf(A, "%s%s%s", tags, *tags ? ", " : "", cmt(A, it[j].in.tag));
   }
   return tags;
 }

@@ -38,6 +38,16 @@ typedef struct op_split {
   int epi_vec;
 } op_split;
 
+/* A split Op's pieces the skeletons write alike (emit.c): the shared
+ * template's head, its comment `doc`, the template over T_ and the plan, the
+ * plan's names it uses itself (`plan_names`: lines of using-declarations)
+ * and its types (out_t: OutT; op: the op, whose Params it takes); the Op's
+ * type as the plan's functions name it (their Self); and the end of the
+ * plan's struct with the Op's alias. */
+void split_shared_open(const op_split *sp, const char *doc, const char *plan_names, const char *out_t, const char *op);
+const char *split_self(arena *A, const op_split *sp);
+void split_plan_close(arena *A, const op_split *sp);
+
 typedef struct skel_ops {
   dlc_algo algo;
   skel_shape shape;

@@ -1126,15 +1126,14 @@ static void contraction_split(emit_ctx *c, const op_split *sp, const emit_op *eo
   strbuf *S = sp->shared, *P = sp->plan;
   opgen g = {A, &k->v, k->r, S, k->T, k->math_ieee, c->log, true};
   const char *out_t = k->v.out_dt == k->T ? "T_" : ctype(k->v.out_dt);
-  sb_printf(S,
-            "// The plan P_<T_> (a struct below) gives the tile (BM x BN x BK), the ring's STAGES, the warps\n"
-            "// (WARPS_M x WARPS_N), the shared rows' swizzles (SWZ_A, SWZ_B: 16-byte chunks XORed), the CTA\n"
-            "// order on blockIdx.x (RASTER_GROUP M tiles a group, M fastest within it; 1: N fastest), SPLIT_K,\n"
-            "// the chunk widths whose kernels stream both operands in the GPU IR's steady loop (>= STEADY_MIN_VEC;\n"
-            "// 0: none), the full-width epilogue's outputs a 16-byte store (EPI_VEC; 0: none) and kernel<VEC>\n"
-            "template <class T_, template <class> class P_>\nstruct %s : P_<T_> {\n  using Plan = P_<T_>;\n  using %s;\n",
-            sp->shared_name, SM80_PLAN_NAMES);
-  sb_printf(S, "  using T = T_;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n", out_t, eo->op->name);
+  split_shared_open(
+      sp,
+      "// The plan P_<T_> (a struct below) gives the tile (BM x BN x BK), the ring's STAGES, the warps\n"
+      "// (WARPS_M x WARPS_N), the shared rows' swizzles (SWZ_A, SWZ_B: 16-byte chunks XORed), the CTA\n"
+      "// order on blockIdx.x (RASTER_GROUP M tiles a group, M fastest within it; 1: N fastest), SPLIT_K,\n"
+      "// the chunk widths whose kernels stream both operands in the GPU IR's steady loop (>= STEADY_MIN_VEC;\n"
+      "// 0: none), the full-width epilogue's outputs a 16-byte store (EPI_VEC; 0: none) and kernel<VEC>\n",
+      "  using " SM80_PLAN_NAMES ";\n", out_t, eo->op->name);
   sb_printf(S, "  static constexpr bool A_K_CONTIG = %s, B_K_CONTIG = %s;\n", k->A.k_contig ? "true" : "false",
             k->B.k_contig ? "true" : "false");
   sb_printf(S, "  static constexpr int MMA_K = %d;  // %s (GPU IR)\n", k->mma_k,
@@ -1146,8 +1145,8 @@ static void contraction_split(emit_ctx *c, const op_split *sp, const emit_op *eo
   sb_printf(P, "template <class T_>\nstruct %s {\n  using Params = dlc__p_%s;\n", sp->plan_name, eo->op->name);
   plan_consts(P, k);
   g.s = P;
-  kernel_fn(&g, k, arena_printf(A, "%s<T_, %s>", sp->shared_name, sp->plan_name));
-  sb_printf(P, "};\ntemplate <class T_> using %s = %s<T_, %s>;\n\n", sp->name, sp->shared_name, sp->plan_name);
+  kernel_fn(&g, k, split_self(A, sp));
+  split_plan_close(A, sp);
 }
 
 static void sm80_dump(cJSON *g, const gpu_kernel *k) { dump_contraction(g, k, false); }

@@ -711,18 +711,19 @@ static void sm90a_op(emit_ctx *c, const op_split *sp, const emit_op *eo, const g
   const sched_plan *p = &k->plan;
   /* the shared template: the region's and dtype's, and the functions whose
    * statements every plan renders alike (the kernel, the consumers' epilogue) */
-  sb_printf(S,
-            "// The plan P_<T_> (a struct below) gives the tile (BM x BN x BK), the ring's STAGES, THREADS, the\n"
-            "// CTA order on blockIdx.x (RASTER_GROUP M tiles a group, M fastest within it; 1: N fastest), the\n"
-            "// full-width epilogue's outputs a 16-byte store (EPI_VEC; 0: none), %sand the roles'\n"
-            "// loops, unrolled on its ring (produce, consume)\n"
-            "template <class T_, template <class> class P_>\nstruct %s : P_<T_> {\n  using Plan = P_<T_>;\n"
-            "  using Plan::BM, Plan::BN, Plan::BK, Plan::STAGES, Plan::THREADS, Plan::RASTER_GROUP,%s Plan::EPI_VEC;\n"
-            "  using Plan::produce, Plan::consume;\n",
-            gathers(k) ? "the gathering producer's lag (a thread\n// lands stage kt - LAG after issuing stage kt), " : "",
-            sp->shared_name, gathers(k) ? " Plan::LAG," : "");
-  sb_printf(S, "  using T = T_;\n  using OutT = %s;\n  using Params = dlc__p_%s;\n",
-            k->v.out_dt == k->T ? "T_" : ctype(k->v.out_dt), eo->op->name);
+  split_shared_open(
+      sp,
+      arena_printf(A,
+                   "// The plan P_<T_> (a struct below) gives the tile (BM x BN x BK), the ring's STAGES, THREADS, the\n"
+                   "// CTA order on blockIdx.x (RASTER_GROUP M tiles a group, M fastest within it; 1: N fastest), the\n"
+                   "// full-width epilogue's outputs a 16-byte store (EPI_VEC; 0: none), %sand the roles'\n"
+                   "// loops, unrolled on its ring (produce, consume)\n",
+                   gathers(k) ? "the gathering producer's lag (a thread\n// lands stage kt - LAG after issuing stage kt), " : ""),
+      arena_printf(A,
+                   "  using Plan::BM, Plan::BN, Plan::BK, Plan::STAGES, Plan::THREADS, Plan::RASTER_GROUP,%s Plan::EPI_VEC;\n"
+                   "  using Plan::produce, Plan::consume;\n",
+                   gathers(k) ? " Plan::LAG," : ""),
+      k->v.out_dt == k->T ? "T_" : ctype(k->v.out_dt), eo->op->name);
   if (!gathers(k)) sb_printf(S, "  using TParams = dlc__tp_%s;\n", eo->op->name);
   sb_printf(S, "  // B stored along %s: %s descriptors\n  static constexpr bool B_K_CONTIG = %s;\n",
             k->B.k_contig ? "K" : "N", k->B.k_contig ? "K-major" : "MN-major (imm-trans-b 1)",
@@ -741,7 +742,7 @@ static void sm90a_op(emit_ctx *c, const op_split *sp, const emit_op *eo, const g
   if (ev) epilogue_full_fn(&g, ev, "BN");
   sb_puts(S, "};\n\n");
   /* the plan's struct: its constants and the roles' loops, which it unrolls */
-  const char *self = arena_printf(A, "%s<T_, %s>", sp->shared_name, sp->plan_name);
+  const char *self = split_self(A, sp);
   sb_printf(P, "// plan (searched for sm90a): tile %dx%dx%d, %d stages, 2 consumer warpgroups + 1 producer, %s\n",
             p->tile[0], p->tile[1], p->tile[2], p->stages, algo_name(k->algo));
   sb_printf(P, "template <class T_>\nstruct %s {\n  using T = T_;\n  using Params = dlc__p_%s;\n", sp->plan_name,
@@ -756,7 +757,7 @@ static void sm90a_op(emit_ctx *c, const op_split *sp, const emit_op *eo, const g
   render_in_fn(c->log, RENDER_FN_CONSUME);
   consume_fn(c->log, P, k, self);
   render_in_fn(c->log, RENDER_FN_KERNEL);
-  sb_printf(P, "};\ntemplate <class T_> using %s = %s;\n\n", sp->name, self);
+  split_plan_close(A, sp);
 }
 
 /* The sm90a contraction consumers' epilogue, Op::store_tile(p, acc, c):
