@@ -4,20 +4,19 @@
 #include <string.h>
 
 static const struct {
-  const char *name;
+  const char *name, *alias;
   int cc;
   const char *bit;
 } ARCH_ROWS[] = {
-#define X(e, name, cc, bit) {name, cc, bit},
+#define X(e, name, alias, cc, bit) {name, alias, cc, bit},
 #include "arch.def"
 #undef X
 };
 
 bool arch_parse(const char *name, dlc_arch *out) {
   if (!name) return false;
-  if (strcmp(name, "sm90") == 0) name = "sm90a";
   for (int i = 0; i < ARCH__COUNT; i++)
-    if (strcmp(ARCH_ROWS[i].name, name) == 0) {
+    if (strcmp(ARCH_ROWS[i].name, name) == 0 || (ARCH_ROWS[i].alias && strcmp(ARCH_ROWS[i].alias, name) == 0)) {
       *out = (dlc_arch)i;
       return true;
     }

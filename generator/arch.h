@@ -6,7 +6,7 @@
 
 typedef enum {
   ARCH_NONE = -1, /* a plan that names no arch (yet) */
-#define X(e, name, cc, bit) e,
+#define X(e, name, alias, cc, bit) e,
 #include "arch.def"
 #undef X
   ARCH__COUNT

@@ -1127,7 +1127,8 @@ void r_line(sm80_render *r, const gpu_stmt *st, const char *code) {
   const char *what = st->what;
   if (st->k == GS_BARRIER) what = st->detail;
   else if ((st->k == GS_WAIT || st->k == GS_COMMIT) && st->nin)
-    what = st->nin > 1 ? arena_printf(r->A, "%s, %s", st->in[0], st->in[1]) : st->in[0];
+    what = st->nin > 1 ? arena_printf(r->A, "%s, %s", gpuir_tok_name(r->k, st->in[0]), gpuir_tok_name(r->k, st->in[1]))
+                       : gpuir_tok_name(r->k, st->in[0]);
   else if (st->k == GS_WAIT) what = "every group";
   sb_printf(r->s, "%s%s%s  // %s %s\n", r->ind, guard, code, gpuir_stmt_name(st->k), r_text(r, what));
 }

@@ -348,26 +348,33 @@ static const char *h_text(arena *A, const sx *x) {
 }
 
 /* The params an sx reads, as " with h = %lld, w = %lld" and the matching
- * printf arguments (each param once). */
-static void h_params_atom(arena *A, const sx_atom *a, const char **with, const char **vals);
-static void h_params(arena *A, const sx *x, const char **with, const char **vals) {
-  for (int i = 0; i < x->nterms; i++) h_params_atom(A, x->terms[i].atom, with, vals);
+ * printf arguments (each param once: `seen` holds those written). */
+typedef struct h_param_list {
+  const char *with, *vals;
+  int n, cap;
+  const char **seen;
+} h_param_list;
+static void h_params_atom(arena *A, const sx_atom *a, h_param_list *l);
+static void h_params(arena *A, const sx *x, h_param_list *l) {
+  for (int i = 0; i < x->nterms; i++) h_params_atom(A, x->terms[i].atom, l);
 }
-static void h_params_atom(arena *A, const sx_atom *a, const char **with, const char **vals) {
+static void h_params_atom(arena *A, const sx_atom *a, h_param_list *l) {
   switch (a->kind) {
   case SXA_PARAM: {
     const char *nm = lc(A, a->name);
-    if (strstr(*with, arena_printf(A, " %s = ", nm))) return;
-    *with = arena_printf(A, "%s%s%s = %%lld", *with, **with ? ", " : " with ", nm);
-    *vals = arena_printf(A, "%s, (long long)dlc_p->%s", *vals, nm);
+    for (int i = 0; i < l->n; i++)
+      if (strcmp(l->seen[i], nm) == 0) return;
+    ARENA_PUSH(A, l->seen, l->n, l->cap, nm);
+    l->with = arena_printf(A, "%s%s%s = %%lld", l->with, *l->with ? ", " : " with ", nm);
+    l->vals = arena_printf(A, "%s, (long long)dlc_p->%s", l->vals, nm);
     return;
   }
-  case SXA_FLOOR: h_params(A, a->a, with, vals); return;
+  case SXA_FLOOR: h_params(A, a->a, l); return;
   case SXA_PROD:
-    for (int i = 0; i < a->nf; i++) h_params_atom(A, a->f[i], with, vals);
+    for (int i = 0; i < a->nf; i++) h_params_atom(A, a->f[i], l);
     return;
   case SXA_FDIVSYM:
-  case SXA_MODSYM: h_params(A, a->a, with, vals), h_params(A, a->b, with, vals); return;
+  case SXA_MODSYM: h_params(A, a->a, l), h_params(A, a->b, l); return;
   default: return;
   }
 }
@@ -409,12 +416,13 @@ static void dispatch_tensors(arena *A, strbuf *s, const fe_graph *g, const emit_
       if (irank != 2) sb_printf(s, "    dlc_dims[%d] = %s;\n", d, dim[d]), dim[d] = arena_printf(A, "dlc_dims[%d]", d);
       if (!h_plain(ishape[d])) {
         if (irank == 2) sb_printf(s, "    const int64_t dlc_%s%d = %s;\n", nm, d, dim[d]), dim[d] = arena_printf(A, "dlc_%s%d", nm, d);
-        const char *with = "", *vals = "";
-        h_params(A, ishape[d], &with, &vals);
+        h_param_list pl = {"", "", 0, 0, NULL};
+        h_params(A, ishape[d], &pl);
         sb_printf(s,
-                  "    if (%s < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: axis %d of %s, %s, is negative or overflows "
+                  "    if (%s < 0) return dlc__fail(DLC_ERROR_INVALID_VALUE, \"%s: axis %d of %s, %s, is negative or "
+                  "overflows "
                   "int64%s\"%s);\n",
-                  dim[d], on, d, nm, h_text(A, ishape[d]), with, vals);
+                  dim[d], on, d, nm, h_text(A, ishape[d]), pl.with, pl.vals);
       }
     }
     const char *cnt = arena_printf(A, "&dlc_sp[%d]", t);

@@ -166,7 +166,8 @@ static bool is_shape(const arg *x) { return x->role == ARG_DIM || x->role == ARG
 
 static const char *elem_bytes(arena *A, const emit_op *eo, const fe_tensor *t) {
   const cJSON *dt = cJSON_GetObjectItemCaseSensitive(graph_tensor(eo, t->name), "dtype");
-  if (cJSON_IsString(dt) && strcmp(dt->valuestring, "T") == 0) return "(dtype == DLC_F32 ? 4 : 2)";
+  dtype d;
+  if (cJSON_IsString(dt) && dtype_parse(dt->valuestring, &d) && d == DT_T) return "(dtype == DLC_F32 ? 4 : 2)";
   return arena_printf(A, "%d", dtype_bytes(t->dt));
 }
 

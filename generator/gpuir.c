@@ -18,13 +18,41 @@
 
 /* Appends a statement; the pointer it returns is good until the next one
  * (for the fields the renderer reads). */
-gpu_stmt *gpuir_push(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
-                     const char *out, int nin, const char *in0, const char *in1) {
-  gpu_stmt s = {.k = kind, .what = what, .detail = detail, .nin = nin, .in = {in0, in1, NULL, NULL}, .out = out,
-                .lo = -1, .hi = -1};
+gpu_stmt *gpuir_push(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail, int out,
+                     int nin, int in0, int in1) {
+  gpu_stmt s = {
+      .k = kind, .what = what, .detail = detail, .nin = nin, .in = {in0, in1, 0, 0}, .out = out, .lo = -1, .hi = -1};
   ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);
   return &k->st[k->nst - 1];
 }
+
+/* The kernel's token of that name, or a new one (its family: `family`,
+ * or itself when -1). */
+static int tok_intern(gpu_kernel *k, arena *A, const char *name, int family, bool carried) {
+  if (k->ntok == 0) {
+    gpu_token none = {"-", 0, false};
+    ARENA_PUSH(A, k->tok, k->ntok, k->cap_tok, none);
+  }
+  for (int i = 1; i < k->ntok; i++)
+    if (strcmp(k->tok[i].name, name) == 0) return i;
+  gpu_token t = {name, family < 0 ? k->ntok : family, carried};
+  ARENA_PUSH(A, k->tok, k->ntok, k->cap_tok, t);
+  return k->ntok - 1;
+}
+
+int gpuir_tok(gpu_kernel *k, arena *A, const char *name) { return tok_intern(k, A, name, -1, false); }
+
+int gpuir_tok_at(gpu_kernel *k, arena *A, const char *family, const char *at) {
+  int f = gpuir_tok(k, A, family);
+  return tok_intern(k, A, arena_printf(A, "%s[%s]", family, at), f, true);
+}
+
+int gpuir_tok_n(gpu_kernel *k, arena *A, const char *family, int n) {
+  int f = gpuir_tok(k, A, family);
+  return tok_intern(k, A, arena_printf(A, "%s%d", family, n), f, false);
+}
+
+const char *gpuir_tok_name(const gpu_kernel *k, int tok) { return tok > 0 && tok < k->ntok ? k->tok[tok].name : "-"; }
 
 int gpuir_swizzle_width(int row_bytes) {
   if (row_bytes <= 0 || row_bytes % 16) return 0;
@@ -440,13 +468,13 @@ const char *k_steps(arena *A, const gpu_kernel *k, int lo, int hi) {
 /* The warp tile's MMAs on the fragments of k steps lo..hi; `ahead`, on the
  * set loaded a tile ahead. */
 void mmas(gpu_kernel *k, arena *A, int lo, int hi, bool ahead) {
-  gpu_stmt *st = gpuir_push(k, A, GS_MMA,
-                      k->mma_k == 8 ? "mma.sync.m16n8k8.row.col.f32.tf32.tf32.f32"
-                                    : arena_printf(A, "mma.sync.m16n8k16.row.col.f32.%s", dtype_name(k->T)),
-                      arena_printf(A, "warp tile %dx%d, %s%s", k->plan.tile[0] / k->plan.warps_m,
-                                   k->plan.tile[1] / k->plan.warps_n, k_steps(A, k, lo, hi),
-                                   ahead ? ", fragments loaded a tile ahead" : ""),
-                      "tMMA", 0, NULL, NULL);
+  gpu_stmt *st = gpuir_push(
+      k, A, GS_MMA,
+      k->mma_k == 8 ? "mma.sync.m16n8k8.row.col.f32.tf32.tf32.f32"
+                    : arena_printf(A, "mma.sync.m16n8k16.row.col.f32.%s", dtype_name(k->T)),
+      arena_printf(A, "warp tile %dx%d, %s%s", k->plan.tile[0] / k->plan.warps_m, k->plan.tile[1] / k->plan.warps_n,
+                   k_steps(A, k, lo, hi), ahead ? ", fragments loaded a tile ahead" : ""),
+      gpuir_tok(k, A, "tMMA"), 0, 0, 0);
   st->lo = lo, st->hi = hi, st->ahead = ahead;
 }
 
@@ -494,17 +522,16 @@ bool grid_fits(arena *A, const gpu_kernel *k, diag_list *dl, const char *at) {
 /* An sm90a skeleton's MbarInit: `which` barriers, each completing on
  * `arrivals` arrivals (and, for a full or Q barrier the TMA arms, its
  * bytes). */
-void mbar_init(gpu_kernel *k, arena *A, gpu_mbar which, const char *what, int arrivals, const char *detail,
-               const char *out) {
-  gpu_stmt *s = gpuir_push(k, A, GS_MBAR_INIT, what, detail, out, 0, NULL, NULL);
+void mbar_init(gpu_kernel *k, arena *A, gpu_mbar which, const char *what, int arrivals, const char *detail, int out) {
+  gpu_stmt *s = gpuir_push(k, A, GS_MBAR_INIT, what, detail, out, 0, 0, 0);
   s->mbar = which, s->lo = arrivals;
 }
 
 /* A role's SetMaxNReg: the consumers' budget up, or the producer's down. */
 void setmaxnreg(gpu_kernel *k, arena *A, bool consumers) {
   int regs = consumers ? k->consumer_regs : k->producer_regs;
-  gpu_stmt *s = gpuir_push(k, A, GS_SETMAXNREG, consumers ? "setmaxnreg.inc" : "setmaxnreg.dec", arena_printf(A, "%d", regs),
-                     NULL, 0, NULL, NULL);
+  gpu_stmt *s = gpuir_push(k, A, GS_SETMAXNREG, consumers ? "setmaxnreg.inc" : "setmaxnreg.dec",
+                           arena_printf(A, "%d", regs), 0, 0, 0, 0);
   s->lo = regs, s->role = consumers ? GROLE_CONSUMERS : GROLE_PRODUCER;
 }
 
@@ -839,8 +866,10 @@ bool verify_stage_reuse(const gpu_kernel *k, diag_list *dl) {
         diag_report(dl, D_INTERNAL, "GPU IR", NULL,
                     "the staging tile's write %s (statement %d) overlays the tiles that %s (statement %d, %s%s) reads "
                     "fragments from, with no bar.sync between them",
-                    k->st[c].what, c, s->what, i, s->nin ? s->in[0] : "-",
-                    back == 0 ? "" : back == 1 ? ", the iteration before" : ", an earlier iteration");
+                    k->st[c].what, c, s->what, i, gpuir_tok_name(k, s->nin ? s->in[0] : 0),
+                    back == 0   ? ""
+                    : back == 1 ? ", the iteration before"
+                                : ", an earlier iteration");
         ok = false;
         continue;
       }
@@ -850,14 +879,16 @@ bool verify_stage_reuse(const gpu_kernel *k, diag_list *dl) {
                     "copy %s (statement %d, %s), a pass's first tile, lands in a ring stage that %s (statement %d, "
                     "%s) may read fragments from (the loops before it ran a tile count no statement fixes), with no "
                     "bar.sync between them",
-                    k->st[c].what, c, k->st[c].out, s->what, i, s->in[0]);
+                    k->st[c].what, c, gpuir_tok_name(k, k->st[c].out), s->what, i, gpuir_tok_name(k, s->in[0]));
         ok = false;
       } else if (e >= 0 && s->ring == k->st[c].ring && ((e - back - d) % S + S) % S == 0) {
         diag_report(dl, D_INTERNAL, "GPU IR", NULL,
                     "copy %s (statement %d, %s) refills the ring stage that %s (statement %d, %s%s) reads fragments "
                     "from, with no bar.sync between them",
-                    k->st[c].what, c, k->st[c].out, s->what, i, s->in[0],
-                    back == 0 ? "" : back == 1 ? ", the iteration before" : ", an earlier iteration");
+                    k->st[c].what, c, gpuir_tok_name(k, k->st[c].out), s->what, i, gpuir_tok_name(k, s->in[0]),
+                    back == 0   ? ""
+                    : back == 1 ? ", the iteration before"
+                                : ", an earlier iteration");
         ok = false;
       } else
         reuse_push(&w, i - 1, back);
@@ -945,11 +976,13 @@ bool verify_lane_masks(const gpu_kernel *k, diag_list *dl) {
  * wgmma) after the wait that covers its copy, the statements taken in
  * `order` (NULL: their own). */
 bool gpuir_verify_token_order(const gpu_kernel *k, const int *order, const char *where, diag_list *dl) {
-  /* every token produced (one a statement at most), and every token a wait
-   * covers (four a statement at most), so far */
-  const char **produced = malloc(5 * ((size_t)k->nst + 1) * sizeof *produced), **waited = produced + k->nst + 1;
-  int np = 0, nw = 0;
-  if (!produced) {
+  /* per token: produced so far, covered by a wait so far, made by an
+   * epilogue step (a register token: P's fragments); per family: an
+   * instance of it produced so far */
+  size_t nt = (size_t)k->ntok + 1;
+  unsigned char *flags = calloc(nt, 1);
+  enum { PRODUCED = 1, WAITED = 2, REG = 4, FAMILY = 8 };
+  if (!flags) {
     diag_report(dl, D_INTERNAL, where, NULL, "out of memory verifying the statements");
     return false;
   }
@@ -958,40 +991,74 @@ bool gpuir_verify_token_order(const gpu_kernel *k, const int *order, const char 
     int i = order ? order[o] : o;
     const gpu_stmt *s = &k->st[i];
     for (int t = 0; t < s->nin; t++) {
-      const char *tok = s->in[t];
-      bool have = false;
-      for (int j = 0; j < np; j++) have |= strcmp(produced[j], tok) == 0;
-      /* a loop-carried token is produced by the prologue (tA0) or a refill (tA[kt+S-1]) */
-      if (!have && strchr(tok, '[')) {
-        size_t n = (size_t)(strchr(tok, '[') - tok);
-        for (int j = 0; j < np; j++) have |= strncmp(produced[j], tok, n) == 0;
+      int tok = s->in[t];
+      if (tok <= 0 || tok >= k->ntok) {
+        diag_report(dl, D_INTERNAL, where, NULL, "statement %d (%s) names token %d, not one of the kernel's %d", i,
+                    s->what, tok, k->ntok > 0 ? k->ntok - 1 : 0);
+        ok = false;
+        continue;
       }
+      /* a loop-carried token is produced by any instance of its family
+       * before it: the prologue's (tA0) or a refill (tA[kt+S-1]) */
+      bool have = (flags[tok] & PRODUCED) || (k->tok[tok].carried && (flags[k->tok[tok].family] & FAMILY));
       if (!have) {
         diag_report(dl, D_INTERNAL, where, NULL, "statement %d (%s) uses token %s before it is produced", i, s->what,
-                    tok);
+                    gpuir_tok_name(k, tok));
         ok = false;
       }
-      if (s->k == GS_WAIT || s->k == GS_MBAR_WAIT) waited[nw++] = tok;
+      if (s->k == GS_WAIT || s->k == GS_MBAR_WAIT) flags[tok] |= WAITED;
       /* a tile read (ldmatrix, wgmma) after the wait that covers its copy;
-       * a register token (an epilogue step's: P's fragments) needs none */
-      bool reg_tok = false;
-      for (int q = 0; q < o; q++) {
-        const gpu_stmt *e = &k->st[order ? order[q] : q];
-        reg_tok |= e->k == GS_EPILOGUE && e->out && strcmp(e->out, tok) == 0;
-      }
-      if ((s->k == GS_LDMATRIX || s->k == GS_WGMMA) && !reg_tok) {
-        bool w = false;
-        for (int j = 0; j < nw; j++) w |= strcmp(waited[j], tok) == 0;
-        if (!w) {
-          diag_report(dl, D_INTERNAL, where, NULL, "%s reads tile %s before a wait covers it",
-                      s->k == GS_WGMMA ? "wgmma" : "ldmatrix", tok);
-          ok = false;
-        }
+       * a register token needs none */
+      if ((s->k == GS_LDMATRIX || s->k == GS_WGMMA) && !(flags[tok] & (REG | WAITED))) {
+        diag_report(dl, D_INTERNAL, where, NULL, "%s reads tile %s before a wait covers it",
+                    s->k == GS_WGMMA ? "wgmma" : "ldmatrix", gpuir_tok_name(k, tok));
+        ok = false;
       }
     }
-    if (s->out) produced[np++] = s->out;
+    if (s->out > 0 && s->out < k->ntok) {
+      flags[s->out] |= PRODUCED | (s->k == GS_EPILOGUE ? REG : 0);
+      flags[k->tok[s->out].family] |= FAMILY;
+    } else if (s->out) {
+      diag_report(dl, D_INTERNAL, where, NULL, "statement %d (%s) produces token %d, not one of the kernel's", i,
+                  s->what, s->out);
+      ok = false;
+    }
   }
-  free(produced);
+  free(flags);
+  return ok;
+}
+
+/* Every statement consumes and produces as many tokens as gpuir.def says. */
+static bool verify_arity(const gpu_kernel *k, diag_list *dl) {
+  static const struct {
+    int in_min, in_max;
+    gpu_tok_out out;
+  } ARITY[] = {
+#define S(e, name, in_min, in_max, out, doc) {in_min, in_max, out},
+#include "gpuir.def"
+#undef S
+  };
+  bool ok = true;
+  for (int i = 0; i < k->nst; i++) {
+    const gpu_stmt *s = &k->st[i];
+    if (s->k < 0 || s->k >= GS__COUNT) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL, "statement %d has no kind (%d)", i, (int)s->k);
+      ok = false;
+      continue;
+    }
+    bool in_ok = s->nin >= ARITY[s->k].in_min && s->nin <= ARITY[s->k].in_max;
+    bool out_ok = ARITY[s->k].out == GTOK_MAY || (ARITY[s->k].out == GTOK_ONE) == (s->out != 0);
+    if (!in_ok || !out_ok) {
+      diag_report(dl, D_INTERNAL, "GPU IR", NULL,
+                  "statement %d (%s %s) consumes %d tokens and %s one; gpuir.def says %d..%d and %s", i,
+                  gpuir_stmt_name(s->k), s->what ? s->what : "", s->nin, s->out ? "produces" : "does not produce",
+                  ARITY[s->k].in_min, ARITY[s->k].in_max,
+                  ARITY[s->k].out == GTOK_ONE    ? "one"
+                  : ARITY[s->k].out == GTOK_NONE ? "none"
+                                                 : "one or none");
+      ok = false;
+    }
+  }
   return ok;
 }
 
@@ -1053,6 +1120,7 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
    * ones, then the skeleton's own (skel/) */
   bool ok = gpuir_verify_smem(k, dl);
   ok &= verify_operand_guards(k, dl);
+  ok &= verify_arity(k, dl);
   ok &= gpuir_verify_token_order(k, NULL, "GPU IR", dl);
   ok &= sk->verify(k, dl);
   return ok;
@@ -1060,8 +1128,12 @@ bool gpuir_verify(const gpu_kernel *k, diag_list *dl) {
 
 bool gpuir_add_fused(gpu_kernel *k, arena *A, const char *value, const char *from, const char *why) {
   if (k->algo != ALGO_ROW_REDUCE || k->nfused >= GPUIR_MAX_FUSED || k->nst < 1 || k->st[0].k != GS_ROW_BEGIN) return false;
-  gpu_stmt s = {.k = GS_FUSED, .what = value, .detail = arena_printf(A, "registers (from region %s): %s", from, why),
-                .nin = 1, .in = {"tRow", NULL, NULL, NULL}, .out = arena_printf(A, "tF.%s", value)};
+  gpu_stmt s = {.k = GS_FUSED,
+                .what = value,
+                .detail = arena_printf(A, "registers (from region %s): %s", from, why),
+                .nin = 1,
+                .in = {gpuir_tok(k, A, "tRow")},
+                .out = gpuir_tok(k, A, arena_printf(A, "tF.%s", value))};
   ARENA_PUSH(A, k->st, k->nst, k->cap_st, s);
   /* after RowBegin and the Fused statements before it */
   int at = 1 + k->nfused;
@@ -1071,13 +1143,11 @@ bool gpuir_add_fused(gpu_kernel *k, arena *A, const char *value, const char *fro
   return true;
 }
 
-static const char *const STMT_NAMES[] = {"AllocShared", "CpAsync",    "CommitGroup", "Wait",     "Barrier",  "Loop",
-                                    "EndLoop",     "LdMatrix",   "Mma",         "StageAcc", "Epilogue", "StGlobalVec",
-                                    "AddrSetup",   "Advance",    "RowBegin",    "LdGlobal", "RowLets",  "Reduce",
-                                    "RowScalar",   "LdShared",   "TileCoord",   "MbarInit",   "Role",
-                                    "SetMaxNReg",  "MbarWait",   "TmaLoad",     "Wgmma",      "WgmmaWait",
-                                    "MbarArrive",  "ProxyFence",  "Fused",  "LdGather",   "AccZero",
-                                    "FragSetup"};
+static const char *const STMT_NAMES[] = {
+#define S(e, name, in_min, in_max, out, doc) name,
+#include "gpuir.def"
+#undef S
+};
 _Static_assert(sizeof STMT_NAMES / sizeof *STMT_NAMES == GS__COUNT, "a dump name for every statement kind");
 
 /* The fields the renderers read, where a statement sets them: the
@@ -1234,9 +1304,9 @@ void dump_stmts(cJSON *g, const gpu_kernel *k, bool rows) {
     if (s->detail) cJSON_AddStringToObject(b, "detail", s->detail);
     if (s->nin) {
       cJSON *in = cJSON_AddArrayToObject(b, "in_token");
-      for (int j = 0; j < s->nin; j++) cJSON_AddItemToArray(in, cJSON_CreateString(s->in[j]));
+      for (int j = 0; j < s->nin; j++) cJSON_AddItemToArray(in, cJSON_CreateString(gpuir_tok_name(k, s->in[j])));
     }
-    if (s->out) cJSON_AddStringToObject(b, "out_token", s->out);
+    if (s->out) cJSON_AddStringToObject(b, "out_token", gpuir_tok_name(k, s->out));
     if (s->fixed_slot) {
       cJSON_AddNumberToObject(b, "slot", s->slot);
       if (s->k == GS_MBAR_WAIT) cJSON_AddStringToObject(b, "parity", s->flip ? "ph ^ 1" : "ph");

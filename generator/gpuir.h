@@ -16,50 +16,31 @@
 
 #include "plan.h"
 
+/* The statements, from gpuir.def. */
 typedef enum {
-  GS_ALLOC_SHARED, /* a shared tile */
-  GS_CP_ASYNC,     /* global -> shared copy of one operand tile: produces TokLoad */
-  GS_COMMIT,       /* cp.async.commit_group of the tokens of one stage */
-  GS_WAIT,         /* cp.async.wait_group: consumes TokLoads */
-  GS_BARRIER,      /* bar.sync */
-  GS_LOOP,         /* begin of the k-tile loop */
-  GS_END_LOOP,
-  GS_LDMATRIX,     /* shared -> fragments (needs its tile's TokLoad consumed) */
-  GS_MMA,          /* produces TokCompute */
-  GS_STAGE_ACC,    /* accumulators -> shared staging tile */
-  GS_EPILOGUE,     /* the region's post-reduce lets: consumes TokCompute, produces TokEpilogue */
-  GS_ST_GLOBAL,    /* vectorized store: consumes TokEpilogue */
-  GS_ADDR_SETUP,   /* per-CTA: an operand's chunk pointers and tail byte counts at k-tile 0 */
-  GS_ADVANCE,      /* an operand's chunk pointers move by its k-step (elements per k-tile) */
-  /* the row skeleton (sm80_rows) */
-  GS_ROW_BEGIN,    /* a warp or CTA takes one row: its row index and row-scalar lets */
-  GS_LD_GLOBAL,    /* vector (or scalar-tail) loads of a row's elements: produces TokLoad */
-  GS_ROW_LETS,     /* the element lets at those elements (consumes loads and earlier row values) */
-  GS_REDUCE,       /* fp32 partials -> warp shuffle (and shared-memory) all-reduce: produces TokRow */
-  GS_ROW_SCALAR,   /* the row-scalar lets after a reduction */
-  GS_LD_SHARED,    /* a later pass's elements from the row cache: produces TokLoad */
-  GS_TILE_COORD,   /* per-CTA: the tile's coordinates from the block index (the plan's raster order) */
-  /* the sm90a contraction skeleton (sm90a_contraction) */
-  GS_MBAR_INIT,    /* a ring of mbarriers, with their arrival count, and fence.mbarrier_init */
-  GS_ROLE,         /* the warps that run the statements up to the next Role (producer, consumers) */
-  GS_SETMAXNREG,   /* setmaxnreg.dec / .inc of the role's warpgroups */
-  GS_MBAR_WAIT,    /* try_wait.parity on a ring slot's mbarrier: consumes the tokens it completes */
-  GS_TMA_LOAD,     /* cp.async.bulk.tensor box -> a ring slot, complete_tx on its full barrier: produces TokLoad */
-  GS_WGMMA,        /* wgmma.mma_async SS from the ring (descriptors): consumes TokLoad, produces TokCompute */
-  GS_WGMMA_WAIT,   /* wgmma.commit_group + wait_group: the accumulators and the slot's reads are done */
-  GS_MBAR_ARRIVE,  /* an arrival on a ring slot's mbarrier: a consumer's release (empty), or a
-                      gathering producer thread's landed copies (full) */
-  GS_PROXY_FENCE,  /* fence.proxy.async: the thread's landed generic-proxy writes become visible
-                      to the async proxy (wgmma) */
-  /* a chain's fusion (pipeline.c, chain_fuse) */
-  GS_FUSED,        /* a value an earlier region yielded deferred, computed here in registers where it is read */
-  /* the row skeleton again */
-  GS_LD_GATHER,    /* a load through a loaded index: consumes the index's TokLoad, guards the index
-                      (0 <= ld < size, and the source view's pads; else 0), produces TokLoad */
-  GS_ACC_ZERO,     /* the MMA accumulators <- 0 */
-  GS_FRAG_SETUP,   /* per-CTA: a lane's hoisted fragment-load (ldmatrix) offsets of an operand */
+#define S(e, name, in_min, in_max, out, doc) e,
+#include "gpuir.def"
+#undef S
   GS__COUNT
 } gpu_stmt_kind;
+
+/* Whether a statement produces a token (gpuir.def's out column). */
+typedef enum { GTOK_NONE, GTOK_ONE, GTOK_MAY } gpu_tok_out;
+
+/* An async token: what one statement produces and later ones consume
+ * (a stage's copies, an MMA's accumulators, an epilogue step's values).
+ * Statements name tokens by their index in gpu_kernel.tok; index 0 is no
+ * token.  A token of a family is one of its instances: tA0 (the prologue's
+ * first copy of A), tA[kt+S-1] (the steady loop's refill), tA[kt] (the
+ * tile a loop iteration reads).  A loop-carried token (tA[kt]: indexed by
+ * the loop's variable) is produced by any instance of its family before
+ * it: the prologue's copies or the previous iterations' refills. */
+typedef struct gpu_token {
+  const char *name;      /* as the dump and the comments print it */
+  int family;            /* the token (an index) that names its family: itself for a plain one */
+  bool carried;          /* indexed by a loop variable (name: family[at]) */
+} gpu_token;
+
 
 /* The operand a statement of the sm80 contraction moves. */
 typedef enum {
@@ -160,11 +141,16 @@ typedef enum {
 
 typedef struct gpu_stmt {
   gpu_stmt_kind k;
-  const char *what;      /* tile, tensor or instruction form */
-  const char *detail;    /* index expression, shape, predicate ... */
+  /* The statement's annotation, which the dump and the generated comments
+   * print: its tile, tensor or instruction form (what), and an index
+   * expression, shape or predicate (detail).  No check and no renderer
+   * decides on them (test_gpuir, annotations_decide_nothing): what a
+   * statement does is its kind, its tokens and the typed fields below. */
+  const char *what;
+  const char *detail;
   int nin;
-  const char *in[4];     /* tokens consumed */
-  const char *out;       /* token produced, or NULL */
+  int in[4];             /* tokens consumed (gpu_kernel.tok) */
+  int out;               /* token produced, or 0 */
   /* the sm90a consumers' unrolled k-loop: the statement names ring slot
    * `slot`, fixed at compile time; an MbarWait's parity is the lap's phase
    * XOR `flip` (1 on the lap's step that wraps to slot 0) */
@@ -453,6 +439,8 @@ typedef struct gpu_kernel {
   gpu_smem_tile tiles[GPUIR_MAX_TILES];  /* the shared tiles (the staging tile of the epilogue reuses them) */
   int nst, cap_st;
   gpu_stmt *st;
+  int ntok, cap_tok;     /* the statements' tokens (gpu_token; entry 0: none) */
+  gpu_token *tok;
   /* the sm90a contraction skeleton: B's tensor-map box and descriptor
    * major (b_kmajor), and setmaxnreg's budgets */
   int producer_regs, consumer_regs;
@@ -631,5 +619,15 @@ epi_read_kind gpuir_epi_read(arena *A, const gpu_view *v, const rexpr *rd);
 cJSON *gpuir_dump(const gpu_kernel *k);
 /* A statement kind's name in the dump ("CpAsync"). */
 const char *gpuir_stmt_name(gpu_stmt_kind kind);
+/* A token's name ("tA[kt]"); "-" for none. */
+const char *gpuir_tok_name(const gpu_kernel *k, int tok);
+/* The kernel's token `name` (found, or appended): a plain token, its own
+ * family. */
+int gpuir_tok(gpu_kernel *k, arena *A, const char *name);
+/* Token family[at], carried: an instance of `family` indexed by a loop
+ * variable ("tA", "kt+S-1"). */
+int gpuir_tok_at(gpu_kernel *k, arena *A, const char *family, const char *at);
+/* Token family<n> ("tA", 0: tA0): the n-th plain instance of `family`. */
+int gpuir_tok_n(gpu_kernel *k, arena *A, const char *family, int n);
 
 #endif

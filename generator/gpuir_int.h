@@ -78,8 +78,8 @@ typedef struct sm90a_lists {
 
 /* ---- gpuir.c: statements, tiles, operands and views, the epilogue's
  * widths, the sm90a skeletons' barriers and shared checks */
-gpu_stmt *gpuir_push(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail,
-                     const char *out, int nin, const char *in0, const char *in1);
+gpu_stmt *gpuir_push(gpu_kernel *k, arena *A, gpu_stmt_kind kind, const char *what, const char *detail, int out,
+                     int nin, int in0, int in1);
 const char *gpuir_axes(arena *A, const region *r, const int *ax, int n);
 const sx *gpuir_extent(arena *A, const region *r, const int *ax, int n);
 int add_tile(gpu_kernel *k, const char *name, int offset, int copies, int rows, int row_elems, int elem_bytes);
@@ -109,7 +109,7 @@ void mmas(gpu_kernel *k, arena *A, int lo, int hi, bool ahead);
 int ahead_vec(const gpu_kernel *k);
 bool grid_fits(arena *A, const gpu_kernel *k, diag_list *dl, const char *at);
 void mbar_init(gpu_kernel *k, arena *A, gpu_mbar which, const char *what, int arrivals, const char *detail,
-               const char *out);
+               int out);
 void setmaxnreg(gpu_kernel *k, arena *A, bool consumers);
 bool verify_setmaxnreg(const gpu_kernel *k, int consumers, diag_list *dl);
 bool verify_sm90a_outputs(const gpu_kernel *k, int i, const char *who, diag_list *dl);

@@ -40,11 +40,12 @@
 #include "tiny.h"
 #include "workspace.h"
 
+/* the stages' names; after them, the name of every stage at once */
 static const char *const stage_names[] = {
 #define X(e, name) name,
     DLC_STAGES(X)
 #undef X
-};
+        "all"};
 
 bool pipeline_parse_stages(const char *list, unsigned *mask) {
   *mask = 0;
@@ -53,13 +54,9 @@ bool pipeline_parse_stages(const char *list, unsigned *mask) {
     const char *e = strchr(p, ',');
     size_t n = e ? (size_t)(e - p) : strlen(p);
     bool found = false;
-    if (n == 3 && strncmp(p, "all", 3) == 0) {
-      *mask = (1u << STAGE__COUNT) - 1;
-      found = true;
-    }
-    for (int i = 0; i < STAGE__COUNT; i++)
+    for (int i = 0; i <= STAGE__COUNT; i++)
       if (strlen(stage_names[i]) == n && strncmp(p, stage_names[i], n) == 0) {
-        *mask |= 1u << i;
+        *mask |= i == STAGE__COUNT ? (1u << STAGE__COUNT) - 1 : 1u << i;
         found = true;
       }
     if (!found) return false;
@@ -1302,6 +1299,15 @@ static char *json_text(cJSON *j) {
   return r;
 }
 
+/* Whether a relative path a previous run listed would leave its directory:
+ * it is absolute, or a component is "..". */
+static bool path_leaves(const char *p) {
+  if (p[0] == '/') return true;
+  for (const char *c = p; *c; c = strchr(c, '/') ? strchr(c, '/') + 1 : c + strlen(c))
+    if (c[0] == '.' && c[1] == '.' && (c[2] == '/' || !c[2])) return true;
+  return false;
+}
+
 /* The stale outputs: the files a previous run listed in `idx_path` that
  * this run does not produce.  Returns false (errno set) when the list exists
  * but cannot be read. */
@@ -1314,7 +1320,7 @@ static bool stale_outputs(const char *dir, const char *idx_path, const outlist *
   char line[4096];
   while (fgets(line, sizeof line, f)) {
     line[strcspn(line, "\n")] = 0;
-    if (!*line || strstr(line, "..") || line[0] == '/') continue;
+    if (!*line || path_leaves(line)) continue;
     bool keep = false;
     for (int i = 0; i < l->n && !keep; i++) keep = strcmp(l->f[i].path + strlen(dir) + 1, line) == 0;
     if (keep) continue;

@@ -1368,7 +1368,8 @@ static plan_result *att_pinned(arena *A, plan_result *res, const region *r1, con
                 "the streaming_softmax skeleton's K/V ring has 2 stages, not %d", pp.stages);
     return NULL;
   }
-  if (jw && (!cJSON_IsString(jw) || strcmp(jw->valuestring, arena_printf(A, "16x%d", BN)) != 0)) {
+  /* the warp tile plan_from_json read: 16 query rows by the BN keys (4 x 1 warps) */
+  if (jw && (!cJSON_IsString(jw) || pp.warps_m != pp.tile[0] / 16 || pp.warps_n != 1)) {
     diag_report(dl, D_PLAN_SCHEMA, key_at(A, at, "warp_tile"), arena_printf(A, "Remove \"warp_tile\" or set it to \"16x%d\".", BN),
                 "each of the streaming_softmax skeleton's 4 warps takes 16 query rows and the whole key tile");
     return NULL;

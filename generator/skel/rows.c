@@ -24,7 +24,9 @@ static bool verify_rows(const gpu_kernel *k, diag_list *dl) {
   ok &= verify_rows_render(k, dl);
   for (int o = 0; o < r->nout; o++) {
     int n = 0;
-    for (int i = 0; i < k->nst; i++) n += k->st[i].k == GS_ST_GLOBAL && strcmp(k->st[i].what, r->out[o].name) == 0;
+    for (int i = 0; i < k->nst; i++)
+      n += k->st[i].k == GS_ST_GLOBAL && k->st[i].pass >= 0 && k->st[i].pass < r->nyields &&
+           r->yields[k->st[i].pass].output == o;
     if (n != 1) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL, "output %s is stored %d times by the row skeleton", r->out[o].name, n);
       ok = false;
@@ -39,7 +41,7 @@ static bool verify_rows(const gpu_kernel *k, diag_list *dl) {
     for (int t = 0; t < s->nin; t++) {
       bool loaded = false;
       for (int j = i - 1; j >= 0 && k->st[j].k != GS_LOOP; j--)
-        loaded |= k->st[j].out && strcmp(k->st[j].out, s->in[t]) == 0 &&
+        loaded |= k->st[j].out && k->st[j].out == s->in[t] &&
                   (k->st[j].k == GS_LD_GLOBAL || k->st[j].k == GS_LD_SHARED || k->st[j].k == GS_LD_GATHER);
       fed &= loaded;
     }
@@ -69,9 +71,13 @@ static bool verify_rows(const gpu_kernel *k, diag_list *dl) {
     nf++;
     for (int j = 0; j < r->nin; j++) named |= strcmp(r->in[j].name, v) == 0;
     for (int j = 0; j < r->nout; j++) named |= strcmp(r->out[j].name, v) == 0;
-    for (int j = 0; j < k->nst; j++)
-      named |= (k->st[j].k == GS_LD_GLOBAL || k->st[j].k == GS_LD_SHARED || k->st[j].k == GS_ST_GLOBAL) &&
-               strcmp(k->st[j].what, v) == 0;
+    for (int j = 0; j < k->nst; j++) {
+      const gpu_stmt *s = &k->st[j];
+      bool ld = (s->k == GS_LD_GLOBAL || s->k == GS_LD_SHARED) && s->rd;
+      bool st = s->k == GS_ST_GLOBAL && s->pass >= 0 && s->pass < r->nyields;
+      named |= (ld && strcmp(r->in[s->rd->input].name, v) == 0) ||
+               (st && strcmp(r->out[r->yields[s->pass].output].name, v) == 0);
+    }
     if (named) {
       diag_report(dl, D_INTERNAL, "GPU IR", NULL, "fused value %s is loaded, stored or a kernel argument", v);
       ok = false;
@@ -349,14 +355,14 @@ typedef struct row_loader {
   gpu_kernel *k;
   arena *A;
   int pass, first;     /* the pass, and the index of its first statement */
-  const char **toks;
+  int *toks;
   int *nt;
   int nloads;
   bool too_deep;       /* a Read under more than GPUIR_ROW_GUARD_DEPTH pad Selects */
 } row_loader;
 
-static const char *row_load(row_loader *L, const rexpr *e, gpu_stmt_kind kind, gpu_load ld, const rexpr **gd, int ng,
-                            const char *det, int nin, const char *const *in) {
+static int row_load(row_loader *L, const rexpr *e, gpu_stmt_kind kind, gpu_load ld, const rexpr **gd, int ng,
+                    const char *det, int nin, const int *in) {
   gpu_kernel *k = L->k;
   const region *r = k->r;
   for (int i = L->first; i < k->nst; i++) {
@@ -367,11 +373,11 @@ static const char *row_load(row_loader *L, const rexpr *e, gpu_stmt_kind kind, g
     if (same) return s->out;
   }
   /* a token per load: tL<pass>.<tensor>, then .1, .2 ... for further Reads of it */
-  const char *tok = arena_printf(L->A, "tL%d.%s", L->pass, r->in[e->input].name);
+  const char *name = arena_printf(L->A, "tL%d.%s", L->pass, r->in[e->input].name);
   int dup = 0;
   for (int i = L->first; i < k->nst; i++)
     if (k->st[i].rd && k->st[i].rd->input == e->input) dup++;
-  if (dup) tok = arena_printf(L->A, "%s.%d", tok, dup);
+  int tok = gpuir_tok(k, L->A, dup ? arena_printf(L->A, "%s.%d", name, dup) : name);
   if (ng)
     det = arena_printf(L->A, "%s; where the guards of the %d pad Select%s around it hold, else 0", det, ng, ng > 1 ? "s" : "");
   const rexpr **g = ng ? ARENA_ARRAY(L->A, const rexpr *, ng) : NULL;
@@ -386,9 +392,9 @@ static const char *row_load(row_loader *L, const rexpr *e, gpu_stmt_kind kind, g
 
 static void row_loads(row_loader *L, const rexpr *e, const rexpr **gd, int ng, bool index);
 
-static void row_tok(row_loader *L, const char *tok) {
+static void row_tok(row_loader *L, int tok) {
   for (int i = 0; i < *L->nt; i++)
-    if (strcmp(L->toks[i], tok) == 0) return;
+    if (L->toks[i] == tok) return;
   if (*L->nt < 4) L->toks[(*L->nt)++] = tok;
 }
 
@@ -435,7 +441,7 @@ static void row_loads(row_loader *L, const rexpr *e, const rexpr **gd, int ng, b
   if (e->k == RX_READ && e->ldvar) {
     /* a gather: the index first (one element at a time: its value picks
      * the address), then the source element it selects, under its guards */
-    const char *itok[4] = {0}, **toks = L->toks;
+    int itok[4] = {0}, *toks = L->toks;
     int ni = 0, *nt = L->nt;
     L->toks = itok, L->nt = &ni;
     row_loads(L, e->a, gd, ng, true);
@@ -573,8 +579,7 @@ static void rows_cache(gpu_kernel *k, arena *A, const region *r) {
  * the row-scalar lets after it; *prev is the token of the row's scalars so
  * far.  1 when it was the last pass, 0 when more follow, -1 with a
  * diagnostic. */
-static int rows_pass_build(gpu_kernel *k, arena *A, const region *r, int i, const char **prev, const char *at,
-                           diag_list *dl) {
+static int rows_pass_build(gpu_kernel *k, arena *A, const region *r, int i, int *prev, const char *at, diag_list *dl) {
   const gpu_rows *rw = &k->rw;
   const char *row_ax = r->it[rw->row_axis].name;
   static const char *const rop[] = {"sum", "max", "min"};
@@ -584,14 +589,15 @@ static int rows_pass_build(gpu_kernel *k, arena *A, const region *r, int i, cons
   bool any = false;
   for (int l = 0; l < r->nlets; l++) any |= need[l];
   if (last && !any) return 1;
-  gpu_stmt *lp = gpuir_push(k, A, GS_LOOP,
-                      last ? "the row's elements: outputs" : arena_printf(A, "the row's elements: %s", r->lets[rw->red_let[i]].name),
-                      arena_printf(A, "%s = t * %d; %s < %s; %s += %d * %d", row_ax, rw->vec, row_ax,
-                                   sx_str(A, r->it[rw->row_axis].size), row_ax, 32 * rw->row_warps, rw->vec),
-                      NULL, 0, NULL, NULL);
+  gpu_stmt *lp = gpuir_push(
+      k, A, GS_LOOP,
+      last ? "the row's elements: outputs" : arena_printf(A, "the row's elements: %s", r->lets[rw->red_let[i]].name),
+      arena_printf(A, "%s = t * %d; %s < %s; %s += %d * %d", row_ax, rw->vec, row_ax,
+                   sx_str(A, r->it[rw->row_axis].size), row_ax, 32 * rw->row_warps, rw->vec),
+      0, 0, 0, 0);
   lp->loop = GLOOP_ROW;
   lp->pass = i;
-  const char *toks[4] = {0};
+  int toks[4] = {0};
   int nt = 0;
   row_loader L = {k, A, i, k->nst, toks, &nt, 0, false};
   if (!last) row_loads(&L, r->lets[rw->red_let[i]].e->a, NULL, 0, false);
@@ -609,7 +615,7 @@ static int rows_pass_build(gpu_kernel *k, arena *A, const region *r, int i, cons
                 L.nloads, GPUIR_ROW_PASS_LOADS);
     return -1;
   }
-  const char *etok = arena_printf(A, "tE%d", i);
+  int etok = gpuir_tok_n(k, A, "tE", i);
   gpu_stmt s = {.k = GS_ROW_LETS,
                 .what = any ? let_list(A, r, need) : "(none)",
                 .detail = last ? "the element lets of the outputs, in fp32"
@@ -625,31 +631,34 @@ static int rows_pass_build(gpu_kernel *k, arena *A, const region *r, int i, cons
   if (last) {
     for (int y = 0; y < r->nyields; y++)
       if (!rw->scalar[r->yields[y].let])
-        gpuir_push(k, A, GS_ST_GLOBAL, r->out[r->yields[y].output].name,
-             arena_printf(A, "%s from %s: st.global.v4 when the row's %d outputs are whole and 16-byte aligned, else "
-                             "scalar",
-                          dtype_name(r->yields[y].cast), r->lets[r->yields[y].let].name, rw->vec),
-             NULL, 1, etok, NULL)
+        gpuir_push(
+            k, A, GS_ST_GLOBAL, r->out[r->yields[y].output].name,
+            arena_printf(A,
+                         "%s from %s: st.global.v4 when the row's %d outputs are whole and 16-byte aligned, else "
+                         "scalar",
+                         dtype_name(r->yields[y].cast), r->lets[r->yields[y].let].name, rw->vec),
+            0, 1, etok, 0)
             ->pass = y;
-    gpuir_push(k, A, GS_END_LOOP, "the row's elements", NULL, NULL, 0, NULL, NULL);
+    gpuir_push(k, A, GS_END_LOOP, "the row's elements", NULL, 0, 0, 0, 0);
     return 1;
   }
-  gpuir_push(k, A, GS_END_LOOP, "the row's elements", NULL, NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_END_LOOP, "the row's elements", NULL, 0, 0, 0, 0);
   const rexpr *re = r->lets[rw->red_let[i]].e;
-  const char *rtok = arena_printf(A, "tR%d", i);
+  int rtok = gpuir_tok_n(k, A, "tR", i);
   gpuir_push(k, A, GS_REDUCE, arena_printf(A, "%s %s", rop[re->rop], r->lets[rw->red_let[i]].name),
-       rw->row_warps == 1 ? "shfl.bfly 16, 8, 4, 2, 1 in fp32"
-                          : arena_printf(A, "shfl.bfly 16, 8, 4, 2, 1 in fp32, then %d warp partials through shared memory",
-                                         rw->row_warps),
-       rtok, 1, etok, NULL)
+             rw->row_warps == 1
+                 ? "shfl.bfly 16, 8, 4, 2, 1 in fp32"
+                 : arena_printf(A, "shfl.bfly 16, 8, 4, 2, 1 in fp32, then %d warp partials through shared memory",
+                                rw->row_warps),
+             rtok, 1, etok, 0)
       ->pass = i;
   /* the row-scalar lets up to the next reduction */
   bool sc[GPUIR_ROW_LETS] = {0};
   int end = i + 1 < rw->nred ? rw->red_let[i + 1] : r->nlets;
   for (int l = rw->red_let[i] + 1; l < end; l++) sc[l] = rw->scalar[l];
-  const char *stok = arena_printf(A, "tS%d", i);
-  gpuir_push(k, A, GS_ROW_SCALAR, *let_list(A, r, sc) ? let_list(A, r, sc) : "(none)", "once a row, in every thread", stok, 1,
-       rtok, NULL)
+  int stok = gpuir_tok_n(k, A, "tS", i);
+  gpuir_push(k, A, GS_ROW_SCALAR, *let_list(A, r, sc) ? let_list(A, r, sc) : "(none)", "once a row, in every thread",
+             stok, 1, rtok, 0)
       ->pass = i;
   *prev = stok;
   return 0;
@@ -693,10 +702,10 @@ gpu_kernel *gpuir_build_rows(arena *A, const region *r, const pc_analysis *a, co
   const gpu_rows *rw = &k->rw;
   const char *row_ax = r->it[rw->row_axis].name;
   gpuir_push(k, A, GS_ROW_BEGIN, rw->row_warps == 1 ? "a warp a row" : "a CTA a row",
-       arena_printf(A, "rows %s x row %s (extent %s); row-scalar lets before the first reduction",
-                    gpuir_axes(A, r, rw->row_axes, rw->nrows), row_ax, sx_str(A, r->it[rw->row_axis].size)),
-       "tRow", 0, NULL, NULL);
-  const char *prev = "tRow";
+             arena_printf(A, "rows %s x row %s (extent %s); row-scalar lets before the first reduction",
+                          gpuir_axes(A, r, rw->row_axes, rw->nrows), row_ax, sx_str(A, r->it[rw->row_axis].size)),
+             gpuir_tok(k, A, "tRow"), 0, 0, 0);
+  int prev = gpuir_tok(k, A, "tRow");
   for (int i = 0; i <= rw->nred; i++) {
     int st = rows_pass_build(k, A, r, i, &prev, at, dl);
     if (st < 0) return NULL;
@@ -705,9 +714,9 @@ gpu_kernel *gpuir_build_rows(arena *A, const region *r, const pc_analysis *a, co
   for (int y = 0; y < r->nyields; y++)
     if (rw->scalar[r->yields[y].let])
       gpuir_push(k, A, GS_ST_GLOBAL, r->out[r->yields[y].output].name,
-           arena_printf(A, "%s from %s: one value a row, by its first thread", dtype_name(r->yields[y].cast),
-                        r->lets[r->yields[y].let].name),
-           NULL, 1, prev, NULL)
+                 arena_printf(A, "%s from %s: one value a row, by its first thread", dtype_name(r->yields[y].cast),
+                              r->lets[r->yields[y].let].name),
+                 0, 1, prev, 0)
           ->pass = y;
   return k;
 }

@@ -70,18 +70,18 @@ static bool find_softmax(const region *r, gpu_softmax *sm) {
  * the running row max, the rescale of O and the row sum, and the
  * probabilities (tP). */
 void emit_online_softmax(gpu_kernel *k, arena *A, const region *r1) {
-  gpuir_push(k, A, GS_EPILOGUE, "row_max", arena_printf(A, "%s: running max, quad shuffles", r1->lets[k->sm.max].name), "tMax", 1,
-       "tScore", NULL)
+  gpuir_push(k, A, GS_EPILOGUE, "row_max", arena_printf(A, "%s: running max, quad shuffles", r1->lets[k->sm.max].name),
+             gpuir_tok(k, A, "tMax"), 1, gpuir_tok(k, A, "tScore"), 0)
       ->step = GSTEP_ROW_MAX;
   gpuir_push(k, A, GS_EPILOGUE, "rescale",
-       arena_printf(A, "%s(%s) of the old and new max on O and the row sum", r1->lets[k->sm.exp].name,
-                    r1->lets[k->sm.sub].name),
-       "tRescale", 1, "tMax", NULL)
+             arena_printf(A, "%s(%s) of the old and new max on O and the row sum", r1->lets[k->sm.exp].name,
+                          r1->lets[k->sm.sub].name),
+             gpuir_tok(k, A, "tRescale"), 1, gpuir_tok(k, A, "tMax"), 0)
       ->step = GSTEP_RESCALE;
   gpuir_push(k, A, GS_EPILOGUE, "probabilities",
-       arena_printf(A, "%s = %s(%s), an argument <= 0; %s += row sum", r1->lets[k->sm.exp].name, "ex2.approx.ftz",
-                    r1->lets[k->sm.sub].name, r1->lets[k->sm.sum].name),
-       "tP", 1, "tRescale", NULL)
+             arena_printf(A, "%s = %s(%s), an argument <= 0; %s += row sum", r1->lets[k->sm.exp].name, "ex2.approx.ftz",
+                          r1->lets[k->sm.sub].name, r1->lets[k->sm.sum].name),
+             gpuir_tok(k, A, "tP"), 1, gpuir_tok(k, A, "tRescale"), 0)
       ->step = GSTEP_PROBS;
 }
 
@@ -258,46 +258,50 @@ static bool att_setup(gpu_kernel *k, arena *A, const pc_report *pc, const sched_
 static void att_prologue(gpu_kernel *k, arena *A, const sched_plan *p) {
   const region *r1 = k->r;
   int BM = p->tile[0], BN = p->tile[1];
-  gpuir_push(k, A, GS_TILE_COORD, "m0 <- blockIdx.x x BM; batch <- blockIdx.y",
-       arena_printf(A, "%d query rows; the key tiles up to the last one some row of the tile keeps (Op::tile_live)", BM),
-       NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_ALLOC_SHARED, "smQ", arena_printf(A, "%s [%d][%d], 16B chunks xor %d", dtype_name(k->T), BM, k->D, k->tiles[0].swz),
-       NULL, 0, NULL, NULL)
+  gpuir_push(
+      k, A, GS_TILE_COORD, "m0 <- blockIdx.x x BM; batch <- blockIdx.y",
+      arena_printf(A, "%d query rows; the key tiles up to the last one some row of the tile keeps (Op::tile_live)", BM),
+      0, 0, 0, 0);
+  gpuir_push(k, A, GS_ALLOC_SHARED, "smQ",
+             arena_printf(A, "%s [%d][%d], 16B chunks xor %d", dtype_name(k->T), BM, k->D, k->tiles[0].swz), 0, 0, 0, 0)
       ->side = GSIDE_A;
   gpuir_push(k, A, GS_ALLOC_SHARED, "smK,smV",
-       arena_printf(A, "%s [2][%d][%d] and [2][%d][%d] ring, 16B chunks xor %d and %d", dtype_name(k->T), BN, k->D, BN,
-                    k->DV, k->tiles[1].swz, k->tiles[2].swz),
-       NULL, 0, NULL, NULL)
+             arena_printf(A, "%s [2][%d][%d] and [2][%d][%d] ring, 16B chunks xor %d and %d", dtype_name(k->T), BN,
+                          k->D, BN, k->DV, k->tiles[1].swz, k->tiles[2].swz),
+             0, 0, 0, 0)
       ->side = GSIDE_B;
   gpuir_push(k, A, GS_ACC_ZERO, "O, row max, row sum",
-       arena_printf(A, "fp32: a warp's 16 x %d of O, and each lane's two rows' max (%s's init) and sum", k->DV,
-                    r1->lets[k->sm.max].name),
-       NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_CP_ASYNC, arena_printf(A, "smQ <- %s", k->A.tensor), "query rows m0..m0+BM, pred tails", "tQ", 0, NULL, NULL)
+             arena_printf(A, "fp32: a warp's 16 x %d of O, and each lane's two rows' max (%s's init) and sum", k->DV,
+                          r1->lets[k->sm.max].name),
+             0, 0, 0, 0);
+  gpuir_push(k, A, GS_CP_ASYNC, arena_printf(A, "smQ <- %s", k->A.tensor), "query rows m0..m0+BM, pred tails",
+             gpuir_tok(k, A, "tQ"), 0, 0, 0)
       ->side = GSIDE_A;
-  gpuir_push(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, "tQ", NULL);
-  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 1, "tQ", NULL)->lo = 0;
-  gpuir_push(k, A, GS_BARRIER, "bar.sync", "the Q tile landed", NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_COMMIT, "cp.async.commit_group", NULL, 0, 1, gpuir_tok(k, A, "tQ"), 0);
+  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", "0", 0, 1, gpuir_tok(k, A, "tQ"), 0)->lo = 0;
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", "the Q tile landed", 0, 0, 0, 0);
   if (p->a_frag_regs)
-    gpuir_push(k, A, GS_LDMATRIX, "ldmatrix.x4", "smQ: Q fragments (once, kept in registers)", NULL, 1, "tQ", NULL)->side =
-        GSIDE_A;
-  gpuir_push(k, A, GS_FRAG_SETUP, "K fragment lane offsets", "the lane's ldmatrix offset of each k16 step of QK^T, hoisted",
-       NULL, 0, NULL, NULL)
+    gpuir_push(k, A, GS_LDMATRIX, "ldmatrix.x4", "smQ: Q fragments (once, kept in registers)", 0, 1,
+               gpuir_tok(k, A, "tQ"), 0)
+        ->side = GSIDE_A;
+  gpuir_push(k, A, GS_FRAG_SETUP, "K fragment lane offsets",
+             "the lane's ldmatrix offset of each k16 step of QK^T, hoisted", 0, 0, 0, 0)
       ->side = GSIDE_B;
-  gpuir_push(k, A, GS_FRAG_SETUP, "V fragment lane offsets", "the lane's ldmatrix.trans offset of each pair of O's n8 tiles, hoisted",
-       NULL, 0, NULL, NULL)
+  gpuir_push(k, A, GS_FRAG_SETUP, "V fragment lane offsets",
+             "the lane's ldmatrix.trans offset of each pair of O's n8 tiles, hoisted", 0, 0, 0, 0)
       ->side = GSIDE_V;
   bool stream = k->B.rstep && k->V.rstep;
   if (k->lane_mask && k->lane_rows)
     gpuir_push(k, A, GS_ADDR_SETUP, "lane_rows",
-         "per lane, once: each mask's guard - its bounds at each of its rows (m, m + 8; the rows flatten the query axes) "
-         "and key 0, in 64 bits",
-         "tRows", 0, NULL, NULL)
+               "per lane, once: each mask's guard - its bounds at each of its rows (m, m + 8; the rows flatten the "
+               "query axes) "
+               "and key 0, in 64 bits",
+               gpuir_tok(k, A, "tRows"), 0, 0, 0)
         ->side = GSIDE_A;
   if (stream)
     gpuir_push(k, A, GS_ADDR_SETUP, arena_printf(A, "%s, %s row pointers", k->B.tensor, k->V.tensor),
-         arena_printf(A, "per thread, key 0 of its chunk rows; row steps %s, %s", k->B.rstep_str, k->V.rstep_str), NULL, 0,
-         NULL, NULL)
+               arena_printf(A, "per thread, key 0 of its chunk rows; row steps %s, %s", k->B.rstep_str, k->V.rstep_str),
+               0, 0, 0, 0)
         ->side = GSIDE_B;
 }
 
@@ -333,29 +337,32 @@ static void att_key_pass(gpu_kernel *k, arena *A, const sched_plan *p, int pass,
                                : "row pointers + tile * BN * row step, rows past the keys zero-filled";
   /* the pass's first tile, into the stage the last pass left free */
   gpu_stmt *st = gpuir_push(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[st] <- %s", kv),
-                      arena_printf(A, "the pass's first key tile if any: %s", how), arena_printf(A, "%s[first]", tok), 0,
-                      NULL, NULL);
+                            arena_printf(A, "the pass's first key tile if any: %s", how),
+                            gpuir_tok_at(k, A, tok, "first"), 0, 0, 0);
   st->side = GSIDE_B, st->lo = pass, st->ring = 1 + pass, st->ring_first = true;
-  gpuir_push(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, arena_printf(A, "%s[first]", tok), NULL);
+  gpuir_push(k, A, GS_COMMIT, "cp.async.commit_group", NULL, 0, 1, gpuir_tok_at(k, A, tok, "first"), 0);
   st = gpuir_push(k, A, GS_LOOP, "t",
-            pass == 0 ? "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)"
-            : pass == 1 ? "masked key tiles inside the keys (Op::tile_live and not Op::tile_full: the mask predicate's "
-                          "affine bound)"
-                        : "the live key tile past the key length (the key tail)",
-            NULL, 0, NULL, NULL);
+                  pass == 0 ? "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)"
+                  : pass == 1
+                      ? "masked key tiles inside the keys (Op::tile_live and not Op::tile_full: the mask predicate's "
+                        "affine bound)"
+                      : "the live key tile past the key length (the key tail)",
+                  0, 0, 0, 0);
   st->loop = GLOOP_KEYS, st->lo = pass;
-  st = gpuir_push(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[next%%2] <- %s", kv),
-            arena_printf(A, "the pass's next key tile if any: %s", how), arena_printf(A, "%s[next]", tok), 0, NULL, NULL);
+  st =
+      gpuir_push(k, A, GS_CP_ASYNC, arena_printf(A, "smK, smV[next%%2] <- %s", kv),
+                 arena_printf(A, "the pass's next key tile if any: %s", how), gpuir_tok_at(k, A, tok, "next"), 0, 0, 0);
   st->side = GSIDE_B, st->lo = pass, st->tile = 1, st->ring = 1 + pass;
-  gpuir_push(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 1, arena_printf(A, "%s[next]", tok), NULL);
-  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", "1", NULL, 1, arena_printf(A, "%s[t]", tok), NULL)->lo = 1;
-  gpuir_push(k, A, GS_BARRIER, "bar.sync", "tile t landed", NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_COMMIT, "cp.async.commit_group", NULL, 0, 1, gpuir_tok_at(k, A, tok, "next"), 0);
+  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", "1", 0, 1, gpuir_tok_at(k, A, tok, "t"), 0)->lo = 1;
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", "tile t landed", 0, 0, 0, 0);
   if (!p->a_frag_regs)
-    gpuir_push(k, A, GS_LDMATRIX, "ldmatrix.x4", "smQ: Q fragments (each key tile)", NULL, 1, "tQ", NULL)->side = GSIDE_A;
-  st = gpuir_push(k, A, GS_LDMATRIX, "ldmatrix.x4", "smK[t%2]: K^T fragments", NULL, 1, arena_printf(A, "%s[t]", tok), NULL);
+    gpuir_push(k, A, GS_LDMATRIX, "ldmatrix.x4", "smQ: Q fragments (each key tile)", 0, 1, gpuir_tok(k, A, "tQ"), 0)
+        ->side = GSIDE_A;
+  st = gpuir_push(k, A, GS_LDMATRIX, "ldmatrix.x4", "smK[t%2]: K^T fragments", 0, 1, gpuir_tok_at(k, A, tok, "t"), 0);
   st->side = GSIDE_B, st->ring = 1 + pass;
-  gpuir_push(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 S = Q K^T (%s)", r1->lets[r1->acc_let].name), "16 rows per warp",
-       "tS", 0, NULL, NULL)
+  gpuir_push(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 S = Q K^T (%s)", r1->lets[r1->acc_let].name),
+             "16 rows per warp", gpuir_tok(k, A, "tS"), 0, 0, 0)
       ->side = GSIDE_B;
   const char *score = "";
   for (int l = 0; l <= k->sm.x; l++)
@@ -363,51 +370,53 @@ static void att_key_pass(gpu_kernel *k, arena *A, const sched_plan *p, int pass,
   const char *tail = pass == 2 ? arena_printf(A, "; key tails -> %s's neutral", r1->lets[k->sm.max].name) : "";
   if (pass == 0)
     gpuir_push(k, A, GS_EPILOGUE, "score_full",
-         arena_printf(A, "lets: %s, each mask its kept branch; no per-element test", *score ? score : "(none)"), "tScore",
-         1, "tS", NULL)
+               arena_printf(A, "lets: %s, each mask its kept branch; no per-element test", *score ? score : "(none)"),
+               gpuir_tok(k, A, "tScore"), 1, gpuir_tok(k, A, "tS"), 0)
         ->step = GSTEP_SCORE_FULL;
   else if (!k->lane_mask)
-    gpuir_push(k, A, GS_EPILOGUE, "score", arena_printf(A, "lets: %s, masks at each element's indices%s", *score ? score : "(none)", tail),
-         "tScore", 1, "tS", NULL)
+    gpuir_push(k, A, GS_EPILOGUE, "score",
+               arena_printf(A, "lets: %s, masks at each element's indices%s", *score ? score : "(none)", tail),
+               gpuir_tok(k, A, "tScore"), 1, gpuir_tok(k, A, "tS"), 0)
         ->step = GSTEP_SCORE;
   else {
     if (k->lane_rows)
       gpuir_push(k, A, GS_EPILOGUE, "lane_mask",
-           arena_printf(A, "per lane at each of its rows and its first key n: lane_rows + key coefficient * n, "
-                           "clamped to 32 bits%s",
-                        pass == 2 ? "; keys left from n" : ""),
-           arena_printf(A, "tLane%d", pass), 1, "tRows", NULL)
+                 arena_printf(A,
+                              "per lane at each of its rows and its first key n: lane_rows + key coefficient * n, "
+                              "clamped to 32 bits%s",
+                              pass == 2 ? "; keys left from n" : ""),
+                 gpuir_tok_n(k, A, "tLane", pass), 1, gpuir_tok(k, A, "tRows"), 0)
           ->step = GSTEP_LANE_MASK;
     else
       gpuir_push(k, A, GS_EPILOGUE, "lane_mask",
-           arena_printf(A, "per lane at its first element (m, n): %s%s",
-                        k->nmasks ? "each mask's guard - its bounds, clamped to 32 bits" : "no masks",
-                        pass == 2 ? "; keys left from n" : ""),
-           arena_printf(A, "tLane%d", pass), 0, NULL, NULL)
+                 arena_printf(A, "per lane at its first element (m, n): %s%s",
+                              k->nmasks ? "each mask's guard - its bounds, clamped to 32 bits" : "no masks",
+                              pass == 2 ? "; keys left from n" : ""),
+                 gpuir_tok_n(k, A, "tLane", pass), 0, 0, 0)
           ->step = GSTEP_LANE_MASK;
     gpuir_push(k, A, GS_EPILOGUE, "score_lane",
-         arena_printf(A, "lets: %s; each element (dm, dn) of the lane's fragments: %s%s",
-                      *score ? score : "(none)", *masks ? masks : "no masks", tail),
-         "tScore", 2, "tS", arena_printf(A, "tLane%d", pass))
+               arena_printf(A, "lets: %s; each element (dm, dn) of the lane's fragments: %s%s",
+                            *score ? score : "(none)", *masks ? masks : "no masks", tail),
+               gpuir_tok(k, A, "tScore"), 2, gpuir_tok(k, A, "tS"), gpuir_tok_n(k, A, "tLane", pass))
         ->step = GSTEP_SCORE_LANE;
   }
   emit_online_softmax(k, A, r1);
   gpuir_push(k, A, GS_EPILOGUE, "P fragments",
-       k->sm.pt == DT_FP32
-           ? arena_printf(A, "%s: fp32 P as hi + lo %s A fragments in registers (deferred; two mma per step)",
-                          r1->lets[k->sm.p].name, dtype_name(k->T))
-           : arena_printf(A, "%s: cvt to %s A fragments in registers (deferred)", r1->lets[k->sm.p].name,
-                          dtype_name(k->sm.pt)),
-       "tPf", 1, "tP", NULL)
+             k->sm.pt == DT_FP32
+                 ? arena_printf(A, "%s: fp32 P as hi + lo %s A fragments in registers (deferred; two mma per step)",
+                                r1->lets[k->sm.p].name, dtype_name(k->T))
+                 : arena_printf(A, "%s: cvt to %s A fragments in registers (deferred)", r1->lets[k->sm.p].name,
+                                dtype_name(k->sm.pt)),
+             gpuir_tok(k, A, "tPf"), 1, gpuir_tok(k, A, "tP"), 0)
       ->step = GSTEP_P_FRAGS;
-  st = gpuir_push(k, A, GS_LDMATRIX, "ldmatrix.x4.trans", "smV[t%2]: V fragments", NULL, 1, arena_printf(A, "%s[t]", tok),
-                  NULL);
+  st = gpuir_push(k, A, GS_LDMATRIX, "ldmatrix.x4.trans", "smV[t%2]: V fragments", 0, 1, gpuir_tok_at(k, A, tok, "t"),
+                  0);
   st->side = GSIDE_V, st->ring = 1 + pass;
-  gpuir_push(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 O += P V (%s)", r2->lets[r2->acc_let].name), NULL, "tO", 1,
-       "tPf", NULL)
+  gpuir_push(k, A, GS_MMA, arena_printf(A, "mma.sync.m16n8k16 O += P V (%s)", r2->lets[r2->acc_let].name), NULL,
+             gpuir_tok(k, A, "tO"), 1, gpuir_tok(k, A, "tPf"), 0)
       ->side = GSIDE_V;
-  gpuir_push(k, A, GS_BARRIER, "bar.sync", "stage t%2 free", NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", "stage t%2 free", 0, 0, 0, 0);
+  gpuir_push(k, A, GS_END_LOOP, "t", NULL, 0, 0, 0, 0);
 }
 
 /* sm80 attention's statements after the key tiles: the row sums, O / l,
@@ -418,35 +427,39 @@ static void att_epilogue(gpu_kernel *k, arena *A, const sched_plan *p) {
   /* the staging tile reuses Q's tile and the ring: no copy left in flight,
    * and every warp past its last fragment load (a query tile no pass gives
    * a key tile has run no loop barrier since Q's) */
-  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 0, NULL, NULL)->lo = 0;
+  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", "0", 0, 0, 0, 0)->lo = 0;
   gpuir_push(k, A, GS_REDUCE, arena_printf(A, "sum %s", r1->lets[k->sm.sum].name),
-       "each row's sum over the quad of lanes that share it: shfl.bfly 1, 2", "tL", 1, "tO", NULL);
-  gpuir_push(k, A, GS_BARRIER, "bar.sync", "Q's tile and the ring are free for the staging tile", NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_EPILOGUE, "finish", arena_printf(A, "%s: O / row sum", r1->lets[k->sm.div].name), "tFin", 2, "tO", "tL")
+             "each row's sum over the quad of lanes that share it: shfl.bfly 1, 2", gpuir_tok(k, A, "tL"), 1,
+             gpuir_tok(k, A, "tO"), 0);
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", "Q's tile and the ring are free for the staging tile", 0, 0, 0, 0);
+  gpuir_push(k, A, GS_EPILOGUE, "finish", arena_printf(A, "%s: O / row sum", r1->lets[k->sm.div].name),
+             gpuir_tok(k, A, "tFin"), 2, gpuir_tok(k, A, "tO"), gpuir_tok(k, A, "tL"))
       ->step = GSTEP_FINISH;
-  gpuir_push(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "O -> stage[%d][%d+8] fp32", BM, k->DV), "tStage", 1, "tFin",
-       NULL);
-  gpuir_push(k, A, GS_BARRIER, "bar.sync", "staging tile complete", NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "O -> stage[%d][%d+8] fp32", BM, k->DV),
+             gpuir_tok(k, A, "tStage"), 1, gpuir_tok(k, A, "tFin"), 0);
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", "staging tile complete", 0, 0, 0, 0);
   /* the full-width epilogue over the BM x DV staging tile of O, as for a contraction */
   k->epi_vec = epi_vec(A, &k->v2, BM, k->DV, k->threads);
   if (k->epi_vec) {
     gpuir_push(k, A, GS_EPILOGUE, r2->lets[r2->acc_let].name,
-         arena_printf(A, "tensors %d-element aligned, rows up to the queries: the P V region's post-reduce lets; "
-                         "%d outputs a thread at a fixed column; %s",
-                      k->epi_vec, k->epi_vec, epi_row_steps(A, &k->v2)),
-         "tEfull", 1, "tStage", NULL)
+               arena_printf(A,
+                            "tensors %d-element aligned, rows up to the queries: the P V region's post-reduce lets; "
+                            "%d outputs a thread at a fixed column; %s",
+                            k->epi_vec, k->epi_vec, epi_row_steps(A, &k->v2)),
+               gpuir_tok(k, A, "tEfull"), 1, gpuir_tok(k, A, "tStage"), 0)
         ->full = true;
     gpuir_push(k, A, GS_ST_GLOBAL,
-         arena_printf(A, "st.global.v4.b32 (%d x %s) -> %s", k->epi_vec, dtype_name(k->v2.out_dt), r2->out[k->v2.out].name),
-         "no column predicate; rows past the queries skipped", NULL, 1, "tEfull", NULL)
+               arena_printf(A, "st.global.v4.b32 (%d x %s) -> %s", k->epi_vec, dtype_name(k->v2.out_dt),
+                            r2->out[k->v2.out].name),
+               "no column predicate; rows past the queries skipped", 0, 1, gpuir_tok(k, A, "tEfull"), 0)
         ->full = true;
   }
   gpuir_push(k, A, GS_EPILOGUE, r2->lets[r2->acc_let].name,
-       k->epi_vec ? "other tiles: the P V region's post-reduce lets" : "the P V region's post-reduce lets", "tE", 1,
-       "tStage", NULL);
+             k->epi_vec ? "other tiles: the P V region's post-reduce lets" : "the P V region's post-reduce lets",
+             gpuir_tok(k, A, "tE"), 1, gpuir_tok(k, A, "tStage"), 0);
   gpuir_push(k, A, GS_ST_GLOBAL,
-       arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v2.out_dt), r2->out[k->v2.out].name),
-       arena_printf(A, "pred tails (%s)", tail_pred(A, &k->v2)), NULL, 1, "tE", NULL);
+             arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v2.out_dt), r2->out[k->v2.out].name),
+             arena_printf(A, "pred tails (%s)", tail_pred(A, &k->v2)), 0, 1, gpuir_tok(k, A, "tE"), 0);
 }
 
 gpu_kernel *gpuir_build_attention(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,

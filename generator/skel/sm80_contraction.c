@@ -132,15 +132,17 @@ static void frag_loads(gpu_kernel *k, arena *A, int S, int lo, int hi, int tile,
     const char *into = ahead ? ", into the set loaded a tile ahead" : "";
     gpu_stmt *st =
         gpuir_push(k, A, GS_LDMATRIX, gpuir_frag_load(o, k->mma_k),
-             k->mma_k == 8 ? arena_printf(A, "sm%c[%s%%%d], %s: %c fragments (%s), lane offsets hoisted, then "
-                                             "cvt.rna.tf32.f32%s",
-                                          side ? 'B' : 'A', at, S, steps, side ? 'B' : 'A',
-                                          o->k_contig ? "8 x 4 fp32 matrices" : side ? "(k t, n g), (k t+4, n g)"
-                                                                                   : "(k t, m g), (k t, m g+8), (k t+4, ...)",
-                                          into)
-                           : arena_printf(A, "sm%c[%s%%%d], %s: %c fragments, lane offsets hoisted%s", side ? 'B' : 'A',
-                                          at, S, steps, side ? 'B' : 'A', into),
-             NULL, 1, arena_printf(A, "t%c[%s]", side ? 'B' : 'A', kt), NULL);
+                   k->mma_k == 8 ? arena_printf(A,
+                                                "sm%c[%s%%%d], %s: %c fragments (%s), lane offsets hoisted, then "
+                                                "cvt.rna.tf32.f32%s",
+                                                side ? 'B' : 'A', at, S, steps, side ? 'B' : 'A',
+                                                o->k_contig ? "8 x 4 fp32 matrices"
+                                                : side      ? "(k t, n g), (k t+4, n g)"
+                                                            : "(k t, m g), (k t, m g+8), (k t+4, ...)",
+                                                into)
+                                 : arena_printf(A, "sm%c[%s%%%d], %s: %c fragments, lane offsets hoisted%s",
+                                                side ? 'B' : 'A', at, S, steps, side ? 'B' : 'A', into),
+                   0, 1, gpuir_tok_at(k, A, side ? "tB" : "tA", kt), 0);
     st->side = side ? GSIDE_B : GSIDE_A, st->lo = lo, st->hi = hi, st->tile = tile, st->ahead = ahead, st->ring = side + 1;
     st->min_vec = min_vec;
   }
@@ -157,16 +159,16 @@ static void frags_mmas(gpu_kernel *k, arena *A, int S, int lo, int hi) {
  * barrier after it (`why`); the index of the wait. */
 static int wait_tile(gpu_kernel *k, arena *A, int S, int tile, const char *why) {
   const char *kt = tile ? arena_printf(A, "kt+%d", tile) : "kt";
-  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d", S - 2), NULL, 2, arena_printf(A, "tA[%s]", kt),
-       arena_printf(A, "tB[%s]", kt))
+  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d", S - 2), 0, 2, gpuir_tok_at(k, A, "tA", kt),
+             gpuir_tok_at(k, A, "tB", kt))
       ->lo = S - 2;
-  gpuir_push(k, A, GS_BARRIER, "bar.sync", why, NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", why, 0, 0, 0, 0);
   return k->nst - 2;
 }
 
 /* The copies of one ring stage and the advances after them: the tile
  * `tile` (kt + tile inside a loop), into stage `stage` before one. */
-static void copy_stage(gpu_kernel *k, arena *A, gpu_copy how, int tile, int stage, const char *ta, const char *tb) {
+static void copy_stage(gpu_kernel *k, arena *A, gpu_copy how, int tile, int stage, int ta, int tb) {
   int S = k->plan.stages;
   bool looped = how != GCOPY_TILE;
   for (int side = 0; side < 2; side++) {
@@ -199,15 +201,15 @@ static void copy_stage(gpu_kernel *k, arena *A, gpu_copy how, int tile, int stag
                : o->k_contig ? "full tile kt+stages-1 from the chunk pointers, whole chunks"
                              : "full tile kt+stages-1 from the chunk pointers, tails as byte counts";
     }
-    gpu_stmt *st = gpuir_push(k, A, GS_CP_ASYNC, what, detail, side ? tb : ta, 0, NULL, NULL);
+    gpu_stmt *st = gpuir_push(k, A, GS_CP_ASYNC, what, detail, side ? tb : ta, 0, 0, 0);
     st->side = side ? GSIDE_B : GSIDE_A, st->copy = how, st->tile = tile, st->stage = stage, st->ring = side + 1;
     /* a stream's pointers step after its copy; the walks' one K counter
      * after both copies */
     if (how == GCOPY_BOUNDED || !k->steady_min_vec || o->walk) continue;
     st = gpuir_push(k, A, GS_ADVANCE, arena_printf(A, "%s chunk pointers", o->tensor),
-              arena_printf(A, "+= %d * (%s)%s", k->plan.tile[2], o->kstep_str,
-                           how == GCOPY_TILE ? " after a streamed (full) tile" : ""),
-              NULL, 0, NULL, NULL);
+                    arena_printf(A, "+= %d * (%s)%s", k->plan.tile[2], o->kstep_str,
+                                 how == GCOPY_TILE ? " after a streamed (full) tile" : ""),
+                    0, 0, 0, 0);
     st->side = side ? GSIDE_B : GSIDE_A, st->copy = how, st->tile = tile, st->min_vec = k->steady_min_vec;
   }
   if (how != GCOPY_BOUNDED && k->steady_min_vec && (k->A.walk || k->B.walk)) {
@@ -221,13 +223,14 @@ static void copy_stage(gpu_kernel *k, arena *A, gpu_copy how, int tile, int stag
                                                      sx_str(A, o->kspan), k->kpart32_fallback)
                                       : "");
     }
-    gpu_stmt *st = gpuir_push(k, A, GS_ADVANCE, "K counter",
-                        arena_printf(A, "%s += %d with carries%s%s", gpuir_axes(A, k->r, k->v.k_axes, k->v.nk),
-                                     k->plan.tile[2], parts, how == GCOPY_TILE ? "; after a streamed (full) tile" : ""),
-                        NULL, 0, NULL, NULL);
+    gpu_stmt *st =
+        gpuir_push(k, A, GS_ADVANCE, "K counter",
+                   arena_printf(A, "%s += %d with carries%s%s", gpuir_axes(A, k->r, k->v.k_axes, k->v.nk),
+                                k->plan.tile[2], parts, how == GCOPY_TILE ? "; after a streamed (full) tile" : ""),
+                   0, 0, 0, 0);
     st->side = GSIDE_KWALK, st->copy = how, st->tile = tile, st->min_vec = k->steady_min_vec;
   }
-  gpuir_push(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, ta, tb);
+  gpuir_push(k, A, GS_COMMIT, "cp.async.commit_group", NULL, 0, 2, ta, tb);
 }
 
 /* One k-tile of the contraction's loops: wait for tile kt, refill the stage
@@ -243,7 +246,8 @@ static void loop_body(gpu_kernel *k, arena *A, int S, bool steady) {
   int ks = k->plan.tile[2] / k->mma_k; /* k steps a tile */
   wait_tile(k, A, S, 0, "stage kt landed for every thread; stage kt-1 free");
   if (steady) frags_mmas(k, A, S, 0, 0);
-  copy_stage(k, A, steady ? GCOPY_STREAM : GCOPY_BOUNDED, S - 1, -1, "tA[kt+S-1]", "tB[kt+S-1]");
+  copy_stage(k, A, steady ? GCOPY_STREAM : GCOPY_BOUNDED, S - 1, -1, gpuir_tok_at(k, A, "tA", "kt+S-1"),
+             gpuir_tok_at(k, A, "tB", "kt+S-1"));
   if (!steady || ks > 1) frags_mmas(k, A, S, steady ? 1 : 0, ks - 1);
 }
 
@@ -266,7 +270,7 @@ static void ahead_prologue(gpu_kernel *k, arena *A, int S) {
 static void loop_body_ahead(gpu_kernel *k, arena *A, int S) {
   int ks = k->plan.tile[2] / k->mma_k;
   mmas(k, A, 0, 0, true);
-  copy_stage(k, A, GCOPY_STREAM, S - 1, -1, "tA[kt+S-1]", "tB[kt+S-1]");
+  copy_stage(k, A, GCOPY_STREAM, S - 1, -1, gpuir_tok_at(k, A, "tA", "kt+S-1"), gpuir_tok_at(k, A, "tB", "kt+S-1"));
   if (ks > 2) frags_mmas(k, A, S, 1, ks - 2);
   frag_loads(k, A, S, ks - 1, ks - 1, 0, false, 0);
   wait_tile(k, A, S, 1, "stage kt+1 landed for every thread; stage kt read by every warp");
@@ -280,18 +284,22 @@ static void loop_body_ahead(gpu_kernel *k, arena *A, int S) {
  * then the bounds-checked pair every other tile takes. */
 void emit_epilogue(gpu_kernel *k, arena *A, const region *r, const char *lets, const char *full) {
   if (full) {
-    gpuir_push(k, A, GS_EPILOGUE, r->lets[r->acc_let].name, full, "tEfull", 1, "tStage", NULL)->full = true;
-    gpuir_push(k, A, GS_ST_GLOBAL,
-         arena_printf(A, "st.global.v4.b32 (%d x %s) -> %s", k->epi_vec, dtype_name(k->v.out_dt), r->out[k->v.out].name),
-         "no column predicate; rows past M skipped", NULL, 1, "tEfull", NULL)
+    gpuir_push(k, A, GS_EPILOGUE, r->lets[r->acc_let].name, full, gpuir_tok(k, A, "tEfull"), 1,
+               gpuir_tok(k, A, "tStage"), 0)
+        ->full = true;
+    gpuir_push(
+        k, A, GS_ST_GLOBAL,
+        arena_printf(A, "st.global.v4.b32 (%d x %s) -> %s", k->epi_vec, dtype_name(k->v.out_dt), r->out[k->v.out].name),
+        "no column predicate; rows past M skipped", 0, 1, gpuir_tok(k, A, "tEfull"), 0)
         ->full = true;
   }
   gpuir_push(k, A, GS_EPILOGUE, r->lets[r->acc_let].name,
-       arena_printf(A, "%slets: %s", k->epi_vec ? "other tiles: " : "", *lets ? lets : "(none)"), "tE", 1, "tStage",
-       NULL);
-  gpuir_push(k, A, GS_ST_GLOBAL, arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v.out_dt), r->out[k->v.out].name),
-       arena_printf(A, "pred tails (%s), scalar where a row ends or is misaligned", tail_pred(A, &k->v)), NULL, 1, "tE",
-       NULL);
+             arena_printf(A, "%slets: %s", k->epi_vec ? "other tiles: " : "", *lets ? lets : "(none)"),
+             gpuir_tok(k, A, "tE"), 1, gpuir_tok(k, A, "tStage"), 0);
+  gpuir_push(k, A, GS_ST_GLOBAL,
+             arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v.out_dt), r->out[k->v.out].name),
+             arena_printf(A, "pred tails (%s), scalar where a row ends or is misaligned", tail_pred(A, &k->v)), 0, 1,
+             gpuir_tok(k, A, "tE"), 0);
 }
 
 /* The sm80 contraction's view, operands, dtype, shared tiles and launch
@@ -396,18 +404,18 @@ static void sm80_prologue(gpu_kernel *k, arena *A, const region *r, const sched_
   const char *tb = k->B.k_contig ? arena_printf(A, "[%d][%d][%d] (N x K, K contiguous)", S, BN, BK)
                                  : arena_printf(A, "[%d][%d][%d] (K x N, N contiguous)", S, BK, BN);
   gpuir_push(k, A, GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x",
-       p->raster_group > 1
-           ? arena_printf(A, "%s x %s tiles in groups of %d M tiles, M fastest within a group; batch <- blockIdx.z%s",
-                          sx_str(A, tiles_m), sx_str(A, tiles_n), p->raster_group,
-                          split ? "; K slice <- blockIdx.y" : "")
-           : arena_printf(A, "%s x %s tiles, N fastest; batch <- blockIdx.z%s", sx_str(A, tiles_m), sx_str(A, tiles_n),
-                          split ? "; K slice <- blockIdx.y" : ""),
-       NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_ALLOC_SHARED, "smA", arena_printf(A, "%s %s, 16B chunks xor %d", dtype_name(k->T), ta, k->tiles[0].swz), NULL,
-       0, NULL, NULL)
+             p->raster_group > 1
+                 ? arena_printf(
+                       A, "%s x %s tiles in groups of %d M tiles, M fastest within a group; batch <- blockIdx.z%s",
+                       sx_str(A, tiles_m), sx_str(A, tiles_n), p->raster_group, split ? "; K slice <- blockIdx.y" : "")
+                 : arena_printf(A, "%s x %s tiles, N fastest; batch <- blockIdx.z%s", sx_str(A, tiles_m),
+                                sx_str(A, tiles_n), split ? "; K slice <- blockIdx.y" : ""),
+             0, 0, 0, 0);
+  gpuir_push(k, A, GS_ALLOC_SHARED, "smA",
+             arena_printf(A, "%s %s, 16B chunks xor %d", dtype_name(k->T), ta, k->tiles[0].swz), 0, 0, 0, 0)
       ->side = GSIDE_A;
-  gpuir_push(k, A, GS_ALLOC_SHARED, "smB", arena_printf(A, "%s %s, 16B chunks xor %d", dtype_name(k->T), tb, k->tiles[1].swz), NULL,
-       0, NULL, NULL)
+  gpuir_push(k, A, GS_ALLOC_SHARED, "smB",
+             arena_printf(A, "%s %s, 16B chunks xor %d", dtype_name(k->T), tb, k->tiles[1].swz), 0, 0, 0, 0)
       ->side = GSIDE_B;
   k->steady_min_vec = steady_min_vec(k);
   /* 32-bit K parts where the dispatcher has a 64-bit kernel for the calls past their span */
@@ -416,51 +424,54 @@ static void sm80_prologue(gpu_kernel *k, arena *A, const region *r, const sched_
   k->B.kpart32 = k->kpart32_fallback && k->B.kspan;
   if (!k->A.kpart32 && !k->B.kpart32) k->kpart32_fallback = 0;
   gpuir_push(k, A, GS_ACC_ZERO, "acc",
-       arena_printf(A, "fp32, the warp tile %dx%d's MMA accumulators", BM / p->warps_m, BN / p->warps_n), NULL, 0, NULL,
-       NULL);
+             arena_printf(A, "fp32, the warp tile %dx%d's MMA accumulators", BM / p->warps_m, BN / p->warps_n), 0, 0, 0,
+             0);
   /* the streamed operands' state at the slice's first k-tile, for the
    * widths that run the steady loop */
   for (int side = 0; side < 2 && k->steady_min_vec; side++) {
     const gpu_operand *o = side ? &k->B : &k->A;
     gpu_stmt *st;
     if (o->walk) {
-      st = gpuir_push(k, A, GS_ADDR_SETUP, arena_printf(A, "%s chunk rests", o->tensor),
-                arena_printf(A,
-                             "per thread at k-tile 0: each chunk's rest %s (rows past the %s tail read one of the "
-                             "tile's rows)%s",
-                             sx_str(A, o->moff), side ? pn : pm,
-                             o->gmask ? arena_printf(A, "; a %d-bit mask of the K parts at which every pad guard passes",
-                                                     o->gmask)
-                             : o->g32 ? "; each pad guard's bounds on its K part, clamped into int32"
-                                      : ""),
-                NULL, 0, NULL, NULL);
+      st = gpuir_push(
+          k, A, GS_ADDR_SETUP, arena_printf(A, "%s chunk rests", o->tensor),
+          arena_printf(A,
+                       "per thread at k-tile 0: each chunk's rest %s (rows past the %s tail read one of the "
+                       "tile's rows)%s",
+                       sx_str(A, o->moff), side ? pn : pm,
+                       o->gmask
+                           ? arena_printf(A, "; a %d-bit mask of the K parts at which every pad guard passes", o->gmask)
+                       : o->g32 ? "; each pad guard's bounds on its K part, clamped into int32"
+                                : ""),
+          0, 0, 0, 0);
     } else {
       st = gpuir_push(k, A, GS_ADDR_SETUP, arena_printf(A, "%s chunk pointers", o->tensor),
-                o->k_contig ? arena_printf(A,
-                                           "per thread at the slice's first k-tile; rows past the %s tail read one of "
-                                           "the tile's rows (they feed only outputs never stored): whole chunks, no "
-                                           "predicate; k-step %s",
-                                           side ? pn : pm, o->kstep_str)
-                            : arena_printf(A, "per thread at the slice's first k-tile, with the %s tail's byte counts; "
-                                              "k-step %s",
-                                           side ? pn : pm, o->kstep_str),
-                NULL, 0, NULL, NULL);
+                      o->k_contig
+                          ? arena_printf(A,
+                                         "per thread at the slice's first k-tile; rows past the %s tail read one of "
+                                         "the tile's rows (they feed only outputs never stored): whole chunks, no "
+                                         "predicate; k-step %s",
+                                         side ? pn : pm, o->kstep_str)
+                          : arena_printf(A,
+                                         "per thread at the slice's first k-tile, with the %s tail's byte counts; "
+                                         "k-step %s",
+                                         side ? pn : pm, o->kstep_str),
+                      0, 0, 0, 0);
     }
     st->side = side ? GSIDE_B : GSIDE_A, st->min_vec = k->steady_min_vec;
   }
-  gpuir_push(k, A, GS_BARRIER, "bar.sync", "the tile's coordinates parked in shared memory for every thread", NULL, 0, NULL,
-       NULL);
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", "the tile's coordinates parked in shared memory for every thread", 0, 0, 0,
+             0);
   if (k->steady_min_vec && (k->A.walk || k->B.walk)) {
     gpu_stmt *st = gpuir_push(k, A, GS_ADDR_SETUP, "K counter",
-                        arena_printf(A, "%s at the thread's K column of k-tile 0", pk), NULL, 0, NULL, NULL);
+                              arena_printf(A, "%s at the thread's K column of k-tile 0", pk), 0, 0, 0, 0);
     st->side = GSIDE_KWALK, st->min_vec = k->steady_min_vec;
   }
   for (int side = 0; side < 2; side++)
     gpuir_push(k, A, GS_FRAG_SETUP, arena_printf(A, "%c fragment lane offsets", side ? 'B' : 'A'),
-         "the lane's shared addresses in stage 0 of each k step's (or fragment's) ldmatrix, hoisted", NULL, 0, NULL,
-         NULL)->side = side ? GSIDE_B : GSIDE_A;
+               "the lane's shared addresses in stage 0 of each k step's (or fragment's) ldmatrix, hoisted", 0, 0, 0, 0)
+        ->side = side ? GSIDE_B : GSIDE_A;
   for (int s = 0; s < S - 1; s++)
-    copy_stage(k, A, GCOPY_TILE, s, s, arena_printf(A, "tA%d", s), arena_printf(A, "tB%d", s));
+    copy_stage(k, A, GCOPY_TILE, s, s, gpuir_tok_n(k, A, "tA", s), gpuir_tok_n(k, A, "tB", s));
 }
 
 static void sm80_loops(gpu_kernel *k, arena *A, const sched_plan *p, const char *pk) {
@@ -473,52 +484,55 @@ static void sm80_loops(gpu_kernel *k, arena *A, const sched_plan *p, const char 
   const char *body = k->A.walk || k->B.walk ? "no bounds, the K counters' carries only" : "one basic block";
   if (k->ahead_vec) {
     ahead_prologue(k, A, S);
-    gpu_stmt *st = gpuir_push(k, A, GS_LOOP, "kt",
-                        arena_printf(A,
-                                     "steady (vec >= %d), k step 0's fragments a tile ahead: 0 <= kt < floor(K%s / %d) "
-                                     "- %d, every prefetched tile full: %s",
-                                     k->ahead_vec, pk, BK, S - 1, body),
-                        NULL, 0, NULL, NULL);
+    gpu_stmt *st =
+        gpuir_push(k, A, GS_LOOP, "kt",
+                   arena_printf(A,
+                                "steady (vec >= %d), k step 0's fragments a tile ahead: 0 <= kt < floor(K%s / %d) "
+                                "- %d, every prefetched tile full: %s",
+                                k->ahead_vec, pk, BK, S - 1, body),
+                   0, 0, 0, 0);
     st->loop = GLOOP_STEADY, st->min_vec = k->ahead_vec;
     loop_body_ahead(k, A, S);
-    gpuir_push(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
+    gpuir_push(k, A, GS_END_LOOP, "kt", NULL, 0, 0, 0, 0);
   }
   if (steady && k->ahead_vec != k->steady_min_vec) {
     gpu_stmt *st = gpuir_push(
         k, A, GS_LOOP, "kt",
         arena_printf(A, "steady (vec >= %d%s): 0 <= kt < floor(K%s / %d) - %d, every prefetched tile full: %s",
-                     k->steady_min_vec, k->ahead_vec ? arena_printf(A, ", < %d", k->ahead_vec) : "", pk, BK, S - 1, body),
-        NULL, 0, NULL, NULL);
+                     k->steady_min_vec, k->ahead_vec ? arena_printf(A, ", < %d", k->ahead_vec) : "", pk, BK, S - 1,
+                     body),
+        0, 0, 0, 0);
     st->loop = GLOOP_STEADY, st->min_vec = k->steady_min_vec, st->below_vec = k->ahead_vec;
     loop_body(k, A, S, true);
-    gpuir_push(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
+    gpuir_push(k, A, GS_END_LOOP, "kt", NULL, 0, 0, 0, 0);
   }
   gpuir_push(k, A, GS_LOOP, "kt",
-       arena_printf(A, "%s kt < ceil(K%s / %d): the last tiles, the remainder bounds-checked", steady ? "drain:" : "0 <=",
-                    pk, BK),
-       NULL, 0, NULL, NULL)
+             arena_printf(A, "%s kt < ceil(K%s / %d): the last tiles, the remainder bounds-checked",
+                          steady ? "drain:" : "0 <=", pk, BK),
+             0, 0, 0, 0)
       ->loop = GLOOP_DRAIN;
   loop_body(k, A, S, false);
-  gpuir_push(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_END_LOOP, "kt", NULL, 0, 0, 0, 0);
 }
 
 static void sm80_after_loops(gpu_kernel *k, arena *A, const region *r, const sched_plan *p, const char *pk) {
   int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2];
   bool split = p->split_k > 1;
-  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", "0", NULL, 0, NULL, NULL)->lo = 0;
-  gpuir_push(k, A, GS_BARRIER, "bar.sync", "the ring is free for the staging tile", NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "acc -> stage[%d][%d+8] fp32", BM, BN), "tStage", 1,
-       "tMMA", NULL);
-  gpuir_push(k, A, GS_BARRIER, "bar.sync", "staging tile complete", NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", "0", 0, 0, 0, 0)->lo = 0;
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", "the ring is free for the staging tile", 0, 0, 0, 0);
+  gpuir_push(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "acc -> stage[%d][%d+8] fp32", BM, BN),
+             gpuir_tok(k, A, "tStage"), 1, gpuir_tok(k, A, "tMMA"), 0);
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", "staging tile complete", 0, 0, 0, 0);
   if (split) {
     /* the slice's partial tile, for the second kernel (gpuir_build_splitk_reduce) */
     k->grid[1] = sx_int(A, 1); /* times the slices, which the dispatcher computes from K */
-    gpuir_push(k, A, GS_ST_GLOBAL, "st.global.v4.f32 stage -> workspace",
-         arena_printf(A,
-                      "the slice's whole %dx%d fp32 partial tile at [batch][slice][tile] of the caller's workspace; "
-                      "no epilogue (k-tiles [slice x ktp, (slice + 1) x ktp) of ceil(K%s / %d), %d slices at most)",
-                      BM, BN, pk, BK, p->split_k),
-         NULL, 1, "tStage", NULL);
+    gpuir_push(
+        k, A, GS_ST_GLOBAL, "st.global.v4.f32 stage -> workspace",
+        arena_printf(A,
+                     "the slice's whole %dx%d fp32 partial tile at [batch][slice][tile] of the caller's workspace; "
+                     "no epilogue (k-tiles [slice x ktp, (slice + 1) x ktp) of ceil(K%s / %d), %d slices at most)",
+                     BM, BN, pk, BK, p->split_k),
+        0, 1, gpuir_tok(k, A, "tStage"), 0);
     return;
   }
   const char *lets = "";

@@ -87,66 +87,80 @@ static void att90_setup(gpu_kernel *k, arena *A, const sched_plan *p, const char
   int BM = p->tile[0], BN = p->tile[1], S = p->stages, D = k->D, DV = k->DV, eb = dtype_bytes(k->T);
   const char *T = dtype_name(k->T);
   gpuir_push(k, A, GS_TILE_COORD, "(m.o, batch) <- (blockIdx.x, blockIdx.y)",
-       arena_printf(A, "%d query rows of batch %s; key tiles up to the last one the mask leaves anything of "
-                       "(Op::tile_live)",
-                    BM, batch),
-       NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_ALLOC_SHARED, "smQ",
-       arena_printf(A, "%s [%d][%d][64] (%d column blocks of %d query rows x 128 bytes), %d TMA boxes {64, %d}, 128B swizzle",
-                    T, D / 64, BM, D / 64, BM, D / 64, BM),
-       NULL, 0, NULL, NULL)->side = GSIDE_A;
-  gpuir_push(k, A, GS_ALLOC_SHARED, "smK,smV",
-       arena_printf(A, "%s [%d][%d][%d][64] and [%d][%d][%d][64] ring (keys x 128-byte blocks of D and DV), TMA boxes "
-                       "{64, %d}, 128B swizzle",
-                    T, S, D / 64, BN, S, DV / 64, BN, BN),
-       NULL, 0, NULL, NULL)->side = GSIDE_B;
-  mbar_init(k, A, GMBAR_Q, "qfull", 1, arena_printf(A, "1 arrival + the Q tile's %d bytes", BM * D * eb), NULL);
+             arena_printf(A,
+                          "%d query rows of batch %s; key tiles up to the last one the mask leaves anything of "
+                          "(Op::tile_live)",
+                          BM, batch),
+             0, 0, 0, 0);
+  gpuir_push(
+      k, A, GS_ALLOC_SHARED, "smQ",
+      arena_printf(
+          A, "%s [%d][%d][64] (%d column blocks of %d query rows x 128 bytes), %d TMA boxes {64, %d}, 128B swizzle", T,
+          D / 64, BM, D / 64, BM, D / 64, BM),
+      0, 0, 0, 0)
+      ->side = GSIDE_A;
+  gpuir_push(
+      k, A, GS_ALLOC_SHARED, "smK,smV",
+      arena_printf(A,
+                   "%s [%d][%d][%d][64] and [%d][%d][%d][64] ring (keys x 128-byte blocks of D and DV), TMA boxes "
+                   "{64, %d}, 128B swizzle",
+                   T, S, D / 64, BN, S, DV / 64, BN, BN),
+      0, 0, 0, 0)
+      ->side = GSIDE_B;
+  mbar_init(k, A, GMBAR_Q, "qfull", 1, arena_printf(A, "1 arrival + the Q tile's %d bytes", BM * D * eb), 0);
   mbar_init(k, A, GMBAR_FULL, "full[s]", 1,
-            arena_printf(A, "%d slots, 1 arrival + the stage's %d bytes", S, BN * (D + DV) * eb), NULL);
-  mbar_init(k, A, GMBAR_EMPTY, "empty[s]", 256,
-            arena_printf(A, "%d slots, 256 arrivals (every consumer thread); a fresh slot is free (parity 1 completes)", S),
-            "tFree[i]");
-  gpuir_push(k, A, GS_BARRIER, "bar.sync", "the barriers are initialized", NULL, 0, NULL, NULL);
+            arena_printf(A, "%d slots, 1 arrival + the stage's %d bytes", S, BN * (D + DV) * eb), 0);
+  mbar_init(
+      k, A, GMBAR_EMPTY, "empty[s]", 256,
+      arena_printf(A, "%d slots, 256 arrivals (every consumer thread); a fresh slot is free (parity 1 completes)", S),
+      gpuir_tok_at(k, A, "tFree", "i"));
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", "the barriers are initialized", 0, 0, 0, 0);
 }
 
 static void att90_producer(gpu_kernel *k, arena *A, const sched_plan *p, const char *batch) {
   int BM = p->tile[0], BN = p->tile[1], S = p->stages, D = k->D, DV = k->DV, eb = dtype_bytes(k->T);
   /* the producer: Q once, then K and V of every live key tile, in the
    * consumers' order, through the ring (i counts the tiles of both passes) */
-  gpuir_push(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", NULL, 0, NULL, NULL)
-      ->role = GROLE_PRODUCER;
+  gpuir_push(k, A, GS_ROLE, "producer", "warpgroup 0; one elected lane of warp 0 issues the copies", 0, 0, 0, 0)->role =
+      GROLE_PRODUCER;
   setmaxnreg(k, A, false);
   gpuir_push(k, A, GS_MBAR_ARRIVE, "qfull",
-       arena_printf(A, "arrive.expect_tx: the Q tile's %d bytes, which its boxes complete", BM * D * eb), NULL, 0, NULL,
-       NULL)
+             arena_printf(A, "arrive.expect_tx: the Q tile's %d bytes, which its boxes complete", BM * D * eb), 0, 0, 0,
+             0)
       ->mbar = GMBAR_Q;
-  gpuir_push(k, A, GS_TMA_LOAD, arena_printf(A, "smQ <- %s", k->A.tensor),
-       arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, m.o * %d, batch %s); past the queries: zero fill",
-                    D / 64, BM, k->tmq.rank, BM, batch),
-       "tQ", 0, NULL, NULL)->side = GSIDE_A;
+  gpuir_push(
+      k, A, GS_TMA_LOAD, arena_printf(A, "smQ <- %s", k->A.tensor),
+      arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, m.o * %d, batch %s); past the queries: zero fill",
+                   D / 64, BM, k->tmq.rank, BM, batch),
+      gpuir_tok(k, A, "tQ"), 0, 0, 0)
+      ->side = GSIDE_A;
   /* pass 0 (lo): the full key tiles, pass 1 the other live ones */
   for (int pass = 0; pass < 2; pass++) {
-    const char *tk = pass ? "tKm[t]" : "tKf[t]", *tv = pass ? "tVm[t]" : "tVf[t]";
+    int tk = gpuir_tok_at(k, A, pass ? "tKm" : "tKf", "t"), tv = gpuir_tok_at(k, A, pass ? "tVm" : "tVf", "t");
     gpuir_push(k, A, GS_LOOP, "t",
-         pass ? "the other live key tiles (Op::tile_live: the mask predicate's affine bound)"
-              : "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)",
-         NULL, 0, NULL, NULL)->lo = pass;
-    gpuir_push(k, A, GS_MBAR_WAIT, "empty[i % S]", "parity ((i / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
-         "tFree[i]", NULL)
+               pass ? "the other live key tiles (Op::tile_live: the mask predicate's affine bound)"
+                    : "full key tiles first (Op::tile_full: no mask removes anything; inside the keys)",
+               0, 0, 0, 0)
+        ->lo = pass;
+    gpuir_push(k, A, GS_MBAR_WAIT, "empty[i % S]", "parity ((i / S) & 1) ^ 1: the consumers released the slot", 0, 1,
+               gpuir_tok_at(k, A, "tFree", "i"), 0)
         ->mbar = GMBAR_EMPTY;
-    gpuir_push(k, A, GS_MBAR_ARRIVE, "full[i % S]",
-         arena_printf(A, "arrive.expect_tx: the stage's %d bytes, which the K and V boxes complete", BN * (D + DV) * eb),
-         NULL, 0, NULL, NULL)
+    gpuir_push(
+        k, A, GS_MBAR_ARRIVE, "full[i % S]",
+        arena_printf(A, "arrive.expect_tx: the stage's %d bytes, which the K and V boxes complete", BN * (D + DV) * eb),
+        0, 0, 0, 0)
         ->mbar = GMBAR_FULL;
     gpuir_push(k, A, GS_TMA_LOAD, arena_printf(A, "smK[i%%%d] <- %s", S, k->B.tensor),
-         arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, t * %d, batch %s)%s", D / 64, BN, k->tmk.rank, BN,
-                      batch, pass ? "; past the keys: zero fill" : ""),
-         tk, 0, NULL, NULL)->side = GSIDE_B;
+               arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, t * %d, batch %s)%s", D / 64, BN,
+                            k->tmk.rank, BN, batch, pass ? "; past the keys: zero fill" : ""),
+               tk, 0, 0, 0)
+        ->side = GSIDE_B;
     gpuir_push(k, A, GS_TMA_LOAD, arena_printf(A, "smV[i%%%d] <- %s", S, k->V.tensor),
-         arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, t * %d, batch %s)%s", DV / 64, BN, k->tmv.rank, BN,
-                      batch, pass ? "; past the keys: zero fill" : ""),
-         tv, 0, NULL, NULL)->side = GSIDE_V;
-    gpuir_push(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
+               arena_printf(A, "%d boxes {64, %d} of a rank-%d map at (64 j, t * %d, batch %s)%s", DV / 64, BN,
+                            k->tmv.rank, BN, batch, pass ? "; past the keys: zero fill" : ""),
+               tv, 0, 0, 0)
+        ->side = GSIDE_V;
+    gpuir_push(k, A, GS_END_LOOP, "t", NULL, 0, 0, 0, 0);
   }
 }
 
@@ -154,23 +168,29 @@ static void att90_consumers_head(gpu_kernel *k, arena *A, const sched_plan *p) {
   const region *r1 = k->r;
   int BM = p->tile[0], BN = p->tile[1], D = k->D;
   /* the consumers */
-  gpuir_push(k, A, GS_ROLE, "consumers",
-       arena_printf(A, "warpgroups 1 and 2 (wg 0 and 1 of the consumers): rows 64 wg .. 64 wg + 63 of the %d-row tile, 16 "
-                       "a warp",
-                    BM),
-       NULL, 0, NULL, NULL)
+  gpuir_push(
+      k, A, GS_ROLE, "consumers",
+      arena_printf(A,
+                   "warpgroups 1 and 2 (wg 0 and 1 of the consumers): rows 64 wg .. 64 wg + 63 of the %d-row tile, 16 "
+                   "a warp",
+                   BM),
+      0, 0, 0, 0)
       ->role = GROLE_CONSUMERS;
   setmaxnreg(k, A, true);
-  gpuir_push(k, A, GS_FRAG_SETUP, "wgmma descriptors of smQ, smK and smV",
-       arena_printf(A, "Q's at each of its %d k16 steps, at the warpgroup's 64 rows (+ 64 wg x 128 bytes); K's and V's "
-                       "low words at slot 0 (K-major, and V MN-major with LBO %d); SBO 1024, 128B swizzle",
-                    D / 16, BN * 128),
-       NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_ACC_ZERO, "O", arena_printf(A, "O <- 0; each lane's rows: %s <- its init, %s <- 0", r1->lets[k->sm.max].name,
-                                            r1->lets[k->sm.sum].name),
-       NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_MBAR_WAIT, "qfull", "parity 0: the Q boxes landed", NULL, 1, "tQ", NULL)->mbar = GMBAR_Q;
-  gpuir_push(k, A, GS_BARRIER, "bar.arrive 2, 256", "wg 1 only: wg 0 takes the tensor cores first", NULL, 0, NULL, NULL)->bar =
+  gpuir_push(
+      k, A, GS_FRAG_SETUP, "wgmma descriptors of smQ, smK and smV",
+      arena_printf(A,
+                   "Q's at each of its %d k16 steps, at the warpgroup's 64 rows (+ 64 wg x 128 bytes); K's and V's "
+                   "low words at slot 0 (K-major, and V MN-major with LBO %d); SBO 1024, 128B swizzle",
+                   D / 16, BN * 128),
+      0, 0, 0, 0);
+  gpuir_push(k, A, GS_ACC_ZERO, "O",
+             arena_printf(A, "O <- 0; each lane's rows: %s <- its init, %s <- 0", r1->lets[k->sm.max].name,
+                          r1->lets[k->sm.sum].name),
+             0, 0, 0, 0);
+  gpuir_push(k, A, GS_MBAR_WAIT, "qfull", "parity 0: the Q boxes landed", 0, 1, gpuir_tok(k, A, "tQ"), 0)->mbar =
+      GMBAR_Q;
+  gpuir_push(k, A, GS_BARRIER, "bar.arrive 2, 256", "wg 1 only: wg 0 takes the tensor cores first", 0, 0, 0, 0)->bar =
       GBAR_FIRST_TURN;
 }
 
@@ -178,52 +198,57 @@ static void att90_key_tiles(gpu_kernel *k, arena *A, const sched_plan *p, const 
   const region *r1 = k->r;
   int BN = p->tile[1], D = k->D, DV = k->DV;
   const char *T = dtype_name(k->T);
-  const char *tk = pass ? "tKm[t]" : "tKf[t]", *tv = pass ? "tVm[t]" : "tVf[t]";
-  gpuir_push(k, A, GS_LOOP, "t", pass ? "the other live key tiles, as the producer" : "full key tiles first, as the producer",
-       NULL, 0, NULL, NULL)->lo = pass;
-  gpuir_push(k, A, GS_MBAR_WAIT, "full[i % S]", "parity (i / S) & 1: the K and V boxes landed", NULL, 2, tk, tv)->mbar =
+  int tk = gpuir_tok_at(k, A, pass ? "tKm" : "tKf", "t"), tv = gpuir_tok_at(k, A, pass ? "tVm" : "tVf", "t");
+  gpuir_push(k, A, GS_LOOP, "t",
+             pass ? "the other live key tiles, as the producer" : "full key tiles first, as the producer", 0, 0, 0, 0)
+      ->lo = pass;
+  gpuir_push(k, A, GS_MBAR_WAIT, "full[i % S]", "parity (i / S) & 1: the K and V boxes landed", 0, 2, tk, tv)->mbar =
       GMBAR_FULL;
-  gpuir_push(k, A, GS_BARRIER, "bar.sync 2 + wg, 256", "ping-pong: this warpgroup's turn (the other issued its S)", NULL, 0,
-       NULL, NULL)->bar = GBAR_TURN;
+  gpuir_push(k, A, GS_BARRIER, "bar.sync 2 + wg, 256", "ping-pong: this warpgroup's turn (the other issued its S)", 0,
+             0, 0, 0)
+      ->bar = GBAR_TURN;
   gpuir_push(k, A, GS_WGMMA,
-       arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d: S = Q K^T (%s)", BN, T, T, D / 16,
-                    r1->lets[r1->acc_let].name),
-       "SS: Q and K K-major; descriptors 128B swizzle, SBO 1024, k16 step 32 bytes (a column block every 4)", "tS", 2,
-       "tQ", tk)
+             arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d: S = Q K^T (%s)", BN, T, T, D / 16,
+                          r1->lets[r1->acc_let].name),
+             "SS: Q and K K-major; descriptors 128B swizzle, SBO 1024, k16 step 32 bytes (a column block every 4)",
+             gpuir_tok(k, A, "tS"), 2, gpuir_tok(k, A, "tQ"), tk)
       ->side = GSIDE_B;
   gpuir_push(k, A, GS_BARRIER, "bar.arrive 2 + (wg ^ 1), 256",
-       "ping-pong: the other warpgroup's turn, while this one waits for S and runs the softmax", NULL, 0, NULL, NULL)
+             "ping-pong: the other warpgroup's turn, while this one waits for S and runs the softmax", 0, 0, 0, 0)
       ->bar = GBAR_HAND_OFF;
-  gpuir_push(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", "S is complete in the accumulators", NULL, 1, "tS",
-       NULL)
+  gpuir_push(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", "S is complete in the accumulators", 0, 1,
+             gpuir_tok(k, A, "tS"), 0)
       ->lo = 0;
-  gpuir_push(k, A, GS_EPILOGUE, pass ? "score" : "score_full",
-       pass ? arena_printf(A, "lets: %s; key tails -> %s's neutral", *score ? score : "(none)", r1->lets[k->sm.max].name)
-            : arena_printf(A, "lets: %s, each mask its kept branch; no per-element test", *score ? score : "(none)"),
-       "tScore", 1, "tS", NULL)
+  gpuir_push(
+      k, A, GS_EPILOGUE, pass ? "score" : "score_full",
+      pass ? arena_printf(A, "lets: %s; key tails -> %s's neutral", *score ? score : "(none)", r1->lets[k->sm.max].name)
+           : arena_printf(A, "lets: %s, each mask its kept branch; no per-element test", *score ? score : "(none)"),
+      gpuir_tok(k, A, "tScore"), 1, gpuir_tok(k, A, "tS"), 0)
       ->step = pass ? GSTEP_SCORE : GSTEP_SCORE_FULL;
   emit_online_softmax(k, A, r1);
-  gpuir_push(k, A, GS_EPILOGUE, "P fragments",
-       k->sm.pt == DT_FP32
-           ? arena_printf(A, "%s: fp32 P as hi + lo %s wgmma A fragments in registers (deferred; two wgmma a step)",
-                          r1->lets[k->sm.p].name, T)
-           : arena_printf(A, "%s: cvt to %s wgmma A fragments in registers (deferred)", r1->lets[k->sm.p].name,
-                          dtype_name(k->sm.pt)),
-       "tPf", 1, "tP", NULL)
+  gpuir_push(
+      k, A, GS_EPILOGUE, "P fragments",
+      k->sm.pt == DT_FP32
+          ? arena_printf(A, "%s: fp32 P as hi + lo %s wgmma A fragments in registers (deferred; two wgmma a step)",
+                         r1->lets[k->sm.p].name, T)
+          : arena_printf(A, "%s: cvt to %s wgmma A fragments in registers (deferred)", r1->lets[k->sm.p].name,
+                         dtype_name(k->sm.pt)),
+      gpuir_tok(k, A, "tPf"), 1, gpuir_tok(k, A, "tP"), 0)
       ->step = GSTEP_P_FRAGS;
   gpuir_push(k, A, GS_WGMMA,
-       arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d%s: O += P V (%s)", DV, T, T, BN / 16,
-                    k->sm.pt == DT_FP32 ? " x 2" : "", r2->lets[r2->acc_let].name),
-       "RS: P from registers; V MN-major (imm-trans-b 1), 128B swizzle, SBO 1024, LBO one column block, k16 step "
-       "2048 bytes",
-       "tO", 2, "tPf", tv)
+             arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d%s: O += P V (%s)", DV, T, T, BN / 16,
+                          k->sm.pt == DT_FP32 ? " x 2" : "", r2->lets[r2->acc_let].name),
+             "RS: P from registers; V MN-major (imm-trans-b 1), 128B swizzle, SBO 1024, LBO one column block, k16 step "
+             "2048 bytes",
+             gpuir_tok(k, A, "tO"), 2, gpuir_tok(k, A, "tPf"), tv)
       ->side = GSIDE_V;
-  gpuir_push(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0", "O and P's registers are free; tile t is read",
-       NULL, 1, "tO", NULL)
+  gpuir_push(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 0",
+             "O and P's registers are free; tile t is read", 0, 1, gpuir_tok(k, A, "tO"), 0)
       ->lo = 0;
-  gpuir_push(k, A, GS_MBAR_ARRIVE, "empty[i % S]", "release the slot to the producer", "tFree[i+S]", 0, NULL, NULL)->mbar =
-      GMBAR_EMPTY;
-  gpuir_push(k, A, GS_END_LOOP, "t", NULL, NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_MBAR_ARRIVE, "empty[i % S]", "release the slot to the producer",
+             gpuir_tok_at(k, A, "tFree", "i+S"), 0, 0, 0)
+      ->mbar = GMBAR_EMPTY;
+  gpuir_push(k, A, GS_END_LOOP, "t", NULL, 0, 0, 0, 0);
 }
 
 gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc_report *pc, const sched_plan *p,
@@ -285,17 +310,17 @@ gpu_kernel *gpuir_build_sm90a_attention(arena *A, const region_set *rs, const pc
   for (int l = 0; l <= k->sm.x; l++)
     if (l != r1->acc_let) score = arena_printf(A, "%s%s%s", score, *score ? ", " : "", r1->lets[l].name);
   for (int pass = 0; pass < 2; pass++) att90_key_tiles(k, A, p, r2, pass, score);
-  gpuir_push(k, A, GS_BARRIER, "bar.sync 2, 256", "wg 0 only: wg 1's last arrival (one more than wg 0's turns)", NULL, 0,
-       NULL, NULL)
+  gpuir_push(k, A, GS_BARRIER, "bar.sync 2, 256", "wg 0 only: wg 1's last arrival (one more than wg 0's turns)", 0, 0,
+             0, 0)
       ->bar = GBAR_LAST_TURN;
   ARENA_PUSH(A, k->st, k->nst, k->cap_st, row_sums);
   gpuir_push(k, A, GS_BARRIER, "bar.sync 1, 256",
-       "the consumers are past their last wgmma: Q and the ring are free for the staging tile", NULL, 0, NULL, NULL)
+             "the consumers are past their last wgmma: Q and the ring are free for the staging tile", 0, 0, 0, 0)
       ->bar = GBAR_CONSUMERS;
   for (int i = 0; i < ntail; i++) {
     ARENA_PUSH(A, k->st, k->nst, k->cap_st, tail[i]);
     if (tail[i].k == GS_STAGE_ACC)
-      gpuir_push(k, A, GS_BARRIER, "bar.sync 1, 256", "staging tile complete", NULL, 0, NULL, NULL)->bar = GBAR_CONSUMERS;
+      gpuir_push(k, A, GS_BARRIER, "bar.sync 1, 256", "staging tile complete", 0, 0, 0, 0)->bar = GBAR_CONSUMERS;
   }
   return k; /* the pipeline verifies it */
 }
@@ -389,7 +414,7 @@ static bool verify_sm90a_attention(const gpu_kernel *k, diag_list *dl) {
   bool freed = false;
   int last_wg = -1, last_wgwait = -1, last_release = -1, role_at = 0, loop_at = 0, last_turn = -1;
   /* the token of Q's boxes (the producer's first copy: A is Q) */
-  const char *tq = NULL;
+  int tq = 0;
   for (int i = 0; i < k->nst && !tq; i++)
     if (k->st[i].k == GS_TMA_LOAD && k->st[i].side == GSIDE_A) tq = k->st[i].out;
   for (int i = 0; i < k->nst; i++) {
@@ -414,7 +439,7 @@ static bool verify_sm90a_attention(const gpu_kernel *k, diag_list *dl) {
     }
     if (s->k == GS_LOOP) loop_at = i;
     if (s->k == GS_BARRIER && s->bar == GBAR_TURN) last_turn = i;
-    if (s->k == GS_WGMMA && s->nin && tq && s->in[0] && strcmp(s->in[0], tq) == 0) {
+    if (s->k == GS_WGMMA && s->nin && tq && s->in[0] == tq) {
       /* ping-pong: S = Q K^T is issued in the warpgroup's turn (its
        * scheduler barrier, in this key tile), and the other warpgroup's
        * turn begins (bar.arrive) before this one waits for S */
@@ -434,13 +459,13 @@ static bool verify_sm90a_attention(const gpu_kernel *k, diag_list *dl) {
       /* the boxes it reads: waited for on a full barrier by the consumers */
       for (int t = 0; t < s->nin; t++) {
         bool box = false, waited = false;
-        for (int j = 0; j < k->nst; j++) box |= k->st[j].k == GS_TMA_LOAD && strcmp(k->st[j].out, s->in[t]) == 0;
+        for (int j = 0; j < k->nst; j++) box |= k->st[j].k == GS_TMA_LOAD && k->st[j].out == s->in[t];
         for (int j = role_at; j < i; j++)
           if (k->st[j].k == GS_MBAR_WAIT)
-            for (int u = 0; u < k->st[j].nin; u++) waited |= strcmp(k->st[j].in[u], s->in[t]) == 0;
+            for (int u = 0; u < k->st[j].nin; u++) waited |= k->st[j].in[u] == s->in[t];
         if (box && !waited) {
           diag_report(dl, D_INTERNAL, "GPU IR", NULL, "%s reads box %s before the consumers wait on its full barrier",
-                      s->what, s->in[t]);
+                      s->what, gpuir_tok_name(k, s->in[t]));
           ok = false;
         }
       }
@@ -457,9 +482,10 @@ static bool verify_sm90a_attention(const gpu_kernel *k, diag_list *dl) {
     for (int t = 0; t < s->nin && s->k != GS_WGMMA_WAIT; t++)
       for (int j = i - 1; j >= 0; j--) {
         const gpu_stmt *w = &k->st[j];
-        if (w->k == GS_WGMMA_WAIT && w->nin && strcmp(w->in[0], s->in[t]) == 0) break;
-        if (w->k == GS_WGMMA && w->out && strcmp(w->out, s->in[t]) == 0) {
-          diag_report(dl, D_INTERNAL, "GPU IR", NULL, "%s reads %s before a wgmma.wait_group covers it", s->what, s->in[t]);
+        if (w->k == GS_WGMMA_WAIT && w->nin && w->in[0] == s->in[t]) break;
+        if (w->k == GS_WGMMA && w->out && w->out == s->in[t]) {
+          diag_report(dl, D_INTERNAL, "GPU IR", NULL, "%s reads %s before a wgmma.wait_group covers it", s->what,
+                      gpuir_tok_name(k, s->in[t]));
           ok = false;
           break;
         }

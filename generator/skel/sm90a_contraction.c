@@ -78,25 +78,29 @@ static void consumer_step(gpu_kernel *k, arena *A, bool gather, int slot, int fl
   int BN = k->plan.tile[1], BK = k->plan.tile[2], BM = k->plan.tile[0], eb = dtype_bytes(k->T);
   int so = slot * (BM + BN) * BK * eb / 16, db_step = k->B.k_contig ? 2 : 128;
   gpuir_push(k, A, GS_MBAR_WAIT, arena_printf(A, "full[%d]", slot),
-       arena_printf(A, "%s: parity %s; %s", kt, release < 0 ? "0" : flip ? "ph ^ 1" : "ph",
-                    gather ? "every producer thread's chunks landed and fenced" : "both boxes landed"),
-       NULL, 2, "tA[kt]", "tB[kt]")
+             arena_printf(A, "%s: parity %s; %s", kt,
+                          release < 0 ? "0"
+                          : flip      ? "ph ^ 1"
+                                      : "ph",
+                          gather ? "every producer thread's chunks landed and fenced" : "both boxes landed"),
+             0, 2, gpuir_tok_at(k, A, "tA", "kt"), gpuir_tok_at(k, A, "tB", "kt"))
       ->mbar = GMBAR_FULL;
   k->st[k->nst - 1].fixed_slot = true, k->st[k->nst - 1].slot = slot, k->st[k->nst - 1].flip = flip;
-  gpuir_push(k, A, GS_WGMMA,
-       arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d", BN, dtype_name(k->T), dtype_name(k->T), BK / 16),
-       arena_printf(A,
-                    "SS: A K-major, B %s (imm-trans-b %d); descriptors 128B swizzle, SBO 1024, slot %d: start + %d, "
-                    "k16 step + 2 (A) / + %d (B) (16-byte units)",
-                    k->B.k_contig ? "K-major" : "MN-major", k->B.k_contig ? 0 : 1, slot, so, db_step),
-       "tMMA", 2, "tA[kt]", "tB[kt]");
+  gpuir_push(
+      k, A, GS_WGMMA,
+      arena_printf(A, "wgmma.mma_async.m64n%dk16.f32.%s.%s x %d", BN, dtype_name(k->T), dtype_name(k->T), BK / 16),
+      arena_printf(A,
+                   "SS: A K-major, B %s (imm-trans-b %d); descriptors 128B swizzle, SBO 1024, slot %d: start + %d, "
+                   "k16 step + 2 (A) / + %d (B) (16-byte units)",
+                   k->B.k_contig ? "K-major" : "MN-major", k->B.k_contig ? 0 : 1, slot, so, db_step),
+      gpuir_tok(k, A, "tMMA"), 2, gpuir_tok_at(k, A, "tA", "kt"), gpuir_tok_at(k, A, "tB", "kt"));
   k->st[k->nst - 1].fixed_slot = true, k->st[k->nst - 1].slot = slot;
   gpuir_push(k, A, GS_WGMMA_WAIT, "wgmma.commit_group; wgmma.wait_group 1",
-       "this k-tile's group stays in flight; the previous one's reads are done", NULL, 1, "tMMA", NULL)
+             "this k-tile's group stays in flight; the previous one's reads are done", 0, 1, gpuir_tok(k, A, "tMMA"), 0)
       ->lo = 1;
   if (release < 0) return;
-  gpuir_push(k, A, GS_MBAR_ARRIVE, arena_printf(A, "empty[%d]", release), "release the previous k-tile's slot to the producer",
-       "tFree[kt+S-1]", 0, NULL, NULL)
+  gpuir_push(k, A, GS_MBAR_ARRIVE, arena_printf(A, "empty[%d]", release),
+             "release the previous k-tile's slot to the producer", gpuir_tok_at(k, A, "tFree", "kt+S-1"), 0, 0, 0)
       ->mbar = GMBAR_EMPTY;
   k->st[k->nst - 1].fixed_slot = true, k->st[k->nst - 1].slot = release;
 }
@@ -105,11 +109,11 @@ static void consumer_step(gpu_kernel *k, arena *A, bool gather, int slot, int fl
  * threads copy), the register budget down, the k-tile loop and the wait
  * for the slot's empty barrier. */
 static void producer_open(gpu_kernel *k, arena *A, const char *who, int BK, const char *pk) {
-  gpuir_push(k, A, GS_ROLE, "producer", who, NULL, 0, NULL, NULL)->role = GROLE_PRODUCER;
+  gpuir_push(k, A, GS_ROLE, "producer", who, 0, 0, 0, 0)->role = GROLE_PRODUCER;
   setmaxnreg(k, A, false);
-  gpuir_push(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", NULL, 1,
-       "tFree[kt]", NULL)
+  gpuir_push(k, A, GS_LOOP, "kt", arena_printf(A, "0 <= kt < ceil(K%s / %d)", pk, BK), 0, 0, 0, 0);
+  gpuir_push(k, A, GS_MBAR_WAIT, "empty[kt % S]", "parity ((kt / S) & 1) ^ 1: the consumers released the slot", 0, 1,
+             gpuir_tok_at(k, A, "tFree", "kt"), 0)
       ->mbar = GMBAR_EMPTY;
 }
 
@@ -126,33 +130,39 @@ static void sm90a_gather_producer(gpu_kernel *k, arena *A, const region *r, cons
   producer_open(k, A, "warpgroup 0: 128 threads, thread t copies chunks t, t + 128, ... of each stage", BK, pk);
   for (int side = 0; side < 2; side++) {
     const gpu_operand *o = side ? &k->B : &k->A;
-    gpu_stmt *cp = gpuir_push(k, A, GS_CP_ASYNC, arena_printf(A, "sm%c[kt%%%d] <- %s", side ? 'B' : 'A', S, o->tensor),
-         arena_printf(A,
-                      "cp.async 16 bytes: %d rows (%s.o * %d + r) x %d chunks of 8 along %s (k.o * %d + 8 c), "
-                      "through %s_chunk; %s%s: zero fill",
-                      side ? BN : BM, side ? "n" : "m", side ? BN : BM, BK / 8, r->it[o->contig_axis].name, BK,
-                      side ? "b" : "a", o->walk ? "pad guards, " : "", side ? arena_printf(A, "out of N%s or K%s", pn, pk)
-                                                                      : arena_printf(A, "out of M%s or K%s", pm, pk)),
-         side ? "tB[kt]" : "tA[kt]", 0, NULL, NULL);
+    gpu_stmt *cp = gpuir_push(
+        k, A, GS_CP_ASYNC, arena_printf(A, "sm%c[kt%%%d] <- %s", side ? 'B' : 'A', S, o->tensor),
+        arena_printf(
+            A,
+            "cp.async 16 bytes: %d rows (%s.o * %d + r) x %d chunks of 8 along %s (k.o * %d + 8 c), "
+            "through %s_chunk; %s%s: zero fill",
+            side ? BN : BM, side ? "n" : "m", side ? BN : BM, BK / 8, r->it[o->contig_axis].name, BK, side ? "b" : "a",
+            o->walk ? "pad guards, " : "",
+            side ? arena_printf(A, "out of N%s or K%s", pn, pk) : arena_printf(A, "out of M%s or K%s", pm, pk)),
+        gpuir_tok_at(k, A, side ? "tB" : "tA", "kt"), 0, 0, 0);
     cp->side = side ? GSIDE_B : GSIDE_A;
   }
   /* stage kt - L lands from kt = L on: the wait leaves L groups in flight,
    * and the arrival names that stage (lo: the lag) */
-  gpuir_push(k, A, GS_COMMIT, "cp.async.commit_group", NULL, NULL, 2, "tA[kt]", "tB[kt]");
-  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d: from kt = %d, stage kt - %d landed", L, L, L), NULL,
-       2, arena_printf(A, "tA[kt-%d]", L), arena_printf(A, "tB[kt-%d]", L))->lo = L;
+  gpuir_push(k, A, GS_COMMIT, "cp.async.commit_group", NULL, 0, 2, gpuir_tok_at(k, A, "tA", "kt"),
+             gpuir_tok_at(k, A, "tB", "kt"));
+  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", arena_printf(A, "%d: from kt = %d, stage kt - %d landed", L, L, L),
+             0, 2, gpuir_tok_at(k, A, "tA", arena_printf(A, "kt-%d", L)),
+             gpuir_tok_at(k, A, "tB", arena_printf(A, "kt-%d", L)))
+      ->lo = L;
   gpuir_push(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed chunks, visible to wgmma (async proxy)",
-       NULL, 0, NULL, NULL);
+             0, 0, 0, 0);
   gpuir_push(k, A, GS_MBAR_ARRIVE, arena_printf(A, "full[(kt - %d) %% S]", L),
-       arena_printf(A, "from kt = %d: this thread's copies of stage kt - %d", L, L), NULL, 0, NULL, NULL)
+             arena_printf(A, "from kt = %d: this thread's copies of stage kt - %d", L, L), 0, 0, 0, 0)
       ->lo = L;
   k->st[k->nst - 1].mbar = GMBAR_FULL;
-  gpuir_push(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", "0: the last stages landed", NULL, 2, "tA[kt]", "tB[kt]")->lo = 0;
+  gpuir_push(k, A, GS_END_LOOP, "kt", NULL, 0, 0, 0, 0);
+  gpuir_push(k, A, GS_WAIT, "cp.async.wait_group", "0: the last stages landed", 0, 2, gpuir_tok_at(k, A, "tA", "kt"),
+             gpuir_tok_at(k, A, "tB", "kt"))
+      ->lo = 0;
   gpuir_push(k, A, GS_PROXY_FENCE, "fence.proxy.async.shared::cta", "the landed chunks, visible to wgmma (async proxy)",
-       NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_MBAR_ARRIVE, "full[kt % S]", arena_printf(A, "the last %d stages (or fewer)", L), NULL, 0, NULL,
-       NULL)
+             0, 0, 0, 0);
+  gpuir_push(k, A, GS_MBAR_ARRIVE, "full[kt % S]", arena_printf(A, "the last %d stages (or fewer)", L), 0, 0, 0, 0)
       ->lo = L;
   k->st[k->nst - 1].mbar = GMBAR_FULL;
 }
@@ -161,40 +171,48 @@ static void sm90a_tma_producer(gpu_kernel *k, arena *A, const sched_plan *p, con
                                const char *pk) {
   int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages, eb = dtype_bytes(k->T);
   producer_open(k, A, "warpgroup 0; one elected lane of warp 0 issues the copies", BK, pk);
-  gpuir_push(k, A, GS_MBAR_ARRIVE, "full[kt % S]",
-       arena_printf(A, "arrive.expect_tx: the stage's %d bytes, which the two copies complete", (BM + BN) * BK * eb),
-       NULL, 0, NULL, NULL)
+  gpuir_push(
+      k, A, GS_MBAR_ARRIVE, "full[kt % S]",
+      arena_printf(A, "arrive.expect_tx: the stage's %d bytes, which the two copies complete", (BM + BN) * BK * eb), 0,
+      0, 0, 0)
       ->mbar = GMBAR_FULL;
-  gpuir_push(k, A, GS_TMA_LOAD, arena_printf(A, "smA[kt%%%d] <- %s", S, k->A.tensor),
-       arena_printf(A, "box {%d, %d} at (k.o * %d, m.o * %d); out of M%s or K%s: zero fill", BK, BM, BK, BM, pm, pk), "tA[kt]",
-       0, NULL, NULL)->side = GSIDE_A;
+  gpuir_push(
+      k, A, GS_TMA_LOAD, arena_printf(A, "smA[kt%%%d] <- %s", S, k->A.tensor),
+      arena_printf(A, "box {%d, %d} at (k.o * %d, m.o * %d); out of M%s or K%s: zero fill", BK, BM, BK, BM, pm, pk),
+      gpuir_tok_at(k, A, "tA", "kt"), 0, 0, 0)
+      ->side = GSIDE_A;
   gpuir_push(k, A, GS_TMA_LOAD, arena_printf(A, "smB[kt%%%d] <- %s", S, k->B.tensor),
-       k->B.k_contig ? arena_printf(A, "box {%d, %d} at (k.o * %d, n.o * %d); out of N%s or K%s: zero fill", BK, BN, BK,
-                                    BN, pn, pk)
-                     : arena_printf(A, "%d boxes {64, %d} at (n.o * %d + 64 j, k.o * %d); out of N%s or K%s: zero fill",
-                                    BN / 64, BK, BN, BK, pn, pk),
-       "tB[kt]", 0, NULL, NULL)->side = GSIDE_B;
-  gpuir_push(k, A, GS_END_LOOP, "kt", NULL, NULL, 0, NULL, NULL);
+             k->B.k_contig
+                 ? arena_printf(A, "box {%d, %d} at (k.o * %d, n.o * %d); out of N%s or K%s: zero fill", BK, BN, BK, BN,
+                                pn, pk)
+                 : arena_printf(A, "%d boxes {64, %d} at (n.o * %d + 64 j, k.o * %d); out of N%s or K%s: zero fill",
+                                BN / 64, BK, BN, BK, pn, pk),
+             gpuir_tok_at(k, A, "tB", "kt"), 0, 0, 0)
+      ->side = GSIDE_B;
+  gpuir_push(k, A, GS_END_LOOP, "kt", NULL, 0, 0, 0, 0);
 }
 
 static void sm90a_consumers(gpu_kernel *k, arena *A, const region *r, const sched_plan *p, bool gather,
                             const char *pk) {
   int BM = p->tile[0], BN = p->tile[1], BK = p->tile[2], S = p->stages, eb = dtype_bytes(k->T);
   /* the consumers */
-  gpuir_push(k, A, GS_ROLE, "consumers", arena_printf(A, "warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the %d-row tile", BM),
-       NULL, 0, NULL, NULL)
+  gpuir_push(k, A, GS_ROLE, "consumers",
+             arena_printf(A, "warpgroups 1 and 2: rows 64 wg .. 64 wg + 63 of the %d-row tile", BM), 0, 0, 0, 0)
       ->role = GROLE_CONSUMERS;
   setmaxnreg(k, A, true);
   /* the warpgroup's accumulators, and its descriptors' low words at slot
    * 0 (sm90a_wgmma_slot adds a step's slot and k16 offsets to them) */
-  gpuir_push(k, A, GS_ACC_ZERO, "acc <- 0", arena_printf(A, "a warpgroup's 64 x %d fp32 accumulators", BN), NULL, 0, NULL, NULL);
+  gpuir_push(k, A, GS_ACC_ZERO, "acc <- 0", arena_printf(A, "a warpgroup's 64 x %d fp32 accumulators", BN), 0, 0, 0, 0);
   gpuir_push(k, A, GS_FRAG_SETUP, "wgmma descriptor of smA",
-       "slot 0 at the warpgroup's 64 rows (+ 64 wg x 128 bytes): K-major, LBO 16, SBO 1024, 128B swizzle", NULL, 0, NULL,
-       NULL)->side = GSIDE_A;
+             "slot 0 at the warpgroup's 64 rows (+ 64 wg x 128 bytes): K-major, LBO 16, SBO 1024, 128B swizzle", 0, 0,
+             0, 0)
+      ->side = GSIDE_A;
   gpuir_push(k, A, GS_FRAG_SETUP, "wgmma descriptor of smB",
-       k->B.k_contig ? "slot 0: K-major, LBO 16, SBO 1024, 128B swizzle"
-                     : arena_printf(A, "slot 0: MN-major, LBO %d (a 64-column box), SBO 1024, 128B swizzle", 64 * BK * eb),
-       NULL, 0, NULL, NULL)->side = GSIDE_B;
+             k->B.k_contig
+                 ? "slot 0: K-major, LBO 16, SBO 1024, 128B swizzle"
+                 : arena_printf(A, "slot 0: MN-major, LBO %d (a 64-column box), SBO 1024, 128B swizzle", 64 * BK * eb),
+             0, 0, 0, 0)
+      ->side = GSIDE_B;
   /* the k-loop: k-tile 0 peeled (no slot to release before it), then laps
    * of S k-tiles unrolled, k-tile 1 + S l + j on slot (1 + j) % S: every
    * step's slot, barriers and descriptor offsets compile-time, the parity
@@ -203,27 +221,31 @@ static void sm90a_consumers(gpu_kernel *k, arena *A, const region *r, const sche
    * then the last (KT - 1) % S k-tiles on slots 1, 2, ... with parity ph */
   k->consumer_unroll = S;
   consumer_step(k, A, gather, 0, 0, -1, "k-tile 0 (peeled)");
-  gpuir_push(k, A, GS_LOOP, "lap",
-       arena_printf(A, "0 <= l < (ceil(K%s / %d) - 1) / %d: k-tiles 1 + %d l + j, j = 0 .. %d unrolled; ph = l & 1", pk,
-                    BK, S, S, S - 1),
-       NULL, 0, NULL, NULL)
+  gpuir_push(
+      k, A, GS_LOOP, "lap",
+      arena_printf(A, "0 <= l < (ceil(K%s / %d) - 1) / %d: k-tiles 1 + %d l + j, j = 0 .. %d unrolled; ph = l & 1", pk,
+                   BK, S, S, S - 1),
+      0, 0, 0, 0)
       ->loop = GLOOP_LAP;
   for (int j = 0; j < S; j++)
     consumer_step(k, A, gather, (1 + j) % S, (1 + j) / S, j, arena_printf(A, "k-tile 1 + %d l + %d", S, j));
-  gpuir_push(k, A, GS_END_LOOP, "lap", "ph ^= 1", NULL, 0, NULL, NULL)->loop = GLOOP_LAP;
-  gpuir_push(k, A, GS_LOOP, "rest",
-       arena_printf(A, "the last (ceil(K%s / %d) - 1) %% %d k-tiles: step j when j < that; ph = laps & 1", pk, BK, S),
-       NULL, 0, NULL, NULL)
+  gpuir_push(k, A, GS_END_LOOP, "lap", "ph ^= 1", 0, 0, 0, 0)->loop = GLOOP_LAP;
+  gpuir_push(
+      k, A, GS_LOOP, "rest",
+      arena_printf(A, "the last (ceil(K%s / %d) - 1) %% %d k-tiles: step j when j < that; ph = laps & 1", pk, BK, S), 0,
+      0, 0, 0)
       ->loop = GLOOP_REST;
   for (int j = 0; j + 1 < S; j++)
     consumer_step(k, A, gather, 1 + j, 0, j, arena_printf(A, "k-tile 1 + %d laps + %d", S, j));
-  gpuir_push(k, A, GS_END_LOOP, "rest", NULL, NULL, 0, NULL, NULL)->loop = GLOOP_REST;
-  gpuir_push(k, A, GS_WGMMA_WAIT, "wgmma.wait_group 0", "the last k-tile's group", NULL, 1, "tMMA", NULL)->lo = 0;
-  gpuir_push(k, A, GS_BARRIER, "bar.sync 1, 256", "the consumers are past their last wgmma: the ring is free for the staging tile",
-       NULL, 0, NULL, NULL)->bar = GBAR_CONSUMERS;
-  gpuir_push(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "acc -> stage[%d][%d+8] fp32", BM, BN), "tStage", 1,
-       "tMMA", NULL);
-  gpuir_push(k, A, GS_BARRIER, "bar.sync 1, 256", "staging tile complete", NULL, 0, NULL, NULL)->bar = GBAR_CONSUMERS;
+  gpuir_push(k, A, GS_END_LOOP, "rest", NULL, 0, 0, 0, 0)->loop = GLOOP_REST;
+  gpuir_push(k, A, GS_WGMMA_WAIT, "wgmma.wait_group 0", "the last k-tile's group", 0, 1, gpuir_tok(k, A, "tMMA"), 0)
+      ->lo = 0;
+  gpuir_push(k, A, GS_BARRIER, "bar.sync 1, 256",
+             "the consumers are past their last wgmma: the ring is free for the staging tile", 0, 0, 0, 0)
+      ->bar = GBAR_CONSUMERS;
+  gpuir_push(k, A, GS_STAGE_ACC, "st.shared.v2.f32", arena_printf(A, "acc -> stage[%d][%d+8] fp32", BM, BN),
+             gpuir_tok(k, A, "tStage"), 1, gpuir_tok(k, A, "tMMA"), 0);
+  gpuir_push(k, A, GS_BARRIER, "bar.sync 1, 256", "staging tile complete", 0, 0, 0, 0)->bar = GBAR_CONSUMERS;
   const char *lets = "";
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) lets = arena_printf(A, "%s%s%s", lets, *lets ? ", " : "", r->lets[l].name);
@@ -272,39 +294,46 @@ static gpu_kernel *build_sm90a(arena *A, const region *r, const pc_analysis *a, 
              *pk = gpuir_axes(A, r, k->v.k_axes, k->v.nk);
   const sx *tiles_m = k->grid_tiles[0], *tiles_n = k->grid_tiles[1];
   gpuir_push(k, A, GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x",
-       arena_printf(A, "%s x %s tiles in groups of %d M tiles, M fastest within a group", sx_str(A, tiles_m),
-                    sx_str(A, tiles_n), p->raster_group),
-       NULL, 0, NULL, NULL);
+             arena_printf(A, "%s x %s tiles in groups of %d M tiles, M fastest within a group", sx_str(A, tiles_m),
+                          sx_str(A, tiles_n), p->raster_group),
+             0, 0, 0, 0);
   if (gather) {
-    gpuir_push(k, A, GS_ALLOC_SHARED, "smA",
-         arena_printf(A, "%s [%d][%d][%d] (M x K, K-major), 16-byte chunk c of row r at c ^ (r %% 8): 128B swizzle",
-                      dtype_name(k->T), S, BM, BK),
-         NULL, 0, NULL, NULL)->side = GSIDE_A;
-    gpuir_push(k, A, GS_ALLOC_SHARED, "smB",
-         arena_printf(A, "%s [%d][%d][%d] (N x K, K-major), 16-byte chunk c of row r at c ^ (r %% 8): 128B swizzle",
-                      dtype_name(k->T), S, BN, BK),
-         NULL, 0, NULL, NULL)->side = GSIDE_B;
+    gpuir_push(
+        k, A, GS_ALLOC_SHARED, "smA",
+        arena_printf(A, "%s [%d][%d][%d] (M x K, K-major), 16-byte chunk c of row r at c ^ (r %% 8): 128B swizzle",
+                     dtype_name(k->T), S, BM, BK),
+        0, 0, 0, 0)
+        ->side = GSIDE_A;
+    gpuir_push(
+        k, A, GS_ALLOC_SHARED, "smB",
+        arena_printf(A, "%s [%d][%d][%d] (N x K, K-major), 16-byte chunk c of row r at c ^ (r %% 8): 128B swizzle",
+                     dtype_name(k->T), S, BN, BK),
+        0, 0, 0, 0)
+        ->side = GSIDE_B;
     mbar_init(k, A, GMBAR_FULL, "full[s]", 128,
-              arena_printf(A, "%d slots, 128 arrivals (every producer thread's landed copies)", S), NULL);
+              arena_printf(A, "%d slots, 128 arrivals (every producer thread's landed copies)", S), 0);
   } else {
     gpuir_push(k, A, GS_ALLOC_SHARED, "smA",
-         arena_printf(A, "%s [%d][%d][%d] (M x K, K-major), TMA box {%d, %d}, 128B swizzle", dtype_name(k->T), S, BM, BK,
-                      BK, BM),
-         NULL, 0, NULL, NULL)->side = GSIDE_A;
+               arena_printf(A, "%s [%d][%d][%d] (M x K, K-major), TMA box {%d, %d}, 128B swizzle", dtype_name(k->T), S,
+                            BM, BK, BK, BM),
+               0, 0, 0, 0)
+        ->side = GSIDE_A;
     gpuir_push(k, A, GS_ALLOC_SHARED, "smB",
-         k->B.k_contig
-             ? arena_printf(A, "%s [%d][%d][%d] (N x K, K-major), TMA box {%d, %d}, 128B swizzle", dtype_name(k->T), S,
-                            BN, BK, BK, BN)
-             : arena_printf(A, "%s [%d][%d][%d][64] (K x N, MN-major), %d TMA boxes {64, %d}, 128B swizzle",
-                            dtype_name(k->T), S, BN / 64, BK, BN / 64, BK),
-         NULL, 0, NULL, NULL)->side = GSIDE_B;
+               k->B.k_contig
+                   ? arena_printf(A, "%s [%d][%d][%d] (N x K, K-major), TMA box {%d, %d}, 128B swizzle",
+                                  dtype_name(k->T), S, BN, BK, BK, BN)
+                   : arena_printf(A, "%s [%d][%d][%d][64] (K x N, MN-major), %d TMA boxes {64, %d}, 128B swizzle",
+                                  dtype_name(k->T), S, BN / 64, BK, BN / 64, BK),
+               0, 0, 0, 0)
+        ->side = GSIDE_B;
     mbar_init(k, A, GMBAR_FULL, "full[s]", 1,
-              arena_printf(A, "%d slots, 1 arrival + the stage's %d bytes", S, (BM + BN) * BK * eb), NULL);
+              arena_printf(A, "%d slots, 1 arrival + the stage's %d bytes", S, (BM + BN) * BK * eb), 0);
   }
-  mbar_init(k, A, GMBAR_EMPTY, "empty[s]", 256,
-            arena_printf(A, "%d slots, 256 arrivals (every consumer thread); a fresh slot is free (parity 1 completes)", S),
-            "tFree[kt]");
-  gpuir_push(k, A, GS_BARRIER, "bar.sync", "the barriers are initialized", NULL, 0, NULL, NULL);
+  mbar_init(
+      k, A, GMBAR_EMPTY, "empty[s]", 256,
+      arena_printf(A, "%d slots, 256 arrivals (every consumer thread); a fresh slot is free (parity 1 completes)", S),
+      gpuir_tok_at(k, A, "tFree", "kt"));
+  gpuir_push(k, A, GS_BARRIER, "bar.sync", "the barriers are initialized", 0, 0, 0, 0);
   /* the producer, then the consumers */
   if (gather) sm90a_gather_producer(k, A, r, p, pm, pn, pk);
   else sm90a_tma_producer(k, A, p, pm, pn, pk);

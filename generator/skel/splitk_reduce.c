@@ -38,33 +38,36 @@ gpu_kernel *gpuir_build_splitk_reduce(arena *A, const gpu_kernel *part, const ch
   const char *lets = "";
   for (int l = 0; l < r->nlets; l++)
     if (r->lets[l].post_reduce) lets = arena_printf(A, "%s%s%s", lets, *lets ? ", " : "", r->lets[l].name);
-  gpuir_push(k, A, GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x; column <- blockIdx.y x threads + thread",
-       arena_printf(A,
-                    "%s x %s tiles in the first kernel's order (groups of %d M tiles), %d CTAs a tile on "
-                    "blockIdx.y; batch <- blockIdx.z",
-                    sx_str(A, k->grid_tiles[0]), sx_str(A, k->grid_tiles[1]), k->plan.raster_group,
-                    k->split_parts),
-       NULL, 0, NULL, NULL);
-  gpuir_push(k, A, GS_LOOP, "column",
-       arena_printf(A,
-                    "blockIdx.y x %d + thread, stepping %d x gridDim.y, over the tile's %d 4-float columns, to the "
-                    "first row past M",
-                    nt, nt, BM * BN / 4),
-       NULL, 0, NULL, NULL)
+  gpuir_push(
+      k, A, GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x; column <- blockIdx.y x threads + thread",
+      arena_printf(A,
+                   "%s x %s tiles in the first kernel's order (groups of %d M tiles), %d CTAs a tile on "
+                   "blockIdx.y; batch <- blockIdx.z",
+                   sx_str(A, k->grid_tiles[0]), sx_str(A, k->grid_tiles[1]), k->plan.raster_group, k->split_parts),
+      0, 0, 0, 0);
+  gpuir_push(
+      k, A, GS_LOOP, "column",
+      arena_printf(A,
+                   "blockIdx.y x %d + thread, stepping %d x gridDim.y, over the tile's %d 4-float columns, to the "
+                   "first row past M",
+                   nt, nt, BM * BN / 4),
+      0, 0, 0, 0)
       ->loop = GLOOP_COLUMNS;
   gpuir_push(k, A, GS_LD_GLOBAL, "ld.global.v4.f32 workspace -> acc",
-       arena_printf(A,
-                    "a thread's 4-float column of the tile's %dx%d fp32 partials, every slice's loaded before "
-                    "any add (at most %d), then summed in slice order 0, 1, ..., n - 1 (the same bits "
-                    "whatever order the slices ran in); rows past the M tail skipped",
-                    BM, BN, k->plan.split_k),
-       "tSum", 0, NULL, NULL);
-  gpuir_push(k, A, GS_EPILOGUE, r->lets[r->acc_let].name, arena_printf(A, "lets: %s, once, on the sum", *lets ? lets : "(none)"),
-       "tE", 1, "tSum", NULL);
-  gpuir_push(k, A, GS_ST_GLOBAL, arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v.out_dt), r->out[k->v.out].name),
-       arena_printf(A, "pred tails (%s), scalar where a row ends or is misaligned", tail_pred(A, &k->v)), NULL, 1, "tE",
-       NULL);
-  gpuir_push(k, A, GS_END_LOOP, "column", NULL, NULL, 0, NULL, NULL);
+             arena_printf(A,
+                          "a thread's 4-float column of the tile's %dx%d fp32 partials, every slice's loaded before "
+                          "any add (at most %d), then summed in slice order 0, 1, ..., n - 1 (the same bits "
+                          "whatever order the slices ran in); rows past the M tail skipped",
+                          BM, BN, k->plan.split_k),
+             gpuir_tok(k, A, "tSum"), 0, 0, 0);
+  gpuir_push(k, A, GS_EPILOGUE, r->lets[r->acc_let].name,
+             arena_printf(A, "lets: %s, once, on the sum", *lets ? lets : "(none)"), gpuir_tok(k, A, "tE"), 1,
+             gpuir_tok(k, A, "tSum"), 0);
+  gpuir_push(k, A, GS_ST_GLOBAL,
+             arena_printf(A, "st.global.v2.b32 (4 x %s) -> %s", dtype_name(k->v.out_dt), r->out[k->v.out].name),
+             arena_printf(A, "pred tails (%s), scalar where a row ends or is misaligned", tail_pred(A, &k->v)), 0, 1,
+             gpuir_tok(k, A, "tE"), 0);
+  gpuir_push(k, A, GS_END_LOOP, "column", NULL, 0, 0, 0, 0);
   return k;
 }
 

@@ -64,44 +64,123 @@ static bool verifies_full(const gpu_kernel *k, const char *why) { return verifie
 /* The sm90a row's producer statements, as gpuir_build_sm90a_gather lays
  * them out (tiles left out: gpuir_verify_smem is tested above); the
  * consumers' follow (consumers()). */
-#define ST(kind, w, n, in0, in1, o) {.k = kind, .what = w, .nin = n, .in = {in0, in1, NULL, NULL}, .out = o}
+#define ST(kind, w, n, in0, in1, o) \
+  { .k = kind, .what = w, .nin = n, .in = {in0, in1, 0, 0}, .out = o }
 #define ST_SIDE(kind, w, o, sd) {.k = kind, .what = w, .out = o, .side = sd}
-#define ST_LO(kind, w, n, in0, in1, l) {.k = kind, .what = w, .nin = n, .in = {in0, in1, NULL, NULL}, .lo = l}
+#define ST_LO(kind, w, n, in0, in1, l) \
+  { .k = kind, .what = w, .nin = n, .in = {in0, in1, 0, 0}, .lo = l }
 #define ST_MBAR(w, m, n, o) {.k = GS_MBAR_INIT, .what = w, .out = o, .mbar = m, .lo = n}
 /* a Role or SetMaxNReg (lo: its registers) of role r */
 #define ST_ROLE(kind, w, r, l) {.k = kind, .what = w, .role = r, .lo = l}
 /* an MbarWait or MbarArrive on a barrier of ring m (lo: a gathering arrival's lag) */
-#define ST_MB(kind, w, m, n, in0, in1, o, l) {.k = kind, .what = w, .mbar = m, .nin = n, .in = {in0, in1, NULL, NULL}, .out = o, .lo = l}
+#define ST_MB(kind, w, m, n, in0, in1, o, l) \
+  { .k = kind, .what = w, .mbar = m, .nin = n, .in = {in0, in1, 0, 0}, .out = o, .lo = l }
 /* a WgmmaWait leaving l groups in flight */
-#define ST_WW(w, in0, l) {.k = GS_WGMMA_WAIT, .what = w, .nin = 1, .in = {in0, NULL, NULL, NULL}, .lo = l}
+#define ST_WW(w, in0, l) \
+  { .k = GS_WGMMA_WAIT, .what = w, .nin = 1, .in = {in0, 0, 0, 0}, .lo = l }
 /* a Loop or EndLoop of the consumers' laps or rest */
 #define ST_LOOP(kind, w, lp) {.k = kind, .what = w, .loop = lp}
+/* The tokens the hand-laid statements name (gpu_kernel.tok): the ring's
+ * families and their loop-carried instances, and the plain ones. */
+enum {
+  TK_NONE,
+  TK_tA,
+  TK_tA_kt_3,
+  TK_tA_kt,
+  TK_tB,
+  TK_tB_kt_3,
+  TK_tB_kt,
+  TK_tFree,
+  TK_tFree_i_S,
+  TK_tFree_i,
+  TK_tFree_kt_S1,
+  TK_tFree_kt,
+  TK_tKf,
+  TK_tKf_t,
+  TK_tKm,
+  TK_tKm_t,
+  TK_tVf,
+  TK_tVf_t,
+  TK_tVm,
+  TK_tVm_t,
+  TK_tE,
+  TK_tFin,
+  TK_tL,
+  TK_tMMA,
+  TK_tMax,
+  TK_tO,
+  TK_tP,
+  TK_tPf,
+  TK_tQ,
+  TK_tRescale,
+  TK_tS,
+  TK_tScore,
+  TK_tStage,
+  NTOK
+};
+static gpu_token TOKENS[NTOK] = {
+    [TK_NONE] = {"-", 0, false},
+    [TK_tA] = {"tA", TK_tA, false},
+    [TK_tA_kt_3] = {"tA[kt-3]", TK_tA, true},
+    [TK_tA_kt] = {"tA[kt]", TK_tA, true},
+    [TK_tB] = {"tB", TK_tB, false},
+    [TK_tB_kt_3] = {"tB[kt-3]", TK_tB, true},
+    [TK_tB_kt] = {"tB[kt]", TK_tB, true},
+    [TK_tFree] = {"tFree", TK_tFree, false},
+    [TK_tFree_i_S] = {"tFree[i+S]", TK_tFree, true},
+    [TK_tFree_i] = {"tFree[i]", TK_tFree, true},
+    [TK_tFree_kt_S1] = {"tFree[kt+S-1]", TK_tFree, true},
+    [TK_tFree_kt] = {"tFree[kt]", TK_tFree, true},
+    [TK_tKf] = {"tKf", TK_tKf, false},
+    [TK_tKf_t] = {"tKf[t]", TK_tKf, true},
+    [TK_tKm] = {"tKm", TK_tKm, false},
+    [TK_tKm_t] = {"tKm[t]", TK_tKm, true},
+    [TK_tVf] = {"tVf", TK_tVf, false},
+    [TK_tVf_t] = {"tVf[t]", TK_tVf, true},
+    [TK_tVm] = {"tVm", TK_tVm, false},
+    [TK_tVm_t] = {"tVm[t]", TK_tVm, true},
+    [TK_tE] = {"tE", TK_tE, false},
+    [TK_tFin] = {"tFin", TK_tFin, false},
+    [TK_tL] = {"tL", TK_tL, false},
+    [TK_tMMA] = {"tMMA", TK_tMMA, false},
+    [TK_tMax] = {"tMax", TK_tMax, false},
+    [TK_tO] = {"tO", TK_tO, false},
+    [TK_tP] = {"tP", TK_tP, false},
+    [TK_tPf] = {"tPf", TK_tPf, false},
+    [TK_tQ] = {"tQ", TK_tQ, false},
+    [TK_tRescale] = {"tRescale", TK_tRescale, false},
+    [TK_tS] = {"tS", TK_tS, false},
+    [TK_tScore] = {"tScore", TK_tScore, false},
+    [TK_tStage] = {"tStage", TK_tStage, false},
+};
+static void with_tokens(gpu_kernel *k) { k->tok = TOKENS, k->ntok = k->cap_tok = NTOK; }
+
 static const gpu_stmt GATHER[] = {
-    ST(GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x", 0, NULL, NULL, NULL),
-    ST_SIDE(GS_ALLOC_SHARED, "smA", NULL, GSIDE_A),
-    ST_SIDE(GS_ALLOC_SHARED, "smB", NULL, GSIDE_B),
-    ST_MBAR("full[s]", GMBAR_FULL, 128, NULL),
-    ST_MBAR("empty[s]", GMBAR_EMPTY, 256, "tFree[kt]"),
-    ST(GS_BARRIER, "bar.sync", 0, NULL, NULL, NULL),
+    ST(GS_TILE_COORD, "(m.o, n.o) <- blockIdx.x", 0, 0, 0, 0),
+    ST_SIDE(GS_ALLOC_SHARED, "smA", 0, GSIDE_A),
+    ST_SIDE(GS_ALLOC_SHARED, "smB", 0, GSIDE_B),
+    ST_MBAR("full[s]", GMBAR_FULL, 128, 0),
+    ST_MBAR("empty[s]", GMBAR_EMPTY, 256, TK_tFree_kt),
+    ST(GS_BARRIER, "bar.sync", 0, 0, 0, 0),
     ST_ROLE(GS_ROLE, "producer", GROLE_PRODUCER, 0),
     ST_ROLE(GS_SETMAXNREG, "setmaxnreg.dec", GROLE_PRODUCER, 40),
-    ST(GS_LOOP, "kt", 0, NULL, NULL, NULL),
-    ST_MB(GS_MBAR_WAIT, "empty[kt % S]", GMBAR_EMPTY, 1, "tFree[kt]", NULL, NULL, 0),
-    ST_SIDE(GS_CP_ASYNC, "smA[kt%5] <- X", "tA[kt]", GSIDE_A),
-    ST_SIDE(GS_CP_ASYNC, "smB[kt%5] <- Wt", "tB[kt]", GSIDE_B),
-    ST(GS_COMMIT, "cp.async.commit_group", 2, "tA[kt]", "tB[kt]", NULL),
-    ST_LO(GS_WAIT, "cp.async.wait_group", 2, "tA[kt-3]", "tB[kt-3]", 3),
-    ST(GS_PROXY_FENCE, "fence.proxy.async.shared::cta", 0, NULL, NULL, NULL),
-    ST_MB(GS_MBAR_ARRIVE, "full[(kt - 3) % S]", GMBAR_FULL, 0, NULL, NULL, NULL, 3),
-    ST(GS_END_LOOP, "kt", 0, NULL, NULL, NULL),
-    ST_LO(GS_WAIT, "cp.async.wait_group", 2, "tA[kt]", "tB[kt]", 0),
-    ST(GS_PROXY_FENCE, "fence.proxy.async.shared::cta", 0, NULL, NULL, NULL),
-    ST_MB(GS_MBAR_ARRIVE, "full[kt % S]", GMBAR_FULL, 0, NULL, NULL, NULL, 3),
+    ST(GS_LOOP, "kt", 0, 0, 0, 0),
+    ST_MB(GS_MBAR_WAIT, "empty[kt % S]", GMBAR_EMPTY, 1, TK_tFree_kt, 0, 0, 0),
+    ST_SIDE(GS_CP_ASYNC, "smA[kt%5] <- X", TK_tA_kt, GSIDE_A),
+    ST_SIDE(GS_CP_ASYNC, "smB[kt%5] <- Wt", TK_tB_kt, GSIDE_B),
+    ST(GS_COMMIT, "cp.async.commit_group", 2, TK_tA_kt, TK_tB_kt, 0),
+    ST_LO(GS_WAIT, "cp.async.wait_group", 2, TK_tA_kt_3, TK_tB_kt_3, 3),
+    ST(GS_PROXY_FENCE, "fence.proxy.async.shared::cta", 0, 0, 0, 0),
+    ST_MB(GS_MBAR_ARRIVE, "full[(kt - 3) % S]", GMBAR_FULL, 0, 0, 0, 0, 3),
+    ST(GS_END_LOOP, "kt", 0, 0, 0, 0),
+    ST_LO(GS_WAIT, "cp.async.wait_group", 2, TK_tA_kt, TK_tB_kt, 0),
+    ST(GS_PROXY_FENCE, "fence.proxy.async.shared::cta", 0, 0, 0, 0),
+    ST_MB(GS_MBAR_ARRIVE, "full[kt % S]", GMBAR_FULL, 0, 0, 0, 0, 3),
     ST_ROLE(GS_ROLE, "consumers", GROLE_CONSUMERS, 0),
     ST_ROLE(GS_SETMAXNREG, "setmaxnreg.inc", GROLE_CONSUMERS, 232),
-    ST(GS_ACC_ZERO, "acc <- 0", 0, NULL, NULL, NULL),
-    ST_SIDE(GS_FRAG_SETUP, "wgmma descriptor of smA", NULL, GSIDE_A),
-    ST_SIDE(GS_FRAG_SETUP, "wgmma descriptor of smB", NULL, GSIDE_B),
+    ST(GS_ACC_ZERO, "acc <- 0", 0, 0, 0, 0),
+    ST_SIDE(GS_FRAG_SETUP, "wgmma descriptor of smA", 0, GSIDE_A),
+    ST_SIDE(GS_FRAG_SETUP, "wgmma descriptor of smB", 0, GSIDE_B),
 };
 enum {
   NGATHER = sizeof GATHER / sizeof GATHER[0],
@@ -124,14 +203,14 @@ static int push(gpu_stmt *st, int n, gpu_stmt s) {
 static int step(gpu_stmt *st, int n, int slot, int flip, int release) {
   static const char *full[] = {"full[0]", "full[1]", "full[2]", "full[3]", "full[4]"},
                     *empty[] = {"empty[0]", "empty[1]", "empty[2]", "empty[3]", "empty[4]"};
-  gpu_stmt w = ST_MB(GS_MBAR_WAIT, full[slot], GMBAR_FULL, 2, "tA[kt]", "tB[kt]", NULL, 0);
+  gpu_stmt w = ST_MB(GS_MBAR_WAIT, full[slot], GMBAR_FULL, 2, TK_tA_kt, TK_tB_kt, 0, 0);
   w.fixed_slot = true, w.slot = slot, w.flip = flip;
-  gpu_stmt m = ST(GS_WGMMA, "wgmma.mma_async.m64n128k16.f32.fp16.fp16 x 4", 2, "tA[kt]", "tB[kt]", "tMMA");
+  gpu_stmt m = ST(GS_WGMMA, "wgmma.mma_async.m64n128k16.f32.fp16.fp16 x 4", 2, TK_tA_kt, TK_tB_kt, TK_tMMA);
   m.fixed_slot = true, m.slot = slot;
   n = push(st, n, w), n = push(st, n, m);
-  n = push(st, n, (gpu_stmt)ST_WW("wgmma.commit_group; wgmma.wait_group 1", "tMMA", 1));
+  n = push(st, n, (gpu_stmt)ST_WW("wgmma.commit_group; wgmma.wait_group 1", TK_tMMA, 1));
   if (release >= 0) {
-    gpu_stmt r = ST_MB(GS_MBAR_ARRIVE, empty[release], GMBAR_EMPTY, 0, NULL, NULL, "tFree[kt+S-1]", 0);
+    gpu_stmt r = ST_MB(GS_MBAR_ARRIVE, empty[release], GMBAR_EMPTY, 0, 0, 0, TK_tFree_kt_S1, 0);
     r.fixed_slot = true, r.slot = release;
     n = push(st, n, r);
   }
@@ -153,14 +232,14 @@ static int consumers(gpu_stmt *st) {
   n = push(st, n, (gpu_stmt)ST_LOOP(GS_LOOP, "rest", GLOOP_REST));
   for (int j = 0; j + 1 < S5; j++) n = step(st, n, 1 + j, 0, j);
   n = push(st, n, (gpu_stmt)ST_LOOP(GS_END_LOOP, "rest", GLOOP_REST));
-  n = push(st, n, (gpu_stmt)ST_WW("wgmma.wait_group 0", "tMMA", 0));
-  gpu_stmt bar = ST(GS_BARRIER, "bar.sync 1, 256", 0, NULL, NULL, NULL);
+  n = push(st, n, (gpu_stmt)ST_WW("wgmma.wait_group 0", TK_tMMA, 0));
+  gpu_stmt bar = ST(GS_BARRIER, "bar.sync 1, 256", 0, 0, 0, 0);
   bar.bar = GBAR_CONSUMERS;
   n = push(st, n, bar);
-  n = push(st, n, (gpu_stmt)ST(GS_STAGE_ACC, "st.shared.v2.f32", 1, "tMMA", NULL, "tStage"));
+  n = push(st, n, (gpu_stmt)ST(GS_STAGE_ACC, "st.shared.v2.f32", 1, TK_tMMA, 0, TK_tStage));
   n = push(st, n, bar);
-  n = push(st, n, (gpu_stmt)ST(GS_EPILOGUE, "Y0", 1, "tStage", NULL, "tE"));
-  n = push(st, n, (gpu_stmt)ST(GS_ST_GLOBAL, "st.global.v2.b32 (4 x fp16) -> Y", 1, "tE", NULL, NULL));
+  n = push(st, n, (gpu_stmt)ST(GS_EPILOGUE, "Y0", 1, TK_tStage, 0, TK_tE));
+  n = push(st, n, (gpu_stmt)ST(GS_ST_GLOBAL, "st.global.v2.b32 (4 x fp16) -> Y", 1, TK_tE, 0, 0));
   return n;
 }
 enum { NTAIL = 6 };
@@ -183,6 +262,7 @@ static bool sm90a_verifies_u(const gpu_stmt *st, int n, bool gather, int unroll,
   k.consumer_unroll = unroll;
   k.nvec = 1, k.vecs[0] = 8;
   k.st = (gpu_stmt *)st, k.nst = k.cap_st = n;
+  with_tokens(&k);
   return verifies_full(&k, why);
 }
 
@@ -209,6 +289,41 @@ static void sm90a_ring_discipline(void) {
   CHECK(!sm90a_verifies(st, nall, true, "does not wait for its slot's empty barrier"));
   /* cp.async in the TMA producer's kernel */
   CHECK(!sm90a_verifies(all, nall, false, "is not the TMA producer's"));
+}
+
+/* The statements' tokens: each statement consumes and produces what
+ * gpuir.def says; a token is produced before it is consumed, a
+ * loop-carried one by an instance of its own family; every token is one
+ * of the kernel's. */
+static void tokens_typed(void) {
+  gpu_stmt all[MAXST], st[MAXST];
+  int nall = consumers(all);
+  CHECK(sm90a_verifies(all, nall, true, NULL));
+  /* a commit of no tokens, a copy that produces none */
+  memcpy(st, all, sizeof all);
+  st[CP_A + 2].nin = 0;
+  CHECK(!sm90a_verifies(st, nall, true, "consumes 0 tokens and does not produce one; gpuir.def says 1..2 and none"));
+  memcpy(st, all, sizeof all);
+  st[CP_A].out = 0;
+  CHECK(!sm90a_verifies(st, nall, true, "consumes 0 tokens and does not produce one; gpuir.def says 0..0 and one"));
+  /* the landing's wait on tA[kt-3]: carried, produced by tA[kt] (its
+   * family); on tKf[t], whose family no statement produces, it fails */
+  memcpy(st, all, sizeof all);
+  CHECK(st[WAIT].in[0] == TK_tA_kt_3 && TOKENS[TK_tA_kt_3].carried);
+  st[WAIT].in[0] = TK_tKf_t;
+  CHECK(!sm90a_verifies(st, nall, true, "uses token tKf[t] before it is produced"));
+  /* a plain token of the family is not the carried one: tA (the family's
+   * name) is produced by no statement */
+  st[WAIT].in[0] = TK_tA;
+  CHECK(!sm90a_verifies(st, nall, true, "uses token tA before it is produced"));
+  /* a token the kernel does not have */
+  st[WAIT].in[0] = NTOK + 3;
+  char why[64];
+  snprintf(why, sizeof why, "names token %d, not one of the kernel's", NTOK + 3);
+  CHECK(!sm90a_verifies(st, nall, true, why));
+  memcpy(st, all, sizeof all);
+  st[CP_A].out = -2;
+  CHECK(!sm90a_verifies(st, nall, true, "produces token -2, not one of the kernel's"));
 }
 
 /* The producers' statements: exactly the lists emit.c's produce_fn
@@ -239,9 +354,9 @@ static void sm90a_producer_render(void) {
   /* the TMA producer: wait, the arrival with the stage's bytes, A's box, B's boxes */
   n = 0;
   for (int i = 0; i < CP_A; i++) st[n++] = all[i];
-  st[n++] = (gpu_stmt)ST_MB(GS_MBAR_ARRIVE, "full[kt % S]", GMBAR_FULL, 0, NULL, NULL, NULL, -1);
-  st[n++] = (gpu_stmt)ST_SIDE(GS_TMA_LOAD, "smA[kt%5] <- A", "tA[kt]", GSIDE_A);
-  st[n++] = (gpu_stmt)ST_SIDE(GS_TMA_LOAD, "smB[kt%5] <- B", "tB[kt]", GSIDE_B);
+  st[n++] = (gpu_stmt)ST_MB(GS_MBAR_ARRIVE, "full[kt % S]", GMBAR_FULL, 0, 0, 0, 0, -1);
+  st[n++] = (gpu_stmt)ST_SIDE(GS_TMA_LOAD, "smA[kt%5] <- A", TK_tA_kt, GSIDE_A);
+  st[n++] = (gpu_stmt)ST_SIDE(GS_TMA_LOAD, "smB[kt%5] <- B", TK_tB_kt, GSIDE_B);
   int tma = n - 3;
   st[FULL_INIT].lo = 1; /* the TMA's one arrival (with the stage's bytes) */
   for (int i = CP_A + 6; i < nall; i++)
@@ -388,62 +503,63 @@ static void sm90a_consumer_loop(void) {
  * (emit.c, att_consume_fn): the same two passes, then the row sums, O / l,
  * its staging and the bounds-checked output. */
 #define ST_BAR(w, b) {.k = GS_BARRIER, .what = w, .bar = b}
-#define ST_STEP(w, n, in0, in1, o, s) {.k = GS_EPILOGUE, .what = w, .nin = n, .in = {in0, in1, NULL, NULL}, .out = o, .step = s}
-#define ST_WG(w, in0, in1, o, sd) {.k = GS_WGMMA, .what = w, .nin = 2, .in = {in0, in1, NULL, NULL}, .out = o, .side = sd}
-#define ATT_KEY_TILE(pass, tk, tv, score)                                                              \
-  ST_LO(GS_LOOP, "t", 0, NULL, NULL, pass), ST_MB(GS_MBAR_WAIT, "full[i % S]", GMBAR_FULL, 2, tk, tv, NULL, 0), \
-      ST_BAR("bar.sync 2 + wg, 256", GBAR_TURN),                                                       \
-      ST_WG("wgmma.mma_async.m64n128k16.f32.fp16.fp16 x 4: S = Q K^T (S)", "tQ", tk, "tS", GSIDE_B),    \
-      ST_BAR("bar.arrive 2 + (wg ^ 1), 256", GBAR_HAND_OFF),                                           \
-      ST_WW("wgmma.commit_group; wgmma.wait_group 0", "tS", 0),                                        \
-      ST_STEP("score", 1, "tS", NULL, "tScore", score), ST_STEP("row_max", 1, "tScore", NULL, "tMax", GSTEP_ROW_MAX), \
-      ST_STEP("rescale", 1, "tMax", NULL, "tRescale", GSTEP_RESCALE),                                   \
-      ST_STEP("probabilities", 1, "tRescale", NULL, "tP", GSTEP_PROBS),                                 \
-      ST_STEP("P fragments", 1, "tP", NULL, "tPf", GSTEP_P_FRAGS),                                      \
-      ST_WG("wgmma.mma_async.m64n64k16.f32.fp16.fp16 x 8: O += P V (O)", "tPf", tv, "tO", GSIDE_V),     \
-      ST_WW("wgmma.commit_group; wgmma.wait_group 0", "tO", 0),                                        \
-      ST_MB(GS_MBAR_ARRIVE, "empty[i % S]", GMBAR_EMPTY, 0, NULL, NULL, "tFree[i+S]", 0),               \
-      ST(GS_END_LOOP, "t", 0, NULL, NULL, NULL)
+#define ST_STEP(w, n, in0, in1, o, s) \
+  { .k = GS_EPILOGUE, .what = w, .nin = n, .in = {in0, in1, 0, 0}, .out = o, .step = s }
+#define ST_WG(w, in0, in1, o, sd) \
+  { .k = GS_WGMMA, .what = w, .nin = 2, .in = {in0, in1, 0, 0}, .out = o, .side = sd }
+#define ATT_KEY_TILE(pass, tk, tv, score)                                                                         \
+  ST_LO(GS_LOOP, "t", 0, 0, 0, pass), ST_MB(GS_MBAR_WAIT, "full[i % S]", GMBAR_FULL, 2, tk, tv, 0, 0),            \
+      ST_BAR("bar.sync 2 + wg, 256", GBAR_TURN),                                                                  \
+      ST_WG("wgmma.mma_async.m64n128k16.f32.fp16.fp16 x 4: S = Q K^T (S)", TK_tQ, tk, TK_tS, GSIDE_B),            \
+      ST_BAR("bar.arrive 2 + (wg ^ 1), 256", GBAR_HAND_OFF),                                                      \
+      ST_WW("wgmma.commit_group; wgmma.wait_group 0", TK_tS, 0), ST_STEP("score", 1, TK_tS, 0, TK_tScore, score), \
+      ST_STEP("row_max", 1, TK_tScore, 0, TK_tMax, GSTEP_ROW_MAX),                                                \
+      ST_STEP("rescale", 1, TK_tMax, 0, TK_tRescale, GSTEP_RESCALE),                                              \
+      ST_STEP("probabilities", 1, TK_tRescale, 0, TK_tP, GSTEP_PROBS),                                            \
+      ST_STEP("P fragments", 1, TK_tP, 0, TK_tPf, GSTEP_P_FRAGS),                                                 \
+      ST_WG("wgmma.mma_async.m64n64k16.f32.fp16.fp16 x 8: O += P V (O)", TK_tPf, tv, TK_tO, GSIDE_V),             \
+      ST_WW("wgmma.commit_group; wgmma.wait_group 0", TK_tO, 0),                                                  \
+      ST_MB(GS_MBAR_ARRIVE, "empty[i % S]", GMBAR_EMPTY, 0, 0, 0, TK_tFree_i_S, 0), ST(GS_END_LOOP, "t", 0, 0, 0, 0)
 static const gpu_stmt ATT[] = {
-    ST(GS_TILE_COORD, "(m.o, batch) <- (blockIdx.x, blockIdx.y)", 0, NULL, NULL, NULL),
-    ST_SIDE(GS_ALLOC_SHARED, "smQ", NULL, GSIDE_A),
-    ST_SIDE(GS_ALLOC_SHARED, "smK,smV", NULL, GSIDE_B),
-    ST_MBAR("qfull", GMBAR_Q, 1, NULL),
-    ST_MBAR("full[s]", GMBAR_FULL, 1, NULL),
-    ST_MBAR("empty[s]", GMBAR_EMPTY, 256, "tFree[i]"),
-    ST(GS_BARRIER, "bar.sync", 0, NULL, NULL, NULL),
+    ST(GS_TILE_COORD, "(m.o, batch) <- (blockIdx.x, blockIdx.y)", 0, 0, 0, 0),
+    ST_SIDE(GS_ALLOC_SHARED, "smQ", 0, GSIDE_A),
+    ST_SIDE(GS_ALLOC_SHARED, "smK,smV", 0, GSIDE_B),
+    ST_MBAR("qfull", GMBAR_Q, 1, 0),
+    ST_MBAR("full[s]", GMBAR_FULL, 1, 0),
+    ST_MBAR("empty[s]", GMBAR_EMPTY, 256, TK_tFree_i),
+    ST(GS_BARRIER, "bar.sync", 0, 0, 0, 0),
     ST_ROLE(GS_ROLE, "producer", GROLE_PRODUCER, 0),
     ST_ROLE(GS_SETMAXNREG, "setmaxnreg.dec", GROLE_PRODUCER, 40),
-    ST_MB(GS_MBAR_ARRIVE, "qfull", GMBAR_Q, 0, NULL, NULL, NULL, -1),
-    ST_SIDE(GS_TMA_LOAD, "smQ <- Q", "tQ", GSIDE_A),
-    ST_LO(GS_LOOP, "t", 0, NULL, NULL, 0),
-    ST_MB(GS_MBAR_WAIT, "empty[i % S]", GMBAR_EMPTY, 1, "tFree[i]", NULL, NULL, 0),
-    ST_MB(GS_MBAR_ARRIVE, "full[i % S]", GMBAR_FULL, 0, NULL, NULL, NULL, -1),
-    ST_SIDE(GS_TMA_LOAD, "smK[i%2] <- K", "tKf[t]", GSIDE_B),
-    ST_SIDE(GS_TMA_LOAD, "smV[i%2] <- V", "tVf[t]", GSIDE_V),
-    ST(GS_END_LOOP, "t", 0, NULL, NULL, NULL),
-    ST_LO(GS_LOOP, "t", 0, NULL, NULL, 1),
-    ST_MB(GS_MBAR_WAIT, "empty[i % S]", GMBAR_EMPTY, 1, "tFree[i]", NULL, NULL, 0),
-    ST_MB(GS_MBAR_ARRIVE, "full[i % S]", GMBAR_FULL, 0, NULL, NULL, NULL, -1),
-    ST_SIDE(GS_TMA_LOAD, "smK[i%2] <- K", "tKm[t]", GSIDE_B),
-    ST_SIDE(GS_TMA_LOAD, "smV[i%2] <- V", "tVm[t]", GSIDE_V),
-    ST(GS_END_LOOP, "t", 0, NULL, NULL, NULL),
+    ST_MB(GS_MBAR_ARRIVE, "qfull", GMBAR_Q, 0, 0, 0, 0, -1),
+    ST_SIDE(GS_TMA_LOAD, "smQ <- Q", TK_tQ, GSIDE_A),
+    ST_LO(GS_LOOP, "t", 0, 0, 0, 0),
+    ST_MB(GS_MBAR_WAIT, "empty[i % S]", GMBAR_EMPTY, 1, TK_tFree_i, 0, 0, 0),
+    ST_MB(GS_MBAR_ARRIVE, "full[i % S]", GMBAR_FULL, 0, 0, 0, 0, -1),
+    ST_SIDE(GS_TMA_LOAD, "smK[i%2] <- K", TK_tKf_t, GSIDE_B),
+    ST_SIDE(GS_TMA_LOAD, "smV[i%2] <- V", TK_tVf_t, GSIDE_V),
+    ST(GS_END_LOOP, "t", 0, 0, 0, 0),
+    ST_LO(GS_LOOP, "t", 0, 0, 0, 1),
+    ST_MB(GS_MBAR_WAIT, "empty[i % S]", GMBAR_EMPTY, 1, TK_tFree_i, 0, 0, 0),
+    ST_MB(GS_MBAR_ARRIVE, "full[i % S]", GMBAR_FULL, 0, 0, 0, 0, -1),
+    ST_SIDE(GS_TMA_LOAD, "smK[i%2] <- K", TK_tKm_t, GSIDE_B),
+    ST_SIDE(GS_TMA_LOAD, "smV[i%2] <- V", TK_tVm_t, GSIDE_V),
+    ST(GS_END_LOOP, "t", 0, 0, 0, 0),
     ST_ROLE(GS_ROLE, "consumers", GROLE_CONSUMERS, 0),
     ST_ROLE(GS_SETMAXNREG, "setmaxnreg.inc", GROLE_CONSUMERS, 232),
-    ST(GS_FRAG_SETUP, "wgmma descriptors of smQ, smK and smV", 0, NULL, NULL, NULL),
-    ST(GS_ACC_ZERO, "O", 0, NULL, NULL, NULL),
-    ST_MB(GS_MBAR_WAIT, "qfull", GMBAR_Q, 1, "tQ", NULL, NULL, 0),
+    ST(GS_FRAG_SETUP, "wgmma descriptors of smQ, smK and smV", 0, 0, 0, 0),
+    ST(GS_ACC_ZERO, "O", 0, 0, 0, 0),
+    ST_MB(GS_MBAR_WAIT, "qfull", GMBAR_Q, 1, TK_tQ, 0, 0, 0),
     ST_BAR("bar.arrive 2, 256", GBAR_FIRST_TURN),
-    ATT_KEY_TILE(0, "tKf[t]", "tVf[t]", GSTEP_SCORE_FULL),
-    ATT_KEY_TILE(1, "tKm[t]", "tVm[t]", GSTEP_SCORE),
+    ATT_KEY_TILE(0, TK_tKf_t, TK_tVf_t, GSTEP_SCORE_FULL),
+    ATT_KEY_TILE(1, TK_tKm_t, TK_tVm_t, GSTEP_SCORE),
     ST_BAR("bar.sync 2, 256", GBAR_LAST_TURN),
-    ST(GS_REDUCE, "sum l", 1, "tO", NULL, "tL"),
+    ST(GS_REDUCE, "sum l", 1, TK_tO, 0, TK_tL),
     ST_BAR("bar.sync 1, 256", GBAR_CONSUMERS),
-    ST_STEP("finish", 2, "tO", "tL", "tFin", GSTEP_FINISH),
-    ST(GS_STAGE_ACC, "st.shared.v2.f32", 1, "tFin", NULL, "tStage"),
+    ST_STEP("finish", 2, TK_tO, TK_tL, TK_tFin, GSTEP_FINISH),
+    ST(GS_STAGE_ACC, "st.shared.v2.f32", 1, TK_tFin, 0, TK_tStage),
     ST_BAR("bar.sync 1, 256", GBAR_CONSUMERS),
-    ST(GS_EPILOGUE, "O", 1, "tStage", NULL, "tE"),
-    ST(GS_ST_GLOBAL, "st.global.v2.b32 (4 x fp16) -> O", 1, "tE", NULL, NULL),
+    ST(GS_EPILOGUE, "O", 1, TK_tStage, 0, TK_tE),
+    ST(GS_ST_GLOBAL, "st.global.v2.b32 (4 x fp16) -> O", 1, TK_tE, 0, 0),
 };
 #undef ATT_KEY_TILE
 /* statement indices: the producer's first wait on an empty slot; the
@@ -480,6 +596,7 @@ static bool att_verifies(const gpu_stmt *st, int n, const char *why) {
   k.tmk = (gpu_tmap){"K", NULL, NULL, map, 4, 2, 128, 0, 0};
   k.tmv = (gpu_tmap){"V", NULL, NULL, map, 4, 2, 128, 0, 0};
   k.st = (gpu_stmt *)st, k.nst = k.cap_st = n;
+  with_tokens(&k);
   return verifies_full(&k, why);
 }
 
@@ -586,6 +703,13 @@ static int find_st(const gpu_kernel *k, int from, gpu_stmt_kind kind, int nth) {
   return -1;
 }
 
+/* The index of k's token `name` (0 when it has none). */
+static int tok_named(const gpu_kernel *k, const char *name) {
+  for (int t = 1; t < k->ntok; t++)
+    if (strcmp(k->tok[t].name, name) == 0) return t;
+  return 0;
+}
+
 /* k with its statements `st` (n of them) in place of its own. */
 static bool order_verifies(const gpu_kernel *k, gpu_stmt *st, int n, const char *why) {
   gpu_kernel m = *k;
@@ -633,7 +757,7 @@ static void sm80_stage_reuse(void) {
    * copies, the other k steps */
   CHECK(lo > 0 && k->st[lo + 1].k == GS_WAIT && bar == lo + 2 && k->st[bar + 1].k == GS_LDMATRIX && cp > bar &&
         commit > cp && find_st(k, commit, GS_LDMATRIX, 0) < hi && find_st(k, hi, GS_LOOP, 0) > hi);
-  CHECK(cp > 0 && k->st[cp].out && strcmp(k->st[cp].out, "tA[kt+S-1]") == 0);
+  CHECK(cp > 0 && k->st[cp].out && strcmp(gpuir_tok_name(k, k->st[cp].out), "tA[kt+S-1]") == 0);
   if (!(lo > 0 && bar > 0 && cp > bar && commit > cp && hi > commit)) return pipe_free(&f);
   CHECK(verifies_full(k, NULL));
   gpu_stmt *st = malloc((size_t)n * sizeof *st);
@@ -708,7 +832,8 @@ static void sm80_stage_reuse(void) {
   /* the barriers and A's fragment loads removed: only B's ld.shared.b32
    * remain to conflict */
   for (int i = 0; i < n; i++) {
-    bool a_frag = k->st[i].k == GS_LDMATRIX && k->st[i].nin == 1 && strcmp(k->st[i].in[0], "tA[kt]") == 0;
+    bool a_frag =
+        k->st[i].k == GS_LDMATRIX && k->st[i].nin == 1 && strcmp(gpuir_tok_name(k, k->st[i].in[0]), "tA[kt]") == 0;
     ldb += k->st[i].k == GS_LDMATRIX && strcmp(k->st[i].what, "ld.shared.b32") == 0;
     if (!a_frag && !(k->st[i].k == GS_BARRIER && i < find_st(k, 0, GS_STAGE_ACC, 0))) st[m++] = k->st[i];
   }
@@ -756,7 +881,7 @@ static void sm80_ahead(void) {
    * stage kt after the barrier, and the next refill overwrites it */
   MUTATE((move_st(st, wait - 2, bar + 1), move_st(st, wait - 2, bar + 1)), REUSE);
   /* tile kt+1's fragments loaded from stage kt */
-  MUTATE((st[bar + 1].tile = 0, st[bar + 1].in[0] = "tA[kt]"), REUSE);
+  MUTATE((st[bar + 1].tile = 0, st[bar + 1].in[0] = tok_named(k, "tA[kt]")), REUSE);
   MUTATE(st[bar + 1].tile = 0, "tile kt+1's step-0 fragments");
   /* the loop's wait dropped: tile kt+1's fragments before a wait covers them */
   memcpy(st, k->st, (size_t)n * sizeof *st);
@@ -923,7 +1048,7 @@ static void sm80_att_render_shape(void) {
     if (i != next0 && i != next0 + 1 && i != e0 - 1) st[m++] = k->st[i];
   CHECK(!order_verifies(k, st, m, "a pass's first tile, lands in a ring stage"));
   char which[48]; /* the masked pass's first copy, its index in st */
-  snprintf(which, sizeof which, "(statement %d, %s)", first1 - 3, k->st[first1].out);
+  snprintf(which, sizeof which, "(statement %d, %s)", first1 - 3, gpuir_tok_name(k, k->st[first1].out));
   CHECK(!order_verifies(k, st, m, which));
   free(st);
   pipe_free(&f);
@@ -939,23 +1064,30 @@ static void sm80_att_render_shape(void) {
  * passes: its three passes (the row max, the row sum, the outputs) each
  * load X, the first from global memory, the later ones from the row cache.
  * Each change below fails with its own reason. */
-static void sm80_rows_render_shape(void) {
-  front f;
-  pipe_init(&f);
-  bool ok = pipe_run_file(&f, "softmax.json", DT_FP16, TO_POLY_VIEW);
-  region_set *rs = ok ? region_build(&f.A, f.pv, &f.dl) : NULL;
-  pc_report *pc = rs ? pc_analyze(&f.A, rs, &f.dl) : NULL;
+/* The row skeleton's kernel of the shared graph softmax.json (fp16, sm80),
+ * and its plan (*prp). */
+static gpu_kernel *real_softmax(front *f, plan_result **prp) {
+  pipe_init(f);
+  bool ok = pipe_run_file(f, "softmax.json", DT_FP16, TO_POLY_VIEW);
+  region_set *rs = ok ? region_build(&f->A, f->pv, &f->dl) : NULL;
+  pc_report *pc = rs ? pc_analyze(&f->A, rs, &f->dl) : NULL;
   gpu_rows rw;
   const char *why = NULL;
-  ok = pc && rs->n == 1 && gpuir_rows_view(&f.A, &rs->r[0], &rw, &why);
+  ok = pc && rs->n == 1 && gpuir_rows_view(&f->A, &rs->r[0], &rw, &why);
   const arch_info *archs[1] = {plan_arch("sm80")};
-  plan_result *pr = ok ? plan_rows(&f.A, &rs->r[0], rs->r[0].it[rw.row_axis].size, rw.vec, archs, 1, &f.dl, "test") : NULL;
-  gpu_kernel *k = pr ? gpuir_build_rows(&f.A, &rs->r[0], &pc->a[0], &pr->chosen, "softmax", &f.dl) : NULL;
+  plan_result *pr =
+      ok ? plan_rows(&f->A, &rs->r[0], rs->r[0].it[rw.row_axis].size, rw.vec, archs, 1, &f->dl, "test") : NULL;
+  gpu_kernel *k = pr ? gpuir_build_rows(&f->A, &rs->r[0], &pc->a[0], &pr->chosen, "softmax", &f->dl) : NULL;
+  if (!k) pipe_show(f);
+  if (prp) *prp = pr;
+  return k;
+}
+
+static void sm80_rows_render_shape(void) {
+  front f;
+  gpu_kernel *k = real_softmax(&f, NULL);
   CHECK(k != NULL);
-  if (!k) {
-    pipe_show(&f);
-    return pipe_free(&f);
-  }
+  if (!k) return pipe_free(&f);
   CHECK(verifies_full(k, NULL));
   int n = k->nst, l0 = find_st(k, 0, GS_LOOP, 0), l1 = find_st(k, 0, GS_LOOP, 1), l2 = find_st(k, 0, GS_LOOP, 2),
       red0 = find_st(k, 0, GS_REDUCE, 0);
@@ -1017,6 +1149,115 @@ static void skeleton_table(void) {
   CHECK(!verifies_full(&k, "has no skeleton"));
 }
 
+/* The CUDA emit_op_cu writes for kernel k (plan pr) on `arch`, with its
+ * comments left out (// to the end of the line); NULL when it writes none. */
+static char *op_code(front *f, const gpu_kernel *k, const plan_result *pr, const char *name, dtype T,
+                     const char *arch) {
+  mf_op op = {0};
+  op.name = name;
+  op.graph_where = "test";
+  op.ndtypes = 1;
+  op.dtypes = &T;
+  emit_instance in = {dtype_name(T), T, NULL, NULL, f->fe, k, pr, NULL, 0, NULL, NULL, NULL, NULL, 0};
+  emit_op eo = {&op, 0, 1, &in, 0, NULL};
+  const char *archs[1] = {arch};
+  manifest m = {0};
+  m.narchs = 1;
+  m.archs = archs;
+  emit_ctx c = {&f->A, &m, NULL, 1, &eo, &f->dl, NULL};
+  char *cu = emit_op_cu(&c, &eo);
+  if (!cu) return NULL;
+  char *w = cu;
+  for (const char *r = cu; *r;) {
+    if (r[0] == '/' && r[1] == '/') {
+      while (*r && *r != '\n') r++;
+      continue;
+    }
+    *w++ = *r++;
+  }
+  *w = 0;
+  return cu;
+}
+
+/* The sm90a contraction skeleton's kernel of gemm_bias_relu.json (fp16),
+ * and its plan. */
+static gpu_kernel *real_gemm_sm90a(front *f, plan_result **prp) {
+  pipe_init(f);
+  bool ok = pipe_run_file(f, "gemm_bias_relu.json", DT_FP16, TO_POLY_VIEW);
+  region_set *rs = ok ? region_build(&f->A, f->pv, &f->dl) : NULL;
+  pc_report *pc = rs ? pc_analyze(&f->A, rs, &f->dl) : NULL;
+  plan_result *pr = pc ? plan_sm90a(&f->A, &rs->r[0], &pc->a[0], plan_arch("sm90a"), NULL, NULL, &f->dl, "test") : NULL;
+  gpu_kernel *k = pr ? gpuir_build_sm90a(&f->A, &rs->r[0], &pc->a[0], &pr->chosen, "gemm", &f->dl) : NULL;
+  if (!k) pipe_show(f);
+  *prp = pr;
+  return k;
+}
+
+/* The sm90a attention skeleton's kernel of attention_causal.json (fp16,
+ * D = 64), and its plan. */
+static gpu_kernel *real_attention_sm90a(front *f, plan_result **prp) {
+  pipe_init(f);
+  char *t = shared_graph("attention_causal.json");
+  cJSON *dims = cJSON_CreateObject();
+  cJSON_AddNumberToObject(dims, "D", 64);
+  fe_instance inst = {DT_FP16, NULL, dims};
+  bool ok = pipe_run_inst(f, t, &inst, TO_POLY_VIEW);
+  free(t);
+  region_set *rs = ok ? region_build(&f->A, f->pv, &f->dl) : NULL;
+  pc_report *pc = rs ? pc_analyze(&f->A, rs, &f->dl) : NULL;
+  plan_result *pr =
+      pc ? plan_sm90a_attention(&f->A, &rs->r[0], &pc->a[0], 64, 64, false, plan_arch("sm90a"), &f->dl, "test") : NULL;
+  gpu_kernel *k = pr ? gpuir_build_sm90a_attention(&f->A, rs, pc, &pr->chosen, "attn", &f->dl) : NULL;
+  cJSON_Delete(dims);
+  if (!k) pipe_show(f);
+  *prp = pr;
+  return k;
+}
+
+/* A statement's what and detail are its annotation, for the dump and the
+ * generated comments: no check and no renderer decides on them.  Each
+ * statement's what and detail replaced by text of no meaning, a real
+ * kernel of each sm80 skeleton still verifies, and its CUDA is the same
+ * but for the comments. */
+static void annotations_decide_nothing(void) {
+  static const char *const plans[] = {"{'tile':[64,128,32],'stages':4}", "{'tile':[128,128,32],'stages':4}",
+                                      "{'tile':[64,64,32],'stages':3}"};
+  for (int which = 0; which < 8; which++) {
+    front f;
+    plan_result *pr = NULL;
+    dtype T = which == 2 ? DT_FP32 : DT_FP16;
+    const char *name = which < 3 || which == 6 ? "gemm" : which == 5 ? "softmax" : "attn";
+    const char *arch = which < 6 ? "sm80" : "sm90a";
+    gpu_kernel *k = which < 3    ? real_gemm_plan(&f, T, plans[which], &pr)
+                    : which < 5  ? real_attention(&f, which == 3 ? 64 : 128)
+                    : which == 5 ? real_softmax(&f, &pr)
+                    : which == 6 ? real_gemm_sm90a(&f, &pr)
+                                 : real_attention_sm90a(&f, &pr);
+    CHECK(k != NULL);
+    if (!k) {
+      pipe_free(&f);
+      continue;
+    }
+    char *before = op_code(&f, k, pr, name, T, arch);
+    CHECK(before != NULL);
+    for (int i = 0; i < k->nst; i++) {
+      k->st[i].what = arena_printf(&f.A, "?%d", i);
+      k->st[i].detail = k->st[i].detail ? "?" : NULL;
+    }
+    CHECK(verifies_full(k, NULL));
+    char *after = before ? op_code(&f, k, pr, name, T, arch) : NULL;
+    CHECK(after != NULL && strcmp(before, after) == 0);
+    if (before && after && strcmp(before, after) != 0) {
+      size_t d = 0;
+      while (before[d] == after[d]) d++;
+      fprintf(stderr, "kernel %d: the code differs at byte %zu: ...%.80s\n", which, d, before + (d > 40 ? d - 40 : 0));
+    }
+    free(before);
+    free(after);
+    pipe_free(&f);
+  }
+}
+
 /* emit_verify_cu on the render log of a real GEMM's CUDA (emit_op_cu):
  * the log as rendered passes; a statement whose marks are dropped is one
  * the CUDA does not execute, a copy marked after the ldmatrix that reads
@@ -1075,7 +1316,7 @@ static void cu_verifier(void) {
   memcpy(saved, log->m, sizeof *saved * (size_t)log->n);
   int n = log->n;
   int cp = find_st(k, 0, GS_CP_ASYNC, 0), ld = find_st(k, 0, GS_LDMATRIX, 0);
-  CHECK(cp >= 0 && ld > cp && k->st[cp].out != NULL);
+  CHECK(cp >= 0 && ld > cp && k->st[cp].out != 0);
   /* (a) the first copy's marks dropped: not rendered */
   log->n = 0;
   for (int i = 0; i < n; i++)
@@ -1135,6 +1376,8 @@ int main(void) {
   sm80_rows_render_shape();
   sm80_render_shape();
   sm90a_ring_discipline();
+  tokens_typed();
+  annotations_decide_nothing();
   sm90a_producer_render();
   sm90a_setup_render();
   sm90a_consumer_loop();
